@@ -1,0 +1,57 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One attempt of an operation, as recorded in the journal: when it ran, how it ended, and what
+ * the executor decided next (the delay it chose and why).
+ *
+ * @param number 1 for the first attempt of the operation, counting across restarts and re-drives
+ * @param generation the fencing generation under which it was sent
+ * @param startedAt when the request was handed to the transport
+ * @param endedAt when the response or failure came back
+ * @param classification how the classifier saw it
+ * @param status the HTTP status, or null when no response arrived
+ * @param exceptionClass the failure's class name, or null when a response arrived; never the
+ *     message, which may carry request data
+ * @param reason the classifier's reason
+ * @param delay the delay chosen before the next attempt; {@link Duration#ZERO} if none followed
+ * @param decision why the executor went on or stopped
+ */
+public record AttemptRecord(
+    int number,
+    long generation,
+    Instant startedAt,
+    Instant endedAt,
+    Classification classification,
+    Integer status,
+    String exceptionClass,
+    String reason,
+    Duration delay,
+    String decision) {
+
+  public AttemptRecord {
+    if (number < 1) {
+      throw new IllegalArgumentException("attempt numbers start at 1: " + number);
+    }
+    Objects.requireNonNull(startedAt, "startedAt");
+    Objects.requireNonNull(endedAt, "endedAt");
+    Objects.requireNonNull(classification, "classification");
+    Objects.requireNonNull(reason, "reason");
+    Objects.requireNonNull(delay, "delay");
+    Objects.requireNonNull(decision, "decision");
+  }
+
+  /** The HTTP status, if a response arrived. */
+  public Optional<Integer> statusCode() {
+    return Optional.ofNullable(status);
+  }
+
+  /** True when this attempt may have taken effect without a response saying so. */
+  public boolean isAmbiguous() {
+    return classification == Classification.AMBIGUOUS;
+  }
+}

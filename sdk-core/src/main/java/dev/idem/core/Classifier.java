@@ -1,0 +1,105 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.DefaultClassifier;
+import dev.idem.core.internal.ShouldRetryHeaderClassifier;
+import java.io.IOException;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Decides how an attempt ended: success, safe to retry, ambiguous, transient, or permanent.
+ *
+ * <p>Classifiers compose: each may answer {@link Optional#empty()} ("no opinion"), and
+ * {@link #orElse(Classifier)} asks the next one. Put your special cases first and
+ * {@link #defaults()} last:
+ *
+ * <pre>{@code
+ * Classifier c = Classifier.forStatus(404, Verdict.transientFailure("replica lag"))
+ *     .orElse(Classifier.defaults());
+ * }</pre>
+ *
+ * <p>The executor uses the first answer it gets; if every classifier in a chain abstains, a
+ * response is taken as PERMANENT and an exception as AMBIGUOUS (the cautious choices).
+ * Implementations must be thread-safe and must not block.
+ */
+public interface Classifier {
+  /** Classifies a response that arrived; empty for no opinion. */
+  Optional<Verdict> classify(ResponseSnapshot response);
+
+  /** Classifies a failure to get a response; empty for no opinion. */
+  Optional<Verdict> classify(IOException failure);
+
+  /**
+   * Returns a classifier that asks this one first and {@code next} when this one abstains.
+   *
+   * @param next the fallback
+   */
+  default Classifier orElse(Classifier next) {
+    Objects.requireNonNull(next, "next");
+    Classifier first = this;
+    return new Classifier() {
+      @Override
+      public Optional<Verdict> classify(ResponseSnapshot response) {
+        Optional<Verdict> v = first.classify(response);
+        return v.isPresent() ? v : next.classify(response);
+      }
+
+      @Override
+      public Optional<Verdict> classify(IOException failure) {
+        Optional<Verdict> v = first.classify(failure);
+        return v.isPresent() ? v : next.classify(failure);
+      }
+    };
+  }
+
+  /**
+   * The default table:
+   * <table>
+   *   <caption>Default classification</caption>
+   *   <tr><th>signal</th><th>class</th></tr>
+   *   <tr><td>connect refused, DNS failure, TLS handshake failure, connect timeout,
+   *       {@link RequestNotSentException}</td><td>SAFE</td></tr>
+   *   <tr><td>any other IOException (read timeout, reset, EOF)</td><td>AMBIGUOUS</td></tr>
+   *   <tr><td>2xx</td><td>SUCCESS</td></tr>
+   *   <tr><td>409 (this key is still in flight)</td><td>AMBIGUOUS</td></tr>
+   *   <tr><td>408, 425, 429, 500, 502, 503, 504, and other 5xx but 501 and 505</td><td>TRANSIENT</td></tr>
+   *   <tr><td>422 (key reused with another payload), 400, other 4xx, 501, 505, 1xx, 3xx</td><td>PERMANENT</td></tr>
+   * </table>
+   * It always answers.
+   */
+  static Classifier defaults() {
+    return DefaultClassifier.INSTANCE;
+  }
+
+  /**
+   * Honors a server's explicit hint, such as Stripe's {@code Stripe-Should-Retry}: {@code true}
+   * makes a failed response TRANSIENT, {@code false} makes it PERMANENT; 2xx responses, missing or
+   * garbage values, and exceptions get no opinion. Chain it before {@link #defaults()}.
+   *
+   * @param headerName the hint header, case-insensitive
+   */
+  static Classifier shouldRetryHeader(String headerName) {
+    return new ShouldRetryHeaderClassifier(headerName);
+  }
+
+  /**
+   * Classifies one status code as given, and abstains on everything else.
+   *
+   * @param status the HTTP status code
+   * @param verdict the verdict for it
+   */
+  static Classifier forStatus(int status, Verdict verdict) {
+    Objects.requireNonNull(verdict, "verdict");
+    return new Classifier() {
+      @Override
+      public Optional<Verdict> classify(ResponseSnapshot response) {
+        return response.status() == status ? Optional.of(verdict) : Optional.empty();
+      }
+
+      @Override
+      public Optional<Verdict> classify(IOException failure) {
+        return Optional.empty();
+      }
+    };
+  }
+}

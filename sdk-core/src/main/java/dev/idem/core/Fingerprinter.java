@@ -1,0 +1,97 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.JsonCanonicalizer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Computes the {@link Fingerprint} of a request: SHA-256 over the method, the raw path and query,
+ * the configured semantic headers, and the body in canonical form. JSON bodies (any media type
+ * ending in {@code json}) are canonicalized with RFC 8785, so key order, number spelling and
+ * Unicode escapes do not change the fingerprint; other bodies, and JSON that does not parse, use
+ * their raw bytes. Scheme, host and port are left out, so that a request re-sent to a fail-over
+ * host of the same API keeps its fingerprint.
+ *
+ * <p>Semantic headers are those whose value changes what the server does (for example
+ * {@code Stripe-Account} or an API version header). Transport noise such as tracing headers must
+ * stay out, or every retry would look like a different request. The default is none.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class Fingerprinter {
+  private static final Fingerprinter DEFAULT = new Fingerprinter(Set.of());
+
+  private final List<String> semanticHeaders;
+
+  private Fingerprinter(Set<String> semanticHeaders) {
+    TreeSet<String> sorted = new TreeSet<>();
+    semanticHeaders.forEach(h -> sorted.add(h.toLowerCase(Locale.ROOT)));
+    this.semanticHeaders = List.copyOf(sorted);
+  }
+
+  /** A fingerprinter with no semantic headers. */
+  public static Fingerprinter defaults() {
+    return DEFAULT;
+  }
+
+  /**
+   * A fingerprinter that also covers the named headers (case-insensitive).
+   *
+   * @param semanticHeaders headers whose values change the meaning of the request
+   */
+  public static Fingerprinter withSemanticHeaders(Set<String> semanticHeaders) {
+    return new Fingerprinter(Objects.requireNonNull(semanticHeaders, "semanticHeaders"));
+  }
+
+  /** Computes the fingerprint of a snapshot. */
+  public Fingerprint fingerprint(RequestSnapshot request) {
+    MessageDigest sha = sha256();
+    update(sha, request.method());
+    String path = request.uri().getRawPath();
+    String query = request.uri().getRawQuery();
+    update(sha, (path == null || path.isEmpty() ? "/" : path) + (query == null ? "" : "?" + query));
+    for (String name : semanticHeaders) {
+      update(sha, name);
+      update(sha, String.join(",", request.headers().getOrDefault(name, List.of())));
+    }
+    byte[] body = request.body();
+    if (isJson(request)) {
+      body = JsonCanonicalizer.canonicalize(body).orElse(body);
+    }
+    update(sha, body);
+    return new Fingerprint(HexFormat.of().formatHex(sha.digest()));
+  }
+
+  private static boolean isJson(RequestSnapshot request) {
+    return request.contentType()
+        .map(ct -> ct.toLowerCase(Locale.ROOT).split(";", 2)[0].trim())
+        .filter(ct -> ct.endsWith("/json") || ct.endsWith("+json"))
+        .isPresent();
+  }
+
+  private static void update(MessageDigest sha, String s) {
+    update(sha, s.getBytes(StandardCharsets.UTF_8));
+  }
+
+  // Length-prefixed, so that no two different field lists hash the same bytes.
+  private static void update(MessageDigest sha, byte[] bytes) {
+    int n = bytes.length;
+    sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+    sha.update(bytes);
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is not available in this JVM", e);
+    }
+  }
+}

@@ -1,0 +1,162 @@
+package dev.idem.core;
+
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.Objects;
+import java.util.Random;
+import java.util.UUID;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * The idempotency key of one logical operation: an opaque token that is created once, before the
+ * first attempt, and sent unchanged on every attempt, including after a restart.
+ *
+ * <p>Three ways to get one:
+ * <ul>
+ *   <li>{@link #generate()}: a random UUIDv4 (122 random bits from {@link SecureRandom}), the default;</li>
+ *   <li>{@link #of(String)}: a key the app already has, validated;</li>
+ *   <li>{@link #derive(byte[], String, String, String)}: an HMAC-SHA256 of a business reference, so that
+ *       a restartable batch job maps the same reference to the same opaque key without putting the
+ *       reference (which may be personal data) into the key.</li>
+ * </ul>
+ *
+ * <p>Instances are immutable and thread-safe. {@link #toString()} returns the key itself: keys are
+ * not secrets, but they must never contain personal data, which is why derived keys are hashed.
+ */
+public final class IdempotencyKey {
+  /** The longest key accepted, in characters. */
+  public static final int MAX_LENGTH = 255;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final int MIN_SECRET_BYTES = 16;
+
+  private final String value;
+
+  private IdempotencyKey(String value) {
+    this.value = value;
+  }
+
+  /**
+   * Creates a fresh random key: UUIDv4 text drawn from a shared {@link SecureRandom} (122 random bits).
+   *
+   * @return a new key, never equal to an earlier one in practice
+   */
+  public static IdempotencyKey generate() {
+    return generate(RANDOM);
+  }
+
+  /**
+   * Creates a UUIDv4 key from the given source of randomness. Production code should use
+   * {@link #generate()}; this overload lets tests make keys reproducible.
+   *
+   * @param random the source of the 122 random bits
+   * @return a new key in UUIDv4 text form
+   */
+  public static IdempotencyKey generate(Random random) {
+    Objects.requireNonNull(random, "random");
+    byte[] bytes = new byte[16];
+    random.nextBytes(bytes);
+    bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x40); // version 4
+    bytes[8] = (byte) ((bytes[8] & 0x3f) | 0x80); // IETF variant
+    long msb = 0;
+    long lsb = 0;
+    for (int i = 0; i < 8; i++) {
+      msb = (msb << 8) | (bytes[i] & 0xff);
+      lsb = (lsb << 8) | (bytes[i + 8] & 0xff);
+    }
+    return new IdempotencyKey(new UUID(msb, lsb).toString());
+  }
+
+  /**
+   * Wraps a key that the app supplies.
+   *
+   * @param value 1 to {@value #MAX_LENGTH} visible ASCII characters (0x21 to 0x7E)
+   * @return the key
+   * @throws IllegalArgumentException if the value is empty, too long, or has a character outside
+   *     visible ASCII; the message says which character and where, never the whole value
+   */
+  public static IdempotencyKey of(String value) {
+    Objects.requireNonNull(value, "idempotency key");
+    if (value.isEmpty()) {
+      throw new IllegalArgumentException("idempotency key is empty; it needs 1 to " + MAX_LENGTH + " visible ASCII characters");
+    }
+    if (value.length() > MAX_LENGTH) {
+      throw new IllegalArgumentException(
+          "idempotency key has " + value.length() + " characters; at most " + MAX_LENGTH + " are allowed");
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        throw new IllegalArgumentException(String.format(
+            "idempotency key has a character outside visible ASCII (U+%04X) at index %d", (int) c, i));
+      }
+    }
+    return new IdempotencyKey(value);
+  }
+
+  /**
+   * Derives a stable, opaque key from a business reference with HMAC-SHA256, so that re-running a
+   * batch job sends the same key for the same reference. The reference never appears in the key.
+   * The result is 43 characters of unpadded base64url.
+   *
+   * @param secret the HMAC key, at least 16 bytes; keep it secret, or keys become guessable
+   * @param scope the caller or tenant
+   * @param operation the operation name, such as {@code create-order}
+   * @param businessReference the app's own reference, such as an invoice number
+   * @return the derived key
+   * @throws IllegalArgumentException if the secret is shorter than 16 bytes or a part is empty
+   */
+  public static IdempotencyKey derive(byte[] secret, String scope, String operation, String businessReference) {
+    Objects.requireNonNull(secret, "secret");
+    if (secret.length < MIN_SECRET_BYTES) {
+      throw new IllegalArgumentException("HMAC secret must have at least " + MIN_SECRET_BYTES + " bytes");
+    }
+    requireText(scope, "scope");
+    requireText(operation, "operation");
+    requireText(businessReference, "businessReference");
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+      // Length-prefix every part so that ("ab","c") and ("a","bc") never collide.
+      for (String part : new String[] {scope, operation, businessReference}) {
+        byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
+        mac.update(new byte[] {(byte) (bytes.length >>> 24), (byte) (bytes.length >>> 16),
+            (byte) (bytes.length >>> 8), (byte) bytes.length});
+        mac.update(bytes);
+      }
+      return new IdempotencyKey(Base64.getUrlEncoder().withoutPadding().encodeToString(mac.doFinal()));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 is not available in this JVM", e);
+    }
+  }
+
+  private static void requireText(String s, String what) {
+    Objects.requireNonNull(s, what);
+    if (s.isEmpty()) {
+      throw new IllegalArgumentException(what + " must not be empty");
+    }
+  }
+
+  /** Returns the key as sent on the wire. */
+  public String value() {
+    return value;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof IdempotencyKey other && value.equals(other.value);
+  }
+
+  @Override
+  public int hashCode() {
+    return value.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return value;
+  }
+}

@@ -1,0 +1,33 @@
+package dev.idem.core;
+
+/**
+ * One key was used for two different requests. Thrown before sending when the journal already
+ * holds the key with another fingerprint, and after a server answered 422. Never retried.
+ */
+public class IdempotencyKeyReusedException extends IdempotencyException {
+  private static final long serialVersionUID = 1L;
+
+  private final transient OperationId operationId;
+  private final boolean detectedByServer;
+
+  /**
+   * @param operationId the operation whose key was reused
+   * @param detectedByServer false when refused locally before sending, true after a 422
+   * @param message details, free of request data
+   */
+  public IdempotencyKeyReusedException(OperationId operationId, boolean detectedByServer, String message) {
+    super(message, null);
+    this.operationId = operationId;
+    this.detectedByServer = detectedByServer;
+  }
+
+  /** The operation whose key was reused. */
+  public OperationId operationId() {
+    return operationId;
+  }
+
+  /** True if the server detected it (HTTP 422); false if Idem refused before sending. */
+  public boolean detectedByServer() {
+    return detectedByServer;
+  }
+}

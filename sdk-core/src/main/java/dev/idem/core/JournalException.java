@@ -1,0 +1,17 @@
+package dev.idem.core;
+
+/**
+ * The journal could not be read or written (locked by another process, read-only, disk full,
+ * database down). When {@link Journal#begin} throws it, nothing was sent.
+ */
+public class JournalException extends IdempotencyException {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * @param message what failed, and where
+   * @param cause the underlying failure, or null
+   */
+  public JournalException(String message, Throwable cause) {
+    super(message, cause);
+  }
+}

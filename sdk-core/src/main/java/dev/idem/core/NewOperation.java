@@ -1,0 +1,27 @@
+package dev.idem.core;
+
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * What {@link Journal#begin} records: the identity, the app's optional reference, the request
+ * fingerprint and the snapshot (secret headers already removed).
+ *
+ * @param id the operation identity
+ * @param reference the app's own reference, such as a cart id, or null
+ * @param fingerprint the request fingerprint
+ * @param request the snapshot to re-send, without secrets
+ * @param createdAt when the operation was created
+ */
+public record NewOperation(OperationId id, String reference, Fingerprint fingerprint, RequestSnapshot request,
+    Instant createdAt) {
+  public NewOperation {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(fingerprint, "fingerprint");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(createdAt, "createdAt");
+    if (reference != null && (reference.isEmpty() || reference.length() > 200)) {
+      throw new IllegalArgumentException("reference must have 1 to 200 characters");
+    }
+  }
+}

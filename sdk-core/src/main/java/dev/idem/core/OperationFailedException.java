@@ -1,0 +1,22 @@
+package dev.idem.core;
+
+import java.util.List;
+
+/**
+ * The operation ended FAILED: the server refused it permanently, or nothing was ever delivered and the attempts ran out. Nothing took effect as far as the client can know. Re-drive keeps the key.
+ */
+public class OperationFailedException extends OperationException {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * @param message why, free of secrets and request bodies
+   * @param cause the last failure, or null
+   * @param operationId the operation
+   * @param attempts its attempt history
+   * @param lastResponse the last response, or null
+   */
+  public OperationFailedException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
+      ResponseSnapshot lastResponse) {
+    super(message, cause, operationId, OperationState.FAILED, attempts, lastResponse);
+  }
+}

@@ -1,0 +1,93 @@
+package dev.idem.core;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * An operation as the journal holds it. Journals create these; apps read them (to look an
+ * operation up after a restart, or to list what needs a re-drive).
+ *
+ * @param id the identity
+ * @param reference the app's own reference, or null
+ * @param fingerprint the request fingerprint
+ * @param request the snapshot to re-send, without secrets
+ * @param state the current state
+ * @param owner the owner of the current or last claim, or null if never claimed
+ * @param generation the fencing generation, 0 before the first claim
+ * @param leaseExpiresAt when the current claim expires, or null
+ * @param nextAttemptAt when a PENDING operation is due, or null for "now"
+ * @param createdAt when it was begun
+ * @param updatedAt when it last changed
+ * @param attempts every recorded attempt, oldest first
+ * @param response the stored response of a finished operation, or null
+ * @param reason why it is in its state (for FAILED, UNCERTAIN and a waiting PENDING), or null
+ */
+public record OperationRecord(
+    OperationId id,
+    String reference,
+    Fingerprint fingerprint,
+    RequestSnapshot request,
+    OperationState state,
+    String owner,
+    long generation,
+    Instant leaseExpiresAt,
+    Instant nextAttemptAt,
+    Instant createdAt,
+    Instant updatedAt,
+    List<AttemptRecord> attempts,
+    ResponseSnapshot response,
+    String reason) {
+
+  public OperationRecord {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(fingerprint, "fingerprint");
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(createdAt, "createdAt");
+    Objects.requireNonNull(updatedAt, "updatedAt");
+    attempts = List.copyOf(attempts);
+  }
+
+  /** A fresh PENDING record for a new operation. */
+  public static OperationRecord pending(NewOperation op) {
+    return new OperationRecord(op.id(), op.reference(), op.fingerprint(), op.request(), OperationState.PENDING,
+        null, 0, null, null, op.createdAt(), op.createdAt(), List.of(), null, null);
+  }
+
+  /** The app's reference, if it gave one. */
+  public Optional<String> appReference() {
+    return Optional.ofNullable(reference);
+  }
+
+  /** The stored response, if the operation finished with one. */
+  public Optional<ResponseSnapshot> storedResponse() {
+    return Optional.ofNullable(response);
+  }
+
+  /** True if any recorded attempt may have taken effect without a response saying so. */
+  public boolean hasAmbiguousAttempt() {
+    return attempts.stream().anyMatch(AttemptRecord::isAmbiguous);
+  }
+
+  /** True when an IN_FLIGHT claim is held by a live lease at {@code now}. */
+  public boolean isLeasedAt(Instant now) {
+    return state == OperationState.IN_FLIGHT && leaseExpiresAt != null && leaseExpiresAt.isAfter(now);
+  }
+
+  /** A copy with a new state and the given fields; used by journal implementations. */
+  public OperationRecord with(OperationState newState, String newOwner, long newGeneration, Instant newLeaseExpiresAt,
+      Instant newNextAttemptAt, Instant at, ResponseSnapshot newResponse, String newReason) {
+    return new OperationRecord(id, reference, fingerprint, request, newState, newOwner, newGeneration,
+        newLeaseExpiresAt, newNextAttemptAt, createdAt, at, attempts, newResponse, newReason);
+  }
+
+  /** A copy with one more attempt; used by journal implementations. */
+  public OperationRecord withAttempt(AttemptRecord attempt, Instant at) {
+    List<AttemptRecord> more = new java.util.ArrayList<>(attempts);
+    more.add(attempt);
+    return new OperationRecord(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt,
+        nextAttemptAt, createdAt, at, more, response, reason);
+  }
+}

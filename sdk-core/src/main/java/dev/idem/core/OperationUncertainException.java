@@ -1,0 +1,22 @@
+package dev.idem.core;
+
+import java.util.List;
+
+/**
+ * The operation ended UNCERTAIN: it may have taken effect, but no response said so. Idem never reports failure in that case. Reconcile (for example with a GET by the app's reference) or re-drive with the same key.
+ */
+public class OperationUncertainException extends OperationException {
+  private static final long serialVersionUID = 1L;
+
+  /**
+   * @param message why, free of secrets and request bodies
+   * @param cause the last failure, or null
+   * @param operationId the operation
+   * @param attempts its attempt history
+   * @param lastResponse the last response, or null
+   */
+  public OperationUncertainException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
+      ResponseSnapshot lastResponse) {
+    super(message, cause, operationId, OperationState.UNCERTAIN, attempts, lastResponse);
+  }
+}

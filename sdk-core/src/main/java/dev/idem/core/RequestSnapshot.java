@@ -1,0 +1,181 @@
+package dev.idem.core;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * What is needed to send a request again, possibly from another process after a restart: method,
+ * URI, persistable headers, body bytes and content type.
+ *
+ * <p>Header names are stored in lower case, in sorted order, so two snapshots of the same request
+ * are equal however the client spelled the names. Secrets do not belong here: the executor removes
+ * the headers named by {@link #DEFAULT_SECRET_HEADERS} (and any the app adds) before journaling,
+ * and the transport re-applies them on every attempt.
+ *
+ * <p>Immutable and thread-safe; byte arrays are copied in and out.
+ */
+public final class RequestSnapshot {
+  /** Headers that never reach the journal unless the app explicitly allows them. */
+  public static final Set<String> DEFAULT_SECRET_HEADERS =
+      Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
+
+  private final String method;
+  private final URI uri;
+  private final Map<String, List<String>> headers;
+  private final byte[] body;
+  private final String contentType;
+
+  private RequestSnapshot(Builder b) {
+    this.method = b.method;
+    this.uri = b.uri;
+    Map<String, List<String>> copy = new TreeMap<>();
+    b.headers.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+    this.headers = Collections.unmodifiableMap(copy);
+    this.body = b.body.clone();
+    this.contentType = b.contentType;
+  }
+
+  /**
+   * Starts a snapshot of a request.
+   *
+   * @param method the HTTP method, such as {@code POST}; upper-cased
+   * @param uri the absolute request URI
+   * @return a builder
+   */
+  public static Builder builder(String method, URI uri) {
+    return new Builder(method, uri);
+  }
+
+  /** Returns a builder primed with this snapshot's contents. */
+  public Builder toBuilder() {
+    Builder b = new Builder(method, uri).body(body, contentType);
+    headers.forEach((k, v) -> v.forEach(value -> b.header(k, value)));
+    return b;
+  }
+
+  /** The HTTP method, upper case. */
+  public String method() {
+    return method;
+  }
+
+  /** The absolute request URI. */
+  public URI uri() {
+    return uri;
+  }
+
+  /** Headers by lower-case name, sorted; unmodifiable. */
+  public Map<String, List<String>> headers() {
+    return headers;
+  }
+
+  /** The first value of a header, by case-insensitive name. */
+  public Optional<String> header(String name) {
+    List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
+    return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+  }
+
+  /** A copy of the body bytes; empty for a request without a body. */
+  public byte[] body() {
+    return body.clone();
+  }
+
+  /** The body length in bytes, without copying it. */
+  public int bodyLength() {
+    return body.length;
+  }
+
+  /** The body's media type, such as {@code application/json}, if known. */
+  public Optional<String> contentType() {
+    return Optional.ofNullable(contentType);
+  }
+
+  /**
+   * Returns a copy without the named headers (case-insensitive).
+   *
+   * @param names header names to drop
+   * @return this snapshot if none of them is present, else a copy without them
+   */
+  public RequestSnapshot withoutHeaders(Collection<String> names) {
+    Set<String> lower = names.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());
+    if (headers.keySet().stream().noneMatch(lower::contains)) {
+      return this;
+    }
+    Builder b = new Builder(method, uri).body(body, contentType);
+    headers.forEach((k, v) -> {
+      if (!lower.contains(k)) {
+        v.forEach(value -> b.header(k, value));
+      }
+    });
+    return b.build();
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RequestSnapshot s && method.equals(s.method) && uri.equals(s.uri)
+        && headers.equals(s.headers) && Arrays.equals(body, s.body) && Objects.equals(contentType, s.contentType);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(method, uri, headers, Arrays.hashCode(body), contentType);
+  }
+
+  /** Method, URI and body size only: never header values or the body, which may be sensitive. */
+  @Override
+  public String toString() {
+    return method + " " + uri + " (" + body.length + " body bytes)";
+  }
+
+  /** Builds a {@link RequestSnapshot}. Not thread-safe. */
+  public static final class Builder {
+    private final String method;
+    private final URI uri;
+    private final Map<String, List<String>> headers = new TreeMap<>();
+    private byte[] body = new byte[0];
+    private String contentType;
+
+    private Builder(String method, URI uri) {
+      Objects.requireNonNull(method, "method");
+      Objects.requireNonNull(uri, "uri");
+      if (method.isBlank()) {
+        throw new IllegalArgumentException("method must not be blank");
+      }
+      if (!uri.isAbsolute()) {
+        throw new IllegalArgumentException("request URI must be absolute: " + uri);
+      }
+      this.method = method.toUpperCase(Locale.ROOT);
+      this.uri = uri;
+    }
+
+    /** Adds one header value; the name is stored in lower case. */
+    public Builder header(String name, String value) {
+      Objects.requireNonNull(name, "header name");
+      Objects.requireNonNull(value, "header value");
+      headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(value);
+      return this;
+    }
+
+    /** Sets the body bytes (copied) and their media type, which may be null. */
+    public Builder body(byte[] bytes, String mediaType) {
+      this.body = Objects.requireNonNull(bytes, "body").clone();
+      this.contentType = mediaType;
+      return this;
+    }
+
+    /** Builds the immutable snapshot. */
+    public RequestSnapshot build() {
+      return new RequestSnapshot(this);
+    }
+  }
+}

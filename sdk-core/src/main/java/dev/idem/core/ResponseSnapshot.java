@@ -1,0 +1,86 @@
+package dev.idem.core;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * A buffered HTTP response as the executor sees it: status, headers by lower-case name, and body.
+ * The journal stores one as the outcome of a finished operation, so that a result can reach the
+ * app even when the process died after the response arrived.
+ *
+ * <p>Immutable and thread-safe; byte arrays are copied in and out.
+ */
+public final class ResponseSnapshot {
+  private final int status;
+  private final Map<String, List<String>> headers;
+  private final byte[] body;
+
+  /**
+   * @param status the HTTP status code, 100 to 599
+   * @param headers header values by name (names are lower-cased here)
+   * @param body the body bytes, copied
+   * @throws IllegalArgumentException for a status outside 100 to 599
+   */
+  public ResponseSnapshot(int status, Map<String, List<String>> headers, byte[] body) {
+    if (status < 100 || status > 599) {
+      throw new IllegalArgumentException("HTTP status out of range: " + status);
+    }
+    this.status = status;
+    Map<String, List<String>> copy = new TreeMap<>();
+    Objects.requireNonNull(headers, "headers").forEach((k, v) ->
+        copy.computeIfAbsent(k.toLowerCase(Locale.ROOT), x -> new ArrayList<>()).addAll(v));
+    copy.replaceAll((k, v) -> List.copyOf(v));
+    this.headers = Collections.unmodifiableMap(copy);
+    this.body = Objects.requireNonNull(body, "body").clone();
+  }
+
+  /** The HTTP status code. */
+  public int status() {
+    return status;
+  }
+
+  /** Headers by lower-case name; unmodifiable. */
+  public Map<String, List<String>> headers() {
+    return headers;
+  }
+
+  /** The first value of a header, by case-insensitive name. */
+  public Optional<String> header(String name) {
+    List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
+    return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+  }
+
+  /** A copy of the body. */
+  public byte[] body() {
+    return body.clone();
+  }
+
+  /** True for a 2xx status. */
+  public boolean isSuccessful() {
+    return status >= 200 && status < 300;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof ResponseSnapshot r && status == r.status && headers.equals(r.headers)
+        && Arrays.equals(body, r.body);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(status, headers, Arrays.hashCode(body));
+  }
+
+  /** Status and body size only: never the body or header values. */
+  @Override
+  public String toString() {
+    return "HTTP " + status + " (" + body.length + " body bytes)";
+  }
+}

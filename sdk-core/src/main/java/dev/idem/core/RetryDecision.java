@@ -1,0 +1,32 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * What a {@link RetryPolicy} decided after a failed attempt: retry after {@code delay}, or stop.
+ * The reason is recorded in the attempt history.
+ *
+ * @param retry whether to try again
+ * @param delay how long to wait first; {@link Duration#ZERO} when not retrying
+ * @param reason why, such as {@code "backoff FULL jitter"} or {@code "attempts exhausted (5 of 5)"}
+ */
+public record RetryDecision(boolean retry, Duration delay, String reason) {
+  public RetryDecision {
+    Objects.requireNonNull(delay, "delay");
+    Objects.requireNonNull(reason, "reason");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("delay must not be negative");
+    }
+  }
+
+  /** Retry after the given delay. */
+  public static RetryDecision retryAfter(Duration delay, String reason) {
+    return new RetryDecision(true, delay, reason);
+  }
+
+  /** Stop retrying. */
+  public static RetryDecision stop(String reason) {
+    return new RetryDecision(false, Duration.ZERO, reason);
+  }
+}

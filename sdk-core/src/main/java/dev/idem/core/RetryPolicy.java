@@ -1,0 +1,245 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.Backoff;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.DoubleSupplier;
+
+/**
+ * When and how often to retry: bounded by attempts and by an overall deadline, with exponential
+ * backoff and jitter, and with a floor set by the server's {@code Retry-After}.
+ *
+ * <p>Defaults ({@link #ofDefaults()}):
+ * <ul>
+ *   <li>{@code maxAttempts} 5, counting the first attempt (the only count setting);</li>
+ *   <li>{@code deadline} 60 s, measured from the first attempt of one execution;</li>
+ *   <li>{@code baseDelay} 200 ms, {@code multiplier} 2.0, {@code maxDelay} 10 s;</li>
+ *   <li>{@code jitter} {@link Jitter#FULL};</li>
+ *   <li>{@code honorRetryAfter} true.</li>
+ * </ul>
+ *
+ * <p>{@link #decide} is a pure function of its arguments: the caller waits, so synchronous and
+ * asynchronous execution share one algorithm. Immutable and thread-safe.
+ */
+public final class RetryPolicy {
+  private static final RetryPolicy DEFAULTS = new Builder().build();
+
+  private final int maxAttempts;
+  private final Duration deadline;
+  private final Duration baseDelay;
+  private final double multiplier;
+  private final Duration maxDelay;
+  private final Jitter jitter;
+  private final boolean honorRetryAfter;
+
+  private RetryPolicy(Builder b) {
+    this.maxAttempts = b.maxAttempts;
+    this.deadline = b.deadline;
+    this.baseDelay = b.baseDelay;
+    this.multiplier = b.multiplier;
+    this.maxDelay = b.maxDelay;
+    this.jitter = b.jitter;
+    this.honorRetryAfter = b.honorRetryAfter;
+  }
+
+  /** The default policy described in the class comment. */
+  public static RetryPolicy ofDefaults() {
+    return DEFAULTS;
+  }
+
+  /** A builder starting from the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder starting from this policy's settings. */
+  public Builder toBuilder() {
+    return new Builder(this);
+  }
+
+  /**
+   * Decides what follows a failed, retryable attempt.
+   *
+   * @param attemptsMade attempts made so far in this execution, at least 1
+   * @param elapsed time since the first attempt of this execution started
+   * @param previousDelay the delay chosen before the last attempt, {@link Duration#ZERO} if none
+   * @param retryAfter the server's Retry-After hint, if any
+   * @param random uniform values in [0, 1), for jitter
+   * @return retry after a delay in [0, maxDelay] that ends before the deadline, or stop
+   */
+  public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
+      Optional<Duration> retryAfter, DoubleSupplier random) {
+    if (attemptsMade >= maxAttempts) {
+      return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + maxAttempts + ")");
+    }
+    Duration remaining = deadline.minus(elapsed);
+    long nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), attemptsMade,
+        previousDelay.toNanos(), random.getAsDouble());
+    String reason = "backoff " + jitter + " jitter, retry " + attemptsMade;
+    if (honorRetryAfter && retryAfter.isPresent()) {
+      Duration hint = retryAfter.get();
+      if (hint.compareTo(remaining) >= 0) {
+        return RetryDecision.stop("Retry-After " + hint + " lands past the deadline (" + remaining + " left)");
+      }
+      long floor = Math.min(hint.toNanos(), maxDelay.toNanos());
+      if (floor > nanos) {
+        nanos = floor;
+        reason = "Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? ", capped at maxDelay" : "");
+      }
+    }
+    Duration delay = Duration.ofNanos(nanos);
+    if (delay.compareTo(remaining) >= 0) {
+      return RetryDecision.stop("deadline " + deadline + " reached (" + (remaining.isNegative() ? Duration.ZERO : remaining)
+          + " left, next delay " + delay + ")");
+    }
+    return RetryDecision.retryAfter(delay, reason);
+  }
+
+  /** Attempts allowed, counting the first. */
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  /** The overall deadline of one execution. */
+  public Duration deadline() {
+    return deadline;
+  }
+
+  /** The delay before the first retry, before jitter. */
+  public Duration baseDelay() {
+    return baseDelay;
+  }
+
+  /** The growth factor between retries. */
+  public double multiplier() {
+    return multiplier;
+  }
+
+  /** The longest delay, after jitter and Retry-After. */
+  public Duration maxDelay() {
+    return maxDelay;
+  }
+
+  /** The jitter mode. */
+  public Jitter jitter() {
+    return jitter;
+  }
+
+  /** Whether Retry-After sets a floor on the next delay. */
+  public boolean honorRetryAfter() {
+    return honorRetryAfter;
+  }
+
+  @Override
+  public String toString() {
+    return "RetryPolicy{maxAttempts=" + maxAttempts + ", deadline=" + deadline + ", baseDelay=" + baseDelay
+        + ", multiplier=" + multiplier + ", maxDelay=" + maxDelay + ", jitter=" + jitter
+        + ", honorRetryAfter=" + honorRetryAfter + "}";
+  }
+
+  /** Builds a {@link RetryPolicy}; every setter validates at once. Not thread-safe. */
+  public static final class Builder {
+    private int maxAttempts = 5;
+    private Duration deadline = Duration.ofSeconds(60);
+    private Duration baseDelay = Duration.ofMillis(200);
+    private double multiplier = 2.0;
+    private Duration maxDelay = Duration.ofSeconds(10);
+    private Jitter jitter = Jitter.FULL;
+    private boolean honorRetryAfter = true;
+
+    private Builder() {}
+
+    private Builder(RetryPolicy p) {
+      maxAttempts = p.maxAttempts;
+      deadline = p.deadline;
+      baseDelay = p.baseDelay;
+      multiplier = p.multiplier;
+      maxDelay = p.maxDelay;
+      jitter = p.jitter;
+      honorRetryAfter = p.honorRetryAfter;
+    }
+
+    /**
+     * @param maxAttempts attempts allowed, counting the first; 1 disables retries
+     * @throws IllegalArgumentException if below 1
+     */
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts counts the first attempt and must be at least 1: " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    /**
+     * @param deadline how long one execution may take, from its first attempt; positive
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder deadline(Duration deadline) {
+      this.deadline = positive(deadline, "deadline");
+      return this;
+    }
+
+    /**
+     * @param baseDelay the delay before the first retry, before jitter; positive
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder baseDelay(Duration baseDelay) {
+      this.baseDelay = positive(baseDelay, "baseDelay");
+      return this;
+    }
+
+    /**
+     * @param multiplier the growth factor, at least 1.0
+     * @throws IllegalArgumentException if below 1.0 or not finite
+     */
+    public Builder multiplier(double multiplier) {
+      if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
+        throw new IllegalArgumentException("multiplier must be a finite number of at least 1.0: " + multiplier);
+      }
+      this.multiplier = multiplier;
+      return this;
+    }
+
+    /**
+     * @param maxDelay the cap on any delay; positive
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder maxDelay(Duration maxDelay) {
+      this.maxDelay = positive(maxDelay, "maxDelay");
+      return this;
+    }
+
+    /** @param jitter the jitter mode */
+    public Builder jitter(Jitter jitter) {
+      this.jitter = Objects.requireNonNull(jitter, "jitter");
+      return this;
+    }
+
+    /** @param honor whether Retry-After sets a floor on the next delay */
+    public Builder honorRetryAfter(boolean honor) {
+      this.honorRetryAfter = honor;
+      return this;
+    }
+
+    /**
+     * @return the policy
+     * @throws IllegalArgumentException if maxDelay is shorter than baseDelay
+     */
+    public RetryPolicy build() {
+      if (maxDelay.compareTo(baseDelay) < 0) {
+        throw new IllegalArgumentException("maxDelay " + maxDelay + " is shorter than baseDelay " + baseDelay);
+      }
+      return new RetryPolicy(this);
+    }
+
+    private static Duration positive(Duration d, String what) {
+      Objects.requireNonNull(d, what);
+      if (d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException(what + " must be positive: " + d);
+      }
+      return d;
+    }
+  }
+}

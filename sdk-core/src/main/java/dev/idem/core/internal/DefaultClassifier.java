@@ -1,0 +1,57 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.Classifier;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Verdict;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
+import java.net.http.HttpConnectTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Optional;
+import javax.net.ssl.SSLHandshakeException;
+
+/** The table in {@link Classifier#defaults()}. Stateless. */
+public final class DefaultClassifier implements Classifier {
+  public static final DefaultClassifier INSTANCE = new DefaultClassifier();
+
+  private DefaultClassifier() {}
+
+  @Override
+  public Optional<Verdict> classify(ResponseSnapshot response) {
+    int s = response.status();
+    if (s >= 200 && s < 300) {
+      return Optional.of(Verdict.success("HTTP " + s));
+    }
+    return Optional.of(switch (s) {
+      case 409 -> Verdict.ambiguous("HTTP 409: a request with this key is still in flight");
+      case 408, 425, 429, 500, 502, 503, 504 -> Verdict.transientFailure("HTTP " + s);
+      case 422 -> Verdict.permanent("HTTP 422: the key was used with another payload");
+      case 400 -> Verdict.permanent(mentionsKey(response)
+          ? "HTTP 400: the server says the idempotency key is missing or malformed (configuration error)"
+          : "HTTP 400");
+      case 501, 505 -> Verdict.permanent("HTTP " + s);
+      default -> s >= 500 ? Verdict.transientFailure("HTTP " + s) : Verdict.permanent("HTTP " + s);
+    });
+  }
+
+  private static boolean mentionsKey(ResponseSnapshot response) {
+    String body = new String(response.body(), StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
+    return body.contains("idempotency") || body.contains("idempotent");
+  }
+
+  @Override
+  public Optional<Verdict> classify(IOException failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof RequestNotSentException || t instanceof ConnectException
+          || t instanceof UnknownHostException || t instanceof NoRouteToHostException
+          || t instanceof SSLHandshakeException || t instanceof HttpConnectTimeoutException) {
+        return Optional.of(Verdict.safe("not sent: " + t.getClass().getSimpleName()));
+      }
+    }
+    return Optional.of(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
+  }
+}

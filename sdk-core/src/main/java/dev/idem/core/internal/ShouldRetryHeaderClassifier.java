@@ -1,0 +1,35 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.Classifier;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Verdict;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+
+/** See {@link Classifier#shouldRetryHeader(String)}. Immutable. */
+public final class ShouldRetryHeaderClassifier implements Classifier {
+  private final String headerName;
+
+  public ShouldRetryHeaderClassifier(String headerName) {
+    this.headerName = Objects.requireNonNull(headerName, "headerName");
+  }
+
+  @Override
+  public Optional<Verdict> classify(ResponseSnapshot response) {
+    if (response.isSuccessful()) {
+      return Optional.empty();
+    }
+    return response.header(headerName).map(v -> v.trim().toLowerCase(Locale.ROOT)).flatMap(v -> switch (v) {
+      case "true" -> Optional.of(Verdict.transientFailure("HTTP " + response.status() + ", " + headerName + ": true"));
+      case "false" -> Optional.of(Verdict.permanent("HTTP " + response.status() + ", " + headerName + ": false"));
+      default -> Optional.<Verdict>empty();
+    });
+  }
+
+  @Override
+  public Optional<Verdict> classify(IOException failure) {
+    return Optional.empty();
+  }
+}
