@@ -10,8 +10,10 @@ import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
+import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -23,6 +25,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Executes logical operations with one key across every attempt: journals the operation before
@@ -55,6 +59,11 @@ public final class IdempotentExecutor {
   private final Scheduler scheduler;
   private final Set<String> secretHeaders;
   private final SingleFlight singleFlight = new SingleFlight();
+  private final Duration serverKeyRetention;
+  private final ExpiredPendingAction expiredPendingAction;
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdempotentExecutor.class);
+  private static final int RESUME_PAGE = 100;
 
   private IdempotentExecutor(Builder b) {
     this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
@@ -64,6 +73,8 @@ public final class IdempotentExecutor {
     this.sleeper = b.sleeper;
     this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
     this.secretHeaders = Set.copyOf(b.secretHeaders);
+    this.serverKeyRetention = b.serverKeyRetention;
+    this.expiredPendingAction = b.expiredPendingAction;
   }
 
   /** A builder with the defaults listed on each setter. */
@@ -80,23 +91,137 @@ public final class IdempotentExecutor {
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
     OperationRecord record = begin(operation);
+    return runSync(record, operation.request(), transport, policyFor(operation));
+  }
+
+  private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p)
+      throws IdempotencyException {
     if (record.state().isTerminal()) {
       return finish(AttemptLoop.settled(record));
     }
-    SingleFlight.Ticket ticket = singleFlight.join(operation.id());
+    SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return awaitLeader(operation.id(), ticket.result());
+      return awaitLeader(record.id(), ticket.result());
     }
     try {
-      Outcome out = drive(new AttemptLoop(settings, record, policyFor(operation)), operation.request(),
-          operation.key(), transport);
+      Outcome out = drive(new AttemptLoop(settings, record, p), request, record.id().key(), transport);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
       ticket.result().completeExceptionally(e);
       throw e;
     } finally {
-      singleFlight.leave(operation.id(), ticket);
+      singleFlight.leave(record.id(), ticket);
+    }
+  }
+
+  /**
+   * Resumes the operations that are due in the journal, typically once at startup and then
+   * periodically: each is sent again with its stored key and snapshot through the transport of the
+   * handler registered for its operation name, and its outcome goes to that handler. Operations
+   * are read page by page (100 at a time), so memory stays flat however many are pending; they run
+   * one after another on the calling thread, with the executor's default retry policy.
+   *
+   * <p>An operation still pending past {@link Builder#serverKeyRetention} is not re-sent blindly:
+   * by default it becomes UNCERTAIN with a reason (see {@link ExpiredPendingAction}). Operations
+   * whose name has no handler are left as they are and counted as unhandled.
+   *
+   * @param handlers handlers by operation name
+   * @return what this pass did
+   * @throws JournalException if the journal cannot be read; outcomes of single operations go to
+   *     their handlers instead
+   */
+  public ResumeSummary resumePending(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    Objects.requireNonNull(handlers, "handlers");
+    int examined = 0;
+    int succeeded = 0;
+    int failed = 0;
+    int uncertain = 0;
+    int pending = 0;
+    int expired = 0;
+    int unhandled = 0;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, RESUME_PAGE);
+      for (OperationRecord record : page) {
+        examined++;
+        ResumeHandler handler = handlers.get(record.id().operation());
+        if (handler == null) {
+          unhandled++;
+          continue;
+        }
+        OperationState end;
+        try {
+          if (isExpired(record)) {
+            expired++;
+            end = expire(record);
+            if (end == OperationState.UNCERTAIN) {
+              OperationRecord now = settings.journal().find(record.id()).orElse(record);
+              notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
+              uncertain++;
+              continue;
+            }
+          }
+          Outcome outcome = runSync(record, record.request(), handler.transport(), policy);
+          notify(handler, outcome, null);
+          succeeded++;
+        } catch (OperationException e) {
+          notify(handler, null, e);
+          switch (e.state()) {
+            case FAILED -> failed++;
+            case UNCERTAIN -> uncertain++;
+            default -> pending++;
+          }
+        } catch (IdempotencyKeyReusedException e) {
+          notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(),
+              null));
+          failed++;
+        } catch (JournalException e) {
+          throw e;
+        } catch (IdempotencyException e) {
+          LOG.warn("resuming {} failed: {}", record.id(), e.toString());
+          pending++;
+        }
+      }
+      if (page.size() < RESUME_PAGE) {
+        return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled);
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  private boolean isExpired(OperationRecord record) {
+    return record.createdAt().plus(serverKeyRetention).isBefore(settings.clock().instant());
+  }
+
+  /** Returns the state an expired operation is left in: UNCERTAIN, or PENDING to re-send it. */
+  private OperationState expire(OperationRecord record) throws IdempotencyException {
+    if (expiredPendingAction == ExpiredPendingAction.RESEND) {
+      return OperationState.PENDING;
+    }
+    Instant now = settings.clock().instant();
+    String reason = "still pending " + Duration.between(record.createdAt(), now) + " after creation, past the"
+        + " server's key retention of " + serverKeyRetention + "; not re-sent blindly, since the server may have"
+        + " forgotten the key";
+    Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+    if (lease.isEmpty()) {
+      return OperationState.PENDING;
+    }
+    settings.journal().transition(record.id(), lease.get(), Transition.finish(OperationState.UNCERTAIN, now,
+        record.response(), reason));
+    LOG.warn("operation {} expired past the server's key retention; marked UNCERTAIN", record.id());
+    return OperationState.UNCERTAIN;
+  }
+
+  private static void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
+    try {
+      if (outcome != null) {
+        handler.onSuccess(outcome);
+      } else {
+        handler.onFailure(failure);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("a resume handler threw; the operation's state in the journal is unaffected", e);
     }
   }
 
@@ -269,8 +394,30 @@ public final class IdempotentExecutor {
     private Duration leaseFor = Duration.ofMinutes(2);
     private String replayHeader = "Idempotent-Replayed";
     private final Set<String> secretHeaders = new HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    private Duration serverKeyRetention = Duration.ofHours(24);
+    private ExpiredPendingAction expiredPendingAction = ExpiredPendingAction.MARK_UNCERTAIN;
 
     private Builder() {}
+
+    /**
+     * How long the server remembers a key; default 24 hours (Stripe's documented minimum). An
+     * operation still pending longer than this after its creation is handled by
+     * {@link #expiredPendingAction} when resumed.
+     */
+    public Builder serverKeyRetention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.isZero() || retention.isNegative()) {
+        throw new IllegalArgumentException("serverKeyRetention must be positive: " + retention);
+      }
+      this.serverKeyRetention = retention;
+      return this;
+    }
+
+    /** What resume does with an operation pending past the key retention; default MARK_UNCERTAIN. */
+    public Builder expiredPendingAction(ExpiredPendingAction action) {
+      this.expiredPendingAction = Objects.requireNonNull(action, "action");
+      return this;
+    }
 
     /** The journal; default a new {@link InMemoryJournal} (keys do not survive a restart). */
     public Builder journal(Journal journal) {

@@ -23,6 +23,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The decision engine of one execution of one operation. It claims, records, classifies, decides
@@ -34,6 +36,8 @@ import java.util.Optional;
  * the next, which the futures order).
  */
 public final class AttemptLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(AttemptLoop.class);
+
   private final EngineSettings s;
   private final OperationId id;
   private final RetryPolicy policy;
@@ -194,6 +198,8 @@ public final class AttemptLoop {
         s.random());
     record(v, status, failure, now, d.delay(), d.reason());
     if (d.retry()) {
+      LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),
+          d.reason());
       s.journal().transition(id, lease, Transition.retryAt(now, now.plus(d.delay()), v.reason()));
       lease = null;
       previousDelay = d.delay();
@@ -202,6 +208,8 @@ public final class AttemptLoop {
     boolean uncertain = history.stream().anyMatch(AttemptRecord::isAmbiguous);
     String reason = "gave up: " + d.reason() + "; last attempt: " + v.reason();
     finish(uncertain ? OperationState.UNCERTAIN : OperationState.FAILED, now, reason);
+    LOG.warn("operation {} {} after {} attempts: {}", id, uncertain ? "is UNCERTAIN" : "FAILED", history.size(),
+        reason);
     if (uncertain) {
       return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason
           + "; an attempt may have taken effect", failure, id, history, lastResponse));

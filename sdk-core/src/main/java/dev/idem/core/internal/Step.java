@@ -20,4 +20,9 @@ public sealed interface Step {
 
   /** Finished without a success; throw or complete exceptionally with this. */
   record Fail(IdempotencyException exception) implements Step {}
+
+  /** The failure of a {@link Fail} step; null for any other step. */
+  default IdempotencyException failure() {
+    return this instanceof Fail f ? f.exception() : null;
+  }
 }
