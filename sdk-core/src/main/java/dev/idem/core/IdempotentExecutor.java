@@ -3,6 +3,7 @@ package dev.idem.core;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.EngineSettings;
+import dev.idem.core.internal.HostGuard;
 import dev.idem.core.internal.SingleFlight;
 import dev.idem.core.internal.Step;
 import java.io.IOException;
@@ -66,8 +67,9 @@ public final class IdempotentExecutor {
   private static final int RESUME_PAGE = 100;
 
   private IdempotentExecutor(Builder b) {
+    RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
     this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
-        b.replayHeader);
+        b.replayHeader, b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener));
     this.policy = b.policy;
     this.fingerprinter = b.fingerprinter;
     this.sleeper = b.sleeper;
@@ -275,6 +277,59 @@ public final class IdempotentExecutor {
     return settings.journal().redrive(id, settings.clock().instant());
   }
 
+  /**
+   * One page of operations in {@code state}, ordered by identity: for example the dead letters
+   * (FAILED) and the UNCERTAIN ones that need a re-drive or a reconciliation.
+   *
+   * @param after the last identity of the previous page, or null for the first
+   * @param limit the page size, at least 1
+   */
+  public List<OperationRecord> list(OperationState state, OperationId after, int limit) throws IdempotencyException {
+    return settings.journal().findByState(state, after, limit);
+  }
+
+  /**
+   * Asks {@code reconciler} about every UNCERTAIN operation and settles those it can: an
+   * operation found to have succeeded becomes SUCCEEDED with the proof as its response; one found
+   * not to have happened becomes FAILED. The journal records both through a re-drive and a claim,
+   * so the state machine's rules hold. Operations the reconciler cannot settle, or cannot ask
+   * about (it throws), stay UNCERTAIN.
+   *
+   * @return how many operations were settled
+   */
+  public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
+    Objects.requireNonNull(reconciler, "reconciler");
+    int settled = 0;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findByState(OperationState.UNCERTAIN, after, RESUME_PAGE);
+      for (OperationRecord record : page) {
+        Reconciliation r;
+        try {
+          r = reconciler.reconcile(record);
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("could not reconcile {}: {}", record.id(), e.toString());
+          continue;
+        }
+        if (r == null || r.settledAs() == OperationState.UNCERTAIN) {
+          continue;
+        }
+        Instant now = settings.clock().instant();
+        settings.journal().redrive(record.id(), now);
+        Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+        if (lease.isPresent()) {
+          settings.journal().transition(record.id(), lease.get(), Transition.finish(r.settledAs(), now,
+              r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
+          settled++;
+        }
+      }
+      if (page.size() < RESUME_PAGE) {
+        return settled;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
   /** Looks an operation up by identity. */
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
     return settings.journal().find(id);
@@ -298,7 +353,17 @@ public final class IdempotentExecutor {
     RequestSnapshot persisted = operation.request().withoutHeaders(secretHeaders);
     NewOperation op = new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant());
-    return settings.journal().begin(op).record();
+    BeginResult begun;
+    try {
+      begun = settings.journal().begin(op);
+    } catch (IdempotencyKeyReusedException e) {
+      settings.emit(new IdemEvent.KeyMismatch(operation.id(), false));
+      throw e;
+    }
+    if (begun.created()) {
+      settings.emit(new IdemEvent.OperationStarted(operation.id()));
+    }
+    return begun.record();
   }
 
   private Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport)
@@ -396,8 +461,36 @@ public final class IdempotentExecutor {
     private final Set<String> secretHeaders = new HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
     private Duration serverKeyRetention = Duration.ofHours(24);
     private ExpiredPendingAction expiredPendingAction = ExpiredPendingAction.MARK_UNCERTAIN;
+    private IdemListener listener = IdemListener.none();
+    private CircuitBreakerSettings breakerSettings = CircuitBreakerSettings.ofDefaults();
+    private RetryBudget retryBudget;
 
     private Builder() {}
+
+    /** Receives every {@link IdemEvent}; default none. Combine several with {@link IdemListener#all}. */
+    public Builder listener(IdemListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * The per-host circuit breaker; default {@link CircuitBreakerSettings#ofDefaults()}, or
+     * {@link CircuitBreakerSettings#disabled()}.
+     */
+    public Builder circuitBreaker(CircuitBreakerSettings settings) {
+      this.breakerSettings = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * The per-host retry budget; default {@link RetryBudget#tokenBucket(Clock)} on this builder's
+     * clock (500 tokens, 5 per retry, 1 back per success, 1 per second), or
+     * {@link RetryBudget#unlimited()}.
+     */
+    public Builder retryBudget(RetryBudget budget) {
+      this.retryBudget = Objects.requireNonNull(budget, "budget");
+      return this;
+    }
 
     /**
      * How long the server remembers a key; default 24 hours (Stripe's documented minimum). An

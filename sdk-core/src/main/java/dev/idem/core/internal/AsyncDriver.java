@@ -7,7 +7,10 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Scheduler;
+import dev.idem.core.AttemptTimeoutException;
 import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -67,6 +70,10 @@ public final class AsyncDriver {
       } catch (RuntimeException e) {
         sent = CompletableFuture.failedFuture(e);
       }
+      Optional<Duration> timeout = loop.attemptTimeout();
+      if (timeout.isPresent()) {
+        sent = withTimeout(sent, timeout.get());
+      }
       sent.whenComplete(this::onAttemptDone);
     } else if (step instanceof Step.Wait wait) {
       timer = scheduler.schedule(this::afterWait, wait.delay());
@@ -121,6 +128,28 @@ public final class AsyncDriver {
       // Waiting between attempts: already PENDING in the journal, or about to be claimed again.
       loop.interrupted(false, new CancellationException("cancelled"));
     }
+  }
+
+  /**
+   * Fails the attempt with {@link AttemptTimeoutException} when {@code timeout} passes first. The
+   * timer runs on the injected scheduler, so fake time drives it in tests.
+   */
+  private CompletableFuture<ResponseSnapshot> withTimeout(CompletableFuture<ResponseSnapshot> sent, Duration timeout) {
+    CompletableFuture<ResponseSnapshot> guarded = new CompletableFuture<>();
+    Future<?> timeoutTask = scheduler.schedule(() -> {
+      if (guarded.completeExceptionally(new AttemptTimeoutException(timeout))) {
+        sent.cancel(true);
+      }
+    }, timeout);
+    sent.whenComplete((r, e) -> {
+      timeoutTask.cancel(false);
+      if (e != null) {
+        guarded.completeExceptionally(e);
+      } else {
+        guarded.complete(r);
+      }
+    });
+    return guarded;
   }
 
   private static Throwable unwrap(Throwable t) {

@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
+import dev.idem.core.IdemEvent;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.Lease;
@@ -42,6 +43,8 @@ public final class AttemptLoop {
   private final OperationId id;
   private final RetryPolicy policy;
   private final List<AttemptRecord> history;
+  private final String host;
+  private final Instant createdAt;
 
   private Lease lease;
   private Instant runStart;
@@ -56,6 +59,13 @@ public final class AttemptLoop {
     this.policy = policy;
     this.history = new ArrayList<>(record.attempts());
     this.lastResponse = record.response();
+    this.host = HostGuard.hostOf(record.request().uri());
+    this.createdAt = record.createdAt();
+  }
+
+  /** The policy's per-attempt timeout, if it has one. */
+  public Optional<Duration> attemptTimeout() {
+    return policy.attemptTimeout();
   }
 
   /** Claims the operation for its first attempt in this execution. */
@@ -83,11 +93,33 @@ public final class AttemptLoop {
           current.response()));
     }
     lease = claimed.get();
+    HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty());
+    if (refusal != HostGuard.Refusal.NONE) {
+      return refused(refusal, now);
+    }
     attemptStart = now;
     if (runStart == null) {
       runStart = now;
     }
+    s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     return new Step.Send();
+  }
+
+  /**
+   * The host's breaker is open or its retry budget is empty: nothing is sent, and the operation
+   * goes back to PENDING, due when the host may take it again. Never FAILED.
+   */
+  private Step refused(HostGuard.Refusal refusal, Instant now) throws IdempotencyException {
+    boolean breaker = refusal == HostGuard.Refusal.BREAKER_OPEN;
+    Duration wait = breaker ? s.guard().openFor() : policy.maxDelay();
+    String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
+    s.emit(breaker ? new IdemEvent.BreakerRejected(id, host) : new IdemEvent.BudgetDenied(id, host));
+    Instant due = now.plus(wait);
+    s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+    lease = null;
+    return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
+        + " due again at " + due + ". It keeps its key: resumePending, an OutboxDispatcher, or executing the same"
+        + " Operation again will deliver it", null, id, history, lastResponse));
   }
 
   /**
@@ -167,6 +199,10 @@ public final class AttemptLoop {
         response, null));
     lease = null;
     boolean replayed = response.header(s.replayHeader()).map(h -> h.trim().equalsIgnoreCase("true")).orElse(false);
+    if (replayed) {
+      s.emit(new IdemEvent.ReplaySeen(id));
+    }
+    s.emit(new IdemEvent.Succeeded(id, history.size(), Duration.between(createdAt, now)));
     return new Step.Done(new Outcome(id, response, replayed, false, done.attempts()));
   }
 
@@ -174,7 +210,15 @@ public final class AttemptLoop {
     Instant now = s.clock().instant();
     boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::isAmbiguous);
     record(v, status, failure, now, Duration.ZERO, "permanent: no retry");
+    if (failure != null && !provablyNotSent(failure)) {
+      // The classifier says "don't retry", but without a response the request may have taken effect.
+      String reason = v.reason() + "; no response arrived, so the request may have taken effect";
+      finish(OperationState.UNCERTAIN, now, reason);
+      return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason, failure,
+          id, history, lastResponse));
+    }
     if (status != null && status == 422) {
+      s.emit(new IdemEvent.KeyMismatch(id, true));
       finish(OperationState.FAILED, now, v.reason());
       return new Step.Fail(new IdempotencyKeyReusedException(id, true, "server refused key " + id.key()
           + " as reused with another payload (HTTP 422); " + "operation " + id + " is FAILED"));
@@ -190,6 +234,11 @@ public final class AttemptLoop {
         history, lastResponse));
   }
 
+  private static boolean provablyNotSent(IOException failure) {
+    return DefaultClassifier.INSTANCE.classify(failure)
+        .map(v -> v.classification() == Classification.SAFE).orElse(false);
+  }
+
   private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, Optional<Duration> hint)
       throws IdempotencyException {
     Instant now = s.clock().instant();
@@ -200,6 +249,7 @@ public final class AttemptLoop {
     if (d.retry()) {
       LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),
           d.reason());
+      s.emit(new IdemEvent.RetryScheduled(id, d.delay(), d.reason()));
       s.journal().transition(id, lease, Transition.retryAt(now, now.plus(d.delay()), v.reason()));
       lease = null;
       previousDelay = d.delay();
@@ -223,12 +273,17 @@ public final class AttemptLoop {
     AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
         v.classification(), status, failure == null ? null : failure.getClass().getName(), v.reason(), delay,
         decision);
+    s.guard().record(host, v.classification(), Duration.between(attemptStart, end));
     s.journal().recordAttempt(id, lease, a);
     history.add(a);
+    s.emit(new IdemEvent.AttemptFinished(id, a, host));
   }
 
   private void finish(OperationState target, Instant now, String reason) throws IdempotencyException {
     s.journal().transition(id, lease, Transition.finish(target, now, lastResponse, reason));
     lease = null;
+    Duration age = Duration.between(createdAt, now);
+    s.emit(target == OperationState.UNCERTAIN ? new IdemEvent.Uncertain(id, history.size(), age, reason)
+        : new IdemEvent.Failed(id, history.size(), age, reason));
   }
 }
