@@ -244,10 +244,57 @@ public final class IdempotentExecutor {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
+    return runAsync(record, operation.request(), transport, policyFor(operation));
+  }
+
+  /**
+   * Journals an operation without sending it: for queued delivery, where a dispatcher sends it
+   * later with {@link #resumeAsync}. Returns the record, which may already exist (same key and
+   * fingerprint) in any state.
+   *
+   * @throws IdempotencyKeyReusedException if the key is journaled with another request
+   * @throws JournalException if the record could not be made durable
+   */
+  public OperationRecord enqueue(Operation operation) throws IdempotencyException {
+    return begin(operation);
+  }
+
+  /**
+   * Sends a journaled operation again with its stored key and snapshot, on the calling thread;
+   * the transport re-applies the secrets kept out of the journal.
+   *
+   * @throws IllegalArgumentException if the journal has no such operation
+   * @throws IdempotencyException as for {@link #execute}
+   */
+  public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
+    OperationRecord record = settings.journal().find(id)
+        .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
+    return runSync(record, record.request(), transport, policy);
+  }
+
+  /**
+   * Sends a journaled operation again with its stored key and snapshot, without blocking; see
+   * {@link #resume} and {@link #executeAsync}.
+   */
+  public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
+    Optional<OperationRecord> record;
+    try {
+      record = settings.journal().find(id);
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (record.isEmpty()) {
+      return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+    }
+    return runAsync(record.get(), record.get().request(), transport, policy);
+  }
+
+  private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
+      AsyncTransport transport, RetryPolicy p) {
     if (record.state().isTerminal()) {
       return completed(AttemptLoop.settled(record));
     }
-    SingleFlight.Ticket ticket = singleFlight.join(operation.id());
+    SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
       return ticket.result().copy();
     }
@@ -260,10 +307,10 @@ public final class IdempotentExecutor {
       } else {
         ticket.result().complete(o);
       }
-      singleFlight.leave(operation.id(), ticket);
+      singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, policyFor(operation)), operation.request(), operation.key(),
-        transport, scheduler, result).start();
+    new AsyncDriver(new AttemptLoop(settings, record, p), request, record.id().key(), transport, scheduler, result)
+        .start();
     return result;
   }
 
