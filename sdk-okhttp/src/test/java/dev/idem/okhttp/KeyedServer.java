@@ -122,12 +122,10 @@ final class KeyedServer implements Closeable {
   private MockResponse handle(RecordedRequest request) {
     Fault fault = plan.poll();
     String raw = request.getHeaders().get(keyHeader);
-    if (raw == null) {
-      return new MockResponse.Builder().code(400).body("{\"error\":\"Idempotency-Key header is missing\"}").build();
+    if ("GET".equals(request.getMethod())) {
+      return new MockResponse.Builder().code(200).body("{}").build();
     }
-    String key = raw.startsWith("\"") && raw.endsWith("\"") && raw.length() >= 2 ? raw.substring(1, raw.length() - 1)
-        : raw;
-    ByteString body = request.getBody() == null ? ByteString.EMPTY : request.getBody();
+    // Faults that come before processing apply with or without a key; only then is the key required.
     if (fault != null) {
       switch (fault) {
         case DROP_BEFORE_PROCESSING:
@@ -150,6 +148,12 @@ final class KeyedServer implements Closeable {
           break;
       }
     }
+    if (raw == null) {
+      return new MockResponse.Builder().code(400).body("{\"error\":\"Idempotency-Key header is missing\"}").build();
+    }
+    String key = raw.startsWith("\"") && raw.endsWith("\"") && raw.length() >= 2 ? raw.substring(1, raw.length() - 1)
+        : raw;
+    ByteString body = request.getBody() == null ? ByteString.EMPTY : request.getBody();
     Stored existing = results.get(key);
     if (existing != null) {
       if (!existing.body().equals(body)) {
