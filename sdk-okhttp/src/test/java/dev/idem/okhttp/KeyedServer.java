@@ -18,11 +18,11 @@ import okhttp3.HttpUrl;
 import okio.ByteString;
 
 /**
- * A small idempotent server for adapter tests, on MockWebServer: per key it stores the first
+ * A small keyed server on MockWebServer for the signals the testkit's reference
+ * {@code IdempotentServer} does not script: a should-retry hint header, a garbage Retry-After, and
+ * full request headers (to see Authorization on a resumed attempt). Per key it stores the first
  * body and result, counts effects, replays with {@code Idempotent-Replayed: true}, answers 422 for
- * another body under the same key and 400 for a missing key. A fault plan scripts the next
- * requests. (The testkit's IdempotentServer is the full reference; this keeps the adapter's tests
- * independent of it.)
+ * another body and 400 for a missing key. The required scenarios run against IdempotentServer.
  */
 final class KeyedServer implements Closeable {
   /** What the server does with one request, in order. */
