@@ -1,5 +1,6 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
@@ -87,12 +88,19 @@ public final class IdempotencyInterceptor implements Interceptor {
     }
   }
 
-  private IdempotentOperation untaggedOperation(Request request) {
+  private IdempotentOperation untaggedOperation(Request request) throws IdempotencyException {
     IdempotentOperation op = IdempotentOperation.of("untagged " + request.method().toUpperCase(Locale.ROOT));
     String existing = request.header(settings.headerName());
     if (existing != null) {
       // The app chose a key itself; replacing it would break its own retries.
-      IdempotencyKey key = KeyHeaderFormat.parse(existing);
+      IdempotencyKey key;
+      try {
+        key = KeyHeaderFormat.parse(existing);
+      } catch (IllegalArgumentException e) {
+        // An IOException, not a RuntimeException: on enqueue, OkHttp reports those to the callback.
+        throw new IdempotencyException("the request's own " + settings.headerName() + " header is not a valid"
+            + " key (" + e.getMessage() + "); nothing was sent", e);
+      }
       op = op.withKey(key);
     }
     return op;
