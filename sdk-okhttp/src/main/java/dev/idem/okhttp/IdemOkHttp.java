@@ -1,0 +1,152 @@
+package dev.idem.okhttp;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Transport;
+import dev.idem.okhttp.internal.AdapterSettings;
+import dev.idem.okhttp.internal.ClientTransport;
+import dev.idem.okhttp.internal.IdempotencyInterceptor;
+import java.util.Objects;
+import okhttp3.Interceptor;
+import okhttp3.OkHttpClient;
+
+/**
+ * Idem for OkHttp (and so for Retrofit): an application interceptor that runs every request tagged
+ * with an {@link IdempotentOperation} as one logical operation, journaled before the first byte,
+ * retried with the same key, and transports that resume journaled operations through the app's own
+ * client after a restart.
+ *
+ * <pre>{@code
+ * IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
+ * IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+ * OkHttpClient client = new OkHttpClient.Builder()
+ *     .addInterceptor(idem.interceptor())     // before the interceptor that adds Authorization
+ *     .addInterceptor(authInterceptor)
+ *     .build();
+ * Request request = new Request.Builder().url(url).post(body)
+ *     .tag(IdempotentOperation.class, IdempotentOperation.of("create-order"))
+ *     .build();
+ * try (Response response = client.newCall(request).execute()) { ... }
+ * }</pre>
+ *
+ * <h2>What a call returns</h2>
+ * <ul>
+ *   <li>SUCCEEDED: the server's response, possibly a replay; see {@link IdempotencyResult#of}.</li>
+ *   <li>FAILED with a response (a permanent 4xx, or 5xx until attempts ran out with no ambiguity):
+ *       that response, as OkHttp would have returned it; Retrofit maps it to an error response.</li>
+ *   <li>FAILED because the server says the key is missing (400): a thrown
+ *       {@link dev.idem.core.OperationFailedException}, since that is a configuration error.</li>
+ *   <li>Key reused with another body (found locally, or a server 422): a thrown
+ *       {@link dev.idem.core.IdempotencyKeyReusedException}.</li>
+ *   <li>UNCERTAIN: a thrown {@link dev.idem.core.OperationUncertainException}; the effect may exist.</li>
+ *   <li>Still PENDING (call canceled or its call timeout elapsed, thread interrupted):
+ *       a thrown {@link dev.idem.core.OperationPendingException}.</li>
+ *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
+ * </ul>
+ * All of them are IOExceptions, so they take the path OkHttp callers already handle.
+ *
+ * <h2>Threads and timeouts</h2>
+ * The interceptor retries synchronously on the calling thread; {@code Call.enqueue} runs application
+ * interceptors on OkHttp's dispatcher threads, so asynchronous calls are covered too (a dispatcher
+ * thread then waits out the backoff). OkHttp's {@code callTimeout} bounds the whole call, retries
+ * and backoff included; when it elapses the operation stays PENDING. Read, write and connect
+ * timeouts apply per attempt.
+ *
+ * <h2>Secrets</h2>
+ * The executor keeps Authorization, Proxy-Authorization, Cookie and the names given to
+ * {@link IdempotentExecutor.Builder#secretHeaders} out of the journal. Live attempts send the app's
+ * request with all its headers. Resumed attempts go through the client given to
+ * {@link #transport(OkHttpClient)}, whose interceptors add them again.
+ *
+ * <p>Immutable and thread-safe; build one per executor and share it.
+ */
+public final class IdemOkHttp {
+  private final AdapterSettings settings;
+  private final IdempotencyInterceptor interceptor;
+
+  private IdemOkHttp(AdapterSettings settings) {
+    this.settings = settings;
+    this.interceptor = new IdempotencyInterceptor(settings);
+  }
+
+  /**
+   * Starts a builder with the defaults listed on each setter.
+   *
+   * @param executor runs the operations; its journal, retry policy and classifier apply
+   */
+  public static Builder builder(IdempotentExecutor executor) {
+    return new Builder(executor);
+  }
+
+  /**
+   * The application interceptor; add it with {@code OkHttpClient.Builder.addInterceptor}, not as a
+   * network interceptor (it calls {@code proceed} once per attempt). The same instance serves any
+   * number of clients.
+   */
+  public Interceptor interceptor() {
+    return interceptor;
+  }
+
+  /**
+   * A transport that sends journaled operations through {@code client}, for
+   * {@link IdempotentExecutor#resumePending} (in a {@link dev.idem.core.ResumeHandler}) and for
+   * re-driven operations. Give it the app's client, with the interceptors that add Authorization:
+   * the journal holds no secrets. Its attempts pass through the idempotency interceptor untouched.
+   */
+  public Transport transport(OkHttpClient client) {
+    return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
+  }
+
+  /** Like {@link #transport(OkHttpClient)}, for {@link IdempotentExecutor#executeAsync}, with {@code enqueue}. */
+  public AsyncTransport asyncTransport(OkHttpClient client) {
+    return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
+  }
+
+  /** The executor, for looking operations up ({@code find}, {@code findByReference}) or re-driving them. */
+  public IdempotentExecutor executor() {
+    return settings.executor();
+  }
+
+  /** Builds an {@link IdemOkHttp}. Not thread-safe. */
+  public static final class Builder {
+    private final IdempotentExecutor executor;
+    private String headerName = "Idempotency-Key";
+    private KeyHeaderFormat format = KeyHeaderFormat.BARE;
+    private UntaggedPolicy untagged = UntaggedPolicy.PASS_THROUGH;
+
+    private Builder(IdempotentExecutor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * The key header's name; default {@code Idempotency-Key}.
+     *
+     * @throws IllegalArgumentException if blank or not a valid header name
+     */
+    public Builder headerName(String headerName) {
+      Objects.requireNonNull(headerName, "headerName");
+      if (headerName.isBlank() || !headerName.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
+        throw new IllegalArgumentException("not a valid header name: '" + headerName + "'");
+      }
+      this.headerName = headerName;
+      return this;
+    }
+
+    /** How the key is written; default {@link KeyHeaderFormat#BARE}. */
+    public Builder keyFormat(KeyHeaderFormat format) {
+      this.format = Objects.requireNonNull(format, "format");
+      return this;
+    }
+
+    /** What happens to a POST or PATCH without a tag; default {@link UntaggedPolicy#PASS_THROUGH}. */
+    public Builder untaggedPolicy(UntaggedPolicy policy) {
+      this.untagged = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** Builds it. */
+    public IdemOkHttp build() {
+      return new IdemOkHttp(new AdapterSettings(executor, headerName, format, untagged));
+    }
+  }
+}

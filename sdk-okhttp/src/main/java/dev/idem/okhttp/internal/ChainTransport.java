@@ -1,0 +1,86 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transport;
+import dev.idem.okhttp.IdempotencyResult;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import okhttp3.Interceptor;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * Sends the attempts of a live call down the interceptor chain. Every attempt is the app's own
+ * request (its headers, secrets included, and its tags, such as Retrofit's {@code Invocation})
+ * with the buffered body and the key header; each response is buffered and closed at once, which
+ * OkHttp requires before an application interceptor may proceed again.
+ *
+ * <p>It remembers the last raw response, so the interceptor can hand the caller a response that
+ * keeps its protocol, handshake and timings. One instance per intercepted call; the executor calls
+ * it from one thread at a time.
+ */
+final class ChainTransport implements Transport {
+  private final Interceptor.Chain chain;
+  private final Request template;
+  private final AdapterSettings settings;
+
+  private Response lastRaw;
+  private ResponseSnapshot lastSnapshot;
+
+  /**
+   * @param chain the chain of the intercepted call
+   * @param template the app's request with its body replaced by the buffered bytes
+   */
+  ChainTransport(Interceptor.Chain chain, Request template, AdapterSettings settings) {
+    this.chain = chain;
+    this.template = template;
+    this.settings = settings;
+  }
+
+  @Override
+  public ResponseSnapshot send(RequestSnapshot snapshot, IdempotencyKey key) throws IOException {
+    // The snapshot is the template, secrets included; sending the template instead keeps the app's
+    // tags and header order. A cancelled call would fail every attempt at once without sending:
+    // report it as an interruption, so the operation stays PENDING instead of burning its retries.
+    checkNotCanceled(null);
+    Request attempt = template.newBuilder().header(settings.headerName(), settings.headerValue(key)).build();
+    Response raw;
+    try {
+      raw = chain.proceed(attempt);
+    } catch (IOException e) {
+      checkNotCanceled(e);
+      throw e;
+    }
+    ResponseSnapshot buffered = OkHttpSnapshots.buffer(raw);
+    lastRaw = raw;
+    lastSnapshot = buffered;
+    return buffered;
+  }
+
+  private void checkNotCanceled(IOException cause) throws InterruptedIOException {
+    if (chain.call().isCanceled()) {
+      // Exactly InterruptedIOException: the executor reads that class as "stop, leave it PENDING".
+      InterruptedIOException e = new InterruptedIOException("the OkHttp call was canceled (or its call timeout"
+          + " elapsed); the operation stays PENDING with its key");
+      if (cause != null) {
+        e.initCause(cause);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The response to hand the caller for {@code snapshot}: the raw response it was buffered from,
+   * with an in-memory body, or a rebuilt one if this call did not receive it itself.
+   */
+  Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
+    boolean received = lastRaw != null && lastSnapshot == snapshot;
+    Request request = (received ? lastRaw.request() : template).newBuilder()
+        .tag(IdempotencyResult.class, result)
+        .build();
+    return received ? OkHttpSnapshots.withBody(lastRaw, request, snapshot.body())
+        : OkHttpSnapshots.toResponse(snapshot, request);
+  }
+}

@@ -1,0 +1,75 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transport;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * Sends journaled snapshots through the app's own {@link OkHttpClient}, for operations the executor
+ * drives outside a live call (resumed after a restart, or re-driven). Going through the app's
+ * client, not a bare one, is the point: its interceptors re-apply Authorization and the other
+ * secrets that were kept out of the journal, and its timeouts, proxy and TLS settings apply.
+ *
+ * <p>Each attempt is tagged {@link ResumeAttempt}, so the idempotency interceptor in that client
+ * lets it through instead of starting a new operation. Thread-safe.
+ */
+public final class ClientTransport implements Transport, AsyncTransport {
+  private final OkHttpClient client;
+  private final AdapterSettings settings;
+
+  public ClientTransport(OkHttpClient client, AdapterSettings settings) {
+    this.client = client;
+    this.settings = settings;
+  }
+
+  @Override
+  public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    return OkHttpSnapshots.buffer(newCall(request, key).execute());
+  }
+
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    Call call = newCall(request, key);
+    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
+    // Cancelling the future (the executor does so when its own future is cancelled) cancels the call.
+    result.whenComplete((r, e) -> {
+      if (result.isCancelled()) {
+        call.cancel();
+      }
+    });
+    call.enqueue(new Callback() {
+      @Override
+      public void onFailure(Call c, IOException e) {
+        result.completeExceptionally(e);
+      }
+
+      @Override
+      public void onResponse(Call c, Response response) {
+        try {
+          result.complete(OkHttpSnapshots.buffer(response));
+        } catch (IOException e) {
+          // The body broke off after the headers: as ambiguous as a read timeout.
+          result.completeExceptionally(e);
+        }
+      }
+    });
+    return result;
+  }
+
+  private Call newCall(RequestSnapshot request, IdempotencyKey key) {
+    Request r = OkHttpSnapshots.toRequest(request).newBuilder()
+        .header(settings.headerName(), settings.headerValue(key))
+        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE)
+        .build();
+    return client.newCall(r);
+  }
+}

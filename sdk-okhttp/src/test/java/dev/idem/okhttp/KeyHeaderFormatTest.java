@@ -1,0 +1,31 @@
+package dev.idem.okhttp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.idem.core.IdempotencyKey;
+import org.junit.jupiter.api.Test;
+
+class KeyHeaderFormatTest {
+  @Test
+  void structuredStringEscapesQuotesAndBackslashesAndParsesBack() {
+    IdempotencyKey key = IdempotencyKey.of("a\"b\\c");
+    String value = KeyHeaderFormat.STRUCTURED_STRING.format(key);
+    assertEquals("\"a\\\"b\\\\c\"", value);
+    assertEquals(key, KeyHeaderFormat.parse(value));
+  }
+
+  @Test
+  void bareIsTheKeyItself() {
+    IdempotencyKey key = IdempotencyKey.generate();
+    assertEquals(key.value(), KeyHeaderFormat.BARE.format(key));
+    assertEquals(key, KeyHeaderFormat.parse(key.value()));
+  }
+
+  @Test
+  void invalidHeaderNamesAreRefused() {
+    IdemOkHttp.Builder b = IdemOkHttp.builder(dev.idem.core.IdempotentExecutor.builder().build());
+    assertThrows(IllegalArgumentException.class, () -> b.headerName("Bad Name"));
+    assertThrows(IllegalArgumentException.class, () -> b.headerName(""));
+  }
+}
