@@ -422,8 +422,10 @@ public final class IdempotentExecutor {
         try {
           response = transport.send(request, key);
         } catch (IOException e) {
-          if (Thread.currentThread().isInterrupted() || e.getClass() == InterruptedIOException.class) {
-            throw loop.interrupted(true, e);
+          if (Thread.currentThread().isInterrupted() || isCancellation(e)) {
+            // A transport that knows it stopped before writing says so with RequestNotSentException;
+            // only then is the interrupted attempt left out of the ambiguous count.
+            throw loop.interrupted(!(e instanceof RequestNotSentException), e);
           }
           step = loop.onFailure(e);
           continue;
@@ -444,6 +446,16 @@ public final class IdempotentExecutor {
         return finish(step);
       }
     }
+  }
+
+  /** A plain InterruptedIOException (not a timeout subclass) anywhere in the chain means cancelled. */
+  private static boolean isCancellation(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getClass() == InterruptedIOException.class) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static Outcome finish(Step step) throws IdempotencyException {
