@@ -94,6 +94,44 @@ public interface Journal extends AutoCloseable {
   List<OperationRecord> findByState(OperationState state, OperationId after, int limit) throws IdempotencyException;
 
   /**
+   * How many operations are in {@code state}; for metrics such as the pending-queue length. The
+   * default pages through {@link #findByState}; implementations should answer with one query.
+   */
+  default long count(OperationState state) throws IdempotencyException {
+    long n = 0;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = findByState(state, after, 500);
+      n += page.size();
+      if (page.size() < 500) {
+        return n;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  /**
+   * When the oldest operation in {@code state} was created, if there is one; for the age of the
+   * oldest pending operation. The default pages through {@link #findByState}.
+   */
+  default Optional<Instant> oldestCreatedAt(OperationState state) throws IdempotencyException {
+    Instant oldest = null;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = findByState(state, after, 500);
+      for (OperationRecord r : page) {
+        if (oldest == null || r.createdAt().isBefore(oldest)) {
+          oldest = r.createdAt();
+        }
+      }
+      if (page.size() < 500) {
+        return Optional.ofNullable(oldest);
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  /**
    * Deletes terminal operations last updated before {@code before}.
    *
    * @return how many were deleted

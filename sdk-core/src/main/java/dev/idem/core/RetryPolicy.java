@@ -32,6 +32,8 @@ public final class RetryPolicy {
   private final Duration maxDelay;
   private final Jitter jitter;
   private final boolean honorRetryAfter;
+  private final Duration attemptTimeout;
+  private final DelayFunction delayFunction;
 
   private RetryPolicy(Builder b) {
     this.maxAttempts = b.maxAttempts;
@@ -41,6 +43,8 @@ public final class RetryPolicy {
     this.maxDelay = b.maxDelay;
     this.jitter = b.jitter;
     this.honorRetryAfter = b.honorRetryAfter;
+    this.attemptTimeout = b.attemptTimeout;
+    this.delayFunction = b.delayFunction;
   }
 
   /** The default policy described in the class comment. */
@@ -74,9 +78,17 @@ public final class RetryPolicy {
       return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + maxAttempts + ")");
     }
     Duration remaining = deadline.minus(elapsed);
-    long nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), attemptsMade,
-        previousDelay.toNanos(), random.getAsDouble());
-    String reason = "backoff " + jitter + " jitter, retry " + attemptsMade;
+    long nanos;
+    String reason;
+    if (delayFunction != null) {
+      Duration custom = delayFunction.delay(attemptsMade, previousDelay, random.getAsDouble());
+      nanos = Math.max(0, Math.min(maxDelay.toNanos(), custom == null ? 0 : custom.toNanos()));
+      reason = "custom delay function, retry " + attemptsMade;
+    } else {
+      nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), attemptsMade,
+          previousDelay.toNanos(), random.getAsDouble());
+      reason = "backoff " + jitter + " jitter, retry " + attemptsMade;
+    }
     if (honorRetryAfter && retryAfter.isPresent()) {
       Duration hint = retryAfter.get();
       if (hint.compareTo(remaining) >= 0) {
@@ -131,11 +143,25 @@ public final class RetryPolicy {
     return honorRetryAfter;
   }
 
+  /**
+   * How long one attempt may take before it counts as an ambiguous timeout; empty (the default)
+   * leaves it to the HTTP client's own timeouts. The asynchronous executor enforces it.
+   */
+  public Optional<Duration> attemptTimeout() {
+    return Optional.ofNullable(attemptTimeout);
+  }
+
+  /** The custom backoff, if one replaces the exponential-with-jitter schedule. */
+  public Optional<DelayFunction> delayFunction() {
+    return Optional.ofNullable(delayFunction);
+  }
+
   @Override
   public String toString() {
     return "RetryPolicy{maxAttempts=" + maxAttempts + ", deadline=" + deadline + ", baseDelay=" + baseDelay
         + ", multiplier=" + multiplier + ", maxDelay=" + maxDelay + ", jitter=" + jitter
-        + ", honorRetryAfter=" + honorRetryAfter + "}";
+        + ", honorRetryAfter=" + honorRetryAfter + ", attemptTimeout=" + attemptTimeout
+        + (delayFunction != null ? ", custom delay function" : "") + "}";
   }
 
   /** Builds a {@link RetryPolicy}; every setter validates at once. Not thread-safe. */
@@ -147,6 +173,8 @@ public final class RetryPolicy {
     private Duration maxDelay = Duration.ofSeconds(10);
     private Jitter jitter = Jitter.FULL;
     private boolean honorRetryAfter = true;
+    private Duration attemptTimeout;
+    private DelayFunction delayFunction;
 
     private Builder() {}
 
@@ -158,6 +186,23 @@ public final class RetryPolicy {
       maxDelay = p.maxDelay;
       jitter = p.jitter;
       honorRetryAfter = p.honorRetryAfter;
+      attemptTimeout = p.attemptTimeout;
+      delayFunction = p.delayFunction;
+    }
+
+    /**
+     * @param timeout how long one attempt may take; positive
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder attemptTimeout(Duration timeout) {
+      this.attemptTimeout = positive(timeout, "attemptTimeout");
+      return this;
+    }
+
+    /** @param fn a custom backoff replacing baseDelay, multiplier and jitter; null restores them */
+    public Builder delayFunction(DelayFunction fn) {
+      this.delayFunction = fn;
+      return this;
     }
 
     /**

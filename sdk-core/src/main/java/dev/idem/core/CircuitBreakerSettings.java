@@ -1,0 +1,148 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of the circuit breaker that Idem keeps per target host (built on
+ * resilience4j-circuitbreaker). While a host's breaker is open, its operations are not attempted:
+ * they stay PENDING, due again when the breaker may let a probe through. An open breaker never
+ * makes an operation FAILED.
+ *
+ * <p>Defaults ({@link #ofDefaults()}): opens when at least 50% of the last 20 attempts failed
+ * (counting only once 10 attempts were seen), stays open 30 s, then lets 3 probes through.
+ * Failures are SAFE, AMBIGUOUS and TRANSIENT attempts; successes and permanent 4xx answers show
+ * that the host is up. Immutable and thread-safe.
+ */
+public final class CircuitBreakerSettings {
+  private static final CircuitBreakerSettings DEFAULTS = new Builder().build();
+  private static final CircuitBreakerSettings DISABLED = new Builder().enabled(false).build();
+
+  private final boolean enabled;
+  private final float failureRatePercent;
+  private final int slidingWindowSize;
+  private final int minimumCalls;
+  private final Duration openFor;
+  private final int halfOpenProbes;
+
+  private CircuitBreakerSettings(Builder b) {
+    this.enabled = b.enabled;
+    this.failureRatePercent = b.failureRatePercent;
+    this.slidingWindowSize = b.slidingWindowSize;
+    this.minimumCalls = b.minimumCalls;
+    this.openFor = b.openFor;
+    this.halfOpenProbes = b.halfOpenProbes;
+  }
+
+  /** The defaults described above. */
+  public static CircuitBreakerSettings ofDefaults() {
+    return DEFAULTS;
+  }
+
+  /** No circuit breaker at all. */
+  public static CircuitBreakerSettings disabled() {
+    return DISABLED;
+  }
+
+  /** A builder starting from the defaults. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Whether breakers are used. */
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** The failure rate, in percent, at which a breaker opens. */
+  public float failureRatePercent() {
+    return failureRatePercent;
+  }
+
+  /** How many recent attempts the failure rate covers. */
+  public int slidingWindowSize() {
+    return slidingWindowSize;
+  }
+
+  /** How many attempts a breaker must see before it may open. */
+  public int minimumCalls() {
+    return minimumCalls;
+  }
+
+  /** How long a breaker stays open before letting probes through. */
+  public Duration openFor() {
+    return openFor;
+  }
+
+  /** How many probes a half-open breaker lets through. */
+  public int halfOpenProbes() {
+    return halfOpenProbes;
+  }
+
+  /** Builds {@link CircuitBreakerSettings}. Not thread-safe. */
+  public static final class Builder {
+    private boolean enabled = true;
+    private float failureRatePercent = 50;
+    private int slidingWindowSize = 20;
+    private int minimumCalls = 10;
+    private Duration openFor = Duration.ofSeconds(30);
+    private int halfOpenProbes = 3;
+
+    private Builder() {}
+
+    /** Whether breakers are used; default true. */
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    /** @param percent failure rate that opens the breaker, in (0, 100]; default 50 */
+    public Builder failureRatePercent(float percent) {
+      if (!(percent > 0 && percent <= 100)) {
+        throw new IllegalArgumentException("failure rate must lie in (0, 100]: " + percent);
+      }
+      this.failureRatePercent = percent;
+      return this;
+    }
+
+    /** @param size attempts in the window, at least 1; default 20 */
+    public Builder slidingWindowSize(int size) {
+      this.slidingWindowSize = atLeastOne(size, "slidingWindowSize");
+      return this;
+    }
+
+    /** @param calls attempts seen before the breaker may open, at least 1; default 10 */
+    public Builder minimumCalls(int calls) {
+      this.minimumCalls = atLeastOne(calls, "minimumCalls");
+      return this;
+    }
+
+    /** @param openFor how long the breaker stays open, positive; default 30 s */
+    public Builder openFor(Duration openFor) {
+      Objects.requireNonNull(openFor, "openFor");
+      if (openFor.isZero() || openFor.isNegative()) {
+        throw new IllegalArgumentException("openFor must be positive: " + openFor);
+      }
+      this.openFor = openFor;
+      return this;
+    }
+
+    /** @param probes attempts let through when half-open, at least 1; default 3 */
+    public Builder halfOpenProbes(int probes) {
+      this.halfOpenProbes = atLeastOne(probes, "halfOpenProbes");
+      return this;
+    }
+
+    /** Builds the settings. */
+    public CircuitBreakerSettings build() {
+      return new CircuitBreakerSettings(this);
+    }
+
+    private static int atLeastOne(int n, String what) {
+      if (n < 1) {
+        throw new IllegalArgumentException(what + " must be at least 1: " + n);
+      }
+      return n;
+    }
+  }
+}

@@ -1,0 +1,655 @@
+package dev.idem.core;
+
+import dev.idem.core.internal.AsyncDriver;
+import dev.idem.core.internal.AttemptLoop;
+import dev.idem.core.internal.EngineSettings;
+import dev.idem.core.internal.HostGuard;
+import dev.idem.core.internal.SingleFlight;
+import dev.idem.core.internal.Step;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Executes logical operations with one key across every attempt: journals the operation before
+ * the first byte is sent, retries with bounded, jittered backoff, keeps safe, ambiguous, transient
+ * and permanent failures apart, and reports success only when a response says so.
+ *
+ * <pre>{@code
+ * IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).build();
+ * Outcome out = idem.execute(Operation.builder("create-order", snapshot).build(), transport);
+ * }</pre>
+ *
+ * <p>What each call ends in:
+ * <ul>
+ *   <li>{@link Outcome}: SUCCEEDED; the response is the server's (perhaps a replay).</li>
+ *   <li>{@link OperationFailedException}: FAILED; nothing took effect as far as anyone can know.</li>
+ *   <li>{@link OperationUncertainException}: UNCERTAIN; an attempt may have taken effect.</li>
+ *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, or owned elsewhere).</li>
+ *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
+ *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent.</li>
+ * </ul>
+ *
+ * <p>Within one executor, concurrent calls for the same {@link OperationId} are single-flight: the
+ * second waits for the first one's outcome instead of sending. Thread-safe.
+ */
+public final class IdempotentExecutor {
+  private final EngineSettings settings;
+  private final RetryPolicy policy;
+  private final Fingerprinter fingerprinter;
+  private final Sleeper sleeper;
+  private final Scheduler scheduler;
+  private final Set<String> secretHeaders;
+  private final SingleFlight singleFlight = new SingleFlight();
+  private final Duration serverKeyRetention;
+  private final ExpiredPendingAction expiredPendingAction;
+
+  private static final Logger LOG = LoggerFactory.getLogger(IdempotentExecutor.class);
+  private static final int RESUME_PAGE = 100;
+
+  private IdempotentExecutor(Builder b) {
+    RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
+    this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
+        b.replayHeader, b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener));
+    this.policy = b.policy;
+    this.fingerprinter = b.fingerprinter;
+    this.sleeper = b.sleeper;
+    this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
+    this.secretHeaders = Set.copyOf(b.secretHeaders);
+    this.serverKeyRetention = b.serverKeyRetention;
+    this.expiredPendingAction = b.expiredPendingAction;
+  }
+
+  /** A builder with the defaults listed on each setter. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Executes an operation on the calling thread, waiting between attempts with the sleeper.
+   *
+   * @return the outcome of a SUCCEEDED operation
+   * @throws IdempotencyException as listed in the class comment
+   */
+  public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
+    Objects.requireNonNull(transport, "transport");
+    OperationRecord record = begin(operation);
+    return runSync(record, operation.request(), transport, policyFor(operation));
+  }
+
+  private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p)
+      throws IdempotencyException {
+    if (record.state().isTerminal()) {
+      return finish(AttemptLoop.settled(record));
+    }
+    SingleFlight.Ticket ticket = singleFlight.join(record.id());
+    if (!ticket.leader()) {
+      return awaitLeader(record.id(), ticket.result());
+    }
+    try {
+      Outcome out = drive(new AttemptLoop(settings, record, p), request, record.id().key(), transport);
+      ticket.result().complete(out);
+      return out;
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      ticket.result().completeExceptionally(e);
+      throw e;
+    } finally {
+      singleFlight.leave(record.id(), ticket);
+    }
+  }
+
+  /**
+   * Resumes the operations that are due in the journal, typically once at startup and then
+   * periodically: each is sent again with its stored key and snapshot through the transport of the
+   * handler registered for its operation name, and its outcome goes to that handler. Operations
+   * are read page by page (100 at a time), so memory stays flat however many are pending; they run
+   * one after another on the calling thread, with the executor's default retry policy.
+   *
+   * <p>An operation still pending past {@link Builder#serverKeyRetention} is not re-sent blindly:
+   * by default it becomes UNCERTAIN with a reason (see {@link ExpiredPendingAction}). Operations
+   * whose name has no handler are left as they are and counted as unhandled.
+   *
+   * @param handlers handlers by operation name
+   * @return what this pass did
+   * @throws JournalException if the journal cannot be read; outcomes of single operations go to
+   *     their handlers instead
+   */
+  public ResumeSummary resumePending(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    Objects.requireNonNull(handlers, "handlers");
+    int examined = 0;
+    int succeeded = 0;
+    int failed = 0;
+    int uncertain = 0;
+    int pending = 0;
+    int expired = 0;
+    int unhandled = 0;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, RESUME_PAGE);
+      for (OperationRecord record : page) {
+        examined++;
+        ResumeHandler handler = handlers.get(record.id().operation());
+        if (handler == null) {
+          unhandled++;
+          continue;
+        }
+        OperationState end;
+        try {
+          if (isExpired(record)) {
+            expired++;
+            end = expire(record);
+            if (end == OperationState.UNCERTAIN) {
+              OperationRecord now = settings.journal().find(record.id()).orElse(record);
+              notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
+              uncertain++;
+              continue;
+            }
+          }
+          Outcome outcome = runSync(record, record.request(), handler.transport(), policy);
+          notify(handler, outcome, null);
+          succeeded++;
+        } catch (OperationException e) {
+          notify(handler, null, e);
+          switch (e.state()) {
+            case FAILED -> failed++;
+            case UNCERTAIN -> uncertain++;
+            default -> pending++;
+          }
+        } catch (IdempotencyKeyReusedException e) {
+          notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(),
+              null));
+          failed++;
+        } catch (JournalException e) {
+          throw e;
+        } catch (IdempotencyException e) {
+          LOG.warn("resuming {} failed: {}", record.id(), e.toString());
+          pending++;
+        }
+      }
+      if (page.size() < RESUME_PAGE) {
+        return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled);
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  private boolean isExpired(OperationRecord record) {
+    return record.createdAt().plus(serverKeyRetention).isBefore(settings.clock().instant());
+  }
+
+  /** Returns the state an expired operation is left in: UNCERTAIN, or PENDING to re-send it. */
+  private OperationState expire(OperationRecord record) throws IdempotencyException {
+    if (expiredPendingAction == ExpiredPendingAction.RESEND) {
+      return OperationState.PENDING;
+    }
+    Instant now = settings.clock().instant();
+    String reason = "still pending " + Duration.between(record.createdAt(), now) + " after creation, past the"
+        + " server's key retention of " + serverKeyRetention + "; not re-sent blindly, since the server may have"
+        + " forgotten the key";
+    Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+    if (lease.isEmpty()) {
+      return OperationState.PENDING;
+    }
+    settings.journal().transition(record.id(), lease.get(), Transition.finish(OperationState.UNCERTAIN, now,
+        record.response(), reason));
+    LOG.warn("operation {} expired past the server's key retention; marked UNCERTAIN", record.id());
+    return OperationState.UNCERTAIN;
+  }
+
+  private static void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
+    try {
+      if (outcome != null) {
+        handler.onSuccess(outcome);
+      } else {
+        handler.onFailure(failure);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("a resume handler threw; the operation's state in the journal is unaffected", e);
+    }
+  }
+
+  /**
+   * Executes an operation without blocking: attempts run through {@code transport}, and waits are
+   * scheduled on the scheduler, so no thread is held during backoff. Begin happens before this
+   * method returns; if it fails, the future is already failed and nothing was sent.
+   *
+   * <p>Cancelling the returned future stops further attempts and leaves the operation PENDING.
+   *
+   * @return a future of the outcome, failing with the exceptions listed in the class comment
+   */
+  public CompletableFuture<Outcome> executeAsync(Operation operation, AsyncTransport transport) {
+    Objects.requireNonNull(transport, "transport");
+    OperationRecord record;
+    try {
+      record = begin(operation);
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return runAsync(record, operation.request(), transport, policyFor(operation));
+  }
+
+  /**
+   * Journals an operation without sending it: for queued delivery, where a dispatcher sends it
+   * later with {@link #resumeAsync}. Returns the record, which may already exist (same key and
+   * fingerprint) in any state.
+   *
+   * @throws IdempotencyKeyReusedException if the key is journaled with another request
+   * @throws JournalException if the record could not be made durable
+   */
+  public OperationRecord enqueue(Operation operation) throws IdempotencyException {
+    return begin(operation);
+  }
+
+  /**
+   * Sends a journaled operation again with its stored key and snapshot, on the calling thread;
+   * the transport re-applies the secrets kept out of the journal.
+   *
+   * @throws IllegalArgumentException if the journal has no such operation
+   * @throws IdempotencyException as for {@link #execute}
+   */
+  public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
+    OperationRecord record = settings.journal().find(id)
+        .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
+    return runSync(record, record.request(), transport, policy);
+  }
+
+  /**
+   * Sends a journaled operation again with its stored key and snapshot, without blocking; see
+   * {@link #resume} and {@link #executeAsync}.
+   */
+  public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
+    Optional<OperationRecord> record;
+    try {
+      record = settings.journal().find(id);
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (record.isEmpty()) {
+      return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+    }
+    return runAsync(record.get(), record.get().request(), transport, policy);
+  }
+
+  private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
+      AsyncTransport transport, RetryPolicy p) {
+    if (record.state().isTerminal()) {
+      return completed(AttemptLoop.settled(record));
+    }
+    SingleFlight.Ticket ticket = singleFlight.join(record.id());
+    if (!ticket.leader()) {
+      return ticket.result().copy();
+    }
+    CompletableFuture<Outcome> result = new CompletableFuture<>();
+    result.whenComplete((o, e) -> {
+      if (result.isCancelled()) {
+        ticket.result().cancel(false);
+      } else if (e != null) {
+        ticket.result().completeExceptionally(e);
+      } else {
+        ticket.result().complete(o);
+      }
+      singleFlight.leave(record.id(), ticket);
+    });
+    new AsyncDriver(new AttemptLoop(settings, record, p), request, record.id().key(), transport, scheduler, result)
+        .start();
+    return result;
+  }
+
+  /**
+   * Re-drives a FAILED or UNCERTAIN operation: it becomes PENDING again with the same key and
+   * snapshot, ready for {@link #execute} with the same operation, or for a resume.
+   *
+   * @throws IllegalStateException if the operation is in any other state
+   */
+  public OperationRecord redrive(OperationId id) throws IdempotencyException {
+    return settings.journal().redrive(id, settings.clock().instant());
+  }
+
+  /**
+   * One page of operations in {@code state}, ordered by identity: for example the dead letters
+   * (FAILED) and the UNCERTAIN ones that need a re-drive or a reconciliation.
+   *
+   * @param after the last identity of the previous page, or null for the first
+   * @param limit the page size, at least 1
+   */
+  public List<OperationRecord> list(OperationState state, OperationId after, int limit) throws IdempotencyException {
+    return settings.journal().findByState(state, after, limit);
+  }
+
+  /**
+   * Asks {@code reconciler} about every UNCERTAIN operation and settles those it can: an
+   * operation found to have succeeded becomes SUCCEEDED with the proof as its response; one found
+   * not to have happened becomes FAILED. The journal records both through a re-drive and a claim,
+   * so the state machine's rules hold. Operations the reconciler cannot settle, or cannot ask
+   * about (it throws), stay UNCERTAIN.
+   *
+   * @return how many operations were settled
+   */
+  public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
+    Objects.requireNonNull(reconciler, "reconciler");
+    int settled = 0;
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findByState(OperationState.UNCERTAIN, after, RESUME_PAGE);
+      for (OperationRecord record : page) {
+        Reconciliation r;
+        try {
+          r = reconciler.reconcile(record);
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("could not reconcile {}: {}", record.id(), e.toString());
+          continue;
+        }
+        if (r == null || r.settledAs() == OperationState.UNCERTAIN) {
+          continue;
+        }
+        Instant now = settings.clock().instant();
+        settings.journal().redrive(record.id(), now);
+        Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+        if (lease.isPresent()) {
+          settings.journal().transition(record.id(), lease.get(), Transition.finish(r.settledAs(), now,
+              r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
+          settled++;
+        }
+      }
+      if (page.size() < RESUME_PAGE) {
+        return settled;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  /** Looks an operation up by identity. */
+  public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
+    return settings.journal().find(id);
+  }
+
+  /** Looks operations up by the app's own reference, oldest first. */
+  public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
+    return settings.journal().findByReference(scope, reference);
+  }
+
+  /** The journal this executor writes to. */
+  public Journal journal() {
+    return settings.journal();
+  }
+
+  private RetryPolicy policyFor(Operation operation) {
+    return operation.policy().orElse(policy);
+  }
+
+  private OperationRecord begin(Operation operation) throws IdempotencyException {
+    RequestSnapshot persisted = operation.request().withoutHeaders(secretHeaders);
+    NewOperation op = new NewOperation(operation.id(), operation.reference().orElse(null),
+        fingerprinter.fingerprint(persisted), persisted, settings.clock().instant());
+    BeginResult begun;
+    try {
+      begun = settings.journal().begin(op);
+    } catch (IdempotencyKeyReusedException e) {
+      settings.emit(new IdemEvent.KeyMismatch(operation.id(), false));
+      throw e;
+    }
+    if (begun.created()) {
+      settings.emit(new IdemEvent.OperationStarted(operation.id()));
+    }
+    return begun.record();
+  }
+
+  private Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport)
+      throws IdempotencyException {
+    Step step = loop.start();
+    while (true) {
+      if (step instanceof Step.Send) {
+        ResponseSnapshot response;
+        try {
+          response = transport.send(request, key);
+        } catch (IOException e) {
+          if (Thread.currentThread().isInterrupted() || e.getClass() == InterruptedIOException.class) {
+            throw loop.interrupted(true, e);
+          }
+          step = loop.onFailure(e);
+          continue;
+        } catch (RuntimeException e) {
+          // A bug in the transport: the request may or may not have gone out.
+          throw loop.interrupted(true, e);
+        }
+        step = loop.onResponse(response);
+      } else if (step instanceof Step.Wait wait) {
+        try {
+          sleeper.sleep(wait.delay());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw loop.interrupted(false, e);
+        }
+        step = loop.afterWait();
+      } else {
+        return finish(step);
+      }
+    }
+  }
+
+  private static Outcome finish(Step step) throws IdempotencyException {
+    if (step instanceof Step.Done done) {
+      return done.outcome();
+    }
+    throw ((Step.Fail) step).exception();
+  }
+
+  private static CompletableFuture<Outcome> completed(Step step) {
+    try {
+      return CompletableFuture.completedFuture(finish(step));
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader) throws IdempotencyException {
+    try {
+      return leader.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OperationPendingException("interrupted while waiting for a concurrent execution of " + id, e, id,
+          List.of(), null);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof IdempotencyException ie) {
+        throw ie;
+      }
+      throw new CompletionException(e.getCause());
+    } catch (java.util.concurrent.CancellationException e) {
+      throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
+          null);
+    }
+  }
+
+  /** Lazily created, so that purely synchronous users never start a thread. */
+  private static final class DefaultScheduler {
+    static final Scheduler INSTANCE = Scheduler.of(newExecutor());
+
+    private static ScheduledExecutorService newExecutor() {
+      return Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "idem-scheduler");
+        t.setDaemon(true);
+        return t;
+      });
+    }
+  }
+
+  /** Builds an {@link IdempotentExecutor}. Not thread-safe. */
+  public static final class Builder {
+    private Journal journal;
+    private RetryPolicy policy = RetryPolicy.ofDefaults();
+    private Classifier classifier = Classifier.defaults();
+    private Fingerprinter fingerprinter = Fingerprinter.defaults();
+    private Clock clock = Clock.systemUTC();
+    private Sleeper sleeper = Sleeper.system();
+    private Scheduler scheduler;
+    private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+    private String owner = "idem-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    private Duration leaseFor = Duration.ofMinutes(2);
+    private String replayHeader = "Idempotent-Replayed";
+    private final Set<String> secretHeaders = new HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    private Duration serverKeyRetention = Duration.ofHours(24);
+    private ExpiredPendingAction expiredPendingAction = ExpiredPendingAction.MARK_UNCERTAIN;
+    private IdemListener listener = IdemListener.none();
+    private CircuitBreakerSettings breakerSettings = CircuitBreakerSettings.ofDefaults();
+    private RetryBudget retryBudget;
+
+    private Builder() {}
+
+    /** Receives every {@link IdemEvent}; default none. Combine several with {@link IdemListener#all}. */
+    public Builder listener(IdemListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * The per-host circuit breaker; default {@link CircuitBreakerSettings#ofDefaults()}, or
+     * {@link CircuitBreakerSettings#disabled()}.
+     */
+    public Builder circuitBreaker(CircuitBreakerSettings settings) {
+      this.breakerSettings = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * The per-host retry budget; default {@link RetryBudget#tokenBucket(Clock)} on this builder's
+     * clock (500 tokens, 5 per retry, 1 back per success, 1 per second), or
+     * {@link RetryBudget#unlimited()}.
+     */
+    public Builder retryBudget(RetryBudget budget) {
+      this.retryBudget = Objects.requireNonNull(budget, "budget");
+      return this;
+    }
+
+    /**
+     * How long the server remembers a key; default 24 hours (Stripe's documented minimum). An
+     * operation still pending longer than this after its creation is handled by
+     * {@link #expiredPendingAction} when resumed.
+     */
+    public Builder serverKeyRetention(Duration retention) {
+      Objects.requireNonNull(retention, "retention");
+      if (retention.isZero() || retention.isNegative()) {
+        throw new IllegalArgumentException("serverKeyRetention must be positive: " + retention);
+      }
+      this.serverKeyRetention = retention;
+      return this;
+    }
+
+    /** What resume does with an operation pending past the key retention; default MARK_UNCERTAIN. */
+    public Builder expiredPendingAction(ExpiredPendingAction action) {
+      this.expiredPendingAction = Objects.requireNonNull(action, "action");
+      return this;
+    }
+
+    /** The journal; default a new {@link InMemoryJournal} (keys do not survive a restart). */
+    public Builder journal(Journal journal) {
+      this.journal = Objects.requireNonNull(journal, "journal");
+      return this;
+    }
+
+    /** The default retry policy; default {@link RetryPolicy#ofDefaults()}. */
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.policy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** The classifier; default {@link Classifier#defaults()}. */
+    public Builder classifier(Classifier classifier) {
+      this.classifier = Objects.requireNonNull(classifier, "classifier");
+      return this;
+    }
+
+    /** The fingerprinter; default {@link Fingerprinter#defaults()}. */
+    public Builder fingerprinter(Fingerprinter fingerprinter) {
+      this.fingerprinter = Objects.requireNonNull(fingerprinter, "fingerprinter");
+      return this;
+    }
+
+    /** The clock; default {@link Clock#systemUTC()}. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** How synchronous execution waits; default {@link Sleeper#system()}. */
+    public Builder sleeper(Sleeper sleeper) {
+      this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
+      return this;
+    }
+
+    /** How asynchronous execution waits; default one shared daemon thread. */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * Uniform values in [0, 1) for jitter; default {@link ThreadLocalRandom}. Must be thread-safe
+     * if the executor is shared across threads.
+     */
+    public Builder random(DoubleSupplier random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /** The owner name written into leases; default {@code idem-<pid>-<random>}. */
+    public Builder owner(String owner) {
+      this.owner = Objects.requireNonNull(owner, "owner");
+      return this;
+    }
+
+    /**
+     * How long a claim lasts before another process may take the operation over; default 2
+     * minutes. Keep it longer than the longest single attempt.
+     */
+    public Builder leaseFor(Duration leaseFor) {
+      Objects.requireNonNull(leaseFor, "leaseFor");
+      if (leaseFor.isZero() || leaseFor.isNegative()) {
+        throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+      }
+      this.leaseFor = leaseFor;
+      return this;
+    }
+
+    /** The response header that marks a server-side replay; default {@code Idempotent-Replayed}. */
+    public Builder replayHeader(String replayHeader) {
+      this.replayHeader = Objects.requireNonNull(replayHeader, "replayHeader");
+      return this;
+    }
+
+    /**
+     * More headers to keep out of the journal, in addition to Authorization, Proxy-Authorization,
+     * Cookie and Set-Cookie (case-insensitive). The transport must re-apply them on every attempt.
+     */
+    public Builder secretHeaders(Set<String> names) {
+      names.forEach(n -> secretHeaders.add(n.toLowerCase(Locale.ROOT)));
+      return this;
+    }
+
+    /** Builds the executor. */
+    public IdempotentExecutor build() {
+      if (journal == null) {
+        journal = new InMemoryJournal();
+      }
+      return new IdempotentExecutor(this);
+    }
+  }
+}

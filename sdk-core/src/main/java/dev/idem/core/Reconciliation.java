@@ -1,0 +1,38 @@
+package dev.idem.core;
+
+import java.util.Objects;
+
+/**
+ * A {@link Reconciler}'s finding about one UNCERTAIN operation.
+ *
+ * @param settledAs SUCCEEDED, FAILED, or UNCERTAIN for "still unknown"
+ * @param response for SUCCEEDED, the response that proves it; otherwise null
+ * @param reason what the reconciler found, recorded in the journal
+ */
+public record Reconciliation(OperationState settledAs, ResponseSnapshot response, String reason) {
+  public Reconciliation {
+    Objects.requireNonNull(settledAs, "settledAs");
+    Objects.requireNonNull(reason, "reason");
+    if (!settledAs.isTerminal()) {
+      throw new IllegalArgumentException("a reconciliation settles as SUCCEEDED, FAILED or UNCERTAIN, not " + settledAs);
+    }
+    if (settledAs == OperationState.SUCCEEDED && response == null) {
+      throw new IllegalArgumentException("SUCCEEDED needs the response that proves it");
+    }
+  }
+
+  /** The operation took effect; {@code proof} is the server's answer (for example the GET). */
+  public static Reconciliation succeeded(ResponseSnapshot proof, String reason) {
+    return new Reconciliation(OperationState.SUCCEEDED, Objects.requireNonNull(proof, "proof"), reason);
+  }
+
+  /** The operation did not take effect, and will not. */
+  public static Reconciliation failed(String reason) {
+    return new Reconciliation(OperationState.FAILED, null, reason);
+  }
+
+  /** Still unknown; the operation stays UNCERTAIN. */
+  public static Reconciliation unknown(String reason) {
+    return new Reconciliation(OperationState.UNCERTAIN, null, reason);
+  }
+}

@@ -1,0 +1,161 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Scheduler;
+import dev.idem.core.AttemptTimeoutException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+
+/**
+ * Drives an {@link AttemptLoop} with futures: sends through an {@link AsyncTransport}, waits
+ * through a {@link Scheduler}, and never blocks a thread while waiting. Every touch of the loop
+ * happens under this driver's lock, because the transport's callback, a scheduled task and a
+ * cancellation can race.
+ */
+public final class AsyncDriver {
+  private final AttemptLoop loop;
+  private final RequestSnapshot request;
+  private final IdempotencyKey key;
+  private final AsyncTransport transport;
+  private final Scheduler scheduler;
+  private final CompletableFuture<Outcome> result;
+
+  private boolean onTheWire;
+  private Future<?> timer;
+
+  public AsyncDriver(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, AsyncTransport transport,
+      Scheduler scheduler, CompletableFuture<Outcome> result) {
+    this.loop = loop;
+    this.request = request;
+    this.key = key;
+    this.transport = transport;
+    this.scheduler = scheduler;
+    this.result = result;
+    result.whenComplete((o, e) -> {
+      if (e instanceof CancellationException) {
+        onCancel();
+      }
+    });
+  }
+
+  /** Claims the operation and sends its first attempt; call once. */
+  public synchronized void start() {
+    try {
+      perform(loop.start());
+    } catch (IdempotencyException | RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  private void perform(Step step) throws IdempotencyException {
+    if (result.isDone()) {
+      return;
+    }
+    if (step instanceof Step.Send) {
+      CompletableFuture<ResponseSnapshot> sent;
+      onTheWire = true;
+      try {
+        sent = transport.sendAsync(request, key);
+      } catch (RuntimeException e) {
+        sent = CompletableFuture.failedFuture(e);
+      }
+      Optional<Duration> timeout = loop.attemptTimeout();
+      if (timeout.isPresent()) {
+        sent = withTimeout(sent, timeout.get());
+      }
+      sent.whenComplete(this::onAttemptDone);
+    } else if (step instanceof Step.Wait wait) {
+      timer = scheduler.schedule(this::afterWait, wait.delay());
+    } else if (step instanceof Step.Done done) {
+      result.complete(done.outcome());
+    } else {
+      result.completeExceptionally(((Step.Fail) step).exception());
+    }
+  }
+
+  private synchronized void onAttemptDone(ResponseSnapshot response, Throwable error) {
+    onTheWire = false;
+    try {
+      if (result.isCancelled()) {
+        loop.interrupted(true, new CancellationException("cancelled while an attempt was on the wire"));
+        return;
+      }
+      Throwable cause = unwrap(error);
+      Step next;
+      if (cause == null) {
+        next = loop.onResponse(response);
+      } else if (cause instanceof IOException io) {
+        next = loop.onFailure(io);
+      } else {
+        // Not an I/O failure: a bug or a cancellation in the transport. The request may have gone out.
+        result.completeExceptionally(loop.interrupted(true, cause));
+        return;
+      }
+      perform(next);
+    } catch (IdempotencyException | RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  private synchronized void afterWait() {
+    timer = null;
+    try {
+      if (!result.isDone()) {
+        perform(loop.afterWait());
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  private synchronized void onCancel() {
+    if (timer != null) {
+      timer.cancel(false);
+      timer = null;
+    }
+    if (!onTheWire) {
+      // Waiting between attempts: already PENDING in the journal, or about to be claimed again.
+      loop.interrupted(false, new CancellationException("cancelled"));
+    }
+  }
+
+  /**
+   * Fails the attempt with {@link AttemptTimeoutException} when {@code timeout} passes first. The
+   * timer runs on the injected scheduler, so fake time drives it in tests.
+   */
+  private CompletableFuture<ResponseSnapshot> withTimeout(CompletableFuture<ResponseSnapshot> sent, Duration timeout) {
+    CompletableFuture<ResponseSnapshot> guarded = new CompletableFuture<>();
+    Future<?> timeoutTask = scheduler.schedule(() -> {
+      if (guarded.completeExceptionally(new AttemptTimeoutException(timeout))) {
+        sent.cancel(true);
+      }
+    }, timeout);
+    sent.whenComplete((r, e) -> {
+      timeoutTask.cancel(false);
+      if (e != null) {
+        guarded.completeExceptionally(e);
+      } else {
+        guarded.complete(r);
+      }
+    });
+    return guarded;
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

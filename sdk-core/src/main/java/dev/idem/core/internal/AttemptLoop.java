@@ -1,0 +1,289 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdemEvent;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.Lease;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.Outcome;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.RetryDecision;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.Transition;
+import dev.idem.core.Verdict;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The decision engine of one execution of one operation. It claims, records, classifies, decides
+ * and writes every state change to the journal; it never sends or waits itself. A driver calls
+ * {@link #start()}, performs the {@link Step} it gets, and reports back with
+ * {@link #onResponse}, {@link #onFailure} or {@link #afterWait()}.
+ *
+ * <p>Not thread-safe: one driver uses it at a time (the async driver hands it from one callback to
+ * the next, which the futures order).
+ */
+public final class AttemptLoop {
+  private static final Logger LOG = LoggerFactory.getLogger(AttemptLoop.class);
+
+  private final EngineSettings s;
+  private final OperationId id;
+  private final RetryPolicy policy;
+  private final List<AttemptRecord> history;
+  private final String host;
+  private final Instant createdAt;
+
+  private Lease lease;
+  private Instant runStart;
+  private Instant attemptStart;
+  private int attemptsThisRun;
+  private Duration previousDelay = Duration.ZERO;
+  private ResponseSnapshot lastResponse;
+
+  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy) {
+    this.s = settings;
+    this.id = record.id();
+    this.policy = policy;
+    this.history = new ArrayList<>(record.attempts());
+    this.lastResponse = record.response();
+    this.host = HostGuard.hostOf(record.request().uri());
+    this.createdAt = record.createdAt();
+  }
+
+  /** The policy's per-attempt timeout, if it has one. */
+  public Optional<Duration> attemptTimeout() {
+    return policy.attemptTimeout();
+  }
+
+  /** Claims the operation for its first attempt in this execution. */
+  public Step start() throws IdempotencyException {
+    return claim();
+  }
+
+  /** Claims the operation again after a wait. */
+  public Step afterWait() throws IdempotencyException {
+    return claim();
+  }
+
+  private Step claim() throws IdempotencyException {
+    Instant now = s.clock().instant();
+    Optional<Lease> claimed = s.journal().claim(id, s.owner(), now, s.leaseFor());
+    if (claimed.isEmpty()) {
+      OperationRecord current = s.journal().find(id)
+          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
+      if (current.state().isTerminal()) {
+        return settled(current);
+      }
+      return new Step.Fail(new OperationPendingException("operation " + id + " is " + current.state()
+          + " under owner " + current.owner() + " until " + current.leaseExpiresAt()
+          + "; it will be sent again with the same key when that lease expires", null, id, current.attempts(),
+          current.response()));
+    }
+    lease = claimed.get();
+    HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty());
+    if (refusal != HostGuard.Refusal.NONE) {
+      return refused(refusal, now);
+    }
+    attemptStart = now;
+    if (runStart == null) {
+      runStart = now;
+    }
+    s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
+    return new Step.Send();
+  }
+
+  /**
+   * The host's breaker is open or its retry budget is empty: nothing is sent, and the operation
+   * goes back to PENDING, due when the host may take it again. Never FAILED.
+   */
+  private Step refused(HostGuard.Refusal refusal, Instant now) throws IdempotencyException {
+    boolean breaker = refusal == HostGuard.Refusal.BREAKER_OPEN;
+    Duration wait = breaker ? s.guard().openFor() : policy.maxDelay();
+    String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
+    s.emit(breaker ? new IdemEvent.BreakerRejected(id, host) : new IdemEvent.BudgetDenied(id, host));
+    Instant due = now.plus(wait);
+    s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+    lease = null;
+    return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
+        + " due again at " + due + ". It keeps its key: resumePending, an OutboxDispatcher, or executing the same"
+        + " Operation again will deliver it", null, id, history, lastResponse));
+  }
+
+  /**
+   * The step for an operation that the journal already holds in a terminal state: the stored
+   * success, or the stored failure. Nothing is sent.
+   */
+  public static Step settled(OperationRecord record) {
+    return switch (record.state()) {
+      case SUCCEEDED -> new Step.Done(new Outcome(record.id(), record.response(), false, true, record.attempts()));
+      case FAILED -> new Step.Fail(new OperationFailedException("operation " + record.id()
+          + " already ended FAILED (" + record.reason() + "); re-drive it to try again with the same key", null,
+          record.id(), record.attempts(), record.response()));
+      case UNCERTAIN -> new Step.Fail(new OperationUncertainException("operation " + record.id()
+          + " already ended UNCERTAIN (" + record.reason() + "); reconcile or re-drive it with the same key", null,
+          record.id(), record.attempts(), record.response()));
+      default -> throw new IllegalStateException(record.state() + " is not terminal");
+    };
+  }
+
+  /** Reports the response of the attempt just sent. */
+  public Step onResponse(ResponseSnapshot response) throws IdempotencyException {
+    Verdict v = s.classifier().classify(response)
+        .orElse(Verdict.permanent("HTTP " + response.status() + " (no classifier had an opinion)"));
+    lastResponse = response;
+    return switch (v.classification()) {
+      case SUCCESS -> succeed(response, v);
+      case PERMANENT -> permanent(v, response.status(), null);
+      default -> retryOrGiveUp(v, response.status(), null,
+          RetryAfter.parse(response.header("Retry-After").orElse(null), s.clock().instant()));
+    };
+  }
+
+  /** Reports that the attempt just sent got no response. */
+  public Step onFailure(IOException failure) throws IdempotencyException {
+    Verdict v = s.classifier().classify(failure)
+        .orElse(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
+    if (v.classification() == Classification.SUCCESS) {
+      // An exception cannot prove success; a classifier that says so is overruled, cautiously.
+      v = Verdict.ambiguous(v.reason() + " (an exception cannot mean success)");
+    }
+    if (v.classification() == Classification.PERMANENT) {
+      return permanent(v, null, failure);
+    }
+    return retryOrGiveUp(v, null, failure, Optional.empty());
+  }
+
+  /**
+   * Leaves the operation PENDING after an interruption or cancellation, recording the attempt that
+   * was on the wire (if any) as ambiguous.
+   *
+   * @param onTheWire true if an attempt had been sent and not answered
+   * @return the exception to report to the caller
+   */
+  public IdempotencyException interrupted(boolean onTheWire, Throwable cause) {
+    try {
+      if (lease != null) {
+        Instant now = s.clock().instant();
+        if (onTheWire) {
+          record(Verdict.ambiguous("interrupted while waiting for the response"), null, cause, now, Duration.ZERO,
+              "interrupted; left PENDING");
+        }
+        s.journal().transition(id, lease, Transition.retryAt(now, now, "interrupted or cancelled"));
+        lease = null;
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      // The lease expires on its own, after which the operation is due again: still never lost.
+      cause.addSuppressed(e);
+    }
+    return new OperationPendingException("execution of " + id + " was interrupted or cancelled; the operation is"
+        + " PENDING and will be sent again with the same key", cause, id, history, lastResponse);
+  }
+
+  private Step succeed(ResponseSnapshot response, Verdict v) throws IdempotencyException {
+    Instant now = s.clock().instant();
+    record(v, response.status(), null, now, Duration.ZERO, "success");
+    OperationRecord done = s.journal().transition(id, lease, Transition.finish(OperationState.SUCCEEDED, now,
+        response, null));
+    lease = null;
+    boolean replayed = response.header(s.replayHeader()).map(h -> h.trim().equalsIgnoreCase("true")).orElse(false);
+    if (replayed) {
+      s.emit(new IdemEvent.ReplaySeen(id));
+    }
+    s.emit(new IdemEvent.Succeeded(id, history.size(), Duration.between(createdAt, now)));
+    return new Step.Done(new Outcome(id, response, replayed, false, done.attempts()));
+  }
+
+  private Step permanent(Verdict v, Integer status, IOException failure) throws IdempotencyException {
+    Instant now = s.clock().instant();
+    boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::isAmbiguous);
+    record(v, status, failure, now, Duration.ZERO, "permanent: no retry");
+    if (failure != null && !provablyNotSent(failure)) {
+      // The classifier says "don't retry", but without a response the request may have taken effect.
+      String reason = v.reason() + "; no response arrived, so the request may have taken effect";
+      finish(OperationState.UNCERTAIN, now, reason);
+      return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason, failure,
+          id, history, lastResponse));
+    }
+    if (status != null && status == 422) {
+      s.emit(new IdemEvent.KeyMismatch(id, true));
+      finish(OperationState.FAILED, now, v.reason());
+      return new Step.Fail(new IdempotencyKeyReusedException(id, true, "server refused key " + id.key()
+          + " as reused with another payload (HTTP 422); " + "operation " + id + " is FAILED"));
+    }
+    if (ambiguousBefore) {
+      String reason = v.reason() + " after an earlier ambiguous attempt, which may have taken effect";
+      finish(OperationState.UNCERTAIN, now, reason);
+      return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason, failure, id,
+          history, lastResponse));
+    }
+    finish(OperationState.FAILED, now, v.reason());
+    return new Step.Fail(new OperationFailedException("operation " + id + " FAILED: " + v.reason(), failure, id,
+        history, lastResponse));
+  }
+
+  private static boolean provablyNotSent(IOException failure) {
+    return DefaultClassifier.INSTANCE.classify(failure)
+        .map(v -> v.classification() == Classification.SAFE).orElse(false);
+  }
+
+  private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, Optional<Duration> hint)
+      throws IdempotencyException {
+    Instant now = s.clock().instant();
+    attemptsThisRun++;
+    RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay, hint,
+        s.random());
+    record(v, status, failure, now, d.delay(), d.reason());
+    if (d.retry()) {
+      LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),
+          d.reason());
+      s.emit(new IdemEvent.RetryScheduled(id, d.delay(), d.reason()));
+      s.journal().transition(id, lease, Transition.retryAt(now, now.plus(d.delay()), v.reason()));
+      lease = null;
+      previousDelay = d.delay();
+      return new Step.Wait(d.delay());
+    }
+    boolean uncertain = history.stream().anyMatch(AttemptRecord::isAmbiguous);
+    String reason = "gave up: " + d.reason() + "; last attempt: " + v.reason();
+    finish(uncertain ? OperationState.UNCERTAIN : OperationState.FAILED, now, reason);
+    LOG.warn("operation {} {} after {} attempts: {}", id, uncertain ? "is UNCERTAIN" : "FAILED", history.size(),
+        reason);
+    if (uncertain) {
+      return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason
+          + "; an attempt may have taken effect", failure, id, history, lastResponse));
+    }
+    return new Step.Fail(new OperationFailedException("operation " + id + " FAILED: " + reason, failure, id, history,
+        lastResponse));
+  }
+
+  private void record(Verdict v, Integer status, Throwable failure, Instant end, Duration delay, String decision)
+      throws IdempotencyException {
+    AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
+        v.classification(), status, failure == null ? null : failure.getClass().getName(), v.reason(), delay,
+        decision);
+    s.guard().record(host, v.classification(), Duration.between(attemptStart, end));
+    s.journal().recordAttempt(id, lease, a);
+    history.add(a);
+    s.emit(new IdemEvent.AttemptFinished(id, a, host));
+  }
+
+  private void finish(OperationState target, Instant now, String reason) throws IdempotencyException {
+    s.journal().transition(id, lease, Transition.finish(target, now, lastResponse, reason));
+    lease = null;
+    Duration age = Duration.between(createdAt, now);
+    s.emit(target == OperationState.UNCERTAIN ? new IdemEvent.Uncertain(id, history.size(), age, reason)
+        : new IdemEvent.Failed(id, history.size(), age, reason));
+  }
+}

@@ -1,0 +1,38 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.Classifier;
+import dev.idem.core.IdemEvent;
+import dev.idem.core.IdemListener;
+import dev.idem.core.Journal;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What every {@link AttemptLoop} of one executor shares.
+ *
+ * @param journal where operations live
+ * @param classifier how attempts are classified
+ * @param clock the time source
+ * @param random uniform values in [0, 1) for jitter
+ * @param owner this executor's owner name for leases
+ * @param leaseFor how long a claim lasts
+ * @param replayHeader the response header that marks a server-side replay
+ * @param listener where events go
+ * @param guard the per-host circuit breakers and retry budget
+ */
+public record EngineSettings(Journal journal, Classifier classifier, Clock clock, DoubleSupplier random, String owner,
+    Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard) {
+  private static final Logger LOG = LoggerFactory.getLogger(EngineSettings.class);
+
+  /** Tells the listener, which must never change an operation's fate by throwing. */
+  public void emit(IdemEvent event) {
+    try {
+      listener.onEvent(event);
+    } catch (RuntimeException e) {
+      LOG.warn("an IdemListener threw on {}; ignored", event.getClass().getSimpleName(), e);
+    }
+  }
+}
