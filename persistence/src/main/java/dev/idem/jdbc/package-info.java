@@ -1,2 +1,6 @@
-/** The durable JDBC journal: H2 embedded by default, PostgreSQL for fleets. Work pending (issue 4). */
+/**
+ * The durable JDBC journal of Idem: {@link dev.idem.jdbc.JdbcJournal}, on embedded H2 by default
+ * and on PostgreSQL for fleets of processes. Everything in {@code dev.idem.jdbc.internal} may change
+ * without notice.
+ */
 package dev.idem.jdbc;

@@ -1,0 +1,747 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.BeginResult;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.Journal;
+import dev.idem.core.JournalException;
+import dev.idem.core.Lease;
+import dev.idem.core.NewOperation;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.StaleOwnerException;
+import dev.idem.core.Transition;
+import dev.idem.jdbc.internal.CorruptRowException;
+import dev.idem.jdbc.internal.CorruptRowFound;
+import dev.idem.jdbc.internal.DataSourceStore;
+import dev.idem.jdbc.internal.Dialect;
+import dev.idem.jdbc.internal.Durability;
+import dev.idem.jdbc.internal.H2Files;
+import dev.idem.jdbc.internal.Instants;
+import dev.idem.jdbc.internal.JournalErrors;
+import dev.idem.jdbc.internal.Migrator;
+import dev.idem.jdbc.internal.OpenJournals;
+import dev.idem.jdbc.internal.OperationTable;
+import dev.idem.jdbc.internal.OperationTable.Change;
+import dev.idem.jdbc.internal.OperationTable.RowKey;
+import dev.idem.jdbc.internal.RawRow;
+import dev.idem.jdbc.internal.RecordCodec;
+import dev.idem.jdbc.internal.SingleConnectionStore;
+import dev.idem.jdbc.internal.Store;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A durable {@link Journal} over JDBC: embedded H2 in a directory by default, PostgreSQL for a fleet
+ * of processes sharing one database.
+ *
+ * <h2>Opening</h2>
+ * <pre>{@code
+ * Journal journal = JdbcJournal.openH2(Path.of("/var/lib/myapp/idem"));   // embedded, one process
+ * Journal shared = JdbcJournal.dataSource(pooledPgDataSource).open();      // PostgreSQL fleet
+ * }</pre>
+ * Opening creates or migrates the schema (forward SQL migrations recorded in
+ * {@code idem_schema_version}) and quarantines rows with an unknown state.
+ *
+ * <h2>Durability</h2>
+ * {@link #begin} returns only when the PENDING record is durable: nothing is sent for an operation
+ * whose begin did not return. It is the one synchronous durable write before the first send. Later
+ * writes ({@link #claim}, {@link #recordAttempt}, {@link #transition}) are visible at once but may
+ * be made durable a little later (with the next begin, or within the deferred commit interval);
+ * losing them in a crash reverts the operation to an earlier state, from which it is re-sent with
+ * the same key: a safe replay. {@link #abandon}, {@link #redrive} and {@link #purge} are durable
+ * when they return. {@link #flush()} makes everything durable now; {@link #close()} flushes.
+ *
+ * <p>On embedded H2 the journal owns one connection. Concurrent callers share commits (group
+ * commit): one commit, and one disk sync, covers every write made while the previous one ran. The
+ * H2 URL uses {@code WRITE_DELAY=0} (each commit is written to the file before it returns; proven by
+ * this module's kill -9 tests) and, by default, each commit is followed by {@code CHECKPOINT SYNC}
+ * (an fsync), so a begun operation also survives an OS crash or power loss. Turn that off with
+ * {@link Builder#syncToDisk(boolean)} to survive process crashes only, faster. An H2 journal
+ * belongs to one process: a second process gets a {@link JournalException}.
+ *
+ * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
+ * before returning; begin commits with {@code synchronous_commit = on}, the deferred writes with
+ * {@code off}. Claims use {@code SELECT ... FOR UPDATE SKIP LOCKED} and a fencing generation, so
+ * each pending operation is resumed by one process at a time, and a completion from a stale owner
+ * updates nothing and throws {@link StaleOwnerException}.
+ *
+ * <h2>Secrets and sizes</h2>
+ * Headers named in {@link RequestSnapshot#DEFAULT_SECRET_HEADERS} (and any given to
+ * {@link Builder#excludeHeaders}) are stripped from request snapshots and stored responses, even if
+ * the caller forgot to. A response body larger than {@link #DEFAULT_MAX_STORED_RESPONSE_BODY} bytes
+ * is not stored: the stored response then has an empty body and the header
+ * {@link #TRUNCATED_BODY_HEADER} with the original length. A request body larger than
+ * {@link #DEFAULT_MAX_REQUEST_BODY} bytes is refused at begin (so it is never sent).
+ *
+ * <h2>Bad rows</h2>
+ * A row that cannot be decoded (unknown state, snapshot that is not valid JSON) is quarantined:
+ * flagged in place with the reason, logged at WARN (identity and reason, never stored values), and
+ * skipped by every query; {@link #find} and {@link #begin} of that identity throw a
+ * {@link JournalException}. List them with {@link #findQuarantined(int)}.
+ *
+ * <p>Thread-safe. Every method throws {@link JournalException} when the journal cannot be read or
+ * written (locked, read-only, disk full, database down) or is closed.
+ */
+public final class JdbcJournal implements Journal {
+  /** The default largest response body stored with a finished operation: 64 KiB. */
+  public static final int DEFAULT_MAX_STORED_RESPONSE_BODY = 64 * 1024;
+  /** The default largest request body journaled: 512 KiB. Larger requests are refused at begin. */
+  public static final int DEFAULT_MAX_REQUEST_BODY = 512 * 1024;
+  /** The default longest wait before a deferred write is committed (H2): 100 ms. */
+  public static final Duration DEFAULT_DEFERRED_COMMIT_INTERVAL = Duration.ofMillis(100);
+  /**
+   * Set on a stored response whose body was too large to keep; the value is the original body
+   * length in bytes, and the stored body is empty.
+   */
+  public static final String TRUNCATED_BODY_HEADER = "idem-journal-body-truncated";
+
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcJournal.class);
+
+  private final String name;
+  private final Dialect dialect;
+  private final Store store;
+  private final OperationTable table;
+  private final RecordCodec codec;
+  private final Set<String> excludedHeaders;
+  private final int maxRequestBody;
+  private final Clock clock;
+  private final int schemaVersion;
+  private final Path registeredDirectory;
+  private final AtomicBoolean warnedAboutSecrets = new AtomicBoolean();
+
+  private JdbcJournal(Builder b, String name, Dialect dialect, Store store, int schemaVersion,
+      Path registeredDirectory) {
+    this.name = name;
+    this.dialect = dialect;
+    this.store = store;
+    this.table = new OperationTable(dialect);
+    this.codec = new RecordCodec(b.maxStoredResponseBody, TRUNCATED_BODY_HEADER);
+    this.excludedHeaders = Set.copyOf(b.excludedHeaders);
+    this.maxRequestBody = b.maxRequestBody;
+    this.clock = b.clock;
+    this.schemaVersion = schemaVersion;
+    this.registeredDirectory = registeredDirectory;
+  }
+
+  /**
+   * Opens (creating if needed) an embedded H2 journal in {@code directory} with the default
+   * settings. The directory gets permissions {@code rwx------} and the data file {@code rw-------}.
+   *
+   * @throws JournalException if the directory cannot be created or written, or another process or
+   *     another journal in this JVM has the journal open
+   */
+  public static JdbcJournal openH2(Path directory) throws JournalException {
+    return h2(directory).open();
+  }
+
+  /** Starts a builder for an embedded H2 journal in {@code directory}. */
+  public static Builder h2(Path directory) {
+    return new Builder(Objects.requireNonNull(directory, "directory"), null);
+  }
+
+  /**
+   * Starts a builder for a journal in the database of {@code dataSource}: PostgreSQL (a connection
+   * per call, so give it a pool) or H2 (one connection held for the journal's life, plus one for
+   * disk syncs). The DataSource stays the app's: {@link #close()} does not close it.
+   */
+  public static Builder dataSource(DataSource dataSource) {
+    return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
+  }
+
+  /** The schema version of the journal's database after opening. */
+  public int schemaVersion() {
+    return schemaVersion;
+  }
+
+  @Override
+  public BeginResult begin(NewOperation operation) throws IdempotencyException {
+    Objects.requireNonNull(operation, "operation");
+    OperationId id = operation.id();
+    RequestSnapshot request = withoutSecrets(operation.request(), id);
+    if (request.bodyLength() > maxRequestBody) {
+      throw new JournalException("cannot journal " + id + ": its request body has " + request.bodyLength()
+          + " bytes, more than the journal's limit of " + maxRequestBody + " (maxRequestBodyBytes); nothing was sent",
+          null);
+    }
+    NewOperation stored = request == operation.request() ? operation
+        : new NewOperation(id, operation.reference(), operation.fingerprint(), request, operation.createdAt());
+    OperationTable.NewRow row = new OperationTable.NewRow(id, operation.reference(), operation.fingerprint().hex(),
+        codec.encodeRequest(request), Instants.toNanos(operation.createdAt()));
+    RawRow existing = store.write(Durability.SYNC,
+        c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null));
+    if (existing == null) {
+      return new BeginResult(OperationRecord.pending(stored), true);
+    }
+    OperationRecord r = decodeOrQuarantine(existing);
+    if (!r.fingerprint().equals(operation.fingerprint())) {
+      throw new IdempotencyKeyReusedException(id, false, "key " + id.key() + " is already journaled for "
+          + id.scope() + "/" + id.operation() + " with another request fingerprint; refusing to send");
+    }
+    return new BeginResult(r, false);
+  }
+
+  @Override
+  public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    RawRow row = store.read(c -> table.select(c, id, null));
+    return row == null ? Optional.empty() : Optional.of(decodeOrQuarantine(row));
+  }
+
+  @Override
+  public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
+    Objects.requireNonNull(scope, "scope");
+    Objects.requireNonNull(reference, "reference");
+    return decodeAll(store.read(c -> table.byReference(c, scope, reference)));
+  }
+
+  @Override
+  public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(owner, "owner");
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+    }
+    long nowNanos = Instants.toNanos(now);
+    Instant expiresAt = now.plus(leaseFor);
+    long expiresNanos = Instants.toNanos(expiresAt);
+    return quarantining(() -> store.write(Durability.DEFERRED, c -> {
+      RawRow r = table.selectForClaim(c, id);
+      if (r == null) {
+        if (table.exists(c, id)) {
+          return Optional.<Lease>empty(); // another process is claiming or updating it right now
+        }
+        throw new IllegalStateException("no such operation: " + id);
+      }
+      failIfQuarantined(r);
+      OperationState state = stateOf(r);
+      boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
+          && r.leaseExpiresAt() > nowNanos;
+      if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && !leased))) {
+        return Optional.<Lease>empty();
+      }
+      OperationState.checkTransition(state, OperationState.IN_FLIGHT);
+      long generation = r.generation() + 1;
+      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos)) {
+        return Optional.<Lease>empty();
+      }
+      return Optional.of(new Lease(owner, generation, expiresAt));
+    }));
+  }
+
+  @Override
+  public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(lease, "lease");
+    Objects.requireNonNull(attempt, "attempt");
+    long at = Instants.toNanos(attempt.endedAt());
+    quarantining(() -> store.write(Durability.DEFERRED, c -> {
+      RawRow r = existing(table.selectForUpdate(c, id), id);
+      fence(r, id, lease);
+      String attempts;
+      try {
+        attempts = codec.appendAttempt(r.attemptsJson(), attempt);
+      } catch (CorruptRowException e) {
+        throw new CorruptRowFound(r, e);
+      }
+      if (!table.updateAttempts(c, id, lease.owner(), lease.generation(), attempts, at)) {
+        throw new StaleOwnerException(id, lease, "changed concurrently");
+      }
+      return null;
+    }));
+  }
+
+  @Override
+  public OperationRecord transition(OperationId id, Lease lease, Transition t) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(lease, "lease");
+    Objects.requireNonNull(t, "transition");
+    String responseJson = codec.encodeResponse(t.response(), responseExclusions());
+    Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
+        OperationTable.cut(t.reason()));
+    return quarantining(() -> store.write(Durability.DEFERRED, c -> {
+      RawRow raw = existing(table.select(c, id, null), id);
+      OperationRecord r = decode(raw);
+      fence(raw, id, lease);
+      OperationState.checkTransition(r.state(), t.target());
+      if (!table.transitionFenced(c, id, lease.owner(), lease.generation(), change)) {
+        throw new StaleOwnerException(id, lease, "changed concurrently");
+      }
+      return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
+          decodeStoredResponse(raw, responseJson), change.reason());
+    }));
+  }
+
+  @Override
+  public OperationRecord abandon(OperationId id, Transition t) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(t, "transition");
+    String responseJson = codec.encodeResponse(t.response(), responseExclusions());
+    Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
+        OperationTable.cut(t.reason()));
+    return quarantining(() -> store.write(Durability.SYNC, c -> {
+      RawRow raw = existing(table.selectForUpdate(c, id), id);
+      failIfQuarantined(raw);
+      OperationRecord r = decode(raw);
+      if (r.state() != OperationState.PENDING) {
+        throw new IllegalStateException("only a PENDING operation can be abandoned, " + id + " is " + r.state());
+      }
+      OperationState.checkTransition(r.state(), t.target());
+      if (!table.transitionUnheld(c, id, raw.state(), raw.generation(), change)) {
+        throw new IllegalStateException("operation " + id + " changed while it was being abandoned; try again");
+      }
+      return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
+          decodeStoredResponse(raw, responseJson), change.reason());
+    }));
+  }
+
+  @Override
+  public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    long nowNanos = Instants.toNanos(now);
+    return quarantining(() -> store.write(Durability.SYNC, c -> {
+      RawRow raw = existing(table.selectForUpdate(c, id), id);
+      failIfQuarantined(raw);
+      OperationRecord r = decode(raw);
+      OperationState.checkRedrive(r.state());
+      String reason = "re-driven from " + r.state();
+      if (!table.transitionUnheld(c, id, raw.state(), raw.generation(),
+          new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
+        throw new IllegalStateException("operation " + id + " changed while it was being re-driven; try again");
+      }
+      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason);
+    }));
+  }
+
+  @Override
+  public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+    long nowNanos = Instants.toNanos(now);
+    return page(after, limit, (c, cursor, n) -> table.due(c, nowNanos, cursor, n));
+  }
+
+  @Override
+  public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(state, "state");
+    return page(after, limit, (c, cursor, n) -> table.inState(c, state, cursor, n));
+  }
+
+  @Override
+  public int purge(Instant before) throws IdempotencyException {
+    long beforeNanos = Instants.toNanos(before);
+    return store.write(Durability.SYNC, c -> table.purge(c, beforeNanos));
+  }
+
+  /**
+   * Makes every write so far durable (deferred writes included).
+   *
+   * @throws JournalException if the commit fails
+   */
+  public void flush() throws IdempotencyException {
+    store.flush();
+  }
+
+  /**
+   * Lists quarantined rows, oldest quarantine first.
+   *
+   * @param limit the most to return, at least 1
+   */
+  public List<QuarantinedOperation> findQuarantined(int limit) throws IdempotencyException {
+    checkLimit(limit);
+    List<RawRow> rows = store.read(c -> table.quarantined(c, limit));
+    List<QuarantinedOperation> result = new ArrayList<>(rows.size());
+    for (RawRow r : rows) {
+      result.add(new QuarantinedOperation(r.scope(), r.operation(), r.key(), r.quarantineReason(),
+          Instants.fromNanos(r.quarantinedAt())));
+    }
+    return result;
+  }
+
+  /**
+   * Flushes deferred writes and releases the journal's connections (not an app-supplied
+   * DataSource). Idempotent; later calls on the journal throw {@link JournalException}.
+   */
+  @Override
+  public void close() throws IdempotencyException {
+    try {
+      store.close();
+    } finally {
+      if (registeredDirectory != null) {
+        OpenJournals.release(registeredDirectory);
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "JdbcJournal[" + dialect.name().toLowerCase(Locale.ROOT) + " " + name + "]";
+  }
+
+  // ---- internals
+
+  private interface PageQuery {
+    List<RawRow> fetch(Connection c, RowKey after, int limit) throws SQLException;
+  }
+
+  /** Fills a page, quarantining undecodable rows and reading on past them. */
+  private List<OperationRecord> page(OperationId after, int limit, PageQuery query) throws IdempotencyException {
+    checkLimit(limit);
+    List<OperationRecord> result = new ArrayList<>();
+    RowKey cursor = after == null ? null : RowKey.of(after);
+    while (result.size() < limit) {
+      int want = limit - result.size();
+      RowKey from = cursor;
+      List<RawRow> rows = store.read(c -> query.fetch(c, from, want));
+      result.addAll(decodeAll(rows));
+      if (rows.size() < want) {
+        break;
+      }
+      RawRow last = rows.get(rows.size() - 1);
+      cursor = new RowKey(last.scope(), last.operation(), last.key());
+    }
+    return result;
+  }
+
+  private List<OperationRecord> decodeAll(List<RawRow> rows) throws IdempotencyException {
+    List<OperationRecord> result = new ArrayList<>(rows.size());
+    for (RawRow row : rows) {
+      try {
+        result.add(codec.decode(row));
+      } catch (CorruptRowException e) {
+        quarantine(row, e.getMessage());
+      }
+    }
+    return result;
+  }
+
+  private OperationRecord decodeOrQuarantine(RawRow row) throws IdempotencyException {
+    failIfQuarantined(row);
+    try {
+      return codec.decode(row);
+    } catch (CorruptRowException e) {
+      quarantine(row, e.getMessage());
+      throw quarantinedError(row.idText(), e.getMessage());
+    }
+  }
+
+  private interface Call<T> {
+    T run() throws IdempotencyException;
+  }
+
+  /** Runs a unit that may meet a corrupt row; quarantines it after the unit rolled back, and explains. */
+  private <T> T quarantining(Call<T> call) throws IdempotencyException {
+    try {
+      return call.run();
+    } catch (CorruptRowFound e) {
+      quarantine(e.row(), e.getMessage());
+      throw quarantinedError(e.row().idText(), e.getMessage());
+    }
+  }
+
+  private void quarantine(RawRow row, String reason) throws IdempotencyException {
+    LOG.warn("Idem journal {}: quarantined operation {}: {}", name, row.idText(), reason);
+    long at = Instants.toNanos(clock.instant());
+    store.write(Durability.DEFERRED,
+        c -> {
+          table.quarantine(c, row.scope(), row.operation(), row.key(), at, reason);
+          return null;
+        });
+  }
+
+  private static JournalException quarantinedError(String id, String reason) {
+    return new JournalException("operation " + id + " is quarantined because its journal row cannot be read ("
+        + reason + "); it is kept for inspection and skipped by the journal", null);
+  }
+
+  private static void failIfQuarantined(RawRow row) throws JournalException {
+    if (row.quarantinedAt() != null) {
+      throw quarantinedError(row.idText(), row.quarantineReason());
+    }
+  }
+
+  private OperationRecord decode(RawRow row) throws JournalException {
+    failIfQuarantined(row);
+    try {
+      return codec.decode(row);
+    } catch (CorruptRowException e) {
+      throw new CorruptRowFound(row, e);
+    }
+  }
+
+  private static OperationState stateOf(RawRow row) throws JournalException {
+    try {
+      return RecordCodec.state(row.state());
+    } catch (CorruptRowException e) {
+      throw new CorruptRowFound(row, e);
+    }
+  }
+
+  private static RawRow existing(RawRow row, OperationId id) {
+    if (row == null) {
+      throw new IllegalStateException("no such operation: " + id);
+    }
+    return row;
+  }
+
+  /** The same check as the in-memory journal; the SQL update repeats it as its WHERE clause. */
+  private static void fence(RawRow r, OperationId id, Lease lease) throws IdempotencyException {
+    failIfQuarantined(r);
+    OperationState state = stateOf(r);
+    if (state != OperationState.IN_FLIGHT || r.generation() != lease.generation()
+        || !lease.owner().equals(r.owner())) {
+      throw new StaleOwnerException(id, lease, state + " at generation " + r.generation());
+    }
+  }
+
+  private ResponseSnapshot decodeStoredResponse(RawRow row, String responseJson) throws JournalException {
+    try {
+      return codec.decodeResponse(responseJson);
+    } catch (CorruptRowException e) {
+      throw new CorruptRowFound(row, e); // cannot happen: we just encoded it
+    }
+  }
+
+  private RequestSnapshot withoutSecrets(RequestSnapshot request, OperationId id) {
+    Set<String> present = new TreeSet<>();
+    for (String h : request.headers().keySet()) {
+      if (RequestSnapshot.DEFAULT_SECRET_HEADERS.contains(h) || excludedHeaders.contains(h)) {
+        present.add(h);
+      }
+    }
+    if (present.isEmpty()) {
+      return request;
+    }
+    if (warnedAboutSecrets.compareAndSet(false, true)) {
+      LOG.warn("Idem journal {}: request snapshot of {} carried secret headers {}; they were not journaled"
+          + " (re-apply them per attempt with an interceptor or header supplier)", name, id, present);
+    } else {
+      LOG.debug("Idem journal {}: stripped secret headers {} from {}", name, present, id);
+    }
+    return request.withoutHeaders(present);
+  }
+
+  private Set<String> responseExclusions() {
+    Set<String> all = new TreeSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    all.addAll(excludedHeaders);
+    return all;
+  }
+
+  private static Long nanosOrNull(Instant i) {
+    return i == null ? null : Instants.toNanos(i);
+  }
+
+  private static void checkLimit(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+  }
+
+  private void quarantineUnknownStates() throws IdempotencyException {
+    List<RawRow> rows;
+    do {
+      rows = store.read(c -> table.unknownStates(c, 100));
+      for (RawRow r : rows) {
+        try {
+          RecordCodec.state(r.state());
+        } catch (CorruptRowException e) {
+          quarantine(r, e.getMessage());
+        }
+      }
+    } while (rows.size() == 100);
+  }
+
+  /**
+   * Options of a {@link JdbcJournal}. Not thread-safe; {@link #open()} may be called once per
+   * configuration.
+   */
+  public static final class Builder {
+    private final Path directory;
+    private final DataSource dataSource;
+    private boolean syncToDisk = true;
+    private Duration deferredCommitInterval = DEFAULT_DEFERRED_COMMIT_INTERVAL;
+    private int maxStoredResponseBody = DEFAULT_MAX_STORED_RESPONSE_BODY;
+    private int maxRequestBody = DEFAULT_MAX_REQUEST_BODY;
+    private final Set<String> excludedHeaders = new TreeSet<>();
+    private Clock clock = Clock.systemUTC();
+
+    private Builder(Path directory, DataSource dataSource) {
+      this.directory = directory;
+      this.dataSource = dataSource;
+    }
+
+    /**
+     * H2 only: whether each group commit is followed by an fsync of the journal file
+     * ({@code CHECKPOINT SYNC}). Default true: a begun operation survives an OS crash or power loss.
+     * With false, it survives a process crash (kill -9) but not an OS crash; begin is cheaper by
+     * about one fsync.
+     */
+    public Builder syncToDisk(boolean sync) {
+      this.syncToDisk = sync;
+      return this;
+    }
+
+    /**
+     * H2 only: the longest a deferred write (claim, attempt, transition) waits for its commit when
+     * no begin comes along to carry it. Default {@link #DEFAULT_DEFERRED_COMMIT_INTERVAL}.
+     */
+    public Builder deferredCommitInterval(Duration interval) {
+      if (interval.isNegative() || interval.isZero()) {
+        throw new IllegalArgumentException("deferredCommitInterval must be positive: " + interval);
+      }
+      this.deferredCommitInterval = interval;
+      return this;
+    }
+
+    /**
+     * The largest response body kept with a finished operation; a larger one is replaced by the
+     * {@link #TRUNCATED_BODY_HEADER} marker. Default {@link #DEFAULT_MAX_STORED_RESPONSE_BODY}.
+     */
+    public Builder maxStoredResponseBodyBytes(int bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("maxStoredResponseBodyBytes must not be negative: " + bytes);
+      }
+      this.maxStoredResponseBody = bytes;
+      return this;
+    }
+
+    /**
+     * The largest request body that can be journaled; begin refuses larger ones (so they are not
+     * sent). Default {@link #DEFAULT_MAX_REQUEST_BODY}; at most 700 KiB on H2, whose text columns
+     * hold up to a million characters of JSON.
+     */
+    public Builder maxRequestBodyBytes(int bytes) {
+      if (bytes < 0 || bytes > 700 * 1024) {
+        throw new IllegalArgumentException("maxRequestBodyBytes must be 0 to 716800: " + bytes);
+      }
+      this.maxRequestBody = bytes;
+      return this;
+    }
+
+    /**
+     * More header names (case-insensitive) never stored, in addition to
+     * {@link RequestSnapshot#DEFAULT_SECRET_HEADERS}; applies to requests and stored responses.
+     */
+    public Builder excludeHeaders(Collection<String> names) {
+      names.forEach(n -> excludedHeaders.add(n.toLowerCase(Locale.ROOT)));
+      return this;
+    }
+
+    /** The clock for the journal's own timestamps (schema migrations, quarantine). Default UTC system clock. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Opens the journal, creating or migrating its schema.
+     *
+     * @throws JournalException if the database cannot be opened, written or migrated, is locked by
+     *     another process, or has a newer schema than this version of Idem knows
+     */
+    public JdbcJournal open() throws JournalException {
+      try {
+        return directory != null ? openH2Directory() : openDataSource();
+      } catch (JournalException e) {
+        throw e;
+      } catch (IdempotencyException e) {
+        throw new JournalException(e.getMessage(), e);
+      }
+    }
+
+    private JdbcJournal openH2Directory() throws IdempotencyException {
+      Path dir = H2Files.prepare(directory);
+      OpenJournals.acquire(dir);
+      try {
+        org.h2.jdbcx.JdbcDataSource ds = new org.h2.jdbcx.JdbcDataSource();
+        ds.setURL(H2Files.url(dir));
+        JdbcJournal journal = openSingleConnection(dir.toString(), ds, dir);
+        H2Files.tightenFiles(dir);
+        return journal;
+      } catch (IdempotencyException | RuntimeException e) {
+        OpenJournals.release(dir);
+        throw e;
+      }
+    }
+
+    private JdbcJournal openDataSource() throws IdempotencyException {
+      Dialect dialect;
+      String name;
+      try (Connection c = dataSource.getConnection()) {
+        dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+        name = c.getMetaData().getURL();
+        if (dialect == null) {
+          throw new JournalException("unsupported database for the Idem journal: "
+              + c.getMetaData().getDatabaseProductName() + " (supported: H2, PostgreSQL)", null);
+        }
+        if (dialect == Dialect.POSTGRESQL) {
+          int version = new Migrator(dialect, clock).migrate(c);
+          JdbcJournal journal = new JdbcJournal(this, name, dialect, new DataSourceStore(name, dataSource, dialect),
+              version, null);
+          journal.quarantineUnknownStates();
+          return journal;
+        }
+      } catch (SQLException e) {
+        throw JournalErrors.wrap("open", e);
+      }
+      return openSingleConnection(name, dataSource, null);
+    }
+
+    private JdbcJournal openSingleConnection(String name, DataSource ds, Path registered)
+        throws IdempotencyException {
+      Connection main = null;
+      Connection sync = null;
+      try {
+        main = ds.getConnection();
+        if (main.getMetaData().isReadOnly()) {
+          throw new JournalException("the journal " + name + " is read-only; the journal needs to write before"
+              + " anything is sent", null);
+        }
+        int version = new Migrator(Dialect.H2, clock).migrate(main);
+        sync = syncToDisk ? ds.getConnection() : null;
+        Store store = new SingleConnectionStore(name, main, sync, deferredCommitInterval);
+        JdbcJournal journal = new JdbcJournal(this, name, Dialect.H2, store, version, registered);
+        journal.quarantineUnknownStates();
+        return journal;
+      } catch (SQLException e) {
+        closeQuietly(sync);
+        closeQuietly(main);
+        throw JournalErrors.wrap("open of " + name, e);
+      } catch (IdempotencyException | RuntimeException e) {
+        closeQuietly(sync);
+        closeQuietly(main);
+        throw e;
+      }
+    }
+
+    private static void closeQuietly(Connection c) {
+      if (c != null) {
+        try {
+          c.close();
+        } catch (SQLException ignored) {
+          // already failing; the first error is the one to report
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.core.JournalException;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/**
+ * Turns JDBC failures into {@link JournalException}s whose messages say what could not be done and
+ * the likely cause, without quoting SQL values (which could hold request data). The driver's
+ * exception stays attached as the cause.
+ */
+public final class JournalErrors {
+  /** H2: "Database may be already in use" (another process holds the file lock). */
+  static final int H2_DATABASE_ALREADY_OPEN = 90020;
+  /** H2: "The database is read only". */
+  static final int H2_DATABASE_IS_READ_ONLY = 90097;
+  /** H2: "File corrupted". */
+  static final int H2_FILE_CORRUPTED = 90030;
+  /** H2: "IO Exception". */
+  static final int H2_IO_EXCEPTION = 90028;
+  /** H2: "Error while creating file". */
+  static final int H2_FILE_CREATION_FAILED = 90062;
+  /** H2: "Database is already closed". */
+  static final int H2_DATABASE_CALLED_AT_SHUTDOWN = 90121;
+
+  private JournalErrors() {
+  }
+
+  /**
+   * @param what what the journal was doing, such as "begin default/create-order/KEY"
+   * @param e the driver's exception
+   */
+  public static JournalException wrap(String what, SQLException e) {
+    return new JournalException("journal " + what + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
+  }
+
+  /** A short cause, in words. */
+  static String diagnose(SQLException e) {
+    String state = e.getSQLState() == null ? "" : e.getSQLState();
+    String text = chainText(e);
+    if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
+        || text.contains("file is locked")) {
+      return "the journal file is locked by another process (an embedded H2 journal belongs to one process;"
+          + " use PostgreSQL to share a journal between processes)";
+    }
+    if (e.getErrorCode() == H2_DATABASE_IS_READ_ONLY || state.equals("25006") || text.contains("read only")
+        || text.contains("read-only")) {
+      return "the journal is read-only";
+    }
+    if (state.equals("53100") || text.contains("no space left") || text.contains("disk full")) {
+      return "the disk is full";
+    }
+    if (e.getErrorCode() == H2_FILE_CORRUPTED) {
+      return "the journal file is corrupted";
+    }
+    if (text.contains("permission denied") || text.contains("access denied") || text.contains("accessdenied")
+        || text.contains("operation not permitted")) {
+      return "permission denied on the journal files";
+    }
+    if (e.getErrorCode() == H2_IO_EXCEPTION || e.getErrorCode() == H2_FILE_CREATION_FAILED) {
+      return "an I/O error on the journal files";
+    }
+    if (e.getErrorCode() == H2_DATABASE_CALLED_AT_SHUTDOWN || text.contains("database is closed")
+        || text.contains("database is already closed")) {
+      return "the database is closed";
+    }
+    if (state.startsWith("08")) {
+      return "the database connection failed";
+    }
+    if (state.startsWith("57")) {
+      return "the database is shutting down or refused the operation";
+    }
+    return "a database error";
+  }
+
+  private static String chainText(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null && sb.length() < 10_000; c = c.getCause()) {
+      sb.append(c.getClass().getSimpleName()).append(':').append(c.getMessage()).append('\n');
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return sb.toString().toLowerCase(Locale.ROOT);
+  }
+}

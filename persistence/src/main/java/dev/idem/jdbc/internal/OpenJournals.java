@@ -1,0 +1,31 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.core.JournalException;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The embedded journal directories open in this JVM. H2 lets two connections of one JVM share a
+ * file silently, which would defeat the single-writer group commit; a second open of the same
+ * directory in the same JVM is refused instead, just as a second process is refused by H2's file lock.
+ */
+public final class OpenJournals {
+  private static final Set<Path> OPEN = ConcurrentHashMap.newKeySet();
+
+  private OpenJournals() {
+  }
+
+  /** Registers {@code directory} (a real, absolute path) as open, or fails if it already is. */
+  public static void acquire(Path directory) throws JournalException {
+    if (!OPEN.add(directory)) {
+      throw new JournalException("the journal at " + directory + " is already open in this JVM; share one"
+          + " JdbcJournal instance (it is thread-safe) instead of opening it twice", null);
+    }
+  }
+
+  /** Unregisters {@code directory}. */
+  public static void release(Path directory) {
+    OPEN.remove(directory);
+  }
+}

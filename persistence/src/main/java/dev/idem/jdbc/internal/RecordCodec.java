@@ -1,0 +1,320 @@
+package dev.idem.jdbc.internal;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.Fingerprint;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * JSON text for the snapshot, attempt and response columns, with Jackson's tree model (so the core
+ * types need no annotations). Each document carries a format version {@code "v"}. Bodies are
+ * base64; instants and durations are ISO-8601 text.
+ *
+ * <p>Thread-safe.
+ */
+public final class RecordCodec {
+  private static final int FORMAT = 1;
+
+  private final ObjectMapper mapper = new ObjectMapper();
+  private final int maxStoredResponseBody;
+  private final String truncatedBodyHeader;
+
+  /**
+   * @param maxStoredResponseBody the largest response body kept; a larger one is replaced by a marker
+   * @param truncatedBodyHeader the header that marks a dropped body, carrying its original length
+   */
+  public RecordCodec(int maxStoredResponseBody, String truncatedBodyHeader) {
+    this.maxStoredResponseBody = maxStoredResponseBody;
+    this.truncatedBodyHeader = truncatedBodyHeader;
+  }
+
+  // ---- request snapshot
+
+  public String encodeRequest(RequestSnapshot r) {
+    ObjectNode n = mapper.createObjectNode();
+    n.put("v", FORMAT);
+    n.put("method", r.method());
+    n.put("uri", r.uri().toString());
+    n.set("headers", headers(r.headers(), Set.of()));
+    r.contentType().ifPresent(ct -> n.put("contentType", ct));
+    n.put("body", Base64.getEncoder().encodeToString(r.body()));
+    return n.toString();
+  }
+
+  public RequestSnapshot decodeRequest(String json) throws CorruptRowException {
+    JsonNode n = parse("request_json", json);
+    checkFormat("request_json", n);
+    try {
+      RequestSnapshot.Builder b = RequestSnapshot.builder(text(n, "method", "request_json"),
+          URI.create(text(n, "uri", "request_json")));
+      forEachHeader(n.get("headers"), "request_json", b::header);
+      JsonNode ct = n.get("contentType");
+      b.body(base64(n, "body", "request_json"), ct == null || ct.isNull() ? null : ct.asText());
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new CorruptRowException("request_json: invalid request snapshot (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  // ---- response snapshot
+
+  /**
+   * @param excluded header names (lower case) that are never stored
+   */
+  public String encodeResponse(ResponseSnapshot r, Set<String> excluded) {
+    if (r == null) {
+      return null;
+    }
+    ObjectNode n = mapper.createObjectNode();
+    n.put("v", FORMAT);
+    n.put("status", r.status());
+    n.set("headers", headers(r.headers(), excluded));
+    byte[] body = r.body();
+    if (body.length > maxStoredResponseBody) {
+      n.put("bodyTruncated", true);
+      n.put("bodyLength", body.length);
+    } else {
+      n.put("body", Base64.getEncoder().encodeToString(body));
+    }
+    return n.toString();
+  }
+
+  public ResponseSnapshot decodeResponse(String json) throws CorruptRowException {
+    if (json == null) {
+      return null;
+    }
+    JsonNode n = parse("response_json", json);
+    checkFormat("response_json", n);
+    Map<String, List<String>> headers = new TreeMap<>();
+    forEachHeader(n.get("headers"), "response_json",
+        (k, v) -> headers.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+    byte[] body;
+    if (n.path("bodyTruncated").asBoolean(false)) {
+      headers.put(truncatedBodyHeader, List.of(Long.toString(n.path("bodyLength").asLong())));
+      body = new byte[0];
+    } else {
+      body = base64(n, "body", "response_json");
+    }
+    JsonNode status = n.get("status");
+    if (status == null || !status.canConvertToInt()) {
+      throw new CorruptRowException("response_json: missing or invalid 'status'");
+    }
+    try {
+      return new ResponseSnapshot(status.intValue(), headers, body);
+    } catch (IllegalArgumentException e) {
+      throw new CorruptRowException("response_json: invalid response (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  // ---- attempts
+
+  public String encodeAttempts(List<AttemptRecord> attempts) {
+    ArrayNode a = mapper.createArrayNode();
+    for (AttemptRecord r : attempts) {
+      a.add(attempt(r));
+    }
+    return a.toString();
+  }
+
+  /** Appends one attempt to an encoded list without decoding the others. */
+  public String appendAttempt(String attemptsJson, AttemptRecord attempt) throws CorruptRowException {
+    JsonNode n = parse("attempts_json", attemptsJson);
+    if (!n.isArray()) {
+      throw new CorruptRowException("attempts_json: not a JSON array");
+    }
+    ((ArrayNode) n).add(attempt(attempt));
+    return n.toString();
+  }
+
+  private ObjectNode attempt(AttemptRecord r) {
+    ObjectNode n = mapper.createObjectNode();
+    n.put("number", r.number());
+    n.put("generation", r.generation());
+    n.put("startedAt", r.startedAt().toString());
+    n.put("endedAt", r.endedAt().toString());
+    n.put("classification", r.classification().name());
+    if (r.status() != null) {
+      n.put("status", r.status());
+    }
+    if (r.exceptionClass() != null) {
+      n.put("exceptionClass", r.exceptionClass());
+    }
+    n.put("reason", r.reason());
+    n.put("delay", r.delay().toString());
+    n.put("decision", r.decision());
+    return n;
+  }
+
+  public List<AttemptRecord> decodeAttempts(String json) throws CorruptRowException {
+    JsonNode n = parse("attempts_json", json);
+    if (!n.isArray()) {
+      throw new CorruptRowException("attempts_json: not a JSON array");
+    }
+    List<AttemptRecord> result = new ArrayList<>(n.size());
+    for (JsonNode a : n) {
+      try {
+        JsonNode status = a.get("status");
+        JsonNode exceptionClass = a.get("exceptionClass");
+        result.add(new AttemptRecord(
+            a.path("number").asInt(0),
+            a.path("generation").asLong(),
+            Instant.parse(text(a, "startedAt", "attempts_json")),
+            Instant.parse(text(a, "endedAt", "attempts_json")),
+            Classification.valueOf(text(a, "classification", "attempts_json")),
+            status == null || status.isNull() ? null : status.asInt(),
+            exceptionClass == null || exceptionClass.isNull() ? null : exceptionClass.asText(),
+            text(a, "reason", "attempts_json"),
+            Duration.parse(text(a, "delay", "attempts_json")),
+            text(a, "decision", "attempts_json")));
+      } catch (RuntimeException e) {
+        throw new CorruptRowException("attempts_json: invalid attempt (" + e.getClass().getSimpleName() + ")");
+      }
+    }
+    return result;
+  }
+
+  // ---- whole rows
+
+  /** Decodes a row, or explains (without values) why it cannot be. */
+  public OperationRecord decode(RawRow row) throws CorruptRowException {
+    OperationState state = state(row.state());
+    OperationId id;
+    Fingerprint fingerprint;
+    try {
+      id = new OperationId(row.scope(), row.operation(), IdempotencyKey.of(row.key()));
+    } catch (IllegalArgumentException e) {
+      throw new CorruptRowException("identity columns: invalid scope, operation or key");
+    }
+    try {
+      fingerprint = new Fingerprint(row.fingerprint());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new CorruptRowException("fingerprint: not 64 lower-case hex characters");
+    }
+    try {
+      return new OperationRecord(id, row.reference(), fingerprint, decodeRequest(row.requestJson()), state,
+          row.owner(), row.generation(), Instants.fromNullable(row.leaseExpiresAt()),
+          Instants.fromNullable(row.nextAttemptAt()), Instants.fromNanos(row.createdAt()),
+          Instants.fromNanos(row.updatedAt()), decodeAttempts(row.attemptsJson()),
+          decodeResponse(row.responseJson()), row.reason());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new CorruptRowException("row: inconsistent fields (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /** Parses a state column, or explains why it cannot be. */
+  public static OperationState state(String stored) throws CorruptRowException {
+    if (stored != null) {
+      for (OperationState s : OperationState.values()) {
+        if (s.name().equals(stored)) {
+          return s;
+        }
+      }
+    }
+    throw new CorruptRowException("state: unknown state '" + printable(stored) + "'");
+  }
+
+  /** A short, printable rendering of a stored state name for messages. */
+  private static String printable(String s) {
+    if (s == null) {
+      return "null";
+    }
+    String cut = s.length() > 32 ? s.substring(0, 32) + "..." : s;
+    return cut.replaceAll("[^A-Za-z0-9_.-]", "?");
+  }
+
+  // ---- helpers
+
+  private ObjectNode headers(Map<String, List<String>> headers, Set<String> excluded) {
+    ObjectNode h = mapper.createObjectNode();
+    headers.forEach((k, v) -> {
+      if (!excluded.contains(k)) {
+        ArrayNode values = h.putArray(k);
+        v.forEach(values::add);
+      }
+    });
+    return h;
+  }
+
+  private interface HeaderSink {
+    void accept(String name, String value);
+  }
+
+  private static void forEachHeader(JsonNode h, String column, HeaderSink sink) throws CorruptRowException {
+    if (h == null || h.isNull()) {
+      return;
+    }
+    if (!h.isObject()) {
+      throw new CorruptRowException(column + ": 'headers' is not an object");
+    }
+    Iterator<Map.Entry<String, JsonNode>> it = h.fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      if (!e.getValue().isArray()) {
+        throw new CorruptRowException(column + ": header values are not a list");
+      }
+      for (JsonNode v : e.getValue()) {
+        sink.accept(e.getKey(), v.asText());
+      }
+    }
+  }
+
+  private JsonNode parse(String column, String json) throws CorruptRowException {
+    if (json == null) {
+      throw new CorruptRowException(column + ": missing");
+    }
+    try {
+      return mapper.readTree(json);
+    } catch (JsonProcessingException e) {
+      JsonLocation at = e.getLocation();
+      throw new CorruptRowException(column + ": not valid JSON" + (at == null ? ""
+          : " (at line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"));
+    }
+  }
+
+  private static void checkFormat(String column, JsonNode n) throws CorruptRowException {
+    if (!n.isObject()) {
+      throw new CorruptRowException(column + ": not a JSON object");
+    }
+    int v = n.path("v").asInt(-1);
+    if (v != FORMAT) {
+      throw new CorruptRowException(column + ": unknown format version " + v);
+    }
+  }
+
+  private static String text(JsonNode n, String field, String column) throws CorruptRowException {
+    JsonNode v = n.get(field);
+    if (v == null || !v.isTextual()) {
+      throw new CorruptRowException(column + ": missing or invalid '" + field + "'");
+    }
+    return v.asText();
+  }
+
+  private static byte[] base64(JsonNode n, String field, String column) throws CorruptRowException {
+    try {
+      return Base64.getDecoder().decode(text(n, field, column));
+    } catch (IllegalArgumentException e) {
+      throw new CorruptRowException(column + ": '" + field + "' is not base64");
+    }
+  }
+}

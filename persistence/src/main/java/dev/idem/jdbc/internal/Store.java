@@ -1,0 +1,28 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.core.IdempotencyException;
+
+/**
+ * Runs journal work on connections and decides when it is committed. Two implementations: one
+ * connection with group commit (embedded H2, where one process owns the file) and a connection per
+ * call from a {@link javax.sql.DataSource} (PostgreSQL, where a fleet shares the database).
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface Store extends AutoCloseable {
+  /**
+   * Runs read-only work. Whatever it reads that a SYNC write produced is durable by the time this
+   * returns, so nothing read here can vanish in a crash and be acted on (sent) meanwhile.
+   */
+  <T> T read(SqlWork<T> work) throws IdempotencyException;
+
+  /** Runs write work atomically, durable as {@code durability} says when this returns. */
+  <T> T write(Durability durability, SqlWork<T> work) throws IdempotencyException;
+
+  /** Makes every write so far durable. */
+  void flush() throws IdempotencyException;
+
+  /** Flushes, then releases the connections. Idempotent. */
+  @Override
+  void close() throws IdempotencyException;
+}

@@ -1,0 +1,29 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.Journal;
+import java.nio.file.Path;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The journal contract on embedded H2 with the default (durable) settings. */
+class H2JournalContractTest extends JournalContract {
+  @TempDir
+  Path dir;
+  private JdbcJournal journal;
+
+  @BeforeEach
+  void open() throws Exception {
+    journal = JdbcJournal.openH2(dir.resolve("journal"));
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    journal.close();
+  }
+
+  @Override
+  Journal journal() {
+    return journal;
+  }
+}

@@ -1,0 +1,307 @@
+package dev.idem.jdbc;
+
+import static dev.idem.jdbc.support.Ops.T0;
+import static dev.idem.jdbc.support.Ops.attempt;
+import static dev.idem.jdbc.support.Ops.ok;
+import static dev.idem.jdbc.support.Ops.op;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.BeginResult;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.Journal;
+import dev.idem.core.JournalException;
+import dev.idem.core.Lease;
+import dev.idem.core.NewOperation;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.StaleOwnerException;
+import dev.idem.core.Transition;
+import dev.idem.jdbc.support.Ops;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every {@link Journal} must have, run against the in-memory reference journal and
+ * against each JDBC dialect, so that the JDBC journal provably has the reference semantics.
+ */
+abstract class JournalContract {
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final Comparator<OperationId> ORDER = Comparator.comparing(OperationId::scope)
+      .thenComparing(OperationId::operation).thenComparing(id -> id.key().value());
+
+  final Ops ops = new Ops(42);
+
+  /** The journal under test, fresh for each test. */
+  abstract Journal journal();
+
+  @Test
+  void beginCreatesPendingOnceAndReturnsTheSameRecordAfterwards() throws Exception {
+    NewOperation op = ops.newOp("{\"amount\":100}");
+    BeginResult first = journal().begin(op);
+    BeginResult second = journal().begin(op);
+
+    assertTrue(first.created());
+    assertFalse(second.created());
+    assertEquals(OperationState.PENDING, first.record().state());
+    assertEquals(op.id().key(), second.record().id().key());
+    assertEquals(first.record(), second.record());
+    assertEquals(first.record(), journal().find(op.id()).orElseThrow());
+    assertEquals(op.request(), journal().find(op.id()).orElseThrow().request());
+    assertEquals(0, second.record().generation());
+    assertEquals(T0, second.record().createdAt());
+  }
+
+  @Test
+  void beginOfAKnownKeyWithAnotherFingerprintIsRefused() throws Exception {
+    NewOperation op = ops.newOp("{\"amount\":100}");
+    journal().begin(op);
+    NewOperation other = op(op.id(), "{\"amount\":999}");
+
+    IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class, () -> journal().begin(other));
+    assertFalse(e.detectedByServer());
+    assertEquals(op.request(), journal().find(op.id()).orElseThrow().request());
+  }
+
+  @Test
+  void findOfAnUnknownIdentityIsEmpty() throws Exception {
+    assertTrue(journal().find(ops.id("nothing")).isEmpty());
+  }
+
+  @Test
+  void claimTakesALeaseBumpsTheGenerationAndExcludesOthersUntilItExpires() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+
+    Lease a = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
+    assertEquals(new Lease("node-a", 1, T0.plus(LEASE)), a);
+    assertTrue(journal().claim(op.id(), "node-b", T0.plusSeconds(29), LEASE).isEmpty());
+
+    Lease b = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
+    assertEquals(2, b.generation());
+    OperationRecord r = journal().find(op.id()).orElseThrow();
+    assertEquals(OperationState.IN_FLIGHT, r.state());
+    assertEquals("node-b", r.owner());
+    assertEquals(2, r.generation());
+    assertEquals(b.expiresAt(), r.leaseExpiresAt());
+  }
+
+  @Test
+  void claimOfAnUnknownOperationIsAnError() {
+    assertThrows(IllegalStateException.class, () -> journal().claim(ops.id("x"), "n", T0, LEASE));
+  }
+
+  @Test
+  void attemptsAreAppendedInOrderUnderTheCurrentLease() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+
+    journal().recordAttempt(op.id(), lease, attempt(1, 1, T0));
+    journal().recordAttempt(op.id(), lease, attempt(2, 1, T0.plusSeconds(1)));
+
+    OperationRecord r = journal().find(op.id()).orElseThrow();
+    assertEquals(List.of(attempt(1, 1, T0), attempt(2, 1, T0.plusSeconds(1))), r.attempts());
+    assertTrue(r.hasAmbiguousAttempt());
+    assertEquals(T0.plusSeconds(1).plusMillis(5), r.updatedAt());
+  }
+
+  @Test
+  void aStaleOwnerChangesNothing() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease old = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
+    Lease current = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
+    OperationRecord before = journal().find(op.id()).orElseThrow();
+
+    assertThrows(StaleOwnerException.class, () -> journal().recordAttempt(op.id(), old, attempt(1, 1, T0)));
+    assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), old,
+        Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(31), ok("{}"), null)));
+    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt());
+    assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), sameGenerationOtherOwner,
+        Transition.finish(OperationState.FAILED, T0.plusSeconds(31), null, "x")));
+
+    assertEquals(before, journal().find(op.id()).orElseThrow());
+  }
+
+  @Test
+  void successKeepsTheResponseAndIsAbsorbing() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    journal().recordAttempt(op.id(), lease, attempt(1, 1, T0));
+
+    OperationRecord done = journal().transition(op.id(), lease,
+        Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(1), ok("{\"id\":7}"), null));
+
+    assertEquals(done, journal().find(op.id()).orElseThrow());
+    assertEquals(OperationState.SUCCEEDED, done.state());
+    assertEquals(ok("{\"id\":7}"), done.response());
+    assertNull(done.leaseExpiresAt());
+    assertEquals(1, done.attempts().size());
+    assertTrue(journal().claim(op.id(), "other", T0.plusSeconds(3600), LEASE).isEmpty());
+    assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), lease,
+        Transition.finish(OperationState.FAILED, T0.plusSeconds(2), null, "late")));
+    assertThrows(IllegalStateException.class, () -> journal().redrive(op.id(), T0.plusSeconds(3)));
+  }
+
+  @Test
+  void aScheduledRetryIsDueAtItsTime() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    Instant next = T0.plusSeconds(10);
+
+    OperationRecord r = journal().transition(op.id(), lease, Transition.retryAt(T0.plusSeconds(1), next, "503"));
+
+    assertEquals(OperationState.PENDING, r.state());
+    assertEquals(next, r.nextAttemptAt());
+    assertEquals("503", r.reason());
+    assertEquals(r, journal().find(op.id()).orElseThrow());
+    assertTrue(journal().findDue(next.minusNanos(1), null, 10).isEmpty());
+    assertEquals(List.of(r), journal().findDue(next, null, 10));
+    Lease again = journal().claim(op.id(), "n", next, LEASE).orElseThrow();
+    assertEquals(2, again.generation());
+  }
+
+  @Test
+  void abandonMovesOnlyPendingOperations() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    OperationRecord r = journal().abandon(op.id(),
+        Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(5), null, "past key retention"));
+    assertEquals(OperationState.UNCERTAIN, r.state());
+    assertEquals("past key retention", r.reason());
+    assertEquals(r, journal().find(op.id()).orElseThrow());
+
+    NewOperation claimed = ops.newOp("{}");
+    journal().begin(claimed);
+    journal().claim(claimed.id(), "n", T0, LEASE).orElseThrow();
+    assertThrows(IllegalStateException.class, () -> journal().abandon(claimed.id(),
+        Transition.finish(OperationState.FAILED, T0, null, "x")));
+    NewOperation pending = ops.newOp("{}");
+    journal().begin(pending);
+    assertThrows(IllegalStateException.class, () -> journal().abandon(pending.id(),
+        Transition.finish(OperationState.SUCCEEDED, T0, ok("{}"), null)));
+    assertEquals(OperationState.PENDING, journal().find(pending.id()).orElseThrow().state());
+  }
+
+  @Test
+  void redriveReturnsFailedOrUncertainToPendingWithTheSameKey() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    journal().transition(op.id(), lease, Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(1), null, "timeout"));
+
+    OperationRecord r = journal().redrive(op.id(), T0.plusSeconds(60));
+
+    assertEquals(OperationState.PENDING, r.state());
+    assertEquals(op.id(), r.id());
+    assertEquals("re-driven from UNCERTAIN", r.reason());
+    assertEquals(r, journal().find(op.id()).orElseThrow());
+    assertEquals(List.of(r), journal().findDue(T0.plusSeconds(60), null, 5));
+    assertEquals(2, journal().claim(op.id(), "n", T0.plusSeconds(61), LEASE).orElseThrow().generation());
+    assertThrows(IllegalStateException.class, () -> journal().redrive(op.id(), T0.plusSeconds(62)));
+  }
+
+  @Test
+  void findDuePagesThroughEveryDueOperationOnceInIdentityOrder() throws Exception {
+    List<OperationId> due = new ArrayList<>();
+    for (int i = 0; i < 23; i++) {
+      NewOperation op = op(new OperationId(i % 2 == 0 ? "tenant-a" : "tenant-b", "op-" + (i % 3), ops.key()), "{}");
+      journal().begin(op);
+      due.add(op.id());
+    }
+    NewOperation expired = ops.newOp("{}");
+    journal().begin(expired);
+    journal().claim(expired.id(), "dead-node", T0.minusSeconds(60), LEASE).orElseThrow();
+    due.add(expired.id());
+    NewOperation leased = ops.newOp("{}");
+    journal().begin(leased);
+    journal().claim(leased.id(), "live-node", T0, LEASE).orElseThrow();
+    NewOperation done = ops.newOp("{}");
+    journal().begin(done);
+    journal().abandon(done.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    due.sort(ORDER);
+
+    List<OperationId> seen = new ArrayList<>();
+    OperationId after = null;
+    List<OperationRecord> page;
+    do {
+      page = journal().findDue(T0, after, 10);
+      page.forEach(r -> seen.add(r.id()));
+      after = page.isEmpty() ? null : page.get(page.size() - 1).id();
+    } while (page.size() == 10);
+
+    assertEquals(due, seen);
+  }
+
+  @Test
+  void findByStatePagesInIdentityOrder() throws Exception {
+    List<OperationId> pending = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      NewOperation op = ops.newOp("{}");
+      journal().begin(op);
+      pending.add(op.id());
+    }
+    NewOperation failed = ops.newOp("{}");
+    journal().begin(failed);
+    journal().abandon(failed.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    pending.sort(ORDER);
+
+    List<OperationRecord> first = journal().findByState(OperationState.PENDING, null, 4);
+    List<OperationRecord> second = journal().findByState(OperationState.PENDING, first.get(3).id(), 4);
+
+    assertEquals(pending.subList(0, 4), first.stream().map(OperationRecord::id).toList());
+    assertEquals(pending.subList(4, 7), second.stream().map(OperationRecord::id).toList());
+    assertEquals(List.of(failed.id()),
+        journal().findByState(OperationState.FAILED, null, 10).stream().map(OperationRecord::id).toList());
+    assertThrows(IllegalArgumentException.class, () -> journal().findByState(OperationState.FAILED, null, 0));
+  }
+
+  @Test
+  void findByReferenceListsTheScopesOperationsOldestFirst() throws Exception {
+    NewOperation newer = new NewOperation(ops.id("pay"), "cart-9", op(ops.id("x"), "{}").fingerprint(),
+        Ops.request("{}"), T0.plusSeconds(5));
+    NewOperation older = new NewOperation(ops.id("pay"), "cart-9", newer.fingerprint(), Ops.request("{}"), T0);
+    journal().begin(newer);
+    journal().begin(older);
+    journal().begin(ops.newOp("{}"));
+
+    assertEquals(List.of(older.id(), newer.id()),
+        journal().findByReference("tenant-a", "cart-9").stream().map(OperationRecord::id).toList());
+    assertTrue(journal().findByReference("tenant-b", "cart-9").isEmpty());
+  }
+
+  @Test
+  void purgeDeletesOnlyTerminalOperationsLastUpdatedBeforeTheCutoff() throws Exception {
+    NewOperation oldDone = ops.newOp("{}");
+    NewOperation newDone = ops.newOp("{}");
+    NewOperation oldPending = ops.newOp("{}");
+    journal().begin(oldDone);
+    journal().begin(newDone);
+    journal().begin(oldPending);
+    journal().abandon(oldDone.id(), Transition.finish(OperationState.FAILED, T0.plusSeconds(1), null, "x"));
+    journal().abandon(newDone.id(), Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(100), null, "x"));
+
+    assertEquals(1, journal().purge(T0.plusSeconds(50)));
+
+    assertTrue(journal().find(oldDone.id()).isEmpty());
+    assertTrue(journal().find(newDone.id()).isPresent());
+    assertTrue(journal().find(oldPending.id()).isPresent());
+  }
+
+  @Test
+  void aClosedJournalRefusesWork() throws Exception {
+    journal().close();
+    assertThrows(JournalException.class, () -> journal().begin(ops.newOp("{}")));
+  }
+}

@@ -1,0 +1,149 @@
+package dev.idem.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.OperationException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.Outcome;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.ResumeHandler;
+import dev.idem.core.ResumeSummary;
+import dev.idem.core.Transport;
+import dev.idem.jdbc.support.ChildJvm;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Durability against kill -9: a child JVM submits operations through the real executor on an H2
+ * journal and halts ({@link Runtime#halt}, no shutdown hooks, nothing flushed) at a chosen point.
+ * The journal is then reopened here, in another JVM, and must hold every operation whose begin
+ * returned, and in particular every operation whose request reached the "server", with its key and
+ * its request; a resume must then send exactly the unfinished ones, with the same keys.
+ */
+class JournalKillTest {
+  private static final int COUNT = 5;
+
+  @TempDir
+  Path tmp;
+
+  @ParameterizedTest(name = "halt {0}, syncToDisk={1}")
+  @CsvSource({
+      "after-begin, true",
+      "after-send, true",
+      "before-completion, true",
+      "after-begin, false",
+      "after-send, false",
+  })
+  void everyBegunOperationSurvivesAKillWithItsKeyAndIsResumedOnce(String point, boolean sync) throws Exception {
+    Path dir = tmp.resolve("journal");
+    Path serverLog = tmp.resolve("server.log");
+    ChildJvm.Result child = ChildJvm.run(tmp, KillChild.class, dir.toString(), serverLog.toString(), point,
+        Integer.toString(COUNT), "1", Boolean.toString(sync));
+    assertEquals(HaltingJournal.HALT_CODE, child.exitCode(), "child did not halt where expected:\n" + child.output());
+
+    List<IdempotencyKey> keys = KillChild.keys(COUNT);
+    List<String> sent = Files.readAllLines(serverLog);
+    List<String> expectedSent = keys.subList(0, point.equals("after-begin") ? COUNT - 1 : COUNT).stream()
+        .map(IdempotencyKey::value).toList();
+    assertEquals(expectedSent, sent, "the server saw each request once, up to the halt");
+
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      for (int i = 0; i < COUNT; i++) {
+        OperationRecord r = journal.find(id(keys.get(i))).orElse(null);
+        assertTrue(r != null, "operation " + i + " (" + keys.get(i) + ") was lost by the kill");
+        assertEquals(KillChild.request(i), r.request());
+        if (i < COUNT - 1) {
+          // its completion was carried to disk by the next operation's begin
+          assertEquals(OperationState.SUCCEEDED, r.state(), "operation " + i);
+        } else {
+          assertTrue(r.state() == OperationState.PENDING || r.state() == OperationState.IN_FLIGHT, r.state().name());
+        }
+      }
+
+      List<String> resent = new ArrayList<>();
+      List<Outcome> outcomes = new ArrayList<>();
+      List<OperationException> failures = new ArrayList<>();
+      ResumeSummary summary = restarted(journal).resumePending(Map.of("charge",
+          ResumeHandler.of(recording(resent), outcomes::add, failures::add)));
+
+      assertEquals(List.of(keys.get(COUNT - 1).value()), resent, "only the unfinished operation is re-sent, with its key");
+      assertEquals(1, summary.succeeded(), summary.toString());
+      assertEquals(List.of(), failures);
+      assertEquals(keys.get(COUNT - 1), outcomes.get(0).key());
+      assertEquals(OperationState.SUCCEEDED, journal.find(id(keys.get(COUNT - 1))).orElseThrow().state());
+    }
+  }
+
+  @Test
+  void underConcurrencyEveryRequestThatWentOutHasItsDurableRecord() throws Exception {
+    Path dir = tmp.resolve("journal");
+    Path serverLog = tmp.resolve("server.log");
+    int count = 400;
+    ChildJvm.Result child = ChildJvm.run(tmp, KillChild.class, dir.toString(), serverLog.toString(),
+        "after-sends:150", Integer.toString(count), "16", "true");
+    assertEquals(HaltingJournal.HALT_CODE, child.exitCode(), child.output());
+
+    List<IdempotencyKey> keys = KillChild.keys(count);
+    Set<String> sent = new HashSet<>(Files.readAllLines(serverLog));
+    assertTrue(sent.size() >= 150, "sent " + sent.size());
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      Set<String> journaled = new HashSet<>();
+      for (int i = 0; i < count; i++) {
+        var r = journal.find(id(keys.get(i)));
+        if (r.isPresent()) {
+          journaled.add(keys.get(i).value());
+          assertEquals(KillChild.request(i), r.get().request());
+        }
+      }
+      Set<String> sentButLost = new HashSet<>(sent);
+      sentButLost.removeAll(journaled);
+      assertEquals(Set.of(), sentButLost, "requests went out without a durable record");
+
+      List<String> resent = new ArrayList<>();
+      restarted(journal).resumePending(Map.of("charge", ResumeHandler.of(recording(resent), o -> { }, f -> { })));
+      assertEquals(resent.size(), new HashSet<>(resent).size(), "an operation was resumed twice");
+      for (String k : journaled) {
+        assertEquals(OperationState.SUCCEEDED, journal.find(id(IdempotencyKey.of(k))).orElseThrow().state());
+      }
+    }
+  }
+
+  private static OperationId id(IdempotencyKey key) {
+    return new OperationId(OperationId.DEFAULT_SCOPE, "charge", key);
+  }
+
+  /** The restarted process: its clock is past any lease the dead child held. */
+  private static IdempotentExecutor restarted(JdbcJournal journal) {
+    Clock later = Clock.fixed(Instant.now().plus(Duration.ofMinutes(10)), ZoneOffset.UTC);
+    return IdempotentExecutor.builder().journal(journal).owner("restarted").clock(later).build();
+  }
+
+  private static Transport recording(List<String> resent) {
+    return (request, key) -> {
+      synchronized (resent) {
+        resent.add(key.value());
+      }
+      return new ResponseSnapshot(201, Map.of("idempotent-replayed", List.of("true")),
+          "{}".getBytes(StandardCharsets.UTF_8));
+    };
+  }
+}

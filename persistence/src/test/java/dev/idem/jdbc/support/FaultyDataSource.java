@@ -1,0 +1,148 @@
+package dev.idem.jdbc.support;
+
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * Wraps a DataSource to simulate faults (a full disk: writes and commits throw) and to observe and
+ * pause the journal's statements. Each instance has its own switches; nothing is static.
+ */
+public final class FaultyDataSource implements DataSource {
+  private final DataSource delegate;
+  public volatile boolean failWrites;
+  public volatile boolean failCommits;
+  public final AtomicInteger commits = new AtomicInteger();
+  public final AtomicInteger inserts = new AtomicInteger();
+  public final AtomicInteger syncs = new AtomicInteger();
+  /** If set, the first CHECKPOINT SYNC waits for it. */
+  public volatile CountDownLatch holdFirstSync;
+  /** Counted down when the first CHECKPOINT SYNC is being held. */
+  public final CountDownLatch firstSyncHeld = new CountDownLatch(1);
+
+  public FaultyDataSource(DataSource delegate) {
+    this.delegate = delegate;
+  }
+
+  static SQLException diskFull() {
+    return new SQLException("IO Exception: java.io.IOException: No space left on device (simulated)", "HY000", 90028);
+  }
+
+  @Override
+  public Connection getConnection() throws SQLException {
+    return wrap(delegate.getConnection());
+  }
+
+  @Override
+  public Connection getConnection(String user, String password) throws SQLException {
+    return wrap(delegate.getConnection(user, password));
+  }
+
+  private Connection wrap(Connection c) {
+    InvocationHandler h = (proxy, m, args) -> {
+      switch (m.getName()) {
+        case "commit" -> {
+          if (failCommits) {
+            throw diskFull();
+          }
+          commits.incrementAndGet();
+        }
+        case "prepareStatement" -> {
+          PreparedStatement ps = (PreparedStatement) invoke(c, m, args);
+          return statement(PreparedStatement.class, ps, (String) args[0]);
+        }
+        case "createStatement" -> {
+          Statement st = (Statement) invoke(c, m, args);
+          return statement(Statement.class, st, null);
+        }
+        default -> {
+        }
+      }
+      return invoke(c, m, args);
+    };
+    return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, h);
+  }
+
+  private <S extends Statement> S statement(Class<S> type, S target, String preparedSql) {
+    InvocationHandler h = (proxy, m, args) -> {
+      if (m.getName().startsWith("execute")) {
+        String sql = preparedSql != null ? preparedSql : args != null && args.length > 0 ? (String) args[0] : "";
+        String verb = sql.strip().toUpperCase(Locale.ROOT);
+        if (failWrites && (verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE"))) {
+          throw diskFull();
+        }
+        if (verb.startsWith("INSERT INTO IDEM_OPERATION")) {
+          inserts.incrementAndGet();
+        }
+        if (verb.startsWith("CHECKPOINT SYNC")) {
+          syncs.incrementAndGet();
+          CountDownLatch hold = holdFirstSync;
+          if (hold != null) {
+            holdFirstSync = null;
+            firstSyncHeld.countDown();
+            if (!hold.await(30, TimeUnit.SECONDS)) {
+              throw new IllegalStateException("test never released the held sync");
+            }
+          }
+        }
+      }
+      return invoke(target, m, args);
+    };
+    return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {type}, h));
+  }
+
+  private static Object invoke(Object target, Method m, Object[] args) throws Throwable {
+    try {
+      return m.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Override
+  public PrintWriter getLogWriter() throws SQLException {
+    return delegate.getLogWriter();
+  }
+
+  @Override
+  public void setLogWriter(PrintWriter out) throws SQLException {
+    delegate.setLogWriter(out);
+  }
+
+  @Override
+  public void setLoginTimeout(int seconds) throws SQLException {
+    delegate.setLoginTimeout(seconds);
+  }
+
+  @Override
+  public int getLoginTimeout() throws SQLException {
+    return delegate.getLoginTimeout();
+  }
+
+  @Override
+  public Logger getParentLogger() {
+    return Logger.getLogger("dev.idem.jdbc");
+  }
+
+  @Override
+  public <T> T unwrap(Class<T> iface) throws SQLException {
+    return delegate.unwrap(iface);
+  }
+
+  @Override
+  public boolean isWrapperFor(Class<?> iface) throws SQLException {
+    return delegate.isWrapperFor(iface);
+  }
+}

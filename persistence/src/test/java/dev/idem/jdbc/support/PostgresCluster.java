@@ -1,0 +1,158 @@
+package dev.idem.jdbc.support;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * A throwaway PostgreSQL cluster: initdb into a temp directory, pg_ctl start on a free port with a
+ * private socket directory, databases on demand, and stop plus delete at the end. Runs initdb and
+ * the server as the {@code postgres} user when the tests run as root (initdb refuses root).
+ */
+public final class PostgresCluster implements AutoCloseable {
+  private final Path bin;
+  private final Path root;
+  private final Path data;
+  private final int port;
+  private final boolean asPostgresUser;
+  private final AtomicInteger databases = new AtomicInteger();
+
+  private PostgresCluster(Path bin, Path root, int port, boolean asPostgresUser) {
+    this.bin = bin;
+    this.root = root;
+    this.data = root.resolve("data");
+    this.port = port;
+    this.asPostgresUser = asPostgresUser;
+  }
+
+  /** The newest {@code /usr/lib/postgresql/<version>/bin} with initdb and pg_ctl, if any. */
+  public static Optional<Path> findBinaries() {
+    Path base = Path.of("/usr/lib/postgresql");
+    if (!Files.isDirectory(base)) {
+      return Optional.empty();
+    }
+    try (Stream<Path> versions = Files.list(base)) {
+      return versions.map(v -> v.resolve("bin"))
+          .filter(b -> Files.isExecutable(b.resolve("initdb")) && Files.isExecutable(b.resolve("pg_ctl")))
+          .max(Comparator.comparing(b -> versionOf(b.getParent().getFileName().toString())));
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static int versionOf(String name) {
+    try {
+      return Integer.parseInt(name.replaceAll("\\D.*", ""));
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  /** Starts a cluster with the binaries in {@code bin}. */
+  public static PostgresCluster start(Path bin) throws IOException, InterruptedException {
+    boolean root = "root".equals(System.getProperty("user.name"));
+    Path dir = Files.createTempDirectory("idem-pg-");
+    if (root) {
+      UserPrincipal pg = dir.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("postgres");
+      Files.setOwner(dir, pg);
+    }
+    IOException last = null;
+    for (int tries = 0; tries < 3; tries++) {
+      PostgresCluster c = new PostgresCluster(bin, dir, freePort(), root);
+      try {
+        if (tries == 0) {
+          c.run(List.of(bin.resolve("initdb").toString(), "-A", "trust", "-U", "postgres", "-E", "UTF8",
+              "--no-sync", "-D", c.data.toString()));
+        }
+        c.run(List.of(bin.resolve("pg_ctl").toString(), "start", "-w", "-t", "30", "-D", c.data.toString(),
+            "-l", dir.resolve("server.log").toString(),
+            "-o", "-p " + c.port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=60"));
+        return c;
+      } catch (IOException e) {
+        last = e;
+      }
+    }
+    deleteTree(dir);
+    throw last;
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private void run(List<String> command) throws IOException, InterruptedException {
+    List<String> full = new ArrayList<>();
+    if (asPostgresUser) {
+      full.addAll(List.of("runuser", "-u", "postgres", "--"));
+    }
+    full.addAll(command);
+    Path out = root.resolve("cmd.log");
+    Process p = new ProcessBuilder(full).directory(root.toFile()).redirectErrorStream(true)
+        .redirectOutput(out.toFile()).start();
+    if (!p.waitFor(60, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IOException("timed out: " + String.join(" ", command));
+    }
+    if (p.exitValue() != 0) {
+      String log = Files.exists(root.resolve("server.log")) ? Files.readString(root.resolve("server.log")) : "";
+      throw new IOException("failed (" + p.exitValue() + "): " + String.join(" ", command) + "\n"
+          + Files.readString(out) + "\n" + log);
+    }
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** A DataSource to database {@code name} on this cluster. */
+  public PGSimpleDataSource dataSource(String name) {
+    PGSimpleDataSource ds = new PGSimpleDataSource();
+    ds.setServerNames(new String[] {"127.0.0.1"});
+    ds.setPortNumbers(new int[] {port});
+    ds.setDatabaseName(name);
+    ds.setUser("postgres");
+    return ds;
+  }
+
+  /** Creates a fresh, empty database and returns its name. */
+  public String createDatabase() throws SQLException {
+    String name = "idem_test_" + databases.incrementAndGet();
+    try (Connection c = dataSource("postgres").getConnection(); Statement st = c.createStatement()) {
+      st.execute("CREATE DATABASE " + name);
+    }
+    return name;
+  }
+
+  @Override
+  public void close() throws IOException, InterruptedException {
+    try {
+      run(List.of(bin.resolve("pg_ctl").toString(), "stop", "-m", "immediate", "-w", "-D", data.toString()));
+    } finally {
+      deleteTree(root);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}
