@@ -69,7 +69,7 @@ public final class IdempotentHttpClient extends HttpClient {
   private final HttpClient delegate;
   private final IdempotentExecutor executor;
   private final String keyHeader;
-  private final KeyFormat keyFormat;
+  private final KeyHeaderFormat keyFormat;
   private final UntaggedPolicy untaggedPolicy;
   private final CallEngine engine;
 
@@ -272,7 +272,7 @@ public final class IdempotentHttpClient extends HttpClient {
     private final HttpClient delegate;
     private IdempotentExecutor executor;
     private String keyHeader = DEFAULT_KEY_HEADER;
-    private KeyFormat keyFormat = KeyFormat.BARE;
+    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
     private UntaggedPolicy untaggedPolicy = UntaggedPolicy.PASS_THROUGH;
     private long maxBodyBytes = 1 << 20;
 
@@ -304,8 +304,8 @@ public final class IdempotentHttpClient extends HttpClient {
       return this;
     }
 
-    /** How the key is written; default {@link KeyFormat#BARE}. */
-    public Builder keyFormat(KeyFormat format) {
+    /** How the key is written; default {@link KeyHeaderFormat#BARE}. */
+    public Builder keyFormat(KeyHeaderFormat format) {
       this.keyFormat = Objects.requireNonNull(format, "format");
       return this;
     }

@@ -37,11 +37,11 @@ import java.util.function.Function;
 public final class ResumeTransport implements Transport, AsyncTransport {
   private final AttemptSender sender;
   private final String keyHeader;
-  private final KeyFormat keyFormat;
+  private final KeyHeaderFormat keyFormat;
   private final Function<RequestSnapshot, Map<String, String>> headers;
   private final AttemptRequests.Settings settings;
 
-  ResumeTransport(HttpClient delegate, String keyHeader, KeyFormat keyFormat,
+  ResumeTransport(HttpClient delegate, String keyHeader, KeyHeaderFormat keyFormat,
       Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
     this.sender = new AttemptSender(delegate);
     this.keyHeader = keyHeader;

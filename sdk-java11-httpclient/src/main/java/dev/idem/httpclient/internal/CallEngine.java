@@ -12,7 +12,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
-import dev.idem.httpclient.KeyFormat;
+import dev.idem.httpclient.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -43,10 +43,10 @@ public final class CallEngine {
   private final AttemptSender sender;
   private final IdempotentExecutor executor;
   private final String keyHeader;
-  private final KeyFormat keyFormat;
+  private final KeyHeaderFormat keyFormat;
   private final long maxBodyBytes;
 
-  public CallEngine(HttpClient delegate, IdempotentExecutor executor, String keyHeader, KeyFormat keyFormat,
+  public CallEngine(HttpClient delegate, IdempotentExecutor executor, String keyHeader, KeyHeaderFormat keyFormat,
       long maxBodyBytes) {
     this.delegate = delegate;
     this.sender = new AttemptSender(delegate);

@@ -5,7 +5,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Transport;
-import dev.idem.httpclient.KeyFormat;
+import dev.idem.httpclient.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.util.concurrent.CompletableFuture;
@@ -25,12 +25,12 @@ public final class LiveTransport implements Transport, AsyncTransport {
   private final HttpRequest original;
   private final byte[] body;
   private final String keyHeader;
-  private final KeyFormat keyFormat;
+  private final KeyHeaderFormat keyFormat;
   private final AtomicReference<AttemptSender.Result> last = new AtomicReference<>();
   private final AtomicInteger sent = new AtomicInteger();
 
   public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, String keyHeader,
-      KeyFormat keyFormat) {
+      KeyHeaderFormat keyFormat) {
     this.sender = sender;
     this.original = original;
     this.body = body;

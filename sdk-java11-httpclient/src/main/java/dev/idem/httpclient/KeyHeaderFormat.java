@@ -7,7 +7,7 @@ import dev.idem.core.IdempotencyKey;
  * reference server) expect the bare token, while the IETF draft defines the header as a
  * structured-field string, which is quoted.
  */
-public enum KeyFormat {
+public enum KeyHeaderFormat {
   /** The key as is: {@code Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324}. The default. */
   BARE,
   /**
@@ -15,7 +15,7 @@ public enum KeyFormat {
    * {@code Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"}; a {@code "} or {@code \} in an
    * app-supplied key is escaped with a backslash.
    */
-  STRUCTURED_FIELD;
+  STRUCTURED_STRING;
 
   /** Renders {@code key} as a header value in this format. */
   public String format(IdempotencyKey key) {
