@@ -470,6 +470,33 @@ class IdempotentHttpClientTest {
     assertEquals(OperationState.FAILED, f.record(call.operationId()).state());
   }
 
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void anOrdinary400IsReturnedNotThrown(Mode mode) throws Exception {
+    Fixture f = new Fixture(); // no should-retry classifier: the hint header means nothing here
+    server.then(Fault.BAD_REQUEST_400_SHOULD_RETRY);
+    OperationCall call = f.client.operation("create-order");
+    IdempotentHttpResponse<String> r = mode.send(f, call, Fixture.post(orders(), "{}"), BodyHandlers.ofString());
+    assertEquals(400, r.statusCode(), "a validation answer, not a key problem: returned as HttpClient would");
+    assertEquals(OperationState.FAILED, r.state());
+    assertEquals(1, server.requests().size());
+  }
+
+  @Test
+  void interruptDuringBackoffThrowsInterruptedExceptionAndLeavesThePendingKey() throws Exception {
+    Fixture f = new Fixture(b -> { }, c -> { }, d -> {
+      throw new InterruptedException("shutting down");
+    }, null);
+    server.then(Fault.UNAVAILABLE_503);
+    OperationCall call = f.client.operation("create-order");
+    InterruptedException e = assertThrows(InterruptedException.class,
+        () -> call.send(Fixture.post(orders(), "{}"), BodyHandlers.ofString()));
+    assertInstanceOf(dev.idem.core.OperationPendingException.class, e.getCause());
+    assertFalse(Thread.currentThread().isInterrupted(), "cleared, as InterruptedException promises");
+    assertEquals(OperationState.PENDING, f.record(call.operationId()).state());
+    assertEquals(1, server.requests().size());
+  }
+
   // The java.net.http surface.
   @ParameterizedTest
   @EnumSource(Mode.class)
