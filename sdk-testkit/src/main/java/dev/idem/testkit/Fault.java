@@ -1,0 +1,172 @@
+package dev.idem.testkit;
+
+import dev.idem.testkit.internal.FaultSpec;
+import dev.idem.testkit.internal.FaultSpec.Kind;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Something that goes wrong with one request, scripted through a {@link FaultPlan}. Each fault
+ * reproduces one case a retrying client has to survive, and says exactly what happened to the
+ * effect, so that a test can assert on effects rather than on status codes alone.
+ *
+ * <p>Faults fall into two groups:
+ *
+ * <ul>
+ *   <li>Faults that replace processing ({@link #dropRequest()}, {@link #status(int)},
+ *       {@link #tooManyRequests(Duration)}, {@link #tooManyRequestsUntil(Duration)}): the request
+ *       never reaches the idempotency layer. Nothing is claimed, no effect runs, nothing is
+ *       stored, so a retry is processed as if it were the first attempt.
+ *   <li>Faults that act after processing ({@link #commitThenDropResponse()},
+ *       {@link #commitThenDelayResponse(Duration)}, {@link #commitThenStatus(int)}): the request is
+ *       processed as usual (a new effect, a replay, a 409, 422 or 400, whatever is due) and the
+ *       result is stored if it would have been; only the answer the client gets is spoiled.
+ * </ul>
+ *
+ * <p>{@link #slowProcessing(Duration)} is neither: it stretches processing itself.
+ *
+ * <p>Immutable and thread-safe; one instance may be scheduled many times.
+ */
+public final class Fault {
+  private final FaultSpec spec;
+  private final String description;
+
+  private Fault(Kind kind, int status, Duration duration, String description) {
+    this.spec = new FaultSpec(kind, status, duration);
+    this.description = description;
+  }
+
+  /**
+   * Closes the connection as soon as the request has been read, before any processing. The client
+   * sees an I/O error (such as "unexpected end of stream") after it has sent the whole request:
+   * an ambiguous failure from its point of view, although here no effect ran and nothing was
+   * stored.
+   */
+  public static Fault dropRequest() {
+    return new Fault(Kind.DROP_REQUEST, 0, Duration.ZERO, "dropRequest");
+  }
+
+  /**
+   * The lost response: the request is processed and its result stored, then the connection is
+   * closed before a single response byte is written. The client sees an I/O error; the effect
+   * exists; a retry with the same key gets the stored result, marked as replayed.
+   */
+  public static Fault commitThenDropResponse() {
+    return new Fault(Kind.DROP_RESPONSE, 0, Duration.ZERO, "commitThenDropResponse");
+  }
+
+  /**
+   * The slow response: the request is processed and its result stored at once, but the response
+   * is held back for {@code delay} before its headers are written. With a delay longer than the
+   * client's read timeout, the client times out while the effect already exists; a retry gets the
+   * stored result, marked as replayed.
+   *
+   * <p>This is a real server-side wait on the connection's thread; keep it short in tests (a few
+   * hundred milliseconds against a client timeout of about a hundred). Closing the server ends it.
+   *
+   * @param delay how long to hold the response; positive
+   * @throws IllegalArgumentException if {@code delay} is zero or negative
+   */
+  public static Fault commitThenDelayResponse(Duration delay) {
+    return new Fault(Kind.DELAY_RESPONSE, 0, positive(delay, "delay"), "commitThenDelayResponse(" + delay + ")");
+  }
+
+  /**
+   * The error after commit: the request is processed and its result stored, but the client is
+   * answered {@code status} (typically 500) with a problem body instead. A retry with the same key
+   * gets the stored success, marked as replayed: a client that treats a 5xx as "nothing happened"
+   * would be wrong.
+   *
+   * @param status 400..599
+   * @throws IllegalArgumentException if {@code status} is out of range
+   */
+  public static Fault commitThenStatus(int status) {
+    return new Fault(Kind.STATUS_AFTER_PROCESSING, errorStatus(status), Duration.ZERO, "commitThenStatus(" + status + ")");
+  }
+
+  /**
+   * Answers {@code status} (such as 503) with a problem body, before any processing: no effect,
+   * nothing stored. Schedule it with {@link FaultPlan#forNext(int, Fault)} for N failures in a row.
+   *
+   * @param status 400..599
+   * @throws IllegalArgumentException if {@code status} is out of range
+   */
+  public static Fault status(int status) {
+    return new Fault(Kind.REJECT, errorStatus(status), Duration.ZERO, "status(" + status + ")");
+  }
+
+  /**
+   * Answers 429 with {@code Retry-After} in delta-seconds (rounded up to whole seconds), before any
+   * processing: no effect, nothing stored.
+   *
+   * @param retryAfter the wait to announce; zero or positive
+   * @throws IllegalArgumentException if {@code retryAfter} is negative
+   */
+  public static Fault tooManyRequests(Duration retryAfter) {
+    return new Fault(Kind.RETRY_AFTER_SECONDS, 429, notNegative(retryAfter, "retryAfter"),
+        "tooManyRequests(" + retryAfter + ")");
+  }
+
+  /**
+   * Answers 429 with {@code Retry-After} as an HTTP-date (IMF-fixdate, such as
+   * {@code Sun, 06 Nov 1994 08:49:37 GMT}): the server clock's now plus {@code retryAfter}, taken
+   * when the request arrives, with the fraction of a second dropped. Before any processing: no
+   * effect, nothing stored.
+   *
+   * @param retryAfter how far past now the announced date lies; zero or positive
+   * @throws IllegalArgumentException if {@code retryAfter} is negative
+   * @see IdempotentServer.Builder#clock(java.time.Clock)
+   */
+  public static Fault tooManyRequestsUntil(Duration retryAfter) {
+    return new Fault(Kind.RETRY_AFTER_DATE, 429, notNegative(retryAfter, "retryAfter"),
+        "tooManyRequestsUntil(" + retryAfter + ")");
+  }
+
+  /**
+   * The slow in-flight request: if this request claims its key, it holds the claim for
+   * {@code duration} before the effect runs. Duplicates that arrive meanwhile get 409 with
+   * {@code Retry-After}; those after it get the replay. A request that does not claim (a
+   * duplicate, a replay) is not slowed, so the fault can be scheduled on every request of a burst.
+   *
+   * <p>This is a real server-side wait; keep it short in tests. Closing the server ends it, and
+   * the request then gets a 503 without an effect.
+   *
+   * @param duration how long processing takes; positive
+   * @throws IllegalArgumentException if {@code duration} is zero or negative
+   */
+  public static Fault slowProcessing(Duration duration) {
+    return new Fault(Kind.SLOW_PROCESSING, 0, positive(duration, "duration"), "slowProcessing(" + duration + ")");
+  }
+
+  FaultSpec spec() {
+    return spec;
+  }
+
+  @Override
+  public String toString() {
+    return "Fault." + description;
+  }
+
+  private static int errorStatus(int status) {
+    if (status < 400 || status > 599) {
+      throw new IllegalArgumentException("a fault status is 400..599, not " + status);
+    }
+    return status;
+  }
+
+  private static Duration positive(Duration d, String name) {
+    Objects.requireNonNull(d, name);
+    if (d.isZero() || d.isNegative()) {
+      throw new IllegalArgumentException(name + " must be positive: " + d);
+    }
+    return d;
+  }
+
+  private static Duration notNegative(Duration d, String name) {
+    Objects.requireNonNull(d, name);
+    if (d.isNegative()) {
+      throw new IllegalArgumentException(name + " must not be negative: " + d);
+    }
+    return d;
+  }
+}

@@ -1,0 +1,139 @@
+package dev.idem.testkit;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The script of faults for the requests a server will receive. Each scheduled fault is used by
+ * exactly one request, in the order scheduled; a request with nothing scheduled for it is handled
+ * normally.
+ *
+ * <p>There are two queues. Faults scheduled {@linkplain #forKey(String, Fault) for a key} go to the
+ * next requests carrying that key (quoted or bare, it is the same key) and take precedence; the
+ * others go to the next requests in arrival order, whatever their key, including requests without
+ * one. A request takes from at most one queue.
+ *
+ * <pre>{@code
+ * server.plan()
+ *     .forNext(2, Fault.status(503))               // the next two requests get 503
+ *     .next(Fault.commitThenDropResponse());       // the third loses its response
+ * server.plan().forKey(key, Fault.dropRequest()); // the next request with this key is dropped
+ * }</pre>
+ *
+ * <p>Thread-safe: scheduling from the test thread while the server takes faults on its own
+ * threads is fine, and each fault goes to exactly one request. When several requests arrive at
+ * once, which of them gets which queued fault follows the order in which the server reads them.
+ *
+ * <p>Beware of HTTP clients that retry on their own. OkHttp, for one, silently repeats a request
+ * once when a connection breaks, unless {@code retryOnConnectionFailure(false)} is set; that repeat
+ * is a new request here and takes the next fault.
+ */
+public final class FaultPlan {
+  private final Deque<Fault> anyRequest = new ArrayDeque<>();
+  private final Map<String, Deque<Fault>> byKey = new HashMap<>();
+
+  FaultPlan() {}
+
+  /**
+   * Schedules a fault for the next request not claimed by a per-key fault.
+   *
+   * @param fault the fault
+   * @return this plan, for chaining
+   */
+  public FaultPlan next(Fault fault) {
+    return forNext(1, fault);
+  }
+
+  /**
+   * Schedules a fault for each of the next {@code times} requests not claimed by a per-key fault,
+   * after those already scheduled.
+   *
+   * @param times how many requests get it; at least 1
+   * @param fault the fault
+   * @return this plan, for chaining
+   * @throws IllegalArgumentException if {@code times} is less than 1
+   */
+  public synchronized FaultPlan forNext(int times, Fault fault) {
+    Objects.requireNonNull(fault, "fault");
+    checkTimes(times);
+    for (int i = 0; i < times; i++) {
+      anyRequest.add(fault);
+    }
+    return this;
+  }
+
+  /**
+   * Schedules a fault for the next request that carries {@code key}.
+   *
+   * @param key the unquoted idempotency key
+   * @param fault the fault
+   * @return this plan, for chaining
+   */
+  public FaultPlan forKey(String key, Fault fault) {
+    return forKey(key, 1, fault);
+  }
+
+  /**
+   * Schedules a fault for each of the next {@code times} requests that carry {@code key}, after
+   * those already scheduled for it.
+   *
+   * @param key the unquoted idempotency key
+   * @param times how many requests get it; at least 1
+   * @param fault the fault
+   * @return this plan, for chaining
+   * @throws IllegalArgumentException if {@code times} is less than 1
+   */
+  public synchronized FaultPlan forKey(String key, int times, Fault fault) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(fault, "fault");
+    checkTimes(times);
+    Deque<Fault> queue = byKey.computeIfAbsent(key, k -> new ArrayDeque<>());
+    for (int i = 0; i < times; i++) {
+      queue.add(fault);
+    }
+    return this;
+  }
+
+  /** How many scheduled faults no request has taken yet, in both queues. */
+  public synchronized int pending() {
+    return anyRequest.size() + byKey.values().stream().mapToInt(Deque::size).sum();
+  }
+
+  /** Drops every fault not taken yet. */
+  public synchronized void clear() {
+    anyRequest.clear();
+    byKey.clear();
+  }
+
+  /** Takes the fault for one request: the key's queue first, then the shared one. */
+  synchronized Optional<Fault> take(String key) {
+    if (key != null) {
+      Deque<Fault> queue = byKey.get(key);
+      if (queue != null) {
+        Fault f = queue.poll();
+        if (queue.isEmpty()) {
+          byKey.remove(key);
+        }
+        if (f != null) {
+          return Optional.of(f);
+        }
+      }
+    }
+    return Optional.ofNullable(anyRequest.poll());
+  }
+
+  private static void checkTimes(int times) {
+    if (times < 1) {
+      throw new IllegalArgumentException("times must be at least 1: " + times);
+    }
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "FaultPlan{next=" + anyRequest + ", byKey=" + byKey + "}";
+  }
+}

@@ -1,0 +1,296 @@
+package dev.idem.testkit;
+
+import dev.idem.testkit.internal.DefaultEffectHandler;
+import dev.idem.testkit.internal.FaultSource;
+import dev.idem.testkit.internal.IdempotencyDispatcher;
+import dev.idem.testkit.internal.RecordStore;
+import dev.idem.testkit.internal.RequestLog;
+import dev.idem.testkit.internal.ServerConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.URI;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import mockwebserver3.MockWebServer;
+import okhttp3.HttpUrl;
+
+/**
+ * A reference idempotent HTTP server for tests: the server half of Idem's protocol, on
+ * MockWebServer, listening on a random loopback port.
+ *
+ * <p>Every request with a key belongs to one operation, identified by caller (the
+ * {@linkplain Builder#callerHeader caller header}, {@code "anonymous"} when absent), method and
+ * path, and key. The first request of an operation claims it atomically and runs the
+ * {@link EffectHandler} once; its reply is stored. Then:
+ *
+ * <ul>
+ *   <li>a repeat with the same fingerprint (method, path and query, body; JSON bodies in RFC 8785
+ *       canonical form) gets the stored reply again, with {@code Idempotent-Replayed: true};
+ *   <li>a repeat while the first is still being processed gets 409 with {@code Retry-After};
+ *   <li>a repeat with a different fingerprint gets 422, a problem body saying the key was reused;
+ *   <li>a request without a key gets 400 if its method requires one (POST and PATCH by default),
+ *       and simply runs the handler otherwise; a malformed key always gets 400.
+ * </ul>
+ *
+ * <p>Error bodies are RFC 9457 problem documents ({@code application/problem+json}). The key header
+ * accepts a bare value or an RFC 8941 quoted string; both spell the same key. Scripted
+ * {@link Fault faults} from {@link #plan()} reproduce lost responses, timeouts, 5xx and 429.
+ *
+ * <pre>{@code
+ * try (IdempotentServer server = IdempotentServer.start()) {
+ *   server.plan().next(Fault.commitThenDropResponse());
+ *   // ... let the client under test POST to server.url("/orders") and retry ...
+ *   assertEquals(1, server.effectCount(key));
+ * }
+ * }</pre>
+ *
+ * <p>Thread-safe. Requests are handled concurrently, one thread per connection. Every request
+ * costs about 44 ms on loopback (Nagle's algorithm against delayed ACKs in MockWebServer), so this
+ * server is for behaviour tests with few requests, not for load.
+ */
+public final class IdempotentServer implements AutoCloseable {
+  /** The default name of the idempotency key header. */
+  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  /** The default name of the header that names the caller. */
+  public static final String DEFAULT_CALLER_HEADER = "X-Caller";
+
+  private final MockWebServer server = new MockWebServer();
+  private final RecordStore store = new RecordStore();
+  private final RequestLog log = new RequestLog();
+  private final FaultPlan plan = new FaultPlan();
+  private final IdempotencyDispatcher dispatcher;
+  private final HttpUrl base;
+
+  private IdempotentServer(ServerConfig config) {
+    FaultSource faults = key -> plan.take(key).map(Fault::spec);
+    this.dispatcher = new IdempotencyDispatcher(config, store, log, faults);
+    server.setDispatcher(dispatcher);
+    InetAddress loopback = InetAddress.getLoopbackAddress();
+    try {
+      server.start(loopback, 0);
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not start the server on a loopback port", e);
+    }
+    // A literal address, not MockWebServer's host name: "localhost" may resolve to ::1 first
+    // while the server listens on 127.0.0.1, which costs every new connection a failed attempt.
+    this.base = new HttpUrl.Builder().scheme("http").host(loopback.getHostAddress()).port(server.getPort()).build();
+  }
+
+  /**
+   * Starts a server with the defaults: {@value #DEFAULT_KEY_HEADER}, {@value #DEFAULT_CALLER_HEADER},
+   * {@code Retry-After: 1} on 409, keys required for POST and PATCH, and the default handler.
+   *
+   * @throws UncheckedIOException if no loopback port can be bound
+   * @see Builder
+   */
+  public static IdempotentServer start() {
+    return builder().start();
+  }
+
+  /** A builder for a server with non-default settings. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The absolute URL of {@code path} on this server, such as {@code http://127.0.0.1:38123/orders}.
+   *
+   * @param path a path, optionally with a query, resolved against the server root
+   * @throws IllegalArgumentException if {@code path} does not form a valid URL
+   */
+  public URI url(String path) {
+    Objects.requireNonNull(path, "path");
+    HttpUrl url = base.resolve(path);
+    if (url == null) {
+      throw new IllegalArgumentException("not a valid path: " + path);
+    }
+    return url.uri();
+  }
+
+  /** The fault script of this server; empty at start, which means normal behaviour. */
+  public FaultPlan plan() {
+    return plan;
+  }
+
+  /**
+   * How many times the effect ran under {@code key} (unquoted), across callers and operations.
+   * This is the number a test asserts to prove "exactly once".
+   */
+  public long effectCount(String key) {
+    return store.effectCount(Objects.requireNonNull(key, "key"));
+  }
+
+  /**
+   * Waits until at least {@code count} effects under {@code key} have finished, their results
+   * stored (or discarded, if the handler failed). Use it where a client gives up before the server
+   * is done, as with {@link Fault#commitThenDelayResponse}: a client timeout does not prove that
+   * the server has even read the request, and a retry sent too early would get 409, not the replay.
+   *
+   * @param key the unquoted key
+   * @param count the number of effects to wait for
+   * @param timeout the longest wait
+   * @return true once that many have finished; false if the timeout elapsed first
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean awaitEffects(String key, long count, Duration timeout) throws InterruptedException {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(timeout, "timeout");
+    return store.awaitSettled(key, count, timeout);
+  }
+
+  /** How many times the effect ran in total, including requests without a key. */
+  public long totalEffects() {
+    return store.totalEffects();
+  }
+
+  /**
+   * Every request received so far, in arrival order, including those that a fault dropped or
+   * rejected; a snapshot, unmodifiable.
+   */
+  public List<ReceivedRequest> recordedRequests() {
+    return log.requests();
+  }
+
+  /** The distinct valid keys received so far, unquoted, in first-seen order; a snapshot. */
+  public Set<String> keysSeen() {
+    return log.keys();
+  }
+
+  /** How many requests the server has received so far. */
+  public int requestCount() {
+    return log.size();
+  }
+
+  /**
+   * Stops the server and frees its port. Requests held by a slow-processing or delayed-response
+   * fault are cut short. Counters and recorded requests stay readable. Idempotent.
+   */
+  @Override
+  public void close() {
+    dispatcher.close();
+    server.close();
+  }
+
+  @Override
+  public String toString() {
+    return "IdempotentServer{" + base + "}";
+  }
+
+  /**
+   * Settings for an {@link IdempotentServer}. Not thread-safe; build on one thread.
+   */
+  public static final class Builder {
+    private String keyHeader = DEFAULT_KEY_HEADER;
+    private String callerHeader = DEFAULT_CALLER_HEADER;
+    private Duration inFlightRetryAfter = Duration.ofSeconds(1);
+    private Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
+    private EffectHandler handler = new DefaultEffectHandler();
+    private Clock clock = Clock.systemUTC();
+
+    private Builder() {}
+
+    /**
+     * The name of the idempotency key header. Default {@value IdempotentServer#DEFAULT_KEY_HEADER}.
+     *
+     * @param name a header name, matched case-insensitively
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder keyHeader(String name) {
+      this.keyHeader = headerName(name, "keyHeader");
+      return this;
+    }
+
+    /**
+     * The name of the header whose value scopes keys to a caller, standing in for the
+     * authenticated account of a real API. Default {@value IdempotentServer#DEFAULT_CALLER_HEADER};
+     * requests without it belong to {@code "anonymous"}.
+     *
+     * @param name a header name, matched case-insensitively
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder callerHeader(String name) {
+      this.callerHeader = headerName(name, "callerHeader");
+      return this;
+    }
+
+    /**
+     * The {@code Retry-After} sent with a 409 for a key still in flight, rounded up to whole
+     * seconds. Default 1 second.
+     *
+     * @param retryAfter zero or positive
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder inFlightRetryAfter(Duration retryAfter) {
+      Objects.requireNonNull(retryAfter, "retryAfter");
+      if (retryAfter.isNegative()) {
+        throw new IllegalArgumentException("retryAfter must not be negative: " + retryAfter);
+      }
+      this.inFlightRetryAfter = retryAfter;
+      return this;
+    }
+
+    /**
+     * The methods that get 400 without a key. Default POST and PATCH. Requests of other methods
+     * without a key run the handler with no deduplication; with a key, any method is deduplicated.
+     *
+     * @param methods method names, case-insensitive; may be empty
+     * @return this builder
+     */
+    public Builder keyRequiredMethods(Set<String> methods) {
+      Objects.requireNonNull(methods, "methods");
+      methods.forEach(m -> Objects.requireNonNull(m, "method"));
+      this.keyRequiredMethods = Set.copyOf(methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
+      return this;
+    }
+
+    /**
+     * The business action. Default: answers 201 with {@code {"id":"ord_<n>","effect":<n>,"key":"<key>"}},
+     * where {@code n} is the server-wide effect number.
+     *
+     * @param handler the action; must be thread-safe
+     * @return this builder
+     */
+    public Builder handler(EffectHandler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * The clock for HTTP-dates in {@code Retry-After}. Default the system clock in UTC; a fixed
+     * clock makes the header exact in assertions.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * Starts a server with these settings on a random loopback port. The builder may be reused.
+     *
+     * @throws UncheckedIOException if no loopback port can be bound
+     */
+    public IdempotentServer start() {
+      return new IdempotentServer(
+          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock));
+    }
+
+    private static String headerName(String name, String what) {
+      Objects.requireNonNull(name, what);
+      if (name.isBlank()) {
+        throw new IllegalArgumentException(what + " must not be blank");
+      }
+      return name;
+    }
+  }
+}

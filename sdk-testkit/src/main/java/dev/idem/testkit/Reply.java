@@ -1,0 +1,88 @@
+package dev.idem.testkit;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A response the server stores and replays: status, content type and body. An {@link EffectHandler}
+ * returns one; the server keeps it as the result of the operation and sends it again, unchanged
+ * apart from an {@code Idempotent-Replayed: true} header, to every repeat of the request.
+ *
+ * <p>Immutable and thread-safe; the body is copied in and out.
+ */
+public final class Reply {
+  private final int status;
+  private final String contentType;
+  private final byte[] body;
+
+  private Reply(int status, String contentType, byte[] body) {
+    if (status < 200 || status > 599) {
+      throw new IllegalArgumentException("a final response status is 200..599, not " + status);
+    }
+    this.status = status;
+    this.contentType = contentType;
+    this.body = body.clone();
+  }
+
+  /**
+   * A reply with a JSON body, as {@code application/json; charset=utf-8}.
+   *
+   * @param status 200..599
+   * @param json the body; not checked for validity, so handlers can test clients with broken JSON
+   * @throws IllegalArgumentException if {@code status} is out of range
+   */
+  public static Reply json(int status, String json) {
+    Objects.requireNonNull(json, "json");
+    return new Reply(status, "application/json; charset=utf-8", json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * A reply with any body.
+   *
+   * @param status 200..599
+   * @param contentType the media type, or null to send no {@code Content-Type}
+   * @param body the body bytes, copied; empty for no body
+   * @throws IllegalArgumentException if {@code status} is out of range
+   */
+  public static Reply of(int status, String contentType, byte[] body) {
+    return new Reply(status, contentType, Objects.requireNonNull(body, "body"));
+  }
+
+  /** The HTTP status. */
+  public int status() {
+    return status;
+  }
+
+  /** The media type of the body, if any. */
+  public Optional<String> contentType() {
+    return Optional.ofNullable(contentType);
+  }
+
+  /** A copy of the body. */
+  public byte[] body() {
+    return body.clone();
+  }
+
+  /** The body decoded as UTF-8. */
+  public String bodyUtf8() {
+    return new String(body, StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Reply r && status == r.status && Objects.equals(contentType, r.contentType)
+        && Arrays.equals(body, r.body);
+  }
+
+  @Override
+  public int hashCode() {
+    return 31 * Objects.hash(status, contentType) + Arrays.hashCode(body);
+  }
+
+  @Override
+  public String toString() {
+    return "Reply{" + status + ", " + body.length + " body bytes}";
+  }
+}

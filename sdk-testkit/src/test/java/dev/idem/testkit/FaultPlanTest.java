@@ -1,0 +1,52 @@
+package dev.idem.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Scheduling order and precedence, without a server. */
+class FaultPlanTest {
+  private final Fault drop = Fault.dropRequest();
+  private final Fault unavailable = Fault.status(503);
+
+  @Test
+  void faultsAreTakenOncePerRequestInScheduledOrder() {
+    FaultPlan plan = new FaultPlan().forNext(2, unavailable).next(drop);
+
+    assertEquals(3, plan.pending());
+    assertEquals(Optional.of(unavailable), plan.take("a"));
+    assertEquals(Optional.of(unavailable), plan.take(null));
+    assertEquals(Optional.of(drop), plan.take("b"));
+    assertEquals(Optional.empty(), plan.take("c"));
+  }
+
+  @Test
+  void perKeyFaultsComeFirstAndLeaveOtherKeysAlone() {
+    FaultPlan plan = new FaultPlan().next(unavailable).forKey("k", 2, drop);
+
+    assertEquals(Optional.of(drop), plan.take("k"));
+    assertEquals(Optional.of(drop), plan.take("k"));
+    assertEquals(Optional.of(unavailable), plan.take("k"), "the key's queue is empty, the shared one is next");
+    assertEquals(Optional.empty(), plan.take("other"));
+  }
+
+  @Test
+  void clearDropsEverything() {
+    FaultPlan plan = new FaultPlan().next(unavailable).forKey("k", drop);
+    plan.clear();
+    assertEquals(0, plan.pending());
+    assertEquals(Optional.empty(), plan.take("k"));
+  }
+
+  @Test
+  void refusesNonsense() {
+    FaultPlan plan = new FaultPlan();
+    assertThrows(IllegalArgumentException.class, () -> plan.forNext(0, drop));
+    assertThrows(IllegalArgumentException.class, () -> Fault.status(200));
+    assertThrows(IllegalArgumentException.class, () -> Fault.commitThenStatus(600));
+    assertThrows(IllegalArgumentException.class, () -> Fault.slowProcessing(java.time.Duration.ZERO));
+    assertThrows(IllegalArgumentException.class, () -> Fault.tooManyRequests(java.time.Duration.ofSeconds(-1)));
+  }
+}
