@@ -1,0 +1,336 @@
+package dev.idem.httpclient;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Operation;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.httpclient.internal.CallEngine;
+import dev.idem.httpclient.internal.Lifecycle;
+import java.io.IOException;
+import java.net.Authenticator;
+import java.net.CookieHandler;
+import java.net.ProxySelector;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.PushPromiseHandler;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
+/**
+ * A {@link HttpClient} that sends non-idempotent calls with one durable idempotency key per
+ * logical operation. It wraps a client you built and delegates everything to it; only keyed calls
+ * behave differently.
+ *
+ * <pre>{@code
+ * IdempotentHttpClient client = IdempotentHttpClient.builder(HttpClient.newHttpClient())
+ *     .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build())
+ *     .build();
+ * HttpResponse<String> r = client.operation("create-order").reference("cart-1234")
+ *     .send(request, BodyHandlers.ofString());
+ * }</pre>
+ *
+ * <p>A keyed call ({@link #operation(String)}, or an untagged POST/PATCH under
+ * {@link UntaggedPolicy#FRESH_KEY}):
+ * <ul>
+ *   <li>reads the request's body publisher once, and journals the operation before the first byte
+ *       is sent;</li>
+ *   <li>sends every attempt with the same key header and the same bytes, retrying as the
+ *       executor's policy and classifier decide (a refused or timed-out connect counts as not
+ *       sent, so it ends FAILED, never UNCERTAIN);</li>
+ *   <li>returns an {@link IdempotentHttpResponse} with the final attempt's real status, headers,
+ *       request and version, the body from your handler, and {@link IdempotentHttpResponse#replayed()};</li>
+ *   <li>returns the server's response for a FAILED operation too (a permanent 4xx, or 5xx after
+ *       the attempts ran out with nothing ambiguous), as HttpClient does, except the server's 422
+ *       (key reused: {@link dev.idem.core.IdempotencyKeyReusedException}) and 400 "key missing"
+ *       (a configuration error: {@link dev.idem.core.OperationFailedException}), which throw;</li>
+ *   <li>throws {@link dev.idem.core.OperationUncertainException} when it may have taken effect and
+ *       no response said so; it never reports failure in that case.</li>
+ * </ul>
+ * Plain {@link #send} and {@link #sendAsync} pass GET, PUT, DELETE and every other method through
+ * untouched; what they do with an untagged POST or PATCH is the {@link UntaggedPolicy}, by default
+ * {@link UntaggedPolicy#PASS_THROUGH}. A push-promise handler is ignored for keyed calls.
+ *
+ * <p>Thread-safe, like the client it wraps.
+ */
+public final class IdempotentHttpClient extends HttpClient {
+  /** The default key header name. */
+  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+
+  private final HttpClient delegate;
+  private final IdempotentExecutor executor;
+  private final String keyHeader;
+  private final KeyHeaderFormat keyFormat;
+  private final UntaggedPolicy untaggedPolicy;
+  private final CallEngine engine;
+
+  private IdempotentHttpClient(Builder b) {
+    this.delegate = b.delegate;
+    this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
+    this.keyHeader = b.keyHeader;
+    this.keyFormat = b.keyFormat;
+    this.untaggedPolicy = b.untaggedPolicy;
+    this.engine = new CallEngine(delegate, executor, keyHeader, keyFormat, b.maxBodyBytes);
+  }
+
+  /**
+   * Starts a decorator of {@code delegate}, which keeps its own configuration (timeouts, proxy,
+   * TLS, redirects, executor).
+   */
+  public static Builder builder(HttpClient delegate) {
+    return new Builder(delegate);
+  }
+
+  /**
+   * Starts one logical operation named {@code name} (such as {@code create-order}), to configure
+   * and send. Build one per logical operation and send it again to retry it yourself.
+   */
+  public OperationCall operation(String name) {
+    return new OperationCall(engine, name);
+  }
+
+  /**
+   * A transport for operations journaled by an earlier process, which have no secrets in their
+   * snapshot: {@code headers} supplies them (for example a fresh Authorization) for each attempt.
+   *
+   * @param headers returns headers to add to a journaled request; called once per attempt
+   * @param timeout the response timeout of each attempt, or null for none
+   */
+  public ResumeTransport resumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
+    return new ResumeTransport(delegate, keyHeader, keyFormat, Objects.requireNonNull(headers, "headers"), timeout);
+  }
+
+  /**
+   * The Idem executor that journals and drives keyed calls (named so as not to clash with
+   * {@link HttpClient#executor()}, the wrapped client's thread pool).
+   */
+  public IdempotentExecutor idempotentExecutor() {
+    return executor;
+  }
+
+  /** The wrapped client. */
+  public HttpClient delegate() {
+    return delegate;
+  }
+
+  /**
+   * Sends as {@link HttpClient#send} does; an untagged POST or PATCH is handled by the
+   * {@link UntaggedPolicy}, and a keyed call behaves as {@link OperationCall#send}.
+   *
+   * @throws IllegalArgumentException an untagged POST or PATCH under {@link UntaggedPolicy#REJECT}
+   */
+  @Override
+  public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler) throws IOException, InterruptedException {
+    if (!keyedByPolicy(request)) {
+      return delegate.send(request, handler);
+    }
+    return engine.send(request, handler, snapshot -> untagged(request, snapshot));
+  }
+
+  /** As {@link #send}, without blocking; see {@link OperationCall#sendAsync}. */
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
+    if (!keyedByPolicy(request)) {
+      return delegate.sendAsync(request, handler);
+    }
+    return CallEngine.widen(engine.sendAsync(request, handler, snapshot -> untagged(request, snapshot)));
+  }
+
+  /** As {@link #sendAsync(HttpRequest, BodyHandler)}; push promises reach the handler only for calls passed through. */
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
+      PushPromiseHandler<T> pushPromiseHandler) {
+    if (!keyedByPolicy(request)) {
+      return delegate.sendAsync(request, handler, pushPromiseHandler);
+    }
+    return sendAsync(request, handler);
+  }
+
+  private boolean keyedByPolicy(HttpRequest request) {
+    String method = request.method().toUpperCase(Locale.ROOT);
+    if (!(method.equals("POST") || method.equals("PATCH")) || request.headers().firstValue(keyHeader).isPresent()) {
+      return false;
+    }
+    return switch (untaggedPolicy) {
+      case PASS_THROUGH -> false;
+      case FRESH_KEY -> true;
+      case REJECT -> throw new IllegalArgumentException("untagged " + method + " " + request.uri()
+          + ": send it with client.operation(name), or choose another UntaggedPolicy. Nothing was sent");
+    };
+  }
+
+  private static Operation untagged(HttpRequest request, RequestSnapshot snapshot) {
+    return Operation.builder("untagged-" + request.method().toLowerCase(Locale.ROOT), snapshot).build();
+  }
+
+  @Override
+  public Optional<CookieHandler> cookieHandler() {
+    return delegate.cookieHandler();
+  }
+
+  @Override
+  public Optional<Duration> connectTimeout() {
+    return delegate.connectTimeout();
+  }
+
+  @Override
+  public Redirect followRedirects() {
+    return delegate.followRedirects();
+  }
+
+  @Override
+  public Optional<ProxySelector> proxy() {
+    return delegate.proxy();
+  }
+
+  @Override
+  public SSLContext sslContext() {
+    return delegate.sslContext();
+  }
+
+  @Override
+  public SSLParameters sslParameters() {
+    return delegate.sslParameters();
+  }
+
+  @Override
+  public Optional<Authenticator> authenticator() {
+    return delegate.authenticator();
+  }
+
+  @Override
+  public Version version() {
+    return delegate.version();
+  }
+
+  @Override
+  public Optional<Executor> executor() {
+    return delegate.executor();
+  }
+
+  @Override
+  public WebSocket.Builder newWebSocketBuilder() {
+    return delegate.newWebSocketBuilder();
+  }
+
+  // Java 21 added these to HttpClient; declared here (without @Override, as this compiles for 17),
+  // they override on 21+ and forward to the wrapped client, and do nothing on 17.
+
+  /** Forwards {@code shutdown()} to the wrapped client on Java 21+; does nothing before. */
+  public void shutdown() {
+    try {
+      Lifecycle.call(delegate, "shutdown", new Class<?>[0]);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Forwards {@code shutdownNow()} to the wrapped client on Java 21+; does nothing before. */
+  public void shutdownNow() {
+    try {
+      Lifecycle.call(delegate, "shutdownNow", new Class<?>[0]);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Forwards {@code awaitTermination} on Java 21+; returns false before. */
+  public boolean awaitTermination(Duration duration) throws InterruptedException {
+    return Boolean.TRUE.equals(Lifecycle.call(delegate, "awaitTermination", Lifecycle.durationParam(), duration));
+  }
+
+  /** Forwards {@code isTerminated()} on Java 21+; returns false before. */
+  public boolean isTerminated() {
+    try {
+      return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated", new Class<?>[0]));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /** Forwards {@code close()} to the wrapped client on Java 21+ (where it is AutoCloseable). */
+  public void close() {
+    try {
+      Lifecycle.call(delegate, "close", new Class<?>[0]);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Builds an {@link IdempotentHttpClient}. Not thread-safe. */
+  public static final class Builder {
+    private final HttpClient delegate;
+    private IdempotentExecutor executor;
+    private String keyHeader = DEFAULT_KEY_HEADER;
+    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
+    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.PASS_THROUGH;
+    private long maxBodyBytes = 1 << 20;
+
+    private Builder(HttpClient delegate) {
+      this.delegate = Objects.requireNonNull(delegate, "delegate");
+      if (delegate instanceof IdempotentHttpClient) {
+        throw new IllegalArgumentException("the delegate is already an IdempotentHttpClient; wrapping it twice"
+            + " would send two keys");
+      }
+    }
+
+    /**
+     * The executor (journal, retry policy, classifier, clocks); default
+     * {@code IdempotentExecutor.builder().build()}, whose in-memory journal does not survive a
+     * restart.
+     */
+    public Builder idempotentExecutor(IdempotentExecutor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
+
+    /** The key header's name; default {@value IdempotentHttpClient#DEFAULT_KEY_HEADER}. */
+    public Builder keyHeader(String name) {
+      Objects.requireNonNull(name, "name");
+      if (name.isBlank() || !name.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
+        throw new IllegalArgumentException("not a header name: " + name);
+      }
+      this.keyHeader = name;
+      return this;
+    }
+
+    /** How the key is written; default {@link KeyHeaderFormat#BARE}. */
+    public Builder keyFormat(KeyHeaderFormat format) {
+      this.keyFormat = Objects.requireNonNull(format, "format");
+      return this;
+    }
+
+    /** What plain send does with an untagged POST or PATCH; default {@link UntaggedPolicy#PASS_THROUGH}. */
+    public Builder untaggedPolicy(UntaggedPolicy policy) {
+      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * The largest request body a keyed call accepts, in bytes; default 1 MiB. The whole body is
+     * held in memory and journaled, so a bigger one is refused before anything is sent.
+     */
+    public Builder maxBodyBytes(long maxBodyBytes) {
+      if (maxBodyBytes < 0) {
+        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + maxBodyBytes);
+      }
+      this.maxBodyBytes = maxBodyBytes;
+      return this;
+    }
+
+    /** Builds the decorator. */
+    public IdempotentHttpClient build() {
+      return new IdempotentHttpClient(this);
+    }
+  }
+}

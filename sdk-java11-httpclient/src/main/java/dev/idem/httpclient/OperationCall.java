@@ -1,0 +1,136 @@
+package dev.idem.httpclient;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.RetryPolicy;
+import dev.idem.httpclient.internal.CallEngine;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandler;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One logical operation sent through an {@link IdempotentHttpClient}: its name, scope, key,
+ * reference and retry policy, then the request. java.net.http requests have no tags, so this is
+ * how a call says which operation it is:
+ *
+ * <pre>{@code
+ * OperationCall call = client.operation("create-order").scope("tenant-42").reference("cart-1234");
+ * HttpResponse<String> r = call.send(request, BodyHandlers.ofString());
+ * }</pre>
+ *
+ * <p>The key is fixed the first time {@link #key()}, {@link #send} or {@link #sendAsync} runs
+ * (a fresh random key unless {@link #key(IdempotencyKey)} gave one), and sending the same call
+ * again reuses it. So an app that retries a call on its own, or sends it again after
+ * {@link dev.idem.core.OperationPendingException}, still sends one operation; sending it with a
+ * different request is refused as key reuse, before anything goes out. Any method may be sent this
+ * way. Any key header already on the request is replaced.
+ *
+ * <p>Setters must not be called after the key is fixed. Thread-safe once configured: concurrent
+ * sends of one call share one operation (the executor lets one of them send).
+ */
+public final class OperationCall {
+  private final CallEngine engine;
+  private final String name;
+  private String scope = OperationId.DEFAULT_SCOPE;
+  private String reference;
+  private RetryPolicy policy;
+  private IdempotencyKey key;
+  private boolean fixed;
+
+  OperationCall(CallEngine engine, String name) {
+    this.engine = engine;
+    this.name = Objects.requireNonNull(name, "name");
+  }
+
+  /** The caller or tenant; default {@value OperationId#DEFAULT_SCOPE}. */
+  public synchronized OperationCall scope(String scope) {
+    checkOpen();
+    this.scope = Objects.requireNonNull(scope, "scope");
+    return this;
+  }
+
+  /** A key the app stored or derived; default a fresh random key, made once. */
+  public synchronized OperationCall key(IdempotencyKey key) {
+    checkOpen();
+    this.key = Objects.requireNonNull(key, "key");
+    return this;
+  }
+
+  /** The app's own reference, to find the operation again after a restart; default none. */
+  public synchronized OperationCall reference(String reference) {
+    checkOpen();
+    this.reference = Objects.requireNonNull(reference, "reference");
+    return this;
+  }
+
+  /** A retry policy for this operation only; default the executor's. */
+  public synchronized OperationCall policy(RetryPolicy policy) {
+    checkOpen();
+    this.policy = Objects.requireNonNull(policy, "policy");
+    return this;
+  }
+
+  /** The key, fixing it now if it was not yet: store it before sending if you want to. */
+  public synchronized IdempotencyKey key() {
+    if (key == null) {
+      key = IdempotencyKey.generate();
+    }
+    fixed = true;
+    return key;
+  }
+
+  /** The identity this call sends under; fixes the key. */
+  public synchronized OperationId operationId() {
+    return new OperationId(scope, name, key());
+  }
+
+  /**
+   * Sends the operation on the calling thread: journal, then attempts with one key, waiting
+   * between them with the executor's sleeper.
+   *
+   * @return the final response: SUCCEEDED, or FAILED with the server's answer
+   * @throws dev.idem.core.IdempotencyKeyReusedException the key belongs to another request
+   *     (refused locally) or the server answered 422
+   * @throws dev.idem.core.OperationFailedException FAILED without a response to return (for
+   *     example the connection was refused on every attempt), or the server's 400 "key missing"
+   * @throws dev.idem.core.OperationUncertainException UNCERTAIN: it may have taken effect
+   * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it)
+   * @throws dev.idem.core.RequestNotSentException the body publisher failed; nothing was sent
+   * @throws InterruptedException interrupted; the operation stays PENDING with its key
+   * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent
+   */
+  public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
+      throws IOException, InterruptedException {
+    return engine.send(request, handler, this::toOperation);
+  }
+
+  /**
+   * Sends the operation without blocking a thread, not even during backoff (the executor's
+   * scheduler waits). The future fails with the exceptions listed on {@link #send}, except that
+   * there is no interrupt; cancelling it stops further attempts and leaves the operation PENDING.
+   */
+  public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
+    return engine.sendAsync(request, handler, this::toOperation);
+  }
+
+  private synchronized Operation toOperation(RequestSnapshot snapshot) {
+    Operation.Builder b = Operation.builder(name, snapshot).scope(scope).key(key());
+    if (reference != null) {
+      b.reference(reference);
+    }
+    if (policy != null) {
+      b.policy(policy);
+    }
+    return b.build();
+  }
+
+  private void checkOpen() {
+    if (fixed) {
+      throw new IllegalStateException("the key of this call is fixed (it was read or sent); configure before that");
+    }
+  }
+}

@@ -1,0 +1,81 @@
+package dev.idem.httpclient;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transport;
+import dev.idem.httpclient.internal.AttemptRequests;
+import dev.idem.httpclient.internal.AttemptSender;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * Sends journaled operations again, after a restart, through the wrapped client: each attempt is
+ * the journaled snapshot (which holds no secrets), plus the headers the app's supplier returns
+ * for it (Authorization and the like, because java.net.http has no interceptors to add them), plus
+ * the key header. Get one from {@link IdempotentHttpClient#resumeTransport}, then:
+ *
+ * <pre>{@code
+ * for (OperationRecord r : journal.findDue(now, null, 100)) {
+ *   Operation op = Operation.builder(r.id().operation(), r.request())
+ *       .scope(r.id().scope()).key(r.id().key()).build();
+ *   executor.execute(op, resume);
+ * }
+ * }</pre>
+ *
+ * <p>Supplied headers replace snapshot headers of the same name. Thread-safe if the supplier is.
+ */
+public final class ResumeTransport implements Transport, AsyncTransport {
+  private final AttemptSender sender;
+  private final String keyHeader;
+  private final KeyHeaderFormat keyFormat;
+  private final Function<RequestSnapshot, Map<String, String>> headers;
+  private final AttemptRequests.Settings settings;
+
+  ResumeTransport(HttpClient delegate, String keyHeader, KeyHeaderFormat keyFormat,
+      Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
+    this.sender = new AttemptSender(delegate);
+    this.keyHeader = keyHeader;
+    this.keyFormat = keyFormat;
+    this.headers = headers;
+    this.settings = new AttemptRequests.Settings(Optional.ofNullable(timeout), Optional.empty(), false);
+  }
+
+  @Override
+  public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    return sender.send(attempt(request, key)).snapshot();
+  }
+
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    HttpRequest attempt;
+    try {
+      attempt = attempt(request, key);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return sender.sendAsync(attempt).thenApply(AttemptSender.Result::snapshot);
+  }
+
+  private HttpRequest attempt(RequestSnapshot request, IdempotencyKey key) {
+    Map<String, List<String>> all = new HashMap<>(request.headers());
+    Map<String, String> extra = headers.apply(request);
+    if (extra != null) {
+      extra.forEach((name, value) -> {
+        all.keySet().removeIf(n -> n.equalsIgnoreCase(name));
+        all.put(name, List.of(value));
+      });
+    }
+    return AttemptRequests.build(request.method(), request.uri(), all, request.body(), settings, keyHeader,
+        keyFormat.format(key));
+  }
+}

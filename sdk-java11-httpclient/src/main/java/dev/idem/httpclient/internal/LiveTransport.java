@@ -1,0 +1,81 @@
+package dev.idem.httpclient.internal;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transport;
+import dev.idem.httpclient.KeyHeaderFormat;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The transport of one live call: every attempt is the caller's request (headers as the caller
+ * spelled them, secrets included, timeout, version) with the captured body and the key header.
+ * It remembers the last raw response, so that the caller gets the real request, URI, version and
+ * TLS session of the attempt that produced the final response, not a reconstruction.
+ *
+ * <p>One instance per call; the executor uses it from one attempt at a time.
+ */
+public final class LiveTransport implements Transport, AsyncTransport {
+  private final AttemptSender sender;
+  private final HttpRequest original;
+  private final byte[] body;
+  private final String keyHeader;
+  private final KeyHeaderFormat keyFormat;
+  private final AtomicReference<AttemptSender.Result> last = new AtomicReference<>();
+  private final AtomicInteger sent = new AtomicInteger();
+
+  public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, String keyHeader,
+      KeyHeaderFormat keyFormat) {
+    this.sender = sender;
+    this.original = original;
+    this.body = body;
+    this.keyHeader = keyHeader;
+    this.keyFormat = keyFormat;
+  }
+
+  @Override
+  public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    AttemptSender.Result r = sender.send(attempt(key));
+    last.set(r);
+    return r.snapshot();
+  }
+
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    HttpRequest attempt;
+    try {
+      attempt = attempt(key);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return sender.sendAsync(attempt).thenApply(r -> {
+      last.set(r);
+      return r.snapshot();
+    });
+  }
+
+  /**
+   * The attempt that produced {@code response}, if this call sent it; empty when the response came
+   * from the journal or from another caller's execution of the same operation.
+   */
+  public AttemptSender.Result resultFor(ResponseSnapshot response) {
+    AttemptSender.Result r = last.get();
+    return r != null && r.snapshot() == response ? r : null;
+  }
+
+  /** How many attempts this call put on the wire. */
+  public int attemptsSent() {
+    return sent.get();
+  }
+
+  private HttpRequest attempt(IdempotencyKey key) {
+    sent.incrementAndGet();
+    return AttemptRequests.build(original.method(), original.uri(), original.headers().map(), body,
+        AttemptRequests.Settings.of(original), keyHeader, keyFormat.format(key));
+  }
+}
