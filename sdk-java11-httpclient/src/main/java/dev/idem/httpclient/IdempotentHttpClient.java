@@ -1,5 +1,7 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.RequestSnapshot;

@@ -1,5 +1,6 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.RequestSnapshot;

@@ -1,5 +1,7 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.KeyHeaderFormat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

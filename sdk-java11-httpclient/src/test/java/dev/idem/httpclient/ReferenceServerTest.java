@@ -1,5 +1,6 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.KeyHeaderFormat;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

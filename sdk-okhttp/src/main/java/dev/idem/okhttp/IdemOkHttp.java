@@ -1,5 +1,7 @@
 package dev.idem.okhttp;
 
+import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.AsyncTransport;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Transport;

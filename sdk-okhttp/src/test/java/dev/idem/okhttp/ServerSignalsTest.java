@@ -1,5 +1,6 @@
 package dev.idem.okhttp;
 
+import dev.idem.core.KeyHeaderFormat;
 import static dev.idem.okhttp.KeyedServer.Fault.BAD_REQUEST_400_SHOULD_RETRY;
 import static dev.idem.okhttp.KeyedServer.Fault.UNAVAILABLE_503_GARBAGE_RETRY_AFTER;
 import static dev.idem.okhttp.KeyedServer.Fault.UNAVAILABLE_503_SHOULD_NOT_RETRY;

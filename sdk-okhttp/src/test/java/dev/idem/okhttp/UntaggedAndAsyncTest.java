@@ -1,5 +1,6 @@
 package dev.idem.okhttp;
 
+import dev.idem.core.UntaggedPolicy;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;

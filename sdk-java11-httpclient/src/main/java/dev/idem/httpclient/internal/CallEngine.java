@@ -12,7 +12,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
-import dev.idem.httpclient.KeyHeaderFormat;
+import dev.idem.core.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;

@@ -5,7 +5,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Transport;
-import dev.idem.httpclient.KeyHeaderFormat;
+import dev.idem.core.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.util.concurrent.CompletableFuture;

@@ -1,9 +1,9 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.UntaggedPolicy;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.okhttp.KeyHeaderFormat;
-import dev.idem.okhttp.UntaggedPolicy;
+import dev.idem.core.KeyHeaderFormat;
 import java.util.Objects;
 
 /**

@@ -1,5 +1,6 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.UntaggedPolicy;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationFailedException;
@@ -9,9 +10,8 @@ import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.okhttp.IdempotencyResult;
 import dev.idem.okhttp.IdempotentOperation;
-import dev.idem.okhttp.KeyHeaderFormat;
+import dev.idem.core.KeyHeaderFormat;
 import dev.idem.okhttp.UnreplayableBodyException;
-import dev.idem.okhttp.UntaggedPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -49,6 +49,10 @@ public final class IdempotencyInterceptor implements Interceptor {
     if (op == null) {
       if (settings.untagged() == UntaggedPolicy.PASS_THROUGH || !isPostOrPatch(request.method())) {
         return chain.proceed(request);
+      }
+      if (settings.untagged() == UntaggedPolicy.REJECT) {
+        throw new IdempotencyException("untagged " + request.method() + " " + request.url().encodedPath()
+            + " refused by UntaggedPolicy.REJECT: tag it with an IdempotentOperation; nothing was sent", null);
       }
       op = untaggedOperation(request);
     }

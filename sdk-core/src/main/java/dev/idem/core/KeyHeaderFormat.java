@@ -1,8 +1,10 @@
-package dev.idem.okhttp;
+package dev.idem.core;
 
-import dev.idem.core.IdempotencyKey;
-
-/** How the key is written into its header. */
+/**
+ * How the idempotency key is written into its header, shared by every HTTP adapter. Servers
+ * differ: most (Stripe, Adyen, the reference server) expect the bare token, while the IETF draft
+ * defines the header as a structured-field string, which is quoted.
+ */
 public enum KeyHeaderFormat {
   /** The key as is: {@code Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324}. The default. */
   BARE {
