@@ -1,0 +1,30 @@
+package dev.idem.examples.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * {@code idem-journal}: an operator's view of an Idem journal, on an H2 directory or a JDBC URL.
+ * It lists operations by state, shows one with its attempt history, re-drives, purges by age and
+ * prints stats. It never prints header values or bodies, only their names and sizes.
+ */
+@Command(name = "idem-journal", mixinStandardHelpOptions = true, version = "idem-journal 0.1",
+    description = "Inspect and repair an Idem journal.",
+    subcommands = {ListCommand.class, ShowCommand.class, RedriveCommand.class, PurgeCommand.class,
+        StatsCommand.class})
+public final class JournalCli {
+  /** Runs the CLI and exits with its status: 0 on success, 1 on a journal error, 2 on bad usage. */
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs the CLI and returns its exit status, for tests and embedding. */
+  public static int run(String... args) {
+    CommandLine cli = new CommandLine(new JournalCli());
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      cmd.getErr().println("idem-journal: " + e.getMessage());
+      return 1;
+    });
+    return cli.execute(args);
+  }
+}

@@ -1,0 +1,21 @@
+package dev.idem.examples.cli;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationId;
+import picocli.CommandLine.Option;
+
+/** Names one operation by scope, operation name and key, as {@code list} prints them. */
+final class OperationSelector {
+  @Option(names = "--scope", defaultValue = OperationId.DEFAULT_SCOPE, description = "Scope (default: ${DEFAULT-VALUE}).")
+  String scope;
+
+  @Option(names = "--operation", required = true, description = "Operation name.")
+  String operation;
+
+  @Option(names = "--key", required = true, description = "Idempotency key.")
+  String key;
+
+  OperationId id() {
+    return new OperationId(scope, operation, IdempotencyKey.of(key));
+  }
+}

@@ -1,0 +1,45 @@
+package dev.idem.examples.cli;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.OperationRecord;
+import java.io.PrintWriter;
+
+/**
+ * Prints records for operators. Header values and bodies are never printed: the journal holds no
+ * secrets by design, but bodies may still carry personal data.
+ */
+final class RecordPrinter {
+  private RecordPrinter() {}
+
+  static void line(PrintWriter out, OperationRecord r) {
+    out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), r.id().scope(), r.id().operation(),
+        r.id().key(), r.attempts().size(), r.createdAt(),
+        r.appReference().map(ref -> " ref=" + ref).orElse(""));
+  }
+
+  static void detail(PrintWriter out, OperationRecord r) {
+    out.println("operation:  " + r.id().operation());
+    out.println("scope:      " + r.id().scope());
+    out.println("key:        " + r.id().key());
+    r.appReference().ifPresent(ref -> out.println("reference:  " + ref));
+    out.println("state:      " + r.state() + (r.reason() != null ? " (" + r.reason() + ")" : ""));
+    out.println("request:    " + r.request().method() + " " + r.request().uri() + ", " + r.request().bodyLength()
+        + " body bytes, headers " + r.request().headers().keySet());
+    out.println("fingerprint " + r.fingerprint());
+    out.println("created:    " + r.createdAt() + ", updated " + r.updatedAt());
+    if (r.nextAttemptAt() != null) {
+      out.println("next at:    " + r.nextAttemptAt());
+    }
+    if (r.owner() != null) {
+      out.println("owner:      " + r.owner() + " generation " + r.generation()
+          + (r.leaseExpiresAt() != null ? ", lease until " + r.leaseExpiresAt() : ""));
+    }
+    r.storedResponse().ifPresent(resp -> out.println("response:   " + resp));
+    out.println("attempts:");
+    for (AttemptRecord a : r.attempts()) {
+      out.printf("  #%d gen %d %s -> %s %s%s; %s; next delay %s (%s)%n", a.number(), a.generation(), a.startedAt(),
+          a.endedAt(), a.classification(), a.status() != null ? " HTTP " + a.status() : "",
+          a.exceptionClass() != null ? a.exceptionClass() : a.reason(), a.delay(), a.decision());
+    }
+  }
+}

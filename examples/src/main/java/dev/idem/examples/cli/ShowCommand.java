@@ -1,0 +1,37 @@
+package dev.idem.examples.cli;
+
+import dev.idem.core.OperationRecord;
+import dev.idem.jdbc.JdbcJournal;
+import java.io.PrintWriter;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** Shows one operation with its attempt history. */
+@Command(name = "show", description = "Show one operation and its attempts.")
+final class ShowCommand implements Callable<Integer> {
+  @Mixin
+  JournalOptions journal;
+
+  @Mixin
+  OperationSelector selector;
+
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    try (JdbcJournal j = journal.open()) {
+      Optional<OperationRecord> r = j.find(selector.id());
+      if (r.isEmpty()) {
+        spec.commandLine().getErr().println("idem-journal: no operation " + selector.id());
+        return 1;
+      }
+      RecordPrinter.detail(spec.commandLine().getOut(), r.get());
+    }
+    return 0;
+  }
+}

@@ -1,0 +1,35 @@
+package dev.idem.examples.cli;
+
+import dev.idem.core.OperationState;
+import dev.idem.jdbc.JdbcJournal;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+/** Counts per state, and the age of the oldest pending operation: the seeds' three health numbers. */
+@Command(name = "stats", description = "Count operations per state and show the oldest pending age.")
+final class StatsCommand implements Callable<Integer> {
+  @Mixin
+  JournalOptions journal;
+
+  @Spec
+  CommandSpec spec;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    try (JdbcJournal j = journal.open()) {
+      for (OperationState s : OperationState.values()) {
+        out.printf("%-10s %d%n", s, j.count(s));
+      }
+      j.oldestCreatedAt(OperationState.PENDING).ifPresent(t ->
+          out.println("oldest PENDING age: " + Duration.between(t, Instant.now()).withNanos(0)));
+    }
+    return 0;
+  }
+}

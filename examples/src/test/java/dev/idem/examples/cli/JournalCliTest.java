@@ -1,0 +1,129 @@
+package dev.idem.examples.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Lease;
+import dev.idem.core.NewOperation;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationState;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.Fingerprinter;
+import dev.idem.core.Transition;
+import dev.idem.jdbc.JdbcJournal;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class JournalCliTest {
+  @TempDir
+  Path dir;
+
+  private final OperationId failed = new OperationId("tenant-1", "charge-card", IdempotencyKey.of("key-failed-1"));
+  private final OperationId pending = new OperationId("tenant-1", "create-order", IdempotencyKey.of("key-pending-1"));
+
+  @BeforeEach
+  void seed() throws Exception {
+    try (JdbcJournal j = JdbcJournal.openH2(dir.resolve("journal"))) {
+      Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
+      // The secret header here simulates a careless writer: the CLI must still never print values.
+      RequestSnapshot snap = RequestSnapshot.builder("POST", URI.create("https://api.example/charges"))
+          .header("X-Api-Version", "7")
+          .body("{\"amount\":1,\"card\":\"4111111111111111\"}".getBytes(StandardCharsets.UTF_8), "application/json")
+          .build();
+      j.begin(new NewOperation(failed, "cart-9", Fingerprinter.defaults().fingerprint(snap), snap, t0));
+      Lease lease = j.claim(failed, "test", t0, Duration.ofMinutes(1)).orElseThrow();
+      j.recordAttempt(failed, lease, new AttemptRecord(1, lease.generation(), t0, t0.plusMillis(5),
+          Classification.PERMANENT, 402, null, "HTTP 402", Duration.ZERO, "permanent: no retry"));
+      j.transition(failed, lease, Transition.finish(OperationState.FAILED, t0.plusMillis(5), null, "HTTP 402"));
+      j.begin(new NewOperation(pending, null, Fingerprinter.defaults().fingerprint(snap), snap, t0));
+    }
+  }
+
+  @Test
+  void listsShowsRedrivesAndCounts() {
+    String journal = dir.resolve("journal").toString();
+    Result list = run("list", "--h2", journal, "--state", "FAILED");
+    assertEquals(0, list.code);
+    assertTrue(list.out.contains("key-failed-1") && list.out.contains("1 FAILED operation(s)"), list.out);
+    assertFalse(list.out.contains("key-pending-1"));
+
+    Result show = run("show", "--h2", journal, "--scope", "tenant-1", "--operation", "charge-card",
+        "--key", "key-failed-1");
+    assertEquals(0, show.code, show.err);
+    assertTrue(show.out.contains("HTTP 402") && show.out.contains("#1"), show.out);
+    assertFalse(show.out.contains("4111111111111111"), "bodies are never printed");
+    assertFalse(show.out.contains(": 7"), "header values are never printed");
+
+    Result stats = run("stats", "--h2", journal);
+    assertTrue(stats.out.contains("FAILED     1") && stats.out.contains("PENDING    1"), stats.out);
+
+    Result redrive = run("redrive", "--h2", journal, "--scope", "tenant-1", "--operation", "charge-card",
+        "--key", "key-failed-1");
+    assertEquals(0, redrive.code, redrive.err);
+    Result after = run("stats", "--h2", journal);
+    assertTrue(after.out.contains("FAILED     0") && after.out.contains("PENDING    2"), after.out);
+  }
+
+  @Test
+  void redriveOfAPendingOperationIsRefusedClearly() {
+    Result r = run("redrive", "--h2", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
+        "create-order", "--key", "key-pending-1");
+    assertEquals(1, r.code);
+    assertTrue(r.err.contains("only FAILED or UNCERTAIN"), r.err);
+  }
+
+  @Test
+  void purgeRemovesOnlyOldFinishedOperations() throws Exception {
+    Result r = run("purge", "--h2", dir.resolve("journal").toString(), "--older-than", "P1D");
+    assertEquals(0, r.code, r.err);
+    assertTrue(r.out.contains("purged 1"), r.out);
+    try (JdbcJournal j = JdbcJournal.openH2(dir.resolve("journal"))) {
+      assertTrue(j.find(failed).isEmpty());
+      assertTrue(j.find(pending).isPresent(), "pending operations are never purged");
+    }
+  }
+
+  @Test
+  void aMissingJournalIsAClearErrorAndIsNotCreated() {
+    Path missing = dir.resolve("nope");
+    Result r = run("stats", "--h2", missing.toString());
+    assertEquals(1, r.code);
+    assertTrue(r.err.contains("no journal at") && r.err.contains("does not exist"), r.err);
+    assertFalse(missing.toFile().exists());
+  }
+
+  @Test
+  void badUsageExitsWithTwo() {
+    assertEquals(2, run("list", "--h2", dir.toString(), "--state", "NOT_A_STATE").code);
+  }
+
+  private record Result(int code, String out, String err) {}
+
+  private static Result run(String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream oldOut = System.out;
+    PrintStream oldErr = System.err;
+    try {
+      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+      System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+      int code = JournalCli.run(args);
+      return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    } finally {
+      System.setOut(oldOut);
+      System.setErr(oldErr);
+    }
+  }
+}
