@@ -1,0 +1,58 @@
+package dev.idem.examples.samples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.testkit.IdempotentServer;
+import dev.idem.testkit.IdempotentServerExtension;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Keeps the copyable samples honest: each runs against the reference server, and the server's
+ * effect counts show it did what its comment says. This class is also the "testing your own
+ * client with sdk-testkit" sample.
+ */
+class SamplesTest {
+  @RegisterExtension
+  final IdempotentServerExtension idem = new IdempotentServerExtension();
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void retrofitCreatesExactlyOneOrder(IdempotentServer server) throws Exception {
+    String body = RetrofitSample.run(server, dir.resolve("j"));
+    assertTrue(body.contains("\"effect\":1"), body);
+    assertEquals(1, server.totalEffects());
+    assertEquals(1, server.keysSeen().size(), "one key for the one logical operation");
+  }
+
+  @Test
+  void javaHttpClientSyncAndAsyncEachCreateOneOrder(IdempotentServer server) throws Exception {
+    List<String> bodies = JavaHttpClientSample.run(server, dir.resolve("j"));
+    assertEquals(2, bodies.size());
+    assertEquals(2, server.totalEffects());
+    assertEquals(2, server.keysSeen().size(), "two operations, two keys");
+    server.recordedRequests().forEach(r -> assertTrue(r.keyHeader().isPresent()));
+  }
+
+  @Test
+  void resumeDeliversTheJournaledOrderOnceWithItsKey(IdempotentServer server) throws Exception {
+    List<String> log = ResumeOnRestartSample.run(server, dir.resolve("j"));
+    assertTrue(log.stream().anyMatch(l -> l.startsWith("order delivered")), log.toString());
+    assertTrue(log.contains("cart-99 is SUCCEEDED"), log.toString());
+    assertEquals(1, server.totalEffects());
+  }
+
+  @Test
+  void customClassifierRetriesThroughTransient404s(IdempotentServer server) throws Exception {
+    assertEquals(201, CustomPolicySample.run(server));
+    assertEquals(3, server.requestCount(), "two 404s, then the created account");
+    assertEquals(1, server.totalEffects());
+    assertEquals(1, server.keysSeen().size(), "the same key on all three attempts");
+  }
+}
