@@ -34,7 +34,7 @@ public final class Harness {
       .build();
 
   public final FakeTime time = new FakeTime();
-  public final InMemoryJournal journal = new InMemoryJournal();
+  public final Journal journal;
   public final IdempotentExecutor executor;
 
   public Harness() {
@@ -42,6 +42,11 @@ public final class Harness {
   }
 
   public Harness(RetryPolicy policy, Consumer<IdempotentExecutor.Builder> more) {
+    this(new InMemoryJournal(), policy, more);
+  }
+
+  public Harness(Journal journal, RetryPolicy policy, Consumer<IdempotentExecutor.Builder> more) {
+    this.journal = journal;
     IdempotentExecutor.Builder b = IdempotentExecutor.builder()
         .journal(journal)
         .retryPolicy(policy)
