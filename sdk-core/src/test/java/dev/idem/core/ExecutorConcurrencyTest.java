@@ -283,6 +283,36 @@ class ExecutorConcurrencyTest {
     assertEquals(1, t2.count());
   }
 
+  /**
+   * A caller begins (reading the record), another execution runs an ambiguous attempt and leaves
+   * the operation PENDING, then the first caller claims it. Its history must include the ambiguous
+   * attempt: giving up after only SAFE failures of its own must still end UNCERTAIN, never FAILED.
+   */
+  @ParameterizedTest
+  @EnumSource(Driver.class)
+  void anExecutionThatClaimsAfterAnotherOneSeesItsAttempts(Driver d) throws Exception {
+    AtomicReference<Runnable> onBegin = new AtomicReference<>();
+    Harness h = new Harness(new HookedJournal(onBegin), Harness.POLICY, b -> {});
+    ScriptedTransport t = h.transport(op)
+        .then(fail(new SocketTimeoutException("Read timed out")), status(503))
+        .otherwise(fail(new ConnectException("refused")));
+    onBegin.set(() -> {
+      onBegin.set(null);
+      // the other execution: one ambiguous attempt, then its caller gives up waiting
+      CompletableFuture<Outcome> other = h.executor.executeAsync(op, t);
+      other.cancel(true);
+    });
+    OperationUncertainException e = assertThrows(OperationUncertainException.class, () -> d.run(h, op, t));
+    assertEquals(OperationState.UNCERTAIN, h.state(op));
+    List<AttemptRecord> history = h.record(op).attempts();
+    assertEquals(history.size(), e.attempts().size());
+    for (int i = 0; i < history.size(); i++) {
+      assertEquals(i + 1, history.get(i).number(), "attempt numbers must not restart: " + history);
+    }
+    assertNotEquals(0, t.count());
+    assertTrue(t.sent().stream().allMatch(s -> s.key().equals(op.key())));
+  }
+
   /** Counts begins, for the single-flight test. */
   private static final class CountingJournal extends ForwardingJournal {
     private final CountDownLatch begun;
