@@ -37,7 +37,7 @@ class JournalStateMachineProperties {
 
   @Test
   void randomEventSequencesKeepTheStateMachineInvariants() {
-    Trials.run(600, g -> {
+    Trials.run(400, g -> {
       InMemoryJournal journal = new InMemoryJournal();
       List<NewOperation> ops = new ArrayList<>();
       for (int i = 0; i < 2; i++) {
