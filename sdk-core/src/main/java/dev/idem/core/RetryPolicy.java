@@ -92,7 +92,8 @@ public final class RetryPolicy {
     if (honorRetryAfter && retryAfter.isPresent()) {
       Duration hint = retryAfter.get();
       if (hint.compareTo(remaining) >= 0) {
-        return RetryDecision.stop("Retry-After " + hint + " lands past the deadline (" + remaining + " left)");
+        return RetryDecision.stop("Retry-After " + hint + " lands past the deadline ("
+            + (remaining.isNegative() ? Duration.ZERO : remaining) + " left)");
       }
       long floor = Math.min(hint.toNanos(), maxDelay.toNanos());
       if (floor > nanos) {

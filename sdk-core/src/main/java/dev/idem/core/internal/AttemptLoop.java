@@ -47,6 +47,7 @@ public final class AttemptLoop {
   private final Instant createdAt;
 
   private Lease lease;
+  private long generationSeen;
   private Instant runStart;
   private Instant attemptStart;
   private int attemptsThisRun;
@@ -58,6 +59,7 @@ public final class AttemptLoop {
     this.id = record.id();
     this.policy = policy;
     this.history = new ArrayList<>(record.attempts());
+    this.generationSeen = record.generation();
     this.lastResponse = record.response();
     this.host = HostGuard.hostOf(record.request().uri());
     this.createdAt = record.createdAt();
@@ -93,6 +95,17 @@ public final class AttemptLoop {
           current.response()));
     }
     lease = claimed.get();
+    if (lease.generation() != generationSeen + 1) {
+      // Someone else held the operation since this loop last saw it (another execution that began
+      // concurrently, or another process on the same journal) and may have recorded attempts: take
+      // the history from the journal, so that numbering goes on and an ambiguous attempt is never
+      // forgotten (giving up after it must end UNCERTAIN, not FAILED).
+      OperationRecord current = s.journal().find(id)
+          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
+      history.clear();
+      history.addAll(current.attempts());
+    }
+    generationSeen = lease.generation();
     HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty());
     if (refusal != HostGuard.Refusal.NONE) {
       return refused(refusal, now);

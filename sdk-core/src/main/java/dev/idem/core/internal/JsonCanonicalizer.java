@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -20,10 +22,10 @@ import java.util.Optional;
  * data canonicalize to the same bytes, whatever their key order, number spelling or escapes.
  *
  * <p>Numbers go through IEEE 754 doubles, as the RFC requires; integers beyond 2^53 therefore lose
- * precision here exactly as they would in any JCS implementation. On JDK 17,
- * {@link Double#toString(double)} is not always the shortest round-trip form (JDK-4511638), so a
- * few rare doubles may print one digit longer than JCS specifies; both sides of a comparison in
- * this library use the same code, so fingerprints stay stable.
+ * precision here exactly as they would in any JCS implementation. Their digits are found here
+ * rather than taken from {@link Double#toString(double)}, which on JDK 17 is not always the
+ * shortest round-trip form (JDK-4511638) and changed in JDK 19: fingerprints are stored in the
+ * journal, so they must not depend on the JVM version that computed them.
  *
  * <p>Thread-safe.
  */
@@ -137,7 +139,7 @@ public final class JsonCanonicalizer {
       sb.append('-');
       d = -d;
     }
-    BigDecimal bd = new BigDecimal(Double.toString(d)).stripTrailingZeros();
+    BigDecimal bd = shortest(d).stripTrailingZeros();
     String digits = bd.unscaledValue().toString();
     int k = digits.length();
     int n = k - bd.scale(); // d = 0.digits * 10^n
@@ -157,4 +159,50 @@ public final class JsonCanonicalizer {
     }
     return sb.toString();
   }
+
+  /**
+   * The decimal with the fewest significant digits that reads back as {@code d}, and of those the
+   * closest to {@code d} (the even one on a tie): ECMA-262 section 7.1.12.1, step 5. For a positive
+   * finite double; 17 digits always suffice.
+   */
+  private static BigDecimal shortest(double d) {
+    if (d < 0x1p53 && d == Math.rint(d)) {
+      // The common case, an integer: below 2^53 no other decimal reads back as it.
+      return BigDecimal.valueOf((long) d);
+    }
+    BigDecimal exact = new BigDecimal(d);
+    // Truncating once to 25 digits keeps the search on short numbers: for p < 25, the p-digit
+    // floor of the truncation is the p-digit floor of the exact value.
+    BigDecimal truncated = exact.round(new MathContext(25, RoundingMode.DOWN));
+    boolean inexact = truncated.compareTo(exact) != 0;
+    // Double.toString reads back, so the answer has at most its digit count; and whatever reads
+    // back with p digits also does with p + 1, so search downwards from there until nothing does.
+    int p = new BigDecimal(Double.toString(d)).stripTrailingZeros().precision();
+    BigDecimal best = closestReadingBack(d, exact, truncated, inexact, p);
+    while (p > 1) {
+      BigDecimal shorter = closestReadingBack(d, exact, truncated, inexact, p - 1);
+      if (shorter == null) {
+        break;
+      }
+      best = shorter;
+      p--;
+    }
+    return best;
+  }
+
+  /** Of the two p-digit decimals around d, the one that reads back as d (the closer if both do), or null. */
+  private static BigDecimal closestReadingBack(double d, BigDecimal exact, BigDecimal truncated, boolean inexact,
+      int p) {
+    BigDecimal lo = truncated.round(new MathContext(p, RoundingMode.FLOOR));
+    BigDecimal hi = !inexact && lo.compareTo(truncated) == 0 ? lo : lo.add(lo.ulp());
+    boolean loReadsBack = lo.doubleValue() == d;
+    boolean hiReadsBack = hi.doubleValue() == d;
+    if (loReadsBack && hiReadsBack) {
+      int c = exact.subtract(lo).compareTo(hi.subtract(exact));
+      return c < 0 || (c == 0 && !lo.unscaledValue().testBit(0)) ? lo : hi;
+    }
+    return loReadsBack ? lo : hiReadsBack ? hi : null;
+  }
+
+
 }

@@ -32,11 +32,13 @@ public final class RetryAfter {
       return Optional.empty();
     }
     if (v.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      // Too many digits to fit a long is still a (silly) valid number: clamp, don't fail.
-      if (v.length() > 9) {
+      // Leading zeros do not make a number bigger ("0000000005" is five seconds). Too many
+      // significant digits to fit a long is still a (silly) valid number: clamp, don't fail.
+      String digits = v.replaceFirst("^0+(?=.)", "");
+      if (digits.length() > 9) {
         return Optional.of(MAX);
       }
-      return Optional.of(clamp(Duration.ofSeconds(Long.parseLong(v))));
+      return Optional.of(clamp(Duration.ofSeconds(Long.parseLong(digits))));
     }
     try {
       Instant at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();

@@ -1,0 +1,72 @@
+package dev.idem.core;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/** An {@link InMemoryJournal} behind a seam that tests override to interleave events. */
+class ForwardingJournal implements Journal {
+  private final Journal delegate = new InMemoryJournal();
+
+  @Override
+  public BeginResult begin(NewOperation operation) throws IdempotencyException {
+    return delegate.begin(operation);
+  }
+
+  @Override
+  public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
+    return delegate.find(id);
+  }
+
+  @Override
+  public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
+    return delegate.findByReference(scope, reference);
+  }
+
+  @Override
+  public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException {
+    return delegate.claim(id, owner, now, leaseFor);
+  }
+
+  @Override
+  public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
+    delegate.recordAttempt(id, lease, attempt);
+  }
+
+  @Override
+  public OperationRecord transition(OperationId id, Lease lease, Transition transition) throws IdempotencyException {
+    return delegate.transition(id, lease, transition);
+  }
+
+  @Override
+  public OperationRecord abandon(OperationId id, Transition transition) throws IdempotencyException {
+    return delegate.abandon(id, transition);
+  }
+
+  @Override
+  public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
+    return delegate.redrive(id, now);
+  }
+
+  @Override
+  public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+    return delegate.findDue(now, after, limit);
+  }
+
+  @Override
+  public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
+      throws IdempotencyException {
+    return delegate.findByState(state, after, limit);
+  }
+
+  @Override
+  public int purge(Instant before) throws IdempotencyException {
+    return delegate.purge(before);
+  }
+
+  @Override
+  public void close() throws IdempotencyException {
+    delegate.close();
+  }
+}

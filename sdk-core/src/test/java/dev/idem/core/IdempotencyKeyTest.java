@@ -1,0 +1,130 @@
+package dev.idem.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class IdempotencyKeyTest {
+  private static final Pattern UUID_V4 =
+      Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  private static final byte[] SECRET = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+  @Test
+  void generateIsUuidV4TextAndUnique() {
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < 20_000; i++) {
+      String k = IdempotencyKey.generate().value();
+      assertTrue(UUID_V4.matcher(k).matches(), k);
+      UUID u = UUID.fromString(k);
+      assertEquals(4, u.version());
+      assertEquals(2, u.variant());
+      assertTrue(seen.add(k), "duplicate key " + k);
+    }
+  }
+
+  @Test
+  void generateFromAGivenSourceIsReproducibleAndStillV4() {
+    assertEquals(IdempotencyKey.generate(new Random(7)), IdempotencyKey.generate(new Random(7)));
+    // all-ones and all-zeros randomness still produce version 4, variant 10xx
+    Random ones = new Random() {
+      @Override
+      public void nextBytes(byte[] bytes) {
+        java.util.Arrays.fill(bytes, (byte) 0xff);
+      }
+    };
+    Random zeros = new Random() {
+      @Override
+      public void nextBytes(byte[] bytes) {
+        java.util.Arrays.fill(bytes, (byte) 0);
+      }
+    };
+    assertEquals("ffffffff-ffff-4fff-bfff-ffffffffffff", IdempotencyKey.generate(ones).value());
+    assertEquals("00000000-0000-4000-8000-000000000000", IdempotencyKey.generate(zeros).value());
+  }
+
+  @Test
+  void ofAcceptsUpTo255VisibleAsciiCharacters() {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < 255; i++) {
+      sb.append((char) (0x21 + i % (0x7f - 0x21)));
+    }
+    String all = sb.toString();
+    assertEquals(all, IdempotencyKey.of(all).value());
+    assertEquals("a", IdempotencyKey.of("a").value());
+    assertEquals(IdempotencyKey.of("k-1"), IdempotencyKey.of("k-1"));
+    assertEquals("k-1", IdempotencyKey.of("k-1").toString());
+  }
+
+  @Test
+  void ofRejectsEmptyAndTooLong() {
+    IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.of(""));
+    assertTrue(empty.getMessage().contains("empty"), empty.getMessage());
+    String tooLong = "k".repeat(256);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.of(tooLong));
+    assertTrue(e.getMessage().contains("256") && e.getMessage().contains("255"), e.getMessage());
+    assertThrows(NullPointerException.class, () -> IdempotencyKey.of(null));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"order 42", "order\t42", "order\u000742", "ord\u00e9r-42", "order-\u20ac", "order\u007f42",
+      "order-\ud83d\ude00"})
+  void ofRejectsCharactersOutsideVisibleAscii(String value) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.of(value));
+    assertTrue(e.getMessage().contains("index"), e.getMessage());
+    assertTrue(e.getMessage().contains("U+"), e.getMessage());
+    assertFalse(e.getMessage().contains(value), "the message must not echo the value: " + e.getMessage());
+  }
+
+  @Test
+  void deriveIsDeterministicAndOpaque() {
+    String reference = "invoice-2026-000123-customer-jane.doe@example.com";
+    IdempotencyKey a = IdempotencyKey.derive(SECRET, "tenant-1", "create-order", reference);
+    IdempotencyKey b = IdempotencyKey.derive(SECRET.clone(), "tenant-1", "create-order", reference);
+    assertEquals(a, b);
+    assertEquals(43, a.value().length());
+    assertTrue(a.value().matches("[A-Za-z0-9_-]{43}"), a.value());
+    assertFalse(a.value().contains(reference));
+    assertFalse(a.value().contains("invoice"));
+    assertFalse(a.value().contains("2026-000123"));
+    // it is a valid key for the wire
+    assertEquals(a, IdempotencyKey.of(a.value()));
+  }
+
+  @Test
+  void deriveDiffersPerScopeOperationReferenceAndSecret() {
+    Set<IdempotencyKey> keys = new HashSet<>();
+    keys.add(IdempotencyKey.derive(SECRET, "tenant-1", "create-order", "ref-1"));
+    keys.add(IdempotencyKey.derive(SECRET, "tenant-2", "create-order", "ref-1"));
+    keys.add(IdempotencyKey.derive(SECRET, "tenant-1", "refund-order", "ref-1"));
+    keys.add(IdempotencyKey.derive(SECRET, "tenant-1", "create-order", "ref-2"));
+    byte[] other = SECRET.clone();
+    other[0] ^= 1;
+    keys.add(IdempotencyKey.derive(other, "tenant-1", "create-order", "ref-1"));
+    // the parts are length-prefixed: moving a boundary changes the key
+    keys.add(IdempotencyKey.derive(SECRET, "ab", "c", "ref"));
+    keys.add(IdempotencyKey.derive(SECRET, "a", "bc", "ref"));
+    assertEquals(7, keys.size());
+  }
+
+  @Test
+  void deriveRejectsShortSecretsAndEmptyParts() {
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.derive(new byte[15], "s", "o", "r"));
+    assertNotEquals(null, IdempotencyKey.derive(new byte[16], "s", "o", "r"));
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.derive(SECRET, "", "o", "r"));
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.derive(SECRET, "s", "", "r"));
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.derive(SECRET, "s", "o", ""));
+    assertThrows(NullPointerException.class, () -> IdempotencyKey.derive(null, "s", "o", "r"));
+  }
+}
