@@ -70,6 +70,8 @@ public final class H2Files {
             + " before anything is sent", null);
       }
       return dir;
+    } catch (JournalException e) {
+      throw e; // an IOException too, but already explained
     } catch (FileAlreadyExistsException e) {
       throw new JournalException("cannot create the journal directory " + dir + ": a file is in the way", e);
     } catch (AccessDeniedException e) {

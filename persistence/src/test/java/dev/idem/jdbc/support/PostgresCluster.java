@@ -39,9 +39,12 @@ public final class PostgresCluster implements AutoCloseable {
     this.asPostgresUser = asPostgresUser;
   }
 
-  /** The newest {@code /usr/lib/postgresql/<version>/bin} with initdb and pg_ctl, if any. */
+  /**
+   * The newest {@code /usr/lib/postgresql/<version>/bin} with initdb and pg_ctl, if any. The system
+   * property {@code idem.postgres.home} replaces {@code /usr/lib/postgresql} (to try the skip path).
+   */
   public static Optional<Path> findBinaries() {
-    Path base = Path.of("/usr/lib/postgresql");
+    Path base = Path.of(System.getProperty("idem.postgres.home", "/usr/lib/postgresql"));
     if (!Files.isDirectory(base)) {
       return Optional.empty();
     }

@@ -1,0 +1,200 @@
+package dev.idem.jdbc;
+
+import static dev.idem.jdbc.support.Ops.T0;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.Fingerprinter;
+import dev.idem.core.JournalException;
+import dev.idem.core.Lease;
+import dev.idem.core.NewOperation;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transition;
+import dev.idem.jdbc.internal.H2Files;
+import dev.idem.jdbc.support.Ops;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What an H2 journal stores, what it refuses to store, and how it survives reopening and bad rows. */
+class H2JournalStorageTest {
+  @TempDir
+  Path tmp;
+  private final Ops ops = new Ops(5);
+
+  private Path dir() {
+    return tmp.resolve("journal");
+  }
+
+  /** Runs SQL on the journal's file while no journal has it open. */
+  private String sql(String statement) throws Exception {
+    try (Connection c = DriverManager.getConnection(H2Files.url(dir().toRealPath()));
+        Statement st = c.createStatement()) {
+      if (st.execute(statement)) {
+        try (ResultSet rs = st.getResultSet()) {
+          StringBuilder sb = new StringBuilder();
+          while (rs.next()) {
+            sb.append(rs.getString(1)).append('\n');
+          }
+          return sb.toString();
+        }
+      }
+      return Integer.toString(st.getUpdateCount());
+    }
+  }
+
+  @Test
+  void secretHeadersAreNeverStoredEvenIfTheCallerForgotToStripThem() throws Exception {
+    RequestSnapshot withSecrets = RequestSnapshot.builder("POST", URI.create("https://api.example.test/pay"))
+        .header("Authorization", "Bearer sk_live_SECRET1")
+        .header("Proxy-Authorization", "Basic SECRET2")
+        .header("Cookie", "session=SECRET3")
+        .header("X-Api-Key", "SECRET4")
+        .header("Content-Type", "application/json")
+        .body("{}".getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+    OperationId id = ops.id("pay");
+    NewOperation op = new NewOperation(id, null, Fingerprinter.defaults().fingerprint(withSecrets), withSecrets, T0);
+    try (JdbcJournal j = JdbcJournal.h2(dir()).excludeHeaders(List.of("X-API-Key")).open()) {
+      OperationRecord begun = j.begin(op).record();
+      assertEquals(Set.of("content-type"), begun.request().headers().keySet());
+      assertEquals(begun, j.find(id).orElseThrow());
+      Lease lease = j.claim(id, "n", T0, Duration.ofSeconds(30)).orElseThrow();
+      j.transition(id, lease, Transition.finish(OperationState.SUCCEEDED, T0, new ResponseSnapshot(200,
+          Map.of("Set-Cookie", List.of("s=SECRET5")), new byte[0]), null));
+      assertFalse(j.find(id).orElseThrow().response().headers().containsKey("set-cookie"));
+    }
+    String stored = sql("SELECT request_json || response_json FROM idem_operation");
+    for (String secret : List.of("SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5")) {
+      assertFalse(stored.contains(secret), secret + " reached the journal file");
+    }
+  }
+
+  @Test
+  void aResponseBodyOverTheLimitIsReplacedByAMarker() throws Exception {
+    byte[] big = new byte[JdbcJournal.DEFAULT_MAX_STORED_RESPONSE_BODY + 1];
+    byte[] small = new byte[JdbcJournal.DEFAULT_MAX_STORED_RESPONSE_BODY];
+    Arrays.fill(small, (byte) 'x');
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      ResponseSnapshot keptBig = finish(j, new ResponseSnapshot(200, Map.of("A", List.of("1")), big));
+      ResponseSnapshot keptSmall = finish(j, new ResponseSnapshot(200, Map.of(), small));
+
+      assertEquals(0, keptBig.body().length);
+      assertEquals(String.valueOf(big.length), keptBig.header(JdbcJournal.TRUNCATED_BODY_HEADER).orElseThrow());
+      assertEquals("1", keptBig.header("a").orElseThrow());
+      assertArrayEquals(small, keptSmall.body());
+      assertTrue(keptSmall.header(JdbcJournal.TRUNCATED_BODY_HEADER).isEmpty());
+    }
+  }
+
+  private ResponseSnapshot finish(JdbcJournal j, ResponseSnapshot response) throws Exception {
+    NewOperation op = ops.newOp("{}");
+    j.begin(op);
+    Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
+    OperationRecord returned = j.transition(op.id(), lease,
+        Transition.finish(OperationState.SUCCEEDED, T0, response, null));
+    assertEquals(returned, j.find(op.id()).orElseThrow());
+    return returned.response();
+  }
+
+  @Test
+  void aRequestBodyOverTheLimitIsRefusedAtBegin() throws Exception {
+    try (JdbcJournal j = JdbcJournal.h2(dir()).maxRequestBodyBytes(10).open()) {
+      NewOperation op = ops.newOp("{\"eleven\":1}");
+      JournalException e = assertThrows(JournalException.class, () -> j.begin(op));
+      assertTrue(e.getMessage().contains("nothing was sent"), e.getMessage());
+      assertTrue(j.find(op.id()).isEmpty());
+    }
+  }
+
+  @Test
+  void deferredWritesAreDurableAfterCloseAndTheSchemaIsMigratedOnce() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      assertEquals(1, j.schemaVersion());
+      j.begin(op);
+      Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
+      j.recordAttempt(op.id(), lease, Ops.attempt(1, 1, T0));
+      j.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(1), Ops.ok("{}"), null));
+    }
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      OperationRecord r = j.find(op.id()).orElseThrow();
+      assertEquals(OperationState.SUCCEEDED, r.state());
+      assertEquals(List.of(Ops.attempt(1, 1, T0)), r.attempts());
+      assertEquals(Ops.ok("{}"), r.response());
+    }
+    assertEquals("1\n", sql("SELECT COUNT(*) FROM idem_schema_version"));
+  }
+
+  @Test
+  void aJournalWithANewerSchemaIsNotOpened() throws Exception {
+    JdbcJournal.openH2(dir()).close();
+    sql("INSERT INTO idem_schema_version VALUES (99, 'from the future', 0)");
+    JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(dir()));
+    assertTrue(e.getMessage().contains("newer than this Idem version supports"), e.getMessage());
+  }
+
+  @Test
+  void rowsThatCannotBeReadAreQuarantinedAndTheOthersKeepWorking() throws Exception {
+    NewOperation unknownState = ops.newOp("{}");
+    NewOperation badJson = ops.newOp("{}");
+    NewOperation badAttempts = ops.newOp("{}");
+    NewOperation good = ops.newOp("{}");
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      for (NewOperation op : List.of(unknownState, badJson, badAttempts, good)) {
+        j.begin(op);
+      }
+    }
+    sql("UPDATE idem_operation SET state = 'ARCHIVED' WHERE op_key = '" + unknownState.id().key() + "'");
+    sql("UPDATE idem_operation SET request_json = '{\"v\":1,\"body\":\"SECRET-BODY' WHERE op_key = '"
+        + badJson.id().key() + "'");
+    sql("UPDATE idem_operation SET attempts_json = '{}' WHERE op_key = '" + badAttempts.id().key() + "'");
+
+    Clock clock = Clock.fixed(T0.plusSeconds(3600), ZoneOffset.UTC);
+    try (JdbcJournal j = JdbcJournal.h2(dir()).clock(clock).open()) {
+      // the unknown state was found on open; the others are found when read
+      assertEquals(List.of(good.id()), j.findDue(T0, null, 10).stream().map(OperationRecord::id).toList());
+      assertEquals(List.of(good.id()),
+          j.findByState(OperationState.PENDING, null, 10).stream().map(OperationRecord::id).toList());
+
+      JournalException e = assertThrows(JournalException.class, () -> j.find(unknownState.id()));
+      assertTrue(e.getMessage().contains("quarantined") && e.getMessage().contains("unknown state 'ARCHIVED'"),
+          e.getMessage());
+      JournalException again = assertThrows(JournalException.class, () -> j.begin(badJson));
+      assertTrue(again.getMessage().contains("request_json: not valid JSON"), again.getMessage());
+      assertFalse(again.getMessage().contains("SECRET-BODY"));
+
+      List<QuarantinedOperation> q = j.findQuarantined(10);
+      assertEquals(Set.of(unknownState.id().key().value(), badJson.id().key().value(), badAttempts.id().key().value()),
+          q.stream().map(QuarantinedOperation::key).collect(java.util.stream.Collectors.toSet()));
+      assertTrue(q.stream().allMatch(x -> x.quarantinedAt().equals(clock.instant())));
+      assertTrue(q.stream().noneMatch(x -> x.reason().contains("SECRET")));
+
+      // the good row still works end to end, and purge leaves quarantined rows alone
+      Lease lease = j.claim(good.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
+      j.transition(good.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0, Ops.ok("{}"), null));
+      assertEquals(1, j.purge(T0.plusSeconds(1)));
+      assertEquals(3, j.findQuarantined(10).size());
+    }
+  }
+}
