@@ -301,7 +301,10 @@ public final class IdempotentExecutor {
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     result.whenComplete((o, e) -> {
       if (result.isCancelled()) {
-        ticket.result().cancel(false);
+        // Followers did not cancel anything: tell them what the operation is, as for any caller.
+        ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
+            + operation.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
+            e, operation.id(), List.of(), null));
       } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {

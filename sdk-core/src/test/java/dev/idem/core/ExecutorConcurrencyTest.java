@@ -313,6 +313,43 @@ class ExecutorConcurrencyTest {
     assertTrue(t.sent().stream().allMatch(s -> s.key().equals(op.key())));
   }
 
+  /**
+   * A caller that did not cancel must not see a cancellation: when the leader's caller cancels,
+   * followers learn that the operation is still PENDING, as the class contract says.
+   */
+  @Test
+  void followersOfACancelledAsyncLeaderGetPendingNotCancellation() throws Exception {
+    Harness h = new Harness();
+    ScriptedTransport t = h.transport(op).then(status(503)).otherwise(status(200));
+    CompletableFuture<Outcome> leader = h.executor.executeAsync(op, t);
+    CompletableFuture<Outcome> follower = h.executor.executeAsync(op, t);
+    AtomicReference<Throwable> syncFollower = new AtomicReference<>();
+    CountDownLatch parked = new CountDownLatch(1);
+    Thread syncCaller = new Thread(() -> {
+      parked.countDown();
+      try {
+        h.executor.execute(op, t);
+      } catch (Throwable e) {
+        syncFollower.set(e);
+      }
+    });
+    syncCaller.start();
+    assertTrue(parked.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    while (syncCaller.getState() != Thread.State.WAITING && syncCaller.isAlive()) {
+      assertTrue(System.nanoTime() < deadline, "the sync caller never joined the flight");
+      Thread.onSpinWait();
+    }
+    assertTrue(leader.cancel(true));
+    syncCaller.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+    assertFalse(follower.isCancelled());
+    OperationPendingException e = assertThrows(OperationPendingException.class, () -> Driver.join(follower));
+    assertEquals(op.key(), e.key());
+    assertInstanceOf(OperationPendingException.class, syncFollower.get());
+    assertEquals(OperationState.PENDING, h.state(op));
+    assertEquals(1, t.count());
+  }
+
   /** Counts begins, for the single-flight test. */
   private static final class CountingJournal extends ForwardingJournal {
     private final CountDownLatch begun;
