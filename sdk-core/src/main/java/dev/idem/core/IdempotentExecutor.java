@@ -303,8 +303,8 @@ public final class IdempotentExecutor {
       if (result.isCancelled()) {
         // Followers did not cancel anything: tell them what the operation is, as for any caller.
         ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
-            + operation.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
-            e, operation.id(), List.of(), null));
+            + record.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
+            e, record.id(), List.of(), null));
       } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
