@@ -12,7 +12,9 @@ public interface AsyncTransport {
   /**
    * Starts sending the request once.
    *
-   * @param request the snapshot to send (its secret headers removed)
+   * @param request what to send: on a live execution the app's request, secrets included; when a
+   *     journaled operation is resumed, the journaled snapshot, whose secret headers the transport
+   *     must re-apply
    * @param key the idempotency key, the same on every attempt
    * @return a future of the buffered response
    */

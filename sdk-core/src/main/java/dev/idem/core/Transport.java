@@ -17,7 +17,9 @@ public interface Transport {
   /**
    * Sends the request once.
    *
-   * @param request the snapshot to send (its secret headers removed)
+   * @param request what to send: on a live execution the app's request, secrets included; when a
+   *     journaled operation is resumed, the journaled snapshot, whose secret headers the transport
+   *     must re-apply
    * @param key the idempotency key to send with it, the same on every attempt
    * @return the buffered response, whatever its status
    * @throws IOException when no response arrived

@@ -4,7 +4,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoField;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -40,14 +45,27 @@ public final class RetryAfter {
       }
       return Optional.of(clamp(Duration.ofSeconds(Long.parseLong(digits))));
     }
-    try {
-      Instant at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
-      Duration d = Duration.between(now, at);
-      return Optional.of(d.isNegative() ? Duration.ZERO : clamp(d));
-    } catch (DateTimeParseException e) {
-      return Optional.empty();
+    for (DateTimeFormatter format : HTTP_DATES) {
+      try {
+        Instant at = ZonedDateTime.parse(v, format).toInstant();
+        Duration d = Duration.between(now, at);
+        return Optional.of(d.isNegative() ? Duration.ZERO : clamp(d));
+      } catch (DateTimeParseException e) {
+        // try the next of the three forms RFC 9110 section 5.6.7 tells recipients to accept
+      }
     }
+    return Optional.empty();
   }
+
+  /** IMF-fixdate (and RFC 1123), then the obsolete RFC 850 and asctime forms. */
+  private static final List<DateTimeFormatter> HTTP_DATES = List.of(
+      DateTimeFormatter.RFC_1123_DATE_TIME,
+      new DateTimeFormatterBuilder().appendPattern("EEEE, dd-MMM-")
+          .appendValueReduced(ChronoField.YEAR, 2, 2, 1970).appendPattern(" HH:mm:ss 'GMT'")
+          .toFormatter(Locale.US).withZone(ZoneOffset.UTC),
+      new DateTimeFormatterBuilder().appendPattern("EEE MMM").appendLiteral(' ').padNext(2)
+          .appendValue(ChronoField.DAY_OF_MONTH).appendPattern(" HH:mm:ss yyyy")
+          .toFormatter(Locale.US).withZone(ZoneOffset.UTC));
 
   private static Duration clamp(Duration d) {
     return d.compareTo(MAX) > 0 ? MAX : d;

@@ -56,4 +56,11 @@ class RetryAfterTest {
     assertEquals(Optional.of(Duration.ofSeconds(5)), RetryAfter.parse("0000000005", NOW));
     assertEquals(Optional.of(Duration.ZERO), RetryAfter.parse("00000000000000000000", NOW));
   }
+
+  @Test
+  void obsoleteHttpDateFormsAreAcceptedAsRfc9110Asks() {
+    // NOW is 2026-11-02T10:00:00Z, a Monday; both forms name 10:00:30 that day.
+    assertEquals(Optional.of(Duration.ofSeconds(30)), RetryAfter.parse("Monday, 02-Nov-26 10:00:30 GMT", NOW));
+    assertEquals(Optional.of(Duration.ofSeconds(30)), RetryAfter.parse("Mon Nov  2 10:00:30 2026", NOW));
+  }
 }
