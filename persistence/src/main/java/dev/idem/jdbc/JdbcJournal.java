@@ -304,10 +304,7 @@ public final class JdbcJournal implements Journal {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
       failIfQuarantined(raw);
       OperationRecord r = decode(raw);
-      if (r.state() != OperationState.PENDING) {
-        throw new IllegalStateException("only a PENDING operation can be abandoned, " + id + " is " + r.state());
-      }
-      OperationState.checkTransition(r.state(), t.target());
+      OperationState.checkAbandon(r.state(), t.target());
       if (!table.transitionUnheld(c, id, raw.state(), raw.generation(), change)) {
         throw new IllegalStateException("operation " + id + " changed while it was being abandoned; try again");
       }

@@ -98,16 +98,8 @@ public final class InMemoryJournal implements Journal {
 
   @Override
   public synchronized OperationRecord abandon(OperationId id, Transition t) throws IdempotencyException {
-    if (!t.target().isTerminal()) {
-      // Only a claim may make an operation IN_FLIGHT: it bumps the generation and sets a lease.
-      // Without that, the lease of the last owner would be current again.
-      throw new IllegalArgumentException("abandon moves a PENDING operation to a terminal state, not " + t.target());
-    }
     OperationRecord r = existing(id);
-    if (r.state() != OperationState.PENDING) {
-      throw new IllegalStateException("only a PENDING operation can be abandoned, " + id + " is " + r.state());
-    }
-    OperationState.checkTransition(r.state(), t.target());
+    OperationState.checkAbandon(r.state(), t.target());
     OperationRecord updated = r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
         t.response(), t.reason());
     records.put(id, updated);

@@ -66,6 +66,24 @@ public enum OperationState {
   }
 
   /**
+   * Throws unless a PENDING operation that nobody holds may be moved straight to {@code to}: only
+   * to a terminal state. Only a claim may make an operation IN_FLIGHT, because it bumps the
+   * generation and sets a lease; otherwise the last owner's stale lease would be current again.
+   *
+   * @throws IllegalStateException if {@code from} is not PENDING
+   * @throws IllegalArgumentException if {@code to} is not terminal
+   */
+  public static void checkAbandon(OperationState from, OperationState to) {
+    if (!to.isTerminal()) {
+      throw new IllegalArgumentException("abandon moves a PENDING operation to a terminal state, not " + to);
+    }
+    if (from != PENDING) {
+      throw new IllegalStateException("only a PENDING operation can be abandoned, not one that is " + from);
+    }
+    checkTransition(from, to);
+  }
+
+  /**
    * Throws unless an operation in {@code from} may be re-driven (only FAILED and UNCERTAIN may).
    *
    * @throws IllegalStateException when {@code from} is not FAILED or UNCERTAIN
