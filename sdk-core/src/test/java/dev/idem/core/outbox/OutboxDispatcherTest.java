@@ -189,7 +189,7 @@ class OutboxDispatcherTest {
     Operation op = order(1);
 
     OperationPendingException pending = assertThrows(OperationPendingException.class, () -> idem.execute(op, host));
-    assertTrue(pending.getMessage().contains("OutboxDispatcher"), pending.getMessage());
+    assertTrue(pending.getMessage().contains("OutboxDispatcher.await(id)"), pending.getMessage());
     assertEquals(2, host.attempts(op.key()), "the first attempt and one budgeted retry");
     assertEquals(OperationState.PENDING, state(op.id()));
 
@@ -332,6 +332,23 @@ class OutboxDispatcherTest {
     assertEquals(OperationState.FAILED, e.state());
     assertEquals(1, failures.size());
     assertFalse(outbox.isOffline(), "a permanent answer proves the target is reachable");
+    outbox.close();
+  }
+
+  @Test
+  void anOperationPendingPastTheServersKeyRetentionIsNotResentBlindly() throws Exception {
+    IdempotentExecutor idem = executor().serverKeyRetention(Duration.ofHours(1)).build();
+    Operation op = order(1);
+    idem.enqueue(op);  // then the process was down for two hours
+    time.advance(Duration.ofHours(2));
+
+    OutboxDispatcher outbox = outbox(idem).build().start();
+    CompletableFuture<Outcome> handle = outbox.await(op.id());
+    time.advance(Duration.ZERO);
+
+    assertInstanceOf(dev.idem.core.OperationUncertainException.class, failure(handle));
+    assertEquals(0, host.attempts(op.key()));
+    assertEquals(OperationState.UNCERTAIN, state(op.id()));
     outbox.close();
   }
 
