@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Function;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -122,11 +121,11 @@ public final class Resilience4jRetryAdapter {
     return predicates.orElse(next);
   }
 
+  /**
+   * resilience4j keeps every interval setting as an IntervalBiFunction (a plain IntervalFunction is
+   * wrapped into one that ignores the outcome), so one path serves them all.
+   */
   private DelayFunction delays(RetryConfig config) {
-    Function<Integer, Long> interval = config.getIntervalFunction();
-    if (interval != null) {
-      return (retry, previous, random) -> millis(interval.apply(retry));
-    }
     IntervalBiFunction<ResponseSnapshot> bi = config.getIntervalBiFunction();
     return (retry, previous, random) -> {
       Either<Throwable, ResponseSnapshot> outcome = lastOutcome.get();
