@@ -261,7 +261,8 @@ public final class IdempotentExecutor {
 
   /**
    * Sends a journaled operation again with its stored key and snapshot, on the calling thread;
-   * the transport re-applies the secrets kept out of the journal.
+   * the transport re-applies the secrets kept out of the journal. Like {@link #resumePending}, it
+   * does not re-send blindly past {@link Builder#serverKeyRetention} (see {@link ExpiredPendingAction}).
    *
    * @throws IllegalArgumentException if the journal has no such operation
    * @throws IdempotencyException as for {@link #execute}
@@ -269,6 +270,9 @@ public final class IdempotentExecutor {
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
+    if (!record.state().isTerminal() && isExpired(record) && expire(record) == OperationState.UNCERTAIN) {
+      return finish(AttemptLoop.settled(settings.journal().find(id).orElse(record)));
+    }
     return runSync(record, record.request(), transport, policy);
   }
 
@@ -285,6 +289,14 @@ public final class IdempotentExecutor {
     }
     if (record.isEmpty()) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+    }
+    try {
+      OperationRecord r = record.get();
+      if (!r.state().isTerminal() && isExpired(r) && expire(r) == OperationState.UNCERTAIN) {
+        return completed(AttemptLoop.settled(settings.journal().find(id).orElse(r)));
+      }
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
     }
     return runAsync(record.get(), record.get().request(), transport, policy);
   }

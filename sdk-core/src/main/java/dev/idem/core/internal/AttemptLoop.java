@@ -131,8 +131,9 @@ public final class AttemptLoop {
     s.journal().transition(id, lease, Transition.retryAt(now, due, why));
     lease = null;
     return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
-        + " due again at " + due + ". It keeps its key: resumePending, an OutboxDispatcher, or executing the same"
-        + " Operation again will deliver it", null, id, history, lastResponse));
+        + " due again at " + due + ". It keeps its key: an OutboxDispatcher with a transport for '" + id.operation()
+        + "' delivers it when due (OutboxDispatcher.await(id) gives its outcome), as do resumePending and executing"
+        + " the same Operation again", null, id, history, lastResponse));
   }
 
   /**

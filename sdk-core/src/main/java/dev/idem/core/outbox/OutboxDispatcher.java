@@ -1,0 +1,924 @@
+package dev.idem.core.outbox;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Journal;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationException;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.Scheduler;
+import dev.idem.core.Transport;
+import dev.idem.core.internal.AttemptLoop;
+import dev.idem.core.internal.Step;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Queued delivery: {@link #submit} journals an operation and returns at once; a background
+ * dispatcher delivers it when it is due, through the transport registered for its operation name.
+ *
+ * <pre>{@code
+ * OutboxDispatcher outbox = OutboxDispatcher.builder(idem)
+ *     .register("create-order", transport)          // re-applies Authorization on every attempt
+ *     .build()
+ *     .start();
+ * CompletableFuture<Outcome> handle = outbox.submit(Operation.builder("create-order", snapshot).build());
+ * }</pre>
+ *
+ * <p>How it works:
+ * <ul>
+ *   <li>The dispatcher polls {@link Journal#findDue} page by page, so it finds every pending
+ *       operation of a registered name, including those journaled before a restart, those an
+ *       inline caller left PENDING (budget empty, breaker open) and those whose lease expired.</li>
+ *   <li>At most {@link Builder#maxInFlight} operations are in delivery at once. Each is driven by
+ *       {@link IdempotentExecutor#resumeAsync} with the executor's default retry policy (an
+ *       {@link Operation}'s own policy is not journaled), so no thread is held during backoff. A
+ *       synchronous {@link Transport} runs on a bounded worker pool.</li>
+ *   <li>When deliveries make no progress (every delivery started by a poll ends PENDING, UNCERTAIN,
+ *       or FAILED without an answer from the server; or the journal cannot be read), the
+ *       dispatcher backs off as a whole: the poll interval doubles up to
+ *       {@link Builder#maxPollInterval}, and it logs one WARN. The first delivery that makes
+ *       progress resets the interval and logs one INFO.</li>
+ *   <li>{@link #shutdown(Duration)} drains the queue with a timeout; {@link #close()} stops at
+ *       once. Either way, an operation not delivered stays PENDING in the journal, and an attempt
+ *       on the wire is recorded when it ends (it is cancelled, never left half-written), so the
+ *       next dispatcher delivers it with the same key.</li>
+ * </ul>
+ *
+ * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
+ * executor's clock. Thread-safe.
+ */
+public final class OutboxDispatcher implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
+
+  private enum State { NEW, RUNNING, DRAINING, STOPPED }
+
+  private final IdempotentExecutor executor;
+  private final Journal journal;
+  private final Map<String, Registration> registrations;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  private final ScheduledExecutorService ownedScheduler;
+  private final ExecutorService ownedWorkers;
+  private final int maxInFlight;
+  private final int pageSize;
+  private final Duration basePollInterval;
+  private final Duration maxPollInterval;
+
+  private final Object lock = new Object();
+  // Everything below is guarded by lock.
+  private State state = State.NEW;
+  private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
+  private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
+  private final ArrayDeque<OperationId> sweepOrder = new ArrayDeque<>();
+  private Future<?> pollTask;
+  private Instant pollDue;
+  private boolean polling;
+  private boolean pollAgain;
+  private Duration interval;
+  private boolean offline;
+  private Future<?> drainTimer;
+  private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();
+
+  private OutboxDispatcher(Builder b) {
+    this.executor = b.executor;
+    this.journal = b.executor.journal();
+    this.clock = b.clock;
+    this.maxInFlight = b.maxInFlight;
+    this.pageSize = b.pageSize;
+    this.basePollInterval = b.pollInterval;
+    this.maxPollInterval = b.maxPollInterval;
+    this.interval = b.pollInterval;
+    if (b.scheduler != null) {
+      this.scheduler = b.scheduler;
+      this.ownedScheduler = null;
+    } else {
+      this.ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idem-outbox-poller"));
+      this.scheduler = Scheduler.of(ownedScheduler);
+    }
+    Executor workers = b.workers;
+    // A transport may implement both interfaces; how it was registered decides how it runs.
+    boolean needsWorkers = b.transports.values().stream().anyMatch(t -> t instanceof SyncOnly);
+    if (workers == null && needsWorkers) {
+      this.ownedWorkers = Executors.newFixedThreadPool(b.syncWorkers, daemon("idem-outbox-worker"));
+      workers = ownedWorkers;
+    } else {
+      this.ownedWorkers = null;
+    }
+    Map<String, Registration> regs = new HashMap<>();
+    for (Map.Entry<String, Object> e : b.transports.entrySet()) {
+      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? onWorkers(sync.transport(), workers)
+          : (AsyncTransport) e.getValue();
+      regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
+    }
+    this.registrations = Map.copyOf(regs);
+  }
+
+  /**
+   * A builder for a dispatcher that delivers through {@code executor} (and its journal).
+   *
+   * @param executor the executor whose journal, retry policy, classifier, breaker and budget apply
+   */
+  public static Builder builder(IdempotentExecutor executor) {
+    return new Builder(executor);
+  }
+
+  /**
+   * Starts polling: at once, then every poll interval. Operations already pending in the journal
+   * (from before a restart, say) are delivered like submitted ones.
+   *
+   * @return this dispatcher
+   * @throws IllegalStateException if it was already started or stopped
+   */
+  public OutboxDispatcher start() {
+    synchronized (lock) {
+      if (state != State.NEW) {
+        throw new IllegalStateException("the dispatcher is " + state + "; start it once");
+      }
+      state = State.RUNNING;
+      schedulePollLocked(Duration.ZERO);
+    }
+    return this;
+  }
+
+  /**
+   * Journals {@code operation} (durably, before this returns) and queues it for delivery. The
+   * returned handle completes when the operation reaches a terminal state: with its
+   * {@link Outcome} when it SUCCEEDED, or exceptionally with {@link OperationFailedException},
+   * {@link OperationUncertainException} or {@link IdempotencyKeyReusedException}. It does not
+   * complete while the operation is merely PENDING (breaker open, budget empty, target down):
+   * queued operations wait. If the dispatcher stops first, it completes with
+   * {@link OperationPendingException}, and the operation stays PENDING in the journal.
+   *
+   * <p>If journaling fails, the handle is already failed ({@code JournalException}, or
+   * {@link IdempotencyKeyReusedException} for a key journaled with another request) and nothing
+   * will be sent. Submitting an operation the journal already holds returns a handle on it
+   * (completed at once if it is terminal). Cancelling the handle does not cancel delivery.
+   *
+   * @throws IllegalArgumentException if no transport is registered for the operation's name
+   */
+  public CompletableFuture<Outcome> submit(Operation operation) {
+    Objects.requireNonNull(operation, "operation");
+    if (!registrations.containsKey(operation.id().operation())) {
+      throw new IllegalArgumentException("no transport is registered for operation '" + operation.id().operation()
+          + "'; register one on the OutboxDispatcher builder");
+    }
+    synchronized (lock) {
+      if (state == State.DRAINING || state == State.STOPPED) {
+        return CompletableFuture.failedFuture(new IllegalStateException("the dispatcher is shutting down; "
+            + operation.id() + " was not journaled"));
+      }
+    }
+    OperationRecord record;
+    try {
+      record = executor.enqueue(operation);
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (record.state().isTerminal()) {
+      return settled(record);
+    }
+    synchronized (lock) {
+      CompletableFuture<Outcome> waiter = waiterLocked(record.id());
+      if (state == State.RUNNING && !offline) {
+        schedulePollLocked(Duration.ZERO);
+      }
+      return waiter.copy();
+    }
+  }
+
+  /**
+   * A handle on an operation submitted earlier or found in the journal, for example one that an
+   * inline {@link IdempotentExecutor#execute} left PENDING with an {@link OperationPendingException}
+   * because the retry budget was empty or the circuit breaker open. It completes like
+   * {@link #submit}'s handle, whoever delivers the operation: this dispatcher (if a transport is
+   * registered for its name), an inline caller, or another process. Operations delivered
+   * elsewhere are noticed at the next polls.
+   *
+   * @return the handle; already failed with {@link IllegalArgumentException} if the journal has no
+   *     such operation, or with the journal's exception if it cannot be read
+   */
+  public CompletableFuture<Outcome> await(OperationId id) {
+    Objects.requireNonNull(id, "id");
+    synchronized (lock) {
+      CompletableFuture<Outcome> existing = waiters.get(id);
+      if (existing != null) {
+        return existing.copy();
+      }
+    }
+    Optional<OperationRecord> record;
+    try {
+      record = journal.find(id);
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (record.isEmpty()) {
+      return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+    }
+    if (record.get().state().isTerminal()) {
+      return settled(record.get());
+    }
+    synchronized (lock) {
+      if (state == State.STOPPED) {
+        return CompletableFuture.failedFuture(stoppedPending(id));
+      }
+      return waiterLocked(id).copy();
+    }
+  }
+
+  /**
+   * Drains the queue: stops accepting submissions and keeps delivering until no operation of a
+   * registered name is PENDING or IN_FLIGHT in the journal, or until {@code timeout} passes on
+   * the scheduler; then stops as {@link #close()} does.
+   *
+   * @param timeout how long to keep delivering
+   * @return completes with true if the queue drained, false if the timeout (or a close) stopped it
+   *     first; operations not delivered stay PENDING
+   */
+  public CompletableFuture<Boolean> shutdown(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    synchronized (lock) {
+      if (state == State.NEW || state == State.RUNNING) {
+        state = State.DRAINING;
+        drainTimer = scheduler.schedule(() -> stop(false), timeout);
+        schedulePollLocked(Duration.ZERO);
+      }
+    }
+    return drainResult.copy();
+  }
+
+  /**
+   * Stops at once: no more polls, deliveries in progress are cancelled (an operation waiting for
+   * its next attempt stays PENDING; an attempt on the wire is recorded as ambiguous when it ends,
+   * leaving the operation PENDING), handles of undelivered operations complete with
+   * {@link OperationPendingException}, and the pools this dispatcher created are shut down.
+   * Nothing is lost: the next dispatcher on the same journal delivers what is left. Idempotent.
+   */
+  @Override
+  public void close() {
+    stop(false);
+  }
+
+  /** How many operations are being delivered right now. */
+  public int inDelivery() {
+    synchronized (lock) {
+      return inDelivery.size();
+    }
+  }
+
+  /** True while deliveries make no progress and polling is backed off. */
+  public boolean isOffline() {
+    synchronized (lock) {
+      return offline;
+    }
+  }
+
+  /** The current poll interval: the base interval, or longer while backed off. */
+  public Duration currentPollInterval() {
+    synchronized (lock) {
+      return interval;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private void poll() {
+    synchronized (lock) {
+      pollTask = null;
+      pollDue = null;
+      if (state == State.STOPPED || state == State.NEW) {
+        return;
+      }
+      if (polling) {
+        pollAgain = true;
+        return;
+      }
+      polling = true;
+    }
+    try {
+      pollOnce();
+    } catch (RuntimeException e) {
+      LOG.error("OutboxDispatcher poll failed unexpectedly; polling goes on", e);
+    } finally {
+      synchronized (lock) {
+        polling = false;
+        if (state == State.RUNNING || state == State.DRAINING) {
+          schedulePollLocked(pollAgain ? Duration.ZERO : interval);
+        }
+        pollAgain = false;
+      }
+    }
+  }
+
+  private void pollOnce() {
+    sweepWaiters();
+    List<OperationRecord> batch;
+    try {
+      batch = findBatch();
+    } catch (IdempotencyException | RuntimeException e) {
+      noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
+      return;
+    }
+    if (!batch.isEmpty()) {
+      Round round = new Round(batch.size());
+      for (OperationRecord r : batch) {
+        deliver(r, round);
+      }
+    }
+    checkDrained();
+  }
+
+  /** Due operations of registered names not already in delivery, up to the free capacity. */
+  private List<OperationRecord> findBatch() throws IdempotencyException {
+    Set<OperationId> busy;
+    int room;
+    synchronized (lock) {
+      room = maxInFlight - inDelivery.size();
+      busy = new HashSet<>(inDelivery.keySet());
+    }
+    List<OperationRecord> batch = new ArrayList<>();
+    if (room <= 0) {
+      return batch;
+    }
+    Instant now = clock.instant();
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = journal.findDue(now, after, pageSize);
+      for (OperationRecord r : page) {
+        if (registrations.containsKey(r.id().operation()) && !busy.contains(r.id())) {
+          batch.add(r);
+          if (batch.size() == room) {
+            return batch;
+          }
+        }
+      }
+      if (page.size() < pageSize) {
+        return batch;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  private void deliver(OperationRecord record, Round round) {
+    OperationId id = record.id();
+    Registration reg = registrations.get(id.operation());
+    Delivery d = new Delivery(id, round);
+    synchronized (lock) {
+      if (state == State.STOPPED) {
+        return;
+      }
+      inDelivery.put(id, d);
+    }
+    CompletableFuture<Outcome> f;
+    try {
+      f = executor.resumeAsync(id, reg.transport());
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    boolean cancelNow;
+    synchronized (lock) {
+      d.future = f;
+      cancelNow = state == State.STOPPED;
+    }
+    if (cancelNow) {
+      f.cancel(false);
+    }
+    f.whenComplete((outcome, error) -> onDelivered(d, reg, outcome, error));
+  }
+
+  private void onDelivered(Delivery d, Registration reg, Outcome outcome, Throwable error) {
+    Throwable cause = unwrap(error);
+    boolean terminal = outcome != null || cause instanceof OperationFailedException
+        || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
+        || cause instanceof IllegalArgumentException;
+    // Progress means the target answered for good: a success, or a permanent answer from the server.
+    boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
+        || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
+    if (cause != null && !terminal && !(cause instanceof OperationPendingException)
+        && !(cause instanceof CancellationException)) {
+      LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
+    }
+    CompletableFuture<Outcome> waiter;
+    boolean roundOver;
+    boolean roundProgressed;
+    boolean draining;
+    boolean stopped;
+    synchronized (lock) {
+      stopped = state == State.STOPPED;
+      inDelivery.remove(d.id, d);
+      waiter = terminal ? waiters.remove(d.id) : null;
+      d.round.outstanding--;
+      d.round.progressed |= progress;
+      roundOver = d.round.outstanding == 0;
+      roundProgressed = d.round.progressed;
+      draining = state == State.DRAINING;
+    }
+    if (waiter != null) {
+      if (outcome != null) {
+        waiter.complete(outcome);
+      } else {
+        waiter.completeExceptionally(cause);
+      }
+    }
+    if (terminal && !(cause instanceof IllegalArgumentException)) {
+      callback(reg, d.id, outcome, cause);
+    }
+    if (stopped) {
+      return;
+    }
+    if (progress) {
+      progressed();
+    } else if (roundOver && !roundProgressed) {
+      noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
+    }
+    if (progress || draining) {
+      synchronized (lock) {
+        if (state == State.RUNNING || state == State.DRAINING) {
+          schedulePollLocked(Duration.ZERO);
+        }
+      }
+    }
+  }
+
+  private static void callback(Registration reg, OperationId id, Outcome outcome, Throwable cause) {
+    try {
+      if (outcome != null) {
+        if (reg.onSuccess() != null) {
+          reg.onSuccess().accept(outcome);
+        }
+      } else if (reg.onFailure() != null) {
+        OperationException failure = cause instanceof OperationException oe ? oe
+            : new OperationFailedException(cause.getMessage(), cause, id, List.of(), null);
+        reg.onFailure().accept(failure);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("an OutboxDispatcher outcome callback threw; the operation's state in the journal is unaffected", e);
+    }
+  }
+
+  private void progressed() {
+    boolean wasOffline;
+    synchronized (lock) {
+      wasOffline = offline;
+      offline = false;
+      interval = basePollInterval;
+    }
+    if (wasOffline) {
+      LOG.info("OutboxDispatcher: deliveries are making progress again; polling every {}", basePollInterval);
+    }
+  }
+
+  private void noProgress(String why) {
+    boolean wasOffline;
+    Duration next;
+    synchronized (lock) {
+      wasOffline = offline;
+      offline = true;
+      long doubled = Math.min(maxPollInterval.toNanos(), Math.max(1, interval.toNanos()) * 2);
+      interval = Duration.ofNanos(Math.max(doubled, basePollInterval.toNanos()));
+      next = interval;
+    }
+    if (!wasOffline) {
+      LOG.warn("OutboxDispatcher: {}; operations stay PENDING with their keys, and polling backs off (now every"
+          + " {}, at most {})", why, next, maxPollInterval);
+    } else {
+      LOG.debug("OutboxDispatcher still making no progress; next poll in {}", next);
+    }
+  }
+
+  /** Completes the handles of operations that reached a terminal state some other way. */
+  private void sweepWaiters() {
+    List<OperationId> check = new ArrayList<>();
+    synchronized (lock) {
+      int n = sweepOrder.size();
+      for (int i = 0; i < n && check.size() < pageSize; i++) {
+        OperationId id = sweepOrder.poll();
+        if (!waiters.containsKey(id)) {
+          continue;
+        }
+        sweepOrder.add(id);
+        if (!inDelivery.containsKey(id)) {
+          check.add(id);
+        }
+      }
+    }
+    for (OperationId id : check) {
+      Optional<OperationRecord> r;
+      try {
+        r = journal.find(id);
+      } catch (IdempotencyException | RuntimeException e) {
+        return;
+      }
+      if (r.isPresent() && !r.get().state().isTerminal()) {
+        continue;
+      }
+      CompletableFuture<Outcome> waiter;
+      synchronized (lock) {
+        if (inDelivery.containsKey(id)) {
+          continue;
+        }
+        waiter = waiters.remove(id);
+      }
+      if (waiter == null) {
+        continue;
+      }
+      if (r.isEmpty()) {
+        waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
+      } else {
+        settled(r.get()).whenComplete((o, e) -> {
+          if (e != null) {
+            waiter.completeExceptionally(e);
+          } else {
+            waiter.complete(o);
+          }
+        });
+      }
+    }
+  }
+
+  private void checkDrained() {
+    synchronized (lock) {
+      if (state != State.DRAINING || !inDelivery.isEmpty()) {
+        return;
+      }
+    }
+    try {
+      if (!hasQueued(OperationState.PENDING) && !hasQueued(OperationState.IN_FLIGHT)) {
+        stop(true);
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not check whether the queue drained: {}", e.toString());
+    }
+  }
+
+  private boolean hasQueued(OperationState state) throws IdempotencyException {
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = journal.findByState(state, after, pageSize);
+      for (OperationRecord r : page) {
+        if (registrations.containsKey(r.id().operation())) {
+          return true;
+        }
+      }
+      if (page.size() < pageSize) {
+        return false;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  private void stop(boolean drained) {
+    List<Delivery> deliveries;
+    Map<OperationId, CompletableFuture<Outcome>> orphans;
+    synchronized (lock) {
+      if (state == State.STOPPED) {
+        return;
+      }
+      state = State.STOPPED;
+      if (pollTask != null) {
+        pollTask.cancel(false);
+        pollTask = null;
+      }
+      if (drainTimer != null) {
+        drainTimer.cancel(false);
+        drainTimer = null;
+      }
+      deliveries = new ArrayList<>(inDelivery.values());
+      orphans = new LinkedHashMap<>(waiters);
+      waiters.clear();
+      sweepOrder.clear();
+    }
+    for (Delivery d : deliveries) {
+      CompletableFuture<Outcome> f;
+      synchronized (lock) {
+        f = d.future;
+      }
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
+    for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : orphans.entrySet()) {
+      CompletableFuture<Outcome> now = findSettled(e.getKey());
+      now.whenComplete((o, x) -> {
+        if (x != null) {
+          e.getValue().completeExceptionally(x);
+        } else {
+          e.getValue().complete(o);
+        }
+      });
+    }
+    if (ownedWorkers != null) {
+      ownedWorkers.shutdownNow();
+    }
+    if (ownedScheduler != null) {
+      ownedScheduler.shutdownNow();
+    }
+    drainResult.complete(drained);
+    LOG.debug("OutboxDispatcher stopped ({})", drained ? "drained" : "operations left PENDING");
+  }
+
+  /** The terminal result of {@code id} if it has one, else a pending failure. */
+  private CompletableFuture<Outcome> findSettled(OperationId id) {
+    try {
+      Optional<OperationRecord> r = journal.find(id);
+      if (r.isPresent() && r.get().state().isTerminal()) {
+        return settled(r.get());
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      // Fall through: report it as pending, which it is as far as anyone knows.
+    }
+    return CompletableFuture.failedFuture(stoppedPending(id));
+  }
+
+  private static OperationPendingException stoppedPending(OperationId id) {
+    return new OperationPendingException("the OutboxDispatcher stopped before delivering " + id + "; it is PENDING"
+        + " in the journal with its key, and the next dispatcher (or resumePending) delivers it", null, id,
+        List.of(), null);
+  }
+
+  private CompletableFuture<Outcome> waiterLocked(OperationId id) {
+    CompletableFuture<Outcome> w = waiters.get(id);
+    if (w == null) {
+      w = new CompletableFuture<>();
+      waiters.put(id, w);
+      sweepOrder.add(id);
+    }
+    return w;
+  }
+
+  /** Schedules a poll after {@code delay} unless one is already due no later. */
+  private void schedulePollLocked(Duration delay) {
+    if (polling && delay.isZero()) {
+      pollAgain = true;
+      return;
+    }
+    Instant due = clock.instant().plus(delay);
+    if (pollTask != null) {
+      if (!pollDue.isAfter(due)) {
+        return;
+      }
+      pollTask.cancel(false);
+    }
+    pollDue = due;
+    try {
+      pollTask = scheduler.schedule(this::poll, delay);
+    } catch (RejectedExecutionException e) {
+      pollTask = null;
+      pollDue = null;
+    }
+  }
+
+  private static CompletableFuture<Outcome> settled(OperationRecord record) {
+    Step step = AttemptLoop.settled(record);
+    if (step instanceof Step.Done done) {
+      return CompletableFuture.completedFuture(done.outcome());
+    }
+    return CompletableFuture.failedFuture(step.failure());
+  }
+
+  /**
+   * Runs a synchronous transport on the worker pool. A pool that refuses the task (it is shut
+   * down) means that nothing was sent, which the classifier sees as safe.
+   */
+  private static AsyncTransport onWorkers(Transport transport, Executor workers) {
+    return (request, key) -> {
+      try {
+        return CompletableFuture.supplyAsync(() -> {
+          try {
+            return transport.send(request, key);
+          } catch (IOException e) {
+            throw new CompletionException(e);
+          }
+        }, workers);
+      } catch (RejectedExecutionException e) {
+        return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
+      }
+    };
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** The deliveries started by one poll; the dispatcher backs off when none of them progressed. */
+  private static final class Round {
+    int outstanding;
+    boolean progressed;
+
+    Round(int size) {
+      this.outstanding = size;
+    }
+  }
+
+  /** A transport registered as synchronous, to run on the worker pool. */
+  private record SyncOnly(Transport transport) {}
+
+  /** One operation in delivery. */
+  private static final class Delivery {
+    final OperationId id;
+    final Round round;
+    CompletableFuture<Outcome> future;
+
+    Delivery(OperationId id, Round round) {
+      this.id = id;
+      this.round = round;
+    }
+  }
+
+  /** Builds an {@link OutboxDispatcher}. Not thread-safe. */
+  public static final class Builder {
+    private final IdempotentExecutor executor;
+    private final Map<String, Object> transports = new HashMap<>();
+    private final Map<String, Consumer<Outcome>> onSuccess = new HashMap<>();
+    private final Map<String, Consumer<OperationException>> onFailure = new HashMap<>();
+    private Clock clock = Clock.systemUTC();
+    private Scheduler scheduler;
+    private Executor workers;
+    private int syncWorkers = 4;
+    private int maxInFlight = 32;
+    private int pageSize = 100;
+    private Duration pollInterval = Duration.ofSeconds(1);
+    private Duration maxPollInterval = Duration.ofMinutes(1);
+
+    private Builder(IdempotentExecutor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * Delivers operations named {@code operationName} through a synchronous transport, which runs
+     * on the worker pool. The transport must re-apply the secret headers kept out of the journal.
+     *
+     * @throws IllegalArgumentException if the name is already registered
+     */
+    public Builder register(String operationName, Transport transport) {
+      return add(operationName, new SyncOnly(Objects.requireNonNull(transport, "transport")), null, null);
+    }
+
+    /**
+     * As {@link #register(String, Transport)}, with callbacks for the outcomes of the operations
+     * this dispatcher delivers (including those found in the journal after a restart, which have
+     * no handle). Callbacks run on the thread that completed the delivery; they must be quick and
+     * must not throw (an exception is logged and ignored).
+     *
+     * @param onSuccess receives SUCCEEDED outcomes
+     * @param onFailure receives FAILED and UNCERTAIN endings (a 422 arrives as
+     *     {@link OperationFailedException})
+     */
+    public Builder register(String operationName, Transport transport, Consumer<Outcome> onSuccess,
+        Consumer<OperationException> onFailure) {
+      return add(operationName, new SyncOnly(Objects.requireNonNull(transport, "transport")),
+          Objects.requireNonNull(onSuccess, "onSuccess"), Objects.requireNonNull(onFailure, "onFailure"));
+    }
+
+    /** Delivers operations named {@code operationName} through an asynchronous transport. */
+    public Builder registerAsync(String operationName, AsyncTransport transport) {
+      return add(operationName, Objects.requireNonNull(transport, "transport"), null, null);
+    }
+
+    /** As {@link #registerAsync(String, AsyncTransport)}, with outcome callbacks. */
+    public Builder registerAsync(String operationName, AsyncTransport transport, Consumer<Outcome> onSuccess,
+        Consumer<OperationException> onFailure) {
+      return add(operationName, Objects.requireNonNull(transport, "transport"),
+          Objects.requireNonNull(onSuccess, "onSuccess"), Objects.requireNonNull(onFailure, "onFailure"));
+    }
+
+    private Builder add(String name, Object transport, Consumer<Outcome> ok, Consumer<OperationException> failed) {
+      Objects.requireNonNull(name, "operationName");
+      if (transports.containsKey(name)) {
+        throw new IllegalArgumentException("operation '" + name + "' is already registered");
+      }
+      transports.put(name, transport);
+      if (ok != null) {
+        onSuccess.put(name, ok);
+        onFailure.put(name, failed);
+      }
+      return this;
+    }
+
+    /** The time source; default {@link Clock#systemUTC()}. Use the executor's clock. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Runs polls and the drain timeout; default a daemon thread owned (and stopped) by the dispatcher. */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * Runs synchronous transports; default a fixed pool of {@link #syncWorkers} daemon threads
+     * owned by the dispatcher. An executor given here is not shut down by the dispatcher.
+     */
+    public Builder workers(Executor workers) {
+      this.workers = Objects.requireNonNull(workers, "workers");
+      return this;
+    }
+
+    /** @param n threads of the default worker pool, at least 1; default 4 */
+    public Builder syncWorkers(int n) {
+      this.syncWorkers = atLeastOne(n, "syncWorkers");
+      return this;
+    }
+
+    /** @param n operations in delivery at once (including those waiting between attempts); default 32 */
+    public Builder maxInFlight(int n) {
+      this.maxInFlight = atLeastOne(n, "maxInFlight");
+      return this;
+    }
+
+    /** @param n operations read from the journal per page; default 100 */
+    public Builder pageSize(int n) {
+      this.pageSize = atLeastOne(n, "pageSize");
+      return this;
+    }
+
+    /** @param interval the poll interval while deliveries make progress, positive; default 1 s */
+    public Builder pollInterval(Duration interval) {
+      this.pollInterval = positive(interval, "pollInterval");
+      return this;
+    }
+
+    /** @param interval the longest poll interval while backed off, positive; default 1 min */
+    public Builder maxPollInterval(Duration interval) {
+      this.maxPollInterval = positive(interval, "maxPollInterval");
+      return this;
+    }
+
+    /**
+     * Builds the dispatcher; call {@link OutboxDispatcher#start()} to begin delivering.
+     *
+     * @throws IllegalArgumentException if maxPollInterval is shorter than pollInterval
+     */
+    public OutboxDispatcher build() {
+      if (maxPollInterval.compareTo(pollInterval) < 0) {
+        throw new IllegalArgumentException("maxPollInterval " + maxPollInterval + " is shorter than pollInterval "
+            + pollInterval);
+      }
+      return new OutboxDispatcher(this);
+    }
+
+    private static int atLeastOne(int n, String what) {
+      if (n < 1) {
+        throw new IllegalArgumentException(what + " must be at least 1: " + n);
+      }
+      return n;
+    }
+
+    private static Duration positive(Duration d, String what) {
+      Objects.requireNonNull(d, what);
+      if (d.isZero() || d.isNegative()) {
+        throw new IllegalArgumentException(what + " must be positive: " + d);
+      }
+      return d;
+    }
+  }
+}
