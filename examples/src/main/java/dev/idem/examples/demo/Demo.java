@@ -12,8 +12,8 @@ public final class Demo {
   private Demo() {}
 
   public static void main(String[] args) throws Exception {
-    List<Scenario> scenarios = List.of(new LostResponseScenario(), new CrashScenario(), new KeyReuseScenario(),
-        new PermanentErrorScenario());
+    List<Scenario> scenarios = List.of(new LostResponseScenario(), new CrashScenario(), new OfflineScenario(),
+        new KeyReuseScenario(), new PermanentErrorScenario());
     List<ScenarioResult> results = new ArrayList<>();
     try (DemoEnvironment env = new DemoEnvironment()) {
       System.out.println("Idem demo: reference server at " + env.server.url("/") + ", journals under " + env.workDir);

@@ -1,0 +1,105 @@
+package dev.idem.examples.demo;
+
+import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationState;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.okhttp.IdemOkHttp;
+import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import okhttp3.OkHttpClient;
+
+/**
+ * The network is down: orders are submitted to the outbox, journaled, and wait (the breaker opens,
+ * the dispatcher slows its polling) without failing. When the network comes back, each is delivered
+ * exactly once with its own key.
+ */
+final class OfflineScenario implements Scenario {
+  private static final int ORDERS = 12;
+
+  @Override
+  public String name() {
+    return "offline queue";
+  }
+
+  @Override
+  public ScenarioResult run(DemoEnvironment env) throws Exception {
+    AtomicBoolean offline = new AtomicBoolean(true);
+    long effectsBefore = env.server.totalEffects();
+    try (JdbcJournal journal = env.newJournal("offline")) {
+      // Queued delivery may wait out a long outage, so it gets many attempts and a long deadline.
+      RetryPolicy patient = DemoEnvironment.POLICY.toBuilder().maxAttempts(100).deadline(Duration.ofMinutes(5)).build();
+      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).retryPolicy(patient)
+          .circuitBreaker(CircuitBreakerSettings.builder().minimumCalls(4).slidingWindowSize(8)
+              .openFor(Duration.ofMillis(300)).halfOpenProbes(1).build())
+          .build();
+      IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+      // The network, as the app sees it: while "offline", no connection can be made.
+      OkHttpClient client = DemoEnvironment.client(idem).newBuilder()
+          .addInterceptor(chain -> {
+            if (offline.get()) {
+              throw new ConnectException("network unreachable (simulated outage)");
+            }
+            return chain.proceed(chain.request());
+          })
+          .build();
+
+      List<Operation> ops = new ArrayList<>();
+      List<CompletableFuture<Outcome>> handles = new ArrayList<>();
+      try (OutboxDispatcher outbox = OutboxDispatcher.builder(executor)
+          .register("create-order", idem.transport(client))
+          .pollInterval(Duration.ofMillis(50))
+          .maxPollInterval(Duration.ofMillis(400))
+          .build()
+          .start()) {
+        for (int i = 0; i < ORDERS; i++) {
+          Operation op = Operation.builder("create-order", RequestSnapshot.builder("POST", env.server.url("/orders"))
+              .body(("{\"cart\":\"offline-" + i + "\"}").getBytes(StandardCharsets.UTF_8), "application/json")
+              .build()).reference("offline-" + i).build();
+          ops.add(op);
+          handles.add(outbox.submit(op));
+        }
+        Thread.sleep(1500); // a real outage, long enough for the breaker and the poll backoff to engage
+        long pendingWhileOffline = ops.stream().filter(op -> state(executor, op) == OperationState.PENDING).count();
+        long effectsWhileOffline = env.server.totalEffects() - effectsBefore;
+        boolean backedOff = outbox.isOffline() || outbox.currentPollInterval().compareTo(Duration.ofMillis(50)) > 0;
+
+        offline.set(false);
+        CompletableFuture.allOf(handles.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+
+        Checks c = new Checks()
+            .expect("operations still PENDING (none FAILED) while offline", (long) ORDERS, pendingWhileOffline)
+            .expect("server-side effects while offline", 0L, effectsWhileOffline)
+            .require("the dispatcher backed off while offline", backedOff);
+        for (Operation op : ops) {
+          String key = op.key().value();
+          c.expect("effects for " + key, 1L, env.server.effectCount(key))
+              .expect("journal state of " + key, OperationState.SUCCEEDED, state(executor, op));
+        }
+        long attempts = ops.stream().mapToLong(op -> env.requestsWithKey(op.key().value())).sum();
+        long effects = ops.stream().mapToLong(op -> env.server.effectCount(op.key().value())).sum();
+        return new ScenarioResult(name(), ORDERS + " keys", attempts, effects,
+            ORDERS + " queued, then " + ORDERS + " delivered", c.violations());
+      }
+    }
+  }
+
+  private static OperationState state(IdempotentExecutor executor, Operation op) {
+    try {
+      return executor.find(op.id()).map(r -> r.state()).orElse(null);
+    } catch (java.io.IOException e) {
+      return null;
+    }
+  }
+}
