@@ -127,8 +127,7 @@ public final class AttemptLoop {
     Duration wait = breaker ? s.guard().openFor() : policy.maxDelay();
     String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
     s.emit(breaker ? new IdemEvent.BreakerRejected(id, host) : new IdemEvent.BudgetDenied(id, host));
-    // resilience4j half-opens strictly after the open period: due 1 ms later, the probe is allowed.
-    Instant due = now.plus(wait).plusMillis(1);
+    Instant due = now.plus(wait);
     s.journal().transition(id, lease, Transition.retryAt(now, due, why));
     lease = null;
     return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
