@@ -1,7 +1,7 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.AttemptRecord;
 import dev.idem.core.BeginResult;
+import dev.idem.core.ForwardingJournal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Journal;
@@ -11,33 +11,28 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Transition;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * A journal that kills its JVM ({@link Runtime#halt}) at a chosen point of one operation: right
  * after its begin returned, or right before its completion is written. For child-JVM kill tests.
  */
-final class HaltingJournal implements Journal {
+final class HaltingJournal extends ForwardingJournal {
   static final int HALT_CODE = 77;
 
   enum Point { AFTER_BEGIN, BEFORE_COMPLETION, NEVER }
 
-  private final Journal delegate;
   private final Point point;
   private final IdempotencyKey victim;
 
   HaltingJournal(Journal delegate, Point point, IdempotencyKey victim) {
-    this.delegate = delegate;
+    super(delegate);
     this.point = point;
     this.victim = victim;
   }
 
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
-    BeginResult r = delegate.begin(operation);
+    BeginResult r = super.begin(operation);
     if (point == Point.AFTER_BEGIN && operation.id().key().equals(victim)) {
       Runtime.getRuntime().halt(HALT_CODE);
     }
@@ -49,57 +44,6 @@ final class HaltingJournal implements Journal {
     if (point == Point.BEFORE_COMPLETION && id.key().equals(victim) && transition.target() == OperationState.SUCCEEDED) {
       Runtime.getRuntime().halt(HALT_CODE);
     }
-    return delegate.transition(id, lease, transition);
-  }
-
-  @Override
-  public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
-    return delegate.find(id);
-  }
-
-  @Override
-  public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
-    return delegate.findByReference(scope, reference);
-  }
-
-  @Override
-  public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException {
-    return delegate.claim(id, owner, now, leaseFor);
-  }
-
-  @Override
-  public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
-    delegate.recordAttempt(id, lease, attempt);
-  }
-
-  @Override
-  public OperationRecord abandon(OperationId id, Transition transition) throws IdempotencyException {
-    return delegate.abandon(id, transition);
-  }
-
-  @Override
-  public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
-    return delegate.redrive(id, now);
-  }
-
-  @Override
-  public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
-    return delegate.findDue(now, after, limit);
-  }
-
-  @Override
-  public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
-      throws IdempotencyException {
-    return delegate.findByState(state, after, limit);
-  }
-
-  @Override
-  public int purge(Instant before) throws IdempotencyException {
-    return delegate.purge(before);
-  }
-
-  @Override
-  public void close() throws IdempotencyException {
-    delegate.close();
+    return super.transition(id, lease, transition);
   }
 }

@@ -355,6 +355,7 @@ class ExecutorConcurrencyTest {
     private final CountDownLatch begun;
 
     CountingJournal(CountDownLatch begun) {
+      super(new InMemoryJournal());
       this.begun = begun;
     }
 
@@ -371,6 +372,7 @@ class ExecutorConcurrencyTest {
     private final AtomicReference<Runnable> hook;
 
     HookedJournal(AtomicReference<Runnable> hook) {
+      super(new InMemoryJournal());
       this.hook = hook;
     }
 

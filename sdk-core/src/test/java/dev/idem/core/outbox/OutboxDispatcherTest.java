@@ -1,5 +1,7 @@
 package dev.idem.core.outbox;
 
+import dev.idem.core.ForwardingJournal;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

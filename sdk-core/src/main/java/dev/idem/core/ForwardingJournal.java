@@ -3,11 +3,27 @@ package dev.idem.core;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
-/** An {@link InMemoryJournal} behind a seam that tests override to interleave events. */
-class ForwardingJournal implements Journal {
-  private final Journal delegate = new InMemoryJournal();
+/**
+ * A {@link Journal} that forwards every call to another one. Extend it to observe or change a few
+ * calls (count them, time them, fail them in a test) without re-implementing the rest.
+ *
+ * <p>As thread-safe as the delegate and the overriding methods.
+ */
+public abstract class ForwardingJournal implements Journal {
+  private final Journal delegate;
+
+  /** @param delegate the journal that does the work */
+  protected ForwardingJournal(Journal delegate) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+  }
+
+  /** The journal calls are forwarded to. */
+  protected Journal delegate() {
+    return delegate;
+  }
 
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
@@ -25,7 +41,8 @@ class ForwardingJournal implements Journal {
   }
 
   @Override
-  public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException {
+  public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
     return delegate.claim(id, owner, now, leaseFor);
   }
 
@@ -58,6 +75,16 @@ class ForwardingJournal implements Journal {
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
     return delegate.findByState(state, after, limit);
+  }
+
+  @Override
+  public long count(OperationState state) throws IdempotencyException {
+    return delegate.count(state);
+  }
+
+  @Override
+  public Optional<Instant> oldestCreatedAt(OperationState state) throws IdempotencyException {
+    return delegate.oldestCreatedAt(state);
   }
 
   @Override
