@@ -4,14 +4,14 @@ import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.EngineSettings;
 import dev.idem.core.internal.HostGuard;
+import dev.idem.core.internal.KeyRetention;
+import dev.idem.core.internal.PendingResumer;
+import dev.idem.core.internal.SyncDriver;
+import dev.idem.core.internal.UncertainReconciler;
 import dev.idem.core.internal.SingleFlight;
-import dev.idem.core.internal.Step;
-import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
-import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -20,14 +20,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Executes logical operations with one key across every attempt: journals the operation before
@@ -60,11 +56,8 @@ public final class IdempotentExecutor {
   private final Scheduler scheduler;
   private final Set<String> secretHeaders;
   private final SingleFlight singleFlight = new SingleFlight();
-  private final Duration serverKeyRetention;
-  private final ExpiredPendingAction expiredPendingAction;
+  private final KeyRetention retention;
 
-  private static final Logger LOG = LoggerFactory.getLogger(IdempotentExecutor.class);
-  private static final int RESUME_PAGE = 100;
 
   private IdempotentExecutor(Builder b) {
     RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
@@ -75,8 +68,7 @@ public final class IdempotentExecutor {
     this.sleeper = b.sleeper;
     this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
     this.secretHeaders = Set.copyOf(b.secretHeaders);
-    this.serverKeyRetention = b.serverKeyRetention;
-    this.expiredPendingAction = b.expiredPendingAction;
+    this.retention = new KeyRetention(settings, b.serverKeyRetention, b.expiredPendingAction);
   }
 
   /** A builder with the defaults listed on each setter. */
@@ -99,14 +91,15 @@ public final class IdempotentExecutor {
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
-      return finish(AttemptLoop.settled(record));
+      return SyncDriver.finish(AttemptLoop.settled(record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return awaitLeader(record.id(), ticket.result());
+      return SyncDriver.awaitLeader(record.id(), ticket.result());
     }
     try {
-      Outcome out = drive(new AttemptLoop(settings, record, p), request, record.id().key(), transport);
+      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p), request, record.id().key(), transport,
+          sleeper);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
@@ -135,96 +128,8 @@ public final class IdempotentExecutor {
    */
   public ResumeSummary resumePending(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     Objects.requireNonNull(handlers, "handlers");
-    int examined = 0;
-    int succeeded = 0;
-    int failed = 0;
-    int uncertain = 0;
-    int pending = 0;
-    int expired = 0;
-    int unhandled = 0;
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, RESUME_PAGE);
-      for (OperationRecord record : page) {
-        examined++;
-        ResumeHandler handler = handlers.get(record.id().operation());
-        if (handler == null) {
-          unhandled++;
-          continue;
-        }
-        OperationState end;
-        try {
-          if (isExpired(record)) {
-            expired++;
-            end = expire(record);
-            if (end == OperationState.UNCERTAIN) {
-              OperationRecord now = settings.journal().find(record.id()).orElse(record);
-              notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
-              uncertain++;
-              continue;
-            }
-          }
-          Outcome outcome = runSync(record, record.request(), handler.transport(), policy);
-          notify(handler, outcome, null);
-          succeeded++;
-        } catch (OperationException e) {
-          notify(handler, null, e);
-          switch (e.state()) {
-            case FAILED -> failed++;
-            case UNCERTAIN -> uncertain++;
-            default -> pending++;
-          }
-        } catch (IdempotencyKeyReusedException e) {
-          notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(),
-              null));
-          failed++;
-        } catch (JournalException e) {
-          throw e;
-        } catch (IdempotencyException e) {
-          LOG.warn("resuming {} failed: {}", record.id(), e.toString());
-          pending++;
-        }
-      }
-      if (page.size() < RESUME_PAGE) {
-        return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled);
-      }
-      after = page.get(page.size() - 1).id();
-    }
-  }
-
-  private boolean isExpired(OperationRecord record) {
-    return record.createdAt().plus(serverKeyRetention).isBefore(settings.clock().instant());
-  }
-
-  /** Returns the state an expired operation is left in: UNCERTAIN, or PENDING to re-send it. */
-  private OperationState expire(OperationRecord record) throws IdempotencyException {
-    if (expiredPendingAction == ExpiredPendingAction.RESEND) {
-      return OperationState.PENDING;
-    }
-    Instant now = settings.clock().instant();
-    String reason = "still pending " + Duration.between(record.createdAt(), now) + " after creation, past the"
-        + " server's key retention of " + serverKeyRetention + "; not re-sent blindly, since the server may have"
-        + " forgotten the key";
-    Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
-    if (lease.isEmpty()) {
-      return OperationState.PENDING;
-    }
-    settings.journal().transition(record.id(), lease.get(), Transition.finish(OperationState.UNCERTAIN, now,
-        record.response(), reason));
-    LOG.warn("operation {} expired past the server's key retention; marked UNCERTAIN", record.id());
-    return OperationState.UNCERTAIN;
-  }
-
-  private static void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
-    try {
-      if (outcome != null) {
-        handler.onSuccess(outcome);
-      } else {
-        handler.onFailure(failure);
-      }
-    } catch (RuntimeException e) {
-      LOG.error("a resume handler threw; the operation's state in the journal is unaffected", e);
-    }
+    return new PendingResumer(settings, retention,
+        (record, transport) -> runSync(record, record.request(), transport, policy)).resume(handlers);
   }
 
   /**
@@ -270,8 +175,8 @@ public final class IdempotentExecutor {
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
-    if (!record.state().isTerminal() && isExpired(record) && expire(record) == OperationState.UNCERTAIN) {
-      return finish(AttemptLoop.settled(settings.journal().find(id).orElse(record)));
+    if (retention.expireIfDue(record) == OperationState.UNCERTAIN) {
+      return SyncDriver.finish(AttemptLoop.settled(settings.journal().find(id).orElse(record)));
     }
     return runSync(record, record.request(), transport, policy);
   }
@@ -292,8 +197,8 @@ public final class IdempotentExecutor {
     }
     try {
       OperationRecord r = record.get();
-      if (!r.state().isTerminal() && isExpired(r) && expire(r) == OperationState.UNCERTAIN) {
-        return completed(AttemptLoop.settled(settings.journal().find(id).orElse(r)));
+      if (retention.expireIfDue(r) == OperationState.UNCERTAIN) {
+        return AsyncDriver.completed(AttemptLoop.settled(settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
@@ -304,7 +209,7 @@ public final class IdempotentExecutor {
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
       AsyncTransport transport, RetryPolicy p) {
     if (record.state().isTerminal()) {
-      return completed(AttemptLoop.settled(record));
+      return AsyncDriver.completed(AttemptLoop.settled(record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
@@ -361,35 +266,7 @@ public final class IdempotentExecutor {
    */
   public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
     Objects.requireNonNull(reconciler, "reconciler");
-    int settled = 0;
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = settings.journal().findByState(OperationState.UNCERTAIN, after, RESUME_PAGE);
-      for (OperationRecord record : page) {
-        Reconciliation r;
-        try {
-          r = reconciler.reconcile(record);
-        } catch (IOException | RuntimeException e) {
-          LOG.warn("could not reconcile {}: {}", record.id(), e.toString());
-          continue;
-        }
-        if (r == null || r.settledAs() == OperationState.UNCERTAIN) {
-          continue;
-        }
-        Instant now = settings.clock().instant();
-        settings.journal().redrive(record.id(), now);
-        Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
-        if (lease.isPresent()) {
-          settings.journal().transition(record.id(), lease.get(), Transition.finish(r.settledAs(), now,
-              r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
-          settled++;
-        }
-      }
-      if (page.size() < RESUME_PAGE) {
-        return settled;
-      }
-      after = page.get(page.size() - 1).id();
-    }
+    return new UncertainReconciler(settings).reconcile(reconciler);
   }
 
   /** Looks an operation up by identity. */
@@ -426,84 +303,6 @@ public final class IdempotentExecutor {
       settings.emit(new IdemEvent.OperationStarted(operation.id()));
     }
     return begun.record();
-  }
-
-  private Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport)
-      throws IdempotencyException {
-    Step step = loop.start();
-    while (true) {
-      if (step instanceof Step.Send) {
-        ResponseSnapshot response;
-        try {
-          response = transport.send(request, key);
-        } catch (IOException e) {
-          if (Thread.currentThread().isInterrupted() || isCancellation(e)) {
-            // A transport that knows it stopped before writing says so with RequestNotSentException;
-            // only then is the interrupted attempt left out of the ambiguous count.
-            throw loop.interrupted(!(e instanceof RequestNotSentException), e);
-          }
-          step = loop.onFailure(e);
-          continue;
-        } catch (RuntimeException e) {
-          // A bug in the transport: the request may or may not have gone out.
-          throw loop.interrupted(true, e);
-        }
-        step = loop.onResponse(response);
-      } else if (step instanceof Step.Wait wait) {
-        try {
-          sleeper.sleep(wait.delay());
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw loop.interrupted(false, e);
-        }
-        step = loop.afterWait();
-      } else {
-        return finish(step);
-      }
-    }
-  }
-
-  /** A plain InterruptedIOException (not a timeout subclass) anywhere in the chain means cancelled. */
-  private static boolean isCancellation(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t.getClass() == InterruptedIOException.class) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static Outcome finish(Step step) throws IdempotencyException {
-    if (step instanceof Step.Done done) {
-      return done.outcome();
-    }
-    throw ((Step.Fail) step).exception();
-  }
-
-  private static CompletableFuture<Outcome> completed(Step step) {
-    try {
-      return CompletableFuture.completedFuture(finish(step));
-    } catch (IdempotencyException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  private static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader) throws IdempotencyException {
-    try {
-      return leader.get();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new OperationPendingException("interrupted while waiting for a concurrent execution of " + id, e, id,
-          List.of(), null);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof IdempotencyException ie) {
-        throw ie;
-      }
-      throw new CompletionException(e.getCause());
-    } catch (java.util.concurrent.CancellationException e) {
-      throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
-          null);
-    }
   }
 
   /** Lazily created, so that purely synchronous users never start a thread. */

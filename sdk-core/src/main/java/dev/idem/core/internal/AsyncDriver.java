@@ -152,6 +152,15 @@ public final class AsyncDriver {
     return guarded;
   }
 
+  /** An already-completed future for a final step: the success, or the failure. */
+  public static CompletableFuture<Outcome> completed(Step step) {
+    try {
+      return CompletableFuture.completedFuture(SyncDriver.finish(step));
+    } catch (IdempotencyException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
   private static Throwable unwrap(Throwable t) {
     while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
       t = t.getCause();

@@ -1,0 +1,101 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Sleeper;
+import dev.idem.core.Transport;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Drives an {@link AttemptLoop} on the calling thread: sends through a {@link Transport}, waits
+ * through a {@link Sleeper}. The counterpart of {@link AsyncDriver}; both only perform the steps
+ * the loop decides.
+ */
+public final class SyncDriver {
+  private SyncDriver() {}
+
+  /** Runs the loop to its end and returns the success, or throws the failure. */
+  public static Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport,
+      Sleeper sleeper) throws IdempotencyException {
+    Step step = loop.start();
+    while (true) {
+      if (step instanceof Step.Send) {
+        ResponseSnapshot response;
+        try {
+          response = transport.send(request, key);
+        } catch (IOException e) {
+          if (Thread.currentThread().isInterrupted() || isCancellation(e)) {
+            // A transport that knows it stopped before writing says so with RequestNotSentException;
+            // only then is the interrupted attempt left out of the ambiguous count.
+            throw loop.interrupted(!(e instanceof RequestNotSentException), e);
+          }
+          step = loop.onFailure(e);
+          continue;
+        } catch (RuntimeException e) {
+          // A bug in the transport: the request may or may not have gone out.
+          throw loop.interrupted(true, e);
+        }
+        step = loop.onResponse(response);
+      } else if (step instanceof Step.Wait wait) {
+        try {
+          sleeper.sleep(wait.delay());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw loop.interrupted(false, e);
+        }
+        step = loop.afterWait();
+      } else {
+        return finish(step);
+      }
+    }
+  }
+
+  /** The outcome of a final step: returned for Done, thrown for Fail. */
+  public static Outcome finish(Step step) throws IdempotencyException {
+    if (step instanceof Step.Done done) {
+      return done.outcome();
+    }
+    throw ((Step.Fail) step).exception();
+  }
+
+  /** Waits for the single-flight leader's outcome, mapping interruption and cancellation to PENDING. */
+  public static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader) throws IdempotencyException {
+    try {
+      return leader.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new OperationPendingException("interrupted while waiting for a concurrent execution of " + id, e, id,
+          List.of(), null);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof IdempotencyException ie) {
+        throw ie;
+      }
+      throw new CompletionException(e.getCause());
+    } catch (CancellationException e) {
+      throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
+          null);
+    }
+  }
+
+  /** A plain InterruptedIOException (not a timeout subclass) anywhere in the chain means cancelled. */
+  private static boolean isCancellation(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t.getClass() == InterruptedIOException.class) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
