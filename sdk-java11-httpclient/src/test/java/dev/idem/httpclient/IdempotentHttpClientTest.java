@@ -252,17 +252,17 @@ class IdempotentHttpClientTest {
   // 7. 503 x N, then success; 429 with Retry-After is honoured.
   @ParameterizedTest
   @EnumSource(Mode.class)
-  void unavailableTwiceThenSuccess(Mode mode) throws Exception {
+  void unavailableThreeTimesThenSuccess(Mode mode) throws Exception {
     Fixture f = new Fixture();
-    server.plan().forNext(2, Fault.status(503));
+    server.plan().forNext(3, Fault.status(503));
     OperationCall call = f.client.operation("create-order");
     IdempotentHttpResponse<String> r = mode.send(f, call, Fixture.post(orders(), "{}"), BodyHandlers.ofString());
     assertEquals(201, r.statusCode());
     assertEquals(1, server.effectCount(call.key().value()));
-    assertKeyOnEveryRequest(server, call.key(), 3);
-    assertEquals(2, f.time.sleeps().size());
+    assertKeyOnEveryRequest(server, call.key(), 4);
+    assertEquals(3, f.time.sleeps().size());
     f.time.sleeps().forEach(d -> assertTrue(d.compareTo(Fixture.POLICY.maxDelay()) <= 0, "bounded: " + d));
-    assertEquals(3, r.attempts().size());
+    assertEquals(4, r.attempts().size());
   }
 
   @ParameterizedTest
@@ -274,6 +274,7 @@ class IdempotentHttpClientTest {
     assertEquals(201, mode.send(f, call, Fixture.post(orders(), "{}"), BodyHandlers.ofString()).statusCode());
     assertEquals(List.of(Duration.ofSeconds(3)), f.time.sleeps());
     assertEquals(1, server.effectCount(call.key().value()));
+    assertEquals(1, server.totalEffects());
     assertKeyOnEveryRequest(server, call.key(), 2);
   }
 
@@ -289,7 +290,20 @@ class IdempotentHttpClientTest {
           .statusCode());
       assertEquals(List.of(Duration.ofSeconds(5)), f.time.sleeps());
       assertEquals(1, dated.effectCount(call.key().value()));
+      assertEquals(1, dated.totalEffects());
     }
+  }
+
+  // A 5xx does not mean nothing happened.
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void errorAfterCommitIsRetriedIntoTheReplay(Mode mode) throws Exception {
+    Fixture f = new Fixture();
+    server.plan().next(Fault.commitThenStatus(500));
+    OperationCall call = f.client.operation("create-order");
+    IdempotentHttpResponse<String> r = mode.send(f, call, Fixture.post(orders(), "{}"), BodyHandlers.ofString());
+    assertTrue(r.replayed(), "a 500 did not mean nothing happened");
+    assertEquals(1, server.effectCount(call.key().value()));
   }
 
   @ParameterizedTest
@@ -443,6 +457,16 @@ class IdempotentHttpClientTest {
     quoted.client.operation("create-order").key(key2).send(Fixture.post(orders(), "{}"), BodyHandlers.ofString());
     assertEquals(List.of(Optional.of("order-123"), Optional.of("\"order-456\"")), keysSent(server));
     assertEquals("\"a\\\"b\\\\c\"", KeyHeaderFormat.STRUCTURED_STRING.format(IdempotencyKey.of("a\"b\\c")));
+  }
+
+  @Test
+  void structuredFieldKeyIsTheSameKeyToTheServer() throws Exception {
+    Fixture f = new Fixture(b -> { }, c -> c.keyFormat(KeyHeaderFormat.STRUCTURED_STRING));
+    server.plan().next(Fault.commitThenDropResponse());
+    OperationCall call = f.client.operation("create-order");
+    assertTrue(call.send(Fixture.post(orders(), "{}"), BodyHandlers.ofString()).replayed());
+    server.recordedRequests().forEach(r -> assertEquals("\"" + call.key().value() + "\"", r.keyHeader().orElseThrow()));
+    assertEquals(1, server.effectCount(call.key().value()));
   }
 
   @ParameterizedTest
