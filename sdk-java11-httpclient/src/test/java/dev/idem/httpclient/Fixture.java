@@ -1,8 +1,11 @@
 package dev.idem.httpclient;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.idem.core.Classifier;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Jitter;
@@ -11,11 +14,15 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.Scheduler;
 import dev.idem.core.Sleeper;
+import dev.idem.testkit.IdempotentServer;
+import dev.idem.testkit.ReceivedRequest;
 import dev.idem.testkit.VirtualTime;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +93,42 @@ final class Fixture {
     IdempotentHttpClient.Builder cb = IdempotentHttpClient.builder(JDK).idempotentExecutor(executor);
     clientConfig.accept(cb);
     client = cb.build();
+  }
+
+  /** With {@code hook} run before each sync sleep or each async wait, as {@code mode} uses. */
+  static Fixture withHook(Mode mode, Sleeper hook) {
+    return new Fixture(b -> { }, c -> { }, mode == Mode.SYNC ? hook : null, mode == Mode.ASYNC ? hook : null);
+  }
+
+  /**
+   * A hook for waits of {@code atLeast} or longer: first let the server finish the effect under
+   * {@code key}, in real time. Where the client gives up before the server is done (a timeout, a
+   * 409), a retry sent too early would find the key still in flight.
+   */
+  static Sleeper untilSettled(IdempotentServer server, IdempotencyKey key, Duration atLeast) {
+    return d -> {
+      if (d.compareTo(atLeast) >= 0) {
+        assertTrue(server.awaitEffects(key.value(), 1, Duration.ofSeconds(5)), "the server never settled " + key);
+      }
+    };
+  }
+
+  /** The raw key header of every request the server received, in order; empty where absent. */
+  static List<Optional<String>> keysSent(IdempotentServer server) {
+    return server.recordedRequests().stream().map(ReceivedRequest::keyHeader).toList();
+  }
+
+  /** Asserts the server received {@code requests} requests, each with {@code key}, bare. */
+  static void assertKeyOnEveryRequest(IdempotentServer server, IdempotencyKey key, int requests) {
+    List<ReceivedRequest> got = server.recordedRequests();
+    assertEquals(requests, got.size(), "requests on the wire");
+    got.forEach(r -> assertEquals(Optional.of(key.value()), r.keyHeader(),
+        "every attempt carries the operation's key (request " + r.sequence() + ")"));
+  }
+
+  /** The reference server's default reply body for effect {@code n} under {@code key}. */
+  static String createdBody(int n, IdempotencyKey key) {
+    return "{\"id\":\"ord_" + n + "\",\"effect\":" + n + ",\"key\":\"" + key.value() + "\"}";
   }
 
   static HttpRequest post(URI uri, String json) {

@@ -1,6 +1,7 @@
 package dev.idem.okhttp;
 
-import dev.idem.core.KeyHeaderFormat;
+import static dev.idem.okhttp.Fixture.JSON;
+import static dev.idem.okhttp.Fixture.client;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -10,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
@@ -34,8 +36,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import okhttp3.Headers;
-import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -52,23 +52,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * on VirtualTime; the only real waits are a short read timeout and the server's own scripted slowness.
  */
 class IdempotencyInterceptorTest {
-  static final MediaType JSON = MediaType.get("application/json");
-
   @RegisterExtension
   final IdempotentServerExtension serverExtension = new IdempotentServerExtension();
 
-  final VirtualTime time = new VirtualTime();
-  final InMemoryJournal journal = new InMemoryJournal();
+  final Fixture f = new Fixture();
   IdempotentServer server;
 
   @BeforeEach
   void setUp() {
     server = serverExtension.server();
-  }
-
-  IdempotentExecutor.Builder executorBuilder() {
-    return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5);
   }
 
   /**
@@ -78,31 +70,20 @@ class IdempotencyInterceptorTest {
   Sleeper afterServerSettles(String key) {
     return d -> {
       server.awaitEffects(key, 1, Duration.ofSeconds(5));
-      time.sleeper().sleep(d);
+      f.time.sleeper().sleep(d);
     };
   }
 
-  // OkHttp's own silent retry of a broken connection is off so that request counts are exact; the
-  // key makes those retries harmless anyway (see defaultClientRetriesStillOneEffect).
-  static OkHttpClient client(IdemOkHttp idem) {
-    return new OkHttpClient.Builder().addInterceptor(idem.interceptor()).retryOnConnectionFailure(false).build();
-  }
-
   Request order(IdempotentOperation op, String json) {
-    return new Request.Builder().url(server.url("/orders").toString()).post(RequestBody.create(json, JSON))
-        .tag(IdempotentOperation.class, op).build();
+    return Fixture.order(server.url("/orders"), op, json);
   }
 
   OperationRecord record(IdempotentOperation op) throws IOException {
-    return journal.find(op.id()).orElseThrow();
+    return f.record(op);
   }
 
   void assertSameKeyOnEveryRequest(IdempotentOperation op, int requests) {
-    List<ReceivedRequest> received = server.recordedRequests();
-    assertEquals(requests, received.size(), "requests received");
-    for (ReceivedRequest r : received) {
-      assertEquals(Optional.of(op.key().value()), r.keyHeader(), "request " + r.sequence());
-    }
+    Fixture.assertKeyOnEveryRequest(server, op.key().value(), requests);
   }
 
   static String body(Response r) throws IOException {
@@ -112,7 +93,7 @@ class IdempotencyInterceptorTest {
   // 1, within one process: single-flight, so one request.
   @Test
   void sameKeyFromEightThreadsOfOneClientHasExactlyOneEffect() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().forKey(op.key().value(), Fault.slowProcessing(Duration.ofMillis(200)));
     List<String> bodies = runConcurrently(8, i -> client, op);
@@ -133,7 +114,7 @@ class IdempotencyInterceptorTest {
     for (int i = 0; i < 8; i++) {
       InMemoryJournal own = new InMemoryJournal();
       journals.add(own);
-      clients.add(client(IdemOkHttp.builder(executorBuilder().journal(own).sleeper(afterServerSettles(key))
+      clients.add(client(IdemOkHttp.builder(f.executorBuilder().journal(own).sleeper(afterServerSettles(key))
           .retryPolicy(RetryPolicy.builder().maxAttempts(10).build()).build()).build()));
     }
     List<String> bodies = runConcurrently(8, clients::get, op);
@@ -178,7 +159,7 @@ class IdempotencyInterceptorTest {
   // 2
   @Test
   void sameKeyWithAnotherBodyIsRefusedLocallyBeforeSending() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
       assertEquals(201, r.code());
@@ -194,12 +175,12 @@ class IdempotencyInterceptorTest {
   @Test
   void serverRefusalOfAReusedKeyIsKeyReusedAndFailed() throws Exception {
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    try (Response r = client(IdemOkHttp.builder(executorBuilder().build()).build())
+    try (Response r = client(f.idem())
         .newCall(order(op, "{\"qty\":1}")).execute()) {
       assertEquals(201, r.code());
     }
     InMemoryJournal otherJournal = new InMemoryJournal();
-    OkHttpClient other = client(IdemOkHttp.builder(executorBuilder().journal(otherJournal).build()).build());
+    OkHttpClient other = client(IdemOkHttp.builder(f.executorBuilder().journal(otherJournal).build()).build());
     IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class,
         () -> other.newCall(order(op, "{\"qty\":9}")).execute());
     assertTrue(e.detectedByServer());
@@ -211,14 +192,17 @@ class IdempotencyInterceptorTest {
   // 3
   @Test
   void commitThenDroppedResponseIsReplayedWithTheOriginalBody() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.commitThenDropResponse());
     try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
       assertEquals(201, r.code());
-      assertEquals("{\"id\":\"ord_1\",\"effect\":1,\"key\":\"" + op.key() + "\"}", body(r));
-      assertEquals("true", r.header("Idempotent-Replayed"));
-      assertTrue(IdempotencyResult.of(r).orElseThrow().replayed());
+      assertEquals(Fixture.createdBody(1, op.key()), body(r));
+      assertEquals("true", r.header("Idempotent-Replayed"), "left on the response");
+      IdempotencyResult result = IdempotencyResult.of(r).orElseThrow();
+      assertTrue(result.replayed());
+      assertEquals(OperationState.SUCCEEDED, result.state());
+      assertEquals(op.id(), result.operationId());
     }
     assertEquals(1, server.effectCount(op.key().value()));
     assertSameKeyOnEveryRequest(op, 2);
@@ -229,7 +213,7 @@ class IdempotencyInterceptorTest {
   // 4
   @Test
   void dropBeforeProcessingThenTheRetryCreatesExactlyOneEffect() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.dropRequest());
     try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
@@ -245,7 +229,7 @@ class IdempotencyInterceptorTest {
   @Test
   void serverFinishingAfterTheClientTimeoutIsReplayedOnRetry() throws Exception {
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().sleeper(afterServerSettles(op.key().value())).build())
+    IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().sleeper(afterServerSettles(op.key().value())).build())
         .build();
     OkHttpClient client = client(idem).newBuilder().readTimeout(Duration.ofMillis(100)).build();
     server.plan().next(Fault.commitThenDelayResponse(Duration.ofMillis(400)));
@@ -264,7 +248,7 @@ class IdempotencyInterceptorTest {
     IdempotentOperation op = IdempotentOperation.of("create-order");
     String key = op.key().value();
     server.plan().forKey(key, Fault.slowProcessing(Duration.ofMillis(300)));
-    OkHttpClient first = client(IdemOkHttp.builder(executorBuilder().journal(new InMemoryJournal()).build()).build());
+    OkHttpClient first = client(IdemOkHttp.builder(f.executorBuilder().journal(new InMemoryJournal()).build()).build());
     ExecutorService background = Executors.newSingleThreadExecutor();
     try {
       Future<Integer> firstCall = background.submit(() -> {
@@ -276,7 +260,7 @@ class IdempotencyInterceptorTest {
         Thread.onSpinWait();
       }
       VirtualTime mine = new VirtualTime();
-      IdempotentExecutor second = executorBuilder().clock(mine.clock()).sleeper(d -> {
+      IdempotentExecutor second = f.executorBuilder().clock(mine.clock()).sleeper(d -> {
         server.awaitEffects(key, 1, Duration.ofSeconds(5));
         mine.sleeper().sleep(d);
       }).build();
@@ -297,7 +281,7 @@ class IdempotencyInterceptorTest {
   // 7
   @Test
   void unavailableThreeTimesThenSuccess() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().forNext(3, Fault.status(503));
     try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
@@ -307,7 +291,7 @@ class IdempotencyInterceptorTest {
     assertEquals(1, server.effectCount(op.key().value()));
     assertSameKeyOnEveryRequest(op, 4);
     // Full jitter at random 0.5: half of 200 ms, 400 ms and 800 ms.
-    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400)), f.time.sleeps());
   }
 
   // 7
@@ -315,17 +299,17 @@ class IdempotencyInterceptorTest {
   void retryAfterInSecondsAndAsHttpDateIsHonoured() throws Exception {
     serverExtension.server().close();
     // The server's clock is the client's virtual clock, so the HTTP-date is exact.
-    try (IdempotentServer dated = IdempotentServer.builder().clock(time.clock()).start()) {
+    try (IdempotentServer dated = IdempotentServer.builder().clock(f.time.clock()).start()) {
       server = dated;
-      OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+      OkHttpClient client = client(f.idem());
       IdempotentOperation op = IdempotentOperation.of("create-order");
       server.plan().next(Fault.tooManyRequests(Duration.ofSeconds(3)))
           .next(Fault.tooManyRequestsUntil(Duration.ofSeconds(5)));
       try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
         assertEquals(201, r.code());
       }
-      assertEquals(List.of(Duration.ofSeconds(3), Duration.ofSeconds(5)), time.sleeps());
-      assertEquals(Instant.parse("2026-01-01T00:00:08Z"), time.now());
+      assertEquals(List.of(Duration.ofSeconds(3), Duration.ofSeconds(5)), f.time.sleeps());
+      assertEquals(Instant.parse("2026-01-01T00:00:08Z"), f.time.now());
       assertEquals(1, server.effectCount(op.key().value()));
       assertSameKeyOnEveryRequest(op, 3);
     }
@@ -334,7 +318,7 @@ class IdempotencyInterceptorTest {
   // 8
   @Test
   void permanent4xxEndsFailedWithoutRetryAndTheCallerGetsTheResponse() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.status(404));
     try (Response r = client.newCall(order(op, "{\"qty\":1}")).execute()) {
@@ -345,13 +329,13 @@ class IdempotencyInterceptorTest {
     assertEquals(OperationState.FAILED, record(op).state());
     assertSameKeyOnEveryRequest(op, 1);
     assertEquals(0, server.effectCount(op.key().value()));
-    assertTrue(time.sleeps().isEmpty());
+    assertTrue(f.time.sleeps().isEmpty());
   }
 
   // 8
   @Test
   void ambiguousFailuresUntilAttemptsRunOutEndUncertain() throws Exception {
-    IdempotentExecutor executor = executorBuilder().retryPolicy(RetryPolicy.builder().maxAttempts(3).build()).build();
+    IdempotentExecutor executor = f.executorBuilder().retryPolicy(RetryPolicy.builder().maxAttempts(3).build()).build();
     OkHttpClient client = client(IdemOkHttp.builder(executor).build());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.dropRequest()).next(Fault.commitThenDropResponse()).next(Fault.dropRequest());
@@ -366,13 +350,7 @@ class IdempotencyInterceptorTest {
   // 9
   @Test
   void authorizationIsSentOnEveryAttemptButNeverJournaled() throws Exception {
-    List<Headers> onTheWire = Collections.synchronizedList(new ArrayList<>());
-    Interceptor wire = chain -> {
-      onTheWire.add(chain.request().headers());
-      return chain.proceed(chain.request());
-    };
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).build();
-    OkHttpClient client = client(idem).newBuilder().addNetworkInterceptor(wire).build();
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.status(503));
     Request request = order(op, "{\"qty\":1}").newBuilder()
@@ -383,12 +361,11 @@ class IdempotencyInterceptorTest {
     try (Response r = client.newCall(request).execute()) {
       assertEquals(201, r.code());
     }
-    assertEquals(2, onTheWire.size());
-    for (Headers h : onTheWire) {
-      assertEquals("Bearer s3cret", h.get("Authorization"));
-      assertEquals(op.key().value(), h.get("Idempotency-Key"));
-    }
     assertSameKeyOnEveryRequest(op, 2);
+    for (ReceivedRequest r : server.recordedRequests()) {
+      assertEquals(Optional.of("Bearer s3cret"), r.header("Authorization"), "request " + r.sequence());
+      assertEquals(Optional.of(op.key().value()), r.header("Idempotency-Key"));
+    }
     OperationRecord rec = record(op);
     assertTrue(rec.request().header("Authorization").isEmpty());
     assertTrue(rec.request().header("Cookie").isEmpty());
@@ -400,7 +377,7 @@ class IdempotencyInterceptorTest {
   // 10
   @Test
   void oneShotBodyIsRefusedBeforeAnythingIsJournaledOrSent() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("upload");
     RequestBody oneShot = new RequestBody() {
       @Override
@@ -425,12 +402,12 @@ class IdempotencyInterceptorTest {
     assertTrue(e.getMessage().contains("one-shot"), e.getMessage());
     assertEquals(0, server.requestCount());
     assertEquals(0, server.totalEffects());
-    assertTrue(journal.find(op.id()).isEmpty(), "nothing journaled");
+    assertTrue(f.journal.find(op.id()).isEmpty(), "nothing journaled");
   }
 
   @Test
   void defaultClientRetriesStillOneEffect() throws Exception {
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).build();
+    IdemOkHttp idem = f.idem();
     OkHttpClient client = new OkHttpClient.Builder().addInterceptor(idem.interceptor()).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.commitThenDropResponse()).next(Fault.dropRequest());
@@ -444,7 +421,7 @@ class IdempotencyInterceptorTest {
 
   @Test
   void aSettledOperationIsAnsweredFromTheJournalWithoutSending() throws Exception {
-    OkHttpClient client = client(IdemOkHttp.builder(executorBuilder().build()).build());
+    OkHttpClient client = client(f.idem());
     IdempotentOperation op = IdempotentOperation.of("create-order");
     Request request = order(op, "{\"qty\":1}");
     String first;
@@ -461,20 +438,8 @@ class IdempotencyInterceptorTest {
   }
 
   @Test
-  void missingKey400FromTheReferenceServerIsAThrownConfigurationError() throws Exception {
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).headerName("X-Wrong-Name").build();
-    IdempotentOperation op = IdempotentOperation.of("create-order");
-    dev.idem.core.OperationFailedException e = assertThrows(dev.idem.core.OperationFailedException.class,
-        () -> client(idem).newCall(order(op, "{\"qty\":1}")).execute());
-    assertTrue(e.getMessage().contains("X-Wrong-Name"), e.getMessage());
-    assertEquals(OperationState.FAILED, record(op).state());
-    assertEquals(1, server.requestCount(), "a configuration error is not retried");
-    assertEquals(0, server.totalEffects());
-  }
-
-  @Test
   void structuredFieldQuotedKeyIsTheSameKeyToTheServer() throws Exception {
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).keyFormat(KeyHeaderFormat.STRUCTURED_STRING)
+    IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().build()).keyFormat(KeyHeaderFormat.STRUCTURED_STRING)
         .build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
     server.plan().next(Fault.commitThenDropResponse());

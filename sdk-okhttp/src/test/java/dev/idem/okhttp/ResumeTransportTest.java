@@ -5,30 +5,30 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.testkit.Fault;
+import dev.idem.testkit.IdempotentServer;
+import dev.idem.testkit.IdempotentServerExtension;
+import dev.idem.testkit.ReceivedRequest;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import mockwebserver3.RecordedRequest;
 import okhttp3.Interceptor;
-import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.RequestBody;
-import okhttp3.Response;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * After a restart, journaled operations are sent through the app's own client: its interceptors
@@ -36,27 +36,18 @@ import org.junit.jupiter.api.Test;
  * client does not start a second operation.
  */
 class ResumeTransportTest {
-  static final MediaType JSON = MediaType.get("application/json");
   static final Interceptor AUTH = chain -> chain.proceed(
       chain.request().newBuilder().header("Authorization", "Bearer fresh-token").build());
 
-  final VirtualTime time = new VirtualTime();
-  final InMemoryJournal journal = new InMemoryJournal(); // stands in for a durable journal
-  KeyedServer server;
+  @RegisterExtension
+  final IdempotentServerExtension serverExtension = new IdempotentServerExtension();
+
+  final Fixture f = new Fixture(); // its in-memory journal stands in for a durable one
+  IdempotentServer server;
 
   @BeforeEach
-  void setUp() throws IOException {
-    server = new KeyedServer();
-  }
-
-  @AfterEach
-  void tearDown() {
-    server.close();
-  }
-
-  IdempotentExecutor.Builder executorBuilder() {
-    return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5);
+  void setUp() {
+    server = serverExtension.server();
   }
 
   static OkHttpClient appClient(IdemOkHttp idem) {
@@ -66,27 +57,26 @@ class ResumeTransportTest {
 
   /** Runs one call that is cut off (as by a crash) during its backoff, leaving it PENDING. */
   IdempotentOperation leavePending() throws IOException {
-    IdempotentExecutor dying = executorBuilder().sleeper(d -> {
+    IdempotentExecutor dying = f.executorBuilder().sleeper(d -> {
       throw new InterruptedException("process is going down");
     }).build();
     IdempotentOperation op = IdempotentOperation.of("create-order").withReference("cart-7");
-    server.then(KeyedServer.Fault.COMMIT_THEN_DROP);
-    Request request = new Request.Builder().url(server.url("/orders")).post(RequestBody.create("{\"qty\":1}", JSON))
-        .tag(IdempotentOperation.class, op).build();
+    server.plan().next(Fault.commitThenDropResponse());
+    Request request = Fixture.order(server.url("/orders"), op);
     assertThrows(OperationPendingException.class, () -> appClient(IdemOkHttp.builder(dying).build())
         .newCall(request).execute());
     Thread.interrupted(); // the executor re-asserted the interrupt for us; this test thread goes on
-    assertEquals(OperationState.PENDING, journal.find(op.id()).orElseThrow().state());
-    assertTrue(journal.find(op.id()).orElseThrow().request().header("Authorization").isEmpty());
+    assertEquals(OperationState.PENDING, f.record(op).state());
+    assertTrue(f.record(op).request().header("Authorization").isEmpty());
     return op;
   }
 
   @Test
   void resumePendingSendsTheJournaledKeyThroughTheAppsInterceptors() throws Exception {
     IdempotentOperation op = leavePending();
-    time.advance(Duration.ofSeconds(1));
+    f.time.advance(Duration.ofSeconds(1));
 
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).build(); // the restarted process
+    IdemOkHttp idem = f.idem(); // the restarted process
     OkHttpClient client = appClient(idem);
     List<Outcome> outcomes = new ArrayList<>();
     List<OperationException> failures = new ArrayList<>();
@@ -96,28 +86,28 @@ class ResumeTransportTest {
     assertEquals(1, summary.succeeded(), summary.toString());
     assertTrue(failures.isEmpty());
     assertTrue(outcomes.get(0).replayed(), "the first attempt had committed; the resume got the replay");
-    assertEquals("{\"order\":1}", new String(outcomes.get(0).response().body(), java.nio.charset.StandardCharsets.UTF_8));
-    assertEquals(1, server.effects(op.key().value()));
-    assertEquals(List.of(op.key().value(), op.key().value()), server.keysSent());
-    RecordedRequest resumed = server.requests().get(1);
-    assertEquals("Bearer fresh-token", resumed.getHeaders().get("Authorization"));
-    assertEquals("application/json; charset=utf-8", resumed.getHeaders().get("Content-Type"));
-    assertEquals("{\"qty\":1}", resumed.getBody().utf8());
-    assertEquals(OperationState.SUCCEEDED, journal.find(op.id()).orElseThrow().state());
-    assertEquals(1, journal.findByState(OperationState.SUCCEEDED, null, 10).size(),
+    assertEquals(Fixture.createdBody(1, op.key()), new String(outcomes.get(0).response().body(), StandardCharsets.UTF_8));
+    assertEquals(1, server.effectCount(op.key().value()));
+    Fixture.assertKeyOnEveryRequest(server, op.key().value(), 2);
+    ReceivedRequest resumed = server.recordedRequests().get(1);
+    assertEquals(Optional.of("Bearer fresh-token"), resumed.header("Authorization"));
+    assertEquals(Optional.of("application/json; charset=utf-8"), resumed.header("Content-Type"));
+    assertEquals("{\"qty\":1}", resumed.body());
+    assertEquals(OperationState.SUCCEEDED, f.record(op).state());
+    assertEquals(1, f.journal.findByState(OperationState.SUCCEEDED, null, 10).size(),
         "the resumed attempt did not become an operation of its own");
   }
 
   @Test
   void asyncTransportResumesWithEnqueue() throws Exception {
     IdempotentOperation op = leavePending();
-    IdemOkHttp idem = IdemOkHttp.builder(executorBuilder().build()).build();
-    var record = journal.find(op.id()).orElseThrow();
+    IdemOkHttp idem = f.idem();
+    var record = f.record(op);
     Outcome outcome = idem.executor().executeAsync(
         op.toOperation(record.request()), idem.asyncTransport(appClient(idem))).get(10, TimeUnit.SECONDS);
     assertTrue(outcome.replayed());
-    assertEquals(1, server.effects(op.key().value()));
-    assertEquals("Bearer fresh-token", server.requests().get(1).getHeaders().get("Authorization"));
-    assertEquals(OperationState.SUCCEEDED, journal.find(op.id()).orElseThrow().state());
+    assertEquals(1, server.effectCount(op.key().value()));
+    assertEquals(Optional.of("Bearer fresh-token"), server.recordedRequests().get(1).header("Authorization"));
+    assertEquals(OperationState.SUCCEEDED, f.record(op).state());
   }
 }

@@ -25,6 +25,10 @@ import java.util.Objects;
  *
  * <p>{@link #slowProcessing(Duration)} is neither: it stretches processing itself.
  *
+ * <p>A fault that answers with a status of its own can carry extra response headers, through
+ * {@link #withHeader(String, String)}: a should-retry hint, a {@code Retry-After} no client can
+ * parse.
+ *
  * <p>Immutable and thread-safe; one instance may be scheduled many times.
  */
 public final class Fault {
@@ -32,7 +36,11 @@ public final class Fault {
   private final String description;
 
   private Fault(Kind kind, int status, Duration duration, String description) {
-    this.spec = new FaultSpec(kind, status, duration);
+    this(new FaultSpec(kind, status, duration), description);
+  }
+
+  private Fault(FaultSpec spec, String description) {
+    this.spec = spec;
     this.description = description;
   }
 
@@ -136,6 +144,39 @@ public final class Fault {
    */
   public static Fault slowProcessing(Duration duration) {
     return new Fault(Kind.SLOW_PROCESSING, 0, positive(duration, "duration"), "slowProcessing(" + duration + ")");
+  }
+
+  /**
+   * This fault with one more response header, for the signals a client reads from an error
+   * response: a should-retry hint ({@code Fault.status(400).withHeader("X-Should-Retry", "true")}),
+   * an unparseable {@code Retry-After} ({@code Fault.status(503).withHeader("Retry-After", "soon")}),
+   * a request id. The header is set after the fault's own headers, so it replaces one of the same
+   * name, such as the {@code Retry-After} of {@link #tooManyRequests(Duration)}; calling this again
+   * with the same name (case-insensitive) replaces the earlier value. Nothing is stored: the header
+   * goes on this one spoiled response only, and a later replay does not carry it.
+   *
+   * <p>Only faults that answer with a status of their own take headers: {@link #status(int)},
+   * {@link #commitThenStatus(int)}, {@link #tooManyRequests(Duration)} and
+   * {@link #tooManyRequestsUntil(Duration)}.
+   *
+   * <p>Returns a new fault; this one is unchanged.
+   *
+   * @param name a header name (an HTTP token)
+   * @param value the value, any printable ASCII (it need not be valid for the header, which is the
+   *     point of a garbage {@code Retry-After})
+   * @return the new fault
+   * @throws IllegalArgumentException if {@code name} or {@code value} could not be sent as a header
+   *     field (an empty or non-token name, a control character or non-ASCII in the value)
+   * @throws IllegalStateException if this fault sends no response of its own: drops, delays and
+   *     slow processing
+   */
+  public Fault withHeader(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    if (!spec.kind().answersItself()) {
+      throw new IllegalStateException(this + " sends no response of its own, so it cannot carry headers");
+    }
+    return new Fault(spec.withHeader(name, value), description + ".withHeader(" + name + ", " + value + ")");
   }
 
   FaultSpec spec() {

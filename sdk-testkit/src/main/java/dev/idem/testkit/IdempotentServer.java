@@ -150,7 +150,8 @@ public final class IdempotentServer implements AutoCloseable {
 
   /**
    * Every request received so far, in arrival order, including those that a fault dropped or
-   * rejected; a snapshot, unmodifiable.
+   * rejected, each with all of its headers (so a test can check, say, that every attempt carried
+   * its {@code Authorization}); a snapshot, unmodifiable.
    */
   public List<ReceivedRequest> recordedRequests() {
     return log.requests();

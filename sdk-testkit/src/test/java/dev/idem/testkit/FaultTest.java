@@ -3,6 +3,7 @@ package dev.idem.testkit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -15,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -158,6 +160,61 @@ class FaultTest {
     }
     ExecutionException e = assertThrows(ExecutionException.class, () -> call.get(5, TimeUnit.SECONDS));
     assertInstanceOf(UncheckedIOException.class, e.getCause());
+  }
+
+  @Test
+  void extraHeadersGoOnTheFaultsOwnResponseAndAreNeverStored() throws Exception {
+    IdempotentServer server = idem.server();
+    URI url = server.url("/orders");
+    server.plan()
+        .next(Fault.status(503).withHeader("Retry-After", "soon-ish, maybe"))
+        .next(Fault.status(400).withHeader("X-Should-Retry", "true"))
+        .next(Fault.commitThenStatus(500).withHeader("X-Should-Retry", "true"));
+
+    Answer garbage = client.post(url, "k-hdr", ORDER);
+    assertEquals(503, garbage.status());
+    assertEquals("soon-ish, maybe", garbage.retryAfter(), "sent as given, not parsed or checked");
+    Answer hinted = client.post(url, "k-hdr", ORDER);
+    assertEquals(400, hinted.status());
+    assertEquals("true", hinted.header("X-Should-Retry"));
+    assertEquals(0, server.effectCount("k-hdr"));
+
+    Answer afterCommit = client.post(url, "k-hdr", ORDER);
+    assertEquals(500, afterCommit.status());
+    assertEquals("true", afterCommit.header("X-Should-Retry"));
+    assertEquals(1, server.effectCount("k-hdr"));
+    Answer replay = client.post(url, "k-hdr", ORDER);
+    assertTrue(replay.isReplay());
+    assertNull(replay.header("X-Should-Retry"), "the header went on the spoiled answer only");
+    assertNull(garbage.replayed());
+  }
+
+  @Test
+  void anExtraHeaderReplacesTheFaultsOwnAndAnEarlierOneOfTheSameName() throws Exception {
+    IdempotentServer server = idem.server();
+    server.plan().next(Fault.tooManyRequests(Duration.ofSeconds(3)).withHeader("retry-after", "later")
+        .withHeader("X-Hint", "1").withHeader("x-hint", "2"));
+
+    Answer a = client.post(server.url("/orders"), "k-replace", ORDER);
+
+    assertEquals(429, a.status());
+    assertEquals(List.of("later"), a.headers().values("Retry-After"));
+    assertEquals(List.of("2"), a.headers().values("X-Hint"));
+  }
+
+  @Test
+  void withHeaderIsRefusedWhereNoResponseOfTheFaultsOwnIsSent() {
+    for (Fault silent : List.of(Fault.dropRequest(), Fault.commitThenDropResponse(),
+        Fault.commitThenDelayResponse(Duration.ofMillis(1)), Fault.slowProcessing(Duration.ofMillis(1)))) {
+      assertThrows(IllegalStateException.class, () -> silent.withHeader("X-Should-Retry", "true"), silent.toString());
+    }
+    Fault base = Fault.status(503);
+    assertThrows(IllegalArgumentException.class, () -> base.withHeader("Bad Name", "x"));
+    assertThrows(IllegalArgumentException.class, () -> base.withHeader("", "x"));
+    assertThrows(IllegalArgumentException.class, () -> base.withHeader("X-Split", "a\r\nInjected: yes"));
+    Fault hinted = base.withHeader("X-Should-Retry", "false");
+    assertEquals("Fault.status(503)", base.toString(), "withHeader leaves the original alone");
+    assertEquals("Fault.status(503).withHeader(X-Should-Retry, false)", hinted.toString());
   }
 
   @Test

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import okhttp3.Headers;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -137,6 +138,32 @@ class IdempotentServerTest {
     assertEquals(1, server.effectCount("k-sf"));
     assertEquals(Set.of("k-sf"), server.keysSeen());
     assertEquals(Optional.of("\"k-sf\""), server.recordedRequests().get(1).keyHeader());
+  }
+
+  @Test
+  void everyRequestIsRecordedWithItsHeadersEvenWhenAFaultAnswersIt() throws Exception {
+    IdempotentServer server = idem.server();
+    server.plan().next(Fault.status(503));
+    Headers sent = new Headers.Builder().add("Authorization", "Bearer t0ken")
+        .add("X-Trace", "a").add("x-trace", "b").build();
+
+    client.post(server.url("/orders"), "\"k-hdr\"", null, "{}", sent);
+    client.post(server.url("/orders"), "\"k-hdr\"", null, "{}", sent);
+
+    List<ReceivedRequest> received = server.recordedRequests();
+    assertEquals(2, received.size());
+    for (ReceivedRequest r : received) {
+      assertEquals(Optional.of("Bearer t0ken"), r.header("Authorization"), "on the rejected one too");
+      assertEquals(Optional.of("Bearer t0ken"), r.header("AUTHORIZATION"));
+      assertEquals(List.of("a", "b"), r.headerValues("X-Trace"));
+      assertEquals(Optional.of("\"k-hdr\""), r.header("Idempotency-Key"), "exactly as sent, quotes and all");
+      assertEquals(r.keyHeader(), r.header("Idempotency-Key"));
+      assertTrue(r.headers().containsKey("content-type"), r.headers().keySet().toString());
+      r.headers().keySet().forEach(n -> assertEquals(n.toLowerCase(java.util.Locale.ROOT), n));
+      assertFalse(r.toString().contains("t0ken"), "no header values in the string form: " + r);
+    }
+    assertEquals(Optional.empty(), received.get(0).header("Cookie"));
+    assertEquals(List.of(), received.get(0).headerValues("Cookie"));
   }
 
   @Test

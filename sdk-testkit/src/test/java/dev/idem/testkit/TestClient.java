@@ -5,6 +5,7 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import okhttp3.ConnectionPool;
+import okhttp3.Headers;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -41,7 +42,13 @@ final class TestClient {
   }
 
   Answer post(URI url, String key, String caller, String json) throws IOException {
-    Request.Builder request = new Request.Builder().url(url.toString()).post(RequestBody.create(json, JSON));
+    return post(url, key, caller, json, Headers.EMPTY);
+  }
+
+  /** As {@link #post(URI, String, String, String)}, with more request headers. */
+  Answer post(URI url, String key, String caller, String json, Headers extra) throws IOException {
+    Request.Builder request = new Request.Builder().url(url.toString()).post(RequestBody.create(json, JSON))
+        .headers(extra);
     if (key != null) {
       request.header("Idempotency-Key", key);
     }
@@ -51,14 +58,22 @@ final class TestClient {
     try (Response response = http.newCall(request.build()).execute()) {
       return new Answer(response.code(), response.body().string(),
           response.header("Idempotent-Replayed"), response.header("Retry-After"),
-          response.header("Content-Type"));
+          response.header("Content-Type"), response.headers());
     }
   }
 
-  /** What came back: status, body, and the headers the protocol cares about (null if absent). */
-  record Answer(int status, String body, String replayed, String retryAfter, String contentType) {
+  /**
+   * What came back: status, body, the headers the protocol cares about (null if absent), and all
+   * of the headers.
+   */
+  record Answer(int status, String body, String replayed, String retryAfter, String contentType, Headers headers) {
     boolean isReplay() {
       return "true".equals(replayed);
+    }
+
+    /** A response header's value, or null if absent. */
+    String header(String name) {
+      return headers.get(name);
     }
   }
 }

@@ -7,7 +7,11 @@ import dev.idem.testkit.EffectRequest;
 import dev.idem.testkit.Reply;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -16,6 +20,7 @@ import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
 import mockwebserver3.SocketEffect;
+import okhttp3.Headers;
 import okio.ByteString;
 
 /**
@@ -65,15 +70,31 @@ public final class IdempotencyDispatcher extends Dispatcher {
     ByteString rawBody = request.getBody();
     byte[] body = rawBody == null ? new byte[0] : rawBody.toByteArray();
     log.append(method, path, caller, keyValues.stream().findFirst(),
-        new String(body, StandardCharsets.UTF_8), key.key());
+        new String(body, StandardCharsets.UTF_8), key.key(), headers(request.getHeaders()));
 
     FaultSpec fault = faults.take(key.key()).orElse(null);
     if (fault != null && fault.kind().preventsProcessing()) {
-      return instead(fault).build();
+      return withExtraHeaders(instead(fault), fault).build();
     }
     boolean slow = fault != null && fault.kind() == FaultSpec.Kind.SLOW_PROCESSING;
     MockResponse.Builder response = process(request, method, path, caller, key, body, slow ? fault.duration() : null);
-    return fault == null ? response.build() : after(fault, response).build();
+    return fault == null ? response.build() : withExtraHeaders(after(fault, response), fault).build();
+  }
+
+  private static MockResponse.Builder withExtraHeaders(MockResponse.Builder response, FaultSpec fault) {
+    for (int i = 0; i < fault.headers().size(); i++) {
+      response.setHeader(fault.headers().name(i), fault.headers().value(i));
+    }
+    return response;
+  }
+
+  // In arrival order; Headers.toMultimap() would sort the names.
+  private static Map<String, List<String>> headers(Headers headers) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (int i = 0; i < headers.size(); i++) {
+      out.computeIfAbsent(headers.name(i).toLowerCase(Locale.ROOT), n -> new ArrayList<>()).add(headers.value(i));
+    }
+    return out;
   }
 
   /** Wakes requests held by a slow-processing fault, so that the server can shut down promptly. */

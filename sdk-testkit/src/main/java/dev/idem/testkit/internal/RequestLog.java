@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -22,11 +23,12 @@ public final class RequestLog {
    * Appends a request.
    *
    * @param key the unquoted key if the header was valid, else null
+   * @param headers every request header, names as sent, values in order
    * @return the logged request, with its sequence number
    */
-  public synchronized ReceivedRequest append(
-      String method, String path, String caller, Optional<String> keyHeader, String body, String key) {
-    ReceivedRequest r = new ReceivedRequest(requests.size() + 1, method, path, caller, keyHeader, body);
+  public synchronized ReceivedRequest append(String method, String path, String caller,
+      Optional<String> keyHeader, String body, String key, Map<String, List<String>> headers) {
+    ReceivedRequest r = new ReceivedRequest(requests.size() + 1, method, path, caller, keyHeader, body, headers);
     requests.add(r);
     if (key != null) {
       keys.add(key);
