@@ -97,8 +97,7 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final ExecutorService ownedWorkers;
   private final int maxInFlight;
   private final int pageSize;
-  private final Duration basePollInterval;
-  private final Duration maxPollInterval;
+  private final PollBackoff backoff;
 
   private final Object lock = new Object();
   // Everything below is guarded by lock.
@@ -110,8 +109,6 @@ public final class OutboxDispatcher implements AutoCloseable {
   private Instant pollDue;
   private boolean polling;
   private boolean pollAgain;
-  private Duration interval;
-  private boolean offline;
   private Future<?> drainTimer;
   private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();
 
@@ -121,9 +118,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.clock = b.clock;
     this.maxInFlight = b.maxInFlight;
     this.pageSize = b.pageSize;
-    this.basePollInterval = b.pollInterval;
-    this.maxPollInterval = b.maxPollInterval;
-    this.interval = b.pollInterval;
+    this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
     if (b.scheduler != null) {
       this.scheduler = b.scheduler;
       this.ownedScheduler = null;
@@ -215,7 +210,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
     synchronized (lock) {
       CompletableFuture<Outcome> waiter = waiterLocked(record.id());
-      if (state == State.RUNNING && !offline) {
+      if (state == State.RUNNING && !backoff.isOffline()) {
         schedulePollLocked(Duration.ZERO);
       }
       return waiter.copy();
@@ -303,16 +298,12 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   /** True while deliveries make no progress and polling is backed off. */
   public boolean isOffline() {
-    synchronized (lock) {
-      return offline;
-    }
+    return backoff.isOffline();
   }
 
   /** The current poll interval: the base interval, or longer while backed off. */
   public Duration currentPollInterval() {
-    synchronized (lock) {
-      return interval;
-    }
+    return backoff.interval();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -338,7 +329,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       synchronized (lock) {
         polling = false;
         if (state == State.RUNNING || state == State.DRAINING) {
-          schedulePollLocked(pollAgain ? Duration.ZERO : interval);
+          schedulePollLocked(pollAgain ? Duration.ZERO : backoff.interval());
         }
         pollAgain = false;
       }
@@ -351,7 +342,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     try {
       batch = findBatch();
     } catch (IdempotencyException | RuntimeException e) {
-      noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
+      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
       return;
     }
     if (!batch.isEmpty()) {
@@ -462,9 +453,9 @@ public final class OutboxDispatcher implements AutoCloseable {
       return;
     }
     if (progress) {
-      progressed();
+      backoff.progressed();
     } else if (roundOver && !roundProgressed) {
-      noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
+      backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
     }
     if (progress || draining) {
       synchronized (lock) {
@@ -488,36 +479,6 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       LOG.error("an OutboxDispatcher outcome callback threw; the operation's state in the journal is unaffected", e);
-    }
-  }
-
-  private void progressed() {
-    boolean wasOffline;
-    synchronized (lock) {
-      wasOffline = offline;
-      offline = false;
-      interval = basePollInterval;
-    }
-    if (wasOffline) {
-      LOG.info("OutboxDispatcher: deliveries are making progress again; polling every {}", basePollInterval);
-    }
-  }
-
-  private void noProgress(String why) {
-    boolean wasOffline;
-    Duration next;
-    synchronized (lock) {
-      wasOffline = offline;
-      offline = true;
-      long doubled = Math.min(maxPollInterval.toNanos(), Math.max(1, interval.toNanos()) * 2);
-      interval = Duration.ofNanos(Math.max(doubled, basePollInterval.toNanos()));
-      next = interval;
-    }
-    if (!wasOffline) {
-      LOG.warn("OutboxDispatcher: {}; operations stay PENDING with their keys, and polling backs off (now every"
-          + " {}, at most {})", why, next, maxPollInterval);
-    } else {
-      LOG.debug("OutboxDispatcher still making no progress; next poll in {}", next);
     }
   }
 
