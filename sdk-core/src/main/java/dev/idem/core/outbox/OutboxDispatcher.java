@@ -14,12 +14,10 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestNotSentException;
 import dev.idem.core.Scheduler;
 import dev.idem.core.Transport;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Step;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -137,7 +135,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
     Map<String, Registration> regs = new HashMap<>();
     for (Map.Entry<String, Object> e : b.transports.entrySet()) {
-      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? onWorkers(sync.transport(), workers)
+      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? new WorkerPoolTransport(sync.transport(), workers)
           : (AsyncTransport) e.getValue();
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
@@ -447,7 +445,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
     }
     if (terminal && !(cause instanceof IllegalArgumentException)) {
-      callback(reg, d.id, outcome, cause);
+      reg.report(d.id, outcome, cause);
     }
     if (stopped) {
       return;
@@ -463,22 +461,6 @@ public final class OutboxDispatcher implements AutoCloseable {
           schedulePollLocked(Duration.ZERO);
         }
       }
-    }
-  }
-
-  private static void callback(Registration reg, OperationId id, Outcome outcome, Throwable cause) {
-    try {
-      if (outcome != null) {
-        if (reg.onSuccess() != null) {
-          reg.onSuccess().accept(outcome);
-        }
-      } else if (reg.onFailure() != null) {
-        OperationException failure = cause instanceof OperationException oe ? oe
-            : new OperationFailedException(cause.getMessage(), cause, id, List.of(), null);
-        reg.onFailure().accept(failure);
-      }
-    } catch (RuntimeException e) {
-      LOG.error("an OutboxDispatcher outcome callback threw; the operation's state in the journal is unaffected", e);
     }
   }
 
@@ -670,26 +652,6 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.completedFuture(done.outcome());
     }
     return CompletableFuture.failedFuture(step.failure());
-  }
-
-  /**
-   * Runs a synchronous transport on the worker pool. A pool that refuses the task (it is shut
-   * down) means that nothing was sent, which the classifier sees as safe.
-   */
-  private static AsyncTransport onWorkers(Transport transport, Executor workers) {
-    return (request, key) -> {
-      try {
-        return CompletableFuture.supplyAsync(() -> {
-          try {
-            return transport.send(request, key);
-          } catch (IOException e) {
-            throw new CompletionException(e);
-          }
-        }, workers);
-      } catch (RejectedExecutionException e) {
-        return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
-      }
-    };
   }
 
   private static Throwable unwrap(Throwable t) {
