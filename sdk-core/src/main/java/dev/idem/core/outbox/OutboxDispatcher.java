@@ -96,13 +96,11 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final int maxInFlight;
   private final int pageSize;
   private final PollBackoff backoff;
+  private final DeliveryTracker tracker;
 
   private final Object lock = new Object();
   // Everything below is guarded by lock.
   private State state = State.NEW;
-  private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
-  private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
-  private final ArrayDeque<OperationId> sweepOrder = new ArrayDeque<>();
   private Future<?> pollTask;
   private Instant pollDue;
   private boolean polling;
@@ -117,6 +115,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.maxInFlight = b.maxInFlight;
     this.pageSize = b.pageSize;
     this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
+    this.tracker = new DeliveryTracker(journal, b.pageSize);
     if (b.scheduler != null) {
       this.scheduler = b.scheduler;
       this.ownedScheduler = null;
@@ -204,10 +203,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     if (record.state().isTerminal()) {
-      return settled(record);
+      return DeliveryTracker.settled(record);
     }
     synchronized (lock) {
-      CompletableFuture<Outcome> waiter = waiterLocked(record.id());
+      CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
       if (state == State.RUNNING && !backoff.isOffline()) {
         schedulePollLocked(Duration.ZERO);
       }
@@ -228,11 +227,9 @@ public final class OutboxDispatcher implements AutoCloseable {
    */
   public CompletableFuture<Outcome> await(OperationId id) {
     Objects.requireNonNull(id, "id");
-    synchronized (lock) {
-      CompletableFuture<Outcome> existing = waiters.get(id);
-      if (existing != null) {
-        return existing.copy();
-      }
+    CompletableFuture<Outcome> existing = tracker.existingWaiter(id);
+    if (existing != null) {
+      return existing.copy();
     }
     Optional<OperationRecord> record;
     try {
@@ -244,13 +241,13 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
     }
     if (record.get().state().isTerminal()) {
-      return settled(record.get());
+      return DeliveryTracker.settled(record.get());
     }
     synchronized (lock) {
       if (state == State.STOPPED) {
         return CompletableFuture.failedFuture(stoppedPending(id));
       }
-      return waiterLocked(id).copy();
+      return tracker.waiter(id).copy();
     }
   }
 
@@ -289,9 +286,7 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   /** How many operations are being delivered right now. */
   public int inDelivery() {
-    synchronized (lock) {
-      return inDelivery.size();
-    }
+    return tracker.inDelivery();
   }
 
   /** True while deliveries make no progress and polling is backed off. */
@@ -335,7 +330,7 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   private void pollOnce() {
-    sweepWaiters();
+    tracker.sweep();
     List<OperationRecord> batch;
     try {
       batch = findBatch();
@@ -344,7 +339,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       return;
     }
     if (!batch.isEmpty()) {
-      Round round = new Round(batch.size());
+      DeliveryTracker.Round round = new DeliveryTracker.Round(batch.size());
       for (OperationRecord r : batch) {
         deliver(r, round);
       }
@@ -354,12 +349,9 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   /** Due operations of registered names not already in delivery, up to the free capacity. */
   private List<OperationRecord> findBatch() throws IdempotencyException {
-    Set<OperationId> busy;
-    int room;
-    synchronized (lock) {
-      room = maxInFlight - inDelivery.size();
-      busy = new HashSet<>(inDelivery.keySet());
-    }
+    DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
+    int room = capacity.room();
+    Set<OperationId> busy = capacity.busy();
     List<OperationRecord> batch = new ArrayList<>();
     if (room <= 0) {
       return batch;
@@ -383,15 +375,12 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
-  private void deliver(OperationRecord record, Round round) {
+  private void deliver(OperationRecord record, DeliveryTracker.Round round) {
     OperationId id = record.id();
     Registration reg = registrations.get(id.operation());
-    Delivery d = new Delivery(id, round);
-    synchronized (lock) {
-      if (state == State.STOPPED) {
-        return;
-      }
-      inDelivery.put(id, d);
+    DeliveryTracker.Delivery d = tracker.start(id, round);
+    if (d == null) {
+      return;
     }
     CompletableFuture<Outcome> f;
     try {
@@ -399,18 +388,13 @@ public final class OutboxDispatcher implements AutoCloseable {
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }
-    boolean cancelNow;
-    synchronized (lock) {
-      d.future = f;
-      cancelNow = state == State.STOPPED;
-    }
-    if (cancelNow) {
+    if (tracker.attach(d, f)) {
       f.cancel(false);
     }
     f.whenComplete((outcome, error) -> onDelivered(d, reg, outcome, error));
   }
 
-  private void onDelivered(Delivery d, Registration reg, Outcome outcome, Throwable error) {
+  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Outcome outcome, Throwable error) {
     Throwable cause = unwrap(error);
     boolean terminal = outcome != null || cause instanceof OperationFailedException
         || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
@@ -422,19 +406,10 @@ public final class OutboxDispatcher implements AutoCloseable {
         && !(cause instanceof CancellationException)) {
       LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
     }
-    CompletableFuture<Outcome> waiter;
-    boolean roundOver;
-    boolean roundProgressed;
+    DeliveryTracker.Ended ended = tracker.end(d, terminal, progress);
+    CompletableFuture<Outcome> waiter = ended.waiter();
     boolean draining;
-    boolean stopped;
     synchronized (lock) {
-      stopped = state == State.STOPPED;
-      inDelivery.remove(d.id, d);
-      waiter = terminal ? waiters.remove(d.id) : null;
-      d.round.outstanding--;
-      d.round.progressed |= progress;
-      roundOver = d.round.outstanding == 0;
-      roundProgressed = d.round.progressed;
       draining = state == State.DRAINING;
     }
     if (waiter != null) {
@@ -447,12 +422,12 @@ public final class OutboxDispatcher implements AutoCloseable {
     if (terminal && !(cause instanceof IllegalArgumentException)) {
       reg.report(d.id, outcome, cause);
     }
-    if (stopped) {
+    if (ended.closed()) {
       return;
     }
     if (progress) {
       backoff.progressed();
-    } else if (roundOver && !roundProgressed) {
+    } else if (ended.roundOver() && !ended.roundProgressed()) {
       backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
     }
     if (progress || draining) {
@@ -464,59 +439,9 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
-  /** Completes the handles of operations that reached a terminal state some other way. */
-  private void sweepWaiters() {
-    List<OperationId> check = new ArrayList<>();
-    synchronized (lock) {
-      int n = sweepOrder.size();
-      for (int i = 0; i < n && check.size() < pageSize; i++) {
-        OperationId id = sweepOrder.poll();
-        if (!waiters.containsKey(id)) {
-          continue;
-        }
-        sweepOrder.add(id);
-        if (!inDelivery.containsKey(id)) {
-          check.add(id);
-        }
-      }
-    }
-    for (OperationId id : check) {
-      Optional<OperationRecord> r;
-      try {
-        r = journal.find(id);
-      } catch (IdempotencyException | RuntimeException e) {
-        return;
-      }
-      if (r.isPresent() && !r.get().state().isTerminal()) {
-        continue;
-      }
-      CompletableFuture<Outcome> waiter;
-      synchronized (lock) {
-        if (inDelivery.containsKey(id)) {
-          continue;
-        }
-        waiter = waiters.remove(id);
-      }
-      if (waiter == null) {
-        continue;
-      }
-      if (r.isEmpty()) {
-        waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
-      } else {
-        settled(r.get()).whenComplete((o, e) -> {
-          if (e != null) {
-            waiter.completeExceptionally(e);
-          } else {
-            waiter.complete(o);
-          }
-        });
-      }
-    }
-  }
-
   private void checkDrained() {
     synchronized (lock) {
-      if (state != State.DRAINING || !inDelivery.isEmpty()) {
+      if (state != State.DRAINING || tracker.inDelivery() > 0) {
         return;
       }
     }
@@ -546,8 +471,7 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   private void stop(boolean drained) {
-    List<Delivery> deliveries;
-    Map<OperationId, CompletableFuture<Outcome>> orphans;
+    DeliveryTracker.Closed closed;
     synchronized (lock) {
       if (state == State.STOPPED) {
         return;
@@ -561,29 +485,15 @@ public final class OutboxDispatcher implements AutoCloseable {
         drainTimer.cancel(false);
         drainTimer = null;
       }
-      deliveries = new ArrayList<>(inDelivery.values());
-      orphans = new LinkedHashMap<>(waiters);
-      waiters.clear();
-      sweepOrder.clear();
+      // Closed under the lock, with the state: whoever holds the lock and sees STOPPED knows that
+      // no delivery starts any more and no handle is left in the tracker.
+      closed = tracker.close();
     }
-    for (Delivery d : deliveries) {
-      CompletableFuture<Outcome> f;
-      synchronized (lock) {
-        f = d.future;
-      }
-      if (f != null) {
-        f.cancel(false);
-      }
+    for (CompletableFuture<Outcome> f : closed.running()) {
+      f.cancel(false);
     }
-    for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : orphans.entrySet()) {
-      CompletableFuture<Outcome> now = findSettled(e.getKey());
-      now.whenComplete((o, x) -> {
-        if (x != null) {
-          e.getValue().completeExceptionally(x);
-        } else {
-          e.getValue().complete(o);
-        }
-      });
+    for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : closed.orphans().entrySet()) {
+      DeliveryTracker.completeFrom(e.getValue(), findSettled(e.getKey()));
     }
     if (ownedWorkers != null) {
       ownedWorkers.shutdownNow();
@@ -600,7 +510,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     try {
       Optional<OperationRecord> r = journal.find(id);
       if (r.isPresent() && r.get().state().isTerminal()) {
-        return settled(r.get());
+        return DeliveryTracker.settled(r.get());
       }
     } catch (IdempotencyException | RuntimeException e) {
       // Fall through: report it as pending, which it is as far as anyone knows.
@@ -612,16 +522,6 @@ public final class OutboxDispatcher implements AutoCloseable {
     return new OperationPendingException("the OutboxDispatcher stopped before delivering " + id + "; it is PENDING"
         + " in the journal with its key, and the next dispatcher (or resumePending) delivers it", null, id,
         List.of(), null);
-  }
-
-  private CompletableFuture<Outcome> waiterLocked(OperationId id) {
-    CompletableFuture<Outcome> w = waiters.get(id);
-    if (w == null) {
-      w = new CompletableFuture<>();
-      waiters.put(id, w);
-      sweepOrder.add(id);
-    }
-    return w;
   }
 
   /** Schedules a poll after {@code delay} unless one is already due no later. */
@@ -646,14 +546,6 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
-  private static CompletableFuture<Outcome> settled(OperationRecord record) {
-    Step step = AttemptLoop.settled(record);
-    if (step instanceof Step.Done done) {
-      return CompletableFuture.completedFuture(done.outcome());
-    }
-    return CompletableFuture.failedFuture(step.failure());
-  }
-
   private static Throwable unwrap(Throwable t) {
     while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
       t = t.getCause();
@@ -670,30 +562,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     };
   }
 
-  /** The deliveries started by one poll; the dispatcher backs off when none of them progressed. */
-  private static final class Round {
-    int outstanding;
-    boolean progressed;
-
-    Round(int size) {
-      this.outstanding = size;
-    }
-  }
-
   /** A transport registered as synchronous, to run on the worker pool. */
   private record SyncOnly(Transport transport) {}
-
-  /** One operation in delivery. */
-  private static final class Delivery {
-    final OperationId id;
-    final Round round;
-    CompletableFuture<Outcome> future;
-
-    Delivery(OperationId id, Round round) {
-      this.id = id;
-      this.round = round;
-    }
-  }
 
   /** Builds an {@link OutboxDispatcher}. Not thread-safe. */
   public static final class Builder {
