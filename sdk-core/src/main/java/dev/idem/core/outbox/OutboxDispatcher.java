@@ -16,31 +16,22 @@ import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.Scheduler;
 import dev.idem.core.Transport;
-import dev.idem.core.internal.AttemptLoop;
-import dev.idem.core.internal.Step;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -79,7 +70,11 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
- * executor's clock. Thread-safe.
+ * executor's clock.
+ *
+ * <p>Thread-safe: every method may be called from any thread. {@link #submit}, {@link #await} and
+ * {@link #close} read or write the journal on the calling thread; the others never touch it.
+ * Polls run on the scheduler; a delivery's callbacks run on the thread that completed it.
  */
 public final class OutboxDispatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
@@ -91,31 +86,32 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final Map<String, Registration> registrations;
   private final Clock clock;
   private final Scheduler scheduler;
-  private final ScheduledExecutorService ownedScheduler;
-  private final ExecutorService ownedWorkers;
-  private final int maxInFlight;
+  private final ScheduledExecutorService ownedScheduler;  // null if the builder was given a scheduler
+  private final ExecutorService ownedWorkers;  // null if given workers, or if no transport is synchronous
   private final int pageSize;
   private final PollBackoff backoff;
   private final DeliveryTracker tracker;
+  private final Deliverer deliverer;
 
+  // Locking. `lock` guards the lifecycle and the poll schedule: the fields below. The tracker and
+  // the backoff guard their own state with their own monitors; those are leaves, sometimes taken
+  // while holding `lock`, never the other way round. Under `lock` the dispatcher only reads and
+  // writes this state and schedules or cancels tasks: journal reads, handle completion and
+  // callbacks happen outside it.
   private final Object lock = new Object();
-  // Everything below is guarded by lock.
   private State state = State.NEW;
-  private Future<?> pollTask;
-  private Instant pollDue;
-  private boolean polling;
-  private boolean pollAgain;
+  private Future<?> pollTask;  // the next poll, if one is scheduled
+  private Instant pollDue;  // when pollTask runs
+  private boolean polling;  // a poll is running: at most one at a time
+  private boolean pollAgain;  // something asked for a poll now while one was running
   private Future<?> drainTimer;
-  private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();
+  private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();  // thread-safe itself
 
   private OutboxDispatcher(Builder b) {
     this.executor = b.executor;
     this.journal = b.executor.journal();
     this.clock = b.clock;
-    this.maxInFlight = b.maxInFlight;
     this.pageSize = b.pageSize;
-    this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
-    this.tracker = new DeliveryTracker(journal, b.pageSize);
     if (b.scheduler != null) {
       this.scheduler = b.scheduler;
       this.ownedScheduler = null;
@@ -139,6 +135,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
     this.registrations = Map.copyOf(regs);
+    this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
+    this.tracker = new DeliveryTracker(journal, b.pageSize);
+    this.deliverer = new Deliverer(executor, clock, registrations, b.maxInFlight, b.pageSize, tracker, backoff,
+        this::deliveryEnded);
   }
 
   /**
@@ -329,112 +329,26 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
+  /**
+   * One poll: settle the handles of operations finished elsewhere, start delivering what is due,
+   * then, while draining, check whether the queue is empty (not when the journal could not be read).
+   */
   private void pollOnce() {
     tracker.sweep();
-    List<OperationRecord> batch;
-    try {
-      batch = findBatch();
-    } catch (IdempotencyException | RuntimeException e) {
-      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
-      return;
-    }
-    if (!batch.isEmpty()) {
-      DeliveryTracker.Round round = new DeliveryTracker.Round(batch.size());
-      for (OperationRecord r : batch) {
-        deliver(r, round);
-      }
-    }
-    checkDrained();
-  }
-
-  /** Due operations of registered names not already in delivery, up to the free capacity. */
-  private List<OperationRecord> findBatch() throws IdempotencyException {
-    DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
-    int room = capacity.room();
-    Set<OperationId> busy = capacity.busy();
-    List<OperationRecord> batch = new ArrayList<>();
-    if (room <= 0) {
-      return batch;
-    }
-    Instant now = clock.instant();
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = journal.findDue(now, after, pageSize);
-      for (OperationRecord r : page) {
-        if (registrations.containsKey(r.id().operation()) && !busy.contains(r.id())) {
-          batch.add(r);
-          if (batch.size() == room) {
-            return batch;
-          }
-        }
-      }
-      if (page.size() < pageSize) {
-        return batch;
-      }
-      after = page.get(page.size() - 1).id();
+    if (deliverer.deliverDue()) {
+      checkDrained();
     }
   }
 
-  private void deliver(OperationRecord record, DeliveryTracker.Round round) {
-    OperationId id = record.id();
-    Registration reg = registrations.get(id.operation());
-    DeliveryTracker.Delivery d = tracker.start(id, round);
-    if (d == null) {
-      return;
-    }
-    CompletableFuture<Outcome> f;
-    try {
-      f = executor.resumeAsync(id, reg.transport());
-    } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
-    }
-    if (tracker.attach(d, f)) {
-      f.cancel(false);
-    }
-    f.whenComplete((outcome, error) -> onDelivered(d, reg, outcome, error));
-  }
-
-  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Outcome outcome, Throwable error) {
-    Throwable cause = unwrap(error);
-    boolean terminal = outcome != null || cause instanceof OperationFailedException
-        || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
-        || cause instanceof IllegalArgumentException;
-    // Progress means the target answered for good: a success, or a permanent answer from the server.
-    boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
-        || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
-    if (cause != null && !terminal && !(cause instanceof OperationPendingException)
-        && !(cause instanceof CancellationException)) {
-      LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
-    }
-    DeliveryTracker.Ended ended = tracker.end(d, terminal, progress);
-    CompletableFuture<Outcome> waiter = ended.waiter();
-    boolean draining;
+  /**
+   * A delivery ended, and the dispatcher is not stopped. After progress, poll at once rather than
+   * after the interval: the target is reachable and a slot is free for the next due operation.
+   * While draining, every ending may be the last, so poll to notice the drain.
+   */
+  private void deliveryEnded(boolean progress) {
     synchronized (lock) {
-      draining = state == State.DRAINING;
-    }
-    if (waiter != null) {
-      if (outcome != null) {
-        waiter.complete(outcome);
-      } else {
-        waiter.completeExceptionally(cause);
-      }
-    }
-    if (terminal && !(cause instanceof IllegalArgumentException)) {
-      reg.report(d.id, outcome, cause);
-    }
-    if (ended.closed()) {
-      return;
-    }
-    if (progress) {
-      backoff.progressed();
-    } else if (ended.roundOver() && !ended.roundProgressed()) {
-      backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
-    }
-    if (progress || draining) {
-      synchronized (lock) {
-        if (state == State.RUNNING || state == State.DRAINING) {
-          schedulePollLocked(Duration.ZERO);
-        }
+      if ((progress && state == State.RUNNING) || state == State.DRAINING) {
+        schedulePollLocked(Duration.ZERO);
       }
     }
   }
@@ -544,13 +458,6 @@ public final class OutboxDispatcher implements AutoCloseable {
       pollTask = null;
       pollDue = null;
     }
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
