@@ -81,6 +81,10 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   private enum State { NEW, RUNNING, DRAINING, STOPPED }
 
+  // The parts, each package-private: Registration (per name: transport and callbacks, a sync
+  // transport wrapped as WorkerPoolTransport), PollBackoff (the interval and being offline),
+  // DeliveryTracker (operations in delivery, handles, rounds) and Deliverer (one poll's deliveries).
+  // This class keeps the public API, the lifecycle, the poll schedule and the pools it owns.
   private final IdempotentExecutor executor;
   private final Journal journal;
   private final Map<String, Registration> registrations;
@@ -145,6 +149,7 @@ public final class OutboxDispatcher implements AutoCloseable {
    * A builder for a dispatcher that delivers through {@code executor} (and its journal).
    *
    * @param executor the executor whose journal, retry policy, classifier, breaker and budget apply
+   * @throws NullPointerException if {@code executor} is null
    */
   public static Builder builder(IdempotentExecutor executor) {
     return new Builder(executor);
@@ -182,7 +187,10 @@ public final class OutboxDispatcher implements AutoCloseable {
    * will be sent. Submitting an operation the journal already holds returns a handle on it
    * (completed at once if it is terminal). Cancelling the handle does not cancel delivery.
    *
+   * @param operation the operation to journal and deliver
+   * @return a handle on its terminal outcome, a {@link CompletableFuture#copy() copy} per call
    * @throws IllegalArgumentException if no transport is registered for the operation's name
+   * @throws NullPointerException if {@code operation} is null
    */
   public CompletableFuture<Outcome> submit(Operation operation) {
     Objects.requireNonNull(operation, "operation");
@@ -222,8 +230,13 @@ public final class OutboxDispatcher implements AutoCloseable {
    * registered for its name), an inline caller, or another process. Operations delivered
    * elsewhere are noticed at the next polls.
    *
+   * <p>If the dispatcher has stopped, the handle of an operation that is not terminal is already
+   * failed with {@link OperationPendingException}.
+   *
+   * @param id the operation
    * @return the handle; already failed with {@link IllegalArgumentException} if the journal has no
    *     such operation, or with the journal's exception if it cannot be read
+   * @throws NullPointerException if {@code id} is null
    */
   public CompletableFuture<Outcome> await(OperationId id) {
     Objects.requireNonNull(id, "id");
@@ -254,11 +267,14 @@ public final class OutboxDispatcher implements AutoCloseable {
   /**
    * Drains the queue: stops accepting submissions and keeps delivering until no operation of a
    * registered name is PENDING or IN_FLIGHT in the journal, or until {@code timeout} passes on
-   * the scheduler; then stops as {@link #close()} does.
+   * the scheduler; then stops as {@link #close()} does. Submissions from now on fail with
+   * {@link IllegalStateException}. Called before {@link #start()}, it delivers the queue all the
+   * same. Calling it again, or after {@link #close()}, changes nothing and returns the same result.
    *
    * @param timeout how long to keep delivering
    * @return completes with true if the queue drained, false if the timeout (or a close) stopped it
    *     first; operations not delivered stay PENDING
+   * @throws NullPointerException if {@code timeout} is null
    */
   public CompletableFuture<Boolean> shutdown(Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
@@ -284,7 +300,10 @@ public final class OutboxDispatcher implements AutoCloseable {
     stop(false);
   }
 
-  /** How many operations are being delivered right now. */
+  /**
+   * How many operations are being delivered right now, including those waiting between attempts;
+   * at most {@link Builder#maxInFlight}.
+   */
   public int inDelivery() {
     return tracker.inDelivery();
   }
@@ -472,7 +491,12 @@ public final class OutboxDispatcher implements AutoCloseable {
   /** A transport registered as synchronous, to run on the worker pool. */
   private record SyncOnly(Transport transport) {}
 
-  /** Builds an {@link OutboxDispatcher}. Not thread-safe. */
+  /**
+   * Builds an {@link OutboxDispatcher}. Register at least the transports for the operation names
+   * to deliver; every other setting has a default. Every method throws
+   * {@link NullPointerException} for a null argument. Not thread-safe: build on one thread, then
+   * share the dispatcher.
+   */
   public static final class Builder {
     private final IdempotentExecutor executor;
     private final Map<String, Object> transports = new HashMap<>();
@@ -575,7 +599,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** @param n operations read from the journal per page; default 100 */
+    /**
+     * @param n operations read from the journal per page, and handles checked against the journal
+     *     per poll (for operations settled elsewhere); default 100
+     */
     public Builder pageSize(int n) {
       this.pageSize = atLeastOne(n, "pageSize");
       return this;
