@@ -14,35 +14,24 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestNotSentException;
 import dev.idem.core.Scheduler;
 import dev.idem.core.Transport;
-import dev.idem.core.internal.AttemptLoop;
-import dev.idem.core.internal.Step;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -81,49 +70,52 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
- * executor's clock. Thread-safe.
+ * executor's clock.
+ *
+ * <p>Thread-safe: every method may be called from any thread. {@link #submit}, {@link #await} and
+ * {@link #close} read or write the journal on the calling thread; the others never touch it.
+ * Polls run on the scheduler; a delivery's callbacks run on the thread that completed it.
  */
 public final class OutboxDispatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
   private enum State { NEW, RUNNING, DRAINING, STOPPED }
 
+  // The parts, each package-private: Registration (per name: transport and callbacks, a sync
+  // transport wrapped as WorkerPoolTransport), PollBackoff (the interval and being offline),
+  // DeliveryTracker (operations in delivery, handles, rounds) and Deliverer (one poll's deliveries).
+  // This class keeps the public API, the lifecycle, the poll schedule and the pools it owns.
   private final IdempotentExecutor executor;
   private final Journal journal;
   private final Map<String, Registration> registrations;
   private final Clock clock;
   private final Scheduler scheduler;
-  private final ScheduledExecutorService ownedScheduler;
-  private final ExecutorService ownedWorkers;
-  private final int maxInFlight;
+  private final ScheduledExecutorService ownedScheduler;  // null if the builder was given a scheduler
+  private final ExecutorService ownedWorkers;  // null if given workers, or if no transport is synchronous
   private final int pageSize;
-  private final Duration basePollInterval;
-  private final Duration maxPollInterval;
+  private final PollBackoff backoff;
+  private final DeliveryTracker tracker;
+  private final Deliverer deliverer;
 
+  // Locking. `lock` guards the lifecycle and the poll schedule: the fields below. The tracker and
+  // the backoff guard their own state with their own monitors; those are leaves, sometimes taken
+  // while holding `lock`, never the other way round. Under `lock` the dispatcher only reads and
+  // writes this state and schedules or cancels tasks: journal reads, handle completion and
+  // callbacks happen outside it.
   private final Object lock = new Object();
-  // Everything below is guarded by lock.
   private State state = State.NEW;
-  private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
-  private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
-  private final ArrayDeque<OperationId> sweepOrder = new ArrayDeque<>();
-  private Future<?> pollTask;
-  private Instant pollDue;
-  private boolean polling;
-  private boolean pollAgain;
-  private Duration interval;
-  private boolean offline;
+  private Future<?> pollTask;  // the next poll, if one is scheduled
+  private Instant pollDue;  // when pollTask runs
+  private boolean polling;  // a poll is running: at most one at a time
+  private boolean pollAgain;  // something asked for a poll now while one was running
   private Future<?> drainTimer;
-  private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();
+  private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();  // thread-safe itself
 
   private OutboxDispatcher(Builder b) {
     this.executor = b.executor;
     this.journal = b.executor.journal();
     this.clock = b.clock;
-    this.maxInFlight = b.maxInFlight;
     this.pageSize = b.pageSize;
-    this.basePollInterval = b.pollInterval;
-    this.maxPollInterval = b.maxPollInterval;
-    this.interval = b.pollInterval;
     if (b.scheduler != null) {
       this.scheduler = b.scheduler;
       this.ownedScheduler = null;
@@ -142,17 +134,22 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
     Map<String, Registration> regs = new HashMap<>();
     for (Map.Entry<String, Object> e : b.transports.entrySet()) {
-      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? onWorkers(sync.transport(), workers)
+      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? new WorkerPoolTransport(sync.transport(), workers)
           : (AsyncTransport) e.getValue();
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
     this.registrations = Map.copyOf(regs);
+    this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
+    this.tracker = new DeliveryTracker(journal, b.pageSize);
+    this.deliverer = new Deliverer(executor, clock, registrations, b.maxInFlight, b.pageSize, tracker, backoff,
+        this::deliveryEnded);
   }
 
   /**
    * A builder for a dispatcher that delivers through {@code executor} (and its journal).
    *
    * @param executor the executor whose journal, retry policy, classifier, breaker and budget apply
+   * @throws NullPointerException if {@code executor} is null
    */
   public static Builder builder(IdempotentExecutor executor) {
     return new Builder(executor);
@@ -190,7 +187,10 @@ public final class OutboxDispatcher implements AutoCloseable {
    * will be sent. Submitting an operation the journal already holds returns a handle on it
    * (completed at once if it is terminal). Cancelling the handle does not cancel delivery.
    *
+   * @param operation the operation to journal and deliver
+   * @return a handle on its terminal outcome, a {@link CompletableFuture#copy() copy} per call
    * @throws IllegalArgumentException if no transport is registered for the operation's name
+   * @throws NullPointerException if {@code operation} is null
    */
   public CompletableFuture<Outcome> submit(Operation operation) {
     Objects.requireNonNull(operation, "operation");
@@ -211,11 +211,11 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     if (record.state().isTerminal()) {
-      return settled(record);
+      return DeliveryTracker.settled(record);
     }
     synchronized (lock) {
-      CompletableFuture<Outcome> waiter = waiterLocked(record.id());
-      if (state == State.RUNNING && !offline) {
+      CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
+      if (state == State.RUNNING && !backoff.isOffline()) {
         schedulePollLocked(Duration.ZERO);
       }
       return waiter.copy();
@@ -230,16 +230,19 @@ public final class OutboxDispatcher implements AutoCloseable {
    * registered for its name), an inline caller, or another process. Operations delivered
    * elsewhere are noticed at the next polls.
    *
+   * <p>If the dispatcher has stopped, the handle of an operation that is not terminal is already
+   * failed with {@link OperationPendingException}.
+   *
+   * @param id the operation
    * @return the handle; already failed with {@link IllegalArgumentException} if the journal has no
    *     such operation, or with the journal's exception if it cannot be read
+   * @throws NullPointerException if {@code id} is null
    */
   public CompletableFuture<Outcome> await(OperationId id) {
     Objects.requireNonNull(id, "id");
-    synchronized (lock) {
-      CompletableFuture<Outcome> existing = waiters.get(id);
-      if (existing != null) {
-        return existing.copy();
-      }
+    CompletableFuture<Outcome> existing = tracker.existingWaiter(id);
+    if (existing != null) {
+      return existing.copy();
     }
     Optional<OperationRecord> record;
     try {
@@ -251,24 +254,27 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
     }
     if (record.get().state().isTerminal()) {
-      return settled(record.get());
+      return DeliveryTracker.settled(record.get());
     }
     synchronized (lock) {
       if (state == State.STOPPED) {
         return CompletableFuture.failedFuture(stoppedPending(id));
       }
-      return waiterLocked(id).copy();
+      return tracker.waiter(id).copy();
     }
   }
 
   /**
    * Drains the queue: stops accepting submissions and keeps delivering until no operation of a
    * registered name is PENDING or IN_FLIGHT in the journal, or until {@code timeout} passes on
-   * the scheduler; then stops as {@link #close()} does.
+   * the scheduler; then stops as {@link #close()} does. Submissions from now on fail with
+   * {@link IllegalStateException}. Called before {@link #start()}, it delivers the queue all the
+   * same. Calling it again, or after {@link #close()}, changes nothing and returns the same result.
    *
    * @param timeout how long to keep delivering
    * @return completes with true if the queue drained, false if the timeout (or a close) stopped it
    *     first; operations not delivered stay PENDING
+   * @throws NullPointerException if {@code timeout} is null
    */
   public CompletableFuture<Boolean> shutdown(Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
@@ -294,25 +300,22 @@ public final class OutboxDispatcher implements AutoCloseable {
     stop(false);
   }
 
-  /** How many operations are being delivered right now. */
+  /**
+   * How many operations are being delivered right now, including those waiting between attempts;
+   * at most {@link Builder#maxInFlight}.
+   */
   public int inDelivery() {
-    synchronized (lock) {
-      return inDelivery.size();
-    }
+    return tracker.inDelivery();
   }
 
   /** True while deliveries make no progress and polling is backed off. */
   public boolean isOffline() {
-    synchronized (lock) {
-      return offline;
-    }
+    return backoff.isOffline();
   }
 
   /** The current poll interval: the base interval, or longer while backed off. */
   public Duration currentPollInterval() {
-    synchronized (lock) {
-      return interval;
-    }
+    return backoff.interval();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -338,242 +341,40 @@ public final class OutboxDispatcher implements AutoCloseable {
       synchronized (lock) {
         polling = false;
         if (state == State.RUNNING || state == State.DRAINING) {
-          schedulePollLocked(pollAgain ? Duration.ZERO : interval);
+          schedulePollLocked(pollAgain ? Duration.ZERO : backoff.interval());
         }
         pollAgain = false;
       }
     }
   }
 
+  /**
+   * One poll: settle the handles of operations finished elsewhere, start delivering what is due,
+   * then, while draining, check whether the queue is empty (not when the journal could not be read).
+   */
   private void pollOnce() {
-    sweepWaiters();
-    List<OperationRecord> batch;
-    try {
-      batch = findBatch();
-    } catch (IdempotencyException | RuntimeException e) {
-      noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
-      return;
-    }
-    if (!batch.isEmpty()) {
-      Round round = new Round(batch.size());
-      for (OperationRecord r : batch) {
-        deliver(r, round);
-      }
-    }
-    checkDrained();
-  }
-
-  /** Due operations of registered names not already in delivery, up to the free capacity. */
-  private List<OperationRecord> findBatch() throws IdempotencyException {
-    Set<OperationId> busy;
-    int room;
-    synchronized (lock) {
-      room = maxInFlight - inDelivery.size();
-      busy = new HashSet<>(inDelivery.keySet());
-    }
-    List<OperationRecord> batch = new ArrayList<>();
-    if (room <= 0) {
-      return batch;
-    }
-    Instant now = clock.instant();
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = journal.findDue(now, after, pageSize);
-      for (OperationRecord r : page) {
-        if (registrations.containsKey(r.id().operation()) && !busy.contains(r.id())) {
-          batch.add(r);
-          if (batch.size() == room) {
-            return batch;
-          }
-        }
-      }
-      if (page.size() < pageSize) {
-        return batch;
-      }
-      after = page.get(page.size() - 1).id();
+    tracker.sweep();
+    if (deliverer.deliverDue()) {
+      checkDrained();
     }
   }
 
-  private void deliver(OperationRecord record, Round round) {
-    OperationId id = record.id();
-    Registration reg = registrations.get(id.operation());
-    Delivery d = new Delivery(id, round);
+  /**
+   * A delivery ended, and the dispatcher is not stopped. After progress, poll at once rather than
+   * after the interval: the target is reachable and a slot is free for the next due operation.
+   * While draining, every ending may be the last, so poll to notice the drain.
+   */
+  private void deliveryEnded(boolean progress) {
     synchronized (lock) {
-      if (state == State.STOPPED) {
-        return;
-      }
-      inDelivery.put(id, d);
-    }
-    CompletableFuture<Outcome> f;
-    try {
-      f = executor.resumeAsync(id, reg.transport());
-    } catch (RuntimeException e) {
-      f = CompletableFuture.failedFuture(e);
-    }
-    boolean cancelNow;
-    synchronized (lock) {
-      d.future = f;
-      cancelNow = state == State.STOPPED;
-    }
-    if (cancelNow) {
-      f.cancel(false);
-    }
-    f.whenComplete((outcome, error) -> onDelivered(d, reg, outcome, error));
-  }
-
-  private void onDelivered(Delivery d, Registration reg, Outcome outcome, Throwable error) {
-    Throwable cause = unwrap(error);
-    boolean terminal = outcome != null || cause instanceof OperationFailedException
-        || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
-        || cause instanceof IllegalArgumentException;
-    // Progress means the target answered for good: a success, or a permanent answer from the server.
-    boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
-        || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
-    if (cause != null && !terminal && !(cause instanceof OperationPendingException)
-        && !(cause instanceof CancellationException)) {
-      LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
-    }
-    CompletableFuture<Outcome> waiter;
-    boolean roundOver;
-    boolean roundProgressed;
-    boolean draining;
-    boolean stopped;
-    synchronized (lock) {
-      stopped = state == State.STOPPED;
-      inDelivery.remove(d.id, d);
-      waiter = terminal ? waiters.remove(d.id) : null;
-      d.round.outstanding--;
-      d.round.progressed |= progress;
-      roundOver = d.round.outstanding == 0;
-      roundProgressed = d.round.progressed;
-      draining = state == State.DRAINING;
-    }
-    if (waiter != null) {
-      if (outcome != null) {
-        waiter.complete(outcome);
-      } else {
-        waiter.completeExceptionally(cause);
-      }
-    }
-    if (terminal && !(cause instanceof IllegalArgumentException)) {
-      callback(reg, d.id, outcome, cause);
-    }
-    if (stopped) {
-      return;
-    }
-    if (progress) {
-      progressed();
-    } else if (roundOver && !roundProgressed) {
-      noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
-    }
-    if (progress || draining) {
-      synchronized (lock) {
-        if (state == State.RUNNING || state == State.DRAINING) {
-          schedulePollLocked(Duration.ZERO);
-        }
-      }
-    }
-  }
-
-  private static void callback(Registration reg, OperationId id, Outcome outcome, Throwable cause) {
-    try {
-      if (outcome != null) {
-        if (reg.onSuccess() != null) {
-          reg.onSuccess().accept(outcome);
-        }
-      } else if (reg.onFailure() != null) {
-        OperationException failure = cause instanceof OperationException oe ? oe
-            : new OperationFailedException(cause.getMessage(), cause, id, List.of(), null);
-        reg.onFailure().accept(failure);
-      }
-    } catch (RuntimeException e) {
-      LOG.error("an OutboxDispatcher outcome callback threw; the operation's state in the journal is unaffected", e);
-    }
-  }
-
-  private void progressed() {
-    boolean wasOffline;
-    synchronized (lock) {
-      wasOffline = offline;
-      offline = false;
-      interval = basePollInterval;
-    }
-    if (wasOffline) {
-      LOG.info("OutboxDispatcher: deliveries are making progress again; polling every {}", basePollInterval);
-    }
-  }
-
-  private void noProgress(String why) {
-    boolean wasOffline;
-    Duration next;
-    synchronized (lock) {
-      wasOffline = offline;
-      offline = true;
-      long doubled = Math.min(maxPollInterval.toNanos(), Math.max(1, interval.toNanos()) * 2);
-      interval = Duration.ofNanos(Math.max(doubled, basePollInterval.toNanos()));
-      next = interval;
-    }
-    if (!wasOffline) {
-      LOG.warn("OutboxDispatcher: {}; operations stay PENDING with their keys, and polling backs off (now every"
-          + " {}, at most {})", why, next, maxPollInterval);
-    } else {
-      LOG.debug("OutboxDispatcher still making no progress; next poll in {}", next);
-    }
-  }
-
-  /** Completes the handles of operations that reached a terminal state some other way. */
-  private void sweepWaiters() {
-    List<OperationId> check = new ArrayList<>();
-    synchronized (lock) {
-      int n = sweepOrder.size();
-      for (int i = 0; i < n && check.size() < pageSize; i++) {
-        OperationId id = sweepOrder.poll();
-        if (!waiters.containsKey(id)) {
-          continue;
-        }
-        sweepOrder.add(id);
-        if (!inDelivery.containsKey(id)) {
-          check.add(id);
-        }
-      }
-    }
-    for (OperationId id : check) {
-      Optional<OperationRecord> r;
-      try {
-        r = journal.find(id);
-      } catch (IdempotencyException | RuntimeException e) {
-        return;
-      }
-      if (r.isPresent() && !r.get().state().isTerminal()) {
-        continue;
-      }
-      CompletableFuture<Outcome> waiter;
-      synchronized (lock) {
-        if (inDelivery.containsKey(id)) {
-          continue;
-        }
-        waiter = waiters.remove(id);
-      }
-      if (waiter == null) {
-        continue;
-      }
-      if (r.isEmpty()) {
-        waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
-      } else {
-        settled(r.get()).whenComplete((o, e) -> {
-          if (e != null) {
-            waiter.completeExceptionally(e);
-          } else {
-            waiter.complete(o);
-          }
-        });
+      if ((progress && state == State.RUNNING) || state == State.DRAINING) {
+        schedulePollLocked(Duration.ZERO);
       }
     }
   }
 
   private void checkDrained() {
     synchronized (lock) {
-      if (state != State.DRAINING || !inDelivery.isEmpty()) {
+      if (state != State.DRAINING || tracker.inDelivery() > 0) {
         return;
       }
     }
@@ -603,8 +404,7 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   private void stop(boolean drained) {
-    List<Delivery> deliveries;
-    Map<OperationId, CompletableFuture<Outcome>> orphans;
+    DeliveryTracker.Closed closed;
     synchronized (lock) {
       if (state == State.STOPPED) {
         return;
@@ -618,29 +418,15 @@ public final class OutboxDispatcher implements AutoCloseable {
         drainTimer.cancel(false);
         drainTimer = null;
       }
-      deliveries = new ArrayList<>(inDelivery.values());
-      orphans = new LinkedHashMap<>(waiters);
-      waiters.clear();
-      sweepOrder.clear();
+      // Closed under the lock, with the state: whoever holds the lock and sees STOPPED knows that
+      // no delivery starts any more and no handle is left in the tracker.
+      closed = tracker.close();
     }
-    for (Delivery d : deliveries) {
-      CompletableFuture<Outcome> f;
-      synchronized (lock) {
-        f = d.future;
-      }
-      if (f != null) {
-        f.cancel(false);
-      }
+    for (CompletableFuture<Outcome> f : closed.running()) {
+      f.cancel(false);
     }
-    for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : orphans.entrySet()) {
-      CompletableFuture<Outcome> now = findSettled(e.getKey());
-      now.whenComplete((o, x) -> {
-        if (x != null) {
-          e.getValue().completeExceptionally(x);
-        } else {
-          e.getValue().complete(o);
-        }
-      });
+    for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : closed.orphans().entrySet()) {
+      DeliveryTracker.completeFrom(e.getValue(), findSettled(e.getKey()));
     }
     if (ownedWorkers != null) {
       ownedWorkers.shutdownNow();
@@ -657,7 +443,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     try {
       Optional<OperationRecord> r = journal.find(id);
       if (r.isPresent() && r.get().state().isTerminal()) {
-        return settled(r.get());
+        return DeliveryTracker.settled(r.get());
       }
     } catch (IdempotencyException | RuntimeException e) {
       // Fall through: report it as pending, which it is as far as anyone knows.
@@ -669,16 +455,6 @@ public final class OutboxDispatcher implements AutoCloseable {
     return new OperationPendingException("the OutboxDispatcher stopped before delivering " + id + "; it is PENDING"
         + " in the journal with its key, and the next dispatcher (or resumePending) delivers it", null, id,
         List.of(), null);
-  }
-
-  private CompletableFuture<Outcome> waiterLocked(OperationId id) {
-    CompletableFuture<Outcome> w = waiters.get(id);
-    if (w == null) {
-      w = new CompletableFuture<>();
-      waiters.put(id, w);
-      sweepOrder.add(id);
-    }
-    return w;
   }
 
   /** Schedules a poll after {@code delay} unless one is already due no later. */
@@ -703,41 +479,6 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
-  private static CompletableFuture<Outcome> settled(OperationRecord record) {
-    Step step = AttemptLoop.settled(record);
-    if (step instanceof Step.Done done) {
-      return CompletableFuture.completedFuture(done.outcome());
-    }
-    return CompletableFuture.failedFuture(step.failure());
-  }
-
-  /**
-   * Runs a synchronous transport on the worker pool. A pool that refuses the task (it is shut
-   * down) means that nothing was sent, which the classifier sees as safe.
-   */
-  private static AsyncTransport onWorkers(Transport transport, Executor workers) {
-    return (request, key) -> {
-      try {
-        return CompletableFuture.supplyAsync(() -> {
-          try {
-            return transport.send(request, key);
-          } catch (IOException e) {
-            throw new CompletionException(e);
-          }
-        }, workers);
-      } catch (RejectedExecutionException e) {
-        return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
-      }
-    };
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
-  }
-
   private static java.util.concurrent.ThreadFactory daemon(String prefix) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
@@ -747,32 +488,15 @@ public final class OutboxDispatcher implements AutoCloseable {
     };
   }
 
-  /** The deliveries started by one poll; the dispatcher backs off when none of them progressed. */
-  private static final class Round {
-    int outstanding;
-    boolean progressed;
-
-    Round(int size) {
-      this.outstanding = size;
-    }
-  }
-
   /** A transport registered as synchronous, to run on the worker pool. */
   private record SyncOnly(Transport transport) {}
 
-  /** One operation in delivery. */
-  private static final class Delivery {
-    final OperationId id;
-    final Round round;
-    CompletableFuture<Outcome> future;
-
-    Delivery(OperationId id, Round round) {
-      this.id = id;
-      this.round = round;
-    }
-  }
-
-  /** Builds an {@link OutboxDispatcher}. Not thread-safe. */
+  /**
+   * Builds an {@link OutboxDispatcher}. Register at least the transports for the operation names
+   * to deliver; every other setting has a default. Every method throws
+   * {@link NullPointerException} for a null argument. Not thread-safe: build on one thread, then
+   * share the dispatcher.
+   */
   public static final class Builder {
     private final IdempotentExecutor executor;
     private final Map<String, Object> transports = new HashMap<>();
@@ -875,7 +599,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** @param n operations read from the journal per page; default 100 */
+    /**
+     * @param n operations read from the journal per page, and handles checked against the journal
+     *     per poll (for operations settled elsewhere); default 100
+     */
     public Builder pageSize(int n) {
       this.pageSize = atLeastOne(n, "pageSize");
       return this;

@@ -1,0 +1,207 @@
+package dev.idem.core.outbox;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Journal;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.Outcome;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One poll's deliveries: finds the due operations of registered names in the journal, page by
+ * page, up to the room left under {@code maxInFlight}; starts each through
+ * {@link IdempotentExecutor#resumeAsync}; and, as each ends, completes its handle, tells the
+ * registration's callbacks, and feeds the {@link PollBackoff}.
+ *
+ * <p>Holds no lock of its own: its state is final, and what changes lives in the
+ * {@link DeliveryTracker} and the {@link PollBackoff}. Deliveries end on whatever thread completes
+ * them (a transport's, the scheduler's, or the caller's if it completes at once).
+ */
+final class Deliverer {
+  // Logged under the dispatcher's name, as before it was split out: log configuration keys on it.
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
+
+  /** What the dispatcher does after a delivery ended while it is not stopped; called with no lock held. */
+  @FunctionalInterface
+  interface Listener {
+    /** @param progress the delivery made progress (see {@link Ending#progress}) */
+    void ended(boolean progress);
+  }
+
+  private final IdempotentExecutor executor;
+  private final Journal journal;
+  private final Clock clock;
+  private final Map<String, Registration> registrations;
+  private final int maxInFlight;
+  private final int pageSize;
+  private final DeliveryTracker tracker;
+  private final PollBackoff backoff;
+  private final Listener listener;
+
+  Deliverer(IdempotentExecutor executor, Clock clock, Map<String, Registration> registrations, int maxInFlight,
+      int pageSize, DeliveryTracker tracker, PollBackoff backoff, Listener listener) {
+    this.executor = executor;
+    this.journal = executor.journal();
+    this.clock = clock;
+    this.registrations = registrations;
+    this.maxInFlight = maxInFlight;
+    this.pageSize = pageSize;
+    this.tracker = tracker;
+    this.backoff = backoff;
+    this.listener = listener;
+  }
+
+  /**
+   * Starts delivering what is due, as one round. A journal that cannot be read counts as a poll
+   * without progress.
+   *
+   * @return false if the journal could not be read
+   */
+  boolean deliverDue() {
+    List<OperationRecord> batch;
+    try {
+      batch = findBatch();
+    } catch (IdempotencyException | RuntimeException e) {
+      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
+      return false;
+    }
+    if (!batch.isEmpty()) {
+      // Counted up front, so that the round is not over while later ones are still starting.
+      DeliveryTracker.Round round = new DeliveryTracker.Round(batch.size());
+      for (OperationRecord r : batch) {
+        deliver(r, round);
+      }
+    }
+    return true;
+  }
+
+  /** Due operations of registered names not already in delivery, up to the free capacity. */
+  List<OperationRecord> findBatch() throws IdempotencyException {
+    DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
+    List<OperationRecord> batch = new ArrayList<>();
+    if (capacity.room() <= 0) {
+      return batch;
+    }
+    Instant now = clock.instant();
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = journal.findDue(now, after, pageSize);
+      for (OperationRecord r : page) {
+        if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())) {
+          batch.add(r);
+          if (batch.size() == capacity.room()) {
+            return batch;
+          }
+        }
+      }
+      if (page.size() < pageSize) {
+        return batch;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  private void deliver(OperationRecord record, DeliveryTracker.Round round) {
+    OperationId id = record.id();
+    Registration reg = registrations.get(id.operation());
+    DeliveryTracker.Delivery d = tracker.start(id, round);
+    if (d == null) {
+      return;  // stopped
+    }
+    CompletableFuture<Outcome> f;
+    try {
+      f = executor.resumeAsync(id, reg.transport());
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    if (tracker.attach(d, f)) {
+      f.cancel(false);  // stopped while it started; close() did not see it
+    }
+    f.whenComplete((outcome, error) -> onDelivered(d, reg, Ending.of(outcome, error)));
+  }
+
+  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending) {
+    Throwable cause = ending.cause();
+    if (ending.withoutVerdict()) {
+      LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
+    }
+    DeliveryTracker.Ended ended = tracker.end(d, ending.terminal(), ending.progress());
+    CompletableFuture<Outcome> waiter = ended.waiter();
+    if (waiter != null) {
+      if (ending.outcome() != null) {
+        waiter.complete(ending.outcome());
+      } else {
+        waiter.completeExceptionally(cause);
+      }
+    }
+    // Not for a vanished operation: the callbacks are about outcomes, and it has none.
+    if (ending.terminal() && !(cause instanceof IllegalArgumentException)) {
+      reg.report(d.id, ending.outcome(), cause);
+    }
+    if (ended.closed()) {
+      return;
+    }
+    if (ending.progress()) {
+      backoff.progressed();
+    } else if (ended.roundOver() && !ended.roundProgressed()) {
+      backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
+    }
+    listener.ended(ending.progress());
+  }
+
+  /**
+   * How one delivery ended, as the dispatcher sees it.
+   *
+   * @param outcome the outcome if the operation SUCCEEDED, else null
+   * @param cause why not, unwrapped from {@link CompletionException} and {@link ExecutionException};
+   *     null on success
+   * @param terminal the operation will not be delivered again: SUCCEEDED, FAILED, UNCERTAIN, its key
+   *     reused with another request, or gone from the journal ({@link IllegalArgumentException});
+   *     its handle completes now
+   * @param progress the target answered for good: a success, a key-reuse refusal, or a FAILED with a
+   *     response from the server. A FAILED without a response, an UNCERTAIN or a PENDING proves
+   *     nothing about the target.
+   */
+  record Ending(Outcome outcome, Throwable cause, boolean terminal, boolean progress) {
+    static Ending of(Outcome outcome, Throwable error) {
+      Throwable cause = unwrap(error);
+      boolean terminal = outcome != null || cause instanceof OperationFailedException
+          || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
+          || cause instanceof IllegalArgumentException;
+      boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
+          || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
+      return new Ending(outcome, cause, terminal, progress);
+    }
+
+    /**
+     * An unexpected non-terminal ending (a journal failure, say), worth a DEBUG line. PENDING
+     * (waiting for its next attempt) and a cancellation by {@code close} are expected.
+     */
+    boolean withoutVerdict() {
+      return cause != null && !terminal && !(cause instanceof OperationPendingException)
+          && !(cause instanceof CancellationException);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+      while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+        t = t.getCause();
+      }
+      return t;
+    }
+  }
+}

@@ -1,0 +1,263 @@
+package dev.idem.core.outbox;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.Journal;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.Outcome;
+import dev.idem.core.internal.AttemptLoop;
+import dev.idem.core.internal.Step;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The dispatcher's bookkeeping: which operations are in delivery (one delivery per operation at
+ * most), the handles ("waiters") that callers of {@code submit} and {@code await} hold on
+ * operations not yet settled, and, per poll, whether any of the deliveries it started made
+ * progress.
+ *
+ * <p>A handle completes when the dispatcher's own delivery reaches a terminal state
+ * ({@link #end}), or, for an operation settled some other way (an inline caller, another process),
+ * when {@link #sweep} finds it terminal in the journal. After {@link #close} no delivery starts,
+ * and the handles left are handed to the caller to settle.
+ *
+ * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
+ * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
+ * completed or cancelled, no callback), so the dispatcher may call in while holding its own lock.
+ */
+final class DeliveryTracker {
+  private final Journal journal;
+  private final int sweepLimit;
+
+  private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
+  private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
+  // The waiters in the order the sweep checks them: each sweep takes up to sweepLimit from the
+  // head and puts them back at the tail, so every handle is checked in turn, however many there
+  // are. An id whose waiter is gone is dropped when the sweep meets it.
+  private final ArrayDeque<OperationId> sweepOrder = new ArrayDeque<>();
+  private boolean closed;
+
+  /**
+   * @param journal where {@link #sweep} looks operations up
+   * @param sweepLimit how many handles one sweep checks at most
+   */
+  DeliveryTracker(Journal journal, int sweepLimit) {
+    this.journal = journal;
+    this.sweepLimit = sweepLimit;
+  }
+
+  /** How many operations are in delivery. */
+  synchronized int inDelivery() {
+    return inDelivery.size();
+  }
+
+  /** The handle on {@code id} if someone already asked for one, else null. */
+  synchronized CompletableFuture<Outcome> existingWaiter(OperationId id) {
+    return waiters.get(id);
+  }
+
+  /**
+   * The handle on {@code id}, created if needed. Callers get {@code copy()}s, so that completing or
+   * cancelling theirs affects no one else. This does not check {@link #close}: the dispatcher
+   * checks its own state first.
+   */
+  synchronized CompletableFuture<Outcome> waiter(OperationId id) {
+    CompletableFuture<Outcome> w = waiters.get(id);
+    if (w == null) {
+      w = new CompletableFuture<>();
+      waiters.put(id, w);
+      sweepOrder.add(id);
+    }
+    return w;
+  }
+
+  /**
+   * Room for new deliveries under {@code maxInFlight}, and the operations already in delivery, which
+   * a poll must not start again.
+   */
+  synchronized Capacity capacity(int maxInFlight) {
+    return new Capacity(maxInFlight - inDelivery.size(), new HashSet<>(inDelivery.keySet()));
+  }
+
+  /**
+   * Records that a delivery of {@code id} is starting, as part of {@code round}.
+   *
+   * @return the delivery, or null if the tracker is closed: start nothing
+   */
+  synchronized Delivery start(OperationId id, Round round) {
+    if (closed) {
+      return null;
+    }
+    Delivery d = new Delivery(id, round);
+    inDelivery.put(id, d);
+    return d;
+  }
+
+  /**
+   * Attaches the running delivery's future, so that {@link #close} can cancel it.
+   *
+   * @return true if the tracker closed meanwhile: the caller must cancel {@code future} itself,
+   *     since {@link #close} did not see it
+   */
+  synchronized boolean attach(Delivery d, CompletableFuture<Outcome> future) {
+    d.future = future;
+    return closed;
+  }
+
+  /**
+   * Records that a delivery ended, and takes its handle if the ending is terminal. The caller
+   * completes the handle (outside this lock).
+   *
+   * @param terminal the operation reached a terminal state (or the journal no longer has it)
+   * @param progress the target answered for good
+   */
+  synchronized Ended end(Delivery d, boolean terminal, boolean progress) {
+    inDelivery.remove(d.id, d);
+    CompletableFuture<Outcome> waiter = terminal ? waiters.remove(d.id) : null;
+    d.round.outstanding--;
+    d.round.progressed |= progress;
+    return new Ended(waiter, d.round.outstanding == 0, d.round.progressed, closed);
+  }
+
+  /**
+   * Completes the handles of operations that reached a terminal state some other way: checks up to
+   * the sweep limit of handles on operations not in delivery, in turn, in the journal. Stops at the
+   * first journal failure; the next sweep carries on.
+   */
+  void sweep() {
+    List<OperationId> check = new ArrayList<>();
+    synchronized (this) {
+      int n = sweepOrder.size();
+      for (int i = 0; i < n && check.size() < sweepLimit; i++) {
+        OperationId id = sweepOrder.poll();
+        if (!waiters.containsKey(id)) {
+          continue;
+        }
+        sweepOrder.add(id);
+        if (!inDelivery.containsKey(id)) {
+          check.add(id);
+        }
+      }
+    }
+    for (OperationId id : check) {
+      Optional<OperationRecord> r;
+      try {
+        r = journal.find(id);
+      } catch (IdempotencyException | RuntimeException e) {
+        return;
+      }
+      if (r.isPresent() && !r.get().state().isTerminal()) {
+        continue;
+      }
+      CompletableFuture<Outcome> waiter;
+      synchronized (this) {
+        // A delivery may have started since the look-up; it will complete the handle itself.
+        if (inDelivery.containsKey(id)) {
+          continue;
+        }
+        waiter = waiters.remove(id);
+      }
+      if (waiter == null) {
+        continue;
+      }
+      if (r.isEmpty()) {
+        waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
+      } else {
+        completeFrom(waiter, settled(r.get()));
+      }
+    }
+  }
+
+  /**
+   * Closes the tracker: no delivery starts after this. The deliveries in progress stay counted
+   * until they end (so {@link #inDelivery()} drains to zero as they are cancelled); the handles
+   * are removed and returned.
+   */
+  synchronized Closed close() {
+    closed = true;
+    List<CompletableFuture<Outcome>> running = new ArrayList<>();
+    for (Delivery d : inDelivery.values()) {
+      if (d.future != null) {
+        running.add(d.future);
+      }
+    }
+    Map<OperationId, CompletableFuture<Outcome>> orphans = new LinkedHashMap<>(waiters);
+    waiters.clear();
+    sweepOrder.clear();
+    return new Closed(running, orphans);
+  }
+
+  /** A handle for a terminal record: its outcome, or the exception its state stands for. */
+  static CompletableFuture<Outcome> settled(OperationRecord record) {
+    Step step = AttemptLoop.settled(record);
+    if (step instanceof Step.Done done) {
+      return CompletableFuture.completedFuture(done.outcome());
+    }
+    return CompletableFuture.failedFuture(step.failure());
+  }
+
+  /** Completes {@code target} as {@code source} completes. */
+  static void completeFrom(CompletableFuture<Outcome> target, CompletableFuture<Outcome> source) {
+    source.whenComplete((o, e) -> {
+      if (e != null) {
+        target.completeExceptionally(e);
+      } else {
+        target.complete(o);
+      }
+    });
+  }
+
+  /**
+   * The deliveries started by one poll. The dispatcher backs off when all of them have ended and
+   * none made progress. Fields guarded by the tracker's monitor.
+   */
+  static final class Round {
+    private int outstanding;
+    private boolean progressed;
+
+    /** @param size how many deliveries the poll is about to start */
+    Round(int size) {
+      this.outstanding = size;
+    }
+  }
+
+  /** One operation in delivery. {@code future} is guarded by the tracker's monitor. */
+  static final class Delivery {
+    final OperationId id;
+    private final Round round;
+    private CompletableFuture<Outcome> future;
+
+    private Delivery(OperationId id, Round round) {
+      this.id = id;
+      this.round = round;
+    }
+  }
+
+  /**
+   * @param room how many more deliveries may start; zero or less means none
+   * @param busy the operations in delivery, a snapshot
+   */
+  record Capacity(int room, Set<OperationId> busy) {}
+
+  /**
+   * @param waiter the handle to complete, or null (not terminal, nobody waiting, or closed)
+   * @param roundOver every delivery of the round has ended
+   * @param roundProgressed some delivery of the round made progress
+   * @param closed the tracker is closed: the dispatcher stopped
+   */
+  record Ended(CompletableFuture<Outcome> waiter, boolean roundOver, boolean roundProgressed, boolean closed) {}
+
+  /**
+   * @param running the futures of the deliveries in progress, to cancel
+   * @param orphans the handles nobody will complete now, by operation
+   */
+  record Closed(List<CompletableFuture<Outcome>> running, Map<OperationId, CompletableFuture<Outcome>> orphans) {}
+}

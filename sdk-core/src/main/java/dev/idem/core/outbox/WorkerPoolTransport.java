@@ -1,0 +1,43 @@
+package dev.idem.core.outbox;
+
+import dev.idem.core.AsyncTransport;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Transport;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * A synchronous {@link Transport} run on a worker pool, so the dispatcher drives every transport
+ * through {@link dev.idem.core.IdempotentExecutor#resumeAsync} and holds no thread of its own
+ * during backoff; only the attempt itself occupies a worker.
+ *
+ * <p>A pool that refuses the task (it is shut down, as when the dispatcher stops) means that
+ * nothing was sent, so the attempt fails with {@link RequestNotSentException}, which the
+ * classifier sees as safe to send again. An {@link IOException} from the transport reaches the
+ * executor as the cause of a {@link CompletionException}, as any failed async attempt does.
+ *
+ * @param transport sends one attempt on a worker thread
+ * @param workers runs the attempts; owned by whoever created it
+ */
+record WorkerPoolTransport(Transport transport, Executor workers) implements AsyncTransport {
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    try {
+      return CompletableFuture.supplyAsync(() -> {
+        try {
+          return transport.send(request, key);
+        } catch (IOException e) {
+          throw new CompletionException(e);
+        }
+      }, workers);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
+    }
+  }
+}

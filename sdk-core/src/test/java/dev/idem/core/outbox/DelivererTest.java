@@ -1,0 +1,181 @@
+package dev.idem.core.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.Journal;
+import dev.idem.core.JournalException;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.Outcome;
+import dev.idem.core.outbox.Deliverer.Ending;
+import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.FakeTime;
+import dev.idem.core.support.Requests;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+/** The batch a poll takes from the journal, and how a delivery's ending is judged; fake time throughout. */
+class DelivererTest {
+  private final FakeTime time = new FakeTime();
+  private final InMemoryJournal journal = new InMemoryJournal();
+  private final FakeHost host = new FakeHost(time, FakeHost.always(201));
+  private final PollBackoff backoff = new PollBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60));
+  private final DeliveryTracker tracker = new DeliveryTracker(journal, 100);
+  private final List<Boolean> ended = new ArrayList<>();
+
+  private Deliverer deliverer(Journal j, int maxInFlight, int pageSize) {
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(j).clock(time.clock())
+        .scheduler(time.scheduler()).random(() -> 0.5).build();
+    return new Deliverer(idem, time.clock(), Map.of("create-order", new Registration(host, null, null)),
+        maxInFlight, pageSize, tracker, backoff, ended::add);
+  }
+
+  private static Operation op(String name, int n) {
+    return Operation.builder(name, Requests.order("{\"n\":" + n + "}")).build();
+  }
+
+  private List<OperationId> enqueue(String name, int count) throws IdempotencyException {
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock()).build();
+    List<OperationId> ids = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ids.add(idem.enqueue(op(name, i)).id());
+    }
+    return ids;
+  }
+
+  private static List<OperationId> ids(List<OperationRecord> records) {
+    return records.stream().map(OperationRecord::id).toList();
+  }
+
+  @Test
+  void theBatchPagesThroughTheJournalAndTakesOnlyRegisteredNames() throws Exception {
+    List<OperationId> orders = enqueue("create-order", 7);
+    enqueue("refund", 5);
+
+    List<OperationRecord> batch = deliverer(journal, 32, 3).findBatch();
+
+    assertEquals(orders.size(), batch.size());
+    assertTrue(ids(batch).containsAll(orders));
+  }
+
+  @Test
+  void theBatchStopsAtTheRoomLeftAndSkipsOperationsInDelivery() throws Exception {
+    List<OperationId> orders = enqueue("create-order", 10);
+    DeliveryTracker.Round round = new DeliveryTracker.Round(2);
+    tracker.start(orders.get(0), round);
+    tracker.start(orders.get(1), round);
+
+    List<OperationRecord> batch = deliverer(journal, 5, 4).findBatch();
+
+    assertEquals(3, batch.size(), "5 in flight at most, 2 already are");
+    assertFalse(ids(batch).contains(orders.get(0)));
+    assertFalse(ids(batch).contains(orders.get(1)));
+  }
+
+  @Test
+  void noRoomMeansTheJournalIsNotEvenRead() throws Exception {
+    enqueue("create-order", 1);
+    tracker.start(op("create-order", 99).id(), new DeliveryTracker.Round(1));
+    ForwardingJournal unreadable = new ForwardingJournal(journal) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+        throw new AssertionError("not read");
+      }
+    };
+
+    assertEquals(List.of(), deliverer(unreadable, 1, 10).findBatch());
+  }
+
+  @Test
+  void anUnreadableJournalIsAPollWithoutProgress() {
+    ForwardingJournal broken = new ForwardingJournal(journal) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+        throw new JournalException("disk gone", null);
+      }
+    };
+
+    assertFalse(deliverer(broken, 32, 10).deliverDue());
+    assertTrue(backoff.isOffline());
+    assertEquals(Duration.ofSeconds(2), backoff.interval());
+  }
+
+  @Test
+  void aDeliveredRoundEndsEachDeliveryAndReportsProgress() throws Exception {
+    enqueue("create-order", 3);
+    Deliverer d = deliverer(journal, 32, 10);
+
+    assertTrue(d.deliverDue());
+    time.advance(Duration.ZERO);
+
+    assertEquals(List.of(true, true, true), ended);
+    assertEquals(0, tracker.inDelivery());
+    assertEquals(3, host.effects());
+  }
+
+  @Test
+  void endingsThatSettleTheOperation() {
+    OperationId id = op("create-order", 1).id();
+    Outcome outcome = new Outcome(id, FakeHost.response(201, Map.of()), false, false, List.of());
+    OperationFailedException rejected = new OperationFailedException("422", null, id, List.of(),
+        FakeHost.response(422, Map.of()));
+    OperationFailedException notSent = new OperationFailedException("refused", null, id, List.of(), null);
+    OperationUncertainException uncertain = new OperationUncertainException("?", null, id, List.of(), null);
+    IdempotencyKeyReusedException reused = new IdempotencyKeyReusedException(id, true, "reused");
+
+    assertEnding(Ending.of(outcome, null), true, true);
+    assertEnding(Ending.of(null, rejected), true, true);
+    assertEnding(Ending.of(null, notSent), true, false);
+    assertEnding(Ending.of(null, uncertain), true, false);
+    assertEnding(Ending.of(null, reused), true, true);
+    assertEnding(Ending.of(null, new IllegalArgumentException("no such operation")), true, false);
+  }
+
+  @Test
+  void endingsThatLeaveItPending() {
+    OperationId id = op("create-order", 1).id();
+    Ending pending = Ending.of(null, new OperationPendingException("later", null, id, List.of(), null));
+    Ending cancelled = Ending.of(null, new CancellationException());
+    Ending journalDown = Ending.of(null, new JournalException("disk gone", null));
+
+    assertEnding(pending, false, false);
+    assertEnding(cancelled, false, false);
+    assertEnding(journalDown, false, false);
+    assertFalse(pending.withoutVerdict(), "expected: it waits for its next attempt");
+    assertFalse(cancelled.withoutVerdict(), "expected: close cancelled it");
+    assertTrue(journalDown.withoutVerdict());
+  }
+
+  @Test
+  void theCauseIsUnwrapped() {
+    OperationId id = op("create-order", 1).id();
+    OperationUncertainException uncertain = new OperationUncertainException("?", null, id, List.of(), null);
+
+    Ending e = Ending.of(null, new CompletionException(new CompletionException(uncertain)));
+
+    assertSame(uncertain, e.cause());
+    assertTrue(e.terminal());
+  }
+
+  private static void assertEnding(Ending e, boolean terminal, boolean progress) {
+    assertEquals(terminal, e.terminal(), "terminal: " + e.cause());
+    assertEquals(progress, e.progress(), "progress: " + e.cause());
+  }
+}

@@ -1,0 +1,75 @@
+package dev.idem.core.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.Requests;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.junit.jupiter.api.Test;
+
+class WorkerPoolTransportTest {
+  private final Operation op = Operation.builder("create-order", Requests.order("{}")).build();
+  private final List<Runnable> queued = new ArrayList<>();
+  private final Executor manual = queued::add;
+
+  @Test
+  void theAttemptRunsOnTheWorkersNotOnTheCaller() throws Exception {
+    ResponseSnapshot created = FakeHost.response(201, Map.of());
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return created;
+    }, manual);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+
+    assertTrue(sent.isEmpty(), "nothing is sent until a worker runs it");
+    assertEquals(1, queued.size());
+    queued.get(0).run();
+    assertSame(created, f.get());
+    assertEquals(List.of(op.key()), sent);
+  }
+
+  @Test
+  void anIoExceptionFromTheTransportFailsTheAttemptWithIt() {
+    IOException reset = new IOException("connection reset");
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      throw reset;
+    }, Runnable::run);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    assertSame(reset, e.getCause());
+  }
+
+  @Test
+  void aPoolThatRefusesTheTaskMeansNothingWasSent() {
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      throw new AssertionError("never called");
+    }, task -> {
+      throw new RejectedExecutionException("shut down");
+    });
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    RequestNotSentException notSent = assertInstanceOf(RequestNotSentException.class, e.getCause());
+    assertInstanceOf(RejectedExecutionException.class, notSent.getCause());
+  }
+}
