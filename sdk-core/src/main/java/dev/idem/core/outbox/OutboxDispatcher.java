@@ -214,6 +214,11 @@ public final class OutboxDispatcher implements AutoCloseable {
       return DeliveryTracker.settled(record);
     }
     synchronized (lock) {
+      if (state == State.STOPPED) {
+        // Stopped while the journal write ran: the operation is journaled and PENDING, but nothing
+        // here will complete a handle any more, so say so instead of returning one that hangs.
+        return CompletableFuture.failedFuture(stoppedPending(record.id()));
+      }
       CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
       if (state == State.RUNNING && !backoff.isOffline()) {
         schedulePollLocked(Duration.ZERO);

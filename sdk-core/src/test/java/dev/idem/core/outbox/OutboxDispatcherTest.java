@@ -69,6 +69,30 @@ class OutboxDispatcherTest {
   }
 
   @Test
+  void aSubmitThatRacesCloseFailsAsPendingInsteadOfReturningAHandleThatNeverCompletes() throws Exception {
+    java.util.concurrent.atomic.AtomicReference<OutboxDispatcher> outbox = new java.util.concurrent.atomic.AtomicReference<>();
+    // close() lands while submit is writing the journal: the worst moment for the handle.
+    dev.idem.core.Journal closing = new dev.idem.core.ForwardingJournal(journal) {
+      @Override
+      public dev.idem.core.BeginResult begin(dev.idem.core.NewOperation op) throws dev.idem.core.IdempotencyException {
+        dev.idem.core.BeginResult r = super.begin(op);
+        outbox.get().close();
+        return r;
+      }
+    };
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(closing).clock(time.clock())
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+    outbox.set(outbox(idem).build().start());
+    Operation op = order(1);
+
+    CompletableFuture<Outcome> handle = outbox.get().submit(op);
+
+    assertTrue(failure(handle) instanceof dev.idem.core.OperationPendingException, String.valueOf(failure(handle)));
+    assertEquals(OperationState.PENDING, state(op.id()), "journaled, and left for the next dispatcher");
+    assertEquals(0, host.totalAttempts());
+  }
+
+  @Test
   void submitJournalsAtOnceAndDeliversInTheBackground() throws Exception {
     List<Outcome> seen = new ArrayList<>();
     OutboxDispatcher outbox = OutboxDispatcher.builder(executor().build()).clock(time.clock())
