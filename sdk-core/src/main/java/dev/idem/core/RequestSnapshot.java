@@ -1,10 +1,10 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.HeaderMaps;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
-import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -39,9 +39,7 @@ public final class RequestSnapshot {
   private RequestSnapshot(Builder b) {
     this.method = b.method;
     this.uri = b.uri;
-    Map<String, List<String>> copy = new TreeMap<>();
-    b.headers.forEach((k, v) -> copy.put(k, List.copyOf(v)));
-    this.headers = Collections.unmodifiableMap(copy);
+    this.headers = HeaderMaps.normalize(b.headers);
     this.body = b.body.clone();
     this.contentType = b.contentType;
   }
@@ -81,8 +79,7 @@ public final class RequestSnapshot {
 
   /** The first value of a header, by case-insensitive name. */
   public Optional<String> header(String name) {
-    List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
-    return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+    return HeaderMaps.first(headers, name);
   }
 
   /** A copy of the body bytes; empty for a request without a body. */

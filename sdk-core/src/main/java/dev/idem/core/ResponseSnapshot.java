@@ -1,14 +1,11 @@
 package dev.idem.core;
 
-import java.util.ArrayList;
+import dev.idem.core.internal.HeaderMaps;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 
 /**
  * A buffered HTTP response as the executor sees it: status, headers by lower-case name, and body.
@@ -33,11 +30,7 @@ public final class ResponseSnapshot {
       throw new IllegalArgumentException("HTTP status out of range: " + status);
     }
     this.status = status;
-    Map<String, List<String>> copy = new TreeMap<>();
-    Objects.requireNonNull(headers, "headers").forEach((k, v) ->
-        copy.computeIfAbsent(k.toLowerCase(Locale.ROOT), x -> new ArrayList<>()).addAll(v));
-    copy.replaceAll((k, v) -> List.copyOf(v));
-    this.headers = Collections.unmodifiableMap(copy);
+    this.headers = HeaderMaps.normalize(Objects.requireNonNull(headers, "headers"));
     this.body = Objects.requireNonNull(body, "body").clone();
   }
 
@@ -53,8 +46,7 @@ public final class ResponseSnapshot {
 
   /** The first value of a header, by case-insensitive name. */
   public Optional<String> header(String name) {
-    List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
-    return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+    return HeaderMaps.first(headers, name);
   }
 
   /** A copy of the body. */
