@@ -1,5 +1,6 @@
 package dev.idem.examples.cli;
 
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -18,9 +19,14 @@ public final class JournalCli {
     System.exit(run(args));
   }
 
-  /** Runs the CLI and returns its exit status, for tests and embedding. */
+  /** Runs the CLI on the standard streams and returns its exit status. */
   public static int run(String... args) {
-    CommandLine cli = new CommandLine(new JournalCli());
+    return run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+  }
+
+  /** Runs the CLI on the given streams and returns its exit status, for tests and embedding. */
+  public static int run(PrintWriter out, PrintWriter err, String... args) {
+    CommandLine cli = new CommandLine(new JournalCli()).setOut(out).setErr(err);
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       cmd.getErr().println("idem-journal: " + e.getMessage());
       return 1;

@@ -15,8 +15,8 @@ import dev.idem.core.RequestSnapshot;
 import dev.idem.core.Fingerprinter;
 import dev.idem.core.Transition;
 import dev.idem.jdbc.JdbcJournal;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -112,18 +112,10 @@ class JournalCliTest {
   private record Result(int code, String out, String err) {}
 
   private static Result run(String... args) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    PrintStream oldOut = System.out;
-    PrintStream oldErr = System.err;
-    try {
-      System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-      System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-      int code = JournalCli.run(args);
-      return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setOut(oldOut);
-      System.setErr(oldErr);
-    }
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = JournalCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    return new Result(code, out.toString(), err.toString());
   }
+
 }
