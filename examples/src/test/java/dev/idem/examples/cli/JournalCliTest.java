@@ -105,6 +105,25 @@ class JournalCliTest {
   }
 
   @Test
+  void aJournalInUseIsAClearErrorNotCorruption() throws Exception {
+    Path journal = dir.resolve("journal");
+    try (JdbcJournal holder = JdbcJournal.openH2(journal)) {
+      Result r = run("stats", "--h2", journal.toString());
+      assertEquals(1, r.code);
+      assertTrue(r.err.startsWith("idem-journal: ") && r.err.toLowerCase().contains("open"), r.err);
+      assertTrue(holder.find(failed).isPresent(), "the holder's journal is intact");
+    }
+  }
+
+  @Test
+  void worksOnAJdbcUrlToo() {
+    String url = "jdbc:h2:file:" + dir.resolve("journal").resolve("idem-journal");
+    Result r = run("list", "--jdbc-url", url, "--state", "FAILED");
+    assertEquals(0, r.code, r.err);
+    assertTrue(r.out.contains("key-failed-1"), r.out);
+  }
+
+  @Test
   void badUsageExitsWithTwo() {
     assertEquals(2, run("list", "--h2", dir.toString(), "--state", "NOT_A_STATE").code);
   }
