@@ -15,6 +15,7 @@ public final class Demo {
     List<Scenario> scenarios = List.of(new LostResponseScenario(), new CrashScenario(), new OfflineScenario(),
         new KeyReuseScenario(), new PermanentErrorScenario());
     List<ScenarioResult> results = new ArrayList<>();
+    long broken;
     try (DemoEnvironment env = new DemoEnvironment()) {
       System.out.println("Idem demo: reference server at " + env.server.url("/") + ", journals under " + env.workDir);
       for (Scenario s : scenarios) {
@@ -24,9 +25,14 @@ public final class Demo {
           results.add(new ScenarioResult(s.name(), "-", 0, 0, "crashed: " + e, List.of("the scenario threw " + e)));
         }
       }
+      broken = results.stream().filter(r -> !r.ok()).count();
+      if (broken == 0) {
+        env.deleteWorkDir();
+      } else {
+        System.out.println("Journals kept for inspection under " + env.workDir);
+      }
     }
     System.out.println(table(results));
-    long broken = results.stream().filter(r -> !r.ok()).count();
     results.stream().filter(r -> !r.ok()).forEach(r ->
         r.violations().forEach(v -> System.out.println("INVARIANT BROKEN in " + r.scenario() + ": " + v)));
     System.out.println(broken == 0 ? "All invariants hold." : broken + " scenario(s) broke an invariant.");

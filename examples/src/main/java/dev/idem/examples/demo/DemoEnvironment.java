@@ -84,6 +84,15 @@ final class DemoEnvironment implements AutoCloseable {
         .allMatch(k -> k.isPresent() && k.get().equals(key));
   }
 
+  /** Deletes the journals; the demo keeps them when an invariant broke, for the CLI to inspect. */
+  void deleteWorkDir() throws IOException {
+    try (var paths = Files.walk(workDir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
   @Override
   public void close() {
     server.close();
