@@ -64,23 +64,39 @@ public final class JournalBenchmark {
     Files.createDirectories(base);
     Path run = Files.createTempDirectory(base.toAbsolutePath(), "run-");
     try {
-      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d operations per run, %d cores, %s%n", ops,
-          Runtime.getRuntime().availableProcessors(), run);
-      double fsyncMicros = fsyncMicros(run.resolve("fsync.bin"), 2000);
-      System.out.printf(Locale.ROOT, "fsync of a 256-byte write (FileChannel.write + force(true)): %.1f us (%.0f/s)%n",
-          fsyncMicros, 1e6 / fsyncMicros);
+      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d operations per run, %d cores, %s, load average %s%n",
+          ops, Runtime.getRuntime().availableProcessors(), run, loadAverage());
+      // Warm the JIT on a throwaway journal, so that the first measured configuration is not the cold one.
+      measure(run.resolve("warm-up"), false, 1, Math.min(ops, 2000));
       for (boolean sync : new boolean[] {true, false}) {
         String label = sync ? "syncToDisk=true (default)" : "syncToDisk=false";
+        // The fsync is measured right before and after each configuration, on the same disk, and averaged:
+        // on a shared machine it drifts, and the ratio should compare like with like.
+        double fsyncBefore = fsyncMicros(run.resolve("fsync-" + sync + ".bin"), 1000);
         double single = measure(run.resolve("single-" + sync), sync, 1, ops);
         double multi = measure(run.resolve("multi-" + sync), sync, 32, ops * 2);
+        double fsyncAfter = fsyncMicros(run.resolve("fsync-" + sync + "-after.bin"), 1000);
+        double fsync = (fsyncBefore + fsyncAfter) / 2;
+        System.out.printf(Locale.ROOT, "%s: fsync of a 256-byte write (FileChannel.write + force(true)): %.1f us"
+            + " (%.1f before, %.1f after)%n", label, fsync, fsyncBefore, fsyncAfter);
         System.out.printf(Locale.ROOT, "%s, 1 thread:   %8.0f ops/s  %7.1f us/op%n", label, single, 1e6 / single);
         System.out.printf(Locale.ROOT, "%s, 32 threads: %8.0f ops/s  %7.1f us/op (wall time / ops)%n", label, multi,
             1e6 / multi);
-        System.out.printf(Locale.ROOT, "%s: single-threaded cost = %.2f x one fsync (goal <= 1.5); 32 threads ="
-            + " %.2f x single-threaded throughput (goal >= 5)%n", label, (1e6 / single) / fsyncMicros, multi / single);
+        System.out.printf(Locale.ROOT, "%s: RATIOS single-threaded cost = %.2f x one fsync (goal <= 1.5);"
+            + " 32 threads = %.2f x single-threaded throughput (goal >= 5)%n", label, (1e6 / single) / fsync,
+            multi / single);
       }
+      System.out.printf(Locale.ROOT, "load average at the end: %s%n", loadAverage());
     } finally {
       deleteTree(run);
+    }
+  }
+
+  private static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).strip();
+    } catch (Exception e) {
+      return "unknown";
     }
   }
 
