@@ -18,6 +18,7 @@ import dev.idem.core.Transition;
 import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.DataSourceStore;
+import dev.idem.jdbc.internal.DiskSync;
 import dev.idem.jdbc.internal.Dialect;
 import dev.idem.jdbc.internal.Durability;
 import dev.idem.jdbc.internal.H2Files;
@@ -31,6 +32,7 @@ import dev.idem.jdbc.internal.OperationTable.RowKey;
 import dev.idem.jdbc.internal.RawRow;
 import dev.idem.jdbc.internal.RecordCodec;
 import dev.idem.jdbc.internal.SingleConnectionStore;
+import dev.idem.jdbc.internal.SqlSession;
 import dev.idem.jdbc.internal.Store;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -75,10 +77,13 @@ import org.slf4j.LoggerFactory;
  * <p>On embedded H2 the journal owns one connection. Concurrent callers share commits (group
  * commit): one commit, and one disk sync, covers every write made while the previous one ran. The
  * H2 URL uses {@code WRITE_DELAY=0} (each commit is written to the file before it returns; proven by
- * this module's kill -9 tests) and, by default, each commit is followed by {@code CHECKPOINT SYNC}
- * (an fsync), so a begun operation also survives an OS crash or power loss. Turn that off with
- * {@link Builder#syncToDisk(boolean)} to survive process crashes only, faster. An H2 journal
- * belongs to one process: a second process gets a {@link JournalException}.
+ * this module's kill -9 tests) and, by default, each commit is followed by one disk sync: an
+ * fdatasync of the journal's data file ({@code CHECKPOINT SYNC} for an H2 DataSource given by the
+ * app), so that a begun operation is on the disk, not only in the OS page cache, before begin
+ * returns, and survives an OS crash or power loss as far as the disk honours the flush (a kill -9
+ * test cannot show that part). Turn that off with {@link Builder#syncToDisk(boolean)} to survive
+ * process crashes only, faster. An H2 journal belongs to one process: a second process gets a
+ * {@link JournalException}.
  *
  * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
  * before returning; begin commits with {@code synchronous_commit = on}, the deferred writes with
@@ -163,7 +168,8 @@ public final class JdbcJournal implements Journal {
   /**
    * Starts a builder for a journal in the database of {@code dataSource}: PostgreSQL (a connection
    * per call, so give it a pool) or H2 (one connection held for the journal's life, plus one for
-   * disk syncs). The DataSource stays the app's: {@link #close()} does not close it.
+   * disk syncs with {@code CHECKPOINT SYNC} unless {@code syncToDisk} is off). The DataSource stays
+   * the app's: {@link #close()} does not close it.
    */
   public static Builder dataSource(DataSource dataSource) {
     return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
@@ -188,7 +194,7 @@ public final class JdbcJournal implements Journal {
         : new NewOperation(id, operation.reference(), operation.fingerprint(), request, operation.createdAt());
     OperationTable.NewRow row = new OperationTable.NewRow(id, operation.reference(), operation.fingerprint().hex(),
         codec.encodeRequest(request), Instants.toNanos(operation.createdAt()));
-    RawRow existing = store.write(Durability.SYNC,
+    RawRow existing = store.write(Durability.SYNC, id,
         c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null));
     if (existing == null) {
       return new BeginResult(OperationRecord.pending(stored), true);
@@ -204,7 +210,7 @@ public final class JdbcJournal implements Journal {
   @Override
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
-    RawRow row = store.read(c -> table.select(c, id, null));
+    RawRow row = store.read(id, c -> table.select(c, id, null));
     return row == null ? Optional.empty() : Optional.of(decodeOrQuarantine(row));
   }
 
@@ -212,7 +218,7 @@ public final class JdbcJournal implements Journal {
   public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(reference, "reference");
-    return decodeAll(store.read(c -> table.byReference(c, scope, reference)));
+    return decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
   }
 
   @Override
@@ -226,7 +232,7 @@ public final class JdbcJournal implements Journal {
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
     long expiresNanos = Instants.toNanos(expiresAt);
-    return quarantining(() -> store.write(Durability.DEFERRED, c -> {
+    return quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {
         if (table.exists(c, id)) {
@@ -256,8 +262,8 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(attempt, "attempt");
     long at = Instants.toNanos(attempt.endedAt());
-    quarantining(() -> store.write(Durability.DEFERRED, c -> {
-      RawRow r = existing(table.selectForUpdate(c, id), id);
+    quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+      RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
       fence(r, id, lease);
       String attempts;
       try {
@@ -280,7 +286,7 @@ public final class JdbcJournal implements Journal {
     String responseJson = codec.encodeResponse(t.response(), responseExclusions());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
-    return quarantining(() -> store.write(Durability.DEFERRED, c -> {
+    return quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow raw = existing(table.select(c, id, null), id);
       OperationRecord r = decode(raw);
       fence(raw, id, lease);
@@ -300,7 +306,7 @@ public final class JdbcJournal implements Journal {
     String responseJson = codec.encodeResponse(t.response(), responseExclusions());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
-    return quarantining(() -> store.write(Durability.SYNC, c -> {
+    return quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
       failIfQuarantined(raw);
       OperationRecord r = decode(raw);
@@ -317,7 +323,7 @@ public final class JdbcJournal implements Journal {
   public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     long nowNanos = Instants.toNanos(now);
-    return quarantining(() -> store.write(Durability.SYNC, c -> {
+    return quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
       failIfQuarantined(raw);
       OperationRecord r = decode(raw);
@@ -347,7 +353,7 @@ public final class JdbcJournal implements Journal {
   @Override
   public int purge(Instant before) throws IdempotencyException {
     long beforeNanos = Instants.toNanos(before);
-    return store.write(Durability.SYNC, c -> table.purge(c, beforeNanos));
+    return store.write(Durability.SYNC, null, c -> table.purge(c, beforeNanos));
   }
 
   /**
@@ -366,7 +372,7 @@ public final class JdbcJournal implements Journal {
    */
   public List<QuarantinedOperation> findQuarantined(int limit) throws IdempotencyException {
     checkLimit(limit);
-    List<RawRow> rows = store.read(c -> table.quarantined(c, limit));
+    List<RawRow> rows = store.read(null, c -> table.quarantined(c, limit));
     List<QuarantinedOperation> result = new ArrayList<>(rows.size());
     for (RawRow r : rows) {
       result.add(new QuarantinedOperation(r.scope(), r.operation(), r.key(), r.quarantineReason(),
@@ -398,7 +404,7 @@ public final class JdbcJournal implements Journal {
   // ---- internals
 
   private interface PageQuery {
-    List<RawRow> fetch(Connection c, RowKey after, int limit) throws SQLException;
+    List<RawRow> fetch(SqlSession c, RowKey after, int limit) throws SQLException;
   }
 
   /** Fills a page, quarantining undecodable rows and reading on past them. */
@@ -409,7 +415,7 @@ public final class JdbcJournal implements Journal {
     while (result.size() < limit) {
       int want = limit - result.size();
       RowKey from = cursor;
-      List<RawRow> rows = store.read(c -> query.fetch(c, from, want));
+      List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
       result.addAll(decodeAll(rows));
       if (rows.size() < want) {
         break;
@@ -459,7 +465,7 @@ public final class JdbcJournal implements Journal {
   private void quarantine(RawRow row, String reason) throws IdempotencyException {
     LOG.warn("Idem journal {}: quarantined operation {}: {}", name, row.idText(), reason);
     long at = Instants.toNanos(clock.instant());
-    store.write(Durability.DEFERRED,
+    store.write(Durability.DEFERRED, null,
         c -> {
           table.quarantine(c, row.scope(), row.operation(), row.key(), at, reason);
           return null;
@@ -557,7 +563,7 @@ public final class JdbcJournal implements Journal {
   private void quarantineUnknownStates() throws IdempotencyException {
     List<RawRow> rows;
     do {
-      rows = store.read(c -> table.unknownStates(c, 100));
+      rows = store.read(null, c -> table.unknownStates(c, 100));
       for (RawRow r : rows) {
         try {
           RecordCodec.state(r.state());
@@ -588,10 +594,11 @@ public final class JdbcJournal implements Journal {
     }
 
     /**
-     * H2 only: whether each group commit is followed by an fsync of the journal file
-     * ({@code CHECKPOINT SYNC}). Default true: a begun operation survives an OS crash or power loss.
+     * H2 only: whether each group commit is followed by a disk sync of the journal file (an
+     * fdatasync of the data file; {@code CHECKPOINT SYNC} for an app's H2 DataSource). Default true:
+     * a begun operation survives an OS crash or power loss, as far as the disk honours the flush.
      * With false, it survives a process crash (kill -9) but not an OS crash; begin is cheaper by
-     * about one fsync.
+     * that sync, which costs more than a small in-place fsync because H2 appends a chunk per commit.
      */
     public Builder syncToDisk(boolean sync) {
       this.syncToDisk = sync;
@@ -707,7 +714,7 @@ public final class JdbcJournal implements Journal {
     private JdbcJournal openSingleConnection(String name, DataSource ds, Path registered)
         throws IdempotencyException {
       Connection main = null;
-      Connection sync = null;
+      DiskSync diskSync = null;
       try {
         main = ds.getConnection();
         if (main.getMetaData().isReadOnly()) {
@@ -715,27 +722,35 @@ public final class JdbcJournal implements Journal {
               + " anything is sent", null);
         }
         int version = new Migrator(Dialect.H2, clock).migrate(main);
-        sync = syncToDisk ? ds.getConnection() : null;
-        Store store = new SingleConnectionStore(name, main, sync, deferredCommitInterval);
+        if (syncToDisk) {
+          // Our own directory: fdatasync the data file directly. An app's DataSource: CHECKPOINT SYNC.
+          diskSync = registered != null ? DiskSync.ofFile(registered.resolve(H2Files.DATA_FILE))
+              : DiskSync.ofCheckpoint(ds.getConnection());
+        }
+        Store store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
         JdbcJournal journal = new JdbcJournal(this, name, Dialect.H2, store, version, registered);
         journal.quarantineUnknownStates();
         return journal;
       } catch (SQLException e) {
-        closeQuietly(sync);
+        closeQuietly(diskSync);
         closeQuietly(main);
         throw JournalErrors.wrap("open of " + name, e);
       } catch (IdempotencyException | RuntimeException e) {
-        closeQuietly(sync);
+        closeQuietly(diskSync);
         closeQuietly(main);
         throw e;
+      } catch (java.io.IOException e) {
+        closeQuietly(diskSync);
+        closeQuietly(main);
+        throw new JournalException("cannot open the journal file of " + name + " for disk syncs: " + e, e);
       }
     }
 
-    private static void closeQuietly(Connection c) {
+    private static void closeQuietly(AutoCloseable c) {
       if (c != null) {
         try {
           c.close();
-        } catch (SQLException ignored) {
+        } catch (Exception ignored) {
           // already failing; the first error is the one to report
         }
       }

@@ -1,23 +1,32 @@
 package dev.idem.jdbc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.Lease;
 import dev.idem.core.NewOperation;
+import dev.idem.core.OperationState;
+import dev.idem.core.Transition;
 import dev.idem.jdbc.support.FaultyDataSource;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Concurrent begins share one commit and one disk sync instead of paying one each. */
+/**
+ * Concurrent begins share one commit and one disk sync instead of paying one each, and an
+ * operation's later writes wait only for the durability of its own begin.
+ */
 class GroupCommitTest {
   @TempDir
   Path dir;
@@ -56,6 +65,50 @@ class GroupCommitTest {
       for (NewOperation op : waiting) {
         assertTrue(journal.find(op.id()).isPresent());
       }
+    }
+  }
+
+  @Test
+  void anOperationsLaterWritesDoNotWaitForOtherOperationsBeginsButDoWaitForItsOwn() throws Exception {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:file:" + dir.resolve("j") + ";WRITE_DELAY=0;TRACE_LEVEL_FILE=0");
+    FaultyDataSource ds = new FaultyDataSource(h2);
+    Ops ops = new Ops(5);
+    try (JdbcJournal journal = JdbcJournal.dataSource(ds).open()) {
+      NewOperation durable = ops.newOp("{\"n\":1}");
+      journal.begin(durable);
+      CountDownLatch release = new CountDownLatch(1);
+      ds.holdFirstSync = release;
+      NewOperation held = ops.newOp("{\"n\":2}");
+      CompletableFuture<?> heldBegin = CompletableFuture.runAsync(() -> begin(journal, held));
+      assertTrue(ds.firstSyncHeld.await(10, TimeUnit.SECONDS), "the second begin never reached its disk sync");
+
+      // The first operation's claim, attempt and completion go on while the other begin is not yet durable.
+      CompletableFuture<?> otherWork = CompletableFuture.runAsync(() -> {
+        try {
+          Lease lease = journal.claim(durable.id(), "n", Ops.T0, Duration.ofSeconds(30)).orElseThrow();
+          journal.recordAttempt(durable.id(), lease, Ops.attempt(1, lease.generation(), Ops.T0));
+          journal.transition(durable.id(), lease, Transition.finish(OperationState.SUCCEEDED, Ops.T0, Ops.ok("{}"), null));
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      otherWork.get(10, TimeUnit.SECONDS);
+
+      // A claim of the operation whose begin is not yet durable must wait for it: it could send.
+      CompletableFuture<Optional<Lease>> claimOfHeld = CompletableFuture.supplyAsync(() -> {
+        try {
+          return journal.claim(held.id(), "other", Ops.T0, Duration.ofSeconds(30));
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      assertThrows(TimeoutException.class, () -> claimOfHeld.get(200, TimeUnit.MILLISECONDS),
+          "a claim returned a record that was not yet durable");
+      assertTrue(!heldBegin.isDone());
+      release.countDown();
+      heldBegin.get(10, TimeUnit.SECONDS);
+      assertTrue(claimOfHeld.get(10, TimeUnit.SECONDS).isPresent());
     }
   }
 

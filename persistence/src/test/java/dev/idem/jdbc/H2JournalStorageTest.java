@@ -131,7 +131,7 @@ class H2JournalStorageTest {
   void deferredWritesAreDurableAfterCloseAndTheSchemaIsMigratedOnce() throws Exception {
     NewOperation op = ops.newOp("{}");
     try (JdbcJournal j = JdbcJournal.openH2(dir())) {
-      assertEquals(1, j.schemaVersion());
+      assertEquals(2, j.schemaVersion());
       j.begin(op);
       Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
       j.recordAttempt(op.id(), lease, Ops.attempt(1, 1, T0));
@@ -143,7 +143,7 @@ class H2JournalStorageTest {
       assertEquals(List.of(Ops.attempt(1, 1, T0)), r.attempts());
       assertEquals(Ops.ok("{}"), r.response());
     }
-    assertEquals("1\n", sql("SELECT COUNT(*) FROM idem_schema_version"));
+    assertEquals("2\n", sql("SELECT COUNT(*) FROM idem_schema_version"));
   }
 
   @Test

@@ -93,6 +93,32 @@ class JournalKillTest {
     }
   }
 
+  /**
+   * Negative control: the same kill on an H2 journal without {@code WRITE_DELAY=0} (H2's default
+   * write delay) loses operations whose begin returned. It shows that the checks above can fail, so
+   * their passing means something.
+   */
+  @Test
+  void negativeControlWithH2DefaultsTheKillLosesBegunOperations() throws Exception {
+    Path dir = tmp.resolve("journal");
+    Path serverLog = tmp.resolve("server.log");
+    ChildJvm.Result child = ChildJvm.run(tmp, KillChild.class, dir.toString(), serverLog.toString(), "after-begin",
+        Integer.toString(COUNT), "1", "false", "unsafe-h2-defaults");
+    assertEquals(HaltingJournal.HALT_CODE, child.exitCode(), "child did not halt where expected:\n" + child.output());
+
+    List<IdempotencyKey> keys = KillChild.keys(COUNT);
+    int lost = 0;
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      for (int i = 0; i < COUNT; i++) {
+        if (journal.find(id(keys.get(i))).isEmpty()) {
+          lost++;
+        }
+      }
+    }
+    assertTrue(lost > 0, "without WRITE_DELAY=0 the kill was expected to lose begun operations; none was lost,"
+        + " so this test cannot tell a durable journal from a non-durable one");
+  }
+
   @Test
   void underConcurrencyEveryRequestThatWentOutHasItsDurableRecord() throws Exception {
     Path dir = tmp.resolve("journal");

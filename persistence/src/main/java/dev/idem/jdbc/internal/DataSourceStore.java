@@ -30,12 +30,12 @@ public final class DataSourceStore implements Store {
   }
 
   @Override
-  public <T> T read(SqlWork<T> work) throws IdempotencyException {
+  public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
     return run(null, work);
   }
 
   @Override
-  public <T> T write(Durability durability, SqlWork<T> work) throws IdempotencyException {
+  public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
     return run(durability, work);
   }
 
@@ -53,7 +53,7 @@ public final class DataSourceStore implements Store {
             st.execute(setting);
           }
         }
-        T result = work.run(c);
+        T result = work.run(SqlSession.uncached(c));
         c.commit();
         return result;
       } catch (SQLException | IdempotencyException | RuntimeException | Error e) {

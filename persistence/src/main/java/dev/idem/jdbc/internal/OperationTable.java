@@ -2,7 +2,6 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -47,11 +46,12 @@ public final class OperationTable {
    *
    * @return true if this call inserted it
    */
-  public boolean insertIfAbsent(Connection c, NewRow row) throws SQLException {
+  public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
     String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json, state,"
         + " generation, created_at, updated_at, attempts_json) VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]')"
         + dialect.insertIfAbsentSuffix();
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    PreparedStatement ps = c.prepare(sql);
+    try {
       bindId(ps, 1, row.id());
       ps.setString(4, row.reference());
       ps.setString(5, row.fingerprint());
@@ -64,37 +64,81 @@ public final class OperationTable {
         return false; // H2 has no ON CONFLICT outside its PostgreSQL mode: the key exists
       }
       throw e;
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Reads one row, or null, with an optional locking clause. */
-  public RawRow select(Connection c, OperationId id, String lockClause) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM idem_operation" + BY_ID
-        + (lockClause == null ? "" : lockClause))) {
+  public RawRow select(SqlSession c, OperationId id, String lockClause) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation" + BY_ID
+        + (lockClause == null ? "" : lockClause));
+    try {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? read(rs) : null;
       }
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Reads one row for a read-modify-write (PostgreSQL: {@code FOR UPDATE}, waiting for other writers). */
-  public RawRow selectForUpdate(Connection c, OperationId id) throws SQLException {
+  public RawRow selectForUpdate(SqlSession c, OperationId id) throws SQLException {
     return select(c, id, dialect.lockForUpdate());
   }
 
-  /** Reads one row to claim it; on PostgreSQL skips it (returns null) if another node holds its lock. */
-  public RawRow selectForClaim(Connection c, OperationId id) throws SQLException {
-    return select(c, id, dialect.lockForClaim());
+  /**
+   * Reads only the columns that fence a write (state, owner, generation, lease, quarantine), and
+   * {@code attempts_json} if asked, with {@code lockClause}; the other columns of the returned row
+   * are null or 0. Cheaper than {@link #select}: the request and response JSON stay unread.
+   */
+  private RawRow selectHead(SqlSession c, OperationId id, boolean withAttempts, String lockClause)
+      throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT state, owner, generation, lease_expires_at, quarantined_at,"
+        + " quarantine_reason" + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID
+        + lockClause);
+    try {
+      bindId(ps, 1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
+            rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(7) : null,
+            null, null, nullableLong(rs, 5), rs.getString(6));
+      }
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * Reads the fencing columns and {@code attempts_json} of a row for a read-modify-write by its
+   * holder (see {@link #selectHead}); PostgreSQL locks it {@code FOR UPDATE}.
+   */
+  public RawRow selectAttemptsForUpdate(SqlSession c, OperationId id) throws SQLException {
+    return selectHead(c, id, true, dialect.lockForUpdate());
+  }
+
+  /**
+   * Reads the fencing columns of a row to claim it (see {@link #selectHead}); on PostgreSQL skips it
+   * (returns null) if another node holds its lock.
+   */
+  public RawRow selectForClaim(SqlSession c, OperationId id) throws SQLException {
+    return selectHead(c, id, false, dialect.lockForClaim());
   }
 
   /** True if the identity exists at all. */
-  public boolean exists(Connection c, OperationId id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM idem_operation" + BY_ID)) {
+  public boolean exists(SqlSession c, OperationId id) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT 1 FROM idem_operation" + BY_ID);
+    try {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next();
       }
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -103,11 +147,12 @@ public final class OperationTable {
    *
    * @return false if it changed in between
    */
-  public boolean claim(Connection c, OperationId id, String expectedState, long expectedGeneration, String owner,
+  public boolean claim(SqlSession c, OperationId id, String expectedState, long expectedGeneration, String owner,
       long newGeneration, long leaseExpiresAt, long now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
         + " generation = ?, lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL,"
-        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL")) {
+        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
+    try {
       ps.setString(1, owner);
       ps.setLong(2, newGeneration);
       ps.setLong(3, leaseExpiresAt);
@@ -116,6 +161,8 @@ public final class OperationTable {
       ps.setString(8, expectedState);
       ps.setLong(9, expectedGeneration);
       return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -124,16 +171,19 @@ public final class OperationTable {
    *
    * @return false if the fence did not match (stale owner)
    */
-  public boolean updateAttempts(Connection c, OperationId id, String owner, long generation, String attemptsJson,
+  public boolean updateAttempts(SqlSession c, OperationId id, String owner, long generation, String attemptsJson,
       long updatedAt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE idem_operation SET attempts_json = ?, updated_at = ?"
-        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?")) {
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET attempts_json = ?, updated_at = ?"
+        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?");
+    try {
       ps.setString(1, attemptsJson);
       ps.setLong(2, updatedAt);
       bindId(ps, 3, id);
       ps.setLong(6, generation);
       ps.setString(7, owner);
       return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -147,15 +197,18 @@ public final class OperationTable {
    *
    * @return false if the fence did not match (stale owner)
    */
-  public boolean transitionFenced(Connection c, OperationId id, String owner, long generation, Change ch)
+  public boolean transitionFenced(SqlSession c, OperationId id, String owner, long generation, Change ch)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(changeSql()
-        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?")) {
+    PreparedStatement ps = c.prepare(changeSql()
+        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?");
+    try {
       int i = bindChange(ps, ch);
       bindId(ps, i, id);
       ps.setLong(i + 3, generation);
       ps.setString(i + 4, owner);
       return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -164,15 +217,18 @@ public final class OperationTable {
    *
    * @return false if it changed in between
    */
-  public boolean transitionUnheld(Connection c, OperationId id, String expectedState, long expectedGeneration,
+  public boolean transitionUnheld(SqlSession c, OperationId id, String expectedState, long expectedGeneration,
       Change ch) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(changeSql()
-        + BY_ID + " AND state = ? AND generation = ?")) {
+    PreparedStatement ps = c.prepare(changeSql()
+        + BY_ID + " AND state = ? AND generation = ?");
+    try {
       int i = bindChange(ps, ch);
       bindId(ps, i, id);
       ps.setString(i + 3, expectedState);
       ps.setLong(i + 4, expectedGeneration);
       return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -195,84 +251,105 @@ public final class OperationTable {
   }
 
   /** One page of rows due at {@code now}, after {@code after}, in identity order. */
-  public List<RawRow> due(Connection c, long now, RowKey after, int limit) throws SQLException {
+  public List<RawRow> due(SqlSession c, long now, RowKey after, int limit) throws SQLException {
     String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND ("
         + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
         + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))"
         + (after == null ? "" : AFTER) + ORDER + " LIMIT ?" + dialect.lockForClaim();
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    PreparedStatement ps = c.prepare(sql);
+    try {
       ps.setLong(1, now);
       ps.setLong(2, now);
       int i = bindAfter(ps, 3, after);
       ps.setInt(i, limit);
       return list(ps);
+    } finally {
+      c.release(ps);
     }
   }
 
   /** One page of rows in a state, after {@code after}, in identity order. */
-  public List<RawRow> inState(Connection c, OperationState state, RowKey after, int limit) throws SQLException {
+  public List<RawRow> inState(SqlSession c, OperationState state, RowKey after, int limit) throws SQLException {
     String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
         + (after == null ? "" : AFTER) + ORDER + " LIMIT ?";
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
+    PreparedStatement ps = c.prepare(sql);
+    try {
       ps.setString(1, state.name());
       int i = bindAfter(ps, 2, after);
       ps.setInt(i, limit);
       return list(ps);
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Rows of a scope with a reference, oldest first. */
-  public List<RawRow> byReference(Connection c, String scope, String reference) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE scope = ? AND reference = ? AND quarantined_at IS NULL ORDER BY created_at" + ", operation, op_key")) {
+  public List<RawRow> byReference(SqlSession c, String scope, String reference) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE scope = ? AND reference = ? AND quarantined_at IS NULL ORDER BY created_at" + ", operation, op_key");
+    try {
       ps.setString(1, scope);
       ps.setString(2, reference);
       return list(ps);
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Rows whose state is none of the known ones and that are not yet quarantined. */
-  public List<RawRow> unknownStates(Connection c, int limit) throws SQLException {
+  public List<RawRow> unknownStates(SqlSession c, int limit) throws SQLException {
     StringBuilder in = new StringBuilder();
     for (OperationState s : OperationState.values()) {
       in.append(in.length() == 0 ? "" : ", ").append('\'').append(s.name()).append('\'');
     }
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE quarantined_at IS NULL AND state NOT IN (" + in + ")" + ORDER + " LIMIT ?")) {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE quarantined_at IS NULL AND state NOT IN (" + in + ")" + ORDER + " LIMIT ?");
+    try {
       ps.setInt(1, limit);
       return list(ps);
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Flags a row as quarantined. */
-  public void quarantine(Connection c, String scope, String operation, String key, long at, String reason)
+  public void quarantine(SqlSession c, String scope, String operation, String key, long at, String reason)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE idem_operation SET quarantined_at = ?,"
-        + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL")) {
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET quarantined_at = ?,"
+        + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL");
+    try {
       ps.setLong(1, at);
       ps.setString(2, cut(reason, 500));
       ps.setString(3, scope);
       ps.setString(4, operation);
       ps.setString(5, key);
       ps.executeUpdate();
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Quarantined rows, oldest quarantine first. */
-  public List<RawRow> quarantined(Connection c, int limit) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE quarantined_at IS NOT NULL ORDER BY quarantined_at, scope, operation, op_key LIMIT ?")) {
+  public List<RawRow> quarantined(SqlSession c, int limit) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE quarantined_at IS NOT NULL ORDER BY quarantined_at, scope, operation, op_key LIMIT ?");
+    try {
       ps.setInt(1, limit);
       return list(ps);
+    } finally {
+      c.release(ps);
     }
   }
 
   /** Deletes terminal rows last updated before {@code before} (index on state, updated_at). */
-  public int purge(Connection c, long before) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("DELETE FROM idem_operation WHERE state IN " + TERMINAL
-        + " AND updated_at < ? AND quarantined_at IS NULL")) {
+  public int purge(SqlSession c, long before) throws SQLException {
+    PreparedStatement ps = c.prepare("DELETE FROM idem_operation WHERE state IN " + TERMINAL
+        + " AND updated_at < ? AND quarantined_at IS NULL");
+    try {
       ps.setLong(1, before);
       return ps.executeUpdate();
+    } finally {
+      c.release(ps);
     }
   }
 
@@ -304,13 +381,17 @@ public final class OperationTable {
     ps.setString(i + 2, id.key().value());
   }
 
+  /** Reads a row selected with {@link #COLUMNS}, by position (a lookup by name costs more than the read). */
   private static RawRow read(ResultSet rs) throws SQLException {
-    return new RawRow(rs.getString("scope"), rs.getString("operation"), rs.getString("op_key"),
-        rs.getString("reference"), rs.getString("fingerprint"), rs.getString("request_json"), rs.getString("state"),
-        rs.getString("owner"), rs.getLong("generation"), Instants.nullableLong(rs, "lease_expires_at"),
-        Instants.nullableLong(rs, "next_attempt_at"), rs.getLong("created_at"), rs.getLong("updated_at"),
-        rs.getString("attempts_json"), rs.getString("response_json"), rs.getString("reason"),
-        Instants.nullableLong(rs, "quarantined_at"), rs.getString("quarantine_reason"));
+    return new RawRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), rs.getString(7), rs.getString(8), rs.getLong(9), nullableLong(rs, 10),
+        nullableLong(rs, 11), rs.getLong(12), rs.getLong(13), rs.getString(14), rs.getString(15),
+        rs.getString(16), nullableLong(rs, 17), rs.getString(18));
+  }
+
+  private static Long nullableLong(ResultSet rs, int column) throws SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? null : v;
   }
 
   /** Cuts a reason to what the reason column holds. */

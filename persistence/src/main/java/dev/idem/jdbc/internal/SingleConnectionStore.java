@@ -2,11 +2,14 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
+import java.io.IOException;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Savepoint;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -22,10 +25,19 @@ import org.slf4j.LoggerFactory;
  * open until the next commit. A SYNC write waits for a commit that covers it; whoever commits
  * commits every unit executed so far, so concurrent callers share commits (and disk syncs) instead
  * of paying one each. DEFERRED writes ride along with the next commit, or are committed by a
- * background flusher within the deferred commit interval.
+ * background flusher within the deferred commit interval. No unit returns before every SYNC write
+ * it could have read is durable; a unit that names its row waits only for SYNC writes of that row
+ * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
+ * queue behind other operations' begins.
  *
- * <p>With {@code syncToDisk}, each commit is followed by {@code CHECKPOINT SYNC} (one fsync of the
- * H2 file) on a second connection, so the sync does not block statements of the next group.
+ * <p>With a {@link DiskSync}, each commit is followed by one disk sync of the H2 file, outside the
+ * statement lock, so the sync does not block statements of the next group (which will share the
+ * next commit and sync).
+ *
+ * <p>Prepared statements are cached on the connection for its whole life, keyed by SQL text: the
+ * journal runs a dozen fixed statements, and parsing and planning them on every call cost more than
+ * executing them. Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the
+ * same reason.
  *
  * <p>If a commit fails, the store is broken: every later call throws, because callers that were
  * waiting cannot know whether their record is on disk (and so must not send).
@@ -35,14 +47,22 @@ public final class SingleConnectionStore implements Store {
 
   private final String name;
   private final Connection connection;
-  private final Connection syncConnection;
+  private final DiskSync diskSync;
   private final Duration deferredCommitInterval;
   private final ScheduledExecutorService flusher;
 
-  /** Guards the connection and the counters below it. */
+  /** Guards the connection, its statements and the counters below it. */
   private final ReentrantLock statementLock = new ReentrantLock();
+  private final Map<String, PreparedStatement> statements = new HashMap<>();
+  private final SqlSession session = new CachingSession();
+  private PreparedStatement savepoint;
+  private PreparedStatement rollbackToSavepoint;
   private long executedSeq;
   private long lastSyncSeq;
+  /** The last SYNC write that named no row (a purge): everything must wait for it. */
+  private long barrierSeq;
+  /** Rows with a SYNC write that may not be durable yet, and that write's sequence number. */
+  private final Map<Object, Long> unsyncedRows = new HashMap<>();
   private boolean flushScheduled;
   private boolean closed;
 
@@ -54,15 +74,15 @@ public final class SingleConnectionStore implements Store {
   /**
    * @param name for messages, such as the journal directory
    * @param connection the connection for all work; switched to manual commit here
-   * @param syncConnection a second connection to the same database for {@code CHECKPOINT SYNC}, or
-   *     null to not sync to disk
+   * @param diskSync what forces each commit to the disk, or null to not sync to disk (commits then
+   *     survive a process crash, not an OS crash); closed with the store
    * @param deferredCommitInterval the longest a DEFERRED write waits for its commit
    */
-  public SingleConnectionStore(String name, Connection connection, Connection syncConnection,
+  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval) throws SQLException {
     this.name = name;
     this.connection = connection;
-    this.syncConnection = syncConnection;
+    this.diskSync = diskSync;
     this.deferredCommitInterval = deferredCommitInterval;
     connection.setAutoCommit(false);
     this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -73,14 +93,14 @@ public final class SingleConnectionStore implements Store {
   }
 
   @Override
-  public <T> T read(SqlWork<T> work) throws IdempotencyException {
+  public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
     T result;
     long mustBeDurable;
     statementLock.lock();
     try {
       ensureUsable();
       result = runAtomically(work);
-      mustBeDurable = lastSyncSeq;
+      mustBeDurable = syncWritesVisibleTo(row);
     } finally {
       statementLock.unlock();
     }
@@ -89,7 +109,7 @@ public final class SingleConnectionStore implements Store {
   }
 
   @Override
-  public <T> T write(Durability durability, SqlWork<T> work) throws IdempotencyException {
+  public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
     T result;
     long mustBeDurable;
     statementLock.lock();
@@ -99,16 +119,44 @@ public final class SingleConnectionStore implements Store {
       long seq = ++executedSeq;
       if (durability == Durability.SYNC) {
         lastSyncSeq = seq;
-      } else if (!flushScheduled) {
-        flushScheduled = true;
-        flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+        if (row == null) {
+          barrierSeq = seq;
+        } else {
+          if (unsyncedRows.size() >= 256) {
+            long durable = durableSeq;
+            unsyncedRows.values().removeIf(s -> s <= durable);
+          }
+          unsyncedRows.put(row, seq);
+        }
+        mustBeDurable = seq;
+      } else {
+        if (!flushScheduled) {
+          flushScheduled = true;
+          flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        mustBeDurable = syncWritesVisibleTo(row);
       }
-      mustBeDurable = lastSyncSeq;
     } finally {
       statementLock.unlock();
     }
     awaitDurable(mustBeDurable);
     return result;
+  }
+
+  /**
+   * The sequence number up to which work must be durable before a unit that touched {@code row}
+   * (null: any row) returns: the last SYNC write it could have read. A unit on one operation waits
+   * only for SYNC writes of that operation (and of no particular row, such as a purge), not for
+   * other threads' begins: otherwise every claim, attempt and completion would wait for the group
+   * commit of whatever begins happen to be in flight, and concurrent operations would queue behind
+   * one another's commits.
+   */
+  private long syncWritesVisibleTo(Object row) {
+    if (row == null) {
+      return lastSyncSeq;
+    }
+    Long seq = unsyncedRows.get(row);
+    return seq == null ? barrierSeq : Math.max(seq, barrierSeq);
   }
 
   @Override
@@ -142,29 +190,53 @@ public final class SingleConnectionStore implements Store {
     }
   }
 
+  /** Hands out the cached statements of the one connection; used under {@link #statementLock} only. */
+  private final class CachingSession implements SqlSession {
+    @Override
+    public Connection connection() {
+      return connection;
+    }
+
+    @Override
+    public PreparedStatement prepare(String sql) throws SQLException {
+      PreparedStatement ps = statements.get(sql);
+      if (ps == null) {
+        ps = connection.prepareStatement(sql);
+        statements.put(sql, ps);
+      }
+      return ps;
+    }
+
+    @Override
+    public void release(PreparedStatement statement) {
+      // kept for the next use of its SQL; every use sets all of its parameters
+    }
+  }
+
   private <T> T runAtomically(SqlWork<T> work) throws IdempotencyException {
-    Savepoint savepoint;
     try {
-      savepoint = connection.setSavepoint();
+      if (savepoint == null) {
+        savepoint = connection.prepareStatement("SAVEPOINT idem_unit");
+        rollbackToSavepoint = connection.prepareStatement("ROLLBACK TO SAVEPOINT idem_unit");
+      }
+      savepoint.executeUpdate(); // a savepoint of the same name replaces the previous unit's
     } catch (SQLException e) {
       throw JournalErrors.wrap("savepoint on " + name, e);
     }
     try {
-      T result = work.run(connection);
-      connection.releaseSavepoint(savepoint);
-      return result;
+      return work.run(session);
     } catch (SQLException e) {
-      rollback(savepoint);
+      rollback();
       throw JournalErrors.wrap("statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
-      rollback(savepoint);
+      rollback();
       throw e;
     }
   }
 
-  private void rollback(Savepoint savepoint) throws JournalException {
+  private void rollback() throws JournalException {
     try {
-      connection.rollback(savepoint);
+      rollbackToSavepoint.executeUpdate();
     } catch (SQLException e) {
       // The transaction may hold other callers' work; it cannot be trusted any more.
       broken = e;
@@ -194,12 +266,15 @@ public final class SingleConnectionStore implements Store {
       } finally {
         statementLock.unlock();
       }
-      if (syncConnection != null) {
-        try (Statement st = syncConnection.createStatement()) {
-          st.execute("CHECKPOINT SYNC");
+      if (diskSync != null) {
+        try {
+          diskSync.sync();
         } catch (SQLException e) {
           broken = e;
           throw JournalErrors.wrap("disk sync on " + name, e);
+        } catch (IOException | RuntimeException e) {
+          broken = e;
+          throw new JournalException("disk sync on " + name + " failed: " + e, e);
         }
       }
       durableSeq = target;
@@ -245,18 +320,27 @@ public final class SingleConnectionStore implements Store {
     try {
       closed = true;
       flusher.shutdownNow();
-      for (Connection c : new Connection[] {syncConnection, connection}) {
-        if (c != null) {
-          try {
-            if (c == connection && broken != null) {
-              c.rollback();
-            }
-            c.close();
-          } catch (SQLException e) {
-            if (failure == null) {
-              failure = JournalErrors.wrap("close of " + name, e);
-            }
-          }
+      for (PreparedStatement ps : statements.values()) {
+        closeQuietly(ps);
+      }
+      statements.clear();
+      closeQuietly(savepoint);
+      closeQuietly(rollbackToSavepoint);
+      if (diskSync != null) {
+        try {
+          diskSync.close();
+        } catch (SQLException | IOException e) {
+          failure = new JournalException("close of " + name + " failed: " + e, e);
+        }
+      }
+      try {
+        if (broken != null) {
+          connection.rollback();
+        }
+        connection.close();
+      } catch (SQLException e) {
+        if (failure == null) {
+          failure = JournalErrors.wrap("close of " + name, e);
         }
       }
     } finally {
@@ -264,6 +348,16 @@ public final class SingleConnectionStore implements Store {
     }
     if (failure != null) {
       throw failure;
+    }
+  }
+
+  private static void closeQuietly(Statement st) {
+    if (st != null) {
+      try {
+        st.close();
+      } catch (SQLException ignored) {
+        // the connection is being closed anyway
+      }
     }
   }
 }

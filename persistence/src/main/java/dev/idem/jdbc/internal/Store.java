@@ -13,11 +13,20 @@ public interface Store extends AutoCloseable {
   /**
    * Runs read-only work. Whatever it reads that a SYNC write produced is durable by the time this
    * returns, so nothing read here can vanish in a crash and be acted on (sent) meanwhile.
+   *
+   * @param row the one row (an {@link dev.idem.core.OperationId}) the work reads, or null if it may
+   *     read any row; a store may then wait only for SYNC writes of that row
    */
-  <T> T read(SqlWork<T> work) throws IdempotencyException;
+  <T> T read(Object row, SqlWork<T> work) throws IdempotencyException;
 
-  /** Runs write work atomically, durable as {@code durability} says when this returns. */
-  <T> T write(Durability durability, SqlWork<T> work) throws IdempotencyException;
+  /**
+   * Runs write work atomically, durable as {@code durability} says when this returns. Like
+   * {@link #read}, it returns only once every SYNC write it may have read is durable.
+   *
+   * @param row the one row (an {@link dev.idem.core.OperationId}) the work reads and writes, or
+   *     null if it may touch any row
+   */
+  <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException;
 
   /** Makes every write so far durable. */
   void flush() throws IdempotencyException;

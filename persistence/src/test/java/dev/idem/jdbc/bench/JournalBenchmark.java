@@ -22,6 +22,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -48,7 +49,9 @@ import java.util.stream.Stream;
  * response. Runs single-threaded and with 32 threads, with {@code syncToDisk} on (the default:
  * WRITE_DELAY=0 plus one fsync per group commit) and off (WRITE_DELAY=0 only: survives kill -9, not
  * power loss). Goals: single-threaded cost at most 1.5 fsyncs per operation; 32 threads at least 5x
- * the single-threaded throughput.
+ * the single-threaded throughput. Each configuration alternates slices of fsync, single-threaded and
+ * 32-thread measurements ({@code -Dbench.slices=N}, default 40, so a slice lasts a fraction of a second) and reports the median of the
+ * per-slice ratios, so that both sides of a ratio see the same machine load.
  */
 public final class JournalBenchmark {
   private static final byte[] BODY = "{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}"
@@ -60,34 +63,103 @@ public final class JournalBenchmark {
 
   public static void main(String[] args) throws Exception {
     int ops = Integer.getInteger("bench.ops", 4000);
+    int slices = Integer.getInteger("bench.slices", 40);
     Path base = Path.of(System.getProperty("bench.dir", "target/bench"));
     Files.createDirectories(base);
     Path run = Files.createTempDirectory(base.toAbsolutePath(), "run-");
     try {
-      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d operations per run, %d cores, %s%n", ops,
-          Runtime.getRuntime().availableProcessors(), run);
-      double fsyncMicros = fsyncMicros(run.resolve("fsync.bin"), 2000);
-      System.out.printf(Locale.ROOT, "fsync of a 256-byte write (FileChannel.write + force(true)): %.1f us (%.0f/s)%n",
-          fsyncMicros, 1e6 / fsyncMicros);
-      for (boolean sync : new boolean[] {true, false}) {
-        String label = sync ? "syncToDisk=true (default)" : "syncToDisk=false";
-        double single = measure(run.resolve("single-" + sync), sync, 1, ops);
-        double multi = measure(run.resolve("multi-" + sync), sync, 32, ops * 2);
-        System.out.printf(Locale.ROOT, "%s, 1 thread:   %8.0f ops/s  %7.1f us/op%n", label, single, 1e6 / single);
-        System.out.printf(Locale.ROOT, "%s, 32 threads: %8.0f ops/s  %7.1f us/op (wall time / ops)%n", label, multi,
-            1e6 / multi);
-        System.out.printf(Locale.ROOT, "%s: single-threaded cost = %.2f x one fsync (goal <= 1.5); 32 threads ="
-            + " %.2f x single-threaded throughput (goal >= 5)%n", label, (1e6 / single) / fsyncMicros, multi / single);
+      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d operations single-threaded and %d with 32 threads"
+          + " per configuration, in %d interleaved slices; %d cores; %s; load average %s%n", ops, ops * 2, slices,
+          Runtime.getRuntime().availableProcessors(), run, loadAverage());
+      // Warm the JIT on a throwaway journal, so that the first measured configuration is not the cold one.
+      try (JdbcJournal warm = JdbcJournal.h2(run.resolve("warm-up")).syncToDisk(false).open()) {
+        timeOps(warm, new Random(2), 1, Math.min(ops, 2000));
       }
+      for (boolean sync : new boolean[] {true, false}) {
+        report(sync ? "syncToDisk=true (default)" : "syncToDisk=false",
+            measure(run.resolve("journal-" + sync), run.resolve("fsync-" + sync + ".bin"), sync, ops, slices));
+      }
+      System.out.printf(Locale.ROOT, "load average at the end: %s%n", loadAverage());
     } finally {
       deleteTree(run);
+    }
+  }
+
+  /** Per-slice results of one configuration. */
+  record Slices(double[] fsyncMicros, double[] singleMicrosPerOp, double[] multiOpsPerSecond) {
+  }
+
+  /**
+   * Runs {@code slices} rounds of: an fsync measurement, {@code ops / slices} operations on one
+   * thread, {@code 2 * ops / slices} operations on 32 threads. Interleaving puts each ratio's two
+   * sides under the same conditions: on a shared machine the load, and the fsync with it, drift by
+   * several times within a minute, and a ratio of figures measured a minute apart says little.
+   */
+  static Slices measure(Path dir, Path fsyncFile, boolean sync, int ops, int slices) throws Exception {
+    double[] fsync = new double[slices];
+    double[] single = new double[slices];
+    double[] multi = new double[slices];
+    try (JdbcJournal journal = JdbcJournal.h2(dir).syncToDisk(sync).open()) {
+      Random random = new Random(1);
+      timeOps(journal, random, 1, Math.min(500, ops / 4)); // warm-up
+      for (int i = 0; i < slices; i++) {
+        fsync[i] = fsyncMicros(fsyncFile, 50);
+        int n = Math.max(1, ops / slices);
+        single[i] = timeOps(journal, random, 1, n) / 1000.0 / n;
+        multi[i] = 2 * n / (timeOps(journal, random, 32, 2 * n) / 1e9);
+      }
+    }
+    return new Slices(fsync, single, multi);
+  }
+
+  private static void report(String label, Slices s) {
+    int n = s.fsyncMicros().length;
+    double[] costRatio = new double[n];
+    double[] scaling = new double[n];
+    for (int i = 0; i < n; i++) {
+      costRatio[i] = s.singleMicrosPerOp()[i] / s.fsyncMicros()[i];
+      scaling[i] = s.multiOpsPerSecond()[i] / (1e6 / s.singleMicrosPerOp()[i]);
+    }
+    double single = median(s.singleMicrosPerOp());
+    double multi = median(s.multiOpsPerSecond());
+    System.out.printf(Locale.ROOT, "%s: fsync of a 256-byte write (FileChannel.write + force(true)): median %.1f us"
+        + " (slices %s)%n", label, median(s.fsyncMicros()), list(s.fsyncMicros(), "%.0f"));
+    System.out.printf(Locale.ROOT, "%s, 1 thread:   median %7.1f us/op = %6.0f ops/s (slices %s)%n", label, single,
+        1e6 / single, list(s.singleMicrosPerOp(), "%.0f"));
+    System.out.printf(Locale.ROOT, "%s, 32 threads: median %7.0f ops/s = %6.1f us/op wall (slices %s)%n", label,
+        multi, 1e6 / multi, list(s.multiOpsPerSecond(), "%.0f"));
+    System.out.printf(Locale.ROOT, "%s: RATIOS (median of per-slice ratios) single-threaded begin+complete = %.2f x"
+        + " one fsync (goal <= 1.5) [slices %s]; 32 threads = %.2f x single-threaded throughput (goal >= 5)"
+        + " [slices %s]%n", label, median(costRatio), list(costRatio, "%.2f"), median(scaling),
+        list(scaling, "%.2f"));
+  }
+
+  private static double median(double[] values) {
+    double[] v = values.clone();
+    Arrays.sort(v);
+    return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  }
+
+  private static String list(double[] values, String format) {
+    StringBuilder b = new StringBuilder();
+    for (double d : values) {
+      b.append(b.length() == 0 ? "" : " ").append(String.format(Locale.ROOT, format, d));
+    }
+    return b.toString();
+  }
+
+  private static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).strip();
+    } catch (Exception e) {
+      return "unknown";
     }
   }
 
   static double fsyncMicros(Path file, int n) throws Exception {
     try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       ByteBuffer b = ByteBuffer.allocate(256);
-      for (int i = 0; i < 200; i++) {
+      for (int i = 0; i < 10; i++) { // the file exists and its blocks are allocated
         b.clear();
         ch.write(b, (long) (i % 16) * 256);
         ch.force(true);
@@ -102,23 +174,13 @@ public final class JournalBenchmark {
     }
   }
 
-  /** Returns operations per second. */
-  static double measure(Path dir, boolean sync, int threads, int ops) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.h2(dir).syncToDisk(sync).open()) {
-      Random random = new Random(1);
-      runOps(journal, random, 1, Math.min(500, ops / 4)); // warm-up
-      long t0 = System.nanoTime();
-      runOps(journal, random, threads, ops);
-      journal.flush();
-      return ops / ((System.nanoTime() - t0) / 1e9);
-    }
-  }
-
-  private static void runOps(JdbcJournal journal, Random random, int threads, int ops) throws Exception {
+  /** Runs {@code ops} operations on {@code threads} threads, then flushes; returns the nanoseconds taken. */
+  private static long timeOps(JdbcJournal journal, Random random, int threads, int ops) throws Exception {
     List<IdempotencyKey> keys = new ArrayList<>(ops);
     for (int i = 0; i < ops; i++) {
       keys.add(IdempotencyKey.generate(random));
     }
+    long t0 = System.nanoTime();
     AtomicInteger next = new AtomicInteger();
     CountDownLatch done = new CountDownLatch(threads);
     List<Throwable> failures = new ArrayList<>();
@@ -142,6 +204,8 @@ public final class JournalBenchmark {
     if (!failures.isEmpty()) {
       throw new IllegalStateException("benchmark operation failed", failures.get(0));
     }
+    journal.flush();
+    return System.nanoTime() - t0;
   }
 
   private static void one(JdbcJournal journal, IdempotencyKey key) throws Exception {
