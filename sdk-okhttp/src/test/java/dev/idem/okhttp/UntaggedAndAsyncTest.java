@@ -59,6 +59,16 @@ class UntaggedAndAsyncTest {
   }
 
   @Test
+  void untaggedPostIsRefusedBeforeSendingWhenConfiguredToReject() throws Exception {
+    IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().build()).untaggedPolicy(UntaggedPolicy.REJECT).build();
+    OkHttpClient client = client(idem);
+    IOException e = assertThrows(IOException.class, () -> client.newCall(untaggedPost(server.url("/orders"))).execute());
+    assertTrue(e.getMessage().contains("UntaggedPolicy.REJECT"), e.getMessage());
+    assertEquals(0, server.requestCount(), "nothing was sent");
+    assertTrue(f.allRecords().isEmpty(), "nothing journaled");
+  }
+
+  @Test
   void untaggedPostGetsAFreshKeyWhenConfigured() throws Exception {
     server.plan().next(Fault.status(503));
     IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().build()).untaggedPolicy(UntaggedPolicy.FRESH_KEY).build();
