@@ -52,6 +52,21 @@ import java.util.stream.Stream;
  * the single-threaded throughput. Each configuration alternates slices of fsync, single-threaded and
  * 32-thread measurements ({@code -Dbench.slices=N}, default 40, so a slice lasts a fraction of a second) and reports the median of the
  * per-slice ratios, so that both sides of a ratio see the same machine load.
+ *
+ * <p>Tried and dropped (2 cores, load average 0.9 to 3.3): several H2 connections instead of one.
+ * Each operation was pinned to one of K connections by the hash of its id, so its deferred writes
+ * could stay in that connection's open transaction. Row-less work took every connection. Commits on
+ * any connection shared one fdatasync. With syncToDisk on, 32 threads reached 2.15x and 2.00x the
+ * single-threaded throughput with K=4, and 2.17x with K=8. One connection reached 2.22x, 1.87x and
+ * 1.98x in the same session. That is within noise and far from 5x. With syncToDisk off, 32 threads
+ * stayed at 2160 to 2490 ops/s in every configuration. A JFR profile at 32 threads with K=4 and sync
+ * on put 57% of the CPU samples in {@code MVStore.store} (page serialization of the chunk each commit
+ * writes with WRITE_DELAY=0). The MVStore runs that under its store lock, one commit at a time. Each
+ * operation has a random key, so it dirties its own leaf pages, and a bigger group does not make the
+ * chunk cheaper per operation. Process CPU was about 600 to 750 us per operation at 32 threads, which
+ * caps 2 cores near 2500 to 3000 ops/s. That is about 3.5x of 1 thread with sync on, however many
+ * connections run statements. The design also broke {@code JournalKillTest}: a completion no longer
+ * reaches the disk with the next begin when that begin commits another connection.
  */
 public final class JournalBenchmark {
   private static final byte[] BODY = "{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}"
