@@ -98,7 +98,8 @@ public final class OperationCall {
    * @throws dev.idem.core.OperationFailedException FAILED without a response to return (for
    *     example the connection was refused on every attempt), or the server's 400 "key missing"
    * @throws dev.idem.core.OperationUncertainException UNCERTAIN: it may have taken effect
-   * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it)
+   * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
+   *     host's circuit breaker is open or its retry budget empty)
    * @throws dev.idem.core.RequestNotSentException the body publisher failed; nothing was sent
    * @throws InterruptedException interrupted; the operation stays PENDING with its key
    * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent

@@ -41,7 +41,8 @@ import okhttp3.OkHttpClient;
  *   <li>Key reused with another body (found locally, or a server 422): a thrown
  *       {@link dev.idem.core.IdempotencyKeyReusedException}.</li>
  *   <li>UNCERTAIN: a thrown {@link dev.idem.core.OperationUncertainException}; the effect may exist.</li>
- *   <li>Still PENDING (call canceled or its call timeout elapsed, thread interrupted):
+ *   <li>Still PENDING (call canceled or its call timeout elapsed, thread interrupted, the host's
+ *       circuit breaker open or its retry budget empty):
  *       a thrown {@link dev.idem.core.OperationPendingException}.</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
  * </ul>
