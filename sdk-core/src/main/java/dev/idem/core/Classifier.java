@@ -57,7 +57,8 @@ public interface Classifier {
    * <table>
    *   <caption>Default classification</caption>
    *   <tr><th>signal</th><th>class</th></tr>
-   *   <tr><td>connect refused, DNS failure, TLS handshake failure, connect timeout,
+   *   <tr><td>connect refused, DNS failure, TLS handshake failure, connect timeout (java.net.http's,
+   *       or the JDK socket's "Connect timed out"),
    *       {@link RequestNotSentException}</td><td>SAFE</td></tr>
    *   <tr><td>any other IOException (read timeout, reset, EOF)</td><td>AMBIGUOUS</td></tr>
    *   <tr><td>2xx</td><td>SUCCESS</td></tr>

@@ -51,6 +51,8 @@ class ClassifierTest {
         Arguments.of(new RequestNotSentException("pool exhausted before writing", null), SAFE),
         Arguments.of(new IOException("wrapped", new ConnectException("refused")), SAFE),
         Arguments.of(new IOException("wrapped twice", new IOException(new UnknownHostException("x"))), SAFE),
+        Arguments.of(new SocketTimeoutException("Connect timed out"), SAFE), // the JDK's socket connect
+        Arguments.of(new SocketTimeoutException("timeout"), AMBIGUOUS), // OkHttp's read/write timeout
         // the request may have been written: AMBIGUOUS
         Arguments.of(new SocketTimeoutException("Read timed out"), AMBIGUOUS),
         Arguments.of(new SocketException("Connection reset"), AMBIGUOUS),

@@ -7,6 +7,7 @@ import dev.idem.core.Verdict;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
+import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -50,6 +51,11 @@ public final class DefaultClassifier implements Classifier {
           || t instanceof UnknownHostException || t instanceof NoRouteToHostException
           || t instanceof SSLHandshakeException || t instanceof HttpConnectTimeoutException) {
         return Optional.of(Verdict.safe("not sent: " + t.getClass().getSimpleName()));
+      }
+      // The JDK's socket connect reports its timeout as a SocketTimeoutException with this exact
+      // message (OkHttp passes it through); no connection means no request byte was written.
+      if (t instanceof SocketTimeoutException && "connect timed out".equalsIgnoreCase(t.getMessage())) {
+        return Optional.of(Verdict.safe("not sent: connect timed out"));
       }
     }
     return Optional.of(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
