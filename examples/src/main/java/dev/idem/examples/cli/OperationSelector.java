@@ -1,7 +1,12 @@
 package dev.idem.examples.cli;
 
+import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Journal;
 import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import java.io.PrintWriter;
+import java.util.Optional;
 import picocli.CommandLine.Option;
 
 /** Names one operation by scope, operation name and key, as {@code list} prints them. */
@@ -17,5 +22,14 @@ final class OperationSelector {
 
   OperationId id() {
     return new OperationId(scope, operation, IdempotencyKey.of(key));
+  }
+
+  /** The selected operation, or empty after telling the operator on {@code err} that there is none. */
+  Optional<OperationRecord> find(Journal journal, PrintWriter err) throws IdempotencyException {
+    Optional<OperationRecord> r = journal.find(id());
+    if (r.isEmpty()) {
+      err.println("idem-journal: no operation " + id());
+    }
+    return r;
   }
 }

@@ -27,8 +27,7 @@ final class RedriveCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     try (JdbcJournal j = journal.open()) {
-      if (j.find(selector.id()).isEmpty()) {
-        spec.commandLine().getErr().println("idem-journal: no operation " + selector.id());
+      if (selector.find(j, spec.commandLine().getErr()).isEmpty()) {
         return 1;
       }
       try {

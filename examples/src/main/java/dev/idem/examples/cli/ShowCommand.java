@@ -25,9 +25,8 @@ final class ShowCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     try (JdbcJournal j = journal.open()) {
-      Optional<OperationRecord> r = j.find(selector.id());
+      Optional<OperationRecord> r = selector.find(j, spec.commandLine().getErr());
       if (r.isEmpty()) {
-        spec.commandLine().getErr().println("idem-journal: no operation " + selector.id());
         return 1;
       }
       RecordPrinter.detail(spec.commandLine().getOut(), r.get());

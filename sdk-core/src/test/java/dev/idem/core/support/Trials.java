@@ -39,19 +39,10 @@ public final class Trials {
 
     /** Like {@link #intBetween}, but hits the bounds (and a few given values) more often than chance. */
     public int intWithEdges(int min, int max, int... edges) {
-      int roll = random.nextInt(10);
-      if (roll == 0) {
-        return min;
-      }
-      if (roll == 1) {
-        return max;
-      }
-      if (roll == 2 && edges.length > 0) {
-        return edges[random.nextInt(edges.length)];
-      }
-      return intBetween(min, max);
+      return (int) longWithEdges(min, max, java.util.Arrays.stream(edges).asLongStream().toArray());
     }
 
+    /** Like {@link #longBetween}, but hits the bounds (and a few given values) more often than chance. */
     public long longWithEdges(long min, long max, long... edges) {
       int roll = random.nextInt(10);
       if (roll == 0) {
