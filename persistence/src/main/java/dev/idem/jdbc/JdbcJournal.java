@@ -12,30 +12,25 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.StaleOwnerException;
 import dev.idem.core.Transition;
 import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
-import dev.idem.jdbc.internal.DataSourceStore;
-import dev.idem.jdbc.internal.DiskSync;
 import dev.idem.jdbc.internal.Dialect;
 import dev.idem.jdbc.internal.Durability;
-import dev.idem.jdbc.internal.H2Files;
 import dev.idem.jdbc.internal.Instants;
-import dev.idem.jdbc.internal.JournalErrors;
-import dev.idem.jdbc.internal.Migrator;
+import dev.idem.jdbc.internal.JournalOpener;
 import dev.idem.jdbc.internal.OpenJournals;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
+import dev.idem.jdbc.internal.Quarantine;
 import dev.idem.jdbc.internal.RawRow;
 import dev.idem.jdbc.internal.RecordCodec;
-import dev.idem.jdbc.internal.SingleConnectionStore;
+import dev.idem.jdbc.internal.SecretHeaders;
 import dev.idem.jdbc.internal.SqlSession;
 import dev.idem.jdbc.internal.Store;
 import java.nio.file.Path;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,7 +43,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -128,12 +122,11 @@ public final class JdbcJournal implements Journal {
   private final Store store;
   private final OperationTable table;
   private final RecordCodec codec;
-  private final Set<String> excludedHeaders;
+  private final Quarantine quarantine;
+  private final SecretHeaders secrets;
   private final int maxRequestBody;
-  private final Clock clock;
   private final int schemaVersion;
   private final Path registeredDirectory;
-  private final AtomicBoolean warnedAboutSecrets = new AtomicBoolean();
 
   private JdbcJournal(Builder b, String name, Dialect dialect, Store store, int schemaVersion,
       Path registeredDirectory) {
@@ -142,9 +135,9 @@ public final class JdbcJournal implements Journal {
     this.store = store;
     this.table = new OperationTable(dialect);
     this.codec = new RecordCodec(b.maxStoredResponseBody, TRUNCATED_BODY_HEADER);
-    this.excludedHeaders = Set.copyOf(b.excludedHeaders);
+    this.quarantine = new Quarantine(name, store, table, codec, b.clock, LOG);
+    this.secrets = new SecretHeaders(name, b.excludedHeaders, LOG);
     this.maxRequestBody = b.maxRequestBody;
-    this.clock = b.clock;
     this.schemaVersion = schemaVersion;
     this.registeredDirectory = registeredDirectory;
   }
@@ -184,7 +177,7 @@ public final class JdbcJournal implements Journal {
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
     Objects.requireNonNull(operation, "operation");
     OperationId id = operation.id();
-    RequestSnapshot request = withoutSecrets(operation.request(), id);
+    RequestSnapshot request = secrets.strip(operation.request(), id);
     if (request.bodyLength() > maxRequestBody) {
       throw new JournalException("cannot journal " + id + ": its request body has " + request.bodyLength()
           + " bytes, more than the journal's limit of " + maxRequestBody + " (maxRequestBodyBytes); nothing was sent",
@@ -199,7 +192,7 @@ public final class JdbcJournal implements Journal {
     if (existing == null) {
       return new BeginResult(OperationRecord.pending(stored), true);
     }
-    OperationRecord r = decodeOrQuarantine(existing);
+    OperationRecord r = quarantine.decodeOrQuarantine(existing);
     if (!r.fingerprint().equals(operation.fingerprint())) {
       throw new IdempotencyKeyReusedException(id, false, "key " + id.key() + " is already journaled for "
           + id.scope() + "/" + id.operation() + " with another request fingerprint; refusing to send");
@@ -211,14 +204,14 @@ public final class JdbcJournal implements Journal {
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     RawRow row = store.read(id, c -> table.select(c, id, null));
-    return row == null ? Optional.empty() : Optional.of(decodeOrQuarantine(row));
+    return row == null ? Optional.empty() : Optional.of(quarantine.decodeOrQuarantine(row));
   }
 
   @Override
   public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(reference, "reference");
-    return decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
+    return quarantine.decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
   }
 
   @Override
@@ -232,7 +225,7 @@ public final class JdbcJournal implements Journal {
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
     long expiresNanos = Instants.toNanos(expiresAt);
-    return quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+    return quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {
         if (table.exists(c, id)) {
@@ -240,8 +233,8 @@ public final class JdbcJournal implements Journal {
         }
         throw new IllegalStateException("no such operation: " + id);
       }
-      failIfQuarantined(r);
-      OperationState state = stateOf(r);
+      Quarantine.failIfQuarantined(r);
+      OperationState state = Quarantine.state(r);
       boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
           && r.leaseExpiresAt() > nowNanos;
       if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && !leased))) {
@@ -262,7 +255,7 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(attempt, "attempt");
     long at = Instants.toNanos(attempt.endedAt());
-    quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+    quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
       fence(r, id, lease);
       String attempts;
@@ -283,19 +276,19 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(t, "transition");
-    String responseJson = codec.encodeResponse(t.response(), responseExclusions());
+    String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
-    return quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+    return quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow raw = existing(table.select(c, id, null), id);
-      OperationRecord r = decode(raw);
+      OperationRecord r = quarantine.decode(raw);
       fence(raw, id, lease);
       OperationState.checkTransition(r.state(), t.target());
       if (!table.transitionFenced(c, id, lease.owner(), lease.generation(), change)) {
         throw new StaleOwnerException(id, lease, "changed concurrently");
       }
       return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
-          decodeStoredResponse(raw, responseJson), change.reason());
+          quarantine.decodeResponse(raw, responseJson), change.reason());
     }));
   }
 
@@ -303,19 +296,19 @@ public final class JdbcJournal implements Journal {
   public OperationRecord abandon(OperationId id, Transition t) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(t, "transition");
-    String responseJson = codec.encodeResponse(t.response(), responseExclusions());
+    String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
-    return quarantining(() -> store.write(Durability.SYNC, id, c -> {
+    return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
-      failIfQuarantined(raw);
-      OperationRecord r = decode(raw);
+      Quarantine.failIfQuarantined(raw);
+      OperationRecord r = quarantine.decode(raw);
       OperationState.checkAbandon(r.state(), t.target());
       if (!table.transitionUnheld(c, id, raw.state(), raw.generation(), change)) {
         throw new IllegalStateException("operation " + id + " changed while it was being abandoned; try again");
       }
       return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
-          decodeStoredResponse(raw, responseJson), change.reason());
+          quarantine.decodeResponse(raw, responseJson), change.reason());
     }));
   }
 
@@ -323,10 +316,10 @@ public final class JdbcJournal implements Journal {
   public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     long nowNanos = Instants.toNanos(now);
-    return quarantining(() -> store.write(Durability.SYNC, id, c -> {
+    return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
-      failIfQuarantined(raw);
-      OperationRecord r = decode(raw);
+      Quarantine.failIfQuarantined(raw);
+      OperationRecord r = quarantine.decode(raw);
       OperationState.checkRedrive(r.state());
       String reason = "re-driven from " + r.state();
       if (!table.transitionUnheld(c, id, raw.state(), raw.generation(),
@@ -372,7 +365,7 @@ public final class JdbcJournal implements Journal {
    */
   public List<QuarantinedOperation> findQuarantined(int limit) throws IdempotencyException {
     checkLimit(limit);
-    List<RawRow> rows = store.read(null, c -> table.quarantined(c, limit));
+    List<RawRow> rows = quarantine.list(limit);
     List<QuarantinedOperation> result = new ArrayList<>(rows.size());
     for (RawRow r : rows) {
       result.add(new QuarantinedOperation(r.scope(), r.operation(), r.key(), r.quarantineReason(),
@@ -416,7 +409,7 @@ public final class JdbcJournal implements Journal {
       int want = limit - result.size();
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
-      result.addAll(decodeAll(rows));
+      result.addAll(quarantine.decodeAll(rows));
       if (rows.size() < want) {
         break;
       }
@@ -424,80 +417,6 @@ public final class JdbcJournal implements Journal {
       cursor = new RowKey(last.scope(), last.operation(), last.key());
     }
     return result;
-  }
-
-  private List<OperationRecord> decodeAll(List<RawRow> rows) throws IdempotencyException {
-    List<OperationRecord> result = new ArrayList<>(rows.size());
-    for (RawRow row : rows) {
-      try {
-        result.add(codec.decode(row));
-      } catch (CorruptRowException e) {
-        quarantine(row, e.getMessage());
-      }
-    }
-    return result;
-  }
-
-  private OperationRecord decodeOrQuarantine(RawRow row) throws IdempotencyException {
-    failIfQuarantined(row);
-    try {
-      return codec.decode(row);
-    } catch (CorruptRowException e) {
-      quarantine(row, e.getMessage());
-      throw quarantinedError(row.idText(), e.getMessage());
-    }
-  }
-
-  private interface Call<T> {
-    T run() throws IdempotencyException;
-  }
-
-  /** Runs a unit that may meet a corrupt row; quarantines it after the unit rolled back, and explains. */
-  private <T> T quarantining(Call<T> call) throws IdempotencyException {
-    try {
-      return call.run();
-    } catch (CorruptRowFound e) {
-      quarantine(e.row(), e.getMessage());
-      throw quarantinedError(e.row().idText(), e.getMessage());
-    }
-  }
-
-  private void quarantine(RawRow row, String reason) throws IdempotencyException {
-    LOG.warn("Idem journal {}: quarantined operation {}: {}", name, row.idText(), reason);
-    long at = Instants.toNanos(clock.instant());
-    store.write(Durability.DEFERRED, null,
-        c -> {
-          table.quarantine(c, row.scope(), row.operation(), row.key(), at, reason);
-          return null;
-        });
-  }
-
-  private static JournalException quarantinedError(String id, String reason) {
-    return new JournalException("operation " + id + " is quarantined because its journal row cannot be read ("
-        + reason + "); it is kept for inspection and skipped by the journal", null);
-  }
-
-  private static void failIfQuarantined(RawRow row) throws JournalException {
-    if (row.quarantinedAt() != null) {
-      throw quarantinedError(row.idText(), row.quarantineReason());
-    }
-  }
-
-  private OperationRecord decode(RawRow row) throws JournalException {
-    failIfQuarantined(row);
-    try {
-      return codec.decode(row);
-    } catch (CorruptRowException e) {
-      throw new CorruptRowFound(row, e);
-    }
-  }
-
-  private static OperationState stateOf(RawRow row) throws JournalException {
-    try {
-      return RecordCodec.state(row.state());
-    } catch (CorruptRowException e) {
-      throw new CorruptRowFound(row, e);
-    }
   }
 
   private static RawRow existing(RawRow row, OperationId id) {
@@ -509,45 +428,12 @@ public final class JdbcJournal implements Journal {
 
   /** The same check as the in-memory journal; the SQL update repeats it as its WHERE clause. */
   private static void fence(RawRow r, OperationId id, Lease lease) throws IdempotencyException {
-    failIfQuarantined(r);
-    OperationState state = stateOf(r);
+    Quarantine.failIfQuarantined(r);
+    OperationState state = Quarantine.state(r);
     if (state != OperationState.IN_FLIGHT || r.generation() != lease.generation()
         || !lease.owner().equals(r.owner())) {
       throw new StaleOwnerException(id, lease, state + " at generation " + r.generation());
     }
-  }
-
-  private ResponseSnapshot decodeStoredResponse(RawRow row, String responseJson) throws JournalException {
-    try {
-      return codec.decodeResponse(responseJson);
-    } catch (CorruptRowException e) {
-      throw new CorruptRowFound(row, e); // cannot happen: we just encoded it
-    }
-  }
-
-  private RequestSnapshot withoutSecrets(RequestSnapshot request, OperationId id) {
-    Set<String> present = new TreeSet<>();
-    for (String h : request.headers().keySet()) {
-      if (RequestSnapshot.DEFAULT_SECRET_HEADERS.contains(h) || excludedHeaders.contains(h)) {
-        present.add(h);
-      }
-    }
-    if (present.isEmpty()) {
-      return request;
-    }
-    if (warnedAboutSecrets.compareAndSet(false, true)) {
-      LOG.warn("Idem journal {}: request snapshot of {} carried secret headers {}; they were not journaled"
-          + " (re-apply them per attempt with an interceptor or header supplier)", name, id, present);
-    } else {
-      LOG.debug("Idem journal {}: stripped secret headers {} from {}", name, present, id);
-    }
-    return request.withoutHeaders(present);
-  }
-
-  private Set<String> responseExclusions() {
-    Set<String> all = new TreeSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
-    all.addAll(excludedHeaders);
-    return all;
   }
 
   private static Long nanosOrNull(Instant i) {
@@ -558,20 +444,6 @@ public final class JdbcJournal implements Journal {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be at least 1: " + limit);
     }
-  }
-
-  private void quarantineUnknownStates() throws IdempotencyException {
-    List<RawRow> rows;
-    do {
-      rows = store.read(null, c -> table.unknownStates(c, 100));
-      for (RawRow r : rows) {
-        try {
-          RecordCodec.state(r.state());
-        } catch (CorruptRowException e) {
-          quarantine(r, e.getMessage());
-        }
-      }
-    } while (rows.size() == 100);
   }
 
   /**
@@ -664,8 +536,10 @@ public final class JdbcJournal implements Journal {
      *     another process, or has a newer schema than this version of Idem knows
      */
     public JdbcJournal open() throws JournalException {
+      JournalOpener opener = new JournalOpener(syncToDisk, deferredCommitInterval, clock);
       try {
-        return directory != null ? openH2Directory() : openDataSource();
+        return directory != null ? opener.openH2(directory, this::journal)
+            : opener.openDataSource(dataSource, this::journal);
       } catch (JournalException e) {
         throw e;
       } catch (IdempotencyException e) {
@@ -673,87 +547,12 @@ public final class JdbcJournal implements Journal {
       }
     }
 
-    private JdbcJournal openH2Directory() throws IdempotencyException {
-      Path dir = H2Files.prepare(directory);
-      OpenJournals.acquire(dir);
-      try {
-        org.h2.jdbcx.JdbcDataSource ds = new org.h2.jdbcx.JdbcDataSource();
-        ds.setURL(H2Files.url(dir));
-        JdbcJournal journal = openSingleConnection(dir.toString(), ds, dir);
-        H2Files.tightenFiles(dir);
-        return journal;
-      } catch (IdempotencyException | RuntimeException e) {
-        OpenJournals.release(dir);
-        throw e;
-      }
-    }
-
-    private JdbcJournal openDataSource() throws IdempotencyException {
-      Dialect dialect;
-      String name;
-      try (Connection c = dataSource.getConnection()) {
-        dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
-        name = c.getMetaData().getURL();
-        if (dialect == null) {
-          throw new JournalException("unsupported database for the Idem journal: "
-              + c.getMetaData().getDatabaseProductName() + " (supported: H2, PostgreSQL)", null);
-        }
-        if (dialect == Dialect.POSTGRESQL) {
-          int version = new Migrator(dialect, clock).migrate(c);
-          JdbcJournal journal = new JdbcJournal(this, name, dialect, new DataSourceStore(name, dataSource, dialect),
-              version, null);
-          journal.quarantineUnknownStates();
-          return journal;
-        }
-      } catch (SQLException e) {
-        throw JournalErrors.wrap("open", e);
-      }
-      return openSingleConnection(name, dataSource, null);
-    }
-
-    private JdbcJournal openSingleConnection(String name, DataSource ds, Path registered)
+    /** The journal over an opened store; quarantines rows with unknown states before it is used. */
+    private JdbcJournal journal(String name, Dialect dialect, Store store, int schemaVersion, Path registered)
         throws IdempotencyException {
-      Connection main = null;
-      DiskSync diskSync = null;
-      try {
-        main = ds.getConnection();
-        if (main.getMetaData().isReadOnly()) {
-          throw new JournalException("the journal " + name + " is read-only; the journal needs to write before"
-              + " anything is sent", null);
-        }
-        int version = new Migrator(Dialect.H2, clock).migrate(main);
-        if (syncToDisk) {
-          // Our own directory: fdatasync the data file directly. An app's DataSource: CHECKPOINT SYNC.
-          diskSync = registered != null ? DiskSync.ofFile(registered.resolve(H2Files.DATA_FILE))
-              : DiskSync.ofCheckpoint(ds.getConnection());
-        }
-        Store store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
-        JdbcJournal journal = new JdbcJournal(this, name, Dialect.H2, store, version, registered);
-        journal.quarantineUnknownStates();
-        return journal;
-      } catch (SQLException e) {
-        closeQuietly(diskSync);
-        closeQuietly(main);
-        throw JournalErrors.wrap("open of " + name, e);
-      } catch (IdempotencyException | RuntimeException e) {
-        closeQuietly(diskSync);
-        closeQuietly(main);
-        throw e;
-      } catch (java.io.IOException e) {
-        closeQuietly(diskSync);
-        closeQuietly(main);
-        throw new JournalException("cannot open the journal file of " + name + " for disk syncs: " + e, e);
-      }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (Exception ignored) {
-          // already failing; the first error is the one to report
-        }
-      }
+      JdbcJournal journal = new JdbcJournal(this, name, dialect, store, schemaVersion, registered);
+      journal.quarantine.sweepUnknownStates();
+      return journal;
     }
   }
 }
