@@ -1,2 +1,2 @@
-/** The runnable demo, the journal CLI and copyable samples. Work pending (issue 6). */
+/** The runnable demo, the journal CLI and copyable samples. Not a library: nothing here is API. */
 package dev.idem.examples;
