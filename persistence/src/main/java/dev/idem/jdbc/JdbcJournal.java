@@ -68,16 +68,25 @@ import org.slf4j.LoggerFactory;
  * the same key: a safe replay. {@link #abandon}, {@link #redrive} and {@link #purge} are durable
  * when they return. {@link #flush()} makes everything durable now; {@link #close()} flushes.
  *
- * <p>On embedded H2 the journal owns one connection. Concurrent callers share commits (group
- * commit): one commit, and one disk sync, covers every write made while the previous one ran. The
- * H2 URL uses {@code WRITE_DELAY=0} (each commit is written to the file before it returns; proven by
- * this module's kill -9 tests) and, by default, each commit is followed by one disk sync: an
- * fdatasync of the journal's data file ({@code CHECKPOINT SYNC} for an H2 DataSource given by the
- * app), so that a begun operation is on the disk, not only in the OS page cache, before begin
- * returns, and survives an OS crash or power loss as far as the disk honours the flush (a kill -9
- * test cannot show that part). Turn that off with {@link Builder#syncToDisk(boolean)} to survive
- * process crashes only, faster. An H2 journal belongs to one process: a second process gets a
- * {@link JournalException}.
+ * <p>An embedded H2 journal in its own directory ({@link #openH2}, {@link #h2}) writes through a
+ * write-ahead log, {@code idem-journal.wal}, next to the H2 file. A write is appended to the log
+ * and kept in memory; begin returns once the log is forced (one {@code fdatasync}, shared by every
+ * write appended meanwhile: group commit). A background thread copies the logged rows into H2 in
+ * batches, and the log is restarted once H2 has them all and is synced. Opening after a crash
+ * first writes to H2 whatever only the log holds. Why: an H2 commit rewrites a copy-on-write chunk
+ * of tens of kilobytes, which cost several fsyncs' worth of CPU per begin when every begin
+ * committed H2; appending to the log costs about one fsync.
+ * Queries that scan (findDue, findByState, findByReference, purge, counts) first bring H2 up to
+ * date, so they see every write. With {@link Builder#syncToDisk(boolean) syncToDisk(false)} the
+ * log is written to the OS but not forced: records survive a process crash (kill -9), not an OS
+ * crash or power loss. The H2 URL keeps {@code WRITE_DELAY=0}, so that what H2 has committed is in
+ * its file before the log that held it is restarted.
+ *
+ * <p>An app's H2 DataSource ({@link #dataSource}) has no directory of the journal's own: there the
+ * journal owns one connection and commits H2 directly, and concurrent callers share commits (group
+ * commit): one commit, and one disk sync ({@code CHECKPOINT SYNC}, unless {@code syncToDisk} is
+ * off), covers every write made while the previous one ran. An H2 journal belongs to one process:
+ * a second process gets a {@link JournalException}.
  *
  * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
  * before returning; begin commits with {@code synchronous_commit = on}, the deferred writes with
@@ -133,7 +142,7 @@ public final class JdbcJournal implements Journal {
     this.name = name;
     this.dialect = dialect;
     this.store = store;
-    this.table = new OperationTable(dialect);
+    this.table = store.table(dialect);
     this.codec = new RecordCodec(b.maxStoredResponseBody, TRUNCATED_BODY_HEADER);
     this.quarantine = new Quarantine(name, store, table, codec, b.clock, LOG);
     this.secrets = new SecretHeaders(name, b.excludedHeaders, LOG);
@@ -352,7 +361,7 @@ public final class JdbcJournal implements Journal {
   /**
    * Makes every write so far durable (deferred writes included).
    *
-   * @throws JournalException if the commit fails
+   * @throws JournalException if the write fails
    */
   public void flush() throws IdempotencyException {
     store.flush();
@@ -376,7 +385,9 @@ public final class JdbcJournal implements Journal {
 
   /**
    * Flushes deferred writes and releases the journal's connections (not an app-supplied
-   * DataSource). Idempotent; later calls on the journal throw {@link JournalException}.
+   * DataSource); an embedded H2 journal first copies every logged row into H2 and restarts its
+   * log, so the next open has nothing to replay. Idempotent; later calls on the journal throw
+   * {@link JournalException}.
    */
   @Override
   public void close() throws IdempotencyException {
@@ -466,11 +477,10 @@ public final class JdbcJournal implements Journal {
     }
 
     /**
-     * H2 only: whether each group commit is followed by a disk sync of the journal file (an
-     * fdatasync of the data file; {@code CHECKPOINT SYNC} for an app's H2 DataSource). Default true:
-     * a begun operation survives an OS crash or power loss, as far as the disk honours the flush.
-     * With false, it survives a process crash (kill -9) but not an OS crash; begin is cheaper by
-     * that sync, which costs more than a small in-place fsync because H2 appends a chunk per commit.
+     * H2 only: whether each group commit is forced to the disk (an fdatasync of the journal's log;
+     * {@code CHECKPOINT SYNC} for an app's H2 DataSource). Default true: a begun operation survives
+     * an OS crash or power loss, as far as the disk honours the flush. With false, it survives a
+     * process crash (kill -9) but not an OS crash, and begin is cheaper by that sync.
      */
     public Builder syncToDisk(boolean sync) {
       this.syncToDisk = sync;
@@ -478,8 +488,8 @@ public final class JdbcJournal implements Journal {
     }
 
     /**
-     * H2 only: the longest a deferred write (claim, attempt, transition) waits for its commit when
-     * no begin comes along to carry it. Default {@link #DEFAULT_DEFERRED_COMMIT_INTERVAL}.
+     * H2 only: the longest a deferred write (claim, attempt, transition) waits to be made durable
+     * when no begin comes along to carry it. Default {@link #DEFAULT_DEFERRED_COMMIT_INTERVAL}.
      */
     public Builder deferredCommitInterval(Duration interval) {
       if (interval.isNegative() || interval.isZero()) {

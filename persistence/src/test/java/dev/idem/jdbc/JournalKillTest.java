@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.NewOperation;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
@@ -15,6 +16,7 @@ import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
 import dev.idem.core.Transport;
 import dev.idem.jdbc.support.ChildJvm;
+import dev.idem.jdbc.support.Ops;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -150,6 +152,30 @@ class JournalKillTest {
       for (String k : journaled) {
         assertEquals(OperationState.SUCCEEDED, journal.find(id(IdempotencyKey.of(k))).orElseThrow().state());
       }
+    }
+  }
+
+  /**
+   * A purge deletes rows the log may still hold images of; it must start a new log cycle, or a
+   * replay after a kill would bring the purged operations back.
+   */
+  @Test
+  void aPurgeIsNotUndoneByAKill() throws Exception {
+    Path dir = tmp.resolve("journal");
+    int count = 5;
+    ChildJvm.Result child = ChildJvm.run(tmp, PurgeThenHaltChild.class, dir.toString(), Integer.toString(count));
+    assertEquals(HaltingJournal.HALT_CODE, child.exitCode(), "child did not halt where expected:\n" + child.output());
+
+    Ops ops = new Ops(PurgeThenHaltChild.SEED);
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      for (int i = 0; i < count; i++) {
+        NewOperation purged = ops.newOp("{\"n\":" + i + "}");
+        assertTrue(journal.find(purged.id()).isEmpty(), "purged operation " + i + " came back after the kill");
+      }
+      NewOperation after = ops.newOp("{\"after\":\"the purge\"}");
+      assertEquals(OperationState.PENDING, journal.find(after.id()).orElseThrow().state(),
+          "the begin after the purge survives the kill");
+      assertEquals(1, journal.findByState(OperationState.PENDING, null, 10).size());
     }
   }
 

@@ -25,6 +25,8 @@ public final class H2Files {
   public static final String BASE_NAME = "idem-journal";
   /** The H2 data file name. */
   public static final String DATA_FILE = BASE_NAME + ".mv.db";
+  /** The journal's write-ahead log ({@link LoggedStore}), next to the data file. */
+  public static final String LOG_FILE = BASE_NAME + ".wal";
 
   static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwx------");
   static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
@@ -124,7 +126,9 @@ public final class H2Files {
    * <ul>
    *   <li>{@code WRITE_DELAY=0}: every commit writes its chunk to the file before returning, so a
    *       committed record survives kill -9. H2's default (500 ms) lost every committed row on
-   *       {@code Runtime.halt()} in our measurements.</li>
+   *       {@code Runtime.halt()} in our measurements. The {@link LoggedStore} relies on it: it
+   *       restarts its log once the rows are committed to H2 (and the file synced, with
+   *       syncToDisk), and a delayed write would lose them.</li>
    *   <li>{@code TRACE_LEVEL_FILE=0}: no {@code .trace.db} file, which could hold SQL text with
    *       values (request data) and would be created with default permissions.</li>
    *   <li>{@code DB_CLOSE_ON_EXIT=FALSE}: the journal, not an H2 shutdown hook, decides when to

@@ -8,6 +8,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
 
 /**
@@ -21,6 +23,9 @@ import javax.sql.DataSource;
  * released as for any other failure.
  */
 public final class JournalOpener {
+  /** Reader connections of a {@link LoggedStore}: enough for the cores of a small client machine. */
+  private static final int LOGGED_STORE_READERS = 2;
+
   /** Builds the journal over an opened store. Its failure fails, and undoes, the open. */
   public interface Finish<T> {
     /**
@@ -92,11 +97,18 @@ public final class JournalOpener {
     return openSingleConnection(name, dataSource, null, finish);
   }
 
-  /** H2: one connection held for the journal's life, with group commit and optional disk syncs. */
+  /**
+   * H2: one connection held for the journal's life for writes. In the journal's own directory a
+   * {@link LoggedStore} puts a write-ahead log in front of it and reads through a second connection;
+   * for an app's DataSource (whose files the journal does not own) a {@link SingleConnectionStore}
+   * commits to H2 directly, with group commit and optional disk syncs.
+   */
   private <T> T openSingleConnection(String name, DataSource ds, Path registered, Finish<T> finish)
       throws IdempotencyException {
     Connection main = null;
+    List<Connection> readers = new ArrayList<>();
     DiskSync diskSync = null;
+    Store store = null;
     try {
       main = ds.getConnection();
       if (main.getMetaData().isReadOnly()) {
@@ -109,20 +121,34 @@ public final class JournalOpener {
         diskSync = registered != null ? DiskSync.ofFile(registered.resolve(H2Files.DATA_FILE))
             : DiskSync.ofCheckpoint(ds.getConnection());
       }
-      Store store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      if (registered != null) {
+        for (int i = 0; i < LOGGED_STORE_READERS; i++) {
+          readers.add(ds.getConnection());
+        }
+        store = LoggedStore.open(name, main, readers, diskSync, registered.resolve(H2Files.LOG_FILE),
+            deferredCommitInterval);
+      } else {
+        store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      }
       return finish.finish(name, Dialect.H2, store, version, registered);
     } catch (SQLException e) {
-      closeQuietly(diskSync);
-      closeQuietly(main);
+      closeQuietly(store, diskSync, main);
+      readers.forEach(JournalOpener::closeQuietly);
       throw JournalErrors.wrap("open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
-      closeQuietly(diskSync);
-      closeQuietly(main);
+      closeQuietly(store, diskSync, main);
+      readers.forEach(JournalOpener::closeQuietly);
       throw e;
     } catch (IOException e) {
-      closeQuietly(diskSync);
-      closeQuietly(main);
-      throw new JournalException("cannot open the journal file of " + name + " for disk syncs: " + e, e);
+      closeQuietly(store, diskSync, main);
+      readers.forEach(JournalOpener::closeQuietly);
+      throw new JournalException("cannot open the journal files of " + name + ": " + e, e);
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable... all) {
+    for (AutoCloseable c : all) {
+      closeQuietly(c);
     }
   }
 

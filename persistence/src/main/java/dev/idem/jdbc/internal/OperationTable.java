@@ -11,9 +11,10 @@ import java.util.List;
 
 /**
  * The SQL of {@code idem_operation}: every statement the journal runs, in one place. Methods take
- * the connection of the current unit of work and never commit.
+ * the connection of the current unit of work and never commit. {@link OverlayTable} answers the
+ * single-row methods from the rows a {@link LoggedStore} has not yet written to the database.
  */
-public final class OperationTable {
+public class OperationTable {
   static final String COLUMNS = "scope, operation, op_key, reference, fingerprint, request_json, state, owner,"
       + " generation, lease_expires_at, next_attempt_at, created_at, updated_at, attempts_json, response_json,"
       + " reason, quarantined_at, quarantine_reason";
@@ -338,6 +339,106 @@ public final class OperationTable {
       return list(ps);
     } finally {
       c.release(ps);
+    }
+  }
+
+  /**
+   * Writes whole rows, inserting or replacing each by identity, in one batch (H2 only: its
+   * {@code MERGE ... KEY}). Used where it is not known whether a row exists, such as replaying
+   * {@link LoggedStore}'s log at open.
+   */
+  public void mergeAll(SqlSession c, Iterable<RawRow> rows) throws SQLException {
+    batch(c, "MERGE INTO idem_operation (" + COLUMNS + ") KEY (scope, operation, op_key) VALUES (" + PLACEHOLDERS
+        + ")", rows, OperationTable::bindWhole);
+  }
+
+  /**
+   * Inserts whole rows that do not exist yet, in one batch: cheaper than a merge, which first looks
+   * for each row to update.
+   *
+   * @throws SQLException if one exists (SQLState 23505); then the batch may be partly done, and
+   *     the caller rolls back
+   */
+  public void insertAll(SqlSession c, Iterable<RawRow> rows) throws SQLException {
+    batch(c, "INSERT INTO idem_operation (" + COLUMNS + ") VALUES (" + PLACEHOLDERS + ")", rows,
+        OperationTable::bindWhole);
+  }
+
+  /**
+   * Replaces every column of rows that exist, by identity, in one batch.
+   *
+   * @return the rows that did not exist (nothing was written for them)
+   */
+  public List<RawRow> updateAll(SqlSession c, List<RawRow> rows) throws SQLException {
+    int[] counts = batch(c, "UPDATE idem_operation SET reference = ?, fingerprint = ?, request_json = ?, state = ?,"
+        + " owner = ?, generation = ?, lease_expires_at = ?, next_attempt_at = ?, created_at = ?, updated_at = ?,"
+        + " attempts_json = ?, response_json = ?, reason = ?, quarantined_at = ?, quarantine_reason = ?" + BY_ID, rows,
+        (ps, r) -> {
+          bindColumnsAfterId(ps, 1, r);
+          ps.setString(16, r.scope());
+          ps.setString(17, r.operation());
+          ps.setString(18, r.key());
+        });
+    List<RawRow> missing = new ArrayList<>();
+    for (int i = 0; i < counts.length; i++) {
+      if (counts[i] == 0) {
+        missing.add(rows.get(i));
+      }
+    }
+    return missing;
+  }
+
+  private static final String PLACEHOLDERS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?";
+
+  private interface Binder {
+    void bind(PreparedStatement ps, RawRow row) throws SQLException;
+  }
+
+  private static int[] batch(SqlSession c, String sql, Iterable<RawRow> rows, Binder binder) throws SQLException {
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      for (RawRow r : rows) {
+        binder.bind(ps, r);
+        ps.addBatch();
+      }
+      return ps.executeBatch();
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /** Binds every column in {@link #COLUMNS} order from parameter 1. */
+  private static void bindWhole(PreparedStatement ps, RawRow r) throws SQLException {
+    ps.setString(1, r.scope());
+    ps.setString(2, r.operation());
+    ps.setString(3, r.key());
+    bindColumnsAfterId(ps, 4, r);
+  }
+
+  /** Binds the columns after the identity, in {@link #COLUMNS} order, from parameter {@code i}. */
+  private static void bindColumnsAfterId(PreparedStatement ps, int i, RawRow r) throws SQLException {
+    ps.setString(i, r.reference());
+    ps.setString(i + 1, r.fingerprint());
+    ps.setString(i + 2, r.requestJson());
+    ps.setString(i + 3, r.state());
+    ps.setString(i + 4, r.owner());
+    ps.setLong(i + 5, r.generation());
+    setNullable(ps, i + 6, r.leaseExpiresAt());
+    setNullable(ps, i + 7, r.nextAttemptAt());
+    ps.setLong(i + 8, r.createdAt());
+    ps.setLong(i + 9, r.updatedAt());
+    ps.setString(i + 10, r.attemptsJson());
+    ps.setString(i + 11, r.responseJson());
+    ps.setString(i + 12, r.reason());
+    setNullable(ps, i + 13, r.quarantinedAt());
+    ps.setString(i + 14, r.quarantineReason());
+  }
+
+  private static void setNullable(PreparedStatement ps, int i, Long v) throws SQLException {
+    if (v == null) {
+      ps.setNull(i, Types.BIGINT);
+    } else {
+      ps.setLong(i, v);
     }
   }
 

@@ -34,10 +34,8 @@ import org.slf4j.LoggerFactory;
  * statement lock, so the sync does not block statements of the next group (which will share the
  * next commit and sync).
  *
- * <p>Prepared statements are cached on the connection for its whole life, keyed by SQL text: the
- * journal runs a dozen fixed statements, and parsing and planning them on every call cost more than
- * executing them. Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the
- * same reason.
+ * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
+ * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason.
  *
  * <p>If a commit fails, the store is broken: every later call throws, because callers that were
  * waiting cannot know whether their record is on disk (and so must not send).
@@ -53,8 +51,7 @@ public final class SingleConnectionStore implements Store {
 
   /** Guards the connection, its statements and the counters below it. */
   private final ReentrantLock statementLock = new ReentrantLock();
-  private final Map<String, PreparedStatement> statements = new HashMap<>();
-  private final SqlSession session = new CachingSession();
+  private final CachedStatements session;
   private PreparedStatement savepoint;
   private PreparedStatement rollbackToSavepoint;
   private long executedSeq;
@@ -85,6 +82,7 @@ public final class SingleConnectionStore implements Store {
     this.diskSync = diskSync;
     this.deferredCommitInterval = deferredCommitInterval;
     connection.setAutoCommit(false);
+    this.session = new CachedStatements(connection);
     this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idem-journal-flusher");
       t.setDaemon(true);
@@ -187,29 +185,6 @@ public final class SingleConnectionStore implements Store {
     } catch (IdempotencyException | RuntimeException e) {
       LOG.error("Idem journal {}: committing deferred writes failed; the journal is unusable until reopened ({})",
           name, e.getMessage());
-    }
-  }
-
-  /** Hands out the cached statements of the one connection; used under {@link #statementLock} only. */
-  private final class CachingSession implements SqlSession {
-    @Override
-    public Connection connection() {
-      return connection;
-    }
-
-    @Override
-    public PreparedStatement prepare(String sql) throws SQLException {
-      PreparedStatement ps = statements.get(sql);
-      if (ps == null) {
-        ps = connection.prepareStatement(sql);
-        statements.put(sql, ps);
-      }
-      return ps;
-    }
-
-    @Override
-    public void release(PreparedStatement statement) {
-      // kept for the next use of its SQL; every use sets all of its parameters
     }
   }
 
@@ -320,10 +295,7 @@ public final class SingleConnectionStore implements Store {
     try {
       closed = true;
       flusher.shutdownNow();
-      for (PreparedStatement ps : statements.values()) {
-        closeQuietly(ps);
-      }
-      statements.clear();
+      session.close();
       closeQuietly(savepoint);
       closeQuietly(rollbackToSavepoint);
       if (diskSync != null) {

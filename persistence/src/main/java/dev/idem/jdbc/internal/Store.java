@@ -3,13 +3,20 @@ package dev.idem.jdbc.internal;
 import dev.idem.core.IdempotencyException;
 
 /**
- * Runs journal work on connections and decides when it is committed. Two implementations: one
- * connection with group commit (embedded H2, where one process owns the file) and a connection per
- * call from a {@link javax.sql.DataSource} (PostgreSQL, where a fleet shares the database).
+ * Runs journal work on connections and decides when it is committed. Three implementations: a
+ * write-ahead log in front of H2 ({@link LoggedStore}: an embedded journal in its own directory),
+ * one connection with group commit ({@link SingleConnectionStore}: an app's H2 DataSource), and a
+ * connection per call from a {@link javax.sql.DataSource} ({@link DataSourceStore}: PostgreSQL,
+ * where a fleet shares the database).
  *
  * <p>Implementations are thread-safe.
  */
 public interface Store extends AutoCloseable {
+  /** The table the work of this store runs against; by default the SQL of {@code dialect}. */
+  default OperationTable table(Dialect dialect) {
+    return new OperationTable(dialect);
+  }
+
   /**
    * Runs read-only work. Whatever it reads that a SYNC write produced is durable by the time this
    * returns, so nothing read here can vanish in a crash and be acted on (sent) meanwhile.

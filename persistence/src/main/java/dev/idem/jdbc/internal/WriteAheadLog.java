@@ -1,0 +1,410 @@
+package dev.idem.jdbc.internal;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import java.util.zip.CRC32C;
+
+/**
+ * An append-only log of checksummed records with group commit: the one synchronous write on the
+ * way to the first send. Writing a small record and forcing it costs about one fsync, while an H2
+ * commit writes a copy-on-write chunk of tens of kilobytes per commit (see {@link LoggedStore}).
+ *
+ * <p>{@link #append} only buffers a record under a key (a row) and returns a ticket; whoever calls
+ * {@link #awaitDurable} first writes everything buffered so far with one write and one
+ * {@code fdatasync}, so that concurrent callers share it. A record buffered under a key replaces a
+ * buffered, not yet written record of the same key (the row's later image makes the earlier one
+ * useless), so an operation's claim, attempt and completion, written together with the next
+ * begin, cost one record, not three. Records are encoded only when written. Written records get
+ * consecutive log sequence numbers (LSNs). Without forcing ({@code syncToDisk} off), durable means
+ * written to the OS, which survives kill -9 but not an OS crash.
+ *
+ * <p>File layout: a header of two {@value #SLOT}-byte slots, each a magic number, the LSN a cycle
+ * starts at, and a CRC32C; the valid slot with the higher start LSN is the current one. Then
+ * records: LSN (8 bytes), payload length (4), CRC32C over the three (4), payload. Once every record
+ * is in the database, {@link #reset} starts a new cycle at the front of the same file, overwriting
+ * in place (an overwrite is cheaper to force than an append that grows the file). It writes the
+ * new start into the other slot, so a crash that tears that write leaves the previous cycle's
+ * slot, whose records are all in the database already and are harmless to replay (whole row
+ * images). Reading stops at the first record that is torn, fails its checksum, or does not carry
+ * the next LSN, so the leftovers of earlier cycles behind the current one are never read.
+ *
+ * <p>The file is kept allocated (filled with zeros) ahead of the write position, so that a commit
+ * overwrites blocks the file already has: forcing such a write flushes the data only, while an
+ * append that grows the file also makes the file system commit its metadata journal, which on ext4
+ * also flushes every other file's pending data (here: H2's). {@link #preallocate} does that ahead
+ * of time, off the commit path; a commit that outruns it extends the file itself.
+ *
+ * <p>Thread-safe; {@link #reset} and {@link #close} need callers to have stopped appending.
+ */
+final class WriteAheadLog implements AutoCloseable {
+  /** One header slot: a disk sector apart from the other, so that one torn write cannot hit both. */
+  static final int SLOT = 4096;
+  static final int HEADER = 2 * SLOT;
+  private static final long MAGIC = 0x4944454d57414c31L; // "IDEMWAL1"
+  private static final int RECORD_HEADER = 16;
+  /** A length beyond this is garbage, not a record: the journal refuses request bodies far smaller. */
+  private static final int MAX_PAYLOAD = 64 << 20;
+
+  private final Path file;
+  private final FileChannel channel;
+  private final Forcer forcer;
+
+  private final Object bufferLock = new Object();
+  /** Records buffered since the last commit, by key, each encoded when written. */
+  private Map<Object, Supplier<byte[]>> pending = new LinkedHashMap<>(); // guarded by bufferLock
+  private long lastTicket; // guarded by bufferLock
+  /** Where the last commit encoded its records, reused: allocating one per commit cost more than the write. */
+  private ByteBuffer spare = ByteBuffer.allocate(64 * 1024); // guarded by commitLock
+  private long nextLsn; // guarded by commitLock
+  /** When the oldest buffered record was appended (System.nanoTime), or -1 if none is buffered. */
+  private long pendingSince = -1; // guarded by bufferLock
+  /** Threads waiting for a commit that another thread is running; each is unparked when it ends. */
+  private final Queue<Thread> waiters = new ConcurrentLinkedQueue<>();
+
+  /** Held by the one thread that writes and forces; others wait and usually find their record done. */
+  private final ReentrantLock commitLock = new ReentrantLock();
+  /** Written under commitLock; volatile so that {@link #cycleBytes} and preallocation read it without taking it. */
+  private volatile long writePosition;
+  private volatile long durableTicket;
+  /** Held while zeros are written past {@link #allocatedEnd}; commits only ever write below it. */
+  private final ReentrantLock allocationLock = new ReentrantLock();
+  private volatile long allocatedEnd;
+  private static final int ALLOCATION_STEP = 1 << 20;
+  private final List<byte[]> recovered;
+  private int currentSlot; // guarded by commitLock
+
+  /**
+   * What makes written records durable. {@link #FDATASYNC} forces them to the disk; {@link #NONE}
+   * leaves them with the OS (they survive kill -9, not an OS crash). Tests wrap these to count or
+   * hold forces.
+   */
+  interface Forcer {
+    Forcer FDATASYNC = channel -> channel.force(false);
+    Forcer NONE = channel -> { };
+
+    void force(FileChannel channel) throws IOException;
+  }
+
+  private WriteAheadLog(Path file, FileChannel channel, Forcer forcer, long nextLsn, long writePosition,
+      List<byte[]> recovered, int currentSlot) {
+    this.file = file;
+    this.channel = channel;
+    this.forcer = forcer;
+    this.nextLsn = nextLsn;
+    this.writePosition = writePosition;
+    this.recovered = recovered;
+    this.currentSlot = currentSlot;
+    this.allocatedEnd = Math.max(writePosition, HEADER);
+  }
+
+  /**
+   * Opens the log, creating it ({@code rw-------}) if missing, and reads the records of its current
+   * cycle: {@link #recovered()}.
+   *
+   * @param forcer what {@link #awaitDurable} does after writing: {@link Forcer#FDATASYNC} or
+   *     {@link Forcer#NONE}
+   */
+  static WriteAheadLog open(Path file, Forcer forcer) throws IOException {
+    if (!Files.exists(file)) {
+      try {
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(H2Files.FILE_PERMISSIONS));
+      } catch (UnsupportedOperationException e) {
+        Files.createFile(file);
+      }
+    }
+    FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+    try {
+      long size = channel.size();
+      long[] slots = size >= HEADER ? new long[] {readSlot(channel, 0), readSlot(channel, 1)} : new long[] {0, 0};
+      if (size >= HEADER && slots[0] == 0 && slots[1] == 0) {
+        throw new IOException("the header of the journal's log " + file + " is unreadable; the log may hold"
+            + " operations the database lacks, so the journal will not open without it (move the file away only"
+            + " if the journal is known to be fully checkpointed)");
+      }
+      int currentSlot = slots[1] > slots[0] ? 1 : 0;
+      long start = Math.max(1, slots[currentSlot]);
+      List<byte[]> records = new ArrayList<>();
+      long position = HEADER;
+      long expected = start;
+      ByteBuffer head = ByteBuffer.allocate(RECORD_HEADER);
+      while (position + RECORD_HEADER <= size) {
+        head.clear();
+        readFully(channel, head, position);
+        long lsn = head.getLong(0);
+        int length = head.getInt(8);
+        int crc = head.getInt(12);
+        if (lsn != expected || length < 0 || length > MAX_PAYLOAD || position + RECORD_HEADER + length > size) {
+          break;
+        }
+        ByteBuffer payload = ByteBuffer.allocate(length);
+        readFully(channel, payload, position + RECORD_HEADER);
+        if (crc(lsn, length, payload.array()) != crc) {
+          break; // torn at the crash, or a leftover of an earlier cycle
+        }
+        records.add(payload.array());
+        expected = lsn + 1;
+        position += RECORD_HEADER + length;
+      }
+      WriteAheadLog log = new WriteAheadLog(file, channel, forcer, expected, position, records, currentSlot);
+      log.allocatedEnd = Math.max(size, HEADER);
+      if (size < HEADER) {
+        log.writeSlot(currentSlot, start); // a new log (or one that crashed while being created: no records)
+      }
+      return log;
+    } catch (IOException | RuntimeException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  /** The payloads of the records found at open, in LSN order; what the database may lack. */
+  List<byte[]> recovered() {
+    return recovered;
+  }
+
+  /**
+   * Buffers a record under {@code key}, replacing a buffered record of the same key, and returns
+   * its ticket: the record is durable once {@link #awaitDurable} of that ticket returns. The
+   * supplier runs once, when the record is written, on the writing thread.
+   */
+  long append(Object key, Supplier<byte[]> payload) {
+    synchronized (bufferLock) {
+      pending.put(key, payload);
+      if (pendingSince < 0) {
+        pendingSince = System.nanoTime();
+      }
+      return ++lastTicket;
+    }
+  }
+
+  /** The ticket of the last record appended, or 0 if none. */
+  long lastAppended() {
+    synchronized (bufferLock) {
+      return lastTicket;
+    }
+  }
+
+  /** How long the oldest record not yet written has waited, in nanoseconds; 0 if none waits. */
+  long pendingNanos() {
+    synchronized (bufferLock) {
+      return pendingSince < 0 ? 0 : System.nanoTime() - pendingSince;
+    }
+  }
+
+  /** Every record up to this ticket is durable (written, and forced unless the forcer is {@link Forcer#NONE}). */
+  long durableTicket() {
+    return durableTicket;
+  }
+
+  /** Bytes written in the current cycle: when to start a new one. */
+  long cycleBytes() {
+    return writePosition - HEADER;
+  }
+
+  /**
+   * Returns once every record up to {@code ticket} is durable, writing and forcing everything
+   * buffered so far if no other thread is doing it already.
+   *
+   * <p>Callers that find a commit running do not queue on its lock: they park, and the committing
+   * thread unparks them all when it ends; each then returns if its record is durable, and one of
+   * the others starts the next commit. Queuing on the lock (or on a monitor) handed it from waiter
+   * to waiter, one context switch each, and on 2 cores that convoy cost more than the fsync, so
+   * that 32 threads shared almost no commits.
+   */
+  void awaitDurable(long ticket) throws IOException {
+    while (durableTicket < ticket) {
+      if (commitLock.tryLock()) {
+        try {
+          if (durableTicket < ticket) {
+            commit();
+          }
+        } finally {
+          releaseCommitLock();
+        }
+      } else {
+        Thread me = Thread.currentThread();
+        waiters.add(me);
+        // Re-checked after enqueuing: a commit that ended before the add unparks nobody.
+        while (durableTicket < ticket && commitLock.isLocked() && waiters.contains(me)) {
+          LockSupport.park(this);
+          if (Thread.interrupted()) {
+            waiters.remove(me);
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while waiting for the log of " + file);
+          }
+        }
+        waiters.remove(me);
+      }
+    }
+  }
+
+  /**
+   * Releases commitLock and unparks every waiter: each holder must, or a thread that parked while
+   * it was held would wait for a commit that nobody runs.
+   */
+  private void releaseCommitLock() {
+    commitLock.unlock();
+    for (Thread t = waiters.poll(); t != null; t = waiters.poll()) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  /** With commitLock held: encodes everything buffered, writes it with one write, and forces it. */
+  private void commit() throws IOException {
+    Map<Object, Supplier<byte[]>> records;
+    long last;
+    synchronized (bufferLock) {
+      records = pending;
+      last = lastTicket;
+      pending = new LinkedHashMap<>();
+      pendingSince = -1;
+    }
+    ByteBuffer batch = spare;
+    batch.clear();
+    for (Supplier<byte[]> r : records.values()) {
+      byte[] payload = r.get();
+      if (batch.remaining() < RECORD_HEADER + payload.length) {
+        ByteBuffer bigger = ByteBuffer.allocate(Math.max(batch.capacity() * 2, batch.position() + RECORD_HEADER
+            + payload.length));
+        batch.flip();
+        bigger.put(batch);
+        batch = bigger;
+      }
+      long lsn = nextLsn++;
+      batch.putLong(lsn).putInt(payload.length).putInt(crc(lsn, payload.length, payload)).put(payload);
+    }
+    batch.flip();
+    if (writePosition + batch.remaining() > allocatedEnd) {
+      preallocate(writePosition + batch.remaining() + ALLOCATION_STEP);
+    }
+    while (batch.hasRemaining()) {
+      writePosition += channel.write(batch, writePosition);
+    }
+    forcer.force(channel);
+    durableTicket = last;
+    // A buffer grown for a burst is not kept: the next burst grows one again.
+    spare = batch.capacity() > (4 << 20) ? ByteBuffer.allocate(64 * 1024) : batch;
+  }
+
+  /** Keeps two allocation steps allocated past the current write position (see {@link #preallocate}). */
+  void preallocateAhead() throws IOException {
+    preallocate(writePosition + 2L * ALLOCATION_STEP);
+  }
+
+  /**
+   * Fills the file with zeros up to at least {@code end} bytes, in steps, unless it is that long
+   * already. Safe to call while others commit: it writes only past {@link #allocatedEnd}, and moves
+   * that mark only after the zeros are written.
+   */
+  void preallocate(long end) throws IOException {
+    if (allocatedEnd >= end) {
+      return;
+    }
+    allocationLock.lock();
+    try {
+      ByteBuffer zeros = ByteBuffer.allocate(ALLOCATION_STEP);
+      while (allocatedEnd < end) {
+        zeros.clear();
+        long at = allocatedEnd;
+        while (zeros.hasRemaining()) {
+          channel.write(zeros, at + zeros.position());
+        }
+        allocatedEnd = at + ALLOCATION_STEP;
+      }
+    } finally {
+      allocationLock.unlock();
+    }
+  }
+
+  /**
+   * Starts a new cycle at the front of the file: call only when every appended record is durable
+   * and in the database, with appends stopped. The new header is forced before this returns, so a
+   * crash cannot bring the old cycle back.
+   */
+  void reset() throws IOException {
+    commitLock.lock();
+    try {
+      synchronized (bufferLock) {
+        if (!pending.isEmpty()) {
+          throw new IllegalStateException("reset of the log of " + file + " with records not yet written");
+        }
+      }
+      int slot = 1 - currentSlot;
+      writeSlot(slot, nextLsn);
+      currentSlot = slot;
+      writePosition = HEADER;
+    } finally {
+      releaseCommitLock();
+    }
+  }
+
+  private void writeSlot(int slot, long startLsn) throws IOException {
+    ByteBuffer h = ByteBuffer.allocate(20);
+    h.putLong(MAGIC).putLong(startLsn);
+    CRC32C c = new CRC32C();
+    c.update(h.array(), 0, 16);
+    h.putInt((int) c.getValue());
+    h.flip();
+    long at = (long) slot * SLOT;
+    while (h.hasRemaining()) {
+      channel.write(h, at + h.position());
+    }
+    forcer.force(channel);
+  }
+
+  /** The start LSN in a header slot, or 0 if the slot is not valid. */
+  private static long readSlot(FileChannel channel, int slot) throws IOException {
+    ByteBuffer h = ByteBuffer.allocate(20);
+    readFully(channel, h, (long) slot * SLOT);
+    CRC32C c = new CRC32C();
+    c.update(h.array(), 0, 16);
+    if (h.getLong(0) != MAGIC || h.getInt(16) != (int) c.getValue() || h.getLong(8) < 1) {
+      return 0;
+    }
+    return h.getLong(8);
+  }
+
+  private static void readFully(FileChannel channel, ByteBuffer b, long position) throws IOException {
+    long p = position;
+    while (b.hasRemaining()) {
+      int n = channel.read(b, p);
+      if (n < 0) {
+        throw new IOException("unexpected end of the log at " + p);
+      }
+      p += n;
+    }
+  }
+
+  private static int crc(long lsn, int length, byte[] payload) {
+    CRC32C c = new CRC32C();
+    ByteBuffer h = ByteBuffer.allocate(12).putLong(lsn).putInt(length);
+    c.update(h.array(), 0, 12);
+    c.update(payload, 0, payload.length);
+    return (int) c.getValue();
+  }
+
+  @Override
+  public void close() throws IOException {
+    channel.close();
+  }
+
+  @Override
+  public String toString() {
+    return "WriteAheadLog[" + file + "]";
+  }
+}

@@ -1,0 +1,226 @@
+package dev.idem.jdbc.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The log's file format, what a reopen reads back, and what it must never read back. */
+class WriteAheadLogTest {
+  @TempDir
+  Path dir;
+
+  private Path file() {
+    return dir.resolve("idem-journal.wal");
+  }
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static List<String> texts(List<byte[]> payloads) {
+    List<String> result = new ArrayList<>();
+    payloads.forEach(p -> result.add(new String(p, StandardCharsets.UTF_8)));
+    return result;
+  }
+
+  /** Appends one record per key and makes them durable. */
+  private static void write(WriteAheadLog log, String... payloads) throws IOException {
+    long last = 0;
+    for (int i = 0; i < payloads.length; i++) {
+      byte[] p = bytes(payloads[i]);
+      last = log.append("key-" + i + "-" + payloads[i], () -> p);
+    }
+    log.awaitDurable(last);
+  }
+
+  @Test
+  void durableRecordsAreReadBackInOrderAfterReopen() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertTrue(log.recovered().isEmpty());
+      write(log, "a", "b");
+      write(log, "c");
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("a", "b", "c"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void aLaterRecordOfTheSameKeyReplacesOneNotYetWrittenButNotOneAlreadyWritten() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      log.append("row-1", () -> bytes("claim"));
+      log.append("row-2", () -> bytes("other"));
+      long t = log.append("row-1", () -> bytes("completion"));
+      log.awaitDurable(t);
+      log.awaitDurable(log.append("row-1", () -> bytes("after the commit")));
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("completion", "other", "after the commit"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void aRecordIsEncodedOnlyWhenWrittenAndOnlyIfNotReplaced() throws Exception {
+    List<String> encoded = new ArrayList<>();
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      log.append("row", () -> {
+        encoded.add("first");
+        return bytes("first");
+      });
+      long t = log.append("row", () -> {
+        encoded.add("second");
+        return bytes("second");
+      });
+      assertEquals(List.of(), encoded, "nothing is encoded at append");
+      log.awaitDurable(t);
+    }
+    assertEquals(List.of("second"), encoded);
+  }
+
+  @Test
+  void aTornLastRecordEndsTheLogAndTheRecordsBeforeItSurvive() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      write(log, "a", "b", "a longer record that the crash tears in two");
+    }
+    long size = sizeOfRecords(List.of("a", "b", "a longer record that the crash tears in two"));
+    try (FileChannel ch = FileChannel.open(file(), StandardOpenOption.WRITE)) {
+      ch.truncate(WriteAheadLog.HEADER + size - 10); // the crash cut the last record short
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("a", "b"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void aRecordWhoseChecksumFailsEndsTheLog() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      write(log, "a", "b", "c");
+    }
+    // Flip one payload byte of "b": its CRC no longer matches, so it and everything after it go.
+    long bAt = WriteAheadLog.HEADER + sizeOfRecords(List.of("a")) + 16;
+    try (FileChannel ch = FileChannel.open(file(), StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(bytes("X")), bAt);
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("a"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void aResetCycleIsNeverReadBackAndLeftoversBehindTheNewCycleAreIgnored() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      write(log, "old-1", "old-2", "old-3", "old-4");
+      log.reset(); // everything so far is in the database
+      write(log, "new-1"); // overwrites the front; old-2..4 stay behind it in the file
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("new-1"), texts(log.recovered()));
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      log.reset();
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of(), texts(log.recovered()), "a reset with nothing after it leaves nothing to replay");
+    }
+  }
+
+  @Test
+  void aTornHeaderWriteFallsBackToThePreviousCycleInsteadOfLosingOrResurrectingAnything() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      write(log, "cycle-1");
+      log.reset(); // the new start goes to slot 1; slot 0 keeps cycle 1's start
+    }
+    // The crash tore the write of slot 1: the log must fall back to slot 0, whose records (already
+    // in the database when the reset began) are harmless to replay.
+    try (FileChannel ch = FileChannel.open(file(), StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(new byte[] {1, 2, 3}), WriteAheadLog.SLOT + 9);
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("cycle-1"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void aLogWhoseHeaderIsUnreadableIsRefusedRatherThanTreatedAsEmpty() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      write(log, "a");
+    }
+    try (FileChannel ch = FileChannel.open(file(), StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(new byte[20]), 0);
+    }
+    IOException e = assertThrows(IOException.class, () -> WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC));
+    assertTrue(e.getMessage().contains("unreadable"), e.getMessage());
+  }
+
+  @Test
+  void aNewLogIsOwnerOnly() throws Exception {
+    WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC).close();
+    assertEquals("rw-------",
+        java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(file())));
+  }
+
+  @Test
+  void concurrentWritersAllBecomeDurable() throws Exception {
+    int threads = 16;
+    int each = 50;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.NONE)) {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        done.add(pool.submit(() -> {
+          start.await();
+          for (int i = 0; i < each; i++) {
+            byte[] p = bytes(thread + ":" + i);
+            log.awaitDurable(log.append(thread + ":" + i, () -> p));
+          }
+          return null;
+        }));
+      }
+      start.countDown();
+      for (Future<?> f : done) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      Set<String> read = new HashSet<>(texts(log.recovered()));
+      assertEquals(threads * each, read.size());
+      for (int t = 0; t < threads; t++) {
+        for (int i = 0; i < each; i++) {
+          assertTrue(read.contains(t + ":" + i), t + ":" + i);
+        }
+      }
+    }
+  }
+
+  /** Bytes the records of these payloads take after the header (16-byte record headers). */
+  private static long sizeOfRecords(List<String> payloads) {
+    long n = 0;
+    for (String p : payloads) {
+      n += 16 + bytes(p).length;
+    }
+    return n;
+  }
+}
