@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -73,8 +74,8 @@ final class WriteAheadLog implements AutoCloseable {
   private long nextLsn; // guarded by commitLock
   /** When the oldest buffered record was appended (System.nanoTime), or -1 if none is buffered. */
   private long pendingSince = -1; // guarded by bufferLock
-  /** Threads waiting for a commit that another thread is running; each is unparked when it ends. */
-  private final Queue<Thread> waiters = new ConcurrentLinkedQueue<>();
+  /** Threads waiting for a commit that another thread is running. */
+  private final Queue<Waiter> waiters = new ConcurrentLinkedQueue<>();
 
   /** Held by the one thread that writes and forces; others wait and usually find their record done. */
   private final ReentrantLock commitLock = new ReentrantLock();
@@ -220,11 +221,11 @@ final class WriteAheadLog implements AutoCloseable {
    * Returns once every record up to {@code ticket} is durable, writing and forcing everything
    * buffered so far if no other thread is doing it already.
    *
-   * <p>Callers that find a commit running do not queue on its lock: they park, and the committing
-   * thread unparks them all when it ends; each then returns if its record is durable, and one of
-   * the others starts the next commit. Queuing on the lock (or on a monitor) handed it from waiter
-   * to waiter, one context switch each, and on 2 cores that convoy cost more than the fsync, so
-   * that 32 threads shared almost no commits.
+   * <p>Callers that find a commit running do not queue on its lock: they park. When a commit ends,
+   * the committing thread unparks the waiters it made durable, and one other waiter, if any, to
+   * start the next commit. Queuing on the lock (or on a monitor) handed it from waiter to waiter,
+   * one context switch each, and on 2 cores that convoy cost more than the fsync; waking every
+   * waiter after each commit cost a context switch for each one whose record was still pending.
    */
   void awaitDurable(long ticket) throws IOException {
     while (durableTicket < ticket) {
@@ -237,10 +238,10 @@ final class WriteAheadLog implements AutoCloseable {
           releaseCommitLock();
         }
       } else {
-        Thread me = Thread.currentThread();
+        Waiter me = new Waiter(Thread.currentThread(), ticket);
         waiters.add(me);
-        // Re-checked after enqueuing: a commit that ended before the add unparks nobody.
-        while (durableTicket < ticket && commitLock.isLocked() && waiters.contains(me)) {
+        // Re-checked after enqueuing: a commit that ended before the add did not see this waiter.
+        while (!me.released && durableTicket < ticket && commitLock.isLocked()) {
           LockSupport.park(this);
           if (Thread.interrupted()) {
             waiters.remove(me);
@@ -253,14 +254,36 @@ final class WriteAheadLog implements AutoCloseable {
     }
   }
 
+  /** A thread parked in {@link #awaitDurable}, and the ticket it waits for. */
+  private static final class Waiter {
+    final Thread thread;
+    final long ticket;
+    volatile boolean released;
+
+    Waiter(Thread thread, long ticket) {
+      this.thread = thread;
+      this.ticket = ticket;
+    }
+  }
+
   /**
-   * Releases commitLock and unparks every waiter: each holder must, or a thread that parked while
-   * it was held would wait for a commit that nobody runs.
+   * Releases commitLock, unparks the waiters whose records are durable, and one that still waits,
+   * to commit next. Every holder of commitLock must end with this: a waiter that parked while the
+   * lock was held would otherwise wait for a commit nobody runs. The others that still wait stay
+   * parked: the next commit's release looks at them again.
    */
   private void releaseCommitLock() {
     commitLock.unlock();
-    for (Thread t = waiters.poll(); t != null; t = waiters.poll()) {
-      LockSupport.unpark(t);
+    long durable = durableTicket;
+    boolean nextLeaderChosen = false;
+    for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+      Waiter w = it.next();
+      if (w.ticket <= durable || !nextLeaderChosen) {
+        nextLeaderChosen |= w.ticket > durable;
+        it.remove();
+        w.released = true;
+        LockSupport.unpark(w.thread);
+      }
     }
   }
 
