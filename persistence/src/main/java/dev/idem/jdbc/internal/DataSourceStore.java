@@ -41,7 +41,7 @@ public final class DataSourceStore implements Store {
 
   private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
     if (closed) {
-      throw new JournalException("journal " + name + " is closed", null);
+      throw JournalErrors.closed(name);
     }
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
@@ -82,7 +82,7 @@ public final class DataSourceStore implements Store {
   @Override
   public void flush() throws IdempotencyException {
     if (closed) {
-      throw new JournalException("journal " + name + " is closed", null);
+      throw JournalErrors.closed(name);
     }
   }
 

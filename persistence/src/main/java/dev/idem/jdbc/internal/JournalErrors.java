@@ -35,6 +35,20 @@ public final class JournalErrors {
         + ", vendor code " + e.getErrorCode() + "]", e);
   }
 
+  /** For a call on a journal that is closed. */
+  static JournalException closed(String name) {
+    return new JournalException("journal " + name + " is closed", null);
+  }
+
+  /**
+   * For a call on a store that an earlier failed write left unusable: callers that were waiting
+   * cannot know whether their record reached the disk, so nothing goes on until a reopen.
+   */
+  static JournalException unusable(String name, Throwable earlier) {
+    return new JournalException("journal " + name + " is unusable after a failed write; reopen it (earlier failure: "
+        + (earlier instanceof SQLException s ? diagnose(s) : earlier.getClass().getSimpleName()) + ")", earlier);
+  }
+
   /** A short cause, in words. */
   static String diagnose(SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();

@@ -542,7 +542,7 @@ public final class LoggedStore implements Store {
 
   private void ensureUsable() throws JournalException {
     if (closed) {
-      throw new JournalException("journal " + name + " is closed", null);
+      throw JournalErrors.closed(name);
     }
     failIfBroken();
   }
@@ -550,8 +550,7 @@ public final class LoggedStore implements Store {
   private void failIfBroken() throws JournalException {
     Throwable b = broken;
     if (b != null) {
-      throw new JournalException("journal " + name + " is unusable after a failed write; reopen it (earlier failure: "
-          + (b instanceof SQLException s ? JournalErrors.diagnose(s) : b.getClass().getSimpleName()) + ")", b);
+      throw JournalErrors.unusable(name, b);
     }
   }
 
