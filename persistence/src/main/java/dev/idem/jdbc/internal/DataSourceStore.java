@@ -1,7 +1,6 @@
 package dev.idem.jdbc.internal;
 
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.JournalException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
