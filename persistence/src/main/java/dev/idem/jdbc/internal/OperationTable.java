@@ -297,6 +297,34 @@ public class OperationTable {
     }
   }
 
+  /** The number of rows, quarantined ones included. */
+  public long countAll(SqlSession c) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT COUNT(*) FROM idem_operation");
+    try (ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /** Receives identities one at a time. */
+  public interface KeySink {
+    void accept(RowKey key);
+  }
+
+  /** Streams the identity of every row, quarantined ones included. */
+  public void forEachKey(SqlSession c, KeySink sink) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT scope, operation, op_key FROM idem_operation");
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        sink.accept(new RowKey(rs.getString(1), rs.getString(2), rs.getString(3)));
+      }
+    } finally {
+      c.release(ps);
+    }
+  }
+
   /** Rows whose state is none of the known ones and that are not yet quarantined. */
   public List<RawRow> unknownStates(SqlSession c, int limit) throws SQLException {
     StringBuilder in = new StringBuilder();

@@ -1,6 +1,7 @@
 package dev.idem.jdbc.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -94,6 +95,21 @@ class LoggedStoreTest {
     assertEquals(3, rowsInDatabase(dir));
     try (WriteAheadLog log = WriteAheadLog.open(dir.resolve(H2Files.LOG_FILE), WriteAheadLog.Forcer.FDATASYNC)) {
       assertTrue(log.recovered().isEmpty(), "the log was restarted once H2 had everything");
+    }
+  }
+
+  @Test
+  void aKeyBegunBeforeAReopenIsKnownAfterItAndNotBegunAgain() throws Exception {
+    Path dir = dir();
+    dev.idem.core.NewOperation op = dev.idem.jdbc.support.Ops.op(id(), "{\"n\":1}");
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      assertTrue(journal.begin(op).created());
+    }
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      // The key filter is loaded from H2 at open: a begin of a known key must find it, not create it.
+      assertFalse(journal.begin(op).created());
+      dev.idem.core.NewOperation sameKeyOtherBody = dev.idem.jdbc.support.Ops.op(op.id(), "{\"n\":2}");
+      assertThrows(dev.idem.core.IdempotencyKeyReusedException.class, () -> journal.begin(sameKeyOtherBody));
     }
   }
 
