@@ -65,11 +65,12 @@ import java.util.stream.Stream;
  * {@code MVStore.store}, one commit at a time). Several H2 connections did not help (2.0x to 2.2x
  * with 4 or 8), and broke the kill tests' promise that the next begin makes a completion durable.
  * With the log, the remaining costs on this 2-core machine are the log's fdatasync itself (about
- * 1.0x to 1.4x the 256-byte fsync, more while H2 writes in the background), about 100 us of CPU
- * per operation on the calling thread (JSON of the request, attempt and response; the H2 look-up
- * that tells a new key from a known one), and about 50 us per operation in the applier (H2 insert
- * of the final row). With 32 threads both cores are busy, so throughput is bounded by CPU (about
- * 2 cores / 170 to 400 us per operation), not by the disk.
+ * 1.0x to 1.4x the 256-byte fsync, more while H2 writes in the background, and about 100 us of the
+ * caller's CPU in the kernel), 30 to 45 us of CPU per operation on the calling thread (JSON of the
+ * request, attempt and response), and 50 to 100 us per operation in the applier (mostly H2
+ * rewriting the primary-key leaves that random keys dirty). With 32 threads both cores are busy,
+ * so throughput is bounded by CPU per operation, and every operation's thread sleeps once for its
+ * fdatasync and is woken.
  */
 public final class JournalBenchmark {
   private static final byte[] BODY = "{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}"
