@@ -1,8 +1,9 @@
 package dev.idem.jdbc.internal;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -62,7 +63,10 @@ final class WriteAheadLog implements AutoCloseable {
   private static final int MAX_PAYLOAD = 64 << 20;
 
   private final Path file;
-  private final FileChannel channel;
+  /** Replaced (under {@link #reopenLock}) when an interrupt closed it: see {@link #writeFully}. */
+  private volatile FileChannel channel;
+  private final Object reopenLock = new Object();
+  private volatile boolean closing;
   private final Forcer forcer;
 
   private final Object bufferLock = new Object();
@@ -241,15 +245,17 @@ final class WriteAheadLog implements AutoCloseable {
         Waiter me = new Waiter(Thread.currentThread(), ticket);
         waiters.add(me);
         // Re-checked after enqueuing: a commit that ended before the add did not see this waiter.
+        // An interrupt does not end the wait (a commit takes milliseconds, and a caller that gave
+        // up could not know whether its record is durable); it is kept for the caller to see.
+        boolean interrupted = false;
         while (!me.released && durableTicket < ticket && commitLock.isLocked()) {
           LockSupport.park(this);
-          if (Thread.interrupted()) {
-            waiters.remove(me);
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting for the log of " + file);
-          }
+          interrupted |= Thread.interrupted();
         }
         waiters.remove(me);
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
       }
     }
   }
@@ -315,10 +321,9 @@ final class WriteAheadLog implements AutoCloseable {
     if (writePosition + batch.remaining() > allocatedEnd) {
       preallocate(writePosition + batch.remaining() + ALLOCATION_STEP);
     }
-    while (batch.hasRemaining()) {
-      writePosition += channel.write(batch, writePosition);
-    }
-    forcer.force(channel);
+    int length = batch.remaining();
+    writeFully(batch, writePosition, true);
+    writePosition += length;
     durableTicket = last;
     // A buffer grown for a burst is not kept: the next burst grows one again.
     spare = batch.capacity() > (4 << 20) ? ByteBuffer.allocate(64 * 1024) : batch;
@@ -342,11 +347,8 @@ final class WriteAheadLog implements AutoCloseable {
     try {
       ByteBuffer zeros = ByteBuffer.allocate(ALLOCATION_STEP);
       while (allocatedEnd < end) {
-        zeros.clear();
         long at = allocatedEnd;
-        while (zeros.hasRemaining()) {
-          channel.write(zeros, at + zeros.position());
-        }
+        writeFully(zeros, at, false);
         allocatedEnd = at + ALLOCATION_STEP;
       }
     } finally {
@@ -383,11 +385,56 @@ final class WriteAheadLog implements AutoCloseable {
     c.update(h.array(), 0, 16);
     h.putInt((int) c.getValue());
     h.flip();
-    long at = (long) slot * SLOT;
-    while (h.hasRemaining()) {
-      channel.write(h, at + h.position());
+    writeFully(h, (long) slot * SLOT, true);
+  }
+
+  /**
+   * Writes all of {@code data} (from position 0) at {@code at}, and forces the file if asked.
+   *
+   * <p>An interrupt of the writing thread makes the JDK close the channel: left alone, one app
+   * thread cancelled in the middle of a begin would break the journal for every other. So the
+   * channel is reopened and the write repeated (it is the same bytes at the same place), and the
+   * thread's interrupt status is restored afterwards. A thread whose write failed because another
+   * thread's interrupt closed the channel retries on the reopened one.
+   */
+  private void writeFully(ByteBuffer data, long at, boolean force) throws IOException {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        FileChannel ch = channel;
+        try {
+          data.position(0);
+          while (data.hasRemaining()) {
+            ch.write(data, at + data.position());
+          }
+          if (force) {
+            forcer.force(ch);
+          }
+          return;
+        } catch (AsynchronousCloseException e) {
+          if (closing) {
+            throw e;
+          }
+          if (e instanceof ClosedByInterruptException) {
+            interrupted = true;
+            Thread.interrupted(); // clear it, or the retry is interrupted at once
+          }
+          reopenIfClosed(ch);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    forcer.force(channel);
+  }
+
+  private void reopenIfClosed(FileChannel failed) throws IOException {
+    synchronized (reopenLock) {
+      if (channel == failed && !failed.isOpen() && !closing) {
+        channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
+      }
+    }
   }
 
   /** The start LSN in a header slot, or 0 if the slot is not valid. */
@@ -423,7 +470,10 @@ final class WriteAheadLog implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    channel.close();
+    synchronized (reopenLock) {
+      closing = true;
+      channel.close();
+    }
   }
 
   @Override

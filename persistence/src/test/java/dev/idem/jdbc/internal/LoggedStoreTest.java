@@ -114,6 +114,30 @@ class LoggedStoreTest {
   }
 
   @Test
+  void anInterruptedCallerDoesNotBreakTheJournalForOthers() throws Exception {
+    Path dir = dir();
+    dev.idem.core.NewOperation first = dev.idem.jdbc.support.Ops.op(id(), "{\"n\":1}");
+    dev.idem.core.NewOperation second = dev.idem.jdbc.support.Ops.op(id(), "{\"n\":2}");
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      journal.begin(second);
+      journal.flush();
+      journal.findByState(OperationState.PENDING, null, 10); // H2 now has it: later reads of it go to H2
+      Thread.currentThread().interrupt(); // an app thread cancelled during its begin
+      try {
+        assertTrue(journal.begin(first).created());
+        assertTrue(journal.find(second.id()).isPresent());
+      } finally {
+        assertTrue(Thread.interrupted(), "the interrupt is kept for the caller");
+      }
+      dev.idem.core.NewOperation third = dev.idem.jdbc.support.Ops.op(id(), "{\"n\":3}");
+      assertTrue(journal.begin(third).created(), "the journal still works for everyone else");
+    }
+    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+      assertTrue(journal.find(first.id()).isPresent(), "the interrupted caller's begin was durable");
+    }
+  }
+
+  @Test
   void aFailedWriteToTheDatabaseFailsFastAndLosesNothing() throws Exception {
     Path dir = dir();
     JdbcDataSource h2 = new JdbcDataSource();

@@ -172,6 +172,23 @@ class WriteAheadLogTest {
   }
 
   @Test
+  void anInterruptedWriterStillMakesItsRecordDurableAndTheLogStaysUsable() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      long t = log.append("row-1", () -> bytes("written by an interrupted thread"));
+      Thread.currentThread().interrupt(); // the JDK closes a channel that an interrupted thread writes to
+      try {
+        log.awaitDurable(t);
+      } finally {
+        assertTrue(Thread.interrupted(), "the caller's interrupt status is kept for it to see");
+      }
+      write(log, "after"); // the log reopened its file and goes on
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("written by an interrupted thread", "after"), texts(log.recovered()));
+    }
+  }
+
+  @Test
   void aNewLogIsOwnerOnly() throws Exception {
     WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC).close();
     assertEquals("rw-------",
