@@ -80,7 +80,8 @@ import org.slf4j.LoggerFactory;
  * date, so they see every write. With {@link Builder#syncToDisk(boolean) syncToDisk(false)} the
  * log is written to the OS but not forced: records survive a process crash (kill -9), not an OS
  * crash or power loss. The H2 URL keeps {@code WRITE_DELAY=0}, so that what H2 has committed is in
- * its file before the log that held it is restarted.
+ * its file before the log that held it is restarted. The journal is its whole directory: copy or
+ * move H2's file and the log together, and only while the journal is closed.
  *
  * <p>An app's H2 DataSource ({@link #dataSource}) has no directory of the journal's own: there the
  * journal owns one connection and commits H2 directly, and concurrent callers share commits (group
