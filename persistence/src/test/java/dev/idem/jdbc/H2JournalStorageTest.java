@@ -107,6 +107,42 @@ class H2JournalStorageTest {
     }
   }
 
+  @Test
+  void aResponseHeaderWithoutAValueIsKeptAsOne() throws Exception {
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      ResponseSnapshot kept = finish(j, new ResponseSnapshot(204, Map.of("X-None", List.of(), "A", List.of("1")),
+          new byte[0]));
+      assertEquals(List.of(), kept.headers().get("x-none"));
+      assertEquals(List.of("1"), kept.headers().get("a"));
+    }
+  }
+
+  @Test
+  void valuesTooLongForTheirColumnsAreRefusedAtTheCallAndTheJournalGoesOn() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    String tooLongOwner = "node-" + "x".repeat(201);
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      j.begin(op);
+      JournalException e = assertThrows(JournalException.class,
+          () -> j.claim(op.id(), tooLongOwner, T0, Duration.ofSeconds(30)));
+      assertTrue(e.getMessage().contains("owner"), e.getMessage());
+      assertEquals(OperationState.PENDING, j.find(op.id()).orElseThrow().state(), "nothing of the claim was kept");
+      assertEquals(1, j.findByState(OperationState.PENDING, null, 10).size(), "the journal still writes to H2");
+
+      // A request whose JSON is wider than its column: refused at begin, so it is never sent.
+      RequestSnapshot wide = RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/orders"))
+          .header("X-Big", "v".repeat(1_000_001)).body(new byte[0], "application/json").build();
+      NewOperation wideOp = new NewOperation(ops.id("create-order"), null, Fingerprinter.defaults().fingerprint(wide),
+          wide, T0);
+      JournalException refused = assertThrows(JournalException.class, () -> j.begin(wideOp));
+      assertTrue(refused.getMessage().contains("request_json"), refused.getMessage());
+      assertTrue(j.find(wideOp.id()).isEmpty());
+    }
+    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+      assertTrue(j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).isPresent(), "the journal reopens and goes on");
+    }
+  }
+
   private ResponseSnapshot finish(JdbcJournal j, ResponseSnapshot response) throws Exception {
     NewOperation op = ops.newOp("{}");
     j.begin(op);

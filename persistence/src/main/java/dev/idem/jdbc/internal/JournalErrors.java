@@ -79,6 +79,12 @@ public final class JournalErrors {
         || text.contains("database is already closed")) {
       return "the database is closed";
     }
+    if (state.equals("22001")) {
+      // The driver's message names the column, never the value (ColumnLimits's does the same).
+      String column = columnOf(e.getMessage());
+      return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+          + " (owners, scopes, operation names and references hold at most 200 characters)";
+    }
     if (state.startsWith("08")) {
       return "the database connection failed";
     }
@@ -86,6 +92,32 @@ public final class JournalErrors {
       return "the database is shutting down or refused the operation";
     }
     return "a database error";
+  }
+
+  /**
+   * The column a "value too long" message names, if it is one of the journal's: the word after
+   * "column" (H2 quotes it and adds its type; the statement text that follows lists every column,
+   * and the value may hold request data, so nothing else is taken from the message).
+   */
+  private static String columnOf(String message) {
+    if (message == null) {
+      return null;
+    }
+    String lower = message.toLowerCase(Locale.ROOT);
+    int at = lower.indexOf("column ");
+    if (at < 0) {
+      return null;
+    }
+    int i = at + "column ".length();
+    while (i < lower.length() && lower.charAt(i) == '"') {
+      i++;
+    }
+    int end = i;
+    while (end < lower.length() && (Character.isLetter(lower.charAt(end)) || lower.charAt(end) == '_')) {
+      end++;
+    }
+    String word = lower.substring(i, end);
+    return !word.isEmpty() && OperationTable.COLUMNS.contains(word) ? word : null;
   }
 
   private static String chainText(Throwable t) {

@@ -204,13 +204,41 @@ public final class LoggedStore implements Store {
     }
     List<RawRow> rows = new ArrayList<>(latest.values());
     for (int i = 0; i < rows.size(); i += APPLY_BATCH) {
-      sql.mergeAll(writerSession, rows.subList(i, Math.min(rows.size(), i + APPLY_BATCH)));
+      List<RawRow> batch = rows.subList(i, Math.min(rows.size(), i + APPLY_BATCH));
+      try {
+        sql.mergeAll(writerSession, batch);
+      } catch (SQLException e) {
+        if (e.getSQLState() == null || !e.getSQLState().startsWith("22")) {
+          throw e;
+        }
+        mergeOneByOne(batch);
+      }
     }
     writer.commit();
     syncDatabase();
     log.reset();
     LOG.info("Idem journal {}: replayed {} logged writes of {} operations into the database", name, records.size(),
         rows.size());
+  }
+
+  /**
+   * Replays rows one at a time after a batch hit a value H2 refuses (a log written before the
+   * column checks): each row that fits is kept, and each that does not is reported and left out,
+   * so that one bad row cannot keep the journal from opening. (H2 rolls back only the failed
+   * statement, not the transaction.)
+   */
+  private void mergeOneByOne(List<RawRow> batch) throws SQLException {
+    for (RawRow row : batch) {
+      try {
+        sql.mergeAll(writerSession, List.of(row));
+      } catch (SQLException e) {
+        if (e.getSQLState() == null || !e.getSQLState().startsWith("22")) {
+          throw e;
+        }
+        LOG.error("Idem journal {}: the logged operation {} cannot be written to the database and is left out"
+            + " of it ({}); its last state is lost", name, row.idText(), JournalErrors.diagnose(e));
+      }
+    }
   }
 
   /**
@@ -279,7 +307,7 @@ public final class LoggedStore implements Store {
         try {
           result = work.run(unit);
         } catch (SQLException e) {
-          throw JournalErrors.wrap("read on " + name, e);
+          throw JournalErrors.wrap((durability == null ? "read of " : "write of ") + row + " on " + name, e);
         }
         long last = 0;
         if (durability != null && !unit.changes.isEmpty()) {

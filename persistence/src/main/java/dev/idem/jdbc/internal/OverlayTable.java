@@ -35,7 +35,7 @@ final class OverlayTable extends OperationTable {
       return false;
     }
     OperationId id = row.id();
-    rows.put(new RawRow(id.scope(), id.operation(), id.key().value(), row.reference(), row.fingerprint(),
+    put(rows, new RawRow(id.scope(), id.operation(), id.key().value(), row.reference(), row.fingerprint(),
         row.requestJson(), "PENDING", null, 0, null, null, row.createdAt(), row.createdAt(), "[]", null, null, null,
         null));
     return true;
@@ -77,7 +77,7 @@ final class OverlayTable extends OperationTable {
         || r.quarantinedAt() != null) {
       return false;
     }
-    rows.put(new RawRow(r.scope(), r.operation(), r.key(), r.reference(), r.fingerprint(), r.requestJson(),
+    put(rows, new RawRow(r.scope(), r.operation(), r.key(), r.reference(), r.fingerprint(), r.requestJson(),
         IN_FLIGHT, owner, newGeneration, leaseExpiresAt, null, r.createdAt(), now, r.attemptsJson(), null, null,
         r.quarantinedAt(), r.quarantineReason()));
     return true;
@@ -93,7 +93,7 @@ final class OverlayTable extends OperationTable {
     if (!heldBy(r, owner, generation)) {
       return false;
     }
-    rows.put(new RawRow(r.scope(), r.operation(), r.key(), r.reference(), r.fingerprint(), r.requestJson(),
+    put(rows, new RawRow(r.scope(), r.operation(), r.key(), r.reference(), r.fingerprint(), r.requestJson(),
         r.state(), r.owner(), r.generation(), r.leaseExpiresAt(), r.nextAttemptAt(), r.createdAt(), updatedAt,
         attemptsJson, r.responseJson(), r.reason(), r.quarantinedAt(), r.quarantineReason()));
     return true;
@@ -109,7 +109,7 @@ final class OverlayTable extends OperationTable {
     if (!heldBy(r, owner, generation)) {
       return false;
     }
-    rows.put(changed(r, ch));
+    put(rows, changed(r, ch));
     return true;
   }
 
@@ -123,8 +123,14 @@ final class OverlayTable extends OperationTable {
     if (r == null || !expectedState.equals(r.state()) || r.generation() != expectedGeneration) {
       return false;
     }
-    rows.put(changed(r, ch));
+    put(rows, changed(r, ch));
     return true;
+  }
+
+  /** Logs a row image, if every value fits its column (else fails as H2 would, before anything is logged). */
+  private static void put(Rows rows, RawRow image) throws SQLException {
+    ColumnLimits.check(image);
+    rows.put(image);
   }
 
   private static boolean heldBy(RawRow r, String owner, long generation) {

@@ -109,6 +109,11 @@ public final class RecordCodec {
     Map<String, List<String>> headers = new TreeMap<>();
     forEachHeader(n.get("headers"), "response_json",
         (k, v) -> headers.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+    // A header sent with no value is kept as one, as the response had it.
+    JsonNode stored = n.get("headers");
+    if (stored != null && stored.isObject()) {
+      stored.fieldNames().forEachRemaining(k -> headers.computeIfAbsent(k, x -> new ArrayList<>()));
+    }
     byte[] body;
     if (n.path("bodyTruncated").asBoolean(false)) {
       headers.put(truncatedBodyHeader, List.of(Long.toString(n.path("bodyLength").asLong())));
