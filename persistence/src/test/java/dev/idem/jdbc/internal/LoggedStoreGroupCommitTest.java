@@ -9,8 +9,6 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,10 +58,7 @@ class LoggedStoreGroupCommitTest {
     Path dir = H2Files.prepare(tmp.resolve("journal"));
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL(H2Files.url(dir));
-    Connection writer = h2.getConnection();
-    new Migrator(Dialect.H2, Clock.systemUTC()).migrate(writer);
-    store = LoggedStore.open("test", writer, List.of(h2.getConnection()), null, dir.resolve(H2Files.LOG_FILE),
-        Duration.ofMinutes(1), LoggedStore.CHECKPOINT_BYTES, forcer);
+    store = StoreFixture.open(h2, dir, LoggedStore.CHECKPOINT_BYTES, forcer);
     table = store.table(Dialect.H2);
   }
 
@@ -79,8 +74,7 @@ class LoggedStoreGroupCommitTest {
 
   private void begin(OperationId id) {
     try {
-      store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c,
-          new OperationTable.NewRow(id, null, "a".repeat(64), "{}", 1)));
+      StoreFixture.begin(store, id, "{}");
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }

@@ -21,7 +21,6 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,18 +163,13 @@ class LoggedStoreTest {
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL(H2Files.url(dir));
     FaultyDataSource faulty = new FaultyDataSource(h2);
-    Connection writer = faulty.getConnection();
-    new Migrator(Dialect.H2, Clock.systemUTC()).migrate(writer);
-    LoggedStore store = LoggedStore.open("test", writer, List.of(faulty.getConnection()), null,
-        dir.resolve(H2Files.LOG_FILE), Duration.ofMillis(100));
+    LoggedStore store = StoreFixture.open(faulty, dir, LoggedStore.CHECKPOINT_BYTES, WriteAheadLog.Forcer.NONE);
     OperationTable table = store.table(Dialect.H2);
     List<OperationId> ids = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
       OperationId id = id();
       ids.add(id);
-      RawRow row = pendingRow(id, "{}");
-      store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c, new OperationTable.NewRow(id, null,
-          row.fingerprint(), row.requestJson(), row.createdAt())));
+      StoreFixture.begin(store, id, pendingRow(id, "{}").requestJson());
     }
 
     faulty.failCommits = true; // the disk fills up under H2
@@ -183,8 +177,7 @@ class LoggedStoreTest {
         () -> store.read(null, c -> table.inState(c, OperationState.PENDING, null, 10)));
     assertTrue(first.getMessage().contains("logged rows"), first.getMessage());
     OperationId another = id();
-    JournalException next = assertThrows(JournalException.class, () -> store.write(Durability.SYNC, another,
-        c -> table.insertIfAbsent(c, new OperationTable.NewRow(another, null, "a".repeat(64), "{}", 1))));
+    JournalException next = assertThrows(JournalException.class, () -> StoreFixture.begin(store, another, "{}"));
     assertTrue(next.getMessage().contains("unusable"), next.getMessage());
     faulty.failCommits = false;
     store.close(); // the failure was reported already; close releases the files without applying anything
@@ -202,20 +195,15 @@ class LoggedStoreTest {
     Path dir = dir();
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL(H2Files.url(dir));
-    Connection writer = h2.getConnection();
-    new Migrator(Dialect.H2, Clock.systemUTC()).migrate(writer);
     Path logFile = dir.resolve(H2Files.LOG_FILE);
-    LoggedStore store = LoggedStore.open("test", writer, List.of(h2.getConnection()), null, logFile,
-        Duration.ofMillis(100), 64 * 1024, WriteAheadLog.Forcer.NONE);
+    LoggedStore store = StoreFixture.open(h2, dir, 64 * 1024, WriteAheadLog.Forcer.NONE);
     OperationTable table = store.table(Dialect.H2);
     List<OperationId> ids = new ArrayList<>();
     try {
       for (int i = 0; i < 300; i++) { // about 150 KB of records: more than two cycles' worth
         OperationId id = id();
         ids.add(id);
-        RawRow row = pendingRow(id, "{\"padding\":\"" + "x".repeat(300) + "\"}");
-        store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c, new OperationTable.NewRow(id, null,
-            row.fingerprint(), row.requestJson(), row.createdAt())));
+        StoreFixture.begin(store, id, pendingRow(id, "{\"padding\":\"" + "x".repeat(300) + "\"}").requestJson());
       }
       // The applier applies what is older than its batching delay, then sees the cycle is full.
       long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
