@@ -184,6 +184,9 @@ public final class LoggedStore implements Store {
           checkpointBytes);
       store.recover();
       store.loadKeys();
+      // Allocated (and forced) before the first begin, not by the applier while begins run: a new
+      // log's first commits then force only their own records.
+      log.preallocateAhead();
       store.applier.start();
       return store;
     } catch (SQLException | IOException | RuntimeException e) {

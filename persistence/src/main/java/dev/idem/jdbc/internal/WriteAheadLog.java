@@ -2,8 +2,8 @@ package dev.idem.jdbc.internal;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +49,8 @@ import java.util.zip.CRC32C;
  * overwrites blocks the file already has: forcing such a write flushes the data only, while an
  * append that grows the file also makes the file system commit its metadata journal, which on ext4
  * also flushes every other file's pending data (here: H2's). {@link #preallocate} does that ahead
- * of time, off the commit path; a commit that outruns it extends the file itself.
+ * of time, off the commit path, and forces the zeros there, so that a commit's fdatasync does not
+ * write them; a commit that outruns it extends the file itself.
  *
  * <p>Thread-safe; {@link #reset} and {@link #close} need callers to have stopped appending.
  */
@@ -329,15 +330,25 @@ final class WriteAheadLog implements AutoCloseable {
     spare = batch.capacity() > (4 << 20) ? ByteBuffer.allocate(64 * 1024) : batch;
   }
 
-  /** Keeps two allocation steps allocated past the current write position (see {@link #preallocate}). */
+  /**
+   * Once less than one allocation step is left allocated past the write position, allocates up to
+   * two steps past it (see {@link #preallocate}): a mebibyte at a time, each with one force.
+   */
   void preallocateAhead() throws IOException {
-    preallocate(writePosition + 2L * ALLOCATION_STEP);
+    long position = writePosition;
+    if (allocatedEnd - position < ALLOCATION_STEP) {
+      preallocate(position + 2L * ALLOCATION_STEP);
+    }
   }
 
   /**
    * Fills the file with zeros up to at least {@code end} bytes, in steps, unless it is that long
-   * already. Safe to call while others commit: it writes only past {@link #allocatedEnd}, and moves
-   * that mark only after the zeros are written.
+   * already, and forces them. Safe to call while others commit: it writes only past
+   * {@link #allocatedEnd}, and moves that mark only after the zeros are written and forced.
+   *
+   * <p>The force is why this runs ahead, off the commit path: an fdatasync writes every dirty page
+   * of the file, so zeros left in the page cache made the next commit write a mebibyte of them
+   * (with 32 writers, a commit's write and fdatasync took about 750 us instead of 520).
    */
   void preallocate(long end) throws IOException {
     if (allocatedEnd >= end) {
@@ -345,12 +356,17 @@ final class WriteAheadLog implements AutoCloseable {
     }
     allocationLock.lock();
     try {
-      ByteBuffer zeros = ByteBuffer.allocate(ALLOCATION_STEP);
-      while (allocatedEnd < end) {
-        long at = allocatedEnd;
-        writeFully(zeros, at, false);
-        allocatedEnd = at + ALLOCATION_STEP;
+      if (allocatedEnd >= end) {
+        return; // another thread allocated it meanwhile
       }
+      ByteBuffer zeros = ByteBuffer.allocate(ALLOCATION_STEP);
+      long at = allocatedEnd;
+      while (at < end) {
+        writeFully(zeros, at, false);
+        at += ALLOCATION_STEP;
+      }
+      forceFully();
+      allocatedEnd = at;
     } finally {
       allocationLock.unlock();
     }
@@ -411,7 +427,9 @@ final class WriteAheadLog implements AutoCloseable {
             forcer.force(ch);
           }
           return;
-        } catch (AsynchronousCloseException e) {
+        } catch (ClosedChannelException e) {
+          // Closed during this call (AsynchronousCloseException) or before it, by another
+          // thread's interrupt: either way the channel is reopened, unless the log is closing.
           if (closing) {
             throw e;
           }
@@ -427,6 +445,11 @@ final class WriteAheadLog implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** Forces the file, on a reopened channel if an interrupt closed it (see {@link #writeFully}). */
+  private void forceFully() throws IOException {
+    writeFully(ByteBuffer.allocate(0), 0, true);
   }
 
   private void reopenIfClosed(FileChannel failed) throws IOException {

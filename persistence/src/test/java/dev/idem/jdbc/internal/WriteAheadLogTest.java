@@ -20,6 +20,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -185,6 +186,47 @@ class WriteAheadLogTest {
     }
     try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
       assertEquals(List.of("written by an interrupted thread", "after"), texts(log.recovered()));
+    }
+  }
+
+  @Test
+  void preallocatedZerosAreForcedAheadSoThatTheNextCommitForcesOnlyItsOwnRecords() throws Exception {
+    AtomicInteger forces = new AtomicInteger();
+    WriteAheadLog.Forcer counting = channel -> {
+      forces.incrementAndGet();
+      channel.force(false);
+    };
+    try (WriteAheadLog log = WriteAheadLog.open(file(), counting)) {
+      int before = forces.get();
+      log.preallocate(WriteAheadLog.HEADER + (3L << 20));
+      // An fdatasync writes every dirty page of the file: zeros left unforced would be written by
+      // the next commit's force, on the caller's path.
+      assertEquals(before + 1, forces.get(), "the preallocating thread forces its zeros");
+      long size = Files.size(file());
+      assertTrue(size >= WriteAheadLog.HEADER + (3L << 20), "the zeros are written: " + size);
+      write(log, "after the zeros");
+      assertEquals(before + 2, forces.get(), "the commit forces once and does not preallocate again");
+      assertEquals(size, Files.size(file()), "the commit wrote inside the preallocated zeros");
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("after the zeros"), texts(log.recovered()), "the zeros behind the record end the log");
+    }
+  }
+
+  @Test
+  void anInterruptedPreallocationStillForcesItsZerosAndTheLogStaysUsable() throws Exception {
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      Thread.currentThread().interrupt();
+      try {
+        log.preallocate(WriteAheadLog.HEADER + (2L << 20));
+      } finally {
+        assertTrue(Thread.interrupted(), "the interrupt status is kept");
+      }
+      assertTrue(Files.size(file()) >= WriteAheadLog.HEADER + (2L << 20));
+      write(log, "after");
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
+      assertEquals(List.of("after"), texts(log.recovered()));
     }
   }
 
