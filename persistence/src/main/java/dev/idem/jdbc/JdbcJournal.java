@@ -124,6 +124,8 @@ public final class JdbcJournal implements Journal {
    * length in bytes, and the stored body is empty.
    */
   public static final String TRUNCATED_BODY_HEADER = "idem-journal-body-truncated";
+  /** How many rows one transaction of {@link #purge} deletes at most: 1,000. */
+  public static final int PURGE_BATCH = 1000;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcJournal.class);
 
@@ -137,6 +139,7 @@ public final class JdbcJournal implements Journal {
   private final int maxRequestBody;
   private final int schemaVersion;
   private final Path registeredDirectory;
+  private final int purgeBatch;
 
   private JdbcJournal(Builder b, String name, Dialect dialect, Store store, int schemaVersion,
       Path registeredDirectory) {
@@ -150,6 +153,7 @@ public final class JdbcJournal implements Journal {
     this.maxRequestBody = b.maxRequestBody;
     this.schemaVersion = schemaVersion;
     this.registeredDirectory = registeredDirectory;
+    this.purgeBatch = b.purgeBatch;
   }
 
   /**
@@ -353,10 +357,24 @@ public final class JdbcJournal implements Journal {
     return page(after, limit, (c, cursor, n) -> table.inState(c, state, cursor, n));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Deletes in batches of {@link #PURGE_BATCH} rows, each its own durable transaction, so that a
+   * purge of millions of rows neither holds up the app's other journal calls for its whole length
+   * nor keeps one transaction of millions of rows. A failure part-way leaves the earlier batches
+   * deleted; the count returned covers every batch.
+   */
   @Override
   public int purge(Instant before) throws IdempotencyException {
     long beforeNanos = Instants.toNanos(before);
-    return store.write(Durability.SYNC, null, c -> table.purge(c, beforeNanos));
+    int total = 0;
+    OperationTable.Purged batch;
+    do {
+      batch = store.write(Durability.SYNC, null, c -> table.purge(c, beforeNanos, purgeBatch));
+      total += batch.deleted();
+    } while (batch.found() >= purgeBatch);
+    return total;
   }
 
   /**
@@ -471,6 +489,7 @@ public final class JdbcJournal implements Journal {
     private int maxRequestBody = DEFAULT_MAX_REQUEST_BODY;
     private final Set<String> excludedHeaders = new TreeSet<>();
     private Clock clock = Clock.systemUTC();
+    private int purgeBatch = PURGE_BATCH;
 
     private Builder(Path directory, DataSource dataSource) {
       this.directory = directory;
@@ -537,6 +556,15 @@ public final class JdbcJournal implements Journal {
     /** The clock for the journal's own timestamps (schema migrations, quarantine). Default UTC system clock. */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /** Tests only: a smaller purge batch, so that a test's purge spans several batches cheaply. */
+    Builder purgeBatch(int rows) {
+      if (rows < 1) {
+        throw new IllegalArgumentException("purgeBatch must be positive: " + rows);
+      }
+      this.purgeBatch = rows;
       return this;
     }
 

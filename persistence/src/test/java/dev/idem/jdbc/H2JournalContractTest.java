@@ -26,4 +26,11 @@ class H2JournalContractTest extends JournalContract {
   Journal journal() {
     return journal;
   }
+
+  @Override
+  Journal journalPurgingInBatchesOf(int rows) throws Exception {
+    journal.close(); // one process, one open journal per directory
+    journal = JdbcJournal.h2(dir.resolve("journal")).purgeBatch(rows).open();
+    return journal;
+  }
 }

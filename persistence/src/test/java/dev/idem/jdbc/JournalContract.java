@@ -43,6 +43,14 @@ abstract class JournalContract {
   /** The journal under test, fresh for each test. */
   abstract Journal journal();
 
+  /**
+   * A journal on the same data whose purge deletes at most {@code rows} per transaction, so that a
+   * test's purge spans several batches; by default {@link #journal()} (whose purge is one batch).
+   */
+  Journal journalPurgingInBatchesOf(int rows) throws Exception {
+    return journal();
+  }
+
   @Test
   void beginCreatesPendingOnceAndReturnsTheSameRecordAfterwards() throws Exception {
     NewOperation op = ops.newOp("{\"amount\":100}");
@@ -297,6 +305,33 @@ abstract class JournalContract {
     assertTrue(journal().find(oldDone.id()).isEmpty());
     assertTrue(journal().find(newDone.id()).isPresent());
     assertTrue(journal().find(oldPending.id()).isPresent());
+  }
+
+  @Test
+  void aPurgeLongerThanOneBatchDeletesEveryMatchingRowAndNoOther() throws Exception {
+    List<NewOperation> old = new ArrayList<>();
+    for (int i = 0; i < 23; i++) {
+      NewOperation op = ops.newOp("{\"n\":" + i + "}");
+      journal().begin(op);
+      journal().abandon(op.id(), Transition.finish(i % 2 == 0 ? OperationState.FAILED : OperationState.UNCERTAIN,
+          T0.plusSeconds(1), null, "x"));
+      old.add(op);
+    }
+    NewOperation recent = ops.newOp("{}");
+    NewOperation pending = ops.newOp("{}");
+    journal().begin(recent);
+    journal().begin(pending);
+    journal().abandon(recent.id(), Transition.finish(OperationState.FAILED, T0.plusSeconds(100), null, "x"));
+
+    Journal batched = journalPurgingInBatchesOf(5);
+    assertEquals(23, batched.purge(T0.plusSeconds(50)), "five batches of 5 and one of 3");
+    assertEquals(0, batched.purge(T0.plusSeconds(50)), "nothing is left to purge");
+
+    for (NewOperation op : old) {
+      assertTrue(batched.find(op.id()).isEmpty(), op.id().toString());
+    }
+    assertTrue(batched.find(recent.id()).isPresent());
+    assertTrue(batched.find(pending.id()).isPresent());
   }
 
   @Test

@@ -11,15 +11,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PostgresExtension.class)
 class PostgresJournalContractTest extends JournalContract {
   private JdbcJournal journal;
+  private JdbcJournal batched;
+  private PgDatabase db;
 
   @BeforeEach
   void open(PgDatabase db) throws Exception {
+    this.db = db;
     journal = JdbcJournal.dataSource(db.dataSource()).open();
   }
 
   @AfterEach
   void close() throws Exception {
     journal.close();
+    if (batched != null) {
+      batched.close();
+    }
+  }
+
+  @Override
+  Journal journalPurgingInBatchesOf(int rows) throws Exception {
+    batched = JdbcJournal.dataSource(db.dataSource()).purgeBatch(rows).open(); // a second process, in effect
+    return batched;
   }
 
   @Override

@@ -5,6 +5,7 @@ import dev.idem.core.OperationState;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
 import java.util.List;
@@ -470,16 +471,53 @@ public class OperationTable {
     }
   }
 
-  /** Deletes terminal rows last updated before {@code before} (index on state, updated_at). */
-  public int purge(SqlSession c, long before) throws SQLException {
-    PreparedStatement ps = c.prepare("DELETE FROM idem_operation WHERE state IN " + TERMINAL
-        + " AND updated_at < ? AND quarantined_at IS NULL");
+  /**
+   * Deletes at most {@code limit} terminal, unquarantined rows last updated before {@code before}
+   * (nanoseconds): one batch of a purge. It selects the rows through the index on (state,
+   * updated_at), locked for this transaction (PostgreSQL: rows another process has locked are
+   * skipped, left for a later purge; H2: the store's lock already excludes every other writer),
+   * then deletes them by primary key. A DELETE that repeated the conditions had H2 walk that index
+   * again for each row; neither database offers a limited DELETE that the other accepts.
+   */
+  public Purged purge(SqlSession c, long before, int limit) throws SQLException {
+    String condition = "state IN " + TERMINAL + " AND updated_at < ? AND quarantined_at IS NULL";
+    List<RowKey> keys = new ArrayList<>();
+    PreparedStatement select = c.prepare("SELECT scope, operation, op_key FROM idem_operation WHERE " + condition
+        + " LIMIT ?" + dialect.lockForClaim());
     try {
-      ps.setLong(1, before);
-      return ps.executeUpdate();
+      select.setLong(1, before);
+      select.setInt(2, limit);
+      try (ResultSet rs = select.executeQuery()) {
+        while (rs.next()) {
+          keys.add(new RowKey(rs.getString(1), rs.getString(2), rs.getString(3)));
+        }
+      }
     } finally {
-      c.release(ps);
+      c.release(select);
     }
+    if (keys.isEmpty()) {
+      return new Purged(0, 0);
+    }
+    PreparedStatement delete = c.prepare("DELETE FROM idem_operation WHERE scope = ? AND operation = ? AND op_key = ?");
+    try {
+      for (RowKey k : keys) {
+        delete.setString(1, k.scope());
+        delete.setString(2, k.operation());
+        delete.setString(3, k.key());
+        delete.addBatch();
+      }
+      int deleted = 0;
+      for (int n : delete.executeBatch()) {
+        deleted += n == Statement.SUCCESS_NO_INFO ? 1 : n;
+      }
+      return new Purged(keys.size(), deleted);
+    } finally {
+      c.release(delete);
+    }
+  }
+
+  /** How many rows one batch of a purge found, and how many of them it deleted. */
+  public record Purged(int found, int deleted) {
   }
 
   private static List<RawRow> list(PreparedStatement ps) throws SQLException {
