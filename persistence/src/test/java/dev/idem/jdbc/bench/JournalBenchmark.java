@@ -12,6 +12,8 @@ import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Transition;
 import dev.idem.jdbc.JdbcJournal;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,7 +31,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 
 /**
@@ -41,68 +44,72 @@ import java.util.stream.Stream;
  * </pre>
  *
  * (the {@code bench} profile of persistence/pom.xml runs this class with exec:java on the test
- * classpath; pass {@code -Dbench.ops=N} for more or fewer operations and {@code -Dbench.dir=PATH}
- * to measure another disk).
+ * classpath; it takes about four minutes). Properties: {@code -Dbench.slices=N} (default 10),
+ * {@code -Dbench.sliceMillis=N} (default 2000), {@code -Dbench.maxWarmUpSeconds=N} (default 120),
+ * {@code -Dbench.dir=PATH} to measure another disk.
  *
  * <p>One operation is what the executor writes for a request that succeeds at once: begin (the one
  * synchronous durable write), claim, one attempt record and the SUCCEEDED transition with a small
  * response. Runs single-threaded and with 32 threads, with {@code syncToDisk} on (the default: the
  * journal's write-ahead log is fdatasync'ed once per group commit) and off (the log is written to
- * the OS only: survives kill -9, not power loss). Each timed batch ends with {@code flush()}, so
- * every write it made is durable. The journal's applier writes the logged rows to H2 in the
- * background, in parallel with the batches and competing with them for the cores; the time to
- * apply what is left at the end (the journal's close) is printed too, so no work goes uncounted.
+ * the OS only: survives kill -9, not power loss).
+ *
+ * <p>Method. First a warm-up until the JIT compilers are done (see {@link #warmUp}). Then, per
+ * configuration, slices of: one fsync measurement, a single-threaded part and a 32-thread part.
+ * Each part runs operations for the slice's time and ends with {@code flush()}, so every write it
+ * made is durable. The journal's applier writes the logged rows to H2 in the background about once
+ * a second, during the parts, competing with them for the cores as it does in an app. Between
+ * parts, untimed, the rows the applier has not yet written are written and the part's rows are
+ * purged; both are printed per operation, so no work goes unreported, and no part pays for
+ * another's rows or measures a bigger database than the one before. The ratios are medians of
+ * per-slice ratios, so that both sides of a ratio see the same machine load.
  *
  * <p>Goals: single-threaded cost at most 1.5 fsyncs per operation; 32 threads at least 5x the
- * single-threaded throughput. Each configuration alternates slices of fsync, single-threaded and
- * 32-thread measurements ({@code -Dbench.slices=N}, default 20, so a slice lasts about a second)
- * and reports the median of the per-slice ratios, so that both sides of a ratio see the same
- * machine load.
+ * single-threaded throughput.
  *
  * <p>History. Before the write-ahead log, every begin committed H2 (WRITE_DELAY=0 plus an fdatasync
  * of its file): 7.7 fsyncs per operation on one thread and 1.9x with 32 threads, because each H2
  * commit serializes a copy-on-write chunk of 26 to 35 KB (57% of the CPU samples in
  * {@code MVStore.store}, one commit at a time). Several H2 connections did not help (2.0x to 2.2x
  * with 4 or 8), and broke the kill tests' promise that the next begin makes a completion durable.
- * With the log, the remaining costs on this 2-core machine are the log's fdatasync itself (about
- * 1.0x to 1.4x the 256-byte fsync, more while H2 writes in the background, and about 100 us of the
- * caller's CPU in the kernel), 30 to 45 us of CPU per operation on the calling thread (JSON of the
- * request, attempt and response), and 50 to 100 us per operation in the applier (mostly H2
- * rewriting the primary-key leaves that random keys dirty). With 32 threads both cores are busy,
- * so throughput is bounded by CPU per operation, and every operation's thread sleeps once for its
- * fdatasync and is woken.
+ * With the log, a single thread spends about one fdatasync per operation (the log's, shared with
+ * the previous operation's deferred writes) plus 40 to 60 us of CPU; the applier's H2 writes run
+ * on the other core. With 32 threads both cores are busy, so throughput is bounded by CPU per
+ * operation: 50 to 60 us on the calling threads (JSON, and each thread sleeping once for its group
+ * commit and being woken), 70 to 100 us in the applier (H2 serializing rows and index pages and
+ * searching its primary key), and garbage collection. The 32-thread figure with syncToDisk off,
+ * where no thread waits for the disk, shows that bound.
+ *
+ * <p>An earlier version of this benchmark ran 500- and 1000-operation batches right after JVM
+ * start: C2 was compiling for the whole run (about one core's worth), and the 32-thread batches
+ * ended before the applier's next pass, so its work fell into the single-threaded batches. Both
+ * skewed the ratios; this one measures steady state.
  */
 public final class JournalBenchmark {
   private static final byte[] BODY = "{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}"
       .getBytes(StandardCharsets.UTF_8);
   private static final Fingerprint FP = new Fingerprint("a".repeat(64));
+  /** Seeds for the worker threads' Randoms: keys need no SecureRandom here. */
+  private static final AtomicLong SEEDS = new AtomicLong();
 
   private JournalBenchmark() {
   }
 
   public static void main(String[] args) throws Exception {
-    int ops = Integer.getInteger("bench.ops", 10000);
-    int slices = Integer.getInteger("bench.slices", 20);
+    int slices = Integer.getInteger("bench.slices", 10);
+    long sliceNanos = Duration.ofMillis(Long.getLong("bench.sliceMillis", 2000)).toNanos();
+    Duration maxWarmUp = Duration.ofSeconds(Long.getLong("bench.maxWarmUpSeconds", 120));
     Path base = Path.of(System.getProperty("bench.dir", "target/bench"));
     Files.createDirectories(base);
     Path run = Files.createTempDirectory(base.toAbsolutePath(), "run-");
     try {
-      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d operations single-threaded and %d with 32 threads"
-          + " per configuration, in %d interleaved slices; %d cores; %s; load average %s%n", ops, ops * 2, slices,
+      System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d interleaved slices of %d ms per part and"
+          + " configuration; %d cores; %s; load average %s%n", slices, sliceNanos / 1_000_000,
           Runtime.getRuntime().availableProcessors(), run, loadAverage());
-      // Warm the JIT on a throwaway journal, one thread and 32, so that the first measured
-      // configuration is not the cold one: on 2 cores C2 takes seconds to compile H2, Jackson and
-      // the journal, and until then it competes with what is measured.
-      try (JdbcJournal warm = JdbcJournal.h2(run.resolve("warm-up")).syncToDisk(false).open()) {
-        Random random = new Random(2);
-        for (int i = 0; i < 3; i++) {
-          timeOps(warm, random, 1, Math.min(ops, 4000));
-          timeOps(warm, random, 32, Math.min(ops, 4000));
-        }
-      }
+      warmUp(run, maxWarmUp);
       for (boolean sync : new boolean[] {true, false}) {
         report(sync ? "syncToDisk=true (default)" : "syncToDisk=false",
-            measure(run.resolve("journal-" + sync), run.resolve("fsync-" + sync + ".bin"), sync, ops, slices));
+            measure(run.resolve("journal-" + sync), run.resolve("fsync-" + sync + ".bin"), sync, slices, sliceNanos));
       }
       System.out.printf(Locale.ROOT, "load average at the end: %s%n", loadAverage());
     } finally {
@@ -110,60 +117,136 @@ public final class JournalBenchmark {
     }
   }
 
+  /**
+   * Runs both configurations, one thread and 32, until the JIT compilers are done: until a round
+   * spends under 5% of its time compiling, or {@code max} has passed. On 2 cores C2 compiles H2,
+   * Jackson and the journal for 20 to 40 seconds, using about one core the whole time; figures taken
+   * meanwhile measure the compiler. An app that runs for hours sees the compiled code.
+   */
+  private static void warmUp(Path run, Duration max) throws Exception {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    long start = System.nanoTime();
+    double share = 1;
+    int rounds = 0;
+    try (JdbcJournal on = JdbcJournal.h2(run.resolve("warm-up-on")).open();
+        JdbcJournal off = JdbcJournal.h2(run.resolve("warm-up-off")).syncToDisk(false).open()) {
+      while (rounds < 3 || share >= 0.05 && System.nanoTime() - start < max.toNanos()) {
+        long compiling = jit.getTotalCompilationTime();
+        long t0 = System.nanoTime();
+        for (JdbcJournal journal : List.of(on, off)) {
+          part(journal, 1, TimeUnit.MILLISECONDS.toNanos(300));
+          part(journal, 32, TimeUnit.MILLISECONDS.toNanos(300));
+        }
+        share = (jit.getTotalCompilationTime() - compiling) * 1e6 / (System.nanoTime() - t0);
+        rounds++;
+      }
+    }
+    System.out.printf(Locale.ROOT, "warm-up: %d rounds, %.1f s; the JIT compiled %.0f%% of the last round's time%s%n",
+        rounds, (System.nanoTime() - start) / 1e9, share * 100, share >= 0.05 ? " (NOT SETTLED: the figures"
+        + " below include compiling)" : "");
+  }
+
   /** Per-slice results of one configuration. */
-  record Slices(double[] fsyncMicros, double[] singleMicrosPerOp, double[] multiOpsPerSecond, double closeMillis,
-      int totalOps, long databaseBytes, long logBytes) {
+  record Slices(double[] fsyncMicros, Part[] single, Part[] multi, double closeMillis, long databaseBytes,
+      long logBytes, long compileMillis) {
   }
 
   /**
-   * Runs {@code slices} rounds of: an fsync measurement, {@code ops / slices} operations on one
-   * thread, {@code 2 * ops / slices} operations on 32 threads. Interleaving puts each ratio's two
-   * sides under the same conditions: on a shared machine the load, and the fsync with it, drift by
-   * several times within a minute, and a ratio of figures measured a minute apart says little.
+   * One timed part of a slice: operations, the nanoseconds they took (ending with every write
+   * durable), and, untimed, the nanoseconds then taken to write to H2 what the journal's applier
+   * had not yet written, and to purge the part's rows.
    */
-  static Slices measure(Path dir, Path fsyncFile, boolean sync, int ops, int slices) throws Exception {
+  record Part(long ops, long nanos, long leftNanos, long purgeNanos) {
+    double microsPerOp() {
+      return nanos / 1000.0 / ops;
+    }
+
+    double opsPerSecond() {
+      return ops * 1e9 / nanos;
+    }
+  }
+
+  /**
+   * Runs {@code slices} rounds of: an fsync measurement, one thread, 32 threads. Each part runs
+   * for {@code sliceNanos} and starts with nothing left for H2 from the part before (the rest is
+   * written untimed, and reported), so that no part pays for another's rows. The applier runs
+   * about once a second, during the parts, competing with them for the cores as it would in an
+   * app. After each part its rows are purged (untimed, reported), as retention does in an app:
+   * without that, the sustained runs grew H2's file to 2 to 4 GB and every later slice measured a
+   * bigger database than the one before. Interleaving puts each ratio's two sides under the same
+   * conditions: on a shared machine the load, and the fsync with it, drift by several times within
+   * a minute.
+   */
+  static Slices measure(Path dir, Path fsyncFile, boolean sync, int slices, long sliceNanos) throws Exception {
     double[] fsync = new double[slices];
-    double[] single = new double[slices];
-    double[] multi = new double[slices];
+    Part[] single = new Part[slices];
+    Part[] multi = new Part[slices];
     double closeMillis;
-    int n = Math.max(1, ops / slices);
+    long compiling = ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
     JdbcJournal journal = JdbcJournal.h2(dir).syncToDisk(sync).open();
     try {
-      Random random = new Random(1);
-      timeOps(journal, random, 1, Math.min(500, ops / 4)); // warm-up
+      part(journal, 1, TimeUnit.MILLISECONDS.toNanos(200));
       for (int i = 0; i < slices; i++) {
         fsync[i] = fsyncMicros(fsyncFile, 50);
-        single[i] = timeOps(journal, random, 1, n) / 1000.0 / n;
-        multi[i] = 2 * n / (timeOps(journal, random, 32, 2 * n) / 1e9);
+        single[i] = part(journal, 1, sliceNanos);
+        multi[i] = part(journal, 32, sliceNanos);
       }
     } finally {
       long t0 = System.nanoTime();
-      journal.close(); // applies what the applier has not yet written to H2, then syncs H2
+      journal.close(); // syncs H2 and empties the log
       closeMillis = (System.nanoTime() - t0) / 1e6;
     }
-    return new Slices(fsync, single, multi, closeMillis, slices * 3 * n,
-        Files.size(dir.resolve("idem-journal.mv.db")), Files.size(dir.resolve("idem-journal.wal")));
+    return new Slices(fsync, single, multi, closeMillis, Files.size(dir.resolve("idem-journal.mv.db")),
+        Files.size(dir.resolve("idem-journal.wal")),
+        ManagementFactory.getCompilationMXBean().getTotalCompilationTime() - compiling);
+  }
+
+  private static Part part(JdbcJournal journal, int threads, long nanos) throws Exception {
+    long[] timed = timeOps(journal, threads, nanos);
+    long left = drain(journal);
+    long t0 = System.nanoTime();
+    journal.purge(Instant.now().plusSeconds(1));
+    return new Part(timed[0], timed[1], left, System.nanoTime() - t0);
+  }
+
+  /**
+   * Writes to H2 every row the applier has not yet written, and returns the nanoseconds that took:
+   * a scan does that first, so that it sees every row.
+   */
+  private static long drain(JdbcJournal journal) throws Exception {
+    long t0 = System.nanoTime();
+    journal.findByState(OperationState.PENDING, null, 1);
+    return System.nanoTime() - t0;
   }
 
   private static void report(String label, Slices s) {
     int n = s.fsyncMicros().length;
+    double[] single = new double[n];
+    double[] multi = new double[n];
     double[] costRatio = new double[n];
     double[] scaling = new double[n];
+    long ops = 0;
+    long leftNanos = 0;
+    long purgeNanos = 0;
     for (int i = 0; i < n; i++) {
-      costRatio[i] = s.singleMicrosPerOp()[i] / s.fsyncMicros()[i];
-      scaling[i] = s.multiOpsPerSecond()[i] / (1e6 / s.singleMicrosPerOp()[i]);
+      single[i] = s.single()[i].microsPerOp();
+      multi[i] = s.multi()[i].opsPerSecond();
+      costRatio[i] = single[i] / s.fsyncMicros()[i];
+      scaling[i] = multi[i] / s.single()[i].opsPerSecond();
+      ops += s.single()[i].ops() + s.multi()[i].ops();
+      leftNanos += s.single()[i].leftNanos() + s.multi()[i].leftNanos();
+      purgeNanos += s.single()[i].purgeNanos() + s.multi()[i].purgeNanos();
     }
-    double single = median(s.singleMicrosPerOp());
-    double multi = median(s.multiOpsPerSecond());
     System.out.printf(Locale.ROOT, "%s: fsync of a 256-byte write (FileChannel.write + force(true)): median %.1f us"
         + " (slices %s)%n", label, median(s.fsyncMicros()), list(s.fsyncMicros(), "%.0f"));
-    System.out.printf(Locale.ROOT, "%s, 1 thread:   median %7.1f us/op = %6.0f ops/s (slices %s)%n", label, single,
-        1e6 / single, list(s.singleMicrosPerOp(), "%.0f"));
+    System.out.printf(Locale.ROOT, "%s, 1 thread:   median %7.1f us/op = %6.0f ops/s (slices %s)%n", label,
+        median(single), 1e6 / median(single), list(single, "%.0f"));
     System.out.printf(Locale.ROOT, "%s, 32 threads: median %7.0f ops/s = %6.1f us/op wall (slices %s)%n", label,
-        multi, 1e6 / multi, list(s.multiOpsPerSecond(), "%.0f"));
-    System.out.printf(Locale.ROOT, "%s: close after %d operations (applies the rows not yet in H2, syncs it): %.0f ms"
-        + " = %.1f us per operation measured; files: H2 %.1f MB, log %.1f MB%n", label, s.totalOps(),
-        s.closeMillis(), s.closeMillis() * 1000 / s.totalOps(), s.databaseBytes() / 1e6, s.logBytes() / 1e6);
+        median(multi), 1e6 / median(multi), list(multi, "%.0f"));
+    System.out.printf(Locale.ROOT, "%s: %d operations; rows left for H2 at the end of a part, written untimed:"
+        + " %.1f us per operation; purging them, untimed: %.1f us per operation; close: %.0f ms; the JIT compiled %.1f s during the measurement; files: H2 %.1f"
+        + " MB, log %.1f MB%n", label, ops, leftNanos / 1000.0 / ops, purgeNanos / 1000.0 / ops, s.closeMillis(), s.compileMillis() / 1000.0,
+        s.databaseBytes() / 1e6, s.logBytes() / 1e6);
     System.out.printf(Locale.ROOT, "%s: RATIOS (median of per-slice ratios) single-threaded begin+complete = %.2f x"
         + " one fsync (goal <= 1.5) [slices %s]; 32 threads = %.2f x single-threaded throughput (goal >= 5)"
         + " [slices %s]%n", label, median(costRatio), list(costRatio, "%.2f"), median(scaling),
@@ -211,23 +294,22 @@ public final class JournalBenchmark {
   }
 
   /**
-   * Runs {@code ops} operations on {@code threads} threads, then flushes (every write durable);
-   * returns the nanoseconds taken.
+   * Runs operations on {@code threads} threads for {@code nanos}, then flushes (every write
+   * durable); returns the operations run and the nanoseconds taken, the flush included.
    */
-  private static long timeOps(JdbcJournal journal, Random random, int threads, int ops) throws Exception {
-    List<IdempotencyKey> keys = new ArrayList<>(ops);
-    for (int i = 0; i < ops; i++) {
-      keys.add(IdempotencyKey.generate(random));
-    }
+  private static long[] timeOps(JdbcJournal journal, int threads, long nanos) throws Exception {
     long t0 = System.nanoTime();
-    AtomicInteger next = new AtomicInteger();
+    long end = t0 + nanos;
+    AtomicLong ops = new AtomicLong();
     CountDownLatch done = new CountDownLatch(threads);
     List<Throwable> failures = new ArrayList<>();
     for (int t = 0; t < threads; t++) {
+      Random random = new Random(SEEDS.incrementAndGet());
       Thread w = new Thread(() -> {
         try {
-          for (int i = next.getAndIncrement(); i < ops; i = next.getAndIncrement()) {
-            one(journal, keys.get(i));
+          while (System.nanoTime() < end) {
+            one(journal, IdempotencyKey.generate(random));
+            ops.incrementAndGet();
           }
         } catch (Throwable e) {
           synchronized (failures) {
@@ -244,7 +326,7 @@ public final class JournalBenchmark {
       throw new IllegalStateException("benchmark operation failed", failures.get(0));
     }
     journal.flush();
-    return System.nanoTime() - t0;
+    return new long[] {ops.get(), System.nanoTime() - t0};
   }
 
   private static void one(JdbcJournal journal, IdempotencyKey key) throws Exception {
