@@ -362,8 +362,8 @@ public final class JdbcJournal implements Journal {
    *
    * <p>Deletes in batches of {@link #PURGE_BATCH} rows, each its own durable transaction, so that a
    * purge of millions of rows neither holds up the app's other journal calls for its whole length
-   * nor keeps one transaction of millions of rows. A failure part-way leaves the earlier batches
-   * deleted; the count returned covers every batch.
+   * nor keeps one transaction of millions of rows. The count returned covers every batch; a failure
+   * part-way throws, and the batches before it stay deleted.
    */
   @Override
   public int purge(Instant before) throws IdempotencyException {
