@@ -195,6 +195,43 @@ class PostgresFleetTest {
   }
 
   @Test
+  void twoNodesPurgingAtOnceDeleteEveryExpiredOperationOnceBetweenThem(PgDatabase db) throws Exception {
+    int count = 40;
+    try (JdbcJournal a = JdbcJournal.dataSource(db.dataSource()).purgeBatch(3).open();
+        JdbcJournal b = JdbcJournal.dataSource(db.dataSource()).purgeBatch(3).open()) {
+      for (int i = 0; i < count; i++) {
+        NewOperation op = ops.newOp("{\"n\":" + i + "}");
+        a.begin(op);
+        a.abandon(op.id(), Transition.finish(OperationState.FAILED, T0, null, "expired"));
+      }
+      NewOperation pending = ops.newOp("{}");
+      a.begin(pending);
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        CountDownLatch start = new CountDownLatch(1);
+        // Each batch locks its rows (SKIP LOCKED): the nodes split the rows, and neither stops
+        // while rows are left that the other does not hold.
+        Future<Integer> byA = pool.submit(() -> {
+          start.await();
+          return a.purge(T0.plusSeconds(1));
+        });
+        Future<Integer> byB = pool.submit(() -> {
+          start.await();
+          return b.purge(T0.plusSeconds(1));
+        });
+        start.countDown();
+        assertEquals(count, byA.get(30, TimeUnit.SECONDS) + byB.get(30, TimeUnit.SECONDS));
+      } finally {
+        pool.shutdownNow();
+      }
+      assertEquals(0, a.purge(T0.plusSeconds(1)));
+      assertEquals(List.of(pending.id()),
+          a.findByState(OperationState.PENDING, null, 10).stream().map(OperationRecord::id).toList());
+      assertTrue(a.findByState(OperationState.FAILED, null, 10).isEmpty());
+    }
+  }
+
+  @Test
   void aFailingDatabaseFailsBeginFastAndNothingIsSent(PgDatabase db) throws Exception {
     FaultyDataSource faulty = new FaultyDataSource(db.dataSource());
     try (JdbcJournal journal = JdbcJournal.dataSource(faulty).open()) {
