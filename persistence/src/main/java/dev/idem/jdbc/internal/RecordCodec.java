@@ -36,7 +36,12 @@ import java.util.TreeMap;
 public final class RecordCodec {
   private static final int FORMAT = 1;
 
+  /** 4 Mi characters of JSON per memo: about 4,000 operations' requests or attempts of a few KB. */
+  private static final long MEMO_CHARS = 4L << 20;
+
   private final ObjectMapper mapper = new ObjectMapper();
+  private final DecodeMemo<RequestSnapshot> requests = new DecodeMemo<>(MEMO_CHARS);
+  private final DecodeMemo<List<AttemptRecord>> attempts = new DecodeMemo<>(MEMO_CHARS);
   private final int maxStoredResponseBody;
   private final String truncatedBodyHeader;
 
@@ -59,10 +64,22 @@ public final class RecordCodec {
     n.set("headers", headers(r.headers(), Set.of()));
     r.contentType().ifPresent(ct -> n.put("contentType", ct));
     n.put("body", Base64.getEncoder().encodeToString(r.body()));
-    return n.toString();
+    String json = n.toString();
+    requests.put(json, r);
+    return json;
   }
 
   public RequestSnapshot decodeRequest(String json) throws CorruptRowException {
+    RequestSnapshot known = requests.get(json);
+    if (known != null) {
+      return known;
+    }
+    RequestSnapshot decoded = parseRequest(json);
+    requests.put(json, decoded);
+    return decoded;
+  }
+
+  private RequestSnapshot parseRequest(String json) throws CorruptRowException {
     JsonNode n = parse("request_json", json);
     checkFormat("request_json", n);
     try {
@@ -149,7 +166,14 @@ public final class RecordCodec {
       throw new CorruptRowException("attempts_json: not a JSON array");
     }
     ((ArrayNode) n).add(attempt(attempt));
-    return n.toString();
+    String json = n.toString();
+    List<AttemptRecord> before = n.size() == 1 ? List.of() : attempts.get(attemptsJson);
+    if (before != null) {
+      List<AttemptRecord> after = new ArrayList<>(before);
+      after.add(attempt);
+      attempts.put(json, List.copyOf(after));
+    }
+    return json;
   }
 
   private ObjectNode attempt(AttemptRecord r) {
@@ -171,7 +195,18 @@ public final class RecordCodec {
     return n;
   }
 
+  /** The attempts in an encoded list, as an immutable list. */
   public List<AttemptRecord> decodeAttempts(String json) throws CorruptRowException {
+    List<AttemptRecord> known = attempts.get(json);
+    if (known != null) {
+      return known;
+    }
+    List<AttemptRecord> decoded = List.copyOf(parseAttempts(json));
+    attempts.put(json, decoded);
+    return decoded;
+  }
+
+  private List<AttemptRecord> parseAttempts(String json) throws CorruptRowException {
     JsonNode n = parse("attempts_json", json);
     if (!n.isArray()) {
       throw new CorruptRowException("attempts_json: not a JSON array");
