@@ -73,12 +73,12 @@ import java.util.stream.Stream;
  * {@code MVStore.store}, one commit at a time). Several H2 connections did not help (2.0x to 2.2x
  * with 4 or 8), and broke the kill tests' promise that the next begin makes a completion durable.
  * With the log, a single thread spends about one fdatasync per operation (the log's, shared with
- * the previous operation's deferred writes) plus 40 to 60 us of CPU; the applier's H2 writes run
- * on the other core. With 32 threads both cores are busy, so throughput is bounded by CPU per
- * operation: 50 to 60 us on the calling threads (JSON, and each thread sleeping once for its group
- * commit and being woken), 70 to 100 us in the applier (H2 serializing rows and index pages and
- * searching its primary key), and garbage collection. The 32-thread figure with syncToDisk off,
- * where no thread waits for the disk, shows that bound.
+ * the previous operation's deferred writes) plus 40 to 80 us of CPU in user mode; the applier's H2
+ * writes run on the other core. With 32 threads both cores are busy, so throughput is bounded by
+ * CPU per operation: 45 to 55 us on the calling threads (JSON, and each thread sleeping once for
+ * its group commit and being woken), 70 to 100 us in the applier (H2 adding the row to its table
+ * and indexes and storing pages), and garbage collection. The 32-thread figure with syncToDisk
+ * off, where no thread waits for the disk, shows that bound.
  *
  * <p>An earlier version of this benchmark ran 500- and 1000-operation batches right after JVM
  * start: C2 was compiling for the whole run (about one core's worth), and the 32-thread batches
