@@ -36,8 +36,11 @@ import java.util.TreeMap;
 public final class RecordCodec {
   private static final int FORMAT = 1;
 
-  /** 4 Mi characters of JSON per memo: about 4,000 operations' requests or attempts of a few KB. */
-  private static final long MEMO_CHARS = 4L << 20;
+  /**
+   * 1 Mi characters of JSON per memo (about a thousand operations' requests or attempts of a few
+   * hundred bytes, a few MB of heap at most): entries matter only between an operation's writes.
+   */
+  private static final long MEMO_CHARS = 1L << 20;
 
   private final ObjectMapper mapper = new ObjectMapper();
   private final DecodeMemo<RequestSnapshot> requests = new DecodeMemo<>(MEMO_CHARS);
