@@ -49,6 +49,19 @@ public final class JournalErrors {
         + (earlier instanceof SQLException s ? diagnose(s) : earlier.getClass().getSimpleName()) + ")", earlier);
   }
 
+  /**
+   * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
+   * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
+   */
+  static void checkUsable(String name, boolean closed, Throwable broken) throws JournalException {
+    if (closed) {
+      throw closed(name);
+    }
+    if (broken != null) {
+      throw unusable(name, broken);
+    }
+  }
+
   /** A short cause, in words. */
   static String diagnose(SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();

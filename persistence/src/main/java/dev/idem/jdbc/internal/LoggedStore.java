@@ -599,17 +599,11 @@ public final class LoggedStore implements Store {
   }
 
   private void ensureUsable() throws JournalException {
-    if (closed) {
-      throw JournalErrors.closed(name);
-    }
-    failIfBroken();
+    JournalErrors.checkUsable(name, closed, broken);
   }
 
   private void failIfBroken() throws JournalException {
-    Throwable b = broken;
-    if (b != null) {
-      throw JournalErrors.unusable(name, b);
-    }
+    JournalErrors.checkUsable(name, false, broken);
   }
 
   /** Applies everything, syncs H2 and empties the log (so that the next open replays nothing), then closes. */

@@ -259,17 +259,11 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void ensureUsable() throws JournalException {
-    if (closed) {
-      throw JournalErrors.closed(name);
-    }
-    failIfBroken();
+    JournalErrors.checkUsable(name, closed, broken);
   }
 
   private void failIfBroken() throws JournalException {
-    Throwable b = broken;
-    if (b != null) {
-      throw JournalErrors.unusable(name, b);
-    }
+    JournalErrors.checkUsable(name, false, broken);
   }
 
   @Override
