@@ -354,6 +354,9 @@ final class WriteAheadLog implements AutoCloseable {
     if (allocatedEnd >= end) {
       return;
     }
+    // Held off for the whole allocation: each write or force of an interrupted thread would close
+    // the channel under every other writer, and writeFully would reopen it once per step.
+    boolean interrupted = Thread.interrupted();
     allocationLock.lock();
     try {
       if (allocatedEnd >= end) {
@@ -369,6 +372,9 @@ final class WriteAheadLog implements AutoCloseable {
       allocatedEnd = at;
     } finally {
       allocationLock.unlock();
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 

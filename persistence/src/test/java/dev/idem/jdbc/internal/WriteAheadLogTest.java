@@ -215,13 +215,20 @@ class WriteAheadLogTest {
 
   @Test
   void anInterruptedPreallocationStillForcesItsZerosAndTheLogStaysUsable() throws Exception {
-    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
-      Thread.currentThread().interrupt();
+    AtomicInteger forces = new AtomicInteger();
+    WriteAheadLog.Forcer counting = channel -> {
+      channel.force(false); // throws if the interrupt closed the channel; counted once it succeeds
+      forces.incrementAndGet();
+    };
+    try (WriteAheadLog log = WriteAheadLog.open(file(), counting)) {
+      int before = forces.get();
+      Thread.currentThread().interrupt(); // the JDK closes a channel that an interrupted thread writes to
       try {
         log.preallocate(WriteAheadLog.HEADER + (2L << 20));
       } finally {
         assertTrue(Thread.interrupted(), "the interrupt status is kept");
       }
+      assertEquals(before + 1, forces.get(), "the zeros were forced on the reopened channel");
       assertTrue(Files.size(file()) >= WriteAheadLog.HEADER + (2L << 20));
       write(log, "after");
     }
