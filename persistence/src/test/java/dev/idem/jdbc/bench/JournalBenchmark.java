@@ -244,8 +244,9 @@ public final class JournalBenchmark {
     System.out.printf(Locale.ROOT, "%s, 32 threads: median %7.0f ops/s = %6.1f us/op wall (slices %s)%n", label,
         median(multi), 1e6 / median(multi), list(multi, "%.0f"));
     System.out.printf(Locale.ROOT, "%s: %d operations; rows left for H2 at the end of a part, written untimed:"
-        + " %.1f us per operation; purging them, untimed: %.1f us per operation; close: %.0f ms; the JIT compiled %.1f s during the measurement; files: H2 %.1f"
-        + " MB, log %.1f MB%n", label, ops, leftNanos / 1000.0 / ops, purgeNanos / 1000.0 / ops, s.closeMillis(), s.compileMillis() / 1000.0,
+        + " %.1f us per operation; purging them, untimed: %.1f us per operation; close: %.0f ms; the JIT"
+        + " compiled %.1f s during the measurement; files: H2 %.1f MB, log %.1f MB%n", label, ops,
+        leftNanos / 1000.0 / ops, purgeNanos / 1000.0 / ops, s.closeMillis(), s.compileMillis() / 1000.0,
         s.databaseBytes() / 1e6, s.logBytes() / 1e6);
     System.out.printf(Locale.ROOT, "%s: RATIOS (median of per-slice ratios) single-threaded begin+complete = %.2f x"
         + " one fsync (goal <= 1.5) [slices %s]; 32 threads = %.2f x single-threaded throughput (goal >= 5)"
