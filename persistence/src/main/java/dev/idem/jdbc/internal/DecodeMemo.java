@@ -29,8 +29,13 @@ final class DecodeMemo<T> {
     return json == null ? null : values.get(json);
   }
 
+  /** Whether {@link #put} would keep a value of this text: not when the text is too long. */
+  boolean keeps(String json) {
+    return json != null && json.length() <= maxChars / 64;
+  }
+
   void put(String json, T value) {
-    if (json == null || value == null || json.length() > maxChars / 64) {
+    if (!keeps(json) || value == null) {
       return;
     }
     if (chars.addAndGet(json.length()) > maxChars) {

@@ -45,6 +45,7 @@ public final class RecordCodec {
   private final ObjectMapper mapper = new ObjectMapper();
   private final DecodeMemo<RequestSnapshot> requests = new DecodeMemo<>(MEMO_CHARS);
   private final DecodeMemo<List<AttemptRecord>> attempts = new DecodeMemo<>(MEMO_CHARS);
+  private final DecodeMemo<ResponseSnapshot> responses = new DecodeMemo<>(MEMO_CHARS);
   private final int maxStoredResponseBody;
   private final String truncatedBodyHeader;
 
@@ -117,14 +118,33 @@ public final class RecordCodec {
     } else {
       n.put("body", Base64.getEncoder().encodeToString(body));
     }
-    return n.toString();
+    String json = n.toString();
+    // A transition returns the response as stored (without the excluded headers, perhaps without
+    // its body), so the memo gets it decoded from the tree just built: no parse of the text.
+    if (responses.keeps(json)) {
+      try {
+        responses.put(json, decodeResponse(n));
+      } catch (CorruptRowException e) {
+        throw new IllegalStateException("a response this codec encoded does not decode", e);
+      }
+    }
+    return json;
   }
 
   public ResponseSnapshot decodeResponse(String json) throws CorruptRowException {
     if (json == null) {
       return null;
     }
-    JsonNode n = parse("response_json", json);
+    ResponseSnapshot known = responses.get(json);
+    if (known != null) {
+      return known;
+    }
+    ResponseSnapshot decoded = decodeResponse(parse("response_json", json));
+    responses.put(json, decoded);
+    return decoded;
+  }
+
+  private ResponseSnapshot decodeResponse(JsonNode n) throws CorruptRowException {
     checkFormat("response_json", n);
     Map<String, List<String>> headers = new TreeMap<>();
     forEachHeader(n.get("headers"), "response_json",

@@ -8,11 +8,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
 import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResponseSnapshot;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,6 +45,29 @@ class RecordCodecMemoTest {
     RequestSnapshot remembered = writer.decodeRequest(json);
     assertEquals(codec().decodeRequest(json), remembered, "what the memo returns is what a parse gives");
     assertSame(remembered, writer.decodeRequest(new String(json)), "found by the text, not by the instance");
+  }
+
+  @Test
+  void aResponseFoundByItsTextEqualsTheStoredResponseAFreshCodecParses() throws Exception {
+    RecordCodec writer = new RecordCodec(16, "idem-journal-body-truncated");
+    ResponseSnapshot kept = new ResponseSnapshot(201, Map.of("Content-Type", List.of("application/json"),
+        "Set-Cookie", List.of("s=1"), "X-Empty", List.of(), "X-Two", List.of("a", "b")), "{\"id\":7}".getBytes(
+        StandardCharsets.UTF_8));
+    ResponseSnapshot truncated = new ResponseSnapshot(200, Map.of("content-type", List.of("text/plain")),
+        "a body longer than sixteen bytes".getBytes(StandardCharsets.UTF_8));
+    for (ResponseSnapshot response : List.of(kept, truncated)) {
+      String json = writer.encodeResponse(response, Set.of("set-cookie"));
+      ResponseSnapshot remembered = writer.decodeResponse(json);
+      assertEquals(new RecordCodec(16, "idem-journal-body-truncated").decodeResponse(json), remembered,
+          "what the memo returns is what a parse gives: " + response);
+      assertSame(remembered, writer.decodeResponse(new String(json)), "found by the text, not by the instance");
+    }
+    ResponseSnapshot stored = writer.decodeResponse(writer.encodeResponse(kept, Set.of("set-cookie")));
+    assertEquals(Map.of("content-type", List.of("application/json"), "x-empty", List.of(), "x-two", List.of("a", "b")),
+        stored.headers(), "the stored form, not the response given: no excluded header");
+    ResponseSnapshot cut = writer.decodeResponse(writer.encodeResponse(truncated, Set.of()));
+    assertEquals(0, cut.body().length, "the stored form: a body over the limit is dropped");
+    assertEquals(List.of(Integer.toString(truncated.body().length)), cut.headers().get("idem-journal-body-truncated"));
   }
 
   @Test
