@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  * <p>Units of different rows run in parallel: each holds the lock of its row's stripe, and the
  * shared side of the database lock. Work that names no row (page queries, purge, quarantine)
  * holds the exclusive side, forces the log and applies every logged row first, so it sees
- * everything on the database. Writes of that kind also sync the database and start a new log
+ * everything on the database; most of the backlog is applied before it takes the exclusive side,
+ * while writers still run. Writes of that kind also sync the database and start a new log
  * cycle, so that replay can never bring back a row they deleted.
  *
  * <p>When the log's current cycle passes {@link #CHECKPOINT_BYTES}, and at close, the store
@@ -80,6 +81,8 @@ public final class LoggedStore implements Store {
   /** The applier wakes at least this often, to apply what the log has made durable. */
   private static final long APPLY_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
   private static final int STRIPES = 64;
+  /** Logged rows left for the exclusive section of a checkpoint, or of work on the whole database. */
+  private static final int EXCLUSIVE_TAIL = 1_000;
 
   private static final Logger LOG = LoggerFactory.getLogger(LoggedStore.class);
 
@@ -371,6 +374,8 @@ public final class LoggedStore implements Store {
   private <T> T onDatabase(boolean isWrite, SqlWork<T> work) throws IdempotencyException {
     applyLock.lock();
     try {
+      ensureUsable();
+      applyBacklogDownTo(EXCLUSIVE_TAIL);
       databaseLock.writeLock().lock();
       try {
         ensureUsable();
@@ -411,6 +416,25 @@ public final class LoggedStore implements Store {
     awaitDurable(log.lastAppended());
     while (backlogSize.get() > 0) {
       applyBatch(takeBatch());
+    }
+  }
+
+  /**
+   * With applyLock held, and writers still running: applies logged rows until at most {@code tail}
+   * are left, so that the exclusive section that follows (which stops every writer) applies only
+   * those. Applying a whole cycle's backlog under the exclusive lock stopped every writer for 0.4
+   * to 1 s of each 2 s with 32 writers. Writers keep logging meanwhile, and may log as fast as
+   * the passes apply (up to {@link #MAX_BACKLOG}), so the passes are bounded: the exclusive
+   * section then applies what is left, as before.
+   */
+  private void applyBacklogDownTo(int tail) throws JournalException {
+    for (int pass = 0; pass < 8 && backlogSize.get() > tail; pass++) {
+      awaitDurable(log.lastAppended());
+      List<Logged> batch = takeBatch();
+      if (batch.isEmpty()) {
+        return;
+      }
+      applyBatch(batch);
     }
   }
 
@@ -534,6 +558,7 @@ public final class LoggedStore implements Store {
           }
           applyBatch(takeBatch());
           if (log.cycleBytes() >= checkpointBytes) {
+            applyBacklogDownTo(EXCLUSIVE_TAIL);
             databaseLock.writeLock().lock();
             try {
               checkpointLocked();
