@@ -9,7 +9,6 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -96,19 +95,6 @@ class LoggedStoreGroupCommitTest {
         new OperationTable.Change(OperationState.SUCCEEDED, null, 3, null, null)));
   }
 
-  /** Waits until every thread is parked in the log, waiting for the held force (so it has appended). */
-  private static void awaitParked(List<Thread> threads) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    for (Thread t : threads) {
-      while (t.getState() != Thread.State.WAITING || java.util.Arrays.stream(t.getStackTrace())
-          .noneMatch(f -> f.getClassName().equals(WriteAheadLog.class.getName())
-              && f.getMethodName().equals("awaitDurable"))) {
-        assertTrue(System.nanoTime() < deadline, t.getName() + " never waited for the force");
-        Thread.onSpinWait();
-      }
-    }
-  }
-
   @Test
   void beginsThatArriveDuringAForceShareTheNextOne() throws Exception {
     begin(id());
@@ -127,7 +113,7 @@ class LoggedStoreGroupCommitTest {
       waiting.add(t);
       t.start();
     }
-    awaitParked(waiting);
+    LogThreads.awaitParked(waiting);
     assertFalse(first.isDone(), "a begin returned before its force");
     release.countDown();
     first.get(10, TimeUnit.SECONDS);

@@ -1,10 +1,12 @@
 package dev.idem.jdbc.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -15,11 +17,15 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -235,6 +241,62 @@ class WriteAheadLogTest {
     try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.FDATASYNC)) {
       assertEquals(List.of("after"), texts(log.recovered()));
     }
+  }
+
+  /**
+   * A thread that commits goes on committing for the threads that wait meanwhile, rather than
+   * handing each commit to a parked one, and those it made durable return while it commits more.
+   */
+  @Test
+  void theCommittingThreadCommitsForThoseWaitingAndWakesThoseItMadeDurableMeanwhile() throws Exception {
+    BlockingQueue<Thread> forcing = new LinkedBlockingQueue<>();
+    Semaphore proceed = new Semaphore(0);
+    AtomicBoolean gated = new AtomicBoolean();
+    WriteAheadLog.Forcer forcer = channel -> {
+      if (gated.get()) {
+        forcing.add(Thread.currentThread());
+        proceed.acquireUninterruptibly();
+      }
+    };
+    try (WriteAheadLog log = WriteAheadLog.open(file(), forcer)) {
+      log.preallocateAhead(); // its forces are not the commits this test follows
+      gated.set(true);
+      Thread a = writer(log, "a");
+      assertEquals(a, forcing.poll(10, TimeUnit.SECONDS), "a forces its own record");
+      Thread b = writer(log, "b");
+      LogThreads.awaitParked(List.of(b));
+      proceed.release();
+      assertEquals(a, forcing.poll(10, TimeUnit.SECONDS), "a goes on to force b's record");
+      Thread c = writer(log, "c");
+      LogThreads.awaitParked(List.of(c));
+      proceed.release(); // b's record is durable
+      assertEquals(a, forcing.poll(10, TimeUnit.SECONDS), "a goes on to force c's record");
+      b.join(10_000);
+      assertFalse(b.isAlive(), "b returns while a still forces c's record");
+      assertTrue(a.isAlive() && c.isAlive());
+      proceed.release();
+      for (Thread t : List.of(a, c)) {
+        t.join(10_000);
+        assertFalse(t.isAlive(), t.getName());
+      }
+      assertEquals(null, forcing.poll(), "three forces in all");
+    }
+    try (WriteAheadLog log = WriteAheadLog.open(file(), WriteAheadLog.Forcer.NONE)) {
+      assertEquals(List.of("a", "b", "c"), texts(log.recovered()));
+    }
+  }
+
+  /** A thread that appends {@code payload} and waits for it to be durable. */
+  private static Thread writer(WriteAheadLog log, String payload) {
+    Thread t = new Thread(() -> {
+      try {
+        log.awaitDurable(log.append(payload, () -> bytes(payload)));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }, "writer-" + payload);
+    t.start();
+    return t;
   }
 
   @Test
