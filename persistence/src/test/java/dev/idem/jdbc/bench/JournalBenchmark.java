@@ -45,7 +45,8 @@ import java.util.stream.Stream;
  *
  * (the {@code bench} profile of persistence/pom.xml runs this class with exec:java on the test
  * classpath; it takes about four minutes). Properties: {@code -Dbench.slices=N} (default 10),
- * {@code -Dbench.sliceMillis=N} (default 2000), {@code -Dbench.maxWarmUpSeconds=N} (default 120),
+ * {@code -Dbench.sliceMillis=N} (default 2000), {@code -Dbench.leadInMillis=N} (default 1000),
+ * {@code -Dbench.maxWarmUpSeconds=N} (default 120),
  * {@code -Dbench.dir=PATH} to measure another disk.
  *
  * <p>One operation is what the executor writes for a request that succeeds at once: begin (the one
@@ -56,8 +57,9 @@ import java.util.stream.Stream;
  *
  * <p>Method. First a warm-up until the JIT compilers are done (see {@link #warmUp}). Then, per
  * configuration, slices of: one fsync measurement, a single-threaded part and a 32-thread part.
- * Each part runs operations for the slice's time and ends with {@code flush()}, so every write it
- * made is durable. The journal's applier writes the logged rows to H2 in the background about once
+ * Each part runs operations for a lead-in (untimed, so that the applier's backlog reaches its steady
+ * state), then for the slice's time, and ends with {@code flush()}, so every write it made is
+ * durable. The journal's applier writes the logged rows to H2 in the background about once
  * a second, during the parts, competing with them for the cores as it does in an app. Between
  * parts, untimed, the rows the applier has not yet written are written and the part's rows are
  * purged; both are printed per operation, so no work goes unreported, and no part pays for
@@ -98,18 +100,21 @@ public final class JournalBenchmark {
   public static void main(String[] args) throws Exception {
     int slices = Integer.getInteger("bench.slices", 10);
     long sliceNanos = Duration.ofMillis(Long.getLong("bench.sliceMillis", 2000)).toNanos();
+    long leadInNanos = Duration.ofMillis(Long.getLong("bench.leadInMillis", 1000)).toNanos();
     Duration maxWarmUp = Duration.ofSeconds(Long.getLong("bench.maxWarmUpSeconds", 120));
     Path base = Path.of(System.getProperty("bench.dir", "target/bench"));
     Files.createDirectories(base);
     Path run = Files.createTempDirectory(base.toAbsolutePath(), "run-");
     try {
       System.out.printf(Locale.ROOT, "Idem H2 journal benchmark: %d interleaved slices of %d ms per part and"
-          + " configuration; %d cores; %s; load average %s%n", slices, sliceNanos / 1_000_000,
-          Runtime.getRuntime().availableProcessors(), run, loadAverage());
+          + " configuration, each after a lead-in of %d ms; %d cores; %s; load average %s%n", slices,
+          sliceNanos / 1_000_000, leadInNanos / 1_000_000, Runtime.getRuntime().availableProcessors(), run,
+          loadAverage());
       warmUp(run, maxWarmUp);
       for (boolean sync : new boolean[] {true, false}) {
         report(sync ? "syncToDisk=true (default)" : "syncToDisk=false",
-            measure(run.resolve("journal-" + sync), run.resolve("fsync-" + sync + ".bin"), sync, slices, sliceNanos));
+            measure(run.resolve("journal-" + sync), run.resolve("fsync-" + sync + ".bin"), sync, slices, leadInNanos,
+                sliceNanos));
       }
       System.out.printf(Locale.ROOT, "load average at the end: %s%n", loadAverage());
     } finally {
@@ -134,8 +139,8 @@ public final class JournalBenchmark {
         long compiling = jit.getTotalCompilationTime();
         long t0 = System.nanoTime();
         for (JdbcJournal journal : List.of(on, off)) {
-          part(journal, 1, TimeUnit.MILLISECONDS.toNanos(300));
-          part(journal, 32, TimeUnit.MILLISECONDS.toNanos(300));
+          part(journal, 1, 0, TimeUnit.MILLISECONDS.toNanos(300));
+          part(journal, 32, 0, TimeUnit.MILLISECONDS.toNanos(300));
         }
         share = (jit.getTotalCompilationTime() - compiling) * 1e6 / (System.nanoTime() - t0);
         rounds++;
@@ -177,7 +182,8 @@ public final class JournalBenchmark {
    * conditions: on a shared machine the load, and the fsync with it, drift by several times within
    * a minute.
    */
-  static Slices measure(Path dir, Path fsyncFile, boolean sync, int slices, long sliceNanos) throws Exception {
+  static Slices measure(Path dir, Path fsyncFile, boolean sync, int slices, long leadInNanos, long sliceNanos)
+      throws Exception {
     double[] fsync = new double[slices];
     Part[] single = new Part[slices];
     Part[] multi = new Part[slices];
@@ -185,11 +191,11 @@ public final class JournalBenchmark {
     long compiling = ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
     JdbcJournal journal = JdbcJournal.h2(dir).syncToDisk(sync).open();
     try {
-      part(journal, 1, TimeUnit.MILLISECONDS.toNanos(200));
+      part(journal, 1, 0, TimeUnit.MILLISECONDS.toNanos(200));
       for (int i = 0; i < slices; i++) {
         fsync[i] = fsyncMicros(fsyncFile, 50);
-        single[i] = part(journal, 1, sliceNanos);
-        multi[i] = part(journal, 32, sliceNanos);
+        single[i] = part(journal, 1, leadInNanos, sliceNanos);
+        multi[i] = part(journal, 32, leadInNanos, sliceNanos);
       }
     } finally {
       long t0 = System.nanoTime();
@@ -201,8 +207,8 @@ public final class JournalBenchmark {
         ManagementFactory.getCompilationMXBean().getTotalCompilationTime() - compiling);
   }
 
-  private static Part part(JdbcJournal journal, int threads, long nanos) throws Exception {
-    long[] timed = timeOps(journal, threads, nanos);
+  private static Part part(JdbcJournal journal, int threads, long leadInNanos, long nanos) throws Exception {
+    long[] timed = timeOps(journal, threads, leadInNanos, nanos);
     long left = drain(journal);
     long t0 = System.nanoTime();
     journal.purge(Instant.now().plusSeconds(1));
@@ -295,11 +301,18 @@ public final class JournalBenchmark {
   }
 
   /**
-   * Runs operations on {@code threads} threads for {@code nanos}, then flushes (every write
-   * durable); returns the operations run and the nanoseconds taken, the flush included.
+   * Runs operations on {@code threads} threads for {@code leadInNanos} untimed, then for
+   * {@code nanos} timed, then flushes (every write durable); returns the operations run in the timed
+   * window and the nanoseconds from its start to the end of the flush.
+   *
+   * <p>Why the lead-in: writers may run ahead of the applier by up to the journal's backlog limit
+   * (some 12,000 operations), and each part starts with nothing for H2. Without a lead-in, a
+   * 32-thread part first ran with no backlog to wait for, and left 23 us per operation of H2 work
+   * (of about 35) to the untimed drain after it. After a lead-in the window starts with the
+   * backlog it ends with, so it pays for as much applier work as it makes.
    */
-  private static long[] timeOps(JdbcJournal journal, int threads, long nanos) throws Exception {
-    long t0 = System.nanoTime();
+  private static long[] timeOps(JdbcJournal journal, int threads, long leadInNanos, long nanos) throws Exception {
+    long t0 = System.nanoTime() + leadInNanos;
     long end = t0 + nanos;
     AtomicLong ops = new AtomicLong();
     CountDownLatch done = new CountDownLatch(threads);
@@ -322,12 +335,18 @@ public final class JournalBenchmark {
       });
       w.start();
     }
+    long before = 0;
+    if (leadInNanos > 0) {
+      TimeUnit.NANOSECONDS.sleep(t0 - System.nanoTime());
+      before = ops.get();
+      t0 = System.nanoTime(); // the sleep may end late; the window starts when the count is taken
+    }
     done.await();
     if (!failures.isEmpty()) {
       throw new IllegalStateException("benchmark operation failed", failures.get(0));
     }
     journal.flush();
-    return new long[] {ops.get(), System.nanoTime() - t0};
+    return new long[] {ops.get() - before, System.nanoTime() - t0};
   }
 
   private static void one(JdbcJournal journal, IdempotencyKey key) throws Exception {
