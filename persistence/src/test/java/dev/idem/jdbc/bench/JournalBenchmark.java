@@ -44,7 +44,7 @@ import java.util.stream.Stream;
  * </pre>
  *
  * (the {@code bench} profile of persistence/pom.xml runs this class with exec:java on the test
- * classpath; it takes about four minutes). Properties: {@code -Dbench.slices=N} (default 10),
+ * classpath; it takes five to six minutes). Properties: {@code -Dbench.slices=N} (default 10),
  * {@code -Dbench.sliceMillis=N} (default 2000), {@code -Dbench.leadInMillis=N} (default 1000),
  * {@code -Dbench.maxWarmUpSeconds=N} (default 120),
  * {@code -Dbench.dir=PATH} to measure another disk.
@@ -76,11 +76,11 @@ import java.util.stream.Stream;
  * with 4 or 8), and broke the kill tests' promise that the next begin makes a completion durable.
  * With the log, a single thread spends about one fdatasync per operation (the log's, shared with
  * the previous operation's deferred writes) plus 40 to 80 us of CPU in user mode; the applier's H2
- * writes run on the other core. With 32 threads both cores are busy, so throughput is bounded by
- * CPU per operation: 45 to 55 us on the calling threads (JSON, and each thread sleeping once for
- * its group commit and being woken), 70 to 100 us in the applier (H2 adding the row to its table
- * and indexes and storing pages), and garbage collection. The 32-thread figure with syncToDisk
- * off, where no thread waits for the disk, shows that bound.
+ * writes run on the other core. With 32 threads the applier is the bound: H2 takes one writer at a
+ * time, and its work per operation (adding the row to its table and indexes, and storing pages)
+ * is 60 to 75 us once what it leaves behind is counted, so at steady state the writers wait for
+ * it. The 32-thread figure with syncToDisk off, where no thread waits for the disk, shows that
+ * bound.
  *
  * <p>An earlier version of this benchmark ran 500- and 1000-operation batches right after JVM
  * start: C2 was compiling for the whole run (about one core's worth), and the 32-thread batches
