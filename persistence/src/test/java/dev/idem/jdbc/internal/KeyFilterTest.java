@@ -17,6 +17,20 @@ class KeyFilterTest {
     return new RowKey("tenant-a", "create-order", IdempotencyKey.generate(random).value());
   }
 
+  /** Adds {@code added} random keys, then counts how many of {@code probes} others it reports present. */
+  private int falsePositives(KeyFilter filter, int added, int probes) {
+    for (int i = 0; i < added; i++) {
+      filter.add(key());
+    }
+    int falsePositives = 0;
+    for (int i = 0; i < probes; i++) {
+      if (filter.mightContain(key())) {
+        falsePositives++;
+      }
+    }
+    return falsePositives;
+  }
+
   @Test
   void noKeyItWasGivenIsEverReportedAbsentEvenAfterItGrew() {
     KeyFilter filter = new KeyFilter(1_000); // grows four times below
@@ -33,16 +47,7 @@ class KeyFilterTest {
 
   @Test
   void fewKeysItWasNotGivenAreReportedPresent() {
-    KeyFilter filter = new KeyFilter(50_000);
-    for (int i = 0; i < 50_000; i++) {
-      filter.add(key());
-    }
-    int falsePositives = 0;
-    for (int i = 0; i < 50_000; i++) {
-      if (filter.mightContain(key())) {
-        falsePositives++;
-      }
-    }
+    int falsePositives = falsePositives(new KeyFilter(50_000), 50_000, 50_000);
     assertTrue(falsePositives < 50_000 * 3 / 100, falsePositives + " false positives in 50,000");
   }
 
@@ -52,16 +57,8 @@ class KeyFilterTest {
    */
   @Test
   void fewKeysItWasNotGivenAreReportedPresentAfterItGrewTenTimes() {
-    KeyFilter filter = new KeyFilter(1_000);
-    for (int i = 0; i < 1_100_000; i++) { // segments of 1,024 to 1,048,576 keys, the last one half full
-      filter.add(key());
-    }
-    int falsePositives = 0;
-    for (int i = 0; i < 100_000; i++) {
-      if (filter.mightContain(key())) {
-        falsePositives++;
-      }
-    }
+    // segments of 1,024 to 1,048,576 keys, the last one half full
+    int falsePositives = falsePositives(new KeyFilter(1_000), 1_100_000, 100_000);
     assertTrue(falsePositives < 100_000 * 25 / 1000, falsePositives + " false positives in 100,000");
   }
 
