@@ -81,6 +81,11 @@ final class WriteAheadLog implements AutoCloseable {
   private long pendingSince = -1; // guarded by bufferLock
   /** Threads waiting for a commit that another thread is running. */
   private final Queue<Waiter> waiters = new ConcurrentLinkedQueue<>();
+  /**
+   * Why a commit failed, once one has: its records left the buffer and were not written, so no
+   * later commit may report them durable. Null while every commit has succeeded.
+   */
+  private volatile Throwable failure;
   /** Wakes the waiters of a commit when its thread goes on to commit more (see {@link #awaitDurable}). */
   private final Unparker unparker;
 
@@ -248,13 +253,20 @@ final class WriteAheadLog implements AutoCloseable {
    */
   void awaitDurable(long ticket) throws IOException {
     while (durableTicket < ticket) {
+      failIfFailed();
       if (commitLock.tryLock()) {
         try {
           if (durableTicket < ticket) {
+            failIfFailed();
             commit();
-            for (int n = 1; n < MAX_COMMITS_PER_LEADER && othersWait(); n++) {
-              wakeDurableWaiters();
-              commit();
+            try {
+              for (int n = 1; n < MAX_COMMITS_PER_LEADER && othersWait(); n++) {
+                wakeDurableWaiters();
+                commit();
+              }
+            } catch (IOException | RuntimeException e) {
+              // This caller's record is durable; the writers of the failed commit's records are
+              // woken (releaseCommitLock) and see the failure themselves.
             }
           }
         } finally {
@@ -288,6 +300,14 @@ final class WriteAheadLog implements AutoCloseable {
     Waiter(Thread thread, long ticket) {
       this.thread = thread;
       this.ticket = ticket;
+    }
+  }
+
+  private void failIfFailed() throws IOException {
+    Throwable f = failure;
+    if (f != null) {
+      throw new IOException("an earlier write of the log " + file + " failed, and records not yet durable were"
+          + " lost with it: " + f, f);
     }
   }
 
@@ -329,10 +349,11 @@ final class WriteAheadLog implements AutoCloseable {
   private void releaseCommitLock() {
     commitLock.unlock();
     long durable = durableTicket;
+    boolean everyone = failure != null; // no one will commit again: each must see the failure
     boolean nextLeaderChosen = false;
     for (Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
       Waiter w = it.next();
-      if (w.ticket <= durable || !nextLeaderChosen) {
+      if (everyone || w.ticket <= durable || !nextLeaderChosen) {
         nextLeaderChosen |= w.ticket > durable;
         it.remove();
         w.released = true;
@@ -341,7 +362,11 @@ final class WriteAheadLog implements AutoCloseable {
     }
   }
 
-  /** With commitLock held: encodes everything buffered, writes it with one write, and forces it. */
+  /**
+   * With commitLock held: encodes everything buffered, writes it with one write, and forces it. If
+   * that fails, the records it took are lost, so the log fails every later wait for a record not
+   * yet durable (see {@link #failure}).
+   */
   private void commit() throws IOException {
     Map<Object, Supplier<byte[]>> records;
     long last;
@@ -351,6 +376,15 @@ final class WriteAheadLog implements AutoCloseable {
       pending = new LinkedHashMap<>();
       pendingSince = -1;
     }
+    try {
+      write(records, last);
+    } catch (IOException | RuntimeException | Error e) {
+      failure = e;
+      throw e;
+    }
+  }
+
+  private void write(Map<Object, Supplier<byte[]>> records, long last) throws IOException {
     ByteBuffer batch = spare;
     batch.clear();
     for (Supplier<byte[]> r : records.values()) {

@@ -286,6 +286,89 @@ class WriteAheadLogTest {
     }
   }
 
+  /**
+   * A record that went out with a failed write is never reported durable, even when a later write
+   * succeeds: the failure took it out of the buffer, and a later commit must not claim it.
+   */
+  @Test
+  void afterAFailedWriteNoRecordItHeldIsReportedDurable() throws Exception {
+    AtomicBoolean fail = new AtomicBoolean();
+    WriteAheadLog.Forcer forcer = channel -> {
+      if (fail.getAndSet(false)) {
+        throw new IOException("simulated: the disk refused the write");
+      }
+    };
+    try (WriteAheadLog log = WriteAheadLog.open(file(), forcer)) {
+      log.preallocateAhead();
+      long durable = log.append("kept", () -> bytes("kept"));
+      log.awaitDurable(durable);
+      long other = log.append("other", () -> bytes("other")); // buffered, not yet waited for
+      long mine = log.append("mine", () -> bytes("mine"));
+      fail.set(true);
+      assertThrows(IOException.class, () -> log.awaitDurable(mine));
+      long later = log.append("later", () -> bytes("later"));
+      IOException e = assertThrows(IOException.class, () -> log.awaitDurable(other),
+          "'other' went out with the failed write; the next force would succeed, but must not vouch for it");
+      assertTrue(e.getMessage().contains("failed"), e.getMessage());
+      assertThrows(IOException.class, () -> log.awaitDurable(later));
+      log.awaitDurable(durable); // durable before the failure: still fine to wait for
+    }
+  }
+
+  /** Writers parked behind a commit that fails all see the failure; none waits for a commit no one will run. */
+  @Test
+  void everyWriterWaitingWhenACommitFailsSeesTheFailure() throws Exception {
+    CountDownLatch inForce = new CountDownLatch(1);
+    CountDownLatch fail = new CountDownLatch(1);
+    AtomicBoolean gated = new AtomicBoolean();
+    WriteAheadLog.Forcer forcer = channel -> {
+      if (gated.getAndSet(false)) {
+        inForce.countDown();
+        try {
+          fail.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new IOException("simulated: the disk failed");
+      }
+    };
+    try (WriteAheadLog log = WriteAheadLog.open(file(), forcer)) {
+      log.preallocateAhead();
+      gated.set(true);
+      List<Future<?>> writers = new ArrayList<>();
+      ExecutorService pool = Executors.newFixedThreadPool(3);
+      try {
+        writers.add(pool.submit(() -> {
+          log.awaitDurable(log.append("a", () -> bytes("a")));
+          return null;
+        }));
+        assertTrue(inForce.await(10, TimeUnit.SECONDS));
+        List<Thread> parked = new ArrayList<>();
+        for (String p : List.of("b", "c")) {
+          CountDownLatch started = new CountDownLatch(1);
+          Thread[] self = new Thread[1];
+          writers.add(pool.submit(() -> {
+            self[0] = Thread.currentThread();
+            started.countDown();
+            log.awaitDurable(log.append(p, () -> bytes(p)));
+            return null;
+          }));
+          assertTrue(started.await(10, TimeUnit.SECONDS));
+          parked.add(self[0]);
+        }
+        LogThreads.awaitParked(parked);
+        fail.countDown();
+        for (Future<?> w : writers) {
+          java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+              () -> w.get(10, TimeUnit.SECONDS));
+          assertTrue(e.getCause() instanceof IOException, String.valueOf(e.getCause()));
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+    }
+  }
+
   /** A thread that appends {@code payload} and waits for it to be durable. */
   private static Thread writer(WriteAheadLog log, String payload) {
     Thread t = new Thread(() -> {
