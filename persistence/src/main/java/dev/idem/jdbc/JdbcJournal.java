@@ -71,8 +71,10 @@ import org.slf4j.LoggerFactory;
  * <p>An embedded H2 journal in its own directory ({@link #openH2}, {@link #h2}) writes through a
  * write-ahead log, {@code idem-journal.wal}, next to the H2 file. A write is appended to the log
  * and kept in memory; begin returns once the log is forced (one {@code fdatasync}, shared by every
- * write appended meanwhile: group commit). A background thread copies the logged rows into H2 in
- * batches, and the log is restarted once H2 has them all and is synced. Opening after a crash
+ * write appended meanwhile: group commit). A background thread ({@code idem-journal-applier})
+ * copies the logged rows into H2 in batches, and the log is restarted once H2 has them all and is
+ * synced; another ({@code idem-journal-log-waker}) wakes the writers of a group commit. Both are
+ * daemon threads, stopped by {@link #close()}. Opening after a crash
  * first writes to H2 whatever only the log holds. Why: an H2 commit rewrites a copy-on-write chunk
  * of tens of kilobytes, which cost several fsyncs' worth of CPU per begin when every begin
  * committed H2; appending to the log costs about one fsync.

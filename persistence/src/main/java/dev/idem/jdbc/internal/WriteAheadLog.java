@@ -244,12 +244,15 @@ final class WriteAheadLog implements AutoCloseable {
    * the committing thread unparks the waiters it made durable and, while others still wait, goes
    * on to commit their records itself, up to {@link #MAX_COMMITS_PER_LEADER} commits in all
    * (between them, an {@link Unparker} wakes the waiters made durable); then it unparks one waiter,
-   * if any, to lead the next. Queuing on the lock (or on a monitor) handed it
-   * from waiter to waiter, one context switch each, and on 2 cores that convoy cost more than the
-   * fsync; waking every waiter after each commit cost a context switch for each one whose record
-   * was still pending. Handing every commit to a parked waiter left the disk idle while that
-   * waiter waited for a core: with 32 writers, a commit started every 700 us or so for fsyncs of
-   * 200 to 300 us, and a third of the CPU was idle.
+   * if any, to lead the next. Queuing on the lock (or on a monitor) handed it from waiter to
+   * waiter, one context switch each, and on 2 cores that convoy cost more than the fsync; waking
+   * every waiter after each commit cost a context switch for each one whose record was still
+   * pending. Handing every commit to a parked waiter left the disk idle while that waiter waited
+   * for a core: with 32 writers, a commit started every 700 us or so for fsyncs of 200 to 300 us,
+   * and a third of the CPU was idle.
+   *
+   * @throws IOException if the write or force of this record failed, or an earlier one did (then
+   *     this record may have gone with it, and the log reports nothing durable any more)
    */
   void awaitDurable(long ticket) throws IOException {
     while (durableTicket < ticket) {
