@@ -3,6 +3,7 @@ package dev.idem.core;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.Random;
@@ -16,7 +17,8 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <p>Three ways to get one:
  * <ul>
- *   <li>{@link #generate()}: a random UUIDv4 (122 random bits from {@link SecureRandom}), the default;</li>
+ *   <li>{@link #generate()}: a UUIDv7 (RFC 9562: the creation time in milliseconds, then 74 random
+ *       bits from {@link SecureRandom}), the default;</li>
  *   <li>{@link #of(String)}: a key the app already has, validated;</li>
  *   <li>{@link #derive(byte[], String, String, String)}: an HMAC-SHA256 of a business reference, so that
  *       a restartable batch job maps the same reference to the same opaque key without putting the
@@ -40,17 +42,50 @@ public final class IdempotencyKey {
   }
 
   /**
-   * Creates a fresh random key: UUIDv4 text drawn from a shared {@link SecureRandom} (122 random bits).
+   * Creates a fresh key: UUIDv7 text (RFC 9562), the current time in milliseconds followed by 74
+   * random bits from a shared {@link SecureRandom}.
+   *
+   * <p>Why time first: keys made later sort later, so a journal's index on the key grows at its
+   * end instead of changing a random page for every new operation. In a probe of the H2 journal
+   * that halved the work of writing each operation to H2. The time is not a secret (the server
+   * sees when each request arrives), and 74 random bits per millisecond keep keys unguessable and,
+   * in practice, unique.
    *
    * @return a new key, never equal to an earlier one in practice
    */
   public static IdempotencyKey generate() {
-    return generate(RANDOM);
+    return generate(RANDOM, Clock.systemUTC());
   }
 
   /**
-   * Creates a UUIDv4 key from the given source of randomness. Production code should use
-   * {@link #generate()}; this overload lets tests make keys reproducible.
+   * Creates a UUIDv7 key from the given randomness and clock (RFC 9562: the clock's milliseconds,
+   * then 74 random bits). Production code should use {@link #generate()}; this overload lets tests
+   * make keys reproducible.
+   *
+   * @param random the source of the 74 random bits
+   * @param clock the creation time; its milliseconds since 1970 must fit in 48 bits
+   * @return a new key in UUIDv7 text form
+   * @throws IllegalArgumentException if the clock is before 1970 or after the year 10889
+   */
+  public static IdempotencyKey generate(Random random, Clock clock) {
+    Objects.requireNonNull(random, "random");
+    Objects.requireNonNull(clock, "clock");
+    long millis = clock.millis();
+    if (millis < 0 || millis >= 1L << 48) {
+      throw new IllegalArgumentException("the clock's time does not fit a UUIDv7: " + clock.instant());
+    }
+    byte[] bytes = new byte[16];
+    random.nextBytes(bytes);
+    for (int i = 0; i < 6; i++) {
+      bytes[i] = (byte) (millis >>> (40 - 8 * i));
+    }
+    bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x70); // version 7
+    return uuid(bytes);
+  }
+
+  /**
+   * Creates a random UUIDv4 key from the given source of randomness (122 random bits, no time):
+   * for tests that need keys reproducible without a clock. {@link #generate()} makes UUIDv7 keys.
    *
    * @param random the source of the 122 random bits
    * @return a new key in UUIDv4 text form
@@ -60,6 +95,11 @@ public final class IdempotencyKey {
     byte[] bytes = new byte[16];
     random.nextBytes(bytes);
     bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x40); // version 4
+    return uuid(bytes);
+  }
+
+  /** UUID text of 16 bytes whose version is set, with the IETF variant set here. */
+  private static IdempotencyKey uuid(byte[] bytes) {
     bytes[8] = (byte) ((bytes[8] & 0x3f) | 0x80); // IETF variant
     long msb = 0;
     long lsb = 0;

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
@@ -17,21 +21,55 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class IdempotencyKeyTest {
-  private static final Pattern UUID_V4 =
-      Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  private static final Pattern UUID_V7 =
+      Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
   private static final byte[] SECRET = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
   @Test
-  void generateIsUuidV4TextAndUnique() {
+  void generateIsUuidV7TextOfTheCurrentTimeAndUnique() {
     Set<String> seen = new HashSet<>();
+    long before = System.currentTimeMillis();
     for (int i = 0; i < 20_000; i++) {
       String k = IdempotencyKey.generate().value();
-      assertTrue(UUID_V4.matcher(k).matches(), k);
+      assertTrue(UUID_V7.matcher(k).matches(), k);
       UUID u = UUID.fromString(k);
-      assertEquals(4, u.version());
+      assertEquals(7, u.version());
       assertEquals(2, u.variant());
       assertTrue(seen.add(k), "duplicate key " + k);
     }
+    long after = System.currentTimeMillis();
+    long millis = Long.parseLong(IdempotencyKey.generate().value().replace("-", "").substring(0, 12), 16);
+    assertTrue(millis >= before && millis <= after + 1000, "the key carries its creation time: " + millis);
+  }
+
+  @Test
+  void aTimedKeyIsReproducibleCarriesItsClocksMillisecondsAndSortsAfterEarlierOnes() {
+    Clock clock = Clock.fixed(Instant.parse("2026-11-30T10:00:00.123Z"), ZoneOffset.UTC);
+    IdempotencyKey key = IdempotencyKey.generate(new Random(7), clock);
+    assertEquals(key, IdempotencyKey.generate(new Random(7), clock));
+    assertTrue(key.value().replace("-", "").startsWith(String.format("%012x", clock.millis())), key.value());
+    Random ones = new Random() {
+      @Override
+      public void nextBytes(byte[] bytes) {
+        java.util.Arrays.fill(bytes, (byte) 0xff);
+      }
+    };
+    Random zeros = new Random() {
+      @Override
+      public void nextBytes(byte[] bytes) {
+        java.util.Arrays.fill(bytes, (byte) 0);
+      }
+    };
+    String t = String.format("%012x", clock.millis());
+    String high = t.substring(0, 8) + "-" + t.substring(8) + "-7fff-bfff-ffffffffffff";
+    assertEquals(high, IdempotencyKey.generate(ones, clock).value());
+    assertEquals(t.substring(0, 8) + "-" + t.substring(8) + "-7000-8000-000000000000",
+        IdempotencyKey.generate(zeros, clock).value());
+    Clock later = Clock.offset(clock, Duration.ofMillis(1));
+    assertTrue(IdempotencyKey.generate(zeros, later).value().compareTo(high) > 0,
+        "a key of a later millisecond sorts after every key of an earlier one, whatever their random bits");
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.generate(new Random(1),
+        Clock.fixed(Instant.parse("1969-12-31T23:59:59Z"), ZoneOffset.UTC)));
   }
 
   @Test
