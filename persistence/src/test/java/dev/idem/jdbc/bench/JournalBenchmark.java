@@ -21,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -91,7 +92,10 @@ public final class JournalBenchmark {
   private static final byte[] BODY = "{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}"
       .getBytes(StandardCharsets.UTF_8);
   private static final Fingerprint FP = new Fingerprint("a".repeat(64));
-  /** Seeds for the worker threads' Randoms: keys need no SecureRandom here. */
+  /**
+   * Seeds for the worker threads' Randoms: keys are UUIDv7 with the system clock, as
+   * {@link IdempotencyKey#generate()} makes them, but need no SecureRandom here.
+   */
   private static final AtomicLong SEEDS = new AtomicLong();
 
   private JournalBenchmark() {
@@ -322,7 +326,7 @@ public final class JournalBenchmark {
       Thread w = new Thread(() -> {
         try {
           while (System.nanoTime() < end) {
-            one(journal, IdempotencyKey.generate(random));
+            one(journal, IdempotencyKey.generate(random, Clock.systemUTC()));
             ops.incrementAndGet();
           }
         } catch (Throwable e) {
