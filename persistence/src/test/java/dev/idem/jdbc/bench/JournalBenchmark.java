@@ -77,11 +77,12 @@ import java.util.stream.Stream;
  * with 4 or 8), and broke the kill tests' promise that the next begin makes a completion durable.
  * With the log, a single thread spends about one fdatasync per operation (the log's, shared with
  * the previous operation's deferred writes) plus 40 to 80 us of CPU in user mode; the applier's H2
- * writes run on the other core. With 32 threads the applier is the bound: H2 takes one writer at a
- * time, and its work per operation (adding the row to its table and indexes, and storing pages)
- * is 60 to 75 us once what it leaves behind is counted, so at steady state the writers wait for
- * it. The 32-thread figure with syncToDisk off, where no thread waits for the disk, shows that
- * bound.
+ * writes run on the other core. With 32 threads both cores are busy: the calling threads (JSON,
+ * and the fdatasync's kernel time) and the applier, H2's single writer (adding each row to its
+ * table and indexes, and storing pages). With random UUIDv4 keys the applier's work was 60 to 75
+ * us per operation, and the writers waited for it; UUIDv7 keys, which H2's index takes at its end,
+ * about halved that. The 32-thread figure with syncToDisk off, where no thread waits for the
+ * disk, shows the CPU bound.
  *
  * <p>An earlier version of this benchmark ran 500- and 1000-operation batches right after JVM
  * start: C2 was compiling for the whole run (about one core's worth), and the 32-thread batches
