@@ -23,7 +23,19 @@ import org.junit.jupiter.params.provider.ValueSource;
 class IdempotencyKeyTest {
   private static final Pattern UUID_V7 =
       Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  /** Randomness of all one bits, and of all zero bits: the version and variant must still be set. */
+  private static final Random ONES = filledWith((byte) 0xff);
+  private static final Random ZEROS = filledWith((byte) 0);
   private static final byte[] SECRET = "0123456789abcdef0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+  private static Random filledWith(byte b) {
+    return new Random() {
+      @Override
+      public void nextBytes(byte[] bytes) {
+        java.util.Arrays.fill(bytes, b);
+      }
+    };
+  }
 
   @Test
   void generateIsUuidV7TextOfTheCurrentTimeAndUnique() {
@@ -48,25 +60,13 @@ class IdempotencyKeyTest {
     IdempotencyKey key = IdempotencyKey.generate(new Random(7), clock);
     assertEquals(key, IdempotencyKey.generate(new Random(7), clock));
     assertTrue(key.value().replace("-", "").startsWith(String.format("%012x", clock.millis())), key.value());
-    Random ones = new Random() {
-      @Override
-      public void nextBytes(byte[] bytes) {
-        java.util.Arrays.fill(bytes, (byte) 0xff);
-      }
-    };
-    Random zeros = new Random() {
-      @Override
-      public void nextBytes(byte[] bytes) {
-        java.util.Arrays.fill(bytes, (byte) 0);
-      }
-    };
     String t = String.format("%012x", clock.millis());
     String high = t.substring(0, 8) + "-" + t.substring(8) + "-7fff-bfff-ffffffffffff";
-    assertEquals(high, IdempotencyKey.generate(ones, clock).value());
+    assertEquals(high, IdempotencyKey.generate(ONES, clock).value());
     assertEquals(t.substring(0, 8) + "-" + t.substring(8) + "-7000-8000-000000000000",
-        IdempotencyKey.generate(zeros, clock).value());
+        IdempotencyKey.generate(ZEROS, clock).value());
     Clock later = Clock.offset(clock, Duration.ofMillis(1));
-    assertTrue(IdempotencyKey.generate(zeros, later).value().compareTo(high) > 0,
+    assertTrue(IdempotencyKey.generate(ZEROS, later).value().compareTo(high) > 0,
         "a key of a later millisecond sorts after every key of an earlier one, whatever their random bits");
     assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.generate(new Random(1),
         Clock.fixed(Instant.parse("1969-12-31T23:59:59Z"), ZoneOffset.UTC)));
@@ -76,20 +76,8 @@ class IdempotencyKeyTest {
   void generateFromAGivenSourceIsReproducibleAndStillV4() {
     assertEquals(IdempotencyKey.generate(new Random(7)), IdempotencyKey.generate(new Random(7)));
     // all-ones and all-zeros randomness still produce version 4, variant 10xx
-    Random ones = new Random() {
-      @Override
-      public void nextBytes(byte[] bytes) {
-        java.util.Arrays.fill(bytes, (byte) 0xff);
-      }
-    };
-    Random zeros = new Random() {
-      @Override
-      public void nextBytes(byte[] bytes) {
-        java.util.Arrays.fill(bytes, (byte) 0);
-      }
-    };
-    assertEquals("ffffffff-ffff-4fff-bfff-ffffffffffff", IdempotencyKey.generate(ones).value());
-    assertEquals("00000000-0000-4000-8000-000000000000", IdempotencyKey.generate(zeros).value());
+    assertEquals("ffffffff-ffff-4fff-bfff-ffffffffffff", IdempotencyKey.generate(ONES).value());
+    assertEquals("00000000-0000-4000-8000-000000000000", IdempotencyKey.generate(ZEROS).value());
   }
 
   @Test
