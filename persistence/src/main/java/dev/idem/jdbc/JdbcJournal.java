@@ -74,10 +74,10 @@ import org.slf4j.LoggerFactory;
  * write appended meanwhile: group commit). A background thread ({@code idem-journal-applier})
  * copies the logged rows into H2 in batches, and the log is restarted once H2 has them all and is
  * synced; another ({@code idem-journal-log-waker}) wakes the writers of a group commit. Both are
- * daemon threads, stopped by {@link #close()}. Opening after a crash
- * first writes to H2 whatever only the log holds. Why: an H2 commit rewrites a copy-on-write chunk
- * of tens of kilobytes, which cost several fsyncs' worth of CPU per begin when every begin
- * committed H2; appending to the log costs about one fsync.
+ * daemon threads, stopped by {@link #close()}. Opening after a crash first writes to H2 whatever
+ * only the log holds. Why: an H2 commit rewrites a copy-on-write chunk of tens of kilobytes, which
+ * cost several fsyncs' worth of CPU per begin when every begin committed H2; appending to the log
+ * costs about one fsync.
  * Queries that scan (findDue, findByState, findByReference, purge, counts) first bring H2 up to
  * date, so they see every write. With {@link Builder#syncToDisk(boolean) syncToDisk(false)} the
  * log is written to the OS but not forced: records survive a process crash (kill -9), not an OS

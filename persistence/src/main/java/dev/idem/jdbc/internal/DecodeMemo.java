@@ -5,11 +5,13 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Decoded values of a JSON column, by their text, so that a write that returns its row (claim,
- * transition) does not parse again the request and attempts it parsed or encoded a moment before.
- * Parsing them was about a third of the calling thread's CPU in the journal. Keyed by the text,
- * not by row: decoding is a function of the text alone, so a value found here is the value a parse
- * would give. Values put when encoding are the objects the text was encoded from; the encodings
- * are lossless (the journal contract and the H2 model test compare records across the round trip).
+ * transition) does not parse again the request, attempts or response it parsed or encoded a
+ * moment before. Parsing them was about a third of the calling thread's CPU in the journal. Keyed
+ * by the text, not by row: decoding is a function of the text alone, so a value found here must be
+ * the value a parse would give. Requests and attempts put when encoding are the objects the text
+ * was encoded from (those encodings are lossless: the journal contract and the H2 model test
+ * compare records across the round trip); a response is put as decoded from the tree it was
+ * serialized from, since its stored form drops excluded headers and over-long bodies.
  *
  * <p>Bounded by the length of the texts it holds: it empties itself when they pass
  * {@code maxChars}, and does not keep a text longer than {@code maxChars / 64}. Values must be

@@ -123,7 +123,7 @@ public final class RecordCodec {
     // its body), so the memo gets it decoded from the tree just built: no parse of the text.
     if (responses.keeps(json)) {
       try {
-        responses.put(json, decodeResponse(n));
+        responses.put(json, responseFrom(n));
       } catch (CorruptRowException e) {
         throw new IllegalStateException("a response this codec encoded does not decode", e);
       }
@@ -139,12 +139,12 @@ public final class RecordCodec {
     if (known != null) {
       return known;
     }
-    ResponseSnapshot decoded = decodeResponse(parse("response_json", json));
+    ResponseSnapshot decoded = responseFrom(parse("response_json", json));
     responses.put(json, decoded);
     return decoded;
   }
 
-  private ResponseSnapshot decodeResponse(JsonNode n) throws CorruptRowException {
+  private ResponseSnapshot responseFrom(JsonNode n) throws CorruptRowException {
     checkFormat("response_json", n);
     Map<String, List<String>> headers = new TreeMap<>();
     forEachHeader(n.get("headers"), "response_json",
