@@ -61,17 +61,18 @@ import org.slf4j.LoggerFactory;
 public final class LoggedStore implements Store {
   /** A log cycle longer than this starts a checkpoint: 16 MiB, about ten thousand operations. */
   static final long CHECKPOINT_BYTES = 16L << 20;
-  /** The most rows written to H2 in one transaction. */
-  private static final int APPLY_BATCH = 16_000;
   /**
-   * The applier waits for this many logged rows (about 4,000 operations), or for
-   * {@link #APPLY_MAX_DELAY_NANOS}, before it writes to H2. Each H2 commit rewrites every page it
-   * dirtied whole (copy-on-write), and keys are random, so every insert dirties a random leaf of
-   * the primary-key index: the bigger the batch, the more inserts each rewritten leaf carries.
-   * Batches of 4,000 rows cost the applier about 1.5 to 2 times as much CPU per operation as
-   * batches of 20,000 in a probe at 150,000 rows.
+   * The most logged rows written to H2 in one transaction (about 1,000 operations: each has four
+   * logged rows, and a batch writes the last image of each row). The applier also waits for this
+   * many, or for {@link #APPLY_MAX_DELAY_NANOS}, before it writes. Why not more: H2 stores its
+   * pages whenever some 19 MB of changes are unsaved, also in the middle of a transaction, and a
+   * row stored before its commit is serialized twice (as uncommitted, then as committed), with its
+   * undo-log entry. Measured with time-ordered keys (UUIDv7), one writer, syncToDisk off: the
+   * applier spent 17 to 19.5 us per operation with batches of 4,000 rows, 19 to 20 with 1,000 and
+   * 2,000, and 22 to 25 with 16,000 (the previous size, chosen when keys were random UUIDv4 and
+   * every insert dirtied a random leaf, so that bigger batches shared more rewritten leaves).
    */
-  private static final int APPLY_MIN = 16_000;
+  private static final int APPLY_BATCH = 4_000;
   private static final long APPLY_MAX_DELAY_NANOS = TimeUnit.SECONDS.toNanos(1);
   /**
    * Logged rows not yet in H2 beyond which writers wait for the applier: bounds the overlay, at
@@ -83,6 +84,11 @@ public final class LoggedStore implements Store {
   private static final int STRIPES = 64;
   /** Logged rows left for the exclusive section of a checkpoint, or of work on the whole database. */
   private static final int EXCLUSIVE_TAIL = 1_000;
+  /**
+   * The most batches applied before that exclusive section, while writers still log: enough to
+   * catch up with a full backlog even if writers log as fast as the applier writes.
+   */
+  private static final int MAX_PRE_APPLY_BATCHES = 4 * MAX_BACKLOG / APPLY_BATCH;
 
   private static final Logger LOG = LoggerFactory.getLogger(LoggedStore.class);
 
@@ -123,6 +129,12 @@ public final class LoggedStore implements Store {
   /** Wakes the applier, and writers waiting for it to shrink the backlog. */
   private final ReentrantLock signalLock = new ReentrantLock();
   private final Condition backlogGrew = signalLock.newCondition();
+  /**
+   * Whether the applier waits on backlogGrew: writers signal it only then. With batches of a few
+   * thousand rows the backlog is above one batch most of the time under load, and every write
+   * taking signalLock to signal an applier that is not waiting was wasted lock traffic.
+   */
+  private volatile boolean applierWaiting;
   private final Condition backlogShrank = signalLock.newCondition();
   private volatile Throwable broken;
   private final Thread applier;
@@ -284,8 +296,8 @@ public final class LoggedStore implements Store {
     T result = inRowUnit(row, durability, work, mustBeDurable);
     awaitDurable(mustBeDurable[0]);
     int size = backlogSize.get();
-    if (size >= APPLY_BATCH) {
-      signal(backlogGrew);
+    if (size >= APPLY_BATCH && applierWaiting) {
+      signal(backlogGrew); // a signal missed in a race costs the applier one APPLY_INTERVAL_NANOS
     }
     if (size > MAX_BACKLOG) {
       awaitBacklogBelowLimit();
@@ -428,7 +440,7 @@ public final class LoggedStore implements Store {
    * section then applies what is left, as before.
    */
   private void applyBacklogDownTo(int tail) throws JournalException {
-    for (int pass = 0; pass < 8 && backlogSize.get() > tail; pass++) {
+    for (int pass = 0; pass < MAX_PRE_APPLY_BATCHES && backlogSize.get() > tail; pass++) {
       awaitDurable(log.lastAppended());
       List<Logged> batch = takeBatch();
       if (batch.isEmpty()) {
@@ -534,7 +546,12 @@ public final class LoggedStore implements Store {
         try {
           if (backlogSize.get() < APPLY_BATCH) {
             // A short wait even when busy: rows of several operations share one H2 transaction.
-            backlogGrew.awaitNanos(APPLY_INTERVAL_NANOS);
+            applierWaiting = true;
+            try {
+              backlogGrew.awaitNanos(APPLY_INTERVAL_NANOS);
+            } finally {
+              applierWaiting = false;
+            }
           }
         } finally {
           signalLock.unlock();
@@ -547,7 +564,7 @@ public final class LoggedStore implements Store {
         }
         log.preallocateAhead();
         Logged oldest = backlog.peek();
-        if (backlogSize.get() < APPLY_MIN
+        if (backlogSize.get() < APPLY_BATCH
             && (oldest == null || System.nanoTime() - oldest.loggedAt() < APPLY_MAX_DELAY_NANOS)) {
           continue;
         }
