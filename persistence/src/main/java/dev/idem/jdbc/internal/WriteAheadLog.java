@@ -244,7 +244,8 @@ final class WriteAheadLog implements AutoCloseable {
    * the committing thread unparks the waiters it made durable and, while others still wait, goes
    * on to commit their records itself, up to {@link #MAX_COMMITS_PER_LEADER} commits in all
    * (between them, an {@link Unparker} wakes the waiters made durable); then it unparks one waiter,
-   * if any, to lead the next. Queuing on the lock (or on a monitor) handed it from waiter to
+   * if any, to lead the next. A caller that takes the lock while others wait first yields its
+   * core once, so that writers ready to run append to its commit. Queuing on the lock (or on a monitor) handed it from waiter to
    * waiter, one context switch each, and on 2 cores that convoy cost more than the fsync; waking
    * every waiter after each commit cost a context switch for each one whose record was still
    * pending. Handing every commit to a parked waiter left the disk idle while that waiter waited
@@ -261,6 +262,14 @@ final class WriteAheadLog implements AutoCloseable {
         try {
           if (durableTicket < ticket) {
             failIfFailed();
+            if (!waiters.isEmpty()) {
+              // Other writers are active: let the runnable ones append (they find the lock held
+              // and park) before this commit takes the buffer, so that one fdatasync serves more
+              // of them. Each commit costs 80 to 100 us of kernel CPU here; with 32 writers on 2
+              // cores this cut commits per operation from about 0.1 to 0.06. A lone writer never
+              // has waiters, so it does not yield (a yield could hand its core to the applier).
+              Thread.yield();
+            }
             commit();
             try {
               for (int n = 1; n < MAX_COMMITS_PER_LEADER && othersWait(); n++) {
