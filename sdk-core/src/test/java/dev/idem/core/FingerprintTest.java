@@ -15,7 +15,7 @@ class FingerprintTest {
     assertEquals(VALID, new Fingerprint(VALID).hex());
   }
 
-  /** Each differs from a valid fingerprint in one character, or in length. */
+  /** A valid fingerprint with its 41st character replaced by {@code bad}. */
   @ParameterizedTest
   @ValueSource(strings = {"A", "F", "g", "/", ":", "`", "G", " ", "\u0660", "\uff10"})
   void rejectsAnyOtherCharacter(String bad) {

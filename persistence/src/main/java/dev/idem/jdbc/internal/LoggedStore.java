@@ -129,13 +129,13 @@ public final class LoggedStore implements Store {
   /** Wakes the applier, and writers waiting for it to shrink the backlog. */
   private final ReentrantLock signalLock = new ReentrantLock();
   private final Condition backlogGrew = signalLock.newCondition();
+  private final Condition backlogShrank = signalLock.newCondition();
   /**
    * Whether the applier waits on backlogGrew: writers signal it only then. With batches of a few
    * thousand rows the backlog is above one batch most of the time under load, and every write
    * taking signalLock to signal an applier that is not waiting was wasted lock traffic.
    */
   private volatile boolean applierWaiting;
-  private final Condition backlogShrank = signalLock.newCondition();
   private volatile Throwable broken;
   private final Thread applier;
 

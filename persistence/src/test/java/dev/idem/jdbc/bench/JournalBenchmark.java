@@ -61,10 +61,11 @@ import java.util.stream.Stream;
  * Each part runs operations for a lead-in (untimed, so that the applier's backlog reaches its steady
  * state), then for the slice's time, and ends with {@code flush()}, so every write it made is
  * durable. The journal's applier writes the logged rows to H2 in the background, about every
- * thousand operations (at least once a second), during the parts, competing with them for the cores as it does in an app. Between
- * parts, untimed, the rows the applier has not yet written are written and the part's rows are
- * purged; both are printed per operation, so no work goes unreported, and no part pays for
- * another's rows or measures a bigger database than the one before. The ratios are medians of
+ * thousand operations (at least once a second), during the parts, competing with them for the
+ * cores as it does in an app. Between parts, untimed, the rows the applier has not yet written
+ * are written and the part's rows are purged; both are printed per operation, so no work goes
+ * unreported, and no part pays for another's rows or measures a bigger database than the one
+ * before. The ratios are medians of
  * per-slice ratios, so that both sides of a ratio see the same machine load.
  *
  * <p>Goals: single-threaded cost at most 1.5 fsyncs per operation; 32 threads at least 5x the
@@ -180,12 +181,12 @@ public final class JournalBenchmark {
    * Runs {@code slices} rounds of: an fsync measurement, one thread, 32 threads. Each part runs
    * for {@code sliceNanos} and starts with nothing left for H2 from the part before (the rest is
    * written untimed, and reported), so that no part pays for another's rows. The applier runs
-   * about every thousand operations, during the parts, competing with them for the cores as it would in an
-   * app. After each part its rows are purged (untimed, reported), as retention does in an app:
-   * without that, the sustained runs grew H2's file to 2 to 4 GB and every later slice measured a
-   * bigger database than the one before. Interleaving puts each ratio's two sides under the same
-   * conditions: on a shared machine the load, and the fsync with it, drift by several times within
-   * a minute.
+   * about every thousand operations, during the parts, competing with them for the cores as it
+   * would in an app. After each part its rows are purged (untimed, reported), as retention does in
+   * an app: without that, the sustained runs grew H2's file to 2 to 4 GB and every later slice
+   * measured a bigger database than the one before. Interleaving puts each ratio's two sides under
+   * the same conditions: on a shared machine the load, and the fsync with it, drift by several
+   * times within a minute.
    */
   static Slices measure(Path dir, Path fsyncFile, boolean sync, int slices, long leadInNanos, long sliceNanos)
       throws Exception {
