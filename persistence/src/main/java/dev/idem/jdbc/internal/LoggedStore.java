@@ -85,8 +85,9 @@ public final class LoggedStore implements Store {
   /** Logged rows left for the exclusive section of a checkpoint, or of work on the whole database. */
   private static final int EXCLUSIVE_TAIL = 1_000;
   /**
-   * The most batches applied before that exclusive section, while writers still log: enough to
-   * catch up with a full backlog even if writers log as fast as the applier writes.
+   * The most batches applied before that exclusive section, while writers still log: four full
+   * backlogs' worth. A bound, not a target: writers may log as fast as the applier writes, and
+   * then the exclusive section applies whatever is left.
    */
   private static final int MAX_PRE_APPLY_BATCHES = 4 * MAX_BACKLOG / APPLY_BATCH;
 

@@ -247,9 +247,8 @@ final class WriteAheadLog implements AutoCloseable {
    * if any, to lead the next. A caller that takes the lock while others wait first yields its
    * core once, so that writers ready to run append to its commit. Queuing on the lock (or on a
    * monitor) handed it from waiter to waiter, one context switch each, and on 2 cores that convoy
-   * cost more than the fsync; waking
-   * every waiter after each commit cost a context switch for each one whose record was still
-   * pending. Handing every commit to a parked waiter left the disk idle while that waiter waited
+   * cost more than the fsync; waking every waiter after each commit cost a context switch for each
+   * one whose record was still pending. Handing every commit to a parked waiter left the disk idle while that waiter waited
    * for a core: with 32 writers, a commit started every 700 us or so for fsyncs of 200 to 300 us,
    * and a third of the CPU was idle.
    *

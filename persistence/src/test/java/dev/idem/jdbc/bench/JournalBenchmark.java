@@ -65,8 +65,8 @@ import java.util.stream.Stream;
  * cores as it does in an app. Between parts, untimed, the rows the applier has not yet written
  * are written and the part's rows are purged; both are printed per operation, so no work goes
  * unreported, and no part pays for another's rows or measures a bigger database than the one
- * before. The ratios are medians of
- * per-slice ratios, so that both sides of a ratio see the same machine load.
+ * before. The ratios are medians of per-slice ratios, so that both sides of a ratio see the same
+ * machine load.
  *
  * <p>Goals: single-threaded cost at most 1.5 fsyncs per operation; 32 threads at least 5x the
  * single-threaded throughput.
