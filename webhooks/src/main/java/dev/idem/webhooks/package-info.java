@@ -1,0 +1,2 @@
+/** The receiving side (seed 001): verified webhooks into a durable inbox, processed once. */
+package dev.idem.webhooks;
