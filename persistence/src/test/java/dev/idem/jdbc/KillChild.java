@@ -20,12 +20,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The child JVM of {@link JournalKillTest}: submits operations through the real
- * {@link IdempotentExecutor} on an H2 journal and halts the JVM at one point.
+ * {@link IdempotentExecutor} on the embedded journal and halts the JVM at one point.
  *
- * <p>Arguments: journal directory, server log file, point, operation count, threads, syncToDisk, and
- * optionally {@code unsafe-h2-defaults}: the negative control, which opens the same H2 file without
- * {@code WRITE_DELAY=0} (H2's default delays writing commits to the file by up to 500 ms), to show
- * that the parent's checks do catch lost records.
+ * <p>Arguments: journal directory, server log file, point, operation count, threads, and optionally
+ * {@code unsafe-in-memory}: the negative control, which journals in memory only (the directory stays
+ * empty), to show that the parent's checks do catch lost records.
  * Points: {@code after-begin} and {@code before-completion} (on the last operation, through
  * {@link HaltingJournal}); {@code after-send} (the transport halts once the last operation's request
  * has reached the "server"); {@code after-sends:K} (many threads; the transport halts after the K-th
@@ -61,7 +60,6 @@ public final class KillChild {
     String point = args[2];
     int count = Integer.parseInt(args[3]);
     int threads = Integer.parseInt(args[4]);
-    boolean sync = Boolean.parseBoolean(args[5]);
     List<IdempotencyKey> keys = keys(count);
     IdempotencyKey last = keys.get(count - 1);
     int haltAfterSends = point.startsWith("after-sends:") ? Integer.parseInt(point.substring(12)) : -1;
@@ -71,16 +69,8 @@ public final class KillChild {
       case "before-completion" -> HaltingJournal.Point.BEFORE_COMPLETION;
       default -> HaltingJournal.Point.NEVER;
     };
-    boolean unsafe = args.length > 6 && args[6].equals("unsafe-h2-defaults");
-    JdbcJournal jdbc;
-    if (unsafe) {
-      java.nio.file.Files.createDirectories(dir);
-      org.h2.jdbcx.JdbcDataSource h2 = new org.h2.jdbcx.JdbcDataSource();
-      h2.setURL("jdbc:h2:file:" + dir.toAbsolutePath().resolve("idem-journal") + ";TRACE_LEVEL_FILE=0;DB_CLOSE_ON_EXIT=FALSE");
-      jdbc = JdbcJournal.dataSource(h2).syncToDisk(false).open();
-    } else {
-      jdbc = JdbcJournal.h2(dir).syncToDisk(sync).open();
-    }
+    boolean unsafe = args.length > 5 && args[5].equals("unsafe-in-memory");
+    dev.idem.core.Journal jdbc = unsafe ? new dev.idem.core.InMemoryJournal() : JdbcJournal.openEmbedded(dir);
     IdempotentExecutor executor = IdempotentExecutor.builder()
         .journal(new HaltingJournal(jdbc, journalPoint, last))
         .owner("child")

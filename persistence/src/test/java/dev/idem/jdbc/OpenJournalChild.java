@@ -4,7 +4,7 @@ import dev.idem.core.JournalException;
 import java.nio.file.Path;
 
 /**
- * A child JVM that tries to open an H2 journal another process holds. Prints the outcome and exits
+ * A child JVM that tries to open an embedded journal another process holds. Prints the outcome and exits
  * 0 if it got a {@link JournalException}, 1 if the open succeeded, 2 on anything else.
  */
 public final class OpenJournalChild {
@@ -12,7 +12,7 @@ public final class OpenJournalChild {
   }
 
   public static void main(String[] args) {
-    try (JdbcJournal j = JdbcJournal.openH2(Path.of(args[0]))) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(Path.of(args[0]))) {
       System.out.println("OPENED " + j);
       System.exit(1);
     } catch (JournalException e) {

@@ -26,7 +26,7 @@ public final class PurgeThenHaltChild {
     Path dir = Path.of(args[0]);
     int count = Integer.parseInt(args[1]);
     Ops ops = new Ops(SEED);
-    JdbcJournal journal = JdbcJournal.openH2(dir);
+    JdbcJournal journal = JdbcJournal.openEmbedded(dir);
     for (int i = 0; i < count; i++) {
       NewOperation op = ops.newOp("{\"n\":" + i + "}");
       journal.begin(op);

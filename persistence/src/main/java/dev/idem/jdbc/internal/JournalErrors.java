@@ -10,6 +10,15 @@ import java.util.Locale;
  * exception stays attached as the cause.
  */
 public final class JournalErrors {
+  /** SQLite result codes (the primary code is the low byte of the extended one). */
+  static final int SQLITE_BUSY = 5;
+  static final int SQLITE_READONLY = 8;
+  static final int SQLITE_IOERR = 10;
+  static final int SQLITE_CORRUPT = 11;
+  static final int SQLITE_FULL = 13;
+  static final int SQLITE_CANTOPEN = 14;
+  static final int SQLITE_CONSTRAINT = 19;
+  static final int SQLITE_NOTADB = 26;
   /** H2: "Database may be already in use" (another process holds the file lock). */
   static final int H2_DATABASE_ALREADY_OPEN = 90020;
   /** H2: "The database is read only". */
@@ -35,9 +44,44 @@ public final class JournalErrors {
         + ", vendor code " + e.getErrorCode() + "]", e);
   }
 
+  /**
+   * For a failure to open the database file {@code db}: a corrupt or foreign file is named and
+   * explained; anything else is worded as {@link #wrap} does.
+   */
+  public static JournalException wrapOpen(java.nio.file.Path db, SQLException e) {
+    if (isCorrupt(e)) {
+      return corrupt(db, diagnose(e), e);
+    }
+    return new JournalException("journal open of " + db + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
+  }
+
+  /** For a journal database file that is damaged or not a database. */
+  public static JournalException corrupt(java.nio.file.Path db, String what, Throwable cause) {
+    return new JournalException("the journal database " + db + " is corrupt (" + what + "). Nothing was sent from"
+        + " it. Stop the app, move the journal directory aside (keep it: the operations in it may be recoverable"
+        + " with the sqlite3 tool's .recover command), restore the directory from a backup if you have one, and"
+        + " reconcile the operations that were pending with the server", cause);
+  }
+
+  /** True if the driver says the file is damaged or is not a database. */
+  static boolean isCorrupt(SQLException e) {
+    int primary = e.getErrorCode() & 0xff;
+    String text = chainText(e);
+    return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || e.getErrorCode() == H2_FILE_CORRUPTED
+        || text.contains("database disk image is malformed") || text.contains("file is not a database");
+  }
+
   /** For a call on a journal that is closed. */
   static JournalException closed(String name) {
     return new JournalException("journal " + name + " is closed", null);
+  }
+
+  /** For the write whose failure just left the store unusable: its own cause, and what follows. */
+  static JournalException wrapUnusable(String name, SQLException e) {
+    return new JournalException("journal " + name + " failed: " + diagnose(e) + "; the failed write took the open"
+        + " transaction with it, so the journal is unusable until it is reopened [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
   }
 
   /**
@@ -66,6 +110,32 @@ public final class JournalErrors {
   static String diagnose(SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();
     String text = chainText(e);
+    int sqlite = e.getErrorCode() & 0xff;
+    if (text.contains("sqlite")) {
+      if (sqlite == SQLITE_FULL || text.contains("database or disk is full")) {
+        return "the disk is full (or the database reached its size limit)";
+      }
+      if (isCorrupt(e)) {
+        return "the journal file is corrupt";
+      }
+      if (sqlite == SQLITE_READONLY) {
+        return "the journal is read-only";
+      }
+      if (sqlite == SQLITE_BUSY) {
+        return "the journal file is locked by another connection or process";
+      }
+      if (sqlite == SQLITE_CANTOPEN) {
+        return "the journal file cannot be opened (missing directory, or permission denied)";
+      }
+      if (sqlite == SQLITE_IOERR) {
+        return "an I/O error on the journal files";
+      }
+      if (sqlite == SQLITE_CONSTRAINT && text.contains("_length")) {
+        String column = lengthConstraintColumn(text);
+        return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+            + " (owners, scopes, operation names and references hold at most 200 characters, keys 255)";
+      }
+    }
     if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
         || text.contains("file is locked")) {
       return "the journal file is locked by another process (an embedded H2 journal belongs to one process;"
@@ -93,7 +163,7 @@ public final class JournalErrors {
       return "the database is closed";
     }
     if (state.equals("22001")) {
-      // The driver's message names the column, never the value (ColumnLimits's does the same).
+      // The driver's message names the column, never the value.
       String column = columnOf(e.getMessage());
       return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
           + " (owners, scopes, operation names and references hold at most 200 characters)";
@@ -130,6 +200,17 @@ public final class JournalErrors {
       end++;
     }
     String word = lower.substring(i, end);
+    return !word.isEmpty() && OperationTable.COLUMNS.contains(word) ? word : null;
+  }
+
+  /** The column of a SQLite length CHECK constraint named {@code <column>_length} in the schema. */
+  private static String lengthConstraintColumn(String text) {
+    int end = text.indexOf("_length");
+    int start = end;
+    while (start > 0 && (Character.isLetter(text.charAt(start - 1)) || text.charAt(start - 1) == '_')) {
+      start--;
+    }
+    String word = text.substring(start, end);
     return !word.isEmpty() && OperationTable.COLUMNS.contains(word) ? word : null;
   }
 

@@ -2,39 +2,50 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
-import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import javax.sql.DataSource;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
 
 /**
- * Opens the database of a journal: an embedded H2 journal in a directory of its own, or the
- * database of an app's DataSource (PostgreSQL, or H2). It picks the {@link Store}, migrates the
- * schema, and on any failure undoes what it did (connections, disk sync handle, the JVM-wide
+ * Opens the database of a journal: an embedded SQLite journal in a directory of its own, or the
+ * database of an app's DataSource (PostgreSQL, SQLite or H2). It picks the {@link Store}, migrates
+ * the schema, and on any failure undoes what it did (connections, the process lock, the JVM-wide
  * registration of the directory), so a failed open leaves nothing held.
  *
  * <p>The journal itself is built by a {@link Finish} step that runs before the open counts as done:
- * its first reads (the sweep for unknown states) can still fail the open, and then everything is
- * released as for any other failure.
+ * its first reads and writes (the sweep for unknown states, crash recovery) can still fail the
+ * open, and then everything is released as for any other failure.
  */
 public final class JournalOpener {
-  /** Reader connections of a {@link LoggedStore}: enough for the cores of a small client machine. */
-  private static final int LOGGED_STORE_READERS = 2;
+  /** How long SQLite waits for a lock held by another connection before failing: 10 s. */
+  static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
   /** Builds the journal over an opened store. Its failure fails, and undoes, the open. */
   public interface Finish<T> {
     /**
      * @param name the journal's name for messages and logs (directory or JDBC URL)
-     * @param registeredDirectory the H2 directory registered in {@link OpenJournals}, which the
-     *     journal releases when it closes; null for a DataSource
+     * @param opened what was opened, and what the journal must release when it closes
      */
-    T finish(String name, Dialect dialect, Store store, int schemaVersion, Path registeredDirectory)
+    T finish(String name, Dialect dialect, Store store, int schemaVersion, Opened opened)
         throws IdempotencyException;
+  }
+
+  /**
+   * What an open found and holds.
+   *
+   * @param files the embedded journal's files (released on close), or null for a DataSource
+   * @param singleProcess true if no other process can use the database (embedded, or an app's
+   *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
+   * @param crashed true if the last process stopped without closing the journal (embedded only)
+   */
+  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed) {
   }
 
   private final boolean syncToDisk;
@@ -43,7 +54,7 @@ public final class JournalOpener {
 
   /**
    * @param syncToDisk H2 only: follow each group commit with a disk sync
-   * @param deferredCommitInterval H2 only: the longest wait of a deferred write for its commit
+   * @param deferredCommitInterval the longest wait of a deferred write for its commit
    * @param clock for the schema migration records
    */
   public JournalOpener(boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
@@ -53,29 +64,102 @@ public final class JournalOpener {
   }
 
   /**
-   * Opens (creating if needed) the embedded H2 journal in {@code directory}, with owner-only
-   * permissions ({@link H2Files}). A directory already open in this JVM is refused
-   * ({@link OpenJournals}); one open in another process is refused by H2's file lock.
+   * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
+   * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
+   * a busy timeout, one writer connection with group commit. A directory already open in this JVM
+   * is refused ({@link OpenJournals}); one open in another process is refused by the lock file.
    */
-  public <T> T openH2(Path directory, Finish<T> finish) throws IdempotencyException {
-    Path dir = H2Files.prepare(directory);
-    OpenJournals.acquire(dir);
+  public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
+    Path requested = directory.toAbsolutePath().normalize();
+    EmbeddedFiles files = EmbeddedFiles.prepare(requested);
+    Path dir = files.directory();
     try {
-      org.h2.jdbcx.JdbcDataSource ds = new org.h2.jdbcx.JdbcDataSource();
-      ds.setURL(H2Files.url(dir));
-      T journal = openSingleConnection(dir.toString(), ds, dir, finish);
-      // After the open: H2 may have created more files of the journal (with default permissions).
-      H2Files.tightenFiles(dir);
-      return journal;
-    } catch (IdempotencyException | RuntimeException e) {
-      OpenJournals.release(dir);
+      OpenJournals.acquire(dir);
+    } catch (JournalException e) {
+      files.close();
       throw e;
+    }
+    Connection connection = null;
+    Store store = null;
+    try {
+      checkWal(dir.resolve(EmbeddedFiles.WAL_FILE), files.database());
+      connection = sqliteDataSource(files.database(), false, false).getConnection();
+      checkIntegrity(connection, files.database());
+      // Before the migration, which would turn an emptied file into a fresh journal.
+      String newId = files.reconcileId(Meta.getIfPresent(connection, Meta.JOURNAL_ID));
+      int version = new Migrator(Dialect.SQLITE, clock).migrate(connection);
+      if (newId != null) {
+        Meta.put(connection, Meta.JOURNAL_ID, newId);
+      }
+      files.markOpen(newId);
+      store = new SingleConnectionStore(dir.toString(), connection, null, deferredCommitInterval);
+      return finish.finish(dir.toString(), Dialect.SQLITE, store, version,
+          new Opened(files, true, files.crashed()));
+    } catch (SQLException e) {
+      closeQuietly(store, connection);
+      release(files, dir);
+      throw JournalErrors.wrapOpen(files.database(), e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(store, connection);
+      release(files, dir);
+      throw e;
+    } catch (Error e) {
+      closeQuietly(store, connection);
+      release(files, dir);
+      throw nativeLibraryError(e);
+    }
+  }
+
+  /**
+   * Opens the embedded journal in {@code directory} for reading only, without taking it over: no
+   * lock, no migration, no recovery, no write of any byte (SQLite's read-only open mode). For
+   * inspection tools such as the journal CLI.
+   *
+   * @throws JournalException if the directory holds no journal, or it cannot be read
+   */
+  public <T> T openEmbeddedReadOnly(Path directory, Finish<T> finish) throws IdempotencyException {
+    Path dir = directory.toAbsolutePath().normalize();
+    if (Files.isRegularFile(dir)) {
+      throw new JournalException(dir + " is a file; give the journal's directory (it holds "
+          + EmbeddedFiles.DATABASE_FILE + ")", null);
+    }
+    Path db = dir.resolve(EmbeddedFiles.DATABASE_FILE);
+    if (!Files.isDirectory(dir)) {
+      throw new JournalException("no journal at " + dir + ": the directory does not exist", null);
+    }
+    if (!Files.exists(db)) {
+      if (Files.exists(dir.resolve(EmbeddedFiles.H2_DATA_FILE))) {
+        throw new JournalException(dir + " holds an H2 journal of Idem 0.1 (" + EmbeddedFiles.H2_DATA_FILE
+            + "); this version reads SQLite journals only: inspect it with the Idem 0.1 CLI", null);
+      }
+      throw new JournalException("no journal at " + dir + ": it has no " + EmbeddedFiles.DATABASE_FILE, null);
+    }
+    Connection connection = null;
+    try {
+      // A cleanly closed journal has no -wal file: everything is in the database file, which is then
+      // read as immutable (no lock, no -wal or -shm file created). With a -wal file (the app runs,
+      // or crashed), SQLite must read it, through the -shm index; the database and -wal files are
+      // still only read.
+      boolean immutable = !Files.exists(dir.resolve(EmbeddedFiles.WAL_FILE));
+      connection = sqliteDataSource(db, true, immutable).getConnection();
+      int version = new Migrator(Dialect.SQLITE, clock).currentVersionReadOnly(connection);
+      Store store = new ReadOnlyStore(dir.toString(), connection);
+      return finish.finish(dir.toString(), Dialect.SQLITE, store, version, new Opened(null, true, false));
+    } catch (SQLException e) {
+      closeQuietly(connection);
+      throw JournalErrors.wrapOpen(db, e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(connection);
+      throw e;
+    } catch (Error e) {
+      closeQuietly(connection);
+      throw nativeLibraryError(e);
     }
   }
 
   /**
    * Opens the journal in the database of an app's {@code dataSource}: PostgreSQL gets a connection
-   * per call, H2 one connection for the journal's life. The DataSource itself stays the app's.
+   * per call; SQLite and H2 one connection for the journal's life. The DataSource stays the app's.
    */
   public <T> T openDataSource(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
     Dialect dialect;
@@ -85,28 +169,23 @@ public final class JournalOpener {
       name = c.getMetaData().getURL();
       if (dialect == null) {
         throw new JournalException("unsupported database for the Idem journal: "
-            + c.getMetaData().getDatabaseProductName() + " (supported: H2, PostgreSQL)", null);
+            + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
       }
       if (dialect == Dialect.POSTGRESQL) {
         int version = new Migrator(dialect, clock).migrate(c);
-        return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version, null);
+        return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version,
+            new Opened(null, false, false));
       }
     } catch (SQLException e) {
       throw JournalErrors.wrap("open", e);
     }
-    return openSingleConnection(name, dataSource, null, finish);
+    return openSingleConnection(name, dialect, dataSource, finish);
   }
 
-  /**
-   * H2: one connection held for the journal's life for writes. In the journal's own directory a
-   * {@link LoggedStore} puts a write-ahead log in front of it and reads through a second connection;
-   * for an app's DataSource (whose files the journal does not own) a {@link SingleConnectionStore}
-   * commits to H2 directly, with group commit and optional disk syncs.
-   */
-  private <T> T openSingleConnection(String name, DataSource ds, Path registered, Finish<T> finish)
+  /** SQLite or H2 from an app's DataSource: one connection held for the journal's life, group commit. */
+  private <T> T openSingleConnection(String name, Dialect dialect, DataSource ds, Finish<T> finish)
       throws IdempotencyException {
     Connection main = null;
-    List<Connection> readers = new ArrayList<>();
     DiskSync diskSync = null;
     Store store = null;
     try {
@@ -115,49 +194,117 @@ public final class JournalOpener {
         throw new JournalException("the journal " + name + " is read-only; the journal needs to write before"
             + " anything is sent", null);
       }
-      int version = new Migrator(Dialect.H2, clock).migrate(main);
-      if (syncToDisk) {
-        // Our own directory: fdatasync the data file directly. An app's DataSource: CHECKPOINT SYNC.
-        diskSync = registered != null ? DiskSync.ofFile(registered.resolve(H2Files.DATA_FILE))
-            : DiskSync.ofCheckpoint(ds.getConnection());
-      }
-      if (registered != null) {
-        for (int i = 0; i < LOGGED_STORE_READERS; i++) {
-          readers.add(ds.getConnection());
+      if (dialect == Dialect.SQLITE) {
+        try (Statement st = main.createStatement()) {
+          // Per connection: whatever the app's DataSource says, the journal's commits sync.
+          st.execute("PRAGMA synchronous=FULL");
+          st.execute("PRAGMA busy_timeout=" + SQLITE_BUSY_TIMEOUT.toMillis());
         }
-        store = LoggedStore.open(name, main, readers, diskSync, registered.resolve(H2Files.LOG_FILE),
-            deferredCommitInterval);
-      } else {
-        store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
       }
-      return finish.finish(name, Dialect.H2, store, version, registered);
+      int version = new Migrator(dialect, clock).migrate(main);
+      if (dialect == Dialect.H2 && syncToDisk) {
+        diskSync = DiskSync.ofCheckpoint(ds.getConnection());
+      }
+      store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      return finish.finish(name, dialect, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
-      readers.forEach(JournalOpener::closeQuietly);
       throw JournalErrors.wrap("open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, diskSync, main);
-      readers.forEach(JournalOpener::closeQuietly);
       throw e;
-    } catch (IOException e) {
-      closeQuietly(store, diskSync, main);
-      readers.forEach(JournalOpener::closeQuietly);
-      throw new JournalException("cannot open the journal files of " + name + ": " + e, e);
     }
+  }
+
+  /**
+   * SQLite's settings for the journal, and why:
+   * <ul>
+   *   <li>WAL mode: a commit appends to the {@code -wal} file (one sync) instead of rewriting pages
+   *       through a rollback journal (two or more).</li>
+   *   <li>{@code synchronous=FULL}: the commit returns only after the WAL is synced, so an
+   *       acknowledged begin survives power loss, not only kill -9.</li>
+   *   <li>A busy timeout, for the read-only tools that may read while the journal writes.</li>
+   * </ul>
+   */
+  static SQLiteDataSource sqliteDataSource(Path db, boolean readOnly, boolean immutable) {
+    SQLiteConfig config = new SQLiteConfig();
+    if (readOnly) {
+      config.setReadOnly(true);
+      config.setOpenMode(org.sqlite.SQLiteOpenMode.READONLY);
+      config.setOpenMode(org.sqlite.SQLiteOpenMode.OPEN_URI);
+    } else {
+      config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+      config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+    }
+    config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
+    SQLiteDataSource ds = new SQLiteDataSource(config);
+    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+    return ds;
+  }
+
+  /**
+   * SQLite's own check of every page and every index entry, at open: a damaged file is refused
+   * with an explanation before the journal reads a row from it, rather than failing later on
+   * whichever page a query happens to touch. {@code integrity_check}, not {@code quick_check}: a
+   * damaged entry of the primary-key index would make a finished operation look absent, and a
+   * begin of the same key would then create and send it again; only the full check compares each
+   * index with its table. Its cost grows with the journal (see the README's benchmark figures),
+   * one more reason to purge.
+   */
+  private static void checkIntegrity(Connection c, Path db) throws SQLException, JournalException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
+      String result = rs.next() ? rs.getString(1) : "no answer";
+      if (!"ok".equalsIgnoreCase(result)) {
+        throw JournalErrors.corrupt(db, "SQLite's integrity_check failed", null);
+      }
+    }
+  }
+
+  /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
+  private static void checkWal(Path wal, Path db) throws JournalException {
+    if (!Files.exists(wal)) {
+      return;
+    }
+    String problem;
+    try {
+      problem = WalCheck.problem(wal);
+    } catch (java.io.IOException e) {
+      throw new JournalException("cannot read the journal's write-ahead log " + wal + ": " + e, e);
+    }
+    if (problem != null) {
+      throw JournalErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
+    }
+  }
+
+  /**
+   * sqlite-jdbc unpacks its native library into {@code java.io.tmpdir} (or {@code org.sqlite.tmpdir})
+   * on first use and loads it from there; where that directory is mounted {@code noexec}, the load
+   * fails with an {@link UnsatisfiedLinkError} whose message does not say what to do.
+   */
+  private static IdempotencyException nativeLibraryError(Error e) {
+    if (e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
+        || e instanceof ExceptionInInitializerError) {
+      String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
+      return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
+          + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
+          + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
+    }
+    throw e;
+  }
+
+  private static void release(EmbeddedFiles files, Path dir) {
+    OpenJournals.release(dir);
+    files.close();
   }
 
   private static void closeQuietly(AutoCloseable... all) {
     for (AutoCloseable c : all) {
-      closeQuietly(c);
-    }
-  }
-
-  private static void closeQuietly(AutoCloseable c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (Exception ignored) {
-        // already failing; the first error is the one to report
+      if (c != null) {
+        try {
+          c.close();
+        } catch (Exception ignored) {
+          // already failing; the first error is the one to report
+        }
       }
     }
   }

@@ -100,6 +100,29 @@ public final class Migrator {
     }
   }
 
+  /**
+   * The schema version of a journal opened read-only, which is never migrated.
+   *
+   * @throws JournalException if the database is not a journal, or its schema is older or newer
+   *     than this code (then the app, which migrates on open, must open it first)
+   */
+  public int currentVersionReadOnly(Connection c) throws IdempotencyException {
+    int latest = latestVersion();
+    int current;
+    try {
+      current = currentVersion(c);
+    } catch (SQLException e) {
+      throw new JournalException("the database is not an Idem journal (it has no readable idem_schema_version"
+          + " table)", e);
+    }
+    if (current != latest) {
+      throw new JournalException("the journal schema is at version " + current + ", and this Idem reads version "
+          + latest + " only; open the journal once with this Idem version (which migrates it) or use the matching"
+          + " tool version", null);
+    }
+    return current;
+  }
+
   private static int currentVersion(Connection c) throws SQLException {
     try (Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT MAX(version) FROM idem_schema_version")) {

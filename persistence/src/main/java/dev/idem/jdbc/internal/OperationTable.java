@@ -12,13 +12,12 @@ import java.util.List;
 
 /**
  * The SQL of {@code idem_operation}: every statement the journal runs, in one place. Methods take
- * the connection of the current unit of work and never commit. {@link OverlayTable} answers the
- * single-row methods from the rows a {@link LoggedStore} has not yet written to the database.
+ * the connection of the current unit of work and never commit.
  */
 public class OperationTable {
   static final String COLUMNS = "scope, operation, op_key, reference, fingerprint, request_json, state, owner,"
       + " generation, lease_expires_at, next_attempt_at, created_at, updated_at, attempts_json, response_json,"
-      + " reason, quarantined_at, quarantine_reason";
+      + " reason, quarantined_at, quarantine_reason, request_check";
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
   private static final String AFTER = " AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND op_key > ?))))";
   private static final String ORDER = " ORDER BY scope, operation, op_key";
@@ -39,8 +38,14 @@ public class OperationTable {
     }
   }
 
-  /** Values of a new PENDING row. */
-  public record NewRow(OperationId id, String reference, String fingerprint, String requestJson, long createdAt) {
+  /**
+   * Values of a new PENDING row.
+   *
+   * @param requestCheck the checksum binding {@code requestJson} to {@code fingerprint} (see
+   *     {@link RequestCheck})
+   */
+  public record NewRow(OperationId id, String reference, String fingerprint, String requestJson, String requestCheck,
+      long createdAt) {
   }
 
   /**
@@ -49,8 +54,9 @@ public class OperationTable {
    * @return true if this call inserted it
    */
   public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
-    String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json, state,"
-        + " generation, created_at, updated_at, attempts_json) VALUES (?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]')"
+    String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
+        + " request_check, state, generation, created_at, updated_at, attempts_json)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]')"
         + dialect.insertIfAbsentSuffix();
     PreparedStatement ps = c.prepare(sql);
     try {
@@ -58,8 +64,9 @@ public class OperationTable {
       ps.setString(4, row.reference());
       ps.setString(5, row.fingerprint());
       ps.setString(6, row.requestJson());
-      ps.setLong(7, row.createdAt());
+      ps.setString(7, row.requestCheck());
       ps.setLong(8, row.createdAt());
+      ps.setLong(9, row.createdAt());
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       if ("23505".equals(e.getSQLState())) {
@@ -108,7 +115,7 @@ public class OperationTable {
         }
         return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
             rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(7) : null,
-            null, null, nullableLong(rs, 5), rs.getString(6));
+            null, null, nullableLong(rs, 5), rs.getString(6), null);
       }
     } finally {
       c.release(ps);
@@ -124,11 +131,12 @@ public class OperationTable {
   }
 
   /**
-   * Reads the fencing columns of a row to claim it (see {@link #selectHead}); on PostgreSQL skips it
+   * Reads the fencing columns and attempts of a row to claim it (see {@link #selectHead}); on
+   * PostgreSQL skips it
    * (returns null) if another node holds its lock.
    */
   public RawRow selectForClaim(SqlSession c, OperationId id) throws SQLException {
-    return selectHead(c, id, false, dialect.lockForClaim());
+    return selectHead(c, id, true, dialect.lockForClaim());
   }
 
   /** True if the identity exists at all. */
@@ -150,18 +158,20 @@ public class OperationTable {
    * @return false if it changed in between
    */
   public boolean claim(SqlSession c, OperationId id, String expectedState, long expectedGeneration, String owner,
-      long newGeneration, long leaseExpiresAt, long now) throws SQLException {
+      long newGeneration, long leaseExpiresAt, long now, String attemptsJson) throws SQLException {
     PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
         + " generation = ?, lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL,"
-        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
+        + " reason = NULL, attempts_json = COALESCE(?, attempts_json)" + BY_ID
+        + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
     try {
       ps.setString(1, owner);
       ps.setLong(2, newGeneration);
       ps.setLong(3, leaseExpiresAt);
       ps.setLong(4, now);
-      bindId(ps, 5, id);
-      ps.setString(8, expectedState);
-      ps.setLong(9, expectedGeneration);
+      ps.setString(5, attemptsJson);
+      bindId(ps, 6, id);
+      ps.setString(9, expectedState);
+      ps.setLong(10, expectedGeneration);
       return ps.executeUpdate() == 1;
     } finally {
       c.release(ps);
@@ -309,17 +319,73 @@ public class OperationTable {
     }
   }
 
-  /** Receives identities one at a time. */
-  public interface KeySink {
-    void accept(RowKey key);
+  /**
+   * Rows a dead process may have left on the wire ({@link CrashRecovery}): IN_FLIGHT ones, and,
+   * after a crash, PENDING ones never durably claimed. Settled rows no longer match, so each call
+   * returns the next page.
+   */
+  public List<RawRow> inDoubt(SqlSession c, boolean neverClaimedToo, int limit) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND"
+        + " (state = 'IN_FLIGHT' OR (? = 1 AND state = 'PENDING' AND generation = 0))" + ORDER + " LIMIT ?");
+    try {
+      ps.setInt(1, neverClaimedToo ? 1 : 0);
+      ps.setInt(2, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
   }
 
-  /** Streams the identity of every row, quarantined ones included. */
-  public void forEachKey(SqlSession c, KeySink sink) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT scope, operation, op_key FROM idem_operation");
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        sink.accept(new RowKey(rs.getString(1), rs.getString(2), rs.getString(3)));
+  /**
+   * Moves a row found in doubt back to PENDING, due now, with its attempts and generation as
+   * settled; like a transition to PENDING, it keeps the owner for the record.
+   */
+  public Void settleInDoubt(SqlSession c, RawRow r, long generation, String attemptsJson, long now, String reason)
+      throws SQLException {
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'PENDING', lease_expires_at = NULL,"
+        + " next_attempt_at = ?, generation = ?, attempts_json = ?, updated_at = ?, response_json = NULL, reason = ?"
+        + " WHERE scope = ? AND operation = ? AND op_key = ? AND state = ? AND generation = ?");
+    try {
+      ps.setLong(1, now);
+      ps.setLong(2, generation);
+      ps.setString(3, attemptsJson);
+      ps.setLong(4, now);
+      ps.setString(5, cut(reason));
+      ps.setString(6, r.scope());
+      ps.setString(7, r.operation());
+      ps.setString(8, r.key());
+      ps.setString(9, r.state());
+      ps.setLong(10, r.generation());
+      ps.executeUpdate();
+      return null;
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /** The number of unquarantined rows in a state: one query (for gauges). */
+  public long countInState(SqlSession c, OperationState state) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT COUNT(*) FROM idem_operation WHERE state = ? AND quarantined_at IS NULL");
+    try {
+      ps.setString(1, state.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /** The oldest creation time (nanoseconds) of the unquarantined rows in a state, or null: one query. */
+  public Long oldestCreatedAt(SqlSession c, OperationState state) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT MIN(created_at) FROM idem_operation WHERE state = ?"
+        + " AND quarantined_at IS NULL");
+    try {
+      ps.setString(1, state.name());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return nullableLong(rs, 1);
       }
     } finally {
       c.release(ps);
@@ -368,106 +434,6 @@ public class OperationTable {
       return list(ps);
     } finally {
       c.release(ps);
-    }
-  }
-
-  /**
-   * Writes whole rows, inserting or replacing each by identity, in one batch (H2 only: its
-   * {@code MERGE ... KEY}). Used where it is not known whether a row exists, such as replaying
-   * {@link LoggedStore}'s log at open.
-   */
-  public void mergeAll(SqlSession c, Iterable<RawRow> rows) throws SQLException {
-    batch(c, "MERGE INTO idem_operation (" + COLUMNS + ") KEY (scope, operation, op_key) VALUES (" + PLACEHOLDERS
-        + ")", rows, OperationTable::bindWhole);
-  }
-
-  /**
-   * Inserts whole rows that do not exist yet, in one batch: cheaper than a merge, which first looks
-   * for each row to update.
-   *
-   * @throws SQLException if one exists (SQLState 23505); then the batch may be partly done, and
-   *     the caller rolls back
-   */
-  public void insertAll(SqlSession c, Iterable<RawRow> rows) throws SQLException {
-    batch(c, "INSERT INTO idem_operation (" + COLUMNS + ") VALUES (" + PLACEHOLDERS + ")", rows,
-        OperationTable::bindWhole);
-  }
-
-  /**
-   * Replaces every column of rows that exist, by identity, in one batch.
-   *
-   * @return the rows that did not exist (nothing was written for them)
-   */
-  public List<RawRow> updateAll(SqlSession c, List<RawRow> rows) throws SQLException {
-    int[] counts = batch(c, "UPDATE idem_operation SET reference = ?, fingerprint = ?, request_json = ?, state = ?,"
-        + " owner = ?, generation = ?, lease_expires_at = ?, next_attempt_at = ?, created_at = ?, updated_at = ?,"
-        + " attempts_json = ?, response_json = ?, reason = ?, quarantined_at = ?, quarantine_reason = ?" + BY_ID, rows,
-        (ps, r) -> {
-          bindColumnsAfterId(ps, 1, r);
-          ps.setString(16, r.scope());
-          ps.setString(17, r.operation());
-          ps.setString(18, r.key());
-        });
-    List<RawRow> missing = new ArrayList<>();
-    for (int i = 0; i < counts.length; i++) {
-      if (counts[i] == 0) {
-        missing.add(rows.get(i));
-      }
-    }
-    return missing;
-  }
-
-  private static final String PLACEHOLDERS = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?";
-
-  private interface Binder {
-    void bind(PreparedStatement ps, RawRow row) throws SQLException;
-  }
-
-  private static int[] batch(SqlSession c, String sql, Iterable<RawRow> rows, Binder binder) throws SQLException {
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      for (RawRow r : rows) {
-        binder.bind(ps, r);
-        ps.addBatch();
-      }
-      return ps.executeBatch();
-    } finally {
-      c.release(ps);
-    }
-  }
-
-  /** Binds every column in {@link #COLUMNS} order from parameter 1. */
-  private static void bindWhole(PreparedStatement ps, RawRow r) throws SQLException {
-    ps.setString(1, r.scope());
-    ps.setString(2, r.operation());
-    ps.setString(3, r.key());
-    bindColumnsAfterId(ps, 4, r);
-  }
-
-  /** Binds the columns after the identity, in {@link #COLUMNS} order, from parameter {@code i}. */
-  private static void bindColumnsAfterId(PreparedStatement ps, int i, RawRow r) throws SQLException {
-    ps.setString(i, r.reference());
-    ps.setString(i + 1, r.fingerprint());
-    ps.setString(i + 2, r.requestJson());
-    ps.setString(i + 3, r.state());
-    ps.setString(i + 4, r.owner());
-    ps.setLong(i + 5, r.generation());
-    setNullable(ps, i + 6, r.leaseExpiresAt());
-    setNullable(ps, i + 7, r.nextAttemptAt());
-    ps.setLong(i + 8, r.createdAt());
-    ps.setLong(i + 9, r.updatedAt());
-    ps.setString(i + 10, r.attemptsJson());
-    ps.setString(i + 11, r.responseJson());
-    ps.setString(i + 12, r.reason());
-    setNullable(ps, i + 13, r.quarantinedAt());
-    ps.setString(i + 14, r.quarantineReason());
-  }
-
-  private static void setNullable(PreparedStatement ps, int i, Long v) throws SQLException {
-    if (v == null) {
-      ps.setNull(i, Types.BIGINT);
-    } else {
-      ps.setLong(i, v);
     }
   }
 
@@ -553,7 +519,7 @@ public class OperationTable {
     return new RawRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6), rs.getString(7), rs.getString(8), rs.getLong(9), nullableLong(rs, 10),
         nullableLong(rs, 11), rs.getLong(12), rs.getLong(13), rs.getString(14), rs.getString(15),
-        rs.getString(16), nullableLong(rs, 17), rs.getString(18));
+        rs.getString(16), nullableLong(rs, 17), rs.getString(18), rs.getString(19));
   }
 
   private static Long nullableLong(ResultSet rs, int column) throws SQLException {

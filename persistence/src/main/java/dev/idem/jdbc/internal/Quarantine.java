@@ -160,6 +160,11 @@ public final class Quarantine {
   }
 
   private void quarantine(RawRow row, String reason) throws IdempotencyException {
+    if (store.readOnly()) {
+      log.warn("Idem journal {}: operation {} cannot be read ({}); not flagged, the journal is open read-only",
+          journalName, row.idText(), reason);
+      return;
+    }
     log.warn("Idem journal {}: quarantined operation {}: {}", journalName, row.idText(), reason);
     long at = Instants.toNanos(clock.instant());
     store.write(Durability.DEFERRED, null,

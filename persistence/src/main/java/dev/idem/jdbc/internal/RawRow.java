@@ -22,7 +22,8 @@ public record RawRow(
     String responseJson,
     String reason,
     Long quarantinedAt,
-    String quarantineReason) {
+    String quarantineReason,
+    String requestCheck) {
 
   /** The identity as text, for messages (keys are not secrets). */
   public String idText() {

@@ -36,16 +36,7 @@ import java.util.TreeMap;
 public final class RecordCodec {
   private static final int FORMAT = 1;
 
-  /**
-   * 1 Mi characters of JSON per memo (about a thousand operations' requests or attempts of a few
-   * hundred bytes, a few MB of heap at most): entries matter only between an operation's writes.
-   */
-  private static final long MEMO_CHARS = 1L << 20;
-
   private final ObjectMapper mapper = new ObjectMapper();
-  private final DecodeMemo<RequestSnapshot> requests = new DecodeMemo<>(MEMO_CHARS);
-  private final DecodeMemo<List<AttemptRecord>> attempts = new DecodeMemo<>(MEMO_CHARS);
-  private final DecodeMemo<ResponseSnapshot> responses = new DecodeMemo<>(MEMO_CHARS);
   private final int maxStoredResponseBody;
   private final String truncatedBodyHeader;
 
@@ -68,22 +59,10 @@ public final class RecordCodec {
     n.set("headers", headers(r.headers(), Set.of()));
     r.contentType().ifPresent(ct -> n.put("contentType", ct));
     n.put("body", Base64.getEncoder().encodeToString(r.body()));
-    String json = n.toString();
-    requests.put(json, r);
-    return json;
+    return n.toString();
   }
 
   public RequestSnapshot decodeRequest(String json) throws CorruptRowException {
-    RequestSnapshot known = requests.get(json);
-    if (known != null) {
-      return known;
-    }
-    RequestSnapshot decoded = parseRequest(json);
-    requests.put(json, decoded);
-    return decoded;
-  }
-
-  private RequestSnapshot parseRequest(String json) throws CorruptRowException {
     JsonNode n = parse("request_json", json);
     checkFormat("request_json", n);
     try {
@@ -118,30 +97,14 @@ public final class RecordCodec {
     } else {
       n.put("body", Base64.getEncoder().encodeToString(body));
     }
-    String json = n.toString();
-    // A transition returns the response as stored (without the excluded headers, perhaps without
-    // its body), so the memo gets it decoded from the tree just built: no parse of the text.
-    if (responses.keeps(json)) {
-      try {
-        responses.put(json, responseFrom(n));
-      } catch (CorruptRowException e) {
-        throw new IllegalStateException("a response this codec encoded does not decode", e);
-      }
-    }
-    return json;
+    return n.toString();
   }
 
   public ResponseSnapshot decodeResponse(String json) throws CorruptRowException {
     if (json == null) {
       return null;
     }
-    ResponseSnapshot known = responses.get(json);
-    if (known != null) {
-      return known;
-    }
-    ResponseSnapshot decoded = responseFrom(parse("response_json", json));
-    responses.put(json, decoded);
-    return decoded;
+    return responseFrom(parse("response_json", json));
   }
 
   private ResponseSnapshot responseFrom(JsonNode n) throws CorruptRowException {
@@ -189,14 +152,7 @@ public final class RecordCodec {
       throw new CorruptRowException("attempts_json: not a JSON array");
     }
     ((ArrayNode) n).add(attempt(attempt));
-    String json = n.toString();
-    List<AttemptRecord> before = n.size() == 1 ? List.of() : attempts.get(attemptsJson);
-    if (before != null) {
-      List<AttemptRecord> after = new ArrayList<>(before);
-      after.add(attempt);
-      attempts.put(json, List.copyOf(after));
-    }
-    return json;
+    return n.toString();
   }
 
   private ObjectNode attempt(AttemptRecord r) {
@@ -220,16 +176,6 @@ public final class RecordCodec {
 
   /** The attempts in an encoded list, as an immutable list. */
   public List<AttemptRecord> decodeAttempts(String json) throws CorruptRowException {
-    List<AttemptRecord> known = attempts.get(json);
-    if (known != null) {
-      return known;
-    }
-    List<AttemptRecord> decoded = List.copyOf(parseAttempts(json));
-    attempts.put(json, decoded);
-    return decoded;
-  }
-
-  private List<AttemptRecord> parseAttempts(String json) throws CorruptRowException {
     JsonNode n = parse("attempts_json", json);
     if (!n.isArray()) {
       throw new CorruptRowException("attempts_json: not a JSON array");
@@ -254,7 +200,7 @@ public final class RecordCodec {
         throw new CorruptRowException("attempts_json: invalid attempt (" + e.getClass().getSimpleName() + ")");
       }
     }
-    return result;
+    return List.copyOf(result);
   }
 
   // ---- whole rows
@@ -274,8 +220,16 @@ public final class RecordCodec {
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new CorruptRowException("fingerprint: not 64 lower-case hex characters");
     }
+
+    RequestSnapshot request = decodeRequest(row.requestJson());
+    if (row.requestCheck() != null && !RequestCheck.matches(row.requestCheck(), row.fingerprint(), row.requestJson())) {
+      // Never send a changed payload under the original key: the server would replay the first
+      // answer for a request that is not the one it answered.
+      throw new CorruptRowException("request_json: the stored request no longer matches its checksum (a stored byte"
+          + " changed); it is never sent");
+    }
     try {
-      return new OperationRecord(id, row.reference(), fingerprint, decodeRequest(row.requestJson()), state,
+      return new OperationRecord(id, row.reference(), fingerprint, request, state,
           row.owner(), row.generation(), Instants.fromNullable(row.leaseExpiresAt()),
           Instants.fromNullable(row.nextAttemptAt()), Instants.fromNanos(row.createdAt()),
           Instants.fromNanos(row.updatedAt()), decodeAttempts(row.attemptsJson()),

@@ -108,12 +108,19 @@ public final class SingleConnectionStore implements Store {
 
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
+    return writeDeciding(row, work, r -> durability);
+  }
+
+  @Override
+  public <T> T writeDeciding(Object row, SqlWork<T> work, java.util.function.Function<? super T, Durability> decide)
+      throws IdempotencyException {
     T result;
     long mustBeDurable;
     statementLock.lock();
     try {
       ensureUsable();
       result = runAtomically(work);
+      Durability durability = decide.apply(result);
       long seq = ++executedSeq;
       if (durability == Durability.SYNC) {
         lastSyncSeq = seq;
@@ -201,21 +208,27 @@ public final class SingleConnectionStore implements Store {
     try {
       return work.run(session);
     } catch (SQLException e) {
-      rollback();
+      rollback(e);
       throw JournalErrors.wrap("statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
-      rollback();
+      rollback(e);
       throw e;
     }
   }
 
-  private void rollback() throws JournalException {
+  /**
+   * Undoes the failed unit only. SQLite may already have rolled back the whole transaction (it may
+   * on SQLITE_FULL and I/O errors), taking other callers' uncommitted work with it; then the
+   * savepoint is gone, and the store is broken: no one may be told that work is durable.
+   */
+  private void rollback(Throwable cause) throws JournalException {
     try {
       rollbackToSavepoint.executeUpdate();
     } catch (SQLException e) {
-      // The transaction may hold other callers' work; it cannot be trusted any more.
-      broken = e;
-      throw JournalErrors.wrap("rollback on " + name, e);
+      broken = cause;
+      cause.addSuppressed(e);
+      throw cause instanceof SQLException sql ? JournalErrors.wrapUnusable(name, sql)
+          : JournalErrors.unusable(name, cause);
     }
   }
 
@@ -233,6 +246,9 @@ public final class SingleConnectionStore implements Store {
       long target;
       statementLock.lock();
       try {
+        // Again under the statement lock: a unit that failed since the check above may have taken
+        // the open transaction (and the work of the callers waiting here) down with it.
+        failIfBroken();
         target = executedSeq;
         connection.commit();
       } catch (SQLException e) {
@@ -256,6 +272,11 @@ public final class SingleConnectionStore implements Store {
     } finally {
       commitLock.unlock();
     }
+  }
+
+  @Override
+  public boolean broken() {
+    return broken != null;
   }
 
   private void ensureUsable() throws JournalException {
@@ -300,7 +321,11 @@ public final class SingleConnectionStore implements Store {
       }
       try {
         if (broken != null) {
-          connection.rollback();
+          try {
+            connection.rollback();
+          } catch (SQLException alreadyRolledBack) {
+            // SQLite may have rolled the transaction back itself when the write failed
+          }
         }
         connection.close();
       } catch (SQLException e) {

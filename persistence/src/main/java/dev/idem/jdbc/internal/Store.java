@@ -3,11 +3,11 @@ package dev.idem.jdbc.internal;
 import dev.idem.core.IdempotencyException;
 
 /**
- * Runs journal work on connections and decides when it is committed. Three implementations: a
- * write-ahead log in front of H2 ({@link LoggedStore}: an embedded journal in its own directory),
- * one connection with group commit ({@link SingleConnectionStore}: an app's H2 DataSource), and a
- * connection per call from a {@link javax.sql.DataSource} ({@link DataSourceStore}: PostgreSQL,
- * where a fleet shares the database).
+ * Runs journal work on connections and decides when it is committed. Three implementations: one
+ * connection with group commit ({@link SingleConnectionStore}: the embedded SQLite journal, or an
+ * app's SQLite or H2 DataSource), a connection per call from a {@link javax.sql.DataSource}
+ * ({@link DataSourceStore}: PostgreSQL, where a fleet shares the database), and a read-only
+ * connection for inspection tools ({@link ReadOnlyStore}).
  *
  * <p>Implementations are thread-safe.
  */
@@ -34,6 +34,30 @@ public interface Store extends AutoCloseable {
    *     null if it may touch any row
    */
   <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException;
+
+  /**
+   * Runs write work atomically, as durable as {@code durability} says of its result. For work whose
+   * durability depends on what it found (a claim: the first claim of an operation rides on begin's
+   * durable record, later ones must be durable before their attempt is sent). A store that cannot
+   * decide after the work runs makes it durable.
+   */
+  default <T> T writeDeciding(Object row, SqlWork<T> work, java.util.function.Function<? super T, Durability> durability)
+      throws IdempotencyException {
+    return write(Durability.SYNC, row, work);
+  }
+
+  /**
+   * True if a failed write left the store unusable: writes that callers saw may be lost, so a
+   * close is not clean (the next open recovers as after a crash).
+   */
+  default boolean broken() {
+    return false;
+  }
+
+  /** True if every write is refused (a journal opened for inspection only). */
+  default boolean readOnly() {
+    return false;
+  }
 
   /** Makes every write so far durable. */
   void flush() throws IdempotencyException;

@@ -139,8 +139,8 @@ public final class JournalBenchmark {
     long start = System.nanoTime();
     double share = 1;
     int rounds = 0;
-    try (JdbcJournal on = JdbcJournal.h2(run.resolve("warm-up-on")).open();
-        JdbcJournal off = JdbcJournal.h2(run.resolve("warm-up-off")).syncToDisk(false).open()) {
+    try (JdbcJournal on = JdbcJournal.embedded(run.resolve("warm-up-on")).open();
+        JdbcJournal off = JdbcJournal.embedded(run.resolve("warm-up-off")).syncToDisk(false).open()) {
       while (rounds < 3 || share >= 0.05 && System.nanoTime() - start < max.toNanos()) {
         long compiling = jit.getTotalCompilationTime();
         long t0 = System.nanoTime();
@@ -195,7 +195,7 @@ public final class JournalBenchmark {
     Part[] multi = new Part[slices];
     double closeMillis;
     long compiling = ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
-    JdbcJournal journal = JdbcJournal.h2(dir).syncToDisk(sync).open();
+    JdbcJournal journal = JdbcJournal.embedded(dir).syncToDisk(sync).open();
     try {
       part(journal, 1, 0, TimeUnit.MILLISECONDS.toNanos(200));
       for (int i = 0; i < slices; i++) {

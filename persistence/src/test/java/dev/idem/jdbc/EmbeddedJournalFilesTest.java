@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.JournalException;
 import dev.idem.core.NewOperation;
-import dev.idem.jdbc.internal.H2Files;
+import dev.idem.jdbc.internal.EmbeddedFiles;
 import dev.idem.jdbc.support.ChildJvm;
 import dev.idem.jdbc.support.Ops;
 import java.io.IOException;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The files of an embedded journal: permissions, locking against other processes, read-only media. */
-class H2JournalFilesTest {
+class EmbeddedJournalFilesTest {
   @TempDir
   Path tmp;
   private final Ops ops = new Ops(7);
@@ -28,7 +28,7 @@ class H2JournalFilesTest {
   @Test
   void journalFilesAreReadableByTheirOwnerOnly() throws Exception {
     Path dir = tmp.resolve("a/b/journal");
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
       j.begin(ops.newOp("{}"));
       assertOwnerOnly(dir);
     }
@@ -40,11 +40,11 @@ class H2JournalFilesTest {
     Path dir = Files.createDirectories(tmp.resolve("open-dir"));
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
     NewOperation op = ops.newOp("{}");
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
       j.begin(op);
     }
-    Files.setPosixFilePermissions(dir.resolve(H2Files.DATA_FILE), PosixFilePermissions.fromString("rw-r--r--"));
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
+    Files.setPosixFilePermissions(dir.resolve(EmbeddedFiles.DATABASE_FILE), PosixFilePermissions.fromString("rw-r--r--"));
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
       assertEquals(op.request(), j.find(op.id()).orElseThrow().request());
       assertOwnerOnly(dir);
     }
@@ -54,7 +54,7 @@ class H2JournalFilesTest {
     assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
     try (Stream<Path> files = Files.list(dir)) {
       List<Path> all = files.toList();
-      assertTrue(all.contains(dir.resolve(H2Files.DATA_FILE)), all.toString());
+      assertTrue(all.contains(dir.resolve(EmbeddedFiles.DATABASE_FILE)), all.toString());
       for (Path f : all) {
         assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(f)), f.toString());
       }
@@ -65,17 +65,17 @@ class H2JournalFilesTest {
   void aSecondProcessGetsAClearErrorAndTheJournalStaysIntact() throws Exception {
     Path dir = tmp.resolve("journal");
     NewOperation op = ops.newOp("{\"n\":1}");
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
       j.begin(op);
       ChildJvm.Result other = ChildJvm.run(tmp, OpenJournalChild.class, dir.toString());
 
       assertEquals(0, other.exitCode(), other.output());
-      assertTrue(other.output().contains("locked by another process"), other.output());
+      assertTrue(other.output().contains("open in another process"), other.output());
       NewOperation second = ops.newOp("{\"n\":2}");
       j.begin(second);
       assertTrue(j.find(second.id()).isPresent());
     }
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
       assertEquals(op.request(), j.find(op.id()).orElseThrow().request());
     }
   }
@@ -83,19 +83,19 @@ class H2JournalFilesTest {
   @Test
   void aSecondOpenInTheSameJvmIsRefused() throws Exception {
     Path dir = tmp.resolve("journal");
-    try (JdbcJournal j = JdbcJournal.openH2(dir)) {
-      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(dir));
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
+      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(dir));
       assertTrue(e.getMessage().contains("already open in this JVM"), e.getMessage());
       j.begin(ops.newOp("{}"));
     }
-    JdbcJournal.openH2(dir).close(); // released on close
+    JdbcJournal.openEmbedded(dir).close(); // released on close
   }
 
   @Test
   void aReadOnlyDirectoryFailsFastOnOpen() throws Exception {
     Path dir = Files.createDirectories(tmp.resolve("ro"));
     try (ReadOnly ro = ReadOnly.make(dir)) {
-      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(dir.resolve("journal")));
+      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(dir.resolve("journal")));
       assertTrue(e.getMessage().contains("cannot create the journal"), e.getMessage());
     }
   }
@@ -103,9 +103,9 @@ class H2JournalFilesTest {
   @Test
   void aReadOnlyJournalFileFailsFastOnOpen() throws Exception {
     Path dir = tmp.resolve("journal");
-    JdbcJournal.openH2(dir).close();
-    try (ReadOnly ro = ReadOnly.make(dir.resolve(H2Files.DATA_FILE))) {
-      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(dir));
+    JdbcJournal.openEmbedded(dir).close();
+    try (ReadOnly ro = ReadOnly.make(dir.resolve(EmbeddedFiles.DATABASE_FILE))) {
+      JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(dir));
       assertTrue(e.getMessage().contains("read-only"), e.getMessage());
     }
   }
@@ -113,7 +113,7 @@ class H2JournalFilesTest {
   @Test
   void aFileInTheWayOfTheDirectoryIsAClearError() throws Exception {
     Path file = Files.writeString(tmp.resolve("not-a-dir"), "x");
-    JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(file));
+    JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(file));
     assertTrue(e.getMessage().contains("not a directory"), e.getMessage());
   }
 

@@ -27,7 +27,10 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.file.Path;
 import java.time.Duration;
+import dev.idem.jdbc.internal.CrashRecovery;
+import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -51,28 +54,29 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A seeded, randomized model test of the embedded H2 journal ({@link JdbcJournal#openH2}: a
- * write-ahead log, an in-memory overlay and a background applier in front of H2) against the
- * reference {@link InMemoryJournal}. Both get the same random sequence of calls, and after every
+ * A seeded, randomized model test of the embedded SQLite journal ({@link JdbcJournal#openEmbedded})
+ * against the reference {@link InMemoryJournal}. Both get the same random sequence of calls, and after every
  * call they must return the same result (or throw the same exception type) and hold the same record
- * for every identity the sequence has named. Every few dozen calls the H2 journal is closed and
- * reopened from its directory, and must then hold exactly the same records.
+ * for every identity the sequence has named. Every few dozen calls the journal is closed and
+ * reopened from its directory, and must then hold exactly the same records, once the reference has
+ * settled its IN_FLIGHT operations as reopening does (their holder is gone; see {@code CrashRecovery}).
  *
  * <p>Records are compared whole ({@link OperationRecord#equals}). The generator stays within what
- * the H2 journal stores exactly, as documented on {@link JdbcJournal}: no secret headers, response
+ * the journal stores exactly, as documented on {@link JdbcJournal}: no secret headers, response
  * bodies of at most {@link JdbcJournal#DEFAULT_MAX_STORED_RESPONSE_BODY} bytes, request bodies far
  * below {@link JdbcJournal#DEFAULT_MAX_REQUEST_BODY}, reasons of at most 2,000 characters, owners
- * and references that fit their columns (the H2 journal refuses longer ones at the call, which
- * {@code H2JournalStorageTest} checks; an earlier version of this test found that it took them and
- * then could neither write them to H2 nor reopen), no unpaired surrogates, and positive lease
+ * and references that fit their columns (the journal refuses longer ones at the call, which
+ * {@code EmbeddedJournalStorageTest} checks), no unpaired surrogates, and positive lease
  * durations.
  *
  * <p>The seed is fixed; run another with {@code -Didem.model.seed=N} (the seed a failure reports
  * reproduces that trial as trial 0), and scale with {@code -Didem.model.trials} and
  * {@code -Didem.model.steps}. A failure reports the seed, the step, expected (in-memory) and actual
- * (H2) values, and a shortened sequence of calls that still disagrees.
+ * (SQLite) values, and a shortened sequence of calls that still disagrees.
  */
-class H2JournalModelTest {
+class EmbeddedJournalModelTest {
+  /** The fixed time of the journal's own clock, which stamps what a reopen settles. */
+  private static final Instant REOPENED_AT = Instant.parse("2026-11-30T12:00:00.123456789Z");
   private static final long SEED = Long.getLong("idem.model.seed", 0x1DE3_2026_1130L);
   private static final int TRIALS = Integer.getInteger("idem.model.trials", 5);
   private static final int STEPS = Integer.getInteger("idem.model.steps", 300);
@@ -121,7 +125,7 @@ class H2JournalModelTest {
         Minimized m = minimize(failing, found);
         fail(report(seed, trial, found, failing.size(), m));
       }
-      System.out.printf("H2JournalModelTest: trial %d, seed %d (0x%x): %d calls agree (%d ms) %s%n", trial, seed,
+      System.out.printf("EmbeddedJournalModelTest: trial %d, seed %d (0x%x): %d calls agree (%d ms) %s%n", trial, seed,
           seed, calls.size(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started), tally);
     }
   }
@@ -159,7 +163,7 @@ class H2JournalModelTest {
     Path dir = tmp.resolve("concurrent");
     InMemoryJournal reference = new InMemoryJournal();
     List<Finished> finished = new ArrayList<>();
-    JdbcJournal h2 = JdbcJournal.openH2(dir);
+    JdbcJournal h2 = JdbcJournal.openEmbedded(dir);
     try {
       ExecutorService pool = Executors.newFixedThreadPool(THREADS);
       try {
@@ -187,7 +191,7 @@ class H2JournalModelTest {
       assertEquals(THREADS * OPS_PER_THREAD, finished.size());
       checkAll("before reopening", finished, reference, h2);
       h2.close();
-      h2 = JdbcJournal.openH2(dir);
+      h2 = Harness.open(dir);
       checkAll("after reopening", finished, reference, h2);
     } finally {
       h2.close();
@@ -276,7 +280,7 @@ class H2JournalModelTest {
       Optional<OperationRecord> actual = h2.find(f.id());
       if (actual.isEmpty() || !actual.get().equals(expected)) {
         fail(when + ": find(" + f.id() + ")\n  expected (in-memory): " + show(Optional.of(expected))
-            + "\n  actual (H2):          " + show(actual)
+            + "\n  actual (SQLite):      " + show(actual)
             + (actual.isPresent() ? "\n  differs in: " + diff(expected, actual.get()) : ""));
       }
       assertEquals(f.state(), actual.get().state(), when + ": final state of " + f.id());
@@ -306,7 +310,7 @@ class H2JournalModelTest {
     }
     if (!expected.agrees(actual)) {
       fail(Thread.currentThread().getName() + ": " + what + "\n  expected (in-memory): " + expected.show()
-          + "\n  actual (H2):          " + actual.show() + "\n  " + explain(expected.value(), actual.value()));
+          + "\n  actual (SQLite):      " + actual.show() + "\n  " + explain(expected.value(), actual.value()));
     }
     return expected.value();
   }
@@ -544,7 +548,7 @@ class H2JournalModelTest {
 
     @Override
     public String toString() {
-      return "close() and JdbcJournal.openH2(dir)";
+      return "close() and JdbcJournal.openEmbedded(dir)";
     }
   }
 
@@ -596,7 +600,7 @@ class H2JournalModelTest {
     }
 
     String show() {
-      return error != null ? "threw " + error + ": " + message : H2JournalModelTest.show(value);
+      return error != null ? "threw " + error + ": " + message : EmbeddedJournalModelTest.show(value);
     }
   }
 
@@ -621,7 +625,7 @@ class H2JournalModelTest {
     String details() {
       return "at step " + step + ", call: " + call + "\n  compared: " + what
           + "\n  expected (in-memory): " + expected.show()
-          + "\n  actual (H2):          " + actual.show()
+          + "\n  actual (SQLite):      " + actual.show()
           + "\n  " + explain(expected.value(), actual.value());
     }
   }
@@ -635,7 +639,28 @@ class H2JournalModelTest {
 
     Harness(Path dir) throws Exception {
       this.dir = dir;
-      this.h2 = JdbcJournal.openH2(dir);
+      this.h2 = open(dir);
+    }
+
+    /** Opens with a fixed clock, so that what reopening settles carries a time the model knows. */
+    static JdbcJournal open(Path dir) throws Exception {
+      return JdbcJournal.embedded(dir).clock(Clock.fixed(REOPENED_AT, ZoneOffset.UTC)).open();
+    }
+
+    /**
+     * What reopening does to an IN_FLIGHT operation (its holder is gone): unless the attempt of its
+     * generation was recorded, an AMBIGUOUS attempt is added, and it is PENDING again, due now.
+     */
+    void settleReferenceAsReopenDoes() throws Exception {
+      for (OperationRecord r : reference.findByState(OperationState.IN_FLIGHT, null, Integer.MAX_VALUE)) {
+        Lease lease = new Lease(r.owner(), r.generation(),
+            r.leaseExpiresAt() == null ? REOPENED_AT : r.leaseExpiresAt());
+        if (r.attempts().stream().noneMatch(a -> a.generation() == r.generation())) {
+          reference.recordAttempt(r.id(), lease, CrashRecovery.ambiguous(r.attempts().size() + 1, r.generation(),
+              REOPENED_AT));
+        }
+        reference.transition(r.id(), lease, Transition.retryAt(REOPENED_AT, REOPENED_AT, CrashRecovery.REASON));
+      }
     }
 
     /**
@@ -650,8 +675,9 @@ class H2JournalModelTest {
           try {
             h2.close();
           } finally {
-            h2 = JdbcJournal.openH2(dir);
+            h2 = open(dir);
           }
+          settleReferenceAsReopenDoes();
           return "reopened";
         });
         Outcome expected = new Outcome("reopened", null, null);
@@ -1205,7 +1231,7 @@ class H2JournalModelTest {
 
   private static String report(long seed, int trial, Disagreement found, int ran, Minimized m) {
     StringBuilder s = new StringBuilder();
-    s.append("The H2 journal disagrees with the in-memory journal: seed ").append(seed)
+    s.append("The SQLite journal disagrees with the in-memory journal: seed ").append(seed)
         .append(String.format(" (0x%x)", seed)).append(", trial ").append(trial)
         .append("; reproduce with -Didem.model.seed=").append(seed).append(" -Didem.model.trials=1\n");
     s.append("First disagreement ").append(found.details()).append('\n');

@@ -17,7 +17,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Transition;
-import dev.idem.jdbc.internal.H2Files;
+import dev.idem.jdbc.internal.EmbeddedFiles;
 import dev.idem.jdbc.support.Ops;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -36,8 +36,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** What an H2 journal stores, what it refuses to store, and how it survives reopening and bad rows. */
-class H2JournalStorageTest {
+/** What the embedded (SQLite) journal stores, what it refuses to store, and how it survives reopening and bad rows. */
+class EmbeddedJournalStorageTest {
   @TempDir
   Path tmp;
   private final Ops ops = new Ops(5);
@@ -48,7 +48,7 @@ class H2JournalStorageTest {
 
   /** Runs SQL on the journal's file while no journal has it open. */
   private String sql(String statement) throws Exception {
-    try (Connection c = DriverManager.getConnection(H2Files.url(dir().toRealPath()));
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir().toRealPath().resolve(EmbeddedFiles.DATABASE_FILE));
         Statement st = c.createStatement()) {
       if (st.execute(statement)) {
         try (ResultSet rs = st.getResultSet()) {
@@ -75,7 +75,7 @@ class H2JournalStorageTest {
         .build();
     OperationId id = ops.id("pay");
     NewOperation op = new NewOperation(id, null, Fingerprinter.defaults().fingerprint(withSecrets), withSecrets, T0);
-    try (JdbcJournal j = JdbcJournal.h2(dir()).excludeHeaders(List.of("X-API-Key")).open()) {
+    try (JdbcJournal j = JdbcJournal.embedded(dir()).excludeHeaders(List.of("X-API-Key")).open()) {
       OperationRecord begun = j.begin(op).record();
       assertEquals(Set.of("content-type"), begun.request().headers().keySet());
       assertEquals(begun, j.find(id).orElseThrow());
@@ -95,7 +95,7 @@ class H2JournalStorageTest {
     byte[] big = new byte[JdbcJournal.DEFAULT_MAX_STORED_RESPONSE_BODY + 1];
     byte[] small = new byte[JdbcJournal.DEFAULT_MAX_STORED_RESPONSE_BODY];
     Arrays.fill(small, (byte) 'x');
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       ResponseSnapshot keptBig = finish(j, new ResponseSnapshot(200, Map.of("A", List.of("1")), big));
       ResponseSnapshot keptSmall = finish(j, new ResponseSnapshot(200, Map.of(), small));
 
@@ -109,7 +109,7 @@ class H2JournalStorageTest {
 
   @Test
   void aResponseHeaderWithoutAValueIsKeptAsOne() throws Exception {
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       ResponseSnapshot kept = finish(j, new ResponseSnapshot(204, Map.of("X-None", List.of(), "A", List.of("1")),
           new byte[0]));
       assertEquals(List.of(), kept.headers().get("x-none"));
@@ -121,13 +121,13 @@ class H2JournalStorageTest {
   void valuesTooLongForTheirColumnsAreRefusedAtTheCallAndTheJournalGoesOn() throws Exception {
     NewOperation op = ops.newOp("{}");
     String tooLongOwner = "node-" + "x".repeat(201);
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       j.begin(op);
       JournalException e = assertThrows(JournalException.class,
           () -> j.claim(op.id(), tooLongOwner, T0, Duration.ofSeconds(30)));
       assertTrue(e.getMessage().contains("owner"), e.getMessage());
       assertEquals(OperationState.PENDING, j.find(op.id()).orElseThrow().state(), "nothing of the claim was kept");
-      assertEquals(1, j.findByState(OperationState.PENDING, null, 10).size(), "the journal still writes to H2");
+      assertEquals(1, j.findByState(OperationState.PENDING, null, 10).size(), "the journal still writes");
 
       // A request whose JSON is wider than its column: refused at begin, so it is never sent.
       RequestSnapshot wide = RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/orders"))
@@ -138,7 +138,7 @@ class H2JournalStorageTest {
       assertTrue(refused.getMessage().contains("request_json"), refused.getMessage());
       assertTrue(j.find(wideOp.id()).isEmpty());
     }
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       assertTrue(j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).isPresent(), "the journal reopens and goes on");
     }
   }
@@ -155,7 +155,7 @@ class H2JournalStorageTest {
 
   @Test
   void aRequestBodyOverTheLimitIsRefusedAtBegin() throws Exception {
-    try (JdbcJournal j = JdbcJournal.h2(dir()).maxRequestBodyBytes(10).open()) {
+    try (JdbcJournal j = JdbcJournal.embedded(dir()).maxRequestBodyBytes(10).open()) {
       NewOperation op = ops.newOp("{\"eleven\":1}");
       JournalException e = assertThrows(JournalException.class, () -> j.begin(op));
       assertTrue(e.getMessage().contains("nothing was sent"), e.getMessage());
@@ -166,27 +166,27 @@ class H2JournalStorageTest {
   @Test
   void deferredWritesAreDurableAfterCloseAndTheSchemaIsMigratedOnce() throws Exception {
     NewOperation op = ops.newOp("{}");
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
-      assertEquals(2, j.schemaVersion());
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
+      assertEquals(1, j.schemaVersion());
       j.begin(op);
       Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
       j.recordAttempt(op.id(), lease, Ops.attempt(1, 1, T0));
       j.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(1), Ops.ok("{}"), null));
     }
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       OperationRecord r = j.find(op.id()).orElseThrow();
       assertEquals(OperationState.SUCCEEDED, r.state());
       assertEquals(List.of(Ops.attempt(1, 1, T0)), r.attempts());
       assertEquals(Ops.ok("{}"), r.response());
     }
-    assertEquals("2\n", sql("SELECT COUNT(*) FROM idem_schema_version"));
+    assertEquals("1\n", sql("SELECT COUNT(*) FROM idem_schema_version"));
   }
 
   @Test
   void aJournalWithANewerSchemaIsNotOpened() throws Exception {
-    JdbcJournal.openH2(dir()).close();
+    JdbcJournal.openEmbedded(dir()).close();
     sql("INSERT INTO idem_schema_version VALUES (99, 'from the future', 0)");
-    JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openH2(dir()));
+    JournalException e = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(dir()));
     assertTrue(e.getMessage().contains("newer than this Idem version supports"), e.getMessage());
   }
 
@@ -196,7 +196,7 @@ class H2JournalStorageTest {
     NewOperation badJson = ops.newOp("{}");
     NewOperation badAttempts = ops.newOp("{}");
     NewOperation good = ops.newOp("{}");
-    try (JdbcJournal j = JdbcJournal.openH2(dir())) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
       for (NewOperation op : List.of(unknownState, badJson, badAttempts, good)) {
         j.begin(op);
       }
@@ -207,7 +207,7 @@ class H2JournalStorageTest {
     sql("UPDATE idem_operation SET attempts_json = '{}' WHERE op_key = '" + badAttempts.id().key() + "'");
 
     Clock clock = Clock.fixed(T0.plusSeconds(3600), ZoneOffset.UTC);
-    try (JdbcJournal j = JdbcJournal.h2(dir()).clock(clock).open()) {
+    try (JdbcJournal j = JdbcJournal.embedded(dir()).clock(clock).open()) {
       // the unknown state was found on open; the others are found when read
       assertEquals(List.of(good.id()), j.findDue(T0, null, 10).stream().map(OperationRecord::id).toList());
       assertEquals(List.of(good.id()),

@@ -6,15 +6,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The journal contract on embedded H2 with the default (durable) settings. */
-class H2JournalContractTest extends JournalContract {
+/** The journal contract on embedded SQLite with the default (durable) settings. */
+class EmbeddedJournalContractTest extends JournalContract {
   @TempDir
   Path dir;
   private JdbcJournal journal;
 
   @BeforeEach
   void open() throws Exception {
-    journal = JdbcJournal.openH2(dir.resolve("journal"));
+    journal = JdbcJournal.openEmbedded(dir.resolve("journal"));
   }
 
   @AfterEach
@@ -30,7 +30,7 @@ class H2JournalContractTest extends JournalContract {
   @Override
   Journal journalPurgingInBatchesOf(int rows) throws Exception {
     journal.close(); // one process, one open journal per directory
-    journal = JdbcJournal.h2(dir.resolve("journal")).purgeBatch(rows).open();
+    journal = JdbcJournal.embedded(dir.resolve("journal")).purgeBatch(rows).open();
     return journal;
   }
 }

@@ -1,0 +1,89 @@
+package dev.idem.jdbc.internal;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.slf4j.Logger;
+
+/**
+ * Settles, at open, what a dead process may have left on the wire, so that guarantee 4 (never
+ * FAILED while the effect may exist) holds across crashes.
+ *
+ * <p>Before any attempt leaves the process the journal durably knows that it may leave: a claim
+ * is made durable before its attempt is sent, except the first claim, whose durability is folded
+ * into begin's (a begun operation is sent at once, so begin's record stands for "may be sent"). So
+ * at open, on a journal that only this process uses:
+ * <ul>
+ *   <li>an IN_FLIGHT row is a dead process's claim: its attempt may have been sent and answered
+ *       with an effect. Unless the attempt of that generation was recorded, an AMBIGUOUS attempt
+ *       is added ("the process stopped while this attempt may have been in flight"), and the row
+ *       goes back to PENDING, due now;</li>
+ *   <li>after a crash (the journal was not closed), a PENDING row that was never durably claimed
+ *       (generation 0) may have had its first attempt sent under a claim the crash lost: it gets
+ *       the same AMBIGUOUS attempt, and its generation moves past the lost claim's.</li>
+ * </ul>
+ * A later permanent answer (a 4xx to the resend) then ends the operation UNCERTAIN, not FAILED.
+ * The price: an operation begun but never sent before a crash (an outbox submission not yet
+ * dispatched) is treated as possibly sent, which can only turn a FAILED into an UNCERTAIN.
+ */
+public final class CrashRecovery {
+  private static final int PAGE = 500;
+  /** The reason of the AMBIGUOUS attempt it records; the same as the in-memory journal's. */
+  public static final String REASON = dev.idem.core.InMemoryJournal.TAKEOVER_REASON;
+
+  private CrashRecovery() {
+  }
+
+  /**
+   * @param afterCrash also settle PENDING rows never durably claimed (the journal was not closed)
+   * @return how many operations were settled
+   */
+  public static int run(Store store, OperationTable table, RecordCodec codec, Clock clock, boolean afterCrash,
+      String journalName, Logger log) throws IdempotencyException {
+    Instant now = clock.instant();
+    long nowNanos = Instants.toNanos(now);
+    int settled = 0;
+    List<RawRow> rows;
+    do {
+      rows = store.read(null, c -> table.inDoubt(c, afterCrash, PAGE));
+      for (RawRow r : rows) {
+        List<AttemptRecord> attempts;
+        try {
+          attempts = codec.decodeAttempts(r.attemptsJson());
+        } catch (CorruptRowException e) {
+          continue; // the next read quarantines it
+        }
+        boolean inFlight = "IN_FLIGHT".equals(r.state());
+        long generation = inFlight ? r.generation() : r.generation() + 1;
+        boolean recorded = attempts.stream().anyMatch(a -> a.generation() == generation);
+        String attemptsJson = r.attemptsJson();
+        if (!recorded) {
+          try {
+            attemptsJson = codec.appendAttempt(r.attemptsJson(), ambiguous(attempts.size() + 1, generation, now));
+          } catch (CorruptRowException e) {
+            continue;
+          }
+        }
+        String json = attemptsJson;
+        store.write(Durability.DEFERRED, null, c -> table.settleInDoubt(c, r, generation, json, nowNanos, REASON));
+        settled++;
+      }
+    } while (rows.size() == PAGE);
+    if (settled > 0) {
+      store.flush();
+      log.warn("Idem journal {}: {} operation(s) may have had an attempt in flight when the last process stopped;"
+          + " each counts an ambiguous attempt and is PENDING again, due now, with its key", journalName, settled);
+    }
+    return settled;
+  }
+
+  /** The attempt a dead process may have sent. */
+  public static AttemptRecord ambiguous(int number, long generation, Instant now) {
+    return new AttemptRecord(number, generation, now, now, Classification.AMBIGUOUS, null, null, REASON,
+        Duration.ZERO, "recovered: resend with the same key");
+  }
+}

@@ -1,0 +1,40 @@
+package dev.idem.jdbc.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * A checksum that binds a stored request to its fingerprint: SHA-256 over the fingerprint and the
+ * request's stored JSON. The fingerprint itself cannot be recomputed by the journal (the app may
+ * fingerprint with semantic headers the journal does not know), so the journal checks the bytes it
+ * stored instead. A row whose request no longer matches is quarantined and never sent: a flipped
+ * byte in a body would otherwise go out under the original key, and the server would replay the
+ * answer to a request that is not this one.
+ */
+public final class RequestCheck {
+  private RequestCheck() {
+  }
+
+  public static String of(String fingerprintHex, String requestJson) {
+    MessageDigest sha;
+    try {
+      sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+    sha.update(fingerprintHex.getBytes(StandardCharsets.US_ASCII));
+    sha.update((byte) '\n');
+    sha.update(requestJson.getBytes(StandardCharsets.UTF_8));
+    return HexFormat.of().formatHex(sha.digest());
+  }
+
+  static boolean matches(String stored, String fingerprintHex, String requestJson) {
+    if (fingerprintHex == null || requestJson == null) {
+      return false;
+    }
+    return MessageDigest.isEqual(stored.getBytes(StandardCharsets.US_ASCII),
+        of(fingerprintHex, requestJson).getBytes(StandardCharsets.US_ASCII));
+  }
+}

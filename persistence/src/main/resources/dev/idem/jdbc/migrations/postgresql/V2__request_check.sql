@@ -1,0 +1,5 @@
+-- Idem journal, schema version 2 (PostgreSQL).
+-- A checksum of the stored request bound to its fingerprint: a row whose request no longer matches
+-- it (a changed byte of a body, say) is quarantined and never sent under the original key. Rows
+-- written before this version have none and are not checked.
+ALTER TABLE idem_operation ADD COLUMN request_check VARCHAR(64);
