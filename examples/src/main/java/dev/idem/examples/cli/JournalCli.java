@@ -5,9 +5,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * {@code idem-journal}: an operator's view of an Idem journal, on an H2 directory or a JDBC URL.
+ * {@code idem-journal}: an operator's view of an Idem journal, on an embedded journal's directory or a JDBC URL.
  * It lists operations by state, shows one with its attempt history, re-drives, purges by age and
- * prints stats. It never prints header values or bodies, only their names and sizes.
+ * prints stats. It never prints header values or bodies, only their names and sizes. list, show and
+ * stats open an embedded journal read-only and never write a byte of it.
  */
 @Command(name = "idem-journal", mixinStandardHelpOptions = true, version = "idem-journal 0.1",
     description = "Inspect and repair an Idem journal.",

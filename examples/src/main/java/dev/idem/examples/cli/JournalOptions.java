@@ -10,7 +10,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
-/** Where the journal is: an H2 directory, or a JDBC URL (H2 or PostgreSQL). */
+/** Where the journal is: an embedded journal's directory, or a JDBC URL (SQLite, PostgreSQL or H2). */
 final class JournalOptions {
   @ArgGroup(exclusive = true, multiplicity = "1")
   Location location;
@@ -23,31 +23,33 @@ final class JournalOptions {
   String password;
 
   static final class Location {
-    @Option(names = "--h2", paramLabel = "DIR", description = "Directory of an embedded H2 journal.")
-    Path h2;
+    @Option(names = {"--dir", "--h2"}, paramLabel = "DIR",
+        description = "Directory of an embedded journal (JdbcJournal.openEmbedded).")
+    Path dir;
 
     @Option(names = "--jdbc-url", paramLabel = "URL", description = "JDBC URL of a journal database.")
     String jdbcUrl;
   }
 
   /**
-   * Opens the journal, refusing to create one: an operator pointing at the wrong directory must
-   * get an error, not an empty new journal.
+   * Opens the journal for inspection: an embedded journal read-only (no lock, no recovery, no byte
+   * written, so it can be read while the app runs); a JDBC journal as it is.
    */
-  JdbcJournal open() throws JournalException {
-    if (location.h2 != null) {
-      Path dir = location.h2;
-      if (!Files.isDirectory(dir)) {
-        throw new JournalException("no journal at " + dir + ": the directory does not exist", null);
-      }
-      try (var files = Files.list(dir)) {
-        if (files.noneMatch(p -> p.getFileName().toString().endsWith(".mv.db"))) {
-          throw new JournalException("no journal at " + dir + ": the directory holds no H2 database file", null);
-        }
-      } catch (java.io.IOException e) {
-        throw new JournalException("cannot read " + dir + ": " + e.getMessage(), e);
-      }
-      return JdbcJournal.openH2(dir);
+  JdbcJournal openReadOnly() throws JournalException {
+    if (location.dir != null) {
+      return JdbcJournal.openReadOnly(location.dir);
+    }
+    return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
+  }
+
+  /**
+   * Opens the journal to change it (re-drive, purge), refusing to create one: an operator pointing
+   * at the wrong directory must get an error, not an empty new journal.
+   */
+  JdbcJournal openForWriting() throws dev.idem.core.IdempotencyException {
+    if (location.dir != null) {
+      JdbcJournal.openReadOnly(location.dir).close(); // the same checks and messages: is a journal there?
+      return JdbcJournal.openEmbedded(location.dir);
     }
     return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
   }
@@ -65,13 +67,25 @@ final class JournalOptions {
       }
       return ds;
     }
+    if (url.startsWith("jdbc:sqlite:")) {
+      String file = url.substring("jdbc:sqlite:".length());
+      int query = file.indexOf('?');
+      Path path = Path.of(query < 0 ? file : file.substring(0, query));
+      if (!Files.isRegularFile(path)) {
+        throw new JournalException("no journal at " + path + ": the file does not exist", null);
+      }
+      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+      ds.setUrl(url);
+      return ds;
+    }
     if (url.startsWith("jdbc:h2:")) {
       JdbcDataSource ds = new JdbcDataSource();
-      ds.setURL(url);
+      // IFEXISTS: an operator's typo must not create an empty database that then reads as "0 operations".
+      ds.setURL(url.contains("IFEXISTS=") ? url : url + ";IFEXISTS=TRUE");
       ds.setUser(user == null ? "" : user);
       ds.setPassword(pw == null ? "" : pw);
       return ds;
     }
-    throw new JournalException("unsupported JDBC URL (use jdbc:h2: or jdbc:postgresql:)", null);
+    throw new JournalException("unsupported JDBC URL (use jdbc:sqlite:, jdbc:postgresql: or jdbc:h2:)", null);
   }
 }

@@ -31,7 +31,7 @@ final class ListCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    try (JdbcJournal j = journal.open()) {
+    try (JdbcJournal j = journal.openReadOnly()) {
       int printed = 0;
       OperationId after = null;
       while (printed < limit) {

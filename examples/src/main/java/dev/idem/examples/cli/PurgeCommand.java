@@ -29,7 +29,7 @@ final class PurgeCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("idem-journal: --older-than must not be negative");
       return 2;
     }
-    try (JdbcJournal j = journal.open()) {
+    try (JdbcJournal j = journal.openForWriting()) {
       int n = j.purge(Instant.now().minus(olderThan));
       spec.commandLine().getOut().println("purged " + n + " finished operation(s) older than " + olderThan);
     }

@@ -26,7 +26,7 @@ final class RedriveCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    try (JdbcJournal j = journal.open()) {
+    try (JdbcJournal j = journal.openForWriting()) {
       if (selector.find(j, spec.commandLine().getErr()).isEmpty()) {
         return 1;
       }

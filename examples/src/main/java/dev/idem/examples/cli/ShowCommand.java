@@ -24,7 +24,7 @@ final class ShowCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    try (JdbcJournal j = journal.open()) {
+    try (JdbcJournal j = journal.openReadOnly()) {
       Optional<OperationRecord> r = selector.find(j, spec.commandLine().getErr());
       if (r.isEmpty()) {
         return 1;

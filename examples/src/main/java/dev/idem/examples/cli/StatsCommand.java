@@ -23,7 +23,7 @@ final class StatsCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    try (JdbcJournal j = journal.open()) {
+    try (JdbcJournal j = journal.openReadOnly()) {
       for (OperationState s : OperationState.values()) {
         out.printf("%-10s %d%n", s, j.count(s));
       }

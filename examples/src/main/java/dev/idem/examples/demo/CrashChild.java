@@ -36,7 +36,7 @@ public final class CrashChild {
     int exit = 0;
     // Close the journal before exiting: its later writes (attempts, completion) are group-committed
     // in the background, and System.exit inside the try block would skip the final flush.
-    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
       IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal)
           .retryPolicy(DemoEnvironment.POLICY).leaseFor(LEASE).build();
       IdemOkHttp idem = IdemOkHttp.builder(executor).build();

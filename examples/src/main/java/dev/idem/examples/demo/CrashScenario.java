@@ -41,7 +41,7 @@ final class CrashScenario implements Scenario {
     sender.waitFor(30, TimeUnit.SECONDS);
 
     Optional<OperationRecord> afterCrash;
-    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
       afterCrash = journal.find(id);
     }
 
@@ -51,7 +51,7 @@ final class CrashScenario implements Scenario {
     int exit = exited ? resumer.exitValue() : -1;
 
     OperationState finalState;
-    try (JdbcJournal journal = JdbcJournal.openH2(dir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
       finalState = journal.find(id).map(OperationRecord::state).orElse(null);
     }
     Checks c = new Checks()

@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The demo: runs each scenario against the reference server on loopback with a durable H2
+ * The demo: runs each scenario against the reference server on loopback with a durable SQLite
  * journal, prints a table of keys, attempts and server-side effects, and exits non-zero if any
  * invariant broke, so it doubles as a smoke test.
  */

@@ -43,7 +43,7 @@ final class DemoEnvironment implements AutoCloseable {
 
   /** A fresh durable journal in its own directory. */
   JdbcJournal newJournal(String name) throws IOException {
-    return JdbcJournal.openH2(workDir.resolve(name));
+    return JdbcJournal.openEmbedded(workDir.resolve(name));
   }
 
   /** An executor over {@code journal} with the demo's policy. */

@@ -19,7 +19,7 @@ public final class JavaHttpClientSample {
 
   /** Sends one order synchronously and one asynchronously; returns both bodies. */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openH2(journalDir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdempotentHttpClient client = IdempotentHttpClient.builder(HttpClient.newHttpClient())
           .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build())
           .build();

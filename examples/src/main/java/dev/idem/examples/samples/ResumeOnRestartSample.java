@@ -29,7 +29,7 @@ public final class ResumeOnRestartSample {
    */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
     // The previous run: the order was journaled, then the process died before sending it.
-    try (JdbcJournal journal = JdbcJournal.openH2(journalDir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdempotentExecutor before = IdempotentExecutor.builder().journal(journal).build();
       before.enqueue(Operation.builder("create-order", dev.idem.core.RequestSnapshot
           .builder("POST", server.url("/orders"))
@@ -39,7 +39,7 @@ public final class ResumeOnRestartSample {
 
     // The restarted app.
     List<String> log = new CopyOnWriteArrayList<>();
-    try (JdbcJournal journal = JdbcJournal.openH2(journalDir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
       IdemOkHttp idem = IdemOkHttp.builder(executor).build();
       OkHttpClient client = new OkHttpClient.Builder()

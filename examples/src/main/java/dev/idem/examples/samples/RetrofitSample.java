@@ -33,7 +33,7 @@ public final class RetrofitSample {
 
   /** Creates one order through Retrofit and returns the server's body. */
   public static String run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openH2(journalDir)) {
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
       OkHttpClient client = new OkHttpClient.Builder()
           .addInterceptor(idem.interceptor())

@@ -20,6 +20,7 @@ import java.io.StringWriter;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Map;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,7 +36,7 @@ class JournalCliTest {
 
   @BeforeEach
   void seed() throws Exception {
-    try (JdbcJournal j = JdbcJournal.openH2(dir.resolve("journal"))) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir.resolve("journal"))) {
       Instant t0 = Instant.parse("2026-01-01T00:00:00Z");
       // The secret header here simulates a careless writer: the CLI must still never print values.
       RequestSnapshot snap = RequestSnapshot.builder("POST", URI.create("https://api.example/charges"))
@@ -54,31 +55,31 @@ class JournalCliTest {
   @Test
   void listsShowsRedrivesAndCounts() {
     String journal = dir.resolve("journal").toString();
-    Result list = run("list", "--h2", journal, "--state", "FAILED");
+    Result list = run("list", "--dir", journal, "--state", "FAILED");
     assertEquals(0, list.code);
     assertTrue(list.out.contains("key-failed-1") && list.out.contains("1 FAILED operation(s)"), list.out);
     assertFalse(list.out.contains("key-pending-1"));
 
-    Result show = run("show", "--h2", journal, "--scope", "tenant-1", "--operation", "charge-card",
+    Result show = run("show", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
         "--key", "key-failed-1");
     assertEquals(0, show.code, show.err);
     assertTrue(show.out.contains("HTTP 402") && show.out.contains("#1"), show.out);
     assertFalse(show.out.contains("4111111111111111"), "bodies are never printed");
     assertFalse(show.out.contains(": 7"), "header values are never printed");
 
-    Result stats = run("stats", "--h2", journal);
+    Result stats = run("stats", "--dir", journal);
     assertTrue(stats.out.contains("FAILED     1") && stats.out.contains("PENDING    1"), stats.out);
 
-    Result redrive = run("redrive", "--h2", journal, "--scope", "tenant-1", "--operation", "charge-card",
+    Result redrive = run("redrive", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
         "--key", "key-failed-1");
     assertEquals(0, redrive.code, redrive.err);
-    Result after = run("stats", "--h2", journal);
+    Result after = run("stats", "--dir", journal);
     assertTrue(after.out.contains("FAILED     0") && after.out.contains("PENDING    2"), after.out);
   }
 
   @Test
   void redriveOfAPendingOperationIsRefusedClearly() {
-    Result r = run("redrive", "--h2", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
+    Result r = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
         "create-order", "--key", "key-pending-1");
     assertEquals(1, r.code);
     assertTrue(r.err.contains("only FAILED or UNCERTAIN"), r.err);
@@ -86,10 +87,10 @@ class JournalCliTest {
 
   @Test
   void purgeRemovesOnlyOldFinishedOperations() throws Exception {
-    Result r = run("purge", "--h2", dir.resolve("journal").toString(), "--older-than", "P1D");
+    Result r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P1D");
     assertEquals(0, r.code, r.err);
     assertTrue(r.out.contains("purged 1"), r.out);
-    try (JdbcJournal j = JdbcJournal.openH2(dir.resolve("journal"))) {
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir.resolve("journal"))) {
       assertTrue(j.find(failed).isEmpty());
       assertTrue(j.find(pending).isPresent(), "pending operations are never purged");
     }
@@ -98,26 +99,59 @@ class JournalCliTest {
   @Test
   void aMissingJournalIsAClearErrorAndIsNotCreated() {
     Path missing = dir.resolve("nope");
-    Result r = run("stats", "--h2", missing.toString());
+    Result r = run("stats", "--dir", missing.toString());
     assertEquals(1, r.code);
     assertTrue(r.err.contains("no journal at") && r.err.contains("does not exist"), r.err);
     assertFalse(missing.toFile().exists());
   }
 
   @Test
-  void aJournalInUseIsAClearErrorNotCorruption() throws Exception {
+  void aJournalInUseCanBeReadButNotChanged() throws Exception {
     Path journal = dir.resolve("journal");
-    try (JdbcJournal holder = JdbcJournal.openH2(journal)) {
-      Result r = run("stats", "--h2", journal.toString());
-      assertEquals(1, r.code);
-      assertTrue(r.err.startsWith("idem-journal: ") && r.err.toLowerCase().contains("open"), r.err);
+    try (JdbcJournal holder = JdbcJournal.openEmbedded(journal)) {
+      Result stats = run("stats", "--dir", journal.toString());
+      assertEquals(0, stats.code, stats.err);
+      assertTrue(stats.out.contains("FAILED"), stats.out);
+      Result purge = run("purge", "--dir", journal.toString(), "--older-than", "P1D");
+      assertEquals(1, purge.code);
+      assertTrue(purge.err.startsWith("idem-journal: ") && purge.err.contains("already open"), purge.err);
       assertTrue(holder.find(failed).isPresent(), "the holder's journal is intact");
     }
   }
 
   @Test
+  void readingCommandsNeverWriteAByteOfTheJournal() throws Exception {
+    Path journal = dir.resolve("journal");
+    Map<String, String> before = digests(journal);
+    assertEquals(0, run("stats", "--dir", journal.toString()).code);
+    assertEquals(0, run("list", "--dir", journal.toString(), "--state", "FAILED").code);
+    assertEquals(before, digests(journal));
+  }
+
+  @Test
+  void anIdem01H2JournalIsExplainedNotOpened() throws Exception {
+    Path old = java.nio.file.Files.createDirectories(dir.resolve("old"));
+    java.nio.file.Files.writeString(old.resolve("idem-journal.mv.db"), "H2 file");
+    Result r = run("stats", "--dir", old.toString());
+    assertEquals(1, r.code);
+    assertTrue(r.err.contains("H2 journal of Idem 0.1"), r.err);
+  }
+
+  /** Every file of a directory and the SHA-256 of its bytes. */
+  private static Map<String, String> digests(Path d) throws Exception {
+    Map<String, String> result = new java.util.TreeMap<>();
+    try (var files = java.nio.file.Files.list(d)) {
+      for (Path f : files.toList()) {
+        byte[] sha = java.security.MessageDigest.getInstance("SHA-256").digest(java.nio.file.Files.readAllBytes(f));
+        result.put(f.getFileName().toString(), java.util.HexFormat.of().formatHex(sha));
+      }
+    }
+    return result;
+  }
+
+  @Test
   void worksOnAJdbcUrlToo() {
-    String url = "jdbc:h2:file:" + dir.resolve("journal").resolve("idem-journal");
+    String url = "jdbc:sqlite:" + dir.resolve("journal").resolve("idem-journal.db");
     Result r = run("list", "--jdbc-url", url, "--state", "FAILED");
     assertEquals(0, r.code, r.err);
     assertTrue(r.out.contains("key-failed-1"), r.out);
@@ -125,7 +159,7 @@ class JournalCliTest {
 
   @Test
   void badUsageExitsWithTwo() {
-    assertEquals(2, run("list", "--h2", dir.toString(), "--state", "NOT_A_STATE").code);
+    assertEquals(2, run("list", "--dir", dir.toString(), "--state", "NOT_A_STATE").code);
   }
 
   private record Result(int code, String out, String err) {}
