@@ -6,11 +6,12 @@ import java.util.Objects;
 /**
  * Settings of the circuit breaker that Idem keeps per target host (built on
  * resilience4j-circuitbreaker). While a host's breaker is open, its operations are not attempted.
- * An inline call waits for the half-open probe if its deadline leaves time for it; otherwise, and
- * for whatever the probe does not let through, the operation stays PENDING, due when the breaker
- * may let a probe through, for a deliverer (an {@code OutboxDispatcher}, or
- * {@link IdempotentExecutor#resumePending}) to send with the same key. An open breaker never makes
- * an operation FAILED.
+ * An inline call ({@link IdempotentExecutor#execute}, {@code executeAsync}) waits for the
+ * half-open probe if its deadline leaves time for it (and, while the probes are out, looks again
+ * every second). Otherwise the operation stays PENDING, due when the breaker may let a probe
+ * through, for a deliverer (an {@code OutboxDispatcher}, or {@link IdempotentExecutor#resumePending})
+ * to send with the same key; deliverers never wait on a breaker themselves, they come back on
+ * their own schedule. An open breaker never makes an operation FAILED.
  *
  * <p>What counts: the breaker judges whether the host is reachable and serving, not whether the
  * idempotency protocol is doing its job.
