@@ -494,8 +494,10 @@ public final class IdempotentExecutor {
      * The owner name written into leases; default {@code idem-<pid>-<random>}, new on every start.
      * Set a stable name that is unique among live instances (a pod name, say) so that an instance
      * restarted under the same name reclaims its own leases at once, instead of waiting for them to
-     * expire: the dead incarnation's attempt is then counted as ambiguous, and the operation is sent
-     * again with the same key. Two live instances must never share a name.
+     * expire, on a journal that allows it (see {@link Journal#claim}; an {@link InMemoryJournal}
+     * never outlives its process, so it has nothing to reclaim). Either way, a dead holder's
+     * attempt is counted as ambiguous and the operation is sent again with the same key. Two live
+     * instances must never share a name.
      *
      * @param owner the owner name, not blank
      * @return this builder

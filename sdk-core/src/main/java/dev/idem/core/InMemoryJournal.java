@@ -66,10 +66,8 @@ public final class InMemoryJournal implements Journal {
     if (r == null) {
       throw new IllegalStateException("no such operation: " + id);
     }
-    // An owner may take back its own live lease: under a stable owner name (a pod name), that is a
-    // restarted incarnation reclaiming what the dead one held. The generation bump fences the old one.
     boolean claimable = r.state() == OperationState.PENDING
-        || (r.state() == OperationState.IN_FLIGHT && (!r.isLeasedAt(now) || owner.equals(r.owner())));
+        || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now));
     if (!claimable) {
       return Optional.empty();
     }
