@@ -19,7 +19,10 @@ import java.util.Optional;
  * }</pre>
  *
  * <p>The executor uses the first answer it gets; if every classifier in a chain abstains, a
- * response is taken as PERMANENT and an exception as AMBIGUOUS (the cautious choices).
+ * response is taken as PERMANENT and an exception as AMBIGUOUS (the cautious choices). The
+ * protocol's own answers (key reused, key in flight, key missing; see {@link ProtocolStatuses})
+ * are recognised before any classifier is asked, so that what they mean does not depend on the
+ * classifier chain.
  * Implementations must be thread-safe and must not block.
  */
 public interface Classifier {

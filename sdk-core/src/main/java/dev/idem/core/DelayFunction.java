@@ -1,11 +1,16 @@
 package dev.idem.core;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * A custom backoff, for teams whose schedule is not exponential-with-jitter (for example one
  * adapted from a resilience4j {@code IntervalFunction}). {@link RetryPolicy} still clamps the
- * result to [0, maxDelay], applies the Retry-After floor and stops at the deadline.
+ * result to [0, maxDelay], applies the Retry-After floor (and, for a key in flight,
+ * {@link RetryPolicy#inFlightMinDelay()}) and stops at the deadline.
+ *
+ * <p>To read the response when choosing a delay (a rate-limit header, say), implement
+ * {@link WithResponse} instead. Implementations must be thread-safe and must not block.
  */
 @FunctionalInterface
 public interface DelayFunction {
@@ -13,7 +18,42 @@ public interface DelayFunction {
    * @param retry 1 for the first retry
    * @param previous the previous delay, {@link Duration#ZERO} before the first retry
    * @param random uniform in [0, 1), for jitter
-   * @return the delay before this retry
+   * @return the delay before this retry; null counts as zero
    */
   Duration delay(int retry, Duration previous, double random);
+
+  /**
+   * The delay, knowing the response of the attempt just made. The policy calls this one; by
+   * default it ignores the response and asks {@link #delay(int, Duration, double)}.
+   *
+   * @param retry 1 for the first retry
+   * @param previous the previous delay, {@link Duration#ZERO} before the first retry
+   * @param random uniform in [0, 1), for jitter
+   * @param response the response of the attempt just made; empty if it got none
+   * @return the delay before this retry; null counts as zero
+   */
+  default Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response) {
+    return delay(retry, previous, random);
+  }
+
+  /**
+   * A {@link DelayFunction} that reads the response, written as one lambda:
+   *
+   * <pre>{@code
+   * DelayFunction fn = (DelayFunction.WithResponse) (retry, previous, random, response) ->
+   *     response.flatMap(r -> r.header("X-RateLimit-Reset-After")).map(s -> Duration.ofSeconds(Long.parseLong(s)))
+   *         .orElse(Duration.ofMillis(200L << Math.min(retry, 10)));
+   * }</pre>
+   */
+  @FunctionalInterface
+  interface WithResponse extends DelayFunction {
+    @Override
+    Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response);
+
+    /** Without a response: asks the four-argument method with an empty one. */
+    @Override
+    default Duration delay(int retry, Duration previous, double random) {
+      return delay(retry, previous, random, Optional.empty());
+    }
+  }
 }

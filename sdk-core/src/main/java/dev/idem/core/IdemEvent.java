@@ -23,7 +23,11 @@ public sealed interface IdemEvent {
   /** The server marked a response as a replay of an earlier attempt's result. */
   record ReplaySeen(OperationId id) implements IdemEvent {}
 
-  /** The key was used with another payload: refused locally, or by the server (422). */
+  /**
+   * The key was used with another payload: refused locally, or by the server (its "key reused"
+   * answer, 422 by default, see {@link ProtocolStatuses}); emitted again by every later execution
+   * that finds that refusal in the journal.
+   */
   record KeyMismatch(OperationId id, boolean detectedByServer) implements IdemEvent {}
 
   /** The operation succeeded; {@code sinceCreation} is the time from journaling to now. */

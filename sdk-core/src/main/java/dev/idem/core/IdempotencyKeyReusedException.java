@@ -2,7 +2,9 @@ package dev.idem.core;
 
 /**
  * One key was used for two different requests. Thrown before sending when the journal already
- * holds the key with another fingerprint, and after a server answered 422. Never retried.
+ * holds the key with another fingerprint, and after a server gave its "key reused" answer (422 by
+ * default; see {@link ProtocolStatuses}), on that execution and on every later one of the same
+ * operation, which finds the refusal in the journal and sends nothing. Never retried.
  */
 public class IdempotencyKeyReusedException extends IdempotencyException {
   private static final long serialVersionUID = 1L;
@@ -12,7 +14,8 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
 
   /**
    * @param operationId the operation whose key was reused
-   * @param detectedByServer false when refused locally before sending, true after a 422
+   * @param detectedByServer false when refused locally before sending, true after the server's
+   *     "key reused" answer
    * @param message details, free of request data
    */
   public IdempotencyKeyReusedException(OperationId operationId, boolean detectedByServer, String message) {
@@ -26,7 +29,7 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
     return operationId;
   }
 
-  /** True if the server detected it (HTTP 422); false if Idem refused before sending. */
+  /** True if the server detected it (now or on an earlier execution); false if Idem refused before sending. */
   public boolean detectedByServer() {
     return detectedByServer;
   }

@@ -62,7 +62,7 @@ public final class IdempotentExecutor {
   private IdempotentExecutor(Builder b) {
     RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
     this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
-        b.replayHeader, b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener));
+        b.replayHeader, b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener), b.protocol);
     this.policy = b.policy;
     this.fingerprinter = b.fingerprinter;
     this.sleeper = b.sleeper;
@@ -85,20 +85,21 @@ public final class IdempotentExecutor {
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
     OperationRecord record = begin(operation);
-    return runSync(record, operation.request(), transport, policyFor(operation));
+    return runSync(record, operation.request(), transport, policyFor(operation), true);
   }
 
-  private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p)
+  private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
+      boolean inline)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
-      return SyncDriver.finish(AttemptLoop.settled(record));
+      return SyncDriver.finish(AttemptLoop.settled(settings, record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
       return SyncDriver.awaitLeader(record.id(), ticket.result());
     }
     try {
-      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p), request, record.id().key(), transport,
+      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport,
           sleeper);
       ticket.result().complete(out);
       return out;
@@ -121,15 +122,46 @@ public final class IdempotentExecutor {
    * by default it becomes UNCERTAIN with a reason (see {@link ExpiredPendingAction}). Operations
    * whose name has no handler are left as they are and counted as unhandled.
    *
+   * <p>Operations IN_FLIGHT under a live lease are looked at too. Those leased under this
+   * executor's own {@link Builder#owner} belong to an earlier incarnation of this instance (or to
+   * an execution running in this executor now, which is then waited for): they are resumed at once
+   * if the journal lets an owner reclaim its own lease. Those leased by another owner are not
+   * touched and are counted in {@link ResumeSummary#leasedElsewhere()}; to wait for their leases to
+   * expire and resume them, use {@link #resumePending(Map, Duration)}.
+   *
    * @param handlers handlers by operation name
    * @return what this pass did
    * @throws JournalException if the journal cannot be read; outcomes of single operations go to
    *     their handlers instead
    */
   public ResumeSummary resumePending(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    return resumePending(handlers, Duration.ZERO);
+  }
+
+  /**
+   * {@link #resumePending(Map)}, then, while operations stay leased by another owner, waits with
+   * this executor's {@link Sleeper} until the earliest such lease expires (bounded by what is left of
+   * {@code waitForLeased}) and resumes again. Useful at startup, when a dead process's leases are
+   * still running out.
+   *
+   * @param handlers handlers by operation name
+   * @param waitForLeased how long to wait, in all, for leases held elsewhere; zero for one pass
+   * @return the passes added up; {@code leasedElsewhere} is what is still leased at the end
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the thread is interrupted while waiting; nothing is lost,
+   *     every operation not yet resumed stays in the journal
+   * @throws IllegalArgumentException if {@code waitForLeased} is negative
+   */
+  public ResumeSummary resumePending(Map<String, ResumeHandler> handlers, Duration waitForLeased)
+      throws IdempotencyException {
     Objects.requireNonNull(handlers, "handlers");
-    return new PendingResumer(settings, retention,
-        (record, transport) -> runSync(record, record.request(), transport, policy)).resume(handlers);
+    Objects.requireNonNull(waitForLeased, "waitForLeased");
+    if (waitForLeased.isNegative()) {
+      throw new IllegalArgumentException("waitForLeased must not be negative: " + waitForLeased);
+    }
+    return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper,
+        () -> new PendingResumer(settings, retention,
+            (record, transport) -> runSync(record, record.request(), transport, policy, false)));
   }
 
   /**
@@ -149,7 +181,7 @@ public final class IdempotentExecutor {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(record, operation.request(), transport, policyFor(operation));
+    return runAsync(record, operation.request(), transport, policyFor(operation), true);
   }
 
   /**
@@ -176,9 +208,9 @@ public final class IdempotentExecutor {
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
     if (retention.expireIfDue(record) == OperationState.UNCERTAIN) {
-      return SyncDriver.finish(AttemptLoop.settled(settings.journal().find(id).orElse(record)));
+      return SyncDriver.finish(AttemptLoop.settled(settings, settings.journal().find(id).orElse(record)));
     }
-    return runSync(record, record.request(), transport, policy);
+    return runSync(record, record.request(), transport, policy, false);
   }
 
   /**
@@ -198,18 +230,18 @@ public final class IdempotentExecutor {
     try {
       OperationRecord r = record.get();
       if (retention.expireIfDue(r) == OperationState.UNCERTAIN) {
-        return AsyncDriver.completed(AttemptLoop.settled(settings.journal().find(id).orElse(r)));
+        return AsyncDriver.completed(AttemptLoop.settled(settings, settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(record.get(), record.get().request(), transport, policy);
+    return runAsync(record.get(), record.get().request(), transport, policy, false);
   }
 
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
-      AsyncTransport transport, RetryPolicy p) {
+      AsyncTransport transport, RetryPolicy p, boolean inline) {
     if (record.state().isTerminal()) {
-      return AsyncDriver.completed(AttemptLoop.settled(record));
+      return AsyncDriver.completed(AttemptLoop.settled(settings, record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
@@ -229,7 +261,7 @@ public final class IdempotentExecutor {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, p), request, record.id().key(), transport, scheduler, result)
+    new AsyncDriver(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport, scheduler, result)
         .start();
     return result;
   }
@@ -282,6 +314,14 @@ public final class IdempotentExecutor {
   /** The journal this executor writes to. */
   public Journal journal() {
     return settings.journal();
+  }
+
+  /**
+   * @return which responses this executor takes as the protocol's key-reused, key-missing and
+   *     in-flight answers (for adapters that map them to their own API)
+   */
+  public ProtocolStatuses protocol() {
+    return settings.protocol();
   }
 
   private RetryPolicy policyFor(Operation operation) {
@@ -337,8 +377,22 @@ public final class IdempotentExecutor {
     private IdemListener listener = IdemListener.none();
     private CircuitBreakerSettings breakerSettings = CircuitBreakerSettings.ofDefaults();
     private RetryBudget retryBudget;
+    private ProtocolStatuses protocol = ProtocolStatuses.ietfDraft();
 
     private Builder() {}
+
+    /**
+     * Which statuses (and bodies) the target servers use for key reused, key missing and key in
+     * flight; default {@link ProtocolStatuses#ietfDraft()} (422, 400, 409). See the presets on
+     * {@link ProtocolStatuses} for servers that answer 417 or 409 to a reused key.
+     *
+     * @param protocol the protocol statuses
+     * @return this builder
+     */
+    public Builder protocol(ProtocolStatuses protocol) {
+      this.protocol = Objects.requireNonNull(protocol, "protocol");
+      return this;
+    }
 
     /** Receives every {@link IdemEvent}; default none. Combine several with {@link IdemListener#all}. */
     public Builder listener(IdemListener listener) {
@@ -436,9 +490,25 @@ public final class IdempotentExecutor {
       return this;
     }
 
-    /** The owner name written into leases; default {@code idem-<pid>-<random>}. */
+    /**
+     * The owner name written into leases; default {@code idem-<pid>-<random>}, new on every start.
+     * Set a stable name that is unique among live instances (a pod name, say) so that an instance
+     * restarted under the same name reclaims its own leases at once, instead of waiting for them to
+     * expire, on a journal that allows it (see {@link Journal#claim}; an {@link InMemoryJournal}
+     * never outlives its process, so it has nothing to reclaim). Either way, a dead holder's
+     * attempt is counted as ambiguous and the operation is sent again with the same key. Two live
+     * instances must never share a name.
+     *
+     * @param owner the owner name, not blank
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
     public Builder owner(String owner) {
-      this.owner = Objects.requireNonNull(owner, "owner");
+      Objects.requireNonNull(owner, "owner");
+      if (owner.isBlank()) {
+        throw new IllegalArgumentException("owner must not be blank");
+      }
+      this.owner = owner;
       return this;
     }
 

@@ -42,10 +42,15 @@ public interface Journal extends AutoCloseable {
 
   /**
    * Claims an operation for sending: PENDING, or IN_FLIGHT with an expired lease, becomes
-   * IN_FLIGHT under {@code owner} with the generation bumped by one.
+   * IN_FLIGHT under {@code owner} with the generation bumped by one. An IN_FLIGHT operation whose
+   * live lease {@code owner} itself holds should be claimable too: owner names are unique among
+   * live instances, so that is a restarted instance reclaiming what its dead incarnation held (the
+   * executor's single-flight keeps one instance from claiming twice). A journal that refuses makes
+   * the restarted instance wait for the lease to expire instead.
    *
    * @param leaseFor how long the claim lasts before another owner may take over
-   * @return the new lease, or empty when the operation is terminal or held by a live lease
+   * @return the new lease, or empty when the operation is terminal or held by another owner's live
+   *     lease
    */
   Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException;
 

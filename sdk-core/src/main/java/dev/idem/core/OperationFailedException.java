@@ -8,6 +8,8 @@ import java.util.List;
 public class OperationFailedException extends OperationException {
   private static final long serialVersionUID = 1L;
 
+  private final boolean fromJournal;
+
   /**
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
@@ -17,6 +19,29 @@ public class OperationFailedException extends OperationException {
    */
   public OperationFailedException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
       ResponseSnapshot lastResponse) {
+    this(message, cause, operationId, attempts, lastResponse, false);
+  }
+
+  /**
+   * @param message why, free of secrets and request bodies
+   * @param cause the last failure, or null
+   * @param operationId the operation
+   * @param attempts its attempt history
+   * @param lastResponse the last response, or null
+   * @param fromJournal true if this execution sent nothing because the journal already held the
+   *     operation as FAILED
+   */
+  public OperationFailedException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
+      ResponseSnapshot lastResponse, boolean fromJournal) {
     super(message, cause, operationId, OperationState.FAILED, attempts, lastResponse);
+    this.fromJournal = fromJournal;
+  }
+
+  /**
+   * @return true if this execution sent nothing: the journal already held the operation as FAILED
+   *     (an earlier execution's ending); false if it failed now
+   */
+  public boolean fromJournal() {
+    return fromJournal;
   }
 }

@@ -1,15 +1,35 @@
 package dev.idem.core;
 
 /**
- * What one {@link IdempotentExecutor#resumePending} pass did.
+ * What one {@link IdempotentExecutor#resumePending} call did.
  *
- * @param examined due operations looked at
+ * @param examined operations looked at: due ones, and ones IN_FLIGHT under a live lease
  * @param succeeded resumed and SUCCEEDED
  * @param failed resumed and FAILED
  * @param uncertain resumed and UNCERTAIN, or expired past the server's key retention
  * @param stillPending left PENDING (owned elsewhere, interrupted, or scheduled again)
  * @param expired of {@code uncertain}, how many were not sent because they outlived the key retention
  * @param unhandled skipped because no handler is registered for their operation name
+ * @param leasedElsewhere of {@code examined}, how many were left alone because another owner holds
+ *     a live lease on them (a process that may still be sending them, or that died and whose lease
+ *     has not expired yet); they are resumed once their lease expires
  */
 public record ResumeSummary(int examined, int succeeded, int failed, int uncertain, int stillPending, int expired,
-    int unhandled) {}
+    int unhandled, int leasedElsewhere) {
+
+  /**
+   * A summary with no operation leased elsewhere (the shape before {@code leasedElsewhere} existed).
+   *
+   * @param examined operations looked at
+   * @param succeeded resumed and SUCCEEDED
+   * @param failed resumed and FAILED
+   * @param uncertain resumed and UNCERTAIN, or expired
+   * @param stillPending left PENDING
+   * @param expired of {@code uncertain}, how many outlived the key retention
+   * @param unhandled skipped for want of a handler
+   */
+  public ResumeSummary(int examined, int succeeded, int failed, int uncertain, int stillPending, int expired,
+      int unhandled) {
+    this(examined, succeeded, failed, uncertain, stillPending, expired, unhandled, 0);
+  }
+}

@@ -16,8 +16,16 @@ import java.util.function.DoubleSupplier;
  *   <li>{@code deadline} 60 s, measured from the first attempt of one execution;</li>
  *   <li>{@code baseDelay} 200 ms, {@code multiplier} 2.0, {@code maxDelay} 10 s;</li>
  *   <li>{@code jitter} {@link Jitter#FULL};</li>
- *   <li>{@code honorRetryAfter} true.</li>
+ *   <li>{@code honorRetryAfter} true;</li>
+ *   <li>{@code inFlightMinDelay} 1 s and {@code maxInFlightAttempts} 20 (see below).</li>
  * </ul>
+ *
+ * <p>A server's "this key is still in flight" answer (409 by default, see {@link ProtocolStatuses})
+ * means the first request is still running, not that anything failed. Such answers do not count
+ * against {@code maxAttempts}: they have their own budget, {@code maxInFlightAttempts}, and wait at
+ * least {@code inFlightMinDelay}, growing by {@code multiplier} per in-flight answer (1 s, 2 s,
+ * 4 s... up to {@code maxDelay}), or longer if Retry-After asks. The deadline bounds them as it
+ * bounds everything.
  *
  * <p>{@link #decide} is a pure function of its arguments: the caller waits, so synchronous and
  * asynchronous execution share one algorithm. Immutable and thread-safe.
@@ -34,6 +42,8 @@ public final class RetryPolicy {
   private final boolean honorRetryAfter;
   private final Duration attemptTimeout;
   private final DelayFunction delayFunction;
+  private final Duration inFlightMinDelay;
+  private final int maxInFlightAttempts;
 
   private RetryPolicy(Builder b) {
     this.maxAttempts = b.maxAttempts;
@@ -45,6 +55,8 @@ public final class RetryPolicy {
     this.honorRetryAfter = b.honorRetryAfter;
     this.attemptTimeout = b.attemptTimeout;
     this.delayFunction = b.delayFunction;
+    this.inFlightMinDelay = b.inFlightMinDelay;
+    this.maxInFlightAttempts = b.maxInFlightAttempts;
   }
 
   /** The default policy described in the class comment. */
@@ -74,20 +86,74 @@ public final class RetryPolicy {
    */
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, DoubleSupplier random) {
+    return decide(attemptsMade, elapsed, previousDelay, retryAfter, Optional.empty(), random);
+  }
+
+  /**
+   * Decides what follows a failed, retryable attempt, letting a {@link DelayFunction} read the
+   * response.
+   *
+   * @param attemptsMade attempts made so far in this execution, at least 1, not counting in-flight
+   *     answers
+   * @param elapsed time since the first attempt of this execution started
+   * @param previousDelay the delay chosen before the last attempt, {@link Duration#ZERO} if none
+   * @param retryAfter the server's Retry-After hint, if any
+   * @param response the response of the attempt just made, if it got one
+   * @param random uniform values in [0, 1), for jitter
+   * @return retry after a delay in [0, maxDelay] that ends before the deadline, or stop
+   */
+  public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
+      Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
     if (attemptsMade >= maxAttempts) {
       return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + maxAttempts + ")");
     }
+    return schedule(attemptsMade, elapsed, previousDelay, retryAfter, response, random, 0, "");
+  }
+
+  /**
+   * Decides what follows a server's "this key is still in flight" answer: wait at least
+   * {@link #inFlightMinDelay()} times {@code multiplier^(inFlightAnswers - 1)} (capped at maxDelay),
+   * or the backoff, the custom delay or Retry-After if longer; stop when
+   * {@link #maxInFlightAttempts()} answers were in flight or the deadline would pass. Ordinary
+   * {@code maxAttempts} does not apply.
+   *
+   * @param inFlightAnswers in-flight answers so far in this execution, at least 1
+   * @param elapsed time since the first attempt of this execution started
+   * @param previousDelay the delay chosen before the last attempt, {@link Duration#ZERO} if none
+   * @param retryAfter the server's Retry-After hint, if any
+   * @param response the in-flight response
+   * @param random uniform values in [0, 1), for jitter
+   * @return retry after a delay that ends before the deadline, or stop
+   */
+  public RetryDecision decideInFlight(int inFlightAnswers, Duration elapsed, Duration previousDelay,
+      Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
+    if (inFlightAnswers >= maxInFlightAttempts) {
+      return RetryDecision.stop("in-flight attempts exhausted (" + inFlightAnswers + " of " + maxInFlightAttempts
+          + ")");
+    }
+    long floor = Backoff.exponentialNanos(inFlightMinDelay.toNanos(), multiplier, maxDelay.toNanos(),
+        inFlightAnswers);
+    return schedule(inFlightAnswers, elapsed, previousDelay, retryAfter, response, random, floor,
+        "key in flight, at least " + Duration.ofNanos(floor));
+  }
+
+  private RetryDecision schedule(int retry, Duration elapsed, Duration previousDelay, Optional<Duration> retryAfter,
+      Optional<ResponseSnapshot> response, DoubleSupplier random, long floorNanos, String floorReason) {
     Duration remaining = deadline.minus(elapsed);
     long nanos;
     String reason;
     if (delayFunction != null) {
-      Duration custom = delayFunction.delay(attemptsMade, previousDelay, random.getAsDouble());
+      Duration custom = delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
       nanos = Math.max(0, Math.min(maxDelay.toNanos(), custom == null ? 0 : custom.toNanos()));
-      reason = "custom delay function, retry " + attemptsMade;
+      reason = "custom delay function, retry " + retry;
     } else {
-      nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), attemptsMade,
+      nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), retry,
           previousDelay.toNanos(), random.getAsDouble());
-      reason = "backoff " + jitter + " jitter, retry " + attemptsMade;
+      reason = "backoff " + jitter + " jitter, retry " + retry;
+    }
+    if (floorNanos > nanos) {
+      nanos = floorNanos;
+      reason = floorReason;
     }
     if (honorRetryAfter && retryAfter.isPresent()) {
       Duration hint = retryAfter.get();
@@ -95,9 +161,9 @@ public final class RetryPolicy {
         return RetryDecision.stop("Retry-After " + hint + " lands past the deadline ("
             + (remaining.isNegative() ? Duration.ZERO : remaining) + " left)");
       }
-      long floor = Math.min(hint.toNanos(), maxDelay.toNanos());
-      if (floor > nanos) {
-        nanos = floor;
+      long hintFloor = Math.min(hint.toNanos(), maxDelay.toNanos());
+      if (hintFloor > nanos) {
+        nanos = hintFloor;
         reason = "Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? ", capped at maxDelay" : "");
       }
     }
@@ -152,6 +218,26 @@ public final class RetryPolicy {
     return Optional.ofNullable(attemptTimeout);
   }
 
+  /**
+   * The least wait after an answer that the key is still in flight, before it grows by the
+   * multiplier; default 1 s.
+   *
+   * @return the minimum in-flight delay
+   */
+  public Duration inFlightMinDelay() {
+    return inFlightMinDelay;
+  }
+
+  /**
+   * How many "still in flight" answers one execution waits through before giving up (UNCERTAIN);
+   * default 20. They do not count against {@link #maxAttempts()}.
+   *
+   * @return the in-flight attempt budget
+   */
+  public int maxInFlightAttempts() {
+    return maxInFlightAttempts;
+  }
+
   /** The custom backoff, if one replaces the exponential-with-jitter schedule. */
   public Optional<DelayFunction> delayFunction() {
     return Optional.ofNullable(delayFunction);
@@ -162,6 +248,7 @@ public final class RetryPolicy {
     return "RetryPolicy{maxAttempts=" + maxAttempts + ", deadline=" + deadline + ", baseDelay=" + baseDelay
         + ", multiplier=" + multiplier + ", maxDelay=" + maxDelay + ", jitter=" + jitter
         + ", honorRetryAfter=" + honorRetryAfter + ", attemptTimeout=" + attemptTimeout
+        + ", inFlightMinDelay=" + inFlightMinDelay + ", maxInFlightAttempts=" + maxInFlightAttempts
         + (delayFunction != null ? ", custom delay function" : "") + "}";
   }
 
@@ -176,6 +263,8 @@ public final class RetryPolicy {
     private boolean honorRetryAfter = true;
     private Duration attemptTimeout;
     private DelayFunction delayFunction;
+    private Duration inFlightMinDelay = Duration.ofSeconds(1);
+    private int maxInFlightAttempts = 20;
 
     private Builder() {}
 
@@ -189,6 +278,33 @@ public final class RetryPolicy {
       honorRetryAfter = p.honorRetryAfter;
       attemptTimeout = p.attemptTimeout;
       delayFunction = p.delayFunction;
+      inFlightMinDelay = p.inFlightMinDelay;
+      maxInFlightAttempts = p.maxInFlightAttempts;
+    }
+
+    /**
+     * @param minDelay the least wait after a "key still in flight" answer, growing by the
+     *     multiplier with each such answer and capped at maxDelay; positive; default 1 s
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder inFlightMinDelay(Duration minDelay) {
+      this.inFlightMinDelay = positive(minDelay, "inFlightMinDelay");
+      return this;
+    }
+
+    /**
+     * @param attempts how many "key still in flight" answers one execution waits through, apart
+     *     from maxAttempts; at least 1; default 20
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
+    public Builder maxInFlightAttempts(int attempts) {
+      if (attempts < 1) {
+        throw new IllegalArgumentException("maxInFlightAttempts must be at least 1: " + attempts);
+      }
+      this.maxInFlightAttempts = attempts;
+      return this;
     }
 
     /**

@@ -47,11 +47,12 @@ class BreakerAndBudgetTest {
   }
 
   @Test
-  void anOpenBreakerKeepsOperationsPendingUntilAHalfOpenProbeSucceeds() throws Exception {
+  void anOpenBreakerLeavesAnInlineCallPendingWhenItsDeadlineEndsFirstAndWaitsForTheProbeWhenItDoesNot()
+      throws Exception {
     CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().slidingWindowSize(4).minimumCalls(4)
         .failureRatePercent(50).openFor(Duration.ofSeconds(30)).halfOpenProbes(1).build();
     IdempotentExecutor idem = executor().circuitBreaker(breaker).retryBudget(RetryBudget.unlimited())
-        .retryPolicy(RetryPolicy.builder().maxAttempts(1).build()).build();
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).deadline(Duration.ofSeconds(5)).build()).build();
     for (int i = 0; i < 4; i++) {
       Operation op = order(i);
       assertThrows(OperationFailedException.class, () -> idem.execute(op, host));
@@ -64,21 +65,20 @@ class BreakerAndBudgetTest {
 
     assertEquals(0, host.attempts(op.key()), "not attempted while the breaker is open");
     assertEquals(OperationState.PENDING, record(op).state());
-    assertEquals(time.now().plus(Duration.ofSeconds(30)), record(op).nextAttemptAt());
+    assertEquals(time.now().plus(Duration.ofMillis(30_001)), record(op).nextAttemptAt(),
+        "due just after the open period");
     assertTrue(e.getMessage().contains("circuit breaker open"), e.getMessage());
+    assertTrue(time.sleeps().isEmpty(), "a 5 s deadline cannot cover a 30 s open period: no wait");
     assertEquals(List.of(new IdemEvent.BreakerRejected(op.id(), HOST)), events(IdemEvent.BreakerRejected.class));
 
-    time.advance(Duration.ofSeconds(29));
-    assertThrows(OperationPendingException.class, () -> idem.execute(op, host));
-    assertEquals(0, host.attempts(op.key()));
-    assertEquals(OperationState.PENDING, record(op).state(), "never FAILED because of the breaker");
-
-    time.advance(Duration.ofMillis(1001));  // resilience4j half-opens strictly after the open period
+    time.advance(Duration.ofSeconds(27));
     host.behave(FakeHost.always(201));
     Outcome outcome = idem.execute(op, host);
 
+    assertEquals(List.of(Duration.ofMillis(3_001)), time.sleeps(), "waited for the half-open probe");
     assertEquals(1, host.attempts(op.key()), "the half-open probe");
     assertEquals(1, outcome.attempts().size());
+    assertEquals(OperationState.SUCCEEDED, record(op).state());
     assertEquals(List.of(new IdemEvent.BreakerStateChanged(HOST, "CLOSED", "OPEN"),
         new IdemEvent.BreakerStateChanged(HOST, "OPEN", "HALF_OPEN"),
         new IdemEvent.BreakerStateChanged(HOST, "HALF_OPEN", "CLOSED")), events(IdemEvent.BreakerStateChanged.class));
@@ -89,7 +89,7 @@ class BreakerAndBudgetTest {
     CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().slidingWindowSize(2).minimumCalls(2)
         .openFor(Duration.ofSeconds(10)).halfOpenProbes(1).build();
     IdempotentExecutor idem = executor().circuitBreaker(breaker).retryBudget(RetryBudget.unlimited())
-        .retryPolicy(RetryPolicy.builder().maxAttempts(1).build()).build();
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).deadline(Duration.ofSeconds(5)).build()).build();
     assertThrows(OperationFailedException.class, () -> idem.execute(order(1), host));
     assertThrows(OperationFailedException.class, () -> idem.execute(order(2), host));
 

@@ -39,6 +39,8 @@ class ExecutorProperties {
         .multiplier(g.doubleBetween(1.0, 4.0))
         .jitter(g.oneOf(Jitter.values()))
         .honorRetryAfter(g.chance(0.8))
+        .inFlightMinDelay(Duration.ofMillis(g.longWithEdges(1, 3_000)))
+        .maxInFlightAttempts(g.intWithEdges(1, 10))
         .build();
   }
 
@@ -74,7 +76,10 @@ class ExecutorProperties {
     return new Harness(policy, b -> b.random(jitter::nextDouble));
   }
 
-  /** A transport that always fails retryably: attempts stop at maxAttempts and before the deadline. */
+  /**
+   * A transport that always fails retryably: attempts stop at maxAttempts (in-flight answers at
+   * their own budget) and before the deadline.
+   */
   @Test
   void attemptsNeverExceedMaxAttemptsNorStartPastTheDeadline() {
     Trials.run(250, g -> {
@@ -83,7 +88,7 @@ class ExecutorProperties {
       Driver driver = g.oneOf(Driver.values());
       Operation op = Operation.builder("create-order", Requests.order("{\"amount\":1}")).build();
       ScriptedTransport t = h.transport(op);
-      for (int i = 0; i < policy.maxAttempts() + 5; i++) {
+      for (int i = 0; i < policy.maxAttempts() + policy.maxInFlightAttempts() + 5; i++) {
         t.then(retryable(g));
       }
       Instant start = h.time.now();
@@ -95,7 +100,11 @@ class ExecutorProperties {
       } catch (OperationException x) {
         e = x;
       }
-      assertTrue(t.count() >= 1 && t.count() <= policy.maxAttempts(), t.count() + " attempts with " + policy);
+      long inFlight = e.attempts().stream().filter(a -> Integer.valueOf(409).equals(a.status())).count();
+      assertTrue(t.count() >= 1, t.count() + " attempts with " + policy);
+      assertTrue(t.count() - inFlight <= policy.maxAttempts(), t.count() + " attempts, " + inFlight + " in flight, with "
+          + policy);
+      assertTrue(inFlight <= policy.maxInFlightAttempts(), inFlight + " in-flight answers with " + policy);
       for (ScriptedTransport.Sent s : t.sent()) {
         assertTrue(Duration.between(start, s.at()).compareTo(policy.deadline()) < 0,
             "attempt " + s.number() + " started " + Duration.between(start, s.at()) + " after the first, " + policy);
@@ -123,7 +132,7 @@ class ExecutorProperties {
           .scope("tenant-" + g.intBetween(1, 3))
           .build();
       ScriptedTransport t = h.transport(op);
-      for (int i = 0; i < policy.maxAttempts(); i++) {
+      for (int i = 0; i < policy.maxAttempts() + policy.maxInFlightAttempts(); i++) {
         t.then(anyOutcome(g));
       }
       Object ending;

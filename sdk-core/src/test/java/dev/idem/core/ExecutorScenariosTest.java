@@ -133,11 +133,30 @@ class ExecutorScenariosTest {
 
   @ParameterizedTest
   @EnumSource(Driver.class)
-  void conflictInFlightUntilExhaustionEndsUncertain(Driver d) throws Exception {
+  void conflictInFlightWaitsBeyondMaxAttemptsAndEndsUncertainAtTheDeadline(Driver d) throws Exception {
     ScriptedTransport t = h.transport(op).otherwise(status(409));
     OperationUncertainException e = assertThrows(OperationUncertainException.class, () -> d.run(h, op, t));
-    assertCarries(e, op, OperationState.UNCERTAIN, 4);
+    // maxAttempts is 4, but in-flight answers have their own budget (20): the 30 s deadline ends it.
+    assertCarries(e, op, OperationState.UNCERTAIN, 8);
+    assertSameKeyAndPayload(op, t);
     assertEquals(409, e.lastResponse().orElseThrow().status());
+    assertEquals(List.of(1, 2, 4, 5, 5, 5, 5).stream().map(Duration::ofSeconds).toList(), h.time.waits(),
+        "at least 1 s, doubling, capped at maxDelay");
+    assertTrue(e.attempts().get(7).decision().contains("deadline"), e.attempts().get(7).decision());
+    assertEquals(OperationState.UNCERTAIN, h.state(op));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Driver.class)
+  void conflictInFlightStopsAtTheInFlightBudget(Driver d) throws Exception {
+    Harness small = new Harness(Harness.POLICY.toBuilder().maxInFlightAttempts(3)
+        .inFlightMinDelay(Duration.ofMillis(300)).build(), b -> {});
+    ScriptedTransport t = small.transport(op).otherwise(status(409));
+    OperationUncertainException e = assertThrows(OperationUncertainException.class, () -> d.run(small, op, t));
+    assertCarries(e, op, OperationState.UNCERTAIN, 3);
+    assertEquals(List.of(Duration.ofMillis(300), Duration.ofMillis(600)), small.time.waits());
+    assertTrue(e.attempts().get(2).decision().contains("in-flight attempts exhausted (3 of 3)"),
+        e.attempts().get(2).decision());
   }
 
   @ParameterizedTest

@@ -52,9 +52,11 @@ import javax.net.ssl.SSLParameters;
  *   <li>returns an {@link IdempotentHttpResponse} with the final attempt's real status, headers,
  *       request and version, the body from your handler, and {@link IdempotentHttpResponse#replayed()};</li>
  *   <li>returns the server's response for a FAILED operation too (a permanent 4xx, or 5xx after
- *       the attempts ran out with nothing ambiguous), as HttpClient does, except the server's 422
- *       (key reused: {@link dev.idem.core.IdempotencyKeyReusedException}) and 400 "key missing"
- *       (a configuration error: {@link dev.idem.core.OperationFailedException}), which throw;</li>
+ *       the attempts ran out with nothing ambiguous), as HttpClient does, except the server's
+ *       "key reused" (422 by default: {@link dev.idem.core.IdempotencyKeyReusedException}, on this
+ *       call and on every later one that finds it in the journal) and "key missing" (400 by
+ *       default: a configuration error, {@link dev.idem.core.OperationFailedException}), which
+ *       throw; the executor's {@link dev.idem.core.ProtocolStatuses} says which statuses those are;</li>
  *   <li>throws {@link dev.idem.core.OperationUncertainException} when it may have taken effect and
  *       no response said so; it never reports failure in that case.</li>
  * </ul>

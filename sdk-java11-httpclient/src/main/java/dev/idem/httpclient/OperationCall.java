@@ -94,9 +94,11 @@ public final class OperationCall {
    *
    * @return the final response: SUCCEEDED, or FAILED with the server's answer
    * @throws dev.idem.core.IdempotencyKeyReusedException the key belongs to another request
-   *     (refused locally) or the server answered 422
+   *     (refused locally) or the server answered "key reused" (422 by default, see
+   *     {@link dev.idem.core.ProtocolStatuses}), now or on an earlier execution
    * @throws dev.idem.core.OperationFailedException FAILED without a response to return (for
-   *     example the connection was refused on every attempt), or the server's 400 "key missing"
+   *     example the connection was refused on every attempt), or the server's "key missing" (400 by
+   *     default)
    * @throws dev.idem.core.OperationUncertainException UNCERTAIN: it may have taken effect
    * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
    *     host's circuit breaker is open or its retry budget empty)

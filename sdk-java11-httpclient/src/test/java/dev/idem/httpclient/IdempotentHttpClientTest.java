@@ -25,6 +25,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.RequestNotSentException;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.UntaggedPolicy;
@@ -156,6 +157,23 @@ class IdempotentHttpClientTest {
     assertEquals(2, server.requestCount(), "a 422 is permanent: no retry");
     assertEquals(1, server.effectCount(key.value()));
     assertEquals(OperationState.FAILED, other.record(new OperationId("default", "create-order", key)).state());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void a417OnReuseWithThePresetIsKeyReusedNowAndOnTheNextCall(Mode mode) throws Exception {
+    Fixture f = new Fixture(b -> b.protocol(ProtocolStatuses.reuseAs417()), c -> { });
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.status(417));
+
+    for (int call = 1; call <= 2; call++) {
+      IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class, () -> mode.send(f,
+          f.client.operation("create-order").key(key), Fixture.post(orders(), "{\"qty\":1}"),
+          BodyHandlers.ofString()), "call " + call);
+      assertTrue(e.detectedByServer());
+    }
+    assertEquals(1, server.requestCount(), "not retried, and the second call sent nothing");
+    assertEquals(OperationState.FAILED, f.record(new OperationId("default", "create-order", key)).state());
   }
 
   // 3. Commit, then drop the response: the retry is a replay, one effect, original body.

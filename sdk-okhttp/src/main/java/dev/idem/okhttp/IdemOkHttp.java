@@ -29,21 +29,32 @@ import okhttp3.OkHttpClient;
  *     .tag(IdempotentOperation.class, IdempotentOperation.of("create-order"))
  *     .build();
  * try (Response response = client.newCall(request).execute()) { ... }
+ *
+ * // Who delivers what a call leaves PENDING (and what a crash left behind): start one dispatcher.
+ * OutboxDispatcher outbox = OutboxDispatcher.builder(executor)
+ *     .register("create-order", idem.transport(client))
+ *     .build()
+ *     .start();
  * }</pre>
  *
  * <h2>What a call returns</h2>
  * <ul>
  *   <li>SUCCEEDED: the server's response, possibly a replay; see {@link IdempotencyResult#of}.</li>
  *   <li>FAILED with a response (a permanent 4xx, or 5xx until attempts ran out with no ambiguity):
- *       that response, as OkHttp would have returned it; Retrofit maps it to an error response.</li>
- *   <li>FAILED because the server says the key is missing (400): a thrown
+ *       that response, as OkHttp would have returned it; Retrofit maps it to an error response.
+ *       {@link IdempotencyResult#fromJournal()} says whether this call sent anything.</li>
+ *   <li>FAILED because the server says the key is missing (400 by default): a thrown
  *       {@link dev.idem.core.OperationFailedException}, since that is a configuration error.</li>
- *   <li>Key reused with another body (found locally, or a server 422): a thrown
- *       {@link dev.idem.core.IdempotencyKeyReusedException}.</li>
+ *   <li>Key reused with another body (found locally, or the server's "key reused" answer, 422 by
+ *       default, 417 or 409 with {@link dev.idem.core.ProtocolStatuses}): a thrown
+ *       {@link dev.idem.core.IdempotencyKeyReusedException}, on this call and on every later call
+ *       of the same operation.</li>
  *   <li>UNCERTAIN: a thrown {@link dev.idem.core.OperationUncertainException}; the effect may exist.</li>
  *   <li>Still PENDING (call canceled or its call timeout elapsed, thread interrupted, the host's
- *       circuit breaker open or its retry budget empty):
- *       a thrown {@link dev.idem.core.OperationPendingException}.</li>
+ *       circuit breaker open past the call's deadline, or its retry budget empty):
+ *       a thrown {@link dev.idem.core.OperationPendingException}. The operation keeps its key in the
+ *       journal; an {@link dev.idem.core.outbox.OutboxDispatcher} registered with
+ *       {@link #transport(OkHttpClient)} for its name delivers it (see the example below).</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
  * </ul>
  * All of them are IOExceptions, so they take the path OkHttp callers already handle.

@@ -11,6 +11,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
+import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
@@ -109,5 +111,28 @@ class ResumeTransportTest {
     assertEquals(1, server.effectCount(op.key().value()));
     assertEquals(Optional.of("Bearer fresh-token"), server.recordedRequests().get(1).header("Authorization"));
     assertEquals(OperationState.SUCCEEDED, f.record(op).state());
+  }
+
+  // The README quickstart's answer to "who delivers what a call left PENDING": one dispatcher.
+  @Test
+  void anOutboxDispatcherWithTheAppsTransportDeliversWhatACallLeftPending() throws Exception {
+    IdempotentOperation op = leavePending();
+    IdemOkHttp idem = f.idem();
+    OutboxDispatcher outbox = OutboxDispatcher.builder(idem.executor()).clock(f.time.clock())
+        .scheduler(f.time.scheduler()).register("create-order", idem.transport(appClient(idem))).build().start();
+    try {
+      CompletableFuture<Outcome> delivered = outbox.await(op.id());
+      f.time.advance(Duration.ofSeconds(1));
+
+      Outcome outcome = delivered.get(10, TimeUnit.SECONDS);
+      assertEquals(op.key(), outcome.key());
+      assertTrue(outcome.replayed(), "the cut-off attempt had committed; the dispatcher got the replay");
+      assertEquals(1, server.effectCount(op.key().value()));
+      Fixture.assertKeyOnEveryRequest(server, op.key().value(), 2);
+      assertEquals(Optional.of("Bearer fresh-token"), server.recordedRequests().get(1).header("Authorization"));
+      assertEquals(OperationState.SUCCEEDED, f.record(op).state());
+    } finally {
+      outbox.close();
+    }
   }
 }

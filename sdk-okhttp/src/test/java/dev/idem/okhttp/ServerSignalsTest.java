@@ -5,21 +5,27 @@ import static dev.idem.okhttp.Fixture.client;
 import static dev.idem.okhttp.Fixture.keysSent;
 import static dev.idem.okhttp.Fixture.order;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Classifier;
+import dev.idem.core.IdemEvent;
+import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
 import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -111,5 +117,55 @@ class ServerSignalsTest {
     assertEquals(OperationState.FAILED, f.record(notRetried).state());
     assertEquals(3, server().requestCount());
     assertEquals(0, server().effectCount(notRetried.key().value()));
+  }
+
+  // A server that answers 417 to a key reused with another payload, declared with the preset.
+  @Test
+  void a417OnReuseWithThePresetThrowsKeyReusedOnEveryCall() throws Exception {
+    List<IdemEvent> events = new CopyOnWriteArrayList<>();
+    IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().protocol(ProtocolStatuses.reuseAs417())
+        .listener(events::add).build()).build();
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    server().plan().next(Fault.status(417));
+    Request request = order(server().url("/orders"), op);
+
+    IdempotencyKeyReusedException live = assertThrows(IdempotencyKeyReusedException.class,
+        () -> client(idem).newCall(request).execute());
+    IdempotencyKeyReusedException again = assertThrows(IdempotencyKeyReusedException.class,
+        () -> client(idem).newCall(request).execute());
+
+    assertTrue(live.detectedByServer() && again.detectedByServer());
+    assertEquals(1, server().requestCount(), "417 is not retried, and the second call sends nothing");
+    assertEquals(0, server().totalEffects());
+    assertEquals(OperationState.FAILED, f.record(op).state());
+    assertEquals(2, events.stream().filter(e -> e.equals(new IdemEvent.KeyMismatch(op.id(), true))).count());
+  }
+
+  @Test
+  void aFailedAnswerReturnedAgainFromTheJournalSaysNothingWasSent() throws Exception {
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    server().plan().next(Fault.status(404));
+    Request request = order(server().url("/orders"), op);
+    try (Response first = client(f.idem()).newCall(request).execute()) {
+      assertEquals(404, first.code());
+      assertFalse(IdempotencyResult.of(first).orElseThrow().fromJournal());
+    }
+    try (Response again = client(f.idem()).newCall(request).execute()) {
+      assertEquals(404, again.code());
+      assertTrue(IdempotencyResult.of(again).orElseThrow().fromJournal());
+    }
+    assertEquals(1, server().requestCount());
+  }
+
+  @Test
+  void a409WithoutRetryAfterWaitsAtLeastASecondGrowing() throws Exception {
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    server().plan().forNext(2, Fault.status(409));
+    try (Response r = client(f.idem()).newCall(order(server().url("/orders"), op)).execute()) {
+      assertEquals(201, r.code());
+    }
+    assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2)), f.time.sleeps());
+    assertKeyOnEveryRequest(server(), op.key().value(), 3);
+    assertEquals(1, server().effectCount(op.key().value()));
   }
 }

@@ -12,6 +12,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.RetryDecision;
@@ -45,17 +46,36 @@ public final class AttemptLoop {
   private final List<AttemptRecord> history;
   private final String host;
   private final Instant createdAt;
+  private final boolean readInFlight;
+  private final boolean inline;
+  private final long generationRead;
 
   private Lease lease;
   private long generationSeen;
   private Instant runStart;
   private Instant attemptStart;
   private int attemptsThisRun;
+  private int inFlightThisRun;
+  private boolean lastWasInFlight;
+  private boolean takeoverChecked;
   private Duration previousDelay = Duration.ZERO;
   private ResponseSnapshot lastResponse;
 
-  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy) {
+  /** While the probes of a half-open breaker are out, a waiting call looks again this often. */
+  private static final Duration HALF_OPEN_RECHECK = Duration.ofSeconds(1);
+  /** The reason of a FAILED operation whose key the server refused as reused. */
+  public static final String KEY_REUSED_REASON = "key reused: ";
+  /** How records journaled before {@link #KEY_REUSED_REASON} existed said the same. */
+  private static final String LEGACY_KEY_REUSED_REASON = "HTTP 422: the key was used with another payload";
+
+  /**
+   * @param inline true for a caller waiting for the outcome (execute, executeAsync): an open breaker
+   *     is waited out within the deadline. False for a deliverer (resume, a dispatcher), which
+   *     leaves the operation PENDING at once and comes back for it on its own schedule.
+   */
+  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline) {
     this.s = settings;
+    this.inline = inline;
     this.id = record.id();
     this.policy = policy;
     this.history = new ArrayList<>(record.attempts());
@@ -63,6 +83,8 @@ public final class AttemptLoop {
     this.lastResponse = record.response();
     this.host = HostGuard.hostOf(record.request().uri());
     this.createdAt = record.createdAt();
+    this.readInFlight = record.state() == OperationState.IN_FLIGHT;
+    this.generationRead = record.generation();
   }
 
   /** The policy's per-attempt timeout, if it has one. */
@@ -82,12 +104,17 @@ public final class AttemptLoop {
 
   private Step claim() throws IdempotencyException {
     Instant now = s.clock().instant();
+    if (runStart == null) {
+      // The deadline counts from the first claim, so that waiting for a breaker's probe spends it too.
+      runStart = now;
+    }
+    boolean takingOver = !takeoverChecked && unfinishedHolder();
     Optional<Lease> claimed = s.journal().claim(id, s.owner(), now, s.leaseFor());
     if (claimed.isEmpty()) {
       OperationRecord current = s.journal().find(id)
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
       if (current.state().isTerminal()) {
-        return settled(current);
+        return settled(s, current);
       }
       return new Step.Fail(new OperationPendingException("operation " + id + " is " + current.state()
           + " under owner " + current.owner() + " until " + current.leaseExpiresAt()
@@ -105,28 +132,81 @@ public final class AttemptLoop {
       history.clear();
       history.addAll(current.attempts());
     }
+    if (!takeoverChecked) {
+      takeoverChecked = true;
+      if (takingOver && lease.generation() == generationRead + 1) {
+        recordTakeover(now);
+      }
+    }
     generationSeen = lease.generation();
-    HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty());
+    HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty() && !lastWasInFlight);
     if (refusal != HostGuard.Refusal.NONE) {
       return refused(refusal, now);
     }
     attemptStart = now;
-    if (runStart == null) {
-      runStart = now;
-    }
     s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     return new Step.Send();
   }
 
   /**
+   * True if the operation was read IN_FLIGHT and still is, at the same generation, with no attempt
+   * of that generation recorded: its holder (a process that died, or this owner before a restart)
+   * may have sent an attempt whose end nobody recorded. Read again here, because a holder in this
+   * very process may have finished since.
+   */
+  private boolean unfinishedHolder() throws IdempotencyException {
+    if (!readInFlight) {
+      return false;
+    }
+    Optional<OperationRecord> current = s.journal().find(id);
+    return current.isPresent() && current.get().state() == OperationState.IN_FLIGHT
+        && current.get().generation() == generationRead
+        && current.get().attempts().stream().noneMatch(a -> a.generation() == generationRead);
+  }
+
+  /**
+   * Records the attempt a previous holder may have sent, as ambiguous: if every later attempt
+   * fails, the operation must end UNCERTAIN, since that attempt may have taken effect.
+   */
+  private void recordTakeover(Instant now) throws IdempotencyException {
+    OperationRecord before = s.journal().find(id).orElse(null);
+    Instant started = before == null ? now : before.updatedAt();
+    AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), started.isAfter(now) ? now : started,
+        now, Classification.AMBIGUOUS, null, null, "taken over from a holder (generation " + generationRead
+        + ") that never recorded how its attempt ended; it may have been sent and taken effect", Duration.ZERO,
+        "taken over; sending again with the same key");
+    s.journal().recordAttempt(id, lease, a);
+    history.add(a);
+    LOG.info("operation {}: took over generation {} from a holder that did not finish; its attempt is counted as"
+        + " ambiguous", id, generationRead);
+  }
+
+  /**
    * The host's breaker is open or its retry budget is empty: nothing is sent, and the operation
-   * goes back to PENDING, due when the host may take it again. Never FAILED.
+   * goes back to PENDING, due when the host may take it again. Never FAILED. An open breaker is
+   * waited out, if the deadline leaves time for the half-open probe; otherwise the call ends
+   * PENDING and a deliverer sends it later.
    */
   private Step refused(HostGuard.Refusal refusal, Instant now) throws IdempotencyException {
     boolean breaker = refusal == HostGuard.Refusal.BREAKER_OPEN;
-    Duration wait = breaker ? s.guard().openFor() : policy.maxDelay();
-    String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
     s.emit(breaker ? new IdemEvent.BreakerRejected(id, host) : new IdemEvent.BudgetDenied(id, host));
+    if (breaker && inline) {
+      Duration untilProbe = s.guard().untilProbe(host);
+      Duration wait = untilProbe.compareTo(HALF_OPEN_RECHECK) > 0 ? untilProbe : HALF_OPEN_RECHECK;
+      Duration left = policy.deadline().minus(Duration.between(runStart, now));
+      if (wait.compareTo(left) < 0) {
+        String why = "circuit breaker open for " + host + "; waiting " + wait + " for its half-open probe";
+        s.journal().transition(id, lease, Transition.retryAt(now, now.plus(wait), why));
+        lease = null;
+        LOG.debug("operation {}: {}", id, why);
+        return new Step.Wait(wait);
+      }
+    }
+    Duration wait = breaker ? s.guard().untilProbe(host) : policy.maxDelay();
+    if (wait.isZero()) {
+      wait = HALF_OPEN_RECHECK;
+    }
+    String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
     Instant due = now.plus(wait);
     s.journal().transition(id, lease, Transition.retryAt(now, due, why));
     lease = null;
@@ -138,14 +218,19 @@ public final class AttemptLoop {
 
   /**
    * The step for an operation that the journal already holds in a terminal state: the stored
-   * success, or the stored failure. Nothing is sent.
+   * success, or the stored failure. Nothing is sent. A key the server refused as reused is reported
+   * as on the execution that got the refusal: {@link IdempotencyKeyReusedException}.
    */
   public static Step settled(OperationRecord record) {
     return switch (record.state()) {
       case SUCCEEDED -> new Step.Done(new Outcome(record.id(), record.response(), false, true, record.attempts()));
-      case FAILED -> new Step.Fail(new OperationFailedException("operation " + record.id()
-          + " already ended FAILED (" + record.reason() + "); re-drive it to try again with the same key", null,
-          record.id(), record.attempts(), record.response()));
+      case FAILED -> isKeyReused(record)
+          ? new Step.Fail(new IdempotencyKeyReusedException(record.id(), true, "server refused key "
+              + record.id().key() + " as reused with another payload; operation " + record.id()
+              + " already ended FAILED (" + record.reason() + "); nothing was sent"))
+          : new Step.Fail(new OperationFailedException("operation " + record.id()
+              + " already ended FAILED (" + record.reason() + "); re-drive it to try again with the same key", null,
+              record.id(), record.attempts(), record.response(), true));
       case UNCERTAIN -> new Step.Fail(new OperationUncertainException("operation " + record.id()
           + " already ended UNCERTAIN (" + record.reason() + "); reconcile or re-drive it with the same key", null,
           record.id(), record.attempts(), record.response()));
@@ -153,17 +238,84 @@ public final class AttemptLoop {
     };
   }
 
-  /** Reports the response of the attempt just sent. */
+  /**
+   * {@link #settled(OperationRecord)}, telling the listener of a key refused as reused, as the
+   * execution that got the refusal did.
+   */
+  public static Step settled(EngineSettings settings, OperationRecord record) {
+    Step step = settled(record);
+    if (step.failure() instanceof IdempotencyKeyReusedException) {
+      settings.emit(new IdemEvent.KeyMismatch(record.id(), true));
+    }
+    return step;
+  }
+
+  private static boolean isKeyReused(OperationRecord record) {
+    String reason = record.reason();
+    return reason != null && (reason.startsWith(KEY_REUSED_REASON) || reason.startsWith(LEGACY_KEY_REUSED_REASON));
+  }
+
+  /**
+   * Reports the response of the attempt just sent. The protocol's signals (key reused, in flight,
+   * key missing) are recognised first; the classifier judges every other response.
+   */
   public Step onResponse(ResponseSnapshot response) throws IdempotencyException {
-    Verdict v = s.classifier().classify(response)
-        .orElse(Verdict.permanent("HTTP " + response.status() + " (no classifier had an opinion)"));
     lastResponse = response;
+    int status = response.status();
+    ProtocolStatuses protocol = s.protocol();
+    if (protocol.isKeyReused(response)) {
+      return keyReused(status);
+    }
+    if (protocol.isInFlight(response)) {
+      return inFlight(response);
+    }
+    lastWasInFlight = false;
+    if (protocol.isKeyMissing(response)) {
+      return permanent(Verdict.permanent("HTTP " + status + ": the server says the idempotency key is missing or"
+          + " malformed (configuration error)"), status, null, HostGuard.Health.UP);
+    }
+    Verdict v = s.classifier().classify(response)
+        .orElse(Verdict.permanent("HTTP " + status + " (no classifier had an opinion)"));
+    HostGuard.Health health = HostGuard.healthOf(status, false);
     return switch (v.classification()) {
       case SUCCESS -> succeed(response, v);
-      case PERMANENT -> permanent(v, response.status(), null);
-      default -> retryOrGiveUp(v, response.status(), null,
-          RetryAfter.parse(response.header("Retry-After").orElse(null), s.clock().instant()));
+      case PERMANENT -> permanent(v, status, null, health);
+      default -> {
+        Instant now = s.clock().instant();
+        attemptsThisRun++;
+        RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay,
+            retryAfter(response), Optional.of(response), s.random());
+        yield retryOrGiveUp(v, status, null, d, health, now);
+      }
     };
+  }
+
+  private Optional<Duration> retryAfter(ResponseSnapshot response) {
+    return RetryAfter.parse(response.header("Retry-After").orElse(null), s.clock().instant());
+  }
+
+  /** The server still runs a request with this key: wait for it, on the in-flight budget. */
+  private Step inFlight(ResponseSnapshot response) throws IdempotencyException {
+    Instant now = s.clock().instant();
+    inFlightThisRun++;
+    lastWasInFlight = true;
+    Verdict v = Verdict.ambiguous("HTTP " + response.status() + ": a request with this key is still in flight");
+    RetryDecision d = policy.decideInFlight(inFlightThisRun, Duration.between(runStart, now), previousDelay,
+        retryAfter(response), Optional.of(response), s.random());
+    return retryOrGiveUp(v, response.status(), null, d, HostGuard.Health.UNKNOWN, now);
+  }
+
+  /** The server refused the key as used with another payload: FAILED, and never retried. */
+  private Step keyReused(int status) throws IdempotencyException {
+    Instant now = s.clock().instant();
+    lastWasInFlight = false;
+    String reason = KEY_REUSED_REASON + "HTTP " + status + ": the server holds this key for another payload";
+    record(Verdict.permanent(reason), status, null, now, Duration.ZERO, "permanent: key reused",
+        HostGuard.Health.UP);
+    s.emit(new IdemEvent.KeyMismatch(id, true));
+    finish(OperationState.FAILED, now, reason);
+    return new Step.Fail(new IdempotencyKeyReusedException(id, true, "server refused key " + id.key()
+        + " as reused with another payload (HTTP " + status + "); operation " + id + " is FAILED"));
   }
 
   /** Reports that the attempt just sent got no response. */
@@ -174,10 +326,16 @@ public final class AttemptLoop {
       // An exception cannot prove success; a classifier that says so is overruled, cautiously.
       v = Verdict.ambiguous(v.reason() + " (an exception cannot mean success)");
     }
+    lastWasInFlight = false;
+    HostGuard.Health health = HostGuard.healthOf(v.classification());
     if (v.classification() == Classification.PERMANENT) {
-      return permanent(v, null, failure);
+      return permanent(v, null, failure, health);
     }
-    return retryOrGiveUp(v, null, failure, Optional.empty());
+    Instant now = s.clock().instant();
+    attemptsThisRun++;
+    RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay,
+        Optional.empty(), Optional.empty(), s.random());
+    return retryOrGiveUp(v, null, failure, d, health, now);
   }
 
   /**
@@ -193,7 +351,7 @@ public final class AttemptLoop {
         Instant now = s.clock().instant();
         if (onTheWire) {
           record(Verdict.ambiguous("interrupted while waiting for the response"), null, cause, now, Duration.ZERO,
-              "interrupted; left PENDING");
+              "interrupted; left PENDING", HostGuard.Health.UNKNOWN);
         }
         s.journal().transition(id, lease, Transition.retryAt(now, now, "interrupted or cancelled"));
         lease = null;
@@ -208,7 +366,7 @@ public final class AttemptLoop {
 
   private Step succeed(ResponseSnapshot response, Verdict v) throws IdempotencyException {
     Instant now = s.clock().instant();
-    record(v, response.status(), null, now, Duration.ZERO, "success");
+    record(v, response.status(), null, now, Duration.ZERO, "success", HostGuard.Health.UP);
     OperationRecord done = s.journal().transition(id, lease, Transition.finish(OperationState.SUCCEEDED, now,
         response, null));
     lease = null;
@@ -220,22 +378,17 @@ public final class AttemptLoop {
     return new Step.Done(new Outcome(id, response, replayed, false, done.attempts()));
   }
 
-  private Step permanent(Verdict v, Integer status, IOException failure) throws IdempotencyException {
+  private Step permanent(Verdict v, Integer status, IOException failure, HostGuard.Health health)
+      throws IdempotencyException {
     Instant now = s.clock().instant();
     boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::isAmbiguous);
-    record(v, status, failure, now, Duration.ZERO, "permanent: no retry");
+    record(v, status, failure, now, Duration.ZERO, "permanent: no retry", health);
     if (failure != null && !provablyNotSent(failure)) {
       // The classifier says "don't retry", but without a response the request may have taken effect.
       String reason = v.reason() + "; no response arrived, so the request may have taken effect";
       finish(OperationState.UNCERTAIN, now, reason);
       return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason, failure,
           id, history, lastResponse));
-    }
-    if (status != null && status == 422) {
-      s.emit(new IdemEvent.KeyMismatch(id, true));
-      finish(OperationState.FAILED, now, v.reason());
-      return new Step.Fail(new IdempotencyKeyReusedException(id, true, "server refused key " + id.key()
-          + " as reused with another payload (HTTP 422); " + "operation " + id + " is FAILED"));
     }
     if (ambiguousBefore) {
       String reason = v.reason() + " after an earlier ambiguous attempt, which may have taken effect";
@@ -253,13 +406,9 @@ public final class AttemptLoop {
         .map(v -> v.classification() == Classification.SAFE).orElse(false);
   }
 
-  private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, Optional<Duration> hint)
-      throws IdempotencyException {
-    Instant now = s.clock().instant();
-    attemptsThisRun++;
-    RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay, hint,
-        s.random());
-    record(v, status, failure, now, d.delay(), d.reason());
+  private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, RetryDecision d,
+      HostGuard.Health health, Instant now) throws IdempotencyException {
+    record(v, status, failure, now, d.delay(), d.reason(), health);
     if (d.retry()) {
       LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),
           d.reason());
@@ -282,12 +431,12 @@ public final class AttemptLoop {
         lastResponse));
   }
 
-  private void record(Verdict v, Integer status, Throwable failure, Instant end, Duration delay, String decision)
-      throws IdempotencyException {
+  private void record(Verdict v, Integer status, Throwable failure, Instant end, Duration delay, String decision,
+      HostGuard.Health health) throws IdempotencyException {
     AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
         v.classification(), status, failure == null ? null : failure.getClass().getName(), v.reason(), delay,
         decision);
-    s.guard().record(host, v.classification(), Duration.between(attemptStart, end));
+    s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end));
     s.journal().recordAttempt(id, lease, a);
     history.add(a);
     s.emit(new IdemEvent.AttemptFinished(id, a, host));

@@ -4,6 +4,7 @@ import dev.idem.core.Classifier;
 import dev.idem.core.IdemEvent;
 import dev.idem.core.IdemListener;
 import dev.idem.core.Journal;
+import dev.idem.core.ProtocolStatuses;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
@@ -22,9 +23,10 @@ import org.slf4j.LoggerFactory;
  * @param replayHeader the response header that marks a server-side replay
  * @param listener where events go
  * @param guard the per-host circuit breakers and retry budget
+ * @param protocol which responses carry the protocol's key-reused, key-missing and in-flight signals
  */
 public record EngineSettings(Journal journal, Classifier classifier, Clock clock, DoubleSupplier random, String owner,
-    Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard) {
+    Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard, ProtocolStatuses protocol) {
   private static final Logger LOG = LoggerFactory.getLogger(EngineSettings.class);
 
   /** Tells the listener, which must never change an operation's fate by throwing. */

@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -23,11 +24,22 @@ public final class HostGuard {
   /** Why an attempt may not be sent now. */
   public enum Refusal { NONE, BREAKER_OPEN, BUDGET_EMPTY }
 
+  /** What one attempt says about the host, for its breaker (see {@link CircuitBreakerSettings}). */
+  public enum Health {
+    /** The host answered: a success for the breaker. */
+    UP,
+    /** Unreachable or a gateway error: a failure for the breaker. */
+    DOWN,
+    /** Says nothing about the host (a lost response, a key in flight): the permission is given back. */
+    UNKNOWN
+  }
+
   private final CircuitBreakerSettings settings;
   private final RetryBudget budget;
   private final Clock clock;
   private final IdemListener listener;
   private final ConcurrentHashMap<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Instant> openUntil = new ConcurrentHashMap<>();
 
   public HostGuard(CircuitBreakerSettings settings, RetryBudget budget, Clock clock, IdemListener listener) {
     this.settings = settings;
@@ -64,8 +76,43 @@ public final class HostGuard {
     return Refusal.NONE;
   }
 
-  /** Reports how an admitted attempt to {@code host} ended. */
-  public void record(String host, Classification classification, Duration took) {
+  /**
+   * What a response says about its host: 502, 503 and 504 that it is down; the in-flight answer
+   * and other 5xx nothing; any other answer that it is up.
+   *
+   * @param status the HTTP status
+   * @param inFlight whether the response is the protocol's "key still in flight" answer
+   * @return the health signal
+   */
+  public static Health healthOf(int status, boolean inFlight) {
+    if (inFlight) {
+      return Health.UNKNOWN;
+    }
+    return switch (status) {
+      case 502, 503, 504 -> Health.DOWN;
+      default -> status >= 500 ? Health.UNKNOWN : Health.UP;
+    };
+  }
+
+  /**
+   * What a failure to get a response says about its host: down if nothing was sent (SAFE),
+   * otherwise nothing (the response of a keyed attempt may just be lost).
+   *
+   * @param classification the failure's class
+   * @return the health signal
+   */
+  public static Health healthOf(Classification classification) {
+    return classification == Classification.SAFE ? Health.DOWN : Health.UNKNOWN;
+  }
+
+  /**
+   * Reports how an admitted attempt to {@code host} ended.
+   *
+   * @param classification the attempt's class; a SUCCESS refunds the retry budget
+   * @param health what the attempt says about the host, for its breaker
+   * @param took how long the attempt took
+   */
+  public void record(String host, Classification classification, Health health, Duration took) {
     if (classification == Classification.SUCCESS) {
       budget.onSuccess(host);
     }
@@ -74,9 +121,10 @@ public final class HostGuard {
       return;
     }
     long nanos = Math.max(0, took.toNanos());
-    switch (classification) {
-      case SUCCESS, PERMANENT -> breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
-      default -> breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException(classification.name()));
+    switch (health) {
+      case UP -> breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
+      case DOWN -> breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
+      default -> breaker.releasePermission();
     }
   }
 
@@ -91,6 +139,23 @@ public final class HostGuard {
   /** How long until an open breaker lets a probe through: the configured open period. */
   public Duration openFor() {
     return settings.openFor();
+  }
+
+  /**
+   * How long until the open breaker of {@code host} lets a probe through: zero if it is not open
+   * (half-open, with every probe taken), else the rest of its open period plus a millisecond,
+   * since resilience4j half-opens strictly after the period.
+   *
+   * @param host the host key
+   * @return a wait, never negative
+   */
+  public Duration untilProbe(String host) {
+    Instant until = openUntil.get(host);
+    if (until == null) {
+      return Duration.ZERO;
+    }
+    Duration left = Duration.between(clock.instant(), until);
+    return left.isNegative() ? Duration.ZERO : left.plusMillis(1);
   }
 
   private CircuitBreaker breaker(String host) {
@@ -110,8 +175,15 @@ public final class HostGuard {
         .clock(clock)
         .build();
     CircuitBreaker breaker = CircuitBreaker.of("idem-" + host, config);
-    breaker.getEventPublisher().onStateTransition(e -> listener.onEvent(new IdemEvent.BreakerStateChanged(host,
-        e.getStateTransition().getFromState().name(), e.getStateTransition().getToState().name())));
+    breaker.getEventPublisher().onStateTransition(e -> {
+      if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
+        openUntil.put(host, clock.instant().plus(settings.openFor()));
+      } else {
+        openUntil.remove(host);
+      }
+      listener.onEvent(new IdemEvent.BreakerStateChanged(host, e.getStateTransition().getFromState().name(),
+          e.getStateTransition().getToState().name()));
+    });
     return breaker;
   }
 }

@@ -12,8 +12,12 @@ import dev.idem.core.Outcome;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
 import dev.idem.core.Transport;
+import dev.idem.core.Sleeper;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,11 +46,54 @@ public final class PendingResumer {
   private int pending;
   private int expired;
   private int unhandled;
+  private int leasedElsewhere;
+  private Instant earliestForeignExpiry;
 
   public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner) {
     this.settings = settings;
     this.retention = retention;
     this.runner = runner;
+  }
+
+  /**
+   * Runs passes until nothing is leased elsewhere or {@code waitFor} is spent, sleeping until the
+   * earliest foreign lease expires in between; the summaries add up, except
+   * {@code leasedElsewhere}, which is the last pass's.
+   *
+   * @param passes makes a fresh resumer per pass
+   */
+  public static ResumeSummary resumeWaiting(Map<String, ResumeHandler> handlers, Duration waitFor,
+      EngineSettings settings, Sleeper sleeper, Supplier<PendingResumer> passes) throws IdempotencyException {
+    Instant giveUpAt = settings.clock().instant().plus(waitFor);
+    PendingResumer first = passes.get();
+    ResumeSummary total = first.resume(handlers);
+    Instant nextExpiry = first.earliestForeignExpiry;
+    while (total.leasedElsewhere() > 0) {
+      Instant now = settings.clock().instant();
+      if (!now.isBefore(giveUpAt)) {
+        return total;
+      }
+      Instant wake = nextExpiry == null || nextExpiry.isAfter(giveUpAt) ? giveUpAt : nextExpiry;
+      // A lease is over strictly after its expiry instant.
+      Duration nap = Duration.between(now, wake).plusMillis(1);
+      LOG.info("{} operations are leased by another owner; waiting {} for the earliest lease to expire",
+          total.leasedElsewhere(), nap);
+      try {
+        sleeper.sleep(nap);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IdempotencyException("interrupted while waiting for leases held elsewhere; "
+            + total.leasedElsewhere() + " operations stay in the journal for the next resume", e);
+      }
+      PendingResumer next = passes.get();
+      ResumeSummary more = next.resume(handlers);
+      nextExpiry = next.earliestForeignExpiry;
+      total = new ResumeSummary(total.examined() + more.examined(), total.succeeded() + more.succeeded(),
+          total.failed() + more.failed(), total.uncertain() + more.uncertain(),
+          total.stillPending() + more.stillPending(), total.expired() + more.expired(),
+          total.unhandled() + more.unhandled(), more.leasedElsewhere());
+    }
+    return total;
   }
 
   /** Runs the pass; single use. */
@@ -64,7 +111,44 @@ public final class PendingResumer {
         }
       }
       if (page.size() < PAGE) {
-        return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled);
+        break;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+    resumeLeased(handlers);
+    return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
+  }
+
+  /**
+   * findDue leaves out what is IN_FLIGHT under a live lease. Look at those too: this owner's own
+   * leases are resumed (a restarted incarnation reclaims them), the others are counted, so a
+   * startup resume never misses them silently.
+   */
+  private void resumeLeased(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findByState(OperationState.IN_FLIGHT, after, PAGE);
+      Instant now = settings.clock().instant();
+      for (OperationRecord record : page) {
+        if (!record.isLeasedAt(now)) {
+          continue;  // expired since findDue looked, or about to be: the next pass takes it
+        }
+        examined++;
+        ResumeHandler handler = handlers.get(record.id().operation());
+        if (handler == null) {
+          unhandled++;
+        } else if (settings.owner().equals(record.owner())) {
+          resumeOne(record, handler);
+        } else {
+          leasedElsewhere++;
+          Instant expiry = record.leaseExpiresAt();
+          if (expiry != null && (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry))) {
+            earliestForeignExpiry = expiry;
+          }
+        }
+      }
+      if (page.size() < PAGE) {
+        return;
       }
       after = page.get(page.size() - 1).id();
     }

@@ -113,7 +113,8 @@ class MicrometerMetricsTest {
     assertEquals(1.0, counter("idem.budget.denials", "operation", "charge"));
 
     IdempotentExecutor guarded = executor().retryBudget(RetryBudget.unlimited())
-        .retryPolicy(RetryPolicy.builder().maxAttempts(1).build())
+        // A deadline shorter than the open period: the inline call cannot wait for the probe.
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).deadline(Duration.ofSeconds(5)).build())
         .circuitBreaker(CircuitBreakerSettings.builder().minimumCalls(2).slidingWindowSize(2).build()).build();
     FakeHost down = new FakeHost(time, FakeHost.always(503));
     for (int i = 0; i < 2; i++) {

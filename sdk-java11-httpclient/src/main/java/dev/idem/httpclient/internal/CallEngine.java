@@ -7,6 +7,7 @@ import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationState;
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.RequestSnapshot;
@@ -150,17 +151,22 @@ public final class CallEngine {
   }
 
   /**
-   * True for the server's "key missing or malformed" 400, a configuration error that callers must
-   * not mistake for a validation answer. Mirrors the core classifier's test (a 400 whose body
-   * speaks of idempotency), plus a body naming the configured header.
+   * True for the server's "key missing or malformed" answer, a configuration error that callers
+   * must not mistake for a validation answer: what the executor's {@link ProtocolStatuses} calls
+   * key missing (by default a 400 whose body speaks of idempotency), or that status with a body
+   * naming the configured header.
    */
   boolean isMissingKeyError(ResponseSnapshot response) {
-    if (response.status() != 400) {
+    ProtocolStatuses protocol = executor.protocol();
+    if (protocol.isKeyMissing(response)) {
+      return true;
+    }
+    if (response.status() != protocol.keyMissingStatus() || protocol.isKeyReused(response)
+        || protocol.isInFlight(response)) {
       return false;
     }
     String body = new String(response.body(), StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
-    return body.contains("idempotency") || body.contains("idempotent")
-        || body.contains(keyHeader.toLowerCase(Locale.ROOT));
+    return body.contains(keyHeader.toLowerCase(Locale.ROOT));
   }
 
   private record Settled(OperationId id, ResponseSnapshot response, OperationState state, boolean replayed,

@@ -13,7 +13,6 @@ import dev.idem.okhttp.IdempotentOperation;
 import dev.idem.core.KeyHeaderFormat;
 import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import okhttp3.Interceptor;
 import okhttp3.Request;
@@ -26,7 +25,8 @@ import okhttp3.Response;
  *
  * <p>Endings: a SUCCEEDED operation returns its response; a FAILED one with a response returns
  * that response (as OkHttp would have, so Retrofit maps it to an error {@code Response}), except
- * the key-configuration 400, which throws; everything else (UNCERTAIN, PENDING, key reused, FAILED
+ * the server's "key missing" answer (a configuration error; which status that is, the executor's
+ * {@link dev.idem.core.ProtocolStatuses} says), which throws; everything else (UNCERTAIN, PENDING, key reused, FAILED
  * without a response) throws its {@link dev.idem.core.IdempotencyException}, an IOException.
  *
  * <p>Stateless and thread-safe; {@code enqueue} runs it on a dispatcher thread, which then also
@@ -79,16 +79,16 @@ public final class IdempotencyInterceptor implements Interceptor {
         throw e;
       }
       ResponseSnapshot last = e.lastResponse().get();
-      if (isMissingKey(last)) {
-        throw new OperationFailedException("operation " + e.operationId() + " FAILED: the server answered 400 and"
-            + " says the idempotency key is missing or malformed. Check the key header configuration (name '"
+      if (settings.executor().protocol().isKeyMissing(last)) {
+        throw new OperationFailedException("operation " + e.operationId() + " FAILED: the server answered "
+            + last.status() + " and says the idempotency key is missing or malformed. Check the key header configuration (name '"
             + settings.headerName() + "', format " + settings.format() + ") against the server's", e,
             e.operationId(), e.attempts(), last);
       }
       // A permanent refusal (or transient failures that ran out without any ambiguity): nothing took
       // effect, and the caller sees the server's answer as OkHttp would have delivered it.
       return transport.responseFor(last, new IdempotencyResult(e.operationId(), OperationState.FAILED, false,
-          false, e.attempts()));
+          e.fromJournal(), e.attempts()));
     }
   }
 
@@ -114,15 +114,4 @@ public final class IdempotencyInterceptor implements Interceptor {
     return method.equalsIgnoreCase("POST") || method.equalsIgnoreCase("PATCH");
   }
 
-  /**
-   * The IETF draft's "key missing" answer: a 400 whose body talks about the idempotency key. The
-   * default classifier uses the same test to call it a configuration error.
-   */
-  static boolean isMissingKey(ResponseSnapshot response) {
-    if (response.status() != 400) {
-      return false;
-    }
-    String body = new String(response.body(), StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
-    return body.contains("idempotency") || body.contains("idempotent");
-  }
 }
