@@ -39,13 +39,15 @@ public final class SqliteOpener {
       FileLock lock;
       try {
         lock = ch.tryLock();
+      } catch (java.nio.channels.OverlappingFileLockException e) {
+        lock = null;  // this very process has it open already
       } catch (IOException | RuntimeException e) {
         ch.close();
         throw e;
       }
       if (lock == null) {
         ch.close();
-        throw new WebhookInboxException("another process has the webhook inbox in " + dir
+        throw new WebhookInboxException("another process (or another inbox in this one) has the webhook inbox in " + dir
             + " open; an embedded inbox has one owner (use PostgreSQL for several instances)", null);
       }
       return lock;
