@@ -271,7 +271,12 @@ public final class WebhookInbox implements AutoCloseable {
       try {
         InboxStore store = new InboxStore(Dialect.SQLITE, SqliteOpener.source(dir), queueCapacity, maxBatch,
             writeTimeout);
-        store.voidOrphanedLeases(clock.millis());
+        try {
+          store.voidOrphanedLeases(clock.millis());
+        } catch (RuntimeException e) {
+          store.close();
+          throw e;
+        }
         return new WebhookInbox(store, lock, clock);
       } catch (RuntimeException e) {
         try {

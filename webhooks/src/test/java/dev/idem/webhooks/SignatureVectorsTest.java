@@ -62,7 +62,7 @@ class SignatureVectorsTest {
         .clock(Clock.fixed(Instant.ofEpochSecond(v.get("now").asLong()), ZoneOffset.UTC))
         .build();
     Map<String, List<String>> headers = new TreeMap<>();
-    v.get("headers").fields().forEachRemaining(e -> headers.put(e.getKey(), List.of(e.getValue().asText())));
+    v.get("headers").properties().forEach(e -> headers.put(e.getKey(), List.of(e.getValue().asText())));
     byte[] body = Base64.getDecoder().decode(v.get("body_base64").asText());
 
     if (v.get("expect").asText().equals("valid")) {

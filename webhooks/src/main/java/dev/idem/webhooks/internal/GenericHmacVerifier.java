@@ -74,14 +74,21 @@ public final class GenericHmacVerifier implements Verifier {
         matched);
   }
 
+  /** One pass over the template, so that an id containing "{timestamp}" is not substituted again. */
   private static byte[] fill(String template, String id, String ts) {
-    String s = template;
-    if (id != null) {
-      s = s.replace("{id}", id);
+    StringBuilder sb = new StringBuilder();
+    int i = 0;
+    while (i < template.length()) {
+      if (id != null && template.startsWith("{id}", i)) {
+        sb.append(id);
+        i += 4;
+      } else if (ts != null && template.startsWith("{timestamp}", i)) {
+        sb.append(ts);
+        i += 11;
+      } else {
+        sb.append(template.charAt(i++));
+      }
     }
-    if (ts != null) {
-      s = s.replace("{timestamp}", ts);
-    }
-    return s.getBytes(StandardCharsets.UTF_8);
+    return sb.toString().getBytes(StandardCharsets.UTF_8);
   }
 }
