@@ -1,0 +1,241 @@
+package dev.idem.webhooks;
+
+import java.util.Objects;
+
+/**
+ * A provider-specific HMAC scheme, described instead of coded: which headers carry the signature,
+ * the id and the timestamp, what content is signed, and how the signature is encoded.
+ *
+ * <pre>{@code
+ * GenericHmac acme = GenericHmac.builder("X-Acme-Signature")
+ *     .signaturePrefix("sha256=")
+ *     .idHeader("X-Acme-Event-Id")
+ *     .timestampHeader("X-Acme-Timestamp")
+ *     .signedContent("{timestamp}.{body}")
+ *     .build();
+ * SignatureScheme scheme = SignatureScheme.hmac(acme);
+ * }</pre>
+ *
+ * <p>Defaults: HmacSHA256, hex, no prefix, signed content {@code {body}}, secrets taken as their
+ * UTF-8 bytes, the id read from the body's top-level {@code "id"} when there is no id header, the
+ * type from a type header or else the body's {@code "type"}. The signature header may hold several
+ * signatures separated by spaces or commas; any may match. Without a timestamp header there is no
+ * window and replays are recognised by id and remembered signature only. Immutable, thread-safe.
+ */
+public final class GenericHmac {
+  /** How signatures (and, separately, secrets) are written. */
+  public enum Encoding {
+    /** Hexadecimal, either case. */
+    HEX,
+    /** Standard base64 with padding. */
+    BASE64,
+    /** For secrets only: the secret's UTF-8 bytes are the key. */
+    UTF8
+  }
+
+  private final String signatureHeader;
+  private final String signaturePrefix;
+  private final Encoding signatureEncoding;
+  private final String algorithm;
+  private final String idHeader;
+  private final String timestampHeader;
+  private final String typeHeader;
+  private final String signedContent;
+  private final Encoding secretEncoding;
+  private final String secretPrefix;
+
+  private GenericHmac(Builder b) {
+    signatureHeader = b.signatureHeader;
+    signaturePrefix = b.signaturePrefix;
+    signatureEncoding = b.signatureEncoding;
+    algorithm = b.algorithm;
+    idHeader = b.idHeader;
+    timestampHeader = b.timestampHeader;
+    typeHeader = b.typeHeader;
+    signedContent = b.signedContent;
+    secretEncoding = b.secretEncoding;
+    secretPrefix = b.secretPrefix;
+  }
+
+  /**
+   * A builder for a scheme whose signature is in {@code signatureHeader}.
+   *
+   * @param signatureHeader the header holding the signature(s), any case
+   * @return the builder
+   * @throws NullPointerException if {@code signatureHeader} is null
+   */
+  public static Builder builder(String signatureHeader) {
+    return new Builder(Objects.requireNonNull(signatureHeader, "signatureHeader"));
+  }
+
+  /** @return the signature header */
+  public String signatureHeader() {
+    return signatureHeader;
+  }
+
+  /** @return the prefix before each signature, such as {@code sha256=}; empty for none */
+  public String signaturePrefix() {
+    return signaturePrefix;
+  }
+
+  /** @return HEX or BASE64 */
+  public Encoding signatureEncoding() {
+    return signatureEncoding;
+  }
+
+  /** @return the JCA MAC algorithm, such as {@code HmacSHA256} */
+  public String algorithm() {
+    return algorithm;
+  }
+
+  /** @return the id header, or null to read {@code "id"} from the body */
+  public String idHeader() {
+    return idHeader;
+  }
+
+  /** @return the timestamp header (epoch seconds), or null when the provider signs none */
+  public String timestampHeader() {
+    return timestampHeader;
+  }
+
+  /** @return the type header, or null to read {@code "type"} from the body */
+  public String typeHeader() {
+    return typeHeader;
+  }
+
+  /** @return the signed-content template, with {@code {id}}, {@code {timestamp}} and {@code {body}} */
+  public String signedContent() {
+    return signedContent;
+  }
+
+  /** @return how secrets are written: UTF8, BASE64 or HEX */
+  public Encoding secretEncoding() {
+    return secretEncoding;
+  }
+
+  /** @return a prefix removed from secrets before decoding, such as {@code whsec_}; empty for none */
+  public String secretPrefix() {
+    return secretPrefix;
+  }
+
+  /** Builds a {@link GenericHmac}. Not thread-safe. */
+  public static final class Builder {
+    private final String signatureHeader;
+    private String signaturePrefix = "";
+    private Encoding signatureEncoding = Encoding.HEX;
+    private String algorithm = "HmacSHA256";
+    private String idHeader;
+    private String timestampHeader;
+    private String typeHeader;
+    private String signedContent = "{body}";
+    private Encoding secretEncoding = Encoding.UTF8;
+    private String secretPrefix = "";
+
+    private Builder(String signatureHeader) {
+      this.signatureHeader = signatureHeader;
+    }
+
+    /**
+     * @param prefix written before each signature, such as {@code sha256=}; default none
+     * @return this builder
+     */
+    public Builder signaturePrefix(String prefix) {
+      this.signaturePrefix = Objects.requireNonNull(prefix, "prefix");
+      return this;
+    }
+
+    /**
+     * @param encoding HEX (default) or BASE64
+     * @return this builder
+     * @throws IllegalArgumentException for UTF8
+     */
+    public Builder signatureEncoding(Encoding encoding) {
+      if (Objects.requireNonNull(encoding, "encoding") == Encoding.UTF8) {
+        throw new IllegalArgumentException("a signature is HEX or BASE64");
+      }
+      this.signatureEncoding = encoding;
+      return this;
+    }
+
+    /**
+     * @param algorithm a JCA MAC algorithm: HmacSHA256 (default), HmacSHA512, HmacSHA1...
+     * @return this builder
+     */
+    public Builder algorithm(String algorithm) {
+      this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+      return this;
+    }
+
+    /**
+     * @param header the header with the event id; default none (the body's {@code "id"})
+     * @return this builder
+     */
+    public Builder idHeader(String header) {
+      this.idHeader = Objects.requireNonNull(header, "header");
+      return this;
+    }
+
+    /**
+     * @param header the header with the signing time in epoch seconds; default none (no window)
+     * @return this builder
+     */
+    public Builder timestampHeader(String header) {
+      this.timestampHeader = Objects.requireNonNull(header, "header");
+      return this;
+    }
+
+    /**
+     * @param header the header with the event type; default none (the body's {@code "type"})
+     * @return this builder
+     */
+    public Builder typeHeader(String header) {
+      this.typeHeader = Objects.requireNonNull(header, "header");
+      return this;
+    }
+
+    /**
+     * @param template the signed content, for example {@code {id}.{timestamp}.{body}}; {@code {body}}
+     *     must appear exactly once and stands for the raw bytes; default {@code {body}}
+     * @return this builder
+     */
+    public Builder signedContent(String template) {
+      this.signedContent = Objects.requireNonNull(template, "template");
+      return this;
+    }
+
+    /**
+     * @param encoding how secrets are written: UTF8 (default), BASE64 or HEX
+     * @param prefix removed before decoding, such as {@code whsec_}; empty for none
+     * @return this builder
+     */
+    public Builder secretEncoding(Encoding encoding, String prefix) {
+      this.secretEncoding = Objects.requireNonNull(encoding, "encoding");
+      this.secretPrefix = Objects.requireNonNull(prefix, "prefix");
+      return this;
+    }
+
+    /**
+     * @return the scheme description
+     * @throws IllegalArgumentException if the template lacks {@code {body}} or has it twice, or uses
+     *     {@code {id}} or {@code {timestamp}} without the matching header, or the algorithm is unknown
+     */
+    public GenericHmac build() {
+      int first = signedContent.indexOf("{body}");
+      if (first < 0 || signedContent.indexOf("{body}", first + 1) >= 0) {
+        throw new IllegalArgumentException("the signed content must contain {body} exactly once: " + signedContent);
+      }
+      if (signedContent.contains("{id}") && idHeader == null) {
+        throw new IllegalArgumentException("the signed content uses {id}; set idHeader");
+      }
+      if (signedContent.contains("{timestamp}") && timestampHeader == null) {
+        throw new IllegalArgumentException("the signed content uses {timestamp}; set timestampHeader");
+      }
+      try {
+        javax.crypto.Mac.getInstance(algorithm);
+      } catch (java.security.NoSuchAlgorithmException e) {
+        throw new IllegalArgumentException("unknown MAC algorithm " + algorithm, e);
+      }
+      return new GenericHmac(this);
+    }
+  }
+}

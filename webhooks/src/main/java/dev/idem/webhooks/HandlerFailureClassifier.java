@@ -1,0 +1,64 @@
+package dev.idem.webhooks;
+
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Decides whether a handler's exception is worth retrying. Classifiers compose like sdk-core's
+ * {@code Classifier}: each may abstain, and {@link #orElse} asks the next. Put special cases first:
+ *
+ * <pre>{@code
+ * HandlerFailureClassifier c = HandlerFailureClassifier.forType(ValidationException.class, FailureKind.PERMANENT)
+ *     .orElse(HandlerFailureClassifier.defaults());
+ * }</pre>
+ *
+ * <p>If every classifier abstains, the failure is retried. Implementations must be thread-safe.
+ */
+@FunctionalInterface
+public interface HandlerFailureClassifier {
+  /**
+   * @param failure what the handler threw
+   * @return the kind, or empty for no opinion
+   */
+  Optional<FailureKind> classify(Throwable failure);
+
+  /**
+   * @param next asked when this one abstains
+   * @return the chain
+   */
+  default HandlerFailureClassifier orElse(HandlerFailureClassifier next) {
+    Objects.requireNonNull(next, "next");
+    return t -> {
+      Optional<FailureKind> k = classify(t);
+      return k.isPresent() ? k : next.classify(t);
+    };
+  }
+
+  /**
+   * The default: {@link PermanentWebhookException} (anywhere in the cause chain) is PERMANENT,
+   * anything else is RETRY.
+   *
+   * @return the default classifier; it always answers
+   */
+  static HandlerFailureClassifier defaults() {
+    return t -> {
+      for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+        if (c instanceof PermanentWebhookException) {
+          return Optional.of(FailureKind.PERMANENT);
+        }
+      }
+      return Optional.of(FailureKind.RETRY);
+    };
+  }
+
+  /**
+   * @param type an exception class; its subclasses match too
+   * @param kind the kind for it
+   * @return a classifier that answers {@code kind} for {@code type} and abstains otherwise
+   */
+  static HandlerFailureClassifier forType(Class<? extends Throwable> type, FailureKind kind) {
+    Objects.requireNonNull(type, "type");
+    Objects.requireNonNull(kind, "kind");
+    return t -> type.isInstance(t) ? Optional.of(kind) : Optional.empty();
+  }
+}

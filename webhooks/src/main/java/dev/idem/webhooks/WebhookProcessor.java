@@ -1,0 +1,552 @@
+package dev.idem.webhooks;
+
+import dev.idem.core.Jitter;
+import dev.idem.core.RetryDecision;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.Scheduler;
+import dev.idem.webhooks.internal.ClaimedEvent;
+import dev.idem.webhooks.internal.InboxStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Processes the inbox: claims due events under a lease, runs the handler registered for each
+ * event's type, and records the outcome: DONE, a retry at a time the {@link RetryPolicy} chose
+ * (backoff with jitter), or a dead letter.
+ *
+ * <pre>{@code
+ * WebhookProcessor processor = WebhookProcessor.builder(inbox)
+ *     .handler("payment_intent.succeeded", event -> fulfil(event))
+ *     .build()
+ *     .start();
+ * }</pre>
+ *
+ * <p>Defaults: 4 workers; a lease of 5 minutes; a poll every second (and at once when this
+ * process accepts an event or a worker frees up); retries by {@link #DEFAULT_RETRY_POLICY} (10
+ * attempts, 1 s doubling to 10 min, full jitter, within 24 h of the first attempt);
+ * {@link HandlerFailureClassifier#defaults()}; an event whose type has no handler, and no default
+ * handler, becomes a dead letter (re-drive it once a handler exists). A run that the process did
+ * not survive counts as an attempt, so an event that kills the process each time ends as a dead
+ * letter instead of looping.
+ *
+ * <p>Several processors, in one process or many, may share a PostgreSQL inbox: claims use
+ * {@code FOR UPDATE SKIP LOCKED}, and a lease is fenced by a generation, so an event runs in one
+ * place at a time and a completion from a holder whose lease expired changes nothing. See
+ * {@link WebhookHandler} for what handlers can rely on (at least once, no ordering).
+ *
+ * <p>All timing uses the injected {@link Clock}, {@link Scheduler} and randomness. Thread-safe.
+ * A failing poll (the store is down) is logged once per outage, retried with a growing interval
+ * up to 30 s, and reported by {@link #lastPollFailure()}.
+ */
+public final class WebhookProcessor implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(WebhookProcessor.class);
+  private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(30);
+
+  /** The default retry policy for handlers: webhooks can wait longer than an HTTP call. */
+  public static final RetryPolicy DEFAULT_RETRY_POLICY = RetryPolicy.builder()
+      .maxAttempts(10)
+      .baseDelay(Duration.ofSeconds(1))
+      .maxDelay(Duration.ofMinutes(10))
+      .deadline(Duration.ofHours(24))
+      .jitter(Jitter.FULL)
+      .build();
+
+  private final WebhookInbox inbox;
+  private final InboxStore store;
+  private final Map<String, WebhookHandler> handlers;
+  private final WebhookHandler defaultHandler;
+  private final RetryPolicy policy;
+  private final HandlerFailureClassifier classifier;
+  private final Clock clock;
+  private final DoubleSupplier random;
+  private final String owner;
+  private final Duration lease;
+  private final Duration pollInterval;
+  private final int workerCount;
+  private final WebhookListener listener;
+  private final Scheduler scheduler;
+  private final ScheduledExecutorService ownedScheduler;
+  private final Semaphore slots;
+  private final Runnable nudge = () -> requestPoll(Duration.ZERO);
+
+  private final Object lock = new Object();
+  private ExecutorService workers;  // set by start
+  private boolean started;
+  private boolean closed;
+  private boolean polling;
+  private boolean pollAgain;
+  private Future<?> pollTask;
+  private Instant pollDue;
+  private Duration failureBackoff = Duration.ZERO;
+  private volatile Throwable lastPollFailure;
+
+  private WebhookProcessor(Builder b) {
+    this.inbox = b.inbox;
+    this.store = b.inbox.store();
+    this.handlers = Map.copyOf(b.handlers);
+    this.defaultHandler = b.defaultHandler;
+    this.policy = b.policy;
+    this.classifier = b.classifier;
+    this.clock = b.clock != null ? b.clock : b.inbox.clock();
+    this.random = b.random;
+    this.owner = b.owner;
+    this.lease = b.lease;
+    this.pollInterval = b.pollInterval;
+    this.workerCount = b.workers;
+    this.listener = b.listener;
+    if (b.scheduler != null) {
+      this.scheduler = b.scheduler;
+      this.ownedScheduler = null;
+    } else {
+      this.ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idem-webhooks-poller"));
+      this.scheduler = Scheduler.of(ownedScheduler);
+    }
+    this.slots = new Semaphore(b.workers);
+  }
+
+  /**
+   * @param inbox the inbox to process
+   * @return a builder
+   */
+  public static Builder builder(WebhookInbox inbox) {
+    return new Builder(Objects.requireNonNull(inbox, "inbox"));
+  }
+
+  /**
+   * Starts processing in the background: at once (events left from before a restart included),
+   * then every poll interval and whenever this process accepts an event.
+   *
+   * @return this processor
+   * @throws IllegalStateException if started twice or after close
+   */
+  public WebhookProcessor start() {
+    synchronized (lock) {
+      if (started || closed) {
+        throw new IllegalStateException("start a processor once, before closing it");
+      }
+      started = true;
+      workers = Executors.newFixedThreadPool(workerCount, daemon("idem-webhooks-worker"));
+    }
+    inbox.onNewWork(nudge);
+    requestPoll(Duration.ZERO);
+    return this;
+  }
+
+  /**
+   * Claims the events due now (at most {@code max}) and runs them one by one on the calling
+   * thread. For tests with a fake clock, and for apps that drive processing themselves; it may run
+   * beside {@link #start()}ed processing (leases keep them apart).
+   *
+   * @param max the most events to run
+   * @return how many events were run
+   * @throws WebhookInboxException if the inbox cannot be read or written
+   */
+  public int processDue(int max) {
+    long now = clock.millis();
+    List<ClaimedEvent> claimed = store.claim(max, owner, now, now + lease.toMillis());
+    for (ClaimedEvent e : claimed) {
+      run(e);
+    }
+    return claimed.size();
+  }
+
+  /** @return the last failure of a background poll since processing last worked, if any */
+  public Optional<Throwable> lastPollFailure() {
+    return Optional.ofNullable(lastPollFailure);
+  }
+
+  /** @return the name written into leases and the attempt history */
+  public String owner() {
+    return owner;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private void requestPoll(Duration delay) {
+    synchronized (lock) {
+      if (!started || closed) {
+        return;
+      }
+      if (polling) {
+        if (delay.isZero()) {
+          pollAgain = true;
+        }
+        return;
+      }
+      Instant due = clock.instant().plus(delay);
+      if (pollTask != null) {
+        if (!pollDue.isAfter(due)) {
+          return;
+        }
+        pollTask.cancel(false);
+      }
+      pollDue = due;
+      pollTask = scheduler.schedule(this::poll, delay);
+    }
+  }
+
+  private void poll() {
+    synchronized (lock) {
+      pollTask = null;
+      pollDue = null;
+      if (closed || polling) {
+        return;
+      }
+      polling = true;
+      pollAgain = false;
+    }
+    Duration next = pollInterval;
+    try {
+      int free = slots.availablePermits();
+      if (free > 0) {
+        long now = clock.millis();
+        List<ClaimedEvent> claimed = store.claim(free, owner, now, now + lease.toMillis());
+        for (ClaimedEvent e : claimed) {
+          slots.acquireUninterruptibly();
+          try {
+            workers.execute(() -> {
+              try {
+                run(e);
+              } finally {
+                slots.release();
+                requestPoll(Duration.ZERO);
+              }
+            });
+          } catch (RejectedExecutionException closing) {
+            slots.release();  // closing: the event stays PROCESSING until its lease ends
+          }
+        }
+      }
+      if (lastPollFailure != null) {
+        LOG.info("webhook processing works again");
+      }
+      lastPollFailure = null;
+      failureBackoff = Duration.ZERO;
+    } catch (RuntimeException e) {
+      if (lastPollFailure == null) {
+        LOG.warn("webhook processing cannot reach the inbox; retrying with backoff", e);
+      }
+      lastPollFailure = e;
+      failureBackoff = failureBackoff.isZero() ? pollInterval : failureBackoff.multipliedBy(2);
+      if (failureBackoff.compareTo(MAX_POLL_BACKOFF) > 0) {
+        failureBackoff = MAX_POLL_BACKOFF;
+      }
+      next = failureBackoff;
+    } finally {
+      boolean again;
+      synchronized (lock) {
+        polling = false;
+        again = pollAgain && lastPollFailure == null;
+        pollAgain = false;
+      }
+      requestPoll(again ? Duration.ZERO : next);
+    }
+  }
+
+  private void run(ClaimedEvent e) {
+    try {
+      runClaimed(e);
+    } catch (RuntimeException ex) {
+      // The outcome could not be recorded (the store failed): the lease expires and the event
+      // runs again, so nothing is lost; say so.
+      LOG.warn("could not record the outcome of webhook {}/{}; it runs again when its lease ends", e.source(),
+          e.eventId(), ex);
+    }
+  }
+
+  private void runClaimed(ClaimedEvent e) {
+    if (e.attempts() > policy.maxAttempts()) {
+      // Only runs the process did not survive get here: every other path stops at maxAttempts.
+      dead(e, "the process died during " + (e.attempts() - 1) + " runs",
+          "attempts exhausted (" + (e.attempts() - 1) + " of " + policy.maxAttempts() + ")");
+      return;
+    }
+    WebhookHandler handler = handlers.getOrDefault(e.eventType(), defaultHandler);
+    if (handler == null) {
+      dead(e, "no handler is registered for type '" + e.eventType() + "'",
+          "permanent: no handler; re-drive once one is registered");
+      return;
+    }
+    WebhookEvent event = new WebhookEvent(e.source(), e.eventId(), e.eventType(), e.body(),
+        Instant.ofEpochMilli(e.receivedAtMs()), e.attempts());
+    Throwable failure = null;
+    try {
+      handler.handle(event);
+    } catch (Throwable t) {
+      failure = t;
+      if (t instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    long now = clock.millis();
+    if (failure == null) {
+      if (store.markDone(e, now)) {
+        notify(l -> l.processed(e.source(), e.eventType(), Duration.ofMillis(Math.max(0, now - e.receivedAtMs())),
+            e.attempts()));
+      } else {
+        stale(e);
+      }
+      return;
+    }
+    String error = failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
+    FailureKind kind = classifier.classify(failure).orElse(FailureKind.RETRY);
+    if (kind == FailureKind.PERMANENT) {
+      dead(e, error, "permanent failure");
+      return;
+    }
+    RetryDecision d = policy.decide(e.attempts(), Duration.ofMillis(Math.max(0, now - e.firstAttemptAtMs())),
+        Duration.ofMillis(e.lastDelayMs()), Optional.empty(), random);
+    if (!d.retry()) {
+      dead(e, error, d.reason());
+      return;
+    }
+    if (store.scheduleRetry(e, now, now + d.delay().toMillis(), d.delay().toMillis(), error,
+        d.reason() + ", next in " + d.delay())) {
+      LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
+          d.delay(), error);
+      notify(l -> l.retryScheduled(e.source(), e.eventType(), d.delay()));
+    } else {
+      stale(e);
+    }
+  }
+
+  private void dead(ClaimedEvent e, String error, String decision) {
+    if (store.markDead(e, clock.millis(), error, decision)) {
+      LOG.warn("webhook {}/{} of type '{}' is a dead letter after {} attempt(s): {} ({})", e.source(), e.eventId(),
+          e.eventType(), e.attempts(), error, decision);
+      notify(l -> l.deadLettered(e.source(), e.eventType()));
+    } else {
+      stale(e);
+    }
+  }
+
+  private void stale(ClaimedEvent e) {
+    LOG.warn("the lease on webhook {}/{} ended before its run did (run longer than the lease of {}?);"
+        + " its outcome was not recorded, the current holder's counts", e.source(), e.eventId(), lease);
+  }
+
+  private void notify(java.util.function.Consumer<WebhookListener> call) {
+    try {
+      call.accept(listener);
+    } catch (RuntimeException ex) {
+      LOG.warn("a webhook listener threw; ignored", ex);
+    }
+  }
+
+  /**
+   * Stops claiming, lets running handlers finish (up to 10 s), and shuts down the threads it owns.
+   * Events not finished stay in the inbox: an embedded inbox runs them at its next open, a
+   * PostgreSQL one when their lease ends. Idempotent.
+   */
+  @Override
+  public void close() {
+    ExecutorService w;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      if (pollTask != null) {
+        pollTask.cancel(false);
+      }
+      w = workers;
+    }
+    inbox.removeOnNewWork(nudge);
+    if (ownedScheduler != null) {
+      ownedScheduler.shutdownNow();
+    }
+    if (w != null) {
+      w.shutdown();
+      try {
+        if (!w.awaitTermination(10, TimeUnit.SECONDS)) {
+          LOG.warn("webhook handlers still running 10 s after close; their events run again later");
+          w.shutdownNow();
+        }
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        w.shutdownNow();
+      }
+    }
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Configures a processor. Not thread-safe. */
+  public static final class Builder {
+    private final WebhookInbox inbox;
+    private final Map<String, WebhookHandler> handlers = new HashMap<>();
+    private WebhookHandler defaultHandler;
+    private RetryPolicy policy = DEFAULT_RETRY_POLICY;
+    private HandlerFailureClassifier classifier = HandlerFailureClassifier.defaults();
+    private Clock clock;
+    private DoubleSupplier random = () -> ThreadLocalRandom.current().nextDouble();
+    private String owner = "webhooks-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    private Duration lease = Duration.ofMinutes(5);
+    private Duration pollInterval = Duration.ofSeconds(1);
+    private int workers = 4;
+    private WebhookListener listener = WebhookListener.NONE;
+    private Scheduler scheduler;
+
+    private Builder(WebhookInbox inbox) {
+      this.inbox = inbox;
+    }
+
+    /**
+     * @param eventType the type, exactly as the sender names it
+     * @param handler runs for events of that type
+     * @return this builder
+     * @throws IllegalArgumentException if the type already has a handler
+     */
+    public Builder handler(String eventType, WebhookHandler handler) {
+      Objects.requireNonNull(eventType, "eventType");
+      Objects.requireNonNull(handler, "handler");
+      if (handlers.putIfAbsent(eventType, handler) != null) {
+        throw new IllegalArgumentException("type '" + eventType + "' already has a handler");
+      }
+      return this;
+    }
+
+    /**
+     * @param handler runs for events whose type has no handler; default none (they become dead letters)
+     * @return this builder
+     */
+    public Builder defaultHandler(WebhookHandler handler) {
+      this.defaultHandler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * @param policy attempts, backoff, jitter and deadline for failing handlers (Retry-After plays no
+     *     part); default {@link #DEFAULT_RETRY_POLICY}
+     * @return this builder
+     */
+    public Builder retryPolicy(RetryPolicy policy) {
+      this.policy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * @param classifier decides RETRY or PERMANENT for a handler's exception; default
+     *     {@link HandlerFailureClassifier#defaults()}
+     * @return this builder
+     */
+    public Builder classifier(HandlerFailureClassifier classifier) {
+      this.classifier = Objects.requireNonNull(classifier, "classifier");
+      return this;
+    }
+
+    /**
+     * @param clock for leases and retry times; default the inbox's clock
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * @param random uniform values in [0, 1) for jitter, thread-safe; default {@link ThreadLocalRandom}
+     * @return this builder
+     */
+    public Builder random(DoubleSupplier random) {
+      this.random = Objects.requireNonNull(random, "random");
+      return this;
+    }
+
+    /**
+     * @param owner the name in leases and attempt history; default {@code webhooks-<pid>-<random>}
+     * @return this builder
+     */
+    public Builder owner(String owner) {
+      this.owner = Objects.requireNonNull(owner, "owner");
+      return this;
+    }
+
+    /**
+     * @param lease how long a claim lasts; a run must end within it, or another processor may
+     *     take the event; default 5 minutes
+     * @return this builder
+     */
+    public Builder lease(Duration lease) {
+      this.lease = positive(lease, "lease");
+      return this;
+    }
+
+    /**
+     * @param interval how often to look for due events (retries included); default 1 s
+     * @return this builder
+     */
+    public Builder pollInterval(Duration interval) {
+      this.pollInterval = positive(interval, "interval");
+      return this;
+    }
+
+    /**
+     * @param workers handlers that may run at once; default 4
+     * @return this builder
+     */
+    public Builder workers(int workers) {
+      if (workers < 1) {
+        throw new IllegalArgumentException("workers must be positive: " + workers);
+      }
+      this.workers = workers;
+      return this;
+    }
+
+    /**
+     * @param listener hears processed events, retries and dead letters; default none
+     * @return this builder
+     */
+    public Builder listener(WebhookListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * @param scheduler runs the polls; default a daemon thread this processor owns
+     * @return this builder
+     */
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /** @return the processor, not yet started */
+    public WebhookProcessor build() {
+      return new WebhookProcessor(this);
+    }
+
+    private static Duration positive(Duration d, String what) {
+      if (Objects.requireNonNull(d, what).isNegative() || d.isZero()) {
+        throw new IllegalArgumentException(what + " must be positive: " + d);
+      }
+      return d;
+    }
+  }
+}

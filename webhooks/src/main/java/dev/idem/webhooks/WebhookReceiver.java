@@ -1,0 +1,182 @@
+package dev.idem.webhooks;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The framework-neutral endpoint for one source: verify, then store durably, then answer. Wire it to
+ * any HTTP stack with {@link #handle(String, Map, byte[])}, or use {@link JdkWebhookHandler} or
+ * {@code dev.idem.webhooks.servlet.WebhookServlet}.
+ *
+ * <pre>{@code
+ * WebhookReceiver receiver = WebhookReceiver.builder(stripeSource, inbox).listener(metrics).build();
+ * WebhookResponse r = receiver.handle("POST", headers, rawBody);
+ * }</pre>
+ *
+ * <p>It never runs business logic: the {@link WebhookProcessor} does, from the inbox, so the sender
+ * gets its answer as soon as the event is on disk and does not time out and retry for nothing. It
+ * answers 2xx only after the event is durable, or when the inbox already had it. A rejected
+ * delivery stores nothing and is logged at DEBUG without body, signature or secret.
+ *
+ * <p>Thread-safe; one instance serves all request threads.
+ */
+public final class WebhookReceiver {
+  private static final Logger LOG = LoggerFactory.getLogger(WebhookReceiver.class);
+
+  private final WebhookSource source;
+  private final WebhookInbox inbox;
+  private final WebhookListener listener;
+
+  private WebhookReceiver(Builder b) {
+    this.source = b.source;
+    this.inbox = b.inbox;
+    this.listener = b.listener;
+  }
+
+  /**
+   * @param source the sender this endpoint serves
+   * @param inbox where accepted events go
+   * @return a builder
+   */
+  public static Builder builder(WebhookSource source, WebhookInbox inbox) {
+    return new Builder(Objects.requireNonNull(source, "source"), Objects.requireNonNull(inbox, "inbox"));
+  }
+
+  /**
+   * Handles one delivery whose body is already in memory.
+   *
+   * @param method the HTTP method; only POST is accepted
+   * @param headers the request headers, names in any case
+   * @param rawBody the raw body bytes
+   * @return the answer; never throws for a bad delivery or a failed store
+   */
+  public WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, byte[] rawBody) {
+    if (!"POST".equalsIgnoreCase(method)) {
+      return new WebhookResponse(405, "{\"status\":\"method not allowed\"}", Map.of("Allow", "POST"));
+    }
+    VerifiedWebhook verified;
+    try {
+      verified = source.verify(headers, rawBody);
+    } catch (WebhookRejectedException e) {
+      return rejected(e);
+    }
+    AcceptResult result;
+    try {
+      result = inbox.accept(verified);
+    } catch (WebhookInboxException e) {
+      LOG.warn("webhook from {} not stored, answered 503 so that the sender retries: {}", source.name(),
+          e.getMessage());
+      return new WebhookResponse(503, "{\"status\":\"unavailable\"}", Map.of("Retry-After", "5"));
+    }
+    switch (result) {
+      case ACCEPTED -> {
+        notify(l -> l.accepted(source.name(), verified.eventType()));
+        return new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
+      }
+      case DUPLICATE -> {
+        notify(l -> l.duplicate(source.name()));
+        return new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
+      }
+      default -> {
+        // A 2xx, so that a sender that lost our first answer and re-sent the same request stops.
+        LOG.debug("webhook from {} rejected: replay of an accepted signature", source.name());
+        notify(l -> l.rejected(source.name(), RejectionReason.REPLAY));
+        return new WebhookResponse(200, "{\"status\":\"duplicate\",\"reason\":\"replay\"}", Map.of());
+      }
+    }
+  }
+
+  /**
+   * Handles one delivery, reading at most the source's body cap (plus one byte) from {@code body}:
+   * a longer body is rejected as TOO_LARGE without being buffered. A {@code Content-Length} over the
+   * cap is rejected before reading.
+   *
+   * @param method the HTTP method
+   * @param headers the request headers
+   * @param body the request body; not closed here
+   * @return the answer
+   * @throws IOException if reading the body fails
+   */
+  public WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, InputStream body)
+      throws IOException {
+    int cap = source.maxBodyBytes();
+    long declared = contentLength(headers);
+    if (declared > cap) {
+      return rejected(source.tooLarge(declared));
+    }
+    byte[] bytes = body.readNBytes(cap + 1);
+    if (bytes.length > cap) {
+      return rejected(source.tooLarge(-1));
+    }
+    return handle(method, headers, bytes);
+  }
+
+  private static long contentLength(Map<String, ? extends List<String>> headers) {
+    for (Map.Entry<String, ? extends List<String>> e : headers.entrySet()) {
+      if ("content-length".equalsIgnoreCase(e.getKey()) && !e.getValue().isEmpty()) {
+        try {
+          return Long.parseLong(e.getValue().get(0).trim());
+        } catch (NumberFormatException ignored) {
+          return -1;
+        }
+      }
+    }
+    return -1;
+  }
+
+  private WebhookResponse rejected(WebhookRejectedException e) {
+    LOG.debug("webhook from {} rejected: {}", source.name(), e.getMessage());
+    notify(l -> l.rejected(source.name(), e.reason()));
+    int status = switch (e.reason()) {
+      case SIGNATURE -> 401;
+      case TOO_LARGE -> 413;
+      case REPLAY -> 200;
+      default -> 400;
+    };
+    return new WebhookResponse(status, "{\"status\":\"rejected\",\"reason\":\"" + e.reason().tag() + "\"}", Map.of());
+  }
+
+  private void notify(java.util.function.Consumer<WebhookListener> call) {
+    try {
+      call.accept(listener);
+    } catch (RuntimeException e) {
+      LOG.warn("a webhook listener threw; ignored", e);
+    }
+  }
+
+  /** @return the source this endpoint serves */
+  public WebhookSource source() {
+    return source;
+  }
+
+  /** Configures a receiver. Not thread-safe. */
+  public static final class Builder {
+    private final WebhookSource source;
+    private final WebhookInbox inbox;
+    private WebhookListener listener = WebhookListener.NONE;
+
+    private Builder(WebhookSource source, WebhookInbox inbox) {
+      this.source = source;
+      this.inbox = inbox;
+    }
+
+    /**
+     * @param listener hears accepts, duplicates and rejections; default none
+     * @return this builder
+     */
+    public Builder listener(WebhookListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** @return the receiver */
+    public WebhookReceiver build() {
+      return new WebhookReceiver(this);
+    }
+  }
+}

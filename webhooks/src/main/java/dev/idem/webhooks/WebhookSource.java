@@ -1,0 +1,224 @@
+package dev.idem.webhooks;
+
+import dev.idem.webhooks.internal.Headers;
+import dev.idem.webhooks.internal.Hmac;
+import dev.idem.webhooks.internal.JsonFields;
+import dev.idem.webhooks.internal.SchemeResult;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * One sender of webhooks: its name (the inbox deduplicates by name and event id), its signature
+ * scheme, its secrets, and the limits applied before anything is stored.
+ *
+ * <pre>{@code
+ * WebhookSource stripe = WebhookSource.builder("stripe", SignatureScheme.stripe())
+ *     .secret(System.getenv("STRIPE_WEBHOOK_SECRET"))
+ *     .secret(System.getenv("STRIPE_WEBHOOK_SECRET_OLD"))   // rotation: both verify
+ *     .build();
+ * }</pre>
+ *
+ * <p>Defaults: tolerance 300 s either way, body cap 1 MiB, the system UTC clock. Verification
+ * reads the raw bytes only, compares in constant time, and reads the body's JSON only after the
+ * signature matched. The secrets are kept as keys in memory and never printed
+ * ({@link #toString()} shows their count). Immutable and thread-safe.
+ */
+public final class WebhookSource {
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+  static final int MAX_ID_CHARS = 255;
+
+  private final String name;
+  private final SignatureScheme scheme;
+  private final List<byte[]> keys;
+  private final Duration tolerance;
+  private final int maxBodyBytes;
+  private final Clock clock;
+
+  private WebhookSource(Builder b) {
+    this.name = b.name;
+    this.scheme = b.scheme;
+    this.keys = List.copyOf(b.keys);
+    this.tolerance = b.tolerance;
+    this.maxBodyBytes = b.maxBodyBytes;
+    this.clock = b.clock;
+  }
+
+  /**
+   * A builder for a source.
+   *
+   * @param name letters, digits, {@code . _ -}, at most 64; stored with each event
+   * @param scheme how this sender signs
+   * @return the builder
+   * @throws IllegalArgumentException if the name has other characters
+   * @throws NullPointerException if an argument is null
+   */
+  public static Builder builder(String name, SignatureScheme scheme) {
+    return new Builder(name, scheme);
+  }
+
+  /**
+   * Verifies a delivery.
+   *
+   * @param headers the request headers, names in any case
+   * @param rawBody the body bytes exactly as received; never a re-serialized object
+   * @return the verified delivery
+   * @throws WebhookRejectedException with TOO_LARGE, HEADER, SIGNATURE or TIMESTAMP
+   * @throws NullPointerException if an argument is null
+   */
+  public VerifiedWebhook verify(Map<String, ? extends List<String>> headers, byte[] rawBody)
+      throws WebhookRejectedException {
+    Objects.requireNonNull(headers, "headers");
+    Objects.requireNonNull(rawBody, "rawBody");
+    if (rawBody.length > maxBodyBytes) {
+      throw tooLarge(rawBody.length);
+    }
+    Instant now = clock.instant();
+    SchemeResult r = scheme.verifier().verify(Headers.of(headers), rawBody, keys, now.getEpochSecond(),
+        tolerance.getSeconds());
+    String id = r.eventId();
+    String type = r.eventType();
+    if (id == null || type == null) {
+      JsonFields.IdAndType fields = JsonFields.read(rawBody);
+      id = id != null ? id : fields.id();
+      type = type != null ? type : fields.type();
+    }
+    if (id == null || id.isEmpty()) {
+      id = "sha256:" + Hmac.toHex(Hmac.sha256(rawBody));
+    }
+    if (id.length() > MAX_ID_CHARS) {
+      throw new WebhookRejectedException(RejectionReason.HEADER, "the event id is longer than " + MAX_ID_CHARS);
+    }
+    type = type == null ? "" : type;
+    if (type.length() > MAX_ID_CHARS) {
+      throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
+    }
+    return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
+        now, rawBody.clone(), Hmac.sha256(r.matchedSignature()));
+  }
+
+  WebhookRejectedException tooLarge(long length) {
+    return new WebhookRejectedException(RejectionReason.TOO_LARGE,
+        "the body has " + (length < 0 ? "more than " + maxBodyBytes : Long.toString(length))
+            + " bytes; the cap is " + maxBodyBytes);
+  }
+
+  /** @return the source's name */
+  public String name() {
+    return name;
+  }
+
+  /** @return the signature scheme */
+  public SignatureScheme scheme() {
+    return scheme;
+  }
+
+  /** @return how far a signed timestamp may be from now, either way */
+  public Duration tolerance() {
+    return tolerance;
+  }
+
+  /** @return the largest body accepted, in bytes */
+  public int maxBodyBytes() {
+    return maxBodyBytes;
+  }
+
+  /** @return the clock verification uses */
+  public Clock clock() {
+    return clock;
+  }
+
+  @Override
+  public String toString() {
+    return "WebhookSource[" + name + ", " + scheme.name() + ", " + keys.size() + " secret(s), tolerance " + tolerance
+        + ", max " + maxBodyBytes + " bytes]";
+  }
+
+  /** Builds a {@link WebhookSource}. Not thread-safe. */
+  public static final class Builder {
+    private final String name;
+    private final SignatureScheme scheme;
+    private final List<byte[]> keys = new ArrayList<>();
+    private Duration tolerance = Duration.ofSeconds(300);
+    private int maxBodyBytes = 1 << 20;
+    private Clock clock = Clock.systemUTC();
+
+    private Builder(String name, SignatureScheme scheme) {
+      Objects.requireNonNull(name, "name");
+      if (!NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException("a source name is 1 to 64 letters, digits, '.', '_' or '-': " + name);
+      }
+      this.name = name;
+      this.scheme = Objects.requireNonNull(scheme, "scheme");
+    }
+
+    /**
+     * Adds a secret. Add the current one and, while rotating, the previous one: a delivery signed
+     * with either verifies. Remove the old one when the rotation ends, so that a stale secret stops
+     * verifying.
+     *
+     * @param secret as the provider shows it (for example {@code whsec_...})
+     * @return this builder
+     * @throws IllegalArgumentException if it is empty or malformed for the scheme
+     */
+    public Builder secret(String secret) {
+      Objects.requireNonNull(secret, "secret");
+      if (secret.isEmpty()) {
+        throw new IllegalArgumentException("a secret must not be empty");
+      }
+      keys.add(scheme.verifier().key(secret));
+      return this;
+    }
+
+    /**
+     * @param tolerance how far a signed timestamp may be from now, either way; default 300 s
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder tolerance(Duration tolerance) {
+      if (Objects.requireNonNull(tolerance, "tolerance").isNegative()) {
+        throw new IllegalArgumentException("tolerance must not be negative: " + tolerance);
+      }
+      this.tolerance = tolerance;
+      return this;
+    }
+
+    /**
+     * @param maxBodyBytes the largest body accepted; default 1 MiB (1,048,576)
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
+    public Builder maxBodyBytes(int maxBodyBytes) {
+      if (maxBodyBytes < 1) {
+        throw new IllegalArgumentException("maxBodyBytes must be positive: " + maxBodyBytes);
+      }
+      this.maxBodyBytes = maxBodyBytes;
+      return this;
+    }
+
+    /**
+     * @param clock the clock for the timestamp window; default {@link Clock#systemUTC()}
+     * @return this builder
+     */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock");
+      return this;
+    }
+
+    /**
+     * @return the source
+     * @throws IllegalStateException if no secret was added
+     */
+    public WebhookSource build() {
+      if (keys.isEmpty()) {
+        throw new IllegalStateException("add at least one secret to source " + name);
+      }
+      return new WebhookSource(this);
+    }
+  }
+}

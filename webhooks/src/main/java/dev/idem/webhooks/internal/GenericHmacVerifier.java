@@ -1,0 +1,94 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.webhooks.GenericHmac;
+import dev.idem.webhooks.WebhookRejectedException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/** A {@link GenericHmac} description at work. */
+public final class GenericHmacVerifier implements Verifier {
+  private final GenericHmac spec;
+  private final String before;
+  private final String after;
+
+  public GenericHmacVerifier(GenericHmac spec) {
+    this.spec = spec;
+    int at = spec.signedContent().indexOf("{body}");
+    this.before = spec.signedContent().substring(0, at);
+    this.after = spec.signedContent().substring(at + "{body}".length());
+  }
+
+  @Override
+  public String name() {
+    return "hmac";
+  }
+
+  @Override
+  public byte[] key(String secret) {
+    String s = secret.startsWith(spec.secretPrefix()) ? secret.substring(spec.secretPrefix().length()) : secret;
+    byte[] key = switch (spec.secretEncoding()) {
+      case UTF8 -> s.getBytes(StandardCharsets.UTF_8);
+      case BASE64 -> Hmac.fromBase64(s);
+      case HEX -> Hmac.fromHex(s.toLowerCase(java.util.Locale.ROOT));
+    };
+    if (key == null || key.length == 0) {
+      throw new IllegalArgumentException("the secret is not " + spec.secretEncoding());
+    }
+    return key;
+  }
+
+  @Override
+  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+      throws WebhookRejectedException {
+    String sigs = headers.require(spec.signatureHeader());
+    String id = spec.idHeader() == null ? null : headers.require(spec.idHeader());
+    String ts = spec.timestampHeader() == null ? null : headers.require(spec.timestampHeader());
+    Long timestamp = ts == null ? null : Verifier.seconds(spec.timestampHeader(), ts);
+    byte[] pre = fill(before, id, ts);
+    byte[] post = fill(after, id, ts);
+    byte[] matched = null;
+    for (byte[] key : keys) {
+      byte[] expected = Hmac.mac(spec.algorithm(), key, pre, body, post);
+      for (String s : sigs.split("[ ,]")) {
+        if (s.isEmpty() || !s.startsWith(spec.signaturePrefix())) {
+          continue;
+        }
+        String v = s.substring(spec.signaturePrefix().length());
+        byte[] given = spec.signatureEncoding() == GenericHmac.Encoding.HEX
+            ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v);
+        if (Hmac.equal(expected, given)) {
+          matched = expected;
+        }
+      }
+      if (matched != null) {
+        break;
+      }
+    }
+    if (matched == null) {
+      throw Verifier.noMatch("HMAC");
+    }
+    if (timestamp != null) {
+      Verifier.checkWindow(timestamp, now, tolerance);
+    }
+    return new SchemeResult(id, spec.typeHeader() == null ? null : headers.first(spec.typeHeader()), timestamp,
+        matched);
+  }
+
+  /** One pass over the template, so that an id containing "{timestamp}" is not substituted again. */
+  private static byte[] fill(String template, String id, String ts) {
+    StringBuilder sb = new StringBuilder();
+    int i = 0;
+    while (i < template.length()) {
+      if (id != null && template.startsWith("{id}", i)) {
+        sb.append(id);
+        i += 4;
+      } else if (ts != null && template.startsWith("{timestamp}", i)) {
+        sb.append(ts);
+        i += 11;
+      } else {
+        sb.append(template.charAt(i++));
+      }
+    }
+    return sb.toString().getBytes(StandardCharsets.UTF_8);
+  }
+}

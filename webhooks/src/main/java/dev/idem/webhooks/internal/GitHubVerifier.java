@@ -1,0 +1,42 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.webhooks.WebhookRejectedException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+/**
+ * GitHub: {@code X-Hub-Signature-256: sha256=<hex>}, HMAC-SHA256 over the body alone. GitHub signs
+ * no timestamp, so there is no window: replays are recognised by {@code X-GitHub-Delivery} (the
+ * event id, unsigned) and by the remembered signature (which a replay under a new delivery id
+ * still carries). The type is {@code X-GitHub-Event}.
+ */
+public final class GitHubVerifier implements Verifier {
+  public static final String SIGNATURE = "X-Hub-Signature-256";
+  public static final String DELIVERY = "X-GitHub-Delivery";
+  public static final String EVENT = "X-GitHub-Event";
+
+  @Override
+  public String name() {
+    return "github";
+  }
+
+  @Override
+  public byte[] key(String secret) {
+    return secret.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+      throws WebhookRejectedException {
+    String sig = headers.require(SIGNATURE);
+    String delivery = headers.require(DELIVERY);
+    byte[] given = sig.startsWith("sha256=") ? Hmac.fromHex(sig.substring(7)) : null;
+    for (byte[] key : keys) {
+      byte[] expected = Hmac.mac("HmacSHA256", key, body);
+      if (Hmac.equal(expected, given)) {
+        return new SchemeResult(delivery, headers.first(EVENT), null, expected);
+      }
+    }
+    throw Verifier.noMatch(name());
+  }
+}

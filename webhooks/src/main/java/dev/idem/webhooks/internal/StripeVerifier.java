@@ -1,0 +1,69 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.webhooks.RejectionReason;
+import dev.idem.webhooks.WebhookRejectedException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Stripe: {@code Stripe-Signature: t=<seconds>,v1=<hex>[,v1=<hex>...]}, HMAC-SHA256 over
+ * {@code t.body} keyed with the whole {@code whsec_...} string. Only {@code v1} counts ({@code v0}
+ * is Stripe's test scheme). The event id and type are in the body.
+ */
+public final class StripeVerifier implements Verifier {
+  public static final String SIGNATURE = "Stripe-Signature";
+
+  @Override
+  public String name() {
+    return "stripe";
+  }
+
+  @Override
+  public byte[] key(String secret) {
+    return secret.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+      throws WebhookRejectedException {
+    String header = headers.require(SIGNATURE);
+    String t = null;
+    List<String> v1 = new ArrayList<>();
+    for (String item : header.split(",")) {
+      int eq = item.indexOf('=');
+      if (eq < 0) {
+        continue;
+      }
+      String k = item.substring(0, eq).trim();
+      String v = item.substring(eq + 1).trim();
+      if (k.equals("t")) {
+        t = v;
+      } else if (k.equals("v1")) {
+        v1.add(v);
+      }
+    }
+    if (t == null) {
+      throw new WebhookRejectedException(RejectionReason.HEADER, SIGNATURE + " has no timestamp (t=)");
+    }
+    long timestamp = Verifier.seconds(SIGNATURE + " t", t);
+    byte[] prefix = (t + ".").getBytes(StandardCharsets.UTF_8);
+    byte[] matched = null;
+    for (byte[] key : keys) {
+      byte[] expected = Hmac.mac("HmacSHA256", key, prefix, body);
+      for (String hex : v1) {
+        if (Hmac.equal(expected, Hmac.fromHex(hex))) {
+          matched = expected;
+        }
+      }
+      if (matched != null) {
+        break;
+      }
+    }
+    if (matched == null) {
+      throw Verifier.noMatch(name());
+    }
+    Verifier.checkWindow(timestamp, now, tolerance);
+    return new SchemeResult(null, null, timestamp, matched);
+  }
+}

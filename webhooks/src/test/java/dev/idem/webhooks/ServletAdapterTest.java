@@ -1,0 +1,69 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.testkit.webhook.WebhookDelivery;
+import dev.idem.testkit.webhook.WebhookSender;
+import dev.idem.testkit.webhook.WebhookSigner;
+import dev.idem.webhooks.servlet.WebhookServlet;
+import dev.idem.webhooks.support.InboxRows;
+import dev.idem.webhooks.support.RecordingListener;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.List;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The Servlet adapter in a real Jetty on port 0, fed by the test kit's sender. */
+class ServletAdapterTest {
+  static final String STRIPE_SECRET = "whsec_idemStripeTest";
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void jettyServesTheReceiverFromTheRawBodyAndAnswersEachCase() throws Exception {
+    RecordingListener listener = new RecordingListener();
+    Server jetty = new Server();
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    jetty.addConnector(connector);
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookSource source = WebhookSource.builder("stripe", SignatureScheme.stripe()).secret(STRIPE_SECRET)
+          .maxBodyBytes(2048).build();
+      ServletContextHandler context = new ServletContextHandler();
+      context.addServlet(new ServletHolder(new WebhookServlet(
+          WebhookReceiver.builder(source, inbox).listener(listener).build())), "/webhooks/stripe");
+      jetty.setHandler(context);
+      jetty.start();
+      URI uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/webhooks/stripe");
+      WebhookSender sender = WebhookSender.to(uri, WebhookSigner.STRIPE, STRIPE_SECRET).build();
+      byte[] body = WebhookSigner.jsonEvent("evt_1", "payment_intent.succeeded", "{\"amount\":1299}");
+      WebhookDelivery d = sender.sign("evt_1", "payment_intent.succeeded", body);
+
+      assertEquals(200, sender.send(d));
+      assertEquals(200, sender.send(sender.sign("evt_1", "payment_intent.succeeded", body)));
+      assertEquals(401, sender.send(d.tampered()));
+      assertEquals(413, sender.send(d.padded(4096)));
+      HttpResponse<String> get = HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertEquals(405, get.statusCode());
+
+      assertEquals(1, InboxRows.count(dir));
+      assertEquals("payment_intent.succeeded", inbox.find("stripe", "evt_1").orElseThrow().eventType(),
+          "the id and type come from the verified Stripe body");
+      assertEquals(List.of("accepted payment_intent.succeeded", "duplicate", "rejected signature",
+          "rejected too-large"), listener.events);
+    } finally {
+      jetty.stop();
+    }
+  }
+}

@@ -1,0 +1,32 @@
+package dev.idem.webhooks.support;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/** Reads an embedded inbox's file directly, to show what is (not) stored, bodies included. */
+public final class InboxRows {
+  private InboxRows() {}
+
+  /** Rows in the inbox table. */
+  public static long count(Path dir) throws SQLException {
+    return scalar(dir, "SELECT COUNT(*) FROM idem_webhook_inbox");
+  }
+
+  /** Rows whose stored body contains {@code marker} (as UTF-8). */
+  public static long bodiesContaining(Path dir, String marker) throws SQLException {
+    return scalar(dir, "SELECT COUNT(*) FROM idem_webhook_inbox WHERE instr(CAST(body AS TEXT), '"
+        + marker.replace("'", "''") + "') > 0");
+  }
+
+  private static long scalar(Path dir, String sql) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
+        Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
