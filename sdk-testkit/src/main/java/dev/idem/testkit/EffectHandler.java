@@ -18,7 +18,7 @@ public interface EffectHandler {
    *
    * @param request what to do
    * @return the reply to send; any status 200..599. 2xx, 3xx and 4xx replies are stored and
-   *     replayed (a declined payment stays declined). A 5xx reply is sent but not stored, as if
+   *     replayed (a declined payment stays declined). A 5xx reply is sent but not stored (unless the server was built with {@link IdempotentServer.Builder#storeServerErrors}), as if
    *     the handler had thrown: it says the action did not finish, so a retry runs it again.
    */
   Reply execute(EffectRequest request);

@@ -1,9 +1,13 @@
 package dev.idem.testkit;
 
+import dev.idem.server.FingerprintMode;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.InMemoryIdempotencyStore;
+import dev.idem.server.StoragePolicy;
 import dev.idem.testkit.internal.DefaultEffectHandler;
+import dev.idem.testkit.internal.EffectCounters;
 import dev.idem.testkit.internal.FaultSource;
 import dev.idem.testkit.internal.IdempotencyDispatcher;
-import dev.idem.testkit.internal.RecordStore;
 import dev.idem.testkit.internal.RequestLog;
 import dev.idem.testkit.internal.ServerConfig;
 import java.io.IOException;
@@ -21,7 +25,9 @@ import okhttp3.HttpUrl;
 
 /**
  * A reference idempotent HTTP server for tests: the server half of Idem's protocol, on
- * MockWebServer, listening on a random loopback port.
+ * MockWebServer, listening on a random loopback port. The protocol itself is the server module's
+ * {@link IdempotencyGuard} over an in-memory store, the same engine services run in production;
+ * this class adds fault scripts and effect counters.
  *
  * <p>Every request with a key belongs to one operation, identified by caller (the
  * {@linkplain Builder#callerHeader caller header}, {@code "anonymous"} when absent), method and
@@ -36,6 +42,12 @@ import okhttp3.HttpUrl;
  *   <li>a request without a key gets 400 if its method requires one (POST and PATCH by default),
  *       and simply runs the handler otherwise; a malformed key always gets 400.
  * </ul>
+ *
+ * <p>Real servers differ, and the builder can make this one behave like them (the flavours): the
+ * status for a reused key ({@link Builder#mismatchStatus}), a 409 with or without
+ * {@code Retry-After} ({@link Builder#sendInFlightRetryAfter}), the replay marker on or off
+ * ({@link Builder#replayMarker}), 5xx stored and replayed or not ({@link Builder#storeServerErrors}),
+ * and the fingerprint over canonical JSON or raw bytes ({@link Builder#fingerprintMode}).
  *
  * <p>Error bodies are RFC 9457 problem documents ({@code application/problem+json}). The key header
  * accepts a bare value or an RFC 8941 quoted string; both spell the same key. Scripted
@@ -60,20 +72,23 @@ public final class IdempotentServer implements AutoCloseable {
   public static final String DEFAULT_CALLER_HEADER = "X-Caller";
 
   private final MockWebServer server = new MockWebServer();
-  private final RecordStore store = new RecordStore();
+  private final EffectCounters store = new EffectCounters();
+  private final IdempotencyGuard guard;
   private final RequestLog log = new RequestLog();
   private final FaultPlan plan = new FaultPlan();
   private final IdempotencyDispatcher dispatcher;
   private final HttpUrl base;
 
-  private IdempotentServer(ServerConfig config) {
+  private IdempotentServer(ServerConfig config, IdempotencyGuard guard) {
     FaultSource faults = key -> plan.take(key).map(Fault::spec);
-    this.dispatcher = new IdempotencyDispatcher(config, store, log, faults);
+    this.guard = guard;
+    this.dispatcher = new IdempotencyDispatcher(config, guard, store, log, faults);
     server.setDispatcher(dispatcher);
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
       server.start(loopback, 0);
     } catch (IOException e) {
+      guard.close();
       throw new UncheckedIOException("could not start the server on a loopback port", e);
     }
     // A literal address, not MockWebServer's host name: "localhost" may resolve to ::1 first
@@ -175,6 +190,7 @@ public final class IdempotentServer implements AutoCloseable {
   public void close() {
     dispatcher.close();
     server.close();
+    guard.close();
   }
 
   @Override
@@ -192,6 +208,11 @@ public final class IdempotentServer implements AutoCloseable {
     private Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
     private EffectHandler handler = new DefaultEffectHandler();
     private Clock clock = Clock.systemUTC();
+    private int mismatchStatus = 422;
+    private boolean sendInFlightRetryAfter = true;
+    private boolean replayMarker = true;
+    private boolean storeServerErrors;
+    private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
 
     private Builder() {}
 
@@ -277,13 +298,88 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /**
+     * The status for a key reused with another payload: a flavour. Default 422, as the IETF draft
+     * says; some servers answer 417 or 409.
+     *
+     * @param status 400..499
+     * @return this builder
+     * @throws IllegalArgumentException if not a 4xx
+     */
+    public Builder mismatchStatus(int status) {
+      if (status < 400 || status > 499) {
+        throw new IllegalArgumentException("the mismatch status is a 4xx, not " + status);
+      }
+      this.mismatchStatus = status;
+      return this;
+    }
+
+    /**
+     * Whether a 409 for a key in flight carries {@code Retry-After}: a flavour. Default true;
+     * some servers send a bare 409.
+     *
+     * @param send false for a 409 without {@code Retry-After}
+     * @return this builder
+     */
+    public Builder sendInFlightRetryAfter(boolean send) {
+      this.sendInFlightRetryAfter = send;
+      return this;
+    }
+
+    /**
+     * Whether replays carry {@code Idempotent-Replayed: true}: a flavour. Default true; some
+     * servers replay unmarked.
+     *
+     * @param on false for unmarked replays
+     * @return this builder
+     */
+    public Builder replayMarker(boolean on) {
+      this.replayMarker = on;
+      return this;
+    }
+
+    /**
+     * Whether a handler's 5xx reply is stored and replayed like any other: a flavour. Default
+     * false (the IETF draft: a 5xx releases the key and a retry runs the handler again); some
+     * servers store it. A handler that throws is never stored.
+     *
+     * @param store true to store and replay 5xx replies
+     * @return this builder
+     */
+    public Builder storeServerErrors(boolean store) {
+      this.storeServerErrors = store;
+      return this;
+    }
+
+    /**
+     * How request bodies are fingerprinted: a flavour. Default {@link FingerprintMode#CANONICAL_JSON}
+     * (RFC 8785, the same as Idem's client); {@link FingerprintMode#RAW_BYTES} makes reordered JSON
+     * another payload, as servers that hash the bytes do.
+     *
+     * @param mode the mode
+     * @return this builder
+     */
+    public Builder fingerprintMode(FingerprintMode mode) {
+      this.fingerprintMode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /**
      * Starts a server with these settings on a random loopback port. The builder may be reused.
      *
      * @throws UncheckedIOException if no loopback port can be bound
      */
     public IdempotentServer start() {
+      IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+          .keyHeader(keyHeader)
+          .keyRequiredMethods(keyRequiredMethods)
+          .inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null)
+          .mismatchStatus(mismatchStatus)
+          .replayMarker(replayMarker)
+          .storagePolicy(storeServerErrors ? StoragePolicy.STORE_ALL : StoragePolicy.STORE_BELOW_500)
+          .fingerprintMode(fingerprintMode)
+          .build();
       return new IdempotentServer(
-          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock));
+          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard);
     }
 
     private static String headerName(String name, String what) {

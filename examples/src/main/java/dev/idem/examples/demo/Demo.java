@@ -13,7 +13,7 @@ public final class Demo {
 
   public static void main(String[] args) throws Exception {
     List<Scenario> scenarios = List.of(new LostResponseScenario(), new CrashScenario(), new OfflineScenario(),
-        new KeyReuseScenario(), new PermanentErrorScenario());
+        new KeyReuseScenario(), new PermanentErrorScenario(), new BothHalvesScenario(), new WebhookScenario());
     List<ScenarioResult> results = new ArrayList<>();
     long broken;
     try (DemoEnvironment env = new DemoEnvironment()) {

@@ -1,8 +1,11 @@
 package dev.idem.testkit.internal;
 
-import dev.idem.core.Fingerprint;
-import dev.idem.core.Fingerprinter;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.server.Admission;
+import dev.idem.server.CapturedResponse;
+import dev.idem.server.CompletionResult;
+import dev.idem.server.GuardRequest;
+import dev.idem.server.GuardResponse;
+import dev.idem.server.IdempotencyGuard;
 import dev.idem.testkit.EffectRequest;
 import dev.idem.testkit.Reply;
 import java.nio.charset.StandardCharsets;
@@ -24,11 +27,13 @@ import okhttp3.Headers;
 import okio.ByteString;
 
 /**
- * The server half of the idempotency protocol, as a MockWebServer dispatcher.
+ * The server half of the idempotency protocol, as a MockWebServer dispatcher in front of the
+ * server module's {@link IdempotencyGuard}: the guard claims, checks fingerprints, stores and
+ * replays; this class adds the test kit's fault script and effect counters.
  *
  * <p>For each request: log it, take its scripted fault, then either let the fault answer instead
- * (nothing claimed, nothing stored) or process it (claim, check the fingerprint, run the effect or
- * replay, answer) and let the fault spoil the answer afterwards.
+ * (nothing claimed, nothing stored) or process it through the guard (claim, check the
+ * fingerprint, run the effect or replay, answer) and let the fault spoil the answer afterwards.
  *
  * <p>Thread-safe: MockWebServer calls {@link #dispatch} on one thread per connection.
  *
@@ -40,19 +45,23 @@ public final class IdempotencyDispatcher extends Dispatcher {
   private static final String TYPE_PREFIX = "urn:idem:problem:";
 
   private final ServerConfig config;
-  private final RecordStore store;
+  private final IdempotencyGuard guard;
+  private final EffectCounters store;
   private final RequestLog log;
   private final FaultSource faults;
   private final CountDownLatch closing = new CountDownLatch(1);
 
   /**
    * @param config settings
-   * @param store where records and effect counters live
+   * @param guard the idempotency guard, over its own store
+   * @param store the effect counters
    * @param log where received requests are appended
    * @param faults the scripted faults
    */
-  public IdempotencyDispatcher(ServerConfig config, RecordStore store, RequestLog log, FaultSource faults) {
+  public IdempotencyDispatcher(ServerConfig config, IdempotencyGuard guard, EffectCounters store, RequestLog log,
+      FaultSource faults) {
     this.config = Objects.requireNonNull(config, "config");
+    this.guard = Objects.requireNonNull(guard, "guard");
     this.store = Objects.requireNonNull(store, "store");
     this.log = Objects.requireNonNull(log, "log");
     this.faults = Objects.requireNonNull(faults, "faults");
@@ -66,18 +75,18 @@ public final class IdempotencyDispatcher extends Dispatcher {
         .filter(c -> !c.isBlank())
         .orElse("anonymous");
     List<String> keyValues = request.getHeaders().values(config.keyHeader());
-    ParsedKey key = ParsedKey.parse(keyValues);
+    String key = IdempotencyGuard.validKey(keyValues).orElse(null);
     ByteString rawBody = request.getBody();
     byte[] body = rawBody == null ? new byte[0] : rawBody.toByteArray();
     log.append(method, path, caller, keyValues.stream().findFirst(),
-        new String(body, StandardCharsets.UTF_8), key.key(), headers(request.getHeaders()));
+        new String(body, StandardCharsets.UTF_8), key, headers(request.getHeaders()));
 
-    FaultSpec fault = faults.take(key.key()).orElse(null);
+    FaultSpec fault = faults.take(key).orElse(null);
     if (fault != null && fault.kind().preventsProcessing()) {
       return withExtraHeaders(instead(fault), fault).build();
     }
     boolean slow = fault != null && fault.kind() == FaultSpec.Kind.SLOW_PROCESSING;
-    MockResponse.Builder response = process(request, method, path, caller, key, body, slow ? fault.duration() : null);
+    MockResponse.Builder response = process(request, caller, keyValues, body, slow ? fault.duration() : null);
     return fault == null ? response.build() : withExtraHeaders(after(fault, response), fault).build();
   }
 
@@ -103,89 +112,77 @@ public final class IdempotencyDispatcher extends Dispatcher {
     closing.countDown();
   }
 
-  private MockResponse.Builder process(
-      RecordedRequest request, String method, String path, String caller, ParsedKey key, byte[] body,
+  private MockResponse.Builder process(RecordedRequest request, String caller, List<String> keyValues, byte[] body,
       Duration processingTime) throws InterruptedException {
-    if (key.isAbsent()) {
-      if (config.keyRequiredMethods().contains(method)) {
-        return Responses.of(Responses.problem(400, TYPE_PREFIX + "idempotency-key-missing",
-            config.keyHeader() + " is missing",
-            "This operation is idempotent and requires an " + config.keyHeader() + " header."));
-      }
+    GuardRequest g = new GuardRequest(request.getMethod(), request.getUrl().encodedPath(),
+        request.getUrl().encodedQuery(), request.getHeaders().get("Content-Type"), keyValues, caller,
+        GuardRequest.BodyReader.of(body));
+    Admission admission;
+    try {
+      admission = guard.admit(g);
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("an in-memory body cannot fail to read", e);
+    }
+    if (admission instanceof Admission.Respond respond) {
+      return of(respond.response());
+    }
+    if (admission instanceof Admission.Unguarded) {
       // A method that needs no key (GET, say) just runs: there is nothing to deduplicate.
       long n = store.countEffect(null);
-      return Responses.of(runHandler(new EffectRequest(n, caller, method, path, null, body)));
+      Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), null, body));
+      return Responses.of(reply == null ? handlerFailed() : reply);
     }
-    if (!key.isValid()) {
-      return Responses.of(Responses.problem(400, TYPE_PREFIX + "idempotency-key-malformed",
-          config.keyHeader() + " is malformed",
-          "The " + config.keyHeader() + " header has " + key.problem() + "."));
-    }
-
-    OperationIdentity id = new OperationIdentity(caller, method, path, key.key());
-    ClaimResult claim = store.claim(id, fingerprint(request, body));
-    if (claim instanceof ClaimResult.Mismatch) {
-      return Responses.of(Responses.problem(422, TYPE_PREFIX + "idempotency-key-reused",
-          config.keyHeader() + " reused with a different request",
-          "This " + config.keyHeader() + " was already used with a different request payload;"
-              + " the key was reused, use a new key for a new operation."));
-    }
-    if (claim instanceof ClaimResult.InFlight) {
-      return Responses.of(Responses.problem(409, TYPE_PREFIX + "idempotency-key-in-flight",
-              "A request with this " + config.keyHeader() + " is still being processed",
-              "Retry after the first request has completed; the retry will get its result."))
-          .setHeader("Retry-After", seconds(config.inFlightRetryAfter()));
-    }
-    if (claim instanceof ClaimResult.Replay replay) {
-      return Responses.of(replay.reply()).setHeader(Responses.REPLAYED_HEADER, "true");
-    }
-    return Responses.of(execute(id, ((ClaimResult.Claimed) claim).claim(), body, processingTime));
-  }
-
-  private Reply execute(OperationIdentity id, IdempotencyRecord.Processing claim, byte[] body,
-      Duration processingTime) throws InterruptedException {
-    boolean completed = false;
+    Admission.Proceed proceed = (Admission.Proceed) admission;
+    String key = proceed.claim().id().key();
     boolean ran = false;
+    boolean finished = false;
     try {
       if (processingTime != null && closing.await(processingTime.toNanos(), TimeUnit.NANOSECONDS)) {
-        return Responses.problem(503, TYPE_PREFIX + "shutting-down", "The server is shutting down",
-            "The request was not processed.");
+        return Responses.of(Responses.problem(503, TYPE_PREFIX + "shutting-down", "The server is shutting down",
+            "The request was not processed."));
       }
-      long n = store.countEffect(id.key());
+      long n = store.countEffect(key);
       ran = true;
-      Reply reply = runHandler(new EffectRequest(n, id.caller(), id.method(), id.path(), id.key(), body));
-      if (reply.status() >= 500) {
-        // A 5xx from the handler means it did not finish; storing it would replay a failure
-        // forever to a client whose retry might have succeeded.
-        return reply;
+      Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), key, body));
+      if (reply == null) {
+        // A handler that throws releases the claim whatever the storage policy: it did not finish.
+        guard.abandon(proceed.claim());
+        finished = true;
+        return Responses.of(handlerFailed());
       }
-      store.complete(id, claim, reply);
-      completed = true;
-      return reply;
+      Map<String, List<String>> headers = reply.contentType().map(ct -> Map.of("Content-Type", List.of(ct)))
+          .orElse(Map.of());
+      CompletionResult result = guard.complete(proceed.claim(), new CapturedResponse(reply.status(), headers, reply.body()));
+      finished = true;
+      return result == CompletionResult.REFUSED ? of(guard.refusedResponse()) : Responses.of(reply);
     } finally {
-      if (!completed) {
-        store.release(id, claim);
+      if (!finished) {
+        guard.abandon(proceed.claim());
       }
       if (ran) {
-        store.settle(id.key());
+        store.settle(key);
       }
     }
   }
 
-  private Reply runHandler(EffectRequest effect) {
-    try {
-      return Objects.requireNonNull(config.handler().execute(effect), "the effect handler returned null");
-    } catch (RuntimeException e) {
-      return Responses.problem(500, TYPE_PREFIX + "handler-failed", "The effect handler failed",
-          e.getClass().getName());
-    }
+  private static MockResponse.Builder of(GuardResponse response) {
+    MockResponse.Builder b = Responses.status(response.status());
+    response.headers().forEach((name, values) -> values.forEach(v -> b.addHeader(name, v)));
+    return b.body(new okio.Buffer().write(response.body()));
   }
 
-  private Fingerprint fingerprint(RecordedRequest request, byte[] body) {
-    RequestSnapshot snapshot = RequestSnapshot.builder(request.getMethod(), request.getUrl().uri())
-        .body(body, request.getHeaders().get("Content-Type"))
-        .build();
-    return Fingerprinter.defaults().fingerprint(snapshot);
+  private static Reply handlerFailed() {
+    return Responses.problem(500, TYPE_PREFIX + "handler-failed", "The effect handler failed",
+        "The effect handler threw; nothing was stored.");
+  }
+
+  /** Runs the handler; null if it threw (or returned null), which counts as a failed effect. */
+  private Reply runHandler(EffectRequest effect) {
+    try {
+      return config.handler().execute(effect);
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   /** The response of a fault that replaces processing. */

@@ -8,9 +8,6 @@ import okio.Buffer;
 
 /** Turns replies into MockWebServer responses, and builds the server's own error replies. */
 public final class Responses {
-  /** The header that marks a replayed result, as the IETF draft and Stripe name it. */
-  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
-
   // MockResponse.Builder.code() writes generic reasons ("Client Error"); a reason phrase that
   // names the status makes logs and failed assertions easier to read. Clients must ignore it.
   private static final Map<Integer, String> REASONS = Map.ofEntries(
@@ -23,6 +20,8 @@ public final class Responses {
       Map.entry(404, "Not Found"),
       Map.entry(408, "Request Timeout"),
       Map.entry(409, "Conflict"),
+      Map.entry(413, "Content Too Large"),
+      Map.entry(417, "Expectation Failed"),
       Map.entry(422, "Unprocessable Content"),
       Map.entry(425, "Too Early"),
       Map.entry(429, "Too Many Requests"),
@@ -33,10 +32,14 @@ public final class Responses {
 
   private Responses() {}
 
+  /** A response with this status and a reason phrase that names it, no headers or body yet. */
+  public static MockResponse.Builder status(int status) {
+    return new MockResponse.Builder().status("HTTP/1.1 " + status + " " + REASONS.getOrDefault(status, "Status"));
+  }
+
   /** A response that carries {@code reply} as it is. */
   public static MockResponse.Builder of(Reply reply) {
-    MockResponse.Builder b = new MockResponse.Builder()
-        .status("HTTP/1.1 " + reply.status() + " " + REASONS.getOrDefault(reply.status(), "Status"));
+    MockResponse.Builder b = status(reply.status());
     reply.contentType().ifPresent(ct -> b.setHeader("Content-Type", ct));
     return b.body(new Buffer().write(reply.body()));
   }

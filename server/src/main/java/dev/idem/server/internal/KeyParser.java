@@ -1,4 +1,4 @@
-package dev.idem.testkit.internal;
+package dev.idem.server.internal;
 
 import java.util.List;
 import java.util.Objects;
@@ -14,14 +14,19 @@ import java.util.Objects;
  * @param key the unquoted key; null unless {@link #isValid()}
  * @param problem why the header was refused; null unless malformed
  */
-public record ParsedKey(String key, String problem) {
-  /** Longest key accepted, as many production APIs do, so keys stay cheap to store and index. */
+public record KeyParser(String key, String problem) {
+  /** Longest key accepted, as in Idem's client and many production APIs. */
   public static final int MAX_LENGTH = 255;
 
-  private static final ParsedKey ABSENT = new ParsedKey(null, null);
+  private static final KeyParser ABSENT = new KeyParser(null, null);
 
-  /** Reads the values of the key header; an empty list means the header was absent. */
-  public static ParsedKey parse(List<String> values) {
+  /**
+   * Reads the values of the key header.
+   *
+   * @param values every value of the header; empty means absent
+   * @return the parsed key
+   */
+  public static KeyParser parse(List<String> values) {
     Objects.requireNonNull(values, "values");
     if (values.isEmpty()) {
       return ABSENT;
@@ -36,17 +41,17 @@ public record ParsedKey(String key, String problem) {
     return check(raw);
   }
 
-  /** True when the request carried no key header. */
+  /** @return true when the request carried no key header */
   public boolean isAbsent() {
     return key == null && problem == null;
   }
 
-  /** True when the header held a usable key. */
+  /** @return true when the header held a usable key */
   public boolean isValid() {
     return key != null;
   }
 
-  private static ParsedKey unquote(String raw) {
+  private static KeyParser unquote(String raw) {
     if (raw.length() < 2 || !raw.endsWith("\"")) {
       return malformed("an unterminated quoted string");
     }
@@ -71,7 +76,7 @@ public record ParsedKey(String key, String problem) {
     return check(out.toString());
   }
 
-  private static ParsedKey check(String key) {
+  private static KeyParser check(String key) {
     if (key.isEmpty()) {
       return malformed("an empty key");
     }
@@ -86,10 +91,10 @@ public record ParsedKey(String key, String problem) {
         return malformed("a character outside printable ASCII");
       }
     }
-    return new ParsedKey(key, null);
+    return new KeyParser(key, null);
   }
 
-  private static ParsedKey malformed(String why) {
-    return new ParsedKey(null, why);
+  private static KeyParser malformed(String why) {
+    return new KeyParser(null, why);
   }
 }

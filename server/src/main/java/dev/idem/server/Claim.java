@@ -1,0 +1,103 @@
+package dev.idem.server;
+
+import dev.idem.core.Fingerprint;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A held operation: the fencing generation and owner token of one handler run. Its lease is
+ * renewed in the background until {@link IdempotencyGuard#complete} or
+ * {@link IdempotencyGuard#abandon}.
+ *
+ * <p>Thread-safe.
+ */
+public final class Claim {
+  private final RecordId id;
+  private final long generation;
+  private final String owner;
+  private final Fingerprint fingerprint;
+  private final Duration retention;
+  private final AtomicBoolean finished = new AtomicBoolean();
+  private volatile boolean leaseLost;
+  private volatile Throwable renewalFailure;
+  private volatile Future<?> renewal;
+
+  Claim(RecordId id, long generation, String owner, Fingerprint fingerprint, Duration retention) {
+    this.id = Objects.requireNonNull(id, "id");
+    this.generation = generation;
+    this.owner = Objects.requireNonNull(owner, "owner");
+    this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
+    this.retention = Objects.requireNonNull(retention, "retention");
+  }
+
+  /** @return the operation held */
+  public RecordId id() {
+    return id;
+  }
+
+  /** @return the fencing generation: 1 for the first claim, one more per takeover */
+  public long generation() {
+    return generation;
+  }
+
+  /** @return the fingerprint of the claiming request */
+  public Fingerprint fingerprint() {
+    return fingerprint;
+  }
+
+  /**
+   * True once a renewal found the claim gone (its lease expired and perhaps another request took
+   * over) or failed; completion will then be refused.
+   *
+   * @return whether the lease is known to be lost
+   */
+  public boolean leaseLost() {
+    return leaseLost;
+  }
+
+  String owner() {
+    return owner;
+  }
+
+  Duration retention() {
+    return retention;
+  }
+
+  void lost(Throwable cause) {
+    leaseLost = true;
+    if (cause != null) {
+      renewalFailure = cause;
+    }
+  }
+
+  Throwable renewalFailure() {
+    return renewalFailure;
+  }
+
+  void renewal(Future<?> f) {
+    renewal = f;
+  }
+
+  /** Marks the claim finished; false if it already was. Stops renewing. */
+  boolean finish() {
+    if (!finished.compareAndSet(false, true)) {
+      return false;
+    }
+    Future<?> f = renewal;
+    if (f != null) {
+      f.cancel(false);
+    }
+    return true;
+  }
+
+  boolean finished() {
+    return finished.get();
+  }
+
+  @Override
+  public String toString() {
+    return "Claim{" + id + ", generation " + generation + (leaseLost ? ", lease lost" : "") + "}";
+  }
+}

@@ -1,0 +1,32 @@
+package dev.idem.server;
+
+import java.util.Objects;
+
+/** What {@link IdempotencyStore#claim} found: the claim is ours, or someone else's record stands. */
+public sealed interface ClaimAttempt {
+  /**
+   * The caller holds the operation now, under this generation.
+   *
+   * @param generation the fencing generation to pass to renew, complete and release
+   */
+  record Claimed(long generation) implements ClaimAttempt {}
+
+  /**
+   * A record that this request could not take over: in flight under a live lease, completed
+   * within retention, or in flight with an expired lease but another fingerprint.
+   *
+   * @param record the record as read just after the claim failed
+   */
+  record Existing(StoredRecord record) implements ClaimAttempt {
+    /** @throws NullPointerException if record is null */
+    public Existing {
+      Objects.requireNonNull(record, "record");
+    }
+  }
+
+  /**
+   * The claim failed, but the record was gone (released, purged) by the time it was read; the
+   * request may simply be retried.
+   */
+  record Vanished() implements ClaimAttempt {}
+}

@@ -1,0 +1,62 @@
+package dev.idem.server;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * What the guard needs to know about one request, as an adapter reads it from its framework.
+ *
+ * <p>The body is read lazily, through {@link BodyReader}, and only when the request carries a
+ * valid key: a request the guard lets through untouched keeps its body stream for the handler.
+ *
+ * <p>Immutable and thread-safe, if the body reader is.
+ *
+ * @param method the HTTP method; upper-cased
+ * @param path the raw (encoded) path, without the query, such as {@code /orders}
+ * @param rawQuery the raw query without {@code ?}, or null
+ * @param contentType the request's {@code Content-Type}, or null
+ * @param keyHeaderValues every value of the key header, in order; empty when absent
+ * @param caller who is asking (an account or tenant id, never a credential); null or blank means
+ *     {@code "anonymous"}
+ * @param body reads the body
+ */
+public record GuardRequest(String method, String path, String rawQuery, String contentType,
+    List<String> keyHeaderValues, String caller, BodyReader body) {
+  /** @throws NullPointerException if method, path, keyHeaderValues or body is null */
+  public GuardRequest {
+    method = Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT);
+    Objects.requireNonNull(path, "path");
+    keyHeaderValues = List.copyOf(keyHeaderValues);
+    caller = caller == null || caller.isBlank() ? "anonymous" : caller;
+    Objects.requireNonNull(body, "body");
+  }
+
+  /**
+   * Reads a request body, at most {@code limit} bytes of it.
+   */
+  @FunctionalInterface
+  public interface BodyReader {
+    /**
+     * Reads the body.
+     *
+     * @param limit the most bytes to read; a body longer than that may be returned cut at
+     *     {@code limit}, which the guard takes as "too large"
+     * @return the bytes read; empty for no body
+     * @throws IOException if the body cannot be read
+     */
+    byte[] read(int limit) throws IOException;
+
+    /**
+     * A reader over bytes already in memory.
+     *
+     * @param bytes the whole body; not copied, so do not change it afterwards
+     * @return a reader that returns {@code bytes}
+     */
+    static BodyReader of(byte[] bytes) {
+      Objects.requireNonNull(bytes, "bytes");
+      return limit -> bytes;
+    }
+  }
+}

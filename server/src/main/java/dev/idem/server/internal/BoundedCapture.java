@@ -1,0 +1,88 @@
+package dev.idem.server.internal;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.Objects;
+
+/**
+ * Holds a response body back in memory, up to a cap, so that the guard can store the result
+ * before the client sees it. Past the cap it stops holding: it opens the real stream (through
+ * {@link Spill}), writes what it held, and passes the rest straight through. Memory per response
+ * is therefore bounded by the cap.
+ *
+ * <p>Not thread-safe: one response is written by one thread.
+ */
+public final class BoundedCapture extends OutputStream {
+  /** Opens the real output once the body is known to be over the cap. */
+  @FunctionalInterface
+  public interface Spill {
+    /**
+     * @return the real output, its status and headers now committed
+     * @throws IOException if it cannot be opened
+     */
+    OutputStream open() throws IOException;
+  }
+
+  private final int cap;
+  private final Spill spill;
+  private ByteArrayOutputStream held = new ByteArrayOutputStream();
+  private OutputStream out;
+
+  /**
+   * @param cap the most bytes held back
+   * @param spill opens the real output when the cap is passed
+   */
+  public BoundedCapture(int cap, Spill spill) {
+    this.cap = cap;
+    this.spill = Objects.requireNonNull(spill, "spill");
+  }
+
+  @Override
+  public void write(int b) throws IOException {
+    write(new byte[] {(byte) b}, 0, 1);
+  }
+
+  @Override
+  public void write(byte[] b, int off, int len) throws IOException {
+    if (out == null && held.size() + len > cap) {
+      out = spill.open();
+      held.writeTo(out);
+      held = null;
+    }
+    if (out != null) {
+      out.write(b, off, len);
+    } else {
+      held.write(b, off, len);
+    }
+  }
+
+  /** Flushes only once spilled: before that, a flush would commit a response not yet stored. */
+  @Override
+  public void flush() throws IOException {
+    if (out != null) {
+      out.flush();
+    }
+  }
+
+  /** @return true once the body passed the cap and went to the real output */
+  public boolean spilled() {
+    return out != null;
+  }
+
+  /** @return the body held back, or null once spilled */
+  public byte[] held() {
+    return held == null ? null : held.toByteArray();
+  }
+
+  /** Drops what is held, as a response reset does; does nothing once spilled. */
+  public void reset() {
+    if (held != null) {
+      held.reset();
+    }
+  }
+
+  /** Nothing to close until the adapter writes the held body itself. */
+  @Override
+  public void close() {}
+}

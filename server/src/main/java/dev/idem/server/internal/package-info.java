@@ -1,0 +1,2 @@
+/** Internals of the idempotency guard; not an API, may change at any time. */
+package dev.idem.server.internal;

@@ -1,0 +1,264 @@
+package dev.idem.server.jdkhttp;
+
+import com.sun.net.httpserver.Filter;
+import com.sun.net.httpserver.Headers;
+import com.sun.net.httpserver.HttpContext;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpPrincipal;
+import dev.idem.server.Admission;
+import dev.idem.server.CapturedResponse;
+import dev.idem.server.CompletionResult;
+import dev.idem.server.GuardRequest;
+import dev.idem.server.GuardResponse;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.IdempotencyStoreException;
+import dev.idem.server.internal.BoundedCapture;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The idempotency guard as a {@link Filter} of the JDK's {@code com.sun.net.httpserver}:
+ *
+ * <pre>{@code
+ * HttpContext orders = server.createContext("/orders", handler);
+ * orders.getFilters().add(new IdempotencyHttpFilter(guard));
+ * }</pre>
+ *
+ * <p>For a keyed request it reads the body (up to the guard's request cap), claims the operation
+ * and hands the handler an exchange whose request body is those bytes and whose response is held
+ * back, up to the capture cap, until the result is stored. A longer response is streamed (chunked)
+ * once it passes the cap and is recorded without its body. The handler must finish its response
+ * before {@code handle} returns.
+ *
+ * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
+ * default; requests without one are {@code "anonymous"}.
+ *
+ * <p>Thread-safe.
+ */
+public final class IdempotencyHttpFilter extends Filter {
+  private static final Logger LOG = LoggerFactory.getLogger(IdempotencyHttpFilter.class);
+
+  private final IdempotencyGuard guard;
+  private final Function<HttpExchange, String> caller;
+
+  /**
+   * A filter that scopes keys by the exchange's principal.
+   *
+   * @param guard the guard; the filter does not close it
+   */
+  public IdempotencyHttpFilter(IdempotencyGuard guard) {
+    this(guard, e -> e.getPrincipal() == null ? null : e.getPrincipal().getName());
+  }
+
+  /**
+   * A filter with its own idea of the caller.
+   *
+   * @param guard the guard; the filter does not close it
+   * @param caller the caller of an exchange (an account or tenant id, never a credential); null
+   *     means {@code "anonymous"}
+   */
+  public IdempotencyHttpFilter(IdempotencyGuard guard, Function<HttpExchange, String> caller) {
+    this.guard = Objects.requireNonNull(guard, "guard");
+    this.caller = Objects.requireNonNull(caller, "caller");
+  }
+
+  @Override
+  public String description() {
+    return "Idem idempotency guard (" + guard.keyHeader() + ")";
+  }
+
+  @Override
+  public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
+    URI uri = exchange.getRequestURI();
+    List<String> keyValues = exchange.getRequestHeaders().getOrDefault(guard.keyHeader(), List.of());
+    GuardRequest request = new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
+        exchange.getRequestHeaders().getFirst("Content-Type"), keyValues, caller.apply(exchange),
+        limit -> exchange.getRequestBody().readNBytes(limit));
+    Admission admission;
+    try {
+      admission = guard.admit(request);
+    } catch (IdempotencyStoreException e) {
+      LOG.error("Idempotency store unavailable; answering 503", e);
+      send(exchange, guard.unavailableResponse());
+      return;
+    }
+    if (admission instanceof Admission.Unguarded) {
+      chain.doFilter(exchange);
+    } else if (admission instanceof Admission.Respond r) {
+      send(exchange, r.response());
+    } else {
+      run(exchange, chain, (Admission.Proceed) admission);
+    }
+  }
+
+  private void run(HttpExchange exchange, Chain chain, Admission.Proceed p) throws IOException {
+    CapturingExchange capture = new CapturingExchange(exchange, p.body(), guard.maxCapturedBody());
+    try {
+      chain.doFilter(capture);
+    } catch (IOException | RuntimeException | Error e) {
+      try {
+        guard.abandon(p.claim());
+      } catch (RuntimeException release) {
+        e.addSuppressed(release);
+      }
+      throw e;
+    }
+    CompletionResult result;
+    try {
+      result = guard.complete(p.claim(), new CapturedResponse(capture.status(), headers(exchange.getResponseHeaders()),
+          capture.capture.held()));
+    } catch (IdempotencyStoreException e) {
+      LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
+      result = CompletionResult.STORED;
+    }
+    if (capture.capture.spilled()) {
+      exchange.close();
+    } else if (result == CompletionResult.REFUSED) {
+      exchange.getResponseHeaders().clear();
+      send(exchange, guard.refusedResponse());
+    } else {
+      byte[] body = capture.capture.held();
+      exchange.sendResponseHeaders(capture.status(), body.length == 0 ? -1 : body.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(body);
+      }
+    }
+  }
+
+  private static Map<String, List<String>> headers(Headers h) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    h.forEach((name, values) -> out.put(name, new ArrayList<>(values)));
+    return out;
+  }
+
+  private static void send(HttpExchange exchange, GuardResponse g) throws IOException {
+    Headers h = exchange.getResponseHeaders();
+    g.headers().forEach((name, values) -> h.put(name, new ArrayList<>(values)));
+    byte[] body = g.body();
+    exchange.sendResponseHeaders(g.status(), body.length == 0 ? -1 : body.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(body);
+    }
+  }
+
+  /** The exchange as the handler sees it: the guard's body, and a response held back. */
+  private static final class CapturingExchange extends HttpExchange {
+    private final HttpExchange real;
+    private final InputStream body;
+    final BoundedCapture capture;
+    private int status = -1;
+
+    CapturingExchange(HttpExchange real, byte[] body, int cap) {
+      this.real = real;
+      this.body = new ByteArrayInputStream(body);
+      // Past the cap: send the status now, chunked, and stream the rest.
+      this.capture = new BoundedCapture(cap, () -> {
+        real.sendResponseHeaders(status(), 0);
+        return real.getResponseBody();
+      });
+    }
+
+    int status() {
+      return status < 0 ? 200 : status;
+    }
+
+    @Override
+    public Headers getRequestHeaders() {
+      return real.getRequestHeaders();
+    }
+
+    @Override
+    public Headers getResponseHeaders() {
+      return real.getResponseHeaders();
+    }
+
+    @Override
+    public URI getRequestURI() {
+      return real.getRequestURI();
+    }
+
+    @Override
+    public String getRequestMethod() {
+      return real.getRequestMethod();
+    }
+
+    @Override
+    public HttpContext getHttpContext() {
+      return real.getHttpContext();
+    }
+
+    /** Does not close the real exchange: the filter still has to store and send the result. */
+    @Override
+    public void close() {}
+
+    @Override
+    public InputStream getRequestBody() {
+      return body;
+    }
+
+    @Override
+    public OutputStream getResponseBody() {
+      return capture;
+    }
+
+    @Override
+    public void sendResponseHeaders(int rCode, long responseLength) throws IOException {
+      if (status >= 0) {
+        throw new IOException("headers already sent");
+      }
+      status = rCode;
+    }
+
+    @Override
+    public InetSocketAddress getRemoteAddress() {
+      return real.getRemoteAddress();
+    }
+
+    @Override
+    public int getResponseCode() {
+      return status;
+    }
+
+    @Override
+    public InetSocketAddress getLocalAddress() {
+      return real.getLocalAddress();
+    }
+
+    @Override
+    public String getProtocol() {
+      return real.getProtocol();
+    }
+
+    @Override
+    public Object getAttribute(String name) {
+      return real.getAttribute(name);
+    }
+
+    @Override
+    public void setAttribute(String name, Object value) {
+      real.setAttribute(name, value);
+    }
+
+    @Override
+    public void setStreams(InputStream i, OutputStream o) {
+      throw new UnsupportedOperationException("a filter after the idempotency guard cannot replace its streams");
+    }
+
+    @Override
+    public HttpPrincipal getPrincipal() {
+      return real.getPrincipal();
+    }
+  }
+}

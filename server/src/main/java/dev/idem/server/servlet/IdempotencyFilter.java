@@ -1,0 +1,355 @@
+package dev.idem.server.servlet;
+
+import dev.idem.server.Admission;
+import dev.idem.server.CapturedResponse;
+import dev.idem.server.CompletionResult;
+import dev.idem.server.GuardRequest;
+import dev.idem.server.GuardResponse;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.IdempotencyStoreException;
+import dev.idem.server.internal.BoundedCapture;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The idempotency guard as a Jakarta Servlet filter (Servlet 6). Map it on the routes that create
+ * effects:
+ *
+ * <pre>{@code
+ * IdempotencyGuard guard = IdempotencyGuard.builder(JdbcIdempotencyStore.sqlite(Path.of("idem.db"))).build();
+ * context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/orders/*", EnumSet.of(DispatcherType.REQUEST));
+ * }</pre>
+ *
+ * <p>For a keyed request it reads the body (up to the guard's request cap), claims the operation,
+ * and runs the rest of the chain with that body. It holds the response back, up to the capture
+ * cap, until the result is stored, so a client never sees a result that a crash could then
+ * forget. A longer response is streamed once it passes the cap and is recorded without its body.
+ * {@code sendError} and {@code sendRedirect} are captured as a status (and {@code Location})
+ * without a container error page. Form parameters of a guarded request must be read from the
+ * body, since the filter has consumed the original stream. The chain must finish its response
+ * before it returns (no async servlets on guarded routes).
+ *
+ * <p>The caller, for key scope, is the user principal's name by default; requests without one are
+ * {@code "anonymous"}.
+ *
+ * <p>Thread-safe.
+ */
+public final class IdempotencyFilter implements Filter {
+  private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
+
+  private final IdempotencyGuard guard;
+  private final Function<HttpServletRequest, String> caller;
+
+  /**
+   * A filter that scopes keys by the user principal's name.
+   *
+   * @param guard the guard; the filter does not close it
+   */
+  public IdempotencyFilter(IdempotencyGuard guard) {
+    this(guard, r -> {
+      Principal p = r.getUserPrincipal();
+      return p == null ? null : p.getName();
+    });
+  }
+
+  /**
+   * A filter with its own idea of the caller, such as a tenant header set by a trusted gateway.
+   *
+   * @param guard the guard; the filter does not close it
+   * @param caller the caller of a request (an account or tenant id, never a credential); null
+   *     means {@code "anonymous"}
+   */
+  public IdempotencyFilter(IdempotencyGuard guard, Function<HttpServletRequest, String> caller) {
+    this.guard = Objects.requireNonNull(guard, "guard");
+    this.caller = Objects.requireNonNull(caller, "caller");
+  }
+
+  @Override
+  public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+      throws IOException, ServletException {
+    if (!(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+      chain.doFilter(req, res);
+      return;
+    }
+    List<String> keyValues = Collections.list(request.getHeaders(guard.keyHeader()));
+    GuardRequest g = new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
+        request.getContentType(), keyValues, caller.apply(request),
+        limit -> request.getInputStream().readNBytes(limit));
+    Admission admission;
+    try {
+      admission = guard.admit(g);
+    } catch (IdempotencyStoreException e) {
+      LOG.error("Idempotency store unavailable; answering 503", e);
+      write(response, guard.unavailableResponse());
+      return;
+    }
+    if (admission instanceof Admission.Unguarded) {
+      chain.doFilter(request, response);
+    } else if (admission instanceof Admission.Respond r) {
+      write(response, r.response());
+    } else {
+      Admission.Proceed p = (Admission.Proceed) admission;
+      run(new CachedBodyRequest(request, p.body()), response, chain, p);
+    }
+  }
+
+  private void run(CachedBodyRequest request, HttpServletResponse response, FilterChain chain, Admission.Proceed p)
+      throws IOException, ServletException {
+    CapturingResponse capture = new CapturingResponse(response, guard.maxCapturedBody());
+    try {
+      chain.doFilter(request, capture);
+      capture.finishWriting();
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      try {
+        guard.abandon(p.claim());
+      } catch (RuntimeException release) {
+        e.addSuppressed(release);
+      }
+      throw e;
+    }
+    CompletionResult result;
+    try {
+      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response), capture.held()));
+    } catch (IdempotencyStoreException e) {
+      // The effect exists but its result is not stored; the client should still learn it.
+      LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
+      result = CompletionResult.STORED;
+    }
+    if (capture.spilled()) {
+      response.getOutputStream().flush();
+      return;
+    }
+    if (result == CompletionResult.REFUSED) {
+      response.reset();
+      write(response, guard.refusedResponse());
+      return;
+    }
+    byte[] body = capture.held();
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+    response.getOutputStream().flush();
+  }
+
+  private static Map<String, List<String>> headers(HttpServletResponse response) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (String name : response.getHeaderNames()) {
+      out.computeIfAbsent(name, n -> new ArrayList<>()).addAll(response.getHeaders(name));
+    }
+    if (response.getContentType() != null) {
+      out.keySet().removeIf(n -> n.equalsIgnoreCase("Content-Type"));
+      out.put("Content-Type", List.of(response.getContentType()));
+    }
+    return out;
+  }
+
+  private static void write(HttpServletResponse response, GuardResponse g) throws IOException {
+    response.setStatus(g.status());
+    g.headers().forEach((name, values) -> {
+      boolean first = true;
+      for (String v : values) {
+        if (first) {
+          response.setHeader(name, v);
+          first = false;
+        } else {
+          response.addHeader(name, v);
+        }
+      }
+    });
+    byte[] body = g.body();
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+    response.getOutputStream().flush();
+  }
+
+  /** The request as the handler sees it: its body replayed from the bytes the guard read. */
+  private static final class CachedBodyRequest extends HttpServletRequestWrapper {
+    private final byte[] body;
+
+    CachedBodyRequest(HttpServletRequest request, byte[] body) {
+      super(request);
+      this.body = body;
+    }
+
+    @Override
+    public ServletInputStream getInputStream() {
+      InputStream in = new ByteArrayInputStream(body);
+      return new ServletInputStream() {
+        @Override
+        public int read() throws IOException {
+          return in.read();
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+          return in.read(b, off, len);
+        }
+
+        @Override
+        public boolean isFinished() {
+          try {
+            return in.available() == 0;
+          } catch (IOException e) {
+            return true;
+          }
+        }
+
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setReadListener(ReadListener listener) {
+          throw new IllegalStateException("guarded requests are read synchronously");
+        }
+      };
+    }
+
+    @Override
+    public BufferedReader getReader() {
+      String enc = getCharacterEncoding();
+      Charset cs = enc == null ? StandardCharsets.UTF_8 : Charset.forName(enc);
+      return new BufferedReader(new InputStreamReader(getInputStream(), cs));
+    }
+  }
+
+  /** The response as the handler sees it: body held back up to the cap, never committed early. */
+  private static final class CapturingResponse extends HttpServletResponseWrapper {
+    private final BoundedCapture capture;
+    private ServletOutputStream stream;
+    private PrintWriter writer;
+
+    CapturingResponse(HttpServletResponse response, int cap) {
+      super(response);
+      this.capture = new BoundedCapture(cap, () -> response.getOutputStream());
+    }
+
+    @Override
+    public ServletOutputStream getOutputStream() {
+      if (stream == null) {
+        stream = new ServletOutputStream() {
+          @Override
+          public void write(int b) throws IOException {
+            capture.write(b);
+          }
+
+          @Override
+          public void write(byte[] b, int off, int len) throws IOException {
+            capture.write(b, off, len);
+          }
+
+          @Override
+          public void flush() throws IOException {
+            capture.flush();
+          }
+
+          @Override
+          public boolean isReady() {
+            return true;
+          }
+
+          @Override
+          public void setWriteListener(WriteListener listener) {
+            throw new IllegalStateException("guarded responses are written synchronously");
+          }
+        };
+      }
+      return stream;
+    }
+
+    @Override
+    public PrintWriter getWriter() {
+      if (writer == null) {
+        String enc = getCharacterEncoding();
+        Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
+        writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
+      }
+      return writer;
+    }
+
+    @Override
+    public void flushBuffer() throws IOException {
+      if (writer != null) {
+        writer.flush();
+      }
+      capture.flush();
+    }
+
+    @Override
+    public boolean isCommitted() {
+      return capture.spilled() || super.isCommitted();
+    }
+
+    @Override
+    public void resetBuffer() {
+      capture.reset();
+      super.resetBuffer();
+    }
+
+    @Override
+    public void reset() {
+      capture.reset();
+      super.reset();
+    }
+
+    @Override
+    public void sendError(int sc) {
+      setStatus(sc);
+    }
+
+    @Override
+    public void sendError(int sc, String msg) {
+      setStatus(sc);
+    }
+
+    @Override
+    public void sendRedirect(String location) {
+      setStatus(302);
+      setHeader("Location", location);
+    }
+
+    void finishWriting() throws IOException {
+      if (writer != null) {
+        writer.flush();
+      }
+    }
+
+    byte[] held() {
+      return capture.held();
+    }
+
+    boolean spilled() {
+      return capture.spilled();
+    }
+  }
+}

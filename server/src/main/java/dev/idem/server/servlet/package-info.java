@@ -1,0 +1,2 @@
+/** The idempotency guard as a Jakarta Servlet filter. */
+package dev.idem.server.servlet;

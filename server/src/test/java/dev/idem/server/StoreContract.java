@@ -1,0 +1,210 @@
+package dev.idem.server;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.Fingerprint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every {@link IdempotencyStore} must do, run against each one: the state machine of seed
+ * 000, its takeover rules and its fencing.
+ */
+abstract class StoreContract {
+  static final Fingerprint A = new Fingerprint("a".repeat(64));
+  static final Fingerprint B = new Fingerprint("b".repeat(64));
+  static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+  static final Duration LEASE = Duration.ofSeconds(30);
+  static final Duration RETENTION = Duration.ofHours(24);
+  static final RecordId ID = new RecordId("alice", "POST /orders", "k1");
+  static final StoredResponse CREATED =
+      new StoredResponse(201, Map.of("Content-Type", List.of("application/json")), "{\"id\":1}".getBytes(), false);
+
+  IdempotencyStore store;
+
+  abstract IdempotencyStore open() throws Exception;
+
+  @AfterEach
+  void closeStore() {
+    if (store != null) {
+      store.close();
+    }
+  }
+
+  IdempotencyStore store() throws Exception {
+    if (store == null) {
+      store = open();
+    }
+    return store;
+  }
+
+  ClaimAttempt claim(RecordId id, Fingerprint fp, String owner, Instant now) throws Exception {
+    return store().claim(id, fp, owner, now, now.plus(LEASE), now.plus(RETENTION));
+  }
+
+  long claimed(RecordId id, Fingerprint fp, String owner, Instant now) throws Exception {
+    return assertInstanceOf(ClaimAttempt.Claimed.class, claim(id, fp, owner, now)).generation();
+  }
+
+  StoredRecord existing(ClaimAttempt a) {
+    return assertInstanceOf(ClaimAttempt.Existing.class, a).record();
+  }
+
+  @Test
+  void firstClaimWinsThenTheRecordIsInFlight() throws Exception {
+    assertEquals(1, claimed(ID, A, "o1", T0));
+    StoredRecord r = existing(claim(ID, A, "o2", T0.plusSeconds(1)));
+    assertEquals(RecordState.IN_FLIGHT, r.state());
+    assertEquals(A, r.fingerprint());
+    assertEquals(1, r.generation());
+    assertEquals(A, existing(claim(ID, B, "o3", T0.plusSeconds(1))).fingerprint(), "another payload sees the record");
+  }
+
+  @Test
+  void completedResultIsKeptAndNotTakenOver() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    assertTrue(store().complete(ID, g, "o1", T0.plusSeconds(1), CREATED, T0.plus(RETENTION)));
+    StoredRecord r = existing(claim(ID, A, "o2", T0.plus(Duration.ofHours(2))));
+    assertEquals(RecordState.COMPLETED, r.state());
+    assertEquals(CREATED, r.response().orElseThrow());
+    assertEquals(r, store().find(ID).orElseThrow());
+    assertFalse(store().complete(ID, g, "o1", T0.plusSeconds(2), CREATED, T0.plus(RETENTION)), "completes once");
+  }
+
+  @Test
+  void omittedBodiesRoundTrip() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    StoredResponse omitted = new StoredResponse(201, Map.of("Location", List.of("/orders/1")), new byte[0], true);
+    assertTrue(store().complete(ID, g, "o1", T0, omitted, T0.plus(RETENTION)));
+    assertEquals(omitted, store().find(ID).orElseThrow().response().orElseThrow());
+  }
+
+  @Test
+  void releasedClaimIsTakenByAnyPayloadWithTheNextGeneration() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    assertTrue(store().release(ID, g, "o1"));
+    assertEquals(RecordState.RELEASED, store().find(ID).orElseThrow().state());
+    assertEquals(2, claimed(ID, B, "o2", T0.plusSeconds(1)));
+    assertFalse(store().complete(ID, g, "o1", T0.plusSeconds(2), CREATED, T0.plus(RETENTION)),
+        "the released generation is fenced out");
+    assertTrue(store().complete(ID, 2, "o2", T0.plusSeconds(2), CREATED, T0.plus(RETENTION)));
+  }
+
+  @Test
+  void expiredLeaseIsTakenOverBySamePayloadOnlyAndTheStaleOwnerIsFenced() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    Instant later = T0.plus(LEASE).plusMillis(1);
+    StoredRecord other = existing(claim(ID, B, "o2", later));
+    assertEquals(A, other.fingerprint(), "another payload does not take over a crashed claim");
+    assertEquals(g + 1, claimed(ID, A, "o3", later));
+    assertFalse(store().renew(ID, g, "o1", later, later.plus(LEASE)));
+    assertFalse(store().complete(ID, g, "o1", later, CREATED, later.plus(RETENTION)), "stale owner refused");
+    assertFalse(store().release(ID, g, "o1"));
+    assertTrue(store().complete(ID, g + 1, "o3", later.plusSeconds(1), CREATED, later.plus(RETENTION)));
+    assertEquals(g + 1, store().find(ID).orElseThrow().generation());
+  }
+
+  @Test
+  void liveLeaseIsNotTakenOverAndRenewalKeepsItLive() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    Instant t = T0;
+    for (int i = 0; i < 5; i++) {
+      t = t.plusSeconds(20);
+      assertTrue(store().renew(ID, g, "o1", t, t.plus(LEASE)), "renewal " + i);
+      assertEquals(RecordState.IN_FLIGHT, existing(claim(ID, A, "thief", t.plusSeconds(1))).state());
+    }
+    assertTrue(store().complete(ID, g, "o1", t.plusSeconds(29), CREATED, t.plus(RETENTION)));
+  }
+
+  @Test
+  void completionAfterTheLeaseExpiredIsRefusedEvenWithoutATakeover() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    Instant late = T0.plus(LEASE);
+    assertFalse(store().renew(ID, g, "o1", late, late.plus(LEASE)));
+    assertFalse(store().complete(ID, g, "o1", late, CREATED, late.plus(RETENTION)));
+    assertEquals(RecordState.IN_FLIGHT, store().find(ID).orElseThrow().state());
+  }
+
+  @Test
+  void wrongOwnerWithTheRightGenerationChangesNothing() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    assertFalse(store().complete(ID, g, "intruder", T0, CREATED, T0.plus(RETENTION)));
+    assertFalse(store().release(ID, g, "intruder"));
+    assertFalse(store().renew(ID, g, "intruder", T0, T0.plus(LEASE)));
+  }
+
+  @Test
+  void afterRetentionTheKeyIsNewAgainAndPurgeDeletesOnlyExpiredRecords() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    store().complete(ID, g, "o1", T0, CREATED, T0.plus(RETENTION));
+    RecordId live = new RecordId("alice", "POST /orders", "k-live");
+    claimed(live, A, "o2", T0.plus(RETENTION).minusSeconds(5));
+    Instant after = T0.plus(RETENTION).plusSeconds(1);
+
+    assertEquals(1, store().purgeExpired(after), "only the expired completed record");
+    assertTrue(store().find(ID).isEmpty());
+    assertTrue(store().find(live).isPresent());
+    assertEquals(1, claimed(ID, B, "o3", after), "a purged key is new again, any payload");
+  }
+
+  @Test
+  void expiredButNotYetPurgedRecordIsAlsoNewAgain() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    store().complete(ID, g, "o1", T0, CREATED, T0.plus(RETENTION));
+    assertEquals(g + 1, claimed(ID, B, "o2", T0.plus(RETENTION)));
+  }
+
+  @Test
+  void scopesAreSeparateRecords() throws Exception {
+    claimed(ID, A, "o1", T0);
+    assertEquals(1, claimed(new RecordId("bob", "POST /orders", "k1"), A, "o2", T0));
+    assertEquals(1, claimed(new RecordId("alice", "POST /refunds", "k1"), A, "o3", T0));
+  }
+
+  @Test
+  void exactlyOneOf32SimultaneousClaimsWins() throws Exception {
+    IdempotencyStore s = store();
+    int threads = 32;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      for (int round = 0; round < 5; round++) {
+        RecordId id = new RecordId("c", "POST /x", "race-" + round);
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<ClaimAttempt>> results = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+          String owner = "o" + i;
+          results.add(pool.submit(() -> {
+            go.await();
+            return s.claim(id, A, owner, T0, T0.plus(LEASE), T0.plus(RETENTION));
+          }));
+        }
+        go.countDown();
+        int won = 0;
+        for (Future<ClaimAttempt> f : results) {
+          ClaimAttempt a = f.get(20, TimeUnit.SECONDS);
+          if (a instanceof ClaimAttempt.Claimed) {
+            won++;
+          } else {
+            assertEquals(RecordState.IN_FLIGHT, existing(a).state());
+          }
+        }
+        assertEquals(1, won, "round " + round);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+}
