@@ -99,7 +99,8 @@ import org.slf4j.LoggerFactory;
  * was not closed), so does a PENDING operation never durably claimed, whose first attempt may have
  * gone out under a claim the crash lost. A later 4xx to the resend then ends it UNCERTAIN, never
  * FAILED: the first attempt may have taken effect. On PostgreSQL, leases expire; the claim that
- * takes over an expired lease records the same AMBIGUOUS attempt.
+ * takes over an expired lease records the same AMBIGUOUS attempt, and an owner that claims its
+ * own lease again (a restarted instance with a stable owner name) takes it over at once.
  *
  * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
  * before returning; durable writes commit with {@code synchronous_commit = on}, the deferred ones
@@ -320,7 +321,9 @@ public final class JdbcJournal implements Journal {
       OperationState state = Quarantine.state(r);
       boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
           && r.leaseExpiresAt() > nowNanos;
-      if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && !leased))) {
+      // An expired lease, or the claimant's own (a restarted instance under a stable owner name).
+      boolean ownLease = leased && owner.equals(r.owner());
+      if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && (!leased || ownLease)))) {
         return Optional.<Lease>empty();
       }
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
@@ -334,8 +337,8 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * The attempts of an IN_FLIGHT row whose lease expired: its holder may have sent the attempt of
-   * that generation and died. Unless that
+   * The attempts of an IN_FLIGHT row whose lease expired, or that its owner claims again after a
+   * restart: its holder may have sent the attempt of that generation and died. Unless that
    * attempt was recorded, it counts as AMBIGUOUS, so that giving up later ends UNCERTAIN.
    *
    * @return the new attempts JSON, or null to keep the stored one

@@ -69,8 +69,11 @@ public final class InMemoryJournal implements Journal {
     if (r == null) {
       throw new IllegalStateException("no such operation: " + id);
     }
+    // An expired lease, or the claimant's own: a restarted instance under a stable owner name takes
+    // back what its previous incarnation held (within one process, SingleFlight keeps executions of
+    // one operation from overlapping).
     boolean claimable = r.state() == OperationState.PENDING
-        || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now));
+        || (r.state() == OperationState.IN_FLIGHT && (!r.isLeasedAt(now) || owner.equals(r.owner())));
     if (!claimable) {
       return Optional.empty();
     }

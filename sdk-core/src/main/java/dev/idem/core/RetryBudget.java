@@ -17,6 +17,18 @@ public interface RetryBudget {
   /** Tells the budget that an attempt to {@code host} succeeded. */
   void onSuccess(String host);
 
+  /**
+   * Tells the budget that a retry to {@code host}, which {@link #tryAcquireRetry} paid for,
+   * succeeded. The token bucket gives the retry's cost back, as the AWS SDKs do: a host that
+   * answers retries is healthy, and the budget exists to stop retry storms against a failing one.
+   * Without it, resuming a few hundred operations that a crash left with an attempt in their
+   * history (each resend is a retry) against a healthy host drained the budget and trickled the
+   * rest out at the refill rate. The default calls {@link #onSuccess}.
+   */
+  default void onRetrySuccess(String host) {
+    onSuccess(host);
+  }
+
   /** No budget: every retry is allowed (the policy's own limits still apply). */
   static RetryBudget unlimited() {
     return new RetryBudget() {
@@ -32,9 +44,10 @@ public interface RetryBudget {
 
   /**
    * The default: a token bucket per host, as in the AWS SDKs. Each host starts with
-   * {@code capacity} tokens; a retry costs {@code retryCost}; a success refunds
-   * {@code successRefund}; and {@code refillPerSecond} tokens drip back with time, so that queued
-   * operations are eventually retried even when no new request succeeds.
+   * {@code capacity} tokens; a retry costs {@code retryCost}; a successful first attempt refunds
+   * {@code successRefund}, a successful retry its whole cost; and {@code refillPerSecond} tokens
+   * drip back with time, so that queued operations are eventually retried even when no new request
+   * succeeds.
    *
    * <p>Chosen over a ratio budget (Finagle) because it needs no time window to reason about, it
    * makes total-outage behaviour exact (at most {@code capacity / retryCost} retries per host
@@ -42,7 +55,7 @@ public interface RetryBudget {
    *
    * @param capacity tokens per host when full (AWS: 500)
    * @param retryCost tokens per retry (AWS: 5)
-   * @param successRefund tokens returned per success (AWS: 1)
+   * @param successRefund tokens returned per successful first attempt (AWS: 1)
    * @param refillPerSecond tokens returned per second of time, 0 for none
    * @param clock the time source for the refill
    */

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
@@ -136,7 +137,38 @@ class BreakerAndBudgetTest {
 
     assertEquals(4, host.attempts(a.key()));
     assertEquals(4, outcome.attempts().size());
-    assertEquals(1.0, budget.tokens(HOST), "the retry cost 5, its success refunded 1");
+    assertEquals(5.0, budget.tokens(HOST), "the retry cost 5, and its success gave the 5 back");
+  }
+
+  /**
+   * After a crash, every operation the dead process held comes back with an ambiguous attempt, so
+   * each resend is a retry. Against a host that answers them, the budget must not trickle them out
+   * at its refill rate: before successful retries gave their cost back, the default budget let
+   * 100 through and held the other 200 for minutes (seen in the crash-loop test).
+   */
+  @Test
+  void resumingWhatACrashLeftInFlightIsNotThrottledWhileTheHostAnswers() throws Exception {
+    IdempotentExecutor idem = executor().circuitBreaker(CircuitBreakerSettings.disabled())
+        .retryBudget(RetryBudget.tokenBucket(time.clock())).build();
+    host.behave((key, n, now) -> Reply.status(201));
+    List<Operation> ops = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      Operation op = order(i);
+      ops.add(op);
+      journal.begin(new NewOperation(op.id(), null, Fingerprinter.defaults().fingerprint(op.request()), op.request(),
+          time.now()));
+      journal.claim(op.id(), "the-dead-process", time.now(), Duration.ofSeconds(30)).orElseThrow();
+    }
+    time.advance(Duration.ofMinutes(1));
+
+    ResumeSummary summary = idem.resumePending(Map.of("create-order", ResumeHandler.of(host, o -> { }, f -> { })));
+
+    assertEquals(300, summary.succeeded(), summary.toString());
+    for (Operation op : ops) {
+      assertEquals(1, host.attempts(op.key()));
+      assertTrue(record(op).attempts().get(0).isAmbiguous(), "the dead process's attempt counts as ambiguous");
+    }
+    assertEquals(0, events(IdemEvent.BudgetDenied.class).size());
   }
 
   @Test

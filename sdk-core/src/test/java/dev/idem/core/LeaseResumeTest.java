@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.FakeTime;
-import dev.idem.core.support.OwnLeaseJournal;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +27,7 @@ class LeaseResumeTest {
 
   private final FakeTime time = new FakeTime();
   // Reclaiming one's own live lease is the durable journals' part (Journal.claim); this stands in for it.
-  private final Journal journal = new OwnLeaseJournal(new InMemoryJournal());
+  private final Journal journal = new InMemoryJournal();
   private final List<Outcome> delivered = new ArrayList<>();
   private final List<OperationException> failures = new ArrayList<>();
 

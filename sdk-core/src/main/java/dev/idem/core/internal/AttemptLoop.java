@@ -46,9 +46,11 @@ public final class AttemptLoop {
   private final List<AttemptRecord> history;
   private final String host;
   private final Instant createdAt;
-  private final boolean readInFlight;
   private final boolean inline;
-  private final long generationRead;
+  /** Read IN_FLIGHT: the first claim takes over a holder's lease, and the journal may add its attempt. */
+  private boolean takingOver;
+  /** Whether the attempt in progress was charged to the host's retry budget. */
+  private boolean chargedAsRetry;
 
   private Lease lease;
   private long generationSeen;
@@ -57,7 +59,6 @@ public final class AttemptLoop {
   private int attemptsThisRun;
   private int inFlightThisRun;
   private boolean lastWasInFlight;
-  private boolean takeoverChecked;
   private Duration previousDelay = Duration.ZERO;
   private ResponseSnapshot lastResponse;
 
@@ -76,6 +77,7 @@ public final class AttemptLoop {
   public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline) {
     this.s = settings;
     this.inline = inline;
+    this.takingOver = record.state() == OperationState.IN_FLIGHT;
     this.id = record.id();
     this.policy = policy;
     this.history = new ArrayList<>(record.attempts());
@@ -83,8 +85,6 @@ public final class AttemptLoop {
     this.lastResponse = record.response();
     this.host = HostGuard.hostOf(record.request().uri());
     this.createdAt = record.createdAt();
-    this.readInFlight = record.state() == OperationState.IN_FLIGHT;
-    this.generationRead = record.generation();
   }
 
   /** The policy's per-attempt timeout, if it has one. */
@@ -108,7 +108,6 @@ public final class AttemptLoop {
       // The deadline counts from the first claim, so that waiting for a breaker's probe spends it too.
       runStart = now;
     }
-    boolean takingOver = !takeoverChecked && unfinishedHolder();
     Optional<Lease> claimed = s.journal().claim(id, s.owner(), now, s.leaseFor());
     if (claimed.isEmpty()) {
       OperationRecord current = s.journal().find(id)
@@ -122,63 +121,27 @@ public final class AttemptLoop {
           current.response()));
     }
     lease = claimed.get();
-    if (lease.generation() != generationSeen + 1) {
+    if (lease.generation() != generationSeen + 1 || takingOver) {
       // Someone else held the operation since this loop last saw it (another execution that began
-      // concurrently, or another process on the same journal) and may have recorded attempts: take
-      // the history from the journal, so that numbering goes on and an ambiguous attempt is never
-      // forgotten (giving up after it must end UNCERTAIN, not FAILED).
+      // concurrently, or another process on the same journal) and may have recorded attempts; or
+      // this claim took over a holder's lease, for which the journal records the attempt the holder
+      // may have sent. Take the history from the journal, so that numbering goes on and an
+      // ambiguous attempt is never forgotten (giving up after it must end UNCERTAIN, not FAILED).
       OperationRecord current = s.journal().find(id)
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
       history.clear();
       history.addAll(current.attempts());
-    }
-    if (!takeoverChecked) {
-      takeoverChecked = true;
-      if (takingOver && lease.generation() == generationRead + 1) {
-        recordTakeover(now);
-      }
+      takingOver = false;
     }
     generationSeen = lease.generation();
-    HostGuard.Refusal refusal = s.guard().admit(host, !history.isEmpty() && !lastWasInFlight);
+    chargedAsRetry = !history.isEmpty() && !lastWasInFlight;
+    HostGuard.Refusal refusal = s.guard().admit(host, chargedAsRetry);
     if (refusal != HostGuard.Refusal.NONE) {
       return refused(refusal, now);
     }
     attemptStart = now;
     s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     return new Step.Send();
-  }
-
-  /**
-   * True if the operation was read IN_FLIGHT and still is, at the same generation, with no attempt
-   * of that generation recorded: its holder (a process that died, or this owner before a restart)
-   * may have sent an attempt whose end nobody recorded. Read again here, because a holder in this
-   * very process may have finished since.
-   */
-  private boolean unfinishedHolder() throws IdempotencyException {
-    if (!readInFlight) {
-      return false;
-    }
-    Optional<OperationRecord> current = s.journal().find(id);
-    return current.isPresent() && current.get().state() == OperationState.IN_FLIGHT
-        && current.get().generation() == generationRead
-        && current.get().attempts().stream().noneMatch(a -> a.generation() == generationRead);
-  }
-
-  /**
-   * Records the attempt a previous holder may have sent, as ambiguous: if every later attempt
-   * fails, the operation must end UNCERTAIN, since that attempt may have taken effect.
-   */
-  private void recordTakeover(Instant now) throws IdempotencyException {
-    OperationRecord before = s.journal().find(id).orElse(null);
-    Instant started = before == null ? now : before.updatedAt();
-    AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), started.isAfter(now) ? now : started,
-        now, Classification.AMBIGUOUS, null, null, "taken over from a holder (generation " + generationRead
-        + ") that never recorded how its attempt ended; it may have been sent and taken effect", Duration.ZERO,
-        "taken over; sending again with the same key");
-    s.journal().recordAttempt(id, lease, a);
-    history.add(a);
-    LOG.info("operation {}: took over generation {} from a holder that did not finish; its attempt is counted as"
-        + " ambiguous", id, generationRead);
   }
 
   /**
@@ -436,7 +399,7 @@ public final class AttemptLoop {
     AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
         v.classification(), status, failure == null ? null : failure.getClass().getName(), v.reason(), delay,
         decision);
-    s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end));
+    s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
     s.journal().recordAttempt(id, lease, a);
     history.add(a);
     s.emit(new IdemEvent.AttemptFinished(id, a, host));

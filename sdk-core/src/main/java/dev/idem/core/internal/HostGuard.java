@@ -111,10 +111,15 @@ public final class HostGuard {
    * @param classification the attempt's class; a SUCCESS refunds the retry budget
    * @param health what the attempt says about the host, for its breaker
    * @param took how long the attempt took
+   * @param wasRetry whether {@link #admit} charged the attempt to the retry budget
    */
-  public void record(String host, Classification classification, Health health, Duration took) {
+  public void record(String host, Classification classification, Health health, Duration took, boolean wasRetry) {
     if (classification == Classification.SUCCESS) {
-      budget.onSuccess(host);
+      if (wasRetry) {
+        budget.onRetrySuccess(host);
+      } else {
+        budget.onSuccess(host);
+      }
     }
     CircuitBreaker breaker = breaker(host);
     if (breaker == null) {

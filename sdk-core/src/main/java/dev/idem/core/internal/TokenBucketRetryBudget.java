@@ -48,6 +48,15 @@ public final class TokenBucketRetryBudget implements RetryBudget {
     }
   }
 
+  @Override
+  public void onRetrySuccess(String host) {
+    Bucket b = bucket(host);
+    synchronized (b) {
+      refill(b);
+      b.tokens = Math.min(capacity, b.tokens + retryCost);
+    }
+  }
+
   /** Tokens left for {@code host}, after refill; for tests and metrics. */
   public double tokens(String host) {
     Bucket b = bucket(host);
