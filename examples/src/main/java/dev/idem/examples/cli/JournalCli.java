@@ -13,7 +13,7 @@ import picocli.CommandLine.Command;
 @Command(name = "idem-journal", mixinStandardHelpOptions = true, version = "idem-journal 0.1",
     description = "Inspect and repair an Idem journal.",
     subcommands = {ListCommand.class, ShowCommand.class, RedriveCommand.class, PurgeCommand.class,
-        StatsCommand.class})
+        StatsCommand.class, WebhooksCommand.class})
 public final class JournalCli {
   /** Runs the CLI and exits with its status: 0 on success, 1 on a journal error, 2 on bad usage. */
   public static void main(String[] args) {
