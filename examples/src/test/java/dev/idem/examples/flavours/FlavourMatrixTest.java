@@ -58,9 +58,14 @@ import org.junit.jupiter.api.io.TempDir;
  * exist.
  *
  * <p>The journal is the embedded SQLite one in every scenario. The two crash scenarios (b and e)
- * share one child JVM for all flavours ({@link FlavourKillChild}): it sends every crash operation
- * at once, the servers hold them, the parent SIGKILLs the child, then reopens its journal and
- * resumes. An @AfterAll prints the scenario × flavour table.
+ * share one real child JVM for all flavours ({@link FlavourKillChild}): it sends every crash
+ * operation at once, the servers hold them, the parent SIGKILLs the child, then reopens its journal
+ * and resumes. In b the server is still working on the request when the child dies (slow
+ * processing), so the effect happens after the kill and the resume meets the key in flight; in e
+ * the server committed attempt 1 and holds back its answer, and every resumed attempt gets 503.
+ * A real kill rather than a state built with the journal API, so that e also proves what the
+ * journal makes of a dead process's attempt at open (an ambiguous attempt), which no in-process
+ * close can reproduce. An @AfterAll prints the scenario × flavour table.
  */
 class FlavourMatrixTest {
   static final String BODY = "{\"sku\": \"A-1\",  \"qty\":2, \"amount\":1.50}"; // not canonical, on purpose
