@@ -93,10 +93,12 @@ public final class JournalBenchmark {
       double[] beginRatio = new double[slices];
       double[] scaleRatio = new double[slices];
       double[] opScale = new double[slices];
-      System.out.println("slice  fsync_us  begin_us  begin/fsync  begins/s(1t)  begins/s(32t)  32t/1t"
-          + "  ops/s(1t)  ops/s(32t)  32t/1t");
+      double[] overRaw = new double[slices];
+      System.out.println("slice  fsync_us  sqlite_us  begin_us  begin/fsync  begin/sqlite  begins/s(1t)  begins/s(32t)"
+          + "  32t/1t  ops/s(1t)  ops/s(32t)  32t/1t");
       for (int s = 0; s < slices; s++) {
         double fsyncMicros = fsyncMicros(run.resolve("fsync.probe"), 200);
+        double sqliteMicros = rawSqliteMicros(run.resolve("raw-" + s + ".db"), 500);
         double begins = part(journal, 1, sliceNanos, true);
         double beginsMany = part(journal, 32, sliceNanos, true);
         double one = part(journal, 1, sliceNanos, false);
@@ -105,11 +107,15 @@ public final class JournalBenchmark {
         beginRatio[s] = beginMicros / fsyncMicros;
         scaleRatio[s] = beginsMany / begins;
         opScale[s] = many / one;
-        System.out.printf(Locale.ROOT, "%5d  %8.0f  %8.0f  %11.2f  %12.0f  %13.0f  %6.2f  %9.0f  %10.0f  %6.2f%n", s,
-            fsyncMicros, beginMicros, beginRatio[s], begins, beginsMany, scaleRatio[s], one, many, opScale[s]);
+        overRaw[s] = beginMicros / sqliteMicros;
+        System.out.printf(Locale.ROOT, "%5d  %8.0f  %9.0f  %8.0f  %11.2f  %12.2f  %12.0f  %13.0f  %6.2f  %9.0f  %10.0f"
+            + "  %6.2f%n", s, fsyncMicros, sqliteMicros, beginMicros, beginRatio[s], overRaw[s], begins, beginsMany,
+            scaleRatio[s], one, many, opScale[s]);
       }
       System.out.printf(Locale.ROOT, "median begin / fsync (1 thread): %.2f (goal <= 1.5, %s)%n", median(beginRatio),
           median(beginRatio) <= 1.5 ? "met" : "NOT met");
+      System.out.printf(Locale.ROOT, "median begin / bare SQLite insert+commit (1 thread): %.2f (no goal: what Idem"
+          + " adds to SQLite's own cost)%n", median(overRaw));
       System.out.printf(Locale.ROOT, "median durable begins/s 32 threads / 1 thread: %.2f (goal >= 5, %s)%n",
           median(scaleRatio), median(scaleRatio) >= 5 ? "met" : "NOT met");
       System.out.printf(Locale.ROOT, "median whole operations/s 32 threads / 1 thread: %.2f (no goal)%n",
@@ -229,6 +235,47 @@ public final class JournalBenchmark {
     for (Thread t : threads) {
       t.join();
     }
+  }
+
+  /**
+   * The baseline under begin: the median time of {@code n} bare SQLite inserts of a row like the
+   * journal's, each committed, through sqlite-jdbc with the journal's settings (WAL,
+   * synchronous=FULL), on a file beside the journal.
+   */
+  private static double rawSqliteMicros(Path db, int n) throws Exception {
+    org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
+    config.setJournalMode(org.sqlite.SQLiteConfig.JournalMode.WAL);
+    config.setSynchronous(org.sqlite.SQLiteConfig.SynchronousMode.FULL);
+    org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource(config);
+    ds.setUrl("jdbc:sqlite:" + db);
+    double[] micros = new double[n];
+    Random random = new Random(SEEDS.incrementAndGet());
+    try (java.sql.Connection c = ds.getConnection()) {
+      try (java.sql.Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE op (scope TEXT NOT NULL, operation TEXT NOT NULL, op_key TEXT NOT NULL,"
+            + " request TEXT NOT NULL, state TEXT NOT NULL, updated_at INTEGER NOT NULL,"
+            + " PRIMARY KEY (scope, operation, op_key))");
+        st.execute("CREATE INDEX op_state ON op (state, updated_at)");
+      }
+      c.setAutoCommit(false);
+      String request = new String(BODY, StandardCharsets.UTF_8).repeat(4);
+      try (java.sql.PreparedStatement ps = c.prepareStatement("INSERT INTO op VALUES ('bench', 'create-order', ?, ?,"
+          + " 'PENDING', ?) ON CONFLICT DO NOTHING")) {
+        for (int i = 0; i < n; i++) {
+          long start = System.nanoTime();
+          ps.setString(1, IdempotencyKey.generate(random).value());
+          ps.setString(2, request);
+          ps.setLong(3, start);
+          ps.executeUpdate();
+          c.commit();
+          micros[i] = (System.nanoTime() - start) / 1e3;
+        }
+      }
+    }
+    for (String suffix : new String[] {"", "-wal", "-shm"}) {
+      Files.deleteIfExists(Path.of(db + suffix));
+    }
+    return median(micros);
   }
 
   /** The median time of {@code n} fsyncs of a 256-byte write to a file beside the journal. */
