@@ -15,8 +15,6 @@ import dev.idem.core.RequestSnapshot;
 import dev.idem.core.Fingerprinter;
 import dev.idem.core.Transition;
 import dev.idem.jdbc.JdbcJournal;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -55,41 +53,41 @@ class JournalCliTest {
   @Test
   void listsShowsRedrivesAndCounts() {
     String journal = dir.resolve("journal").toString();
-    Result list = run("list", "--dir", journal, "--state", "FAILED");
-    assertEquals(0, list.code);
-    assertTrue(list.out.contains("key-failed-1") && list.out.contains("1 FAILED operation(s)"), list.out);
-    assertFalse(list.out.contains("key-pending-1"));
+    CliRun list = run("list", "--dir", journal, "--state", "FAILED");
+    assertEquals(0, list.code());
+    assertTrue(list.out().contains("key-failed-1") && list.out().contains("1 FAILED operation(s)"), list.out());
+    assertFalse(list.out().contains("key-pending-1"));
 
-    Result show = run("show", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
+    CliRun show = run("show", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
         "--key", "key-failed-1");
-    assertEquals(0, show.code, show.err);
-    assertTrue(show.out.contains("HTTP 402") && show.out.contains("#1"), show.out);
-    assertFalse(show.out.contains("4111111111111111"), "bodies are never printed");
-    assertFalse(show.out.contains(": 7"), "header values are never printed");
+    assertEquals(0, show.code(), show.err());
+    assertTrue(show.out().contains("HTTP 402") && show.out().contains("#1"), show.out());
+    assertFalse(show.out().contains("4111111111111111"), "bodies are never printed");
+    assertFalse(show.out().contains(": 7"), "header values are never printed");
 
-    Result stats = run("stats", "--dir", journal);
-    assertTrue(stats.out.contains("FAILED     1") && stats.out.contains("PENDING    1"), stats.out);
+    CliRun stats = run("stats", "--dir", journal);
+    assertTrue(stats.out().contains("FAILED     1") && stats.out().contains("PENDING    1"), stats.out());
 
-    Result redrive = run("redrive", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
+    CliRun redrive = run("redrive", "--dir", journal, "--scope", "tenant-1", "--operation", "charge-card",
         "--key", "key-failed-1");
-    assertEquals(0, redrive.code, redrive.err);
-    Result after = run("stats", "--dir", journal);
-    assertTrue(after.out.contains("FAILED     0") && after.out.contains("PENDING    2"), after.out);
+    assertEquals(0, redrive.code(), redrive.err());
+    CliRun after = run("stats", "--dir", journal);
+    assertTrue(after.out().contains("FAILED     0") && after.out().contains("PENDING    2"), after.out());
   }
 
   @Test
   void redriveOfAPendingOperationIsRefusedClearly() {
-    Result r = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
+    CliRun r = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
         "create-order", "--key", "key-pending-1");
-    assertEquals(1, r.code);
-    assertTrue(r.err.contains("only FAILED or UNCERTAIN"), r.err);
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("only FAILED or UNCERTAIN"), r.err());
   }
 
   @Test
   void purgeRemovesOnlyOldFinishedOperations() throws Exception {
-    Result r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P1D");
-    assertEquals(0, r.code, r.err);
-    assertTrue(r.out.contains("purged 1"), r.out);
+    CliRun r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P1D");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("purged 1"), r.out());
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir.resolve("journal"))) {
       assertTrue(j.find(failed).isEmpty());
       assertTrue(j.find(pending).isPresent(), "pending operations are never purged");
@@ -99,9 +97,9 @@ class JournalCliTest {
   @Test
   void aMissingJournalIsAClearErrorAndIsNotCreated() {
     Path missing = dir.resolve("nope");
-    Result r = run("stats", "--dir", missing.toString());
-    assertEquals(1, r.code);
-    assertTrue(r.err.contains("no journal at") && r.err.contains("does not exist"), r.err);
+    CliRun r = run("stats", "--dir", missing.toString());
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("no journal at") && r.err().contains("does not exist"), r.err());
     assertFalse(missing.toFile().exists());
   }
 
@@ -109,12 +107,12 @@ class JournalCliTest {
   void aJournalInUseCanBeReadButNotChanged() throws Exception {
     Path journal = dir.resolve("journal");
     try (JdbcJournal holder = JdbcJournal.openEmbedded(journal)) {
-      Result stats = run("stats", "--dir", journal.toString());
-      assertEquals(0, stats.code, stats.err);
-      assertTrue(stats.out.contains("FAILED"), stats.out);
-      Result purge = run("purge", "--dir", journal.toString(), "--older-than", "P1D");
-      assertEquals(1, purge.code);
-      assertTrue(purge.err.startsWith("idem-journal: ") && purge.err.contains("already open"), purge.err);
+      CliRun stats = run("stats", "--dir", journal.toString());
+      assertEquals(0, stats.code(), stats.err());
+      assertTrue(stats.out().contains("FAILED"), stats.out());
+      CliRun purge = run("purge", "--dir", journal.toString(), "--older-than", "P1D");
+      assertEquals(1, purge.code());
+      assertTrue(purge.err().startsWith("idem-journal: ") && purge.err().contains("already open"), purge.err());
       assertTrue(holder.find(failed).isPresent(), "the holder's journal is intact");
     }
   }
@@ -123,8 +121,8 @@ class JournalCliTest {
   void readingCommandsNeverWriteAByteOfTheJournal() throws Exception {
     Path journal = dir.resolve("journal");
     Map<String, String> before = digests(journal);
-    assertEquals(0, run("stats", "--dir", journal.toString()).code);
-    assertEquals(0, run("list", "--dir", journal.toString(), "--state", "FAILED").code);
+    assertEquals(0, run("stats", "--dir", journal.toString()).code());
+    assertEquals(0, run("list", "--dir", journal.toString(), "--state", "FAILED").code());
     assertEquals(before, digests(journal));
   }
 
@@ -132,9 +130,9 @@ class JournalCliTest {
   void anIdem01H2JournalIsExplainedNotOpened() throws Exception {
     Path old = java.nio.file.Files.createDirectories(dir.resolve("old"));
     java.nio.file.Files.writeString(old.resolve("idem-journal.mv.db"), "H2 file");
-    Result r = run("stats", "--dir", old.toString());
-    assertEquals(1, r.code);
-    assertTrue(r.err.contains("H2 journal of Idem 0.1"), r.err);
+    CliRun r = run("stats", "--dir", old.toString());
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("H2 journal of Idem 0.1"), r.err());
   }
 
   /** Every file of a directory and the SHA-256 of its bytes. */
@@ -152,23 +150,18 @@ class JournalCliTest {
   @Test
   void worksOnAJdbcUrlToo() {
     String url = "jdbc:sqlite:" + dir.resolve("journal").resolve("idem-journal.db");
-    Result r = run("list", "--jdbc-url", url, "--state", "FAILED");
-    assertEquals(0, r.code, r.err);
-    assertTrue(r.out.contains("key-failed-1"), r.out);
+    CliRun r = run("list", "--jdbc-url", url, "--state", "FAILED");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("key-failed-1"), r.out());
   }
 
   @Test
   void badUsageExitsWithTwo() {
-    assertEquals(2, run("list", "--dir", dir.toString(), "--state", "NOT_A_STATE").code);
+    assertEquals(2, run("list", "--dir", dir.toString(), "--state", "NOT_A_STATE").code());
   }
 
-  private record Result(int code, String out, String err) {}
-
-  private static Result run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = JournalCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
-    return new Result(code, out.toString(), err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 
 }

@@ -12,8 +12,6 @@ import dev.idem.webhooks.WebhookInbox;
 import dev.idem.webhooks.WebhookProcessor;
 import dev.idem.webhooks.WebhookReceiver;
 import dev.idem.webhooks.WebhookSource;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
@@ -49,18 +47,18 @@ class WebhooksCommandTest {
       assertEquals(InboxState.DEAD, inbox.find("acme", "evt_1").orElseThrow().state());
     }
 
-    Result list = run("webhooks", "dead-letters", "--inbox", inboxDir.toString());
-    assertEquals(0, list.code, list.err);
-    assertTrue(list.out.contains("acme evt_1 order.paid") && list.out.contains("unknown order"), list.out);
-    assertTrue(list.out.contains("1 dead letter(s)"), list.out);
+    CliRun list = run("webhooks", "dead-letters", "--inbox", inboxDir.toString());
+    assertEquals(0, list.code(), list.err());
+    assertTrue(list.out().contains("acme evt_1 order.paid") && list.out().contains("unknown order"), list.out());
+    assertTrue(list.out().contains("1 dead letter(s)"), list.out());
 
-    Result redrive = run("webhooks", "redrive", "--inbox", inboxDir.toString(), "--source", "acme", "--event-id",
+    CliRun redrive = run("webhooks", "redrive", "--inbox", inboxDir.toString(), "--source", "acme", "--event-id",
         "evt_1");
-    assertEquals(0, redrive.code, redrive.err);
-    Result again = run("webhooks", "redrive", "--inbox", inboxDir.toString(), "--source", "acme", "--event-id",
+    assertEquals(0, redrive.code(), redrive.err());
+    CliRun again = run("webhooks", "redrive", "--inbox", inboxDir.toString(), "--source", "acme", "--event-id",
         "evt_1");
-    assertEquals(1, again.code);
-    assertTrue(again.err.contains("not a dead letter") && again.err.contains("PENDING"), again.err);
+    assertEquals(1, again.code());
+    assertTrue(again.err().contains("not a dead letter") && again.err().contains("PENDING"), again.err());
 
     AtomicInteger runs = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(inboxDir).open()) {
@@ -73,18 +71,13 @@ class WebhooksCommandTest {
   @Test
   void aDirectoryWithoutAnInboxIsRefusedAndNotCreated() {
     Path missing = dir.resolve("nope");
-    Result r = run("webhooks", "dead-letters", "--inbox", missing.toString());
-    assertEquals(1, r.code);
-    assertTrue(r.err.contains("no webhook inbox at"), r.err);
+    CliRun r = run("webhooks", "dead-letters", "--inbox", missing.toString());
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("no webhook inbox at"), r.err());
     assertFalse(missing.toFile().exists());
   }
 
-  private record Result(int code, String out, String err) {}
-
-  private static Result run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = JournalCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
-    return new Result(code, out.toString(), err.toString());
+  private static CliRun run(String... args) {
+    return CliRun.of(args);
   }
 }

@@ -4,65 +4,19 @@ import java.util.Locale;
 
 /** What differs between the databases the journal supports. Everything else is shared SQL. */
 public enum Dialect {
-  /** SQLite 3 (the embedded default): one process, one writer connection, group commit. */
-  SQLITE("sqlite") {
-    @Override
-    String synchronousCommitSql(Durability durability) {
-      return null; // synchronous=FULL on the connection: every commit syncs
-    }
-
-    @Override
-    String lockForClaim() {
-      return ""; // one connection: the store's lock already serializes every unit of work
-    }
-
-    @Override
-    String lockForUpdate() {
-      return "";
-    }
-
-    @Override
-    String insertIfAbsentSuffix() {
-      return " ON CONFLICT DO NOTHING";
-    }
-
-    @Override
-    String migrationLockSql() {
-      return null;
-    }
-  },
+  /**
+   * SQLite 3 (the embedded default): one process, one writer connection, group commit. Its
+   * connection runs with {@code synchronous=FULL}, so every commit syncs.
+   */
+  SQLITE("sqlite", " ON CONFLICT DO NOTHING"),
   /**
    * H2 2.x through an app's DataSource: one process, one connection, group commit. Not a default:
-   * H2 lost committed rows under repeated kills in our measurements (see JdbcJournal).
+   * H2 lost committed rows under repeated kills in our measurements (see JdbcJournal). It has no
+   * ON CONFLICT outside its PostgreSQL mode; a duplicate key is caught instead.
    */
-  H2("h2") {
-    @Override
-    String synchronousCommitSql(Durability durability) {
-      return null;
-    }
-
-    @Override
-    String lockForClaim() {
-      return ""; // one connection: the store's lock already serializes every unit of work
-    }
-
-    @Override
-    String lockForUpdate() {
-      return "";
-    }
-
-    @Override
-    String insertIfAbsentSuffix() {
-      return "";
-    }
-
-    @Override
-    String migrationLockSql() {
-      return null;
-    }
-  },
+  H2("h2", ""),
   /** PostgreSQL 12 or later: a fleet shares the database. */
-  POSTGRESQL("postgresql") {
+  POSTGRESQL("postgresql", " ON CONFLICT DO NOTHING") {
     @Override
     String synchronousCommitSql(Durability durability) {
       return durability == Durability.SYNC ? "SET LOCAL synchronous_commit TO on"
@@ -80,11 +34,6 @@ public enum Dialect {
     }
 
     @Override
-    String insertIfAbsentSuffix() {
-      return " ON CONFLICT DO NOTHING";
-    }
-
-    @Override
     String migrationLockSql() {
       // One arbitrary constant: "idem" in ASCII. Held until the migration transaction ends.
       return "SELECT pg_advisory_xact_lock(1768187245)";
@@ -92,9 +41,11 @@ public enum Dialect {
   };
 
   private final String resourceDir;
+  private final String insertIfAbsentSuffix;
 
-  Dialect(String resourceDir) {
+  Dialect(String resourceDir, String insertIfAbsentSuffix) {
     this.resourceDir = resourceDir;
+    this.insertIfAbsentSuffix = insertIfAbsentSuffix;
   }
 
   /** The classpath folder of this dialect's migrations. */
@@ -102,23 +53,36 @@ public enum Dialect {
     return "dev/idem/jdbc/migrations/" + resourceDir + "/";
   }
 
-  /** The statement that sets commit durability for the current transaction, or null if none is needed. */
-  abstract String synchronousCommitSql(Durability durability);
+  /**
+   * The statement that sets commit durability for the current transaction, or null if none is
+   * needed (the single-connection dialects: the store decides when to commit).
+   */
+  String synchronousCommitSql(Durability durability) {
+    return null;
+  }
 
   /**
    * The locking clause for reading a row that is about to be claimed: PostgreSQL skips rows another
    * node is claiming right now, so two nodes never wait on each other for the same operation.
    */
-  abstract String lockForClaim();
+  String lockForClaim() {
+    return ""; // one connection: the store's lock already serializes every unit of work
+  }
 
   /** The locking clause for a read-modify-write of one row by its holder. */
-  abstract String lockForUpdate();
+  String lockForUpdate() {
+    return "";
+  }
 
   /** The clause that makes an INSERT a no-op on a duplicate key, or empty if the dialect lacks one. */
-  abstract String insertIfAbsentSuffix();
+  String insertIfAbsentSuffix() {
+    return insertIfAbsentSuffix;
+  }
 
   /** A statement that serializes concurrent migrations, or null if the database is not shared. */
-  abstract String migrationLockSql();
+  String migrationLockSql() {
+    return null;
+  }
 
   /**
    * Picks the dialect from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}.
