@@ -80,6 +80,21 @@ class EmbeddedJournalFilesTest {
     }
   }
 
+  /**
+   * sqlite-jdbc unpacks its native library into a temporary directory on first use; where it
+   * cannot (here: the directory it is told to use lies under a file, as unusable as a noexec
+   * mount), the open says what to set, instead of "a database error".
+   */
+  @Test
+  void aNativeLibraryThatCannotBeLoadedIsExplained() throws Exception {
+    Path notADirectory = Files.writeString(tmp.resolve("not-a-directory"), "x");
+    ChildJvm.Result child = ChildJvm.run(tmp, List.of("-Dorg.sqlite.tmpdir=" + notADirectory.resolve("sub")),
+        OpenJournalChild.class, tmp.resolve("journal").toString());
+    assertEquals(0, child.exitCode(), child.output());
+    assertTrue(child.output().contains("native library") && child.output().contains("-Dorg.sqlite.tmpdir"),
+        child.output());
+  }
+
   @Test
   void aSecondOpenInTheSameJvmIsRefused() throws Exception {
     Path dir = tmp.resolve("journal");

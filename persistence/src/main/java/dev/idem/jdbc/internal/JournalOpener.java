@@ -98,6 +98,9 @@ public final class JournalOpener {
     } catch (SQLException e) {
       closeQuietly(store, connection);
       release(files, dir);
+      if (nativeLibraryMissing(e)) {
+        throw nativeLibraryError(e);
+      }
       throw JournalErrors.wrapOpen(files.database(), e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, connection);
@@ -147,6 +150,9 @@ public final class JournalOpener {
       return finish.finish(dir.toString(), Dialect.SQLITE, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(connection);
+      if (nativeLibraryMissing(e)) {
+        throw nativeLibraryError(e);
+      }
       throw JournalErrors.wrapOpen(db, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(connection);
@@ -278,18 +284,35 @@ public final class JournalOpener {
 
   /**
    * sqlite-jdbc unpacks its native library into {@code java.io.tmpdir} (or {@code org.sqlite.tmpdir})
-   * on first use and loads it from there; where that directory is mounted {@code noexec}, the load
-   * fails with an {@link UnsatisfiedLinkError} whose message does not say what to do.
+   * on first use and loads it from there; where that directory is mounted {@code noexec} or cannot
+   * be written, the load fails with an {@link UnsatisfiedLinkError}, or a SQLException caused by
+   * sqlite-jdbc's NativeLibraryNotFoundException, neither of which says what to do.
    */
-  private static IdempotencyException nativeLibraryError(Error e) {
+  private static IdempotencyException nativeLibraryError(Throwable e) {
     if (e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
-        || e instanceof ExceptionInInitializerError) {
+        || e instanceof ExceptionInInitializerError || e instanceof SQLException) {
       String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
       return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
           + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
           + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
     }
-    throw e;
+    if (e instanceof Error err) {
+      throw err;
+    }
+    throw new IllegalStateException(e);
+  }
+
+  /** sqlite-jdbc reports a library it could not unpack or load as a SQLException with this cause. */
+  private static boolean nativeLibraryMissing(SQLException e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c.getClass().getSimpleName().equals("NativeLibraryNotFoundException") || c instanceof UnsatisfiedLinkError) {
+        return true;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return false;
   }
 
   private static void release(EmbeddedFiles files, Path dir) {

@@ -17,11 +17,18 @@ public final class ChildJvm {
   }
 
   public static Result run(Path workDir, Class<?> mainClass, String... args) throws IOException, InterruptedException {
+    return run(workDir, List.of(), mainClass, args);
+  }
+
+  /** Like {@link #run(Path, Class, String...)}, with options for the child JVM (such as -D properties). */
+  public static Result run(Path workDir, List<String> jvmOptions, Class<?> mainClass, String... args)
+      throws IOException, InterruptedException {
     String java = ProcessHandle.current().info().command()
         .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     List<String> command = new ArrayList<>(List.of(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1",
-        "-cp", System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        mainClass.getName()));
+        "-cp", System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"));
+    command.addAll(jvmOptions);
+    command.add(mainClass.getName());
     command.addAll(List.of(args));
     Path log = Files.createTempFile(workDir, "child", ".log");
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
