@@ -1,0 +1,208 @@
+package dev.idem.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * Summarises a JFR recording of the client into where the time and the allocations go: the same
+ * figures {@code jfr print --events jdk.ExecutionSample} and {@code jdk.ObjectAllocationSample}
+ * would give, counted by frame.
+ *
+ * <ul>
+ *   <li>CPU, self: the top frame of each execution sample, i.e. the method running.</li>
+ *   <li>CPU, Idem inclusive: for each sample, every distinct {@code dev.idem} method on its stack;
+ *       the share of samples in which the method (or something it called) was running. This is the
+ *       per-call breakdown: fingerprint, snapshot, journal, interceptor bookkeeping.</li>
+ *   <li>CPU by layer: the top frame's library (OkHttp and Okio, Idem, SQLite, Jackson, JDK...).</li>
+ *   <li>Allocation: sampled bytes (the event's weight) by class allocated and by the innermost
+ *       {@code dev.idem} frame that allocated them, per call.</li>
+ *   <li>Native samples (threads in native code, such as SQLite and fsync) and lock waits over 1 ms.</li>
+ * </ul>
+ */
+final class JfrSummary {
+  private static final int TOP = 15;
+
+  private JfrSummary() {
+  }
+
+  /**
+   * Writes the summary of {@code recording} to {@code out}.
+   *
+   * @param calls calls made while recording, to turn allocation into bytes per call
+   */
+  static void summarise(Path recording, long calls, PrintStream out) throws IOException {
+    List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+    List<RecordedEvent> cpu = ofType(events, "jdk.ExecutionSample");
+    List<RecordedEvent> alloc = ofType(events, "jdk.ObjectAllocationSample");
+    List<RecordedEvent> nativeSamples = ofType(events, "jdk.NativeMethodSample");
+    List<RecordedEvent> monitors = ofType(events, "jdk.JavaMonitorEnter");
+    List<RecordedEvent> parks = ofType(events, "jdk.ThreadPark");
+
+    out.printf(Locale.ROOT, "execution samples: %d, native samples: %d, calls recorded: %d%n", cpu.size(),
+        nativeSamples.size(), calls);
+    table(out, "CPU by layer (top frame)", count(cpu, e -> Set.of(layer(top(e)))), cpu.size(), -1);
+    table(out, "CPU, self (top frame)", count(cpu, e -> Set.of(name(top(e)))), cpu.size(), -1);
+    table(out, "CPU, Idem methods inclusive (share of samples with the method on the stack)",
+        count(cpu, JfrSummary::idemMethods), cpu.size(), -1);
+
+    double totalBytes = alloc.stream().mapToDouble(e -> e.getLong("weight")).sum();
+    out.printf(Locale.ROOT, "%nallocation: %.0f sampled bytes, %.0f bytes per call%n", totalBytes,
+        calls > 0 ? totalBytes / calls : 0);
+    table(out, "allocation by innermost Idem frame (bytes per call)",
+        weigh(alloc, e -> innermostIdem(e), e -> e.getLong("weight")), totalBytes, calls);
+    table(out, "allocation by class (bytes per call)",
+        weigh(alloc, e -> e.getClass("objectClass").getName(), e -> e.getLong("weight")), totalBytes, calls);
+    table(out, "allocation by top frame (bytes per call)",
+        weigh(alloc, e -> name(top(e)), e -> e.getLong("weight")), totalBytes, calls);
+
+    table(out, "native samples by innermost Java frame", count(nativeSamples, e -> Set.of(name(top(e)))),
+        nativeSamples.size(), -1);
+    table(out, "native samples by innermost Idem frame", count(nativeSamples, e -> Set.of(innermostIdem(e))),
+        nativeSamples.size(), -1);
+
+    double monitorMs = monitors.stream().mapToDouble(e -> e.getDuration().toNanos() / 1e6).sum();
+    out.printf(Locale.ROOT, "%nmonitor waits >= 1 ms: %d, %.0f ms in all%n", monitors.size(), monitorMs);
+    table(out, "monitor waits by lock class and innermost Idem frame (ms)",
+        weigh(monitors, e -> e.getClass("monitorClass").getName() + " @ " + innermostIdem(e),
+            e -> e.getDuration().toNanos() / 1e6), monitorMs, -1);
+    double parkMs = parks.stream().mapToDouble(e -> e.getDuration().toNanos() / 1e6).sum();
+    out.printf(Locale.ROOT, "%nparks >= 1 ms: %d, %.0f ms in all%n", parks.size(), parkMs);
+    table(out, "parks by innermost Idem frame (ms)", weigh(parks, JfrSummary::innermostIdem,
+        e -> e.getDuration().toNanos() / 1e6), parkMs, -1);
+  }
+
+  /** The top {@link #TOP} rows of one section, as "share  [per call]  key". */
+  private static void table(PrintStream out, String title, Map<String, Double> byKey, double total, long calls) {
+    out.printf("%n%s%n", title);
+    if (total <= 0) {
+      out.println("  (none)");
+      return;
+    }
+    byKey.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(TOP)
+        .forEach(e -> {
+          if (calls > 0) {
+            out.printf(Locale.ROOT, "  %5.1f%%  %8.0f B  %s%n", 100 * e.getValue() / total, e.getValue() / calls,
+                e.getKey());
+          } else {
+            out.printf(Locale.ROOT, "  %5.1f%%  %s%n", 100 * e.getValue() / total, e.getKey());
+          }
+        });
+  }
+
+  /** Top frames of one section, for the benchmark's printed digest: "share key". */
+  static List<String> topIdemInclusive(Path recording, int n) throws IOException {
+    List<RecordedEvent> cpu = ofType(RecordingFile.readAllEvents(recording), "jdk.ExecutionSample");
+    Map<String, Double> counts = count(cpu, JfrSummary::idemMethods);
+    return counts.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(n)
+        .map(e -> String.format(Locale.ROOT, "%5.1f%%  %s", 100 * e.getValue() / cpu.size(), e.getKey()))
+        .collect(Collectors.toList());
+  }
+
+  private static List<RecordedEvent> ofType(List<RecordedEvent> events, String type) {
+    return events.stream().filter(e -> e.getEventType().getName().equals(type)).toList();
+  }
+
+  private static Map<String, Double> count(List<RecordedEvent> events,
+      java.util.function.Function<RecordedEvent, Set<String>> keys) {
+    Map<String, Double> m = new HashMap<>();
+    for (RecordedEvent e : events) {
+      for (String k : keys.apply(e)) {
+        m.merge(k, 1.0, Double::sum);
+      }
+    }
+    return m;
+  }
+
+  private static Map<String, Double> weigh(List<RecordedEvent> events,
+      java.util.function.Function<RecordedEvent, String> key, ToDoubleFunction<RecordedEvent> weight) {
+    Map<String, Double> m = new LinkedHashMap<>();
+    for (RecordedEvent e : events) {
+      m.merge(key.apply(e), weight.applyAsDouble(e), Double::sum);
+    }
+    return m;
+  }
+
+  private static RecordedFrame top(RecordedEvent e) {
+    RecordedStackTrace st = e.getStackTrace();
+    return st == null || st.getFrames().isEmpty() ? null : st.getFrames().get(0);
+  }
+
+  private static Set<String> idemMethods(RecordedEvent e) {
+    Set<String> s = new HashSet<>();
+    RecordedStackTrace st = e.getStackTrace();
+    if (st != null) {
+      for (RecordedFrame f : st.getFrames()) {
+        if (isIdem(f)) {
+          s.add(name(f));
+        }
+      }
+    }
+    return s;
+  }
+
+  private static String innermostIdem(RecordedEvent e) {
+    RecordedStackTrace st = e.getStackTrace();
+    if (st != null) {
+      for (RecordedFrame f : st.getFrames()) {
+        if (isIdem(f)) {
+          return name(f);
+        }
+      }
+    }
+    return "(no Idem frame)";
+  }
+
+  private static boolean isIdem(RecordedFrame f) {
+    String type = f.getMethod() == null ? "" : f.getMethod().getType().getName();
+    return type.startsWith("dev.idem.") && !type.startsWith("dev.idem.bench.");
+  }
+
+  private static String name(RecordedFrame f) {
+    if (f == null || f.getMethod() == null) {
+      return "(unknown)";
+    }
+    RecordedMethod m = f.getMethod();
+    return m.getType().getName() + "." + m.getName();
+  }
+
+  private static String layer(RecordedFrame f) {
+    String n = name(f);
+    if (n.startsWith("dev.idem.bench.")) {
+      return "benchmark harness";
+    } else if (n.startsWith("dev.idem.jdbc.")) {
+      return "Idem persistence (dev.idem.jdbc)";
+    } else if (n.startsWith("dev.idem.okhttp.")) {
+      return "Idem OkHttp adapter";
+    } else if (n.startsWith("dev.idem.")) {
+      return "Idem core";
+    } else if (n.startsWith("okhttp3.") || n.startsWith("okio.") || n.startsWith("kotlin")) {
+      return "OkHttp, Okio, Kotlin";
+    } else if (n.startsWith("org.sqlite.")) {
+      return "sqlite-jdbc";
+    } else if (n.startsWith("com.fasterxml.jackson.")) {
+      return "Jackson";
+    } else if (n.startsWith("sun.nio.") || n.startsWith("java.net.") || n.startsWith("sun.net.")
+        || n.startsWith("java.nio.")) {
+      return "JDK network and NIO";
+    } else if (n.startsWith("java.") || n.startsWith("jdk.") || n.startsWith("sun.")) {
+      return "JDK other (" + n.substring(0, n.indexOf('.', n.indexOf('.') + 1) > 0
+          ? n.indexOf('.', n.indexOf('.') + 1) : n.length()) + ")";
+    }
+    return "other";
+  }
+}
