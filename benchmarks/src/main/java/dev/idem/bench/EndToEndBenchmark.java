@@ -189,10 +189,10 @@ public final class EndToEndBenchmark {
         try (PrintStream ps = new PrintStream(Files.newOutputStream(text), true, "UTF-8")) {
           JfrSummary.summarise(jfr, calls, ps);
         }
-        digest.append(String.format(Locale.ROOT, "%nIdem %s, %d thread(s): %.0f µs per call, %,.0f calls/s while"
-            + " recording; top Idem methods (share of CPU samples, inclusive):%n", row, t, r.get("microsPerCall"),
-            r.get("callsPerSecond")));
-        for (String line : JfrSummary.topIdemInclusive(jfr, 8)) {
+        digest.append(String.format(Locale.ROOT, "%nIdem %s, %d thread(s), while recording: %s%n", row, t,
+            t == 1 ? String.format(Locale.ROOT, "%.0f µs per call", r.get("microsPerCall"))
+                : String.format(Locale.ROOT, "%,.0f calls/s", r.get("callsPerSecond"))));
+        for (String line : JfrSummary.digest(jfr, calls, 10)) {
           digest.append("    ").append(line).append('\n');
         }
       }

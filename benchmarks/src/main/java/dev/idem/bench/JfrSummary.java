@@ -11,7 +11,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.ToDoubleFunction;
-import java.util.stream.Collectors;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedMethod;
@@ -34,10 +33,21 @@ import jdk.jfr.consumer.RecordingFile;
  *   <li>Native samples (threads in native code, such as SQLite and fsync) and lock waits over 1 ms.</li>
  * </ul>
  */
-final class JfrSummary {
+public final class JfrSummary {
   private static final int TOP = 15;
 
   private JfrSummary() {
+  }
+
+  /**
+   * Summarises any recording of this benchmark's children again, or one made by hand:
+   * {@code java -cp benchmarks/target/classes dev.idem.bench.JfrSummary file.jfr [calls]}.
+   *
+   * @param args the recording, then optionally the calls it holds (for bytes per call)
+   * @throws IOException if the recording cannot be read
+   */
+  public static void main(String[] args) throws IOException {
+    summarise(Path.of(args[0]), args.length > 1 ? Long.parseLong(args[1]) : 0, System.out);
   }
 
   /**
@@ -46,7 +56,7 @@ final class JfrSummary {
    * @param calls calls made while recording, to turn allocation into bytes per call
    */
   static void summarise(Path recording, long calls, PrintStream out) throws IOException {
-    List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+    List<RecordedEvent> events = clientEvents(recording);
     List<RecordedEvent> cpu = ofType(events, "jdk.ExecutionSample");
     List<RecordedEvent> alloc = ofType(events, "jdk.ObjectAllocationSample");
     List<RecordedEvent> nativeSamples = ofType(events, "jdk.NativeMethodSample");
@@ -57,6 +67,8 @@ final class JfrSummary {
         nativeSamples.size(), calls);
     table(out, "CPU by layer (top frame)", count(cpu, e -> Set.of(layer(top(e)))), cpu.size(), -1);
     table(out, "CPU, self (top frame)", count(cpu, e -> Set.of(name(top(e)))), cpu.size(), -1);
+    table(out, "CPU by innermost Idem frame (what Idem code, or the library it called, was running)",
+        count(cpu, e -> Set.of(innermostIdem(e))), cpu.size(), -1);
     table(out, "CPU, Idem methods inclusive (share of samples with the method on the stack)",
         count(cpu, JfrSummary::idemMethods), cpu.size(), -1);
 
@@ -104,13 +116,35 @@ final class JfrSummary {
         });
   }
 
-  /** Top frames of one section, for the benchmark's printed digest: "share key". */
-  static List<String> topIdemInclusive(Path recording, int n) throws IOException {
-    List<RecordedEvent> cpu = ofType(RecordingFile.readAllEvents(recording), "jdk.ExecutionSample");
-    Map<String, Double> counts = count(cpu, JfrSummary::idemMethods);
-    return counts.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(n)
-        .map(e -> String.format(Locale.ROOT, "%5.1f%%  %s", 100 * e.getValue() / cpu.size(), e.getKey()))
-        .collect(Collectors.toList());
+  /**
+   * The benchmark's printed digest of a recording: allocation per call, then the top {@code n} CPU
+   * rows by innermost Idem frame ("share  frame").
+   */
+  static List<String> digest(Path recording, long calls, int n) throws IOException {
+    List<RecordedEvent> events = clientEvents(recording);
+    List<RecordedEvent> cpu = ofType(events, "jdk.ExecutionSample");
+    double bytes = ofType(events, "jdk.ObjectAllocationSample").stream().mapToDouble(e -> e.getLong("weight")).sum();
+    List<String> lines = new java.util.ArrayList<>();
+    lines.add(String.format(Locale.ROOT, "allocated about %,.0f bytes per call; %d CPU samples, by innermost Idem"
+        + " frame:", calls > 0 ? bytes / calls : 0, cpu.size()));
+    count(cpu, e -> Set.of(innermostIdem(e))).entrySet().stream()
+        .sorted(Map.Entry.<String, Double>comparingByValue().reversed()).limit(n)
+        .map(e -> String.format(Locale.ROOT, "  %5.1f%%  %s", 100 * e.getValue() / cpu.size(), e.getKey()))
+        .forEach(lines::add);
+    return lines;
+  }
+
+  /**
+   * The events of the code under test: the recording JVM's main thread only starts the recording and
+   * waits (starting a recording instruments classes with ASM, which would otherwise dominate the
+   * allocation figures), and JFR's own threads are not the client's cost.
+   */
+  private static List<RecordedEvent> clientEvents(Path recording) throws IOException {
+    return RecordingFile.readAllEvents(recording).stream().filter(e -> {
+      jdk.jfr.consumer.RecordedThread t = e.getThread();
+      String name = t == null || t.getJavaName() == null ? "" : t.getJavaName();
+      return !name.equals("main") && !name.startsWith("JFR");
+    }).toList();
   }
 
   private static List<RecordedEvent> ofType(List<RecordedEvent> events, String type) {
