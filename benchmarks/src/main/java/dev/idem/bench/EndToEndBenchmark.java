@@ -43,6 +43,12 @@ public final class EndToEndBenchmark {
   private EndToEndBenchmark() {
   }
 
+  /**
+   * Runs the whole benchmark and prints it; also writes {@code results.md} to the output directory.
+   *
+   * @param args optionally the output directory (default {@code target/bench-e2e})
+   * @throws Exception if a row fails a call (a failing row measures nothing) or a child JVM fails
+   */
   public static void main(String[] args) throws Exception {
     boolean noDelay = LoopbackServer.requireNoDelay();
     int slices = Integer.getInteger("idem.bench.slices", 6);
@@ -127,7 +133,14 @@ public final class EndToEndBenchmark {
       }
       md.append(String.format(Locale.ROOT, "%nfsync of 256 bytes beside the journal, around the durable 1-thread run: median %.0f µs (slices: %s)%n",
           Stats.median(fsync), list(fsync)));
-      md.append(String.format(Locale.ROOT, "P2 per slice, (durable − raw) ÷ fsync: %s%n%n", list2(p2)));
+      md.append(String.format(Locale.ROOT, "P2 per slice, (durable − raw) ÷ fsync: %s%n", list2(p2)));
+      if (Stats.median(fsync) > 300) {
+        // DESIGN.md measured 140-180 µs (November) and the journal benchmark 37-61 µs (December) on
+        // a quiet disk; far above that, other I/O is queued ahead of the probe and P2 flatters Idem.
+        md.append(String.format(Locale.ROOT, "CAUTION: the fsync took %.0f µs, far above a quiet disk's 40-180 µs:"
+            + " the disk is contended and P2 below is not a trustworthy verdict.%n", Stats.median(fsync)));
+      }
+      md.append('\n');
       md.append("| id | what | measured | goal | |\n|---|---|---|---|---|\n");
       goal(md, "P1", "Idem, in-memory journal, 1 thread: µs per call ÷ raw", oneRatio[memory], "≤ 1.05",
           oneRatio[memory] <= 1.05);

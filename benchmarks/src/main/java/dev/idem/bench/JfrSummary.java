@@ -34,7 +34,7 @@ import jdk.jfr.consumer.RecordingFile;
  * </ul>
  */
 public final class JfrSummary {
-  private static final int TOP = 15;
+  private static final int TOP = 25;
 
   private JfrSummary() {
   }

@@ -22,6 +22,12 @@ public final class ProfileChild {
   private ProfileChild() {
   }
 
+  /**
+   * Warms up, records and prints the RESULT line.
+   *
+   * @param args server URL, row, threads, milliseconds, working directory, recording file
+   * @throws Exception if a call fails or the recording cannot be written
+   */
   public static void main(String[] args) throws Exception {
     URI url = URI.create(args[0]);
     boolean durable = args[1].equals("durable");

@@ -36,6 +36,12 @@ public final class ResumeChild {
   private ResumeChild() {
   }
 
+  /**
+   * Journals, reopens and resumes; prints the RESULT line.
+   *
+   * @param args server URL, journal directory, operation count
+   * @throws Exception if the journal fails or an enqueue fails
+   */
   public static void main(String[] args) throws Exception {
     URI url = URI.create(args[0]);
     Path dir = Path.of(args[1]);
