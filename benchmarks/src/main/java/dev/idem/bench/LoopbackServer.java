@@ -105,9 +105,13 @@ final class LoopbackServer implements AutoCloseable {
   }
 
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     server.stop(0);
     workers.shutdown();
-    workers.awaitTermination(5, TimeUnit.SECONDS);
+    try {
+      workers.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

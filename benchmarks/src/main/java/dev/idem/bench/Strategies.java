@@ -91,7 +91,7 @@ final class Strategies {
       }
 
       @Override
-      public void close() throws Exception {
+      public void close() throws IOException {
         journal.close();
       }
     };

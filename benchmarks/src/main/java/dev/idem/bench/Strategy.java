@@ -1,5 +1,6 @@
 package dev.idem.bench;
 
+import java.io.IOException;
 import java.nio.file.Path;
 
 /**
@@ -23,8 +24,9 @@ interface Strategy {
     /** Sends one POST and checks that it got its 201. */
     void call() throws Exception;
 
+    /** Releases what {@link Strategy#open} made (the journal); nothing by default. */
     @Override
-    default void close() throws Exception {
+    default void close() throws IOException {
     }
   }
 }
