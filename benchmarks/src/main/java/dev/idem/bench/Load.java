@@ -1,0 +1,66 @@
+package dev.idem.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+
+/** Runs a session's calls on a number of threads for a while, and says how many went through. */
+final class Load {
+  /** What a run did. */
+  record Run(long calls, long nanos) {
+    double microsPerCall() {
+      return nanos / 1_000.0 / calls;
+    }
+
+    double callsPerSecond() {
+      return calls * 1e9 / nanos;
+    }
+  }
+
+  private Load() {
+  }
+
+  /**
+   * Calls on {@code threads} threads until {@code millis} have passed; every thread starts at once.
+   *
+   * @throws Exception the first failure of any call: a benchmark of failing calls measures nothing
+   */
+  static Run run(Strategy.Session session, int threads, long millis) throws Exception {
+    LongAdder calls = new LongAdder();
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    CountDownLatch ready = new CountDownLatch(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    long[] deadline = new long[1];
+    List<Thread> workers = new ArrayList<>();
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(() -> {
+        ready.countDown();
+        try {
+          go.await();
+          while (System.nanoTime() < deadline[0] && failure.get() == null) {
+            session.call();
+            calls.increment();
+          }
+        } catch (Exception e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "bench-caller-" + i);
+      workers.add(t);
+      t.start();
+    }
+    ready.await();
+    long start = System.nanoTime();
+    deadline[0] = start + millis * 1_000_000L;
+    go.countDown();
+    for (Thread t : workers) {
+      t.join();
+    }
+    long nanos = System.nanoTime() - start;
+    if (failure.get() != null) {
+      throw failure.get();
+    }
+    return new Run(calls.sum(), nanos);
+  }
+}

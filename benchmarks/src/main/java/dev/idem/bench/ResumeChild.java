@@ -1,0 +1,147 @@
+package dev.idem.bench;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Operation;
+import dev.idem.core.RequestSnapshot;
+import dev.idem.core.ResumeHandler;
+import dev.idem.core.ResumeSummary;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.okhttp.IdemOkHttp;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import okhttp3.OkHttpClient;
+
+/**
+ * P4, in a JVM of its own started with {@code -Xmx256m}: journals N operations without sending them
+ * (as a process that crashed or queued them would leave them), closes the journal, opens it again
+ * as a restarted process does, and times {@code resumePending} sending all of them to the loopback
+ * server through Idem's OkHttp transport. Prints one {@code RESULT} line.
+ *
+ * <p>Heap: the peak of heap used, sampled every 10 ms, and the peak of what the last collection
+ * left live (a collector may let garbage pile up to any size below -Xmx, so the live figure is the
+ * one that says whether memory stays flat).
+ *
+ * <p>Arguments: server URL, journal directory, operation count.
+ */
+public final class ResumeChild {
+  private ResumeChild() {
+  }
+
+  /**
+   * Journals, reopens and resumes; prints the RESULT line.
+   *
+   * @param args server URL, journal directory, operation count
+   * @throws Exception if the journal fails or an enqueue fails
+   */
+  public static void main(String[] args) throws Exception {
+    URI url = URI.create(args[0]);
+    Path dir = Path.of(args[1]);
+    int count = Integer.parseInt(args[2]);
+    RequestSnapshot request = RequestSnapshot.builder("POST", url).body(Strategies.BODY, "application/json").build();
+
+    long enqueueStart = System.nanoTime();
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
+      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
+      // Concurrent enqueues share commits; this part is set-up, not measured.
+      List<Thread> threads = new ArrayList<>();
+      AtomicLong next = new AtomicLong();
+      AtomicLong failures = new AtomicLong();
+      for (int t = 0; t < 16; t++) {
+        Thread th = new Thread(() -> {
+          try {
+            while (next.getAndIncrement() < count) {
+              executor.enqueue(Operation.builder("create-order", request).build());
+            }
+          } catch (Exception e) {
+            failures.incrementAndGet();
+            e.printStackTrace();
+          }
+        });
+        threads.add(th);
+        th.start();
+      }
+      for (Thread th : threads) {
+        th.join();
+      }
+      if (failures.get() > 0) {
+        throw new IllegalStateException("enqueue failed");
+      }
+    }
+    double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
+
+    System.gc();
+    HeapSampler heap = HeapSampler.begin();
+    long start = System.nanoTime();
+    ResumeSummary summary;
+    LongAdder succeeded = new LongAdder();
+    LongAdder failed = new LongAdder();
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
+      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
+      IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+      OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+      summary = executor.resumePending(Map.of("create-order",
+          ResumeHandler.of(idem.transport(client), o -> succeeded.increment(), f -> failed.increment())));
+      client.dispatcher().executorService().shutdown();
+      client.connectionPool().evictAll();
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    heap.finish();
+    System.out.printf(Locale.ROOT,
+        "RESULT operations=%d succeeded=%d failed=%d examined=%d seconds=%.2f opsPerSecond=%.0f peakHeapMiB=%.1f"
+            + " peakLiveHeapMiB=%.1f maxHeapMiB=%.0f enqueueSeconds=%.1f%n",
+        count, succeeded.sum(), failed.sum(), summary.examined(), seconds, succeeded.sum() / seconds,
+        heap.peakUsed / 1048576.0, heap.peakLive / 1048576.0,
+        Runtime.getRuntime().maxMemory() / 1048576.0, enqueueSeconds);
+  }
+
+  /** Samples heap use on a daemon thread. */
+  private static final class HeapSampler extends Thread {
+    private volatile boolean running = true;
+    private volatile long peakUsed;
+    private volatile long peakLive;
+
+    static HeapSampler begin() {
+      HeapSampler s = new HeapSampler();
+      s.setDaemon(true);
+      s.start();
+      return s;
+    }
+
+    @Override
+    public void run() {
+      List<MemoryPoolMXBean> pools = ManagementFactory.getMemoryPoolMXBeans().stream()
+          .filter(p -> p.getType() == MemoryType.HEAP).toList();
+      while (running) {
+        long used = 0;
+        long live = 0;
+        for (MemoryPoolMXBean p : pools) {
+          used += p.getUsage().getUsed();
+          if (p.getCollectionUsage() != null) {
+            live += p.getCollectionUsage().getUsed();
+          }
+        }
+        peakUsed = Math.max(peakUsed, used);
+        peakLive = Math.max(peakLive, live);
+        try {
+          Thread.sleep(10);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+
+    void finish() throws InterruptedException {
+      running = false;
+      join();
+    }
+  }
+}

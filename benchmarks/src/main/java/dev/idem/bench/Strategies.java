@@ -1,0 +1,145 @@
+package dev.idem.bench;
+
+import dev.failsafe.okhttp.FailsafeCall;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.Journal;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.okhttp.IdemOkHttp;
+import dev.idem.okhttp.IdempotentOperation;
+import io.github.resilience4j.retry.Retry;
+import io.github.resilience4j.retry.RetryConfig;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+
+/**
+ * The six rows, all on clients derived from one base {@link OkHttpClient} (one connection pool), all
+ * sending the same 90-byte JSON body to the same URL.
+ */
+final class Strategies {
+  static final MediaType JSON = MediaType.get("application/json");
+  /** 90 bytes of canonical JSON (RFC 8785: sorted keys, no spaces), like a small order. */
+  static final byte[] BODY = body();
+
+  static final String RAW = "raw OkHttp";
+  static final String FAILSAFE = "Failsafe 3.3.2, 3 attempts";
+  static final String RESILIENCE4J = "resilience4j-retry 2.4.0";
+  static final String UUID_HEADER = "an in-memory UUID header (Stripe style)";
+  static final String IDEM_MEMORY = "Idem, in-memory journal";
+  static final String IDEM_DURABLE = "Idem, durable embedded journal (SQLite)";
+
+  private Strategies() {
+  }
+
+  /** Every row, raw first (the baseline). */
+  static List<Strategy> all(OkHttpClient base, URI url) {
+    return List.of(raw(base, url), failsafe(base, url), resilience4j(base, url), uuidHeader(base, url),
+        idemInMemory(base, url), idemDurable(base, url));
+  }
+
+  static Strategy raw(OkHttpClient client, URI url) {
+    return strategy(RAW, dir -> () -> send(client, post(url).build()));
+  }
+
+  static Strategy failsafe(OkHttpClient client, URI url) {
+    dev.failsafe.RetryPolicy<Response> policy = dev.failsafe.RetryPolicy.<Response>builder().withMaxAttempts(3).build();
+    return strategy(FAILSAFE, dir -> () -> {
+      try (Response r = FailsafeCall.with(policy).compose(client.newCall(post(url).build())).execute()) {
+        check(r);
+      }
+    });
+  }
+
+  static Strategy resilience4j(OkHttpClient client, URI url) {
+    Retry retry = Retry.of("bench", RetryConfig.custom().maxAttempts(3).build());
+    return strategy(RESILIENCE4J, dir -> () -> retry.executeCallable(() -> {
+      send(client, post(url).build());
+      return null;
+    }));
+  }
+
+  static Strategy uuidHeader(OkHttpClient client, URI url) {
+    return strategy(UUID_HEADER,
+        dir -> () -> send(client, post(url).header(LoopbackServer.KEY_HEADER, UUID.randomUUID().toString()).build()));
+  }
+
+  static Strategy idemInMemory(OkHttpClient base, URI url) {
+    return strategy(IDEM_MEMORY, dir -> idem(base, url, new InMemoryJournal()));
+  }
+
+  static Strategy idemDurable(OkHttpClient base, URI url) {
+    return strategy(IDEM_DURABLE, dir -> idem(base, url, JdbcJournal.openEmbedded(dir.resolve("journal"))));
+  }
+
+  /** Idem as the README tells an app to set it up: the interceptor, and no OkHttp-level retries. */
+  private static Strategy.Session idem(OkHttpClient base, URI url, Journal journal) {
+    IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
+    OkHttpClient client = base.newBuilder().addInterceptor(idem.interceptor()).retryOnConnectionFailure(false).build();
+    return new Strategy.Session() {
+      @Override
+      public void call() throws IOException {
+        send(client, post(url).tag(IdempotentOperation.class, IdempotentOperation.of("create-order")).build());
+      }
+
+      @Override
+      public void close() throws IOException {
+        journal.close();
+      }
+    };
+  }
+
+  private static Request.Builder post(URI url) {
+    return new Request.Builder().url(url.toString()).post(RequestBody.create(BODY, JSON));
+  }
+
+  private static void send(OkHttpClient client, Request request) throws IOException {
+    try (Response r = client.newCall(request).execute()) {
+      check(r);
+    }
+  }
+
+  private static void check(Response r) throws IOException {
+    // Read the body whole, as an app would, so that the connection goes back to the pool.
+    r.body().bytes();
+    if (r.code() != 201) {
+      throw new IOException("expected 201, got " + r.code());
+    }
+  }
+
+  private static byte[] body() {
+    String head = "{\"amount\":4200,\"currency\":\"EUR\",\"customer\":\"cus_00001\",\"note\":\"";
+    String tail = "\",\"order\":\"ord_000001\"}";
+    byte[] b = (head + "x".repeat(90 - head.length() - tail.length()) + tail).getBytes(StandardCharsets.UTF_8);
+    if (b.length != 90) {
+      throw new AssertionError("body is " + b.length + " bytes");
+    }
+    return b;
+  }
+
+  private interface Opener {
+    Strategy.Session open(Path dir) throws Exception;
+  }
+
+  private static Strategy strategy(String label, Opener opener) {
+    return new Strategy() {
+      @Override
+      public String label() {
+        return label;
+      }
+
+      @Override
+      public Session open(Path workDir) throws Exception {
+        return opener.open(workDir);
+      }
+    };
+  }
+}

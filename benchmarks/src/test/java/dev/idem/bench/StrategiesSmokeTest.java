@@ -1,0 +1,88 @@
+package dev.idem.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.core.internal.JsonCanonicalizer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.Set;
+import okhttp3.OkHttpClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Each row of the benchmark sends what it claims to send: a few calls per row against the loopback
+ * server, counting what reached it. It times nothing (the benchmark is a program, run by
+ * {@code -Pbench-e2e}); it only keeps the rows honest, so that a row that silently stopped sending
+ * its key, or sent nothing, cannot produce a figure.
+ */
+class StrategiesSmokeTest {
+  private static final int CALLS = 3;
+  private static LoopbackServer server;
+  private static OkHttpClient client;
+
+  @TempDir
+  Path dir;
+
+  @BeforeAll
+  static void start() throws Exception {
+    LoopbackServer.requireNoDelay();
+    server = LoopbackServer.start(true, 2);
+    client = new OkHttpClient();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    client.connectionPool().evictAll();
+    client.dispatcher().executorService().shutdown();
+    server.close();
+  }
+
+  @Test
+  void rowsWithoutKeysSendOneRequestPerCallAndNoKey() throws Exception {
+    for (Strategy s : Set.of(Strategies.raw(client, server.url()), Strategies.failsafe(client, server.url()),
+        Strategies.resilience4j(client, server.url()))) {
+      long requests = server.requests();
+      long keyed = server.keyedRequests();
+      calls(s);
+      assertEquals(requests + CALLS, server.requests(), s.label());
+      assertEquals(keyed, server.keyedRequests(), s.label() + " sent a key");
+    }
+  }
+
+  @Test
+  void keyedRowsSendAFreshKeyOnEveryCall() throws Exception {
+    for (Strategy s : Set.of(Strategies.uuidHeader(client, server.url()), Strategies.idemInMemory(client, server.url()),
+        Strategies.idemDurable(client, server.url()))) {
+      long requests = server.requests();
+      long keyed = server.keyedRequests();
+      Set<String> keysBefore = new HashSet<>(server.keys());
+      calls(s);
+      assertEquals(requests + CALLS, server.requests(), s.label());
+      assertEquals(keyed + CALLS, server.keyedRequests(), s.label() + ": every request carries the key header");
+      Set<String> fresh = new HashSet<>(server.keys());
+      fresh.removeAll(keysBefore);
+      assertEquals(CALLS, fresh.size(), s.label() + ": one new key per logical call");
+    }
+  }
+
+  @Test
+  void theBodyIsNinetyBytesOfCanonicalJson() {
+    assertEquals(90, Strategies.BODY.length);
+    // Already canonical, as a well-behaved app sends it: the row measures Idem's cost on the common case.
+    assertEquals(new String(Strategies.BODY, StandardCharsets.UTF_8),
+        new String(JsonCanonicalizer.canonicalize(Strategies.BODY).orElseThrow(), StandardCharsets.UTF_8));
+  }
+
+  private void calls(Strategy s) throws Exception {
+    try (Strategy.Session session = s.open(Files.createTempDirectory(dir, "row"))) {
+      for (int i = 0; i < CALLS; i++) {
+        session.call();
+      }
+    }
+  }
+}
