@@ -240,7 +240,11 @@ public final class JdbcJournal implements Journal {
     return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
   }
 
-  /** The schema version of the journal's database after opening. */
+  /**
+   * The schema version of the journal's database after opening.
+   *
+   * @return the version the database was migrated to (or found at, when opened read-only)
+   */
   public int schemaVersion() {
     return schemaVersion;
   }
@@ -482,6 +486,8 @@ public final class JdbcJournal implements Journal {
    * Lists quarantined rows, oldest quarantine first.
    *
    * @param limit the most to return, at least 1
+   * @return the quarantined operations, at most {@code limit}
+   * @throws IdempotencyException if the journal cannot be read
    */
   public List<QuarantinedOperation> findQuarantined(int limit) throws IdempotencyException {
     checkLimit(limit);
@@ -673,6 +679,10 @@ public final class JdbcJournal implements Journal {
     /**
      * The largest response body kept with a finished operation; a larger one is replaced by the
      * {@link #TRUNCATED_BODY_HEADER} marker. Default {@link #DEFAULT_MAX_STORED_RESPONSE_BODY}.
+     *
+     * @param bytes the limit, 0 or more
+     * @return this builder
+     * @throws IllegalArgumentException if {@code bytes} is negative
      */
     public Builder maxStoredResponseBodyBytes(int bytes) {
       if (bytes < 0) {
@@ -702,13 +712,21 @@ public final class JdbcJournal implements Journal {
     /**
      * More header names (case-insensitive) never stored, in addition to
      * {@link RequestSnapshot#DEFAULT_SECRET_HEADERS}; applies to requests and stored responses.
+     *
+     * @param names the header names
+     * @return this builder
      */
     public Builder excludeHeaders(Collection<String> names) {
       names.forEach(n -> excludedHeaders.add(n.toLowerCase(Locale.ROOT)));
       return this;
     }
 
-    /** The clock for the journal's own timestamps (schema migrations, quarantine). Default UTC system clock. */
+    /**
+     * The clock for the journal's own timestamps (schema migrations, quarantine). Default UTC system clock.
+     *
+     * @param clock the clock
+     * @return this builder
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;

@@ -89,6 +89,9 @@ public final class IdempotentHttpClient extends HttpClient {
   /**
    * Starts a decorator of {@code delegate}, which keeps its own configuration (timeouts, proxy,
    * TLS, redirects, executor).
+   *
+   * @param delegate the client that sends each attempt
+   * @return a builder
    */
   public static Builder builder(HttpClient delegate) {
     return new Builder(delegate);
@@ -97,6 +100,9 @@ public final class IdempotentHttpClient extends HttpClient {
   /**
    * Starts one logical operation named {@code name} (such as {@code create-order}), to configure
    * and send. Build one per logical operation and send it again to retry it yourself.
+   *
+   * @param name the operation name, 1 to 200 characters
+   * @return the operation's call, to configure and send
    */
   public OperationCall operation(String name) {
     return new OperationCall(engine, name);
@@ -106,6 +112,7 @@ public final class IdempotentHttpClient extends HttpClient {
    * A transport for operations journaled by an earlier process, which have no secrets in their
    * snapshot: {@code headers} supplies them (for example a fresh Authorization) for each attempt.
    *
+   * @return the transport
    * @param headers returns headers to add to a journaled request; called once per attempt
    * @param timeout the response timeout of each attempt, or null for none
    */
@@ -116,12 +123,18 @@ public final class IdempotentHttpClient extends HttpClient {
   /**
    * The Idem executor that journals and drives keyed calls (named so as not to clash with
    * {@link HttpClient#executor()}, the wrapped client's thread pool).
+   *
+   * @return the Idem executor that journals and drives keyed calls (named so as not to clash with {@link HttpClient#executor()}, the wrapped client's thread pool)
    */
   public IdempotentExecutor idempotentExecutor() {
     return executor;
   }
 
-  /** The wrapped client. */
+  /**
+   * The wrapped client.
+   *
+   * @return the wrapped client
+   */
   public HttpClient delegate() {
     return delegate;
   }
@@ -247,12 +260,22 @@ public final class IdempotentHttpClient extends HttpClient {
     }
   }
 
-  /** Forwards {@code awaitTermination} on Java 21+; returns false before. */
+  /**
+   * Forwards {@code awaitTermination} on Java 21+; returns false before.
+   *
+   * @param duration how long to wait at most
+   * @return the delegate's answer on Java 21+, false before
+   * @throws InterruptedException if interrupted while waiting
+   */
   public boolean awaitTermination(Duration duration) throws InterruptedException {
     return Boolean.TRUE.equals(Lifecycle.call(delegate, "awaitTermination", Lifecycle.durationParam(), duration));
   }
 
-  /** Forwards {@code isTerminated()} on Java 21+; returns false before. */
+  /**
+   * Forwards {@code isTerminated()} on Java 21+; returns false before.
+   *
+   * @return the delegate's answer on Java 21+, false before
+   */
   public boolean isTerminated() {
     try {
       return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated", new Class<?>[0]));
@@ -292,13 +315,21 @@ public final class IdempotentHttpClient extends HttpClient {
      * The executor (journal, retry policy, classifier, clocks); default
      * {@code IdempotentExecutor.builder().build()}, whose in-memory journal does not survive a
      * restart.
+     *
+     * @param executor the executor
+     * @return this builder
      */
     public Builder idempotentExecutor(IdempotentExecutor executor) {
       this.executor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 
-    /** The key header's name; default {@value IdempotentHttpClient#DEFAULT_KEY_HEADER}. */
+    /**
+     * The key header's name; default {@value IdempotentHttpClient#DEFAULT_KEY_HEADER}.
+     *
+     * @param name the header name
+     * @return this builder
+     */
     public Builder keyHeader(String name) {
       Objects.requireNonNull(name, "name");
       if (name.isBlank() || !name.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
@@ -308,13 +339,23 @@ public final class IdempotentHttpClient extends HttpClient {
       return this;
     }
 
-    /** How the key is written; default {@link KeyHeaderFormat#BARE}. */
+    /**
+     * How the key is written; default {@link KeyHeaderFormat#BARE}.
+     *
+     * @param format the format
+     * @return this builder
+     */
     public Builder keyFormat(KeyHeaderFormat format) {
       this.keyFormat = Objects.requireNonNull(format, "format");
       return this;
     }
 
-    /** What plain send does with an untagged POST or PATCH; default {@link UntaggedPolicy#PASS_THROUGH}. */
+    /**
+     * What plain send does with an untagged POST or PATCH; default {@link UntaggedPolicy#PASS_THROUGH}.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
     public Builder untaggedPolicy(UntaggedPolicy policy) {
       this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
       return this;
@@ -323,6 +364,9 @@ public final class IdempotentHttpClient extends HttpClient {
     /**
      * The largest request body a keyed call accepts, in bytes; default 1 MiB. The whole body is
      * held in memory and journaled, so a bigger one is refused before anything is sent.
+     *
+     * @param maxBodyBytes the limit in bytes, 0 or more
+     * @return this builder
      */
     public Builder maxBodyBytes(long maxBodyBytes) {
       if (maxBodyBytes < 0) {
@@ -332,7 +376,11 @@ public final class IdempotentHttpClient extends HttpClient {
       return this;
     }
 
-    /** Builds the decorator. */
+    /**
+     * Builds the decorator.
+     *
+     * @return the decorator
+     */
     public IdempotentHttpClient build() {
       return new IdempotentHttpClient(this);
     }

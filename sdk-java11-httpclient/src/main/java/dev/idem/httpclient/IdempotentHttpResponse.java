@@ -19,24 +19,40 @@ import java.util.List;
  * @param <T> the body type
  */
 public interface IdempotentHttpResponse<T> extends HttpResponse<T> {
-  /** The operation's identity, with the key that went out on every attempt. */
+  /**
+   * The operation's identity, with the key that went out on every attempt.
+   *
+   * @return the operation's identity, with the key that went out on every attempt
+   */
   OperationId operationId();
 
-  /** {@link OperationState#SUCCEEDED} or {@link OperationState#FAILED}. */
+  /**
+   * {@link OperationState#SUCCEEDED} or {@link OperationState#FAILED}.
+   *
+   * @return {@link OperationState#SUCCEEDED} or {@link OperationState#FAILED}
+   */
   OperationState state();
 
   /**
    * True if the server marked the response as a replay ({@code Idempotent-Replayed: true} by
    * default): an earlier attempt with this key had already taken effect, and this is its result.
+   *
+   * @return true if the server marked the response as a replay ({@code Idempotent-Replayed: true} by default): an earlier attempt with this key had already taken effect, and this is its result
    */
   boolean replayed();
 
   /**
    * True if nothing was sent by this call because the journal already held the outcome; then
    * {@link #request()} is the caller's request and {@link #version()} is a best guess.
+   *
+   * @return true if nothing was sent by this call because the journal already held the outcome
    */
   boolean fromJournal();
 
-  /** The operation's attempt history, oldest first. */
+  /**
+   * The operation's attempt history, oldest first.
+   *
+   * @return the operation's attempt history, oldest first
+   */
   List<AttemptRecord> attempts();
 }

@@ -46,35 +46,59 @@ public final class OperationCall {
     this.name = Objects.requireNonNull(name, "name");
   }
 
-  /** The caller or tenant; default {@value OperationId#DEFAULT_SCOPE}. */
+  /**
+   * The caller or tenant; default {@value OperationId#DEFAULT_SCOPE}.
+   *
+   * @param scope the scope, 1 to 200 characters
+   * @return this call
+   */
   public synchronized OperationCall scope(String scope) {
     checkOpen();
     this.scope = Objects.requireNonNull(scope, "scope");
     return this;
   }
 
-  /** A key the app stored or derived; default a fresh random key, made once. */
+  /**
+   * A key the app stored or derived; default a fresh random key, made once.
+   *
+   * @param key the key
+   * @return this call
+   */
   public synchronized OperationCall key(IdempotencyKey key) {
     checkOpen();
     this.key = Objects.requireNonNull(key, "key");
     return this;
   }
 
-  /** The app's own reference, to find the operation again after a restart; default none. */
+  /**
+   * The app's own reference, to find the operation again after a restart; default none.
+   *
+   * @param reference the reference, 1 to 200 characters, no personal data
+   * @return this call
+   */
   public synchronized OperationCall reference(String reference) {
     checkOpen();
     this.reference = Objects.requireNonNull(reference, "reference");
     return this;
   }
 
-  /** A retry policy for this operation only; default the executor's. */
+  /**
+   * A retry policy for this operation only; default the executor's.
+   *
+   * @param policy the policy
+   * @return this call
+   */
   public synchronized OperationCall policy(RetryPolicy policy) {
     checkOpen();
     this.policy = Objects.requireNonNull(policy, "policy");
     return this;
   }
 
-  /** The key, fixing it now if it was not yet: store it before sending if you want to. */
+  /**
+   * The key, fixing it now if it was not yet: store it before sending if you want to.
+   *
+   * @return the key, fixed from now on
+   */
   public synchronized IdempotencyKey key() {
     if (key == null) {
       key = IdempotencyKey.generate();
@@ -83,7 +107,11 @@ public final class OperationCall {
     return key;
   }
 
-  /** The identity this call sends under; fixes the key. */
+  /**
+   * The identity this call sends under; fixes the key.
+   *
+   * @return the identity this call sends under
+   */
   public synchronized OperationId operationId() {
     return new OperationId(scope, name, key());
   }
@@ -92,6 +120,9 @@ public final class OperationCall {
    * Sends the operation on the calling thread: journal, then attempts with one key, waiting
    * between them with the executor's sleeper.
    *
+   * @param <T> the body type
+   * @param request the request, sent again as it is on every attempt
+   * @param handler reads the final response's body
    * @return the final response: SUCCEEDED, or FAILED with the server's answer
    * @throws dev.idem.core.IdempotencyKeyReusedException the key belongs to another request
    *     (refused locally) or the server answered "key reused" (422 by default, see
@@ -115,6 +146,11 @@ public final class OperationCall {
    * Sends the operation without blocking a thread, not even during backoff (the executor's
    * scheduler waits). The future fails with the exceptions listed on {@link #send}, except that
    * there is no interrupt; cancelling it stops further attempts and leaves the operation PENDING.
+   *
+   * @param <T> the body type
+   * @param request the request, sent again as it is on every attempt
+   * @param handler reads the final response's body
+   * @return the response, when the operation settles
    */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
     return engine.sendAsync(request, handler, this::toOperation);

@@ -86,6 +86,7 @@ public final class IdemOkHttp {
   /**
    * Starts a builder with the defaults listed on each setter.
    *
+   * @return a builder
    * @param executor runs the operations; its journal, retry policy and classifier apply
    */
   public static Builder builder(IdempotentExecutor executor) {
@@ -96,6 +97,8 @@ public final class IdemOkHttp {
    * The application interceptor; add it with {@code OkHttpClient.Builder.addInterceptor}, not as a
    * network interceptor (it calls {@code proceed} once per attempt). The same instance serves any
    * number of clients.
+   *
+   * @return the application interceptor
    */
   public Interceptor interceptor() {
     return interceptor;
@@ -106,17 +109,29 @@ public final class IdemOkHttp {
    * {@link IdempotentExecutor#resumePending} (in a {@link dev.idem.core.ResumeHandler}) and for
    * re-driven operations. Give it the app's client, with the interceptors that add Authorization:
    * the journal holds no secrets. Its attempts pass through the idempotency interceptor untouched.
+   *
+   * @param client the app's client, with its own interceptors
+   * @return the transport
    */
   public Transport transport(OkHttpClient client) {
     return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
   }
 
-  /** Like {@link #transport(OkHttpClient)}, for {@link IdempotentExecutor#executeAsync}, with {@code enqueue}. */
+  /**
+   * Like {@link #transport(OkHttpClient)}, for {@link IdempotentExecutor#executeAsync}, with {@code enqueue}.
+   *
+   * @param client the app's client, with its own interceptors
+   * @return the asynchronous transport
+   */
   public AsyncTransport asyncTransport(OkHttpClient client) {
     return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
   }
 
-  /** The executor, for looking operations up ({@code find}, {@code findByReference}) or re-driving them. */
+  /**
+   * The executor, for looking operations up ({@code find}, {@code findByReference}) or re-driving them.
+   *
+   * @return the executor, for looking operations up ({@code find}, {@code findByReference}) or re-driving them
+   */
   public IdempotentExecutor executor() {
     return settings.executor();
   }
@@ -135,6 +150,8 @@ public final class IdemOkHttp {
     /**
      * The key header's name; default {@code Idempotency-Key}.
      *
+     * @param headerName the header name
+     * @return this builder
      * @throws IllegalArgumentException if blank or not a valid header name
      */
     public Builder headerName(String headerName) {
@@ -146,19 +163,33 @@ public final class IdemOkHttp {
       return this;
     }
 
-    /** How the key is written; default {@link KeyHeaderFormat#BARE}. */
+    /**
+     * How the key is written; default {@link KeyHeaderFormat#BARE}.
+     *
+     * @param format the format
+     * @return this builder
+     */
     public Builder keyFormat(KeyHeaderFormat format) {
       this.format = Objects.requireNonNull(format, "format");
       return this;
     }
 
-    /** What happens to a POST or PATCH without a tag; default {@link UntaggedPolicy#PASS_THROUGH}. */
+    /**
+     * What happens to a POST or PATCH without a tag; default {@link UntaggedPolicy#PASS_THROUGH}.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
     public Builder untaggedPolicy(UntaggedPolicy policy) {
       this.untagged = Objects.requireNonNull(policy, "policy");
       return this;
     }
 
-    /** Builds it. */
+    /**
+     * Builds it.
+     *
+     * @return the facade
+     */
     public IdemOkHttp build() {
       return new IdemOkHttp(new AdapterSettings(executor, headerName, format, untagged));
     }

@@ -30,6 +30,16 @@ import okhttp3.Response;
  */
 public record IdempotencyResult(OperationId operationId, OperationState state, boolean replayed, boolean fromJournal,
     List<AttemptRecord> attempts) {
+  /**
+   * Makes the result, copying {@code attempts}.
+   *
+   * @param operationId the operation
+   * @param state its state when the call returned
+   * @param replayed true if the server marked the response as a replay
+   * @param fromJournal true if nothing was sent by this call
+   * @param attempts every recorded attempt, oldest first
+   * @throws NullPointerException if {@code attempts} is null or holds null
+   */
   public IdempotencyResult {
     Objects.requireNonNull(operationId, "operationId");
     Objects.requireNonNull(state, "state");
@@ -39,6 +49,7 @@ public record IdempotencyResult(OperationId operationId, OperationState state, b
   /**
    * The result attached to a response by the interceptor.
    *
+   * @param response a response from a client with the idempotency interceptor
    * @return empty for a response that did not go through Idem (an untagged pass-through request)
    */
   public static Optional<IdempotencyResult> of(Response response) {

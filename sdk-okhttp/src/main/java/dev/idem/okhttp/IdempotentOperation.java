@@ -42,6 +42,7 @@ public final class IdempotentOperation {
   /**
    * An operation in the default scope with a fresh random key.
    *
+   * @return an operation in the default scope with a fresh random key
    * @param name the operation name, such as {@code create-order}; resume handlers are registered
    *     by this name
    * @throws IllegalArgumentException if the name is blank or longer than 200 characters
@@ -51,12 +52,22 @@ public final class IdempotentOperation {
         null, null);
   }
 
-  /** A copy in another scope (caller or tenant), with the same key. */
+  /**
+   * A copy in another scope (caller or tenant), with the same key.
+   *
+   * @param scope the scope, 1 to 200 characters
+   * @return a copy in another scope (caller or tenant), with the same key
+   */
   public IdempotentOperation withScope(String scope) {
     return new IdempotentOperation(new OperationId(scope, id.operation(), id.key()), reference, policy);
   }
 
-  /** A copy with a key the app stored or derived. */
+  /**
+   * A copy with a key the app stored or derived.
+   *
+   * @param key the key
+   * @return a copy with a key the app stored or derived
+   */
   public IdempotentOperation withKey(IdempotencyKey key) {
     return new IdempotentOperation(new OperationId(id.scope(), id.operation(), key), reference, policy);
   }
@@ -64,32 +75,56 @@ public final class IdempotentOperation {
   /**
    * A copy with the app's own reference (1 to 200 characters, no personal data), to find the
    * operation in the journal later.
+   *
+   * @param reference the reference
+   * @return a copy with the app's own reference (1 to 200 characters, no personal data), to find the operation in the journal later
    */
   public IdempotentOperation withReference(String reference) {
     return new IdempotentOperation(id, Objects.requireNonNull(reference, "reference"), policy);
   }
 
-  /** A copy with a retry policy for this operation only, instead of the executor's. */
+  /**
+   * A copy with a retry policy for this operation only, instead of the executor's.
+   *
+   * @param policy the policy
+   * @return a copy with a retry policy for this operation only, instead of the executor's
+   */
   public IdempotentOperation withPolicy(RetryPolicy policy) {
     return new IdempotentOperation(id, reference, Objects.requireNonNull(policy, "policy"));
   }
 
-  /** The identity: scope, name and key. */
+  /**
+   * The identity: scope, name and key.
+   *
+   * @return the identity: scope, name and key
+   */
   public OperationId id() {
     return id;
   }
 
-  /** The key sent on every attempt. */
+  /**
+   * The key sent on every attempt.
+   *
+   * @return the key sent on every attempt
+   */
   public IdempotencyKey key() {
     return id.key();
   }
 
-  /** The app's reference, if any. */
+  /**
+   * The app's reference, if any.
+   *
+   * @return the app's reference, if any
+   */
   public Optional<String> reference() {
     return Optional.ofNullable(reference);
   }
 
-  /** The per-operation retry policy, if any. */
+  /**
+   * The per-operation retry policy, if any.
+   *
+   * @return the per-operation retry policy, if any
+   */
   public Optional<RetryPolicy> policy() {
     return Optional.ofNullable(policy);
   }
@@ -97,6 +132,7 @@ public final class IdempotentOperation {
   /**
    * The core operation for a snapshot of the tagged request; the interceptor calls this.
    *
+   * @return the core operation for a snapshot of the tagged request
    * @param request the snapshot, secrets included (the executor keeps them out of the journal)
    */
   public Operation toOperation(RequestSnapshot request) {

@@ -19,7 +19,17 @@ import java.util.Objects;
  * @param body the request body; empty when there was none
  */
 public record EffectRequest(long effectNumber, String caller, String method, String path, String key, byte[] body) {
-  /** @throws NullPointerException if any component other than {@code key} is null */
+  /**
+   * Makes the record.
+   *
+   * @param effectNumber the server-wide number of this effect, starting at 1; handlers can use it to mint ids that differ from one effect to the next, which is what makes a double effect visible
+   * @param caller the caller scope, {@code "anonymous"} when the request named none
+   * @param method the HTTP method, upper case
+   * @param path the encoded request path, without the query
+   * @param key the unquoted idempotency key, or null for a request that carried none (allowed only for methods that do not require one)
+   * @param body the request body; empty when there was none
+   * @throws NullPointerException if any component other than {@code key} is null
+   */
   public EffectRequest {
     Objects.requireNonNull(caller, "caller");
     Objects.requireNonNull(method, "method");
@@ -27,13 +37,21 @@ public record EffectRequest(long effectNumber, String caller, String method, Str
     body = Objects.requireNonNull(body, "body").clone();
   }
 
-  /** A copy of the request body. */
+  /**
+   * A copy of the request body.
+   *
+   * @return a copy of the request body
+   */
   @Override
   public byte[] body() {
     return body.clone();
   }
 
-  /** The request body decoded as UTF-8. */
+  /**
+   * The request body decoded as UTF-8.
+   *
+   * @return the request body decoded as UTF-8
+   */
   public String bodyUtf8() {
     return new String(body, StandardCharsets.UTF_8);
   }

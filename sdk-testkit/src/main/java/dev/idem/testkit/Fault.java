@@ -49,6 +49,8 @@ public final class Fault {
    * sees an I/O error (such as "unexpected end of stream") after it has sent the whole request:
    * an ambiguous failure from its point of view, although here no effect ran and nothing was
    * stored.
+   *
+   * @return the fault
    */
   public static Fault dropRequest() {
     return new Fault(Kind.DROP_REQUEST, 0, Duration.ZERO, "dropRequest");
@@ -58,6 +60,8 @@ public final class Fault {
    * The lost response: the request is processed and its result stored, then the connection is
    * closed before a single response byte is written. The client sees an I/O error; the effect
    * exists; a retry with the same key gets the stored result, marked as replayed.
+   *
+   * @return the fault
    */
   public static Fault commitThenDropResponse() {
     return new Fault(Kind.DROP_RESPONSE, 0, Duration.ZERO, "commitThenDropResponse");
@@ -72,6 +76,7 @@ public final class Fault {
    * <p>This is a real server-side wait on the connection's thread; keep it short in tests (a few
    * hundred milliseconds against a client timeout of about a hundred). Closing the server ends it.
    *
+   * @return the fault
    * @param delay how long to hold the response; positive
    * @throws IllegalArgumentException if {@code delay} is zero or negative
    */
@@ -85,6 +90,7 @@ public final class Fault {
    * gets the stored success, marked as replayed: a client that treats a 5xx as "nothing happened"
    * would be wrong.
    *
+   * @return the fault
    * @param status 400..599
    * @throws IllegalArgumentException if {@code status} is out of range
    */
@@ -96,6 +102,7 @@ public final class Fault {
    * Answers {@code status} (such as 503) with a problem body, before any processing: no effect,
    * nothing stored. Schedule it with {@link FaultPlan#forNext(int, Fault)} for N failures in a row.
    *
+   * @return the fault
    * @param status 400..599
    * @throws IllegalArgumentException if {@code status} is out of range
    */
@@ -107,6 +114,7 @@ public final class Fault {
    * Answers 429 with {@code Retry-After} in delta-seconds (rounded up to whole seconds), before any
    * processing: no effect, nothing stored.
    *
+   * @return the fault
    * @param retryAfter the wait to announce; zero or positive
    * @throws IllegalArgumentException if {@code retryAfter} is negative
    */
@@ -121,6 +129,7 @@ public final class Fault {
    * when the request arrives, with the fraction of a second dropped. Before any processing: no
    * effect, nothing stored.
    *
+   * @return the fault
    * @param retryAfter how far past now the announced date lies; zero or positive
    * @throws IllegalArgumentException if {@code retryAfter} is negative
    * @see IdempotentServer.Builder#clock(java.time.Clock)
@@ -139,6 +148,7 @@ public final class Fault {
    * <p>This is a real server-side wait; keep it short in tests. Closing the server ends it, and
    * the request then gets a 503 without an effect.
    *
+   * @return the fault
    * @param duration how long processing takes; positive
    * @throws IllegalArgumentException if {@code duration} is zero or negative
    */
@@ -164,7 +174,7 @@ public final class Fault {
    * @param name a header name (an HTTP token)
    * @param value the value, any printable ASCII (it need not be valid for the header, which is the
    *     point of a garbage {@code Retry-After})
-   * @return the new fault
+   * @return the fault
    * @throws IllegalArgumentException if {@code name} or {@code value} could not be sent as a header
    *     field (an empty or non-token name, a control character or non-ASCII in the value)
    * @throws IllegalStateException if this fault sends no response of its own: drops, delays and

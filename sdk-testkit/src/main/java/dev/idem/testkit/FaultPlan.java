@@ -98,7 +98,11 @@ public final class FaultPlan {
     return this;
   }
 
-  /** How many scheduled faults no request has taken yet, in both queues. */
+  /**
+   * How many scheduled faults no request has taken yet, in both queues.
+   *
+   * @return how many scheduled faults no request has taken yet, in both queues
+   */
   public synchronized int pending() {
     return anyRequest.size() + byKey.values().stream().mapToInt(Deque::size).sum();
   }

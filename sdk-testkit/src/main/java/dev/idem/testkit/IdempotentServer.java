@@ -100,6 +100,7 @@ public final class IdempotentServer implements AutoCloseable {
    * Starts a server with the defaults: {@value #DEFAULT_KEY_HEADER}, {@value #DEFAULT_CALLER_HEADER},
    * {@code Retry-After: 1} on 409, keys required for POST and PATCH, and the default handler.
    *
+   * @return the started server
    * @throws UncheckedIOException if no loopback port can be bound
    * @see Builder
    */
@@ -107,7 +108,11 @@ public final class IdempotentServer implements AutoCloseable {
     return builder().start();
   }
 
-  /** A builder for a server with non-default settings. */
+  /**
+   * A builder for a server with non-default settings.
+   *
+   * @return a builder for a server with non-default settings
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -115,6 +120,7 @@ public final class IdempotentServer implements AutoCloseable {
   /**
    * The absolute URL of {@code path} on this server, such as {@code http://127.0.0.1:38123/orders}.
    *
+   * @return the absolute URL of {@code path} on this server, such as {@code http://127.0.0.1:38123/orders}
    * @param path a path, optionally with a query, resolved against the server root
    * @throws IllegalArgumentException if {@code path} does not form a valid URL
    */
@@ -127,7 +133,11 @@ public final class IdempotentServer implements AutoCloseable {
     return url.uri();
   }
 
-  /** The fault script of this server; empty at start, which means normal behaviour. */
+  /**
+   * The fault script of this server; empty at start, which means normal behaviour.
+   *
+   * @return the fault script of this server
+   */
   public FaultPlan plan() {
     return plan;
   }
@@ -135,6 +145,9 @@ public final class IdempotentServer implements AutoCloseable {
   /**
    * How many times the effect ran under {@code key} (unquoted), across callers and operations.
    * This is the number a test asserts to prove "exactly once".
+   *
+   * @param key the key, unquoted
+   * @return how many times the effect ran under {@code key} (unquoted), across callers and operations
    */
   public long effectCount(String key) {
     return store.effectCount(Objects.requireNonNull(key, "key"));
@@ -158,7 +171,11 @@ public final class IdempotentServer implements AutoCloseable {
     return store.awaitSettled(key, count, timeout);
   }
 
-  /** How many times the effect ran in total, including requests without a key. */
+  /**
+   * How many times the effect ran in total, including requests without a key.
+   *
+   * @return how many times the effect ran in total, including requests without a key
+   */
   public long totalEffects() {
     return store.totalEffects();
   }
@@ -167,17 +184,27 @@ public final class IdempotentServer implements AutoCloseable {
    * Every request received so far, in arrival order, including those that a fault dropped or
    * rejected, each with all of its headers (so a test can check, say, that every attempt carried
    * its {@code Authorization}); a snapshot, unmodifiable.
+   *
+   * @return every request received so far, in arrival order, including those that a fault dropped or rejected, each with all of its headers (so a test can check, say, that every attempt carried its {@code Authorization})
    */
   public List<ReceivedRequest> recordedRequests() {
     return log.requests();
   }
 
-  /** The distinct valid keys received so far, unquoted, in first-seen order; a snapshot. */
+  /**
+   * The distinct valid keys received so far, unquoted, in first-seen order; a snapshot.
+   *
+   * @return the distinct valid keys received so far, unquoted, in first-seen order
+   */
   public Set<String> keysSeen() {
     return log.keys();
   }
 
-  /** How many requests the server has received so far. */
+  /**
+   * How many requests the server has received so far.
+   *
+   * @return how many requests the server has received so far
+   */
   public int requestCount() {
     return log.size();
   }
@@ -366,6 +393,7 @@ public final class IdempotentServer implements AutoCloseable {
     /**
      * Starts a server with these settings on a random loopback port. The builder may be reused.
      *
+     * @return the started server
      * @throws UncheckedIOException if no loopback port can be bound
      */
     public IdempotentServer start() {

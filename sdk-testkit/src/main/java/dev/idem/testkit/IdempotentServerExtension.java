@@ -60,6 +60,7 @@ public final class IdempotentServerExtension implements BeforeEachCallback, Afte
   /**
    * The server of the running test.
    *
+   * @return the server of the running test
    * @throws IllegalStateException outside a test (before {@code beforeEach} or after
    *     {@code afterEach})
    */

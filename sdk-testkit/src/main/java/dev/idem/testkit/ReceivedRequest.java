@@ -29,6 +29,15 @@ public record ReceivedRequest(
     int sequence, String method, String path, String caller, Optional<String> keyHeader, String body,
     Map<String, List<String>> headers) {
   /**
+   * Makes the record; the header names are lower-cased.
+   *
+   * @param sequence the order of arrival at the server, starting at 1
+   * @param method the HTTP method, upper case
+   * @param path the encoded request path, without the query
+   * @param caller the caller scope, {@code "anonymous"} when the request named none
+   * @param keyHeader the raw value of the key header exactly as sent (quotes included), if present
+   * @param body the request body decoded as UTF-8; empty when there was none
+   * @param headers every request header as received: names in lower case, in the order they first appeared, each with its values in the order sent; unmodifiable. It includes what the client added on its own ({@code Host}, {@code Content-Length}, {@code User-Agent} and the like).
    * @throws NullPointerException if any component is null
    * @throws IllegalArgumentException if a header has no values
    */

@@ -29,6 +29,7 @@ public final class Reply {
   /**
    * A reply with a JSON body, as {@code application/json; charset=utf-8}.
    *
+   * @return the reply
    * @param status 200..599
    * @param json the body; not checked for validity, so handlers can test clients with broken JSON
    * @throws IllegalArgumentException if {@code status} is out of range
@@ -41,6 +42,7 @@ public final class Reply {
   /**
    * A reply with any body.
    *
+   * @return the reply
    * @param status 200..599
    * @param contentType the media type, or null to send no {@code Content-Type}
    * @param body the body bytes, copied; empty for no body
@@ -50,22 +52,38 @@ public final class Reply {
     return new Reply(status, contentType, Objects.requireNonNull(body, "body"));
   }
 
-  /** The HTTP status. */
+  /**
+   * The HTTP status.
+   *
+   * @return the HTTP status
+   */
   public int status() {
     return status;
   }
 
-  /** The media type of the body, if any. */
+  /**
+   * The media type of the body, if any.
+   *
+   * @return the media type of the body, if any
+   */
   public Optional<String> contentType() {
     return Optional.ofNullable(contentType);
   }
 
-  /** A copy of the body. */
+  /**
+   * A copy of the body.
+   *
+   * @return a copy of the body
+   */
   public byte[] body() {
     return body.clone();
   }
 
-  /** The body decoded as UTF-8. */
+  /**
+   * The body decoded as UTF-8.
+   *
+   * @return the body decoded as UTF-8
+   */
   public String bodyUtf8() {
     return new String(body, StandardCharsets.UTF_8);
   }

@@ -46,17 +46,29 @@ public final class VirtualTime {
     this(Instant.parse("2026-01-01T00:00:00Z"));
   }
 
-  /** The current virtual instant. */
+  /**
+   * The current virtual instant.
+   *
+   * @return the current virtual instant
+   */
   public synchronized Instant now() {
     return now;
   }
 
-  /** A clock that reads this virtual time, in UTC. */
+  /**
+   * A clock that reads this virtual time, in UTC.
+   *
+   * @return a clock that reads this virtual time, in UTC
+   */
   public Clock clock() {
     return new VirtualClock(ZoneOffset.UTC);
   }
 
-  /** A sleeper that records the wait and advances the clock by it (running due tasks). */
+  /**
+   * A sleeper that records the wait and advances the clock by it (running due tasks).
+   *
+   * @return a sleeper that records the wait and advances the clock by it (running due tasks)
+   */
   public Sleeper sleeper() {
     return d -> {
       synchronized (this) {
@@ -66,7 +78,11 @@ public final class VirtualTime {
     };
   }
 
-  /** A scheduler whose tasks run once the clock reaches their time; the delay is recorded too. */
+  /**
+   * A scheduler whose tasks run once the clock reaches their time; the delay is recorded too.
+   *
+   * @return a scheduler whose tasks run once the clock reaches their time
+   */
   public Scheduler scheduler() {
     return (task, delay) -> {
       synchronized (this) {
@@ -78,17 +94,30 @@ public final class VirtualTime {
     };
   }
 
-  /** Every wait requested so far, through the sleeper or the scheduler, in order. */
+  /**
+   * Every wait requested so far, through the sleeper or the scheduler, in order.
+   *
+   * @return every wait requested so far, through the sleeper or the scheduler, in order
+   */
   public synchronized List<Duration> sleeps() {
     return List.copyOf(sleeps);
   }
 
-  /** The total of {@link #sleeps()}. */
+  /**
+   * The total of {@link #sleeps()}.
+   *
+   * @return the total of {@link #sleeps()}
+   */
   public synchronized Duration totalSlept() {
     return sleeps.stream().reduce(Duration.ZERO, Duration::plus);
   }
 
-  /** Moves the clock forward by {@code d} and runs every task that came due, in time order. */
+  /**
+   * Moves the clock forward by {@code d} and runs every task that came due, in time order.
+   *
+   * @param d how far; zero or positive
+   * @throws IllegalArgumentException if {@code d} is negative
+   */
   public void advance(Duration d) {
     if (d.isNegative()) {
       throw new IllegalArgumentException("time does not go backwards: " + d);
@@ -119,7 +148,11 @@ public final class VirtualTime {
     advance(Duration.ZERO);
   }
 
-  /** Advances to the next scheduled task and runs it; returns false if none is scheduled. */
+  /**
+   * Advances to the next scheduled task and runs it; returns false if none is scheduled.
+   *
+   * @return true if a task ran, false if none is scheduled
+   */
   public boolean runNextTask() {
     Duration until;
     synchronized (this) {
@@ -133,7 +166,11 @@ public final class VirtualTime {
     return true;
   }
 
-  /** How many scheduled tasks have not run yet (cancelled ones included until their time). */
+  /**
+   * How many scheduled tasks have not run yet (cancelled ones included until their time).
+   *
+   * @return how many scheduled tasks have not run yet (cancelled ones included until their time)
+   */
   public synchronized int pendingTasks() {
     return tasks.size();
   }

@@ -13,7 +13,13 @@ public sealed interface Admission {
    * @param body the request body the guard read, to hand to the handler
    */
   record Proceed(Claim claim, byte[] body) implements Admission {
-    /** @throws NullPointerException if an argument is null */
+    /**
+     * Makes the record.
+     *
+     * @param claim the claim to complete or abandon
+     * @param body the request body the guard read, to hand to the handler
+     * @throws NullPointerException if an argument is null
+     */
     public Proceed {
       Objects.requireNonNull(claim, "claim");
       Objects.requireNonNull(body, "body");
@@ -30,7 +36,13 @@ public sealed interface Admission {
    * @param response what to send
    */
   record Respond(Reason reason, GuardResponse response) implements Admission {
-    /** @throws NullPointerException if an argument is null */
+    /**
+     * Makes the record.
+     *
+     * @param reason why
+     * @param response what to send
+     * @throws NullPointerException if an argument is null
+     */
     public Respond {
       Objects.requireNonNull(reason, "reason");
       Objects.requireNonNull(response, "response");

@@ -13,7 +13,14 @@ import java.util.Objects;
  *     and the adapter stopped capturing it (it still went to the client)
  */
 public record CapturedResponse(int status, Map<String, List<String>> headers, byte[] body) {
-  /** @throws NullPointerException if headers is null */
+  /**
+   * Makes the record.
+   *
+   * @param status the HTTP status the handler set
+   * @param headers every response header the handler set; the guard keeps only the allowlisted ones
+   * @param body the body, or null when it was longer than {@link IdempotencyGuard#maxCapturedBody()} and the adapter stopped capturing it (it still went to the client)
+   * @throws NullPointerException if headers is null
+   */
   public CapturedResponse {
     Objects.requireNonNull(headers, "headers");
   }

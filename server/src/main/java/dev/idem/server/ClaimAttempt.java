@@ -18,7 +18,12 @@ public sealed interface ClaimAttempt {
    * @param record the record as read just after the claim failed
    */
   record Existing(StoredRecord record) implements ClaimAttempt {
-    /** @throws NullPointerException if record is null */
+    /**
+     * Makes the record.
+     *
+     * @param record the record as read just after the claim failed
+     * @throws NullPointerException if record is null
+     */
     public Existing {
       Objects.requireNonNull(record, "record");
     }

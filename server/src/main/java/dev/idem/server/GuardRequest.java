@@ -24,7 +24,18 @@ import java.util.Objects;
  */
 public record GuardRequest(String method, String path, String rawQuery, String contentType,
     List<String> keyHeaderValues, String caller, BodyReader body) {
-  /** @throws NullPointerException if method, path, keyHeaderValues or body is null */
+  /**
+   * Makes the record.
+   *
+   * @param method the HTTP method; upper-cased
+   * @param path the raw (encoded) path, without the query, such as {@code /orders}
+   * @param rawQuery the raw query without {@code ?}, or null
+   * @param contentType the request's {@code Content-Type}, or null
+   * @param keyHeaderValues every value of the key header, in order; empty when absent
+   * @param caller who is asking (an account or tenant id, never a credential); null or blank means {@code "anonymous"}
+   * @param body reads the body
+   * @throws NullPointerException if method, path, keyHeaderValues or body is null
+   */
   public GuardRequest {
     method = Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT);
     Objects.requireNonNull(path, "path");

@@ -142,7 +142,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     return Optional.ofNullable(records.get(id)).map(Entry::record);
   }
 
-  /** How many records are held, live or not yet purged. */
+  /**
+   * How many records are held, live or not yet purged.
+   *
+   * @return the number of records
+   */
   public int size() {
     return records.size();
   }

@@ -12,7 +12,14 @@ import java.util.Objects;
  * @param key the idempotency key, unquoted, at most 255 characters
  */
 public record RecordId(String caller, String route, String key) {
-  /** @throws NullPointerException if any component is null */
+  /**
+   * Makes the record.
+   *
+   * @param caller the caller scope (an account or tenant id, never a credential), or {@code "*"}
+   * @param route the route, such as {@code POST /orders}, or {@code "*"}
+   * @param key the idempotency key, unquoted, at most 255 characters
+   * @throws NullPointerException if any component is null
+   */
   public RecordId {
     Objects.requireNonNull(caller, "caller");
     Objects.requireNonNull(route, "route");

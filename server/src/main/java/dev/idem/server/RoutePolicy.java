@@ -11,6 +11,10 @@ import java.util.Objects;
  */
 public record RoutePolicy(boolean keyRequired, Duration retention) {
   /**
+   * Makes the record.
+   *
+   * @param keyRequired whether a request without a key gets 400 (true) or runs unguarded (false)
+   * @param retention how long a completed result is kept and replayed; after it the key is new again
    * @throws NullPointerException if retention is null
    * @throws IllegalArgumentException if retention is not positive
    */

@@ -18,7 +18,18 @@ import java.util.Optional;
  */
 public record StoredRecord(RecordId id, Fingerprint fingerprint, RecordState state, long generation,
     Instant leaseUntil, Instant expiresAt, Optional<StoredResponse> response) {
-  /** @throws NullPointerException if any component is null */
+  /**
+   * Makes the record.
+   *
+   * @param id the operation identity
+   * @param fingerprint the fingerprint of the request that claimed it last
+   * @param state where the operation is
+   * @param generation the fencing generation, 1 for the first claim, one more for each takeover
+   * @param leaseUntil when the in-flight claim expires; meaningful only while {@link RecordState#IN_FLIGHT}
+   * @param expiresAt the end of retention: after it the key is new again
+   * @param response the stored response, present only when {@link RecordState#COMPLETED}
+   * @throws NullPointerException if any component is null
+   */
   public StoredRecord {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(fingerprint, "fingerprint");

@@ -7,6 +7,7 @@ import java.util.Objects;
  * how old the timestamp); it never contains the body, a secret or a signature.
  */
 public final class WebhookRejectedException extends Exception {
+  /** Why the delivery was refused; part of the serialized form. */
   private final RejectionReason reason;
 
   /**

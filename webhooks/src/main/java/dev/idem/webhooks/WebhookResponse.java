@@ -14,6 +14,14 @@ public record WebhookResponse(int status, String body, Map<String, String> heade
   /** The content type of every body. */
   public static final String CONTENT_TYPE = "application/json";
 
+  /**
+   * Copies {@code headers}, so that the response cannot change after it is made.
+   *
+   * @param status the HTTP status
+   * @param body the JSON body
+   * @param headers extra response headers
+   * @throws NullPointerException if {@code headers}, or a name or value in it, is null
+   */
   public WebhookResponse {
     headers = Map.copyOf(headers);
   }

@@ -27,11 +27,28 @@ public final class JournalCli {
 
   /** Runs the CLI on the given streams and returns its exit status, for tests and embedding. */
   public static int run(PrintWriter out, PrintWriter err, String... args) {
-    CommandLine cli = new CommandLine(new JournalCli()).setOut(out).setErr(err);
+    CommandLine cli = new CommandLine(new JournalCli()).setOut(out).setErr(err)
+        // Operators type states as they read them in logs and dashboards: "failed" is FAILED.
+        .setCaseInsensitiveEnumValuesAllowed(true);
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      cmd.getErr().println("idem-journal: " + e.getMessage());
+      cmd.getErr().println(errorLine(e));
       return 1;
     });
     return cli.execute(args);
   }
+
+  /**
+   * The one line an operator sees for a failure: the program's name once, then what went wrong.
+   * A message that already carries the prefix (an error re-thrown by a command) is not prefixed
+   * again, and an exception without a message is named by its class instead of "null".
+   */
+  static String errorLine(Throwable e) {
+    String message = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
+    while (message.startsWith(PREFIX)) {
+      message = message.substring(PREFIX.length());
+    }
+    return PREFIX + message;
+  }
+
+  static final String PREFIX = "idem-journal: ";
 }

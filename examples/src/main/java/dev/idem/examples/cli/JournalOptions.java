@@ -39,7 +39,22 @@ final class JournalOptions {
     if (location.dir != null) {
       return JdbcJournal.openReadOnly(location.dir);
     }
-    return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
+    return openJdbc();
+  }
+
+  private JdbcJournal openJdbc() throws JournalException {
+    try {
+      return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
+    } catch (JournalException e) {
+      // H2 refuses IFEXISTS with error 90146; say what that means instead of "a database error".
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof java.sql.SQLException sql && "90146".equals(sql.getSQLState())) {
+          throw new JournalException("no journal at " + location.jdbcUrl + ": the H2 database does not exist"
+              + " (the CLI never creates one)", e);
+        }
+      }
+      throw e;
+    }
   }
 
   /**
@@ -51,7 +66,7 @@ final class JournalOptions {
       JdbcJournal.openReadOnly(location.dir).close(); // the same checks and messages: is a journal there?
       return JdbcJournal.openEmbedded(location.dir);
     }
-    return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
+    return openJdbc();
   }
 
   private DataSource dataSource(String url) throws JournalException {
@@ -71,6 +86,10 @@ final class JournalOptions {
       String file = url.substring("jdbc:sqlite:".length());
       int query = file.indexOf('?');
       Path path = Path.of(query < 0 ? file : file.substring(0, query));
+      if (Files.isDirectory(path)) {
+        throw new JournalException(path + " is a directory; give the journal's database file (it is "
+            + path.resolve("idem-journal.db") + " for an embedded journal), or use --dir " + path, null);
+      }
       if (!Files.isRegularFile(path)) {
         throw new JournalException("no journal at " + path + ": the file does not exist", null);
       }

@@ -35,7 +35,7 @@ final class RedriveCommand implements Callable<Integer> {
         spec.commandLine().getOut().println("re-driven: " + r.id() + " is " + r.state()
             + "; the app's next resume sends it with the same key");
       } catch (IllegalStateException e) {
-        spec.commandLine().getErr().println("idem-journal: " + e.getMessage());
+        spec.commandLine().getErr().println(JournalCli.errorLine(e));
         return 1;
       }
     }

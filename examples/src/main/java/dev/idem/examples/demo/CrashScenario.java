@@ -29,6 +29,15 @@ final class CrashScenario implements Scenario {
 
   @Override
   public ScenarioResult run(DemoEnvironment env) throws Exception {
+    // Without Idem (simulated in-process): the response is lost where the process died, and the
+    // restarted app, which kept no record of the key, submits the order again under a new one.
+    env.server.plan().next(Fault.commitThenDropResponse());
+    okhttp3.OkHttpClient naiveHttp = NaiveClient.http(Duration.ofSeconds(5));
+    String order = "{\"cart\":\"cart-2001\",\"amount\":1999}";
+    NaiveClient.Run beforeCrash = NaiveClient.post(naiveHttp, env.naiveUrl("/orders"), order, 1, false);
+    NaiveClient.Run afterRestart = NaiveClient.post(naiveHttp, env.naiveUrl("/orders"), order, 1, false);
+    long naiveEffects = env.effectsFor(beforeCrash.keys()) + env.effectsFor(afterRestart.keys());
+
     Path dir = env.workDir.resolve("crash");
     String base = env.server.url("/").toString();
     IdempotencyKey key = IdempotencyKey.generate();
@@ -55,6 +64,7 @@ final class CrashScenario implements Scenario {
       finalState = journal.find(id).map(OperationRecord::state).orElse(null);
     }
     Checks c = new Checks()
+        .expect("without Idem: orders made after the restart re-sent under a new key", 2L, naiveEffects)
         .require("the server committed the order before the kill", committed)
         .require("the killed process had journaled the operation with its key", afterCrash.isPresent())
         .require("the restarted process resumed and got the replay",
@@ -64,7 +74,9 @@ final class CrashScenario implements Scenario {
         .expect("journal state after resume", OperationState.SUCCEEDED, finalState);
     return new ScenarioResult(name(), key.value(), env.requestsWithKey(key.value()),
         env.server.effectCount(key.value()), afterCrash.map(r -> r.state() + " at kill").orElse("lost") + ", then "
-        + finalState, c.violations());
+        + finalState, c)
+        .withoutIdem(new ScenarioResult.Baseline(beforeCrash.attempts() + afterRestart.attempts(), naiveEffects,
+            "restart re-sent under a new key: " + naiveEffects + " orders"));
   }
 
   private static ProcessBuilder child(String... args) {

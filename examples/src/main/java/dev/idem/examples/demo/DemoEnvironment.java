@@ -36,9 +36,43 @@ final class DemoEnvironment implements AutoCloseable {
   final IdempotentServer server;
   final Path workDir;
 
+  /** True if the journals stay after the run (--keep), for the CLI to inspect. */
+  final boolean keep;
+
   DemoEnvironment() throws IOException {
+    this(null);
+  }
+
+  /**
+   * @param keepDir where to leave the journals (created if absent, refused if not empty), or null
+   *     for a temporary directory deleted after a run whose invariants all held
+   */
+  DemoEnvironment(Path keepDir) throws IOException {
+    if (keepDir != null) {
+      if (Files.isDirectory(keepDir)) {
+        try (var entries = Files.list(keepDir)) {
+          if (entries.findAny().isPresent()) {
+            // Old journals would be resumed by the crash scenario and mixed into the counts.
+            throw new IllegalArgumentException("--keep " + keepDir + " is not empty; give a new or empty directory");
+          }
+        }
+      }
+      this.workDir = Files.createDirectories(keepDir).toAbsolutePath();
+    } else {
+      this.workDir = Files.createTempDirectory("idem-demo-");
+    }
+    this.keep = keepDir != null;
     this.server = IdempotentServer.start();
-    this.workDir = Files.createTempDirectory("idem-demo-");
+  }
+
+  /** Server-side effects for all of {@code keys}. */
+  long effectsFor(java.util.List<String> keys) {
+    return keys.stream().mapToLong(server::effectCount).sum();
+  }
+
+  /** The URL the naive clients post to, apart from Idem's /orders so that the key checks stay exact. */
+  String naiveUrl(String path) {
+    return server.url("/naive" + path).toString();
   }
 
   /** A fresh durable journal in its own directory. */

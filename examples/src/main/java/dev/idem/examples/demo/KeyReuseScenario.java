@@ -21,6 +21,14 @@ final class KeyReuseScenario implements Scenario {
 
   @Override
   public ScenarioResult run(DemoEnvironment env) throws Exception {
+    // Without Idem: nothing checks locally, so the edited payload goes out under the old key and
+    // only a server that checks fingerprints (this one does) stops it.
+    okhttp3.OkHttpClient naiveHttp = NaiveClient.http(java.time.Duration.ofSeconds(5));
+    String naiveKey = java.util.UUID.randomUUID().toString();
+    NaiveClient.postOnce(naiveHttp, env.naiveUrl("/orders"), "{\"amount\":100}", naiveKey);
+    NaiveClient.Run reuse = NaiveClient.postOnce(naiveHttp, env.naiveUrl("/orders"), "{\"amount\":999}", naiveKey);
+    long naiveRequests = env.requestsWithKey(naiveKey);
+
     try (JdbcJournal journal = env.newJournal("key-reuse")) {
       OkHttpClient client = DemoEnvironment.client(IdemOkHttp.builder(DemoEnvironment.executor(journal)).build());
       IdempotentOperation op = IdempotentOperation.of("create-order");
@@ -53,12 +61,15 @@ final class KeyReuseScenario implements Scenario {
       }
 
       Checks c = new Checks()
+          .expect("without Idem: the reused key went out, and only the server refused it", 422, reuse.lastStatus())
           .require("the reuse was refused locally", refusedLocally)
           .expect("requests sent by the refused local call", 0L, requestsAfterLocal - requestsBefore)
           .require("the server refused the bypassing client with 422", refusedByServer)
           .expect("server-side effects for the key", 1L, env.server.effectCount(key));
       return new ScenarioResult(name(), key, env.requestsWithKey(key), env.server.effectCount(key),
-          "refused " + (refusedLocally ? "locally" : "?") + " + " + (refusedByServer ? "422" : "?"), c.violations());
+          "refused " + (refusedLocally ? "locally" : "?") + " + " + (refusedByServer ? "422" : "?"), c)
+          .withoutIdem(new ScenarioResult.Baseline(naiveRequests, env.server.effectCount(naiveKey),
+              "reuse sent; only the server refused it (" + reuse.ending() + ")"));
     }
   }
 }

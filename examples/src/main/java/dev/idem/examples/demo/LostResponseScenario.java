@@ -22,6 +22,12 @@ final class LostResponseScenario implements Scenario {
 
   @Override
   public ScenarioResult run(DemoEnvironment env) throws Exception {
+    // Without Idem: the response is lost, the loop retries with a new key, the server makes a second order.
+    env.server.plan().next(Fault.commitThenDropResponse());
+    NaiveClient.Run naive = NaiveClient.post(NaiveClient.http(java.time.Duration.ofSeconds(5)),
+        env.naiveUrl("/orders"), "{\"cart\":\"cart-1000\",\"amount\":4200,\"currency\":\"EUR\"}", 3, false);
+    long naiveEffects = env.effectsFor(naive.keys());
+
     try (JdbcJournal journal = env.newJournal("lost-response")) {
       IdempotentExecutor executor = DemoEnvironment.executor(journal);
       OkHttpClient client = DemoEnvironment.client(IdemOkHttp.builder(executor).build());
@@ -42,6 +48,7 @@ final class LostResponseScenario implements Scenario {
 
       OperationState state = journal.find(op.id()).orElseThrow().state();
       Checks c = new Checks()
+          .expect("without Idem: orders made for one purchase (the duplicate Idem prevents)", 2L, naiveEffects)
           .expect("server-side effects for the key", 1L, env.server.effectCount(key))
           .expect("requests carrying the key", 2L, env.requestsWithKey(key))
           .require("every request to /orders carried the same key", env.onlyKeySeenOn("/orders", key))
@@ -51,7 +58,9 @@ final class LostResponseScenario implements Scenario {
           .require("no secret in the journal", !journal.find(op.id()).orElseThrow().request().headers()
               .containsKey("authorization"));
       return new ScenarioResult(name(), key, env.requestsWithKey(key), env.server.effectCount(key),
-          state + (replayed ? ", replayed" : ""), c.violations());
+          state + (replayed ? ", replayed" : ""), c)
+          .withoutIdem(new ScenarioResult.Baseline(naive.attempts(), naiveEffects,
+              naive.ending() + " after a retry with a new key: " + naiveEffects + " orders"));
     }
   }
 }

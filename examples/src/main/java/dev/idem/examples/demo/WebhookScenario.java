@@ -82,6 +82,15 @@ final class WebhookScenario implements Scenario {
     ExecutorService threads = Executors.newFixedThreadPool(4);
     try (WebhookInbox inbox = WebhookInbox.sqlite(env.workDir.resolve("webhook-inbox")).open()) {
       WebhookSource source = WebhookSource.builder("provider", SignatureScheme.standardWebhooks()).secret(SECRET).build();
+      // Without Idem: a receiver that verifies nothing and remembers nothing runs its handler for
+      // every delivery, the tampered copy included.
+      AtomicInteger naiveRuns = new AtomicInteger();
+      http.createContext("/naive-webhooks", exchange -> {
+        exchange.getRequestBody().readAllBytes();
+        naiveRuns.incrementAndGet();
+        exchange.sendResponseHeaders(200, -1);
+        exchange.close();
+      });
       http.createContext("/webhooks", new JdkWebhookHandler(
           WebhookReceiver.builder(source, inbox).listener(counters).build()));
       http.setExecutor(threads);
@@ -103,6 +112,13 @@ final class WebhookScenario implements Scenario {
       statuses.add(provider.send(first));
       statuses.add(provider.send(first.tampered()));
 
+      WebhookSender toNaive = WebhookSender.to(URI.create("http://127.0.0.1:" + http.getAddress().getPort()
+          + "/naive-webhooks"), WebhookSigner.STANDARD_WEBHOOKS, SECRET).build();
+      for (WebhookDelivery d : List.of(first, provider.signAt(Instant.now().plusSeconds(1), id, "invoice.paid", body),
+          first, first.tampered())) {
+        toNaive.send(d);
+      }
+
       long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
       while (inbox.find("provider", id).map(e -> e.state() != InboxState.DONE).orElse(true)
           && System.nanoTime() < end) {
@@ -111,6 +127,7 @@ final class WebhookScenario implements Scenario {
       processor.close();
 
       Checks c = new Checks()
+          .expect("without Idem: handler runs for one event (3 deliveries and a tampered copy)", 4, naiveRuns.get())
           .expect("answers to the 3 deliveries and the tampered copy", List.of(200, 200, 200, 401), statuses)
           .expect("events stored", 1L, counters.accepted.sum())
           .expect("handler runs", 1, handlerRuns.get())
@@ -123,7 +140,9 @@ final class WebhookScenario implements Scenario {
       String outcome = "processed " + counters.processed.sum() + "x; dup " + counters.duplicates.sum()
           + ", replay " + counters.rejected(RejectionReason.REPLAY) + ", bad sig "
           + counters.rejected(RejectionReason.SIGNATURE);
-      return new ScenarioResult(name(), id, statuses.size(), handlerRuns.get(), outcome, c.violations());
+      return new ScenarioResult(name(), id, statuses.size(), handlerRuns.get(), outcome, c)
+          .withoutIdem(new ScenarioResult.Baseline(4, naiveRuns.get(),
+              "handler ran " + naiveRuns.get() + "x, the tampered copy included"));
     } finally {
       http.stop(0);
       threads.shutdownNow();

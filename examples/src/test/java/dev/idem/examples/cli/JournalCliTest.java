@@ -85,7 +85,7 @@ class JournalCliTest {
 
   @Test
   void purgeRemovesOnlyOldFinishedOperations() throws Exception {
-    CliRun r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P1D");
+    CliRun r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P1D", "--yes");
     assertEquals(0, r.code(), r.err());
     assertTrue(r.out().contains("purged 1"), r.out());
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir.resolve("journal"))) {
@@ -110,7 +110,7 @@ class JournalCliTest {
       CliRun stats = run("stats", "--dir", journal.toString());
       assertEquals(0, stats.code(), stats.err());
       assertTrue(stats.out().contains("FAILED"), stats.out());
-      CliRun purge = run("purge", "--dir", journal.toString(), "--older-than", "P1D");
+      CliRun purge = run("purge", "--dir", journal.toString(), "--older-than", "P1D", "--yes");
       assertEquals(1, purge.code());
       assertTrue(purge.err().startsWith("idem-journal: ") && purge.err().contains("already open"), purge.err());
       assertTrue(holder.find(failed).isPresent(), "the holder's journal is intact");
@@ -158,6 +158,118 @@ class JournalCliTest {
   @Test
   void badUsageExitsWithTwo() {
     assertEquals(2, run("list", "--dir", dir.toString(), "--state", "NOT_A_STATE").code());
+  }
+
+  @Test
+  void purgeWithoutYesOnlyShowsWhatItWouldDeleteAndWritesNothing() throws Exception {
+    Path journal = dir.resolve("journal");
+    Map<String, String> before = digests(journal);
+    CliRun r = run("purge", "--dir", journal.toString(), "--older-than", "P1D");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("key-failed-1") && r.out().contains("would purge 1 ") && r.out().contains("--yes"), r.out());
+    assertFalse(r.out().contains("key-pending-1"), "pending operations are never purge candidates");
+    assertEquals(before, digests(journal), "a dry run writes no byte");
+    try (JdbcJournal j = JdbcJournal.openEmbedded(journal)) {
+      assertTrue(j.find(failed).isPresent(), "nothing was deleted");
+    }
+  }
+
+  @Test
+  void purgeRefusesAnAgeBeforeTheEpochAsBadUsage() {
+    CliRun r = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "P99999999D", "--yes");
+    assertEquals(2, r.code());
+    assertTrue(r.err().contains("reaches before 1970"), r.err());
+    CliRun negative = run("purge", "--dir", dir.resolve("journal").toString(), "--older-than", "-P1D");
+    assertEquals(2, negative.code());
+    assertTrue(negative.err().contains("must not be negative"), negative.err());
+  }
+
+  @Test
+  void aLimitBelowOneIsRefusedNotAnsweredWithZero() {
+    for (String limit : new String[] {"-1", "0"}) {
+      CliRun r = run("list", "--dir", dir.resolve("journal").toString(), "--limit", limit);
+      assertEquals(2, r.code(), limit);
+      assertTrue(r.err().contains("--limit must be at least 1, not " + limit), r.err());
+      assertFalse(r.out().contains("operation(s)"), r.out());
+    }
+  }
+
+  @Test
+  void listWithoutStateListsEveryStateAndSaysWhenALimitCutsItShort() {
+    String journal = dir.resolve("journal").toString();
+    CliRun all = run("list", "--dir", journal);
+    assertEquals(0, all.code(), all.err());
+    assertTrue(all.out().contains("key-failed-1") && all.out().contains("key-pending-1"), all.out());
+    assertTrue(all.out().contains("2 operation(s)"), all.out());
+
+    CliRun one = run("list", "--dir", journal, "--limit", "1");
+    assertEquals(0, one.code(), one.err());
+    assertEquals(1, one.out().lines().filter(l -> l.contains("key-")).count(), one.out());
+    assertTrue(one.out().contains("1 of 2 operation(s) shown; raise --limit"), one.out());
+  }
+
+  @Test
+  void statesAreCaseInsensitive() {
+    CliRun r = run("list", "--dir", dir.resolve("journal").toString(), "--state", "failed");
+    assertEquals(0, r.code(), r.err());
+    assertTrue(r.out().contains("key-failed-1") && r.out().contains("1 FAILED operation(s)"), r.out());
+    assertEquals(0, run("list", "--dir", dir.resolve("journal").toString(), "--state", "In_Flight").code());
+  }
+
+  @Test
+  void aFileGivenForADirectoryIsNamedAsAFile() throws Exception {
+    Path file = java.nio.file.Files.writeString(dir.resolve("not-a-dir"), "x");
+    for (String option : new String[] {"--dir", "--h2"}) {
+      for (String command : new String[] {"stats", "list"}) {
+        CliRun r = run(command, option, file.toString());
+        assertEquals(1, r.code());
+        assertTrue(r.err().contains("is a file; give the journal's directory"), r.err());
+      }
+    }
+    CliRun purge = run("purge", "--dir", file.toString(), "--older-than", "P1D", "--yes");
+    assertTrue(purge.err().contains("is a file"), purge.err());
+  }
+
+  @Test
+  void aDirectoryGivenForAJdbcFileIsNamedAsADirectory() {
+    Path journal = dir.resolve("journal");
+    CliRun r = run("stats", "--jdbc-url", "jdbc:sqlite:" + journal);
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("is a directory") && r.err().contains("--dir"), r.err());
+  }
+
+  @Test
+  void anH2UrlToNoDatabaseIsRefusedAndNothingIsCreated() throws Exception {
+    Path nothing = dir.resolve("nothing-here");
+    CliRun r = run("stats", "--jdbc-url", "jdbc:h2:" + nothing);
+    assertEquals(1, r.code());
+    assertTrue(r.err().contains("no journal at") && r.err().contains("H2 database does not exist"), r.err());
+    try (var files = java.nio.file.Files.list(dir)) {
+      assertTrue(files.noneMatch(f -> f.getFileName().toString().startsWith("nothing-here")));
+    }
+  }
+
+  @Test
+  void everyErrorNamesTheProgramOnce() throws Exception {
+    Path file = java.nio.file.Files.writeString(dir.resolve("f"), "x");
+    String journal = dir.resolve("journal").toString();
+    String[][] failing = {
+        {"stats", "--dir", dir.resolve("nope").toString()},
+        {"stats", "--dir", file.toString()},
+        {"stats", "--jdbc-url", "jdbc:mysql://nowhere/x"},
+        {"stats", "--jdbc-url", "jdbc:h2:" + dir.resolve("nothing")},
+        {"show", "--dir", journal, "--operation", "x", "--key", ""},
+        {"show", "--dir", journal, "--operation", "x", "--key", "absent"},
+        {"redrive", "--dir", journal, "--scope", "tenant-1", "--operation", "create-order", "--key", "key-pending-1"},
+    };
+    for (String[] args : failing) {
+      CliRun r = run(args);
+      assertEquals(1, r.code(), String.join(" ", args));
+      assertTrue(r.err().startsWith(JournalCli.PREFIX), r.err());
+      assertFalse(r.err().substring(JournalCli.PREFIX.length()).contains(JournalCli.PREFIX.trim()), r.err());
+    }
+    assertEquals("idem-journal: boom", JournalCli.errorLine(new IllegalStateException("idem-journal: boom")));
+    assertEquals("idem-journal: java.lang.IllegalStateException", JournalCli.errorLine(new IllegalStateException()));
   }
 
   private static CliRun run(String... args) {

@@ -14,12 +14,26 @@ import java.util.Objects;
  * @param body the raw body
  */
 public record WebhookDelivery(String eventId, String eventType, Map<String, String> headers, byte[] body) {
+  /**
+   * Makes the delivery, copying the headers and the body.
+   *
+   * @param eventId the event's id
+   * @param eventType the event's type
+   * @param headers the headers to send, signature included
+   * @param body the raw body
+   * @throws NullPointerException if {@code eventId}, {@code headers} or {@code body} is null
+   */
   public WebhookDelivery {
     Objects.requireNonNull(eventId, "eventId");
     headers = Map.copyOf(headers);
     body = body.clone();
   }
 
+  /**
+   * A copy of the raw body.
+   *
+   * @return a copy of the raw body
+   */
   @Override
   public byte[] body() {
     return body.clone();

@@ -199,13 +199,19 @@ public final class WebhookSender {
       this.secret = Objects.requireNonNull(secret, "secret");
     }
 
-    /** @param clock the signing clock; default system UTC @return this builder */
+    /**
+     * @param clock the signing clock; default system UTC
+     * @return this builder
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
-    /** @param http the client; default a new HTTP/1.1 client @return this builder */
+    /**
+     * @param http the client; default a new HTTP/1.1 client
+     * @return this builder
+     */
     public Builder httpClient(HttpClient http) {
       this.http = Objects.requireNonNull(http, "http");
       return this;
