@@ -4,8 +4,10 @@ import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.EngineSettings;
 import dev.idem.core.internal.HostGuard;
+import dev.idem.core.internal.InputChecks;
 import dev.idem.core.internal.KeyRetention;
 import dev.idem.core.internal.PendingResumer;
+import dev.idem.core.internal.SecretFilter;
 import dev.idem.core.internal.SyncDriver;
 import dev.idem.core.internal.UncertainReconciler;
 import dev.idem.core.internal.SingleFlight;
@@ -43,6 +45,11 @@ import java.util.function.DoubleSupplier;
  *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, or owned elsewhere).</li>
  *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
  *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent.</li>
+ *   <li>{@link IllegalArgumentException}, thrown at once by {@code execute}, {@code executeAsync} and
+ *       {@code enqueue}: the input cannot be journaled and sent faithfully (a header name or value
+ *       with CR/LF or another invalid character, a control character or unpaired surrogate in the
+ *       scope, operation name or reference, a query parameter that looks like a credential; see
+ *       {@link Builder#allowQueryParameters}). Nothing was journaled or sent.</li>
  * </ul>
  *
  * <p>Within one executor, concurrent calls for the same {@link OperationId} are single-flight: the
@@ -54,7 +61,7 @@ public final class IdempotentExecutor {
   private final Fingerprinter fingerprinter;
   private final Sleeper sleeper;
   private final Scheduler scheduler;
-  private final Set<String> secretHeaders;
+  private final SecretFilter secrets;
   private final SingleFlight singleFlight = new SingleFlight();
   private final KeyRetention retention;
 
@@ -67,7 +74,7 @@ public final class IdempotentExecutor {
     this.fingerprinter = b.fingerprinter;
     this.sleeper = b.sleeper;
     this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
-    this.secretHeaders = Set.copyOf(b.secretHeaders);
+    this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
     this.retention = new KeyRetention(settings, b.serverKeyRetention, b.expiredPendingAction);
   }
 
@@ -329,7 +336,10 @@ public final class IdempotentExecutor {
   }
 
   private OperationRecord begin(Operation operation) throws IdempotencyException {
-    RequestSnapshot persisted = operation.request().withoutHeaders(secretHeaders);
+    // Refused before the journal sees it: what is journaled is sent again, possibly after a restart.
+    InputChecks.check(operation);
+    secrets.checkQuery(operation.request().uri(), operation.id().operation());
+    RequestSnapshot persisted = secrets.persistable(operation.request());
     NewOperation op = new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant());
     BeginResult begun;
@@ -371,7 +381,9 @@ public final class IdempotentExecutor {
     private String owner = "idem-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
     private Duration leaseFor = Duration.ofMinutes(2);
     private String replayHeader = "Idempotent-Replayed";
-    private final Set<String> secretHeaders = new HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    private final Set<String> secretHeaders = new HashSet<>();
+    private final Set<String> allowedHeaders = new HashSet<>();
+    private final Set<String> allowedQueryParameters = new HashSet<>();
     private Duration serverKeyRetention = Duration.ofHours(24);
     private ExpiredPendingAction expiredPendingAction = ExpiredPendingAction.MARK_UNCERTAIN;
     private IdemListener listener = IdemListener.none();
@@ -532,11 +544,50 @@ public final class IdempotentExecutor {
     }
 
     /**
-     * More headers to keep out of the journal, in addition to Authorization, Proxy-Authorization,
-     * Cookie and Set-Cookie (case-insensitive). The transport must re-apply them on every attempt.
+     * More headers to keep out of the journal (case-insensitive), in addition to the default rule
+     * ({@link RequestSnapshot#isSecretByDefault(String)}: Authorization, Proxy-Authorization, Cookie,
+     * Set-Cookie and any name containing api-key, apikey, token, secret, password, session,
+     * signature, auth or credential; {@code Idempotency-Key} is exempt). A header kept out is still
+     * sent on live attempts; on a resume after a restart the app's transport (its interceptors or a
+     * header supplier) must re-apply it. Adding wins over {@link #allowHeaders}.
+     *
+     * @param names header names, any case
+     * @return this builder
      */
     public Builder secretHeaders(Set<String> names) {
       names.forEach(n -> secretHeaders.add(n.toLowerCase(Locale.ROOT)));
+      return this;
+    }
+
+    /**
+     * Opts headers out of the default secret rule, so that they are journaled in clear and sent
+     * again as stored on a resume: for a header such as {@code X-Session-Id} that the rule matches
+     * but that the app knows holds no credential. Default: none. Authorization, Proxy-Authorization,
+     * Cookie and Set-Cookie stay out of {@code JdbcJournal} even when allowed here (it strips them
+     * on its own).
+     *
+     * @param names header names, any case
+     * @return this builder
+     */
+    public Builder allowHeaders(Set<String> names) {
+      names.forEach(n -> allowedHeaders.add(n.toLowerCase(Locale.ROOT)));
+      return this;
+    }
+
+    /**
+     * Allows query parameters whose names the secret rule matches ({@code api_key},
+     * {@code access_token}, {@code sessionId}...) to be journaled in clear as part of the URI.
+     * Without this, {@code execute}, {@code executeAsync} and {@code enqueue} refuse such a request
+     * with an {@link IllegalArgumentException} that names the parameter (never its value), before
+     * anything is journaled or sent: the URI is the request's identity and is journaled whole, so
+     * Idem does not rewrite it. Better: move the credential to a header the app's transport adds on
+     * every attempt. Default: none.
+     *
+     * @param names query parameter names, exactly as they appear decoded in the URI
+     * @return this builder
+     */
+    public Builder allowQueryParameters(Set<String> names) {
+      allowedQueryParameters.addAll(names);
       return this;
     }
 

@@ -20,15 +20,59 @@ import java.util.stream.Collectors;
  *
  * <p>Header names are stored in lower case, in sorted order, so two snapshots of the same request
  * are equal however the client spelled the names. Secrets do not belong here: the executor removes
- * the headers named by {@link #DEFAULT_SECRET_HEADERS} (and any the app adds) before journaling,
- * and the transport re-applies them on every attempt.
+ * the headers its rule names (by default {@link #isSecretByDefault(String)}, plus any the app adds,
+ * minus any it explicitly allows) before journaling, and the transport re-applies them on every
+ * attempt.
  *
  * <p>Immutable and thread-safe; byte arrays are copied in and out.
  */
 public final class RequestSnapshot {
-  /** Headers that never reach the journal unless the app explicitly allows them. */
+  /**
+   * Headers that are secrets by their exact name (lower case). Every journal also strips these, even
+   * when the executor was told to allow them. The executor's default rule is wider: see
+   * {@link #isSecretByDefault(String)}.
+   */
   public static final Set<String> DEFAULT_SECRET_HEADERS =
       Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
+
+  /**
+   * Fragments that make a header or query parameter name a secret by default when the name,
+   * lower-cased and with {@code _} and {@code .} read as {@code -}, contains one of them. Wide on
+   * purpose: a false positive costs a header the transport must re-apply (or an explicit allow),
+   * a false negative leaves a credential readable in a file for as long as the journal keeps it.
+   */
+  public static final List<String> DEFAULT_SECRET_NAME_PARTS =
+      List.of("api-key", "apikey", "token", "secret", "password", "session", "signature", "auth", "credential");
+
+  /** The protocol's own header: a key is not a credential, and a resend needs it. */
+  private static final String IDEMPOTENCY_KEY = "idempotency-key";
+
+  /**
+   * The default rule for secret names: the exact names of {@link #DEFAULT_SECRET_HEADERS}, plus any
+   * name that contains one of {@link #DEFAULT_SECRET_NAME_PARTS} (so {@code X-Api-Key},
+   * {@code api_key}, {@code X-Auth-Token}, {@code X-Session-Id}, {@code password}...).
+   * {@code Idempotency-Key} is exempt. Pure and thread-safe.
+   *
+   * @param name a header or query parameter name, any case
+   * @return true if the default rule treats it as a secret
+   * @throws NullPointerException if name is null
+   */
+  public static boolean isSecretByDefault(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    if (n.equals(IDEMPOTENCY_KEY)) {
+      return false;
+    }
+    if (DEFAULT_SECRET_HEADERS.contains(n)) {
+      return true;
+    }
+    String dashed = n.replace('_', '-').replace('.', '-');
+    for (String part : DEFAULT_SECRET_NAME_PARTS) {
+      if (dashed.contains(part)) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   private final String method;
   private final URI uri;

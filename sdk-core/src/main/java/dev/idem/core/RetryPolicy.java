@@ -27,6 +27,12 @@ import java.util.function.DoubleSupplier;
  * 4 s... up to {@code maxDelay}), or longer if Retry-After asks. The deadline bounds them as it
  * bounds everything.
  *
+ * <p>{@code Retry-After} (delta-seconds or an HTTP-date) sets a floor on the next delay, capped at
+ * {@code maxDelay}: a server that asks for more than {@code maxDelay} (even
+ * {@code 99999999999999999999} seconds) is asked again after {@code maxDelay}. Retrying stops only
+ * when that capped wait would end at or past the deadline. Unparseable or negative values are
+ * ignored (the backoff applies); a date in the past means no extra wait.
+ *
  * <p>{@link #decide} is a pure function of its arguments: the caller waits, so synchronous and
  * asynchronous execution share one algorithm. Immutable and thread-safe.
  */
@@ -157,11 +163,15 @@ public final class RetryPolicy {
     }
     if (honorRetryAfter && retryAfter.isPresent()) {
       Duration hint = retryAfter.get();
-      if (hint.compareTo(remaining) >= 0) {
-        return RetryDecision.stop("Retry-After " + hint + " lands past the deadline ("
-            + (remaining.isNegative() ? Duration.ZERO : remaining) + " left)");
-      }
+      // Capped at maxDelay first, then held against the deadline: a hint beyond maxDelay waits
+      // maxDelay (the README's promise; the server's "later" is honoured as far as this policy
+      // waits at all), and only a wait that would itself end past the deadline stops retrying.
       long hintFloor = Math.min(hint.toNanos(), maxDelay.toNanos());
+      if (Duration.ofNanos(hintFloor).compareTo(remaining) >= 0) {
+        return RetryDecision.stop("Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? " (capped at maxDelay "
+            + maxDelay + ")" : "") + " lands past the deadline (" + (remaining.isNegative() ? Duration.ZERO : remaining)
+            + " left)");
+      }
       if (hintFloor > nanos) {
         nanos = hintFloor;
         reason = "Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? ", capped at maxDelay" : "");
@@ -379,7 +389,10 @@ public final class RetryPolicy {
       return this;
     }
 
-    /** @param honor whether Retry-After sets a floor on the next delay */
+    /**
+     * @param honor whether Retry-After sets a floor (capped at maxDelay) on the next delay; default true
+     * @return this builder
+     */
     public Builder honorRetryAfter(boolean honor) {
       this.honorRetryAfter = honor;
       return this;

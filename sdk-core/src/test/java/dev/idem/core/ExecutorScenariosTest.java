@@ -210,17 +210,31 @@ class ExecutorScenariosTest {
     assertTrue(between.compareTo(Duration.ofSeconds(3)) >= 0, "second attempt came after " + between);
   }
 
+  // Issue 15: a hint beyond maxDelay is capped (as the README says), not a reason to stop.
   @ParameterizedTest
   @EnumSource(Driver.class)
-  void retryAfterPastTheDeadlineStopsWithoutSleepingPastIt(Driver d) throws Exception {
-    Instant start = h.time.now();
+  void retryAfterBeyondMaxDelayWaitsMaxDelayThenRetriesWithTheSameKey(Driver d) throws Exception {
     ScriptedTransport t = h.transport(op).then(status(503, Map.of("Retry-After", "120"))).otherwise(status(200));
-    OperationFailedException e = assertThrows(OperationFailedException.class, () -> d.run(h, op, t));
+    Outcome out = d.run(h, op, t);
+    assertEquals(2, t.count());
+    assertEquals(List.of(Harness.POLICY.maxDelay()), h.time.waits());
+    assertTrue(out.attempts().get(0).decision().contains("capped"), out.attempts().get(0).decision());
+    assertTrue(t.sent().stream().allMatch(s -> s.key().equals(op.key())));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Driver.class)
+  void retryAfterWhoseCappedWaitEndsPastTheDeadlineStopsWithoutSleepingPastIt(Driver d) throws Exception {
+    Harness short_ = new Harness(Harness.POLICY.toBuilder().deadline(Duration.ofSeconds(4)).build(), b -> {});
+    Operation o = Operation.builder("create-order", op.request()).build();
+    Instant start = short_.time.now();
+    ScriptedTransport t = short_.transport(o).then(status(503, Map.of("Retry-After", "120"))).otherwise(status(200));
+    OperationFailedException e = assertThrows(OperationFailedException.class, () -> d.run(short_, o, t));
     assertEquals(1, t.count());
-    assertTrue(h.time.waits().isEmpty(), "slept " + h.time.waits());
-    assertTrue(Duration.between(start, h.time.now()).compareTo(Harness.POLICY.deadline()) < 0);
+    assertTrue(short_.time.waits().isEmpty(), "slept " + short_.time.waits());
+    assertTrue(Duration.between(start, short_.time.now()).compareTo(Duration.ofSeconds(4)) < 0);
     assertTrue(e.attempts().get(0).decision().contains("Retry-After"), e.attempts().get(0).decision());
-    assertEquals(OperationState.FAILED, h.state(op));
+    assertEquals(OperationState.FAILED, short_.state(o));
   }
 
   @ParameterizedTest
@@ -335,10 +349,12 @@ class ExecutorScenariosTest {
     assertEquals(1, t.count());
   }
 
+  // Issue 15: a RuntimeException after writing used to leave the operation PENDING as "interrupted
+  // or cancelled". It is an ambiguous attempt, retried with the same key; the message names it.
   @ParameterizedTest
   @EnumSource(Driver.class)
-  void transportBugLeavesTheOperationPendingNotFailed(Driver d) throws Exception {
-    ScriptedTransport t = h.transport(op).then(status(200));
+  void transportBugAfterWritingIsAnAmbiguousAttemptAndEndsUncertain(Driver d) throws Exception {
+    ScriptedTransport t = h.transport(op).otherwise(status(200));
     Transport sync = (r, k) -> {
       t.send(r, k);
       throw new IllegalStateException("bug in the adapter after writing");
@@ -347,7 +363,7 @@ class ExecutorScenariosTest {
       t.sendAsync(r, k);
       throw new IllegalStateException("bug in the adapter after writing");
     };
-    OperationPendingException e = assertThrows(OperationPendingException.class, () -> {
+    OperationUncertainException e = assertThrows(OperationUncertainException.class, () -> {
       if (d == Driver.SYNC) {
         h.executor.execute(op, sync);
       } else {
@@ -356,8 +372,11 @@ class ExecutorScenariosTest {
         Driver.join(f);
       }
     });
-    assertEquals(OperationState.PENDING, h.state(op));
+    assertEquals(OperationState.UNCERTAIN, h.state(op));
     assertTrue(h.record(op).hasAmbiguousAttempt(), "the attempt may have gone out: it must count as ambiguous");
+    assertTrue(e.getMessage().contains("java.lang.IllegalStateException"), e.getMessage());
+    assertEquals(Harness.POLICY.maxAttempts(), t.count());
+    assertTrue(t.sent().stream().allMatch(s -> s.key().equals(op.key())));
     assertEquals(op.key(), e.key());
   }
 }

@@ -4,10 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static dev.idem.core.support.Props.chance;
+import static dev.idem.core.support.Props.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
+import static org.quicktheories.generators.SourceDSL.longs;
 
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
-import dev.idem.core.support.Trials;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -16,12 +20,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
 
 /**
  * Random event sequences against {@link InMemoryJournal}, checked against a small model: terminal
  * states are left only by re-drive (or disappear by purge), a lease that is not the current one
  * never changes anything and gets {@link StaleOwnerException}, refused calls change nothing, the
- * generation never goes back and the attempt history only grows.
+ * generation never goes back and the attempt history only grows. QuickTheories generates the events
+ * and shrinks a failing sequence.
  */
 class JournalStateMachineProperties {
   private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
@@ -35,84 +42,126 @@ class JournalStateMachineProperties {
     final List<Lease> issued = new ArrayList<>();
   }
 
+  /** Which operation an event touches, what it does, and the state a transition or abandon asks for. */
+  record Who(int op, Kind kind, OperationState target) {}
+
+  /**
+   * How the event's lease is picked (see {@link #pickLease}): the model's live lease, an issued one,
+   * or a made-up one with this generation offset and owner.
+   */
+  record LeaseChoice(int roll, int issuedPick, long freshGeneration, long generationDelta, boolean ownerFromRecord,
+      int owner) {}
+
+  /** The event's other arguments. */
+  record Args(int claimant, long leaseSeconds, int attemptNumber, Classification classification, long purgeOffset,
+      long tickSeconds) {}
+
+  /** One random event. */
+  record Event(Who who, LeaseChoice lease, Args args) {}
+
+  static Gen<Event> events() {
+    Gen<Who> who = integers().between(0, 1).zip(Generate.enumValues(Kind.class),
+        Generate.enumValues(OperationState.class), Who::new);
+    Gen<LeaseChoice> lease = integers().between(0, 9).zip(integers().between(0, 1_000), longs().between(0, 3),
+        longs().between(-1, 1), (roll, pick, fresh, delta) -> new LeaseChoice(roll, pick, fresh, delta, false, 0))
+        .zip(chance(50), integers().between(0, OWNERS.size() - 1),
+            (l, fromRecord, owner) -> new LeaseChoice(l.roll(), l.issuedPick(), l.freshGeneration(),
+                l.generationDelta(), fromRecord, owner));
+    Gen<Args> args = integers().between(0, OWNERS.size() - 1).zip(longs().between(1, 120), integers().between(1, 50),
+        Generate.enumValues(Classification.class), (c, secs, n, cls) -> new Args(c, secs, n, cls, 0, 0))
+        .zip(longs().between(-60, 600), longs().between(0, 200),
+            (a, purge, tick) -> new Args(a.claimant(), a.leaseSeconds(), a.attemptNumber(), a.classification(), purge,
+                tick));
+    return who.zip(lease, args, Event::new);
+  }
+
+  /** Up to 80 events; shrinking drops and simplifies events, so a failure prints a short trace. */
   @Test
   void randomEventSequencesKeepTheStateMachineInvariants() {
-    Trials.run(400, g -> {
-      InMemoryJournal journal = new InMemoryJournal();
-      List<NewOperation> ops = new ArrayList<>();
-      for (int i = 0; i < 2; i++) {
-        RequestSnapshot req = Requests.order("{\"n\":" + i + "}");
-        OperationId id = new OperationId("tenant", "op-" + i, IdempotencyKey.of("key-" + i));
-        ops.add(new NewOperation(id, null, Fingerprinter.defaults().fingerprint(req), req, T0));
-      }
-      Map<OperationId, Model> models = new HashMap<>();
-      ops.forEach(o -> models.put(o.id(), new Model()));
-      Instant now = T0;
-      int steps = g.intBetween(1, 80);
-      StringBuilder trace = new StringBuilder();
-      for (int step = 0; step < steps; step++) {
-        NewOperation op = g.oneOf(ops);
-        OperationId id = op.id();
-        Model m = models.get(id);
-        Kind kind = g.oneOf(Kind.values());
-        Optional<OperationRecord> before = journal.find(id);
-        OperationState target = g.oneOf(OperationState.values());
-        Lease lease = pickLease(g, m, before.orElse(null), now);
-        String claimant = g.oneOf(OWNERS);
-        Object result;
-        try {
-          result = switch (kind) {
-            case BEGIN -> journal.begin(new NewOperation(id, null, op.fingerprint(), op.request(), now));
-            case BEGIN_OTHER_FINGERPRINT -> before.isEmpty() ? "skipped" : journal.begin(new NewOperation(id, null,
-                Fingerprinter.defaults().fingerprint(Requests.order("{\"other\":true}")), op.request(), now));
-            case CLAIM -> journal.claim(id, claimant, now, Duration.ofSeconds(g.longBetween(1, 120)));
-            case RECORD -> {
-              journal.recordAttempt(id, lease, attempt(g, lease, now));
-              yield "recorded";
-            }
-            case TRANSITION -> journal.transition(id, lease, transition(target, now));
-            case ABANDON -> journal.abandon(id, transition(target, now));
-            case REDRIVE -> journal.redrive(id, now);
-            case PURGE -> journal.purge(now.minusSeconds(g.longBetween(-60, 600)));
-            case TICK -> {
-              now = now.plusSeconds(g.longBetween(0, 200));
-              yield "tick";
-            }
-          };
-        } catch (StaleOwnerException | IllegalStateException | IllegalArgumentException
-            | IdempotencyKeyReusedException e) {
-          result = e;
-        }
-        trace.append("\n  ").append(step).append(": ").append(kind).append(' ').append(id.operation())
-            .append(kind == Kind.TRANSITION || kind == Kind.ABANDON ? " -> " + target : "")
-            .append(kind == Kind.RECORD || kind == Kind.TRANSITION ? " with " + lease : "")
-            .append(" => ").append(result instanceof Exception ? result.getClass().getSimpleName() : "ok")
-            .append(" | ").append(before.map(OperationRecord::state).orElse(null)).append(" -> ")
-            .append(journal.find(id).map(OperationRecord::state).orElse(null));
-        try {
-          check(kind, target, lease, claimant, m, before.orElse(null), journal.find(id).orElse(null), result, now);
-        } catch (AssertionError e) {
-          throw new AssertionError(e.getMessage() + "\ntrace:" + trace, e);
-        }
+    qt(400).forAll(lists().of(events()).ofSizeBetween(1, 80)).checkAssert(events -> {
+      try {
+        run(events);
+      } catch (IdempotencyException e) {
+        throw new AssertionError(e);
       }
     });
   }
 
-  private static Lease pickLease(Trials.Gen g, Model m, OperationRecord r, Instant now) {
-    int roll = g.intBetween(0, 9);
-    if (roll < 5 && m.live != null) {
+  private static void run(List<Event> events) throws IdempotencyException {
+    InMemoryJournal journal = new InMemoryJournal();
+    List<NewOperation> ops = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      RequestSnapshot req = Requests.order("{\"n\":" + i + "}");
+      OperationId id = new OperationId("tenant", "op-" + i, IdempotencyKey.of("key-" + i));
+      ops.add(new NewOperation(id, null, Fingerprinter.defaults().fingerprint(req), req, T0));
+    }
+    Map<OperationId, Model> models = new HashMap<>();
+    ops.forEach(o -> models.put(o.id(), new Model()));
+    Instant now = T0;
+    StringBuilder trace = new StringBuilder();
+    for (int step = 0; step < events.size(); step++) {
+      Event ev = events.get(step);
+      NewOperation op = ops.get(ev.who().op());
+      OperationId id = op.id();
+      Model m = models.get(id);
+      Kind kind = ev.who().kind();
+      Optional<OperationRecord> before = journal.find(id);
+      OperationState target = ev.who().target();
+      Lease lease = pickLease(ev.lease(), m, before.orElse(null), now);
+      Args a = ev.args();
+      String claimant = OWNERS.get(a.claimant());
+      Object result;
+      try {
+        result = switch (kind) {
+          case BEGIN -> journal.begin(new NewOperation(id, null, op.fingerprint(), op.request(), now));
+          case BEGIN_OTHER_FINGERPRINT -> before.isEmpty() ? "skipped" : journal.begin(new NewOperation(id, null,
+              Fingerprinter.defaults().fingerprint(Requests.order("{\"other\":true}")), op.request(), now));
+          case CLAIM -> journal.claim(id, claimant, now, Duration.ofSeconds(a.leaseSeconds()));
+          case RECORD -> {
+            journal.recordAttempt(id, lease, attempt(a, lease, now));
+            yield "recorded";
+          }
+          case TRANSITION -> journal.transition(id, lease, transition(target, now));
+          case ABANDON -> journal.abandon(id, transition(target, now));
+          case REDRIVE -> journal.redrive(id, now);
+          case PURGE -> journal.purge(now.minusSeconds(a.purgeOffset()));
+          case TICK -> {
+            now = now.plusSeconds(a.tickSeconds());
+            yield "tick";
+          }
+        };
+      } catch (StaleOwnerException | IllegalStateException | IllegalArgumentException
+          | IdempotencyKeyReusedException e) {
+        result = e;
+      }
+      trace.append("\n  ").append(step).append(": ").append(kind).append(' ').append(id.operation())
+          .append(kind == Kind.TRANSITION || kind == Kind.ABANDON ? " -> " + target : "")
+          .append(kind == Kind.RECORD || kind == Kind.TRANSITION ? " with " + lease : "")
+          .append(" => ").append(result instanceof Exception ? result.getClass().getSimpleName() : "ok")
+          .append(" | ").append(before.map(OperationRecord::state).orElse(null)).append(" -> ")
+          .append(journal.find(id).map(OperationRecord::state).orElse(null));
+      try {
+        check(kind, target, lease, claimant, m, before.orElse(null), journal.find(id).orElse(null), result, now);
+      } catch (AssertionError e) {
+        throw new AssertionError(e.getMessage() + "\ntrace:" + trace, e);
+      }
+    }
+  }
+
+  private static Lease pickLease(LeaseChoice c, Model m, OperationRecord r, Instant now) {
+    if (c.roll() < 5 && m.live != null) {
       return m.live;
     }
-    if (roll < 8 && !m.issued.isEmpty()) {
-      return g.oneOf(m.issued);
+    if (c.roll() < 8 && !m.issued.isEmpty()) {
+      return m.issued.get(c.issuedPick() % m.issued.size());
     }
-    long gen = r == null ? g.longBetween(0, 3) : Math.max(0, r.generation() + g.longBetween(-1, 1));
-    return new Lease(r != null && r.owner() != null && g.chance(0.5) ? r.owner() : g.oneOf(OWNERS), gen,
+    long gen = r == null ? c.freshGeneration() : Math.max(0, r.generation() + c.generationDelta());
+    return new Lease(r != null && r.owner() != null && c.ownerFromRecord() ? r.owner() : OWNERS.get(c.owner()), gen,
         now.plusSeconds(60));
   }
 
-  private static AttemptRecord attempt(Trials.Gen g, Lease lease, Instant now) {
-    return new AttemptRecord(g.intBetween(1, 50), lease.generation(), now, now, g.oneOf(Classification.values()),
+  private static AttemptRecord attempt(Args a, Lease lease, Instant now) {
+    return new AttemptRecord(a.attemptNumber(), lease.generation(), now, now, a.classification(),
         503, null, "HTTP 503", Duration.ZERO, "test");
   }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -95,6 +96,32 @@ class RetryPolicyTest {
     // exactly at the deadline is past it too: the next attempt could not start before the deadline
     assertFalse(POLICY.decide(1, Duration.ofSeconds(27), Duration.ZERO, Optional.of(Duration.ofSeconds(3)), () -> 0.5)
         .retry());
+  }
+
+  // Issue 15: the README said a hint beyond maxDelay is capped; the code stopped retrying whenever
+  // the uncapped hint reached past the deadline. Capped it is, then checked against the deadline.
+  @Test
+  void retryAfterBeyondMaxDelayAndTheDeadlineIsCappedNotAStop() {
+    Duration huge = dev.idem.core.internal.RetryAfter.parse("99999999999999999999", java.time.Instant.EPOCH)
+        .orElseThrow();
+    for (Duration hint : List.of(Duration.ofSeconds(60), Duration.ofHours(2), huge)) {
+      RetryDecision d = POLICY.decide(1, Duration.ZERO, Duration.ZERO, Optional.of(hint), () -> 0.5);
+      assertTrue(d.retry(), hint + ": " + d.reason());
+      assertEquals(POLICY.maxDelay(), d.delay());
+      assertTrue(d.reason().contains("capped"), d.reason());
+    }
+    // The capped wait still has to fit: with less than maxDelay left, the same hint stops.
+    RetryDecision late = POLICY.decide(1, POLICY.deadline().minus(POLICY.maxDelay()), Duration.ZERO,
+        Optional.of(Duration.ofHours(2)), () -> 0.5);
+    assertFalse(late.retry());
+    assertTrue(late.reason().contains("past the deadline"), late.reason());
+  }
+
+  @Test
+  void garbageAndNegativeRetryAfterValuesAreIgnored() {
+    for (String v : List.of("soon", "-5", "", "  ", "1.5", "0x10", "Tue, 99 Foo 2026", "5 s")) {
+      assertTrue(dev.idem.core.internal.RetryAfter.parse(v, java.time.Instant.EPOCH).isEmpty(), v);
+    }
   }
 
   @Test

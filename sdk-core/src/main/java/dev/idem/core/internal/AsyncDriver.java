@@ -97,6 +97,9 @@ public final class AsyncDriver {
         next = loop.onResponse(response);
       } else if (cause instanceof IOException io) {
         next = loop.onFailure(io);
+      } else if (cause instanceof RuntimeException re && !(cause instanceof CancellationException)) {
+        // A failed attempt, as in SyncDriver: ambiguous unless the transport said it sent nothing.
+        next = loop.onFailure(new TransportFailure(re));
       } else {
         // Not an I/O failure: a bug or a cancellation in the transport. The request may have gone out.
         result.completeExceptionally(loop.interrupted(true, cause));

@@ -397,12 +397,21 @@ public final class AttemptLoop {
   private void record(Verdict v, Integer status, Throwable failure, Instant end, Duration delay, String decision,
       HostGuard.Health health) throws IdempotencyException {
     AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
-        v.classification(), status, failure == null ? null : failure.getClass().getName(), v.reason(), delay,
+        v.classification(), status, exceptionClass(failure), v.reason(), delay,
         decision);
     s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
     s.journal().recordAttempt(id, lease, a);
     history.add(a);
     s.emit(new IdemEvent.AttemptFinished(id, a, host));
+  }
+
+  /** For a transport's RuntimeException, its own class rather than the wrapper's. */
+  private static String exceptionClass(Throwable failure) {
+    if (failure == null) {
+      return null;
+    }
+    return (failure instanceof TransportFailure && failure.getCause() != null ? failure.getCause() : failure)
+        .getClass().getName();
   }
 
   private void finish(OperationState target, Instant now, String reason) throws IdempotencyException {

@@ -58,6 +58,9 @@ public final class DefaultClassifier implements Classifier {
         return Optional.of(Verdict.safe("not sent: connect timed out"));
       }
     }
+    if (failure instanceof TransportFailure) {
+      return Optional.of(Verdict.ambiguous(failure.getMessage() + "; the request may have been sent"));
+    }
     return Optional.of(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
   }
 }

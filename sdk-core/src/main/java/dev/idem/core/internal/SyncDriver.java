@@ -44,8 +44,11 @@ public final class SyncDriver {
           step = loop.onFailure(e);
           continue;
         } catch (RuntimeException e) {
-          // A bug in the transport: the request may or may not have gone out.
-          throw loop.interrupted(true, e);
+          // A failed attempt like any other, not an interruption: retried with the same key, and
+          // ambiguous because the request may have gone out (a transport that knows it did not
+          // throws RequestNotSentException instead).
+          step = loop.onFailure(new TransportFailure(e));
+          continue;
         }
         step = loop.onResponse(response);
       } else if (step instanceof Step.Wait wait) {

@@ -1,6 +1,7 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestNotSentException;
 import dev.idem.core.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Transport;
@@ -8,8 +9,11 @@ import dev.idem.okhttp.IdempotencyResult;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import okhttp3.Interceptor;
+import okhttp3.MediaType;
+import okhttp3.RequestBody;
 import okhttp3.Request;
 import okhttp3.Response;
+import okio.BufferedSink;
 
 /**
  * Sends the attempts of a live call down the interceptor chain. Every attempt is the app's own
@@ -45,12 +49,25 @@ final class ChainTransport implements Transport {
     // tags and header order. A cancelled call would fail every attempt at once without sending:
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
     checkNotCanceled(null);
-    Request attempt = template.newBuilder().header(settings.headerName(), settings.headerValue(key)).build();
+    WrittenFlag body = template.body() == null ? null : new WrittenFlag(template.body());
+    Request attempt = template.newBuilder().method(template.method(), body)
+        .header(settings.headerName(), settings.headerValue(key)).build();
     Response raw;
     try {
       raw = chain.proceed(attempt);
     } catch (IOException e) {
       checkNotCanceled(e);
+      throw e;
+    } catch (RuntimeException e) {
+      // Where it happened decides what it means. Before the body was handed to the connection (an
+      // interceptor below ours threw, say) the server cannot have seen the request: safe. After
+      // it (OkHttp's RetryAndFollowUpInterceptor throws NumberFormatException on a Retry-After
+      // beyond an int, once the response has arrived) the request went out: the executor makes
+      // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent.
+      if (body != null && !body.written) {
+        throw new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName()
+            + " before the request body was written", e);
+      }
       throw e;
     }
     ResponseSnapshot buffered = OkHttpSnapshots.buffer(raw);
@@ -82,5 +99,31 @@ final class ChainTransport implements Transport {
         .build();
     return received ? OkHttpSnapshots.withBody(lastRaw, request, snapshot.body())
         : OkHttpSnapshots.toResponse(snapshot, request);
+  }
+
+  /** The attempt's body, remembering whether OkHttp (or an interceptor) started writing it. */
+  private static final class WrittenFlag extends RequestBody {
+    private final RequestBody delegate;
+    private volatile boolean written;
+
+    WrittenFlag(RequestBody delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public MediaType contentType() {
+      return delegate.contentType();
+    }
+
+    @Override
+    public long contentLength() throws IOException {
+      return delegate.contentLength();
+    }
+
+    @Override
+    public void writeTo(BufferedSink sink) throws IOException {
+      written = true;
+      delegate.writeTo(sink);
+    }
   }
 }

@@ -1,0 +1,87 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.RequestSnapshot;
+import java.net.URI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Decides what of a request may be journaled: drops secret headers, and refuses a request whose
+ * query string carries a secret-looking parameter (the query is part of the URI, which is journaled
+ * and logged whole, so it cannot be stripped without changing the request; see
+ * {@code IdempotentExecutor.Builder#allowQueryParameters}). Immutable and thread-safe.
+ */
+public final class SecretFilter {
+  private final Set<String> added;
+  private final Set<String> allowedHeaders;
+  private final Set<String> allowedQuery;
+
+  /**
+   * @param added header names (any case) that are secrets besides the default rule
+   * @param allowedHeaders header names (any case) the app explicitly allows to be journaled
+   * @param allowedQuery query parameter names (exact) the app explicitly allows in journaled URIs
+   */
+  public SecretFilter(Set<String> added, Set<String> allowedHeaders, Set<String> allowedQuery) {
+    this.added = lower(added);
+    this.allowedHeaders = lower(allowedHeaders);
+    this.allowedQuery = Set.copyOf(allowedQuery);
+  }
+
+  private static Set<String> lower(Set<String> names) {
+    return names.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+  }
+
+  /** Whether a header (any case) is kept out of the journal. */
+  public boolean isSecretHeader(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    if (added.contains(n)) {
+      return true;
+    }
+    return !allowedHeaders.contains(n) && RequestSnapshot.isSecretByDefault(n);
+  }
+
+  /** The snapshot to journal: {@code request} without its secret headers. */
+  public RequestSnapshot persistable(RequestSnapshot request) {
+    List<String> drop = new ArrayList<>();
+    for (String h : request.headers().keySet()) {
+      if (isSecretHeader(h)) {
+        drop.add(h);
+      }
+    }
+    return drop.isEmpty() ? request : request.withoutHeaders(drop);
+  }
+
+  /**
+   * Refuses a URI whose query names a secret-looking parameter that the app did not allow.
+   *
+   * @throws IllegalArgumentException naming the parameter (never its value) and the way to allow it
+   */
+  public void checkQuery(URI uri, String operation) {
+    String query = uri.getRawQuery();
+    if (query == null || query.isEmpty()) {
+      return;
+    }
+    for (String pair : query.split("&")) {
+      int eq = pair.indexOf('=');
+      String raw = eq < 0 ? pair : pair.substring(0, eq);
+      String name;
+      try {
+        name = URLDecoder.decode(raw, StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        name = raw;
+      }
+      if (!allowedQuery.contains(name) && RequestSnapshot.isSecretByDefault(name)) {
+        throw new IllegalArgumentException("operation " + operation + ": query parameter '" + name
+            + "' looks like a credential, and the request URI (query included) would be journaled in clear;"
+            + " nothing was journaled or sent. Send it in a header that the app's transport adds on every"
+            + " attempt, or allow it with IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + name
+            + "\"))");
+      }
+    }
+  }
+}
