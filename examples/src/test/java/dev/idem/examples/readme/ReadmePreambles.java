@@ -1,0 +1,148 @@
+package dev.idem.examples.readme;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What each README snippet assumes, keyed by the heading it sits under ({@link ReadmeBlock#key()}).
+ * Keep these small: a name declared here is one the README leaves to the app (its interceptor, its
+ * Jetty context, a journal built in an earlier snippet). A class the snippet uses from Idem or a
+ * library needs only its import here; a snippet that shows its own imports gets none of them.
+ */
+final class ReadmePreambles {
+  private ReadmePreambles() {}
+
+  /** Built in the OkHttp quickstart, used by the snippets that refer back to it. */
+  private static final List<String> QUICKSTART_IMPORTS = List.of(
+      "import dev.idem.core.IdempotentExecutor;",
+      "import dev.idem.okhttp.IdemOkHttp;",
+      "import okhttp3.OkHttpClient;");
+
+  private static final List<String> QUICKSTART_MEMBERS = List.of(
+      "IdempotentExecutor executor;",
+      "IdemOkHttp idem;",
+      "OkHttpClient client;");
+
+  static Map<String, Preamble> all() {
+    Map<String, Preamble> p = new LinkedHashMap<>();
+    p.put("Quickstart: OkHttp and Retrofit", Preamble.statements(
+        List.of(
+            "import dev.idem.core.IdempotentExecutor;",
+            "import dev.idem.core.outbox.OutboxDispatcher;",
+            "import dev.idem.jdbc.JdbcJournal;",
+            "import dev.idem.okhttp.IdemOkHttp;",
+            "import dev.idem.okhttp.IdempotentOperation;",
+            "import java.nio.file.Path;",
+            "import okhttp3.Interceptor;",
+            "import okhttp3.MediaType;",
+            "import okhttp3.OkHttpClient;",
+            "import okhttp3.Request;",
+            "import okhttp3.RequestBody;",
+            "import okhttp3.Response;"),
+        List.of(
+            "Interceptor authInterceptor;",
+            "String url;",
+            "String json;",
+            "static final MediaType JSON = MediaType.get(\"application/json\");")));
+    p.put("Quickstart: java.net.http", Preamble.statements(
+        List.of(
+            "import dev.idem.core.IdempotentExecutor;",
+            "import dev.idem.httpclient.IdempotentHttpClient;",
+            "import dev.idem.jdbc.JdbcJournal;",
+            "import java.net.http.HttpClient;",
+            "import java.net.http.HttpRequest;",
+            "import java.net.http.HttpResponse;",
+            "import java.net.http.HttpResponse.BodyHandlers;"),
+        List.of("JdbcJournal journal;", "HttpRequest request;")));
+    p.put("Resume after a restart", Preamble.statements(
+        concat(QUICKSTART_IMPORTS, List.of(
+            "import dev.idem.core.IdempotencyKey;",
+            "import dev.idem.core.OperationState;",
+            "import dev.idem.core.Outcome;",
+            "import dev.idem.core.ResumeHandler;",
+            "import java.util.Map;")),
+        concat(QUICKSTART_MEMBERS, List.of(
+            "Orders orders;",
+            "interface Orders { void confirm(Outcome outcome); void flag(IdempotencyKey key, OperationState state); }"))));
+    p.put("Queued delivery (outbox)", Preamble.statements(
+        concat(QUICKSTART_IMPORTS, List.of(
+            "import dev.idem.core.Operation;",
+            "import dev.idem.core.Outcome;",
+            "import dev.idem.core.RequestSnapshot;",
+            "import dev.idem.core.outbox.OutboxDispatcher;",
+            "import java.net.URI;",
+            "import java.nio.charset.StandardCharsets;",
+            "import java.util.concurrent.CompletableFuture;")),
+        QUICKSTART_MEMBERS));
+    p.put("Which statuses your server uses", Preamble.statements(
+        List.of(
+            "import dev.idem.core.IdempotentExecutor;",
+            "import dev.idem.core.ProtocolStatuses;",
+            "import dev.idem.jdbc.JdbcJournal;"),
+        List.of("JdbcJournal journal;")));
+    p.put("A key still in flight is a wait", Preamble.statements(
+        List.of(
+            "import dev.idem.core.DelayFunction;",
+            "import dev.idem.core.RetryPolicy;",
+            "import java.time.Duration;"),
+        List.of()));
+    // Shows its own imports of Idem's classes: only the app's objects are declared here.
+    p.put("Custom policies, resilience4j, metrics", Preamble.statements(
+        List.of(
+            "import dev.idem.jdbc.JdbcJournal;",
+            "import io.github.resilience4j.retry.RetryConfig;",
+            "import io.micrometer.core.instrument.MeterRegistry;"),
+        List.of("JdbcJournal journal;", "MeterRegistry meterRegistry;", "RetryConfig retryConfig;")));
+    // A test class's members; the key is whatever the app's call returned.
+    p.put("Testing your client", Preamble.members(
+        List.of(
+            "import static org.junit.jupiter.api.Assertions.assertEquals;",
+            "import dev.idem.testkit.Fault;",
+            "import dev.idem.testkit.IdempotentServer;",
+            "import dev.idem.testkit.IdempotentServerExtension;",
+            "import org.junit.jupiter.api.Test;",
+            "import org.junit.jupiter.api.extension.RegisterExtension;"),
+        List.of("String key;")));
+    p.put("Secrets stay out of the journal", Preamble.statements(
+        List.of("import dev.idem.core.IdempotentExecutor;", "import java.util.Set;"),
+        List.of()));
+    p.put("The server half: an idempotency guard for Java services", Preamble.statements(
+        List.of(
+            "import com.sun.net.httpserver.HttpHandler;",
+            "import com.sun.net.httpserver.HttpServer;",
+            "import dev.idem.server.IdempotencyGuard;",
+            "import dev.idem.server.IdempotencyStore;",
+            "import dev.idem.server.JdbcIdempotencyStore;",
+            "import dev.idem.server.jdkhttp.IdempotencyHttpFilter;",
+            "import dev.idem.server.servlet.IdempotencyFilter;",
+            "import jakarta.servlet.DispatcherType;",
+            "import java.nio.file.Path;",
+            "import java.util.EnumSet;",
+            "import org.eclipse.jetty.ee10.servlet.FilterHolder;",
+            "import org.eclipse.jetty.ee10.servlet.ServletContextHandler;"),
+        List.of("ServletContextHandler context;", "HttpServer server;", "HttpHandler ordersHandler;")));
+    p.put("Receiving webhooks", Preamble.statements(
+        List.of(
+            "import com.sun.net.httpserver.HttpServer;",
+            "import dev.idem.webhooks.JdkWebhookHandler;",
+            "import dev.idem.webhooks.SignatureScheme;",
+            "import dev.idem.webhooks.WebhookEvent;",
+            "import dev.idem.webhooks.WebhookInbox;",
+            "import dev.idem.webhooks.WebhookProcessor;",
+            "import dev.idem.webhooks.WebhookReceiver;",
+            "import dev.idem.webhooks.WebhookSource;",
+            "import dev.idem.webhooks.servlet.WebhookServlet;",
+            "import java.nio.file.Path;",
+            "import org.eclipse.jetty.ee10.servlet.ServletContextHandler;",
+            "import org.eclipse.jetty.ee10.servlet.ServletHolder;"),
+        List.of("ServletContextHandler context;", "HttpServer server;", "void fulfil(WebhookEvent event) { }")));
+    return p;
+  }
+
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> all = new java.util.ArrayList<>(a);
+    all.addAll(b);
+    return List.copyOf(all);
+  }
+}
