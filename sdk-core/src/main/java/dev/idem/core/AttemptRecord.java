@@ -33,6 +33,23 @@ public record AttemptRecord(
     Duration delay,
     String decision) {
 
+  /**
+   * Validates the components.
+   *
+   * @param number 1 for the first attempt of the operation, counting across restarts and re-drives
+   * @param generation the fencing generation under which it was sent
+   * @param startedAt when the request was handed to the transport
+   * @param endedAt when the response or failure came back
+   * @param classification how the classifier saw it
+   * @param status the HTTP status, or null when no response arrived
+   * @param exceptionClass the failure's class name, or null when a response arrived
+   * @param reason the classifier's reason
+   * @param delay the delay chosen before the next attempt; {@link Duration#ZERO} if none followed
+   * @param decision why the executor went on or stopped
+   * @throws IllegalArgumentException if {@code number} is below 1
+   * @throws NullPointerException if any component but {@code status} and {@code exceptionClass} is
+   *     null
+   */
   public AttemptRecord {
     if (number < 1) {
       throw new IllegalArgumentException("attempt numbers start at 1: " + number);
@@ -45,12 +62,20 @@ public record AttemptRecord(
     Objects.requireNonNull(decision, "decision");
   }
 
-  /** The HTTP status, if a response arrived. */
+  /**
+   * The HTTP status, if a response arrived.
+   *
+   * @return the status, or empty when the attempt ended in an exception
+   */
   public Optional<Integer> statusCode() {
     return Optional.ofNullable(status);
   }
 
-  /** True when this attempt may have taken effect without a response saying so. */
+  /**
+   * True when this attempt may have taken effect without a response saying so.
+   *
+   * @return whether the attempt was classified {@link Classification#AMBIGUOUS}
+   */
   public boolean isAmbiguous() {
     return classification == Classification.AMBIGUOUS;
   }

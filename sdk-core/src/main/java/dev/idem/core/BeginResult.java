@@ -10,6 +10,13 @@ import java.util.Objects;
  *     the same fingerprint
  */
 public record BeginResult(OperationRecord record, boolean created) {
+  /**
+   * Validates the components.
+   *
+   * @param record the record, new or existing
+   * @param created true if this call created it
+   * @throws NullPointerException if {@code record} is null
+   */
   public BeginResult {
     Objects.requireNonNull(record, "record");
   }

@@ -57,47 +57,83 @@ public final class CircuitBreakerSettings {
     this.halfOpenProbes = b.halfOpenProbes;
   }
 
-  /** The defaults described above. */
+  /**
+   * The defaults described above.
+   *
+   * @return the shared default settings, immutable
+   */
   public static CircuitBreakerSettings ofDefaults() {
     return DEFAULTS;
   }
 
-  /** No circuit breaker at all. */
+  /**
+   * No circuit breaker at all.
+   *
+   * @return shared settings under which every host is always attempted
+   */
   public static CircuitBreakerSettings disabled() {
     return DISABLED;
   }
 
-  /** A builder starting from the defaults. */
+  /**
+   * A builder starting from the defaults.
+   *
+   * @return a new builder holding the defaults listed in the class comment
+   */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** Whether breakers are used. */
+  /**
+   * Whether breakers are used.
+   *
+   * @return true if breakers are used (the default)
+   */
   public boolean enabled() {
     return enabled;
   }
 
-  /** The failure rate, in percent, at which a breaker opens. */
+  /**
+   * The failure rate, in percent, at which a breaker opens.
+   *
+   * @return the failure rate threshold in (0, 100]; default 50
+   */
   public float failureRatePercent() {
     return failureRatePercent;
   }
 
-  /** How many recent attempts the failure rate covers. */
+  /**
+   * How many recent attempts the failure rate covers.
+   *
+   * @return the sliding window size, at least 1; default 20
+   */
   public int slidingWindowSize() {
     return slidingWindowSize;
   }
 
-  /** How many attempts a breaker must see before it may open. */
+  /**
+   * How many attempts a breaker must see before it may open.
+   *
+   * @return the minimum number of counted attempts, at least 1; default 10
+   */
   public int minimumCalls() {
     return minimumCalls;
   }
 
-  /** How long a breaker stays open before letting probes through. */
+  /**
+   * How long a breaker stays open before letting probes through.
+   *
+   * @return the open period, positive; default 10 s
+   */
   public Duration openFor() {
     return openFor;
   }
 
-  /** How many probes a half-open breaker lets through. */
+  /**
+   * How many probes a half-open breaker lets through.
+   *
+   * @return the number of half-open probes, at least 1; default 3
+   */
   public int halfOpenProbes() {
     return halfOpenProbes;
   }
@@ -113,13 +149,22 @@ public final class CircuitBreakerSettings {
 
     private Builder() {}
 
-    /** Whether breakers are used; default true. */
+    /**
+     * Whether breakers are used; default true.
+     *
+     * @param enabled false to attempt every host whatever its recent failures
+     * @return this builder
+     */
     public Builder enabled(boolean enabled) {
       this.enabled = enabled;
       return this;
     }
 
-    /** @param percent failure rate that opens the breaker, in (0, 100]; default 50 */
+    /**
+     * @param percent failure rate that opens the breaker, in (0, 100]; default 50
+     * @return this builder
+     * @throws IllegalArgumentException if outside (0, 100]
+     */
     public Builder failureRatePercent(float percent) {
       if (!(percent > 0 && percent <= 100)) {
         throw new IllegalArgumentException("failure rate must lie in (0, 100]: " + percent);
@@ -128,19 +173,31 @@ public final class CircuitBreakerSettings {
       return this;
     }
 
-    /** @param size attempts in the window, at least 1; default 20 */
+    /**
+     * @param size attempts in the window, at least 1; default 20
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
     public Builder slidingWindowSize(int size) {
       this.slidingWindowSize = atLeastOne(size, "slidingWindowSize");
       return this;
     }
 
-    /** @param calls attempts seen before the breaker may open, at least 1; default 10 */
+    /**
+     * @param calls attempts seen before the breaker may open, at least 1; default 10
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
     public Builder minimumCalls(int calls) {
       this.minimumCalls = atLeastOne(calls, "minimumCalls");
       return this;
     }
 
-    /** @param openFor how long the breaker stays open, positive; default 10 s */
+    /**
+     * @param openFor how long the breaker stays open, positive; default 10 s
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative
+     */
     public Builder openFor(Duration openFor) {
       Objects.requireNonNull(openFor, "openFor");
       if (openFor.isZero() || openFor.isNegative()) {
@@ -150,13 +207,21 @@ public final class CircuitBreakerSettings {
       return this;
     }
 
-    /** @param probes attempts let through when half-open, at least 1; default 3 */
+    /**
+     * @param probes attempts let through when half-open, at least 1; default 3
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
     public Builder halfOpenProbes(int probes) {
       this.halfOpenProbes = atLeastOne(probes, "halfOpenProbes");
       return this;
     }
 
-    /** Builds the settings. */
+    /**
+     * Builds the settings.
+     *
+     * @return new immutable settings
+     */
     public CircuitBreakerSettings build() {
       return new CircuitBreakerSettings(this);
     }

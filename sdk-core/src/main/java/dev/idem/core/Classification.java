@@ -17,7 +17,11 @@ public enum Classification {
   /** Retrying cannot help: other 4xx, 501, 505, or a classifier's explicit say-so. */
   PERMANENT;
 
-  /** True for the classes that allow another attempt. */
+  /**
+   * True for the classes that allow another attempt.
+   *
+   * @return true for SAFE, AMBIGUOUS and TRANSIENT; false for SUCCESS and PERMANENT
+   */
   public boolean isRetryable() {
     return this == SAFE || this == AMBIGUOUS || this == TRANSIENT;
   }

@@ -26,16 +26,28 @@ import java.util.Optional;
  * Implementations must be thread-safe and must not block.
  */
 public interface Classifier {
-  /** Classifies a response that arrived; empty for no opinion. */
+  /**
+   * Classifies a response that arrived; empty for no opinion.
+   *
+   * @param response the attempt's response, with status, headers and (bounded) body
+   * @return the verdict, or empty to let the next classifier in the chain decide
+   */
   Optional<Verdict> classify(ResponseSnapshot response);
 
-  /** Classifies a failure to get a response; empty for no opinion. */
+  /**
+   * Classifies a failure to get a response; empty for no opinion.
+   *
+   * @param failure what the transport threw instead of returning a response
+   * @return the verdict, or empty to let the next classifier in the chain decide
+   */
   Optional<Verdict> classify(IOException failure);
 
   /**
    * Returns a classifier that asks this one first and {@code next} when this one abstains.
    *
    * @param next the fallback
+   * @return the chained classifier; thread-safe if both are
+   * @throws NullPointerException if {@code next} is null
    */
   default Classifier orElse(Classifier next) {
     Objects.requireNonNull(next, "next");
@@ -70,6 +82,8 @@ public interface Classifier {
    *   <tr><td>422 (key reused with another payload), 400, other 4xx, 501, 505, 1xx, 3xx</td><td>PERMANENT</td></tr>
    * </table>
    * It always answers.
+   *
+   * @return the shared, stateless default classifier
    */
   static Classifier defaults() {
     return DefaultClassifier.INSTANCE;
@@ -81,6 +95,7 @@ public interface Classifier {
    * garbage values, and exceptions get no opinion. Chain it before {@link #defaults()}.
    *
    * @param headerName the hint header, case-insensitive
+   * @return a classifier that reads that header and abstains when it cannot tell
    */
   static Classifier shouldRetryHeader(String headerName) {
     return new ShouldRetryHeaderClassifier(headerName);
@@ -91,6 +106,8 @@ public interface Classifier {
    *
    * @param status the HTTP status code
    * @param verdict the verdict for it
+   * @return a stateless classifier for that one status
+   * @throws NullPointerException if {@code verdict} is null
    */
   static Classifier forStatus(int status, Verdict verdict) {
     Objects.requireNonNull(verdict, "verdict");

@@ -11,7 +11,13 @@ import java.util.Objects;
 public record Fingerprint(String hex) {
   private static final int LENGTH = 64;
 
-  /** @throws IllegalArgumentException unless {@code hex} is 64 lower-case hex characters */
+  /**
+   * Validates the digest.
+   *
+   * @param hex 64 lower-case hex characters
+   * @throws IllegalArgumentException unless {@code hex} is 64 lower-case hex characters
+   * @throws NullPointerException if {@code hex} is null
+   */
   public Fingerprint {
     Objects.requireNonNull(hex, "hex");
     if (!isLowerHex(hex)) {

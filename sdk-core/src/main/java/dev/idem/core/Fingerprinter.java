@@ -36,7 +36,11 @@ public final class Fingerprinter {
     this.semanticHeaders = List.copyOf(sorted);
   }
 
-  /** A fingerprinter with no semantic headers. */
+  /**
+   * A fingerprinter with no semantic headers.
+   *
+   * @return the shared default fingerprinter
+   */
   public static Fingerprinter defaults() {
     return DEFAULT;
   }
@@ -45,12 +49,20 @@ public final class Fingerprinter {
    * A fingerprinter that also covers the named headers (case-insensitive).
    *
    * @param semanticHeaders headers whose values change the meaning of the request
+   * @return a new immutable fingerprinter
+   * @throws NullPointerException if {@code semanticHeaders} is null
    */
   public static Fingerprinter withSemanticHeaders(Set<String> semanticHeaders) {
     return new Fingerprinter(Objects.requireNonNull(semanticHeaders, "semanticHeaders"));
   }
 
-  /** Computes the fingerprint of a snapshot. */
+  /**
+   * Computes the fingerprint of a snapshot.
+   *
+   * @param request the request as it would be journaled
+   * @return the SHA-256 fingerprint; snapshots that differ only in JSON spelling, scheme, host,
+   *     port or non-semantic headers get the same one
+   */
   public Fingerprint fingerprint(RequestSnapshot request) {
     MessageDigest sha = sha256();
     update(sha, request.method());

@@ -15,12 +15,21 @@ import java.util.Optional;
 public abstract class ForwardingJournal implements Journal {
   private final Journal delegate;
 
-  /** @param delegate the journal that does the work */
+  /**
+   * Creates a journal that forwards to {@code delegate}.
+   *
+   * @param delegate the journal that does the work
+   * @throws NullPointerException if {@code delegate} is null
+   */
   protected ForwardingJournal(Journal delegate) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
   }
 
-  /** The journal calls are forwarded to. */
+  /**
+   * The journal calls are forwarded to.
+   *
+   * @return the delegate given to the constructor
+   */
   protected Journal delegate() {
     return delegate;
   }

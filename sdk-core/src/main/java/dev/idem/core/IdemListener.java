@@ -10,15 +10,29 @@ import java.util.Objects;
  */
 @FunctionalInterface
 public interface IdemListener {
-  /** Called for every event. */
+  /**
+   * Called for every event.
+   *
+   * @param event what happened
+   */
   void onEvent(IdemEvent event);
 
-  /** A listener that ignores everything; the default. */
+  /**
+   * A listener that ignores everything; the default.
+   *
+   * @return a listener that does nothing
+   */
   static IdemListener none() {
     return e -> {};
   }
 
-  /** A listener that forwards every event to each of {@code listeners}, in order. */
+  /**
+   * A listener that forwards every event to each of {@code listeners}, in order.
+   *
+   * @param listeners the listeners, none null
+   * @throws NullPointerException if the list or any listener is null
+   * @return a listener over a copy of the list; later changes to the list have no effect
+   */
   static IdemListener all(List<IdemListener> listeners) {
     List<IdemListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));

@@ -180,7 +180,11 @@ public final class IdempotencyKey {
     }
   }
 
-  /** Returns the key as sent on the wire. */
+  /**
+   * Returns the key as sent on the wire.
+   *
+   * @return the key's text, exactly as it goes into the idempotency key header
+   */
   public String value() {
     return value;
   }

@@ -10,6 +10,7 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
   private static final long serialVersionUID = 1L;
 
   private final transient OperationId operationId;
+  /** True if the server detected the reuse; false if Idem refused before sending. */
   private final boolean detectedByServer;
 
   /**
@@ -24,12 +25,21 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
     this.detectedByServer = detectedByServer;
   }
 
-  /** The operation whose key was reused. */
+  /**
+   * The operation whose key was reused.
+   *
+   * @return the operation's identity; null only after deserialization, since it is not serialized
+   */
   public OperationId operationId() {
     return operationId;
   }
 
-  /** True if the server detected it (now or on an earlier execution); false if Idem refused before sending. */
+  /**
+   * True if the server detected it (now or on an earlier execution); false if Idem refused before
+   * sending.
+   *
+   * @return whether the reuse was detected by the server
+   */
   public boolean detectedByServer() {
     return detectedByServer;
   }

@@ -78,7 +78,11 @@ public final class IdempotentExecutor {
     this.retention = new KeyRetention(settings, b.serverKeyRetention, b.expiredPendingAction);
   }
 
-  /** A builder with the defaults listed on each setter. */
+  /**
+   * A builder with the defaults listed on each setter.
+   *
+   * @return a new builder; builders are not thread-safe, the executors they build are
+   */
   public static Builder builder() {
     return new Builder();
   }
@@ -86,6 +90,9 @@ public final class IdempotentExecutor {
   /**
    * Executes an operation on the calling thread, waiting between attempts with the sleeper.
    *
+   * @param operation the logical operation: its identity (and so its key), request and optional
+   *     policy; journaled before anything is sent
+   * @param transport sends one attempt; called once per attempt with the same key
    * @return the outcome of a SUCCEEDED operation
    * @throws IdempotencyException as listed in the class comment
    */
@@ -178,7 +185,12 @@ public final class IdempotentExecutor {
    *
    * <p>Cancelling the returned future stops further attempts and leaves the operation PENDING.
    *
+   * @param operation the logical operation: its identity (and so its key), request and optional
+   *     policy; journaled before this method returns
+   * @param transport sends one attempt without blocking; called once per attempt with the same key
    * @return a future of the outcome, failing with the exceptions listed in the class comment
+   * @throws IllegalArgumentException at once, if the input cannot be journaled and sent faithfully
+   *     (see the class comment)
    */
   public CompletableFuture<Outcome> executeAsync(Operation operation, AsyncTransport transport) {
     Objects.requireNonNull(transport, "transport");
@@ -196,6 +208,10 @@ public final class IdempotentExecutor {
    * later with {@link #resumeAsync}. Returns the record, which may already exist (same key and
    * fingerprint) in any state.
    *
+   * @param operation the logical operation to journal
+   * @return the journaled record, new (PENDING) or existing (any state)
+   * @throws IllegalArgumentException if the input cannot be journaled and sent faithfully (see the
+   *     class comment)
    * @throws IdempotencyKeyReusedException if the key is journaled with another request
    * @throws JournalException if the record could not be made durable
    */
@@ -208,6 +224,9 @@ public final class IdempotentExecutor {
    * the transport re-applies the secrets kept out of the journal. Like {@link #resumePending}, it
    * does not re-send blindly past {@link Builder#serverKeyRetention} (see {@link ExpiredPendingAction}).
    *
+   * @param id the journaled operation to send again
+   * @param transport sends one attempt; it must re-apply the headers kept out of the journal
+   * @return the outcome of a SUCCEEDED operation (at once if it had already succeeded)
    * @throws IllegalArgumentException if the journal has no such operation
    * @throws IdempotencyException as for {@link #execute}
    */
@@ -223,6 +242,13 @@ public final class IdempotentExecutor {
   /**
    * Sends a journaled operation again with its stored key and snapshot, without blocking; see
    * {@link #resume} and {@link #executeAsync}.
+   *
+   * @param id the journaled operation to send again
+   * @param transport sends one attempt without blocking; it must re-apply the headers kept out of
+   *     the journal
+   * @return a future of the outcome; it fails with an {@link IllegalArgumentException} if the
+   *     journal has no such operation, and otherwise with the exceptions listed in the class
+   * comment
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
     Optional<OperationRecord> record;
@@ -277,7 +303,11 @@ public final class IdempotentExecutor {
    * Re-drives a FAILED or UNCERTAIN operation: it becomes PENDING again with the same key and
    * snapshot, ready for {@link #execute} with the same operation, or for a resume.
    *
+   * @param id the operation to re-drive
+   * @return the updated, PENDING record
    * @throws IllegalStateException if the operation is in any other state
+   * @throws JournalException if the journal cannot be read or written
+   * @throws IdempotencyException if the journal fails in any other way
    */
   public OperationRecord redrive(OperationId id) throws IdempotencyException {
     return settings.journal().redrive(id, settings.clock().instant());
@@ -287,8 +317,12 @@ public final class IdempotentExecutor {
    * One page of operations in {@code state}, ordered by identity: for example the dead letters
    * (FAILED) and the UNCERTAIN ones that need a re-drive or a reconciliation.
    *
+   * @param state the state to list
    * @param after the last identity of the previous page, or null for the first
    * @param limit the page size, at least 1
+   * @return at most {@code limit} records, ordered by identity; fewer means this was the last page
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
    */
   public List<OperationRecord> list(OperationState state, OperationId after, int limit) throws IdempotencyException {
     return settings.journal().findByState(state, after, limit);
@@ -301,24 +335,46 @@ public final class IdempotentExecutor {
    * so the state machine's rules hold. Operations the reconciler cannot settle, or cannot ask
    * about (it throws), stay UNCERTAIN.
    *
+   * @param reconciler asks the server (or another source of truth) what became of an operation
    * @return how many operations were settled
+   * @throws JournalException if the journal cannot be read or written
+   * @throws IdempotencyException if the journal fails in any other way
    */
   public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
     Objects.requireNonNull(reconciler, "reconciler");
     return new UncertainReconciler(settings).reconcile(reconciler);
   }
 
-  /** Looks an operation up by identity. */
+  /**
+   * Looks an operation up by identity.
+   *
+   * @param id the operation's identity
+   * @return its record, or empty if the journal holds none (never journaled, or purged)
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
     return settings.journal().find(id);
   }
 
-  /** Looks operations up by the app's own reference, oldest first. */
+  /**
+   * Looks operations up by the app's own reference, oldest first.
+   *
+   * @param scope the scope the operations were begun in
+   * @param reference the app's own reference, as given to {@link Operation.Builder#reference}
+   * @return the matching records, oldest first; empty if there are none
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
   public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
     return settings.journal().findByReference(scope, reference);
   }
 
-  /** The journal this executor writes to. */
+  /**
+   * The journal this executor writes to.
+   *
+   * @return the journal given to the builder, or the {@link InMemoryJournal} it made by default
+   */
   public Journal journal() {
     return settings.journal();
   }
@@ -406,7 +462,14 @@ public final class IdempotentExecutor {
       return this;
     }
 
-    /** Receives every {@link IdemEvent}; default none. Combine several with {@link IdemListener#all}. */
+    /**
+     * Receives every {@link IdemEvent}; default none. Combine several with {@link
+     * IdemListener#all}.
+     *
+     * @param listener the listener; called on the threads that run attempts, so it must be
+     *     thread-safe and quick
+     * @return this builder
+     */
     public Builder listener(IdemListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
       return this;
@@ -415,6 +478,9 @@ public final class IdempotentExecutor {
     /**
      * The per-host circuit breaker; default {@link CircuitBreakerSettings#ofDefaults()}, or
      * {@link CircuitBreakerSettings#disabled()}.
+     *
+     * @param settings the breaker settings, shared by every host this executor sends to
+     * @return this builder
      */
     public Builder circuitBreaker(CircuitBreakerSettings settings) {
       this.breakerSettings = Objects.requireNonNull(settings, "settings");
@@ -425,6 +491,9 @@ public final class IdempotentExecutor {
      * The per-host retry budget; default {@link RetryBudget#tokenBucket(Clock)} on this builder's
      * clock (500 tokens, 5 per retry, 1 back per success, 1 per second), or
      * {@link RetryBudget#unlimited()}.
+     *
+     * @param budget the budget; it must be thread-safe if the executor is shared across threads
+     * @return this builder
      */
     public Builder retryBudget(RetryBudget budget) {
       this.retryBudget = Objects.requireNonNull(budget, "budget");
@@ -435,6 +504,10 @@ public final class IdempotentExecutor {
      * How long the server remembers a key; default 24 hours (Stripe's documented minimum). An
      * operation still pending longer than this after its creation is handled by
      * {@link #expiredPendingAction} when resumed.
+     *
+     * @param retention how long the target servers keep a key, positive
+     * @return this builder
+     * @throws IllegalArgumentException if {@code retention} is zero or negative
      */
     public Builder serverKeyRetention(Duration retention) {
       Objects.requireNonNull(retention, "retention");
@@ -445,49 +518,93 @@ public final class IdempotentExecutor {
       return this;
     }
 
-    /** What resume does with an operation pending past the key retention; default MARK_UNCERTAIN. */
+    /**
+     * What resume does with an operation pending past the key retention; default MARK_UNCERTAIN.
+     *
+     * @param action the action to take
+     * @return this builder
+     */
     public Builder expiredPendingAction(ExpiredPendingAction action) {
       this.expiredPendingAction = Objects.requireNonNull(action, "action");
       return this;
     }
 
-    /** The journal; default a new {@link InMemoryJournal} (keys do not survive a restart). */
+    /**
+     * The journal; default a new {@link InMemoryJournal} (keys do not survive a restart).
+     *
+     * @param journal the journal; the app owns it and closes it (the executor never does)
+     * @return this builder
+     */
     public Builder journal(Journal journal) {
       this.journal = Objects.requireNonNull(journal, "journal");
       return this;
     }
 
-    /** The default retry policy; default {@link RetryPolicy#ofDefaults()}. */
+    /**
+     * The default retry policy; default {@link RetryPolicy#ofDefaults()}. An operation's own
+     * policy, if it has one, wins.
+     *
+     * @param policy the policy used by operations without their own, and by resumes
+     * @return this builder
+     */
     public Builder retryPolicy(RetryPolicy policy) {
       this.policy = Objects.requireNonNull(policy, "policy");
       return this;
     }
 
-    /** The classifier; default {@link Classifier#defaults()}. */
+    /**
+     * The classifier; default {@link Classifier#defaults()}.
+     *
+     * @param classifier decides whether each attempt's result or failure is success, retryable,
+     *     ambiguous or permanent; must be thread-safe
+     * @return this builder
+     */
     public Builder classifier(Classifier classifier) {
       this.classifier = Objects.requireNonNull(classifier, "classifier");
       return this;
     }
 
-    /** The fingerprinter; default {@link Fingerprinter#defaults()}. */
+    /**
+     * The fingerprinter; default {@link Fingerprinter#defaults()}.
+     *
+     * @param fingerprinter computes the request fingerprint that tells a retry from a key reused
+     *     for another request; must be thread-safe
+     * @return this builder
+     */
     public Builder fingerprinter(Fingerprinter fingerprinter) {
       this.fingerprinter = Objects.requireNonNull(fingerprinter, "fingerprinter");
       return this;
     }
 
-    /** The clock; default {@link Clock#systemUTC()}. */
+    /**
+     * The clock; default {@link Clock#systemUTC()}.
+     *
+     * @param clock the clock for journal timestamps, leases, retention and the retry budget
+     * @return this builder
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
-    /** How synchronous execution waits; default {@link Sleeper#system()}. */
+    /**
+     * How synchronous execution waits; default {@link Sleeper#system()}.
+     *
+     * @param sleeper waits between attempts of {@link IdempotentExecutor#execute} and resumes
+     * @return this builder
+     */
     public Builder sleeper(Sleeper sleeper) {
       this.sleeper = Objects.requireNonNull(sleeper, "sleeper");
       return this;
     }
 
-    /** How asynchronous execution waits; default one shared daemon thread. */
+    /**
+     * How asynchronous execution waits; default one shared daemon thread.
+     *
+     * @param scheduler schedules the attempts after a backoff in
+     *     {@link IdempotentExecutor#executeAsync} and {@link IdempotentExecutor#resumeAsync}
+     * @return this builder
+     */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
       return this;
@@ -496,6 +613,9 @@ public final class IdempotentExecutor {
     /**
      * Uniform values in [0, 1) for jitter; default {@link ThreadLocalRandom}. Must be thread-safe
      * if the executor is shared across threads.
+     *
+     * @param random the source of uniform values in [0, 1)
+     * @return this builder
      */
     public Builder random(DoubleSupplier random) {
       this.random = Objects.requireNonNull(random, "random");
@@ -527,6 +647,10 @@ public final class IdempotentExecutor {
     /**
      * How long a claim lasts before another process may take the operation over; default 2
      * minutes. Keep it longer than the longest single attempt.
+     *
+     * @param leaseFor the lease duration, positive
+     * @return this builder
+     * @throws IllegalArgumentException if {@code leaseFor} is zero or negative
      */
     public Builder leaseFor(Duration leaseFor) {
       Objects.requireNonNull(leaseFor, "leaseFor");
@@ -537,7 +661,12 @@ public final class IdempotentExecutor {
       return this;
     }
 
-    /** The response header that marks a server-side replay; default {@code Idempotent-Replayed}. */
+    /**
+     * The response header that marks a server-side replay; default {@code Idempotent-Replayed}.
+     *
+     * @param replayHeader the header name, any case
+     * @return this builder
+     */
     public Builder replayHeader(String replayHeader) {
       this.replayHeader = Objects.requireNonNull(replayHeader, "replayHeader");
       return this;
@@ -591,7 +720,11 @@ public final class IdempotentExecutor {
       return this;
     }
 
-    /** Builds the executor. */
+    /**
+     * Builds the executor; without a journal set, it makes a new {@link InMemoryJournal}.
+     *
+     * @return a new, thread-safe executor
+     */
     public IdempotentExecutor build() {
       if (journal == null) {
         journal = new InMemoryJournal();

@@ -26,17 +26,33 @@ public interface Journal extends AutoCloseable {
   /**
    * Records a new operation as PENDING, or returns the existing record of the same identity.
    *
+   * @param operation the identity, key, fingerprint and request snapshot to record
    * @return the record and whether this call created it
    * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
    * @throws JournalException if the record could not be made durable; then nothing may be sent
+   * @throws IdempotencyException if the journal fails in any other way
    */
   BeginResult begin(NewOperation operation) throws IdempotencyException;
 
-  /** Finds an operation by identity. */
+  /**
+   * Finds an operation by identity.
+   *
+   * @param id the operation's identity
+   * @return the stored record, or empty if the journal holds no operation with that identity
+   *     (never created, or purged)
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
   Optional<OperationRecord> find(OperationId id) throws IdempotencyException;
 
   /**
    * Finds the operations the app tagged with {@code reference} in {@code scope}, oldest first.
+   *
+   * @param scope the scope the reference was given in (the same one the operations were begun with)
+   * @param reference the app's own reference, for example an order number
+   * @return the matching records, oldest first; empty if there are none
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
    */
   List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException;
 
@@ -48,15 +64,23 @@ public interface Journal extends AutoCloseable {
    * executor's single-flight keeps one instance from claiming twice). A journal that refuses makes
    * the restarted instance wait for the lease to expire instead.
    *
+   * @param id the operation to claim
+   * @param owner the name of the claiming instance, unique among live instances
+   * @param now the current time of the caller's clock; the lease expires at {@code now + leaseFor}
    * @param leaseFor how long the claim lasts before another owner may take over
    * @return the new lease, or empty when the operation is terminal or held by another owner's live
    *     lease
+   * @throws JournalException if the claim could not be made durable
+   * @throws IdempotencyException if the journal fails in any other way
    */
   Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException;
 
   /**
    * Appends an attempt to the history of an IN_FLIGHT operation.
    *
+   * @param id the operation the attempt belongs to
+   * @param lease the lease the caller holds on it, from {@link #claim}
+   * @param attempt what was sent and what came back
    * @throws StaleOwnerException if {@code lease} is not the current one
    */
   void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException;
@@ -64,6 +88,9 @@ public interface Journal extends AutoCloseable {
   /**
    * Moves an IN_FLIGHT operation held by {@code lease} to another state.
    *
+   * @param id the operation to move
+   * @param lease the lease the caller holds on it, from {@link #claim}
+   * @param transition the target state and what to store with it (outcome, next attempt time...)
    * @return the updated record
    * @throws StaleOwnerException if {@code lease} is not the current one
    * @throws IllegalStateException if the transition is not allowed
@@ -74,14 +101,26 @@ public interface Journal extends AutoCloseable {
    * Moves a PENDING operation that nobody holds straight to a terminal state (for example past the
    * server's key retention window).
    *
-   * @throws IllegalStateException if the operation is not PENDING
+   * @param id the operation to abandon
+   * @param transition the terminal state and what to store with it
+   * @return the updated record
+   * @throws IllegalArgumentException if the target state is not terminal
+   * @throws IllegalStateException if the operation is not PENDING, or no operation has that
+   *     identity
+   * @throws JournalException if the change could not be made durable
+   * @throws IdempotencyException if the journal fails in any other way
    */
   OperationRecord abandon(OperationId id, Transition transition) throws IdempotencyException;
 
   /**
    * Re-drives a FAILED or UNCERTAIN operation: back to PENDING, due now, same key and snapshot.
    *
-   * @throws IllegalStateException if it is in any other state
+   * @param id the operation to re-drive
+   * @param now the current time; the operation becomes due at it
+   * @return the updated, PENDING record
+   * @throws IllegalStateException if it is in any other state, or no operation has that identity
+   * @throws JournalException if the change could not be made durable
+   * @throws IdempotencyException if the journal fails in any other way
    */
   OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException;
 
@@ -90,17 +129,37 @@ public interface Journal extends AutoCloseable {
    * one not after {@code now}, and IN_FLIGHT with an expired lease. Ordered by identity so that
    * callers page with {@code after}, keeping memory flat however many are pending.
    *
+   * @param now the current time against which due times and leases are compared
    * @param after the last identity of the previous page, or null for the first page
    * @param limit the page size, at least 1
+   * @return at most {@code limit} due records, ordered by identity; fewer than {@code limit} means
+   *     this was the last page
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
    */
   List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException;
 
-  /** One page of operations in {@code state}, ordered by identity, paged like {@link #findDue}. */
+  /**
+   * One page of operations in {@code state}, ordered by identity, paged like {@link #findDue}.
+   *
+   * @param state the state to list
+   * @param after the last identity of the previous page, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} records, ordered by identity; fewer than {@code limit} means this
+   *     was the last page
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
   List<OperationRecord> findByState(OperationState state, OperationId after, int limit) throws IdempotencyException;
 
   /**
    * How many operations are in {@code state}; for metrics such as the pending-queue length. The
    * default pages through {@link #findByState}; implementations should answer with one query.
+   *
+   * @param state the state to count
+   * @return the number of operations in {@code state}, zero if there are none
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
    */
   default long count(OperationState state) throws IdempotencyException {
     long n = 0;
@@ -118,6 +177,11 @@ public interface Journal extends AutoCloseable {
   /**
    * When the oldest operation in {@code state} was created, if there is one; for the age of the
    * oldest pending operation. The default pages through {@link #findByState}.
+   *
+   * @param state the state to look in
+   * @return the creation time of the oldest operation in {@code state}, or empty if there is none
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
    */
   default Optional<Instant> oldestCreatedAt(OperationState state) throws IdempotencyException {
     Instant oldest = null;
@@ -137,13 +201,22 @@ public interface Journal extends AutoCloseable {
   }
 
   /**
-   * Deletes terminal operations last updated before {@code before}.
+   * Deletes terminal operations last updated before {@code before}. Non-terminal operations are
+   * never deleted, however old.
    *
+   * @param before the cut-off: terminal operations updated strictly before it are deleted
    * @return how many were deleted
+   * @throws JournalException if the deletion failed
+   * @throws IdempotencyException if the journal fails in any other way
    */
   int purge(Instant before) throws IdempotencyException;
 
-  /** Releases the journal's resources. */
+  /**
+   * Releases the journal's resources.
+   *
+   * @throws JournalException if the resources could not be released cleanly
+   * @throws IdempotencyException if the journal fails in any other way
+   */
   @Override
   void close() throws IdempotencyException;
 }

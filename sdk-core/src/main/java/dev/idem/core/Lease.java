@@ -13,6 +13,14 @@ import java.util.Objects;
  * @param expiresAt after this instant another owner may take the operation over
  */
 public record Lease(String owner, long generation, Instant expiresAt) {
+  /**
+   * Validates the components.
+   *
+   * @param owner the claiming process or executor
+   * @param generation the fencing generation
+   * @param expiresAt after this instant another owner may take the operation over
+   * @throws NullPointerException if {@code owner} or {@code expiresAt} is null
+   */
   public Lease {
     Objects.requireNonNull(owner, "owner");
     Objects.requireNonNull(expiresAt, "expiresAt");

@@ -15,6 +15,17 @@ import java.util.Objects;
  */
 public record NewOperation(OperationId id, String reference, Fingerprint fingerprint, RequestSnapshot request,
     Instant createdAt) {
+  /**
+   * Validates the components.
+   *
+   * @param id the operation identity
+   * @param reference the app's own reference, such as a cart id, or null
+   * @param fingerprint the request fingerprint
+   * @param request the snapshot to re-send, without secrets
+   * @param createdAt when the operation was created
+   * @throws IllegalArgumentException if {@code reference} is empty or longer than 200 characters
+   * @throws NullPointerException if any component but {@code reference} is null
+   */
   public NewOperation {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(fingerprint, "fingerprint");

@@ -36,32 +36,55 @@ public final class Operation {
    * @param name the operation name, such as {@code create-order}; handlers for resumed operations
    *     are registered by this name
    * @param request the request to send, secrets included (they are kept out of the journal)
+   * @return a new builder with the default scope, a key generated at build time, no reference and
+   *     no policy of its own
+   * @throws NullPointerException if {@code name} or {@code request} is null
    */
   public static Builder builder(String name, RequestSnapshot request) {
     return new Builder(name, request);
   }
 
-  /** The identity, with the key. */
+  /**
+   * The identity, with the key.
+   *
+   * @return the scope, name and key
+   */
   public OperationId id() {
     return id;
   }
 
-  /** The key, for convenience. */
+  /**
+   * The key, for convenience.
+   *
+   * @return the idempotency key sent on every attempt
+   */
   public IdempotencyKey key() {
     return id.key();
   }
 
-  /** The app's reference, if any. */
+  /**
+   * The app's reference, if any.
+   *
+   * @return the reference, or empty if none was set
+   */
   public Optional<String> reference() {
     return Optional.ofNullable(reference);
   }
 
-  /** The request, secrets included. */
+  /**
+   * The request, secrets included.
+   *
+   * @return the request as given to the builder
+   */
   public RequestSnapshot request() {
     return request;
   }
 
-  /** A policy for this operation only; empty to use the executor's. */
+  /**
+   * A policy for this operation only; empty to use the executor's.
+   *
+   * @return the operation's own policy, or empty
+   */
   public Optional<RetryPolicy> policy() {
     return Optional.ofNullable(policy);
   }
@@ -85,25 +108,45 @@ public final class Operation {
       this.request = Objects.requireNonNull(request, "request");
     }
 
-    /** The caller or tenant; default {@value OperationId#DEFAULT_SCOPE}. */
+    /**
+     * The caller or tenant; default {@value OperationId#DEFAULT_SCOPE}.
+     *
+     * @param scope the scope, 1 to 200 characters, not blank (checked by {@link #build()})
+     * @return this builder
+     */
     public Builder scope(String scope) {
       this.scope = Objects.requireNonNull(scope, "scope");
       return this;
     }
 
-    /** A key the app already has (stored, or derived); default a fresh random key. */
+    /**
+     * A key the app already has (stored, or derived); default a fresh random key.
+     *
+     * @param key the key to send on every attempt
+     * @return this builder
+     */
     public Builder key(IdempotencyKey key) {
       this.key = Objects.requireNonNull(key, "key");
       return this;
     }
 
-    /** The app's own reference (1 to 200 characters, no personal data), to find the operation later. */
+    /**
+     * The app's own reference (1 to 200 characters, no personal data), to find the operation later.
+     *
+     * @param reference the reference; its length is checked when the operation is journaled
+     * @return this builder
+     */
     public Builder reference(String reference) {
       this.reference = Objects.requireNonNull(reference, "reference");
       return this;
     }
 
-    /** A retry policy for this operation only. */
+    /**
+     * A retry policy for this operation only.
+     *
+     * @param policy the policy, used instead of the executor's default; default none
+     * @return this builder
+     */
     public Builder policy(RetryPolicy policy) {
       this.policy = Objects.requireNonNull(policy, "policy");
       return this;
@@ -112,6 +155,7 @@ public final class Operation {
     /**
      * Fixes the identity, generating the key if none was given.
      *
+     * @return the operation, immutable; the key it holds does not change however often it is run
      * @throws IllegalArgumentException if the name or scope is blank or too long
      */
     public Operation build() {

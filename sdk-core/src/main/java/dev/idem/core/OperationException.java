@@ -11,10 +11,22 @@ public abstract class OperationException extends IdempotencyException {
   private static final long serialVersionUID = 1L;
 
   private final transient OperationId operationId;
+  /** The state the operation was in when the exception was made. */
   private final OperationState state;
   private final transient List<AttemptRecord> attempts;
   private final transient ResponseSnapshot lastResponse;
 
+  /**
+   * Creates the exception.
+   *
+   * @param message why, free of secrets and request bodies
+   * @param cause the last failure, or null
+   * @param operationId the operation
+   * @param state the state the operation is in
+   * @param attempts its attempt history, oldest first; copied
+   * @param lastResponse the last response, or null
+   * @throws NullPointerException if {@code attempts} is null or holds null
+   */
   protected OperationException(String message, Throwable cause, OperationId operationId, OperationState state,
       List<AttemptRecord> attempts, ResponseSnapshot lastResponse) {
     super(message, cause);
@@ -24,27 +36,47 @@ public abstract class OperationException extends IdempotencyException {
     this.lastResponse = lastResponse;
   }
 
-  /** The operation's identity; its key is the one to keep using. */
+  /**
+   * The operation's identity; its key is the one to keep using.
+   *
+   * @return the identity; null only after deserialization, since it is not serialized
+   */
   public OperationId operationId() {
     return operationId;
   }
 
-  /** The key, for convenience. */
+  /**
+   * The key, for convenience.
+   *
+   * @return the operation's idempotency key
+   */
   public IdempotencyKey key() {
     return operationId.key();
   }
 
-  /** The state the operation is in now. */
+  /**
+   * The state the operation is in now.
+   *
+   * @return the state: FAILED, UNCERTAIN or PENDING, depending on the subclass
+   */
   public OperationState state() {
     return state;
   }
 
-  /** Every attempt recorded for the operation, oldest first. */
+  /**
+   * Every attempt recorded for the operation, oldest first.
+   *
+   * @return an immutable list of the attempts, oldest first; empty if none was made
+   */
   public List<AttemptRecord> attempts() {
     return attempts;
   }
 
-  /** The last response received, if any attempt got one. */
+  /**
+   * The last response received, if any attempt got one.
+   *
+   * @return the last response, or empty
+   */
   public Optional<ResponseSnapshot> lastResponse() {
     return Optional.ofNullable(lastResponse);
   }

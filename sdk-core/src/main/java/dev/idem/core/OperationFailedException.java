@@ -8,6 +8,7 @@ import java.util.List;
 public class OperationFailedException extends OperationException {
   private static final long serialVersionUID = 1L;
 
+  /** True if the journal already held the operation as FAILED and nothing was sent. */
   private final boolean fromJournal;
 
   /**

@@ -18,7 +18,13 @@ public record OperationId(String scope, String operation, IdempotencyKey key) {
   private static final int MAX_NAME = 200;
 
   /**
-   * @throws IllegalArgumentException if scope or operation is empty or longer than 200 characters
+   * Validates the components.
+   *
+   * @param scope the caller or tenant; 1 to 200 characters
+   * @param operation the operation name; 1 to 200 characters
+   * @param key the idempotency key
+   * @throws IllegalArgumentException if scope or operation is blank or longer than 200 characters
+   * @throws NullPointerException if any component is null
    */
   public OperationId {
     checkName(scope, "scope");

@@ -40,6 +40,27 @@ public record OperationRecord(
     ResponseSnapshot response,
     String reason) {
 
+  /**
+   * Validates the components and copies the attempt list.
+   *
+   * @param id the identity
+   * @param reference the app's own reference, or null
+   * @param fingerprint the request fingerprint
+   * @param request the snapshot to re-send, without secrets
+   * @param state the current state
+   * @param owner the owner of the current or last claim, or null if never claimed
+   * @param generation the fencing generation, 0 before the first claim
+   * @param leaseExpiresAt when the current claim expires, or null
+   * @param nextAttemptAt when a PENDING operation is due, or null for "now"
+   * @param createdAt when it was begun
+   * @param updatedAt when it last changed
+   * @param attempts every recorded attempt, oldest first; copied into an immutable list
+   * @param response the stored response of a finished operation, or null
+   * @param reason why it is in its state, or null
+   * @throws NullPointerException if {@code id}, {@code fingerprint}, {@code request},
+   *     {@code state}, {@code createdAt}, {@code updatedAt} or {@code attempts} is null, or
+   *     {@code attempts} holds null
+   */
   public OperationRecord {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(fingerprint, "fingerprint");
@@ -50,40 +71,83 @@ public record OperationRecord(
     attempts = List.copyOf(attempts);
   }
 
-  /** A fresh PENDING record for a new operation. */
+  /**
+   * A fresh PENDING record for a new operation.
+   *
+   * @param op what {@link Journal#begin} was given
+   * @return a PENDING record with generation 0, no owner, no attempts, due now, created and updated
+   *     at {@code op.createdAt()}
+   */
   public static OperationRecord pending(NewOperation op) {
     return new OperationRecord(op.id(), op.reference(), op.fingerprint(), op.request(), OperationState.PENDING,
         null, 0, null, null, op.createdAt(), op.createdAt(), List.of(), null, null);
   }
 
-  /** The app's reference, if it gave one. */
+  /**
+   * The app's reference, if it gave one.
+   *
+   * @return the reference, or empty
+   */
   public Optional<String> appReference() {
     return Optional.ofNullable(reference);
   }
 
-  /** The stored response, if the operation finished with one. */
+  /**
+   * The stored response, if the operation finished with one.
+   *
+   * @return the stored response, or empty
+   */
   public Optional<ResponseSnapshot> storedResponse() {
     return Optional.ofNullable(response);
   }
 
-  /** True if any recorded attempt may have taken effect without a response saying so. */
+  /**
+   * True if any recorded attempt may have taken effect without a response saying so.
+   *
+   * @return whether any attempt was classified {@link Classification#AMBIGUOUS}
+   */
   public boolean hasAmbiguousAttempt() {
     return attempts.stream().anyMatch(AttemptRecord::isAmbiguous);
   }
 
-  /** True when an IN_FLIGHT claim is held by a live lease at {@code now}. */
+  /**
+   * True when an IN_FLIGHT claim is held by a live lease at {@code now}.
+   *
+   * @param now the instant to test the lease against
+   * @return true if the operation is IN_FLIGHT and its lease expires after {@code now}
+   */
   public boolean isLeasedAt(Instant now) {
     return state == OperationState.IN_FLIGHT && leaseExpiresAt != null && leaseExpiresAt.isAfter(now);
   }
 
-  /** A copy with a new state and the given fields; used by journal implementations. */
+  /**
+   * A copy with a new state and the given fields; used by journal implementations.
+   *
+   * @param newState the new state (not checked here: journals check transitions first)
+   * @param newOwner the owner of the claim, or null
+   * @param newGeneration the fencing generation
+   * @param newLeaseExpiresAt when the claim expires, or null
+   * @param newNextAttemptAt when a PENDING operation is due, or null for now
+   * @param at the update time
+   * @param newResponse the stored response, or null
+   * @param newReason why the operation is in its new state, or null
+   * @return a new record; identity, reference, fingerprint, request, creation time and attempts are
+   *     kept
+   */
   public OperationRecord with(OperationState newState, String newOwner, long newGeneration, Instant newLeaseExpiresAt,
       Instant newNextAttemptAt, Instant at, ResponseSnapshot newResponse, String newReason) {
     return new OperationRecord(id, reference, fingerprint, request, newState, newOwner, newGeneration,
         newLeaseExpiresAt, newNextAttemptAt, createdAt, at, attempts, newResponse, newReason);
   }
 
-  /** A copy with one more attempt; used by journal implementations. */
+  /**
+   * A copy with one more attempt; used by journal implementations.
+   *
+   * @param attempt the attempt to append
+   * @param at the update time
+   * @return a new record with {@code attempt} appended and {@code updatedAt} set to {@code at}; all
+   *     else kept
+   */
   public OperationRecord withAttempt(AttemptRecord attempt, Instant at) {
     List<AttemptRecord> more = new java.util.ArrayList<>(attempts);
     more.add(attempt);

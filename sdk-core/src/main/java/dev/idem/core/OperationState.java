@@ -34,7 +34,11 @@ public enum OperationState {
   private static final Set<OperationState> FROM_IN_FLIGHT =
       EnumSet.of(PENDING, IN_FLIGHT, SUCCEEDED, FAILED, UNCERTAIN);
 
-  /** Returns true for SUCCEEDED, FAILED and UNCERTAIN, which no attempt leaves. */
+  /**
+   * Returns true for SUCCEEDED, FAILED and UNCERTAIN, which no attempt leaves.
+   *
+   * @return whether this state is terminal (only a re-drive leaves FAILED or UNCERTAIN)
+   */
   public boolean isTerminal() {
     return this == SUCCEEDED || this == FAILED || this == UNCERTAIN;
   }
@@ -44,6 +48,9 @@ public enum OperationState {
    * PENDING may go to IN_FLIGHT (claim), or straight to UNCERTAIN or FAILED (given up while
    * waiting, for example past the server's key retention). IN_FLIGHT may go anywhere, including
    * IN_FLIGHT again (a lease taken over under a new generation). Terminal states go nowhere.
+   *
+   * @param target the state to move to
+   * @return whether the transition is allowed
    */
   public boolean canTransitionTo(OperationState target) {
     return switch (this) {
@@ -56,6 +63,8 @@ public enum OperationState {
   /**
    * Throws unless {@code from -> to} is an allowed transition.
    *
+   * @param from the current state
+   * @param to the state to move to
    * @throws IllegalStateException naming both states, when the transition is not allowed
    */
   public static void checkTransition(OperationState from, OperationState to) {
@@ -70,6 +79,8 @@ public enum OperationState {
    * to a terminal state. Only a claim may make an operation IN_FLIGHT, because it bumps the
    * generation and sets a lease; otherwise the last owner's stale lease would be current again.
    *
+   * @param from the operation's current state
+   * @param to the terminal state to move it to
    * @throws IllegalStateException if {@code from} is not PENDING
    * @throws IllegalArgumentException if {@code to} is not terminal
    */
@@ -86,6 +97,7 @@ public enum OperationState {
   /**
    * Throws unless an operation in {@code from} may be re-driven (only FAILED and UNCERTAIN may).
    *
+   * @param from the operation's current state
    * @throws IllegalStateException when {@code from} is not FAILED or UNCERTAIN
    */
   public static void checkRedrive(OperationState from) {

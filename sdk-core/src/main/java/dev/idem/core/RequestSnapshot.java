@@ -99,44 +99,78 @@ public final class RequestSnapshot {
     return new Builder(method, uri);
   }
 
-  /** Returns a builder primed with this snapshot's contents. */
+  /**
+   * Returns a builder primed with this snapshot's contents.
+   *
+   * @return a new builder holding this snapshot's method, URI, headers and body; this snapshot is
+   *     not changed
+   */
   public Builder toBuilder() {
     Builder b = new Builder(method, uri).body(body, contentType);
     headers.forEach((k, v) -> v.forEach(value -> b.header(k, value)));
     return b;
   }
 
-  /** The HTTP method, upper case. */
+  /**
+   * The HTTP method, upper case.
+   *
+   * @return the method, such as {@code POST}
+   */
   public String method() {
     return method;
   }
 
-  /** The absolute request URI. */
+  /**
+   * The absolute request URI.
+   *
+   * @return the URI, scheme and host included
+   */
   public URI uri() {
     return uri;
   }
 
-  /** Headers by lower-case name, sorted; unmodifiable. */
+  /**
+   * Headers by lower-case name, sorted; unmodifiable.
+   *
+   * @return the headers; every name maps to its values in the order they were added
+   */
   public Map<String, List<String>> headers() {
     return headers;
   }
 
-  /** The first value of a header, by case-insensitive name. */
+  /**
+   * The first value of a header, by case-insensitive name.
+   *
+   * @param name the header name, any case
+   * @return the first value, or empty if the header is absent
+   */
   public Optional<String> header(String name) {
     return HeaderMaps.first(headers, name);
   }
 
-  /** A copy of the body bytes; empty for a request without a body. */
+  /**
+   * A copy of the body bytes; empty for a request without a body.
+   *
+   * @return a new array on every call; changing it does not change the snapshot
+   */
   public byte[] body() {
     return body.clone();
   }
 
-  /** The body length in bytes, without copying it. */
+  /**
+   * The body length in bytes, without copying it.
+   *
+   * @return the number of body bytes, 0 for no body
+   */
   public int bodyLength() {
     return body.length;
   }
 
-  /** The body's media type, such as {@code application/json}, if known. */
+  /**
+   * The body's media type, such as {@code application/json}, if known.
+   *
+   * @return the media type, or empty if none was given
+   */
   public Optional<String> contentType() {
     return Optional.ofNullable(contentType);
   }
@@ -199,7 +233,14 @@ public final class RequestSnapshot {
       this.uri = uri;
     }
 
-    /** Adds one header value; the name is stored in lower case. */
+    /**
+     * Adds one header value; the name is stored in lower case.
+     *
+     * @param name the header name, any case
+     * @param value the value; added after any earlier values of the same header
+     * @throws NullPointerException if {@code name} or {@code value} is null
+     * @return this builder
+     */
     public Builder header(String name, String value) {
       Objects.requireNonNull(name, "header name");
       Objects.requireNonNull(value, "header value");
@@ -207,14 +248,25 @@ public final class RequestSnapshot {
       return this;
     }
 
-    /** Sets the body bytes (copied) and their media type, which may be null. */
+    /**
+     * Sets the body bytes (copied) and their media type, which may be null.
+     *
+     * @param bytes the body; empty for none (the default)
+     * @param mediaType the media type, such as {@code application/json}, or null if unknown
+     * @throws NullPointerException if {@code bytes} is null
+     * @return this builder
+     */
     public Builder body(byte[] bytes, String mediaType) {
       this.body = Objects.requireNonNull(bytes, "body").clone();
       this.contentType = mediaType;
       return this;
     }
 
-    /** Builds the immutable snapshot. */
+    /**
+     * Builds the immutable snapshot.
+     *
+     * @return a new snapshot; the builder may go on being changed without affecting it
+     */
     public RequestSnapshot build() {
       return new RequestSnapshot(this);
     }

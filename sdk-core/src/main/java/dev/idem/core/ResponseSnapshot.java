@@ -34,27 +34,48 @@ public final class ResponseSnapshot {
     this.body = Objects.requireNonNull(body, "body").clone();
   }
 
-  /** The HTTP status code. */
+  /**
+   * The HTTP status code.
+   *
+   * @return the status, 100 to 599
+   */
   public int status() {
     return status;
   }
 
-  /** Headers by lower-case name; unmodifiable. */
+  /**
+   * Headers by lower-case name; unmodifiable.
+   *
+   * @return the headers; every name maps to its values
+   */
   public Map<String, List<String>> headers() {
     return headers;
   }
 
-  /** The first value of a header, by case-insensitive name. */
+  /**
+   * The first value of a header, by case-insensitive name.
+   *
+   * @param name the header name, any case
+   * @return the first value, or empty if the header is absent
+   */
   public Optional<String> header(String name) {
     return HeaderMaps.first(headers, name);
   }
 
-  /** A copy of the body. */
+  /**
+   * A copy of the body.
+   *
+   * @return a new array on every call; changing it does not change the snapshot
+   */
   public byte[] body() {
     return body.clone();
   }
 
-  /** True for a 2xx status. */
+  /**
+   * True for a 2xx status.
+   *
+   * @return whether the status is from 200 to 299
+   */
   public boolean isSuccessful() {
     return status >= 200 && status < 300;
   }

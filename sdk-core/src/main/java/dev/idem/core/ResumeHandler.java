@@ -12,15 +12,28 @@ import java.util.function.Consumer;
  * {@code resumePending}; they must not throw (an exception is logged and the resume goes on).
  */
 public interface ResumeHandler {
-  /** Sends a journaled snapshot, re-applying secret headers. */
+  /**
+   * Sends a journaled snapshot, re-applying secret headers.
+   *
+   * @return the transport for this operation name; it must re-apply the headers kept out of the
+   *     journal
+   */
   Transport transport();
 
-  /** Called with the outcome of a resumed operation that SUCCEEDED (possibly a server replay). */
+  /**
+   * Called with the outcome of a resumed operation that SUCCEEDED (possibly a server replay).
+   *
+   * @param outcome the outcome, with the response and the attempt history
+   */
   void onSuccess(Outcome outcome);
 
   /**
    * Called when a resumed operation ended FAILED or UNCERTAIN, or is still PENDING (for example
    * owned by another process).
+   *
+   * @param failure the ending: {@link OperationFailedException}, {@link
+   *     OperationUncertainException}
+   *     or {@link OperationPendingException}
    */
   void onFailure(OperationException failure);
 
@@ -30,6 +43,8 @@ public interface ResumeHandler {
    * @param transport sends a journaled snapshot, re-applying secrets
    * @param onSuccess receives successes
    * @param onFailure receives failures, uncertain and still-pending operations
+   * @return a handler that forwards to the three arguments
+   * @throws NullPointerException if any argument is null
    */
   static ResumeHandler of(Transport transport, Consumer<Outcome> onSuccess, Consumer<OperationException> onFailure) {
     Objects.requireNonNull(transport, "transport");

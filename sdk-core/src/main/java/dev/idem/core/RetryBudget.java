@@ -11,10 +11,20 @@ import java.time.Clock;
  * <p>Implementations must be thread-safe.
  */
 public interface RetryBudget {
-  /** Takes what one retry to {@code host} costs; false if the budget cannot afford it. */
+  /**
+   * Takes what one retry to {@code host} costs; false if the budget cannot afford it.
+   *
+   * @param host the target host, as in the request URI
+   * @return true if the retry was paid for and may be sent now; false if it must wait (nothing is
+   *     taken then)
+   */
   boolean tryAcquireRetry(String host);
 
-  /** Tells the budget that an attempt to {@code host} succeeded. */
+  /**
+   * Tells the budget that an attempt to {@code host} succeeded.
+   *
+   * @param host the target host, as in the request URI
+   */
   void onSuccess(String host);
 
   /**
@@ -24,12 +34,18 @@ public interface RetryBudget {
    * Without it, resuming a few hundred operations that a crash left with an attempt in their
    * history (each resend is a retry) against a healthy host drained the budget and trickled the
    * rest out at the refill rate. The default calls {@link #onSuccess}.
+   *
+   * @param host the target host, as in the request URI
    */
   default void onRetrySuccess(String host) {
     onSuccess(host);
   }
 
-  /** No budget: every retry is allowed (the policy's own limits still apply). */
+  /**
+   * No budget: every retry is allowed (the policy's own limits still apply).
+   *
+   * @return a stateless budget that never denies a retry
+   */
   static RetryBudget unlimited() {
     return new RetryBudget() {
       @Override
@@ -58,13 +74,21 @@ public interface RetryBudget {
    * @param successRefund tokens returned per successful first attempt (AWS: 1)
    * @param refillPerSecond tokens returned per second of time, 0 for none
    * @param clock the time source for the refill
+   * @return a new, thread-safe budget; hosts are tracked separately
+   * @throws IllegalArgumentException if capacity or retryCost is below 1, or successRefund or
+   *     refillPerSecond is negative
    */
   static RetryBudget tokenBucket(int capacity, int retryCost, int successRefund, double refillPerSecond,
       Clock clock) {
     return new TokenBucketRetryBudget(capacity, retryCost, successRefund, refillPerSecond, clock);
   }
 
-  /** {@link #tokenBucket} with AWS's figures (500, 5, 1) and a refill of 1 token per second. */
+  /**
+   * {@link #tokenBucket} with AWS's figures (500, 5, 1) and a refill of 1 token per second.
+   *
+   * @param clock the time source for the refill
+   * @return a new, thread-safe budget; the executor's default
+   */
   static RetryBudget tokenBucket(Clock clock) {
     return tokenBucket(500, 5, 1, 1.0, clock);
   }

@@ -12,6 +12,15 @@ import java.util.Objects;
  * @param reason why, such as {@code "backoff FULL jitter"} or {@code "attempts exhausted (5 of 5)"}
  */
 public record RetryDecision(boolean retry, Duration delay, String reason) {
+  /**
+   * Validates the decision.
+   *
+   * @param retry whether to try again
+   * @param delay how long to wait first; {@link Duration#ZERO} when not retrying
+   * @param reason why, recorded in the attempt history
+   * @throws IllegalArgumentException if {@code delay} is negative
+   * @throws NullPointerException if {@code delay} or {@code reason} is null
+   */
   public RetryDecision {
     Objects.requireNonNull(delay, "delay");
     Objects.requireNonNull(reason, "reason");
@@ -20,12 +29,24 @@ public record RetryDecision(boolean retry, Duration delay, String reason) {
     }
   }
 
-  /** Retry after the given delay. */
+  /**
+   * Retry after the given delay.
+   *
+   * @param delay how long to wait before the next attempt, not negative
+   * @param reason why, recorded in the attempt history
+   * @throws IllegalArgumentException if {@code delay} is negative
+   * @return a decision to retry
+   */
   public static RetryDecision retryAfter(Duration delay, String reason) {
     return new RetryDecision(true, delay, reason);
   }
 
-  /** Stop retrying. */
+  /**
+   * Stop retrying.
+   *
+   * @param reason why, recorded in the attempt history
+   * @return a decision to stop, with a zero delay
+   */
   public static RetryDecision stop(String reason) {
     return new RetryDecision(false, Duration.ZERO, reason);
   }

@@ -65,17 +65,29 @@ public final class RetryPolicy {
     this.maxInFlightAttempts = b.maxInFlightAttempts;
   }
 
-  /** The default policy described in the class comment. */
+  /**
+   * The default policy described in the class comment.
+   *
+   * @return the shared default policy, immutable
+   */
   public static RetryPolicy ofDefaults() {
     return DEFAULTS;
   }
 
-  /** A builder starting from the defaults. */
+  /**
+   * A builder starting from the defaults.
+   *
+   * @return a new builder holding the defaults listed in the class comment
+   */
   public static Builder builder() {
     return new Builder();
   }
 
-  /** A builder starting from this policy's settings. */
+  /**
+   * A builder starting from this policy's settings.
+   *
+   * @return a new builder holding this policy's settings; this policy is not changed
+   */
   public Builder toBuilder() {
     return new Builder(this);
   }
@@ -185,37 +197,65 @@ public final class RetryPolicy {
     return RetryDecision.retryAfter(delay, reason);
   }
 
-  /** Attempts allowed, counting the first. */
+  /**
+   * Attempts allowed, counting the first.
+   *
+   * @return the attempt limit, at least 1; default 5
+   */
   public int maxAttempts() {
     return maxAttempts;
   }
 
-  /** The overall deadline of one execution. */
+  /**
+   * The overall deadline of one execution.
+   *
+   * @return the deadline, measured from the first attempt; default 60 s
+   */
   public Duration deadline() {
     return deadline;
   }
 
-  /** The delay before the first retry, before jitter. */
+  /**
+   * The delay before the first retry, before jitter.
+   *
+   * @return the base delay; default 200 ms
+   */
   public Duration baseDelay() {
     return baseDelay;
   }
 
-  /** The growth factor between retries. */
+  /**
+   * The growth factor between retries.
+   *
+   * @return the multiplier, at least 1.0; default 2.0
+   */
   public double multiplier() {
     return multiplier;
   }
 
-  /** The longest delay, after jitter and Retry-After. */
+  /**
+   * The longest delay, after jitter and Retry-After.
+   *
+   * @return the cap on any delay; default 10 s
+   */
   public Duration maxDelay() {
     return maxDelay;
   }
 
-  /** The jitter mode. */
+  /**
+   * The jitter mode.
+   *
+   * @return the jitter mode; default {@link Jitter#FULL}
+   */
   public Jitter jitter() {
     return jitter;
   }
 
-  /** Whether Retry-After sets a floor on the next delay. */
+  /**
+   * Whether Retry-After sets a floor on the next delay.
+   *
+   * @return true if Retry-After is honoured (the default)
+   */
   public boolean honorRetryAfter() {
     return honorRetryAfter;
   }
@@ -223,6 +263,8 @@ public final class RetryPolicy {
   /**
    * How long one attempt may take before it counts as an ambiguous timeout; empty (the default)
    * leaves it to the HTTP client's own timeouts. The asynchronous executor enforces it.
+   *
+   * @return the per-attempt timeout, or empty if none is set
    */
   public Optional<Duration> attemptTimeout() {
     return Optional.ofNullable(attemptTimeout);
@@ -248,7 +290,11 @@ public final class RetryPolicy {
     return maxInFlightAttempts;
   }
 
-  /** The custom backoff, if one replaces the exponential-with-jitter schedule. */
+  /**
+   * The custom backoff, if one replaces the exponential-with-jitter schedule.
+   *
+   * @return the delay function, or empty (the default) for exponential backoff with jitter
+   */
   public Optional<DelayFunction> delayFunction() {
     return Optional.ofNullable(delayFunction);
   }
@@ -318,7 +364,9 @@ public final class RetryPolicy {
     }
 
     /**
-     * @param timeout how long one attempt may take; positive
+     * @param timeout how long one attempt may take; positive; default none (the HTTP client's own
+     *     timeouts apply)
+     * @return this builder
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder attemptTimeout(Duration timeout) {
@@ -326,14 +374,19 @@ public final class RetryPolicy {
       return this;
     }
 
-    /** @param fn a custom backoff replacing baseDelay, multiplier and jitter; null restores them */
+    /**
+     * @param fn a custom backoff replacing baseDelay, multiplier and jitter; null (the default)
+     *     restores them. Called on the threads that run attempts, so it must be thread-safe.
+     * @return this builder
+     */
     public Builder delayFunction(DelayFunction fn) {
       this.delayFunction = fn;
       return this;
     }
 
     /**
-     * @param maxAttempts attempts allowed, counting the first; 1 disables retries
+     * @param maxAttempts attempts allowed, counting the first; 1 disables retries; default 5
+     * @return this builder
      * @throws IllegalArgumentException if below 1
      */
     public Builder maxAttempts(int maxAttempts) {
@@ -345,7 +398,9 @@ public final class RetryPolicy {
     }
 
     /**
-     * @param deadline how long one execution may take, from its first attempt; positive
+     * @param deadline how long one execution may take, from its first attempt; positive; default 60
+     *     s
+     * @return this builder
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder deadline(Duration deadline) {
@@ -354,7 +409,8 @@ public final class RetryPolicy {
     }
 
     /**
-     * @param baseDelay the delay before the first retry, before jitter; positive
+     * @param baseDelay the delay before the first retry, before jitter; positive; default 200 ms
+     * @return this builder
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder baseDelay(Duration baseDelay) {
@@ -363,7 +419,8 @@ public final class RetryPolicy {
     }
 
     /**
-     * @param multiplier the growth factor, at least 1.0
+     * @param multiplier the growth factor, at least 1.0; default 2.0
+     * @return this builder
      * @throws IllegalArgumentException if below 1.0 or not finite
      */
     public Builder multiplier(double multiplier) {
@@ -375,7 +432,8 @@ public final class RetryPolicy {
     }
 
     /**
-     * @param maxDelay the cap on any delay; positive
+     * @param maxDelay the cap on any delay; positive; default 10 s
+     * @return this builder
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder maxDelay(Duration maxDelay) {
@@ -383,7 +441,10 @@ public final class RetryPolicy {
       return this;
     }
 
-    /** @param jitter the jitter mode */
+    /**
+     * @param jitter the jitter mode; default {@link Jitter#FULL}
+     * @return this builder
+     */
     public Builder jitter(Jitter jitter) {
       this.jitter = Objects.requireNonNull(jitter, "jitter");
       return this;

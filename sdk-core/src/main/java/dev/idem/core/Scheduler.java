@@ -16,6 +16,8 @@ public interface Scheduler {
   /**
    * Schedules {@code task} to run once after {@code delay}.
    *
+   * @param task the work to run; it must not block for long
+   * @param delay how long to wait before running it, zero for as soon as possible
    * @return a handle that cancels the task
    */
   Future<?> schedule(Runnable task, Duration delay);
@@ -24,6 +26,8 @@ public interface Scheduler {
    * Adapts a {@link ScheduledExecutorService}; the caller keeps ownership and shuts it down.
    *
    * @param executor the executor that runs delayed tasks
+   * @return a scheduler over {@code executor}, as thread-safe as the executor
+   * @throws NullPointerException if {@code executor} is null
    */
   static Scheduler of(ScheduledExecutorService executor) {
     Objects.requireNonNull(executor, "executor");

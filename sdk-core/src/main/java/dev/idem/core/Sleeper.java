@@ -11,12 +11,17 @@ public interface Sleeper {
   /**
    * Blocks for {@code duration}.
    *
+   * @param duration how long to wait, not negative
    * @throws InterruptedException if the thread is interrupted; the executor then leaves the
    *     operation PENDING
    */
   void sleep(Duration duration) throws InterruptedException;
 
-  /** Sleeps with {@link Thread#sleep(long, int)}. */
+  /**
+   * Sleeps with {@link Thread#sleep(long, int)}.
+   *
+   * @return a stateless sleeper that blocks the calling thread
+   */
   static Sleeper system() {
     return d -> Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
   }

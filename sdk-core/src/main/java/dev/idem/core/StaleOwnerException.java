@@ -20,7 +20,11 @@ public class StaleOwnerException extends IdempotencyException {
     this.operationId = operationId;
   }
 
-  /** The operation whose lease went stale. */
+  /**
+   * The operation whose lease went stale.
+   *
+   * @return the identity; null only after deserialization, since it is not serialized
+   */
   public OperationId operationId() {
     return operationId;
   }

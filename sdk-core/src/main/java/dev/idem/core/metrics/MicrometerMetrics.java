@@ -81,6 +81,8 @@ public final class MicrometerMetrics implements IdemListener {
    * @param registry where meters go
    * @param journal the executor's journal, read by the gauges
    * @param clock the executor's clock, for the age of the oldest pending operation
+   * @return the listener to give to {@code IdempotentExecutor.Builder#listener}
+   * @throws NullPointerException if any argument is null
    */
   public static MicrometerMetrics bind(MeterRegistry registry, Journal journal, Clock clock) {
     MicrometerMetrics m = new MicrometerMetrics(Objects.requireNonNull(registry, "registry"),

@@ -149,6 +149,7 @@ public final class OutboxDispatcher implements AutoCloseable {
    * A builder for a dispatcher that delivers through {@code executor} (and its journal).
    *
    * @param executor the executor whose journal, retry policy, classifier, breaker and budget apply
+   * @return a new builder with the defaults listed on each setter
    * @throws NullPointerException if {@code executor} is null
    */
   public static Builder builder(IdempotentExecutor executor) {
@@ -308,17 +309,27 @@ public final class OutboxDispatcher implements AutoCloseable {
   /**
    * How many operations are being delivered right now, including those waiting between attempts;
    * at most {@link Builder#maxInFlight}.
+   *
+   * @return the number of operations in delivery, from 0 to maxInFlight
    */
   public int inDelivery() {
     return tracker.inDelivery();
   }
 
-  /** True while deliveries make no progress and polling is backed off. */
+  /**
+   * True while deliveries make no progress and polling is backed off.
+   *
+   * @return whether the dispatcher is backed off
+   */
   public boolean isOffline() {
     return backoff.isOffline();
   }
 
-  /** The current poll interval: the base interval, or longer while backed off. */
+  /**
+   * The current poll interval: the base interval, or longer while backed off.
+   *
+   * @return the interval until the next poll, between pollInterval and maxPollInterval
+   */
   public Duration currentPollInterval() {
     return backoff.interval();
   }
@@ -524,6 +535,9 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Delivers operations named {@code operationName} through a synchronous transport, which runs
      * on the worker pool. The transport must re-apply the secret headers kept out of the journal.
      *
+     * @param operationName the operation name (as in the operation's identity) to deliver
+     * @param transport sends one attempt; called on the worker threads, so it must be thread-safe
+     * @return this builder
      * @throws IllegalArgumentException if the name is already registered
      */
     public Builder register(String operationName, Transport transport) {
@@ -536,9 +550,13 @@ public final class OutboxDispatcher implements AutoCloseable {
      * no handle). Callbacks run on the thread that completed the delivery; they must be quick and
      * must not throw (an exception is logged and ignored).
      *
+     * @param operationName the operation name (as in the operation's identity) to deliver
+     * @param transport sends one attempt; called on the worker threads, so it must be thread-safe
      * @param onSuccess receives SUCCEEDED outcomes
      * @param onFailure receives FAILED and UNCERTAIN endings (a 422 arrives as
      *     {@link OperationFailedException})
+     * @return this builder
+     * @throws IllegalArgumentException if the name is already registered
      */
     public Builder register(String operationName, Transport transport, Consumer<Outcome> onSuccess,
         Consumer<OperationException> onFailure) {
@@ -546,12 +564,30 @@ public final class OutboxDispatcher implements AutoCloseable {
           Objects.requireNonNull(onSuccess, "onSuccess"), Objects.requireNonNull(onFailure, "onFailure"));
     }
 
-    /** Delivers operations named {@code operationName} through an asynchronous transport. */
+    /**
+     * Delivers operations named {@code operationName} through an asynchronous transport. The
+     * transport must re-apply the secret headers kept out of the journal.
+     *
+     * @param operationName the operation name (as in the operation's identity) to deliver
+     * @param transport sends one attempt without blocking
+     * @return this builder
+     * @throws IllegalArgumentException if the name is already registered
+     */
     public Builder registerAsync(String operationName, AsyncTransport transport) {
       return add(operationName, Objects.requireNonNull(transport, "transport"), null, null);
     }
 
-    /** As {@link #registerAsync(String, AsyncTransport)}, with outcome callbacks. */
+    /**
+     * As {@link #registerAsync(String, AsyncTransport)}, with outcome callbacks, which behave as
+     * for {@link #register(String, Transport, Consumer, Consumer)}.
+     *
+     * @param operationName the operation name (as in the operation's identity) to deliver
+     * @param transport sends one attempt without blocking
+     * @param onSuccess receives SUCCEEDED outcomes
+     * @param onFailure receives FAILED and UNCERTAIN endings
+     * @return this builder
+     * @throws IllegalArgumentException if the name is already registered
+     */
     public Builder registerAsync(String operationName, AsyncTransport transport, Consumer<Outcome> onSuccess,
         Consumer<OperationException> onFailure) {
       return add(operationName, Objects.requireNonNull(transport, "transport"),
@@ -571,13 +607,24 @@ public final class OutboxDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** The time source; default {@link Clock#systemUTC()}. Use the executor's clock. */
+    /**
+     * The time source; default {@link Clock#systemUTC()}. Use the executor's clock.
+     *
+     * @param clock the clock for poll scheduling and back-off
+     * @return this builder
+     */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
-    /** Runs polls and the drain timeout; default a daemon thread owned (and stopped) by the dispatcher. */
+    /**
+     * Runs polls and the drain timeout; default a daemon thread owned (and stopped) by the
+     * dispatcher.
+     *
+     * @param scheduler the scheduler; one given here is not stopped by the dispatcher
+     * @return this builder
+     */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
       return this;
@@ -586,19 +633,31 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * Runs synchronous transports; default a fixed pool of {@link #syncWorkers} daemon threads
      * owned by the dispatcher. An executor given here is not shut down by the dispatcher.
+     *
+     * @param workers runs the synchronous transports
+     * @return this builder
      */
     public Builder workers(Executor workers) {
       this.workers = Objects.requireNonNull(workers, "workers");
       return this;
     }
 
-    /** @param n threads of the default worker pool, at least 1; default 4 */
+    /**
+     * @param n threads of the default worker pool, at least 1; default 4
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
     public Builder syncWorkers(int n) {
       this.syncWorkers = atLeastOne(n, "syncWorkers");
       return this;
     }
 
-    /** @param n operations in delivery at once (including those waiting between attempts); default 32 */
+    /**
+     * @param n operations in delivery at once (including those waiting between attempts); default
+     *     32
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
+     */
     public Builder maxInFlight(int n) {
       this.maxInFlight = atLeastOne(n, "maxInFlight");
       return this;
@@ -606,20 +665,30 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     /**
      * @param n operations read from the journal per page, and handles checked against the journal
-     *     per poll (for operations settled elsewhere); default 100
+     *     per poll (for operations settled elsewhere), at least 1; default 100
+     * @return this builder
+     * @throws IllegalArgumentException if below 1
      */
     public Builder pageSize(int n) {
       this.pageSize = atLeastOne(n, "pageSize");
       return this;
     }
 
-    /** @param interval the poll interval while deliveries make progress, positive; default 1 s */
+    /**
+     * @param interval the poll interval while deliveries make progress, positive; default 1 s
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative
+     */
     public Builder pollInterval(Duration interval) {
       this.pollInterval = positive(interval, "pollInterval");
       return this;
     }
 
-    /** @param interval the longest poll interval while backed off, positive; default 1 min */
+    /**
+     * @param interval the longest poll interval while backed off, positive; default 1 min
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative
+     */
     public Builder maxPollInterval(Duration interval) {
       this.maxPollInterval = positive(interval, "maxPollInterval");
       return this;
@@ -628,6 +697,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * Builds the dispatcher; call {@link OutboxDispatcher#start()} to begin delivering.
      *
+     * @return a new, thread-safe dispatcher that is not yet polling
      * @throws IllegalArgumentException if maxPollInterval is shorter than pollInterval
      */
     public OutboxDispatcher build() {

@@ -90,7 +90,10 @@ public final class Resilience4jRetryAdapter {
    * Adapts {@code config} on top of {@link RetryPolicy#ofDefaults()} (for the deadline, the maximum
    * delay and Retry-After handling).
    *
+   * @param config the resilience4j retry configuration the team already uses
+   * @return an immutable adapter
    * @throws IllegalArgumentException if the config's maxAttempts is below 1
+   * @throws NullPointerException if {@code config} is null
    */
   public static Resilience4jRetryAdapter from(RetryConfig config) {
     return from(config, RetryPolicy.ofDefaults());
@@ -100,23 +103,42 @@ public final class Resilience4jRetryAdapter {
    * Adapts {@code config} on top of {@code base}, whose deadline, maxDelay, honorRetryAfter and
    * attemptTimeout are kept; its maxAttempts and backoff are replaced by the config's.
    *
+   * @param config the resilience4j retry configuration the team already uses
+   * @param base the policy whose limits are kept
+   * @return an immutable adapter
    * @throws IllegalArgumentException if the config's maxAttempts is below 1
+   * @throws NullPointerException if either argument is null
    */
   public static Resilience4jRetryAdapter from(RetryConfig config, RetryPolicy base) {
     return new Resilience4jRetryAdapter(Objects.requireNonNull(config, "config"), Objects.requireNonNull(base, "base"));
   }
 
-  /** The retry policy: the config's maxAttempts and intervals, with the base policy's limits. */
+  /**
+   * The retry policy: the config's maxAttempts and intervals, with the base policy's limits.
+   *
+   * @return the adapted policy, for {@code IdempotentExecutor.Builder#retryPolicy} or an
+   *     operation's own
+   */
   public RetryPolicy retryPolicy() {
     return policy;
   }
 
-  /** The config's predicates, then {@link Classifier#defaults()}. */
+  /**
+   * The config's predicates, then {@link Classifier#defaults()}.
+   *
+   * @return a classifier to use together with {@link #retryPolicy()} (see the class comment)
+   */
   public Classifier classifier() {
     return classifier(Classifier.defaults());
   }
 
-  /** The config's predicates, then {@code next} for whatever they leave open. */
+  /**
+   * The config's predicates, then {@code next} for whatever they leave open.
+   *
+   * @param next the classifier asked when the predicates leave a result open; it should always
+   *     answer
+   * @return a classifier to use together with {@link #retryPolicy()} (see the class comment)
+   */
   public Classifier classifier(Classifier next) {
     return predicates.orElse(next);
   }
