@@ -2,7 +2,7 @@ package dev.idem.bench;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
 import dev.idem.jdbc.JdbcJournal;

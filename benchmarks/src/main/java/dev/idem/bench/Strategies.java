@@ -3,7 +3,7 @@ package dev.idem.bench;
 import dev.failsafe.okhttp.FailsafeCall;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.okhttp.IdempotentOperation;

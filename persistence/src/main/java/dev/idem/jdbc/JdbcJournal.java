@@ -1,19 +1,19 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.BeginResult;
+import dev.idem.core.spi.BeginResult;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.JournalException;
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.RequestSnapshot;
-import dev.idem.core.StaleOwnerException;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;

@@ -1,6 +1,6 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

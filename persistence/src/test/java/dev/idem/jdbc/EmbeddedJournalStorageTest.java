@@ -9,14 +9,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Fingerprinter;
 import dev.idem.core.JournalException;
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.internal.EmbeddedFiles;
 import dev.idem.jdbc.support.Ops;
 import java.net.URI;

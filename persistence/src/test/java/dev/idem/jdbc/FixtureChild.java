@@ -1,11 +1,11 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.Journal;
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.time.Duration;

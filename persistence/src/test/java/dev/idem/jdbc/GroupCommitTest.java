@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationState;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.support.FaultyDataSource;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;

@@ -1,16 +1,16 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.BeginResult;
-import dev.idem.core.ForwardingJournal;
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.Journal;
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 
 /**
  * A journal that kills its JVM ({@link Runtime#halt}) at a chosen point of one operation: right

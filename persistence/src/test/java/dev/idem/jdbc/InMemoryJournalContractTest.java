@@ -1,7 +1,7 @@
 package dev.idem.jdbc;
 
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 
 /** The contract against the reference implementation, so the contract itself is known to be right. */
 class InMemoryJournalContractTest extends JournalContract {

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.JournalException;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.Operation;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import dev.idem.jdbc.support.FaultyDataSource;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;

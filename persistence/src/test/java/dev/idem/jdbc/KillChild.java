@@ -3,9 +3,9 @@ package dev.idem.jdbc;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -70,7 +70,7 @@ public final class KillChild {
       default -> HaltingJournal.Point.NEVER;
     };
     boolean unsafe = args.length > 5 && args[5].equals("unsafe-in-memory");
-    dev.idem.core.Journal jdbc = unsafe ? new dev.idem.core.InMemoryJournal() : JdbcJournal.openEmbedded(dir);
+    dev.idem.core.spi.Journal jdbc = unsafe ? new dev.idem.core.InMemoryJournal() : JdbcJournal.openEmbedded(dir);
     IdempotentExecutor executor = IdempotentExecutor.builder()
         .journal(new HaltingJournal(jdbc, journalPoint, last))
         .owner("child")

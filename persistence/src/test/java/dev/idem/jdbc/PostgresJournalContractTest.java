@@ -1,6 +1,6 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
 import org.junit.jupiter.api.AfterEach;

@@ -1,9 +1,9 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationState;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.JournalException;
-import dev.idem.core.Lease;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationState;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.time.Duration;

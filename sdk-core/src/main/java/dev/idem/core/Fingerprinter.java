@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.internal.JsonCanonicalizer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

@@ -1,5 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.EngineSettings;

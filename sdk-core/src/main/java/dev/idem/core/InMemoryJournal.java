@@ -1,5 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Transition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.Journal;
+
 /**
  * The journal could not be read or written (locked by another process, read-only, disk full,
  * database down). When {@link Journal#begin} throws it, nothing was sent.

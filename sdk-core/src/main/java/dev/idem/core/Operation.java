@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.RequestSnapshot;
 import java.util.Objects;
 import java.util.Optional;
 

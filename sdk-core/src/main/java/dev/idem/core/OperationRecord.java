@@ -1,5 +1,8 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.NewOperation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,5 +1,12 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.ForwardingJournal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Transition;
+import dev.idem.core.spi.Transport;
 import static dev.idem.core.support.ScriptedTransport.fail;
 import static dev.idem.core.support.ScriptedTransport.hold;
 import static dev.idem.core.support.ScriptedTransport.status;

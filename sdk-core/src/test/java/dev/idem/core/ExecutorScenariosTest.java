@@ -1,5 +1,9 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
 import static dev.idem.core.support.ScriptedTransport.fail;
 import static dev.idem.core.support.ScriptedTransport.status;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.RequestSnapshot;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Transition;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.Journal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;

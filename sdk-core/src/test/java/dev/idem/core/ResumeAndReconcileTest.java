@@ -1,5 +1,9 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.ForwardingJournal;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

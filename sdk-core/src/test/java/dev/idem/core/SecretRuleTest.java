@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.RequestSnapshot;
 import static dev.idem.core.support.ScriptedTransport.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,5 +1,8 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
 import static dev.idem.core.support.ScriptedTransport.response;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

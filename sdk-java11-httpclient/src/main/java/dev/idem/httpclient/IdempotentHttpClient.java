@@ -4,7 +4,7 @@ import dev.idem.core.UntaggedPolicy;
 import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.internal.CallEngine;
 import dev.idem.httpclient.internal.Lifecycle;
 import java.io.IOException;

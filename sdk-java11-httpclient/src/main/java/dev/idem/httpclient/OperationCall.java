@@ -3,7 +3,7 @@ package dev.idem.httpclient;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.httpclient.internal.CallEngine;
 import java.io.IOException;

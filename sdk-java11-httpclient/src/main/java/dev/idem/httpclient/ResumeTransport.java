@@ -1,11 +1,11 @@
 package dev.idem.httpclient;
 
 import dev.idem.core.KeyHeaderFormat;
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import dev.idem.httpclient.internal.AttemptRequests;
 import dev.idem.httpclient.internal.AttemptSender;
 import java.io.IOException;

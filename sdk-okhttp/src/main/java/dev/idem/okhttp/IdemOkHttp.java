@@ -2,9 +2,9 @@ package dev.idem.okhttp;
 
 import dev.idem.core.UntaggedPolicy;
 import dev.idem.core.KeyHeaderFormat;
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import dev.idem.okhttp.internal.AdapterSettings;
 import dev.idem.okhttp.internal.ClientTransport;
 import dev.idem.okhttp.internal.IdempotencyInterceptor;

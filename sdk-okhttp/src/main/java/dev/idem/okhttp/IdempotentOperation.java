@@ -3,7 +3,7 @@ package dev.idem.okhttp;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.RetryPolicy;
 import java.util.Objects;
 import java.util.Optional;

@@ -2,7 +2,7 @@ package dev.idem.server;
 
 import dev.idem.core.Fingerprint;
 import dev.idem.core.Fingerprinter;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.Scheduler;
 import dev.idem.server.internal.KeyParser;
 import dev.idem.server.internal.Problems;

@@ -2,7 +2,7 @@ package dev.idem.examples.cli;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import java.io.PrintWriter;

@@ -1,7 +1,7 @@
 package dev.idem.examples.demo;
 
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.RetryPolicy;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;

@@ -5,7 +5,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.jdbc.JdbcJournal;

@@ -31,7 +31,7 @@ public final class ResumeOnRestartSample {
     // The previous run: the order was journaled, then the process died before sending it.
     try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdempotentExecutor before = IdempotentExecutor.builder().journal(journal).build();
-      before.enqueue(Operation.builder("create-order", dev.idem.core.RequestSnapshot
+      before.enqueue(Operation.builder("create-order", dev.idem.core.spi.RequestSnapshot
           .builder("POST", server.url("/orders"))
           .body("{\"cart\":\"cart-99\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8), "application/json")
           .build()).reference("cart-99").build());

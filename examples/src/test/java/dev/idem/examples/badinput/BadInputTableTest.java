@@ -9,7 +9,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.testkit.IdempotentServer;

@@ -3,7 +3,7 @@ package dev.idem.examples.badinput;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationRecord;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.jdbc.JdbcJournal;

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Fingerprinter;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;

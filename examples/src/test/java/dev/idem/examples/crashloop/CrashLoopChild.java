@@ -1,14 +1,14 @@
 package dev.idem.examples.crashloop;
 
-import dev.idem.core.BeginResult;
-import dev.idem.core.ForwardingJournal;
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Journal;
-import dev.idem.core.NewOperation;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.NewOperation;
 import dev.idem.core.Operation;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;

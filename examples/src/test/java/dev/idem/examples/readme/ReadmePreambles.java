@@ -69,7 +69,7 @@ final class ReadmePreambles {
         concat(QUICKSTART_IMPORTS, List.of(
             "import dev.idem.core.Operation;",
             "import dev.idem.core.Outcome;",
-            "import dev.idem.core.RequestSnapshot;",
+            "import dev.idem.core.spi.RequestSnapshot;",
             "import dev.idem.core.outbox.OutboxDispatcher;",
             "import java.net.URI;",
             "import java.nio.charset.StandardCharsets;",

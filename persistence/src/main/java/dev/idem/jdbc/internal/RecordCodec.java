@@ -13,7 +13,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import java.net.URI;
 import java.time.Duration;

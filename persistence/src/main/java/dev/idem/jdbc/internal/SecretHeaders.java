@@ -1,7 +1,7 @@
 package dev.idem.jdbc.internal;
 
 import dev.idem.core.OperationId;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import java.util.Collection;
 import java.util.Set;
 import java.util.TreeSet;

@@ -1,10 +1,10 @@
 package dev.idem.core.internal;
 
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.Scheduler;
 import dev.idem.core.AttemptTimeoutException;

@@ -3,7 +3,7 @@ package dev.idem.core.internal;
 import dev.idem.core.Classifier;
 import dev.idem.core.IdemEvent;
 import dev.idem.core.IdemListener;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.ProtocolStatuses;
 import java.time.Clock;
 import java.time.Duration;

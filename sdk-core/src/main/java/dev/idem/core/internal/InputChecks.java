@@ -1,7 +1,7 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.Operation;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import java.util.List;
 import java.util.Map;
 

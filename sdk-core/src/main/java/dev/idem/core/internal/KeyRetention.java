@@ -2,10 +2,10 @@ package dev.idem.core.internal;
 
 import dev.idem.core.ExpiredPendingAction;
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.Lease;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;

@@ -11,7 +11,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import dev.idem.core.Sleeper;
 import java.time.Duration;
 import java.time.Instant;

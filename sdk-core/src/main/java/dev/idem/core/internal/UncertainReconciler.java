@@ -1,13 +1,13 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.Lease;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Reconciler;
 import dev.idem.core.Reconciliation;
-import dev.idem.core.Transition;
+import dev.idem.core.spi.Transition;
 import java.io.IOException;
 import java.time.Instant;
 import java.util.List;

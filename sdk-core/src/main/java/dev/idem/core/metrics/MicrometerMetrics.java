@@ -3,7 +3,7 @@ package dev.idem.core.metrics;
 import dev.idem.core.IdemEvent;
 import dev.idem.core.IdemListener;
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationState;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;

@@ -3,7 +3,7 @@ package dev.idem.core.outbox;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;

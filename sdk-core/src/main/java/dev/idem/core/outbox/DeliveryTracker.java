@@ -1,7 +1,7 @@
 package dev.idem.core.outbox;
 
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.Outcome;

@@ -1,10 +1,10 @@
 package dev.idem.core.outbox;
 
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationFailedException;
@@ -15,7 +15,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.Scheduler;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,6 +1,6 @@
 package dev.idem.core.outbox;
 
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;

@@ -1,11 +1,11 @@
 package dev.idem.core.outbox;
 
-import dev.idem.core.AsyncTransport;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.RequestNotSentException;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;

@@ -5,12 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.ForwardingJournal;
+import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.JournalException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;

@@ -1,6 +1,6 @@
 package dev.idem.core.outbox;
 
-import dev.idem.core.ForwardingJournal;
+import dev.idem.core.spi.ForwardingJournal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,7 +12,7 @@ import dev.idem.core.CircuitBreakerSettings;
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationId;
@@ -72,10 +72,10 @@ class OutboxDispatcherTest {
   void aSubmitThatRacesCloseFailsAsPendingInsteadOfReturningAHandleThatNeverCompletes() throws Exception {
     java.util.concurrent.atomic.AtomicReference<OutboxDispatcher> outbox = new java.util.concurrent.atomic.AtomicReference<>();
     // close() lands while submit is writing the journal: the worst moment for the handle.
-    dev.idem.core.Journal closing = new dev.idem.core.ForwardingJournal(journal) {
+    dev.idem.core.spi.Journal closing = new dev.idem.core.spi.ForwardingJournal(journal) {
       @Override
-      public dev.idem.core.BeginResult begin(dev.idem.core.NewOperation op) throws dev.idem.core.IdempotencyException {
-        dev.idem.core.BeginResult r = super.begin(op);
+      public dev.idem.core.spi.BeginResult begin(dev.idem.core.spi.NewOperation op) throws dev.idem.core.IdempotencyException {
+        dev.idem.core.spi.BeginResult r = super.begin(op);
         outbox.get().close();
         return r;
       }
@@ -348,7 +348,7 @@ class OutboxDispatcherTest {
     List<OperationException> failures = new ArrayList<>();
     OutboxDispatcher outbox = OutboxDispatcher.builder(executor().build()).clock(time.clock())
         .scheduler(time.scheduler()).workers(Runnable::run)
-        .register("create-order", (dev.idem.core.Transport) host, o -> {}, failures::add).build().start();
+        .register("create-order", (dev.idem.core.spi.Transport) host, o -> {}, failures::add).build().start();
     Operation op = order(1);
 
     CompletableFuture<Outcome> handle = outbox.submit(op);

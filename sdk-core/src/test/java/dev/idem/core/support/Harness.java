@@ -8,7 +8,7 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Jitter;
-import dev.idem.core.Journal;
+import dev.idem.core.spi.Journal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;

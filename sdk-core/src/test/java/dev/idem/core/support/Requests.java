@@ -1,6 +1,6 @@
 package dev.idem.core.support;
 
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 

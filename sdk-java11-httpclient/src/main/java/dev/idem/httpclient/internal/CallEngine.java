@@ -10,7 +10,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import dev.idem.core.KeyHeaderFormat;

@@ -2,9 +2,9 @@ package dev.idem.okhttp.internal;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.RequestNotSentException;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Transport;
+import dev.idem.core.spi.Transport;
 import dev.idem.okhttp.IdempotencyResult;
 import java.io.IOException;
 import java.io.InterruptedIOException;

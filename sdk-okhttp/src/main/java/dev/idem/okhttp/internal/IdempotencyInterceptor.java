@@ -6,7 +6,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.okhttp.IdempotencyResult;
 import dev.idem.okhttp.IdempotentOperation;

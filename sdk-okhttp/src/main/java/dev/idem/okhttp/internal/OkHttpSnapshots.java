@@ -1,6 +1,6 @@
 package dev.idem.okhttp.internal;
 
-import dev.idem.core.RequestSnapshot;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import java.io.IOException;
 import java.util.List;

@@ -1,5 +1,7 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.ResponseSnapshot;
 import java.util.concurrent.CompletableFuture;
 
 /**

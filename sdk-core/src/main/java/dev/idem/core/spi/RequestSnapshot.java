@@ -1,4 +1,4 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
 import dev.idem.core.internal.HeaderMaps;
 import java.net.URI;

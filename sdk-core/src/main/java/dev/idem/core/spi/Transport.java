@@ -1,5 +1,8 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.RequestNotSentException;
+import dev.idem.core.ResponseSnapshot;
 import java.io.IOException;
 
 /**

@@ -1,4 +1,7 @@
-package dev.idem.core;
+package dev.idem.core.spi;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationId;
 
 /**
  * A journal write carried a lease whose owner or generation is no longer current: another owner

@@ -1,5 +1,7 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
+import dev.idem.core.Fingerprint;
+import dev.idem.core.OperationId;
 import java.time.Instant;
 import java.util.Objects;
 

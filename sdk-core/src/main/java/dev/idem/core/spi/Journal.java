@@ -1,5 +1,13 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.JournalException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -1,5 +1,6 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
+import dev.idem.core.OperationRecord;
 import java.util.Objects;
 
 /**

@@ -1,0 +1,7 @@
+/**
+ * The service-provider interface: what a journal, a transport or an adapter implements, and the
+ * records they exchange with the executor. An application that uses an adapter (OkHttp,
+ * java.net.http) and a journal from {@code idem-persistence} never needs to name these types;
+ * they are for those who write a journal, a transport or an adapter of their own.
+ */
+package dev.idem.core.spi;
