@@ -393,6 +393,16 @@ public final class IdempotentExecutor {
     return settings.protocol();
   }
 
+  /**
+   * The response header this executor reads as the server's replay marker, so that adapters judge
+   * the responses they hand back by the same header.
+   *
+   * @return the header name given to {@link Builder#replayHeader}, {@code Idempotent-Replayed} by default
+   */
+  public String replayHeader() {
+    return settings.replayHeader();
+  }
+
   private RetryPolicy policyFor(Operation operation) {
     return operation.policy().orElse(policy);
   }

@@ -5,7 +5,12 @@ import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.UntaggedRequestException;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.httpclient.internal.CallEngine;
+import dev.idem.httpclient.internal.OperationFactory;
 import dev.idem.httpclient.internal.Lifecycle;
 import java.io.IOException;
 import java.net.Authenticator;
@@ -18,7 +23,6 @@ import java.net.http.HttpResponse.BodyHandler;
 import java.net.http.HttpResponse.PushPromiseHandler;
 import java.net.http.WebSocket;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -34,12 +38,15 @@ import javax.net.ssl.SSLParameters;
  * behave differently.
  *
  * <pre>{@code
- * IdempotentHttpClient client = IdempotentHttpClient.builder(HttpClient.newHttpClient())
- *     .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build())
- *     .build();
- * HttpResponse<String> r = client.operation("create-order").reference("cart-1234")
- *     .send(request, BodyHandlers.ofString());
+ * IdempotentHttpClient client = IdempotentHttpClient.create(JdbcJournal.openEmbedded(dir));
+ * HttpResponse<String> r = client.operation("create-order").send(request, BodyHandlers.ofString());
+ *
+ * // Queued: journaled now, delivered by an outbox that registered client.resumeTransport().
+ * OperationId id = client.operation("create-order").enqueue(request);
  * }</pre>
+ *
+ * <p>{@link #builder(HttpClient)} gives full control (executor, key header, untagged policy, body
+ * limit); {@link #create(Journal)} is the same with every default.
  *
  * <p>A keyed call ({@link #operation(String)}, or an untagged POST/PATCH under
  * {@link UntaggedPolicy#FRESH_KEY}):
@@ -68,13 +75,13 @@ import javax.net.ssl.SSLParameters;
  */
 public final class IdempotentHttpClient extends HttpClient {
   /** The default key header name. */
-  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  public static final String DEFAULT_KEY_HEADER = AdapterSupport.DEFAULT_KEY_HEADER;
 
   private final HttpClient delegate;
   private final IdempotentExecutor executor;
   private final String keyHeader;
   private final KeyHeaderFormat keyFormat;
-  private final UntaggedPolicy untaggedPolicy;
+  private final AdapterSupport support;
   private final CallEngine engine;
 
   private IdempotentHttpClient(Builder b) {
@@ -82,8 +89,38 @@ public final class IdempotentHttpClient extends HttpClient {
     this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
     this.keyHeader = b.keyHeader;
     this.keyFormat = b.keyFormat;
-    this.untaggedPolicy = b.untaggedPolicy;
-    this.engine = new CallEngine(delegate, executor, keyHeader, keyFormat, b.maxBodyBytes);
+    this.support = AdapterSupport.of(executor, keyHeader, keyFormat, b.untaggedPolicy);
+    this.engine = new CallEngine(delegate, support, b.maxBodyBytes);
+  }
+
+  /**
+   * A ready client with shippable defaults over {@code journal}: {@code HttpClient.newHttpClient()}
+   * underneath, an executor with its default retry policy (3 attempts, jittered exponential
+   * backoff), classifier and protocol statuses, the key in {@code Idempotency-Key} (bare), untagged
+   * POST and PATCH passed through, bodies up to 1 MiB. The JDK client never repeats a POST or
+   * PATCH on its own, so every request on the wire is a journaled attempt.
+   *
+   * @param journal where operations are journaled before the first byte, such as
+   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}
+   * @return the client
+   * @throws NullPointerException if {@code journal} is null
+   */
+  public static IdempotentHttpClient create(Journal journal) {
+    return create(HttpClient.newHttpClient(), journal);
+  }
+
+  /**
+   * {@link #create(Journal)} over a client the app configured (timeouts, proxy, TLS, executor).
+   *
+   * @param delegate the client that sends each attempt
+   * @param journal where operations are journaled
+   * @return the client
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code delegate} is already an {@link IdempotentHttpClient}
+   */
+  public static IdempotentHttpClient create(HttpClient delegate, Journal journal) {
+    Objects.requireNonNull(journal, "journal");
+    return builder(delegate).idempotentExecutor(IdempotentExecutor.builder().journal(journal).build()).build();
   }
 
   /**
@@ -117,6 +154,22 @@ public final class IdempotentHttpClient extends HttpClient {
    * @param timeout the response timeout of each attempt, or null for none
    */
   public ResumeTransport resumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
+    return newResumeTransport(headers, timeout);
+  }
+
+  /**
+   * A transport that sends journaled operations as they are, for an
+   * {@link dev.idem.core.outbox.OutboxDispatcher} registration: {@code register("create-order",
+   * client.resumeTransport())}. Use {@link #resumeTransport(Function, Duration)} when the calls need
+   * headers the journal does not keep (Authorization and other secrets).
+   *
+   * @return the transport, with no extra headers and no per-attempt timeout
+   */
+  public ResumeTransport resumeTransport() {
+    return newResumeTransport(r -> Map.of(), null);
+  }
+
+  private ResumeTransport newResumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
     return new ResumeTransport(delegate, keyHeader, keyFormat, Objects.requireNonNull(headers, "headers"), timeout);
   }
 
@@ -143,50 +196,66 @@ public final class IdempotentHttpClient extends HttpClient {
    * Sends as {@link HttpClient#send} does; an untagged POST or PATCH is handled by the
    * {@link UntaggedPolicy}, and a keyed call behaves as {@link OperationCall#send}.
    *
-   * @throws IllegalArgumentException an untagged POST or PATCH under {@link UntaggedPolicy#REJECT}
+   * @throws UntaggedRequestException an untagged POST or PATCH under {@link UntaggedPolicy#REJECT};
+   *     nothing was sent
    */
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler) throws IOException, InterruptedException {
-    if (!keyedByPolicy(request)) {
+    Optional<String> name = support.untaggedOperationName(request.method(), target(request));
+    if (name.isEmpty()) {
       return delegate.send(request, handler);
     }
-    return engine.send(request, handler, snapshot -> untagged(request, snapshot));
+    return engine.send(request, handler, untagged(name.get()));
   }
 
-  /** As {@link #send}, without blocking; see {@link OperationCall#sendAsync}. */
+  /**
+   * As {@link #send}, without blocking; see {@link OperationCall#sendAsync}. Under
+   * {@link UntaggedPolicy#REJECT} the future fails with {@link UntaggedRequestException}.
+   */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
-    if (!keyedByPolicy(request)) {
+    Optional<String> name;
+    try {
+      name = support.untaggedOperationName(request.method(), target(request));
+    } catch (UntaggedRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (name.isEmpty()) {
       return delegate.sendAsync(request, handler);
     }
-    return CallEngine.widen(engine.sendAsync(request, handler, snapshot -> untagged(request, snapshot)));
+    return CallEngine.widen(engine.sendAsync(request, handler, untagged(name.get())));
   }
 
   /** As {@link #sendAsync(HttpRequest, BodyHandler)}; push promises reach the handler only for calls passed through. */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       PushPromiseHandler<T> pushPromiseHandler) {
-    if (!keyedByPolicy(request)) {
+    Optional<String> name;
+    try {
+      name = support.untaggedOperationName(request.method(), target(request));
+    } catch (UntaggedRequestException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (name.isEmpty()) {
       return delegate.sendAsync(request, handler, pushPromiseHandler);
     }
     return sendAsync(request, handler);
   }
 
-  private boolean keyedByPolicy(HttpRequest request) {
-    String method = request.method().toUpperCase(Locale.ROOT);
-    if (!(method.equals("POST") || method.equals("PATCH")) || request.headers().firstValue(keyHeader).isPresent()) {
-      return false;
-    }
-    return switch (untaggedPolicy) {
-      case PASS_THROUGH -> false;
-      case FRESH_KEY -> true;
-      case REJECT -> throw new IllegalArgumentException("untagged " + method + " " + request.uri()
-          + ": send it with client.operation(name), or choose another UntaggedPolicy. Nothing was sent");
-    };
+  // The path only: a query string may carry what the app considers secret.
+  private static String target(HttpRequest request) {
+    return request.uri().getRawPath();
   }
 
-  private static Operation untagged(HttpRequest request, RequestSnapshot snapshot) {
-    return Operation.builder("untagged-" + request.method().toLowerCase(Locale.ROOT), snapshot).build();
+  private OperationFactory untagged(String name) {
+    return (snapshot, keyHeaderValues) -> {
+      Operation.Builder b = Operation.builder(name, snapshot);
+      IdempotencyKey key = support.keyFor(keyHeaderValues, null);
+      if (key != null) {
+        b.key(key);
+      }
+      return b.build();
+    };
   }
 
   @Override
@@ -331,11 +400,7 @@ public final class IdempotentHttpClient extends HttpClient {
      * @return this builder
      */
     public Builder keyHeader(String name) {
-      Objects.requireNonNull(name, "name");
-      if (name.isBlank() || !name.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
-        throw new IllegalArgumentException("not a header name: " + name);
-      }
-      this.keyHeader = name;
+      this.keyHeader = AdapterSupport.checkHeaderName(name);
       return this;
     }
 
@@ -352,6 +417,10 @@ public final class IdempotentHttpClient extends HttpClient {
 
     /**
      * What plain send does with an untagged POST or PATCH; default {@link UntaggedPolicy#PASS_THROUGH}.
+     * Under {@code FRESH_KEY} the operation is named {@code untagged-post} or {@code untagged-patch}
+     * (register resume transports under those names) and a key header already on the request is
+     * its key; under {@code REJECT} the call fails with {@link UntaggedRequestException}, as in
+     * every adapter.
      *
      * @param policy the policy
      * @return this builder

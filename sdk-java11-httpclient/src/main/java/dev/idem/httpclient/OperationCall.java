@@ -1,5 +1,6 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
@@ -9,6 +10,7 @@ import dev.idem.httpclient.internal.CallEngine;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandler;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -27,7 +29,9 @@ import java.util.concurrent.CompletableFuture;
  * again reuses it. So an app that retries a call on its own, or sends it again after
  * {@link dev.idem.core.OperationPendingException}, still sends one operation; sending it with a
  * different request is refused as key reuse, before anything goes out. Any method may be sent this
- * way. Any key header already on the request is replaced.
+ * way. A key header already on the request is the app's key: the call adopts it if it has no key
+ * yet, and refuses to send if it has a different one (see
+ * {@link dev.idem.core.spi.adapter.AdapterSupport}).
  *
  * <p>Setters must not be called after the key is fixed. Thread-safe once configured: concurrent
  * sends of one call share one operation (the executor lets one of them send).
@@ -143,6 +147,29 @@ public final class OperationCall {
   }
 
   /**
+   * Journals the operation for queued delivery without sending it: an
+   * {@link dev.idem.core.outbox.OutboxDispatcher} that registered
+   * {@link IdempotentHttpClient#resumeTransport()} for this call's name delivers it, now or after a
+   * restart, with this call's key. Wait for it with {@code outbox.await(id)}. The body publisher is
+   * read once, here, up to the client's {@code maxBodyBytes}; secret headers stay out of the journal
+   * and the resume transport's header supplier adds them again.
+   *
+   * @param request the request to deliver, with its body
+   * @return the operation's identity (an existing one if this operation was journaled before)
+   * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
+   * @throws dev.idem.core.RequestNotSentException if the body publisher fails
+   * @throws dev.idem.core.IdempotencyException if the request's key header breaks the key-header
+   *     rule, or the journal fails
+   * @throws IOException on any other failure to read the body
+   * @throws InterruptedException if interrupted while the body is read; nothing was journaled
+   * @throws IllegalArgumentException if the body is above {@code maxBodyBytes}, or the request
+   *     cannot be journaled faithfully
+   */
+  public OperationId enqueue(HttpRequest request) throws IOException, InterruptedException {
+    return engine.enqueue(request, this::toOperation);
+  }
+
+  /**
    * Sends the operation without blocking a thread, not even during backoff (the executor's
    * scheduler waits). The future fails with the exceptions listed on {@link #send}, except that
    * there is no interrupt; cancelling it stops further attempts and leaves the operation PENDING.
@@ -156,7 +183,14 @@ public final class OperationCall {
     return engine.sendAsync(request, handler, this::toOperation);
   }
 
-  private synchronized Operation toOperation(RequestSnapshot snapshot) {
+  private synchronized Operation toOperation(RequestSnapshot snapshot, List<String> keyHeaderValues)
+      throws IdempotencyException {
+    // The adapter layer's rule: a key header on the request is the app's key; it must agree with a
+    // key this call already has (given, read, or sent before).
+    IdempotencyKey resolved = engine.support().keyFor(keyHeaderValues, key);
+    if (resolved != null) {
+      key = resolved;
+    }
     Operation.Builder b = Operation.builder(name, snapshot).scope(scope).key(key());
     if (reference != null) {
       b.reference(reference);

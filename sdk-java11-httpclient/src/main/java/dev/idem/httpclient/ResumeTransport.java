@@ -23,14 +23,14 @@ import java.util.function.Function;
  * Sends journaled operations again, after a restart, through the wrapped client: each attempt is
  * the journaled snapshot (which holds no secrets), plus the headers the app's supplier returns
  * for it (Authorization and the like, because java.net.http has no interceptors to add them), plus
- * the key header. Get one from {@link IdempotentHttpClient#resumeTransport}, then:
+ * the key header. Get one from {@link IdempotentHttpClient#resumeTransport}, then register it for
+ * the operation's name:
  *
  * <pre>{@code
- * for (OperationRecord r : journal.findDue(now, null, 100)) {
- *   Operation op = Operation.builder(r.id().operation(), r.request())
- *       .scope(r.id().scope()).key(r.id().key()).build();
- *   executor.execute(op, resume);
- * }
+ * OutboxDispatcher outbox = OutboxDispatcher.builder(client.idempotentExecutor())
+ *     .register("create-order", client.resumeTransport(r -> Map.of("Authorization", token()), null))
+ *     .build()
+ *     .start();
  * }</pre>
  *
  * <p>Supplied headers replace snapshot headers of the same name. Thread-safe if the supplier is.

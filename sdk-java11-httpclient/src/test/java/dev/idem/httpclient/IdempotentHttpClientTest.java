@@ -603,10 +603,12 @@ class IdempotentHttpClientTest {
   @Test
   void untaggedPostIsRejectedWhenConfigured() {
     Fixture f = new Fixture(b -> { }, c -> c.untaggedPolicy(UntaggedPolicy.REJECT));
-    assertThrows(IllegalArgumentException.class,
+    // The same type the OkHttp adapter throws (the adapter contract checks both).
+    assertThrows(dev.idem.core.UntaggedRequestException.class,
         () -> f.client.send(Fixture.post(orders(), "{}"), BodyHandlers.ofString()));
-    assertThrows(IllegalArgumentException.class,
-        () -> f.client.sendAsync(Fixture.post(orders(), "{}"), BodyHandlers.ofString()));
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> f.client.sendAsync(Fixture.post(orders(), "{}"), BodyHandlers.ofString()).get());
+    assertTrue(e.getCause() instanceof dev.idem.core.UntaggedRequestException, e.getCause().toString());
     assertEquals(0, server.requestCount());
   }
 

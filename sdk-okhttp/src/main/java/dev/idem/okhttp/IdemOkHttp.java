@@ -5,12 +5,18 @@ import dev.idem.core.KeyHeaderFormat;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.spi.Transport;
-import dev.idem.okhttp.internal.AdapterSettings;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationId;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.internal.ClientTransport;
 import dev.idem.okhttp.internal.IdempotencyInterceptor;
+import dev.idem.okhttp.internal.PreparedCall;
+import java.io.IOException;
 import java.util.Objects;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
 
 /**
  * Idem for OkHttp (and so for Retrofit): an application interceptor that runs every request tagged
@@ -19,10 +25,8 @@ import okhttp3.OkHttpClient;
  * client after a restart.
  *
  * <pre>{@code
- * IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
- * IdemOkHttp idem = IdemOkHttp.builder(executor).build();
- * OkHttpClient client = new OkHttpClient.Builder()
- *     .addInterceptor(idem.interceptor())     // before the interceptor that adds Authorization
+ * IdemOkHttp idem = IdemOkHttp.create(JdbcJournal.openEmbedded(dir));
+ * OkHttpClient client = idem.install(new OkHttpClient.Builder())  // before the interceptor adding Authorization
  *     .addInterceptor(authInterceptor)
  *     .build();
  * Request request = new Request.Builder().url(url).post(body)
@@ -35,7 +39,11 @@ import okhttp3.OkHttpClient;
  *     .register("create-order", idem.transport(client))
  *     .build()
  *     .start();
+ * OperationId queued = idem.enqueue(request);   // journaled now, delivered by the outbox
  * }</pre>
+ *
+ * <p>{@link #builder(IdempotentExecutor)} gives full control (retry policy, classifier, key header
+ * name and format, untagged policy); {@link #create(Journal)} is the same with every default.
  *
  * <h2>What a call returns</h2>
  * <ul>
@@ -75,12 +83,91 @@ import okhttp3.OkHttpClient;
  * <p>Immutable and thread-safe; build one per executor and share it.
  */
 public final class IdemOkHttp {
-  private final AdapterSettings settings;
+  private final AdapterSupport settings;
   private final IdempotencyInterceptor interceptor;
 
-  private IdemOkHttp(AdapterSettings settings) {
+  private IdemOkHttp(AdapterSupport settings) {
     this.settings = settings;
     this.interceptor = new IdempotencyInterceptor(settings);
+  }
+
+  /**
+   * The adapter with shippable defaults over {@code journal}: an executor with its default retry
+   * policy (3 attempts, jittered exponential backoff), classifier, protocol statuses and system
+   * clock; the key in {@code Idempotency-Key}, bare; untagged POST and PATCH passed through.
+   *
+   * @param journal where operations are journaled before the first byte, such as
+   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}
+   * @return the adapter; add it to a client with {@link #install(OkHttpClient.Builder)}
+   * @throws NullPointerException if {@code journal} is null
+   */
+  public static IdemOkHttp create(Journal journal) {
+    Objects.requireNonNull(journal, "journal");
+    return builder(IdempotentExecutor.builder().journal(journal).build()).build();
+  }
+
+  /**
+   * Installs the adapter into a client builder: adds {@link #interceptor()} as an application
+   * interceptor (once, however often this is called), and turns off OkHttp's
+   * {@code retryOnConnectionFailure}. That silent retry repeats a request below the interceptor,
+   * where the journal cannot see it: the server would get more requests than the journal has
+   * attempts, and an operation whose connection broke could end SUCCEEDED where the policy says
+   * UNCERTAIN. With it off, every request on the wire is one journaled attempt, and Idem's own
+   * retry (same key, bounded backoff) takes its place. Interceptors added after this call run
+   * below Idem's, on every attempt: add the one that sets Authorization after it.
+   *
+   * @param builder the app's client builder
+   * @return the same builder, for chaining
+   * @throws NullPointerException if {@code builder} is null
+   */
+  public OkHttpClient.Builder install(OkHttpClient.Builder builder) {
+    Objects.requireNonNull(builder, "builder");
+    if (!builder.interceptors().contains(interceptor)) {
+      builder.addInterceptor(interceptor);
+    }
+    return builder.retryOnConnectionFailure(false);
+  }
+
+  /**
+   * Journals a request tagged with an {@link IdempotentOperation} for queued delivery, without
+   * sending it: an {@link dev.idem.core.outbox.OutboxDispatcher} that registered
+   * {@link #transport(OkHttpClient)} (or {@link #asyncTransport}) for the operation's name delivers
+   * it, now or after a restart, with the same key. Wait for it with
+   * {@code outbox.await(id)}. The body is read once here; secrets stay out of the journal, and
+   * the transport's client adds them again on delivery.
+   *
+   * @param request a tagged request with a replayable body
+   * @return the operation's identity (an existing one if the same operation was journaled before)
+   * @throws IllegalArgumentException if the request has no {@link IdempotentOperation} tag, or cannot be
+   *     journaled faithfully (see {@link IdempotentExecutor})
+   * @throws UnreplayableBodyException if the body is one-shot or duplex
+   * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
+   * @throws IdempotencyException if the request's key header breaks the key-header rule, or the
+   *     journal fails
+   * @throws IOException if the body cannot be read
+   */
+  public OperationId enqueue(Request request) throws IOException {
+    IdempotentOperation op = Objects.requireNonNull(request, "request").tag(IdempotentOperation.class);
+    if (op == null) {
+      throw new IllegalArgumentException("the request has no IdempotentOperation tag; use enqueue(name, request)");
+    }
+    return settings.executor().enqueue(PreparedCall.of(request, op, settings).operation()).id();
+  }
+
+  /**
+   * {@link #enqueue(Request)} for a request without a tag, as a new operation named {@code name}
+   * with a fresh key (or the key in the request's key header).
+   *
+   * @param name the operation name; the outbox delivers it through the transport registered for it
+   * @param request the request, with a replayable body
+   * @return the operation's identity
+   * @throws IllegalArgumentException as for {@link #enqueue(Request)}, or if the name is invalid
+   * @throws IOException as for {@link #enqueue(Request)}
+   */
+  public OperationId enqueue(String name, Request request) throws IOException {
+    Objects.requireNonNull(request, "request");
+    return settings.executor().enqueue(PreparedCall.of(request, IdempotentOperation.of(name), settings).operation())
+        .id();
   }
 
   /**
@@ -139,7 +226,7 @@ public final class IdemOkHttp {
   /** Builds an {@link IdemOkHttp}. Not thread-safe. */
   public static final class Builder {
     private final IdempotentExecutor executor;
-    private String headerName = "Idempotency-Key";
+    private String headerName = AdapterSupport.DEFAULT_KEY_HEADER;
     private KeyHeaderFormat format = KeyHeaderFormat.BARE;
     private UntaggedPolicy untagged = UntaggedPolicy.PASS_THROUGH;
 
@@ -155,11 +242,7 @@ public final class IdemOkHttp {
      * @throws IllegalArgumentException if blank or not a valid header name
      */
     public Builder headerName(String headerName) {
-      Objects.requireNonNull(headerName, "headerName");
-      if (headerName.isBlank() || !headerName.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
-        throw new IllegalArgumentException("not a valid header name: '" + headerName + "'");
-      }
-      this.headerName = headerName;
+      this.headerName = AdapterSupport.checkHeaderName(headerName);
       return this;
     }
 
@@ -176,6 +259,9 @@ public final class IdemOkHttp {
 
     /**
      * What happens to a POST or PATCH without a tag; default {@link UntaggedPolicy#PASS_THROUGH}.
+     * Under {@code FRESH_KEY} the operation is named {@code untagged-post} or {@code untagged-patch}
+     * (register resume transports under those names); under {@code REJECT} the call fails with
+     * {@link dev.idem.core.UntaggedRequestException}, as in every adapter.
      *
      * @param policy the policy
      * @return this builder
@@ -191,7 +277,7 @@ public final class IdemOkHttp {
      * @return the facade
      */
     public IdemOkHttp build() {
-      return new IdemOkHttp(new AdapterSettings(executor, headerName, format, untagged));
+      return new IdemOkHttp(AdapterSupport.of(executor, headerName, format, untagged));
     }
   }
 }

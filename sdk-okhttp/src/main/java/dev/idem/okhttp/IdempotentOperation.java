@@ -26,17 +26,23 @@ import java.util.Optional;
  * To keep the key across a restart, store it ({@link #key()}) or derive it
  * ({@link IdempotencyKey#derive}) and pass it to {@link #withKey}.
  *
+ * <p>A key header already on the request (the adapter's key header name) is the app's key: the
+ * operation uses it instead of the drawn one, and if {@link #withKey} gave a different one the
+ * call is refused before anything is sent (see {@link dev.idem.core.spi.adapter.AdapterSupport}).
+ *
  * <p>Immutable and thread-safe; the {@code with} methods return copies.
  */
 public final class IdempotentOperation {
   private final OperationId id;
   private final String reference;
   private final RetryPolicy policy;
+  private final boolean keyChosen;
 
-  private IdempotentOperation(OperationId id, String reference, RetryPolicy policy) {
+  private IdempotentOperation(OperationId id, String reference, RetryPolicy policy, boolean keyChosen) {
     this.id = id;
     this.reference = reference;
     this.policy = policy;
+    this.keyChosen = keyChosen;
   }
 
   /**
@@ -49,7 +55,7 @@ public final class IdempotentOperation {
    */
   public static IdempotentOperation of(String name) {
     return new IdempotentOperation(new OperationId(OperationId.DEFAULT_SCOPE, name, IdempotencyKey.generate()),
-        null, null);
+        null, null, false);
   }
 
   /**
@@ -59,7 +65,7 @@ public final class IdempotentOperation {
    * @return a copy in another scope (caller or tenant), with the same key
    */
   public IdempotentOperation withScope(String scope) {
-    return new IdempotentOperation(new OperationId(scope, id.operation(), id.key()), reference, policy);
+    return new IdempotentOperation(new OperationId(scope, id.operation(), id.key()), reference, policy, keyChosen);
   }
 
   /**
@@ -69,7 +75,7 @@ public final class IdempotentOperation {
    * @return a copy with a key the app stored or derived
    */
   public IdempotentOperation withKey(IdempotencyKey key) {
-    return new IdempotentOperation(new OperationId(id.scope(), id.operation(), key), reference, policy);
+    return new IdempotentOperation(new OperationId(id.scope(), id.operation(), key), reference, policy, true);
   }
 
   /**
@@ -80,7 +86,7 @@ public final class IdempotentOperation {
    * @return a copy with the app's own reference (1 to 200 characters, no personal data), to find the operation in the journal later
    */
   public IdempotentOperation withReference(String reference) {
-    return new IdempotentOperation(id, Objects.requireNonNull(reference, "reference"), policy);
+    return new IdempotentOperation(id, Objects.requireNonNull(reference, "reference"), policy, keyChosen);
   }
 
   /**
@@ -90,7 +96,7 @@ public final class IdempotentOperation {
    * @return a copy with a retry policy for this operation only, instead of the executor's
    */
   public IdempotentOperation withPolicy(RetryPolicy policy) {
-    return new IdempotentOperation(id, reference, Objects.requireNonNull(policy, "policy"));
+    return new IdempotentOperation(id, reference, Objects.requireNonNull(policy, "policy"), keyChosen);
   }
 
   /**
@@ -100,6 +106,17 @@ public final class IdempotentOperation {
    */
   public OperationId id() {
     return id;
+  }
+
+  /**
+   * Whether the app chose the key ({@link #withKey}) rather than taking the one {@link #of} drew.
+   * A key header already on the request replaces a drawn key; it must equal a chosen one, or the
+   * call is refused before anything is sent.
+   *
+   * @return true if the key came from {@link #withKey}
+   */
+  public boolean hasChosenKey() {
+    return keyChosen;
   }
 
   /**

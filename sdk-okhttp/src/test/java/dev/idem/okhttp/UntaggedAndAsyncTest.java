@@ -82,7 +82,7 @@ class UntaggedAndAsyncTest {
     String key = keys.get(0).orElseThrow();
     assertEquals(1, server.effectCount(key));
     OperationRecord rec = f.allRecords().get(0);
-    assertEquals("untagged POST", rec.id().operation());
+    assertEquals("untagged-post", rec.id().operation(), "one naming rule in both adapters");
     assertEquals(key, rec.id().key().value());
 
     // A second call is another operation with another key; a GET is never touched.

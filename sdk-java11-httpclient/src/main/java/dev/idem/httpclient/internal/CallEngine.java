@@ -1,13 +1,12 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.AttemptRecord;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.Settlement;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.OperationException;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
-import dev.idem.core.OperationState;
-import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
@@ -20,13 +19,9 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.function.Function;
 
 /**
  * Runs one keyed call, sync or async: capture the body once, snapshot the request, hand the
@@ -37,36 +32,53 @@ import java.util.function.Function;
  * <p>Thread-safe: all state is per call.
  */
 public final class CallEngine {
-  /** The response header the reference server uses to mark replays (the executor's default). */
-  private static final String REPLAY_HEADER = "Idempotent-Replayed";
-
   private final HttpClient delegate;
   private final AttemptSender sender;
+  private final AdapterSupport support;
   private final IdempotentExecutor executor;
   private final String keyHeader;
   private final KeyHeaderFormat keyFormat;
   private final long maxBodyBytes;
 
-  public CallEngine(HttpClient delegate, IdempotentExecutor executor, String keyHeader, KeyHeaderFormat keyFormat,
-      long maxBodyBytes) {
+  public CallEngine(HttpClient delegate, AdapterSupport support, long maxBodyBytes) {
     this.delegate = delegate;
     this.sender = new AttemptSender(delegate);
-    this.executor = executor;
-    this.keyHeader = keyHeader;
-    this.keyFormat = keyFormat;
+    this.support = support;
+    this.executor = support.executor();
+    this.keyHeader = support.headerName();
+    this.keyFormat = support.format();
     this.maxBodyBytes = maxBodyBytes;
+  }
+
+  /** The adapter layer's rules this engine applies. */
+  public AdapterSupport support() {
+    return support;
+  }
+
+  /**
+   * Journals one operation for queued delivery without sending it: the body is captured (bounded),
+   * the operation made as for a live call, and handed to {@link IdempotentExecutor#enqueue}.
+   */
+  public OperationId enqueue(HttpRequest request, OperationFactory operation) throws IOException, InterruptedException {
+    byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
+    return executor.enqueue(make(operation, request, body)).id();
+  }
+
+  private Operation make(OperationFactory operation, HttpRequest request, byte[] body) throws IdempotencyException {
+    return operation.make(snapshot(request, body), request.headers().allValues(keyHeader));
   }
 
   /** Sends one operation on the calling thread; see the decorator's Javadoc for what it throws. */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
-      Function<RequestSnapshot, Operation> operation) throws IOException, InterruptedException {
+      OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
     LiveTransport transport = new LiveTransport(sender, request, body, keyHeader, keyFormat);
-    Settled settled;
+    Operation op = make(operation, request, body);
+    Settlement settled;
     try {
-      settled = settled(executor.execute(operation.apply(snapshot(request, body)), transport));
+      settled = support.settle(executor.execute(op, transport));
     } catch (OperationFailedException e) {
-      settled = settledFailure(e, transport);
+      settled = support.settle(e);
     } catch (OperationPendingException e) {
       // HttpClient.send reports interrupts as InterruptedException; the operation stays PENDING.
       if (Thread.interrupted()) {
@@ -85,7 +97,7 @@ public final class CallEngine {
 
   /** Sends one operation without blocking; cancelling the result stops further attempts. */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
-      Function<RequestSnapshot, Operation> operation) {
+      OperationFactory operation) {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
     BodyCapture.capture(request, maxBodyBytes).whenComplete((body, captureError) -> {
       if (captureError != null) {
@@ -98,8 +110,8 @@ public final class CallEngine {
       LiveTransport transport = new LiveTransport(sender, request, body, keyHeader, keyFormat);
       CompletableFuture<Outcome> execution;
       try {
-        execution = executor.executeAsync(operation.apply(snapshot(request, body)), transport);
-      } catch (RuntimeException e) {
+        execution = executor.executeAsync(make(operation, request, body), transport);
+      } catch (IdempotencyException | RuntimeException e) {
         result.completeExceptionally(e);
         return;
       }
@@ -109,12 +121,12 @@ public final class CallEngine {
         }
       });
       execution.whenComplete((outcome, error) -> {
-        Settled settled;
+        Settlement settled;
         try {
           if (error == null) {
-            settled = settled(outcome);
+            settled = support.settle(outcome);
           } else if (AttemptSender.unwrap(error) instanceof OperationFailedException e) {
-            settled = settledFailure(e, transport);
+            settled = support.settle(e);
           } else {
             result.completeExceptionally(AttemptSender.unwrap(error));
             return;
@@ -150,45 +162,7 @@ public final class CallEngine {
     return b.build();
   }
 
-  /**
-   * True for the server's "key missing or malformed" answer, a configuration error that callers
-   * must not mistake for a validation answer: what the executor's {@link ProtocolStatuses} calls
-   * key missing (by default a 400 whose body speaks of idempotency), or that status with a body
-   * naming the configured header.
-   */
-  boolean isMissingKeyError(ResponseSnapshot response) {
-    ProtocolStatuses protocol = executor.protocol();
-    if (protocol.isKeyMissing(response)) {
-      return true;
-    }
-    if (response.status() != protocol.keyMissingStatus() || protocol.isKeyReused(response)
-        || protocol.isInFlight(response)) {
-      return false;
-    }
-    String body = new String(response.body(), StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
-    return body.contains(keyHeader.toLowerCase(Locale.ROOT));
-  }
-
-  private record Settled(OperationId id, ResponseSnapshot response, OperationState state, boolean replayed,
-      boolean fromJournal, List<AttemptRecord> attempts) {}
-
-  private static Settled settled(Outcome out) {
-    return new Settled(out.operationId(), out.response(), OperationState.SUCCEEDED, out.replayed(),
-        out.fromJournal(), out.attempts());
-  }
-
-  /** A FAILED operation with a server response is an answer; anything else is rethrown. */
-  private Settled settledFailure(OperationFailedException e, LiveTransport transport) throws OperationException {
-    Optional<ResponseSnapshot> last = e.lastResponse();
-    if (last.isEmpty() || isMissingKeyError(last.get())) {
-      throw e;
-    }
-    boolean replayed = last.get().header(REPLAY_HEADER).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
-    return new Settled(e.operationId(), last.get(), OperationState.FAILED, replayed, transport.attemptsSent() == 0,
-        e.attempts());
-  }
-
-  private <T> CompletableFuture<IdempotentHttpResponse<T>> respond(Settled s, BodyHandler<T> handler,
+  private <T> CompletableFuture<IdempotentHttpResponse<T>> respond(Settlement s, BodyHandler<T> handler,
       LiveTransport transport, HttpRequest original) {
     AttemptSender.Result sent = transport.resultFor(s.response());
     HttpHeaders headers = sent != null ? sent.raw().headers() : HttpHeaders.of(s.response().headers(), (a, b) -> true);
@@ -197,7 +171,7 @@ public final class CallEngine {
     BodyHandlers.Info info = new BodyHandlers.Info(s.response().status(), headers, version);
     return BodyHandlers.apply(handler, info, s.response().body()).thenApply(body -> new BufferedResponse<>(
         s.response().status(), headers, body, request, sent != null ? sent.raw().uri() : original.uri(), version,
-        sent != null ? sent.raw().sslSession() : Optional.empty(), s.id(), s.state(), s.replayed(), s.fromJournal(),
+        sent != null ? sent.raw().sslSession() : Optional.empty(), s.operationId(), s.state(), s.replayed(), s.fromJournal(),
         s.attempts()));
   }
 

@@ -1,6 +1,7 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
@@ -28,7 +29,7 @@ import okio.BufferedSink;
 final class ChainTransport implements Transport {
   private final Interceptor.Chain chain;
   private final Request template;
-  private final AdapterSettings settings;
+  private final AdapterSupport settings;
 
   private Response lastRaw;
   private ResponseSnapshot lastSnapshot;
@@ -37,7 +38,7 @@ final class ChainTransport implements Transport {
    * @param chain the chain of the intercepted call
    * @param template the app's request with its body replaced by the buffered bytes
    */
-  ChainTransport(Interceptor.Chain chain, Request template, AdapterSettings settings) {
+  ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings) {
     this.chain = chain;
     this.template = template;
     this.settings = settings;

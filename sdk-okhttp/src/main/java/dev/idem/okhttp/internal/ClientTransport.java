@@ -2,6 +2,7 @@ package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
@@ -24,9 +25,9 @@ import okhttp3.Response;
  */
 public final class ClientTransport implements Transport, AsyncTransport {
   private final OkHttpClient client;
-  private final AdapterSettings settings;
+  private final AdapterSupport settings;
 
-  public ClientTransport(OkHttpClient client, AdapterSettings settings) {
+  public ClientTransport(OkHttpClient client, AdapterSupport settings) {
     this.client = client;
     this.settings = settings;
   }

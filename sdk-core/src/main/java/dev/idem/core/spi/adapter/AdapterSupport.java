@@ -1,0 +1,268 @@
+package dev.idem.core.spi.adapter;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationState;
+import dev.idem.core.Outcome;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.UntaggedRequestException;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The rules every HTTP adapter applies, held once so that adapters cannot disagree:
+ * <ul>
+ *   <li><b>Untagged requests</b> ({@link #untaggedOperationName}): only POST and PATCH are subject
+ *       to the {@link UntaggedPolicy}; under {@code FRESH_KEY} the operation is named
+ *       {@code untagged-post} or {@code untagged-patch} (see {@link #untaggedName}), which is the
+ *       name to register a resume transport for; under {@code REJECT} the call fails with
+ *       {@link UntaggedRequestException}.</li>
+ *   <li><b>A key header already on the request</b> ({@link #keyFor}): it is the app's key, and
+ *       the operation uses it, whether the call is tagged, named or untagged. Replacing it would
+ *       send a key the app never saw, so the app's own retry of the call (which carries its header
+ *       again) would become a second operation and a second effect; passing it through unjournaled
+ *       would give up the durable key for exactly the calls whose author cared about keys. If the
+ *       app also gave the operation a different key of its own, the call is refused before
+ *       anything is journaled or sent: one of the two is a bug, and Idem cannot tell which.</li>
+ *   <li><b>The server's "key missing" answer</b> ({@link #isKeyMissing}): exactly what the
+ *       executor's {@link dev.idem.core.ProtocolStatuses} calls key missing, the same rule the
+ *       executor used to end the operation FAILED at once. For a server whose answer does not
+ *       mention idempotency, configure {@code ProtocolStatuses.builder().keyMissing(...)}.</li>
+ *   <li><b>How an ending becomes an answer</b> ({@link #settle(Outcome)},
+ *       {@link #settle(OperationFailedException)}): SUCCEEDED and FAILED-with-a-response are
+ *       answered with the response, as the HTTP client would have; FAILED without a response and
+ *       FAILED because the key is missing (a configuration error) are thrown; everything else
+ *       (UNCERTAIN, PENDING, key reused) is thrown by the executor already.</li>
+ *   <li><b>The replay marker</b> ({@link #isReplay}): the executor's
+ *       {@link IdempotentExecutor#replayHeader()}, not a name of the adapter's own.</li>
+ * </ul>
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class AdapterSupport {
+  /** The default key header name, {@value}. */
+  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+
+  private final IdempotentExecutor executor;
+  private final String headerName;
+  private final KeyHeaderFormat format;
+  private final UntaggedPolicy untaggedPolicy;
+
+  private AdapterSupport(IdempotentExecutor executor, String headerName, KeyHeaderFormat format,
+      UntaggedPolicy untaggedPolicy) {
+    this.executor = Objects.requireNonNull(executor, "executor");
+    this.headerName = checkHeaderName(headerName);
+    this.format = Objects.requireNonNull(format, "format");
+    this.untaggedPolicy = Objects.requireNonNull(untaggedPolicy, "untaggedPolicy");
+  }
+
+  /**
+   * The rules for one adapter instance.
+   *
+   * @param executor runs every operation; its protocol statuses and replay header apply
+   * @param headerName the key header's name
+   * @param format how the key is written into the header
+   * @param untaggedPolicy what happens to an untagged POST or PATCH
+   * @return the rules
+   * @throws NullPointerException if any argument is null
+   * @throws IllegalArgumentException if {@code headerName} is not a valid header name
+   */
+  public static AdapterSupport of(IdempotentExecutor executor, String headerName, KeyHeaderFormat format,
+      UntaggedPolicy untaggedPolicy) {
+    return new AdapterSupport(executor, headerName, format, untaggedPolicy);
+  }
+
+  /**
+   * Checks a key header name: printable ASCII without spaces or colons.
+   *
+   * @param name the name
+   * @return the name
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if it is blank or not a valid header name
+   */
+  public static String checkHeaderName(String name) {
+    Objects.requireNonNull(name, "headerName");
+    if (name.isBlank() || !name.chars().allMatch(c -> c > 0x20 && c < 0x7f && c != ':')) {
+      throw new IllegalArgumentException("not a valid header name: '" + name + "'");
+    }
+    return name;
+  }
+
+  /**
+   * The operation name of an untagged call: {@code untagged-} and the method in lower case, such
+   * as {@code untagged-post}. Resume transports and outbox registrations use this name.
+   *
+   * @param method the HTTP method
+   * @return the operation name
+   */
+  public static String untaggedName(String method) {
+    return "untagged-" + method.toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * Applies the untagged policy to a request the app did not mark as an operation.
+   *
+   * @param method the HTTP method
+   * @param target the URL or path, for the message only (no query string with secrets, please)
+   * @return the operation name to key the call under, or empty to pass it through untouched
+   * @throws UntaggedRequestException under {@link UntaggedPolicy#REJECT}, for a POST or PATCH
+   */
+  public Optional<String> untaggedOperationName(String method, String target) throws UntaggedRequestException {
+    String m = method.toUpperCase(Locale.ROOT);
+    if (!(m.equals("POST") || m.equals("PATCH"))) {
+      return Optional.empty();
+    }
+    return switch (untaggedPolicy) {
+      case PASS_THROUGH -> Optional.empty();
+      case FRESH_KEY -> Optional.of(untaggedName(m));
+      case REJECT -> throw new UntaggedRequestException("untagged " + m + " " + target
+          + " refused by UntaggedPolicy.REJECT: mark it as an operation (an IdempotentOperation tag, or"
+          + " client.operation(name)), or choose another UntaggedPolicy; nothing was sent");
+    };
+  }
+
+  /**
+   * The rule for a key header already on the request (see the class comment).
+   *
+   * @param headerValues the values of {@link #headerName()} on the request, possibly empty
+   * @param chosen the key the app gave the operation itself, or null if it gave none
+   * @return the key to use: the header's, else {@code chosen} (null if neither, and the caller
+   *     draws a fresh one)
+   * @throws IdempotencyException if a header value is not a valid key, if several values name
+   *     different keys, or if the header and {@code chosen} differ; nothing was sent
+   */
+  public IdempotencyKey keyFor(List<String> headerValues, IdempotencyKey chosen) throws IdempotencyException {
+    IdempotencyKey onRequest = null;
+    for (String v : headerValues) {
+      IdempotencyKey k;
+      try {
+        k = KeyHeaderFormat.parse(v);
+      } catch (IllegalArgumentException e) {
+        throw new IdempotencyException("the request's own " + headerName + " header is not a valid key ("
+            + e.getMessage() + "); nothing was sent", e);
+      }
+      if (onRequest != null && !onRequest.equals(k)) {
+        throw new IdempotencyException("the request carries two different " + headerName + " headers; nothing was"
+            + " sent", null);
+      }
+      onRequest = k;
+    }
+    if (onRequest == null) {
+      return chosen;
+    }
+    if (chosen != null && !chosen.equals(onRequest)) {
+      throw new IdempotencyException("the request's " + headerName + " header and the key given to its operation"
+          + " differ; send one key (drop the header, or give the operation the header's key). Nothing was sent",
+          null);
+    }
+    return onRequest;
+  }
+
+  /**
+   * The one "key missing" rule (see the class comment).
+   *
+   * @param response a response
+   * @return true if the executor's protocol statuses call it key missing
+   */
+  public boolean isKeyMissing(ResponseSnapshot response) {
+    return executor.protocol().isKeyMissing(response);
+  }
+
+  /**
+   * Whether the server marked a response as a replay, by the executor's replay header.
+   *
+   * @param response a response
+   * @return true if the executor's replay header says {@code true} (any case, trimmed)
+   */
+  public boolean isReplay(ResponseSnapshot response) {
+    return response.header(executor.replayHeader()).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
+  }
+
+  /**
+   * The answer for a SUCCEEDED operation.
+   *
+   * @param outcome the executor's outcome
+   * @return the settlement, SUCCEEDED
+   */
+  public Settlement settle(Outcome outcome) {
+    return new Settlement(outcome.operationId(), outcome.response(), OperationState.SUCCEEDED, outcome.replayed(),
+        outcome.fromJournal(), outcome.attempts());
+  }
+
+  /**
+   * The answer for a FAILED operation: its last response, as the HTTP client would have returned
+   * it, or the exception.
+   *
+   * @param failure the executor's exception
+   * @return the settlement, FAILED with the last response
+   * @throws OperationFailedException {@code failure} itself when no response came back, or a new
+   *     one (caused by it, with the same operation, attempts and response) when the server says
+   *     the key is missing: a configuration error, never an answer to hand on
+   */
+  public Settlement settle(OperationFailedException failure) throws OperationFailedException {
+    Optional<ResponseSnapshot> last = failure.lastResponse();
+    if (last.isEmpty()) {
+      throw failure;
+    }
+    if (isKeyMissing(last.get())) {
+      throw new OperationFailedException("operation " + failure.operationId() + " FAILED: the server answered "
+          + last.get().status() + " and says the idempotency key is missing or malformed. Check the key header"
+          + " configuration (name '" + headerName + "', format " + format + ") against the server's", failure,
+          failure.operationId(), failure.attempts(), last.get(), failure.fromJournal());
+    }
+    return new Settlement(failure.operationId(), last.get(), OperationState.FAILED, isReplay(last.get()),
+        failure.fromJournal(), failure.attempts());
+  }
+
+  /**
+   * The executor.
+   *
+   * @return the executor that runs every operation
+   */
+  public IdempotentExecutor executor() {
+    return executor;
+  }
+
+  /**
+   * The key header's name.
+   *
+   * @return the key header's name
+   */
+  public String headerName() {
+    return headerName;
+  }
+
+  /**
+   * How the key is written.
+   *
+   * @return the key header format
+   */
+  public KeyHeaderFormat format() {
+    return format;
+  }
+
+  /**
+   * What happens to an untagged POST or PATCH.
+   *
+   * @return the untagged policy
+   */
+  public UntaggedPolicy untaggedPolicy() {
+    return untaggedPolicy;
+  }
+
+  /**
+   * The header value for a key.
+   *
+   * @param key the key
+   * @return the key written in this adapter's format
+   */
+  public String headerValue(IdempotencyKey key) {
+    return format.format(key);
+  }
+}

@@ -1,0 +1,55 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.okhttp.IdempotentOperation;
+import dev.idem.okhttp.UnreplayableBodyException;
+import java.io.IOException;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+
+/**
+ * An OkHttp request turned into a core operation, the same way for a live call (the interceptor)
+ * and for a queued one ({@code IdemOkHttp.enqueue}): the body read once, the key chosen by the
+ * adapter layer's key-header rule, the snapshot without the key header.
+ *
+ * @param template the app's request with its body replaced by the bytes read once
+ * @param operation the operation to journal and run
+ */
+public record PreparedCall(Request template, Operation operation) {
+  /**
+   * Prepares {@code request} as the operation {@code op}.
+   *
+   * @param request the app's request
+   * @param op its operation (for an untagged call, one made by the untagged policy)
+   * @param support the adapter's rules
+   * @return the prepared call
+   * @throws UnreplayableBodyException if the body is one-shot or duplex; nothing was sent
+   * @throws IdempotencyException if the request's own key header breaks the key-header rule
+   * @throws IOException if the body cannot be read
+   */
+  public static PreparedCall of(Request request, IdempotentOperation op, AdapterSupport support) throws IOException {
+    RequestBody body = request.body();
+    if (body != null && (body.isOneShot() || body.isDuplex())) {
+      throw new UnreplayableBodyException("the request body of operation " + op.id() + " is "
+          + (body.isDuplex() ? "duplex" : "one-shot (RequestBody.isOneShot())")
+          + ", so it cannot be journaled and sent again; nothing was sent. Use a body that can be written"
+          + " more than once, such as RequestBody.create(bytes, type)");
+    }
+    IdempotencyKey key = support.keyFor(request.headers(support.headerName()),
+        op.hasChosenKey() ? op.key() : null);
+    if (key != null && !key.equals(op.key())) {
+      op = op.withKey(key);
+    }
+    // Read the body once, here, before anything is sent: those bytes are journaled and sent on every
+    // attempt, so the payload cannot drift between attempts.
+    byte[] bytes = body == null ? null : OkHttpSnapshots.readBody(body);
+    Request template = bytes == null ? request
+        : request.newBuilder().method(request.method(), RequestBody.create(bytes, body.contentType())).build();
+    RequestSnapshot snapshot = OkHttpSnapshots.snapshot(template, bytes, support.headerName());
+    return new PreparedCall(template, op.toOperation(snapshot));
+  }
+}
