@@ -1,0 +1,428 @@
+package dev.idem.testkit.contract;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotencyKeyReusedException;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.Outcome;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.UntaggedRequestException;
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.testkit.Fault;
+import dev.idem.testkit.IdempotentServer;
+import dev.idem.testkit.ReceivedRequest;
+import dev.idem.testkit.Reply;
+import dev.idem.testkit.VirtualTime;
+import dev.idem.testkit.contract.AdapterDriver.Call;
+import dev.idem.testkit.contract.AdapterDriver.Session;
+import dev.idem.testkit.contract.AdapterDriver.Setup;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The behaviour every Idem HTTP adapter shares, as JUnit 5 tests. Extend it once per adapter and
+ * calling style and return the driver:
+ *
+ * <pre>{@code
+ * class OkHttpExecuteContractTest extends AdapterContract {
+ *   protected AdapterDriver driver() { return new OkHttpDriver(OkHttpDriver.Style.EXECUTE); }
+ * }
+ * }</pre>
+ *
+ * Each scenario starts a fresh reference server (port 0), an in-memory journal and virtual time,
+ * and asserts what happened at the server per key (effects, requests, the key on every attempt)
+ * and in the journal, not only the status the app saw. The rules checked are those of
+ * {@link AdapterSupport}.
+ */
+public abstract class AdapterContract {
+  /** The body most scenarios send. */
+  protected static final String ORDER = "{\"qty\":1}";
+
+  private final List<AutoCloseable> closeLater = new ArrayList<>();
+  /** The scenario's virtual time: backoff never really sleeps. */
+  protected VirtualTime time;
+  /** The scenario's journal. */
+  protected InMemoryJournal journal;
+  /** The scenario's reference server. */
+  protected IdempotentServer server;
+
+  /** Creates the contract; subclasses provide the driver. */
+  protected AdapterContract() {}
+
+  /**
+   * The adapter and calling style under test.
+   *
+   * @return the driver
+   */
+  protected abstract AdapterDriver driver();
+
+  /** Starts the scenario's server, journal and time. */
+  @BeforeEach
+  void startWorld() {
+    time = new VirtualTime();
+    journal = new InMemoryJournal();
+    server = IdempotentServer.start();
+  }
+
+  /**
+   * Stops what the scenario started.
+   *
+   * @throws Exception if something fails to close
+   */
+  @AfterEach
+  void stopWorld() throws Exception {
+    for (AutoCloseable c : closeLater) {
+      c.close();
+    }
+    server.close();
+  }
+
+  // ---------------------------------------------------------------- the happy path and retries
+
+  @Test
+  void success() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(201, r.status());
+    assertEquals(Optional.of(OperationState.SUCCEEDED), r.state());
+    assertFalse(r.replayed());
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 1);
+    assertEquals(OperationState.SUCCEEDED, record("create-order", key).state());
+  }
+
+  @Test
+  void serverReplayIsReportedAsAReplay() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    session().send(call("create-order", key));
+    // Another process (its own journal) sends the same operation: the server answers from its store.
+    InMemoryJournal other = new InMemoryJournal();
+    AdapterDriver.Reply r = driver().open(setup(executor(other, b -> { }), AdapterSupport.DEFAULT_KEY_HEADER,
+        UntaggedPolicy.PASS_THROUGH)).send(call("create-order", key));
+    assertEquals(201, r.status());
+    assertTrue(r.replayed(), "the server marked it as a replay");
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 2);
+  }
+
+  @Test
+  void fiveHundredsThenSuccessKeepTheKeyOnEveryAttempt() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().forNext(2, Fault.status(503));
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(201, r.status());
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 3);
+    OperationRecord rec = record("create-order", key);
+    assertEquals(OperationState.SUCCEEDED, rec.state());
+    assertEquals(3, rec.attempts().size(), "every request at the server is a journaled attempt");
+  }
+
+  @Test
+  void responseLostAfterCommitIsRetriedAndReplayed() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.commitThenDropResponse());
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(201, r.status());
+    assertTrue(r.replayed());
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 2);
+    assertEquals(2, record("create-order", key).attempts().size());
+  }
+
+  @Test
+  void responseLostOnTheLastAttemptIsUncertainNeverFailed() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.commitThenDropResponse());
+    Session s = driver().open(setup(executor(journal, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1)
+        .build())), AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH));
+    assertThrows(OperationUncertainException.class, () -> s.send(call("create-order", key)));
+    assertEquals(1, server.effectCount(key.value()), "the effect exists");
+    assertKeyOnEveryRequest(key, 1);
+    OperationRecord rec = record("create-order", key);
+    assertEquals(OperationState.UNCERTAIN, rec.state());
+    assertEquals(1, rec.attempts().size());
+  }
+
+  // ---------------------------------------------------------------- endings
+
+  @Test
+  void permanent4xxIsFailedAndAnsweredWithTheResponse() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.status(404));
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(404, r.status(), "returned as the HTTP client would have");
+    assertEquals(Optional.of(OperationState.FAILED), r.state());
+    assertEquals(0, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 1);
+    assertEquals(OperationState.FAILED, record("create-order", key).state());
+  }
+
+  @Test
+  void keyMissingThrowsOperationFailed() throws Exception {
+    // The client writes its key under a name the server does not know; the server says so.
+    IdempotencyKey key = IdempotencyKey.generate();
+    Session s = driver().open(setup(executor(journal, b -> { }), "X-Wrong-Key", UntaggedPolicy.PASS_THROUGH));
+    OperationFailedException e = assertThrows(OperationFailedException.class, () -> s.send(call("create-order", key)));
+    assertEquals(400, e.lastResponse().orElseThrow().status());
+    assertEquals(1, server.requestCount(), "a configuration error is not retried");
+    assertEquals(OperationState.FAILED, record("create-order", key).state());
+  }
+
+  @Test
+  void a400ThatDoesNotSpeakOfIdempotencyIsTheAppsAnswerEvenIfItNamesTheKeyHeader() throws Exception {
+    // One rule for "key missing", the executor's: a validation answer is returned, not thrown.
+    try (IdempotentServer custom = IdempotentServer.builder().keyHeader("X-Request-Key")
+        .handler(req -> Reply.json(400, "{\"error\":\"qty too large\",\"X-Request-Key\":\"see docs\"}")).start()) {
+      IdempotencyKey key = IdempotencyKey.generate();
+      Session s = driver().open(setup(executor(journal, b -> { }), "X-Request-Key", UntaggedPolicy.PASS_THROUGH));
+      AdapterDriver.Reply r = s.send(new Call(custom.url("/orders"), "create-order", key, ORDER, Map.of()));
+      assertEquals(400, r.status());
+      assertEquals(Optional.of(OperationState.FAILED), r.state());
+      assertEquals(1, custom.effectCount(key.value()));
+    }
+  }
+
+  @Test
+  void keyReusedWithAnotherBodyThrows() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    session().send(call("create-order", key));
+    // Another process (its own journal) sends a different body under the same key: the server says 422.
+    Session other = driver().open(setup(executor(new InMemoryJournal(), b -> { }), AdapterSupport.DEFAULT_KEY_HEADER,
+        UntaggedPolicy.PASS_THROUGH));
+    assertThrows(IdempotencyKeyReusedException.class,
+        () -> other.send(new Call(server.url("/orders"), "create-order", key, "{\"qty\":2}", Map.of())));
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 2);
+  }
+
+  // ---------------------------------------------------------------- untagged requests
+
+  @Test
+  void untaggedPassThroughSendsNoKeyAndJournalsNothing() throws Exception {
+    AdapterDriver.Reply r = session(UntaggedPolicy.PASS_THROUGH).send(call(null, null));
+    assertEquals(Optional.empty(), r.state());
+    assertEquals(Optional.empty(), server.recordedRequests().get(0).keyHeader());
+    assertEquals(1, server.requestCount());
+    assertTrue(allRecords().isEmpty());
+  }
+
+  @Test
+  void untaggedFreshKeyIsNamedUntaggedPostInEveryAdapter() throws Exception {
+    server.plan().next(Fault.status(503));
+    AdapterDriver.Reply r = session(UntaggedPolicy.FRESH_KEY).send(call(null, null));
+    assertEquals(201, r.status());
+    OperationId id = r.operationId().orElseThrow();
+    assertEquals("untagged-post", id.operation());
+    assertEquals(AdapterSupport.untaggedName("POST"), id.operation());
+    assertKeyOnEveryRequest(id.key(), 2);
+    assertEquals(1, server.effectCount(id.key().value()));
+    assertEquals(OperationState.SUCCEEDED, journal.find(id).orElseThrow().state());
+  }
+
+  @Test
+  void untaggedRejectThrowsUntaggedRequestException() throws Exception {
+    Session s = session(UntaggedPolicy.REJECT);
+    assertThrows(UntaggedRequestException.class, () -> s.send(call(null, null)));
+    assertEquals(0, server.requestCount(), "nothing was sent");
+    assertTrue(allRecords().isEmpty(), "nothing was journaled");
+  }
+
+  // ---------------------------------------------------------------- a key header already on the request
+
+  @Test
+  void keyHeaderOnAnUntaggedRequestIsItsKey() throws Exception {
+    AdapterDriver.Reply r = session(UntaggedPolicy.FRESH_KEY)
+        .send(new Call(server.url("/orders"), null, null, ORDER, Map.of("Idempotency-Key", "app-key-1")));
+    assertEquals(201, r.status());
+    assertEquals("app-key-1", r.operationId().orElseThrow().key().value());
+    assertKeyOnEveryRequest(IdempotencyKey.of("app-key-1"), 1);
+    assertEquals(OperationState.SUCCEEDED, record("untagged-post", IdempotencyKey.of("app-key-1")).state());
+  }
+
+  @Test
+  void keyHeaderOnANamedRequestWithoutAKeyOfItsOwnIsItsKey() throws Exception {
+    server.plan().next(Fault.status(503));
+    AdapterDriver.Reply r = session()
+        .send(new Call(server.url("/orders"), "create-order", null, ORDER, Map.of("Idempotency-Key", "app-key-2")));
+    assertEquals(201, r.status());
+    assertEquals("app-key-2", r.operationId().orElseThrow().key().value());
+    assertKeyOnEveryRequest(IdempotencyKey.of("app-key-2"), 2);
+    assertEquals(1, server.effectCount("app-key-2"));
+    assertEquals(OperationState.SUCCEEDED, record("create-order", IdempotencyKey.of("app-key-2")).state());
+  }
+
+  @Test
+  void keyHeaderThatContradictsTheOperationsKeyIsRefusedBeforeSending() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    Session s = session();
+    IdempotencyException e = assertThrows(IdempotencyException.class,
+        () -> s.send(new Call(server.url("/orders"), "create-order", key, ORDER, Map.of("Idempotency-Key", "other"))));
+    assertTrue(e.getMessage().contains("differ"), e.getMessage());
+    assertEquals(0, server.requestCount());
+    assertTrue(allRecords().isEmpty());
+  }
+
+  // ---------------------------------------------------------------- the replay header
+
+  @Test
+  void replayHeaderIsTheExecutorsOnSuccessAndOnFailure() throws Exception {
+    Session s = driver().open(setup(executor(journal, b -> b.replayHeader("X-Replayed")),
+        AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH));
+    IdempotencyKey failed = IdempotencyKey.generate();
+    server.plan().next(Fault.status(404).withHeader("X-Replayed", "true"));
+    AdapterDriver.Reply r = s.send(call("create-order", failed));
+    assertEquals(404, r.status());
+    assertTrue(r.replayed(), "the configured header marks a FAILED answer as a replay too");
+
+    IdempotencyKey ok = IdempotencyKey.generate();
+    server.plan().next(Fault.commitThenDropResponse());
+    AdapterDriver.Reply replayed = s.send(call("create-order", ok));
+    assertEquals(201, replayed.status());
+    assertFalse(replayed.replayed(), "the server's Idempotent-Replayed is not the configured header");
+    assertEquals(1, server.effectCount(ok.value()));
+  }
+
+  // ---------------------------------------------------------------- queued delivery
+
+  @Test
+  void enqueuedRequestIsDeliveredByTheOutboxAfterAReopen() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    OperationId id = session().enqueue(new Call(server.url("/orders"), "create-order", key, ORDER,
+        Map.of("Authorization", "Bearer s3cr3t")));
+    assertEquals(key, id.key());
+    assertEquals(0, server.requestCount(), "journaled, not sent");
+    OperationRecord queued = journal.find(id).orElseThrow();
+    assertEquals(OperationState.PENDING, queued.state());
+    assertTrue(queued.request().header("Authorization").isEmpty(), "secrets stay out of the journal");
+
+    // A restart: a new executor and adapter over the same journal; the app registers the transport.
+    // (No fault here: the outbox's idle polls move virtual time while an attempt is on the wire, so
+    // a backoff would race them; retries with one key are the other scenarios' business.)
+    IdempotentExecutor afterRestart = executor(journal, b -> { });
+    Session reopened = driver().open(setup(afterRestart, AdapterSupport.DEFAULT_KEY_HEADER,
+        UntaggedPolicy.PASS_THROUGH));
+    OutboxDispatcher outbox = OutboxDispatcher.builder(afterRestart)
+        .register("create-order", reopened.resumeTransport())
+        .clock(time.clock()).scheduler(time.scheduler()).syncWorkers(1)
+        .build().start();
+    closeLater.add(outbox);
+    Outcome out = await(time, outbox.await(id));
+    assertEquals(201, out.response().status());
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 1);
+    assertEquals(OperationState.SUCCEEDED, journal.find(id).orElseThrow().state());
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /**
+   * Waits for a future, running the virtual time's due tasks from this thread while attempts
+   * travel on other threads; fails after 15 real seconds rather than hang.
+   *
+   * @param <T> the result type
+   * @param time the virtual time whose tasks to run
+   * @param future the future
+   * @return its result
+   * @throws Exception the future's failure, unwrapped
+   */
+  public static <T> T await(VirtualTime time, CompletableFuture<T> future) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (!future.isDone()) {
+      if (System.nanoTime() > deadline) {
+        future.cancel(false);
+        fail("did not finish within 15 s; pending virtual tasks: " + time.pendingTasks());
+      }
+      if (!time.runNextTask()) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      }
+    }
+    try {
+      return future.get(1, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      while (c instanceof java.util.concurrent.CompletionException && c.getCause() != null) {
+        c = c.getCause();
+      }
+      if (c instanceof Exception ex) {
+        throw ex;
+      }
+      throw e;
+    } catch (TimeoutException e) {
+      throw new AssertionError("done but no result", e);
+    }
+  }
+
+  private Session session() throws Exception {
+    return session(UntaggedPolicy.PASS_THROUGH);
+  }
+
+  private Session session(UntaggedPolicy untagged) throws Exception {
+    return driver().open(setup(executor(journal, b -> { }), AdapterSupport.DEFAULT_KEY_HEADER, untagged));
+  }
+
+  private Setup setup(IdempotentExecutor executor, String keyHeader, UntaggedPolicy untagged) {
+    return new Setup(executor, time, keyHeader, KeyHeaderFormat.BARE, untagged);
+  }
+
+  /** An executor on virtual time; random 0.5, so backoff waits half its ceiling. */
+  private IdempotentExecutor executor(InMemoryJournal j, Consumer<IdempotentExecutor.Builder> custom) {
+    IdempotentExecutor.Builder b = IdempotentExecutor.builder().journal(j).clock(time.clock())
+        .sleeper(time.sleeper()).scheduler(time.scheduler()).random(() -> 0.5);
+    custom.accept(b);
+    return b.build();
+  }
+
+  private Call call(String operation, IdempotencyKey key) {
+    return new Call(server.url("/orders"), operation, key, ORDER, Map.of());
+  }
+
+  private OperationRecord record(String operation, IdempotencyKey key) throws IOException {
+    return journal.find(new OperationId(OperationId.DEFAULT_SCOPE, operation, key))
+        .orElseThrow(() -> new AssertionError("not journaled: " + operation + " " + key));
+  }
+
+  private List<OperationRecord> allRecords() throws IOException {
+    List<OperationRecord> all = new ArrayList<>();
+    for (OperationState s : OperationState.values()) {
+      all.addAll(journal.findByState(s, null, 100));
+    }
+    return all;
+  }
+
+  private void assertKeyOnEveryRequest(IdempotencyKey key, int requests) {
+    List<ReceivedRequest> got = server.recordedRequests();
+    assertEquals(requests, got.size(), "requests at the server");
+    for (ReceivedRequest r : got) {
+      assertEquals(Optional.of(key.value()), r.keyHeader(), "the operation's key on request " + r.sequence());
+    }
+  }
+}
