@@ -3,7 +3,10 @@ package dev.idem.core;
 /**
  * What an HTTP adapter does with a POST or PATCH that the app did not mark as a logical operation
  * (no operation tag, no operation call). Requests with any other method always pass through.
- * Shared by every adapter; each adapter's documentation says how it names such operations.
+ * Shared by every adapter, which all apply it the same way
+ * ({@link dev.idem.core.spi.adapter.AdapterSupport}): such an operation is named
+ * {@code untagged-post} or {@code untagged-patch}, and {@link #REJECT} throws
+ * {@link UntaggedRequestException}.
  */
 public enum UntaggedPolicy {
   /**

@@ -64,6 +64,11 @@ import okhttp3.Request;
  *       journal; an {@link dev.idem.core.outbox.OutboxDispatcher} registered with
  *       {@link #transport(OkHttpClient)} for its name delivers it (see the example below).</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
+ *   <li>An untagged POST or PATCH under {@link UntaggedPolicy#REJECT}: a thrown
+ *       {@link dev.idem.core.UntaggedRequestException}; nothing was sent.</li>
+ *   <li>A key header on the request that differs from the key given with
+ *       {@link IdempotentOperation#withKey}: a thrown {@link dev.idem.core.IdempotencyException};
+ *       nothing was sent. Without {@code withKey}, the header's key is the operation's key.</li>
  * </ul>
  * All of them are IOExceptions, so they take the path OkHttp callers already handle.
  *

@@ -29,7 +29,8 @@ import java.util.Optional;
  *       again) would become a second operation and a second effect; passing it through unjournaled
  *       would give up the durable key for exactly the calls whose author cared about keys. If the
  *       app also gave the operation a different key of its own, the call is refused before
- *       anything is journaled or sent: one of the two is a bug, and Idem cannot tell which.</li>
+ *       anything is journaled or sent: one of the two is a bug, and Idem cannot tell which.
+ *       Snapshots never hold the key header, so a resumed attempt sends the journaled key.</li>
  *   <li><b>The server's "key missing" answer</b> ({@link #isKeyMissing}): exactly what the
  *       executor's {@link dev.idem.core.ProtocolStatuses} calls key missing, the same rule the
  *       executor used to end the operation FAILED at once. For a server whose answer does not
