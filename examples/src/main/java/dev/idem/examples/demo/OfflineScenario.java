@@ -2,23 +2,25 @@ package dev.idem.examples.demo;
 
 import dev.idem.core.CircuitBreakerSettings;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
+import dev.idem.okhttp.IdempotentOperation;
 import java.net.ConnectException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
 
 /**
  * The network is down: orders are submitted to the outbox, journaled, and wait (the breaker opens,
@@ -69,7 +71,7 @@ final class OfflineScenario implements Scenario {
           })
           .build();
 
-      List<Operation> ops = new ArrayList<>();
+      List<OperationId> ops = new ArrayList<>();
       List<CompletableFuture<Outcome>> handles = new ArrayList<>();
       try (OutboxDispatcher outbox = OutboxDispatcher.builder(executor)
           .register("create-order", idem.transport(client))
@@ -78,11 +80,14 @@ final class OfflineScenario implements Scenario {
           .build()
           .start()) {
         for (int i = 0; i < ORDERS; i++) {
-          Operation op = Operation.builder("create-order", RequestSnapshot.builder("POST", env.server.url("/orders"))
-              .body(("{\"cart\":\"offline-" + i + "\"}").getBytes(StandardCharsets.UTF_8), "application/json")
-              .build()).reference("offline-" + i).build();
+          // The app's own OkHttp request, journaled for the outbox: no RequestSnapshot, no Operation.
+          Request order = new Request.Builder().url(env.server.url("/orders").toString())
+              .post(RequestBody.create("{\"cart\":\"offline-" + i + "\"}", MediaType.get("application/json")))
+              .tag(IdempotentOperation.class, IdempotentOperation.of("create-order").withReference("offline-" + i))
+              .build();
+          OperationId op = idem.enqueue(order);
           ops.add(op);
-          handles.add(outbox.submit(op));
+          handles.add(outbox.await(op));
         }
         Thread.sleep(1500); // a real outage, long enough for the breaker and the poll backoff to engage
         long pendingWhileOffline = ops.stream().filter(op -> state(executor, op) == OperationState.PENDING).count();
@@ -98,7 +103,7 @@ final class OfflineScenario implements Scenario {
             .expect("server-side effects while offline", 0L, effectsWhileOffline)
             .require("the dispatcher backed off while offline", backedOff);
         List<String> wrong = new ArrayList<>();
-        for (Operation op : ops) {
+        for (OperationId op : ops) {
           String key = op.key().value();
           long n = env.server.effectCount(key);
           OperationState s = state(executor, op);
@@ -118,9 +123,9 @@ final class OfflineScenario implements Scenario {
     }
   }
 
-  private static OperationState state(IdempotentExecutor executor, Operation op) {
+  private static OperationState state(IdempotentExecutor executor, OperationId op) {
     try {
-      return executor.find(op.id()).map(r -> r.state()).orElse(null);
+      return executor.find(op).map(r -> r.state()).orElse(null);
     } catch (java.io.IOException e) {
       return null;
     }
