@@ -396,6 +396,15 @@ public final class IdempotentExecutor {
   }
 
   /**
+   * The default retry policy, which operations without a policy of their own and resumes use.
+   *
+   * @return the policy given to {@link Builder#retryPolicy}, or {@link RetryPolicy#ofDefaults()}
+   */
+  public RetryPolicy retryPolicy() {
+    return policy;
+  }
+
+  /**
    * The journal this executor writes to.
    *
    * @return the journal given to the builder, or the {@link InMemoryJournal} it made by default

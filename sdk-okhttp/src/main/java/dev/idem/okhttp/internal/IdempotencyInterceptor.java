@@ -58,7 +58,7 @@ public final class IdempotencyInterceptor implements Interceptor {
     }
     RequestBody body = request.body();
     if (body != null && (body.isOneShot() || body.isDuplex())) {
-      throw new UnreplayableBodyException("the request body of operation " + op.id() + " is "
+      throw new UnreplayableBodyException("the request body of operation " + op + " is "
           + (body.isDuplex() ? "duplex" : "one-shot (RequestBody.isOneShot())")
           + ", so it cannot be journaled and sent again; nothing was sent. Use a body that can be written"
           + " more than once, such as RequestBody.create(bytes, type)");
@@ -69,7 +69,8 @@ public final class IdempotencyInterceptor implements Interceptor {
     Request template = bytes == null ? request
         : request.newBuilder().method(request.method(), RequestBody.create(bytes, body.contentType())).build();
     RequestSnapshot snapshot = OkHttpSnapshots.snapshot(template, bytes, settings.headerName());
-    ChainTransport transport = new ChainTransport(chain, template, settings);
+    ChainTransport transport = new ChainTransport(chain, template, settings,
+        op.policy().orElse(settings.executor().retryPolicy()).attemptTimeout().orElse(null));
     try {
       Outcome out = settings.executor().execute(op.toOperation(snapshot), transport);
       return transport.responseFor(out.response(), new IdempotencyResult(out.operationId(),
