@@ -29,6 +29,13 @@ import java.util.concurrent.CompletableFuture;
  * different request is refused as key reuse, before anything goes out. Any method may be sent this
  * way. Any key header already on the request is replaced.
  *
+ * <p>For one key per business reference, with nothing stored by the app, use
+ * {@link #forReference}: {@code client.operation("create-order").forReference("cart-42")}. The
+ * executor derives the key from the reference with its
+ * {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret secret}, so every submission
+ * of the same reference, in this process or after a restart, gets the same key and the server runs
+ * it once. {@link #reference} only labels the operation for lookups.
+ *
  * <p>Setters must not be called after the key is fixed. Thread-safe once configured: concurrent
  * sends of one call share one operation (the executor lets one of them send).
  */
@@ -39,6 +46,7 @@ public final class OperationCall {
   private String reference;
   private RetryPolicy policy;
   private IdempotencyKey key;
+  private boolean keyFromReference;
   private boolean fixed;
 
   OperationCall(CallEngine engine, String name) {
@@ -66,12 +74,17 @@ public final class OperationCall {
    */
   public synchronized OperationCall key(IdempotencyKey key) {
     checkOpen();
+    if (keyFromReference) {
+      throw new IllegalStateException("this call derives its key from its reference (forReference)");
+    }
     this.key = Objects.requireNonNull(key, "key");
     return this;
   }
 
   /**
-   * The app's own reference, to find the operation again after a restart; default none.
+   * The app's own reference, to find the operation again after a restart; default none. This is a
+   * label for lookups and does NOT deduplicate: two calls with the same reference have two keys,
+   * and the server runs both. For one key per reference, use {@link #forReference}.
    *
    * @param reference the reference, 1 to 200 characters, no personal data
    * @return this call
@@ -79,6 +92,29 @@ public final class OperationCall {
   public synchronized OperationCall reference(String reference) {
     checkOpen();
     this.reference = Objects.requireNonNull(reference, "reference");
+    return this;
+  }
+
+  /**
+   * Derives the key from a business reference: the executor computes HMAC-SHA256 over scope, name
+   * and reference with its {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret
+   * secret} when it begins the operation, so every call for the same reference gets the same key,
+   * even after a restart with an empty journal. Sending fails with {@link IllegalStateException}
+   * before anything is journaled or sent if the executor has no secret. The reference is journaled
+   * as with {@link #reference}.
+   *
+   * @param reference the business reference, 1 to 200 characters, no personal data
+   * @return this call
+   * @throws IllegalStateException if a key was given with {@link #key(IdempotencyKey)}, or the key
+   *     is already fixed
+   */
+  public synchronized OperationCall forReference(String reference) {
+    checkOpen();
+    if (key != null) {
+      throw new IllegalStateException("this call already has a key of its own; a derived key would replace it");
+    }
+    this.reference = Objects.requireNonNull(reference, "reference");
+    this.keyFromReference = true;
     return this;
   }
 
@@ -98,8 +134,14 @@ public final class OperationCall {
    * The key, fixing it now if it was not yet: store it before sending if you want to.
    *
    * @return the key, fixed from now on
+   * @throws IllegalStateException if the key is derived from the reference ({@link #forReference}):
+   *     the executor derives it when it begins the operation; read it from the response or exception
    */
   public synchronized IdempotencyKey key() {
+    if (keyFromReference) {
+      throw new IllegalStateException("the key of this call is derived from its reference by the executor;"
+          + " read it from IdempotentHttpResponse or the exception");
+    }
     if (key == null) {
       key = IdempotencyKey.generate();
     }
@@ -111,6 +153,7 @@ public final class OperationCall {
    * The identity this call sends under; fixes the key.
    *
    * @return the identity this call sends under
+   * @throws IllegalStateException if the key is derived from the reference; see {@link #key()}
    */
   public synchronized OperationId operationId() {
     return new OperationId(scope, name, key());
@@ -157,8 +200,12 @@ public final class OperationCall {
   }
 
   private synchronized Operation toOperation(RequestSnapshot snapshot) {
-    Operation.Builder b = Operation.builder(name, snapshot).scope(scope).key(key());
-    if (reference != null) {
+    if (keyFromReference) {
+      fixed = true;
+    }
+    Operation.Builder b = keyFromReference ? Operation.forReference(name, reference, snapshot).scope(scope)
+        : Operation.builder(name, snapshot).scope(scope).key(key());
+    if (reference != null && !keyFromReference) {
       b.reference(reference);
     }
     if (policy != null) {
