@@ -145,6 +145,11 @@ public final class IdemOkHttp {
    * (default the client's call timeout; it bounds the whole operation, backoff included),
    * {@code isExecuted()}, {@code isCanceled()}, one execution per call, and {@code clone()} (same
    * tag, so same operation and key). Callbacks run on the client's dispatcher executor service.
+   * Outcomes reach the callback as they would through the interceptor; an operation refused before
+   * anything was journaled or sent (bad input, or {@link IdempotentOperation#forReference} without
+   * a reference key secret) reaches {@code onFailure} as an
+   * {@link dev.idem.core.IdempotencyException} whose cause is the
+   * {@code IllegalArgumentException} or {@code IllegalStateException}.
    *
    * @param client the app's client; the interceptor is added to a copy of it unless it already has
    *     it (the copy shares the connection pool and dispatcher)

@@ -209,6 +209,19 @@ class CallFactoryTest {
   }
 
   @Test
+  void aReferenceOperationWithoutASecretFailsTheCallbackAndNothingIsJournaledOrSent() throws Exception {
+    IdemOkHttp idem = idem();
+    Result a = new Result();
+    idem.callFactory(client(idem)).newCall(order(server.url("/orders"),
+        IdempotentOperation.forReference("create-order", "cart-42"))).enqueue(a);
+    Exception e = assertThrows(Exception.class, a::get);
+    assertInstanceOf(dev.idem.core.IdempotencyException.class, e.getCause());
+    assertInstanceOf(IllegalStateException.class, e.getCause().getCause());
+    assertEquals(0, server.requestCount());
+    assertTrue(f.allRecords().isEmpty());
+  }
+
+  @Test
   void aFailedOperationWithAResponseIsDeliveredAsThatResponse() throws Exception {
     IdemOkHttp idem = idem();
     server.plan().next(Fault.status(400));

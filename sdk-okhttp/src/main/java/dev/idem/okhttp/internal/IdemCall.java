@@ -214,13 +214,15 @@ final class IdemCall implements Call {
     if (call != null) {
       call.cancel();
     }
-    LiveCallTransport live = transport;
-    if (live != null) {
-      live.cancel();
-    }
+    // The execution first, so the attempt that the transport's cancel fails is seen as canceled
+    // (left PENDING) rather than as a failed attempt to retry.
     CompletableFuture<Outcome> running = execution;
     if (running != null) {
       running.cancel(false);
+    }
+    LiveCallTransport live = transport;
+    if (live != null) {
+      live.cancel();
     }
   }
 
