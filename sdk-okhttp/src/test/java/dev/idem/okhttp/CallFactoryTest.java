@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.IdemEvent;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationState;
 import dev.idem.testkit.Fault;
@@ -52,11 +51,17 @@ class CallFactoryTest {
   }
 
   private IdemOkHttp idem() {
-    return IdemOkHttp.builder(f.executorBuilder().listener(e -> {
-      if (e instanceof IdemEvent.RetryScheduled) {
-        retryScheduled.countDown();
-      }
-    }).build()).build();
+    return IdemOkHttp.builder(f.executorBuilder().scheduler(scheduledOn(f, retryScheduled)).build()).build();
+  }
+
+  /** The fixture's virtual scheduler, counting {@code latch} down once a wait has been scheduled. */
+  static dev.idem.core.Scheduler scheduledOn(Fixture f, CountDownLatch latch) {
+    dev.idem.core.Scheduler virtual = f.time.scheduler();
+    return (task, delay) -> {
+      java.util.concurrent.Future<?> scheduled = virtual.schedule(task, delay);
+      latch.countDown();
+      return scheduled;
+    };
   }
 
   private OkHttpClient client(IdemOkHttp idem) {
