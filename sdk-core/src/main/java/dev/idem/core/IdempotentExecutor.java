@@ -27,10 +27,15 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -56,7 +61,17 @@ import java.util.function.DoubleSupplier;
  *       with CR/LF or another invalid character, a control character or unpaired surrogate in the
  *       scope, operation name or reference, a query parameter that looks like a credential; see
  *       {@link Builder#allowQueryParameters}). Nothing was journaled or sent.</li>
+ *   <li>{@link IllegalStateException}, thrown at once by the same methods: an operation made with
+ *       {@link Operation#forReference} on an executor without {@link Builder#referenceKeySecret}.
+ *       Nothing was journaled or sent.</li>
  * </ul>
+ *
+ * <p>A per-attempt timeout ({@link RetryPolicy#attemptTimeout()}) applies to {@code execute} and
+ * {@code executeAsync} alike. On the synchronous path the executor's scheduler interrupts the
+ * sending thread when it runs out (transports that block in an interruptible call, such as
+ * java.net.http's {@code send}, stop at once; adapters over clients that do not heed interrupts,
+ * such as OkHttp, bound the attempt themselves); either way the attempt is recorded as AMBIGUOUS
+ * ({@link AttemptTimeoutException}: it may have reached the server) and retried with the same key.
  *
  * <p>Within one executor, concurrent calls for the same {@link OperationId} are single-flight: the
  * second waits for the first one's outcome instead of sending. Thread-safe.
@@ -70,7 +85,9 @@ public final class IdempotentExecutor {
   private final SecretFilter secrets;
   private final SingleFlight singleFlight = new SingleFlight();
   private final KeyRetention retention;
-
+  /** Never logged, journaled or shown by toString; a copy the caller cannot change. */
+  private final byte[] referenceKeySecret;
+  private final Executor asyncExecutor;
 
   private IdempotentExecutor(Builder b) {
     RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
@@ -82,6 +99,8 @@ public final class IdempotentExecutor {
     this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
     this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
     this.retention = new KeyRetention(settings, b.serverKeyRetention, b.expiredPendingAction);
+    this.referenceKeySecret = b.referenceKeySecret;
+    this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : AsyncPool.INSTANCE;
   }
 
   /**
@@ -120,7 +139,7 @@ public final class IdempotentExecutor {
     }
     try {
       Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport,
-          sleeper);
+          sleeper, scheduler);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
@@ -300,8 +319,8 @@ public final class IdempotentExecutor {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport, scheduler, result)
-        .start();
+    new AsyncDriver(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport, scheduler, result,
+        asyncExecutor).start();
     return result;
   }
 
@@ -377,6 +396,15 @@ public final class IdempotentExecutor {
   }
 
   /**
+   * The default retry policy, which operations without a policy of their own and resumes use.
+   *
+   * @return the policy given to {@link Builder#retryPolicy}, or {@link RetryPolicy#ofDefaults()}
+   */
+  public RetryPolicy retryPolicy() {
+    return policy;
+  }
+
+  /**
    * The journal this executor writes to.
    *
    * @return the journal given to the builder, or the {@link InMemoryJournal} it made by default
@@ -407,7 +435,8 @@ public final class IdempotentExecutor {
     return operation.policy().orElse(policy);
   }
 
-  private OperationRecord begin(Operation operation) throws IdempotencyException {
+  private OperationRecord begin(Operation requested) throws IdempotencyException {
+    Operation operation = withKey(requested);
     // Refused before the journal sees it: what is journaled is sent again, possibly after a restart.
     InputChecks.check(operation);
     secrets.checkQuery(operation.request().uri(), operation.id().operation());
@@ -425,6 +454,43 @@ public final class IdempotentExecutor {
       settings.emit(new IdemEvent.OperationStarted(operation.id()));
     }
     return begun.record();
+  }
+
+  /** The operation with its key derived from its reference, if it asks for that. */
+  private Operation withKey(Operation operation) {
+    if (!operation.keyFromReference()) {
+      return operation;
+    }
+    if (referenceKeySecret == null) {
+      throw new IllegalStateException("operation '" + operation.name() + "' derives its key from its reference,"
+          + " but this executor has no secret to derive it with: set IdempotentExecutor.Builder.referenceKeySecret;"
+          + " nothing was journaled or sent");
+    }
+    return operation.withDerivedKey(referenceKeySecret);
+  }
+
+  /**
+   * Where asynchronous executions do their journal work once an attempt completes on another
+   * thread: never on the HTTP client's own completion threads, which would then wait for the
+   * journal (an fsync, a lock) while the client needs them for other calls. Bounded in threads and
+   * queue; when both are full the work runs on the completing thread, which slows the client
+   * down instead of buffering without limit. Lazily created, like the scheduler.
+   */
+  private static final class AsyncPool {
+    static final Executor INSTANCE = newExecutor();
+
+    private static Executor newExecutor() {
+      AtomicInteger n = new AtomicInteger();
+      int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+          new ArrayBlockingQueue<>(1024), r -> {
+            Thread t = new Thread(r, "idem-async-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          }, new ThreadPoolExecutor.CallerRunsPolicy());
+      pool.allowCoreThreadTimeOut(true);
+      return pool;
+    }
   }
 
   /** Lazily created, so that purely synchronous users never start a thread. */
@@ -462,8 +528,47 @@ public final class IdempotentExecutor {
     private CircuitBreakerSettings breakerSettings = CircuitBreakerSettings.ofDefaults();
     private RetryBudget retryBudget;
     private ProtocolStatuses protocol = ProtocolStatuses.ietfDraft();
+    private byte[] referenceKeySecret;
+    private Executor asyncExecutor;
 
     private Builder() {}
+
+    /**
+     * The secret that derives the keys of operations made from a business reference
+     * ({@link Operation#forReference}): HMAC-SHA256 over the scope, the operation name and the
+     * reference. Give every instance that may submit the same references the same secret, and keep
+     * it as you keep other credentials: whoever has it can compute the keys. It is copied, and never
+     * journaled, logged or shown. Default: none, and then beginning such an operation throws
+     * {@link IllegalStateException} before anything is journaled or sent.
+     *
+     * @param secret at least 16 bytes (32 random bytes recommended)
+     * @return this builder
+     * @throws IllegalArgumentException if shorter than 16 bytes
+     */
+    public Builder referenceKeySecret(byte[] secret) {
+      Objects.requireNonNull(secret, "secret");
+      if (secret.length < 16) {
+        throw new IllegalArgumentException("referenceKeySecret must have at least 16 bytes; it has " + secret.length);
+      }
+      this.referenceKeySecret = secret.clone();
+      return this;
+    }
+
+    /**
+     * Where {@link IdempotentExecutor#executeAsync} and {@link IdempotentExecutor#resumeAsync} do
+     * their journal work (record the attempt, decide, schedule the next) when an attempt completes
+     * on a thread other than the one that sent it, typically the HTTP client's callback or
+     * completion thread: that thread is released at once instead of waiting for the journal.
+     * Default: a shared pool of daemon threads ({@code idem-async-N}, as many as processors, at
+     * least 2), with a bounded queue; when it is full the work runs on the completing thread.
+     *
+     * @param executor runs that work; it must not drop tasks silently
+     * @return this builder
+     */
+    public Builder asyncExecutor(Executor executor) {
+      this.asyncExecutor = Objects.requireNonNull(executor, "executor");
+      return this;
+    }
 
     /**
      * Which statuses (and bodies) the target servers use for key reused, key missing and key in

@@ -16,19 +16,50 @@ import java.util.Optional;
  * }</pre>
  *
  * <p>The key is fixed when {@link Builder#build()} runs: build the operation once per logical
- * operation and reuse it for every call, or supply a key you stored. Immutable and thread-safe.
+ * operation and reuse it for every call, or supply a key you stored.
+ *
+ * <p>One key per business reference, with nothing stored by the app:
+ * <pre>{@code
+ * Operation op = Operation.forReference("create-order", "cart-1234", snapshot).build();
+ * }</pre>
+ * Its key is derived by the executor when it begins the operation (HMAC-SHA256 with the secret
+ * given to {@link IdempotentExecutor.Builder#referenceKeySecret}), so every submission of the same
+ * reference, in this process or after a restart, gets the same key and the server runs it once.
+ * By contrast {@link Builder#reference} only labels the operation for lookups: it does not
+ * deduplicate.
+ *
+ * <p>Immutable and thread-safe.
  */
 public final class Operation {
+  /** Stands in for a key derived later, so that scope and name are validated when built. */
+  private static final IdempotencyKey NOT_YET_DERIVED = IdempotencyKey.of("not-yet-derived");
+
   private final OperationId id;
   private final String reference;
   private final RequestSnapshot request;
   private final RetryPolicy policy;
+  /** True while the key is still to be derived from the reference by an executor. */
+  private final boolean keyFromReference;
 
   private Operation(Builder b) {
-    this.id = new OperationId(b.scope, b.name, b.key != null ? b.key : IdempotencyKey.generate());
+    if (b.keyFromReference && b.key != null) {
+      throw new IllegalArgumentException("operation '" + b.name + "' has both a key of its own and a key derived"
+          + " from its reference; choose one");
+    }
+    this.keyFromReference = b.keyFromReference;
+    this.id = new OperationId(b.scope, b.name,
+        b.key != null ? b.key : keyFromReference ? NOT_YET_DERIVED : IdempotencyKey.generate());
     this.reference = b.reference;
     this.request = b.request;
     this.policy = b.policy;
+  }
+
+  private Operation(Operation derivedFrom, IdempotencyKey key) {
+    this.keyFromReference = false;
+    this.id = new OperationId(derivedFrom.id.scope(), derivedFrom.id.operation(), key);
+    this.reference = derivedFrom.reference;
+    this.request = derivedFrom.request;
+    this.policy = derivedFrom.policy;
   }
 
   /**
@@ -46,11 +77,37 @@ public final class Operation {
   }
 
   /**
+   * Starts an operation whose key is derived from a business reference, so that every submission
+   * of the same reference (same scope and name) gets the same key, even after a restart with an
+   * empty journal: the executor that begins it computes HMAC-SHA256 over the scope, the name and
+   * the reference (each length-prefixed, see {@link IdempotencyKey#derive}) with its
+   * {@link IdempotentExecutor.Builder#referenceKeySecret secret}. The reference is also recorded,
+   * as with {@link Builder#reference}, for lookups.
+   *
+   * @param name the operation name, such as {@code create-order}
+   * @param reference the business reference, such as a cart or invoice number: 1 to 200
+   *     characters, no personal data (it is journaled; the key only carries its HMAC)
+   * @param request the request to send, secrets included (they are kept out of the journal)
+   * @return a new builder with the default scope and no policy of its own; calling
+   *     {@link Builder#key} on it makes {@link Builder#build()} throw
+   * @throws NullPointerException if any argument is null
+   */
+  public static Builder forReference(String name, String reference, RequestSnapshot request) {
+    Builder b = new Builder(name, request).reference(reference);
+    b.keyFromReference = true;
+    return b;
+  }
+
+  /**
    * The identity, with the key.
    *
    * @return the scope, name and key
+   * @throws IllegalStateException if the key is to be derived from the reference (see
+   *     {@link #forReference}): it exists only once an executor begins the operation, and the
+   *     outcome or exception then carries it
    */
   public OperationId id() {
+    checkKeyKnown();
     return id;
   }
 
@@ -58,9 +115,59 @@ public final class Operation {
    * The key, for convenience.
    *
    * @return the idempotency key sent on every attempt
+   * @throws IllegalStateException if the key is to be derived from the reference; see {@link #id()}
    */
   public IdempotencyKey key() {
+    checkKeyKnown();
     return id.key();
+  }
+
+  /**
+   * The scope, known even before a derived key is.
+   *
+   * @return the caller or tenant
+   */
+  public String scope() {
+    return id.scope();
+  }
+
+  /**
+   * The operation name, known even before a derived key is.
+   *
+   * @return the name, such as {@code create-order}
+   */
+  public String name() {
+    return id.operation();
+  }
+
+  /**
+   * Whether the key is still to be derived from the reference by the executor that begins it.
+   *
+   * @return true for an operation made with {@link #forReference} whose key is not derived yet
+   */
+  public boolean keyFromReference() {
+    return keyFromReference;
+  }
+
+  /**
+   * This operation with the key derived from its reference; the executor calls it at begin.
+   *
+   * @param secret the executor's reference key secret, at least 16 bytes
+   * @return the same operation with its derived key, or this operation if its key is its own
+   * @throws IllegalArgumentException if the secret is shorter than 16 bytes
+   */
+  Operation withDerivedKey(byte[] secret) {
+    if (!keyFromReference) {
+      return this;
+    }
+    return new Operation(this, IdempotencyKey.derive(secret, id.scope(), id.operation(), reference));
+  }
+
+  private void checkKeyKnown() {
+    if (keyFromReference) {
+      throw new IllegalStateException("the key of operation '" + id.operation() + "' is derived from its reference"
+          + " by the executor that begins it; read it from the outcome, the exception or the journal");
+    }
   }
 
   /**
@@ -92,7 +199,8 @@ public final class Operation {
 
   @Override
   public String toString() {
-    return "Operation{" + id + ", " + request + "}";
+    return "Operation{" + (keyFromReference ? id.scope() + "/" + id.operation() + "/<derived from reference>" : id)
+        + ", " + request + "}";
   }
 
   /** Builds an {@link Operation}. Not thread-safe. */
@@ -103,6 +211,7 @@ public final class Operation {
     private IdempotencyKey key;
     private String reference;
     private RetryPolicy policy;
+    private boolean keyFromReference;
 
     private Builder(String name, RequestSnapshot request) {
       this.name = Objects.requireNonNull(name, "name");
@@ -132,7 +241,10 @@ public final class Operation {
     }
 
     /**
-     * The app's own reference (1 to 200 characters, no personal data), to find the operation later.
+     * The app's own reference (1 to 200 characters, no personal data), to find the operation later
+     * ({@link IdempotentExecutor#findByReference}). This is a label for lookups and does NOT
+     * deduplicate: two operations built with the same reference have two keys, and the server runs
+     * both. For one key per reference, use {@link Operation#forReference}.
      *
      * @param reference the reference; its length is checked when the operation is journaled
      * @return this builder
@@ -157,7 +269,8 @@ public final class Operation {
      * Fixes the identity, generating the key if none was given.
      *
      * @return the operation, immutable; the key it holds does not change however often it is run
-     * @throws IllegalArgumentException if the name or scope is blank or too long
+     * @throws IllegalArgumentException if the name or scope is blank or too long, or if a builder
+     *     made by {@link Operation#forReference} was also given a key
      */
     public Operation build() {
       return new Operation(this);

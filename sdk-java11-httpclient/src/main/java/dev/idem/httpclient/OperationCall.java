@@ -33,6 +33,13 @@ import java.util.concurrent.CompletableFuture;
  * yet, and refuses to send if it has a different one (see
  * {@link dev.idem.core.spi.adapter.AdapterSupport}).
  *
+ * <p>For one key per business reference, with nothing stored by the app, use
+ * {@link #forReference}: {@code client.operation("create-order").forReference("cart-42")}. The
+ * executor derives the key from the reference with its
+ * {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret secret}, so every submission
+ * of the same reference, in this process or after a restart, gets the same key and the server runs
+ * it once. {@link #reference} only labels the operation for lookups.
+ *
  * <p>Setters must not be called after the key is fixed. Thread-safe once configured: concurrent
  * sends of one call share one operation (the executor lets one of them send).
  */
@@ -43,6 +50,7 @@ public final class OperationCall {
   private String reference;
   private RetryPolicy policy;
   private IdempotencyKey key;
+  private boolean keyFromReference;
   private boolean fixed;
 
   OperationCall(CallEngine engine, String name) {
@@ -70,12 +78,17 @@ public final class OperationCall {
    */
   public synchronized OperationCall key(IdempotencyKey key) {
     checkOpen();
+    if (keyFromReference) {
+      throw new IllegalStateException("this call derives its key from its reference (forReference)");
+    }
     this.key = Objects.requireNonNull(key, "key");
     return this;
   }
 
   /**
-   * The app's own reference, to find the operation again after a restart; default none.
+   * The app's own reference, to find the operation again after a restart; default none. This is a
+   * label for lookups and does NOT deduplicate: two calls with the same reference have two keys,
+   * and the server runs both. For one key per reference, use {@link #forReference}.
    *
    * @param reference the reference, 1 to 200 characters, no personal data
    * @return this call
@@ -83,6 +96,29 @@ public final class OperationCall {
   public synchronized OperationCall reference(String reference) {
     checkOpen();
     this.reference = Objects.requireNonNull(reference, "reference");
+    return this;
+  }
+
+  /**
+   * Derives the key from a business reference: the executor computes HMAC-SHA256 over scope, name
+   * and reference with its {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret
+   * secret} when it begins the operation, so every call for the same reference gets the same key,
+   * even after a restart with an empty journal. Sending fails with {@link IllegalStateException}
+   * before anything is journaled or sent if the executor has no secret. The reference is journaled
+   * as with {@link #reference}.
+   *
+   * @param reference the business reference, 1 to 200 characters, no personal data
+   * @return this call
+   * @throws IllegalStateException if a key was given with {@link #key(IdempotencyKey)}, or the key
+   *     is already fixed
+   */
+  public synchronized OperationCall forReference(String reference) {
+    checkOpen();
+    if (key != null) {
+      throw new IllegalStateException("this call already has a key of its own; a derived key would replace it");
+    }
+    this.reference = Objects.requireNonNull(reference, "reference");
+    this.keyFromReference = true;
     return this;
   }
 
@@ -102,8 +138,14 @@ public final class OperationCall {
    * The key, fixing it now if it was not yet: store it before sending if you want to.
    *
    * @return the key, fixed from now on
+   * @throws IllegalStateException if the key is derived from the reference ({@link #forReference}):
+   *     the executor derives it when it begins the operation; read it from the response or exception
    */
   public synchronized IdempotencyKey key() {
+    if (keyFromReference) {
+      throw new IllegalStateException("the key of this call is derived from its reference by the executor;"
+          + " read it from IdempotentHttpResponse or the exception");
+    }
     if (key == null) {
       key = IdempotencyKey.generate();
     }
@@ -115,6 +157,7 @@ public final class OperationCall {
    * The identity this call sends under; fixes the key.
    *
    * @return the identity this call sends under
+   * @throws IllegalStateException if the key is derived from the reference; see {@link #key()}
    */
   public synchronized OperationId operationId() {
     return new OperationId(scope, name, key());
@@ -185,15 +228,27 @@ public final class OperationCall {
 
   private synchronized Operation toOperation(RequestSnapshot snapshot, List<String> keyHeaderValues)
       throws IdempotencyException {
-    // The adapter layer's rule: a key header on the request is the app's key; it must agree with a
-    // key this call already has (given, read, or sent before).
-    IdempotencyKey resolved = engine.support().keyFor(keyHeaderValues, key);
-    if (resolved != null) {
-      key = resolved;
-    }
-    Operation.Builder b = Operation.builder(name, snapshot).scope(scope).key(key());
-    if (reference != null) {
-      b.reference(reference);
+    Operation.Builder b;
+    if (keyFromReference) {
+      // Two sources for one key (the reference's and the request's header): one of them is a bug.
+      if (!keyHeaderValues.isEmpty()) {
+        throw new IdempotencyException("operation '" + name + "' derives its key from its reference, and the"
+            + " request also carries a " + engine.support().headerName() + " header; send one key. Nothing was sent",
+            null);
+      }
+      fixed = true;
+      b = Operation.forReference(name, reference, snapshot).scope(scope);
+    } else {
+      // The adapter layer's rule: a key header on the request is the app's key; it must agree with a
+      // key this call already has (given, read, or sent before).
+      IdempotencyKey resolved = engine.support().keyFor(keyHeaderValues, key);
+      if (resolved != null) {
+        key = resolved;
+      }
+      b = Operation.builder(name, snapshot).scope(scope).key(key());
+      if (reference != null) {
+        b.reference(reference);
+      }
     }
     if (policy != null) {
       b.policy(policy);

@@ -10,10 +10,12 @@ import dev.idem.core.OperationId;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.internal.ClientTransport;
+import dev.idem.okhttp.internal.IdemCallFactory;
 import dev.idem.okhttp.internal.IdempotencyInterceptor;
 import dev.idem.okhttp.internal.PreparedCall;
 import java.io.IOException;
 import java.util.Objects;
+import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -75,7 +77,8 @@ import okhttp3.Request;
  * <h2>Threads and timeouts</h2>
  * The interceptor retries synchronously on the calling thread; {@code Call.enqueue} runs application
  * interceptors on OkHttp's dispatcher threads, so asynchronous calls are covered too (a dispatcher
- * thread then waits out the backoff). OkHttp's {@code callTimeout} bounds the whole call, retries
+ * thread then waits out the backoff, holding a per-host slot; {@link #callFactory(OkHttpClient)}
+ * makes calls whose {@code enqueue} waits on the executor's scheduler instead). OkHttp's {@code callTimeout} bounds the whole call, retries
  * and backoff included; when it elapses the operation stays PENDING. Read, write and connect
  * timeouts apply per attempt.
  *
@@ -217,6 +220,35 @@ public final class IdemOkHttp {
    */
   public AsyncTransport asyncTransport(OkHttpClient client) {
     return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
+  }
+
+  /**
+   * A {@link Call.Factory} over {@code client} whose calls for requests tagged with an
+   * {@link IdempotentOperation} run, on {@code enqueue}, through
+   * {@link IdempotentExecutor#executeAsync}: each attempt is its own OkHttp call, and the backoff
+   * between attempts is waited out on the executor's {@link dev.idem.core.Scheduler}, so an
+   * enqueued call in backoff holds no dispatcher thread and no per-host slot. (The bare
+   * {@link #interceptor()} cannot do that: OkHttp runs application interceptors on a dispatcher
+   * thread, which then sleeps through every backoff.) {@code execute} behaves as a plain call
+   * through the interceptor. Untagged requests get plain calls through the interceptor.
+   *
+   * <p>Retrofit takes it with {@code new Retrofit.Builder().callFactory(idem.callFactory(client))}.
+   * Calls honour {@code cancel()} (the operation stays PENDING with its key), {@code timeout()}
+   * (default the client's call timeout; it bounds the whole operation, backoff included),
+   * {@code isExecuted()}, {@code isCanceled()}, one execution per call, and {@code clone()} (same
+   * tag, so same operation and key). Callbacks run on the client's dispatcher executor service.
+   * Outcomes reach the callback as they would through the interceptor; an operation refused before
+   * anything was journaled or sent (bad input, or {@link IdempotentOperation#forReference} without
+   * a reference key secret) reaches {@code onFailure} as an
+   * {@link dev.idem.core.IdempotencyException} whose cause is the
+   * {@code IllegalArgumentException} or {@code IllegalStateException}.
+   *
+   * @param client the app's client; the interceptor is added to a copy of it unless it already has
+   *     it (the copy shares the connection pool and dispatcher)
+   * @return the call factory; thread-safe
+   */
+  public Call.Factory callFactory(OkHttpClient client) {
+    return new IdemCallFactory(Objects.requireNonNull(client, "client"), settings, interceptor);
   }
 
   /**

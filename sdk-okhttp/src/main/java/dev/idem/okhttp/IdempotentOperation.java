@@ -23,8 +23,12 @@ import java.util.Optional;
  * <p>The key is fixed when the tag is created: {@link #of(String)} draws a fresh random key, once.
  * Every attempt of the call sends it, and so does a second execution of the same request (or a
  * {@code Call.clone()}, which copies tags): create one tag per logical operation, not per call.
- * To keep the key across a restart, store it ({@link #key()}) or derive it
- * ({@link IdempotencyKey#derive}) and pass it to {@link #withKey}.
+ *
+ * <p>For one key per business reference, with nothing stored, use {@link #forReference}: every
+ * submission of {@code ("create-order", "cart-42")} gets the same key, derived by the executor from
+ * the reference with its {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret secret},
+ * in this process and after a restart, so a resubmission is answered by the server's replay
+ * instead of running twice. {@link #withReference} only labels an operation for lookups.
  *
  * <p>A key header already on the request (the adapter's key header name) is the app's key: the
  * operation uses it instead of the drawn one, and if {@link #withKey} gave a different one the
@@ -37,13 +41,44 @@ public final class IdempotentOperation {
   private final String reference;
   private final RetryPolicy policy;
   private final boolean keyChosen;
+  /** The key is derived from the reference by the executor; {@code id}'s key is a placeholder. */
+  private final boolean keyFromReference;
 
-  private IdempotentOperation(OperationId id, String reference, RetryPolicy policy, boolean keyChosen) {
+  private IdempotentOperation(OperationId id, String reference, RetryPolicy policy, boolean keyChosen,
+      boolean keyFromReference) {
     this.id = id;
     this.reference = reference;
     this.policy = policy;
     this.keyChosen = keyChosen;
+    this.keyFromReference = keyFromReference;
   }
+
+  /**
+   * An operation in the default scope whose key is derived from a business reference by the
+   * executor that runs it (HMAC-SHA256 with its
+   * {@link dev.idem.core.IdempotentExecutor.Builder#referenceKeySecret secret} over scope, name and
+   * reference): every submission of the same reference gets the same key, even after a restart
+   * with an empty journal, and the server runs it once. The call fails with
+   * {@link IllegalStateException} before anything is journaled or sent if the executor has no
+   * secret. The reference is journaled as with {@link #withReference}.
+   *
+   * <pre>{@code
+   * .tag(IdempotentOperation.class, IdempotentOperation.forReference("create-order", cartId))
+   * }</pre>
+   *
+   * @param name the operation name, such as {@code create-order}
+   * @param reference the business reference, 1 to 200 characters, no personal data
+   * @return the operation; its {@link #key()} is known only once the executor has begun it (read it
+   *     from {@link IdempotencyResult} or the exception)
+   * @throws IllegalArgumentException if the name is blank or longer than 200 characters
+   */
+  public static IdempotentOperation forReference(String name, String reference) {
+    return new IdempotentOperation(new OperationId(OperationId.DEFAULT_SCOPE, name, PLACEHOLDER),
+        Objects.requireNonNull(reference, "reference"), null, false, true);
+  }
+
+  /** Stands in for a key still to be derived, so that the name is validated at once. */
+  private static final IdempotencyKey PLACEHOLDER = IdempotencyKey.of("not-yet-derived");
 
   /**
    * An operation in the default scope with a fresh random key.
@@ -55,7 +90,7 @@ public final class IdempotentOperation {
    */
   public static IdempotentOperation of(String name) {
     return new IdempotentOperation(new OperationId(OperationId.DEFAULT_SCOPE, name, IdempotencyKey.generate()),
-        null, null, false);
+        null, null, false, false);
   }
 
   /**
@@ -65,28 +100,36 @@ public final class IdempotentOperation {
    * @return a copy in another scope (caller or tenant), with the same key
    */
   public IdempotentOperation withScope(String scope) {
-    return new IdempotentOperation(new OperationId(scope, id.operation(), id.key()), reference, policy, keyChosen);
+    return new IdempotentOperation(new OperationId(scope, id.operation(), id.key()), reference, policy, keyChosen,
+        keyFromReference);
   }
 
   /**
-   * A copy with a key the app stored or derived.
+   * A copy with a key the app stored or derived; on an operation made by {@link #forReference},
+   * this key replaces the derived one.
    *
    * @param key the key
    * @return a copy with a key the app stored or derived
    */
   public IdempotentOperation withKey(IdempotencyKey key) {
-    return new IdempotentOperation(new OperationId(id.scope(), id.operation(), key), reference, policy, true);
+    return new IdempotentOperation(new OperationId(id.scope(), id.operation(), key), reference, policy, true, false);
   }
 
   /**
    * A copy with the app's own reference (1 to 200 characters, no personal data), to find the
-   * operation in the journal later.
+   * operation in the journal later ({@code executor.findByReference}).
+   *
+   * <p>This does NOT deduplicate: the key stays the one this operation already has, so two
+   * operations made with {@code of(name).withReference("cart-42")} have two keys, and the server
+   * runs both. For one key per reference, use {@link #forReference}.
    *
    * @param reference the reference
-   * @return a copy with the app's own reference (1 to 200 characters, no personal data), to find the operation in the journal later
+   * @return a copy with this reference; on an operation made by {@link #forReference}, the key is
+   *     then derived from this reference
    */
   public IdempotentOperation withReference(String reference) {
-    return new IdempotentOperation(id, Objects.requireNonNull(reference, "reference"), policy, keyChosen);
+    return new IdempotentOperation(id, Objects.requireNonNull(reference, "reference"), policy, keyChosen,
+        keyFromReference);
   }
 
   /**
@@ -96,15 +139,19 @@ public final class IdempotentOperation {
    * @return a copy with a retry policy for this operation only, instead of the executor's
    */
   public IdempotentOperation withPolicy(RetryPolicy policy) {
-    return new IdempotentOperation(id, reference, Objects.requireNonNull(policy, "policy"), keyChosen);
+    return new IdempotentOperation(id, reference, Objects.requireNonNull(policy, "policy"), keyChosen,
+        keyFromReference);
   }
 
   /**
    * The identity: scope, name and key.
    *
    * @return the identity: scope, name and key
+   * @throws IllegalStateException on an operation made by {@link #forReference}: its key is
+   *     derived by the executor (see {@link IdempotencyResult#operationId()})
    */
   public OperationId id() {
+    checkKeyKnown();
     return id;
   }
 
@@ -123,9 +170,36 @@ public final class IdempotentOperation {
    * The key sent on every attempt.
    *
    * @return the key sent on every attempt
+   * @throws IllegalStateException on an operation made by {@link #forReference}; see {@link #id()}
    */
   public IdempotencyKey key() {
+    checkKeyKnown();
     return id.key();
+  }
+
+  /**
+   * The operation name.
+   *
+   * @return the name, such as {@code create-order}
+   */
+  public String name() {
+    return id.operation();
+  }
+
+  /**
+   * Whether the executor derives the key from the reference.
+   *
+   * @return true for an operation made by {@link #forReference} (and not given a key since)
+   */
+  public boolean keyFromReference() {
+    return keyFromReference;
+  }
+
+  private void checkKeyKnown() {
+    if (keyFromReference) {
+      throw new IllegalStateException("the key of operation '" + id.operation() + "' is derived from its reference"
+          + " by the executor; read it from the IdempotencyResult or the exception");
+    }
   }
 
   /**
@@ -153,8 +227,10 @@ public final class IdempotentOperation {
    * @param request the snapshot, secrets included (the executor keeps them out of the journal)
    */
   public Operation toOperation(RequestSnapshot request) {
-    Operation.Builder b = Operation.builder(id.operation(), request).scope(id.scope()).key(id.key());
-    if (reference != null) {
+    Operation.Builder b = keyFromReference
+        ? Operation.forReference(id.operation(), reference, request).scope(id.scope())
+        : Operation.builder(id.operation(), request).scope(id.scope()).key(id.key());
+    if (reference != null && !keyFromReference) {
       b.reference(reference);
     }
     if (policy != null) {
@@ -166,6 +242,7 @@ public final class IdempotentOperation {
   /** The identity only; never request data. */
   @Override
   public String toString() {
-    return "IdempotentOperation{" + id + (reference != null ? ", reference=" + reference : "") + "}";
+    String identity = keyFromReference ? id.scope() + "/" + id.operation() + "/<derived from reference>" : id.toString();
+    return "IdempotentOperation{" + identity + (reference != null ? ", reference=" + reference : "") + "}";
   }
 }

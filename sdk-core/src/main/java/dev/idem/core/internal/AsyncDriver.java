@@ -15,6 +15,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 
 /**
@@ -22,6 +23,13 @@ import java.util.concurrent.Future;
  * through a {@link Scheduler}, and never blocks a thread while waiting. Every touch of the loop
  * happens under this driver's lock, because the transport's callback, a scheduled task and a
  * cancellation can race.
+ *
+ * <p>That lock and the journal work it guards never run on the thread that completes an attempt
+ * when that thread is someone else's (the HTTP client's callback or completion thread): the work is
+ * handed to the executor's own {@code asyncExecutor}, so a slow journal (an fsync, a lock held by
+ * another process) cannot hold the client's threads, and with them its connection slots. An
+ * attempt that completes on the thread that sent it (a transport that answered at once, or fake
+ * time in tests) is handled right there: that thread is ours already.
  */
 public final class AsyncDriver {
   private final AttemptLoop loop;
@@ -30,12 +38,14 @@ public final class AsyncDriver {
   private final AsyncTransport transport;
   private final Scheduler scheduler;
   private final CompletableFuture<Outcome> result;
+  private final Executor asyncExecutor;
 
   private boolean onTheWire;
   private Future<?> timer;
 
   public AsyncDriver(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, AsyncTransport transport,
-      Scheduler scheduler, CompletableFuture<Outcome> result) {
+      Scheduler scheduler, CompletableFuture<Outcome> result, Executor asyncExecutor) {
+    this.asyncExecutor = asyncExecutor;
     this.loop = loop;
     this.request = request;
     this.key = key;
@@ -74,7 +84,14 @@ public final class AsyncDriver {
       if (timeout.isPresent()) {
         sent = withTimeout(sent, timeout.get());
       }
-      sent.whenComplete(this::onAttemptDone);
+      Thread sender = Thread.currentThread();
+      sent.whenComplete((response, error) -> {
+        if (Thread.currentThread() == sender) {
+          onAttemptDone(response, error);
+        } else {
+          handOff(() -> onAttemptDone(response, error));
+        }
+      });
     } else if (step instanceof Step.Wait wait) {
       timer = scheduler.schedule(this::afterWait, wait.delay());
     } else if (step instanceof Step.Done done) {
@@ -108,6 +125,15 @@ public final class AsyncDriver {
       perform(next);
     } catch (IdempotencyException | RuntimeException e) {
       result.completeExceptionally(e);
+    }
+  }
+
+  private void handOff(Runnable work) {
+    try {
+      asyncExecutor.execute(work);
+    } catch (RuntimeException e) {
+      // A rejecting executor must not lose the attempt's outcome: do the work here after all.
+      work.run();
     }
   }
 

@@ -8,15 +8,20 @@ import dev.idem.core.Outcome;
 import dev.idem.core.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.Scheduler;
 import dev.idem.core.Sleeper;
+import dev.idem.core.AttemptTimeoutException;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 
 /**
  * Drives an {@link AttemptLoop} on the calling thread: sends through a {@link Transport}, waits
@@ -26,16 +31,31 @@ import java.util.concurrent.ExecutionException;
 public final class SyncDriver {
   private SyncDriver() {}
 
-  /** Runs the loop to its end and returns the success, or throws the failure. */
+  /**
+   * Runs the loop to its end and returns the success, or throws the failure. The scheduler runs the
+   * attempt timeout, if the policy has one.
+   */
   public static Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport,
-      Sleeper sleeper) throws IdempotencyException {
+      Sleeper sleeper, Scheduler scheduler) throws IdempotencyException {
     Step step = loop.start();
+    Optional<Duration> attemptTimeout = loop.attemptTimeout();
     while (true) {
       if (step instanceof Step.Send) {
         ResponseSnapshot response;
+        AttemptTimer timer = attemptTimeout.map(t -> new AttemptTimer(scheduler, t)).orElse(null);
         try {
           response = transport.send(request, key);
+          if (timer != null) {
+            // An answer that made it back is used, even if the timer fired just now.
+            timer.disarm();
+          }
         } catch (IOException e) {
+          if (timer != null && timer.disarm()) {
+            // Our own timer interrupted the attempt (or it failed after the timeout anyway): a
+            // timed-out attempt, ambiguous like a read timeout, not a cancellation by the caller.
+            step = loop.onFailure(timer.timeoutException(e));
+            continue;
+          }
           if (Thread.currentThread().isInterrupted() || isCancellation(e)) {
             // A transport that knows it stopped before writing says so with RequestNotSentException;
             // only then is the interrupted attempt left out of the ambiguous count.
@@ -44,6 +64,9 @@ public final class SyncDriver {
           step = loop.onFailure(e);
           continue;
         } catch (RuntimeException e) {
+          if (timer != null) {
+            timer.disarm();
+          }
           // A failed attempt like any other, not an interruption: retried with the same key, and
           // ambiguous because the request may have gone out (a transport that knows it did not
           // throws RequestNotSentException instead).
@@ -89,6 +112,47 @@ public final class SyncDriver {
     } catch (CancellationException e) {
       throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
           null);
+    }
+  }
+
+  /**
+   * Interrupts the sending thread when the attempt outlives its timeout. Interrupts only while the
+   * attempt is on the wire: {@link #disarm()} and the timer's task exclude each other, and disarm
+   * clears an interrupt the timer delivered, so it never leaks into the next attempt or the caller.
+   */
+  private static final class AttemptTimer {
+    private final Thread sender = Thread.currentThread();
+    private final Duration timeout;
+    private final Future<?> task;
+    private boolean armed = true;
+    private boolean fired;
+
+    AttemptTimer(Scheduler scheduler, Duration timeout) {
+      this.timeout = timeout;
+      this.task = scheduler.schedule(this::fire, timeout);
+    }
+
+    private synchronized void fire() {
+      if (armed) {
+        fired = true;
+        sender.interrupt();
+      }
+    }
+
+    /** Stops the timer; returns whether it fired (its interrupt, if still pending, is cleared). */
+    synchronized boolean disarm() {
+      armed = false;
+      task.cancel(false);
+      if (fired) {
+        Thread.interrupted();
+      }
+      return fired;
+    }
+
+    AttemptTimeoutException timeoutException(IOException cause) {
+      AttemptTimeoutException e = new AttemptTimeoutException(timeout);
+      e.initCause(cause);
+      return e;
     }
   }
 

@@ -195,14 +195,14 @@ public final class OutboxDispatcher implements AutoCloseable {
    */
   public CompletableFuture<Outcome> submit(Operation operation) {
     Objects.requireNonNull(operation, "operation");
-    if (!registrations.containsKey(operation.id().operation())) {
-      throw new IllegalArgumentException("no transport is registered for operation '" + operation.id().operation()
+    if (!registrations.containsKey(operation.name())) {
+      throw new IllegalArgumentException("no transport is registered for operation '" + operation.name()
           + "'; register one on the OutboxDispatcher builder");
     }
     synchronized (lock) {
       if (state == State.DRAINING || state == State.STOPPED) {
         return CompletableFuture.failedFuture(new IllegalStateException("the dispatcher is shutting down; "
-            + operation.id() + " was not journaled"));
+            + operation.name() + " was not journaled"));
       }
     }
     OperationRecord record;

@@ -9,6 +9,10 @@ import dev.idem.core.spi.Transport;
 import dev.idem.okhttp.IdempotencyResult;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import dev.idem.core.AttemptTimeoutException;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.RequestBody;
@@ -31,6 +35,9 @@ final class ChainTransport implements Transport {
   private final Request template;
   private final AdapterSupport settings;
 
+  /** The policy's per-attempt timeout, or null. */
+  private final Duration attemptTimeout;
+
   private Response lastRaw;
   private ResponseSnapshot lastSnapshot;
 
@@ -39,9 +46,19 @@ final class ChainTransport implements Transport {
    * @param template the app's request with its body replaced by the buffered bytes
    */
   ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings) {
+    this(chain, template, settings, null);
+  }
+
+  /**
+   * @param attemptTimeout the retry policy's per-attempt timeout, or null for none. OkHttp does not
+   *     heed the executor's interrupt while it reads a socket, so each attempt's read and write
+   *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing).
+   */
+  ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings, Duration attemptTimeout) {
     this.chain = chain;
     this.template = template;
     this.settings = settings;
+    this.attemptTimeout = attemptTimeout;
   }
 
   @Override
@@ -54,10 +71,18 @@ final class ChainTransport implements Transport {
     Request attempt = template.newBuilder().method(template.method(), body)
         .header(settings.headerName(), settings.headerValue(key)).build();
     Response raw;
+    long started = System.nanoTime();
     try {
-      raw = chain.proceed(attempt);
+      raw = boundedChain().proceed(attempt);
     } catch (IOException e) {
       checkNotCanceled(e);
+      if (attemptTimeout != null && e instanceof SocketTimeoutException
+          && !"connect timed out".equalsIgnoreCase(e.getMessage())
+          && System.nanoTime() - started >= attemptTimeout.toNanos()) {
+        AttemptTimeoutException timedOut = new AttemptTimeoutException(attemptTimeout);
+        timedOut.initCause(e);
+        throw timedOut;
+      }
       throw e;
     } catch (RuntimeException e) {
       // Where it happened decides what it means. Before the body was handed to the connection (an
@@ -75,6 +100,22 @@ final class ChainTransport implements Transport {
     lastRaw = raw;
     lastSnapshot = buffered;
     return buffered;
+  }
+
+  /** The chain with read and write timeouts no longer than the attempt timeout. */
+  private Interceptor.Chain boundedChain() {
+    if (attemptTimeout == null) {
+      return chain;
+    }
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, attemptTimeout.toMillis()));
+    Interceptor.Chain bounded = chain;
+    if (chain.readTimeoutMillis() == 0 || chain.readTimeoutMillis() > millis) {
+      bounded = bounded.withReadTimeout(millis, TimeUnit.MILLISECONDS);
+    }
+    if (chain.writeTimeoutMillis() == 0 || chain.writeTimeoutMillis() > millis) {
+      bounded = bounded.withWriteTimeout(millis, TimeUnit.MILLISECONDS);
+    }
+    return bounded;
   }
 
   private void checkNotCanceled(IOException cause) throws InterruptedIOException {

@@ -45,7 +45,8 @@ public final class IdempotencyInterceptor implements Interceptor {
       op = IdempotentOperation.of(name.get());
     }
     PreparedCall call = PreparedCall.of(request, op, support);
-    ChainTransport transport = new ChainTransport(chain, call.template(), support);
+    ChainTransport transport = new ChainTransport(chain, call.template(), support,
+        op.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null));
     Settlement settled;
     try {
       settled = support.settle(support.executor().execute(call.operation(), transport));

@@ -34,15 +34,25 @@ public record PreparedCall(Request template, Operation operation) {
   public static PreparedCall of(Request request, IdempotentOperation op, AdapterSupport support) throws IOException {
     RequestBody body = request.body();
     if (body != null && (body.isOneShot() || body.isDuplex())) {
-      throw new UnreplayableBodyException("the request body of operation " + op.id() + " is "
+      throw new UnreplayableBodyException("the request body of operation " + op + " is "
           + (body.isDuplex() ? "duplex" : "one-shot (RequestBody.isOneShot())")
           + ", so it cannot be journaled and sent again; nothing was sent. Use a body that can be written"
           + " more than once, such as RequestBody.create(bytes, type)");
     }
-    IdempotencyKey key = support.keyFor(request.headers(support.headerName()),
-        op.hasChosenKey() ? op.key() : null);
-    if (key != null && !key.equals(op.key())) {
-      op = op.withKey(key);
+    if (op.keyFromReference()) {
+      // Two sources for one key: the reference's derived key and the app's header. One of them is
+      // a bug, and Idem cannot tell which (the same rule as a chosen key that differs).
+      if (!request.headers(support.headerName()).isEmpty()) {
+        throw new IdempotencyException("operation " + op + " derives its key from its reference, and the request"
+            + " also carries a " + support.headerName() + " header; send one key (drop the header, or use"
+            + " IdempotentOperation.of(name).withKey(key)). Nothing was sent", null);
+      }
+    } else {
+      IdempotencyKey key = support.keyFor(request.headers(support.headerName()),
+          op.hasChosenKey() ? op.key() : null);
+      if (key != null && !key.equals(op.key())) {
+        op = op.withKey(key);
+      }
     }
     // Read the body once, here, before anything is sent: those bytes are journaled and sent on every
     // attempt, so the payload cannot drift between attempts.

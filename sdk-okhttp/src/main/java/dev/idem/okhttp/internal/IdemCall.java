@@ -1,0 +1,264 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.Outcome;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.okhttp.IdempotencyResult;
+import dev.idem.okhttp.IdempotentOperation;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import kotlin.jvm.JvmClassMappingKt;
+import kotlin.jvm.functions.Function0;
+import kotlin.reflect.KClass;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.EventListener;
+import okhttp3.Request;
+import okhttp3.Response;
+import okio.AsyncTimeout;
+import okio.Timeout;
+
+/**
+ * A call made by {@link IdemCallFactory} for a request tagged with an {@link IdempotentOperation}.
+ *
+ * <p>{@link #execute()} runs the request through the app's client with the idempotency interceptor,
+ * exactly as a plain call would. {@link #enqueue} instead hands the operation to
+ * {@code IdempotentExecutor.executeAsync}: each attempt is its own OkHttp call, and the backoff
+ * between attempts is waited out on the executor's scheduler, so no dispatcher thread and no
+ * per-host slot is held while the call waits. The callback runs on the client's dispatcher executor
+ * service, as OkHttp's own callbacks do.
+ *
+ * <p>Call semantics: one {@code execute} or {@code enqueue} per call ({@link IllegalStateException}
+ * after that), {@link #clone()} makes a fresh call for the same request (same tag, so the same
+ * operation and key), {@link #cancel()} stops further attempts and leaves the operation PENDING with
+ * its key, and {@link #timeout()} (default the client's call timeout) bounds the whole operation,
+ * retries and backoff included: when it elapses the call is canceled. Thread-safe.
+ */
+final class IdemCall implements Call {
+  private final IdemCallFactory factory;
+  private final Request request;
+  private final IdempotentOperation operation;
+  private final AtomicBoolean executed = new AtomicBoolean();
+  private final Map<Class<?>, Object> tags = new ConcurrentHashMap<>();
+  private final List<EventListener> listeners = new CopyOnWriteArrayList<>();
+  private final AsyncTimeout timeout = new AsyncTimeout() {
+    @Override
+    protected void timedOut() {
+      cancel();
+    }
+  };
+
+  private volatile boolean canceled;
+  /** The plain call that {@link #execute()} delegates to. */
+  private volatile Call inner;
+  private volatile LiveCallTransport transport;
+  private volatile CompletableFuture<Outcome> execution;
+
+  IdemCall(IdemCallFactory factory, Request request, IdempotentOperation operation) {
+    this.factory = factory;
+    this.request = request;
+    this.operation = operation;
+    timeout.timeout(factory.client().callTimeoutMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public Request request() {
+    return request;
+  }
+
+  @Override
+  public Response execute() throws IOException {
+    markExecuted();
+    Call call = factory.client().newCall(request);
+    call.timeout().timeout(timeout.timeoutNanos(), TimeUnit.NANOSECONDS);
+    listeners.forEach(call::addEventListener);
+    inner = call;
+    if (canceled) {
+      call.cancel();
+    }
+    return call.execute();
+  }
+
+  @Override
+  public void enqueue(Callback callback) {
+    markExecuted();
+    if (canceled) {
+      deliver(callback, null, new IOException("Canceled"));
+      return;
+    }
+    timeout.enter();
+    CompletableFuture<Outcome> started;
+    LiveCallTransport live;
+    try {
+      // The same preparation as the interceptor's: body read once, the key-header rule applied.
+      PreparedCall call = PreparedCall.of(request, operation, factory.settings());
+      live = new LiveCallTransport(factory.client(), call.template(), factory.settings(), listeners);
+      transport = live;
+      started = factory.settings().executor().executeAsync(call.operation(), live);
+    } catch (IOException e) {
+      deliver(callback, null, e);
+      return;
+    } catch (RuntimeException e) {
+      // Bad input or a missing reference key secret: refused before anything was journaled or sent.
+      deliver(callback, null, new IdempotencyException(e.getMessage() + " (" + e.getClass().getSimpleName() + ")", e));
+      return;
+    }
+    execution = started;
+    if (canceled) {
+      cancel();
+    }
+    started.whenComplete((outcome, error) -> {
+      Response response = null;
+      IOException failure = null;
+      try {
+        response = settle(live, outcome, unwrap(error));
+      } catch (IOException e) {
+        failure = e;
+      }
+      deliver(callback, response, failure);
+    });
+  }
+
+  /** The response the caller gets, as the interceptor would have returned it, or the failure. */
+  private Response settle(LiveCallTransport live, Outcome outcome, Throwable error) throws IOException {
+    AdapterSupport support = factory.settings();
+    Settlement settled = null;
+    if (error == null) {
+      settled = support.settle(outcome);
+    } else if (error instanceof OperationFailedException e) {
+      settled = support.settle(e);
+    }
+    if (settled != null) {
+      return live.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
+          settled.replayed(), settled.fromJournal(), settled.attempts()));
+    }
+    if (error instanceof IOException io) {
+      throw io;
+    }
+    if (error instanceof CancellationException) {
+      InterruptedIOException canceledError = new InterruptedIOException("Canceled; the operation stays PENDING with"
+          + " its key and is sent again by a resume or an OutboxDispatcher");
+      canceledError.initCause(error);
+      throw canceledError;
+    }
+    throw new IOException("unexpected failure of operation " + operation + ": " + error, error);
+  }
+
+  private void deliver(Callback callback, Response response, IOException failure) {
+    timeout.exit();
+    Runnable run = () -> {
+      if (failure != null) {
+        callback.onFailure(this, failure);
+        return;
+      }
+      try {
+        callback.onResponse(this, response);
+      } catch (IOException e) {
+        // As OkHttp does: a callback's own IOException from onResponse is not delivered again.
+        response.close();
+      }
+    };
+    try {
+      factory.client().dispatcher().executorService().execute(run);
+    } catch (RuntimeException e) {
+      // The client was shut down: tell the callback on this thread rather than never.
+      run.run();
+    }
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  private void markExecuted() {
+    if (!executed.compareAndSet(false, true)) {
+      throw new IllegalStateException("Already Executed");
+    }
+  }
+
+  @Override
+  public void cancel() {
+    canceled = true;
+    Call call = inner;
+    if (call != null) {
+      call.cancel();
+    }
+    // The execution first, so the attempt that the transport's cancel fails is seen as canceled
+    // (left PENDING) rather than as a failed attempt to retry.
+    CompletableFuture<Outcome> running = execution;
+    if (running != null) {
+      running.cancel(false);
+    }
+    LiveCallTransport live = transport;
+    if (live != null) {
+      live.cancel();
+    }
+  }
+
+  @Override
+  public boolean isExecuted() {
+    return executed.get();
+  }
+
+  @Override
+  public boolean isCanceled() {
+    return canceled;
+  }
+
+  @Override
+  public Timeout timeout() {
+    return timeout;
+  }
+
+  @Override
+  public void addEventListener(EventListener eventListener) {
+    listeners.add(eventListener);
+  }
+
+  @Override
+  public <T> T tag(KClass<T> type) {
+    return tag(JvmClassMappingKt.getJavaClass(type));
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <T> T tag(Class<? extends T> type) {
+    return (T) tags.get(type);
+  }
+
+  @Override
+  public <T> T tag(KClass<T> type, Function0<? extends T> computeIfAbsent) {
+    return tag(JvmClassMappingKt.getJavaClass(type), computeIfAbsent);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <T> T tag(Class<T> type, Function0<? extends T> computeIfAbsent) {
+    return (T) tags.computeIfAbsent(type, t -> computeIfAbsent.invoke());
+  }
+
+  @Override
+  public Call clone() {
+    return new IdemCall(factory, request, operation);
+  }
+
+  @Override
+  public String toString() {
+    return "IdemCall{" + operation + ", " + request.method() + " " + request.url().redact() + "}";
+  }
+}

@@ -1,0 +1,42 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.okhttp.IdempotentOperation;
+import okhttp3.Call;
+import okhttp3.Interceptor;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+
+/**
+ * Makes {@link IdemCall}s for requests tagged with an {@link IdempotentOperation}, and plain calls
+ * (through the idempotency interceptor, so the untagged policy applies) for the others. The client
+ * gets the interceptor added if it does not have it yet; the copy shares the app's connection pool
+ * and dispatcher. Thread-safe.
+ */
+public final class IdemCallFactory implements Call.Factory {
+  private final OkHttpClient client;
+  private final AdapterSupport settings;
+
+  public IdemCallFactory(OkHttpClient client, AdapterSupport settings, Interceptor interceptor) {
+    this.client = client.interceptors().contains(interceptor) ? client
+        : client.newBuilder().addInterceptor(interceptor).build();
+    this.settings = settings;
+  }
+
+  @Override
+  public Call newCall(Request request) {
+    IdempotentOperation op = request.tag(IdempotentOperation.class);
+    if (op == null) {
+      return client.newCall(request);
+    }
+    return new IdemCall(this, request, op);
+  }
+
+  OkHttpClient client() {
+    return client;
+  }
+
+  AdapterSupport settings() {
+    return settings;
+  }
+}

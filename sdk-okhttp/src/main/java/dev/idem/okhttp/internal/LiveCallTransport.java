@@ -1,0 +1,111 @@
+package dev.idem.okhttp.internal;
+
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.okhttp.IdempotencyResult;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.EventListener;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * Sends the attempts of one enqueued {@link IdemCall}, each as its own OkHttp call enqueued on the
+ * app's client: the app's request (headers, secrets and tags such as Retrofit's
+ * {@code Invocation}) with the buffered body and the key header, tagged {@link ResumeAttempt} so
+ * that the idempotency interceptor lets it through. Between attempts no OkHttp call exists, so no
+ * dispatcher thread or per-host slot is held while the executor's scheduler waits out a backoff.
+ *
+ * <p>Remembers the last raw response, so the caller gets one that keeps its protocol, handshake and
+ * timings. One instance per enqueued call; the executor sends one attempt at a time.
+ */
+final class LiveCallTransport implements AsyncTransport {
+  private final OkHttpClient client;
+  private final Request template;
+  private final AdapterSupport settings;
+  private final List<EventListener> listeners;
+
+  private Call current;
+  private boolean canceled;
+  private Response lastRaw;
+  private ResponseSnapshot lastSnapshot;
+
+  LiveCallTransport(OkHttpClient client, Request template, AdapterSupport settings, List<EventListener> listeners) {
+    this.client = client;
+    this.template = template;
+    this.settings = settings;
+    this.listeners = listeners;
+  }
+
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot snapshot, IdempotencyKey key) {
+    Request attempt = template.newBuilder()
+        .header(settings.headerName(), settings.headerValue(key))
+        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE)
+        .build();
+    Call call = client.newCall(attempt);
+    listeners.forEach(call::addEventListener);
+    synchronized (this) {
+      if (canceled) {
+        return CompletableFuture.failedFuture(new java.io.InterruptedIOException("canceled"));
+      }
+      current = call;
+    }
+    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
+    result.whenComplete((r, e) -> {
+      if (result.isCancelled()) {
+        call.cancel();
+      }
+    });
+    call.enqueue(new Callback() {
+      @Override
+      public void onFailure(Call c, IOException e) {
+        result.completeExceptionally(e);
+      }
+
+      @Override
+      public void onResponse(Call c, Response response) {
+        try {
+          // Buffered on OkHttp's thread, which must read the body; the journal work that follows
+          // runs on the executor's own threads (see AsyncDriver).
+          ResponseSnapshot buffered = OkHttpSnapshots.buffer(response);
+          synchronized (LiveCallTransport.this) {
+            lastRaw = response;
+            lastSnapshot = buffered;
+          }
+          result.complete(buffered);
+        } catch (IOException e) {
+          // The body broke off after the headers: as ambiguous as a read timeout.
+          result.completeExceptionally(e);
+        }
+      }
+    });
+    return result;
+  }
+
+  /** Cancels the attempt on the wire, if any, and every later one. */
+  synchronized void cancel() {
+    canceled = true;
+    if (current != null) {
+      current.cancel();
+    }
+  }
+
+  /**
+   * The response to hand the caller for {@code snapshot}: the raw response it was buffered from,
+   * with an in-memory body, or a rebuilt one if this call did not receive it itself.
+   */
+  synchronized Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
+    boolean received = lastRaw != null && lastSnapshot == snapshot;
+    Request request = template.newBuilder().tag(IdempotencyResult.class, result).build();
+    return received ? OkHttpSnapshots.withBody(lastRaw, request, snapshot.body())
+        : OkHttpSnapshots.toResponse(snapshot, request);
+  }
+}
