@@ -47,13 +47,34 @@ class QuickstartsRunTest {
   @TestFactory
   Stream<DynamicTest> everyQuickstartRunsAndCreatesOneEffectUnderOneKey() throws IOException {
     List<String> rows = Files.readAllLines(Path.of("src/test/resources/quickstarts.tsv"), StandardCharsets.UTF_8);
-    return rows.stream().map(row -> row.split("\t")).map(c -> DynamicTest.dynamicTest(
-        "README.md line " + c[1] + " (" + c[4] + ")",
-        () -> run(c[0], Integer.parseInt(c[1]), Integer.parseInt(c[2]), Integer.parseInt(c[3]), c[4])));
+    return rows.stream().map(row -> row.split("\t", -1)).map(c -> {
+      String where = c[1] + " lines " + c[2] + "-" + c[4] + " (" + c[5] + ")";
+      return DynamicTest.dynamicTest(where, () -> {
+        if (c[6].isEmpty()) {
+          run(c[0], where, Integer.parseInt(c[2]), Integer.parseInt(c[3]), Integer.parseInt(c[4]));
+        } else {
+          canary(c[0], where, Integer.parseInt(c[2]), Integer.parseInt(c[3]), Integer.parseInt(c[4]), c[6]);
+        }
+      });
+    });
   }
 
-  private static void run(String className, int first, int imports, int last, String heading) throws Exception {
-    String where = "README.md lines " + first + "-" + last + " (" + heading + ")";
+  /** A canary must fail, and for its own reason: proof that the check it names can fail. */
+  private static void canary(String className, String where, int first, int imports, int last, String expect)
+      throws Exception {
+    try {
+      run(className, where, first, imports, last);
+    } catch (AssertionError e) {
+      if (!e.getMessage().contains(expect)) {
+        fail("canary " + where + " failed, but not with \"" + expect + "\": " + e.getMessage(), e);
+      }
+      System.out.printf("canary %s: rejected as expected (%s)%n", where, expect);
+      return;
+    }
+    fail("canary " + where + " passed: the packaging test can no longer tell \"" + expect + "\"");
+  }
+
+  private static void run(String className, String where, int first, int imports, int last) throws Exception {
     Path dir = Files.createTempDirectory(Path.of("target"), className + "-");
     Path output = dir.resolve("output.txt");
     int before = server.recordedRequests().size();
@@ -72,9 +93,9 @@ class QuickstartsRunTest {
     if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
       process.destroyForcibly().waitFor();
       fail(where + ": did not finish within " + TIMEOUT_SECONDS + " s; its output:\n"
-          + mapped(Files.readString(output), className, first, imports, last));
+          + mapped(Files.readString(output), className, where, first, imports, last));
     }
-    String out = mapped(Files.readString(output), className, first, imports, last);
+    String out = mapped(Files.readString(output), className, where, first, imports, last);
     if (process.exitValue() != 0) {
       fail(where + ": exited with " + process.exitValue() + "; its output:\n" + out);
     }
@@ -103,17 +124,18 @@ class QuickstartsRunTest {
         ? value.substring(1, value.length() - 1) : value;
   }
 
-  /** Adds the README line to every "QuickstartN.java:L" of a stack trace. */
-  private static String mapped(String output, String className, int first, int imports, int last) {
+  /** Adds the README line to every "QuickstartN.java:L" of a stack trace (see ReadmeProject.blockLine). */
+  private static String mapped(String output, String className, String where, int first, int imports, int last) {
     Matcher m = Pattern.compile(Pattern.quote(className) + "\\.java:(\\d+)").matcher(output);
     StringBuilder sb = new StringBuilder();
     while (m.find()) {
       int l = Integer.parseInt(m.group(1));
+      String file = where.substring(0, where.indexOf(" lines "));
       String readme;
       if (l >= 2 && l <= 1 + imports) {
-        readme = "README.md line " + (first + l - 2);
+        readme = file + " line " + (first + l - 2);
       } else if (l >= 3 + imports && first + l - 3 <= last) {
-        readme = "README.md line " + (first + l - 3);
+        readme = file + " line " + (first + l - 3);
       } else {
         readme = "the wrapper";
       }
