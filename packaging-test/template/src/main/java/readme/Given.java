@@ -50,6 +50,16 @@ public final class Given {
     return url;
   }
 
+  /** A directory for an embedded journal, in the quickstart's own (fresh) working directory. */
+  public static Path dir() {
+    return Path.of("idem-journal");
+  }
+
+  /** The app's API token (what its auth interceptor or header supplier sends). */
+  public static String token() {
+    return "readme-token";
+  }
+
   /** The order the quickstart creates. */
   public static String json() {
     return "{\"cart\":\"cart-42\",\"items\":[{\"sku\":\"A-1\",\"quantity\":2}]}";
@@ -63,7 +73,7 @@ public final class Given {
   /** The app's interceptor that adds its credentials; it must come after Idem's. */
   public static Interceptor authInterceptor() {
     return chain -> chain.proceed(chain.request().newBuilder()
-        .header("Authorization", "Bearer readme-token").build());
+        .header("Authorization", "Bearer " + token()).build());
   }
 
   /** A java.net.http POST of {@link #json()} to {@link #url()}. */
