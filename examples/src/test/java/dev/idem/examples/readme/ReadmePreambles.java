@@ -29,19 +29,46 @@ final class ReadmePreambles {
     // The quickstarts show their own imports (and run as written: .ci/packaging-test); only what
     // they leave to the app is declared here, the names their packaging-test marker lists as given.
     p.put("Quickstart: OkHttp and Retrofit", Preamble.statements(
-        List.of(
-            "import okhttp3.Interceptor;",
-            "import okhttp3.MediaType;"),
-        List.of(
-            "Interceptor authInterceptor;",
-            "String url;",
-            "String json;",
-            "static final MediaType JSON = MediaType.get(\"application/json\");")));
+        List.of("import java.nio.file.Path;"),
+        List.of("Path dir;", "String url;", "String json;")));
     p.put("Quickstart: java.net.http", Preamble.statements(
+        List.of("import java.net.http.HttpRequest;", "import java.nio.file.Path;"),
+        List.of("Path dir;", "HttpRequest request;")));
+    p.put("Asynchronous calls without held threads (OkHttp, Retrofit)", Preamble.statements(
         List.of(
+            "import dev.idem.okhttp.IdemOkHttp;",
+            "import dev.idem.okhttp.IdempotentOperation;",
+            "import okhttp3.Call;",
+            "import okhttp3.Callback;",
+            "import okhttp3.OkHttpClient;",
+            "import okhttp3.Request;",
+            "import okhttp3.RequestBody;",
+            "import okhttp3.ResponseBody;"),
+        List.of("IdemOkHttp idem;", "OkHttpClient client;", "Request request;", "Callback callback;")));
+    p.put("Asynchronous calls without held threads (OkHttp, Retrofit) #2", Preamble.statements(
+        List.of(
+            "import dev.idem.okhttp.IdemOkHttp;",
+            "import dev.idem.okhttp.IdempotentOperation;",
+            "import okhttp3.OkHttpClient;",
+            "import okhttp3.RequestBody;",
+            "import okhttp3.ResponseBody;",
+            "import retrofit2.Call;",
+            "import retrofit2.Retrofit;",
+            "import retrofit2.http.Body;",
+            "import retrofit2.http.POST;",
+            "import retrofit2.http.Tag;"),
+        List.of("IdemOkHttp idem;", "OkHttpClient client;")));
+    p.put("One key per business reference", Preamble.statements(
+        List.of(
+            "import dev.idem.core.IdempotentExecutor;",
             "import dev.idem.jdbc.JdbcJournal;",
-            "import java.net.http.HttpRequest;"),
-        List.of("JdbcJournal journal;", "HttpRequest request;")));
+            "import dev.idem.okhttp.IdempotentOperation;",
+            "import okhttp3.Request;",
+            "import okhttp3.RequestBody;"),
+        List.of("JdbcJournal journal;", "byte[] secretBytes;", "String url;", "RequestBody body;")));
+    p.put("A timeout per attempt", Preamble.statements(
+        List.of("import dev.idem.core.RetryPolicy;", "import java.time.Duration;"),
+        List.of()));
     p.put("Resume after a restart", Preamble.statements(
         concat(QUICKSTART_IMPORTS, List.of(
             "import dev.idem.core.IdempotencyKey;",
@@ -52,16 +79,11 @@ final class ReadmePreambles {
         concat(QUICKSTART_MEMBERS, List.of(
             "Orders orders;",
             "interface Orders { void confirm(Outcome outcome); void flag(IdempotencyKey key, OperationState state); }"))));
+    // Shows its own imports; the app's names only.
     p.put("Queued delivery (outbox)", Preamble.statements(
-        concat(QUICKSTART_IMPORTS, List.of(
-            "import dev.idem.core.Operation;",
-            "import dev.idem.core.Outcome;",
-            "import dev.idem.core.spi.RequestSnapshot;",
-            "import dev.idem.core.outbox.OutboxDispatcher;",
-            "import java.net.URI;",
-            "import java.nio.charset.StandardCharsets;",
-            "import java.util.concurrent.CompletableFuture;")),
-        QUICKSTART_MEMBERS));
+        List.of("import java.net.http.HttpRequest;", "import java.nio.file.Path;"),
+        List.of("Path dir;", "String url;", "String json;", "String token;", "HttpRequest request;")));
+    p.put("Queued delivery (outbox) #2", p.get("Queued delivery (outbox)"));
     p.put("Which statuses your server uses", Preamble.statements(
         List.of(
             "import dev.idem.core.IdempotentExecutor;",

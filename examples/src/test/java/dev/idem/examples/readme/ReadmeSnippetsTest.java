@@ -59,6 +59,22 @@ class ReadmeSnippetsTest {
     }
   }
 
+  /** Issue 14: a quickstart needs at most five lines of setup before its first request. */
+  @Test
+  void eachQuickstartNeedsAtMostFiveLinesOfSetup() throws Exception {
+    int quickstarts = 0;
+    for (ReadmeBlock b : ReadmeBlocks.read(ReadmeBlocks.locateReadme())) {
+      if (b.key().startsWith("Quickstart")) {
+        quickstarts++;
+        // Setup: the lines that are not imports, before the first request is built or sent.
+        long setup = b.lines().stream().filter(l -> !l.isBlank() && !l.startsWith("import "))
+            .takeWhile(l -> !l.startsWith("Request ") && !l.startsWith("HttpResponse")).count();
+        assertTrue(setup <= 5, b.key() + " (README line " + b.firstLine() + "): " + setup + " lines of setup");
+      }
+    }
+    assertEquals(2, quickstarts, "the OkHttp and the java.net.http quickstarts");
+  }
+
   @Test
   void everyPreambleBelongsToABlockOfTheReadme() throws Exception {
     Set<String> keys = ReadmeBlocks.read(ReadmeBlocks.locateReadme()).stream()
