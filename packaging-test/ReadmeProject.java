@@ -32,7 +32,7 @@ import org.xml.sax.SAXParseException;
  * Turns README.md into a separate Maven project, the way a new user would copy it: the install
  * section's XML becomes the project's dependencies, and each block marked
  * {@code <!-- packaging-test: run -->} becomes a program. Run by .ci/packaging-test with Java's
- * single-file launcher; the rules are in docs/readme-issue-17p.md ("The packaging test").
+ * single-file launcher; the rules are in docs/packaging-test.md.
  *
  * <pre>
  * java ReadmeProject.java selftest                   (the rules below, on small fixtures)
