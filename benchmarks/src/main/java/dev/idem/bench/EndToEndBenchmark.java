@@ -86,6 +86,8 @@ public final class EndToEndBenchmark {
       }
 
       double[][] one = new double[n][slices];
+      double[][] oneCpu = new double[n][slices];
+      double[][] manyCpu = new double[n][slices];
       double[][] many = new double[n][slices];
       double[] fsync = new double[slices];
       int durableRow = find(rows, Strategies.IDEM_DURABLE);
@@ -96,7 +98,9 @@ public final class EndToEndBenchmark {
           // row's run: other builds on this machine move the disk's speed by 10x within a minute.
           double fsyncBefore = k == durableRow ? Stats.fsyncMicros(work.resolve("fsync.probe"), 100) : 0;
           try (Strategy.Session session = rows.get(k).open(Files.createTempDirectory(work, "one-"))) {
-            one[k][s] = Load.run(session, 1, sliceMillis).microsPerCall();
+            Load.Run run = Load.run(session, 1, sliceMillis);
+            one[k][s] = run.microsPerCall();
+            oneCpu[k][s] = run.cpuMicrosPerCall();
           }
           if (k == durableRow) {
             fsync[s] = (fsyncBefore + Stats.fsyncMicros(work.resolve("fsync.probe"), 100)) / 2;
@@ -105,12 +109,15 @@ public final class EndToEndBenchmark {
         for (int i = 0; i < n; i++) {
           int k = (i + s) % n;
           try (Strategy.Session session = rows.get(k).open(Files.createTempDirectory(work, "many-"))) {
-            many[k][s] = Load.run(session, threads, sliceMillis).callsPerSecond();
+            Load.Run run = Load.run(session, threads, sliceMillis);
+            many[k][s] = run.callsPerSecond();
+            manyCpu[k][s] = run.cpuMicrosPerCall();
           }
         }
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "slice %d: fsync %.0f µs;", s, fsync[s]));
         for (int k = 0; k < n; k++) {
-          line.append(String.format(Locale.ROOT, " [%d] %.0f µs %.0f/s", k, one[k][s], many[k][s]));
+          line.append(String.format(Locale.ROOT, " [%d] %.0f µs %.0f/s (cpu %.0f, %.0f µs)", k, one[k][s], many[k][s],
+              oneCpu[k][s], manyCpu[k][s]));
         }
         System.out.println(line);
         deleteRunDirectories(work);
@@ -126,6 +133,14 @@ public final class EndToEndBenchmark {
         manyRatio[k] = medianRatio(many[k], many[0]);
         md.append(String.format(Locale.ROOT, "| %s | %.0f (%.2f) | %,.0f (%.2f) |%n", rows.get(k).label(),
             Stats.median(one[k]), oneRatio[k], Stats.median(many[k]), manyRatio[k]));
+      }
+      md.append(String.format(Locale.ROOT, "%nCPU time of the calling threads per call (the server's not counted; less"
+          + " sensitive to the machine's load than wall time):%n%n| strategy | 1 thread: CPU µs per call (× raw) |"
+          + " %d threads: CPU µs per call (× raw) |%n|---|---|---|%n", threads));
+      for (int k = 0; k < n; k++) {
+        md.append(String.format(Locale.ROOT, "| %s | %.1f (%.2f) | %.1f (%.2f) |%n", rows.get(k).label(),
+            Stats.median(oneCpu[k]), medianRatio(oneCpu[k], oneCpu[0]), Stats.median(manyCpu[k]),
+            medianRatio(manyCpu[k], manyCpu[0])));
       }
       int memory = find(rows, Strategies.IDEM_MEMORY);
       int durable = find(rows, Strategies.IDEM_DURABLE);
