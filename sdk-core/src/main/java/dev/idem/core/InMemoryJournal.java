@@ -32,9 +32,25 @@ public final class InMemoryJournal implements Journal {
   public static final String TAKEOVER_REASON =
       "the process that held this attempt stopped while it may have been in flight";
   /** Orders identities the way {@link #findDue} pages through them. */
-  static final Comparator<OperationId> ORDER = Comparator.comparing(OperationId::scope)
-      .thenComparing(OperationId::operation)
-      .thenComparing(id -> id.key().value());
+  static final Comparator<OperationId> ORDER = InMemoryJournal::compare;
+
+  /**
+   * Scope, then operation name, then key. Every begin inserts into the ordered index, at about 20
+   * comparisons a call once the journal holds a million operations; scopes and operation names are
+   * usually the same String instances (constants), which the identity checks skip comparing.
+   */
+  private static int compare(OperationId a, OperationId b) {
+    String x = a.scope();
+    String y = b.scope();
+    int c = x == y ? 0 : x.compareTo(y);
+    if (c != 0) {
+      return c;
+    }
+    x = a.operation();
+    y = b.operation();
+    c = x == y ? 0 : x.compareTo(y);
+    return c != 0 ? c : a.key().value().compareTo(b.key().value());
+  }
 
   /** One operation: its latest record, replaced (never mutated) under the slot's lock. */
   private static final class Slot {
