@@ -60,15 +60,29 @@ public final class OkHttpSnapshots {
    */
   static URI uriOf(HttpUrl url) {
     String text = url.toString();
+    // Most calls of a thread go to the URL of its previous call: parsing it again buys nothing (a
+    // URI is immutable, and equal text gives an equal URI).
+    URI[] last = LAST_URI.get();
+    if (last[0] != null && last[0].toString().equals(text)) {
+      return last[0];
+    }
+    URI uri = null;
     if (reencodesToItself(text)) {
       try {
-        return new URI(text);
+        uri = new URI(text);
       } catch (URISyntaxException e) {
         // Not expected for these characters; uri() decides.
       }
     }
-    return url.uri();
+    if (uri == null) {
+      return url.uri();
+    }
+    last[0] = uri;
+    return uri;
   }
+
+  /** The last plain URL's URI on this thread: one entry, so bounded. */
+  private static final ThreadLocal<URI[]> LAST_URI = ThreadLocal.withInitial(() -> new URI[1]);
 
   private static boolean reencodesToItself(String s) {
     int n = s.length();

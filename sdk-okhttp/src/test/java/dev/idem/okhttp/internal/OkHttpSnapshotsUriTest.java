@@ -22,6 +22,8 @@ class OkHttpSnapshotsUriTest {
     assertEquals(expected.toString(), actual.toString(), url.toString());
     assertEquals(expected.getRawPath(), actual.getRawPath(), url.toString());
     assertEquals(expected.getRawQuery(), actual.getRawQuery(), url.toString());
+    // Again, from the thread's one-entry memo of its last URL.
+    assertEquals(expected.toString(), OkHttpSnapshots.uriOf(HttpUrl.get(url.toString())).toString());
   }
 
   @ParameterizedTest
