@@ -1,5 +1,7 @@
 package dev.idem.bench;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -9,9 +11,18 @@ import java.util.concurrent.atomic.LongAdder;
 /** Runs a session's calls on a number of threads for a while, and says how many went through. */
 final class Load {
   /** What a run did. */
-  record Run(long calls, long nanos) {
+  record Run(long calls, long nanos, long cpuNanos) {
     double microsPerCall() {
       return nanos / 1_000.0 / calls;
+    }
+
+    /**
+     * CPU time of the calling threads per call (OkHttp runs a synchronous call, interceptors and
+     * socket I/O included, on its caller; the server's threads are not counted). Far less sensitive
+     * than wall time to other work on a shared machine: a preempted thread accrues no CPU time.
+     */
+    double cpuMicrosPerCall() {
+      return cpuNanos / 1_000.0 / calls;
     }
 
     double callsPerSecond() {
@@ -29,6 +40,8 @@ final class Load {
    */
   static Run run(Strategy.Session session, int threads, long millis) throws Exception {
     LongAdder calls = new LongAdder();
+    LongAdder cpu = new LongAdder();
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     AtomicReference<Exception> failure = new AtomicReference<>();
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch go = new CountDownLatch(1);
@@ -39,10 +52,12 @@ final class Load {
         ready.countDown();
         try {
           go.await();
+          long cpuStart = mx.getCurrentThreadCpuTime();
           while (System.nanoTime() < deadline[0] && failure.get() == null) {
             session.call();
             calls.increment();
           }
+          cpu.add(mx.getCurrentThreadCpuTime() - cpuStart);
         } catch (Exception e) {
           failure.compareAndSet(null, e);
         }
@@ -61,6 +76,6 @@ final class Load {
     if (failure.get() != null) {
       throw failure.get();
     }
-    return new Run(calls.sum(), nanos);
+    return new Run(calls.sum(), nanos, cpu.sum());
   }
 }

@@ -46,6 +46,34 @@ final class Strategies {
         idemInMemory(base, url), idemDurable(base, url));
   }
 
+  /**
+   * The rows named in {@code filter} (comma-separated short names: raw, failsafe, resilience4j, uuid,
+   * memory, durable; blank for all), raw always first, for iterating on one row.
+   */
+  static List<Strategy> selected(OkHttpClient base, URI url, String filter) {
+    if (filter == null || filter.isBlank()) {
+      return all(base, url);
+    }
+    List<String> names = List.of(filter.toLowerCase(java.util.Locale.ROOT).split("\\s*,\\s*"));
+    List<Strategy> rows = new java.util.ArrayList<>(List.of(raw(base, url)));
+    if (names.contains("failsafe")) {
+      rows.add(failsafe(base, url));
+    }
+    if (names.contains("resilience4j")) {
+      rows.add(resilience4j(base, url));
+    }
+    if (names.contains("uuid")) {
+      rows.add(uuidHeader(base, url));
+    }
+    if (names.contains("memory")) {
+      rows.add(idemInMemory(base, url));
+    }
+    if (names.contains("durable")) {
+      rows.add(idemDurable(base, url));
+    }
+    return rows;
+  }
+
   static Strategy raw(OkHttpClient client, URI url) {
     return strategy(RAW, dir -> () -> send(client, post(url).build()));
   }

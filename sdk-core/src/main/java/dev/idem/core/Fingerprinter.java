@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.internal.CanonicalJsonCheck;
 import dev.idem.core.internal.JsonCanonicalizer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -65,7 +66,8 @@ public final class Fingerprinter {
    *     port or non-semantic headers get the same one
    */
   public Fingerprint fingerprint(RequestSnapshot request) {
-    MessageDigest sha = sha256();
+    MessageDigest sha = SHA256.get();
+    sha.reset();
     update(sha, request.method());
     String path = request.uri().getRawPath();
     String query = request.uri().getRawQuery();
@@ -75,7 +77,10 @@ public final class Fingerprinter {
       update(sha, String.join(",", request.headers().getOrDefault(name, List.of())));
     }
     byte[] body = request.body();
-    if (isJson(request)) {
+    // Bodies a serializer wrote compactly with sorted keys are already canonical: checking that
+    // costs one pass over the bytes, where canonicalizing parses and re-writes them. Both give the
+    // same bytes to hash (see CanonicalJsonCheck).
+    if (isJson(request) && !CanonicalJsonCheck.isCanonical(body)) {
       body = JsonCanonicalizer.canonicalize(body).orElse(body);
     }
     update(sha, body);
@@ -83,10 +88,26 @@ public final class Fingerprinter {
   }
 
   private static boolean isJson(RequestSnapshot request) {
-    return request.contentType()
-        .map(ct -> ct.toLowerCase(Locale.ROOT).split(";", 2)[0].trim())
-        .filter(ct -> ct.endsWith("/json") || ct.endsWith("+json"))
-        .isPresent();
+    String ct = request.contentType().orElse(null);
+    if (ct == null) {
+      return false;
+    }
+    int semicolon = ct.indexOf(';');
+    String type = (semicolon < 0 ? ct : ct.substring(0, semicolon)).trim();
+    int n = type.length();
+    // The media type without parameters ends in "/json" or "+json", in any case. Only ASCII
+    // letters lower-case to these letters, so this is what toLowerCase(Locale.ROOT) then endsWith
+    // said, without the copies.
+    if (n < 5 || (type.charAt(n - 5) != '/' && type.charAt(n - 5) != '+')) {
+      return false;
+    }
+    for (int k = 0; k < 4; k++) {
+      char c = type.charAt(n - 4 + k);
+      if ((c >= 'A' && c <= 'Z' ? (char) (c + 32) : c) != "json".charAt(k)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void update(MessageDigest sha, String s) {
@@ -99,6 +120,10 @@ public final class Fingerprinter {
     sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
     sha.update(bytes);
   }
+
+  // MessageDigest.getInstance looks the provider up on every call; a digest per thread, reset
+  // before each use, does not.
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(Fingerprinter::sha256);
 
   private static MessageDigest sha256() {
     try {

@@ -42,6 +42,12 @@ public final class TokenBucketRetryBudget implements RetryBudget {
   @Override
   public void onSuccess(String host) {
     Bucket b = bucket(host);
+    if (b.tokens >= capacity) {
+      // A healthy host's bucket is full, and a refund to a full bucket changes nothing (a later
+      // refill starts from full whenever it was last stamped). Skipping the lock here keeps
+      // concurrent callers to one host from queueing on it after every success.
+      return;
+    }
     synchronized (b) {
       refill(b);
       b.tokens = Math.min(capacity, b.tokens + successRefund);
@@ -80,7 +86,8 @@ public final class TokenBucketRetryBudget implements RetryBudget {
   }
 
   private static final class Bucket {
-    double tokens;
+    /** Written under the bucket's lock; volatile for {@link #onSuccess}'s look without it. */
+    volatile double tokens;
     Instant refilledAt;
 
     Bucket(double tokens, Instant at) {

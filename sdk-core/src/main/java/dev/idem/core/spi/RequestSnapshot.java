@@ -5,6 +5,7 @@ import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -12,7 +13,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.Collectors;
 
 /**
  * What is needed to send a request again, possibly from another process after a restart: method,
@@ -46,6 +46,8 @@ public final class RequestSnapshot {
 
   /** The protocol's own header: a key is not a credential, and a resend needs it. */
   private static final String IDEMPOTENCY_KEY = "idempotency-key";
+  /** What {@link HeaderMaps#normalize} makes of no headers, made once. */
+  private static final Map<String, List<String>> NO_HEADERS = HeaderMaps.normalize(Map.of());
 
   /**
    * The default rule for secret names: the exact names of {@link #DEFAULT_SECRET_HEADERS}, plus any
@@ -83,8 +85,10 @@ public final class RequestSnapshot {
   private RequestSnapshot(Builder b) {
     this.method = b.method;
     this.uri = b.uri;
-    this.headers = HeaderMaps.normalize(b.headers);
-    this.body = b.body.clone();
+    this.headers = b.headers.isEmpty() ? NO_HEADERS : HeaderMaps.normalize(b.headers);
+    // The builder's array is its own copy and is only ever replaced, never written to, so sharing
+    // it is safe: a second copy per snapshot bought nothing.
+    this.body = b.body;
     this.contentType = b.contentType;
   }
 
@@ -182,11 +186,28 @@ public final class RequestSnapshot {
    * @return this snapshot if none of them is present, else a copy without them
    */
   public RequestSnapshot withoutHeaders(Collection<String> names) {
-    Set<String> lower = names.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toSet());
-    if (headers.keySet().stream().noneMatch(lower::contains)) {
+    Objects.requireNonNull(names, "names");
+    if (headers.isEmpty() || names.isEmpty()) {
       return this;
     }
-    Builder b = new Builder(method, uri).body(body, contentType);
+    Set<String> lower = new HashSet<>();
+    for (String n : names) {
+      lower.add(n.toLowerCase(Locale.ROOT));
+    }
+    boolean any = false;
+    for (String k : headers.keySet()) {
+      if (lower.contains(k)) {
+        any = true;
+        break;
+      }
+    }
+    if (!any) {
+      return this;
+    }
+    // The builder takes the body as it is: this snapshot's array is never written to either.
+    Builder b = new Builder(method, uri);
+    b.body = body;
+    b.contentType = contentType;
     headers.forEach((k, v) -> {
       if (!lower.contains(k)) {
         v.forEach(value -> b.header(k, value));

@@ -3,10 +3,13 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import okhttp3.Headers;
+import okhttp3.HttpUrl;
 import okhttp3.MediaType;
 import okhttp3.Protocol;
 import okhttp3.Request;
@@ -31,7 +34,7 @@ public final class OkHttpSnapshots {
    * transport sets it on every attempt from the journaled key, so it is not part of the request).
    */
   public static RequestSnapshot snapshot(Request request, byte[] body, String keyHeader) {
-    RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), request.url().uri());
+    RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), uriOf(request.url()));
     Headers headers = request.headers();
     for (int i = 0; i < headers.size(); i++) {
       if (!headers.name(i).equalsIgnoreCase(keyHeader)) {
@@ -44,6 +47,66 @@ public final class OkHttpSnapshots {
       b.body(body, type == null ? null : type.toString());
     }
     return b.build();
+  }
+
+  /**
+   * {@link HttpUrl#uri()}, without its cost for the common URL. {@code uri()} re-encodes the URL
+   * for {@link URI} (a new builder, a regex compiled per call for the host, each path segment and
+   * query part canonicalized again) and was most of a request snapshot's CPU. A URL whose text
+   * holds only characters that re-encoding leaves alone (ASCII letters, digits, the
+   * {@code -._~:/?=&+,;@!$'()*} marks, and valid percent escapes; no fragment, no IPv6 brackets)
+   * comes out of it unchanged, so for those the text is parsed as it is; any other URL goes
+   * through {@code uri()}.
+   */
+  static URI uriOf(HttpUrl url) {
+    String text = url.toString();
+    // Most calls of a thread go to the URL of its previous call: parsing it again buys nothing (a
+    // URI is immutable, and equal text gives an equal URI).
+    URI[] last = LAST_URI.get();
+    if (last[0] != null && last[0].toString().equals(text)) {
+      return last[0];
+    }
+    URI uri = null;
+    if (reencodesToItself(text)) {
+      try {
+        uri = new URI(text);
+      } catch (URISyntaxException e) {
+        // Not expected for these characters; uri() decides.
+      }
+    }
+    if (uri == null) {
+      return url.uri();
+    }
+    last[0] = uri;
+    return uri;
+  }
+
+  /** The last plain URL's URI on this thread: one entry, so bounded. */
+  private static final ThreadLocal<URI[]> LAST_URI = ThreadLocal.withInitial(() -> new URI[1]);
+
+  private static boolean reencodesToItself(String s) {
+    int n = s.length();
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+        continue;
+      }
+      if (c == '%') {
+        if (i + 2 >= n || !isHex(s.charAt(i + 1)) || !isHex(s.charAt(i + 2))) {
+          return false;
+        }
+        i += 2;
+        continue;
+      }
+      if ("-._~:/?=&+,;@!$'()*".indexOf(c) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isHex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   }
 
   /** Buffers a response's body into a snapshot, and closes the response. */
