@@ -596,7 +596,9 @@ public final class JdbcJournal implements Journal {
       int want = limit - result.size();
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
-      result.addAll(quarantine.decodeAll(rows));
+      List<OperationRecord> decoded = quarantine.decodeAll(rows);
+      remember(rows, decoded);
+      result.addAll(decoded);
       if (rows.size() < want) {
         break;
       }
@@ -604,6 +606,29 @@ public final class JdbcJournal implements Journal {
       cursor = new RowKey(last.scope(), last.operation(), last.key());
     }
     return result;
+  }
+
+  /**
+   * Keeps the requests of the unfinished operations of a page just read (findDue, above all: the
+   * resume that follows claims, sends and finishes each), so that their transitions need not parse
+   * them again. Each was checked against its row's request_check when it was decoded.
+   */
+  private void remember(List<RawRow> rows, List<OperationRecord> decoded) {
+    if (decoded.isEmpty()) {
+      return;
+    }
+    java.util.Map<OperationId, String> checks = new java.util.HashMap<>(rows.size() * 2);
+    for (RawRow r : rows) {
+      if (r.requestCheck() != null) {
+        checks.put(new OperationId(r.scope(), r.operation(), dev.idem.core.IdempotencyKey.of(r.key())), r.requestCheck());
+      }
+    }
+    for (OperationRecord r : decoded) {
+      String check = checks.get(r.id());
+      if (check != null && !r.state().isTerminal()) {
+        requests.put(r.id(), check, r.request());
+      }
+    }
   }
 
   /** What a failed write of an attempt's outcome leaves behind, for its message. */
