@@ -90,7 +90,10 @@ import org.slf4j.LoggerFactory;
  * begin's durable record already stands for (it costs no sync of its own). {@link #recordAttempt}
  * and {@link #transition} are visible at once and made durable with the next durable write or
  * within the deferred commit interval; losing them in a crash leaves the operation IN_FLIGHT or
- * PENDING, from which it is re-sent with the same key. {@link #abandon}, {@link #redrive} and
+ * PENDING, from which it is re-sent with the same key (and the server replays its answer). So a
+ * SUCCEEDED or FAILED outcome may reach the caller up to that interval before it is durable: after
+ * a crash in between, the operation is resent once with its key, and one that was FAILED may end
+ * UNCERTAIN, never the reverse (docs/journal.md, "The rule"). {@link #abandon}, {@link #redrive} and
  * {@link #purge} are durable when they return. {@link #flush()} makes everything durable now;
  * {@link #close()} flushes.
  *

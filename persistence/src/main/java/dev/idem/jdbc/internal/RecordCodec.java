@@ -188,13 +188,13 @@ public final class RecordCodec {
         result.add(new AttemptRecord(
             a.path("number").asInt(0),
             a.path("generation").asLong(),
-            Instant.parse(text(a, "startedAt", "attempts_json")),
-            Instant.parse(text(a, "endedAt", "attempts_json")),
+            IsoText.instant(text(a, "startedAt", "attempts_json")),
+            IsoText.instant(text(a, "endedAt", "attempts_json")),
             Classification.valueOf(text(a, "classification", "attempts_json")),
             status == null || status.isNull() ? null : status.asInt(),
             exceptionClass == null || exceptionClass.isNull() ? null : exceptionClass.asText(),
             text(a, "reason", "attempts_json"),
-            Duration.parse(text(a, "delay", "attempts_json")),
+            IsoText.duration(text(a, "delay", "attempts_json")),
             text(a, "decision", "attempts_json")));
       } catch (RuntimeException e) {
         throw new CorruptRowException("attempts_json: invalid attempt (" + e.getClass().getSimpleName() + ")");
