@@ -73,8 +73,12 @@ public final class SingleConnectionStore implements Store {
   /** Held by the one thread that commits; others wait on it and usually find their work committed. */
   private final ReentrantLock commitLock = new ReentrantLock();
   private volatile long durableSeq;
-  /** Released when the commit round in progress ends, durable or failed. */
-  private volatile CountDownLatch currentRound = new CountDownLatch(1);
+  /**
+   * The latch of the commit round in progress, released when it ends, durable or failed; set by
+   * each committer once it holds the commit lock. Starts released: a waiter that reads it before
+   * the first round has begun finds it open, and looks again.
+   */
+  private volatile CountDownLatch currentRound = new CountDownLatch(0);
   private volatile Throwable broken;
 
   /**
@@ -284,18 +288,26 @@ public final class SingleConnectionStore implements Store {
     while (durableSeq < seq) {
       CountDownLatch round = currentRound;
       if (!commitLock.tryLock()) {
+        // The latch read above is either released already (a round that ended: look again) or the
+        // round in progress's, which its committer releases when it ends.
         awaitRound(round);
         continue;
       }
+      // Installed under the lock and released before it: every latch a waiter can read while the
+      // lock is held gets released. (The committer used to install the next round's latch just
+      // before unlocking and release only the one it had read: a waiter that read the new latch in
+      // between, and found the lock still held, waited for a round nobody was running; it woke only
+      // when the deferred-commit flusher next committed, up to 100 ms later, or never.)
+      CountDownLatch mine = new CountDownLatch(1);
+      currentRound = mine;
       try {
         if (durableSeq >= seq) {
           return;
         }
         commitRound();
       } finally {
-        currentRound = new CountDownLatch(1);
+        mine.countDown();
         commitLock.unlock();
-        round.countDown();
       }
     }
     failIfBroken();
