@@ -85,9 +85,7 @@ public final class ResumeChild {
     LongAdder succeeded = new LongAdder();
     LongAdder failed = new LongAdder();
     try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
-      // 16 resumes at once: their journal writes share commits, and the loopback server answers
-      // them in parallel (one after another, P4 measured 940 ops/s).
-      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).resumeConcurrency(16).build();
+      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
       IdemOkHttp idem = IdemOkHttp.builder(executor).build();
       OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
       summary = executor.resumePending(Map.of("create-order",
