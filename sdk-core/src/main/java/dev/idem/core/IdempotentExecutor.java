@@ -675,9 +675,11 @@ public final class IdempotentExecutor {
      * after another, every {@link ResumeHandler} callback on the calling thread). Above 1, each
      * pass runs a pool of this many threads of its own, stopped when the pass returns; the
      * handlers are then called from those threads, one call at a time, and the transports they
-     * return are used concurrently. With a durable journal a resumed operation's claim is a
-     * durable write: concurrent resumes share its group commits, one after another each pays a
-     * disk sync.
+     * return are used concurrently. Worth it after a crash: every operation the crash left in
+     * flight is claimed again with a durable write (the journal must know before the resend that
+     * it may leave), and concurrent resumes share the durable journal's group commits where one
+     * after another each pays a disk sync. Otherwise a resumed operation's writes are deferred,
+     * and on a machine with few cores the extra threads measured slower (docs/journal.md).
      *
      * @param threads 1 to 256
      * @return this builder

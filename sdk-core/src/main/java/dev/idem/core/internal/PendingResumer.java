@@ -66,8 +66,8 @@ public final class PendingResumer {
   /**
    * @param concurrency how many operations of each page are resumed at once, on threads of this
    *     pass's own (stopped when the pass ends); 1 resumes them one after another on the caller's
-   *     thread. With a durable journal, concurrent resumes share its group commits: each resumed
-   *     operation's claim is a durable write, and one after another each paid a disk sync.
+   *     thread. With a durable journal, concurrent resumes share its group commits: after a crash each
+   *     resumed operation's claim is a durable write, and one after another each paid a disk sync.
    */
   public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner, int concurrency) {
     if (concurrency < 1) {
