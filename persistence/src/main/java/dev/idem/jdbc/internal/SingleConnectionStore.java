@@ -10,7 +10,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -70,15 +69,11 @@ public final class SingleConnectionStore implements Store {
   private boolean flushScheduled;
   private boolean closed;
 
-  /** Held by the one thread that commits; others wait on it and usually find their work committed. */
-  private final ReentrantLock commitLock = new ReentrantLock();
+  /** Guards {@link #committing}; waiters for a commit round wait on it. */
+  private final Object rounds = new Object();
+  /** True while one caller runs a commit round for everyone; guarded by {@link #rounds}. */
+  private boolean committing;
   private volatile long durableSeq;
-  /**
-   * The latch of the commit round in progress, released when it ends, durable or failed; set by
-   * each committer once it holds the commit lock. Starts released: a waiter that reads it before
-   * the first round has begun finds it open, and looks again.
-   */
-  private volatile CountDownLatch currentRound = new CountDownLatch(0);
   private volatile Throwable broken;
 
   /**
@@ -285,45 +280,41 @@ public final class SingleConnectionStore implements Store {
    * faster than one. They wait for the round in progress to end instead, and all wake together.
    */
   private void awaitDurable(long seq) throws JournalException {
-    while (durableSeq < seq) {
-      CountDownLatch round = currentRound;
-      if (!commitLock.tryLock()) {
-        // The latch read above is either released already (a round that ended: look again) or the
-        // round in progress's, which its committer releases when it ends.
-        awaitRound(round);
-        continue;
-      }
-      // Installed under the lock and released before it: every latch a waiter can read while the
-      // lock is held gets released. (The committer used to install the next round's latch just
-      // before unlocking and release only the one it had read: a waiter that read the new latch in
-      // between, and found the lock still held, waited for a round nobody was running; it woke only
-      // when the deferred-commit flusher next committed, up to 100 ms later, or never.)
-      CountDownLatch mine = new CountDownLatch(1);
-      currentRound = mine;
-      try {
-        if (durableSeq >= seq) {
-          return;
+    // A monitor, not latches: whether a round is running and what is durable are read under it,
+    // and the end of a round is announced under it, so no waiter can miss the end of the round it
+    // waits for, and none spins. (Latches installed per round lost wake-ups: a caller that read the
+    // next round's latch just before the committer unlocked waited for a round nobody ran, up to
+    // the deferred-commit interval or for ever; and a version that let callers retry on a released
+    // latch spun on two cores while the committer it waited for was descheduled.)
+    while (true) {
+      synchronized (rounds) {
+        while (committing && durableSeq < seq) {
+          try {
+            rounds.wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new JournalException("interrupted while waiting for the journal's commit on " + name
+                + "; the write may or may not be durable, so nothing may be sent for it", e);
+          }
         }
+        if (durableSeq >= seq) {
+          break;
+        }
+        committing = true;
+      }
+      try {
         commitRound();
       } finally {
-        mine.countDown();
-        commitLock.unlock();
+        synchronized (rounds) {
+          committing = false;
+          rounds.notifyAll();
+        }
       }
     }
     failIfBroken();
   }
 
-  private void awaitRound(CountDownLatch round) throws JournalException {
-    try {
-      round.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new JournalException("interrupted while waiting for the journal's commit on " + name
-          + "; the write may or may not be durable, so nothing may be sent for it", e);
-    }
-  }
-
-  /** Commits (and syncs) everything executed so far; the caller holds the commit lock. */
+  /** Commits (and syncs) everything executed so far; the caller is the round's one committer. */
   private void commitRound() throws JournalException {
     failIfBroken();
     gatherQueuedWriters();
