@@ -11,6 +11,7 @@ import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Transition;
@@ -30,6 +31,7 @@ import dev.idem.jdbc.internal.Quarantine;
 import dev.idem.jdbc.internal.RawRow;
 import dev.idem.jdbc.internal.RecordCodec;
 import dev.idem.jdbc.internal.RequestCheck;
+import dev.idem.jdbc.internal.RequestMemo;
 import dev.idem.jdbc.internal.SecretHeaders;
 import dev.idem.jdbc.internal.SqlSession;
 import dev.idem.jdbc.internal.Store;
@@ -88,7 +90,10 @@ import org.slf4j.LoggerFactory;
  * begin's durable record already stands for (it costs no sync of its own). {@link #recordAttempt}
  * and {@link #transition} are visible at once and made durable with the next durable write or
  * within the deferred commit interval; losing them in a crash leaves the operation IN_FLIGHT or
- * PENDING, from which it is re-sent with the same key. {@link #abandon}, {@link #redrive} and
+ * PENDING, from which it is re-sent with the same key (and the server replays its answer). So a
+ * SUCCEEDED or FAILED outcome may reach the caller up to that interval before it is durable: after
+ * a crash in between, the operation is resent once with its key, and one that was FAILED may end
+ * UNCERTAIN, never the reverse (docs/journal.md, "The rule"). {@link #abandon}, {@link #redrive} and
  * {@link #purge} are durable when they return. {@link #flush()} makes everything durable now;
  * {@link #close()} flushes.
  *
@@ -146,6 +151,12 @@ public final class JdbcJournal implements Journal {
   /** How many rows one transaction of {@link #purge} deletes at most: 1,000. */
   public static final int PURGE_BATCH = 1000;
 
+  /**
+   * The most the requests of running operations kept in memory take (see {@link RequestMemo}):
+   * 4 MiB, whatever the number of operations.
+   */
+  static final long REQUEST_MEMO_BYTES = 4L * 1024 * 1024;
+
   private static final Logger LOG = LoggerFactory.getLogger(JdbcJournal.class);
 
   private final String name;
@@ -155,6 +166,7 @@ public final class JdbcJournal implements Journal {
   private final RecordCodec codec;
   private final Quarantine quarantine;
   private final SecretHeaders secrets;
+  private final RequestMemo requests = new RequestMemo(REQUEST_MEMO_BYTES);
   private final int maxRequestBody;
   private final int schemaVersion;
   private final JournalOpener.Opened opened;
@@ -275,6 +287,7 @@ public final class JdbcJournal implements Journal {
     RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
         () -> store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null)));
     if (existing == null) {
+      requests.put(id, row.requestCheck(), request);
       return new BeginResult(OperationRecord.pending(stored), true);
     }
     OperationRecord r = quarantine.decodeOrQuarantine(existing);
@@ -389,17 +402,33 @@ public final class JdbcJournal implements Journal {
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
-    return explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
-      RawRow raw = existing(table.select(c, id, null), id);
-      OperationRecord r = quarantine.decode(raw);
+    // The response as stored (secret headers stripped, a large body replaced by its marker), decoded
+    // here rather than on the writer connection's turn.
+    ResponseSnapshot storedResponse = storedForm(responseJson);
+    OperationRecord done = explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+      // The request of an operation begun here is known: read the row without it, and parse no JSON
+      // request on the writer connection's turn (the largest part of a durable call's CPU).
+      RawRow raw = existing(table.selectWithoutRequest(c, id), id);
+      RequestSnapshot known = requests.get(id, raw.requestCheck());
+      OperationRecord r;
+      if (known != null) {
+        r = quarantine.decode(raw, known);
+      } else {
+        raw = existing(table.select(c, id, null), id);
+        r = quarantine.decode(raw);
+      }
       fence(raw, id, lease);
       OperationState.checkTransition(r.state(), t.target());
       if (!table.transitionFenced(c, id, lease.owner(), lease.generation(), change)) {
         throw new StaleOwnerException(id, lease, "changed concurrently");
       }
-      return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
-          quarantine.decodeResponse(raw, responseJson), change.reason());
+      return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(), storedResponse,
+          change.reason());
     })));
+    if (done.state().isTerminal()) {
+      requests.remove(id);
+    }
+    return done;
   }
 
   @Override
@@ -570,7 +599,9 @@ public final class JdbcJournal implements Journal {
       int want = limit - result.size();
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
-      result.addAll(quarantine.decodeAll(rows));
+      List<OperationRecord> decoded = quarantine.decodeAll(rows);
+      remember(rows, decoded);
+      result.addAll(decoded);
       if (rows.size() < want) {
         break;
       }
@@ -578,6 +609,29 @@ public final class JdbcJournal implements Journal {
       cursor = new RowKey(last.scope(), last.operation(), last.key());
     }
     return result;
+  }
+
+  /**
+   * Keeps the requests of the unfinished operations of a page just read (findDue, above all: the
+   * resume that follows claims, sends and finishes each), so that their transitions need not parse
+   * them again. Each was checked against its row's request_check when it was decoded.
+   */
+  private void remember(List<RawRow> rows, List<OperationRecord> decoded) {
+    if (decoded.isEmpty()) {
+      return;
+    }
+    java.util.Map<OperationId, String> checks = new java.util.HashMap<>(rows.size() * 2);
+    for (RawRow r : rows) {
+      if (r.requestCheck() != null) {
+        checks.put(new OperationId(r.scope(), r.operation(), dev.idem.core.IdempotencyKey.of(r.key())), r.requestCheck());
+      }
+    }
+    for (OperationRecord r : decoded) {
+      String check = checks.get(r.id());
+      if (check != null && !r.state().isTerminal()) {
+        requests.put(r.id(), check, r.request());
+      }
+    }
   }
 
   /** What a failed write of an attempt's outcome leaves behind, for its message. */
@@ -596,6 +650,15 @@ public final class JdbcJournal implements Journal {
       return call.run();
     } catch (JournalException e) {
       throw new JournalException(e.getMessage() + " [" + id + ": " + consequence + "]", e);
+    }
+  }
+
+  /** A response this journal just encoded, as a read would return it. */
+  private ResponseSnapshot storedForm(String responseJson) {
+    try {
+      return codec.decodeResponse(responseJson);
+    } catch (CorruptRowException e) {
+      throw new IllegalStateException("the journal cannot decode a response it just encoded: " + e.getMessage(), e);
     }
   }
 

@@ -18,6 +18,8 @@ public class OperationTable {
   static final String COLUMNS = "scope, operation, op_key, reference, fingerprint, request_json, state, owner,"
       + " generation, lease_expires_at, next_attempt_at, created_at, updated_at, attempts_json, response_json,"
       + " reason, quarantined_at, quarantine_reason, request_check";
+  /** {@link #COLUMNS} with a NULL in place of {@code request_json}, so that {@code read} still applies. */
+  private static final String COLUMNS_WITHOUT_REQUEST = COLUMNS.replace(" request_json,", " NULL,");
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
   private static final String AFTER = " AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND op_key > ?))))";
   private static final String ORDER = " ORDER BY scope, operation, op_key";
@@ -82,6 +84,23 @@ public class OperationTable {
   public RawRow select(SqlSession c, OperationId id, String lockClause) throws SQLException {
     PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation" + BY_ID
         + (lockClause == null ? "" : lockClause));
+    try {
+      bindId(ps, 1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? read(rs) : null;
+      }
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * Reads one row without its {@code request_json} (the returned row's is null): for a write whose
+   * caller already knows the request ({@link RequestMemo}), so that SQLite does not copy a request
+   * of up to a megabyte out of the page cache only to have it parsed and dropped.
+   */
+  public RawRow selectWithoutRequest(SqlSession c, OperationId id) throws SQLException {
+    PreparedStatement ps = c.prepare("SELECT " + COLUMNS_WITHOUT_REQUEST + " FROM idem_operation" + BY_ID);
     try {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {

@@ -108,6 +108,22 @@ public final class Quarantine {
   }
 
   /**
+   * Like {@link #decode(RawRow)}, for a row read without its {@code request_json}, whose request
+   * is already known (see {@link RecordCodec#decode(RawRow, dev.idem.core.spi.RequestSnapshot)}).
+   *
+   * @throws CorruptRowFound if the row cannot be decoded
+   * @throws JournalException if the row is already quarantined
+   */
+  public OperationRecord decode(RawRow row, dev.idem.core.spi.RequestSnapshot request) throws JournalException {
+    failIfQuarantined(row);
+    try {
+      return codec.decode(row, request);
+    } catch (CorruptRowException e) {
+      throw new CorruptRowFound(row, e);
+    }
+  }
+
+  /**
    * The state of a row inside a unit of work, without decoding the rest of it.
    *
    * @throws CorruptRowFound if the state is unknown

@@ -188,13 +188,13 @@ public final class RecordCodec {
         result.add(new AttemptRecord(
             a.path("number").asInt(0),
             a.path("generation").asLong(),
-            Instant.parse(text(a, "startedAt", "attempts_json")),
-            Instant.parse(text(a, "endedAt", "attempts_json")),
+            IsoText.instant(text(a, "startedAt", "attempts_json")),
+            IsoText.instant(text(a, "endedAt", "attempts_json")),
             Classification.valueOf(text(a, "classification", "attempts_json")),
             status == null || status.isNull() ? null : status.asInt(),
             exceptionClass == null || exceptionClass.isNull() ? null : exceptionClass.asText(),
             text(a, "reason", "attempts_json"),
-            Duration.parse(text(a, "delay", "attempts_json")),
+            IsoText.duration(text(a, "delay", "attempts_json")),
             text(a, "decision", "attempts_json")));
       } catch (RuntimeException e) {
         throw new CorruptRowException("attempts_json: invalid attempt (" + e.getClass().getSimpleName() + ")");
@@ -207,6 +207,23 @@ public final class RecordCodec {
 
   /** Decodes a row, or explains (without values) why it cannot be. */
   public OperationRecord decode(RawRow row) throws CorruptRowException {
+    RequestSnapshot request = decodeRequest(row.requestJson());
+    if (row.requestCheck() != null && !RequestCheck.matches(row.requestCheck(), row.fingerprint(), row.requestJson())) {
+      // Never send a changed payload under the original key: the server would replay the first
+      // answer for a request that is not the one it answered.
+      throw new CorruptRowException("request_json: the stored request no longer matches its checksum (a stored byte"
+          + " changed); it is never sent");
+    }
+    return decode(row, request);
+  }
+
+  /**
+   * Decodes a row whose request is already known, without reading its {@code request_json} (which
+   * the row may not carry): for a write that returns the record it changed, where parsing the
+   * request back from JSON was the largest part of the call's work. The caller vouches that
+   * {@code request} is the row's (see {@link RequestMemo}); nothing returned by it is sent.
+   */
+  public OperationRecord decode(RawRow row, RequestSnapshot request) throws CorruptRowException {
     OperationState state = state(row.state());
     OperationId id;
     Fingerprint fingerprint;
@@ -221,13 +238,6 @@ public final class RecordCodec {
       throw new CorruptRowException("fingerprint: not 64 lower-case hex characters");
     }
 
-    RequestSnapshot request = decodeRequest(row.requestJson());
-    if (row.requestCheck() != null && !RequestCheck.matches(row.requestCheck(), row.fingerprint(), row.requestJson())) {
-      // Never send a changed payload under the original key: the server would replay the first
-      // answer for a request that is not the one it answered.
-      throw new CorruptRowException("request_json: the stored request no longer matches its checksum (a stored byte"
-          + " changed); it is never sent");
-    }
     try {
       return new OperationRecord(id, row.reference(), fingerprint, request, state,
           row.owner(), row.generation(), Instants.fromNullable(row.leaseExpiresAt()),

@@ -15,7 +15,13 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -38,6 +44,10 @@ public final class PendingResumer {
   private final EngineSettings settings;
   private final KeyRetention retention;
   private final Runner runner;
+  /** How many operations of a page are resumed at once; 1 resumes them one after another. */
+  private final int concurrency;
+  /** Handlers are told one at a time, whichever thread resumed the operation. */
+  private final Object notifyLock = new Object();
 
   private int examined;
   private int succeeded;
@@ -50,9 +60,23 @@ public final class PendingResumer {
   private Instant earliestForeignExpiry;
 
   public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner) {
+    this(settings, retention, runner, 1);
+  }
+
+  /**
+   * @param concurrency how many operations of each page are resumed at once, on threads of this
+   *     pass's own (stopped when the pass ends); 1 resumes them one after another on the caller's
+   *     thread. With a durable journal, concurrent resumes share its group commits: after a crash each
+   *     resumed operation's claim is a durable write, and one after another each paid a disk sync.
+   */
+  public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner, int concurrency) {
+    if (concurrency < 1) {
+      throw new IllegalArgumentException("concurrency must be at least 1: " + concurrency);
+    }
     this.settings = settings;
     this.retention = retention;
     this.runner = runner;
+    this.concurrency = concurrency;
   }
 
   /**
@@ -98,25 +122,87 @@ public final class PendingResumer {
 
   /** Runs the pass; single use. */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, PAGE);
-      for (OperationRecord record : page) {
-        examined++;
-        ResumeHandler handler = handlers.get(record.id().operation());
-        if (handler == null) {
-          unhandled++;
-        } else {
-          resumeOne(record, handler);
+    ExecutorService pool = concurrency == 1 ? null : Executors.newFixedThreadPool(concurrency, r -> {
+      Thread t = new Thread(r, "idem-resume");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      OperationId after = null;
+      while (true) {
+        List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, PAGE);
+        List<Callable<Void>> batch = new ArrayList<>(page.size());
+        for (OperationRecord record : page) {
+          examined++;
+          ResumeHandler handler = handlers.get(record.id().operation());
+          if (handler == null) {
+            unhandled++;
+          } else if (pool == null) {
+            resumeOne(record, handler);
+          } else {
+            batch.add(() -> {
+              resumeOne(record, handler);
+              return null;
+            });
+          }
         }
+        if (pool != null) {
+          runAll(pool, batch);
+        }
+        if (page.size() < PAGE) {
+          break;
+        }
+        after = page.get(page.size() - 1).id();
       }
-      if (page.size() < PAGE) {
-        break;
+    } finally {
+      if (pool != null) {
+        pool.shutdownNow();
       }
-      after = page.get(page.size() - 1).id();
     }
     resumeLeased(handlers);
-    return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
+    synchronized (this) {
+      return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
+    }
+  }
+
+  /**
+   * Resumes one page's operations on the pool and waits for all of them (the next page is read
+   * after, so at most a page is in memory); the first journal failure is thrown once the page is
+   * done, as the sequential pass would have thrown it.
+   */
+  private void runAll(ExecutorService pool, List<Callable<Void>> batch) throws IdempotencyException {
+    List<Future<Void>> futures;
+    try {
+      futures = pool.invokeAll(batch);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+          + " journal for the next resume", e);
+    }
+    JournalException first = null;
+    for (Future<Void> f : futures) {
+      try {
+        f.get();
+      } catch (ExecutionException e) {
+        Throwable cause = e.getCause();
+        if (cause instanceof JournalException je) {
+          first = first == null ? je : first;
+        } else if (cause instanceof RuntimeException re) {
+          throw re;
+        } else if (cause instanceof Error err) {
+          throw err;
+        } else {
+          throw new IllegalStateException(cause);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+            + " journal for the next resume", e);
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
   }
 
   /**
@@ -157,35 +243,46 @@ public final class PendingResumer {
   private void resumeOne(OperationRecord record, ResumeHandler handler) throws JournalException {
     try {
       if (retention.isExpired(record)) {
-        expired++;
+        count(() -> expired++);
         if (retention.expireIfDue(record) == OperationState.UNCERTAIN) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
           notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
-          uncertain++;
+          count(() -> uncertain++);
           return;
         }
       }
       notify(handler, runner.run(record, handler.transport()), null);
-      succeeded++;
+      count(() -> succeeded++);
     } catch (OperationException e) {
       notify(handler, null, e);
       switch (e.state()) {
-        case FAILED -> failed++;
-        case UNCERTAIN -> uncertain++;
-        default -> pending++;
+        case FAILED -> count(() -> failed++);
+        case UNCERTAIN -> count(() -> uncertain++);
+        default -> count(() -> pending++);
       }
     } catch (IdempotencyKeyReusedException e) {
       notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null));
-      failed++;
+      count(() -> failed++);
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
-      pending++;
+      count(() -> pending++);
     }
   }
 
-  private static void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
+  /** Counts an outcome; resumes of one page may run on several threads. */
+  private synchronized void count(Runnable increment) {
+    increment.run();
+  }
+
+  private void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
+    synchronized (notifyLock) {
+      notifyNow(handler, outcome, failure);
+    }
+  }
+
+  private static void notifyNow(ResumeHandler handler, Outcome outcome, OperationException failure) {
     try {
       if (outcome != null) {
         handler.onSuccess(outcome);

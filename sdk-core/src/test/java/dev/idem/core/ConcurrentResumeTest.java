@@ -1,0 +1,87 @@
+package dev.idem.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.spi.Transport;
+import dev.idem.core.support.Harness;
+import dev.idem.core.support.Requests;
+import dev.idem.core.support.ScriptedTransport;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * resumePending with {@code resumeConcurrency}: operations are re-sent at once (so that a durable
+ * journal's claims share commits), each still exactly once with its journaled key, and handlers are
+ * told one at a time.
+ */
+class ConcurrentResumeTest {
+  private static final int THREADS = 4;
+
+  @Test
+  void resumesOperationsConcurrentlyEachOnceWithItsKeyAndTellsHandlersOneAtATime() throws Exception {
+    Harness h = new Harness(Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250; // more than two pages of 100
+    Set<IdempotencyKey> journaled = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      Operation op = Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build();
+      h.executor.enqueue(op);
+      journaled.add(op.key());
+    }
+    // The first THREADS sends wait until all THREADS are in flight together: this passes only if
+    // the resumer runs them concurrently (one after another, the first would time out).
+    CountDownLatch together = new CountDownLatch(THREADS);
+    AtomicInteger overlapped = new AtomicInteger();
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      together.countDown();
+      try {
+        if (together.await(10, TimeUnit.SECONDS)) {
+          overlapped.incrementAndGet();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return ScriptedTransport.response(201);
+    };
+    AtomicInteger inHandler = new AtomicInteger();
+    AtomicInteger mostInHandler = new AtomicInteger();
+    List<Outcome> delivered = new ArrayList<>(); // not thread-safe on purpose: handlers are called one at a time
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> {
+      mostInHandler.accumulateAndGet(inHandler.incrementAndGet(), Math::max);
+      delivered.add(o);
+      inHandler.decrementAndGet();
+    }, f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, summary.examined());
+    assertEquals(journaled, sends.keySet(), "each went out with the key journaled before");
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each pending operation sent exactly once");
+    assertEquals(n, delivered.size());
+    assertEquals(1, mostInHandler.get(), "handlers are told one at a time");
+    assertEquals(n, overlapped.get(), "the first " + THREADS + " sends were in flight together");
+    assertEquals(0, h.executor.journal().count(OperationState.PENDING));
+    for (Outcome o : delivered) {
+      assertEquals(OperationState.SUCCEEDED, h.executor.journal().find(o.operationId()).orElseThrow().state());
+    }
+  }
+
+  @Test
+  void concurrencyOutOfRangeIsRefused() {
+    assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(0));
+    assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(257));
+  }
+}
