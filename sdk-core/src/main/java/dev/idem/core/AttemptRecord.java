@@ -79,4 +79,16 @@ public record AttemptRecord(
   public boolean isAmbiguous() {
     return classification == Classification.AMBIGUOUS;
   }
+
+  /**
+   * Whether this attempt may have taken effect at the server: it was {@link Classification#AMBIGUOUS},
+   * or the server said it succeeded. A SUCCESS attempt in the history of an operation that is not
+   * SUCCEEDED is one whose success transition a crash lost (the attempt record was durable, the
+   * transition was not): the effect exists, so a later refusal must not end the operation FAILED.
+   *
+   * @return whether the attempt was AMBIGUOUS or SUCCESS
+   */
+  public boolean mayHaveTakenEffect() {
+    return classification == Classification.AMBIGUOUS || classification == Classification.SUCCESS;
+  }
 }

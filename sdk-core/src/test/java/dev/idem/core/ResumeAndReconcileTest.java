@@ -2,6 +2,8 @@ package dev.idem.core;
 
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.Transition;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,6 +36,35 @@ class ResumeAndReconcileTest {
     Operation op = Operation.builder(name, request).build();
     h.executor.enqueue(op);
     return op;
+  }
+
+  /**
+   * What a crash between an attempt's SUCCESS record and its SUCCEEDED transition leaves behind (the
+   * journal may acknowledge the second up to its deferred interval after the first is durable, and
+   * the first attempt's claim is folded into begin): a PENDING operation whose history says the
+   * server ran it. The resend is refused with a 400 (a server without a replay of its first answer):
+   * the effect exists, so the operation must end UNCERTAIN, never FAILED. Seen flaky in
+   * JournalKillTest ("before-completion") under load; before this it ended FAILED.
+   */
+  @Test
+  void aSuccessWhoseTransitionACrashLostNeverEndsFailedWhenTheResendIsRefused() throws Exception {
+    Operation op = enqueue("create-order", "{\"n\":1}");
+    Instant now = h.time.clock().instant();
+    Lease lease = h.journal.claim(op.id(), "dead-process", now, Duration.ofMinutes(2)).orElseThrow();
+    h.journal.recordAttempt(op.id(), lease, new AttemptRecord(1, lease.generation(), now, now,
+        Classification.SUCCESS, 201, null, "HTTP 201", Duration.ZERO, "done"));
+    h.journal.transition(op.id(), lease, Transition.retryAt(now, now, "recovered after a crash"));
+    ScriptedTransport transport = new ScriptedTransport(h.time).otherwise(ScriptedTransport.status(400));
+    List<OperationException> failures = new ArrayList<>();
+
+    h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport,
+        o -> { throw new AssertionError("a 400 is not a success: " + o); }, failures::add)));
+
+    assertEquals(1, transport.count(), "resent once");
+    assertEquals(op.key(), transport.sent().get(0).key(), "with its journaled key");
+    assertEquals(OperationState.UNCERTAIN, h.journal.find(op.id()).orElseThrow().state());
+    assertEquals(1, failures.size());
+    assertInstanceOf(OperationUncertainException.class, failures.get(0));
   }
 
   @Test

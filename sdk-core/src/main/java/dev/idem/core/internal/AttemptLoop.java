@@ -344,7 +344,8 @@ public final class AttemptLoop {
   private Step permanent(Verdict v, Integer status, IOException failure, HostGuard.Health health)
       throws IdempotencyException {
     Instant now = s.clock().instant();
-    boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::isAmbiguous);
+    // An earlier SUCCESS counts too: only a crash that lost its transition leaves one behind.
+    boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
     record(v, status, failure, now, Duration.ZERO, "permanent: no retry", health);
     if (failure != null && !provablyNotSent(failure)) {
       // The classifier says "don't retry", but without a response the request may have taken effect.
@@ -354,7 +355,7 @@ public final class AttemptLoop {
           id, history, lastResponse));
     }
     if (ambiguousBefore) {
-      String reason = v.reason() + " after an earlier ambiguous attempt, which may have taken effect";
+      String reason = v.reason() + " after an earlier ambiguous or successful attempt, which may have taken effect";
       finish(OperationState.UNCERTAIN, now, reason);
       return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason, failure, id,
           history, lastResponse));
@@ -381,7 +382,7 @@ public final class AttemptLoop {
       previousDelay = d.delay();
       return new Step.Wait(d.delay());
     }
-    boolean uncertain = history.stream().anyMatch(AttemptRecord::isAmbiguous);
+    boolean uncertain = history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
     String reason = "gave up: " + d.reason() + "; last attempt: " + v.reason();
     finish(uncertain ? OperationState.UNCERTAIN : OperationState.FAILED, now, reason);
     LOG.warn("operation {} {} after {} attempts: {}", id, uncertain ? "is UNCERTAIN" : "FAILED", history.size(),
