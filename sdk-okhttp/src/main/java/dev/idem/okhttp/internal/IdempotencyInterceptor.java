@@ -89,6 +89,9 @@ public final class IdempotencyInterceptor implements Interceptor {
       // effect, and the caller sees the server's answer as OkHttp would have delivered it.
       return transport.responseFor(last, new IdempotencyResult(e.operationId(), OperationState.FAILED, false,
           e.fromJournal(), e.attempts()));
+    } finally {
+      // Only the response handed over above keeps its body open; any other is closed, unread.
+      transport.releaseUnclaimed();
     }
   }
 

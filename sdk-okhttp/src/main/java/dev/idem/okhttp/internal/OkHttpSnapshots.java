@@ -46,13 +46,13 @@ public final class OkHttpSnapshots {
     return b.build();
   }
 
-  /** Buffers a response's body into a snapshot, and closes the response. */
+  /**
+   * Snapshots a response, keeping its body only up to {@link ResponseSnapshot#MAX_CAPTURED_BODY}
+   * bytes (a longer one is marked {@link ResponseSnapshot#BODY_NOT_KEPT_HEADER} and dropped), and
+   * closes the response.
+   */
   public static ResponseSnapshot buffer(Response response) throws IOException {
-    try (response) {
-      byte[] body = response.body().bytes();
-      Map<String, List<String>> headers = response.headers().toMultimap();
-      return new ResponseSnapshot(response.code(), headers, body);
-    }
+    return ResponseCapture.captureAndClose(response);
   }
 
   /**
