@@ -68,12 +68,16 @@ public final class CallEngine {
     } catch (OperationFailedException e) {
       settled = settledFailure(e, transport);
     } catch (OperationPendingException e) {
+      transport.releaseUnclaimed();
       // HttpClient.send reports interrupts as InterruptedException; the operation stays PENDING.
       if (Thread.interrupted()) {
         InterruptedException ie = new InterruptedException("interrupted; " + e.getMessage());
         ie.initCause(e);
         throw ie;
       }
+      throw e;
+    } catch (IOException | RuntimeException | Error e) {
+      transport.releaseUnclaimed(); // no response is handed over: stop the last body
       throw e;
     }
     try {
@@ -116,10 +120,12 @@ public final class CallEngine {
           } else if (AttemptSender.unwrap(error) instanceof OperationFailedException e) {
             settled = settledFailure(e, transport);
           } else {
+            transport.releaseUnclaimed();
             result.completeExceptionally(AttemptSender.unwrap(error));
             return;
           }
         } catch (IOException | RuntimeException e) {
+          transport.releaseUnclaimed();
           result.completeExceptionally(e);
           return;
         }
@@ -181,6 +187,7 @@ public final class CallEngine {
   private Settled settledFailure(OperationFailedException e, LiveTransport transport) throws OperationException {
     Optional<ResponseSnapshot> last = e.lastResponse();
     if (last.isEmpty() || isMissingKeyError(last.get())) {
+      transport.releaseUnclaimed();
       throw e;
     }
     boolean replayed = last.get().header(REPLAY_HEADER).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
@@ -195,7 +202,14 @@ public final class CallEngine {
     HttpClient.Version version = sent != null ? sent.raw().version() : original.version().orElse(delegate.version());
     HttpRequest request = sent != null ? sent.raw().request() : original;
     BodyHandlers.Info info = new BodyHandlers.Info(s.response().status(), headers, version);
-    return BodyHandlers.apply(handler, info, s.response().body()).thenApply(body -> new BufferedResponse<>(
+    // The response this call received streams its live body to the caller's handler; one from the
+    // journal (or another caller) is fed from its stored bytes.
+    if (sent == null) {
+      transport.releaseUnclaimed();
+    }
+    CompletableFuture<T> handled = sent != null ? BodyHandlers.attach(handler, info, sent)
+        : BodyHandlers.apply(handler, info, s.response().body());
+    return handled.thenApply(body -> new BufferedResponse<>(
         s.response().status(), headers, body, request, sent != null ? sent.raw().uri() : original.uri(), version,
         sent != null ? sent.raw().sslSession() : Optional.empty(), s.id(), s.state(), s.replayed(), s.fromJournal(),
         s.attempts()));
