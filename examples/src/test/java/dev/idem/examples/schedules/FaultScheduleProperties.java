@@ -122,8 +122,9 @@ class FaultScheduleProperties {
     }
     System.out.println("FaultScheduleProperties: fault schedules run: " + run.get() + " (" + schedules
         + " asked), violations: 0");
-    // QuickTheories skips a schedule it already generated, so the count run can be a little lower.
-    assertTrue(run.get() >= schedules * 9 / 10, run.get() + " of " + schedules);
+    // QuickTheories skips a schedule it already generated, so the count run is lower: short
+    // schedules repeat, more often the more are asked (300: 291 run; 10,000: 8,884 run).
+    assertTrue(run.get() >= schedules * 8 / 10, run.get() + " of " + schedules);
   }
 
   /** The process under test: the journal it has open and its executor; rebuilt by every restart. */
