@@ -15,6 +15,18 @@ import java.util.Optional;
  * <p>Immutable and thread-safe; byte arrays are copied in and out.
  */
 public final class ResponseSnapshot {
+  /**
+   * The most body bytes an HTTP adapter keeps in a snapshot of a live response: 64 KiB, the
+   * embedded journal's default stored-body cap. A longer body (or one whose length is unknown and
+   * that the outcome does not depend on) streams to the caller and is not kept.
+   */
+  public static final int MAX_CAPTURED_BODY = 64 * 1024;
+  /**
+   * Set by the HTTP adapters on a snapshot whose body streamed to the caller instead of being kept:
+   * the snapshot's body is empty and the value is the declared length in bytes, or {@code unknown}.
+   */
+  public static final String BODY_NOT_KEPT_HEADER = "idem-body-not-kept";
+
   private final int status;
   private final Map<String, List<String>> headers;
   private final byte[] body;

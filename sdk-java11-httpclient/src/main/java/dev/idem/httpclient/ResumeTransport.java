@@ -44,7 +44,7 @@ public final class ResumeTransport implements Transport, AsyncTransport {
 
   ResumeTransport(HttpClient delegate, String keyHeader, KeyHeaderFormat keyFormat,
       Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
-    this.sender = new AttemptSender(delegate);
+    this.sender = AttemptSender.forResume(delegate);
     this.keyHeader = keyHeader;
     this.keyFormat = keyFormat;
     this.headers = headers;

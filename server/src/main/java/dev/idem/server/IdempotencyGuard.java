@@ -448,6 +448,12 @@ public final class IdempotencyGuard implements AutoCloseable {
       // The lease may still be live: keep trying, and let completion decide.
       claim.lost(e);
       LOG.warn("Could not renew the lease of {}", claim, e);
+    } catch (Error e) {
+      // Not rethrown into the scheduler, where it would end unseen and renewals would stop quietly:
+      // the claim is marked lost (its completion is then refused if another instance took over), and
+      // renewals go on.
+      claim.lost(e);
+      LOG.error("Renewing the lease of {} failed with {}", claim, e.toString(), e);
     }
     scheduleRenewal(claim);
   }
@@ -464,6 +470,11 @@ public final class IdempotencyGuard implements AutoCloseable {
       } catch (RuntimeException e) {
         lastPurgeFailure = e;
         LOG.error("The idempotency purge failed; records past retention stay until it succeeds", e);
+      } catch (Error e) {
+        // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
+        lastPurgeFailure = new IllegalStateException("the purge failed with " + e, e);
+        LOG.error("The idempotency purge failed with {}; records past retention stay until it succeeds",
+            e.toString(), e);
       }
       schedulePurge();
     }, purgeInterval);

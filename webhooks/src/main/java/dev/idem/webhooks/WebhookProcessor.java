@@ -98,6 +98,8 @@ public final class WebhookProcessor implements AutoCloseable {
   private Instant pollDue;
   private Duration failureBackoff = Duration.ZERO;
   private volatile Throwable lastPollFailure;
+  /** The Error that stopped background processing, if one did. */
+  private volatile Error brokenBy;
 
   private WebhookProcessor(Builder b) {
     this.inbox = b.inbox;
@@ -161,6 +163,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * @throws WebhookInboxException if the inbox cannot be read or written
    */
   public int processDue(int max) {
+    Error broken = brokenBy;
+    if (broken != null) {
+      throw new WebhookInboxException("the webhook processor stopped after " + broken
+          + "; the events stay in the inbox. Build a new processor", broken);
+    }
     long now = clock.millis();
     List<ClaimedEvent> claimed = store.claim(max, owner, now, now + lease.toMillis());
     for (ClaimedEvent e : claimed) {
@@ -183,7 +190,7 @@ public final class WebhookProcessor implements AutoCloseable {
 
   private void requestPoll(Duration delay) {
     synchronized (lock) {
-      if (!started || closed) {
+      if (!started || closed || brokenBy != null) {
         return;
       }
       if (polling) {
@@ -251,6 +258,8 @@ public final class WebhookProcessor implements AutoCloseable {
         failureBackoff = MAX_POLL_BACKOFF;
       }
       next = failureBackoff;
+    } catch (Error e) {
+      broken(e, "its poller");
     } finally {
       boolean again;
       synchronized (lock) {
@@ -270,7 +279,32 @@ public final class WebhookProcessor implements AutoCloseable {
       // runs again, so nothing is lost; say so.
       LOG.warn("could not record the outcome of webhook {}/{}; it runs again when its lease ends", e.source(),
           e.eventId(), ex);
+    } catch (Error ex) {
+      // A handler's own Error is the event's failure (runClaimed records it); this one came from
+      // the store or a listener while the outcome was being recorded.
+      broken(ex, "webhook " + e.source() + "/" + e.eventId());
     }
+  }
+
+  /**
+   * An Error (OutOfMemoryError, StackOverflowError, a listener's own) outside a handler: what it
+   * left behind is unknown, so background processing stops instead of dying unseen on a pool
+   * thread. It is logged at ERROR, {@link #lastPollFailure()} returns it, and {@link #processDue}
+   * throws, naming it. Unfinished events stay in the inbox for the next processor.
+   */
+  private void broken(Error error, String where) {
+    synchronized (lock) {
+      if (brokenBy == null) {
+        brokenBy = error;
+      }
+      if (pollTask != null) {
+        pollTask.cancel(false);
+        pollTask = null;
+      }
+    }
+    lastPollFailure = error;
+    LOG.error("webhook processing stopped: {} in {}; the events stay in the inbox for the next processor",
+        error.toString(), where, error);
   }
 
   private void runClaimed(ClaimedEvent e) {

@@ -122,8 +122,9 @@ class FaultScheduleProperties {
     }
     System.out.println("FaultScheduleProperties: fault schedules run: " + run.get() + " (" + schedules
         + " asked), violations: 0");
-    // QuickTheories skips a schedule it already generated, so the count run can be a little lower.
-    assertTrue(run.get() >= schedules * 9 / 10, run.get() + " of " + schedules);
+    // QuickTheories skips a schedule it already generated, so the count run is lower: short
+    // schedules repeat, more often the more are asked (300: 291 run; 10,000: 8,884 run).
+    assertTrue(run.get() >= schedules * 8 / 10, run.get() + " of " + schedules);
   }
 
   /** The process under test: the journal it has open and its executor; rebuilt by every restart. */
@@ -135,6 +136,7 @@ class FaultScheduleProperties {
     private JdbcJournal journal;
     private IdempotentExecutor executor;
     private Transport transport;
+    private VirtualTime time;
     private int counter;
 
     World(Path dir, IdempotentServer server, OkHttpClient client) throws Exception {
@@ -146,7 +148,7 @@ class FaultScheduleProperties {
 
     private void open() throws Exception {
       journal = JdbcJournal.openEmbedded(dir);
-      VirtualTime time = new VirtualTime();
+      time = new VirtualTime();
       executor = IdempotentExecutor.builder().journal(journal).retryPolicy(policy).clock(time.clock())
           .sleeper(time.sleeper()).scheduler(time.scheduler()).random(() -> 0.5).build();
       transport = IdemOkHttp.builder(executor).build().transport(client);
@@ -189,12 +191,15 @@ class FaultScheduleProperties {
         server.plan().clear();
         OperationState end = null;
         for (int i = 0; i < 3 && (end == null || !end.isTerminal() || end == OperationState.UNCERTAIN); i++) {
+          letTimePassUntilDue(op.id());
           drive(op.id(), null);
           end = state(op.id());
         }
         long effects = server.effectCount(key);
         assertTrue(effects <= 1, effects + " effects for one key");
-        assertTrue(end == OperationState.SUCCEEDED || end == OperationState.FAILED, "did not settle: " + end);
+        assertTrue(end == OperationState.SUCCEEDED || end == OperationState.FAILED, "did not settle: " + end + " ("
+            + executor.find(op.id()).map(r -> r.reason() + ", next attempt at " + r.nextAttemptAt() + ", now "
+            + time.now()).orElse("") + ")");
         assertEquals(end == OperationState.SUCCEEDED ? 1 : 0, effects, end + " with " + effects + " effects");
         for (ReceivedRequest r : server.recordedRequests()) {
           boolean ours = r.body().equals(body);
@@ -250,6 +255,21 @@ class FaultScheduleProperties {
         executor.resume(id, t == null ? transport : t);
       } catch (IdempotencyException e) {
         // checked by the caller through the journal
+      }
+    }
+
+    /**
+     * Once the faults stop, time passes as it does for an app that resumes later: a PENDING
+     * operation that waits (for its backoff, or because this executor's host circuit breaker is
+     * open or its retry budget is empty, which the faults of earlier schedules can cause) becomes
+     * due. Virtual time moves only by the executor's own sleeps otherwise, so without this an
+     * operation parked until a later instant could never be resumed here: a run of 10,000 schedules
+     * on a loaded machine ended one PENDING that way.
+     */
+    private void letTimePassUntilDue(OperationId id) throws IdempotencyException {
+      OperationRecord r = executor.find(id).orElseThrow(() -> new AssertionError("lost " + id));
+      if (r.state() == OperationState.PENDING && r.nextAttemptAt() != null && r.nextAttemptAt().isAfter(time.now())) {
+        time.advance(Duration.between(time.now(), r.nextAttemptAt()));
       }
     }
 

@@ -202,6 +202,12 @@ public final class SingleConnectionStore implements Store {
     } catch (IdempotencyException | RuntimeException e) {
       LOG.error("Idem journal {}: committing deferred writes failed; the journal is unusable until reopened ({})",
           name, e.getMessage());
+    } catch (Error e) {
+      // An Error (OutOfMemoryError, say) must not end in the executor's future, unseen: whether the
+      // commit happened is unknown, so the journal is broken, and every later call says why.
+      markBroken(e);
+      LOG.error("Idem journal {}: the background commit failed with {}; the journal is unusable until reopened",
+          name, e.toString());
     }
   }
 
@@ -225,6 +231,9 @@ public final class SingleConnectionStore implements Store {
       rollback(e);
       throw JournalErrors.wrap("statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
+      if (e instanceof Error error) {
+        markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
+      }
       rollback(e);
       throw e;
     }
@@ -249,6 +258,13 @@ public final class SingleConnectionStore implements Store {
     } catch (SQLException e) {
       broken = e;
       throw JournalErrors.wrapUnusable(name, e);
+    }
+  }
+
+  /** Records the first failure that makes this store unusable; later calls throw, naming it. */
+  private void markBroken(Throwable cause) {
+    if (broken == null) {
+      broken = cause;
     }
   }
 
@@ -329,6 +345,9 @@ public final class SingleConnectionStore implements Store {
     } catch (SQLException e) {
       broken = e;
       throw JournalErrors.wrap("commit on " + name, e);
+    } catch (Error e) {
+      markBroken(e); // committed or not, nobody can tell: no one may be told that work is durable
+      throw e;
     } finally {
       statementLock.unlock();
     }
@@ -341,6 +360,9 @@ public final class SingleConnectionStore implements Store {
       } catch (IOException | RuntimeException e) {
         broken = e;
         throw new JournalException("disk sync on " + name + " failed: " + e, e);
+      } catch (Error e) {
+        markBroken(e);
+        throw e;
       }
     }
     durableSeq = target;

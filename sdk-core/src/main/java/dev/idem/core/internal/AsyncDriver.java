@@ -65,7 +65,19 @@ public final class AsyncDriver {
       perform(loop.start());
     } catch (IdempotencyException | RuntimeException e) {
       result.completeExceptionally(e);
+    } catch (Error e) {
+      failOn(e);
     }
+  }
+
+  /**
+   * An Error (OutOfMemoryError, StackOverflowError, a listener's own) while the driver runs on a
+   * transport's or the scheduler's thread. Rethrown there, it would end unseen in that thread's
+   * future and the call would never complete; so the call fails with it, and the caller sees it.
+   * The operation stays as the journal last recorded it (claimed, until its lease lets a resume take it).
+   */
+  private void failOn(Error e) {
+    result.completeExceptionally(e);
   }
 
   private void perform(Step step) throws IdempotencyException {
@@ -125,6 +137,8 @@ public final class AsyncDriver {
       perform(next);
     } catch (IdempotencyException | RuntimeException e) {
       result.completeExceptionally(e);
+    } catch (Error e) {
+      failOn(e);
     }
   }
 
@@ -145,6 +159,8 @@ public final class AsyncDriver {
       }
     } catch (IdempotencyException | RuntimeException e) {
       result.completeExceptionally(e);
+    } catch (Error e) {
+      failOn(e);
     }
   }
 

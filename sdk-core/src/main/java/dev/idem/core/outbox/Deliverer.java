@@ -41,6 +41,16 @@ final class Deliverer {
   interface Listener {
     /** @param progress the delivery made progress (see {@link Ending#progress}) */
     void ended(boolean progress);
+
+    /**
+     * A delivery ended in an Error (from the transport, the journal or an outcome callback), which
+     * must not end unseen in a future on a worker thread. By default it is rethrown.
+     *
+     * @param error the Error
+     */
+    default void failed(Error error) {
+      throw error;
+    }
   }
 
   private final IdempotentExecutor executor;
@@ -132,7 +142,13 @@ final class Deliverer {
     if (tracker.attach(d, f)) {
       f.cancel(false);  // stopped while it started; close() did not see it
     }
-    f.whenComplete((outcome, error) -> onDelivered(d, reg, Ending.of(outcome, error)));
+    f.whenComplete((outcome, error) -> {
+      try {
+        onDelivered(d, reg, Ending.of(outcome, error));
+      } catch (Error e) {
+        listener.failed(e); // an outcome callback's Error, say
+      }
+    });
   }
 
   private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending) {
@@ -156,12 +172,27 @@ final class Deliverer {
     if (ended.closed()) {
       return;
     }
+    Error error = errorIn(cause);
+    if (error != null) {
+      listener.failed(error);
+      return;
+    }
     if (ending.progress()) {
       backoff.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
       backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
     }
     listener.ended(ending.progress());
+  }
+
+  /** The first Error in {@code t}'s cause chain (the executor wraps a transport's), or null. */
+  private static Error errorIn(Throwable t) {
+    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
+      if (t instanceof Error e) {
+        return e;
+      }
+    }
+    return null;
   }
 
   /**

@@ -104,6 +104,8 @@ public final class OutboxDispatcher implements AutoCloseable {
   // callbacks happen outside it.
   private final Object lock = new Object();
   private State state = State.NEW;
+  /** The Error that stopped this dispatcher, if one did; guarded by {@code lock}, read without it too. */
+  private volatile Error brokenBy;
   private Future<?> pollTask;  // the next poll, if one is scheduled
   private Instant pollDue;  // when pollTask runs
   private boolean polling;  // a poll is running: at most one at a time
@@ -142,7 +144,17 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
     this.tracker = new DeliveryTracker(journal, b.pageSize);
     this.deliverer = new Deliverer(executor, clock, registrations, b.maxInFlight, b.pageSize, tracker, backoff,
-        this::deliveryEnded);
+        new Deliverer.Listener() {
+          @Override
+          public void ended(boolean progress) {
+            deliveryEnded(progress);
+          }
+
+          @Override
+          public void failed(Error error) {
+            broken(error, "a delivery");
+          }
+        });
   }
 
   /**
@@ -200,6 +212,10 @@ public final class OutboxDispatcher implements AutoCloseable {
           + "'; register one on the OutboxDispatcher builder");
     }
     synchronized (lock) {
+      if (brokenBy != null) {
+        return CompletableFuture.failedFuture(new IllegalStateException("the dispatcher stopped after "
+            + brokenBy + "; " + operation.id() + " was not journaled. Build a new OutboxDispatcher", brokenBy));
+      }
       if (state == State.DRAINING || state == State.STOPPED) {
         return CompletableFuture.failedFuture(new IllegalStateException("the dispatcher is shutting down; "
             + operation.name() + " was not journaled"));
@@ -353,6 +369,8 @@ public final class OutboxDispatcher implements AutoCloseable {
       pollOnce();
     } catch (RuntimeException e) {
       LOG.error("OutboxDispatcher poll failed unexpectedly; polling goes on", e);
+    } catch (Error e) {
+      broken(e, "its poller");
     } finally {
       synchronized (lock) {
         polling = false;
@@ -362,6 +380,24 @@ public final class OutboxDispatcher implements AutoCloseable {
         pollAgain = false;
       }
     }
+  }
+
+  /**
+   * An Error (OutOfMemoryError, StackOverflowError, a transport's or a callback's own) in the
+   * poller or a delivery: what it left behind is unknown, so the dispatcher stops rather than go on
+   * half-working, says so at ERROR, and from then on every handle and every {@link #submit} fails
+   * with an exception that names the Error. The operations stay in the journal for the next
+   * dispatcher (or {@code resumePending}).
+   */
+  private void broken(Error error, String where) {
+    synchronized (lock) {
+      if (brokenBy == null) {
+        brokenBy = error;
+      }
+    }
+    LOG.error("OutboxDispatcher stopped: {} in {}; its operations stay in the journal for the next dispatcher",
+        error.toString(), where, error);
+    stop(false);
   }
 
   /**
@@ -467,10 +503,11 @@ public final class OutboxDispatcher implements AutoCloseable {
     return CompletableFuture.failedFuture(stoppedPending(id));
   }
 
-  private static OperationPendingException stoppedPending(OperationId id) {
-    return new OperationPendingException("the OutboxDispatcher stopped before delivering " + id + "; it is PENDING"
-        + " in the journal with its key, and the next dispatcher (or resumePending) delivers it", null, id,
-        List.of(), null);
+  private OperationPendingException stoppedPending(OperationId id) {
+    Error error = brokenBy;
+    return new OperationPendingException("the OutboxDispatcher stopped" + (error == null ? "" : " after " + error)
+        + " before delivering " + id + "; it is PENDING in the journal with its key, and the next dispatcher (or"
+        + " resumePending) delivers it", error, id, List.of(), null);
   }
 
   /** Schedules a poll after {@code delay} unless one is already due no later. */

@@ -12,10 +12,9 @@ import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Applies the caller's {@link BodyHandler} to bytes that Idem already buffered. Every attempt is
- * read with {@code ofByteArray} (the executor classifies and journals whole responses); only the
- * final response reaches the caller's handler, through a subscription that publishes the bytes as
- * one buffer when asked, as the JDK client would have.
+ * Applies the caller's {@link BodyHandler}: to the live body of the response this call received
+ * ({@link #attach}, which streams it), or to the stored bytes of a response from the journal
+ * ({@link #apply}, one buffer when asked, as the JDK client would have).
  */
 public final class BodyHandlers {
   private BodyHandlers() {}
@@ -38,6 +37,23 @@ public final class BodyHandlers {
     }
     subscriber.onSubscribe(new OneBuffer(subscriber, body));
     return subscriber.getBody().toCompletableFuture();
+  }
+
+  /**
+   * Hands the live body of {@code sent} to the subscriber the handler makes for {@code info}: the
+   * captured prefix, then the rest as it arrives, as fast as the subscriber asks.
+   *
+   * @return the handler's body, when its subscriber produces it
+   */
+  public static <T> CompletableFuture<T> attach(BodyHandler<T> handler, Info info, AttemptSender.Result sent) {
+    BodySubscriber<T> subscriber;
+    try {
+      subscriber = handler.apply(info);
+    } catch (RuntimeException e) {
+      sent.release();
+      return CompletableFuture.failedFuture(e);
+    }
+    return sent.attach(subscriber);
   }
 
   /** Publishes one buffer then completes, on the first positive request. */

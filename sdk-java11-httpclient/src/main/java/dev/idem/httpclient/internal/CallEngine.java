@@ -10,7 +10,6 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import dev.idem.core.KeyHeaderFormat;
 import java.io.IOException;
@@ -78,14 +77,23 @@ public final class CallEngine {
     try {
       settled = support.settle(executor.execute(op, transport));
     } catch (OperationFailedException e) {
-      settled = support.settle(e);
+      try {
+        settled = support.settle(e);
+      } catch (OperationFailedException unanswered) {
+        transport.releaseUnclaimed(); // thrown, not answered: no response is handed over
+        throw unanswered;
+      }
     } catch (OperationPendingException e) {
+      transport.releaseUnclaimed();
       // HttpClient.send reports interrupts as InterruptedException; the operation stays PENDING.
       if (Thread.interrupted()) {
         InterruptedException ie = new InterruptedException("interrupted; " + e.getMessage());
         ie.initCause(e);
         throw ie;
       }
+      throw e;
+    } catch (IOException | RuntimeException | Error e) {
+      transport.releaseUnclaimed(); // no response is handed over: stop the last body
       throw e;
     }
     try {
@@ -128,10 +136,12 @@ public final class CallEngine {
           } else if (AttemptSender.unwrap(error) instanceof OperationFailedException e) {
             settled = support.settle(e);
           } else {
+            transport.releaseUnclaimed();
             result.completeExceptionally(AttemptSender.unwrap(error));
             return;
           }
         } catch (IOException | RuntimeException e) {
+          transport.releaseUnclaimed();
           result.completeExceptionally(e);
           return;
         }
@@ -169,7 +179,14 @@ public final class CallEngine {
     HttpClient.Version version = sent != null ? sent.raw().version() : original.version().orElse(delegate.version());
     HttpRequest request = sent != null ? sent.raw().request() : original;
     BodyHandlers.Info info = new BodyHandlers.Info(s.response().status(), headers, version);
-    return BodyHandlers.apply(handler, info, s.response().body()).thenApply(body -> new BufferedResponse<>(
+    // The response this call received streams its live body to the caller's handler; one from the
+    // journal (or another caller) is fed from its stored bytes.
+    if (sent == null) {
+      transport.releaseUnclaimed();
+    }
+    CompletableFuture<T> handled = sent != null ? BodyHandlers.attach(handler, info, sent)
+        : BodyHandlers.apply(handler, info, s.response().body());
+    return handled.thenApply(body -> new BufferedResponse<>(
         s.response().status(), headers, body, request, sent != null ? sent.raw().uri() : original.uri(), version,
         sent != null ? sent.raw().sslSession() : Optional.empty(), s.operationId(), s.state(), s.replayed(), s.fromJournal(),
         s.attempts()));

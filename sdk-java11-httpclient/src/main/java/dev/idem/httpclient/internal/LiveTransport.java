@@ -40,6 +40,7 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    releaseUnclaimed();
     AttemptSender.Result r = sender.send(attempt(key));
     last.set(r);
     return r.snapshot();
@@ -47,6 +48,7 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    releaseUnclaimed();
     HttpRequest attempt;
     try {
       attempt = attempt(key);
@@ -66,6 +68,17 @@ public final class LiveTransport implements Transport, AsyncTransport {
   public AttemptSender.Result resultFor(ResponseSnapshot response) {
     AttemptSender.Result r = last.get();
     return r != null && r.snapshot() == response ? r : null;
+  }
+
+  /**
+   * Stops the last response's body unless it was handed to the caller: a retried attempt's body,
+   * or the final one of a call that ends without handing it over, is never read further.
+   */
+  public void releaseUnclaimed() {
+    AttemptSender.Result r = last.get();
+    if (r != null) {
+      r.release();
+    }
   }
 
   /** How many attempts this call put on the wire. */

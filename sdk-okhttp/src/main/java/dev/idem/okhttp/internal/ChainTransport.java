@@ -23,8 +23,11 @@ import okio.BufferedSink;
 /**
  * Sends the attempts of a live call down the interceptor chain. Every attempt is the app's own
  * request (its headers, secrets included, and its tags, such as Retrofit's {@code Invocation})
- * with the buffered body and the key header; each response is buffered and closed at once, which
- * OkHttp requires before an application interceptor may proceed again.
+ * with the buffered body and the key header. Each response is snapshotted by
+ * {@link ResponseCapture} (status, headers, at most a bounded prefix of the body) and its body is
+ * left open: the final one streams to the caller through {@link #responseFor}; any other is closed
+ * before the next attempt (OkHttp requires that before an application interceptor may proceed
+ * again) or by {@link #releaseUnclaimed()}, unread beyond its prefix.
  *
  * <p>It remembers the last raw response, so the interceptor can hand the caller a response that
  * keeps its protocol, handshake and timings. One instance per intercepted call; the executor calls
@@ -40,6 +43,8 @@ final class ChainTransport implements Transport {
 
   private Response lastRaw;
   private ResponseSnapshot lastSnapshot;
+  /** The last response while its body is open and nobody took it over; closed before the next attempt. */
+  private Response unclaimed;
 
   /**
    * @param chain the chain of the intercepted call
@@ -66,6 +71,7 @@ final class ChainTransport implements Transport {
     // The snapshot is the template, secrets included; sending the template instead keeps the app's
     // tags and header order. A cancelled call would fail every attempt at once without sending:
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
+    releaseUnclaimed();
     checkNotCanceled(null);
     WrittenFlag body = template.body() == null ? null : new WrittenFlag(template.body());
     Request attempt = template.newBuilder().method(template.method(), body)
@@ -96,10 +102,11 @@ final class ChainTransport implements Transport {
       }
       throw e;
     }
-    ResponseSnapshot buffered = OkHttpSnapshots.buffer(raw);
+    ResponseSnapshot captured = ResponseCapture.capture(raw);
     lastRaw = raw;
-    lastSnapshot = buffered;
-    return buffered;
+    lastSnapshot = captured;
+    unclaimed = raw;
+    return captured;
   }
 
   /** The chain with read and write timeouts no longer than the attempt timeout. */
@@ -131,16 +138,32 @@ final class ChainTransport implements Transport {
   }
 
   /**
-   * The response to hand the caller for {@code snapshot}: the raw response it was buffered from,
-   * with an in-memory body, or a rebuilt one if this call did not receive it itself.
+   * The response to hand the caller for {@code snapshot}: the raw response it was captured from,
+   * with its live body (the captured prefix, then the rest as it arrives), or a rebuilt one if this
+   * call did not receive it itself. The caller then owns the body and closes it.
    */
   Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
     boolean received = lastRaw != null && lastSnapshot == snapshot;
     Request request = (received ? lastRaw.request() : template).newBuilder()
         .tag(IdempotencyResult.class, result)
         .build();
-    return received ? OkHttpSnapshots.withBody(lastRaw, request, snapshot.body())
-        : OkHttpSnapshots.toResponse(snapshot, request);
+    if (received) {
+      unclaimed = null;
+      return lastRaw.newBuilder().request(request).build();
+    }
+    return OkHttpSnapshots.toResponse(snapshot, request);
+  }
+
+  /**
+   * Closes the last response's body unless {@link #responseFor} handed it to the caller: a retried
+   * attempt's body, or the final one of a call that ends with an exception, is never read further.
+   */
+  void releaseUnclaimed() {
+    Response open = unclaimed;
+    unclaimed = null;
+    if (open != null) {
+      open.close();
+    }
   }
 
   /** The attempt's body, remembering whether OkHttp (or an interceptor) started writing it. */

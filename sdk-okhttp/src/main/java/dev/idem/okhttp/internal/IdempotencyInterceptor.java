@@ -47,15 +47,20 @@ public final class IdempotencyInterceptor implements Interceptor {
     PreparedCall call = PreparedCall.of(request, op, support);
     ChainTransport transport = new ChainTransport(chain, call.template(), support,
         op.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null));
-    Settlement settled;
     try {
-      settled = support.settle(support.executor().execute(call.operation(), transport));
-    } catch (OperationFailedException e) {
-      // A permanent refusal (or transient failures that ran out without any ambiguity): nothing took
-      // effect, and the caller sees the server's answer as OkHttp would have delivered it.
-      settled = support.settle(e);
+      Settlement settled;
+      try {
+        settled = support.settle(support.executor().execute(call.operation(), transport));
+      } catch (OperationFailedException e) {
+        // A permanent refusal (or transient failures that ran out without any ambiguity): nothing took
+        // effect, and the caller sees the server's answer as OkHttp would have delivered it.
+        settled = support.settle(e);
+      }
+      return transport.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
+          settled.replayed(), settled.fromJournal(), settled.attempts()));
+    } finally {
+      // Only the response handed over above keeps its body open; any other is closed, unread.
+      transport.releaseUnclaimed();
     }
-    return transport.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
-        settled.replayed(), settled.fromJournal(), settled.attempts()));
   }
 }

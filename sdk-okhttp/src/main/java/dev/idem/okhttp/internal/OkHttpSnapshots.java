@@ -5,9 +5,7 @@ import dev.idem.core.ResponseSnapshot;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import okhttp3.Headers;
 import okhttp3.HttpUrl;
 import okhttp3.MediaType;
@@ -109,13 +107,13 @@ public final class OkHttpSnapshots {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   }
 
-  /** Buffers a response's body into a snapshot, and closes the response. */
+  /**
+   * Snapshots a response, keeping its body only up to {@link ResponseSnapshot#MAX_CAPTURED_BODY}
+   * bytes (a longer one is marked {@link ResponseSnapshot#BODY_NOT_KEPT_HEADER} and dropped), and
+   * closes the response.
+   */
   public static ResponseSnapshot buffer(Response response) throws IOException {
-    try (response) {
-      byte[] body = response.body().bytes();
-      Map<String, List<String>> headers = response.headers().toMultimap();
-      return new ResponseSnapshot(response.code(), headers, body);
-    }
+    return ResponseCapture.captureAndClose(response);
   }
 
   /**

@@ -1,0 +1,253 @@
+package dev.idem.httpclient.internal;
+
+import dev.idem.core.ResponseSnapshot;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodySubscriber;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
+
+/**
+ * One attempt's response body, held at the wire: subscribed to the JDK's
+ * {@code BodyHandlers.ofPublisher()} publisher, it pulls at most
+ * {@link ResponseSnapshot#MAX_CAPTURED_BODY} + 1 bytes (and only when they are needed: an error
+ * body, which the classifier reads, or a 2xx whose declared length fits the cap, which the journal
+ * keeps whole), then pulls nothing more until the caller's {@link BodySubscriber} is
+ * {@linkplain #attach attached}: that subscriber gets the captured prefix, then the rest as it
+ * arrives and as fast as it asks, as if the JDK client had fed it directly. An attempt whose
+ * response is not handed over is {@linkplain #discard discarded}: its subscription is cancelled,
+ * and the body is never read further.
+ *
+ * <p>Thread-safe: the JDK's threads and the caller's meet under this object's lock, and subscriber
+ * signals are sent outside it.
+ */
+public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
+  private static final int CAP = ResponseSnapshot.MAX_CAPTURED_BODY;
+
+  private final CompletableFuture<Void> captured = new CompletableFuture<>();
+  private final List<ByteBuffer> prefix = new ArrayList<>();
+  private Flow.Subscription upstream;
+  private boolean capturing;
+  private long prefixBytes;
+  private boolean complete;
+  private Throwable error;
+  private boolean discarded;
+  private BodySubscriber<?> downstream;
+  /** Whether the caller's subscriber got (or needed no) prefix: only then do live signals go to it directly. */
+  private boolean prefixSent;
+  /** Whether the caller's subscriber got onComplete or onError. */
+  private boolean terminated;
+
+  ResponseRelay() {}
+
+  /**
+   * Subscribes to {@code body} and reads what the snapshot of {@code raw} needs.
+   *
+   * @return the snapshot, when the prefix it needs has arrived; fails with an IOException if the
+   *     body breaks off before that
+   */
+  static CompletableFuture<Captured> capture(HttpResponse<Flow.Publisher<List<ByteBuffer>>> raw, boolean wholeUpToCap) {
+    ResponseRelay relay = new ResponseRelay();
+    long declared = raw.headers().firstValueAsLong("Content-Length").orElse(-1);
+    boolean ok = raw.statusCode() >= 200 && raw.statusCode() < 300;
+    relay.capturing = wholeUpToCap || !ok || (declared >= 0 && declared <= CAP);
+    if (!relay.capturing) {
+      relay.captured.complete(null);
+    }
+    raw.body().subscribe(relay);
+    return relay.captured.thenApply(v -> new Captured(relay, relay.snapshot(raw, declared)));
+  }
+
+  /** A snapshot and the relay that still holds the body it came from. */
+  record Captured(ResponseRelay relay, ResponseSnapshot snapshot) {}
+
+  private synchronized ResponseSnapshot snapshot(HttpResponse<?> raw, long declared) {
+    Map<String, List<String>> headers = raw.headers().map();
+    if (complete && prefixBytes <= CAP) {
+      byte[] body = new byte[(int) prefixBytes];
+      int at = 0;
+      for (ByteBuffer b : prefix) {
+        int n = b.remaining();
+        b.duplicate().get(body, at, n);
+        at += n;
+      }
+      return new ResponseSnapshot(raw.statusCode(), headers, body);
+    }
+    Map<String, List<String>> marked = new LinkedHashMap<>(headers);
+    marked.put(ResponseSnapshot.BODY_NOT_KEPT_HEADER, List.of(declared >= 0 ? Long.toString(declared) : "unknown"));
+    return new ResponseSnapshot(raw.statusCode(), marked, new byte[0]);
+  }
+
+  @Override
+  public void onSubscribe(Flow.Subscription s) {
+    boolean cancel;
+    boolean pull;
+    synchronized (this) {
+      cancel = upstream != null || discarded;
+      if (upstream == null) {
+        upstream = s;
+      }
+      pull = !cancel && capturing;
+    }
+    if (cancel) {
+      s.cancel();
+    } else if (pull) {
+      s.request(1);
+    }
+  }
+
+  @Override
+  public void onNext(List<ByteBuffer> item) {
+    BodySubscriber<?> to;
+    boolean pullMore = false;
+    boolean done = false;
+    synchronized (this) {
+      to = prefixSent ? downstream : null;
+      if (to == null) {
+        prefix.addAll(item);
+        for (ByteBuffer b : item) {
+          prefixBytes += b.remaining();
+        }
+        // One item at a time while capturing, so at most one item beyond the cap is ever held.
+        pullMore = capturing && prefixBytes <= CAP;
+        done = capturing && !pullMore;
+        if (done) {
+          capturing = false;
+        }
+      }
+    }
+    if (to != null) {
+      to.onNext(item);
+    } else if (pullMore) {
+      upstream.request(1);
+    } else if (done) {
+      captured.complete(null);
+    }
+  }
+
+  @Override
+  public void onError(Throwable t) {
+    BodySubscriber<?> to;
+    boolean attached;
+    synchronized (this) {
+      attached = downstream != null;
+      to = attached && prefixSent && !terminated ? downstream : null;
+      terminated |= to != null;
+      error = t;
+      capturing = false;
+    }
+    if (to != null) {
+      to.onError(t);
+    } else if (!attached) {
+      captured.completeExceptionally(t instanceof IOException ? t
+          : new IOException("the response body broke off: " + t, t));
+    }
+  }
+
+  @Override
+  public void onComplete() {
+    BodySubscriber<?> to;
+    boolean attached;
+    synchronized (this) {
+      attached = downstream != null;
+      to = attached && prefixSent && !terminated ? downstream : null;
+      terminated |= to != null;
+      complete = true;
+      capturing = false;
+    }
+    if (to != null) {
+      to.onComplete();
+    } else if (!attached) {
+      captured.complete(null);
+    }
+  }
+
+  /**
+   * Hands the body to the caller's subscriber: the captured prefix first, then the live rest.
+   *
+   * @return the subscriber's body
+   */
+  <T> CompletableFuture<T> attach(BodySubscriber<T> subscriber) {
+    synchronized (this) {
+      downstream = subscriber;
+    }
+    subscriber.onSubscribe(new Downstream(subscriber));
+    return subscriber.getBody().toCompletableFuture();
+  }
+
+  /** Stops the body unless it was handed over: cancels the subscription, reads nothing more. */
+  void discard() {
+    Flow.Subscription s;
+    synchronized (this) {
+      if (downstream != null || discarded) {
+        return;
+      }
+      discarded = true;
+      s = upstream;
+      prefix.clear();
+    }
+    if (s != null) {
+      s.cancel();
+    }
+  }
+
+  /** The caller's subscription: the prefix as one item, then demand passed upstream. */
+  private final class Downstream implements Flow.Subscription {
+    private final BodySubscriber<?> subscriber;
+
+    Downstream(BodySubscriber<?> subscriber) {
+      this.subscriber = subscriber;
+    }
+
+    @Override
+    public void request(long n) {
+      if (n <= 0) {
+        cancel();
+        subscriber.onError(new IllegalArgumentException("non-positive request: " + n)); // rule 3.9
+        return;
+      }
+      List<ByteBuffer> first = null;
+      boolean end;
+      Throwable failed;
+      synchronized (ResponseRelay.this) {
+        if (terminated) {
+          return;
+        }
+        if (!prefixSent) {
+          prefixSent = true;
+          if (!prefix.isEmpty()) {
+            first = List.copyOf(prefix);
+            prefix.clear();
+            n--;
+          }
+        }
+        end = complete;
+        failed = error;
+        terminated = end || failed != null;
+      }
+      if (first != null) {
+        subscriber.onNext(first);
+      }
+      if (failed != null) {
+        subscriber.onError(failed);
+      } else if (end) {
+        subscriber.onComplete();
+      } else if (n > 0) {
+        upstream.request(n);
+      }
+    }
+
+    @Override
+    public void cancel() {
+      synchronized (ResponseRelay.this) {
+        terminated = true;
+      }
+      upstream.cancel();
+    }
+  }
+}

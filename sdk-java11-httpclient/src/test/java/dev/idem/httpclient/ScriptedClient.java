@@ -1,0 +1,129 @@
+package dev.idem.httpclient;
+
+import java.io.IOException;
+import java.net.Authenticator;
+import java.net.CookieHandler;
+import java.net.ProxySelector;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
+/**
+ * An HttpClient that fails every exchange with a given exception, either before it takes any
+ * byte of the request body (as a client does when it cannot get a connection, or a proxy
+ * selector or an authenticator throws) or after it took the whole body (as when the connection
+ * breaks while the response is awaited). Counts the bytes it took, so a test can tell the sides apart.
+ */
+final class ScriptedClient extends HttpClient {
+  private final Exception failure;
+  private final boolean afterBody;
+  final AtomicInteger exchanges = new AtomicInteger();
+  final AtomicLong bytesTaken = new AtomicLong();
+
+  ScriptedClient(Exception failure, boolean afterBody) {
+    this.failure = failure;
+    this.afterBody = afterBody;
+  }
+
+  @Override
+  public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException {
+    exchanges.incrementAndGet();
+    if (afterBody) {
+      drain(request);
+    }
+    if (failure instanceof IOException io) {
+      throw io;
+    }
+    throw (RuntimeException) failure;
+  }
+
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
+    try {
+      return CompletableFuture.completedFuture(send(request, handler));
+    } catch (IOException | RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler,
+      HttpResponse.PushPromiseHandler<T> push) {
+    return sendAsync(request, handler);
+  }
+
+  private void drain(HttpRequest request) {
+    request.bodyPublisher().orElseThrow().subscribe(new Flow.Subscriber<ByteBuffer>() {
+      @Override
+      public void onSubscribe(Flow.Subscription s) {
+        s.request(Long.MAX_VALUE);
+      }
+
+      @Override
+      public void onNext(ByteBuffer item) {
+        bytesTaken.addAndGet(item.remaining());
+      }
+
+      @Override
+      public void onError(Throwable t) {}
+
+      @Override
+      public void onComplete() {}
+    });
+  }
+
+  @Override
+  public Optional<CookieHandler> cookieHandler() {
+    return Optional.empty();
+  }
+
+  @Override
+  public Optional<Duration> connectTimeout() {
+    return Optional.empty();
+  }
+
+  @Override
+  public Redirect followRedirects() {
+    return Redirect.NEVER;
+  }
+
+  @Override
+  public Optional<ProxySelector> proxy() {
+    return Optional.empty();
+  }
+
+  @Override
+  public SSLContext sslContext() {
+    return Fixture.JDK.sslContext();
+  }
+
+  @Override
+  public SSLParameters sslParameters() {
+    return Fixture.JDK.sslParameters();
+  }
+
+  @Override
+  public Optional<Authenticator> authenticator() {
+    return Optional.empty();
+  }
+
+  @Override
+  public Version version() {
+    return Version.HTTP_1_1;
+  }
+
+  @Override
+  public Optional<Executor> executor() {
+    return Optional.empty();
+  }
+}

@@ -1,0 +1,65 @@
+package dev.idem.okhttp;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationRecord;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import okhttp3.OkHttpClient;
+import okhttp3.Response;
+
+/**
+ * Run in a child JVM with a small heap by {@link StreamingResponsesTest}: one keyed POST whose 2xx
+ * body is far larger than the heap, read by the caller as a stream (after a small warm-up call). Buffering the body anywhere
+ * would end in an OutOfMemoryError; prints what it read, what all threads allocated before
+ * the body was read, and what the journal kept.
+ */
+public final class BoundedHeapChild {
+  private BoundedHeapChild() {}
+
+  public static void main(String[] args) throws Exception {
+    URI url = URI.create(args[0]);
+    InMemoryJournal journal = new InMemoryJournal();
+    IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
+    OkHttpClient client = Fixture.client(idem);
+    // A first call loads and initializes the classes, so that the figure below is the call's own.
+    try (Response warmUp = client.newCall(Fixture.order(url, IdempotentOperation.of("warm-up"))).execute()) {
+      warmUp.body().bytes();
+    }
+    IdempotentOperation op = IdempotentOperation.of("download");
+    long before = allocated();
+    long read = 0;
+    long mismatches = 0;
+    long beforeBody;
+    try (Response response = client.newCall(Fixture.order(url, op)).execute()) {
+      beforeBody = allocated() - before;
+      byte[] buffer = new byte[8192];
+      try (InputStream in = response.body().byteStream()) {
+        int n;
+        while ((n = in.read(buffer)) > 0) {
+          for (int i = 0; i < n; i += 4096) {
+            if (buffer[i] != dev.idem.testkit.StreamingBodyServer.expectedByte(read + i)) {
+              mismatches++;
+            }
+          }
+          read += n;
+        }
+      }
+    }
+    OperationRecord record = journal.find(op.id()).orElseThrow();
+    System.out.println("status=" + record.state() + " read=" + read + " mismatches=" + mismatches
+        + " allocatedBeforeBody=" + beforeBody + " storedBody=" + record.response().body().length
+        + " maxHeap=" + Runtime.getRuntime().maxMemory());
+  }
+
+  /** Bytes allocated so far by all live threads (the client's own threads read the body too). */
+  private static long allocated() {
+    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (long a : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+      sum += Math.max(0, a);
+    }
+    return sum;
+  }
+}

@@ -1,0 +1,272 @@
+package dev.idem.testkit;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.IntFunction;
+
+/**
+ * A bare HTTP/1.1 server that streams generated response bodies of any size, for tests of how a
+ * client handles large, endless and trickling bodies without the server holding them in memory
+ * (the reference {@link IdempotentServer} buffers every reply). Every connection serves one
+ * request and is then closed. Body byte {@code i} is {@code (byte) (i % 251)}; see
+ * {@link #expectedByte(long)}. The {@code Idempotency-Key} header of every request is recorded, so
+ * a test can check the key went out on every attempt.
+ *
+ * <p>Binds an ephemeral port on the loopback address. Thread-safe; one daemon thread per connection.
+ */
+public final class StreamingBodyServer implements AutoCloseable {
+  private final ServerSocket socket;
+  private final IntFunction<Reply> replies;
+  private final List<Optional<String>> keys = new CopyOnWriteArrayList<>();
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final CountDownLatch released = new CountDownLatch(1);
+  private final CountDownLatch streamClosed = new CountDownLatch(1);
+
+  private StreamingBodyServer(ServerSocket socket, IntFunction<Reply> replies) {
+    this.socket = socket;
+    this.replies = replies;
+  }
+
+  /**
+   * Starts a server that answers request {@code n} (from 0) with {@code replies.apply(n)}.
+   *
+   * @param replies the reply for each request index; called once per request
+   * @return the running server
+   * @throws IOException if the port cannot be bound
+   */
+  public static StreamingBodyServer start(IntFunction<Reply> replies) throws IOException {
+    ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    StreamingBodyServer server = new StreamingBodyServer(s, replies);
+    Thread acceptor = new Thread(server::acceptLoop, "streaming-body-server-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    return server;
+  }
+
+  /**
+   * The byte at {@code index} of every generated body.
+   *
+   * @param index the position in the body, from 0
+   * @return {@code (byte) (index % 251)}
+   */
+  public static byte expectedByte(long index) {
+    return (byte) (index % 251);
+  }
+
+  /**
+   * The base URL, such as {@code http://127.0.0.1:40123/}.
+   *
+   * @return the URL of this server
+   */
+  public URI url() {
+    return URI.create("http://" + socket.getInetAddress().getHostAddress() + ":" + socket.getLocalPort() + "/");
+  }
+
+  /**
+   * The {@code Idempotency-Key} header of every request received so far, in order; empty where absent.
+   *
+   * @return a snapshot of the key headers
+   */
+  public List<Optional<String>> keys() {
+    return List.copyOf(keys);
+  }
+
+  /**
+   * How many requests were received (each one is an effect, for this server).
+   *
+   * @return the count so far
+   */
+  public int requests() {
+    return keys.size();
+  }
+
+  /** Lets every body that waits at its {@link Reply#gatedAfter gate} go on. Idempotent. */
+  public void release() {
+    released.countDown();
+  }
+
+  /**
+   * Waits until a streamed body (endless or gated) could not be written any more because the
+   * client closed its end: proof that the client stopped reading instead of buffering on.
+   *
+   * @param timeoutMillis how long to wait at most
+   * @return true if a body write failed within the time
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean awaitClientClosed(long timeoutMillis) throws InterruptedException {
+    return streamClosed.await(timeoutMillis, java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** Stops accepting and closes every open connection. */
+  @Override
+  public void close() {
+    try {
+      socket.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+    for (Socket s : open) {
+      try {
+        s.close();
+      } catch (IOException ignored) {
+        // closing anyway
+      }
+    }
+    released.countDown();
+  }
+
+  private void acceptLoop() {
+    while (!socket.isClosed()) {
+      Socket s;
+      try {
+        s = socket.accept();
+      } catch (IOException e) {
+        return; // closed
+      }
+      open.add(s);
+      Thread t = new Thread(() -> serve(s), "streaming-body-server-conn");
+      t.setDaemon(true);
+      t.start();
+    }
+  }
+
+  private void serve(Socket s) {
+    try (s) {
+      InputStream in = new BufferedInputStream(s.getInputStream());
+      List<String> head = readHead(in);
+      if (head.isEmpty()) {
+        return;
+      }
+      long length = 0;
+      String key = null;
+      for (String line : head.subList(1, head.size())) {
+        int colon = line.indexOf(':');
+        if (colon < 0) {
+          continue;
+        }
+        String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+        String value = line.substring(colon + 1).trim();
+        if (name.equals("content-length")) {
+          length = Long.parseLong(value);
+        } else if (name.equals("idempotency-key")) {
+          key = value;
+        }
+      }
+      in.readNBytes((int) length);
+      int index;
+      synchronized (keys) {
+        index = keys.size();
+        keys.add(Optional.ofNullable(key));
+      }
+      write(s.getOutputStream(), replies.apply(index));
+    } catch (IOException e) {
+      streamClosed.countDown();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      open.remove(s);
+    }
+  }
+
+  private void write(OutputStream out, Reply r) throws IOException, InterruptedException {
+    StringBuilder h = new StringBuilder("HTTP/1.1 ").append(r.status).append(" X\r\n")
+        .append("Content-Type: application/octet-stream\r\nConnection: close\r\n");
+    boolean declared = r.declareLength && r.length >= 0;
+    h.append(declared ? "Content-Length: " + r.length + "\r\n" : "Transfer-Encoding: chunked\r\n").append("\r\n");
+    out.write(h.toString().getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+    byte[] chunk = new byte[8192];
+    long written = 0;
+    while (r.length < 0 || written < r.length) {
+      if (written == r.gateAfter) {
+        released.await();
+      }
+      long limit = r.gateAfter > written ? r.gateAfter : Long.MAX_VALUE;
+      int n = (int) Math.min(chunk.length, Math.min(limit - written, r.length < 0 ? Long.MAX_VALUE : r.length - written));
+      for (int i = 0; i < n; i++) {
+        chunk[i] = expectedByte(written + i);
+      }
+      if (!declared) {
+        out.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+      }
+      out.write(chunk, 0, n);
+      if (!declared) {
+        out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+      }
+      out.flush();
+      written += n;
+    }
+    if (!declared) {
+      out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    }
+    out.flush();
+  }
+
+  private static List<String> readHead(InputStream in) throws IOException {
+    List<String> lines = new ArrayList<>();
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) >= 0) {
+      if (b == '\n') {
+        String l = line.toString(StandardCharsets.ISO_8859_1).replace("\r", "");
+        line.reset();
+        if (l.isEmpty()) {
+          return lines;
+        }
+        lines.add(l);
+      } else {
+        line.write(b);
+      }
+    }
+    return List.of();
+  }
+
+  /**
+   * What the server answers one request with: a status and a generated body.
+   *
+   * @param status the HTTP status
+   * @param length the body length in bytes, or -1 for an endless body
+   * @param declareLength whether to send Content-Length (otherwise the body is chunked)
+   * @param gateAfter after this many body bytes, wait for {@link #release()}; -1 for never
+   */
+  public record Reply(int status, long length, boolean declareLength, long gateAfter) {
+    /**
+     * A body of {@code length} bytes.
+     *
+     * @param status the HTTP status
+     * @param length the body length; -1 for endless
+     * @param declareLength whether Content-Length is sent (otherwise chunked)
+     * @return the reply
+     */
+    public static Reply of(int status, long length, boolean declareLength) {
+      return new Reply(status, length, declareLength, -1);
+    }
+
+    /**
+     * This reply, waiting for {@link #release()} after {@code bytes} body bytes: a body that
+     * trickles, and that cannot finish before the client says it got the response.
+     *
+     * @param bytes how many body bytes go out before the wait
+     * @return the gated reply
+     */
+    public Reply gatedAfter(long bytes) {
+      return new Reply(status, length, declareLength, bytes);
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.testkit.webhook.WebhookSigner;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 15: an Error outside a handler (here a listener's, thrown while the outcome is recorded)
+ * killed a worker thread of the started processor, unseen by the app: nothing said processing had
+ * a problem. Now background processing stops, {@link WebhookProcessor#lastPollFailure()} returns
+ * the Error, and {@link WebhookProcessor#processDue} fails fast, naming it. (A handler's own Error
+ * is that event's failure, recorded and retried like any other.)
+ */
+class ProcessorErrorTest {
+  static final class InjectedError extends Error {
+    InjectedError() {
+      super("injected");
+    }
+  }
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void aListenersErrorOnAWorkerStopsProcessingAndIsReportedNotLost() throws Exception {
+    InjectedError error = new InjectedError();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
+          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).build(), inbox).build();
+      WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
+          .listener(new WebhookListener() {
+            @Override
+            public void processed(String source, String eventType, Duration delay, int attempts) {
+              throw error;
+            }
+          }).pollInterval(Duration.ofMillis(20)).build();
+      try {
+        p.start();
+        deliver(receiver, "evt_1");
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (p.lastPollFailure().isEmpty() && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+        }
+        assertEquals(Optional.of(error), p.lastPollFailure(), "the Error is reported, not lost with the thread");
+        WebhookInboxException later = assertThrows(WebhookInboxException.class, () -> p.processDue(10));
+        assertSame(error, later.getCause());
+        assertTrue(later.getMessage().contains("InjectedError"), later.getMessage());
+        assertEquals(InboxState.DONE, inbox.find("acme", "evt_1").orElseThrow().state(), "the event itself was done");
+      } finally {
+        p.close();
+      }
+    }
+  }
+
+  private static void deliver(WebhookReceiver receiver, String id) {
+    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
+    Map<String, List<String>> h = new TreeMap<>();
+    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", java.time.Instant.now(), body)
+        .headers().forEach((k, v) -> h.put(k, List.of(v)));
+    assertEquals(200, receiver.handle("POST", h, body).status());
+  }
+}
