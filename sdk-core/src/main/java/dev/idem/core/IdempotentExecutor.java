@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.Sleeper;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;

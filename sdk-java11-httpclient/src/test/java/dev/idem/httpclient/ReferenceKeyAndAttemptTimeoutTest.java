@@ -12,7 +12,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.Scheduler;
+import dev.idem.core.spi.Scheduler;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;

@@ -226,7 +226,7 @@ public final class IdemOkHttp {
    * A {@link Call.Factory} over {@code client} whose calls for requests tagged with an
    * {@link IdempotentOperation} run, on {@code enqueue}, through
    * {@link IdempotentExecutor#executeAsync}: each attempt is its own OkHttp call, and the backoff
-   * between attempts is waited out on the executor's {@link dev.idem.core.Scheduler}, so an
+   * between attempts is waited out on the executor's {@link dev.idem.core.spi.Scheduler}, so an
    * enqueued call in backoff holds no dispatcher thread and no per-host slot. (The bare
    * {@link #interceptor()} cannot do that: OkHttp runs application interceptors on a dispatcher
    * thread, which then sleeps through every backoff.) {@code execute} behaves as a plain call

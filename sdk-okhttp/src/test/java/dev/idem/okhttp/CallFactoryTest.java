@@ -55,8 +55,8 @@ class CallFactoryTest {
   }
 
   /** The fixture's virtual scheduler, counting {@code latch} down once a wait has been scheduled. */
-  static dev.idem.core.Scheduler scheduledOn(Fixture f, CountDownLatch latch) {
-    dev.idem.core.Scheduler virtual = f.time.scheduler();
+  static dev.idem.core.spi.Scheduler scheduledOn(Fixture f, CountDownLatch latch) {
+    dev.idem.core.spi.Scheduler virtual = f.time.scheduler();
     return (task, delay) -> {
       java.util.concurrent.Future<?> scheduled = virtual.schedule(task, delay);
       latch.countDown();

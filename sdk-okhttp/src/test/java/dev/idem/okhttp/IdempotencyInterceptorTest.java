@@ -16,7 +16,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.Sleeper;
+import dev.idem.core.spi.Sleeper;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;

@@ -3,7 +3,7 @@ package dev.idem.server;
 import dev.idem.core.Fingerprint;
 import dev.idem.core.Fingerprinter;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.Scheduler;
+import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.KeyParser;
 import dev.idem.server.internal.Problems;
 import java.io.IOException;

@@ -6,7 +6,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.Scheduler;
+import dev.idem.core.spi.Scheduler;
 import dev.idem.core.AttemptTimeoutException;
 import java.io.IOException;
 import java.time.Duration;

@@ -12,7 +12,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.ResumeSummary;
 import dev.idem.core.spi.Transport;
-import dev.idem.core.Sleeper;
+import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

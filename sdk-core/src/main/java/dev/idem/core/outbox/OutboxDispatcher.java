@@ -14,7 +14,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
-import dev.idem.core.Scheduler;
+import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.idem.core.support;
 
-import dev.idem.core.Scheduler;
-import dev.idem.core.Sleeper;
+import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.Sleeper;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,6 +1,6 @@
 package dev.idem.server.support;
 
-import dev.idem.core.Scheduler;
+import dev.idem.core.spi.Scheduler;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,4 +1,4 @@
-package dev.idem.core;
+package dev.idem.core.spi;
 
 import java.time.Duration;
 
