@@ -167,6 +167,50 @@ class StreamingResponsesTest {
     }
   }
 
+  /**
+   * The call factory's {@code enqueue} (issue 14) takes the same path for bodies: a 3 MB 2xx without
+   * a declared length reaches the callback whole, read as it arrives, while the journal keeps none
+   * of it. Merged with the streaming work, it first handed the callback the journal's empty copy.
+   */
+  @Test
+  void anEnqueuedCallThroughTheCallFactoryStreamsALargeBodyToItsCallback() throws Exception {
+    IdemOkHttp idem = f.idem();
+    IdempotentOperation op = IdempotentOperation.of("enqueued");
+    long size = 3 * 1024 * 1024;
+    try (StreamingBodyServer server = StreamingBodyServer.start(n -> Reply.of(200, size, false))) {
+      java.util.concurrent.CompletableFuture<Long> read = new java.util.concurrent.CompletableFuture<>();
+      idem.callFactory(Fixture.client(idem)).newCall(Fixture.order(server.url(), op)).enqueue(new okhttp3.Callback() {
+        @Override
+        public void onFailure(okhttp3.Call call, java.io.IOException e) {
+          read.completeExceptionally(e);
+        }
+
+        @Override
+        public void onResponse(okhttp3.Call call, Response response) {
+          long n = 0;
+          try (response; InputStream in = response.body().byteStream()) {
+            byte[] buffer = new byte[8192];
+            int r;
+            while ((r = in.read(buffer)) > 0) {
+              if (buffer[0] != StreamingBodyServer.expectedByte(n)) {
+                throw new AssertionError("byte " + n + " differs");
+              }
+              n += r;
+            }
+            read.complete(n);
+          } catch (Throwable e) {
+            read.completeExceptionally(e);
+          }
+        }
+      });
+      assertEquals(size, read.get(30, TimeUnit.SECONDS), "the whole body reached the callback");
+      OperationRecord record = f.record(op);
+      assertEquals(OperationState.SUCCEEDED, record.state());
+      assertEquals(0, record.response().body().length, "the journal keeps none of a body it did not read");
+      assertEquals(1, server.requests());
+    }
+  }
+
   private static long figure(String out, String name) {
     Matcher m = Pattern.compile(name + "=(\\d+)").matcher(out);
     assertTrue(m.find(), name + " missing in: " + out);

@@ -126,6 +126,9 @@ final class IdemCall implements Call {
         response = settle(live, outcome, unwrap(error));
       } catch (IOException e) {
         failure = e;
+      } finally {
+        // Only the response handed over keeps its body open; any other is closed, unread.
+        live.releaseUnclaimed();
       }
       deliver(callback, response, failure);
     });

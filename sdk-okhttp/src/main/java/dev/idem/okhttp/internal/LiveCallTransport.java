@@ -36,6 +36,8 @@ final class LiveCallTransport implements AsyncTransport {
   private boolean canceled;
   private Response lastRaw;
   private ResponseSnapshot lastSnapshot;
+  /** The last response, open until handed to the caller or released (see {@link #releaseUnclaimed}). */
+  private Response unclaimed;
 
   LiveCallTransport(OkHttpClient client, Request template, AdapterSupport settings, List<EventListener> listeners) {
     this.client = client;
@@ -58,6 +60,8 @@ final class LiveCallTransport implements AsyncTransport {
       }
       current = call;
     }
+    // OkHttp needs each response closed; a retried attempt's body is never read further.
+    releaseUnclaimed();
     CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
@@ -73,12 +77,19 @@ final class LiveCallTransport implements AsyncTransport {
       @Override
       public void onResponse(Call c, Response response) {
         try {
-          // Buffered on OkHttp's thread, which must read the body; the journal work that follows
-          // runs on the executor's own threads (see AsyncDriver).
-          ResponseSnapshot buffered = OkHttpSnapshots.buffer(response);
+          // Captured on OkHttp's thread, bounded by the journal's cap (the outcome is decided from the
+          // status and headers); the rest of the body stays on the wire for the caller. The journal
+          // work that follows runs on the executor's own threads (see AsyncDriver).
+          ResponseSnapshot buffered = ResponseCapture.capture(response);
+          boolean late;
           synchronized (LiveCallTransport.this) {
             lastRaw = response;
             lastSnapshot = buffered;
+            unclaimed = response;
+            late = canceled;
+          }
+          if (late) {
+            releaseUnclaimed();
           }
           result.complete(buffered);
         } catch (IOException e) {
@@ -99,13 +110,29 @@ final class LiveCallTransport implements AsyncTransport {
   }
 
   /**
-   * The response to hand the caller for {@code snapshot}: the raw response it was buffered from,
-   * with an in-memory body, or a rebuilt one if this call did not receive it itself.
+   * The response to hand the caller for {@code snapshot}: the raw response it was captured from,
+   * with its live body (the captured prefix, then the rest as it arrives), or a rebuilt one if this
+   * call did not receive it itself. The caller then owns the body and closes it.
    */
   synchronized Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
     boolean received = lastRaw != null && lastSnapshot == snapshot;
     Request request = template.newBuilder().tag(IdempotencyResult.class, result).build();
-    return received ? OkHttpSnapshots.withBody(lastRaw, request, snapshot.body())
-        : OkHttpSnapshots.toResponse(snapshot, request);
+    if (received) {
+      unclaimed = null;
+      return lastRaw.newBuilder().request(request).build();
+    }
+    return OkHttpSnapshots.toResponse(snapshot, request);
+  }
+
+  /** Closes the last response unless {@link #responseFor} handed it to the caller. */
+  void releaseUnclaimed() {
+    Response open;
+    synchronized (this) {
+      open = unclaimed;
+      unclaimed = null;
+    }
+    if (open != null) {
+      open.close();
+    }
   }
 }

@@ -156,11 +156,4 @@ public final class OkHttpSnapshots {
         .body(ResponseBody.create(snapshot.body(), type))
         .build();
   }
-
-  /** The same response with an in-memory body, keeping protocol, handshake, timings and headers. */
-  public static Response withBody(Response raw, Request request, byte[] body) {
-    String contentType = raw.header("Content-Type");
-    MediaType type = contentType == null ? null : MediaType.parse(contentType);
-    return raw.newBuilder().request(request).body(ResponseBody.create(body, type)).build();
-  }
 }
