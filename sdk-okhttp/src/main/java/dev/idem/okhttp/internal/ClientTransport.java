@@ -9,10 +9,8 @@ import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import okhttp3.Call;
-import okhttp3.Callback;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * Sends journaled snapshots through the app's own {@link OkHttpClient}, for operations the executor
@@ -39,31 +37,7 @@ public final class ClientTransport implements Transport, AsyncTransport {
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
-    Call call = newCall(request, key);
-    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
-    // Cancelling the future (the executor does so when its own future is cancelled) cancels the call.
-    result.whenComplete((r, e) -> {
-      if (result.isCancelled()) {
-        call.cancel();
-      }
-    });
-    call.enqueue(new Callback() {
-      @Override
-      public void onFailure(Call c, IOException e) {
-        result.completeExceptionally(e);
-      }
-
-      @Override
-      public void onResponse(Call c, Response response) {
-        try {
-          result.complete(OkHttpSnapshots.buffer(response));
-        } catch (IOException e) {
-          // The body broke off after the headers: as ambiguous as a read timeout.
-          result.completeExceptionally(e);
-        }
-      }
-    });
-    return result;
+    return CallFutures.enqueue(newCall(request, key), OkHttpSnapshots::buffer);
   }
 
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {

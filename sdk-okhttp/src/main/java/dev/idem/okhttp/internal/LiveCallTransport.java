@@ -6,11 +6,9 @@ import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.okhttp.IdempotencyResult;
-import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import okhttp3.Call;
-import okhttp3.Callback;
 import okhttp3.EventListener;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -62,43 +60,23 @@ final class LiveCallTransport implements AsyncTransport {
     }
     // OkHttp needs each response closed; a retried attempt's body is never read further.
     releaseUnclaimed();
-    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
-    result.whenComplete((r, e) -> {
-      if (result.isCancelled()) {
-        call.cancel();
+    return CallFutures.enqueue(call, response -> {
+      // Captured on OkHttp's thread, bounded by the journal's cap (the outcome is decided from the
+      // status and headers); the rest of the body stays on the wire for the caller. The journal
+      // work that follows runs on the executor's own threads (see AsyncDriver).
+      ResponseSnapshot captured = ResponseCapture.capture(response);
+      boolean late;
+      synchronized (LiveCallTransport.this) {
+        lastRaw = response;
+        lastSnapshot = captured;
+        unclaimed = response;
+        late = canceled;
       }
+      if (late) {
+        releaseUnclaimed();
+      }
+      return captured;
     });
-    call.enqueue(new Callback() {
-      @Override
-      public void onFailure(Call c, IOException e) {
-        result.completeExceptionally(e);
-      }
-
-      @Override
-      public void onResponse(Call c, Response response) {
-        try {
-          // Captured on OkHttp's thread, bounded by the journal's cap (the outcome is decided from the
-          // status and headers); the rest of the body stays on the wire for the caller. The journal
-          // work that follows runs on the executor's own threads (see AsyncDriver).
-          ResponseSnapshot buffered = ResponseCapture.capture(response);
-          boolean late;
-          synchronized (LiveCallTransport.this) {
-            lastRaw = response;
-            lastSnapshot = buffered;
-            unclaimed = response;
-            late = canceled;
-          }
-          if (late) {
-            releaseUnclaimed();
-          }
-          result.complete(buffered);
-        } catch (IOException e) {
-          // The body broke off after the headers: as ambiguous as a read timeout.
-          result.completeExceptionally(e);
-        }
-      }
-    });
-    return result;
   }
 
   /** Cancels the attempt on the wire, if any, and every later one. */
