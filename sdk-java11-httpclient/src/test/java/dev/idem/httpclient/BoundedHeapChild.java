@@ -33,22 +33,12 @@ public final class BoundedHeapChild {
     IdempotentHttpResponse<InputStream> response = client.operation("download")
         .send(request, HttpResponse.BodyHandlers.ofInputStream());
     long beforeBody = allocated() - before;
-    long read = 0;
-    long mismatches = 0;
-    byte[] buffer = new byte[8192];
+    StreamingBodyServer.Received received;
     try (InputStream in = response.body()) {
-      int n;
-      while ((n = in.readNBytes(buffer, 0, buffer.length)) > 0) {
-        for (int i = 0; i < n; i += 4096) {
-          if (buffer[i] != StreamingBodyServer.expectedByte(read + i)) {
-            mismatches++;
-          }
-        }
-        read += n;
-      }
+      received = StreamingBodyServer.readAll(in);
     }
     OperationRecord record = journal.find(response.operationId()).orElseThrow();
-    System.out.println("status=" + record.state() + " read=" + read + " mismatches=" + mismatches
+    System.out.println("status=" + record.state() + " read=" + received.bytes() + " mismatches=" + received.mismatches()
         + " allocatedBeforeBody=" + beforeBody + " storedBody=" + record.response().body().length
         + " maxHeap=" + Runtime.getRuntime().maxMemory());
   }

@@ -125,16 +125,12 @@ class StreamingResponsesTest {
       IdempotentHttpResponse<InputStream> response = f.client.operation("retried")
           .send(post(server), BodyHandlers.ofInputStream());
       assertEquals(200, response.statusCode());
-      long read = 0;
+      StreamingBodyServer.Received received;
       try (InputStream in = response.body()) {
-        byte[] buffer = new byte[8192];
-        int n;
-        while ((n = in.read(buffer)) > 0) {
-          assertEquals(StreamingBodyServer.expectedByte(read), buffer[0]);
-          read += n;
-        }
+        received = StreamingBodyServer.readAll(in);
       }
-      assertEquals(3 * 1024 * 1024, read);
+      assertEquals(3 * 1024 * 1024, received.bytes());
+      assertEquals(0, received.mismatches(), "the body as the server sent it");
       assertEquals(3, server.requests());
       assertEquals(1, server.keys().stream().distinct().count(), "one key on every attempt: " + server.keys());
       assertTrue(server.keys().get(0).isPresent());

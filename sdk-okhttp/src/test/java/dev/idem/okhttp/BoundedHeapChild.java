@@ -6,6 +6,7 @@ import dev.idem.core.OperationRecord;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
+import dev.idem.testkit.StreamingBodyServer;
 import okhttp3.OkHttpClient;
 import okhttp3.Response;
 
@@ -29,26 +30,15 @@ public final class BoundedHeapChild {
     }
     IdempotentOperation op = IdempotentOperation.of("download");
     long before = allocated();
-    long read = 0;
-    long mismatches = 0;
     long beforeBody;
-    try (Response response = client.newCall(Fixture.order(url, op)).execute()) {
+    StreamingBodyServer.Received received;
+    try (Response response = client.newCall(Fixture.order(url, op)).execute();
+        InputStream in = response.body().byteStream()) {
       beforeBody = allocated() - before;
-      byte[] buffer = new byte[8192];
-      try (InputStream in = response.body().byteStream()) {
-        int n;
-        while ((n = in.read(buffer)) > 0) {
-          for (int i = 0; i < n; i += 4096) {
-            if (buffer[i] != dev.idem.testkit.StreamingBodyServer.expectedByte(read + i)) {
-              mismatches++;
-            }
-          }
-          read += n;
-        }
-      }
+      received = StreamingBodyServer.readAll(in);
     }
     OperationRecord record = journal.find(op.id()).orElseThrow();
-    System.out.println("status=" + record.state() + " read=" + read + " mismatches=" + mismatches
+    System.out.println("status=" + record.state() + " read=" + received.bytes() + " mismatches=" + received.mismatches()
         + " allocatedBeforeBody=" + beforeBody + " storedBody=" + record.response().body().length
         + " maxHeap=" + Runtime.getRuntime().maxMemory());
   }

@@ -126,19 +126,15 @@ class StreamingResponsesTest {
     // at most the cap of its body is read, and it is closed before the next attempt.
     try (StreamingBodyServer server = StreamingBodyServer.start(
         n -> n < 2 ? Reply.of(503, -1, false) : Reply.of(200, 3 * 1024 * 1024, false))) {
-      long read = 0;
+      StreamingBodyServer.Received received;
       try (Response response = Fixture.client(idem).newCall(Fixture.order(server.url(), op)).execute()) {
         assertEquals(200, response.code());
         try (InputStream in = response.body().byteStream()) {
-          byte[] buffer = new byte[8192];
-          int n;
-          while ((n = in.read(buffer)) > 0) {
-            assertEquals(StreamingBodyServer.expectedByte(read), buffer[0]);
-            read += n;
-          }
+          received = StreamingBodyServer.readAll(in);
         }
       }
-      assertEquals(3 * 1024 * 1024, read);
+      assertEquals(3 * 1024 * 1024, received.bytes());
+      assertEquals(0, received.mismatches(), "the body as the server sent it");
       assertEquals(3, server.requests());
       assertEquals(1, server.keys().stream().distinct().count(), "one key on every attempt: " + server.keys());
       assertTrue(server.keys().get(0).isPresent());
@@ -178,7 +174,8 @@ class StreamingResponsesTest {
     IdempotentOperation op = IdempotentOperation.of("enqueued");
     long size = 3 * 1024 * 1024;
     try (StreamingBodyServer server = StreamingBodyServer.start(n -> Reply.of(200, size, false))) {
-      java.util.concurrent.CompletableFuture<Long> read = new java.util.concurrent.CompletableFuture<>();
+      java.util.concurrent.CompletableFuture<StreamingBodyServer.Received> read =
+          new java.util.concurrent.CompletableFuture<>();
       idem.callFactory(Fixture.client(idem)).newCall(Fixture.order(server.url(), op)).enqueue(new okhttp3.Callback() {
         @Override
         public void onFailure(okhttp3.Call call, java.io.IOException e) {
@@ -187,23 +184,16 @@ class StreamingResponsesTest {
 
         @Override
         public void onResponse(okhttp3.Call call, Response response) {
-          long n = 0;
           try (response; InputStream in = response.body().byteStream()) {
-            byte[] buffer = new byte[8192];
-            int r;
-            while ((r = in.read(buffer)) > 0) {
-              if (buffer[0] != StreamingBodyServer.expectedByte(n)) {
-                throw new AssertionError("byte " + n + " differs");
-              }
-              n += r;
-            }
-            read.complete(n);
+            read.complete(StreamingBodyServer.readAll(in));
           } catch (Throwable e) {
             read.completeExceptionally(e);
           }
         }
       });
-      assertEquals(size, read.get(30, TimeUnit.SECONDS), "the whole body reached the callback");
+      StreamingBodyServer.Received received = read.get(30, TimeUnit.SECONDS);
+      assertEquals(size, received.bytes(), "the whole body reached the callback");
+      assertEquals(0, received.mismatches(), "the body as the server sent it");
       OperationRecord record = f.record(op);
       assertEquals(OperationState.SUCCEEDED, record.state());
       assertEquals(0, record.response().body().length, "the journal keeps none of a body it did not read");

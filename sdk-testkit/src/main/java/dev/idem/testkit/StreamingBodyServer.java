@@ -70,6 +70,39 @@ public final class StreamingBodyServer implements AutoCloseable {
   }
 
   /**
+   * What a client read of a generated body: how many bytes, and how many of them differ from
+   * {@link #expectedByte} at their position.
+   *
+   * @param bytes the bytes read
+   * @param mismatches the bytes that differ from {@link #expectedByte}
+   */
+  public record Received(long bytes, long mismatches) {}
+
+  /**
+   * Reads a generated body to its end, 8 KiB at a time (so the reader never holds more), and
+   * compares every byte with {@link #expectedByte}: the check a streaming client's caller makes.
+   *
+   * @param in the body as the client hands it over; not closed
+   * @return what was read
+   * @throws IOException if reading fails
+   */
+  public static Received readAll(InputStream in) throws IOException {
+    byte[] buffer = new byte[8192];
+    long read = 0;
+    long mismatches = 0;
+    int n;
+    while ((n = in.read(buffer)) != -1) {
+      for (int i = 0; i < n; i++) {
+        if (buffer[i] != expectedByte(read + i)) {
+          mismatches++;
+        }
+      }
+      read += n;
+    }
+    return new Received(read, mismatches);
+  }
+
+  /**
    * The base URL, such as {@code http://127.0.0.1:40123/}.
    *
    * @return the URL of this server
