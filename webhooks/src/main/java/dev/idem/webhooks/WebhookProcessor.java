@@ -176,9 +176,14 @@ public final class WebhookProcessor implements AutoCloseable {
     return claimed.size();
   }
 
-  /** @return the last failure of a background poll since processing last worked, if any */
+  /**
+   * @return the Error that stopped background processing, if one did (it stays, whatever a poll
+   *     still running at that moment does next); else the last failure of a background poll since
+   *     processing last worked, if any
+   */
   public Optional<Throwable> lastPollFailure() {
-    return Optional.ofNullable(lastPollFailure);
+    Error broken = brokenBy;
+    return Optional.ofNullable(broken != null ? broken : lastPollFailure);
   }
 
   /** @return the name written into leases and the attempt history */
@@ -243,7 +248,7 @@ public final class WebhookProcessor implements AutoCloseable {
           }
         }
       }
-      if (lastPollFailure != null) {
+      if (lastPollFailure != null && brokenBy == null) {
         LOG.info("webhook processing works again");
       }
       lastPollFailure = null;
@@ -302,7 +307,6 @@ public final class WebhookProcessor implements AutoCloseable {
         pollTask = null;
       }
     }
-    lastPollFailure = error;
     LOG.error("webhook processing stopped: {} in {}; the events stay in the inbox for the next processor",
         error.toString(), where, error);
   }
