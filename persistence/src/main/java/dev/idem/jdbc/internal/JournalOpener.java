@@ -243,6 +243,10 @@ public final class JournalOpener {
       config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
     }
     config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
+    // The journal never asks for generated keys. With them on, sqlite-jdbc prepares, runs and
+    // finalizes a "SELECT last_insert_rowid()" after every INSERT, under the journal's one writer
+    // lock: a fifth of a begin's statement time in a JFR profile with 32 threads.
+    config.setGetGeneratedKeys(false);
     SQLiteDataSource ds = new SQLiteDataSource(config);
     ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
     return ds;

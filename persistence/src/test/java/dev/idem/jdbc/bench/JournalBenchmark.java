@@ -50,6 +50,8 @@ import java.util.stream.Stream;
  *       write before the first send;</li>
  *   <li>durable operations (begins) per second on 32 threads divided by one thread (goal at least
  *       5): concurrent begins share commits;</li>
+ *   <li>what bounds that ratio: the process's CPU time per begin with 32 threads; on N cores, 32
+ *       threads cannot exceed N × (1-thread time per begin) ÷ that, however commits are shared;</li>
  *   <li>for information, whole operations per second on one and 32 threads: what the executor
  *       writes for a request that succeeds at once (begin, claim, one attempt and the SUCCEEDED
  *       transition);</li>
@@ -71,6 +73,9 @@ public final class JournalBenchmark {
       Map.of("Content-Type", List.of("application/json")), "{\"id\":\"ord_1\"}".getBytes(StandardCharsets.UTF_8));
   private static final Instant FAR_FUTURE = Instant.parse("2200-01-01T00:00:00Z");
   private static final AtomicLong SEEDS = new AtomicLong();
+  private static final int CORES = Runtime.getRuntime().availableProcessors();
+  private static final com.sun.management.OperatingSystemMXBean OS =
+      (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
 
   private JournalBenchmark() {
   }
@@ -97,8 +102,9 @@ public final class JournalBenchmark {
       double[] overRaw = new double[slices];
       double[] rawRatio = new double[slices];
       double[] rawDataSyncRatio = new double[slices];
+      double[] cpuCeiling = new double[slices];
       System.out.println("slice  fsync_us  fsync2_us  sqlite_us  begin_us  begin/fsync  begin/fsync2  begin/sqlite"
-          + "  begins/s(1t)  begins/s(32t)  32t/1t  ops/s(1t)  ops/s(32t)  32t/1t");
+          + "  begins/s(1t)  begins/s(32t)  32t/1t  cpu_us(1t)  cpu_us(32t)  ceiling  ops/s(1t)  ops/s(32t)  32t/1t");
       for (int s = 0; s < slices; s++) {
         double fsyncMicros = fsyncMicros(run.resolve("fsync.probe"), 200, false);
         double fullFsyncMicros = fsyncMicros(run.resolve("fsync2.probe"), 200, true);
@@ -106,10 +112,13 @@ public final class JournalBenchmark {
         double sqliteDataSyncMicros = rawSqliteMicros(run.resolve("rawds-" + s + ".db"), 500, true);
         rawRatio[s] = sqliteMicros / fsyncMicros;
         rawDataSyncRatio[s] = sqliteDataSyncMicros / fsyncMicros;
-        double begins = part(journal, 1, sliceNanos, true);
-        double beginsMany = part(journal, 32, sliceNanos, true);
-        double one = part(journal, 1, sliceNanos, false);
-        double many = part(journal, 32, sliceNanos, false);
+        Part beginPart = part(journal, 1, sliceNanos, true);
+        Part beginManyPart = part(journal, 32, sliceNanos, true);
+        double begins = beginPart.perSecond();
+        double beginsMany = beginManyPart.perSecond();
+        double one = part(journal, 1, sliceNanos, false).perSecond();
+        double many = part(journal, 32, sliceNanos, false).perSecond();
+        cpuCeiling[s] = CORES * 1e6 / begins / beginManyPart.cpuMicrosEach();
         double beginMicros = 1e6 / begins;
         beginRatio[s] = beginMicros / fsyncMicros;
         beginFullRatio[s] = beginMicros / fullFsyncMicros;
@@ -117,8 +126,9 @@ public final class JournalBenchmark {
         opScale[s] = many / one;
         overRaw[s] = beginMicros / sqliteMicros;
         System.out.printf(Locale.ROOT, "%5d  %8.0f  %9.0f  %9.0f  %8.0f  %11.2f  %12.2f  %12.2f  %12.0f  %13.0f  %6.2f"
-            + "  %9.0f  %10.0f  %6.2f%n", s, fsyncMicros, fullFsyncMicros, sqliteMicros, beginMicros, beginRatio[s],
-            beginFullRatio[s], overRaw[s], begins, beginsMany, scaleRatio[s], one, many, opScale[s]);
+            + "  %10.0f  %11.0f  %7.2f  %9.0f  %10.0f  %6.2f%n", s, fsyncMicros, fullFsyncMicros, sqliteMicros,
+            beginMicros, beginRatio[s], beginFullRatio[s], overRaw[s], begins, beginsMany, scaleRatio[s],
+            beginPart.cpuMicrosEach(), beginManyPart.cpuMicrosEach(), cpuCeiling[s], one, many, opScale[s]);
       }
       System.out.printf(Locale.ROOT, "median begin / fsync (1 thread): %.2f (goal <= 1.5, %s)%n", median(beginRatio),
           median(beginRatio) <= 1.5 ? "met" : "NOT met");
@@ -132,6 +142,9 @@ public final class JournalBenchmark {
           + " adds to SQLite's own cost)%n", median(overRaw));
       System.out.printf(Locale.ROOT, "median durable begins/s 32 threads / 1 thread: %.2f (goal >= 5, %s)%n",
           median(scaleRatio), median(scaleRatio) >= 5 ? "met" : "NOT met");
+      System.out.printf(Locale.ROOT, "median CPU ceiling of that ratio: %.2f = %d cores x (1-thread wall time per begin)"
+          + " / (process CPU time per begin with 32 threads); 32 threads cannot go past it however the commits are"
+          + " shared, only by spending less CPU per begin%n", median(cpuCeiling), CORES);
       System.out.printf(Locale.ROOT, "median whole operations/s 32 threads / 1 thread: %.2f (no goal)%n",
           median(opScale));
       if (bulk > 0) {
@@ -177,10 +190,17 @@ public final class JournalBenchmark {
   }
 
   /**
-   * Runs operations on {@code threads} threads for {@code nanos}; returns operations per second.
+   * One part's figures: operations per second, and the whole process's CPU time (every thread: the
+   * callers, the JIT, the GC, the kernel on their behalf) per operation over the same window.
+   */
+  private record Part(double perSecond, double cpuMicrosEach) {
+  }
+
+  /**
+   * Runs operations on {@code threads} threads for {@code nanos}; returns its rate and CPU cost.
    * Then flushes (untimed) and purges the part's rows.
    */
-  private static double part(JdbcJournal journal, int threads, long nanos, boolean beginOnly) throws Exception {
+  private static Part part(JdbcJournal journal, int threads, long nanos, boolean beginOnly) throws Exception {
     AtomicLong done = new AtomicLong();
     long[] elapsed = new long[1];
     CountDownLatch go = new CountDownLatch(1);
@@ -202,6 +222,7 @@ public final class JournalBenchmark {
       w.start();
       workers.add(w);
     }
+    long cpuStart = OS.getProcessCpuTime();
     long start = System.nanoTime();
     end[0] = start + nanos;
     go.countDown();
@@ -209,6 +230,7 @@ public final class JournalBenchmark {
       w.join();
     }
     elapsed[0] = System.nanoTime() - start;
+    long cpu = OS.getProcessCpuTime() - cpuStart;
     journal.flush();
     journal.purge(FAR_FUTURE);
     if (beginOnly) {
@@ -223,7 +245,8 @@ public final class JournalBenchmark {
       } while (!page.isEmpty());
       journal.purge(FAR_FUTURE);
     }
-    return done.get() / (elapsed[0] / 1e9);
+    long n = Math.max(1, done.get());
+    return new Part(done.get() / (elapsed[0] / 1e9), cpu / 1e3 / n);
   }
 
   private static void operation(JdbcJournal journal, Random random, boolean beginOnly) throws Exception {
