@@ -108,8 +108,11 @@ final class Strategies {
     return strategy(IDEM_DURABLE, dir -> idem(base, url, JdbcJournal.openEmbedded(dir.resolve("journal"))));
   }
 
-  /** Idem as the README tells an app to set it up: the interceptor, and no OkHttp-level retries. */
-  private static Strategy.Session idem(OkHttpClient base, URI url, Journal journal) {
+  /**
+   * Idem as the README tells an app to set it up: the interceptor, and no OkHttp-level retries.
+   * The session closes {@code journal}.
+   */
+  static Strategy.Session idem(OkHttpClient base, URI url, Journal journal) {
     IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
     OkHttpClient client = base.newBuilder().addInterceptor(idem.interceptor()).retryOnConnectionFailure(false).build();
     return new Strategy.Session() {
