@@ -742,6 +742,9 @@ public final class JdbcJournal implements Journal {
     /**
      * The largest response body kept with a finished operation; a larger one is replaced by the
      * {@link #TRUNCATED_BODY_HEADER} marker. Default {@link #DEFAULT_MAX_STORED_RESPONSE_BODY}.
+     * The HTTP adapters keep at most {@link dev.idem.core.ResponseSnapshot#MAX_CAPTURED_BODY}
+     * (64 KiB) of a live response, so that a large body streams to the caller instead of filling
+     * the heap; a limit above that therefore keeps no more of the bodies they capture.
      *
      * @param bytes the limit, 0 or more
      * @return this builder
