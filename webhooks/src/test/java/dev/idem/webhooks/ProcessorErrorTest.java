@@ -46,15 +46,9 @@ class ProcessorErrorTest {
   void aListenersErrorOnAWorkerStopsProcessingAndIsReportedNotLost() throws Exception {
     InjectedError error = new InjectedError();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).build(), inbox).build();
+      WebhookReceiver receiver = acmeReceiver(inbox);
       WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
-          .listener(new WebhookListener() {
-            @Override
-            public void processed(String source, String eventType, Duration delay, int attempts) {
-              throw error;
-            }
-          }).pollInterval(Duration.ofMillis(20)).build();
+          .listener(throwingOnProcessed(error, null)).pollInterval(Duration.ofMillis(20)).build();
       try {
         p.start();
         deliver(receiver, "evt_1");
@@ -110,16 +104,9 @@ class ProcessorErrorTest {
       }
     };
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).build(), inbox).build();
+      WebhookReceiver receiver = acmeReceiver(inbox);
       WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
-          .listener(new WebhookListener() {
-            @Override
-            public void processed(String source, String eventType, Duration delay, int attempts) {
-              await(releaseListener);
-              throw error;
-            }
-          }).scheduler(manual).clock(clock).workers(2).build();
+          .listener(throwingOnProcessed(error, releaseListener)).scheduler(manual).clock(clock).workers(2).build();
       try {
         deliver(receiver, "evt_1");
         p.start();
@@ -144,6 +131,24 @@ class ProcessorErrorTest {
         p.close();
       }
     }
+  }
+
+  private static WebhookReceiver acmeReceiver(WebhookInbox inbox) {
+    return WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
+        .secret(ReceiverTest.SECRET).build(), inbox).build();
+  }
+
+  /** A listener that throws {@code error} once an event is processed, after {@code gate} opens (if given). */
+  private static WebhookListener throwingOnProcessed(InjectedError error, CountDownLatch gate) {
+    return new WebhookListener() {
+      @Override
+      public void processed(String source, String eventType, Duration delay, int attempts) {
+        if (gate != null) {
+          await(gate);
+        }
+        throw error;
+      }
+    };
   }
 
   private static void await(CountDownLatch latch) {
