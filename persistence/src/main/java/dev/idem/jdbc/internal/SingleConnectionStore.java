@@ -67,7 +67,8 @@ public final class SingleConnectionStore implements Store {
   /** Rows with a SYNC write that may not be durable yet, and that write's sequence number. */
   private final Map<Object, Long> unsyncedRows = new HashMap<>();
   private boolean flushScheduled;
-  private boolean closed;
+  /** Written under the statement lock; volatile for the flusher's unlocked read after a failure. */
+  private volatile boolean closed;
 
   /** Guards {@link #committing}; waiters for a commit round wait on it. */
   private final Object rounds = new Object();
@@ -200,6 +201,13 @@ public final class SingleConnectionStore implements Store {
     try {
       flush();
     } catch (IdempotencyException | RuntimeException e) {
+      if (closed && broken == null) {
+        // close() ran meanwhile: it committed every deferred write itself and then stopped this
+        // thread (the interrupt, or "closed"), which is all this failure says. A commit that
+        // really failed breaks the store, and is logged below whatever close did.
+        LOG.debug("Idem journal {}: background commit stopped by close ({})", name, e.getMessage());
+        return;
+      }
       LOG.error("Idem journal {}: committing deferred writes failed; the journal is unusable until reopened ({})",
           name, e.getMessage());
     } catch (Error e) {
