@@ -132,38 +132,46 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
 
   @Override
   public void onError(Throwable t) {
-    BodySubscriber<?> to;
-    boolean attached;
-    synchronized (this) {
-      attached = downstream != null;
-      to = attached && prefixSent && !terminated ? downstream : null;
-      terminated |= to != null;
-      error = t;
-      capturing = false;
-    }
-    if (to != null) {
-      to.onError(t);
-    } else if (!attached) {
-      captured.completeExceptionally(t instanceof IOException ? t
-          : new IOException("the response body broke off: " + t, t));
-    }
+    end(t);
   }
 
   @Override
   public void onComplete() {
+    end(null);
+  }
+
+  /**
+   * The body ended ({@code failure} null) or broke off: tells the caller's subscriber if the prefix
+   * already reached it (once), or the capture if no subscriber is attached yet; otherwise the
+   * subscriber learns it at its first request, after the prefix.
+   */
+  private void end(Throwable failure) {
     BodySubscriber<?> to;
     boolean attached;
     synchronized (this) {
       attached = downstream != null;
       to = attached && prefixSent && !terminated ? downstream : null;
       terminated |= to != null;
-      complete = true;
+      if (failure != null) {
+        error = failure;
+      } else {
+        complete = true;
+      }
       capturing = false;
     }
     if (to != null) {
-      to.onComplete();
+      if (failure != null) {
+        to.onError(failure);
+      } else {
+        to.onComplete();
+      }
     } else if (!attached) {
-      captured.complete(null);
+      if (failure != null) {
+        captured.completeExceptionally(failure instanceof IOException ? failure
+            : new IOException("the response body broke off: " + failure, failure));
+      } else {
+        captured.complete(null);
+      }
     }
   }
 
