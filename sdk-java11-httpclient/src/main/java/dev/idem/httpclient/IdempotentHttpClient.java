@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 
@@ -214,22 +215,19 @@ public final class IdempotentHttpClient extends HttpClient {
    */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
-    Optional<String> name;
-    try {
-      name = support.untaggedOperationName(request.method(), target(request));
-    } catch (UntaggedRequestException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (name.isEmpty()) {
-      return delegate.sendAsync(request, handler);
-    }
-    return CallEngine.widen(engine.sendAsync(request, handler, untagged(name.get())));
+    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler));
   }
 
   /** As {@link #sendAsync(HttpRequest, BodyHandler)}; push promises reach the handler only for calls passed through. */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       PushPromiseHandler<T> pushPromiseHandler) {
+    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler, pushPromiseHandler));
+  }
+
+  /** An untagged call: journaled if its method is, else {@code passThrough}; REJECT fails the future. */
+  private <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
+      Supplier<CompletableFuture<HttpResponse<T>>> passThrough) {
     Optional<String> name;
     try {
       name = support.untaggedOperationName(request.method(), target(request));
@@ -237,9 +235,9 @@ public final class IdempotentHttpClient extends HttpClient {
       return CompletableFuture.failedFuture(e);
     }
     if (name.isEmpty()) {
-      return delegate.sendAsync(request, handler, pushPromiseHandler);
+      return passThrough.get();
     }
-    return sendAsync(request, handler);
+    return CallEngine.widen(engine.sendAsync(request, handler, untagged(name.get())));
   }
 
   // The path only: a query string may carry what the app considers secret.
