@@ -82,16 +82,8 @@ public class OperationTable {
 
   /** Reads one row, or null, with an optional locking clause. */
   public RawRow select(SqlSession c, OperationId id, String lockClause) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation" + BY_ID
-        + (lockClause == null ? "" : lockClause));
-    try {
-      bindId(ps, 1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? read(rs) : null;
-      }
-    } finally {
-      c.release(ps);
-    }
+    return selectRow(c, "SELECT " + COLUMNS + " FROM idem_operation" + BY_ID
+        + (lockClause == null ? "" : lockClause), id);
   }
 
   /**
@@ -100,7 +92,12 @@ public class OperationTable {
    * of up to a megabyte out of the page cache only to have it parsed and dropped.
    */
   public RawRow selectWithoutRequest(SqlSession c, OperationId id) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS_WITHOUT_REQUEST + " FROM idem_operation" + BY_ID);
+    return selectRow(c, "SELECT " + COLUMNS_WITHOUT_REQUEST + " FROM idem_operation" + BY_ID, id);
+  }
+
+  /** Runs a one-row select by id whose columns {@link #read} understands; null if there is no row. */
+  private RawRow selectRow(SqlSession c, String sql, OperationId id) throws SQLException {
+    PreparedStatement ps = c.prepare(sql);
     try {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
