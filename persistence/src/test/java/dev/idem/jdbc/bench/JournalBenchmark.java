@@ -249,7 +249,11 @@ public final class JournalBenchmark {
     return new Part(done.get() / (elapsed[0] / 1e9), cpu / 1e3 / n);
   }
 
-  private static void operation(JdbcJournal journal, Random random, boolean beginOnly) throws Exception {
+  /**
+   * One operation as the executor writes it for a request that succeeds at once (begin, claim, one
+   * attempt, the SUCCEEDED transition), or its begin only. Shared with {@link SyncCount}.
+   */
+  static void operation(JdbcJournal journal, Random random, boolean beginOnly) throws Exception {
     OperationId id = new OperationId("bench", "create-order", IdempotencyKey.generate(random));
     Instant now = Instant.now();
     journal.begin(new NewOperation(id, null, FP, REQUEST, now));

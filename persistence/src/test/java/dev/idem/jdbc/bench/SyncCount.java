@@ -1,27 +1,11 @@
 package dev.idem.jdbc.bench;
 
-import dev.idem.core.AttemptRecord;
-import dev.idem.core.Classification;
-import dev.idem.core.Fingerprint;
-import dev.idem.core.IdempotencyKey;
-import dev.idem.core.OperationId;
-import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.NewOperation;
-import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.JdbcJournal;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -39,14 +23,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * operations to count what opening and closing cost, and subtract.
  */
 public final class SyncCount {
-  private static final Fingerprint FP = new Fingerprint("a".repeat(64));
-  private static final RequestSnapshot REQUEST = RequestSnapshot.builder("POST",
-      URI.create("https://api.example.test/v1/orders")).header("Content-Type", "application/json")
-      .body("{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}".getBytes(StandardCharsets.UTF_8),
-          "application/json").build();
-  private static final ResponseSnapshot RESPONSE = new ResponseSnapshot(201,
-      Map.of("Content-Type", List.of("application/json")), "{\"id\":\"ord_1\"}".getBytes(StandardCharsets.UTF_8));
-
   private SyncCount() {
   }
 
@@ -58,7 +34,7 @@ public final class SyncCount {
     try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
       Random warm = new Random(1);
       for (int i = 0; i < 200; i++) {
-        operation(journal, warm, false);
+        JournalBenchmark.operation(journal, warm, false);
       }
       journal.flush();
       AtomicLong left = new AtomicLong(count);
@@ -70,7 +46,7 @@ public final class SyncCount {
           Random random = new Random(seeds.incrementAndGet() * 7919);
           try {
             while (left.getAndDecrement() > 0) {
-              operation(journal, random, beginOnly);
+              JournalBenchmark.operation(journal, random, beginOnly);
             }
           } catch (Exception e) {
             throw new IllegalStateException(e);
@@ -86,18 +62,5 @@ public final class SyncCount {
       System.out.printf(Locale.ROOT, "%s x%d: %d in %.2f s, %.0f/s, %.0f us each%n", args[0], threads, count, seconds,
           count / seconds, seconds * 1e6 / Math.max(1, count));
     }
-  }
-
-  private static void operation(JdbcJournal journal, Random random, boolean beginOnly) throws Exception {
-    OperationId id = new OperationId("bench", "create-order", IdempotencyKey.generate(random));
-    Instant now = Instant.now();
-    journal.begin(new NewOperation(id, null, FP, REQUEST, now));
-    if (beginOnly) {
-      return;
-    }
-    Lease lease = journal.claim(id, "bench", now, Duration.ofMinutes(1)).orElseThrow();
-    journal.recordAttempt(id, lease, new AttemptRecord(1, lease.generation(), now, now, Classification.SUCCESS, 201,
-        null, "HTTP 201", Duration.ZERO, "success"));
-    journal.transition(id, lease, Transition.finish(OperationState.SUCCEEDED, now, RESPONSE, null));
   }
 }
