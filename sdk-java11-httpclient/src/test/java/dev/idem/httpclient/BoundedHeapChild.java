@@ -4,8 +4,8 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationRecord;
 import dev.idem.testkit.StreamingBodyServer;
+import dev.idem.testkit.internal.HeapLimitedJvm;
 import java.io.InputStream;
-import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,10 +29,10 @@ public final class BoundedHeapChild {
         .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build()).build();
     HttpRequest request = HttpRequest.newBuilder(url).POST(HttpRequest.BodyPublishers.ofString("{}")).build();
     client.operation("warm-up").send(request, HttpResponse.BodyHandlers.ofByteArray());
-    long before = allocated();
+    long before = HeapLimitedJvm.allocatedByAllThreads();
     IdempotentHttpResponse<InputStream> response = client.operation("download")
         .send(request, HttpResponse.BodyHandlers.ofInputStream());
-    long beforeBody = allocated() - before;
+    long beforeBody = HeapLimitedJvm.allocatedByAllThreads() - before;
     StreamingBodyServer.Received received;
     try (InputStream in = response.body()) {
       received = StreamingBodyServer.readAll(in);
@@ -41,15 +41,5 @@ public final class BoundedHeapChild {
     System.out.println("status=" + record.state() + " read=" + received.bytes() + " mismatches=" + received.mismatches()
         + " allocatedBeforeBody=" + beforeBody + " storedBody=" + record.response().body().length
         + " maxHeap=" + Runtime.getRuntime().maxMemory());
-  }
-
-  /** Bytes allocated so far by all live threads (the client's own threads read the body too). */
-  private static long allocated() {
-    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long sum = 0;
-    for (long a : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
-      sum += Math.max(0, a);
-    }
-    return sum;
   }
 }

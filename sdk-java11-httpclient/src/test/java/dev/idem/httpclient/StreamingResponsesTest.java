@@ -10,17 +10,12 @@ import dev.idem.core.OperationState;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.testkit.StreamingBodyServer;
 import dev.idem.testkit.StreamingBodyServer.Reply;
+import dev.idem.testkit.internal.HeapLimitedJvm;
 import java.io.InputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,13 +34,13 @@ class StreamingResponsesTest {
   void fiftyMegabyteBodyStreamsThroughA32MegabyteHeap(@TempDir Path dir) throws Exception {
     try (StreamingBodyServer server = StreamingBodyServer.start(
         n -> n == 0 ? Reply.of(200, 100, true) : Reply.of(200, FIFTY_MB, true))) {
-      String out = runChild(dir, server.url().toString());
+      String out = HeapLimitedJvm.run(dir, BoundedHeapChild.class, server.url().toString());
       System.out.println("StreamingResponsesTest (java.net.http) 50 MB through -Xmx32m: " + out.strip());
       // The child would die of OutOfMemoryError in -Xmx32m if any layer buffered the 50 MB.
       assertTrue(out.contains("status=SUCCEEDED read=" + FIFTY_MB + " mismatches=0"), out);
-      long allocated = figure(out, "allocatedBeforeBody");
+      long allocated = HeapLimitedJvm.figure(out, "allocatedBeforeBody");
       assertTrue(allocated < 2 * 1024 * 1024, "allocated before the body was read: " + allocated + "\n" + out);
-      assertEquals(0, figure(out, "storedBody"), out);
+      assertEquals(0, HeapLimitedJvm.figure(out, "storedBody"), out);
       assertEquals(2, server.requests(), "the warm-up call and the download");
     }
   }
@@ -158,27 +153,5 @@ class StreamingResponsesTest {
 
   private static HttpRequest post(StreamingBodyServer server) {
     return Fixture.post(server.url(), "{\"qty\":1}");
-  }
-
-  private static long figure(String out, String name) {
-    Matcher m = Pattern.compile(name + "=(\\d+)").matcher(out);
-    assertTrue(m.find(), name + " missing in: " + out);
-    return Long.parseLong(m.group(1));
-  }
-
-  private static String runChild(Path dir, String url) throws Exception {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx32m", "-XX:TieredStopAtLevel=1", "-cp",
-        System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        BoundedHeapChild.class.getName(), url));
-    Path log = dir.resolve("child.log");
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    if (!p.waitFor(120, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("child did not finish:\n" + Files.readString(log));
-    }
-    String out = Files.readString(log);
-    assertEquals(0, p.exitValue(), out);
-    return out;
   }
 }

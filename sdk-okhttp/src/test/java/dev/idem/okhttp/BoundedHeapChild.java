@@ -4,9 +4,9 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationRecord;
 import java.io.InputStream;
-import java.lang.management.ManagementFactory;
 import java.net.URI;
 import dev.idem.testkit.StreamingBodyServer;
+import dev.idem.testkit.internal.HeapLimitedJvm;
 import okhttp3.OkHttpClient;
 import okhttp3.Response;
 
@@ -29,27 +29,17 @@ public final class BoundedHeapChild {
       warmUp.body().bytes();
     }
     IdempotentOperation op = IdempotentOperation.of("download");
-    long before = allocated();
+    long before = HeapLimitedJvm.allocatedByAllThreads();
     long beforeBody;
     StreamingBodyServer.Received received;
     try (Response response = client.newCall(Fixture.order(url, op)).execute();
         InputStream in = response.body().byteStream()) {
-      beforeBody = allocated() - before;
+      beforeBody = HeapLimitedJvm.allocatedByAllThreads() - before;
       received = StreamingBodyServer.readAll(in);
     }
     OperationRecord record = journal.find(op.id()).orElseThrow();
     System.out.println("status=" + record.state() + " read=" + received.bytes() + " mismatches=" + received.mismatches()
         + " allocatedBeforeBody=" + beforeBody + " storedBody=" + record.response().body().length
         + " maxHeap=" + Runtime.getRuntime().maxMemory());
-  }
-
-  /** Bytes allocated so far by all live threads (the client's own threads read the body too). */
-  private static long allocated() {
-    com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    long sum = 0;
-    for (long a : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
-      sum += Math.max(0, a);
-    }
-    return sum;
   }
 }

@@ -1,5 +1,6 @@
 /**
- * Implementation of the reference idempotent server. Nothing here is API: types are public only so
- * that {@code dev.idem.testkit} can reach them, and they may change in any release.
+ * Implementation of the reference idempotent server, and support for Idem's own adapter tests.
+ * Nothing here is API: types are public only so that {@code dev.idem.testkit} and those tests can
+ * reach them, and they may change in any release.
  */
 package dev.idem.testkit.internal;
