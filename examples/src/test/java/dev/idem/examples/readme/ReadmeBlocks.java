@@ -31,6 +31,27 @@ final class ReadmeBlocks {
   }
 
   /**
+   * The java blocks of README.md and of every page in docs/, README's first. A docs block's key
+   * is prefixed with its file ("docs/client.md: A timeout per attempt").
+   */
+  static List<ReadmeBlock> readAll() throws IOException {
+    Path readme = locateReadme();
+    List<ReadmeBlock> all = new ArrayList<>(read(readme));
+    Path docs = readme.getParent().resolve("docs");
+    List<Path> pages;
+    try (java.util.stream.Stream<Path> s = Files.list(docs)) {
+      pages = s.filter(p -> p.getFileName().toString().endsWith(".md")).sorted().toList();
+    }
+    for (Path page : pages) {
+      String file = "docs/" + page.getFileName();
+      for (ReadmeBlock b : parse(Files.readAllLines(page))) {
+        all.add(new ReadmeBlock(file, file + ": " + b.key(), b.firstLine(), b.lines()));
+      }
+    }
+    return all;
+  }
+
+  /**
    * @throws IllegalArgumentException if a fence is left open, so that a broken README cannot hide
    *     its last blocks from the test
    */

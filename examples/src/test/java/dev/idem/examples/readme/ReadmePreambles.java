@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What each README snippet assumes, keyed by the heading it sits under ({@link ReadmeBlock#key()}).
+ * What each README or docs/ snippet assumes, keyed by the heading it sits under ({@link ReadmeBlock#key()}).
  * Keep these small: a name declared here is one the README leaves to the app (its interceptor, its
  * Jetty context, a journal built in an earlier snippet). A class the snippet uses from Idem or a
  * library needs only its import here; a snippet that shows its own imports gets none of them.
@@ -34,7 +34,7 @@ final class ReadmePreambles {
     p.put("Quickstart: java.net.http", Preamble.statements(
         List.of("import java.net.http.HttpRequest;", "import java.nio.file.Path;"),
         List.of("Path dir;", "HttpRequest request;")));
-    p.put("Asynchronous calls without held threads (OkHttp, Retrofit)", Preamble.statements(
+    p.put("docs/client.md: Asynchronous calls without held threads (OkHttp, Retrofit)", Preamble.statements(
         List.of(
             "import dev.idem.okhttp.IdemOkHttp;",
             "import dev.idem.okhttp.IdempotentOperation;",
@@ -45,7 +45,7 @@ final class ReadmePreambles {
             "import okhttp3.RequestBody;",
             "import okhttp3.ResponseBody;"),
         List.of("IdemOkHttp idem;", "OkHttpClient client;", "Request request;", "Callback callback;")));
-    p.put("Asynchronous calls without held threads (OkHttp, Retrofit) #2", Preamble.statements(
+    p.put("docs/client.md: Asynchronous calls without held threads (OkHttp, Retrofit) #2", Preamble.statements(
         List.of(
             "import dev.idem.okhttp.IdemOkHttp;",
             "import dev.idem.okhttp.IdempotentOperation;",
@@ -58,7 +58,7 @@ final class ReadmePreambles {
             "import retrofit2.http.POST;",
             "import retrofit2.http.Tag;"),
         List.of("IdemOkHttp idem;", "OkHttpClient client;")));
-    p.put("One key per business reference", Preamble.statements(
+    p.put("docs/client.md: One key per business reference", Preamble.statements(
         List.of(
             "import dev.idem.core.IdempotentExecutor;",
             "import dev.idem.jdbc.JdbcJournal;",
@@ -66,7 +66,7 @@ final class ReadmePreambles {
             "import okhttp3.Request;",
             "import okhttp3.RequestBody;"),
         List.of("JdbcJournal journal;", "byte[] secretBytes;", "String url;", "RequestBody body;")));
-    p.put("A timeout per attempt", Preamble.statements(
+    p.put("docs/client.md: A timeout per attempt", Preamble.statements(
         List.of("import dev.idem.core.RetryPolicy;", "import java.time.Duration;"),
         List.of()));
     p.put("Resume after a restart", Preamble.statements(
@@ -83,28 +83,28 @@ final class ReadmePreambles {
     p.put("Queued delivery (outbox)", Preamble.statements(
         List.of("import java.net.http.HttpRequest;", "import java.nio.file.Path;"),
         List.of("Path dir;", "String url;", "String json;", "String token;", "HttpRequest request;")));
-    p.put("Queued delivery (outbox) #2", p.get("Queued delivery (outbox)"));
-    p.put("Which statuses your server uses", Preamble.statements(
+    p.put("docs/client.md: Queued delivery with java.net.http", p.get("Queued delivery (outbox)"));
+    p.put("docs/client.md: Which statuses your server uses", Preamble.statements(
         List.of(
             "import dev.idem.core.IdempotentExecutor;",
             "import dev.idem.core.ProtocolStatuses;",
             "import dev.idem.jdbc.JdbcJournal;"),
         List.of("JdbcJournal journal;")));
-    p.put("A key still in flight is a wait", Preamble.statements(
+    p.put("docs/client.md: A key still in flight is a wait", Preamble.statements(
         List.of(
             "import dev.idem.core.DelayFunction;",
             "import dev.idem.core.RetryPolicy;",
             "import java.time.Duration;"),
         List.of()));
     // Shows its own imports of Idem's classes: only the app's objects are declared here.
-    p.put("Custom policies, resilience4j, metrics", Preamble.statements(
+    p.put("docs/client.md: Custom policies, resilience4j, metrics", Preamble.statements(
         List.of(
             "import dev.idem.jdbc.JdbcJournal;",
             "import io.github.resilience4j.retry.RetryConfig;",
             "import io.micrometer.core.instrument.MeterRegistry;"),
         List.of("JdbcJournal journal;", "MeterRegistry meterRegistry;", "RetryConfig retryConfig;")));
     // A test class's members; the key is whatever the app's call returned.
-    p.put("Testing your client", Preamble.members(
+    p.put("docs/client.md: Testing your client", Preamble.members(
         List.of(
             "import static org.junit.jupiter.api.Assertions.assertEquals;",
             "import dev.idem.testkit.Fault;",
@@ -113,7 +113,7 @@ final class ReadmePreambles {
             "import org.junit.jupiter.api.Test;",
             "import org.junit.jupiter.api.extension.RegisterExtension;"),
         List.of("String key;")));
-    p.put("Secrets stay out of the journal", Preamble.statements(
+    p.put("docs/client.md: Secrets stay out of the journal", Preamble.statements(
         List.of("import dev.idem.core.IdempotentExecutor;", "import java.util.Set;"),
         List.of()));
     p.put("The server half: an idempotency guard for Java services", Preamble.statements(
@@ -146,6 +146,23 @@ final class ReadmePreambles {
             "import org.eclipse.jetty.ee10.servlet.ServletContextHandler;",
             "import org.eclipse.jetty.ee10.servlet.ServletHolder;"),
         List.of("ServletContextHandler context;", "HttpServer server;", "void fulfil(WebhookEvent event) { }")));
+    // docs/server.md and docs/webhooks.md show their own imports; only the app's names here.
+    p.put("docs/server.md: Quickstart: JDK `HttpServer` filter", Preamble.statements(
+        List.of("import com.sun.net.httpserver.HttpHandler;", "import dev.idem.server.IdempotencyGuard;"),
+        List.of("HttpHandler ordersHandler;", "IdempotencyGuard guard;")));
+    p.put("docs/webhooks.md: Quickstart: the JDK HttpServer", Preamble.statements(
+        List.of("import dev.idem.webhooks.WebhookEvent;"),
+        List.of("void fulfil(WebhookEvent event) { }")));
+    p.put("docs/webhooks.md: Quickstart: a Servlet container", Preamble.statements(
+        List.of("import dev.idem.webhooks.WebhookReceiver;", "import org.eclipse.jetty.ee10.servlet.ServletContextHandler;"),
+        List.of("ServletContextHandler context;", "WebhookReceiver receiver;")));
+    p.put("docs/webhooks.md: Dead letters", Preamble.statements(
+        List.of("import dev.idem.webhooks.WebhookInbox;"),
+        List.of("WebhookInbox inbox;")));
+    p.put("docs/webhooks.md: Metrics (Micrometer, optional)", Preamble.statements(
+        List.of("import dev.idem.webhooks.WebhookInbox;", "import dev.idem.webhooks.WebhookSource;",
+            "import io.micrometer.core.instrument.MeterRegistry;"),
+        List.of("WebhookInbox inbox;", "WebhookSource source;", "MeterRegistry registry;")));
     return p;
   }
 

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every {@code java} block of the README compiles against the current API, so that the README
+ * Every {@code java} block of the README and of the pages in docs/ compiles against the current
+ * API, so that the documentation
  * cannot drift from it. Each block is compiled with the preamble {@link ReadmePreambles} keeps
  * under its heading (or none); a block that does not compile fails with its README line and
  * javac's message. When a snippet fails, fix the README (or, if the snippet now assumes another
@@ -34,14 +35,14 @@ class ReadmeSnippetsTest {
 
   @TestFactory
   Stream<DynamicTest> everyJavaBlockOfTheReadmeCompiles(@TempDir Path classes) throws Exception {
-    List<ReadmeBlock> blocks = ReadmeBlocks.read(ReadmeBlocks.locateReadme());
+    List<ReadmeBlock> blocks = ReadmeBlocks.readAll();
     assertFalse(blocks.isEmpty(), "no ```java block found in README.md");
     Map<String, Preamble> preambles = ReadmePreambles.all();
     Map<ReadmeBlock, Preamble> toCompile = new LinkedHashMap<>();
     blocks.forEach(b -> toCompile.put(b, preambles.getOrDefault(b.key(), Preamble.NONE)));
     Map<ReadmeBlock, List<String>> errors = SnippetCompiler.compile(toCompile, classes);
     return blocks.stream().map(block -> DynamicTest.dynamicTest(
-        "README.md line " + block.firstLine() + " (" + block.key() + ")",
+        block.file() + " line " + block.firstLine() + " (" + block.key() + ")",
         () -> check(block, preambles.containsKey(block.key()), errors.get(block))));
   }
 
@@ -53,7 +54,7 @@ class ReadmeSnippetsTest {
       return;
     }
     if (!errors.isEmpty()) {
-      fail("the README's java block at line " + block.firstLine() + " (under \"" + block.key() + "\""
+      fail("the java block of " + block.file() + " at line " + block.firstLine() + " (under \"" + block.key() + "\""
           + (hasPreamble ? ", with its preamble in ReadmePreambles" : ", which has no preamble in ReadmePreambles")
           + ") does not compile:\n" + String.join("\n", errors));
     }
@@ -67,7 +68,7 @@ class ReadmeSnippetsTest {
       if (b.key().startsWith("Quickstart")) {
         quickstarts++;
         // Setup: the lines that are not imports, before the first request is built or sent.
-        long setup = b.lines().stream().filter(l -> !l.isBlank() && !l.startsWith("import "))
+        long setup = b.lines().stream().map(String::strip).filter(l -> !l.isBlank() && !l.startsWith("import "))
             .takeWhile(l -> !l.startsWith("Request ") && !l.startsWith("HttpResponse")).count();
         assertTrue(setup <= 5, b.key() + " (README line " + b.firstLine() + "): " + setup + " lines of setup");
       }
@@ -77,7 +78,7 @@ class ReadmeSnippetsTest {
 
   @Test
   void everyPreambleBelongsToABlockOfTheReadme() throws Exception {
-    Set<String> keys = ReadmeBlocks.read(ReadmeBlocks.locateReadme()).stream()
+    Set<String> keys = ReadmeBlocks.readAll().stream()
         .map(ReadmeBlock::key).collect(Collectors.toSet());
     Set<String> stale = new TreeSet<>(ReadmePreambles.all().keySet());
     stale.addAll(KNOWN_FAILING.keySet());

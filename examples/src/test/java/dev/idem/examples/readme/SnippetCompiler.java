@@ -78,8 +78,10 @@ final class SnippetCompiler {
     final JavaFileObject source;
     final List<Integer> readmeLines;
     final List<String> text;
+    final String file;
 
-    private Unit(String className, List<String> text, List<Integer> readmeLines) {
+    private Unit(String file, String className, List<String> text, List<Integer> readmeLines) {
+      this.file = file;
       this.text = text;
       this.readmeLines = readmeLines;
       String code = String.join("\n", text) + "\n";
@@ -93,7 +95,7 @@ final class SnippetCompiler {
     }
 
     static Unit of(ReadmeBlock block, Preamble preamble) {
-      String className = "ReadmeLine" + block.firstLine();
+      String className = block.file().replaceAll("[^A-Za-z0-9]", "_") + "Line" + block.firstLine();
       List<String> text = new ArrayList<>();
       List<Integer> from = new ArrayList<>();
       text.add("package readme;");
@@ -134,14 +136,14 @@ final class SnippetCompiler {
       }
       text.add("}");
       from.add(0);
-      return new Unit(className, text, from);
+      return new Unit(block.file(), className, text, from);
     }
 
     String describe(Diagnostic<? extends JavaFileObject> d) {
       int line = (int) d.getLineNumber();
       String message = d.getMessage(Locale.ROOT);
       if (line >= 1 && line <= readmeLines.size() && readmeLines.get(line - 1) > 0) {
-        return "README.md line " + readmeLines.get(line - 1) + ": " + message;
+        return file + " line " + readmeLines.get(line - 1) + ": " + message;
       }
       // An error outside the block: in the closing braces just after it (a missing ';' or '}'),
       // or in the preamble.
@@ -150,9 +152,9 @@ final class SnippetCompiler {
         last--;
       }
       if (last >= 0 && line - 1 > last) {
-        return "README.md after line " + readmeLines.get(last) + ": " + message;
+        return file + " after line " + readmeLines.get(last) + ": " + message;
       }
-      return "generated line " + line + " (not from README.md): " + message
+      return "generated line " + line + " (not from " + file + "): " + message
           + "\n--- generated source ---\n" + String.join("\n", text);
     }
   }
