@@ -1,8 +1,10 @@
 package dev.idem.webhooks.internal;
 
-import dev.idem.core.internal.HeaderMaps;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** Case-insensitive, read-only request headers, normalized once per delivery. */
 public final class Headers {
@@ -14,16 +16,20 @@ public final class Headers {
 
   /** @param headers names in any case; null values are not allowed */
   public static Headers of(Map<String, ? extends List<String>> headers) {
-    return new Headers(HeaderMaps.normalize(headers));
+    // Its own small map rather than core's internal HeaderMaps: internals are for their own module.
+    Map<String, List<String>> copy = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    headers.forEach((k, v) -> copy.computeIfAbsent(k, x -> new ArrayList<>()).addAll(v));
+    copy.replaceAll((k, v) -> List.copyOf(v));
+    return new Headers(Collections.unmodifiableMap(copy));
   }
 
   /** The first value of {@code name}, trimmed; null when absent or blank. */
   public String first(String name) {
-    String v = HeaderMaps.first(normalized, name).orElse(null);
-    if (v == null) {
+    List<String> values = normalized.get(name);
+    if (values == null || values.isEmpty()) {
       return null;
     }
-    v = v.trim();
+    String v = values.get(0).trim();
     return v.isEmpty() ? null : v;
   }
 

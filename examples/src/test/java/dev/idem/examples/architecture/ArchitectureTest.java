@@ -1,0 +1,129 @@
+package dev.idem.examples.architecture;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Holds the published API (issue 25): no module reaches into another module's {@code internal}
+ * package, and no public type appears in (or leaves) a published package without review. The
+ * reviewed list is {@code src/test/resources/architecture/public-api.txt}; a change to the API
+ * changes that file in the same commit, where a reviewer sees it. The published modules are those
+ * the BOM lists, so a new module is checked from its first commit.
+ */
+class ArchitectureTest {
+  private static final String BASELINE = "architecture/public-api.txt";
+
+  @Test
+  void noModuleUsesAnotherModulesInternals() {
+    ApiSurface api = ApiSurface.read(root(), publishedModules());
+    assertEquals(List.of(), api.crossModuleInternalUses().stream().map(Object::toString).toList());
+  }
+
+  @Test
+  void thePublicApiIsTheReviewedOne() throws IOException {
+    ApiSurface api = ApiSurface.read(root(), publishedModules());
+    String problems = compare(api.publicTypes(), baseline());
+    assertEquals("", problems, problems + "\nThe public types now, per package: " + api.countsByPackage()
+        + "\nIf the change is intended, put this list in examples/src/test/resources/" + BASELINE + ":\n"
+        + String.join("\n", api.publicTypes()));
+  }
+
+  /** The checks can fail: a planted cross-module import and an unreviewed public type are caught. */
+  @Test
+  void plantedViolationsAreReported(@TempDir Path root) throws IOException {
+    write(root, "alpha/src/main/java/dev/idem/alpha/internal/Secret.java",
+        "package dev.idem.alpha.internal;\npublic final class Secret {}\n");
+    write(root, "alpha/src/main/java/dev/idem/alpha/Api.java",
+        "package dev.idem.alpha;\nimport dev.idem.alpha.internal.Secret;\npublic final class Api {}\n");
+    write(root, "beta/src/main/java/dev/idem/beta/Uses.java",
+        "package dev.idem.beta;\n\nimport dev.idem.alpha.internal.Secret;\npublic final class Uses {}\n");
+    write(root, "beta/src/main/java/dev/idem/beta/Added.java",
+        "package dev.idem.beta;\npublic record Added(int x) {}\n");
+
+    ApiSurface api = ApiSurface.read(root, List.of("alpha", "beta"));
+
+    List<ApiSurface.Violation> uses = api.crossModuleInternalUses();
+    assertEquals(1, uses.size(), uses.toString());
+    assertEquals("beta", uses.get(0).module());
+    assertEquals(3, uses.get(0).line());
+    assertEquals("alpha", uses.get(0).owner());
+    String problems = compare(api.publicTypes(), Set.of("dev.idem.alpha.Api", "dev.idem.beta.Uses", "dev.idem.beta.Gone"));
+    assertTrue(problems.contains("added without review: [dev.idem.beta.Added]"), problems);
+    assertTrue(problems.contains("removed: [dev.idem.beta.Gone]"), problems);
+    assertFalse(api.publicTypes().contains("dev.idem.alpha.internal.Secret"), "internal types are not API");
+  }
+
+  private static String compare(Set<String> now, Set<String> reviewed) {
+    Set<String> added = new TreeSet<>(now);
+    added.removeAll(reviewed);
+    Set<String> removed = new TreeSet<>(reviewed);
+    removed.removeAll(now);
+    List<String> problems = new ArrayList<>();
+    if (!added.isEmpty()) {
+      problems.add("public types added without review: " + added);
+    }
+    if (!removed.isEmpty()) {
+      problems.add("public types removed: " + removed);
+    }
+    return String.join("; ", problems);
+  }
+
+  private static Set<String> baseline() throws IOException {
+    try (var in = ArchitectureTest.class.getClassLoader().getResourceAsStream(BASELINE)) {
+      if (in == null) {
+        throw new IllegalStateException("missing test resource " + BASELINE);
+      }
+      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).lines()
+          .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#"))
+          .collect(Collectors.toCollection(TreeSet::new));
+    }
+  }
+
+  /** The folders of the dev.idem artifacts the BOM manages ({@code idem-sdk-core} is {@code sdk-core}). */
+  static List<String> publishedModules() {
+    try {
+      String bom = Files.readString(root().resolve("bom/pom.xml"));
+      Matcher m = Pattern.compile("<groupId>dev\\.idem</groupId>\\s*<artifactId>idem-([\\w-]+)</artifactId>").matcher(bom);
+      Set<String> modules = new LinkedHashSet<>();
+      while (m.find()) {
+        if (!m.group(1).equals("bom")) {
+          modules.add(m.group(1));
+        }
+      }
+      assertFalse(modules.isEmpty(), "no dev.idem artifact found in bom/pom.xml");
+      return List.copyOf(modules);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  static Path root() {
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isDirectory(dir.resolve("sdk-core")) && Files.isRegularFile(dir.resolve("bom/pom.xml"))) {
+        return dir;
+      }
+    }
+    throw new IllegalStateException("no repository root (with sdk-core and bom/pom.xml) above " + Path.of("").toAbsolutePath());
+  }
+
+  private static void write(Path root, String path, String text) throws IOException {
+    Path file = root.resolve(path);
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, text);
+  }
+}
