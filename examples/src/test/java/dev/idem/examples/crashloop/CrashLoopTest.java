@@ -7,6 +7,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.examples.childjvm.ChildJvm;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.testkit.IdempotentServer;
@@ -67,7 +68,7 @@ class CrashLoopTest {
         long delayMs = random.nextInt(301);
         if (duringStartup) {
           killedDuringStartup++;
-        } else if (!awaitLine(child, log, "SUBMITTING", Duration.ofSeconds(30))) {
+        } else if (!ChildJvm.awaitLine(child, log, "SUBMITTING", Duration.ofSeconds(30))) {
           child.destroyForcibly();
           child.waitFor(30, TimeUnit.SECONDS);
           throw new AssertionError("cycle " + cycle + ": the child never started submitting:\n" + Files.readString(log));
@@ -190,25 +191,7 @@ class CrashLoopTest {
   }
 
   private static ProcessBuilder child(Path dir, String base, String mode, String threads, Path acks, int cycle) {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    return new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
-        System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-        CrashLoopChild.class.getName(), dir.toString(), base, mode, threads, acks.toString(), Integer.toString(cycle))
-        .redirectErrorStream(true);
-  }
-
-  /** Waits until the child's log has {@code line} (true), or the child ends or the time is up (false). */
-  private static boolean awaitLine(Process p, Path log, String line, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (Files.exists(log) && Files.readString(log).lines().anyMatch(l -> l.strip().equals(line))) {
-        return true;
-      }
-      if (p.waitFor(2, TimeUnit.MILLISECONDS)) { // a child JVM starting up: poll its log
-        return Files.readString(log).lines().anyMatch(l -> l.strip().equals(line));
-      }
-    }
-    return false;
+    return ChildJvm.builder(CrashLoopChild.class,
+        List.of(dir.toString(), base, mode, threads, acks.toString(), Integer.toString(cycle)));
   }
 }

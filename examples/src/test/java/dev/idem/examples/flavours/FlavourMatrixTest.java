@@ -16,6 +16,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.ResumeHandler;
 import dev.idem.core.RetryPolicy;
+import dev.idem.examples.childjvm.ChildJvm;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.okhttp.IdempotencyResult;
@@ -347,7 +348,7 @@ class FlavourMatrixTest {
         args.add(eName(f) + "=" + e.url("/orders"));
       }
       Path log = tmp.resolve("child.log");
-      Process child = childJvm(args).redirectOutput(log.toFile()).start();
+      Process child = ChildJvm.builder(FlavourKillChild.class, args).redirectOutput(log.toFile()).start();
       try {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!allArrived(killed, committed)) {
@@ -442,16 +443,6 @@ class FlavourMatrixTest {
 
   private static String eName(Flavour f) {
     return "committed-" + f.name().toLowerCase();
-  }
-
-  private static ProcessBuilder childJvm(List<String> args) {
-    String java = ProcessHandle.current().info().command()
-        .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    List<String> command = new ArrayList<>(List.of(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
-        System.getProperty("java.class.path"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
-        FlavourKillChild.class.getName()));
-    command.addAll(args);
-    return new ProcessBuilder(command).redirectErrorStream(true);
   }
 
   // ---- shared helpers (the child uses them too) ------------------------------------------------
