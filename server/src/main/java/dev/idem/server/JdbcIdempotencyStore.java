@@ -86,8 +86,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * @throws IdempotencyStoreException if the database cannot be opened
    */
   public static JdbcIdempotencyStore sqlite(Path file, Duration busyTimeout) {
-    Objects.requireNonNull(file, "file");
-    Objects.requireNonNull(busyTimeout, "busyTimeout");
+    Objects.requireNonNull(file, "the idempotency store's database file is null; give its path, such as"
+        + " Path.of(\"/var/lib/orders/idem.db\") (its directory must exist)");
+    Objects.requireNonNull(busyTimeout, "the idempotency store's busyTimeout is null; give a Duration, such as"
+        + " Duration.ofSeconds(5), or call sqlite(file)");
     try {
       Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
       try (Statement st = c.createStatement()) {
@@ -120,7 +122,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * @throws IdempotencyStoreException if the schema cannot be created
    */
   public static JdbcIdempotencyStore postgres(DataSource dataSource) {
-    return new JdbcIdempotencyStore(new PooledConnections(Objects.requireNonNull(dataSource, "dataSource")),
+    return new JdbcIdempotencyStore(new PooledConnections(Objects.requireNonNull(dataSource, "the idempotency store's"
+        + " dataSource is null; give a pooling DataSource of the PostgreSQL database, or use sqlite(file)")),
         SqlDialect.POSTGRESQL);
   }
 

@@ -59,7 +59,8 @@ public final class WebhookInbox implements AutoCloseable {
    * @return a builder
    */
   public static Builder sqlite(Path directory) {
-    return new Builder(Objects.requireNonNull(directory, "directory"), null);
+    return new Builder(Objects.requireNonNull(directory, "the webhook inbox directory is null; give the directory"
+        + " where inbox.db lives, such as Path.of(\"/var/lib/app/webhooks\")"), null);
   }
 
   /**
@@ -69,7 +70,8 @@ public final class WebhookInbox implements AutoCloseable {
    * @return a builder
    */
   public static Builder postgres(DataSource dataSource) {
-    return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
+    return new Builder(null, Objects.requireNonNull(dataSource, "the webhook inbox's dataSource is null; give a"
+        + " (pooling) DataSource of the PostgreSQL database, or use WebhookInbox.sqlite(directory)"));
   }
 
   /**
@@ -247,6 +249,8 @@ public final class WebhookInbox implements AutoCloseable {
      * @return this builder
      */
     public Builder writeTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "the webhook inbox's writeTimeout is null; give a positive Duration, or leave"
+          + " it unset for the default of 10 s");
       if (timeout.isNegative() || timeout.isZero()) {
         throw new IllegalArgumentException("timeout must be positive: " + timeout);
       }
