@@ -128,9 +128,10 @@ public final class WebhookProcessor implements AutoCloseable {
   /**
    * @param inbox the inbox to process
    * @return a builder
+   * @throws IllegalArgumentException if the inbox was opened read-only
    */
   public static Builder builder(WebhookInbox inbox) {
-    return new Builder(Objects.requireNonNull(inbox, "inbox"));
+    return new Builder(WebhookInbox.writable(inbox, "a WebhookProcessor"));
   }
 
   /**
