@@ -1,2 +1,2 @@
-/** The runnable demo, the journal CLI and copyable samples. Not a library: nothing here is API. */
+/** The runnable demo and copyable samples. Not a library: nothing here is API. */
 package dev.idem.examples;

@@ -61,9 +61,24 @@ import okhttp3.HttpUrl;
  * }
  * }</pre>
  *
+ * <h2>Outside JUnit</h2>
+ * The server needs no test framework: start it from any program (a demo, a manual test, a local
+ * stand-in for a payment API) and close it when done. A fixed port lets other programs, in any
+ * language, find it:
+ * <pre>{@code
+ * try (IdempotentServer server = IdempotentServer.builder().port(8080).start()) {
+ *   System.out.println("POST to " + server.url("/orders"));   // http://127.0.0.1:8080/orders
+ *   // ... run the client, by hand or from a script ...
+ *   System.out.println(server.requestCount() + " requests, " + server.totalEffects() + " effects");
+ * }
+ * }</pre>
+ * {@link IdempotentServerMain} is that program, with a flag per flavour, for clients that are not
+ * written in Java.
+ *
  * <p>Thread-safe. Requests are handled concurrently, one thread per connection. Every request
  * costs about 44 ms on loopback (Nagle's algorithm against delayed ACKs in MockWebServer), so this
- * server is for behaviour tests with few requests, not for load.
+ * server is for behaviour tests with few requests, not for load. It listens on the loopback
+ * address only.
  */
 public final class IdempotentServer implements AutoCloseable {
   /** The default name of the idempotency key header. */
@@ -79,17 +94,18 @@ public final class IdempotentServer implements AutoCloseable {
   private final IdempotencyDispatcher dispatcher;
   private final HttpUrl base;
 
-  private IdempotentServer(ServerConfig config, IdempotencyGuard guard) {
+  private IdempotentServer(ServerConfig config, IdempotencyGuard guard, int port) {
     FaultSource faults = key -> plan.take(key).map(Fault::spec);
     this.guard = guard;
     this.dispatcher = new IdempotencyDispatcher(config, guard, store, log, faults);
     server.setDispatcher(dispatcher);
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
-      server.start(loopback, 0);
+      server.start(loopback, port);
     } catch (IOException e) {
       guard.close();
-      throw new UncheckedIOException("could not start the server on a loopback port", e);
+      throw new UncheckedIOException("could not start the server on " + (port == 0 ? "a loopback port"
+          : "loopback port " + port + " (is another program using it?)"), e);
     }
     // A literal address, not MockWebServer's host name: "localhost" may resolve to ::1 first
     // while the server listens on 127.0.0.1, which costs every new connection a failed attempt.
@@ -240,8 +256,26 @@ public final class IdempotentServer implements AutoCloseable {
     private boolean replayMarker = true;
     private boolean storeServerErrors;
     private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
+    private int port;
 
     private Builder() {}
+
+    /**
+     * The loopback port to listen on. Default 0: any free port, which tests should keep (read the
+     * address from {@link IdempotentServer#url}); a fixed port is for manual tests, demos and
+     * programs in other languages that must know where the server is.
+     *
+     * @param port 0 for any free port, or 1..65535
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder port(int port) {
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("port must be 0 (any free port) or 1..65535, not " + port);
+      }
+      this.port = port;
+      return this;
+    }
 
     /**
      * The name of the idempotency key header. Default {@value IdempotentServer#DEFAULT_KEY_HEADER}.
@@ -391,10 +425,11 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /**
-     * Starts a server with these settings on a random loopback port. The builder may be reused.
+     * Starts a server with these settings on a loopback port (a random one unless {@link #port}
+     * says otherwise). The builder may be reused.
      *
      * @return the started server
-     * @throws UncheckedIOException if no loopback port can be bound
+     * @throws UncheckedIOException if the port cannot be bound
      */
     public IdempotentServer start() {
       IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore())
@@ -407,7 +442,8 @@ public final class IdempotentServer implements AutoCloseable {
           .fingerprintMode(fingerprintMode)
           .build();
       return new IdempotentServer(
-          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard);
+          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard,
+          port);
     }
 
     private static String headerName(String name, String what) {

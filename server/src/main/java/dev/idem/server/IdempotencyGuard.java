@@ -506,7 +506,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     private Duration purgeInterval = Duration.ofMinutes(10);
 
     private Builder(IdempotencyStore store) {
-      this.store = Objects.requireNonNull(store, "store");
+      this.store = Objects.requireNonNull(store, "the guard's store is null; give one, such as"
+          + " JdbcIdempotencyStore.sqlite(path) (one instance) or JdbcIdempotencyStore.postgres(dataSource) (a fleet)");
     }
 
     /**
@@ -540,7 +541,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if blank
      */
     public Builder keyHeader(String name) {
-      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(name, "the guard's keyHeader is null; give a header name, or leave it unset for the"
+          + " default " + DEFAULT_KEY_HEADER);
       if (name.isBlank()) {
         throw new IllegalArgumentException("keyHeader must not be blank");
       }
@@ -750,7 +752,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if not positive
      */
     public Builder purgeInterval(Duration interval) {
-      this.purgeInterval = interval == null ? null : positive(interval, "interval");
+      this.purgeInterval = interval == null ? null : positive(interval, "purgeInterval");
       return this;
     }
 
@@ -771,7 +773,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     private static Duration positive(Duration d, String name) {
-      Objects.requireNonNull(d, name);
+      Objects.requireNonNull(d, () -> "the guard's " + name + " is null; give a positive Duration, or leave it unset"
+          + " for the default");
       if (d.isZero() || d.isNegative()) {
         throw new IllegalArgumentException(name + " must be positive: " + d);
       }

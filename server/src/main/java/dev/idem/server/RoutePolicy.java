@@ -19,7 +19,8 @@ public record RoutePolicy(boolean keyRequired, Duration retention) {
    * @throws IllegalArgumentException if retention is not positive
    */
   public RoutePolicy {
-    Objects.requireNonNull(retention, "retention");
+    Objects.requireNonNull(retention, "a route's retention is null; give a positive Duration, such as"
+        + " Duration.ofHours(24) (the guard's default)");
     if (retention.isZero() || retention.isNegative()) {
       throw new IllegalArgumentException("retention must be positive: " + retention);
     }

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 @ExtendWith(PostgresExtension.class)
-class PostgresStoreTest extends StoreContract {
+class PostgresStoreTest extends JdbcStoreContract {
   private PgDatabase db;
 
   @BeforeEach

@@ -10,7 +10,7 @@ import java.sql.Statement;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SqliteStoreTest extends StoreContract {
+class SqliteStoreTest extends JdbcStoreContract {
   @TempDir
   Path dir;
 

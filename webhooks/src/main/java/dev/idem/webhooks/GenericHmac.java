@@ -65,7 +65,8 @@ public final class GenericHmac {
    * @throws NullPointerException if {@code signatureHeader} is null
    */
   public static Builder builder(String signatureHeader) {
-    return new Builder(Objects.requireNonNull(signatureHeader, "signatureHeader"));
+    return new Builder(Objects.requireNonNull(signatureHeader, "GenericHmac's signatureHeader is null; give the name"
+        + " of the header that carries the signature, such as \"X-Signature\""));
   }
 
   /** @return the signature header */

@@ -36,7 +36,8 @@ import javax.sql.DataSource;
  * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL,
  * synchronous=FULL, busy timeout 5 s) and {@code inbox.lock}, which this process locks while the
  * inbox is open; a second process fails to open it. Since the lock proves the last owner is dead,
- * events it was processing are due again at once.
+ * events it was processing are due again at once. {@link #openReadOnly} reads it beside its
+ * owner, for inspection tools such as the {@code idem} CLI.
  *
  * <p>Thread-safe. Methods throw {@link WebhookInboxException} when the store fails.
  */
@@ -59,7 +60,28 @@ public final class WebhookInbox implements AutoCloseable {
    * @return a builder
    */
   public static Builder sqlite(Path directory) {
-    return new Builder(Objects.requireNonNull(directory, "directory"), null);
+    return new Builder(Objects.requireNonNull(directory, "the webhook inbox directory is null; give the directory"
+        + " where inbox.db lives, such as Path.of(\"/var/lib/app/webhooks\")"), null);
+  }
+
+  /**
+   * Opens the embedded inbox in {@code directory} for reading only, for inspection tools: it takes
+   * no lock (so it runs while the owning process has the inbox open), creates nothing, changes no
+   * schema, voids no lease and writes no byte of the inbox's files (SQLite's read-only mode).
+   * {@link #find}, {@link #deadLetters}, {@link #list}, {@link #counts}, {@link #oldestWaiting} and
+   * {@link #attempts} work; {@link #accept}, {@link #redrive} and {@link #purgeDone} throw
+   * {@link WebhookInboxException}, and no receiver or processor can be built on it.
+   *
+   * @param directory an embedded inbox's directory, as given to {@link #sqlite}
+   * @return the inbox, read-only; close it when done
+   * @throws WebhookInboxException if the directory holds no inbox, or it cannot be read
+   */
+  public static WebhookInbox openReadOnly(Path directory) {
+    Objects.requireNonNull(directory, "the webhook inbox directory is null; give the directory where inbox.db"
+        + " lives");
+    Path dir = directory.toAbsolutePath().normalize();
+    return new WebhookInbox(InboxStore.readOnly(Dialect.SQLITE, SqliteOpener.readOnlySource(dir), dir.toString()),
+        null, Clock.systemUTC());
   }
 
   /**
@@ -69,7 +91,8 @@ public final class WebhookInbox implements AutoCloseable {
    * @return a builder
    */
   public static Builder postgres(DataSource dataSource) {
-    return new Builder(null, Objects.requireNonNull(dataSource, "dataSource"));
+    return new Builder(null, Objects.requireNonNull(dataSource, "the webhook inbox's dataSource is null; give a"
+        + " (pooling) DataSource of the PostgreSQL database, or use WebhookInbox.sqlite(directory)"));
   }
 
   /**
@@ -105,6 +128,22 @@ public final class WebhookInbox implements AutoCloseable {
    */
   public List<InboxEntry> deadLetters(int limit) {
     return store.list(InboxState.DEAD, limit);
+  }
+
+  /**
+   * Events in one state, oldest first.
+   *
+   * @param state the state
+   * @param limit the most to return, at least 1
+   * @return up to {@code limit} events in {@code state}, oldest first
+   * @throws IllegalArgumentException if {@code limit} is below 1
+   */
+  public List<InboxEntry> list(InboxState state, int limit) {
+    Objects.requireNonNull(state, "state");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1, not " + limit);
+    }
+    return store.list(state, limit);
   }
 
   /**
@@ -170,6 +209,16 @@ public final class WebhookInbox implements AutoCloseable {
 
   InboxStore store() {
     return store;
+  }
+
+  /** {@code inbox}, if it can be written: a receiver or processor on a read-only inbox could only fail later. */
+  static WebhookInbox writable(WebhookInbox inbox, String user) {
+    Objects.requireNonNull(inbox, "inbox");
+    if (inbox.store.isReadOnly()) {
+      throw new IllegalArgumentException(user + " needs an inbox it can write: open it with"
+          + " WebhookInbox.sqlite(directory).open(), not openReadOnly");
+    }
+    return inbox;
   }
 
   void onNewWork(Runnable r) {
@@ -247,6 +296,8 @@ public final class WebhookInbox implements AutoCloseable {
      * @return this builder
      */
     public Builder writeTimeout(Duration timeout) {
+      Objects.requireNonNull(timeout, "the webhook inbox's writeTimeout is null; give a positive Duration, or leave"
+          + " it unset for the default of 10 s");
       if (timeout.isNegative() || timeout.isZero()) {
         throw new IllegalArgumentException("timeout must be positive: " + timeout);
       }

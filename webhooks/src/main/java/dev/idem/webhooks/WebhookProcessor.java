@@ -128,9 +128,10 @@ public final class WebhookProcessor implements AutoCloseable {
   /**
    * @param inbox the inbox to process
    * @return a builder
+   * @throws IllegalArgumentException if the inbox was opened read-only
    */
   public static Builder builder(WebhookInbox inbox) {
-    return new Builder(Objects.requireNonNull(inbox, "inbox"));
+    return new Builder(WebhookInbox.writable(inbox, "a WebhookProcessor"));
   }
 
   /**
@@ -522,7 +523,8 @@ public final class WebhookProcessor implements AutoCloseable {
      * @return this builder
      */
     public Builder owner(String owner) {
-      this.owner = Objects.requireNonNull(owner, "owner");
+      this.owner = Objects.requireNonNull(owner, "the webhook processor's owner is null; give a name for its leases"
+          + " (unique per process), or leave it unset for webhooks-<pid>-<random>");
       return this;
     }
 
@@ -541,7 +543,7 @@ public final class WebhookProcessor implements AutoCloseable {
      * @return this builder
      */
     public Builder pollInterval(Duration interval) {
-      this.pollInterval = positive(interval, "interval");
+      this.pollInterval = positive(interval, "pollInterval");
       return this;
     }
 
@@ -581,7 +583,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     private static Duration positive(Duration d, String what) {
-      if (Objects.requireNonNull(d, what).isNegative() || d.isZero()) {
+      if (Objects.requireNonNull(d, () -> "the webhook processor's " + what + " is null; give a positive Duration,"
+          + " or leave it unset for the default").isNegative() || d.isZero()) {
         throw new IllegalArgumentException(what + " must be positive: " + d);
       }
       return d;

@@ -42,9 +42,11 @@ public final class WebhookReceiver {
    * @param source the sender this endpoint serves
    * @param inbox where accepted events go
    * @return a builder
+   * @throws IllegalArgumentException if the inbox was opened read-only
    */
   public static Builder builder(WebhookSource source, WebhookInbox inbox) {
-    return new Builder(Objects.requireNonNull(source, "source"), Objects.requireNonNull(inbox, "inbox"));
+    Objects.requireNonNull(source, "source");
+    return new Builder(source, WebhookInbox.writable(inbox, "a WebhookReceiver"));
   }
 
   /**

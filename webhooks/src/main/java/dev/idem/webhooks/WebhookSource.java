@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * <pre>{@code
  * WebhookSource stripe = WebhookSource.builder("stripe", SignatureScheme.stripe())
  *     .secret(System.getenv("STRIPE_WEBHOOK_SECRET"))
- *     .secret(System.getenv("STRIPE_WEBHOOK_SECRET_OLD"))   // rotation: both verify
+ *     .secret(System.getenv("STRIPE_WEBHOOK_SECRET_OLD"))   // only while rotating: both verify
  *     .build();
  * }</pre>
  *
@@ -149,12 +149,15 @@ public final class WebhookSource {
     private Clock clock = Clock.systemUTC();
 
     private Builder(String name, SignatureScheme scheme) {
-      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(name, "the webhook source name is null; give the sender's name, such as \"stripe\""
+          + " (it is stored with each event)");
       if (!NAME.matcher(name).matches()) {
         throw new IllegalArgumentException("a source name is 1 to 64 letters, digits, '.', '_' or '-': " + name);
       }
       this.name = name;
-      this.scheme = Objects.requireNonNull(scheme, "scheme");
+      this.scheme = Objects.requireNonNull(scheme, () -> "webhook source \"" + name + "\": the signature scheme is"
+          + " null; give SignatureScheme.standardWebhooks(), SignatureScheme.stripe(), SignatureScheme.github() or"
+          + " SignatureScheme.hmac(...)");
     }
 
     /**
@@ -164,12 +167,20 @@ public final class WebhookSource {
      *
      * @param secret as the provider shows it (for example {@code whsec_...})
      * @return this builder
+     * @throws NullPointerException if it is null (typically an unset environment variable); the
+     *     message names the source and the variable the docs read it from
      * @throws IllegalArgumentException if it is empty or malformed for the scheme
      */
     public Builder secret(String secret) {
-      Objects.requireNonNull(secret, "secret");
+      if (secret == null) {
+        // Almost always System.getenv of a variable that is not set: say which, not just "secret".
+        throw new NullPointerException("webhook source \"" + name + "\": the secret is null. If it comes from an"
+            + " environment variable (such as " + secretVariable(name) + ") or a property, that setting is not set:"
+            + " set it to the endpoint's signing secret from the sender's dashboard");
+      }
       if (secret.isEmpty()) {
-        throw new IllegalArgumentException("a secret must not be empty");
+        throw new IllegalArgumentException("webhook source \"" + name + "\": the secret is empty; set it to the"
+            + " endpoint's signing secret from the sender's dashboard");
       }
       keys.add(scheme.verifier().key(secret));
       return this;
@@ -181,7 +192,8 @@ public final class WebhookSource {
      * @throws IllegalArgumentException if negative
      */
     public Builder tolerance(Duration tolerance) {
-      if (Objects.requireNonNull(tolerance, "tolerance").isNegative()) {
+      if (Objects.requireNonNull(tolerance, () -> "webhook source \"" + name + "\": tolerance is null; give a"
+          + " Duration, or leave it unset for the default of 300 s").isNegative()) {
         throw new IllegalArgumentException("tolerance must not be negative: " + tolerance);
       }
       this.tolerance = tolerance;
@@ -208,6 +220,11 @@ public final class WebhookSource {
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
+    }
+
+    /** The environment variable the docs' snippets read a source's secret from: STRIPE_WEBHOOK_SECRET. */
+    private static String secretVariable(String name) {
+      return name.toUpperCase(java.util.Locale.ROOT).replaceAll("[^A-Z0-9]", "_") + "_WEBHOOK_SECRET";
     }
 
     /**

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.idem.webhooks.support.SharedFiles;
 import java.io.IOException;
+import java.io.InputStream;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -24,12 +24,21 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The 27 vectors made with each scheme's reference library (standardwebhooks, stripe,
- * @octokit/webhooks-methods), read from the shared file at test time: valid ones verify, invalid
- * ones are rejected with the vector's reason category.
+ * @octokit/webhooks-methods), read from this module's test resources (their provenance:
+ * src/test/resources/vectors/README.md): valid ones verify, invalid ones are rejected with the
+ * vector's reason category.
  */
 class SignatureVectorsTest {
+  /** On the test class path, so that a clone of the repository needs nothing beside it. */
+  static final String VECTORS = "/vectors/webhook-signatures.json";
+
   private static JsonNode file() throws IOException {
-    return new ObjectMapper().readTree(SharedFiles.vectors().resolve("webhook-signatures.json").toFile());
+    try (InputStream in = SignatureVectorsTest.class.getResourceAsStream(VECTORS)) {
+      if (in == null) {
+        throw new IllegalStateException(VECTORS + " is not on the test class path (webhooks/src/test/resources)");
+      }
+      return new ObjectMapper().readTree(in);
+    }
   }
 
   static Stream<Arguments> vectors() throws IOException {

@@ -12,9 +12,12 @@ import java.util.List;
  * test.
  *
  * <p>{@code --keep DIR} (or {@code -Didem.demo.keep=DIR}) leaves the journals in DIR, for the
- * journal CLI to inspect; otherwise they are deleted when every invariant held.
+ * {@code idem} CLI to inspect; otherwise they are deleted when every invariant held.
  */
 public final class Demo {
+  /** The CLI's executable jar, as the demo's Maven command builds it (the cli module, classifier all). */
+  static final String CLI = "java -jar cli/target/idem-cli-*-all.jar";
+
   private Demo() {}
 
   /**
@@ -54,9 +57,10 @@ public final class Demo {
       out.print(invariants(results));
       out.println();
       if (env.keep || broken > 0) {
-        out.println("Journals kept under " + env.workDir + ". Inspect them with, for example:");
-        out.println("  java -jar examples/target/idem-journal.jar list --dir " + env.workDir.resolve("lost-response"));
-        out.println("  java -jar examples/target/idem-journal.jar stats --dir " + env.workDir.resolve("offline"));
+        out.println("Journals kept under " + env.workDir + ". Inspect them with the idem CLI, for example:");
+        out.println("  " + CLI + " journal list --dir " + env.workDir.resolve("lost-response"));
+        out.println("  " + CLI + " journal stats --dir " + env.workDir.resolve("offline"));
+        out.println("  " + CLI + " webhooks stats --inbox " + env.workDir.resolve("webhook-inbox"));
       } else {
         env.deleteWorkDir();
       }

@@ -42,9 +42,8 @@ public final class CustomPolicySample {
         .retryPolicy(policy)
         .classifier(classifier)
         .build();
-    OkHttpClient client = new OkHttpClient.Builder()
-        .addInterceptor(IdemOkHttp.builder(executor).build().interceptor())
-        .build();
+    // install, as in the README: Idem's interceptor, and OkHttp's own silent retry off.
+    OkHttpClient client = IdemOkHttp.builder(executor).build().install(new OkHttpClient.Builder()).build();
 
     server.plan().forNext(2, Fault.status(404));
     IdempotentOperation op = IdempotentOperation.of("provision-account")

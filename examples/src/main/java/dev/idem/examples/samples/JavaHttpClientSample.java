@@ -1,11 +1,9 @@
 package dev.idem.examples.samples;
 
-import dev.idem.core.IdempotentExecutor;
 import dev.idem.httpclient.IdempotentHttpClient;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.testkit.IdempotentServer;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.file.Files;
@@ -20,9 +18,7 @@ public final class JavaHttpClientSample {
   /** Sends one order synchronously and one asynchronously; returns both bodies. */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
     try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdempotentHttpClient client = IdempotentHttpClient.builder(HttpClient.newHttpClient())
-          .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build())
-          .build();
+      IdempotentHttpClient client = IdempotentHttpClient.create(journal);   // as in the README's quickstart
       HttpRequest request = HttpRequest.newBuilder(server.url("/orders"))
           .header("Content-Type", "application/json")
           .header("Authorization", "Bearer kept-out-of-the-journal")

@@ -42,7 +42,9 @@ public final class ResumeOnRestartSample {
     try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
       IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
       IdemOkHttp idem = IdemOkHttp.builder(executor).build();
-      OkHttpClient client = new OkHttpClient.Builder()
+      // The app's client as in the README: Idem installed, then the interceptor that re-adds the
+      // secret the journal never held.
+      OkHttpClient client = idem.install(new OkHttpClient.Builder())
           .addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
               .header("Authorization", "Bearer fresh-token").build()))
           .build();

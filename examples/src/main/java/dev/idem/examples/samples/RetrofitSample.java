@@ -1,6 +1,5 @@
 package dev.idem.examples.samples;
 
-import dev.idem.core.IdempotentExecutor;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.okhttp.IdempotentOperation;
@@ -31,15 +30,27 @@ public final class RetrofitSample {
 
   private RetrofitSample() {}
 
+  /**
+   * The app's OkHttp client, as in the README's quickstart: {@code install} adds Idem's interceptor
+   * and turns off OkHttp's own {@code retryOnConnectionFailure}, which would repeat requests below
+   * Idem where the journal cannot count them. The interceptor that adds Authorization comes after
+   * it, so that it runs on every attempt and its header never reaches the journal.
+   *
+   * @param idem the adapter
+   * @return the client to build Retrofit on
+   */
+  public static OkHttpClient client(IdemOkHttp idem) {
+    return idem.install(new OkHttpClient.Builder())
+        .addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
+            .header("Authorization", "Bearer from-your-token-store").build()))
+        .build();
+  }
+
   /** Creates one order through Retrofit and returns the server's body. */
   public static String run(IdempotentServer server, Path journalDir) throws Exception {
     try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
-      OkHttpClient client = new OkHttpClient.Builder()
-          .addInterceptor(idem.interceptor())
-          .addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
-              .header("Authorization", "Bearer from-your-token-store").build()))
-          .build();
+      IdemOkHttp idem = IdemOkHttp.create(journal);
+      OkHttpClient client = client(idem);
       Orders orders = new Retrofit.Builder().baseUrl(server.url("/").toString()).client(client).build()
           .create(Orders.class);
 

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.examples.cli.JournalCli;
+import dev.idem.cli.IdemCli;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -39,8 +39,8 @@ class DemoTest {
 
     // --keep leaves the journal where the CLI can read it, with the operation's key.
     StringWriter out = new StringWriter();
-    int code = JournalCli.run(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true),
-        "list", "--dir", keep.resolve("lost-response").toString());
+    int code = IdemCli.run(new PrintWriter(out, true), new PrintWriter(new StringWriter(), true),
+        "journal", "list", "--dir", keep.resolve("lost-response").toString());
     assertEquals(0, code);
     assertTrue(out.toString().contains(r.key()) && out.toString().contains("SUCCEEDED"), out.toString());
   }

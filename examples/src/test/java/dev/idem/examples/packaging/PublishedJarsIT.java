@@ -26,7 +26,8 @@ class PublishedJarsIT {
         Arguments.of(dev.idem.jdbc.JdbcJournal.class, "dev.idem.jdbc"),
         Arguments.of(dev.idem.server.IdempotencyGuard.class, "dev.idem.server"),
         Arguments.of(dev.idem.webhooks.WebhookInbox.class, "dev.idem.webhooks"),
-        Arguments.of(dev.idem.testkit.IdempotentServer.class, "dev.idem.testkit"));
+        Arguments.of(dev.idem.testkit.IdempotentServer.class, "dev.idem.testkit"),
+        Arguments.of(dev.idem.cli.IdemCli.class, "dev.idem.cli"));
   }
 
   @ParameterizedTest(name = "{1}")

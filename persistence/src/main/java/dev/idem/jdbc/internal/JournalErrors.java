@@ -138,8 +138,8 @@ public final class JournalErrors {
     }
     if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
         || text.contains("file is locked")) {
-      return "the journal file is locked by another process (an embedded H2 journal belongs to one process;"
-          + " use PostgreSQL to share a journal between processes)";
+      return "the journal file is locked by another process (a journal in a file database belongs to one"
+          + " process; use PostgreSQL to share a journal between processes)";
     }
     if (e.getErrorCode() == H2_DATABASE_IS_READ_ONLY || state.equals("25006") || text.contains("read only")
         || text.contains("read-only")) {

@@ -6,9 +6,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The embedded journal directories open in this JVM. H2 lets two connections of one JVM share a
- * file silently, which would defeat the single-writer group commit; a second open of the same
- * directory in the same JVM is refused instead, just as a second process is refused by H2's file lock.
+ * The embedded journal directories open in this JVM. Two connections of one JVM could share the
+ * database file silently, which would defeat the single-writer group commit; a second open of the
+ * same directory in the same JVM is refused instead, just as a second process is refused by the
+ * directory's lock file.
  */
 public final class OpenJournals {
   private static final Set<Path> OPEN = ConcurrentHashMap.newKeySet();

@@ -18,8 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A {@link Store} over one connection to a database that this process owns (embedded H2), with
- * group commit.
+ * A {@link Store} over one connection to a database that this process owns (the embedded SQLite
+ * journal, or an app's SQLite or H2 DataSource), with group commit.
  *
  * <p>Every unit of work runs on the one connection, inside a savepoint, in a transaction that stays
  * open until the next commit. A SYNC write waits for a commit that covers it; whoever commits
@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
  * queue behind other operations' begins.
  *
- * <p>With a {@link DiskSync}, each commit is followed by one disk sync of the H2 file, outside the
- * statement lock, so the sync does not block statements of the next group (which will share the
- * next commit and sync).
+ * <p>With a {@link DiskSync} (an app's H2 DataSource only; SQLite syncs in its commit), each commit
+ * is followed by one disk sync of the H2 file, outside the statement lock, so the sync does not
+ * block statements of the next group (which will share the next commit and sync).
  *
  * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
  * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason.

@@ -6,7 +6,7 @@ import java.sql.SQLException;
 
 /**
  * The connection of one unit of journal work, and where its statements come from. A store that
- * keeps one connection for its whole life (embedded H2) hands out cached prepared statements, so
+ * keeps one connection for its whole life (embedded SQLite) hands out cached prepared statements, so
  * that the SQL of the hot path is parsed and planned once, not on every call; a store that borrows
  * pooled connections prepares and closes them per use (the pool and driver cache them).
  *

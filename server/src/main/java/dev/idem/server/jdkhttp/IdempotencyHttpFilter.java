@@ -70,7 +70,8 @@ public final class IdempotencyHttpFilter extends Filter {
    *     means {@code "anonymous"}
    */
   public IdempotencyHttpFilter(IdempotencyGuard guard, Function<HttpExchange, String> caller) {
-    this.guard = Objects.requireNonNull(guard, "guard");
+    this.guard = Objects.requireNonNull(guard, "the filter's guard is null; build one with"
+        + " IdempotencyGuard.builder(store).build()");
     this.caller = Objects.requireNonNull(caller, "caller");
   }
 

@@ -90,7 +90,8 @@ public final class IdempotencyFilter implements Filter {
    *     means {@code "anonymous"}
    */
   public IdempotencyFilter(IdempotencyGuard guard, Function<HttpServletRequest, String> caller) {
-    this.guard = Objects.requireNonNull(guard, "guard");
+    this.guard = Objects.requireNonNull(guard, "the filter's guard is null; build one with"
+        + " IdempotencyGuard.builder(store).build()");
     this.caller = Objects.requireNonNull(caller, "caller");
   }
 

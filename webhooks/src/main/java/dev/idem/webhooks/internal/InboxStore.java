@@ -30,13 +30,50 @@ public final class InboxStore implements AutoCloseable {
 
   private final Dialect dialect;
   private final ConnectionSource source;
-  private final GroupCommitWriter writer;
+  private final GroupCommitWriter writer;  // null when read-only
+  private final String readOnly;  // the inbox's name when read-only, for the message every write throws
   private final Object readLock = new Object();
   private Connection reader;  // guarded by readLock
+
+  private InboxStore(Dialect dialect, ConnectionSource source, String readOnly) {
+    this.dialect = dialect;
+    this.source = source;
+    this.writer = null;
+    this.readOnly = readOnly;
+  }
+
+  /**
+   * A store that only reads, over {@code source}'s read-only connections: no schema change, no
+   * writer thread; every write throws. The tables must exist (checked here).
+   *
+   * @param name the inbox's name in messages, such as its directory
+   */
+  public static InboxStore readOnly(Dialect dialect, ConnectionSource source, String name) {
+    InboxStore store = new InboxStore(dialect, source, name);
+    store.read(c -> {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1 FROM " + T + " LIMIT 1")) {
+        return null;
+      }
+    });
+    return store;
+  }
+
+  public boolean isReadOnly() {
+    return readOnly != null;
+  }
+
+  private GroupCommitWriter writer() {
+    if (writer == null) {
+      throw new WebhookInboxException("the webhook inbox " + readOnly + " is open read-only; nothing was written",
+          null);
+    }
+    return writer;
+  }
 
   public InboxStore(Dialect dialect, ConnectionSource source, int queueCapacity, int maxBatch, Duration timeout) {
     this.dialect = dialect;
     this.source = source;
+    this.readOnly = null;
     try (Connection c = source.open(); Statement s = c.createStatement()) {
       for (String ddl : dialect.schema()) {
         s.execute(ddl);
@@ -57,7 +94,7 @@ public final class InboxStore implements AutoCloseable {
   /** One durable insert keyed by (source, event id); a known id or signature inserts nothing. */
   public AcceptResult insert(String src, String id, String type, byte[] digest, byte[] body, Long signedAtMs,
       long receivedAtMs) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + T + " (source, event_id, event_type,"
           + " signature_digest, body, signed_at, received_at, state, next_attempt_at)"
           + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?) ON CONFLICT DO NOTHING")) {
@@ -92,7 +129,7 @@ public final class InboxStore implements AutoCloseable {
    * each gets a new lease generation, one more attempt, and a started row in the attempt history.
    */
   public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       List<ClaimedEvent> claimed = dialect == Dialect.POSTGRES ? claimPostgres(c, limit, owner, now, leaseUntil)
           : claimSqlite(c, limit, owner, now, leaseUntil);
       if (!claimed.isEmpty()) {
@@ -195,7 +232,7 @@ public final class InboxStore implements AutoCloseable {
 
   private boolean finish(ClaimedEvent e, long now, String update, String lastError, String outcome, String decision,
       String error, long nextAt, long delayMs) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       int n;
       try (PreparedStatement ps = c.prepareStatement(update
           + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?")) {
@@ -238,7 +275,7 @@ public final class InboxStore implements AutoCloseable {
    * leases are void now rather than at expiry, and its unfinished runs are recorded as interrupted.
    */
   public int voidOrphanedLeases(long now) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + A + " SET ended_at = ?, outcome = 'interrupted',"
           + " decision = 'the process died during the run' WHERE ended_at IS NULL")) {
         ps.setLong(1, now);
@@ -252,7 +289,7 @@ public final class InboxStore implements AutoCloseable {
 
   /** DEAD to PENDING, due now, attempts reset. False if it is not DEAD. */
   public boolean redrive(String src, String id, long now) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + T + " SET state = 'PENDING', attempts = 0,"
           + " first_attempt_at = NULL, last_delay_ms = 0, next_attempt_at = ?, finished_at = NULL"
           + " WHERE source = ? AND event_id = ? AND state = 'DEAD'")) {
@@ -266,7 +303,7 @@ public final class InboxStore implements AutoCloseable {
 
   /** Deletes DONE events finished before {@code beforeMs}, with their attempt history. */
   public int purgeDone(long beforeMs) {
-    return writer.execute(c -> {
+    return writer().execute(c -> {
       try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + A + " WHERE EXISTS (SELECT 1 FROM " + T
           + " i WHERE i.source = " + A + ".source AND i.event_id = " + A + ".event_id AND i.state = 'DONE'"
           + " AND i.finished_at < ?)")) {
@@ -404,7 +441,9 @@ public final class InboxStore implements AutoCloseable {
 
   @Override
   public void close() {
-    writer.close();
+    if (writer != null) {
+      writer.close();
+    }
     synchronized (readLock) {
       closeReader();
     }

@@ -96,6 +96,41 @@ public final class SqliteOpener {
     };
   }
 
+  /**
+   * Read-only connections to the inbox in {@code dir}, for inspection beside the owning process:
+   * no lock, nothing created, no byte written (SQLite's read-only mode). Without a {@code -wal}
+   * file (closed cleanly) the database is read as immutable, so not even a {@code -shm} file
+   * appears; with one, SQLite reads it through the owner's {@code -shm} index. The same rules as
+   * the journal's read-only open.
+   *
+   * @throws WebhookInboxException if {@code dir} holds no inbox (nothing is created)
+   */
+  public static ConnectionSource readOnlySource(Path dir) {
+    if (Files.isRegularFile(dir)) {
+      throw new WebhookInboxException(dir + " is a file; give the webhook inbox's directory (it holds " + DB_FILE + ")",
+          null);
+    }
+    if (!Files.isDirectory(dir)) {
+      throw new WebhookInboxException("no webhook inbox at " + dir + ": the directory does not exist", null);
+    }
+    Path db = dir.resolve(DB_FILE).toAbsolutePath();
+    if (!Files.isRegularFile(db)) {
+      throw new WebhookInboxException("no webhook inbox at " + dir + ": it has no " + DB_FILE, null);
+    }
+    ensureDriver();
+    org.sqlite.SQLiteConfig config = new org.sqlite.SQLiteConfig();
+    config.setReadOnly(true);
+    config.setOpenMode(org.sqlite.SQLiteOpenMode.READONLY);
+    config.setOpenMode(org.sqlite.SQLiteOpenMode.OPEN_URI);
+    config.setBusyTimeout((int) BUSY.toMillis());
+    return () -> {
+      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource(config);
+      boolean immutable = !Files.exists(db.resolveSibling(DB_FILE + "-wal"));
+      ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+      return ds.getConnection();
+    };
+  }
+
   private static void ensureDriver() {
     try {
       Class.forName("org.sqlite.JDBC");

@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import dev.idem.core.OperationRecord;
 import dev.idem.jdbc.JdbcJournal;

@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
@@ -28,7 +28,7 @@ final class OperationSelector {
   Optional<OperationRecord> find(Journal journal, PrintWriter err) throws IdempotencyException {
     Optional<OperationRecord> r = journal.find(id());
     if (r.isEmpty()) {
-      err.println("idem-journal: no operation " + id());
+      err.println(IdemCli.PREFIX + "no operation " + id());
     }
     return r;
   }

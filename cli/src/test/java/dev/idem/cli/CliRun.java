@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -14,7 +14,7 @@ record CliRun(int code, String out, String err) {
   static CliRun of(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    int code = JournalCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+    int code = IdemCli.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
     return new CliRun(code, out.toString(), err.toString());
   }
 }

@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import dev.idem.core.JournalException;
 import dev.idem.jdbc.JdbcJournal;
@@ -10,7 +10,12 @@ import org.postgresql.ds.PGSimpleDataSource;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
-/** Where the journal is: an embedded journal's directory, or a JDBC URL (SQLite, PostgreSQL or H2). */
+/**
+ * Where the journal is: an embedded (SQLite) journal's directory, or the JDBC URL of a journal in a
+ * database (SQLite, PostgreSQL, or an app's own H2). The embedded directory comes first: it is what
+ * {@code JdbcJournal.openEmbedded} makes, and the only location the read-only commands read
+ * beside a live app without touching a lock.
+ */
 final class JournalOptions {
   @ArgGroup(exclusive = true, multiplicity = "1")
   Location location;
@@ -18,16 +23,17 @@ final class JournalOptions {
   @Option(names = "--user", description = "JDBC user, with --jdbc-url.")
   String user;
 
-  @Option(names = "--password", description = "JDBC password, with --jdbc-url (prefer the IDEM_JDBC_PASSWORD"
-      + " environment variable, which stays out of the process list).")
+  @Option(names = "--password", description = "JDBC password, with --jdbc-url (prefer the"
+      + " IDEM_JDBC_PASSWORD environment variable, which stays out of the process list).")
   String password;
 
   static final class Location {
-    @Option(names = {"--dir", "--h2"}, paramLabel = "DIR",
-        description = "Directory of an embedded journal (JdbcJournal.openEmbedded).")
+    @Option(names = "--dir", paramLabel = "DIR",
+        description = "Directory of an embedded SQLite journal (JdbcJournal.openEmbedded).")
     Path dir;
 
-    @Option(names = "--jdbc-url", paramLabel = "URL", description = "JDBC URL of a journal database.")
+    @Option(names = "--jdbc-url", paramLabel = "URL", description = "JDBC URL of a journal database:"
+        + " jdbc:sqlite:FILE, jdbc:postgresql://HOST/DB, or jdbc:h2:... (an app's own H2 database).")
     String jdbcUrl;
   }
 

@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import dev.idem.core.OperationRecord;
 import dev.idem.jdbc.JdbcJournal;
@@ -35,7 +35,7 @@ final class RedriveCommand implements Callable<Integer> {
         spec.commandLine().getOut().println("re-driven: " + r.id() + " is " + r.state()
             + "; the app's next resume sends it with the same key");
       } catch (IllegalStateException e) {
-        spec.commandLine().getErr().println(JournalCli.errorLine(e));
+        spec.commandLine().getErr().println(IdemCli.errorLine(e));
         return 1;
       }
     }

@@ -1,4 +1,4 @@
-package dev.idem.examples.cli;
+package dev.idem.cli;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationRecord;

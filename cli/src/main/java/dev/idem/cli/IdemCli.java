@@ -1,0 +1,84 @@
+package dev.idem.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ScopeType;
+
+/**
+ * {@code idem}, the operators' command line: an Idem journal, a webhook inbox and a server guard's
+ * records, on the embedded stores' directories and files (SQLite) or, for the journal, a JDBC URL.
+ *
+ * <pre>
+ * java -jar idem-cli-VERSION-all.jar journal stats --dir /var/lib/myapp/idem
+ * java -jar idem-cli-VERSION-all.jar journal list --dir DIR --state failed
+ * java -jar idem-cli-VERSION-all.jar webhooks dead-letters --inbox /var/lib/shop/webhooks
+ * java -jar idem-cli-VERSION-all.jar guard list --store /var/lib/orders/idem.db
+ * </pre>
+ *
+ * <p>Every command that only reads (journal {@code list}, {@code show}, {@code stats} and a
+ * {@code purge} without {@code --yes}; webhooks {@code dead-letters}, {@code list}, {@code stats};
+ * guard {@code list}, {@code stats}) opens the store read-only: it takes no lock, so it runs beside
+ * the live app, and writes no byte of the store's files. The commands that change a store
+ * ({@code redrive}, {@code purge --yes}) take it over as its owner does, so they refuse to run while
+ * the app has it open. Nothing ever prints a header value or a body, only names and sizes. A store
+ * that is not there is refused, never created.
+ *
+ * <p>Exit status: 0 done, 1 an error with the store (one line on standard error, starting
+ * {@code idem: }), 2 bad usage.
+ */
+// INHERIT: every subcommand has --help and --version too.
+@Command(name = "idem", mixinStandardHelpOptions = true, versionProvider = CliVersion.class, scope = ScopeType.INHERIT,
+    description = "Inspect and repair Idem's stores: the journal, the webhook inbox, the server guard's records.",
+    subcommands = {JournalCommand.class, WebhooksCommand.class, GuardCommand.class})
+public final class IdemCli {
+  static final String PREFIX = "idem: ";
+
+  private IdemCli() {}
+
+  /**
+   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store, 2 on bad usage.
+   *
+   * @param args the command line, such as {@code journal stats --dir DIR}
+   */
+  public static void main(String[] args) {
+    // A program that speaks for itself: Idem's own warnings (a recovered in-flight operation) would
+    // print before its output. Errors still show; -Dorg.slf4j.simpleLogger.defaultLogLevel overrides.
+    if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
+      System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
+    }
+    System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+  }
+
+  /**
+   * Runs the CLI on the given streams and returns its exit status, for tests and embedding.
+   *
+   * @param out where results go
+   * @param err where errors and usage go
+   * @param args the command line, such as {@code journal stats --dir DIR}
+   * @return 0 on success, 1 on an error with a store, 2 on bad usage
+   */
+  public static int run(PrintWriter out, PrintWriter err, String... args) {
+    CommandLine cli = new CommandLine(new IdemCli()).setOut(out).setErr(err)
+        // Operators type states as they read them in logs and dashboards: "failed" is FAILED.
+        .setCaseInsensitiveEnumValuesAllowed(true);
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      cmd.getErr().println(errorLine(e));
+      return 1;
+    });
+    return cli.execute(args);
+  }
+
+  /**
+   * The one line an operator sees for a failure: the program's name once, then what went wrong.
+   * A message that already carries the prefix (an error re-thrown by a command) is not prefixed
+   * again, and an exception without a message is named by its class instead of "null".
+   */
+  static String errorLine(Throwable e) {
+    String message = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
+    while (message.startsWith(PREFIX)) {
+      message = message.substring(PREFIX.length());
+    }
+    return PREFIX + message;
+  }
+}
