@@ -79,17 +79,17 @@ public final class IdempotentServer implements AutoCloseable {
   private final IdempotencyDispatcher dispatcher;
   private final HttpUrl base;
 
-  private IdempotentServer(ServerConfig config, IdempotencyGuard guard) {
+  private IdempotentServer(ServerConfig config, IdempotencyGuard guard, int port) {
     FaultSource faults = key -> plan.take(key).map(Fault::spec);
     this.guard = guard;
     this.dispatcher = new IdempotencyDispatcher(config, guard, store, log, faults);
     server.setDispatcher(dispatcher);
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
-      server.start(loopback, 0);
+      server.start(loopback, port);
     } catch (IOException e) {
       guard.close();
-      throw new UncheckedIOException("could not start the server on a loopback port", e);
+      throw new UncheckedIOException("could not start the server on loopback port " + (port == 0 ? "(any)" : port), e);
     }
     // A literal address, not MockWebServer's host name: "localhost" may resolve to ::1 first
     // while the server listens on 127.0.0.1, which costs every new connection a failed attempt.
@@ -240,8 +240,28 @@ public final class IdempotentServer implements AutoCloseable {
     private boolean replayMarker = true;
     private boolean storeServerErrors;
     private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
+    private int port;
 
     private Builder() {}
+
+    /**
+     * The loopback port to listen on. Default 0: any free port, which is what almost every test
+     * wants. A given port is for a server that comes up where a client already sends, as after an
+     * outage: choose it at run time (bind a {@code ServerSocket} to port 0, note its port, close
+     * it), never a fixed number, and be ready for {@link #start()} to fail if another process took
+     * it meanwhile.
+     *
+     * @param port 0 to 65535
+     * @return this builder
+     * @throws IllegalArgumentException if out of range
+     */
+    public Builder port(int port) {
+      if (port < 0 || port > 65_535) {
+        throw new IllegalArgumentException("port must be 0 to 65535: " + port);
+      }
+      this.port = port;
+      return this;
+    }
 
     /**
      * The name of the idempotency key header. Default {@value IdempotentServer#DEFAULT_KEY_HEADER}.
@@ -391,10 +411,11 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /**
-     * Starts a server with these settings on a random loopback port. The builder may be reused.
+     * Starts a server with these settings on a loopback port: a random one unless {@link #port}
+     * says otherwise. The builder may be reused.
      *
      * @return the started server
-     * @throws UncheckedIOException if no loopback port can be bound
+     * @throws UncheckedIOException if the port cannot be bound (a given port may be in use)
      */
     public IdempotentServer start() {
       IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore())
@@ -407,7 +428,8 @@ public final class IdempotentServer implements AutoCloseable {
           .fingerprintMode(fingerprintMode)
           .build();
       return new IdempotentServer(
-          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard);
+          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard,
+          port);
     }
 
     private static String headerName(String name, String what) {
