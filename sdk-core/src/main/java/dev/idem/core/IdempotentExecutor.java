@@ -55,7 +55,8 @@ import java.util.function.DoubleSupplier;
  *   <li>{@link Outcome}: SUCCEEDED; the response is the server's (perhaps a replay).</li>
  *   <li>{@link OperationFailedException}: FAILED; nothing took effect as far as anyone can know.</li>
  *   <li>{@link OperationUncertainException}: UNCERTAIN; an attempt may have taken effect.</li>
- *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, or owned elsewhere).</li>
+ *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, owned elsewhere,
+ *       or, for a resume, not sent because the target is unreachable).</li>
  *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
  *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent.</li>
  *   <li>{@link IllegalArgumentException}, thrown at once by {@code execute}, {@code executeAsync} and

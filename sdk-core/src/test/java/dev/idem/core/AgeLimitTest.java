@@ -139,6 +139,29 @@ class AgeLimitTest {
   }
 
   @Test
+  void aRetryThatWouldFallAtOrPastTheAgeLimitIsNotSentAndTheOperationEndsThere() throws Exception {
+    host.behave(FakeHost.always(503));
+    IdempotentExecutor idem = executor().maxPendingAge(Duration.ofHours(2))
+        .circuitBreaker(CircuitBreakerSettings.disabled()).build();
+    Operation op = order(1);
+    idem.enqueue(op);
+    Instant limit = time.now().plus(Duration.ofHours(2));
+    time.advance(Duration.ofHours(2).minusMillis(150));
+
+    // 503, then a retry after 100 ms (before the limit), another 503, then the next retry would
+    // wait 200 ms and start past the limit: it is not made.
+    OperationPendingException e = assertThrows(OperationPendingException.class, () -> idem.resume(op.id(), host));
+    assertTrue(e.getMessage().contains("age limit"), e.getMessage());
+    assertEquals(2, host.attempts(op.key()));
+    assertEquals(limit, record(op).nextAttemptAt(), "due at its age limit");
+
+    time.advance(Duration.ofMillis(150));
+    assertThrows(OperationUncertainException.class, () -> idem.resume(op.id(), host));
+    assertEquals(2, host.attempts(op.key()), "not sent at its age limit");
+    assertEquals(OperationState.UNCERTAIN, record(op).state(), "the 503s reached the server");
+  }
+
+  @Test
   void underResendThereIsNoAgeLimit() throws Exception {
     OutboxDispatcher outbox = outbox(executor().expiredPendingAction(ExpiredPendingAction.RESEND).build());
     Operation op = order(1);

@@ -201,7 +201,8 @@ public final class OutboxDispatcher implements AutoCloseable {
    * {@link Outcome} when it SUCCEEDED, or exceptionally with {@link OperationFailedException},
    * {@link OperationUncertainException} or {@link IdempotencyKeyReusedException}. It does not
    * complete while the operation is merely PENDING (breaker open, budget empty, target down):
-   * queued operations wait. If the dispatcher stops first, it completes with
+   * queued operations wait, until their age limit
+   * ({@link IdempotentExecutor.Builder#maxPendingAge}). If the dispatcher stops first, it completes with
    * {@link OperationPendingException}, and the operation stays PENDING in the journal.
    *
    * <p>If journaling fails, the handle is already failed ({@code JournalException}, or
