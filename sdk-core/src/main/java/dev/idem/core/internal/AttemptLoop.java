@@ -190,7 +190,7 @@ public final class AttemptLoop {
       wait = HALF_OPEN_RECHECK;
     }
     String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
-    Instant due = dueNoLaterThanAgeLimit(now.plus(wait));
+    Instant due = dueAfter(now, wait);
     s.journal().transition(id, lease, Transition.retryAt(now, due, why));
     lease = null;
     return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
@@ -200,11 +200,16 @@ public final class AttemptLoop {
   }
 
   /**
-   * {@code due}, or the age limit if that comes first: at its age limit the next deliverer ends the
-   * operation (see {@link KeyRetention#expireIfDue}) instead of sending it.
+   * {@code wait} after {@code now}, or the age limit if that comes first (never before now): at its
+   * age limit the next deliverer ends the operation (see {@link KeyRetention#expireIfDue}) instead
+   * of sending it.
    */
-  private Instant dueNoLaterThanAgeLimit(Instant due) {
-    return ageLimit != null && due.isAfter(ageLimit) ? ageLimit : due;
+  private Instant dueAfter(Instant now, Duration wait) {
+    Instant due = now.plus(wait);
+    if (ageLimit == null || !due.isAfter(ageLimit)) {
+      return due;
+    }
+    return ageLimit.isAfter(now) ? ageLimit : now;
   }
 
   /**
@@ -340,7 +345,7 @@ public final class AttemptLoop {
    * whole. It ends only at its age limit, or when the target answers.
    */
   private Step notSent(Verdict v, IOException failure, Instant now) throws IdempotencyException {
-    Instant due = dueNoLaterThanAgeLimit(now.plus(policy.maxDelay()));
+    Instant due = dueAfter(now, policy.maxDelay());
     Duration wait = Duration.between(now, due);
     String why = v.reason() + "; the target is unreachable";
     record(v, null, failure, now, wait, "not sent; PENDING until " + due + ", while the target is unreachable",
@@ -431,8 +436,9 @@ public final class AttemptLoop {
       // Queued delivery sends nothing at or past the age limit: leave the operation due at it, for
       // the next deliverer to end (KeyRetention.expireIfDue) with everything its history says.
       String why = v.reason() + "; the next attempt would fall at or past the age limit " + ageLimit;
-      record(v, status, failure, now, Duration.between(now, ageLimit), "not retried: age limit", health);
-      s.journal().transition(id, lease, Transition.retryAt(now, ageLimit, why));
+      Instant due = dueAfter(now, d.delay());
+      record(v, status, failure, now, Duration.between(now, due), "not retried: age limit", health);
+      s.journal().transition(id, lease, Transition.retryAt(now, due, why));
       lease = null;
       return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why
           + "; it ends then, UNCERTAIN or FAILED, without being sent again", failure, id, history, lastResponse));
