@@ -55,7 +55,8 @@ import java.util.function.DoubleSupplier;
  *   <li>{@link Outcome}: SUCCEEDED; the response is the server's (perhaps a replay).</li>
  *   <li>{@link OperationFailedException}: FAILED; nothing took effect as far as anyone can know.</li>
  *   <li>{@link OperationUncertainException}: UNCERTAIN; an attempt may have taken effect.</li>
- *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, or owned elsewhere).</li>
+ *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, owned elsewhere,
+ *       or, for a resume, not sent because the target is unreachable).</li>
  *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
  *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent.</li>
  *   <li>{@link IllegalArgumentException}, thrown at once by {@code execute}, {@code executeAsync} and
@@ -102,7 +103,8 @@ public final class IdempotentExecutor {
     this.sleeper = b.sleeper;
     this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
     this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
-    this.retention = new KeyRetention(settings, b.serverKeyRetention, b.expiredPendingAction);
+    this.retention = new KeyRetention(settings, b.serverKeyRetention, b.maxPendingAgeOrDefault(),
+        b.expiredPendingAction);
     this.referenceKeySecret = b.referenceKeySecret;
     this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : AsyncPool.INSTANCE;
   }
@@ -142,7 +144,7 @@ public final class IdempotentExecutor {
       return SyncDriver.awaitLeader(record.id(), ticket.result());
     }
     try {
-      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport,
+      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(), transport,
           sleeper, scheduler);
       ticket.result().complete(out);
       return out;
@@ -161,9 +163,15 @@ public final class IdempotentExecutor {
    * are read page by page (100 at a time), so memory stays flat however many are pending; they run
    * one after another on the calling thread, with the executor's default retry policy.
    *
-   * <p>An operation still pending past {@link Builder#serverKeyRetention} is not re-sent blindly:
-   * by default it becomes UNCERTAIN with a reason (see {@link ExpiredPendingAction}). Operations
-   * whose name has no handler are left as they are and counted as unhandled.
+   * <p>While the target is unreachable (an attempt certainly not sent: connection refused, DNS
+   * failure, no route, breaker open, budget empty), an operation is not failed: after its round of
+   * attempts it stays PENDING with its key, due again after the policy's {@code maxDelay}, and is
+   * counted in {@link ResumeSummary#stillPending()}; its handler gets an
+   * {@link OperationPendingException}. Later passes try such an operation once each until the
+   * target answers. An operation that reaches its age limit ({@link Builder#maxPendingAge}, below
+   * the server's key retention) is not sent again: it ends FAILED if no attempt can have reached
+   * the server, UNCERTAIN otherwise (see {@link ExpiredPendingAction}). Operations whose name has
+   * no handler are left as they are and counted as unhandled.
    *
    * <p>Operations IN_FLIGHT under a live lease are looked at too. Those leased under this
    * executor's own {@link Builder#owner} belong to an earlier incarnation of this instance (or to
@@ -251,7 +259,9 @@ public final class IdempotentExecutor {
   /**
    * Sends a journaled operation again with its stored key and snapshot, on the calling thread;
    * the transport re-applies the secrets kept out of the journal. Like {@link #resumePending}, it
-   * does not re-send blindly past {@link Builder#serverKeyRetention} (see {@link ExpiredPendingAction}).
+   * leaves an operation that cannot be sent (target unreachable) PENDING, throwing
+   * {@link OperationPendingException}, and does not send one that reached its age limit
+   * ({@link Builder#maxPendingAge}; see {@link ExpiredPendingAction}).
    *
    * @param id the journaled operation to send again
    * @param transport sends one attempt; it must re-apply the headers kept out of the journal
@@ -262,7 +272,7 @@ public final class IdempotentExecutor {
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
-    if (retention.expireIfDue(record) == OperationState.UNCERTAIN) {
+    if (retention.expireIfDue(record).isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, settings.journal().find(id).orElse(record)));
     }
     return runSync(record, record.request(), transport, policy, false);
@@ -291,7 +301,7 @@ public final class IdempotentExecutor {
     }
     try {
       OperationRecord r = record.get();
-      if (retention.expireIfDue(r) == OperationState.UNCERTAIN) {
+      if (retention.expireIfDue(r).isTerminal()) {
         return AsyncDriver.completed(AttemptLoop.settled(settings, settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
@@ -323,7 +333,7 @@ public final class IdempotentExecutor {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, p, inline), request, record.id().key(), transport, scheduler, result,
+    new AsyncDriver(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(), transport, scheduler, result,
         asyncExecutor).start();
     return result;
   }
@@ -528,6 +538,7 @@ public final class IdempotentExecutor {
     private final Set<String> allowedHeaders = new HashSet<>();
     private final Set<String> allowedQueryParameters = new HashSet<>();
     private Duration serverKeyRetention = Duration.ofHours(24);
+    private Duration maxPendingAge;
     private ExpiredPendingAction expiredPendingAction = ExpiredPendingAction.MARK_UNCERTAIN;
     private IdemListener listener = IdemListener.none();
     private CircuitBreakerSettings breakerSettings = CircuitBreakerSettings.ofDefaults();
@@ -627,9 +638,8 @@ public final class IdempotentExecutor {
     }
 
     /**
-     * How long the server remembers a key; default 24 hours (Stripe's documented minimum). An
-     * operation still pending longer than this after its creation is handled by
-     * {@link #expiredPendingAction} when resumed.
+     * How long the server remembers a key; default 24 hours (Stripe's documented minimum). Queued
+     * delivery stops sending an operation before this, at {@link #maxPendingAge}.
      *
      * @param retention how long the target servers keep a key, positive
      * @return this builder
@@ -645,7 +655,45 @@ public final class IdempotentExecutor {
     }
 
     /**
-     * What resume does with an operation pending past the key retention; default MARK_UNCERTAIN.
+     * The age limit of queued delivery: how long after its creation an operation may still be sent
+     * by a resume ({@link IdempotentExecutor#resumePending}, {@code resume}, {@code resumeAsync})
+     * or an {@code OutboxDispatcher}. Until then an operation that cannot be sent (the target
+     * refuses connections, its name does not resolve, the breaker is open, the budget is empty)
+     * stays PENDING with its key, however long the outage. At the limit it is not sent again and
+     * ends: FAILED if no attempt can have reached the server (one never sent can honestly fail),
+     * UNCERTAIN if one may have. Inline calls ({@code execute}, {@code executeAsync}) are bounded
+     * by their retry policy instead. Does not apply under {@link ExpiredPendingAction#RESEND}.
+     *
+     * <p>Why below {@link #serverKeyRetention}: once the server forgets a key, a resend of an
+     * operation that may already have taken effect runs it a second time. The age counts from
+     * creation on this client's clock, while the server counts from when it first saw the key on
+     * its own clock, and the last attempts started before the limit may still be on their way; the
+     * margin absorbs clock skew and those attempts.
+     *
+     * <p>Default: three quarters of {@link #serverKeyRetention}, so 18 hours under the default
+     * 24-hour retention.
+     *
+     * @param age the age limit, positive and not above serverKeyRetention (checked by
+     *     {@link #build()}, so the two may be set in either order)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code age} is zero or negative
+     */
+    public Builder maxPendingAge(Duration age) {
+      Objects.requireNonNull(age, "age");
+      if (age.isZero() || age.isNegative()) {
+        throw new IllegalArgumentException("maxPendingAge must be positive: " + age);
+      }
+      this.maxPendingAge = age;
+      return this;
+    }
+
+    private Duration maxPendingAgeOrDefault() {
+      return maxPendingAge != null ? maxPendingAge : serverKeyRetention.multipliedBy(3).dividedBy(4);
+    }
+
+    /**
+     * What queued delivery does with an operation that reaches its age limit
+     * ({@link #maxPendingAge}); default MARK_UNCERTAIN, which ends it without sending it again.
      *
      * @param action the action to take
      * @return this builder
@@ -873,8 +921,14 @@ public final class IdempotentExecutor {
      * Builds the executor; without a journal set, it makes a new {@link InMemoryJournal}.
      *
      * @return a new, thread-safe executor
+     * @throws IllegalArgumentException if {@link #maxPendingAge} is above {@link #serverKeyRetention}
      */
     public IdempotentExecutor build() {
+      if (maxPendingAge != null && maxPendingAge.compareTo(serverKeyRetention) > 0) {
+        throw new IllegalArgumentException("maxPendingAge (" + maxPendingAge + ") must not be above"
+            + " serverKeyRetention (" + serverKeyRetention + "): after the server forgets a key, a resend of an"
+            + " operation that may have taken effect can run it twice");
+      }
       if (journal == null) {
         journal = new InMemoryJournal();
       }

@@ -5,10 +5,12 @@ package dev.idem.core;
  *
  * @param examined operations looked at: due ones, and ones IN_FLIGHT under a live lease
  * @param succeeded resumed and SUCCEEDED
- * @param failed resumed and FAILED
- * @param uncertain resumed and UNCERTAIN, or expired past the server's key retention
- * @param stillPending left PENDING (owned elsewhere, interrupted, or scheduled again)
- * @param expired of {@code uncertain}, how many were not sent because they outlived the key retention
+ * @param failed resumed and FAILED, or ended FAILED at their age limit, never sent
+ * @param uncertain resumed and UNCERTAIN, or ended UNCERTAIN at their age limit
+ * @param stillPending left PENDING (owned elsewhere, interrupted, scheduled again, or not sent
+ *     because the target is unreachable)
+ * @param expired of {@code failed} and {@code uncertain}, how many were not sent because they
+ *     reached their age limit ({@code maxPendingAge}, below the server's key retention)
  * @param unhandled skipped because no handler is registered for their operation name
  * @param leasedElsewhere of {@code examined}, how many were left alone because another owner holds
  *     a live lease on them (a process that may still be sending them, or that died and whose lease
@@ -23,9 +25,9 @@ public record ResumeSummary(int examined, int succeeded, int failed, int uncerta
    * @param examined operations looked at
    * @param succeeded resumed and SUCCEEDED
    * @param failed resumed and FAILED
-   * @param uncertain resumed and UNCERTAIN, or expired
+   * @param uncertain resumed and UNCERTAIN, or ended so at their age limit
    * @param stillPending left PENDING
-   * @param expired of {@code uncertain}, how many outlived the key retention
+   * @param expired of {@code failed} and {@code uncertain}, how many reached their age limit
    * @param unhandled skipped for want of a handler
    */
   public ResumeSummary(int examined, int succeeded, int failed, int uncertain, int stillPending, int expired,

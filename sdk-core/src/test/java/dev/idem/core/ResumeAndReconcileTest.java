@@ -95,8 +95,30 @@ class ResumeAndReconcileTest {
   }
 
   @Test
-  void anOperationPendingPastTheServersKeyRetentionIsNotResentButBecomesUncertain() throws Exception {
+  void anOperationNeverSentThatReachesItsAgeLimitIsNotSentAndHonestlyFails() throws Exception {
     Operation op = enqueue("create-order", "{\"n\":1}");
+    h.time.tick(Duration.ofHours(25));
+    ScriptedTransport transport = new ScriptedTransport(h.time).otherwise(ScriptedTransport.status(201));
+    List<OperationException> failures = new ArrayList<>();
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> { throw new AssertionError(o); }, failures::add)));
+
+    assertEquals(0, transport.count(), "never re-sent after the server may have forgotten the key");
+    assertEquals(1, summary.expired());
+    assertEquals(1, summary.failed(), "nothing can have reached the server: FAILED is the truth");
+    OperationRecord r = h.record(op);
+    assertEquals(OperationState.FAILED, r.state());
+    assertTrue(r.reason().contains("key retention"), r.reason());
+    assertInstanceOf(OperationFailedException.class, failures.get(0));
+    assertEquals(op.key(), failures.get(0).key());
+  }
+
+  @Test
+  void anOperationThatMayHaveBeenSentAndReachesItsAgeLimitIsNotResentButBecomesUncertain() throws Exception {
+    Operation op = enqueue("create-order", "{\"n\":1}");
+    // A process claimed it, may have sent it, and died: the next claim counts that attempt as ambiguous.
+    h.journal.claim(op.id(), "a-process-that-died", h.time.now(), Duration.ofMinutes(2));
     h.time.tick(Duration.ofHours(25));
     ScriptedTransport transport = new ScriptedTransport(h.time).otherwise(ScriptedTransport.status(201));
     List<OperationException> failures = new ArrayList<>();

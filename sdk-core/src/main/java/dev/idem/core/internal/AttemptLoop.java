@@ -47,6 +47,17 @@ public final class AttemptLoop {
   private final String host;
   private final Instant createdAt;
   private final boolean inline;
+  /**
+   * Queued delivery only: from this instant the operation is not sent again (see
+   * {@link KeyRetention}); null for an inline call, or when there is no age limit.
+   */
+  private final Instant ageLimit;
+  /**
+   * Queued delivery of an operation whose last attempt, before this execution, was certainly not
+   * sent: the target was unreachable when it was last tried, so this execution is a probe, and one
+   * more unsent attempt puts it back at once instead of spending a whole round of retries.
+   */
+  private final boolean probing;
   /** Read IN_FLIGHT: the first claim takes over a holder's lease, and the journal may add its attempt. */
   private boolean takingOver;
   /** Whether the attempt in progress was charged to the host's retry budget. */
@@ -71,12 +82,21 @@ public final class AttemptLoop {
 
   /**
    * @param inline true for a caller waiting for the outcome (execute, executeAsync): an open breaker
-   *     is waited out within the deadline. False for a deliverer (resume, a dispatcher), which
-   *     leaves the operation PENDING at once and comes back for it on its own schedule.
+   *     is waited out within the deadline, and the policy's bounds end the operation, FAILED if
+   *     nothing was sent. False for queued delivery (resume, a dispatcher), for which an unreachable
+   *     target is a state, not a failure: an operation that was not sent (refused, unresolvable,
+   *     breaker open, budget empty) goes back to PENDING, and the deliverer comes back for it on its
+   *     own schedule, until its age limit
+   * @param retention gives queued delivery its age limit
    */
-  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline) {
+  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline,
+      KeyRetention retention) {
     this.s = settings;
     this.inline = inline;
+    this.ageLimit = inline ? null : retention.ageLimitOf(record).orElse(null);
+    List<AttemptRecord> before = record.attempts();
+    this.probing = !inline && !before.isEmpty()
+        && before.get(before.size() - 1).classification() == Classification.SAFE;
     this.takingOver = record.state() == OperationState.IN_FLIGHT;
     this.id = record.id();
     this.policy = policy;
@@ -170,13 +190,26 @@ public final class AttemptLoop {
       wait = HALF_OPEN_RECHECK;
     }
     String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
-    Instant due = now.plus(wait);
+    Instant due = dueAfter(now, wait);
     s.journal().transition(id, lease, Transition.retryAt(now, due, why));
     lease = null;
     return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
         + " due again at " + due + ". It keeps its key: an OutboxDispatcher with a transport for '" + id.operation()
         + "' delivers it when due (OutboxDispatcher.await(id) gives its outcome), as do resumePending and executing"
         + " the same Operation again", null, id, history, lastResponse));
+  }
+
+  /**
+   * {@code wait} after {@code now}, or the age limit if that comes first (never before now): at its
+   * age limit the next deliverer ends the operation (see {@link KeyRetention#expireIfDue}) instead
+   * of sending it.
+   */
+  private Instant dueAfter(Instant now, Duration wait) {
+    Instant due = now.plus(wait);
+    if (ageLimit == null || !due.isAfter(ageLimit)) {
+      return due;
+    }
+    return ageLimit.isAfter(now) ? ageLimit : now;
   }
 
   /**
@@ -298,7 +331,34 @@ public final class AttemptLoop {
     attemptsThisRun++;
     RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay,
         Optional.empty(), Optional.empty(), s.random());
+    if (!inline && v.classification() == Classification.SAFE && (probing || !d.retry())) {
+      return notSent(v, failure, now);
+    }
     return retryOrGiveUp(v, null, failure, d, health, now);
+  }
+
+  /**
+   * Queued delivery, and the attempt was certainly not sent: a probe of a target already known
+   * unreachable, or the last attempt of a round. The target is offline, which is a state, not a
+   * failure: the operation goes back to PENDING with its key, due again after the policy's
+   * {@code maxDelay} (or at its age limit, if that comes first), and the deliverer backs off as a
+   * whole. It ends only at its age limit, or when the target answers.
+   */
+  private Step notSent(Verdict v, IOException failure, Instant now) throws IdempotencyException {
+    Instant due = dueAfter(now, policy.maxDelay());
+    Duration wait = Duration.between(now, due);
+    String why = v.reason() + "; the target is unreachable";
+    record(v, null, failure, now, wait, "not sent; PENDING until " + due + ", while the target is unreachable",
+        HostGuard.Health.DOWN);
+    s.emit(new IdemEvent.RetryScheduled(id, wait, why));
+    s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+    lease = null;
+    LOG.debug("operation {} attempt {}: {}; PENDING until {}", id, history.size(), why, due);
+    return new Step.Fail(new OperationPendingException("operation " + id + " was not sent (" + v.reason()
+        + "): the target is unreachable. It stays PENDING with its key, due again at " + due + ", and queued"
+        + " delivery sends it when the target answers" + (ageLimit == null ? ""
+        : ", or ends it at its age limit at " + ageLimit + " (FAILED if no attempt can have reached the server)"),
+        failure, id, history, lastResponse));
   }
 
   /**
@@ -372,6 +432,17 @@ public final class AttemptLoop {
 
   private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, RetryDecision d,
       HostGuard.Health health, Instant now) throws IdempotencyException {
+    if (d.retry() && ageLimit != null && !now.plus(d.delay()).isBefore(ageLimit)) {
+      // Queued delivery sends nothing at or past the age limit: leave the operation due at it, for
+      // the next deliverer to end (KeyRetention.expireIfDue) with everything its history says.
+      String why = v.reason() + "; the next attempt would fall at or past the age limit " + ageLimit;
+      Instant due = dueAfter(now, d.delay());
+      record(v, status, failure, now, Duration.between(now, due), "not retried: age limit", health);
+      s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+      lease = null;
+      return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why
+          + "; it ends then, UNCERTAIN or FAILED, without being sent again", failure, id, history, lastResponse));
+    }
     record(v, status, failure, now, d.delay(), d.reason(), health);
     if (d.retry()) {
       LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),

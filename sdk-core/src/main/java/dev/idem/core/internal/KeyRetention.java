@@ -1,61 +1,119 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
 import dev.idem.core.ExpiredPendingAction;
+import dev.idem.core.IdemEvent;
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.spi.Lease;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.Transition;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's key retention, as the client sees it: an operation still pending past it must not
- * be re-sent blindly, because the server may have forgotten the key and would run it again.
+ * The age limit of queued delivery, and the server's key retention behind it. Once the server
+ * forgets a key, a resend of an operation that may already have taken effect runs it a second
+ * time; so queued delivery (resume, an outbox) stops sending an operation at its age limit,
+ * {@code maxPendingAge} after its creation, which is never above the retention. At the limit the
+ * operation ends: FAILED if no attempt can have reached the server (a never-sent operation can
+ * honestly fail), UNCERTAIN otherwise. Under {@link ExpiredPendingAction#RESEND} there is no age
+ * limit. Inline calls are not subject to it: they end within their own deadline.
+ *
+ * <p>Thread-safe: immutable, and the journal it writes is thread-safe.
  */
 public final class KeyRetention {
   private static final Logger LOG = LoggerFactory.getLogger(KeyRetention.class);
 
   private final EngineSettings settings;
   private final Duration retention;
+  private final Duration maxPendingAge;
   private final ExpiredPendingAction action;
 
-  public KeyRetention(EngineSettings settings, Duration retention, ExpiredPendingAction action) {
+  /**
+   * @param retention how long the server keeps a key
+   * @param maxPendingAge the age limit, positive and not above {@code retention}
+   * @param action whether the age limit applies (MARK_UNCERTAIN) or not (RESEND)
+   */
+  public KeyRetention(EngineSettings settings, Duration retention, Duration maxPendingAge,
+      ExpiredPendingAction action) {
+    if (maxPendingAge.compareTo(retention) > 0) {
+      throw new IllegalArgumentException("maxPendingAge " + maxPendingAge + " is above serverKeyRetention "
+          + retention);
+    }
     this.settings = settings;
     this.retention = retention;
+    this.maxPendingAge = maxPendingAge;
     this.action = action;
   }
 
-  /** True if {@code record} is unfinished and older than the server's key retention. */
+  /**
+   * The instant from which queued delivery no longer sends {@code record}: its creation plus the
+   * age limit; empty under {@link ExpiredPendingAction#RESEND}.
+   */
+  public Optional<Instant> ageLimitOf(OperationRecord record) {
+    return action == ExpiredPendingAction.RESEND ? Optional.empty()
+        : Optional.of(record.createdAt().plus(maxPendingAge));
+  }
+
+  /** True if {@code record} is unfinished and has reached its age limit (whatever the action). */
   public boolean isExpired(OperationRecord record) {
     return !record.state().isTerminal()
-        && record.createdAt().plus(retention).isBefore(settings.clock().instant());
+        && !settings.clock().instant().isBefore(record.createdAt().plus(maxPendingAge));
   }
 
   /**
-   * Applies the expired-pending action to {@code record} if it has expired.
+   * Ends {@code record} if it has reached its age limit and the action is not RESEND: FAILED if no
+   * attempt can have reached the server, else UNCERTAIN. Nothing is sent.
    *
-   * @return UNCERTAIN if it was settled so; otherwise PENDING (not expired, RESEND, or held by
-   *     another owner, in which case that owner's own resume decides)
+   * @return the state it was ended in; otherwise PENDING (not expired, RESEND, or held by another
+   *     owner, whose own resume decides)
    */
   public OperationState expireIfDue(OperationRecord record) throws IdempotencyException {
     if (!isExpired(record) || action == ExpiredPendingAction.RESEND) {
       return OperationState.PENDING;
     }
     Instant now = settings.clock().instant();
-    String reason = "still pending " + Duration.between(record.createdAt(), now) + " after creation, past the"
-        + " server's key retention of " + retention + "; not re-sent blindly, since the server may have"
-        + " forgotten the key";
     Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
     if (lease.isEmpty()) {
       return OperationState.PENDING;
     }
-    settings.journal().transition(record.id(), lease.get(), Transition.finish(OperationState.UNCERTAIN, now,
-        record.response(), reason));
-    LOG.warn("operation {} expired past the server's key retention; marked UNCERTAIN", record.id());
-    return OperationState.UNCERTAIN;
+    // Read again under the claim: taking over an expired lease may have added the holder's attempt.
+    OperationRecord current = settings.journal().find(record.id()).orElse(record);
+    OperationState target = mayHaveReachedServer(current.attempts()) ? OperationState.UNCERTAIN
+        : OperationState.FAILED;
+    String reason = reason(Duration.between(current.createdAt(), now), target);
+    settings.journal().transition(record.id(), lease.get(), Transition.finish(target, now, current.response(),
+        reason));
+    Duration age = Duration.between(current.createdAt(), now);
+    settings.emit(target == OperationState.UNCERTAIN
+        ? new IdemEvent.Uncertain(record.id(), current.attempts().size(), age, reason)
+        : new IdemEvent.Failed(record.id(), current.attempts().size(), age, reason));
+    LOG.warn("operation {} reached its age limit of {} unsent or unanswered; marked {}", record.id(), maxPendingAge,
+        target);
+    return target;
+  }
+
+  /** Why an operation ended at its age limit, in {@code target}. */
+  String reason(Duration age, OperationState target) {
+    String limit = "not sent again: pending " + age + " after creation, at its age limit (maxPendingAge "
+        + maxPendingAge + ", within the server's key retention of " + retention + ")";
+    return target == OperationState.FAILED
+        ? limit + "; no attempt can have reached the server"
+        : limit + "; an attempt may have reached the server, and a resend after the server forgets the key could"
+            + " run it twice";
+  }
+
+  /**
+   * Whether any attempt in {@code attempts} may have reached the server: every one except those
+   * certainly not sent (SAFE: connection refused, DNS failure, no route...).
+   */
+  public static boolean mayHaveReachedServer(List<AttemptRecord> attempts) {
+    return attempts.stream().anyMatch(a -> a.classification() != Classification.SAFE);
   }
 }

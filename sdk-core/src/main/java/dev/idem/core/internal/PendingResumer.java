@@ -244,10 +244,11 @@ public final class PendingResumer {
     try {
       if (retention.isExpired(record)) {
         count(() -> expired++);
-        if (retention.expireIfDue(record) == OperationState.UNCERTAIN) {
+        OperationState ended = retention.expireIfDue(record);
+        if (ended.isTerminal()) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
           notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
-          count(() -> uncertain++);
+          count(ended == OperationState.FAILED ? () -> failed++ : () -> uncertain++);
           return;
         }
       }

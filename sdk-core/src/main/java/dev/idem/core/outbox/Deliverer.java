@@ -19,6 +19,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,14 +89,16 @@ final class Deliverer {
     try {
       batch = findBatch();
     } catch (IdempotencyException | RuntimeException e) {
-      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + ")");
+      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + "); nothing is delivered"
+          + " until it can be, and every operation stays as the journal holds it");
       return false;
     }
     if (!batch.isEmpty()) {
       // Counted up front, so that the round is not over while later ones are still starting.
       DeliveryTracker.Round round = new DeliveryTracker.Round(batch.size());
+      RoundTally tally = new RoundTally();
       for (OperationRecord r : batch) {
-        deliver(r, round);
+        deliver(r, round, tally);
       }
     }
     return true;
@@ -126,7 +130,7 @@ final class Deliverer {
     }
   }
 
-  private void deliver(OperationRecord record, DeliveryTracker.Round round) {
+  private void deliver(OperationRecord record, DeliveryTracker.Round round, RoundTally tally) {
     OperationId id = record.id();
     Registration reg = registrations.get(id.operation());
     DeliveryTracker.Delivery d = tracker.start(id, round);
@@ -144,18 +148,21 @@ final class Deliverer {
     }
     f.whenComplete((outcome, error) -> {
       try {
-        onDelivered(d, reg, Ending.of(outcome, error));
+        onDelivered(d, reg, Ending.of(outcome, error), tally);
       } catch (Error e) {
         listener.failed(e); // an outcome callback's Error, say
       }
     });
   }
 
-  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending) {
+  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending, RoundTally tally) {
     Throwable cause = ending.cause();
     if (ending.withoutVerdict()) {
       LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
     }
+    // Before tracker.end: the delivery that ends the round reads the tally after every other
+    // ending has been counted (the tracker's lock orders them).
+    tally.count(ending);
     DeliveryTracker.Ended ended = tracker.end(d, ending.terminal(), ending.progress());
     CompletableFuture<Outcome> waiter = ended.waiter();
     if (waiter != null) {
@@ -180,7 +187,7 @@ final class Deliverer {
     if (ending.progress()) {
       backoff.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
-      backoff.noProgress("no delivery made progress (circuit breaker open, retry budget empty, or target unreachable)");
+      backoff.noProgress(tally.describe());
     }
     listener.ended(ending.progress());
   }
@@ -193,6 +200,68 @@ final class Deliverer {
       }
     }
     return null;
+  }
+
+  /**
+   * How the deliveries of one round ended, so that the WARN of a round without progress says what
+   * became of its operations, no more: they do not all stay PENDING if one ended UNCERTAIN.
+   * Thread-safe: endings arrive on the threads that complete them.
+   */
+  static final class RoundTally {
+    private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicInteger uncertain = new AtomicInteger();
+    private final AtomicInteger failed = new AtomicInteger();
+    private final AtomicInteger vanished = new AtomicInteger();
+    private final AtomicInteger other = new AtomicInteger();
+    private final AtomicReference<String> otherCause = new AtomicReference<>();
+
+    void count(Ending ending) {
+      Throwable cause = ending.cause();
+      if (ending.outcome() != null || ending.progress()) {
+        return;  // such a round is not described: it made progress
+      }
+      if (cause instanceof OperationPendingException) {
+        pending.incrementAndGet();
+      } else if (cause instanceof OperationUncertainException) {
+        uncertain.incrementAndGet();
+      } else if (cause instanceof OperationFailedException) {
+        failed.incrementAndGet();
+      } else if (cause instanceof IllegalArgumentException) {
+        vanished.incrementAndGet();
+      } else {
+        other.incrementAndGet();
+        otherCause.compareAndSet(null, cause == null ? "no cause" : cause.getClass().getSimpleName());
+      }
+    }
+
+    /** What the round's deliveries became, for the WARN of a round without progress. */
+    String describe() {
+      int p = pending.get();
+      int u = uncertain.get();
+      int f = failed.get();
+      int v = vanished.get();
+      int o = other.get();
+      int total = p + u + f + v + o;
+      List<String> parts = new ArrayList<>();
+      if (p > 0) {
+        parts.add(p + " stay PENDING with their keys, to be sent again when due (not sent: target unreachable,"
+            + " circuit breaker open or retry budget empty; or left for another owner)");
+      }
+      if (u > 0) {
+        parts.add(u + " ended UNCERTAIN (an attempt may have taken effect)");
+      }
+      if (f > 0) {
+        parts.add(f + " ended FAILED without an answer from the target");
+      }
+      if (v > 0) {
+        parts.add(v + " had gone from the journal");
+      }
+      if (o > 0) {
+        parts.add(o + " ended without a verdict (" + otherCause.get() + ") and stay in the journal");
+      }
+      return "no delivery made progress; of " + total + (total == 1 ? " operation, " : " operations, ")
+          + String.join(", ", parts);
+    }
   }
 
   /**

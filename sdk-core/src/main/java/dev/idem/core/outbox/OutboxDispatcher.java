@@ -58,11 +58,20 @@ import org.slf4j.LoggerFactory;
  *       {@link IdempotentExecutor#resumeAsync} with the executor's default retry policy (an
  *       {@link Operation}'s own policy is not journaled), so no thread is held during backoff. A
  *       synchronous {@link Transport} runs on a bounded worker pool.</li>
+ *   <li>Offline is a state, not a failure. An operation whose attempts were certainly not sent
+ *       (connection refused, DNS failure, no route, circuit breaker open, retry budget empty) is
+ *       never ended by them: after its round of attempts it goes back to PENDING with its key, due
+ *       again after the retry policy's {@code maxDelay}, and each later round tries it once until
+ *       the target answers. Whether it is kept does not depend on how the breaker and the rounds
+ *       line up. It ends only at its age limit
+ *       ({@link IdempotentExecutor.Builder#maxPendingAge}, 18 h by default, below the server's key
+ *       retention): FAILED if no attempt can have reached the server, UNCERTAIN otherwise.</li>
  *   <li>When deliveries make no progress (every delivery started by a poll ends PENDING, UNCERTAIN,
  *       or FAILED without an answer from the server; or the journal cannot be read), the
  *       dispatcher backs off as a whole: the poll interval doubles up to
- *       {@link Builder#maxPollInterval}, and it logs one WARN. The first delivery that makes
- *       progress resets the interval and logs one INFO.</li>
+ *       {@link Builder#maxPollInterval}, and it logs one WARN that says what became of that poll's
+ *       operations. The first delivery that makes progress resets the interval and logs one
+ *       INFO.</li>
  *   <li>{@link #shutdown(Duration)} drains the queue with a timeout; {@link #close()} stops at
  *       once. Either way, an operation not delivered stays PENDING in the journal, and an attempt
  *       on the wire is recorded when it ends (it is cancelled, never left half-written), so the
@@ -192,7 +201,8 @@ public final class OutboxDispatcher implements AutoCloseable {
    * {@link Outcome} when it SUCCEEDED, or exceptionally with {@link OperationFailedException},
    * {@link OperationUncertainException} or {@link IdempotencyKeyReusedException}. It does not
    * complete while the operation is merely PENDING (breaker open, budget empty, target down):
-   * queued operations wait. If the dispatcher stops first, it completes with
+   * queued operations wait, until their age limit
+   * ({@link IdempotentExecutor.Builder#maxPendingAge}). If the dispatcher stops first, it completes with
    * {@link OperationPendingException}, and the operation stays PENDING in the journal.
    *
    * <p>If journaling fails, the handle is already failed ({@code JournalException}, or

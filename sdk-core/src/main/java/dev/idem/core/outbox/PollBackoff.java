@@ -81,8 +81,9 @@ final class PollBackoff {
       next = interval;
     }
     if (!wasOffline) {
-      LOG.warn("OutboxDispatcher: {}; operations stay PENDING with their keys, and polling backs off (now every"
-          + " {}, at most {})", why, next, max);
+      // `why` says what became of the operations (Deliverer.RoundTally): no claim about them here.
+      LOG.warn("OutboxDispatcher: {}; polling backs off as a whole (now every {}, at most {}) until a delivery"
+          + " makes progress", why, next, max);
     } else {
       LOG.debug("OutboxDispatcher still making no progress; next poll in {}", next);
     }

@@ -175,6 +175,47 @@ class DelivererTest {
     assertTrue(e.terminal());
   }
 
+  @Test
+  void theWarnOfARoundWithoutProgressSaysWhatBecameOfItsOperationsAndNoMore() {
+    OperationId id = op("create-order", 1).id();
+    Ending pending = Ending.of(null, new OperationPendingException("not sent", null, id, List.of(), null));
+    Ending uncertain = Ending.of(null, new OperationUncertainException("?", null, id, List.of(), null));
+    Ending failed = Ending.of(null, new OperationFailedException("age limit", null, id, List.of(), null));
+
+    Deliverer.RoundTally offline = new Deliverer.RoundTally();
+    offline.count(pending);
+    offline.count(pending);
+    String all = offline.describe();
+    assertTrue(all.contains("of 2 operations, 2 stay PENDING with their keys"), all);
+    assertFalse(all.contains("UNCERTAIN") || all.contains("FAILED"), all);
+
+    // The reported case: an operation ended while the WARN said they all stay PENDING.
+    Deliverer.RoundTally mixed = new Deliverer.RoundTally();
+    mixed.count(pending);
+    mixed.count(uncertain);
+    mixed.count(failed);
+    String some = mixed.describe();
+    assertTrue(some.contains("of 3 operations, 1 stay PENDING"), some);
+    assertTrue(some.contains("1 ended UNCERTAIN"), some);
+    assertTrue(some.contains("1 ended FAILED"), some);
+  }
+
+  @Test
+  void aRoundOfRefusedAttemptsTakesTheDispatcherOfflineWithEveryOperationPending() throws Exception {
+    host.behave((key, n, now) -> FakeHost.Reply.fail(new java.net.ConnectException("Connection refused")));
+    List<OperationId> ids = enqueue("create-order", 3);
+    Deliverer d = deliverer(journal, 32, 10);
+
+    assertTrue(d.deliverDue());
+    time.advance(Duration.ofSeconds(10));
+
+    assertTrue(backoff.isOffline(), "no progress: the dispatcher backs off as a whole");
+    assertEquals(List.of(false, false, false), ended);
+    for (OperationId id : ids) {
+      assertEquals(dev.idem.core.OperationState.PENDING, journal.find(id).orElseThrow().state(), "as the WARN says");
+    }
+  }
+
   private static void assertEnding(Ending e, boolean terminal, boolean progress) {
     assertEquals(terminal, e.terminal(), "terminal: " + e.cause());
     assertEquals(progress, e.progress(), "progress: " + e.cause());
