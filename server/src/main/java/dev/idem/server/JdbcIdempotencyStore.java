@@ -3,7 +3,12 @@ package dev.idem.server;
 import dev.idem.core.Fingerprint;
 import dev.idem.server.internal.HeaderCodec;
 import dev.idem.server.internal.SqlDialect;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -12,15 +17,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Properties;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An {@link IdempotencyStore} in a SQL database, over plain JDBC: SQLite embedded for one
  * instance, PostgreSQL for a fleet. The schema (one table, {@code idem_server_record}) is created
- * if missing.
+ * if missing, and upgraded in place.
  *
  * <p>The claim is one statement, {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <takeover
  * allowed> RETURNING}: the database's primary key decides which of two simultaneous requests
@@ -29,74 +40,113 @@ import javax.sql.DataSource;
  * changes nothing. Times are stored as epoch milliseconds.
  *
  * <p>SQLite runs with {@code journal_mode=WAL}, {@code synchronous=FULL} (a completed result
- * survives power loss) and a busy timeout, through one connection that this store serialises.
- * PostgreSQL takes a connection from the {@link DataSource} per step: give it a pooling one.
+ * survives power loss) and a busy timeout, through one connection that this store serialises. An
+ * embedded store belongs to one process: it locks {@code <file>.lock} beside the database, and
+ * at open it ends the lease of every claim it finds in flight, since only a dead earlier run of
+ * this process can have left them. A retry after a crash and restart is therefore served at once
+ * instead of answering 409 until the lease runs out. PostgreSQL takes a connection from the
+ * {@link DataSource} per step: give it a pooling one. A fleet cannot tell a dead instance from a
+ * slow one; name each instance ({@link IdempotencyGuard.Builder#instanceId}) so that a restarted
+ * one reclaims its own claims at once.
  *
  * <p>Thread-safe. Every method throws {@link IdempotencyStoreException} when the database fails.
  */
 public final class JdbcIdempotencyStore implements IdempotencyStore {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
   private static final String T = SqlDialect.TABLE;
   private static final String COLUMNS =
       "caller, route, idem_key, fingerprint, state, generation, lease_until, expires_at, status, headers, body, body_omitted";
   private static final String CLAIM = "INSERT INTO " + T
-      + " (caller, route, idem_key, fingerprint, state, generation, owner, lease_until, expires_at, body_omitted)"
-      + " VALUES (?, ?, ?, ?, 'IN_FLIGHT', 1, ?, ?, ?, 0)"
+      + " (caller, route, idem_key, fingerprint, state, generation, owner, lease_until, expires_at, body_omitted,"
+      + " claimed_at, taken_over)"
+      + " VALUES (?, ?, ?, ?, 'IN_FLIGHT', 1, ?, ?, ?, 0, ?, 0)"
       + " ON CONFLICT (caller, route, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint,"
       + " state = 'IN_FLIGHT', generation = " + T + ".generation + 1, owner = excluded.owner,"
       + " lease_until = excluded.lease_until, expires_at = excluded.expires_at,"
-      + " status = NULL, headers = NULL, body = NULL, body_omitted = 0"
+      + " status = NULL, headers = NULL, body = NULL, body_omitted = 0, claimed_at = excluded.claimed_at,"
+      // RETURNING sees only the new row: whether this claim took over a live-looking one is kept in it
+      + " taken_over = CASE WHEN " + T + ".state = 'IN_FLIGHT' THEN 1 ELSE 0 END"
       // the takeover rules of Takeover.allowed, in SQL
       + " WHERE (" + T + ".expires_at <= ? AND NOT (" + T + ".state = 'IN_FLIGHT' AND " + T + ".lease_until > ?))"
       + " OR " + T + ".state = 'RELEASED'"
       + " OR (" + T + ".state = 'IN_FLIGHT' AND " + T + ".lease_until <= ? AND " + T + ".fingerprint = excluded.fingerprint)"
-      + " RETURNING generation, owner";
+      + " RETURNING generation, owner, taken_over";
   private static final String FENCE = " WHERE caller = ? AND route = ? AND idem_key = ? AND generation = ? AND owner = ?"
       + " AND state = 'IN_FLIGHT'";
   private static final String RENEW = "UPDATE " + T + " SET lease_until = ?" + FENCE + " AND lease_until > ?";
-  private static final String COMPLETE = "UPDATE " + T
-      + " SET state = 'COMPLETED', status = ?, headers = ?, body = ?, body_omitted = ?, expires_at = ?"
-      + FENCE + " AND lease_until > ?";
+  private static final String STORE_RESULT = "UPDATE " + T
+      + " SET state = 'COMPLETED', status = ?, headers = ?, body = ?, body_omitted = ?, expires_at = ?" + FENCE;
+  private static final String COMPLETE = STORE_RESULT + " AND lease_until > ?";
   private static final String RELEASE = "UPDATE " + T + " SET state = 'RELEASED'" + FENCE;
   private static final String PURGE = "DELETE FROM " + T
       + " WHERE expires_at <= ? AND NOT (state = 'IN_FLIGHT' AND lease_until > ?)";
   private static final String FIND = "SELECT " + COLUMNS + " FROM " + T
       + " WHERE caller = ? AND route = ? AND idem_key = ?";
+  // Epoch 0, not "now": the store has no clock, and no lease can be live at 0.
+  private static final String EXPIRE_ALL = "UPDATE " + T + " SET lease_until = 0 WHERE state = 'IN_FLIGHT'"
+      + " AND lease_until > 0";
+  private static final String EXPIRE_HOLDER = EXPIRE_ALL + " AND substr(owner, 1, ?) = ?";
+  private static final String STATS = "SELECT state, COUNT(*),"
+      + " SUM(CASE WHEN state = 'IN_FLIGHT' AND lease_until <= ? THEN 1 ELSE 0 END), MIN(claimed_at)"
+      + " FROM " + T + " GROUP BY state";
+  private static final String RECORDS = "SELECT caller, route, idem_key, state, generation, owner, claimed_at,"
+      + " lease_until, expires_at, status, taken_over FROM " + T + " WHERE claimed_at <= ?";
 
   private final Connections connections;
+  private final SqlDialect dialect;
 
-  private JdbcIdempotencyStore(Connections connections, SqlDialect dialect) {
+  private JdbcIdempotencyStore(Connections connections, SqlDialect dialect, boolean migrate) {
     this.connections = connections;
-    connections.run(c -> {
-      try (Statement st = c.createStatement()) {
-        for (String ddl : dialect.schema()) {
-          st.execute(ddl);
-        }
-      }
-      return null;
-    });
+    this.dialect = dialect;
+    if (migrate) {
+      connections.run(c -> {
+        dialect.migrate(c);
+        return null;
+      });
+    }
   }
 
   /**
-   * Opens (creating if needed) an embedded SQLite store. Needs {@code org.xerial:sqlite-jdbc} on
-   * the class path.
+   * Opens (creating if needed) an embedded SQLite store, for one process. Needs
+   * {@code org.xerial:sqlite-jdbc} on the class path. Locks {@code <file>.lock}, and ends the lease
+   * of every claim left in flight by an earlier run: that run is dead, so the next request with one
+   * of those keys (and the same payload) runs at once.
    *
    * @param file the database file; its directory must exist
-   * @param busyTimeout how long a write waits for another process's write lock; 5 s is plenty
+   * @param busyTimeout how long a write waits for another connection's write lock; 5 s is plenty
    * @return the store; close it when done
-   * @throws IdempotencyStoreException if the database cannot be opened
+   * @throws IdempotencyStoreException if the database cannot be opened, or another store (in this
+   *     process or another) has it open
    */
   public static JdbcIdempotencyStore sqlite(Path file, Duration busyTimeout) {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(busyTimeout, "busyTimeout");
+    Path absolute = file.toAbsolutePath();
+    FileChannel lockChannel = lock(absolute);
     try {
-      Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      Connection c = DriverManager.getConnection("jdbc:sqlite:" + absolute);
       try (Statement st = c.createStatement()) {
         st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
         st.execute("PRAGMA journal_mode = WAL");
         st.execute("PRAGMA synchronous = FULL");
       }
-      return new JdbcIdempotencyStore(new SingleConnection(c), SqlDialect.SQLITE);
-    } catch (SQLException e) {
+      JdbcIdempotencyStore store = new JdbcIdempotencyStore(new SingleConnection(c, lockChannel), SqlDialect.SQLITE,
+          true);
+      int dead = store.connections.run(x -> {
+        try (Statement st = x.createStatement()) {
+          return st.executeUpdate(EXPIRE_ALL);
+        }
+      });
+      if (dead > 0) {
+        LOG.warn("Idempotency store {}: {} claims were left in flight by an earlier run that did not close the"
+            + " store; their leases end now, so a retry of each runs at once", absolute, dead);
+      }
+      return store;
+    } catch (SQLException | RuntimeException e) {
+      closeQuietly(lockChannel);
+      if (e instanceof IdempotencyStoreException ise) {
+        throw ise;
+      }
       throw new IdempotencyStoreException("could not open the SQLite idempotency store " + file, e);
     }
   }
@@ -106,10 +156,37 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    *
    * @param file the database file; its directory must exist
    * @return the store; close it when done
-   * @throws IdempotencyStoreException if the database cannot be opened
+   * @throws IdempotencyStoreException if the database cannot be opened, or another store has it open
    */
   public static JdbcIdempotencyStore sqlite(Path file) {
     return sqlite(file, Duration.ofSeconds(5));
+  }
+
+  /**
+   * Opens an embedded SQLite store to read it, beside the process that serves from it: for an
+   * operator's tool ({@link #records}, {@link #stats}, {@link #find}). Takes no lock, creates and
+   * upgrades nothing, and ends no lease; every write fails with {@link IdempotencyStoreException}.
+   *
+   * @param file the database file, which must exist
+   * @return the store; close it when done
+   * @throws IdempotencyStoreException if the database cannot be opened
+   */
+  public static JdbcIdempotencyStore sqliteReadOnly(Path file) {
+    Objects.requireNonNull(file, "file");
+    if (!java.nio.file.Files.isRegularFile(file)) {
+      throw new IdempotencyStoreException("no SQLite idempotency store at " + file, null);
+    }
+    try {
+      Properties p = new Properties();
+      p.setProperty("open_mode", "1"); // SQLITE_OPEN_READONLY
+      Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath(), p);
+      try (Statement st = c.createStatement()) {
+        st.execute("PRAGMA busy_timeout = 5000");
+      }
+      return new JdbcIdempotencyStore(new SingleConnection(c, null), SqlDialect.SQLITE, false);
+    } catch (SQLException e) {
+      throw new IdempotencyStoreException("could not open the SQLite idempotency store " + file + " to read it", e);
+    }
   }
 
   /**
@@ -117,35 +194,17 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    *
    * @param dataSource connections to the database; a pooling one, since each step takes one
    * @return the store; closing it does not close the data source
-   * @throws IdempotencyStoreException if the schema cannot be created
+   * @throws IdempotencyStoreException if the schema cannot be created or upgraded
    */
   public static JdbcIdempotencyStore postgres(DataSource dataSource) {
     return new JdbcIdempotencyStore(new PooledConnections(Objects.requireNonNull(dataSource, "dataSource")),
-        SqlDialect.POSTGRESQL);
+        SqlDialect.POSTGRESQL, true);
   }
 
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
-    return connections.run(c -> {
-      try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-        int i = bindId(ps, 1, id);
-        ps.setString(i++, fingerprint.hex());
-        ps.setString(i++, owner);
-        ps.setLong(i++, leaseUntil.toEpochMilli());
-        ps.setLong(i++, expiresAt.toEpochMilli());
-        ps.setLong(i++, now.toEpochMilli());
-        ps.setLong(i++, now.toEpochMilli());
-        ps.setLong(i, now.toEpochMilli());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && owner.equals(rs.getString(2))) {
-            return new ClaimAttempt.Claimed(rs.getLong(1));
-          }
-        }
-      }
-      Optional<StoredRecord> existing = find(c, id);
-      return existing.<ClaimAttempt>map(ClaimAttempt.Existing::new).orElseGet(ClaimAttempt.Vanished::new);
-    });
+    return connections.run(c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
   }
 
   @Override
@@ -165,12 +224,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       Instant expiresAt) {
     return connections.run(c -> {
       try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
-        ps.setInt(1, response.status());
-        ps.setString(2, HeaderCodec.encode(response.headers()));
-        ps.setBytes(3, response.body());
-        ps.setInt(4, response.bodyOmitted() ? 1 : 0);
-        ps.setLong(5, expiresAt.toEpochMilli());
-        int i = bindFence(ps, 6, id, generation, owner);
+        int i = bindResult(ps, id, generation, owner, response, expiresAt);
         ps.setLong(i, now.toEpochMilli());
         return ps.executeUpdate() == 1;
       }
@@ -200,16 +254,131 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<StoredRecord> find(RecordId id) {
-    return connections.run(c -> find(c, id));
+    return connections.run(c -> findOn(c, id));
   }
 
-  /** Closes the SQLite connection; a PostgreSQL data source stays open. Idempotent. */
+  @Override
+  public RecordPage records(RecordQuery query, Instant now) {
+    Objects.requireNonNull(query, "query");
+    StringBuilder sql = new StringBuilder(RECORDS);
+    if (query.state() != null) {
+      sql.append(" AND state = ?");
+    }
+    if (query.stuckOnly()) {
+      sql.append(" AND state = 'IN_FLIGHT' AND lease_until <= ?");
+    }
+    sql.append(" ORDER BY claimed_at, caller, route, idem_key LIMIT ?");
+    return connections.run(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+        int i = 1;
+        ps.setLong(i++, now.minus(query.olderThan()).toEpochMilli());
+        if (query.state() != null) {
+          ps.setString(i++, query.state().name());
+        }
+        if (query.stuckOnly()) {
+          ps.setLong(i++, now.toEpochMilli());
+        }
+        ps.setInt(i, query.limit() + 1);
+        List<RecordSummary> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            int status = rs.getInt(10);
+            OptionalInt stored = rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(status);
+            out.add(new RecordSummary(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
+                RecordState.valueOf(rs.getString(4)), rs.getLong(5), Instant.ofEpochMilli(rs.getLong(7)),
+                Instant.ofEpochMilli(rs.getLong(8)), Instant.ofEpochMilli(rs.getLong(9)),
+                RecordSummary.holderOf(rs.getString(6)), rs.getInt(11) != 0, stored));
+          }
+        }
+        boolean more = out.size() > query.limit();
+        return new RecordPage(more ? out.subList(0, query.limit()) : out, more);
+      }
+    });
+  }
+
+  @Override
+  public RecordStats stats(Instant now) {
+    return connections.run(c -> {
+      long[] n = new long[4];
+      Instant oldest = null;
+      try (PreparedStatement ps = c.prepareStatement(STATS)) {
+        ps.setLong(1, now.toEpochMilli());
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            switch (RecordState.valueOf(rs.getString(1))) {
+              case IN_FLIGHT -> {
+                n[0] = rs.getLong(2);
+                n[1] = rs.getLong(3);
+                oldest = Instant.ofEpochMilli(rs.getLong(4));
+              }
+              case COMPLETED -> n[2] = rs.getLong(2);
+              case RELEASED -> n[3] = rs.getLong(2);
+            }
+          }
+        }
+      }
+      return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest));
+    });
+  }
+
+  @Override
+  public int expireClaims(String holder) {
+    String prefix = Objects.requireNonNull(holder, "holder") + "/";
+    return connections.run(c -> {
+      try (PreparedStatement ps = c.prepareStatement(EXPIRE_HOLDER)) {
+        ps.setInt(1, prefix.length());
+        ps.setString(2, prefix);
+        return ps.executeUpdate();
+      }
+    });
+  }
+
+  /** Closes the SQLite connection and its lock; a PostgreSQL data source stays open. Idempotent. */
   @Override
   public void close() {
     connections.close();
   }
 
-  private static Optional<StoredRecord> find(Connection c, RecordId id) throws SQLException {
+  SqlDialect dialect() {
+    return dialect;
+  }
+
+  /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
+  static ClaimAttempt claimOn(Connection c, RecordId id, Fingerprint fingerprint, String owner, Instant now,
+      Instant leaseUntil, Instant expiresAt) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      int i = bindId(ps, 1, id);
+      ps.setString(i++, fingerprint.hex());
+      ps.setString(i++, owner);
+      ps.setLong(i++, leaseUntil.toEpochMilli());
+      ps.setLong(i++, expiresAt.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i, now.toEpochMilli());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && owner.equals(rs.getString(2))) {
+          return new ClaimAttempt.Claimed(rs.getLong(1), rs.getInt(3) != 0);
+        }
+      }
+    }
+    Optional<StoredRecord> existing = findOn(c, id);
+    return existing.<ClaimAttempt>map(ClaimAttempt.Existing::new).orElseGet(ClaimAttempt.Vanished::new);
+  }
+
+  /**
+   * Stores a result in the transaction that claimed it: fenced by generation and owner, with no
+   * lease to check, since the claim is not visible to anyone before the same commit.
+   */
+  static boolean storeResultOn(Connection c, RecordId id, long generation, String owner, StoredResponse response,
+      Instant expiresAt) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(STORE_RESULT)) {
+      bindResult(ps, id, generation, owner, response, expiresAt);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  static Optional<StoredRecord> findOn(Connection c, RecordId id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(FIND)) {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
@@ -230,6 +399,16 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
   }
 
+  private static int bindResult(PreparedStatement ps, RecordId id, long generation, String owner,
+      StoredResponse response, Instant expiresAt) throws SQLException {
+    ps.setInt(1, response.status());
+    ps.setString(2, HeaderCodec.encode(response.headers()));
+    ps.setBytes(3, response.body());
+    ps.setInt(4, response.bodyOmitted() ? 1 : 0);
+    ps.setLong(5, expiresAt.toEpochMilli());
+    return bindFence(ps, 6, id, generation, owner);
+  }
+
   private static int bindId(PreparedStatement ps, int from, RecordId id) throws SQLException {
     ps.setString(from, id.caller());
     ps.setString(from + 1, id.route());
@@ -243,6 +422,44 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     ps.setLong(i++, generation);
     ps.setString(i++, owner);
     return i;
+  }
+
+  /** Takes the one-process lock of an embedded store: its recovery at open is only safe alone. */
+  private static FileChannel lock(Path file) {
+    Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new IdempotencyStoreException("could not create the lock file " + lockFile + " of the SQLite"
+          + " idempotency store", e);
+    }
+    FileLock lock;
+    try {
+      lock = channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is already open in this JVM;"
+          + " share one JdbcIdempotencyStore (it is thread-safe) instead of opening it twice", null);
+    } catch (IOException e) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("could not lock " + lockFile, e);
+    }
+    if (lock == null) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is open in another process;"
+          + " an embedded store belongs to one process (use PostgreSQL to share one between processes, or"
+          + " JdbcIdempotencyStore.sqliteReadOnly to inspect it)", null);
+    }
+    return channel;
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // the OS releases the lock with the process anyway
+    }
   }
 
   @FunctionalInterface
@@ -259,17 +476,19 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   private static final class SingleConnection implements Connections {
     private final Connection connection;
+    private final FileChannel lock;
     // SQLite has one writer at a time anyway; one lock keeps JDBC's single connection safe.
-    private final ReentrantLock lock = new ReentrantLock();
+    private final ReentrantLock guard = new ReentrantLock();
     private volatile boolean closed;
 
-    SingleConnection(Connection connection) {
+    SingleConnection(Connection connection, FileChannel lock) {
       this.connection = connection;
+      this.lock = lock;
     }
 
     @Override
     public <T> T run(SqlWork<T> work) {
-      lock.lock();
+      guard.lock();
       try {
         if (closed) {
           throw new IdempotencyStoreException("the SQLite idempotency store is closed", null);
@@ -278,22 +497,28 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       } catch (SQLException e) {
         throw new IdempotencyStoreException("SQLite idempotency store failed: " + e.getMessage(), e);
       } finally {
-        lock.unlock();
+        guard.unlock();
       }
     }
 
     @Override
     public void close() {
-      lock.lock();
+      guard.lock();
       try {
         if (!closed) {
           closed = true;
-          connection.close();
+          try {
+            connection.close();
+          } finally {
+            if (lock != null) {
+              closeQuietly(lock);
+            }
+          }
         }
       } catch (SQLException e) {
         throw new IdempotencyStoreException("could not close the SQLite idempotency store", e);
       } finally {
-        lock.unlock();
+        guard.unlock();
       }
     }
   }
