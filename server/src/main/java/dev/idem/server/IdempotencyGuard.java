@@ -424,7 +424,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @param handler the business action, run at most once per committed operation
    * @return the response to send: the handler's (all of its headers), a replay or a refusal
    * @throws IOException if the body could not be read
-   * @throws SQLException if the handler threw it; everything was rolled back
+   * @throws SQLException if the handler threw it (everything was rolled back), or the connection
+   *     failed before the guard could begin
    * @throws IllegalStateException if the guard is closed or its store is not a {@link JdbcIdempotencyStore}
    */
   public GuardResponse inTransaction(Connection connection, GuardRequest request, TransactionalHandler handler)
@@ -654,7 +655,12 @@ public final class IdempotencyGuard implements AutoCloseable {
    */
   private boolean pause(CompletableFuture<Void> signal, Duration d) {
     CompletableFuture<Void> tick = new CompletableFuture<>();
-    Future<?> task = scheduler.schedule(() -> tick.complete(null), d);
+    Future<?> task;
+    try {
+      task = scheduler.schedule(() -> tick.complete(null), d);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return false; // the guard is closing: stop waiting
+    }
     try {
       CompletableFuture.anyOf(signal, tick).get(d.toMillis() + POLL_SAFETY_MILLIS, TimeUnit.MILLISECONDS);
       return true;
