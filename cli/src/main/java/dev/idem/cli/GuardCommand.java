@@ -1,13 +1,15 @@
 package dev.idem.cli;
 
 import dev.idem.server.JdbcIdempotencyStore;
-import dev.idem.server.RecordId;
+import dev.idem.server.RecordPage;
+import dev.idem.server.RecordQuery;
 import dev.idem.server.RecordState;
-import dev.idem.server.StoredRecord;
+import dev.idem.server.RecordStats;
+import dev.idem.server.RecordSummary;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -18,16 +20,14 @@ import picocli.CommandLine.Spec;
 
 /**
  * The server guard's records in an embedded (SQLite) idempotency store, read-only
- * ({@link JdbcIdempotencyStore#openReadOnly}): beside the running service, nothing written. A
- * record's stored headers and body are never printed, only its status and body size.
+ * ({@link JdbcIdempotencyStore#openReadOnly}): beside the running service, nothing written. It
+ * shows what {@link JdbcIdempotencyStore#records} and {@link JdbcIdempotencyStore#stats} return:
+ * identity, state, times and stored status, never a stored header or body.
  */
 @Command(name = "guard",
     description = "List and count the records of a server guard's idempotency store (read-only).",
     subcommands = {GuardCommand.ListRecords.class, GuardCommand.Stats.class})
 final class GuardCommand {
-  /** Records fetched per query: bounded memory whatever --limit says. */
-  static final int PAGE = 500;
-
   /** Where the store is; shared by the subcommands. */
   static final class StoreOptions {
     @Option(names = "--store", required = true, paramLabel = "FILE",
@@ -35,7 +35,7 @@ final class GuardCommand {
     Path file;
   }
 
-  @Command(name = "list", description = "List records in key order, in one state or all (read-only).")
+  @Command(name = "list", description = "List records, oldest claim first: in one state, stuck ones, or all (read-only).")
   static final class ListRecords implements Callable<Integer> {
     @Mixin
     StoreOptions store = new StoreOptions();
@@ -43,7 +43,15 @@ final class GuardCommand {
     @Option(names = "--state", description = "One of ${COMPLETION-CANDIDATES}, in any case (default: all states).")
     RecordState state;
 
-    @Option(names = "--limit", defaultValue = "100", description = "Print at most this many, at least 1 (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--stuck", description = "Only in-flight records whose lease has expired: their holder died or stalled.")
+    boolean stuck;
+
+    @Option(names = "--older-than", paramLabel = "DURATION", defaultValue = "PT0S",
+        description = "Only records claimed at least this long ago, as an ISO-8601 duration such as PT5M (default: any age).")
+    Duration olderThan;
+
+    @Option(names = "--limit", defaultValue = "100",
+        description = "Print at most this many, 1 to " + RecordQuery.MAX_LIMIT + " (default: ${DEFAULT-VALUE}).")
     int limit;
 
     @Spec
@@ -51,41 +59,38 @@ final class GuardCommand {
 
     @Override
     public Integer call() {
-      if (limit < 1) {
-        throw new ParameterException(spec.commandLine(), "--limit must be at least 1, not " + limit);
+      if (limit < 1 || limit > RecordQuery.MAX_LIMIT) {
+        throw new ParameterException(spec.commandLine(), "--limit must be 1 to " + RecordQuery.MAX_LIMIT + ", not " + limit);
+      }
+      if (olderThan.isNegative()) {
+        throw new ParameterException(spec.commandLine(), "--older-than must not be negative: " + olderThan);
+      }
+      if (stuck && state != null && state != RecordState.IN_FLIGHT) {
+        throw new ParameterException(spec.commandLine(), "--stuck lists in-flight records; it cannot go with --state " + state);
       }
       PrintWriter out = spec.commandLine().getOut();
+      Instant now = Instant.now();
       try (JdbcIdempotencyStore s = JdbcIdempotencyStore.openReadOnly(store.file)) {
-        int printed = 0;
-        RecordId after = null;
-        while (printed < limit) {
-          List<StoredRecord> page = s.list(state, after, Math.min(PAGE, limit - printed));
-          page.forEach(r -> line(out, r));
-          printed += page.size();
-          if (page.isEmpty()) {
-            break;
-          }
-          after = page.get(page.size() - 1).id();
-        }
-        Map<RecordState, Long> counts = s.counts();
-        long total = state != null ? counts.get(state) : counts.values().stream().mapToLong(Long::longValue).sum();
-        String what = state != null ? state + " record(s)" : "record(s)";
-        out.println(printed == total ? total + " " + what
-            : printed + " of " + total + " " + what + " shown; raise --limit to see more");
+        RecordPage page = s.records(new RecordQuery(state, stuck, olderThan, limit), now);
+        page.records().forEach(r -> line(out, r, now));
+        String what = (stuck ? "stuck " : "") + (state != null ? state + " " : "") + "record(s)";
+        out.println(page.more() ? page.records().size() + " " + what + " shown; more exist: raise --limit or narrow"
+            + " with --state, --stuck or --older-than" : page.records().size() + " " + what);
       }
       return 0;
     }
 
-    private static void line(PrintWriter out, StoredRecord r) {
-      String result = r.response().map(resp -> " status=" + resp.status() + " body=" + resp.body().length + " bytes"
-          + (resp.bodyOmitted() ? " (not stored: over the cap)" : "")).orElse("");
-      String lease = r.state() == RecordState.IN_FLIGHT ? " lease-until=" + r.leaseUntil() : "";
-      out.printf("%-9s %-16s %-24s %-40s gen=%d%s%s expires=%s%n", r.state(), r.id().caller(), r.id().route(),
-          r.id().key(), r.generation(), result, lease, r.expiresAt());
+    private static void line(PrintWriter out, RecordSummary r, Instant now) {
+      String result = r.status().isPresent() ? " status=" + r.status().getAsInt() : "";
+      String lease = r.state() == RecordState.IN_FLIGHT
+          ? (r.stuck(now) ? " STUCK lease-ended=" : " lease-until=") + r.leaseUntil() : "";
+      out.printf("%-9s %-16s %-24s %-40s gen=%d holder=%s age=%s%s%s%s expires=%s%n", r.state(), r.id().caller(),
+          r.id().route(), r.id().key(), r.generation(), r.holder(), r.age(now), r.tookOver() ? " took-over" : "",
+          result, lease, r.expiresAt());
     }
   }
 
-  @Command(name = "stats", description = "Count records per state (read-only).")
+  @Command(name = "stats", description = "Count records per state, stuck ones, and the oldest in-flight claim (read-only).")
   static final class Stats implements Callable<Integer> {
     @Mixin
     StoreOptions store = new StoreOptions();
@@ -96,8 +101,15 @@ final class GuardCommand {
     @Override
     public Integer call() {
       PrintWriter out = spec.commandLine().getOut();
+      Instant now = Instant.now();
       try (JdbcIdempotencyStore s = JdbcIdempotencyStore.openReadOnly(store.file)) {
-        s.counts().forEach((state, n) -> out.printf("%-9s %d%n", state, n));
+        RecordStats st = s.stats(now);
+        out.printf("%-9s %d%n", RecordState.IN_FLIGHT, st.inFlight());
+        out.printf("%-9s %d%n", RecordState.COMPLETED, st.completed());
+        out.printf("%-9s %d%n", RecordState.RELEASED, st.released());
+        out.printf("%-9s %d%n", "STUCK", st.stuck());
+        out.println("oldest in flight: " + st.oldestInFlight().map(t -> t + " (" + st.oldestInFlightAge(now) + " ago)")
+            .orElse("none"));
       }
       return 0;
     }

@@ -142,7 +142,8 @@ public final class Fault {
   /**
    * The slow in-flight request: if this request claims its key, it holds the claim for
    * {@code duration} before the effect runs. Duplicates that arrive meanwhile get 409 with
-   * {@code Retry-After}; those after it get the replay. A request that does not claim (a
+   * {@code Retry-After} (or, on a server built with {@link IdempotentServer.Builder#inFlightWait},
+   * wait for the result); those after it get the replay. A request that does not claim (a
    * duplicate, a replay) is not slowed, so the fault can be scheduled on every request of a burst.
    *
    * <p>This is a real server-side wait; keep it short in tests. Closing the server ends it, and

@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
 import dev.idem.server.FingerprintMode;
+import dev.idem.server.GuardRenderer;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.InMemoryIdempotencyStore;
 import dev.idem.server.StoragePolicy;
@@ -47,7 +48,9 @@ import okhttp3.HttpUrl;
  * status for a reused key ({@link Builder#mismatchStatus}), a 409 with or without
  * {@code Retry-After} ({@link Builder#sendInFlightRetryAfter}), the replay marker on or off
  * ({@link Builder#replayMarker}), 5xx stored and replayed or not ({@link Builder#storeServerErrors}),
- * and the fingerprint over canonical JSON or raw bytes ({@link Builder#fingerprintMode}).
+ * the fingerprint over canonical JSON or raw bytes ({@link Builder#fingerprintMode}), the shape of
+ * refusals ({@link Builder#renderer}, such as Stripe's), and whether a repeat waits for the first
+ * request instead of answering 409 at once ({@link Builder#inFlightWait}).
  *
  * <p>Error bodies are RFC 9457 problem documents ({@code application/problem+json}). The key header
  * accepts a bare value or an RFC 8941 quoted string; both spell the same key. Scripted
@@ -257,6 +260,8 @@ public final class IdempotentServer implements AutoCloseable {
     private boolean storeServerErrors;
     private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
     private int port;
+    private GuardRenderer renderer = GuardRenderer.problemJson();
+    private Duration inFlightWait = Duration.ZERO;
 
     private Builder() {}
 
@@ -425,6 +430,36 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /**
+     * How refusals (400, 409, 422...) and replays are shaped: a flavour. Default
+     * {@link GuardRenderer#problemJson()} (RFC 9457, as the IETF draft); {@link GuardRenderer#stripe()}
+     * plays a Stripe-like API, whose refusals carry an {@code error} member.
+     *
+     * @param renderer the renderer
+     * @return this builder
+     */
+    public Builder renderer(GuardRenderer renderer) {
+      this.renderer = Objects.requireNonNull(renderer, "renderer");
+      return this;
+    }
+
+    /**
+     * How long a repeat that finds its key in flight waits for the first request's result before
+     * it gets 409: a flavour (seed 000's "wait briefly"). Default zero: 409 at once.
+     *
+     * @param wait zero to 5 minutes
+     * @return this builder
+     * @throws IllegalArgumentException if negative or over 5 minutes
+     */
+    public Builder inFlightWait(Duration wait) {
+      Objects.requireNonNull(wait, "wait");
+      if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new IllegalArgumentException("inFlightWait must be zero to 5 minutes: " + wait);
+      }
+      this.inFlightWait = wait;
+      return this;
+    }
+
+    /**
      * Starts a server with these settings on a loopback port (a random one unless {@link #port}
      * says otherwise). The builder may be reused.
      *
@@ -440,6 +475,8 @@ public final class IdempotentServer implements AutoCloseable {
           .replayMarker(replayMarker)
           .storagePolicy(storeServerErrors ? StoragePolicy.STORE_ALL : StoragePolicy.STORE_BELOW_500)
           .fingerprintMode(fingerprintMode)
+          .renderer(renderer)
+          .inFlightWait(inFlightWait)
           .build();
       return new IdempotentServer(
           new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard,

@@ -1,14 +1,22 @@
 package dev.idem.testkit;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
 /**
- * A response the server stores and replays: status, content type and body. An {@link EffectHandler}
- * returns one; the server keeps it as the result of the operation and sends it again, unchanged
- * apart from an {@code Idempotent-Replayed: true} header, to every repeat of the request.
+ * A response the server stores and replays: status, content type, body, and any headers added with
+ * {@link #withHeader} (such as {@code Location}). An {@link EffectHandler} returns one; the server
+ * keeps it as the result of the operation and sends it again, unchanged apart from an
+ * {@code Idempotent-Replayed: true} header, to every repeat of the request. Of the added headers,
+ * those the guard replays ({@code Location}, {@code ETag}, ...) are stored; others go to the first
+ * caller only.
  *
  * <p>Immutable and thread-safe; the body is copied in and out.
  */
@@ -16,14 +24,16 @@ public final class Reply {
   private final int status;
   private final String contentType;
   private final byte[] body;
+  private final Map<String, List<String>> headers;
 
-  private Reply(int status, String contentType, byte[] body) {
+  private Reply(int status, String contentType, byte[] body, Map<String, List<String>> headers) {
     if (status < 200 || status > 599) {
       throw new IllegalArgumentException("a final response status is 200..599, not " + status);
     }
     this.status = status;
     this.contentType = contentType;
     this.body = body.clone();
+    this.headers = Collections.unmodifiableMap(headers);
   }
 
   /**
@@ -36,7 +46,7 @@ public final class Reply {
    */
   public static Reply json(int status, String json) {
     Objects.requireNonNull(json, "json");
-    return new Reply(status, "application/json; charset=utf-8", json.getBytes(StandardCharsets.UTF_8));
+    return new Reply(status, "application/json; charset=utf-8", json.getBytes(StandardCharsets.UTF_8), Map.of());
   }
 
   /**
@@ -49,7 +59,38 @@ public final class Reply {
    * @throws IllegalArgumentException if {@code status} is out of range
    */
   public static Reply of(int status, String contentType, byte[] body) {
-    return new Reply(status, contentType, Objects.requireNonNull(body, "body"));
+    return new Reply(status, contentType, Objects.requireNonNull(body, "body"), Map.of());
+  }
+
+  /**
+   * This reply with one more header value, such as the {@code Location} of a created resource or of
+   * the operation resource of a 202.
+   *
+   * @param name the header name; not {@code Content-Type}, which {@link #of} sets
+   * @param value the value
+   * @return a copy with the header
+   * @throws IllegalArgumentException if the name is {@code Content-Type}
+   */
+  public Reply withHeader(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    if (name.equalsIgnoreCase("Content-Type")) {
+      throw new IllegalArgumentException("set Content-Type through Reply.of");
+    }
+    Map<String, List<String>> h = new LinkedHashMap<>(headers);
+    List<String> values = new ArrayList<>(h.getOrDefault(name, List.of()));
+    values.add(value);
+    h.put(name, List.copyOf(values));
+    return new Reply(status, contentType, body, h);
+  }
+
+  /**
+   * The headers added with {@link #withHeader}, in order; unmodifiable.
+   *
+   * @return header names to values
+   */
+  public Map<String, List<String>> headers() {
+    return headers;
   }
 
   /**
@@ -91,12 +132,12 @@ public final class Reply {
   @Override
   public boolean equals(Object o) {
     return o instanceof Reply r && status == r.status && Objects.equals(contentType, r.contentType)
-        && Arrays.equals(body, r.body);
+        && Arrays.equals(body, r.body) && headers.equals(r.headers);
   }
 
   @Override
   public int hashCode() {
-    return 31 * Objects.hash(status, contentType) + Arrays.hashCode(body);
+    return 31 * Objects.hash(status, contentType, headers) + Arrays.hashCode(body);
   }
 
   @Override

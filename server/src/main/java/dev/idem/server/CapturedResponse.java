@@ -1,5 +1,7 @@
 package dev.idem.server;
 
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -28,5 +30,39 @@ public record CapturedResponse(int status, Map<String, List<String>> headers, by
   /** @return true when the body was over the cap and was not captured */
   public boolean overCap() {
     return body == null;
+  }
+
+  /**
+   * A JSON response, as a handler returns one in transactional mode.
+   *
+   * @param status the HTTP status
+   * @param json the body
+   * @return the response, with {@code Content-Type: application/json}
+   */
+  public static CapturedResponse json(int status, String json) {
+    Objects.requireNonNull(json, "json");
+    return new CapturedResponse(status, Map.of("Content-Type", List.of("application/json")),
+        json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * This response with one more header value, such as {@code Location} for a created resource or
+   * an operation resource of a 202.
+   *
+   * @param name the header name
+   * @param value the value
+   * @return a copy with the header
+   */
+  public CapturedResponse withHeader(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    Map<String, List<String>> h = new LinkedHashMap<>();
+    headers.forEach((n, v) -> h.put(n, List.copyOf(v)));
+    h.merge(name, List.of(value), (a, b) -> {
+      List<String> all = new java.util.ArrayList<>(a);
+      all.addAll(b);
+      return List.copyOf(all);
+    });
+    return new CapturedResponse(status, h, body);
   }
 }

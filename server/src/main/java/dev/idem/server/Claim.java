@@ -14,27 +14,46 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safe.
  */
 public final class Claim {
+  /**
+   * The request attribute under which the Servlet and JDK HttpServer adapters hand the handler its
+   * claim, so that it can read {@link #operationId()}.
+   */
+  public static final String ATTRIBUTE = "dev.idem.server.Claim";
+
   private final RecordId id;
   private final long generation;
   private final String owner;
   private final Fingerprint fingerprint;
   private final Duration retention;
+  private final StoragePolicy storagePolicy;
   private final AtomicBoolean finished = new AtomicBoolean();
   private volatile boolean leaseLost;
   private volatile Throwable renewalFailure;
   private volatile Future<?> renewal;
 
-  Claim(RecordId id, long generation, String owner, Fingerprint fingerprint, Duration retention) {
+  Claim(RecordId id, long generation, String owner, Fingerprint fingerprint, Duration retention,
+      StoragePolicy storagePolicy) {
     this.id = Objects.requireNonNull(id, "id");
     this.generation = generation;
     this.owner = Objects.requireNonNull(owner, "owner");
     this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
     this.retention = Objects.requireNonNull(retention, "retention");
+    this.storagePolicy = Objects.requireNonNull(storagePolicy, "storagePolicy");
   }
 
   /** @return the operation held */
   public RecordId id() {
     return id;
+  }
+
+  /**
+   * A stable id for the operation, the same for every request with its key: see
+   * {@link RecordId#operationId()}.
+   *
+   * @return the operation id
+   */
+  public String operationId() {
+    return id.operationId();
   }
 
   /** @return the fencing generation: 1 for the first claim, one more per takeover */
@@ -63,6 +82,10 @@ public final class Claim {
 
   Duration retention() {
     return retention;
+  }
+
+  StoragePolicy storagePolicy() {
+    return storagePolicy;
   }
 
   void lost(Throwable cause) {

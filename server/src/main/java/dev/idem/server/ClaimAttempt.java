@@ -8,8 +8,19 @@ public sealed interface ClaimAttempt {
    * The caller holds the operation now, under this generation.
    *
    * @param generation the fencing generation to pass to renew, complete and release
+   * @param tookOver true when the claim replaced an in-flight claim whose lease had expired (its
+   *     owner died or stalled), for metrics and logs
    */
-  record Claimed(long generation) implements ClaimAttempt {}
+  record Claimed(long generation, boolean tookOver) implements ClaimAttempt {
+    /**
+     * A claim that took nothing over.
+     *
+     * @param generation the fencing generation to pass to renew, complete and release
+     */
+    public Claimed(long generation) {
+      this(generation, false);
+    }
+  }
 
   /**
    * A record that this request could not take over: in flight under a live lease, completed

@@ -1,6 +1,7 @@
 package dev.idem.server;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -21,9 +22,12 @@ import java.util.Objects;
  * @param caller who is asking (an account or tenant id, never a credential); null or blank means
  *     {@code "anonymous"}
  * @param body reads the body
+ * @param callerTimeout how long the caller still waits for the answer, if it said so (see
+ *     {@link IdempotencyGuard.Builder#requestTimeoutHeader}); null if unknown. It caps the guard's
+ *     wait for a first request still in flight.
  */
 public record GuardRequest(String method, String path, String rawQuery, String contentType,
-    List<String> keyHeaderValues, String caller, BodyReader body) {
+    List<String> keyHeaderValues, String caller, BodyReader body, Duration callerTimeout) {
   /**
    * Makes the record.
    *
@@ -34,7 +38,9 @@ public record GuardRequest(String method, String path, String rawQuery, String c
    * @param keyHeaderValues every value of the key header, in order; empty when absent
    * @param caller who is asking (an account or tenant id, never a credential); null or blank means {@code "anonymous"}
    * @param body reads the body
+   * @param callerTimeout how long the caller still waits for the answer, if it said so; null if unknown
    * @throws NullPointerException if method, path, keyHeaderValues or body is null
+   * @throws IllegalArgumentException if callerTimeout is negative
    */
   public GuardRequest {
     method = Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT);
@@ -42,6 +48,26 @@ public record GuardRequest(String method, String path, String rawQuery, String c
     keyHeaderValues = List.copyOf(keyHeaderValues);
     caller = caller == null || caller.isBlank() ? "anonymous" : caller;
     Objects.requireNonNull(body, "body");
+    if (callerTimeout != null && callerTimeout.isNegative()) {
+      throw new IllegalArgumentException("callerTimeout must not be negative: " + callerTimeout);
+    }
+  }
+
+  /**
+   * A request whose caller did not say how long it waits.
+   *
+   * @param method the HTTP method; upper-cased
+   * @param path the raw (encoded) path, without the query, such as {@code /orders}
+   * @param rawQuery the raw query without {@code ?}, or null
+   * @param contentType the request's {@code Content-Type}, or null
+   * @param keyHeaderValues every value of the key header, in order; empty when absent
+   * @param caller who is asking (an account or tenant id, never a credential); null or blank means {@code "anonymous"}
+   * @param body reads the body
+   * @throws NullPointerException if method, path, keyHeaderValues or body is null
+   */
+  public GuardRequest(String method, String path, String rawQuery, String contentType, List<String> keyHeaderValues,
+      String caller, BodyReader body) {
+    this(method, path, rawQuery, contentType, keyHeaderValues, caller, body, null);
   }
 
   /**

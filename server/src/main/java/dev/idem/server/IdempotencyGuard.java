@@ -5,10 +5,12 @@ import dev.idem.core.Fingerprinter;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.KeyParser;
-import dev.idem.server.internal.Problems;
+import dev.idem.server.internal.CompletionSignals;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,9 +24,16 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +47,13 @@ import org.slf4j.LoggerFactory;
  * threw); on {@link Admission.Respond} it sends the guard's response; on
  * {@link Admission.Unguarded} it runs the handler as if the guard were not there.
  *
+ * <p><b>Transactional mode</b> (seed 000's strongest design), for a handler whose effect lives in
+ * the same database as the guard's records: {@link #inTransaction(Connection, GuardRequest,
+ * TransactionalHandler)} claims the operation, runs the handler and stores its result in one
+ * transaction on the app's connection. A crash before the commit leaves no record and no effect;
+ * after it, both. There is no lease to wait out after a restart, and a concurrent duplicate waits
+ * on the database's lock, then gets the replay.
+ *
  * <p>The defaults follow the IETF Idempotency-Key draft:
  * <ul>
  *   <li>The key header is {@value #DEFAULT_KEY_HEADER}, a bare token or an RFC 8941 quoted string,
@@ -48,12 +64,20 @@ import org.slf4j.LoggerFactory;
  *   <li>A key reused with another payload gets 422; the fingerprint is sdk-core's
  *       {@link Fingerprinter} (RFC 8785 canonical JSON, raw bytes for other bodies) over method,
  *       path and query, and the body as sent.</li>
- *   <li>A repeat while the first request runs gets 409 with {@code Retry-After: 1}.</li>
+ *   <li>A repeat while the first request runs gets 409 with {@code Retry-After: 1}, at once; with
+ *       {@link Builder#inFlightWait} it first waits that long (at most the caller's
+ *       {@linkplain Builder#requestTimeoutHeader stated timeout}) for the first request's result.</li>
  *   <li>A repeat after it gets the stored status, the allowlisted headers and the body, with
  *       {@value #REPLAYED_HEADER}{@code : true}.</li>
- *   <li>2xx, 3xx and 4xx results are stored; a 5xx or a thrown handler releases the claim.</li>
+ *   <li>Every result is stored except a 503, which releases the claim, as does a thrown handler
+ *       ({@link StoragePolicy#STORE_ALL_BUT_503}): a handler that committed its effect and then
+ *       answered 500 is not run again by the retry.</li>
+ *   <li>Refusals are RFC 9457 problem documents; {@link Builder#renderer} shapes them for other
+ *       clients ({@link GuardRenderer#stripe()}).</li>
  *   <li>A claim holds a 30 s lease, renewed every 10 s while the handler runs. After a crash the
- *       lease expires and the next request with the key runs the handler again. A handler whose
+ *       lease expires and the next request with the key runs the handler again; an embedded SQLite
+ *       store ends the leases of a dead run at open, and a named instance
+ *       ({@link Builder#instanceId}) ends its own at start, so a restart is served at once. A handler whose
  *       lease expired cannot store its result: {@link #complete} returns
  *       {@link CompletionResult#REFUSED}.</li>
  *   <li>Results are kept for 24 h from completion, then purged (every 10 minutes); after retention
@@ -77,6 +101,14 @@ public final class IdempotencyGuard implements AutoCloseable {
   public static final String REPLAY_BODY_HEADER = "Idempotent-Replay-Body";
 
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
+  // A repeat waiting for the first request polls the store at these intervals, doubling, unless
+  // this process finishes the operation first and wakes it.
+  private static final Duration FIRST_POLL = Duration.ofMillis(25);
+  private static final Duration LAST_POLL = Duration.ofSeconds(1);
+  // A scheduler that never runs the poll must not hold a request forever.
+  private static final long POLL_SAFETY_MILLIS = 5_000;
+  private static final int MAX_ROUNDS = 400;
+  private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
   private final IdempotencyStore store;
   private final Clock clock;
@@ -97,8 +129,13 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final int maxCapturedBody;
   private final Set<String> replayHeaders;
   private final Duration purgeInterval;
-  private final String instance = UUID.randomUUID().toString();
+  private final GuardRenderer renderer;
+  private final GuardListener listener;
+  private final Duration inFlightWait;
+  private final String requestTimeoutHeader;
+  private final String instance;
   private final AtomicLong claims = new AtomicLong();
+  private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
   private volatile boolean closed;
   private volatile RuntimeException lastPurgeFailure;
 
@@ -135,6 +172,28 @@ public final class IdempotencyGuard implements AutoCloseable {
     allowed.removeAll(b.secretHeaders);
     this.replayHeaders = Set.copyOf(allowed);
     this.purgeInterval = b.purgeInterval;
+    this.renderer = b.renderer;
+    this.listener = b.listener;
+    this.inFlightWait = b.inFlightWait;
+    this.requestTimeoutHeader = b.requestTimeoutHeader;
+    // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
+    // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
+    String run = UUID.randomUUID().toString().substring(0, 8);
+    this.instance = b.instanceId == null ? UUID.randomUUID().toString() : b.instanceId + "/" + run;
+    if (b.instanceId != null) {
+      int dead;
+      try {
+        dead = store.expireClaims(b.instanceId);
+      } catch (RuntimeException e) {
+        close();
+        throw e;
+      }
+      if (dead > 0) {
+        LOG.warn("Instance {}: {} claims left in flight by its earlier run end now; a retry of each runs at once",
+            b.instanceId, dead);
+        hear(l -> l.recovered(dead));
+      }
+    }
     if (purgeInterval != null) {
       schedulePurge();
     }
@@ -175,53 +234,75 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("the idempotency guard is closed");
     }
-    String route = request.method() + " " + request.path();
-    RoutePolicy policy = policy(request.method(), route);
-    KeyParser key = KeyParser.parse(request.keyHeaderValues());
-    if (key.isAbsent()) {
-      if (policy.keyRequired()) {
-        return respond(Admission.Reason.KEY_MISSING, problem(400, "idempotency-key-missing",
-            keyHeader + " is missing",
-            "This operation is idempotent and requires an " + keyHeader + " header."));
+    Prepared p = prepare(request);
+    if (p.answer() != null) {
+      return p.answer();
+    }
+    Instant started = clock.instant();
+    Instant now = started;
+    Instant deadline = started.plus(waitFor(request));
+    Duration pause = FIRST_POLL;
+    CompletableFuture<Void> signal = null;
+    try {
+      for (int round = 0; ; round++) {
+        String owner = ownerToken();
+        ClaimAttempt attempt = store.claim(p.id(), p.fingerprint(), owner, now, now.plus(lease),
+            now.plus(p.policy().retention()));
+        if (attempt instanceof ClaimAttempt.Claimed c) {
+          if (c.tookOver()) {
+            hear(l -> l.takeover(p.route()));
+          }
+          heardWait(p.route(), started, round, true);
+          Claim claim = new Claim(p.id(), c.generation(), owner, p.fingerprint(), p.policy().retention(),
+              storagePolicy(p.policy()));
+          scheduleRenewal(claim);
+          return new Admission.Proceed(claim, p.body());
+        }
+        if (attempt instanceof ClaimAttempt.Existing e) {
+          StoredRecord r = e.record();
+          // A mismatch wins over "in flight": a different payload under a used key is a client bug
+          // that waiting will never fix, so "retry later" would be the wrong advice.
+          if (!r.fingerprint().equals(p.fingerprint())) {
+            hear(l -> l.mismatch(p.route()));
+            return respond(Admission.Reason.KEY_REUSED, reused());
+          }
+          if (r.state() == RecordState.COMPLETED && r.response().isPresent()) {
+            heardWait(p.route(), started, round, true);
+            hear(l -> l.replayed(p.route()));
+            return respond(Admission.Reason.REPLAY, replay(r.response().get()));
+          }
+        }
+        // In flight (or released or purged between the claim and the read: the next round claims it).
+        now = clock.instant();
+        boolean vanished = !(attempt instanceof ClaimAttempt.Existing);
+        if ((!now.isBefore(deadline) && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
+          heardWait(p.route(), started, round, false);
+          hear(l -> l.conflict(p.route()));
+          return respond(Admission.Reason.IN_FLIGHT, inFlight());
+        }
+        if (vanished && round == 0) {
+          continue;
+        }
+        if (signal == null) {
+          signal = signals.watch(p.id());
+        }
+        Duration left = Duration.between(now, deadline);
+        if (!pause(signal, pause.compareTo(left) < 0 ? pause : left)) {
+          heardWait(p.route(), started, round, false);
+          hear(l -> l.conflict(p.route()));
+          return respond(Admission.Reason.IN_FLIGHT, inFlight());
+        }
+        if (signal.isDone()) {
+          signal = null; // used up: the next round watches afresh
+        }
+        pause = pause.multipliedBy(2).compareTo(LAST_POLL) > 0 ? LAST_POLL : pause.multipliedBy(2);
+        now = clock.instant();
       }
-      return new Admission.Unguarded();
-    }
-    if (!key.isValid()) {
-      return respond(Admission.Reason.KEY_MALFORMED, problem(400, "idempotency-key-malformed",
-          keyHeader + " is malformed", "The " + keyHeader + " header has " + key.problem() + "."));
-    }
-    byte[] body = request.body().read(maxRequestBody + 1);
-    if (body.length > maxRequestBody) {
-      return respond(Admission.Reason.BODY_TOO_LARGE, problem(413, "body-too-large", "Content Too Large",
-          "An idempotent request body may have at most " + maxRequestBody + " bytes; nothing was processed."));
-    }
-    Fingerprint fingerprint = fingerprint(request, body);
-    RecordId id = scope.id(request.caller(), route, key.key());
-    String owner = instance + "/" + claims.incrementAndGet();
-    Instant now = clock.instant();
-    ClaimAttempt attempt = store.claim(id, fingerprint, owner, now, now.plus(lease), now.plus(policy.retention()));
-    if (attempt instanceof ClaimAttempt.Claimed c) {
-      Claim claim = new Claim(id, c.generation(), owner, fingerprint, policy.retention());
-      scheduleRenewal(claim);
-      return new Admission.Proceed(claim, body);
-    }
-    if (attempt instanceof ClaimAttempt.Existing e) {
-      StoredRecord r = e.record();
-      // A mismatch wins over "in flight": a different payload under a used key is a client bug
-      // that waiting will never fix, so "retry later" would be the wrong advice.
-      if (!r.fingerprint().equals(fingerprint)) {
-        return respond(Admission.Reason.KEY_REUSED, problem(mismatchStatus, "idempotency-key-reused",
-            keyHeader + " reused with a different request",
-            "This " + keyHeader + " was already used with a different request payload;"
-                + " the key was reused, use a new key for a new operation."));
-      }
-      if (r.state() == RecordState.COMPLETED && r.response().isPresent()) {
-        return respond(Admission.Reason.REPLAY, replay(r.response().get()));
+    } finally {
+      if (signal != null) {
+        signals.leave(p.id(), signal);
       }
     }
-    return respond(Admission.Reason.IN_FLIGHT, inFlight("idempotency-key-in-flight",
-        "A request with this " + keyHeader + " is still being processed",
-        "Retry after the first request has completed; the retry will get its result."));
   }
 
   /**
@@ -241,22 +322,22 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (!claim.finish()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
-    if (!storagePolicy.stores(response.status())) {
-      return store.release(claim.id(), claim.generation(), claim.owner())
-          ? CompletionResult.RELEASED : CompletionResult.REFUSED;
-    }
-    Map<String, List<String>> kept = new LinkedHashMap<>();
-    response.headers().forEach((name, values) -> {
-      if (replayHeaders.contains(name.toLowerCase(Locale.ROOT))) {
-        kept.put(name, values);
+    if (!claim.storagePolicy().stores(response.status())) {
+      try {
+        return store.release(claim.id(), claim.generation(), claim.owner())
+            ? CompletionResult.RELEASED : CompletionResult.REFUSED;
+      } finally {
+        signals.signal(claim.id());
       }
-    });
-    StoredResponse stored = response.overCap()
-        ? new StoredResponse(response.status(), withoutContentType(kept), new byte[0], true)
-        : new StoredResponse(response.status(), kept, response.body(), false);
+    }
+    StoredResponse stored = toStored(response);
     Instant now = clock.instant();
-    boolean ok = store.complete(claim.id(), claim.generation(), claim.owner(), now, stored,
-        now.plus(claim.retention()));
+    boolean ok;
+    try {
+      ok = store.complete(claim.id(), claim.generation(), claim.owner(), now, stored, now.plus(claim.retention()));
+    } finally {
+      signals.signal(claim.id());
+    }
     if (!ok) {
       LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
     }
@@ -274,7 +355,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   public void abandon(Claim claim) {
     Objects.requireNonNull(claim, "claim");
     if (claim.finish()) {
-      store.release(claim.id(), claim.generation(), claim.owner());
+      try {
+        store.release(claim.id(), claim.generation(), claim.owner());
+      } finally {
+        signals.signal(claim.id());
+      }
     }
   }
 
@@ -286,9 +371,9 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the response
    */
   public GuardResponse refusedResponse() {
-    return inFlight("idempotency-claim-lost",
+    return renderer.refusal(new Refusal(Refusal.Kind.CLAIM_LOST, 409, keyHeader,
         "The claim on this " + keyHeader + " expired before its result was stored",
-        "Another request may now be processing it; retry to get its result.");
+        "Another request may now be processing it; retry to get its result.", inFlightRetryAfter));
   }
 
   /**
@@ -298,11 +383,142 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the response
    */
   public GuardResponse unavailableResponse() {
-    Map<String, List<String>> h = new LinkedHashMap<>();
-    h.put("Content-Type", List.of(Problems.MEDIA_TYPE));
-    h.put("Retry-After", List.of("1"));
-    return new GuardResponse(503, h, Problems.json(503, "store-unavailable",
-        "The idempotency store is unavailable", "Nothing was processed; retry later."));
+    return unavailable("Nothing was processed; retry later.");
+  }
+
+  /**
+   * Transactional mode on a connection of the app, for a handler whose effect is in the same
+   * database as this guard's records (its store is a {@link JdbcIdempotencyStore} on that
+   * database): claims the operation, runs the handler and stores its result in one transaction,
+   * which the guard begins, commits, or rolls back. A crash before the commit leaves neither the
+   * record nor the effect; after it, both, and a retry gets the replay. There is no lease: nothing
+   * is visible to another request before the commit, and nothing can stay in flight after a crash.
+   *
+   * <ul>
+   *   <li>A repeat that arrives while the first request's transaction is open waits on the
+   *       database's lock, then gets the replay. On PostgreSQL the wait lasts at most
+   *       {@link Builder#inFlightWait} (and the caller's stated timeout), then it is answered 409;
+   *       with neither set it lasts as long as the database lets it ({@code lock_timeout}). On
+   *       SQLite, which has one writer at a time, every write waits for it up to the connection's
+   *       busy timeout, and a wait that ends is answered 503.</li>
+   *   <li>The {@linkplain StoragePolicy storage policy} decides the transaction: a stored status
+   *       commits with the handler's writes, and a released one (503 by default) rolls them back
+   *       with the claim, so a 500 and its effect commit together or not at all.</li>
+   *   <li>A handler that throws rolls everything back; the exception is rethrown.</li>
+   *   <li>A database failure in the guard's own steps or the commit rolls back and is answered
+   *       with {@link #unavailableResponse()}-like 503: a retry is safe, since it finds either the
+   *       stored result (the commit did happen) or nothing.</li>
+   * </ul>
+   *
+   * <p>Keep the transaction short: do not call a slow remote system from the handler, since the
+   * row lock, the connection and every duplicate wait with it. For an effect elsewhere, record the
+   * intent here (an outbox row, a job keyed by {@link Claim#operationId()}) and perform it after
+   * the commit, with Idem's client and the same identity as its key.
+   *
+   * <p>Send the returned response only after this method returns: it has committed by then.
+   * Request bodies are read up to {@link #maxRequestBody()} here, keyed or not.
+   *
+   * @param connection the app's connection to the database of the guard's records; the guard sets
+   *     auto-commit off for the call and restores it, and does not close the connection
+   * @param request the request
+   * @param handler the business action, run at most once per committed operation
+   * @return the response to send: the handler's (all of its headers), a replay or a refusal
+   * @throws IOException if the body could not be read
+   * @throws SQLException if the handler threw it (everything was rolled back), or the connection
+   *     failed before the guard could begin
+   * @throws IllegalStateException if the guard is closed or its store is not a {@link JdbcIdempotencyStore}
+   */
+  public GuardResponse inTransaction(Connection connection, GuardRequest request, TransactionalHandler handler)
+      throws IOException, SQLException {
+    return TransactionalRun.run(this, Objects.requireNonNull(connection, "connection"), request, handler, true);
+  }
+
+  /**
+   * Transactional mode with a connection from {@code dataSource}, closed (returned to its pool)
+   * afterwards; see {@link #inTransaction(Connection, GuardRequest, TransactionalHandler)}.
+   *
+   * @param dataSource connections to the database of the guard's records
+   * @param request the request
+   * @param handler the business action, run at most once per committed operation
+   * @return the response to send
+   * @throws IOException if the body could not be read
+   * @throws SQLException if the handler threw it (everything was rolled back), or no connection
+   *     could be had
+   * @throws IllegalStateException if the guard is closed or its store is not a {@link JdbcIdempotencyStore}
+   */
+  public GuardResponse inTransaction(DataSource dataSource, GuardRequest request, TransactionalHandler handler)
+      throws IOException, SQLException {
+    Objects.requireNonNull(dataSource, "dataSource");
+    try (Connection c = dataSource.getConnection()) {
+      return inTransaction(c, request, handler);
+    }
+  }
+
+  /**
+   * Transactional mode inside a transaction that someone else began and will end: the hook for a
+   * transaction manager, which supplies its connection (with Spring, {@code
+   * DataSourceUtils.getConnection(dataSource)} inside a transactional method). The guard claims,
+   * runs the handler and stores the result on that connection, and never commits. It works within
+   * a savepoint: a released status (503 by default) or a thrown handler rolls back to it, undoing
+   * the claim and the handler's writes, and a repeat that waited too long on PostgreSQL is answered
+   * 409 with the transaction still usable.
+   *
+   * <p>The caller commits, then sends the returned response; if the commit fails, it must not
+   * send it (answer {@link #unavailableResponse()}: a retry is safe). If this method throws, roll
+   * the transaction back.
+   *
+   * @param connection a connection in a transaction (auto-commit off), to the database of the
+   *     guard's records
+   * @param request the request
+   * @param handler the business action
+   * @return the response to send once the transaction has committed
+   * @throws IOException if the body could not be read
+   * @throws SQLException if the handler threw it; the savepoint was rolled back
+   * @throws IdempotencyStoreException if the guard's own steps failed; roll the transaction back
+   * @throws IllegalStateException if the connection is in auto-commit mode, the guard is closed, or
+   *     its store is not a {@link JdbcIdempotencyStore}
+   */
+  public GuardResponse joinTransaction(Connection connection, GuardRequest request, TransactionalHandler handler)
+      throws IOException, SQLException {
+    return TransactionalRun.run(this, Objects.requireNonNull(connection, "connection"), request, handler, false);
+  }
+
+  /**
+   * Lists records for an operator, oldest claim first: claims in flight, stuck ones (lease
+   * expired: their holder died or stalled), released ones, old ones. An operator's tool on
+   * another process opens the store itself and calls {@link IdempotencyStore#records} (for
+   * SQLite, through {@link JdbcIdempotencyStore#openReadOnly}).
+   *
+   * @param query which records, at most how many
+   * @return one page; never a stored body or fingerprint
+   * @throws IdempotencyStoreException if the store failed
+   * @throws UnsupportedOperationException if the store cannot list its records
+   */
+  public RecordPage records(RecordQuery query) {
+    return store.records(Objects.requireNonNull(query, "query"), clock.instant());
+  }
+
+  /**
+   * Counts records by state now: in flight, stuck, completed, released, and the age of the oldest
+   * claim in flight.
+   *
+   * @return the counts
+   * @throws IdempotencyStoreException if the store failed
+   * @throws UnsupportedOperationException if the store cannot count its records
+   */
+  public RecordStats stats() {
+    return store.stats(clock.instant());
+  }
+
+  /**
+   * What to send when a transactional handler threw: 500, in the renderer's shape. Its transaction
+   * rolled back, so nothing was done and a retry runs it again.
+   *
+   * @return the response
+   */
+  public GuardResponse failedResponse() {
+    return renderer.refusal(new Refusal(Refusal.Kind.HANDLER_FAILED, 500, keyHeader, "The request failed",
+        "Nothing was committed; a retry runs it again.", null));
   }
 
   /**
@@ -332,6 +548,16 @@ public final class IdempotencyGuard implements AutoCloseable {
     return keyHeader;
   }
 
+  /**
+   * The header in which callers state how long they wait, for adapters to read into
+   * {@link GuardRequest#callerTimeout()}.
+   *
+   * @return the header name, or null if none is configured
+   */
+  public String requestTimeoutHeader() {
+    return requestTimeoutHeader;
+  }
+
   /** @return the longest request body the guard reads, in bytes */
   public int maxRequestBody() {
     return maxRequestBody;
@@ -357,6 +583,151 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
     }
+    signals.wakeAll();
+  }
+
+  /**
+   * A request read, checked and identified; or the answer that ends it before any claim.
+   *
+   * @param answer the guard's answer ({@link Admission.Respond} or {@link Admission.Unguarded}), or null
+   */
+  record Prepared(Admission answer, RecordId id, Fingerprint fingerprint, byte[] body, RoutePolicy policy,
+      String route) {
+    static Prepared answered(Admission answer) {
+      return new Prepared(answer, null, null, null, null, null);
+    }
+  }
+
+  /** Everything before the claim: key, body cap, fingerprint and identity. */
+  Prepared prepare(GuardRequest request) throws IOException {
+    String route = request.method() + " " + request.path();
+    RoutePolicy policy = policy(request.method(), route);
+    KeyParser key = KeyParser.parse(request.keyHeaderValues());
+    if (key.isAbsent()) {
+      if (policy.keyRequired()) {
+        return Prepared.answered(respond(Admission.Reason.KEY_MISSING, renderer.refusal(new Refusal(
+            Refusal.Kind.KEY_MISSING, 400, keyHeader, keyHeader + " is missing",
+            "This operation is idempotent and requires an " + keyHeader + " header.", null))));
+      }
+      return Prepared.answered(new Admission.Unguarded());
+    }
+    if (!key.isValid()) {
+      return Prepared.answered(respond(Admission.Reason.KEY_MALFORMED, renderer.refusal(new Refusal(
+          Refusal.Kind.KEY_MALFORMED, 400, keyHeader, keyHeader + " is malformed",
+          "The " + keyHeader + " header has " + key.problem() + ".", null))));
+    }
+    byte[] body = request.body().read(maxRequestBody + 1);
+    if (body.length > maxRequestBody) {
+      return Prepared.answered(tooLarge());
+    }
+    return new Prepared(null, scope.id(request.caller(), route, key.key()), fingerprint(request, body), body, policy,
+        route);
+  }
+
+  Admission tooLarge() {
+    return respond(Admission.Reason.BODY_TOO_LARGE, renderer.refusal(new Refusal(Refusal.Kind.BODY_TOO_LARGE, 413,
+        keyHeader, "Content Too Large",
+        "An idempotent request body may have at most " + maxRequestBody + " bytes; nothing was processed.", null)));
+  }
+
+  /** How long a repeat may wait for the first request: the configured wait, within the caller's. */
+  private Duration waitFor(GuardRequest request) {
+    Duration caller = request.callerTimeout();
+    return caller != null && caller.compareTo(inFlightWait) < 0 ? caller : inFlightWait;
+  }
+
+  /**
+   * The lock wait of a transactional claim on PostgreSQL: the configured wait, within the caller's;
+   * null to leave it to the database.
+   */
+  Duration lockWait(GuardRequest request) {
+    Duration caller = request.callerTimeout();
+    if (inFlightWait.isZero()) {
+      return caller;
+    }
+    return caller != null && caller.compareTo(inFlightWait) < 0 ? caller : inFlightWait;
+  }
+
+  /**
+   * Waits until {@code signal} fires or {@code d} passes on the scheduler, whichever is first.
+   *
+   * @return false if interrupted (the interrupt is kept): stop waiting
+   */
+  private boolean pause(CompletableFuture<Void> signal, Duration d) {
+    CompletableFuture<Void> tick = new CompletableFuture<>();
+    Future<?> task;
+    try {
+      task = scheduler.schedule(() -> tick.complete(null), d);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      return false; // the guard is closing: stop waiting
+    }
+    try {
+      CompletableFuture.anyOf(signal, tick).get(d.toMillis() + POLL_SAFETY_MILLIS, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException e) {
+      return true; // poll anyway
+    } finally {
+      task.cancel(false);
+    }
+  }
+
+  private void heardWait(String route, Instant started, int rounds, boolean served) {
+    if (rounds > 0) {
+      Duration waited = Duration.between(started, clock.instant());
+      hear(l -> l.waited(route, waited, served));
+    }
+  }
+
+  void hear(java.util.function.Consumer<GuardListener> event) {
+    try {
+      event.accept(listener);
+    } catch (RuntimeException e) {
+      LOG.warn("A guard listener failed; ignored", e);
+    }
+  }
+
+  String ownerToken() {
+    return instance + "/" + claims.incrementAndGet();
+  }
+
+  StoragePolicy storagePolicy(RoutePolicy policy) {
+    return policy.storagePolicy() != null ? policy.storagePolicy() : storagePolicy;
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  Duration lease() {
+    return lease;
+  }
+
+  CompletionSignals<RecordId> signals() {
+    return signals;
+  }
+
+  boolean closed() {
+    return closed;
+  }
+
+  /** The response as the store keeps it: allowlisted headers, and no body past the capture cap. */
+  StoredResponse toStored(CapturedResponse response) {
+    Map<String, List<String>> kept = new LinkedHashMap<>();
+    response.headers().forEach((name, values) -> {
+      if (replayHeaders.contains(name.toLowerCase(Locale.ROOT))) {
+        kept.put(name, values);
+      }
+    });
+    return response.overCap()
+        ? new StoredResponse(response.status(), withoutContentType(kept), new byte[0], true)
+        : new StoredResponse(response.status(), kept, response.body(), false);
+  }
+
+  int maxCapturedBodyBytes() {
+    return maxCapturedBody;
   }
 
   private RoutePolicy policy(String method, String route) {
@@ -386,13 +757,13 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
-  private GuardResponse replay(StoredResponse stored) {
+  GuardResponse replay(StoredResponse stored) {
     Map<String, List<String>> h = new LinkedHashMap<>(stored.headers());
     if (stored.bodyOmitted()) {
       h.put(REPLAY_BODY_HEADER, List.of("omitted"));
     }
     if (replayMarker) {
-      h.put(REPLAYED_HEADER, List.of("true"));
+      h.putAll(renderer.replayHeaders());
     }
     return new GuardResponse(stored.status(), h, stored.body());
   }
@@ -403,27 +774,26 @@ public final class IdempotencyGuard implements AutoCloseable {
     return out;
   }
 
-  private GuardResponse problem(int status, String type, String title, String detail) {
-    return new GuardResponse(status, Map.of("Content-Type", List.of(Problems.MEDIA_TYPE)),
-        Problems.json(status, type, title, detail));
+  GuardResponse reused() {
+    return renderer.refusal(new Refusal(Refusal.Kind.KEY_REUSED, mismatchStatus, keyHeader,
+        keyHeader + " reused with a different request",
+        "This " + keyHeader + " was already used with a different request payload;"
+            + " the key was reused, use a new key for a new operation.", null));
   }
 
-  private GuardResponse inFlight(String type, String title, String detail) {
-    Map<String, List<String>> h = new LinkedHashMap<>();
-    h.put("Content-Type", List.of(Problems.MEDIA_TYPE));
-    if (inFlightRetryAfter != null) {
-      h.put("Retry-After", List.of(seconds(inFlightRetryAfter)));
-    }
-    return new GuardResponse(409, h, Problems.json(409, type, title, detail));
+  GuardResponse inFlight() {
+    return renderer.refusal(new Refusal(Refusal.Kind.IN_FLIGHT, 409, keyHeader,
+        "A request with this " + keyHeader + " is still being processed",
+        "Retry after the first request has completed; the retry will get its result.", inFlightRetryAfter));
+  }
+
+  GuardResponse unavailable(String detail) {
+    return renderer.refusal(new Refusal(Refusal.Kind.STORE_UNAVAILABLE, 503, keyHeader,
+        "The idempotency store is unavailable", detail, Duration.ofSeconds(1)));
   }
 
   private static Admission respond(Admission.Reason reason, GuardResponse response) {
     return new Admission.Respond(reason, response);
-  }
-
-  // Rounded up: a Retry-After of 0 for a wait of 300 ms would invite an immediate, useless retry.
-  private static String seconds(Duration d) {
-    return Long.toString(d.getSeconds() + (d.getNano() > 0 ? 1 : 0));
   }
 
   private void scheduleRenewal(Claim claim) {
@@ -496,7 +866,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private Duration inFlightRetryAfter = Duration.ofSeconds(1);
     private int mismatchStatus = 422;
     private boolean replayMarker = true;
-    private StoragePolicy storagePolicy = StoragePolicy.STORE_BELOW_500;
+    private StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
     private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
     private int maxRequestBody = 1 << 20;
     private int maxCapturedBody = 1 << 20;
@@ -504,6 +874,11 @@ public final class IdempotencyGuard implements AutoCloseable {
         "etag", "last-modified");
     private Set<String> secretHeaders = Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
     private Duration purgeInterval = Duration.ofMinutes(10);
+    private GuardRenderer renderer = GuardRenderer.problemJson();
+    private GuardListener listener = GuardListener.NONE;
+    private Duration inFlightWait = Duration.ZERO;
+    private String requestTimeoutHeader;
+    private String instanceId;
 
     private Builder(IdempotencyStore store) {
       this.store = Objects.requireNonNull(store, "the guard's store is null; give one, such as"
@@ -662,7 +1037,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Which results are stored. Default {@link StoragePolicy#STORE_BELOW_500}.
+     * Which results are stored. Default {@link StoragePolicy#STORE_ALL_BUT_503}: a 500 is stored,
+     * since the handler may have committed its effect before it; a route may differ
+     * ({@link RoutePolicy#storing}).
      *
      * @param policy the policy
      * @return this builder
@@ -757,9 +1134,100 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Builds the guard, and starts its purge job.
+     * Shapes the guard's refusals and the replay marker for the API's clients. Default
+     * {@link GuardRenderer#problemJson()}; {@link GuardRenderer#stripe()} for clients written for
+     * Stripe.
+     *
+     * @param renderer the renderer
+     * @return this builder
+     */
+    public Builder renderer(GuardRenderer renderer) {
+      this.renderer = Objects.requireNonNull(renderer, "renderer");
+      return this;
+    }
+
+    /**
+     * Hears conflicts, mismatches, takeovers, waits and replays, for metrics
+     * ({@code dev.idem.server.metrics.MicrometerGuardMetrics}) and logs. Default none.
+     *
+     * @param listener the listener; thread-safe and quick
+     * @return this builder
+     */
+    public Builder listener(GuardListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /**
+     * How long a repeat that finds its key in flight waits for the first request's result before
+     * it is answered 409 (seed 000's "wait briefly, within the caller's remaining time"). Within
+     * the wait it gets the replay as soon as the first request completes (at once when this
+     * process completes it, otherwise at its next poll of the store: 25 ms, then doubling up to
+     * 1 s), or runs the handler itself if the first request failed. The wait never exceeds the
+     * caller's stated timeout ({@link #requestTimeoutHeader}). Default zero: 409 at once. A
+     * waiting repeat holds its request thread: keep the wait to a few seconds.
+     *
+     * <p>In transactional mode the wait bounds PostgreSQL's lock wait for the first request's
+     * transaction; zero leaves that wait to the database.
+     *
+     * @param wait zero to 5 minutes
+     * @return this builder
+     * @throws IllegalArgumentException if negative or over 5 minutes
+     */
+    public Builder inFlightWait(Duration wait) {
+      Objects.requireNonNull(wait, "wait");
+      if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(5)) > 0) {
+        throw new IllegalArgumentException("inFlightWait must be zero to 5 minutes: " + wait);
+      }
+      this.inFlightWait = wait;
+      return this;
+    }
+
+    /**
+     * A request header in which callers state how long they wait for an answer, in milliseconds
+     * (as Envoy's {@code x-envoy-expected-rq-timeout-ms} does); the adapters read it, and the
+     * guard's {@linkplain #inFlightWait wait} for a first request never outlasts it. Default none.
+     *
+     * @param name the header name, case-insensitive; null for none
+     * @return this builder
+     * @throws IllegalArgumentException if blank
+     */
+    public Builder requestTimeoutHeader(String name) {
+      if (name != null && name.isBlank()) {
+        throw new IllegalArgumentException("requestTimeoutHeader must not be blank");
+      }
+      this.requestTimeoutHeader = name;
+      return this;
+    }
+
+    /**
+     * The identity of this instance, stable across its restarts and unique among the instances
+     * sharing a store: a pod name in a StatefulSet, a host name. Claims are made under it, and at
+     * {@link #build()} the claims it left in flight are known dead (this instance is starting, so
+     * its earlier run is over): their leases end at once, and a retry of each runs without waiting
+     * out the lease. Two live instances must never share an identity, or one would end the other's
+     * live claims. Default none: a random identity per guard, and dead claims wait out their lease.
+     * (An embedded SQLite store needs none: it ends every dead claim when it opens.)
+     *
+     * @param id 1 to 100 characters: letters, digits, {@code . _ : -}
+     * @return this builder
+     * @throws IllegalArgumentException if malformed
+     */
+    public Builder instanceId(String id) {
+      Objects.requireNonNull(id, "id");
+      if (!INSTANCE_ID.matcher(id).matches()) {
+        throw new IllegalArgumentException("instanceId must be 1 to 100 letters, digits, '.', '_', ':' or '-': " + id);
+      }
+      this.instanceId = id;
+      return this;
+    }
+
+    /**
+     * Builds the guard, and starts its purge job. With an {@link #instanceId}, first ends the
+     * leases of the claims that identity left in flight.
      *
      * @return the guard
+     * @throws IdempotencyStoreException if the store failed while ending those leases
      */
     public IdempotencyGuard build() {
       return new IdempotencyGuard(this);

@@ -85,6 +85,45 @@ public interface IdempotencyStore extends AutoCloseable {
    */
   Optional<StoredRecord> find(RecordId id);
 
+  /**
+   * Lists records for an operator, oldest claim first. The built-in stores implement it; a store
+   * of your own may not.
+   *
+   * @param query which records, and how many at most
+   * @param now the current time, for {@link RecordQuery#stuckOnly()} and {@link RecordQuery#olderThan()}
+   * @return one page
+   * @throws UnsupportedOperationException if this store cannot list its records
+   */
+  default RecordPage records(RecordQuery query, Instant now) {
+    throw new UnsupportedOperationException(getClass().getName() + " cannot list its records");
+  }
+
+  /**
+   * Counts records by state, for operators and metrics. The built-in stores implement it; a store
+   * of your own may not.
+   *
+   * @param now the current time, to tell stuck claims from live ones
+   * @return the counts
+   * @throws UnsupportedOperationException if this store cannot count its records
+   */
+  default RecordStats stats(Instant now) {
+    throw new UnsupportedOperationException(getClass().getName() + " cannot count its records");
+  }
+
+  /**
+   * Ends the lease of every in-flight claim made by {@code holder}, now, because the caller knows
+   * that holder is dead (an earlier run of the same instance). The next request with one of those
+   * keys and the same payload takes it over at once, instead of waiting out the lease. Owner tokens
+   * the guard passes to {@link #claim} start with the holder and a {@code /}; a store matches on
+   * that prefix. The default does nothing: claims then wait out their lease.
+   *
+   * @param holder the dead holder, without the {@code /}
+   * @return how many claims were ended
+   */
+  default int expireClaims(String holder) {
+    return 0;
+  }
+
   /** Releases the store's resources. Idempotent. */
   @Override
   void close();

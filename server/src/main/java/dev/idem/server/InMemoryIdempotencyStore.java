@@ -2,8 +2,12 @@ package dev.idem.server;
 
 import dev.idem.core.Fingerprint;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
@@ -40,7 +44,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     this.maxRecords = maxRecords;
   }
 
-  private record Entry(StoredRecord record, String owner) {}
+  private record Entry(StoredRecord record, String owner, Instant claimedAt, boolean tookOver) {
+    Entry with(StoredRecord r) {
+      return new Entry(r, owner, claimedAt, tookOver);
+    }
+  }
 
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
@@ -58,24 +66,25 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     Entry after = records.compute(id, (k, existing) -> {
       before[0] = existing;
       if (existing == null) {
-        return inFlight(id, fingerprint, 1, leaseUntil, expiresAt, owner);
+        return inFlight(id, fingerprint, 1, leaseUntil, expiresAt, owner, now, false);
       }
       StoredRecord r = existing.record();
       if (Takeover.allowed(r, fingerprint, now)) {
-        return inFlight(id, fingerprint, r.generation() + 1, leaseUntil, expiresAt, owner);
+        return inFlight(id, fingerprint, r.generation() + 1, leaseUntil, expiresAt, owner, now,
+            r.state() == RecordState.IN_FLIGHT);
       }
       return existing;
     });
     if (after != before[0]) {
-      return new ClaimAttempt.Claimed(after.record().generation());
+      return new ClaimAttempt.Claimed(after.record().generation(), after.tookOver());
     }
     return new ClaimAttempt.Existing(after.record());
   }
 
   private static Entry inFlight(RecordId id, Fingerprint fp, long generation, Instant leaseUntil, Instant expiresAt,
-      String owner) {
+      String owner, Instant now, boolean tookOver) {
     return new Entry(new StoredRecord(id, fp, RecordState.IN_FLIGHT, generation, leaseUntil, expiresAt,
-        Optional.empty()), owner);
+        Optional.empty()), owner, now, tookOver);
   }
 
   @Override
@@ -101,8 +110,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return e;
       }
       done[0] = true;
-      return new Entry(new StoredRecord(id, r.fingerprint(), RecordState.RELEASED, generation, r.leaseUntil(),
-          r.expiresAt(), Optional.empty()), owner);
+      return e.with(new StoredRecord(id, r.fingerprint(), RecordState.RELEASED, generation, r.leaseUntil(),
+          r.expiresAt(), Optional.empty()));
     });
     return done[0];
   }
@@ -117,7 +126,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return e;
       }
       done[0] = true;
-      return new Entry(change.apply(r), owner);
+      return e.with(change.apply(r));
     });
     return done[0];
   }
@@ -140,6 +149,72 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   @Override
   public Optional<StoredRecord> find(RecordId id) {
     return Optional.ofNullable(records.get(id)).map(Entry::record);
+  }
+
+  @Override
+  public RecordPage records(RecordQuery query, Instant now) {
+    Objects.requireNonNull(query, "query");
+    Instant claimedBy = now.minus(query.olderThan());
+    List<Entry> matching = new ArrayList<>();
+    for (Entry e : records.values()) {
+      StoredRecord r = e.record();
+      if ((query.state() == null || r.state() == query.state())
+          && (!query.stuckOnly() || (r.state() == RecordState.IN_FLIGHT && !r.leaseUntil().isAfter(now)))
+          && !e.claimedAt().isAfter(claimedBy)) {
+        matching.add(e);
+      }
+    }
+    matching.sort(Comparator.comparing(Entry::claimedAt).thenComparing(e -> e.record().id().caller())
+        .thenComparing(e -> e.record().id().route()).thenComparing(e -> e.record().id().key()));
+    List<RecordSummary> page = new ArrayList<>();
+    for (Entry e : matching.subList(0, Math.min(query.limit(), matching.size()))) {
+      StoredRecord r = e.record();
+      page.add(new RecordSummary(r.id(), r.state(), r.generation(), e.claimedAt(), r.leaseUntil(), r.expiresAt(),
+          RecordSummary.holderOf(e.owner()), e.tookOver(),
+          r.response().map(s -> OptionalInt.of(s.status())).orElse(OptionalInt.empty())));
+    }
+    return new RecordPage(page, matching.size() > query.limit());
+  }
+
+  @Override
+  public RecordStats stats(Instant now) {
+    long[] n = new long[4];
+    Instant oldest = null;
+    for (Entry e : records.values()) {
+      StoredRecord r = e.record();
+      switch (r.state()) {
+        case IN_FLIGHT -> {
+          n[0]++;
+          if (!r.leaseUntil().isAfter(now)) {
+            n[1]++;
+          }
+          if (oldest == null || e.claimedAt().isBefore(oldest)) {
+            oldest = e.claimedAt();
+          }
+        }
+        case COMPLETED -> n[2]++;
+        case RELEASED -> n[3]++;
+      }
+    }
+    return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest));
+  }
+
+  @Override
+  public int expireClaims(String holder) {
+    String prefix = Objects.requireNonNull(holder, "holder") + "/";
+    int[] n = new int[1];
+    for (RecordId id : records.keySet()) {
+      records.computeIfPresent(id, (k, e) -> {
+        StoredRecord r = e.record();
+        if (r.state() != RecordState.IN_FLIGHT || !e.owner().startsWith(prefix)) {
+          return e;
+        }
+        n[0]++;
+        return e.with(new StoredRecord(id, r.fingerprint(), RecordState.IN_FLIGHT, r.generation(), Instant.EPOCH,
+            r.expiresAt(), Optional.empty()));
+      });
+    }
+    return n[0];
   }
 
   /**

@@ -4,8 +4,13 @@ import dev.idem.core.Fingerprint;
 import dev.idem.server.internal.HeaderCodec;
 import dev.idem.server.internal.SqlDialect;
 import dev.idem.server.internal.SqliteReadOnly;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -15,18 +20,20 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Properties;
 import java.util.concurrent.locks.ReentrantLock;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An {@link IdempotencyStore} in a SQL database, over plain JDBC: SQLite embedded for one
  * instance, PostgreSQL for a fleet. The schema (one table, {@code idem_server_record}) is created
- * if missing.
+ * if missing, and upgraded in place.
  *
  * <p>The claim is one statement, {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <takeover
  * allowed> RETURNING}: the database's primary key decides which of two simultaneous requests
@@ -35,99 +42,138 @@ import javax.sql.DataSource;
  * changes nothing. Times are stored as epoch milliseconds.
  *
  * <p>SQLite runs with {@code journal_mode=WAL}, {@code synchronous=FULL} (a completed result
- * survives power loss) and a busy timeout, through one connection that this store serialises.
- * PostgreSQL takes a connection from the {@link DataSource} per step: give it a pooling one.
- *
- * <p>{@link #openReadOnly} opens an embedded store for inspection beside the service that writes it
- * (the {@code idem} CLI's {@code guard} commands): {@link #find}, {@link #list} and {@link #counts}
- * work, every write throws.
+ * survives power loss) and a busy timeout, through one connection that this store serialises. An
+ * embedded store belongs to one process: it locks {@code <file>.lock} beside the database, and
+ * at open it ends the lease of every claim it finds in flight, since only a dead earlier run of
+ * this process can have left them. A retry after a crash and restart is therefore served at once
+ * instead of answering 409 until the lease runs out. PostgreSQL takes a connection from the
+ * {@link DataSource} per step: give it a pooling one. A fleet cannot tell a dead instance from a
+ * slow one; name each instance ({@link IdempotencyGuard.Builder#instanceId}) so that a restarted
+ * one reclaims its own claims at once.
  *
  * <p>Thread-safe. Every method throws {@link IdempotencyStoreException} when the database fails.
  */
 public final class JdbcIdempotencyStore implements IdempotencyStore {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
   private static final String T = SqlDialect.TABLE;
   private static final String COLUMNS =
       "caller, route, idem_key, fingerprint, state, generation, lease_until, expires_at, status, headers, body, body_omitted";
   private static final String CLAIM = "INSERT INTO " + T
-      + " (caller, route, idem_key, fingerprint, state, generation, owner, lease_until, expires_at, body_omitted)"
-      + " VALUES (?, ?, ?, ?, 'IN_FLIGHT', 1, ?, ?, ?, 0)"
+      + " (caller, route, idem_key, fingerprint, state, generation, owner, lease_until, expires_at, body_omitted,"
+      + " claimed_at, taken_over)"
+      + " VALUES (?, ?, ?, ?, 'IN_FLIGHT', 1, ?, ?, ?, 0, ?, 0)"
       + " ON CONFLICT (caller, route, idem_key) DO UPDATE SET fingerprint = excluded.fingerprint,"
       + " state = 'IN_FLIGHT', generation = " + T + ".generation + 1, owner = excluded.owner,"
       + " lease_until = excluded.lease_until, expires_at = excluded.expires_at,"
-      + " status = NULL, headers = NULL, body = NULL, body_omitted = 0"
+      + " status = NULL, headers = NULL, body = NULL, body_omitted = 0, claimed_at = excluded.claimed_at,"
+      // RETURNING sees only the new row: whether this claim took over a live-looking one is kept in it
+      + " taken_over = CASE WHEN " + T + ".state = 'IN_FLIGHT' THEN 1 ELSE 0 END"
       // the takeover rules of Takeover.allowed, in SQL
       + " WHERE (" + T + ".expires_at <= ? AND NOT (" + T + ".state = 'IN_FLIGHT' AND " + T + ".lease_until > ?))"
       + " OR " + T + ".state = 'RELEASED'"
       + " OR (" + T + ".state = 'IN_FLIGHT' AND " + T + ".lease_until <= ? AND " + T + ".fingerprint = excluded.fingerprint)"
-      + " RETURNING generation, owner";
+      + " RETURNING generation, owner, taken_over";
   private static final String FENCE = " WHERE caller = ? AND route = ? AND idem_key = ? AND generation = ? AND owner = ?"
       + " AND state = 'IN_FLIGHT'";
   private static final String RENEW = "UPDATE " + T + " SET lease_until = ?" + FENCE + " AND lease_until > ?";
-  private static final String COMPLETE = "UPDATE " + T
-      + " SET state = 'COMPLETED', status = ?, headers = ?, body = ?, body_omitted = ?, expires_at = ?"
-      + FENCE + " AND lease_until > ?";
+  private static final String STORE_RESULT = "UPDATE " + T
+      + " SET state = 'COMPLETED', status = ?, headers = ?, body = ?, body_omitted = ?, expires_at = ?" + FENCE;
+  private static final String COMPLETE = STORE_RESULT + " AND lease_until > ?";
   private static final String RELEASE = "UPDATE " + T + " SET state = 'RELEASED'" + FENCE;
   private static final String PURGE = "DELETE FROM " + T
       + " WHERE expires_at <= ? AND NOT (state = 'IN_FLIGHT' AND lease_until > ?)";
   private static final String FIND = "SELECT " + COLUMNS + " FROM " + T
       + " WHERE caller = ? AND route = ? AND idem_key = ?";
-
-  private static final String LIST = "SELECT " + COLUMNS + " FROM " + T;
-  private static final String ORDER = " ORDER BY caller, route, idem_key LIMIT ?";
-  private static final String AFTER = "(caller, route, idem_key) > (?, ?, ?)";
+  // Epoch 0, not "now": the store has no clock, and no lease can be live at 0.
+  private static final String EXPIRE_ALL = "UPDATE " + T + " SET lease_until = 0 WHERE state = 'IN_FLIGHT'"
+      + " AND lease_until > 0";
+  private static final String EXPIRE_HOLDER = EXPIRE_ALL + " AND substr(owner, 1, ?) = ?";
+  private static final String STATS = "SELECT state, COUNT(*),"
+      + " SUM(CASE WHEN state = 'IN_FLIGHT' AND lease_until <= ? THEN 1 ELSE 0 END), MIN(claimed_at)"
+      + " FROM " + T + " GROUP BY state";
+  private static final String RECORDS = "SELECT caller, route, idem_key, state, generation, owner, claimed_at,"
+      + " lease_until, expires_at, status, taken_over FROM " + T + " WHERE claimed_at <= ?";
 
   private final Connections connections;
+  private final SqlDialect dialect;
   /** Set for {@link #openReadOnly}: the name in the message every write throws. */
   private final String readOnly;
 
-  private JdbcIdempotencyStore(Connections connections, SqlDialect dialect, String readOnly) {
+  private JdbcIdempotencyStore(Connections connections, SqlDialect dialect, boolean migrate, String readOnly) {
     this.connections = connections;
+    this.dialect = dialect;
     this.readOnly = readOnly;
-    if (readOnly != null) {
-      return;  // reads only what is there: no schema change
+    if (migrate) {
+      connections.run(c -> {
+        dialect.migrate(c);
+        return null;
+      });
     }
-    connections.run(c -> {
-      try (Statement st = c.createStatement()) {
-        for (String ddl : dialect.schema()) {
-          st.execute(ddl);
-        }
-      }
-      return null;
-    });
   }
 
   /**
-   * Opens (creating if needed) an embedded SQLite store. Needs {@code org.xerial:sqlite-jdbc} on
-   * the class path.
+   * Opens (creating if needed) an embedded SQLite store, for one process. Needs
+   * {@code org.xerial:sqlite-jdbc} on the class path. Locks {@code <file>.lock}, and ends the lease
+   * of every claim left in flight by an earlier run: that run is dead, so the next request with one
+   * of those keys (and the same payload) runs at once.
    *
    * @param file the database file; its directory must exist
-   * @param busyTimeout how long a write waits for another process's write lock; 5 s is plenty
+   * @param busyTimeout how long a write waits for another connection's write lock; 5 s is plenty
    * @return the store; close it when done
-   * @throws IdempotencyStoreException if the database cannot be opened
+   * @throws IdempotencyStoreException if the database cannot be opened, or another store (in this
+   *     process or another) has it open
    */
   public static JdbcIdempotencyStore sqlite(Path file, Duration busyTimeout) {
     Objects.requireNonNull(file, "the idempotency store's database file is null; give its path, such as"
         + " Path.of(\"/var/lib/orders/idem.db\") (its directory must exist)");
     Objects.requireNonNull(busyTimeout, "the idempotency store's busyTimeout is null; give a Duration, such as"
         + " Duration.ofSeconds(5), or call sqlite(file)");
+    Path absolute = file.toAbsolutePath();
+    FileChannel lockChannel = lock(absolute);
     try {
-      Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      Connection c = DriverManager.getConnection("jdbc:sqlite:" + absolute);
       try (Statement st = c.createStatement()) {
         st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
         st.execute("PRAGMA journal_mode = WAL");
         st.execute("PRAGMA synchronous = FULL");
       }
-      return new JdbcIdempotencyStore(new SingleConnection(c), SqlDialect.SQLITE, null);
-    } catch (SQLException e) {
+      JdbcIdempotencyStore store = new JdbcIdempotencyStore(new SingleConnection(c, lockChannel), SqlDialect.SQLITE,
+          true, null);
+      int dead = store.connections.run(x -> {
+        try (Statement st = x.createStatement()) {
+          return st.executeUpdate(EXPIRE_ALL);
+        }
+      });
+      if (dead > 0) {
+        LOG.warn("Idempotency store {}: {} claims were left in flight by an earlier run that did not close the"
+            + " store; their leases end now, so a retry of each runs at once", absolute, dead);
+      }
+      return store;
+    } catch (SQLException | RuntimeException e) {
+      closeQuietly(lockChannel);
+      if (e instanceof IdempotencyStoreException ise) {
+        throw ise;
+      }
       throw new IdempotencyStoreException("could not open the SQLite idempotency store " + file, e);
     }
   }
 
   /**
-   * Opens an embedded SQLite store for reading only, for inspection tools: it may run while the
-   * service that owns the store runs. It creates nothing, changes no schema and writes no byte of
-   * the database's files (SQLite's read-only mode); every write method throws
-   * {@link IdempotencyStoreException}. Needs {@code org.xerial:sqlite-jdbc}.
+   * Opens an embedded SQLite store with a 5 s busy timeout.
+   *
+   * @param file the database file; its directory must exist
+   * @return the store; close it when done
+   * @throws IdempotencyStoreException if the database cannot be opened, or another store has it open
+   */
+  public static JdbcIdempotencyStore sqlite(Path file) {
+    return sqlite(file, Duration.ofSeconds(5));
+  }
+
+  /**
+   * Opens an embedded SQLite store for reading only, for inspection tools such as the CLI: it may
+   * run while the service that owns the store runs. It takes no lock, creates nothing, changes no
+   * schema and writes no byte of the database's files (SQLite's read-only mode); every write method
+   * throws {@link IdempotencyStoreException}. Needs {@code org.xerial:sqlite-jdbc}.
    *
    * @param file the database file a service opened with {@link #sqlite(Path)}
    * @return the store, read-only; close it when done
@@ -155,74 +201,42 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
               + " table", null);
         }
       }
-      return new JdbcIdempotencyStore(new SingleConnection(c), SqlDialect.SQLITE, db.toString());
-    } catch (SQLException e) {
-      closeQuietly(c);
+      return new JdbcIdempotencyStore(new SingleConnection(c, null), SqlDialect.SQLITE, false, db.toString());
+    } catch (SQLException | RuntimeException e) {
+      if (c != null) {
+        try {
+          c.close();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
+      if (e instanceof IdempotencyStoreException ise) {
+        throw ise;
+      }
       throw new IdempotencyStoreException("could not open the SQLite idempotency store " + db + " read-only: "
           + e.getMessage(), e);
-    } catch (RuntimeException e) {
-      closeQuietly(c);
-      throw e;
     }
   }
 
-  private static void closeQuietly(Connection c) {
-    if (c != null) {
-      try {
-        c.close();
-      } catch (SQLException ignored) {
-        // failing anyway
-      }
-    }
-  }
-
-  /**
-   * Opens an embedded SQLite store with a 5 s busy timeout.
-   *
-   * @param file the database file; its directory must exist
-   * @return the store; close it when done
-   * @throws IdempotencyStoreException if the database cannot be opened
-   */
-  public static JdbcIdempotencyStore sqlite(Path file) {
-    return sqlite(file, Duration.ofSeconds(5));
-  }
 
   /**
    * A PostgreSQL store, shared by every instance of a fleet. Needs {@code org.postgresql:postgresql}.
    *
    * @param dataSource connections to the database; a pooling one, since each step takes one
    * @return the store; closing it does not close the data source
-   * @throws IdempotencyStoreException if the schema cannot be created
+   * @throws IdempotencyStoreException if the schema cannot be created or upgraded
    */
   public static JdbcIdempotencyStore postgres(DataSource dataSource) {
     return new JdbcIdempotencyStore(new PooledConnections(Objects.requireNonNull(dataSource, "the idempotency store's"
         + " dataSource is null; give a pooling DataSource of the PostgreSQL database, or use sqlite(file)")),
-        SqlDialect.POSTGRESQL, null);
+        SqlDialect.POSTGRESQL, true, null);
   }
 
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
     refuseWriteIfReadOnly();
-    return connections.run(c -> {
-      try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-        int i = bindId(ps, 1, id);
-        ps.setString(i++, fingerprint.hex());
-        ps.setString(i++, owner);
-        ps.setLong(i++, leaseUntil.toEpochMilli());
-        ps.setLong(i++, expiresAt.toEpochMilli());
-        ps.setLong(i++, now.toEpochMilli());
-        ps.setLong(i++, now.toEpochMilli());
-        ps.setLong(i, now.toEpochMilli());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && owner.equals(rs.getString(2))) {
-            return new ClaimAttempt.Claimed(rs.getLong(1));
-          }
-        }
-      }
-      Optional<StoredRecord> existing = find(c, id);
-      return existing.<ClaimAttempt>map(ClaimAttempt.Existing::new).orElseGet(ClaimAttempt.Vanished::new);
-    });
+    return connections.run(c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
   }
 
   @Override
@@ -244,12 +258,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     refuseWriteIfReadOnly();
     return connections.run(c -> {
       try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
-        ps.setInt(1, response.status());
-        ps.setString(2, HeaderCodec.encode(response.headers()));
-        ps.setBytes(3, response.body());
-        ps.setInt(4, response.bodyOmitted() ? 1 : 0);
-        ps.setLong(5, expiresAt.toEpochMilli());
-        int i = bindFence(ps, 6, id, generation, owner);
+        int i = bindResult(ps, id, generation, owner, response, expiresAt);
         ps.setLong(i, now.toEpochMilli());
         return ps.executeUpdate() == 1;
       }
@@ -281,77 +290,87 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<StoredRecord> find(RecordId id) {
-    return connections.run(c -> find(c, id));
+    return connections.run(c -> findOn(c, id));
   }
 
-  /**
-   * Records in key order (caller, route, key), a page at a time, for inspection tools: pass the
-   * last record's id as {@code after} to get the next page.
-   *
-   * @param state only records in this state, or null for all
-   * @param after the id of the last record of the previous page, or null for the first page
-   * @param limit the most records to return, at least 1
-   * @return up to {@code limit} records
-   * @throws IllegalArgumentException if {@code limit} is below 1
-   */
-  public List<StoredRecord> list(RecordState state, RecordId after, int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1, not " + limit);
+  @Override
+  public RecordPage records(RecordQuery query, Instant now) {
+    Objects.requireNonNull(query, "query");
+    StringBuilder sql = new StringBuilder(RECORDS);
+    if (query.state() != null) {
+      sql.append(" AND state = ?");
     }
-    StringBuilder sql = new StringBuilder(LIST);
-    List<String> where = new ArrayList<>();
-    if (state != null) {
-      where.add("state = ?");
+    if (query.stuckOnly()) {
+      sql.append(" AND state = 'IN_FLIGHT' AND lease_until <= ?");
     }
-    if (after != null) {
-      where.add(AFTER);
-    }
-    if (!where.isEmpty()) {
-      sql.append(" WHERE ").append(String.join(" AND ", where));
-    }
-    sql.append(ORDER);
+    sql.append(" ORDER BY claimed_at, caller, route, idem_key LIMIT ?");
     return connections.run(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
         int i = 1;
-        if (state != null) {
-          ps.setString(i++, state.name());
+        ps.setLong(i++, now.minus(query.olderThan()).toEpochMilli());
+        if (query.state() != null) {
+          ps.setString(i++, query.state().name());
         }
-        if (after != null) {
-          i = bindId(ps, i, after);
+        if (query.stuckOnly()) {
+          ps.setLong(i++, now.toEpochMilli());
         }
-        ps.setInt(i, limit);
-        List<StoredRecord> out = new ArrayList<>();
+        ps.setInt(i, query.limit() + 1);
+        List<RecordSummary> out = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            out.add(record(rs));
+            int status = rs.getInt(10);
+            OptionalInt stored = rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(status);
+            out.add(new RecordSummary(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
+                RecordState.valueOf(rs.getString(4)), rs.getLong(5), Instant.ofEpochMilli(rs.getLong(7)),
+                Instant.ofEpochMilli(rs.getLong(8)), Instant.ofEpochMilli(rs.getLong(9)),
+                RecordSummary.holderOf(rs.getString(6)), rs.getInt(11) != 0, stored));
           }
         }
-        return out;
+        boolean more = out.size() > query.limit();
+        return new RecordPage(more ? out.subList(0, query.limit()) : out, more);
       }
     });
   }
 
-  /**
-   * How many records are in each state.
-   *
-   * @return a count for every state, zero included
-   */
-  public Map<RecordState, Long> counts() {
+  @Override
+  public RecordStats stats(Instant now) {
     return connections.run(c -> {
-      Map<RecordState, Long> out = new EnumMap<>(RecordState.class);
-      for (RecordState s : RecordState.values()) {
-        out.put(s, 0L);
-      }
-      try (Statement st = c.createStatement();
-          ResultSet rs = st.executeQuery("SELECT state, COUNT(*) FROM " + T + " GROUP BY state")) {
-        while (rs.next()) {
-          out.put(RecordState.valueOf(rs.getString(1)), rs.getLong(2));
+      long[] n = new long[4];
+      Instant oldest = null;
+      try (PreparedStatement ps = c.prepareStatement(STATS)) {
+        ps.setLong(1, now.toEpochMilli());
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            switch (RecordState.valueOf(rs.getString(1))) {
+              case IN_FLIGHT -> {
+                n[0] = rs.getLong(2);
+                n[1] = rs.getLong(3);
+                oldest = Instant.ofEpochMilli(rs.getLong(4));
+              }
+              case COMPLETED -> n[2] = rs.getLong(2);
+              case RELEASED -> n[3] = rs.getLong(2);
+            }
+          }
         }
       }
-      return out;
+      return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest));
     });
   }
 
+  @Override
+  public int expireClaims(String holder) {
+    refuseWriteIfReadOnly();
+    String prefix = Objects.requireNonNull(holder, "holder") + "/";
+    return connections.run(c -> {
+      try (PreparedStatement ps = c.prepareStatement(EXPIRE_HOLDER)) {
+        ps.setInt(1, prefix.length());
+        ps.setString(2, prefix);
+        return ps.executeUpdate();
+      }
+    });
+  }
+
+  /** Closes the SQLite connection and its lock; a PostgreSQL data source stays open. Idempotent. */
   private void refuseWriteIfReadOnly() {
     if (readOnly != null) {
       throw new IdempotencyStoreException("the idempotency store " + readOnly + " is open read-only; nothing was"
@@ -359,33 +378,79 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  /** Closes the SQLite connection; a PostgreSQL data source stays open. Idempotent. */
   @Override
   public void close() {
     connections.close();
   }
 
-  private static Optional<StoredRecord> find(Connection c, RecordId id) throws SQLException {
+  SqlDialect dialect() {
+    return dialect;
+  }
+
+  /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
+  static ClaimAttempt claimOn(Connection c, RecordId id, Fingerprint fingerprint, String owner, Instant now,
+      Instant leaseUntil, Instant expiresAt) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      int i = bindId(ps, 1, id);
+      ps.setString(i++, fingerprint.hex());
+      ps.setString(i++, owner);
+      ps.setLong(i++, leaseUntil.toEpochMilli());
+      ps.setLong(i++, expiresAt.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i++, now.toEpochMilli());
+      ps.setLong(i, now.toEpochMilli());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && owner.equals(rs.getString(2))) {
+          return new ClaimAttempt.Claimed(rs.getLong(1), rs.getInt(3) != 0);
+        }
+      }
+    }
+    Optional<StoredRecord> existing = findOn(c, id);
+    return existing.<ClaimAttempt>map(ClaimAttempt.Existing::new).orElseGet(ClaimAttempt.Vanished::new);
+  }
+
+  /**
+   * Stores a result in the transaction that claimed it: fenced by generation and owner, with no
+   * lease to check, since the claim is not visible to anyone before the same commit.
+   */
+  static boolean storeResultOn(Connection c, RecordId id, long generation, String owner, StoredResponse response,
+      Instant expiresAt) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(STORE_RESULT)) {
+      bindResult(ps, id, generation, owner, response, expiresAt);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  static Optional<StoredRecord> findOn(Connection c, RecordId id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(FIND)) {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(record(rs)) : Optional.empty();
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        RecordState state = RecordState.valueOf(rs.getString(5));
+        Optional<StoredResponse> response = Optional.empty();
+        if (state == RecordState.COMPLETED) {
+          byte[] body = rs.getBytes(11);
+          response = Optional.of(new StoredResponse(rs.getInt(9), HeaderCodec.decode(rs.getString(10)),
+              body == null ? new byte[0] : body, rs.getInt(12) != 0));
+        }
+        return Optional.of(new StoredRecord(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
+            new Fingerprint(rs.getString(4)), state, rs.getLong(6), Instant.ofEpochMilli(rs.getLong(7)),
+            Instant.ofEpochMilli(rs.getLong(8)), response));
       }
     }
   }
 
-  /** The record at the result set's current row, read with {@link #COLUMNS}. */
-  private static StoredRecord record(ResultSet rs) throws SQLException {
-    RecordState state = RecordState.valueOf(rs.getString(5));
-    Optional<StoredResponse> response = Optional.empty();
-    if (state == RecordState.COMPLETED) {
-      byte[] body = rs.getBytes(11);
-      response = Optional.of(new StoredResponse(rs.getInt(9), HeaderCodec.decode(rs.getString(10)),
-          body == null ? new byte[0] : body, rs.getInt(12) != 0));
-    }
-    return new StoredRecord(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
-        new Fingerprint(rs.getString(4)), state, rs.getLong(6), Instant.ofEpochMilli(rs.getLong(7)),
-        Instant.ofEpochMilli(rs.getLong(8)), response);
+  private static int bindResult(PreparedStatement ps, RecordId id, long generation, String owner,
+      StoredResponse response, Instant expiresAt) throws SQLException {
+    ps.setInt(1, response.status());
+    ps.setString(2, HeaderCodec.encode(response.headers()));
+    ps.setBytes(3, response.body());
+    ps.setInt(4, response.bodyOmitted() ? 1 : 0);
+    ps.setLong(5, expiresAt.toEpochMilli());
+    return bindFence(ps, 6, id, generation, owner);
   }
 
   private static int bindId(PreparedStatement ps, int from, RecordId id) throws SQLException {
@@ -403,6 +468,44 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     return i;
   }
 
+  /** Takes the one-process lock of an embedded store: its recovery at open is only safe alone. */
+  private static FileChannel lock(Path file) {
+    Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new IdempotencyStoreException("could not create the lock file " + lockFile + " of the SQLite"
+          + " idempotency store", e);
+    }
+    FileLock lock;
+    try {
+      lock = channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is already open in this JVM;"
+          + " share one JdbcIdempotencyStore (it is thread-safe) instead of opening it twice", null);
+    } catch (IOException e) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("could not lock " + lockFile, e);
+    }
+    if (lock == null) {
+      closeQuietly(channel);
+      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is open in another process;"
+          + " an embedded store belongs to one process (use PostgreSQL to share one between processes, or"
+          + " JdbcIdempotencyStore.openReadOnly to inspect it)", null);
+    }
+    return channel;
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // the OS releases the lock with the process anyway
+    }
+  }
+
   @FunctionalInterface
   private interface SqlWork<T> {
     T apply(Connection c) throws SQLException;
@@ -417,17 +520,19 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   private static final class SingleConnection implements Connections {
     private final Connection connection;
+    private final FileChannel lock;
     // SQLite has one writer at a time anyway; one lock keeps JDBC's single connection safe.
-    private final ReentrantLock lock = new ReentrantLock();
+    private final ReentrantLock guard = new ReentrantLock();
     private volatile boolean closed;
 
-    SingleConnection(Connection connection) {
+    SingleConnection(Connection connection, FileChannel lock) {
       this.connection = connection;
+      this.lock = lock;
     }
 
     @Override
     public <T> T run(SqlWork<T> work) {
-      lock.lock();
+      guard.lock();
       try {
         if (closed) {
           throw new IdempotencyStoreException("the SQLite idempotency store is closed", null);
@@ -436,22 +541,28 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       } catch (SQLException e) {
         throw new IdempotencyStoreException("SQLite idempotency store failed: " + e.getMessage(), e);
       } finally {
-        lock.unlock();
+        guard.unlock();
       }
     }
 
     @Override
     public void close() {
-      lock.lock();
+      guard.lock();
       try {
         if (!closed) {
           closed = true;
-          connection.close();
+          try {
+            connection.close();
+          } finally {
+            if (lock != null) {
+              closeQuietly(lock);
+            }
+          }
         }
       } catch (SQLException e) {
         throw new IdempotencyStoreException("could not close the SQLite idempotency store", e);
       } finally {
-        lock.unlock();
+        guard.unlock();
       }
     }
   }

@@ -1,5 +1,9 @@
 package dev.idem.server;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.Objects;
 
 /**
@@ -24,5 +28,31 @@ public record RecordId(String caller, String route, String key) {
     Objects.requireNonNull(caller, "caller");
     Objects.requireNonNull(route, "route");
     Objects.requireNonNull(key, "key");
+  }
+
+  /**
+   * A stable, opaque id for this operation, for a route that answers 202 with an operation
+   * resource ({@code Location: /operations/{id}}): {@code op_} and 32 hex digits of a SHA-256 over
+   * caller, route and key. Every request with the key gets the same id, even one that runs the
+   * handler again after a crash, so the work it names can be keyed by it (an {@code INSERT ... ON
+   * CONFLICT DO NOTHING} on the job table) and never start twice. The key cannot be read back from
+   * it.
+   *
+   * @return the operation id
+   */
+  public String operationId() {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      // Lengths first, so that no two (caller, route, key) triples share an input.
+      for (String part : new String[] {caller, route, key}) {
+        byte[] b = part.getBytes(StandardCharsets.UTF_8);
+        sha.update(Integer.toString(b.length).getBytes(StandardCharsets.US_ASCII));
+        sha.update((byte) ':');
+        sha.update(b);
+      }
+      return "op_" + HexFormat.of().formatHex(sha.digest(), 0, 16);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-256", e);
+    }
   }
 }

@@ -187,6 +187,22 @@ public abstract class AdapterContract {
     assertEquals(3, app.effects("k-t"));
   }
 
+  /**
+   * Issue 27: a handler that committed its effect and then answered 500 ran again on the retry (2
+   * effects), because a 5xx released the claim. The default now stores every status but 503.
+   */
+  @Test
+  void aHandlerThatCommittedItsEffectThenAnswered500DoesNotRunAgainOnTheRetry() throws Exception {
+    startDefault();
+    HttpResponse<String> failed = post("/orders", "k-500", null, "500", "{}");
+    HttpResponse<String> retry = post("/orders", "k-500", null, null, "{}");
+
+    assertEquals(500, failed.statusCode());
+    assertEquals(500, retry.statusCode(), "the stored answer");
+    assertEquals(Optional.of("true"), replayed(retry));
+    assertEquals(1, app.effects("k-500"), "one effect");
+  }
+
   @Test
   void anOverCapResponseReachesTheFirstCallerInFullAndItsReplayIsMarkedOmitted() throws Exception {
     start(IdempotencyGuard.builder(new InMemoryIdempotencyStore()).maxCapturedBody(1024));

@@ -13,8 +13,8 @@ import org.postgresql.ds.PGSimpleDataSource;
  * handler (writes its effect and the claim's fencing token to a file, forced to disk), then
  * SIGKILLs itself mid-handler, before completion.
  *
- * <p>Arguments: {@code sqlite <file>} or {@code postgres <port> <database>}, then the key and the
- * file for the effect.
+ * <p>Arguments: {@code sqlite <file>} or {@code postgres <port> <database>}, then the key, the
+ * file for the effect, and optionally the guard's instance id.
  */
 public final class KillChild {
   private KillChild() {}
@@ -33,8 +33,12 @@ public final class KillChild {
       store = JdbcIdempotencyStore.postgres(ds);
     }
     String key = args[i++];
-    Path effects = Path.of(args[i]);
-    IdempotencyGuard guard = IdempotencyGuard.builder(store).build();
+    Path effects = Path.of(args[i++]);
+    IdempotencyGuard.Builder builder = IdempotencyGuard.builder(store);
+    if (i < args.length) {
+      builder.instanceId(args[i]);
+    }
+    IdempotencyGuard guard = builder.build();
     Admission a = guard.admit(GuardKillTest.request(key));
     if (!(a instanceof Admission.Proceed p)) {
       System.out.println("not claimed: " + a);

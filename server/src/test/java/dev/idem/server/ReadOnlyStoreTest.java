@@ -12,9 +12,10 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,9 +48,10 @@ class ReadOnlyStoreTest {
       claim(service, running);
 
       try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(db)) {
-        assertEquals(1L, reader.counts().get(RecordState.COMPLETED));
-        assertEquals(1L, reader.counts().get(RecordState.IN_FLIGHT));
-        assertEquals(List.of(done, running), reader.list(null, null, 10).stream().map(StoredRecord::id).toList());
+        assertEquals(1L, reader.stats(T0).completed());
+        assertEquals(1L, reader.stats(T0).inFlight());
+        assertEquals(Set.of(done, running), reader.records(RecordQuery.all(), T0).records().stream()
+            .map(RecordSummary::id).collect(Collectors.toSet()));
         assertEquals(201, reader.find(done).orElseThrow().response().orElseThrow().status());
 
         IdempotencyStoreException e = assertThrows(IdempotencyStoreException.class, () -> claim(reader,
@@ -60,7 +62,7 @@ class ReadOnlyStoreTest {
         // The service goes on writing while the reader is open, and the reader sees it.
         RecordId later = new RecordId("bob", "POST /orders", "k-later");
         claim(service, later);
-        assertEquals(2L, reader.counts().get(RecordState.IN_FLIGHT));
+        assertEquals(2L, reader.stats(T0).inFlight());
       }
       assertTrue(service.find(done).isPresent(), "the service's store is intact");
     }
@@ -74,7 +76,7 @@ class ReadOnlyStoreTest {
     }
     Map<String, String> before = digests(dir);
     try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(db)) {
-      assertEquals(1, reader.list(RecordState.IN_FLIGHT, null, 10).size());
+      assertEquals(1, reader.records(RecordQuery.inFlight(), T0).records().size());
     }
     assertEquals(before, digests(dir), "no file written, none created");
   }

@@ -1,16 +1,19 @@
 package dev.idem.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SqliteStoreTest extends JdbcStoreContract {
+class SqliteStoreTest extends StoreContract {
   @TempDir
   Path dir;
 
@@ -31,5 +34,66 @@ class SqliteStoreTest extends JdbcStoreContract {
       rs.next();
       assertEquals("wal", rs.getString(1));
     }
+  }
+
+  /**
+   * Issue 27: after a restart, a claim left in flight by the dead run answered 409 until its 30 s
+   * lease ran out. Only one process writes an embedded store, so at open the store ends them all.
+   */
+  @Test
+  void openingEndsTheLeasesThatAnEarlierRunLeftInFlight() throws Exception {
+    claimed(ID, A, "o1", T0);
+    store().close(); // as good as a crash here: the claim is still in flight on disk
+    store = null;
+    Instant restart = T0.plusSeconds(2);
+    assertEquals(1, store().records(RecordQuery.stuck(), restart).records().size(), "known dead at open");
+    assertEquals(2, claimed(ID, A, "o2", restart), "the retry runs at once");
+  }
+
+  @Test
+  void anEmbeddedStoreBelongsToOneOpener() throws Exception {
+    store();
+    IdempotencyStoreException twice = assertThrows(IdempotencyStoreException.class,
+        () -> JdbcIdempotencyStore.sqlite(dir.resolve("idem.db")));
+    assertTrue(twice.getMessage().contains("already open"), twice.getMessage());
+    store().close();
+    store = null;
+    store(); // the lock went with the close
+  }
+
+  @Test
+  void aReadOnlyOpenListsRecordsBesideTheServingProcessAndWritesNothing() throws Exception {
+    claimed(ID, A, "o1", T0);
+    try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(dir.resolve("idem.db"))) {
+      assertEquals(1, reader.records(RecordQuery.inFlight(), T0).records().size());
+      assertEquals(1, reader.stats(T0).inFlight());
+      assertThrows(IdempotencyStoreException.class, () -> reader.purgeExpired(T0.plus(RETENTION).plus(LEASE)));
+    }
+    assertEquals(RecordState.IN_FLIGHT, store().find(ID).orElseThrow().state(), "the reader ended no lease");
+  }
+
+  /** A database from before issue 27 (no claimed_at, no taken_over) is upgraded in place. */
+  @Test
+  void anOlderSchemaIsUpgradedInPlace() throws Exception {
+    Path old = dir.resolve("old.db");
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + old); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE idem_server_record (caller TEXT NOT NULL, route TEXT NOT NULL, idem_key TEXT NOT NULL,"
+          + " fingerprint TEXT NOT NULL, state TEXT NOT NULL, generation BIGINT NOT NULL, owner TEXT NOT NULL,"
+          + " lease_until BIGINT NOT NULL, expires_at BIGINT NOT NULL, status INTEGER, headers TEXT, body BLOB,"
+          + " body_omitted INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (caller, route, idem_key))");
+      st.execute("INSERT INTO idem_server_record VALUES ('alice', 'POST /orders', 'k1', '" + "a".repeat(64)
+          + "', 'COMPLETED', 1, 'o1', 0, " + T0.plus(RETENTION).toEpochMilli() + ", 201, '', x'7b7d', 0)");
+    }
+    try (JdbcIdempotencyStore s = JdbcIdempotencyStore.sqlite(old)) {
+      assertEquals(RecordState.COMPLETED, s.find(ID).orElseThrow().state());
+      RecordSummary r = s.records(RecordQuery.all(), T0).records().get(0);
+      assertEquals(Instant.EPOCH, r.claimedAt(), "unknown for an older row");
+      assertEquals(1, claimed2(s));
+    }
+  }
+
+  private static long claimed2(JdbcIdempotencyStore s) {
+    return ((ClaimAttempt.Claimed) s.claim(new RecordId("alice", "POST /orders", "k2"), A, "o2", T0,
+        T0.plus(LEASE), T0.plus(RETENTION))).generation();
   }
 }

@@ -207,4 +207,79 @@ abstract class StoreContract {
       pool.shutdownNow();
     }
   }
+
+  @Test
+  void operatorsListRecordsByStateAndAgeOldestFirstInBoundedPages() throws Exception {
+    RecordId done = new RecordId("alice", "POST /orders", "done");
+    RecordId live = new RecordId("alice", "POST /orders", "live");
+    RecordId stuck = new RecordId("bob", "POST /orders", "stuck");
+    RecordId released = new RecordId("bob", "POST /refunds", "released");
+    long g = claimed(done, A, "i-1/1", T0);
+    store().complete(done, g, "i-1/1", T0, CREATED, T0.plus(RETENTION));
+    claimed(stuck, A, "pod-0/run/2", T0.plusSeconds(1));
+    long r = claimed(released, A, "i-1/3", T0.plusSeconds(2));
+    store().release(released, r, "i-1/3");
+    Instant now = T0.plus(LEASE).plusSeconds(10); // the stuck claim's lease has expired
+    claimed(live, A, "i-1/4", now.minusSeconds(5));
+
+    RecordPage all = store().records(RecordQuery.all(), now);
+    assertEquals(List.of(done, stuck, released, live), all.records().stream().map(RecordSummary::id).toList());
+    assertFalse(all.more());
+    RecordSummary first = all.records().get(0);
+    assertEquals(RecordState.COMPLETED, first.state());
+    assertEquals(T0, first.claimedAt());
+    assertEquals(java.util.OptionalInt.of(201), first.status());
+    assertEquals("i-1", first.holder());
+
+    RecordPage inFlight = store().records(RecordQuery.inFlight(), now);
+    assertEquals(List.of(stuck, live), inFlight.records().stream().map(RecordSummary::id).toList());
+    RecordSummary s = store().records(RecordQuery.stuck(), now).records().get(0);
+    assertEquals(stuck, s.id());
+    assertTrue(s.stuck(now));
+    assertEquals("pod-0/run", s.holder());
+    assertEquals(Duration.ofSeconds(39), s.age(now));
+    assertEquals(1, store().records(RecordQuery.stuck(), now).records().size());
+    assertEquals(List.of(released), store().records(RecordQuery.state(RecordState.RELEASED), now).records().stream()
+        .map(RecordSummary::id).toList());
+    assertEquals(List.of(stuck), store().records(RecordQuery.inFlight().olderThan(Duration.ofSeconds(30)), now)
+        .records().stream().map(RecordSummary::id).toList());
+    RecordPage page = store().records(RecordQuery.all().limit(2), now);
+    assertEquals(2, page.records().size());
+    assertTrue(page.more());
+
+    RecordStats stats = store().stats(now);
+    assertEquals(new RecordStats(2, 1, 1, 1, java.util.Optional.of(T0.plusSeconds(1))), stats);
+    assertEquals(Duration.ofSeconds(39), stats.oldestInFlightAge(now));
+  }
+
+  @Test
+  void aTakeoverIsReportedByTheClaimAndShownToOperators() throws Exception {
+    claimed(ID, A, "o1", T0);
+    Instant later = T0.plus(LEASE).plusMillis(1);
+    ClaimAttempt.Claimed c = assertInstanceOf(ClaimAttempt.Claimed.class, claim(ID, A, "o2", later));
+    assertTrue(c.tookOver());
+    assertTrue(store().records(RecordQuery.all(), later).records().get(0).tookOver());
+    store().release(ID, c.generation(), "o2");
+    ClaimAttempt.Claimed again = assertInstanceOf(ClaimAttempt.Claimed.class, claim(ID, A, "o3", later));
+    assertFalse(again.tookOver(), "a released record is claimed, not taken over");
+    assertFalse(assertInstanceOf(ClaimAttempt.Claimed.class,
+        claim(new RecordId("c", "POST /x", "fresh"), A, "o4", later)).tookOver());
+  }
+
+  @Test
+  void theClaimsOfADeadHolderEndAtOnceAndOnlyThose() throws Exception {
+    claimed(ID, A, "pod-0/run1/1", T0);
+    RecordId other = new RecordId("alice", "POST /orders", "k2");
+    claimed(other, A, "pod-01/run1/2", T0);
+    RecordId done = new RecordId("alice", "POST /orders", "k3");
+    long g = claimed(done, A, "pod-0/run1/3", T0);
+    store().complete(done, g, "pod-0/run1/3", T0, CREATED, T0.plus(RETENTION));
+
+    assertEquals(1, store().expireClaims("pod-0"), "pod-01 is another holder; a completed record has no lease");
+    Instant soon = T0.plusSeconds(1);
+    assertEquals(A, existing(claim(ID, B, "y", soon)).fingerprint(), "another payload is still a reuse");
+    assertEquals(2, claimed(ID, A, "pod-0/run2/1", soon), "taken over at once, well within the old lease");
+    assertEquals(RecordState.IN_FLIGHT, existing(claim(other, A, "x", soon)).state(), "another holder's stays live");
+    assertEquals(RecordState.COMPLETED, existing(claim(done, A, "x", soon)).state());
+  }
 }

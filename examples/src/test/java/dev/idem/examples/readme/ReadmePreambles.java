@@ -150,6 +150,18 @@ final class ReadmePreambles {
     p.put("docs/server.md: Quickstart: JDK `HttpServer` filter", Preamble.statements(
         List.of("import com.sun.net.httpserver.HttpHandler;", "import dev.idem.server.IdempotencyGuard;"),
         List.of("HttpHandler ordersHandler;", "IdempotencyGuard guard;")));
+    p.put("docs/server.md: Quickstart: transactional mode", Preamble.statements(
+        List.of("import javax.sql.DataSource;"),
+        List.of("DataSource dataSource;")));
+    p.put("docs/server.md: Handlers with an effect elsewhere", Preamble.statements(
+        List.of(),
+        List.of("String pspUrl;", "String chargeJson;", "String operationId;")));
+    p.put("docs/server.md: Answers shaped for your clients", Preamble.statements(
+        List.of("import dev.idem.server.IdempotencyStore;"),
+        List.of("IdempotencyStore store;")));
+    p.put("docs/server.md: The operator's view", Preamble.statements(
+        List.of("import dev.idem.server.IdempotencyGuard;"),
+        List.of("IdempotencyGuard guard;")));
     p.put("docs/webhooks.md: Quickstart: the JDK HttpServer", Preamble.statements(
         List.of("import dev.idem.webhooks.WebhookEvent;"),
         List.of("void fulfil(WebhookEvent event) { }")));

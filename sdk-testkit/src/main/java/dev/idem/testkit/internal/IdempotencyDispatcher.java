@@ -143,15 +143,16 @@ public final class IdempotencyDispatcher extends Dispatcher {
       }
       long n = store.countEffect(key);
       ran = true;
-      Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), key, body));
+      Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), key, body,
+          proceed.claim().operationId()));
       if (reply == null) {
         // A handler that throws releases the claim whatever the storage policy: it did not finish.
         guard.abandon(proceed.claim());
         finished = true;
         return Responses.of(handlerFailed());
       }
-      Map<String, List<String>> headers = reply.contentType().map(ct -> Map.of("Content-Type", List.of(ct)))
-          .orElse(Map.of());
+      Map<String, List<String>> headers = new LinkedHashMap<>(reply.headers());
+      reply.contentType().ifPresent(ct -> headers.put("Content-Type", List.of(ct)));
       CompletionResult result = guard.complete(proceed.claim(), new CapturedResponse(reply.status(), headers, reply.body()));
       finished = true;
       return result == CompletionResult.REFUSED ? of(guard.refusedResponse()) : Responses.of(reply);

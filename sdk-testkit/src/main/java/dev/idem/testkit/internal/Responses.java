@@ -41,6 +41,7 @@ public final class Responses {
   public static MockResponse.Builder of(Reply reply) {
     MockResponse.Builder b = status(reply.status());
     reply.contentType().ifPresent(ct -> b.setHeader("Content-Type", ct));
+    reply.headers().forEach((name, values) -> values.forEach(v -> b.addHeader(name, v)));
     return b.body(new Buffer().write(reply.body()));
   }
 

@@ -26,7 +26,13 @@ public final class Problems {
     return json.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static String quote(String s) {
+  /**
+   * A JSON string literal.
+   *
+   * @param s the text
+   * @return {@code s} quoted and escaped
+   */
+  public static String quote(String s) {
     StringBuilder out = new StringBuilder(s.length() + 2).append('"');
     for (int i = 0; i < s.length(); i++) {
       char c = s.charAt(i);

@@ -4,27 +4,33 @@ import com.sun.net.httpserver.Filter;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpPrincipal;
 import dev.idem.server.Admission;
 import dev.idem.server.CapturedResponse;
+import dev.idem.server.Claim;
 import dev.idem.server.CompletionResult;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
+import dev.idem.server.TransactionalHandler;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.TimeoutHeader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +49,17 @@ import org.slf4j.LoggerFactory;
  * before {@code handle} returns.
  *
  * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
- * default; requests without one are {@code "anonymous"}.
+ * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in
+ * the exchange attribute {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}).
+ *
+ * <p>For a transactional route, {@link #inTransaction} makes the handler itself (no filter needed):
+ *
+ * <pre>{@code
+ * server.createContext("/orders", idem.inTransaction(dataSource, (connection, claim, body) -> {
+ *   // INSERT the order on connection
+ *   return CapturedResponse.json(201, "{\"id\":\"" + claim.operationId() + "\"}");
+ * }));
+ * }</pre>
  *
  * <p>Thread-safe.
  */
@@ -82,11 +98,7 @@ public final class IdempotencyHttpFilter extends Filter {
 
   @Override
   public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
-    URI uri = exchange.getRequestURI();
-    List<String> keyValues = exchange.getRequestHeaders().getOrDefault(guard.keyHeader(), List.of());
-    GuardRequest request = new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
-        exchange.getRequestHeaders().getFirst("Content-Type"), keyValues, caller.apply(exchange),
-        limit -> exchange.getRequestBody().readNBytes(limit));
+    GuardRequest request = guardRequest(exchange);
     Admission admission;
     try {
       admission = guard.admit(request);
@@ -104,8 +116,51 @@ public final class IdempotencyHttpFilter extends Filter {
     }
   }
 
+  /**
+   * The guard's view of an exchange, as this filter reads it (key header, caller, stated timeout),
+   * for a handler that calls the guard itself.
+   *
+   * @param exchange the exchange; its body is read only if the guard needs it
+   * @return the request for {@link IdempotencyGuard#admit} or {@link IdempotencyGuard#inTransaction}
+   */
+  public GuardRequest guardRequest(HttpExchange exchange) {
+    Objects.requireNonNull(exchange, "exchange");
+    URI uri = exchange.getRequestURI();
+    List<String> keyValues = exchange.getRequestHeaders().getOrDefault(guard.keyHeader(), List.of());
+    String timeoutHeader = guard.requestTimeoutHeader();
+    return new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
+        exchange.getRequestHeaders().getFirst("Content-Type"), keyValues, caller.apply(exchange),
+        limit -> exchange.getRequestBody().readNBytes(limit),
+        timeoutHeader == null ? null : TimeoutHeader.parse(exchange.getRequestHeaders().getFirst(timeoutHeader)));
+  }
+
+  /**
+   * A handler for a transactional route: for each exchange, {@link IdempotencyGuard#inTransaction}
+   * with a connection from {@code dataSource}, then the answer. If the handler throws, its
+   * transaction has rolled back, the exchange gets a 500 problem, and a retry runs it again.
+   *
+   * @param dataSource connections to the database of the guard's records
+   * @param handler the business action
+   * @return the handler to give {@code createContext}
+   */
+  public HttpHandler inTransaction(DataSource dataSource, TransactionalHandler handler) {
+    Objects.requireNonNull(dataSource, "dataSource");
+    Objects.requireNonNull(handler, "handler");
+    return exchange -> {
+      GuardResponse answer;
+      try {
+        answer = guard.inTransaction(dataSource, guardRequest(exchange), handler);
+      } catch (SQLException | RuntimeException e) {
+        LOG.error("A transactional handler failed; its transaction was rolled back", e);
+        answer = guard.failedResponse();
+      }
+      send(exchange, answer);
+    };
+  }
+
   private void run(HttpExchange exchange, Chain chain, Admission.Proceed p) throws IOException {
     CapturingExchange capture = new CapturingExchange(exchange, p.body(), guard.maxCapturedBody());
+    capture.setAttribute(Claim.ATTRIBUTE, p.claim());
     try {
       chain.doFilter(capture);
     } catch (IOException | RuntimeException | Error e) {
@@ -144,7 +199,15 @@ public final class IdempotencyHttpFilter extends Filter {
     return out;
   }
 
-  private static void send(HttpExchange exchange, GuardResponse g) throws IOException {
+  /**
+   * Sends one of the guard's responses (a replay, a refusal, a transactional route's answer) and
+   * closes the exchange.
+   *
+   * @param exchange the exchange, its response not yet started
+   * @param g what to send
+   * @throws IOException if writing fails
+   */
+  public static void send(HttpExchange exchange, GuardResponse g) throws IOException {
     Headers h = exchange.getResponseHeaders();
     g.headers().forEach((name, values) -> h.put(name, new ArrayList<>(values)));
     byte[] body = g.body();

@@ -2,12 +2,14 @@ package dev.idem.server.servlet;
 
 import dev.idem.server.Admission;
 import dev.idem.server.CapturedResponse;
+import dev.idem.server.Claim;
 import dev.idem.server.CompletionResult;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.TimeoutHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
@@ -60,7 +62,11 @@ import org.slf4j.LoggerFactory;
  * before it returns (no async servlets on guarded routes).
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
- * {@code "anonymous"}.
+ * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
+ * {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}).
+ *
+ * <p>A servlet on a transactional route calls the guard itself, with the helpers here:
+ * {@code IdempotencyFilter.send(response, guard.inTransaction(dataSource, filter.guardRequest(request), handler))}.
  *
  * <p>Thread-safe.
  */
@@ -102,10 +108,7 @@ public final class IdempotencyFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    List<String> keyValues = Collections.list(request.getHeaders(guard.keyHeader()));
-    GuardRequest g = new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
-        request.getContentType(), keyValues, caller.apply(request),
-        limit -> request.getInputStream().readNBytes(limit));
+    GuardRequest g = guardRequest(request);
     Admission admission;
     try {
       admission = guard.admit(g);
@@ -120,8 +123,27 @@ public final class IdempotencyFilter implements Filter {
       write(response, r.response());
     } else {
       Admission.Proceed p = (Admission.Proceed) admission;
-      run(new CachedBodyRequest(request, p.body()), response, chain, p);
+      CachedBodyRequest cached = new CachedBodyRequest(request, p.body());
+      cached.setAttribute(Claim.ATTRIBUTE, p.claim());
+      run(cached, response, chain, p);
     }
+  }
+
+  /**
+   * The guard's view of a request, as this filter reads it (key header, caller, stated timeout),
+   * for a servlet that calls the guard itself, as a transactional route does.
+   *
+   * @param request the request; its body is read only if the guard needs it
+   * @return the request for {@link IdempotencyGuard#admit} or {@link IdempotencyGuard#inTransaction}
+   */
+  public GuardRequest guardRequest(HttpServletRequest request) {
+    Objects.requireNonNull(request, "request");
+    List<String> keyValues = Collections.list(request.getHeaders(guard.keyHeader()));
+    String timeoutHeader = guard.requestTimeoutHeader();
+    return new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
+        request.getContentType(), keyValues, caller.apply(request),
+        limit -> request.getInputStream().readNBytes(limit),
+        timeoutHeader == null ? null : TimeoutHeader.parse(request.getHeader(timeoutHeader)));
   }
 
   private void run(CachedBodyRequest request, HttpServletResponse response, FilterChain chain, Admission.Proceed p)
@@ -171,6 +193,17 @@ public final class IdempotencyFilter implements Filter {
       out.put("Content-Type", List.of(response.getContentType()));
     }
     return out;
+  }
+
+  /**
+   * Writes one of the guard's responses (a replay, a refusal, a transactional route's answer).
+   *
+   * @param response the servlet response, not yet committed
+   * @param answer what to send
+   * @throws IOException if writing fails
+   */
+  public static void send(HttpServletResponse response, GuardResponse answer) throws IOException {
+    write(Objects.requireNonNull(response, "response"), Objects.requireNonNull(answer, "answer"));
   }
 
   private static void write(HttpServletResponse response, GuardResponse g) throws IOException {

@@ -98,6 +98,11 @@ public final class ManualTime {
     now = now.plus(d);
   }
 
+  /** When the earliest pending task falls due, if any. */
+  public synchronized java.util.Optional<Instant> nextDue() {
+    return tasks.stream().filter(t -> !t.handle().isCancelled()).map(Task::due).min(Comparator.naturalOrder());
+  }
+
   public synchronized int pendingTasks() {
     return (int) tasks.stream().filter(t -> !t.handle().isCancelled()).count();
   }

@@ -49,6 +49,9 @@ public final class OrderApp {
     switch (m) {
       case "throw":
         throw new IllegalStateException("the handler failed");
+      case "500":
+        // The effect above has committed; then the answer fails.
+        return new Answer(500, "application/json", null, "{\"error\":\"rendering failed\"}".getBytes(StandardCharsets.UTF_8));
       case "503":
         return new Answer(503, "application/json", null, "{\"busy\":true}".getBytes(StandardCharsets.UTF_8));
       case "big":

@@ -1,0 +1,250 @@
+package dev.idem.server;
+
+import dev.idem.server.internal.SqlDialect;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Transactional mode, one request: claim, handler and result in the app's transaction. Either the
+ * guard owns the transaction (begins, commits, rolls back) or it works inside a caller's, within a
+ * savepoint. See {@link IdempotencyGuard#inTransaction} for the contract.
+ */
+final class TransactionalRun {
+  private static final Logger LOG = LoggerFactory.getLogger(TransactionalRun.class);
+  // Reads the setting and sets the new one in one round trip; OFFSET 0 keeps the subquery (the
+  // old value) from being folded into the same projection as the set.
+  private static final String SET_LOCK_TIMEOUT = "SELECT p.prev, set_config('lock_timeout', ?, true)"
+      + " FROM (SELECT current_setting('lock_timeout') AS prev OFFSET 0) p";
+
+  private final IdempotencyGuard guard;
+  private final Connection c;
+  private final boolean owned;
+  private final SqlDialect dialect;
+  private Savepoint savepoint;
+
+  private TransactionalRun(IdempotencyGuard guard, Connection c, boolean owned, SqlDialect dialect) {
+    this.guard = guard;
+    this.c = c;
+    this.owned = owned;
+    this.dialect = dialect;
+  }
+
+  static GuardResponse run(IdempotencyGuard guard, Connection c, GuardRequest request, TransactionalHandler handler,
+      boolean owned) throws IOException, SQLException {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(handler, "handler");
+    if (guard.closed()) {
+      throw new IllegalStateException("the idempotency guard is closed");
+    }
+    if (!(guard.store() instanceof JdbcIdempotencyStore store)) {
+      throw new IllegalStateException("transactional mode needs the guard's records in the app's database:"
+          + " build the guard on a JdbcIdempotencyStore over that database, not " + guard.store().getClass().getName());
+    }
+    boolean autoCommit = c.getAutoCommit();
+    if (!owned && autoCommit) {
+      throw new IllegalStateException("joinTransaction needs a connection in a transaction (auto-commit off);"
+          + " use inTransaction to let the guard run the transaction");
+    }
+    IdempotencyGuard.Prepared p = guard.prepare(request);
+    if (p.answer() instanceof Admission.Respond r) {
+      return r.response();
+    }
+    TransactionalRun run = new TransactionalRun(guard, c, owned, store.dialect());
+    if (owned && autoCommit) {
+      c.setAutoCommit(false);
+    }
+    try {
+      if (p.answer() instanceof Admission.Unguarded) {
+        byte[] body = request.body().read(guard.maxRequestBody() + 1);
+        if (body.length > guard.maxRequestBody()) {
+          return ((Admission.Respond) guard.tooLarge()).response();
+        }
+        return run.unguarded(handler, body);
+      }
+      return run.guarded(p, request, handler);
+    } finally {
+      if (owned && autoCommit) {
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException e) {
+          LOG.warn("Could not restore auto-commit on the app's connection", e);
+        }
+      }
+    }
+  }
+
+  private GuardResponse unguarded(TransactionalHandler handler, byte[] body) throws SQLException {
+    begin();
+    CapturedResponse response = handle(handler, null, body);
+    if (owned) {
+      try {
+        c.commit();
+      } catch (SQLException e) {
+        undoQuietly(e);
+        return storeFailed("commit", e);
+      }
+    }
+    return toSend(response);
+  }
+
+  private GuardResponse guarded(IdempotencyGuard.Prepared p, GuardRequest request, TransactionalHandler handler)
+      throws SQLException {
+    Instant now = guard.clock().instant();
+    String owner = guard.ownerToken();
+    ClaimAttempt attempt;
+    try {
+      begin();
+      String previous = null;
+      Duration wait = dialect == SqlDialect.POSTGRESQL ? guard.lockWait(request) : null;
+      if (wait != null) {
+        previous = setLockTimeout(Long.toString(Math.max(1, wait.toMillis())));
+      }
+      attempt = JdbcIdempotencyStore.claimOn(c, p.id(), p.fingerprint(), owner, now, now.plus(guard.lease()),
+          now.plus(p.policy().retention()));
+      if (previous != null) {
+        setLockTimeout(previous);
+      }
+    } catch (SQLException e) {
+      undoQuietly(e);
+      if (dialect == SqlDialect.POSTGRESQL && dialect.isLockWaitOver(e)) {
+        // Another transaction holds this key and did not finish within the wait.
+        guard.hear(l -> l.conflict(p.route()));
+        return guard.inFlight();
+      }
+      return storeFailed("claim", e);
+    }
+    if (!(attempt instanceof ClaimAttempt.Claimed claimed)) {
+      try {
+        undo();
+      } catch (SQLException e) {
+        return storeFailed("claim", e);
+      }
+      if (attempt instanceof ClaimAttempt.Existing e && !e.record().fingerprint().equals(p.fingerprint())) {
+        guard.hear(l -> l.mismatch(p.route()));
+        return guard.reused();
+      }
+      if (attempt instanceof ClaimAttempt.Existing e && e.record().state() == RecordState.COMPLETED
+          && e.record().response().isPresent()) {
+        guard.hear(l -> l.replayed(p.route()));
+        return guard.replay(e.record().response().get());
+      }
+      // A claim in flight outside transactional mode (a lease-mode run of the same operation).
+      guard.hear(l -> l.conflict(p.route()));
+      return guard.inFlight();
+    }
+    if (claimed.tookOver()) {
+      guard.hear(l -> l.takeover(p.route()));
+    }
+    Claim claim = new Claim(p.id(), claimed.generation(), owner, p.fingerprint(), p.policy().retention(),
+        guard.storagePolicy(p.policy()));
+    claim.finish(); // no lease to renew: nobody sees the claim before the commit
+    try {
+      return complete(p, claim, handler);
+    } finally {
+      // A lease-mode request of this process may be waiting on the same operation.
+      guard.signals().signal(p.id());
+    }
+  }
+
+  private GuardResponse complete(IdempotencyGuard.Prepared p, Claim claim, TransactionalHandler handler)
+      throws SQLException {
+    CapturedResponse response = handle(handler, claim, p.body());
+    try {
+      if (!claim.storagePolicy().stores(response.status())) {
+        // Released: the claim and the handler's writes go together, so a retry finds nothing done.
+        undo();
+        return toSend(response);
+      }
+      CapturedResponse kept = response.body() != null && response.body().length > guard.maxCapturedBodyBytes()
+          ? new CapturedResponse(response.status(), response.headers(), null) : response;
+      Instant done = guard.clock().instant();
+      if (!JdbcIdempotencyStore.storeResultOn(c, p.id(), claim.generation(), claim.owner(), guard.toStored(kept),
+          done.plus(p.policy().retention()))) {
+        throw new SQLException("the claim made in this transaction is gone");
+      }
+      if (owned) {
+        c.commit();
+      }
+    } catch (SQLException e) {
+      undoQuietly(e);
+      return storeFailed("result", e);
+    }
+    return toSend(response);
+  }
+
+  private CapturedResponse handle(TransactionalHandler handler, Claim claim, byte[] body) throws SQLException {
+    CapturedResponse response;
+    try {
+      response = handler.handle(c, claim, body);
+    } catch (SQLException | RuntimeException | Error e) {
+      undoQuietly(e);
+      throw e;
+    }
+    if (response == null) {
+      NullPointerException npe = new NullPointerException("the transactional handler returned no response");
+      undoQuietly(npe);
+      throw npe;
+    }
+    return response;
+  }
+
+  private void begin() throws SQLException {
+    if (!owned) {
+      savepoint = c.setSavepoint();
+    }
+  }
+
+  /** Rolls back what this run did: the whole transaction it owns, or to its savepoint. */
+  private void undo() throws SQLException {
+    if (owned) {
+      c.rollback();
+    } else if (savepoint != null) {
+      c.rollback(savepoint);
+    }
+  }
+
+  private void undoQuietly(Throwable cause) {
+    try {
+      undo();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  /**
+   * The guard's own step failed and was rolled back. Owning the transaction, the guard answers 503:
+   * either it committed (a retry gets the replay) or nothing did. Inside a caller's transaction,
+   * the caller must roll back, so it is told.
+   */
+  private GuardResponse storeFailed(String step, SQLException e) {
+    if (!owned) {
+      throw new IdempotencyStoreException("transactional " + step + " failed: " + e.getMessage(), e);
+    }
+    LOG.error("Transactional {} failed and was rolled back; answering 503", step, e);
+    return guard.unavailable("The request was not completed, or its result could not be confirmed; retry: the"
+        + " retry gets the stored result if there is one.");
+  }
+
+  private String setLockTimeout(String value) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SET_LOCK_TIMEOUT)) {
+      ps.setString(1, value);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getString(1);
+      }
+    }
+  }
+
+  private static GuardResponse toSend(CapturedResponse r) {
+    return new GuardResponse(r.status(), r.headers(), r.body() == null ? new byte[0] : r.body());
+  }
+}
