@@ -37,22 +37,24 @@ public final class CustomPolicySample {
     Classifier classifier = Classifier.forStatus(404, Verdict.transientFailure("HTTP 404: still propagating"))
         .orElse(Classifier.shouldRetryHeader("Should-Retry"))
         .orElse(Classifier.defaults());
-    IdempotentExecutor executor = IdempotentExecutor.builder()
+    // The executor is the app's here (given to the builder), so the app closes it.
+    try (IdempotentExecutor executor = IdempotentExecutor.builder()
         .journal(new InMemoryJournal())
         .retryPolicy(policy)
         .classifier(classifier)
-        .build();
-    OkHttpClient client = new OkHttpClient.Builder()
-        .addInterceptor(IdemOkHttp.builder(executor).build().interceptor())
-        .build();
+        .build()) {
+      OkHttpClient client = new OkHttpClient.Builder()
+          .addInterceptor(IdemOkHttp.builder(executor).build().interceptor())
+          .build();
 
-    server.plan().forNext(2, Fault.status(404));
-    IdempotentOperation op = IdempotentOperation.of("provision-account")
-        .withPolicy(policy.toBuilder().maxAttempts(4).build()); // this operation only
-    try (Response r = client.newCall(new Request.Builder().url(server.url("/accounts").toString())
-        .post(RequestBody.create("{\"plan\":\"pro\"}", MediaType.get("application/json")))
-        .tag(IdempotentOperation.class, op).build()).execute()) {
-      return r.code();
+      server.plan().forNext(2, Fault.status(404));
+      IdempotentOperation op = IdempotentOperation.of("provision-account")
+          .withPolicy(policy.toBuilder().maxAttempts(4).build()); // this operation only
+      try (Response r = client.newCall(new Request.Builder().url(server.url("/accounts").toString())
+          .post(RequestBody.create("{\"plan\":\"pro\"}", MediaType.get("application/json")))
+          .tag(IdempotentOperation.class, op).build()).execute()) {
+        return r.code();
+      }
     }
   }
 

@@ -19,9 +19,12 @@ public final class JavaHttpClientSample {
 
   /** Sends one order synchronously and one asynchronously; returns both bodies. */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
+    // Closed in reverse order: the executor, then the journal. The client closes neither (the app
+    // gave them to it), nor the HttpClient it wraps.
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build()) {
       IdempotentHttpClient client = IdempotentHttpClient.builder(HttpClient.newHttpClient())
-          .idempotentExecutor(IdempotentExecutor.builder().journal(journal).build())
+          .idempotentExecutor(executor)
           .build();
       HttpRequest request = HttpRequest.newBuilder(server.url("/orders"))
           .header("Content-Type", "application/json")

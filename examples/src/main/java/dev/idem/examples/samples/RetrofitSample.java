@@ -1,6 +1,5 @@
 package dev.idem.examples.samples;
 
-import dev.idem.core.IdempotentExecutor;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.okhttp.IdempotentOperation;
@@ -33,8 +32,9 @@ public final class RetrofitSample {
 
   /** Creates one order through Retrofit and returns the server's body. */
   public static String run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(journal).build()).build();
+    // The adapter closes the executor it made; the journal, closed after it, stays the app's.
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdemOkHttp idem = IdemOkHttp.create(journal)) {
       OkHttpClient client = new OkHttpClient.Builder()
           .addInterceptor(idem.interceptor())
           .addInterceptor(chain -> chain.proceed(chain.request().newBuilder()
