@@ -149,6 +149,9 @@ public final class AsyncDriver {
     } else if (step instanceof Step.Wait wait) {
       try {
         backoff = new Timer(this::afterWait, wait.delay(), "the next attempt of " + id);
+        if (result.isDone()) {
+          backoff.cancel();  // a cancel or close that came while the timer was made may have missed it
+        }
       } catch (RejectedExecutionException e) {
         // The operation is PENDING in the journal (the loop wrote that before asking to wait).
         finished = true;
@@ -280,6 +283,9 @@ public final class AsyncDriver {
       return sent;
     }
     attemptTimeout = timer;
+    if (lifecycle.isClosed()) {
+      timer.cancel();  // a close that came while the timer was made may have missed it
+    }
     sent.whenComplete((r, e) -> {
       timer.cancel();
       if (e != null) {
@@ -324,6 +330,15 @@ public final class AsyncDriver {
 
     /** On the scheduler's thread: hand over, never run the work here. */
     private void fire() {
+      try {
+        handOver();
+      } catch (RuntimeException | Error e) {
+        // Not into the scheduler's hands, where a Future would keep it unseen.
+        lifecycle.backgroundFailed(e, "the timer for " + what);
+      }
+    }
+
+    private void handOver() {
       if (cancelled) {
         return;
       }
