@@ -11,6 +11,8 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.EngineSettings;
+import dev.idem.core.internal.ExecutorLifecycle;
+import dev.idem.core.internal.ExecutorPools;
 import dev.idem.core.internal.HostGuard;
 import dev.idem.core.internal.InputChecks;
 import dev.idem.core.internal.KeyRetention;
@@ -29,15 +31,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 
 /**
@@ -65,7 +61,8 @@ import java.util.function.DoubleSupplier;
  *       scope, operation name or reference, a query parameter that looks like a credential; see
  *       {@link Builder#allowQueryParameters}). Nothing was journaled or sent.</li>
  *   <li>{@link IllegalStateException}, thrown at once by the same methods: an operation made with
- *       {@link Operation#forReference} on an executor without {@link Builder#referenceKeySecret}.
+ *       {@link Operation#forReference} on an executor without {@link Builder#referenceKeySecret};
+ *       or the executor is closed, or reports a background failure (see "Threads and lifecycle").
  *       Nothing was journaled or sent.</li>
  * </ul>
  *
@@ -77,20 +74,56 @@ import java.util.function.DoubleSupplier;
  * ({@link AttemptTimeoutException}: it may have reached the server) and retried with the same key.
  *
  * <p>Within one executor, concurrent calls for the same {@link OperationId} are single-flight: the
- * second waits for the first one's outcome instead of sending. Thread-safe.
+ * second waits for the first one's outcome instead of sending.
+ *
+ * <h2>Threads and lifecycle</h2>
+ * Thread-safe: share one executor across the app's threads; every method may be called from any
+ * thread. {@link #execute}, {@link #resume} and {@link #resumePending} run on the calling thread
+ * and do their journal work there. Asynchronous executions do theirs on the executor's pool (see
+ * {@link Builder#asyncExecutor}), never on a scheduler thread: timers (backoff, attempt timeout)
+ * only hand work to the pool, so a slow journal delays no timer, of this executor or another.
+ * Cancelling a future returns at once and never waits for the journal.
+ *
+ * <p>By default each executor owns its threads: one scheduler thread ({@code idem-scheduler-N})
+ * and a bounded pool ({@code idem-async-N-M}), daemon threads made on first use, so a purely
+ * synchronous user without an attempt timeout starts none. A scheduler or executor given to the
+ * {@link Builder} stays the app's: the executor uses it and never shuts it down.
+ *
+ * <p>{@link #close()} ends the executor; use try-with-resources, or close it when the app stops
+ * (before closing the journal, which stays the app's and is never closed here):
+ * <ul>
+ *   <li>Calls from then on ({@code execute}, {@code executeAsync}, {@code enqueue}, {@code resume},
+ *       {@code resumeAsync}, {@code resumePending}, {@code redrive}, {@code reconcileUncertain})
+ *       throw {@link IllegalStateException} at once, naming close; nothing is journaled or sent.
+ *       The read-only methods ({@code find}, {@code list}...) still read the journal.</li>
+ *   <li>Asynchronous executions in progress: their futures complete at once, exceptionally, with
+ *       {@link OperationPendingException}; each operation stays in the journal with its key (PENDING,
+ *       or IN_FLIGHT until this executor's lease on it expires if an attempt was on the wire), and a
+ *       resume or an outbox on a new executor sends it again with the same key.</li>
+ *   <li>Synchronous executions in progress on other threads: an attempt on the wire runs to its
+ *       end and is recorded; the call then stops before its next attempt with
+ *       {@link OperationPendingException}.</li>
+ *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds for journal work
+ *       already running and for synchronous attempts' timers, then interrupts its own threads.
+ *       Calling close again does nothing.</li>
+ * </ul>
+ *
+ * <p>Background work that fails where no future can report it (the journal write that leaves a
+ * cancelled operation PENDING, say) is logged at WARN, and the next call that would journal or
+ * send throws an {@link IllegalStateException} with that failure as its cause, once; nothing was
+ * journaled or sent for that call, and the operations concerned stay in the journal with their keys.
  */
-public final class IdempotentExecutor {
+public final class IdempotentExecutor implements AutoCloseable {
   private final EngineSettings settings;
   private final RetryPolicy policy;
   private final Fingerprinter fingerprinter;
   private final Sleeper sleeper;
-  private final Scheduler scheduler;
+  private final ExecutorLifecycle lifecycle;
   private final SecretFilter secrets;
   private final SingleFlight singleFlight = new SingleFlight();
   private final KeyRetention retention;
   /** Never logged, journaled or shown by toString; a copy the caller cannot change. */
   private final byte[] referenceKeySecret;
-  private final Executor asyncExecutor;
   private final int resumeConcurrency;
 
   private IdempotentExecutor(Builder b) {
@@ -101,12 +134,11 @@ public final class IdempotentExecutor {
     this.resumeConcurrency = b.resumeConcurrency;
     this.fingerprinter = b.fingerprinter;
     this.sleeper = b.sleeper;
-    this.scheduler = b.scheduler != null ? b.scheduler : DefaultScheduler.INSTANCE;
+    this.lifecycle = new ExecutorLifecycle(new ExecutorPools(b.scheduler, b.asyncExecutor));
     this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
     this.retention = new KeyRetention(settings, b.serverKeyRetention, b.maxPendingAgeOrDefault(),
         b.expiredPendingAction);
     this.referenceKeySecret = b.referenceKeySecret;
-    this.asyncExecutor = b.asyncExecutor != null ? b.asyncExecutor : AsyncPool.INSTANCE;
   }
 
   /**
@@ -129,6 +161,7 @@ public final class IdempotentExecutor {
    */
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
+    lifecycle.checkUsable("execute");
     OperationRecord record = begin(operation);
     return runSync(record, operation.request(), transport, policyFor(operation), true);
   }
@@ -144,8 +177,8 @@ public final class IdempotentExecutor {
       return SyncDriver.awaitLeader(record.id(), ticket.result());
     }
     try {
-      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(), transport,
-          sleeper, scheduler);
+      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(),
+          transport, sleeper, lifecycle);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
@@ -210,6 +243,7 @@ public final class IdempotentExecutor {
     if (waitForLeased.isNegative()) {
       throw new IllegalArgumentException("waitForLeased must not be negative: " + waitForLeased);
     }
+    lifecycle.checkUsable("resumePending");
     return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper,
         () -> new PendingResumer(settings, retention,
             (record, transport) -> runSync(record, record.request(), transport, policy, false), resumeConcurrency));
@@ -220,7 +254,10 @@ public final class IdempotentExecutor {
    * scheduled on the scheduler, so no thread is held during backoff. Begin happens before this
    * method returns; if it fails, the future is already failed and nothing was sent.
    *
-   * <p>Cancelling the returned future stops further attempts and leaves the operation PENDING.
+   * <p>Cancelling the returned future stops further attempts and leaves the operation PENDING. It
+   * returns at once, never waiting for the journal: the executor's pool writes what is left (a
+   * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
+   * ends).
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -231,6 +268,7 @@ public final class IdempotentExecutor {
    */
   public CompletableFuture<Outcome> executeAsync(Operation operation, AsyncTransport transport) {
     Objects.requireNonNull(transport, "transport");
+    lifecycle.checkUsable("executeAsync");
     OperationRecord record;
     try {
       record = begin(operation);
@@ -253,6 +291,7 @@ public final class IdempotentExecutor {
    * @throws JournalException if the record could not be made durable
    */
   public OperationRecord enqueue(Operation operation) throws IdempotencyException {
+    lifecycle.checkUsable("enqueue");
     return begin(operation);
   }
 
@@ -270,6 +309,7 @@ public final class IdempotentExecutor {
    * @throws IdempotencyException as for {@link #execute}
    */
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
+    lifecycle.checkUsable("resume");
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
     if (retention.expireIfDue(record).isTerminal()) {
@@ -288,8 +328,11 @@ public final class IdempotentExecutor {
    * @return a future of the outcome; it fails with an {@link IllegalArgumentException} if the
    *     journal has no such operation, and otherwise with the exceptions listed in the class
    * comment
+   * @throws IllegalStateException at once, if this executor is closed or reports a background
+   *     failure (see the class comment); nothing was sent
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
+    lifecycle.checkUsable("resumeAsync");
     Optional<OperationRecord> record;
     try {
       record = settings.journal().find(id);
@@ -333,8 +376,8 @@ public final class IdempotentExecutor {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(), transport, scheduler, result,
-        asyncExecutor).start();
+    new AsyncDriver(new AttemptLoop(settings, record, p, inline, retention), record.id(), request, transport, result,
+        lifecycle).start();
     return result;
   }
 
@@ -349,6 +392,7 @@ public final class IdempotentExecutor {
    * @throws IdempotencyException if the journal fails in any other way
    */
   public OperationRecord redrive(OperationId id) throws IdempotencyException {
+    lifecycle.checkUsable("redrive");
     return settings.journal().redrive(id, settings.clock().instant());
   }
 
@@ -381,6 +425,7 @@ public final class IdempotentExecutor {
    */
   public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
     Objects.requireNonNull(reconciler, "reconciler");
+    lifecycle.checkUsable("reconcileUncertain");
     return new UncertainReconciler(settings).reconcile(reconciler);
   }
 
@@ -445,6 +490,30 @@ public final class IdempotentExecutor {
     return settings.replayHeader();
   }
 
+  /**
+   * Closes this executor: refuses later calls, ends the asynchronous executions in progress with
+   * {@link OperationPendingException} (their operations stay in the journal with their keys), and
+   * shuts down the scheduler and pool it made itself, waiting up to 10 seconds for journal work
+   * already running. What exactly happens is listed in the class comment under "Threads and
+   * lifecycle". A journal, scheduler or async executor given to the {@link Builder} is the app's:
+   * it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
+   * the executor's own threads (a listener or a transport callback), which close waits for.
+   */
+  @Override
+  public void close() {
+    lifecycle.close();
+  }
+
+  /**
+   * Whether {@link #close()} was called.
+   *
+   * @return true once closed; every call that would journal or send then throws
+   *     {@link IllegalStateException}
+   */
+  public boolean isClosed() {
+    return lifecycle.isClosed();
+  }
+
   private RetryPolicy policyFor(Operation operation) {
     return operation.policy().orElse(policy);
   }
@@ -481,43 +550,6 @@ public final class IdempotentExecutor {
           + " nothing was journaled or sent");
     }
     return operation.withDerivedKey(referenceKeySecret);
-  }
-
-  /**
-   * Where asynchronous executions do their journal work once an attempt completes on another
-   * thread: never on the HTTP client's own completion threads, which would then wait for the
-   * journal (an fsync, a lock) while the client needs them for other calls. Bounded in threads and
-   * queue; when both are full the work runs on the completing thread, which slows the client
-   * down instead of buffering without limit. Lazily created, like the scheduler.
-   */
-  private static final class AsyncPool {
-    static final Executor INSTANCE = newExecutor();
-
-    private static Executor newExecutor() {
-      AtomicInteger n = new AtomicInteger();
-      int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
-      ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-          new ArrayBlockingQueue<>(1024), r -> {
-            Thread t = new Thread(r, "idem-async-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          }, new ThreadPoolExecutor.CallerRunsPolicy());
-      pool.allowCoreThreadTimeOut(true);
-      return pool;
-    }
-  }
-
-  /** Lazily created, so that purely synchronous users never start a thread. */
-  private static final class DefaultScheduler {
-    static final Scheduler INSTANCE = Scheduler.of(newExecutor());
-
-    private static ScheduledExecutorService newExecutor() {
-      return Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "idem-scheduler");
-        t.setDaemon(true);
-        return t;
-      });
-    }
   }
 
   /** Builds an {@link IdempotentExecutor}. Not thread-safe. */
@@ -572,13 +604,20 @@ public final class IdempotentExecutor {
 
     /**
      * Where {@link IdempotentExecutor#executeAsync} and {@link IdempotentExecutor#resumeAsync} do
-     * their journal work (record the attempt, decide, schedule the next) when an attempt completes
-     * on a thread other than the one that sent it, typically the HTTP client's callback or
-     * completion thread: that thread is released at once instead of waiting for the journal.
-     * Default: a shared pool of daemon threads ({@code idem-async-N}, as many as processors, at
-     * least 2), with a bounded queue; when it is full the work runs on the completing thread.
+     * their journal work (claim, record the attempt, decide, schedule the next): after every
+     * backoff and attempt timeout (the scheduler's thread only hands the work over), and when an
+     * attempt completes on a thread other than the one that sent it, typically the HTTP client's
+     * callback or completion thread, which is then released at once instead of waiting for the
+     * journal. Default: a pool owned by this executor, made on first use and shut down by
+     * {@link IdempotentExecutor#close()}: daemon threads {@code idem-async-N-M}, as many as
+     * processors (at least 2), idle ones ending after 30 s, and a queue of 1024 tasks. When that
+     * queue is full, a completing client thread does the work itself (slowing the client down
+     * rather than queueing without bound), and a timer tries again 10 ms later.
      *
-     * @param executor runs that work; it must not drop tasks silently
+     * @param executor runs that work; the app keeps it and shuts it down (after closing the
+     *     executor), {@code close()} never does. It must not drop tasks silently, and it should
+     *     refuse (throw {@link java.util.concurrent.RejectedExecutionException}) rather than run a
+     *     task on the submitting thread: a timer's work would then run on the scheduler's thread
      * @return this builder
      */
     public Builder asyncExecutor(Executor executor) {
@@ -706,7 +745,8 @@ public final class IdempotentExecutor {
     /**
      * The journal; default a new {@link InMemoryJournal} (keys do not survive a restart).
      *
-     * @param journal the journal; the app owns it and closes it (the executor never does)
+     * @param journal the journal; the app owns it and closes it, after closing the executor (the
+     *     executor never closes it)
      * @return this builder
      */
     public Builder journal(Journal journal) {
@@ -773,10 +813,16 @@ public final class IdempotentExecutor {
     }
 
     /**
-     * How asynchronous execution waits; default one shared daemon thread.
+     * Runs the executor's timers: the backoff between attempts of
+     * {@link IdempotentExecutor#executeAsync} and {@link IdempotentExecutor#resumeAsync}, and the
+     * attempt timeout ({@link RetryPolicy#attemptTimeout()}) of every call. Its tasks never call the
+     * journal: they hand the work to the {@link #asyncExecutor}, or (a synchronous call's attempt
+     * timeout) interrupt the sending thread. Default: a scheduler owned by this executor, one daemon
+     * thread {@code idem-scheduler-N} started on first use and stopped by
+     * {@link IdempotentExecutor#close()}.
      *
-     * @param scheduler schedules the attempts after a backoff in
-     *     {@link IdempotentExecutor#executeAsync} and {@link IdempotentExecutor#resumeAsync}
+     * @param scheduler the scheduler; the app keeps it and shuts it down (after closing the
+     *     executor), {@code close()} never does. Tests pass a manual one on fake time
      * @return this builder
      */
     public Builder scheduler(Scheduler scheduler) {

@@ -81,13 +81,15 @@ class AsyncJournalThreadTest {
   void byDefaultTheWorkRunsOnIdemsOwnPool() throws Exception {
     journalMayGoOn.countDown();
     CompletableFuture<ResponseSnapshot> onTheWire = new CompletableFuture<>();
-    IdempotentExecutor idem = IdempotentExecutor.builder().journal(blocking).clock(time.clock())
-        .scheduler(time.scheduler()).build();
-    CompletableFuture<Outcome> result = idem.executeAsync(
-        Operation.builder("create-order", Requests.order("{\"n\":1}")).build(), (request, key) -> onTheWire);
-    clientThread.submit(() -> onTheWire.complete(FakeHost.response(201, java.util.Map.of())));
-    result.get(10, TimeUnit.SECONDS);
-    assertEquals(1, recordingThreads.size());
-    assertTrue(recordingThreads.get(0).startsWith("idem-async-"), recordingThreads.toString());
+    // The executor's own pool (issue 24: one per executor, closed with it, no longer JVM-global).
+    try (IdempotentExecutor idem = IdempotentExecutor.builder().journal(blocking).clock(time.clock())
+        .scheduler(time.scheduler()).build()) {
+      CompletableFuture<Outcome> result = idem.executeAsync(
+          Operation.builder("create-order", Requests.order("{\"n\":1}")).build(), (request, key) -> onTheWire);
+      clientThread.submit(() -> onTheWire.complete(FakeHost.response(201, java.util.Map.of())));
+      result.get(10, TimeUnit.SECONDS);
+      assertEquals(1, recordingThreads.size());
+      assertTrue(recordingThreads.get(0).startsWith("idem-async-"), recordingThreads.toString());
+    }
   }
 }

@@ -31,7 +31,7 @@ class BreakerAndBudgetTest {
 
   private IdempotentExecutor.Builder executor() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5).listener(events::add);
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).listener(events::add);
   }
 
   private static Operation order(int n) {

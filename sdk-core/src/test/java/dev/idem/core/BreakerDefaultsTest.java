@@ -42,7 +42,7 @@ class BreakerDefaultsTest {
   /** Defaults, but for virtual time and fixed jitter. */
   private IdempotentExecutor.Builder defaults() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5).listener(events::add);
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).listener(events::add);
   }
 
   private static Operation order(int n) {

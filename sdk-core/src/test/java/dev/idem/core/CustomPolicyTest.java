@@ -39,7 +39,7 @@ class CustomPolicyTest {
 
   private IdempotentExecutor executor() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).classifier(REPLICA_LAG.orElse(Classifier.defaults()))
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).classifier(REPLICA_LAG.orElse(Classifier.defaults()))
         .retryPolicy(RetryPolicy.builder().delayFunction(LINEAR).build()).build();
   }
 

@@ -25,7 +25,7 @@ class DeadlineTest {
 
   private IdempotentExecutor executor(RetryPolicy policy) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5).retryPolicy(policy)
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).retryPolicy(policy)
         .circuitBreaker(CircuitBreakerSettings.disabled()).retryBudget(RetryBudget.unlimited()).build();
   }
 

@@ -27,7 +27,7 @@ class InFlightWaitTest {
   /** Defaults, but for virtual time and fixed jitter. */
   private IdempotentExecutor.Builder defaults() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5);
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5);
   }
 
   private static Operation order(int n) {

@@ -34,7 +34,8 @@ class LeaseResumeTest {
 
   private IdempotentExecutor executor(String owner) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5).owner(owner).leaseFor(LEASE).build();
+        .scheduler(time.scheduler())
+        .asyncExecutor(Runnable::run).random(() -> 0.5).owner(owner).leaseFor(LEASE).build();
   }
 
   private Map<String, ResumeHandler> handlers(FakeHost host) {

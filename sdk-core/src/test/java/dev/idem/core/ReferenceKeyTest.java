@@ -27,7 +27,7 @@ class ReferenceKeyTest {
 
   private IdempotentExecutor executor(InMemoryJournal journal, byte[] secret) {
     IdempotentExecutor.Builder b = IdempotentExecutor.builder().journal(journal).clock(time.clock())
-        .sleeper(time.sleeper()).scheduler(time.scheduler()).random(() -> 0.5);
+        .sleeper(time.sleeper()).scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5);
     if (secret != null) {
       b.referenceKeySecret(secret);
     }

@@ -72,9 +72,25 @@ import javax.net.ssl.SSLParameters;
  * untouched; what they do with an untagged POST or PATCH is the {@link UntaggedPolicy}, by default
  * {@link UntaggedPolicy#PASS_THROUGH}. A push-promise handler is ignored for keyed calls.
  *
+ * <h2>Closing</h2>
+ * {@link #close()} closes only what this client made: the executor made by {@link #create} or by a
+ * builder given no {@link Builder#idempotentExecutor}, and the {@code HttpClient} made by
+ * {@link #create(Journal)} (on Java 21 and later, where a client can be closed). The journal, an
+ * executor given to {@link Builder#idempotentExecutor}, and an {@code HttpClient} given to
+ * {@link #create(HttpClient, Journal)} or {@link #builder(HttpClient)} stay the app's, never
+ * closed here. Close in this order: an {@link dev.idem.core.outbox.OutboxDispatcher}, then this
+ * client, then the journal.
+ *
+ * <pre>{@code
+ * try (JdbcJournal journal = JdbcJournal.openEmbedded(dir);
+ *      IdempotentHttpClient client = IdempotentHttpClient.create(journal)) {
+ *   client.operation("create-order").send(request, BodyHandlers.ofString());
+ * }
+ * }</pre>
+ *
  * <p>Thread-safe, like the client it wraps.
  */
-public final class IdempotentHttpClient extends HttpClient {
+public final class IdempotentHttpClient extends HttpClient implements AutoCloseable {
   /** The default key header name. */
   public static final String DEFAULT_KEY_HEADER = AdapterSupport.DEFAULT_KEY_HEADER;
 
@@ -84,10 +100,15 @@ public final class IdempotentHttpClient extends HttpClient {
   private final KeyHeaderFormat keyFormat;
   private final AdapterSupport support;
   private final CallEngine engine;
+  /** Made here, and so closed by {@link #close()}; see "Closing" in the class comment. */
+  private final boolean ownsExecutor;
+  private final boolean ownsDelegate;
 
   private IdempotentHttpClient(Builder b) {
     this.delegate = b.delegate;
     this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
+    this.ownsExecutor = b.executor == null || b.ownsExecutor;
+    this.ownsDelegate = b.ownsDelegate;
     this.keyHeader = b.keyHeader;
     this.keyFormat = b.keyFormat;
     this.support = AdapterSupport.of(executor, keyHeader, keyFormat, b.untaggedPolicy);
@@ -102,26 +123,33 @@ public final class IdempotentHttpClient extends HttpClient {
    * PATCH on its own, so every request on the wire is a journaled attempt.
    *
    * @param journal where operations are journaled before the first byte, such as
-   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}
-   * @return the client
+   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}; it stays the app's
+   * @return the client; {@link #close()} closes its executor and its {@code HttpClient}, not the journal
    * @throws NullPointerException if {@code journal} is null
    */
   public static IdempotentHttpClient create(Journal journal) {
-    return create(HttpClient.newHttpClient(), journal);
+    Objects.requireNonNull(journal, "journal");
+    Builder b = builder(HttpClient.newHttpClient()).idempotentExecutor(IdempotentExecutor.builder().journal(journal)
+        .build());
+    b.ownsExecutor = true;
+    b.ownsDelegate = true;
+    return b.build();
   }
 
   /**
    * {@link #create(Journal)} over a client the app configured (timeouts, proxy, TLS, executor).
    *
-   * @param delegate the client that sends each attempt
-   * @param journal where operations are journaled
-   * @return the client
+   * @param delegate the client that sends each attempt; it stays the app's
+   * @param journal where operations are journaled; it stays the app's
+   * @return the client; {@link #close()} closes the executor made here, neither argument
    * @throws NullPointerException if an argument is null
    * @throws IllegalArgumentException if {@code delegate} is already an {@link IdempotentHttpClient}
    */
   public static IdempotentHttpClient create(HttpClient delegate, Journal journal) {
     Objects.requireNonNull(journal, "journal");
-    return builder(delegate).idempotentExecutor(IdempotentExecutor.builder().journal(journal).build()).build();
+    Builder b = builder(delegate).idempotentExecutor(IdempotentExecutor.builder().journal(journal).build());
+    b.ownsExecutor = true;
+    return b.build();
   }
 
   /**
@@ -352,12 +380,26 @@ public final class IdempotentHttpClient extends HttpClient {
     }
   }
 
-  /** Forwards {@code close()} to the wrapped client on Java 21+ (where it is AutoCloseable). */
+  /**
+   * Closes what this client made, and nothing else (see "Closing" in the class comment): the
+   * executor it made, as {@link IdempotentExecutor#close()} does (asynchronous calls in progress end
+   * PENDING with their keys; later keyed calls fail with {@link IllegalStateException}), then the
+   * {@code HttpClient} made by {@link #create(Journal)}, on Java 21 and later. An executor or an
+   * {@code HttpClient} the app passed in, and the journal, are left open. Idempotent. (Unlike
+   * {@link #shutdown()} and {@link #shutdownNow()}, which forward to the wrapped client whoever
+   * made it, as an explicit request to stop it.)
+   */
+  @Override
   public void close() {
-    try {
-      Lifecycle.call(delegate, "close", new Class<?>[0]);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    if (ownsExecutor) {
+      executor.close();
+    }
+    if (ownsDelegate) {
+      try {
+        Lifecycle.call(delegate, "close", new Class<?>[0]);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -365,6 +407,8 @@ public final class IdempotentHttpClient extends HttpClient {
   public static final class Builder {
     private final HttpClient delegate;
     private IdempotentExecutor executor;
+    private boolean ownsExecutor;  // set by create(): the executor given was made there
+    private boolean ownsDelegate;  // set by create(Journal): the HttpClient was made there
     private String keyHeader = DEFAULT_KEY_HEADER;
     private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
     private UntaggedPolicy untaggedPolicy = UntaggedPolicy.PASS_THROUGH;
@@ -381,9 +425,10 @@ public final class IdempotentHttpClient extends HttpClient {
     /**
      * The executor (journal, retry policy, classifier, clocks); default
      * {@code IdempotentExecutor.builder().build()}, whose in-memory journal does not survive a
-     * restart.
+     * restart, made here and closed by {@link IdempotentHttpClient#close()}.
      *
-     * @param executor the executor
+     * @param executor the executor; it stays the app's, and {@link IdempotentHttpClient#close()}
+     *     leaves it open
      * @return this builder
      */
     public Builder idempotentExecutor(IdempotentExecutor executor) {

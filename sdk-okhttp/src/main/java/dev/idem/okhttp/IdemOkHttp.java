@@ -27,7 +27,8 @@ import okhttp3.Request;
  * client after a restart.
  *
  * <pre>{@code
- * IdemOkHttp idem = IdemOkHttp.create(JdbcJournal.openEmbedded(dir));
+ * JdbcJournal journal = JdbcJournal.openEmbedded(dir);
+ * IdemOkHttp idem = IdemOkHttp.create(journal);
  * OkHttpClient client = idem.install(new OkHttpClient.Builder())  // before the interceptor adding Authorization
  *     .addInterceptor(authInterceptor)
  *     .build();
@@ -42,6 +43,11 @@ import okhttp3.Request;
  *     .build()
  *     .start();
  * OperationId queued = idem.enqueue(request);   // journaled now, delivered by the outbox
+ *
+ * // When the app stops: the dispatcher, the adapter (its executor), then the journal.
+ * outbox.close();
+ * idem.close();
+ * journal.close();
  * }</pre>
  *
  * <p>{@link #builder(IdempotentExecutor)} gives full control (retry policy, classifier, key header
@@ -88,15 +94,24 @@ import okhttp3.Request;
  * request with all its headers. Resumed attempts go through the client given to
  * {@link #transport(OkHttpClient)}, whose interceptors add them again.
  *
+ * <h2>Closing</h2>
+ * {@link #close()} closes only what this adapter made: the executor of {@link #create(Journal)}.
+ * An executor given to {@link #builder(IdempotentExecutor)}, the journal, and every OkHttp client
+ * stay the app's, never closed here. Close in this order: an
+ * {@link dev.idem.core.outbox.OutboxDispatcher}, then the adapter (or the executor), then the journal.
+ *
  * <p>Immutable and thread-safe; build one per executor and share it.
  */
-public final class IdemOkHttp {
+public final class IdemOkHttp implements AutoCloseable {
   private final AdapterSupport settings;
   private final IdempotencyInterceptor interceptor;
+  /** Whether the executor was made here ({@link #create}), and so is closed here. */
+  private final boolean ownsExecutor;
 
-  private IdemOkHttp(AdapterSupport settings) {
+  private IdemOkHttp(AdapterSupport settings, boolean ownsExecutor) {
     this.settings = settings;
     this.interceptor = new IdempotencyInterceptor(settings);
+    this.ownsExecutor = ownsExecutor;
   }
 
   /**
@@ -105,13 +120,14 @@ public final class IdemOkHttp {
    * clock; the key in {@code Idempotency-Key}, bare; untagged POST and PATCH passed through.
    *
    * @param journal where operations are journaled before the first byte, such as
-   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}
-   * @return the adapter; add it to a client with {@link #install(OkHttpClient.Builder)}
+   *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}; it stays the app's
+   * @return the adapter; add it to a client with {@link #install(OkHttpClient.Builder)}, and
+   *     {@link #close()} it (which closes the executor made here, not the journal)
    * @throws NullPointerException if {@code journal} is null
    */
   public static IdemOkHttp create(Journal journal) {
     Objects.requireNonNull(journal, "journal");
-    return builder(IdempotentExecutor.builder().journal(journal).build()).build();
+    return builder(IdempotentExecutor.builder().journal(journal).build()).build(true);
   }
 
   /**
@@ -260,6 +276,20 @@ public final class IdemOkHttp {
     return settings.executor();
   }
 
+  /**
+   * Closes the executor this adapter made ({@link #create(Journal)}), as
+   * {@link IdempotentExecutor#close()} does: calls in progress end PENDING with their keys, later
+   * calls through the interceptor fail. An adapter from {@link #builder(IdempotentExecutor)} closes
+   * nothing: its executor is the app's. The journal and the OkHttp clients are never closed here.
+   * Idempotent.
+   */
+  @Override
+  public void close() {
+    if (ownsExecutor) {
+      settings.executor().close();
+    }
+  }
+
   /** Builds an {@link IdemOkHttp}. Not thread-safe. */
   public static final class Builder {
     private final IdempotentExecutor executor;
@@ -311,10 +341,15 @@ public final class IdemOkHttp {
     /**
      * Builds it.
      *
-     * @return the facade
+     * @return the facade; its {@link IdemOkHttp#close()} leaves the executor given to
+     *     {@link IdemOkHttp#builder} open (the app closes it)
      */
     public IdemOkHttp build() {
-      return new IdemOkHttp(AdapterSupport.of(executor, headerName, format, untagged));
+      return build(false);
+    }
+
+    private IdemOkHttp build(boolean ownsExecutor) {
+      return new IdemOkHttp(AdapterSupport.of(executor, headerName, format, untagged), ownsExecutor);
     }
   }
 }

@@ -37,21 +37,23 @@ public final class CustomPolicySample {
     Classifier classifier = Classifier.forStatus(404, Verdict.transientFailure("HTTP 404: still propagating"))
         .orElse(Classifier.shouldRetryHeader("Should-Retry"))
         .orElse(Classifier.defaults());
-    IdempotentExecutor executor = IdempotentExecutor.builder()
+    // The executor is the app's here (given to the builder), so the app closes it.
+    try (IdempotentExecutor executor = IdempotentExecutor.builder()
         .journal(new InMemoryJournal())
         .retryPolicy(policy)
         .classifier(classifier)
-        .build();
-    // install, as in the README: Idem's interceptor, and OkHttp's own silent retry off.
-    OkHttpClient client = IdemOkHttp.builder(executor).build().install(new OkHttpClient.Builder()).build();
+        .build()) {
+      // install, as in the README: Idem's interceptor, and OkHttp's own silent re-sends off.
+      OkHttpClient client = IdemOkHttp.builder(executor).build().install(new OkHttpClient.Builder()).build();
 
-    server.plan().forNext(2, Fault.status(404));
-    IdempotentOperation op = IdempotentOperation.of("provision-account")
-        .withPolicy(policy.toBuilder().maxAttempts(4).build()); // this operation only
-    try (Response r = client.newCall(new Request.Builder().url(server.url("/accounts").toString())
-        .post(RequestBody.create("{\"plan\":\"pro\"}", MediaType.get("application/json")))
-        .tag(IdempotentOperation.class, op).build()).execute()) {
-      return r.code();
+      server.plan().forNext(2, Fault.status(404));
+      IdempotentOperation op = IdempotentOperation.of("provision-account")
+          .withPolicy(policy.toBuilder().maxAttempts(4).build()); // this operation only
+      try (Response r = client.newCall(new Request.Builder().url(server.url("/accounts").toString())
+          .post(RequestBody.create("{\"plan\":\"pro\"}", MediaType.get("application/json")))
+          .tag(IdempotentOperation.class, op).build()).execute()) {
+        return r.code();
+      }
     }
   }
 

@@ -17,8 +17,10 @@ public final class JavaHttpClientSample {
 
   /** Sends one order synchronously and one asynchronously; returns both bodies. */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdempotentHttpClient client = IdempotentHttpClient.create(journal);   // as in the README's quickstart
+    // As in the README's quickstart; closed in reverse order: the client (and the executor it made),
+    // then the journal, which stays the app's.
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdempotentHttpClient client = IdempotentHttpClient.create(journal)) {
       HttpRequest request = HttpRequest.newBuilder(server.url("/orders"))
           .header("Content-Type", "application/json")
           .header("Authorization", "Bearer kept-out-of-the-journal")

@@ -29,8 +29,8 @@ public final class ResumeOnRestartSample {
    */
   public static List<String> run(IdempotentServer server, Path journalDir) throws Exception {
     // The previous run: the order was journaled, then the process died before sending it.
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdempotentExecutor before = IdempotentExecutor.builder().journal(journal).build();
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdempotentExecutor before = IdempotentExecutor.builder().journal(journal).build()) {
       before.enqueue(Operation.builder("create-order", dev.idem.core.spi.RequestSnapshot
           .builder("POST", server.url("/orders"))
           .body("{\"cart\":\"cart-99\"}".getBytes(java.nio.charset.StandardCharsets.UTF_8), "application/json")
@@ -39,8 +39,8 @@ public final class ResumeOnRestartSample {
 
     // The restarted app.
     List<String> log = new CopyOnWriteArrayList<>();
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build()) {
       IdemOkHttp idem = IdemOkHttp.builder(executor).build();
       // The app's client as in the README: Idem installed, then the interceptor that re-adds the
       // secret the journal never held.

@@ -48,8 +48,9 @@ public final class RetrofitSample {
 
   /** Creates one order through Retrofit and returns the server's body. */
   public static String run(IdempotentServer server, Path journalDir) throws Exception {
-    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir)) {
-      IdemOkHttp idem = IdemOkHttp.create(journal);
+    // The adapter closes the executor it made; the journal, closed after it, stays the app's.
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(journalDir);
+        IdemOkHttp idem = IdemOkHttp.create(journal)) {
       OkHttpClient client = client(idem);
       Orders orders = new Retrofit.Builder().baseUrl(server.url("/").toString()).client(client).build()
           .create(Orders.class);

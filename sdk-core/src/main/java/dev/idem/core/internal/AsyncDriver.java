@@ -2,7 +2,8 @@ package dev.idem.core.internal;
 
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
@@ -10,114 +11,203 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.AttemptTimeoutException;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Drives an {@link AttemptLoop} with futures: sends through an {@link AsyncTransport}, waits
  * through a {@link Scheduler}, and never blocks a thread while waiting. Every touch of the loop
- * happens under this driver's lock, because the transport's callback, a scheduled task and a
- * cancellation can race.
+ * happens under this driver's lock, because the transport's callback, a timer and a cancellation
+ * can race.
  *
- * <p>That lock and the journal work it guards never run on the thread that completes an attempt
- * when that thread is someone else's (the HTTP client's callback or completion thread): the work is
- * handed to the executor's own {@code asyncExecutor}, so a slow journal (an fsync, a lock held by
- * another process) cannot hold the client's threads, and with them its connection slots. An
- * attempt that completes on the thread that sent it (a transport that answered at once, or fake
- * time in tests) is handled right there: that thread is ours already.
+ * <p>Which thread does the journal work (the loop's claims, records and transitions):
+ * <ul>
+ *   <li>The first claim and send: the caller's thread, in {@link #start()}.</li>
+ *   <li>An attempt's outcome: the thread that sent it, if the transport completed at once (that
+ *       thread is ours already); otherwise the executor's pool. The HTTP client's callback thread
+ *       only hands it over, so a slow journal (an fsync, a lock held by another process) cannot
+ *       hold the client's threads and connection slots. When the pool is full, the client's thread
+ *       does the work after all: that slows the client down instead of queueing without bound.</li>
+ *   <li>Never a scheduler thread. A timer (the backoff before the next attempt, an attempt's
+ *       timeout) only hands its work to the pool, so one executor's slow journal cannot delay
+ *       another's timers. When the pool is full, the timer tries again {@link #HANDOFF_RETRY}
+ *       later.</li>
+ *   <li>Never a thread that cancels the future: cancelling only stops the backoff timer and
+ *       returns. The journal still learns of it, from the pool: a claim taken while the cancel
+ *       came is given back at once (the operation is PENDING and due), and an attempt on the wire
+ *       is recorded as ambiguous when it ends (PENDING, sent again with the same key).</li>
+ * </ul>
+ *
+ * <p>When the executor closes ({@link #abandon()}), the future fails at once with an
+ * {@link OperationPendingException} and the timers stop. A step already running on the pool ends
+ * as after a cancel, and close waits for it. An attempt still on the wire is not recorded: the
+ * operation stays IN_FLIGHT under this executor's lease until the lease expires, and is then
+ * resumed (its attempt counted as ambiguous) with the same key.
  */
 public final class AsyncDriver {
+  /** How long a timer waits before handing its work over again when the pool is full. */
+  static final Duration HANDOFF_RETRY = Duration.ofMillis(10);
+
   private final AttemptLoop loop;
+  private final OperationId id;
   private final RequestSnapshot request;
-  private final IdempotencyKey key;
   private final AsyncTransport transport;
-  private final Scheduler scheduler;
   private final CompletableFuture<Outcome> result;
-  private final Executor asyncExecutor;
+  private final ExecutorLifecycle lifecycle;
 
+  // Guarded by this.
   private boolean onTheWire;
-  private Future<?> timer;
+  /** Nothing more is sent or written for this execution: it ended, or stopped after a cancel or a close. */
+  private boolean finished;
 
-  public AsyncDriver(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, AsyncTransport transport,
-      Scheduler scheduler, CompletableFuture<Outcome> result, Executor asyncExecutor) {
-    this.asyncExecutor = asyncExecutor;
+  // Set under the lock; read without it by a cancel or a close, which only cancel them.
+  private volatile Timer backoff;
+  private volatile Timer attemptTimeout;
+
+  public AsyncDriver(AttemptLoop loop, OperationId id, RequestSnapshot request, AsyncTransport transport,
+      CompletableFuture<Outcome> result, ExecutorLifecycle lifecycle) {
     this.loop = loop;
+    this.id = id;
     this.request = request;
-    this.key = key;
     this.transport = transport;
-    this.scheduler = scheduler;
     this.result = result;
-    result.whenComplete((o, e) -> {
-      if (e instanceof CancellationException) {
-        onCancel();
-      }
-    });
+    this.lifecycle = lifecycle;
   }
 
-  /** Claims the operation and sends its first attempt; call once. */
-  public synchronized void start() {
-    try {
-      perform(loop.start());
-    } catch (IdempotencyException | RuntimeException e) {
-      result.completeExceptionally(e);
-    } catch (Error e) {
-      failOn(e);
+  /** Claims the operation and sends its first attempt, on the calling thread; call once. */
+  public void start() {
+    if (!lifecycle.register(this)) {
+      result.completeExceptionally(closedPending());
+      return;
+    }
+    result.whenComplete((o, e) -> {
+      lifecycle.unregister(this);
+      if (result.isCancelled()) {
+        // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
+        cancel(backoff);
+      }
+    });
+    synchronized (this) {
+      try {
+        perform(loop.start());
+      } catch (IdempotencyException | RuntimeException | Error e) {
+        fail(e);
+      }
     }
   }
 
   /**
-   * An Error (OutOfMemoryError, StackOverflowError, a listener's own) while the driver runs on a
-   * transport's or the scheduler's thread. Rethrown there, it would end unseen in that thread's
-   * future and the call would never complete; so the call fails with it, and the caller sees it.
-   * The operation stays as the journal last recorded it (claimed, until its lease lets a resume take it).
+   * The executor is closing: the future fails now, and no timer of this execution fires again.
+   * Called on the closing thread; takes no lock and writes nothing.
    */
-  private void failOn(Error e) {
-    result.completeExceptionally(e);
+  void abandon() {
+    cancel(backoff);
+    cancel(attemptTimeout);
+    result.completeExceptionally(closedPending());
+  }
+
+  private OperationPendingException closedPending() {
+    return new OperationPendingException("the IdempotentExecutor was closed while operation " + id + " was in"
+        + " progress. It stays in the journal with its key " + id.key() + ": PENDING, or, if an attempt was on the"
+        + " wire, IN_FLIGHT until this executor's lease on it expires. resumePending, resumeAsync or an"
+        + " OutboxDispatcher on a new executor sends it again with the same key", null, id, List.of(), null);
+  }
+
+  /**
+   * Fails the call with {@code e}: an exception from the loop (a journal failure, say), or an Error
+   * (OutOfMemoryError, StackOverflowError, a listener's own) while the driver runs on the pool or a
+   * transport's thread, where, rethrown, it would end unseen and the call would never complete. The
+   * operation stays as the journal last recorded it. If the call was already over (cancelled,
+   * closed), no caller would see {@code e}: it is a background failure, which the next call reports.
+   */
+  private void fail(Throwable e) {
+    finished = true;
+    if (!result.completeExceptionally(e)) {
+      lifecycle.backgroundFailed(e, "an asynchronous step of " + id + " after its call was over");
+    }
   }
 
   private void perform(Step step) throws IdempotencyException {
     if (result.isDone()) {
+      // Cancelled or closed while the loop wrote the journal: send nothing more. A claim just taken
+      // is given back, so that the operation is PENDING and due now rather than held until its
+      // lease expires; after a Wait it is PENDING already.
+      finished = true;
+      if (step instanceof Step.Send) {
+        release(false, new CancellationException("cancelled or closed before the attempt was sent"));
+      }
       return;
     }
     if (step instanceof Step.Send) {
-      CompletableFuture<ResponseSnapshot> sent;
-      onTheWire = true;
-      try {
-        sent = transport.sendAsync(request, key);
-      } catch (RuntimeException e) {
-        sent = CompletableFuture.failedFuture(e);
-      }
-      Optional<Duration> timeout = loop.attemptTimeout();
-      if (timeout.isPresent()) {
-        sent = withTimeout(sent, timeout.get());
-      }
-      Thread sender = Thread.currentThread();
-      sent.whenComplete((response, error) -> {
-        if (Thread.currentThread() == sender) {
-          onAttemptDone(response, error);
-        } else {
-          handOff(() -> onAttemptDone(response, error));
-        }
-      });
+      send();
     } else if (step instanceof Step.Wait wait) {
-      timer = scheduler.schedule(this::afterWait, wait.delay());
+      try {
+        backoff = new Timer(this::afterWait, wait.delay(), "the next attempt of " + id);
+        if (result.isDone()) {
+          backoff.cancel();  // a cancel or close that came while the timer was made may have missed it
+        }
+      } catch (RejectedExecutionException e) {
+        // The operation is PENDING in the journal (the loop wrote that before asking to wait).
+        finished = true;
+        result.completeExceptionally(new OperationPendingException("the scheduler refused the timer for the next"
+            + " attempt of " + id + "; the operation is PENDING with its key and is sent again by a resume", e, id,
+            List.of(), null));
+      }
     } else if (step instanceof Step.Done done) {
+      finished = true;
       result.complete(done.outcome());
     } else {
+      finished = true;
       result.completeExceptionally(((Step.Fail) step).exception());
     }
   }
 
+  private void send() {
+    CompletableFuture<ResponseSnapshot> sent;
+    onTheWire = true;
+    try {
+      sent = transport.sendAsync(request, id.key());
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    }
+    Optional<Duration> timeout = loop.attemptTimeout();
+    if (timeout.isPresent()) {
+      sent = withTimeout(sent, timeout.get());
+    }
+    Thread sender = Thread.currentThread();
+    sent.whenComplete((response, error) -> {
+      if (Thread.currentThread() == sender) {
+        onAttemptDone(response, error);
+        return;
+      }
+      try {
+        lifecycle.execute(() -> onAttemptDone(response, error), "recording an attempt of " + id);
+      } catch (RuntimeException e) {
+        // The pool is full (or refuses for good): the completing thread records the attempt after
+        // all, rather than lose its outcome. Once the executor is closed that writes nothing.
+        onAttemptDone(response, error);
+      }
+    });
+  }
+
   private synchronized void onAttemptDone(ResponseSnapshot response, Throwable error) {
     onTheWire = false;
+    if (finished) {
+      return;
+    }
     try {
-      if (result.isCancelled()) {
-        loop.interrupted(true, new CancellationException("cancelled while an attempt was on the wire"));
+      if (result.isDone()) {
+        finished = true;
+        if (!lifecycle.isClosed()) {
+          // Cancelled while the attempt was on the wire: it may have taken effect.
+          release(true, new CancellationException("cancelled while an attempt was on the wire"));
+        }
         return;
       }
       Throwable cause = unwrap(error);
@@ -131,63 +221,73 @@ public final class AsyncDriver {
         next = loop.onFailure(new TransportFailure(re));
       } else {
         // Not an I/O failure: a bug or a cancellation in the transport. The request may have gone out.
+        finished = true;
         result.completeExceptionally(loop.interrupted(true, cause));
         return;
       }
       perform(next);
-    } catch (IdempotencyException | RuntimeException e) {
-      result.completeExceptionally(e);
-    } catch (Error e) {
-      failOn(e);
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      fail(e);
     }
   }
 
-  private void handOff(Runnable work) {
-    try {
-      asyncExecutor.execute(work);
-    } catch (RuntimeException e) {
-      // A rejecting executor must not lose the attempt's outcome: do the work here after all.
-      work.run();
-    }
-  }
-
+  /** On the pool, when the backoff is over. */
   private synchronized void afterWait() {
-    timer = null;
+    backoff = null;
+    if (finished) {
+      return;
+    }
     try {
-      if (!result.isDone()) {
-        perform(loop.afterWait());
+      if (result.isDone()) {
+        finished = true;  // PENDING in the journal since the wait began: nothing to give back
+        return;
       }
-    } catch (IdempotencyException | RuntimeException e) {
-      result.completeExceptionally(e);
-    } catch (Error e) {
-      failOn(e);
+      perform(loop.afterWait());
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      fail(e);
     }
   }
 
-  private synchronized void onCancel() {
-    if (timer != null) {
-      timer.cancel(false);
-      timer = null;
-    }
-    if (!onTheWire) {
-      // Waiting between attempts: already PENDING in the journal, or about to be claimed again.
-      loop.interrupted(false, new CancellationException("cancelled"));
+  /**
+   * Leaves the operation PENDING (recording the attempt on the wire, if any, as ambiguous) after the
+   * caller went away. A journal failure here loses nothing (the lease expires and the operation is
+   * due again), but nobody is waiting to hear of it: it is a background failure.
+   */
+  private void release(boolean sent, CancellationException why) {
+    loop.interrupted(sent, why);
+    for (Throwable t : why.getSuppressed()) {
+      lifecycle.backgroundFailed(t, "the journal write that leaves " + id + " PENDING after its call was over");
     }
   }
 
   /**
    * Fails the attempt with {@link AttemptTimeoutException} when {@code timeout} passes first. The
-   * timer runs on the injected scheduler, so fake time drives it in tests.
+   * timer runs on the executor's scheduler, so fake time drives it in tests; it only hands the
+   * timeout to the pool.
    */
   private CompletableFuture<ResponseSnapshot> withTimeout(CompletableFuture<ResponseSnapshot> sent, Duration timeout) {
     CompletableFuture<ResponseSnapshot> guarded = new CompletableFuture<>();
-    Future<?> timeoutTask = scheduler.schedule(() -> {
-      if (guarded.completeExceptionally(new AttemptTimeoutException(timeout))) {
-        sent.cancel(true);
-      }
-    }, timeout);
+    Timer timer;
+    try {
+      timer = new Timer(() -> {
+        if (guarded.completeExceptionally(new AttemptTimeoutException(timeout))) {
+          sent.cancel(true);
+        }
+      }, timeout, "the attempt timeout of " + id);
+    } catch (RejectedExecutionException e) {
+      // No timer, so nothing would bound this attempt: the call ends PENDING now, and the attempt
+      // is recorded (as ambiguous) when it ends, as after a cancel.
+      result.completeExceptionally(new OperationPendingException("the scheduler refused the attempt timeout of "
+          + id + "; the operation stays in the journal with its key and is sent again by a resume", e, id, List.of(),
+          null));
+      return sent;
+    }
+    attemptTimeout = timer;
+    if (lifecycle.isClosed()) {
+      timer.cancel();  // a close that came while the timer was made may have missed it
+    }
     sent.whenComplete((r, e) -> {
-      timeoutTask.cancel(false);
+      timer.cancel();
       if (e != null) {
         guarded.completeExceptionally(e);
       } else {
@@ -195,6 +295,80 @@ public final class AsyncDriver {
       }
     });
     return guarded;
+  }
+
+  private static void cancel(Timer timer) {
+    if (timer != null) {
+      timer.cancel();
+    }
+  }
+
+  /**
+   * A timer whose task only hands {@code work} to the pool. If the pool is full it tries again a
+   * little later; if the pool was shut down by the app (it refuses for good), the call ends
+   * PENDING; if the executor is closed, or the call is over, there is nothing left to do.
+   */
+  private final class Timer {
+    private final Runnable work;
+    private final String what;
+    private volatile Future<?> scheduled;
+    private volatile boolean cancelled;
+
+    /** @throws RejectedExecutionException if the scheduler refuses the timer */
+    Timer(Runnable work, Duration delay, String what) {
+      this.work = work;
+      this.what = what;
+      arm(delay);
+    }
+
+    private void arm(Duration delay) {
+      scheduled = lifecycle.scheduler().schedule(this::fire, delay);
+      if (cancelled) {
+        scheduled.cancel(false);
+      }
+    }
+
+    /** On the scheduler's thread: hand over, never run the work here. */
+    private void fire() {
+      try {
+        handOver();
+      } catch (RuntimeException | Error e) {
+        // Not into the scheduler's hands, where a Future would keep it unseen.
+        lifecycle.backgroundFailed(e, "the timer for " + what);
+      }
+    }
+
+    private void handOver() {
+      if (cancelled) {
+        return;
+      }
+      try {
+        lifecycle.execute(work, what);
+      } catch (RuntimeException refused) {
+        if (cancelled || lifecycle.isClosed() || result.isDone()) {
+          return;
+        }
+        try {
+          if (!lifecycle.poolRefusesForGood()) {
+            arm(HANDOFF_RETRY);
+            return;
+          }
+        } catch (RuntimeException e) {
+          refused.addSuppressed(e);
+        }
+        result.completeExceptionally(new OperationPendingException("the executor's asyncExecutor refused " + what
+            + "; the operation stays in the journal with its key and is sent again by a resume", refused, id,
+            List.of(), null));
+      }
+    }
+
+    void cancel() {
+      cancelled = true;
+      Future<?> f = scheduled;
+      if (f != null) {
+        f.cancel(false);
+      }
+    }
   }
 
   /** An already-completed future for a final step: the success, or the failure. */

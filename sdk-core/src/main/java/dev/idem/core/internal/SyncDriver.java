@@ -22,27 +22,45 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Drives an {@link AttemptLoop} on the calling thread: sends through a {@link Transport}, waits
  * through a {@link Sleeper}. The counterpart of {@link AsyncDriver}; both only perform the steps
- * the loop decides.
+ * the loop decides. Every journal call happens on the calling thread; the executor's scheduler
+ * only runs the attempt timeout, which interrupts that thread and writes nothing.
+ *
+ * <p>If the executor is closed while this runs, the attempt on the wire (if any) runs to its end
+ * and is recorded, and the call stops before its next attempt with an
+ * {@link OperationPendingException}: the operation is PENDING with its key.
  */
 public final class SyncDriver {
   private SyncDriver() {}
 
   /**
-   * Runs the loop to its end and returns the success, or throws the failure. The scheduler runs the
-   * attempt timeout, if the policy has one.
+   * Runs the loop to its end and returns the success, or throws the failure. The executor's
+   * scheduler runs the attempt timeout, if the policy has one.
    */
   public static Outcome drive(AttemptLoop loop, RequestSnapshot request, IdempotencyKey key, Transport transport,
-      Sleeper sleeper, Scheduler scheduler) throws IdempotencyException {
+      Sleeper sleeper, ExecutorLifecycle lifecycle) throws IdempotencyException {
     Step step = loop.start();
     Optional<Duration> attemptTimeout = loop.attemptTimeout();
     while (true) {
       if (step instanceof Step.Send) {
         ResponseSnapshot response;
-        AttemptTimer timer = attemptTimeout.map(t -> new AttemptTimer(scheduler, t)).orElse(null);
+        AttemptTimer timer;
+        try {
+          if (lifecycle.isClosed()) {
+            throw new RejectedExecutionException("closed");
+          }
+          timer = attemptTimeout.map(t -> new AttemptTimer(lifecycle.scheduler(), t)).orElse(null);
+        } catch (RejectedExecutionException e) {
+          // Closed on another thread (its scheduler takes no timer), or the app's scheduler shut
+          // down: nothing is sent; the claim is given back, so the operation is PENDING and due.
+          throw loop.interrupted(false, new IllegalStateException((lifecycle.isClosed()
+              ? "the IdempotentExecutor was closed" : "the scheduler refused the attempt timeout")
+              + " before the next attempt was sent", e));
+        }
         try {
           response = transport.send(request, key);
           if (timer != null) {

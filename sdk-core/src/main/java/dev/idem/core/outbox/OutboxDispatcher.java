@@ -78,6 +78,14 @@ import org.slf4j.LoggerFactory;
  *       next dispatcher delivers it with the same key.</li>
  * </ul>
  *
+ * <p>Lifecycle: close the dispatcher first, then its {@link IdempotentExecutor}, then the journal
+ * (try-with-resources in that order does it). The dispatcher never closes the executor or the
+ * journal: they are the app's. Closing the executor first stops the dispatcher at its next poll
+ * (it can deliver nothing through a closed executor): its handles complete with
+ * {@link OperationPendingException}, and nothing is lost. An attempt still on the wire when the
+ * executor closes is not recorded; its operation stays IN_FLIGHT until its lease expires, and the
+ * next dispatcher then delivers it, with the same key, as ambiguous.
+ *
  * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
  * executor's clock.
  *
@@ -213,6 +221,7 @@ public final class OutboxDispatcher implements AutoCloseable {
    * @param operation the operation to journal and deliver
    * @return a handle on its terminal outcome, a {@link CompletableFuture#copy() copy} per call
    * @throws IllegalArgumentException if no transport is registered for the operation's name
+   * @throws IllegalStateException if the executor is closed (nothing was journaled)
    * @throws NullPointerException if {@code operation} is null
    */
   public CompletableFuture<Outcome> submit(Operation operation) {
@@ -323,9 +332,11 @@ public final class OutboxDispatcher implements AutoCloseable {
   /**
    * Stops at once: no more polls, deliveries in progress are cancelled (an operation waiting for
    * its next attempt stays PENDING; an attempt on the wire is recorded as ambiguous when it ends,
-   * leaving the operation PENDING), handles of undelivered operations complete with
-   * {@link OperationPendingException}, and the pools this dispatcher created are shut down.
-   * Nothing is lost: the next dispatcher on the same journal delivers what is left. Idempotent.
+   * leaving the operation PENDING, as long as the executor is open), handles of undelivered
+   * operations complete with {@link OperationPendingException}, and the pools this dispatcher
+   * created are shut down. Returns at once: it neither waits for the journal nor closes the
+   * executor, which the app closes next. Nothing is lost: the next dispatcher on the same journal
+   * delivers what is left. Idempotent.
    */
   @Override
   public void close() {
@@ -363,6 +374,12 @@ public final class OutboxDispatcher implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
 
   private void poll() {
+    if (executor.isClosed()) {
+      LOG.warn("OutboxDispatcher stopped: its IdempotentExecutor was closed (close the dispatcher first);"
+          + " undelivered operations stay in the journal for the next dispatcher");
+      stop(false);
+      return;
+    }
     synchronized (lock) {
       pollTask = null;
       pollDue = null;

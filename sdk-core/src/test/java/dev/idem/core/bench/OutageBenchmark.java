@@ -84,6 +84,7 @@ public final class OutageBenchmark {
 
   private static IdempotentExecutor.Builder executor(FakeTime time, InMemoryJournal journal, Random random) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
+        .asyncExecutor(Runnable::run)
         .sleeper(time.sleeper()).random(random::nextDouble);
   }
 

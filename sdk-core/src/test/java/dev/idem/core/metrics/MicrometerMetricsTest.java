@@ -34,7 +34,7 @@ class MicrometerMetricsTest {
 
   private IdempotentExecutor.Builder executor() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).random(() -> 0.5).listener(metrics);
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).listener(metrics);
   }
 
   private static Operation op(String name, int n) {

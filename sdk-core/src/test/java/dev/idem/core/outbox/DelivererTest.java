@@ -43,7 +43,7 @@ class DelivererTest {
 
   private Deliverer deliverer(Journal j, int maxInFlight, int pageSize) {
     IdempotentExecutor idem = IdempotentExecutor.builder().journal(j).clock(time.clock())
-        .scheduler(time.scheduler()).random(() -> 0.5).build();
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).build();
     return new Deliverer(idem, time.clock(), Map.of("create-order", new Registration(host, null, null)),
         maxInFlight, pageSize, tracker, backoff, ended::add);
   }

@@ -29,7 +29,7 @@ class DeliveryTrackerTest {
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
   private final IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
-      .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+      .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
   private final DeliveryTracker tracker = new DeliveryTracker(journal, 2);
 
   private static Operation order(int n) {

@@ -39,6 +39,7 @@ class OutboxDispatcherTest {
 
   private IdempotentExecutor.Builder executor() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
+        .asyncExecutor(Runnable::run)
         .sleeper(time.sleeper()).random(() -> 0.5);
   }
 
@@ -81,7 +82,7 @@ class OutboxDispatcherTest {
       }
     };
     IdempotentExecutor idem = IdempotentExecutor.builder().journal(closing).clock(time.clock())
-        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
     outbox.set(outbox(idem).build().start());
     Operation op = order(1);
 
@@ -170,7 +171,7 @@ class OutboxDispatcherTest {
     host.behave(FakeHost.always(503));
     CountingJournal counting = new CountingJournal(journal);
     IdempotentExecutor idem = IdempotentExecutor.builder().journal(counting).clock(time.clock())
-        .scheduler(time.scheduler()).random(() -> 0.5).build();
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).build();
     OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
         .registerAsync("create-order", host).pollInterval(Duration.ofSeconds(1))
         .maxPollInterval(Duration.ofSeconds(60)).build().start();

@@ -49,6 +49,7 @@ class OutboxErrorTest {
 
   private IdempotentExecutor executor(Journal j) {
     return IdempotentExecutor.builder().journal(j).clock(time.clock()).scheduler(time.scheduler())
+        .asyncExecutor(Runnable::run)
         .sleeper(time.sleeper()).random(() -> 0.5).build();
   }
 

@@ -36,7 +36,8 @@ class Resilience4jRetryAdapterTest {
 
   private IdempotentExecutor executor(Resilience4jRetryAdapter r4j) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).sleeper(time.sleeper())
-        .scheduler(time.scheduler()).retryPolicy(r4j.retryPolicy()).classifier(r4j.classifier())
+        .scheduler(time.scheduler())
+        .asyncExecutor(Runnable::run).retryPolicy(r4j.retryPolicy()).classifier(r4j.classifier())
         .circuitBreaker(CircuitBreakerSettings.disabled()).retryBudget(RetryBudget.unlimited()).build();
   }
 

@@ -52,7 +52,7 @@ public final class Harness {
         .retryPolicy(policy)
         .clock(time.clock())
         .sleeper(time.sleeper())
-        .scheduler(time.scheduler())
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run)
         .random(() -> 0.5)
         .owner(OWNER);
     more.accept(b);

@@ -1,0 +1,195 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.spi.Scheduler;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Whether one executor is open, what runs in it, and what went wrong where no caller could see it.
+ *
+ * <ul>
+ *   <li>Open until {@link #close()}; from then on every call that would journal or send is refused
+ *       ({@link #checkUsable}).</li>
+ *   <li>The asynchronous executions in progress ({@link AsyncDriver}s): close completes their futures
+ *       with an {@code OperationPendingException} at once.</li>
+ *   <li>The work handed to the pool ({@link #execute}), counted, so that close can wait for journal
+ *       writes already running (the app closes its journal next) on the app's pool as on ours.</li>
+ *   <li>A failure in background work that no future can carry (a journal write after a
+ *       cancellation, an Error after the caller was told): logged at once, and thrown by the next
+ *       call as the cause of an {@link IllegalStateException}, once.</li>
+ * </ul>
+ *
+ * <p>Thread-safe.
+ */
+public final class ExecutorLifecycle {
+  private static final Logger LOG = LoggerFactory.getLogger(ExecutorLifecycle.class);
+  /**
+   * How long close waits for journal work already running and for synchronous attempts' timers:
+   * the embedded journal's busy timeout (10 s) is the longest a healthy journal call waits.
+   */
+  static final Duration CLOSE_GRACE = Duration.ofSeconds(10);
+
+  private final ExecutorPools pools;
+  private final AtomicReference<Throwable> backgroundFailure = new AtomicReference<>();
+  private final Object lock = new Object();
+  private final Set<AsyncDriver> live = new LinkedHashSet<>();  // guarded by lock
+  private volatile boolean closed;  // written under lock
+  private int tasks;  // handed to the pool and not yet finished; guarded by lock
+
+  public ExecutorLifecycle(ExecutorPools pools) {
+    this.pools = pools;
+  }
+
+  /** The executor's scheduler, for timers that only hand work over (see {@link AsyncDriver}). */
+  public Scheduler scheduler() {
+    return pools.scheduler();
+  }
+
+  public boolean isClosed() {
+    return closed;
+  }
+
+  /**
+   * Refuses a call on a closed executor, or reports a background failure not yet reported.
+   *
+   * @param call what the caller asked for, for the message
+   * @throws IllegalStateException if closed, or with a background failure as its cause
+   */
+  public void checkUsable(String call) {
+    if (closed) {
+      throw new IllegalStateException("this IdempotentExecutor was closed (close() was called); " + call
+          + " was refused before anything was journaled or sent. Build a new executor");
+    }
+    Throwable failure = backgroundFailure.getAndSet(null);
+    if (failure != null) {
+      throw new IllegalStateException("background work of this IdempotentExecutor failed earlier with " + failure
+          + " (logged when it happened; every operation it touched stays in the journal with its key). " + call
+          + " was refused before anything was journaled or sent; call again to go on", failure);
+    }
+  }
+
+  /**
+   * Background work failed where no caller hears of it: log it now, and keep it (the first one
+   * not yet reported) for the next call.
+   */
+  void backgroundFailed(Throwable failure, String where) {
+    LOG.warn("IdempotentExecutor: {} failed in the background; the next call reports it", where, failure);
+    backgroundFailure.compareAndSet(null, failure);
+  }
+
+  /** Adds an execution in progress; false if closed, when it must not start. */
+  boolean register(AsyncDriver driver) {
+    synchronized (lock) {
+      if (closed) {
+        return false;
+      }
+      live.add(driver);
+      return true;
+    }
+  }
+
+  void unregister(AsyncDriver driver) {
+    synchronized (lock) {
+      live.remove(driver);
+    }
+  }
+
+  /**
+   * Hands {@code work} to the pool, counted until it ends; whatever it throws is a background
+   * failure, never a dead thread.
+   *
+   * @throws RejectedExecutionException if the pool refuses it (full, closed, shut down by the app)
+   */
+  void execute(Runnable work, String what) {
+    synchronized (lock) {
+      tasks++;
+    }
+    Runnable counted = () -> {
+      try {
+        work.run();
+      } catch (RuntimeException | Error e) {
+        backgroundFailed(e, what);
+      } finally {
+        taskEnded();
+      }
+    };
+    try {
+      pools.pool().execute(counted);
+    } catch (RuntimeException e) {
+      taskEnded();
+      throw e;
+    }
+  }
+
+  private void taskEnded() {
+    synchronized (lock) {
+      tasks--;
+      if (tasks == 0) {
+        lock.notifyAll();
+      }
+    }
+  }
+
+  /** Whether the app's pool was shut down by the app, so that waiting for it to take work is pointless. */
+  boolean poolRefusesForGood() {
+    return pools.poolRefusesForGood();
+  }
+
+  /**
+   * Closes the executor; idempotent. In order: new calls are refused; every asynchronous execution
+   * in progress completes with an {@code OperationPendingException} (its operation stays in the
+   * journal with its key) and its timers are cancelled; the owned scheduler and pool take no new
+   * work; then it waits, up to {@link #CLOSE_GRACE} in all, for work already handed to the pool
+   * (journal writes) and for the owned threads to end. What is still running then is interrupted.
+   */
+  public void close() {
+    List<AsyncDriver> abandoned;
+    synchronized (lock) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      abandoned = new ArrayList<>(live);
+      live.clear();
+    }
+    for (AsyncDriver d : abandoned) {
+      d.abandon();
+    }
+    pools.shutdown();
+    Instant deadline = Instant.now().plus(CLOSE_GRACE);
+    boolean ended;
+    try {
+      ended = awaitTasks(deadline) && pools.awaitTermination(deadline);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      ended = false;
+    }
+    if (!ended) {
+      LOG.warn("IdempotentExecutor.close: work still running after {} (a journal call that does not return, or a"
+          + " synchronous attempt on the wire); interrupting the executor's own threads", CLOSE_GRACE);
+      pools.shutdownNow();
+    }
+  }
+
+  private boolean awaitTasks(Instant deadline) throws InterruptedException {
+    synchronized (lock) {
+      while (tasks > 0) {
+        long millis = Duration.between(Instant.now(), deadline).toMillis();
+        if (millis <= 0) {
+          return false;
+        }
+        lock.wait(millis);
+      }
+      return true;
+    }
+  }
+}

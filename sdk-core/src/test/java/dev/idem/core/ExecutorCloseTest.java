@@ -1,0 +1,206 @@
+package dev.idem.core;
+
+import static dev.idem.core.support.ScriptedTransport.hold;
+import static dev.idem.core.support.ScriptedTransport.status;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.spi.Transport;
+import dev.idem.core.support.FakeTime;
+import dev.idem.core.support.Harness;
+import dev.idem.core.support.Requests;
+import dev.idem.core.support.ScriptedTransport;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.function.Executable;
+
+/**
+ * Issue 24: an executor has a lifecycle. It owns its threads (or uses the app's), and close()
+ * says what becomes of the executions in progress and of later calls, instead of leaving
+ * JVM-global threads that nothing can stop.
+ */
+class ExecutorCloseTest {
+  private static final Duration LONG = Duration.ofSeconds(10);
+
+  private static Operation order(int n) {
+    return Operation.builder("create-order", Requests.order("{\"n\":" + n + "}")).build();
+  }
+
+  @Test
+  void closeEndsAsyncExecutionsInProgressAsPendingAndTheirOperationsKeepTheirKeys() throws Exception {
+    Harness h = new Harness();
+    Operation waiting = order(1);
+    Operation onTheWire = order(2);
+    CompletableFuture<ResponseSnapshot> held = new CompletableFuture<>();
+    ScriptedTransport waitingTransport = h.transport(waiting).then(status(503));
+    ScriptedTransport wireTransport = h.transport(onTheWire).then(hold(held));
+    CompletableFuture<Outcome> f1 = h.executor.executeAsync(waiting, waitingTransport);  // in its 100 ms backoff
+    CompletableFuture<Outcome> f2 = h.executor.executeAsync(onTheWire, wireTransport);
+
+    h.executor.close();
+
+    for (var e : Map.of(waiting, f1, onTheWire, f2).entrySet()) {
+      assertTrue(e.getValue().isDone(), "completed by close, not left hanging");
+      ExecutionException thrown = assertThrows(ExecutionException.class, () -> e.getValue().get());
+      OperationPendingException pending = assertInstanceOf(OperationPendingException.class, thrown.getCause());
+      assertEquals(e.getKey().id(), pending.operationId());
+      assertTrue(pending.getMessage().contains("closed"), pending.getMessage());
+      assertTrue(pending.getMessage().contains(e.getKey().id().key().toString()), "names the key it keeps");
+    }
+    assertEquals(OperationState.PENDING, h.state(waiting));
+    assertEquals(OperationState.IN_FLIGHT, h.state(onTheWire), "held under the lease until it expires");
+
+    // Nothing more happens: the backoff timer was cancelled, and a late answer writes nothing.
+    h.time.runUntilIdle();
+    held.complete(ScriptedTransport.response(201));
+    assertEquals(1, waitingTransport.count());
+    assertEquals(1, wireTransport.count());
+    assertEquals(1, h.record(waiting).attempts().size());
+    assertEquals(OperationState.IN_FLIGHT, h.state(onTheWire));
+
+    // A new executor on the same journal sends both again, with their keys, once the lease is over.
+    h.time.advance(Duration.ofMinutes(3));
+    try (IdempotentExecutor next = IdempotentExecutor.builder().journal(h.journal).clock(h.time.clock())
+        .sleeper(h.time.sleeper()).scheduler(h.time.scheduler()).asyncExecutor(Runnable::run).owner("next").build()) {
+      ScriptedTransport resumed = new ScriptedTransport(h.time).otherwise(status(201));
+      ResumeSummary summary = next.resumePending(Map.of("create-order",
+          ResumeHandler.of(resumed, o -> { }, f -> { throw new AssertionError(f); })));
+      assertEquals(2, summary.succeeded());
+      assertEquals(Set.of(waiting.id().key(), onTheWire.id().key()),
+          resumed.sent().stream().map(ScriptedTransport.Sent::key).collect(Collectors.toSet()));
+      assertEquals(OperationState.SUCCEEDED, h.state(waiting));
+      assertEquals(OperationState.SUCCEEDED, h.state(onTheWire));
+    }
+  }
+
+  @Test
+  void everyCallAfterCloseIsRefusedNamingCloseAndNothingIsJournaled() throws Exception {
+    Harness h = new Harness();
+    Operation done = order(1);
+    h.executor.execute(done, h.transport(done).then(status(201)));
+    h.executor.close();
+    h.executor.close();  // idempotent
+    assertTrue(h.executor.isClosed());
+
+    Operation op = order(2);
+    ScriptedTransport t = h.transport(op).otherwise(status(201));
+    Map<String, Executable> calls = Map.of(
+        "execute", () -> h.executor.execute(op, t),
+        "executeAsync", () -> h.executor.executeAsync(op, t),
+        "enqueue", () -> h.executor.enqueue(op),
+        "resume", () -> h.executor.resume(done.id(), t),
+        "resumeAsync", () -> h.executor.resumeAsync(done.id(), t),
+        "resumePending", () -> h.executor.resumePending(Map.of()),
+        "redrive", () -> h.executor.redrive(done.id()),
+        "reconcileUncertain", () -> h.executor.reconcileUncertain(record -> Reconciliation.unknown("n/a")));
+    calls.forEach((name, call) -> {
+      IllegalStateException e = assertThrows(IllegalStateException.class, call, name);
+      assertTrue(e.getMessage().contains("close()") && e.getMessage().contains(name), e.getMessage());
+    });
+    assertEquals(0, t.count());
+    assertFalse(h.journal.find(op.id()).isPresent());
+    // Reading the app's journal still works.
+    assertEquals(OperationState.SUCCEEDED, h.executor.find(done.id()).orElseThrow().state());
+  }
+
+  @Test
+  void aSynchronousCallInProgressStopsBeforeItsNextAttemptWhenClosed() throws Exception {
+    Harness h = new Harness();
+    Operation op = order(1);
+    ScriptedTransport t = h.transport(op).then(status(503)).otherwise(status(201));
+    Transport closingMidAttempt = (request, key) -> {
+      h.executor.close();  // as another thread would, while this attempt is on the wire
+      return t.send(request, key);
+    };
+    OperationPendingException e = assertThrows(OperationPendingException.class,
+        () -> h.executor.execute(op, closingMidAttempt));
+    assertTrue(String.valueOf(e.getCause()).contains("closed"), String.valueOf(e.getCause()));
+    assertEquals(1, t.count(), "the attempt on the wire was recorded, no other was sent");
+    OperationRecord r = h.record(op);
+    assertEquals(OperationState.PENDING, r.state());
+    assertEquals(1, r.attempts().size());
+  }
+
+  @Test
+  void closeLeavesTheAppsSchedulerAndExecutorRunning() throws Exception {
+    ScheduledExecutorService appScheduler = Executors.newSingleThreadScheduledExecutor();
+    ExecutorService appPool = Executors.newSingleThreadExecutor();
+    try {
+      IdempotentExecutor idem = IdempotentExecutor.builder()
+          .scheduler(dev.idem.core.spi.Scheduler.of(appScheduler)).asyncExecutor(appPool)
+          .retryPolicy(RetryPolicy.builder().baseDelay(Duration.ofMillis(1)).maxDelay(Duration.ofMillis(1))
+              .jitter(Jitter.NONE).build()).build();
+      ScriptedTransport t = new ScriptedTransport(new FakeTime()).then(status(503), status(201));
+      assertEquals(201, idem.executeAsync(order(1), t).get(LONG.toSeconds(), TimeUnit.SECONDS).response().status());
+      idem.close();
+      assertFalse(appScheduler.isShutdown(), "the app's scheduler is the app's to shut down");
+      assertFalse(appPool.isShutdown(), "the app's executor is the app's to shut down");
+    } finally {
+      appScheduler.shutdownNow();
+      appPool.shutdownNow();
+    }
+  }
+
+  @Test
+  void noIdemThreadOutlivesClose() throws Exception {
+    Set<Thread> before = Thread.getAllStackTraces().keySet();
+    IdempotentExecutor idem = IdempotentExecutor.builder()
+        .retryPolicy(RetryPolicy.builder().baseDelay(Duration.ofMillis(1)).maxDelay(Duration.ofMillis(1))
+            .jitter(Jitter.NONE).attemptTimeout(Duration.ofSeconds(30)).build()).build();
+    // An asynchronous call that waits out a backoff and completes on another thread, and a
+    // synchronous one with an attempt timeout: the scheduler and the pool both start.
+    ExecutorService client = Executors.newSingleThreadExecutor();
+    try {
+      ScriptedTransport t = new ScriptedTransport(new FakeTime()).then(status(503), status(201));
+      CompletableFuture<Outcome> f = idem.executeAsync(order(1), (request, key) ->
+          CompletableFuture.supplyAsync(() -> t.sendAsync(request, key).join(), client));
+      assertEquals(201, f.get(LONG.toSeconds(), TimeUnit.SECONDS).response().status());
+      idem.execute(order(2), new ScriptedTransport(new FakeTime()).then(status(201)));
+    } finally {
+      client.shutdownNow();
+    }
+    List<Thread> started = idemThreadsSince(before);
+    assertTrue(started.stream().anyMatch(th -> th.getName().startsWith("idem-scheduler-")), started.toString());
+    assertTrue(started.stream().anyMatch(th -> th.getName().startsWith("idem-async-")), started.toString());
+    assertTrue(started.stream().allMatch(Thread::isDaemon), "daemon threads: they never hold the JVM open");
+
+    idem.close();
+
+    for (Thread th : started) {
+      // close() waited for its pools to terminate; a thread may take a moment to leave run().
+      th.join(LONG.toMillis());
+      assertFalse(th.isAlive(), th.getName() + " outlived close()");
+    }
+  }
+
+  @Test
+  void aSynchronousUserStartsNoThread() throws Exception {
+    Set<Thread> before = Thread.getAllStackTraces().keySet();
+    try (IdempotentExecutor idem = IdempotentExecutor.builder()
+        .retryPolicy(RetryPolicy.builder().baseDelay(Duration.ofMillis(1)).maxDelay(Duration.ofMillis(1))
+            .jitter(Jitter.NONE).build()).build()) {
+      assertEquals(201, idem.execute(order(1), new ScriptedTransport(new FakeTime()).then(status(503), status(201)))
+          .response().status());
+      assertEquals(List.of(), idemThreadsSince(before));
+    }
+  }
+
+  private static List<Thread> idemThreadsSince(Set<Thread> before) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(th -> th.getName().startsWith("idem-") && !before.contains(th))
+        .collect(Collectors.toList());
+  }
+}
