@@ -86,26 +86,32 @@ import org.slf4j.LoggerFactory;
  * <h2>Durability</h2>
  * {@link #begin} returns only when the PENDING record is durable: nothing is sent for an operation
  * whose begin did not return. Before any attempt leaves the process, the journal durably knows that
- * it may leave: {@link #claim} is durable when it returns, except an operation's first claim, which
- * begin's durable record already stands for (it costs no sync of its own). {@link #recordAttempt}
- * and {@link #transition} are visible at once and made durable with the next durable write or
- * within the deferred commit interval; losing them in a crash leaves the operation IN_FLIGHT or
- * PENDING, from which it is re-sent with the same key (and the server replays its answer). So a
- * SUCCEEDED or FAILED outcome may reach the caller up to that interval before it is durable: after
- * a crash in between, the operation is resent once with its key, and one that was FAILED may end
- * UNCERTAIN, never the reverse (docs/journal.md, "The rule"). {@link #abandon}, {@link #redrive} and
- * {@link #purge} are durable when they return. {@link #flush()} makes everything durable now;
- * {@link #close()} flushes.
+ * it may leave: {@link #claim} is durable when it returns, except the first claim of an inline
+ * operation ({@link NewOperation#queued()} false), which begin's durable record already stands for
+ * (it costs no sync of its own). A queued operation's first claim is durable, so that a queued
+ * operation found unclaimed after a crash is known never to have been sent. What the caller is told
+ * is what the journal keeps: a {@link #transition} to FAILED or UNCERTAIN is durable when it returns,
+ * so a caller told FAILED never sees the operation sent again and take effect. {@link #recordAttempt},
+ * a transition to SUCCEEDED or back to PENDING, and {@link #recordOutcomeDelivered} are visible at
+ * once and made durable with the next durable write or within the deferred commit interval; losing
+ * them in a crash leaves the operation IN_FLIGHT or PENDING, from which it is re-sent with the same
+ * key (and the server replays its answer), or leaves an outcome to be handed over once more. So a
+ * SUCCEEDED outcome may reach the caller up to that interval before it is durable: a crash in
+ * between resends the operation once with its key (docs/journal.md, "The rule"). A normal JVM exit
+ * is not a crash: the embedded journal closes itself then ({@link Builder#closeOnShutdown}).
+ * {@link #abandon}, {@link #redrive} and {@link #purge} are durable when they return.
+ * {@link #flush()} makes everything durable now; {@link #close()} flushes.
  *
  * <h2>Crashes</h2>
  * On a journal only this process uses (embedded, or an app's SQLite or H2 DataSource), an
  * IN_FLIGHT operation found at open belongs to a dead process: unless its attempt was recorded, it
  * gets an AMBIGUOUS attempt and goes back to PENDING, due now. After a crash (the embedded journal
- * was not closed), so does a PENDING operation never durably claimed, whose first attempt may have
- * gone out under a claim the crash lost. A later 4xx to the resend then ends it UNCERTAIN, never
- * FAILED: the first attempt may have taken effect. On PostgreSQL, leases expire; the claim that
- * takes over an expired lease records the same AMBIGUOUS attempt, and an owner that claims its
- * own lease again (a restarted instance with a stable owner name) takes it over at once.
+ * was not closed), so does an inline PENDING operation never durably claimed, whose first attempt
+ * may have gone out under a claim the crash lost; a queued one never claimed was never sent, and is
+ * left as it is. A later 4xx to the resend then ends it UNCERTAIN, never FAILED: the first attempt
+ * may have taken effect. On PostgreSQL, leases expire; the claim that takes over an expired lease
+ * records the same AMBIGUOUS attempt, and an owner that claims its own lease again (a restarted
+ * instance with a stable owner name) takes it over at once.
  *
  * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
  * before returning; durable writes commit with {@code synchronous_commit = on}, the deferred ones
@@ -148,6 +154,14 @@ public final class JdbcJournal implements Journal {
   public static final String TRUNCATED_BODY_HEADER = "idem-journal-body-truncated";
   /** The largest stored request snapshot (headers and base64 body, as JSON): 1,000,000 characters. */
   static final int MAX_REQUEST_JSON_CHARS = 1_000_000;
+  /**
+   * The longest the shutdown hook ({@link Builder#closeOnShutdown}) waits for the journal to
+   * close: 5 seconds. A close normally takes one commit; one that takes longer (a disk that stopped
+   * answering) must not hold the JVM's exit, and the next open then recovers as after a crash.
+   */
+  public static final Duration SHUTDOWN_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+  /** What calls made after the shutdown hook closed the journal are told. */
+  static final String CLOSED_AT_EXIT = "by its JVM shutdown hook: the JVM is exiting, and nothing more is written";
   /** How many rows one transaction of {@link #purge} deletes at most: 1,000. */
   public static final int PURGE_BATCH = 1000;
 
@@ -172,6 +186,9 @@ public final class JdbcJournal implements Journal {
   private final JournalOpener.Opened opened;
   private final int purgeBatch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  /** The registered shutdown hook ({@link Builder#closeOnShutdown}), or null. */
+  private volatile Thread shutdownHook;
+  private final Duration shutdownCloseTimeout;
 
   private JdbcJournal(Builder b, String name, Dialect dialect, Store store, int schemaVersion,
       JournalOpener.Opened opened) {
@@ -186,6 +203,7 @@ public final class JdbcJournal implements Journal {
     this.schemaVersion = schemaVersion;
     this.opened = opened;
     this.purgeBatch = b.purgeBatch;
+    this.shutdownCloseTimeout = b.shutdownCloseTimeout;
   }
 
   /**
@@ -193,7 +211,8 @@ public final class JdbcJournal implements Journal {
    * settings. The directory gets permissions {@code rwx------} and its files {@code rw-------}.
    *
    * @param directory the journal's own directory (created if missing)
-   * @return the open journal; close it when the app stops
+   * @return the open journal; close it when the app stops (a JVM shutdown hook closes it at a normal
+   *     exit if the app does not; see {@link Builder#closeOnShutdown})
    * @throws JournalException if the directory cannot be created or written, another process or
    *     another journal in this JVM has the journal open, its database file is damaged, missing or
    *     another journal's, or SQLite's native library cannot be loaded
@@ -272,7 +291,8 @@ public final class JdbcJournal implements Journal {
           null);
     }
     NewOperation stored = request == operation.request() ? operation
-        : new NewOperation(id, operation.reference(), operation.fingerprint(), request, operation.createdAt());
+        : new NewOperation(id, operation.reference(), operation.fingerprint(), request, operation.createdAt(),
+            operation.queued());
     String requestJson = codec.encodeRequest(request);
     if (requestJson.length() > MAX_REQUEST_JSON_CHARS) {
       // Headers are not capped by maxRequestBodyBytes; a snapshot this large is refused rather than
@@ -283,7 +303,7 @@ public final class JdbcJournal implements Journal {
     }
     OperationTable.NewRow row = new OperationTable.NewRow(id, operation.reference(), operation.fingerprint().hex(),
         requestJson, RequestCheck.of(operation.fingerprint().hex(), requestJson),
-        Instants.toNanos(operation.createdAt()));
+        Instants.toNanos(operation.createdAt()), operation.queued());
     RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
         () -> store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null)));
     if (existing == null) {
@@ -323,14 +343,17 @@ public final class JdbcJournal implements Journal {
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
     long expiresNanos = Instants.toNanos(expiresAt);
-    // Durable before the attempt leaves, except the first claim: begin's durable record already
-    // stands for it (CrashRecovery treats a never-claimed row found after a crash as maybe sent).
+    // Durable before the attempt leaves, except the first claim of an inline operation: begin's
+    // durable record already stands for it (CrashRecovery treats an inline row never claimed found
+    // after a crash as maybe sent). A queued operation's first claim is durable too, so that a
+    // queued row never claimed is known never to have been sent: it may wait long before its
+    // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
         + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, c -> {
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {
         if (table.exists(c, id)) {
-          return Optional.<Lease>empty(); // another process is claiming or updating it right now
+          return Claimed.NONE; // another process is claiming or updating it right now
         }
         throw new IllegalStateException("no such operation: " + id);
       }
@@ -341,16 +364,23 @@ public final class JdbcJournal implements Journal {
       // An expired lease, or the claimant's own (a restarted instance under a stable owner name).
       boolean ownLease = leased && owner.equals(r.owner());
       if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && (!leased || ownLease)))) {
-        return Optional.<Lease>empty();
+        return Claimed.NONE;
       }
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
       String attempts = state == OperationState.IN_FLIGHT ? takeOver(r, now) : null;
       long generation = r.generation() + 1;
       if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos, attempts)) {
-        return Optional.<Lease>empty();
+        return Claimed.NONE;
       }
-      return Optional.of(new Lease(owner, generation, expiresAt));
-    }, lease -> lease.isPresent() && lease.get().generation() > 1 ? Durability.SYNC : Durability.DEFERRED)));
+      return new Claimed(Optional.of(new Lease(owner, generation, expiresAt)), generation > 1 || r.queued());
+    }, claimed -> claimed.durable() ? Durability.SYNC : Durability.DEFERRED))).lease();
+  }
+
+  /**
+   * What a claim did: the lease, if it got one, and whether it must be durable before it returns.
+   */
+  private record Claimed(Optional<Lease> lease, boolean durable) {
+    static final Claimed NONE = new Claimed(Optional.empty(), false);
   }
 
   /**
@@ -405,7 +435,14 @@ public final class JdbcJournal implements Journal {
     // The response as stored (secret headers stripped, a large body replaced by its marker), decoded
     // here rather than on the writer connection's turn.
     ResponseSnapshot storedResponse = storedForm(responseJson);
-    OperationRecord done = explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+    // FAILED and UNCERTAIN end the caller's call with an exception it acts on (gives up, alerts,
+    // refunds): a crash must not turn them back into an operation that is resent and may take
+    // effect, so they are durable before the caller is told. They are rare. SUCCEEDED and a retry's
+    // PENDING may be deferred: losing them leaves the row IN_FLIGHT, resent with the same key, and
+    // the server replays its answer (see "Durability").
+    Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
+        ? Durability.SYNC : Durability.DEFERRED;
+    OperationRecord done = explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
       // The request of an operation begun here is known: read the row without it, and parse no JSON
       // request on the writer connection's turn (the largest part of a durable call's CPU).
       RawRow raw = existing(table.selectWithoutRequest(c, id), id);
@@ -465,8 +502,27 @@ public final class JdbcJournal implements Journal {
           new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
         throw new IllegalStateException("operation " + id + " changed while it was being re-driven; try again");
       }
-      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason);
+      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
+          .withOutcomeDeliveredAt(null);
     }));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A deferred write (see "Durability"): losing it in a crash hands the outcome over once more,
+   * read from the journal.
+   */
+  @Override
+  public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    long atNanos = Instants.toNanos(at);
+    return store.write(Durability.DEFERRED, id, c -> table.markOutcomeDelivered(c, id, atNanos));
+  }
+
+  @Override
+  public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
+    return page(after, limit, (c, cursor, n) -> table.undelivered(c, cursor, n));
   }
 
   @Override
@@ -552,20 +608,34 @@ public final class JdbcJournal implements Journal {
   /**
    * Flushes deferred writes and releases the journal's connections (not an app-supplied
    * DataSource) and, for an embedded journal, its directory lock; a clean close tells the next
-   * open that nothing was left in flight. Idempotent; later calls on the journal throw
-   * {@link JournalException}.
+   * open that nothing was left in flight. Removes the shutdown hook ({@link
+   * Builder#closeOnShutdown}). Idempotent; later calls on the journal throw
+   * {@link JournalException}. Calls running on other threads while it closes either complete
+   * (and are durable) or throw that exception; none is lost after it returned.
    *
    * @throws JournalException if the last writes could not be made durable (the next open then
    *     recovers as after a crash)
    */
   @Override
   public void close() throws IdempotencyException {
+    close(Store.CLOSED);
+  }
+
+  private void close(String how) throws IdempotencyException {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
+    Thread hook = shutdownHook;
+    if (hook != null) {
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException exiting) {
+        // the JVM is shutting down (this may be the hook's own close): the hook is running or done
+      }
+    }
     boolean clean = false;
     try {
-      store.close();
+      store.close(how);
       clean = !store.broken();
     } finally {
       EmbeddedFiles files = opened.files();
@@ -585,6 +655,62 @@ public final class JdbcJournal implements Journal {
   }
 
   // ---- internals
+
+  /**
+   * Registers the hook that closes this journal when the JVM exits ({@link Builder#closeOnShutdown}).
+   *
+   * @throws JournalException if the JVM is already shutting down (then the journal is closed)
+   */
+  private void registerShutdownHook() throws IdempotencyException {
+    Thread hook = new Thread(this::closeAtExit, "idem-journal-shutdown-hook");
+    shutdownHook = hook;
+    try {
+      Runtime.getRuntime().addShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      shutdownHook = null;
+      try {
+        close();
+      } catch (IdempotencyException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw new JournalException("cannot open journal " + name + ": the JVM is shutting down", e);
+    }
+  }
+
+  /**
+   * The shutdown hook: closes the journal on a thread of its own and waits for it at most
+   * {@link #SHUTDOWN_CLOSE_TIMEOUT}, so that a close stuck on a disk that stopped answering does not
+   * hold up the JVM's exit (that thread is a daemon, and the JVM stops it when the hooks are done).
+   * Calls that other threads make meanwhile complete or throw a {@link JournalException} that says
+   * the journal was closed at exit.
+   */
+  private void closeAtExit() {
+    Thread closer = new Thread(() -> {
+      try {
+        close(CLOSED_AT_EXIT);
+      } catch (IdempotencyException | RuntimeException e) {
+        LOG.warn("Idem journal {}: closing it at JVM exit failed; the next open recovers as after a crash ({})",
+            name, e.toString());
+      }
+    }, "idem-journal-close-at-exit");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      closer.join(Math.max(1, shutdownCloseTimeout.toMillis()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (closer.isAlive()) {
+      LOG.warn("Idem journal {}: still closing {} after the JVM began to exit; exiting without waiting longer. The"
+          + " next open recovers as after a crash: what was acknowledged as durable is kept, and the deferred"
+          + " writes not yet committed are settled by a resend with the same key", name, shutdownCloseTimeout);
+    }
+  }
+
+  /** Tests only: the registered shutdown hook, or null. */
+  Thread shutdownHook() {
+    return shutdownHook;
+  }
 
   private interface PageQuery {
     List<RawRow> fetch(SqlSession c, RowKey after, int limit) throws SQLException;
@@ -703,6 +829,9 @@ public final class JdbcJournal implements Journal {
     private final Set<String> excludedHeaders = new TreeSet<>();
     private Clock clock = Clock.systemUTC();
     private int purgeBatch = PURGE_BATCH;
+    /** Null: the default (embedded journals only). */
+    private Boolean closeOnShutdown;
+    private Duration shutdownCloseTimeout = SHUTDOWN_CLOSE_TIMEOUT;
 
     private Builder(Path directory, DataSource dataSource) {
       this.directory = directory;
@@ -798,6 +927,47 @@ public final class JdbcJournal implements Journal {
       return this;
     }
 
+    /**
+     * Whether the journal registers a JVM shutdown hook that closes it (flushes its deferred writes,
+     * then marks the close clean) when the JVM exits normally: {@code main} returns, or
+     * {@code System.exit}, or SIGTERM/SIGINT. Default true for the embedded journal
+     * ({@link JdbcJournal#embedded}), false for {@link JdbcJournal#dataSource}.
+     *
+     * <p>Why: a SUCCEEDED outcome is deferred (see "Durability" in the class documentation), and a
+     * program that ends without closing the journal would lose the last ones; the next process would
+     * send them again (the server replays them) and hand them to the resume handlers a second time.
+     * With the hook, a normal exit loses nothing the callers were told, and the next open finds a
+     * clean close. The hook gives the close at most {@link #SHUTDOWN_CLOSE_TIMEOUT}; calls other
+     * threads make meanwhile complete or throw a {@link JournalException} that says the journal was
+     * closed at exit. An explicit {@link JdbcJournal#close()} removes the hook. Runtime.halt, kill -9
+     * and power loss run no hook: the journal recovers from them at the next open (class
+     * documentation, "Crashes").
+     *
+     * <p>Turn it off when the app manages the journal's life itself and closes it in a hook of its
+     * own after whatever still uses it (an executor, an outbox dispatcher) has stopped, for example
+     * a container that closes its beans in order: JVM shutdown hooks run concurrently and in no
+     * given order, so the journal's own hook may close it while those still write. A DataSource
+     * journal has none by default: a PostgreSQL journal commits every call, and the database of an
+     * app's SQLite or H2 DataSource may be closed by the app's own hooks; turn it on for such a
+     * journal if the app closes nothing itself.
+     *
+     * <p>The hook holds the journal until it is closed: an app that opens journals repeatedly must
+     * close each.
+     *
+     * @param close true to close the journal at JVM exit
+     * @return this builder
+     */
+    public Builder closeOnShutdown(boolean close) {
+      this.closeOnShutdown = close;
+      return this;
+    }
+
+    /** Tests only: a shorter bound on the shutdown hook's close, so that a test of it waits little. */
+    Builder shutdownCloseTimeout(Duration timeout) {
+      this.shutdownCloseTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
     /** Tests only: a smaller purge batch, so that a test's purge spans several batches cheaply. */
     Builder purgeBatch(int rows) {
       if (rows < 1) {
@@ -808,18 +978,23 @@ public final class JdbcJournal implements Journal {
     }
 
     /**
-     * Opens the journal, creating or migrating its schema.
+     * Opens the journal, creating or migrating its schema, and registers its shutdown hook (see
+     * {@link #closeOnShutdown}).
      *
      * @return the open journal
      * @throws JournalException if the database cannot be opened, written or migrated, is locked by
      *     another process, is damaged, missing or another journal's, or has a newer schema than
-     *     this version of Idem knows
+     *     this version of Idem knows, or the JVM is already shutting down
      */
     public JdbcJournal open() throws JournalException {
       JournalOpener opener = new JournalOpener(syncToDisk, deferredCommitInterval, clock);
       try {
-        return directory != null ? opener.openEmbedded(directory, this::journal)
+        JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
             : opener.openDataSource(dataSource, this::journal);
+        if (closeOnShutdown != null ? closeOnShutdown : directory != null) {
+          journal.registerShutdownHook();
+        }
+        return journal;
       } catch (JournalException e) {
         throw e;
       } catch (IdempotencyException e) {

@@ -487,6 +487,36 @@ class EmbeddedJournalModelTest {
     }
   }
 
+  private record RecordDelivered(OperationId id, Instant at) implements Call {
+    @Override
+    public Object apply(Journal j) throws Exception {
+      return j.recordOutcomeDelivered(id, at);
+    }
+
+    @Override
+    public List<OperationId> ids() {
+      return List.of(id);
+    }
+
+    @Override
+    public String toString() {
+      return "recordOutcomeDelivered(" + id + ", at=" + at + ")";
+    }
+  }
+
+  /** Pages through findUndelivered from {@code after}; the result is the list of pages. */
+  private record FindUndelivered(OperationId after, int pageSize) implements Call {
+    @Override
+    public Object apply(Journal j) throws Exception {
+      return pages(j, after, pageSize, Journal::findUndelivered);
+    }
+
+    @Override
+    public String toString() {
+      return "findUndelivered(after=" + after + ", pages of " + pageSize + ")";
+    }
+  }
+
   private record FindByReference(String scope, String reference) implements Call {
     @Override
     public Object apply(Journal j) throws Exception {
@@ -791,8 +821,12 @@ class EmbeddedJournalModelTest {
         c = abandon();
       } else if (roll < 69) {
         c = redrive();
-      } else if (roll < 75) {
+      } else if (roll < 72) {
         c = staleWrite();
+      } else if (roll < 74) {
+        c = recordDelivered();
+      } else if (roll < 75) {
+        c = new FindUndelivered(after(), 1 + rnd.nextInt(7));
       } else if (roll < 78) {
         c = new Find(rnd.nextInt(5) == 0 ? freshId() : pick(begun));
       } else if (roll < 82) {
@@ -900,7 +934,16 @@ class EmbeddedJournalModelTest {
         default -> now;
       };
       String reference = rnd.nextInt(3) == 0 ? null : pick(REFERENCES);
-      return new NewOperation(id, reference, Fingerprinter.defaults().fingerprint(request), request, createdAt);
+      boolean queued = rnd.nextInt(3) == 0;
+      return new NewOperation(id, reference, Fingerprinter.defaults().fingerprint(request), request, createdAt,
+          queued);
+    }
+
+    /** Mostly of a terminal operation (the others record nothing), now or at another node's time. */
+    private Call recordDelivered() {
+      List<OperationRecord> terminal = records(r -> r.state().isTerminal());
+      OperationId id = !terminal.isEmpty() && rnd.nextInt(5) != 0 ? pick(terminal).id() : pick(begun);
+      return new RecordDelivered(id, rnd.nextInt(8) == 0 ? now.minusMillis(rnd.nextInt(5000)) : now);
     }
 
     private RequestSnapshot request() {

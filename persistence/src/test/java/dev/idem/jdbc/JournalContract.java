@@ -339,4 +339,100 @@ abstract class JournalContract {
     journal().close();
     assertThrows(JournalException.class, () -> journal().begin(ops.newOp("{}")));
   }
+
+  // ---- queued operations and the delivery of outcomes (issue 24)
+
+  private NewOperation queued(String body) {
+    NewOperation op = ops.newOp(body);
+    return new NewOperation(op.id(), op.reference(), op.fingerprint(), op.request(), op.createdAt(), true);
+  }
+
+  /** Begins, claims and finishes {@code op} in {@code state}. */
+  private OperationRecord finished(NewOperation op, OperationState state) throws Exception {
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    return journal().transition(op.id(), lease, Transition.finish(state, T0.plusSeconds(1),
+        state == OperationState.SUCCEEDED ? ok("{}") : null, state == OperationState.SUCCEEDED ? null : "why"));
+  }
+
+  @Test
+  void beginRecordsWhetherTheOperationIsQueuedAndEveryReadReturnsIt() throws Exception {
+    NewOperation queued = queued("{\"q\":1}");
+    NewOperation inline = ops.newOp("{\"q\":0}");
+    assertTrue(journal().begin(queued).record().queued());
+    assertFalse(journal().begin(inline).record().queued());
+    assertTrue(journal().begin(queued).record().queued(), "the existing record");
+    assertTrue(journal().find(queued.id()).orElseThrow().queued());
+    assertFalse(journal().find(inline.id()).orElseThrow().queued());
+    Lease lease = journal().claim(queued.id(), "n", T0, LEASE).orElseThrow();
+    assertTrue(journal().transition(queued.id(), lease, Transition.retryAt(T0, T0, "later")).queued());
+    assertTrue(journal().findDue(T0, null, 100).stream().filter(r -> r.id().equals(queued.id()))
+        .allMatch(OperationRecord::queued));
+  }
+
+  @Test
+  void aDeliveryIsRecordedOnceAndOnlyForATerminalOperation() throws Exception {
+    NewOperation op = queued("{}");
+    journal().begin(op);
+    assertFalse(journal().recordOutcomeDelivered(op.id(), T0), "PENDING has no outcome to deliver");
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    assertFalse(journal().recordOutcomeDelivered(op.id(), T0), "nor has IN_FLIGHT");
+    OperationRecord done = journal().transition(op.id(), lease,
+        Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(1), ok("{}"), null));
+    assertNull(done.outcomeDeliveredAt());
+    assertTrue(done.outcomeUndelivered());
+
+    assertTrue(journal().recordOutcomeDelivered(op.id(), T0.plusSeconds(2)));
+    assertFalse(journal().recordOutcomeDelivered(op.id(), T0.plusSeconds(3)), "already recorded");
+    OperationRecord r = journal().find(op.id()).orElseThrow();
+    assertEquals(T0.plusSeconds(2), r.outcomeDeliveredAt());
+    assertFalse(r.outcomeUndelivered());
+    assertEquals(done.updatedAt(), r.updatedAt(), "recording who was told changes nothing else");
+    assertEquals(done.withOutcomeDeliveredAt(T0.plusSeconds(2)), r);
+    assertFalse(journal().recordOutcomeDelivered(ops.id("unknown"), T0), "no such operation: nothing recorded");
+  }
+
+  @Test
+  void findUndeliveredPagesThroughTheQueuedTerminalOperationsNobodyReceivedInIdentityOrder() throws Exception {
+    List<OperationId> owed = new ArrayList<>();
+    for (OperationState state : List.of(OperationState.SUCCEEDED, OperationState.FAILED, OperationState.UNCERTAIN,
+        OperationState.SUCCEEDED, OperationState.SUCCEEDED)) {
+      owed.add(finished(queued("{\"s\":\"" + state + "\"}"), state).id());
+    }
+    NewOperation delivered = queued("{\"delivered\":1}");
+    finished(delivered, OperationState.SUCCEEDED);
+    journal().recordOutcomeDelivered(delivered.id(), T0);
+    finished(ops.newOp("{\"inline\":1}"), OperationState.SUCCEEDED);
+    journal().begin(queued("{\"pending\":1}"));
+    owed.sort(ORDER);
+
+    List<OperationId> seen = new ArrayList<>();
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = journal().findUndelivered(after, 2);
+      page.forEach(r -> assertTrue(r.outcomeUndelivered(), r.toString()));
+      page.forEach(r -> seen.add(r.id()));
+      if (page.size() < 2) {
+        break;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+    assertEquals(owed, seen);
+    assertThrows(IllegalArgumentException.class, () -> journal().findUndelivered(null, 0));
+  }
+
+  @Test
+  void aRedriveClearsTheRecordedDelivery() throws Exception {
+    NewOperation op = queued("{}");
+    finished(op, OperationState.FAILED);
+    journal().recordOutcomeDelivered(op.id(), T0);
+    OperationRecord redriven = journal().redrive(op.id(), T0.plusSeconds(5));
+    assertNull(redriven.outcomeDeliveredAt());
+    assertEquals(redriven, journal().find(op.id()).orElseThrow());
+    Lease lease = journal().claim(op.id(), "n", T0.plusSeconds(5), LEASE).orElseThrow();
+    journal().transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(6), ok("{}"),
+        null));
+    assertEquals(List.of(op.id()), journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList(),
+        "its new outcome is owed");
+  }
 }

@@ -194,7 +194,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    * periodically: each is sent again with its stored key and snapshot through the transport of the
    * handler registered for its operation name, and its outcome goes to that handler. Operations
    * are read page by page (100 at a time), so memory stays flat however many are pending; they run
-   * one after another on the calling thread, with the executor's default retry policy.
+   * one after another on the calling thread, with the executor's default retry policy. Before
+   * that, each handler gets the outcomes of queued operations that the journal still owes it, and
+   * every outcome a handler receives is recorded, so no later resume hands it again (see
+   * {@link ResumeHandler}).
    *
    * <p>While the target is unreachable (an attempt certainly not sent: connection refused, DNS
    * failure, no route, breaker open, budget empty), an operation is not failed: after its round of
@@ -281,7 +284,9 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * Journals an operation without sending it: for queued delivery, where a dispatcher sends it
    * later with {@link #resumeAsync}. Returns the record, which may already exist (same key and
-   * fingerprint) in any state.
+   * fingerprint) in any state. The journal records it as queued ({@link
+   * dev.idem.core.spi.NewOperation#queued()}): its first claim is durable before anything is sent,
+   * and its outcome is owed to a handler until one receives it (see {@link ResumeHandler}).
    *
    * @param operation the logical operation to journal
    * @return the journaled record, new (PENDING) or existing (any state)
@@ -292,7 +297,7 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public OperationRecord enqueue(Operation operation) throws IdempotencyException {
     lifecycle.checkUsable("enqueue");
-    return begin(operation);
+    return begin(operation, true);
   }
 
   /**
@@ -519,13 +524,18 @@ public final class IdempotentExecutor implements AutoCloseable {
   }
 
   private OperationRecord begin(Operation requested) throws IdempotencyException {
+    return begin(requested, false);
+  }
+
+  /** @param queued journaled for a deliverer to send later, not sent by this call */
+  private OperationRecord begin(Operation requested, boolean queued) throws IdempotencyException {
     Operation operation = withKey(requested);
     // Refused before the journal sees it: what is journaled is sent again, possibly after a restart.
     InputChecks.check(operation);
     secrets.checkQuery(operation.request().uri(), operation.id().operation());
     RequestSnapshot persisted = secrets.persistable(operation.request());
     NewOperation op = new NewOperation(operation.id(), operation.reference().orElse(null),
-        fingerprinter.fingerprint(persisted), persisted, settings.clock().instant());
+        fingerprinter.fingerprint(persisted), persisted, settings.clock().instant(), queued);
     BeginResult begun;
     try {
       begun = settings.journal().begin(op);
@@ -886,11 +896,13 @@ public final class IdempotentExecutor implements AutoCloseable {
      * after another, every {@link ResumeHandler} callback on the calling thread). Above 1, each
      * pass runs a pool of this many threads of its own, stopped when the pass returns; the
      * handlers are then called from those threads, one call at a time, and the transports they
-     * return are used concurrently. Worth it after a crash: every operation the crash left in
-     * flight is claimed again with a durable write (the journal must know before the resend that
-     * it may leave), and concurrent resumes share the durable journal's group commits where one
-     * after another each pays a disk sync. Otherwise a resumed operation's writes are deferred,
-     * and on a machine with few cores the extra threads measured slower (docs/journal.md).
+     * return are used concurrently. Worth it after a crash, and for operations queued with
+     * {@link IdempotentExecutor#enqueue}: every operation the crash left in flight, and every
+     * queued operation's first claim, is a durable write (the journal must know before the send
+     * that it may leave), and concurrent resumes share the durable journal's group commits where
+     * one after another each pays a disk sync. Otherwise a resumed operation's writes are
+     * deferred, and on a machine with few cores the extra threads measured slower
+     * (docs/journal.md).
      *
      * @param threads 1 to 256
      * @return this builder

@@ -216,10 +216,33 @@ public final class InMemoryJournal implements Journal {
       OperationRecord r = current(slot, id);
       OperationState.checkRedrive(r.state());
       OperationRecord updated = r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
-          "re-driven from " + r.state());
+          "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
       slot.record = updated;
       return updated;
     }
+  }
+
+  @Override
+  public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+    ensureOpen();
+    java.util.Objects.requireNonNull(at, "at");
+    Slot slot = slots.get(id);
+    if (slot == null) {
+      return false;
+    }
+    synchronized (slot) {
+      OperationRecord r = slot.record;
+      if (slot.removed || !r.state().isTerminal() || r.outcomeDeliveredAt() != null) {
+        return false;
+      }
+      slot.record = r.withOutcomeDeliveredAt(at);
+      return true;
+    }
+  }
+
+  @Override
+  public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
+    return page(after, limit, OperationRecord::outcomeUndelivered);
   }
 
   @Override

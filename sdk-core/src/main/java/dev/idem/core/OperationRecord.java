@@ -26,6 +26,12 @@ import java.util.Optional;
  * @param attempts every recorded attempt, oldest first
  * @param response the stored response of a finished operation, or null
  * @param reason why it is in its state (for FAILED, UNCERTAIN and a waiting PENDING), or null
+ * @param queued true if it was begun for a deliverer to send later (an outbox submission,
+ *     {@code IdempotentExecutor.enqueue}); false if begun by a caller that sent it at once and was
+ *     told its outcome (see {@link NewOperation#queued()})
+ * @param outcomeDeliveredAt when a resume handler or an outbox awaiter was recorded as having
+ *     received the outcome of this (terminal) operation ({@link Journal#recordOutcomeDelivered}), or
+ *     null if none was (yet); reset by a re-drive
  */
 public record OperationRecord(
     OperationId id,
@@ -41,7 +47,9 @@ public record OperationRecord(
     Instant updatedAt,
     List<AttemptRecord> attempts,
     ResponseSnapshot response,
-    String reason) {
+    String reason,
+    boolean queued,
+    Instant outcomeDeliveredAt) {
 
   /**
    * Validates the components and copies the attempt list.
@@ -60,6 +68,9 @@ public record OperationRecord(
    * @param attempts every recorded attempt, oldest first; copied into an immutable list
    * @param response the stored response of a finished operation, or null
    * @param reason why it is in its state, or null
+   * @param queued true if it was begun for a deliverer to send later
+   * @param outcomeDeliveredAt when a handler or awaiter was recorded as having received its outcome,
+   *     or null
    * @throws NullPointerException if {@code id}, {@code fingerprint}, {@code request},
    *     {@code state}, {@code createdAt}, {@code updatedAt} or {@code attempts} is null, or
    *     {@code attempts} holds null
@@ -75,15 +86,54 @@ public record OperationRecord(
   }
 
   /**
+   * A record of an inline operation whose outcome delivery is not tracked (the shape before
+   * {@code queued} and {@code outcomeDeliveredAt} existed).
+   *
+   * @param id the identity
+   * @param reference the app's own reference, or null
+   * @param fingerprint the request fingerprint
+   * @param request the snapshot to re-send, without secrets
+   * @param state the current state
+   * @param owner the owner of the current or last claim, or null if never claimed
+   * @param generation the fencing generation, 0 before the first claim
+   * @param leaseExpiresAt when the current claim expires, or null
+   * @param nextAttemptAt when a PENDING operation is due, or null for "now"
+   * @param createdAt when it was begun
+   * @param updatedAt when it last changed
+   * @param attempts every recorded attempt, oldest first; copied into an immutable list
+   * @param response the stored response of a finished operation, or null
+   * @param reason why it is in its state, or null
+   * @throws NullPointerException as the canonical constructor
+   */
+  public OperationRecord(OperationId id, String reference, Fingerprint fingerprint, RequestSnapshot request,
+      OperationState state, String owner, long generation, Instant leaseExpiresAt, Instant nextAttemptAt,
+      Instant createdAt, Instant updatedAt, List<AttemptRecord> attempts, ResponseSnapshot response, String reason) {
+    this(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt, nextAttemptAt, createdAt,
+        updatedAt, attempts, response, reason, false, null);
+  }
+
+  /**
    * A fresh PENDING record for a new operation.
    *
    * @param op what {@link Journal#begin} was given
    * @return a PENDING record with generation 0, no owner, no attempts, due now, created and updated
-   *     at {@code op.createdAt()}
+   *     at {@code op.createdAt()}, queued as {@code op} says
    */
   public static OperationRecord pending(NewOperation op) {
     return new OperationRecord(op.id(), op.reference(), op.fingerprint(), op.request(), OperationState.PENDING,
-        null, 0, null, null, op.createdAt(), op.createdAt(), List.of(), null, null);
+        null, 0, null, null, op.createdAt(), op.createdAt(), List.of(), null, null, op.queued(), null);
+  }
+
+  /**
+   * True if this operation's outcome is owed to a handler: it was queued, it is terminal, and no
+   * resume handler or outbox awaiter is recorded as having received its outcome. A restart's
+   * {@code IdempotentExecutor.resumePending} hands such an outcome to the operation's handler,
+   * without sending anything.
+   *
+   * @return whether the outcome still has to be handed to the app
+   */
+  public boolean outcomeUndelivered() {
+    return queued && state.isTerminal() && outcomeDeliveredAt == null;
   }
 
   /**
@@ -134,13 +184,27 @@ public record OperationRecord(
    * @param at the update time
    * @param newResponse the stored response, or null
    * @param newReason why the operation is in its new state, or null
-   * @return a new record; identity, reference, fingerprint, request, creation time and attempts are
-   *     kept
+   * @return a new record; identity, reference, fingerprint, request, creation time, attempts,
+   *     {@code queued} and {@code outcomeDeliveredAt} are kept
    */
   public OperationRecord with(OperationState newState, String newOwner, long newGeneration, Instant newLeaseExpiresAt,
       Instant newNextAttemptAt, Instant at, ResponseSnapshot newResponse, String newReason) {
     return new OperationRecord(id, reference, fingerprint, request, newState, newOwner, newGeneration,
-        newLeaseExpiresAt, newNextAttemptAt, createdAt, at, attempts, newResponse, newReason);
+        newLeaseExpiresAt, newNextAttemptAt, createdAt, at, attempts, newResponse, newReason, queued,
+        outcomeDeliveredAt);
+  }
+
+  /**
+   * A copy with another {@code outcomeDeliveredAt}; used by journal implementations. Nothing else
+   * changes, not even {@code updatedAt}: recording who was told is not a change of the operation
+   * (retention counts from the terminal transition).
+   *
+   * @param at when the outcome was handed to a handler or awaiter, or null to clear it (a re-drive)
+   * @return a new record
+   */
+  public OperationRecord withOutcomeDeliveredAt(Instant at) {
+    return new OperationRecord(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt,
+        nextAttemptAt, createdAt, updatedAt, attempts, response, reason, queued, at);
   }
 
   /**
@@ -155,6 +219,6 @@ public record OperationRecord(
     List<AttemptRecord> more = new java.util.ArrayList<>(attempts);
     more.add(attempt);
     return new OperationRecord(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt,
-        nextAttemptAt, createdAt, at, more, response, reason);
+        nextAttemptAt, createdAt, at, more, response, reason, queued, outcomeDeliveredAt);
   }
 }

@@ -8,6 +8,9 @@ import java.util.List;
 public class OperationUncertainException extends OperationException {
   private static final long serialVersionUID = 1L;
 
+  /** True if the journal already held the operation as UNCERTAIN and nothing was sent. */
+  private final boolean fromJournal;
+
   /**
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
@@ -17,6 +20,29 @@ public class OperationUncertainException extends OperationException {
    */
   public OperationUncertainException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
       ResponseSnapshot lastResponse) {
+    this(message, cause, operationId, attempts, lastResponse, false);
+  }
+
+  /**
+   * @param message why, free of secrets and request bodies
+   * @param cause the last failure, or null
+   * @param operationId the operation
+   * @param attempts its attempt history
+   * @param lastResponse the last response, or null
+   * @param fromJournal true if this execution sent nothing because the journal already held the
+   *     operation as UNCERTAIN
+   */
+  public OperationUncertainException(String message, Throwable cause, OperationId operationId,
+      List<AttemptRecord> attempts, ResponseSnapshot lastResponse, boolean fromJournal) {
     super(message, cause, operationId, OperationState.UNCERTAIN, attempts, lastResponse);
+    this.fromJournal = fromJournal;
+  }
+
+  /**
+   * @return true if this execution sent nothing: the journal already held the operation as
+   *     UNCERTAIN (an earlier execution's ending, handed over again); false if it ended so now
+   */
+  public boolean fromJournal() {
+    return fromJournal;
   }
 }

@@ -14,21 +14,25 @@ import org.slf4j.Logger;
  * FAILED while the effect may exist) holds across crashes.
  *
  * <p>Before any attempt leaves the process the journal durably knows that it may leave: a claim
- * is made durable before its attempt is sent, except the first claim, whose durability is folded
- * into begin's (a begun operation is sent at once, so begin's record stands for "may be sent"). So
- * at open, on a journal that only this process uses:
+ * is made durable before its attempt is sent, except the first claim of an inline operation, whose
+ * durability is folded into begin's (an inline operation is sent at once, so begin's record stands
+ * for "may be sent"). A queued operation (an outbox submission, an enqueue) may wait long before its
+ * dispatch, so its first claim is durable like the others. So at open, on a journal that only this
+ * process uses:
  * <ul>
  *   <li>an IN_FLIGHT row is a dead process's claim: its attempt may have been sent and answered
  *       with an effect. Unless the attempt of that generation was recorded, an AMBIGUOUS attempt
  *       is added ("the process stopped while this attempt may have been in flight"), and the row
  *       goes back to PENDING, due now;</li>
- *   <li>after a crash (the journal was not closed), a PENDING row that was never durably claimed
- *       (generation 0) may have had its first attempt sent under a claim the crash lost: it gets
- *       the same AMBIGUOUS attempt, and its generation moves past the lost claim's.</li>
+ *   <li>after a crash (the journal was not closed), an inline PENDING row that was never durably
+ *       claimed (generation 0) may have had its first attempt sent under a claim the crash lost: it
+ *       gets the same AMBIGUOUS attempt, and its generation moves past the lost claim's;</li>
+ *   <li>a queued PENDING row at generation 0 was never claimed, so never sent: it is left alone,
+ *       and a later permanent answer to its first attempt ends it FAILED, as it should.</li>
  * </ul>
- * A later permanent answer (a 4xx to the resend) then ends the operation UNCERTAIN, not FAILED.
- * The price: an operation begun but never sent before a crash (an outbox submission not yet
- * dispatched) is treated as possibly sent, which can only turn a FAILED into an UNCERTAIN.
+ * A later permanent answer (a 4xx to the resend) of a settled row ends the operation UNCERTAIN,
+ * not FAILED. The price, for inline rows only: one begun but not yet sent before a crash is treated
+ * as possibly sent, which can only turn a FAILED into an UNCERTAIN.
  */
 public final class CrashRecovery {
   private static final int PAGE = 500;
@@ -39,7 +43,7 @@ public final class CrashRecovery {
   }
 
   /**
-   * @param afterCrash also settle PENDING rows never durably claimed (the journal was not closed)
+   * @param afterCrash also settle inline PENDING rows never durably claimed (the journal was not closed)
    * @return how many operations were settled
    */
   public static int run(Store store, OperationTable table, RecordCodec codec, Clock clock, boolean afterCrash,

@@ -20,7 +20,8 @@ public final class DataSourceStore implements Store {
   private final String name;
   private final DataSource dataSource;
   private final Dialect dialect;
-  private volatile boolean closed;
+  /** Null while open; then how it was closed (see {@link Store#close(String)}). */
+  private volatile String closedHow;
 
   public DataSourceStore(String name, DataSource dataSource, Dialect dialect) {
     this.name = name;
@@ -39,9 +40,7 @@ public final class DataSourceStore implements Store {
   }
 
   private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
-    if (closed) {
-      throw JournalErrors.closed(name);
-    }
+    JournalErrors.checkUsable(name, closedHow, null);
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
@@ -80,14 +79,19 @@ public final class DataSourceStore implements Store {
   /** Every write is committed when it returns, so there is nothing to flush. */
   @Override
   public void flush() throws IdempotencyException {
-    if (closed) {
-      throw JournalErrors.closed(name);
-    }
+    JournalErrors.checkUsable(name, closedHow, null);
   }
 
   /** Marks the store closed; the DataSource belongs to the app and stays open. */
   @Override
   public void close() {
-    closed = true;
+    close(Store.CLOSED);
+  }
+
+  @Override
+  public void close(String how) {
+    if (closedHow == null) {
+      closedHow = how;
+    }
   }
 }

@@ -74,7 +74,16 @@ public final class JournalErrors {
 
   /** For a call on a journal that is closed. */
   static JournalException closed(String name) {
-    return new JournalException("journal " + name + " is closed", null);
+    return closed(name, null);
+  }
+
+  /**
+   * For a call on a journal that is closed.
+   *
+   * @param how who closed it, when that is news to the caller (its JVM shutdown hook), or null
+   */
+  static JournalException closed(String name, String how) {
+    return new JournalException("journal " + name + " is closed" + (how == null ? "" : " " + how), null);
   }
 
   /** For the write whose failure just left the store unusable: its own cause, and what follows. */
@@ -100,6 +109,20 @@ public final class JournalErrors {
   static void checkUsable(String name, boolean closed, Throwable broken) throws JournalException {
     if (closed) {
       throw closed(name);
+    }
+    if (broken != null) {
+      throw unusable(name, broken);
+    }
+  }
+
+  /**
+   * As {@link #checkUsable(String, boolean, Throwable)}, for a store that says how it was closed.
+   *
+   * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
+   */
+  static void checkUsable(String name, String closedHow, Throwable broken) throws JournalException {
+    if (closedHow != null) {
+      throw closed(name, closedHow.isEmpty() ? null : closedHow);
     }
     if (broken != null) {
       throw unusable(name, broken);

@@ -17,7 +17,7 @@ import java.util.List;
 public class OperationTable {
   static final String COLUMNS = "scope, operation, op_key, reference, fingerprint, request_json, state, owner,"
       + " generation, lease_expires_at, next_attempt_at, created_at, updated_at, attempts_json, response_json,"
-      + " reason, quarantined_at, quarantine_reason, request_check";
+      + " reason, quarantined_at, quarantine_reason, request_check, queued, outcome_delivered_at";
   /** {@link #COLUMNS} with a NULL in place of {@code request_json}, so that {@code read} still applies. */
   private static final String COLUMNS_WITHOUT_REQUEST = COLUMNS.replace(" request_json,", " NULL,");
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
@@ -47,7 +47,7 @@ public class OperationTable {
    *     {@link RequestCheck})
    */
   public record NewRow(OperationId id, String reference, String fingerprint, String requestJson, String requestCheck,
-      long createdAt) {
+      long createdAt, boolean queued) {
   }
 
   /**
@@ -57,8 +57,8 @@ public class OperationTable {
    */
   public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
     String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
-        + " request_check, state, generation, created_at, updated_at, attempts_json)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]')"
+        + " request_check, state, generation, created_at, updated_at, attempts_json, queued)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]', ?)"
         + dialect.insertIfAbsentSuffix();
     PreparedStatement ps = c.prepare(sql);
     try {
@@ -69,6 +69,7 @@ public class OperationTable {
       ps.setString(7, row.requestCheck());
       ps.setLong(8, row.createdAt());
       ps.setLong(9, row.createdAt());
+      ps.setInt(10, row.queued() ? 1 : 0);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       if ("23505".equals(e.getSQLState())) {
@@ -114,14 +115,14 @@ public class OperationTable {
   }
 
   /**
-   * Reads only the columns that fence a write (state, owner, generation, lease, quarantine), and
-   * {@code attempts_json} if asked, with {@code lockClause}; the other columns of the returned row
-   * are null or 0. Cheaper than {@link #select}: the request and response JSON stay unread.
+   * Reads only the columns that fence a write (state, owner, generation, lease, quarantine, queued),
+   * and {@code attempts_json} if asked, with {@code lockClause}; the other columns of the returned
+   * row are null or 0. Cheaper than {@link #select}: the request and response JSON stay unread.
    */
   private RawRow selectHead(SqlSession c, OperationId id, boolean withAttempts, String lockClause)
       throws SQLException {
     PreparedStatement ps = c.prepare("SELECT state, owner, generation, lease_expires_at, quarantined_at,"
-        + " quarantine_reason" + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID
+        + " quarantine_reason, queued" + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID
         + lockClause);
     try {
       bindId(ps, 1, id);
@@ -130,8 +131,8 @@ public class OperationTable {
           return null;
         }
         return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
-            rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(7) : null,
-            null, null, nullableLong(rs, 5), rs.getString(6), null);
+            rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(8) : null,
+            null, null, nullableLong(rs, 5), rs.getString(6), null, rs.getInt(7) == 1, null);
       }
     } finally {
       c.release(ps);
@@ -260,9 +261,13 @@ public class OperationTable {
     }
   }
 
+  /**
+   * Every state change clears {@code outcome_delivered_at}: only a terminal row has one, and the
+   * only change out of a terminal state is a re-drive, whose next outcome is a new one.
+   */
   private static String changeSql() {
     return "UPDATE idem_operation SET state = ?, lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,"
-        + " response_json = ?, reason = ?";
+        + " response_json = ?, reason = ?, outcome_delivered_at = NULL";
   }
 
   private static int bindChange(PreparedStatement ps, Change ch) throws SQLException {
@@ -289,6 +294,44 @@ public class OperationTable {
       ps.setLong(1, now);
       ps.setLong(2, now);
       int i = bindAfter(ps, 3, after);
+      ps.setInt(i, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * Records that the outcome of a terminal row was delivered, unless one was already recorded;
+   * {@code updated_at} stays (retention counts from the terminal transition).
+   *
+   * @return true if this call recorded it
+   */
+  public boolean markOutcomeDelivered(SqlSession c, OperationId id, long at) throws SQLException {
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET outcome_delivered_at = ?" + BY_ID
+        + " AND state IN " + TERMINAL + " AND outcome_delivered_at IS NULL AND quarantined_at IS NULL");
+    try {
+      ps.setLong(1, at);
+      bindId(ps, 2, id);
+      return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * One page of queued, terminal rows whose outcome nobody was recorded as having received, after
+   * {@code after}, in identity order. The conditions repeat those of the partial index
+   * {@code idem_operation_undelivered} (SQLite, PostgreSQL) word for word, so that the planner
+   * reads it instead of every finished row.
+   */
+  public List<RawRow> undelivered(SqlSession c, RowKey after, int limit) throws SQLException {
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE queued = 1 AND outcome_delivered_at IS NULL"
+        + " AND state IN " + TERMINAL + " AND quarantined_at IS NULL"
+        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?";
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      int i = bindAfter(ps, 1, after);
       ps.setInt(i, limit);
       return list(ps);
     } finally {
@@ -337,12 +380,14 @@ public class OperationTable {
 
   /**
    * Rows a dead process may have left on the wire ({@link CrashRecovery}): IN_FLIGHT ones, and,
-   * after a crash, PENDING ones never durably claimed. Settled rows no longer match, so each call
-   * returns the next page.
+   * after a crash, inline PENDING ones never durably claimed. (A queued row's first claim is
+   * durable, so a queued row at generation 0 was never claimed, and never sent.) Settled rows no
+   * longer match, so each call returns the next page.
    */
   public List<RawRow> inDoubt(SqlSession c, boolean neverClaimedToo, int limit) throws SQLException {
     PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND"
-        + " (state = 'IN_FLIGHT' OR (? = 1 AND state = 'PENDING' AND generation = 0))" + ORDER + " LIMIT ?");
+        + " (state = 'IN_FLIGHT' OR (? = 1 AND state = 'PENDING' AND generation = 0 AND queued = 0))" + ORDER
+        + " LIMIT ?");
     try {
       ps.setInt(1, neverClaimedToo ? 1 : 0);
       ps.setInt(2, limit);
@@ -535,7 +580,8 @@ public class OperationTable {
     return new RawRow(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
         rs.getString(6), rs.getString(7), rs.getString(8), rs.getLong(9), nullableLong(rs, 10),
         nullableLong(rs, 11), rs.getLong(12), rs.getLong(13), rs.getString(14), rs.getString(15),
-        rs.getString(16), nullableLong(rs, 17), rs.getString(18), rs.getString(19));
+        rs.getString(16), nullableLong(rs, 17), rs.getString(18), rs.getString(19), rs.getInt(20) == 1,
+        nullableLong(rs, 21));
   }
 
   private static Long nullableLong(ResultSet rs, int column) throws SQLException {

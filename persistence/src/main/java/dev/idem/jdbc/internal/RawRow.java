@@ -23,7 +23,9 @@ public record RawRow(
     String reason,
     Long quarantinedAt,
     String quarantineReason,
-    String requestCheck) {
+    String requestCheck,
+    boolean queued,
+    Long outcomeDeliveredAt) {
 
   /** The identity as text, for messages (keys are not secrets). */
   public String idText() {

@@ -243,7 +243,8 @@ public final class RecordCodec {
           row.owner(), row.generation(), Instants.fromNullable(row.leaseExpiresAt()),
           Instants.fromNullable(row.nextAttemptAt()), Instants.fromNanos(row.createdAt()),
           Instants.fromNanos(row.updatedAt()), decodeAttempts(row.attemptsJson()),
-          decodeResponse(row.responseJson()), row.reason());
+          decodeResponse(row.responseJson()), row.reason(), row.queued(),
+          Instants.fromNullable(row.outcomeDeliveredAt()));
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new CorruptRowException("row: inconsistent fields (" + e.getClass().getSimpleName() + ")");
     }

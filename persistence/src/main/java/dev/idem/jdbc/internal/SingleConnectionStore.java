@@ -67,8 +67,12 @@ public final class SingleConnectionStore implements Store {
   /** Rows with a SYNC write that may not be durable yet, and that write's sequence number. */
   private final Map<Object, Long> unsyncedRows = new HashMap<>();
   private boolean flushScheduled;
-  /** Written under the statement lock; volatile for the flusher's unlocked read after a failure. */
-  private volatile boolean closed;
+  /**
+   * Null while open; then how it was closed ({@link Store#close(String)}). Written under the
+   * statement lock, so that no unit of work starts after it is set; volatile for the flusher's
+   * unlocked read after a failure.
+   */
+  private volatile String closedHow;
 
   /** Guards {@link #committing}; waiters for a commit round wait on it. */
   private final Object rounds = new Object();
@@ -192,7 +196,7 @@ public final class SingleConnectionStore implements Store {
     statementLock.lock();
     try {
       flushScheduled = false;
-      if (closed) {
+      if (closedHow != null) {
         return;
       }
     } finally {
@@ -201,7 +205,7 @@ public final class SingleConnectionStore implements Store {
     try {
       flush();
     } catch (IdempotencyException | RuntimeException e) {
-      if (closed && broken == null) {
+      if (closedHow != null && broken == null) {
         // close() ran meanwhile: it committed every deferred write itself and then stopped this
         // thread (the interrupt, or "closed"), which is all this failure says. A commit that
         // really failed breaks the store, and is logged below whatever close did.
@@ -397,7 +401,7 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void ensureUsable() throws JournalException {
-    JournalErrors.checkUsable(name, closed, broken);
+    JournalErrors.checkUsable(name, closedHow, broken);
   }
 
   private void failIfBroken() throws JournalException {
@@ -406,25 +410,40 @@ public final class SingleConnectionStore implements Store {
 
   @Override
   public void close() throws IdempotencyException {
+    close(Store.CLOSED);
+  }
+
+  /**
+   * Closes the store: from the moment it is marked closed (under the statement lock) no unit of
+   * work starts, and every unit that ran before is committed, then the connection is closed. A
+   * unit that ran before the mark and whose caller still waits for its commit is covered by that
+   * commit. (Flushing first and marking afterwards let a deferred write slip in between: its
+   * caller was told it was written, and the connection's close rolled it back.) Callers that come
+   * later get a {@link JournalException} saying the journal is closed, and how.
+   */
+  @Override
+  public void close(String how) throws IdempotencyException {
     JournalException failure = null;
+    long target;
     statementLock.lock();
     try {
-      if (closed) {
+      if (closedHow != null) {
         return;
       }
+      closedHow = how;
+      target = executedSeq;
     } finally {
       statementLock.unlock();
     }
     if (broken == null) {
       try {
-        flush();
+        awaitDurable(target);
       } catch (JournalException e) {
         failure = e;
       }
     }
     statementLock.lock();
     try {
-      closed = true;
       flusher.shutdownNow();
       session.close();
       closeQuietly(savepoint);

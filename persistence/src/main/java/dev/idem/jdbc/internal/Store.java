@@ -62,7 +62,20 @@ public interface Store extends AutoCloseable {
   /** Makes every write so far durable. */
   void flush() throws IdempotencyException;
 
+  /** How a store closed by {@link #close()} says it was closed: nothing more than "closed". */
+  String CLOSED = "";
+
   /** Flushes, then releases the connections. Idempotent. */
   @Override
   void close() throws IdempotencyException;
+
+  /**
+   * {@link #close()}, with the words later calls get after "is closed", such as "by its JVM
+   * shutdown hook (the JVM is exiting)". By default the words are dropped.
+   *
+   * @param how how it was closed, or {@link #CLOSED}
+   */
+  default void close(String how) throws IdempotencyException {
+    close();
+  }
 }

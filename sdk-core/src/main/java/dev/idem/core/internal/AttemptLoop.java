@@ -229,7 +229,7 @@ public final class AttemptLoop {
               record.id(), record.attempts(), record.response(), true));
       case UNCERTAIN -> new Step.Fail(new OperationUncertainException("operation " + record.id()
           + " already ended UNCERTAIN (" + record.reason() + "); reconcile or re-drive it with the same key", null,
-          record.id(), record.attempts(), record.response()));
+          record.id(), record.attempts(), record.response(), true));
       default -> throw new IllegalStateException(record.state() + " is not terminal");
     };
   }

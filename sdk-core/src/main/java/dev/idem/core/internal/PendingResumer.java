@@ -28,8 +28,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass of {@code IdempotentExecutor.resumePending}: pages through the due operations, settles
+ * One pass of {@code IdempotentExecutor.resumePending}: hands the handlers the outcomes the journal
+ * still owes them (queued operations that ended while no handler was told, such as in a crash
+ * between the terminal write and the callback), then pages through the due operations, settles
  * the expired ones, re-sends the rest through their handler's transport, and tells the handler.
+ * Each outcome a handler receives without throwing is recorded in the journal
+ * ({@code Journal.recordOutcomeDelivered}), so that a restart does not hand it again.
  */
 public final class PendingResumer {
   /** How one journaled operation is executed: the executor's single-flight synchronous path. */
@@ -128,6 +132,7 @@ public final class PendingResumer {
       return t;
     });
     try {
+      handOverOwedOutcomes(handlers);
       OperationId after = null;
       while (true) {
         List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, PAGE);
@@ -162,6 +167,68 @@ public final class PendingResumer {
     resumeLeased(handlers);
     synchronized (this) {
       return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
+    }
+  }
+
+  /**
+   * Hands each handler the stored outcome of its queued operations that ended without a handler
+   * being told (the process stopped between the terminal write and the callback, or the handler
+   * threw). Nothing is sent: the outcome is the journal's, so {@link Outcome#fromJournal()} (and
+   * {@code fromJournal()} of the failures) is true, which tells the handler that it may have seen
+   * this operation before.
+   */
+  private void handOverOwedOutcomes(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    OperationId after = null;
+    while (true) {
+      List<OperationRecord> page = settings.journal().findUndelivered(after, PAGE);
+      for (OperationRecord record : page) {
+        ResumeHandler handler = handlers.get(record.id().operation());
+        count(() -> examined++);
+        if (handler == null) {
+          count(() -> unhandled++);
+          continue;
+        }
+        Step step = AttemptLoop.settled(record);  // no event: the outcome is not new
+        Outcome outcome = step instanceof Step.Done done ? done.outcome() : null;
+        OperationException failure = outcome == null ? asOperationException(record, step.failure()) : null;
+        if (notify(handler, outcome, failure)) {
+          delivered(record.id());
+        }
+        switch (record.state()) {
+          case SUCCEEDED -> count(() -> succeeded++);
+          case FAILED -> count(() -> failed++);
+          default -> count(() -> uncertain++);
+        }
+      }
+      if (page.size() < PAGE) {
+        return;
+      }
+      after = page.get(page.size() - 1).id();
+    }
+  }
+
+  /** A settled failure as the handler receives it: a key refused as reused arrives as FAILED. */
+  private static OperationException asOperationException(OperationRecord record, IdempotencyException failure) {
+    if (failure instanceof OperationException oe) {
+      return oe;
+    }
+    return new OperationFailedException(failure.getMessage(), failure, record.id(), record.attempts(),
+        record.response(), true);
+  }
+
+  /**
+   * Records that the handler received the outcome of {@code id}, so that no restart hands it again.
+   * A journal that cannot be written stops the pass, as every other journal failure does; then the
+   * outcome is handed once more by a later resume, read from the journal.
+   */
+  private void delivered(OperationId id) throws JournalException {
+    try {
+      settings.journal().recordOutcomeDelivered(id, settings.clock().instant());
+    } catch (JournalException e) {
+      throw e;
+    } catch (IdempotencyException e) {
+      LOG.warn("could not record that the outcome of {} was delivered; a later resume may hand it again: {}", id,
+          e.toString());
     }
   }
 
@@ -247,22 +314,32 @@ public final class PendingResumer {
         OperationState ended = retention.expireIfDue(record);
         if (ended.isTerminal()) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
-          notify(handler, null, (OperationException) AttemptLoop.settled(now).failure());
+          if (notify(handler, null, (OperationException) AttemptLoop.settled(now).failure())) {
+            delivered(record.id());
+          }
           count(ended == OperationState.FAILED ? () -> failed++ : () -> uncertain++);
           return;
         }
       }
-      notify(handler, runner.run(record, handler.transport()), null);
+      Outcome outcome = runner.run(record, handler.transport());
+      if (notify(handler, outcome, null)) {
+        delivered(record.id());
+      }
       count(() -> succeeded++);
     } catch (OperationException e) {
-      notify(handler, null, e);
+      boolean terminal = e.state().isTerminal();
+      if (notify(handler, null, e) && terminal) {
+        delivered(record.id());
+      }
       switch (e.state()) {
         case FAILED -> count(() -> failed++);
         case UNCERTAIN -> count(() -> uncertain++);
         default -> count(() -> pending++);
       }
     } catch (IdempotencyKeyReusedException e) {
-      notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null));
+      if (notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null))) {
+        delivered(record.id());
+      }
       count(() -> failed++);
     } catch (JournalException e) {
       throw e;
@@ -277,21 +354,25 @@ public final class PendingResumer {
     increment.run();
   }
 
-  private void notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
+  /** @return true if the handler returned normally: it received the outcome */
+  private boolean notify(ResumeHandler handler, Outcome outcome, OperationException failure) {
     synchronized (notifyLock) {
-      notifyNow(handler, outcome, failure);
+      return notifyNow(handler, outcome, failure);
     }
   }
 
-  private static void notifyNow(ResumeHandler handler, Outcome outcome, OperationException failure) {
+  private static boolean notifyNow(ResumeHandler handler, Outcome outcome, OperationException failure) {
     try {
       if (outcome != null) {
         handler.onSuccess(outcome);
       } else {
         handler.onFailure(failure);
       }
+      return true;
     } catch (RuntimeException e) {
-      LOG.error("a resume handler threw; the operation's state in the journal is unaffected", e);
+      LOG.error("a resume handler threw; the operation's state in the journal is unaffected, and the outcome of a"
+          + " queued operation is handed to the handler again by the next resumePending", e);
+      return false;
     }
   }
 }

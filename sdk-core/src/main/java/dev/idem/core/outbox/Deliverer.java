@@ -175,6 +175,7 @@ final class Deliverer {
     // Not for a vanished operation: the callbacks are about outcomes, and it has none.
     if (ending.terminal() && !(cause instanceof IllegalArgumentException)) {
       reg.report(d.id, ending.outcome(), cause);
+      tracker.outcomeDelivered(d.id);  // the dispatcher delivered it: a restart does not hand it over again
     }
     if (ended.closed()) {
       return;

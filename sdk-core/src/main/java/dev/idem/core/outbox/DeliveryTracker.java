@@ -7,6 +7,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Step;
+import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -17,6 +18,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The dispatcher's bookkeeping: which operations are in delivery (one delivery per operation at
@@ -29,12 +32,20 @@ import java.util.concurrent.CompletableFuture;
  * when {@link #sweep} finds it terminal in the journal. After {@link #close} no delivery starts,
  * and the handles left are handed to the caller to settle.
  *
+ * <p>Once an outcome has gone to the app (a handle completed with it, or the registration's
+ * callbacks ran), {@link #outcomeDelivered} records that in the journal, so that a restart's
+ * {@code resumePending} does not hand the same outcome to a resume handler again.
+ *
  * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
  * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
  * completed or cancelled, no callback), so the dispatcher may call in while holding its own lock.
  */
 final class DeliveryTracker {
+  // Logged under the dispatcher's name, as the other parts do: log configuration keys on it.
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
+
   private final Journal journal;
+  private final Clock clock;
   private final int sweepLimit;
 
   private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
@@ -50,8 +61,46 @@ final class DeliveryTracker {
    * @param sweepLimit how many handles one sweep checks at most
    */
   DeliveryTracker(Journal journal, int sweepLimit) {
+    this(journal, Clock.systemUTC(), sweepLimit);
+  }
+
+  /**
+   * @param journal where {@link #sweep} looks operations up, and where deliveries are recorded
+   * @param clock stamps the recorded deliveries
+   * @param sweepLimit how many handles one sweep checks at most
+   */
+  DeliveryTracker(Journal journal, Clock clock, int sweepLimit) {
     this.journal = journal;
+    this.clock = clock;
     this.sweepLimit = sweepLimit;
+  }
+
+  /**
+   * Records in the journal that the app received the outcome of the terminal operation {@code id}.
+   * Called with no lock held, after the handle or callback got it. A failure is logged and
+   * swallowed: the outcome is then only handed over again after a restart, marked as read from the
+   * journal, which the handlers are told to expect.
+   */
+  void outcomeDelivered(OperationId id) {
+    try {
+      journal.recordOutcomeDelivered(id, clock.instant());
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not record that the outcome of {} was delivered; a restart's resumePending may hand it"
+          + " again ({})", id, e.toString());
+    }
+  }
+
+  /**
+   * A handle for a terminal record that is about to go to the app ({@code submit} or {@code await}
+   * of an operation already finished, or a handle settled at stop), recorded as delivered if the
+   * journal still owed it.
+   */
+  CompletableFuture<Outcome> handOver(OperationRecord record) {
+    CompletableFuture<Outcome> settled = settled(record);
+    if (record.outcomeUndelivered()) {
+      outcomeDelivered(record.id());
+    }
+    return settled;
   }
 
   /** How many operations are in delivery. */
@@ -171,7 +220,7 @@ final class DeliveryTracker {
       if (r.isEmpty()) {
         waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
       } else {
-        completeFrom(waiter, settled(r.get()));
+        completeFrom(waiter, handOver(r.get()));
       }
     }
   }

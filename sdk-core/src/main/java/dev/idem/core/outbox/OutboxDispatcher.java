@@ -159,7 +159,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
     this.registrations = Map.copyOf(regs);
     this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
-    this.tracker = new DeliveryTracker(journal, b.pageSize);
+    this.tracker = new DeliveryTracker(journal, clock, b.pageSize);
     this.deliverer = new Deliverer(executor, clock, registrations, b.maxInFlight, b.pageSize, tracker, backoff,
         new Deliverer.Listener() {
           @Override
@@ -247,7 +247,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(e);
     }
     if (record.state().isTerminal()) {
-      return DeliveryTracker.settled(record);
+      return tracker.handOver(record);
     }
     synchronized (lock) {
       if (state == State.STOPPED) {
@@ -295,7 +295,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
     }
     if (record.get().state().isTerminal()) {
-      return DeliveryTracker.settled(record.get());
+      return tracker.handOver(record.get());
     }
     synchronized (lock) {
       if (state == State.STOPPED) {
@@ -522,7 +522,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     try {
       Optional<OperationRecord> r = journal.find(id);
       if (r.isPresent() && r.get().state().isTerminal()) {
-        return DeliveryTracker.settled(r.get());
+        return tracker.handOver(r.get());
       }
     } catch (IdempotencyException | RuntimeException e) {
       // Fall through: report it as pending, which it is as far as anyone knows.

@@ -81,6 +81,16 @@ public abstract class ForwardingJournal implements Journal {
   }
 
   @Override
+  public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+    return delegate.recordOutcomeDelivered(id, at);
+  }
+
+  @Override
+  public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
+    return delegate.findUndelivered(after, limit);
+  }
+
+  @Override
   public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
     return delegate.findDue(now, after, limit);
   }

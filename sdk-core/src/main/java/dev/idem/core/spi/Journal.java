@@ -26,6 +26,15 @@ import java.util.Optional;
  *       {@link OperationState#checkRedrive}); terminal states are absorbing.</li>
  *   <li>Writes on an IN_FLIGHT operation carry its {@link Lease}; a stale owner or generation
  *       changes nothing and gets {@link StaleOwnerException}.</li>
+ *   <li>What the caller is told is what the journal keeps: a {@link #transition} to FAILED or
+ *       UNCERTAIN is durable when it returns (these end calls with an exception the caller acts
+ *       on, and a crash must not turn one back into a resend). A durable journal may defer a
+ *       transition to SUCCEEDED or PENDING, a {@link #recordAttempt} and the first {@link #claim}
+ *       of an inline operation, because every crash that loses them leaves a state that resumes
+ *       safely with the same key; it must make them durable when it is closed.</li>
+ *   <li>The first claim of a queued operation ({@link NewOperation#queued()}) is durable before
+ *       it returns, so that a queued operation still unclaimed after a crash is known never to
+ *       have been sent.</li>
  *   <li>Methods are thread-safe.</li>
  * </ul>
  * Failures to read or write throw {@link JournalException}.
@@ -78,7 +87,9 @@ public interface Journal extends AutoCloseable {
    * @param leaseFor how long the claim lasts before another owner may take over
    * @return the new lease, or empty when the operation is terminal or held by another owner's live
    *     lease
-   * @throws JournalException if the claim could not be made durable
+   * @throws JournalException if the claim could not be made durable (a durable journal makes every
+   *     claim durable before it returns, except the first claim of an inline operation, which its
+   *     begin stands for)
    * @throws IdempotencyException if the journal fails in any other way
    */
   Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException;
@@ -102,6 +113,8 @@ public interface Journal extends AutoCloseable {
    * @return the updated record
    * @throws StaleOwnerException if {@code lease} is not the current one
    * @throws IllegalStateException if the transition is not allowed
+   * @throws JournalException if the change could not be written, or, for a transition to FAILED or
+   *     UNCERTAIN, could not be made durable: then the caller must not be told that ending
    */
   OperationRecord transition(OperationId id, Lease lease, Transition transition) throws IdempotencyException;
 
@@ -122,6 +135,7 @@ public interface Journal extends AutoCloseable {
 
   /**
    * Re-drives a FAILED or UNCERTAIN operation: back to PENDING, due now, same key and snapshot.
+   * A delivery recorded for its old outcome is cleared: its next outcome is a new one.
    *
    * @param id the operation to re-drive
    * @param now the current time; the operation becomes due at it
@@ -131,6 +145,49 @@ public interface Journal extends AutoCloseable {
    * @throws IdempotencyException if the journal fails in any other way
    */
   OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException;
+
+  /**
+   * Records that a resume handler or an outbox awaiter received the outcome of a terminal operation,
+   * so that a restart does not hand it again ({@link OperationRecord#outcomeUndelivered()}). A
+   * journal may defer the write: losing it in a crash only means that the outcome is handed once
+   * more, marked as read from the journal. It does not change {@code updatedAt}.
+   *
+   * <p>The default records nothing and returns false: a journal that does not track delivery never
+   * hands an outcome again, whether or not a handler received it.
+   *
+   * @param id the operation
+   * @param at when the outcome was handed over
+   * @return true if this call recorded it; false if a delivery was already recorded, the operation
+   *     is not terminal, or the journal does not hold it (purged)
+   * @throws JournalException if the journal cannot be written
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+    return false;
+  }
+
+  /**
+   * One page of operations whose outcome is owed to a handler
+   * ({@link OperationRecord#outcomeUndelivered()}: queued, terminal, and no delivery recorded),
+   * ordered by identity and paged like {@link #findDue}. After a crash between an operation's
+   * terminal write and its handler's callback, this is how a restart finds the outcome nobody was
+   * told.
+   *
+   * <p>The default returns an empty page (see {@link #recordOutcomeDelivered}).
+   *
+   * @param after the last identity of the previous page, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} records, ordered by identity; fewer than {@code limit} means this
+   *     was the last page
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    return List.of();
+  }
 
   /**
    * One page of operations that are due at {@code now}: PENDING with no {@code nextAttemptAt} or

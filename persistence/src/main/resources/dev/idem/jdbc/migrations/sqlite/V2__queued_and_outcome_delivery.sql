@@ -1,0 +1,15 @@
+-- Idem journal, schema version 2 (SQLite).
+-- queued: 1 if the operation was journaled for a deliverer to send later (an outbox submission,
+-- IdempotentExecutor.enqueue), 0 if its caller sent it at once. A queued operation's first claim is
+-- durable before its attempt leaves, so after a crash a queued row still at generation 0 was never
+-- sent, and crash recovery leaves it alone. Rows from before this version count as inline (0): the
+-- cautious reading, under which a never-claimed row found after a crash counts as maybe sent.
+-- outcome_delivered_at: when a resume handler or an outbox awaiter was recorded as having received
+-- the outcome (nanoseconds since the epoch), or NULL. A queued, finished row without it is owed to
+-- a handler; rows from before this version are inline and never handed over again.
+ALTER TABLE idem_operation ADD COLUMN queued INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE idem_operation ADD COLUMN outcome_delivered_at INTEGER;
+-- Only queued rows whose outcome nobody has received yet: few, however large the journal, so that
+-- resumePending's look for owed outcomes reads no finished row, and inline begins never touch it.
+CREATE INDEX idem_operation_undelivered ON idem_operation (scope, operation, op_key)
+  WHERE queued = 1 AND outcome_delivered_at IS NULL;
