@@ -64,7 +64,8 @@ class OutboxOfflineTest {
 
   private IdempotentExecutor.Builder executor(Breaker breaker) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
-        .sleeper(time.sleeper()).random(() -> 0.5).circuitBreaker(breaker.settings);
+        .sleeper(time.sleeper()).random(() -> 0.5).circuitBreaker(breaker.settings)
+        .asyncExecutor(Runnable::run);   // retries on the test thread, so that fake time runs them
   }
 
   private OutboxDispatcher outbox(IdempotentExecutor idem) {
