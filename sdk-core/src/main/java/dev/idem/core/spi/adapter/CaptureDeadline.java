@@ -17,8 +17,10 @@ import java.time.Duration;
  *   <li>With a {@link dev.idem.core.RetryPolicy#attemptTimeout() per-attempt timeout}, Idem stops
  *       reading a little before it: the executor's timer fails an attempt that has not handed back
  *       its answer by then, and an answered attempt reported as "no response" would be sent again
- *       (and end UNCERTAIN although its 2xx had arrived). The margin is a tenth of the timeout, at
- *       most 100 ms.</li>
+ *       (and end UNCERTAIN although its 2xx had arrived). The margin is a quarter of the timeout,
+ *       at most 250 ms. (The executor offers a transport no way to say "answered" before its
+ *       timer fires, so a margin is what there is; on the synchronous path an interrupt from the
+ *       timer after the headers also ends the reading with the answer.)</li>
  * </ul>
  * What arrived by then is the caller's to read, and the rest of the body goes on to the caller as
  * it arrives; the journal keeps the status and the headers, with the body marked
@@ -30,8 +32,12 @@ public final class CaptureDeadline {
   /** No deadline: neither a read timeout nor an attempt timeout applies. */
   public static final CaptureDeadline NONE = new CaptureDeadline(0, false);
 
-  /** The most by which reading stops before the attempt timeout, so the answer gets back in time. */
-  static final Duration MAX_MARGIN = Duration.ofMillis(100);
+  /**
+   * The most by which reading stops before the attempt timeout, so that the answer gets back to
+   * the executor before its timer fires, even on a loaded machine (a tenth of a 700 ms timeout was
+   * not always enough at a load average of 13 on 2 cores).
+   */
+  static final Duration MAX_MARGIN = Duration.ofMillis(250);
 
   private final long at;
   private final boolean bounded;
@@ -58,7 +64,7 @@ public final class CaptureDeadline {
       bounded = true;
     }
     if (attemptTimeout != null && attemptTimeout.compareTo(Duration.ZERO) > 0) {
-      Duration margin = attemptTimeout.dividedBy(10);
+      Duration margin = attemptTimeout.dividedBy(4);
       if (margin.compareTo(MAX_MARGIN) > 0) {
         margin = MAX_MARGIN;
       }
