@@ -78,8 +78,11 @@ public interface Classifier {
    *   <tr><td>any other IOException (read timeout, reset, EOF)</td><td>AMBIGUOUS</td></tr>
    *   <tr><td>2xx</td><td>SUCCESS</td></tr>
    *   <tr><td>409 (this key is still in flight)</td><td>AMBIGUOUS</td></tr>
+   *   <tr><td>301, 302, 303 (a redirect to GET elsewhere, which is how a server may answer a POST
+   *       it processed; the adapters never follow a keyed request's redirect)</td><td>AMBIGUOUS</td></tr>
    *   <tr><td>408, 425, 429, 500, 502, 503, 504, and other 5xx but 501 and 505</td><td>TRANSIENT</td></tr>
-   *   <tr><td>422 (key reused with another payload), 400, other 4xx, 501, 505, 1xx, 3xx</td><td>PERMANENT</td></tr>
+   *   <tr><td>422 (key reused with another payload), 400, other 4xx, 501, 505, 1xx, other 3xx (307
+   *       and 308 ask for the same request at another URL: not acted on)</td><td>PERMANENT</td></tr>
    * </table>
    * It always answers.
    *

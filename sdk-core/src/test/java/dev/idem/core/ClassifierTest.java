@@ -84,9 +84,20 @@ class ClassifierTest {
   }
 
   @ParameterizedTest(name = "HTTP {0} -> PERMANENT")
-  @ValueSource(ints = {100, 301, 304, 400, 401, 403, 404, 405, 410, 413, 415, 422, 428, 451, 501, 505})
+  @ValueSource(ints = {100, 300, 304, 307, 308, 400, 401, 403, 404, 405, 410, 413, 415, 422, 428, 451, 501, 505})
   void permanentStatuses(int status) {
     assertEquals(PERMANENT, of(ScriptedTransport.response(status)));
+  }
+
+  /**
+   * Issue 24: a redirect to GET elsewhere is how a server may answer a POST it processed
+   * (Post/Redirect/Get). The adapters do not follow a keyed request's redirect, so the 3xx is the
+   * attempt's answer, and FAILED would hide an effect that may exist.
+   */
+  @ParameterizedTest(name = "HTTP {0} -> AMBIGUOUS")
+  @ValueSource(ints = {301, 302, 303})
+  void redirectsToGetElsewhereMayFollowTheEffect(int status) {
+    assertEquals(AMBIGUOUS, of(ScriptedTransport.response(status)));
   }
 
   @Test

@@ -10,6 +10,7 @@ import dev.idem.core.UntaggedRequestException;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.httpclient.internal.CallEngine;
+import dev.idem.httpclient.internal.KeyedClient;
 import dev.idem.httpclient.internal.OperationFactory;
 import dev.idem.httpclient.internal.Lifecycle;
 import java.io.IOException;
@@ -75,7 +76,8 @@ import javax.net.ssl.SSLParameters;
  * <h2>Closing</h2>
  * {@link #close()} closes only what this client made: the executor made by {@link #create} or by a
  * builder given no {@link Builder#idempotentExecutor}, and the {@code HttpClient} made by
- * {@link #create(Journal)} (on Java 21 and later, where a client can be closed). The journal, an
+ * {@link #create(Journal)} and the twin keyed attempts may go through (below) (on Java 21 and
+ * later, where a client can be closed). The journal, an
  * executor given to {@link Builder#idempotentExecutor}, and an {@code HttpClient} given to
  * {@link #create(HttpClient, Journal)} or {@link #builder(HttpClient)} stay the app's, never
  * closed here. Close in this order: an {@link dev.idem.core.outbox.OutboxDispatcher}, then this
@@ -88,6 +90,40 @@ import javax.net.ssl.SSLParameters;
  * }
  * }</pre>
  *
+ * <h2>Every request on the wire is a journaled attempt</h2>
+ * A keyed attempt is exactly one request: the JDK client's own follow-ups are kept off it, so the
+ * journal has one attempt for each request the server got.
+ * <ul>
+ *   <li>A redirect of a keyed request is never followed, whatever the wrapped client's
+ *       {@link HttpClient.Redirect} policy: the 3xx is the attempt's answer, and the caller gets it
+ *       with its {@code Location}. 307 and 308 ask for the same request at another URL, so the
+ *       server did not act on it: permanent, the operation ends FAILED (UNCERTAIN if an earlier
+ *       attempt was ambiguous) and the call returns the 3xx, as HttpClient returns a redirect it
+ *       does not follow. 301, 302 and 303 tell the client to GET another URL, which is how a
+ *       server may answer a POST it has processed (Post/Redirect/Get): the effect may exist, so
+ *       the attempt is ambiguous, retried with the same key, and the operation never ends FAILED
+ *       on them. A classifier of the app's own can say otherwise for its API.</li>
+ *   <li>The wrapped client's {@link Authenticator} does not answer a server's 401 for a keyed
+ *       request (the 401 is the attempt's answer; set credentials as a header); it still answers
+ *       a proxy's 407, which means the request did not reach the server.</li>
+ * </ul>
+ * A wrapped client with {@code Redirect.NEVER} (the JDK's default) and no authenticator sends
+ * keyed attempts itself. One that follows redirects or has an authenticator sends only the calls
+ * Idem passes through, with its policy intact; keyed attempts go through a twin built once from
+ * its settings (version, connect timeout, proxy, TLS context and parameters, cookie handler,
+ * executor), with {@code Redirect.NEVER} and the authenticator for proxies only. The JDK has no
+ * getter for a local address or a stream priority: the twin has the defaults. A wrapped client
+ * that is not the JDK's own implementation (a decorator) must then not follow redirects or
+ * authenticate, or the builder refuses it.
+ *
+ * <h2>Timeouts</h2>
+ * The request's {@code timeout} bounds each attempt until its headers (as in HttpClient). Once the
+ * status line and headers have arrived, the attempt is answered and its outcome comes from them:
+ * the small body Idem reads for the journal is read for at most that timeout again, in all, and
+ * stops before the retry policy's {@code attemptTimeout}; a body not arrived by then is not kept
+ * in the journal, never makes the attempt "no response" (a 2xx is SUCCEEDED and never sent
+ * again), and goes on to the caller's body handler as it arrives.
+ *
  * <p>Thread-safe, like the client it wraps.
  */
 public final class IdempotentHttpClient extends HttpClient implements AutoCloseable {
@@ -99,6 +135,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   private final String keyHeader;
   private final KeyHeaderFormat keyFormat;
   private final AdapterSupport support;
+  private final KeyedClient keyed;
   private final CallEngine engine;
   /** Made here, and so closed by {@link #close()}; see "Closing" in the class comment. */
   private final boolean ownsExecutor;
@@ -106,21 +143,22 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
 
   private IdempotentHttpClient(Builder b) {
     this.delegate = b.delegate;
+    this.keyed = KeyedClient.of(delegate);
     this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
     this.ownsExecutor = b.executor == null || b.ownsExecutor;
     this.ownsDelegate = b.ownsDelegate;
     this.keyHeader = b.keyHeader;
     this.keyFormat = b.keyFormat;
     this.support = AdapterSupport.of(executor, keyHeader, keyFormat, b.untaggedPolicy);
-    this.engine = new CallEngine(delegate, support, b.maxBodyBytes);
+    this.engine = new CallEngine(delegate, keyed, support, b.maxBodyBytes);
   }
 
   /**
    * A ready client with shippable defaults over {@code journal}: {@code HttpClient.newHttpClient()}
    * underneath, an executor with its default retry policy (3 attempts, jittered exponential
    * backoff), classifier and protocol statuses, the key in {@code Idempotency-Key} (bare), untagged
-   * POST and PATCH passed through, bodies up to 1 MiB. The JDK client never repeats a POST or
-   * PATCH on its own, so every request on the wire is a journaled attempt.
+   * POST and PATCH passed through, bodies up to 1 MiB. That client follows no redirect and has no
+   * authenticator, so every request on the wire is a journaled attempt.
    *
    * @param journal where operations are journaled before the first byte, such as
    *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}; it stays the app's
@@ -154,10 +192,13 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
 
   /**
    * Starts a decorator of {@code delegate}, which keeps its own configuration (timeouts, proxy,
-   * TLS, redirects, executor).
+   * TLS, redirects, executor); keyed attempts never follow redirects or answer a server's
+   * authentication challenge (see "Every request on the wire is a journaled attempt").
    *
    * @param delegate the client that sends each attempt
    * @return a builder
+   * @throws IllegalArgumentException if {@code delegate} is already an {@link IdempotentHttpClient},
+   *     or is not the JDK's own implementation and follows redirects or has an authenticator
    */
   public static Builder builder(HttpClient delegate) {
     return new Builder(delegate);
@@ -199,7 +240,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   }
 
   private ResumeTransport newResumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
-    return new ResumeTransport(delegate, keyHeader, keyFormat, Objects.requireNonNull(headers, "headers"), timeout);
+    return new ResumeTransport(keyed, executor.retryPolicy().attemptTimeout().orElse(null), keyHeader, keyFormat,
+        Objects.requireNonNull(headers, "headers"), timeout);
   }
 
   /**
@@ -337,19 +379,31 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   // Java 21 added these to HttpClient; declared here (without @Override, as this compiles for 17),
   // they override on 21+ and forward to the wrapped client, and do nothing on 17.
 
-  /** Forwards {@code shutdown()} to the wrapped client on Java 21+; does nothing before. */
+  /**
+   * Forwards {@code shutdown()} to the wrapped client (and to the twin keyed calls go through, if
+   * there is one) on Java 21+; does nothing before.
+   */
   public void shutdown() {
     try {
       Lifecycle.call(delegate, "shutdown", new Class<?>[0]);
+      for (HttpClient twin : keyed.twin().stream().toList()) {
+        Lifecycle.call(twin, "shutdown", new Class<?>[0]);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
 
-  /** Forwards {@code shutdownNow()} to the wrapped client on Java 21+; does nothing before. */
+  /**
+   * Forwards {@code shutdownNow()} to the wrapped client (and to the twin keyed calls go through, if
+   * there is one) on Java 21+; does nothing before.
+   */
   public void shutdownNow() {
     try {
       Lifecycle.call(delegate, "shutdownNow", new Class<?>[0]);
+      for (HttpClient twin : keyed.twin().stream().toList()) {
+        Lifecycle.call(twin, "shutdownNow", new Class<?>[0]);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -394,12 +448,20 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
     if (ownsExecutor) {
       executor.close();
     }
+    // The twin that keyed attempts go through is always this client's own: it made it.
+    for (HttpClient twin : keyed.twin().stream().toList()) {
+      closeClient(twin);
+    }
     if (ownsDelegate) {
-      try {
-        Lifecycle.call(delegate, "close", new Class<?>[0]);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      closeClient(delegate);
+    }
+  }
+
+  private static void closeClient(HttpClient client) {
+    try {
+      Lifecycle.call(client, "close", new Class<?>[0]);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -420,6 +482,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
         throw new IllegalArgumentException("the delegate is already an IdempotentHttpClient; wrapping it twice"
             + " would send two keys");
       }
+      KeyedClient.check(delegate);
     }
 
     /**

@@ -8,8 +8,8 @@ import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.httpclient.internal.AttemptRequests;
 import dev.idem.httpclient.internal.AttemptSender;
+import dev.idem.httpclient.internal.KeyedClient;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.time.Duration;
 import java.util.HashMap;
@@ -42,9 +42,9 @@ public final class ResumeTransport implements Transport, AsyncTransport {
   private final Function<RequestSnapshot, Map<String, String>> headers;
   private final AttemptRequests.Settings settings;
 
-  ResumeTransport(HttpClient delegate, String keyHeader, KeyHeaderFormat keyFormat,
+  ResumeTransport(KeyedClient client, Duration attemptTimeout, String keyHeader, KeyHeaderFormat keyFormat,
       Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
-    this.sender = AttemptSender.forResume(delegate);
+    this.sender = AttemptSender.forResume(client, attemptTimeout);
     this.keyHeader = keyHeader;
     this.keyFormat = keyFormat;
     this.headers = headers;

@@ -10,6 +10,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.internal.ClientTransport;
+import dev.idem.okhttp.internal.FollowUpGuard;
 import dev.idem.okhttp.internal.IdemCallFactory;
 import dev.idem.okhttp.internal.IdempotencyInterceptor;
 import dev.idem.okhttp.internal.PreparedCall;
@@ -80,13 +81,49 @@ import okhttp3.Request;
  * </ul>
  * All of them are IOExceptions, so they take the path OkHttp callers already handle.
  *
+ * <h2>Every request on the wire is a journaled attempt</h2>
+ * OkHttp sends requests of its own below every application interceptor: it repeats a request whose
+ * connection broke ({@code retryOnConnectionFailure}), one answered 408 or 421, or 503 with
+ * {@code Retry-After: 0}; it re-sends to an {@code Authenticator}'s credentials; it follows
+ * redirects. For a keyed request (tagged, or keyed by the {@link UntaggedPolicy}) none of that
+ * happens: each attempt is exactly one request, and the journal has one attempt for each request
+ * the server got. The rule:
+ * <ul>
+ *   <li>Repeats and re-sends are not made: the attempt's answer (a 408, 421 or 503, a 401) is the
+ *       answer, and Idem's classifier and retry policy decide, with the same key. The
+ *       {@code Authenticator} is not consulted for keyed requests: set credentials in an
+ *       interceptor added after {@link #install}, which runs on every attempt.</li>
+ *   <li>A redirect of a keyed request is never followed: the 3xx is the attempt's answer, and the
+ *       caller gets it with its {@code Location}. 307 and 308 ask for the same request at another
+ *       URL, so the server did not act on it: permanent, the operation ends FAILED (UNCERTAIN if
+ *       an earlier attempt was ambiguous) and the call returns the 3xx, as OkHttp returns a
+ *       redirect it does not follow. 301, 302 and 303 tell the client to GET another URL, which is
+ *       how a server may answer a POST it has processed (Post/Redirect/Get): the effect may exist,
+ *       so the attempt is ambiguous, retried with the same key (a server that stored its answer
+ *       replays it), and the operation never ends FAILED on them. A classifier of the app's own
+ *       can say otherwise for its API.</li>
+ * </ul>
+ * The interceptor does this on its own for every follow-up that would send the request again (the
+ * attempt's body is marked one-shot, which OkHttp never sends twice; a logging interceptor below
+ * Idem therefore prints "one-shot body omitted" for keyed requests). A 301, 302 or 303 is followed
+ * with a bodyless GET, which only the network interceptor that {@link #install} adds can stop:
+ * build clients with {@link #install}; {@link #callFactory} and {@link #transport} add it to their
+ * copy of a client that lacks it. Calls Idem passes through keep OkHttp's behaviour.
+ *
  * <h2>Threads and timeouts</h2>
  * The interceptor retries synchronously on the calling thread; {@code Call.enqueue} runs application
  * interceptors on OkHttp's dispatcher threads, so asynchronous calls are covered too (a dispatcher
  * thread then waits out the backoff, holding a per-host slot; {@link #callFactory(OkHttpClient)}
- * makes calls whose {@code enqueue} waits on the executor's scheduler instead). OkHttp's {@code callTimeout} bounds the whole call, retries
- * and backoff included; when it elapses the operation stays PENDING. Read, write and connect
- * timeouts apply per attempt.
+ * makes calls whose {@code enqueue} waits on the executor's scheduler instead). OkHttp's
+ * {@code callTimeout} bounds the whole call, retries and backoff included; when it elapses the
+ * operation stays PENDING. Read, write and connect timeouts apply per attempt. Once an attempt's
+ * status line and headers have arrived, the attempt is answered and its outcome comes from them: a
+ * small body that Idem reads for the journal is read for at most one {@code readTimeout} in all
+ * (not per read), and stops before the retry policy's {@code attemptTimeout}; a body that has not
+ * arrived by then is not kept in the journal, and never makes the attempt "no response" (a 2xx is
+ * SUCCEEDED, and never sent again). The caller gets the response and reads the body on, as it
+ * arrives; if a read was still waiting at that point, the connection was cut, and reading on fails
+ * as OkHttp's own read timeout would.
  *
  * <h2>Secrets</h2>
  * The executor keeps Authorization, Proxy-Authorization, Cookie and the names given to
@@ -132,13 +169,14 @@ public final class IdemOkHttp implements AutoCloseable {
 
   /**
    * Installs the adapter into a client builder: adds {@link #interceptor()} as an application
-   * interceptor (once, however often this is called), and turns off OkHttp's
-   * {@code retryOnConnectionFailure}. That silent retry repeats a request below the interceptor,
-   * where the journal cannot see it: the server would get more requests than the journal has
-   * attempts, and an operation whose connection broke could end SUCCEEDED where the policy says
-   * UNCERTAIN. With it off, every request on the wire is one journaled attempt, and Idem's own
-   * retry (same key, bounded backoff) takes its place. Interceptors added after this call run
-   * below Idem's, on every attempt: add the one that sets Authorization after it.
+   * interceptor, and Idem's follow-up guard as the first network interceptor (each once, however
+   * often this is called). Together they make every keyed request on the wire a journaled attempt
+   * (see "Every request on the wire is a journaled attempt" above): OkHttp's own silent retry,
+   * repeats, authenticator re-sends and redirects are kept off keyed attempts, and Idem's own
+   * retry (same key, bounded backoff) takes their place. The client's settings are not changed:
+   * calls Idem passes through (untagged requests) keep OkHttp's normal behaviour, redirects and
+   * {@code retryOnConnectionFailure} included. Interceptors added after this call run below
+   * Idem's, on every attempt: add the one that sets Authorization after it.
    *
    * @param builder the app's client builder
    * @return the same builder, for chaining
@@ -149,7 +187,10 @@ public final class IdemOkHttp implements AutoCloseable {
     if (!builder.interceptors().contains(interceptor)) {
       builder.addInterceptor(interceptor);
     }
-    return builder.retryOnConnectionFailure(false);
+    if (!builder.networkInterceptors().contains(FollowUpGuard.INSTANCE)) {
+      builder.networkInterceptors().add(0, FollowUpGuard.INSTANCE);
+    }
+    return builder;
   }
 
   /**
@@ -207,7 +248,9 @@ public final class IdemOkHttp implements AutoCloseable {
   /**
    * The application interceptor; add it with {@code OkHttpClient.Builder.addInterceptor}, not as a
    * network interceptor (it calls {@code proceed} once per attempt). The same instance serves any
-   * number of clients.
+   * number of clients. Prefer {@link #install}, which also adds the network interceptor that keeps
+   * OkHttp from following a keyed request's 301, 302 or 303 with a GET; with this interceptor
+   * alone, every other follow-up is still kept off keyed attempts.
    *
    * @return the application interceptor
    */
@@ -219,13 +262,15 @@ public final class IdemOkHttp implements AutoCloseable {
    * A transport that sends journaled operations through {@code client}, for
    * {@link IdempotentExecutor#resumePending} (in a {@link dev.idem.core.ResumeHandler}) and for
    * re-driven operations. Give it the app's client, with the interceptors that add Authorization:
-   * the journal holds no secrets. Its attempts pass through the idempotency interceptor untouched.
+   * the journal holds no secrets. Its attempts pass through the idempotency interceptor, each as
+   * one request on the wire; a client without the interceptor or the follow-up guard of
+   * {@link #install} is used through a copy that has them (sharing its connection pool).
    *
    * @param client the app's client, with its own interceptors
    * @return the transport
    */
   public Transport transport(OkHttpClient client) {
-    return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
+    return new ClientTransport(Objects.requireNonNull(client, "client"), settings, interceptor);
   }
 
   /**
@@ -235,7 +280,7 @@ public final class IdemOkHttp implements AutoCloseable {
    * @return the asynchronous transport
    */
   public AsyncTransport asyncTransport(OkHttpClient client) {
-    return new ClientTransport(Objects.requireNonNull(client, "client"), settings);
+    return new ClientTransport(Objects.requireNonNull(client, "client"), settings, interceptor);
   }
 
   /**

@@ -25,6 +25,10 @@ import java.util.Objects;
  *
  * <p>{@link #slowProcessing(Duration)} is neither: it stretches processing itself.
  *
+ * <p>{@link #redirect(int, String)} and {@link #commitThenRedirect(int, String)} answer a 3xx with a
+ * {@code Location}, before and after processing: whether a client follows a redirect of a keyed
+ * request, and what it makes of one, is then visible in the effects.
+ *
  * <p>A fault that answers with a status of its own can carry extra response headers, through
  * {@link #withHeader(String, String)}: a should-retry hint, a {@code Retry-After} no client can
  * parse.
@@ -96,6 +100,41 @@ public final class Fault {
    */
   public static Fault commitThenStatus(int status) {
     return new Fault(Kind.STATUS_AFTER_PROCESSING, errorStatus(status), Duration.ZERO, "commitThenStatus(" + status + ")");
+  }
+
+  /**
+   * Answers a redirect, {@code status} with {@code Location: location}, before any processing: no
+   * effect, nothing stored. A client that follows it sends a second request (to {@code location},
+   * with the same key unless it drops the header), which the server processes like any other; a
+   * client that does not follow it gets the 3xx as its answer.
+   *
+   * @param status 300..399, such as 307 or 308 (repeat the request there) or 301, 302, 303 (go and
+   *     GET it there)
+   * @param location the {@code Location} value, such as {@code /moved}
+   * @return the fault
+   * @throws IllegalArgumentException if {@code status} is not a 3xx or {@code location} could not be
+   *     sent as a header value
+   */
+  public static Fault redirect(int status, String location) {
+    return new Fault(Kind.REJECT, redirectStatus(status), Duration.ZERO, "redirect(" + status + ")")
+        .withHeader("Location", Objects.requireNonNull(location, "location"));
+  }
+
+  /**
+   * The Post/Redirect/Get answer: the request is processed and its result stored, but the client
+   * is answered {@code status} (typically 303 See Other) with {@code Location: location} instead of
+   * the result. The effect exists; a retry with the same key gets the stored result, marked as
+   * replayed. A client that takes the redirect for a failure would be wrong.
+   *
+   * @param status 300..399
+   * @param location the {@code Location} value
+   * @return the fault
+   * @throws IllegalArgumentException if {@code status} is not a 3xx or {@code location} could not be
+   *     sent as a header value
+   */
+  public static Fault commitThenRedirect(int status, String location) {
+    return new Fault(Kind.STATUS_AFTER_PROCESSING, redirectStatus(status), Duration.ZERO,
+        "commitThenRedirect(" + status + ")").withHeader("Location", Objects.requireNonNull(location, "location"));
   }
 
   /**
@@ -202,6 +241,13 @@ public final class Fault {
   private static int errorStatus(int status) {
     if (status < 400 || status > 599) {
       throw new IllegalArgumentException("a fault status is 400..599, not " + status);
+    }
+    return status;
+  }
+
+  private static int redirectStatus(int status) {
+    if (status < 300 || status > 399) {
+      throw new IllegalArgumentException("a redirect status is 300..399, not " + status);
     }
     return status;
   }

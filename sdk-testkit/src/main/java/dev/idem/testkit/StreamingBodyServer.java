@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,7 +23,8 @@ import java.util.function.IntFunction;
 
 /**
  * A bare HTTP/1.1 server that streams generated response bodies of any size, for tests of how a
- * client handles large, endless and trickling bodies without the server holding them in memory
+ * client handles large, endless and trickling bodies (held at a gate, or one byte at a time in real
+ * time) without the server holding them in memory
  * (the reference {@link IdempotentServer} buffers every reply). Every connection serves one
  * request and is then closed. Body byte {@code i} is {@code (byte) (i % 251)}; see
  * {@link #expectedByte(long)}. The {@code Idempotency-Key} header of every request is recorded, so
@@ -231,6 +233,10 @@ public final class StreamingBodyServer implements AutoCloseable {
         released.await();
       }
       long limit = r.gateAfter > written ? r.gateAfter : Long.MAX_VALUE;
+      if (!r.byteInterval.isZero()) {
+        Thread.sleep(r.byteInterval.toMillis(), r.byteInterval.toNanosPart() % 1_000_000);
+        limit = Math.min(limit, written + 1);
+      }
       int n = (int) Math.min(chunk.length, Math.min(limit - written, r.length < 0 ? Long.MAX_VALUE : r.length - written));
       for (int i = 0; i < n; i++) {
         chunk[i] = expectedByte(written + i);
@@ -277,8 +283,39 @@ public final class StreamingBodyServer implements AutoCloseable {
    * @param length the body length in bytes, or -1 for an endless body
    * @param declareLength whether to send Content-Length (otherwise the body is chunked)
    * @param gateAfter after this many body bytes, wait for {@link #release()}; -1 for never
+   * @param byteInterval the pause before each body byte, for a body that trickles in real time;
+   *     {@link Duration#ZERO} to write the body as fast as the client reads
    */
-  public record Reply(int status, long length, boolean declareLength, long gateAfter) {
+  public record Reply(int status, long length, boolean declareLength, long gateAfter, Duration byteInterval) {
+    /**
+     * Checks the components.
+     *
+     * @param status the HTTP status
+     * @param length the body length; -1 for endless
+     * @param declareLength whether Content-Length is sent
+     * @param gateAfter bytes before the gate, or -1
+     * @param byteInterval the pause before each byte, zero or positive
+     * @throws IllegalArgumentException if {@code byteInterval} is negative
+     */
+    public Reply {
+      java.util.Objects.requireNonNull(byteInterval, "byteInterval");
+      if (byteInterval.isNegative()) {
+        throw new IllegalArgumentException("byteInterval must not be negative: " + byteInterval);
+      }
+    }
+
+    /**
+     * A reply without a trickle.
+     *
+     * @param status the HTTP status
+     * @param length the body length; -1 for endless
+     * @param declareLength whether Content-Length is sent
+     * @param gateAfter bytes before the gate, or -1
+     */
+    public Reply(int status, long length, boolean declareLength, long gateAfter) {
+      this(status, length, declareLength, gateAfter, Duration.ZERO);
+    }
+
     /**
      * A body of {@code length} bytes.
      *
@@ -299,7 +336,24 @@ public final class StreamingBodyServer implements AutoCloseable {
      * @return the gated reply
      */
     public Reply gatedAfter(long bytes) {
-      return new Reply(status, length, declareLength, bytes);
+      return new Reply(status, length, declareLength, bytes, byteInterval);
+    }
+
+    /**
+     * This reply, its body sent one byte at a time with {@code interval} before each byte (the
+     * headers go out at once): a body that arrives in time for every read timeout and takes
+     * {@code length × interval} in all. This is real time on the connection's thread; keep both
+     * small in tests.
+     *
+     * @param interval the pause before each byte; positive
+     * @return the trickling reply
+     * @throws IllegalArgumentException if {@code interval} is not positive
+     */
+    public Reply trickled(Duration interval) {
+      if (interval.isZero() || interval.isNegative()) {
+        throw new IllegalArgumentException("interval must be positive: " + interval);
+      }
+      return new Reply(status, length, declareLength, gateAfter, interval);
     }
   }
 }

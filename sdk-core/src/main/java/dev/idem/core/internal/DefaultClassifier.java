@@ -29,6 +29,15 @@ public final class DefaultClassifier implements Classifier {
     }
     return Optional.of(switch (s) {
       case 409 -> Verdict.ambiguous("HTTP 409: a request with this key is still in flight");
+      // The adapters never follow a keyed request's redirect (each request on the wire must be a
+      // journaled attempt), so a 3xx is the attempt's answer. 301, 302 and 303 tell a client to GET
+      // another URL, which is how servers answer a POST they have already processed
+      // (Post/Redirect/Get): the effect may exist, so it is retried with the key, never FAILED.
+      case 301, 302, 303 -> Verdict.ambiguous("HTTP " + s + ": a redirect to GET elsewhere, which may follow the"
+          + " request's effect (not followed for a keyed request)");
+      // 307 and 308 ask for the same request again at another URL: the server did not act on it.
+      case 307, 308 -> Verdict.permanent("HTTP " + s + ": the server asks for the request at another URL"
+          + " (not followed for a keyed request)");
       case 408, 425, 429, 500, 502, 503, 504 -> Verdict.transientFailure("HTTP " + s);
       case 422 -> Verdict.permanent("HTTP 422: the key was used with another payload");
       case 400 -> Verdict.permanent(mentionsKey(response)

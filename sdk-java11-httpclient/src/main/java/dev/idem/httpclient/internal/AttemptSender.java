@@ -2,6 +2,7 @@ package dev.idem.httpclient.internal;
 
 import dev.idem.core.RequestNotSentException;
 import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.adapter.CaptureDeadline;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
@@ -12,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -19,8 +21,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 
 /**
- * Sends one attempt through the wrapped client and snapshots the response from its status, its
- * headers and at most a bounded prefix of its body ({@link ResponseRelay}); the body itself stays
+ * Sends one attempt through the {@link KeyedClient} (the wrapped client, or its twin without
+ * follow-ups: one request on the wire per attempt) and snapshots the response from its status, its
+ * headers and at most a bounded prefix of its body, read under a {@link CaptureDeadline}
+ * ({@link ResponseRelay}); the body itself stays
  * at the wire, to be {@linkplain Result#attach handed} to the caller or
  * {@linkplain Result#release released}. It translates the JDK's failures into the transport
  * contract: a refused or timed-out connect, or any failure (an IOException or a RuntimeException)
@@ -30,39 +34,60 @@ import java.util.concurrent.Flow;
  * executor turns into a PENDING operation.
  */
 public final class AttemptSender {
-  private final HttpClient delegate;
+  private final KeyedClient client;
   private final boolean forResume;
+  private final Duration attemptTimeout;
 
   /**
    * A sender for live calls: a response's body is kept at the wire for the caller.
    *
-   * @param delegate the app's client
+   * @param client the client keyed attempts go through
+   * @param attemptTimeout the operation's per-attempt timeout, or null: the body read for the
+   *     journal stops before it (see {@link CaptureDeadline})
    */
-  public AttemptSender(HttpClient delegate) {
-    this(delegate, false);
+  public AttemptSender(KeyedClient client, Duration attemptTimeout) {
+    this(client, false, attemptTimeout);
   }
 
-  private AttemptSender(HttpClient delegate, boolean forResume) {
-    this.delegate = delegate;
+  private AttemptSender(KeyedClient client, boolean forResume, Duration attemptTimeout) {
+    this.client = client;
     this.forResume = forResume;
+    this.attemptTimeout = attemptTimeout;
   }
 
   /**
    * A sender for resumed operations, which nobody reads a body from: each response's body is read
    * up to the cap for the journal, then released.
    *
-   * @param delegate the app's client
+   * @param client the client keyed attempts go through
+   * @param attemptTimeout the executor's per-attempt timeout, or null
    * @return the sender
    */
-  public static AttemptSender forResume(HttpClient delegate) {
-    return new AttemptSender(delegate, true);
+  public static AttemptSender forResume(KeyedClient client, Duration attemptTimeout) {
+    return new AttemptSender(client, true, attemptTimeout);
   }
 
-  /** One attempt: its raw response (status, headers, version, TLS), its snapshot, and its body. */
+  /**
+   * One attempt: its raw response (status, headers, version, TLS), its snapshot, and its body; or,
+   * for an answer the JDK client did not hand over (a server's 401 that Idem would not let it
+   * re-send with credentials), the snapshot alone, with no raw response and no body.
+   */
   public record Result(HttpResponse<?> raw, ResponseSnapshot snapshot, ResponseRelay relay) {
+    /** An answer known only by its snapshot. */
+    static Result answered(ResponseSnapshot snapshot) {
+      return new Result(null, snapshot, null);
+    }
+
+    /** Whether the JDK client handed over this response, with a live body. */
+    public boolean live() {
+      return raw != null;
+    }
+
     /** Stops this response's body unless it was handed over; reads nothing more of it. Idempotent. */
     public void release() {
-      relay.discard();
+      if (relay != null) {
+        relay.discard();
+      }
     }
 
     /**
@@ -77,16 +102,25 @@ public final class AttemptSender {
     }
   }
 
-  /** Sends on the calling thread. */
+  /**
+   * Sends on the calling thread. Once the status line and headers are in, the attempt is answered:
+   * an interrupt while the body is read for the journal (the executor's attempt timer, say) stops
+   * that reading and returns the answer, the interrupt status kept for the caller to see.
+   */
   public Result send(HttpRequest attempt) throws IOException {
     PullTrackingPublisher[] tracker = new PullTrackingPublisher[1];
     HttpRequest tracked = PullTrackingPublisher.track(attempt, tracker);
-    CompletableFuture<Result> result;
+    long started = System.nanoTime();
+    Capturing capturing;
     try {
-      result = capture(delegate.send(tracked, HttpResponse.BodyHandlers.ofPublisher()));
+      capturing = capture(client.get().send(tracked, HttpResponse.BodyHandlers.ofPublisher()), attempt, started);
     } catch (InterruptedException e) {
       throw interrupted(e);
     } catch (IOException | RuntimeException e) {
+      KeyedClient.ServerChallenge challenge = challenge(e);
+      if (challenge != null) {
+        return Result.answered(challenge.answer());
+      }
       Exception classified = classify(e, tracker[0]);
       if (classified instanceof IOException io) {
         throw io;
@@ -94,11 +128,17 @@ public final class AttemptSender {
       throw (RuntimeException) classified;
     }
     try {
-      return result.get();
-    } catch (InterruptedException e) {
-      result.thenAccept(Result::release);
-      throw interrupted(e);
-    } catch (ExecutionException e) {
+      try {
+        return capturing.result().get();
+      } catch (InterruptedException e) {
+        capturing.relay().stopCapturing();
+        try {
+          return capturing.result().join();
+        } finally {
+          Thread.currentThread().interrupt();
+        }
+      }
+    } catch (ExecutionException | CompletionException e) {
       Throwable cause = unwrap(e);
       if (cause instanceof IOException io) {
         throw io;
@@ -124,8 +164,9 @@ public final class AttemptSender {
     }
     CompletableFuture<Result> out = new CompletableFuture<>();
     CompletableFuture<HttpResponse<Flow.Publisher<List<ByteBuffer>>>> sent;
+    long started = System.nanoTime();
     try {
-      sent = delegate.sendAsync(tracked, HttpResponse.BodyHandlers.ofPublisher());
+      sent = client.get().sendAsync(tracked, HttpResponse.BodyHandlers.ofPublisher());
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(classify(e, tracker[0]));
     }
@@ -133,7 +174,7 @@ public final class AttemptSender {
       if (error == null) {
         CompletableFuture<Result> captured;
         try {
-          captured = capture(r);
+          captured = capture(r, attempt, started).result();
         } catch (IOException | RuntimeException e) {
           out.completeExceptionally(e);
           return;
@@ -148,26 +189,39 @@ public final class AttemptSender {
         return;
       }
       Throwable cause = unwrap(error);
+      KeyedClient.ServerChallenge challenge = challenge(cause);
+      if (challenge != null) {
+        out.complete(Result.answered(challenge.answer()));
+        return;
+      }
       out.completeExceptionally(cause instanceof IOException || cause instanceof RuntimeException
           ? classify((Exception) cause, tracker[0]) : cause);
     });
     return out;
   }
 
-  private CompletableFuture<Result> capture(HttpResponse<Flow.Publisher<List<ByteBuffer>>> r) throws IOException {
+  /** A capture under way: the relay that reads the body, and the attempt's result when it is done. */
+  private record Capturing(ResponseRelay relay, CompletableFuture<Result> result) {}
+
+  private Capturing capture(HttpResponse<Flow.Publisher<List<ByteBuffer>>> r, HttpRequest attempt, long started)
+      throws IOException {
     if (r.statusCode() < 100 || r.statusCode() > 599) {
       ResponseRelay unread = new ResponseRelay();
       r.body().subscribe(unread);
       unread.discard();
       throw new ProtocolException("HTTP status out of range: " + r.statusCode());
     }
-    return ResponseRelay.capture(r, forResume).thenApply(c -> {
+    // The status line and headers are in: the attempt is answered, whatever becomes of its body.
+    CaptureDeadline deadline = CaptureDeadline.of(System.nanoTime(), attempt.timeout().orElse(null), started,
+        attemptTimeout);
+    ResponseRelay.Capture capture = ResponseRelay.capture(r, forResume, deadline);
+    return new Capturing(capture.relay(), capture.captured().thenApply(c -> {
       Result result = new Result(r, c.snapshot(), c.relay());
       if (forResume) {
         result.release();
       }
       return result;
-    });
+    }));
   }
 
   private static InterruptedIOException interrupted(InterruptedException e) {
@@ -192,6 +246,16 @@ public final class AttemptSender {
           + " before it took any byte of the request body, so the server cannot have processed it", e);
     }
     return e;
+  }
+
+  /** The server's 401 that the keyed client's authenticator declined, if that is what failed. */
+  private static KeyedClient.ServerChallenge challenge(Throwable t) {
+    for (int depth = 0; t != null && depth < 10; t = t.getCause(), depth++) {
+      if (t instanceof KeyedClient.ServerChallenge c) {
+        return c;
+      }
+    }
+    return null;
   }
 
   static Throwable unwrap(Throwable t) {

@@ -32,16 +32,20 @@ import java.util.concurrent.ExecutionException;
  */
 public final class CallEngine {
   private final HttpClient delegate;
-  private final AttemptSender sender;
+  private final KeyedClient keyed;
   private final AdapterSupport support;
   private final IdempotentExecutor executor;
   private final String keyHeader;
   private final KeyHeaderFormat keyFormat;
   private final long maxBodyBytes;
 
-  public CallEngine(HttpClient delegate, AdapterSupport support, long maxBodyBytes) {
+  /**
+   * @param delegate the app's client: its version is the default of a rebuilt response
+   * @param keyed the client keyed attempts go through
+   */
+  public CallEngine(HttpClient delegate, KeyedClient keyed, AdapterSupport support, long maxBodyBytes) {
     this.delegate = delegate;
-    this.sender = new AttemptSender(delegate);
+    this.keyed = keyed;
     this.support = support;
     this.executor = support.executor();
     this.keyHeader = support.headerName();
@@ -71,8 +75,8 @@ public final class CallEngine {
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    LiveTransport transport = new LiveTransport(sender, request, body, keyHeader, keyFormat);
     Operation op = make(operation, request, body);
+    LiveTransport transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
     Settlement settled;
     try {
       settled = support.settle(executor.execute(op, transport));
@@ -115,10 +119,12 @@ public final class CallEngine {
       if (result.isDone()) {
         return; // cancelled before begin: nothing journaled, nothing sent
       }
-      LiveTransport transport = new LiveTransport(sender, request, body, keyHeader, keyFormat);
+      LiveTransport transport;
       CompletableFuture<Outcome> execution;
       try {
-        execution = executor.executeAsync(make(operation, request, body), transport);
+        Operation op = make(operation, request, body);
+        transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
+        execution = executor.executeAsync(op, transport);
       } catch (IdempotencyException | RuntimeException e) {
         result.completeExceptionally(e);
         return;
@@ -155,6 +161,11 @@ public final class CallEngine {
       });
     });
     return result;
+  }
+
+  /** A sender for one operation's attempts, whose captured bodies are read before its attempt timeout. */
+  private AttemptSender sender(Operation op) {
+    return new AttemptSender(keyed, op.policy().orElse(executor.retryPolicy()).attemptTimeout().orElse(null));
   }
 
   /**

@@ -67,7 +67,7 @@ public final class LiveTransport implements Transport, AsyncTransport {
    */
   public AttemptSender.Result resultFor(ResponseSnapshot response) {
     AttemptSender.Result r = last.get();
-    return r != null && r.snapshot() == response ? r : null;
+    return r != null && r.live() && r.snapshot() == response ? r : null;
   }
 
   /**

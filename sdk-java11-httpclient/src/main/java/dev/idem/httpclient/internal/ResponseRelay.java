@@ -1,7 +1,7 @@
 package dev.idem.httpclient.internal;
 
 import dev.idem.core.ResponseSnapshot;
-import java.io.IOException;
+import dev.idem.core.spi.adapter.CaptureDeadline;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.nio.ByteBuffer;
@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One attempt's response body, held at the wire: subscribed to the JDK's
@@ -21,7 +22,9 @@ import java.util.concurrent.Flow;
  * {@linkplain #attach attached}: that subscriber gets the captured prefix, then the rest as it
  * arrives and as fast as it asks, as if the JDK client had fed it directly. An attempt whose
  * response is not handed over is {@linkplain #discard discarded}: its subscription is cancelled,
- * and the body is never read further.
+ * and the body is never read further. The capture ends at its {@link CaptureDeadline} (or when the
+ * body breaks off) with the body not kept: the JDK's request timeout ends at the headers, so a body
+ * that trickles would otherwise hold the attempt as long as the server likes.
  *
  * <p>Thread-safe: the JDK's threads and the caller's meet under this object's lock, and subscriber
  * signals are sent outside it.
@@ -46,29 +49,53 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
   ResponseRelay() {}
 
   /**
-   * Subscribes to {@code body} and reads what the snapshot of {@code raw} needs.
+   * Subscribes to {@code body} and reads what the snapshot of {@code raw} needs, until the body
+   * ends, proves longer than the cap, breaks off, or {@code deadline} passes: the status line and
+   * headers are in, so the attempt is answered whatever becomes of its body, and a body that did
+   * not arrive whole by then is not kept (what did arrive, and the rest, or the failure, go on to
+   * the caller's subscriber).
    *
-   * @return the snapshot, when the prefix it needs has arrived; fails with an IOException if the
-   *     body breaks off before that
+   * @return the relay, and its snapshot when the capture is over; never fails
    */
-  static CompletableFuture<Captured> capture(HttpResponse<Flow.Publisher<List<ByteBuffer>>> raw, boolean wholeUpToCap) {
+  static Capture capture(HttpResponse<Flow.Publisher<List<ByteBuffer>>> raw, boolean wholeUpToCap,
+      CaptureDeadline deadline) {
     ResponseRelay relay = new ResponseRelay();
     long declared = raw.headers().firstValueAsLong("Content-Length").orElse(-1);
     boolean ok = raw.statusCode() >= 200 && raw.statusCode() < 300;
     relay.capturing = wholeUpToCap || !ok || (declared >= 0 && declared <= CAP);
     if (!relay.capturing) {
       relay.captured.complete(null);
+    } else if (deadline.bounded()) {
+      // The JDK's own timer (it cancels the task once the capture is over); what runs on its thread
+      // when it fires is the snapshot, and the executor hands its own work to its own threads.
+      relay.captured.completeOnTimeout(null, deadline.remainingNanos(System.nanoTime()), TimeUnit.NANOSECONDS);
     }
     raw.body().subscribe(relay);
-    return relay.captured.thenApply(v -> new Captured(relay, relay.snapshot(raw, declared)));
+    return new Capture(relay, relay.captured.thenApply(v -> {
+      relay.endCapture();
+      return new Captured(relay, relay.snapshot(raw, declared));
+    }));
   }
+
+  /** A capture under way: the relay, and its snapshot once the capture is over. */
+  record Capture(ResponseRelay relay, CompletableFuture<Captured> captured) {}
 
   /** A snapshot and the relay that still holds the body it came from. */
   record Captured(ResponseRelay relay, ResponseSnapshot snapshot) {}
 
+  /** Stops reading for the journal now; the snapshot keeps no body unless it had all arrived. */
+  void stopCapturing() {
+    endCapture();
+    captured.complete(null);
+  }
+
+  private synchronized void endCapture() {
+    capturing = false;
+  }
+
   private synchronized ResponseSnapshot snapshot(HttpResponse<?> raw, long declared) {
     Map<String, List<String>> headers = raw.headers().map();
-    if (complete && prefixBytes <= CAP) {
+    if (complete && error == null && prefixBytes <= CAP) {
       byte[] body = new byte[(int) prefixBytes];
       int at = 0;
       for (ByteBuffer b : prefix) {
@@ -166,12 +193,9 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
         to.onComplete();
       }
     } else if (!attached) {
-      if (failure != null) {
-        captured.completeExceptionally(failure instanceof IOException ? failure
-            : new IOException("the response body broke off: " + failure, failure));
-      } else {
-        captured.complete(null);
-      }
+      // A body that broke off during the capture is not kept; the attempt is answered all the same
+      // (its status line arrived), and the caller's subscriber meets the failure after the prefix.
+      captured.complete(null);
     }
   }
 

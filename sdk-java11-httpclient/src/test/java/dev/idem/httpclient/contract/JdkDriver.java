@@ -16,9 +16,12 @@ import java.util.Optional;
 
 /** The java.net.http adapter, called with {@code send} or {@code sendAsync}. */
 final class JdkDriver implements AdapterDriver {
-  /** One JDK client for every test: its connection pool is harmless across ports. */
+  /**
+   * One JDK client for every test: its connection pool is harmless across ports. It follows
+   * redirects, as many apps' clients do, so the contract shows that keyed calls do not.
+   */
   static final HttpClient JDK = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-      .connectTimeout(Duration.ofSeconds(5)).build();
+      .followRedirects(HttpClient.Redirect.NORMAL).connectTimeout(Duration.ofSeconds(5)).build();
 
   private final boolean async;
 
@@ -45,9 +48,9 @@ final class JdkDriver implements AdapterDriver {
         }
         if (r instanceof IdempotentHttpResponse<String> keyed) {
           return new Reply(r.statusCode(), r.body(), Optional.of(keyed.operationId()), Optional.of(keyed.state()),
-              keyed.replayed());
+              keyed.replayed(), r.headers().map());
         }
-        return new Reply(r.statusCode(), r.body(), Optional.empty(), Optional.empty(), false);
+        return new Reply(r.statusCode(), r.body(), Optional.empty(), Optional.empty(), false, r.headers().map());
       }
 
       @Override

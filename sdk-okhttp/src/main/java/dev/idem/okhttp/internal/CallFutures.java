@@ -39,8 +39,10 @@ final class CallFutures {
       public void onResponse(Call c, Response response) {
         try {
           result.complete(capture.apply(response));
-        } catch (IOException e) {
-          // The body broke off after the headers: as ambiguous as a read timeout.
+        } catch (IOException | RuntimeException e) {
+          // The capture could not make a snapshot; the response is closed. (A body that breaks off
+          // after the headers does not get here: the attempt is answered, see ResponseCapture.)
+          response.close();
           result.completeExceptionally(e);
         }
       }

@@ -2,6 +2,7 @@ package dev.idem.okhttp.internal;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
@@ -14,16 +15,14 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import dev.idem.core.AttemptTimeoutException;
 import okhttp3.Interceptor;
-import okhttp3.MediaType;
-import okhttp3.RequestBody;
 import okhttp3.Request;
 import okhttp3.Response;
-import okio.BufferedSink;
 
 /**
  * Sends the attempts of a live call down the interceptor chain. Every attempt is the app's own
  * request (its headers, secrets included, and its tags, such as Retrofit's {@code Invocation})
- * with the buffered body and the key header. Each response is snapshotted by
+ * with the buffered body and the key header, sent as exactly one request on the wire
+ * ({@link FollowUps}). Each response is snapshotted by
  * {@link ResponseCapture} (status, headers, at most a bounded prefix of the body) and its body is
  * left open: the final one streams to the caller through {@link #responseFor}; any other is closed
  * before the next attempt (OkHttp requires that before an application interceptor may proceed
@@ -57,7 +56,8 @@ final class ChainTransport implements Transport {
   /**
    * @param attemptTimeout the retry policy's per-attempt timeout, or null for none. OkHttp does not
    *     heed the executor's interrupt while it reads a socket, so each attempt's read and write
-   *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing).
+   *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing),
+   *     and the body captured for the journal is read before it runs out.
    */
   ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings, Duration attemptTimeout) {
     this.chain = chain;
@@ -73,13 +73,14 @@ final class ChainTransport implements Transport {
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
     releaseUnclaimed();
     checkNotCanceled(null);
-    WrittenFlag body = template.body() == null ? null : new WrittenFlag(template.body());
+    FollowUps.AttemptBody body = template.body() == null ? null : new FollowUps.AttemptBody(template.body());
     Request attempt = template.newBuilder().method(template.method(), body)
         .header(settings.headerName(), settings.headerValue(key)).build();
     Response raw;
     long started = System.nanoTime();
+    Interceptor.Chain bounded = boundedChain();
     try {
-      raw = boundedChain().proceed(attempt);
+      raw = FollowUps.proceed(bounded, attempt);
     } catch (IOException e) {
       checkNotCanceled(e);
       if (attemptTimeout != null && e instanceof SocketTimeoutException
@@ -96,17 +97,24 @@ final class ChainTransport implements Transport {
       // it (OkHttp's RetryAndFollowUpInterceptor throws NumberFormatException on a Retry-After
       // beyond an int, once the response has arrived) the request went out: the executor makes
       // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent.
-      if (body != null && !body.written) {
+      if (body != null && !body.written()) {
         throw new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName()
             + " before the request body was written", e);
       }
       throw e;
     }
-    ResponseSnapshot captured = ResponseCapture.capture(raw);
+    // The status line and headers are in: from here on the attempt is answered, whatever becomes of
+    // its body (see CaptureDeadline).
+    ResponseSnapshot captured = ResponseCapture.capture(raw, CaptureDeadline.of(System.nanoTime(),
+        millis(bounded.readTimeoutMillis()), started, attemptTimeout));
     lastRaw = raw;
     lastSnapshot = captured;
     unclaimed = raw;
     return captured;
+  }
+
+  private static Duration millis(int millis) {
+    return millis <= 0 ? null : Duration.ofMillis(millis);
   }
 
   /** The chain with read and write timeouts no longer than the attempt timeout. */
@@ -163,32 +171,6 @@ final class ChainTransport implements Transport {
     unclaimed = null;
     if (open != null) {
       open.close();
-    }
-  }
-
-  /** The attempt's body, remembering whether OkHttp (or an interceptor) started writing it. */
-  private static final class WrittenFlag extends RequestBody {
-    private final RequestBody delegate;
-    private volatile boolean written;
-
-    WrittenFlag(RequestBody delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public MediaType contentType() {
-      return delegate.contentType();
-    }
-
-    @Override
-    public long contentLength() throws IOException {
-      return delegate.contentLength();
-    }
-
-    @Override
-    public void writeTo(BufferedSink sink) throws IOException {
-      written = true;
-      delegate.writeTo(sink);
     }
   }
 }

@@ -3,14 +3,18 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import okhttp3.Call;
+import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
+import okhttp3.Response;
 
 /**
  * Sends journaled snapshots through the app's own {@link OkHttpClient}, for operations the executor
@@ -18,26 +22,45 @@ import okhttp3.Request;
  * client, not a bare one, is the point: its interceptors re-apply Authorization and the other
  * secrets that were kept out of the journal, and its timeouts, proxy and TLS settings apply.
  *
- * <p>Each attempt is tagged {@link ResumeAttempt}, so the idempotency interceptor in that client
- * lets it through instead of starting a new operation. Thread-safe.
+ * <p>Each attempt is tagged {@link ResumeAttempt}, so the idempotency interceptor lets it through
+ * instead of starting a new operation, as one request on the wire ({@link FollowUps}). The client
+ * gets the interceptor and the {@link FollowUpGuard} added if it lacks them (a copy, sharing its
+ * connection pool and dispatcher). A response's body is read for the journal under a
+ * {@link CaptureDeadline} (the client's read timeout for the whole captured body, and the
+ * executor's default attempt timeout), then closed. Thread-safe.
  */
 public final class ClientTransport implements Transport, AsyncTransport {
   private final OkHttpClient client;
   private final AdapterSupport settings;
+  private final Duration attemptTimeout;
 
-  public ClientTransport(OkHttpClient client, AdapterSupport settings) {
-    this.client = client;
+  /**
+   * @param client the app's client
+   * @param settings the adapter's rules
+   * @param idem the adapter's application interceptor
+   */
+  public ClientTransport(OkHttpClient client, AdapterSupport settings, Interceptor idem) {
+    this.client = FollowUpGuard.installedIn(client, idem);
     this.settings = settings;
+    this.attemptTimeout = settings.executor().retryPolicy().attemptTimeout().orElse(null);
   }
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
-    return OkHttpSnapshots.buffer(newCall(request, key).execute());
+    long started = System.nanoTime();
+    return capture(newCall(request, key).execute(), started);
   }
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
-    return CallFutures.enqueue(newCall(request, key), OkHttpSnapshots::buffer);
+    long started = System.nanoTime();
+    return CallFutures.enqueue(newCall(request, key), response -> capture(response, started));
+  }
+
+  private ResponseSnapshot capture(Response response, long started) {
+    Duration read = client.readTimeoutMillis() <= 0 ? null : Duration.ofMillis(client.readTimeoutMillis());
+    return ResponseCapture.captureAndClose(response, CaptureDeadline.of(System.nanoTime(), read, started,
+        attemptTimeout));
   }
 
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {

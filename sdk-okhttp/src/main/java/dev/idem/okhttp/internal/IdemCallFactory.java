@@ -10,16 +10,15 @@ import okhttp3.Request;
 /**
  * Makes {@link IdemCall}s for requests tagged with an {@link IdempotentOperation}, and plain calls
  * (through the idempotency interceptor, so the untagged policy applies) for the others. The client
- * gets the interceptor added if it does not have it yet; the copy shares the app's connection pool
- * and dispatcher. Thread-safe.
+ * gets the interceptor and the {@link FollowUpGuard} added if it does not have them yet; the copy
+ * shares the app's connection pool and dispatcher. Thread-safe.
  */
 public final class IdemCallFactory implements Call.Factory {
   private final OkHttpClient client;
   private final AdapterSupport settings;
 
   public IdemCallFactory(OkHttpClient client, AdapterSupport settings, Interceptor interceptor) {
-    this.client = client.interceptors().contains(interceptor) ? client
-        : client.newBuilder().addInterceptor(interceptor).build();
+    this.client = FollowUpGuard.installedIn(client, interceptor);
     this.settings = settings;
   }
 

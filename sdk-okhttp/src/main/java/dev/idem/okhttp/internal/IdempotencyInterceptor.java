@@ -34,7 +34,9 @@ public final class IdempotencyInterceptor implements Interceptor {
   public Response intercept(Chain chain) throws IOException {
     Request request = chain.request();
     if (request.tag(ResumeAttempt.class) != null) {
-      return chain.proceed(request);
+      // An attempt of an operation the executor already drives (resumed, or an enqueued call's):
+      // it carries its key, and goes out as one request like every other attempt.
+      return FollowUps.proceed(chain, request);
     }
     IdempotentOperation op = request.tag(IdempotentOperation.class);
     if (op == null) {

@@ -1,11 +1,13 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.okhttp.IdempotencyResult;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import okhttp3.Call;
@@ -18,7 +20,7 @@ import okhttp3.Response;
  * Sends the attempts of one enqueued {@link IdemCall}, each as its own OkHttp call enqueued on the
  * app's client: the app's request (headers, secrets and tags such as Retrofit's
  * {@code Invocation}) with the buffered body and the key header, tagged {@link ResumeAttempt} so
- * that the idempotency interceptor lets it through. Between attempts no OkHttp call exists, so no
+ * that the idempotency interceptor lets it through, as one request on the wire ({@link FollowUps}). Between attempts no OkHttp call exists, so no
  * dispatcher thread or per-host slot is held while the executor's scheduler waits out a backoff.
  *
  * <p>Remembers the last raw response, so the caller gets one that keeps its protocol, handshake and
@@ -29,6 +31,7 @@ final class LiveCallTransport implements AsyncTransport {
   private final Request template;
   private final AdapterSupport settings;
   private final List<EventListener> listeners;
+  private final Duration attemptTimeout;
 
   private Call current;
   private boolean canceled;
@@ -37,11 +40,17 @@ final class LiveCallTransport implements AsyncTransport {
   /** The last response, open until handed to the caller or released (see {@link #releaseUnclaimed}). */
   private Response unclaimed;
 
-  LiveCallTransport(OkHttpClient client, Request template, AdapterSupport settings, List<EventListener> listeners) {
+  /**
+   * @param attemptTimeout the operation's per-attempt timeout, or null: the executor's timer fails an
+   *     attempt that has not answered by then, so the body captured for the journal is read before
+   */
+  LiveCallTransport(OkHttpClient client, Request template, AdapterSupport settings, List<EventListener> listeners,
+      Duration attemptTimeout) {
     this.client = client;
     this.template = template;
     this.settings = settings;
     this.listeners = listeners;
+    this.attemptTimeout = attemptTimeout;
   }
 
   @Override
@@ -60,11 +69,15 @@ final class LiveCallTransport implements AsyncTransport {
     }
     // OkHttp needs each response closed; a retried attempt's body is never read further.
     releaseUnclaimed();
+    long started = System.nanoTime();
     return CallFutures.enqueue(call, response -> {
-      // Captured on OkHttp's thread, bounded by the journal's cap (the outcome is decided from the
-      // status and headers); the rest of the body stays on the wire for the caller. The journal
-      // work that follows runs on the executor's own threads (see AsyncDriver).
-      ResponseSnapshot captured = ResponseCapture.capture(response);
+      // Captured on OkHttp's thread, bounded by the journal's cap and by the capture deadline (the
+      // outcome is decided from the status and headers, which are in); the rest of the body stays
+      // on the wire for the caller. The journal work that follows runs on the executor's own
+      // threads (see AsyncDriver).
+      Duration read = client.readTimeoutMillis() <= 0 ? null : Duration.ofMillis(client.readTimeoutMillis());
+      ResponseSnapshot captured = ResponseCapture.capture(response,
+          CaptureDeadline.of(System.nanoTime(), read, started, attemptTimeout));
       boolean late;
       synchronized (LiveCallTransport.this) {
         lastRaw = response;

@@ -108,15 +108,6 @@ public final class OkHttpSnapshots {
   }
 
   /**
-   * Snapshots a response, keeping its body only up to {@link ResponseSnapshot#MAX_CAPTURED_BODY}
-   * bytes (a longer one is marked {@link ResponseSnapshot#BODY_NOT_KEPT_HEADER} and dropped), and
-   * closes the response.
-   */
-  public static ResponseSnapshot buffer(Response response) throws IOException {
-    return ResponseCapture.captureAndClose(response);
-  }
-
-  /**
    * Rebuilds a request from a journaled snapshot, for a resume. Secret headers are not in it: the
    * app's own interceptors add them on the way out.
    */

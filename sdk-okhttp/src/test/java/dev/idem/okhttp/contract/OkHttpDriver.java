@@ -30,7 +30,7 @@ import retrofit2.http.Url;
 final class OkHttpDriver implements AdapterDriver {
   static final MediaType JSON = MediaType.get("application/json");
 
-  enum Style { EXECUTE, ENQUEUE, RETROFIT }
+  enum Style { EXECUTE, ENQUEUE, CALL_FACTORY, RETROFIT }
 
   /** A Retrofit service: the operation rides as a {@code @Tag}; null means untagged. */
   interface Orders {
@@ -69,7 +69,8 @@ final class OkHttpDriver implements AdapterDriver {
           }
         }
         CompletableFuture<Reply> done = new CompletableFuture<>();
-        client.newCall(request).enqueue(new Callback() {
+        okhttp3.Call.Factory calls = style == Style.CALL_FACTORY ? idem.callFactory(client) : client;
+        calls.newCall(request).enqueue(new Callback() {
           @Override
           public void onFailure(okhttp3.Call c, IOException e) {
             done.completeExceptionally(e);
@@ -120,6 +121,7 @@ final class OkHttpDriver implements AdapterDriver {
   private static Reply reply(int status, String body, Response raw) {
     Optional<IdempotencyResult> result = IdempotencyResult.of(raw);
     return new Reply(status, body, result.map(IdempotencyResult::operationId),
-        result.map(IdempotencyResult::state), result.map(IdempotencyResult::replayed).orElse(false));
+        result.map(IdempotencyResult::state), result.map(IdempotencyResult::replayed).orElse(false),
+        raw.headers().toMultimap());
   }
 }

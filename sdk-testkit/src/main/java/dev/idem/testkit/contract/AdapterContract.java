@@ -311,6 +311,88 @@ public abstract class AdapterContract {
     assertEquals(1, server.effectCount(ok.value()));
   }
 
+  // ---------------------------------------------------------------- every request on the wire is a journaled attempt
+
+  @Test
+  void a503WithRetryAfterZeroIsRetriedAsAJournaledAttemptNotByTheHttpClient() throws Exception {
+    // OkHttp repeats a request answered 503 with Retry-After: 0 on its own, below Idem.
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.status(503).withHeader("Retry-After", "0"));
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(201, r.status());
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, 2);
+    OperationRecord rec = record("create-order", key);
+    assertEquals(OperationState.SUCCEEDED, rec.state());
+    assertEquals(2, rec.attempts().size(), "requests on the wire = attempts in the journal");
+    assertEquals(Optional.of(503), rec.attempts().get(0).statusCode());
+  }
+
+  @Test
+  void aRedirectToRepeatAKeyedPostIsItsAnswerNotFollowed() throws Exception {
+    // 307 and 308 ask for the same POST again elsewhere: the server did not act on it. Following it
+    // would put a request on the wire that the journal never saw, to a URL it does not hold.
+    for (int status : new int[] {307, 308}) {
+      IdempotencyKey key = IdempotencyKey.generate();
+      server.plan().next(Fault.redirect(status, "/moved"));
+      AdapterDriver.Reply r = session().send(call("create-order", key));
+      assertEquals(status, r.status(), "the caller gets the redirect");
+      assertEquals(Optional.of("/moved"), r.header("Location"), "with its Location");
+      assertEquals(Optional.of(OperationState.FAILED), r.state());
+      assertEquals(1, requestsWith(key), "one request with the key");
+      assertEquals(0, requestsTo("/moved"), "the redirect was not followed");
+      assertEquals(0, server.effectCount(key.value()));
+      OperationRecord rec = record("create-order", key);
+      assertEquals(OperationState.FAILED, rec.state());
+      assertEquals(1, rec.attempts().size());
+      assertEquals(Optional.of(status), rec.attempts().get(0).statusCode());
+    }
+  }
+
+  @Test
+  void aSeeOtherAfterTheEffectIsNeverFailedAndNeverFollowed() throws Exception {
+    // Post/Redirect/Get: the server processed the POST and answers 303 to where the result lives.
+    // Following it sends a GET the journal never saw; calling it FAILED would hide an effect.
+    IdempotencyKey key = IdempotencyKey.generate();
+    server.plan().next(Fault.commitThenRedirect(303, "/orders/1"));
+    AdapterDriver.Reply r = session().send(call("create-order", key));
+    assertEquals(201, r.status(), "retried with its key, the stored result came back");
+    assertTrue(r.replayed());
+    assertEquals(1, server.effectCount(key.value()));
+    assertEquals(0, requestsTo("/orders/1"), "the redirect was not followed");
+    assertKeyOnEveryRequest(key, 2);
+    OperationRecord rec = record("create-order", key);
+    assertEquals(OperationState.SUCCEEDED, rec.state());
+    assertEquals(2, rec.attempts().size(), "requests on the wire = attempts in the journal");
+    assertTrue(rec.attempts().get(0).mayHaveTakenEffect(), "a 303 to a POST may come after its effect");
+  }
+
+  @Test
+  void aFoundOrMovedForAKeyedPostIsRetriedWithItsKeyNeverFollowed() throws Exception {
+    for (int status : new int[] {301, 302}) {
+      IdempotencyKey key = IdempotencyKey.generate();
+      server.plan().next(Fault.redirect(status, "/moved"));
+      AdapterDriver.Reply r = session().send(call("create-order", key));
+      assertEquals(201, r.status());
+      assertEquals(2, requestsWith(key));
+      assertEquals(0, requestsTo("/moved"), "the redirect was not followed");
+      assertEquals(1, server.effectCount(key.value()));
+      assertEquals(2, record("create-order", key).attempts().size(), "requests on the wire = attempts");
+    }
+  }
+
+  @Test
+  void untaggedRequestsKeepTheClientsOwnRedirects() throws Exception {
+    // Idem changes nothing for a call it passes through: the HTTP client follows the redirect as it
+    // was configured to (OkHttp by default; the JDK driver's client with Redirect.NORMAL).
+    server.plan().next(Fault.redirect(307, "/moved"));
+    AdapterDriver.Reply r = session(UntaggedPolicy.PASS_THROUGH).send(call(null, null));
+    assertEquals(1, requestsTo("/moved"), "followed by the client");
+    assertEquals(400, r.status(), "the answer at /moved: an untagged POST carries no key");
+    assertEquals(Optional.empty(), r.state());
+    assertTrue(allRecords().isEmpty());
+  }
+
   // ---------------------------------------------------------------- queued delivery
 
   @Test
@@ -416,6 +498,14 @@ public abstract class AdapterContract {
       all.addAll(journal.findByState(s, null, 100));
     }
     return all;
+  }
+
+  private long requestsWith(IdempotencyKey key) {
+    return server.recordedRequests().stream().filter(r -> r.keyHeader().equals(Optional.of(key.value()))).count();
+  }
+
+  private long requestsTo(String path) {
+    return server.recordedRequests().stream().filter(r -> r.path().equals(path)).count();
   }
 
   private void assertKeyOnEveryRequest(IdempotencyKey key, int requests) {

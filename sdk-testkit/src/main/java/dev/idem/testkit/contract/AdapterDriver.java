@@ -9,6 +9,7 @@ import dev.idem.core.UntaggedPolicy;
 import dev.idem.core.spi.Transport;
 import dev.idem.testkit.VirtualTime;
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -123,7 +124,50 @@ public interface AdapterDriver {
    * @param operationId the operation it settled, or empty for a call the adapter passed through
    * @param state SUCCEEDED or FAILED, or empty for a call passed through
    * @param replayed whether the adapter says the server replayed an earlier result
+   * @param headers the response headers as the app reads them, names lower-cased
    */
   record Reply(int status, String body, Optional<OperationId> operationId, Optional<OperationState> state,
-      boolean replayed) {}
+      boolean replayed, Map<String, List<String>> headers) {
+    /**
+     * Checks and copies the components.
+     *
+     * @param status the HTTP status
+     * @param body the body
+     * @param operationId the operation, or empty
+     * @param state the state, or empty
+     * @param replayed whether replayed
+     * @param headers the headers; copied, names lower-cased
+     */
+    public Reply {
+      Map<String, List<String>> lower = new java.util.TreeMap<>();
+      headers.forEach((name, values) -> lower.computeIfAbsent(name.toLowerCase(java.util.Locale.ROOT),
+          n -> new java.util.ArrayList<>()).addAll(values));
+      lower.replaceAll((name, values) -> List.copyOf(values));
+      headers = java.util.Collections.unmodifiableMap(lower);
+    }
+
+    /**
+     * A reply without headers, for drivers written before headers were compared.
+     *
+     * @param status the HTTP status
+     * @param body the body
+     * @param operationId the operation, or empty
+     * @param state the state, or empty
+     * @param replayed whether replayed
+     */
+    public Reply(int status, String body, Optional<OperationId> operationId, Optional<OperationState> state,
+        boolean replayed) {
+      this(status, body, operationId, state, replayed, Map.of());
+    }
+
+    /**
+     * The first value of a response header.
+     *
+     * @param name the header name, any case
+     * @return its first value, or empty
+     */
+    public Optional<String> header(String name) {
+      return headers.getOrDefault(name.toLowerCase(java.util.Locale.ROOT), List.of()).stream().findFirst();
+    }
+  }
 }

@@ -1,0 +1,82 @@
+package dev.idem.okhttp.internal;
+
+import java.io.IOException;
+import okhttp3.Interceptor;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * The network interceptor that keeps OkHttp's own follow-ups off keyed attempts, so that every
+ * request on the wire is a journaled attempt. {@code IdemOkHttp.install} adds it (first among the
+ * network interceptors); the call factory and the resume transports add it to their copy of a
+ * client that lacks it. Requests without a {@link KeyedAttempt} tag pass untouched.
+ *
+ * <p>OkHttp's {@code RetryAndFollowUpInterceptor} sits between the application interceptors and
+ * the network ones, and decides from the response whether to send another request: a redirect
+ * (3xx with {@code Location}; for 301, 302 and 303 even a one-shot body does not stop it, since the
+ * follow-up is a bodyless GET), a repeat of a 503 with {@code Retry-After: 0} or of a 408. For a
+ * keyed attempt this interceptor holds those headers back from it on the way up ({@link FollowUps}
+ * puts them back above it), so OkHttp returns the response instead of following it. Anything else
+ * that would still send a second request of the same attempt is refused here, before it reaches
+ * the network, with {@link FollowUpRefusedException}.
+ *
+ * <p>Stateless (the state is in each attempt's tag) and thread-safe.
+ */
+public enum FollowUpGuard implements Interceptor {
+  /** The one instance; its identity tells whether a client has it. */
+  INSTANCE;
+
+  @Override
+  public Response intercept(Chain chain) throws IOException {
+    Request request = chain.request();
+    KeyedAttempt attempt = request.tag(KeyedAttempt.class);
+    if (attempt == null) {
+      return chain.proceed(request);
+    }
+    if (!attempt.firstOnTheWire()) {
+      throw new FollowUpRefusedException("OkHttp was about to send another request (" + request.method() + " "
+          + request.url().redact() + ") for a keyed attempt that already had one on the wire; Idem stopped it,"
+          + " because every request on the wire must be a journaled attempt. Idem retries with the same key");
+    }
+    return holdFollowUpHeaders(chain.proceed(request), attempt);
+  }
+
+  /** The response without the headers OkHttp would act on to follow it up, remembered in the tag. */
+  private static Response holdFollowUpHeaders(Response response, KeyedAttempt attempt) {
+    int code = response.code();
+    String name = code >= 300 && code < 400 ? "Location" : code == 503 || code == 408 ? "Retry-After" : null;
+    if (name == null || response.headers(name).isEmpty()) {
+      return response;
+    }
+    for (String value : response.headers(name)) {
+      attempt.hold(name, value);
+    }
+    return response.newBuilder().removeHeader(name).build();
+  }
+
+  /**
+   * {@code client}, or a copy of it (sharing its connection pool and dispatcher) with the Idem
+   * interceptor and this guard added where missing: the interceptor after the app's own (a resumed
+   * or enqueued attempt passes through it), the guard before the app's network interceptors.
+   *
+   * @param client the app's client
+   * @param idem the adapter's application interceptor
+   * @return a client whose keyed attempts put one request each on the wire
+   */
+  static OkHttpClient installedIn(OkHttpClient client, Interceptor idem) {
+    boolean hasIdem = client.interceptors().contains(idem);
+    boolean hasGuard = client.networkInterceptors().contains(INSTANCE);
+    if (hasIdem && hasGuard) {
+      return client;
+    }
+    OkHttpClient.Builder b = client.newBuilder();
+    if (!hasIdem) {
+      b.addInterceptor(idem);
+    }
+    if (!hasGuard) {
+      b.networkInterceptors().add(0, INSTANCE);
+    }
+    return b.build();
+  }
+}

@@ -1,0 +1,93 @@
+package dev.idem.okhttp.internal;
+
+import java.io.IOException;
+import okhttp3.Authenticator;
+import okhttp3.Interceptor;
+import okhttp3.MediaType;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okio.BufferedSink;
+
+/**
+ * Sends one keyed attempt down the chain as exactly one request on the wire. OkHttp's
+ * {@code RetryAndFollowUpInterceptor}, below every application interceptor, would otherwise send
+ * more requests than the journal has attempts: a silent retry of a broken connection, a repeat of
+ * a 408, of a 421 or of a 503 with {@code Retry-After: 0}, a re-send to an {@link Authenticator}'s
+ * credentials, a redirect. For each keyed attempt (a live call's, a resumed one's, an enqueued
+ * one's):
+ * <ul>
+ *   <li>the chain below runs with {@code retryOnConnectionFailure} off and no {@link Authenticator}
+ *       (the client's settings stay as they are for every other call);</li>
+ *   <li>the body is {@linkplain AttemptBody one-shot}: OkHttp never sends a one-shot body twice, so
+ *       no follow-up that repeats the request (307, 308, 503, 408, 421, an authenticator's or proxy
+ *       authenticator's re-send) goes out, even on a client that only has the interceptor;</li>
+ *   <li>the attempt carries a {@link KeyedAttempt} tag, by which {@link FollowUpGuard} (on clients
+ *       that have it) stops the follow-ups a one-shot body does not: a 301, 302 or 303 followed by a
+ *       bodyless GET, and any follow-up of a bodyless request.</li>
+ * </ul>
+ * The response that comes back is the attempt's own answer, with the headers the guard held back
+ * from OkHttp put back. Stateless.
+ */
+final class FollowUps {
+  private FollowUps() {}
+
+  /**
+   * Sends {@code attempt} as one request.
+   *
+   * @param chain the chain of the call (the live call's, or a resumed attempt's own)
+   * @param attempt the attempt, with its key header; its body, if any, is wrapped in an
+   *     {@link AttemptBody} unless it is one already
+   * @return the attempt's response, as the server sent it
+   * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
+   */
+  static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
+    KeyedAttempt tag = new KeyedAttempt();
+    Request.Builder b = attempt.newBuilder().tag(KeyedAttempt.class, tag);
+    RequestBody body = attempt.body();
+    if (body != null && !(body instanceof AttemptBody)) {
+      b.method(attempt.method(), new AttemptBody(body));
+    }
+    Interceptor.Chain once = chain.withRetryOnConnectionFailure(false).withAuthenticator(Authenticator.NONE);
+    return tag.restore(once.proceed(b.build()));
+  }
+
+  /**
+   * A keyed attempt's body: one-shot, so that OkHttp never writes it twice, and remembering
+   * whether anything started writing it (before that, the server cannot have seen the request).
+   */
+  static final class AttemptBody extends RequestBody {
+    private final RequestBody delegate;
+    private volatile boolean written;
+
+    AttemptBody(RequestBody delegate) {
+      this.delegate = delegate;
+    }
+
+    /** Whether OkHttp (or an interceptor) started writing the body. */
+    boolean written() {
+      return written;
+    }
+
+    @Override
+    public MediaType contentType() {
+      return delegate.contentType();
+    }
+
+    @Override
+    public long contentLength() throws IOException {
+      return delegate.contentLength();
+    }
+
+    @Override
+    public boolean isOneShot() {
+      return true;
+    }
+
+    @Override
+    public void writeTo(BufferedSink sink) throws IOException {
+      written = true;
+      delegate.writeTo(sink);
+    }
+  }
+}

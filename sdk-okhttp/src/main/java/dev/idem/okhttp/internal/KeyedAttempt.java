@@ -1,0 +1,44 @@
+package dev.idem.okhttp.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+import okhttp3.Response;
+
+/**
+ * The request tag of one keyed attempt (a fresh instance per attempt), by which
+ * {@link FollowUpGuard} tells the attempt's requests from every other call's and counts them. OkHttp
+ * copies a request's tags into the follow-ups it builds from it, so a redirect or a repeat of the
+ * attempt carries the same instance.
+ *
+ * <p>It also keeps the response headers the guard held back from OkHttp's follow-up logic, so that
+ * {@link FollowUps} puts them back before anyone above OkHttp's internals sees the response.
+ *
+ * <p>Thread-safe: the guard and the interceptor may run on different threads of one call.
+ */
+final class KeyedAttempt {
+  private int requests;
+  private final List<String[]> held = new ArrayList<>();
+
+  /** Counts one request of this attempt reaching the network; true only for the first. */
+  synchronized boolean firstOnTheWire() {
+    return ++requests == 1;
+  }
+
+  /** Remembers a header the guard removed from the attempt's response. */
+  synchronized void hold(String name, String value) {
+    held.add(new String[] {name, value});
+  }
+
+  /** {@code response} with the held headers put back, in the order they were held. */
+  synchronized Response restore(Response response) {
+    if (held.isEmpty()) {
+      return response;
+    }
+    Response.Builder b = response.newBuilder();
+    for (String[] h : held) {
+      b.addHeader(h[0], h[1]);
+    }
+    held.clear();
+    return b.build();
+  }
+}
