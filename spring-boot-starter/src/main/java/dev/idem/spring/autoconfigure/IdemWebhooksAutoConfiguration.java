@@ -12,6 +12,7 @@ import dev.idem.webhooks.servlet.WebhookServlet;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.ServletRegistration;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -106,14 +107,16 @@ public class IdemWebhooksAutoConfiguration {
    * @param inbox the inbox
    * @param properties the settings
    * @param listener a webhook listener bean (metrics), if any
+   * @param clock a {@link Clock} bean of the app, if any: the sources check signed timestamps
+   *     against it (tests pin time with one); else the system clock
    * @return the initializer
    */
   @Bean
   public ServletContextInitializer idemWebhookEndpoints(WebhookInbox inbox, IdemProperties properties,
-      ObjectProvider<WebhookListener> listener) {
+      ObjectProvider<WebhookListener> listener, ObjectProvider<Clock> clock) {
     List<Map.Entry<String, WebhookReceiver>> receivers = properties.getWebhooks().getSources().entrySet().stream()
         .map(e -> Map.entry(path(e.getKey(), e.getValue()), receiver(e.getKey(), e.getValue(), inbox,
-            listener.orderedStream().findFirst().orElse(null))))
+            listener.orderedStream().findFirst().orElse(null), clock.getIfAvailable())))
         .toList();
     return servletContext -> {
       for (Map.Entry<String, WebhookReceiver> e : receivers) {
@@ -129,7 +132,7 @@ public class IdemWebhooksAutoConfiguration {
   }
 
   private static WebhookReceiver receiver(String name, IdemProperties.Source s, WebhookInbox inbox,
-      WebhookListener listener) {
+      WebhookListener listener, Clock clock) {
     if (s.getScheme() == null) {
       throw new IllegalStateException("idem.webhooks.sources." + name + ".scheme is not set (stripe, github or"
           + " standard-webhooks)");
@@ -144,6 +147,9 @@ public class IdemWebhooksAutoConfiguration {
       case STANDARD_WEBHOOKS -> SignatureScheme.standardWebhooks();
     };
     WebhookSource.Builder b = WebhookSource.builder(name, scheme).tolerance(s.getTolerance());
+    if (clock != null) {
+      b.clock(clock);
+    }
     s.getSecrets().forEach(b::secret);
     WebhookReceiver.Builder r = WebhookReceiver.builder(b.build(), inbox);
     if (listener != null) {
