@@ -12,7 +12,7 @@ import java.util.Set;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Idem's settings, under {@code idem.*}; every one has a default, so a new app needs none. See
+ * Idem's settings, under idem.*; every one has a default, so a new app needs none. See
  * docs/spring.md for the full list with examples. Bound once at startup; not thread-safe to change.
  */
 @ConfigurationProperties(prefix = "idem")
@@ -26,9 +26,9 @@ public class IdemProperties {
   private String owner;
 
   /**
-   * The directory of Idem's embedded stores: the journal in {@code journal/}, the guard's records
-   * in {@code guard.db}, the webhook inbox in {@code webhooks/}. Keep it on a persistent volume:
-   * it holds the keys of operations still to deliver. Default {@code idem} under the working
+   * The directory of Idem's embedded stores: the journal in journal/, the guard's records
+   * in guard.db, the webhook inbox in webhooks/. Keep it on a persistent volume:
+   * it holds the keys of operations still to deliver. Default idem under the working
    * directory.
    */
   private String directory = "idem";
@@ -36,7 +36,7 @@ public class IdemProperties {
   /**
    * How long a graceful shutdown waits for the outbox to deliver what is queued, before the
    * executor and the journal close; what is left stays journaled and is delivered after the
-   * restart. Keep it below {@code spring.lifecycle.timeout-per-shutdown-phase} (30 s by default).
+   * restart. Keep it below spring.lifecycle.timeout-per-shutdown-phase (30 s by default).
    */
   private Duration shutdownTimeout = Duration.ofSeconds(20);
 
@@ -48,19 +48,19 @@ public class IdemProperties {
 
   /** Where a store lives. */
   public enum Store {
-    /** SQLite in {@code idem.directory}: one process owns it. */
+    /** SQLite in idem.directory: one process owns it. */
     EMBEDDED,
-    /** The app's {@code DataSource}: PostgreSQL, shared by a fleet (SQLite for one instance). */
+    /** The app's DataSource: PostgreSQL, shared by a fleet (SQLite for one instance). */
     DATASOURCE
   }
 
   /** The webhook signature schemes. */
   public enum Scheme {
-    /** Standard Webhooks ({@code webhook-id}, {@code webhook-timestamp}, {@code webhook-signature}). */
+    /** Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). */
     STANDARD_WEBHOOKS,
-    /** Stripe's {@code Stripe-Signature}. */
+    /** Stripe's Stripe-Signature. */
     STRIPE,
-    /** GitHub's {@code X-Hub-Signature-256}. */
+    /** GitHub's X-Hub-Signature-256. */
     GITHUB
   }
 
@@ -166,7 +166,7 @@ public class IdemProperties {
   /** The client journal. */
   public static class Journal {
     /**
-     * Where the journal lives: EMBEDDED (SQLite in {@code idem.directory}/journal, one process) or
+     * Where the journal lives: EMBEDDED (SQLite in idem.directory/journal, one process) or
      * DATASOURCE (the app's DataSource: PostgreSQL for a fleet).
      */
     private Store store = Store.EMBEDDED;
@@ -206,7 +206,7 @@ public class IdemProperties {
     /** How the key is written: BARE or STRUCTURED_STRING (an RFC 8941 quoted string). */
     private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
     /** The largest request body of a keyed call, in bytes; a larger one is refused before anything is sent. */
-    private long maxBodyBytes = 1 << 20;
+    private long maxBodyBytes = 1048576;
     /** The most attempts per operation, the first included. */
     private int maxAttempts = 3;
     /** The longest one attempt may take before it is abandoned as ambiguous and retried with the same key; none by default. */
@@ -481,7 +481,7 @@ public class IdemProperties {
      * idem.server.store=datasource.
      */
     private boolean transactional;
-    /** Where the guard's records live: EMBEDDED ({@code idem.directory}/guard.db) or DATASOURCE (the app's database). */
+    /** Where the guard's records live: EMBEDDED (idem.directory/guard.db) or DATASOURCE (the app's database). */
     private Store store = Store.EMBEDDED;
     /** The key header the guard reads. */
     private String keyHeader = "Idempotency-Key";
@@ -639,7 +639,7 @@ public class IdemProperties {
 
   /** The webhook inbox. */
   public static class Webhooks {
-    /** Where the inbox lives: EMBEDDED ({@code idem.directory}/webhooks) or DATASOURCE (PostgreSQL only). */
+    /** Where the inbox lives: EMBEDDED (idem.directory/webhooks) or DATASOURCE (PostgreSQL only). */
     private Store store = Store.EMBEDDED;
     /** The processor's worker threads. */
     private int workers = 4;
