@@ -34,6 +34,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
+import org.springframework.http.RequestEntity;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -96,6 +97,8 @@ class StarterTest {
   RestTemplate restTemplate;
   @Autowired
   IdempotentExecutor executor;
+  @Autowired
+  dev.idem.spring.client.IdempotencyInterceptor interceptor;
   @Autowired
   JdbcTemplate jdbc;
   @Autowired
@@ -173,6 +176,32 @@ class StarterTest {
     assertEquals(2, server.requestCount());
     assertEquals(1, server.effectCount(key));
     assertEquals(OperationState.SUCCEEDED, journaled("untagged-post", key).state());
+  }
+
+  /** The second finding: a key header the app set itself was sent but not journaled. */
+  @Test
+  void aKeyHeaderTheAppSetsIsTheJournaledKey() throws Exception {
+    String key = "app-key-" + IdempotencyKey.generate().value();
+    restClients.build().post().uri(server.url("/orders")).header("Idempotency-Key", key)
+        .contentType(MediaType.APPLICATION_JSON).body("{\"qty\":5}").retrieve().toBodilessEntity();
+    assertEquals(Set.of(key), keysSent());
+    assertEquals(OperationState.SUCCEEDED, journaled("untagged-post", key).state());
+  }
+
+  /** Queued delivery: journaled now, sent by the starter's outbox (started with the app) with the journaled key. */
+  @Test
+  void anEnqueuedRequestIsDeliveredByTheOutbox() throws Exception {
+    IdempotencyKey key = IdempotencyKey.generate();
+    interceptor.enqueue("untagged-post", key, RequestEntity.post(server.url("/orders"))
+        .contentType(MediaType.APPLICATION_JSON).body("{\"qty\":6}"));
+    assertTrue(server.awaitEffects(key.value(), 1, java.time.Duration.ofSeconds(20)), "delivered");
+    assertEquals(Set.of(key.value()), keysSent());
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (executor.find(new dev.idem.core.OperationId(dev.idem.core.OperationId.DEFAULT_SCOPE, "untagged-post", key))
+        .map(r -> r.state() != OperationState.SUCCEEDED).orElse(true) && System.nanoTime() < deadline) {
+      Thread.sleep(20); // the outbox records the outcome on its own thread
+    }
+    assertEquals(OperationState.SUCCEEDED, journaled("untagged-post", key.value()).state());
   }
 
   // ------------------------------------------------------------------ server
