@@ -98,7 +98,7 @@ class StarterTest {
   @Autowired
   IdempotentExecutor executor;
   @Autowired
-  dev.idem.spring.client.IdempotencyInterceptor interceptor;
+  org.springframework.beans.factory.ObjectProvider<dev.idem.spring.client.IdempotencyInterceptor> interceptor;
   @Autowired
   JdbcTemplate jdbc;
   @Autowired
@@ -192,7 +192,7 @@ class StarterTest {
   @Test
   void anEnqueuedRequestIsDeliveredByTheOutbox() throws Exception {
     IdempotencyKey key = IdempotencyKey.generate();
-    interceptor.enqueue("untagged-post", key, RequestEntity.post(server.url("/orders"))
+    interceptor.getObject().enqueue("untagged-post", key, RequestEntity.post(server.url("/orders"))
         .contentType(MediaType.APPLICATION_JSON).body("{\"qty\":6}"));
     assertTrue(server.awaitEffects(key.value(), 1, java.time.Duration.ofSeconds(20)), "delivered");
     assertEquals(Set.of(key.value()), keysSent());
