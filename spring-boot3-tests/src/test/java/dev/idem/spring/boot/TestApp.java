@@ -18,6 +18,8 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.web.client.RestTemplate;
 
 /**
@@ -65,6 +67,45 @@ public class TestApp {
     final List<WebhookEvent> events = new CopyOnWriteArrayList<>();
   }
 
+  /**
+   * In a child JVM of {@link TransactionalKillTest} only: where the first order of one item halts
+   * the JVM ({@code idem.test.kill}: {@code before-commit:ITEM} or {@code after-commit:ITEM}).
+   */
+  @Bean
+  KillSwitch killSwitch() {
+    return new KillSwitch(System.getProperty("idem.test.kill", ""));
+  }
+
+  static final class KillSwitch {
+    final String where;
+    final String item;
+    final AtomicBoolean armed;
+
+    KillSwitch(String setting) {
+      int colon = setting.indexOf(':');
+      this.where = colon < 0 ? setting : setting.substring(0, colon);
+      this.item = colon < 0 ? "" : setting.substring(colon + 1);
+      this.armed = new AtomicBoolean(!where.isEmpty());
+    }
+
+    void atInsert(Object orderItem) {
+      if (!item.equals(String.valueOf(orderItem))) {
+        return;
+      }
+      if (where.equals("before-commit") && armed.getAndSet(false)) {
+        Runtime.getRuntime().halt(99); // the row is written, the transaction is not committed
+      }
+      if (where.equals("after-commit") && armed.getAndSet(false)) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+          @Override
+          public void afterCommit() {
+            Runtime.getRuntime().halt(99); // committed; the response never leaves
+          }
+        });
+      }
+    }
+  }
+
   /** Makes the next order insert its row and then throw, as a handler that fails after its write. */
   static final class FailNext {
     final AtomicBoolean armed = new AtomicBoolean();
@@ -75,9 +116,12 @@ public class TestApp {
     private final JdbcTemplate jdbc;
     private final FailNext failNext;
 
-    Orders(JdbcTemplate jdbc, FailNext failNext) {
+    private final KillSwitch killSwitch;
+
+    Orders(JdbcTemplate jdbc, FailNext failNext, KillSwitch killSwitch) {
       this.jdbc = jdbc;
       this.failNext = failNext;
+      this.killSwitch = killSwitch;
     }
 
     @PostMapping("/orders")
@@ -85,6 +129,7 @@ public class TestApp {
     @Idempotent(transactional = true)
     Map<String, Object> create(@RequestBody Map<String, Object> order) {
       jdbc.update("INSERT INTO orders(item) VALUES (?)", String.valueOf(order.get("item")));
+      killSwitch.atInsert(order.get("item"));
       if (failNext.armed.getAndSet(false)) {
         throw new IllegalStateException("failed after the insert");
       }
