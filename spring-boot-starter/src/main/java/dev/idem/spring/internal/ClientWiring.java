@@ -81,26 +81,48 @@ public final class ClientWiring {
   static final class CodecCapture implements Consumer<ClientCodecConfigurer>, ExchangeStrategies {
     private final AtomicReference<ClientCodecConfigurer> configurer = new AtomicReference<>();
 
+    /** The strategies read from the configurer, once a request needs them (the client is built by then). */
+    private final AtomicReference<ExchangeStrategies> read = new AtomicReference<>();
+
     @Override
     public void accept(ClientCodecConfigurer c) {
       configurer.set(c);
+      read.set(null); // built again: read afresh
     }
 
-    private ExchangeStrategies current() {
-      ClientCodecConfigurer c = configurer.get();
-      return c == null ? ExchangeStrategies.withDefaults() : null;
+    private ExchangeStrategies strategies() {
+      ExchangeStrategies s = read.get();
+      if (s == null) {
+        ClientCodecConfigurer c = configurer.get();
+        if (c == null) {
+          return ExchangeStrategies.withDefaults();
+        }
+        List<HttpMessageReader<?>> readers = List.copyOf(c.getReaders());
+        List<HttpMessageWriter<?>> writers = List.copyOf(c.getWriters());
+        s = new ExchangeStrategies() {
+          @Override
+          public List<HttpMessageReader<?>> messageReaders() {
+            return readers;
+          }
+
+          @Override
+          public List<HttpMessageWriter<?>> messageWriters() {
+            return writers;
+          }
+        };
+        read.compareAndSet(null, s);
+      }
+      return s;
     }
 
     @Override
     public List<HttpMessageReader<?>> messageReaders() {
-      ExchangeStrategies fallback = current();
-      return fallback != null ? fallback.messageReaders() : configurer.get().getReaders();
+      return strategies().messageReaders();
     }
 
     @Override
     public List<HttpMessageWriter<?>> messageWriters() {
-      ExchangeStrategies fallback = current();
-      return fallback != null ? fallback.messageWriters() : configurer.get().getWriters();
+      return strategies().messageWriters();
     }
   }
 }
