@@ -37,7 +37,7 @@ class GracefulShutdownTest {
           "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
           "idem.server.store=datasource",
           "idem.outbox.operations=create-order",
-          "idem.outbox.workers=3").run();
+          "idem.outbox.workers=3", "idem.shutdown-timeout=5s").run();
       IdempotencyInterceptor idem = app.getBean(IdempotencyInterceptor.class);
       List<IdempotencyKey> keys = new ArrayList<>();
       for (int i = 0; i < 3; i++) {

@@ -3,7 +3,6 @@ package dev.idem.spring.boot;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -22,9 +21,10 @@ public final class KillChild {
         "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
         "idem.server.store=datasource",
         "idem.outbox.enabled=false").run();
-    int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+    // local.server.port: set by Boot 3 and 4 alike (the web server context type moved in Boot 4).
+    String port = app.getEnvironment().getProperty("local.server.port");
     Path tmp = dir.resolve("port.tmp");
-    Files.writeString(tmp, Integer.toString(port));
+    Files.writeString(tmp, port);
     Files.move(tmp, dir.resolve("port"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 }
