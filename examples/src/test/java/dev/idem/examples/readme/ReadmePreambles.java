@@ -34,6 +34,21 @@ final class ReadmePreambles {
     p.put("Quickstart: java.net.http", Preamble.statements(
         List.of("import java.net.http.HttpRequest;", "import java.nio.file.Path;"),
         List.of("Path dir;", "HttpRequest request;")));
+    // docs/spring.md: the snippets show their imports; the app's builders (injected) and its own types are given.
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient", Preamble.statements(
+        List.of("import org.springframework.web.client.RestClient;"),
+        List.of("RestClient.Builder restClientBuilder;", "Object order;")));
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #2", Preamble.statements(
+        List.of("import org.springframework.web.reactive.function.client.WebClient;"),
+        List.of("WebClient.Builder webClientBuilder;", "Object order;")));
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #3", Preamble.statements(
+        List.of("import org.springframework.web.client.RestClient;"),
+        List.of("RestClient.Builder restClientBuilder;", "Object order;")));
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #4", Preamble.members(
+        List.of(), List.of("interface Tokens { String current(); }")));
+    p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));
+    p.put("docs/spring.md: Webhooks", Preamble.members(
+        List.of(), List.of("interface Payments { void markPaid(String eventId); }")));
     p.put("docs/client.md: Asynchronous calls without held threads (OkHttp, Retrofit)", Preamble.statements(
         List.of(
             "import dev.idem.okhttp.IdemOkHttp;",

@@ -1,0 +1,182 @@
+package dev.idem.spring.autoconfigure;
+
+import dev.idem.core.event.IdemListener;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.JournalException;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.metrics.MicrometerMetrics;
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.core.spi.Journal;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.spring.internal.BreakerStates;
+import dev.idem.spring.internal.IdemLifecycle;
+import dev.idem.webhooks.WebhookProcessor;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+
+/**
+ * Idem's core for a Spring Boot app: the journal (embedded SQLite in {@code idem.directory}, or the
+ * app's DataSource), the executor, the pool for their asynchronous journal work, and the
+ * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
+ * backs off if the app defines its own of the same type.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
+    "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration"})  // Boot 4
+@EnableConfigurationProperties(IdemProperties.class)
+public class IdemAutoConfiguration {
+  /** The name of the pool that does Idem's asynchronous journal work (WebClient calls, backoff timers). */
+  public static final String JOURNAL_POOL = "idemJournalPool";
+
+  /** Makes the auto-configuration; Spring calls it. */
+  public IdemAutoConfiguration() {}
+
+  /**
+   * The journal: {@code JdbcJournal.embedded(directory/journal)}, or {@code JdbcJournal.dataSource}
+   * over the app's DataSource when {@code idem.journal.store=datasource}. Spring closes it after
+   * everything that writes to it, so its own JVM hook is off. An open that fails (another process
+   * has the journal, a damaged file) fails the startup with the journal's message.
+   *
+   * @param properties the settings
+   * @param dataSource the app's DataSource, used only for {@code store=datasource}
+   * @return the open journal
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean(Journal.class)
+  public JdbcJournal idemJournal(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
+    JdbcJournal.Builder b;
+    String where;
+    if (properties.getJournal().getStore() == IdemProperties.Store.DATASOURCE) {
+      DataSource ds = dataSource.getIfAvailable();
+      if (ds == null) {
+        throw new IllegalStateException("idem.journal.store=datasource, but the app has no DataSource bean");
+      }
+      b = JdbcJournal.dataSource(ds);
+      where = "the app's DataSource";
+    } else {
+      Path dir = Path.of(properties.getDirectory()).resolve("journal");
+      b = JdbcJournal.embedded(dir);
+      where = dir.toAbsolutePath().toString();
+    }
+    try {
+      return b.excludeHeaders(properties.getClient().getSecretHeaders()).closeOnShutdown(false).open();
+    } catch (JournalException e) {
+      throw new IllegalStateException("Idem could not open its journal (" + where + "): " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The pool for the executor's asynchronous journal work and the WebClient filter's journaling
+   * before a first attempt: daemon threads {@code idem-journal-N}, as many as processors (at least
+   * 2), a queue of 1024 tasks, refusing beyond (the executor then waits where the work came from).
+   *
+   * @return the pool; shut down after the executor closes
+   */
+  @Bean(name = JOURNAL_POOL, destroyMethod = "shutdown")
+  public ThreadPoolExecutor idemJournalPool() {
+    int n = Math.max(2, Runtime.getRuntime().availableProcessors());
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(n, n, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(1024), r -> {
+      Thread t = new Thread(r, "idem-journal-" + count.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /**
+   * Tracks circuit breaker states for the health indicator.
+   *
+   * @return the listener
+   */
+  @Bean
+  public BreakerStates idemBreakerStates() {
+    return new BreakerStates();
+  }
+
+  /**
+   * The executor: retry policy, key retention and secret headers from {@code idem.client.*}, owner
+   * from {@code idem.owner} (default: the HOSTNAME environment variable, a pod's name), every
+   * {@link IdemListener} bean as listener (Micrometer's included), asynchronous journal work on
+   * {@link #JOURNAL_POOL}.
+   *
+   * @param journal the journal
+   * @param properties the settings
+   * @param environment the environment, for HOSTNAME
+   * @param pool the journal pool
+   * @param listeners the listener beans
+   * @return the executor; Spring closes it before the journal
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public IdempotentExecutor idemExecutor(Journal journal, IdemProperties properties, Environment environment,
+      @Qualifier(JOURNAL_POOL) ThreadPoolExecutor pool, ObjectProvider<IdemListener> listeners) {
+    IdemProperties.Client c = properties.getClient();
+    RetryPolicy.Builder policy = RetryPolicy.builder().maxAttempts(c.getMaxAttempts());
+    if (c.getAttemptTimeout() != null) {
+      policy.attemptTimeout(c.getAttemptTimeout());
+    }
+    if (c.getDeadline() != null) {
+      policy.deadline(c.getDeadline());
+    }
+    IdempotentExecutor.Builder b = IdempotentExecutor.builder().journal(journal).retryPolicy(policy.build())
+        .serverKeyRetention(c.getServerKeyRetention()).secretHeaders(c.getSecretHeaders()).asyncExecutor(pool)
+        .listener(IdemListener.all(listeners.orderedStream().toList()));
+    String owner = owner(properties, environment);
+    if (owner != null) {
+      b.owner(owner);
+    }
+    return b.build();
+  }
+
+  /**
+   * Starts and stops the outbox and the webhook processor, and flushes the journal at shutdown.
+   *
+   * @param outbox the outbox, if any
+   * @param processor the webhook processor, if any
+   * @param journal the journal
+   * @param properties the settings
+   * @return the lifecycle
+   */
+  @Bean
+  public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
+      Journal journal, IdemProperties properties) {
+    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), journal,
+        properties.getShutdownTimeout());
+  }
+
+  static String owner(IdemProperties properties, Environment environment) {
+    String owner = properties.getOwner();
+    if (owner == null || owner.isBlank()) {
+      owner = environment.getProperty("HOSTNAME");
+    }
+    return owner == null || owner.isBlank() ? null : owner;
+  }
+
+  /** Idem's meters on the app's registry, when Micrometer is there (Actuator brings it). */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(MeterRegistry.class)
+  static class Metrics {
+    @Bean
+    IdemListener idemMetrics(ObjectProvider<MeterRegistry> registry, Journal journal) {
+      MeterRegistry r = registry.getIfAvailable();
+      return r == null ? IdemListener.none() : MicrometerMetrics.bind(r, journal, Clock.systemUTC());
+    }
+  }
+}

@@ -1,0 +1,115 @@
+package dev.idem.spring.autoconfigure;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.spring.client.IdempotencyExchangeFilter;
+import dev.idem.spring.client.IdempotencyInterceptor;
+import dev.idem.spring.internal.ClientPostProcessor;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
+
+/**
+ * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder} and
+ * {@code RestTemplate} bean, a WebClient filter on every {@code WebClient.Builder} bean (each put
+ * last in its chain), and the outbox that delivers queued operations and those a restart left
+ * pending. Off with {@code idem.client.enabled=false}.
+ */
+@AutoConfiguration(after = IdemAutoConfiguration.class)
+@ConditionalOnClass(name = "org.springframework.http.client.ClientHttpRequestInterceptor")
+@ConditionalOnProperty(prefix = "idem.client", name = "enabled", matchIfMissing = true)
+public class IdemClientAutoConfiguration {
+  private static final Logger LOG = LoggerFactory.getLogger(IdemClientAutoConfiguration.class);
+
+  /** Makes the auto-configuration; Spring calls it. */
+  public IdemClientAutoConfiguration() {}
+
+  /**
+   * The interceptor, with {@code idem.client.*}'s key header, format, untagged policy and cap.
+   *
+   * @param executor the executor
+   * @param properties the settings
+   * @return the interceptor
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  public IdempotencyInterceptor idemInterceptor(IdempotentExecutor executor, IdemProperties properties) {
+    IdemProperties.Client c = properties.getClient();
+    if (c.getUntaggedPolicy() == UntaggedPolicy.PASS_THROUGH) {
+      LOG.warn("idem.client.untagged-policy=pass-through: a POST or PATCH without an IdempotentCall goes out without an"
+          + " idempotency key and is not journaled; a retry of it may take effect twice");
+    }
+    return IdempotencyInterceptor.builder(executor).keyHeader(c.getKeyHeader()).keyFormat(c.getKeyFormat())
+        .untaggedPolicy(c.getUntaggedPolicy()).maxBodyBytes(c.getMaxBodyBytes()).build();
+  }
+
+  /**
+   * Puts Idem on the app's client builder beans.
+   *
+   * @param interceptor the interceptor
+   * @param executor the executor
+   * @param pool the journal pool
+   * @param properties the settings
+   * @return the post-processor
+   */
+  @Bean
+  public static ClientPostProcessor idemClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
+      ObjectProvider<IdempotentExecutor> executor,
+      @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) ObjectProvider<Executor> pool,
+      ObjectProvider<IdemProperties> properties) {
+    return new ClientPostProcessor(interceptor, executor, pool, b -> {
+      IdemProperties.Client c = properties.getObject().getClient();
+      b.keyHeader(c.getKeyHeader()).keyFormat(c.getKeyFormat()).untaggedPolicy(c.getUntaggedPolicy())
+          .maxBodyBytes(c.getMaxBodyBytes());
+    });
+  }
+
+  /**
+   * The outbox: delivers the operations named in {@code idem.outbox.operations} (queued ones, and
+   * those a crash or restart left pending) through a JDK client with the journaled request, plus
+   * whatever {@link OutboxCustomizer} beans register. Started and drained by the lifecycle.
+   *
+   * @param executor the executor
+   * @param interceptor the interceptor, whose resume transport it uses
+   * @param properties the settings
+   * @param customizers the app's customizers
+   * @return the dispatcher, not started
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", matchIfMissing = true)
+  public OutboxDispatcher idemOutbox(IdempotentExecutor executor, IdempotencyInterceptor interceptor,
+      IdemProperties properties, ObjectProvider<OutboxCustomizer> customizers) {
+    OutboxDispatcher.Builder b = OutboxDispatcher.builder(executor).syncWorkers(properties.getOutbox().getWorkers());
+    JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory();
+    for (String name : properties.getOutbox().getOperations()) {
+      b.register(name, interceptor.resumeTransport(factory, r -> Map.of()));
+    }
+    customizers.orderedStream().forEach(c -> c.customize(b));
+    return b.build();
+  }
+
+  /** The WebClient side's own bean, for apps that build a WebClient without Boot's builder. */
+  @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
+  static class Reactive {
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyExchangeFilter idemExchangeFilter(IdempotentExecutor executor, IdemProperties properties,
+        @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool) {
+      IdemProperties.Client c = properties.getClient();
+      return IdempotencyExchangeFilter.builder(executor).journalPool(pool).keyHeader(c.getKeyHeader())
+          .keyFormat(c.getKeyFormat()).untaggedPolicy(c.getUntaggedPolicy()).maxBodyBytes(c.getMaxBodyBytes()).build();
+    }
+  }
+}

@@ -1,0 +1,64 @@
+package dev.idem.spring.autoconfigure;
+
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.core.spi.Journal;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.spring.internal.BreakerStates;
+import dev.idem.spring.internal.IdemHealth;
+import dev.idem.webhooks.WebhookInbox;
+import java.time.Clock;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Idem's health indicator ({@code /actuator/health/idem}): the journal takes writes, circuit
+ * breakers not closed, the outbox's lag (pending operations and the oldest one's age), UNCERTAIN
+ * operations, stuck guard claims and webhook dead letters. Boot 3 and Boot 4 keep their health
+ * API in different packages; one indicator per version, each made only when its API is there.
+ */
+@AutoConfiguration(after = {IdemAutoConfiguration.class, IdemClientAutoConfiguration.class,
+    IdemServerAutoConfiguration.class, IdemWebhooksAutoConfiguration.class})
+public class IdemHealthAutoConfiguration {
+  /** Makes the auto-configuration; Spring calls it. */
+  public IdemHealthAutoConfiguration() {}
+
+  /**
+   * The checks, for either version's indicator.
+   *
+   * @param journal the journal
+   * @param breakers the breaker states
+   * @param outbox the outbox, if any
+   * @param guard the guard, if any
+   * @param inbox the inbox, if any
+   * @return the checks
+   */
+  @Bean
+  public IdemHealth idemHealth(Journal journal, BreakerStates breakers, ObjectProvider<OutboxDispatcher> outbox,
+      ObjectProvider<IdempotencyGuard> guard, ObjectProvider<WebhookInbox> inbox) {
+    return new IdemHealth(journal, breakers, outbox::getIfAvailable, guard::getIfAvailable, inbox::getIfAvailable,
+        Clock.systemUTC());
+  }
+
+  /** Boot 3.5: spring-boot-actuator's {@code HealthIndicator}. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
+  static class Boot3 {
+    @Bean(name = "idemHealthIndicator")
+    dev.idem.spring.internal.boot3.IdemHealthIndicator idemHealthIndicator(IdemHealth health) {
+      return new dev.idem.spring.internal.boot3.IdemHealthIndicator(health);
+    }
+  }
+
+  /** Boot 4.0: spring-boot-health's {@code HealthIndicator}. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+  static class Boot4 {
+    @Bean(name = "idemHealthIndicator")
+    dev.idem.spring.internal.boot4.IdemHealthIndicator idemHealthIndicator(IdemHealth health) {
+      return new dev.idem.spring.internal.boot4.IdemHealthIndicator(health);
+    }
+  }
+}

@@ -1,0 +1,175 @@
+package dev.idem.spring.autoconfigure;
+
+import dev.idem.server.GuardListener;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.JdbcIdempotencyStore;
+import dev.idem.server.metrics.MicrometerGuardMetrics;
+import dev.idem.spring.internal.GuardFactory;
+import dev.idem.spring.internal.GuardFilter;
+import dev.idem.spring.internal.Stores;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+
+/**
+ * The server half in a Spring MVC app: the guard's store (embedded SQLite in
+ * {@code idem.directory}/guard.db, or the app's DataSource), the guard, and one filter that guards
+ * the routes named in {@code idem.server.routes} and the handlers marked
+ * {@link dev.idem.spring.server.Idempotent}. Off with {@code idem.server.enabled=false}.
+ */
+@AutoConfiguration(after = IdemAutoConfiguration.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass(name = {"jakarta.servlet.Filter", "org.springframework.web.servlet.DispatcherServlet"})
+@ConditionalOnProperty(prefix = "idem.server", name = "enabled", matchIfMissing = true)
+public class IdemServerAutoConfiguration {
+  /** The filter's order: after Spring Security's chain (-100), so that the caller's principal is known. */
+  public static final int FILTER_ORDER = 0;
+
+  /** Makes the auto-configuration; Spring calls it. */
+  public IdemServerAutoConfiguration() {}
+
+  /**
+   * The guard's records: {@code idem.directory}/guard.db, or the app's database
+   * ({@code idem.server.store=datasource}: PostgreSQL, or the file of a {@code jdbc:sqlite:} URL).
+   *
+   * @param properties the settings
+   * @param dataSource the app's DataSource
+   * @return the store; closed at shutdown (an app's DataSource is left open)
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public IdempotencyStore idemGuardStore(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
+    if (properties.getServer().getStore() == IdemProperties.Store.DATASOURCE) {
+      DataSource ds = dataSource.getIfAvailable();
+      if (ds == null) {
+        throw new IllegalStateException("idem.server.store=datasource, but the app has no DataSource bean");
+      }
+      String url = Stores.url(ds);
+      if (Stores.isPostgres(url)) {
+        return JdbcIdempotencyStore.postgres(ds);
+      }
+      Path file = Stores.sqliteFile(url);
+      if (file == null) {
+        throw new IllegalStateException("idem.server.store=datasource works on PostgreSQL and on a SQLite file; the"
+            + " app's DataSource is " + url);
+      }
+      return JdbcIdempotencyStore.sqlite(file);
+    }
+    Path dir = Path.of(properties.getDirectory());
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Idem could not create " + dir.toAbsolutePath(), e);
+    }
+    return JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"));
+  }
+
+  /**
+   * Makes the guards of {@code @Idempotent} handlers with settings of their own.
+   *
+   * @param store the store
+   * @param properties the settings
+   * @param environment the environment, for the instance name
+   * @param listeners the guard listener beans (metrics)
+   * @return the factory
+   */
+  @Bean
+  public GuardFactory idemGuardFactory(IdempotencyStore store, IdemProperties properties, Environment environment,
+      ObjectProvider<GuardListener> listeners) {
+    IdemProperties.Server s = properties.getServer();
+    // Only a shared store needs a stable instance name; an embedded one ends dead claims at open.
+    String instance = s.getStore() == IdemProperties.Store.DATASOURCE
+        ? IdemAutoConfiguration.owner(properties, environment) : null;
+    return new GuardFactory(store, s.getKeyHeader(), s.getInFlightWait(), instance,
+        listeners.orderedStream().toList());
+  }
+
+  /**
+   * The guard with the {@code idem.server.*} settings: the routes' and the annotated handlers'
+   * without settings of their own. Apps may use it directly (its records and stats).
+   *
+   * @param factory the factory
+   * @param properties the settings
+   * @return the guard; closed at shutdown
+   */
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  public IdempotencyGuard idemGuard(GuardFactory factory, IdemProperties properties) {
+    return factory.defaultGuard(defaults(properties));
+  }
+
+  /**
+   * The filter.
+   *
+   * @param factory the factory
+   * @param guard the default guard
+   * @param properties the settings
+   * @param mappings the app's handler mappings
+   * @param dataSource the app's DataSource
+   * @param beans the bean factory, for the transaction manager
+   * @return the filter
+   */
+  @Bean
+  public GuardFilter idemGuardFilter(GuardFactory factory, IdempotencyGuard guard, IdemProperties properties,
+      ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<DataSource> dataSource, BeanFactory beans) {
+    IdemProperties.Server s = properties.getServer();
+    return new GuardFilter(factory, guard, defaults(properties), s.getRoutes(), s.isTransactional(),
+        s.getStore() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
+        dataSource::getIfAvailable, () -> transactionManager(beans));
+  }
+
+  private static Object transactionManager(BeanFactory beans) {
+    try {
+      return dev.idem.spring.internal.Transactions.manager(beans);
+    } catch (NoClassDefFoundError noSpringTx) {
+      return null;
+    }
+  }
+
+  /**
+   * Registers the filter for every path; it passes unguarded requests on untouched.
+   *
+   * @param filter the filter
+   * @return the registration
+   */
+  @Bean
+  public FilterRegistrationBean<GuardFilter> idemGuardFilterRegistration(GuardFilter filter) {
+    FilterRegistrationBean<GuardFilter> r = new FilterRegistrationBean<>(filter);
+    r.setOrder(FILTER_ORDER);
+    r.setName("idemGuardFilter");
+    return r;
+  }
+
+  private static GuardFactory.Settings defaults(IdemProperties properties) {
+    IdemProperties.Server s = properties.getServer();
+    return new GuardFactory.Settings(s.getRetention(), s.getMismatchStatus(), true, false);
+  }
+
+  /** The guard's meters, when Micrometer is there. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(MeterRegistry.class)
+  static class Metrics {
+    @Bean
+    GuardListener idemGuardMetrics(ObjectProvider<MeterRegistry> registry, IdempotencyStore store) {
+      MeterRegistry r = registry.getIfAvailable();
+      return r == null ? GuardListener.NONE : MicrometerGuardMetrics.bind(r, store, Clock.systemUTC());
+    }
+  }
+}

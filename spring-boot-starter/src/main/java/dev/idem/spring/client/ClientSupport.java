@@ -1,0 +1,119 @@
+package dev.idem.spring.client;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.spring.internal.SpringHeaders;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.RequestEntity;
+
+/**
+ * What the RestClient interceptor and the WebClient filter share: the adapter layer's rules
+ * ({@link AdapterSupport}), the body cap, and how a request becomes an operation. Immutable.
+ */
+final class ClientSupport {
+  final AdapterSupport rules;
+  final long maxBodyBytes;
+
+  ClientSupport(IdempotentExecutor executor, String keyHeader, KeyHeaderFormat format, UntaggedPolicy untagged,
+      long maxBodyBytes) {
+    this.rules = AdapterSupport.of(executor, keyHeader, format, untagged);
+    if (maxBodyBytes < 0) {
+      throw new IllegalArgumentException("maxBodyBytes must not be negative: " + maxBodyBytes);
+    }
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  IdempotentExecutor executor() {
+    return rules.executor();
+  }
+
+  String keyHeader() {
+    return rules.headerName();
+  }
+
+  /**
+   * The operation name of a request: its call's, or the untagged policy's (empty: pass it through).
+   *
+   * @throws dev.idem.core.http.UntaggedRequestException under REJECT, for a POST or PATCH
+   */
+  Optional<String> operationName(IdempotentCall call, String method, URI uri) throws IdempotencyException {
+    if (call != null) {
+      return Optional.of(call.operation());
+    }
+    // The path only: a query string may carry what the app considers secret.
+    return rules.untaggedOperationName(method, uri.getRawPath());
+  }
+
+  void checkBody(int length) throws IdempotencyException {
+    if (length > maxBodyBytes) {
+      throw new IdempotencyException("the request body has " + length + " bytes, over the " + maxBodyBytes
+          + " bytes a keyed call may journal (maxBodyBytes); nothing was journaled or sent", null);
+    }
+  }
+
+  /** The snapshot of a live request: every header (the executor keeps secrets out of the journal) but the key's. */
+  RequestSnapshot snapshot(String method, URI uri, HttpHeaders headers, byte[] body) {
+    RequestSnapshot.Builder b = RequestSnapshot.builder(method, uri).body(body, headers.getFirst("Content-Type"));
+    headers.forEach((name, values) -> {
+      if (!name.equalsIgnoreCase(keyHeader())) {
+        values.forEach(v -> b.header(name, v));
+      }
+    });
+    return b.build();
+  }
+
+  /** The operation of a request, with its key fixed: the call's, the request's key header's, or a fresh one. */
+  Operation operation(String name, IdempotentCall call, RequestSnapshot snapshot, HttpHeaders headers)
+      throws IdempotencyException {
+    List<String> onRequest = SpringHeaders.values(headers, keyHeader());
+    IdempotencyKey key = rules.keyFor(onRequest, call == null ? null : call.key().orElse(null));
+    if (call != null) {
+      key = call.fix(key != null ? key : IdempotencyKey.generate());
+    }
+    Operation.Builder b = Operation.builder(name, snapshot);
+    if (key != null) {
+      b.key(key);
+    }
+    return b.build();
+  }
+
+  OperationId enqueue(String operation, IdempotencyKey key, RequestEntity<?> request) throws IdempotencyException {
+    Objects.requireNonNull(operation, "operation");
+    Objects.requireNonNull(request, "request");
+    if (request.getMethod() == null) {
+      throw new IllegalArgumentException("the request has no method");
+    }
+    byte[] body = bytes(request.getBody());
+    checkBody(body.length);
+    String method = request.getMethod().name();
+    RequestSnapshot snapshot = snapshot(method, request.getUrl(), request.getHeaders(), body);
+    IdempotentCall call = key == null ? IdempotentCall.named(operation) : IdempotentCall.named(operation).withKey(key);
+    return executor().enqueue(operation(operation, call, snapshot, request.getHeaders())).id();
+  }
+
+  private static byte[] bytes(Object body) {
+    if (body == null) {
+      return new byte[0];
+    }
+    if (body instanceof byte[] b) {
+      return b;
+    }
+    if (body instanceof CharSequence s) {
+      return s.toString().getBytes(StandardCharsets.UTF_8);
+    }
+    throw new IllegalArgumentException("enqueue takes a request whose body is already encoded (byte[] or String),"
+        + " not " + body.getClass().getName() + ": the journal keeps the bytes that every attempt sends");
+  }
+}

@@ -1,0 +1,333 @@
+package dev.idem.spring.client;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.Outcome;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.spring.internal.SpringHeaders;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.springframework.http.RequestEntity;
+import org.springframework.http.client.ClientHttpRequestFactory;
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
+import org.springframework.web.reactive.function.client.ExchangeStrategies;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Idem for {@code WebClient}: an {@link ExchangeFilterFunction} that sends each keyed call as one
+ * logical operation, with one durable key on every attempt, and the same rules and answers as
+ * {@link IdempotencyInterceptor} (see there). The Spring Boot starter adds it to every
+ * {@code WebClient.Builder} bean; without the starter:
+ *
+ * <pre>{@code
+ * IdempotencyExchangeFilter idem = IdempotencyExchangeFilter.builder(executor).build();
+ * WebClient client = WebClient.builder().filter(idem).build();
+ * Mono<Order> o = client.post().uri(url).attributes(IdempotentCall.named("create-order")).bodyValue(draft)
+ *     .retrieve().bodyToMono(Order.class);
+ * }</pre>
+ *
+ * <p>It never blocks a Reactor thread on the journal: the body is encoded in memory with the
+ * client's codecs, then the operation is journaled on the {@linkplain Builder#journalPool journal
+ * pool} (give it the pool the executor uses for its asynchronous journal work, as the starter
+ * does), and {@link IdempotentExecutor#executeAsync} does every later journal write on the
+ * executor's own pool. The exceptions of the interceptor arrive as the {@code Mono}'s error,
+ * unwrapped. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
+ * with what Idem did (for an untagged call too). Cancelling the subscription stops further attempts and leaves the operation PENDING
+ * with its key.
+ *
+ * <p>Add it last among the filters, so that the ones before it (authentication) run once and their
+ * headers are on every attempt. Thread-safe.
+ */
+public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
+  private final ClientSupport support;
+  private final Executor journalPool;
+  private final ExchangeStrategies strategies;
+
+  private IdempotencyExchangeFilter(Builder b) {
+    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+    this.journalPool = b.journalPool != null ? b.journalPool : Schedulers.boundedElastic()::schedule;
+    this.strategies = b.strategies;
+  }
+
+  /**
+   * Starts a filter over {@code executor}, which journals and retries every keyed call and stays
+   * the app's (this filter closes nothing).
+   *
+   * @param executor the executor
+   * @return a builder with the defaults listed on its setters
+   */
+  public static Builder builder(IdempotentExecutor executor) {
+    return new Builder(executor);
+  }
+
+  @Override
+  public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
+    IdempotentCall call = IdempotentCall.from(request.attributes()).orElse(null);
+    Optional<String> name;
+    try {
+      name = support.operationName(call, request.method().name(), request.url());
+    } catch (IdempotencyException e) {
+      return Mono.error(e);
+    }
+    if (name.isEmpty()) {
+      return next.exchange(request);
+    }
+    IdempotentCall keyed = call != null ? call : IdempotentCall.named(name.get());
+    return BodyCapture.capture(request, strategies, support.maxBodyBytes)
+        .onErrorMap(org.springframework.core.io.buffer.DataBufferLimitException.class,
+            e -> new IdempotencyException("the request body is over the " + support.maxBodyBytes + " bytes a keyed call"
+                + " may journal (maxBodyBytes); nothing was journaled or sent", e))
+        .flatMap(captured -> keyed(request, next, name.get(), keyed, captured));
+  }
+
+  private Mono<ClientResponse> keyed(ClientRequest request, ExchangeFunction next, String name, IdempotentCall call,
+      BodyCapture captured) {
+    Map<String, List<String>> headers = SpringHeaders.toMap(captured.getHeaders());
+    byte[] body = captured.bytes();
+    ReactiveAttempts transport = new ReactiveAttempts(request, headers, body, next, support);
+    CompletableFuture<ClientResponse> result = new CompletableFuture<>();
+    AtomicReference<CompletableFuture<Outcome>> execution = new AtomicReference<>();
+    Runnable begin = () -> {
+      if (result.isDone()) {
+        return; // cancelled before begin: nothing journaled, nothing sent
+      }
+      CompletableFuture<Outcome> started;
+      try {
+        RequestSnapshot snapshot = support.snapshot(request.method().name(), request.url(), captured.getHeaders(), body);
+        Operation op = support.operation(name, call, snapshot, captured.getHeaders());
+        // Begin (the journal's durable write) happens here, on the journal pool.
+        started = support.executor().executeAsync(op, transport);
+      } catch (IdempotencyException | RuntimeException | Error e) {
+        result.completeExceptionally(e);
+        return;
+      }
+      execution.set(started);
+      if (result.isCancelled()) {
+        started.cancel(false);
+      }
+      started.whenComplete((outcome, error) -> settle(outcome, error, call, transport, result));
+    };
+    return Mono.defer(() -> {
+      try {
+        journalPool.execute(begin);
+      } catch (RejectedExecutionException e) {
+        return Mono.error(new IdempotencyException("the journal pool refused the call; nothing was journaled or sent",
+            e));
+      }
+      return Mono.fromFuture(result);
+    }).doOnCancel(() -> {
+      result.cancel(false);
+      CompletableFuture<Outcome> started = execution.get();
+      if (started != null) {
+        started.cancel(false);
+      }
+      transport.releaseLast();
+    });
+  }
+
+  private void settle(Outcome outcome, Throwable error, IdempotentCall call, ReactiveAttempts transport,
+      CompletableFuture<ClientResponse> result) {
+    Settlement settled;
+    try {
+      if (error == null) {
+        settled = support.rules.settle(outcome);
+      } else if (unwrap(error) instanceof OperationFailedException e) {
+        settled = support.rules.settle(e);
+      } else {
+        transport.releaseLast();
+        result.completeExceptionally(unwrap(error));
+        return;
+      }
+    } catch (Exception | Error e) {
+      transport.releaseLast();
+      result.completeExceptionally(e);
+      return;
+    }
+    call.settled(settled);
+    if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
+      transport.releaseLast();
+    }
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  /**
+   * Journals a request for queued delivery without sending it; see
+   * {@link IdempotencyInterceptor#enqueue(String, RequestEntity)}. It writes to the journal on the
+   * calling thread: call it off Reactor's threads.
+   *
+   * @param operation the operation name
+   * @param request the request, its body a {@code byte[]} or a {@code String}
+   * @return the operation's identity
+   * @throws IdempotencyException if it cannot be journaled
+   */
+  public OperationId enqueue(String operation, RequestEntity<?> request) throws IdempotencyException {
+    return support.enqueue(operation, null, request);
+  }
+
+  /**
+   * {@link #enqueue(String, RequestEntity)} with a key of the app's own.
+   *
+   * @param operation the operation name
+   * @param key the key
+   * @param request the request, its body a {@code byte[]} or a {@code String}
+   * @return the operation's identity
+   * @throws IdempotencyException if it cannot be journaled
+   */
+  public OperationId enqueue(String operation, IdempotencyKey key, RequestEntity<?> request)
+      throws IdempotencyException {
+    return support.enqueue(operation, Objects.requireNonNull(key, "key"), request);
+  }
+
+  /**
+   * A transport for journaled operations, to register with an
+   * {@link dev.idem.core.outbox.OutboxDispatcher} (whose workers may block); see
+   * {@link IdempotencyInterceptor#resumeTransport(ClientHttpRequestFactory, Function)}.
+   *
+   * @param factory the request factory, such as {@code new JdkClientHttpRequestFactory()}
+   * @param headers returns the headers to add to a journaled request (secrets); called once per attempt
+   * @return the transport
+   */
+  public Transport resumeTransport(ClientHttpRequestFactory factory,
+      Function<RequestSnapshot, Map<String, String>> headers) {
+    return new FactoryTransport(Objects.requireNonNull(factory, "factory"), support,
+        Objects.requireNonNull(headers, "headers"));
+  }
+
+  /**
+   * The executor that journals and drives keyed calls.
+   *
+   * @return the executor
+   */
+  public IdempotentExecutor executor() {
+    return support.executor();
+  }
+
+  /** Builds an {@link IdempotencyExchangeFilter}. Not thread-safe. */
+  public static final class Builder {
+    private final IdempotentExecutor executor;
+    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
+    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
+    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
+    private long maxBodyBytes = 1 << 20;
+    private Executor journalPool;
+    private ExchangeStrategies strategies = ExchangeStrategies.withDefaults();
+
+    private Builder(IdempotentExecutor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * The key header's name; default {@code Idempotency-Key}.
+     *
+     * @param name the header name
+     * @return this builder
+     * @throws IllegalArgumentException if it is not a valid header name
+     */
+    public Builder keyHeader(String name) {
+      this.keyHeader = AdapterSupport.checkHeaderName(name);
+      return this;
+    }
+
+    /**
+     * How the key is written; default {@link KeyHeaderFormat#BARE}.
+     *
+     * @param format the format
+     * @return this builder
+     */
+    public Builder keyFormat(KeyHeaderFormat format) {
+      this.keyFormat = Objects.requireNonNull(format, "format");
+      return this;
+    }
+
+    /**
+     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY}; see
+     * {@link IdempotencyInterceptor.Builder#untaggedPolicy}.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
+    public Builder untaggedPolicy(UntaggedPolicy policy) {
+      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * The largest request body a keyed call accepts; default 1 MiB.
+     *
+     * @param bytes the limit, 0 or more
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder maxBodyBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Where each operation is journaled before its first attempt (a durable write), off Reactor's
+     * threads; default Reactor's {@code Schedulers.boundedElastic()}. Give it the executor's own
+     * {@linkplain IdempotentExecutor.Builder#asyncExecutor asynchronous pool}, as the starter does.
+     *
+     * @param pool the pool; it stays the app's
+     * @return this builder
+     */
+    public Builder journalPool(Executor pool) {
+      this.journalPool = Objects.requireNonNull(pool, "pool");
+      return this;
+    }
+
+    /**
+     * The codecs that encode request bodies (once, to journal their bytes) and decode responses
+     * made from the journal; default {@code ExchangeStrategies.withDefaults()}. Give the
+     * {@code WebClient}'s own, so that the journaled bytes are those its encoders write; the
+     * starter does that for every {@code WebClient.Builder} bean.
+     *
+     * @param strategies the strategies
+     * @return this builder
+     */
+    public Builder exchangeStrategies(ExchangeStrategies strategies) {
+      this.strategies = Objects.requireNonNull(strategies, "strategies");
+      return this;
+    }
+
+    /**
+     * Builds the filter.
+     *
+     * @return the filter
+     */
+    public IdempotencyExchangeFilter build() {
+      return new IdempotencyExchangeFilter(this);
+    }
+  }
+}

@@ -1,0 +1,275 @@
+package dev.idem.spring.client;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationId;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.Settlement;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
+import org.springframework.http.HttpRequest;
+import org.springframework.http.RequestEntity;
+import org.springframework.http.client.ClientHttpRequestExecution;
+import org.springframework.http.client.ClientHttpRequestFactory;
+import org.springframework.http.client.ClientHttpRequestInterceptor;
+import org.springframework.http.client.ClientHttpResponse;
+
+/**
+ * Idem for {@code RestClient} and {@code RestTemplate}: a {@link ClientHttpRequestInterceptor}
+ * that sends each keyed call as one logical operation, with one durable key on every attempt.
+ * The Spring Boot starter adds it to every {@code RestClient.Builder} and {@code RestTemplate}
+ * bean; without the starter:
+ *
+ * <pre>{@code
+ * IdempotencyInterceptor idem = IdempotencyInterceptor.builder(executor).build();
+ * RestClient client = RestClient.builder().requestInterceptor(idem).build();
+ * Order o = client.post().uri(url).attributes(IdempotentCall.named("create-order")).body(draft)
+ *     .retrieve().body(Order.class);
+ * }</pre>
+ *
+ * <p>A call is keyed when it carries an {@link IdempotentCall} attribute, or when it is an
+ * untagged POST or PATCH and the {@link UntaggedPolicy} says so; by default
+ * {@link UntaggedPolicy#FRESH_KEY}, so that no POST leaves without a key and unjournaled (the
+ * operation is then named {@code untagged-post} or {@code untagged-patch}). A keyed call:
+ * <ul>
+ *   <li>is journaled (key, request, fingerprint) before the first byte is sent, and sent again
+ *       with the same key and the same bytes as the executor's policy decides;</li>
+ *   <li>returns the server's response for SUCCEEDED, and for FAILED when the server answered (a
+ *       permanent 4xx, or 5xx that ran out of attempts with nothing ambiguous), as the client
+ *       would have; RestClient's status handlers then treat it as usual;</li>
+ *   <li>throws {@link dev.idem.core.OperationUncertainException} when it may have taken effect and
+ *       no response said so, {@link dev.idem.core.IdempotencyKeyReusedException} when the key
+ *       belongs to another request, and {@link OperationFailedException} when the server says the
+ *       key is missing (a configuration error). These are {@link IOException}s: RestClient and
+ *       RestTemplate hand them over as the cause of a {@code ResourceAccessException}.</li>
+ * </ul>
+ * After the call, the request's attributes hold the {@link IdempotentCall} with what Idem did
+ * (for an untagged call too): {@code client.post()...exchange((req, res) -> IdempotentCall.from(req.getAttributes()))}.
+ * GET, PUT, DELETE and every other method pass through untouched unless tagged. A key header the
+ * request already carries is the operation's key (see {@link AdapterSupport}).
+ *
+ * <p>Add it last among the interceptors: the ones before it (authentication, tracing) run once and
+ * their headers are on every attempt; with Spring Framework 6.2, interceptors after it would be
+ * skipped by its retries.
+ *
+ * <p>Thread-safe; share one per executor.
+ */
+public final class IdempotencyInterceptor implements ClientHttpRequestInterceptor {
+  private final ClientSupport support;
+
+  private IdempotencyInterceptor(Builder b) {
+    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+  }
+
+  /**
+   * Starts an interceptor over {@code executor}, which journals and retries every keyed call and
+   * stays the app's (this interceptor closes nothing).
+   *
+   * @param executor the executor
+   * @return a builder with the defaults listed on its setters
+   */
+  public static Builder builder(IdempotentExecutor executor) {
+    return new Builder(executor);
+  }
+
+  @Override
+  public ClientHttpResponse intercept(HttpRequest request, byte[] body, ClientHttpRequestExecution execution)
+      throws IOException {
+    IdempotentCall call = IdempotentCall.from(request.getAttributes()).orElse(null);
+    Optional<String> name = support.operationName(call, request.getMethod().name(), request.getURI());
+    if (name.isEmpty()) {
+      return execution.execute(request, body);
+    }
+    support.checkBody(body.length);
+    if (call == null) {
+      // An untagged call the policy keys: its result is found the same way, among the request's
+      // attributes (RestClient's exchange(...) hands that request over).
+      call = IdempotentCall.named(name.get());
+      try {
+        request.getAttributes().put(IdempotentCall.ATTRIBUTE, call);
+      } catch (UnsupportedOperationException readOnly) {
+        // nowhere to put it; the call still runs
+      }
+    }
+    RequestSnapshot snapshot = support.snapshot(request.getMethod().name(), request.getURI(), request.getHeaders(),
+        body);
+    Operation op = support.operation(name.get(), call, snapshot, request.getHeaders());
+    LiveAttempts transport = new LiveAttempts(request, body, execution, support);
+    Settlement settled;
+    try {
+      settled = support.rules.settle(support.executor().execute(op, transport));
+    } catch (OperationFailedException e) {
+      try {
+        settled = support.rules.settle(e);
+      } catch (OperationFailedException unanswered) {
+        transport.releaseLast();
+        throw unanswered;
+      }
+    } catch (IOException | RuntimeException | Error e) {
+      transport.releaseLast();
+      throw e;
+    }
+    call.settled(settled);
+    return transport.responseFor(settled.response());
+  }
+
+  /**
+   * Journals a request for queued delivery without sending it: an
+   * {@link dev.idem.core.outbox.OutboxDispatcher} that registered a {@link #resumeTransport}
+   * for {@code operation} sends it, now or after a restart.
+   *
+   * @param operation the operation name
+   * @param request the request; its body already encoded, as {@code byte[]} or {@code String}
+   *     (UTF-8). A key header on it is the operation's key
+   * @return the operation's identity
+   * @throws IdempotencyException if it cannot be journaled (the key is journaled with another
+   *     request, the journal failed, the body is over the cap)
+   * @throws IllegalArgumentException if the body is of another type
+   */
+  public OperationId enqueue(String operation, RequestEntity<?> request) throws IdempotencyException {
+    return support.enqueue(operation, null, request);
+  }
+
+  /**
+   * {@link #enqueue(String, RequestEntity)} with a key of the app's own.
+   *
+   * @param operation the operation name
+   * @param key the key
+   * @param request the request, its body a {@code byte[]} or a {@code String}
+   * @return the operation's identity
+   * @throws IdempotencyException if it cannot be journaled
+   */
+  public OperationId enqueue(String operation, IdempotencyKey key, RequestEntity<?> request)
+      throws IdempotencyException {
+    return support.enqueue(operation, Objects.requireNonNull(key, "key"), request);
+  }
+
+  /**
+   * A transport for journaled operations (queued ones, or those a restart left PENDING), to
+   * register with an {@link dev.idem.core.outbox.OutboxDispatcher} per operation name. It sends
+   * the journaled snapshot through {@code factory}, without interceptors.
+   *
+   * @param factory the request factory, such as {@code new JdkClientHttpRequestFactory()}
+   * @return the transport, with no extra headers
+   */
+  public Transport resumeTransport(ClientHttpRequestFactory factory) {
+    return resumeTransport(factory, r -> Map.of());
+  }
+
+  /**
+   * {@link #resumeTransport(ClientHttpRequestFactory)} with headers the journal does not keep
+   * (Authorization and other secrets), added to each attempt.
+   *
+   * @param factory the request factory
+   * @param headers returns the headers to add to a journaled request; called once per attempt
+   * @return the transport
+   */
+  public Transport resumeTransport(ClientHttpRequestFactory factory,
+      Function<RequestSnapshot, Map<String, String>> headers) {
+    return new FactoryTransport(Objects.requireNonNull(factory, "factory"), support,
+        Objects.requireNonNull(headers, "headers"));
+  }
+
+  /**
+   * The executor that journals and drives keyed calls.
+   *
+   * @return the executor
+   */
+  public IdempotentExecutor executor() {
+    return support.executor();
+  }
+
+  /**
+   * What happens to an untagged POST or PATCH.
+   *
+   * @return the untagged policy
+   */
+  public UntaggedPolicy untaggedPolicy() {
+    return support.rules.untaggedPolicy();
+  }
+
+  /** Builds an {@link IdempotencyInterceptor}. Not thread-safe. */
+  public static final class Builder {
+    private final IdempotentExecutor executor;
+    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
+    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
+    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
+    private long maxBodyBytes = 1 << 20;
+
+    private Builder(IdempotentExecutor executor) {
+      this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * The key header's name; default {@code Idempotency-Key}.
+     *
+     * @param name the header name
+     * @return this builder
+     * @throws IllegalArgumentException if it is not a valid header name
+     */
+    public Builder keyHeader(String name) {
+      this.keyHeader = AdapterSupport.checkHeaderName(name);
+      return this;
+    }
+
+    /**
+     * How the key is written; default {@link KeyHeaderFormat#BARE}.
+     *
+     * @param format the format
+     * @return this builder
+     */
+    public Builder keyFormat(KeyHeaderFormat format) {
+      this.keyFormat = Objects.requireNonNull(format, "format");
+      return this;
+    }
+
+    /**
+     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY} (a key and
+     * the journal, named {@code untagged-post} or {@code untagged-patch}). {@code REJECT} fails
+     * such calls with {@link dev.idem.core.http.UntaggedRequestException} before anything is sent;
+     * {@code PASS_THROUGH} sends them without a key and journals nothing.
+     *
+     * @param policy the policy
+     * @return this builder
+     */
+    public Builder untaggedPolicy(UntaggedPolicy policy) {
+      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /**
+     * The largest request body a keyed call accepts; default 1 MiB. The body is held in memory and
+     * journaled, so a bigger one is refused before anything is sent (the journal has its own cap).
+     *
+     * @param bytes the limit, 0 or more
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder maxBodyBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Builds the interceptor.
+     *
+     * @return the interceptor
+     */
+    public IdempotencyInterceptor build() {
+      return new IdempotencyInterceptor(this);
+    }
+  }
+}

@@ -1,0 +1,274 @@
+package dev.idem.spring.internal;
+
+import dev.idem.server.CapturedResponse;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.Cookie;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The response as a transactional handler writes it: status, headers and body held in memory and
+ * nothing sent, since the handler's answer goes out only after its transaction committed (the
+ * guard answers 503 instead if the commit fails). {@code sendError} and {@code sendRedirect} are
+ * held as a status (and {@code Location}), without a container error page. Not thread-safe: one
+ * request's.
+ */
+final class BufferedResponse extends HttpServletResponseWrapper {
+  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private final Map<String, List<String>> headers = new LinkedHashMap<>();
+  private int status = 200;
+  private String characterEncoding;
+  private ServletOutputStream stream;
+  private PrintWriter writer;
+
+  BufferedResponse(HttpServletResponse response) {
+    super(response);
+  }
+
+  /** What the handler answered. */
+  CapturedResponse captured() {
+    if (writer != null) {
+      writer.flush();
+    }
+    return new CapturedResponse(status, headers, body.toByteArray());
+  }
+
+  @Override
+  public ServletOutputStream getOutputStream() {
+    if (stream == null) {
+      stream = new ServletOutputStream() {
+        @Override
+        public void write(int b) {
+          body.write(b);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+          body.write(b, off, len);
+        }
+
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setWriteListener(WriteListener listener) {
+          throw new IllegalStateException("guarded responses are written synchronously");
+        }
+      };
+    }
+    return stream;
+  }
+
+  @Override
+  public PrintWriter getWriter() {
+    if (writer == null) {
+      String enc = getCharacterEncoding();
+      Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
+      writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
+    }
+    return writer;
+  }
+
+  private void put(String name, String value, boolean add) {
+    String existing = headers.keySet().stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(name);
+    List<String> values = headers.computeIfAbsent(existing, n -> new ArrayList<>());
+    if (!add) {
+      values.clear();
+    }
+    values.add(value);
+  }
+
+  @Override
+  public void setHeader(String name, String value) {
+    if (value == null) {
+      headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
+    } else {
+      put(name, value, false);
+    }
+  }
+
+  @Override
+  public void addHeader(String name, String value) {
+    put(name, value, true);
+  }
+
+  @Override
+  public void setIntHeader(String name, int value) {
+    setHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void addIntHeader(String name, int value) {
+    addHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void setDateHeader(String name, long date) {
+    setHeader(name, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+        java.time.Instant.ofEpochMilli(date).atZone(java.time.ZoneOffset.UTC)));
+  }
+
+  @Override
+  public void addDateHeader(String name, long date) {
+    addHeader(name, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+        java.time.Instant.ofEpochMilli(date).atZone(java.time.ZoneOffset.UTC)));
+  }
+
+  @Override
+  public boolean containsHeader(String name) {
+    return headers.keySet().stream().anyMatch(n -> n.equalsIgnoreCase(name));
+  }
+
+  @Override
+  public String getHeader(String name) {
+    Collection<String> v = getHeaders(name);
+    return v.isEmpty() ? null : v.iterator().next();
+  }
+
+  @Override
+  public Collection<String> getHeaders(String name) {
+    List<String> out = new ArrayList<>();
+    headers.forEach((n, v) -> {
+      if (n.equalsIgnoreCase(name)) {
+        out.addAll(v);
+      }
+    });
+    return out;
+  }
+
+  @Override
+  public Collection<String> getHeaderNames() {
+    return new ArrayList<>(headers.keySet());
+  }
+
+  @Override
+  public void addCookie(Cookie cookie) {
+    StringBuilder sb = new StringBuilder(cookie.getName()).append('=').append(cookie.getValue() == null ? ""
+        : cookie.getValue());
+    if (cookie.getPath() != null) {
+      sb.append("; Path=").append(cookie.getPath());
+    }
+    if (cookie.getMaxAge() >= 0) {
+      sb.append("; Max-Age=").append(cookie.getMaxAge());
+    }
+    if (cookie.getSecure()) {
+      sb.append("; Secure");
+    }
+    if (cookie.isHttpOnly()) {
+      sb.append("; HttpOnly");
+    }
+    addHeader("Set-Cookie", sb.toString());
+  }
+
+  @Override
+  public void setContentType(String type) {
+    if (type == null) {
+      setHeader("Content-Type", null);
+      return;
+    }
+    String t = type;
+    if (characterEncoding != null && t.startsWith("text/") && !t.toLowerCase(Locale.ROOT).contains("charset")) {
+      t = t + ";charset=" + characterEncoding;
+    }
+    int i = t.toLowerCase(Locale.ROOT).indexOf("charset=");
+    if (i >= 0) {
+      characterEncoding = t.substring(i + "charset=".length()).trim();
+    }
+    setHeader("Content-Type", t);
+  }
+
+  @Override
+  public String getContentType() {
+    return getHeader("Content-Type");
+  }
+
+  @Override
+  public void setCharacterEncoding(String charset) {
+    characterEncoding = charset;
+    String type = getContentType();
+    if (type != null && !type.toLowerCase(Locale.ROOT).contains("charset")) {
+      setHeader("Content-Type", type + ";charset=" + charset);
+    }
+  }
+
+  @Override
+  public String getCharacterEncoding() {
+    return characterEncoding;
+  }
+
+  @Override
+  public void setContentLength(int len) {}
+
+  @Override
+  public void setContentLengthLong(long len) {}
+
+  @Override
+  public void setStatus(int sc) {
+    this.status = sc;
+  }
+
+  @Override
+  public int getStatus() {
+    return status;
+  }
+
+  @Override
+  public void sendError(int sc) {
+    this.status = sc;
+  }
+
+  @Override
+  public void sendError(int sc, String msg) {
+    this.status = sc;
+  }
+
+  @Override
+  public void sendRedirect(String location) {
+    this.status = 302;
+    setHeader("Location", location);
+  }
+
+  @Override
+  public void flushBuffer() {
+    if (writer != null) {
+      writer.flush();
+    }
+  }
+
+  @Override
+  public boolean isCommitted() {
+    return false;
+  }
+
+  @Override
+  public void reset() {
+    resetBuffer();
+    headers.clear();
+    status = 200;
+  }
+
+  @Override
+  public void resetBuffer() {
+    if (writer != null) {
+      writer.flush();
+    }
+    body.reset();
+  }
+
+  @Override
+  public void setLocale(Locale loc) {}
+}

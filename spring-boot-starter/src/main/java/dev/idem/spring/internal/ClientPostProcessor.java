@@ -1,0 +1,71 @@
+package dev.idem.spring.internal;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.spring.client.IdempotencyExchangeFilter;
+import dev.idem.spring.client.IdempotencyInterceptor;
+import java.util.concurrent.Executor;
+import java.util.function.Consumer;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Puts Idem on every {@code RestClient.Builder}, {@code RestTemplate} and {@code WebClient.Builder}
+ * bean, Boot's own builders included (prototype beans: each injection point gets a wrapped one).
+ * A post-processor rather than Boot's customizer interfaces, which Boot 4 moved to other packages:
+ * this works the same on Boot 3.5 and 4.0. Its dependencies are looked up lazily, so that it does
+ * not make the journal early.
+ */
+public final class ClientPostProcessor implements BeanPostProcessor {
+  private static final ClassLoader LOADER = ClientPostProcessor.class.getClassLoader();
+  private static final boolean REST_CLIENT = ClassUtils.isPresent("org.springframework.web.client.RestClient", LOADER);
+  private static final boolean REST_TEMPLATE =
+      ClassUtils.isPresent("org.springframework.web.client.RestTemplate", LOADER);
+  private static final boolean WEB_CLIENT =
+      ClassUtils.isPresent("org.springframework.web.reactive.function.client.WebClient", LOADER);
+
+  private final ObjectProvider<IdempotencyInterceptor> interceptor;
+  private final ObjectProvider<IdempotentExecutor> executor;
+  private final ObjectProvider<Executor> journalPool;
+  private final Consumer<IdempotencyExchangeFilter.Builder> filterSettings;
+
+  /**
+   * @param interceptor the interceptor bean
+   * @param executor the executor bean
+   * @param journalPool the journal pool bean
+   * @param filterSettings the key header, format, policy and cap of each WebClient filter
+   */
+  public ClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
+      ObjectProvider<IdempotentExecutor> executor, ObjectProvider<Executor> journalPool,
+      Consumer<IdempotencyExchangeFilter.Builder> filterSettings) {
+    this.interceptor = interceptor;
+    this.executor = executor;
+    this.journalPool = journalPool;
+    this.filterSettings = filterSettings;
+  }
+
+  @Override
+  public Object postProcessAfterInitialization(Object bean, String beanName) {
+    String type = bean.getClass().getName();
+    if (REST_CLIENT && isA(bean, "org.springframework.web.client.RestClient$Builder")) {
+      return ClientWiring.restClientBuilder(bean, interceptor.getObject());
+    }
+    if (REST_TEMPLATE && isA(bean, "org.springframework.web.client.RestTemplate")) {
+      ClientWiring.restTemplate(bean, interceptor.getObject());
+      return bean;
+    }
+    if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
+        && !type.startsWith("jdk.proxy")) {
+      return ClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
+    }
+    return bean;
+  }
+
+  private static boolean isA(Object bean, String className) {
+    try {
+      return ClassUtils.forName(className, LOADER).isInstance(bean);
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,227 @@
+package dev.idem.spring.internal;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.servlet.IdempotencyFilter;
+import dev.idem.spring.server.Idempotent;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.lang.reflect.Method;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.AntPathMatcher;
+import org.springframework.web.filter.OncePerRequestFilter;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.util.ServletRequestPathUtils;
+
+/**
+ * The guard in a Spring MVC app: one servlet filter that finds whether a request is guarded (a
+ * route in {@code idem.server.routes}, or a handler marked {@link Idempotent}) and runs it through
+ * the guard, in lease mode (the server module's {@link IdempotencyFilter}) or in transactional
+ * mode (in a Spring transaction on the app's DataSource, through
+ * {@link IdempotencyGuard#joinTransaction}). Every other request passes untouched.
+ *
+ * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only for
+ * methods other than GET, HEAD and OPTIONS and only if some handler carries the annotation. Thread-safe.
+ */
+public final class GuardFilter extends OncePerRequestFilter implements SmartInitializingSingleton {
+  private static final AntPathMatcher PATHS = new AntPathMatcher();
+
+  /** One way to guard: a guard, its servlet filter (with the caller function), and the mode. */
+  record Guarded(IdempotencyGuard guard, IdempotencyFilter filter, boolean transactional) {}
+
+  private record Route(String method, String pattern) {}
+
+  private final GuardFactory factory;
+  private final IdempotencyGuard defaultGuard;
+  private final GuardFactory.Settings defaults;
+  private final List<Route> routes = new ArrayList<>();
+  private final Guarded routeGuard;
+  private final Supplier<List<RequestMappingHandlerMapping>> mappings;
+  private final Supplier<DataSource> dataSource;
+  private final Supplier<Object> transactions;
+  private final boolean storeInAppDatabase;
+  private final Map<Method, Guarded> byHandler = new ConcurrentHashMap<>();
+  private volatile boolean anyAnnotated = true;
+
+  /**
+   * @param factory makes the guards of annotated handlers
+   * @param defaultGuard the guard of {@code idem.server.routes} and of handlers with default settings
+   * @param defaults the default guard's settings
+   * @param routes "METHOD /pattern" entries
+   * @param transactionalRoutes whether the routes run in transactional mode
+   * @param storeInAppDatabase whether the guard's records are in the app's DataSource
+   * @param mappings the app's handler mappings
+   * @param dataSource the app's DataSource (transactional mode)
+   * @param transactions its transaction manager (transactional mode), as Object: spring-tx may be absent
+   */
+  public GuardFilter(GuardFactory factory, IdempotencyGuard defaultGuard, GuardFactory.Settings defaults,
+      List<String> routes, boolean transactionalRoutes, boolean storeInAppDatabase,
+      Supplier<List<RequestMappingHandlerMapping>> mappings, Supplier<DataSource> dataSource,
+      Supplier<Object> transactions) {
+    this.factory = factory;
+    this.defaultGuard = defaultGuard;
+    this.defaults = defaults;
+    this.mappings = mappings;
+    this.dataSource = dataSource;
+    this.transactions = transactions;
+    this.storeInAppDatabase = storeInAppDatabase;
+    for (String r : routes) {
+      String[] parts = r.trim().split("\\s+", 2);
+      if (parts.length != 2 || !parts[1].startsWith("/")) {
+        throw new IllegalArgumentException("idem.server.routes: '" + r + "' is not 'METHOD /path', such as 'POST /orders'");
+      }
+      this.routes.add(new Route(parts[0].toUpperCase(Locale.ROOT), parts[1]));
+    }
+    if (transactionalRoutes && !routes.isEmpty()) {
+      checkTransactional("idem.server.routes");
+    }
+    this.routeGuard = new Guarded(defaultGuard, new IdempotencyFilter(defaultGuard, caller(null)), transactionalRoutes);
+  }
+
+  /** Finds every annotated handler now, so that a misconfiguration fails the startup and named guards are built before traffic. */
+  @Override
+  public void afterSingletonsInstantiated() {
+    boolean found = false;
+    for (RequestMappingHandlerMapping m : mappings.get()) {
+      for (HandlerMethod hm : m.getHandlerMethods().values()) {
+        Idempotent a = annotation(hm);
+        if (a != null) {
+          found = true;
+          guarded(hm.getMethod(), a);
+        }
+      }
+    }
+    anyAnnotated = found;
+    factory.seal();
+  }
+
+  @Override
+  protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws ServletException, IOException {
+    Guarded g = resolve(request);
+    if (g == null) {
+      chain.doFilter(request, response);
+    } else if (g.transactional()) {
+      transactional(g, request, response, chain);
+    } else {
+      g.filter().doFilter(request, response, chain);
+    }
+  }
+
+  @Override
+  protected boolean shouldNotFilterAsyncDispatch() {
+    return true;
+  }
+
+  @Override
+  protected boolean shouldNotFilterErrorDispatch() {
+    return true;
+  }
+
+  private Guarded resolve(HttpServletRequest request) {
+    String method = request.getMethod().toUpperCase(Locale.ROOT);
+    String path = request.getRequestURI().substring(request.getContextPath().length());
+    for (Route r : routes) {
+      if (r.method().equals(method) && PATHS.match(r.pattern(), path)) {
+        return routeGuard;
+      }
+    }
+    if (!anyAnnotated || method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS")) {
+      return null;
+    }
+    HandlerMethod hm = handler(request);
+    if (hm == null) {
+      return null;
+    }
+    Idempotent a = annotation(hm);
+    return a == null ? null : guarded(hm.getMethod(), a);
+  }
+
+  private HandlerMethod handler(HttpServletRequest request) {
+    Object previous = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
+    try {
+      ServletRequestPathUtils.parseAndCache(request);
+      for (RequestMappingHandlerMapping m : mappings.get()) {
+        HandlerExecutionChain chain = m.getHandler(request);
+        if (chain != null && chain.getHandler() instanceof HandlerMethod hm) {
+          return hm;
+        }
+      }
+      return null;
+    } catch (Exception e) {
+      // No handler, or one the dispatcher will refuse (405, 415): the dispatcher answers it.
+      return null;
+    } finally {
+      if (previous != null) {
+        request.setAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE, previous);
+      } else {
+        request.removeAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
+      }
+    }
+  }
+
+  private static Idempotent annotation(HandlerMethod hm) {
+    Idempotent a = AnnotatedElementUtils.findMergedAnnotation(hm.getMethod(), Idempotent.class);
+    return a != null ? a : AnnotatedElementUtils.findMergedAnnotation(hm.getBeanType(), Idempotent.class);
+  }
+
+  private Guarded guarded(Method handler, Idempotent a) {
+    return byHandler.computeIfAbsent(handler, h -> {
+      Duration retention = a.retention().isBlank() ? defaults.retention() : DurationStyle.detectAndParse(a.retention());
+      int mismatch = a.mismatchStatus() == 0 ? defaults.mismatchStatus() : a.mismatchStatus();
+      String operation = a.operation().isBlank() ? null : a.operation();
+      GuardFactory.Settings s = new GuardFactory.Settings(retention, mismatch, a.keyRequired(), operation != null);
+      if (a.transactional()) {
+        checkTransactional("@Idempotent(transactional = true) on " + h);
+      }
+      IdempotencyGuard guard = s.equals(defaults) ? defaultGuard : factory.guard(s);
+      return new Guarded(guard, new IdempotencyFilter(guard, caller(operation)), a.transactional());
+    });
+  }
+
+  private void checkTransactional(String where) {
+    if (!storeInAppDatabase) {
+      throw new IllegalStateException(where + " needs the guard's records in the app's database:"
+          + " set idem.server.store=datasource");
+    }
+    if (dataSource.get() == null || transactions.get() == null) {
+      throw new IllegalStateException(where + " needs a DataSource and a transaction manager bean"
+          + " (spring-boot-starter-jdbc brings both)");
+    }
+  }
+
+  /**
+   * Who is asking: the user principal's name ("anonymous" without one); for an operation-scoped
+   * guard, that name and the operation, so that a key is unique per caller and operation.
+   */
+  private static Function<HttpServletRequest, String> caller(String operation) {
+    return r -> {
+      Principal p = r.getUserPrincipal();
+      String who = p == null ? "anonymous" : p.getName();
+      return operation == null ? who : who + "|" + operation;
+    };
+  }
+
+  private void transactional(Guarded g, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    TransactionalGuard.run(g.guard(), g.filter(), Objects.requireNonNull(dataSource.get(), "dataSource"),
+        Objects.requireNonNull(transactions.get(), "transactions"), request, response, chain);
+  }
+}

@@ -1,0 +1,115 @@
+package dev.idem.spring.internal;
+
+import dev.idem.core.OperationState;
+import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.core.spi.Journal;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.RecordStats;
+import dev.idem.webhooks.InboxState;
+import dev.idem.webhooks.WebhookInbox;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * What Idem reports to Actuator's health endpoint, whatever Boot's health API looks like (it moved
+ * between Boot 3 and 4; an adapter per version turns this into a {@code Health}).
+ *
+ * <p>DOWN only when a store cannot be written or read (the journal, the guard's records, the
+ * inbox): then nothing keyed can be sent or accepted. A remote that is down (an open circuit
+ * breaker), a lag in the outbox, dead letters or stuck guard claims are reported as details and
+ * leave the app UP, since restarting it fixes none of them. Thread-safe.
+ */
+public final class IdemHealth {
+  /** The result: up or down, and the details. */
+  public record Report(boolean up, Map<String, Object> details) {}
+
+  private final Journal journal;
+  private final BreakerStates breakers;
+  private final Supplier<OutboxDispatcher> outbox;
+  private final Supplier<IdempotencyGuard> guard;
+  private final Supplier<WebhookInbox> inbox;
+  private final Clock clock;
+
+  /**
+   * @param journal the journal
+   * @param breakers the breaker states
+   * @param outbox the outbox, or a supplier of null
+   * @param guard the guard, or a supplier of null
+   * @param inbox the inbox, or a supplier of null
+   * @param clock the clock for ages
+   */
+  public IdemHealth(Journal journal, BreakerStates breakers, Supplier<OutboxDispatcher> outbox,
+      Supplier<IdempotencyGuard> guard, Supplier<WebhookInbox> inbox, Clock clock) {
+    this.journal = journal;
+    this.breakers = breakers;
+    this.outbox = outbox;
+    this.guard = guard;
+    this.inbox = inbox;
+    this.clock = clock;
+  }
+
+  /** Checks every part now. */
+  public Report check() {
+    boolean up = true;
+    Map<String, Object> d = new LinkedHashMap<>();
+    Map<String, Object> j = new LinkedHashMap<>();
+    try {
+      if (journal instanceof JdbcJournal jdbc) {
+        jdbc.flush(); // a commit: proves the journal takes writes now
+      }
+      j.put("writable", true);
+      j.put("pending", journal.count(OperationState.PENDING));
+      j.put("inFlight", journal.count(OperationState.IN_FLIGHT));
+      j.put("uncertain", journal.count(OperationState.UNCERTAIN));
+      j.put("oldestPendingAge", age(journal.oldestCreatedAt(OperationState.PENDING).orElse(null)));
+    } catch (Exception e) {
+      up = false;
+      j.put("writable", false);
+      j.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+    }
+    d.put("journal", j);
+    d.put("openBreakers", breakers.notClosed());
+    OutboxDispatcher o = outbox.get();
+    if (o != null) {
+      d.put("outbox", Map.of("inDelivery", o.inDelivery(), "offline", o.isOffline()));
+    }
+    IdempotencyGuard g = guard.get();
+    if (g != null) {
+      Map<String, Object> gd = new LinkedHashMap<>();
+      try {
+        RecordStats s = g.stats();
+        gd.put("inFlight", s.inFlight());
+        gd.put("stuck", s.stuck());
+        gd.put("oldestInFlightAge", age(s.oldestInFlight().orElse(null)));
+      } catch (RuntimeException e) {
+        up = false;
+        gd.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+      d.put("guard", gd);
+    }
+    WebhookInbox in = inbox.get();
+    if (in != null) {
+      Map<String, Object> wd = new LinkedHashMap<>();
+      try {
+        Map<InboxState, Long> counts = in.counts();
+        wd.put("waiting", in.queueLength());
+        wd.put("oldestWaitingAge", in.oldestWaiting().toString());
+        wd.put("deadLetters", counts.getOrDefault(InboxState.DEAD, 0L));
+      } catch (RuntimeException e) {
+        up = false;
+        wd.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+      d.put("webhooks", wd);
+    }
+    return new Report(up, d);
+  }
+
+  private String age(Instant since) {
+    return since == null ? Duration.ZERO.toString() : Duration.between(since, clock.instant()).toString();
+  }
+}

@@ -1,0 +1,73 @@
+package dev.idem.spring.server;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Guards a Spring MVC handler with Idem's idempotency guard: a request with an
+ * {@code Idempotency-Key} runs the handler at most once per key, a repeat gets the stored result
+ * (marked {@code Idempotent-Replayed: true}), a key reused with another payload is refused, and a
+ * POST or PATCH without a key is answered 400 (unless {@link #keyRequired()} is false).
+ *
+ * <pre>{@code
+ * @PostMapping("/orders")
+ * @Idempotent(transactional = true)
+ * Order create(@RequestBody OrderDraft draft) { return orders.insert(draft); }
+ * }</pre>
+ *
+ * <p>On a class it applies to every handler method of the class. The starter reads it at request
+ * time through the handler mappings, before the body is read; routes can also be named in
+ * {@code idem.server.routes} without an annotation. Unset attributes take the
+ * {@code idem.server.*} defaults.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.METHOD, ElementType.TYPE})
+public @interface Idempotent {
+  /**
+   * The operation name. Empty (the default): a key is unique per caller and route (method and
+   * path, as the request spelled it). Named: a key is unique per caller and operation, whatever
+   * the path (the fingerprint still covers method, path, query and body, so the same key on
+   * another path is refused as a reuse).
+   *
+   * @return the operation name, or empty
+   */
+  String operation() default "";
+
+  /**
+   * How long the result is kept and replayed, in Spring Boot's duration syntax ({@code 48h},
+   * {@code PT48H}); empty for {@code idem.server.retention} (24 hours by default).
+   *
+   * @return the retention, or empty
+   */
+  String retention() default "";
+
+  /**
+   * The status for a key reused with another payload; 0 for {@code idem.server.mismatch-status}
+   * (422 by default, as the IETF draft says; some APIs answer 409 or 417).
+   *
+   * @return a 4xx status, or 0
+   */
+  int mismatchStatus() default 0;
+
+  /**
+   * Whether a request without a key is refused with 400 (true, the default) or runs unguarded.
+   *
+   * @return true to require a key
+   */
+  boolean keyRequired() default true;
+
+  /**
+   * Transactional mode: the claim, the handler's writes on the app's DataSource (through
+   * {@code JdbcTemplate}, JPA or anything that joins Spring's transaction) and the stored result
+   * commit in one transaction, so that a crash leaves all of them or none. Needs
+   * {@code idem.server.store=datasource} and a transaction manager on that DataSource. A repeat
+   * waits on the database's lock, then gets the replay.
+   *
+   * @return true for transactional mode
+   */
+  boolean transactional() default false;
+}

@@ -1,0 +1,5 @@
+/**
+ * The server half in a Spring MVC app: {@link dev.idem.spring.server.Idempotent} marks the handlers
+ * the starter's guard filter guards (besides the routes named in {@code idem.server.routes}).
+ */
+package dev.idem.spring.server;

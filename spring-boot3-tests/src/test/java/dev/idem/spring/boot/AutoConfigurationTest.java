@@ -1,0 +1,60 @@
+package dev.idem.spring.boot;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
+import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
+import dev.idem.spring.client.IdempotencyInterceptor;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** The core and client auto-configuration without a web server: defaults, switches, and a journal that will not open. */
+class AutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemClientAutoConfiguration.class));
+
+  @Test
+  void theDefaultsKeyUntaggedPostsAndOpenTheEmbeddedJournal(@TempDir Path dir) {
+    runner.withPropertyValues("idem.directory=" + dir).run(context -> {
+      assertNotNull(context.getBean(IdempotentExecutor.class));
+      assertTrue(context.getBean(JdbcJournal.class).toString().contains("sqlite"));
+      assertTrue(context.getBean(IdempotencyInterceptor.class).untaggedPolicy() == UntaggedPolicy.FRESH_KEY);
+    });
+  }
+
+  @Test
+  void theClientSideCanBeTurnedOff(@TempDir Path dir) {
+    runner.withPropertyValues("idem.directory=" + dir, "idem.client.enabled=false")
+        .run(context -> assertFalse(context.containsBean("idemInterceptor")));
+  }
+
+  /** JdbcJournal.openEmbedded throws a checked exception: the startup fails with its message, no `throws` needed. */
+  @Test
+  void aJournalThatCannotOpenFailsTheStartupWithItsMessage(@TempDir Path dir) throws Exception {
+    try (JdbcJournal taken = JdbcJournal.embedded(dir.resolve("journal")).closeOnShutdown(false).open()) {
+      runner.withPropertyValues("idem.directory=" + dir).run(context -> {
+        Throwable failure = context.getStartupFailure();
+        assertNotNull(failure, "the context started on a journal another owner holds");
+        String all = messages(failure);
+        assertTrue(all.contains("Idem could not open its journal") && all.contains(dir.resolve("journal").toString()),
+            all);
+      });
+    }
+  }
+
+  private static String messages(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      sb.append(c.getMessage()).append('\n');
+    }
+    return sb.toString();
+  }
+}
