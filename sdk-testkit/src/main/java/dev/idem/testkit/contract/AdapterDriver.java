@@ -31,6 +31,17 @@ public interface AdapterDriver {
   Session open(Setup setup) throws Exception;
 
   /**
+   * Whether the HTTP client under the adapter follows redirects of the calls Idem passes through
+   * (OkHttp by default; a java.net.http client built with {@code Redirect.NORMAL}). The scenario
+   * that checks Idem leaves those redirects to the client runs only where there are some to leave.
+   *
+   * @return true by default
+   */
+  default boolean clientFollowsRedirects() {
+    return true;
+  }
+
+  /**
    * What one scenario gives the adapter.
    *
    * @param executor the executor to build the adapter over

@@ -45,7 +45,8 @@ final class RestClientDriver implements AdapterDriver {
             String body = new String(res.getBody().readAllBytes(), StandardCharsets.UTF_8);
             Optional<IdempotentCall> c = IdempotentCall.from(req.getAttributes());
             return new Reply(res.getStatusCode().value(), body, c.flatMap(IdempotentCall::operationId),
-                c.flatMap(IdempotentCall::state), c.map(IdempotentCall::replayed).orElse(false));
+                c.flatMap(IdempotentCall::state), c.map(IdempotentCall::replayed).orElse(false),
+                headersOf(res.getHeaders()));
           });
         } catch (ResourceAccessException e) {
           if (e.getCause() instanceof Exception cause) {
@@ -77,5 +78,16 @@ final class RestClientDriver implements AdapterDriver {
     }
     IdempotentCall c = IdempotentCall.named(call.operation());
     return call.key() == null ? c : c.withKey(call.key());
+  }
+
+  @Override
+  public boolean clientFollowsRedirects() {
+    return false;  // this driver's client follows none (the JDK client's and Reactor Netty's default)
+  }
+
+  static java.util.Map<String, java.util.List<String>> headersOf(org.springframework.http.HttpHeaders headers) {
+    java.util.Map<String, java.util.List<String>> out = new java.util.HashMap<>();
+    headers.toSingleValueMap().keySet().forEach(name -> out.put(name, headers.get(name)));
+    return out;
   }
 }

@@ -35,7 +35,8 @@ final class WebClientDriver implements AdapterDriver {
             .map(body -> {
               Optional<IdempotentCall> c = IdempotentCall.from(res.request().getAttributes());
               return new Reply(res.statusCode().value(), body, c.flatMap(IdempotentCall::operationId),
-                  c.flatMap(IdempotentCall::state), c.map(IdempotentCall::replayed).orElse(false));
+                  c.flatMap(IdempotentCall::state), c.map(IdempotentCall::replayed).orElse(false),
+                RestClientDriver.headersOf(res.headers().asHttpHeaders()));
             })).toFuture();
         return AdapterContract.await(setup.time(), reply);
       }
@@ -54,5 +55,10 @@ final class WebClientDriver implements AdapterDriver {
         return idem.resumeTransport(new JdkClientHttpRequestFactory(RestClientDriver.JDK), r -> Map.of());
       }
     };
+  }
+
+  @Override
+  public boolean clientFollowsRedirects() {
+    return false;  // this driver's client follows none (the JDK client's and Reactor Netty's default)
   }
 }
