@@ -26,6 +26,7 @@ import dev.idem.jdbc.internal.JournalOpener;
 import dev.idem.jdbc.internal.OpenJournals;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
+import dev.idem.jdbc.internal.OperationTable.DueCursor;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
 import dev.idem.jdbc.internal.Quarantine;
 import dev.idem.jdbc.internal.RawRow;
@@ -529,6 +530,43 @@ public final class JdbcJournal implements Journal {
   public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
     long nowNanos = Instants.toNanos(now);
     return page(after, limit, (c, cursor, n) -> table.due(c, nowNanos, cursor, n));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One query per page, ordered in SQL; quarantined rows are skipped as by every query.
+   */
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(now, "now");
+    Objects.requireNonNull(owner, "owner");
+    checkLimit(limit);
+    long nowNanos = Instants.toNanos(now);
+    DueCursor cursor = after == null ? null : dueCursor(after, owner, nowNanos);
+    List<OperationRecord> result = new ArrayList<>();
+    while (result.size() < limit) {
+      int want = limit - result.size();
+      DueCursor from = cursor;
+      List<RawRow> rows = store.read(null, c -> table.dueFor(c, nowNanos, owner, from, want));
+      List<OperationRecord> decoded = quarantine.decodeAll(rows);
+      remember(rows, decoded);
+      result.addAll(decoded);
+      if (rows.size() < want) {
+        break;
+      }
+      cursor = DueCursor.of(rows.get(rows.size() - 1), owner, nowNanos);
+    }
+    return result;
+  }
+
+  /** The place of a record returned by {@link #findDue(Instant, String, OperationRecord, int)} in its order. */
+  private static DueCursor dueCursor(OperationRecord r, String owner, long nowNanos) {
+    boolean inFlight = r.state() == OperationState.IN_FLIGHT;
+    Instant at = inFlight ? r.leaseExpiresAt() : r.nextAttemptAt();
+    boolean own = r.isLeasedAt(Instants.fromNanos(nowNanos)) && owner.equals(r.owner());
+    return new DueCursor(own ? OperationTable.OWN_FIRST : Instants.toNanos(at == null ? r.updatedAt() : at), RowKey.of(r.id()));
   }
 
   @Override

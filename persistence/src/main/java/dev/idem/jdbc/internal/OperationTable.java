@@ -302,6 +302,74 @@ public class OperationTable {
   }
 
   /**
+   * Where a page of {@link #dueFor} ends: the last row's place in its order.
+   *
+   * @param dueAt {@link #OWN_FIRST} for a row IN_FLIGHT under the owner's own live lease (those
+   *     come first, by identity), else when it became due (nanoseconds), as {@link #DUE_AT}
+   *     computes it
+   * @param key its identity
+   */
+  public record DueCursor(long dueAt, RowKey key) {
+    /** The cursor of a stored row, computed as the query computes it. */
+    public static DueCursor of(RawRow r, String owner, long now) {
+      boolean inFlight = "IN_FLIGHT".equals(r.state());
+      boolean own = inFlight && owner.equals(r.owner()) && r.leaseExpiresAt() != null && r.leaseExpiresAt() > now;
+      Long at = inFlight ? r.leaseExpiresAt() : r.nextAttemptAt();
+      return new DueCursor(own ? OWN_FIRST : at == null ? r.updatedAt() : at,
+          new RowKey(r.scope(), r.operation(), r.key()));
+    }
+  }
+
+  /** The order of the owner's own live leases: below every instant the journal stores. */
+  public static final long OWN_FIRST = -Long.MAX_VALUE;
+
+  /**
+   * The order of a due row (parameters: owner, now): {@link #OWN_FIRST} if it is IN_FLIGHT under
+   * the owner's own live lease; else when it became due: its lease expiry if IN_FLIGHT, else its
+   * next attempt, and its last change if it has neither (nanoseconds since the epoch).
+   */
+  private static final String DUE_AT = "(CASE WHEN state = 'IN_FLIGHT' AND owner = ? AND lease_expires_at > ? THEN "
+      + OWN_FIRST
+      + " WHEN state = 'IN_FLIGHT' THEN COALESCE(lease_expires_at, updated_at)"
+      + " ELSE COALESCE(next_attempt_at, updated_at) END)";
+
+  /**
+   * One page of the rows due for {@code owner} at {@code now} (the rule of the journal SPI's
+   * {@code findDue(now, owner, after, limit)}): PENDING and due, IN_FLIGHT with an expired lease,
+   * and IN_FLIGHT under the owner's own live lease; those first, by identity, then the rest by
+   * when they became due, then by identity; after {@code after}.
+   */
+  public List<RawRow> dueFor(SqlSession c, long now, String owner, DueCursor after, int limit) throws SQLException {
+    String sql = "SELECT " + COLUMNS + ", " + DUE_AT + " AS due_at FROM idem_operation"
+        + " WHERE quarantined_at IS NULL AND ("
+        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
+        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ? OR owner = ?)))"
+        + (after == null ? "" : " AND (" + DUE_AT + " > ? OR (" + DUE_AT + " = ?" + AFTER + "))")
+        + " ORDER BY due_at, scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      ps.setString(1, owner);
+      ps.setLong(2, now);
+      ps.setLong(3, now);
+      ps.setLong(4, now);
+      ps.setString(5, owner);
+      int i = 6;
+      if (after != null) {
+        for (int twice = 0; twice < 2; twice++) {
+          ps.setString(i++, owner);
+          ps.setLong(i++, now);
+          ps.setLong(i++, after.dueAt());
+        }
+        i = bindAfter(ps, i, after.key());
+      }
+      ps.setInt(i, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
    * Records that the outcome of a terminal row was delivered, unless one was already recorded;
    * {@code updated_at} stays (retention counts from the terminal transition).
    *
