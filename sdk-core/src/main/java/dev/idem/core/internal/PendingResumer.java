@@ -153,7 +153,7 @@ public final class PendingResumer {
       }
       lanes.awaitAll();
     }
-    countLeasedElsewhere();
+    countLeasedElsewhere(handlers);
     synchronized (this) {
       return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
     }
@@ -334,7 +334,7 @@ public final class PendingResumer {
    * touch, and the earliest of those leases' expiries (for {@link #resumeWaiting}), so that a
    * startup resume never misses them silently. This owner's own leases were in the due pages.
    */
-  private void countLeasedElsewhere() throws IdempotencyException {
+  private void countLeasedElsewhere(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = settings.journal().findByState(OperationState.IN_FLIGHT, after, PAGE);
@@ -344,6 +344,11 @@ public final class PendingResumer {
           continue;  // expired since the due pages were read, or this owner's: the next pass takes it
         }
         synchronized (this) {
+          examined++;
+          if (!handlers.containsKey(record.id().operation())) {
+            unhandled++;
+            continue;
+          }
           leasedElsewhere++;
           Instant expiry = record.leaseExpiresAt();
           if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
