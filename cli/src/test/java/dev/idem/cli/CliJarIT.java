@@ -4,14 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.Fingerprint;
-import dev.idem.core.Fingerprinter;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationId;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
-import dev.idem.server.ClaimAttempt;
+import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.RecordId;
 import dev.idem.testkit.webhook.WebhookSigner;

@@ -12,7 +12,7 @@ import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.Fingerprinter;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.JdbcJournal;
 import java.net.URI;

@@ -11,7 +11,7 @@ import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Transition;
@@ -909,7 +909,7 @@ public final class JdbcJournal implements Journal {
     /**
      * The largest response body kept with a finished operation; a larger one is replaced by the
      * {@link #TRUNCATED_BODY_HEADER} marker. Default {@link #DEFAULT_MAX_STORED_RESPONSE_BODY}.
-     * The HTTP adapters keep at most {@link dev.idem.core.ResponseSnapshot#MAX_CAPTURED_BODY}
+     * The HTTP adapters keep at most {@link dev.idem.core.spi.ResponseSnapshot#MAX_CAPTURED_BODY}
      * (64 KiB) of a live response, so that a large body streams to the caller instead of filling
      * the heap; a limit above that therefore keeps no more of the bodies they capture.
      *

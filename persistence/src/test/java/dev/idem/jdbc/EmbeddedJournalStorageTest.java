@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.Fingerprinter;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.JournalException;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
@@ -15,7 +15,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.internal.EmbeddedFiles;
 import dev.idem.jdbc.support.Ops;

@@ -1,14 +1,14 @@
 package dev.idem.jdbc;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Jitter;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationException;
-import dev.idem.core.ResponseSnapshot;
-import dev.idem.core.ResumeHandler;
+import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;

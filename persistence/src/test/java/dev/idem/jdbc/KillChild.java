@@ -4,7 +4,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.nio.ByteBuffer;

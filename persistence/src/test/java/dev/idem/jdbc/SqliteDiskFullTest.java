@@ -8,7 +8,7 @@ import dev.idem.core.JournalException;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;

@@ -2,6 +2,8 @@ package dev.idem.core;
 
 import dev.idem.core.internal.DefaultClassifier;
 import dev.idem.core.internal.ShouldRetryHeaderClassifier;
+import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.io.IOException;
 import java.util.Objects;
 import java.util.Optional;

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.spi.ResponseSnapshot;
 import java.time.Duration;
 import java.util.Optional;
 

@@ -1,5 +1,15 @@
 package dev.idem.core;
 
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.event.IdemListener;
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.host.RetryBudget;
+import dev.idem.core.resume.ExpiredPendingAction;
+import dev.idem.core.resume.Reconciler;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Sleeper;
 import dev.idem.core.spi.AsyncTransport;

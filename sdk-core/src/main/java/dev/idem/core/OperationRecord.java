@@ -1,8 +1,10 @@
 package dev.idem.core;
 
+import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;

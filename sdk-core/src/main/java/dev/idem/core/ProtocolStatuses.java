@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,8 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.Backoff;
+import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.RetryDecision;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeTime;
 import dev.idem.core.support.Requests;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.support.FakeTime;

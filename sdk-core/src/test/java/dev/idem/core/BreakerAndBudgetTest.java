@@ -1,5 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.host.RetryBudget;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.NewOperation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.host.RetryBudget;
 import dev.idem.core.outbox.OutboxDispatcher;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.FakeTime;

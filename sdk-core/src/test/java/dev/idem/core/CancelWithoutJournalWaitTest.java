@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeTime;
 import dev.idem.core.support.Harness;

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.ScriptedTransport;
 import java.io.EOFException;
 import java.io.IOException;

@@ -8,6 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.support.FakeTime;
 import dev.idem.core.support.Harness;

@@ -16,6 +16,7 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.lists;
 import static org.quicktheories.generators.SourceDSL.longs;
 
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Harness.Driver;
 import dev.idem.core.support.Requests;

@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;

@@ -3,6 +3,10 @@ package dev.idem.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.host.RetryBudget;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.FakeTime;

@@ -3,6 +3,7 @@ package dev.idem.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;

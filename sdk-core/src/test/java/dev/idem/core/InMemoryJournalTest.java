@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;

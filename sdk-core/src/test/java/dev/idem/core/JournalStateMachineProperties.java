@@ -1,9 +1,11 @@
 package dev.idem.core;
 
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Transition;
 import static org.junit.jupiter.api.Assertions.assertEquals;

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;

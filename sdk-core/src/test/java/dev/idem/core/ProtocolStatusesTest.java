@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.event.IdemEvent;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Harness.Driver;
 import dev.idem.core.support.Requests;

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.RequestSnapshot;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

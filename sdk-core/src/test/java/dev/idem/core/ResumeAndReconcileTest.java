@@ -1,8 +1,14 @@
 package dev.idem.core;
 
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.resume.ExpiredPendingAction;
+import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;

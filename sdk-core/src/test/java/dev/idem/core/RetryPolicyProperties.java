@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.generators.SourceDSL.lists;
 import static org.quicktheories.generators.SourceDSL.longs;
 
+import dev.idem.core.spi.RetryDecision;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;

@@ -4,7 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.host.RetryBudget;
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeTime;

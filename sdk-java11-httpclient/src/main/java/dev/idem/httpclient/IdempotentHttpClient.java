@@ -1,12 +1,12 @@
 package dev.idem.httpclient;
 
-import dev.idem.core.UntaggedPolicy;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.UntaggedRequestException;
+import dev.idem.core.http.UntaggedRequestException;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.httpclient.internal.CallEngine;

@@ -180,7 +180,7 @@ public final class OperationCall {
    * @throws dev.idem.core.OperationUncertainException UNCERTAIN: it may have taken effect
    * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
    *     host's circuit breaker is open or its retry budget empty)
-   * @throws dev.idem.core.RequestNotSentException the body publisher failed; nothing was sent
+   * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
    * @throws InterruptedException interrupted; the operation stays PENDING with its key
    * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent
    */
@@ -200,7 +200,7 @@ public final class OperationCall {
    * @param request the request to deliver, with its body
    * @return the operation's identity (an existing one if this operation was journaled before)
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
-   * @throws dev.idem.core.RequestNotSentException if the body publisher fails
+   * @throws dev.idem.core.spi.RequestNotSentException if the body publisher fails
    * @throws dev.idem.core.IdempotencyException if the request's key header breaks the key-header
    *     rule, or the journal fails
    * @throws IOException on any other failure to read the body

@@ -1,10 +1,10 @@
 package dev.idem.httpclient;
 
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.httpclient.internal.AttemptRequests;
 import dev.idem.httpclient.internal.AttemptSender;

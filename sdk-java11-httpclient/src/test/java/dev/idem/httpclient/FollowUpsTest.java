@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;

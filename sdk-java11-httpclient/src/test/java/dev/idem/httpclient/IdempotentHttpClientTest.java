@@ -19,16 +19,16 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.ProtocolStatuses;
-import dev.idem.core.RequestNotSentException;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
@@ -604,11 +604,11 @@ class IdempotentHttpClientTest {
   void untaggedPostIsRejectedWhenConfigured() {
     Fixture f = new Fixture(b -> { }, c -> c.untaggedPolicy(UntaggedPolicy.REJECT));
     // The same type the OkHttp adapter throws (the adapter contract checks both).
-    assertThrows(dev.idem.core.UntaggedRequestException.class,
+    assertThrows(dev.idem.core.http.UntaggedRequestException.class,
         () -> f.client.send(Fixture.post(orders(), "{}"), BodyHandlers.ofString()));
     java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
         () -> f.client.sendAsync(Fixture.post(orders(), "{}"), BodyHandlers.ofString()).get());
-    assertTrue(e.getCause() instanceof dev.idem.core.UntaggedRequestException, e.getCause().toString());
+    assertTrue(e.getCause() instanceof dev.idem.core.http.UntaggedRequestException, e.getCause().toString());
     assertEquals(0, server.requestCount());
   }
 

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.AttemptTimeoutException;
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationId;

@@ -9,7 +9,7 @@ import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.testkit.StreamingBodyServer;

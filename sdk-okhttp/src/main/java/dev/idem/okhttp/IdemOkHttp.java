@@ -1,7 +1,7 @@
 package dev.idem.okhttp;
 
-import dev.idem.core.UntaggedPolicy;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.spi.Transport;
@@ -74,7 +74,7 @@ import okhttp3.Request;
  *       {@link #transport(OkHttpClient)} for its name delivers it (see the example below).</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
  *   <li>An untagged POST or PATCH under {@link UntaggedPolicy#REJECT}: a thrown
- *       {@link dev.idem.core.UntaggedRequestException}; nothing was sent.</li>
+ *       {@link dev.idem.core.http.UntaggedRequestException}; nothing was sent.</li>
  *   <li>A key header on the request that differs from the key given with
  *       {@link IdempotentOperation#withKey}: a thrown {@link dev.idem.core.IdempotencyException};
  *       nothing was sent. Without {@code withKey}, the header's key is the operation's key.</li>
@@ -260,7 +260,7 @@ public final class IdemOkHttp implements AutoCloseable {
 
   /**
    * A transport that sends journaled operations through {@code client}, for
-   * {@link IdempotentExecutor#resumePending} (in a {@link dev.idem.core.ResumeHandler}) and for
+   * {@link IdempotentExecutor#resumePending} (in a {@link dev.idem.core.resume.ResumeHandler}) and for
    * re-driven operations. Give it the app's client, with the interceptors that add Authorization:
    * the journal holds no secrets. Its attempts pass through the idempotency interceptor, each as
    * one request on the wire; a client without the interceptor or the follow-up guard of
@@ -373,7 +373,7 @@ public final class IdemOkHttp implements AutoCloseable {
      * What happens to a POST or PATCH without a tag; default {@link UntaggedPolicy#PASS_THROUGH}.
      * Under {@code FRESH_KEY} the operation is named {@code untagged-post} or {@code untagged-patch}
      * (register resume transports under those names); under {@code REJECT} the call fails with
-     * {@link dev.idem.core.UntaggedRequestException}, as in every adapter.
+     * {@link dev.idem.core.http.UntaggedRequestException}, as in every adapter.
      *
      * @param policy the policy
      * @return this builder

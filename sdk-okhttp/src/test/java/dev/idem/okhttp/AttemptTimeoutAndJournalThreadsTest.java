@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.AttemptTimeoutException;
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotentExecutor;

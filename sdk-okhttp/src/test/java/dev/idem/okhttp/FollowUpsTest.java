@@ -8,7 +8,7 @@ import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.okhttp.internal.FollowUpRefusedException;
 import dev.idem.testkit.Fault;

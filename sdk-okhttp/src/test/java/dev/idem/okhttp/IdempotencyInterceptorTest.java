@@ -11,7 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;

@@ -10,10 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Classifier;
-import dev.idem.core.IdemEvent;
+import dev.idem.core.event.IdemEvent;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
 import dev.idem.core.ProtocolStatuses;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.testkit.StreamingBodyServer;
 import dev.idem.testkit.StreamingBodyServer.Reply;
 import dev.idem.testkit.internal.HeapLimitedJvm;

@@ -8,7 +8,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.testkit.StreamingBodyServer;

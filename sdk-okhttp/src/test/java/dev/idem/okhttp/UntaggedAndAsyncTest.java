@@ -13,7 +13,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;

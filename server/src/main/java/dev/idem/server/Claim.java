@@ -1,6 +1,6 @@
 package dev.idem.server;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Future;

@@ -1,11 +1,17 @@
 package dev.idem.server;
 
-import dev.idem.core.Fingerprint;
-import dev.idem.core.Fingerprinter;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.KeyParser;
 import dev.idem.server.internal.CompletionSignals;
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.CompletionResult;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

@@ -1,6 +1,10 @@
 package dev.idem.server;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,9 +1,13 @@
 package dev.idem.server;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.server.internal.HeaderCodec;
 import dev.idem.server.internal.SqlDialect;
 import dev.idem.server.internal.SqliteReadOnly;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;

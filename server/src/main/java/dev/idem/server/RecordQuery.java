@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import dev.idem.server.spi.IdempotencyStore;
 import java.time.Duration;
 import java.util.Objects;
 

@@ -1,5 +1,7 @@
 package dev.idem.server;
 
+import dev.idem.server.spi.IdempotencyStore;
+
 /** The state of one operation record in an {@link IdempotencyStore}. */
 public enum RecordState {
   /** A handler holds the claim, under a lease, and has not finished. */

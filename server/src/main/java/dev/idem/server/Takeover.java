@@ -1,6 +1,7 @@
 package dev.idem.server;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.server.spi.StoredRecord;
 import java.time.Instant;
 
 /**

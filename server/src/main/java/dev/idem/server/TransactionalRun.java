@@ -1,6 +1,8 @@
 package dev.idem.server;
 
 import dev.idem.server.internal.SqlDialect;
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.ClaimAttempt;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.support.ManualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

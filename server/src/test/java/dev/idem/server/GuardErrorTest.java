@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.support.ManualTime;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;

@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.CompletionResult;
+import dev.idem.server.spi.StoredResponse;
 import dev.idem.server.support.ManualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

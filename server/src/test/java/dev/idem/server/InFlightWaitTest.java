@@ -4,7 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.CompletionResult;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
 import dev.idem.server.support.ManualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

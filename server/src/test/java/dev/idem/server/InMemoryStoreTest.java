@@ -3,6 +3,7 @@ package dev.idem.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import dev.idem.server.spi.IdempotencyStore;
 import org.junit.jupiter.api.Test;
 
 class InMemoryStoreTest extends StoreContract {

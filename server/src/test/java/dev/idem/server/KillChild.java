@@ -1,5 +1,7 @@
 package dev.idem.server;
 
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.IdempotencyStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
+import dev.idem.server.spi.IdempotencyStore;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Instant;

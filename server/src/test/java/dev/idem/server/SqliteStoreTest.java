@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.IdempotencyStore;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;

@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.support.AppDb;
 import dev.idem.server.support.ManualTime;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.idem.webhooks;
 
 import dev.idem.core.Jitter;
-import dev.idem.core.RetryDecision;
+import dev.idem.core.spi.RetryDecision;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.webhooks.internal.ClaimedEvent;

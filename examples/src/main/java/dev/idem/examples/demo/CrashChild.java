@@ -2,8 +2,8 @@ package dev.idem.examples.demo;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.ResumeHandler;
-import dev.idem.core.ResumeSummary;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.okhttp.IdempotentOperation;

@@ -1,6 +1,6 @@
 package dev.idem.examples.demo;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;

@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -23,10 +25,18 @@ import org.junit.jupiter.api.io.TempDir;
  * package, and no public type appears in (or leaves) a published package without review. The
  * reviewed list is {@code src/test/resources/architecture/public-api.txt}; a change to the API
  * changes that file in the same commit, where a reviewer sees it. The published modules are those
- * the BOM lists, so a new module is checked from its first commit.
+ * the BOM lists, so a new module is checked from its first commit. A root package a user reads as
+ * one page also has a ceiling: {@code dev.idem.core} holds at most 25 public types, so a type that
+ * would be the 26th goes to a sub-package (a feature's, {@code spi} or {@code internal}) or another
+ * leaves first.
  */
 class ArchitectureTest {
   private static final String BASELINE = "architecture/public-api.txt";
+  /** The most public types a user's page may hold (issue 25: "a page a user can read"). */
+  static final Map<String, Integer> CEILINGS = Map.of(
+      "dev.idem.core", 25,
+      "dev.idem.server", 25,
+      "dev.idem.webhooks", 25);
 
   @Test
   void noModuleUsesAnotherModulesInternals() {
@@ -41,6 +51,32 @@ class ArchitectureTest {
     assertEquals("", problems, problems + "\nThe public types now, per package: " + api.countsByPackage()
         + "\nIf the change is intended, put this list in examples/src/test/resources/" + BASELINE + ":\n"
         + String.join("\n", api.publicTypes()));
+  }
+
+  @Test
+  void rootPackagesStayWithinTheirCeilings() {
+    ApiSurface api = ApiSurface.read(root(), publishedModules());
+    assertEquals(List.of(), overCeiling(api.countsByPackage(), CEILINGS),
+        "The public types per package: " + api.countsByPackage());
+  }
+
+  /** The ceiling can fail: 25 public types in dev.idem.core pass, a planted 26th is reported. */
+  @Test
+  void aPlanted26thTypeInTheCorePackageIsReported(@TempDir Path root) throws IOException {
+    for (int i = 1; i <= 25; i++) {
+      write(root, "core/src/main/java/dev/idem/core/Type" + i + ".java",
+          "package dev.idem.core;\npublic final class Type" + i + " {}\n");
+    }
+    write(root, "core/src/main/java/dev/idem/core/Hidden.java", "package dev.idem.core;\nfinal class Hidden {}\n");
+    write(root, "core/src/main/java/dev/idem/core/internal/Impl.java",
+        "package dev.idem.core.internal;\npublic final class Impl {}\n");
+    assertEquals(List.of(), overCeiling(ApiSurface.read(root, List.of("core")).countsByPackage(), CEILINGS),
+        "25 public types, a package-private one and an internal one are within the ceiling");
+
+    write(root, "core/src/main/java/dev/idem/core/Planted.java", "package dev.idem.core;\npublic record Planted(int x) {}\n");
+
+    assertEquals(List.of("dev.idem.core has 26 public types, over its ceiling of 25"),
+        overCeiling(ApiSurface.read(root, List.of("core")).countsByPackage(), CEILINGS));
   }
 
   /** The checks can fail: a planted cross-module import and an unreviewed public type are caught. */
@@ -66,6 +102,17 @@ class ArchitectureTest {
     assertTrue(problems.contains("added without review: [dev.idem.beta.Added]"), problems);
     assertTrue(problems.contains("removed: [dev.idem.beta.Gone]"), problems);
     assertFalse(api.publicTypes().contains("dev.idem.alpha.internal.Secret"), "internal types are not API");
+  }
+
+  private static List<String> overCeiling(Map<String, Integer> counts, Map<String, Integer> ceilings) {
+    List<String> problems = new ArrayList<>();
+    new TreeMap<>(ceilings).forEach((pkg, ceiling) -> {
+      int n = counts.getOrDefault(pkg, 0);
+      if (n > ceiling) {
+        problems.add(pkg + " has " + n + " public types, over its ceiling of " + ceiling);
+      }
+    });
+    return problems;
   }
 
   private static String compare(Set<String> now, Set<String> reviewed) {

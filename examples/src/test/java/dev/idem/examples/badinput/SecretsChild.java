@@ -4,7 +4,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResumeHandler;
+import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.okhttp.IdemOkHttp;

@@ -9,7 +9,7 @@ import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.Operation;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResumeHandler;
+import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.jdbc.JdbcJournal;

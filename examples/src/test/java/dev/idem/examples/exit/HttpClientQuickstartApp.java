@@ -1,8 +1,8 @@
 package dev.idem.examples.exit;
 
 import dev.idem.core.OperationException;
-import dev.idem.core.ResumeHandler;
-import dev.idem.core.ResumeSummary;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.httpclient.IdempotentHttpClient;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import dev.idem.jdbc.JdbcJournal;

@@ -14,7 +14,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.ProtocolStatuses;
-import dev.idem.core.ResumeHandler;
+import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.RetryPolicy;
 import dev.idem.examples.childjvm.ChildJvm;
 import dev.idem.jdbc.JdbcJournal;

@@ -74,7 +74,7 @@ final class ReadmePreambles {
             "import dev.idem.core.IdempotencyKey;",
             "import dev.idem.core.OperationState;",
             "import dev.idem.core.Outcome;",
-            "import dev.idem.core.ResumeHandler;",
+            "import dev.idem.core.resume.ResumeHandler;",
             "import java.util.Map;")),
         concat(QUICKSTART_MEMBERS, List.of(
             "Orders orders;",
@@ -121,7 +121,7 @@ final class ReadmePreambles {
             "import com.sun.net.httpserver.HttpHandler;",
             "import com.sun.net.httpserver.HttpServer;",
             "import dev.idem.server.IdempotencyGuard;",
-            "import dev.idem.server.IdempotencyStore;",
+            "import dev.idem.server.spi.IdempotencyStore;",
             "import dev.idem.server.JdbcIdempotencyStore;",
             "import dev.idem.server.jdkhttp.IdempotencyHttpFilter;",
             "import dev.idem.server.servlet.IdempotencyFilter;",
@@ -157,7 +157,7 @@ final class ReadmePreambles {
         List.of(),
         List.of("String pspUrl;", "String chargeJson;", "String operationId;")));
     p.put("docs/server.md: Answers shaped for your clients", Preamble.statements(
-        List.of("import dev.idem.server.IdempotencyStore;"),
+        List.of("import dev.idem.server.spi.IdempotencyStore;"),
         List.of("IdempotencyStore store;")));
     p.put("docs/server.md: The operator's view", Preamble.statements(
         List.of("import dev.idem.server.IdempotencyGuard;"),

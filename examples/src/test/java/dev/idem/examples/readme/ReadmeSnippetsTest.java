@@ -40,10 +40,27 @@ class ReadmeSnippetsTest {
     Map<String, Preamble> preambles = ReadmePreambles.all();
     Map<ReadmeBlock, Preamble> toCompile = new LinkedHashMap<>();
     blocks.forEach(b -> toCompile.put(b, preambles.getOrDefault(b.key(), Preamble.NONE)));
-    Map<ReadmeBlock, List<String>> errors = SnippetCompiler.compile(toCompile, classes);
+    // The sources go to target/doc-snippets too: .ci/packaging-test compiles them again against
+    // the published artifacts, as a separate project would.
+    Path snippets = Path.of("target", "doc-snippets");
+    Map<ReadmeBlock, List<String>> errors = SnippetCompiler.compile(toCompile, classes, snippets);
+    writeThirdPartyClassPath(snippets.resolve("third-party.classpath"));
     return blocks.stream().map(block -> DynamicTest.dynamicTest(
         block.file() + " line " + block.firstLine() + " (" + block.key() + ")",
         () -> check(block, preambles.containsKey(block.key()), errors.get(block))));
+  }
+
+  /**
+   * The jars of this test's class path that are not Idem's own (Jetty, Retrofit, Micrometer...),
+   * one per line: with the published Idem artifacts, what the packaging test compiles the written
+   * snippets against.
+   */
+  private static void writeThirdPartyClassPath(Path file) throws java.io.IOException {
+    List<String> jars = java.util.Arrays.stream(System.getProperty("java.class.path").split(java.io.File.pathSeparator))
+        .filter(e -> e.endsWith(".jar"))
+        .filter(e -> !e.replace('\\', '/').contains("/dev/idem/") && !e.replace('\\', '/').contains("/target/"))
+        .toList();
+    java.nio.file.Files.write(file, jars);
   }
 
   private static void check(ReadmeBlock block, boolean hasPreamble, List<String> errors) {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,12 +33,34 @@ final class SnippetCompiler {
    * @return for each block, in order, its errors as "README.md line N: message" (empty: compiled)
    */
   static Map<ReadmeBlock, List<String>> compile(Map<ReadmeBlock, Preamble> blocks, Path outputDir) {
+    return compile(blocks, outputDir, null);
+  }
+
+  /**
+   * As {@link #compile(Map, Path)}, and also writes each generated compilation unit to
+   * {@code sourcesDir/readme/ClassName.java}, so that the packaging test can compile the same
+   * snippets again against the published artifacts, outside this build.
+   *
+   * @param sourcesDir where to write the sources, or null not to
+   * @return for each block, in order, its errors
+   */
+  static Map<ReadmeBlock, List<String>> compile(Map<ReadmeBlock, Preamble> blocks, Path outputDir, Path sourcesDir) {
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     if (javac == null) {
       throw new IllegalStateException("no system Java compiler: the tests must run on a JDK");
     }
     Map<ReadmeBlock, Unit> units = new LinkedHashMap<>();
     blocks.forEach((block, preamble) -> units.put(block, Unit.of(block, preamble)));
+    if (sourcesDir != null) {
+      try {
+        Path dir = Files.createDirectories(sourcesDir.resolve("readme"));
+        for (Unit u : units.values()) {
+          Files.writeString(dir.resolve(u.className + ".java"), String.join("\n", u.text) + "\n");
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
     DiagnosticCollector<JavaFileObject> diagnostics = new DiagnosticCollector<>();
     try (StandardJavaFileManager files = javac.getStandardFileManager(diagnostics, Locale.ROOT, StandardCharsets.UTF_8)) {
       List<String> options = List.of(
@@ -79,9 +102,11 @@ final class SnippetCompiler {
     final List<Integer> readmeLines;
     final List<String> text;
     final String file;
+    final String className;
 
     private Unit(String file, String className, List<String> text, List<Integer> readmeLines) {
       this.file = file;
+      this.className = className;
       this.text = text;
       this.readmeLines = readmeLines;
       String code = String.join("\n", text) + "\n";

@@ -1,7 +1,6 @@
 package dev.idem.examples.samples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -50,7 +49,9 @@ class SamplesTest {
   void retrofitsClientIsInstalledAsTheReadmeSays() {
     IdemOkHttp idem = IdemOkHttp.create(new InMemoryJournal());
     OkHttpClient client = RetrofitSample.client(idem);
-    assertFalse(client.retryOnConnectionFailure(), "install turns OkHttp's silent retry off");
+    // install changes no client setting: keyed attempts run without OkHttp's own follow-ups, and
+    // its network interceptor refuses any second request of one attempt.
+    assertEquals(1, client.networkInterceptors().size(), "install adds Idem's network interceptor");
     assertSame(idem.interceptor(), client.interceptors().get(0), "Idem's interceptor runs before the app's");
     assertEquals(2, client.interceptors().size(), "and the one that adds Authorization after it");
   }

@@ -4,7 +4,7 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;

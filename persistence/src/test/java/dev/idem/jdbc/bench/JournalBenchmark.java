@@ -2,14 +2,14 @@ package dev.idem.jdbc.bench;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.JdbcJournal;
 import java.net.URI;

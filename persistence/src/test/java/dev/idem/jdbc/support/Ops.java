@@ -2,12 +2,12 @@ package dev.idem.jdbc.support;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
-import dev.idem.core.Fingerprinter;
+import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.Classifier;
-import dev.idem.core.RequestNotSentException;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.Verdict;
 import java.io.IOException;
 import java.net.ConnectException;

@@ -1,8 +1,8 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.Classifier;
-import dev.idem.core.IdemEvent;
-import dev.idem.core.IdemListener;
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.event.IdemListener;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.ProtocolStatuses;
 import java.time.Clock;

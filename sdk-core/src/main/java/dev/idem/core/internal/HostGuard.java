@@ -1,10 +1,10 @@
 package dev.idem.core.internal;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.Classification;
-import dev.idem.core.IdemEvent;
-import dev.idem.core.IdemListener;
-import dev.idem.core.RetryBudget;
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.event.IdemListener;
+import dev.idem.core.host.RetryBudget;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import java.io.IOException;

@@ -2,8 +2,8 @@ package dev.idem.core.internal;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
-import dev.idem.core.ExpiredPendingAction;
-import dev.idem.core.IdemEvent;
+import dev.idem.core.resume.ExpiredPendingAction;
+import dev.idem.core.event.IdemEvent;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;

@@ -1,7 +1,7 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.Classifier;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.Verdict;
 import java.io.IOException;
 import java.util.Locale;

@@ -1,6 +1,6 @@
 package dev.idem.core.internal;
 
-import dev.idem.core.RetryBudget;
+import dev.idem.core.host.RetryBudget;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;

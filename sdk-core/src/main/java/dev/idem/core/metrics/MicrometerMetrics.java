@@ -1,7 +1,7 @@
 package dev.idem.core.metrics;
 
-import dev.idem.core.IdemEvent;
-import dev.idem.core.IdemListener;
+import dev.idem.core.event.IdemEvent;
+import dev.idem.core.event.IdemListener;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationState;

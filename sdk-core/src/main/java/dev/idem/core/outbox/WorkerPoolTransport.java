@@ -2,9 +2,9 @@ package dev.idem.core.outbox;
 
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.RequestNotSentException;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;

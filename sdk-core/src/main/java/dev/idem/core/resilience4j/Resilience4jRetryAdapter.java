@@ -2,7 +2,7 @@ package dev.idem.core.resilience4j;
 
 import dev.idem.core.Classifier;
 import dev.idem.core.DelayFunction;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.Verdict;
 import io.github.resilience4j.core.IntervalBiFunction;
@@ -203,7 +203,7 @@ public final class Resilience4jRetryAdapter {
         return p.test(value);
       } catch (RuntimeException e) {
         LOG.warn("a resilience4j retry predicate threw {}; it has no say on this attempt (result predicates get a"
-            + " dev.idem.core.ResponseSnapshot)", e.getClass().getSimpleName());
+            + " dev.idem.core.spi.ResponseSnapshot)", e.getClass().getSimpleName());
         return abstain;
       }
     }

@@ -1,6 +1,6 @@
 package dev.idem.core.spi;
 
-import dev.idem.core.Fingerprint;
+import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.OperationId;
 import java.time.Instant;
 import java.util.Objects;

@@ -1,7 +1,6 @@
 package dev.idem.core.spi;
 
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
 import java.time.Instant;
 import java.util.Objects;
 

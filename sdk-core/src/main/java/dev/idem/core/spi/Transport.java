@@ -1,8 +1,6 @@
 package dev.idem.core.spi;
 
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.RequestNotSentException;
-import dev.idem.core.ResponseSnapshot;
 import java.io.IOException;
 
 /**

@@ -1,13 +1,13 @@
 package dev.idem.core.bench;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Jitter;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.RetryBudget;
+import dev.idem.core.host.RetryBudget;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.support.FakeHost;

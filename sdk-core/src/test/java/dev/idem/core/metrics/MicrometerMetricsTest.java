@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
@@ -13,7 +13,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationUncertainException;
-import dev.idem.core.RetryBudget;
+import dev.idem.core.host.RetryBudget;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.CircuitBreakerSettings;
+import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
@@ -20,7 +20,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.RetryBudget;
+import dev.idem.core.host.RetryBudget;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.FakeTime;

@@ -8,8 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Operation;
-import dev.idem.core.RequestNotSentException;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
 import java.io.IOException;

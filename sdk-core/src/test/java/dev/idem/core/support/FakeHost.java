@@ -3,7 +3,7 @@ package dev.idem.core.support;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

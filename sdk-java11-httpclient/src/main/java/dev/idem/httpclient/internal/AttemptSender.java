@@ -1,7 +1,7 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.RequestNotSentException;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import java.io.IOException;
 import java.io.InterruptedIOException;

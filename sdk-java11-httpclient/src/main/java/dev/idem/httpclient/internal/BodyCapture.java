@@ -1,6 +1,6 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.RequestNotSentException;
+import dev.idem.core.spi.RequestNotSentException;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;

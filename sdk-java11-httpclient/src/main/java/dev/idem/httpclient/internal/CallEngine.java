@@ -11,7 +11,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;

@@ -1,6 +1,6 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscriber;

@@ -5,7 +5,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.time.Duration;

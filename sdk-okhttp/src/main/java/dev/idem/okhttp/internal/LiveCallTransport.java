@@ -3,7 +3,7 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.IdempotencyKey;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.okhttp.IdempotencyResult;

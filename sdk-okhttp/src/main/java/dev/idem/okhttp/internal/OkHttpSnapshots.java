@@ -1,7 +1,7 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

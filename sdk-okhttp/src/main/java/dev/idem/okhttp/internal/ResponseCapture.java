@@ -1,6 +1,6 @@
 package dev.idem.okhttp.internal;
 
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import java.io.IOException;
 import java.util.LinkedHashMap;

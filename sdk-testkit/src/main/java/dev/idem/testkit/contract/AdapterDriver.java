@@ -2,10 +2,10 @@ package dev.idem.testkit.contract;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.KeyHeaderFormat;
+import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
-import dev.idem.core.UntaggedPolicy;
+import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.Transport;
 import dev.idem.testkit.VirtualTime;
 import java.net.URI;

@@ -2,7 +2,7 @@ package dev.idem.server.metrics;
 
 import dev.idem.server.GuardListener;
 import dev.idem.server.IdempotencyGuard;
-import dev.idem.server.IdempotencyStore;
+import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.RecordStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

@@ -1,9 +1,9 @@
 package dev.idem.server.servlet;
 
-import dev.idem.server.Admission;
+import dev.idem.server.spi.Admission;
 import dev.idem.server.CapturedResponse;
 import dev.idem.server.Claim;
-import dev.idem.server.CompletionResult;
+import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;

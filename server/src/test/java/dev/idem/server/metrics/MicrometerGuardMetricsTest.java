@@ -4,11 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.server.Admission;
+import dev.idem.server.spi.Admission;
 import dev.idem.server.CapturedResponse;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.IdempotencyGuard;
-import dev.idem.server.IdempotencyStore;
+import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.InMemoryIdempotencyStore;
 import dev.idem.server.support.ManualTime;

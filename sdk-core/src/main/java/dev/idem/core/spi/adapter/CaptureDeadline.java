@@ -5,7 +5,7 @@ import java.time.Duration;
 /**
  * When an adapter stops reading a response body for the journal. Once the status line and the
  * headers of an attempt have arrived, the attempt is answered: its outcome comes from them, and
- * the body only adds what the journal keeps (at most {@link dev.idem.core.ResponseSnapshot#MAX_CAPTURED_BODY}
+ * the body only adds what the journal keeps (at most {@link dev.idem.core.spi.ResponseSnapshot#MAX_CAPTURED_BODY}
  * bytes). Reading that body must therefore neither hold the call nor turn an answered attempt into
  * an unanswered one. The rule, the same in every adapter:
  * <ul>
@@ -24,7 +24,7 @@ import java.time.Duration;
  * </ul>
  * What arrived by then is the caller's to read, and the rest of the body goes on to the caller as
  * it arrives; the journal keeps the status and the headers, with the body marked
- * {@link dev.idem.core.ResponseSnapshot#BODY_NOT_KEPT_HEADER not kept}.
+ * {@link dev.idem.core.spi.ResponseSnapshot#BODY_NOT_KEPT_HEADER not kept}.
  *
  * <p>Times are {@link System#nanoTime()} readings. Immutable and thread-safe.
  */

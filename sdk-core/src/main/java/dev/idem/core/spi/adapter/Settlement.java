@@ -3,7 +3,7 @@ package dev.idem.core.spi.adapter;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
-import dev.idem.core.ResponseSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import java.util.List;
 import java.util.Objects;
 

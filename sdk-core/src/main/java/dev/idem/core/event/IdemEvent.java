@@ -1,0 +1,53 @@
+package dev.idem.core.event;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.OperationId;
+import dev.idem.core.ProtocolStatuses;
+import java.time.Duration;
+
+/**
+ * Something that happened to an operation, a host's circuit breaker or its retry budget, as told
+ * to an {@link IdemListener}. Events carry identities, classes, statuses and reasons, never bodies
+ * or header values.
+ */
+public sealed interface IdemEvent {
+  /** A new operation was journaled. */
+  record OperationStarted(OperationId id) implements IdemEvent {}
+
+  /** An attempt is about to be sent. */
+  record AttemptStarted(OperationId id, int number, String host) implements IdemEvent {}
+
+  /** An attempt ended; the record says how. */
+  record AttemptFinished(OperationId id, AttemptRecord attempt, String host) implements IdemEvent {}
+
+  /** Another attempt will follow after {@code delay}. */
+  record RetryScheduled(OperationId id, Duration delay, String reason) implements IdemEvent {}
+
+  /** The server marked a response as a replay of an earlier attempt's result. */
+  record ReplaySeen(OperationId id) implements IdemEvent {}
+
+  /**
+   * The key was used with another payload: refused locally, or by the server (its "key reused"
+   * answer, 422 by default, see {@link ProtocolStatuses}); emitted again by every later execution
+   * that finds that refusal in the journal.
+   */
+  record KeyMismatch(OperationId id, boolean detectedByServer) implements IdemEvent {}
+
+  /** The operation succeeded; {@code sinceCreation} is the time from journaling to now. */
+  record Succeeded(OperationId id, int attempts, Duration sinceCreation) implements IdemEvent {}
+
+  /** The operation ended UNCERTAIN. */
+  record Uncertain(OperationId id, int attempts, Duration sinceCreation, String reason) implements IdemEvent {}
+
+  /** The operation ended FAILED (a dead letter). */
+  record Failed(OperationId id, int attempts, Duration sinceCreation, String reason) implements IdemEvent {}
+
+  /** A retry was not sent because the host's retry budget was empty; the operation stays PENDING. */
+  record BudgetDenied(OperationId id, String host) implements IdemEvent {}
+
+  /** An attempt was not sent because the host's circuit breaker is open; the operation stays PENDING. */
+  record BreakerRejected(OperationId id, String host) implements IdemEvent {}
+
+  /** A host's circuit breaker changed state, for example from CLOSED to OPEN. */
+  record BreakerStateChanged(String host, String from, String to) implements IdemEvent {}
+}

@@ -1,0 +1,39 @@
+package dev.idem.core.resume;
+
+import dev.idem.core.IdempotentExecutor;
+
+/**
+ * What one {@link IdempotentExecutor#resumePending} call did.
+ *
+ * @param examined operations looked at: due ones, and ones IN_FLIGHT under a live lease
+ * @param succeeded resumed and SUCCEEDED
+ * @param failed resumed and FAILED, or ended FAILED at their age limit, never sent
+ * @param uncertain resumed and UNCERTAIN, or ended UNCERTAIN at their age limit
+ * @param stillPending left PENDING (owned elsewhere, interrupted, scheduled again, or not sent
+ *     because the target is unreachable)
+ * @param expired of {@code failed} and {@code uncertain}, how many were not sent because they
+ *     reached their age limit ({@code maxPendingAge}, below the server's key retention)
+ * @param unhandled skipped because no handler is registered for their operation name
+ * @param leasedElsewhere of {@code examined}, how many were left alone because another owner holds
+ *     a live lease on them (a process that may still be sending them, or that died and whose lease
+ *     has not expired yet); they are resumed once their lease expires
+ */
+public record ResumeSummary(int examined, int succeeded, int failed, int uncertain, int stillPending, int expired,
+    int unhandled, int leasedElsewhere) {
+
+  /**
+   * A summary with no operation leased elsewhere (the shape before {@code leasedElsewhere} existed).
+   *
+   * @param examined operations looked at
+   * @param succeeded resumed and SUCCEEDED
+   * @param failed resumed and FAILED
+   * @param uncertain resumed and UNCERTAIN, or ended so at their age limit
+   * @param stillPending left PENDING
+   * @param expired of {@code failed} and {@code uncertain}, how many reached their age limit
+   * @param unhandled skipped for want of a handler
+   */
+  public ResumeSummary(int examined, int succeeded, int failed, int uncertain, int stillPending, int expired,
+      int unhandled) {
+    this(examined, succeeded, failed, uncertain, stillPending, expired, unhandled, 0);
+  }
+}
