@@ -3,6 +3,8 @@ package dev.idem.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
