@@ -26,7 +26,6 @@ import dev.idem.jdbc.internal.JournalOpener;
 import dev.idem.jdbc.internal.OpenJournals;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
-import dev.idem.jdbc.internal.OperationTable.DueCursor;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
 import dev.idem.jdbc.internal.Quarantine;
 import dev.idem.jdbc.internal.RawRow;
@@ -535,7 +534,9 @@ public final class JdbcJournal implements Journal {
   /**
    * {@inheritDoc}
    *
-   * <p>One query per page, ordered in SQL; quarantined rows are skipped as by every query.
+   * <p>Two queries, each walking an index in its order: the owner's own leases (few), then the
+   * rest through {@code idem_operation_due} (PostgreSQL, SQLite), so a page costs about its size
+   * however long the backlog. Quarantined rows are skipped as by every query.
    */
   @Override
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
@@ -544,29 +545,52 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(owner, "owner");
     checkLimit(limit);
     long nowNanos = Instants.toNanos(now);
-    DueCursor cursor = after == null ? null : dueCursor(after, owner, nowNanos);
     List<OperationRecord> result = new ArrayList<>();
+    RowKey cursor = after == null ? null : RowKey.of(after.id());
+    if (after == null || (after.isLeasedAt(now) && owner.equals(after.owner()))) {
+      while (result.size() < limit) {
+        int want = limit - result.size();
+        RowKey from = cursor;
+        List<RawRow> rows = store.read(null, c -> table.ownLeases(c, nowNanos, owner, from, want));
+        addDecoded(rows, result);
+        if (rows.size() < want) {
+          break;
+        }
+        cursor = rowKey(rows.get(rows.size() - 1));
+      }
+      cursor = null;
+    }
+    long dueAt = cursor == null ? 0 : dueAt(after);
     while (result.size() < limit) {
       int want = limit - result.size();
-      DueCursor from = cursor;
-      List<RawRow> rows = store.read(null, c -> table.dueFor(c, nowNanos, owner, from, want));
-      List<OperationRecord> decoded = quarantine.decodeAll(rows);
-      remember(rows, decoded);
-      result.addAll(decoded);
+      RowKey from = cursor;
+      long fromDueAt = dueAt;
+      List<RawRow> rows = store.read(null, c -> table.dueOldestFirst(c, nowNanos, fromDueAt, from, want));
+      addDecoded(rows, result);
       if (rows.size() < want) {
         break;
       }
-      cursor = DueCursor.of(rows.get(rows.size() - 1), owner, nowNanos);
+      RawRow last = rows.get(rows.size() - 1);
+      cursor = rowKey(last);
+      dueAt = OperationTable.dueAt(last);
     }
     return result;
   }
 
-  /** The place of a record returned by {@link #findDue(Instant, String, OperationRecord, int)} in its order. */
-  private static DueCursor dueCursor(OperationRecord r, String owner, long nowNanos) {
-    boolean inFlight = r.state() == OperationState.IN_FLIGHT;
-    Instant at = inFlight ? r.leaseExpiresAt() : r.nextAttemptAt();
-    boolean own = r.isLeasedAt(Instants.fromNanos(nowNanos)) && owner.equals(r.owner());
-    return new DueCursor(own ? OperationTable.OWN_FIRST : Instants.toNanos(at == null ? r.updatedAt() : at), RowKey.of(r.id()));
+  private void addDecoded(List<RawRow> rows, List<OperationRecord> into) throws IdempotencyException {
+    List<OperationRecord> decoded = quarantine.decodeAll(rows);
+    remember(rows, decoded);
+    into.addAll(decoded);
+  }
+
+  /** When {@code r} became due, as {@link OperationTable#dueAt(RawRow)} reads it from its row. */
+  private static long dueAt(OperationRecord r) {
+    Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
+    return Instants.toNanos(at == null ? r.updatedAt() : at);
+  }
+
+  private static RowKey rowKey(RawRow r) {
+    return new RowKey(r.scope(), r.operation(), r.key());
   }
 
   @Override

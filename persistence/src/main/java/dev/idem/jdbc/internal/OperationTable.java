@@ -302,65 +302,75 @@ public class OperationTable {
   }
 
   /**
-   * Where a page of {@link #dueFor} ends: the last row's place in its order.
-   *
-   * @param dueAt {@link #OWN_FIRST} for a row IN_FLIGHT under the owner's own live lease (those
-   *     come first, by identity), else when it became due (nanoseconds), as {@link #DUE_AT}
-   *     computes it
-   * @param key its identity
+   * When an unfinished row became due, in nanoseconds: its lease expiry if IN_FLIGHT, else its
+   * next attempt; its last change if it has neither. The expression of the index
+   * {@code idem_operation_due} (PostgreSQL, SQLite), word for word, so that the planner walks that
+   * index in this order instead of sorting every due row for each page.
    */
-  public record DueCursor(long dueAt, RowKey key) {
-    /** The cursor of a stored row, computed as the query computes it. */
-    public static DueCursor of(RawRow r, String owner, long now) {
-      boolean inFlight = "IN_FLIGHT".equals(r.state());
-      boolean own = inFlight && owner.equals(r.owner()) && r.leaseExpiresAt() != null && r.leaseExpiresAt() > now;
-      Long at = inFlight ? r.leaseExpiresAt() : r.nextAttemptAt();
-      return new DueCursor(own ? OWN_FIRST : at == null ? r.updatedAt() : at,
-          new RowKey(r.scope(), r.operation(), r.key()));
-    }
+  static final String DUE_AT = "(CASE WHEN state = 'IN_FLIGHT' THEN COALESCE(lease_expires_at, updated_at)"
+      + " ELSE COALESCE(next_attempt_at, updated_at) END)";
+  /** The predicate of {@code idem_operation_due}, word for word. */
+  private static final String UNFINISHED = "state IN ('PENDING', 'IN_FLIGHT') AND quarantined_at IS NULL";
+
+  /** {@link #DUE_AT} of a stored row, computed as the query computes it. */
+  public static long dueAt(RawRow r) {
+    Long at = "IN_FLIGHT".equals(r.state()) ? r.leaseExpiresAt() : r.nextAttemptAt();
+    return at == null ? r.updatedAt() : at;
   }
 
-  /** The order of the owner's own live leases: below every instant the journal stores. */
-  public static final long OWN_FIRST = -Long.MAX_VALUE;
-
   /**
-   * The order of a due row (parameters: owner, now): {@link #OWN_FIRST} if it is IN_FLIGHT under
-   * the owner's own live lease; else when it became due: its lease expiry if IN_FLIGHT, else its
-   * next attempt, and its last change if it has neither (nanoseconds since the epoch).
+   * The first part of the due order of the journal SPI's {@code findDue(now, owner, after, limit)}:
+   * the rows IN_FLIGHT under {@code owner}'s own live lease, after {@code after}, in identity order.
+   * Few (what one instance held), read through the state index.
    */
-  private static final String DUE_AT = "(CASE WHEN state = 'IN_FLIGHT' AND owner = ? AND lease_expires_at > ? THEN "
-      + OWN_FIRST
-      + " WHEN state = 'IN_FLIGHT' THEN COALESCE(lease_expires_at, updated_at)"
-      + " ELSE COALESCE(next_attempt_at, updated_at) END)";
-
-  /**
-   * One page of the rows due for {@code owner} at {@code now} (the rule of the journal SPI's
-   * {@code findDue(now, owner, after, limit)}): PENDING and due, IN_FLIGHT with an expired lease,
-   * and IN_FLIGHT under the owner's own live lease; those first, by identity, then the rest by
-   * when they became due, then by identity; after {@code after}.
-   */
-  public List<RawRow> dueFor(SqlSession c, long now, String owner, DueCursor after, int limit) throws SQLException {
-    String sql = "SELECT " + COLUMNS + ", " + DUE_AT + " AS due_at FROM idem_operation"
-        + " WHERE quarantined_at IS NULL AND ("
-        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
-        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ? OR owner = ?)))"
-        + (after == null ? "" : " AND (" + DUE_AT + " > ? OR (" + DUE_AT + " = ?" + AFTER + "))")
-        + " ORDER BY due_at, scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
+  public List<RawRow> ownLeases(SqlSession c, long now, String owner, RowKey after, int limit) throws SQLException {
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
+        + " AND owner = ? AND lease_expires_at > ?"
+        + (after == null ? "" : " AND (scope, operation, op_key) > (?, ?, ?)")
+        + ORDER + " LIMIT ?" + dialect.lockForClaim();
     PreparedStatement ps = c.prepare(sql);
     try {
       ps.setString(1, owner);
       ps.setLong(2, now);
-      ps.setLong(3, now);
-      ps.setLong(4, now);
-      ps.setString(5, owner);
-      int i = 6;
+      int i = 3;
       if (after != null) {
-        for (int twice = 0; twice < 2; twice++) {
-          ps.setString(i++, owner);
-          ps.setLong(i++, now);
-          ps.setLong(i++, after.dueAt());
-        }
-        i = bindAfter(ps, i, after.key());
+        ps.setString(i++, after.scope());
+        ps.setString(i++, after.operation());
+        ps.setString(i++, after.key());
+      }
+      ps.setInt(i, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * The second part: the rows due at {@code now} that nobody holds (PENDING and due, IN_FLIGHT
+   * with an expired lease), oldest due first ({@link #DUE_AT}), then identity; after the place
+   * ({@code afterDueAt}, {@code after}), or from the start if {@code after} is null.
+   */
+  public List<RawRow> dueOldestFirst(SqlSession c, long now, long afterDueAt, RowKey after, int limit)
+      throws SQLException {
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE " + UNFINISHED + " AND ("
+        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
+        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))"
+        // The first comparison is implied by the second; it is there so that SQLite seeks the index
+        // to the cursor (it cannot from a row value alone, and walked it from its start: 97 ms for a
+        // page 180,000 rows in, against under 1 ms).
+        + (after == null ? "" : " AND " + DUE_AT + " >= ? AND (" + DUE_AT + ", scope, operation, op_key) > (?, ?, ?, ?)")
+        + " ORDER BY " + DUE_AT + ", scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      ps.setLong(1, now);
+      ps.setLong(2, now);
+      int i = 3;
+      if (after != null) {
+        ps.setLong(i++, afterDueAt);
+        ps.setLong(i++, afterDueAt);
+        ps.setString(i++, after.scope());
+        ps.setString(i++, after.operation());
+        ps.setString(i++, after.key());
       }
       ps.setInt(i, limit);
       return list(ps);
