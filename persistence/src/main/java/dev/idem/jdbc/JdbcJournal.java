@@ -531,6 +531,68 @@ public final class JdbcJournal implements Journal {
     return page(after, limit, (c, cursor, n) -> table.due(c, nowNanos, cursor, n));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Two queries, each walking an index in its order: the owner's own leases (few), then the
+   * rest through {@code idem_operation_due} (PostgreSQL, SQLite), so a page costs about its size
+   * however long the backlog. Quarantined rows are skipped as by every query.
+   */
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(now, "now");
+    Objects.requireNonNull(owner, "owner");
+    checkLimit(limit);
+    long nowNanos = Instants.toNanos(now);
+    List<OperationRecord> result = new ArrayList<>();
+    RowKey cursor = after == null ? null : RowKey.of(after.id());
+    if (after == null || (after.isLeasedAt(now) && owner.equals(after.owner()))) {
+      while (result.size() < limit) {
+        int want = limit - result.size();
+        RowKey from = cursor;
+        List<RawRow> rows = store.read(null, c -> table.ownLeases(c, nowNanos, owner, from, want));
+        addDecoded(rows, result);
+        if (rows.size() < want) {
+          break;
+        }
+        cursor = rowKey(rows.get(rows.size() - 1));
+      }
+      cursor = null;
+    }
+    long dueAt = cursor == null ? 0 : dueAt(after);
+    while (result.size() < limit) {
+      int want = limit - result.size();
+      RowKey from = cursor;
+      long fromDueAt = dueAt;
+      List<RawRow> rows = store.read(null, c -> table.dueOldestFirst(c, nowNanos, fromDueAt, from, want));
+      addDecoded(rows, result);
+      if (rows.size() < want) {
+        break;
+      }
+      RawRow last = rows.get(rows.size() - 1);
+      cursor = rowKey(last);
+      dueAt = OperationTable.dueAt(last);
+    }
+    return result;
+  }
+
+  private void addDecoded(List<RawRow> rows, List<OperationRecord> into) throws IdempotencyException {
+    List<OperationRecord> decoded = quarantine.decodeAll(rows);
+    remember(rows, decoded);
+    into.addAll(decoded);
+  }
+
+  /** When {@code r} became due, as {@link OperationTable#dueAt(RawRow)} reads it from its row. */
+  private static long dueAt(OperationRecord r) {
+    Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
+    return Instants.toNanos(at == null ? r.updatedAt() : at);
+  }
+
+  private static RowKey rowKey(RawRow r) {
+    return new RowKey(r.scope(), r.operation(), r.key());
+  }
+
   @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {

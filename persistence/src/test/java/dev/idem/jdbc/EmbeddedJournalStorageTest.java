@@ -167,7 +167,7 @@ class EmbeddedJournalStorageTest {
   void deferredWritesAreDurableAfterCloseAndTheSchemaIsMigratedOnce() throws Exception {
     NewOperation op = ops.newOp("{}");
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
-      assertEquals(2, j.schemaVersion());
+      assertEquals(3, j.schemaVersion());
       j.begin(op);
       Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
       j.recordAttempt(op.id(), lease, Ops.attempt(1, 1, T0));
@@ -179,7 +179,7 @@ class EmbeddedJournalStorageTest {
       assertEquals(List.of(Ops.attempt(1, 1, T0)), r.attempts());
       assertEquals(Ops.ok("{}"), r.response());
     }
-    assertEquals("1\n2\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
+    assertEquals("1\n2\n3\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
   }
 
   /**
@@ -199,13 +199,15 @@ class EmbeddedJournalStorageTest {
       j.transition(done.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0, Ops.ok("{}"), null));
     }
     // Back to the version 1 schema, as an older Idem left it.
+    sql("DROP INDEX idem_operation_due");
+    sql("DELETE FROM idem_schema_version WHERE version = 3");
     sql("DROP INDEX idem_operation_undelivered");
     sql("ALTER TABLE idem_operation DROP COLUMN queued");
     sql("ALTER TABLE idem_operation DROP COLUMN outcome_delivered_at");
     sql("DELETE FROM idem_schema_version WHERE version = 2");
 
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
-      assertEquals(2, j.schemaVersion());
+      assertEquals(3, j.schemaVersion());
       OperationRecord r = j.find(done.id()).orElseThrow();
       assertEquals(OperationState.SUCCEEDED, r.state());
       assertFalse(r.queued());
@@ -213,7 +215,7 @@ class EmbeddedJournalStorageTest {
       assertFalse(j.find(waiting.id()).orElseThrow().queued());
       assertEquals(List.of(), j.findUndelivered(null, 10));
     }
-    assertEquals("1\n2\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
+    assertEquals("1\n2\n3\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
   }
 
   @Test

@@ -252,6 +252,101 @@ abstract class JournalContract {
     assertEquals(due, seen);
   }
 
+  /** A PENDING operation begun at {@code createdAt}, due then (it has no next attempt time). */
+  private NewOperation begunAt(Instant createdAt) throws Exception {
+    NewOperation op = ops.newOp("{}");
+    op = new NewOperation(op.id(), null, op.fingerprint(), op.request(), createdAt);
+    journal().begin(op);
+    return op;
+  }
+
+  /** Pages through findDue(now, owner, ...) with pages of {@code size}; every record seen, in order. */
+  private List<OperationId> dueFor(String owner, Instant now, int size) throws Exception {
+    List<OperationId> seen = new ArrayList<>();
+    OperationRecord after = null;
+    List<OperationRecord> page;
+    do {
+      page = journal().findDue(now, owner, after, size);
+      page.forEach(r -> seen.add(r.id()));
+      after = page.isEmpty() ? null : page.get(page.size() - 1);
+    } while (page.size() == size);
+    return seen;
+  }
+
+  @Test
+  void findDueForAnOwnerGivesItsOwnLeasesFirstThenTheRestOldestDueFirst() throws Exception {
+    Instant now = T0.plusSeconds(100);
+    // Held under pod-0's own live leases (an earlier incarnation's, after a restart): first, by identity.
+    List<OperationId> own = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      NewOperation op = begunAt(T0);
+      journal().claim(op.id(), "pod-0", now.minusSeconds(1), LEASE).orElseThrow();
+      own.add(op.id());
+    }
+    own.sort(ORDER);
+    // Then by when each became due, whatever the identities.
+    NewOperation expiredLease = begunAt(T0);  // another owner's lease, expired at now - 20 s
+    journal().claim(expiredLease.id(), "pod-1", now.minusSeconds(50), LEASE).orElseThrow();
+    NewOperation retried = begunAt(T0);  // due again at now - 30 s
+    Lease l = journal().claim(retried.id(), "pod-1", T0, LEASE).orElseThrow();
+    journal().transition(retried.id(), l, Transition.retryAt(T0.plusSeconds(1), now.minusSeconds(30), "503"));
+    NewOperation newest = begunAt(now.minusSeconds(5));
+    NewOperation oldest = begunAt(T0.plusSeconds(10));
+    NewOperation middle = begunAt(now.minusSeconds(25));
+    // Not due for pod-0: another owner's live lease, a retry not yet due, a finished operation.
+    NewOperation foreign = begunAt(T0);
+    journal().claim(foreign.id(), "pod-1", now.minusSeconds(1), LEASE).orElseThrow();
+    NewOperation later = begunAt(T0);
+    Lease l2 = journal().claim(later.id(), "pod-1", T0, LEASE).orElseThrow();
+    journal().transition(later.id(), l2, Transition.retryAt(T0.plusSeconds(1), now.plusSeconds(1), "503"));
+    NewOperation done = begunAt(T0);
+    journal().abandon(done.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+
+    List<OperationId> expected = new ArrayList<>(own);
+    expected.addAll(List.of(oldest.id(), retried.id(), middle.id(), expiredLease.id(), newest.id()));
+    for (int size : new int[] {1, 2, 3, 100}) {
+      assertEquals(expected, dueFor("pod-0", now, size), "pages of " + size);
+    }
+    // For pod-1 the same rows but pod-0's live leases, and its own live lease first.
+    List<OperationId> forPod1 = new ArrayList<>(List.of(foreign.id()));
+    forPod1.addAll(expected.subList(own.size(), expected.size()));
+    assertEquals(forPod1, dueFor("pod-1", now, 2));
+    // The rule of claim: an own lease is claimable, as the query says.
+    assertTrue(journal().claim(own.get(0), "pod-0", now, LEASE).isPresent());
+    assertTrue(journal().claim(foreign.id(), "pod-0", now, LEASE).isEmpty());
+  }
+
+  @Test
+  void aPassThatTakesItsOperationsAsItGoesMeetsEachOnce() throws Exception {
+    Instant now = T0.plusSeconds(100);
+    List<OperationId> all = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      NewOperation op = begunAt(T0);
+      journal().claim(op.id(), "pod-0", now.minusSeconds(1), LEASE).orElseThrow();
+      all.add(op.id());
+    }
+    for (int i = 0; i < 5; i++) {
+      all.add(begunAt(T0.plusSeconds(i)).id());
+    }
+
+    // Each operation is claimed as soon as its page is read (as resumePending does): the own
+    // leases' expiry moves, and the PENDING ones become own leases; neither comes round again.
+    List<OperationId> seen = new ArrayList<>();
+    OperationRecord after = null;
+    List<OperationRecord> page;
+    do {
+      page = journal().findDue(now, "pod-0", after, 2);
+      for (OperationRecord r : page) {
+        seen.add(r.id());
+        journal().claim(r.id(), "pod-0", now, LEASE).orElseThrow();
+      }
+      after = page.isEmpty() ? null : page.get(page.size() - 1);
+    } while (page.size() == 2);
+
+    assertEquals(all.size(), seen.size(), "each once: " + seen);
+    assertEquals(new java.util.HashSet<>(all), new java.util.HashSet<>(seen));
+  }
+
   @Test
   void findByStatePagesInIdentityOrder() throws Exception {
     List<OperationId> pending = new ArrayList<>();

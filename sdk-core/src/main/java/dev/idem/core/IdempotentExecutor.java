@@ -203,11 +203,14 @@ public final class IdempotentExecutor implements AutoCloseable {
    * Resumes the operations that are due in the journal, typically once at startup and then
    * periodically: each is sent again with its stored key and snapshot through the transport of the
    * handler registered for its operation name, and its outcome goes to that handler. Operations
-   * are read page by page (100 at a time), so memory stays flat however many are pending; they run
-   * one after another on the calling thread, with the executor's default retry policy. Before
-   * that, each handler gets the outcomes of queued operations that the journal still owes it, and
-   * every outcome a handler receives is recorded, so no later resume hands it again (see
-   * {@link ResumeHandler}).
+   * are read page by page (100 at a time), so memory stays flat however many are pending, in the
+   * order of {@link Journal#findDue(java.time.Instant, String, OperationRecord, int)}, the rule an
+   * {@code OutboxDispatcher} follows too: those leased under this executor's own
+   * {@link Builder#owner} first, then the rest oldest due first. They run with the executor's
+   * default retry policy, one after another on the calling thread, or up to
+   * {@link Builder#resumeConcurrency} at once. Before that, each handler gets the outcomes of
+   * queued operations that the journal still owes it, and every outcome a handler receives is
+   * recorded, so no later resume hands it again (see {@link ResumeHandler}).
    *
    * <p>While the target is unreachable (an attempt certainly not sent: connection refused, DNS
    * failure, no route, breaker open, budget empty), an operation is not failed: after its round of
@@ -221,10 +224,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    *
    * <p>Operations IN_FLIGHT under a live lease are looked at too. Those leased under this
    * executor's own {@link Builder#owner} belong to an earlier incarnation of this instance (or to
-   * an execution running in this executor now, which is then waited for): they are resumed at once
-   * if the journal lets an owner reclaim its own lease. Those leased by another owner are not
-   * touched and are counted in {@link ResumeSummary#leasedElsewhere()}; to wait for their leases to
-   * expire and resume them, use {@link #resumePending(Map, Duration)}.
+   * an execution running in this executor now, which is then waited for): they are resumed first,
+   * at once, if the journal lets an owner reclaim its own lease. Those leased by another owner are
+   * not touched and are counted in {@link ResumeSummary#leasedElsewhere()}; to wait for their
+   * leases to expire and resume them, use {@link #resumePending(Map, Duration)}.
    *
    * @param handlers handlers by operation name
    * @return what this pass did
@@ -476,6 +479,17 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public RetryPolicy retryPolicy() {
     return policy;
+  }
+
+  /**
+   * The owner name this executor writes into its leases ({@link Builder#owner}). An outbox
+   * dispatcher on this executor takes back, at once, the operations still leased under this name
+   * by an earlier incarnation (see {@link Journal#findDue(java.time.Instant, String, OperationRecord, int)}).
+   *
+   * @return the owner name given to the builder, or the default {@code idem-<pid>-<random>}
+   */
+  public String owner() {
+    return settings.owner();
   }
 
   /**
@@ -904,15 +918,17 @@ public final class IdempotentExecutor implements AutoCloseable {
     /**
      * How many operations {@link IdempotentExecutor#resumePending} re-sends at once; default 1 (one
      * after another, every {@link ResumeHandler} callback on the calling thread). Above 1, each
-     * pass runs a pool of this many threads of its own, stopped when the pass returns; the
+     * pass runs a pool of this many threads of its own, stopped when the pass returns, and hands
+     * each the next operation as soon as one is free (at most one page of 100 is read ahead); the
      * handlers are then called from those threads, one call at a time, and the transports they
-     * return are used concurrently. Worth it after a crash, and for operations queued with
+     * return are used concurrently. Worth it on a shared database (PostgreSQL), where each resumed
+     * operation waits for several round trips, after a crash, and for operations queued with
      * {@link IdempotentExecutor#enqueue}: every operation the crash left in flight, and every
      * queued operation's first claim, is a durable write (the journal must know before the send
      * that it may leave), and concurrent resumes share the durable journal's group commits where
-     * one after another each pays a disk sync. Otherwise a resumed operation's writes are
-     * deferred, and on a machine with few cores the extra threads measured slower
-     * (docs/journal.md).
+     * one after another each pays a disk sync. Otherwise, on an embedded journal, a resumed
+     * operation's writes are deferred, and on a machine with few cores the extra threads measured
+     * slower (docs/journal.md, docs/fleet.md).
      *
      * @param threads 1 to 256
      * @return this builder

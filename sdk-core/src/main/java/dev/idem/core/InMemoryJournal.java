@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.DueRule;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
@@ -11,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
@@ -66,6 +68,24 @@ public final class InMemoryJournal implements Journal {
   private final ConcurrentHashMap<OperationId, Slot> slots = new ConcurrentHashMap<>();
   /** Every identity in {@link #slots}, in {@link #ORDER}, for paging; only begin and purge change it. */
   private final ConcurrentSkipListSet<OperationId> order = new ConcurrentSkipListSet<>(ORDER);
+  /**
+   * Every unfinished operation by when it became due ({@link DueRule#dueSince}), then identity:
+   * the due pages read it from their cursor instead of sorting every operation on each page.
+   * Changed under the operation's slot lock, with its record.
+   */
+  private final ConcurrentSkipListSet<DueKey> due = new ConcurrentSkipListSet<>(DueKey.ORDER);
+  /** The identities of the IN_FLIGHT operations, in {@link #ORDER}; changed like {@link #due}. */
+  private final ConcurrentSkipListSet<OperationId> inFlight = new ConcurrentSkipListSet<>(ORDER);
+
+  /** A place in {@link #due}. */
+  private record DueKey(Instant at, OperationId id) {
+    static final Comparator<DueKey> ORDER = Comparator.comparing(DueKey::at)
+        .thenComparing(DueKey::id, InMemoryJournal.ORDER);
+
+    static DueKey of(OperationRecord r) {
+      return new DueKey(DueRule.dueSince(r), r.id());
+    }
+  }
   private volatile boolean closed;
 
   @Override
@@ -76,8 +96,13 @@ public final class InMemoryJournal implements Journal {
       Slot slot = slots.get(id);
       if (slot == null) {
         OperationRecord created = OperationRecord.pending(operation);
-        if (slots.putIfAbsent(id, new Slot(created)) == null) {
+        Slot fresh = new Slot(created);
+        if (slots.putIfAbsent(id, fresh) == null) {
           order.add(id);
+          synchronized (fresh) {
+            // The record now, not `created`: a claim may already have replaced it (and indexed its own).
+            index(null, fresh.record);
+          }
           return new BeginResult(created, true);
         }
         continue;
@@ -148,8 +173,8 @@ public final class InMemoryJournal implements Journal {
         r = takeOver(r, now);
       }
       Lease lease = new Lease(owner, r.generation() + 1, now.plus(leaseFor));
-      slot.record = r.with(OperationState.IN_FLIGHT, owner, lease.generation(), lease.expiresAt(), null, now,
-          null, null);
+      set(slot, r.with(OperationState.IN_FLIGHT, owner, lease.generation(), lease.expiresAt(), null, now,
+          null, null));
       return Optional.of(lease);
     }
   }
@@ -175,7 +200,7 @@ public final class InMemoryJournal implements Journal {
     Slot slot = existing(id);
     synchronized (slot) {
       OperationRecord r = fenced(slot, id, lease);
-      slot.record = r.withAttempt(attempt, attempt.endedAt());
+      set(slot, r.withAttempt(attempt, attempt.endedAt()));
     }
   }
 
@@ -189,7 +214,7 @@ public final class InMemoryJournal implements Journal {
       OperationState.checkTransition(r.state(), t.target());
       OperationRecord updated = r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
           t.response(), t.reason());
-      slot.record = updated;
+      set(slot, updated);
       return updated;
     }
   }
@@ -203,7 +228,7 @@ public final class InMemoryJournal implements Journal {
       OperationState.checkAbandon(r.state(), t.target());
       OperationRecord updated = r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
           t.response(), t.reason());
-      slot.record = updated;
+      set(slot, updated);
       return updated;
     }
   }
@@ -217,7 +242,7 @@ public final class InMemoryJournal implements Journal {
       OperationState.checkRedrive(r.state());
       OperationRecord updated = r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
           "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
-      slot.record = updated;
+      set(slot, updated);
       return updated;
     }
   }
@@ -235,8 +260,34 @@ public final class InMemoryJournal implements Journal {
       if (slot.removed || !r.state().isTerminal() || r.outcomeDeliveredAt() != null) {
         return false;
       }
-      slot.record = r.withOutcomeDeliveredAt(at);
+      set(slot, r.withOutcomeDeliveredAt(at));
       return true;
+    }
+  }
+
+  /** Replaces the record of {@code slot}, whose lock the caller holds, and keeps the due indexes. */
+  private void set(Slot slot, OperationRecord next) {
+    OperationRecord previous = slot.record;
+    slot.record = next;
+    index(previous, next);
+  }
+
+  /** Moves an operation's entries in {@link #due} and {@link #inFlight}; under its slot lock. */
+  private void index(OperationRecord previous, OperationRecord next) {
+    DueKey was = previous == null || previous.state().isTerminal() ? null : DueKey.of(previous);
+    DueKey is = next.state().isTerminal() ? null : DueKey.of(next);
+    if (was != null && !was.equals(is)) {
+      due.remove(was);
+    }
+    if (is != null && !is.equals(was)) {
+      due.add(is);
+    }
+    boolean wasInFlight = previous != null && previous.state() == OperationState.IN_FLIGHT;
+    boolean isInFlight = next.state() == OperationState.IN_FLIGHT;
+    if (wasInFlight && !isInFlight) {
+      inFlight.remove(next.id());
+    } else if (isInFlight && !wasInFlight) {
+      inFlight.add(next.id());
     }
   }
 
@@ -251,6 +302,53 @@ public final class InMemoryJournal implements Journal {
     return page(after, limit, r -> (r.state() == OperationState.PENDING
         && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now)))
         || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now)));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the IN_FLIGHT operations for the owner's own leases, then an index of the unfinished
+   * operations by due time from the cursor on, so a page costs about its own size.
+   */
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(now, "now");
+    Objects.requireNonNull(owner, "owner");
+    ensureOpen();
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    List<OperationRecord> page = new ArrayList<>();
+    DueKey from = null;
+    if (after == null || DueRule.isOwnLease(after, owner, now)) {
+      for (OperationId id : after == null ? inFlight : inFlight.tailSet(after.id(), false)) {
+        OperationRecord r = latest(id);
+        if (r != null && DueRule.isOwnLease(r, owner, now)) {
+          page.add(r);
+          if (page.size() == limit) {
+            return List.copyOf(page);
+          }
+        }
+      }
+    } else {
+      from = DueKey.of(after);
+    }
+    for (DueKey key : from == null ? due : due.tailSet(from, false)) {
+      OperationRecord r = latest(key.id());
+      // An entry the operation has left since (its new one is further on) is skipped, so that a
+      // page never holds an operation twice.
+      if (r == null || r.state().isTerminal() || !DueKey.of(r).equals(key)) {
+        continue;
+      }
+      if (DueRule.isDueFor(r, owner, now) && !DueRule.isOwnLease(r, owner, now)) {
+        page.add(r);
+        if (page.size() == limit) {
+          break;
+        }
+      }
+    }
+    return List.copyOf(page);
   }
 
   @Override

@@ -165,9 +165,10 @@ class ResumeAndReconcileTest {
     AtomicInteger largestLimit = new AtomicInteger();
     Journal paging = new ForwardingJournal(new InMemoryJournal()) {
       @Override
-      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
         largestLimit.accumulateAndGet(limit, Math::max);
-        List<OperationRecord> page = super.findDue(now, after, limit);
+        List<OperationRecord> page = super.findDue(now, owner, after, limit);
         largestPage.accumulateAndGet(page.size(), Math::max);
         return page;
       }

@@ -302,6 +302,84 @@ public class OperationTable {
   }
 
   /**
+   * When an unfinished row became due, in nanoseconds: its lease expiry if IN_FLIGHT, else its
+   * next attempt; its last change if it has neither. The expression of the index
+   * {@code idem_operation_due} (PostgreSQL, SQLite), word for word, so that the planner walks that
+   * index in this order instead of sorting every due row for each page.
+   */
+  static final String DUE_AT = "(CASE WHEN state = 'IN_FLIGHT' THEN COALESCE(lease_expires_at, updated_at)"
+      + " ELSE COALESCE(next_attempt_at, updated_at) END)";
+  /** The predicate of {@code idem_operation_due}, word for word. */
+  private static final String UNFINISHED = "state IN ('PENDING', 'IN_FLIGHT') AND quarantined_at IS NULL";
+
+  /** {@link #DUE_AT} of a stored row, computed as the query computes it. */
+  public static long dueAt(RawRow r) {
+    Long at = "IN_FLIGHT".equals(r.state()) ? r.leaseExpiresAt() : r.nextAttemptAt();
+    return at == null ? r.updatedAt() : at;
+  }
+
+  /**
+   * The first part of the due order of the journal SPI's {@code findDue(now, owner, after, limit)}:
+   * the rows IN_FLIGHT under {@code owner}'s own live lease, after {@code after}, in identity order.
+   * Few (what one instance held), read through the state index.
+   */
+  public List<RawRow> ownLeases(SqlSession c, long now, String owner, RowKey after, int limit) throws SQLException {
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
+        + " AND owner = ? AND lease_expires_at > ?"
+        + (after == null ? "" : " AND (scope, operation, op_key) > (?, ?, ?)")
+        + ORDER + " LIMIT ?" + dialect.lockForClaim();
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      ps.setString(1, owner);
+      ps.setLong(2, now);
+      int i = 3;
+      if (after != null) {
+        ps.setString(i++, after.scope());
+        ps.setString(i++, after.operation());
+        ps.setString(i++, after.key());
+      }
+      ps.setInt(i, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * The second part: the rows due at {@code now} that nobody holds (PENDING and due, IN_FLIGHT
+   * with an expired lease), oldest due first ({@link #DUE_AT}), then identity; after the place
+   * ({@code afterDueAt}, {@code after}), or from the start if {@code after} is null.
+   */
+  public List<RawRow> dueOldestFirst(SqlSession c, long now, long afterDueAt, RowKey after, int limit)
+      throws SQLException {
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE " + UNFINISHED + " AND ("
+        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
+        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))"
+        // The first comparison is implied by the second; it is there so that SQLite seeks the index
+        // to the cursor (it cannot from a row value alone, and walked it from its start: 97 ms for a
+        // page 180,000 rows in, against under 1 ms).
+        + (after == null ? "" : " AND " + DUE_AT + " >= ? AND (" + DUE_AT + ", scope, operation, op_key) > (?, ?, ?, ?)")
+        + " ORDER BY " + DUE_AT + ", scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      ps.setLong(1, now);
+      ps.setLong(2, now);
+      int i = 3;
+      if (after != null) {
+        ps.setLong(i++, afterDueAt);
+        ps.setLong(i++, afterDueAt);
+        ps.setString(i++, after.scope());
+        ps.setString(i++, after.operation());
+        ps.setString(i++, after.key());
+      }
+      ps.setInt(i, limit);
+      return list(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
    * Records that the outcome of a terminal row was delivered, unless one was already recorded;
    * {@code updated_at} stays (retention counts from the terminal transition).
    *

@@ -81,9 +81,7 @@ public final class PostgresCluster implements AutoCloseable {
           c.run(List.of(bin.resolve("initdb").toString(), "-A", "trust", "-U", "postgres", "-E", "UTF8",
               "--no-sync", "-D", c.data.toString()));
         }
-        c.run(List.of(bin.resolve("pg_ctl").toString(), "start", "-w", "-t", "30", "-D", c.data.toString(),
-            "-l", dir.resolve("server.log").toString(),
-            "-o", "-p " + c.port + " -k " + dir + " -c listen_addresses=127.0.0.1 -c max_connections=60"));
+        c.startServer();
         return c;
       } catch (IOException e) {
         last = e;
@@ -91,6 +89,25 @@ public final class PostgresCluster implements AutoCloseable {
     }
     deleteTree(dir);
     throw last;
+  }
+
+  /** Starts the server on this cluster's port (pg_ctl start, waiting until it accepts connections). */
+  private void startServer() throws IOException, InterruptedException {
+    run(List.of(bin.resolve("pg_ctl").toString(), "start", "-w", "-t", "30", "-D", data.toString(),
+        "-l", root.resolve("server.log").toString(),
+        "-o", "-p " + port + " -k " + root + " -c listen_addresses=127.0.0.1 -c max_connections=60"));
+  }
+
+  /**
+   * Stops the server with pg_ctl's {@code mode} ({@code fast}: clients disconnected, a clean
+   * checkpoint; {@code immediate}: no checkpoint, crash recovery at the next start), then starts it
+   * again on the same port: a database restart, as a fleet's clients see it.
+   *
+   * @param mode {@code fast} or {@code immediate}
+   */
+  public void restart(String mode) throws IOException, InterruptedException {
+    run(List.of(bin.resolve("pg_ctl").toString(), "stop", "-m", mode, "-w", "-D", data.toString()));
+    startServer();
   }
 
   private static int freePort() throws IOException {

@@ -15,14 +15,12 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,10 +66,11 @@ public final class PendingResumer {
   }
 
   /**
-   * @param concurrency how many operations of each page are resumed at once, on threads of this
-   *     pass's own (stopped when the pass ends); 1 resumes them one after another on the caller's
-   *     thread. With a durable journal, concurrent resumes share its group commits: after a crash each
-   *     resumed operation's claim is a durable write, and one after another each paid a disk sync.
+   * @param concurrency how many operations are resumed at once, on threads of this pass's own
+   *     (stopped when the pass ends); 1 resumes them one after another on the caller's thread. With
+   *     a durable journal, concurrent resumes share its group commits (after a crash each resumed
+   *     operation's claim is a durable write, and one after another each paid a disk sync); on a
+   *     shared database they overlap its round trips.
    */
   public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner, int concurrency) {
     if (concurrency < 1) {
@@ -124,49 +123,147 @@ public final class PendingResumer {
     return total;
   }
 
-  /** Runs the pass; single use. */
+  /**
+   * Runs the pass; single use. Pages through {@code Journal.findDue(now, owner, ...)}, the rule the
+   * outbox dispatcher follows too: this owner's own leases first (an earlier incarnation's, taken
+   * back at once), then the rest oldest due first. Up to {@code concurrency} operations are resumed
+   * at once, without waiting for a whole page to finish before the next is started; at most one
+   * page is held in memory.
+   */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
-    ExecutorService pool = concurrency == 1 ? null : Executors.newFixedThreadPool(concurrency, r -> {
-      Thread t = new Thread(r, "idem-resume");
-      t.setDaemon(true);
-      return t;
-    });
-    try {
-      handOverOwedOutcomes(handlers);
-      OperationId after = null;
+    handOverOwedOutcomes(handlers);
+    Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
+    try (Lanes lanes = new Lanes(concurrency)) {
+      OperationRecord after = null;
       while (true) {
-        List<OperationRecord> page = settings.journal().findDue(settings.clock().instant(), after, PAGE);
-        List<Callable<Void>> batch = new ArrayList<>(page.size());
+        List<OperationRecord> page = settings.journal().findDue(now, settings.owner(), after, PAGE);
         for (OperationRecord record : page) {
-          examined++;
+          count(() -> examined++);
           ResumeHandler handler = handlers.get(record.id().operation());
           if (handler == null) {
-            unhandled++;
-          } else if (pool == null) {
-            resumeOne(record, handler);
+            count(() -> unhandled++);
           } else {
-            batch.add(() -> {
-              resumeOne(record, handler);
-              return null;
-            });
+            lanes.run(() -> resumeOne(record, handler));
           }
-        }
-        if (pool != null) {
-          runAll(pool, batch);
         }
         if (page.size() < PAGE) {
           break;
         }
-        after = page.get(page.size() - 1).id();
+        after = page.get(page.size() - 1);
       }
-    } finally {
-      if (pool != null) {
-        pool.shutdownNow();
-      }
+      lanes.awaitAll();
     }
-    resumeLeased(handlers);
+    countLeasedElsewhere(handlers);
     synchronized (this) {
       return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
+    }
+  }
+
+  /** One operation's resume, which may fail only with the journal's failure. */
+  @FunctionalInterface
+  private interface ResumeTask {
+    void run() throws JournalException;
+  }
+
+  /**
+   * Runs resumes with at most {@code n} at once: on the caller's thread when {@code n} is 1, else on
+   * threads of the pass's own, the caller waiting for a free lane before it hands over the next. The
+   * first journal failure stops the pass: no resume starts after it, and it is thrown once those
+   * running have ended, as a pass one at a time would have thrown it.
+   */
+  private static final class Lanes implements AutoCloseable {
+    private final ExecutorService pool;
+    private final Semaphore free;
+    private final int n;
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+    Lanes(int n) {
+      this.n = n;
+      this.free = new Semaphore(n);
+      this.pool = n == 1 ? null : Executors.newFixedThreadPool(n, r -> {
+        Thread t = new Thread(r, "idem-resume");
+        t.setDaemon(true);
+        return t;
+      });
+    }
+
+    void run(ResumeTask task) throws IdempotencyException {
+      if (pool == null) {
+        task.run();
+        return;
+      }
+      try {
+        free.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw interrupted(e);
+      }
+      if (failure.get() != null) {
+        free.release();
+        awaitAll();  // throws it, once those running have ended
+      }
+      try {
+        pool.execute(() -> {
+          try {
+            task.run();
+          } catch (Throwable t) {
+            failure.compareAndSet(null, t);
+          } finally {
+            free.release();
+          }
+        });
+      } catch (RuntimeException e) {
+        free.release();
+        throw e;
+      }
+    }
+
+    /** Waits until every resume handed over has ended, then throws the first failure, if any. */
+    void awaitAll() throws IdempotencyException {
+      if (pool != null) {
+        try {
+          free.acquire(n);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw interrupted(e);
+        }
+        free.release(n);
+      }
+      rethrow();
+    }
+
+    private void rethrow() throws IdempotencyException {
+      Throwable t = failure.get();
+      if (t == null) {
+        return;
+      }
+      if (t instanceof IdempotencyException ie) {
+        throw ie;
+      }
+      if (t instanceof RuntimeException re) {
+        throw re;
+      }
+      if (t instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(t);
+    }
+
+    private static IdempotencyException interrupted(InterruptedException e) {
+      return new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+          + " journal for the next resume", e);
+    }
+
+    /**
+     * Waits for the resumes still running (a pass that stops on a journal failure still lets
+     * those finish, as one at a time would have), then stops the threads.
+     */
+    @Override
+    public void close() {
+      if (pool != null) {
+        free.acquireUninterruptibly(n);
+        pool.shutdown();
+      }
     }
   }
 
@@ -233,69 +330,28 @@ public final class PendingResumer {
   }
 
   /**
-   * Resumes one page's operations on the pool and waits for all of them (the next page is read
-   * after, so at most a page is in memory); the first journal failure is thrown once the page is
-   * done, as the sequential pass would have thrown it.
+   * Counts the operations IN_FLIGHT under another owner's live lease, which this pass does not
+   * touch, and the earliest of those leases' expiries (for {@link #resumeWaiting}), so that a
+   * startup resume never misses them silently. This owner's own leases were in the due pages.
    */
-  private void runAll(ExecutorService pool, List<Callable<Void>> batch) throws IdempotencyException {
-    List<Future<Void>> futures;
-    try {
-      futures = pool.invokeAll(batch);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
-          + " journal for the next resume", e);
-    }
-    JournalException first = null;
-    for (Future<Void> f : futures) {
-      try {
-        f.get();
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof JournalException je) {
-          first = first == null ? je : first;
-        } else if (cause instanceof RuntimeException re) {
-          throw re;
-        } else if (cause instanceof Error err) {
-          throw err;
-        } else {
-          throw new IllegalStateException(cause);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
-            + " journal for the next resume", e);
-      }
-    }
-    if (first != null) {
-      throw first;
-    }
-  }
-
-  /**
-   * findDue leaves out what is IN_FLIGHT under a live lease. Look at those too: this owner's own
-   * leases are resumed (a restarted incarnation reclaims them), the others are counted, so a
-   * startup resume never misses them silently.
-   */
-  private void resumeLeased(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+  private void countLeasedElsewhere(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = settings.journal().findByState(OperationState.IN_FLIGHT, after, PAGE);
       Instant now = settings.clock().instant();
       for (OperationRecord record : page) {
-        if (!record.isLeasedAt(now)) {
-          continue;  // expired since findDue looked, or about to be: the next pass takes it
+        if (!record.isLeasedAt(now) || settings.owner().equals(record.owner())) {
+          continue;  // expired since the due pages were read, or this owner's: the next pass takes it
         }
-        examined++;
-        ResumeHandler handler = handlers.get(record.id().operation());
-        if (handler == null) {
-          unhandled++;
-        } else if (settings.owner().equals(record.owner())) {
-          resumeOne(record, handler);
-        } else {
+        synchronized (this) {
+          examined++;
+          if (!handlers.containsKey(record.id().operation())) {
+            unhandled++;
+            continue;
+          }
           leasedElsewhere++;
           Instant expiry = record.leaseExpiresAt();
-          if (expiry != null && (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry))) {
+          if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
             earliestForeignExpiry = expiry;
           }
         }

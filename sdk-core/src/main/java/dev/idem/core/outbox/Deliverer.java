@@ -104,7 +104,13 @@ final class Deliverer {
     return true;
   }
 
-  /** Due operations of registered names not already in delivery, up to the free capacity. */
+  /**
+   * Due operations of registered names not already in delivery, up to the free capacity, in the
+   * journal's due order for this executor's owner: its own leases first (an earlier incarnation's,
+   * taken back at once after a restart under the same name), then the oldest due. An own lease
+   * that this dispatcher is delivering is skipped here; one that an inline call of the same
+   * executor holds right now is joined by the executor's single-flight, never claimed twice.
+   */
   List<OperationRecord> findBatch() throws IdempotencyException {
     DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
     List<OperationRecord> batch = new ArrayList<>();
@@ -112,9 +118,10 @@ final class Deliverer {
       return batch;
     }
     Instant now = clock.instant();
-    OperationId after = null;
+    String owner = executor.owner();
+    OperationRecord after = null;
     while (true) {
-      List<OperationRecord> page = journal.findDue(now, after, pageSize);
+      List<OperationRecord> page = journal.findDue(now, owner, after, pageSize);
       for (OperationRecord r : page) {
         if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())) {
           batch.add(r);
@@ -126,7 +133,7 @@ final class Deliverer {
       if (page.size() < pageSize) {
         return batch;
       }
-      after = page.get(page.size() - 1).id();
+      after = page.get(page.size() - 1);
     }
   }
 

@@ -51,9 +51,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>How it works:
  * <ul>
- *   <li>The dispatcher polls {@link Journal#findDue} page by page, so it finds every pending
+ *   <li>The dispatcher polls
+ *       {@link Journal#findDue(Instant, String, OperationRecord, int) Journal.findDue} for its
+ *       executor's {@link IdempotentExecutor#owner() owner} page by page, so it finds every pending
  *       operation of a registered name, including those journaled before a restart, those an
- *       inline caller left PENDING (budget empty, breaker open) and those whose lease expired.</li>
+ *       inline caller left PENDING (budget empty, breaker open) and those whose lease expired. It
+ *       takes them in the order that query gives, the one {@code resumePending} follows too: first
+ *       those still leased under its own owner name, which an instance restarted under the same
+ *       name takes back at its first poll instead of waiting for the lease to expire (the claim
+ *       counts the attempt the dead incarnation may have sent as ambiguous, and it is sent again
+ *       with the same key); then the rest, oldest due first, so that none waits behind newer
+ *       ones.</li>
  *   <li>At most {@link Builder#maxInFlight} operations are in delivery at once. Each is driven by
  *       {@link IdempotentExecutor#resumeAsync} with the executor's default retry policy (an
  *       {@link Operation}'s own policy is not journaled), so no thread is held during backoff. A
@@ -84,7 +92,8 @@ import org.slf4j.LoggerFactory;
  * (it can deliver nothing through a closed executor): its handles complete with
  * {@link OperationPendingException}, and nothing is lost. An attempt still on the wire when the
  * executor closes is not recorded; its operation stays IN_FLIGHT until its lease expires, and the
- * next dispatcher then delivers it, with the same key, as ambiguous.
+ * next dispatcher then delivers it, with the same key, as ambiguous: at its first poll if it runs
+ * on an executor with the same owner name, else once the lease has expired.
  *
  * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
  * executor's clock.
@@ -187,7 +196,8 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   /**
    * Starts polling: at once, then every poll interval. Operations already pending in the journal
-   * (from before a restart, say) are delivered like submitted ones.
+   * (from before a restart, say) are delivered like submitted ones, and those still leased under
+   * the executor's own owner name by an earlier incarnation are taken back at the first poll.
    *
    * @return this dispatcher
    * @throws IllegalStateException if it was already started or stopped

@@ -96,6 +96,12 @@ public abstract class ForwardingJournal implements Journal {
   }
 
   @Override
+  public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+      throws IdempotencyException {
+    return delegate.findDue(now, owner, after, limit);
+  }
+
+  @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
     return delegate.findByState(state, after, limit);

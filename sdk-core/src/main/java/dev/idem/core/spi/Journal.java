@@ -8,9 +8,12 @@ import dev.idem.core.JournalException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.internal.DueRule;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -203,6 +206,76 @@ public interface Journal extends AutoCloseable {
    * @throws IdempotencyException if the journal fails in any other way
    */
   List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException;
+
+  /**
+   * One page of the operations due for {@code owner} at {@code now}, in the order a deliverer
+   * should take them: what {@code resumePending} and the outbox dispatcher page through, so that
+   * both follow one rule. Due for {@code owner}:
+   * <ul>
+   *   <li>what {@link #findDue(Instant, OperationId, int)} returns: PENDING with no
+   *       {@code nextAttemptAt} or one not after {@code now}, and IN_FLIGHT with an expired
+   *       lease;</li>
+   *   <li>and IN_FLIGHT under a live lease that {@code owner} itself holds. Owner names are unique
+   *       among live instances, so such a lease is an earlier incarnation's (an instance restarted
+   *       under the same name takes its work back at once, as {@link #claim} allows, and the claim
+   *       records the attempt the dead holder may have sent), or an execution running in the
+   *       caller right now, which the caller's single-flight joins rather than claims again.</li>
+   * </ul>
+   * Order: the {@code owner}'s own live leases first, so that a restart does not wait behind the
+   * whole backlog; then the rest in the order they became due, oldest first (a PENDING
+   * operation's {@code nextAttemptAt}, or its {@code updatedAt} if it has none; an expired
+   * lease's expiry), then by identity.
+   *
+   * <p>Pass the same {@code now} for every page of one pass: the order depends on it. Memory stays
+   * flat however many are due: page with the last record of the previous page.
+   *
+   * <p>The default, for journals written before this method, builds it from
+   * {@link #findByState} (the owner's own leases) and {@link #findDue(Instant, OperationId, int)}
+   * (the rest), and orders each part by identity rather than by due time.
+   *
+   * @param now the current time against which due times and leases are compared
+   * @param owner the name of the caller's instance (its executor's owner)
+   * @param after the last record of the previous page, as returned, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} due records, in the order above; fewer than {@code limit} means
+   *     this was the last page
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(now, "now");
+    Objects.requireNonNull(owner, "owner");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1: " + limit);
+    }
+    List<OperationRecord> page = new ArrayList<>(Math.min(limit, 1024));
+    OperationId cursor = after == null ? null : after.id();
+    if (after == null || DueRule.isOwnLease(after, owner, now)) {
+      while (page.size() < limit) {
+        List<OperationRecord> leased = findByState(OperationState.IN_FLIGHT, cursor, limit);
+        for (OperationRecord r : leased) {
+          if (DueRule.isOwnLease(r, owner, now) && page.size() < limit) {
+            page.add(r);
+          }
+        }
+        if (page.size() == limit) {
+          return page;
+        }
+        if (leased.size() < limit) {
+          break;
+        }
+        cursor = leased.get(leased.size() - 1).id();
+      }
+      cursor = null;
+    }
+    for (OperationRecord r : findDue(now, cursor, limit - page.size())) {
+      if (!DueRule.isOwnLease(r, owner, now)) {
+        page.add(r);
+      }
+    }
+    return page;
+  }
 
   /**
    * One page of operations in {@code state}, ordered by identity, paged like {@link #findDue}.

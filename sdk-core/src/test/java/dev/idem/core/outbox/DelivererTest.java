@@ -96,7 +96,8 @@ class DelivererTest {
     tracker.start(op("create-order", 99).id(), new DeliveryTracker.Round(1));
     ForwardingJournal unreadable = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
         throw new AssertionError("not read");
       }
     };
@@ -108,7 +109,8 @@ class DelivererTest {
   void anUnreadableJournalIsAPollWithoutProgress() {
     ForwardingJournal broken = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
         throw new JournalException("disk gone", null);
       }
     };

@@ -116,7 +116,8 @@ class OutboxErrorTest {
     InjectedError error = new InjectedError();
     Journal broken = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, OperationId after, int limit) throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
         throw error;
       }
     };

@@ -1,0 +1,10 @@
+-- Idem journal, schema version 3 (SQLite).
+-- The due order: a deliverer takes the unfinished operations oldest due first (a PENDING one's next
+-- attempt, or its last change if it has none; an expired lease's expiry), not in key order, so that
+-- none waits behind newer ones. This index holds the unfinished rows only, in that order, so that
+-- each page of the due query walks it from its cursor instead of sorting every due row. The
+-- expression and the predicate repeat OperationTable's DUE_AT and UNFINISHED word for word.
+CREATE INDEX idem_operation_due ON idem_operation
+  ((CASE WHEN state = 'IN_FLIGHT' THEN COALESCE(lease_expires_at, updated_at)
+    ELSE COALESCE(next_attempt_at, updated_at) END), scope, operation, op_key)
+  WHERE state IN ('PENDING', 'IN_FLIGHT') AND quarantined_at IS NULL;
