@@ -93,10 +93,10 @@ class FleetChaosTest {
 
   /**
    * How much of its lease a held row must have left when the restarted dispatcher starts for the
-   * test to require it be taken back before the lease expires (claims took up to 2.4 s after the
-   * dispatcher started on a loaded 2-core machine).
+   * test to require it be taken back before the lease expires (the last claim came up to 3 s after
+   * the dispatcher started on a loaded 2-core machine; an expiry-based takeover comes after it).
    */
-  static final Duration MARGIN = Duration.ofSeconds(5);
+  static final Duration MARGIN = Duration.ofSeconds(8);
 
   @Test
   void aFleetLosesNothingDuplicatesNothingAndTakesItsWorkBackThroughKillsAndDatabaseRestarts(@TempDir Path dir)
@@ -144,6 +144,7 @@ class FleetChaosTest {
       List<Thread> watchers = new ArrayList<>();
       List<String> outages = new ArrayList<>();
       int renamed = 0;
+      int killed = 0;
       for (Map.Entry<Long, String> e : events.entrySet()) {
         sleepUntil(t0 + e.getKey());
         if (e.getValue().startsWith("postgres")) {
@@ -157,7 +158,10 @@ class FleetChaosTest {
         s.process.destroyForcibly();  // SIGKILL
         s.process.waitFor();
         Map<String, Held> held = heldBy(db, s.owner);
-        boolean sameName = random.nextBoolean();
+        // The first restart keeps its name, so that even the short run takes back a dead
+        // incarnation's work under the same name; the others toss a coin.
+        boolean coin = random.nextBoolean();
+        boolean sameName = killed++ == 0 || coin;
         if (!sameName) {
           s.owner = s.pod + "-r" + (++renamed);
         }
