@@ -10,6 +10,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -28,10 +29,11 @@ import org.slf4j.LoggerFactory;
  * One poll's deliveries: finds the due operations of registered names in the journal, page by
  * page, up to the room left under {@code maxInFlight}; starts each through
  * {@link IdempotentExecutor#resumeAsync}; and, as each ends, completes its handle, tells the
- * registration's callbacks, and feeds the {@link PollBackoff}.
+ * registration's callbacks, and feeds the loop's backoff ({@link PollLoop#progressed},
+ * {@link PollLoop#noProgress}).
  *
  * <p>Holds no lock of its own: its state is final, and what changes lives in the
- * {@link DeliveryTracker} and the {@link PollBackoff}. Deliveries end on whatever thread completes
+ * {@link DeliveryTracker} and the {@link PollLoop}. Deliveries end on whatever thread completes
  * them (a transport's, the scheduler's, or the caller's if it completes at once).
  */
 final class Deliverer {
@@ -62,11 +64,11 @@ final class Deliverer {
   private final int maxInFlight;
   private final int pageSize;
   private final DeliveryTracker tracker;
-  private final PollBackoff backoff;
+  private final PollLoop loop;
   private final Listener listener;
 
   Deliverer(IdempotentExecutor executor, Clock clock, Map<String, Registration> registrations, int maxInFlight,
-      int pageSize, DeliveryTracker tracker, PollBackoff backoff, Listener listener) {
+      int pageSize, DeliveryTracker tracker, PollLoop loop, Listener listener) {
     this.executor = executor;
     this.journal = executor.journal();
     this.clock = clock;
@@ -74,7 +76,7 @@ final class Deliverer {
     this.maxInFlight = maxInFlight;
     this.pageSize = pageSize;
     this.tracker = tracker;
-    this.backoff = backoff;
+    this.loop = loop;
     this.listener = listener;
   }
 
@@ -89,8 +91,8 @@ final class Deliverer {
     try {
       batch = findBatch();
     } catch (IdempotencyException | RuntimeException e) {
-      backoff.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + "); nothing is delivered"
-          + " until it can be, and every operation stays as the journal holds it");
+      loop.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + "); nothing is delivered"
+          + " until it can be, and every operation stays as the journal holds it", e);
       return false;
     }
     if (!batch.isEmpty()) {
@@ -193,9 +195,9 @@ final class Deliverer {
       return;
     }
     if (ending.progress()) {
-      backoff.progressed();
+      loop.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
-      backoff.noProgress(tally.describe());
+      loop.noProgress(tally.describe(), null);
     }
     listener.ended(ending.progress());
   }

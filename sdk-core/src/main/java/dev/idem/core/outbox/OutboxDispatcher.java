@@ -16,9 +16,9 @@ import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,10 +29,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,54 +104,44 @@ public final class OutboxDispatcher implements AutoCloseable {
   private enum State { NEW, RUNNING, DRAINING, STOPPED }
 
   // The parts, each package-private: Registration (per name: transport and callbacks, a sync
-  // transport wrapped as WorkerPoolTransport), PollBackoff (the interval and being offline),
-  // DeliveryTracker (operations in delivery, handles, rounds) and Deliverer (one poll's deliveries).
-  // This class keeps the public API, the lifecycle, the poll schedule and the pools it owns.
+  // transport wrapped as WorkerPoolTransport), DeliveryTracker (operations in delivery, handles,
+  // rounds) and Deliverer (one poll's deliveries); the shared PollLoop holds the poll schedule, the
+  // backoff (the interval and being offline), the Error that broke it and the poller thread. This
+  // class keeps the public API, the lifecycle and the worker pool it owns.
   private final IdempotentExecutor executor;
   private final Journal journal;
   private final Map<String, Registration> registrations;
-  private final Clock clock;
-  private final Scheduler scheduler;
-  private final ScheduledExecutorService ownedScheduler;  // null if the builder was given a scheduler
   private final ExecutorService ownedWorkers;  // null if given workers, or if no transport is synchronous
   private final int pageSize;
-  private final PollBackoff backoff;
+  private final PollLoop loop;
   private final DeliveryTracker tracker;
   private final Deliverer deliverer;
 
-  // Locking. `lock` guards the lifecycle and the poll schedule: the fields below. The tracker and
-  // the backoff guard their own state with their own monitors; those are leaves, sometimes taken
-  // while holding `lock`, never the other way round. Under `lock` the dispatcher only reads and
-  // writes this state and schedules or cancels tasks: journal reads, handle completion and
-  // callbacks happen outside it.
+  // Locking. `lock` guards the lifecycle: the fields below. The tracker and the loop guard their
+  // own state with their own monitors; those are leaves, sometimes taken while holding `lock`,
+  // never the other way round (the loop calls back, into poll() and stopAfter(), with no lock of
+  // its own held). Under `lock` the dispatcher only reads and writes this state and schedules or
+  // cancels tasks: journal reads, handle completion and callbacks happen outside it.
   private final Object lock = new Object();
   private State state = State.NEW;
-  /** The Error that stopped this dispatcher, if one did; guarded by {@code lock}, read without it too. */
-  private volatile Error brokenBy;
-  private Future<?> pollTask;  // the next poll, if one is scheduled
-  private Instant pollDue;  // when pollTask runs
-  private boolean polling;  // a poll is running: at most one at a time
-  private boolean pollAgain;  // something asked for a poll now while one was running
   private Future<?> drainTimer;
   private final CompletableFuture<Boolean> drainResult = new CompletableFuture<>();  // thread-safe itself
 
   private OutboxDispatcher(Builder b) {
     this.executor = b.executor;
     this.journal = b.executor.journal();
-    this.clock = b.clock;
     this.pageSize = b.pageSize;
+    PollLoop.Builder polls = PollLoop.builder(OutboxDispatcher.class, "idem-outbox", this::poll).clock(b.clock)
+        .interval(b.pollInterval).maxInterval(b.maxPollInterval).onBroken(this::stopAfter);
     if (b.scheduler != null) {
-      this.scheduler = b.scheduler;
-      this.ownedScheduler = null;
-    } else {
-      this.ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idem-outbox-poller"));
-      this.scheduler = Scheduler.of(ownedScheduler);
+      polls.scheduler(b.scheduler);
     }
+    this.loop = polls.build();
     Executor workers = b.workers;
     // A transport may implement both interfaces; how it was registered decides how it runs.
     boolean needsWorkers = b.transports.values().stream().anyMatch(t -> t instanceof SyncOnly);
     if (workers == null && needsWorkers) {
-      this.ownedWorkers = Executors.newFixedThreadPool(b.syncWorkers, daemon("idem-outbox-worker"));
+      this.ownedWorkers = Executors.newFixedThreadPool(b.syncWorkers, PollLoop.daemonThreads("idem-outbox-worker"));
       workers = ownedWorkers;
     } else {
       this.ownedWorkers = null;
@@ -167,9 +153,8 @@ public final class OutboxDispatcher implements AutoCloseable {
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
     this.registrations = Map.copyOf(regs);
-    this.backoff = new PollBackoff(b.pollInterval, b.maxPollInterval);
-    this.tracker = new DeliveryTracker(journal, clock, b.pageSize);
-    this.deliverer = new Deliverer(executor, clock, registrations, b.maxInFlight, b.pageSize, tracker, backoff,
+    this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize);
+    this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         new Deliverer.Listener() {
           @Override
           public void ended(boolean progress) {
@@ -178,7 +163,7 @@ public final class OutboxDispatcher implements AutoCloseable {
 
           @Override
           public void failed(Error error) {
-            broken(error, "a delivery");
+            loop.broken(error, "a delivery");
           }
         });
   }
@@ -208,7 +193,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         throw new IllegalStateException("the dispatcher is " + state + "; start it once");
       }
       state = State.RUNNING;
-      schedulePollLocked(Duration.ZERO);
+      loop.start();
     }
     return this;
   }
@@ -241,6 +226,7 @@ public final class OutboxDispatcher implements AutoCloseable {
           + "'; register one on the OutboxDispatcher builder");
     }
     synchronized (lock) {
+      Error brokenBy = loop.brokenBy().orElse(null);
       if (brokenBy != null) {
         return CompletableFuture.failedFuture(new IllegalStateException("the dispatcher stopped after "
             + brokenBy + "; " + operation.id() + " was not journaled. Build a new OutboxDispatcher", brokenBy));
@@ -266,8 +252,8 @@ public final class OutboxDispatcher implements AutoCloseable {
         return CompletableFuture.failedFuture(stoppedPending(record.id()));
       }
       CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
-      if (state == State.RUNNING && !backoff.isOffline()) {
-        schedulePollLocked(Duration.ZERO);
+      if (state == State.RUNNING && !loop.isOffline()) {
+        loop.wake();
       }
       return waiter.copy();
     }
@@ -331,9 +317,14 @@ public final class OutboxDispatcher implements AutoCloseable {
     Objects.requireNonNull(timeout, "timeout");
     synchronized (lock) {
       if (state == State.NEW || state == State.RUNNING) {
+        boolean started = state == State.RUNNING;
         state = State.DRAINING;
-        drainTimer = scheduler.schedule(() -> stop(false), timeout);
-        schedulePollLocked(Duration.ZERO);
+        drainTimer = loop.scheduler().schedule(() -> stop(false), timeout);
+        if (started) {
+          loop.wake();
+        } else {
+          loop.start();
+        }
       }
     }
     return drainResult.copy();
@@ -369,7 +360,7 @@ public final class OutboxDispatcher implements AutoCloseable {
    * @return whether the dispatcher is backed off
    */
   public boolean isOffline() {
-    return backoff.isOffline();
+    return loop.isOffline();
   }
 
   /**
@@ -378,11 +369,16 @@ public final class OutboxDispatcher implements AutoCloseable {
    * @return the interval until the next poll, between pollInterval and maxPollInterval
    */
   public Duration currentPollInterval() {
-    return backoff.interval();
+    return loop.interval();
   }
 
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * One poll, run by the loop: settle the handles of operations finished elsewhere, start
+   * delivering what is due, then, while draining, check whether the queue is empty (not when the
+   * journal could not be read). An unexpected RuntimeException here backs the loop off.
+   */
   private void poll() {
     if (executor.isClosed()) {
       LOG.warn("OutboxDispatcher stopped: its IdempotentExecutor was closed (close the dispatcher first);"
@@ -391,57 +387,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       return;
     }
     synchronized (lock) {
-      pollTask = null;
-      pollDue = null;
-      if (state == State.STOPPED || state == State.NEW) {
+      if (state == State.STOPPED) {
         return;
       }
-      if (polling) {
-        pollAgain = true;
-        return;
-      }
-      polling = true;
     }
-    try {
-      pollOnce();
-    } catch (RuntimeException e) {
-      LOG.error("OutboxDispatcher poll failed unexpectedly; polling goes on", e);
-    } catch (Error e) {
-      broken(e, "its poller");
-    } finally {
-      synchronized (lock) {
-        polling = false;
-        if (state == State.RUNNING || state == State.DRAINING) {
-          schedulePollLocked(pollAgain ? Duration.ZERO : backoff.interval());
-        }
-        pollAgain = false;
-      }
-    }
-  }
-
-  /**
-   * An Error (OutOfMemoryError, StackOverflowError, a transport's or a callback's own) in the
-   * poller or a delivery: what it left behind is unknown, so the dispatcher stops rather than go on
-   * half-working, says so at ERROR, and from then on every handle and every {@link #submit} fails
-   * with an exception that names the Error. The operations stay in the journal for the next
-   * dispatcher (or {@code resumePending}).
-   */
-  private void broken(Error error, String where) {
-    synchronized (lock) {
-      if (brokenBy == null) {
-        brokenBy = error;
-      }
-    }
-    LOG.error("OutboxDispatcher stopped: {} in {}; its operations stay in the journal for the next dispatcher",
-        error.toString(), where, error);
-    stop(false);
-  }
-
-  /**
-   * One poll: settle the handles of operations finished elsewhere, start delivering what is due,
-   * then, while draining, check whether the queue is empty (not when the journal could not be read).
-   */
-  private void pollOnce() {
     tracker.sweep();
     if (deliverer.deliverDue()) {
       checkDrained();
@@ -456,9 +405,22 @@ public final class OutboxDispatcher implements AutoCloseable {
   private void deliveryEnded(boolean progress) {
     synchronized (lock) {
       if ((progress && state == State.RUNNING) || state == State.DRAINING) {
-        schedulePollLocked(Duration.ZERO);
+        loop.wake();
       }
     }
+  }
+
+  /**
+   * The loop stopped for an Error (OutOfMemoryError, StackOverflowError, a transport's or a
+   * callback's own) in the poller or a delivery: what it left behind is unknown, so the dispatcher
+   * stops rather than go on half-working, says so at ERROR, and from then on every handle and every
+   * {@link #submit} fails with an exception that names the Error. The operations stay in the
+   * journal for the next dispatcher (or {@code resumePending}).
+   */
+  private void stopAfter(Error error, String where) {
+    LOG.error("OutboxDispatcher stopped: {} in {}; its operations stay in the journal for the next dispatcher",
+        error.toString(), where, error);
+    stop(false);
   }
 
   private void checkDrained() {
@@ -499,10 +461,6 @@ public final class OutboxDispatcher implements AutoCloseable {
         return;
       }
       state = State.STOPPED;
-      if (pollTask != null) {
-        pollTask.cancel(false);
-        pollTask = null;
-      }
       if (drainTimer != null) {
         drainTimer.cancel(false);
         drainTimer = null;
@@ -520,9 +478,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     if (ownedWorkers != null) {
       ownedWorkers.shutdownNow();
     }
-    if (ownedScheduler != null) {
-      ownedScheduler.shutdownNow();
-    }
+    loop.close();  // last: it interrupts its thread, which may be the one running this
     drainResult.complete(drained);
     LOG.debug("OutboxDispatcher stopped ({})", drained ? "drained" : "operations left PENDING");
   }
@@ -541,41 +497,10 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   private OperationPendingException stoppedPending(OperationId id) {
-    Error error = brokenBy;
+    Error error = loop.brokenBy().orElse(null);
     return new OperationPendingException("the OutboxDispatcher stopped" + (error == null ? "" : " after " + error)
         + " before delivering " + id + "; it is PENDING in the journal with its key, and the next dispatcher (or"
         + " resumePending) delivers it", error, id, List.of(), null);
-  }
-
-  /** Schedules a poll after {@code delay} unless one is already due no later. */
-  private void schedulePollLocked(Duration delay) {
-    if (polling && delay.isZero()) {
-      pollAgain = true;
-      return;
-    }
-    Instant due = clock.instant().plus(delay);
-    if (pollTask != null) {
-      if (!pollDue.isAfter(due)) {
-        return;
-      }
-      pollTask.cancel(false);
-    }
-    pollDue = due;
-    try {
-      pollTask = scheduler.schedule(this::poll, delay);
-    } catch (RejectedExecutionException e) {
-      pollTask = null;
-      pollDue = null;
-    }
-  }
-
-  private static java.util.concurrent.ThreadFactory daemon(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   /** A transport registered as synchronous, to run on the worker pool. */

@@ -20,6 +20,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.outbox.Deliverer.Ending;
+import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeTime;
 import dev.idem.core.support.Requests;
@@ -37,7 +38,9 @@ class DelivererTest {
   private final FakeTime time = new FakeTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
-  private final PollBackoff backoff = new PollBackoff(Duration.ofSeconds(1), Duration.ofSeconds(60));
+  private final PollLoop backoff = PollLoop.builder(OutboxDispatcher.class, "test", () -> { })
+      .clock(time.clock()).scheduler(time.scheduler()).interval(Duration.ofSeconds(1))
+      .maxInterval(Duration.ofSeconds(60)).build();
   private final DeliveryTracker tracker = new DeliveryTracker(journal, 100);
   private final List<Boolean> ended = new ArrayList<>();
 
