@@ -4,6 +4,7 @@ import dev.idem.core.Jitter;
 import dev.idem.core.spi.RetryDecision;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.webhooks.internal.ClaimedEvent;
 import dev.idem.webhooks.internal.InboxStore;
 import java.time.Clock;
@@ -17,13 +18,10 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.DoubleSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,7 +53,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>All timing uses the injected {@link Clock}, {@link Scheduler} and randomness. Thread-safe.
  * A failing poll (the store is down) is logged once per outage, retried with a growing interval
- * up to 30 s, and reported by {@link #lastPollFailure()}.
+ * (doubling from twice the poll interval, up to 30 s or the poll interval if longer), and
+ * reported by {@link #lastPollFailure()}; the first poll that works logs one INFO.
  */
 public final class WebhookProcessor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookProcessor.class);
@@ -80,26 +79,18 @@ public final class WebhookProcessor implements AutoCloseable {
   private final DoubleSupplier random;
   private final String owner;
   private final Duration lease;
-  private final Duration pollInterval;
   private final int workerCount;
   private final WebhookListener listener;
-  private final Scheduler scheduler;
-  private final ScheduledExecutorService ownedScheduler;
+  // The shared poll loop: the poll schedule, the backoff while the inbox cannot be read, the Error
+  // that stopped processing, and the poller thread.
+  private final PollLoop loop;
   private final Semaphore slots;
-  private final Runnable nudge = () -> requestPoll(Duration.ZERO);
+  private final Runnable nudge;
 
   private final Object lock = new Object();
   private ExecutorService workers;  // set by start
   private boolean started;
   private boolean closed;
-  private boolean polling;
-  private boolean pollAgain;
-  private Future<?> pollTask;
-  private Instant pollDue;
-  private Duration failureBackoff = Duration.ZERO;
-  private volatile Throwable lastPollFailure;
-  /** The Error that stopped background processing, if one did. */
-  private volatile Error brokenBy;
 
   private WebhookProcessor(Builder b) {
     this.inbox = b.inbox;
@@ -112,16 +103,15 @@ public final class WebhookProcessor implements AutoCloseable {
     this.random = b.random;
     this.owner = b.owner;
     this.lease = b.lease;
-    this.pollInterval = b.pollInterval;
     this.workerCount = b.workers;
     this.listener = b.listener;
+    PollLoop.Builder polls = PollLoop.builder(WebhookProcessor.class, "idem-webhooks", this::poll).clock(clock)
+        .interval(b.pollInterval).maxInterval(max(MAX_POLL_BACKOFF, b.pollInterval)).onBroken(this::stopped);
     if (b.scheduler != null) {
-      this.scheduler = b.scheduler;
-      this.ownedScheduler = null;
-    } else {
-      this.ownedScheduler = Executors.newSingleThreadScheduledExecutor(daemon("idem-webhooks-poller"));
-      this.scheduler = Scheduler.of(ownedScheduler);
+      polls.scheduler(b.scheduler);
     }
+    this.loop = polls.build();
+    this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
   }
 
@@ -147,10 +137,10 @@ public final class WebhookProcessor implements AutoCloseable {
         throw new IllegalStateException("start a processor once, before closing it");
       }
       started = true;
-      workers = Executors.newFixedThreadPool(workerCount, daemon("idem-webhooks-worker"));
+      workers = Executors.newFixedThreadPool(workerCount, PollLoop.daemonThreads("idem-webhooks-worker"));
     }
     inbox.onNewWork(nudge);
-    requestPoll(Duration.ZERO);
+    loop.start();
     return this;
   }
 
@@ -164,7 +154,7 @@ public final class WebhookProcessor implements AutoCloseable {
    * @throws WebhookInboxException if the inbox cannot be read or written
    */
   public int processDue(int max) {
-    Error broken = brokenBy;
+    Error broken = loop.brokenBy().orElse(null);
     if (broken != null) {
       throw new WebhookInboxException("the webhook processor stopped after " + broken
           + "; the events stay in the inbox. Build a new processor", broken);
@@ -183,8 +173,7 @@ public final class WebhookProcessor implements AutoCloseable {
    *     processing last worked, if any
    */
   public Optional<Throwable> lastPollFailure() {
-    Error broken = brokenBy;
-    return Optional.ofNullable(broken != null ? broken : lastPollFailure);
+    return loop.lastFailure();
   }
 
   /** @return the name written into leases and the attempt history */
@@ -194,87 +183,29 @@ public final class WebhookProcessor implements AutoCloseable {
 
   // ---------------------------------------------------------------------------------------------
 
-  private void requestPoll(Duration delay) {
-    synchronized (lock) {
-      if (!started || closed || brokenBy != null) {
-        return;
-      }
-      if (polling) {
-        if (delay.isZero()) {
-          pollAgain = true;
-        }
-        return;
-      }
-      Instant due = clock.instant().plus(delay);
-      if (pollTask != null) {
-        if (!pollDue.isAfter(due)) {
-          return;
-        }
-        pollTask.cancel(false);
-      }
-      pollDue = due;
-      pollTask = scheduler.schedule(this::poll, delay);
-    }
-  }
-
+  /** One poll, run by the loop: claims as many due events as there are free workers. */
   private void poll() {
-    synchronized (lock) {
-      pollTask = null;
-      pollDue = null;
-      if (closed || polling) {
-        return;
-      }
-      polling = true;
-      pollAgain = false;
-    }
-    Duration next = pollInterval;
-    try {
-      int free = slots.availablePermits();
-      if (free > 0) {
-        long now = clock.millis();
-        List<ClaimedEvent> claimed = store.claim(free, owner, now, now + lease.toMillis());
-        for (ClaimedEvent e : claimed) {
-          slots.acquireUninterruptibly();
-          try {
-            workers.execute(() -> {
-              try {
-                run(e);
-              } finally {
-                slots.release();
-                requestPoll(Duration.ZERO);
-              }
-            });
-          } catch (RejectedExecutionException closing) {
-            slots.release();  // closing: the event stays PROCESSING until its lease ends
-          }
+    int free = slots.availablePermits();
+    if (free > 0) {
+      long now = clock.millis();
+      List<ClaimedEvent> claimed = store.claim(free, owner, now, now + lease.toMillis());
+      for (ClaimedEvent e : claimed) {
+        slots.acquireUninterruptibly();
+        try {
+          workers.execute(() -> {
+            try {
+              run(e);
+            } finally {
+              slots.release();
+              loop.wake();
+            }
+          });
+        } catch (RejectedExecutionException closing) {
+          slots.release();  // closing: the event stays PROCESSING until its lease ends
         }
       }
-      if (lastPollFailure != null && brokenBy == null) {
-        LOG.info("webhook processing works again");
-      }
-      lastPollFailure = null;
-      failureBackoff = Duration.ZERO;
-    } catch (RuntimeException e) {
-      if (lastPollFailure == null) {
-        LOG.warn("webhook processing cannot reach the inbox; retrying with backoff", e);
-      }
-      lastPollFailure = e;
-      failureBackoff = failureBackoff.isZero() ? pollInterval : failureBackoff.multipliedBy(2);
-      if (failureBackoff.compareTo(MAX_POLL_BACKOFF) > 0) {
-        failureBackoff = MAX_POLL_BACKOFF;
-      }
-      next = failureBackoff;
-    } catch (Error e) {
-      broken(e, "its poller");
-    } finally {
-      boolean again;
-      synchronized (lock) {
-        polling = false;
-        again = pollAgain && lastPollFailure == null;
-        pollAgain = false;
-      }
-      requestPoll(again ? Duration.ZERO : next);
     }
+    loop.progressed();
   }
 
   private void run(ClaimedEvent e) {
@@ -288,26 +219,18 @@ public final class WebhookProcessor implements AutoCloseable {
     } catch (Error ex) {
       // A handler's own Error is the event's failure (runClaimed records it); this one came from
       // the store or a listener while the outcome was being recorded.
-      broken(ex, "webhook " + e.source() + "/" + e.eventId());
+      loop.broken(ex, "webhook " + e.source() + "/" + e.eventId());
     }
   }
 
   /**
-   * An Error (OutOfMemoryError, StackOverflowError, a listener's own) outside a handler: what it
-   * left behind is unknown, so background processing stops instead of dying unseen on a pool
-   * thread. It is logged at ERROR, {@link #lastPollFailure()} returns it, and {@link #processDue}
-   * throws, naming it. Unfinished events stay in the inbox for the next processor.
+   * The loop stopped for an Error (OutOfMemoryError, StackOverflowError, a listener's own) outside
+   * a handler: what it left behind is unknown, so background processing stops instead of dying
+   * unseen on a pool thread. It is logged at ERROR, {@link #lastPollFailure()} returns it, and
+   * {@link #processDue} throws, naming it. Unfinished events stay in the inbox for the next
+   * processor.
    */
-  private void broken(Error error, String where) {
-    synchronized (lock) {
-      if (brokenBy == null) {
-        brokenBy = error;
-      }
-      if (pollTask != null) {
-        pollTask.cancel(false);
-        pollTask = null;
-      }
-    }
+  private void stopped(Error error, String where) {
     LOG.error("webhook processing stopped: {} in {}; the events stay in the inbox for the next processor",
         error.toString(), where, error);
   }
@@ -404,15 +327,10 @@ public final class WebhookProcessor implements AutoCloseable {
         return;
       }
       closed = true;
-      if (pollTask != null) {
-        pollTask.cancel(false);
-      }
       w = workers;
     }
     inbox.removeOnNewWork(nudge);
-    if (ownedScheduler != null) {
-      ownedScheduler.shutdownNow();
-    }
+    loop.close();
     if (w != null) {
       w.shutdown();
       try {
@@ -427,13 +345,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
   }
 
   /** Configures a processor. Not thread-safe. */

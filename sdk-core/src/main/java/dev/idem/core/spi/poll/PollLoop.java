@@ -141,10 +141,13 @@ public final class PollLoop implements AutoCloseable {
 
   /**
    * Reports progress: the interval goes back to the base, and an offline loop comes back online
-   * (one INFO).
+   * (one INFO). Ignored once broken: a poll that was running when the loop broke does not announce
+   * a recovery.
    */
   public void progressed() {
-    backoff.progressed();
+    if (brokenBy == null) {
+      backoff.progressed();
+    }
   }
 
   /**
