@@ -57,6 +57,7 @@ public final class PollLoop implements AutoCloseable {
   private final Object lock = new Object();
   private boolean started;
   private boolean closed;
+  private boolean refused;  // the scheduler refused a poll: it takes no more
   private boolean polling;  // at most one poll at a time
   private boolean pollAgain;  // woken while polling
   private Future<?> pollTask;  // the next poll, if one is scheduled
@@ -287,7 +288,7 @@ public final class PollLoop implements AutoCloseable {
 
   /** Schedules a poll after {@code delay} unless one is already due no later. */
   private void scheduleLocked(Duration delay) {
-    if (!started || closed || brokenBy != null) {
+    if (!started || closed || refused || brokenBy != null) {
       return;
     }
     if (polling) {
@@ -309,6 +310,7 @@ public final class PollLoop implements AutoCloseable {
       // once, since nothing is scheduled after this.
       pollTask = null;
       pollDue = null;
+      refused = true;
       log.warn("{}: its scheduler refused the next poll ({}); polling has stopped. Close the {} before its"
           + " scheduler", name, e.toString(), name);
     }
