@@ -52,9 +52,10 @@ import org.slf4j.LoggerFactory;
  * {@link WebhookHandler} for what handlers can rely on (at least once, no ordering).
  *
  * <p>All timing uses the injected {@link Clock}, {@link Scheduler} and randomness. Thread-safe.
- * A failing poll (the store is down) is logged once per outage, retried with a growing interval
- * (doubling from twice the poll interval, up to 30 s or the poll interval if longer), and
- * reported by {@link #lastPollFailure()}; the first poll that works logs one INFO.
+ * A failing poll (the store is down) is logged once per outage and reported by
+ * {@link #lastPollFailure()}; each failed poll doubles the wait before the next one, up to 30 s
+ * (or the poll interval, if longer), and the first poll that works again logs one INFO and goes
+ * back to the poll interval.
  */
 public final class WebhookProcessor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookProcessor.class);
