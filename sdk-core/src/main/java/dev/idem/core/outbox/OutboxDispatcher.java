@@ -380,16 +380,16 @@ public final class OutboxDispatcher implements AutoCloseable {
    * journal could not be read). An unexpected RuntimeException here backs the loop off.
    */
   private void poll() {
+    synchronized (lock) {
+      if (state == State.STOPPED) {
+        return;  // a poll that was due as close() ran: the loop closes right after
+      }
+    }
     if (executor.isClosed()) {
       LOG.warn("OutboxDispatcher stopped: its IdempotentExecutor was closed (close the dispatcher first);"
           + " undelivered operations stay in the journal for the next dispatcher");
       stop(false);
       return;
-    }
-    synchronized (lock) {
-      if (state == State.STOPPED) {
-        return;
-      }
     }
     tracker.sweep();
     if (deliverer.deliverDue()) {
