@@ -116,7 +116,10 @@ public final class KeyHeader {
 
   @Override
   public String toString() {
-    return isAbsent() ? "KeyHeader{absent}" : key != null ? "KeyHeader{" + key + "}" : "KeyHeader{malformed: " + problem + "}";
+    if (isAbsent()) {
+      return "KeyHeader{absent}";
+    }
+    return key != null ? "KeyHeader{" + key + "}" : "KeyHeader{malformed: " + problem + "}";
   }
 
   /** HTTP's optional whitespace around a field value: spaces and tabs, and nothing else. */
