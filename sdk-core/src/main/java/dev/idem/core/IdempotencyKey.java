@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.KeySyntax;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -30,7 +31,7 @@ import javax.crypto.spec.SecretKeySpec;
  */
 public final class IdempotencyKey {
   /** The longest key accepted, in characters. */
-  public static final int MAX_LENGTH = 255;
+  public static final int MAX_LENGTH = KeySyntax.MAX_LENGTH;
 
   /**
    * One DRBG per thread. A shared {@link SecureRandom} serializes every caller on its locks (4% of
@@ -163,28 +164,23 @@ public final class IdempotencyKey {
   }
 
   /**
-   * Wraps a key that the app supplies.
+   * Wraps a key that the app supplies. The characters are the ones the key header carries
+   * unchanged in both of its spellings, bare and quoted, and that no intermediary can merge with
+   * another key: why, in {@link dev.idem.core.http.KeyHeader}. Every key Idem makes itself (UUIDs,
+   * base64url) is one.
    *
-   * @param value 1 to {@value #MAX_LENGTH} visible ASCII characters (0x21 to 0x7E)
+   * @param value 1 to {@value #MAX_LENGTH} visible ASCII characters (0x21 to 0x7E) other than the
+   *     double quote, the comma and the backslash
    * @return the key
    * @throws IllegalArgumentException if the value is empty, too long, or has a character outside
-   *     visible ASCII; the message says which character and where, never the whole value
+   *     that set; the message says which character and where, never the whole value
    */
   public static IdempotencyKey of(String value) {
     Objects.requireNonNull(value, "idempotency key");
-    if (value.isEmpty()) {
-      throw new IllegalArgumentException("idempotency key is empty; it needs 1 to " + MAX_LENGTH + " visible ASCII characters");
-    }
-    if (value.length() > MAX_LENGTH) {
-      throw new IllegalArgumentException(
-          "idempotency key has " + value.length() + " characters; at most " + MAX_LENGTH + " are allowed");
-    }
-    for (int i = 0; i < value.length(); i++) {
-      char c = value.charAt(i);
-      if (c < 0x21 || c > 0x7e) {
-        throw new IllegalArgumentException(String.format(
-            "idempotency key has a character outside visible ASCII (U+%04X) at index %d", (int) c, i));
-      }
+    String problem = KeySyntax.problem(value);
+    if (problem != null) {
+      throw new IllegalArgumentException("idempotency key has " + problem + "; a key is 1 to " + MAX_LENGTH
+          + " visible ASCII characters other than '\"', ',' and '\\'");
     }
     return new IdempotencyKey(value);
   }

@@ -5,6 +5,7 @@ import dev.idem.core.event.IdemListener;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.host.RetryBudget;
+import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.resume.ExpiredPendingAction;
 import dev.idem.core.resume.Reconciler;
 import dev.idem.core.resume.ResumeHandler;
@@ -599,7 +600,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     private String owner = "idem-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
     private Duration leaseFor = Duration.ofMinutes(2);
     private int resumeConcurrency = 1;
-    private String replayHeader = "Idempotent-Replayed";
+    private String replayHeader = ProtocolHeaders.REPLAYED;
     private final Set<String> secretHeaders = new HashSet<>();
     private final Set<String> allowedHeaders = new HashSet<>();
     private final Set<String> allowedQueryParameters = new HashSet<>();

@@ -81,10 +81,13 @@ class IdempotencyKeyTest {
   }
 
   @Test
-  void ofAcceptsUpTo255VisibleAsciiCharacters() {
+  void ofAcceptsUpTo255VisibleAsciiCharactersButTheQuoteTheCommaAndTheBackslash() {
     StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < 255; i++) {
-      sb.append((char) (0x21 + i % (0x7f - 0x21)));
+    for (int i = 0; sb.length() < 255; i++) {
+      char c = (char) (0x21 + i % (0x7f - 0x21));
+      if (c != '"' && c != ',' && c != '\\') {
+        sb.append(c);
+      }
     }
     String all = sb.toString();
     assertEquals(all, IdempotencyKey.of(all).value());
@@ -105,8 +108,8 @@ class IdempotencyKeyTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"order 42", "order\t42", "order\u000742", "ord\u00e9r-42", "order-\u20ac", "order\u007f42",
-      "order-\ud83d\ude00"})
-  void ofRejectsCharactersOutsideVisibleAscii(String value) {
+      "order-\ud83d\ude00", "order,42", "order\"42", "order\\42"})
+  void ofRejectsCharactersOutsideItsSet(String value) {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> IdempotencyKey.of(value));
     assertTrue(e.getMessage().contains("index"), e.getMessage());
     assertTrue(e.getMessage().contains("U+"), e.getMessage());

@@ -9,11 +9,12 @@ import org.junit.jupiter.api.Test;
 
 class KeyHeaderFormatTest {
   @Test
-  void structuredStringEscapesQuotesAndBackslashesAndParsesBack() {
-    IdempotencyKey key = IdempotencyKey.of("a\"b\\c");
+  void structuredStringQuotesTheKeyAndParsesBack() {
+    IdempotencyKey key = IdempotencyKey.of("a'b;c=d");
     String value = KeyHeaderFormat.STRUCTURED_STRING.format(key);
-    assertEquals("\"a\\\"b\\\\c\"", value);
+    assertEquals("\"a'b;c=d\"", value);
     assertEquals(key, KeyHeaderFormat.parse(value));
+    assertThrows(IllegalArgumentException.class, () -> KeyHeaderFormat.parse("\"a\\b\""), "escapes are refused");
   }
 
   @Test

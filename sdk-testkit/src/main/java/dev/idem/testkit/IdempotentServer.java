@@ -1,5 +1,7 @@
 package dev.idem.testkit;
 
+import dev.idem.core.ProtocolStatuses;
+import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.server.FingerprintMode;
 import dev.idem.server.GuardRenderer;
 import dev.idem.server.IdempotencyGuard;
@@ -85,7 +87,7 @@ import okhttp3.HttpUrl;
  */
 public final class IdempotentServer implements AutoCloseable {
   /** The default name of the idempotency key header. */
-  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  public static final String DEFAULT_KEY_HEADER = ProtocolHeaders.KEY;
   /** The default name of the header that names the caller. */
   public static final String DEFAULT_CALLER_HEADER = "X-Caller";
 
@@ -254,7 +256,7 @@ public final class IdempotentServer implements AutoCloseable {
     private Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
     private EffectHandler handler = new DefaultEffectHandler();
     private Clock clock = Clock.systemUTC();
-    private int mismatchStatus = 422;
+    private int mismatchStatus = ProtocolStatuses.ietfDraft().keyReusedStatus();
     private boolean sendInFlightRetryAfter = true;
     private boolean replayMarker = true;
     private boolean storeServerErrors;

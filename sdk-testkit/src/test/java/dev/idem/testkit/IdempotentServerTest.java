@@ -215,4 +215,28 @@ class IdempotentServerTest {
       assertEquals(2, server.effectCount("k-5xx"));
     }
   }
+
+  /**
+   * Over real HTTP, the reference server reads the key header by core's one parser: a key header
+   * sent twice, or two joined into one line as an intermediary may join them, is refused and runs
+   * nothing; the bare and the quoted spelling are one key.
+   */
+  @Test
+  void aKeyHeaderTwiceOrJoinedIsRefusedAndBothSpellingsAreOneKey() throws Exception {
+    IdempotentServer server = idem.server();
+    URI url = server.url("/orders");
+    Headers twice = new Headers.Builder().add("Idempotency-Key", "k3").add("Idempotency-Key", "k4").build();
+    assertEquals(400, client.post(url, null, null, "{}", twice).status());
+    for (String joined : List.of("k3, k4", "k3,k4")) {
+      Answer refused = client.post(url, joined, "{}");
+      assertEquals(400, refused.status(), joined);
+      assertTrue(refused.body().contains("comma"), refused.body());
+    }
+    assertEquals(0, server.totalEffects());
+
+    assertEquals(201, client.post(url, "k5", "{}").status());
+    assertTrue(client.post(url, "\"k5\"", "{}").isReplay());
+    assertEquals(1, server.effectCount("k5"));
+    assertEquals(1, server.totalEffects());
+  }
 }

@@ -1,10 +1,12 @@
 package dev.idem.server;
 
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.http.KeyHeader;
+import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
-import dev.idem.server.internal.KeyParser;
 import dev.idem.server.internal.CompletionSignals;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
@@ -62,8 +64,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The defaults follow the IETF Idempotency-Key draft:
  * <ul>
- *   <li>The key header is {@value #DEFAULT_KEY_HEADER}, a bare token or an RFC 8941 quoted string,
- *       1 to 255 printable ASCII characters. A malformed key gets 400.</li>
+ *   <li>The key header is {@value #DEFAULT_KEY_HEADER}, one field line holding a bare token or an
+ *       RFC 8941 quoted string, 1 to 255 visible ASCII characters other than {@code "}, {@code ,}
+ *       and {@code \}, read by the same parser as the client's ({@link KeyHeader}, which says why).
+ *       A malformed key, a second field line, or two keys joined with a comma get 400.</li>
  *   <li>POST and PATCH require a key (400 without one); other methods run unguarded without a key,
  *       and are guarded with one. Per-route {@link RoutePolicy policies} override this.</li>
  *   <li>A key is scoped per caller and route ({@link KeyScope#CALLER_AND_ROUTE}).</li>
@@ -100,13 +104,15 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdempotencyGuard implements AutoCloseable {
   /** The default name of the key header. */
-  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  public static final String DEFAULT_KEY_HEADER = ProtocolHeaders.KEY;
   /** The header that marks a replayed result, as the IETF draft and Stripe name it. */
-  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+  public static final String REPLAYED_HEADER = ProtocolHeaders.REPLAYED;
   /** Sent on a replay whose body was over the capture cap and was not stored, with value {@code omitted}. */
   public static final String REPLAY_BODY_HEADER = "Idempotent-Replay-Body";
 
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
+  /** The client's default statuses (the IETF draft's), so that the two halves speak one protocol. */
+  private static final ProtocolStatuses PROTOCOL = ProtocolStatuses.ietfDraft();
   // A repeat waiting for the first request polls the store at these intervals, doubling, unless
   // this process finishes the operation first and wakes it.
   private static final Duration FIRST_POLL = Duration.ofMillis(25);
@@ -175,7 +181,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.maxRequestBody = b.maxRequestBody;
     this.maxCapturedBody = b.maxCapturedBody;
     Set<String> allowed = new java.util.HashSet<>(b.replayHeaders);
-    allowed.removeAll(b.secretHeaders);
+    // The client's rule for what is a secret, so that no store of Idem keeps a credential.
+    allowed.removeIf(h -> b.secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
     this.replayHeaders = Set.copyOf(allowed);
     this.purgeInterval = b.purgeInterval;
     this.renderer = b.renderer;
@@ -216,13 +223,13 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   /**
-   * The valid key in a key header's values, unquoted, as the guard reads it.
+   * The valid key in a key header's values, unquoted, as the guard reads it ({@link KeyHeader}).
    *
    * @param headerValues every value of the key header
    * @return the key, or empty if the header is absent or malformed
    */
   public static Optional<String> validKey(List<String> headerValues) {
-    return Optional.ofNullable(KeyParser.parse(headerValues).key());
+    return KeyHeader.parse(headerValues).key().map(k -> k.value());
   }
 
   /**
@@ -608,26 +615,26 @@ public final class IdempotencyGuard implements AutoCloseable {
   Prepared prepare(GuardRequest request) throws IOException {
     String route = request.method() + " " + request.path();
     RoutePolicy policy = policy(request.method(), route);
-    KeyParser key = KeyParser.parse(request.keyHeaderValues());
+    KeyHeader key = KeyHeader.parse(request.keyHeaderValues());
     if (key.isAbsent()) {
       if (policy.keyRequired()) {
         return Prepared.answered(respond(Admission.Reason.KEY_MISSING, renderer.refusal(new Refusal(
-            Refusal.Kind.KEY_MISSING, 400, keyHeader, keyHeader + " is missing",
+            Refusal.Kind.KEY_MISSING, PROTOCOL.keyMissingStatus(), keyHeader, keyHeader + " is missing",
             "This operation is idempotent and requires an " + keyHeader + " header.", null))));
       }
       return Prepared.answered(new Admission.Unguarded());
     }
-    if (!key.isValid()) {
+    if (key.key().isEmpty()) {
       return Prepared.answered(respond(Admission.Reason.KEY_MALFORMED, renderer.refusal(new Refusal(
-          Refusal.Kind.KEY_MALFORMED, 400, keyHeader, keyHeader + " is malformed",
-          "The " + keyHeader + " header has " + key.problem() + ".", null))));
+          Refusal.Kind.KEY_MALFORMED, PROTOCOL.keyMissingStatus(), keyHeader, keyHeader + " is malformed",
+          "The " + keyHeader + " header has " + key.problem().orElseThrow() + ".", null))));
     }
     byte[] body = request.body().read(maxRequestBody + 1);
     if (body.length > maxRequestBody) {
       return Prepared.answered(tooLarge());
     }
-    return new Prepared(null, scope.id(request.caller(), route, key.key()), fingerprint(request, body), body, policy,
-        route);
+    return new Prepared(null, scope.id(request.caller(), route, key.key().get().value()), fingerprint(request, body),
+        body, policy, route);
   }
 
   Admission tooLarge() {
@@ -788,7 +795,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   GuardResponse inFlight() {
-    return renderer.refusal(new Refusal(Refusal.Kind.IN_FLIGHT, 409, keyHeader,
+    return renderer.refusal(new Refusal(Refusal.Kind.IN_FLIGHT, PROTOCOL.inFlightStatus(), keyHeader,
         "A request with this " + keyHeader + " is still being processed",
         "Retry after the first request has completed; the retry will get its result.", inFlightRetryAfter));
   }
@@ -870,7 +877,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private Duration retention = Duration.ofHours(24);
     private Duration lease = Duration.ofSeconds(30);
     private Duration inFlightRetryAfter = Duration.ofSeconds(1);
-    private int mismatchStatus = 422;
+    private int mismatchStatus = PROTOCOL.keyReusedStatus();
     private boolean replayMarker = true;
     private StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
     private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
@@ -878,7 +885,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private int maxCapturedBody = 1 << 20;
     private Set<String> replayHeaders = Set.of("content-type", "content-language", "content-location", "location",
         "etag", "last-modified");
-    private Set<String> secretHeaders = Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
+    private Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
     private Duration purgeInterval = Duration.ofMinutes(10);
     private GuardRenderer renderer = GuardRenderer.problemJson();
     private GuardListener listener = GuardListener.NONE;
@@ -1112,15 +1119,17 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Headers never stored, whatever the allowlist says. Default {@code Authorization},
-     * {@code Proxy-Authorization}, {@code Cookie} and {@code Set-Cookie}; the names given here are
+     * Headers never stored, whatever the allowlist says, besides those the client's rule calls
+     * secret ({@link RequestSnapshot#isSecretByDefault(String)}: {@code Authorization},
+     * {@code Proxy-Authorization}, {@code Cookie}, {@code Set-Cookie}, and any name containing
+     * {@code token}, {@code secret}, {@code auth}, {@code session}...). The names given here are
      * added to those.
      *
      * @param names more header names, case-insensitive
      * @return this builder
      */
     public Builder secretHeaders(Set<String> names) {
-      Set<String> all = new java.util.HashSet<>(Set.of("authorization", "proxy-authorization", "cookie", "set-cookie"));
+      Set<String> all = new java.util.HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
       all.addAll(lower(names));
       this.secretHeaders = Set.copyOf(all);
       return this;

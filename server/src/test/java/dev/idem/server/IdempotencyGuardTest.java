@@ -92,6 +92,28 @@ class IdempotencyGuardTest {
     assertFalse(stored.headers().containsKey("Set-Cookie"));
   }
 
+  /** The guard keeps secrets out of its store by the client's rule, not by four names of its own. */
+  @Test
+  void aSecretLookingHeaderIsNeverStoredEvenIfAllowlisted() throws Exception {
+    guard.close();
+    guard = guard(b -> b.replayHeaders(java.util.Set.of("Location", "X-Auth-Token", "X-Session-Id")));
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Location", List.of("/orders/1"));
+    headers.put("X-Auth-Token", List.of("secret-1"));
+    headers.put("X-Session-Id", List.of("secret-2"));
+    send(json("k1", "{}"), 201, headers, "order-");
+    GuardResponse again = send(json("k1", "{}"));
+    assertEquals("/orders/1", again.header("Location"));
+    assertNull(again.header("X-Auth-Token"));
+    assertNull(again.header("X-Session-Id"));
+    StoredResponse stored = store.find(new RecordId("alice", "POST /orders", "k1")).orElseThrow().response().orElseThrow();
+    assertEquals(java.util.Set.of("location"), lowerCase(stored.headers().keySet()));
+  }
+
+  private static java.util.Set<String> lowerCase(java.util.Set<String> names) {
+    return names.stream().map(n -> n.toLowerCase(java.util.Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
+  }
+
   @Test
   void keyReusedWithAnotherPayloadIs422AndRunsNothing() throws Exception {
     send(json("k1", "{\"sku\":\"A1\"}"));

@@ -1,6 +1,7 @@
 package dev.idem.core.http;
 
 import dev.idem.core.IdempotencyKey;
+import java.util.List;
 
 /**
  * How the idempotency key is written into its header, shared by every HTTP adapter. Servers
@@ -17,22 +18,13 @@ public enum KeyHeaderFormat {
   },
   /**
    * An RFC 8941 structured-field string, as in the IETF idempotency-key draft:
-   * {@code Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"}. Backslashes and double quotes
-   * in the key are escaped.
+   * {@code Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"}. No key needs an escape (a key
+   * has no double quote and no backslash: {@link KeyHeader}).
    */
   STRUCTURED_STRING {
     @Override
     public String format(IdempotencyKey key) {
-      String v = key.value();
-      StringBuilder sb = new StringBuilder(v.length() + 2).append('"');
-      for (int i = 0; i < v.length(); i++) {
-        char c = v.charAt(i);
-        if (c == '"' || c == '\\') {
-          sb.append('\\');
-        }
-        sb.append(c);
-      }
-      return sb.append('"').toString();
+      return '"' + key.value() + '"';
     }
   };
 
@@ -45,26 +37,16 @@ public enum KeyHeaderFormat {
   public abstract String format(IdempotencyKey key);
 
   /**
-   * Reads a key from a header value in either format: a quoted structured-field string is
-   * unquoted, anything else is taken as a bare key.
+   * Reads a key from a header value in either format, by the one rule of {@link KeyHeader}.
    *
-   * @param headerValue the header value
+   * @param headerValue the header value (one field line)
    * @return the key
-   * @throws IllegalArgumentException if the value is not a valid key
+   * @throws IllegalArgumentException if the value is not a valid key in either format; the message
+   *     says why, never the value
    */
   public static IdempotencyKey parse(String headerValue) {
-    String v = headerValue.trim();
-    if (v.length() >= 2 && v.charAt(0) == '"' && v.charAt(v.length() - 1) == '"') {
-      StringBuilder sb = new StringBuilder(v.length());
-      for (int i = 1; i < v.length() - 1; i++) {
-        char c = v.charAt(i);
-        if (c == '\\' && i + 1 < v.length() - 1) {
-          c = v.charAt(++i);
-        }
-        sb.append(c);
-      }
-      v = sb.toString();
-    }
-    return IdempotencyKey.of(v);
+    KeyHeader parsed = KeyHeader.parse(List.of(headerValue));
+    return parsed.key().orElseThrow(() -> new IllegalArgumentException(
+        "the key header has " + parsed.problem().orElseThrow()));
   }
 }

@@ -2,13 +2,12 @@ package dev.idem.httpclient.internal;
 
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
+import dev.idem.core.spi.adapter.CaptureRule;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
@@ -16,9 +15,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One attempt's response body, held at the wire: subscribed to the JDK's
  * {@code BodyHandlers.ofPublisher()} publisher, it pulls at most
- * {@link ResponseSnapshot#MAX_CAPTURED_BODY} + 1 bytes (and only when they are needed: an error
- * body, which the classifier reads, or a 2xx whose declared length fits the cap, which the journal
- * keeps whole), then pulls nothing more until the caller's {@link BodySubscriber} is
+ * {@link ResponseSnapshot#MAX_CAPTURED_BODY} + 1 bytes, and only when the {@link CaptureRule} reads
+ * the body, then pulls nothing more until the caller's {@link BodySubscriber} is
  * {@linkplain #attach attached}: that subscriber gets the captured prefix, then the rest as it
  * arrives and as fast as it asks, as if the JDK client had fed it directly. An attempt whose
  * response is not handed over is {@linkplain #discard discarded}: its subscription is cancelled,
@@ -61,8 +59,7 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
       CaptureDeadline deadline) {
     ResponseRelay relay = new ResponseRelay();
     long declared = raw.headers().firstValueAsLong("Content-Length").orElse(-1);
-    boolean ok = raw.statusCode() >= 200 && raw.statusCode() < 300;
-    relay.capturing = wholeUpToCap || !ok || (declared >= 0 && declared <= CAP);
+    relay.capturing = CaptureRule.readsBody(raw.statusCode(), declared, wholeUpToCap);
     if (!relay.capturing) {
       relay.captured.complete(null);
     } else if (deadline.bounded()) {
@@ -94,21 +91,19 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
   }
 
   private synchronized ResponseSnapshot snapshot(HttpResponse<?> raw, long declared) {
-    Map<String, List<String>> headers = raw.headers().map();
+    byte[] whole = null;
     if (complete && error == null && prefixBytes <= CAP) {
-      byte[] body = new byte[(int) prefixBytes];
+      whole = new byte[(int) prefixBytes];
       int at = 0;
       for (ByteBuffer b : prefix) {
         int n = b.remaining();
-        b.duplicate().get(body, at, n);
+        b.duplicate().get(whole, at, n);
         at += n;
       }
-      return new ResponseSnapshot(raw.statusCode(), headers, body);
     }
-    Map<String, List<String>> marked = new LinkedHashMap<>(headers);
-    marked.put(ResponseSnapshot.BODY_NOT_KEPT_HEADER, List.of(declared >= 0 ? Long.toString(declared) : "unknown"));
-    return new ResponseSnapshot(raw.statusCode(), marked, new byte[0]);
+    return CaptureRule.snapshot(raw.statusCode(), raw.headers().map(), whole, declared);
   }
+
 
   @Override
   public void onSubscribe(Flow.Subscription s) {

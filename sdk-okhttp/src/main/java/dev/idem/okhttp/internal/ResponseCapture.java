@@ -2,30 +2,22 @@ package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
+import dev.idem.core.spi.adapter.CaptureRule;
 import java.io.IOException;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import okhttp3.Response;
 import okio.BufferedSource;
 import okio.Timeout;
 
 /**
- * Reads as much of a live response as the outcome and the journal need, and never more than
- * {@link ResponseSnapshot#MAX_CAPTURED_BODY} bytes: the outcome is decided from the status and the
- * headers, so a 2xx body is read here only when its declared length fits the cap (then the journal
- * keeps it whole); an error body is read up to the cap, because the classifier looks into it (a
- * 400 naming the key). What is read stays in the body's own buffer, so the caller who gets this
- * response reads the captured prefix followed by the rest of the live source, unbuffered; a body
- * that is not kept is marked with {@link ResponseSnapshot#BODY_NOT_KEPT_HEADER}.
+ * The {@link CaptureRule} on an OkHttp response: what is read stays in the body's own buffer, so
+ * the caller who gets this response reads the captured prefix followed by the rest of the live
+ * source, unbuffered.
  *
- * <p>The status line and headers have arrived when this runs, so the attempt is answered: a body
- * that does not arrive whole by the {@link CaptureDeadline} (the read timeout counts for the whole
- * captured body, not for each read) or that breaks off is not kept, and never turns the attempt
- * into an unanswered one. Reading stops at the deadline; if a read is still waiting then, the
- * deadline cuts the connection (the caller then reads what arrived, then a timeout, as OkHttp's own
- * read timeout would give), otherwise the rest of the body goes on to the caller as it arrives.
- * Stateless.
+ * <p>The status line and headers have arrived when this runs, so the attempt is answered. Reading
+ * stops at the {@link CaptureDeadline} (the read timeout counts for the whole captured body, not
+ * for each read); if a read is still waiting then, the deadline cuts the connection (the caller
+ * then reads what arrived, then a timeout, as OkHttp's own read timeout would give), otherwise the
+ * rest of the body goes on to the caller as it arrives. Stateless.
  */
 final class ResponseCapture {
   private ResponseCapture() {}
@@ -38,14 +30,14 @@ final class ResponseCapture {
   static ResponseSnapshot capture(Response raw, CaptureDeadline deadline) {
     try {
       long declared = raw.body().contentLength();
-      boolean read = !raw.isSuccessful() || (declared >= 0 && declared <= ResponseSnapshot.MAX_CAPTURED_BODY);
-      if (read) {
+      byte[] whole = null;
+      if (CaptureRule.readsBody(raw.code(), declared, false)) {
         BufferedSource source = raw.body().source();
         if (readWhole(source, deadline)) {
-          return new ResponseSnapshot(raw.code(), raw.headers().toMultimap(), source.getBuffer().snapshot().toByteArray());
+          whole = source.getBuffer().snapshot().toByteArray();
         }
       }
-      return notKept(raw, declared);
+      return CaptureRule.snapshot(raw.code(), raw.headers().toMultimap(), whole, declared);
     } catch (RuntimeException | Error e) {
       raw.close();
       throw e;
@@ -59,12 +51,16 @@ final class ResponseCapture {
    */
   static ResponseSnapshot captureAndClose(Response raw, CaptureDeadline deadline) {
     try (raw) {
-      BufferedSource source = raw.body().source();
-      if (readWhole(source, deadline)) {
-        // The whole body is in the buffer: nothing more is read from the wire.
-        return new ResponseSnapshot(raw.code(), raw.headers().toMultimap(), source.getBuffer().readByteArray());
+      long declared = raw.body().contentLength();
+      byte[] whole = null;
+      if (CaptureRule.readsBody(raw.code(), declared, true)) {
+        BufferedSource source = raw.body().source();
+        if (readWhole(source, deadline)) {
+          // The whole body is in the buffer: nothing more is read from the wire.
+          whole = source.getBuffer().readByteArray();
+        }
       }
-      return notKept(raw, raw.body().contentLength());
+      return CaptureRule.snapshot(raw.code(), raw.headers().toMultimap(), whole, declared);
     }
   }
 
@@ -103,11 +99,5 @@ final class ResponseCapture {
         timeout.clearDeadline();
       }
     }
-  }
-
-  private static ResponseSnapshot notKept(Response raw, long declared) {
-    Map<String, List<String>> headers = new LinkedHashMap<>(raw.headers().toMultimap());
-    headers.put(ResponseSnapshot.BODY_NOT_KEPT_HEADER, List.of(declared >= 0 ? Long.toString(declared) : "unknown"));
-    return new ResponseSnapshot(raw.code(), headers, new byte[0]);
   }
 }

@@ -202,6 +202,7 @@ public class IdemProperties {
      */
     private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
     /** The key header's name. */
+    // A literal, not ProtocolHeaders.KEY: the configuration processor reads defaults from literals only.
     private String keyHeader = "Idempotency-Key";
     /** How the key is written: BARE or STRUCTURED_STRING (an RFC 8941 quoted string). */
     private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
@@ -215,7 +216,10 @@ public class IdemProperties {
     private Duration deadline;
     /** How long the target servers keep a key; an operation still pending past it is not re-sent blindly. */
     private Duration serverKeyRetention = Duration.ofHours(24);
-    /** Header names never journaled, besides Authorization, Proxy-Authorization and Cookie. */
+    /**
+     * Header names never journaled, besides those of the default rule (Authorization,
+     * Proxy-Authorization, Cookie, Set-Cookie, and names containing token, secret, auth, session...).
+     */
     private Set<String> secretHeaders = new LinkedHashSet<>();
 
     /**
@@ -484,6 +488,7 @@ public class IdemProperties {
     /** Where the guard's records live: EMBEDDED (idem.directory/guard.db) or DATASOURCE (the app's database). */
     private Store store = Store.EMBEDDED;
     /** The key header the guard reads. */
+    // A literal, not ProtocolHeaders.KEY: the configuration processor reads defaults from literals only.
     private String keyHeader = "Idempotency-Key";
     /** How long a completed result is kept and replayed. */
     private Duration retention = Duration.ofHours(24);

@@ -3,7 +3,9 @@ package dev.idem.core.spi.adapter;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.http.KeyHeader;
 import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
@@ -23,7 +25,8 @@ import java.util.Optional;
  *       {@code untagged-post} or {@code untagged-patch} (see {@link #untaggedName}), which is the
  *       name to register a resume transport for; under {@code REJECT} the call fails with
  *       {@link UntaggedRequestException}.</li>
- *   <li><b>A key header already on the request</b> ({@link #keyFor}): it is the app's key, and
+ *   <li><b>A key header already on the request</b> ({@link #keyFor}): read by the one parser the
+ *       server guard uses too ({@link KeyHeader}); it is the app's key, and
  *       the operation uses it, whether the call is tagged, named or untagged. Replacing it would
  *       send a key the app never saw, so the app's own retry of the call (which carries its header
  *       again) would become a second operation and a second effect; passing it through unjournaled
@@ -42,13 +45,15 @@ import java.util.Optional;
  *       (UNCERTAIN, PENDING, key reused) is thrown by the executor already.</li>
  *   <li><b>The replay marker</b> ({@link #isReplay}): the executor's
  *       {@link IdempotentExecutor#replayHeader()}, not a name of the adapter's own.</li>
+ *   <li><b>What of a response is read and kept</b>: {@link CaptureRule}, read under a
+ *       {@link CaptureDeadline}.</li>
  * </ul>
  *
  * <p>Immutable and thread-safe.
  */
 public final class AdapterSupport {
   /** The default key header name, {@value}. */
-  public static final String DEFAULT_KEY_HEADER = "Idempotency-Key";
+  public static final String DEFAULT_KEY_HEADER = ProtocolHeaders.KEY;
 
   private final IdempotentExecutor executor;
   private final String headerName;
@@ -135,25 +140,17 @@ public final class AdapterSupport {
    * @param chosen the key the app gave the operation itself, or null if it gave none
    * @return the key to use: the header's, else {@code chosen} (null if neither, and the caller
    *     draws a fresh one)
-   * @throws IdempotencyException if a header value is not a valid key, if several values name
-   *     different keys, or if the header and {@code chosen} differ; nothing was sent
+   * @throws IdempotencyException if the header is not one valid key by the rule of
+   *     {@link KeyHeader} (two field lines, even of one key, are refused, as the server guard
+   *     refuses them), or if the header and {@code chosen} differ; nothing was sent
    */
   public IdempotencyKey keyFor(List<String> headerValues, IdempotencyKey chosen) throws IdempotencyException {
-    IdempotencyKey onRequest = null;
-    for (String v : headerValues) {
-      IdempotencyKey k;
-      try {
-        k = KeyHeaderFormat.parse(v);
-      } catch (IllegalArgumentException e) {
-        throw new IdempotencyException("the request's own " + headerName + " header is not a valid key ("
-            + e.getMessage() + "); nothing was sent", e);
-      }
-      if (onRequest != null && !onRequest.equals(k)) {
-        throw new IdempotencyException("the request carries two different " + headerName + " headers; nothing was"
-            + " sent", null);
-      }
-      onRequest = k;
+    KeyHeader header = KeyHeader.parse(headerValues);
+    if (header.problem().isPresent()) {
+      throw new IdempotencyException("the request's own " + headerName + " header has " + header.problem().get()
+          + "; nothing was sent", null);
     }
+    IdempotencyKey onRequest = header.key().orElse(null);
     if (onRequest == null) {
       return chosen;
     }

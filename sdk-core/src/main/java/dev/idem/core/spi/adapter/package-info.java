@@ -3,8 +3,9 @@
  * becomes an operation and how an operation's ending becomes the adapter's answer. The OkHttp and
  * java.net.http adapters both use {@link dev.idem.core.spi.adapter.AdapterSupport}, so they agree
  * on the untagged policy, on untagged operation names, on a key header already on the request, on
- * the server's "key missing" answer and on the replay header; and both read a captured response
- * body under {@link dev.idem.core.spi.adapter.CaptureDeadline}. Applications using an adapter never
+ * the server's "key missing" answer and on the replay header; and both read and keep a response
+ * body by {@link dev.idem.core.spi.adapter.CaptureRule}, under
+ * {@link dev.idem.core.spi.adapter.CaptureDeadline}. Applications using an adapter never
  * name these types.
  */
 package dev.idem.core.spi.adapter;
