@@ -90,11 +90,12 @@ abstract class JournalContract {
     journal().begin(op);
 
     Lease a = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
-    assertEquals(new Lease("node-a", 1, T0.plus(LEASE)), a);
+    assertEquals(new Lease("node-a", 1, T0.plus(LEASE), false), a);
     assertTrue(journal().claim(op.id(), "node-b", T0.plusSeconds(29), LEASE).isEmpty());
 
     Lease b = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
     assertEquals(2, b.generation());
+    assertTrue(b.takeover(), "the claim took an IN_FLIGHT operation over");
     OperationRecord r = journal().find(op.id()).orElseThrow();
     assertEquals(OperationState.IN_FLIGHT, r.state());
     assertEquals("node-b", r.owner());
@@ -133,7 +134,7 @@ abstract class JournalContract {
     assertThrows(StaleOwnerException.class, () -> journal().recordAttempt(op.id(), old, attempt(1, 1, T0)));
     assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), old,
         Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(31), ok("{}"), null)));
-    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt());
+    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt(), false);
     assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), sameGenerationOtherOwner,
         Transition.finish(OperationState.FAILED, T0.plusSeconds(31), null, "x")));
 
