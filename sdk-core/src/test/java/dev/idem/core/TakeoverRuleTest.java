@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.Takeover;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.Optional;
@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  */
 class TakeoverRuleTest {
   private static final Duration LEASE = Duration.ofSeconds(30);
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   /** The resend is refused with a permanent 400, as a server that lost the first request would. */
   private final FakeHost host = new FakeHost(time, FakeHost.always(400));

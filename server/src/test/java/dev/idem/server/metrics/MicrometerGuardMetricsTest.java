@@ -11,7 +11,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.InMemoryIdempotencyStore;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /** The operator's numbers as meters: records by state, stuck, oldest age, conflicts, mismatches, takeovers. */
 class MicrometerGuardMetricsTest {
-  private final ManualTime time = new ManualTime();
+  private final VirtualTime time = new VirtualTime();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   static GuardRequest post(String key, String json) {
