@@ -367,12 +367,13 @@ public final class JdbcJournal implements Journal {
         return Claimed.NONE;
       }
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
-      String attempts = state == OperationState.IN_FLIGHT ? takeOver(r, now) : null;
       long generation = r.generation() + 1;
-      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos, attempts)) {
+      // A takeover is reported, not acted on: the executor records what the holder may have sent.
+      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos, null)) {
         return Claimed.NONE;
       }
-      return new Claimed(Optional.of(new Lease(owner, generation, expiresAt)), generation > 1 || r.queued());
+      return new Claimed(Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT)),
+          generation > 1 || r.queued());
     }, claimed -> claimed.durable() ? Durability.SYNC : Durability.DEFERRED))).lease();
   }
 
@@ -381,25 +382,6 @@ public final class JdbcJournal implements Journal {
    */
   private record Claimed(Optional<Lease> lease, boolean durable) {
     static final Claimed NONE = new Claimed(Optional.empty(), false);
-  }
-
-  /**
-   * The attempts of an IN_FLIGHT row whose lease expired, or that its owner claims again after a
-   * restart: its holder may have sent the attempt of that generation and died. Unless that
-   * attempt was recorded, it counts as AMBIGUOUS, so that giving up later ends UNCERTAIN.
-   *
-   * @return the new attempts JSON, or null to keep the stored one
-   */
-  private String takeOver(RawRow r, Instant now) throws JournalException {
-    try {
-      List<AttemptRecord> attempts = codec.decodeAttempts(r.attemptsJson());
-      if (attempts.stream().anyMatch(a -> a.generation() == r.generation())) {
-        return null;
-      }
-      return codec.appendAttempt(r.attemptsJson(), CrashRecovery.ambiguous(attempts.size() + 1, r.generation(), now));
-    } catch (CorruptRowException e) {
-      throw new CorruptRowFound(r, e);
-    }
   }
 
   @Override

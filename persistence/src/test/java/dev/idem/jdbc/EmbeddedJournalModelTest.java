@@ -21,6 +21,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Takeover;
 import dev.idem.core.spi.Transition;
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -684,10 +685,10 @@ class EmbeddedJournalModelTest {
     void settleReferenceAsReopenDoes() throws Exception {
       for (OperationRecord r : reference.findByState(OperationState.IN_FLIGHT, null, Integer.MAX_VALUE)) {
         Lease lease = new Lease(r.owner(), r.generation(),
-            r.leaseExpiresAt() == null ? REOPENED_AT : r.leaseExpiresAt());
-        if (r.attempts().stream().noneMatch(a -> a.generation() == r.generation())) {
-          reference.recordAttempt(r.id(), lease, CrashRecovery.ambiguous(r.attempts().size() + 1, r.generation(),
-              REOPENED_AT));
+            r.leaseExpiresAt() == null ? REOPENED_AT : r.leaseExpiresAt(), false);
+        Optional<AttemptRecord> owed = Takeover.owedAttempt(r.attempts(), r.generation(), REOPENED_AT);
+        if (owed.isPresent()) {
+          reference.recordAttempt(r.id(), lease, owed.get());
         }
         reference.transition(r.id(), lease, Transition.retryAt(REOPENED_AT, REOPENED_AT, CrashRecovery.REASON));
       }
@@ -1057,14 +1058,14 @@ class EmbeddedJournalModelTest {
       List<Lease> history = leases.get(r.id());
       Lease lease = switch (rnd.nextInt(4)) {
         case 0 -> pick(history);
-        case 1 -> new Lease(owner() + "-other", r.generation(), now.plusSeconds(30));
-        case 2 -> new Lease(r.owner() == null ? "node-a" : r.owner(), r.generation() + 1, now.plusSeconds(30));
+        case 1 -> new Lease(owner() + "-other", r.generation(), now.plusSeconds(30), false);
+        case 2 -> new Lease(r.owner() == null ? "node-a" : r.owner(), r.generation() + 1, now.plusSeconds(30), false);
         default -> history.get(history.size() - 1);
       };
       boolean current = r.state() == OperationState.IN_FLIGHT && r.generation() == lease.generation()
           && lease.owner().equals(r.owner());
       if (current) {
-        lease = new Lease(lease.owner() + "-stale", lease.generation(), lease.expiresAt());
+        lease = new Lease(lease.owner() + "-stale", lease.generation(), lease.expiresAt(), false);
       }
       return rnd.nextBoolean()
           ? new RecordAttempt(r.id(), lease, attempt(r), StaleOwnerException.class)
@@ -1103,7 +1104,7 @@ class EmbeddedJournalModelTest {
     /** A call on an identity that was never begun: "no such operation" (IllegalStateException) on both. */
     private Call unknownIdentity() {
       OperationId id = freshId();
-      Lease lease = new Lease("node-a", 1, now.plusSeconds(30));
+      Lease lease = new Lease("node-a", 1, now.plusSeconds(30), false);
       return switch (rnd.nextInt(5)) {
         case 0 -> new Claim(id, "node-a", now, Duration.ofSeconds(30));
         case 1 -> new RecordAttempt(id, lease, new AttemptRecord(1, 1, now, now, Classification.SAFE, 200, null, "ok",

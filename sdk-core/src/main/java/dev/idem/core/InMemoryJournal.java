@@ -30,9 +30,6 @@ import java.util.function.Predicate;
  * operation's latest record without stopping changes to the others.
  */
 public final class InMemoryJournal implements Journal {
-  /** The reason of the AMBIGUOUS attempt recorded when a claim takes over an expired lease. */
-  public static final String TAKEOVER_REASON =
-      "the process that held this attempt stopped while it may have been in flight";
   /** Orders identities the way {@link #findDue} pages through them. */
   static final Comparator<OperationId> ORDER = InMemoryJournal::compare;
 
@@ -169,28 +166,11 @@ public final class InMemoryJournal implements Journal {
         return Optional.empty();
       }
       OperationState.checkTransition(r.state(), OperationState.IN_FLIGHT);
-      if (r.state() == OperationState.IN_FLIGHT) {
-        r = takeOver(r, now);
-      }
-      Lease lease = new Lease(owner, r.generation() + 1, now.plus(leaseFor));
+      Lease lease = new Lease(owner, r.generation() + 1, now.plus(leaseFor), r.state() == OperationState.IN_FLIGHT);
       set(slot, r.with(OperationState.IN_FLIGHT, owner, lease.generation(), lease.expiresAt(), null, now,
           null, null));
       return Optional.of(lease);
     }
-  }
-
-  /**
-   * An expired lease's holder may have sent the attempt of its generation and died: unless that
-   * attempt was recorded, it counts as AMBIGUOUS, so that giving up later ends UNCERTAIN (the same
-   * rule as the JDBC journal's).
-   */
-  private static OperationRecord takeOver(OperationRecord r, Instant now) {
-    if (r.attempts().stream().anyMatch(a -> a.generation() == r.generation())) {
-      return r;
-    }
-    return r.withAttempt(new AttemptRecord(r.attempts().size() + 1, r.generation(), now, now,
-        Classification.AMBIGUOUS, null, null, TAKEOVER_REASON, Duration.ZERO, "recovered: resend with the same key"),
-        now);
   }
 
   @Override

@@ -14,7 +14,7 @@ import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * again: FAILED if no attempt can have reached the server, UNCERTAIN if one may have.
  */
 class AgeLimitTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   /** Refuses every connection until told otherwise. */
   private final FakeHost host = new FakeHost(time, (k, n, t) -> Reply.fail(new ConnectException("Connection refused")));

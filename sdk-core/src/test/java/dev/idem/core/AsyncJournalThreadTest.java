@@ -9,7 +9,7 @@ import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
  * journal is stuck, and the work runs on the executor's own asyncExecutor.
  */
 class AsyncJournalThreadTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final CountDownLatch journalMayGoOn = new CountDownLatch(1);
   private final CountDownLatch journalEntered = new CountDownLatch(1);
   private final List<String> recordingThreads = new CopyOnWriteArrayList<>();

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
@@ -70,7 +70,7 @@ class BlockingJournalTimersTest {
 
   @Test
   void aJournalStuckOnOneExecutorsRetryDelaysNoTimerOfAnotherOnTheSameScheduler() throws Exception {
-    FakeTime time = new FakeTime();
+    VirtualTime time = new VirtualTime();
     Instant t0 = time.now();
     // Two executors on one scheduler, as two executors sharing the app's ScheduledExecutorService
     // (or, before, the JVM-wide idem-scheduler) would be.
@@ -125,7 +125,7 @@ class BlockingJournalTimersTest {
     // futures, not sleeps, order the test; the delays are short so that it runs quickly.
     RetryPolicy quick = RetryPolicy.builder().maxAttempts(3).baseDelay(Duration.ofMillis(1))
         .maxDelay(Duration.ofMillis(1)).jitter(Jitter.NONE).build();
-    FakeTime labels = new FakeTime();  // only stamps the scripted attempts
+    VirtualTime labels = new VirtualTime();  // only stamps the scripted attempts
     try (IdempotentExecutor stuck = IdempotentExecutor.builder().journal(blockingOnRetry).retryPolicy(quick).build();
         IdempotentExecutor other = IdempotentExecutor.builder().retryPolicy(
             quick.toBuilder().attemptTimeout(Duration.ofMillis(50)).build()).build()) {

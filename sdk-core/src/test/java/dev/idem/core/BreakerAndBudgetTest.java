@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.internal.TokenBucketRetryBudget;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class BreakerAndBudgetTest {
   private static final String HOST = "api.example.com:443";
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(503));
   private final List<IdemEvent> events = Collections.synchronizedList(new ArrayList<>());
@@ -76,14 +76,14 @@ class BreakerAndBudgetTest {
     assertEquals(time.now().plus(Duration.ofMillis(30_001)), record(op).nextAttemptAt(),
         "due just after the open period");
     assertTrue(e.getMessage().contains("circuit breaker open"), e.getMessage());
-    assertTrue(time.sleeps().isEmpty(), "a 5 s deadline cannot cover a 30 s open period: no wait");
+    assertTrue(time.sleeperWaits().isEmpty(), "a 5 s deadline cannot cover a 30 s open period: no wait");
     assertEquals(List.of(new IdemEvent.BreakerRejected(op.id(), HOST)), events(IdemEvent.BreakerRejected.class));
 
     time.advance(Duration.ofSeconds(27));
     host.behave(FakeHost.always(201));
     Outcome outcome = idem.execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(3_001)), time.sleeps(), "waited for the half-open probe");
+    assertEquals(List.of(Duration.ofMillis(3_001)), time.sleeperWaits(), "waited for the half-open probe");
     assertEquals(1, host.attempts(op.key()), "the half-open probe");
     assertEquals(1, outcome.attempts().size());
     assertEquals(OperationState.SUCCEEDED, record(op).state());

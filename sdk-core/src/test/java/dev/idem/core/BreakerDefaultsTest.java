@@ -12,7 +12,7 @@ import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Harness.Driver;
 import dev.idem.core.support.Requests;
 import java.net.ConnectException;
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 class BreakerDefaultsTest {
   private static final String HOST = "api.example.com:443";
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final List<IdemEvent> events = Collections.synchronizedList(new ArrayList<>());
   /** Server-side effects per key, counted when the server commits, whether or not the client hears. */
@@ -184,9 +184,9 @@ class BreakerDefaultsTest {
     FakeHost host = new FakeHost(time, FakeHost.always(201));
     openTheBreaker(idem, host);
     host.behave(FakeHost.always(201));
-    time.tick(Duration.ofSeconds(4));  // the breaker opened 4 s ago; the default open period is 10 s
+    time.jump(Duration.ofSeconds(4));  // the breaker opened 4 s ago; the default open period is 10 s
     Operation op = order(1);
-    int waitsBefore = time.waits().size();
+    int waitsBefore = time.sleeps().size();
 
     Outcome out;
     if (d == Driver.SYNC) {
@@ -198,7 +198,7 @@ class BreakerDefaultsTest {
       out = Driver.join(f);
     }
 
-    assertEquals(List.of(Duration.ofMillis(6_001)), time.waits().subList(waitsBefore, time.waits().size()),
+    assertEquals(List.of(Duration.ofMillis(6_001)), time.sleeps().subList(waitsBefore, time.sleeps().size()),
         "waited for the rest of the open period, then was the probe");
     assertEquals(1, host.attempts(op.key()));
     assertEquals(1, out.attempts().size());
@@ -250,7 +250,7 @@ class BreakerDefaultsTest {
         ResumeHandler.of(host, o -> { }, failures::add)));
 
     assertEquals(1, summary.stillPending(), "a deliverer comes back on its own schedule: " + summary);
-    assertTrue(time.sleeps().isEmpty(), "resume never sleeps through an open period");
+    assertTrue(time.sleeperWaits().isEmpty(), "resume never sleeps through an open period");
     assertEquals(1, failures.size());
     assertEquals(OperationState.PENDING, state(op));
     assertEquals(time.now().plus(Duration.ofMillis(10_001)), journal.find(op.id()).orElseThrow().nextAttemptAt());

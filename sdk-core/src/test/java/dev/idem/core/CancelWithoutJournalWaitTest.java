@@ -14,7 +14,7 @@ import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
@@ -86,7 +86,7 @@ class CancelWithoutJournalWaitTest {
   void cancelReturnsAtOnceWhileTheJournalIsStuckAndThePoolGivesTheClaimBack() throws Exception {
     RetryPolicy quick = RetryPolicy.builder().maxAttempts(3).baseDelay(Duration.ofMillis(1))
         .maxDelay(Duration.ofMillis(1)).jitter(Jitter.NONE).build();
-    ScriptedTransport transport = new ScriptedTransport(new FakeTime()).then(status(503)).otherwise(status(201));
+    ScriptedTransport transport = new ScriptedTransport(new VirtualTime()).then(status(503)).otherwise(status(201));
     Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
     try (IdempotentExecutor idem = IdempotentExecutor.builder().journal(blockingOnRetry).retryPolicy(quick).build()) {
       CompletableFuture<Outcome> f = idem.executeAsync(op, transport);

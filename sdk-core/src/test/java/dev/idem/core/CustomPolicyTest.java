@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.io.IOException;
 import java.time.Duration;
@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 
 /** A user's own Classifier and DelayFunction, end to end through both drivers. */
 class CustomPolicyTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   /** This API answers 404 while a replica catches up: worth retrying; everything else as usual. */
@@ -52,7 +52,7 @@ class CustomPolicyTest {
 
     Outcome outcome = executor().execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(250), Duration.ofMillis(500)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(250), Duration.ofMillis(500)), time.sleeperWaits());
     check(outcome);
   }
 

@@ -11,7 +11,7 @@ import dev.idem.core.host.RetryBudget;
 import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 
 /** Per-attempt timeouts and the overall deadline, on fake time. */
 class DeadlineTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   private IdempotentExecutor executor(RetryPolicy policy) {
@@ -109,7 +109,7 @@ class DeadlineTest {
 
     assertThrows(OperationFailedException.class, () -> idem.execute(op, host));
 
-    assertEquals(List.of(), time.sleeps(), "no sleep at all");
+    assertEquals(List.of(), time.sleeperWaits(), "no sleep at all");
     assertEquals(1, host.attempts(op.key()));
     String decision = journal.find(op.id()).orElseThrow().attempts().get(0).decision();
     assertTrue(decision.contains("Retry-After"), decision);
@@ -125,7 +125,7 @@ class DeadlineTest {
 
     assertThrows(OperationFailedException.class, () -> idem.execute(op, host));
 
-    assertEquals(List.of(Duration.ofMillis(200), Duration.ofMillis(400), Duration.ofMillis(800)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(200), Duration.ofMillis(400), Duration.ofMillis(800)), time.sleeperWaits());
     assertTrue(!time.now().isAfter(start.plus(Duration.ofSeconds(2))));
   }
 }

@@ -13,7 +13,7 @@ import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
@@ -147,7 +147,7 @@ class ExecutorCloseTest {
           .scheduler(dev.idem.core.spi.Scheduler.of(appScheduler)).asyncExecutor(appPool)
           .retryPolicy(RetryPolicy.builder().baseDelay(Duration.ofMillis(1)).maxDelay(Duration.ofMillis(1))
               .jitter(Jitter.NONE).build()).build();
-      ScriptedTransport t = new ScriptedTransport(new FakeTime()).then(status(503), status(201));
+      ScriptedTransport t = new ScriptedTransport(new VirtualTime()).then(status(503), status(201));
       assertEquals(201, idem.executeAsync(order(1), t).get(LONG.toSeconds(), TimeUnit.SECONDS).response().status());
       idem.close();
       assertFalse(appScheduler.isShutdown(), "the app's scheduler is the app's to shut down");
@@ -168,11 +168,11 @@ class ExecutorCloseTest {
     // synchronous one with an attempt timeout: the scheduler and the pool both start.
     ExecutorService client = Executors.newSingleThreadExecutor();
     try {
-      ScriptedTransport t = new ScriptedTransport(new FakeTime()).then(status(503), status(201));
+      ScriptedTransport t = new ScriptedTransport(new VirtualTime()).then(status(503), status(201));
       CompletableFuture<Outcome> f = idem.executeAsync(order(1), (request, key) ->
           CompletableFuture.supplyAsync(() -> t.sendAsync(request, key).join(), client));
       assertEquals(201, f.get(LONG.toSeconds(), TimeUnit.SECONDS).response().status());
-      idem.execute(order(2), new ScriptedTransport(new FakeTime()).then(status(201)));
+      idem.execute(order(2), new ScriptedTransport(new VirtualTime()).then(status(201)));
     } finally {
       client.shutdownNow();
     }
@@ -196,7 +196,7 @@ class ExecutorCloseTest {
     try (IdempotentExecutor idem = IdempotentExecutor.builder()
         .retryPolicy(RetryPolicy.builder().baseDelay(Duration.ofMillis(1)).maxDelay(Duration.ofMillis(1))
             .jitter(Jitter.NONE).build()).build()) {
-      assertEquals(201, idem.execute(order(1), new ScriptedTransport(new FakeTime()).then(status(503), status(201)))
+      assertEquals(201, idem.execute(order(1), new ScriptedTransport(new VirtualTime()).then(status(503), status(201)))
           .response().status());
       assertEquals(List.of(), idemThreadsSince(before));
     }

@@ -182,7 +182,7 @@ class ExecutorConcurrencyTest {
     assertEquals(0, t.count());
     assertTrue(e.getMessage().contains("other-process"), e.getMessage());
     // once their lease has expired, this executor takes over under a new generation
-    h.time.tick(Duration.ofMinutes(3));
+    h.time.jump(Duration.ofMinutes(3));
     Outcome out = d.run(h, op, t);
     assertEquals(1, t.count());
     // their attempt may have been sent before they vanished: the takeover counts it as ambiguous

@@ -68,7 +68,7 @@ class ExecutorScenariosTest {
     assertEquals(Classification.SUCCESS, out.attempts().get(0).classification());
     assertEquals(OperationState.SUCCEEDED, h.state(op));
     assertEquals(out.response(), h.record(op).response());
-    assertTrue(h.time.waits().isEmpty());
+    assertTrue(h.time.sleeps().isEmpty());
     assertSameKeyAndPayload(op, t);
   }
 
@@ -87,7 +87,7 @@ class ExecutorScenariosTest {
     assertEquals(200, out.response().status());
     assertEquals(3, t.count());
     assertSameKeyAndPayload(op, t);
-    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200)), h.time.waits());
+    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200)), h.time.sleeps());
     List<AttemptRecord> a = out.attempts();
     assertEquals(3, a.size());
     assertEquals(Classification.TRANSIENT, a.get(0).classification());
@@ -121,7 +121,7 @@ class ExecutorScenariosTest {
     assertEquals(ConnectException.class.getName(), e.attempts().get(0).exceptionClass());
     assertTrue(e.attempts().get(3).decision().contains("exhausted"), e.attempts().get(3).decision());
     assertEquals(OperationState.FAILED, h.state(op));
-    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400)), h.time.waits());
+    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200), Duration.ofMillis(400)), h.time.sleeps());
   }
 
   @ParameterizedTest
@@ -145,7 +145,7 @@ class ExecutorScenariosTest {
     assertCarries(e, op, OperationState.UNCERTAIN, 8);
     assertSameKeyAndPayload(op, t);
     assertEquals(409, e.lastResponse().orElseThrow().status());
-    assertEquals(List.of(1, 2, 4, 5, 5, 5, 5).stream().map(Duration::ofSeconds).toList(), h.time.waits(),
+    assertEquals(List.of(1, 2, 4, 5, 5, 5, 5).stream().map(Duration::ofSeconds).toList(), h.time.sleeps(),
         "at least 1 s, doubling, capped at maxDelay");
     assertTrue(e.attempts().get(7).decision().contains("deadline"), e.attempts().get(7).decision());
     assertEquals(OperationState.UNCERTAIN, h.state(op));
@@ -159,7 +159,7 @@ class ExecutorScenariosTest {
     ScriptedTransport t = small.transport(op).otherwise(status(409));
     OperationUncertainException e = assertThrows(OperationUncertainException.class, () -> d.run(small, op, t));
     assertCarries(e, op, OperationState.UNCERTAIN, 3);
-    assertEquals(List.of(Duration.ofMillis(300), Duration.ofMillis(600)), small.time.waits());
+    assertEquals(List.of(Duration.ofMillis(300), Duration.ofMillis(600)), small.time.sleeps());
     assertTrue(e.attempts().get(2).decision().contains("in-flight attempts exhausted (3 of 3)"),
         e.attempts().get(2).decision());
   }
@@ -187,7 +187,7 @@ class ExecutorScenariosTest {
     assertCarries(e, op, OperationState.FAILED, 1);
     assertEquals(400, e.lastResponse().orElseThrow().status());
     assertEquals(OperationState.FAILED, h.state(op));
-    assertTrue(h.time.waits().isEmpty());
+    assertTrue(h.time.sleeps().isEmpty());
   }
 
   @ParameterizedTest
@@ -207,7 +207,7 @@ class ExecutorScenariosTest {
     ScriptedTransport t = h.transport(op).then(status(429, Map.of("Retry-After", "3")), status(200));
     Outcome out = d.run(h, op, t);
     assertEquals(2, t.count());
-    Duration waited = h.time.waits().get(0);
+    Duration waited = h.time.sleeps().get(0);
     assertTrue(waited.compareTo(Duration.ofSeconds(3)) >= 0, "waited only " + waited);
     assertTrue(out.attempts().get(0).delay().compareTo(Duration.ofSeconds(3)) >= 0);
     assertTrue(out.attempts().get(0).decision().contains("Retry-After"), out.attempts().get(0).decision());
@@ -222,7 +222,7 @@ class ExecutorScenariosTest {
     ScriptedTransport t = h.transport(op).then(status(503, Map.of("Retry-After", "120"))).otherwise(status(200));
     Outcome out = d.run(h, op, t);
     assertEquals(2, t.count());
-    assertEquals(List.of(Harness.POLICY.maxDelay()), h.time.waits());
+    assertEquals(List.of(Harness.POLICY.maxDelay()), h.time.sleeps());
     assertTrue(out.attempts().get(0).decision().contains("capped"), out.attempts().get(0).decision());
     assertTrue(t.sent().stream().allMatch(s -> s.key().equals(op.key())));
   }
@@ -236,7 +236,7 @@ class ExecutorScenariosTest {
     ScriptedTransport t = short_.transport(o).then(status(503, Map.of("Retry-After", "120"))).otherwise(status(200));
     OperationFailedException e = assertThrows(OperationFailedException.class, () -> d.run(short_, o, t));
     assertEquals(1, t.count());
-    assertTrue(short_.time.waits().isEmpty(), "slept " + short_.time.waits());
+    assertTrue(short_.time.sleeps().isEmpty(), "slept " + short_.time.sleeps());
     assertTrue(Duration.between(start, short_.time.now()).compareTo(Duration.ofSeconds(4)) < 0);
     assertTrue(e.attempts().get(0).decision().contains("Retry-After"), e.attempts().get(0).decision());
     assertEquals(OperationState.FAILED, short_.state(o));

@@ -9,7 +9,7 @@ import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Harness.Driver;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** "This key is still in flight" is a wait, not a failure: defaults, budget, floor and a policy that reads the response. */
 class InFlightWaitTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   /** Defaults, but for virtual time and fixed jitter. */
@@ -105,7 +105,7 @@ class InFlightWaitTest {
 
     idem.execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(3)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(250), Duration.ofMillis(500), Duration.ofSeconds(3)), time.sleeperWaits());
   }
 
   @Test
@@ -120,7 +120,7 @@ class InFlightWaitTest {
 
     idem.execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(1234), Duration.ofMillis(100)), time.sleeps(),
+    assertEquals(List.of(Duration.ofMillis(1234), Duration.ofMillis(100)), time.sleeperWaits(),
         "the header's wait after the 503; the fallback after a failure with no response");
     Optional<ResponseSnapshot> none = Optional.empty();
     assertEquals(Duration.ofMillis(100), fromHeader.delay(1, Duration.ZERO, 0.5),

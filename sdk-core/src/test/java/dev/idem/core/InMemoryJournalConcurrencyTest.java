@@ -84,7 +84,7 @@ class InMemoryJournalConcurrencyTest {
       AtomicInteger turn = new AtomicInteger();
       List<Boolean> landed = race(() -> {
         Lease lease = turn.incrementAndGet() % 2 == 0 ? winner
-            : new Lease("intruder", winner.generation(), winner.expiresAt());
+            : new Lease("intruder", winner.generation(), winner.expiresAt(), false);
         try {
           journal.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0,
               ScriptedTransport.response(201), null));

@@ -66,7 +66,7 @@ class InMemoryJournalTest {
     assertThrows(StaleOwnerException.class, () -> journal.recordAttempt(op.id(), a, attempt(a)));
     assertThrows(StaleOwnerException.class, () -> journal.transition(op.id(), a,
         Transition.finish(OperationState.FAILED, T0, null, "late")));
-    assertThrows(StaleOwnerException.class, () -> journal.transition(op.id(), new Lease("p1", 2, T0), 
+    assertThrows(StaleOwnerException.class, () -> journal.transition(op.id(), new Lease("p1", 2, T0, false), 
         Transition.finish(OperationState.FAILED, T0, null, "wrong owner")));
     assertEquals(before, journal.find(op.id()).orElseThrow());
     journal.recordAttempt(op.id(), b, attempt(b));

@@ -165,7 +165,7 @@ class JournalStateMachineProperties {
     }
     long gen = r == null ? c.freshGeneration() : Math.max(0, r.generation() + c.generationDelta());
     return new Lease(r != null && r.owner() != null && c.ownerFromRecord() ? r.owner() : OWNERS.get(c.owner()), gen,
-        now.plusSeconds(60));
+        now.plusSeconds(60), false);
   }
 
   private static AttemptRecord attempt(Args a, Lease lease, Instant now) {
@@ -241,12 +241,9 @@ class JournalStateMachineProperties {
         assertEquals(claimable, got.isPresent(), "claim of a " + before.state() + " operation");
         if (got.isPresent()) {
           assertEquals(before.generation() + 1, got.get().generation());
-          if (before.state() == OperationState.IN_FLIGHT
-              && before.attempts().stream().noneMatch(a -> a.generation() == before.generation())) {
-            // The holder may have sent its attempt: the takeover counts it as ambiguous.
-            assertEquals(before.attempts().size() + 1, after.attempts().size());
-            assertTrue(after.attempts().get(after.attempts().size() - 1).isAmbiguous());
-          }
+          // A takeover is reported, and nothing else recorded: the executor applies the takeover rule.
+          assertEquals(before.state() == OperationState.IN_FLIGHT, got.get().takeover());
+          assertEquals(before.attempts(), after.attempts());
           assertEquals(OperationState.IN_FLIGHT, after.state());
           assertEquals(got.get().owner(), after.owner());
           m.live = got.get();

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class LeaseResumeTest {
   private static final Duration LEASE = Duration.ofMinutes(2);
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   // Reclaiming one's own live lease is the durable journals' part (Journal.claim); this stands in for it.
   private final Journal journal = new InMemoryJournal();
   private final List<Outcome> delivered = new ArrayList<>();
@@ -53,7 +53,7 @@ class LeaseResumeTest {
     executor(owner).enqueue(op);
     assertTrue(journal.claim(op.id(), owner, time.now(), LEASE).isPresent());
     effects.incrementAndGet();
-    time.tick(Duration.ofSeconds(1));  // the restart
+    time.jump(Duration.ofSeconds(1));  // the restart
     return op;
   }
 
@@ -84,7 +84,7 @@ class LeaseResumeTest {
 
     assertEquals(1, summary.succeeded(), summary.toString());
     assertEquals(0, summary.leasedElsewhere());
-    assertEquals(List.of(Duration.ofSeconds(119).plusMillis(1)), time.sleeps(),
+    assertEquals(List.of(Duration.ofSeconds(119).plusMillis(1)), time.sleeperWaits(),
         "slept once, until just after the dead process's lease expired");
     assertEquals(OperationState.SUCCEEDED, record(op).state());
     assertEquals(op.key(), delivered.get(0).key());
@@ -100,7 +100,7 @@ class LeaseResumeTest {
     ResumeSummary summary = executor("pod-b").resumePending(handlers(host), Duration.ofSeconds(30));
 
     assertEquals(1, summary.leasedElsewhere());
-    assertEquals(List.of(Duration.ofSeconds(30).plusMillis(1)), time.sleeps());
+    assertEquals(List.of(Duration.ofSeconds(30).plusMillis(1)), time.sleeperWaits());
     assertEquals(0, host.totalAttempts());
   }
 
@@ -113,7 +113,7 @@ class LeaseResumeTest {
     ResumeSummary summary = executor("pod-a").resumePending(handlers(host));
 
     assertEquals(1, summary.succeeded(), summary.toString());
-    assertTrue(time.sleeps().isEmpty(), "no wait for the lease to expire");
+    assertTrue(time.sleeperWaits().isEmpty(), "no wait for the lease to expire");
     assertEquals(1, host.attempts(op.key()));
     List<AttemptRecord> attempts = record(op).attempts();
     assertEquals(2, attempts.size(), attempts.toString());
@@ -140,7 +140,7 @@ class LeaseResumeTest {
   void executingTheSameOperationAfterTheLeaseExpiredAlsoCountsTheDeadAttempt() throws Exception {
     AtomicInteger effects = new AtomicInteger();
     Operation op = diedMidAttempt("pod-a", effects);
-    time.tick(LEASE);
+    time.jump(LEASE);
     FakeHost host = new FakeHost(time, FakeHost.always(503));
 
     assertThrows(OperationUncertainException.class, () -> executor("pod-b").execute(op, host));

@@ -104,7 +104,7 @@ class ProtocolStatusesTest {
     assertThrows(IdempotencyKeyReusedException.class, () -> d.run(h, op, t));
 
     assertEquals(3, t.count(), "two in-flight waits, then the refusal");
-    assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2)), h.time.waits());
+    assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2)), h.time.sleeps());
     List<AttemptRecord> attempts = h.record(op).attempts();
     assertEquals(Classification.AMBIGUOUS, attempts.get(0).classification());
     assertEquals(Classification.PERMANENT, attempts.get(2).classification());
@@ -157,6 +157,6 @@ class ProtocolStatusesTest {
     Outcome out = d.run(h, op, t);
 
     assertEquals(3, out.attempts().size());
-    assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2)), h.time.waits());
+    assertEquals(List.of(Duration.ofSeconds(1), Duration.ofSeconds(2)), h.time.sleeps());
   }
 }

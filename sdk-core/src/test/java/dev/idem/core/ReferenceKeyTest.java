@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import dev.idem.core.spi.RequestSnapshot;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 class ReferenceKeyTest {
   private static final byte[] SECRET = "0123456789abcdef-test-secret".getBytes(StandardCharsets.UTF_8);
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
 
   private IdempotentExecutor executor(InMemoryJournal journal, byte[] secret) {

@@ -103,7 +103,7 @@ class ResumeAndReconcileTest {
   @Test
   void anOperationNeverSentThatReachesItsAgeLimitIsNotSentAndHonestlyFails() throws Exception {
     Operation op = enqueue("create-order", "{\"n\":1}");
-    h.time.tick(Duration.ofHours(25));
+    h.time.jump(Duration.ofHours(25));
     ScriptedTransport transport = new ScriptedTransport(h.time).otherwise(ScriptedTransport.status(201));
     List<OperationException> failures = new ArrayList<>();
 
@@ -125,7 +125,7 @@ class ResumeAndReconcileTest {
     Operation op = enqueue("create-order", "{\"n\":1}");
     // A process claimed it, may have sent it, and died: the next claim counts that attempt as ambiguous.
     h.journal.claim(op.id(), "a-process-that-died", h.time.now(), Duration.ofMinutes(2));
-    h.time.tick(Duration.ofHours(25));
+    h.time.jump(Duration.ofHours(25));
     ScriptedTransport transport = new ScriptedTransport(h.time).otherwise(ScriptedTransport.status(201));
     List<OperationException> failures = new ArrayList<>();
 
@@ -147,7 +147,7 @@ class ResumeAndReconcileTest {
     Harness resend = new Harness(Harness.POLICY, b -> b.expiredPendingAction(ExpiredPendingAction.RESEND));
     Operation op = Operation.builder("create-order", Requests.order("{}")).build();
     resend.executor.enqueue(op);
-    resend.time.tick(Duration.ofHours(25));
+    resend.time.jump(Duration.ofHours(25));
     ScriptedTransport transport = new ScriptedTransport(resend.time).otherwise(ScriptedTransport.status(201));
 
     ResumeSummary summary = resend.executor.resumePending(Map.of("create-order",

@@ -11,7 +11,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  * really sleeps.
  */
 class SyncAttemptTimeoutTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   private IdempotentExecutor executor(RetryPolicy policy) {

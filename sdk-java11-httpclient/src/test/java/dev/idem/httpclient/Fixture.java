@@ -16,7 +16,7 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Sleeper;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.ReceivedRequest;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

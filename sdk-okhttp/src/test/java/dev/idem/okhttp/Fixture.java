@@ -8,7 +8,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.ReceivedRequest;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;

@@ -21,7 +21,7 @@ import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
 import dev.idem.testkit.ReceivedRequest;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -57,6 +57,21 @@ public interface GuardListener {
    */
   default void recovered(int claims) {}
 
+  /**
+   * A purge ended: the guard's own job at its interval, or {@link IdempotencyGuard#purgeExpired()}.
+   *
+   * @param records how many records past retention it deleted
+   */
+  default void purged(int records) {}
+
+  /**
+   * The guard's background purge failed; records past retention stay until one succeeds (see
+   * {@link IdempotencyGuard#lastPurgeFailure()}).
+   *
+   * @param failure what it failed with
+   */
+  default void purgeFailed(Throwable failure) {}
+
   /** A listener that hears nothing. */
   GuardListener NONE = new GuardListener() {};
 }

@@ -542,7 +542,9 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IdempotencyStoreException if the store failed
    */
   public int purgeExpired() {
-    return store.purgeExpired(clock.instant());
+    int n = store.purgeExpired(clock.instant());
+    hear(l -> l.purged(n));
+    return n;
   }
 
   /**
@@ -852,10 +854,12 @@ public final class IdempotencyGuard implements AutoCloseable {
         LOG.debug("Purged {} idempotency records past retention", n);
       } catch (RuntimeException e) {
         lastPurgeFailure = e;
+        hear(l -> l.purgeFailed(e));
         LOG.error("The idempotency purge failed; records past retention stay until it succeeds", e);
       } catch (Error e) {
         // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
         lastPurgeFailure = new IllegalStateException("the purge failed with " + e, e);
+        hear(l -> l.purgeFailed(e));
         LOG.error("The idempotency purge failed with {}; records past retention stay until it succeeds",
             e.toString(), e);
       }

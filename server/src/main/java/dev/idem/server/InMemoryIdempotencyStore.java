@@ -184,8 +184,15 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   public RecordStats stats(Instant now) {
     long[] n = new long[4];
     Instant oldest = null;
+    Instant oldestUnexpired = null;
+    Instant oldestPurgeable = null;
     for (Entry e : records.values()) {
       StoredRecord r = e.record();
+      if (r.expiresAt().isAfter(now)) {
+        oldestUnexpired = earlier(oldestUnexpired, e.claimedAt());
+      } else if (Takeover.purgeable(r, now)) {
+        oldestPurgeable = earlier(oldestPurgeable, r.expiresAt());
+      }
       switch (r.state()) {
         case IN_FLIGHT -> {
           n[0]++;
@@ -200,7 +207,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         case RELEASED -> n[3]++;
       }
     }
-    return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest));
+    return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest), Optional.ofNullable(oldestUnexpired),
+        Optional.ofNullable(oldestPurgeable));
+  }
+
+  private static Instant earlier(Instant a, Instant b) {
+    return a == null || b.isBefore(a) ? b : a;
   }
 
   @Override

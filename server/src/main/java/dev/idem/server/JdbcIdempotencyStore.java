@@ -92,8 +92,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private static final String EXPIRE_ALL = "UPDATE " + T + " SET lease_until = 0 WHERE state = 'IN_FLIGHT'"
       + " AND lease_until > 0";
   private static final String EXPIRE_HOLDER = EXPIRE_ALL + " AND substr(owner, 1, ?) = ?";
+  // Per state: counts, stuck claims, the oldest claim, the oldest claim within retention, and the
+  // oldest expiry of a record the purge may delete (the purge's own condition).
   private static final String STATS = "SELECT state, COUNT(*),"
-      + " SUM(CASE WHEN state = 'IN_FLIGHT' AND lease_until <= ? THEN 1 ELSE 0 END), MIN(claimed_at)"
+      + " SUM(CASE WHEN state = 'IN_FLIGHT' AND lease_until <= ? THEN 1 ELSE 0 END), MIN(claimed_at),"
+      + " MIN(CASE WHEN expires_at > ? THEN claimed_at END),"
+      + " MIN(CASE WHEN expires_at <= ? AND NOT (state = 'IN_FLIGHT' AND lease_until > ?) THEN expires_at END)"
       + " FROM " + T + " GROUP BY state";
   private static final String RECORDS = "SELECT caller, route, idem_key, state, generation, owner, claimed_at,"
       + " lease_until, expires_at, status, taken_over FROM " + T + " WHERE claimed_at <= ?";
@@ -341,10 +345,16 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     return connections.run(c -> {
       long[] n = new long[4];
       Instant oldest = null;
+      Instant oldestUnexpired = null;
+      Instant oldestPurgeable = null;
       try (PreparedStatement ps = c.prepareStatement(STATS)) {
-        ps.setLong(1, now.toEpochMilli());
+        for (int i = 1; i <= 4; i++) {
+          ps.setLong(i, now.toEpochMilli());
+        }
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
+            oldestUnexpired = earlier(oldestUnexpired, rs.getLong(5), rs.wasNull());
+            oldestPurgeable = earlier(oldestPurgeable, rs.getLong(6), rs.wasNull());
             switch (RecordState.valueOf(rs.getString(1))) {
               case IN_FLIGHT -> {
                 n[0] = rs.getLong(2);
@@ -357,8 +367,18 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
           }
         }
       }
-      return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest));
+      return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest),
+          Optional.ofNullable(oldestUnexpired), Optional.ofNullable(oldestPurgeable));
     });
+  }
+
+  /** The earlier of {@code a} and the epoch-millis column just read, which may be NULL. */
+  private static Instant earlier(Instant a, long millis, boolean wasNull) {
+    if (wasNull) {
+      return a;
+    }
+    Instant b = Instant.ofEpochMilli(millis);
+    return a == null || b.isBefore(a) ? b : a;
   }
 
   @Override

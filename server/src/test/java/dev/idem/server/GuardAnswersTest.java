@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.CompletionResult;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class GuardAnswersTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final ManualTime time = new ManualTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
 
   private IdempotencyGuard guard(Consumer<IdempotencyGuard.Builder> settings) {

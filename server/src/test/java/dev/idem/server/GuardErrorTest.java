@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.IdempotencyStore;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -31,7 +31,7 @@ class GuardErrorTest {
     }
   }
 
-  private final ManualTime time = new ManualTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
   private final AtomicReference<String> failing = new AtomicReference<>();
   private final InjectedError error = new InjectedError();

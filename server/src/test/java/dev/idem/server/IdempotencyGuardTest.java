@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.spi.StoredResponse;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * through {@link #send}, which plays an adapter.
  */
 class IdempotencyGuardTest {
-  private final ManualTime time = new ManualTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
   private final AtomicInteger effects = new AtomicInteger();
   private IdempotencyGuard guard = guard(b -> {});

@@ -11,7 +11,7 @@ import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +37,7 @@ import org.junit.jupiter.api.Test;
 class InFlightWaitTest {
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
-  private final ManualTime time = new ManualTime(T0);
+  private final VirtualTime time = new VirtualTime(T0);
   private final List<Instant> claimsAt = new CopyOnWriteArrayList<>();
   private final InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore();
   private final List<String> heard = new CopyOnWriteArrayList<>();

@@ -252,8 +252,41 @@ abstract class StoreContract {
     assertTrue(page.more());
 
     RecordStats stats = store().stats(now);
-    assertEquals(new RecordStats(2, 1, 1, 1, java.util.Optional.of(T0.plusSeconds(1))), stats);
+    assertEquals(new RecordStats(2, 1, 1, 1, java.util.Optional.of(T0.plusSeconds(1)), java.util.Optional.of(T0),
+        java.util.Optional.empty()), stats);
     assertEquals(Duration.ofSeconds(39), stats.oldestInFlightAge(now));
+  }
+
+  /**
+   * Seed 000's retention evidence: the oldest key still honoured, and how long the oldest record
+   * past retention has waited for the purge (only what the purge may delete: a live claim is kept).
+   */
+  @Test
+  void statsTellTheOldestUnexpiredKeyAndThePurgeLag() throws Exception {
+    RecordId old = new RecordId("alice", "POST /orders", "old");
+    RecordId older = new RecordId("alice", "POST /orders", "older");
+    RecordId young = new RecordId("alice", "POST /orders", "young");
+    RecordId live = new RecordId("bob", "POST /orders", "live");
+    long g = claimed(older, A, "i-1/1", T0);
+    store().complete(older, g, "i-1/1", T0, CREATED, T0.plus(Duration.ofHours(1)));
+    g = claimed(old, A, "i-1/2", T0.plusSeconds(60));
+    store().complete(old, g, "i-1/2", T0.plusSeconds(60), CREATED, T0.plus(Duration.ofHours(2)));
+    g = claimed(young, A, "i-1/3", T0.plus(Duration.ofMinutes(30)));
+    store().complete(young, g, "i-1/3", T0.plus(Duration.ofMinutes(30)), CREATED, T0.plus(Duration.ofHours(5)));
+    Instant now = T0.plus(Duration.ofHours(2)).plusSeconds(600);
+    // Past its retention, but its lease is live: the purge keeps it, so it is no lag.
+    store().claim(live, A, "i-1/4", now.minusSeconds(5), now.plus(LEASE), now.minusSeconds(1));
+
+    RecordStats stats = store().stats(now);
+    assertEquals(java.util.Optional.of(T0.plus(Duration.ofMinutes(30))), stats.oldestUnexpired());
+    assertEquals(Duration.ofMinutes(100), stats.oldestUnexpiredAge(now), "young, claimed 100 minutes ago");
+    assertEquals(java.util.Optional.of(T0.plus(Duration.ofHours(1))), stats.oldestPurgeable());
+    assertEquals(Duration.ofMinutes(70), stats.purgeLag(now), "older expired 70 minutes ago and is still stored");
+
+    assertEquals(2, store().purgeExpired(now));
+    RecordStats after = store().stats(now);
+    assertEquals(Duration.ZERO, after.purgeLag(now));
+    assertEquals(java.util.Optional.empty(), after.oldestPurgeable());
   }
 
   @Test

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.support.AppDb;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * the app's own rows, counted per operation.
  */
 abstract class TransactionalContract {
-  final ManualTime time = new ManualTime();
+  final VirtualTime time = new VirtualTime();
   AppDb db;
   JdbcIdempotencyStore store;
   IdempotencyGuard guard;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.metrics.MicrometerWebhookMetrics;
-import dev.idem.webhooks.support.MutableClock;
+import dev.idem.core.testing.VirtualTime;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +25,8 @@ class MetricsTest {
 
   @Test
   void queueDelayDeadLettersAndRejectionsAreMeasured() {
-    MutableClock clock = new MutableClock(ReceiverTest.T0);
+    VirtualTime time = new VirtualTime(ReceiverTest.T0);
+    java.time.Clock clock = time.clock();
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(clock).open()) {
       MicrometerWebhookMetrics metrics = MicrometerWebhookMetrics.bind(registry, inbox);
@@ -37,7 +38,7 @@ class MetricsTest {
       post(r, ok);  // replay
       post(r, ok.tampered());
       post(r, bad);
-      clock.advance(Duration.ofSeconds(3));
+      time.advance(Duration.ofSeconds(3));
 
       assertEquals(2.0, registry.get("idem.webhooks.inbox.queue").gauge().value());
       assertEquals(3.0, registry.get("idem.webhooks.inbox.oldest.age").gauge().value());

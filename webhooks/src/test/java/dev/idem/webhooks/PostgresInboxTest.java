@@ -1,5 +1,6 @@
 package dev.idem.webhooks;
 
+import dev.idem.core.testing.VirtualTime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -107,7 +108,8 @@ class PostgresInboxTest {
 
   @Test
   void anExpiredLeaseOnPostgresIsTakenOverAndTheStaleCompletionIsFenced(PgDatabase db) {
-    dev.idem.webhooks.support.MutableClock clock = new dev.idem.webhooks.support.MutableClock(ReceiverTest.T0);
+    VirtualTime time = new VirtualTime(ReceiverTest.T0);
+    java.time.Clock clock = time.clock();
     try (WebhookInbox a = WebhookInbox.postgres(db.dataSource()).clock(clock).open();
         WebhookInbox b = WebhookInbox.postgres(db.dataSource()).clock(clock).open()) {
       WebhookReceiver r = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
@@ -124,7 +126,7 @@ class PostgresInboxTest {
       WebhookProcessor slow = WebhookProcessor.builder(a).owner("a").lease(Duration.ofSeconds(10)).handler("t", e -> {
         runs.incrementAndGet();
         assertEquals(0, other.processDue(10), "leased to a: instance b cannot claim it");
-        clock.advance(Duration.ofSeconds(11));
+        time.advance(Duration.ofSeconds(11));
         assertEquals(1, other.processDue(10), "the lease expired: instance b takes over");
       }).build();
       slow.processDue(10);

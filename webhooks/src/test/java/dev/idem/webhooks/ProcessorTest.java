@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
 import dev.idem.testkit.webhook.WebhookSigner;
-import dev.idem.webhooks.support.MutableClock;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.webhooks.support.RecordingListener;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +35,9 @@ class ProcessorTest {
   @TempDir
   Path dir;
 
-  final MutableClock clock = new MutableClock(T0);
+  final VirtualTime time = new VirtualTime(T0);
+
+  final java.time.Clock clock = time.clock();
   final RecordingListener listener = new RecordingListener();
   WebhookInbox inbox;
   WebhookReceiver receiver;
@@ -77,13 +79,13 @@ class ProcessorTest {
 
     assertEquals(1, p.processDue(10));
     assertEquals(InboxState.PENDING, inbox.find("acme", "evt_1").orElseThrow().state());
-    clock.advance(Duration.ofSeconds(4));
+    time.advance(Duration.ofSeconds(4));
     assertEquals(0, p.processDue(10), "not due before half of 10 s");
-    clock.advance(Duration.ofSeconds(1));
+    time.advance(Duration.ofSeconds(1));
     assertEquals(1, p.processDue(10), "due after 5 s = 0.5 x 10 s");
-    clock.advance(Duration.ofSeconds(9));
+    time.advance(Duration.ofSeconds(9));
     assertEquals(0, p.processDue(10));
-    clock.advance(Duration.ofSeconds(1));
+    time.advance(Duration.ofSeconds(1));
     assertEquals(1, p.processDue(10), "due after 10 s = 0.5 x 20 s");
 
     InboxEntry e = inbox.find("acme", "evt_1").orElseThrow();
@@ -115,7 +117,7 @@ class ProcessorTest {
     assertEquals(InboxState.DEAD, inbox.find("acme", "evt_1").orElseThrow().state());
     assertEquals(1, inbox.deadLetters(10).size());
     assertTrue(inbox.deadLetters(10).get(0).lastError().orElseThrow().contains("unknown order"));
-    clock.advance(Duration.ofHours(2));
+    time.advance(Duration.ofHours(2));
     assertEquals(0, p.processDue(10), "a dead letter is not retried");
 
     assertTrue(inbox.redrive("acme", "evt_1"));
@@ -136,7 +138,7 @@ class ProcessorTest {
     deliver("evt_1", "t");
     for (int i = 0; i < 5; i++) {
       p.processDue(10);
-      clock.advance(Duration.ofMinutes(1));
+      time.advance(Duration.ofMinutes(1));
     }
     InboxEntry e = inbox.find("acme", "evt_1").orElseThrow();
     assertEquals(InboxState.DEAD, e.state());
@@ -178,7 +180,7 @@ class ProcessorTest {
     other[0] = processor().owner("p2").lease(Duration.ofSeconds(30)).handler("t", e -> runs.incrementAndGet()).build();
     WebhookProcessor slow = processor().lease(Duration.ofSeconds(30)).handler("t", e -> {
       runs.incrementAndGet();
-      clock.advance(Duration.ofSeconds(31));  // ran past its lease: another processor takes over
+      time.advance(Duration.ofSeconds(31));  // ran past its lease: another processor takes over
       assertEquals(1, other[0].processDue(10));
       throw new IllegalStateException("late failure");
     }).build();

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.testkit.webhook.WebhookSigner;
-import dev.idem.webhooks.support.MutableClock;
+import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -31,7 +31,9 @@ class ReadOnlyInboxTest {
   @TempDir
   Path dir;
 
-  final MutableClock clock = new MutableClock(ReceiverTest.T0);
+  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
+
+  final java.time.Clock clock = time.clock();
 
   /** The owning app: one dead letter (evt_dead) and one event still pending (evt_new). */
   private WebhookInbox ownerWithADeadLetter() {

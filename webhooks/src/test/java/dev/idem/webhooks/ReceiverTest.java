@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.webhooks.support.MutableClock;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.webhooks.support.RecordingListener;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Path;
@@ -32,7 +32,9 @@ class ReceiverTest {
   @TempDir
   Path dir;
 
-  final MutableClock clock = new MutableClock(T0);
+  final VirtualTime time = new VirtualTime(T0);
+
+  final java.time.Clock clock = time.clock();
   final RecordingListener listener = new RecordingListener();
   WebhookInbox inbox;
 
@@ -67,7 +69,7 @@ class ReceiverTest {
     WebhookReceiver r = receiver(SignatureScheme.standardWebhooks(), SECRET);
     byte[] body = body("evt_1", "first");
     WebhookResponse first = post(r, WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1", "payment.succeeded", T0, body));
-    clock.advance(Duration.ofSeconds(30));  // the provider's retry is signed again, later
+    time.advance(Duration.ofSeconds(30));  // the provider's retry is signed again, later
     WebhookResponse again = post(r, WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1", "payment.succeeded",
         clock.instant(), body));
 
@@ -88,7 +90,7 @@ class ReceiverTest {
     WebhookReceiver r = receiver(SignatureScheme.standardWebhooks(), SECRET);
     WebhookDelivery d = WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1", "payment.succeeded", T0, body("e", "x"));
     post(r, d);
-    clock.advance(Duration.ofSeconds(60));
+    time.advance(Duration.ofSeconds(60));
     WebhookResponse replay = post(r, d);
 
     assertEquals(200, replay.status());
@@ -132,7 +134,7 @@ class ReceiverTest {
     WebhookDelivery d = WebhookSigner.STRIPE.sign("whsec_idemStripeTest", "evt_9", "charge.succeeded", T0,
         body("evt_9", "m"));
     assertEquals(200, post(r, d).status());
-    clock.advance(Duration.ofSeconds(301));
+    time.advance(Duration.ofSeconds(301));
     WebhookResponse late = post(r, d);
 
     assertEquals(400, late.status());

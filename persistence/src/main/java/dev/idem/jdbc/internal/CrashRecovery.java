@@ -1,12 +1,12 @@
 package dev.idem.jdbc.internal;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyException;
+import dev.idem.core.spi.Takeover;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 
 /**
@@ -36,8 +36,8 @@ import org.slf4j.Logger;
  */
 public final class CrashRecovery {
   private static final int PAGE = 500;
-  /** The reason of the AMBIGUOUS attempt it records; the same as the in-memory journal's. */
-  public static final String REASON = dev.idem.core.InMemoryJournal.TAKEOVER_REASON;
+  /** The reason of the AMBIGUOUS attempt it records: the executor's takeover rule's. */
+  public static final String REASON = Takeover.REASON;
 
   private CrashRecovery() {
   }
@@ -63,11 +63,11 @@ public final class CrashRecovery {
         }
         boolean inFlight = "IN_FLIGHT".equals(r.state());
         long generation = inFlight ? r.generation() : r.generation() + 1;
-        boolean recorded = attempts.stream().anyMatch(a -> a.generation() == generation);
+        Optional<AttemptRecord> owed = Takeover.owedAttempt(attempts, generation, now);
         String attemptsJson = r.attemptsJson();
-        if (!recorded) {
+        if (owed.isPresent()) {
           try {
-            attemptsJson = codec.appendAttempt(r.attemptsJson(), ambiguous(attempts.size() + 1, generation, now));
+            attemptsJson = codec.appendAttempt(r.attemptsJson(), owed.get());
           } catch (CorruptRowException e) {
             continue;
           }
@@ -83,11 +83,5 @@ public final class CrashRecovery {
           + " each counts an ambiguous attempt and is PENDING again, due now, with its key", journalName, settled);
     }
     return settled;
-  }
-
-  /** The attempt a dead process may have sent. */
-  public static AttemptRecord ambiguous(int number, long generation, Instant now) {
-    return new AttemptRecord(number, generation, now, now, Classification.AMBIGUOUS, null, null, REASON,
-        Duration.ZERO, "recovered: resend with the same key");
   }
 }

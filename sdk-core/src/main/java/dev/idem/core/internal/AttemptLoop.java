@@ -128,7 +128,7 @@ public final class AttemptLoop {
       // The deadline counts from the first claim, so that waiting for a breaker's probe spends it too.
       runStart = now;
     }
-    Optional<Lease> claimed = s.journal().claim(id, s.owner(), now, s.leaseFor());
+    Optional<Lease> claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor());
     if (claimed.isEmpty()) {
       OperationRecord current = s.journal().find(id)
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
@@ -141,11 +141,11 @@ public final class AttemptLoop {
           current.response()));
     }
     lease = claimed.get();
-    if (lease.generation() != generationSeen + 1 || takingOver) {
+    if (lease.generation() != generationSeen + 1 || takingOver || lease.takeover()) {
       // Someone else held the operation since this loop last saw it (another execution that began
       // concurrently, or another process on the same journal) and may have recorded attempts; or
-      // this claim took over a holder's lease, for which the journal records the attempt the holder
-      // may have sent. Take the history from the journal, so that numbering goes on and an
+      // this claim took over a holder's lease, for which Claims recorded the attempt the holder may
+      // have sent. Take the history from the journal, so that numbering goes on and an
       // ambiguous attempt is never forgotten (giving up after it must end UNCERTAIN, not FAILED).
       OperationRecord current = s.journal().find(id)
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));

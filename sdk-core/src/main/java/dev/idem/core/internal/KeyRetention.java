@@ -79,7 +79,7 @@ public final class KeyRetention {
       return OperationState.PENDING;
     }
     Instant now = settings.clock().instant();
-    Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+    Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
     if (lease.isEmpty()) {
       return OperationState.PENDING;
     }

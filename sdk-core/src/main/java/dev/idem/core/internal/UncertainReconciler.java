@@ -60,7 +60,7 @@ public final class UncertainReconciler {
     }
     Instant now = settings.clock().instant();
     settings.journal().redrive(record.id(), now);
-    Optional<Lease> lease = settings.journal().claim(record.id(), settings.owner(), now, settings.leaseFor());
+    Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
     if (lease.isEmpty()) {
       return false;
     }

@@ -38,8 +38,12 @@ import java.util.Optional;
  *   <li>The first claim of a queued operation ({@link NewOperation#queued()}) is durable before
  *       it returns, so that a queued operation still unclaimed after a crash is known never to
  *       have been sent.</li>
+ *   <li>A journal is storage: it applies no safety rule of its own. A claim that takes an
+ *       IN_FLIGHT operation over says so ({@link Lease#takeover()}) and records nothing else; the
+ *       executor records the attempt the previous holder may have sent ({@link Takeover}).</li>
  *   <li>Methods are thread-safe.</li>
  * </ul>
+ * The test kit's {@code JournalContract} checks an implementation against this contract.
  * Failures to read or write throw {@link JournalException}.
  */
 public interface Journal extends AutoCloseable {
@@ -88,8 +92,9 @@ public interface Journal extends AutoCloseable {
    * @param owner the name of the claiming instance, unique among live instances
    * @param now the current time of the caller's clock; the lease expires at {@code now + leaseFor}
    * @param leaseFor how long the claim lasts before another owner may take over
-   * @return the new lease, or empty when the operation is terminal or held by another owner's live
-   *     lease
+   * @return the new lease, whose {@link Lease#takeover()} is true if the operation was IN_FLIGHT;
+   *     or empty when the operation is terminal or held by another owner's live lease. The claim
+   *     changes the state, owner, generation and lease only: it records no attempt
    * @throws JournalException if the claim could not be made durable (a durable journal makes every
    *     claim durable before it returns, except the first claim of an inline operation, which its
    *     begin stands for)

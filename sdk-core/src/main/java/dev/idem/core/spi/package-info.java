@@ -11,7 +11,7 @@
  * executor's, or a transport's that enforces the timeout itself); both reach a classifier. An engine that drives retries with a {@link dev.idem.core.RetryPolicy} (the webhook processor
  * does) gets a {@link dev.idem.core.spi.RetryDecision}. The time hooks
  * ({@link dev.idem.core.spi.Sleeper}, {@link dev.idem.core.spi.Scheduler}) are here too: tests
- * inject virtual time through them (the test kit's {@code VirtualTime} implements both), and an app
+ * inject virtual time through them ({@link dev.idem.core.testing.VirtualTime} implements both), and an app
  * rarely needs to name them.
  */
 package dev.idem.core.spi;

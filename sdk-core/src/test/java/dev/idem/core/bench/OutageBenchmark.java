@@ -12,7 +12,7 @@ import dev.idem.core.RetryPolicy;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.time.Instant;
@@ -82,7 +82,7 @@ public final class OutageBenchmark {
   private record Row(String name, double attemptsPerOp, int succeeded, int pending, int failed, int uncertain,
       String goal, String met) {}
 
-  private static IdempotentExecutor.Builder executor(FakeTime time, InMemoryJournal journal, Random random) {
+  private static IdempotentExecutor.Builder executor(VirtualTime time, InMemoryJournal journal, Random random) {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
         .asyncExecutor(Runnable::run)
         .sleeper(time.sleeper()).random(random::nextDouble);
@@ -94,7 +94,7 @@ public final class OutageBenchmark {
 
   /** Every operation executed once (async, all at t = 0) against a host that answers 503. */
   private static Row outage(String name, UnaryOperator<IdempotentExecutor.Builder> config, String goal, double max) {
-    FakeTime time = new FakeTime();
+    VirtualTime time = new VirtualTime();
     InMemoryJournal journal = new InMemoryJournal();
     FakeHost host = new FakeHost(time, FakeHost.always(503)).latency(Duration.ofMillis(20));
     IdempotentExecutor idem = config.apply(executor(time, journal, new Random(SEED))).build();
@@ -112,7 +112,7 @@ public final class OutageBenchmark {
 
   /** Ten minutes of outage with an outbox redelivering every pending operation as it comes due. */
   private static Row sustainedOutage() {
-    FakeTime time = new FakeTime();
+    VirtualTime time = new VirtualTime();
     InMemoryJournal journal = new InMemoryJournal();
     FakeHost host = new FakeHost(time, FakeHost.always(503)).latency(Duration.ofMillis(20));
     IdempotentExecutor idem = executor(time, journal, new Random(SEED)).build();
@@ -129,7 +129,7 @@ public final class OutageBenchmark {
 
   /** 10% of attempts fail with 503, independently; delivered through the outbox with the defaults. */
   private static Row transientErrors() {
-    FakeTime time = new FakeTime();
+    VirtualTime time = new VirtualTime();
     InMemoryJournal journal = new InMemoryJournal();
     Random faults = new Random(SEED + 1);
     FakeHost host = new FakeHost(time, (k, n, now) -> faults.nextDouble() < 0.10 ? Reply.status(503)
@@ -172,7 +172,7 @@ public final class OutageBenchmark {
   }
 
   private static Spread spread(Jitter jitter) {
-    FakeTime time = new FakeTime();
+    VirtualTime time = new VirtualTime();
     InMemoryJournal journal = new InMemoryJournal();
     FakeHost host = new FakeHost(time, (k, n, now) -> n == 1 ? Reply.status(503) : Reply.status(201));
     RetryPolicy policy = RetryPolicy.builder().jitter(jitter).baseDelay(Duration.ofMillis(200)).build();

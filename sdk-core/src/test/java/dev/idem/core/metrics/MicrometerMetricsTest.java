@@ -17,7 +17,7 @@ import dev.idem.core.host.RetryBudget;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class MicrometerMetricsTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
   private final MicrometerMetrics metrics = MicrometerMetrics.bind(registry, journal, time.clock());

@@ -22,7 +22,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.outbox.Deliverer.Ending;
 import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
 
 /** The batch a poll takes from the journal, and how a delivery's ending is judged; fake time throughout. */
 class DelivererTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
   private final PollLoop backoff = PollLoop.builder(OutboxDispatcher.class, "test", () -> { })

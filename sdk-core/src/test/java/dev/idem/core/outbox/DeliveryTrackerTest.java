@@ -16,7 +16,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.outbox.DeliveryTracker.Delivery;
 import dev.idem.core.outbox.DeliveryTracker.Round;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 class DeliveryTrackerTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
   private final IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())

@@ -13,7 +13,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * way round, the dispatcher notices at its next poll and stops instead of polling a closed executor.
  */
 class OutboxCloseOrderTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   private IdempotentExecutor executor(String owner) {

@@ -19,7 +19,7 @@ import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.ForwardingJournal;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,7 +44,7 @@ class OutboxErrorTest {
     }
   }
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
 
   private IdempotentExecutor executor(Journal j) {

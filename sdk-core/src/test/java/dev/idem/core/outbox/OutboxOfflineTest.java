@@ -23,7 +23,7 @@ import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.net.ConnectException;
 import java.time.Duration;
@@ -53,7 +53,7 @@ class OutboxOfflineTest {
     }
   }
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, refused());
 

@@ -15,7 +15,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * the same outcome to a resume handler again (issue 24).
  */
 class OutboxOutcomeDeliveryTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
 

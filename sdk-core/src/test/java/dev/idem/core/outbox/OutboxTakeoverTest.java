@@ -16,7 +16,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  */
 class OutboxTakeoverTest {
   private static final Duration LEASE = Duration.ofMinutes(2);
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
   /** The key of every attempt, in the order they were sent. */

@@ -17,7 +17,7 @@ import dev.idem.core.host.RetryBudget;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.support.Requests;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.core.functions.Either;
@@ -30,7 +30,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class Resilience4jRetryAdapterTest {
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final Operation op = Operation.builder("create-order", Requests.order("{}")).build();
 
@@ -52,7 +52,7 @@ class Resilience4jRetryAdapterTest {
 
     assertEquals(3, r4j.retryPolicy().maxAttempts());
     assertEquals(3, host.attempts(op.key()));
-    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(100), Duration.ofMillis(200)), time.sleeperWaits());
   }
 
   @Test
@@ -62,7 +62,7 @@ class Resilience4jRetryAdapterTest {
 
     executor(r4j).execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(500), Duration.ofMillis(500)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(500), Duration.ofMillis(500)), time.sleeperWaits());
   }
 
   @Test
@@ -74,7 +74,7 @@ class Resilience4jRetryAdapterTest {
     assertThrows(OperationFailedException.class,
         () -> executor(r4j).execute(op, new FakeHost(time, FakeHost.always(503))));
 
-    assertEquals(List.of(Duration.ofSeconds(3)), time.sleeps());
+    assertEquals(List.of(Duration.ofSeconds(3)), time.sleeperWaits());
   }
 
   @Test
@@ -153,7 +153,7 @@ class Resilience4jRetryAdapterTest {
 
     executor(Resilience4jRetryAdapter.from(config)).execute(op, host);
 
-    assertEquals(List.of(Duration.ofMillis(300), Duration.ofMillis(10)), time.sleeps());
+    assertEquals(List.of(Duration.ofMillis(300), Duration.ofMillis(10)), time.sleeperWaits());
   }
 
   @Test

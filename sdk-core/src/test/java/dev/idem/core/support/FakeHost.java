@@ -1,5 +1,6 @@
 package dev.idem.core.support;
 
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestSnapshot;
@@ -19,7 +20,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * An in-process target host on virtual time, for resilience tests and the outage benchmark: a
  * {@link Behaviour} decides each attempt's reply, async replies arrive after a latency on the
- * {@link FakeTime} scheduler (or are held, never answering), and every attempt is counted per key.
+ * {@link VirtualTime} scheduler (or are held, never answering), and every attempt is counted per key.
  * A 2xx for a key already answered with 2xx carries {@code Idempotent-Replayed: true}, and
  * {@link #effects()} counts distinct keys that took effect, as an idempotent server would.
  * Thread-safe (one lock); nothing sleeps.
@@ -55,7 +56,7 @@ public final class FakeHost implements Transport, AsyncTransport {
     }
   }
 
-  private final FakeTime time;
+  private final VirtualTime time;
   private Behaviour behaviour;
   private Duration latency = Duration.ZERO;
   private final Map<IdempotencyKey, Integer> attempts = new HashMap<>();
@@ -65,7 +66,7 @@ public final class FakeHost implements Transport, AsyncTransport {
   private int inFlight;
   private int maxInFlight;
 
-  public FakeHost(FakeTime time, Behaviour behaviour) {
+  public FakeHost(VirtualTime time, Behaviour behaviour) {
     this.time = Objects.requireNonNull(time, "time");
     this.behaviour = Objects.requireNonNull(behaviour, "behaviour");
   }

@@ -1,5 +1,6 @@
 package dev.idem.core.support;
 
+import dev.idem.core.testing.VirtualTime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,7 +34,7 @@ public final class Harness {
       .jitter(Jitter.NONE)
       .build();
 
-  public final FakeTime time = new FakeTime();
+  public final VirtualTime time = new VirtualTime();
   public final Journal journal;
   public final IdempotentExecutor executor;
 

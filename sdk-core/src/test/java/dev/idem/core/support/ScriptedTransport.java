@@ -1,5 +1,6 @@
 package dev.idem.core.support;
 
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestSnapshot;
@@ -42,13 +43,13 @@ public final class ScriptedTransport implements Transport, AsyncTransport {
   /** One recorded attempt. */
   public record Sent(int number, IdempotencyKey key, RequestSnapshot request, Instant at, String thread) {}
 
-  private final FakeTime time;
+  private final VirtualTime time;
   private final Deque<Action> script = new ArrayDeque<>();
   private Action fallback;
   private final List<Sent> sent = new ArrayList<>();
   private final List<Consumer<Sent>> checks = new ArrayList<>();
 
-  public ScriptedTransport(FakeTime time) {
+  public ScriptedTransport(VirtualTime time) {
     this.time = Objects.requireNonNull(time, "time");
   }
 
@@ -139,11 +140,11 @@ public final class ScriptedTransport implements Transport, AsyncTransport {
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
     Action a = next(request, key);
     if (a instanceof Respond r) {
-      time.tick(r.latency());
+      time.jump(r.latency());
       return r.response();
     }
     if (a instanceof Fail f) {
-      time.tick(f.latency());
+      time.jump(f.latency());
       throw f.failure();
     }
     try {
@@ -160,11 +161,11 @@ public final class ScriptedTransport implements Transport, AsyncTransport {
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     Action a = next(request, key);
     if (a instanceof Respond r) {
-      time.tick(r.latency());
+      time.jump(r.latency());
       return CompletableFuture.completedFuture(r.response());
     }
     if (a instanceof Fail f) {
-      time.tick(f.latency());
+      time.jump(f.latency());
       return CompletableFuture.failedFuture(f.failure());
     }
     return ((Hold) a).future();

@@ -27,7 +27,7 @@ import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.ReceivedRequest;
 import dev.idem.testkit.Reply;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.contract.AdapterDriver.Call;
 import dev.idem.testkit.contract.AdapterDriver.Session;
 import dev.idem.testkit.contract.AdapterDriver.Setup;

@@ -7,7 +7,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.Transport;
-import dev.idem.testkit.VirtualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;

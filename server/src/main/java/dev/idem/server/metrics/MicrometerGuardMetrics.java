@@ -17,9 +17,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The numbers seed 000 asks to watch on the server: records by state, the age of the oldest claim
- * in flight, stuck claims (lease expired: alert on these rather than delete them), key conflicts,
- * payload mismatches, takeovers, waits and replays. Give it to the guard as its listener:
+ * The numbers seed 000 asks to watch on the server: records by state, the oldest unexpired key,
+ * the purge lag, the age of the oldest claim in flight (processing age), stuck claims (lease
+ * expired: alert on these rather than delete them), key conflicts, payload mismatches, takeovers,
+ * waits, replays and purges. Give it to the guard as its listener:
  *
  * <pre>{@code
  * MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, clock);
@@ -34,7 +35,13 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code idem.server.records.stuck}</td><td>gauge</td><td></td><td>claims in flight whose
  *       lease has expired: their holder died or stalled</td></tr>
  *   <tr><td>{@code idem.server.inflight.oldest.age}</td><td>gauge, seconds</td><td></td><td>age of the
- *       oldest claim in flight; 0 when there is none</td></tr>
+ *       oldest claim in flight (processing age); 0 when there is none</td></tr>
+ *   <tr><td>{@code idem.server.records.oldest.age}</td><td>gauge, seconds</td><td></td><td>age of the
+ *       oldest key still within retention: near the retention when the purge works; 0 when there is
+ *       none</td></tr>
+ *   <tr><td>{@code idem.server.purge.lag}</td><td>gauge, seconds</td><td></td><td>how long the oldest
+ *       record past retention has waited for the purge: about the purge interval at most when it
+ *       keeps up; 0 when there is none</td></tr>
  *   <tr><td>{@code idem.server.conflicts}</td><td>counter</td><td></td><td>repeats answered 409 because
  *       their key was in flight</td></tr>
  *   <tr><td>{@code idem.server.mismatches}</td><td>counter</td><td></td><td>keys reused with another
@@ -44,6 +51,10 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>{@code idem.server.recovered}</td><td>counter</td><td></td><td>claims of a dead earlier run
  *       ended at start</td></tr>
  *   <tr><td>{@code idem.server.replays}</td><td>counter</td><td></td><td>stored results replayed</td></tr>
+ *   <tr><td>{@code idem.server.purged}</td><td>counter</td><td></td><td>records past retention
+ *       deleted</td></tr>
+ *   <tr><td>{@code idem.server.purge.failures}</td><td>counter</td><td></td><td>background purges that
+ *       failed</td></tr>
  *   <tr><td>{@code idem.server.waits}</td><td>timer</td><td>outcome ({@code served}, {@code conflict})</td>
  *       <td>repeats that waited for the first request</td></tr>
  * </table>
@@ -64,6 +75,8 @@ public final class MicrometerGuardMetrics implements GuardListener {
   private final Counter takeovers;
   private final Counter recovered;
   private final Counter replays;
+  private final Counter purged;
+  private final Counter purgeFailures;
   private final Timer waitsServed;
   private final Timer waitsConflict;
   private RecordStats stats;
@@ -83,6 +96,10 @@ public final class MicrometerGuardMetrics implements GuardListener {
     this.recovered = Counter.builder("idem.server.recovered")
         .description("claims of a dead earlier run ended at start").register(registry);
     this.replays = Counter.builder("idem.server.replays").description("stored results replayed").register(registry);
+    this.purged = Counter.builder("idem.server.purged").description("records past retention deleted")
+        .register(registry);
+    this.purgeFailures = Counter.builder("idem.server.purge.failures").description("background purges that failed")
+        .register(registry);
     this.waitsServed = Timer.builder("idem.server.waits").tag("outcome", "served")
         .description("repeats that waited for the first request").register(registry);
     this.waitsConflict = Timer.builder("idem.server.waits").tag("outcome", "conflict")
@@ -127,7 +144,18 @@ public final class MicrometerGuardMetrics implements GuardListener {
     Gauge.builder("idem.server.inflight.oldest.age", m,
             x -> x.read(s -> s.oldestInFlightAge(x.clock.instant()).toMillis() / 1000.0))
         .description("age of the oldest claim in flight").baseUnit("seconds").strongReference(true).register(registry);
+    Gauge.builder("idem.server.records.oldest.age", m,
+            x -> x.read(s -> seconds(s.oldestUnexpiredAge(x.clock.instant()))))
+        .description("age of the oldest key still within retention").baseUnit("seconds").strongReference(true)
+        .register(registry);
+    Gauge.builder("idem.server.purge.lag", m, x -> x.read(s -> seconds(s.purgeLag(x.clock.instant()))))
+        .description("how long the oldest record past retention has waited for the purge").baseUnit("seconds")
+        .strongReference(true).register(registry);
     return m;
+  }
+
+  private static double seconds(Duration d) {
+    return d.toMillis() / 1000.0;
   }
 
   private static void gauge(MeterRegistry registry, String name, String state, MicrometerGuardMetrics m,
@@ -174,6 +202,16 @@ public final class MicrometerGuardMetrics implements GuardListener {
   @Override
   public void takeover(String route) {
     takeovers.increment();
+  }
+
+  @Override
+  public void purged(int records) {
+    purged.increment(records);
+  }
+
+  @Override
+  public void purgeFailed(Throwable failure) {
+    purgeFailures.increment();
   }
 
   @Override

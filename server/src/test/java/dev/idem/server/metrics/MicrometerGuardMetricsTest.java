@@ -11,7 +11,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.InMemoryIdempotencyStore;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 
 /** The operator's numbers as meters: records by state, stuck, oldest age, conflicts, mismatches, takeovers. */
 class MicrometerGuardMetricsTest {
-  private final ManualTime time = new ManualTime();
+  private final VirtualTime time = new VirtualTime();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   static GuardRequest post(String key, String json) {
@@ -66,6 +66,60 @@ class MicrometerGuardMetricsTest {
       assertEquals(1, count("idem.server.conflicts"));
       assertEquals(1, count("idem.server.takeovers"));
       assertTrue(stalled.claim().generation() == 1);
+    }
+  }
+
+  /**
+   * Seed 000's retention evidence: the oldest unexpired key, the purge lag, and what the purge
+   * deleted, so that a purge that stopped shows before the store fills.
+   */
+  @Test
+  void theOldestUnexpiredKeyThePurgeLagAndThePurgesReachTheRegistry() throws Exception {
+    InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+    MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, time.clock(), Duration.ZERO);
+    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .retention(Duration.ofHours(1)).purgeInterval(null).listener(metrics).build()) {
+      assertEquals(0, gauge("idem.server.records.oldest.age"), "nothing stored");
+      assertEquals(0, gauge("idem.server.purge.lag"));
+      Admission.Proceed first = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k1", "{}")));
+      guard.complete(first.claim(), CapturedResponse.json(201, "{}"));
+      time.advance(Duration.ofMinutes(20));
+      Admission.Proceed second = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k2", "{}")));
+      guard.complete(second.claim(), CapturedResponse.json(201, "{}"));
+      time.advance(Duration.ofMinutes(10));
+
+      assertEquals(30 * 60, gauge("idem.server.records.oldest.age"), "k1, claimed 30 minutes ago");
+      assertEquals(0, gauge("idem.server.purge.lag"), "nothing is past retention yet");
+
+      time.advance(Duration.ofMinutes(35)); // k1 expired 5 minutes ago, and no purge ran
+      assertEquals(45 * 60, gauge("idem.server.records.oldest.age"), "k2 is now the oldest key honoured");
+      assertEquals(5 * 60, gauge("idem.server.purge.lag"), "k1 has waited 5 minutes for the purge");
+      assertEquals(0, count("idem.server.purged"));
+
+      assertEquals(1, guard.purgeExpired());
+      assertEquals(1, count("idem.server.purged"));
+      assertEquals(0, gauge("idem.server.purge.lag"), "the purge caught up");
+      assertEquals(45 * 60, gauge("idem.server.records.oldest.age"));
+    }
+  }
+
+  @Test
+  void aFailingBackgroundPurgeIsCounted() throws Exception {
+    InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
+    IdempotencyStore store = (IdempotencyStore) Proxy.newProxyInstance(IdempotencyStore.class.getClassLoader(),
+        new Class<?>[] {IdempotencyStore.class}, (p, m, args) -> {
+          if (m.getName().equals("purgeExpired")) {
+            throw new IdempotencyStoreException("disk full", null);
+          }
+          return m.invoke(real, args);
+        });
+    MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, time.clock(), Duration.ZERO);
+    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .purgeInterval(Duration.ofMinutes(10)).listener(metrics).build()) {
+      time.advance(Duration.ofMinutes(25));
+      assertEquals(2, count("idem.server.purge.failures"), "two purges ran, both failed");
+      assertEquals(0, count("idem.server.purged"));
+      assertTrue(guard.lastPurgeFailure().isPresent());
     }
   }
 

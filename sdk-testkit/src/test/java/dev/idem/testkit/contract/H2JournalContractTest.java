@@ -1,6 +1,7 @@
-package dev.idem.jdbc;
+package dev.idem.testkit.contract;
 
 import dev.idem.core.spi.Journal;
+import dev.idem.jdbc.JdbcJournal;
 import java.nio.file.Path;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -29,7 +30,7 @@ class H2JournalContractTest extends JournalContract {
   }
 
   @Override
-  Journal journal() {
+  protected Journal journal() {
     return journal;
   }
 }

@@ -1,6 +1,8 @@
-package dev.idem.jdbc;
+package dev.idem.testkit.contract;
 
 import dev.idem.core.spi.Journal;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.JournalTestAccess;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -29,13 +31,13 @@ class PostgresJournalContractTest extends JournalContract {
   }
 
   @Override
-  Journal journalPurgingInBatchesOf(int rows) throws Exception {
-    batched = JdbcJournal.dataSource(db.dataSource()).purgeBatch(rows).open(); // a second process, in effect
+  protected Journal journalPurgingInBatchesOf(int rows) throws Exception {
+    batched = JournalTestAccess.purgeBatch(JdbcJournal.dataSource(db.dataSource()), rows).open(); // a second process, in effect
     return batched;
   }
 
   @Override
-  Journal journal() {
+  protected Journal journal() {
     return journal;
   }
 }

@@ -1,54 +1,113 @@
-package dev.idem.jdbc;
+package dev.idem.testkit.contract;
 
-import static dev.idem.jdbc.support.Ops.T0;
-import static dev.idem.jdbc.support.Ops.attempt;
-import static dev.idem.jdbc.support.Ops.ok;
-import static dev.idem.jdbc.support.Ops.op;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.spi.BeginResult;
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotencyKeyReusedException;
-import dev.idem.core.spi.Journal;
 import dev.idem.core.JournalException;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.NewOperation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Transition;
-import dev.idem.jdbc.support.Ops;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The behaviour every {@link Journal} must have, run against the in-memory reference journal and
- * against each JDBC dialect, so that the JDBC journal provably has the reference semantics.
+ * The behaviour every {@link Journal} implementation must have, as JUnit 5 tests: the
+ * {@link Journal} contract (atomic begin, claims and leases, fencing, absorbing terminal states,
+ * due order and paging, purge, delivery of outcomes) and that a journal is storage (a takeover is
+ * reported by {@link Lease#takeover()} and nothing else is recorded for it: the executor applies
+ * the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
+ *
+ * <pre>{@code
+ * class MyJournalContractTest extends JournalContract {
+ *   private final MyJournal journal = MyJournal.open(...);
+ *
+ *   protected Journal journal() { return journal; }
+ * }
+ * }</pre>
+ *
+ * Idem runs it against {@code InMemoryJournal} and against {@code JdbcJournal} on embedded
+ * SQLite, H2 and PostgreSQL. Times are fixed instants, never a clock. One test closes the journal
+ * to check that it then refuses work; the subclass closes its journal after each test (closing
+ * twice must be harmless). Not thread-safe: one instance per test, as JUnit makes.
  */
-abstract class JournalContract {
-  static final Duration LEASE = Duration.ofSeconds(30);
-  static final Comparator<OperationId> ORDER = Comparator.comparing(OperationId::scope)
+public abstract class JournalContract {
+  /** The instant every scenario starts at. */
+  protected static final Instant T0 = Instant.parse("2026-11-30T10:00:00.123456789Z");
+  /** The lease every claim asks for. */
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+  private static final Comparator<OperationId> ORDER = Comparator.comparing(OperationId::scope)
       .thenComparing(OperationId::operation).thenComparing(id -> id.key().value());
 
-  final Ops ops = new Ops(42);
+  private final Ops ops = new Ops(42);
 
-  /** The journal under test, fresh for each test. */
-  abstract Journal journal();
+  /** Creates the contract; subclasses provide the journal. */
+  protected JournalContract() {}
+
+  /**
+   * The journal under test: fresh and empty for each test, the same instance within one test.
+   *
+   * @return the journal under test
+   * @throws Exception if it cannot be opened
+   */
+  protected abstract Journal journal() throws Exception;
 
   /**
    * A journal on the same data whose purge deletes at most {@code rows} per transaction, so that a
-   * test's purge spans several batches; by default {@link #journal()} (whose purge is one batch).
+   * test's purge spans several batches. By default {@link #journal()}: a journal that purges in one
+   * step needs no override.
+   *
+   * @param rows the batch size the returned journal's purge uses
+   * @return a journal on the same data as {@link #journal()}
+   * @throws Exception if it cannot be opened
    */
-  Journal journalPurgingInBatchesOf(int rows) throws Exception {
+  protected Journal journalPurgingInBatchesOf(int rows) throws Exception {
     return journal();
+  }
+
+  @Test
+  void aTakeoverIsReportedAndRecordsNothingElse() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease first = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
+    assertFalse(first.takeover(), "a PENDING operation is claimed, not taken over");
+    OperationRecord held = journal().find(op.id()).orElseThrow();
+
+    Lease taken = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
+    assertTrue(taken.takeover(), "node-a's lease expired while it was IN_FLIGHT");
+    OperationRecord r = journal().find(op.id()).orElseThrow();
+    assertEquals(held.attempts(), r.attempts(), "the journal records no attempt for the takeover: the executor"
+        + " does (dev.idem.core.spi.Takeover)");
+    assertEquals(first.generation() + 1, r.generation());
+
+    Lease own = journal().claim(op.id(), "node-b", T0.plus(LEASE).plusSeconds(1), LEASE).orElseThrow();
+    assertTrue(own.takeover(), "an owner claiming its own live lease again (a restart) takes it over too");
+    journal().transition(op.id(), own, Transition.retryAt(T0.plusSeconds(32), T0.plusSeconds(32), "503"));
+    assertFalse(journal().claim(op.id(), "node-c", T0.plusSeconds(33), LEASE).orElseThrow().takeover(),
+        "PENDING again: a plain claim");
   }
 
   @Test
@@ -90,11 +149,12 @@ abstract class JournalContract {
     journal().begin(op);
 
     Lease a = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
-    assertEquals(new Lease("node-a", 1, T0.plus(LEASE)), a);
+    assertEquals(new Lease("node-a", 1, T0.plus(LEASE), false), a);
     assertTrue(journal().claim(op.id(), "node-b", T0.plusSeconds(29), LEASE).isEmpty());
 
     Lease b = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
     assertEquals(2, b.generation());
+    assertTrue(b.takeover(), "the claim took an IN_FLIGHT operation over");
     OperationRecord r = journal().find(op.id()).orElseThrow();
     assertEquals(OperationState.IN_FLIGHT, r.state());
     assertEquals("node-b", r.owner());
@@ -133,7 +193,7 @@ abstract class JournalContract {
     assertThrows(StaleOwnerException.class, () -> journal().recordAttempt(op.id(), old, attempt(1, 1, T0)));
     assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), old,
         Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(31), ok("{}"), null)));
-    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt());
+    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt(), false);
     assertThrows(StaleOwnerException.class, () -> journal().transition(op.id(), sameGenerationOtherOwner,
         Transition.finish(OperationState.FAILED, T0.plusSeconds(31), null, "x")));
 
@@ -373,8 +433,8 @@ abstract class JournalContract {
   @Test
   void findByReferenceListsTheScopesOperationsOldestFirst() throws Exception {
     NewOperation newer = new NewOperation(ops.id("pay"), "cart-9", op(ops.id("x"), "{}").fingerprint(),
-        Ops.request("{}"), T0.plusSeconds(5));
-    NewOperation older = new NewOperation(ops.id("pay"), "cart-9", newer.fingerprint(), Ops.request("{}"), T0);
+        request("{}"), T0.plusSeconds(5));
+    NewOperation older = new NewOperation(ops.id("pay"), "cart-9", newer.fingerprint(), request("{}"), T0);
     journal().begin(newer);
     journal().begin(older);
     journal().begin(ops.newOp("{}"));
@@ -529,5 +589,65 @@ abstract class JournalContract {
         null));
     assertEquals(List.of(op.id()), journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList(),
         "its new outcome is owed");
+  }
+
+  private static NewOperation op(OperationId id, String body) {
+    return Ops.op(id, null, body);
+  }
+
+  private static RequestSnapshot request(String body) {
+    return Ops.request(body);
+  }
+
+  private static ResponseSnapshot ok(String body) {
+    return Ops.ok(body);
+  }
+
+  private static AttemptRecord attempt(int number, long generation, Instant at) {
+    return Ops.attempt(number, generation, at);
+  }
+
+  /** Builds operations, with keys from a seeded source so that runs are reproducible. */
+  private static final class Ops {
+    private final Random random;
+
+    Ops(long seed) {
+      this.random = new Random(seed);
+    }
+
+    IdempotencyKey key() {
+      return IdempotencyKey.generate(random);
+    }
+
+    OperationId id(String operation) {
+      return new OperationId("tenant-a", operation, key());
+    }
+
+    static RequestSnapshot request(String body) {
+      return RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/orders?x=1"))
+          .header("Content-Type", "application/json")
+          .header("X-Trace", "t1")
+          .body(body.getBytes(StandardCharsets.UTF_8), "application/json")
+          .build();
+    }
+
+    static NewOperation op(OperationId id, String reference, String body) {
+      RequestSnapshot r = request(body);
+      return new NewOperation(id, reference, Fingerprinter.defaults().fingerprint(r), r, T0);
+    }
+
+    NewOperation newOp(String body) {
+      return op(id("create-order"), null, body);
+    }
+
+    static ResponseSnapshot ok(String body) {
+      return new ResponseSnapshot(201, Map.of("Content-Type", List.of("application/json"), "Idempotent-Replayed",
+          List.of("false")), body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static AttemptRecord attempt(int number, long generation, Instant at) {
+      return new AttemptRecord(number, generation, at, at.plusMillis(5), Classification.AMBIGUOUS, null,
+          "java.net.SocketTimeoutException", "read timeout", Duration.ofMillis(250), "retry after backoff");
+    }
   }
 }

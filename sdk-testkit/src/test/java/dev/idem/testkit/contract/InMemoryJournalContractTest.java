@@ -1,4 +1,4 @@
-package dev.idem.jdbc;
+package dev.idem.testkit.contract;
 
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.spi.Journal;
@@ -8,7 +8,7 @@ class InMemoryJournalContractTest extends JournalContract {
   private final InMemoryJournal journal = new InMemoryJournal();
 
   @Override
-  Journal journal() {
+  protected Journal journal() {
     return journal;
   }
 }

@@ -1,6 +1,8 @@
-package dev.idem.jdbc;
+package dev.idem.testkit.contract;
 
 import dev.idem.core.spi.Journal;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.JournalTestAccess;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -23,14 +25,14 @@ class EmbeddedJournalContractTest extends JournalContract {
   }
 
   @Override
-  Journal journal() {
+  protected Journal journal() {
     return journal;
   }
 
   @Override
-  Journal journalPurgingInBatchesOf(int rows) throws Exception {
+  protected Journal journalPurgingInBatchesOf(int rows) throws Exception {
     journal.close(); // one process, one open journal per directory
-    journal = JdbcJournal.embedded(dir.resolve("journal")).purgeBatch(rows).open();
+    journal = JournalTestAccess.purgeBatch(JdbcJournal.embedded(dir.resolve("journal")), rows).open();
     return journal;
   }
 }

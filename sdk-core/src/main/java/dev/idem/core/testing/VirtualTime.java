@@ -1,0 +1,325 @@
+package dev.idem.core.testing;
+
+import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.Sleeper;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Fake time for tests: one {@link Clock} that only moves when told, a {@link Sleeper} that moves it
+ * instead of blocking, and a {@link Scheduler} whose tasks run when the clock passes their time.
+ * Hand all three to an executor (or a guard, an outbox, a webhook processor), and backoff, leases,
+ * Retry-After and retention become instant and exact:
+ *
+ * <pre>{@code
+ * VirtualTime time = new VirtualTime(Instant.parse("2026-01-01T00:00:00Z"));
+ * IdempotentExecutor idem = IdempotentExecutor.builder()
+ *     .clock(time.clock()).sleeper(time.sleeper()).scheduler(time.scheduler()).build();
+ * ...
+ * assertEquals(List.of(Duration.ofSeconds(2)), time.sleeps());
+ * }</pre>
+ *
+ * <p>Nothing here ever sleeps for real. Thread-safe: every field is guarded by this object's lock.
+ * Scheduled tasks run on the thread that moves the clock ({@link #advance}, {@link #runDueTasks},
+ * {@link #runNextTask}, {@link #runUntilIdle}, or a sleeper's caller), outside the lock, each at
+ * its due instant, in due order (ties in the order they were scheduled); an exception a task throws
+ * reaches that thread.
+ */
+public final class VirtualTime {
+  /** Where {@link #VirtualTime()} starts: 2026-01-01T00:00:00Z. */
+  public static final Instant DEFAULT_START = Instant.parse("2026-01-01T00:00:00Z");
+
+  private final List<Duration> waits = new ArrayList<>();
+  private final List<Duration> sleeperWaits = new ArrayList<>();
+  private final List<Duration> scheduledDelays = new ArrayList<>();
+  private final PriorityQueue<Task> tasks = new PriorityQueue<>();
+  private Instant now;
+  private long sequence;
+
+  /**
+   * Starts at {@code start}.
+   *
+   * @param start the initial instant
+   * @throws NullPointerException if {@code start} is null
+   */
+  public VirtualTime(Instant start) {
+    this.now = Objects.requireNonNull(start, "start");
+  }
+
+  /** Starts at {@link #DEFAULT_START}. */
+  public VirtualTime() {
+    this(DEFAULT_START);
+  }
+
+  /**
+   * The current virtual instant.
+   *
+   * @return the current virtual instant
+   */
+  public synchronized Instant now() {
+    return now;
+  }
+
+  /**
+   * A clock that reads this virtual time, in UTC.
+   *
+   * @return a clock that reads this virtual time, in UTC
+   */
+  public Clock clock() {
+    return new VirtualClock(ZoneOffset.UTC);
+  }
+
+  /**
+   * A sleeper that records the wait and advances the clock by it, running the tasks that fall due.
+   * Like {@link Thread#sleep}, it throws at once, clearing the flag, if the thread is interrupted.
+   *
+   * @return a sleeper that records the wait and advances the clock by it
+   */
+  public Sleeper sleeper() {
+    return d -> {
+      if (Thread.interrupted()) {
+        throw new InterruptedException("interrupted before sleeping");
+      }
+      synchronized (this) {
+        waits.add(d);
+        sleeperWaits.add(d);
+      }
+      advance(d);
+    };
+  }
+
+  /**
+   * A scheduler whose tasks run once the clock reaches their time; the delay is recorded too.
+   * Cancelling a task's future before it runs keeps it from running.
+   *
+   * @return a scheduler whose tasks run once the clock reaches their time
+   */
+  public Scheduler scheduler() {
+    return (task, delay) -> {
+      synchronized (this) {
+        waits.add(delay);
+        scheduledDelays.add(delay);
+        Task t = new Task(now.plus(delay), sequence++, task);
+        tasks.add(t);
+        return t.handle;
+      }
+    };
+  }
+
+  /**
+   * Every wait requested so far, through the sleeper or the scheduler, in the order requested.
+   *
+   * @return every wait requested so far, through the sleeper or the scheduler
+   */
+  public synchronized List<Duration> sleeps() {
+    return List.copyOf(waits);
+  }
+
+  /**
+   * The waits requested through the sleeper only, in order.
+   *
+   * @return the waits requested through the sleeper
+   */
+  public synchronized List<Duration> sleeperWaits() {
+    return List.copyOf(sleeperWaits);
+  }
+
+  /**
+   * The delays requested through the scheduler only, in order.
+   *
+   * @return the delays requested through the scheduler
+   */
+  public synchronized List<Duration> scheduledDelays() {
+    return List.copyOf(scheduledDelays);
+  }
+
+  /**
+   * The total of {@link #sleeps()}.
+   *
+   * @return the total of {@link #sleeps()}
+   */
+  public synchronized Duration totalSlept() {
+    return waits.stream().reduce(Duration.ZERO, Duration::plus);
+  }
+
+  /**
+   * Moves the clock forward by {@code d} and runs every task that falls due on the way, each at its
+   * due instant.
+   *
+   * @param d how far; zero or positive
+   * @throws IllegalArgumentException if {@code d} is negative
+   */
+  public void advance(Duration d) {
+    Instant target;
+    synchronized (this) {
+      target = now.plus(forward(d));
+    }
+    while (true) {
+      Task next;
+      synchronized (this) {
+        next = tasks.peek();
+        if (next == null || next.at.isAfter(target)) {
+          now = target;
+          return;
+        }
+        tasks.poll();
+        if (next.at.isAfter(now)) {
+          now = next.at;
+        }
+      }
+      next.run();
+    }
+  }
+
+  /**
+   * Moves the clock forward without running any task: a JVM that paused, a renewal thread that
+   * starved, an attempt that took time. Tasks that fell due run at the next {@link #advance}.
+   *
+   * @param d how far; zero or positive
+   * @throws IllegalArgumentException if {@code d} is negative
+   */
+  public synchronized void jump(Duration d) {
+    now = now.plus(forward(d));
+  }
+
+  /** Runs every task due now without moving the clock. */
+  public void runDueTasks() {
+    advance(Duration.ZERO);
+  }
+
+  /**
+   * Advances to the next scheduled task and runs it (with any other due at the same instant).
+   *
+   * @return true if a task was scheduled, false if none is
+   */
+  public boolean runNextTask() {
+    Duration until;
+    synchronized (this) {
+      Task next = tasks.peek();
+      if (next == null) {
+        return false;
+      }
+      until = next.at.isAfter(now) ? Duration.between(now, next.at) : Duration.ZERO;
+    }
+    advance(until);
+    return true;
+  }
+
+  /**
+   * Runs scheduled tasks in due order, moving the clock to each, until none is left (tasks that
+   * schedule others included).
+   *
+   * @return how many tasks ran (cancelled ones are not counted)
+   * @throws IllegalStateException if more than 10,000 tasks ran: the scheduler never goes idle
+   */
+  public int runUntilIdle() {
+    int ran = 0;
+    while (true) {
+      Task next;
+      synchronized (this) {
+        next = tasks.poll();
+        if (next == null) {
+          return ran;
+        }
+        if (next.at.isAfter(now)) {
+          now = next.at;
+        }
+      }
+      if (next.run()) {
+        ran++;
+      }
+      if (ran > 10_000) {
+        throw new IllegalStateException("the scheduler never goes idle: more than 10,000 tasks ran");
+      }
+    }
+  }
+
+  /**
+   * How many scheduled tasks have neither run nor been cancelled.
+   *
+   * @return how many scheduled tasks have neither run nor been cancelled
+   */
+  public synchronized int pendingTasks() {
+    return (int) tasks.stream().filter(t -> !t.handle.isDone()).count();
+  }
+
+  /**
+   * When the earliest task that has neither run nor been cancelled falls due.
+   *
+   * @return its due instant, or empty if there is none
+   */
+  public synchronized Optional<Instant> nextDue() {
+    return tasks.stream().filter(t -> !t.handle.isDone()).map(t -> t.at).min(Instant::compareTo);
+  }
+
+  private static Duration forward(Duration d) {
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("time does not go backwards: " + d);
+    }
+    return d;
+  }
+
+  private static final class Task implements Comparable<Task> {
+    final Instant at;
+    final long seq;
+    final Runnable body;
+    final CompletableFuture<Void> handle = new CompletableFuture<>();
+
+    Task(Instant at, long seq, Runnable body) {
+      this.at = at;
+      this.seq = seq;
+      this.body = body;
+    }
+
+    /** Runs the task unless it was cancelled; true if it ran. */
+    boolean run() {
+      if (handle.isDone()) {
+        return false;
+      }
+      try {
+        body.run();
+      } finally {
+        handle.complete(null);
+      }
+      return true;
+    }
+
+    @Override
+    public int compareTo(Task o) {
+      int c = at.compareTo(o.at);
+      return c != 0 ? c : Long.compare(seq, o.seq);
+    }
+  }
+
+  private final class VirtualClock extends Clock {
+    private final ZoneId zone;
+
+    VirtualClock(ZoneId zone) {
+      this.zone = zone;
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return zone;
+    }
+
+    @Override
+    public Clock withZone(ZoneId z) {
+      return new VirtualClock(z);
+    }
+
+    @Override
+    public Instant instant() {
+      return now();
+    }
+  }
+}

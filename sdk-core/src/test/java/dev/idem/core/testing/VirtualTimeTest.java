@@ -1,0 +1,96 @@
+package dev.idem.core.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/** The one fake clock: what the executor, the guard, the outbox and the webhook tests rely on. */
+class VirtualTimeTest {
+  private static final Instant T0 = Instant.parse("2026-03-01T12:00:00Z");
+  private final VirtualTime time = new VirtualTime(T0);
+  private final List<String> ran = new ArrayList<>();
+
+  @Test
+  void tasksRunInDueOrderEachAtItsOwnInstantWhenTheClockPassesThem() {
+    time.scheduler().schedule(() -> ran.add("b@" + time.now()), Duration.ofSeconds(2));
+    time.scheduler().schedule(() -> ran.add("a@" + time.now()), Duration.ofSeconds(1));
+    time.scheduler().schedule(() -> ran.add("c@" + time.now()), Duration.ofSeconds(2));
+
+    time.advance(Duration.ofSeconds(5));
+
+    assertEquals(List.of("a@" + T0.plusSeconds(1), "b@" + T0.plusSeconds(2), "c@" + T0.plusSeconds(2)), ran);
+    assertEquals(T0.plusSeconds(5), time.now());
+    assertEquals(T0.plusSeconds(5), time.clock().instant());
+  }
+
+  @Test
+  void aJumpMovesTheClockWithoutRunningTasksAndTheNextAdvanceRunsThem() {
+    time.scheduler().schedule(() -> ran.add("renewal"), Duration.ofSeconds(10));
+    time.jump(Duration.ofSeconds(31)); // a paused JVM
+    assertEquals(List.of(), ran);
+    assertEquals(1, time.pendingTasks());
+    assertEquals(Optional.of(T0.plusSeconds(10)), time.nextDue());
+
+    time.runDueTasks();
+    assertEquals(List.of("renewal"), ran);
+    assertEquals(T0.plusSeconds(31), time.now(), "running overdue tasks does not move the clock back");
+    assertEquals(Optional.empty(), time.nextDue());
+  }
+
+  @Test
+  void aCancelledTaskNeverRunsAndIsNotPending() {
+    Future<?> f = time.scheduler().schedule(() -> ran.add("x"), Duration.ofSeconds(1));
+    assertTrue(f.cancel(false));
+    assertEquals(0, time.pendingTasks());
+    assertEquals(0, time.runUntilIdle());
+    assertEquals(List.of(), ran);
+  }
+
+  @Test
+  void theSleeperAdvancesTheClockAndEveryWaitIsRecordedByWhereItCameFrom() throws Exception {
+    time.scheduler().schedule(() -> ran.add("poll"), Duration.ofSeconds(3));
+    time.sleeper().sleep(Duration.ofSeconds(5));
+
+    assertEquals(List.of("poll"), ran, "a sleep runs what falls due during it");
+    assertEquals(T0.plusSeconds(5), time.now());
+    assertEquals(List.of(Duration.ofSeconds(3), Duration.ofSeconds(5)), time.sleeps(), "in the order requested");
+    assertEquals(List.of(Duration.ofSeconds(5)), time.sleeperWaits());
+    assertEquals(List.of(Duration.ofSeconds(3)), time.scheduledDelays());
+    assertEquals(Duration.ofSeconds(8), time.totalSlept());
+  }
+
+  @Test
+  void anInterruptedSleeperThrowsLikeThreadSleep() {
+    Thread.currentThread().interrupt();
+    assertThrows(InterruptedException.class, () -> time.sleeper().sleep(Duration.ofSeconds(1)));
+    assertFalse(Thread.interrupted(), "the flag is cleared, as Thread.sleep clears it");
+    assertEquals(T0, time.now());
+  }
+
+  @Test
+  void timeDoesNotGoBackwards() {
+    assertThrows(IllegalArgumentException.class, () -> time.advance(Duration.ofSeconds(-1)));
+    assertThrows(IllegalArgumentException.class, () -> time.jump(Duration.ofSeconds(-1)));
+  }
+
+  @Test
+  void runNextTaskMovesToTheNextTaskAndRunUntilIdleRunsTasksThatScheduleOthers() {
+    assertFalse(time.runNextTask());
+    time.scheduler().schedule(() -> time.scheduler().schedule(() -> ran.add("second"), Duration.ofMinutes(1)),
+        Duration.ofSeconds(30));
+    assertTrue(time.runNextTask());
+    assertEquals(T0.plusSeconds(30), time.now());
+    assertEquals(1, time.runUntilIdle());
+    assertEquals(List.of("second"), ran);
+    assertEquals(T0.plusSeconds(90), time.now());
+  }
+}
