@@ -15,7 +15,7 @@ import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.server.spi.Admission;
-import dev.idem.server.support.ManualTime;
+import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +74,7 @@ class KeyHeaderAgreementTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("rows")
   void clientAndGuardReadTheSameKeyOrBothRefuse(Row row) throws Exception {
-    ManualTime time = new ManualTime();
+    VirtualTime time = new VirtualTime();
     try (IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).clock(time.clock())
         .scheduler(time.scheduler()).purgeInterval(null).build()) {
       Admission admission = guard.admit(post(row.header()));
@@ -102,7 +102,7 @@ class KeyHeaderAgreementTest {
   /** An intermediary that joins a doubled key header (RFC 9110 section 5.3) must not make one key of two. */
   @Test
   void aDoubledKeyHeaderJoinedByAnIntermediaryIsRefused() throws Exception {
-    ManualTime time = new ManualTime();
+    VirtualTime time = new VirtualTime();
     try (IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).clock(time.clock())
         .scheduler(time.scheduler()).purgeInterval(null).build()) {
       for (String joined : List.of("k3, k4", "k3,k4")) {

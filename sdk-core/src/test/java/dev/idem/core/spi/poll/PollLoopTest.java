@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.Scheduler;
-import dev.idem.core.support.FakeTime;
+import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +27,7 @@ class PollLoopTest {
   private static final Duration BASE = Duration.ofSeconds(1);
   private static final Duration MAX = Duration.ofSeconds(10);
 
-  private final FakeTime time = new FakeTime();
+  private final VirtualTime time = new VirtualTime();
   private final List<Duration> polls = new ArrayList<>();  // when each poll ran, since the start
   private final List<String> brokenWhere = new ArrayList<>();
   private Runnable body = () -> { };
@@ -35,7 +35,7 @@ class PollLoopTest {
 
   private PollLoop loop() {
     loop = PollLoop.builder(PollLoopTest.class, "idem-test", () -> {
-      polls.add(Duration.between(FakeTime.EPOCH, time.now()));
+      polls.add(Duration.between(VirtualTime.DEFAULT_START, time.now()));
       body.run();
     }).clock(time.clock()).scheduler(time.scheduler()).interval(BASE).maxInterval(MAX)
         .onBroken((error, where) -> brokenWhere.add(where)).build();
