@@ -157,13 +157,18 @@ public final class JfrSummary {
   private static String component(RecordedEvent e) {
     RecordedFrame top = top(e);
     String topName = name(top);
+    // The library running decides first: OkHttp's own work runs under the adapter's interceptor
+    // frame, and would otherwise count as the adapter's.
     if (topName.startsWith("org.sqlite.")) {
       return "SQLite driver and its native calls";
+    } else if (topName.startsWith("okhttp3.") || topName.startsWith("okio.") || topName.startsWith("kotlin")) {
+      return "OkHttp and Okio";
+    } else if (topName.startsWith("sun.nio.") || topName.startsWith("java.net.") || topName.startsWith("sun.net.")) {
+      return "JDK network I/O";
     }
     String idem = innermostIdem(e);
     if (idem.startsWith("(")) {
-      return topName.startsWith("okhttp3.") || topName.startsWith("okio.") || topName.startsWith("kotlin")
-          ? "OkHttp and Okio (outside Idem)" : "JDK: socket, threads, other (outside Idem)";
+      return "JDK other, outside Idem (threads, locks, collections)";
     } else if (idem.startsWith("dev.idem.jdbc.internal.RecordCodec") || idem.startsWith("dev.idem.jdbc.internal.RequestCheck")
         || idem.startsWith("dev.idem.jdbc.internal.IsoText") || idem.startsWith("dev.idem.jdbc.internal.SecretHeaders")) {
       return "journal codec: JSON, checksum";
