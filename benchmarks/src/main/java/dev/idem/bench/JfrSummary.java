@@ -135,6 +135,58 @@ public final class JfrSummary {
   }
 
   /**
+   * The calling threads' CPU per call split by component: each Java execution sample is put in one
+   * component by its innermost Idem frame (or its top frame when no Idem frame is on the stack), and
+   * each component gets its share of the samples times {@code cpuMicrosPerCall}, the CPU per call
+   * measured on the same threads. Native code (SQLite's C, system calls) is not sampled as
+   * execution, so its CPU is spread over the components in proportion; the Java frames that called
+   * it (the JDBC driver, the socket) are in their own rows.
+   *
+   * @return component to CPU µs per call, largest first
+   */
+  static Map<String, Double> cpuByComponent(Path recording, double cpuMicrosPerCall) throws IOException {
+    List<RecordedEvent> cpu = ofType(clientEvents(recording), "jdk.ExecutionSample");
+    Map<String, Double> counts = count(cpu, e -> Set.of(component(e)));
+    Map<String, Double> out = new LinkedHashMap<>();
+    counts.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .forEach(e -> out.put(e.getKey(), cpu.isEmpty() ? 0 : cpuMicrosPerCall * e.getValue() / cpu.size()));
+    return out;
+  }
+
+  /** The component a sample's CPU belongs to (see {@link #cpuByComponent}). */
+  private static String component(RecordedEvent e) {
+    RecordedFrame top = top(e);
+    String topName = name(top);
+    // The library running decides first: OkHttp's own work runs under the adapter's interceptor
+    // frame, and would otherwise count as the adapter's.
+    if (topName.startsWith("org.sqlite.")) {
+      return "SQLite driver and its native calls";
+    } else if (topName.startsWith("okhttp3.") || topName.startsWith("okio.") || topName.startsWith("kotlin")) {
+      return "OkHttp and Okio";
+    } else if (topName.startsWith("sun.nio.") || topName.startsWith("java.net.") || topName.startsWith("sun.net.")) {
+      return "JDK network I/O";
+    }
+    String idem = innermostIdem(e);
+    if (idem.startsWith("(")) {
+      return "JDK other, outside Idem (threads, locks, collections)";
+    } else if (idem.startsWith("dev.idem.jdbc.internal.RecordCodec") || idem.startsWith("dev.idem.jdbc.internal.RequestCheck")
+        || idem.startsWith("dev.idem.jdbc.internal.IsoText") || idem.startsWith("dev.idem.jdbc.internal.SecretHeaders")) {
+      return "journal codec: JSON, checksum";
+    } else if (idem.startsWith("dev.idem.jdbc.")) {
+      return "journal: store, SQL, group commit";
+    } else if (idem.startsWith("dev.idem.core.fingerprint.") || idem.contains("JsonCanonicalizer")) {
+      return "fingerprint: canonical JSON, SHA-256";
+    } else if (idem.startsWith("dev.idem.core.InMemoryJournal")) {
+      return "in-memory journal";
+    } else if (idem.startsWith("dev.idem.okhttp.")) {
+      return "OkHttp adapter: snapshot, capture";
+    } else if (idem.startsWith("dev.idem.core.")) {
+      return "executor: attempt loop, events, guard";
+    }
+    return "other Idem";
+  }
+
+  /**
    * The events of the code under test: the recording JVM's main thread only starts the recording and
    * waits (starting a recording instruments classes with ASM, which would otherwise dominate the
    * allocation figures), and JFR's own threads are not the client's cost.

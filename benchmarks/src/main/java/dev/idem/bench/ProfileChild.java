@@ -51,8 +51,9 @@ public final class ProfileChild {
       Load.Run run = Load.run(session, threads, millis);
       recording.stop();
       recording.dump(recordingFile);
-      System.out.printf(Locale.ROOT, "RESULT calls=%d seconds=%.2f microsPerCall=%.1f callsPerSecond=%.0f%n",
-          run.calls(), run.nanos() / 1e9, run.microsPerCall(), run.callsPerSecond());
+      System.out.printf(Locale.ROOT, "RESULT calls=%d seconds=%.2f microsPerCall=%.1f callsPerSecond=%.0f"
+          + " cpuMicrosPerCall=%.1f%n", run.calls(), run.nanos() / 1e9, run.microsPerCall(), run.callsPerSecond(),
+          run.cpuMicrosPerCall());
     }
     base.connectionPool().evictAll();
     base.dispatcher().executorService().shutdown();

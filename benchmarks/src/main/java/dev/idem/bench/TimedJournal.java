@@ -42,6 +42,8 @@ final class TimedJournal extends ForwardingJournal {
   final Totals claim = new Totals();
   final Totals attempt = new Totals();
   final Totals transition = new Totals();
+  /** The executor's attempt-and-transition, one journal call since issue 28. */
+  final Totals attemptAndTransition = new Totals();
 
   TimedJournal(Journal delegate) {
     super(delegate);
@@ -75,6 +77,17 @@ final class TimedJournal extends ForwardingJournal {
       super.recordAttempt(id, lease, record);
     } finally {
       attempt.add(t);
+    }
+  }
+
+  @Override
+  public void recordAttemptAndTransition(OperationId id, Lease lease, AttemptRecord record, Transition change)
+      throws IdempotencyException {
+    long t = System.nanoTime();
+    try {
+      delegate().recordAttemptAndTransition(id, lease, record, change);
+    } finally {
+      attemptAndTransition.add(t);
     }
   }
 

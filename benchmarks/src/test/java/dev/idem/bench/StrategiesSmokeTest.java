@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterAll;
@@ -67,6 +68,17 @@ class StrategiesSmokeTest {
       Set<String> fresh = new HashSet<>(server.keys());
       fresh.removeAll(keysBefore);
       assertEquals(CALLS, fresh.size(), s.label() + ": one new key per logical call");
+    }
+  }
+
+  @Test
+  void serverRowsAnswerEveryCallAsTheHandlerWould() throws Exception {
+    // A guard row that answered 409 or 422, or a webhook row whose signature the receiver refused
+    // (401/400), would fail its call: ServerRows checks 201 (the order handler behind the guard)
+    // and 200 (a verified delivery accepted into the inbox) on every one.
+    for (Strategy s : List.of(ServerRows.bare(client), ServerRows.guardInMemory(client),
+        ServerRows.guardSqlite(client), ServerRows.webhookBare(client), ServerRows.webhookInbox(client))) {
+      calls(s);
     }
   }
 

@@ -350,6 +350,10 @@ public final class JdbcJournal implements Journal {
     // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
         + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, c -> {
+      if (table.claimFirstInline(c, id, owner, expiresNanos, nowNanos)) {
+        // The executor's claim right after its begin: one UPDATE, nothing read; deferred (below).
+        return new Claimed(Optional.of(new Lease(owner, 1, expiresAt)), false);
+      }
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {
         if (table.exists(c, id)) {
@@ -448,6 +452,41 @@ public final class JdbcJournal implements Journal {
       requests.remove(id);
     }
     return done;
+  }
+
+  /**
+   * One fenced UPDATE that appends the attempt and moves the row, reading nothing: the executor
+   * knows the row it holds, so neither the request, the attempts nor the stored response is read
+   * back or parsed. Durable as {@link #transition} is (FAILED and UNCERTAIN when it returns). Only
+   * when the fence does not match is the row read, to say why.
+   */
+  @Override
+  public void recordAttemptAndTransition(OperationId id, Lease lease, AttemptRecord attempt, Transition t)
+      throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(lease, "lease");
+    Objects.requireNonNull(attempt, "attempt");
+    Objects.requireNonNull(t, "transition");
+    // The row is IN_FLIGHT under this lease (the UPDATE's fence says so): the same check as
+    // transition's, made before anything is written.
+    OperationState.checkTransition(OperationState.IN_FLIGHT, t.target());
+    String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
+    Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
+        OperationTable.cut(t.reason()));
+    String attemptJson = codec.encodeAttempt(attempt);
+    Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
+        ? Durability.SYNC : Durability.DEFERRED;
+    explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
+      if (!table.appendAttemptAndTransition(c, id, lease.owner(), lease.generation(), attemptJson, change)) {
+        RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
+        fence(r, id, lease);
+        throw new StaleOwnerException(id, lease, "changed concurrently");
+      }
+      return null;
+    })));
+    if (t.target().isTerminal()) {
+      requests.remove(id);
+    }
   }
 
   @Override

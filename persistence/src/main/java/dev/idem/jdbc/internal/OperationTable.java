@@ -196,6 +196,34 @@ public class OperationTable {
   }
 
   /**
+   * The first claim of an inline operation (PENDING, generation 0, not queued, not quarantined) in
+   * one statement, reading nothing: the claim the executor makes right after its begin. Anything
+   * else matches nothing, and the caller takes the general path ({@link #selectForClaim}). Only
+   * on one connection (SQLite, H2): on PostgreSQL an UPDATE would wait for a row another node is
+   * claiming, which a claim must skip instead ({@code SKIP LOCKED}), so there it claims nothing.
+   *
+   * @return true if it claimed the row (now IN_FLIGHT at generation 1)
+   */
+  public boolean claimFirstInline(SqlSession c, OperationId id, String owner, long leaseExpiresAt, long now)
+      throws SQLException {
+    if (!dialect.lockForClaim().isEmpty()) {
+      return false;
+    }
+    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?, generation = 1,"
+        + " lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL, reason = NULL"
+        + BY_ID + " AND state = 'PENDING' AND generation = 0 AND queued = 0 AND quarantined_at IS NULL");
+    try {
+      ps.setString(1, owner);
+      ps.setLong(2, leaseExpiresAt);
+      ps.setLong(3, now);
+      bindId(ps, 4, id);
+      return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
    * Replaces the attempts of an IN_FLIGHT row, fenced by owner and generation.
    *
    * @return false if the fence did not match (stale owner)
@@ -235,6 +263,33 @@ public class OperationTable {
       bindId(ps, i, id);
       ps.setLong(i + 3, generation);
       ps.setString(i + 4, owner);
+      return ps.executeUpdate() == 1;
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /**
+   * Appends one encoded attempt to {@code attempts_json} and moves an IN_FLIGHT row held by owner
+   * and generation, in one statement that reads nothing back: the executor ends every attempt with
+   * a transition, and the journal knows both. The append is textual ({@code [a]} becomes
+   * {@code [a,b]}), which is what {@link RecordCodec#appendAttempt} produces for a well-formed list;
+   * a malformed list stays malformed, and the next read quarantines the row as before.
+   *
+   * @return false if the fence did not match (stale owner, quarantined, or not IN_FLIGHT)
+   */
+  public boolean appendAttemptAndTransition(SqlSession c, OperationId id, String owner, long generation,
+      String attemptJson, Change ch) throws SQLException {
+    PreparedStatement ps = c.prepare(changeSql() + ", attempts_json = CASE WHEN attempts_json = '[]' THEN"
+        + " '[' || ? || ']' ELSE SUBSTR(attempts_json, 1, LENGTH(attempts_json) - 1) || ',' || ? || ']' END"
+        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ? AND quarantined_at IS NULL");
+    try {
+      int i = bindChange(ps, ch);
+      ps.setString(i, attemptJson);
+      ps.setString(i + 1, attemptJson);
+      bindId(ps, i + 2, id);
+      ps.setLong(i + 5, generation);
+      ps.setString(i + 6, owner);
       return ps.executeUpdate() == 1;
     } finally {
       c.release(ps);

@@ -145,6 +145,11 @@ public final class RecordCodec {
     return a.toString();
   }
 
+  /** One attempt as an element of {@code attempts_json}, for an append in SQL ({@link OperationTable}). */
+  public String encodeAttempt(AttemptRecord attempt) {
+    return attempt(attempt).toString();
+  }
+
   /** Appends one attempt to an encoded list without decoding the others. */
   public String appendAttempt(String attemptsJson, AttemptRecord attempt) throws CorruptRowException {
     JsonNode n = parse("attempts_json", attemptsJson);

@@ -27,6 +27,8 @@ public final class FaultyDataSource implements DataSource {
   public final AtomicInteger commits = new AtomicInteger();
   public final AtomicInteger inserts = new AtomicInteger();
   public final AtomicInteger syncs = new AtomicInteger();
+  /** Statements executed on {@code idem_operation}, by verb (SELECT, INSERT, UPDATE, DELETE). */
+  public final java.util.Map<String, AtomicInteger> onOperations = new java.util.concurrent.ConcurrentHashMap<>();
   /** If set, the first CHECKPOINT SYNC waits for it. */
   public volatile CountDownLatch holdFirstSync;
   /** Counted down when the first CHECKPOINT SYNC is being held. */
@@ -82,6 +84,10 @@ public final class FaultyDataSource implements DataSource {
         String verb = sql.strip().toUpperCase(Locale.ROOT);
         if (failWrites && (verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE"))) {
           throw diskFull();
+        }
+        if (verb.contains("IDEM_OPERATION")) {
+          onOperations.computeIfAbsent(verb.substring(0, verb.indexOf(' ') < 0 ? verb.length() : verb.indexOf(' ')),
+              k -> new AtomicInteger()).incrementAndGet();
         }
         if (verb.startsWith("INSERT INTO IDEM_OPERATION")) {
           inserts.incrementAndGet();

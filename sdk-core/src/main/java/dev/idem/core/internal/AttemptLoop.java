@@ -64,6 +64,8 @@ public final class AttemptLoop {
   private boolean chargedAsRetry;
 
   private Lease lease;
+  /** The attempt {@link #record} ended, until {@link #journalTransition} writes it with its transition. */
+  private AttemptRecord unjournaled;
   private long generationSeen;
   private Instant runStart;
   private Instant attemptStart;
@@ -179,7 +181,7 @@ public final class AttemptLoop {
       Duration left = policy.deadline().minus(Duration.between(runStart, now));
       if (wait.compareTo(left) < 0) {
         String why = "circuit breaker open for " + host + "; waiting " + wait + " for its half-open probe";
-        s.journal().transition(id, lease, Transition.retryAt(now, now.plus(wait), why));
+        journalTransition(Transition.retryAt(now, now.plus(wait), why));
         lease = null;
         LOG.debug("operation {}: {}", id, why);
         return new Step.Wait(wait);
@@ -191,7 +193,7 @@ public final class AttemptLoop {
     }
     String why = breaker ? "circuit breaker open for " + host : "retry budget for " + host + " is empty";
     Instant due = dueAfter(now, wait);
-    s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+    journalTransition(Transition.retryAt(now, due, why));
     lease = null;
     return new Step.Fail(new OperationPendingException(why + "; operation " + id + " was not sent and is PENDING,"
         + " due again at " + due + ". It keeps its key: an OutboxDispatcher with a transport for '" + id.operation()
@@ -351,7 +353,7 @@ public final class AttemptLoop {
     record(v, null, failure, now, wait, "not sent; PENDING until " + due + ", while the target is unreachable",
         HostGuard.Health.DOWN);
     s.emit(new IdemEvent.RetryScheduled(id, wait, why));
-    s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+    journalTransition(Transition.retryAt(now, due, why));
     lease = null;
     LOG.debug("operation {} attempt {}: {}; PENDING until {}", id, history.size(), why, due);
     return new Step.Fail(new OperationPendingException("operation " + id + " was not sent (" + v.reason()
@@ -376,7 +378,7 @@ public final class AttemptLoop {
           record(Verdict.ambiguous("interrupted while waiting for the response"), null, cause, now, Duration.ZERO,
               "interrupted; left PENDING", HostGuard.Health.UNKNOWN);
         }
-        s.journal().transition(id, lease, Transition.retryAt(now, now, "interrupted or cancelled"));
+        journalTransition(Transition.retryAt(now, now, "interrupted or cancelled"));
         lease = null;
       }
     } catch (IdempotencyException | RuntimeException e) {
@@ -390,15 +392,15 @@ public final class AttemptLoop {
   private Step succeed(ResponseSnapshot response, Verdict v) throws IdempotencyException {
     Instant now = s.clock().instant();
     record(v, response.status(), null, now, Duration.ZERO, "success", HostGuard.Health.UP);
-    OperationRecord done = s.journal().transition(id, lease, Transition.finish(OperationState.SUCCEEDED, now,
-        response, null));
+    journalTransition(Transition.finish(OperationState.SUCCEEDED, now, response, null));
     lease = null;
     boolean replayed = response.header(s.replayHeader()).map(h -> h.trim().equalsIgnoreCase("true")).orElse(false);
     if (replayed) {
       s.emit(new IdemEvent.ReplaySeen(id));
     }
     s.emit(new IdemEvent.Succeeded(id, history.size(), Duration.between(createdAt, now)));
-    return new Step.Done(new Outcome(id, response, replayed, false, done.attempts()));
+    // The history is the journal's: every attempt of this lease was written with it, under its fence.
+    return new Step.Done(new Outcome(id, response, replayed, false, List.copyOf(history)));
   }
 
   private Step permanent(Verdict v, Integer status, IOException failure, HostGuard.Health health)
@@ -438,7 +440,7 @@ public final class AttemptLoop {
       String why = v.reason() + "; the next attempt would fall at or past the age limit " + ageLimit;
       Instant due = dueAfter(now, d.delay());
       record(v, status, failure, now, Duration.between(now, due), "not retried: age limit", health);
-      s.journal().transition(id, lease, Transition.retryAt(now, due, why));
+      journalTransition(Transition.retryAt(now, due, why));
       lease = null;
       return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why
           + "; it ends then, UNCERTAIN or FAILED, without being sent again", failure, id, history, lastResponse));
@@ -448,7 +450,7 @@ public final class AttemptLoop {
       LOG.debug("operation {} attempt {}: {}; retrying in {} ({})", id, history.size(), v.reason(), d.delay(),
           d.reason());
       s.emit(new IdemEvent.RetryScheduled(id, d.delay(), d.reason()));
-      s.journal().transition(id, lease, Transition.retryAt(now, now.plus(d.delay()), v.reason()));
+      journalTransition(Transition.retryAt(now, now.plus(d.delay()), v.reason()));
       lease = null;
       previousDelay = d.delay();
       return new Step.Wait(d.delay());
@@ -472,9 +474,25 @@ public final class AttemptLoop {
         v.classification(), status, exceptionClass(failure), v.reason(), delay,
         decision);
     s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
-    s.journal().recordAttempt(id, lease, a);
+    // Journaled with the transition that always follows (journalTransition): one write, not two.
+    unjournaled = a;
     history.add(a);
     s.emit(new IdemEvent.AttemptFinished(id, a, host));
+  }
+
+  /**
+   * Moves the operation, writing the attempt {@link #record} just ended in the same journal call:
+   * every attempt ends in a transition, and the two as one write are one statement in the JDBC
+   * journal instead of two reads and two updates.
+   */
+  private void journalTransition(Transition t) throws IdempotencyException {
+    AttemptRecord a = unjournaled;
+    unjournaled = null;
+    if (a == null) {
+      s.journal().transition(id, lease, t);
+    } else {
+      s.journal().recordAttemptAndTransition(id, lease, a, t);
+    }
   }
 
   /** For a transport's RuntimeException, its own class rather than the wrapper's. */
@@ -487,7 +505,7 @@ public final class AttemptLoop {
   }
 
   private void finish(OperationState target, Instant now, String reason) throws IdempotencyException {
-    s.journal().transition(id, lease, Transition.finish(target, now, lastResponse, reason));
+    journalTransition(Transition.finish(target, now, lastResponse, reason));
     lease = null;
     Duration age = Duration.between(createdAt, now);
     s.emit(target == OperationState.UNCERTAIN ? new IdemEvent.Uncertain(id, history.size(), age, reason)

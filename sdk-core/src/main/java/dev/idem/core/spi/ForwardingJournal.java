@@ -14,6 +14,9 @@ import java.util.Optional;
 /**
  * A {@link Journal} that forwards every call to another one. Extend it to observe or change a few
  * calls (count them, time them, fail them in a test) without re-implementing the rest.
+ * {@link #recordAttemptAndTransition} is not forwarded as one call: it runs this class's
+ * {@link #recordAttempt} and {@link #transition}, so that a subclass overriding those two sees
+ * every attempt and every transition (override it too, to hand the delegate the single write).
  *
  * <p>As thread-safe as the delegate and the overriding methods.
  */

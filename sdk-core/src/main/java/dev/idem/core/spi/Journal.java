@@ -127,6 +127,28 @@ public interface Journal extends AutoCloseable {
   OperationRecord transition(OperationId id, Lease lease, Transition transition) throws IdempotencyException;
 
   /**
+   * Appends an attempt and moves the operation, as {@link #recordAttempt} then {@link #transition}
+   * would, but as one write: the executor ends every attempt this way. Durable exactly as the
+   * transition alone would be (FAILED and UNCERTAIN when it returns); if it throws, neither the
+   * attempt nor the transition may have been kept. The default calls the two methods; a journal
+   * that can write both at once (the JDBC journal: one fenced UPDATE, nothing read back) overrides
+   * it.
+   *
+   * @param id the operation
+   * @param lease the lease the caller holds on it, from {@link #claim}
+   * @param attempt the attempt that just ended
+   * @param transition the target state and what to store with it
+   * @throws StaleOwnerException if {@code lease} is not the current one
+   * @throws IllegalStateException if the transition is not allowed
+   * @throws JournalException as {@link #transition} does
+   */
+  default void recordAttemptAndTransition(OperationId id, Lease lease, AttemptRecord attempt, Transition transition)
+      throws IdempotencyException {
+    recordAttempt(id, lease, attempt);
+    transition(id, lease, transition);
+  }
+
+  /**
    * Moves a PENDING operation that nobody holds straight to a terminal state (for example past the
    * server's key retention window).
    *

@@ -222,6 +222,61 @@ public abstract class JournalContract {
   }
 
   @Test
+  void anAttemptAndItsTransitionAreWrittenTogetherAsTheTwoCallsWould() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    NewOperation twoCalls = ops.newOp("{}");
+    journal().begin(op);
+    journal().begin(twoCalls);
+    Lease first = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    Lease firstOfTwo = journal().claim(twoCalls.id(), "n", T0, LEASE).orElseThrow();
+    Instant next = T0.plusSeconds(10);
+
+    journal().recordAttemptAndTransition(op.id(), first, attempt(1, 1, T0),
+        Transition.retryAt(T0.plusSeconds(1), next, "503"));
+    journal().recordAttempt(twoCalls.id(), firstOfTwo, attempt(1, 1, T0));
+    journal().transition(twoCalls.id(), firstOfTwo, Transition.retryAt(T0.plusSeconds(1), next, "503"));
+
+    OperationRecord retrying = journal().find(op.id()).orElseThrow();
+    assertEquals(OperationState.PENDING, retrying.state());
+    assertEquals(List.of(attempt(1, 1, T0)), retrying.attempts());
+    assertEquals(next, retrying.nextAttemptAt());
+    assertEquals(journal().find(twoCalls.id()).orElseThrow().attempts(), retrying.attempts());
+    assertEquals(List.of(retrying), journal().findDue(next, null, 10).stream()
+        .filter(r -> r.id().equals(op.id())).toList());
+
+    Lease second = journal().claim(op.id(), "n", next, LEASE).orElseThrow();
+    journal().recordAttemptAndTransition(op.id(), second, attempt(2, 2, next),
+        Transition.finish(OperationState.SUCCEEDED, next.plusSeconds(1), ok("{\"id\":7}"), null));
+
+    OperationRecord done = journal().find(op.id()).orElseThrow();
+    assertEquals(OperationState.SUCCEEDED, done.state());
+    assertEquals(List.of(attempt(1, 1, T0), attempt(2, 2, next)), done.attempts());
+    assertEquals(ok("{\"id\":7}"), done.response());
+    assertNull(done.leaseExpiresAt());
+    assertNull(done.nextAttemptAt());
+    assertEquals(next.plusSeconds(1), done.updatedAt());
+    assertTrue(journal().claim(op.id(), "other", T0.plusSeconds(3600), LEASE).isEmpty());
+  }
+
+  @Test
+  void aStaleOwnersAttemptAndTransitionChangeNothing() throws Exception {
+    NewOperation op = ops.newOp("{}");
+    journal().begin(op);
+    Lease old = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
+    Lease current = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
+    OperationRecord before = journal().find(op.id()).orElseThrow();
+
+    assertThrows(StaleOwnerException.class, () -> journal().recordAttemptAndTransition(op.id(), old,
+        attempt(1, 1, T0), Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(31), ok("{}"), null)));
+    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt());
+    assertThrows(StaleOwnerException.class, () -> journal().recordAttemptAndTransition(op.id(),
+        sameGenerationOtherOwner, attempt(2, 2, T0.plusSeconds(31)),
+        Transition.finish(OperationState.FAILED, T0.plusSeconds(31), null, "x")));
+
+    assertEquals(before, journal().find(op.id()).orElseThrow());
+  }
+
+  @Test
   void aScheduledRetryIsDueAtItsTime() throws Exception {
     NewOperation op = ops.newOp("{}");
     journal().begin(op);
