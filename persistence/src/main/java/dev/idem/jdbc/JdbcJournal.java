@@ -352,7 +352,7 @@ public final class JdbcJournal implements Journal {
         + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, c -> {
       if (table.claimFirstInline(c, id, owner, expiresNanos, nowNanos)) {
         // The executor's claim right after its begin: one UPDATE, nothing read; deferred (below).
-        return new Claimed(Optional.of(new Lease(owner, 1, expiresAt)), false);
+        return new Claimed(Optional.of(new Lease(owner, 1, expiresAt, false)), false);
       }
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {

@@ -268,7 +268,7 @@ public abstract class JournalContract {
 
     assertThrows(StaleOwnerException.class, () -> journal().recordAttemptAndTransition(op.id(), old,
         attempt(1, 1, T0), Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(31), ok("{}"), null)));
-    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt());
+    Lease sameGenerationOtherOwner = new Lease("node-a", current.generation(), current.expiresAt(), false);
     assertThrows(StaleOwnerException.class, () -> journal().recordAttemptAndTransition(op.id(),
         sameGenerationOtherOwner, attempt(2, 2, T0.plusSeconds(31)),
         Transition.finish(OperationState.FAILED, T0.plusSeconds(31), null, "x")));
