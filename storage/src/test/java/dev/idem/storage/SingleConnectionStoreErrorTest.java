@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import dev.idem.core.JournalException;
 import java.sql.SQLException;
@@ -223,7 +223,7 @@ public final class JournalErrors {
       end++;
     }
     String word = lower.substring(i, end);
-    return !word.isEmpty() && OperationTable.COLUMNS.contains(word) ? word : null;
+    return isColumnName(word) ? word : null;
   }
 
   /** The column of a SQLite length CHECK constraint named {@code <column>_length} in the schema. */
@@ -234,7 +234,16 @@ public final class JournalErrors {
       start--;
     }
     String word = text.substring(start, end);
-    return !word.isEmpty() && OperationTable.COLUMNS.contains(word) ? word : null;
+    return isColumnName(word) ? word : null;
+  }
+
+  /**
+   * A column name of an Idem table: lower-case letters and underscores, short. The storage layer
+   * does not know each store's columns; a word of this shape right after "column" (or before
+   * "_length") is the driver naming a column, never a quoted value.
+   */
+  private static boolean isColumnName(String word) {
+    return !word.isEmpty() && word.length() <= 40 && word.chars().allMatch(ch -> ch == '_' || (ch >= 'a' && ch <= 'z'));
   }
 
   private static String chainText(Throwable t) {

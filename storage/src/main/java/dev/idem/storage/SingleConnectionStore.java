@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;

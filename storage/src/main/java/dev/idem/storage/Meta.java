@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import java.util.Locale;
 
@@ -18,23 +18,23 @@ public enum Dialect {
   /** PostgreSQL 12 or later: a fleet shares the database. */
   POSTGRESQL("postgresql", " ON CONFLICT DO NOTHING") {
     @Override
-    String synchronousCommitSql(Durability durability) {
+    public String synchronousCommitSql(Durability durability) {
       return durability == Durability.SYNC ? "SET LOCAL synchronous_commit TO on"
           : "SET LOCAL synchronous_commit TO off";
     }
 
     @Override
-    String lockForClaim() {
+    public String lockForClaim() {
       return " FOR UPDATE SKIP LOCKED";
     }
 
     @Override
-    String lockForUpdate() {
+    public String lockForUpdate() {
       return " FOR UPDATE";
     }
 
     @Override
-    String migrationLockSql() {
+    public String migrationLockSql() {
       // One arbitrary constant: "idem" in ASCII. Held until the migration transaction ends.
       return "SELECT pg_advisory_xact_lock(1768187245)";
     }
@@ -49,7 +49,7 @@ public enum Dialect {
   }
 
   /** The classpath folder of this dialect's migrations. */
-  String migrationsFolder() {
+  public String migrationsFolder() {
     return "dev/idem/jdbc/migrations/" + resourceDir + "/";
   }
 
@@ -57,7 +57,7 @@ public enum Dialect {
    * The statement that sets commit durability for the current transaction, or null if none is
    * needed (the single-connection dialects: the store decides when to commit).
    */
-  String synchronousCommitSql(Durability durability) {
+  public String synchronousCommitSql(Durability durability) {
     return null;
   }
 
@@ -65,22 +65,22 @@ public enum Dialect {
    * The locking clause for reading a row that is about to be claimed: PostgreSQL skips rows another
    * node is claiming right now, so two nodes never wait on each other for the same operation.
    */
-  String lockForClaim() {
+  public String lockForClaim() {
     return ""; // one connection: the store's lock already serializes every unit of work
   }
 
   /** The locking clause for a read-modify-write of one row by its holder. */
-  String lockForUpdate() {
+  public String lockForUpdate() {
     return "";
   }
 
   /** The clause that makes an INSERT a no-op on a duplicate key, or empty if the dialect lacks one. */
-  String insertIfAbsentSuffix() {
+  public String insertIfAbsentSuffix() {
     return insertIfAbsentSuffix;
   }
 
   /** A statement that serializes concurrent migrations, or null if the database is not shared. */
-  String migrationLockSql() {
+  public String migrationLockSql() {
     return null;
   }
 

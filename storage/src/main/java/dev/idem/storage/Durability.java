@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 /** How durable a write must be when the call that made it returns. */
 public enum Durability {

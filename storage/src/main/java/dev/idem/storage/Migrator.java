@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
@@ -142,7 +142,8 @@ public final class Migrator {
         "INSERT INTO idem_schema_version (version, description, applied_at) VALUES (?, ?, ?)")) {
       ps.setInt(1, m.version());
       ps.setString(2, m.description().replace('_', ' '));
-      ps.setLong(3, Instants.toNanos(clock.instant()));
+      java.time.Instant now = clock.instant();
+      ps.setLong(3, now.getEpochSecond() * 1_000_000_000L + now.getNano());
       ps.executeUpdate();
     }
     LOG.info("Idem journal schema migrated to version {} ({})", m.version(), m.description());

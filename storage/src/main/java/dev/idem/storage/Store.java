@@ -1,4 +1,4 @@
-package dev.idem.jdbc.internal;
+package dev.idem.storage;
 
 import dev.idem.core.IdempotencyException;
 
@@ -12,11 +12,6 @@ import dev.idem.core.IdempotencyException;
  * <p>Implementations are thread-safe.
  */
 public interface Store extends AutoCloseable {
-  /** The table the work of this store runs against; by default the SQL of {@code dialect}. */
-  default OperationTable table(Dialect dialect) {
-    return new OperationTable(dialect);
-  }
-
   /**
    * Runs read-only work. Whatever it reads that a SYNC write produced is durable by the time this
    * returns, so nothing read here can vanish in a crash and be acted on (sent) meanwhile.
