@@ -34,6 +34,7 @@ import dev.idem.jdbc.internal.RequestCheck;
 import dev.idem.jdbc.internal.RequestMemo;
 import dev.idem.jdbc.internal.SecretHeaders;
 import dev.idem.storage.SqlSession;
+import dev.idem.storage.Schema;
 import dev.idem.storage.Store;
 import java.nio.file.Path;
 import java.sql.SQLException;
@@ -172,6 +173,9 @@ public final class JdbcJournal implements Journal {
   static final long REQUEST_MEMO_BYTES = 4L * 1024 * 1024;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcJournal.class);
+  /** The journal's tables: migrations in this module's resources, its version table from 0.1 on. */
+  private static final Schema SCHEMA = new Schema("journal", JdbcJournal.class, "dev/idem/jdbc/migrations/",
+      "idem_schema_version", "idem_journal_meta", Schema.Adoption.NONE);
 
   private final String name;
   private final Dialect dialect;
@@ -245,7 +249,7 @@ public final class JdbcJournal implements Journal {
   public static JdbcJournal openReadOnly(Path directory) throws JournalException {
     Builder b = embedded(directory);
     try {
-      return new JournalOpener(true, b.deferredCommitInterval, b.clock)
+      return new JournalOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
           .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {
@@ -705,7 +709,7 @@ public final class JdbcJournal implements Journal {
         if (clean) {
           files.markClosed();
         }
-        OpenJournals.release(files.directory());
+        OpenJournals.release(files.database());
         files.close();
       }
     }
@@ -1049,7 +1053,7 @@ public final class JdbcJournal implements Journal {
      *     this version of Idem knows, or the JVM is already shutting down
      */
     public JdbcJournal open() throws JournalException {
-      JournalOpener opener = new JournalOpener(syncToDisk, deferredCommitInterval, clock);
+      JournalOpener opener = new JournalOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
       try {
         JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
             : opener.openDataSource(dataSource, this::journal);

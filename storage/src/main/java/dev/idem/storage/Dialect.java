@@ -2,7 +2,7 @@ package dev.idem.storage;
 
 import java.util.Locale;
 
-/** What differs between the databases the journal supports. Everything else is shared SQL. */
+/** What differs between the databases Idem's stores support. Everything else is shared SQL. */
 public enum Dialect {
   /**
    * SQLite 3 (the embedded default): one process, one writer connection, group commit. Its
@@ -48,9 +48,33 @@ public enum Dialect {
     this.insertIfAbsentSuffix = insertIfAbsentSuffix;
   }
 
-  /** The classpath folder of this dialect's migrations. */
-  public String migrationsFolder() {
-    return "dev/idem/jdbc/migrations/" + resourceDir + "/";
+  /** The name of this dialect's migration folder ({@link Schema#folder()}). */
+  public String resourceDir() {
+    return resourceDir;
+  }
+
+  /**
+   * Whether a failure means that a statement waited for a lock as long as it was allowed to: for
+   * PostgreSQL, {@code lock_timeout} ({@code 55P03}) or a cancelled statement ({@code 57014}); for
+   * SQLite, a busy database.
+   */
+  public boolean isLockWaitOver(java.sql.SQLException e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.sql.SQLException s) {
+        String state = s.getSQLState();
+        if (this == POSTGRESQL && ("55P03".equals(state) || "57014".equals(state))) {
+          return true;
+        }
+        // SQLITE_BUSY is 5; its extended codes (BUSY_SNAPSHOT 517, ...) keep 5 in the low byte.
+        if (this == SQLITE && (s.getErrorCode() & 0xff) == 5) {
+          return true;
+        }
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return false;
   }
 
   /**

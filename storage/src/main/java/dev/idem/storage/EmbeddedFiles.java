@@ -59,6 +59,7 @@ public final class EmbeddedFiles implements AutoCloseable {
   static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedFiles.class);
 
+  private final Layout layout;
   private final Path directory;
   private final FileChannel lockChannel;
   private final FileLock lock;
@@ -66,9 +67,10 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final boolean created;
   private final String expectedId;
 
-  private EmbeddedFiles(Path directory, FileChannel lockChannel, FileLock lock, boolean crashed, boolean created,
+  private EmbeddedFiles(Layout layout, FileChannel lockChannel, FileLock lock, boolean crashed, boolean created,
       String expectedId) {
-    this.directory = directory;
+    this.layout = layout;
+    this.directory = layout.directory();
     this.lockChannel = lockChannel;
     this.lock = lock;
     this.crashed = crashed;
@@ -86,34 +88,45 @@ public final class EmbeddedFiles implements AutoCloseable {
    *     says a journal lived here
    */
   public static EmbeddedFiles prepare(Path directory) throws JournalException {
-    Path dir = directory.toAbsolutePath().normalize();
+    return prepare(Layout.journal(directory));
+  }
+
+  /**
+   * {@link #prepare(Path)} for any embedded store's {@code layout}.
+   *
+   * @throws JournalException as {@link #prepare(Path)} says, in the store's words
+   */
+  public static EmbeddedFiles prepare(Layout requested) throws JournalException {
+    Path dir = requested.directory().toAbsolutePath().normalize();
+    String what = requested.what();
     try {
-      createDirectory(dir);
+      createDirectory(dir, requested);
       dir = dir.toRealPath();
-      if (Files.exists(dir.resolve(H2_DATA_FILE)) && !Files.exists(dir.resolve(DATABASE_FILE))) {
+      Layout layout = requested.in(dir);
+      if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
         throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
             + H2_DATA_FILE + "), which this version no longer opens: H2 lost committed rows under repeated"
             + " kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to start"
             + " a new SQLite journal here", null);
       }
-      FileChannel channel = FileChannel.open(dir.resolve(LOCK_FILE), StandardOpenOption.CREATE,
+      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE,
           StandardOpenOption.WRITE);
       FileLock lock;
       try {
         lock = channel.tryLock();
       } catch (OverlappingFileLockException e) {
         channel.close();
-        throw new JournalException("the journal at " + dir + " is already open in this JVM; share one JdbcJournal"
-            + " instance (it is thread-safe) instead of opening it twice", null);
+        throw new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
+            + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
       }
       if (lock == null) {
         channel.close();
-        throw new JournalException("the journal at " + dir + " is open in another process; an embedded journal"
-            + " belongs to one process (use PostgreSQL to share a journal between processes)", null);
+        throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
+            + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
       }
       try {
-        tighten(dir.resolve(LOCK_FILE));
-        return checked(dir, channel, lock);
+        tighten(layout.lock());
+        return checked(layout, channel, lock);
       } catch (IOException | RuntimeException e) {
         channel.close();
         throw e;
@@ -121,45 +134,48 @@ public final class EmbeddedFiles implements AutoCloseable {
     } catch (JournalException e) {
       throw e;
     } catch (FileAlreadyExistsException e) {
-      throw new JournalException("cannot create the journal directory " + dir + ": a file is in the way", e);
+      throw new JournalException("cannot create the " + what + " directory " + dir + ": a file is in the way", e);
     } catch (AccessDeniedException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": permission denied (read-only"
+      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
           + " directory?)", e);
     } catch (FileSystemException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": "
+      throw new JournalException("cannot create the " + what + " in " + dir + ": "
           + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason()), e);
     } catch (IOException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": " + e.getClass().getSimpleName(), e);
+      throw new JournalException("cannot create the " + what + " in " + dir + ": " + e.getClass().getSimpleName(), e);
     }
   }
 
-  private static EmbeddedFiles checked(Path dir, FileChannel channel, FileLock lock)
+  private static EmbeddedFiles checked(Layout layout, FileChannel channel, FileLock lock)
       throws IOException, JournalException {
-    Path db = dir.resolve(DATABASE_FILE);
-    Path idFile = dir.resolve(ID_FILE);
+    Path dir = layout.directory();
+    String what = layout.what();
+    String walFile = layout.wal().getFileName().toString();
+    Path db = layout.database();
+    Path idFile = layout.id();
     String id = Files.exists(idFile) ? Files.readString(idFile, StandardCharsets.US_ASCII).strip() : null;
     boolean dbExists = Files.exists(db);
     if (id != null && !dbExists) {
-      throw new JournalException("the journal database " + db + " is missing, but " + idFile + " says journal " + id
-          + " lived here: it was deleted or moved. Restore it (with its " + WAL_FILE + " file, if any) from a backup;"
-          + " or, to start an empty journal and forget every operation it held, delete " + idFile, null);
+      throw new JournalException("the " + what + " database " + db + " is missing, but " + idFile + " says " + what
+          + " " + id + " lived here: it was deleted or moved. Restore it (with its " + walFile + " file, if any) from"
+          + " a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile, null);
     }
-    boolean crashed = Files.exists(dir.resolve(OPEN_FILE));
-    if (crashed && id != null && !Files.exists(dir.resolve(WAL_FILE))) {
+    boolean crashed = Files.exists(layout.open());
+    if (crashed && id != null && layout.ownsFiles() && !Files.exists(layout.wal())) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
       // older than what was acknowledged.
-      throw new JournalException("the journal at " + dir + " was not closed cleanly, and its " + WAL_FILE
-          + " file, which holds its latest commits, is missing: operations acknowledged as journaled may be lost."
-          + " Restore the file from a backup; or, to open what is left, delete " + dir.resolve(OPEN_FILE), null);
+      throw new JournalException("the " + what + " at " + dir + " was not closed cleanly, and its " + walFile
+          + " file, which holds its latest commits, is missing: writes acknowledged as durable may be lost."
+          + " Restore the file from a backup; or, to open what is left, delete " + layout.open(), null);
     }
-    Path wal = dir.resolve(WAL_FILE);
+    Path wal = layout.wal();
     if (id != null && dbExists && Files.size(db) == 0 && (!Files.exists(wal) || Files.size(wal) == 0)) {
       // Refused before SQLite opens it: SQLite would write a new header into the empty file. (A
       // killed journal may have an empty database file while all its commits are in the -wal.)
-      throw new JournalException("the journal database " + db + " is empty or not a journal, but " + idFile
-          + " says journal " + id + " lived here: the file was truncated or replaced. Restore it from a backup; or,"
-          + " to start an empty journal and forget every operation it held, delete " + idFile + " and " + db, null);
+      throw new JournalException("the " + what + " database " + db + " is empty or not a " + what + ", but " + idFile
+          + " says " + what + " " + id + " lived here: the file was truncated or replaced. Restore it from a backup;"
+          + " or, to start an empty " + what + " and forget everything it held, delete " + idFile + " and " + db, null);
     }
     if (!dbExists) {
       if (isPosix(dir)) {
@@ -168,12 +184,12 @@ public final class EmbeddedFiles implements AutoCloseable {
         Files.createFile(db);
       }
     } else if (!Files.isWritable(db)) {
-      throw new JournalException("the journal file " + db + " is read-only; the journal needs to write it before"
-          + " anything is sent", null);
+      throw new JournalException("the " + what + " file " + db + " is read-only; the " + what + " needs to write it"
+          + " before anything is sent", null);
     } else if (Files.isDirectory(db)) {
-      throw new JournalException("the journal file " + db + " is a directory", null);
+      throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(dir, channel, lock, crashed, !dbExists, id);
+    return new EmbeddedFiles(layout, channel, lock, crashed, !dbExists, id);
   }
 
   /** The journal directory (its real path). */
@@ -183,7 +199,12 @@ public final class EmbeddedFiles implements AutoCloseable {
 
   /** The SQLite database file. */
   public Path database() {
-    return directory.resolve(DATABASE_FILE);
+    return layout.database();
+  }
+
+  /** Where the files are, and how messages name the store. */
+  public Layout layout() {
+    return layout;
   }
 
   /** True if the last process that had the journal open stopped without closing it. */
@@ -201,17 +222,18 @@ public final class EmbeddedFiles implements AutoCloseable {
    *     database has no id (it was truncated or replaced by an empty one)
    */
   public String reconcileId(String storedId) throws JournalException {
-    Path idFile = directory.resolve(ID_FILE);
+    Path idFile = layout.id();
+    String what = layout.what();
     if (expectedId != null && storedId == null) {
-      throw new JournalException("the journal database " + database() + " is empty or not a journal, but " + idFile
-          + " says journal " + expectedId + " lived here: the file was truncated or replaced. Restore it from a"
-          + " backup; or, to start an empty journal and forget every operation it held, delete " + idFile
+      throw new JournalException("the " + what + " database " + database() + " is empty or not a " + what + ", but "
+          + idFile + " says " + what + " " + expectedId + " lived here: the file was truncated or replaced. Restore it"
+          + " from a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile
           + " and " + database(), null);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
-      throw new JournalException("the journal database " + database() + " belongs to journal " + storedId + ", not to"
-          + " journal " + expectedId + " named by " + idFile + ": a database file from elsewhere was copied in."
-          + " Put the right file back, or move this directory aside", null);
+      throw new JournalException("the " + what + " database " + database() + " belongs to " + what + " " + storedId
+          + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from elsewhere was"
+          + " copied in. Put the right file back, or move the files aside", null);
     }
     return storedId == null ? UUID.randomUUID().toString() : null;
   }
@@ -219,27 +241,27 @@ public final class EmbeddedFiles implements AutoCloseable {
   /** Writes the id file (after the database has stored the same id) and marks the journal open. */
   public void markOpen(String idToWrite) throws JournalException {
     try {
-      if (idToWrite != null || !Files.exists(directory.resolve(ID_FILE))) {
+      if (idToWrite != null || !Files.exists(layout.id())) {
         String id = idToWrite != null ? idToWrite : expectedId;
         if (id != null) {
-          writeDurably(directory.resolve(ID_FILE), id + "\n");
+          writeDurably(layout.id(), id + "\n");
         }
       }
-      writeDurably(directory.resolve(OPEN_FILE), "open\n");
+      writeDurably(layout.open(), "open\n");
       tightenAll();
     } catch (IOException e) {
-      throw new JournalException("cannot write the journal's marker files in " + directory + ": " + e, e);
+      throw new JournalException("cannot write the " + layout.what() + "'s marker files in " + directory + ": " + e, e);
     }
   }
 
   /** Marks a clean close: the next open has nothing to recover. */
   public void markClosed() {
     try {
-      Files.deleteIfExists(directory.resolve(OPEN_FILE));
+      Files.deleteIfExists(layout.open());
       syncDirectory();
     } catch (IOException e) {
-      LOG.warn("Idem journal {}: cannot remove {} on close; the next open will treat the close as a crash ({})",
-          directory, OPEN_FILE, e.toString());
+      LOG.warn("Idem {} {}: cannot remove {} on close; the next open will treat the close as a crash ({})",
+          layout.what(), directory, layout.open().getFileName(), e.toString());
     }
   }
 
@@ -263,12 +285,14 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (!isPosix(directory)) {
       return;
     }
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, BASE_NAME + ".*")) {
-      for (Path f : files) {
+    // The store's own files only: a guard's database may sit in a directory of the app's.
+    for (Path f : new Path[] {layout.database(), layout.wal(), layout.shm(), layout.lock(), layout.id(),
+        layout.open()}) {
+      try {
         tighten(f);
+      } catch (NoSuchFileException ignored) {
+        // a -shm or -wal file removed meanwhile
       }
-    } catch (NoSuchFileException ignored) {
-      // a -shm or -wal file removed meanwhile
     }
   }
 
@@ -301,30 +325,37 @@ public final class EmbeddedFiles implements AutoCloseable {
       d.force(true);
     } catch (IOException e) {
       // Some file systems cannot open a directory for sync; the rename is still atomic there.
-      LOG.debug("Idem journal {}: directory sync not supported ({})", directory, e.toString());
+      LOG.debug("Idem {} {}: directory sync not supported ({})", layout.what(), directory, e.toString());
     }
   }
 
-  private static void createDirectory(Path dir) throws IOException, JournalException {
-    if (!Files.exists(dir)) {
+  private static void createDirectory(Path dir, Layout layout) throws IOException, JournalException {
+    String what = layout.what();
+    if (!layout.ownsFiles()) {
+      // A file in the app's directory: the app made the directory and decides who may read it.
+      if (!Files.isDirectory(dir)) {
+        throw new JournalException("cannot open the " + what + " " + dir.resolve(layout.databaseFile()) + ": its"
+            + " directory " + dir + " does not exist", null);
+      }
+    } else if (!Files.exists(dir)) {
       if (isPosix(dir.getParent())) {
         Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
       } else {
         Files.createDirectories(dir);
       }
     } else if (!Files.isDirectory(dir)) {
-      throw new JournalException("the journal directory " + dir + " is a file, not a directory: give the journal a"
-          + " directory of its own (it holds " + DATABASE_FILE + " and its companion files)", null);
+      throw new JournalException("the " + what + " directory " + dir + " is a file, not a directory: give the " + what
+          + " a directory of its own (it holds " + layout.databaseFile() + " and its companion files)", null);
     } else if (isPosix(dir)) {
       Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
       if (!perms.equals(DIRECTORY_PERMISSIONS)) {
-        LOG.warn("Idem journal directory {} had permissions {}; setting {} (the directory belongs to the journal)",
-            dir, PosixFilePermissions.toString(perms), PosixFilePermissions.toString(DIRECTORY_PERMISSIONS));
+        LOG.warn("Idem {} directory {} had permissions {}; setting {} (the directory belongs to the {})", what,
+            dir, PosixFilePermissions.toString(perms), PosixFilePermissions.toString(DIRECTORY_PERMISSIONS), what);
         Files.setPosixFilePermissions(dir, DIRECTORY_PERMISSIONS);
       }
     }
     if (!Files.isWritable(dir)) {
-      throw new JournalException("cannot create the journal in " + dir + ": permission denied (read-only"
+      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
           + " directory?)", null);
     }
   }

@@ -46,18 +46,43 @@ public final class JournalOpener {
    * @param crashed true if the last process stopped without closing the journal (embedded only)
    */
   public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed) {
+    /**
+     * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
+     * write broke the store: then the next open recovers as after a crash) and releases the
+     * single-owner lock, whatever the close threw.
+     *
+     * @param how how it was closed ({@link Store#close(String)})
+     */
+    public void close(Store store, String how) throws IdempotencyException {
+      boolean clean = false;
+      try {
+        store.close(how);
+        clean = !store.broken();
+      } finally {
+        if (files != null) {
+          if (clean) {
+            files.markClosed();
+          }
+          OpenJournals.release(files.database());
+          files.close();
+        }
+      }
+    }
   }
 
+  private final Schema schema;
   private final boolean syncToDisk;
   private final Duration deferredCommitInterval;
   private final Clock clock;
 
   /**
+   * @param schema the store's tables and migrations
    * @param syncToDisk H2 only: follow each group commit with a disk sync
    * @param deferredCommitInterval the longest wait of a deferred write for its commit
    * @param clock for the schema migration records
    */
-  public JournalOpener(boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
+  public JournalOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
+    this.schema = schema;
     this.syncToDisk = syncToDisk;
     this.deferredCommitInterval = deferredCommitInterval;
     this.clock = clock;
@@ -70,11 +95,16 @@ public final class JournalOpener {
    * is refused ({@link OpenJournals}); one open in another process is refused by the lock file.
    */
   public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
-    Path requested = directory.toAbsolutePath().normalize();
-    EmbeddedFiles files = EmbeddedFiles.prepare(requested);
+    return openEmbedded(Layout.journal(directory), finish);
+  }
+
+  /** {@link #openEmbedded(Path, Finish)} for any embedded store's {@code layout}. */
+  public <T> T openEmbedded(Layout layout, Finish<T> finish) throws IdempotencyException {
+    EmbeddedFiles files = EmbeddedFiles.prepare(layout);
     Path dir = files.directory();
+    Path db = files.database();
     try {
-      OpenJournals.acquire(dir);
+      OpenJournals.acquire(db, files.layout());
     } catch (JournalException e) {
       files.close();
       throw e;
@@ -82,33 +112,34 @@ public final class JournalOpener {
     Connection connection = null;
     Store store = null;
     try {
-      checkWal(dir.resolve(EmbeddedFiles.WAL_FILE), files.database());
-      connection = sqliteDataSource(files.database(), false, false).getConnection();
-      checkIntegrity(connection, files.database());
+      checkWal(files.layout().wal(), db);
+      connection = sqliteDataSource(db, false, false).getConnection();
+      checkWalMode(connection, db);
+      checkIntegrity(connection, db);
       // Before the migration, which would turn an emptied file into a fresh journal.
-      String newId = files.reconcileId(Meta.getIfPresent(connection, Meta.JOURNAL_ID));
-      int version = new Migrator(Dialect.SQLITE, clock).migrate(connection);
+      String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
+      int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
       if (newId != null) {
-        Meta.put(connection, Meta.JOURNAL_ID, newId);
+        Meta.put(connection, schema.metaTable(), Meta.JOURNAL_ID, newId);
       }
       files.markOpen(newId);
-      store = new SingleConnectionStore(dir.toString(), connection, null, deferredCommitInterval);
-      return finish.finish(dir.toString(), Dialect.SQLITE, store, version,
-          new Opened(files, true, files.crashed()));
+      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      store = new SingleConnectionStore(name, connection, null, deferredCommitInterval, !layout.ownsFiles());
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
     } catch (SQLException e) {
       closeQuietly(store, connection);
-      release(files, dir);
+      release(files, db);
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
       throw JournalErrors.wrapOpen(files.database(), e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, connection);
-      release(files, dir);
+      release(files, db);
       throw e;
     } catch (Error e) {
       closeQuietly(store, connection);
-      release(files, dir);
+      release(files, db);
       throw nativeLibraryError(e);
     }
   }
@@ -121,21 +152,33 @@ public final class JournalOpener {
    * @throws JournalException if the directory holds no journal, or it cannot be read
    */
   public <T> T openEmbeddedReadOnly(Path directory, Finish<T> finish) throws IdempotencyException {
-    Path dir = directory.toAbsolutePath().normalize();
-    if (Files.isRegularFile(dir)) {
-      throw new JournalException(dir + " is a file; give the journal's directory (it holds "
-          + EmbeddedFiles.DATABASE_FILE + ")", null);
+    return openEmbeddedReadOnly(Layout.journal(directory), finish);
+  }
+
+  /** {@link #openEmbeddedReadOnly(Path, Finish)} for any embedded store's {@code requested} layout. */
+  public <T> T openEmbeddedReadOnly(Layout requested, Finish<T> finish) throws IdempotencyException {
+    Path dir = requested.directory().toAbsolutePath().normalize();
+    Layout layout = requested.in(dir);
+    String what = schema.what();
+    if (layout.ownsFiles() && Files.isRegularFile(dir)) {
+      throw new JournalException(dir + " is a file; give the " + what + "'s directory (it holds "
+          + layout.databaseFile() + ")", null);
     }
-    Path db = dir.resolve(EmbeddedFiles.DATABASE_FILE);
+    Path db = layout.database();
     if (!Files.isDirectory(dir)) {
-      throw new JournalException("no journal at " + dir + ": the directory does not exist", null);
+      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir : db) + ": the directory "
+          + dir + " does not exist", null);
     }
     if (!Files.exists(db)) {
-      if (Files.exists(dir.resolve(EmbeddedFiles.H2_DATA_FILE))) {
-        throw new JournalException(dir + " holds an H2 journal of Idem 0.1 (" + EmbeddedFiles.H2_DATA_FILE
+      if (Files.exists(layout.h2())) {
+        throw new JournalException(dir + " holds an H2 journal of Idem 0.1 (" + layout.h2().getFileName()
             + "); this version reads SQLite journals only: inspect it with the Idem 0.1 CLI", null);
       }
-      throw new JournalException("no journal at " + dir + ": it has no " + EmbeddedFiles.DATABASE_FILE, null);
+      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir + ": it has no "
+          + layout.databaseFile() : db + ": the file does not exist"), null);
+    }
+    if (Files.isDirectory(db)) {
+      throw new JournalException(db + " is a directory; give the " + what + "'s database file", null);
     }
     Connection connection = null;
     try {
@@ -143,11 +186,12 @@ public final class JournalOpener {
       // read as immutable (no lock, no -wal or -shm file created). With a -wal file (the app runs,
       // or crashed), SQLite must read it, through the -shm index; the database and -wal files are
       // still only read.
-      boolean immutable = !Files.exists(dir.resolve(EmbeddedFiles.WAL_FILE));
+      boolean immutable = !Files.exists(layout.wal());
       connection = sqliteDataSource(db, true, immutable).getConnection();
-      int version = new Migrator(Dialect.SQLITE, clock).currentVersionReadOnly(connection);
-      Store store = new ReadOnlyStore(dir.toString(), connection);
-      return finish.finish(dir.toString(), Dialect.SQLITE, store, version, new Opened(null, true, false));
+      int version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
+      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      Store store = new ReadOnlyStore(name, connection);
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(connection);
       if (nativeLibraryMissing(e)) {
@@ -174,11 +218,11 @@ public final class JournalOpener {
       dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
       name = c.getMetaData().getURL();
       if (dialect == null) {
-        throw new JournalException("unsupported database for the Idem journal: "
+        throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
             + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
       }
       if (dialect == Dialect.POSTGRESQL) {
-        int version = new Migrator(dialect, clock).migrate(c);
+        int version = new Migrator(dialect, schema, clock).migrate(c);
         return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version,
             new Opened(null, false, false));
       }
@@ -197,8 +241,8 @@ public final class JournalOpener {
     try {
       main = ds.getConnection();
       if (main.getMetaData().isReadOnly()) {
-        throw new JournalException("the journal " + name + " is read-only; the journal needs to write before"
-            + " anything is sent", null);
+        throw new JournalException("the " + schema.what() + " " + name + " is read-only; the " + schema.what()
+            + " needs to write before anything is sent", null);
       }
       if (dialect == Dialect.SQLITE) {
         try (Statement st = main.createStatement()) {
@@ -207,7 +251,7 @@ public final class JournalOpener {
           st.execute("PRAGMA busy_timeout=" + SQLITE_BUSY_TIMEOUT.toMillis());
         }
       }
-      int version = new Migrator(dialect, clock).migrate(main);
+      int version = new Migrator(dialect, schema, clock).migrate(main);
       if (dialect == Dialect.H2 && syncToDisk) {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
@@ -270,6 +314,21 @@ public final class JournalOpener {
     }
   }
 
+  /**
+   * SQLite answers a {@code journal_mode=WAL} it cannot set (no shared memory on the file system,
+   * say) with the mode it kept, and sqlite-jdbc does not check: without WAL a commit rewrites pages
+   * through a rollback journal, and the read-only tools could no longer read beside the writer.
+   */
+  private static void checkWalMode(Connection c, Path db) throws SQLException, JournalException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA journal_mode")) {
+      String mode = rs.next() ? rs.getString(1) : "no answer";
+      if (!"wal".equalsIgnoreCase(mode)) {
+        throw new JournalException("SQLite kept " + db + " in journal mode " + mode + " instead of WAL (the file"
+            + " system may not support its shared memory): move it to a local disk", null);
+      }
+    }
+  }
+
   /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
   private static void checkWal(Path wal, Path db) throws JournalException {
     if (!Files.exists(wal)) {
@@ -319,8 +378,8 @@ public final class JournalOpener {
     return false;
   }
 
-  private static void release(EmbeddedFiles files, Path dir) {
-    OpenJournals.release(dir);
+  private static void release(EmbeddedFiles files, Path db) {
+    OpenJournals.release(db);
     files.close();
   }
 

@@ -19,9 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Brings the journal schema up to date on open. Migrations are SQL resources named
+ * Brings a store's schema ({@link Schema}) up to date on open. Migrations are SQL resources named
  * {@code V<n>__<description>.sql} in the dialect's folder, listed in order in its {@code index.txt};
- * the version table {@code idem_schema_version} records which ran. Only forward migrations exist; a
+ * the schema's version table records which ran. Only forward migrations exist; a
  * journal whose schema is newer than this code refuses to open rather than misread it.
  */
 public final class Migrator {
@@ -33,10 +33,17 @@ public final class Migrator {
   }
 
   private final Dialect dialect;
+  private final Schema schema;
   private final Clock clock;
 
-  public Migrator(Dialect dialect, Clock clock) {
+  /**
+   * @param dialect the database's
+   * @param schema the store's tables and migrations
+   * @param clock for the times the version table records
+   */
+  public Migrator(Dialect dialect, Schema schema, Clock clock) {
     this.dialect = dialect;
+    this.schema = schema;
     this.clock = clock;
   }
 
@@ -82,12 +89,15 @@ public final class Migrator {
         if (lock != null) {
           st.execute(lock);
         }
-        st.execute("CREATE TABLE IF NOT EXISTS idem_schema_version (version INT PRIMARY KEY,"
+        st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
             + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
       }
       int current = currentVersion(c);
+      if (current == 0) {
+        current = adopt(c, all);
+      }
       if (current > latest) {
-        throw new JournalException("the journal schema is at version " + current
+        throw new JournalException("the " + schema.what() + " schema is at version " + current
             + ", newer than this Idem version supports (" + latest + "); upgrade Idem to open it", null);
       }
       for (Migration m : all) {
@@ -112,20 +122,40 @@ public final class Migrator {
     try {
       current = currentVersion(c);
     } catch (SQLException e) {
-      throw new JournalException("the database is not an Idem journal (it has no readable idem_schema_version"
-          + " table)", e);
+      throw new JournalException("the database is not an Idem " + schema.what() + " (it has no readable "
+          + schema.versionTable() + " table)", e);
     }
     if (current != latest) {
-      throw new JournalException("the journal schema is at version " + current + ", and this Idem reads version "
-          + latest + " only; open the journal once with this Idem version (which migrates it) or use the matching"
-          + " tool version", null);
+      throw new JournalException("the " + schema.what() + " schema is at version " + current + ", and this Idem"
+          + " reads version " + latest + " only; open the " + schema.what() + " once with this Idem version (which"
+          + " migrates it) or use the matching tool version", null);
     }
     return current;
   }
 
-  private static int currentVersion(Connection c) throws SQLException {
+  /**
+   * Records as applied the migrations that a database from before versioned migrations already
+   * holds ({@link Schema#adoption()}), so that they do not run again on tables that exist.
+   */
+  private int adopt(Connection c, List<Migration> all) throws SQLException, JournalException {
+    int adopted = schema.adoption().adoptedVersion(c, dialect);
+    if (adopted > all.size()) {
+      throw new JournalException("the " + schema.what() + "'s adoption names version " + adopted + ", beyond the "
+          + all.size() + " migrations this Idem has", null);
+    }
+    for (Migration m : all.subList(0, adopted)) {
+      record(c, m);
+    }
+    if (adopted > 0) {
+      LOG.info("Idem {} schema: adopted tables created before versioned migrations, as version {}", schema.what(),
+          adopted);
+    }
+    return adopted;
+  }
+
+  private int currentVersion(Connection c) throws SQLException {
     try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM idem_schema_version")) {
+        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM " + schema.versionTable())) {
       rs.next();
       return rs.getInt(1);
     }
@@ -138,15 +168,19 @@ public final class Migrator {
         st.execute(statement);
       }
     }
+    record(c, m);
+    LOG.info("Idem {} schema migrated to version {} ({})", schema.what(), m.version(), m.description());
+  }
+
+  private void record(Connection c, Migration m) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO idem_schema_version (version, description, applied_at) VALUES (?, ?, ?)")) {
+        "INSERT INTO " + schema.versionTable() + " (version, description, applied_at) VALUES (?, ?, ?)")) {
       ps.setInt(1, m.version());
       ps.setString(2, m.description().replace('_', ' '));
       java.time.Instant now = clock.instant();
       ps.setLong(3, now.getEpochSecond() * 1_000_000_000L + now.getNano());
       ps.executeUpdate();
     }
-    LOG.info("Idem journal schema migrated to version {} ({})", m.version(), m.description());
   }
 
   List<Migration> migrations() throws JournalException {
@@ -159,7 +193,7 @@ public final class Migrator {
       }
       Matcher m = NAME.matcher(name);
       if (!m.matches() || Integer.parseInt(m.group(1)) != expected) {
-        throw new JournalException("bad migration list entry '" + name + "' in " + dialect.migrationsFolder()
+        throw new JournalException("bad migration list entry '" + name + "' in " + schema.migrationsFolder(dialect)
             + "index.txt (expected V" + expected + "__<description>.sql)", null);
       }
       result.add(new Migration(expected, m.group(2), name));
@@ -169,8 +203,8 @@ public final class Migrator {
   }
 
   private String resource(String name) throws JournalException {
-    String path = dialect.migrationsFolder() + name;
-    try (InputStream in = Migrator.class.getClassLoader().getResourceAsStream(path)) {
+    String path = schema.migrationsFolder(dialect) + name;
+    try (InputStream in = schema.owner().getClassLoader().getResourceAsStream(path)) {
       if (in == null) {
         throw new JournalException("migration resource missing from the classpath: " + path, null);
       }

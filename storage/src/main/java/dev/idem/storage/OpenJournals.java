@@ -17,16 +17,16 @@ public final class OpenJournals {
   private OpenJournals() {
   }
 
-  /** Registers {@code directory} (a real, absolute path) as open, or fails if it already is. */
-  public static void acquire(Path directory) throws JournalException {
-    if (!OPEN.add(directory)) {
-      throw new JournalException("the journal at " + directory + " is already open in this JVM; share one"
-          + " JdbcJournal instance (it is thread-safe) instead of opening it twice", null);
+  /** Registers {@code database} (a real, absolute path) as open, or fails if it already is. */
+  public static void acquire(Path database, Layout layout) throws JournalException {
+    if (!OPEN.add(database)) {
+      throw new JournalException("the " + layout.what() + " at " + database + " is already open in this JVM; share"
+          + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
     }
   }
 
-  /** Unregisters {@code directory}. */
-  public static void release(Path directory) {
-    OPEN.remove(directory);
+  /** Unregisters {@code database}. */
+  public static void release(Path database) {
+    OPEN.remove(database);
   }
 }

@@ -60,6 +60,9 @@ public final class SingleConnectionStore implements Store {
   /** SQLite only (null elsewhere): ends the unit's savepoint, keeping its work in the transaction. */
   private PreparedStatement releaseSavepoint;
   private final boolean sqlite;
+  private final boolean sharedDatabase;
+  /** True while the open transaction holds a unit that may have written; under the statement lock. */
+  private boolean transactionHasWrites;
   private long executedSeq;
   private long lastSyncSeq;
   /** The last SYNC write that named no row (a purge): everything must wait for it. */
@@ -90,6 +93,18 @@ public final class SingleConnectionStore implements Store {
    */
   public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval) throws SQLException {
+    this(name, connection, diskSync, deferredCommitInterval, false);
+  }
+
+  /**
+   * @param sharedDatabase true if other connections write the same database (the guard's
+   *     transactional mode, where the app's connections claim): then a read that finds no write of
+   *     this store pending ends its transaction at once, so that the next unit reads what the others
+   *     committed meanwhile, and a write never fails on an outdated snapshot (SQLITE_BUSY_SNAPSHOT)
+   */
+  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval, boolean sharedDatabase) throws SQLException {
+    this.sharedDatabase = sharedDatabase;
     this.name = name;
     this.connection = connection;
     this.diskSync = diskSync;
@@ -114,6 +129,9 @@ public final class SingleConnectionStore implements Store {
       ensureUsable();
       result = runAtomically(work);
       mustBeDurable = syncWritesVisibleTo(row);
+      if (sharedDatabase && !transactionHasWrites) {
+        endReadTransaction();
+      }
     } finally {
       statementLock.unlock();
     }
@@ -135,6 +153,7 @@ public final class SingleConnectionStore implements Store {
     try {
       ensureUsable();
       result = runAtomically(work);
+      transactionHasWrites = true;
       Durability durability = decide.apply(result);
       long seq = ++executedSeq;
       if (durability == Durability.SYNC) {
@@ -273,6 +292,16 @@ public final class SingleConnectionStore implements Store {
     }
   }
 
+  /** Ends a transaction that only read (cheap: nothing to sync); under the statement lock. */
+  private void endReadTransaction() throws JournalException {
+    try {
+      connection.commit();
+    } catch (SQLException e) {
+      broken = e;
+      throw JournalErrors.wrap("end of a read on " + name, e);
+    }
+  }
+
   /** Records the first failure that makes this store unusable; later calls throw, naming it. */
   private void markBroken(Throwable cause) {
     if (broken == null) {
@@ -354,6 +383,7 @@ public final class SingleConnectionStore implements Store {
       failIfBroken();
       target = executedSeq;
       connection.commit();
+      transactionHasWrites = false;
     } catch (SQLException e) {
       broken = e;
       throw JournalErrors.wrap("commit on " + name, e);
