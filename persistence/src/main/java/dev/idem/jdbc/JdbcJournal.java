@@ -19,11 +19,9 @@ import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.Dialect;
-import dev.idem.storage.EmbeddedFiles;
 import dev.idem.storage.Durability;
 import dev.idem.jdbc.internal.Instants;
 import dev.idem.storage.JournalOpener;
-import dev.idem.storage.OpenJournals;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
@@ -699,20 +697,7 @@ public final class JdbcJournal implements Journal {
         // the JVM is shutting down (this may be the hook's own close): the hook is running or done
       }
     }
-    boolean clean = false;
-    try {
-      store.close(how);
-      clean = !store.broken();
-    } finally {
-      EmbeddedFiles files = opened.files();
-      if (files != null) {
-        if (clean) {
-          files.markClosed();
-        }
-        OpenJournals.release(files.database());
-        files.close();
-      }
-    }
+    opened.close(store, how);
   }
 
   @Override
