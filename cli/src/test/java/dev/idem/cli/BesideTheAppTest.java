@@ -120,7 +120,7 @@ class BesideTheAppTest {
     CliRun redrive = CliRun.of("webhooks", "redrive", "--inbox", dir.resolve("inbox").toString(), "--source", "acme",
         "--event-id", "evt_live");
     assertEquals(1, redrive.code());
-    assertTrue(redrive.err().startsWith(IdemCli.PREFIX) && redrive.err().contains("has the webhook inbox"),
+    assertTrue(redrive.err().startsWith(IdemCli.PREFIX) && redrive.err().contains("already open"),
         redrive.err());
     assertEquals(InboxState.DEAD, inbox.find("acme", "evt_live").orElseThrow().state(), "nothing changed");
 

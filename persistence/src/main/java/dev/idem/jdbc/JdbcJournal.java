@@ -18,12 +18,10 @@ import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
-import dev.idem.jdbc.internal.Dialect;
-import dev.idem.jdbc.internal.EmbeddedFiles;
-import dev.idem.jdbc.internal.Durability;
+import dev.idem.storage.Dialect;
+import dev.idem.storage.Durability;
 import dev.idem.jdbc.internal.Instants;
-import dev.idem.jdbc.internal.JournalOpener;
-import dev.idem.jdbc.internal.OpenJournals;
+import dev.idem.storage.JournalOpener;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
@@ -33,8 +31,9 @@ import dev.idem.jdbc.internal.RecordCodec;
 import dev.idem.jdbc.internal.RequestCheck;
 import dev.idem.jdbc.internal.RequestMemo;
 import dev.idem.jdbc.internal.SecretHeaders;
-import dev.idem.jdbc.internal.SqlSession;
-import dev.idem.jdbc.internal.Store;
+import dev.idem.storage.SqlSession;
+import dev.idem.storage.Schema;
+import dev.idem.storage.Store;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -172,6 +171,9 @@ public final class JdbcJournal implements Journal {
   static final long REQUEST_MEMO_BYTES = 4L * 1024 * 1024;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcJournal.class);
+  /** The journal's tables: migrations in this module's resources, its version table from 0.1 on. */
+  private static final Schema SCHEMA = new Schema("journal", JdbcJournal.class, "dev/idem/jdbc/migrations/",
+      "idem_schema_version", "idem_journal_meta", Schema.Adoption.NONE);
 
   private final String name;
   private final Dialect dialect;
@@ -195,7 +197,7 @@ public final class JdbcJournal implements Journal {
     this.name = name;
     this.dialect = dialect;
     this.store = store;
-    this.table = store.table(dialect);
+    this.table = new OperationTable(dialect);
     this.codec = new RecordCodec(b.maxStoredResponseBody, TRUNCATED_BODY_HEADER);
     this.quarantine = new Quarantine(name, store, table, codec, b.clock, LOG);
     this.secrets = new SecretHeaders(name, b.excludedHeaders, LOG);
@@ -245,7 +247,7 @@ public final class JdbcJournal implements Journal {
   public static JdbcJournal openReadOnly(Path directory) throws JournalException {
     Builder b = embedded(directory);
     try {
-      return new JournalOpener(true, b.deferredCommitInterval, b.clock)
+      return new JournalOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
           .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {
@@ -716,20 +718,7 @@ public final class JdbcJournal implements Journal {
         // the JVM is shutting down (this may be the hook's own close): the hook is running or done
       }
     }
-    boolean clean = false;
-    try {
-      store.close(how);
-      clean = !store.broken();
-    } finally {
-      EmbeddedFiles files = opened.files();
-      if (files != null) {
-        if (clean) {
-          files.markClosed();
-        }
-        OpenJournals.release(files.directory());
-        files.close();
-      }
-    }
+    opened.close(store, how);
   }
 
   @Override
@@ -1070,7 +1059,7 @@ public final class JdbcJournal implements Journal {
      *     this version of Idem knows, or the JVM is already shutting down
      */
     public JdbcJournal open() throws JournalException {
-      JournalOpener opener = new JournalOpener(syncToDisk, deferredCommitInterval, clock);
+      JournalOpener opener = new JournalOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
       try {
         JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
             : opener.openDataSource(dataSource, this::journal);

@@ -10,7 +10,7 @@ import dev.idem.core.JournalException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.jdbc.internal.EmbeddedFiles;
+import dev.idem.storage.EmbeddedFiles;
 import dev.idem.jdbc.support.ChildJvm;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;

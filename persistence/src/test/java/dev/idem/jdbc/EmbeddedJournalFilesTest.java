@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.JournalException;
 import dev.idem.core.spi.NewOperation;
-import dev.idem.jdbc.internal.EmbeddedFiles;
+import dev.idem.storage.EmbeddedFiles;
 import dev.idem.jdbc.support.ChildJvm;
 import dev.idem.jdbc.support.Ops;
 import java.io.IOException;

@@ -17,7 +17,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
-import dev.idem.jdbc.internal.EmbeddedFiles;
+import dev.idem.storage.EmbeddedFiles;
 import dev.idem.jdbc.support.Ops;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

@@ -1,35 +1,36 @@
 package dev.idem.server;
 
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.server.internal.HeaderCodec;
-import dev.idem.server.internal.SqlDialect;
-import dev.idem.server.internal.SqliteReadOnly;
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
-import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.Files;
+import dev.idem.storage.Dialect;
+import dev.idem.storage.Durability;
+import dev.idem.storage.JournalOpener;
+import dev.idem.storage.Layout;
+import dev.idem.storage.Schema;
+import dev.idem.storage.Store;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.Properties;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.Set;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,7 +38,8 @@ import org.slf4j.LoggerFactory;
 /**
  * An {@link IdempotencyStore} in a SQL database, over plain JDBC: SQLite embedded for one
  * instance, PostgreSQL for a fleet. The schema (one table, {@code idem_server_record}) is created
- * if missing, and upgraded in place.
+ * if missing, and upgraded in place by versioned migrations (a database made by an earlier version
+ * is adopted as it is).
  *
  * <p>The claim is one statement, {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <takeover
  * allowed> RETURNING}: the database's primary key decides which of two simultaneous requests
@@ -45,13 +47,19 @@ import org.slf4j.LoggerFactory;
  * generation, owner token and (for completion and renewal) an unexpired lease, so a stale handler
  * changes nothing. Times are stored as epoch milliseconds.
  *
- * <p>SQLite runs with {@code journal_mode=WAL}, {@code synchronous=FULL} (a completed result
- * survives power loss) and a busy timeout, through one connection that this store serialises. An
- * embedded store belongs to one process: it locks {@code <file>.lock} beside the database, and
- * at open it ends the lease of every claim it finds in flight, since only a dead earlier run of
- * this process can have left them. A retry after a crash and restart is therefore served at once
- * instead of answering 409 until the lease runs out. PostgreSQL takes a connection from the
- * {@link DataSource} per step: give it a pooling one. A fleet cannot tell a dead instance from a
+ * <p>SQLite runs on the storage layer the journal uses: {@code journal_mode=WAL} (checked, not
+ * assumed), {@code synchronous=FULL}, one connection, and group commit: a claim and a completion
+ * are durable before their call returns (a claim before the handler runs, a completion before the
+ * response leaves), but concurrent requests share one commit and one disk sync instead of paying
+ * one each. A renewal, a release and a purge ride along with the next commit (losing one in a
+ * crash only ends a lease sooner, which the open does anyway). The database file and its companion
+ * files are readable by their owner only ({@code rw-------}); the database's integrity and its
+ * write-ahead log are checked at open, and a damaged one is refused with what to do. An embedded
+ * store belongs to one process: it locks {@code <file>.lock} beside the database, and at open it
+ * ends the lease of every claim it finds in flight, since only a dead earlier run of this process
+ * can have left them. A retry after a crash and restart is therefore served at once instead of
+ * answering 409 until the lease runs out. PostgreSQL takes a connection from the
+ * {@link DataSource} per call: give it a pooling one. A fleet cannot tell a dead instance from a
  * slow one; name each instance ({@link IdempotencyGuard.Builder#instanceId}) so that a restarted
  * one reclaims its own claims at once.
  *
@@ -59,7 +67,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcIdempotencyStore implements IdempotencyStore {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcIdempotencyStore.class);
-  private static final String T = SqlDialect.TABLE;
+  private static final String T = "idem_server_record";
+  /** The guard's tables, migrations in this module's resources. */
+  static final Schema SCHEMA = new Schema("idempotency store", JdbcIdempotencyStore.class,
+      "dev/idem/server/migrations/", "idem_server_schema_version", "idem_server_meta",
+      JdbcIdempotencyStore::adoptedVersion);
+  /** The longest a renewal, release or purge waits for the next commit: 50 ms. */
+  private static final Duration DEFERRED_COMMIT = Duration.ofMillis(50);
   private static final String COLUMNS =
       "caller, route, idem_key, fingerprint, state, generation, lease_until, expires_at, status, headers, body, body_omitted";
   private static final String CLAIM = "INSERT INTO " + T
@@ -102,21 +116,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private static final String RECORDS = "SELECT caller, route, idem_key, state, generation, owner, claimed_at,"
       + " lease_until, expires_at, status, taken_over FROM " + T + " WHERE claimed_at <= ?";
 
-  private final Connections connections;
-  private final SqlDialect dialect;
-  /** Set for {@link #openReadOnly}: the name in the message every write throws. */
-  private final String readOnly;
+  private final Store store;
+  private final Dialect dialect;
+  private final JournalOpener.Opened opened;
 
-  private JdbcIdempotencyStore(Connections connections, SqlDialect dialect, boolean migrate, String readOnly) {
-    this.connections = connections;
+  private JdbcIdempotencyStore(Store store, Dialect dialect, JournalOpener.Opened opened) {
+    this.store = store;
     this.dialect = dialect;
-    this.readOnly = readOnly;
-    if (migrate) {
-      connections.run(c -> {
-        dialect.migrate(c);
-        return null;
-      });
-    }
+    this.opened = opened;
   }
 
   /**
@@ -126,43 +133,43 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * of those keys (and the same payload) runs at once.
    *
    * @param file the database file; its directory must exist
-   * @param busyTimeout how long a write waits for another connection's write lock; 5 s is plenty
+   * @param busyTimeout how long a read-only reader beside the store (the CLI) may hold up a write;
+   *     5 s is plenty
    * @return the store; close it when done
-   * @throws IdempotencyStoreException if the database cannot be opened, or another store (in this
-   *     process or another) has it open
+   * @throws IdempotencyStoreException if the database cannot be opened, is damaged, or another store
+   *     (in this process or another) has it open
    */
   public static JdbcIdempotencyStore sqlite(Path file, Duration busyTimeout) {
     Objects.requireNonNull(file, "the idempotency store's database file is null; give its path, such as"
         + " Path.of(\"/var/lib/orders/idem.db\") (its directory must exist)");
     Objects.requireNonNull(busyTimeout, "the idempotency store's busyTimeout is null; give a Duration, such as"
         + " Duration.ofSeconds(5), or call sqlite(file)");
-    Path absolute = file.toAbsolutePath();
-    FileChannel lockChannel = lock(absolute);
+    Path absolute = file.toAbsolutePath().normalize();
+    Layout layout = new Layout(absolute.getParent(), absolute.getFileName().toString(),
+        absolute.getFileName().toString(), "idempotency store", "JdbcIdempotencyStore", false);
     try {
-      Connection c = DriverManager.getConnection("jdbc:sqlite:" + absolute);
-      try (Statement st = c.createStatement()) {
-        st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
-        st.execute("PRAGMA journal_mode = WAL");
-        st.execute("PRAGMA synchronous = FULL");
-      }
-      JdbcIdempotencyStore store = new JdbcIdempotencyStore(new SingleConnection(c, lockChannel), SqlDialect.SQLITE,
-          true, null);
-      int dead = store.connections.run(x -> {
-        try (Statement st = x.createStatement()) {
-          return st.executeUpdate(EXPIRE_ALL);
-        }
-      });
-      if (dead > 0) {
-        LOG.warn("Idempotency store {}: {} claims were left in flight by an earlier run that did not close the"
-            + " store; their leases end now, so a retry of each runs at once", absolute, dead);
-      }
-      return store;
-    } catch (SQLException | RuntimeException e) {
-      closeQuietly(lockChannel);
-      if (e instanceof IdempotencyStoreException ise) {
-        throw ise;
-      }
-      throw new IdempotencyStoreException("could not open the SQLite idempotency store " + file, e);
+      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
+          (name, dialect, store, version, opened) -> {
+            store.write(Durability.SYNC, null, s -> {
+              try (Statement st = s.connection().createStatement()) {
+                st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
+              }
+              return null;
+            });
+            int dead = store.write(Durability.SYNC, null, s -> {
+              try (Statement st = s.connection().createStatement()) {
+                return st.executeUpdate(EXPIRE_ALL);
+              }
+            });
+            if (dead > 0) {
+              LOG.warn("Idempotency store {}: {} claims were left in flight by an earlier run that did not close"
+                  + " the store; their leases end now, so a retry of each runs at once", name, dead);
+            }
+            return new JdbcIdempotencyStore(store, dialect, opened);
+          });
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException("could not open the SQLite idempotency store " + absolute + ": "
+          + e.getMessage(), e);
     }
   }
 
@@ -186,71 +193,74 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * @param file the database file a service opened with {@link #sqlite(Path)}
    * @return the store, read-only; close it when done
    * @throws IdempotencyStoreException if there is no such file, it holds no idempotency records
-   *     table, or it cannot be read
+   *     table (or one this version does not read), or it cannot be read
    */
   public static JdbcIdempotencyStore openReadOnly(Path file) {
     Objects.requireNonNull(file, "the idempotency store's database file is null; give the path the service"
         + " opened with JdbcIdempotencyStore.sqlite(path)");
     Path db = file.toAbsolutePath().normalize();
-    if (Files.isDirectory(db)) {
-      throw new IdempotencyStoreException(db + " is a directory; give the store's database file (the path the"
-          + " service passes to JdbcIdempotencyStore.sqlite)", null);
-    }
-    if (!Files.isRegularFile(db)) {
-      throw new IdempotencyStoreException("no idempotency store at " + db + ": the file does not exist", null);
-    }
-    Connection c = null;
+    Layout layout = new Layout(db.getParent(), db.getFileName().toString(), db.getFileName().toString(),
+        "idempotency store", "JdbcIdempotencyStore", false);
     try {
-      c = SqliteReadOnly.open(db, 5000);
-      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
-          "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '" + T + "'")) {
-        if (!rs.next()) {
-          throw new IdempotencyStoreException("no idempotency store at " + db + ": the database has no " + T
-              + " table", null);
-        }
-      }
-      return new JdbcIdempotencyStore(new SingleConnection(c, null), SqlDialect.SQLITE, false, db.toString());
-    } catch (SQLException | RuntimeException e) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-      }
-      if (e instanceof IdempotencyStoreException ise) {
-        throw ise;
-      }
-      throw new IdempotencyStoreException("could not open the SQLite idempotency store " + db + " read-only: "
-          + e.getMessage(), e);
+      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbeddedReadOnly(layout,
+          (name, dialect, store, version, opened) -> new JdbcIdempotencyStore(store, dialect, opened));
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
     }
   }
-
 
   /**
    * A PostgreSQL store, shared by every instance of a fleet. Needs {@code org.postgresql:postgresql}.
    *
-   * @param dataSource connections to the database; a pooling one, since each step takes one
+   * @param dataSource connections to the database; a pooling one, since each call takes one
    * @return the store; closing it does not close the data source
-   * @throws IdempotencyStoreException if the schema cannot be created or upgraded
+   * @throws IdempotencyStoreException if the database is not PostgreSQL, or the schema cannot be
+   *     created or upgraded
    */
   public static JdbcIdempotencyStore postgres(DataSource dataSource) {
-    return new JdbcIdempotencyStore(new PooledConnections(Objects.requireNonNull(dataSource, "the idempotency store's"
-        + " dataSource is null; give a pooling DataSource of the PostgreSQL database, or use sqlite(file)")),
-        SqlDialect.POSTGRESQL, true, null);
+    Objects.requireNonNull(dataSource, "the idempotency store's dataSource is null; give a pooling DataSource of"
+        + " the PostgreSQL database, or use sqlite(file)");
+    try {
+      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openDataSource(dataSource,
+          (name, dialect, store, version, opened) -> {
+            if (dialect != Dialect.POSTGRESQL) {
+              throw new JournalException("JdbcIdempotencyStore.postgres needs a PostgreSQL DataSource, not "
+                  + dialect + " (for one process, use JdbcIdempotencyStore.sqlite(file))", null);
+            }
+            return new JdbcIdempotencyStore(store, dialect, opened);
+          });
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException("could not open the PostgreSQL idempotency store: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Which of the migrations a database from before versioned migrations holds: SQLite cannot add a
+   * column only if it is missing, so a table with {@code claimed_at} and {@code taken_over} is taken
+   * as version 2 as it is. PostgreSQL's migrations are idempotent, and run again harmlessly.
+   */
+  static int adoptedVersion(Connection c, Dialect dialect) throws SQLException {
+    if (dialect != Dialect.SQLITE) {
+      return 0;
+    }
+    Set<String> columns = new HashSet<>();
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA table_info(" + T + ")")) {
+      while (rs.next()) {
+        columns.add(rs.getString("name").toLowerCase(Locale.ROOT));
+      }
+    }
+    return columns.contains("claimed_at") && columns.contains("taken_over") ? 2 : 0;
   }
 
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
-    refuseWriteIfReadOnly();
-    return connections.run(c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
+    return write(Durability.SYNC, id, c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
   }
 
   @Override
   public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
-    refuseWriteIfReadOnly();
-    return connections.run(c -> {
+    return write(Durability.DEFERRED, id, c -> {
       try (PreparedStatement ps = c.prepareStatement(RENEW)) {
         ps.setLong(1, leaseUntil.toEpochMilli());
         int i = bindFence(ps, 2, id, generation, owner);
@@ -263,8 +273,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
       Instant expiresAt) {
-    refuseWriteIfReadOnly();
-    return connections.run(c -> {
+    return write(Durability.SYNC, id, c -> {
       try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
         int i = bindResult(ps, id, generation, owner, response, expiresAt);
         ps.setLong(i, now.toEpochMilli());
@@ -275,8 +284,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public boolean release(RecordId id, long generation, String owner) {
-    refuseWriteIfReadOnly();
-    return connections.run(c -> {
+    return write(Durability.DEFERRED, id, c -> {
       try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
         bindFence(ps, 1, id, generation, owner);
         return ps.executeUpdate() == 1;
@@ -286,8 +294,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public int purgeExpired(Instant now) {
-    refuseWriteIfReadOnly();
-    return connections.run(c -> {
+    return write(Durability.DEFERRED, null, c -> {
       try (PreparedStatement ps = c.prepareStatement(PURGE)) {
         ps.setLong(1, now.toEpochMilli());
         ps.setLong(2, now.toEpochMilli());
@@ -298,7 +305,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<StoredRecord> find(RecordId id) {
-    return connections.run(c -> findOn(c, id));
+    return read(id, c -> findOn(c, id));
   }
 
   @Override
@@ -312,7 +319,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       sql.append(" AND state = 'IN_FLIGHT' AND lease_until <= ?");
     }
     sql.append(" ORDER BY claimed_at, caller, route, idem_key LIMIT ?");
-    return connections.run(c -> {
+    return read(null, c -> {
       try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
         int i = 1;
         ps.setLong(i++, now.minus(query.olderThan()).toEpochMilli());
@@ -342,7 +349,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public RecordStats stats(Instant now) {
-    return connections.run(c -> {
+    return read(null, c -> {
       long[] n = new long[4];
       Instant oldest = null;
       Instant oldestUnexpired = null;
@@ -383,9 +390,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public int expireClaims(String holder) {
-    refuseWriteIfReadOnly();
     String prefix = Objects.requireNonNull(holder, "holder") + "/";
-    return connections.run(c -> {
+    return write(Durability.SYNC, null, c -> {
       try (PreparedStatement ps = c.prepareStatement(EXPIRE_HOLDER)) {
         ps.setInt(1, prefix.length());
         ps.setString(2, prefix);
@@ -394,21 +400,47 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     });
   }
 
-  /** Closes the SQLite connection and its lock; a PostgreSQL data source stays open. Idempotent. */
-  private void refuseWriteIfReadOnly() {
-    if (readOnly != null) {
-      throw new IdempotencyStoreException("the idempotency store " + readOnly + " is open read-only; nothing was"
-          + " written", null);
+  /**
+   * Closes the store: every write so far is committed, then the SQLite connection is closed, a
+   * clean close is marked and the lock released. A PostgreSQL data source stays open. Idempotent.
+   */
+  @Override
+  public void close() {
+    try {
+      opened.close(store, Store.CLOSED);
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException("could not close the idempotency store: " + e.getMessage(), e);
     }
   }
 
-  @Override
-  public void close() {
-    connections.close();
+  Dialect dialect() {
+    return dialect;
   }
 
-  SqlDialect dialect() {
-    return dialect;
+  private <T> T read(Object row, ConnectionWork<T> work) {
+    try {
+      return store.read(row, s -> work.apply(s.connection()));
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * A write, durable as {@code durability} says when it returns. Read-only stores refuse it before
+   * it reaches the database.
+   *
+   * @param row the record the write touches, or null for any: a read of that record waits only for
+   *     its own durable writes
+   */
+  private <T> T write(Durability durability, Object row, ConnectionWork<T> work) {
+    if (store.readOnly()) {
+      throw new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
+    }
+    try {
+      return store.write(durability, row, s -> work.apply(s.connection()));
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
+    }
   }
 
   /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
@@ -492,123 +524,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     return i;
   }
 
-  /** Takes the one-process lock of an embedded store: its recovery at open is only safe alone. */
-  private static FileChannel lock(Path file) {
-    Path lockFile = file.resolveSibling(file.getFileName() + ".lock");
-    FileChannel channel;
-    try {
-      channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-    } catch (IOException e) {
-      throw new IdempotencyStoreException("could not create the lock file " + lockFile + " of the SQLite"
-          + " idempotency store", e);
-    }
-    FileLock lock;
-    try {
-      lock = channel.tryLock();
-    } catch (OverlappingFileLockException e) {
-      closeQuietly(channel);
-      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is already open in this JVM;"
-          + " share one JdbcIdempotencyStore (it is thread-safe) instead of opening it twice", null);
-    } catch (IOException e) {
-      closeQuietly(channel);
-      throw new IdempotencyStoreException("could not lock " + lockFile, e);
-    }
-    if (lock == null) {
-      closeQuietly(channel);
-      throw new IdempotencyStoreException("the SQLite idempotency store " + file + " is open in another process;"
-          + " an embedded store belongs to one process (use PostgreSQL to share one between processes, or"
-          + " JdbcIdempotencyStore.openReadOnly to inspect it)", null);
-    }
-    return channel;
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // the OS releases the lock with the process anyway
-    }
-  }
-
   @FunctionalInterface
-  private interface SqlWork<T> {
+  private interface ConnectionWork<T> {
     T apply(Connection c) throws SQLException;
-  }
-
-  /** Where connections come from: one serialised SQLite connection, or a pool. */
-  private interface Connections {
-    <T> T run(SqlWork<T> work);
-
-    void close();
-  }
-
-  private static final class SingleConnection implements Connections {
-    private final Connection connection;
-    private final FileChannel lock;
-    // SQLite has one writer at a time anyway; one lock keeps JDBC's single connection safe.
-    private final ReentrantLock guard = new ReentrantLock();
-    private volatile boolean closed;
-
-    SingleConnection(Connection connection, FileChannel lock) {
-      this.connection = connection;
-      this.lock = lock;
-    }
-
-    @Override
-    public <T> T run(SqlWork<T> work) {
-      guard.lock();
-      try {
-        if (closed) {
-          throw new IdempotencyStoreException("the SQLite idempotency store is closed", null);
-        }
-        return work.apply(connection);
-      } catch (SQLException e) {
-        throw new IdempotencyStoreException("SQLite idempotency store failed: " + e.getMessage(), e);
-      } finally {
-        guard.unlock();
-      }
-    }
-
-    @Override
-    public void close() {
-      guard.lock();
-      try {
-        if (!closed) {
-          closed = true;
-          try {
-            connection.close();
-          } finally {
-            if (lock != null) {
-              closeQuietly(lock);
-            }
-          }
-        }
-      } catch (SQLException e) {
-        throw new IdempotencyStoreException("could not close the SQLite idempotency store", e);
-      } finally {
-        guard.unlock();
-      }
-    }
-  }
-
-  private static final class PooledConnections implements Connections {
-    private final DataSource dataSource;
-
-    PooledConnections(DataSource dataSource) {
-      this.dataSource = dataSource;
-    }
-
-    @Override
-    public <T> T run(SqlWork<T> work) {
-      try (Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(true);
-        return work.apply(c);
-      } catch (SQLException e) {
-        throw new IdempotencyStoreException("PostgreSQL idempotency store failed: " + e.getMessage(), e);
-      }
-    }
-
-    @Override
-    public void close() {}
   }
 }

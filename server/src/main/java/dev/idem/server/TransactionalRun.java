@@ -1,6 +1,5 @@
 package dev.idem.server;
 
-import dev.idem.server.internal.SqlDialect;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
 import java.io.IOException;
@@ -14,6 +13,7 @@ import java.time.Instant;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.idem.storage.Dialect;
 
 /**
  * Transactional mode, one request: claim, handler and result in the app's transaction. Either the
@@ -30,10 +30,10 @@ final class TransactionalRun {
   private final IdempotencyGuard guard;
   private final Connection c;
   private final boolean owned;
-  private final SqlDialect dialect;
+  private final Dialect dialect;
   private Savepoint savepoint;
 
-  private TransactionalRun(IdempotencyGuard guard, Connection c, boolean owned, SqlDialect dialect) {
+  private TransactionalRun(IdempotencyGuard guard, Connection c, boolean owned, Dialect dialect) {
     this.guard = guard;
     this.c = c;
     this.owned = owned;
@@ -106,7 +106,7 @@ final class TransactionalRun {
     try {
       begin();
       String previous = null;
-      Duration wait = dialect == SqlDialect.POSTGRESQL ? guard.lockWait(request) : null;
+      Duration wait = dialect == Dialect.POSTGRESQL ? guard.lockWait(request) : null;
       if (wait != null) {
         previous = setLockTimeout(Long.toString(Math.max(1, wait.toMillis())));
       }
@@ -117,7 +117,7 @@ final class TransactionalRun {
       }
     } catch (SQLException e) {
       undoQuietly(e);
-      if (dialect == SqlDialect.POSTGRESQL && dialect.isLockWaitOver(e)) {
+      if (dialect == Dialect.POSTGRESQL && dialect.isLockWaitOver(e)) {
         // Another transaction holds this key and did not finish within the wait.
         guard.hear(l -> l.conflict(p.route()));
         return guard.inFlight();

@@ -102,7 +102,7 @@ class ReadOnlyStoreTest {
     }
     IdempotencyStoreException f = assertThrows(IdempotencyStoreException.class,
         () -> JdbcIdempotencyStore.openReadOnly(other));
-    assertTrue(f.getMessage().contains("has no idem_server_record table"), f.getMessage());
+    assertTrue(f.getMessage().contains("not an Idem idempotency store"), f.getMessage());
   }
 
   private static Map<String, String> digests(Path d) throws Exception {

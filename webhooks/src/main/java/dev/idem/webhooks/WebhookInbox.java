@@ -1,11 +1,11 @@
 package dev.idem.webhooks;
 
-import dev.idem.webhooks.internal.ConnectionSource;
-import dev.idem.webhooks.internal.Dialect;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
+import dev.idem.storage.Dialect;
+import dev.idem.storage.JournalOpener;
+import dev.idem.storage.Layout;
 import dev.idem.webhooks.internal.InboxStore;
-import dev.idem.webhooks.internal.SqliteOpener;
-import java.io.IOException;
-import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,14 +28,17 @@ import javax.sql.DataSource;
  *
  * <p>{@link #accept} is one durable insert keyed by (source, event id): it returns after the commit,
  * so an endpoint that answers 2xx after it never acknowledges what a crash could lose. Concurrent
- * accepts share commits: one writer connection batches whatever queued meanwhile into one
- * transaction. A known event id ({@link AcceptResult#DUPLICATE}) or an already accepted signature
+ * accepts share commits (group commit, on the same storage layer as the journal and the guard).
+ * PostgreSQL takes a connection from the DataSource per call. A known event id ({@link AcceptResult#DUPLICATE}) or an already accepted signature
  * ({@link AcceptResult#REPLAY}) inserts nothing. Events are kept until {@link #purgeDone} removes
  * finished ones; deduplication by id reaches back exactly as far as the events kept.
  *
- * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL,
- * synchronous=FULL, busy timeout 5 s) and {@code inbox.lock}, which this process locks while the
- * inbox is open; a second process fails to open it. Since the lock proves the last owner is dead,
+ * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL, checked
+ * at open, synchronous=FULL, busy timeout 10 s), {@code inbox.lock}, which this process locks
+ * while the inbox is open (a second process fails to open it), {@code inbox.id} (the inbox's id,
+ * also in the database: a deleted, emptied or swapped database is refused rather than silently
+ * replaced by an empty one) and {@code inbox.open} (present while open). SQLite's integrity check
+ * and a check of the write-ahead log run at open: a damaged inbox is refused with what to do. Since the lock proves the last owner is dead,
  * events it was processing are due again at once. {@link #openReadOnly} reads it beside its
  * owner, for inspection tools such as the {@code idem} CLI.
  *
@@ -43,14 +46,22 @@ import javax.sql.DataSource;
  */
 public final class WebhookInbox implements AutoCloseable {
   private final InboxStore store;
-  private final FileLock lock;  // embedded only
   private final Clock clock;
   private final List<Runnable> onNewWork = new CopyOnWriteArrayList<>();
 
-  private WebhookInbox(InboxStore store, FileLock lock, Clock clock) {
+  private WebhookInbox(InboxStore store, Clock clock) {
     this.store = store;
-    this.lock = lock;
     this.clock = clock;
+  }
+
+  /** The embedded inbox's files in {@code dir}: the names earlier versions used. */
+  private static Layout layout(Path dir) {
+    return new Layout(dir, "inbox.db", "inbox", "webhook inbox", "WebhookInbox", true);
+  }
+
+  private static JournalOpener opener(Clock clock) {
+    // Every inbox write is SYNC; the interval only bounds a write no inbox makes.
+    return new JournalOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), clock);
   }
 
   /**
@@ -80,14 +91,19 @@ public final class WebhookInbox implements AutoCloseable {
     Objects.requireNonNull(directory, "the webhook inbox directory is null; give the directory where inbox.db"
         + " lives");
     Path dir = directory.toAbsolutePath().normalize();
-    return new WebhookInbox(InboxStore.readOnly(Dialect.SQLITE, SqliteOpener.readOnlySource(dir), dir.toString()),
-        null, Clock.systemUTC());
+    try {
+      return opener(Clock.systemUTC()).openEmbeddedReadOnly(layout(dir), (name, dialect, store, version, opened) ->
+          new WebhookInbox(new InboxStore(dialect, store, opened, name), Clock.systemUTC()));
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException(e.getMessage(), e);
+    }
   }
 
   /**
-   * An inbox in PostgreSQL, shared by every instance that opens it. Tables are created if missing.
+   * An inbox in PostgreSQL, shared by every instance that opens it. Tables are created if missing,
+   * and upgraded by versioned migrations.
    *
-   * @param dataSource connections to the database; each inbox takes one writer and one reader
+   * @param dataSource connections to the database, a pooling one: each call takes one
    * @return a builder
    */
   public static Builder postgres(DataSource dataSource) {
@@ -229,18 +245,10 @@ public final class WebhookInbox implements AutoCloseable {
     onNewWork.remove(r);
   }
 
-  /** Lets queued writes finish, closes the connections and releases the lock. Idempotent. */
+  /** Commits what is pending, closes the connection and releases the lock. Idempotent. */
   @Override
   public void close() {
     store.close();
-    if (lock != null && lock.isValid()) {
-      try {
-        lock.release();
-        lock.channel().close();
-      } catch (IOException e) {
-        // the process owns no lock after it exits anyway
-      }
-    }
   }
 
   /** Configures an inbox. Not thread-safe. */
@@ -248,9 +256,6 @@ public final class WebhookInbox implements AutoCloseable {
     private final Path dir;
     private final DataSource dataSource;
     private Clock clock = Clock.systemUTC();
-    private int queueCapacity = 10_000;
-    private int maxBatch = 512;
-    private Duration writeTimeout = Duration.ofSeconds(10);
 
     private Builder(Path dir, DataSource dataSource) {
       this.dir = dir;
@@ -267,41 +272,52 @@ public final class WebhookInbox implements AutoCloseable {
     }
 
     /**
-     * @param capacity writes that may wait for the writer; default 10,000. When full, an accept
-     *     waits up to the write timeout and then fails (the endpoint answers 503)
+     * Kept for source compatibility; has no effect since the inbox writes on the journal's storage
+     * layer (issue 26), which has no write queue: a writer waits for the store's lock, and shares
+     * the next commit with every writer that ran before it.
+     *
+     * @param capacity checked to be positive, then ignored
      * @return this builder
+     * @deprecated no effect; remove the call
      */
+    @Deprecated
     public Builder writeQueueCapacity(int capacity) {
       if (capacity < 1) {
         throw new IllegalArgumentException("capacity must be positive: " + capacity);
       }
-      this.queueCapacity = capacity;
       return this;
     }
 
     /**
-     * @param maxBatch the most writes in one commit; default 512
+     * Kept for source compatibility; has no effect: a commit takes every write that ran before it.
+     *
+     * @param maxBatch checked to be positive, then ignored
      * @return this builder
+     * @deprecated no effect; remove the call
      */
+    @Deprecated
     public Builder maxBatch(int maxBatch) {
       if (maxBatch < 1) {
         throw new IllegalArgumentException("maxBatch must be positive: " + maxBatch);
       }
-      this.maxBatch = maxBatch;
       return this;
     }
 
     /**
-     * @param timeout how long a write may wait for a queue place and for its commit; default 10 s
+     * Kept for source compatibility; has no effect: a write waits for its commit, as the journal's
+     * do, and fails only when the commit fails.
+     *
+     * @param timeout checked to be a positive Duration, then ignored
      * @return this builder
+     * @deprecated no effect; remove the call
      */
+    @Deprecated
     public Builder writeTimeout(Duration timeout) {
       Objects.requireNonNull(timeout, "the webhook inbox's writeTimeout is null; give a positive Duration, or leave"
           + " it unset for the default of 10 s");
       if (timeout.isNegative() || timeout.isZero()) {
         throw new IllegalArgumentException("timeout must be positive: " + timeout);
       }
-      this.writeTimeout = timeout;
       return this;
     }
 
@@ -313,30 +329,24 @@ public final class WebhookInbox implements AutoCloseable {
      *     it, or the native library cannot load; the message says what to do)
      */
     public WebhookInbox open() {
-      if (dataSource != null) {
-        ConnectionSource cs = dataSource::getConnection;
-        return new WebhookInbox(new InboxStore(Dialect.POSTGRES, cs, queueCapacity, maxBatch, writeTimeout), null,
-            clock);
-      }
-      FileLock lock = SqliteOpener.lock(dir);
       try {
-        InboxStore store = new InboxStore(Dialect.SQLITE, SqliteOpener.source(dir), queueCapacity, maxBatch,
-            writeTimeout);
-        try {
-          store.voidOrphanedLeases(clock.millis());
-        } catch (RuntimeException e) {
-          store.close();
-          throw e;
+        if (dataSource != null) {
+          return opener(clock).openDataSource(dataSource, (name, dialect, store, version, opened) -> {
+            if (dialect != Dialect.POSTGRESQL) {
+              throw new JournalException("WebhookInbox.postgres needs a PostgreSQL DataSource, not " + dialect
+                  + " (for one process, use WebhookInbox.sqlite(directory))", null);
+            }
+            return new WebhookInbox(new InboxStore(dialect, store, opened, name), clock);
+          });
         }
-        return new WebhookInbox(store, lock, clock);
-      } catch (RuntimeException e) {
-        try {
-          lock.release();
-          lock.channel().close();
-        } catch (IOException ignored) {
-          // failing anyway
-        }
-        throw e;
+        return opener(clock).openEmbedded(layout(dir), (name, dialect, store, version, opened) -> {
+          InboxStore inbox = new InboxStore(dialect, store, opened, name);
+          // This process holds the lock: the last owner is dead, and its leases with it.
+          inbox.voidOrphanedLeases(clock.millis());
+          return new WebhookInbox(inbox, clock);
+        });
+      } catch (IdempotencyException e) {
+        throw new WebhookInboxException(e.getMessage(), e);
       }
     }
   }

@@ -67,8 +67,9 @@ public final class KillChild {
       Thread.sleep(10);
     }
     p.close();
+    long left = inbox.queueLength();  // before the close: a closed inbox answers nothing
     inbox.close();
-    System.exit(inbox.queueLength() == 0 ? 0 : 3);
+    System.exit(left == 0 ? 0 : 3);
   }
 
   static synchronized void mark(Path file, String line) throws IOException {

@@ -47,6 +47,17 @@ final class ApiSurface {
    * @param modules the published modules' folder names
    */
   static ApiSurface read(Path root, List<String> modules) {
+    return read(root, modules, Set.of());
+  }
+
+  /**
+   * @param root the repository root
+   * @param modules the published modules' folder names
+   * @param internalModules those of {@code modules} that are internal as a whole (see
+   *     {@link ArchitectureTest#INTERNAL_MODULES}): none of their types is API, and other modules may
+   *     use them
+   */
+  static ApiSurface read(Path root, List<String> modules, Set<String> internalModules) {
     ApiSurface s = new ApiSurface();
     Map<Path, String> moduleOf = new TreeMap<>();
     for (String module : modules) {
@@ -60,7 +71,8 @@ final class ApiSurface {
         Matcher p = PACKAGE.matcher(text);
         String pkg = p.find() ? p.group(1) : "";
         s.packageOwners.putIfAbsent(pkg, module);
-        if (!isInternal(pkg) && !file.getFileName().toString().equals("package-info.java")) {
+        if (!isInternal(pkg) && !internalModules.contains(module)
+            && !file.getFileName().toString().equals("package-info.java")) {
           Matcher t = PUBLIC_TYPE.matcher(text);
           if (t.find()) {
             s.publicTypes.add(pkg + "." + t.group(1));

@@ -1,5 +1,7 @@
 package dev.idem.jdbc.internal;
 
+import dev.idem.storage.Dialect;
+import dev.idem.storage.SqlSession;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import java.sql.PreparedStatement;

@@ -1,5 +1,7 @@
 package dev.idem.jdbc.internal;
 
+import dev.idem.storage.Durability;
+import dev.idem.storage.Store;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import dev.idem.core.OperationRecord;

@@ -1,5 +1,11 @@
 package dev.idem.webhooks.internal;
 
+import dev.idem.core.IdempotencyException;
+import dev.idem.storage.Dialect;
+import dev.idem.storage.Durability;
+import dev.idem.storage.JournalOpener;
+import dev.idem.storage.Schema;
+import dev.idem.storage.Store;
 import dev.idem.webhooks.AcceptResult;
 import dev.idem.webhooks.InboxEntry;
 import dev.idem.webhooks.InboxState;
@@ -10,7 +16,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -19,72 +24,56 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The inbox's SQL. Every write goes through the {@link GroupCommitWriter} (one connection, batched
- * commits); reads use a connection of their own, so gauges and the dead-letter API never queue
- * behind accepts. Times are epoch milliseconds. Thread-safe.
+ * The inbox's SQL, on the storage layer the journal and the guard use: embedded SQLite with group
+ * commit (every write durable when it returns; concurrent deliveries share one commit), or
+ * PostgreSQL with a connection from the DataSource per call. Times are epoch milliseconds.
+ * Thread-safe.
  */
 public final class InboxStore implements AutoCloseable {
-  private static final String T = Dialect.INBOX;
-  private static final String A = Dialect.ATTEMPTS;
+  /** The inbox's tables, migrations in this module's resources. */
+  public static final Schema SCHEMA = new Schema("webhook inbox", InboxStore.class,
+      "dev/idem/webhooks/migrations/", "idem_webhook_schema_version", "idem_webhook_meta", Schema.Adoption.NONE);
+  private static final String T = "idem_webhook_inbox";
+  private static final String A = "idem_webhook_attempts";
   private static final int MAX_TEXT = 1000;
+  private static final String CLAIMED_COLUMNS = "source, event_id, event_type, body, received_at, attempts, runs,"
+      + " lease_generation, first_attempt_at, last_delay_ms";
+  private static final String DUE = "(state = 'PENDING' AND next_attempt_at <= ?)"
+      + " OR (state = 'PROCESSING' AND lease_until < ?)";
+  /**
+   * PostgreSQL only: claims up to N due rows in one statement, locking them with {@code FOR UPDATE
+   * SKIP LOCKED}, so that instances never wait for or take each other's rows. Parameters: now,
+   * now, limit, owner, leaseUntil, now.
+   */
+  private static final String PG_CLAIM = "WITH c AS (SELECT source, event_id FROM " + T + " WHERE " + DUE
+      + " ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED)"
+      + " UPDATE " + T + " i SET state = 'PROCESSING', attempts = i.attempts + 1, runs = i.runs + 1,"
+      + " lease_owner = ?, lease_until = ?, lease_generation = i.lease_generation + 1,"
+      + " first_attempt_at = COALESCE(i.first_attempt_at, ?)"
+      + " FROM c WHERE i.source = c.source AND i.event_id = c.event_id"
+      + " RETURNING i.source, i.event_id, i.event_type, i.body, i.received_at, i.attempts, i.runs,"
+      + " i.lease_generation, i.first_attempt_at, i.last_delay_ms";
 
   private final Dialect dialect;
-  private final ConnectionSource source;
-  private final GroupCommitWriter writer;  // null when read-only
-  private final String readOnly;  // the inbox's name when read-only, for the message every write throws
-  private final Object readLock = new Object();
-  private Connection reader;  // guarded by readLock
-
-  private InboxStore(Dialect dialect, ConnectionSource source, String readOnly) {
-    this.dialect = dialect;
-    this.source = source;
-    this.writer = null;
-    this.readOnly = readOnly;
-  }
+  private final Store store;
+  private final JournalOpener.Opened opened;
+  private final String name;
 
   /**
-   * A store that only reads, over {@code source}'s read-only connections: no schema change, no
-   * writer thread; every write throws. The tables must exist (checked here).
-   *
+   * @param dialect the database's
+   * @param store where the work runs (a read-only store refuses every write)
+   * @param opened what the open holds, released by {@link #close()}
    * @param name the inbox's name in messages, such as its directory
    */
-  public static InboxStore readOnly(Dialect dialect, ConnectionSource source, String name) {
-    InboxStore store = new InboxStore(dialect, source, name);
-    store.read(c -> {
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT 1 FROM " + T + " LIMIT 1")) {
-        return null;
-      }
-    });
-    return store;
+  public InboxStore(Dialect dialect, Store store, JournalOpener.Opened opened, String name) {
+    this.dialect = dialect;
+    this.store = store;
+    this.opened = opened;
+    this.name = name;
   }
 
   public boolean isReadOnly() {
-    return readOnly != null;
-  }
-
-  private GroupCommitWriter writer() {
-    if (writer == null) {
-      throw new WebhookInboxException("the webhook inbox " + readOnly + " is open read-only; nothing was written",
-          null);
-    }
-    return writer;
-  }
-
-  public InboxStore(Dialect dialect, ConnectionSource source, int queueCapacity, int maxBatch, Duration timeout) {
-    this.dialect = dialect;
-    this.source = source;
-    this.readOnly = null;
-    try (Connection c = source.open(); Statement s = c.createStatement()) {
-      for (String ddl : dialect.schema()) {
-        s.execute(ddl);
-      }
-      if (!c.getAutoCommit()) {
-        c.commit();
-      }
-    } catch (SQLException e) {
-      throw new WebhookInboxException("could not create the webhook inbox tables: " + e.getMessage(), e);
-    }
-    this.writer = new GroupCommitWriter(source, "idem-webhooks-inbox-writer", queueCapacity, maxBatch, timeout);
+    return store.readOnly();
   }
 
   public Dialect dialect() {
@@ -94,7 +83,7 @@ public final class InboxStore implements AutoCloseable {
   /** One durable insert keyed by (source, event id); a known id or signature inserts nothing. */
   public AcceptResult insert(String src, String id, String type, byte[] digest, byte[] body, Long signedAtMs,
       long receivedAtMs) {
-    return writer().execute(c -> {
+    return write(List.of(src, id), c -> {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + T + " (source, event_id, event_type,"
           + " signature_digest, body, signed_at, received_at, state, next_attempt_at)"
           + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?) ON CONFLICT DO NOTHING")) {
@@ -129,8 +118,8 @@ public final class InboxStore implements AutoCloseable {
    * each gets a new lease generation, one more attempt, and a started row in the attempt history.
    */
   public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
-    return writer().execute(c -> {
-      List<ClaimedEvent> claimed = dialect == Dialect.POSTGRES ? claimPostgres(c, limit, owner, now, leaseUntil)
+    return write(null, c -> {
+      List<ClaimedEvent> claimed = dialect == Dialect.POSTGRESQL ? claimPostgres(c, limit, owner, now, leaseUntil)
           : claimSqlite(c, limit, owner, now, leaseUntil);
       if (!claimed.isEmpty()) {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + A
@@ -152,7 +141,7 @@ public final class InboxStore implements AutoCloseable {
 
   private static List<ClaimedEvent> claimPostgres(Connection c, int limit, String owner, long now, long leaseUntil)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(Dialect.PG_CLAIM)) {
+    try (PreparedStatement ps = c.prepareStatement(PG_CLAIM)) {
       ps.setLong(1, now);
       ps.setLong(2, now);
       ps.setInt(3, limit);
@@ -168,7 +157,7 @@ public final class InboxStore implements AutoCloseable {
   private static List<ClaimedEvent> claimSqlite(Connection c, int limit, String owner, long now, long leaseUntil)
       throws SQLException {
     List<String[]> keys = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT source, event_id FROM " + T + " WHERE " + Dialect.DUE
+    try (PreparedStatement ps = c.prepareStatement("SELECT source, event_id FROM " + T + " WHERE " + DUE
         + " ORDER BY next_attempt_at LIMIT ?")) {
       ps.setLong(1, now);
       ps.setLong(2, now);
@@ -183,7 +172,7 @@ public final class InboxStore implements AutoCloseable {
     try (PreparedStatement up = c.prepareStatement("UPDATE " + T + " SET state = 'PROCESSING', attempts = attempts + 1,"
         + " runs = runs + 1, lease_owner = ?, lease_until = ?, lease_generation = lease_generation + 1,"
         + " first_attempt_at = COALESCE(first_attempt_at, ?) WHERE source = ? AND event_id = ?");
-        PreparedStatement sel = c.prepareStatement("SELECT " + Dialect.CLAIMED_COLUMNS + " FROM " + T
+        PreparedStatement sel = c.prepareStatement("SELECT " + CLAIMED_COLUMNS + " FROM " + T
             + " WHERE source = ? AND event_id = ?")) {
       for (String[] k : keys) {
         up.setString(1, owner);
@@ -232,7 +221,7 @@ public final class InboxStore implements AutoCloseable {
 
   private boolean finish(ClaimedEvent e, long now, String update, String lastError, String outcome, String decision,
       String error, long nextAt, long delayMs) {
-    return writer().execute(c -> {
+    return write(List.of(e.source(), e.eventId()), c -> {
       int n;
       try (PreparedStatement ps = c.prepareStatement(update
           + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?")) {
@@ -275,7 +264,7 @@ public final class InboxStore implements AutoCloseable {
    * leases are void now rather than at expiry, and its unfinished runs are recorded as interrupted.
    */
   public int voidOrphanedLeases(long now) {
-    return writer().execute(c -> {
+    return write(null, c -> {
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + A + " SET ended_at = ?, outcome = 'interrupted',"
           + " decision = 'the process died during the run' WHERE ended_at IS NULL")) {
         ps.setLong(1, now);
@@ -289,7 +278,7 @@ public final class InboxStore implements AutoCloseable {
 
   /** DEAD to PENDING, due now, attempts reset. False if it is not DEAD. */
   public boolean redrive(String src, String id, long now) {
-    return writer().execute(c -> {
+    return write(List.of(src, id), c -> {
       try (PreparedStatement ps = c.prepareStatement("UPDATE " + T + " SET state = 'PENDING', attempts = 0,"
           + " first_attempt_at = NULL, last_delay_ms = 0, next_attempt_at = ?, finished_at = NULL"
           + " WHERE source = ? AND event_id = ? AND state = 'DEAD'")) {
@@ -303,7 +292,7 @@ public final class InboxStore implements AutoCloseable {
 
   /** Deletes DONE events finished before {@code beforeMs}, with their attempt history. */
   public int purgeDone(long beforeMs) {
-    return writer().execute(c -> {
+    return write(null, c -> {
       try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + A + " WHERE EXISTS (SELECT 1 FROM " + T
           + " i WHERE i.source = " + A + ".source AND i.event_id = " + A + ".event_id AND i.state = 'DONE'"
           + " AND i.finished_at < ?)")) {
@@ -409,43 +398,47 @@ public final class InboxStore implements AutoCloseable {
         noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)), Optional.ofNullable(rs.getString(10)));
   }
 
-  private <R> R read(SqlWork<R> work) {
-    synchronized (readLock) {
-      try {
-        if (reader == null || reader.isClosed()) {
-          reader = source.open();
-          reader.setAutoCommit(true);
-        }
-        return work.run(reader);
-      } catch (SQLException e) {
-        closeReader();
-        throw new WebhookInboxException("could not read the webhook inbox: " + e.getMessage(), e);
-      }
+  private <R> R read(ConnectionWork<R> work) {
+    try {
+      return store.read(null, s -> work.run(s.connection()));
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException("could not read the webhook inbox " + name + ": " + e.getMessage(), e);
     }
   }
 
-  private void closeReader() {
-    if (reader != null) {
-      try {
-        reader.close();
-      } catch (SQLException ignored) {
-        // already broken
-      }
-      reader = null;
+  /**
+   * Runs {@code work} in the store's next commit and returns once it is durable.
+   *
+   * @param row the event the work touches ({@code List.of(source, eventId)}), or null for any: a
+   *     read of that event waits only for its own writes to be durable
+   */
+  private <R> R write(Object row, ConnectionWork<R> work) {
+    if (store.readOnly()) {
+      throw new WebhookInboxException("the webhook inbox " + name + " is open read-only; nothing was written", null);
     }
+    try {
+      return store.write(Durability.SYNC, row, s -> work.run(s.connection()));
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException("the webhook inbox write failed: " + e.getMessage(), e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface ConnectionWork<T> {
+    T run(Connection c) throws SQLException;
   }
 
   static String clip(String s) {
     return s == null || s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT);
   }
 
+  /** Commits what is pending, closes the connection and releases the embedded inbox's lock. Idempotent. */
   @Override
   public void close() {
-    if (writer != null) {
-      writer.close();
-    }
-    synchronized (readLock) {
-      closeReader();
+    try {
+      opened.close(store, Store.CLOSED);
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException("could not close the webhook inbox " + name + ": " + e.getMessage(), e);
     }
   }
 }

@@ -1,0 +1,97 @@
+package dev.idem.storage;
+
+import dev.idem.core.IdempotencyException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+
+/**
+ * A {@link Store} that takes a connection from a {@link DataSource} for every unit of work and
+ * commits it at once: for a database shared by a fleet (PostgreSQL), where a claim must be visible
+ * to other processes the moment it returns. Give it a pooled DataSource in production.
+ *
+ * <p>On PostgreSQL, SYNC work runs with {@code synchronous_commit = on} (the commit returns after
+ * the WAL is flushed) and DEFERRED work with {@code synchronous_commit = off} (visible to everyone
+ * at once, flushed by the WAL writer shortly after). Both are set per transaction
+ * ({@code SET LOCAL}), so a pooled connection keeps its own settings.
+ */
+public final class DataSourceStore implements Store {
+  private final String name;
+  private final DataSource dataSource;
+  private final Dialect dialect;
+  /** Null while open; then how it was closed (see {@link Store#close(String)}). */
+  private volatile String closedHow;
+
+  public DataSourceStore(String name, DataSource dataSource, Dialect dialect) {
+    this.name = name;
+    this.dataSource = dataSource;
+    this.dialect = dialect;
+  }
+
+  @Override
+  public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
+    return run(null, work);
+  }
+
+  @Override
+  public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
+    return run(durability, work);
+  }
+
+  private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
+    JournalErrors.checkUsable(name, closedHow, null);
+    try (Connection c = dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        String setting = durability == null ? null : dialect.synchronousCommitSql(durability);
+        if (setting != null) {
+          try (Statement st = c.createStatement()) {
+            st.execute(setting);
+          }
+        }
+        T result = work.run(SqlSession.uncached(c));
+        c.commit();
+        return result;
+      } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
+        try {
+          c.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        if (e instanceof SQLException s) {
+          throw JournalErrors.wrap((durability == null ? "read" : "write") + " on " + name, s);
+        }
+        throw e;
+      } finally {
+        try {
+          c.setAutoCommit(autoCommit);
+        } catch (SQLException ignored) {
+          // the connection is being closed (or returned to a pool) anyway
+        }
+      }
+    } catch (SQLException e) {
+      throw JournalErrors.wrap("connection to " + name, e);
+    }
+  }
+
+  /** Every write is committed when it returns, so there is nothing to flush. */
+  @Override
+  public void flush() throws IdempotencyException {
+    JournalErrors.checkUsable(name, closedHow, null);
+  }
+
+  /** Marks the store closed; the DataSource belongs to the app and stays open. */
+  @Override
+  public void close() {
+    close(Store.CLOSED);
+  }
+
+  @Override
+  public void close(String how) {
+    if (closedHow == null) {
+      closedHow = how;
+    }
+  }
+}

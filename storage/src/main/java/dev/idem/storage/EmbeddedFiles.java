@@ -1,0 +1,368 @@
+package dev.idem.storage;
+
+import dev.idem.core.JournalException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The files of an embedded SQLite journal, all in one directory readable by its owner only
+ * ({@code rwx------}):
+ * <ul>
+ *   <li>{@code idem-journal.db}, and SQLite's {@code -wal} and {@code -shm} files beside it
+ *       ({@code rw-------}). The database file is created empty with those permissions before
+ *       SQLite opens it; SQLite gives its {@code -wal} and {@code -shm} files the database file's
+ *       permissions, so none of them is ever readable by others, not even briefly.</li>
+ *   <li>{@code idem-journal.lock}: locked ({@link FileChannel#tryLock()}) by the one process that
+ *       has the journal open. SQLite's own locks let several processes share a database; a journal
+ *       must not be shared, because an embedded journal treats every in-flight lease it finds at
+ *       open as a dead process's.</li>
+ *   <li>{@code idem-journal.id}: the journal's id, also stored in the database. A directory with
+ *       this file and no database (deleted), an empty database (truncated) or another journal's
+ *       database (swapped) is refused with an explanation instead of being answered with a fresh,
+ *       empty journal that would forget every pending operation.</li>
+ *   <li>{@code idem-journal.open}: present while a process has the journal open and removed by a
+ *       clean close. Finding it at open means the last process stopped without closing: a crash.</li>
+ * </ul>
+ */
+public final class EmbeddedFiles implements AutoCloseable {
+  /** The base name of the journal's files. */
+  public static final String BASE_NAME = "idem-journal";
+  /** The SQLite database. */
+  public static final String DATABASE_FILE = BASE_NAME + ".db";
+  /** SQLite's write-ahead log; part of the database until SQLite checkpoints it. */
+  public static final String WAL_FILE = DATABASE_FILE + "-wal";
+  static final String LOCK_FILE = BASE_NAME + ".lock";
+  static final String ID_FILE = BASE_NAME + ".id";
+  static final String OPEN_FILE = BASE_NAME + ".open";
+  /** What an Idem 0.1 journal directory holds (H2), which this version no longer opens. */
+  public static final String H2_DATA_FILE = BASE_NAME + ".mv.db";
+
+  static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwx------");
+  static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedFiles.class);
+
+  private final Layout layout;
+  private final Path directory;
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private final boolean crashed;
+  private final boolean created;
+  private final String expectedId;
+
+  private EmbeddedFiles(Layout layout, FileChannel lockChannel, FileLock lock, boolean crashed, boolean created,
+      String expectedId) {
+    this.layout = layout;
+    this.directory = layout.directory();
+    this.lockChannel = lockChannel;
+    this.lock = lock;
+    this.crashed = crashed;
+    this.created = created;
+    this.expectedId = expectedId;
+  }
+
+  /**
+   * Creates the directory and the database file if they are missing, with owner-only permissions,
+   * takes the process lock, and checks that the database is the one the directory's id file
+   * names.
+   *
+   * @throws JournalException if the directory cannot be created or written, another process holds
+   *     the journal, or the database file is missing, empty or another journal's while the id file
+   *     says a journal lived here
+   */
+  public static EmbeddedFiles prepare(Path directory) throws JournalException {
+    return prepare(Layout.journal(directory));
+  }
+
+  /**
+   * {@link #prepare(Path)} for any embedded store's {@code layout}.
+   *
+   * @throws JournalException as {@link #prepare(Path)} says, in the store's words
+   */
+  public static EmbeddedFiles prepare(Layout requested) throws JournalException {
+    Path dir = requested.directory().toAbsolutePath().normalize();
+    String what = requested.what();
+    try {
+      createDirectory(dir, requested);
+      dir = dir.toRealPath();
+      Layout layout = requested.in(dir);
+      if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
+        throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
+            + H2_DATA_FILE + "), which this version no longer opens: H2 lost committed rows under repeated"
+            + " kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to start"
+            + " a new SQLite journal here", null);
+      }
+      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE,
+          StandardOpenOption.WRITE);
+      FileLock lock;
+      try {
+        lock = channel.tryLock();
+      } catch (OverlappingFileLockException e) {
+        channel.close();
+        throw new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
+            + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
+      }
+      if (lock == null) {
+        channel.close();
+        throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
+            + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
+      }
+      try {
+        tighten(layout.lock());
+        return checked(layout, channel, lock);
+      } catch (IOException | RuntimeException e) {
+        channel.close();
+        throw e;
+      }
+    } catch (JournalException e) {
+      throw e;
+    } catch (FileAlreadyExistsException e) {
+      throw new JournalException("cannot create the " + what + " directory " + dir + ": a file is in the way", e);
+    } catch (AccessDeniedException e) {
+      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
+          + " directory?)", e);
+    } catch (FileSystemException e) {
+      throw new JournalException("cannot create the " + what + " in " + dir + ": "
+          + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason()), e);
+    } catch (IOException e) {
+      throw new JournalException("cannot create the " + what + " in " + dir + ": " + e.getClass().getSimpleName(), e);
+    }
+  }
+
+  private static EmbeddedFiles checked(Layout layout, FileChannel channel, FileLock lock)
+      throws IOException, JournalException {
+    Path dir = layout.directory();
+    String what = layout.what();
+    String walFile = layout.wal().getFileName().toString();
+    Path db = layout.database();
+    Path idFile = layout.id();
+    String id = Files.exists(idFile) ? Files.readString(idFile, StandardCharsets.US_ASCII).strip() : null;
+    boolean dbExists = Files.exists(db);
+    if (id != null && !dbExists) {
+      throw new JournalException("the " + what + " database " + db + " is missing, but " + idFile + " says " + what
+          + " " + id + " lived here: it was deleted or moved. Restore it (with its " + walFile + " file, if any) from"
+          + " a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile, null);
+    }
+    boolean crashed = Files.exists(layout.open());
+    if (crashed && id != null && layout.ownsFiles() && !Files.exists(layout.wal())) {
+      // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
+      // holds commits not yet copied into the database: without it the journal would silently be
+      // older than what was acknowledged.
+      throw new JournalException("the " + what + " at " + dir + " was not closed cleanly, and its " + walFile
+          + " file, which holds its latest commits, is missing: writes acknowledged as durable may be lost."
+          + " Restore the file from a backup; or, to open what is left, delete " + layout.open(), null);
+    }
+    Path wal = layout.wal();
+    if (id != null && dbExists && Files.size(db) == 0 && (!Files.exists(wal) || Files.size(wal) == 0)) {
+      // Refused before SQLite opens it: SQLite would write a new header into the empty file. (A
+      // killed journal may have an empty database file while all its commits are in the -wal.)
+      throw new JournalException("the " + what + " database " + db + " is empty or not a " + what + ", but " + idFile
+          + " says " + what + " " + id + " lived here: the file was truncated or replaced. Restore it from a backup;"
+          + " or, to start an empty " + what + " and forget everything it held, delete " + idFile + " and " + db, null);
+    }
+    if (!dbExists) {
+      if (isPosix(dir)) {
+        Files.createFile(db, PosixFilePermissions.asFileAttribute(FILE_PERMISSIONS));
+      } else {
+        Files.createFile(db);
+      }
+    } else if (!Files.isWritable(db)) {
+      throw new JournalException("the " + what + " file " + db + " is read-only; the " + what + " needs to write it"
+          + " before anything is sent", null);
+    } else if (Files.isDirectory(db)) {
+      throw new JournalException("the " + what + " file " + db + " is a directory", null);
+    }
+    return new EmbeddedFiles(layout, channel, lock, crashed, !dbExists, id);
+  }
+
+  /** The journal directory (its real path). */
+  public Path directory() {
+    return directory;
+  }
+
+  /** The SQLite database file. */
+  public Path database() {
+    return layout.database();
+  }
+
+  /** Where the files are, and how messages name the store. */
+  public Layout layout() {
+    return layout;
+  }
+
+  /** True if the last process that had the journal open stopped without closing it. */
+  public boolean crashed() {
+    return crashed;
+  }
+
+  /**
+   * Checks the id stored in the database against the directory's id file, and writes whichever is
+   * missing (a new journal, or one made before the id file existed). Then marks the journal open.
+   *
+   * @param storedId the id in the database, or null if it has none
+   * @return the id the database must store, if it has none yet; otherwise null
+   * @throws JournalException if the two ids differ, or the id file names a journal and the
+   *     database has no id (it was truncated or replaced by an empty one)
+   */
+  public String reconcileId(String storedId) throws JournalException {
+    Path idFile = layout.id();
+    String what = layout.what();
+    if (expectedId != null && storedId == null) {
+      throw new JournalException("the " + what + " database " + database() + " is empty or not a " + what + ", but "
+          + idFile + " says " + what + " " + expectedId + " lived here: the file was truncated or replaced. Restore it"
+          + " from a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile
+          + " and " + database(), null);
+    }
+    if (expectedId != null && !expectedId.equals(storedId)) {
+      throw new JournalException("the " + what + " database " + database() + " belongs to " + what + " " + storedId
+          + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from elsewhere was"
+          + " copied in. Put the right file back, or move the files aside", null);
+    }
+    return storedId == null ? UUID.randomUUID().toString() : null;
+  }
+
+  /** Writes the id file (after the database has stored the same id) and marks the journal open. */
+  public void markOpen(String idToWrite) throws JournalException {
+    try {
+      if (idToWrite != null || !Files.exists(layout.id())) {
+        String id = idToWrite != null ? idToWrite : expectedId;
+        if (id != null) {
+          writeDurably(layout.id(), id + "\n");
+        }
+      }
+      writeDurably(layout.open(), "open\n");
+      tightenAll();
+    } catch (IOException e) {
+      throw new JournalException("cannot write the " + layout.what() + "'s marker files in " + directory + ": " + e, e);
+    }
+  }
+
+  /** Marks a clean close: the next open has nothing to recover. */
+  public void markClosed() {
+    try {
+      Files.deleteIfExists(layout.open());
+      syncDirectory();
+    } catch (IOException e) {
+      LOG.warn("Idem {} {}: cannot remove {} on close; the next open will treat the close as a crash ({})",
+          layout.what(), directory, layout.open().getFileName(), e.toString());
+    }
+  }
+
+  /** Releases the process lock. */
+  @Override
+  public void close() {
+    try {
+      lock.release();
+    } catch (IOException ignored) {
+      // the channel close below releases it too
+    }
+    try {
+      lockChannel.close();
+    } catch (IOException ignored) {
+      // nothing left to do: the OS drops the lock with the process
+    }
+  }
+
+  /** Sets {@code rw-------} on every journal file (SQLite may have added its -wal and -shm files). */
+  public void tightenAll() throws IOException {
+    if (!isPosix(directory)) {
+      return;
+    }
+    // The store's own files only: a guard's database may sit in a directory of the app's.
+    for (Path f : new Path[] {layout.database(), layout.wal(), layout.shm(), layout.lock(), layout.id(),
+        layout.open()}) {
+      try {
+        tighten(f);
+      } catch (NoSuchFileException ignored) {
+        // a -shm or -wal file removed meanwhile
+      }
+    }
+  }
+
+  /** True if this open created the database file. */
+  public boolean created() {
+    return created;
+  }
+
+  private static void tighten(Path f) throws IOException {
+    if (Files.isRegularFile(f) && isPosix(f) && !Files.getPosixFilePermissions(f).equals(FILE_PERMISSIONS)) {
+      Files.setPosixFilePermissions(f, FILE_PERMISSIONS);
+    }
+  }
+
+  private void writeDurably(Path file, String content) throws IOException {
+    Path tmp = directory.resolve(file.getFileName() + ".tmp");
+    try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      ch.write(StandardCharsets.US_ASCII.encode(content));
+      ch.force(true);
+    }
+    tighten(tmp);
+    Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    syncDirectory();
+  }
+
+  private void syncDirectory() throws IOException {
+    try (FileChannel d = FileChannel.open(directory, StandardOpenOption.READ)) {
+      d.force(true);
+    } catch (IOException e) {
+      // Some file systems cannot open a directory for sync; the rename is still atomic there.
+      LOG.debug("Idem {} {}: directory sync not supported ({})", layout.what(), directory, e.toString());
+    }
+  }
+
+  private static void createDirectory(Path dir, Layout layout) throws IOException, JournalException {
+    String what = layout.what();
+    if (!layout.ownsFiles()) {
+      // A file in the app's directory: the app made the directory and decides who may read it.
+      if (!Files.isDirectory(dir)) {
+        throw new JournalException("cannot open the " + what + " " + dir.resolve(layout.databaseFile()) + ": its"
+            + " directory " + dir + " does not exist", null);
+      }
+    } else if (!Files.exists(dir)) {
+      if (isPosix(dir.getParent())) {
+        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
+      } else {
+        Files.createDirectories(dir);
+      }
+    } else if (!Files.isDirectory(dir)) {
+      throw new JournalException("the " + what + " directory " + dir + " is a file, not a directory: give the " + what
+          + " a directory of its own (it holds " + layout.databaseFile() + " and its companion files)", null);
+    } else if (isPosix(dir)) {
+      Set<PosixFilePermission> perms = Files.getPosixFilePermissions(dir);
+      if (!perms.equals(DIRECTORY_PERMISSIONS)) {
+        LOG.warn("Idem {} directory {} had permissions {}; setting {} (the directory belongs to the {})", what,
+            dir, PosixFilePermissions.toString(perms), PosixFilePermissions.toString(DIRECTORY_PERMISSIONS), what);
+        Files.setPosixFilePermissions(dir, DIRECTORY_PERMISSIONS);
+      }
+    }
+    if (!Files.isWritable(dir)) {
+      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
+          + " directory?)", null);
+    }
+  }
+
+  private static boolean isPosix(Path p) {
+    Path probe = p == null ? Path.of("").toAbsolutePath() : p;
+    return probe.getFileSystem().supportedFileAttributeViews().contains("posix")
+        && Files.getFileAttributeView(probe, PosixFileAttributeView.class) != null;
+  }
+}

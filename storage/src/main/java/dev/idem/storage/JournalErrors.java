@@ -1,0 +1,259 @@
+package dev.idem.storage;
+
+import dev.idem.core.JournalException;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/**
+ * Turns JDBC failures into {@link JournalException}s whose messages say what could not be done and
+ * the likely cause, without quoting SQL values (which could hold request data). The driver's
+ * exception stays attached as the cause.
+ */
+public final class JournalErrors {
+  /** SQLite result codes (the primary code is the low byte of the extended one). */
+  static final int SQLITE_BUSY = 5;
+  static final int SQLITE_READONLY = 8;
+  static final int SQLITE_IOERR = 10;
+  static final int SQLITE_CORRUPT = 11;
+  static final int SQLITE_FULL = 13;
+  static final int SQLITE_CANTOPEN = 14;
+  static final int SQLITE_CONSTRAINT = 19;
+  static final int SQLITE_NOTADB = 26;
+  /** H2: "Database may be already in use" (another process holds the file lock). */
+  static final int H2_DATABASE_ALREADY_OPEN = 90020;
+  /** H2: "The database is read only". */
+  static final int H2_DATABASE_IS_READ_ONLY = 90097;
+  /** H2: "File corrupted". */
+  static final int H2_FILE_CORRUPTED = 90030;
+  /** H2: "IO Exception". */
+  static final int H2_IO_EXCEPTION = 90028;
+  /** H2: "Error while creating file". */
+  static final int H2_FILE_CREATION_FAILED = 90062;
+  /** H2: "Database is already closed". */
+  static final int H2_DATABASE_CALLED_AT_SHUTDOWN = 90121;
+
+  private JournalErrors() {
+  }
+
+  /**
+   * @param what what the journal was doing, such as "begin default/create-order/KEY"
+   * @param e the driver's exception
+   */
+  public static JournalException wrap(String what, SQLException e) {
+    return new JournalException("journal " + what + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
+  }
+
+  /**
+   * For a failure to open the database file {@code db}: a corrupt or foreign file is named and
+   * explained; anything else is worded as {@link #wrap} does.
+   */
+  public static JournalException wrapOpen(java.nio.file.Path db, SQLException e) {
+    if (isCorrupt(e)) {
+      return corrupt(db, diagnose(e), e);
+    }
+    return new JournalException("journal open of " + db + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
+  }
+
+  /** For a journal database file that is damaged or not a database. */
+  public static JournalException corrupt(java.nio.file.Path db, String what, Throwable cause) {
+    return new JournalException("the journal database " + db + " is corrupt (" + what + "). Nothing was sent from"
+        + " it. Stop the app, move the journal directory aside (keep it: the operations in it may be recoverable"
+        + " with the sqlite3 tool's .recover command), restore the directory from a backup if you have one, and"
+        + " reconcile the operations that were pending with the server", cause);
+  }
+
+  /** True if the driver says the file is damaged or is not a database. */
+  static boolean isCorrupt(SQLException e) {
+    int primary = e.getErrorCode() & 0xff;
+    String text = chainText(e);
+    return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || e.getErrorCode() == H2_FILE_CORRUPTED
+        || text.contains("database disk image is malformed") || text.contains("file is not a database");
+  }
+
+  /** For a call on a journal that is closed. */
+  static JournalException closed(String name) {
+    return closed(name, null);
+  }
+
+  /**
+   * For a call on a journal that is closed.
+   *
+   * @param how who closed it, when that is news to the caller (its JVM shutdown hook), or null
+   */
+  static JournalException closed(String name, String how) {
+    return new JournalException("journal " + name + " is closed" + (how == null ? "" : " " + how), null);
+  }
+
+  /** For the write whose failure just left the store unusable: its own cause, and what follows. */
+  static JournalException wrapUnusable(String name, SQLException e) {
+    return new JournalException("journal " + name + " failed: " + diagnose(e) + "; the failed write took the open"
+        + " transaction with it, so the journal is unusable until it is reopened [SQLState " + e.getSQLState()
+        + ", vendor code " + e.getErrorCode() + "]", e);
+  }
+
+  /**
+   * For a call on a store that an earlier failed write left unusable: callers that were waiting
+   * cannot know whether their record reached the disk, so nothing goes on until a reopen.
+   */
+  static JournalException unusable(String name, Throwable earlier) {
+    return new JournalException("journal " + name + " is unusable after a failed write; reopen it (earlier failure: "
+        + (earlier instanceof SQLException s ? diagnose(s) : earlier.getClass().getSimpleName()) + ")", earlier);
+  }
+
+  /**
+   * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
+   * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
+   */
+  static void checkUsable(String name, boolean closed, Throwable broken) throws JournalException {
+    if (closed) {
+      throw closed(name);
+    }
+    if (broken != null) {
+      throw unusable(name, broken);
+    }
+  }
+
+  /**
+   * As {@link #checkUsable(String, boolean, Throwable)}, for a store that says how it was closed.
+   *
+   * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
+   */
+  static void checkUsable(String name, String closedHow, Throwable broken) throws JournalException {
+    if (closedHow != null) {
+      throw closed(name, closedHow.isEmpty() ? null : closedHow);
+    }
+    if (broken != null) {
+      throw unusable(name, broken);
+    }
+  }
+
+  /** A short cause, in words. */
+  static String diagnose(SQLException e) {
+    String state = e.getSQLState() == null ? "" : e.getSQLState();
+    String text = chainText(e);
+    int sqlite = e.getErrorCode() & 0xff;
+    if (text.contains("sqlite")) {
+      if (sqlite == SQLITE_FULL || text.contains("database or disk is full")) {
+        return "the disk is full (or the database reached its size limit)";
+      }
+      if (isCorrupt(e)) {
+        return "the journal file is corrupt";
+      }
+      if (sqlite == SQLITE_READONLY) {
+        return "the journal is read-only";
+      }
+      if (sqlite == SQLITE_BUSY) {
+        return "the journal file is locked by another connection or process";
+      }
+      if (sqlite == SQLITE_CANTOPEN) {
+        return "the journal file cannot be opened (missing directory, or permission denied)";
+      }
+      if (sqlite == SQLITE_IOERR) {
+        return "an I/O error on the journal files";
+      }
+      if (sqlite == SQLITE_CONSTRAINT && text.contains("_length")) {
+        String column = lengthConstraintColumn(text);
+        return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+            + " (owners, scopes, operation names and references hold at most 200 characters, keys 255)";
+      }
+    }
+    if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
+        || text.contains("file is locked")) {
+      return "the journal file is locked by another process (a journal in a file database belongs to one"
+          + " process; use PostgreSQL to share a journal between processes)";
+    }
+    if (e.getErrorCode() == H2_DATABASE_IS_READ_ONLY || state.equals("25006") || text.contains("read only")
+        || text.contains("read-only")) {
+      return "the journal is read-only";
+    }
+    if (state.equals("53100") || text.contains("no space left") || text.contains("disk full")) {
+      return "the disk is full";
+    }
+    if (e.getErrorCode() == H2_FILE_CORRUPTED) {
+      return "the journal file is corrupted";
+    }
+    if (text.contains("permission denied") || text.contains("access denied") || text.contains("accessdenied")
+        || text.contains("operation not permitted")) {
+      return "permission denied on the journal files";
+    }
+    if (e.getErrorCode() == H2_IO_EXCEPTION || e.getErrorCode() == H2_FILE_CREATION_FAILED) {
+      return "an I/O error on the journal files";
+    }
+    if (e.getErrorCode() == H2_DATABASE_CALLED_AT_SHUTDOWN || text.contains("database is closed")
+        || text.contains("database is already closed")) {
+      return "the database is closed";
+    }
+    if (state.equals("22001")) {
+      // The driver's message names the column, never the value.
+      String column = columnOf(e.getMessage());
+      return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+          + " (owners, scopes, operation names and references hold at most 200 characters)";
+    }
+    if (state.startsWith("08")) {
+      return "the database connection failed";
+    }
+    if (state.startsWith("57")) {
+      return "the database is shutting down or refused the operation";
+    }
+    return "a database error";
+  }
+
+  /**
+   * The column a "value too long" message names, if it is one of the journal's: the word after
+   * "column" (H2 quotes it and adds its type; the statement text that follows lists every column,
+   * and the value may hold request data, so nothing else is taken from the message).
+   */
+  private static String columnOf(String message) {
+    if (message == null) {
+      return null;
+    }
+    String lower = message.toLowerCase(Locale.ROOT);
+    int at = lower.indexOf("column ");
+    if (at < 0) {
+      return null;
+    }
+    int i = at + "column ".length();
+    while (i < lower.length() && lower.charAt(i) == '"') {
+      i++;
+    }
+    int end = i;
+    while (end < lower.length() && (Character.isLetter(lower.charAt(end)) || lower.charAt(end) == '_')) {
+      end++;
+    }
+    String word = lower.substring(i, end);
+    return isColumnName(word) ? word : null;
+  }
+
+  /** The column of a SQLite length CHECK constraint named {@code <column>_length} in the schema. */
+  private static String lengthConstraintColumn(String text) {
+    int end = text.indexOf("_length");
+    int start = end;
+    while (start > 0 && (Character.isLetter(text.charAt(start - 1)) || text.charAt(start - 1) == '_')) {
+      start--;
+    }
+    String word = text.substring(start, end);
+    return isColumnName(word) ? word : null;
+  }
+
+  /**
+   * A column name of an Idem table: lower-case letters and underscores, short. The storage layer
+   * does not know each store's columns; a word of this shape right after "column" (or before
+   * "_length") is the driver naming a column, never a quoted value.
+   */
+  private static boolean isColumnName(String word) {
+    return !word.isEmpty() && word.length() <= 40 && word.chars().allMatch(ch -> ch == '_' || (ch >= 'a' && ch <= 'z'));
+  }
+
+  private static String chainText(Throwable t) {
+    StringBuilder sb = new StringBuilder();
+    for (Throwable c = t; c != null && sb.length() < 10_000; c = c.getCause()) {
+      sb.append(c.getClass().getSimpleName()).append(':').append(c.getMessage()).append('\n');
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return sb.toString().toLowerCase(Locale.ROOT);
+  }
+}

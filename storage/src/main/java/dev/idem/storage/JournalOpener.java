@@ -1,0 +1,397 @@
+package dev.idem.storage;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import javax.sql.DataSource;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * Opens the database of a journal: an embedded SQLite journal in a directory of its own, or the
+ * database of an app's DataSource (PostgreSQL, SQLite or H2). It picks the {@link Store}, migrates
+ * the schema, and on any failure undoes what it did (connections, the process lock, the JVM-wide
+ * registration of the directory), so a failed open leaves nothing held.
+ *
+ * <p>The journal itself is built by a {@link Finish} step that runs before the open counts as done:
+ * its first reads and writes (the sweep for unknown states, crash recovery) can still fail the
+ * open, and then everything is released as for any other failure.
+ */
+public final class JournalOpener {
+  /** How long SQLite waits for a lock held by another connection before failing: 10 s. */
+  static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Builds the journal over an opened store. Its failure fails, and undoes, the open. */
+  public interface Finish<T> {
+    /**
+     * @param name the journal's name for messages and logs (directory or JDBC URL)
+     * @param opened what was opened, and what the journal must release when it closes
+     */
+    T finish(String name, Dialect dialect, Store store, int schemaVersion, Opened opened)
+        throws IdempotencyException;
+  }
+
+  /**
+   * What an open found and holds.
+   *
+   * @param files the embedded journal's files (released on close), or null for a DataSource
+   * @param singleProcess true if no other process can use the database (embedded, or an app's
+   *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
+   * @param crashed true if the last process stopped without closing the journal (embedded only)
+   */
+  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed) {
+    /**
+     * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
+     * write broke the store: then the next open recovers as after a crash) and releases the
+     * single-owner lock, whatever the close threw.
+     *
+     * @param how how it was closed ({@link Store#close(String)})
+     */
+    public void close(Store store, String how) throws IdempotencyException {
+      boolean clean = false;
+      try {
+        store.close(how);
+        clean = !store.broken();
+      } finally {
+        if (files != null) {
+          if (clean) {
+            files.markClosed();
+          }
+          OpenJournals.release(files.database());
+          files.close();
+        }
+      }
+    }
+  }
+
+  private final Schema schema;
+  private final boolean syncToDisk;
+  private final Duration deferredCommitInterval;
+  private final Clock clock;
+
+  /**
+   * @param schema the store's tables and migrations
+   * @param syncToDisk H2 only: follow each group commit with a disk sync
+   * @param deferredCommitInterval the longest wait of a deferred write for its commit
+   * @param clock for the schema migration records
+   */
+  public JournalOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
+    this.schema = schema;
+    this.syncToDisk = syncToDisk;
+    this.deferredCommitInterval = deferredCommitInterval;
+    this.clock = clock;
+  }
+
+  /**
+   * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
+   * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
+   * a busy timeout, one writer connection with group commit. A directory already open in this JVM
+   * is refused ({@link OpenJournals}); one open in another process is refused by the lock file.
+   */
+  public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
+    return openEmbedded(Layout.journal(directory), finish);
+  }
+
+  /** {@link #openEmbedded(Path, Finish)} for any embedded store's {@code layout}. */
+  public <T> T openEmbedded(Layout layout, Finish<T> finish) throws IdempotencyException {
+    EmbeddedFiles files = EmbeddedFiles.prepare(layout);
+    Path dir = files.directory();
+    Path db = files.database();
+    try {
+      OpenJournals.acquire(db, files.layout());
+    } catch (JournalException e) {
+      files.close();
+      throw e;
+    }
+    Connection connection = null;
+    Store store = null;
+    try {
+      checkWal(files.layout().wal(), db);
+      connection = sqliteDataSource(db, false, false).getConnection();
+      checkWalMode(connection, db);
+      checkIntegrity(connection, db);
+      // Before the migration, which would turn an emptied file into a fresh journal.
+      String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
+      int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
+      if (newId != null) {
+        Meta.put(connection, schema.metaTable(), Meta.JOURNAL_ID, newId);
+      }
+      files.markOpen(newId);
+      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      store = new SingleConnectionStore(name, connection, null, deferredCommitInterval, !layout.ownsFiles());
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
+    } catch (SQLException e) {
+      closeQuietly(store, connection);
+      release(files, db);
+      if (nativeLibraryMissing(e)) {
+        throw nativeLibraryError(e);
+      }
+      throw JournalErrors.wrapOpen(files.database(), e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(store, connection);
+      release(files, db);
+      throw e;
+    } catch (Error e) {
+      closeQuietly(store, connection);
+      release(files, db);
+      throw nativeLibraryError(e);
+    }
+  }
+
+  /**
+   * Opens the embedded journal in {@code directory} for reading only, without taking it over: no
+   * lock, no migration, no recovery, no write of any byte (SQLite's read-only open mode). For
+   * inspection tools such as the journal CLI.
+   *
+   * @throws JournalException if the directory holds no journal, or it cannot be read
+   */
+  public <T> T openEmbeddedReadOnly(Path directory, Finish<T> finish) throws IdempotencyException {
+    return openEmbeddedReadOnly(Layout.journal(directory), finish);
+  }
+
+  /** {@link #openEmbeddedReadOnly(Path, Finish)} for any embedded store's {@code requested} layout. */
+  public <T> T openEmbeddedReadOnly(Layout requested, Finish<T> finish) throws IdempotencyException {
+    Path dir = requested.directory().toAbsolutePath().normalize();
+    Layout layout = requested.in(dir);
+    String what = schema.what();
+    if (layout.ownsFiles() && Files.isRegularFile(dir)) {
+      throw new JournalException(dir + " is a file; give the " + what + "'s directory (it holds "
+          + layout.databaseFile() + ")", null);
+    }
+    Path db = layout.database();
+    if (!Files.isDirectory(dir)) {
+      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir : db) + ": the directory "
+          + dir + " does not exist", null);
+    }
+    if (!Files.exists(db)) {
+      if (Files.exists(layout.h2())) {
+        throw new JournalException(dir + " holds an H2 journal of Idem 0.1 (" + layout.h2().getFileName()
+            + "); this version reads SQLite journals only: inspect it with the Idem 0.1 CLI", null);
+      }
+      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir + ": it has no "
+          + layout.databaseFile() : db + ": the file does not exist"), null);
+    }
+    if (Files.isDirectory(db)) {
+      throw new JournalException(db + " is a directory; give the " + what + "'s database file", null);
+    }
+    Connection connection = null;
+    try {
+      // A cleanly closed journal has no -wal file: everything is in the database file, which is then
+      // read as immutable (no lock, no -wal or -shm file created). With a -wal file (the app runs,
+      // or crashed), SQLite must read it, through the -shm index; the database and -wal files are
+      // still only read.
+      boolean immutable = !Files.exists(layout.wal());
+      connection = sqliteDataSource(db, true, immutable).getConnection();
+      int version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
+      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      Store store = new ReadOnlyStore(name, connection);
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(null, true, false));
+    } catch (SQLException e) {
+      closeQuietly(connection);
+      if (nativeLibraryMissing(e)) {
+        throw nativeLibraryError(e);
+      }
+      throw JournalErrors.wrapOpen(db, e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(connection);
+      throw e;
+    } catch (Error e) {
+      closeQuietly(connection);
+      throw nativeLibraryError(e);
+    }
+  }
+
+  /**
+   * Opens the journal in the database of an app's {@code dataSource}: PostgreSQL gets a connection
+   * per call; SQLite and H2 one connection for the journal's life. The DataSource stays the app's.
+   */
+  public <T> T openDataSource(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
+    Dialect dialect;
+    String name;
+    try (Connection c = dataSource.getConnection()) {
+      dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+      name = c.getMetaData().getURL();
+      if (dialect == null) {
+        throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
+            + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
+      }
+      if (dialect == Dialect.POSTGRESQL) {
+        int version = new Migrator(dialect, schema, clock).migrate(c);
+        return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version,
+            new Opened(null, false, false));
+      }
+    } catch (SQLException e) {
+      throw JournalErrors.wrap("open", e);
+    }
+    return openSingleConnection(name, dialect, dataSource, finish);
+  }
+
+  /** SQLite or H2 from an app's DataSource: one connection held for the journal's life, group commit. */
+  private <T> T openSingleConnection(String name, Dialect dialect, DataSource ds, Finish<T> finish)
+      throws IdempotencyException {
+    Connection main = null;
+    DiskSync diskSync = null;
+    Store store = null;
+    try {
+      main = ds.getConnection();
+      if (main.getMetaData().isReadOnly()) {
+        throw new JournalException("the " + schema.what() + " " + name + " is read-only; the " + schema.what()
+            + " needs to write before anything is sent", null);
+      }
+      if (dialect == Dialect.SQLITE) {
+        try (Statement st = main.createStatement()) {
+          // Per connection: whatever the app's DataSource says, the journal's commits sync.
+          st.execute("PRAGMA synchronous=FULL");
+          st.execute("PRAGMA busy_timeout=" + SQLITE_BUSY_TIMEOUT.toMillis());
+        }
+      }
+      int version = new Migrator(dialect, schema, clock).migrate(main);
+      if (dialect == Dialect.H2 && syncToDisk) {
+        diskSync = DiskSync.ofCheckpoint(ds.getConnection());
+      }
+      store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      return finish.finish(name, dialect, store, version, new Opened(null, true, false));
+    } catch (SQLException e) {
+      closeQuietly(store, diskSync, main);
+      throw JournalErrors.wrap("open of " + name, e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(store, diskSync, main);
+      throw e;
+    }
+  }
+
+  /**
+   * SQLite's settings for the journal, and why:
+   * <ul>
+   *   <li>WAL mode: a commit appends to the {@code -wal} file (one sync) instead of rewriting pages
+   *       through a rollback journal (two or more).</li>
+   *   <li>{@code synchronous=FULL}: the commit returns only after the WAL is synced, so an
+   *       acknowledged begin survives power loss, not only kill -9.</li>
+   *   <li>A busy timeout, for the read-only tools that may read while the journal writes.</li>
+   * </ul>
+   */
+  static SQLiteDataSource sqliteDataSource(Path db, boolean readOnly, boolean immutable) {
+    SQLiteConfig config = new SQLiteConfig();
+    if (readOnly) {
+      config.setReadOnly(true);
+      config.setOpenMode(org.sqlite.SQLiteOpenMode.READONLY);
+      config.setOpenMode(org.sqlite.SQLiteOpenMode.OPEN_URI);
+    } else {
+      config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+      config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+    }
+    config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
+    // The journal never asks for generated keys. With them on, sqlite-jdbc prepares, runs and
+    // finalizes a "SELECT last_insert_rowid()" after every INSERT, under the journal's one writer
+    // lock: a fifth of a begin's statement time in a JFR profile with 32 threads.
+    config.setGetGeneratedKeys(false);
+    SQLiteDataSource ds = new SQLiteDataSource(config);
+    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+    return ds;
+  }
+
+  /**
+   * SQLite's own check of every page and every index entry, at open: a damaged file is refused
+   * with an explanation before the journal reads a row from it, rather than failing later on
+   * whichever page a query happens to touch. {@code integrity_check}, not {@code quick_check}: a
+   * damaged entry of the primary-key index would make a finished operation look absent, and a
+   * begin of the same key would then create and send it again; only the full check compares each
+   * index with its table. Its cost grows with the journal (see the README's benchmark figures),
+   * one more reason to purge.
+   */
+  private static void checkIntegrity(Connection c, Path db) throws SQLException, JournalException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
+      String result = rs.next() ? rs.getString(1) : "no answer";
+      if (!"ok".equalsIgnoreCase(result)) {
+        throw JournalErrors.corrupt(db, "SQLite's integrity_check failed", null);
+      }
+    }
+  }
+
+  /**
+   * SQLite answers a {@code journal_mode=WAL} it cannot set (no shared memory on the file system,
+   * say) with the mode it kept, and sqlite-jdbc does not check: without WAL a commit rewrites pages
+   * through a rollback journal, and the read-only tools could no longer read beside the writer.
+   */
+  private static void checkWalMode(Connection c, Path db) throws SQLException, JournalException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA journal_mode")) {
+      String mode = rs.next() ? rs.getString(1) : "no answer";
+      if (!"wal".equalsIgnoreCase(mode)) {
+        throw new JournalException("SQLite kept " + db + " in journal mode " + mode + " instead of WAL (the file"
+            + " system may not support its shared memory): move it to a local disk", null);
+      }
+    }
+  }
+
+  /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
+  private static void checkWal(Path wal, Path db) throws JournalException {
+    if (!Files.exists(wal)) {
+      return;
+    }
+    String problem;
+    try {
+      problem = WalCheck.problem(wal);
+    } catch (java.io.IOException e) {
+      throw new JournalException("cannot read the journal's write-ahead log " + wal + ": " + e, e);
+    }
+    if (problem != null) {
+      throw JournalErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
+    }
+  }
+
+  /**
+   * sqlite-jdbc unpacks its native library into {@code java.io.tmpdir} (or {@code org.sqlite.tmpdir})
+   * on first use and loads it from there; where that directory is mounted {@code noexec} or cannot
+   * be written, the load fails with an {@link UnsatisfiedLinkError}, or a SQLException caused by
+   * sqlite-jdbc's NativeLibraryNotFoundException, neither of which says what to do.
+   */
+  private static IdempotencyException nativeLibraryError(Throwable e) {
+    if (e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
+        || e instanceof ExceptionInInitializerError || e instanceof SQLException) {
+      String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
+      return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
+          + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
+          + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
+    }
+    if (e instanceof Error err) {
+      throw err;
+    }
+    throw new IllegalStateException(e);
+  }
+
+  /** sqlite-jdbc reports a library it could not unpack or load as a SQLException with this cause. */
+  private static boolean nativeLibraryMissing(SQLException e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c.getClass().getSimpleName().equals("NativeLibraryNotFoundException") || c instanceof UnsatisfiedLinkError) {
+        return true;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  private static void release(EmbeddedFiles files, Path db) {
+    OpenJournals.release(db);
+    files.close();
+  }
+
+  private static void closeQuietly(AutoCloseable... all) {
+    for (AutoCloseable c : all) {
+      if (c != null) {
+        try {
+          c.close();
+        } catch (Exception ignored) {
+          // already failing; the first error is the one to report
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,238 @@
+package dev.idem.storage;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings a store's schema ({@link Schema}) up to date on open. Migrations are SQL resources named
+ * {@code V<n>__<description>.sql} in the dialect's folder, listed in order in its {@code index.txt};
+ * the schema's version table records which ran. Only forward migrations exist; a
+ * journal whose schema is newer than this code refuses to open rather than misread it.
+ */
+public final class Migrator {
+  private static final Logger LOG = LoggerFactory.getLogger(Migrator.class);
+  private static final Pattern NAME = Pattern.compile("V(\\d+)__([A-Za-z0-9_]+)\\.sql");
+
+  /** One migration resource. */
+  record Migration(int version, String description, String resource) {
+  }
+
+  private final Dialect dialect;
+  private final Schema schema;
+  private final Clock clock;
+
+  /**
+   * @param dialect the database's
+   * @param schema the store's tables and migrations
+   * @param clock for the times the version table records
+   */
+  public Migrator(Dialect dialect, Schema schema, Clock clock) {
+    this.dialect = dialect;
+    this.schema = schema;
+    this.clock = clock;
+  }
+
+  /** The newest schema version this code knows. */
+  public int latestVersion() throws JournalException {
+    List<Migration> all = migrations();
+    return all.isEmpty() ? 0 : all.get(all.size() - 1).version();
+  }
+
+  /**
+   * Applies every migration newer than the journal's version, in one transaction (where the
+   * database has transactional DDL; H2 commits each DDL statement). Runs before the journal opens
+   * for business, on a connection of its own.
+   *
+   * @return the schema version after migrating
+   */
+  public int migrate(Connection c) throws IdempotencyException {
+    List<Migration> all = migrations();
+    int latest = all.isEmpty() ? 0 : all.get(all.size() - 1).version();
+    try {
+      boolean autoCommit = c.getAutoCommit();
+      c.setAutoCommit(false);
+      try {
+        int version = migrateInTransaction(c, latest, all);
+        c.commit();
+        return version;
+      } catch (SQLException | IdempotencyException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+      }
+    } catch (SQLException e) {
+      throw JournalErrors.wrap("schema migration", e);
+    }
+  }
+
+  private int migrateInTransaction(Connection c, int latest, List<Migration> all)
+      throws SQLException, IdempotencyException {
+    {
+      String lock = dialect.migrationLockSql();
+      try (Statement st = c.createStatement()) {
+        if (lock != null) {
+          st.execute(lock);
+        }
+        st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
+            + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
+      }
+      int current = currentVersion(c);
+      if (current == 0) {
+        current = adopt(c, all);
+      }
+      if (current > latest) {
+        throw new JournalException("the " + schema.what() + " schema is at version " + current
+            + ", newer than this Idem version supports (" + latest + "); upgrade Idem to open it", null);
+      }
+      for (Migration m : all) {
+        if (m.version() > current) {
+          apply(c, m);
+          current = m.version();
+        }
+      }
+      return current;
+    }
+  }
+
+  /**
+   * The schema version of a journal opened read-only, which is never migrated.
+   *
+   * @throws JournalException if the database is not a journal, or its schema is older or newer
+   *     than this code (then the app, which migrates on open, must open it first)
+   */
+  public int currentVersionReadOnly(Connection c) throws IdempotencyException {
+    int latest = latestVersion();
+    int current;
+    try {
+      current = currentVersion(c);
+    } catch (SQLException e) {
+      throw new JournalException("the database is not an Idem " + schema.what() + " (it has no readable "
+          + schema.versionTable() + " table)", e);
+    }
+    if (current != latest) {
+      throw new JournalException("the " + schema.what() + " schema is at version " + current + ", and this Idem"
+          + " reads version " + latest + " only; open the " + schema.what() + " once with this Idem version (which"
+          + " migrates it) or use the matching tool version", null);
+    }
+    return current;
+  }
+
+  /**
+   * Records as applied the migrations that a database from before versioned migrations already
+   * holds ({@link Schema#adoption()}), so that they do not run again on tables that exist.
+   */
+  private int adopt(Connection c, List<Migration> all) throws SQLException, JournalException {
+    int adopted = schema.adoption().adoptedVersion(c, dialect);
+    if (adopted > all.size()) {
+      throw new JournalException("the " + schema.what() + "'s adoption names version " + adopted + ", beyond the "
+          + all.size() + " migrations this Idem has", null);
+    }
+    for (Migration m : all.subList(0, adopted)) {
+      record(c, m);
+    }
+    if (adopted > 0) {
+      LOG.info("Idem {} schema: adopted tables created before versioned migrations, as version {}", schema.what(),
+          adopted);
+    }
+    return adopted;
+  }
+
+  private int currentVersion(Connection c) throws SQLException {
+    try (Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM " + schema.versionTable())) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private void apply(Connection c, Migration m) throws SQLException, JournalException {
+    String sql = resource(m.resource());
+    try (Statement st = c.createStatement()) {
+      for (String statement : splitStatements(sql)) {
+        st.execute(statement);
+      }
+    }
+    record(c, m);
+    LOG.info("Idem {} schema migrated to version {} ({})", schema.what(), m.version(), m.description());
+  }
+
+  private void record(Connection c, Migration m) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO " + schema.versionTable() + " (version, description, applied_at) VALUES (?, ?, ?)")) {
+      ps.setInt(1, m.version());
+      ps.setString(2, m.description().replace('_', ' '));
+      java.time.Instant now = clock.instant();
+      ps.setLong(3, now.getEpochSecond() * 1_000_000_000L + now.getNano());
+      ps.executeUpdate();
+    }
+  }
+
+  List<Migration> migrations() throws JournalException {
+    List<Migration> result = new ArrayList<>();
+    int expected = 1;
+    for (String line : resource("index.txt").split("\n")) {
+      String name = line.strip();
+      if (name.isEmpty() || name.startsWith("#")) {
+        continue;
+      }
+      Matcher m = NAME.matcher(name);
+      if (!m.matches() || Integer.parseInt(m.group(1)) != expected) {
+        throw new JournalException("bad migration list entry '" + name + "' in " + schema.migrationsFolder(dialect)
+            + "index.txt (expected V" + expected + "__<description>.sql)", null);
+      }
+      result.add(new Migration(expected, m.group(2), name));
+      expected++;
+    }
+    return result;
+  }
+
+  private String resource(String name) throws JournalException {
+    String path = schema.migrationsFolder(dialect) + name;
+    try (InputStream in = schema.owner().getClassLoader().getResourceAsStream(path)) {
+      if (in == null) {
+        throw new JournalException("migration resource missing from the classpath: " + path, null);
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new JournalException("cannot read migration resource " + path, e);
+    }
+  }
+
+  /** Splits a script at semicolons that end a line; drops {@code --} comment lines. */
+  static List<String> splitStatements(String script) {
+    List<String> statements = new ArrayList<>();
+    StringBuilder current = new StringBuilder();
+    for (String line : script.split("\n")) {
+      String trimmed = line.strip();
+      if (trimmed.isEmpty() || trimmed.startsWith("--")) {
+        continue;
+      }
+      current.append(line).append('\n');
+      if (trimmed.endsWith(";")) {
+        String s = current.toString().strip();
+        statements.add(s.substring(0, s.length() - 1));
+        current.setLength(0);
+      }
+    }
+    if (!current.toString().isBlank()) {
+      statements.add(current.toString().strip());
+    }
+    return statements;
+  }
+}

@@ -1,0 +1,520 @@
+package dev.idem.storage;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link Store} over one connection to a database that this process owns (the embedded SQLite
+ * journal, or an app's SQLite or H2 DataSource), with group commit.
+ *
+ * <p>Every unit of work runs on the one connection, inside a savepoint, in a transaction that stays
+ * open until the next commit. A SYNC write waits for a commit that covers it; whoever commits
+ * commits every unit executed so far, so concurrent callers share commits (and disk syncs) instead
+ * of paying one each. DEFERRED writes ride along with the next commit, or are committed by a
+ * background flusher within the deferred commit interval. No unit returns before every SYNC write
+ * it could have read is durable; a unit that names its row waits only for SYNC writes of that row
+ * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
+ * queue behind other operations' begins.
+ *
+ * <p>With a {@link DiskSync} (an app's H2 DataSource only; SQLite syncs in its commit), each commit
+ * is followed by one disk sync of the H2 file, outside the statement lock, so the sync does not
+ * block statements of the next group (which will share the next commit and sync).
+ *
+ * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
+ * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason.
+ *
+ * <p>If a commit fails, the store is broken: every later call throws, because callers that were
+ * waiting cannot know whether their record is on disk (and so must not send).
+ */
+public final class SingleConnectionStore implements Store {
+  private static final Logger LOG = LoggerFactory.getLogger(SingleConnectionStore.class);
+
+  /** The longest a committer waits for queued writers to join its commit: 200 µs. */
+  private static final long GATHER_NANOS = 200_000;
+
+  private final String name;
+  private final Connection connection;
+  private final DiskSync diskSync;
+  private final Duration deferredCommitInterval;
+  private final ScheduledExecutorService flusher;
+
+  /** Guards the connection, its statements and the counters below it. */
+  private final ReentrantLock statementLock = new ReentrantLock();
+  private final CachedStatements session;
+  private PreparedStatement savepoint;
+  private PreparedStatement rollbackToSavepoint;
+  /** SQLite only (null elsewhere): ends the unit's savepoint, keeping its work in the transaction. */
+  private PreparedStatement releaseSavepoint;
+  private final boolean sqlite;
+  private final boolean sharedDatabase;
+  /** True while the open transaction holds a unit that may have written; under the statement lock. */
+  private boolean transactionHasWrites;
+  private long executedSeq;
+  private long lastSyncSeq;
+  /** The last SYNC write that named no row (a purge): everything must wait for it. */
+  private long barrierSeq;
+  /** Rows with a SYNC write that may not be durable yet, and that write's sequence number. */
+  private final Map<Object, Long> unsyncedRows = new HashMap<>();
+  private boolean flushScheduled;
+  /**
+   * Null while open; then how it was closed ({@link Store#close(String)}). Written under the
+   * statement lock, so that no unit of work starts after it is set; volatile for the flusher's
+   * unlocked read after a failure.
+   */
+  private volatile String closedHow;
+
+  /** Guards {@link #committing}; waiters for a commit round wait on it. */
+  private final Object rounds = new Object();
+  /** True while one caller runs a commit round for everyone; guarded by {@link #rounds}. */
+  private boolean committing;
+  private volatile long durableSeq;
+  private volatile Throwable broken;
+
+  /**
+   * @param name for messages, such as the journal directory
+   * @param connection the connection for all work; switched to manual commit here
+   * @param diskSync what forces each commit to the disk, or null to not sync to disk (commits then
+   *     survive a process crash, not an OS crash); closed with the store
+   * @param deferredCommitInterval the longest a DEFERRED write waits for its commit
+   */
+  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval) throws SQLException {
+    this(name, connection, diskSync, deferredCommitInterval, false);
+  }
+
+  /**
+   * @param sharedDatabase true if other connections write the same database (the guard's
+   *     transactional mode, where the app's connections claim): then a read that finds no write of
+   *     this store pending ends its transaction at once, so that the next unit reads what the others
+   *     committed meanwhile, and a write never fails on an outdated snapshot (SQLITE_BUSY_SNAPSHOT)
+   */
+  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval, boolean sharedDatabase) throws SQLException {
+    this.sharedDatabase = sharedDatabase;
+    this.name = name;
+    this.connection = connection;
+    this.diskSync = diskSync;
+    this.deferredCommitInterval = deferredCommitInterval;
+    connection.setAutoCommit(false);
+    this.sqlite = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT)
+        .contains("sqlite");
+    this.session = new CachedStatements(connection);
+    this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "idem-journal-flusher");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  @Override
+  public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
+    T result;
+    long mustBeDurable;
+    statementLock.lock();
+    try {
+      ensureUsable();
+      result = runAtomically(work);
+      mustBeDurable = syncWritesVisibleTo(row);
+      if (sharedDatabase && !transactionHasWrites) {
+        endReadTransaction();
+      }
+    } finally {
+      statementLock.unlock();
+    }
+    awaitDurable(mustBeDurable);
+    return result;
+  }
+
+  @Override
+  public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
+    return writeDeciding(row, work, r -> durability);
+  }
+
+  @Override
+  public <T> T writeDeciding(Object row, SqlWork<T> work, java.util.function.Function<? super T, Durability> decide)
+      throws IdempotencyException {
+    T result;
+    long mustBeDurable;
+    statementLock.lock();
+    try {
+      ensureUsable();
+      result = runAtomically(work);
+      transactionHasWrites = true;
+      Durability durability = decide.apply(result);
+      long seq = ++executedSeq;
+      if (durability == Durability.SYNC) {
+        lastSyncSeq = seq;
+        if (row == null) {
+          barrierSeq = seq;
+        } else {
+          if (unsyncedRows.size() >= 256) {
+            long durable = durableSeq;
+            unsyncedRows.values().removeIf(s -> s <= durable);
+          }
+          unsyncedRows.put(row, seq);
+        }
+        mustBeDurable = seq;
+      } else {
+        if (!flushScheduled) {
+          flushScheduled = true;
+          flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        mustBeDurable = syncWritesVisibleTo(row);
+      }
+    } finally {
+      statementLock.unlock();
+    }
+    awaitDurable(mustBeDurable);
+    return result;
+  }
+
+  /**
+   * The sequence number up to which work must be durable before a unit that touched {@code row}
+   * (null: any row) returns: the last SYNC write it could have read. A unit on one operation waits
+   * only for SYNC writes of that operation (and of no particular row, such as a purge), not for
+   * other threads' begins: otherwise every claim, attempt and completion would wait for the group
+   * commit of whatever begins happen to be in flight, and concurrent operations would queue behind
+   * one another's commits.
+   */
+  private long syncWritesVisibleTo(Object row) {
+    if (row == null) {
+      return lastSyncSeq;
+    }
+    Long seq = unsyncedRows.get(row);
+    return seq == null ? barrierSeq : Math.max(seq, barrierSeq);
+  }
+
+  @Override
+  public void flush() throws IdempotencyException {
+    long target;
+    statementLock.lock();
+    try {
+      ensureUsable();
+      target = executedSeq;
+    } finally {
+      statementLock.unlock();
+    }
+    awaitDurable(target);
+  }
+
+  private void backgroundFlush() {
+    statementLock.lock();
+    try {
+      flushScheduled = false;
+      if (closedHow != null) {
+        return;
+      }
+    } finally {
+      statementLock.unlock();
+    }
+    try {
+      flush();
+    } catch (IdempotencyException | RuntimeException e) {
+      if (closedHow != null && broken == null) {
+        // close() ran meanwhile: it committed every deferred write itself and then stopped this
+        // thread (the interrupt, or "closed"), which is all this failure says. A commit that
+        // really failed breaks the store, and is logged below whatever close did.
+        LOG.debug("Idem journal {}: background commit stopped by close ({})", name, e.getMessage());
+        return;
+      }
+      LOG.error("Idem journal {}: committing deferred writes failed; the journal is unusable until reopened ({})",
+          name, e.getMessage());
+    } catch (Error e) {
+      // An Error (OutOfMemoryError, say) must not end in the executor's future, unseen: whether the
+      // commit happened is unknown, so the journal is broken, and every later call says why.
+      markBroken(e);
+      LOG.error("Idem journal {}: the background commit failed with {}; the journal is unusable until reopened",
+          name, e.toString());
+    }
+  }
+
+  private <T> T runAtomically(SqlWork<T> work) throws IdempotencyException {
+    try {
+      if (savepoint == null) {
+        savepoint = connection.prepareStatement("SAVEPOINT idem_unit");
+        rollbackToSavepoint = connection.prepareStatement("ROLLBACK TO SAVEPOINT idem_unit");
+        if (sqlite) {
+          releaseSavepoint = connection.prepareStatement("RELEASE SAVEPOINT idem_unit");
+        }
+      }
+      savepoint.executeUpdate();
+    } catch (SQLException e) {
+      throw JournalErrors.wrap("savepoint on " + name, e);
+    }
+    T result;
+    try {
+      result = work.run(session);
+    } catch (SQLException e) {
+      rollback(e);
+      throw JournalErrors.wrap("statement on " + name, e);
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      if (e instanceof Error error) {
+        markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
+      }
+      rollback(e);
+      throw e;
+    }
+    release();
+    return result;
+  }
+
+  /**
+   * SQLite: ends the unit's savepoint; its work stays in the open transaction. Without it every
+   * unit nested one more savepoint (SQLite's SAVEPOINT of an existing name opens another), and
+   * SQLite copied each page a unit changed into the savepoints' sub-journal, which grew past its
+   * in-memory limit into a temporary file: with 32 callers, 43 KB of sub-journal writes per
+   * operation, four times its WAL traffic (counted with strace). With one savepoint at a time the
+   * sub-journal stays small, in memory, and is reset at each release.
+   */
+  private void release() throws JournalException {
+    if (releaseSavepoint == null) {
+      return;
+    }
+    try {
+      releaseSavepoint.executeUpdate();
+    } catch (SQLException e) {
+      broken = e;
+      throw JournalErrors.wrapUnusable(name, e);
+    }
+  }
+
+  /** Ends a transaction that only read (cheap: nothing to sync); under the statement lock. */
+  private void endReadTransaction() throws JournalException {
+    try {
+      connection.commit();
+    } catch (SQLException e) {
+      broken = e;
+      throw JournalErrors.wrap("end of a read on " + name, e);
+    }
+  }
+
+  /** Records the first failure that makes this store unusable; later calls throw, naming it. */
+  private void markBroken(Throwable cause) {
+    if (broken == null) {
+      broken = cause;
+    }
+  }
+
+  /**
+   * Undoes the failed unit only. SQLite may already have rolled back the whole transaction (it may
+   * on SQLITE_FULL and I/O errors), taking other callers' uncommitted work with it; then the
+   * savepoint is gone, and the store is broken: no one may be told that work is durable.
+   */
+  private void rollback(Throwable cause) throws JournalException {
+    try {
+      rollbackToSavepoint.executeUpdate();
+      if (releaseSavepoint != null) {
+        releaseSavepoint.executeUpdate(); // ROLLBACK TO keeps the savepoint open
+      }
+    } catch (SQLException e) {
+      broken = cause;
+      cause.addSuppressed(e);
+      throw cause instanceof SQLException sql ? JournalErrors.wrapUnusable(name, sql)
+          : JournalErrors.unusable(name, cause);
+    }
+  }
+
+  /**
+   * Returns once everything up to {@code seq} is committed (and synced), committing it if need be.
+   *
+   * <p>One caller at a time commits, for everyone whose work has executed. The others do not queue
+   * on the commit lock to find out afterwards that their work is durable: with 32 callers that
+   * handed the lock on one by one, each hand-over a wake-up on two cores, and 32 threads were no
+   * faster than one. They wait for the round in progress to end instead, and all wake together.
+   */
+  private void awaitDurable(long seq) throws JournalException {
+    // A monitor, not latches: whether a round is running and what is durable are read under it,
+    // and the end of a round is announced under it, so no waiter can miss the end of the round it
+    // waits for, and none spins. (Latches installed per round lost wake-ups: a caller that read the
+    // next round's latch just before the committer unlocked waited for a round nobody ran, up to
+    // the deferred-commit interval or for ever; and a version that let callers retry on a released
+    // latch spun on two cores while the committer it waited for was descheduled.)
+    while (true) {
+      synchronized (rounds) {
+        while (committing && durableSeq < seq) {
+          try {
+            rounds.wait();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new JournalException("interrupted while waiting for the journal's commit on " + name
+                + "; the write may or may not be durable, so nothing may be sent for it", e);
+          }
+        }
+        if (durableSeq >= seq) {
+          break;
+        }
+        committing = true;
+      }
+      try {
+        commitRound();
+      } finally {
+        synchronized (rounds) {
+          committing = false;
+          rounds.notifyAll();
+        }
+      }
+    }
+    failIfBroken();
+  }
+
+  /** Commits (and syncs) everything executed so far; the caller is the round's one committer. */
+  private void commitRound() throws JournalException {
+    failIfBroken();
+    gatherQueuedWriters();
+    long target;
+    statementLock.lock();
+    try {
+      // Again under the statement lock: a unit that failed since the check above may have taken
+      // the open transaction (and the work of the callers waiting here) down with it.
+      failIfBroken();
+      target = executedSeq;
+      connection.commit();
+      transactionHasWrites = false;
+    } catch (SQLException e) {
+      broken = e;
+      throw JournalErrors.wrap("commit on " + name, e);
+    } catch (Error e) {
+      markBroken(e); // committed or not, nobody can tell: no one may be told that work is durable
+      throw e;
+    } finally {
+      statementLock.unlock();
+    }
+    if (diskSync != null) {
+      try {
+        diskSync.sync();
+      } catch (SQLException e) {
+        broken = e;
+        throw JournalErrors.wrap("disk sync on " + name, e);
+      } catch (IOException | RuntimeException e) {
+        broken = e;
+        throw new JournalException("disk sync on " + name + " failed: " + e, e);
+      } catch (Error e) {
+        markBroken(e);
+        throw e;
+      }
+    }
+    durableSeq = target;
+  }
+
+  @Override
+  public boolean broken() {
+    return broken != null;
+  }
+
+  /**
+   * Before committing, lets the writers queued for the statement lock run their work into this
+   * commit. Without it the committer, already running, takes the statement lock back before the
+   * parked writers wake (on two cores a wake-up costs more than a statement), and each commit
+   * carries one caller's work: 32 threads were no faster than one. A lone writer finds no queue
+   * and does not wait; the wait is bounded, so a steady stream of writers cannot hold a commit
+   * back.
+   */
+  private void gatherQueuedWriters() {
+    long until = System.nanoTime() + GATHER_NANOS;
+    while (statementLock.hasQueuedThreads() && System.nanoTime() < until) {
+      Thread.yield();
+    }
+  }
+
+  private void ensureUsable() throws JournalException {
+    JournalErrors.checkUsable(name, closedHow, broken);
+  }
+
+  private void failIfBroken() throws JournalException {
+    JournalErrors.checkUsable(name, false, broken);
+  }
+
+  @Override
+  public void close() throws IdempotencyException {
+    close(Store.CLOSED);
+  }
+
+  /**
+   * Closes the store: from the moment it is marked closed (under the statement lock) no unit of
+   * work starts, and every unit that ran before is committed, then the connection is closed. A
+   * unit that ran before the mark and whose caller still waits for its commit is covered by that
+   * commit. (Flushing first and marking afterwards let a deferred write slip in between: its
+   * caller was told it was written, and the connection's close rolled it back.) Callers that come
+   * later get a {@link JournalException} saying the journal is closed, and how.
+   */
+  @Override
+  public void close(String how) throws IdempotencyException {
+    JournalException failure = null;
+    long target;
+    statementLock.lock();
+    try {
+      if (closedHow != null) {
+        return;
+      }
+      closedHow = how;
+      target = executedSeq;
+    } finally {
+      statementLock.unlock();
+    }
+    if (broken == null) {
+      try {
+        awaitDurable(target);
+      } catch (JournalException e) {
+        failure = e;
+      }
+    }
+    statementLock.lock();
+    try {
+      flusher.shutdownNow();
+      session.close();
+      closeQuietly(savepoint);
+      closeQuietly(rollbackToSavepoint);
+      closeQuietly(releaseSavepoint);
+      if (diskSync != null) {
+        try {
+          diskSync.close();
+        } catch (SQLException | IOException e) {
+          failure = new JournalException("close of " + name + " failed: " + e, e);
+        }
+      }
+      try {
+        if (broken != null) {
+          try {
+            connection.rollback();
+          } catch (SQLException alreadyRolledBack) {
+            // SQLite may have rolled the transaction back itself when the write failed
+          }
+        }
+        connection.close();
+      } catch (SQLException e) {
+        if (failure == null) {
+          failure = JournalErrors.wrap("close of " + name, e);
+        }
+      }
+    } finally {
+      statementLock.unlock();
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private static void closeQuietly(Statement st) {
+    if (st != null) {
+      try {
+        st.close();
+      } catch (SQLException ignored) {
+        // the connection is being closed anyway
+      }
+    }
+  }
+}
