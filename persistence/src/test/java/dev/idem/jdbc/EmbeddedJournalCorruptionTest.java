@@ -163,6 +163,31 @@ class EmbeddedJournalCorruptionTest {
     assertOpenRefused(dir, "write-ahead log");
   }
 
+  /**
+   * Issue 26: a zeroed frame, or one whose salt has a flipped bit, ended WalCheck's scan as if the
+   * WAL's generation ended there, and SQLite then silently dropped every later commit. Every frame
+   * before the last transaction is damaged in turn; each must be refused. (Zeroing the commit frame
+   * that ends the transaction before the last also erases the boundary between the two, which then
+   * look like one last transaction: that one is the documented limit.)
+   */
+  @Test
+  void aZeroedOrSaltDamagedWalFrameBeforeTheLastTransactionIsRefused() throws Exception {
+    Path killed = killedJournal();
+    WalFrames frames = WalFrames.of(killed.resolve(EmbeddedFiles.WAL_FILE));
+    int lastTxnStart = frames.lastTransactionStart();
+    assertTrue(lastTxnStart > 4, "the fixture's WAL holds several transactions: " + frames);
+    for (int i = 0; i < lastTxnStart; i++) {
+      Path salted = copyOf(killed, "salt-" + i);
+      flip(salted.resolve(EmbeddedFiles.WAL_FILE), frames.offset(i) + 8 + (i % 8), 1 << (i % 8));
+      assertOpenRefused(salted, "write-ahead log");
+      if (i != lastTxnStart - 1) {
+        Path zeroed = copyOf(killed, "zero-" + i);
+        zero(zeroed.resolve(EmbeddedFiles.WAL_FILE), frames.offset(i), frames.frameSize());
+        assertOpenRefused(zeroed, "write-ahead log");
+      }
+    }
+  }
+
   @Test
   void flippedBytesInAKilledJournalsDatabaseAreRefusedOrHarmless() throws Exception {
     Path killed = killedJournal();
@@ -254,6 +279,13 @@ class EmbeddedJournalCorruptionTest {
       int b = f.read();
       f.seek(at);
       f.write(b ^ mask);
+    }
+  }
+
+  private static void zero(Path file, long at, int length) throws Exception {
+    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
+      f.seek(at);
+      f.write(new byte[length]);
     }
   }
 

@@ -16,8 +16,9 @@ import java.nio.file.StandardOpenOption;
  * <ul>
  *   <li>a non-empty WAL whose header is not a valid WAL header (SQLite syncs the header before the
  *       first frame, so a crash cannot leave a damaged one under frames);</li>
- *   <li>a frame that fails its checksum, followed by a commit frame and then by more frames of the
- *       same WAL generation (same salts). A crash can only spoil the transaction it interrupted,
+ *   <li>a frame that fails its checksum, or does not carry the WAL's salts (zeroed, or its header
+ *       damaged) while a later frame does, followed by a commit frame and then by more frames of
+ *       the same WAL generation (same salts). A crash can only spoil the transaction it interrupted,
  *       which is the last one (with {@code synchronous=FULL} a commit is synced before the next
  *       transaction writes): frames of a later transaction after damage mean the damage hit a
  *       transaction that had committed.</li>
@@ -76,7 +77,13 @@ final class WalCheck {
         }
         if (frame.getInt(8) != salt1 || frame.getInt(12) != salt2) {
           if (damagedAt < 0) {
-            break; // the end of this generation: older frames from before the WAL was restarted
+            if (!laterFrameOfGeneration(ch, at + frameSize, frameSize, size, salt1, salt2)) {
+              break; // the end of this generation: older frames from before the WAL was restarted
+            }
+            // A generation is written front to back: a frame of it further on means this one was
+            // overwritten (zeroed, or its salt damaged), not left over from an older generation.
+            damagedAt = at;
+            commitAfterDamage = frame.getInt(4) != 0;
           }
           continue;
         }
@@ -100,6 +107,18 @@ final class WalCheck {
       }
       return null;
     }
+  }
+
+  /** True if a frame after {@code from} carries this generation's salts. */
+  private static boolean laterFrameOfGeneration(FileChannel ch, long from, long frameSize, long size, int salt1,
+      int salt2) throws IOException {
+    for (long at = from; at + frameSize <= size; at += frameSize) {
+      ByteBuffer salts = read(ch, at + 8, 8);
+      if (salts != null && salts.getInt(0) == salt1 && salts.getInt(4) == salt2) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static ByteBuffer read(FileChannel ch, long position, int length) throws IOException {
