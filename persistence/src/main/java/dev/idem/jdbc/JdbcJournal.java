@@ -704,6 +704,8 @@ public final class JdbcJournal implements Journal {
       if (files != null) {
         if (clean) {
           files.markClosed();
+        } else {
+          files.markClosedAfterFailure();
         }
         OpenJournals.release(files.directory());
         files.close();

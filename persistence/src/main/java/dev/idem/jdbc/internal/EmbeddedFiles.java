@@ -52,6 +52,8 @@ public final class EmbeddedFiles implements AutoCloseable {
   static final String LOCK_FILE = BASE_NAME + ".lock";
   static final String ID_FILE = BASE_NAME + ".id";
   static final String OPEN_FILE = BASE_NAME + ".open";
+  /** The open marker's content after a failed close that left no {@code -wal} file. */
+  private static final String WAL_CHECKPOINTED = "closed after a failure; -wal checkpointed";
   /** What an Idem 0.1 journal directory holds (H2), which this version no longer opens. */
   public static final String H2_DATA_FILE = BASE_NAME + ".mv.db";
 
@@ -145,7 +147,7 @@ public final class EmbeddedFiles implements AutoCloseable {
           + " or, to start an empty journal and forget every operation it held, delete " + idFile, null);
     }
     boolean crashed = Files.exists(dir.resolve(OPEN_FILE));
-    if (crashed && id != null && !Files.exists(dir.resolve(WAL_FILE))) {
+    if (crashed && id != null && !Files.exists(dir.resolve(WAL_FILE)) && !walCheckpointedAtClose(dir)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
       // older than what was acknowledged.
@@ -241,6 +243,29 @@ public final class EmbeddedFiles implements AutoCloseable {
       LOG.warn("Idem journal {}: cannot remove {} on close; the next open will treat the close as a crash ({})",
           directory, OPEN_FILE, e.toString());
     }
+  }
+
+  /**
+   * Marks a close that was not clean (the journal had failed, say on a full disk) but after which
+   * SQLite checkpointed every commit into the database and removed the {@code -wal} file: the next
+   * open still recovers as after a crash, but must not ask for a {@code -wal} file that held
+   * nothing. Without this mark it refused to open, asking for a backup of a file that was never
+   * lost. With a {@code -wal} file left, the crash marker stays as it is.
+   */
+  public void markClosedAfterFailure() {
+    if (Files.exists(directory.resolve(WAL_FILE))) {
+      return;
+    }
+    try {
+      writeDurably(directory.resolve(OPEN_FILE), WAL_CHECKPOINTED + "\n");
+    } catch (IOException e) {
+      LOG.warn("Idem journal {}: cannot mark {} after a failed close; the next open will ask for the -wal file"
+          + " ({})", directory, OPEN_FILE, e.toString());
+    }
+  }
+
+  private static boolean walCheckpointedAtClose(Path dir) throws IOException {
+    return Files.readString(dir.resolve(OPEN_FILE), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
   }
 
   /** Releases the process lock. */
