@@ -122,6 +122,39 @@ class EmbeddedJournalCorruptionTest {
     }
   }
 
+  /**
+   * Issue 26: a stored response had no checksum, so one changed base64 character opened silently
+   * and the journal returned the altered bytes as the server's answer.
+   */
+  @Test
+  void aChangedByteOfAStoredResponseIsQuarantinedNotReturned() throws Exception {
+    Path dir = cleanJournal();
+    int victim = 5; // SUCCEEDED, with the response {"order":5}
+    String b64 = Base64.getEncoder().encodeToString(("{\"order\":" + victim + "}").getBytes(StandardCharsets.UTF_8));
+    Path db = dir.resolve(EmbeddedFiles.DATABASE_FILE);
+    byte[] bytes = Files.readAllBytes(db);
+    int at = indexOf(bytes, ("\"body\":\"" + b64).getBytes(StandardCharsets.US_ASCII));
+    assertTrue(at > 0, "the stored response body is in the database file");
+    int c = at + "\"body\":\"".length() + 2;
+    bytes[c] = (byte) (bytes[c] == 'J' ? 'K' : 'J'); // still base64: a different answer
+    Files.write(db, bytes);
+
+    OperationId id = new ArrayList<>(fixture.keySet()).get(victim);
+    assertEquals(OperationState.SUCCEEDED, fixture.get(id));
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir)) {
+      JournalException e = assertThrows(JournalException.class, () -> j.find(id));
+      assertTrue(e.getMessage().contains("quarantined") && e.getMessage().contains("checksum"), e.getMessage());
+      assertEquals(1, j.findQuarantined(10).size());
+      assertEquals(fixture.size() - 1, fixture.keySet().stream().filter(k -> !k.equals(id)).map(k -> {
+        try {
+          return j.find(k).orElseThrow();
+        } catch (Exception x) {
+          throw new AssertionError(x);
+        }
+      }).count(), "every other operation reads as it was");
+    }
+  }
+
   @Test
   void flippedBytesAnywhereInTheDatabaseAreRefusedOrQuarantined() throws Exception {
     Path clean = cleanJournal();
