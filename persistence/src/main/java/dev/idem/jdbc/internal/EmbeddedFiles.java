@@ -125,14 +125,25 @@ public final class EmbeddedFiles implements AutoCloseable {
     } catch (FileAlreadyExistsException e) {
       throw new JournalException("cannot create the journal directory " + dir + ": a file is in the way", e);
     } catch (AccessDeniedException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": permission denied (read-only"
-          + " directory?)", e);
+      throw cannotWrite(dir, "permission denied (read-only directory?)", e);
     } catch (FileSystemException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": "
-          + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason()), e);
+      throw cannotWrite(dir, e.getReason() == null ? e.getClass().getSimpleName() : e.getReason(), e);
     } catch (IOException e) {
-      throw new JournalException("cannot create the journal in " + dir + ": " + e.getClass().getSimpleName(), e);
+      throw cannotWrite(dir, e.getClass().getSimpleName(), e);
     }
+  }
+
+  /**
+   * A journal directory that cannot be written: "cannot create" only if there is no journal yet; an
+   * existing one (on a read-only mount, say) is named as such, with what can still read it.
+   */
+  private static JournalException cannotWrite(Path dir, String reason, Exception cause) {
+    if (Files.exists(dir.resolve(DATABASE_FILE))) {
+      return new JournalException("the journal in " + dir + " cannot be opened for writing: " + reason + " (a"
+          + " read-only file system or directory?). The journal needs to write before anything is sent; to read it"
+          + " as it is, use JdbcJournal.openReadOnly (the CLI's list, show and stats)", cause);
+    }
+    return new JournalException("cannot create the journal in " + dir + ": " + reason, cause);
   }
 
   private static EmbeddedFiles checked(Path dir, FileChannel channel, FileLock lock)
@@ -349,8 +360,7 @@ public final class EmbeddedFiles implements AutoCloseable {
       }
     }
     if (!Files.isWritable(dir)) {
-      throw new JournalException("cannot create the journal in " + dir + ": permission denied (read-only"
-          + " directory?)", null);
+      throw cannotWrite(dir, "permission denied (read-only directory?)", null);
     }
   }
 

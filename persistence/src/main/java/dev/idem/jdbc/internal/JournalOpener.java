@@ -138,18 +138,37 @@ public final class JournalOpener {
       throw new JournalException("no journal at " + dir + ": it has no " + EmbeddedFiles.DATABASE_FILE, null);
     }
     Connection connection = null;
+    ReadOnlyStore store = null;
     try {
       // A cleanly closed journal has no -wal file: everything is in the database file, which is then
-      // read as immutable (no lock, no -wal or -shm file created). With a -wal file (the app runs,
-      // or crashed), SQLite must read it, through the -shm index; the database and -wal files are
-      // still only read.
-      boolean immutable = !Files.exists(dir.resolve(EmbeddedFiles.WAL_FILE));
+      // read as immutable (no lock, no -wal or -shm file created), each read checked against an app
+      // that opens the journal meanwhile (UnchangedFiles). With a -wal file (the app runs, or
+      // crashed), SQLite must read it, through the -shm index, which readonly_shm keeps read-only:
+      // even after a kill -9, when SQLite would otherwise rebuild the index, no byte is written.
+      Path wal = dir.resolve(EmbeddedFiles.WAL_FILE);
+      boolean immutable = !Files.exists(wal);
+      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(db, wal) : null;
+      if (!immutable && !Files.exists(dir.resolve(EmbeddedFiles.DATABASE_FILE + "-shm"))) {
+        throw new JournalException("the journal " + dir + " has a " + EmbeddedFiles.WAL_FILE + " file but no "
+            + EmbeddedFiles.DATABASE_FILE + "-shm index beside it, and a read-only open does not rebuild one (that"
+            + " would write). Open the journal with its app once (which rebuilds it), then read it", null);
+      }
       connection = sqliteDataSource(db, true, immutable).getConnection();
-      int version = new Migrator(Dialect.SQLITE, clock).currentVersionReadOnly(connection);
-      Store store = new ReadOnlyStore(dir.toString(), connection);
+      store = new ReadOnlyStore(dir.toString(), connection, unchanged);
+      int version;
+      try {
+        version = new Migrator(Dialect.SQLITE, clock).currentVersionReadOnly(connection);
+      } catch (JournalException e) {
+        store.checkUnchanged(null); // a journal the app is creating right now is not "not a journal"
+        throw e;
+      }
+      store.checkUnchanged(null);
       return finish.finish(dir.toString(), Dialect.SQLITE, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(connection);
+      if (store != null) {
+        store.checkUnchanged(e);
+      }
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
@@ -248,7 +267,8 @@ public final class JournalOpener {
     // lock: a fifth of a begin's statement time in a JFR profile with 32 threads.
     config.setGetGeneratedKeys(false);
     SQLiteDataSource ds = new SQLiteDataSource(config);
-    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1"
+        : readOnly ? "jdbc:sqlite:" + db.toUri() + "?readonly_shm=1" : "jdbc:sqlite:" + db);
     return ds;
   }
 
