@@ -12,7 +12,8 @@ import org.sqlite.SQLiteOpenMode;
  * Opens a SQLite database for reading only, beside the process that writes it: SQLite's read-only
  * open mode (no byte of the files is written) and no lock of Idem's own. A database without a
  * {@code -wal} file (closed cleanly, nobody writing) is opened as immutable, so that not even a
- * {@code -shm} file appears; with one, SQLite reads it through the writer's {@code -shm} index.
+ * {@code -shm} file appears; with one, SQLite reads it through the writer's {@code -shm} index,
+ * opened read-only ({@code readonly_shm}), so not even a killed writer's index is rebuilt.
  * The same rules as the journal's read-only open. Loaded only when used, so that the PostgreSQL
  * store runs without sqlite-jdbc.
  */
@@ -35,8 +36,9 @@ public final class SqliteReadOnly {
     config.setBusyTimeout(busyTimeoutMillis);
     SQLiteDataSource ds = new SQLiteDataSource(config);
     boolean immutable = !Files.exists(db.resolveSibling(db.getFileName() + "-wal"));
-    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toAbsolutePath().toUri() + "?immutable=1"
-        : "jdbc:sqlite:" + db.toAbsolutePath());
+    // readonly_shm: with a -wal file left by a killed service, SQLite would otherwise rebuild the
+    // -shm index in place, writing to the files this open promises only to read.
+    ds.setUrl("jdbc:sqlite:" + db.toAbsolutePath().toUri() + (immutable ? "?immutable=1" : "?readonly_shm=1"));
     return ds.getConnection();
   }
 }

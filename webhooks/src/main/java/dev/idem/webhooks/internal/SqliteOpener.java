@@ -126,7 +126,9 @@ public final class SqliteOpener {
     return () -> {
       org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource(config);
       boolean immutable = !Files.exists(db.resolveSibling(DB_FILE + "-wal"));
-      ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+      // readonly_shm: with a -wal file left by a killed owner, SQLite would otherwise rebuild the -shm
+      // index in place, writing to the files this open promises only to read.
+      ds.setUrl("jdbc:sqlite:" + db.toUri() + (immutable ? "?immutable=1" : "?readonly_shm=1"));
       return ds.getConnection();
     };
   }
