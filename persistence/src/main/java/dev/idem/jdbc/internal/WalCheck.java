@@ -23,9 +23,11 @@ import java.nio.file.StandardOpenOption;
  *       transaction writes): frames of a later transaction after damage mean the damage hit a
  *       transaction that had committed.</li>
  * </ul>
- * Damage to the last transaction alone looks exactly like a write cut short by a crash (or, after
- * a power loss, written back out of order), and is not caught: that transaction is then lost as if
- * it had never been committed.
+ * And, after a kill, frames that SQLite's {@code -shm} index records as committed but that are no
+ * longer intact ({@link WalIndex}): a file cut at a frame boundary, or damage to its last
+ * transaction. Without that index (deleted, or older after a power loss), damage to the last
+ * transaction alone looks exactly like a write cut short by a crash (or written back out of order),
+ * and is not caught: that transaction is then lost as if it had never been committed.
  *
  * <p>This reads the documented WAL format (sqlite.org/fileformat2.html, "The Write-Ahead Log") and
  * writes nothing; SQLite itself does all recovery.
@@ -70,10 +72,14 @@ final class WalCheck {
       long frameSize = FRAME_HEADER + (long) pageSize;
       long damagedAt = -1;
       boolean commitAfterDamage = false;
+      long intactFrames = 0;
       for (long at = HEADER; at + frameSize <= size; at += frameSize) {
         ByteBuffer frame = read(ch, at, (int) frameSize);
         if (frame == null) {
           break;
+        }
+        if (damagedAt < 0) {
+          intactFrames = (at - HEADER) / frameSize;
         }
         if (frame.getInt(8) != salt1 || frame.getInt(12) != salt2) {
           if (damagedAt < 0) {
@@ -104,9 +110,22 @@ final class WalCheck {
           continue;
         }
         sum = next;
+        intactFrames = (at - HEADER) / frameSize + 1;
+      }
+      byte[] salts = new byte[8];
+      header.get(16, salts);
+      long committed = WalIndex.committedFrames(shmOf(wal), salts);
+      if (committed > intactFrames) {
+        return "its -shm index says " + committed + " frames were committed, but only the first " + intactFrames
+            + " are intact (the file was cut short or damaged after its commits were acknowledged)";
       }
       return null;
     }
+  }
+
+  private static Path shmOf(Path wal) {
+    String name = wal.getFileName().toString();
+    return wal.resolveSibling(name.substring(0, name.length() - "-wal".length()) + "-shm");
   }
 
   /** True if a frame after {@code from} carries this generation's salts. */
