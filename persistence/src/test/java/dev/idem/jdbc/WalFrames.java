@@ -39,10 +39,6 @@ record WalFrames(int pageSize, List<Boolean> commits) {
     return HEADER + (long) frame * frameSize();
   }
 
-  int count() {
-    return commits.size();
-  }
-
   /** The index of the last committed transaction's first frame (0 if there is one transaction). */
   int lastTransactionStart() {
     int lastCommit = commits.lastIndexOf(true);
@@ -52,16 +48,6 @@ record WalFrames(int pageSize, List<Boolean> commits) {
       }
     }
     return 0;
-  }
-
-  /** The index of the frame that ends the committed transaction that {@code frame} belongs to, or -1. */
-  int commitOf(int frame) {
-    for (int i = frame; i < commits.size(); i++) {
-      if (commits.get(i)) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   @Override
