@@ -237,7 +237,11 @@ public final class JdbcJournal implements Journal {
    * Opens the embedded journal in {@code directory} for reading only: it takes no lock, migrates,
    * recovers and quarantines nothing, and writes no byte of its files (SQLite's read-only mode);
    * every write method throws {@link JournalException}. For inspection tools, such as the journal
-   * CLI; it can read while the owning app runs.
+   * CLI; it can read while the owning app runs. Every read sees one snapshot, taken by the first:
+   * a count and a listing agree, whatever the app writes meanwhile; open it again to see later
+   * commits. Close it soon: while it is open the app's checkpoints cannot start its {@code -wal}
+   * file over, which then grows. A read of a journal that had no {@code -wal} file at the open,
+   * and that the app opens meanwhile, throws {@link JournalException} saying to read again.
    *
    * @param directory a journal directory made by {@link #openEmbedded}
    * @return the journal, read-only

@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.server.internal.HeaderCodec;
+import dev.idem.server.internal.ResponseSeal;
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
@@ -489,8 +490,17 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Optional<StoredResponse> response = Optional.empty();
         if (state == RecordState.COMPLETED) {
           byte[] body = rs.getBytes(11);
-          response = Optional.of(new StoredResponse(rs.getInt(9), HeaderCodec.decode(rs.getString(10)),
-              body == null ? new byte[0] : body, rs.getInt(12) != 0));
+          byte[] stored = body == null ? new byte[0] : body;
+          String headers = rs.getString(10);
+          boolean omitted = rs.getInt(12) != 0;
+          if (!ResponseSeal.matches(id.caller(), id.route(), id.key(), rs.getInt(9), headers, stored, omitted)) {
+            // Never replay a changed answer as the service's: the key is refused until an operator looks.
+            throw new IdempotencyStoreException("the stored response of " + id + " no longer matches its checksum (a"
+                + " stored byte changed); it is never replayed, and requests with this key are refused. Inspect the"
+                + " record (idem-cli guard list), then delete it to let the key run again, or restore the store from"
+                + " a backup", null);
+          }
+          response = Optional.of(new StoredResponse(rs.getInt(9), HeaderCodec.decode(headers), stored, omitted));
         }
         return Optional.of(new StoredRecord(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
             new Fingerprint(rs.getString(4)), state, rs.getLong(6), Instant.ofEpochMilli(rs.getLong(7)),
@@ -502,7 +512,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   private static int bindResult(PreparedStatement ps, RecordId id, long generation, String owner,
       StoredResponse response, Instant expiresAt) throws SQLException {
     ps.setInt(1, response.status());
-    ps.setString(2, HeaderCodec.encode(response.headers()));
+    ps.setString(2, ResponseSeal.seal(id.caller(), id.route(), id.key(), response.status(), response.headers(),
+        response.body(), response.bodyOmitted()));
     ps.setBytes(3, response.body());
     ps.setInt(4, response.bodyOmitted() ? 1 : 0);
     ps.setLong(5, expiresAt.toEpochMilli());

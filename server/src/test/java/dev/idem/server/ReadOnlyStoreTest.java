@@ -83,6 +83,28 @@ class ReadOnlyStoreTest {
     assertEquals(before, digests(dir), "no file written, none created");
   }
 
+  /**
+   * Issue 26: a store left by a killed service (its -wal and -shm files as the service left them,
+   * copied while it ran) was read through a -shm index that SQLite rebuilt in place.
+   */
+  @Test
+  void aKilledServicesStoreIsReadWithoutWritingAByte() throws Exception {
+    Path killed = Files.createDirectories(dir.resolve("killed"));
+    try (JdbcIdempotencyStore service = JdbcIdempotencyStore.sqlite(dir.resolve("idem.db"))) {
+      for (int i = 0; i < 20; i++) {
+        claim(service, new RecordId("alice", "POST /orders", "k" + i));
+      }
+      for (String f : new String[] {"idem.db", "idem.db-wal", "idem.db-shm"}) {
+        Files.copy(dir.resolve(f), killed.resolve(f));
+      }
+    }
+    Map<String, String> before = digests(killed);
+    try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(killed.resolve("idem.db"))) {
+      assertEquals(20, reader.records(RecordQuery.inFlight(), T0).records().size());
+    }
+    assertEquals(before, digests(killed), "no byte written");
+  }
+
   @Test
   void aMissingOrForeignFileIsRefusedAndNothingIsCreated() throws Exception {
     Path missing = dir.resolve("nope.db");

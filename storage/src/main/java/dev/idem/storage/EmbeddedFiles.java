@@ -52,6 +52,8 @@ public final class EmbeddedFiles implements AutoCloseable {
   static final String LOCK_FILE = BASE_NAME + ".lock";
   static final String ID_FILE = BASE_NAME + ".id";
   static final String OPEN_FILE = BASE_NAME + ".open";
+  /** The open marker's content after a failed close that left no {@code -wal} file. */
+  private static final String WAL_CHECKPOINTED = "closed after a failure; -wal checkpointed";
   /** What an Idem 0.1 journal directory holds (H2), which this version no longer opens. */
   public static final String H2_DATA_FILE = BASE_NAME + ".mv.db";
 
@@ -136,14 +138,26 @@ public final class EmbeddedFiles implements AutoCloseable {
     } catch (FileAlreadyExistsException e) {
       throw new JournalException("cannot create the " + what + " directory " + dir + ": a file is in the way", e);
     } catch (AccessDeniedException e) {
-      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
-          + " directory?)", e);
+      throw cannotWrite(requested.in(dir), "permission denied (read-only directory?)", e);
     } catch (FileSystemException e) {
-      throw new JournalException("cannot create the " + what + " in " + dir + ": "
-          + (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason()), e);
+      throw cannotWrite(requested.in(dir), e.getReason() == null ? e.getClass().getSimpleName() : e.getReason(), e);
     } catch (IOException e) {
-      throw new JournalException("cannot create the " + what + " in " + dir + ": " + e.getClass().getSimpleName(), e);
+      throw cannotWrite(requested.in(dir), e.getClass().getSimpleName(), e);
     }
+  }
+
+  /**
+   * A directory that cannot be written: "cannot create" only if there is no store yet; an existing
+   * one (on a read-only mount, say) is named as such, with what can still read it.
+   */
+  private static JournalException cannotWrite(Layout layout, String reason, Exception cause) {
+    Path dir = layout.directory();
+    if (Files.exists(layout.database())) {
+      return new JournalException("the " + layout.what() + " in " + dir + " cannot be opened for writing: " + reason
+          + " (a read-only file system or directory?). The " + layout.what() + " needs to write before it answers;"
+          + " to read it as it is, use " + layout.owner() + ".openReadOnly (the CLI's list, show and stats)", cause);
+    }
+    return new JournalException("cannot create the " + layout.what() + " in " + dir + ": " + reason, cause);
   }
 
   private static EmbeddedFiles checked(Layout layout, FileChannel channel, FileLock lock)
@@ -161,7 +175,8 @@ public final class EmbeddedFiles implements AutoCloseable {
           + " a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile, null);
     }
     boolean crashed = Files.exists(layout.open());
-    if (crashed && id != null && layout.ownsFiles() && !Files.exists(layout.wal())) {
+    if (crashed && id != null && layout.ownsFiles() && !Files.exists(layout.wal())
+        && !walCheckpointedAtClose(layout)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
       // older than what was acknowledged.
@@ -265,6 +280,29 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
   }
 
+  /**
+   * Marks a close that was not clean (the journal had failed, say on a full disk) but after which
+   * SQLite checkpointed every commit into the database and removed the {@code -wal} file: the next
+   * open still recovers as after a crash, but must not ask for a {@code -wal} file that held
+   * nothing. Without this mark it refused to open, asking for a backup of a file that was never
+   * lost. With a {@code -wal} file left, the crash marker stays as it is.
+   */
+  public void markClosedAfterFailure() {
+    if (Files.exists(layout.wal())) {
+      return;
+    }
+    try {
+      writeDurably(layout.open(), WAL_CHECKPOINTED + "\n");
+    } catch (IOException e) {
+      LOG.warn("Idem {} {}: cannot mark {} after a failed close; the next open will ask for the -wal file"
+          + " ({})", layout.what(), directory, layout.open().getFileName(), e.toString());
+    }
+  }
+
+  private static boolean walCheckpointedAtClose(Layout layout) throws IOException {
+    return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
+  }
+
   /** Releases the process lock. */
   @Override
   public void close() {
@@ -355,8 +393,7 @@ public final class EmbeddedFiles implements AutoCloseable {
       }
     }
     if (!Files.isWritable(dir)) {
-      throw new JournalException("cannot create the " + what + " in " + dir + ": permission denied (read-only"
-          + " directory?)", null);
+      throw cannotWrite(layout, "permission denied (read-only directory?)", null);
     }
   }
 

@@ -62,6 +62,8 @@ public final class JournalOpener {
         if (files != null) {
           if (clean) {
             files.markClosed();
+          } else {
+            files.markClosedAfterFailure();
           }
           OpenJournals.release(files.database());
           files.close();
@@ -181,19 +183,39 @@ public final class JournalOpener {
       throw new JournalException(db + " is a directory; give the " + what + "'s database file", null);
     }
     Connection connection = null;
+    ReadOnlyStore store = null;
     try {
       // A cleanly closed journal has no -wal file: everything is in the database file, which is then
-      // read as immutable (no lock, no -wal or -shm file created). With a -wal file (the app runs,
-      // or crashed), SQLite must read it, through the -shm index; the database and -wal files are
-      // still only read.
-      boolean immutable = !Files.exists(layout.wal());
+      // read as immutable (no lock, no -wal or -shm file created), each read checked against an app
+      // that opens it meanwhile (UnchangedFiles). With a -wal file (the app runs, or crashed),
+      // SQLite must read it, through the -shm index, which readonly_shm keeps read-only: even after
+      // a kill -9, when SQLite would otherwise rebuild the index, no byte is written.
+      Path wal = layout.wal();
+      boolean immutable = !Files.exists(wal);
+      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(db, wal) : null;
+      Path shm = wal.resolveSibling(layout.databaseFile() + "-shm");
+      if (!immutable && !Files.exists(shm)) {
+        throw new JournalException("the " + what + " " + db + " has a " + wal.getFileName() + " file but no "
+            + shm.getFileName() + " index beside it, and a read-only open does not rebuild one (that would"
+            + " write). Open the " + what + " with its app once (which rebuilds it), then read it", null);
+      }
       connection = sqliteDataSource(db, true, immutable).getConnection();
-      int version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
-      Store store = new ReadOnlyStore(name, connection);
+      store = new ReadOnlyStore(name, connection, unchanged);
+      int version;
+      try {
+        version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
+      } catch (JournalException e) {
+        store.checkUnchanged(null); // a store its app is creating right now is not "not a store"
+        throw e;
+      }
+      store.checkUnchanged(null);
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(connection);
+      if (store != null) {
+        store.checkUnchanged(e);
+      }
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
@@ -292,7 +314,8 @@ public final class JournalOpener {
     // lock: a fifth of a begin's statement time in a JFR profile with 32 threads.
     config.setGetGeneratedKeys(false);
     SQLiteDataSource ds = new SQLiteDataSource(config);
-    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1" : "jdbc:sqlite:" + db);
+    ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1"
+        : readOnly ? "jdbc:sqlite:" + db.toUri() + "?readonly_shm=1" : "jdbc:sqlite:" + db);
     return ds;
   }
 

@@ -10,7 +10,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * A {@link Store} over one read-only connection, for inspecting a journal without taking it over
  * (the journal CLI's list, show and stats). Every write is refused before it reaches the database,
  * and SQLite's read-only open mode refuses any that got through: no byte of the journal's files is
- * written. Thread-safe (one lock around the connection).
+ * written. All its reads are one read transaction: one consistent snapshot, however long the reading
+ * takes and whatever the app writes meanwhile. Thread-safe (one lock around the connection).
  */
 final class ReadOnlyStore implements Store {
   private final String name;
@@ -19,10 +20,19 @@ final class ReadOnlyStore implements Store {
   private final ReentrantLock lock = new ReentrantLock();
   private boolean closed;
 
-  ReadOnlyStore(String name, Connection connection) throws SQLException {
+  /** Set if the database was opened as immutable: each read is checked against it. */
+  private final UnchangedFiles unchanged;
+
+  /**
+   * @param connection read-only, in one read transaction (auto-commit off) for the store's life:
+   *     every read sees the snapshot the first one took, so that a count and a listing agree
+   * @param unchanged for a database opened as immutable, its files as opened; otherwise null
+   */
+  ReadOnlyStore(String name, Connection connection, UnchangedFiles unchanged) throws SQLException {
     this.name = name;
     this.connection = connection;
-    connection.setAutoCommit(true);
+    this.unchanged = unchanged;
+    connection.setAutoCommit(false);
     this.session = new CachedStatements(connection);
   }
 
@@ -31,11 +41,27 @@ final class ReadOnlyStore implements Store {
     lock.lock();
     try {
       JournalErrors.checkUsable(name, closed, null);
-      return work.run(session);
+      T result = work.run(session);
+      checkUnchanged(null);
+      return result;
     } catch (SQLException e) {
+      checkUnchanged(e);
       throw JournalErrors.wrap("read of " + name, e);
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * Discards a read of an immutable open that the app's writes may have torn (or made SQLite call
+   * the file corrupt): said as what it is, not as damage.
+   */
+  void checkUnchanged(SQLException failure) throws JournalException {
+    String change = unchanged == null ? null : unchanged.change();
+    if (change != null) {
+      throw new JournalException("the journal " + name + " changed while it was read (" + change + "), so what was"
+          + " read may be torn and is not reported. Run the command again: it then reads the app's latest commits"
+          + " through its -wal file", failure);
     }
   }
 

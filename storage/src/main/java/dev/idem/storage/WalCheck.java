@@ -16,15 +16,18 @@ import java.nio.file.StandardOpenOption;
  * <ul>
  *   <li>a non-empty WAL whose header is not a valid WAL header (SQLite syncs the header before the
  *       first frame, so a crash cannot leave a damaged one under frames);</li>
- *   <li>a frame that fails its checksum, followed by a commit frame and then by more frames of the
- *       same WAL generation (same salts). A crash can only spoil the transaction it interrupted,
+ *   <li>a frame that fails its checksum, or does not carry the WAL's salts (zeroed, or its header
+ *       damaged) while a later frame does, followed by a commit frame and then by more frames of
+ *       the same WAL generation (same salts). A crash can only spoil the transaction it interrupted,
  *       which is the last one (with {@code synchronous=FULL} a commit is synced before the next
  *       transaction writes): frames of a later transaction after damage mean the damage hit a
  *       transaction that had committed.</li>
  * </ul>
- * Damage to the last transaction alone looks exactly like a write cut short by a crash (or, after
- * a power loss, written back out of order), and is not caught: that transaction is then lost as if
- * it had never been committed.
+ * And, after a kill, frames that SQLite's {@code -shm} index records as committed but that are no
+ * longer intact ({@link WalIndex}): a file cut at a frame boundary, or damage to its last
+ * transaction. Without that index (deleted, or older after a power loss), damage to the last
+ * transaction alone looks exactly like a write cut short by a crash (or written back out of order),
+ * and is not caught: that transaction is then lost as if it had never been committed.
  *
  * <p>This reads the documented WAL format (sqlite.org/fileformat2.html, "The Write-Ahead Log") and
  * writes nothing; SQLite itself does all recovery.
@@ -69,14 +72,24 @@ final class WalCheck {
       long frameSize = FRAME_HEADER + (long) pageSize;
       long damagedAt = -1;
       boolean commitAfterDamage = false;
+      long intactFrames = 0;
       for (long at = HEADER; at + frameSize <= size; at += frameSize) {
         ByteBuffer frame = read(ch, at, (int) frameSize);
         if (frame == null) {
           break;
         }
+        if (damagedAt < 0) {
+          intactFrames = (at - HEADER) / frameSize;
+        }
         if (frame.getInt(8) != salt1 || frame.getInt(12) != salt2) {
           if (damagedAt < 0) {
-            break; // the end of this generation: older frames from before the WAL was restarted
+            if (!laterFrameOfGeneration(ch, at + frameSize, frameSize, size, salt1, salt2)) {
+              break; // the end of this generation: older frames from before the WAL was restarted
+            }
+            // A generation is written front to back: a frame of it further on means this one was
+            // overwritten (zeroed, or its salt damaged), not left over from an older generation.
+            damagedAt = at;
+            commitAfterDamage = frame.getInt(4) != 0;
           }
           continue;
         }
@@ -97,9 +110,34 @@ final class WalCheck {
           continue;
         }
         sum = next;
+        intactFrames = (at - HEADER) / frameSize + 1;
+      }
+      byte[] salts = new byte[8];
+      header.get(16, salts);
+      long committed = WalIndex.committedFrames(shmOf(wal), salts);
+      if (committed > intactFrames) {
+        return "its -shm index says " + committed + " frames were committed, but only the first " + intactFrames
+            + " are intact (the file was cut short or damaged after its commits were acknowledged)";
       }
       return null;
     }
+  }
+
+  private static Path shmOf(Path wal) {
+    String name = wal.getFileName().toString();
+    return wal.resolveSibling(name.substring(0, name.length() - "-wal".length()) + "-shm");
+  }
+
+  /** True if a frame after {@code from} carries this generation's salts. */
+  private static boolean laterFrameOfGeneration(FileChannel ch, long from, long frameSize, long size, int salt1,
+      int salt2) throws IOException {
+    for (long at = from; at + frameSize <= size; at += frameSize) {
+      ByteBuffer salts = read(ch, at + 8, 8);
+      if (salts != null && salts.getInt(0) == salt1 && salts.getInt(4) == salt2) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static ByteBuffer read(FileChannel ch, long position, int length) throws IOException {

@@ -91,6 +91,26 @@ class ReadOnlyInboxTest {
     assertEquals(before, digests(dir), "no byte written, no -wal or -shm file created");
   }
 
+  /**
+   * Issue 26: an inbox left by a killed owner (its -wal and -shm files as the owner left them,
+   * copied while it ran) was read through a -shm index that SQLite rebuilt in place.
+   */
+  @Test
+  void aKilledOwnersInboxIsReadWithoutWritingAByte() throws Exception {
+    Path killed = Files.createDirectories(dir.resolve("killed"));
+    try (WebhookInbox owner = ownerWithADeadLetter()) {
+      for (String f : new String[] {"inbox.db", "inbox.db-wal", "inbox.db-shm"}) {
+        Files.copy(dir.resolve(f), killed.resolve(f));
+      }
+    }
+    Map<String, String> before = digests(killed);
+    try (WebhookInbox reader = WebhookInbox.openReadOnly(killed)) {
+      assertEquals(1, reader.deadLetters(10).size());
+      assertEquals(1L, reader.counts().get(InboxState.PENDING));
+    }
+    assertEquals(before, digests(killed), "no byte written");
+  }
+
   @Test
   void aDirectoryWithoutAnInboxIsRefusedAndNothingIsCreated() throws Exception {
     Path missing = dir.resolve("nope");

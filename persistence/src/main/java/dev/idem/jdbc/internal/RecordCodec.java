@@ -97,6 +97,7 @@ public final class RecordCodec {
     } else {
       n.put("body", Base64.getEncoder().encodeToString(body));
     }
+    n.put(ResponseCheck.FIELD, ResponseCheck.of(n));
     return n.toString();
   }
 
@@ -109,6 +110,11 @@ public final class RecordCodec {
 
   private ResponseSnapshot responseFrom(JsonNode n) throws CorruptRowException {
     checkFormat("response_json", n);
+    if (!ResponseCheck.matches(n)) {
+      // A replay returns the stored response as the server's answer: never a changed one.
+      throw new CorruptRowException("response_json: the stored response no longer matches its checksum (a stored"
+          + " byte changed); it is never returned");
+    }
     Map<String, List<String>> headers = new TreeMap<>();
     forEachHeader(n.get("headers"), "response_json",
         (k, v) -> headers.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
