@@ -56,7 +56,7 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     }
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
-      return ClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
+      return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
     }
     return bean;
   }
