@@ -47,6 +47,8 @@ final class ReadmePreambles {
     p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #4", Preamble.members(
         List.of(), List.of("interface Tokens { String current(); }")));
     p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));
+    // The README's Spring Boot quickstart is a whole app class: its imports are all written.
+    p.put("Quickstart: Spring Boot", Preamble.members(List.of(), List.of()));
     p.put("docs/spring.md: Webhooks", Preamble.members(
         List.of(), List.of("interface Payments { void markPaid(String eventId); }")));
     p.put("docs/client.md: Asynchronous calls without held threads (OkHttp, Retrofit)", Preamble.statements(

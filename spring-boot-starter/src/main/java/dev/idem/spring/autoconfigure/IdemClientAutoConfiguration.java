@@ -71,7 +71,7 @@ public class IdemClientAutoConfiguration {
       IdemProperties.Client c = properties.getObject().getClient();
       b.keyHeader(c.getKeyHeader()).keyFormat(c.getKeyFormat()).untaggedPolicy(c.getUntaggedPolicy())
           .maxBodyBytes(c.getMaxBodyBytes());
-    });
+    }, () -> properties.getObject().getClient().getKeyHeader());
   }
 
   /**

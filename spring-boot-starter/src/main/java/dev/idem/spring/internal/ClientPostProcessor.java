@@ -5,13 +5,16 @@ import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotencyInterceptor;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.util.ClassUtils;
 
 /**
  * Puts Idem on every {@code RestClient.Builder}, {@code RestTemplate} and {@code WebClient.Builder}
- * bean, Boot's own builders included (prototype beans: each injection point gets a wrapped one).
+ * bean, Boot's own builders included (prototype beans: each injection point gets a wrapped one),
+ * and makes the request factories Boot builds for them follow no keyed request's redirect
+ * ({@link KeyedRedirects}).
  * A post-processor rather than Boot's customizer interfaces, which Boot 4 moved to other packages:
  * this works the same on Boot 3.5 and 4.0. Its dependencies are looked up lazily, so that it does
  * not make the journal early.
@@ -28,20 +31,23 @@ public final class ClientPostProcessor implements BeanPostProcessor {
   private final ObjectProvider<IdempotentExecutor> executor;
   private final ObjectProvider<Executor> journalPool;
   private final Consumer<IdempotencyExchangeFilter.Builder> filterSettings;
+  private final Supplier<String> keyHeader;
 
   /**
    * @param interceptor the interceptor bean
    * @param executor the executor bean
    * @param journalPool the journal pool bean
    * @param filterSettings the key header, format, policy and cap of each WebClient filter
+   * @param keyHeader the key header, read when Boot's request factory builder is wrapped
    */
   public ClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
       ObjectProvider<IdempotentExecutor> executor, ObjectProvider<Executor> journalPool,
-      Consumer<IdempotencyExchangeFilter.Builder> filterSettings) {
+      Consumer<IdempotencyExchangeFilter.Builder> filterSettings, Supplier<String> keyHeader) {
     this.interceptor = interceptor;
     this.executor = executor;
     this.journalPool = journalPool;
     this.filterSettings = filterSettings;
+    this.keyHeader = keyHeader;
   }
 
   @Override
@@ -56,7 +62,11 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     }
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
-      return ClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
+      return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
+    }
+    if (KeyedRedirects.isFactoryBuilder(bean)) {
+      // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.
+      return KeyedRedirects.wrapBuilder(bean, keyHeader.get());
     }
     return bean;
   }

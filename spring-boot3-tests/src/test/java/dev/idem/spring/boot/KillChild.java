@@ -2,11 +2,14 @@ package dev.idem.spring.boot;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * The app in a child JVM for {@link TransactionalKillTest}: args are the data directory; it writes
+ * The app in a child JVM for {@link TransactionalKillTest}: args are the data directory, then the
+ * app's datasource properties (none: a SQLite file in that directory); it writes
  * its port to {@code port} there once it serves, and runs until it is halted or killed.
  */
 public final class KillChild {
@@ -14,13 +17,18 @@ public final class KillChild {
 
   public static void main(String[] args) throws Exception {
     Path dir = Path.of(args[0]);
-    ConfigurableApplicationContext app = new SpringApplicationBuilder(TestApp.class).properties(
+    // The app's database: the properties after the directory (PostgreSQL), else a SQLite file there.
+    List<String> datasource = args.length > 1 ? List.of(args).subList(1, args.length) : List.of(
+        "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
+        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000");
+    List<String> properties = new ArrayList<>(List.of(
         "server.port=0",
         "idem.directory=" + dir.resolve("idem"),
-        "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
         "idem.server.store=datasource",
-        "idem.outbox.enabled=false").run();
+        "idem.outbox.enabled=false"));
+    properties.addAll(datasource);
+    ConfigurableApplicationContext app = new SpringApplicationBuilder(TestApp.class)
+        .properties(properties.toArray(String[]::new)).run();
     // local.server.port: set by Boot 3 and 4 alike (the web server context type moved in Boot 4).
     String port = app.getEnvironment().getProperty("local.server.port");
     Path tmp = dir.resolve("port.tmp");

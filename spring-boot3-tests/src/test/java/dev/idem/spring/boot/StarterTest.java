@@ -152,6 +152,40 @@ class StarterTest {
     assertEquals(OperationState.SUCCEEDED, journaled("create-order", key).state());
   }
 
+  /**
+   * Boot builds its clients' request factories to follow redirects (the default of
+   * {@code spring.http.client.redirects}); with the JDK client a 307 re-sent the keyed POST to the
+   * new location below Idem, where the journal counted no attempt (this test failed so). Now the
+   * keyed request's 307 reaches Idem, which answers it to the caller as the other adapters do:
+   * one request, one attempt, FAILED, nothing at the new location. An untagged GET keeps Boot's
+   * redirects.
+   */
+  @Test
+  void aKeyedPostsRedirectIsNotFollowedBelowIdemWhileAGetStillFollowsIt() throws Exception {
+    server.plan().next(Fault.redirect(307, "/moved"));
+    IdempotentCall call = IdempotentCall.named("create-order");
+    int status = restClients.build().post().uri(server.url("/orders")).contentType(MediaType.APPLICATION_JSON)
+        .attributes(call).body("{\"qty\":5}").exchange((req, res) -> res.getStatusCode().value());
+    assertEquals(307, status, "the caller gets the redirect");
+    assertRedirectLeftToIdem(server, executor, call);
+
+    server.plan().next(Fault.redirect(302, "/moved"));
+    restClients.build().get().uri(server.url("/orders/1")).exchange((req, res) -> res.getStatusCode().value());
+    assertEquals(1, requestsTo("/moved"), "Boot's client followed the GET's redirect");
+  }
+
+  static void assertRedirectLeftToIdem(IdempotentServer server, IdempotentExecutor executor, IdempotentCall call) throws IOException {
+    String key = call.key().orElseThrow().value();
+    assertEquals(0, server.recordedRequests().stream().filter(r -> r.path().equals("/moved")).count(),
+        "the redirect was not followed");
+    assertEquals(List.of(key), server.recordedRequests().stream().map(r -> r.keyHeader().orElse("(none)")).toList());
+    assertEquals(1, server.requestCount());
+    assertEquals(0, server.effectCount(key));
+    OperationRecord rec = executor.list(OperationState.FAILED, null, 1000).stream()
+        .filter(r -> r.id().key().value().equals(key)).findFirst().orElseThrow();
+    assertEquals(1, rec.attempts().size(), "requests on the wire = attempts in the journal");
+  }
+
   @Test
   void aLostResponseThroughWebClientIsRetriedWithItsKeyAndReplayed() throws Exception {
     server.plan().next(Fault.commitThenDropResponse());
@@ -319,6 +353,10 @@ class StarterTest {
   private Set<String> keysSent() {
     return server.recordedRequests().stream().map(ReceivedRequest::keyHeader)
         .map(k -> k.orElse("(none)")).collect(Collectors.toSet());
+  }
+
+  private long requestsTo(String path) {
+    return server.recordedRequests().stream().filter(r -> r.path().equals(path)).count();
   }
 
   private String onlyKey() {

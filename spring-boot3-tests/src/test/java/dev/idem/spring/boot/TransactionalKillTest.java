@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -35,46 +36,62 @@ class TransactionalKillTest {
   void aKillBeforeOrAfterTheCommitLeavesOneEffectPerKey() throws Exception {
     // Under target/, kept: the children's logs are there when this fails.
     Path dir = Files.createTempDirectory(Files.createDirectories(Path.of("target", "kill-test")), "run-");
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("app.db"));
-         Statement st = c.createStatement()) {
+    Database db = () -> DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("app.db"));
+    try (Connection c = db.connect(); Statement st = c.createStatement()) {
       st.execute("PRAGMA journal_mode = WAL");
       st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
       st.execute("CREATE TABLE payments (id INTEGER PRIMARY KEY, amount TEXT NOT NULL)");
     }
+    killBeforeAndAfterTheCommit(dir, List.of(), db);
+  }
+
+  /** The app's database, as the test reads it. */
+  interface Database {
+    Connection connect() throws SQLException;
+  }
+
+  /**
+   * The scenario, on the app's database {@code db}, which the children reach with the
+   * {@code datasource} properties (none: a SQLite file in {@code dir}).
+   */
+  static void killBeforeAndAfterTheCommit(Path dir, List<String> datasource, Database db) throws Exception {
     String before = IdempotencyKey.generate().value();
     String after = IdempotencyKey.generate().value();
 
-    Process first = start(dir, "before-commit:a");
+    Process first = start(dir, "before-commit:a", datasource);
     assertTrue(lost(post(dir, before, "{\"item\":\"a\"}")), "the first run died inside the handler");
     awaitDeath(first);
-    assertEquals(0, rows(dir), "nothing committed before the kill");
+    assertEquals(0, rows(db), "nothing committed before the kill");
 
-    Process second = start(dir, "after-commit:b");
+    Process second = start(dir, "after-commit:b", datasource);
     HttpResponse<String> retried = post(dir, before, "{\"item\":\"a\"}").orElseThrow();
     assertEquals(201, retried.statusCode(), retried.body());
     assertTrue(retried.headers().firstValue("Idempotent-Replayed").isEmpty(), "the handler ran again");
     assertTrue(lost(post(dir, after, "{\"item\":\"b\"}")), "the second run died after the commit");
     awaitDeath(second);
-    assertEquals(2, rows(dir), "a's row, and b's committed row");
+    assertEquals(2, rows(db), "a's row, and b's committed row");
 
-    Process third = start(dir, "");
+    Process third = start(dir, "", datasource);
     try {
       HttpResponse<String> replay = post(dir, after, "{\"item\":\"b\"}").orElseThrow();
       assertEquals(201, replay.statusCode(), replay.body());
       assertEquals(Optional.of("true"), replay.headers().firstValue("Idempotent-Replayed"));
-      assertEquals(2, rows(dir), "one row per key");
+      assertEquals(2, rows(db), "one row per key");
     } finally {
       third.destroyForcibly();
       third.waitFor(10, TimeUnit.SECONDS);
     }
   }
 
-  private static Process start(Path dir, String kill) throws IOException, InterruptedException {
+  private static Process start(Path dir, String kill, List<String> datasource) throws IOException, InterruptedException {
     Files.deleteIfExists(dir.resolve("port"));
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    Process p = new ProcessBuilder(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Didem.test.kill=" + kill,
+    List<String> cmd = new java.util.ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC", "-Didem.test.kill=" + kill,
         "-Dorg.springframework.boot.logging.LoggingSystem=none", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-cp", System.getProperty("java.class.path"), KillChild.class.getName(), dir.toString()))
+        "-cp", System.getProperty("java.class.path"), KillChild.class.getName(), dir.toString()));
+    cmd.addAll(datasource);
+    Process p = new ProcessBuilder(cmd)
         .redirectErrorStream(true).redirectOutput(log(dir, kill).toFile()).start();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (!Files.exists(dir.resolve("port"))) {
@@ -111,9 +128,9 @@ class TransactionalKillTest {
     assertEquals(99, p.exitValue(), "halted by the kill switch");
   }
 
-  private static long rows(Path dir) throws Exception {
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("app.db"));
-         Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders")) {
+  private static long rows(Database db) throws Exception {
+    try (Connection c = db.connect(); Statement st = c.createStatement();
+         ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM orders")) {
       rs.next();
       return rs.getLong(1);
     }

@@ -12,6 +12,10 @@ import java.util.Map;
 import java.util.Optional;
 import org.springframework.http.MediaType;
 import org.springframework.http.RequestEntity;
+import dev.idem.spring.internal.KeyedRedirects;
+import org.springframework.boot.http.client.ClientHttpRequestFactoryBuilder;
+import org.springframework.boot.http.client.ClientHttpRequestFactorySettings;
+import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
@@ -29,7 +33,7 @@ final class RestClientDriver implements AdapterDriver {
   public Session open(Setup setup) {
     IdempotencyInterceptor idem = IdempotencyInterceptor.builder(setup.executor()).keyHeader(setup.keyHeader())
         .keyFormat(setup.format()).untaggedPolicy(setup.untagged()).build();
-    RestClient client = RestClient.builder().requestFactory(new JdkClientHttpRequestFactory(JDK))
+    RestClient client = RestClient.builder().requestFactory(bootsFactory(setup.keyHeader()))
         .requestInterceptor(idem).build();
     return new Session() {
       @Override
@@ -80,9 +84,25 @@ final class RestClientDriver implements AdapterDriver {
     return call.key() == null ? c : c.withKey(call.key());
   }
 
+  /**
+   * The request factory as a Boot app gets it with the starter: Boot's JDK factory builder with
+   * {@code spring.http.client.redirects}' default (follow), wrapped as the starter wraps that
+   * builder's bean, so that the contract sees keyed requests' redirects left to Idem and the
+   * others' followed.
+   */
+  @SuppressWarnings("unchecked")
+  static ClientHttpRequestFactory bootsFactory(String keyHeader) {
+    ClientHttpRequestFactoryBuilder<ClientHttpRequestFactory> boot =
+        (ClientHttpRequestFactoryBuilder<ClientHttpRequestFactory>) KeyedRedirects.wrapBuilder(
+            ClientHttpRequestFactoryBuilder.jdk().withHttpClientCustomizer(b -> b.version(HttpClient.Version.HTTP_1_1)),
+            keyHeader);
+    return boot.build(ClientHttpRequestFactorySettings.defaults()
+        .withRedirects(ClientHttpRequestFactorySettings.Redirects.FOLLOW).withConnectTimeout(Duration.ofSeconds(5)));
+  }
+
   @Override
   public boolean clientFollowsRedirects() {
-    return false;  // this driver's client follows none (the JDK client's and Reactor Netty's default)
+    return true; // Boot's factory follows redirects; the starter keeps keyed requests' to Idem
   }
 
   static java.util.Map<String, java.util.List<String>> headersOf(org.springframework.http.HttpHeaders headers) {
