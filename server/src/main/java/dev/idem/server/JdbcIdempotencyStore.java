@@ -191,6 +191,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * schema and writes no byte of the database's files (SQLite's read-only mode); every write method
    * throws {@link IdempotencyStoreException}. Needs {@code org.xerial:sqlite-jdbc}.
    *
+   * <p>All its reads are one snapshot, taken by the first: what {@code stats} counts is what
+   * {@code records} lists, however long the reading takes. Writes the service makes later are seen
+   * by a store opened later. Keep it open only as long as one inspection needs: while it is open,
+   * SQLite cannot restart the service's {@code -wal} file, which then grows.
+   *
    * @param file the database file a service opened with {@link #sqlite(Path)}
    * @return the store, read-only; close it when done
    * @throws IdempotencyStoreException if there is no such file, it holds no idempotency records

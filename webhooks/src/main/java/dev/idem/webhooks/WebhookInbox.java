@@ -83,6 +83,10 @@ public final class WebhookInbox implements AutoCloseable {
    * {@link #attempts} work; {@link #accept}, {@link #redrive} and {@link #purgeDone} throw
    * {@link WebhookInboxException}, and no receiver or processor can be built on it.
    *
+   * <p>All its reads are one snapshot, taken by the first (counts and listings agree); events
+   * accepted later are seen by an inbox opened later. Keep it open only as long as one inspection
+   * needs: while it is open, SQLite cannot restart the owner's {@code -wal} file, which then grows.
+   *
    * @param directory an embedded inbox's directory, as given to {@link #sqlite}
    * @return the inbox, read-only; close it when done
    * @throws WebhookInboxException if the directory holds no inbox, or it cannot be read
