@@ -189,7 +189,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    * Opens an embedded SQLite store for reading only, for inspection tools such as the CLI: it may
    * run while the service that owns the store runs. It takes no lock, creates nothing, changes no
    * schema and writes no byte of the database's files (SQLite's read-only mode); every write method
-   * throws {@link IdempotencyStoreException}. Needs {@code org.xerial:sqlite-jdbc}.
+   * throws {@link IdempotencyStoreException}. All its reads see one snapshot, the store as committed
+   * at its first read, so that counts and listings agree; open a new one to see later commits.
+   * Needs {@code org.xerial:sqlite-jdbc}.
    *
    * @param file the database file a service opened with {@link #sqlite(Path)}
    * @return the store, read-only; close it when done

@@ -81,7 +81,9 @@ public final class WebhookInbox implements AutoCloseable {
    * schema, voids no lease and writes no byte of the inbox's files (SQLite's read-only mode).
    * {@link #find}, {@link #deadLetters}, {@link #list}, {@link #counts}, {@link #oldestWaiting} and
    * {@link #attempts} work; {@link #accept}, {@link #redrive} and {@link #purgeDone} throw
-   * {@link WebhookInboxException}, and no receiver or processor can be built on it.
+   * {@link WebhookInboxException}, and no receiver or processor can be built on it. All its reads
+   * see one snapshot, the inbox as committed at its first read, so that counts and listings agree;
+   * open a new one to see what the owner commits later.
    *
    * @param directory an embedded inbox's directory, as given to {@link #sqlite}
    * @return the inbox, read-only; close it when done
