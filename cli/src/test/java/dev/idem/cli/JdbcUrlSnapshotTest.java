@@ -86,6 +86,29 @@ class JdbcUrlSnapshotTest {
     }
   }
 
+  @Test
+  void onAnAppsH2Database() throws Exception {
+    String url = "jdbc:h2:" + dir.resolve("app");
+    org.h2.jdbcx.JdbcDataSource ds = new org.h2.jdbcx.JdbcDataSource();
+    ds.setURL(url);
+    try (JdbcJournal app = JdbcJournal.dataSource(ds).closeOnShutdown(false).open()) {
+      begin(app, "k-1");
+      begin(app, "k-2");
+      JournalOptions options = new JournalOptions();
+      options.location = new JournalOptions.Location();
+      options.location.jdbcUrl = url;
+      try (JdbcJournal cli = options.openReadOnly()) {
+        assertEquals(2, cli.count(OperationState.PENDING));
+        begin(app, "k-3");
+        assertEquals(2, cli.findByState(OperationState.PENDING, null, 500).size());
+        assertEquals(2, cli.count(OperationState.PENDING));
+      }
+      try (JdbcJournal next = options.openReadOnly()) {
+        assertEquals(3, next.count(OperationState.PENDING));
+      }
+    }
+  }
+
   private static void begin(JdbcJournal j, String key) throws Exception {
     RequestSnapshot snap = RequestSnapshot.builder("POST", URI.create("https://api.example/orders")).build();
     j.begin(new NewOperation(new OperationId("t", "create-order", IdempotencyKey.of(key)), null,
