@@ -38,19 +38,21 @@ final class JournalOptions {
   }
 
   /**
-   * Opens the journal for inspection: an embedded journal read-only (no lock, no recovery, no byte
-   * written, so it can be read while the app runs); a JDBC journal as it is.
+   * Opens the journal for inspection, read-only (no migration, no recovery, every write refused),
+   * every read one snapshot: a count and its listing agree whatever the app writes meanwhile. An
+   * embedded journal also takes no lock and writes no byte, so it can be read while the app runs.
    */
   JdbcJournal openReadOnly() throws JournalException {
     if (location.dir != null) {
       return JdbcJournal.openReadOnly(location.dir);
     }
-    return openJdbc();
+    return openJdbc(true);
   }
 
-  private JdbcJournal openJdbc() throws JournalException {
+  private JdbcJournal openJdbc(boolean readOnly) throws JournalException {
     try {
-      return JdbcJournal.dataSource(dataSource(location.jdbcUrl)).open();
+      DataSource ds = dataSource(location.jdbcUrl);
+      return readOnly ? JdbcJournal.openReadOnly(ds) : JdbcJournal.dataSource(ds).open();
     } catch (JournalException e) {
       // H2 refuses IFEXISTS with error 90146; say what that means instead of "a database error".
       for (Throwable t = e; t != null; t = t.getCause()) {
@@ -72,7 +74,7 @@ final class JournalOptions {
       JdbcJournal.openReadOnly(location.dir).close(); // the same checks and messages: is a journal there?
       return JdbcJournal.openEmbedded(location.dir);
     }
-    return openJdbc();
+    return openJdbc(false);
   }
 
   private DataSource dataSource(String url) throws JournalException {

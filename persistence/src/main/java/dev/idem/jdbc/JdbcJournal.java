@@ -260,6 +260,31 @@ public final class JdbcJournal implements Journal {
       throw new JournalException(e.getMessage(), e);
     }
   }
+  /**
+   * Opens the journal in the database of an app's {@code dataSource} for reading only, as
+   * {@link #openReadOnly(Path)} does for an embedded one: no migration, no recovery, every write
+   * refused, and every read one snapshot taken by the first (a count and a listing agree, whatever
+   * the app writes meanwhile); open it again to see later commits. It holds one connection of the
+   * DataSource until closed; close it soon (on PostgreSQL an open snapshot holds back VACUUM).
+   *
+   * @param dataSource the database of a journal opened with {@link #dataSource}; it stays the caller's
+   * @return the journal, read-only
+   * @throws JournalException if the database holds no journal, it cannot be read, or its schema
+   *     version is not the one this Idem version writes
+   */
+  public static JdbcJournal openReadOnly(DataSource dataSource) throws JournalException {
+    Builder b = dataSource(dataSource);
+    try {
+      return new JournalOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
+          .openDataSourceReadOnly(dataSource, (name, dialect, store, version, opened) ->
+              new JdbcJournal(b, name, dialect, store, version, opened));
+    } catch (JournalException e) {
+      throw e;
+    } catch (IdempotencyException e) {
+      throw new JournalException(e.getMessage(), e);
+    }
+  }
+
 
   /**
    * Starts a builder for a journal in the database of {@code dataSource}: PostgreSQL (a connection

@@ -61,14 +61,14 @@ class ReadOnlyStoreTest {
         assertTrue(e.getMessage().contains("read-only; nothing was written"), e.getMessage());
         assertThrows(IdempotencyStoreException.class, () -> reader.purgeExpired(T0.plus(Duration.ofDays(2))));
 
-        // The service goes on writing while the reader is open; the reader keeps the one snapshot
-        // its first read took (a count and a listing agree), and a new reader sees the write.
+        // The service goes on writing while the reader is open: the reader keeps its one snapshot
+        // (its counts and listings agree), and a reader opened next sees the new record.
         RecordId later = new RecordId("bob", "POST /orders", "k-later");
         claim(service, later);
         assertEquals(1L, reader.stats(T0).inFlight());
       }
-      try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(db)) {
-        assertEquals(2L, reader.stats(T0).inFlight());
+      try (JdbcIdempotencyStore next = JdbcIdempotencyStore.openReadOnly(db)) {
+        assertEquals(2L, next.stats(T0).inFlight());
       }
       assertTrue(service.find(done).isPresent(), "the service's store is intact");
     }

@@ -175,7 +175,11 @@ public final class EmbeddedFiles implements AutoCloseable {
           + " a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile, null);
     }
     boolean crashed = Files.exists(layout.open());
-    if (crashed && id != null && layout.ownsFiles() && !Files.exists(layout.wal())
+    // A store sharing its file with the app's connections (the guard's) may find its -wal file
+    // legitimately gone after a crash: their last clean close removed it, and the -shm index with
+    // it. An index left that says frames were committed means the -wal file went some other way.
+    if (crashed && id != null && !Files.exists(layout.wal())
+        && (layout.ownsFiles() || WalIndex.saysFramesCommitted(layout.shm()))
         && !walCheckpointedAtClose(layout)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be

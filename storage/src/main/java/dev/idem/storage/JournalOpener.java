@@ -254,6 +254,45 @@ public final class JournalOpener {
     return openSingleConnection(name, dialect, dataSource, finish);
   }
 
+  /**
+   * Opens the journal in the database of {@code dataSource} for reading only, for inspection tools
+   * such as the CLI's {@code --jdbc-url}: one connection, whose reads are all one read transaction
+   * (PostgreSQL's REPEATABLE READ and H2's SERIALIZABLE take one snapshot at the first read, as
+   * SQLite's read transaction does), so a count and a listing agree whatever the app writes
+   * meanwhile. No migration, no recovery; every write is refused. The connection is closed with
+   * the store; the DataSource stays the caller's.
+   *
+   * @throws JournalException if the database holds no journal of this schema version, or cannot be read
+   */
+  public <T> T openDataSourceReadOnly(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
+    Connection c = null;
+    try {
+      c = dataSource.getConnection();
+      Dialect dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+      String name = c.getMetaData().getURL();
+      if (dialect == null) {
+        throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
+            + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
+      }
+      if (dialect == Dialect.POSTGRESQL) {
+        c.setReadOnly(true);
+        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+      } else if (dialect == Dialect.H2) {
+        c.setReadOnly(true);
+        c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+      }
+      int version = new Migrator(dialect, schema, clock).currentVersionReadOnly(c);
+      Store store = new ReadOnlyStore(name, c, null);
+      return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false));
+    } catch (SQLException e) {
+      closeQuietly(c);
+      throw JournalErrors.wrap("read-only open", e);
+    } catch (IdempotencyException | RuntimeException e) {
+      closeQuietly(c);
+      throw e;
+    }
+  }
+
   /** SQLite or H2 from an app's DataSource: one connection held for the journal's life, group commit. */
   private <T> T openSingleConnection(String name, Dialect dialect, DataSource ds, Finish<T> finish)
       throws IdempotencyException {

@@ -32,6 +32,21 @@ final class WalIndex {
    *     cannot say (no index, a damaged one, or one of another generation)
    */
   static long committedFrames(Path shm, byte[] walSalts) throws IOException {
+    return read(shm, walSalts);
+  }
+
+  /**
+   * @param shm the {@code -shm} file
+   * @return true if it is a valid index that says frames were committed to a {@code -wal} file
+   *     (of any generation). SQLite removes the {@code -shm} file with the {@code -wal} file when its
+   *     last connection closes cleanly, so this index beside no {@code -wal} file means the
+   *     {@code -wal} file was removed by something else
+   */
+  static boolean saysFramesCommitted(Path shm) throws IOException {
+    return read(shm, null) > 0;
+  }
+
+  private static long read(Path shm, byte[] walSalts) throws IOException {
     if (!Files.isRegularFile(shm)) {
       return -1;
     }
@@ -50,7 +65,7 @@ final class WalIndex {
     }
     ByteBuffer h = ByteBuffer.wrap(first).order(ByteOrder.nativeOrder());
     if (h.getInt(0) != VERSION || first[12] != 1
-        || !Arrays.equals(Arrays.copyOfRange(first, 32, 40), walSalts)) {
+        || (walSalts != null && !Arrays.equals(Arrays.copyOfRange(first, 32, 40), walSalts))) {
       return -1;
     }
     return Integer.toUnsignedLong(h.getInt(16));

@@ -137,6 +137,9 @@ public final class WebhookInbox implements AutoCloseable {
    * @param source the source's name
    * @param eventId the event id
    * @return the event's entry, if the inbox holds it
+   * @throws WebhookInboxException if the inbox cannot be read, or the stored event fails its
+   *     checksum (its type or payload changed on disk after it was accepted; the processor makes it
+   *     a dead letter, never handing it to a handler)
    */
   public Optional<InboxEntry> find(String source, String eventId) {
     return store.find(source, eventId);

@@ -237,6 +237,14 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   private void runClaimed(ClaimedEvent e) {
+    if (!e.payloadIntact()) {
+      // A changed byte on disk: what would reach the handler is not what the provider sent.
+      dead(e, "the stored event fails its SHA-256 checksum: its type or payload changed on disk after it was"
+          + " accepted",
+          "permanent: damaged payload, never handed to a handler; ask the provider to resend the event, or restore"
+              + " the inbox from a backup");
+      return;
+    }
     if (e.attempts() > policy.maxAttempts()) {
       // Only runs the process did not survive get here: every other path stops at maxAttempts.
       dead(e, "the process died during " + (e.attempts() - 1) + " runs",

@@ -73,13 +73,13 @@ class ReadOnlyInboxTest {
       assertThrows(IllegalArgumentException.class, () -> WebhookProcessor.builder(reader));
       assertEquals(InboxState.DEAD, owner.find("acme", "evt_dead").orElseThrow().state(), "nothing changed");
 
-      // The owner goes on writing while the reader is open; the reader keeps its one snapshot (its
-      // counts and listings agree), and a reader opened later sees the write.
+      // The owner goes on writing while the reader is open: the reader keeps its one snapshot (its
+      // counts and listings agree), and a reader opened next sees the change.
       assertTrue(owner.redrive("acme", "evt_dead"));
       assertEquals(1L, reader.counts().get(InboxState.PENDING));
-      try (WebhookInbox later = WebhookInbox.openReadOnly(dir)) {
-        assertEquals(2L, later.counts().get(InboxState.PENDING));
-        assertEquals(List.of(), later.deadLetters(10));
+      try (WebhookInbox next = WebhookInbox.openReadOnly(dir)) {
+        assertEquals(2L, next.counts().get(InboxState.PENDING));
+        assertEquals(List.of(), next.deadLetters(10));
       }
     }
   }

@@ -27,8 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <b>refused</b> (the open or a read failed with an error), <b>recovered</b> (every record reads as
  * in the undamaged copy, or is refused with an explanation, as a quarantine is), or <b>silent</b>
  * (it opened, and a record is missing or reads differently, without a word). A silent trial whose
- * damage the docs name as not detectable (the journal's last transaction in its {@code -wal}) is
- * counted apart, as <b>limit</b>.
+ * damage the docs name as not detectable (a store's last transaction in its {@code -wal}) is
+ * counted apart, as <b>limit</b>. The test fails on any silent trial, in any of the three stores.
  *
  * <p>Every build runs a sample ({@code idem.corruption.sample}, default 3 positions per kind);
  * {@code -Pcorruption} in examples runs every position (see docs/operations.md).
@@ -65,8 +65,7 @@ class CorruptionRunTest {
     print(table, trials);
     silent.stream().limit(60).forEach(s -> System.out.println("silent: " + s.substring(0, Math.min(300, s.length()))));
     assertTrue(trials >= SUBJECTS.size() * 2 * 5, "trials run: " + trials);
-    List<String> journalSilent = silent.stream().filter(s -> s.startsWith("journal")).toList();
-    assertEquals(List.of(), journalSilent, "the journal's silent outcomes outside the documented limits");
+    assertEquals(List.of(), silent, "silent outcomes outside the documented limits, in any of the three stores");
   }
 
   private Outcome trial(Subject subject, Path template, Damage damage, Map<String, String> baseline, boolean killed,
@@ -97,7 +96,10 @@ class CorruptionRunTest {
     if (differences.isEmpty()) {
       return Outcome.RECOVERED;
     }
-    boolean documented = subject.name().equals("journal") && inLastTransaction;
+    // The three stores open through one storage layer with one -wal check: the limit docs/journal.md
+    // states for the journal (damage to the last transaction, without a -shm index that says more
+    // was committed) is docs/operations.md's limit for the guard's store and the inbox too.
+    boolean documented = inLastTransaction;
     if (!documented) {
       silent.add(subject.name() + " " + (killed ? "killed" : "clean") + " " + damage + ": " + differences);
     }

@@ -37,7 +37,7 @@ public final class InboxStore implements AutoCloseable {
   private static final String A = "idem_webhook_attempts";
   private static final int MAX_TEXT = 1000;
   private static final String CLAIMED_COLUMNS = "source, event_id, event_type, body, received_at, attempts, runs,"
-      + " lease_generation, first_attempt_at, last_delay_ms";
+      + " lease_generation, first_attempt_at, last_delay_ms, body_sha256";
   private static final String DUE = "(state = 'PENDING' AND next_attempt_at <= ?)"
       + " OR (state = 'PROCESSING' AND lease_until < ?)";
   /**
@@ -52,7 +52,7 @@ public final class InboxStore implements AutoCloseable {
       + " first_attempt_at = COALESCE(i.first_attempt_at, ?)"
       + " FROM c WHERE i.source = c.source AND i.event_id = c.event_id"
       + " RETURNING i.source, i.event_id, i.event_type, i.body, i.received_at, i.attempts, i.runs,"
-      + " i.lease_generation, i.first_attempt_at, i.last_delay_ms";
+      + " i.lease_generation, i.first_attempt_at, i.last_delay_ms, i.body_sha256";
 
   private final Dialect dialect;
   private final Store store;
@@ -80,13 +80,16 @@ public final class InboxStore implements AutoCloseable {
     return dialect;
   }
 
-  /** One durable insert keyed by (source, event id); a known id or signature inserts nothing. */
+  /**
+   * One durable insert keyed by (source, event id); a known id or signature inserts nothing. The
+   * event is stored with its checksum ({@link EventChecksum}), checked when it is claimed or found.
+   */
   public AcceptResult insert(String src, String id, String type, byte[] digest, byte[] body, Long signedAtMs,
       long receivedAtMs) {
     return write(List.of(src, id), c -> {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + T + " (source, event_id, event_type,"
-          + " signature_digest, body, signed_at, received_at, state, next_attempt_at)"
-          + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?) ON CONFLICT DO NOTHING")) {
+          + " signature_digest, body, signed_at, received_at, state, next_attempt_at, body_sha256)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?) ON CONFLICT DO NOTHING")) {
         ps.setString(1, src);
         ps.setString(2, id);
         ps.setString(3, type);
@@ -99,6 +102,7 @@ public final class InboxStore implements AutoCloseable {
         }
         ps.setLong(7, receivedAtMs);
         ps.setLong(8, receivedAtMs);
+        ps.setBytes(9, EventChecksum.of(src, id, type, body));
         if (ps.executeUpdate() == 1) {
           return AcceptResult.ACCEPTED;
         }
@@ -194,8 +198,10 @@ public final class InboxStore implements AutoCloseable {
   private static List<ClaimedEvent> claimedRows(ResultSet rs) throws SQLException {
     List<ClaimedEvent> out = new ArrayList<>();
     while (rs.next()) {
-      out.add(new ClaimedEvent(rs.getString(1), rs.getString(2), rs.getString(3), rs.getBytes(4), rs.getLong(5),
-          rs.getInt(6), rs.getInt(7), rs.getLong(8), rs.getLong(9), rs.getLong(10)));
+      byte[] body = rs.getBytes(4);
+      boolean intact = EventChecksum.matches(rs.getBytes(11), rs.getString(1), rs.getString(2), rs.getString(3), body);
+      out.add(new ClaimedEvent(rs.getString(1), rs.getString(2), rs.getString(3), body, rs.getLong(5),
+          rs.getInt(6), rs.getInt(7), rs.getLong(8), rs.getLong(9), rs.getLong(10), intact));
     }
     return out;
   }
@@ -311,17 +317,36 @@ public final class InboxStore implements AutoCloseable {
   private static final String ENTRY_COLUMNS = "source, event_id, event_type, state, attempts, runs, received_at,"
       + " next_attempt_at, finished_at, last_error";
 
+  /**
+   * The event's entry, checked against its stored checksum.
+   *
+   * @throws WebhookInboxException if the stored event no longer matches its checksum (changed on
+   *     disk): its type or payload are not what the provider sent
+   */
   public Optional<InboxEntry> find(String src, String id) {
-    return read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT " + ENTRY_COLUMNS + " FROM " + T
+    Optional<InboxEntry> found = read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT " + ENTRY_COLUMNS + ", body, body_sha256 FROM " + T
           + " WHERE source = ? AND event_id = ?")) {
         ps.setString(1, src);
         ps.setString(2, id);
         try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? Optional.of(entry(rs)) : Optional.<InboxEntry>empty();
+          if (!rs.next()) {
+            return Optional.<InboxEntry>empty();
+          }
+          if (!EventChecksum.matches(rs.getBytes(12), rs.getString(1), rs.getString(2), rs.getString(3),
+              rs.getBytes(11))) {
+            return null;
+          }
+          return Optional.of(entry(rs));
         }
       }
     });
+    if (found == null) {
+      throw new WebhookInboxException("the webhook inbox " + name + " holds event " + src + "/" + id + " damaged: it"
+          + " fails its SHA-256 checksum, so its stored type or payload changed on disk after it was accepted."
+          + " It is never handed to a handler; ask the provider to resend it, or restore the inbox from a backup", null);
+    }
+    return found;
   }
 
   /** Up to {@code limit} entries in {@code state}, oldest first. */

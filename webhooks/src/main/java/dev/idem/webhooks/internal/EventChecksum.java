@@ -1,0 +1,38 @@
+package dev.idem.webhooks.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+
+/**
+ * The SHA-256 an accepted event is stored with: over its source, id, type and payload, each length
+ * prefixed, so that a byte changed on disk in any of them (a well-formed page still passes SQLite's
+ * integrity check) is found before a handler gets the event, or a read reports it. A handler is
+ * chosen by the type and given the payload, so both are bound to the event they were accepted as.
+ */
+final class EventChecksum {
+  private EventChecksum() {
+  }
+
+  static byte[] of(String source, String eventId, String eventType, byte[] body) {
+    byte[][] parts = {utf8(source), utf8(eventId), utf8(eventType), body};
+    int size = 0;
+    for (byte[] p : parts) {
+      size += 4 + p.length;
+    }
+    ByteBuffer b = ByteBuffer.allocate(size);
+    for (byte[] p : parts) {
+      b.putInt(p.length).put(p);
+    }
+    return Hmac.sha256(b.array());
+  }
+
+  /** True if {@code stored} is null (a row from before the checksum column) or matches. */
+  static boolean matches(byte[] stored, String source, String eventId, String eventType, byte[] body) {
+    return stored == null || MessageDigest.isEqual(stored, of(source, eventId, eventType, body));
+  }
+
+  private static byte[] utf8(String s) {
+    return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,105 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 26: the inbox kept each accepted payload with no checksum, so a byte changed on disk (a
+ * flipped bit the integrity check cannot see: the page is well formed) was handed to the handler
+ * as the provider's payload. Each event now carries a SHA-256 of its source, id, type and payload:
+ * a changed one is a dead letter saying why, never handled, and a read of it says it is damaged; a
+ * row from before the checksum column reads as before. The first test failed before (the handler
+ * got the changed body; checked with the processor's check switched off).
+ */
+class InboxPayloadChecksumTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void aChangedPayloadIsNeverHandedToTheHandler() throws Exception {
+    accept("evt_1", "{\"total\":\"17.00\"}");
+    sql("UPDATE idem_webhook_inbox SET body = CAST('{\"total\":\"97.00\"}' AS BLOB) WHERE event_id = 'evt_1'");
+
+    List<String> handled = new ArrayList<>();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookProcessor.builder(inbox).owner("t")
+          .defaultHandler(e -> handled.add(new String(e.body(), StandardCharsets.UTF_8))).build().processDue(10);
+      assertEquals(List.of(), handled, "the changed payload reached the handler");
+      assertEquals(1L, inbox.counts().get(InboxState.DEAD), "a dead letter, saying why");
+      assertTrue(inbox.attempts("acme", "evt_1").get(0).toString().contains("checksum"),
+          inbox.attempts("acme", "evt_1").toString());
+      WebhookInboxException e = assertThrows(WebhookInboxException.class, () -> inbox.find("acme", "evt_1"));
+      assertTrue(e.getMessage().contains("checksum"), e.getMessage());
+      // A redrive does not hand it over either.
+      assertTrue(inbox.redrive("acme", "evt_1"));
+      WebhookProcessor.builder(inbox).owner("t")
+          .defaultHandler(x -> handled.add(new String(x.body(), StandardCharsets.UTF_8))).build().processDue(10);
+      assertEquals(List.of(), handled);
+      assertEquals(1L, inbox.counts().get(InboxState.DEAD));
+    }
+  }
+
+  @Test
+  void aChangedTypeOfAHandledEventIsReportedNotShown() throws Exception {
+    accept("evt_4", "{\"total\":\"68.00\"}");
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookProcessor.builder(inbox).owner("t").defaultHandler(x -> { }).build().processDue(10);
+    }
+    sql("UPDATE idem_webhook_inbox SET event_type = 'ord?r.paid' WHERE event_id = 'evt_4'");
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookInboxException e = assertThrows(WebhookInboxException.class, () -> inbox.find("acme", "evt_4"));
+      assertTrue(e.getMessage().contains("checksum"), e.getMessage());
+    }
+  }
+
+  @Test
+  void aRowWithoutAChecksumFromBeforeTheColumnIsHandledAsBefore() throws Exception {
+    accept("evt_2", "{\"total\":\"34.00\"}");
+    sql("UPDATE idem_webhook_inbox SET body_sha256 = NULL");
+
+    List<String> handled = new ArrayList<>();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookProcessor.builder(inbox).owner("t")
+          .defaultHandler(e -> handled.add(new String(e.body(), StandardCharsets.UTF_8))).build().processDue(10);
+      assertEquals(List.of("{\"total\":\"34.00\"}"), handled);
+      assertEquals(InboxState.DONE, inbox.find("acme", "evt_2").orElseThrow().state());
+    }
+  }
+
+  @Test
+  void anIntactPayloadIsHandledOnce() throws Exception {
+    accept("evt_3", "{\"total\":\"51.00\"}");
+    List<String> handled = new ArrayList<>();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookProcessor.builder(inbox).owner("t")
+          .defaultHandler(e -> handled.add(new String(e.body(), StandardCharsets.UTF_8))).build().processDue(10);
+    }
+    assertEquals(List.of("{\"total\":\"51.00\"}"), handled);
+  }
+
+  private void accept(String id, String body) {
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      assertEquals(AcceptResult.ACCEPTED, inbox.accept(new VerifiedWebhook("acme", id, "order.paid", null,
+          Instant.ofEpochMilli(1000), body.getBytes(StandardCharsets.UTF_8), id.getBytes(StandardCharsets.UTF_8))));
+    }
+  }
+
+  private void sql(String update) throws Exception {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
+        Statement s = c.createStatement()) {
+      assertEquals(1, s.executeUpdate(update));
+    }
+  }
+}
