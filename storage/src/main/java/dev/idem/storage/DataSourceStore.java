@@ -40,7 +40,7 @@ public final class DataSourceStore implements Store {
   }
 
   private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
-    JournalErrors.checkUsable(name, closedHow, null);
+    StoreErrors.checkUsable(name, closedHow, null);
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
@@ -61,7 +61,7 @@ public final class DataSourceStore implements Store {
           e.addSuppressed(suppressed);
         }
         if (e instanceof SQLException s) {
-          throw JournalErrors.wrap((durability == null ? "read" : "write") + " on " + name, s);
+          throw StoreErrors.wrap((durability == null ? "read" : "write") + " on " + name, s);
         }
         throw e;
       } finally {
@@ -72,14 +72,14 @@ public final class DataSourceStore implements Store {
         }
       }
     } catch (SQLException e) {
-      throw JournalErrors.wrap("connection to " + name, e);
+      throw StoreErrors.wrap("connection to " + name, e);
     }
   }
 
   /** Every write is committed when it returns, so there is nothing to flush. */
   @Override
   public void flush() throws IdempotencyException {
-    JournalErrors.checkUsable(name, closedHow, null);
+    StoreErrors.checkUsable(name, closedHow, null);
   }
 
   /** Marks the store closed; the DataSource belongs to the app and stays open. */

@@ -40,13 +40,13 @@ final class ReadOnlyStore implements Store {
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
     lock.lock();
     try {
-      JournalErrors.checkUsable(name, closed, null);
+      StoreErrors.checkUsable(name, closed, null);
       T result = work.run(session);
       checkUnchanged(null);
       return result;
     } catch (SQLException e) {
       checkUnchanged(e);
-      throw JournalErrors.wrap("read of " + name, e);
+      throw StoreErrors.wrap("read of " + name, e);
     } finally {
       lock.unlock();
     }
@@ -91,7 +91,7 @@ final class ReadOnlyStore implements Store {
       session.close();
       connection.close();
     } catch (SQLException e) {
-      throw JournalErrors.wrap("close of " + name, e);
+      throw StoreErrors.wrap("close of " + name, e);
     } finally {
       lock.unlock();
     }

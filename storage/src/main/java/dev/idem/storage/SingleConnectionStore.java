@@ -253,14 +253,14 @@ public final class SingleConnectionStore implements Store {
       }
       savepoint.executeUpdate();
     } catch (SQLException e) {
-      throw JournalErrors.wrap("savepoint on " + name, e);
+      throw StoreErrors.wrap("savepoint on " + name, e);
     }
     T result;
     try {
       result = work.run(session);
     } catch (SQLException e) {
       rollback(e);
-      throw JournalErrors.wrap("statement on " + name, e);
+      throw StoreErrors.wrap("statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
       if (e instanceof Error error) {
         markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
@@ -288,7 +288,7 @@ public final class SingleConnectionStore implements Store {
       releaseSavepoint.executeUpdate();
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrapUnusable(name, e);
+      throw StoreErrors.wrapUnusable(name, e);
     }
   }
 
@@ -298,7 +298,7 @@ public final class SingleConnectionStore implements Store {
       connection.commit();
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrap("end of a read on " + name, e);
+      throw StoreErrors.wrap("end of a read on " + name, e);
     }
   }
 
@@ -323,8 +323,8 @@ public final class SingleConnectionStore implements Store {
     } catch (SQLException e) {
       broken = cause;
       cause.addSuppressed(e);
-      throw cause instanceof SQLException sql ? JournalErrors.wrapUnusable(name, sql)
-          : JournalErrors.unusable(name, cause);
+      throw cause instanceof SQLException sql ? StoreErrors.wrapUnusable(name, sql)
+          : StoreErrors.unusable(name, cause);
     }
   }
 
@@ -386,7 +386,7 @@ public final class SingleConnectionStore implements Store {
       transactionHasWrites = false;
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrap("commit on " + name, e);
+      throw StoreErrors.wrap("commit on " + name, e);
     } catch (Error e) {
       markBroken(e); // committed or not, nobody can tell: no one may be told that work is durable
       throw e;
@@ -398,7 +398,7 @@ public final class SingleConnectionStore implements Store {
         diskSync.sync();
       } catch (SQLException e) {
         broken = e;
-        throw JournalErrors.wrap("disk sync on " + name, e);
+        throw StoreErrors.wrap("disk sync on " + name, e);
       } catch (IOException | RuntimeException e) {
         broken = e;
         throw new JournalException("disk sync on " + name + " failed: " + e, e);
@@ -431,11 +431,11 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void ensureUsable() throws JournalException {
-    JournalErrors.checkUsable(name, closedHow, broken);
+    StoreErrors.checkUsable(name, closedHow, broken);
   }
 
   private void failIfBroken() throws JournalException {
-    JournalErrors.checkUsable(name, false, broken);
+    StoreErrors.checkUsable(name, false, broken);
   }
 
   @Override
@@ -497,7 +497,7 @@ public final class SingleConnectionStore implements Store {
         connection.close();
       } catch (SQLException e) {
         if (failure == null) {
-          failure = JournalErrors.wrap("close of " + name, e);
+          failure = StoreErrors.wrap("close of " + name, e);
         }
       }
     } finally {

@@ -9,7 +9,7 @@ import java.util.Locale;
  * the likely cause, without quoting SQL values (which could hold request data). The driver's
  * exception stays attached as the cause.
  */
-public final class JournalErrors {
+public final class StoreErrors {
   /** SQLite result codes (the primary code is the low byte of the extended one). */
   static final int SQLITE_BUSY = 5;
   static final int SQLITE_READONLY = 8;
@@ -32,7 +32,7 @@ public final class JournalErrors {
   /** H2: "Database is already closed". */
   static final int H2_DATABASE_CALLED_AT_SHUTDOWN = 90121;
 
-  private JournalErrors() {
+  private StoreErrors() {
   }
 
   /**

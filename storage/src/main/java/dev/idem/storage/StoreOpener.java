@@ -14,16 +14,17 @@ import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * Opens the database of a journal: an embedded SQLite journal in a directory of its own, or the
- * database of an app's DataSource (PostgreSQL, SQLite or H2). It picks the {@link Store}, migrates
+ * Opens the database of a store (the journal, the guard's store or the webhook inbox): an embedded
+ * SQLite store in its files ({@link Layout}), or the database of an app's DataSource (PostgreSQL,
+ * SQLite or H2). It picks the {@link Store}, migrates
  * the schema, and on any failure undoes what it did (connections, the process lock, the JVM-wide
  * registration of the directory), so a failed open leaves nothing held.
  *
- * <p>The journal itself is built by a {@link Finish} step that runs before the open counts as done:
+ * <p>The store itself is built by a {@link Finish} step that runs before the open counts as done:
  * its first reads and writes (the sweep for unknown states, crash recovery) can still fail the
  * open, and then everything is released as for any other failure.
  */
-public final class JournalOpener {
+public final class StoreOpener {
   /** How long SQLite waits for a lock held by another connection before failing: 10 s. */
   static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
@@ -65,7 +66,7 @@ public final class JournalOpener {
           } else {
             files.markClosedAfterFailure();
           }
-          OpenJournals.release(files.database());
+          OpenStores.release(files.database());
           files.close();
         }
       }
@@ -83,7 +84,7 @@ public final class JournalOpener {
    * @param deferredCommitInterval the longest wait of a deferred write for its commit
    * @param clock for the schema migration records
    */
-  public JournalOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
+  public StoreOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
     this.schema = schema;
     this.syncToDisk = syncToDisk;
     this.deferredCommitInterval = deferredCommitInterval;
@@ -94,7 +95,7 @@ public final class JournalOpener {
    * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
    * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
    * a busy timeout, one writer connection with group commit. A directory already open in this JVM
-   * is refused ({@link OpenJournals}); one open in another process is refused by the lock file.
+   * is refused ({@link OpenStores}); one open in another process is refused by the lock file.
    */
   public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
     return openEmbedded(Layout.journal(directory), finish);
@@ -106,7 +107,7 @@ public final class JournalOpener {
     Path dir = files.directory();
     Path db = files.database();
     try {
-      OpenJournals.acquire(db, files.layout());
+      OpenStores.acquire(db, files.layout());
     } catch (JournalException e) {
       files.close();
       throw e;
@@ -134,7 +135,7 @@ public final class JournalOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw JournalErrors.wrapOpen(files.database(), e);
+      throw StoreErrors.wrapOpen(files.database(), e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, connection);
       release(files, db);
@@ -219,7 +220,7 @@ public final class JournalOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw JournalErrors.wrapOpen(db, e);
+      throw StoreErrors.wrapOpen(db, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(connection);
       throw e;
@@ -249,7 +250,7 @@ public final class JournalOpener {
             new Opened(null, false, false));
       }
     } catch (SQLException e) {
-      throw JournalErrors.wrap("open", e);
+      throw StoreErrors.wrap("open", e);
     }
     return openSingleConnection(name, dialect, dataSource, finish);
   }
@@ -281,7 +282,7 @@ public final class JournalOpener {
       return finish.finish(name, dialect, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
-      throw JournalErrors.wrap("open of " + name, e);
+      throw StoreErrors.wrap("open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, diskSync, main);
       throw e;
@@ -332,7 +333,7 @@ public final class JournalOpener {
     try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
       String result = rs.next() ? rs.getString(1) : "no answer";
       if (!"ok".equalsIgnoreCase(result)) {
-        throw JournalErrors.corrupt(db, "SQLite's integrity_check failed", null);
+        throw StoreErrors.corrupt(db, "SQLite's integrity_check failed", null);
       }
     }
   }
@@ -364,7 +365,7 @@ public final class JournalOpener {
       throw new JournalException("cannot read the journal's write-ahead log " + wal + ": " + e, e);
     }
     if (problem != null) {
-      throw JournalErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
+      throw StoreErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
     }
   }
 
@@ -402,7 +403,7 @@ public final class JournalOpener {
   }
 
   private static void release(EmbeddedFiles files, Path db) {
-    OpenJournals.release(db);
+    OpenStores.release(db);
     files.close();
   }
 
