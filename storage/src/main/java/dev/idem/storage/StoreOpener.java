@@ -115,10 +115,10 @@ public final class StoreOpener {
     Connection connection = null;
     Store store = null;
     try {
-      checkWal(files.layout().wal(), db);
+      checkWal(schema.what(), files.layout().wal(), db);
       connection = sqliteDataSource(db, false, false).getConnection();
       checkWalMode(connection, db);
-      checkIntegrity(connection, db);
+      checkIntegrity(schema.what(), connection, db);
       // Before the migration, which would turn an emptied file into a fresh journal.
       String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
       int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
@@ -127,7 +127,7 @@ public final class StoreOpener {
       }
       files.markOpen(newId);
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
-      store = new SingleConnectionStore(name, connection, null, deferredCommitInterval, !layout.ownsFiles());
+      store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
     } catch (SQLException e) {
       closeQuietly(store, connection);
@@ -135,7 +135,7 @@ public final class StoreOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw StoreErrors.wrapOpen(files.database(), e);
+      throw StoreErrors.wrapOpen(schema.what(), files.database(), e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, connection);
       release(files, db);
@@ -193,7 +193,7 @@ public final class StoreOpener {
       // a kill -9, when SQLite would otherwise rebuild the index, no byte is written.
       Path wal = layout.wal();
       boolean immutable = !Files.exists(wal);
-      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(db, wal) : null;
+      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(what, db, wal) : null;
       Path shm = wal.resolveSibling(layout.databaseFile() + "-shm");
       if (!immutable && !Files.exists(shm)) {
         throw new JournalException("the " + what + " " + db + " has a " + wal.getFileName() + " file but no "
@@ -202,7 +202,7 @@ public final class StoreOpener {
       }
       connection = sqliteDataSource(db, true, immutable).getConnection();
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
-      store = new ReadOnlyStore(name, connection, unchanged);
+      store = new ReadOnlyStore(schema.what(), name, connection, unchanged);
       int version;
       try {
         version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
@@ -220,7 +220,7 @@ public final class StoreOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw StoreErrors.wrapOpen(db, e);
+      throw StoreErrors.wrapOpen(schema.what(), db, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(connection);
       throw e;
@@ -246,11 +246,11 @@ public final class StoreOpener {
       }
       if (dialect == Dialect.POSTGRESQL) {
         int version = new Migrator(dialect, schema, clock).migrate(c);
-        return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version,
+        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
             new Opened(null, false, false));
       }
     } catch (SQLException e) {
-      throw StoreErrors.wrap("open", e);
+      throw StoreErrors.wrap(schema.what(), "open", e);
     }
     return openSingleConnection(name, dialect, dataSource, finish);
   }
@@ -278,11 +278,11 @@ public final class StoreOpener {
       if (dialect == Dialect.H2 && syncToDisk) {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
-      store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval);
       return finish.finish(name, dialect, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
-      throw StoreErrors.wrap("open of " + name, e);
+      throw StoreErrors.wrap(schema.what(), "open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, diskSync, main);
       throw e;
@@ -329,11 +329,11 @@ public final class StoreOpener {
    * index with its table. Its cost grows with the journal (see the README's benchmark figures),
    * one more reason to purge.
    */
-  private static void checkIntegrity(Connection c, Path db) throws SQLException, JournalException {
+  private static void checkIntegrity(String what, Connection c, Path db) throws SQLException, JournalException {
     try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
       String result = rs.next() ? rs.getString(1) : "no answer";
       if (!"ok".equalsIgnoreCase(result)) {
-        throw StoreErrors.corrupt(db, "SQLite's integrity_check failed", null);
+        throw StoreErrors.corrupt(what, db, "SQLite's integrity_check failed", null);
       }
     }
   }
@@ -354,7 +354,7 @@ public final class StoreOpener {
   }
 
   /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
-  private static void checkWal(Path wal, Path db) throws JournalException {
+  private static void checkWal(String what, Path wal, Path db) throws JournalException {
     if (!Files.exists(wal)) {
       return;
     }
@@ -362,10 +362,10 @@ public final class StoreOpener {
     try {
       problem = WalCheck.problem(wal);
     } catch (java.io.IOException e) {
-      throw new JournalException("cannot read the journal's write-ahead log " + wal + ": " + e, e);
+      throw new JournalException("cannot read the " + what + "'s write-ahead log " + wal + ": " + e, e);
     }
     if (problem != null) {
-      throw StoreErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
+      throw StoreErrors.corrupt(what, db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
     }
   }
 
