@@ -379,7 +379,7 @@ public final class JdbcJournal implements Journal {
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
       long generation = r.generation() + 1;
       // A takeover is reported, not acted on: the executor records what the holder may have sent.
-      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos, null)) {
+      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos)) {
         return Claimed.NONE;
       }
       return new Claimed(Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT)),
