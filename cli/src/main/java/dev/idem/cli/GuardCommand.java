@@ -10,6 +10,7 @@ import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -90,7 +91,8 @@ final class GuardCommand {
     }
   }
 
-  @Command(name = "stats", description = "Count records per state, stuck ones, and the oldest in-flight claim (read-only).")
+  @Command(name = "stats", description = "Count records per state and stuck ones; the oldest in-flight claim, the oldest"
+      + " unexpired key and the purge lag (read-only).")
   static final class Stats implements Callable<Integer> {
     @Mixin
     StoreOptions store = new StoreOptions();
@@ -108,10 +110,20 @@ final class GuardCommand {
         out.printf("%-9s %d%n", RecordState.COMPLETED, st.completed());
         out.printf("%-9s %d%n", RecordState.RELEASED, st.released());
         out.printf("%-9s %d%n", "STUCK", st.stuck());
-        out.println("oldest in flight: " + st.oldestInFlight().map(t -> t + " (" + st.oldestInFlightAge(now) + " ago)")
-            .orElse("none"));
+        out.println("oldest in flight: " + st.oldestInFlight().map(t -> t + " (" + seconds(st.oldestInFlightAge(now))
+            + " ago)").orElse("none"));
+        // How far back keys are honoured (near the retention when the purge works) and how far the
+        // purge is behind: the two numbers that say whether retention works.
+        out.println("oldest unexpired key: " + st.oldestUnexpired().map(t -> "claimed " + t + " ("
+            + seconds(st.oldestUnexpiredAge(now)) + " ago)").orElse("none"));
+        out.println("purge lag: " + st.oldestPurgeable().map(t -> seconds(st.purgeLag(now))
+            + " (the oldest record past retention expired " + t + ")").orElse("none (no record past retention)"));
       }
       return 0;
+    }
+
+    private static Duration seconds(Duration d) {
+      return d.truncatedTo(ChronoUnit.SECONDS);
     }
   }
 }

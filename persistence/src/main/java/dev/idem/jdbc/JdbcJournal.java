@@ -21,7 +21,7 @@ import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
 import dev.idem.jdbc.internal.Instants;
-import dev.idem.storage.JournalOpener;
+import dev.idem.storage.StoreOpener;
 import dev.idem.jdbc.internal.OperationTable;
 import dev.idem.jdbc.internal.OperationTable.Change;
 import dev.idem.jdbc.internal.OperationTable.RowKey;
@@ -185,7 +185,7 @@ public final class JdbcJournal implements Journal {
   private final RequestMemo requests = new RequestMemo(REQUEST_MEMO_BYTES);
   private final int maxRequestBody;
   private final int schemaVersion;
-  private final JournalOpener.Opened opened;
+  private final StoreOpener.Opened opened;
   private final int purgeBatch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
   /** The registered shutdown hook ({@link Builder#closeOnShutdown}), or null. */
@@ -193,7 +193,7 @@ public final class JdbcJournal implements Journal {
   private final Duration shutdownCloseTimeout;
 
   private JdbcJournal(Builder b, String name, Dialect dialect, Store store, int schemaVersion,
-      JournalOpener.Opened opened) {
+      StoreOpener.Opened opened) {
     this.name = name;
     this.dialect = dialect;
     this.store = store;
@@ -251,7 +251,7 @@ public final class JdbcJournal implements Journal {
   public static JdbcJournal openReadOnly(Path directory) throws JournalException {
     Builder b = embedded(directory);
     try {
-      return new JournalOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
+      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
           .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {
@@ -404,7 +404,7 @@ public final class JdbcJournal implements Journal {
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
       long generation = r.generation() + 1;
       // A takeover is reported, not acted on: the executor records what the holder may have sent.
-      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos, null)) {
+      if (!table.claim(c, id, r.state(), r.generation(), owner, generation, expiresNanos, nowNanos)) {
         return Claimed.NONE;
       }
       return new Claimed(Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT)),
@@ -1088,7 +1088,7 @@ public final class JdbcJournal implements Journal {
      *     this version of Idem knows, or the JVM is already shutting down
      */
     public JdbcJournal open() throws JournalException {
-      JournalOpener opener = new JournalOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
+      StoreOpener opener = new StoreOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
       try {
         JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
             : opener.openDataSource(dataSource, this::journal);
@@ -1109,7 +1109,7 @@ public final class JdbcJournal implements Journal {
      * flight is settled ({@link CrashRecovery}).
      */
     private JdbcJournal journal(String name, Dialect dialect, Store store, int schemaVersion,
-        JournalOpener.Opened opened) throws IdempotencyException {
+        StoreOpener.Opened opened) throws IdempotencyException {
       JdbcJournal journal = new JdbcJournal(this, name, dialect, store, schemaVersion, opened);
       journal.quarantine.sweepUnknownStates();
       if (opened.singleProcess()) {

@@ -11,7 +11,7 @@ import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
-import dev.idem.storage.JournalOpener;
+import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Layout;
 import dev.idem.storage.Schema;
 import dev.idem.storage.Store;
@@ -119,9 +119,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   private final Store store;
   private final Dialect dialect;
-  private final JournalOpener.Opened opened;
+  private final StoreOpener.Opened opened;
 
-  private JdbcIdempotencyStore(Store store, Dialect dialect, JournalOpener.Opened opened) {
+  private JdbcIdempotencyStore(Store store, Dialect dialect, StoreOpener.Opened opened) {
     this.store = store;
     this.dialect = dialect;
     this.opened = opened;
@@ -149,7 +149,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Layout layout = new Layout(absolute.getParent(), absolute.getFileName().toString(),
         absolute.getFileName().toString(), "idempotency store", "JdbcIdempotencyStore", false);
     try {
-      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
+      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
           (name, dialect, store, version, opened) -> {
             store.write(Durability.SYNC, null, s -> {
               try (Statement st = s.connection().createStatement()) {
@@ -208,7 +208,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Layout layout = new Layout(db.getParent(), db.getFileName().toString(), db.getFileName().toString(),
         "idempotency store", "JdbcIdempotencyStore", false);
     try {
-      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbeddedReadOnly(layout,
+      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbeddedReadOnly(layout,
           (name, dialect, store, version, opened) -> new JdbcIdempotencyStore(store, dialect, opened));
     } catch (IdempotencyException e) {
       throw new IdempotencyStoreException(e.getMessage(), e);
@@ -227,7 +227,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Objects.requireNonNull(dataSource, "the idempotency store's dataSource is null; give a pooling DataSource of"
         + " the PostgreSQL database, or use sqlite(file)");
     try {
-      return new JournalOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openDataSource(dataSource,
+      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openDataSource(dataSource,
           (name, dialect, store, version, opened) -> {
             if (dialect != Dialect.POSTGRESQL) {
               throw new JournalException("JdbcIdempotencyStore.postgres needs a PostgreSQL DataSource, not "

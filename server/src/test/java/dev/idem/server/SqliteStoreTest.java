@@ -63,6 +63,28 @@ class SqliteStoreTest extends StoreContract {
     store(); // the lock went with the close
   }
 
+  /** The guard's failures name its store: a guard's user never reads of a "journal" it does not have. */
+  @Test
+  void failureMessagesNameTheIdempotencyStore() throws Exception {
+    claimed(ID, A, "o1", T0);
+    try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(dir.resolve("idem.db"))) {
+      IdempotencyStoreException write = assertThrows(IdempotencyStoreException.class, () -> reader.purgeExpired(T0));
+      assertNamesTheStore(write);
+      reader.close();
+      assertNamesTheStore(assertThrows(IdempotencyStoreException.class, () -> reader.find(ID)));
+    }
+    store().close();
+    IdempotencyStore closed = store;
+    store = null;
+    IdempotencyStoreException e = assertThrows(IdempotencyStoreException.class, () -> closed.find(ID));
+    assertNamesTheStore(e);
+    assertTrue(e.getMessage().contains("is closed"), e.getMessage());
+  }
+
+  private static void assertNamesTheStore(Exception e) {
+    assertTrue(e.getMessage().contains("idempotency store") && !e.getMessage().contains("journal"), e.getMessage());
+  }
+
   @Test
   void aReadOnlyOpenListsRecordsBesideTheServingProcessAndWritesNothing() throws Exception {
     claimed(ID, A, "o1", T0);

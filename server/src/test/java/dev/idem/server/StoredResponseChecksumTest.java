@@ -83,16 +83,8 @@ class StoredResponseChecksumTest {
     }
   }
 
+  /** Where {@code needle} first stands in {@code haystack}: ISO-8859-1 maps each byte to one char. */
   private static int indexOf(byte[] haystack, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= haystack.length; i++) {
-      for (int k = 0; k < needle.length; k++) {
-        if (haystack[i + k] != needle[k]) {
-          continue outer;
-        }
-      }
-      return i;
-    }
-    return -1;
+    return new String(haystack, StandardCharsets.ISO_8859_1).indexOf(new String(needle, StandardCharsets.ISO_8859_1));
   }
 }

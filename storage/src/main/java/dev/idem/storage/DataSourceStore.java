@@ -17,13 +17,15 @@ import javax.sql.DataSource;
  * ({@code SET LOCAL}), so a pooled connection keeps its own settings.
  */
 public final class DataSourceStore implements Store {
+  private final String what;
   private final String name;
   private final DataSource dataSource;
   private final Dialect dialect;
   /** Null while open; then how it was closed (see {@link Store#close(String)}). */
   private volatile String closedHow;
 
-  public DataSourceStore(String name, DataSource dataSource, Dialect dialect) {
+  public DataSourceStore(String what, String name, DataSource dataSource, Dialect dialect) {
+    this.what = what;
     this.name = name;
     this.dataSource = dataSource;
     this.dialect = dialect;
@@ -40,7 +42,7 @@ public final class DataSourceStore implements Store {
   }
 
   private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
-    JournalErrors.checkUsable(name, closedHow, null);
+    StoreErrors.checkUsable(what, name, closedHow, null);
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
@@ -61,7 +63,7 @@ public final class DataSourceStore implements Store {
           e.addSuppressed(suppressed);
         }
         if (e instanceof SQLException s) {
-          throw JournalErrors.wrap((durability == null ? "read" : "write") + " on " + name, s);
+          throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, s);
         }
         throw e;
       } finally {
@@ -72,14 +74,14 @@ public final class DataSourceStore implements Store {
         }
       }
     } catch (SQLException e) {
-      throw JournalErrors.wrap("connection to " + name, e);
+      throw StoreErrors.wrap(what, "connection to " + name, e);
     }
   }
 
   /** Every write is committed when it returns, so there is nothing to flush. */
   @Override
   public void flush() throws IdempotencyException {
-    JournalErrors.checkUsable(name, closedHow, null);
+    StoreErrors.checkUsable(what, name, closedHow, null);
   }
 
   /** Marks the store closed; the DataSource belongs to the app and stays open. */

@@ -77,7 +77,7 @@ public final class Migrator {
         c.setAutoCommit(autoCommit);
       }
     } catch (SQLException e) {
-      throw JournalErrors.wrap("schema migration", e);
+      throw StoreErrors.wrap(schema.what(), "schema migration", e);
     }
   }
 

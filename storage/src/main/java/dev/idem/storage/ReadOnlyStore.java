@@ -14,6 +14,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * takes and whatever the app writes meanwhile. Thread-safe (one lock around the connection).
  */
 final class ReadOnlyStore implements Store {
+  private final String what;
   private final String name;
   private final Connection connection;
   private final CachedStatements session;
@@ -28,7 +29,8 @@ final class ReadOnlyStore implements Store {
    *     every read sees the snapshot the first one took, so that a count and a listing agree
    * @param unchanged for a database opened as immutable, its files as opened; otherwise null
    */
-  ReadOnlyStore(String name, Connection connection, UnchangedFiles unchanged) throws SQLException {
+  ReadOnlyStore(String what, String name, Connection connection, UnchangedFiles unchanged) throws SQLException {
+    this.what = what;
     this.name = name;
     this.connection = connection;
     this.unchanged = unchanged;
@@ -40,13 +42,13 @@ final class ReadOnlyStore implements Store {
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
     lock.lock();
     try {
-      JournalErrors.checkUsable(name, closed, null);
+      StoreErrors.checkUsable(what, name, closed, null);
       T result = work.run(session);
       checkUnchanged(null);
       return result;
     } catch (SQLException e) {
       checkUnchanged(e);
-      throw JournalErrors.wrap("read of " + name, e);
+      throw StoreErrors.wrap(what, "read of " + name, e);
     } finally {
       lock.unlock();
     }
@@ -59,7 +61,7 @@ final class ReadOnlyStore implements Store {
   void checkUnchanged(SQLException failure) throws JournalException {
     String change = unchanged == null ? null : unchanged.change();
     if (change != null) {
-      throw new JournalException("the journal " + name + " changed while it was read (" + change + "), so what was"
+      throw new JournalException("the " + what + " " + name + " changed while it was read (" + change + "), so what was"
           + " read may be torn and is not reported. Run the command again: it then reads the app's latest commits"
           + " through its -wal file", failure);
     }
@@ -67,7 +69,7 @@ final class ReadOnlyStore implements Store {
 
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
-    throw new JournalException("the journal " + name + " is open read-only; nothing was written", null);
+    throw new JournalException("the " + what + " " + name + " is open read-only; nothing was written", null);
   }
 
   @Override
@@ -91,7 +93,7 @@ final class ReadOnlyStore implements Store {
       session.close();
       connection.close();
     } catch (SQLException e) {
-      throw JournalErrors.wrap("close of " + name, e);
+      throw StoreErrors.wrap(what, "close of " + name, e);
     } finally {
       lock.unlock();
     }

@@ -46,6 +46,8 @@ public final class SingleConnectionStore implements Store {
   /** The longest a committer waits for queued writers to join its commit: 200 µs. */
   private static final long GATHER_NANOS = 200_000;
 
+  /** The store in messages and thread names: "journal", "idempotency store", "webhook inbox". */
+  private final String what;
   private final String name;
   private final Connection connection;
   private final DiskSync diskSync;
@@ -85,15 +87,16 @@ public final class SingleConnectionStore implements Store {
   private volatile Throwable broken;
 
   /**
+   * @param what the store in messages and its flusher thread's name ({@link Schema#what()})
    * @param name for messages, such as the journal directory
    * @param connection the connection for all work; switched to manual commit here
    * @param diskSync what forces each commit to the disk, or null to not sync to disk (commits then
    *     survive a process crash, not an OS crash); closed with the store
    * @param deferredCommitInterval the longest a DEFERRED write waits for its commit
    */
-  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
+  public SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval) throws SQLException {
-    this(name, connection, diskSync, deferredCommitInterval, false);
+    this(what, name, connection, diskSync, deferredCommitInterval, false);
   }
 
   /**
@@ -102,8 +105,9 @@ public final class SingleConnectionStore implements Store {
    *     this store pending ends its transaction at once, so that the next unit reads what the others
    *     committed meanwhile, and a write never fails on an outdated snapshot (SQLITE_BUSY_SNAPSHOT)
    */
-  public SingleConnectionStore(String name, Connection connection, DiskSync diskSync,
+  public SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase) throws SQLException {
+    this.what = what;
     this.sharedDatabase = sharedDatabase;
     this.name = name;
     this.connection = connection;
@@ -114,7 +118,7 @@ public final class SingleConnectionStore implements Store {
         .contains("sqlite");
     this.session = new CachedStatements(connection);
     this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "idem-journal-flusher");
+      Thread t = new Thread(r, "idem-" + what.replace(' ', '-') + "-flusher");
       t.setDaemon(true);
       return t;
     });
@@ -228,16 +232,16 @@ public final class SingleConnectionStore implements Store {
         // close() ran meanwhile: it committed every deferred write itself and then stopped this
         // thread (the interrupt, or "closed"), which is all this failure says. A commit that
         // really failed breaks the store, and is logged below whatever close did.
-        LOG.debug("Idem journal {}: background commit stopped by close ({})", name, e.getMessage());
+        LOG.debug("Idem {} {}: background commit stopped by close ({})", what, name, e.getMessage());
         return;
       }
-      LOG.error("Idem journal {}: committing deferred writes failed; the journal is unusable until reopened ({})",
+      LOG.error("Idem {} {}: committing deferred writes failed; it is unusable until reopened ({})", what,
           name, e.getMessage());
     } catch (Error e) {
       // An Error (OutOfMemoryError, say) must not end in the executor's future, unseen: whether the
       // commit happened is unknown, so the journal is broken, and every later call says why.
       markBroken(e);
-      LOG.error("Idem journal {}: the background commit failed with {}; the journal is unusable until reopened",
+      LOG.error("Idem {} {}: the background commit failed with {}; it is unusable until reopened", what,
           name, e.toString());
     }
   }
@@ -253,14 +257,14 @@ public final class SingleConnectionStore implements Store {
       }
       savepoint.executeUpdate();
     } catch (SQLException e) {
-      throw JournalErrors.wrap("savepoint on " + name, e);
+      throw StoreErrors.wrap(what, "savepoint on " + name, e);
     }
     T result;
     try {
       result = work.run(session);
     } catch (SQLException e) {
       rollback(e);
-      throw JournalErrors.wrap("statement on " + name, e);
+      throw StoreErrors.wrap(what, "statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
       if (e instanceof Error error) {
         markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
@@ -288,7 +292,7 @@ public final class SingleConnectionStore implements Store {
       releaseSavepoint.executeUpdate();
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrapUnusable(name, e);
+      throw StoreErrors.wrapUnusable(what, name, e);
     }
   }
 
@@ -298,7 +302,7 @@ public final class SingleConnectionStore implements Store {
       connection.commit();
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrap("end of a read on " + name, e);
+      throw StoreErrors.wrap(what, "end of a read on " + name, e);
     }
   }
 
@@ -323,8 +327,8 @@ public final class SingleConnectionStore implements Store {
     } catch (SQLException e) {
       broken = cause;
       cause.addSuppressed(e);
-      throw cause instanceof SQLException sql ? JournalErrors.wrapUnusable(name, sql)
-          : JournalErrors.unusable(name, cause);
+      throw cause instanceof SQLException sql ? StoreErrors.wrapUnusable(what, name, sql)
+          : StoreErrors.unusable(what, name, cause);
     }
   }
 
@@ -350,7 +354,7 @@ public final class SingleConnectionStore implements Store {
             rounds.wait();
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new JournalException("interrupted while waiting for the journal's commit on " + name
+            throw new JournalException("interrupted while waiting for the " + what + "'s commit on " + name
                 + "; the write may or may not be durable, so nothing may be sent for it", e);
           }
         }
@@ -386,7 +390,7 @@ public final class SingleConnectionStore implements Store {
       transactionHasWrites = false;
     } catch (SQLException e) {
       broken = e;
-      throw JournalErrors.wrap("commit on " + name, e);
+      throw StoreErrors.wrap(what, "commit on " + name, e);
     } catch (Error e) {
       markBroken(e); // committed or not, nobody can tell: no one may be told that work is durable
       throw e;
@@ -398,10 +402,10 @@ public final class SingleConnectionStore implements Store {
         diskSync.sync();
       } catch (SQLException e) {
         broken = e;
-        throw JournalErrors.wrap("disk sync on " + name, e);
+        throw StoreErrors.wrap(what, "disk sync on " + name, e);
       } catch (IOException | RuntimeException e) {
         broken = e;
-        throw new JournalException("disk sync on " + name + " failed: " + e, e);
+        throw new JournalException(what + " disk sync on " + name + " failed: " + e, e);
       } catch (Error e) {
         markBroken(e);
         throw e;
@@ -431,11 +435,11 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void ensureUsable() throws JournalException {
-    JournalErrors.checkUsable(name, closedHow, broken);
+    StoreErrors.checkUsable(what, name, closedHow, broken);
   }
 
   private void failIfBroken() throws JournalException {
-    JournalErrors.checkUsable(name, false, broken);
+    StoreErrors.checkUsable(what, name, false, broken);
   }
 
   @Override
@@ -483,7 +487,7 @@ public final class SingleConnectionStore implements Store {
         try {
           diskSync.close();
         } catch (SQLException | IOException e) {
-          failure = new JournalException("close of " + name + " failed: " + e, e);
+          failure = new JournalException(what + " close of " + name + " failed: " + e, e);
         }
       }
       try {
@@ -497,7 +501,7 @@ public final class SingleConnectionStore implements Store {
         connection.close();
       } catch (SQLException e) {
         if (failure == null) {
-          failure = JournalErrors.wrap("close of " + name, e);
+          failure = StoreErrors.wrap(what, "close of " + name, e);
         }
       }
     } finally {

@@ -31,11 +31,11 @@ final class UnchangedFiles {
     this.modified = a.lastModifiedTime().toMillis() * 1_000_000L + a.lastModifiedTime().toInstant().getNano() % 1_000_000;
   }
 
-  static UnchangedFiles of(Path db, Path wal) throws JournalException {
+  static UnchangedFiles of(String what, Path db, Path wal) throws JournalException {
     try {
       return read(db, wal);
     } catch (IOException e) {
-      throw new JournalException("cannot read the journal " + db + ": " + e, e);
+      throw new JournalException("cannot read the " + what + " " + db + ": " + e, e);
     }
   }
 

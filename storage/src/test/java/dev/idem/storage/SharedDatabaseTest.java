@@ -27,7 +27,7 @@ class SharedDatabaseTest {
       appSt.execute("PRAGMA journal_mode=WAL");
       appSt.execute("CREATE TABLE t (x INTEGER)");
       Connection own = DriverManager.getConnection(url);
-      try (SingleConnectionStore store = new SingleConnectionStore("shared", own, null, Duration.ofSeconds(60),
+      try (SingleConnectionStore store = new SingleConnectionStore("idempotency store", "shared", own, null, Duration.ofSeconds(60),
           true)) {
         assertEquals(0, count(store));
         appSt.execute("INSERT INTO t VALUES (1)");

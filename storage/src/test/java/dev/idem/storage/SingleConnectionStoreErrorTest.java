@@ -34,7 +34,7 @@ class SingleConnectionStoreErrorTest {
   @Test
   void errorInTheBackgroundCommitBreaksTheStoreAndLaterCallsNameIt(@TempDir Path dir) throws Exception {
     AtomicReference<Error> onCommit = new AtomicReference<>();
-    try (SingleConnectionStore store = new SingleConnectionStore("t", failing(dir, onCommit), null,
+    try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, onCommit), null,
         Duration.ofMillis(1))) {
       store.write(Durability.SYNC, null, s -> s.connection().createStatement().executeUpdate("CREATE TABLE t(x)"));
       InjectedError error = new InjectedError("out of memory in the flusher");
@@ -64,7 +64,7 @@ class SingleConnectionStoreErrorTest {
   @Test
   void errorInACallersCommitReachesThatCallerAndBreaksTheStore(@TempDir Path dir) throws Exception {
     AtomicReference<Error> onCommit = new AtomicReference<>();
-    try (SingleConnectionStore store = new SingleConnectionStore("t", failing(dir, onCommit), null,
+    try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, onCommit), null,
         Duration.ofSeconds(60))) {
       assertFalse(store.broken());
       InjectedError error = new InjectedError("stack overflow while committing");
@@ -82,7 +82,7 @@ class SingleConnectionStoreErrorTest {
 
   @Test
   void errorInsideAUnitBreaksTheStore(@TempDir Path dir) throws Exception {
-    try (SingleConnectionStore store = new SingleConnectionStore("t", failing(dir, new AtomicReference<>()), null,
+    try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, new AtomicReference<>()), null,
         Duration.ofSeconds(60))) {
       InjectedError error = new InjectedError("out of memory while encoding a record");
       assertThrows(InjectedError.class, () -> store.write(Durability.SYNC, null, s -> {

@@ -3,7 +3,7 @@ package dev.idem.webhooks;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import dev.idem.storage.Dialect;
-import dev.idem.storage.JournalOpener;
+import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Layout;
 import dev.idem.webhooks.internal.InboxStore;
 import java.nio.file.Path;
@@ -59,9 +59,9 @@ public final class WebhookInbox implements AutoCloseable {
     return new Layout(dir, "inbox.db", "inbox", "webhook inbox", "WebhookInbox", true);
   }
 
-  private static JournalOpener opener(Clock clock) {
+  private static StoreOpener opener(Clock clock) {
     // Every inbox write is SYNC; the interval only bounds a write no inbox makes.
-    return new JournalOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), clock);
+    return new StoreOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), clock);
   }
 
   /**

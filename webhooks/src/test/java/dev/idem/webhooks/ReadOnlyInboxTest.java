@@ -138,6 +138,8 @@ class ReadOnlyInboxTest {
   private static void assertRefused(Executable write) {
     WebhookInboxException e = assertThrows(WebhookInboxException.class, write);
     assertTrue(e.getMessage().contains("read-only; nothing was written"), e.getMessage());
+    assertTrue(e.getMessage().contains("webhook inbox") && !e.getMessage().contains("journal"),
+        "names the inbox, not a journal: " + e.getMessage());
   }
 
   private static Map<String, String> digests(Path d) throws Exception {

@@ -220,6 +220,17 @@ class ReceiverTest {
     assertEquals("5", resp.headers().get("Retry-After"));
   }
 
+  /** The inbox's failures name the inbox: its user never reads of a "journal" it does not have. */
+  @Test
+  void aClosedInboxSaysSoInItsOwnName() {
+    receiver(SignatureScheme.standardWebhooks(), SECRET);
+    inbox.close();
+    WebhookInboxException e = org.junit.jupiter.api.Assertions.assertThrows(WebhookInboxException.class,
+        () -> inbox.counts());
+    assertTrue(e.getMessage().contains("webhook inbox " + dir.toAbsolutePath().normalize()) && e.getMessage()
+        .contains("is closed") && !e.getMessage().contains("journal"), e.getMessage());
+  }
+
   @Test
   void aSecondProcessCannotOpenTheSameEmbeddedInbox() {
     receiver(SignatureScheme.standardWebhooks(), SECRET);

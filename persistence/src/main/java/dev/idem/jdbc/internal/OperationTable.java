@@ -172,25 +172,24 @@ public class OperationTable {
   }
 
   /**
-   * Claims a row read at {@code expectedState} and {@code expectedGeneration}.
+   * Claims a row read at {@code expectedState} and {@code expectedGeneration}. Its attempts stay as
+   * they are: a takeover's ambiguous attempt is core's rule, recorded through {@link #updateAttempts}.
    *
    * @return false if it changed in between
    */
   public boolean claim(SqlSession c, OperationId id, String expectedState, long expectedGeneration, String owner,
-      long newGeneration, long leaseExpiresAt, long now, String attemptsJson) throws SQLException {
+      long newGeneration, long leaseExpiresAt, long now) throws SQLException {
     PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
         + " generation = ?, lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL,"
-        + " reason = NULL, attempts_json = COALESCE(?, attempts_json)" + BY_ID
-        + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
+        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
     try {
       ps.setString(1, owner);
       ps.setLong(2, newGeneration);
       ps.setLong(3, leaseExpiresAt);
       ps.setLong(4, now);
-      ps.setString(5, attemptsJson);
-      bindId(ps, 6, id);
-      ps.setString(9, expectedState);
-      ps.setLong(10, expectedGeneration);
+      bindId(ps, 5, id);
+      ps.setString(8, expectedState);
+      ps.setLong(9, expectedGeneration);
       return ps.executeUpdate() == 1;
     } finally {
       c.release(ps);

@@ -3,7 +3,7 @@ package dev.idem.webhooks.internal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
-import dev.idem.storage.JournalOpener;
+import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Schema;
 import dev.idem.storage.Store;
 import dev.idem.webhooks.AcceptResult;
@@ -56,7 +56,7 @@ public final class InboxStore implements AutoCloseable {
 
   private final Dialect dialect;
   private final Store store;
-  private final JournalOpener.Opened opened;
+  private final StoreOpener.Opened opened;
   private final String name;
 
   /**
@@ -65,7 +65,7 @@ public final class InboxStore implements AutoCloseable {
    * @param opened what the open holds, released by {@link #close()}
    * @param name the inbox's name in messages, such as its directory
    */
-  public InboxStore(Dialect dialect, Store store, JournalOpener.Opened opened, String name) {
+  public InboxStore(Dialect dialect, Store store, StoreOpener.Opened opened, String name) {
     this.dialect = dialect;
     this.store = store;
     this.opened = opened;

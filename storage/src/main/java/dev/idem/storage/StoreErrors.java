@@ -9,7 +9,7 @@ import java.util.Locale;
  * the likely cause, without quoting SQL values (which could hold request data). The driver's
  * exception stays attached as the cause.
  */
-public final class JournalErrors {
+public final class StoreErrors {
   /** SQLite result codes (the primary code is the low byte of the extended one). */
   static final int SQLITE_BUSY = 5;
   static final int SQLITE_READONLY = 8;
@@ -32,36 +32,46 @@ public final class JournalErrors {
   /** H2: "Database is already closed". */
   static final int H2_DATABASE_CALLED_AT_SHUTDOWN = 90121;
 
-  private JournalErrors() {
+  private StoreErrors() {
   }
 
   /**
-   * @param what what the journal was doing, such as "begin default/create-order/KEY"
+   * @param store the store in messages ({@link Schema#what()}: "journal", "idempotency store", "webhook
+   *     inbox")
+   * @param doing what it was doing, such as "statement on /var/lib/app/journal"
    * @param e the driver's exception
    */
-  public static JournalException wrap(String what, SQLException e) {
-    return new JournalException("journal " + what + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
-        + ", vendor code " + e.getErrorCode() + "]", e);
+  public static JournalException wrap(String store, String doing, SQLException e) {
+    return new JournalException(store + " " + doing + " failed: " + diagnose(store, e) + codes(e), e);
   }
 
   /**
-   * For a failure to open the database file {@code db}: a corrupt or foreign file is named and
-   * explained; anything else is worded as {@link #wrap} does.
+   * For a failure to open the {@code store}'s database file {@code db}: a corrupt or foreign file
+   * is named and explained; anything else is worded as {@link #wrap} does.
    */
-  public static JournalException wrapOpen(java.nio.file.Path db, SQLException e) {
+  public static JournalException wrapOpen(String store, java.nio.file.Path db, SQLException e) {
     if (isCorrupt(e)) {
-      return corrupt(db, diagnose(e), e);
+      return corrupt(store, db, diagnose(store, e), e);
     }
-    return new JournalException("journal open of " + db + " failed: " + diagnose(e) + " [SQLState " + e.getSQLState()
-        + ", vendor code " + e.getErrorCode() + "]", e);
+    return wrap(store, "open of " + db, e);
   }
 
-  /** For a journal database file that is damaged or not a database. */
-  public static JournalException corrupt(java.nio.file.Path db, String what, Throwable cause) {
+  /** For a {@code store}'s database file that is damaged or not a database. */
+  public static JournalException corrupt(String store, java.nio.file.Path db, String what, Throwable cause) {
+    if (!store.equals("journal")) {
+      return new JournalException("the " + store + " database " + db + " is corrupt (" + what + "). Stop the app,"
+          + " move the database file and the files beside it named after it aside (keep them: the rows may be"
+          + " recoverable with the sqlite3 tool's .recover command), and restore them from a backup if you have"
+          + " one", cause);
+    }
     return new JournalException("the journal database " + db + " is corrupt (" + what + "). Nothing was sent from"
         + " it. Stop the app, move the journal directory aside (keep it: the operations in it may be recoverable"
         + " with the sqlite3 tool's .recover command), restore the directory from a backup if you have one, and"
         + " reconcile the operations that were pending with the server", cause);
+  }
+
+  private static String codes(SQLException e) {
+    return " [SQLState " + e.getSQLState() + ", vendor code " + e.getErrorCode() + "]";
   }
 
   /** True if the driver says the file is damaged or is not a database. */
@@ -72,65 +82,54 @@ public final class JournalErrors {
         || text.contains("database disk image is malformed") || text.contains("file is not a database");
   }
 
-  /** For a call on a journal that is closed. */
-  static JournalException closed(String name) {
-    return closed(name, null);
-  }
-
   /**
-   * For a call on a journal that is closed.
+   * For a call on a store that is closed.
    *
    * @param how who closed it, when that is news to the caller (its JVM shutdown hook), or null
    */
-  static JournalException closed(String name, String how) {
-    return new JournalException("journal " + name + " is closed" + (how == null ? "" : " " + how), null);
+  static JournalException closed(String store, String name, String how) {
+    return new JournalException(store + " " + name + " is closed" + (how == null ? "" : " " + how), null);
   }
 
   /** For the write whose failure just left the store unusable: its own cause, and what follows. */
-  static JournalException wrapUnusable(String name, SQLException e) {
-    return new JournalException("journal " + name + " failed: " + diagnose(e) + "; the failed write took the open"
-        + " transaction with it, so the journal is unusable until it is reopened [SQLState " + e.getSQLState()
-        + ", vendor code " + e.getErrorCode() + "]", e);
+  static JournalException wrapUnusable(String store, String name, SQLException e) {
+    return new JournalException(store + " " + name + " failed: " + diagnose(store, e) + "; the failed write took the"
+        + " open transaction with it, so the " + store + " is unusable until it is reopened" + codes(e), e);
   }
 
   /**
    * For a call on a store that an earlier failed write left unusable: callers that were waiting
    * cannot know whether their record reached the disk, so nothing goes on until a reopen.
    */
-  static JournalException unusable(String name, Throwable earlier) {
-    return new JournalException("journal " + name + " is unusable after a failed write; reopen it (earlier failure: "
-        + (earlier instanceof SQLException s ? diagnose(s) : earlier.getClass().getSimpleName()) + ")", earlier);
+  static JournalException unusable(String store, String name, Throwable earlier) {
+    return new JournalException(store + " " + name + " is unusable after a failed write; reopen it (earlier failure: "
+        + (earlier instanceof SQLException s ? diagnose(store, s) : earlier.getClass().getSimpleName()) + ")", earlier);
   }
 
   /**
    * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
    * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
    */
-  static void checkUsable(String name, boolean closed, Throwable broken) throws JournalException {
-    if (closed) {
-      throw closed(name);
-    }
-    if (broken != null) {
-      throw unusable(name, broken);
-    }
+  static void checkUsable(String store, String name, boolean closed, Throwable broken) throws JournalException {
+    checkUsable(store, name, closed ? "" : null, broken);
   }
 
   /**
-   * As {@link #checkUsable(String, boolean, Throwable)}, for a store that says how it was closed.
+   * As {@link #checkUsable(String, String, boolean, Throwable)}, for a store that says how it was closed.
    *
    * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
    */
-  static void checkUsable(String name, String closedHow, Throwable broken) throws JournalException {
+  static void checkUsable(String store, String name, String closedHow, Throwable broken) throws JournalException {
     if (closedHow != null) {
-      throw closed(name, closedHow.isEmpty() ? null : closedHow);
+      throw closed(store, name, closedHow.isEmpty() ? null : closedHow);
     }
     if (broken != null) {
-      throw unusable(name, broken);
+      throw unusable(store, name, broken);
     }
   }
 
-  /** A short cause, in words. */
-  static String diagnose(SQLException e) {
+  /** A short cause, in words, naming the {@code store}'s files. */
+  static String diagnose(String store, SQLException e) {
     String state = e.getSQLState() == null ? "" : e.getSQLState();
     String text = chainText(e);
     int sqlite = e.getErrorCode() & 0xff;
@@ -139,47 +138,47 @@ public final class JournalErrors {
         return "the disk is full (or the database reached its size limit)";
       }
       if (isCorrupt(e)) {
-        return "the journal file is corrupt";
+        return "the " + store + " file is corrupt";
       }
       if (sqlite == SQLITE_READONLY) {
-        return "the journal is read-only";
+        return "the " + store + " is read-only";
       }
       if (sqlite == SQLITE_BUSY) {
-        return "the journal file is locked by another connection or process";
+        return "the " + store + " file is locked by another connection or process";
       }
       if (sqlite == SQLITE_CANTOPEN) {
-        return "the journal file cannot be opened (missing directory, or permission denied)";
+        return "the " + store + " file cannot be opened (missing directory, or permission denied)";
       }
       if (sqlite == SQLITE_IOERR) {
-        return "an I/O error on the journal files";
+        return "an I/O error on the " + store + " files";
       }
       if (sqlite == SQLITE_CONSTRAINT && text.contains("_length")) {
         String column = lengthConstraintColumn(text);
-        return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+        return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
             + " (owners, scopes, operation names and references hold at most 200 characters, keys 255)";
       }
     }
     if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
         || text.contains("file is locked")) {
-      return "the journal file is locked by another process (a journal in a file database belongs to one"
-          + " process; use PostgreSQL to share a journal between processes)";
+      return "the " + store + " file is locked by another process (a " + store + " in a file database belongs to"
+          + " one process; use PostgreSQL to share it between processes)";
     }
     if (e.getErrorCode() == H2_DATABASE_IS_READ_ONLY || state.equals("25006") || text.contains("read only")
         || text.contains("read-only")) {
-      return "the journal is read-only";
+      return "the " + store + " is read-only";
     }
     if (state.equals("53100") || text.contains("no space left") || text.contains("disk full")) {
       return "the disk is full";
     }
     if (e.getErrorCode() == H2_FILE_CORRUPTED) {
-      return "the journal file is corrupted";
+      return "the " + store + " file is corrupted";
     }
     if (text.contains("permission denied") || text.contains("access denied") || text.contains("accessdenied")
         || text.contains("operation not permitted")) {
-      return "permission denied on the journal files";
+      return "permission denied on the " + store + " files";
     }
     if (e.getErrorCode() == H2_IO_EXCEPTION || e.getErrorCode() == H2_FILE_CREATION_FAILED) {
-      return "an I/O error on the journal files";
+      return "an I/O error on the " + store + " files";
     }
     if (e.getErrorCode() == H2_DATABASE_CALLED_AT_SHUTDOWN || text.contains("database is closed")
         || text.contains("database is already closed")) {
@@ -188,7 +187,7 @@ public final class JournalErrors {
     if (state.equals("22001")) {
       // The driver's message names the column, never the value.
       String column = columnOf(e.getMessage());
-      return "a value is too long for the journal's column" + (column == null ? "" : " " + column)
+      return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
           + " (owners, scopes, operation names and references hold at most 200 characters)";
     }
     if (state.startsWith("08")) {

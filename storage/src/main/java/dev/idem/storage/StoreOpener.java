@@ -14,16 +14,17 @@ import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
 /**
- * Opens the database of a journal: an embedded SQLite journal in a directory of its own, or the
- * database of an app's DataSource (PostgreSQL, SQLite or H2). It picks the {@link Store}, migrates
+ * Opens the database of a store (the journal, the guard's store or the webhook inbox): an embedded
+ * SQLite store in its files ({@link Layout}), or the database of an app's DataSource (PostgreSQL,
+ * SQLite or H2). It picks the {@link Store}, migrates
  * the schema, and on any failure undoes what it did (connections, the process lock, the JVM-wide
  * registration of the directory), so a failed open leaves nothing held.
  *
- * <p>The journal itself is built by a {@link Finish} step that runs before the open counts as done:
+ * <p>The store itself is built by a {@link Finish} step that runs before the open counts as done:
  * its first reads and writes (the sweep for unknown states, crash recovery) can still fail the
  * open, and then everything is released as for any other failure.
  */
-public final class JournalOpener {
+public final class StoreOpener {
   /** How long SQLite waits for a lock held by another connection before failing: 10 s. */
   static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
@@ -65,7 +66,7 @@ public final class JournalOpener {
           } else {
             files.markClosedAfterFailure();
           }
-          OpenJournals.release(files.database());
+          OpenStores.release(files.database());
           files.close();
         }
       }
@@ -83,7 +84,7 @@ public final class JournalOpener {
    * @param deferredCommitInterval the longest wait of a deferred write for its commit
    * @param clock for the schema migration records
    */
-  public JournalOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
+  public StoreOpener(Schema schema, boolean syncToDisk, Duration deferredCommitInterval, Clock clock) {
     this.schema = schema;
     this.syncToDisk = syncToDisk;
     this.deferredCommitInterval = deferredCommitInterval;
@@ -94,7 +95,7 @@ public final class JournalOpener {
    * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
    * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
    * a busy timeout, one writer connection with group commit. A directory already open in this JVM
-   * is refused ({@link OpenJournals}); one open in another process is refused by the lock file.
+   * is refused ({@link OpenStores}); one open in another process is refused by the lock file.
    */
   public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
     return openEmbedded(Layout.journal(directory), finish);
@@ -106,7 +107,7 @@ public final class JournalOpener {
     Path dir = files.directory();
     Path db = files.database();
     try {
-      OpenJournals.acquire(db, files.layout());
+      OpenStores.acquire(db, files.layout());
     } catch (JournalException e) {
       files.close();
       throw e;
@@ -114,10 +115,10 @@ public final class JournalOpener {
     Connection connection = null;
     Store store = null;
     try {
-      checkWal(files.layout().wal(), db);
+      checkWal(schema.what(), files.layout().wal(), db);
       connection = sqliteDataSource(db, false, false).getConnection();
       checkWalMode(connection, db);
-      checkIntegrity(connection, db);
+      checkIntegrity(schema.what(), connection, db);
       // Before the migration, which would turn an emptied file into a fresh journal.
       String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
       int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
@@ -126,7 +127,7 @@ public final class JournalOpener {
       }
       files.markOpen(newId);
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
-      store = new SingleConnectionStore(name, connection, null, deferredCommitInterval, !layout.ownsFiles());
+      store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
     } catch (SQLException e) {
       closeQuietly(store, connection);
@@ -134,7 +135,7 @@ public final class JournalOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw JournalErrors.wrapOpen(files.database(), e);
+      throw StoreErrors.wrapOpen(schema.what(), files.database(), e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, connection);
       release(files, db);
@@ -192,7 +193,7 @@ public final class JournalOpener {
       // a kill -9, when SQLite would otherwise rebuild the index, no byte is written.
       Path wal = layout.wal();
       boolean immutable = !Files.exists(wal);
-      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(db, wal) : null;
+      UnchangedFiles unchanged = immutable ? UnchangedFiles.of(what, db, wal) : null;
       Path shm = wal.resolveSibling(layout.databaseFile() + "-shm");
       if (!immutable && !Files.exists(shm)) {
         throw new JournalException("the " + what + " " + db + " has a " + wal.getFileName() + " file but no "
@@ -201,7 +202,7 @@ public final class JournalOpener {
       }
       connection = sqliteDataSource(db, true, immutable).getConnection();
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
-      store = new ReadOnlyStore(name, connection, unchanged);
+      store = new ReadOnlyStore(schema.what(), name, connection, unchanged);
       int version;
       try {
         version = new Migrator(Dialect.SQLITE, schema, clock).currentVersionReadOnly(connection);
@@ -219,7 +220,7 @@ public final class JournalOpener {
       if (nativeLibraryMissing(e)) {
         throw nativeLibraryError(e);
       }
-      throw JournalErrors.wrapOpen(db, e);
+      throw StoreErrors.wrapOpen(schema.what(), db, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(connection);
       throw e;
@@ -245,11 +246,11 @@ public final class JournalOpener {
       }
       if (dialect == Dialect.POSTGRESQL) {
         int version = new Migrator(dialect, schema, clock).migrate(c);
-        return finish.finish(name, dialect, new DataSourceStore(name, dataSource, dialect), version,
+        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
             new Opened(null, false, false));
       }
     } catch (SQLException e) {
-      throw JournalErrors.wrap("open", e);
+      throw StoreErrors.wrap(schema.what(), "open", e);
     }
     return openSingleConnection(name, dialect, dataSource, finish);
   }
@@ -316,11 +317,11 @@ public final class JournalOpener {
       if (dialect == Dialect.H2 && syncToDisk) {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
-      store = new SingleConnectionStore(name, main, diskSync, deferredCommitInterval);
+      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval);
       return finish.finish(name, dialect, store, version, new Opened(null, true, false));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
-      throw JournalErrors.wrap("open of " + name, e);
+      throw StoreErrors.wrap(schema.what(), "open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(store, diskSync, main);
       throw e;
@@ -367,11 +368,11 @@ public final class JournalOpener {
    * index with its table. Its cost grows with the journal (see the README's benchmark figures),
    * one more reason to purge.
    */
-  private static void checkIntegrity(Connection c, Path db) throws SQLException, JournalException {
+  private static void checkIntegrity(String what, Connection c, Path db) throws SQLException, JournalException {
     try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
       String result = rs.next() ? rs.getString(1) : "no answer";
       if (!"ok".equalsIgnoreCase(result)) {
-        throw JournalErrors.corrupt(db, "SQLite's integrity_check failed", null);
+        throw StoreErrors.corrupt(what, db, "SQLite's integrity_check failed", null);
       }
     }
   }
@@ -392,7 +393,7 @@ public final class JournalOpener {
   }
 
   /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
-  private static void checkWal(Path wal, Path db) throws JournalException {
+  private static void checkWal(String what, Path wal, Path db) throws JournalException {
     if (!Files.exists(wal)) {
       return;
     }
@@ -400,10 +401,10 @@ public final class JournalOpener {
     try {
       problem = WalCheck.problem(wal);
     } catch (java.io.IOException e) {
-      throw new JournalException("cannot read the journal's write-ahead log " + wal + ": " + e, e);
+      throw new JournalException("cannot read the " + what + "'s write-ahead log " + wal + ": " + e, e);
     }
     if (problem != null) {
-      throw JournalErrors.corrupt(db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
+      throw StoreErrors.corrupt(what, db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
     }
   }
 
@@ -441,7 +442,7 @@ public final class JournalOpener {
   }
 
   private static void release(EmbeddedFiles files, Path db) {
-    OpenJournals.release(db);
+    OpenStores.release(db);
     files.close();
   }
 

@@ -6,15 +6,15 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The embedded journal directories open in this JVM. Two connections of one JVM could share the
+ * The embedded stores (journal, guard, inbox) open in this JVM, by database file. Two connections of one JVM could share the
  * database file silently, which would defeat the single-writer group commit; a second open of the
  * same directory in the same JVM is refused instead, just as a second process is refused by the
  * directory's lock file.
  */
-public final class OpenJournals {
+public final class OpenStores {
   private static final Set<Path> OPEN = ConcurrentHashMap.newKeySet();
 
-  private OpenJournals() {
+  private OpenStores() {
   }
 
   /** Registers {@code database} (a real, absolute path) as open, or fails if it already is. */
