@@ -72,6 +72,32 @@ class SingleStatementUnitTest {
   }
 
   @Test
+  void onH2TooAFailedSingleStatementUnitLeavesNothing() throws Exception {
+    String url = "jdbc:h2:file:" + dir.resolve("h2") + ";TRACE_LEVEL_FILE=0";
+    try (SingleConnectionStore store = new SingleConnectionStore("t", counting(DriverManager.getConnection(url)),
+        null, Duration.ofHours(1))) {
+      store.write(Durability.SYNC, null, s -> update(s, "CREATE TABLE t(x INTEGER PRIMARY KEY)"));
+      store.write(Durability.DEFERRED, 1, SqlWork.singleStatement(s -> update(s, "INSERT INTO t VALUES (1)")));
+      executed.clear();
+
+      assertThrows(JournalException.class, () -> store.write(Durability.DEFERRED, 5,
+          SqlWork.singleStatement(s -> update(s, "INSERT INTO t VALUES (5), (1)"))));
+      assertEquals(List.of("INSERT"), executed);
+      store.write(Durability.SYNC, 2, SqlWork.singleStatement(s -> update(s, "INSERT INTO t VALUES (2)")));
+
+      assertFalse(store.broken());
+    }
+    try (Connection c = DriverManager.getConnection(url);
+        ResultSet rs = c.createStatement().executeQuery("SELECT x FROM t ORDER BY x")) {
+      List<Long> rows = new java.util.ArrayList<>();
+      while (rs.next()) {
+        rows.add(rs.getLong(1));
+      }
+      assertEquals(List.of(1L, 2L), rows);
+    }
+  }
+
+  @Test
   void aFailureThatTookTheTransactionBreaksTheStore() throws Exception {
     SingleConnectionStore store = store(Duration.ofHours(1));
     try {
@@ -88,7 +114,7 @@ class SingleStatementUnitTest {
       JournalException full = assertThrows(JournalException.class, () -> store.write(Durability.DEFERRED, 2,
           SqlWork.singleStatement(s -> update(s, "INSERT INTO t VALUES (2, zeroblob(1000000))"))));
 
-      // This SQLite (3.50) rolls the whole transaction back on this SQLITE_FULL, row 1 with it.
+      // The SQLite of the BOM rolls the whole transaction back on this SQLITE_FULL, row 1 with it.
       assertTrue(store.broken(), "the store saw that the transaction is gone");
       assertTrue(full.getMessage().contains("unusable"), full.getMessage());
       assertThrows(JournalException.class, store::flush);
