@@ -32,6 +32,7 @@ import dev.idem.jdbc.internal.RequestCheck;
 import dev.idem.jdbc.internal.RequestMemo;
 import dev.idem.jdbc.internal.SecretHeaders;
 import dev.idem.storage.SqlSession;
+import dev.idem.storage.SqlWork;
 import dev.idem.storage.Schema;
 import dev.idem.storage.Store;
 import java.nio.file.Path;
@@ -336,7 +337,8 @@ public final class JdbcJournal implements Journal {
         requestJson, RequestCheck.of(operation.fingerprint().hex(), requestJson),
         Instants.toNanos(operation.createdAt()), operation.queued());
     RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
-        () -> store.write(Durability.SYNC, id, c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null)));
+        () -> store.write(Durability.SYNC, id,
+            SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
     if (existing == null) {
       requests.put(id, row.requestCheck(), request);
       return new BeginResult(OperationRecord.pending(stored), true);
@@ -380,7 +382,9 @@ public final class JdbcJournal implements Journal {
     // queued row never claimed is known never to have been sent: it may wait long before its
     // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
-        + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, c -> {
+        + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
+      // One statement at most changes the row (the first UPDATE, or the fenced claim after reads),
+      // and nothing throws after a change: the store needs no savepoint around it.
       if (table.claimFirstInline(c, id, owner, expiresNanos, nowNanos)) {
         // The executor's claim right after its begin: one UPDATE, nothing read; deferred (below).
         return new Claimed(Optional.of(new Lease(owner, 1, expiresAt, false)), false);
@@ -409,7 +413,7 @@ public final class JdbcJournal implements Journal {
       }
       return new Claimed(Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT)),
           generation > 1 || r.queued());
-    }, claimed -> claimed.durable() ? Durability.SYNC : Durability.DEFERRED))).lease();
+    }), claimed -> claimed.durable() ? Durability.SYNC : Durability.DEFERRED))).lease();
   }
 
   /**
@@ -507,14 +511,14 @@ public final class JdbcJournal implements Journal {
     String attemptJson = codec.encodeAttempt(attempt);
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
-    explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
+    explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, SqlWork.singleStatement(c -> {
       if (!table.appendAttemptAndTransition(c, id, lease.owner(), lease.generation(), attemptJson, change)) {
         RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
         fence(r, id, lease);
         throw new StaleOwnerException(id, lease, "changed concurrently");
       }
       return null;
-    })));
+    }))));
     if (t.target().isTerminal()) {
       requests.remove(id);
     }
@@ -569,7 +573,8 @@ public final class JdbcJournal implements Journal {
   public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     long atNanos = Instants.toNanos(at);
-    return store.write(Durability.DEFERRED, id, c -> table.markOutcomeDelivered(c, id, atNanos));
+    return store.write(Durability.DEFERRED, id,
+        SqlWork.singleStatement(c -> table.markOutcomeDelivered(c, id, atNanos)));
   }
 
   @Override

@@ -17,13 +17,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.sqlite.SQLiteDataSource;
 
 /**
  * What a durable keyed call costs the journal, counted, not timed (issue 28): one INSERT (the
  * begin, the one synchronous write), one UPDATE for the claim and one for the attempt and its
  * outcome, and nothing read back. Before issue 28 the same call ran 3 SELECTs and 3 UPDATEs after
  * its INSERT (the claim, the attempt and the transition each read the row first, and the
- * transition parsed it).
+ * transition parsed it). And no unit of it sets a savepoint: each writes with one statement, which
+ * the database undoes whole if it fails (before: a SAVEPOINT and, on SQLite, a RELEASE per unit).
  */
 class DurableCallStatementsTest {
   @TempDir
@@ -33,7 +35,19 @@ class DurableCallStatementsTest {
   void aSuccessfulCallIsOneInsertAndTwoUpdatesWithNothingReadBack() throws Exception {
     JdbcDataSource h2 = new JdbcDataSource();
     h2.setURL("jdbc:h2:file:" + dir.resolve("j") + ";WRITE_DELAY=0;TRACE_LEVEL_FILE=0");
-    FaultyDataSource ds = new FaultyDataSource(h2);
+    // The begin's commit syncs the H2 file (CHECKPOINT SYNC); no unit sets a savepoint.
+    assertStatements(new FaultyDataSource(h2), Map.of("CHECKPOINT", 1, "INSERT", 1, "UPDATE", 2));
+  }
+
+  @Test
+  void onSqliteTooNoUnitOfTheCallSetsASavepoint() throws Exception {
+    SQLiteDataSource sqlite = new SQLiteDataSource();
+    sqlite.setUrl("jdbc:sqlite:" + dir.resolve("j.db"));
+    // Before issue 28's second cut each of the three units ran SAVEPOINT and RELEASE around it.
+    assertStatements(new FaultyDataSource(sqlite), Map.of("INSERT", 1, "UPDATE", 2));
+  }
+
+  private static void assertStatements(FaultyDataSource ds, Map<String, Integer> expected) throws Exception {
     AtomicInteger sends = new AtomicInteger();
     Transport transport = (request, key) -> {
       sends.incrementAndGet();
@@ -44,10 +58,12 @@ class DurableCallStatementsTest {
       IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build();
       executor.execute(Operation.builder("charge", Ops.request("{}")).build(), transport); // warms the caches
       ds.onOperations.clear();
+      ds.statements.clear();
 
       Outcome outcome = executor.execute(Operation.builder("charge", Ops.request("{\"n\":2}")).build(), transport);
 
-      assertEquals(Map.of("INSERT", 1, "UPDATE", 2), counts(ds));
+      assertEquals(Map.of("INSERT", 1, "UPDATE", 2), counts(ds.onOperations));
+      assertEquals(expected, counts(ds.statements));
       assertEquals(2, sends.get());
       assertEquals(1, outcome.attempts().size());
       var stored = journal.find(outcome.operationId()).orElseThrow();
@@ -57,9 +73,9 @@ class DurableCallStatementsTest {
     }
   }
 
-  private static Map<String, Integer> counts(FaultyDataSource ds) {
+  private static Map<String, Integer> counts(Map<String, AtomicInteger> byVerb) {
     Map<String, Integer> m = new TreeMap<>();
-    ds.onOperations.forEach((verb, n) -> m.put(verb, n.get()));
+    byVerb.forEach((verb, n) -> m.put(verb, n.get()));
     return m;
   }
 }

@@ -35,7 +35,10 @@ import org.slf4j.LoggerFactory;
  * block statements of the next group (which will share the next commit and sync).
  *
  * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
- * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason.
+ * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason. A
+ * {@link SingleStatementWork} runs without a savepoint (SQLite and H2 undo a failed statement
+ * whole); if its statement fails in a way that may have rolled back the whole transaction, the
+ * store finds out and breaks, as when a savepoint is found gone.
  *
  * <p>If a commit fails, the store is broken: every later call throws, because callers that were
  * waiting cannot know whether their record is on disk (and so must not send).
@@ -62,6 +65,8 @@ public final class SingleConnectionStore implements Store {
   /** SQLite only (null elsewhere): ends the unit's savepoint, keeping its work in the transaction. */
   private PreparedStatement releaseSavepoint;
   private final boolean sqlite;
+  /** SQLite or H2: a failed statement is undone whole, so a single-statement unit needs no savepoint. */
+  private final boolean statementsAtomic;
   private final boolean sharedDatabase;
   /** True while the open transaction holds a unit that may have written; under the statement lock. */
   private boolean transactionHasWrites;
@@ -114,8 +119,9 @@ public final class SingleConnectionStore implements Store {
     this.diskSync = diskSync;
     this.deferredCommitInterval = deferredCommitInterval;
     connection.setAutoCommit(false);
-    this.sqlite = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT)
-        .contains("sqlite");
+    String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
+    this.sqlite = product.contains("sqlite");
+    this.statementsAtomic = sqlite || product.equals("h2");
     this.session = new CachedStatements(connection);
     this.flusher = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idem-" + what.replace(' ', '-') + "-flusher");
@@ -247,6 +253,9 @@ public final class SingleConnectionStore implements Store {
   }
 
   private <T> T runAtomically(SqlWork<T> work) throws IdempotencyException {
+    if (statementsAtomic && work instanceof SingleStatementWork<T> single) {
+      return runSingleStatement(single);
+    }
     try {
       if (savepoint == null) {
         savepoint = connection.prepareStatement("SAVEPOINT idem_unit");
@@ -274,6 +283,52 @@ public final class SingleConnectionStore implements Store {
     }
     release();
     return result;
+  }
+
+  /**
+   * Runs a unit that writes with one statement, without a savepoint: if that statement fails, the
+   * database has undone it, and nothing else of the unit was written. What a savepoint also told
+   * is whether the failure took the whole open transaction (other callers' uncommitted work) with
+   * it; {@link #failIfTransactionLost} finds that out instead.
+   */
+  private <T> T runSingleStatement(SingleStatementWork<T> work) throws IdempotencyException {
+    try {
+      return work.run(session);
+    } catch (SQLException e) {
+      failIfTransactionLost(e);
+      throw JournalErrors.wrap("statement on " + name, e);
+    } catch (Error e) {
+      markBroken(e); // the unit stopped anywhere; what else that Error hit is unknown
+      throw e;
+    }
+  }
+
+  /**
+   * After a failed statement outside a savepoint: breaks the store if the failure may have rolled
+   * back the open transaction. SQLite does so on some errors (SQLITE_FULL, SQLITE_IOERR,
+   * SQLITE_BUSY, SQLITE_NOMEM, SQLITE_INTERRUPT, at its choice), and leaves the connection outside
+   * any transaction: a BEGIN then succeeds, where inside the transaction sqlite-jdbc keeps open it
+   * fails. H2 rolls a transaction back only with a class 40 SQLState (a deadlock).
+   */
+  private void failIfTransactionLost(SQLException cause) throws JournalException {
+    boolean lost;
+    if (sqlite) {
+      try (Statement probe = connection.createStatement()) {
+        probe.execute("BEGIN");
+        lost = true; // the transaction was gone; this BEGIN opened a new one, as sqlite-jdbc expects
+      } catch (SQLException stillOpen) {
+        lost = !String.valueOf(stillOpen.getMessage()).contains("within a transaction");
+        if (lost) {
+          cause.addSuppressed(stillOpen);
+        }
+      }
+    } else {
+      lost = cause.getSQLState() != null && cause.getSQLState().startsWith("40");
+    }
+    if (lost) {
+      broken = cause;
+      throw JournalErrors.wrapUnusable(name, cause);
+    }
   }
 
   /**

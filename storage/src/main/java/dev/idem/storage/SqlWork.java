@@ -12,4 +12,13 @@ import java.sql.SQLException;
 @FunctionalInterface
 public interface SqlWork<T> {
   T run(SqlSession session) throws SQLException, IdempotencyException;
+
+  /**
+   * Declares {@code work} a {@link SingleStatementWork}: it writes with at most one statement and
+   * throws only when that statement failed or changed nothing. A unit that breaks this promise may
+   * leave a partial write behind when it throws.
+   */
+  static <T> SqlWork<T> singleStatement(SingleStatementWork<T> work) {
+    return work;
+  }
 }

@@ -29,6 +29,8 @@ public final class FaultyDataSource implements DataSource {
   public final AtomicInteger syncs = new AtomicInteger();
   /** Statements executed on {@code idem_operation}, by verb (SELECT, INSERT, UPDATE, DELETE). */
   public final java.util.Map<String, AtomicInteger> onOperations = new java.util.concurrent.ConcurrentHashMap<>();
+  /** Every statement executed (savepoints, syncs and commits' helpers too), by its first word. */
+  public final java.util.Map<String, AtomicInteger> statements = new java.util.concurrent.ConcurrentHashMap<>();
   /** If set, the first CHECKPOINT SYNC waits for it. */
   public volatile CountDownLatch holdFirstSync;
   /** Counted down when the first CHECKPOINT SYNC is being held. */
@@ -85,6 +87,8 @@ public final class FaultyDataSource implements DataSource {
         if (failWrites && (verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE"))) {
           throw diskFull();
         }
+        statements.computeIfAbsent(verb.substring(0, verb.indexOf(' ') < 0 ? verb.length() : verb.indexOf(' ')),
+            k -> new AtomicInteger()).incrementAndGet();
         if (verb.contains("IDEM_OPERATION")) {
           onOperations.computeIfAbsent(verb.substring(0, verb.indexOf(' ') < 0 ? verb.length() : verb.indexOf(' ')),
               k -> new AtomicInteger()).incrementAndGet();
