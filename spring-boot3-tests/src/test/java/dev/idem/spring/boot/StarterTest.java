@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.sun.net.httpserver.HttpServer;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationRecord;
@@ -17,9 +16,6 @@ import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.ReceivedRequest;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -33,22 +29,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.http.client.ClientHttpRequestFactoryBuilder;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
 import org.springframework.http.RequestEntity;
-import org.springframework.http.StreamingHttpOutputMessage;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -110,8 +99,6 @@ class StarterTest {
   WebClient.Builder webClients;
   @Autowired
   RestTemplate restTemplate;
-  @Autowired
-  ClientHttpRequestFactoryBuilder<?> requestFactories;
   @Autowired
   IdempotentExecutor executor;
   @Autowired
@@ -240,62 +227,6 @@ class StarterTest {
     OperationRecord rec = executor.list(OperationState.FAILED, null, 1000).stream()
         .filter(r -> r.id().key().value().equals(key)).findFirst().orElseThrow();
     assertEquals(1, rec.attempts().size(), "requests on the wire = attempts in the journal");
-  }
-
-  /**
-   * The redirect rule wraps every factory Boot builds, and it buffered every body sent through
-   * one, keyed or not, until the request was sent: a large upload sat whole in the app's memory.
-   * Now the body goes straight to Boot's client: here the server has bytes of a 64 MiB unkeyed
-   * upload while the app is still writing its first 8 MiB (before, the wait below timed out,
-   * since nothing left the app until the whole body had been copied).
-   */
-  @Test
-  void aLargeUnkeyedUploadThroughBootsRequestFactoryIsStreamedNotHeld() throws Exception {
-    long size = 64L * 1024 * 1024;
-    AtomicLong received = new AtomicLong();
-    CountDownLatch firstBytes = new CountDownLatch(1);
-    List<String> keys = new CopyOnWriteArrayList<>();
-    HttpServer upload = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    upload.createContext("/uploads", exchange -> {
-      keys.addAll(exchange.getRequestHeaders().getOrDefault("Idempotency-Key", List.of()));
-      byte[] buf = new byte[64 * 1024];
-      try (InputStream in = exchange.getRequestBody()) {
-        for (int n; (n = in.read(buf)) >= 0; ) {
-          received.addAndGet(n);
-          firstBytes.countDown();
-        }
-      }
-      exchange.sendResponseHeaders(204, -1);
-      exchange.close();
-    });
-    upload.start();
-    try {
-      AtomicBoolean streamed = new AtomicBoolean();
-      StreamingHttpOutputMessage.Body body = out -> {
-        byte[] chunk = new byte[64 * 1024];
-        for (long written = 0; written < size; written += chunk.length) {
-          if (written == 8L * 1024 * 1024) {
-            try {
-              streamed.set(firstBytes.await(60, TimeUnit.SECONDS));
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-              throw new IOException(e);
-            }
-          }
-          out.write(chunk);
-        }
-      };
-      RestClient plain = RestClient.builder().requestFactory(requestFactories.build()).build();
-      int status = plain.put().uri("http://localhost:" + upload.getAddress().getPort() + "/uploads")
-          .contentType(MediaType.APPLICATION_OCTET_STREAM).body(body)
-          .exchange((req, res) -> res.getStatusCode().value());
-      assertEquals(204, status);
-      assertTrue(streamed.get(), "the server had bytes while the app was still writing the body");
-      assertEquals(size, received.get());
-      assertEquals(List.of(), keys, "an unkeyed request");
-    } finally {
-      upload.stop(0);
-    }
   }
 
   @Test
