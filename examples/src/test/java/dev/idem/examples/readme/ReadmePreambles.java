@@ -42,8 +42,8 @@ final class ReadmePreambles {
         List.of("import org.springframework.web.reactive.function.client.WebClient;"),
         List.of("WebClient.Builder webClientBuilder;", "Object order;")));
     p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #3", Preamble.statements(
-        List.of("import org.springframework.web.client.RestClient;"),
-        List.of("RestClient.Builder restClientBuilder;", "Object order;")));
+        List.of("import dev.idem.core.IdempotentExecutor;", "import org.springframework.web.client.RestClient;"),
+        List.of("RestClient.Builder restClientBuilder;", "IdempotentExecutor executor;", "Object order;")));
     p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #4", Preamble.members(
         List.of(), List.of("interface Tokens { String current(); }")));
     p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));

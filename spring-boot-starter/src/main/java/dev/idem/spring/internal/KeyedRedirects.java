@@ -1,20 +1,11 @@
 package dev.idem.spring.internal;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.net.URI;
 import java.util.Objects;
-import org.springframework.http.HttpHeaders;
-import org.springframework.http.HttpMethod;
-import org.springframework.http.client.AbstractClientHttpRequest;
-import org.springframework.http.client.ClientHttpRequest;
 import org.springframework.http.client.ClientHttpRequestFactory;
-import org.springframework.http.client.ClientHttpResponse;
 
 /**
  * A keyed request's redirect is never followed below Idem's interceptor. Boot builds its clients'
@@ -23,9 +14,10 @@ import org.springframework.http.client.ClientHttpResponse;
  * and turns a 303 into a GET, where the journal counts no attempt. No client can switch redirects
  * per request, so Boot's factory builder is wrapped to build each factory twice, once as asked
  * and once with {@code DONT_FOLLOW} (same timeouts, SSL and customizers), and a request that
- * carries the key header when it is sent goes through the second. Idem's interceptor then sees
- * the 3xx, as with the other adapters. Boot 3.5 and 4.0 name the settings type differently
- * ({@code ClientHttpRequestFactorySettings}, {@code HttpClientSettings}); both have
+ * carries the key header goes through the second. Idem's interceptor then sees the 3xx, as with
+ * the other adapters. The choice is made when the headers are complete, before the body starts
+ * ({@link RoutedRequest}), so this wrapper never holds a body. Boot 3.5 and 4.0 name the
+ * settings type differently ({@code ClientHttpRequestFactorySettings}, {@code HttpClientSettings}); both have
  * {@code withRedirects(DONT_FOLLOW)} and {@code defaults()}, reached by reflection so that one jar
  * serves both.
  */
@@ -91,7 +83,7 @@ public final class KeyedRedirects {
     Objects.requireNonNull(others, "others");
     Objects.requireNonNull(keyed, "keyed");
     Objects.requireNonNull(keyHeader, "keyHeader");
-    return (uri, method) -> new DeferredRequest(uri, method, others, keyed, keyHeader);
+    return (uri, method) -> new RoutedRequest(uri, method, others, keyed, keyHeader);
   }
 
   private static final class BuilderHandler implements InvocationHandler {
@@ -144,54 +136,6 @@ public final class KeyedRedirects {
         }
       }
       throw new NoSuchMethodException(settings.getClass().getName() + ".withRedirects(DONT_FOLLOW)");
-    }
-  }
-
-  /**
-   * Holds the request until it is sent, when its headers say whether it is keyed; the body is
-   * buffered (Idem's interceptor has buffered a keyed one already).
-   */
-  private static final class DeferredRequest extends AbstractClientHttpRequest {
-    private final URI uri;
-    private final HttpMethod method;
-    private final ClientHttpRequestFactory others;
-    private final ClientHttpRequestFactory keyed;
-    private final String keyHeader;
-    private final ByteArrayOutputStream body = new ByteArrayOutputStream(256);
-
-    DeferredRequest(URI uri, HttpMethod method, ClientHttpRequestFactory others, ClientHttpRequestFactory keyed,
-        String keyHeader) {
-      this.uri = uri;
-      this.method = method;
-      this.others = others;
-      this.keyed = keyed;
-      this.keyHeader = keyHeader;
-    }
-
-    @Override
-    public HttpMethod getMethod() {
-      return method;
-    }
-
-    @Override
-    public URI getURI() {
-      return uri;
-    }
-
-    @Override
-    protected OutputStream getBodyInternal(HttpHeaders headers) {
-      return body;
-    }
-
-    @Override
-    protected ClientHttpResponse executeInternal(HttpHeaders headers) throws IOException {
-      boolean isKeyed = !SpringHeaders.values(headers, keyHeader).isEmpty();
-      ClientHttpRequest request = (isKeyed ? keyed : others).createRequest(uri, method);
-      headers.forEach((name, values) -> request.getHeaders().addAll(name, values));
-      if (body.size() > 0) {
-        body.writeTo(request.getBody());
-      }
-      return request.execute();
     }
   }
 }

@@ -66,27 +66,18 @@ class ClientCrashTest {
 
   private static Process start(Path dir, String name, String url) throws IOException, InterruptedException {
     Files.deleteIfExists(dir.resolve("started"));
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-        "-XX:+UseSerialGC", "-Dorg.springframework.boot.logging.LoggingSystem=none",
-        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp", System.getProperty("java.class.path"),
-        ClientCrashChild.class.getName(), dir.toString()));
-    if (url != null) {
-      cmd.add(url);
-    }
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(dir.resolve(name + ".log").toFile())
-        .start();
+    List<String> args = url == null ? List.of(dir.toString()) : List.of(dir.toString(), url);
+    Process p = ChildJvm.start(log(dir, name), List.of(), ClientCrashChild.class, args);
     awaitTrue(() -> Files.exists(dir.resolve("started")), p, dir, name, "the child started");
     return p;
   }
 
   private static void awaitTrue(BooleanSupplier condition, Process p, Path dir, String name, String what)
       throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (!condition.getAsBoolean()) {
-      assertTrue(p.isAlive(), what + ": the child died: " + Files.readString(dir.resolve(name + ".log")));
-      assertTrue(System.nanoTime() < deadline, what + ": not within 90 s");
-      Thread.sleep(50); // a child JVM at work: nothing to wait on but what it does
-    }
+    ChildJvm.await(condition, p, log(dir, name), what);
+  }
+
+  private static Path log(Path dir, String name) {
+    return dir.resolve(name + ".log");
   }
 }

@@ -2,12 +2,15 @@ package dev.idem.spring.boot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
 import dev.idem.spring.client.IdempotentCall;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
@@ -39,6 +42,7 @@ import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -147,6 +151,45 @@ class StarterTest {
     String key = call.key().orElseThrow().value();
     assertEquals(2, server.requestCount());
     assertEquals(Set.of(key), keysSent());
+    assertEquals(1, server.effectCount(key));
+    assertTrue(call.replayed());
+    assertEquals(OperationState.SUCCEEDED, journaled("create-order", key).state());
+  }
+
+  /**
+   * What docs/spring.md tells an app to do with an OperationUncertainException: the same call
+   * again is refused without sending anything (the journal keeps the operation UNCERTAIN, and
+   * Idem never reports an outcome it does not know); after a re-drive the same call sends the
+   * same key once more and the server replays: one effect.
+   */
+  @Test
+  void anUncertainCallIsRefusedAgainUntilReDrivenAndThenReplayedUnderItsKey() throws Exception {
+    server.plan().forNext(3, Fault.commitThenDropResponse()); // every attempt of idem.client.max-attempts
+    IdempotentCall call = IdempotentCall.named("create-order");
+    RestClient client = restClients.build();
+    ResourceAccessException first = assertThrows(ResourceAccessException.class, () -> client.post()
+        .uri(server.url("/orders")).contentType(MediaType.APPLICATION_JSON).attributes(call).body("{\"qty\":7}")
+        .retrieve().toBodilessEntity());
+    OperationUncertainException uncertain = assertInstanceOf(OperationUncertainException.class, first.getCause());
+    assertFalse(uncertain.fromJournal());
+    String key = call.key().orElseThrow().value();
+    assertEquals(3, server.requestCount());
+    assertEquals(1, server.effectCount(key));
+    assertEquals(OperationState.UNCERTAIN, journaled("create-order", key).state());
+
+    ResourceAccessException again = assertThrows(ResourceAccessException.class, () -> client.post()
+        .uri(server.url("/orders")).contentType(MediaType.APPLICATION_JSON).attributes(call).body("{\"qty\":7}")
+        .retrieve().toBodilessEntity());
+    assertTrue(assertInstanceOf(OperationUncertainException.class, again.getCause()).fromJournal(),
+        "handed over from the journal");
+    assertEquals(3, server.requestCount(), "nothing was sent");
+
+    executor.redrive(uncertain.operationId());
+    int status = client.post().uri(server.url("/orders")).contentType(MediaType.APPLICATION_JSON).attributes(call)
+        .body("{\"qty\":7}").retrieve().toBodilessEntity().getStatusCode().value();
+    assertEquals(201, status);
+    assertEquals(4, server.requestCount());
+    assertEquals(Set.of(key), keysSent(), "the same key on every attempt");
     assertEquals(1, server.effectCount(key));
     assertTrue(call.replayed());
     assertEquals(OperationState.SUCCEEDED, journaled("create-order", key).state());
@@ -370,6 +413,7 @@ class StarterTest {
   private OperationRecord journaled(String operation, String key) throws IOException {
     List<OperationRecord> found = executor.list(OperationState.SUCCEEDED, null, 1000);
     found.addAll(executor.list(OperationState.PENDING, null, 1000));
+    found.addAll(executor.list(OperationState.UNCERTAIN, null, 1000));
     return found.stream().filter(r -> r.id().operation().equals(operation) && r.id().key().value().equals(key))
         .findFirst().orElseThrow(() -> new AssertionError("not journaled: " + operation + " " + key));
   }

@@ -85,20 +85,10 @@ class TransactionalKillTest {
 
   private static Process start(Path dir, String kill, List<String> datasource) throws IOException, InterruptedException {
     Files.deleteIfExists(dir.resolve("port"));
-    Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-    List<String> cmd = new java.util.ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
-        "-XX:+UseSerialGC", "-Didem.test.kill=" + kill,
-        "-Dorg.springframework.boot.logging.LoggingSystem=none", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-        "-cp", System.getProperty("java.class.path"), KillChild.class.getName(), dir.toString()));
-    cmd.addAll(datasource);
-    Process p = new ProcessBuilder(cmd)
-        .redirectErrorStream(true).redirectOutput(log(dir, kill).toFile()).start();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!Files.exists(dir.resolve("port"))) {
-      assertTrue(p.isAlive(), "the child died at startup: " + Files.readString(log(dir, kill)));
-      assertTrue(System.nanoTime() < deadline, "the child did not start within 60 s");
-      Thread.sleep(50); // a child JVM starting: nothing to wait on but its port file
-    }
+    List<String> args = new java.util.ArrayList<>(List.of(dir.toString()));
+    args.addAll(datasource);
+    Process p = ChildJvm.start(log(dir, kill), List.of("-Didem.test.kill=" + kill), KillChild.class, args);
+    ChildJvm.await(() -> Files.exists(dir.resolve("port")), p, log(dir, kill), "the child started");
     return p;
   }
 
