@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.spring.internal.KeyedConnectors;
 import dev.idem.spring.internal.SpringHeaders;
 import java.io.IOException;
 import java.net.ProtocolException;
@@ -77,6 +78,7 @@ final class ReactiveAttempts implements AsyncTransport {
         .body(bytes)
         .build();
     return next.exchange(attempt)
+        .contextWrite(KeyedConnectors.markKeyed()) // Boot's connector then follows none of its redirects
         .onErrorMap(WebClientRequestException.class, e -> e.getCause() != null ? e.getCause() : e)
         .flatMap(this::read)
         .map(a -> {

@@ -13,8 +13,8 @@ import org.springframework.util.ClassUtils;
 /**
  * Puts Idem on every {@code RestClient.Builder}, {@code RestTemplate} and {@code WebClient.Builder}
  * bean, Boot's own builders included (prototype beans: each injection point gets a wrapped one),
- * and makes the request factories Boot builds for them follow no keyed request's redirect
- * ({@link KeyedRedirects}).
+ * and makes the request factories and connectors Boot builds for them follow no keyed request's
+ * redirect ({@link KeyedRedirects}, {@link KeyedConnectors}).
  * A post-processor rather than Boot's customizer interfaces, which Boot 4 moved to other packages:
  * this works the same on Boot 3.5 and 4.0. Its dependencies are looked up lazily, so that it does
  * not make the journal early.
@@ -67,6 +67,10 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.
       return KeyedRedirects.wrapBuilder(bean, keyHeader.get());
+    }
+    if (WEB_CLIENT && KeyedConnectors.isConnectorBuilder(bean)) {
+      // Boot's WebClient connector: the same rule, chosen by the filter's mark in the Reactor context.
+      return KeyedConnectors.wrapBuilder(bean);
     }
     return bean;
   }

@@ -6,21 +6,27 @@ import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotentCall;
 import dev.idem.testkit.contract.AdapterContract;
 import dev.idem.testkit.contract.AdapterDriver;
+import dev.idem.spring.internal.KeyedConnectors;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.springframework.boot.http.client.HttpRedirects;
+import org.springframework.boot.http.client.reactive.ClientHttpConnectorBuilder;
+import org.springframework.boot.http.client.reactive.ClientHttpConnectorSettings;
 import org.springframework.http.MediaType;
 import org.springframework.http.RequestEntity;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.http.client.reactive.ClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 
-/** The WebClient filter on Reactor Netty, called as an app calls it, and awaited on virtual time. */
+/** The WebClient filter on Reactor Netty as Boot builds it, called as an app calls it, and awaited on virtual time. */
 final class WebClientDriver implements AdapterDriver {
   @Override
   public Session open(Setup setup) {
     IdempotencyExchangeFilter idem = IdempotencyExchangeFilter.builder(setup.executor()).keyHeader(setup.keyHeader())
         .keyFormat(setup.format()).untaggedPolicy(setup.untagged()).build();
-    WebClient client = WebClient.builder().filter(idem).build();
+    WebClient client = WebClient.builder().clientConnector(bootsConnector()).filter(idem).build();
     return new Session() {
       @Override
       public Reply send(Call call) throws Exception {
@@ -57,8 +63,20 @@ final class WebClientDriver implements AdapterDriver {
     };
   }
 
+  /**
+   * Reactor Netty as Boot builds it, following redirects, through the starter's wrapper of Boot's
+   * connector builder bean, so that the contract sees keyed exchanges' redirects left to Idem and
+   * the others' followed.
+   */
+  static ClientHttpConnector bootsConnector() {
+    ClientHttpConnectorBuilder<?> boot = (ClientHttpConnectorBuilder<?>) KeyedConnectors.wrapBuilder(
+        ClientHttpConnectorBuilder.reactor());
+    return boot.build(ClientHttpConnectorSettings.defaults().withRedirects(HttpRedirects.FOLLOW)
+        .withConnectTimeout(Duration.ofSeconds(5)));
+  }
+
   @Override
   public boolean clientFollowsRedirects() {
-    return false;  // this driver's client follows none (the JDK client's and Reactor Netty's default)
+    return true; // Boot's connector follows redirects; the starter keeps keyed exchanges' to Idem
   }
 }
