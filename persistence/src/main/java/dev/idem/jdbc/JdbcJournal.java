@@ -276,7 +276,7 @@ public final class JdbcJournal implements Journal {
   public static JdbcJournal openReadOnly(DataSource dataSource) throws JournalException {
     Builder b = dataSource(dataSource);
     try {
-      return new JournalOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
+      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
           .openDataSourceReadOnly(dataSource, (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {

@@ -296,7 +296,7 @@ public final class SingleConnectionStore implements Store {
       return work.run(session);
     } catch (SQLException e) {
       failIfTransactionLost(e);
-      throw JournalErrors.wrap("statement on " + name, e);
+      throw StoreErrors.wrap(what, "statement on " + name, e);
     } catch (Error e) {
       markBroken(e); // the unit stopped anywhere; what else that Error hit is unknown
       throw e;
@@ -327,7 +327,7 @@ public final class SingleConnectionStore implements Store {
     }
     if (lost) {
       broken = cause;
-      throw JournalErrors.wrapUnusable(name, cause);
+      throw StoreErrors.wrapUnusable(what, name, cause);
     }
   }
 

@@ -283,11 +283,11 @@ public final class StoreOpener {
         c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
       }
       int version = new Migrator(dialect, schema, clock).currentVersionReadOnly(c);
-      Store store = new ReadOnlyStore(name, c, null);
+      Store store = new ReadOnlyStore(schema.what(), name, c, null);
       return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false));
     } catch (SQLException e) {
       closeQuietly(c);
-      throw JournalErrors.wrap("read-only open", e);
+      throw StoreErrors.wrap(schema.what(), "read-only open", e);
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(c);
       throw e;
