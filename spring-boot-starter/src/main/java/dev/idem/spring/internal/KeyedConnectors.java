@@ -1,9 +1,5 @@
 package dev.idem.spring.internal;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.util.Objects;
 import java.util.function.Function;
@@ -46,18 +42,7 @@ public final class KeyedConnectors {
 
   /** Whether {@code bean} is Boot's reactive connector builder (Boot 3.5 and later). */
   public static boolean isConnectorBuilder(Object bean) {
-    return builderInterface(bean.getClass()) != null;
-  }
-
-  private static Class<?> builderInterface(Class<?> type) {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      for (Class<?> i : c.getInterfaces()) {
-        if (i.getName().equals(BUILDER)) {
-          return i;
-        }
-      }
-    }
-    return null;
+    return RedirectTwins.builderInterface(bean.getClass(), BUILDER) != null;
   }
 
   /**
@@ -69,14 +54,12 @@ public final class KeyedConnectors {
    * @throws IllegalArgumentException if {@code builder} is not one
    */
   public static Object wrapBuilder(Object builder) {
-    if (Proxy.isProxyClass(builder.getClass()) && Proxy.getInvocationHandler(builder) instanceof BuilderHandler) {
-      return builder;
-    }
-    Class<?> type = builderInterface(builder.getClass());
+    Class<?> type = RedirectTwins.builderInterface(builder.getClass(), BUILDER);
     if (type == null) {
       throw new IllegalArgumentException(builder.getClass() + " is not a " + BUILDER);
     }
-    return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, new BuilderHandler(builder, type));
+    return RedirectTwins.wrap(builder, type, "KeyedConnectors", (others, keyed) ->
+        routing((ClientHttpConnector) others, (ClientHttpConnector) keyed));
   }
 
   /**
@@ -97,57 +80,6 @@ public final class KeyedConnectors {
         Function<? super ClientHttpRequest, Mono<Void>> requestCallback) {
       return Mono.deferContextual(ctx -> (ctx.getOrDefault(KEYED, Boolean.FALSE) ? keyed : others)
           .connect(method, uri, requestCallback));
-    }
-  }
-
-  private static final class BuilderHandler implements InvocationHandler {
-    private final Object target;
-    private final Class<?> type;
-
-    BuilderHandler(Object target, Class<?> type) {
-      this.target = target;
-      this.type = type;
-    }
-
-    @Override
-    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
-      if (method.getName().equals("build") && method.getParameterCount() == 0) {
-        return InvocationHandler.invokeDefault(proxy, method); // build(null), through the method below
-      }
-      if (method.getName().equals("build") && method.getParameterCount() == 1) {
-        Object settings = args[0] != null ? args[0] : method.getParameterTypes()[0].getMethod("defaults").invoke(null);
-        ClientHttpConnector others = (ClientHttpConnector) call(method, args);
-        ClientHttpConnector keyed = (ClientHttpConnector) call(method, new Object[] {dontFollow(settings)});
-        return routing(others, keyed);
-      }
-      if (method.getDeclaringClass() == Object.class) {
-        return switch (method.getName()) {
-          case "equals" -> proxy == args[0];
-          case "hashCode" -> System.identityHashCode(proxy);
-          default -> "KeyedConnectors(" + target + ")";
-        };
-      }
-      Object result = call(method, args);
-      // withCustomizer(...) and the like return a new builder: it keeps the rule.
-      return type.isInstance(result) ? wrapBuilder(result) : result;
-    }
-
-    private Object call(Method method, Object[] args) throws Throwable {
-      try {
-        return method.invoke(target, args);
-      } catch (InvocationTargetException e) {
-        throw e.getCause();
-      }
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static Object dontFollow(Object settings) throws ReflectiveOperationException {
-      for (Method m : settings.getClass().getMethods()) {
-        if (m.getName().equals("withRedirects") && m.getParameterCount() == 1 && m.getParameterTypes()[0].isEnum()) {
-          return m.invoke(settings, Enum.valueOf((Class<? extends Enum>) m.getParameterTypes()[0], "DONT_FOLLOW"));
-        }
-      }
-      throw new NoSuchMethodException(settings.getClass().getName() + ".withRedirects(DONT_FOLLOW)");
     }
   }
 }

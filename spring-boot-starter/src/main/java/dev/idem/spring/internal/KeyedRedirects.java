@@ -1,9 +1,5 @@
 package dev.idem.spring.internal;
 
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.Objects;
 import org.springframework.http.client.ClientHttpRequestFactory;
 
@@ -28,18 +24,7 @@ public final class KeyedRedirects {
 
   /** Whether {@code bean} is Boot's request factory builder (Boot 3.4 and later). */
   public static boolean isFactoryBuilder(Object bean) {
-    return implementsBuilder(bean.getClass());
-  }
-
-  private static boolean implementsBuilder(Class<?> type) {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      for (Class<?> i : c.getInterfaces()) {
-        if (i.getName().equals(BUILDER)) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return RedirectTwins.builderInterface(bean.getClass(), BUILDER) != null;
   }
 
   /**
@@ -51,22 +36,13 @@ public final class KeyedRedirects {
    * @return a proxy of the builder's interface
    */
   public static Object wrapBuilder(Object builder, String keyHeader) {
-    Class<?> type = builderInterface(builder.getClass());
-    if (Proxy.isProxyClass(builder.getClass()) && Proxy.getInvocationHandler(builder) instanceof BuilderHandler) {
-      return builder;
+    Objects.requireNonNull(keyHeader, "keyHeader");
+    Class<?> type = RedirectTwins.builderInterface(builder.getClass(), BUILDER);
+    if (type == null) {
+      throw new IllegalArgumentException(builder.getClass() + " is not a " + BUILDER);
     }
-    return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, new BuilderHandler(builder, type, keyHeader));
-  }
-
-  private static Class<?> builderInterface(Class<?> type) {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      for (Class<?> i : c.getInterfaces()) {
-        if (i.getName().equals(BUILDER)) {
-          return i;
-        }
-      }
-    }
-    throw new IllegalArgumentException(type + " is not a " + BUILDER);
+    return RedirectTwins.wrap(builder, type, "KeyedRedirects", (others, keyed) ->
+        routing((ClientHttpRequestFactory) others, (ClientHttpRequestFactory) keyed, keyHeader));
   }
 
   /**
@@ -84,58 +60,5 @@ public final class KeyedRedirects {
     Objects.requireNonNull(keyed, "keyed");
     Objects.requireNonNull(keyHeader, "keyHeader");
     return (uri, method) -> new RoutedRequest(uri, method, others, keyed, keyHeader);
-  }
-
-  private static final class BuilderHandler implements InvocationHandler {
-    private final Object target;
-    private final Class<?> type;
-    private final String keyHeader;
-
-    BuilderHandler(Object target, Class<?> type, String keyHeader) {
-      this.target = target;
-      this.type = type;
-      this.keyHeader = keyHeader;
-    }
-
-    @Override
-    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
-      if (method.getName().equals("build") && method.getParameterCount() == 0) {
-        return InvocationHandler.invokeDefault(proxy, method); // build(null), through the method below
-      }
-      if (method.getName().equals("build") && method.getParameterCount() == 1) {
-        Object settings = args[0] != null ? args[0] : method.getParameterTypes()[0].getMethod("defaults").invoke(null);
-        ClientHttpRequestFactory others = (ClientHttpRequestFactory) call(method, args);
-        ClientHttpRequestFactory keyed = (ClientHttpRequestFactory) call(method, new Object[] {dontFollow(settings)});
-        return routing(others, keyed, keyHeader);
-      }
-      if (method.getDeclaringClass() == Object.class) {
-        return switch (method.getName()) {
-          case "equals" -> proxy == args[0];
-          case "hashCode" -> System.identityHashCode(proxy);
-          default -> "KeyedRedirects(" + target + ")";
-        };
-      }
-      Object result = call(method, args);
-      // withCustomizer(...) and the like return a new builder: it keeps the rule.
-      return type.isInstance(result) ? wrapBuilder(result, keyHeader) : result;
-    }
-
-    private Object call(Method method, Object[] args) throws Throwable {
-      try {
-        return method.invoke(target, args);
-      } catch (InvocationTargetException e) {
-        throw e.getCause();
-      }
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static Object dontFollow(Object settings) throws ReflectiveOperationException {
-      for (Method m : settings.getClass().getMethods()) {
-        if (m.getName().equals("withRedirects") && m.getParameterCount() == 1 && m.getParameterTypes()[0].isEnum()) {
-          return m.invoke(settings, Enum.valueOf((Class<? extends Enum>) m.getParameterTypes()[0], "DONT_FOLLOW"));
-        }
-      }
-      throw new NoSuchMethodException(settings.getClass().getName() + ".withRedirects(DONT_FOLLOW)");
-    }
   }
 }
