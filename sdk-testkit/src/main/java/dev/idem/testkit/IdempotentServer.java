@@ -12,17 +12,18 @@ import dev.idem.testkit.internal.EffectCounters;
 import dev.idem.testkit.internal.FaultSource;
 import dev.idem.testkit.internal.IdempotencyDispatcher;
 import dev.idem.testkit.internal.RequestLog;
-import dev.idem.testkit.internal.ServerConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Consumer;
 import mockwebserver3.MockWebServer;
 import okhttp3.HttpUrl;
 
@@ -99,10 +100,10 @@ public final class IdempotentServer implements AutoCloseable {
   private final IdempotencyDispatcher dispatcher;
   private final HttpUrl base;
 
-  private IdempotentServer(ServerConfig config, IdempotencyGuard guard, int port) {
+  private IdempotentServer(IdempotencyGuard guard, IdempotencyDispatcher.Settings settings, int port) {
     FaultSource faults = key -> plan.take(key).map(Fault::spec);
     this.guard = guard;
-    this.dispatcher = new IdempotencyDispatcher(config, guard, store, log, faults);
+    this.dispatcher = new IdempotencyDispatcher(settings, guard, store, log, faults);
     server.setDispatcher(dispatcher);
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
@@ -247,25 +248,34 @@ public final class IdempotentServer implements AutoCloseable {
   }
 
   /**
-   * Settings for an {@link IdempotentServer}. Not thread-safe; build on one thread.
+   * Settings for an {@link IdempotentServer}. Not thread-safe; build on one thread. The protocol
+   * settings are the {@link IdempotencyGuard.Builder}'s, checked by it as they are set.
    */
   public static final class Builder {
-    private String keyHeader = DEFAULT_KEY_HEADER;
+    // Checks each protocol setting with the guard's own rules as it is set; start() replays the
+    // settings on a guard over a fresh store, so that a reused builder never shares records.
+    private final IdempotencyGuard.Builder check = guardBuilder();
+    private final Map<String, Consumer<IdempotencyGuard.Builder>> guardSettings = new LinkedHashMap<>();
     private String callerHeader = DEFAULT_CALLER_HEADER;
     private Duration inFlightRetryAfter = Duration.ofSeconds(1);
-    private Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
+    private boolean sendInFlightRetryAfter = true;
     private EffectHandler handler = new DefaultEffectHandler();
     private Clock clock = Clock.systemUTC();
-    private int mismatchStatus = ProtocolStatuses.ietfDraft().keyReusedStatus();
-    private boolean sendInFlightRetryAfter = true;
-    private boolean replayMarker = true;
-    private boolean storeServerErrors;
-    private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
     private int port;
-    private GuardRenderer renderer = GuardRenderer.problemJson();
-    private Duration inFlightWait = Duration.ZERO;
 
     private Builder() {}
+
+    private static IdempotencyGuard.Builder guardBuilder() {
+      return IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+          .mismatchStatus(ProtocolStatuses.ietfDraft().keyReusedStatus())
+          .storagePolicy(StoragePolicy.STORE_BELOW_500);
+    }
+
+    private Builder guard(String setting, Consumer<IdempotencyGuard.Builder> apply) {
+      apply.accept(check);
+      guardSettings.put(setting, apply);
+      return this;
+    }
 
     /**
      * The loopback port to listen on. Default 0: any free port, which tests should keep (read the
@@ -292,8 +302,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IllegalArgumentException if blank
      */
     public Builder keyHeader(String name) {
-      this.keyHeader = headerName(name, "keyHeader");
-      return this;
+      return guard("keyHeader", g -> g.keyHeader(name));
     }
 
     /**
@@ -306,7 +315,11 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IllegalArgumentException if blank
      */
     public Builder callerHeader(String name) {
-      this.callerHeader = headerName(name, "callerHeader");
+      Objects.requireNonNull(name, "callerHeader");
+      if (name.isBlank()) {
+        throw new IllegalArgumentException("callerHeader must not be blank");
+      }
+      this.callerHeader = name;
       return this;
     }
 
@@ -319,10 +332,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IllegalArgumentException if negative
      */
     public Builder inFlightRetryAfter(Duration retryAfter) {
-      Objects.requireNonNull(retryAfter, "retryAfter");
-      if (retryAfter.isNegative()) {
-        throw new IllegalArgumentException("retryAfter must not be negative: " + retryAfter);
-      }
+      check.inFlightRetryAfter(Objects.requireNonNull(retryAfter, "retryAfter"));
       this.inFlightRetryAfter = retryAfter;
       return this;
     }
@@ -335,10 +345,9 @@ public final class IdempotentServer implements AutoCloseable {
      * @return this builder
      */
     public Builder keyRequiredMethods(Set<String> methods) {
-      Objects.requireNonNull(methods, "methods");
-      methods.forEach(m -> Objects.requireNonNull(m, "method"));
-      this.keyRequiredMethods = Set.copyOf(methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).toList());
-      return this;
+      Objects.requireNonNull(methods, "methods").forEach(m -> Objects.requireNonNull(m, "method"));
+      Set<String> copy = Set.copyOf(methods);
+      return guard("keyRequiredMethods", g -> g.keyRequiredMethods(copy));
     }
 
     /**
@@ -374,11 +383,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IllegalArgumentException if not a 4xx
      */
     public Builder mismatchStatus(int status) {
-      if (status < 400 || status > 499) {
-        throw new IllegalArgumentException("the mismatch status is a 4xx, not " + status);
-      }
-      this.mismatchStatus = status;
-      return this;
+      return guard("mismatchStatus", g -> g.mismatchStatus(status));
     }
 
     /**
@@ -401,8 +406,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @return this builder
      */
     public Builder replayMarker(boolean on) {
-      this.replayMarker = on;
-      return this;
+      return guard("replayMarker", g -> g.replayMarker(on));
     }
 
     /**
@@ -414,8 +418,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @return this builder
      */
     public Builder storeServerErrors(boolean store) {
-      this.storeServerErrors = store;
-      return this;
+      return guard("storagePolicy", g -> g.storagePolicy(store ? StoragePolicy.STORE_ALL : StoragePolicy.STORE_BELOW_500));
     }
 
     /**
@@ -427,8 +430,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @return this builder
      */
     public Builder fingerprintMode(FingerprintMode mode) {
-      this.fingerprintMode = Objects.requireNonNull(mode, "mode");
-      return this;
+      return guard("fingerprintMode", g -> g.fingerprintMode(mode));
     }
 
     /**
@@ -440,8 +442,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @return this builder
      */
     public Builder renderer(GuardRenderer renderer) {
-      this.renderer = Objects.requireNonNull(renderer, "renderer");
-      return this;
+      return guard("renderer", g -> g.renderer(renderer));
     }
 
     /**
@@ -453,12 +454,7 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IllegalArgumentException if negative or over 5 minutes
      */
     public Builder inFlightWait(Duration wait) {
-      Objects.requireNonNull(wait, "wait");
-      if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(5)) > 0) {
-        throw new IllegalArgumentException("inFlightWait must be zero to 5 minutes: " + wait);
-      }
-      this.inFlightWait = wait;
-      return this;
+      return guard("inFlightWait", g -> g.inFlightWait(wait));
     }
 
     /**
@@ -469,28 +465,9 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws UncheckedIOException if the port cannot be bound
      */
     public IdempotentServer start() {
-      IdempotencyGuard guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore())
-          .keyHeader(keyHeader)
-          .keyRequiredMethods(keyRequiredMethods)
-          .inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null)
-          .mismatchStatus(mismatchStatus)
-          .replayMarker(replayMarker)
-          .storagePolicy(storeServerErrors ? StoragePolicy.STORE_ALL : StoragePolicy.STORE_BELOW_500)
-          .fingerprintMode(fingerprintMode)
-          .renderer(renderer)
-          .inFlightWait(inFlightWait)
-          .build();
-      return new IdempotentServer(
-          new ServerConfig(keyHeader, callerHeader, inFlightRetryAfter, keyRequiredMethods, handler, clock), guard,
-          port);
-    }
-
-    private static String headerName(String name, String what) {
-      Objects.requireNonNull(name, what);
-      if (name.isBlank()) {
-        throw new IllegalArgumentException(what + " must not be blank");
-      }
-      return name;
+      IdempotencyGuard.Builder g = guardBuilder().inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null);
+      guardSettings.values().forEach(setting -> setting.accept(g));
+      return new IdempotentServer(g.build(), new IdempotencyDispatcher.Settings(callerHeader, handler, clock), port);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.idem.testkit.internal;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.idem.testkit.EffectHandler;
 import dev.idem.testkit.EffectRequest;
 import dev.idem.testkit.Reply;
@@ -13,7 +14,7 @@ public final class DefaultEffectHandler implements EffectHandler {
   @Override
   public Reply execute(EffectRequest request) {
     long n = request.effectNumber();
-    String key = request.key() == null ? "null" : Json.quote(request.key());
-    return Reply.json(201, "{\"id\":\"ord_" + n + "\",\"effect\":" + n + ",\"key\":" + key + "}");
+    return Reply.json(201, JsonNodeFactory.instance.objectNode().put("id", "ord_" + n).put("effect", n)
+        .put("key", request.key()).toString());
   }
 }

@@ -8,9 +8,11 @@ import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
+import dev.idem.testkit.EffectHandler;
 import dev.idem.testkit.EffectRequest;
 import dev.idem.testkit.Reply;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,12 +48,22 @@ import okio.ByteString;
 public final class IdempotencyDispatcher extends Dispatcher {
   private static final String TYPE_PREFIX = "urn:idem:problem:";
 
-  private final ServerConfig config;
+  private final Settings config;
   private final IdempotencyGuard guard;
   private final EffectCounters store;
   private final RequestLog log;
   private final FaultSource faults;
   private final CountDownLatch closing = new CountDownLatch(1);
+
+  /**
+   * The test kit's own settings of one server, already validated by the public builder; the
+   * protocol settings are the guard's.
+   *
+   * @param callerHeader the name of the header that names the caller
+   * @param handler the business action
+   * @param clock the source of "now" for HTTP-dates
+   */
+  public record Settings(String callerHeader, EffectHandler handler, Clock clock) {}
 
   /**
    * @param config settings
@@ -60,7 +72,7 @@ public final class IdempotencyDispatcher extends Dispatcher {
    * @param log where received requests are appended
    * @param faults the scripted faults
    */
-  public IdempotencyDispatcher(ServerConfig config, IdempotencyGuard guard, EffectCounters store, RequestLog log,
+  public IdempotencyDispatcher(Settings config, IdempotencyGuard guard, EffectCounters store, RequestLog log,
       FaultSource faults) {
     this.config = Objects.requireNonNull(config, "config");
     this.guard = Objects.requireNonNull(guard, "guard");
@@ -76,7 +88,7 @@ public final class IdempotencyDispatcher extends Dispatcher {
     String caller = Optional.ofNullable(request.getHeaders().get(config.callerHeader()))
         .filter(c -> !c.isBlank())
         .orElse("anonymous");
-    List<String> keyValues = request.getHeaders().values(config.keyHeader());
+    List<String> keyValues = request.getHeaders().values(guard.keyHeader());
     // The one parser the guard and the client use: a fault planned for a key meets exactly the
     // requests the guard takes as that key.
     String key = KeyHeader.parse(keyValues).key().map(IdempotencyKey::value).orElse(null);

@@ -1,5 +1,6 @@
 package dev.idem.testkit.internal;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import dev.idem.testkit.Reply;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -60,8 +61,8 @@ public final class Responses {
    * @param detail a human explanation of this occurrence
    */
   public static Reply problem(int status, String type, String title, String detail) {
-    String json = "{\"type\":" + Json.quote(type) + ",\"title\":" + Json.quote(title)
-        + ",\"status\":" + status + ",\"detail\":" + Json.quote(detail) + "}";
+    String json = JsonNodeFactory.instance.objectNode().put("type", type).put("title", title).put("status", status)
+        .put("detail", detail).toString();
     return Reply.of(status, "application/problem+json", json.getBytes(StandardCharsets.UTF_8));
   }
 }
