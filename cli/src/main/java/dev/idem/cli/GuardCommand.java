@@ -11,13 +11,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * The server guard's records in an embedded (SQLite) idempotency store, read-only
@@ -29,18 +24,19 @@ import picocli.CommandLine.Spec;
     description = "List and count the records of a server guard's idempotency store (read-only).",
     subcommands = {GuardCommand.ListRecords.class, GuardCommand.Stats.class})
 final class GuardCommand {
-  /** Where the store is; shared by the subcommands. */
-  static final class StoreOptions {
+  /** A command on one store, given by {@code --store}, opened read-only. */
+  abstract static class StoreCommand extends CliCommand {
     @Option(names = "--store", required = true, paramLabel = "FILE",
         description = "Database file of an embedded guard store (JdbcIdempotencyStore.sqlite).")
     Path file;
+
+    JdbcIdempotencyStore openReadOnly() {
+      return JdbcIdempotencyStore.openReadOnly(file);
+    }
   }
 
   @Command(name = "list", description = "List records, oldest claim first: in one state, stuck ones, or all (read-only).")
-  static final class ListRecords implements Callable<Integer> {
-    @Mixin
-    StoreOptions store = new StoreOptions();
-
+  static final class ListRecords extends StoreCommand {
     @Option(names = "--state", description = "One of ${COMPLETION-CANDIDATES}, in any case (default: all states).")
     RecordState state;
 
@@ -55,23 +51,20 @@ final class GuardCommand {
         description = "Print at most this many, 1 to " + RecordQuery.MAX_LIMIT + " (default: ${DEFAULT-VALUE}).")
     int limit;
 
-    @Spec
-    CommandSpec spec;
-
     @Override
     public Integer call() {
       if (limit < 1 || limit > RecordQuery.MAX_LIMIT) {
-        throw new ParameterException(spec.commandLine(), "--limit must be 1 to " + RecordQuery.MAX_LIMIT + ", not " + limit);
+        throw usage("--limit must be 1 to " + RecordQuery.MAX_LIMIT + ", not " + limit);
       }
       if (olderThan.isNegative()) {
-        throw new ParameterException(spec.commandLine(), "--older-than must not be negative: " + olderThan);
+        throw usage("--older-than must not be negative: " + olderThan);
       }
       if (stuck && state != null && state != RecordState.IN_FLIGHT) {
-        throw new ParameterException(spec.commandLine(), "--stuck lists in-flight records; it cannot go with --state " + state);
+        throw usage("--stuck lists in-flight records; it cannot go with --state " + state);
       }
-      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter out = out();
       Instant now = Instant.now();
-      try (JdbcIdempotencyStore s = JdbcIdempotencyStore.openReadOnly(store.file)) {
+      try (JdbcIdempotencyStore s = openReadOnly()) {
         RecordPage page = s.records(new RecordQuery(state, stuck, olderThan, limit), now);
         page.records().forEach(r -> line(out, r, now));
         String what = (stuck ? "stuck " : "") + (state != null ? state + " " : "") + "record(s)";
@@ -93,18 +86,12 @@ final class GuardCommand {
 
   @Command(name = "stats", description = "Count records per state and stuck ones; the oldest in-flight claim, the oldest"
       + " unexpired key and the purge lag (read-only).")
-  static final class Stats implements Callable<Integer> {
-    @Mixin
-    StoreOptions store = new StoreOptions();
-
-    @Spec
-    CommandSpec spec;
-
+  static final class Stats extends StoreCommand {
     @Override
     public Integer call() {
-      PrintWriter out = spec.commandLine().getOut();
+      PrintWriter out = out();
       Instant now = Instant.now();
-      try (JdbcIdempotencyStore s = JdbcIdempotencyStore.openReadOnly(store.file)) {
+      try (JdbcIdempotencyStore s = openReadOnly()) {
         RecordStats st = s.stats(now);
         out.printf("%-9s %d%n", RecordState.IN_FLIGHT, st.inFlight());
         out.printf("%-9s %d%n", RecordState.COMPLETED, st.completed());

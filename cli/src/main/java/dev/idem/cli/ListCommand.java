@@ -6,20 +6,16 @@ import dev.idem.core.OperationState;
 import dev.idem.jdbc.JdbcJournal;
 import java.io.PrintWriter;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * Lists operations, in one state or in all of them (state by state, in key order), fetched a page
  * at a time so that a journal of millions of rows is never held in memory.
  */
 @Command(name = "list", description = "List operations, in one state or all.")
-final class ListCommand implements Callable<Integer> {
+final class ListCommand extends CliCommand {
   /** Rows fetched per query: bounded memory whatever --limit says. */
   static final int PAGE = 500;
 
@@ -32,16 +28,10 @@ final class ListCommand implements Callable<Integer> {
   @Option(names = "--limit", defaultValue = "100", description = "Print at most this many, at least 1 (default: ${DEFAULT-VALUE}).")
   int limit;
 
-  @Spec
-  CommandSpec spec;
-
   @Override
   public Integer call() throws Exception {
-    if (limit < 1) {
-      // A negative limit once printed "0 operations" while operations existed.
-      throw new ParameterException(spec.commandLine(), "--limit must be at least 1, not " + limit);
-    }
-    PrintWriter out = spec.commandLine().getOut();
+    requireLimit(limit);
+    PrintWriter out = out();
     List<OperationState> states = state != null ? List.of(state) : List.of(OperationState.values());
     try (JdbcJournal j = journal.openReadOnly()) {
       int printed = 0;
@@ -59,9 +49,7 @@ final class ListCommand implements Callable<Integer> {
           after = page.get(page.size() - 1).id();
         }
       }
-      String what = state != null ? state + " operation(s)" : "operation(s)";
-      out.println(printed == total ? total + " " + what
-          : printed + " of " + total + " " + what + " shown; raise --limit to see more");
+      out.println(shown(printed, total, state != null ? state + " operation(s)" : "operation(s)"));
     }
     return 0;
   }

@@ -8,13 +8,9 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 /**
  * Deletes finished operations last updated longer ago than a given age. Pending ones are never
@@ -23,7 +19,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "purge", description = "Delete SUCCEEDED, FAILED and UNCERTAIN operations older than an age"
     + " (without --yes: only show what would be deleted).")
-final class PurgeCommand implements Callable<Integer> {
+final class PurgeCommand extends CliCommand {
   /** Candidates printed one per line in a dry run; the rest are counted. */
   static final int SHOWN = 20;
 
@@ -37,20 +33,17 @@ final class PurgeCommand implements Callable<Integer> {
   @Option(names = "--yes", description = "Delete. Without it, purge only prints what it would delete.")
   boolean yes;
 
-  @Spec
-  CommandSpec spec;
-
   @Override
   public Integer call() throws Exception {
     if (olderThan.isNegative()) {
-      throw new ParameterException(spec.commandLine(), "--older-than must not be negative, not " + olderThan);
+      throw usage("--older-than must not be negative, not " + olderThan);
     }
     Instant now = Instant.now();
     if (olderThan.compareTo(Duration.between(Instant.EPOCH, now)) > 0) {
-      throw new ParameterException(spec.commandLine(), "--older-than " + olderThan + " reaches before 1970");
+      throw usage("--older-than " + olderThan + " reaches before 1970");
     }
     Instant cutoff = now.minus(olderThan);
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = out();
     if (!yes) {
       try (JdbcJournal j = journal.openReadOnly()) {
         long n = 0;

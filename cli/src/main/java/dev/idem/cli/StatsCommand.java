@@ -5,24 +5,18 @@ import dev.idem.jdbc.JdbcJournal;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 
 /** Counts per state, and the age of the oldest pending operation: the seeds' three health numbers. */
 @Command(name = "stats", description = "Count operations per state and show the oldest pending age.")
-final class StatsCommand implements Callable<Integer> {
+final class StatsCommand extends CliCommand {
   @Mixin
   JournalOptions journal;
 
-  @Spec
-  CommandSpec spec;
-
   @Override
   public Integer call() throws Exception {
-    PrintWriter out = spec.commandLine().getOut();
+    PrintWriter out = out();
     try (JdbcJournal j = journal.openReadOnly()) {
       for (OperationState s : OperationState.values()) {
         out.printf("%-10s %d%n", s, j.count(s));
