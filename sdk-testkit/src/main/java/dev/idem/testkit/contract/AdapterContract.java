@@ -114,9 +114,7 @@ public abstract class AdapterContract {
     assertEquals(201, r.status());
     assertEquals(Optional.of(OperationState.SUCCEEDED), r.state());
     assertFalse(r.replayed());
-    assertEquals(1, server.effectCount(key.value()));
-    assertKeyOnEveryRequest(key, 1);
-    assertEquals(OperationState.SUCCEEDED, record("create-order", key).state());
+    assertSucceededOnce("create-order", key, 1);
   }
 
   @Test
@@ -124,9 +122,7 @@ public abstract class AdapterContract {
     IdempotencyKey key = IdempotencyKey.generate();
     session().send(call("create-order", key));
     // Another process (its own journal) sends the same operation: the server answers from its store.
-    InMemoryJournal other = new InMemoryJournal();
-    AdapterDriver.Reply r = driver().open(setup(executor(other, b -> { }), AdapterSupport.DEFAULT_KEY_HEADER,
-        UntaggedPolicy.PASS_THROUGH)).send(call("create-order", key));
+    AdapterDriver.Reply r = session(new InMemoryJournal(), b -> { }).send(call("create-order", key));
     assertEquals(201, r.status());
     assertTrue(r.replayed(), "the server marked it as a replay");
     assertEquals(1, server.effectCount(key.value()));
@@ -139,11 +135,7 @@ public abstract class AdapterContract {
     server.plan().forNext(2, Fault.status(503));
     AdapterDriver.Reply r = session().send(call("create-order", key));
     assertEquals(201, r.status());
-    assertEquals(1, server.effectCount(key.value()));
-    assertKeyOnEveryRequest(key, 3);
-    OperationRecord rec = record("create-order", key);
-    assertEquals(OperationState.SUCCEEDED, rec.state());
-    assertEquals(3, rec.attempts().size(), "every request at the server is a journaled attempt");
+    assertSucceededOnce("create-order", key, 3);
   }
 
   @Test
@@ -153,17 +145,14 @@ public abstract class AdapterContract {
     AdapterDriver.Reply r = session().send(call("create-order", key));
     assertEquals(201, r.status());
     assertTrue(r.replayed());
-    assertEquals(1, server.effectCount(key.value()));
-    assertKeyOnEveryRequest(key, 2);
-    assertEquals(2, record("create-order", key).attempts().size());
+    assertSucceededOnce("create-order", key, 2);
   }
 
   @Test
   void responseLostOnTheLastAttemptIsUncertainNeverFailed() throws Exception {
     IdempotencyKey key = IdempotencyKey.generate();
     server.plan().next(Fault.commitThenDropResponse());
-    Session s = driver().open(setup(executor(journal, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1)
-        .build())), AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH));
+    Session s = session(journal, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
     assertThrows(OperationUncertainException.class, () -> s.send(call("create-order", key)));
     assertEquals(1, server.effectCount(key.value()), "the effect exists");
     assertKeyOnEveryRequest(key, 1);
@@ -190,7 +179,7 @@ public abstract class AdapterContract {
   void keyMissingThrowsOperationFailed() throws Exception {
     // The client writes its key under a name the server does not know; the server says so.
     IdempotencyKey key = IdempotencyKey.generate();
-    Session s = driver().open(setup(executor(journal, b -> { }), "X-Wrong-Key", UntaggedPolicy.PASS_THROUGH));
+    Session s = session(executor(journal, b -> { }), "X-Wrong-Key", UntaggedPolicy.PASS_THROUGH);
     OperationFailedException e = assertThrows(OperationFailedException.class, () -> s.send(call("create-order", key)));
     assertEquals(400, e.lastResponse().orElseThrow().status());
     assertEquals(1, server.requestCount(), "a configuration error is not retried");
@@ -203,7 +192,7 @@ public abstract class AdapterContract {
     try (IdempotentServer custom = IdempotentServer.builder().keyHeader("X-Request-Key")
         .handler(req -> Reply.json(400, "{\"error\":\"qty too large\",\"X-Request-Key\":\"see docs\"}")).start()) {
       IdempotencyKey key = IdempotencyKey.generate();
-      Session s = driver().open(setup(executor(journal, b -> { }), "X-Request-Key", UntaggedPolicy.PASS_THROUGH));
+      Session s = session(executor(journal, b -> { }), "X-Request-Key", UntaggedPolicy.PASS_THROUGH);
       AdapterDriver.Reply r = s.send(new Call(custom.url("/orders"), "create-order", key, ORDER, Map.of()));
       assertEquals(400, r.status());
       assertEquals(Optional.of(OperationState.FAILED), r.state());
@@ -216,8 +205,7 @@ public abstract class AdapterContract {
     IdempotencyKey key = IdempotencyKey.generate();
     session().send(call("create-order", key));
     // Another process (its own journal) sends a different body under the same key: the server says 422.
-    Session other = driver().open(setup(executor(new InMemoryJournal(), b -> { }), AdapterSupport.DEFAULT_KEY_HEADER,
-        UntaggedPolicy.PASS_THROUGH));
+    Session other = session(new InMemoryJournal(), b -> { });
     assertThrows(IdempotencyKeyReusedException.class,
         () -> other.send(new Call(server.url("/orders"), "create-order", key, "{\"qty\":2}", Map.of())));
     assertEquals(1, server.effectCount(key.value()));
@@ -243,9 +231,7 @@ public abstract class AdapterContract {
     OperationId id = r.operationId().orElseThrow();
     assertEquals("untagged-post", id.operation());
     assertEquals(AdapterSupport.untaggedName("POST"), id.operation());
-    assertKeyOnEveryRequest(id.key(), 2);
-    assertEquals(1, server.effectCount(id.key().value()));
-    assertEquals(OperationState.SUCCEEDED, journal.find(id).orElseThrow().state());
+    assertSucceededOnce("untagged-post", id.key(), 2);
   }
 
   @Test
@@ -275,9 +261,7 @@ public abstract class AdapterContract {
         .send(new Call(server.url("/orders"), "create-order", null, ORDER, Map.of("Idempotency-Key", "app-key-2")));
     assertEquals(201, r.status());
     assertEquals("app-key-2", r.operationId().orElseThrow().key().value());
-    assertKeyOnEveryRequest(IdempotencyKey.of("app-key-2"), 2);
-    assertEquals(1, server.effectCount("app-key-2"));
-    assertEquals(OperationState.SUCCEEDED, record("create-order", IdempotencyKey.of("app-key-2")).state());
+    assertSucceededOnce("create-order", IdempotencyKey.of("app-key-2"), 2);
   }
 
   @Test
@@ -295,8 +279,7 @@ public abstract class AdapterContract {
 
   @Test
   void replayHeaderIsTheExecutorsOnSuccessAndOnFailure() throws Exception {
-    Session s = driver().open(setup(executor(journal, b -> b.replayHeader("X-Replayed")),
-        AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH));
+    Session s = session(journal, b -> b.replayHeader("X-Replayed"));
     IdempotencyKey failed = IdempotencyKey.generate();
     server.plan().next(Fault.status(404).withHeader("X-Replayed", "true"));
     AdapterDriver.Reply r = s.send(call("create-order", failed));
@@ -320,12 +303,8 @@ public abstract class AdapterContract {
     server.plan().next(Fault.status(503).withHeader("Retry-After", "0"));
     AdapterDriver.Reply r = session().send(call("create-order", key));
     assertEquals(201, r.status());
-    assertEquals(1, server.effectCount(key.value()));
-    assertKeyOnEveryRequest(key, 2);
-    OperationRecord rec = record("create-order", key);
-    assertEquals(OperationState.SUCCEEDED, rec.state());
-    assertEquals(2, rec.attempts().size(), "requests on the wire = attempts in the journal");
-    assertEquals(Optional.of(503), rec.attempts().get(0).statusCode());
+    assertSucceededOnce("create-order", key, 2);
+    assertEquals(Optional.of(503), record("create-order", key).attempts().get(0).statusCode());
   }
 
   @Test
@@ -358,13 +337,10 @@ public abstract class AdapterContract {
     AdapterDriver.Reply r = session().send(call("create-order", key));
     assertEquals(201, r.status(), "retried with its key, the stored result came back");
     assertTrue(r.replayed());
-    assertEquals(1, server.effectCount(key.value()));
     assertEquals(0, requestsTo("/orders/1"), "the redirect was not followed");
-    assertKeyOnEveryRequest(key, 2);
-    OperationRecord rec = record("create-order", key);
-    assertEquals(OperationState.SUCCEEDED, rec.state());
-    assertEquals(2, rec.attempts().size(), "requests on the wire = attempts in the journal");
-    assertTrue(rec.attempts().get(0).mayHaveTakenEffect(), "a 303 to a POST may come after its effect");
+    assertSucceededOnce("create-order", key, 2);
+    assertTrue(record("create-order", key).attempts().get(0).mayHaveTakenEffect(),
+        "a 303 to a POST may come after its effect");
   }
 
   @Test
@@ -412,8 +388,7 @@ public abstract class AdapterContract {
     // (No fault here: the outbox's idle polls move virtual time while an attempt is on the wire, so
     // a backoff would race them; retries with one key are the other scenarios' business.)
     IdempotentExecutor afterRestart = executor(journal, b -> { });
-    Session reopened = driver().open(setup(afterRestart, AdapterSupport.DEFAULT_KEY_HEADER,
-        UntaggedPolicy.PASS_THROUGH));
+    Session reopened = session(afterRestart, AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH);
     OutboxDispatcher outbox = OutboxDispatcher.builder(afterRestart)
         .register("create-order", reopened.resumeTransport())
         .clock(time.clock()).scheduler(time.scheduler()).syncWorkers(1)
@@ -421,9 +396,7 @@ public abstract class AdapterContract {
     closeLater.add(outbox);
     Outcome out = await(time, outbox.await(id));
     assertEquals(201, out.response().status());
-    assertEquals(1, server.effectCount(key.value()));
-    assertKeyOnEveryRequest(key, 1);
-    assertEquals(OperationState.SUCCEEDED, journal.find(id).orElseThrow().state());
+    assertSucceededOnce("create-order", key, 1);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -470,11 +443,16 @@ public abstract class AdapterContract {
   }
 
   private Session session(UntaggedPolicy untagged) throws Exception {
-    return driver().open(setup(executor(journal, b -> { }), AdapterSupport.DEFAULT_KEY_HEADER, untagged));
+    return session(executor(journal, b -> { }), AdapterSupport.DEFAULT_KEY_HEADER, untagged);
   }
 
-  private Setup setup(IdempotentExecutor executor, String keyHeader, UntaggedPolicy untagged) {
-    return new Setup(executor, time, keyHeader, KeyHeaderFormat.BARE, untagged);
+  /** A session that passes untagged requests through, over {@code j} with the executor {@code custom} sets up. */
+  private Session session(InMemoryJournal j, Consumer<IdempotentExecutor.Builder> custom) throws Exception {
+    return session(executor(j, custom), AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH);
+  }
+
+  private Session session(IdempotentExecutor executor, String keyHeader, UntaggedPolicy untagged) throws Exception {
+    return driver().open(new Setup(executor, time, keyHeader, KeyHeaderFormat.BARE, untagged));
   }
 
   /** An executor on virtual time; random 0.5, so backoff waits half its ceiling. */
@@ -508,6 +486,18 @@ public abstract class AdapterContract {
 
   private long requestsTo(String path) {
     return server.recordedRequests().stream().filter(r -> r.path().equals(path)).count();
+  }
+
+  /**
+   * The effect ran once; the key went out on each of {@code requests} requests; the operation is
+   * SUCCEEDED, with one journaled attempt per request on the wire.
+   */
+  private void assertSucceededOnce(String operation, IdempotencyKey key, int requests) throws IOException {
+    assertEquals(1, server.effectCount(key.value()));
+    assertKeyOnEveryRequest(key, requests);
+    OperationRecord rec = record(operation, key);
+    assertEquals(OperationState.SUCCEEDED, rec.state());
+    assertEquals(requests, rec.attempts().size(), "requests on the wire = attempts in the journal");
   }
 
   private void assertKeyOnEveryRequest(IdempotencyKey key, int requests) {

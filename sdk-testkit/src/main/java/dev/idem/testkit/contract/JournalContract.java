@@ -62,7 +62,8 @@ public abstract class JournalContract {
   private static final Comparator<OperationId> ORDER = Comparator.comparing(OperationId::scope)
       .thenComparing(OperationId::operation).thenComparing(id -> id.key().value());
 
-  private final Ops ops = new Ops(42);
+  // Keys from a seeded source, so that runs are reproducible.
+  private final Random random = new Random(42);
 
   /** Creates the contract; subclasses provide the journal. */
   protected JournalContract() {}
@@ -90,8 +91,7 @@ public abstract class JournalContract {
 
   @Test
   void aTakeoverIsReportedAndRecordsNothingElse() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease first = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
     assertFalse(first.takeover(), "a PENDING operation is claimed, not taken over");
     OperationRecord held = journal().find(op.id()).orElseThrow();
@@ -112,7 +112,7 @@ public abstract class JournalContract {
 
   @Test
   void beginCreatesPendingOnceAndReturnsTheSameRecordAfterwards() throws Exception {
-    NewOperation op = ops.newOp("{\"amount\":100}");
+    NewOperation op = newOp("{\"amount\":100}");
     BeginResult first = journal().begin(op);
     BeginResult second = journal().begin(op);
 
@@ -129,9 +129,8 @@ public abstract class JournalContract {
 
   @Test
   void beginOfAKnownKeyWithAnotherFingerprintIsRefused() throws Exception {
-    NewOperation op = ops.newOp("{\"amount\":100}");
-    journal().begin(op);
-    NewOperation other = op(op.id(), "{\"amount\":999}");
+    NewOperation op = begun("{\"amount\":100}");
+    NewOperation other = op(op.id(), null, "{\"amount\":999}");
 
     IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class, () -> journal().begin(other));
     assertFalse(e.detectedByServer());
@@ -140,13 +139,12 @@ public abstract class JournalContract {
 
   @Test
   void findOfAnUnknownIdentityIsEmpty() throws Exception {
-    assertTrue(journal().find(ops.id("nothing")).isEmpty());
+    assertTrue(journal().find(id("nothing")).isEmpty());
   }
 
   @Test
   void claimTakesALeaseBumpsTheGenerationAndExcludesOthersUntilItExpires() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
 
     Lease a = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
     assertEquals(new Lease("node-a", 1, T0.plus(LEASE), false), a);
@@ -164,13 +162,12 @@ public abstract class JournalContract {
 
   @Test
   void claimOfAnUnknownOperationIsAnError() {
-    assertThrows(IllegalStateException.class, () -> journal().claim(ops.id("x"), "n", T0, LEASE));
+    assertThrows(IllegalStateException.class, () -> journal().claim(id("x"), "n", T0, LEASE));
   }
 
   @Test
   void attemptsAreAppendedInOrderUnderTheCurrentLease() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
 
     journal().recordAttempt(op.id(), lease, attempt(1, 1, T0));
@@ -184,8 +181,7 @@ public abstract class JournalContract {
 
   @Test
   void aStaleOwnerChangesNothing() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease old = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
     Lease current = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
     OperationRecord before = journal().find(op.id()).orElseThrow();
@@ -202,8 +198,7 @@ public abstract class JournalContract {
 
   @Test
   void successKeepsTheResponseAndIsAbsorbing() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
     journal().recordAttempt(op.id(), lease, attempt(1, 1, T0));
 
@@ -223,10 +218,8 @@ public abstract class JournalContract {
 
   @Test
   void anAttemptAndItsTransitionAreWrittenTogetherAsTheTwoCallsWould() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    NewOperation twoCalls = ops.newOp("{}");
-    journal().begin(op);
-    journal().begin(twoCalls);
+    NewOperation op = begun("{}");
+    NewOperation twoCalls = begun("{}");
     Lease first = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
     Lease firstOfTwo = journal().claim(twoCalls.id(), "n", T0, LEASE).orElseThrow();
     Instant next = T0.plusSeconds(10);
@@ -260,8 +253,7 @@ public abstract class JournalContract {
 
   @Test
   void aStaleOwnersAttemptAndTransitionChangeNothing() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease old = journal().claim(op.id(), "node-a", T0, LEASE).orElseThrow();
     Lease current = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
     OperationRecord before = journal().find(op.id()).orElseThrow();
@@ -278,8 +270,7 @@ public abstract class JournalContract {
 
   @Test
   void aScheduledRetryIsDueAtItsTime() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
     Instant next = T0.plusSeconds(10);
 
@@ -297,21 +288,18 @@ public abstract class JournalContract {
 
   @Test
   void abandonMovesOnlyPendingOperations() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     OperationRecord r = journal().abandon(op.id(),
         Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(5), null, "past key retention"));
     assertEquals(OperationState.UNCERTAIN, r.state());
     assertEquals("past key retention", r.reason());
     assertEquals(r, journal().find(op.id()).orElseThrow());
 
-    NewOperation claimed = ops.newOp("{}");
-    journal().begin(claimed);
+    NewOperation claimed = begun("{}");
     journal().claim(claimed.id(), "n", T0, LEASE).orElseThrow();
     assertThrows(IllegalStateException.class, () -> journal().abandon(claimed.id(),
         Transition.finish(OperationState.FAILED, T0, null, "x")));
-    NewOperation pending = ops.newOp("{}");
-    journal().begin(pending);
+    NewOperation pending = begun("{}");
     assertThrows(IllegalStateException.class, () -> journal().abandon(pending.id(),
         Transition.finish(OperationState.SUCCEEDED, T0, ok("{}"), null)));
     assertEquals(OperationState.PENDING, journal().find(pending.id()).orElseThrow().state());
@@ -319,8 +307,7 @@ public abstract class JournalContract {
 
   @Test
   void redriveReturnsFailedOrUncertainToPendingWithTheSameKey() throws Exception {
-    NewOperation op = ops.newOp("{}");
-    journal().begin(op);
+    NewOperation op = begun("{}");
     Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
     journal().transition(op.id(), lease, Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(1), null, "timeout"));
 
@@ -339,53 +326,27 @@ public abstract class JournalContract {
   void findDuePagesThroughEveryDueOperationOnceInIdentityOrder() throws Exception {
     List<OperationId> due = new ArrayList<>();
     for (int i = 0; i < 23; i++) {
-      NewOperation op = op(new OperationId(i % 2 == 0 ? "tenant-a" : "tenant-b", "op-" + (i % 3), ops.key()), "{}");
+      NewOperation op = op(new OperationId(i % 2 == 0 ? "tenant-a" : "tenant-b", "op-" + (i % 3), key()), null, "{}");
       journal().begin(op);
       due.add(op.id());
     }
-    NewOperation expired = ops.newOp("{}");
-    journal().begin(expired);
+    NewOperation expired = begun("{}");
     journal().claim(expired.id(), "dead-node", T0.minusSeconds(60), LEASE).orElseThrow();
     due.add(expired.id());
-    NewOperation leased = ops.newOp("{}");
-    journal().begin(leased);
+    NewOperation leased = begun("{}");
     journal().claim(leased.id(), "live-node", T0, LEASE).orElseThrow();
-    NewOperation done = ops.newOp("{}");
-    journal().begin(done);
-    journal().abandon(done.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    abandoned(OperationState.FAILED, T0);
     due.sort(ORDER);
 
-    List<OperationId> seen = new ArrayList<>();
-    OperationId after = null;
-    List<OperationRecord> page;
-    do {
-      page = journal().findDue(T0, after, 10);
-      page.forEach(r -> seen.add(r.id()));
-      after = page.isEmpty() ? null : page.get(page.size() - 1).id();
-    } while (page.size() == 10);
-
-    assertEquals(due, seen);
+    assertEquals(due, pages(10, (after, size) -> journal().findDue(T0, idOf(after), size)));
   }
 
   /** A PENDING operation begun at {@code createdAt}, due then (it has no next attempt time). */
   private NewOperation begunAt(Instant createdAt) throws Exception {
-    NewOperation op = ops.newOp("{}");
+    NewOperation op = newOp("{}");
     op = new NewOperation(op.id(), null, op.fingerprint(), op.request(), createdAt);
     journal().begin(op);
     return op;
-  }
-
-  /** Pages through findDue(now, owner, ...) with pages of {@code size}; every record seen, in order. */
-  private List<OperationId> dueFor(String owner, Instant now, int size) throws Exception {
-    List<OperationId> seen = new ArrayList<>();
-    OperationRecord after = null;
-    List<OperationRecord> page;
-    do {
-      page = journal().findDue(now, owner, after, size);
-      page.forEach(r -> seen.add(r.id()));
-      after = page.isEmpty() ? null : page.get(page.size() - 1);
-    } while (page.size() == size);
-    return seen;
   }
 
   @Test
@@ -414,18 +375,17 @@ public abstract class JournalContract {
     NewOperation later = begunAt(T0);
     Lease l2 = journal().claim(later.id(), "pod-1", T0, LEASE).orElseThrow();
     journal().transition(later.id(), l2, Transition.retryAt(T0.plusSeconds(1), now.plusSeconds(1), "503"));
-    NewOperation done = begunAt(T0);
-    journal().abandon(done.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    abandoned(OperationState.FAILED, T0);
 
     List<OperationId> expected = new ArrayList<>(own);
     expected.addAll(List.of(oldest.id(), retried.id(), middle.id(), expiredLease.id(), newest.id()));
     for (int size : new int[] {1, 2, 3, 100}) {
-      assertEquals(expected, dueFor("pod-0", now, size), "pages of " + size);
+      assertEquals(expected, pages(size, (after, n) -> journal().findDue(now, "pod-0", after, n)), "pages of " + size);
     }
     // For pod-1 the same rows but pod-0's live leases, and its own live lease first.
     List<OperationId> forPod1 = new ArrayList<>(List.of(foreign.id()));
     forPod1.addAll(expected.subList(own.size(), expected.size()));
-    assertEquals(forPod1, dueFor("pod-1", now, 2));
+    assertEquals(forPod1, pages(2, (after, n) -> journal().findDue(now, "pod-1", after, n)));
     // The rule of claim: an own lease is claimable, as the query says.
     assertTrue(journal().claim(own.get(0), "pod-0", now, LEASE).isPresent());
     assertTrue(journal().claim(foreign.id(), "pod-0", now, LEASE).isEmpty());
@@ -446,17 +406,13 @@ public abstract class JournalContract {
 
     // Each operation is claimed as soon as its page is read (as resumePending does): the own
     // leases' expiry moves, and the PENDING ones become own leases; neither comes round again.
-    List<OperationId> seen = new ArrayList<>();
-    OperationRecord after = null;
-    List<OperationRecord> page;
-    do {
-      page = journal().findDue(now, "pod-0", after, 2);
+    List<OperationId> seen = pages(2, (after, size) -> {
+      List<OperationRecord> page = journal().findDue(now, "pod-0", after, size);
       for (OperationRecord r : page) {
-        seen.add(r.id());
         journal().claim(r.id(), "pod-0", now, LEASE).orElseThrow();
       }
-      after = page.isEmpty() ? null : page.get(page.size() - 1);
-    } while (page.size() == 2);
+      return page;
+    });
 
     assertEquals(all.size(), seen.size(), "each once: " + seen);
     assertEquals(new java.util.HashSet<>(all), new java.util.HashSet<>(seen));
@@ -466,13 +422,9 @@ public abstract class JournalContract {
   void findByStatePagesInIdentityOrder() throws Exception {
     List<OperationId> pending = new ArrayList<>();
     for (int i = 0; i < 7; i++) {
-      NewOperation op = ops.newOp("{}");
-      journal().begin(op);
-      pending.add(op.id());
+      pending.add(begun("{}").id());
     }
-    NewOperation failed = ops.newOp("{}");
-    journal().begin(failed);
-    journal().abandon(failed.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    NewOperation failed = abandoned(OperationState.FAILED, T0);
     pending.sort(ORDER);
 
     List<OperationRecord> first = journal().findByState(OperationState.PENDING, null, 4);
@@ -487,12 +439,12 @@ public abstract class JournalContract {
 
   @Test
   void findByReferenceListsTheScopesOperationsOldestFirst() throws Exception {
-    NewOperation newer = new NewOperation(ops.id("pay"), "cart-9", op(ops.id("x"), "{}").fingerprint(),
+    NewOperation newer = new NewOperation(id("pay"), "cart-9", op(id("x"), null, "{}").fingerprint(),
         request("{}"), T0.plusSeconds(5));
-    NewOperation older = new NewOperation(ops.id("pay"), "cart-9", newer.fingerprint(), request("{}"), T0);
+    NewOperation older = new NewOperation(id("pay"), "cart-9", newer.fingerprint(), request("{}"), T0);
     journal().begin(newer);
     journal().begin(older);
-    journal().begin(ops.newOp("{}"));
+    journal().begin(newOp("{}"));
 
     assertEquals(List.of(older.id(), newer.id()),
         journal().findByReference("tenant-a", "cart-9").stream().map(OperationRecord::id).toList());
@@ -501,14 +453,9 @@ public abstract class JournalContract {
 
   @Test
   void purgeDeletesOnlyTerminalOperationsLastUpdatedBeforeTheCutoff() throws Exception {
-    NewOperation oldDone = ops.newOp("{}");
-    NewOperation newDone = ops.newOp("{}");
-    NewOperation oldPending = ops.newOp("{}");
-    journal().begin(oldDone);
-    journal().begin(newDone);
-    journal().begin(oldPending);
-    journal().abandon(oldDone.id(), Transition.finish(OperationState.FAILED, T0.plusSeconds(1), null, "x"));
-    journal().abandon(newDone.id(), Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(100), null, "x"));
+    NewOperation oldDone = abandoned(OperationState.FAILED, T0.plusSeconds(1));
+    NewOperation newDone = abandoned(OperationState.UNCERTAIN, T0.plusSeconds(100));
+    NewOperation oldPending = begun("{}");
 
     assertEquals(1, journal().purge(T0.plusSeconds(50)));
 
@@ -521,17 +468,10 @@ public abstract class JournalContract {
   void aPurgeLongerThanOneBatchDeletesEveryMatchingRowAndNoOther() throws Exception {
     List<NewOperation> old = new ArrayList<>();
     for (int i = 0; i < 23; i++) {
-      NewOperation op = ops.newOp("{\"n\":" + i + "}");
-      journal().begin(op);
-      journal().abandon(op.id(), Transition.finish(i % 2 == 0 ? OperationState.FAILED : OperationState.UNCERTAIN,
-          T0.plusSeconds(1), null, "x"));
-      old.add(op);
+      old.add(abandoned(i % 2 == 0 ? OperationState.FAILED : OperationState.UNCERTAIN, T0.plusSeconds(1)));
     }
-    NewOperation recent = ops.newOp("{}");
-    NewOperation pending = ops.newOp("{}");
-    journal().begin(recent);
-    journal().begin(pending);
-    journal().abandon(recent.id(), Transition.finish(OperationState.FAILED, T0.plusSeconds(100), null, "x"));
+    NewOperation recent = abandoned(OperationState.FAILED, T0.plusSeconds(100));
+    NewOperation pending = begun("{}");
 
     Journal batched = journalPurgingInBatchesOf(5);
     assertEquals(23, batched.purge(T0.plusSeconds(50)), "five batches of 5 and one of 3");
@@ -547,13 +487,13 @@ public abstract class JournalContract {
   @Test
   void aClosedJournalRefusesWork() throws Exception {
     journal().close();
-    assertThrows(JournalException.class, () -> journal().begin(ops.newOp("{}")));
+    assertThrows(JournalException.class, () -> journal().begin(newOp("{}")));
   }
 
   // ---- queued operations and the delivery of outcomes (issue 24)
 
   private NewOperation queued(String body) {
-    NewOperation op = ops.newOp(body);
+    NewOperation op = newOp(body);
     return new NewOperation(op.id(), op.reference(), op.fingerprint(), op.request(), op.createdAt(), true);
   }
 
@@ -568,7 +508,7 @@ public abstract class JournalContract {
   @Test
   void beginRecordsWhetherTheOperationIsQueuedAndEveryReadReturnsIt() throws Exception {
     NewOperation queued = queued("{\"q\":1}");
-    NewOperation inline = ops.newOp("{\"q\":0}");
+    NewOperation inline = newOp("{\"q\":0}");
     assertTrue(journal().begin(queued).record().queued());
     assertFalse(journal().begin(inline).record().queued());
     assertTrue(journal().begin(queued).record().queued(), "the existing record");
@@ -599,7 +539,7 @@ public abstract class JournalContract {
     assertFalse(r.outcomeUndelivered());
     assertEquals(done.updatedAt(), r.updatedAt(), "recording who was told changes nothing else");
     assertEquals(done.withOutcomeDeliveredAt(T0.plusSeconds(2)), r);
-    assertFalse(journal().recordOutcomeDelivered(ops.id("unknown"), T0), "no such operation: nothing recorded");
+    assertFalse(journal().recordOutcomeDelivered(id("unknown"), T0), "no such operation: nothing recorded");
   }
 
   @Test
@@ -612,22 +552,15 @@ public abstract class JournalContract {
     NewOperation delivered = queued("{\"delivered\":1}");
     finished(delivered, OperationState.SUCCEEDED);
     journal().recordOutcomeDelivered(delivered.id(), T0);
-    finished(ops.newOp("{\"inline\":1}"), OperationState.SUCCEEDED);
+    finished(newOp("{\"inline\":1}"), OperationState.SUCCEEDED);
     journal().begin(queued("{\"pending\":1}"));
     owed.sort(ORDER);
 
-    List<OperationId> seen = new ArrayList<>();
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = journal().findUndelivered(after, 2);
+    assertEquals(owed, pages(2, (after, size) -> {
+      List<OperationRecord> page = journal().findUndelivered(idOf(after), size);
       page.forEach(r -> assertTrue(r.outcomeUndelivered(), r.toString()));
-      page.forEach(r -> seen.add(r.id()));
-      if (page.size() < 2) {
-        break;
-      }
-      after = page.get(page.size() - 1).id();
-    }
-    assertEquals(owed, seen);
+      return page;
+    }));
     assertThrows(IllegalArgumentException.class, () -> journal().findUndelivered(null, 0));
   }
 
@@ -646,63 +579,76 @@ public abstract class JournalContract {
         "its new outcome is owed");
   }
 
-  private static NewOperation op(OperationId id, String body) {
-    return Ops.op(id, null, body);
+  private IdempotencyKey key() {
+    return IdempotencyKey.generate(random);
+  }
+
+  private OperationId id(String operation) {
+    return new OperationId("tenant-a", operation, key());
   }
 
   private static RequestSnapshot request(String body) {
-    return Ops.request(body);
+    return RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/orders?x=1"))
+        .header("Content-Type", "application/json")
+        .header("X-Trace", "t1")
+        .body(body.getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+  }
+
+  private static NewOperation op(OperationId id, String reference, String body) {
+    RequestSnapshot r = request(body);
+    return new NewOperation(id, reference, Fingerprinter.defaults().fingerprint(r), r, T0);
+  }
+
+  private NewOperation newOp(String body) {
+    return op(id("create-order"), null, body);
+  }
+
+  /** A new operation, begun: PENDING. */
+  private NewOperation begun(String body) throws Exception {
+    NewOperation op = newOp(body);
+    journal().begin(op);
+    return op;
+  }
+
+  /** A new operation, begun and abandoned in {@code state} at {@code at}. */
+  private NewOperation abandoned(OperationState state, Instant at) throws Exception {
+    NewOperation op = begun("{}");
+    journal().abandon(op.id(), Transition.finish(state, at, null, "x"));
+    return op;
   }
 
   private static ResponseSnapshot ok(String body) {
-    return Ops.ok(body);
+    return new ResponseSnapshot(201, Map.of("Content-Type", List.of("application/json"), "Idempotent-Replayed",
+        List.of("false")), body.getBytes(StandardCharsets.UTF_8));
   }
 
   private static AttemptRecord attempt(int number, long generation, Instant at) {
-    return Ops.attempt(number, generation, at);
+    return new AttemptRecord(number, generation, at, at.plusMillis(5), Classification.AMBIGUOUS, null,
+        "java.net.SocketTimeoutException", "read timeout", Duration.ofMillis(250), "retry after backoff");
   }
 
-  /** Builds operations, with keys from a seeded source so that runs are reproducible. */
-  private static final class Ops {
-    private final Random random;
+  /** One page of a paged query: at most {@code size} records after {@code after} (null: from the start). */
+  @FunctionalInterface
+  private interface PagedQuery {
+    List<OperationRecord> page(OperationRecord after, int size) throws Exception;
+  }
 
-    Ops(long seed) {
-      this.random = new Random(seed);
-    }
+  /** Pages through {@code query} with pages of {@code size} until a short page; every record seen, in order. */
+  private static List<OperationId> pages(int size, PagedQuery query) throws Exception {
+    List<OperationId> seen = new ArrayList<>();
+    OperationRecord after = null;
+    List<OperationRecord> page;
+    do {
+      page = query.page(after, size);
+      assertTrue(page.size() <= size, "a page holds at most " + size + " records: " + page.size());
+      page.forEach(r -> seen.add(r.id()));
+      after = page.isEmpty() ? null : page.get(page.size() - 1);
+    } while (page.size() == size);
+    return seen;
+  }
 
-    IdempotencyKey key() {
-      return IdempotencyKey.generate(random);
-    }
-
-    OperationId id(String operation) {
-      return new OperationId("tenant-a", operation, key());
-    }
-
-    static RequestSnapshot request(String body) {
-      return RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/orders?x=1"))
-          .header("Content-Type", "application/json")
-          .header("X-Trace", "t1")
-          .body(body.getBytes(StandardCharsets.UTF_8), "application/json")
-          .build();
-    }
-
-    static NewOperation op(OperationId id, String reference, String body) {
-      RequestSnapshot r = request(body);
-      return new NewOperation(id, reference, Fingerprinter.defaults().fingerprint(r), r, T0);
-    }
-
-    NewOperation newOp(String body) {
-      return op(id("create-order"), null, body);
-    }
-
-    static ResponseSnapshot ok(String body) {
-      return new ResponseSnapshot(201, Map.of("Content-Type", List.of("application/json"), "Idempotent-Replayed",
-          List.of("false")), body.getBytes(StandardCharsets.UTF_8));
-    }
-
-    static AttemptRecord attempt(int number, long generation, Instant at) {
-      return new AttemptRecord(number, generation, at, at.plusMillis(5), Classification.AMBIGUOUS, null,
-          "java.net.SocketTimeoutException", "read timeout", Duration.ofMillis(250), "retry after backoff");
-    }
+  private static OperationId idOf(OperationRecord r) {
+    return r == null ? null : r.id();
   }
 }
