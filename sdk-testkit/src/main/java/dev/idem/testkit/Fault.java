@@ -85,7 +85,7 @@ public final class Fault {
    * @throws IllegalArgumentException if {@code delay} is zero or negative
    */
   public static Fault commitThenDelayResponse(Duration delay) {
-    return new Fault(Kind.DELAY_RESPONSE, 0, positive(delay, "delay"), "commitThenDelayResponse(" + delay + ")");
+    return new Fault(Kind.DELAY_RESPONSE, 0, duration(delay, "delay", false), "commitThenDelayResponse(" + delay + ")");
   }
 
   /**
@@ -99,7 +99,8 @@ public final class Fault {
    * @throws IllegalArgumentException if {@code status} is out of range
    */
   public static Fault commitThenStatus(int status) {
-    return new Fault(Kind.STATUS_AFTER_PROCESSING, errorStatus(status), Duration.ZERO, "commitThenStatus(" + status + ")");
+    return new Fault(Kind.STATUS_AFTER_PROCESSING, inRange(status, 400, 599, "fault"), Duration.ZERO,
+        "commitThenStatus(" + status + ")");
   }
 
   /**
@@ -116,7 +117,7 @@ public final class Fault {
    *     sent as a header value
    */
   public static Fault redirect(int status, String location) {
-    return new Fault(Kind.REJECT, redirectStatus(status), Duration.ZERO, "redirect(" + status + ")")
+    return new Fault(Kind.REJECT, inRange(status, 300, 399, "redirect"), Duration.ZERO, "redirect(" + status + ")")
         .withHeader("Location", Objects.requireNonNull(location, "location"));
   }
 
@@ -133,7 +134,7 @@ public final class Fault {
    *     sent as a header value
    */
   public static Fault commitThenRedirect(int status, String location) {
-    return new Fault(Kind.STATUS_AFTER_PROCESSING, redirectStatus(status), Duration.ZERO,
+    return new Fault(Kind.STATUS_AFTER_PROCESSING, inRange(status, 300, 399, "redirect"), Duration.ZERO,
         "commitThenRedirect(" + status + ")").withHeader("Location", Objects.requireNonNull(location, "location"));
   }
 
@@ -146,7 +147,7 @@ public final class Fault {
    * @throws IllegalArgumentException if {@code status} is out of range
    */
   public static Fault status(int status) {
-    return new Fault(Kind.REJECT, errorStatus(status), Duration.ZERO, "status(" + status + ")");
+    return new Fault(Kind.REJECT, inRange(status, 400, 599, "fault"), Duration.ZERO, "status(" + status + ")");
   }
 
   /**
@@ -158,7 +159,7 @@ public final class Fault {
    * @throws IllegalArgumentException if {@code retryAfter} is negative
    */
   public static Fault tooManyRequests(Duration retryAfter) {
-    return new Fault(Kind.RETRY_AFTER_SECONDS, 429, notNegative(retryAfter, "retryAfter"),
+    return new Fault(Kind.RETRY_AFTER_SECONDS, 429, duration(retryAfter, "retryAfter", true),
         "tooManyRequests(" + retryAfter + ")");
   }
 
@@ -174,7 +175,7 @@ public final class Fault {
    * @see IdempotentServer.Builder#clock(java.time.Clock)
    */
   public static Fault tooManyRequestsUntil(Duration retryAfter) {
-    return new Fault(Kind.RETRY_AFTER_DATE, 429, notNegative(retryAfter, "retryAfter"),
+    return new Fault(Kind.RETRY_AFTER_DATE, 429, duration(retryAfter, "retryAfter", true),
         "tooManyRequestsUntil(" + retryAfter + ")");
   }
 
@@ -193,7 +194,7 @@ public final class Fault {
    * @throws IllegalArgumentException if {@code duration} is zero or negative
    */
   public static Fault slowProcessing(Duration duration) {
-    return new Fault(Kind.SLOW_PROCESSING, 0, positive(duration, "duration"), "slowProcessing(" + duration + ")");
+    return new Fault(Kind.SLOW_PROCESSING, 0, duration(duration, "duration", false), "slowProcessing(" + duration + ")");
   }
 
   /**
@@ -238,32 +239,17 @@ public final class Fault {
     return "Fault." + description;
   }
 
-  private static int errorStatus(int status) {
-    if (status < 400 || status > 599) {
-      throw new IllegalArgumentException("a fault status is 400..599, not " + status);
+  private static int inRange(int status, int min, int max, String what) {
+    if (status < min || status > max) {
+      throw new IllegalArgumentException("a " + what + " status is " + min + ".." + max + ", not " + status);
     }
     return status;
   }
 
-  private static int redirectStatus(int status) {
-    if (status < 300 || status > 399) {
-      throw new IllegalArgumentException("a redirect status is 300..399, not " + status);
-    }
-    return status;
-  }
-
-  private static Duration positive(Duration d, String name) {
+  private static Duration duration(Duration d, String name, boolean zeroAllowed) {
     Objects.requireNonNull(d, name);
-    if (d.isZero() || d.isNegative()) {
-      throw new IllegalArgumentException(name + " must be positive: " + d);
-    }
-    return d;
-  }
-
-  private static Duration notNegative(Duration d, String name) {
-    Objects.requireNonNull(d, name);
-    if (d.isNegative()) {
-      throw new IllegalArgumentException(name + " must not be negative: " + d);
+    if (d.isNegative() || (d.isZero() && !zeroAllowed)) {
+      throw new IllegalArgumentException(name + (zeroAllowed ? " must not be negative: " : " must be positive: ") + d);
     }
     return d;
   }

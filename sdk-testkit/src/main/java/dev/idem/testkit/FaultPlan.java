@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
 import java.util.ArrayDeque;
+import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
@@ -59,10 +60,7 @@ public final class FaultPlan {
    */
   public synchronized FaultPlan forNext(int times, Fault fault) {
     Objects.requireNonNull(fault, "fault");
-    checkTimes(times);
-    for (int i = 0; i < times; i++) {
-      anyRequest.add(fault);
-    }
+    anyRequest.addAll(Collections.nCopies(checkTimes(times), fault));
     return this;
   }
 
@@ -90,11 +88,7 @@ public final class FaultPlan {
   public synchronized FaultPlan forKey(String key, int times, Fault fault) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(fault, "fault");
-    checkTimes(times);
-    Deque<Fault> queue = byKey.computeIfAbsent(key, k -> new ArrayDeque<>());
-    for (int i = 0; i < times; i++) {
-      queue.add(fault);
-    }
+    byKey.computeIfAbsent(key, k -> new ArrayDeque<>()).addAll(Collections.nCopies(checkTimes(times), fault));
     return this;
   }
 
@@ -130,10 +124,11 @@ public final class FaultPlan {
     return Optional.ofNullable(anyRequest.poll());
   }
 
-  private static void checkTimes(int times) {
+  private static int checkTimes(int times) {
     if (times < 1) {
       throw new IllegalArgumentException("times must be at least 1: " + times);
     }
+    return times;
   }
 
   @Override

@@ -7,6 +7,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -185,14 +186,11 @@ public final class IdempotentServerMain {
   static String summary(IdempotentServer server) {
     StringBuilder s = new StringBuilder("stopped after " + server.requestCount() + " request(s) and "
         + server.totalEffects() + " effect(s)");
-    int shown = 0;
-    for (String key : server.keysSeen()) {
-      if (shown == KEYS_SHOWN) {
-        s.append("\n  ... and ").append(server.keysSeen().size() - KEYS_SHOWN).append(" more key(s)");
-        break;
-      }
-      s.append("\n  key ").append(key).append(": ").append(server.effectCount(key)).append(" effect(s)");
-      shown++;
+    Set<String> keys = server.keysSeen();
+    keys.stream().limit(KEYS_SHOWN)
+        .forEach(key -> s.append("\n  key ").append(key).append(": ").append(server.effectCount(key)).append(" effect(s)"));
+    if (keys.size() > KEYS_SHOWN) {
+      s.append("\n  ... and ").append(keys.size() - KEYS_SHOWN).append(" more key(s)");
     }
     return s.toString();
   }

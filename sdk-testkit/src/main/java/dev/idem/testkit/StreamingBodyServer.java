@@ -151,19 +151,17 @@ public final class StreamingBodyServer implements AutoCloseable {
   /** Stops accepting and closes every open connection. */
   @Override
   public void close() {
+    closeQuietly(socket);
+    open.forEach(StreamingBodyServer::closeQuietly);
+    released.countDown();
+  }
+
+  private static void closeQuietly(java.io.Closeable c) {
     try {
-      socket.close();
+      c.close();
     } catch (IOException ignored) {
       // closing anyway
     }
-    for (Socket s : open) {
-      try {
-        s.close();
-      } catch (IOException ignored) {
-        // closing anyway
-      }
-    }
-    released.countDown();
   }
 
   private void acceptLoop() {

@@ -1,5 +1,6 @@
 package dev.idem.testkit.webhook;
 
+import dev.idem.core.spi.Sleeper;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,16 +31,6 @@ import java.util.Random;
  * <p>Thread-safe when its {@link Sleeper} is. The backoff sleeps through the injected sleeper.
  */
 public final class WebhookSender {
-  /** Waits between retries; tests inject one that advances a fake clock. */
-  @FunctionalInterface
-  public interface Sleeper {
-    /**
-     * @param d how long
-     * @throws InterruptedException if interrupted
-     */
-    void sleep(Duration d) throws InterruptedException;
-  }
-
   /** What one {@link #deliver} did. */
   public record Outcome(List<Integer> statuses, boolean delivered) {
     /** @return attempts made */
@@ -108,13 +99,8 @@ public final class WebhookSender {
    * @return a sender like this one that signs with {@code otherSecret}
    */
   public WebhookSender withSecret(String otherSecret) {
-    Builder b = new Builder(endpoint, signer, otherSecret);
-    b.clock = clock;
-    b.http = http;
-    b.maxAttempts = maxAttempts;
-    b.baseDelay = baseDelay;
-    b.sleeper = sleeper;
-    return new WebhookSender(b);
+    return new Builder(endpoint, signer, otherSecret).clock(clock).httpClient(http)
+        .retries(maxAttempts, baseDelay, sleeper).build();
   }
 
   /**
@@ -191,7 +177,7 @@ public final class WebhookSender {
     private HttpClient http;
     private int maxAttempts = 5;
     private Duration baseDelay = Duration.ofMillis(100);
-    private Sleeper sleeper = d -> Thread.sleep(d.toMillis());
+    private Sleeper sleeper = Sleeper.system();
 
     private Builder(URI endpoint, WebhookSigner signer, String secret) {
       this.endpoint = Objects.requireNonNull(endpoint, "endpoint");
@@ -220,7 +206,8 @@ public final class WebhookSender {
     /**
      * @param maxAttempts attempts per {@link #deliver}, default 5
      * @param baseDelay the first backoff, doubled each retry, default 100 ms
-     * @param sleeper how to wait; default Thread.sleep
+     * @param sleeper how to wait; default {@link Sleeper#system()}; tests pass one that advances a
+     *     fake clock
      * @return this builder
      */
     public Builder retries(int maxAttempts, Duration baseDelay, Sleeper sleeper) {

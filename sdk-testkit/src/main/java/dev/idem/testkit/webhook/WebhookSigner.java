@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -35,7 +36,7 @@ public enum WebhookSigner {
     Map<String, String> headers(String secret, String id, String type, Instant at, byte[] body) {
       String ts = Long.toString(at.getEpochSecond());
       byte[] sig = hmac(secret.getBytes(StandardCharsets.UTF_8), (ts + ".").getBytes(StandardCharsets.UTF_8), body);
-      return Map.of("Stripe-Signature", "t=" + ts + ",v1=" + hex(sig));
+      return Map.of("Stripe-Signature", "t=" + ts + ",v1=" + HexFormat.of().formatHex(sig));
     }
   },
   /** GitHub: {@code X-Hub-Signature-256: sha256=<hex>}, {@code X-GitHub-Delivery}, {@code X-GitHub-Event}. */
@@ -44,7 +45,7 @@ public enum WebhookSigner {
     Map<String, String> headers(String secret, String id, String type, Instant at, byte[] body) {
       byte[] sig = hmac(secret.getBytes(StandardCharsets.UTF_8), new byte[0], body);
       Map<String, String> h = new LinkedHashMap<>();
-      h.put("X-Hub-Signature-256", "sha256=" + hex(sig));
+      h.put("X-Hub-Signature-256", "sha256=" + HexFormat.of().formatHex(sig));
       h.put("X-GitHub-Delivery", id);
       h.put("X-GitHub-Event", type);
       return h;
@@ -92,13 +93,5 @@ public enum WebhookSigner {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }
-  }
-
-  static String hex(byte[] b) {
-    StringBuilder sb = new StringBuilder();
-    for (byte x : b) {
-      sb.append(String.format("%02x", x));
-    }
-    return sb.toString();
   }
 }
