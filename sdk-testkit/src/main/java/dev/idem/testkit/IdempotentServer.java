@@ -1,6 +1,5 @@
 package dev.idem.testkit;
 
-import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.server.FingerprintMode;
 import dev.idem.server.GuardRenderer;
@@ -9,7 +8,6 @@ import dev.idem.server.InMemoryIdempotencyStore;
 import dev.idem.server.StoragePolicy;
 import dev.idem.testkit.internal.DefaultEffectHandler;
 import dev.idem.testkit.internal.EffectCounters;
-import dev.idem.testkit.internal.FaultSource;
 import dev.idem.testkit.internal.IdempotencyDispatcher;
 import dev.idem.testkit.internal.RequestLog;
 import java.io.IOException;
@@ -101,9 +99,8 @@ public final class IdempotentServer implements AutoCloseable {
   private final HttpUrl base;
 
   private IdempotentServer(IdempotencyGuard guard, IdempotencyDispatcher.Settings settings, int port) {
-    FaultSource faults = key -> plan.take(key).map(Fault::spec);
     this.guard = guard;
-    this.dispatcher = new IdempotencyDispatcher(settings, guard, store, log, faults);
+    this.dispatcher = new IdempotencyDispatcher(settings, guard, store, log, key -> plan.take(key).map(Fault::spec));
     server.setDispatcher(dispatcher);
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
@@ -266,9 +263,8 @@ public final class IdempotentServer implements AutoCloseable {
     private Builder() {}
 
     private static IdempotencyGuard.Builder guardBuilder() {
-      return IdempotencyGuard.builder(new InMemoryIdempotencyStore())
-          .mismatchStatus(ProtocolStatuses.ietfDraft().keyReusedStatus())
-          .storagePolicy(StoragePolicy.STORE_BELOW_500);
+      // The guard's defaults but one: a 5xx releases the key, as the IETF draft says.
+      return IdempotencyGuard.builder(new InMemoryIdempotencyStore()).storagePolicy(StoragePolicy.STORE_BELOW_500);
     }
 
     private Builder guard(String setting, Consumer<IdempotencyGuard.Builder> apply) {

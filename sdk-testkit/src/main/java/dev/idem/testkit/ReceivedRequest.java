@@ -89,8 +89,7 @@ public record ReceivedRequest(
       values.forEach(v -> Objects.requireNonNull(v, "header value"));
       merged.computeIfAbsent(name.toLowerCase(Locale.ROOT), n -> new ArrayList<>()).addAll(values);
     });
-    Map<String, List<String>> frozen = new LinkedHashMap<>();
-    merged.forEach((name, values) -> frozen.put(name, List.copyOf(values)));
-    return Collections.unmodifiableMap(frozen);
+    merged.replaceAll((name, values) -> List.copyOf(values));
+    return Collections.unmodifiableMap(merged);
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.FingerprintMode;
@@ -32,6 +33,26 @@ class ServerFlavoursTest {
       assertNull(reused.retryAfter(), "a reuse is not 'retry later', even as a 409");
       assertEquals(1, server.effectCount("k"));
     }
+  }
+
+  @Test
+  void aReusedBuilderStartsServersThatShareNoRecordsAndABadSettingIsRefusedAtOnce() throws Exception {
+    IdempotentServer.Builder builder = IdempotentServer.builder().mismatchStatus(409);
+    try (IdempotentServer first = builder.start(); IdempotentServer second = builder.start()) {
+      assertEquals(201, client.post(first.url("/orders"), "k", "{}").status());
+      assertEquals(201, client.post(second.url("/orders"), "k", "{\"sku\":\"B2\"}").status(),
+          "the second server's store does not hold the first one's key");
+      assertEquals(1, first.effectCount("k"));
+      assertEquals(1, second.effectCount("k"));
+      assertEquals(409, client.post(second.url("/orders"), "k", "{}").status(), "both play the builder's flavour");
+    }
+    // The guard's own rules and messages, at the setter, not at start().
+    assertEquals("the mismatch status is a 4xx, not 500",
+        assertThrows(IllegalArgumentException.class, () -> builder.mismatchStatus(500)).getMessage());
+    assertThrows(IllegalArgumentException.class, () -> builder.inFlightWait(Duration.ofMinutes(6)));
+    assertThrows(IllegalArgumentException.class, () -> builder.inFlightRetryAfter(Duration.ofSeconds(-1)));
+    assertThrows(IllegalArgumentException.class, () -> builder.keyHeader(" "));
+    assertThrows(IllegalArgumentException.class, () -> builder.callerHeader(""));
   }
 
   @Test

@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.RecordedRequest;
@@ -52,7 +53,7 @@ public final class IdempotencyDispatcher extends Dispatcher {
   private final IdempotencyGuard guard;
   private final EffectCounters store;
   private final RequestLog log;
-  private final FaultSource faults;
+  private final Function<String, Optional<FaultSpec>> faults;
   private final CountDownLatch closing = new CountDownLatch(1);
 
   /**
@@ -70,10 +71,11 @@ public final class IdempotencyDispatcher extends Dispatcher {
    * @param guard the idempotency guard, over its own store
    * @param store the effect counters
    * @param log where received requests are appended
-   * @param faults the scripted faults
+   * @param faults takes (consumes) the scripted fault for a request's unquoted key (null if it had
+   *     no valid one); empty for normal behaviour. Thread-safe.
    */
   public IdempotencyDispatcher(Settings config, IdempotencyGuard guard, EffectCounters store, RequestLog log,
-      FaultSource faults) {
+      Function<String, Optional<FaultSpec>> faults) {
     this.config = Objects.requireNonNull(config, "config");
     this.guard = Objects.requireNonNull(guard, "guard");
     this.store = Objects.requireNonNull(store, "store");
@@ -97,7 +99,7 @@ public final class IdempotencyDispatcher extends Dispatcher {
     log.append(method, path, caller, keyValues.stream().findFirst(),
         new String(body, StandardCharsets.UTF_8), key, headers(request.getHeaders()));
 
-    FaultSpec fault = faults.take(key).orElse(null);
+    FaultSpec fault = faults.apply(key).orElse(null);
     if (fault != null && fault.kind().preventsProcessing()) {
       return withExtraHeaders(instead(fault), fault).build();
     }
@@ -162,9 +164,8 @@ public final class IdempotencyDispatcher extends Dispatcher {
       Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), key, body,
           proceed.claim().operationId()));
       if (reply == null) {
-        // A handler that throws releases the claim whatever the storage policy: it did not finish.
-        guard.abandon(proceed.claim());
-        finished = true;
+        // A handler that throws releases the claim whatever the storage policy: it did not
+        // finish (the finally block abandons the claim).
         return Responses.of(handlerFailed());
       }
       Map<String, List<String>> headers = new LinkedHashMap<>(reply.headers());
