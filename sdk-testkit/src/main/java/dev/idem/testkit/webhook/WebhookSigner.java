@@ -23,11 +23,8 @@ public enum WebhookSigner {
       String ts = Long.toString(at.getEpochSecond());
       byte[] key = Base64.getDecoder().decode(secret.startsWith("whsec_") ? secret.substring(6) : secret);
       byte[] sig = hmac(key, (id + "." + ts + ".").getBytes(StandardCharsets.UTF_8), body);
-      Map<String, String> h = new LinkedHashMap<>();
-      h.put("webhook-id", id);
-      h.put("webhook-timestamp", ts);
-      h.put("webhook-signature", "v1," + Base64.getEncoder().encodeToString(sig));
-      return h;
+      return Map.of("webhook-id", id, "webhook-timestamp", ts, "webhook-signature",
+          "v1," + Base64.getEncoder().encodeToString(sig));
     }
   },
   /** Stripe: {@code Stripe-Signature: t=<seconds>,v1=<hex>}; the id and type travel in the body. */
@@ -44,11 +41,8 @@ public enum WebhookSigner {
     @Override
     Map<String, String> headers(String secret, String id, String type, Instant at, byte[] body) {
       byte[] sig = hmac(secret.getBytes(StandardCharsets.UTF_8), new byte[0], body);
-      Map<String, String> h = new LinkedHashMap<>();
-      h.put("X-Hub-Signature-256", "sha256=" + HexFormat.of().formatHex(sig));
-      h.put("X-GitHub-Delivery", id);
-      h.put("X-GitHub-Event", type);
-      return h;
+      return Map.of("X-Hub-Signature-256", "sha256=" + HexFormat.of().formatHex(sig), "X-GitHub-Delivery", id,
+          "X-GitHub-Event", type);
     }
   };
 
