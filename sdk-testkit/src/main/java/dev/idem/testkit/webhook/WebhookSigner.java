@@ -1,5 +1,6 @@
 package dev.idem.testkit.webhook;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Instant;
@@ -74,7 +75,10 @@ public enum WebhookSigner {
    * @return the UTF-8 bytes
    */
   public static byte[] jsonEvent(String eventId, String eventType, String dataJson) {
-    return ("{\"id\":\"" + eventId + "\",\"type\":\"" + eventType + "\",\"data\":" + dataJson + "}")
+    // Quoted by Jackson: an id or type holding a quote or a backslash must still give valid JSON.
+    JsonNodeFactory json = JsonNodeFactory.instance;
+    return ("{\"id\":" + json.textNode(eventId) + ",\"type\":" + json.textNode(eventType) + ",\"data\":"
+            + dataJson + "}")
         .getBytes(StandardCharsets.UTF_8);
   }
 
