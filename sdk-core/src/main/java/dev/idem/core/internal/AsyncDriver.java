@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -210,7 +208,7 @@ public final class AsyncDriver {
         }
         return;
       }
-      Throwable cause = unwrap(error);
+      Throwable cause = Futures.unwrap(error);
       Step next;
       if (cause == null) {
         next = loop.onResponse(response);
@@ -378,12 +376,5 @@ public final class AsyncDriver {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

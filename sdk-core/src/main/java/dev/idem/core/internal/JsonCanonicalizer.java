@@ -11,7 +11,6 @@ import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -59,10 +58,7 @@ public final class JsonCanonicalizer {
   private static void write(JsonNode node, StringBuilder out) {
     switch (node.getNodeType()) {
       case OBJECT -> {
-        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-          fields.add(it.next());
-        }
+        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(node.properties());
         // String.compareTo orders by UTF-16 code units, which is what RFC 8785 section 3.2.3 asks.
         fields.sort(Map.Entry.comparingByKey());
         out.append('{');
@@ -203,6 +199,4 @@ public final class JsonCanonicalizer {
     }
     return loReadsBack ? lo : hiReadsBack ? hi : null;
   }
-
-
 }

@@ -10,6 +10,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Instant;
@@ -45,16 +46,6 @@ final class Deliverer {
   interface Listener {
     /** @param progress the delivery made progress (see {@link Ending#progress}) */
     void ended(boolean progress);
-
-    /**
-     * A delivery ended in an Error (from the transport, the journal or an outcome callback), which
-     * must not end unseen in a future on a worker thread. By default it is rethrown.
-     *
-     * @param error the Error
-     */
-    default void failed(Error error) {
-      throw error;
-    }
   }
 
   private final IdempotentExecutor executor;
@@ -159,7 +150,7 @@ final class Deliverer {
       try {
         onDelivered(d, reg, Ending.of(outcome, error), tally);
       } catch (Error e) {
-        listener.failed(e); // an outcome callback's Error, say
+        loop.broken(e, "a delivery"); // an outcome callback's Error, say
       }
     });
   }
@@ -191,7 +182,9 @@ final class Deliverer {
     }
     Error error = errorIn(cause);
     if (error != null) {
-      listener.failed(error);
+      // From the transport, the journal or a callback: it must not end unseen in a future on a
+      // worker thread, and what it left behind is unknown, so the loop stops.
+      loop.broken(error, "a delivery");
       return;
     }
     if (ending.progress()) {
@@ -289,7 +282,7 @@ final class Deliverer {
    */
   record Ending(Outcome outcome, Throwable cause, boolean terminal, boolean progress) {
     static Ending of(Outcome outcome, Throwable error) {
-      Throwable cause = unwrap(error);
+      Throwable cause = Futures.unwrap(error);
       boolean terminal = outcome != null || cause instanceof OperationFailedException
           || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
           || cause instanceof IllegalArgumentException;
@@ -305,13 +298,6 @@ final class Deliverer {
     boolean withoutVerdict() {
       return cause != null && !terminal && !(cause instanceof OperationPendingException)
           && !(cause instanceof CancellationException);
-    }
-
-    private static Throwable unwrap(Throwable t) {
-      while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-        t = t.getCause();
-      }
-      return t;
     }
   }
 }
