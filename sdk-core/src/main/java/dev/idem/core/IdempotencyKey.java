@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.KeySyntax;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -154,13 +155,8 @@ public final class IdempotencyKey {
   /** UUID text of 16 bytes whose version is set, with the IETF variant set here. */
   private static IdempotencyKey uuid(byte[] bytes) {
     bytes[8] = (byte) ((bytes[8] & 0x3f) | 0x80); // IETF variant
-    long msb = 0;
-    long lsb = 0;
-    for (int i = 0; i < 8; i++) {
-      msb = (msb << 8) | (bytes[i] & 0xff);
-      lsb = (lsb << 8) | (bytes[i + 8] & 0xff);
-    }
-    return new IdempotencyKey(new UUID(msb, lsb).toString());
+    ByteBuffer b = ByteBuffer.wrap(bytes);  // big-endian, as RFC 9562 lays a UUID out
+    return new IdempotencyKey(new UUID(b.getLong(), b.getLong()).toString());
   }
 
   /**

@@ -58,14 +58,6 @@ final class DeliveryTracker {
   private boolean closed;
 
   /**
-   * @param journal where {@link #sweep} looks operations up
-   * @param sweepLimit how many handles one sweep checks at most
-   */
-  DeliveryTracker(Journal journal, int sweepLimit) {
-    this(journal, Clock.systemUTC(), sweepLimit);
-  }
-
-  /**
    * @param journal where {@link #sweep} looks operations up, and where deliveries are recorded
    * @param clock stamps the recorded deliveries
    * @param sweepLimit how many handles one sweep checks at most
