@@ -174,39 +174,27 @@ public final class CanonicalJsonCheck {
    * a six-character escape (backslash, u, 00, two lower-case hex digits), and every other character as itself.
    */
   private boolean escape() {
-    if (i + 1 >= b.length) {
+    if (i + 1 < b.length && JsonCanonicalizer.SHORT_ESCAPES.indexOf(b[i + 1]) >= 0) {
+      i += 2;
+      return true;
+    }
+    if (i + 5 >= b.length || b[i + 1] != 'u' || b[i + 2] != '0' || b[i + 3] != '0') {
       return false;
     }
-    switch (b[i + 1]) {
-      case '"', '\\', 'b', 'f', 'n', 'r', 't' -> {
-        i += 2;
-        return true;
-      }
-      case 'u' -> {
-        if (i + 5 >= b.length || b[i + 2] != '0' || b[i + 3] != '0') {
-          return false;
-        }
-        int hi = b[i + 4];
-        int lo = b[i + 5];
-        if (hi != '0' && hi != '1') {
-          return false;
-        }
-        int low = lo >= '0' && lo <= '9' ? lo - '0' : lo >= 'a' && lo <= 'f' ? lo - 'a' + 10 : -1;
-        if (low < 0) {
-          return false;
-        }
-        int code = (hi - '0') * 16 + low;
-        if (code == '\b' || code == '\t' || code == '\n' || code == '\f' || code == '\r') {
-          return false; // these have a short escape
-        }
-        i += 6;
-        return true;
-      }
-      default -> {
-        return false;
-      }
+    int hi = b[i + 4];
+    int lo = b[i + 5];
+    int low = lo >= '0' && lo <= '9' ? lo - '0' : lo >= 'a' && lo <= 'f' ? lo - 'a' + 10 : -1;
+    if ((hi != '0' && hi != '1') || low < 0) {
+      return false;
     }
+    int code = (hi - '0') * 16 + low;
+    if (code == '\b' || code == '\t' || code == '\n' || code == '\f' || code == '\r') {
+      return false; // these have a short escape
+    }
+    i += 6;
+    return true;
   }
+
 
   /** One well-formed UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most U+10FFFF). */
   private boolean utf8(int c) {

@@ -33,6 +33,10 @@ public final class JsonCanonicalizer {
       .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
       .build();
 
+  /** The characters written as a backslash and a letter (RFC 8785 section 3.2.2.2), and those letters. */
+  private static final String ESCAPED = "\"\\\b\f\n\r\t";
+  static final String SHORT_ESCAPES = "\"\\bfnrt";
+
   private JsonCanonicalizer() {}
 
   /**
@@ -102,21 +106,13 @@ public final class JsonCanonicalizer {
         out.append(c).append(s.charAt(++i));
         continue;
       }
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        case '\b' -> out.append("\\b");
-        case '\f' -> out.append("\\f");
-        case '\n' -> out.append("\\n");
-        case '\r' -> out.append("\\r");
-        case '\t' -> out.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-        }
+      int escaped = ESCAPED.indexOf(c);
+      if (escaped >= 0) {
+        out.append('\\').append(SHORT_ESCAPES.charAt(escaped));
+      } else if (c < 0x20) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
       }
     }
     out.append('"');
