@@ -130,9 +130,7 @@ public final class IdempotencyKey {
     }
     byte[] bytes = new byte[16];
     random.nextBytes(bytes);
-    for (int i = 0; i < 6; i++) {
-      bytes[i] = (byte) (millis >>> (40 - 8 * i));
-    }
+    ByteBuffer.wrap(bytes).putShort((short) (millis >>> 32)).putInt((int) millis);  // 48-bit big-endian time
     bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x70); // version 7
     return uuid(bytes);
   }
@@ -207,8 +205,7 @@ public final class IdempotencyKey {
       // Length-prefix every part so that ("ab","c") and ("a","bc") never collide.
       for (String part : new String[] {scope, operation, businessReference}) {
         byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-        mac.update(new byte[] {(byte) (bytes.length >>> 24), (byte) (bytes.length >>> 16),
-            (byte) (bytes.length >>> 8), (byte) bytes.length});
+        mac.update(ByteBuffer.allocate(Integer.BYTES).putInt(bytes.length).array());  // big-endian length
         mac.update(bytes);
       }
       return new IdempotencyKey(Base64.getUrlEncoder().withoutPadding().encodeToString(mac.doFinal()));
