@@ -157,12 +157,9 @@ public final class AsyncDriver {
             + " attempt of " + id + "; the operation is PENDING with its key and is sent again by a resume", e, id,
             List.of(), null));
       }
-    } else if (step instanceof Step.Done done) {
-      finished = true;
-      result.complete(done.outcome());
     } else {
       finished = true;
-      result.completeExceptionally(((Step.Fail) step).exception());
+      Futures.completeFrom(result, completed(step));  // Done or Fail: complete at once
     }
   }
 

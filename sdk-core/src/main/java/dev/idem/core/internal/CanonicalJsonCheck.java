@@ -1,5 +1,7 @@
 package dev.idem.core.internal;
 
+import java.util.Arrays;
+
 /**
  * Tells, in one pass over the bytes and without building anything, whether a UTF-8 JSON text is
  * already in RFC 8785 canonical form, that is whether {@link JsonCanonicalizer#canonicalize} would
@@ -80,8 +82,10 @@ public final class CanonicalJsonCheck {
           return false;
         }
         int end = i - 1; // the closing quote
-        if (previousStart >= 0 && compareAscii(previousStart, previousEnd, start, end) >= 0) {
-          // Out of order, or a duplicate (which the canonicalizer refuses): the slow path decides.
+        // For ASCII bytes (non-negative), byte order is the UTF-16 code unit order RFC 8785
+        // section 3.2.3 sorts by. Out of order, or a duplicate (which the canonicalizer refuses):
+        // the slow path decides.
+        if (previousStart >= 0 && Arrays.compare(b, previousStart, previousEnd, b, start, end) >= 0) {
           return false;
         }
         previousStart = start;
@@ -118,20 +122,6 @@ public final class CanonicalJsonCheck {
       i++;
     }
     return i - start;
-  }
-
-  /** For ASCII bytes, byte order is UTF-16 code unit order, as RFC 8785 section 3.2.3 sorts. */
-  private int compareAscii(int s1, int e1, int s2, int e2) {
-    int n1 = e1 - s1;
-    int n2 = e2 - s2;
-    int n = Math.min(n1, n2);
-    for (int k = 0; k < n; k++) {
-      int d = b[s1 + k] - b[s2 + k];
-      if (d != 0) {
-        return d;
-      }
-    }
-    return n1 - n2;
   }
 
   /**
