@@ -57,14 +57,12 @@ public interface Classifier {
     return new Classifier() {
       @Override
       public Optional<Verdict> classify(ResponseSnapshot response) {
-        Optional<Verdict> v = first.classify(response);
-        return v.isPresent() ? v : next.classify(response);
+        return first.classify(response).or(() -> next.classify(response));
       }
 
       @Override
       public Optional<Verdict> classify(IOException failure) {
-        Optional<Verdict> v = first.classify(failure);
-        return v.isPresent() ? v : next.classify(failure);
+        return first.classify(failure).or(() -> next.classify(failure));
       }
     };
   }

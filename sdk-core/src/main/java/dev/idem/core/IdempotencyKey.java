@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.KeySyntax;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -129,9 +130,7 @@ public final class IdempotencyKey {
     }
     byte[] bytes = new byte[16];
     random.nextBytes(bytes);
-    for (int i = 0; i < 6; i++) {
-      bytes[i] = (byte) (millis >>> (40 - 8 * i));
-    }
+    ByteBuffer.wrap(bytes).putShort((short) (millis >>> 32)).putInt((int) millis);  // 48-bit big-endian time
     bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x70); // version 7
     return uuid(bytes);
   }
@@ -154,13 +153,8 @@ public final class IdempotencyKey {
   /** UUID text of 16 bytes whose version is set, with the IETF variant set here. */
   private static IdempotencyKey uuid(byte[] bytes) {
     bytes[8] = (byte) ((bytes[8] & 0x3f) | 0x80); // IETF variant
-    long msb = 0;
-    long lsb = 0;
-    for (int i = 0; i < 8; i++) {
-      msb = (msb << 8) | (bytes[i] & 0xff);
-      lsb = (lsb << 8) | (bytes[i + 8] & 0xff);
-    }
-    return new IdempotencyKey(new UUID(msb, lsb).toString());
+    ByteBuffer b = ByteBuffer.wrap(bytes);  // big-endian, as RFC 9562 lays a UUID out
+    return new IdempotencyKey(new UUID(b.getLong(), b.getLong()).toString());
   }
 
   /**
@@ -211,8 +205,7 @@ public final class IdempotencyKey {
       // Length-prefix every part so that ("ab","c") and ("a","bc") never collide.
       for (String part : new String[] {scope, operation, businessReference}) {
         byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-        mac.update(new byte[] {(byte) (bytes.length >>> 24), (byte) (bytes.length >>> 16),
-            (byte) (bytes.length >>> 8), (byte) bytes.length});
+        mac.update(ByteBuffer.allocate(Integer.BYTES).putInt(bytes.length).array());  // big-endian length
         mac.update(bytes);
       }
       return new IdempotencyKey(Base64.getUrlEncoder().withoutPadding().encodeToString(mac.doFinal()));

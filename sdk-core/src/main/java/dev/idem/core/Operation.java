@@ -41,25 +41,13 @@ public final class Operation {
   /** True while the key is still to be derived from the reference by an executor. */
   private final boolean keyFromReference;
 
-  private Operation(Builder b) {
-    if (b.keyFromReference && b.key != null) {
-      throw new IllegalArgumentException("operation '" + b.name + "' has both a key of its own and a key derived"
-          + " from its reference; choose one");
-    }
-    this.keyFromReference = b.keyFromReference;
-    this.id = new OperationId(b.scope, b.name,
-        b.key != null ? b.key : keyFromReference ? NOT_YET_DERIVED : IdempotencyKey.generate());
-    this.reference = b.reference;
-    this.request = b.request;
-    this.policy = b.policy;
-  }
-
-  private Operation(Operation derivedFrom, IdempotencyKey key) {
-    this.keyFromReference = false;
-    this.id = new OperationId(derivedFrom.id.scope(), derivedFrom.id.operation(), key);
-    this.reference = derivedFrom.reference;
-    this.request = derivedFrom.request;
-    this.policy = derivedFrom.policy;
+  private Operation(OperationId id, String reference, RequestSnapshot request, RetryPolicy policy,
+      boolean keyFromReference) {
+    this.id = id;
+    this.reference = reference;
+    this.request = request;
+    this.policy = policy;
+    this.keyFromReference = keyFromReference;
   }
 
   /**
@@ -160,7 +148,8 @@ public final class Operation {
     if (!keyFromReference) {
       return this;
     }
-    return new Operation(this, IdempotencyKey.derive(secret, id.scope(), id.operation(), reference));
+    IdempotencyKey derived = IdempotencyKey.derive(secret, id.scope(), id.operation(), reference);
+    return new Operation(new OperationId(id.scope(), id.operation(), derived), reference, request, policy, false);
   }
 
   private void checkKeyKnown() {
@@ -273,7 +262,13 @@ public final class Operation {
      *     made by {@link Operation#forReference} was also given a key
      */
     public Operation build() {
-      return new Operation(this);
+      if (keyFromReference && key != null) {
+        throw new IllegalArgumentException("operation '" + name + "' has both a key of its own and a key derived"
+            + " from its reference; choose one");
+      }
+      OperationId id = new OperationId(scope, name,
+          key != null ? key : keyFromReference ? NOT_YET_DERIVED : IdempotencyKey.generate());
+      return new Operation(id, reference, request, policy, keyFromReference);
     }
   }
 }

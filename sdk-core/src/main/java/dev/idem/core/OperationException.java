@@ -16,6 +16,8 @@ public abstract class OperationException extends IdempotencyException {
   private final OperationState state;
   private final transient List<AttemptRecord> attempts;
   private final transient ResponseSnapshot lastResponse;
+  /** True if the journal already held the operation's ending and nothing was sent. */
+  private final boolean fromJournal;
 
   /**
    * Creates the exception.
@@ -26,15 +28,18 @@ public abstract class OperationException extends IdempotencyException {
    * @param state the state the operation is in
    * @param attempts its attempt history, oldest first; copied
    * @param lastResponse the last response, or null
+   * @param fromJournal true if this execution sent nothing because the journal already held the
+   *     operation in {@code state} (an earlier execution's ending)
    * @throws NullPointerException if {@code attempts} is null or holds null
    */
   protected OperationException(String message, Throwable cause, OperationId operationId, OperationState state,
-      List<AttemptRecord> attempts, ResponseSnapshot lastResponse) {
+      List<AttemptRecord> attempts, ResponseSnapshot lastResponse, boolean fromJournal) {
     super(message, cause);
     this.operationId = operationId;
     this.state = state;
     this.attempts = List.copyOf(attempts);
     this.lastResponse = lastResponse;
+    this.fromJournal = fromJournal;
   }
 
   /**
@@ -80,5 +85,16 @@ public abstract class OperationException extends IdempotencyException {
    */
   public Optional<ResponseSnapshot> lastResponse() {
     return Optional.ofNullable(lastResponse);
+  }
+
+  /**
+   * Whether this execution sent nothing because the journal already held the operation's ending.
+   *
+   * @return true if the journal already held the operation as FAILED or UNCERTAIN (an earlier
+   *     execution's ending, handed over again); false if it ended so now, and always false for
+   *     PENDING
+   */
+  public boolean fromJournal() {
+    return fromJournal;
   }
 }

@@ -9,9 +9,6 @@ import java.util.List;
 public class OperationFailedException extends OperationException {
   private static final long serialVersionUID = 1L;
 
-  /** True if the journal already held the operation as FAILED and nothing was sent. */
-  private final boolean fromJournal;
-
   /**
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
@@ -35,15 +32,6 @@ public class OperationFailedException extends OperationException {
    */
   public OperationFailedException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
       ResponseSnapshot lastResponse, boolean fromJournal) {
-    super(message, cause, operationId, OperationState.FAILED, attempts, lastResponse);
-    this.fromJournal = fromJournal;
-  }
-
-  /**
-   * @return true if this execution sent nothing: the journal already held the operation as FAILED
-   *     (an earlier execution's ending); false if it failed now
-   */
-  public boolean fromJournal() {
-    return fromJournal;
+    super(message, cause, operationId, OperationState.FAILED, attempts, lastResponse, fromJournal);
   }
 }

@@ -18,6 +18,6 @@ public class OperationPendingException extends OperationException {
    */
   public OperationPendingException(String message, Throwable cause, OperationId operationId, List<AttemptRecord> attempts,
       ResponseSnapshot lastResponse) {
-    super(message, cause, operationId, OperationState.PENDING, attempts, lastResponse);
+    super(message, cause, operationId, OperationState.PENDING, attempts, lastResponse, false);
   }
 }

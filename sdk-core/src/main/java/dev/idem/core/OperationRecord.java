@@ -88,33 +88,6 @@ public record OperationRecord(
   }
 
   /**
-   * A record of an inline operation whose outcome delivery is not tracked (the shape before
-   * {@code queued} and {@code outcomeDeliveredAt} existed).
-   *
-   * @param id the identity
-   * @param reference the app's own reference, or null
-   * @param fingerprint the request fingerprint
-   * @param request the snapshot to re-send, without secrets
-   * @param state the current state
-   * @param owner the owner of the current or last claim, or null if never claimed
-   * @param generation the fencing generation, 0 before the first claim
-   * @param leaseExpiresAt when the current claim expires, or null
-   * @param nextAttemptAt when a PENDING operation is due, or null for "now"
-   * @param createdAt when it was begun
-   * @param updatedAt when it last changed
-   * @param attempts every recorded attempt, oldest first; copied into an immutable list
-   * @param response the stored response of a finished operation, or null
-   * @param reason why it is in its state, or null
-   * @throws NullPointerException as the canonical constructor
-   */
-  public OperationRecord(OperationId id, String reference, Fingerprint fingerprint, RequestSnapshot request,
-      OperationState state, String owner, long generation, Instant leaseExpiresAt, Instant nextAttemptAt,
-      Instant createdAt, Instant updatedAt, List<AttemptRecord> attempts, ResponseSnapshot response, String reason) {
-    this(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt, nextAttemptAt, createdAt,
-        updatedAt, attempts, response, reason, false, null);
-  }
-
-  /**
    * A fresh PENDING record for a new operation.
    *
    * @param op what {@link Journal#begin} was given

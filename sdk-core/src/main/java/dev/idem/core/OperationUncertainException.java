@@ -9,9 +9,6 @@ import java.util.List;
 public class OperationUncertainException extends OperationException {
   private static final long serialVersionUID = 1L;
 
-  /** True if the journal already held the operation as UNCERTAIN and nothing was sent. */
-  private final boolean fromJournal;
-
   /**
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
@@ -35,15 +32,6 @@ public class OperationUncertainException extends OperationException {
    */
   public OperationUncertainException(String message, Throwable cause, OperationId operationId,
       List<AttemptRecord> attempts, ResponseSnapshot lastResponse, boolean fromJournal) {
-    super(message, cause, operationId, OperationState.UNCERTAIN, attempts, lastResponse);
-    this.fromJournal = fromJournal;
-  }
-
-  /**
-   * @return true if this execution sent nothing: the journal already held the operation as
-   *     UNCERTAIN (an earlier execution's ending, handed over again); false if it ended so now
-   */
-  public boolean fromJournal() {
-    return fromJournal;
+    super(message, cause, operationId, OperationState.UNCERTAIN, attempts, lastResponse, fromJournal);
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.internal.Backoff;
+import dev.idem.core.internal.Checks;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RetryDecision;
 import java.time.Duration;
@@ -41,30 +42,10 @@ import java.util.function.DoubleSupplier;
 public final class RetryPolicy {
   private static final RetryPolicy DEFAULTS = new Builder().build();
 
-  private final int maxAttempts;
-  private final Duration deadline;
-  private final Duration baseDelay;
-  private final double multiplier;
-  private final Duration maxDelay;
-  private final Jitter jitter;
-  private final boolean honorRetryAfter;
-  private final Duration attemptTimeout;
-  private final DelayFunction delayFunction;
-  private final Duration inFlightMinDelay;
-  private final int maxInFlightAttempts;
+  private final Settings s;
 
   private RetryPolicy(Builder b) {
-    this.maxAttempts = b.maxAttempts;
-    this.deadline = b.deadline;
-    this.baseDelay = b.baseDelay;
-    this.multiplier = b.multiplier;
-    this.maxDelay = b.maxDelay;
-    this.jitter = b.jitter;
-    this.honorRetryAfter = b.honorRetryAfter;
-    this.attemptTimeout = b.attemptTimeout;
-    this.delayFunction = b.delayFunction;
-    this.inFlightMinDelay = b.inFlightMinDelay;
-    this.maxInFlightAttempts = b.maxInFlightAttempts;
+    this.s = b.s.copy();
   }
 
   /**
@@ -91,7 +72,7 @@ public final class RetryPolicy {
    * @return a new builder holding this policy's settings; this policy is not changed
    */
   public Builder toBuilder() {
-    return new Builder(this);
+    return new Builder(s.copy());
   }
 
   /**
@@ -124,8 +105,8 @@ public final class RetryPolicy {
    */
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
-    if (attemptsMade >= maxAttempts) {
-      return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + maxAttempts + ")");
+    if (attemptsMade >= s.maxAttempts) {
+      return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + s.maxAttempts + ")");
     }
     return schedule(attemptsMade, elapsed, previousDelay, retryAfter, response, random, 0, "");
   }
@@ -147,11 +128,11 @@ public final class RetryPolicy {
    */
   public RetryDecision decideInFlight(int inFlightAnswers, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
-    if (inFlightAnswers >= maxInFlightAttempts) {
-      return RetryDecision.stop("in-flight attempts exhausted (" + inFlightAnswers + " of " + maxInFlightAttempts
+    if (inFlightAnswers >= s.maxInFlightAttempts) {
+      return RetryDecision.stop("in-flight attempts exhausted (" + inFlightAnswers + " of " + s.maxInFlightAttempts
           + ")");
     }
-    long floor = Backoff.exponentialNanos(inFlightMinDelay.toNanos(), multiplier, maxDelay.toNanos(),
+    long floor = Backoff.exponentialNanos(s.inFlightMinDelay.toNanos(), s.multiplier, s.maxDelay.toNanos(),
         inFlightAnswers);
     return schedule(inFlightAnswers, elapsed, previousDelay, retryAfter, response, random, floor,
         "key in flight, at least " + Duration.ofNanos(floor));
@@ -159,41 +140,41 @@ public final class RetryPolicy {
 
   private RetryDecision schedule(int retry, Duration elapsed, Duration previousDelay, Optional<Duration> retryAfter,
       Optional<ResponseSnapshot> response, DoubleSupplier random, long floorNanos, String floorReason) {
-    Duration remaining = deadline.minus(elapsed);
+    Duration remaining = s.deadline.minus(elapsed);
     long nanos;
     String reason;
-    if (delayFunction != null) {
-      Duration custom = delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
-      nanos = Math.max(0, Math.min(maxDelay.toNanos(), custom == null ? 0 : custom.toNanos()));
+    if (s.delayFunction != null) {
+      Duration custom = s.delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
+      nanos = Math.max(0, Math.min(s.maxDelay.toNanos(), custom == null ? 0 : custom.toNanos()));
       reason = "custom delay function, retry " + retry;
     } else {
-      nanos = Backoff.jitteredNanos(jitter, baseDelay.toNanos(), multiplier, maxDelay.toNanos(), retry,
+      nanos = Backoff.jitteredNanos(s.jitter, s.baseDelay.toNanos(), s.multiplier, s.maxDelay.toNanos(), retry,
           previousDelay.toNanos(), random.getAsDouble());
-      reason = "backoff " + jitter + " jitter, retry " + retry;
+      reason = "backoff " + s.jitter + " jitter, retry " + retry;
     }
     if (floorNanos > nanos) {
       nanos = floorNanos;
       reason = floorReason;
     }
-    if (honorRetryAfter && retryAfter.isPresent()) {
+    if (s.honorRetryAfter && retryAfter.isPresent()) {
       Duration hint = retryAfter.get();
       // Capped at maxDelay first, then held against the deadline: a hint beyond maxDelay waits
       // maxDelay (the README's promise; the server's "later" is honoured as far as this policy
       // waits at all), and only a wait that would itself end past the deadline stops retrying.
-      long hintFloor = Math.min(hint.toNanos(), maxDelay.toNanos());
+      long hintFloor = Math.min(hint.toNanos(), s.maxDelay.toNanos());
       if (Duration.ofNanos(hintFloor).compareTo(remaining) >= 0) {
-        return RetryDecision.stop("Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? " (capped at maxDelay "
-            + maxDelay + ")" : "") + " lands past the deadline (" + (remaining.isNegative() ? Duration.ZERO : remaining)
+        return RetryDecision.stop("Retry-After " + hint + (hint.compareTo(s.maxDelay) > 0 ? " (capped at maxDelay "
+            + s.maxDelay + ")" : "") + " lands past the deadline (" + (remaining.isNegative() ? Duration.ZERO : remaining)
             + " left)");
       }
       if (hintFloor > nanos) {
         nanos = hintFloor;
-        reason = "Retry-After " + hint + (hint.compareTo(maxDelay) > 0 ? ", capped at maxDelay" : "");
+        reason = "Retry-After " + hint + (hint.compareTo(s.maxDelay) > 0 ? ", capped at maxDelay" : "");
       }
     }
     Duration delay = Duration.ofNanos(nanos);
     if (delay.compareTo(remaining) >= 0) {
-      return RetryDecision.stop("deadline " + deadline + " reached (" + (remaining.isNegative() ? Duration.ZERO : remaining)
+      return RetryDecision.stop("deadline " + s.deadline + " reached (" + (remaining.isNegative() ? Duration.ZERO : remaining)
           + " left, next delay " + delay + ")");
     }
     return RetryDecision.retryAfter(delay, reason);
@@ -205,7 +186,7 @@ public final class RetryPolicy {
    * @return the attempt limit, at least 1; default 5
    */
   public int maxAttempts() {
-    return maxAttempts;
+    return s.maxAttempts;
   }
 
   /**
@@ -214,7 +195,7 @@ public final class RetryPolicy {
    * @return the deadline, measured from the first attempt; default 60 s
    */
   public Duration deadline() {
-    return deadline;
+    return s.deadline;
   }
 
   /**
@@ -223,7 +204,7 @@ public final class RetryPolicy {
    * @return the base delay; default 200 ms
    */
   public Duration baseDelay() {
-    return baseDelay;
+    return s.baseDelay;
   }
 
   /**
@@ -232,7 +213,7 @@ public final class RetryPolicy {
    * @return the multiplier, at least 1.0; default 2.0
    */
   public double multiplier() {
-    return multiplier;
+    return s.multiplier;
   }
 
   /**
@@ -241,7 +222,7 @@ public final class RetryPolicy {
    * @return the cap on any delay; default 10 s
    */
   public Duration maxDelay() {
-    return maxDelay;
+    return s.maxDelay;
   }
 
   /**
@@ -250,7 +231,7 @@ public final class RetryPolicy {
    * @return the jitter mode; default {@link Jitter#FULL}
    */
   public Jitter jitter() {
-    return jitter;
+    return s.jitter;
   }
 
   /**
@@ -259,7 +240,7 @@ public final class RetryPolicy {
    * @return true if Retry-After is honoured (the default)
    */
   public boolean honorRetryAfter() {
-    return honorRetryAfter;
+    return s.honorRetryAfter;
   }
 
   /**
@@ -269,7 +250,7 @@ public final class RetryPolicy {
    * @return the per-attempt timeout, or empty if none is set
    */
   public Optional<Duration> attemptTimeout() {
-    return Optional.ofNullable(attemptTimeout);
+    return Optional.ofNullable(s.attemptTimeout);
   }
 
   /**
@@ -279,7 +260,7 @@ public final class RetryPolicy {
    * @return the minimum in-flight delay
    */
   public Duration inFlightMinDelay() {
-    return inFlightMinDelay;
+    return s.inFlightMinDelay;
   }
 
   /**
@@ -289,7 +270,7 @@ public final class RetryPolicy {
    * @return the in-flight attempt budget
    */
   public int maxInFlightAttempts() {
-    return maxInFlightAttempts;
+    return s.maxInFlightAttempts;
   }
 
   /**
@@ -298,46 +279,28 @@ public final class RetryPolicy {
    * @return the delay function, or empty (the default) for exponential backoff with jitter
    */
   public Optional<DelayFunction> delayFunction() {
-    return Optional.ofNullable(delayFunction);
+    return Optional.ofNullable(s.delayFunction);
   }
 
   @Override
   public String toString() {
-    return "RetryPolicy{maxAttempts=" + maxAttempts + ", deadline=" + deadline + ", baseDelay=" + baseDelay
-        + ", multiplier=" + multiplier + ", maxDelay=" + maxDelay + ", jitter=" + jitter
-        + ", honorRetryAfter=" + honorRetryAfter + ", attemptTimeout=" + attemptTimeout
-        + ", inFlightMinDelay=" + inFlightMinDelay + ", maxInFlightAttempts=" + maxInFlightAttempts
-        + (delayFunction != null ? ", custom delay function" : "") + "}";
+    return "RetryPolicy{maxAttempts=" + s.maxAttempts + ", deadline=" + s.deadline + ", baseDelay=" + s.baseDelay
+        + ", multiplier=" + s.multiplier + ", maxDelay=" + s.maxDelay + ", jitter=" + s.jitter
+        + ", honorRetryAfter=" + s.honorRetryAfter + ", attemptTimeout=" + s.attemptTimeout
+        + ", inFlightMinDelay=" + s.inFlightMinDelay + ", maxInFlightAttempts=" + s.maxInFlightAttempts
+        + (s.delayFunction != null ? ", custom delay function" : "") + "}";
   }
 
   /** Builds a {@link RetryPolicy}; every setter validates at once. Not thread-safe. */
   public static final class Builder {
-    private int maxAttempts = 5;
-    private Duration deadline = Duration.ofSeconds(60);
-    private Duration baseDelay = Duration.ofMillis(200);
-    private double multiplier = 2.0;
-    private Duration maxDelay = Duration.ofSeconds(10);
-    private Jitter jitter = Jitter.FULL;
-    private boolean honorRetryAfter = true;
-    private Duration attemptTimeout;
-    private DelayFunction delayFunction;
-    private Duration inFlightMinDelay = Duration.ofSeconds(1);
-    private int maxInFlightAttempts = 20;
+    private final Settings s;
 
-    private Builder() {}
+    private Builder() {
+      this(new Settings());
+    }
 
-    private Builder(RetryPolicy p) {
-      maxAttempts = p.maxAttempts;
-      deadline = p.deadline;
-      baseDelay = p.baseDelay;
-      multiplier = p.multiplier;
-      maxDelay = p.maxDelay;
-      jitter = p.jitter;
-      honorRetryAfter = p.honorRetryAfter;
-      attemptTimeout = p.attemptTimeout;
-      delayFunction = p.delayFunction;
-      inFlightMinDelay = p.inFlightMinDelay;
-      maxInFlightAttempts = p.maxInFlightAttempts;
+    private Builder(Settings s) {
+      this.s = s;
     }
 
     /**
@@ -347,7 +310,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder inFlightMinDelay(Duration minDelay) {
-      this.inFlightMinDelay = positive(minDelay, "inFlightMinDelay");
+      s.inFlightMinDelay = Checks.positive(minDelay, "inFlightMinDelay");
       return this;
     }
 
@@ -358,10 +321,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if below 1
      */
     public Builder maxInFlightAttempts(int attempts) {
-      if (attempts < 1) {
-        throw new IllegalArgumentException("maxInFlightAttempts must be at least 1: " + attempts);
-      }
-      this.maxInFlightAttempts = attempts;
+      s.maxInFlightAttempts = Checks.atLeastOne(attempts, "maxInFlightAttempts");
       return this;
     }
 
@@ -372,7 +332,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder attemptTimeout(Duration timeout) {
-      this.attemptTimeout = positive(timeout, "attemptTimeout");
+      s.attemptTimeout = Checks.positive(timeout, "attemptTimeout");
       return this;
     }
 
@@ -382,7 +342,7 @@ public final class RetryPolicy {
      * @return this builder
      */
     public Builder delayFunction(DelayFunction fn) {
-      this.delayFunction = fn;
+      s.delayFunction = fn;
       return this;
     }
 
@@ -395,7 +355,7 @@ public final class RetryPolicy {
       if (maxAttempts < 1) {
         throw new IllegalArgumentException("maxAttempts counts the first attempt and must be at least 1: " + maxAttempts);
       }
-      this.maxAttempts = maxAttempts;
+      s.maxAttempts = maxAttempts;
       return this;
     }
 
@@ -406,7 +366,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder deadline(Duration deadline) {
-      this.deadline = positive(deadline, "deadline");
+      s.deadline = Checks.positive(deadline, "deadline");
       return this;
     }
 
@@ -416,7 +376,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder baseDelay(Duration baseDelay) {
-      this.baseDelay = positive(baseDelay, "baseDelay");
+      s.baseDelay = Checks.positive(baseDelay, "baseDelay");
       return this;
     }
 
@@ -429,7 +389,7 @@ public final class RetryPolicy {
       if (!(multiplier >= 1.0) || Double.isInfinite(multiplier)) {
         throw new IllegalArgumentException("multiplier must be a finite number of at least 1.0: " + multiplier);
       }
-      this.multiplier = multiplier;
+      s.multiplier = multiplier;
       return this;
     }
 
@@ -439,7 +399,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder maxDelay(Duration maxDelay) {
-      this.maxDelay = positive(maxDelay, "maxDelay");
+      s.maxDelay = Checks.positive(maxDelay, "maxDelay");
       return this;
     }
 
@@ -448,7 +408,7 @@ public final class RetryPolicy {
      * @return this builder
      */
     public Builder jitter(Jitter jitter) {
-      this.jitter = Objects.requireNonNull(jitter, "jitter");
+      s.jitter = Objects.requireNonNull(jitter, "jitter");
       return this;
     }
 
@@ -457,7 +417,7 @@ public final class RetryPolicy {
      * @return this builder
      */
     public Builder honorRetryAfter(boolean honor) {
-      this.honorRetryAfter = honor;
+      s.honorRetryAfter = honor;
       return this;
     }
 
@@ -466,18 +426,36 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if maxDelay is shorter than baseDelay
      */
     public RetryPolicy build() {
-      if (maxDelay.compareTo(baseDelay) < 0) {
-        throw new IllegalArgumentException("maxDelay " + maxDelay + " is shorter than baseDelay " + baseDelay);
+      if (s.maxDelay.compareTo(s.baseDelay) < 0) {
+        throw new IllegalArgumentException("maxDelay " + s.maxDelay + " is shorter than baseDelay " + s.baseDelay);
       }
       return new RetryPolicy(this);
     }
+  }
 
-    private static Duration positive(Duration d, String what) {
-      Objects.requireNonNull(d, what);
-      if (d.isZero() || d.isNegative()) {
-        throw new IllegalArgumentException(what + " must be positive: " + d);
+  /**
+   * The settings, listed once for the policy and its builder: a builder writes its own copy, and a
+   * policy keeps a copy that nothing writes after it is built.
+   */
+  private static final class Settings implements Cloneable {
+    private int maxAttempts = 5;
+    private Duration deadline = Duration.ofSeconds(60);
+    private Duration baseDelay = Duration.ofMillis(200);
+    private double multiplier = 2.0;
+    private Duration maxDelay = Duration.ofSeconds(10);
+    private Jitter jitter = Jitter.FULL;
+    private boolean honorRetryAfter = true;
+    private Duration attemptTimeout;
+    private DelayFunction delayFunction;
+    private Duration inFlightMinDelay = Duration.ofSeconds(1);
+    private int maxInFlightAttempts = 20;
+
+    Settings copy() {
+      try {
+        return (Settings) clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
       }
-      return d;
     }
   }
 }

@@ -1,8 +1,8 @@
 package dev.idem.core.host;
 
 import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.internal.Checks;
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * Settings of the circuit breaker that Idem keeps per target host (built on
@@ -180,7 +180,7 @@ public final class CircuitBreakerSettings {
      * @throws IllegalArgumentException if below 1
      */
     public Builder slidingWindowSize(int size) {
-      this.slidingWindowSize = atLeastOne(size, "slidingWindowSize");
+      this.slidingWindowSize = Checks.atLeastOne(size, "slidingWindowSize");
       return this;
     }
 
@@ -190,7 +190,7 @@ public final class CircuitBreakerSettings {
      * @throws IllegalArgumentException if below 1
      */
     public Builder minimumCalls(int calls) {
-      this.minimumCalls = atLeastOne(calls, "minimumCalls");
+      this.minimumCalls = Checks.atLeastOne(calls, "minimumCalls");
       return this;
     }
 
@@ -200,11 +200,7 @@ public final class CircuitBreakerSettings {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder openFor(Duration openFor) {
-      Objects.requireNonNull(openFor, "openFor");
-      if (openFor.isZero() || openFor.isNegative()) {
-        throw new IllegalArgumentException("openFor must be positive: " + openFor);
-      }
-      this.openFor = openFor;
+      this.openFor = Checks.positive(openFor, "openFor");
       return this;
     }
 
@@ -214,7 +210,7 @@ public final class CircuitBreakerSettings {
      * @throws IllegalArgumentException if below 1
      */
     public Builder halfOpenProbes(int probes) {
-      this.halfOpenProbes = atLeastOne(probes, "halfOpenProbes");
+      this.halfOpenProbes = Checks.atLeastOne(probes, "halfOpenProbes");
       return this;
     }
 
@@ -225,13 +221,6 @@ public final class CircuitBreakerSettings {
      */
     public CircuitBreakerSettings build() {
       return new CircuitBreakerSettings(this);
-    }
-
-    private static int atLeastOne(int n, String what) {
-      if (n < 1) {
-        throw new IllegalArgumentException(what + " must be at least 1: " + n);
-      }
-      return n;
     }
   }
 }

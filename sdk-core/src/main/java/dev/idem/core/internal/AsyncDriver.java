@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 
@@ -112,6 +110,12 @@ public final class AsyncDriver {
     result.completeExceptionally(closedPending());
   }
 
+  /** Ends the call PENDING because {@code what} was refused; the operation keeps its key for a resume. */
+  private void endPending(String what, Throwable refusal) {
+    result.completeExceptionally(new OperationPendingException(what + "; the operation stays in the journal with its"
+        + " key and is sent again by a resume", refusal, id, List.of(), null));
+  }
+
   private OperationPendingException closedPending() {
     return new OperationPendingException("the IdempotentExecutor was closed while operation " + id + " was in"
         + " progress. It stays in the journal with its key " + id.key() + ": PENDING, or, if an attempt was on the"
@@ -155,16 +159,11 @@ public final class AsyncDriver {
       } catch (RejectedExecutionException e) {
         // The operation is PENDING in the journal (the loop wrote that before asking to wait).
         finished = true;
-        result.completeExceptionally(new OperationPendingException("the scheduler refused the timer for the next"
-            + " attempt of " + id + "; the operation is PENDING with its key and is sent again by a resume", e, id,
-            List.of(), null));
+        endPending("the scheduler refused the timer for the next attempt of " + id, e);
       }
-    } else if (step instanceof Step.Done done) {
-      finished = true;
-      result.complete(done.outcome());
     } else {
       finished = true;
-      result.completeExceptionally(((Step.Fail) step).exception());
+      Futures.completeFrom(result, completed(step));  // Done or Fail: complete at once
     }
   }
 
@@ -210,7 +209,7 @@ public final class AsyncDriver {
         }
         return;
       }
-      Throwable cause = unwrap(error);
+      Throwable cause = Futures.unwrap(error);
       Step next;
       if (cause == null) {
         next = loop.onResponse(response);
@@ -277,9 +276,7 @@ public final class AsyncDriver {
     } catch (RejectedExecutionException e) {
       // No timer, so nothing would bound this attempt: the call ends PENDING now, and the attempt
       // is recorded (as ambiguous) when it ends, as after a cancel.
-      result.completeExceptionally(new OperationPendingException("the scheduler refused the attempt timeout of "
-          + id + "; the operation stays in the journal with its key and is sent again by a resume", e, id, List.of(),
-          null));
+      endPending("the scheduler refused the attempt timeout of " + id, e);
       return sent;
     }
     attemptTimeout = timer;
@@ -356,9 +353,7 @@ public final class AsyncDriver {
         } catch (RuntimeException e) {
           refused.addSuppressed(e);
         }
-        result.completeExceptionally(new OperationPendingException("the executor's asyncExecutor refused " + what
-            + "; the operation stays in the journal with its key and is sent again by a resume", refused, id,
-            List.of(), null));
+        endPending("the executor's asyncExecutor refused " + what, refused);
       }
     }
 
@@ -378,12 +373,5 @@ public final class AsyncDriver {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

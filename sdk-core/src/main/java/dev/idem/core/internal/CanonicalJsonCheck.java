@@ -1,5 +1,7 @@
 package dev.idem.core.internal;
 
+import java.util.Arrays;
+
 /**
  * Tells, in one pass over the bytes and without building anything, whether a UTF-8 JSON text is
  * already in RFC 8785 canonical form, that is whether {@link JsonCanonicalizer#canonicalize} would
@@ -21,6 +23,8 @@ public final class CanonicalJsonCheck {
   static final int MAX_DEPTH = 64;
   /** Integers of at most this many digits are below 2^53, where a double holds them exactly. */
   private static final int EXACT_INTEGER_DIGITS = 15;
+  /** The least code point that needs n continuation bytes: anything less is an overlong form. */
+  private static final int[] SHORTEST = {0, 0x80, 0x800, 0x10000};
 
   private final byte[] b;
   private int i;
@@ -49,8 +53,8 @@ public final class CanonicalJsonCheck {
       return false;
     }
     return switch (b[i]) {
-      case '{' -> depth < MAX_DEPTH && object(depth + 1);
-      case '[' -> depth < MAX_DEPTH && array(depth + 1);
+      case '{' -> depth < MAX_DEPTH && container(depth + 1, '}');
+      case '[' -> depth < MAX_DEPTH && container(depth + 1, ']');
       case '"' -> string() >= 0;
       case 't' -> literal("true");
       case 'f' -> literal("false");
@@ -59,87 +63,65 @@ public final class CanonicalJsonCheck {
     };
   }
 
-  private boolean object(int depth) {
-    i++; // {
-    if (i < b.length && b[i] == '}') {
-      i++;
+  /** An object ({@code close} is '}': members, their keys in order) or an array (']': elements). */
+  private boolean container(int depth, char close) {
+    i++; // { or [
+    if (skip(close)) {
       return true;
     }
     int previousStart = -1;
     int previousEnd = -1;
     while (true) {
-      if (i >= b.length || b[i] != '"') {
-        return false;
+      if (close == '}') {
+        if (i >= b.length || b[i] != '"') {
+          return false;
+        }
+        int start = i + 1;
+        if (string() != 0) {
+          // A key with an escape or a non-ASCII character: its UTF-16 order needs decoding.
+          return false;
+        }
+        int end = i - 1; // the closing quote
+        // For ASCII bytes (non-negative), byte order is the UTF-16 code unit order RFC 8785
+        // section 3.2.3 sorts by. Out of order, or a duplicate (which the canonicalizer refuses):
+        // the slow path decides.
+        if (previousStart >= 0 && Arrays.compare(b, previousStart, previousEnd, b, start, end) >= 0) {
+          return false;
+        }
+        previousStart = start;
+        previousEnd = end;
+        if (!skip(':')) {
+          return false;
+        }
       }
-      int start = i + 1;
-      if (string() != 0) {
-        // A key with an escape or a non-ASCII character: its UTF-16 order needs decoding.
-        return false;
-      }
-      int end = i - 1; // the closing quote
-      if (previousStart >= 0 && compareAscii(previousStart, previousEnd, start, end) >= 0) {
-        // Out of order, or a duplicate (which the canonicalizer refuses): the slow path decides.
-        return false;
-      }
-      previousStart = start;
-      previousEnd = end;
-      if (i >= b.length || b[i] != ':') {
-        return false;
-      }
-      i++;
       if (!value(depth)) {
         return false;
       }
-      if (i >= b.length) {
-        return false;
-      }
-      if (b[i] == '}') {
-        i++;
+      if (skip(close)) {
         return true;
       }
-      if (b[i] != ',') {
+      if (!skip(',')) {
         return false;
       }
-      i++;
     }
   }
 
-  private boolean array(int depth) {
-    i++; // [
-    if (i < b.length && b[i] == ']') {
+  /** Steps over {@code c} if it comes next. */
+  private boolean skip(char c) {
+    if (i < b.length && b[i] == c) {
       i++;
       return true;
     }
-    while (true) {
-      if (!value(depth)) {
-        return false;
-      }
-      if (i >= b.length) {
-        return false;
-      }
-      if (b[i] == ']') {
-        i++;
-        return true;
-      }
-      if (b[i] != ',') {
-        return false;
-      }
-      i++;
-    }
+    return false;
   }
 
-  /** For ASCII bytes, byte order is UTF-16 code unit order, as RFC 8785 section 3.2.3 sorts. */
-  private int compareAscii(int s1, int e1, int s2, int e2) {
-    int n1 = e1 - s1;
-    int n2 = e2 - s2;
-    int n = Math.min(n1, n2);
-    for (int k = 0; k < n; k++) {
-      int d = b[s1 + k] - b[s2 + k];
-      if (d != 0) {
-        return d;
-      }
+  /** Steps over the ASCII digits that come next, and says how many there were. */
+  private int digits() {
+    int start = i;
+    while (i < b.length && b[i] >= '0' && b[i] <= '9') {
+      i++;
     }
-    return n1 - n2;
+    return i - start;
   }
 
   /**
@@ -182,64 +164,37 @@ public final class CanonicalJsonCheck {
    * a six-character escape (backslash, u, 00, two lower-case hex digits), and every other character as itself.
    */
   private boolean escape() {
-    if (i + 1 >= b.length) {
+    if (i + 1 < b.length && JsonCanonicalizer.SHORT_ESCAPES.indexOf(b[i + 1]) >= 0) {
+      i += 2;
+      return true;
+    }
+    if (i + 5 >= b.length || b[i + 1] != 'u' || b[i + 2] != '0' || b[i + 3] != '0') {
       return false;
     }
-    switch (b[i + 1]) {
-      case '"', '\\', 'b', 'f', 'n', 'r', 't' -> {
-        i += 2;
-        return true;
-      }
-      case 'u' -> {
-        if (i + 5 >= b.length || b[i + 2] != '0' || b[i + 3] != '0') {
-          return false;
-        }
-        int hi = b[i + 4];
-        int lo = b[i + 5];
-        if (hi != '0' && hi != '1') {
-          return false;
-        }
-        int low;
-        if (lo >= '0' && lo <= '9') {
-          low = lo - '0';
-        } else if (lo >= 'a' && lo <= 'f') {
-          low = lo - 'a' + 10;
-        } else {
-          return false;
-        }
-        int code = (hi - '0') * 16 + low;
-        if (code == '\b' || code == '\t' || code == '\n' || code == '\f' || code == '\r') {
-          return false; // these have a short escape
-        }
-        i += 6;
-        return true;
-      }
-      default -> {
-        return false;
-      }
+    int hi = b[i + 4];
+    int lo = b[i + 5];
+    int low = lo >= '0' && lo <= '9' ? lo - '0' : lo >= 'a' && lo <= 'f' ? lo - 'a' + 10 : -1;
+    if ((hi != '0' && hi != '1') || low < 0) {
+      return false;
     }
+    int code = (hi - '0') * 16 + low;
+    if (code == '\b' || code == '\t' || code == '\n' || code == '\f' || code == '\r') {
+      return false; // these have a short escape
+    }
+    i += 6;
+    return true;
   }
+
 
   /** One well-formed UTF-8 sequence (RFC 3629: shortest form, no surrogates, at most U+10FFFF). */
   private boolean utf8(int c) {
-    int n;
-    int min;
-    int cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-      n = 1;
-      min = 0x80;
-      cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-      n = 2;
-      min = 0x800;
-      cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-      n = 3;
-      min = 0x10000;
-      cp = c & 0x07;
-    } else {
+    if (c < 0xc2 || c > 0xf4) {
       return false;
     }
+    // A lead byte C2-DF, E0-EF or F0-F4 starts 1, 2 or 3 continuation bytes and carries 5, 4 or
+    // 3 bits of the code point.
+    int n = c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
+    int cp = c & (0x3f >> n);
     if (i + n >= b.length) {
       return false;
     }
@@ -250,7 +205,7 @@ public final class CanonicalJsonCheck {
       }
       cp = (cp << 6) | (cc & 0x3f);
     }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+    if (cp < SHORTEST[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
       return false;
     }
     i += n + 1;
@@ -278,40 +233,25 @@ public final class CanonicalJsonCheck {
    */
   private boolean number() {
     int start = i;
-    if (i < b.length && b[i] == '-') {
-      i++;
-    }
+    skip('-');
     int intStart = i;
-    while (i < b.length && b[i] >= '0' && b[i] <= '9') {
-      i++;
-    }
-    int intDigits = i - intStart;
+    int intDigits = digits();
     if (intDigits == 0 || (intDigits > 1 && b[intStart] == '0')) {
       return false;
     }
     boolean plainInteger = true;
-    if (i < b.length && b[i] == '.') {
+    if (skip('.')) {
       plainInteger = false;
-      i++;
-      int fracStart = i;
-      while (i < b.length && b[i] >= '0' && b[i] <= '9') {
-        i++;
-      }
-      if (i == fracStart) {
+      if (digits() == 0) {
         return false;
       }
     }
-    if (i < b.length && (b[i] == 'e' || b[i] == 'E')) {
+    if (skip('e') || skip('E')) {
       plainInteger = false;
-      i++;
-      if (i < b.length && (b[i] == '+' || b[i] == '-')) {
-        i++;
+      if (!skip('+')) {
+        skip('-');
       }
-      int expStart = i;
-      while (i < b.length && b[i] >= '0' && b[i] <= '9') {
-        i++;
-      }
-      if (i == expStart) {
+      if (digits() == 0) {
         return false;
       }
     }

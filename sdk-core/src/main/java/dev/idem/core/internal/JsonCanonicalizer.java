@@ -11,7 +11,6 @@ import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,6 +32,10 @@ public final class JsonCanonicalizer {
   private static final ObjectMapper MAPPER = JsonMapper.builder()
       .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
       .build();
+
+  /** The characters written as a backslash and a letter (RFC 8785 section 3.2.2.2), and those letters. */
+  private static final String ESCAPED = "\"\\\b\f\n\r\t";
+  static final String SHORT_ESCAPES = "\"\\bfnrt";
 
   private JsonCanonicalizer() {}
 
@@ -59,10 +62,7 @@ public final class JsonCanonicalizer {
   private static void write(JsonNode node, StringBuilder out) {
     switch (node.getNodeType()) {
       case OBJECT -> {
-        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
-          fields.add(it.next());
-        }
+        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(node.properties());
         // String.compareTo orders by UTF-16 code units, which is what RFC 8785 section 3.2.3 asks.
         fields.sort(Map.Entry.comparingByKey());
         out.append('{');
@@ -106,21 +106,13 @@ public final class JsonCanonicalizer {
         out.append(c).append(s.charAt(++i));
         continue;
       }
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        case '\b' -> out.append("\\b");
-        case '\f' -> out.append("\\f");
-        case '\n' -> out.append("\\n");
-        case '\r' -> out.append("\\r");
-        case '\t' -> out.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-        }
+      int escaped = ESCAPED.indexOf(c);
+      if (escaped >= 0) {
+        out.append('\\').append(SHORT_ESCAPES.charAt(escaped));
+      } else if (c < 0x20) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
       }
     }
     out.append('"');
@@ -203,6 +195,4 @@ public final class JsonCanonicalizer {
     }
     return loReadsBack ? lo : hiReadsBack ? hi : null;
   }
-
-
 }

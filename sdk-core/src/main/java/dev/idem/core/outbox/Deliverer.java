@@ -10,6 +10,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Instant;
@@ -20,7 +21,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,16 +46,6 @@ final class Deliverer {
   interface Listener {
     /** @param progress the delivery made progress (see {@link Ending#progress}) */
     void ended(boolean progress);
-
-    /**
-     * A delivery ended in an Error (from the transport, the journal or an outcome callback), which
-     * must not end unseen in a future on a worker thread. By default it is rethrown.
-     *
-     * @param error the Error
-     */
-    default void failed(Error error) {
-      throw error;
-    }
   }
 
   private final IdempotentExecutor executor;
@@ -159,7 +150,7 @@ final class Deliverer {
       try {
         onDelivered(d, reg, Ending.of(outcome, error), tally);
       } catch (Error e) {
-        listener.failed(e); // an outcome callback's Error, say
+        loop.broken(e, "a delivery"); // an outcome callback's Error, say
       }
     });
   }
@@ -191,7 +182,9 @@ final class Deliverer {
     }
     Error error = errorIn(cause);
     if (error != null) {
-      listener.failed(error);
+      // From the transport, the journal or a callback: it must not end unseen in a future on a
+      // worker thread, and what it left behind is unknown, so the loop stops.
+      loop.broken(error, "a delivery");
       return;
     }
     if (ending.progress()) {
@@ -218,11 +211,19 @@ final class Deliverer {
    * Thread-safe: endings arrive on the threads that complete them.
    */
   static final class RoundTally {
-    private final AtomicInteger pending = new AtomicInteger();
-    private final AtomicInteger uncertain = new AtomicInteger();
-    private final AtomicInteger failed = new AtomicInteger();
-    private final AtomicInteger vanished = new AtomicInteger();
-    private final AtomicInteger other = new AtomicInteger();
+    /** What became of the operations, by kind of ending, in the order the WARN lists them. */
+    private static final String[] KINDS = {
+        " stay PENDING with their keys, to be sent again when due (not sent: target unreachable, circuit breaker"
+            + " open or retry budget empty; or left for another owner)",
+        " ended UNCERTAIN (an attempt may have taken effect)",
+        " ended FAILED without an answer from the target",
+        " had gone from the journal",
+        " ended without a verdict (%s) and stay in the journal"};
+    /** The cause of each kind but the last, OTHER: anything else. */
+    private static final List<Class<?>> ENDED_AS = List.of(OperationPendingException.class,
+        OperationUncertainException.class, OperationFailedException.class, IllegalArgumentException.class);
+    private static final int OTHER = ENDED_AS.size();
+    private final AtomicIntegerArray counts = new AtomicIntegerArray(KINDS.length);
     private final AtomicReference<String> otherCause = new AtomicReference<>();
 
     void count(Ending ending) {
@@ -230,44 +231,26 @@ final class Deliverer {
       if (ending.outcome() != null || ending.progress()) {
         return;  // such a round is not described: it made progress
       }
-      if (cause instanceof OperationPendingException) {
-        pending.incrementAndGet();
-      } else if (cause instanceof OperationUncertainException) {
-        uncertain.incrementAndGet();
-      } else if (cause instanceof OperationFailedException) {
-        failed.incrementAndGet();
-      } else if (cause instanceof IllegalArgumentException) {
-        vanished.incrementAndGet();
-      } else {
-        other.incrementAndGet();
+      int kind = 0;
+      while (kind < OTHER && !ENDED_AS.get(kind).isInstance(cause)) {
+        kind++;
+      }
+      if (kind == OTHER) {
         otherCause.compareAndSet(null, cause == null ? "no cause" : cause.getClass().getSimpleName());
       }
+      counts.incrementAndGet(kind);
     }
 
     /** What the round's deliveries became, for the WARN of a round without progress. */
     String describe() {
-      int p = pending.get();
-      int u = uncertain.get();
-      int f = failed.get();
-      int v = vanished.get();
-      int o = other.get();
-      int total = p + u + f + v + o;
+      int total = 0;
       List<String> parts = new ArrayList<>();
-      if (p > 0) {
-        parts.add(p + " stay PENDING with their keys, to be sent again when due (not sent: target unreachable,"
-            + " circuit breaker open or retry budget empty; or left for another owner)");
-      }
-      if (u > 0) {
-        parts.add(u + " ended UNCERTAIN (an attempt may have taken effect)");
-      }
-      if (f > 0) {
-        parts.add(f + " ended FAILED without an answer from the target");
-      }
-      if (v > 0) {
-        parts.add(v + " had gone from the journal");
-      }
-      if (o > 0) {
-        parts.add(o + " ended without a verdict (" + otherCause.get() + ") and stay in the journal");
+      for (int kind = 0; kind < KINDS.length; kind++) {
+        int n = counts.get(kind);
+        total += n;
+        if (n > 0) {
+          parts.add(n + (kind == OTHER ? String.format(KINDS[kind], otherCause.get()) : KINDS[kind]));
+        }
       }
       return "no delivery made progress; of " + total + (total == 1 ? " operation, " : " operations, ")
           + String.join(", ", parts);
@@ -289,7 +272,7 @@ final class Deliverer {
    */
   record Ending(Outcome outcome, Throwable cause, boolean terminal, boolean progress) {
     static Ending of(Outcome outcome, Throwable error) {
-      Throwable cause = unwrap(error);
+      Throwable cause = Futures.unwrap(error);
       boolean terminal = outcome != null || cause instanceof OperationFailedException
           || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
           || cause instanceof IllegalArgumentException;
@@ -305,13 +288,6 @@ final class Deliverer {
     boolean withoutVerdict() {
       return cause != null && !terminal && !(cause instanceof OperationPendingException)
           && !(cause instanceof CancellationException);
-    }
-
-    private static Throwable unwrap(Throwable t) {
-      while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-        t = t.getCause();
-      }
-      return t;
     }
   }
 }

@@ -5,8 +5,9 @@ import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
-import dev.idem.core.internal.Step;
+import dev.idem.core.internal.Futures;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -57,14 +58,6 @@ final class DeliveryTracker {
   private boolean closed;
 
   /**
-   * @param journal where {@link #sweep} looks operations up
-   * @param sweepLimit how many handles one sweep checks at most
-   */
-  DeliveryTracker(Journal journal, int sweepLimit) {
-    this(journal, Clock.systemUTC(), sweepLimit);
-  }
-
-  /**
    * @param journal where {@link #sweep} looks operations up, and where deliveries are recorded
    * @param clock stamps the recorded deliveries
    * @param sweepLimit how many handles one sweep checks at most
@@ -96,7 +89,7 @@ final class DeliveryTracker {
    * journal still owed it.
    */
   CompletableFuture<Outcome> handOver(OperationRecord record) {
-    CompletableFuture<Outcome> settled = settled(record);
+    CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(record));
     if (record.outcomeUndelivered()) {
       outcomeDelivered(record.id());
     }
@@ -220,7 +213,7 @@ final class DeliveryTracker {
       if (r.isEmpty()) {
         waiter.completeExceptionally(new IllegalStateException("operation " + id + " is no longer in the journal"));
       } else {
-        completeFrom(waiter, handOver(r.get()));
+        Futures.completeFrom(waiter, handOver(r.get()));
       }
     }
   }
@@ -242,26 +235,6 @@ final class DeliveryTracker {
     waiters.clear();
     sweepOrder.clear();
     return new Closed(running, orphans);
-  }
-
-  /** A handle for a terminal record: its outcome, or the exception its state stands for. */
-  static CompletableFuture<Outcome> settled(OperationRecord record) {
-    Step step = AttemptLoop.settled(record);
-    if (step instanceof Step.Done done) {
-      return CompletableFuture.completedFuture(done.outcome());
-    }
-    return CompletableFuture.failedFuture(step.failure());
-  }
-
-  /** Completes {@code target} as {@code source} completes. */
-  static void completeFrom(CompletableFuture<Outcome> target, CompletableFuture<Outcome> source) {
-    source.whenComplete((o, e) -> {
-      if (e != null) {
-        target.completeExceptionally(e);
-      } else {
-        target.complete(o);
-      }
-    });
   }
 
   /**

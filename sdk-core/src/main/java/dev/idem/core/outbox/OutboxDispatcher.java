@@ -14,6 +14,8 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.Checks;
+import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.poll.PollLoop;
@@ -155,17 +157,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.registrations = Map.copyOf(regs);
     this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize);
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
-        new Deliverer.Listener() {
-          @Override
-          public void ended(boolean progress) {
-            deliveryEnded(progress);
-          }
-
-          @Override
-          public void failed(Error error) {
-            loop.broken(error, "a delivery");
-          }
-        });
+        this::deliveryEnded);
   }
 
   /**
@@ -242,21 +234,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    if (record.state().isTerminal()) {
-      return tracker.handOver(record);
-    }
-    synchronized (lock) {
-      if (state == State.STOPPED) {
-        // Stopped while the journal write ran: the operation is journaled and PENDING, but nothing
-        // here will complete a handle any more, so say so instead of returning one that hangs.
-        return CompletableFuture.failedFuture(stoppedPending(record.id()));
-      }
-      CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
-      if (state == State.RUNNING && !loop.isOffline()) {
-        loop.wake();
-      }
-      return waiter.copy();
-    }
+    return handle(record, true);
   }
 
   /**
@@ -290,14 +268,28 @@ public final class OutboxDispatcher implements AutoCloseable {
     if (record.isEmpty()) {
       return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
     }
-    if (record.get().state().isTerminal()) {
-      return tracker.handOver(record.get());
+    return handle(record.get(), false);
+  }
+
+  /**
+   * The handle for {@link #submit} and {@link #await}: settled now if the record is terminal, else
+   * completed when the operation is; {@code wake} asks for a poll, for a submitted operation.
+   */
+  private CompletableFuture<Outcome> handle(OperationRecord record, boolean wake) {
+    if (record.state().isTerminal()) {
+      return tracker.handOver(record);
     }
     synchronized (lock) {
       if (state == State.STOPPED) {
-        return CompletableFuture.failedFuture(stoppedPending(id));
+        // Stopped while the journal was read or written: the operation is PENDING, but nothing
+        // here will complete a handle any more, so say so instead of returning one that hangs.
+        return CompletableFuture.failedFuture(stoppedPending(record.id()));
       }
-      return tracker.waiter(id).copy();
+      CompletableFuture<Outcome> waiter = tracker.waiter(record.id());
+      if (wake && state == State.RUNNING && !loop.isOffline()) {
+        loop.wake();
+      }
+      return waiter.copy();
     }
   }
 
@@ -473,7 +465,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       f.cancel(false);
     }
     for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : closed.orphans().entrySet()) {
-      DeliveryTracker.completeFrom(e.getValue(), findSettled(e.getKey()));
+      Futures.completeFrom(e.getValue(), findSettled(e.getKey()));
     }
     if (ownedWorkers != null) {
       ownedWorkers.shutdownNow();
@@ -647,7 +639,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * @throws IllegalArgumentException if below 1
      */
     public Builder syncWorkers(int n) {
-      this.syncWorkers = atLeastOne(n, "syncWorkers");
+      this.syncWorkers = Checks.atLeastOne(n, "syncWorkers");
       return this;
     }
 
@@ -658,7 +650,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * @throws IllegalArgumentException if below 1
      */
     public Builder maxInFlight(int n) {
-      this.maxInFlight = atLeastOne(n, "maxInFlight");
+      this.maxInFlight = Checks.atLeastOne(n, "maxInFlight");
       return this;
     }
 
@@ -669,7 +661,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * @throws IllegalArgumentException if below 1
      */
     public Builder pageSize(int n) {
-      this.pageSize = atLeastOne(n, "pageSize");
+      this.pageSize = Checks.atLeastOne(n, "pageSize");
       return this;
     }
 
@@ -679,7 +671,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder pollInterval(Duration interval) {
-      this.pollInterval = positive(interval, "pollInterval");
+      this.pollInterval = Checks.positive(interval, "pollInterval");
       return this;
     }
 
@@ -689,7 +681,7 @@ public final class OutboxDispatcher implements AutoCloseable {
      * @throws IllegalArgumentException if zero or negative
      */
     public Builder maxPollInterval(Duration interval) {
-      this.maxPollInterval = positive(interval, "maxPollInterval");
+      this.maxPollInterval = Checks.positive(interval, "maxPollInterval");
       return this;
     }
 
@@ -705,21 +697,6 @@ public final class OutboxDispatcher implements AutoCloseable {
             + pollInterval);
       }
       return new OutboxDispatcher(this);
-    }
-
-    private static int atLeastOne(int n, String what) {
-      if (n < 1) {
-        throw new IllegalArgumentException(what + " must be at least 1: " + n);
-      }
-      return n;
-    }
-
-    private static Duration positive(Duration d, String what) {
-      Objects.requireNonNull(d, what);
-      if (d.isZero() || d.isNegative()) {
-        throw new IllegalArgumentException(what + " must be positive: " + d);
-      }
-      return d;
     }
   }
 }

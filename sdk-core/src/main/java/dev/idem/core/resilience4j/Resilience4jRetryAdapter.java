@@ -81,8 +81,10 @@ public final class Resilience4jRetryAdapter {
   private final Classifier predicates;
   private final ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome = new ThreadLocal<>();
 
+  @SuppressWarnings("unchecked")  // resilience4j types its result predicate loosely; a throw is caught in test()
   private Resilience4jRetryAdapter(RetryConfig config, RetryPolicy base) {
-    this.predicates = new PredicateClassifier(config.getExceptionPredicate(), config.getResultPredicate());
+    this.predicates = new PredicateClassifier(config.getExceptionPredicate(),
+        (Predicate<Object>) config.getResultPredicate(), lastOutcome);
     this.policy = base.toBuilder().maxAttempts(config.getMaxAttempts()).delayFunction(delays(config)).build();
   }
 
@@ -163,16 +165,12 @@ public final class Resilience4jRetryAdapter {
     return ms == null || ms < 0 ? Duration.ZERO : Duration.ofMillis(ms);
   }
 
-  /** resilience4j's predicates as a classifier that abstains whenever they allow a retry. */
-  private final class PredicateClassifier implements Classifier {
-    private final Predicate<Throwable> retryOnException;
-    private final Predicate<Object> retryOnResult;
-
-    @SuppressWarnings("unchecked")
-    PredicateClassifier(Predicate<Throwable> retryOnException, Predicate<?> retryOnResult) {
-      this.retryOnException = retryOnException;
-      this.retryOnResult = (Predicate<Object>) retryOnResult;
-    }
+  /**
+   * resilience4j's predicates as a classifier that abstains whenever they allow a retry; it notes
+   * each attempt's outcome in {@code lastOutcome} for the interval function.
+   */
+  private record PredicateClassifier(Predicate<Throwable> retryOnException, Predicate<Object> retryOnResult,
+      ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome) implements Classifier {
 
     @Override
     public Optional<Verdict> classify(ResponseSnapshot response) {
@@ -198,7 +196,7 @@ public final class Resilience4jRetryAdapter {
      * A predicate that throws (say, one written for another result type) has no say: the answer
      * is {@code abstain}, which leaves the attempt to the next classifier.
      */
-    private <T> boolean test(Predicate<T> p, T value, boolean abstain) {
+    private static <T> boolean test(Predicate<T> p, T value, boolean abstain) {
       try {
         return p.test(value);
       } catch (RuntimeException e) {

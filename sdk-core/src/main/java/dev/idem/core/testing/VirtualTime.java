@@ -108,7 +108,7 @@ public final class VirtualTime {
       synchronized (this) {
         waits.add(delay);
         scheduledDelays.add(delay);
-        Task t = new Task(now.plus(delay), sequence++, task);
+        Task t = new Task(now.plus(delay), sequence++, task, new CompletableFuture<>());
         tasks.add(t);
         return t.handle;
       }
@@ -163,21 +163,28 @@ public final class VirtualTime {
     synchronized (this) {
       target = now.plus(forward(d));
     }
-    while (true) {
-      Task next;
-      synchronized (this) {
-        next = tasks.peek();
-        if (next == null || next.at.isAfter(target)) {
-          now = target;
-          return;
-        }
-        tasks.poll();
-        if (next.at.isAfter(now)) {
-          now = next.at;
-        }
-      }
+    for (Task next = takeDue(target); next != null; next = takeDue(target)) {
       next.run();
     }
+  }
+
+  /**
+   * Takes the first task, moving the clock to its time, if there is one due by {@code until} (any,
+   * if null); else moves the clock to {@code until} (if given) and returns null.
+   */
+  private synchronized Task takeDue(Instant until) {
+    Task next = tasks.peek();
+    if (next == null || (until != null && next.at.isAfter(until))) {
+      if (until != null) {
+        now = until;
+      }
+      return null;
+    }
+    tasks.poll();
+    if (next.at.isAfter(now)) {
+      now = next.at;
+    }
+    return next;
   }
 
   /**
@@ -223,17 +230,7 @@ public final class VirtualTime {
    */
   public int runUntilIdle() {
     int ran = 0;
-    while (true) {
-      Task next;
-      synchronized (this) {
-        next = tasks.poll();
-        if (next == null) {
-          return ran;
-        }
-        if (next.at.isAfter(now)) {
-          now = next.at;
-        }
-      }
+    for (Task next = takeDue(null); next != null; next = takeDue(null)) {
       if (next.run()) {
         ran++;
       }
@@ -241,6 +238,7 @@ public final class VirtualTime {
         throw new IllegalStateException("the scheduler never goes idle: more than 10,000 tasks ran");
       }
     }
+    return ran;
   }
 
   /**
@@ -268,18 +266,8 @@ public final class VirtualTime {
     return d;
   }
 
-  private static final class Task implements Comparable<Task> {
-    final Instant at;
-    final long seq;
-    final Runnable body;
-    final CompletableFuture<Void> handle = new CompletableFuture<>();
-
-    Task(Instant at, long seq, Runnable body) {
-      this.at = at;
-      this.seq = seq;
-      this.body = body;
-    }
-
+  private record Task(Instant at, long seq, Runnable body, CompletableFuture<Void> handle)
+      implements Comparable<Task> {
     /** Runs the task unless it was cancelled; true if it ran. */
     boolean run() {
       if (handle.isDone()) {

@@ -92,13 +92,10 @@ final class PollBackoff {
       next = interval;
     }
     if (!wasOffline) {
-      // `why` says what became of the work (the owner knows): no claim about it here.
-      if (cause == null) {
-        log.warn("{}: {}; polling backs off (now every {}, at most {}) until it makes progress", name, why, next, max);
-      } else {
-        log.warn("{}: {}; polling backs off (now every {}, at most {}) until it makes progress", name, why, next, max,
-            cause);
-      }
+      // `why` says what became of the work (the owner knows): no claim about it here. A null
+      // cause is one argument too many, which SLF4J ignores.
+      log.warn("{}: {}; polling backs off (now every {}, at most {}) until it makes progress", name, why, next, max,
+          cause);
     } else {
       log.debug("{} still making no progress; next poll in {}", name, next);
     }

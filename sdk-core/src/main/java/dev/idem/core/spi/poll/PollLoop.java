@@ -60,8 +60,7 @@ public final class PollLoop implements AutoCloseable {
   private boolean refused;  // the scheduler refused a poll: it takes no more
   private boolean polling;  // at most one poll at a time
   private boolean pollAgain;  // woken while polling
-  private Future<?> pollTask;  // the next poll, if one is scheduled
-  private Instant pollDue;  // when pollTask runs
+  private Next next;  // the next poll, if one is scheduled
   /** The Error that stopped this loop, if one did; written under {@code lock}, read without it. */
   private volatile Error brokenBy;
 
@@ -254,8 +253,7 @@ public final class PollLoop implements AutoCloseable {
 
   private void runPoll() {
     synchronized (lock) {
-      pollTask = null;
-      pollDue = null;
+      next = null;
       if (closed || brokenBy != null) {
         return;
       }
@@ -296,20 +294,18 @@ public final class PollLoop implements AutoCloseable {
       return;
     }
     Instant due = clock.instant().plus(delay);
-    if (pollTask != null) {
-      if (!pollDue.isAfter(due)) {
+    if (next != null) {
+      if (!next.due().isAfter(due)) {
         return;
       }
-      pollTask.cancel(false);
+      next.task().cancel(false);
     }
     try {
-      pollTask = scheduler.schedule(this::runPoll, delay);
-      pollDue = due;
+      next = new Next(scheduler.schedule(this::runPoll, delay), due);
     } catch (RejectedExecutionException e) {
       // A scheduler the app shut down before closing the owner: no poll can run any more. Said
       // once, since nothing is scheduled after this.
-      pollTask = null;
-      pollDue = null;
+      next = null;
       refused = true;
       log.warn("{}: its scheduler refused the next poll ({}); polling has stopped. Close the {} before its"
           + " scheduler", name, e.toString(), name);
@@ -317,12 +313,14 @@ public final class PollLoop implements AutoCloseable {
   }
 
   private void cancelLocked() {
-    if (pollTask != null) {
-      pollTask.cancel(false);
-      pollTask = null;
-      pollDue = null;
+    if (next != null) {
+      next.task().cancel(false);
+      next = null;
     }
   }
+
+  /** A scheduled poll and when it runs. */
+  private record Next(Future<?> task, Instant due) {}
 
   /**
    * Builds a {@link PollLoop}. Every method throws {@link NullPointerException} for a null
