@@ -3,8 +3,8 @@ package dev.idem.httpclient.internal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.Settling;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.Operation;
@@ -79,16 +79,8 @@ public final class CallEngine {
     LiveTransport transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
     Settlement settled;
     try {
-      settled = support.settle(executor.execute(op, transport));
-    } catch (OperationFailedException e) {
-      try {
-        settled = support.settle(e);
-      } catch (OperationFailedException unanswered) {
-        transport.releaseUnclaimed(); // thrown, not answered: no response is handed over
-        throw unanswered;
-      }
+      settled = Settling.execute(support, op, transport, transport::releaseUnclaimed);
     } catch (OperationPendingException e) {
-      transport.releaseUnclaimed();
       // HttpClient.send reports interrupts as InterruptedException; the operation stays PENDING.
       if (Thread.interrupted()) {
         InterruptedException ie = new InterruptedException("interrupted; " + e.getMessage());
@@ -96,14 +88,11 @@ public final class CallEngine {
         throw ie;
       }
       throw e;
-    } catch (IOException | RuntimeException | Error e) {
-      transport.releaseUnclaimed(); // no response is handed over: stop the last body
-      throw e;
     }
     try {
       return respond(settled, handler, transport, request).get();
     } catch (ExecutionException e) {
-      throw asIOException(AttemptSender.unwrap(e));
+      throw Settling.asIOException(e);
     }
   }
 
@@ -113,7 +102,7 @@ public final class CallEngine {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
     BodyCapture.capture(request, maxBodyBytes).whenComplete((body, captureError) -> {
       if (captureError != null) {
-        result.completeExceptionally(AttemptSender.unwrap(captureError));
+        result.completeExceptionally(Settling.unwrap(captureError));
         return;
       }
       if (result.isDone()) {
@@ -134,26 +123,14 @@ public final class CallEngine {
           execution.cancel(false);
         }
       });
-      execution.whenComplete((outcome, error) -> {
-        Settlement settled;
-        try {
-          if (error == null) {
-            settled = support.settle(outcome);
-          } else if (AttemptSender.unwrap(error) instanceof OperationFailedException e) {
-            settled = support.settle(e);
-          } else {
-            transport.releaseUnclaimed();
-            result.completeExceptionally(AttemptSender.unwrap(error));
-            return;
-          }
-        } catch (IOException | RuntimeException e) {
-          transport.releaseUnclaimed();
-          result.completeExceptionally(e);
+      Settling.settleAsync(support, execution, transport::releaseUnclaimed).whenComplete((settled, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
           return;
         }
         respond(settled, handler, transport, request).whenComplete((response, e) -> {
           if (e != null) {
-            result.completeExceptionally(AttemptSender.unwrap(e)); // a failing body handler
+            result.completeExceptionally(Settling.unwrap(e)); // a failing body handler
           } else {
             result.complete(response);
           }
@@ -207,25 +184,8 @@ public final class CallEngine {
     try {
       return capture.get();
     } catch (ExecutionException e) {
-      Throwable cause = AttemptSender.unwrap(e);
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw asIOException(cause);
+      throw Settling.asIOException(e);
     }
-  }
-
-  private static IOException asIOException(Throwable t) {
-    if (t instanceof IOException io) {
-      return io;
-    }
-    if (t instanceof RuntimeException re) {
-      throw re;
-    }
-    if (t instanceof Error err) {
-      throw err;
-    }
-    return new IOException(t);
   }
 
   /** Widens a future of a subtype, passing cancellation back to the source. */
@@ -233,7 +193,7 @@ public final class CallEngine {
     CompletableFuture<HttpResponse<T>> out = new CompletableFuture<>();
     source.whenComplete((r, e) -> {
       if (e != null) {
-        out.completeExceptionally(AttemptSender.unwrap(e));
+        out.completeExceptionally(Settling.unwrap(e));
       } else {
         out.complete(r);
       }

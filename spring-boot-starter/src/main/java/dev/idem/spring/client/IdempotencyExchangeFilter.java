@@ -5,22 +5,19 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
-import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterSupport;
-import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.Settling;
 import dev.idem.spring.internal.SpringHeaders;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -127,7 +124,16 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
       if (result.isCancelled()) {
         started.cancel(false);
       }
-      started.whenComplete((outcome, error) -> settle(outcome, error, call, transport, result));
+      Settling.settleAsync(support.rules, started, transport::releaseLast).whenComplete((settled, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
+          return;
+        }
+        call.settled(settled);
+        if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
+          transport.releaseLast();
+        }
+      });
     };
     return Mono.defer(() -> {
       try {
@@ -145,37 +151,6 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
       }
       transport.releaseLast();
     });
-  }
-
-  private void settle(Outcome outcome, Throwable error, IdempotentCall call, ReactiveAttempts transport,
-      CompletableFuture<ClientResponse> result) {
-    Settlement settled;
-    try {
-      if (error == null) {
-        settled = support.rules.settle(outcome);
-      } else if (unwrap(error) instanceof OperationFailedException e) {
-        settled = support.rules.settle(e);
-      } else {
-        transport.releaseLast();
-        result.completeExceptionally(unwrap(error));
-        return;
-      }
-    } catch (Exception | Error e) {
-      transport.releaseLast();
-      result.completeExceptionally(e);
-      return;
-    }
-    call.settled(settled);
-    if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
-      transport.releaseLast();
-    }
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   /**

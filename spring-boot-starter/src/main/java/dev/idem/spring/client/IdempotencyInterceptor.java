@@ -12,6 +12,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Objects;
@@ -105,20 +106,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
         body);
     Operation op = support.operation(name.get(), call, snapshot, request.getHeaders());
     LiveAttempts transport = new LiveAttempts(request, body, execution, support);
-    Settlement settled;
-    try {
-      settled = support.rules.settle(support.executor().execute(op, transport));
-    } catch (OperationFailedException e) {
-      try {
-        settled = support.rules.settle(e);
-      } catch (OperationFailedException unanswered) {
-        transport.releaseLast();
-        throw unanswered;
-      }
-    } catch (IOException | RuntimeException | Error e) {
-      transport.releaseLast();
-      throw e;
-    }
+    Settlement settled = Settling.execute(support.rules, op, transport, transport::releaseLast);
     call.settled(settled);
     return transport.responseFor(settled.response());
   }
