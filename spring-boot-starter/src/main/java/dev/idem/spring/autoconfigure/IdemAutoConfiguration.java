@@ -10,6 +10,7 @@ import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.internal.BreakerStates;
 import dev.idem.spring.internal.IdemLifecycle;
+import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
@@ -62,10 +63,7 @@ public class IdemAutoConfiguration {
     JdbcJournal.Builder b;
     String where;
     if (properties.journal().store() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.journal.store=datasource, but the app has no DataSource bean");
-      }
+      DataSource ds = Stores.required(dataSource, "idem.journal.store");
       b = JdbcJournal.dataSource(ds);
       where = "the app's DataSource";
     } else {

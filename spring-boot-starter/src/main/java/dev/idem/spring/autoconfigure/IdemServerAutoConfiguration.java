@@ -57,10 +57,7 @@ public class IdemServerAutoConfiguration {
   @ConditionalOnMissingBean
   public IdempotencyStore idemGuardStore(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
     if (properties.server().store() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.server.store=datasource, but the app has no DataSource bean");
-      }
+      DataSource ds = Stores.required(dataSource, "idem.server.store");
       String url = Stores.url(ds);
       if (Stores.isPostgres(url)) {
         return JdbcIdempotencyStore.postgres(ds);

@@ -24,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.ServletContextInitializer;
+import dev.idem.spring.internal.Stores;
 import dev.idem.spring.internal.WebhookSourcesCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -57,10 +58,7 @@ public class IdemWebhooksAutoConfiguration {
   @ConditionalOnMissingBean
   public WebhookInbox idemWebhookInbox(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
     if (properties.webhooks().store() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.webhooks.store=datasource, but the app has no DataSource bean");
-      }
+      DataSource ds = Stores.required(dataSource, "idem.webhooks.store");
       return WebhookInbox.postgres(ds).open();
     }
     return WebhookInbox.sqlite(Path.of(properties.directory()).resolve("webhooks")).open();
