@@ -24,14 +24,11 @@ import org.springframework.http.RequestEntity;
  */
 final class ClientSupport {
   final AdapterSupport rules;
-  final long maxBodyBytes;
+  final long maxBodyBytes; // 0 or more: ClientBuilder checks it
 
   ClientSupport(IdempotentExecutor executor, String keyHeader, KeyHeaderFormat format, UntaggedPolicy untagged,
       long maxBodyBytes) {
     this.rules = AdapterSupport.of(executor, keyHeader, format, untagged);
-    if (maxBodyBytes < 0) {
-      throw new IllegalArgumentException("maxBodyBytes must not be negative: " + maxBodyBytes);
-    }
     this.maxBodyBytes = maxBodyBytes;
   }
 

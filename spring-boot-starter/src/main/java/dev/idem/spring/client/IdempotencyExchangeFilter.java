@@ -3,14 +3,11 @@ package dev.idem.spring.client;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
-import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
-import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settling;
 import dev.idem.spring.internal.SpringHeaders;
 import java.util.List;
@@ -63,7 +60,7 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
   private final ExchangeStrategies strategies;
 
   private IdempotencyExchangeFilter(Builder b) {
-    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+    this.support = b.support();
     this.journalPool = b.journalPool != null ? b.journalPool : Schedulers.boundedElastic()::schedule;
     this.strategies = b.strategies;
   }
@@ -206,67 +203,12 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
   }
 
   /** Builds an {@link IdempotencyExchangeFilter}. Not thread-safe. */
-  public static final class Builder {
-    private final IdempotentExecutor executor;
-    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
-    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
-    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
-    private long maxBodyBytes = 1 << 20;
+  public static final class Builder extends ClientBuilder<Builder> {
     private Executor journalPool;
     private ExchangeStrategies strategies = ExchangeStrategies.withDefaults();
 
     private Builder(IdempotentExecutor executor) {
-      this.executor = Objects.requireNonNull(executor, "executor");
-    }
-
-    /**
-     * The key header's name; default {@code Idempotency-Key}.
-     *
-     * @param name the header name
-     * @return this builder
-     * @throws IllegalArgumentException if it is not a valid header name
-     */
-    public Builder keyHeader(String name) {
-      this.keyHeader = AdapterSupport.checkHeaderName(name);
-      return this;
-    }
-
-    /**
-     * How the key is written; default {@link KeyHeaderFormat#BARE}.
-     *
-     * @param format the format
-     * @return this builder
-     */
-    public Builder keyFormat(KeyHeaderFormat format) {
-      this.keyFormat = Objects.requireNonNull(format, "format");
-      return this;
-    }
-
-    /**
-     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY}; see
-     * {@link IdempotencyInterceptor.Builder#untaggedPolicy}.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder untaggedPolicy(UntaggedPolicy policy) {
-      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
-     * The largest request body a keyed call accepts; default 1 MiB.
-     *
-     * @param bytes the limit, 0 or more
-     * @return this builder
-     * @throws IllegalArgumentException if negative
-     */
-    public Builder maxBodyBytes(long bytes) {
-      if (bytes < 0) {
-        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
-      }
-      this.maxBodyBytes = bytes;
-      return this;
+      super(executor);
     }
 
     /**

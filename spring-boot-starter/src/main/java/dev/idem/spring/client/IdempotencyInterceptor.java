@@ -3,7 +3,6 @@ package dev.idem.spring.client;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
@@ -69,7 +68,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
   private final ClientSupport support;
 
   private IdempotencyInterceptor(Builder b) {
-    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+    this.support = b.support();
   }
 
   /**
@@ -187,68 +186,9 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
   }
 
   /** Builds an {@link IdempotencyInterceptor}. Not thread-safe. */
-  public static final class Builder {
-    private final IdempotentExecutor executor;
-    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
-    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
-    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
-    private long maxBodyBytes = 1 << 20;
-
+  public static final class Builder extends ClientBuilder<Builder> {
     private Builder(IdempotentExecutor executor) {
-      this.executor = Objects.requireNonNull(executor, "executor");
-    }
-
-    /**
-     * The key header's name; default {@code Idempotency-Key}.
-     *
-     * @param name the header name
-     * @return this builder
-     * @throws IllegalArgumentException if it is not a valid header name
-     */
-    public Builder keyHeader(String name) {
-      this.keyHeader = AdapterSupport.checkHeaderName(name);
-      return this;
-    }
-
-    /**
-     * How the key is written; default {@link KeyHeaderFormat#BARE}.
-     *
-     * @param format the format
-     * @return this builder
-     */
-    public Builder keyFormat(KeyHeaderFormat format) {
-      this.keyFormat = Objects.requireNonNull(format, "format");
-      return this;
-    }
-
-    /**
-     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY} (a key and
-     * the journal, named {@code untagged-post} or {@code untagged-patch}). {@code REJECT} fails
-     * such calls with {@link dev.idem.core.http.UntaggedRequestException} before anything is sent;
-     * {@code PASS_THROUGH} sends them without a key and journals nothing.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder untaggedPolicy(UntaggedPolicy policy) {
-      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
-     * The largest request body a keyed call accepts; default 1 MiB. The body is held in memory and
-     * journaled, so a bigger one is refused before anything is sent (the journal has its own cap).
-     *
-     * @param bytes the limit, 0 or more
-     * @return this builder
-     * @throws IllegalArgumentException if negative
-     */
-    public Builder maxBodyBytes(long bytes) {
-      if (bytes < 0) {
-        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
-      }
-      this.maxBodyBytes = bytes;
-      return this;
+      super(executor);
     }
 
     /**
