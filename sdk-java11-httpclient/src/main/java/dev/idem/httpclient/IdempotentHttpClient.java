@@ -384,14 +384,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * there is one) on Java 21+; does nothing before.
    */
   public void shutdown() {
-    try {
-      Lifecycle.call(delegate, "shutdown", new Class<?>[0]);
-      for (HttpClient twin : keyed.twin().stream().toList()) {
-        Lifecycle.call(twin, "shutdown", new Class<?>[0]);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Lifecycle.call(delegate, "shutdown");
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdown"));
   }
 
   /**
@@ -399,14 +393,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * there is one) on Java 21+; does nothing before.
    */
   public void shutdownNow() {
-    try {
-      Lifecycle.call(delegate, "shutdownNow", new Class<?>[0]);
-      for (HttpClient twin : keyed.twin().stream().toList()) {
-        Lifecycle.call(twin, "shutdownNow", new Class<?>[0]);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Lifecycle.call(delegate, "shutdownNow");
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdownNow"));
   }
 
   /**
@@ -426,12 +414,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * @return the delegate's answer on Java 21+, false before
    */
   public boolean isTerminated() {
-    try {
-      return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated", new Class<?>[0]));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated"));
   }
 
   /**
@@ -449,19 +432,9 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
       executor.close();
     }
     // The twin that keyed attempts go through is always this client's own: it made it.
-    for (HttpClient twin : keyed.twin().stream().toList()) {
-      closeClient(twin);
-    }
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "close"));
     if (ownsDelegate) {
-      closeClient(delegate);
-    }
-  }
-
-  private static void closeClient(HttpClient client) {
-    try {
-      Lifecycle.call(client, "close", new Class<?>[0]);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      Lifecycle.call(delegate, "close");
     }
   }
 
