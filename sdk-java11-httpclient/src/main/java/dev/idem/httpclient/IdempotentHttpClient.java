@@ -132,8 +132,6 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
 
   private final HttpClient delegate;
   private final IdempotentExecutor executor;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
   private final AdapterSupport support;
   private final KeyedClient keyed;
   private final CallEngine engine;
@@ -147,9 +145,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
     this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
     this.ownsExecutor = b.executor == null || b.ownsExecutor;
     this.ownsDelegate = b.ownsDelegate;
-    this.keyHeader = b.keyHeader;
-    this.keyFormat = b.keyFormat;
-    this.support = AdapterSupport.of(executor, keyHeader, keyFormat, b.untaggedPolicy);
+    this.support = AdapterSupport.of(executor, b.keyHeader, b.keyFormat, b.untaggedPolicy);
     this.engine = new CallEngine(delegate, keyed, support, b.maxBodyBytes);
   }
 
@@ -240,7 +236,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   }
 
   private ResumeTransport newResumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
-    return new ResumeTransport(keyed, executor.retryPolicy().attemptTimeout().orElse(null), keyHeader, keyFormat,
+    return new ResumeTransport(keyed, executor.retryPolicy().attemptTimeout().orElse(null), support,
         Objects.requireNonNull(headers, "headers"), timeout);
   }
 

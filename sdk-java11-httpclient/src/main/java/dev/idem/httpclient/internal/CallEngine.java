@@ -11,7 +11,6 @@ import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
-import dev.idem.core.http.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -34,9 +33,6 @@ public final class CallEngine {
   private final HttpClient delegate;
   private final KeyedClient keyed;
   private final AdapterSupport support;
-  private final IdempotentExecutor executor;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
   private final long maxBodyBytes;
 
   /**
@@ -47,9 +43,6 @@ public final class CallEngine {
     this.delegate = delegate;
     this.keyed = keyed;
     this.support = support;
-    this.executor = support.executor();
-    this.keyHeader = support.headerName();
-    this.keyFormat = support.format();
     this.maxBodyBytes = maxBodyBytes;
   }
 
@@ -64,11 +57,11 @@ public final class CallEngine {
    */
   public OperationId enqueue(HttpRequest request, OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    return executor.enqueue(make(operation, request, body)).id();
+    return support.executor().enqueue(make(operation, request, body)).id();
   }
 
   private Operation make(OperationFactory operation, HttpRequest request, byte[] body) throws IdempotencyException {
-    return operation.make(snapshot(request, body), request.headers().allValues(keyHeader));
+    return operation.make(snapshot(request, body), request.headers().allValues(support.headerName()));
   }
 
   /** Sends one operation on the calling thread; see the decorator's Javadoc for what it throws. */
@@ -76,7 +69,7 @@ public final class CallEngine {
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
     Operation op = make(operation, request, body);
-    LiveTransport transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
+    LiveTransport transport = new LiveTransport(sender(op), request, body, support);
     Settlement settled;
     try {
       settled = Settling.execute(support, op, transport, transport::releaseUnclaimed);
@@ -112,8 +105,8 @@ public final class CallEngine {
       CompletableFuture<Outcome> execution;
       try {
         Operation op = make(operation, request, body);
-        transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
-        execution = executor.executeAsync(op, transport);
+        transport = new LiveTransport(sender(op), request, body, support);
+        execution = support.executor().executeAsync(op, transport);
       } catch (IdempotencyException | RuntimeException e) {
         result.completeExceptionally(e);
         return;
@@ -142,7 +135,7 @@ public final class CallEngine {
 
   /** A sender for one operation's attempts, whose captured bodies are read before its attempt timeout. */
   private AttemptSender sender(Operation op) {
-    return new AttemptSender(keyed, op.policy().orElse(executor.retryPolicy()).attemptTimeout().orElse(null));
+    return new AttemptSender(keyed, op.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null));
   }
 
   /**
@@ -153,7 +146,7 @@ public final class CallEngine {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), request.uri())
         .body(body, request.headers().firstValue("Content-Type").orElse(null));
     request.headers().map().forEach((name, values) -> {
-      if (!name.equalsIgnoreCase(keyHeader)) {
+      if (!name.equalsIgnoreCase(support.headerName())) {
         values.forEach(v -> b.header(name, v));
       }
     });
