@@ -6,8 +6,10 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
+import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterBuilder;
 import dev.idem.core.spi.adapter.Settling;
 import dev.idem.spring.internal.SpringHeaders;
 import java.util.List;
@@ -59,8 +61,8 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
   private final Executor journalPool;
   private final ExchangeStrategies strategies;
 
-  private IdempotencyExchangeFilter(Builder b) {
-    this.support = b.support();
+  private IdempotencyExchangeFilter(Builder b, ClientSupport support) {
+    this.support = support;
     this.journalPool = b.journalPool != null ? b.journalPool : Schedulers.boundedElastic()::schedule;
     this.strategies = b.strategies;
   }
@@ -202,13 +204,18 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
     return support.executor();
   }
 
-  /** Builds an {@link IdempotencyExchangeFilter}. Not thread-safe. */
-  public static final class Builder extends ClientBuilder<Builder> {
+  /**
+   * Builds an {@link IdempotencyExchangeFilter}; an untagged POST or PATCH gets
+   * {@link UntaggedPolicy#FRESH_KEY} by default. Not thread-safe.
+   */
+  public static final class Builder extends AdapterBuilder<Builder> {
+    private final IdempotentExecutor executor;
     private Executor journalPool;
     private ExchangeStrategies strategies = ExchangeStrategies.withDefaults();
 
     private Builder(IdempotentExecutor executor) {
-      super(executor);
+      super(UntaggedPolicy.FRESH_KEY);
+      this.executor = Objects.requireNonNull(executor, "executor");
     }
 
     /**
@@ -244,7 +251,7 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
      * @return the filter
      */
     public IdempotencyExchangeFilter build() {
-      return new IdempotencyExchangeFilter(this);
+      return new IdempotencyExchangeFilter(this, new ClientSupport(support(executor), bodyCap()));
     }
   }
 }

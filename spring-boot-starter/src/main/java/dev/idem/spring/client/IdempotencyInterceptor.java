@@ -9,6 +9,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterBuilder;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
 import dev.idem.core.spi.adapter.Settling;
@@ -67,8 +68,8 @@ import org.springframework.http.client.ClientHttpResponse;
 public final class IdempotencyInterceptor implements ClientHttpRequestInterceptor {
   private final ClientSupport support;
 
-  private IdempotencyInterceptor(Builder b) {
-    this.support = b.support();
+  private IdempotencyInterceptor(ClientSupport support) {
+    this.support = support;
   }
 
   /**
@@ -185,10 +186,16 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
     return support.rules.untaggedPolicy();
   }
 
-  /** Builds an {@link IdempotencyInterceptor}. Not thread-safe. */
-  public static final class Builder extends ClientBuilder<Builder> {
+  /**
+   * Builds an {@link IdempotencyInterceptor}; an untagged POST or PATCH gets
+   * {@link UntaggedPolicy#FRESH_KEY} by default. Not thread-safe.
+   */
+  public static final class Builder extends AdapterBuilder<Builder> {
+    private final IdempotentExecutor executor;
+
     private Builder(IdempotentExecutor executor) {
-      super(executor);
+      super(UntaggedPolicy.FRESH_KEY);
+      this.executor = Objects.requireNonNull(executor, "executor");
     }
 
     /**
@@ -197,7 +204,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
      * @return the interceptor
      */
     public IdempotencyInterceptor build() {
-      return new IdempotencyInterceptor(this);
+      return new IdempotencyInterceptor(new ClientSupport(support(executor), bodyCap()));
     }
   }
 }
