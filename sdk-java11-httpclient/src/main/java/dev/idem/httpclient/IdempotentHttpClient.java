@@ -1,13 +1,13 @@
 package dev.idem.httpclient;
 
 import dev.idem.core.http.UntaggedPolicy;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.http.UntaggedRequestException;
 import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.adapter.AdapterBuilder;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.httpclient.internal.CallEngine;
 import dev.idem.httpclient.internal.KeyedClient;
@@ -132,8 +132,6 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
 
   private final HttpClient delegate;
   private final IdempotentExecutor executor;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
   private final AdapterSupport support;
   private final KeyedClient keyed;
   private final CallEngine engine;
@@ -141,16 +139,14 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   private final boolean ownsExecutor;
   private final boolean ownsDelegate;
 
-  private IdempotentHttpClient(Builder b) {
+  private IdempotentHttpClient(Builder b, IdempotentExecutor executor, AdapterSupport support, long maxBodyBytes) {
     this.delegate = b.delegate;
     this.keyed = KeyedClient.of(delegate);
-    this.executor = b.executor != null ? b.executor : IdempotentExecutor.builder().build();
+    this.executor = executor;
     this.ownsExecutor = b.executor == null || b.ownsExecutor;
     this.ownsDelegate = b.ownsDelegate;
-    this.keyHeader = b.keyHeader;
-    this.keyFormat = b.keyFormat;
-    this.support = AdapterSupport.of(executor, keyHeader, keyFormat, b.untaggedPolicy);
-    this.engine = new CallEngine(delegate, keyed, support, b.maxBodyBytes);
+    this.support = support;
+    this.engine = new CallEngine(delegate, keyed, support, maxBodyBytes);
   }
 
   /**
@@ -240,7 +236,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   }
 
   private ResumeTransport newResumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
-    return new ResumeTransport(keyed, executor.retryPolicy().attemptTimeout().orElse(null), keyHeader, keyFormat,
+    return new ResumeTransport(keyed, executor.retryPolicy().attemptTimeout().orElse(null), support,
         Objects.requireNonNull(headers, "headers"), timeout);
   }
 
@@ -384,14 +380,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * there is one) on Java 21+; does nothing before.
    */
   public void shutdown() {
-    try {
-      Lifecycle.call(delegate, "shutdown", new Class<?>[0]);
-      for (HttpClient twin : keyed.twin().stream().toList()) {
-        Lifecycle.call(twin, "shutdown", new Class<?>[0]);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Lifecycle.call(delegate, "shutdown");
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdown"));
   }
 
   /**
@@ -399,14 +389,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * there is one) on Java 21+; does nothing before.
    */
   public void shutdownNow() {
-    try {
-      Lifecycle.call(delegate, "shutdownNow", new Class<?>[0]);
-      for (HttpClient twin : keyed.twin().stream().toList()) {
-        Lifecycle.call(twin, "shutdownNow", new Class<?>[0]);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    Lifecycle.call(delegate, "shutdownNow");
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdownNow"));
   }
 
   /**
@@ -426,12 +410,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * @return the delegate's answer on Java 21+, false before
    */
   public boolean isTerminated() {
-    try {
-      return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated", new Class<?>[0]));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated"));
   }
 
   /**
@@ -449,34 +428,26 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
       executor.close();
     }
     // The twin that keyed attempts go through is always this client's own: it made it.
-    for (HttpClient twin : keyed.twin().stream().toList()) {
-      closeClient(twin);
-    }
+    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "close"));
     if (ownsDelegate) {
-      closeClient(delegate);
+      Lifecycle.call(delegate, "close");
     }
   }
 
-  private static void closeClient(HttpClient client) {
-    try {
-      Lifecycle.call(client, "close", new Class<?>[0]);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  /** Builds an {@link IdempotentHttpClient}. Not thread-safe. */
-  public static final class Builder {
+  /**
+   * Builds an {@link IdempotentHttpClient}. The untagged policy applies to plain {@code send} and
+   * {@code sendAsync}; its default is {@link UntaggedPolicy#PASS_THROUGH}, and under
+   * {@code FRESH_KEY} register resume transports under {@code untagged-post} and
+   * {@code untagged-patch}. Not thread-safe.
+   */
+  public static final class Builder extends AdapterBuilder<Builder> {
     private final HttpClient delegate;
     private IdempotentExecutor executor;
     private boolean ownsExecutor;  // set by create(): the executor given was made there
     private boolean ownsDelegate;  // set by create(Journal): the HttpClient was made there
-    private String keyHeader = DEFAULT_KEY_HEADER;
-    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
-    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.PASS_THROUGH;
-    private long maxBodyBytes = 1 << 20;
 
     private Builder(HttpClient delegate) {
+      super(UntaggedPolicy.PASS_THROUGH);
       this.delegate = Objects.requireNonNull(delegate, "delegate");
       if (delegate instanceof IdempotentHttpClient) {
         throw new IllegalArgumentException("the delegate is already an IdempotentHttpClient; wrapping it twice"
@@ -500,64 +471,13 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
     }
 
     /**
-     * The key header's name; default {@value IdempotentHttpClient#DEFAULT_KEY_HEADER}.
-     *
-     * @param name the header name
-     * @return this builder
-     */
-    public Builder keyHeader(String name) {
-      this.keyHeader = AdapterSupport.checkHeaderName(name);
-      return this;
-    }
-
-    /**
-     * How the key is written; default {@link KeyHeaderFormat#BARE}.
-     *
-     * @param format the format
-     * @return this builder
-     */
-    public Builder keyFormat(KeyHeaderFormat format) {
-      this.keyFormat = Objects.requireNonNull(format, "format");
-      return this;
-    }
-
-    /**
-     * What plain send does with an untagged POST or PATCH; default {@link UntaggedPolicy#PASS_THROUGH}.
-     * Under {@code FRESH_KEY} the operation is named {@code untagged-post} or {@code untagged-patch}
-     * (register resume transports under those names) and a key header already on the request is
-     * its key; under {@code REJECT} the call fails with {@link UntaggedRequestException}, as in
-     * every adapter.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder untaggedPolicy(UntaggedPolicy policy) {
-      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
-     * The largest request body a keyed call accepts, in bytes; default 1 MiB. The whole body is
-     * held in memory and journaled, so a bigger one is refused before anything is sent.
-     *
-     * @param maxBodyBytes the limit in bytes, 0 or more
-     * @return this builder
-     */
-    public Builder maxBodyBytes(long maxBodyBytes) {
-      if (maxBodyBytes < 0) {
-        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + maxBodyBytes);
-      }
-      this.maxBodyBytes = maxBodyBytes;
-      return this;
-    }
-
-    /**
      * Builds the decorator.
      *
      * @return the decorator
      */
     public IdempotentHttpClient build() {
-      return new IdempotentHttpClient(this);
+      IdempotentExecutor made = executor != null ? executor : IdempotentExecutor.builder().build();
+      return new IdempotentHttpClient(this, made, support(made), bodyCap());
     }
   }
 }

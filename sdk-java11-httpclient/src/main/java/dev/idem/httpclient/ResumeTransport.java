@@ -1,11 +1,11 @@
 package dev.idem.httpclient;
 
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.httpclient.internal.AttemptRequests;
 import dev.idem.httpclient.internal.AttemptSender;
 import dev.idem.httpclient.internal.KeyedClient;
@@ -37,16 +37,14 @@ import java.util.function.Function;
  */
 public final class ResumeTransport implements Transport, AsyncTransport {
   private final AttemptSender sender;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
+  private final AdapterSupport support;
   private final Function<RequestSnapshot, Map<String, String>> headers;
   private final AttemptRequests.Settings settings;
 
-  ResumeTransport(KeyedClient client, Duration attemptTimeout, String keyHeader, KeyHeaderFormat keyFormat,
+  ResumeTransport(KeyedClient client, Duration attemptTimeout, AdapterSupport support,
       Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
     this.sender = AttemptSender.forResume(client, attemptTimeout);
-    this.keyHeader = keyHeader;
-    this.keyFormat = keyFormat;
+    this.support = support;
     this.headers = headers;
     this.settings = new AttemptRequests.Settings(Optional.ofNullable(timeout), Optional.empty(), false);
   }
@@ -76,7 +74,7 @@ public final class ResumeTransport implements Transport, AsyncTransport {
         all.put(name, List.of(value));
       });
     }
-    return AttemptRequests.build(request.method(), request.uri(), all, request.body(), settings, keyHeader,
-        keyFormat.format(key));
+    return AttemptRequests.build(request.method(), request.uri(), all, request.body(), settings,
+        support.headerName(), support.headerValue(key));
   }
 }

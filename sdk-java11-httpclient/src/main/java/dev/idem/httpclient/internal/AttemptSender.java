@@ -3,6 +3,7 @@ package dev.idem.httpclient.internal;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
+import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
@@ -139,17 +140,7 @@ public final class AttemptSender {
         }
       }
     } catch (ExecutionException | CompletionException e) {
-      Throwable cause = unwrap(e);
-      if (cause instanceof IOException io) {
-        throw io;
-      }
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      if (cause instanceof Error err) {
-        throw err;
-      }
-      throw new IOException(cause);
+      throw Settling.asIOException(e);
     }
   }
 
@@ -181,14 +172,14 @@ public final class AttemptSender {
         }
         captured.whenComplete((c, e) -> {
           if (e != null) {
-            out.completeExceptionally(unwrap(e));
+            out.completeExceptionally(Settling.unwrap(e));
           } else if (!out.complete(c)) {
             c.release(); // cancelled meanwhile
           }
         });
         return;
       }
-      Throwable cause = unwrap(error);
+      Throwable cause = Settling.unwrap(error);
       KeyedClient.ServerChallenge challenge = challenge(cause);
       if (challenge != null) {
         out.complete(Result.answered(challenge.answer()));
@@ -256,12 +247,5 @@ public final class AttemptSender {
       }
     }
     return null;
-  }
-
-  static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }

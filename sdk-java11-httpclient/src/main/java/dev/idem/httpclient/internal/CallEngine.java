@@ -3,15 +3,14 @@ package dev.idem.httpclient.internal;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.Settling;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
-import dev.idem.core.http.KeyHeaderFormat;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -34,9 +33,6 @@ public final class CallEngine {
   private final HttpClient delegate;
   private final KeyedClient keyed;
   private final AdapterSupport support;
-  private final IdempotentExecutor executor;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
   private final long maxBodyBytes;
 
   /**
@@ -47,9 +43,6 @@ public final class CallEngine {
     this.delegate = delegate;
     this.keyed = keyed;
     this.support = support;
-    this.executor = support.executor();
-    this.keyHeader = support.headerName();
-    this.keyFormat = support.format();
     this.maxBodyBytes = maxBodyBytes;
   }
 
@@ -64,11 +57,11 @@ public final class CallEngine {
    */
   public OperationId enqueue(HttpRequest request, OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    return executor.enqueue(make(operation, request, body)).id();
+    return support.executor().enqueue(make(operation, request, body)).id();
   }
 
   private Operation make(OperationFactory operation, HttpRequest request, byte[] body) throws IdempotencyException {
-    return operation.make(snapshot(request, body), request.headers().allValues(keyHeader));
+    return operation.make(snapshot(request, body), request.headers().allValues(support.headerName()));
   }
 
   /** Sends one operation on the calling thread; see the decorator's Javadoc for what it throws. */
@@ -76,19 +69,11 @@ public final class CallEngine {
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
     Operation op = make(operation, request, body);
-    LiveTransport transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
+    LiveTransport transport = new LiveTransport(sender(op), request, body, support);
     Settlement settled;
     try {
-      settled = support.settle(executor.execute(op, transport));
-    } catch (OperationFailedException e) {
-      try {
-        settled = support.settle(e);
-      } catch (OperationFailedException unanswered) {
-        transport.releaseUnclaimed(); // thrown, not answered: no response is handed over
-        throw unanswered;
-      }
+      settled = Settling.execute(support, op, transport, transport::releaseUnclaimed);
     } catch (OperationPendingException e) {
-      transport.releaseUnclaimed();
       // HttpClient.send reports interrupts as InterruptedException; the operation stays PENDING.
       if (Thread.interrupted()) {
         InterruptedException ie = new InterruptedException("interrupted; " + e.getMessage());
@@ -96,14 +81,11 @@ public final class CallEngine {
         throw ie;
       }
       throw e;
-    } catch (IOException | RuntimeException | Error e) {
-      transport.releaseUnclaimed(); // no response is handed over: stop the last body
-      throw e;
     }
     try {
       return respond(settled, handler, transport, request).get();
     } catch (ExecutionException e) {
-      throw asIOException(AttemptSender.unwrap(e));
+      throw Settling.asIOException(e);
     }
   }
 
@@ -113,7 +95,7 @@ public final class CallEngine {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
     BodyCapture.capture(request, maxBodyBytes).whenComplete((body, captureError) -> {
       if (captureError != null) {
-        result.completeExceptionally(AttemptSender.unwrap(captureError));
+        result.completeExceptionally(Settling.unwrap(captureError));
         return;
       }
       if (result.isDone()) {
@@ -123,8 +105,8 @@ public final class CallEngine {
       CompletableFuture<Outcome> execution;
       try {
         Operation op = make(operation, request, body);
-        transport = new LiveTransport(sender(op), request, body, keyHeader, keyFormat);
-        execution = executor.executeAsync(op, transport);
+        transport = new LiveTransport(sender(op), request, body, support);
+        execution = support.executor().executeAsync(op, transport);
       } catch (IdempotencyException | RuntimeException e) {
         result.completeExceptionally(e);
         return;
@@ -134,26 +116,14 @@ public final class CallEngine {
           execution.cancel(false);
         }
       });
-      execution.whenComplete((outcome, error) -> {
-        Settlement settled;
-        try {
-          if (error == null) {
-            settled = support.settle(outcome);
-          } else if (AttemptSender.unwrap(error) instanceof OperationFailedException e) {
-            settled = support.settle(e);
-          } else {
-            transport.releaseUnclaimed();
-            result.completeExceptionally(AttemptSender.unwrap(error));
-            return;
-          }
-        } catch (IOException | RuntimeException e) {
-          transport.releaseUnclaimed();
-          result.completeExceptionally(e);
+      Settling.settleAsync(support, execution, transport::releaseUnclaimed).whenComplete((settled, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
           return;
         }
         respond(settled, handler, transport, request).whenComplete((response, e) -> {
           if (e != null) {
-            result.completeExceptionally(AttemptSender.unwrap(e)); // a failing body handler
+            result.completeExceptionally(Settling.unwrap(e)); // a failing body handler
           } else {
             result.complete(response);
           }
@@ -165,7 +135,7 @@ public final class CallEngine {
 
   /** A sender for one operation's attempts, whose captured bodies are read before its attempt timeout. */
   private AttemptSender sender(Operation op) {
-    return new AttemptSender(keyed, op.policy().orElse(executor.retryPolicy()).attemptTimeout().orElse(null));
+    return new AttemptSender(keyed, op.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null));
   }
 
   /**
@@ -176,7 +146,7 @@ public final class CallEngine {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), request.uri())
         .body(body, request.headers().firstValue("Content-Type").orElse(null));
     request.headers().map().forEach((name, values) -> {
-      if (!name.equalsIgnoreCase(keyHeader)) {
+      if (!name.equalsIgnoreCase(support.headerName())) {
         values.forEach(v -> b.header(name, v));
       }
     });
@@ -207,25 +177,8 @@ public final class CallEngine {
     try {
       return capture.get();
     } catch (ExecutionException e) {
-      Throwable cause = AttemptSender.unwrap(e);
-      if (cause instanceof RuntimeException re) {
-        throw re;
-      }
-      throw asIOException(cause);
+      throw Settling.asIOException(e);
     }
-  }
-
-  private static IOException asIOException(Throwable t) {
-    if (t instanceof IOException io) {
-      return io;
-    }
-    if (t instanceof RuntimeException re) {
-      throw re;
-    }
-    if (t instanceof Error err) {
-      throw err;
-    }
-    return new IOException(t);
   }
 
   /** Widens a future of a subtype, passing cancellation back to the source. */
@@ -233,7 +186,7 @@ public final class CallEngine {
     CompletableFuture<HttpResponse<T>> out = new CompletableFuture<>();
     source.whenComplete((r, e) -> {
       if (e != null) {
-        out.completeExceptionally(AttemptSender.unwrap(e));
+        out.completeExceptionally(Settling.unwrap(e));
       } else {
         out.complete(r);
       }

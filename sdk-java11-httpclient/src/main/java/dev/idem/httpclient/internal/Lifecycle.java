@@ -41,6 +41,23 @@ public final class Lifecycle {
     }
   }
 
+  /**
+   * Calls a method without parameters ({@code shutdown}, {@code shutdownNow}, {@code close},
+   * {@code isTerminated}); none of them waits, so an interrupt is only kept as the thread's flag.
+   *
+   * @param client the client
+   * @param name the method's name
+   * @return what it returned; null before Java 21, or if interrupted
+   */
+  public static Object call(HttpClient client, String name) {
+    try {
+      return call(client, name, new Class<?>[0]);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
+  }
+
   /** The Duration parameter list of awaitTermination. */
   public static Class<?>[] durationParam() {
     return new Class<?>[] {Duration.class};

@@ -1,11 +1,11 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
-import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.util.concurrent.CompletableFuture;
@@ -24,18 +24,15 @@ public final class LiveTransport implements Transport, AsyncTransport {
   private final AttemptSender sender;
   private final HttpRequest original;
   private final byte[] body;
-  private final String keyHeader;
-  private final KeyHeaderFormat keyFormat;
+  private final AdapterSupport support;
   private final AtomicReference<AttemptSender.Result> last = new AtomicReference<>();
   private final AtomicInteger sent = new AtomicInteger();
 
-  public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, String keyHeader,
-      KeyHeaderFormat keyFormat) {
+  public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, AdapterSupport support) {
     this.sender = sender;
     this.original = original;
     this.body = body;
-    this.keyHeader = keyHeader;
-    this.keyFormat = keyFormat;
+    this.support = support;
   }
 
   @Override
@@ -89,6 +86,6 @@ public final class LiveTransport implements Transport, AsyncTransport {
   private HttpRequest attempt(IdempotencyKey key) {
     sent.incrementAndGet();
     return AttemptRequests.build(original.method(), original.uri(), original.headers().map(), body,
-        AttemptRequests.Settings.of(original), keyHeader, keyFormat.format(key));
+        AttemptRequests.Settings.of(original), support.headerName(), support.headerValue(key));
   }
 }

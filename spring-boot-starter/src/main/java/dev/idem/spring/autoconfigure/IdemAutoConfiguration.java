@@ -10,6 +10,7 @@ import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.internal.BreakerStates;
 import dev.idem.spring.internal.IdemLifecycle;
+import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
@@ -61,20 +62,17 @@ public class IdemAutoConfiguration {
   public JdbcJournal idemJournal(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
     JdbcJournal.Builder b;
     String where;
-    if (properties.getJournal().getStore() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.journal.store=datasource, but the app has no DataSource bean");
-      }
+    if (properties.journal().store() == IdemProperties.Store.DATASOURCE) {
+      DataSource ds = Stores.required(dataSource, "idem.journal.store");
       b = JdbcJournal.dataSource(ds);
       where = "the app's DataSource";
     } else {
-      Path dir = Path.of(properties.getDirectory()).resolve("journal");
+      Path dir = Path.of(properties.directory()).resolve("journal");
       b = JdbcJournal.embedded(dir);
       where = dir.toAbsolutePath().toString();
     }
     try {
-      return b.excludeHeaders(properties.getClient().getSecretHeaders()).closeOnShutdown(false).open();
+      return b.excludeHeaders(properties.client().secretHeaders()).closeOnShutdown(false).open();
     } catch (JournalException e) {
       throw new IllegalStateException("Idem could not open its journal (" + where + "): " + e.getMessage(), e);
     }
@@ -127,16 +125,16 @@ public class IdemAutoConfiguration {
   @ConditionalOnMissingBean
   public IdempotentExecutor idemExecutor(Journal journal, IdemProperties properties, Environment environment,
       @Qualifier(JOURNAL_POOL) ThreadPoolExecutor pool, ObjectProvider<IdemListener> listeners) {
-    IdemProperties.Client c = properties.getClient();
-    RetryPolicy.Builder policy = RetryPolicy.builder().maxAttempts(c.getMaxAttempts());
-    if (c.getAttemptTimeout() != null) {
-      policy.attemptTimeout(c.getAttemptTimeout());
+    IdemProperties.Client c = properties.client();
+    RetryPolicy.Builder policy = RetryPolicy.builder().maxAttempts(c.maxAttempts());
+    if (c.attemptTimeout() != null) {
+      policy.attemptTimeout(c.attemptTimeout());
     }
-    if (c.getDeadline() != null) {
-      policy.deadline(c.getDeadline());
+    if (c.deadline() != null) {
+      policy.deadline(c.deadline());
     }
     IdempotentExecutor.Builder b = IdempotentExecutor.builder().journal(journal).retryPolicy(policy.build())
-        .serverKeyRetention(c.getServerKeyRetention()).secretHeaders(c.getSecretHeaders()).asyncExecutor(pool)
+        .serverKeyRetention(c.serverKeyRetention()).secretHeaders(c.secretHeaders()).asyncExecutor(pool)
         .listener(IdemListener.all(listeners.orderedStream().toList()));
     String owner = owner(properties, environment);
     if (owner != null) {
@@ -158,11 +156,11 @@ public class IdemAutoConfiguration {
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
       Journal journal, IdemProperties properties) {
     return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), journal,
-        properties.getShutdownTimeout());
+        properties.shutdownTimeout());
   }
 
   static String owner(IdemProperties properties, Environment environment) {
-    String owner = properties.getOwner();
+    String owner = properties.owner();
     if (owner == null || owner.isBlank()) {
       owner = environment.getProperty("HOSTNAME");
     }

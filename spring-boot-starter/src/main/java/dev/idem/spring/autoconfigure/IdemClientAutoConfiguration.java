@@ -44,13 +44,13 @@ public class IdemClientAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public IdempotencyInterceptor idemInterceptor(IdempotentExecutor executor, IdemProperties properties) {
-    IdemProperties.Client c = properties.getClient();
-    if (c.getUntaggedPolicy() == UntaggedPolicy.PASS_THROUGH) {
+    IdemProperties.Client c = properties.client();
+    if (c.untaggedPolicy() == UntaggedPolicy.PASS_THROUGH) {
       LOG.warn("idem.client.untagged-policy=pass-through: a POST or PATCH without an IdempotentCall goes out without an"
           + " idempotency key and is not journaled; a retry of it may take effect twice");
     }
-    return IdempotencyInterceptor.builder(executor).keyHeader(c.getKeyHeader()).keyFormat(c.getKeyFormat())
-        .untaggedPolicy(c.getUntaggedPolicy()).maxBodyBytes(c.getMaxBodyBytes()).build();
+    return IdempotencyInterceptor.builder(executor).keyHeader(c.keyHeader()).keyFormat(c.keyFormat())
+        .untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).build();
   }
 
   /**
@@ -68,10 +68,10 @@ public class IdemClientAutoConfiguration {
       @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) ObjectProvider<Executor> pool,
       ObjectProvider<IdemProperties> properties) {
     return new ClientPostProcessor(interceptor, executor, pool, b -> {
-      IdemProperties.Client c = properties.getObject().getClient();
-      b.keyHeader(c.getKeyHeader()).keyFormat(c.getKeyFormat()).untaggedPolicy(c.getUntaggedPolicy())
-          .maxBodyBytes(c.getMaxBodyBytes());
-    }, () -> properties.getObject().getClient().getKeyHeader());
+      IdemProperties.Client c = properties.getObject().client();
+      b.keyHeader(c.keyHeader()).keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy())
+          .maxBodyBytes(c.maxBodyBytes());
+    }, () -> properties.getObject().client().keyHeader());
   }
 
   /**
@@ -90,9 +90,9 @@ public class IdemClientAutoConfiguration {
   @ConditionalOnProperty(prefix = "idem.outbox", name = "enabled", matchIfMissing = true)
   public OutboxDispatcher idemOutbox(IdempotentExecutor executor, IdempotencyInterceptor interceptor,
       IdemProperties properties, ObjectProvider<OutboxCustomizer> customizers) {
-    OutboxDispatcher.Builder b = OutboxDispatcher.builder(executor).syncWorkers(properties.getOutbox().getWorkers());
+    OutboxDispatcher.Builder b = OutboxDispatcher.builder(executor).syncWorkers(properties.outbox().workers());
     JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory();
-    for (String name : properties.getOutbox().getOperations()) {
+    for (String name : properties.outbox().operations()) {
       b.register(name, interceptor.resumeTransport(factory, r -> Map.of()));
     }
     customizers.orderedStream().forEach(c -> c.customize(b));
@@ -107,9 +107,9 @@ public class IdemClientAutoConfiguration {
     @ConditionalOnMissingBean
     IdempotencyExchangeFilter idemExchangeFilter(IdempotentExecutor executor, IdemProperties properties,
         @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool) {
-      IdemProperties.Client c = properties.getClient();
-      return IdempotencyExchangeFilter.builder(executor).journalPool(pool).keyHeader(c.getKeyHeader())
-          .keyFormat(c.getKeyFormat()).untaggedPolicy(c.getUntaggedPolicy()).maxBodyBytes(c.getMaxBodyBytes()).build();
+      IdemProperties.Client c = properties.client();
+      return IdempotencyExchangeFilter.builder(executor).journalPool(pool).keyHeader(c.keyHeader())
+          .keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).build();
     }
   }
 }

@@ -17,7 +17,8 @@ import org.springframework.context.annotation.Configuration;
  * Idem's health indicator ({@code /actuator/health/idem}): the journal takes writes, circuit
  * breakers not closed, the outbox's lag (pending operations and the oldest one's age), UNCERTAIN
  * operations, stuck guard claims and webhook dead letters. Boot 3 and Boot 4 keep their health
- * API in different packages; one indicator per version, each made only when its API is there.
+ * API in different packages; one indicator per version, each made only when its API is there (the
+ * nested configurations name those types, so nothing else loads them).
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemClientAutoConfiguration.class,
     IdemServerAutoConfiguration.class, IdemWebhooksAutoConfiguration.class})
@@ -47,8 +48,12 @@ public class IdemHealthAutoConfiguration {
   @ConditionalOnClass(name = "org.springframework.boot.actuate.health.HealthIndicator")
   static class Boot3 {
     @Bean(name = "idemHealthIndicator")
-    dev.idem.spring.internal.boot3.IdemHealthIndicator idemHealthIndicator(IdemHealth health) {
-      return new dev.idem.spring.internal.boot3.IdemHealthIndicator(health);
+    org.springframework.boot.actuate.health.HealthIndicator idemHealthIndicator(IdemHealth health) {
+      return () -> {
+        IdemHealth.Report r = health.check();
+        return (r.up() ? org.springframework.boot.actuate.health.Health.up()
+            : org.springframework.boot.actuate.health.Health.down()).withDetails(r.details()).build();
+      };
     }
   }
 
@@ -57,8 +62,12 @@ public class IdemHealthAutoConfiguration {
   @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
   static class Boot4 {
     @Bean(name = "idemHealthIndicator")
-    dev.idem.spring.internal.boot4.IdemHealthIndicator idemHealthIndicator(IdemHealth health) {
-      return new dev.idem.spring.internal.boot4.IdemHealthIndicator(health);
+    org.springframework.boot.health.contributor.HealthIndicator idemHealthIndicator(IdemHealth health) {
+      return () -> {
+        IdemHealth.Report r = health.check();
+        return (r.up() ? org.springframework.boot.health.contributor.Health.up()
+            : org.springframework.boot.health.contributor.Health.down()).withDetails(r.details()).build();
+      };
     }
   }
 }

@@ -56,11 +56,8 @@ public class IdemServerAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public IdempotencyStore idemGuardStore(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
-    if (properties.getServer().getStore() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.server.store=datasource, but the app has no DataSource bean");
-      }
+    if (properties.server().store() == IdemProperties.Store.DATASOURCE) {
+      DataSource ds = Stores.required(dataSource, "idem.server.store");
       String url = Stores.url(ds);
       if (Stores.isPostgres(url)) {
         return JdbcIdempotencyStore.postgres(ds);
@@ -72,7 +69,7 @@ public class IdemServerAutoConfiguration {
       }
       return JdbcIdempotencyStore.sqlite(file);
     }
-    Path dir = Path.of(properties.getDirectory());
+    Path dir = Path.of(properties.directory());
     try {
       Files.createDirectories(dir);
     } catch (IOException e) {
@@ -93,11 +90,11 @@ public class IdemServerAutoConfiguration {
   @Bean
   public GuardFactory idemGuardFactory(IdempotencyStore store, IdemProperties properties, Environment environment,
       ObjectProvider<GuardListener> listeners) {
-    IdemProperties.Server s = properties.getServer();
+    IdemProperties.Server s = properties.server();
     // Only a shared store needs a stable instance name; an embedded one ends dead claims at open.
-    String instance = s.getStore() == IdemProperties.Store.DATASOURCE
+    String instance = s.store() == IdemProperties.Store.DATASOURCE
         ? IdemAutoConfiguration.owner(properties, environment) : null;
-    return new GuardFactory(store, s.getKeyHeader(), s.getInFlightWait(), instance,
+    return new GuardFactory(store, s.keyHeader(), s.inFlightWait(), instance,
         listeners.orderedStream().toList());
   }
 
@@ -129,9 +126,9 @@ public class IdemServerAutoConfiguration {
   @Bean
   public GuardFilter idemGuardFilter(GuardFactory factory, IdempotencyGuard guard, IdemProperties properties,
       ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<DataSource> dataSource, BeanFactory beans) {
-    IdemProperties.Server s = properties.getServer();
-    return new GuardFilter(factory, guard, defaults(properties), s.getRoutes(), s.isTransactional(),
-        s.getStore() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
+    IdemProperties.Server s = properties.server();
+    return new GuardFilter(factory, guard, defaults(properties), s.routes(), s.transactional(),
+        s.store() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
         dataSource::getIfAvailable, () -> transactionManager(beans));
   }
 
@@ -158,8 +155,8 @@ public class IdemServerAutoConfiguration {
   }
 
   private static GuardFactory.Settings defaults(IdemProperties properties) {
-    IdemProperties.Server s = properties.getServer();
-    return new GuardFactory.Settings(s.getRetention(), s.getMismatchStatus(), true, false);
+    IdemProperties.Server s = properties.server();
+    return new GuardFactory.Settings(s.retention(), s.mismatchStatus(), true, false);
   }
 
   /** The guard's meters, when Micrometer is there. */

@@ -24,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.web.servlet.ServletContextInitializer;
+import dev.idem.spring.internal.Stores;
 import dev.idem.spring.internal.WebhookSourcesCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
@@ -56,14 +57,11 @@ public class IdemWebhooksAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public WebhookInbox idemWebhookInbox(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
-    if (properties.getWebhooks().getStore() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = dataSource.getIfAvailable();
-      if (ds == null) {
-        throw new IllegalStateException("idem.webhooks.store=datasource, but the app has no DataSource bean");
-      }
+    if (properties.webhooks().store() == IdemProperties.Store.DATASOURCE) {
+      DataSource ds = Stores.required(dataSource, "idem.webhooks.store");
       return WebhookInbox.postgres(ds).open();
     }
-    return WebhookInbox.sqlite(Path.of(properties.getDirectory()).resolve("webhooks")).open();
+    return WebhookInbox.sqlite(Path.of(properties.directory()).resolve("webhooks")).open();
   }
 
   /**
@@ -80,7 +78,7 @@ public class IdemWebhooksAutoConfiguration {
   @ConditionalOnMissingBean
   public WebhookProcessor idemWebhookProcessor(WebhookInbox inbox, ObjectProvider<WebhookSubscription> subscriptions,
       ObjectProvider<WebhookListener> listener, IdemProperties properties, Environment environment) {
-    WebhookProcessor.Builder b = WebhookProcessor.builder(inbox).workers(properties.getWebhooks().getWorkers());
+    WebhookProcessor.Builder b = WebhookProcessor.builder(inbox).workers(properties.webhooks().workers());
     Set<String> seen = new HashSet<>();
     for (WebhookSubscription s : subscriptions.orderedStream().toList()) {
       if (!seen.add(s.eventType())) {
@@ -114,7 +112,7 @@ public class IdemWebhooksAutoConfiguration {
   @Bean
   public ServletContextInitializer idemWebhookEndpoints(WebhookInbox inbox, IdemProperties properties,
       ObjectProvider<WebhookListener> listener, ObjectProvider<Clock> clock) {
-    List<Map.Entry<String, WebhookReceiver>> receivers = properties.getWebhooks().getSources().entrySet().stream()
+    List<Map.Entry<String, WebhookReceiver>> receivers = properties.webhooks().sources().entrySet().stream()
         .map(e -> Map.entry(path(e.getKey(), e.getValue()), receiver(e.getKey(), e.getValue(), inbox,
             listener.orderedStream().findFirst().orElse(null), clock.getIfAvailable())))
         .toList();
@@ -128,29 +126,29 @@ public class IdemWebhooksAutoConfiguration {
   }
 
   private static String path(String name, IdemProperties.Source s) {
-    return s.getPath() == null || s.getPath().isBlank() ? "/webhooks/" + name : s.getPath();
+    return s.path() == null || s.path().isBlank() ? "/webhooks/" + name : s.path();
   }
 
   private static WebhookReceiver receiver(String name, IdemProperties.Source s, WebhookInbox inbox,
       WebhookListener listener, Clock clock) {
-    if (s.getScheme() == null) {
+    if (s.scheme() == null) {
       throw new IllegalStateException("idem.webhooks.sources." + name + ".scheme is not set (stripe, github or"
           + " standard-webhooks)");
     }
-    if (s.getSecrets().isEmpty() || s.getSecrets().stream().anyMatch(x -> x == null || x.isBlank())) {
+    if (s.secrets().isEmpty() || s.secrets().stream().anyMatch(x -> x == null || x.isBlank())) {
       throw new IllegalStateException("idem.webhooks.sources." + name + ".secrets is empty or has a blank entry;"
           + " give the signing secret (from an environment variable or a secret store)");
     }
-    SignatureScheme scheme = switch (s.getScheme()) {
+    SignatureScheme scheme = switch (s.scheme()) {
       case STRIPE -> SignatureScheme.stripe();
       case GITHUB -> SignatureScheme.github();
       case STANDARD_WEBHOOKS -> SignatureScheme.standardWebhooks();
     };
-    WebhookSource.Builder b = WebhookSource.builder(name, scheme).tolerance(s.getTolerance());
+    WebhookSource.Builder b = WebhookSource.builder(name, scheme).tolerance(s.tolerance());
     if (clock != null) {
       b.clock(clock);
     }
-    s.getSecrets().forEach(b::secret);
+    s.secrets().forEach(b::secret);
     WebhookReceiver.Builder r = WebhookReceiver.builder(b.build(), inbox);
     if (listener != null) {
       r.listener(listener);

@@ -1,15 +1,13 @@
 package dev.idem.spring.client;
 
 import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.adapter.CaptureRule;
 import dev.idem.spring.internal.SpringHeaders;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
 import java.net.ProtocolException;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.client.ClientHttpResponse;
@@ -44,18 +42,12 @@ final class CapturedResponse {
       if (status < 100 || status > 599) {
         throw new ProtocolException("HTTP status out of range: " + status);
       }
-      Map<String, List<String>> headers = SpringHeaders.toMap(raw.getHeaders());
       long declared = raw.getHeaders().getContentLength();
-      boolean read = status / 100 != 2 || (declared >= 0 && declared <= ResponseSnapshot.MAX_CAPTURED_BODY);
-      if (read) {
-        InputStream in = raw.getBody();
-        byte[] prefix = in == null ? new byte[0] : in.readNBytes(ResponseSnapshot.MAX_CAPTURED_BODY + 1);
-        if (prefix.length <= ResponseSnapshot.MAX_CAPTURED_BODY) {
-          return new CapturedResponse(raw, new ResponseSnapshot(status, headers, prefix), prefix, true);
-        }
-        return new CapturedResponse(raw, notKept(status, headers, declared), prefix, false);
-      }
-      return new CapturedResponse(raw, notKept(status, headers, declared), new byte[0], false);
+      boolean read = CaptureRule.readsBody(status, declared, false);
+      byte[] prefix = read ? prefix(raw) : new byte[0];
+      ResponseSnapshot snapshot = CaptureRule.snapshot(status, SpringHeaders.toMap(raw.getHeaders()),
+          read ? prefix : null, declared);
+      return new CapturedResponse(raw, snapshot, prefix, read && prefix.length <= ResponseSnapshot.MAX_CAPTURED_BODY);
     } catch (IOException | RuntimeException | Error e) {
       raw.close();
       throw e;
@@ -65,21 +57,15 @@ final class CapturedResponse {
   /** For a resumed operation, which nobody reads on: the snapshot, and the response closed. */
   static ResponseSnapshot captureAndClose(ClientHttpResponse raw) throws IOException {
     try (raw) {
-      int status = raw.getStatusCode().value();
-      Map<String, List<String>> headers = SpringHeaders.toMap(raw.getHeaders());
-      InputStream in = raw.getBody();
-      byte[] prefix = in == null ? new byte[0] : in.readNBytes(ResponseSnapshot.MAX_CAPTURED_BODY + 1);
-      if (prefix.length <= ResponseSnapshot.MAX_CAPTURED_BODY) {
-        return new ResponseSnapshot(status, headers, prefix);
-      }
-      return notKept(status, headers, raw.getHeaders().getContentLength());
+      return CaptureRule.snapshot(raw.getStatusCode().value(), SpringHeaders.toMap(raw.getHeaders()), prefix(raw),
+          raw.getHeaders().getContentLength());
     }
   }
 
-  private static ResponseSnapshot notKept(int status, Map<String, List<String>> headers, long declared) {
-    Map<String, List<String>> marked = new LinkedHashMap<>(headers);
-    marked.put(ResponseSnapshot.BODY_NOT_KEPT_HEADER, List.of(declared >= 0 ? Long.toString(declared) : "unknown"));
-    return new ResponseSnapshot(status, marked, new byte[0]);
+  // Up to one byte over the cap: enough to tell a body that fits from one that does not.
+  private static byte[] prefix(ClientHttpResponse raw) throws IOException {
+    InputStream in = raw.getBody();
+    return in == null ? new byte[0] : in.readNBytes(ResponseSnapshot.MAX_CAPTURED_BODY + 1);
   }
 
   ResponseSnapshot snapshot() {

@@ -3,10 +3,8 @@ package dev.idem.spring.client;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
-import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.spring.internal.SpringHeaders;
@@ -24,14 +22,10 @@ import org.springframework.http.RequestEntity;
  */
 final class ClientSupport {
   final AdapterSupport rules;
-  final long maxBodyBytes;
+  final long maxBodyBytes; // 0 or more: AdapterBuilder checks it
 
-  ClientSupport(IdempotentExecutor executor, String keyHeader, KeyHeaderFormat format, UntaggedPolicy untagged,
-      long maxBodyBytes) {
-    this.rules = AdapterSupport.of(executor, keyHeader, format, untagged);
-    if (maxBodyBytes < 0) {
-      throw new IllegalArgumentException("maxBodyBytes must not be negative: " + maxBodyBytes);
-    }
+  ClientSupport(AdapterSupport rules, long maxBodyBytes) {
+    this.rules = rules;
     this.maxBodyBytes = maxBodyBytes;
   }
 

@@ -3,24 +3,20 @@ package dev.idem.spring.client;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
-import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
-import dev.idem.core.spi.adapter.AdapterSupport;
-import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.AdapterBuilder;
+import dev.idem.core.spi.adapter.Settling;
 import dev.idem.spring.internal.SpringHeaders;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
@@ -65,8 +61,8 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
   private final Executor journalPool;
   private final ExchangeStrategies strategies;
 
-  private IdempotencyExchangeFilter(Builder b) {
-    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+  private IdempotencyExchangeFilter(Builder b, ClientSupport support) {
+    this.support = support;
     this.journalPool = b.journalPool != null ? b.journalPool : Schedulers.boundedElastic()::schedule;
     this.strategies = b.strategies;
   }
@@ -127,7 +123,16 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
       if (result.isCancelled()) {
         started.cancel(false);
       }
-      started.whenComplete((outcome, error) -> settle(outcome, error, call, transport, result));
+      Settling.settleAsync(support.rules, started, transport::releaseLast).whenComplete((settled, error) -> {
+        if (error != null) {
+          result.completeExceptionally(error);
+          return;
+        }
+        call.settled(settled);
+        if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
+          transport.releaseLast();
+        }
+      });
     };
     return Mono.defer(() -> {
       try {
@@ -145,37 +150,6 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
       }
       transport.releaseLast();
     });
-  }
-
-  private void settle(Outcome outcome, Throwable error, IdempotentCall call, ReactiveAttempts transport,
-      CompletableFuture<ClientResponse> result) {
-    Settlement settled;
-    try {
-      if (error == null) {
-        settled = support.rules.settle(outcome);
-      } else if (unwrap(error) instanceof OperationFailedException e) {
-        settled = support.rules.settle(e);
-      } else {
-        transport.releaseLast();
-        result.completeExceptionally(unwrap(error));
-        return;
-      }
-    } catch (Exception | Error e) {
-      transport.releaseLast();
-      result.completeExceptionally(e);
-      return;
-    }
-    call.settled(settled);
-    if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
-      transport.releaseLast();
-    }
-  }
-
-  private static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   /**
@@ -230,68 +204,18 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
     return support.executor();
   }
 
-  /** Builds an {@link IdempotencyExchangeFilter}. Not thread-safe. */
-  public static final class Builder {
+  /**
+   * Builds an {@link IdempotencyExchangeFilter}; an untagged POST or PATCH gets
+   * {@link UntaggedPolicy#FRESH_KEY} by default. Not thread-safe.
+   */
+  public static final class Builder extends AdapterBuilder<Builder> {
     private final IdempotentExecutor executor;
-    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
-    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
-    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
-    private long maxBodyBytes = 1 << 20;
     private Executor journalPool;
     private ExchangeStrategies strategies = ExchangeStrategies.withDefaults();
 
     private Builder(IdempotentExecutor executor) {
+      super(UntaggedPolicy.FRESH_KEY);
       this.executor = Objects.requireNonNull(executor, "executor");
-    }
-
-    /**
-     * The key header's name; default {@code Idempotency-Key}.
-     *
-     * @param name the header name
-     * @return this builder
-     * @throws IllegalArgumentException if it is not a valid header name
-     */
-    public Builder keyHeader(String name) {
-      this.keyHeader = AdapterSupport.checkHeaderName(name);
-      return this;
-    }
-
-    /**
-     * How the key is written; default {@link KeyHeaderFormat#BARE}.
-     *
-     * @param format the format
-     * @return this builder
-     */
-    public Builder keyFormat(KeyHeaderFormat format) {
-      this.keyFormat = Objects.requireNonNull(format, "format");
-      return this;
-    }
-
-    /**
-     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY}; see
-     * {@link IdempotencyInterceptor.Builder#untaggedPolicy}.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder untaggedPolicy(UntaggedPolicy policy) {
-      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
-     * The largest request body a keyed call accepts; default 1 MiB.
-     *
-     * @param bytes the limit, 0 or more
-     * @return this builder
-     * @throws IllegalArgumentException if negative
-     */
-    public Builder maxBodyBytes(long bytes) {
-      if (bytes < 0) {
-        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
-      }
-      this.maxBodyBytes = bytes;
-      return this;
     }
 
     /**
@@ -327,7 +251,7 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
      * @return the filter
      */
     public IdempotencyExchangeFilter build() {
-      return new IdempotencyExchangeFilter(this);
+      return new IdempotencyExchangeFilter(this, new ClientSupport(support(executor), bodyCap()));
     }
   }
 }

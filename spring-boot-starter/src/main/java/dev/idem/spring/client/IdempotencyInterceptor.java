@@ -3,15 +3,16 @@ package dev.idem.spring.client;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
+import dev.idem.core.spi.adapter.AdapterBuilder;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
+import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Objects;
@@ -67,8 +68,8 @@ import org.springframework.http.client.ClientHttpResponse;
 public final class IdempotencyInterceptor implements ClientHttpRequestInterceptor {
   private final ClientSupport support;
 
-  private IdempotencyInterceptor(Builder b) {
-    this.support = new ClientSupport(b.executor, b.keyHeader, b.keyFormat, b.untaggedPolicy, b.maxBodyBytes);
+  private IdempotencyInterceptor(ClientSupport support) {
+    this.support = support;
   }
 
   /**
@@ -105,20 +106,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
         body);
     Operation op = support.operation(name.get(), call, snapshot, request.getHeaders());
     LiveAttempts transport = new LiveAttempts(request, body, execution, support);
-    Settlement settled;
-    try {
-      settled = support.rules.settle(support.executor().execute(op, transport));
-    } catch (OperationFailedException e) {
-      try {
-        settled = support.rules.settle(e);
-      } catch (OperationFailedException unanswered) {
-        transport.releaseLast();
-        throw unanswered;
-      }
-    } catch (IOException | RuntimeException | Error e) {
-      transport.releaseLast();
-      throw e;
-    }
+    Settlement settled = Settling.execute(support.rules, op, transport, transport::releaseLast);
     call.settled(settled);
     return transport.responseFor(settled.response());
   }
@@ -198,69 +186,16 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
     return support.rules.untaggedPolicy();
   }
 
-  /** Builds an {@link IdempotencyInterceptor}. Not thread-safe. */
-  public static final class Builder {
+  /**
+   * Builds an {@link IdempotencyInterceptor}; an untagged POST or PATCH gets
+   * {@link UntaggedPolicy#FRESH_KEY} by default. Not thread-safe.
+   */
+  public static final class Builder extends AdapterBuilder<Builder> {
     private final IdempotentExecutor executor;
-    private String keyHeader = AdapterSupport.DEFAULT_KEY_HEADER;
-    private KeyHeaderFormat keyFormat = KeyHeaderFormat.BARE;
-    private UntaggedPolicy untaggedPolicy = UntaggedPolicy.FRESH_KEY;
-    private long maxBodyBytes = 1 << 20;
 
     private Builder(IdempotentExecutor executor) {
+      super(UntaggedPolicy.FRESH_KEY);
       this.executor = Objects.requireNonNull(executor, "executor");
-    }
-
-    /**
-     * The key header's name; default {@code Idempotency-Key}.
-     *
-     * @param name the header name
-     * @return this builder
-     * @throws IllegalArgumentException if it is not a valid header name
-     */
-    public Builder keyHeader(String name) {
-      this.keyHeader = AdapterSupport.checkHeaderName(name);
-      return this;
-    }
-
-    /**
-     * How the key is written; default {@link KeyHeaderFormat#BARE}.
-     *
-     * @param format the format
-     * @return this builder
-     */
-    public Builder keyFormat(KeyHeaderFormat format) {
-      this.keyFormat = Objects.requireNonNull(format, "format");
-      return this;
-    }
-
-    /**
-     * What an untagged POST or PATCH gets; default {@link UntaggedPolicy#FRESH_KEY} (a key and
-     * the journal, named {@code untagged-post} or {@code untagged-patch}). {@code REJECT} fails
-     * such calls with {@link dev.idem.core.http.UntaggedRequestException} before anything is sent;
-     * {@code PASS_THROUGH} sends them without a key and journals nothing.
-     *
-     * @param policy the policy
-     * @return this builder
-     */
-    public Builder untaggedPolicy(UntaggedPolicy policy) {
-      this.untaggedPolicy = Objects.requireNonNull(policy, "policy");
-      return this;
-    }
-
-    /**
-     * The largest request body a keyed call accepts; default 1 MiB. The body is held in memory and
-     * journaled, so a bigger one is refused before anything is sent (the journal has its own cap).
-     *
-     * @param bytes the limit, 0 or more
-     * @return this builder
-     * @throws IllegalArgumentException if negative
-     */
-    public Builder maxBodyBytes(long bytes) {
-      if (bytes < 0) {
-        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
-      }
-      this.maxBodyBytes = bytes;
-      return this;
     }
 
     /**
@@ -269,7 +204,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
      * @return the interceptor
      */
     public IdempotencyInterceptor build() {
-      return new IdempotencyInterceptor(this);
+      return new IdempotencyInterceptor(new ClientSupport(support(executor), bodyCap()));
     }
   }
 }

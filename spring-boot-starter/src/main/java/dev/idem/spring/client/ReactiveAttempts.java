@@ -2,13 +2,13 @@ package dev.idem.spring.client;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.adapter.CaptureRule;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.spring.internal.KeyedConnectors;
 import dev.idem.spring.internal.SpringHeaders;
 import java.io.IOException;
 import java.net.ProtocolException;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -95,9 +95,8 @@ final class ReactiveAttempts implements AsyncTransport {
     }
     Map<String, List<String>> h = SpringHeaders.toMap(r.headers().asHttpHeaders());
     long declared = r.headers().contentLength().orElse(-1L);
-    boolean read = status / 100 != 2 || (declared >= 0 && declared <= ResponseSnapshot.MAX_CAPTURED_BODY);
-    if (!read) {
-      return Mono.just(new Attempt(r, null, notKept(status, h, declared)));
+    if (!CaptureRule.readsBody(status, declared, false)) {
+      return Mono.just(new Attempt(r, null, CaptureRule.snapshot(status, h, null, declared)));
     }
     Flux<DataBuffer> chunks = r.body(BodyExtractors.toDataBuffers());
     return DataBufferUtils.join(chunks, MAX_BUFFERED)
@@ -109,14 +108,7 @@ final class ReactiveAttempts implements AsyncTransport {
         })
         .defaultIfEmpty(new byte[0])
         .onErrorMap(e -> !(e instanceof IOException), e -> new IOException("reading the response body failed", e))
-        .map(bytes -> new Attempt(r, bytes, bytes.length <= ResponseSnapshot.MAX_CAPTURED_BODY
-            ? new ResponseSnapshot(status, h, bytes) : notKept(status, h, bytes.length)));
-  }
-
-  private static ResponseSnapshot notKept(int status, Map<String, List<String>> headers, long declared) {
-    Map<String, List<String>> marked = new LinkedHashMap<>(headers);
-    marked.put(ResponseSnapshot.BODY_NOT_KEPT_HEADER, List.of(declared >= 0 ? Long.toString(declared) : "unknown"));
-    return new ResponseSnapshot(status, marked, new byte[0]);
+        .map(bytes -> new Attempt(r, bytes, CaptureRule.snapshot(status, h, bytes, bytes.length)));
   }
 
   /**

@@ -17,7 +17,7 @@ import java.util.function.Supplier;
 
 /**
  * What Idem reports to Actuator's health endpoint, whatever Boot's health API looks like (it moved
- * between Boot 3 and 4; an adapter per version turns this into a {@code Health}).
+ * between Boot 3 and 4; IdemHealthAutoConfiguration turns this into either version's {@code Health}).
  *
  * <p>DOWN only when a store cannot be written or read (the journal, the guard's records, the
  * inbox): then nothing keyed can be sent or accepted. A remote that is down (an open circuit
@@ -55,24 +55,18 @@ public final class IdemHealth {
 
   /** Checks every part now. */
   public Report check() {
-    boolean up = true;
     Map<String, Object> d = new LinkedHashMap<>();
-    Map<String, Object> j = new LinkedHashMap<>();
-    try {
+    boolean up = section(d, "journal", j -> {
+      j.put("writable", false); // first among the details, and true only if every read below works
       if (journal instanceof JdbcJournal jdbc) {
         jdbc.flush(); // a commit: proves the journal takes writes now
       }
-      j.put("writable", true);
       j.put("pending", journal.count(OperationState.PENDING));
       j.put("inFlight", journal.count(OperationState.IN_FLIGHT));
       j.put("uncertain", journal.count(OperationState.UNCERTAIN));
       j.put("oldestPendingAge", age(journal.oldestCreatedAt(OperationState.PENDING).orElse(null)));
-    } catch (Exception e) {
-      up = false;
-      j.put("writable", false);
-      j.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
-    }
-    d.put("journal", j);
+      j.put("writable", true);
+    });
     d.put("openBreakers", breakers.notClosed());
     OutboxDispatcher o = outbox.get();
     if (o != null) {
@@ -80,33 +74,40 @@ public final class IdemHealth {
     }
     IdempotencyGuard g = guard.get();
     if (g != null) {
-      Map<String, Object> gd = new LinkedHashMap<>();
-      try {
+      up &= section(d, "guard", gd -> {
         RecordStats s = g.stats();
         gd.put("inFlight", s.inFlight());
         gd.put("stuck", s.stuck());
         gd.put("oldestInFlightAge", age(s.oldestInFlight().orElse(null)));
-      } catch (RuntimeException e) {
-        up = false;
-        gd.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
-      }
-      d.put("guard", gd);
+      });
     }
     WebhookInbox in = inbox.get();
     if (in != null) {
-      Map<String, Object> wd = new LinkedHashMap<>();
-      try {
+      up &= section(d, "webhooks", wd -> {
         Map<InboxState, Long> counts = in.counts();
         wd.put("waiting", in.queueLength());
         wd.put("oldestWaitingAge", in.oldestWaiting().toString());
         wd.put("deadLetters", counts.getOrDefault(InboxState.DEAD, 0L));
-      } catch (RuntimeException e) {
-        up = false;
-        wd.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
-      }
-      d.put("webhooks", wd);
+      });
     }
     return new Report(up, d);
+  }
+
+  private interface Section {
+    void fill(Map<String, Object> details) throws Exception;
+  }
+
+  /** Adds one store's details under {@code name}; false, with the error among them, if reading it failed. */
+  private static boolean section(Map<String, Object> report, String name, Section section) {
+    Map<String, Object> details = new LinkedHashMap<>();
+    report.put(name, details);
+    try {
+      section.fill(details);
+      return true;
+    } catch (Exception e) {
+      details.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+      return false;
+    }
   }
 
   private String age(Instant since) {

@@ -5,10 +5,20 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Locale;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
 
 /** What kind of database an app's DataSource is, read once at startup from its JDBC URL. */
 public final class Stores {
   private Stores() {}
+
+  /** The app's DataSource, which {@code property}=datasource asks for. */
+  public static DataSource required(ObjectProvider<DataSource> dataSource, String property) {
+    DataSource ds = dataSource.getIfAvailable();
+    if (ds == null) {
+      throw new IllegalStateException(property + "=datasource, but the app has no DataSource bean");
+    }
+    return ds;
+  }
 
   /** The JDBC URL of {@code dataSource}. */
   public static String url(DataSource dataSource) {

@@ -1,0 +1,93 @@
+package dev.idem.spring.autoconfigure;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.http.KeyHeaderFormat;
+import dev.idem.core.http.UntaggedPolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+/**
+ * IdemProperties binds through its records' constructors: with no idem.* property at all every
+ * setting has the default docs/spring.md lists (nested groups and collections included, never
+ * null), and the property names bind as before the records (relaxed names, lists, the sources map).
+ */
+class IdemPropertiesTest {
+  private static IdemProperties bind(Map<String, String> values) {
+    return new Binder(new MapConfigurationPropertySource(values)).bindOrCreate("idem", IdemProperties.class);
+  }
+
+  @Test
+  void withNothingSetEverySettingHasItsDefault() {
+    IdemProperties p = bind(Map.of());
+    assertNull(p.owner());
+    assertEquals("idem", p.directory());
+    assertEquals(Duration.ofSeconds(20), p.shutdownTimeout());
+    assertEquals(IdemProperties.Store.EMBEDDED, p.journal().store());
+
+    IdemProperties.Client c = p.client();
+    assertTrue(c.enabled());
+    assertEquals(UntaggedPolicy.FRESH_KEY, c.untaggedPolicy());
+    assertEquals("Idempotency-Key", c.keyHeader());
+    assertEquals(KeyHeaderFormat.BARE, c.keyFormat());
+    assertEquals(1048576, c.maxBodyBytes());
+    assertEquals(3, c.maxAttempts());
+    assertNull(c.attemptTimeout());
+    assertNull(c.deadline());
+    assertEquals(Duration.ofHours(24), c.serverKeyRetention());
+    assertEquals(Set.of(), c.secretHeaders());
+
+    assertTrue(p.outbox().enabled());
+    assertEquals(List.of("untagged-post", "untagged-patch"), p.outbox().operations());
+    assertEquals(2, p.outbox().workers());
+
+    IdemProperties.Server s = p.server();
+    assertTrue(s.enabled());
+    assertEquals(List.of(), s.routes());
+    assertFalse(s.transactional());
+    assertEquals(IdemProperties.Store.EMBEDDED, s.store());
+    assertEquals("Idempotency-Key", s.keyHeader());
+    assertEquals(Duration.ofHours(24), s.retention());
+    assertEquals(422, s.mismatchStatus());
+    assertEquals(Duration.ZERO, s.inFlightWait());
+
+    assertEquals(IdemProperties.Store.EMBEDDED, p.webhooks().store());
+    assertEquals(4, p.webhooks().workers());
+    assertEquals(Map.of(), p.webhooks().sources());
+  }
+
+  @Test
+  void thePropertyNamesBind() {
+    IdemProperties p = bind(Map.of(
+        "idem.client.untagged-policy", "reject",
+        "idem.client.secret-headers", "X-Api-Key,X-Tenant-Secret",
+        "idem.client.attempt-timeout", "3s",
+        "idem.server.routes[0]", "POST /orders",
+        "idem.server.in-flight-wait", "250ms",
+        "idem.server.store", "datasource",
+        "idem.webhooks.sources.stripe.scheme", "stripe",
+        "idem.webhooks.sources.stripe.secrets[0]", "whsec_new",
+        "idem.webhooks.sources.stripe.secrets[1]", "whsec_old"));
+    assertEquals(UntaggedPolicy.REJECT, p.client().untaggedPolicy());
+    assertEquals(Set.of("X-Api-Key", "X-Tenant-Secret"), p.client().secretHeaders());
+    assertEquals(Duration.ofSeconds(3), p.client().attemptTimeout());
+    assertEquals(List.of("POST /orders"), p.server().routes());
+    assertEquals(Duration.ofMillis(250), p.server().inFlightWait());
+    assertEquals(IdemProperties.Store.DATASOURCE, p.server().store());
+    assertEquals(3, p.client().maxAttempts(), "an unset sibling keeps its default");
+
+    IdemProperties.Source stripe = p.webhooks().sources().get("stripe");
+    assertEquals(IdemProperties.Scheme.STRIPE, stripe.scheme());
+    assertEquals(List.of("whsec_new", "whsec_old"), stripe.secrets());
+    assertEquals(Duration.ofMinutes(5), stripe.tolerance());
+    assertFalse(stripe.toString().contains("whsec"), "a source never shows its secrets");
+  }
+}
