@@ -49,11 +49,12 @@ import org.slf4j.LoggerFactory;
  * changes nothing. Times are stored as epoch milliseconds.
  *
  * <p>SQLite runs on the storage layer the journal uses: {@code journal_mode=WAL} (checked, not
- * assumed), {@code synchronous=FULL}, one connection, and group commit: a claim and a completion
- * are durable before their call returns (a claim before the handler runs, a completion before the
- * response leaves), but concurrent requests share one commit and one disk sync instead of paying
- * one each. A renewal, a release and a purge ride along with the next commit (losing one in a
- * crash only ends a lease sooner, which the open does anyway). The database file and its companion
+ * assumed), {@code synchronous=FULL}, one connection, and group commit: a completion is durable
+ * before its call returns (before the response leaves), and so is every record an answer is read
+ * from (a replay, a 409, a 422), but concurrent requests share one commit and one disk sync
+ * instead of paying one each. A new claim, a renewal, a release and a purge ride along with the
+ * next commit, within 50 ms: a claim lost in a crash lets the retry run at once, as the open does
+ * for every claim it finds in flight anyway, so one sync per request is all the guarantee needs. The database file and its companion
  * files are readable by their owner only ({@code rw-------}); the database's integrity and its
  * write-ahead log are checked at open, and a damaged one is refused with what to do. An embedded
  * store belongs to one process: it locks {@code <file>.lock} beside the database, and at open it
@@ -261,7 +262,19 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
-    return write(Durability.SYNC, id, c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
+    if (store.readOnly()) {
+      throw readOnly();
+    }
+    try {
+      // A new claim rides on the next commit: an embedded store ends every claim in flight when it
+      // opens, so after a crash a claim that reached the disk and one that did not let the retry run
+      // alike, and the completion (SYNC, committed after it) carries it to the disk before any answer
+      // leaves. An answer read from an existing record (409, 422, a replay) waits for that record.
+      return store.writeDeciding(id, s -> claimOn(s.connection(), id, fingerprint, owner, now, leaseUntil, expiresAt),
+          a -> a instanceof ClaimAttempt.Existing ? Durability.SYNC : Durability.DEFERRED);
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
+    }
   }
 
   @Override
@@ -440,13 +453,17 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   private <T> T write(Durability durability, Object row, ConnectionWork<T> work) {
     if (store.readOnly()) {
-      throw new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
+      throw readOnly();
     }
     try {
       return store.write(durability, row, s -> work.apply(s.connection()));
     } catch (IdempotencyException e) {
       throw new IdempotencyStoreException(e.getMessage(), e);
     }
+  }
+
+  private static IdempotencyStoreException readOnly() {
+    return new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
   }
 
   /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
