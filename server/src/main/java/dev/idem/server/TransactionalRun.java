@@ -15,6 +15,7 @@ import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import dev.idem.storage.Dialect;
+import dev.idem.storage.SqlSession;
 
 /**
  * Transactional mode, one request: claim, handler and result in the app's transaction. Either the
@@ -111,8 +112,8 @@ final class TransactionalRun {
       if (wait != null) {
         previous = setLockTimeout(Long.toString(Math.max(1, wait.toMillis())));
       }
-      attempt = JdbcIdempotencyStore.claimOn(c, p.id(), p.fingerprint(), owner, now, now.plus(guard.lease()),
-          now.plus(p.policy().retention()));
+      attempt = JdbcIdempotencyStore.claimOn(SqlSession.uncached(c), p.id(), p.fingerprint(), owner, now,
+          now.plus(guard.lease()), now.plus(p.policy().retention()));
       if (previous != null) {
         setLockTimeout(previous);
       }

@@ -6,14 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.IdempotencyStore;
-import dev.idem.server.spi.StoredResponse;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -69,10 +67,6 @@ class SqliteStoreTest extends StoreContract {
   @Test
   void failureMessagesNameTheIdempotencyStore() throws Exception {
     claimed(ID, A, "o1", T0);
-    // A new claim rides on the next commit; a completion (here another key's) is that commit.
-    RecordId other = new RecordId("alice", "POST /orders", "k-other");
-    assertTrue(store().complete(other, claimed(other, A, "o2", T0), "o2", T0,
-        new StoredResponse(201, Map.of(), new byte[0], false), T0.plus(RETENTION)));
     try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(dir.resolve("idem.db"))) {
       IdempotencyStoreException write = assertThrows(IdempotencyStoreException.class, () -> reader.purgeExpired(T0));
       assertNamesTheStore(write);
@@ -94,10 +88,7 @@ class SqliteStoreTest extends StoreContract {
   @Test
   void aReadOnlyOpenListsRecordsBesideTheServingProcessAndWritesNothing() throws Exception {
     claimed(ID, A, "o1", T0);
-    // A new claim rides on the next commit; a completion (here another key's) is that commit.
-    RecordId other = new RecordId("alice", "POST /orders", "k-other");
-    assertTrue(store().complete(other, claimed(other, A, "o2", T0), "o2", T0,
-        new StoredResponse(201, Map.of(), new byte[0], false), T0.plus(RETENTION)));
+    ((JdbcIdempotencyStore) store()).flush(); // a new claim rides on the next commit (issue 28)
     try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(dir.resolve("idem.db"))) {
       assertEquals(1, reader.records(RecordQuery.inFlight(), T0).records().size());
       assertEquals(1, reader.stats(T0).inFlight());
