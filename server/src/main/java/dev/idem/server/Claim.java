@@ -2,6 +2,7 @@ package dev.idem.server;
 
 import dev.idem.core.fingerprint.Fingerprint;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -21,6 +22,8 @@ public final class Claim {
   public static final String ATTRIBUTE = "dev.idem.server.Claim";
 
   private final RecordId id;
+  private final String route;
+  private final Instant claimedAt;
   private final long generation;
   private final String owner;
   private final Fingerprint fingerprint;
@@ -31,13 +34,14 @@ public final class Claim {
   private volatile Throwable renewalFailure;
   private volatile Future<?> renewal;
 
-  Claim(RecordId id, long generation, String owner, Fingerprint fingerprint, Duration retention,
-      StoragePolicy storagePolicy) {
-    this.id = Objects.requireNonNull(id, "id");
+  Claim(IdempotencyGuard.Prepared p, Instant claimedAt, long generation, String owner, StoragePolicy storagePolicy) {
+    this.id = Objects.requireNonNull(p.id(), "id");
+    this.route = p.route();
+    this.claimedAt = claimedAt;
     this.generation = generation;
     this.owner = Objects.requireNonNull(owner, "owner");
-    this.fingerprint = Objects.requireNonNull(fingerprint, "fingerprint");
-    this.retention = Objects.requireNonNull(retention, "retention");
+    this.fingerprint = Objects.requireNonNull(p.fingerprint(), "fingerprint");
+    this.retention = Objects.requireNonNull(p.policy().retention(), "retention");
     this.storagePolicy = Objects.requireNonNull(storagePolicy, "storagePolicy");
   }
 
@@ -74,6 +78,14 @@ public final class Claim {
    */
   public boolean leaseLost() {
     return leaseLost;
+  }
+
+  String route() {
+    return route;
+  }
+
+  Instant claimedAt() {
+    return claimedAt;
   }
 
   String owner() {

@@ -1,77 +1,42 @@
 package dev.idem.server;
 
-import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 
 /**
- * Hears what the guard decides, for metrics and logs (seed 000's operational evidence: key
- * conflicts, payload mismatches, takeovers, replays). Every method has an empty default.
- *
- * <p>Calls come from request threads at the same time, so implementations must be thread-safe and
- * quick; an exception thrown here is logged and ignored. A listener hears the route (method and raw
- * path, such as {@code POST /orders/42/refunds}), never a key, a caller or request data. Raw paths
- * may hold ids: do not use the route as a metric tag unless your routes are fixed.
+ * Receives {@link GuardEvent}s, for metrics and logs, synchronously, on the request or purge
+ * thread that caused them: implementations must be thread-safe and quick. A RuntimeException
+ * thrown here is logged and ignored, so a broken listener never changes the guard's answer. The
+ * same style as the client's {@code dev.idem.core.event.IdemListener}.
  */
+@FunctionalInterface
 public interface GuardListener {
   /**
-   * A repeat got the stored result.
+   * Called for every event.
    *
-   * @param route the method and raw path
+   * @param event what happened
    */
-  default void replayed(String route) {}
+  void onEvent(GuardEvent event);
 
   /**
-   * A repeat found the key in flight and was answered 409 (after any wait).
+   * A listener that ignores everything; the default.
    *
-   * @param route the method and raw path
+   * @return a listener that does nothing
    */
-  default void conflict(String route) {}
+  static GuardListener none() {
+    return e -> {};
+  }
 
   /**
-   * A repeat found the key in flight and waited for the first request.
+   * A listener that forwards every event to each of {@code listeners}, in order.
    *
-   * @param route the method and raw path
-   * @param waited how long it waited, on the guard's clock
-   * @param served true if the wait ended with the result (or a claim of its own), false if with 409
+   * @param listeners the listeners, none null
+   * @throws NullPointerException if the list or any listener is null
+   * @return a listener over a copy of the list; later changes to the list have no effect
    */
-  default void waited(String route, Duration waited, boolean served) {}
-
-  /**
-   * A key came back with another payload.
-   *
-   * @param route the method and raw path
-   */
-  default void mismatch(String route) {}
-
-  /**
-   * A claim took over an in-flight claim whose lease had expired: its owner died or stalled.
-   *
-   * @param route the method and raw path
-   */
-  default void takeover(String route) {}
-
-  /**
-   * At start, claims left in flight by an earlier run of this instance were found dead and made
-   * available at once (see {@link IdempotencyGuard.Builder#instanceId}).
-   *
-   * @param claims how many
-   */
-  default void recovered(int claims) {}
-
-  /**
-   * A purge ended: the guard's own job at its interval, or {@link IdempotencyGuard#purgeExpired()}.
-   *
-   * @param records how many records past retention it deleted
-   */
-  default void purged(int records) {}
-
-  /**
-   * The guard's background purge failed; records past retention stay until one succeeds (see
-   * {@link IdempotencyGuard#lastPurgeFailure()}).
-   *
-   * @param failure what it failed with
-   */
-  default void purgeFailed(Throwable failure) {}
-
-  /** A listener that hears nothing. */
-  GuardListener NONE = new GuardListener() {};
+  static GuardListener all(List<GuardListener> listeners) {
+    List<GuardListener> copy = List.copyOf(listeners);
+    copy.forEach(l -> Objects.requireNonNull(l, "listener"));
+    return e -> copy.forEach(l -> l.onEvent(e));
+  }
 }

@@ -204,7 +204,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (dead > 0) {
         LOG.warn("Instance {}: {} claims left in flight by its earlier run end now; a retry of each runs at once",
             b.instanceId, dead);
-        hear(l -> l.recovered(dead));
+        hear(new GuardEvent.Recovered(dead));
       }
     }
     if (purgeInterval != null) {
@@ -263,11 +263,10 @@ public final class IdempotencyGuard implements AutoCloseable {
             now.plus(p.policy().retention()));
         if (attempt instanceof ClaimAttempt.Claimed c) {
           if (c.tookOver()) {
-            hear(l -> l.takeover(p.route()));
+            hear(new GuardEvent.Takeover(p.route()));
           }
           heardWait(p.route(), started, round, true);
-          Claim claim = new Claim(p.id(), c.generation(), owner, p.fingerprint(), p.policy().retention(),
-              storagePolicy(p.policy()));
+          Claim claim = new Claim(p, now, c.generation(), owner, storagePolicy(p.policy()));
           scheduleRenewal(claim);
           return new Admission.Proceed(claim, p.body());
         }
@@ -276,12 +275,12 @@ public final class IdempotencyGuard implements AutoCloseable {
           // A mismatch wins over "in flight": a different payload under a used key is a client bug
           // that waiting will never fix, so "retry later" would be the wrong advice.
           if (!r.fingerprint().equals(p.fingerprint())) {
-            hear(l -> l.mismatch(p.route()));
+            hear(new GuardEvent.Mismatch(p.route()));
             return respond(Admission.Reason.KEY_REUSED, reused());
           }
           if (r.state() == RecordState.COMPLETED && r.response().isPresent()) {
             heardWait(p.route(), started, round, true);
-            hear(l -> l.replayed(p.route()));
+            hear(new GuardEvent.Replayed(p.route()));
             return respond(Admission.Reason.REPLAY, replay(r.response().get()));
           }
         }
@@ -290,7 +289,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         boolean vanished = !(attempt instanceof ClaimAttempt.Existing);
         if ((!now.isBefore(deadline) && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
           heardWait(p.route(), started, round, false);
-          hear(l -> l.conflict(p.route()));
+          hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
         }
         if (vanished && round == 0) {
@@ -302,7 +301,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         Duration left = Duration.between(now, deadline);
         if (!pause(signal, pause.compareTo(left) < 0 ? pause : left)) {
           heardWait(p.route(), started, round, false);
-          hear(l -> l.conflict(p.route()));
+          hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
         }
         if (signal.isDone()) {
@@ -335,26 +334,24 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (!claim.finish()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
-    if (!claim.storagePolicy().stores(response.status())) {
-      try {
-        return store.release(claim.id(), claim.generation(), claim.owner())
-            ? CompletionResult.RELEASED : CompletionResult.REFUSED;
-      } finally {
-        signals.signal(claim.id());
-      }
-    }
-    StoredResponse stored = toStored(response);
-    Instant now = clock.instant();
-    boolean ok;
+    CompletionResult result;
     try {
-      ok = store.complete(claim.id(), claim.generation(), claim.owner(), now, stored, now.plus(claim.retention()));
+      if (!claim.storagePolicy().stores(response.status())) {
+        result = store.release(claim.id(), claim.generation(), claim.owner())
+            ? CompletionResult.RELEASED : CompletionResult.REFUSED;
+      } else {
+        Instant now = clock.instant();
+        result = store.complete(claim.id(), claim.generation(), claim.owner(), now, toStored(response),
+            now.plus(claim.retention())) ? CompletionResult.STORED : CompletionResult.REFUSED;
+      }
     } finally {
       signals.signal(claim.id());
     }
-    if (!ok) {
+    if (result == CompletionResult.REFUSED) {
       LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
     }
-    return ok ? CompletionResult.STORED : CompletionResult.REFUSED;
+    ended(claim, result);
+    return result;
   }
 
   /**
@@ -373,6 +370,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       } finally {
         signals.signal(claim.id());
       }
+      ended(claim, CompletionResult.RELEASED);
     }
   }
 
@@ -543,7 +541,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    */
   public int purgeExpired() {
     int n = store.purgeExpired(clock.instant());
-    hear(l -> l.purged(n));
+    hear(new GuardEvent.Purged(n));
     return n;
   }
 
@@ -692,13 +690,18 @@ public final class IdempotencyGuard implements AutoCloseable {
   private void heardWait(String route, Instant started, int rounds, boolean served) {
     if (rounds > 0) {
       Duration waited = Duration.between(started, clock.instant());
-      hear(l -> l.waited(route, waited, served));
+      hear(new GuardEvent.Waited(route, waited, served));
     }
   }
 
-  void hear(java.util.function.Consumer<GuardListener> event) {
+  /** Tells the listener how a claim ended and how long its handler held it. */
+  void ended(Claim claim, CompletionResult result) {
+    hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), clock.instant())));
+  }
+
+  void hear(GuardEvent event) {
     try {
-      event.accept(listener);
+      listener.onEvent(event);
     } catch (RuntimeException e) {
       LOG.warn("A guard listener failed; ignored", e);
     }
@@ -739,10 +742,6 @@ public final class IdempotencyGuard implements AutoCloseable {
     return response.overCap()
         ? new StoredResponse(response.status(), withoutContentType(kept), new byte[0], true)
         : new StoredResponse(response.status(), kept, response.body(), false);
-  }
-
-  int maxCapturedBodyBytes() {
-    return maxCapturedBody;
   }
 
   private RoutePolicy policy(String method, String route) {
@@ -854,12 +853,12 @@ public final class IdempotencyGuard implements AutoCloseable {
         LOG.debug("Purged {} idempotency records past retention", n);
       } catch (RuntimeException e) {
         lastPurgeFailure = e;
-        hear(l -> l.purgeFailed(e));
+        hear(new GuardEvent.PurgeFailed(e));
         LOG.error("The idempotency purge failed; records past retention stay until it succeeds", e);
       } catch (Error e) {
         // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
         lastPurgeFailure = new IllegalStateException("the purge failed with " + e, e);
-        hear(l -> l.purgeFailed(e));
+        hear(new GuardEvent.PurgeFailed(e));
         LOG.error("The idempotency purge failed with {}; records past retention stay until it succeeds",
             e.toString(), e);
       }
@@ -892,7 +891,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
     private Duration purgeInterval = Duration.ofMinutes(10);
     private GuardRenderer renderer = GuardRenderer.problemJson();
-    private GuardListener listener = GuardListener.NONE;
+    private GuardListener listener = GuardListener.none();
     private Duration inFlightWait = Duration.ZERO;
     private String requestTimeoutHeader;
     private String instanceId;
@@ -1166,8 +1165,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Hears conflicts, mismatches, takeovers, waits and replays, for metrics
-     * ({@code dev.idem.server.metrics.MicrometerGuardMetrics}) and logs. Default none.
+     * Hears the guard's {@link GuardEvent}s (conflicts, mismatches, takeovers, waits, replays, how
+     * claims ended, purges), for metrics ({@code dev.idem.server.metrics.MicrometerGuardMetrics})
+     * and logs; several at once with {@link GuardListener#all}. Default {@link GuardListener#none()}.
+     * An exception it throws is logged and never changes the guard's answer.
      *
      * @param listener the listener; thread-safe and quick
      * @return this builder

@@ -107,26 +107,18 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
 
   @Override
   public boolean release(RecordId id, long generation, String owner) {
-    boolean[] done = new boolean[1];
-    records.computeIfPresent(id, (k, e) -> {
-      StoredRecord r = e.record();
-      if (r.state() != RecordState.IN_FLIGHT || r.generation() != generation || !e.owner().equals(owner)) {
-        return e;
-      }
-      done[0] = true;
-      return e.with(new StoredRecord(id, r.fingerprint(), RecordState.RELEASED, generation, r.leaseUntil(),
-          r.expiresAt(), Optional.empty()));
-    });
-    return done[0];
+    return update(id, generation, owner, null, r -> new StoredRecord(id, r.fingerprint(), RecordState.RELEASED,
+        generation, r.leaseUntil(), r.expiresAt(), Optional.empty()));
   }
 
+  /** Changes the claim of this generation and owner, if it is in flight and (unless now is null) its lease is live. */
   private boolean update(RecordId id, long generation, String owner, Instant now,
       java.util.function.UnaryOperator<StoredRecord> change) {
     boolean[] done = new boolean[1];
     records.computeIfPresent(id, (k, e) -> {
       StoredRecord r = e.record();
       if (r.state() != RecordState.IN_FLIGHT || r.generation() != generation || !e.owner().equals(owner)
-          || !r.leaseUntil().isAfter(now)) {
+          || (now != null && !r.leaseUntil().isAfter(now))) {
         return e;
       }
       done[0] = true;
@@ -135,19 +127,27 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     return done[0];
   }
 
-  @Override
-  public int purgeExpired(Instant now) {
+  /**
+   * Applies {@code change} to every record, atomically per record.
+   *
+   * @param change the new entry, the same one to leave it, or null to delete it
+   * @return how many records it changed or deleted
+   */
+  private int changeEach(java.util.function.UnaryOperator<Entry> change) {
     int[] n = new int[1];
     for (RecordId id : records.keySet()) {
       records.computeIfPresent(id, (k, e) -> {
-        if (Takeover.purgeable(e.record(), now)) {
-          n[0]++;
-          return null;
-        }
-        return e;
+        Entry after = change.apply(e);
+        n[0] += after == e ? 0 : 1;
+        return after;
       });
     }
     return n[0];
+  }
+
+  @Override
+  public int purgeExpired(Instant now) {
+    return changeEach(e -> Takeover.purgeable(e.record(), now) ? null : e);
   }
 
   @Override
@@ -218,19 +218,12 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   @Override
   public int expireClaims(String holder) {
     String prefix = Objects.requireNonNull(holder, "holder") + "/";
-    int[] n = new int[1];
-    for (RecordId id : records.keySet()) {
-      records.computeIfPresent(id, (k, e) -> {
-        StoredRecord r = e.record();
-        if (r.state() != RecordState.IN_FLIGHT || !e.owner().startsWith(prefix)) {
-          return e;
-        }
-        n[0]++;
-        return e.with(new StoredRecord(id, r.fingerprint(), RecordState.IN_FLIGHT, r.generation(), Instant.EPOCH,
-            r.expiresAt(), Optional.empty()));
-      });
-    }
-    return n[0];
+    return changeEach(e -> {
+      StoredRecord r = e.record();
+      return r.state() != RecordState.IN_FLIGHT || !e.owner().startsWith(prefix) ? e
+          : e.with(new StoredRecord(r.id(), r.fingerprint(), RecordState.IN_FLIGHT, r.generation(), Instant.EPOCH,
+              r.expiresAt(), Optional.empty()));
+    });
   }
 
   /**

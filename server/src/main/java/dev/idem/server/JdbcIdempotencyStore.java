@@ -14,6 +14,9 @@ import dev.idem.storage.Durability;
 import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Layout;
 import dev.idem.storage.Schema;
+import dev.idem.storage.SingleStatementWork;
+import dev.idem.storage.SqlSession;
+import dev.idem.storage.SqlWork;
 import dev.idem.storage.Store;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -32,6 +35,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,11 +53,14 @@ import org.slf4j.LoggerFactory;
  * changes nothing. Times are stored as epoch milliseconds.
  *
  * <p>SQLite runs on the storage layer the journal uses: {@code journal_mode=WAL} (checked, not
- * assumed), {@code synchronous=FULL}, one connection, and group commit: a claim and a completion
- * are durable before their call returns (a claim before the handler runs, a completion before the
- * response leaves), but concurrent requests share one commit and one disk sync instead of paying
- * one each. A renewal, a release and a purge ride along with the next commit (losing one in a
- * crash only ends a lease sooner, which the open does anyway). The database file and its companion
+ * assumed), {@code synchronous=FULL}, one connection, and group commit: a completion is durable
+ * before its call returns (before the response leaves), and so is every record an answer is read
+ * from (a replay, a 409, a 422), but concurrent requests share one commit and one disk sync
+ * instead of paying one each. A new claim, a renewal, a release and a purge ride along with the
+ * next commit, within 50 ms: a claim lost in a crash lets the retry run at once, as the open does
+ * for every claim it finds in flight anyway, so one sync per request is all the guarantee needs.
+ * The hot statements are prepared once on the one connection, and each runs without a savepoint
+ * (one statement writes at most one row, and a failed one is undone whole). The database file and its companion
  * files are readable by their owner only ({@code rw-------}); the database's integrity and its
  * write-ahead log are checked at open, and a damaged one is refused with what to do. An embedded
  * store belongs to one process: it locks {@code <file>.lock} beside the database, and at open it
@@ -261,57 +268,54 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
-    return write(Durability.SYNC, id, c -> claimOn(c, id, fingerprint, owner, now, leaseUntil, expiresAt));
+    // A new claim rides on the next commit: an embedded store ends every claim in flight when it
+    // opens, so after a crash a claim that reached the disk and one that did not let the retry run
+    // alike, and the completion (SYNC, committed after it) carries it to the disk before any answer
+    // leaves. An answer read from an existing record (409, 422, a replay) waits for that record.
+    return write(id, s -> claimOn(s, id, fingerprint, owner, now, leaseUntil, expiresAt),
+        a -> a instanceof ClaimAttempt.Existing ? Durability.SYNC : Durability.DEFERRED);
   }
 
   @Override
   public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
-    return write(Durability.DEFERRED, id, c -> {
-      try (PreparedStatement ps = c.prepareStatement(RENEW)) {
-        ps.setLong(1, leaseUntil.toEpochMilli());
-        int i = bindFence(ps, 2, id, generation, owner);
-        ps.setLong(i, now.toEpochMilli());
-        return ps.executeUpdate() == 1;
-      }
+    return write(Durability.DEFERRED, id, RENEW, ps -> {
+      ps.setLong(1, leaseUntil.toEpochMilli());
+      int i = bindFence(ps, 2, id, generation, owner);
+      ps.setLong(i, now.toEpochMilli());
+      return ps.executeUpdate() == 1;
     });
   }
 
   @Override
   public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
       Instant expiresAt) {
-    return write(Durability.SYNC, id, c -> {
-      try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
-        int i = bindResult(ps, id, generation, owner, response, expiresAt);
-        ps.setLong(i, now.toEpochMilli());
-        return ps.executeUpdate() == 1;
-      }
+    return write(Durability.SYNC, id, COMPLETE, ps -> {
+      int i = bindResult(ps, id, generation, owner, response, expiresAt);
+      ps.setLong(i, now.toEpochMilli());
+      return ps.executeUpdate() == 1;
     });
   }
 
   @Override
   public boolean release(RecordId id, long generation, String owner) {
-    return write(Durability.DEFERRED, id, c -> {
-      try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
-        bindFence(ps, 1, id, generation, owner);
-        return ps.executeUpdate() == 1;
-      }
+    return write(Durability.DEFERRED, id, RELEASE, ps -> {
+      bindFence(ps, 1, id, generation, owner);
+      return ps.executeUpdate() == 1;
     });
   }
 
   @Override
   public int purgeExpired(Instant now) {
-    return write(Durability.DEFERRED, null, c -> {
-      try (PreparedStatement ps = c.prepareStatement(PURGE)) {
-        ps.setLong(1, now.toEpochMilli());
-        ps.setLong(2, now.toEpochMilli());
-        return ps.executeUpdate();
-      }
+    return write(Durability.DEFERRED, null, PURGE, ps -> {
+      ps.setLong(1, now.toEpochMilli());
+      ps.setLong(2, now.toEpochMilli());
+      return ps.executeUpdate();
     });
   }
 
   @Override
   public Optional<StoredRecord> find(RecordId id) {
-    return read(id, c -> findOn(c, id));
+    return read(id, s -> findOn(s, id));
   }
 
   @Override
@@ -325,8 +329,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       sql.append(" AND state = 'IN_FLIGHT' AND lease_until <= ?");
     }
     sql.append(" ORDER BY claimed_at, caller, route, idem_key LIMIT ?");
-    return read(null, c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+    return read(null, s -> {
+      try (PreparedStatement ps = s.connection().prepareStatement(sql.toString())) {
         int i = 1;
         ps.setLong(i++, now.minus(query.olderThan()).toEpochMilli());
         if (query.state() != null) {
@@ -355,12 +359,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public RecordStats stats(Instant now) {
-    return read(null, c -> {
+    return read(null, s -> {
       long[] n = new long[4];
       Instant oldest = null;
       Instant oldestUnexpired = null;
       Instant oldestPurgeable = null;
-      try (PreparedStatement ps = c.prepareStatement(STATS)) {
+      try (PreparedStatement ps = s.connection().prepareStatement(STATS)) {
         for (int i = 1; i <= 4; i++) {
           ps.setLong(i, now.toEpochMilli());
         }
@@ -397,12 +401,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public int expireClaims(String holder) {
     String prefix = Objects.requireNonNull(holder, "holder") + "/";
-    return write(Durability.SYNC, null, c -> {
-      try (PreparedStatement ps = c.prepareStatement(EXPIRE_HOLDER)) {
-        ps.setInt(1, prefix.length());
-        ps.setString(2, prefix);
-        return ps.executeUpdate();
-      }
+    return write(Durability.SYNC, null, EXPIRE_HOLDER, ps -> {
+      ps.setInt(1, prefix.length());
+      ps.setString(2, prefix);
+      return ps.executeUpdate();
     });
   }
 
@@ -423,36 +425,64 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     return dialect;
   }
 
-  private <T> T read(Object row, ConnectionWork<T> work) {
+  /** Commits every write so far, new claims included (which otherwise ride on the next commit). */
+  void flush() {
     try {
-      return store.read(row, s -> work.apply(s.connection()));
+      store.flush();
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
+    }
+  }
+
+  private <T> T read(Object row, SqlWork<T> work) {
+    try {
+      return store.read(row, work);
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(e.getMessage(), e);
+    }
+  }
+
+  /** A write of one statement of {@code sql}, durable as {@code durability} says when it returns. */
+  private <T> T write(Durability durability, Object row, String sql, StatementWork<T> work) {
+    return write(row, s -> on(s, sql, work), r -> durability);
+  }
+
+  /**
+   * A write that changes at most one row with one statement (so it needs no savepoint), durable as
+   * {@code durability} says of its result when it returns. Read-only stores refuse it before it
+   * reaches the database.
+   *
+   * @param row the record the write touches, or null for any: a read of that record waits only for
+   *     its own durable writes
+   */
+  private <T> T write(Object row, SingleStatementWork<T> work, Function<? super T, Durability> durability) {
+    if (store.readOnly()) {
+      throw new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
+    }
+    try {
+      return store.writeDeciding(row, work, durability);
     } catch (IdempotencyException e) {
       throw new IdempotencyStoreException(e.getMessage(), e);
     }
   }
 
   /**
-   * A write, durable as {@code durability} says when it returns. Read-only stores refuse it before
-   * it reaches the database.
-   *
-   * @param row the record the write touches, or null for any: a read of that record waits only for
-   *     its own durable writes
+   * Runs {@code work} on a statement of {@code sql} from the session: prepared once for the embedded
+   * store's one connection, so the hot path's SQL is not parsed again on every request.
    */
-  private <T> T write(Durability durability, Object row, ConnectionWork<T> work) {
-    if (store.readOnly()) {
-      throw new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
-    }
+  private static <T> T on(SqlSession s, String sql, StatementWork<T> work) throws SQLException {
+    PreparedStatement ps = s.prepare(sql);
     try {
-      return store.write(durability, row, s -> work.apply(s.connection()));
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException(e.getMessage(), e);
+      return work.apply(ps);
+    } finally {
+      s.release(ps);
     }
   }
 
   /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
-  static ClaimAttempt claimOn(Connection c, RecordId id, Fingerprint fingerprint, String owner, Instant now,
+  static ClaimAttempt claimOn(SqlSession s, RecordId id, Fingerprint fingerprint, String owner, Instant now,
       Instant leaseUntil, Instant expiresAt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+    ClaimAttempt claimed = on(s, CLAIM, ps -> {
       int i = bindId(ps, 1, id);
       ps.setString(i++, fingerprint.hex());
       ps.setString(i++, owner);
@@ -463,12 +493,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       ps.setLong(i++, now.toEpochMilli());
       ps.setLong(i, now.toEpochMilli());
       try (ResultSet rs = ps.executeQuery()) {
-        if (rs.next() && owner.equals(rs.getString(2))) {
-          return new ClaimAttempt.Claimed(rs.getLong(1), rs.getInt(3) != 0);
-        }
+        return rs.next() && owner.equals(rs.getString(2)) ? new ClaimAttempt.Claimed(rs.getLong(1), rs.getInt(3) != 0)
+            : null;
       }
+    });
+    if (claimed != null) {
+      return claimed;
     }
-    Optional<StoredRecord> existing = findOn(c, id);
+    Optional<StoredRecord> existing = findOn(s, id);
     return existing.<ClaimAttempt>map(ClaimAttempt.Existing::new).orElseGet(ClaimAttempt.Vanished::new);
   }
 
@@ -478,14 +510,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   static boolean storeResultOn(Connection c, RecordId id, long generation, String owner, StoredResponse response,
       Instant expiresAt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(STORE_RESULT)) {
+    return on(SqlSession.uncached(c), STORE_RESULT, ps -> {
       bindResult(ps, id, generation, owner, response, expiresAt);
       return ps.executeUpdate() == 1;
-    }
+    });
   }
 
-  static Optional<StoredRecord> findOn(Connection c, RecordId id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(FIND)) {
+  static Optional<StoredRecord> findOn(SqlSession s, RecordId id) throws SQLException {
+    return on(s, FIND, ps -> {
       bindId(ps, 1, id);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -511,7 +543,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             new Fingerprint(rs.getString(4)), state, rs.getLong(6), Instant.ofEpochMilli(rs.getLong(7)),
             Instant.ofEpochMilli(rs.getLong(8)), response));
       }
-    }
+    });
   }
 
   private static int bindResult(PreparedStatement ps, RecordId id, long generation, String owner,
@@ -541,7 +573,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   }
 
   @FunctionalInterface
-  private interface ConnectionWork<T> {
-    T apply(Connection c) throws SQLException;
+  private interface StatementWork<T> {
+    T apply(PreparedStatement ps) throws SQLException;
   }
 }

@@ -87,6 +87,6 @@ public record RecordStats(long inFlight, long stuck, long completed, long releas
    * @return the age, zero when nothing is in flight
    */
   public Duration oldestInFlightAge(Instant now) {
-    return oldestInFlight.map(t -> Duration.between(t, now)).filter(d -> !d.isNegative()).orElse(Duration.ZERO);
+    return ageAt(oldestInFlight, now);
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.server;
 
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.CompletionResult;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,6 +15,7 @@ import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import dev.idem.storage.Dialect;
+import dev.idem.storage.SqlSession;
 
 /**
  * Transactional mode, one request: claim, handler and result in the app's transaction. Either the
@@ -110,8 +112,8 @@ final class TransactionalRun {
       if (wait != null) {
         previous = setLockTimeout(Long.toString(Math.max(1, wait.toMillis())));
       }
-      attempt = JdbcIdempotencyStore.claimOn(c, p.id(), p.fingerprint(), owner, now, now.plus(guard.lease()),
-          now.plus(p.policy().retention()));
+      attempt = JdbcIdempotencyStore.claimOn(SqlSession.uncached(c), p.id(), p.fingerprint(), owner, now,
+          now.plus(guard.lease()), now.plus(p.policy().retention()));
       if (previous != null) {
         setLockTimeout(previous);
       }
@@ -119,7 +121,7 @@ final class TransactionalRun {
       undoQuietly(e);
       if (dialect == Dialect.POSTGRESQL && dialect.isLockWaitOver(e)) {
         // Another transaction holds this key and did not finish within the wait.
-        guard.hear(l -> l.conflict(p.route()));
+        guard.hear(new GuardEvent.Conflict(p.route()));
         return guard.inFlight();
       }
       return storeFailed("claim", e);
@@ -131,23 +133,22 @@ final class TransactionalRun {
         return storeFailed("claim", e);
       }
       if (attempt instanceof ClaimAttempt.Existing e && !e.record().fingerprint().equals(p.fingerprint())) {
-        guard.hear(l -> l.mismatch(p.route()));
+        guard.hear(new GuardEvent.Mismatch(p.route()));
         return guard.reused();
       }
       if (attempt instanceof ClaimAttempt.Existing e && e.record().state() == RecordState.COMPLETED
           && e.record().response().isPresent()) {
-        guard.hear(l -> l.replayed(p.route()));
+        guard.hear(new GuardEvent.Replayed(p.route()));
         return guard.replay(e.record().response().get());
       }
       // A claim in flight outside transactional mode (a lease-mode run of the same operation).
-      guard.hear(l -> l.conflict(p.route()));
+      guard.hear(new GuardEvent.Conflict(p.route()));
       return guard.inFlight();
     }
     if (claimed.tookOver()) {
-      guard.hear(l -> l.takeover(p.route()));
+      guard.hear(new GuardEvent.Takeover(p.route()));
     }
-    Claim claim = new Claim(p.id(), claimed.generation(), owner, p.fingerprint(), p.policy().retention(),
-        guard.storagePolicy(p.policy()));
+    Claim claim = new Claim(p, now, claimed.generation(), owner, guard.storagePolicy(p.policy()));
     claim.finish(); // no lease to renew: nobody sees the claim before the commit
     try {
       return complete(p, claim, handler);
@@ -164,9 +165,10 @@ final class TransactionalRun {
       if (!claim.storagePolicy().stores(response.status())) {
         // Released: the claim and the handler's writes go together, so a retry finds nothing done.
         undo();
+        guard.ended(claim, CompletionResult.RELEASED);
         return toSend(response);
       }
-      CapturedResponse kept = response.body() != null && response.body().length > guard.maxCapturedBodyBytes()
+      CapturedResponse kept = response.body() != null && response.body().length > guard.maxCapturedBody()
           ? new CapturedResponse(response.status(), response.headers(), null) : response;
       Instant done = guard.clock().instant();
       if (!JdbcIdempotencyStore.storeResultOn(c, p.id(), claim.generation(), claim.owner(), guard.toStored(kept),
@@ -180,6 +182,7 @@ final class TransactionalRun {
       undoQuietly(e);
       return storeFailed("result", e);
     }
+    guard.ended(claim, CompletionResult.STORED);
     return toSend(response);
   }
 

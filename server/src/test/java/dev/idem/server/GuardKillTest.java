@@ -105,7 +105,13 @@ class GuardKillTest {
     int[] runs = new int[1];
     try (IdempotencyStore store = open.get()) {
       RecordId id = new RecordId("tenant-1", "POST /orders", key);
-      assertEquals(RecordState.IN_FLIGHT, store.find(id).orElseThrow().state(), "the dead claim survived the kill");
+      // The embedded store's new claim rides on the next commit (issue 28), which the kill may have
+      // prevented: gone, or in flight with its lease ended at open, the retry runs at once alike.
+      java.util.Optional<dev.idem.server.spi.StoredRecord> survived = store.find(id);
+      if (!storeArgs.get(0).equals("sqlite") || survived.isPresent()) {
+        assertEquals(RecordState.IN_FLIGHT, survived.orElseThrow().state(), "the dead claim survived the kill");
+      }
+      long fencedAbove = survived.isPresent() ? deadGeneration : 0;
 
       // The restart, at once: the same wall clock as the kill, well within the dead claim's 30 s lease.
       IdempotencyGuard.Builder now = IdempotencyGuard.builder(store).clock(Clock.systemUTC()).purgeInterval(null);
@@ -116,7 +122,7 @@ class GuardKillTest {
         if (servedAtOnce) {
           Admission.Proceed p = assertInstanceOf(Admission.Proceed.class, first,
               "the dead claim's holder is known dead: no 409");
-          assertTrue(p.claim().generation() > deadGeneration, "a takeover, fenced by a new generation");
+          assertTrue(p.claim().generation() > fencedAbove, "a takeover, fenced by a new generation");
           runs[0]++;
           assertEquals(CompletionResult.STORED, guard.complete(p.claim(), created()));
           retryClock = Clock.systemUTC();
@@ -132,7 +138,7 @@ class GuardKillTest {
           Admission a = later.admit(request(key));
           if (a instanceof Admission.Proceed p) {
             runs[0]++;
-            assertTrue(p.claim().generation() > deadGeneration, "a takeover, fenced by a new generation");
+            assertTrue(p.claim().generation() > fencedAbove, "a takeover, fenced by a new generation");
             assertEquals(CompletionResult.STORED, later.complete(p.claim(), created()));
           } else {
             assertEquals(Admission.Reason.REPLAY, assertInstanceOf(Admission.Respond.class, a).reason());

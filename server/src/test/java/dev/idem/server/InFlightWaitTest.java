@@ -82,14 +82,10 @@ class InFlightWaitTest {
 
   private IdempotencyGuard guard(Consumer<IdempotencyGuard.Builder> settings) {
     IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
-        .purgeInterval(null).listener(new GuardListener() {
-          @Override
-          public void waited(String route, Duration waited, boolean served) {
-            heard.add("waited " + waited.toMillis() + " ms, " + (served ? "served" : "conflict"));
-          }
-
-          @Override
-          public void conflict(String route) {
+        .purgeInterval(null).listener(e -> {
+          if (e instanceof GuardEvent.Waited w) {
+            heard.add("waited " + w.waited().toMillis() + " ms, " + (w.served() ? "served" : "conflict"));
+          } else if (e instanceof GuardEvent.Conflict) {
             heard.add("conflict");
           }
         });

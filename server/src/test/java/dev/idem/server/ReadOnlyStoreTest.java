@@ -48,6 +48,7 @@ class ReadOnlyStoreTest {
       long g = claim(service, done);
       service.complete(done, g, "svc", T0, CREATED, T0.plus(Duration.ofHours(24)));
       claim(service, running);
+      service.flush(); // a new claim rides on the next commit (issue 28); readers see commits
 
       try (JdbcIdempotencyStore reader = JdbcIdempotencyStore.openReadOnly(db)) {
         assertEquals(1L, reader.stats(T0).completed());
@@ -65,6 +66,7 @@ class ReadOnlyStoreTest {
         // (its counts and listings agree), and a reader opened next sees the new record.
         RecordId later = new RecordId("bob", "POST /orders", "k-later");
         claim(service, later);
+        service.flush();
         assertEquals(1L, reader.stats(T0).inFlight());
       }
       try (JdbcIdempotencyStore next = JdbcIdempotencyStore.openReadOnly(db)) {
@@ -98,6 +100,7 @@ class ReadOnlyStoreTest {
       for (int i = 0; i < 20; i++) {
         claim(service, new RecordId("alice", "POST /orders", "k" + i));
       }
+      service.flush();
       for (String f : new String[] {"idem.db", "idem.db-wal", "idem.db-shm"}) {
         Files.copy(dir.resolve(f), killed.resolve(f));
       }

@@ -42,7 +42,9 @@ final class GuardSubject implements Subject {
       RecordId id = id(i);
       long g = ((ClaimAttempt.Claimed) store.claim(id, PRINT, "svc/1", T0, T0.plusSeconds(30),
           T0.plus(Duration.ofDays(3650)))).generation();
-      if (i % 5 != 4) { // every fifth stays in flight
+      // Every fifth stays in flight, never the last: a new claim rides on the next commit (issue 28),
+      // and a halt right after an unanswered claim may lose it (its retry then runs at once).
+      if (i % 5 != 3) {
         store.complete(id, g, "svc/1", T0, new StoredResponse(201, Map.of("Location", List.of("/orders/" + i)),
             ("{\"order\":" + i + ",\"total\":\"" + (17 * i) + ".00\"}").getBytes(StandardCharsets.UTF_8), false),
             T0.plus(Duration.ofDays(3650)));

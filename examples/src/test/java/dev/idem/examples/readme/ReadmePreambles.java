@@ -179,6 +179,9 @@ final class ReadmePreambles {
     p.put("docs/server.md: The operator's view", Preamble.statements(
         List.of("import dev.idem.server.IdempotencyGuard;"),
         List.of("IdempotencyGuard guard;")));
+    p.put("docs/server.md: The operator's view #2", Preamble.statements(
+        List.of("import dev.idem.server.spi.IdempotencyStore;", "import io.micrometer.core.instrument.MeterRegistry;"),
+        List.of("IdempotencyStore store;", "MeterRegistry registry;")));
     p.put("docs/webhooks.md: Quickstart: the JDK HttpServer", Preamble.statements(
         List.of("import dev.idem.webhooks.WebhookEvent;"),
         List.of("void fulfil(WebhookEvent event) { }")));

@@ -1,7 +1,9 @@
 package dev.idem.server.metrics;
 
+import dev.idem.server.GuardEvent;
 import dev.idem.server.GuardListener;
 import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.RecordStats;
 import io.micrometer.core.instrument.Counter;
@@ -11,7 +13,11 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +26,8 @@ import org.slf4j.LoggerFactory;
  * The numbers seed 000 asks to watch on the server: records by state, the oldest unexpired key,
  * the purge lag, the age of the oldest claim in flight (processing age), stuck claims (lease
  * expired: alert on these rather than delete them), key conflicts, payload mismatches, takeovers,
- * waits, replays and purges. Give it to the guard as its listener:
+ * processing time and results that could not be stored (unknown outcomes), waits, replays and
+ * purges. Give it to the guard as its listener (several listeners: {@link GuardListener#all}):
  *
  * <pre>{@code
  * MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, clock);
@@ -55,6 +62,10 @@ import org.slf4j.LoggerFactory;
  *       deleted</td></tr>
  *   <tr><td>{@code idem.server.purge.failures}</td><td>counter</td><td></td><td>background purges that
  *       failed</td></tr>
+ *   <tr><td>{@code idem.server.processing}</td><td>timer</td><td>result ({@code stored},
+ *       {@code released}, {@code refused})</td><td>how long claims were held, from the claim to their end
+ *       (processing time); {@code refused}: the lease was lost and the handler's result not stored, so
+ *       its outcome is unknown to a retry</td></tr>
  *   <tr><td>{@code idem.server.waits}</td><td>timer</td><td>outcome ({@code served}, {@code conflict})</td>
  *       <td>repeats that waited for the first request</td></tr>
  * </table>
@@ -67,6 +78,7 @@ import org.slf4j.LoggerFactory;
 public final class MicrometerGuardMetrics implements GuardListener {
   private static final Logger LOG = LoggerFactory.getLogger(MicrometerGuardMetrics.class);
 
+  private final MeterRegistry registry;
   private final IdempotencyStore store;
   private final Clock clock;
   private final Duration refresh;
@@ -79,31 +91,32 @@ public final class MicrometerGuardMetrics implements GuardListener {
   private final Counter purgeFailures;
   private final Timer waitsServed;
   private final Timer waitsConflict;
+  private final Map<CompletionResult, Timer> processing = new EnumMap<>(CompletionResult.class);
   private RecordStats stats;
   private Instant readAt;
   private boolean failed;
 
   private MicrometerGuardMetrics(MeterRegistry registry, IdempotencyStore store, Clock clock, Duration refresh) {
+    this.registry = registry;
     this.store = store;
     this.clock = clock;
     this.refresh = refresh;
-    this.conflicts = Counter.builder("idem.server.conflicts")
-        .description("repeats answered 409 because their key was in flight").register(registry);
-    this.mismatches = Counter.builder("idem.server.mismatches")
-        .description("idempotency keys reused with another payload").register(registry);
-    this.takeovers = Counter.builder("idem.server.takeovers")
-        .description("claims that took over an expired claim").register(registry);
-    this.recovered = Counter.builder("idem.server.recovered")
-        .description("claims of a dead earlier run ended at start").register(registry);
-    this.replays = Counter.builder("idem.server.replays").description("stored results replayed").register(registry);
-    this.purged = Counter.builder("idem.server.purged").description("records past retention deleted")
-        .register(registry);
-    this.purgeFailures = Counter.builder("idem.server.purge.failures").description("background purges that failed")
-        .register(registry);
+    this.conflicts = counter(registry, "idem.server.conflicts",
+        "repeats answered 409 because their key was in flight");
+    this.mismatches = counter(registry, "idem.server.mismatches", "idempotency keys reused with another payload");
+    this.takeovers = counter(registry, "idem.server.takeovers", "claims that took over an expired claim");
+    this.recovered = counter(registry, "idem.server.recovered", "claims of a dead earlier run ended at start");
+    this.replays = counter(registry, "idem.server.replays", "stored results replayed");
+    this.purged = counter(registry, "idem.server.purged", "records past retention deleted");
+    this.purgeFailures = counter(registry, "idem.server.purge.failures", "background purges that failed");
     this.waitsServed = Timer.builder("idem.server.waits").tag("outcome", "served")
         .description("repeats that waited for the first request").register(registry);
     this.waitsConflict = Timer.builder("idem.server.waits").tag("outcome", "conflict")
         .description("repeats that waited for the first request").register(registry);
+    for (CompletionResult r : CompletionResult.values()) {
+      processing.put(r, Timer.builder("idem.server.processing").tag("result", r.name().toLowerCase(Locale.ROOT))
+          .description("how long claims were held, from the claim to their end").register(registry));
+    }
   }
 
   /**
@@ -136,32 +149,33 @@ public final class MicrometerGuardMetrics implements GuardListener {
     }
     MicrometerGuardMetrics m = new MicrometerGuardMetrics(registry, Objects.requireNonNull(store, "store"),
         Objects.requireNonNull(clock, "clock"), refresh);
-    gauge(registry, "idem.server.records", "in_flight", m, s -> s.inFlight(), "records in flight");
-    gauge(registry, "idem.server.records", "completed", m, s -> s.completed(), "records with a stored result");
-    gauge(registry, "idem.server.records", "released", m, s -> s.released(), "records released by a failed run");
-    Gauge.builder("idem.server.records.stuck", m, x -> x.read(s -> s.stuck()))
-        .description("claims in flight whose lease has expired").strongReference(true).register(registry);
-    Gauge.builder("idem.server.inflight.oldest.age", m,
-            x -> x.read(s -> s.oldestInFlightAge(x.clock.instant()).toMillis() / 1000.0))
-        .description("age of the oldest claim in flight").baseUnit("seconds").strongReference(true).register(registry);
-    Gauge.builder("idem.server.records.oldest.age", m,
-            x -> x.read(s -> seconds(s.oldestUnexpiredAge(x.clock.instant()))))
-        .description("age of the oldest key still within retention").baseUnit("seconds").strongReference(true)
-        .register(registry);
-    Gauge.builder("idem.server.purge.lag", m, x -> x.read(s -> seconds(s.purgeLag(x.clock.instant()))))
-        .description("how long the oldest record past retention has waited for the purge").baseUnit("seconds")
-        .strongReference(true).register(registry);
+    m.gauge("idem.server.records", "in_flight", s -> s.inFlight(), "records in flight");
+    m.gauge("idem.server.records", "completed", s -> s.completed(), "records with a stored result");
+    m.gauge("idem.server.records", "released", s -> s.released(), "records released by a failed run");
+    m.gauge("idem.server.records.stuck", null, s -> s.stuck(), "claims in flight whose lease has expired");
+    m.ageGauge("idem.server.inflight.oldest.age", RecordStats::oldestInFlightAge, "age of the oldest claim in flight");
+    m.ageGauge("idem.server.records.oldest.age", RecordStats::oldestUnexpiredAge,
+        "age of the oldest key still within retention");
+    m.ageGauge("idem.server.purge.lag", RecordStats::purgeLag,
+        "how long the oldest record past retention has waited for the purge");
     return m;
   }
 
-  private static double seconds(Duration d) {
-    return d.toMillis() / 1000.0;
+  private static Counter counter(MeterRegistry registry, String name, String description) {
+    return Counter.builder(name).description(description).register(registry);
   }
 
-  private static void gauge(MeterRegistry registry, String name, String state, MicrometerGuardMetrics m,
-      ToDoubleFunction<RecordStats> f, String description) {
-    Gauge.builder(name, m, x -> x.read(f)).tag("state", state).description(description).strongReference(true)
-        .register(registry);
+  /** A gauge of one reading of the store, tagged with {@code state} unless it is null. */
+  private void gauge(String name, String state, ToDoubleFunction<RecordStats> f, String description) {
+    Gauge.Builder<MicrometerGuardMetrics> b = Gauge.builder(name, this, x -> x.read(f)).description(description)
+        .strongReference(true);
+    (state == null ? b : b.tag("state", state)).register(registry);
+  }
+
+  /** A gauge, in seconds, of an age the store's reading gives at the guard's now. */
+  private void ageGauge(String name, BiFunction<RecordStats, Instant, Duration> age, String description) {
+    Gauge.builder(name, this, x -> x.read(s -> age.apply(s, x.clock.instant()).toMillis() / 1000.0))
+        .description(description).baseUnit("seconds").strongReference(true).register(registry);
   }
 
   private synchronized double read(ToDoubleFunction<RecordStats> f) {
@@ -180,42 +194,25 @@ public final class MicrometerGuardMetrics implements GuardListener {
   }
 
   @Override
-  public void replayed(String route) {
-    replays.increment();
-  }
-
-  @Override
-  public void conflict(String route) {
-    conflicts.increment();
-  }
-
-  @Override
-  public void waited(String route, Duration waited, boolean served) {
-    (served ? waitsServed : waitsConflict).record(waited);
-  }
-
-  @Override
-  public void mismatch(String route) {
-    mismatches.increment();
-  }
-
-  @Override
-  public void takeover(String route) {
-    takeovers.increment();
-  }
-
-  @Override
-  public void purged(int records) {
-    purged.increment(records);
-  }
-
-  @Override
-  public void purgeFailed(Throwable failure) {
-    purgeFailures.increment();
-  }
-
-  @Override
-  public void recovered(int claims) {
-    recovered.increment(claims);
+  public void onEvent(GuardEvent event) {
+    if (event instanceof GuardEvent.Replayed) {
+      replays.increment();
+    } else if (event instanceof GuardEvent.Conflict) {
+      conflicts.increment();
+    } else if (event instanceof GuardEvent.Waited e) {
+      (e.served() ? waitsServed : waitsConflict).record(e.waited());
+    } else if (event instanceof GuardEvent.Mismatch) {
+      mismatches.increment();
+    } else if (event instanceof GuardEvent.Takeover) {
+      takeovers.increment();
+    } else if (event instanceof GuardEvent.Completed e) {
+      processing.get(e.result()).record(e.processing());
+    } else if (event instanceof GuardEvent.Purged e) {
+      purged.increment(e.records());
+    } else if (event instanceof GuardEvent.PurgeFailed) {
+      purgeFailures.increment();
+    } else if (event instanceof GuardEvent.Recovered e) {
+      recovered.increment(e.claims());
+    }
   }
 }

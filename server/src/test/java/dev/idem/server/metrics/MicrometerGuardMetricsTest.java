@@ -45,7 +45,11 @@ class MicrometerGuardMetricsTest {
     try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
         .purgeInterval(null).listener(metrics).build()) {
       Admission.Proceed done = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k1", "{}")));
+      time.advance(Duration.ofMillis(250));
       guard.complete(done.claim(), CapturedResponse.json(201, "{}"));
+      assertEquals(1, registry.get("idem.server.processing").tags("result", "stored").timer().count());
+      assertEquals(250, registry.get("idem.server.processing").tags("result", "stored").timer()
+          .totalTime(java.util.concurrent.TimeUnit.MILLISECONDS));
       guard.admit(post("k1", "{}")); // replay
       guard.admit(post("k1", "{\"other\":1}")); // mismatch
       assertInstanceOf(Admission.Proceed.class, guard.admit(post("k2", "{}")));

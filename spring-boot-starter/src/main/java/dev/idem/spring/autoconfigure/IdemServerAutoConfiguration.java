@@ -166,7 +166,7 @@ public class IdemServerAutoConfiguration {
     @Bean
     GuardListener idemGuardMetrics(ObjectProvider<MeterRegistry> registry, IdempotencyStore store) {
       MeterRegistry r = registry.getIfAvailable();
-      return r == null ? GuardListener.NONE : MicrometerGuardMetrics.bind(r, store, Clock.systemUTC());
+      return r == null ? GuardListener.none() : MicrometerGuardMetrics.bind(r, store, Clock.systemUTC());
     }
   }
 }

@@ -42,7 +42,7 @@ public final class GuardFactory implements DisposableBean {
     this.keyHeader = keyHeader;
     this.inFlightWait = inFlightWait;
     this.instanceId = instanceId;
-    this.listener = listeners.isEmpty() ? GuardListener.NONE : new Composite(List.copyOf(listeners));
+    this.listener = GuardListener.all(listeners);
   }
 
   /** Ends the startup: a guard made from now on takes no instance identity (its build would end live claims). */
@@ -73,39 +73,6 @@ public final class GuardFactory implements DisposableBean {
       b.instanceId(instanceId);
     }
     return b;
-  }
-
-  /** Every guard listener bean, in order. */
-  private record Composite(List<GuardListener> all) implements GuardListener {
-    @Override
-    public void replayed(String route) {
-      all.forEach(l -> l.replayed(route));
-    }
-
-    @Override
-    public void conflict(String route) {
-      all.forEach(l -> l.conflict(route));
-    }
-
-    @Override
-    public void waited(String route, Duration waited, boolean served) {
-      all.forEach(l -> l.waited(route, waited, served));
-    }
-
-    @Override
-    public void mismatch(String route) {
-      all.forEach(l -> l.mismatch(route));
-    }
-
-    @Override
-    public void takeover(String route) {
-      all.forEach(l -> l.takeover(route));
-    }
-
-    @Override
-    public void recovered(int claims) {
-      all.forEach(l -> l.recovered(claims));
-    }
   }
 
   @Override
