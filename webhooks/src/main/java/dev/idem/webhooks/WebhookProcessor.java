@@ -7,6 +7,7 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.webhooks.internal.ClaimedEvent;
 import dev.idem.webhooks.internal.InboxStore;
+import dev.idem.webhooks.internal.Listeners;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -271,8 +272,8 @@ public final class WebhookProcessor implements AutoCloseable {
     long now = clock.millis();
     if (failure == null) {
       if (store.markDone(e, now)) {
-        notify(l -> l.processed(e.source(), e.eventType(), Duration.ofMillis(Math.max(0, now - e.receivedAtMs())),
-            e.attempts()));
+        Listeners.tell(listener, new WebhookActivity.Processed(e.source(), e.eventType(),
+            Duration.ofMillis(Math.max(0, now - e.receivedAtMs())), e.attempts()));
       } else {
         stale(e);
       }
@@ -294,7 +295,7 @@ public final class WebhookProcessor implements AutoCloseable {
         d.reason() + ", next in " + d.delay())) {
       LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
           d.delay(), error);
-      notify(l -> l.retryScheduled(e.source(), e.eventType(), d.delay()));
+      Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
     } else {
       stale(e);
     }
@@ -304,7 +305,7 @@ public final class WebhookProcessor implements AutoCloseable {
     if (store.markDead(e, clock.millis(), error, decision)) {
       LOG.warn("webhook {}/{} of type '{}' is a dead letter after {} attempt(s): {} ({})", e.source(), e.eventId(),
           e.eventType(), e.attempts(), error, decision);
-      notify(l -> l.deadLettered(e.source(), e.eventType()));
+      Listeners.tell(listener, new WebhookActivity.DeadLettered(e.source(), e.eventType()));
     } else {
       stale(e);
     }
@@ -313,14 +314,6 @@ public final class WebhookProcessor implements AutoCloseable {
   private void stale(ClaimedEvent e) {
     LOG.warn("the lease on webhook {}/{} ended before its run did (run longer than the lease of {}?);"
         + " its outcome was not recorded, the current holder's counts", e.source(), e.eventId(), lease);
-  }
-
-  private void notify(java.util.function.Consumer<WebhookListener> call) {
-    try {
-      call.accept(listener);
-    } catch (RuntimeException ex) {
-      LOG.warn("a webhook listener threw; ignored", ex);
-    }
   }
 
   /**
@@ -371,7 +364,7 @@ public final class WebhookProcessor implements AutoCloseable {
     private Duration lease = Duration.ofMinutes(5);
     private Duration pollInterval = Duration.ofSeconds(1);
     private int workers = 4;
-    private WebhookListener listener = WebhookListener.NONE;
+    private WebhookListener listener = WebhookListener.none();
     private Scheduler scheduler;
 
     private Builder(WebhookInbox inbox) {

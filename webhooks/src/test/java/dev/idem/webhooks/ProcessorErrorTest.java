@@ -140,9 +140,8 @@ class ProcessorErrorTest {
 
   /** A listener that throws {@code error} once an event is processed, after {@code gate} opens (if given). */
   private static WebhookListener throwingOnProcessed(InjectedError error, CountDownLatch gate) {
-    return new WebhookListener() {
-      @Override
-      public void processed(String source, String eventType, Duration delay, int attempts) {
+    return a -> {
+      if (a instanceof WebhookActivity.Processed) {
         if (gate != null) {
           await(gate);
         }
