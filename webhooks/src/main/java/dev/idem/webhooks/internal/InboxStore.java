@@ -314,8 +314,9 @@ public final class InboxStore implements AutoCloseable {
 
   // ---- reads ----------------------------------------------------------------------------------
 
+  /** An entry's columns, then the payload and its checksum, which every read checks. */
   private static final String ENTRY_COLUMNS = "source, event_id, event_type, state, attempts, runs, received_at,"
-      + " next_attempt_at, finished_at, last_error";
+      + " next_attempt_at, finished_at, last_error, body, body_sha256";
 
   /**
    * The event's entry, checked against its stored checksum.
@@ -324,59 +325,51 @@ public final class InboxStore implements AutoCloseable {
    *     disk): its type or payload are not what the provider sent
    */
   public Optional<InboxEntry> find(String src, String id) {
-    Optional<InboxEntry> found = read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT " + ENTRY_COLUMNS + ", body, body_sha256 FROM " + T
+    return read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT " + ENTRY_COLUMNS + " FROM " + T
           + " WHERE source = ? AND event_id = ?")) {
         ps.setString(1, src);
         ps.setString(2, id);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) {
-            return Optional.<InboxEntry>empty();
-          }
-          if (!EventChecksum.matches(rs.getBytes(12), rs.getString(1), rs.getString(2), rs.getString(3),
-              rs.getBytes(11))) {
-            return null;
-          }
-          return Optional.of(entry(rs));
-        }
+        return entries(ps).stream().findFirst();
       }
     });
-    if (found == null) {
-      throw new WebhookInboxException("the webhook inbox " + name + " holds event " + src + "/" + id + " damaged: it"
-          + " fails its SHA-256 checksum, so its stored type or payload changed on disk after it was accepted."
-          + " It is never handed to a handler; ask the provider to resend it, or restore the inbox from a backup", null);
-    }
-    return found;
   }
 
-  /** Up to {@code limit} entries in {@code state}, oldest first. */
+  /** Up to {@code limit} entries in {@code state}, oldest first, each checked like {@link #find}. */
   public List<InboxEntry> list(InboxState state, int limit) {
     return read(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT " + ENTRY_COLUMNS + " FROM " + T
           + " WHERE state = ? ORDER BY received_at, source, event_id LIMIT ?")) {
         ps.setString(1, state.name());
         ps.setInt(2, limit);
-        List<InboxEntry> out = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            out.add(entry(rs));
-          }
-        }
-        return out;
+        return entries(ps);
       }
     });
   }
 
+  /**
+   * How many events are in each state, each one that is not a dead letter checked like
+   * {@link #find} (a row at a time, so memory stays bounded; the time grows with the inbox), so no
+   * damaged event is counted as waiting or done. A dead letter is counted as it is: it is never
+   * handed to a handler, and one dead for its damage says so in its last error.
+   */
   public Map<InboxState, Long> counts() {
     return read(c -> {
       Map<InboxState, Long> out = new EnumMap<>(InboxState.class);
       for (InboxState s : InboxState.values()) {
         out.put(s, 0L);
       }
-      try (Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT state, COUNT(*) FROM " + T + " GROUP BY state")) {
-        while (rs.next()) {
-          out.put(InboxState.valueOf(rs.getString(1)), rs.getLong(2));
+      try (PreparedStatement ps = c.prepareStatement("SELECT source, event_id, event_type, state, body, body_sha256"
+          + " FROM " + T)) {
+        ps.setFetchSize(256);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            InboxState state = InboxState.valueOf(rs.getString(4));
+            if (state != InboxState.DEAD) {
+              requireIntact(rs, 5);
+            }
+            out.merge(state, 1L, Long::sum);
+          }
         }
       }
       return out;
@@ -415,12 +408,34 @@ public final class InboxStore implements AutoCloseable {
     });
   }
 
-  private static InboxEntry entry(ResultSet rs) throws SQLException {
-    long finished = rs.getLong(9);
-    boolean noFinish = rs.wasNull();
-    return new InboxEntry(rs.getString(1), rs.getString(2), rs.getString(3), InboxState.valueOf(rs.getString(4)),
-        rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7)), Instant.ofEpochMilli(rs.getLong(8)),
-        noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)), Optional.ofNullable(rs.getString(10)));
+  private List<InboxEntry> entries(PreparedStatement ps) throws SQLException {
+    List<InboxEntry> out = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        requireIntact(rs, 11);
+        long finished = rs.getLong(9);
+        boolean noFinish = rs.wasNull();
+        out.add(new InboxEntry(rs.getString(1), rs.getString(2), rs.getString(3),
+            InboxState.valueOf(rs.getString(4)), rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7)),
+            Instant.ofEpochMilli(rs.getLong(8)), noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)),
+            Optional.ofNullable(rs.getString(10))));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Refuses a row (source, event id and type in columns 1 to 3) whose payload, in column
+   * {@code body}, and checksum, in the next, disagree: it changed on disk after it was accepted.
+   */
+  private void requireIntact(ResultSet rs, int body) throws SQLException {
+    if (!EventChecksum.matches(rs.getBytes(body + 1), rs.getString(1), rs.getString(2), rs.getString(3),
+        rs.getBytes(body))) {
+      throw new WebhookInboxException("the webhook inbox " + name + " holds event " + rs.getString(1) + "/"
+          + rs.getString(2) + " damaged: it fails its SHA-256 checksum, so its stored type or payload changed on disk"
+          + " after it was accepted. It is never handed to a handler; ask the provider to resend it, or restore the"
+          + " inbox from a backup", null);
+    }
   }
 
   private <R> R read(ConnectionWork<R> work) {
