@@ -11,6 +11,7 @@ import dev.idem.webhooks.internal.Listeners;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -108,7 +109,7 @@ public final class WebhookProcessor implements AutoCloseable {
     this.workerCount = b.workers;
     this.listener = b.listener;
     PollLoop.Builder polls = PollLoop.builder(WebhookProcessor.class, "idem-webhooks", this::poll).clock(clock)
-        .interval(b.pollInterval).maxInterval(max(MAX_POLL_BACKOFF, b.pollInterval)).onBroken(this::stopped);
+        .interval(b.pollInterval).maxInterval(Collections.max(List.of(MAX_POLL_BACKOFF, b.pollInterval))).onBroken(this::stopped);
     if (b.scheduler != null) {
       polls.scheduler(b.scheduler);
     }
@@ -161,11 +162,8 @@ public final class WebhookProcessor implements AutoCloseable {
       throw new WebhookInboxException("the webhook processor stopped after " + broken
           + "; the events stay in the inbox. Build a new processor", broken);
     }
-    long now = clock.millis();
-    List<ClaimedEvent> claimed = store.claim(max, owner, now, now + lease.toMillis());
-    for (ClaimedEvent e : claimed) {
-      run(e);
-    }
+    List<ClaimedEvent> claimed = claim(max);
+    claimed.forEach(this::run);
     return claimed.size();
   }
 
@@ -189,9 +187,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private void poll() {
     int free = slots.availablePermits();
     if (free > 0) {
-      long now = clock.millis();
-      List<ClaimedEvent> claimed = store.claim(free, owner, now, now + lease.toMillis());
-      for (ClaimedEvent e : claimed) {
+      for (ClaimedEvent e : claim(free)) {
         slots.acquireUninterruptibly();
         try {
           workers.execute(() -> {
@@ -208,6 +204,12 @@ public final class WebhookProcessor implements AutoCloseable {
       }
     }
     loop.progressed();
+  }
+
+  /** Claims up to {@code max} due events, under a lease from now. */
+  private List<ClaimedEvent> claim(int max) {
+    long now = clock.millis();
+    return store.claim(max, owner, now, now + lease.toMillis());
   }
 
   private void run(ClaimedEvent e) {
@@ -345,10 +347,6 @@ public final class WebhookProcessor implements AutoCloseable {
         w.shutdownNow();
       }
     }
-  }
-
-  private static Duration max(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
   }
 
   /** Configures a processor. Not thread-safe. */

@@ -1,5 +1,6 @@
 package dev.idem.webhooks;
 
+import dev.idem.webhooks.internal.Headers;
 import dev.idem.webhooks.internal.Listeners;
 import java.io.IOException;
 import java.io.InputStream;
@@ -120,16 +121,11 @@ public final class WebhookReceiver {
   }
 
   private static long contentLength(Map<String, ? extends List<String>> headers) {
-    for (Map.Entry<String, ? extends List<String>> e : headers.entrySet()) {
-      if ("content-length".equalsIgnoreCase(e.getKey()) && !e.getValue().isEmpty()) {
-        try {
-          return Long.parseLong(e.getValue().get(0).trim());
-        } catch (NumberFormatException ignored) {
-          return -1;
-        }
-      }
+    try {
+      return Long.parseLong(Objects.requireNonNullElse(Headers.of(headers).first("Content-Length"), "-1"));
+    } catch (NumberFormatException ignored) {
+      return -1;
     }
-    return -1;
   }
 
   private WebhookResponse rejected(WebhookRejectedException e) {
