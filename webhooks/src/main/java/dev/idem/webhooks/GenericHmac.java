@@ -21,8 +21,23 @@ import java.util.Objects;
  * type from a type header or else the body's {@code "type"}. The signature header may hold several
  * signatures separated by spaces or commas; any may match. Without a timestamp header there is no
  * window and replays are recognised by id and remembered signature only. Immutable, thread-safe.
+ *
+ * @param signatureHeader the header holding the signature(s), any case
+ * @param signaturePrefix the prefix before each signature, such as {@code sha256=}; empty for none
+ * @param signatureEncoding HEX or BASE64
+ * @param algorithm the JCA MAC algorithm, such as {@code HmacSHA256}
+ * @param idHeader the id header, or null to read {@code "id"} from the body
+ * @param timestampHeader the timestamp header (epoch seconds), or null when the provider signs none
+ * @param typeHeader the type header, or null to read {@code "type"} from the body
+ * @param signedContent the signed-content template, with {@code {id}}, {@code {timestamp}} and
+ *     {@code {body}}
+ * @param secretEncoding how secrets are written: UTF8, BASE64 or HEX
+ * @param secretPrefix a prefix removed from secrets before decoding, such as {@code whsec_}; empty
+ *     for none
  */
-public final class GenericHmac {
+public record GenericHmac(String signatureHeader, String signaturePrefix, Encoding signatureEncoding,
+    String algorithm, String idHeader, String timestampHeader, String typeHeader, String signedContent,
+    Encoding secretEncoding, String secretPrefix) {
   /** How signatures (and, separately, secrets) are written. */
   public enum Encoding {
     /** Hexadecimal, either case. */
@@ -33,28 +48,49 @@ public final class GenericHmac {
     UTF8
   }
 
-  private final String signatureHeader;
-  private final String signaturePrefix;
-  private final Encoding signatureEncoding;
-  private final String algorithm;
-  private final String idHeader;
-  private final String timestampHeader;
-  private final String typeHeader;
-  private final String signedContent;
-  private final Encoding secretEncoding;
-  private final String secretPrefix;
-
-  private GenericHmac(Builder b) {
-    signatureHeader = b.signatureHeader;
-    signaturePrefix = b.signaturePrefix;
-    signatureEncoding = b.signatureEncoding;
-    algorithm = b.algorithm;
-    idHeader = b.idHeader;
-    timestampHeader = b.timestampHeader;
-    typeHeader = b.typeHeader;
-    signedContent = b.signedContent;
-    secretEncoding = b.secretEncoding;
-    secretPrefix = b.secretPrefix;
+  /**
+   * Checks the description; {@link #builder} is the readable way to make one.
+   *
+   * @param signatureHeader as the record's component
+   * @param signaturePrefix as the record's component
+   * @param signatureEncoding as the record's component
+   * @param algorithm as the record's component
+   * @param idHeader as the record's component
+   * @param timestampHeader as the record's component
+   * @param typeHeader as the record's component
+   * @param signedContent as the record's component
+   * @param secretEncoding as the record's component
+   * @param secretPrefix as the record's component
+   * @throws NullPointerException if a component other than the three optional headers is null
+   * @throws IllegalArgumentException if the signed content does not hold {@code {body}} exactly
+   *     once, uses {@code {id}} or {@code {timestamp}} without its header, the signature encoding is
+   *     UTF8, or the algorithm is unknown
+   */
+  public GenericHmac {
+    Objects.requireNonNull(signatureHeader, "signatureHeader");
+    Objects.requireNonNull(signaturePrefix, "signaturePrefix");
+    Objects.requireNonNull(algorithm, "algorithm");
+    Objects.requireNonNull(signedContent, "signedContent");
+    Objects.requireNonNull(secretEncoding, "secretEncoding");
+    Objects.requireNonNull(secretPrefix, "secretPrefix");
+    if (Objects.requireNonNull(signatureEncoding, "signatureEncoding") == Encoding.UTF8) {
+      throw new IllegalArgumentException("a signature is HEX or BASE64");
+    }
+    int first = signedContent.indexOf("{body}");
+    if (first < 0 || signedContent.indexOf("{body}", first + 1) >= 0) {
+      throw new IllegalArgumentException("the signed content must contain {body} exactly once: " + signedContent);
+    }
+    if (signedContent.contains("{id}") && idHeader == null) {
+      throw new IllegalArgumentException("the signed content uses {id}; set idHeader");
+    }
+    if (signedContent.contains("{timestamp}") && timestampHeader == null) {
+      throw new IllegalArgumentException("the signed content uses {timestamp}; set timestampHeader");
+    }
+    try {
+      javax.crypto.Mac.getInstance(algorithm);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalArgumentException("unknown MAC algorithm " + algorithm, e);
+    }
   }
 
   /**
@@ -67,56 +103,6 @@ public final class GenericHmac {
   public static Builder builder(String signatureHeader) {
     return new Builder(Objects.requireNonNull(signatureHeader, "GenericHmac's signatureHeader is null; give the name"
         + " of the header that carries the signature, such as \"X-Signature\""));
-  }
-
-  /** @return the signature header */
-  public String signatureHeader() {
-    return signatureHeader;
-  }
-
-  /** @return the prefix before each signature, such as {@code sha256=}; empty for none */
-  public String signaturePrefix() {
-    return signaturePrefix;
-  }
-
-  /** @return HEX or BASE64 */
-  public Encoding signatureEncoding() {
-    return signatureEncoding;
-  }
-
-  /** @return the JCA MAC algorithm, such as {@code HmacSHA256} */
-  public String algorithm() {
-    return algorithm;
-  }
-
-  /** @return the id header, or null to read {@code "id"} from the body */
-  public String idHeader() {
-    return idHeader;
-  }
-
-  /** @return the timestamp header (epoch seconds), or null when the provider signs none */
-  public String timestampHeader() {
-    return timestampHeader;
-  }
-
-  /** @return the type header, or null to read {@code "type"} from the body */
-  public String typeHeader() {
-    return typeHeader;
-  }
-
-  /** @return the signed-content template, with {@code {id}}, {@code {timestamp}} and {@code {body}} */
-  public String signedContent() {
-    return signedContent;
-  }
-
-  /** @return how secrets are written: UTF8, BASE64 or HEX */
-  public Encoding secretEncoding() {
-    return secretEncoding;
-  }
-
-  /** @return a prefix removed from secrets before decoding, such as {@code whsec_}; empty for none */
-  public String secretPrefix() {
-    return secretPrefix;
   }
 
   /** Builds a {@link GenericHmac}. Not thread-safe. */
@@ -148,13 +134,10 @@ public final class GenericHmac {
     /**
      * @param encoding HEX (default) or BASE64
      * @return this builder
-     * @throws IllegalArgumentException for UTF8
+     * @throws NullPointerException if {@code encoding} is null (UTF8 is refused by {@link #build})
      */
     public Builder signatureEncoding(Encoding encoding) {
-      if (Objects.requireNonNull(encoding, "encoding") == Encoding.UTF8) {
-        throw new IllegalArgumentException("a signature is HEX or BASE64");
-      }
-      this.signatureEncoding = encoding;
+      this.signatureEncoding = Objects.requireNonNull(encoding, "encoding");
       return this;
     }
 
@@ -221,22 +204,8 @@ public final class GenericHmac {
      *     {@code {id}} or {@code {timestamp}} without the matching header, or the algorithm is unknown
      */
     public GenericHmac build() {
-      int first = signedContent.indexOf("{body}");
-      if (first < 0 || signedContent.indexOf("{body}", first + 1) >= 0) {
-        throw new IllegalArgumentException("the signed content must contain {body} exactly once: " + signedContent);
-      }
-      if (signedContent.contains("{id}") && idHeader == null) {
-        throw new IllegalArgumentException("the signed content uses {id}; set idHeader");
-      }
-      if (signedContent.contains("{timestamp}") && timestampHeader == null) {
-        throw new IllegalArgumentException("the signed content uses {timestamp}; set timestampHeader");
-      }
-      try {
-        javax.crypto.Mac.getInstance(algorithm);
-      } catch (java.security.NoSuchAlgorithmException e) {
-        throw new IllegalArgumentException("unknown MAC algorithm " + algorithm, e);
-      }
-      return new GenericHmac(this);
+      return new GenericHmac(signatureHeader, signaturePrefix, signatureEncoding, algorithm, idHeader,
+          timestampHeader, typeHeader, signedContent, secretEncoding, secretPrefix);
     }
   }
 }

@@ -279,56 +279,6 @@ public final class WebhookInbox implements AutoCloseable {
     }
 
     /**
-     * Kept for source compatibility; has no effect since the inbox writes on the journal's storage
-     * layer (issue 26), which has no write queue: a writer waits for the store's lock, and shares
-     * the next commit with every writer that ran before it.
-     *
-     * @param capacity checked to be positive, then ignored
-     * @return this builder
-     * @deprecated no effect; remove the call
-     */
-    @Deprecated
-    public Builder writeQueueCapacity(int capacity) {
-      if (capacity < 1) {
-        throw new IllegalArgumentException("capacity must be positive: " + capacity);
-      }
-      return this;
-    }
-
-    /**
-     * Kept for source compatibility; has no effect: a commit takes every write that ran before it.
-     *
-     * @param maxBatch checked to be positive, then ignored
-     * @return this builder
-     * @deprecated no effect; remove the call
-     */
-    @Deprecated
-    public Builder maxBatch(int maxBatch) {
-      if (maxBatch < 1) {
-        throw new IllegalArgumentException("maxBatch must be positive: " + maxBatch);
-      }
-      return this;
-    }
-
-    /**
-     * Kept for source compatibility; has no effect: a write waits for its commit, as the journal's
-     * do, and fails only when the commit fails.
-     *
-     * @param timeout checked to be a positive Duration, then ignored
-     * @return this builder
-     * @deprecated no effect; remove the call
-     */
-    @Deprecated
-    public Builder writeTimeout(Duration timeout) {
-      Objects.requireNonNull(timeout, "the webhook inbox's writeTimeout is null; give a positive Duration, or leave"
-          + " it unset for the default of 10 s");
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("timeout must be positive: " + timeout);
-      }
-      return this;
-    }
-
-    /**
      * Opens the inbox, creating its tables if needed.
      *
      * @return the inbox

@@ -1,64 +1,43 @@
 package dev.idem.webhooks;
 
-import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
 
 /**
- * Hears what the receiver and the processor do, for metrics and logs. Every method has an empty
- * default. Calls come from request and worker threads at the same time, so implementations must be
- * thread-safe and quick; an exception thrown here is logged and ignored. Nothing from a request
- * body or a header reaches a listener: only the source's name, the event type and the reason.
+ * Receives {@link WebhookActivity}s from the receiver and the processor, for metrics and logs,
+ * synchronously, on the request or worker thread that caused them: implementations must be
+ * thread-safe and quick. A RuntimeException thrown here is logged and ignored, so a broken listener
+ * never changes the answer to a sender nor an event's fate. The same style as the client's
+ * {@code dev.idem.core.event.IdemListener}.
  */
+@FunctionalInterface
 public interface WebhookListener {
   /**
-   * A delivery was stored durably as a new event.
+   * Called for every activity.
    *
-   * @param source the source's name
-   * @param eventType the event type; empty if none
+   * @param activity what happened
    */
-  default void accepted(String source, String eventType) {}
+  void onEvent(WebhookActivity activity);
 
   /**
-   * A delivery of an event already in the inbox was answered 2xx and dropped.
+   * A listener that ignores everything; the default.
    *
-   * @param source the source's name
+   * @return a listener that does nothing
    */
-  default void duplicate(String source) {}
+  static WebhookListener none() {
+    return a -> {};
+  }
 
   /**
-   * A delivery was refused (REPLAY included: answered 2xx, but never stored).
+   * A listener that forwards every activity to each of {@code listeners}, in order.
    *
-   * @param source the source's name
-   * @param reason why
+   * @param listeners the listeners, none null
+   * @throws NullPointerException if the list or any listener is null
+   * @return a listener over a copy of the list; later changes to the list have no effect
    */
-  default void rejected(String source, RejectionReason reason) {}
-
-  /**
-   * A handler returned normally.
-   *
-   * @param source the source's name
-   * @param eventType the event type
-   * @param delay from acceptance to the end of the successful run (the processing delay)
-   * @param attempts the attempts it took
-   */
-  default void processed(String source, String eventType, Duration delay, int attempts) {}
-
-  /**
-   * A handler failed and will be retried.
-   *
-   * @param source the source's name
-   * @param eventType the event type
-   * @param delay until the next attempt
-   */
-  default void retryScheduled(String source, String eventType, Duration delay) {}
-
-  /**
-   * An event became a dead letter.
-   *
-   * @param source the source's name
-   * @param eventType the event type
-   */
-  default void deadLettered(String source, String eventType) {}
-
-  /** A listener that hears nothing. */
-  WebhookListener NONE = new WebhookListener() {};
+  static WebhookListener all(List<WebhookListener> listeners) {
+    List<WebhookListener> copy = List.copyOf(listeners);
+    copy.forEach(l -> Objects.requireNonNull(l, "listener"));
+    return a -> copy.forEach(l -> l.onEvent(a));
+  }
 }

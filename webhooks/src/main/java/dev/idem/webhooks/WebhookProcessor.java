@@ -7,9 +7,11 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.webhooks.internal.ClaimedEvent;
 import dev.idem.webhooks.internal.InboxStore;
+import dev.idem.webhooks.internal.Listeners;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,7 +109,7 @@ public final class WebhookProcessor implements AutoCloseable {
     this.workerCount = b.workers;
     this.listener = b.listener;
     PollLoop.Builder polls = PollLoop.builder(WebhookProcessor.class, "idem-webhooks", this::poll).clock(clock)
-        .interval(b.pollInterval).maxInterval(max(MAX_POLL_BACKOFF, b.pollInterval)).onBroken(this::stopped);
+        .interval(b.pollInterval).maxInterval(Collections.max(List.of(MAX_POLL_BACKOFF, b.pollInterval))).onBroken(this::stopped);
     if (b.scheduler != null) {
       polls.scheduler(b.scheduler);
     }
@@ -160,11 +162,8 @@ public final class WebhookProcessor implements AutoCloseable {
       throw new WebhookInboxException("the webhook processor stopped after " + broken
           + "; the events stay in the inbox. Build a new processor", broken);
     }
-    long now = clock.millis();
-    List<ClaimedEvent> claimed = store.claim(max, owner, now, now + lease.toMillis());
-    for (ClaimedEvent e : claimed) {
-      run(e);
-    }
+    List<ClaimedEvent> claimed = claim(max);
+    claimed.forEach(this::run);
     return claimed.size();
   }
 
@@ -188,9 +187,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private void poll() {
     int free = slots.availablePermits();
     if (free > 0) {
-      long now = clock.millis();
-      List<ClaimedEvent> claimed = store.claim(free, owner, now, now + lease.toMillis());
-      for (ClaimedEvent e : claimed) {
+      for (ClaimedEvent e : claim(free)) {
         slots.acquireUninterruptibly();
         try {
           workers.execute(() -> {
@@ -207,6 +204,12 @@ public final class WebhookProcessor implements AutoCloseable {
       }
     }
     loop.progressed();
+  }
+
+  /** Claims up to {@code max} due events, under a lease from now. */
+  private List<ClaimedEvent> claim(int max) {
+    long now = clock.millis();
+    return store.claim(max, owner, now, now + lease.toMillis());
   }
 
   private void run(ClaimedEvent e) {
@@ -271,8 +274,8 @@ public final class WebhookProcessor implements AutoCloseable {
     long now = clock.millis();
     if (failure == null) {
       if (store.markDone(e, now)) {
-        notify(l -> l.processed(e.source(), e.eventType(), Duration.ofMillis(Math.max(0, now - e.receivedAtMs())),
-            e.attempts()));
+        Listeners.tell(listener, new WebhookActivity.Processed(e.source(), e.eventType(),
+            Duration.ofMillis(Math.max(0, now - e.receivedAtMs())), e.attempts()));
       } else {
         stale(e);
       }
@@ -294,7 +297,7 @@ public final class WebhookProcessor implements AutoCloseable {
         d.reason() + ", next in " + d.delay())) {
       LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
           d.delay(), error);
-      notify(l -> l.retryScheduled(e.source(), e.eventType(), d.delay()));
+      Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
     } else {
       stale(e);
     }
@@ -304,7 +307,7 @@ public final class WebhookProcessor implements AutoCloseable {
     if (store.markDead(e, clock.millis(), error, decision)) {
       LOG.warn("webhook {}/{} of type '{}' is a dead letter after {} attempt(s): {} ({})", e.source(), e.eventId(),
           e.eventType(), e.attempts(), error, decision);
-      notify(l -> l.deadLettered(e.source(), e.eventType()));
+      Listeners.tell(listener, new WebhookActivity.DeadLettered(e.source(), e.eventType()));
     } else {
       stale(e);
     }
@@ -313,14 +316,6 @@ public final class WebhookProcessor implements AutoCloseable {
   private void stale(ClaimedEvent e) {
     LOG.warn("the lease on webhook {}/{} ended before its run did (run longer than the lease of {}?);"
         + " its outcome was not recorded, the current holder's counts", e.source(), e.eventId(), lease);
-  }
-
-  private void notify(java.util.function.Consumer<WebhookListener> call) {
-    try {
-      call.accept(listener);
-    } catch (RuntimeException ex) {
-      LOG.warn("a webhook listener threw; ignored", ex);
-    }
   }
 
   /**
@@ -354,10 +349,6 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
-  private static Duration max(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
-  }
-
   /** Configures a processor. Not thread-safe. */
   public static final class Builder {
     private final WebhookInbox inbox;
@@ -371,7 +362,7 @@ public final class WebhookProcessor implements AutoCloseable {
     private Duration lease = Duration.ofMinutes(5);
     private Duration pollInterval = Duration.ofSeconds(1);
     private int workers = 4;
-    private WebhookListener listener = WebhookListener.NONE;
+    private WebhookListener listener = WebhookListener.none();
     private Scheduler scheduler;
 
     private Builder(WebhookInbox inbox) {

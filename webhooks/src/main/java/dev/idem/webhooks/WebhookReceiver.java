@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import dev.idem.webhooks.internal.Headers;
+import dev.idem.webhooks.internal.Listeners;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
@@ -77,17 +79,17 @@ public final class WebhookReceiver {
     }
     switch (result) {
       case ACCEPTED -> {
-        notify(l -> l.accepted(source.name(), verified.eventType()));
+        tell(new WebhookActivity.Accepted(source.name(), verified.eventType()));
         return new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
       }
       case DUPLICATE -> {
-        notify(l -> l.duplicate(source.name()));
+        tell(new WebhookActivity.Duplicate(source.name()));
         return new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
       }
       default -> {
         // A 2xx, so that a sender that lost our first answer and re-sent the same request stops.
         LOG.debug("webhook from {} rejected: replay of an accepted signature", source.name());
-        notify(l -> l.rejected(source.name(), RejectionReason.REPLAY));
+        tell(new WebhookActivity.Rejected(source.name(), RejectionReason.REPLAY));
         return new WebhookResponse(200, "{\"status\":\"duplicate\",\"reason\":\"replay\"}", Map.of());
       }
     }
@@ -119,21 +121,16 @@ public final class WebhookReceiver {
   }
 
   private static long contentLength(Map<String, ? extends List<String>> headers) {
-    for (Map.Entry<String, ? extends List<String>> e : headers.entrySet()) {
-      if ("content-length".equalsIgnoreCase(e.getKey()) && !e.getValue().isEmpty()) {
-        try {
-          return Long.parseLong(e.getValue().get(0).trim());
-        } catch (NumberFormatException ignored) {
-          return -1;
-        }
-      }
+    try {
+      return Long.parseLong(Objects.requireNonNullElse(Headers.of(headers).first("Content-Length"), "-1"));
+    } catch (NumberFormatException ignored) {
+      return -1;
     }
-    return -1;
   }
 
   private WebhookResponse rejected(WebhookRejectedException e) {
     LOG.debug("webhook from {} rejected: {}", source.name(), e.getMessage());
-    notify(l -> l.rejected(source.name(), e.reason()));
+    tell(new WebhookActivity.Rejected(source.name(), e.reason()));
     int status = switch (e.reason()) {
       case SIGNATURE -> 401;
       case TOO_LARGE -> 413;
@@ -143,12 +140,8 @@ public final class WebhookReceiver {
     return new WebhookResponse(status, "{\"status\":\"rejected\",\"reason\":\"" + e.reason().tag() + "\"}", Map.of());
   }
 
-  private void notify(java.util.function.Consumer<WebhookListener> call) {
-    try {
-      call.accept(listener);
-    } catch (RuntimeException e) {
-      LOG.warn("a webhook listener threw; ignored", e);
-    }
+  private void tell(WebhookActivity activity) {
+    Listeners.tell(listener, activity);
   }
 
   /** @return the source this endpoint serves */
@@ -160,7 +153,7 @@ public final class WebhookReceiver {
   public static final class Builder {
     private final WebhookSource source;
     private final WebhookInbox inbox;
-    private WebhookListener listener = WebhookListener.NONE;
+    private WebhookListener listener = WebhookListener.none();
 
     private Builder(WebhookSource source, WebhookInbox inbox) {
       this.source = source;

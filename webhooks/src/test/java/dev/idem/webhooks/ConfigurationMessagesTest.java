@@ -3,7 +3,6 @@ package dev.idem.webhooks;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -31,7 +30,6 @@ class ConfigurationMessagesTest {
         "Duration");
     assertMessage(() -> WebhookInbox.sqlite(null), "inbox directory", "Path.of(");
     assertMessage(() -> WebhookInbox.postgres(null), "dataSource", "PostgreSQL");
-    assertMessage(() -> WebhookInbox.sqlite(Path.of("unused")).writeTimeout(null), "writeTimeout", "Duration");
     assertMessage(() -> GenericHmac.builder(null), "signatureHeader", "header");
   }
 

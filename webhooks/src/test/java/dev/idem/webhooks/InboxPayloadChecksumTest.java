@@ -64,6 +64,31 @@ class InboxPayloadChecksumTest {
     }
   }
 
+  /**
+   * Issue 26: {@code list} and {@code deadLetters} read rows without their checksum, so a damaged
+   * event was listed with its changed type. Failed before (list returned the entry). {@code counts}
+   * reads no payload (the gauges call it), so it counts the damaged event, which no read serves.
+   */
+  @Test
+  void listingsAndCountsReportADamagedEventInsteadOfServingIt() throws Exception {
+    accept("evt_5", "{\"total\":\"85.00\"}");
+    accept("evt_6", "{\"total\":\"02.00\"}");
+    sql("UPDATE idem_webhook_inbox SET event_type = 'ord?r.paid' WHERE event_id = 'evt_5'");
+    sql("UPDATE idem_webhook_inbox SET state = 'DEAD' WHERE event_id = 'evt_6'");
+    sql("UPDATE idem_webhook_inbox SET body = CAST('{\"total\":\"92.00\"}' AS BLOB) WHERE event_id = 'evt_6'");
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      for (org.junit.jupiter.api.function.Executable read : List.<org.junit.jupiter.api.function.Executable>of(
+          () -> inbox.list(InboxState.PENDING, 10), () -> inbox.deadLetters(10))) {
+        WebhookInboxException e = assertThrows(WebhookInboxException.class, read);
+        assertTrue(e.getMessage().contains("checksum"), e.getMessage());
+      }
+    }
+    try (WebhookInbox inbox = WebhookInbox.openReadOnly(dir)) {
+      WebhookInboxException e = assertThrows(WebhookInboxException.class, () -> inbox.list(InboxState.PENDING, 10));
+      assertTrue(e.getMessage().contains("evt_5"), e.getMessage());
+    }
+  }
+
   @Test
   void aRowWithoutAChecksumFromBeforeTheColumnIsHandledAsBefore() throws Exception {
     accept("evt_2", "{\"total\":\"34.00\"}");

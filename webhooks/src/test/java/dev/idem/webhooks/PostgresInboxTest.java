@@ -47,9 +47,8 @@ class PostgresInboxTest {
         WebhookInbox inbox = WebhookInbox.postgres(db.dataSource()).open();
         inboxes.add(inbox);
         receivers.add(WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-            .secret(SECRET).build(), inbox).listener(new WebhookListener() {
-              @Override
-              public void accepted(String source, String eventType) {
+            .secret(SECRET).build(), inbox).listener(a -> {
+              if (a instanceof WebhookActivity.Accepted) {
                 accepted.incrementAndGet();
               }
             }).build());

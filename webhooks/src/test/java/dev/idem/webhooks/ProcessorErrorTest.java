@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.Scheduler;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -39,6 +37,8 @@ class ProcessorErrorTest {
     }
   }
 
+  static final Instant T0 = ReceiverTest.T0;
+
   @TempDir
   Path dir;
 
@@ -48,10 +48,10 @@ class ProcessorErrorTest {
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
       WebhookReceiver receiver = acmeReceiver(inbox);
       WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
-          .listener(throwingOnProcessed(error, null)).pollInterval(Duration.ofMillis(20)).build();
+          .listener(throwingOnProcessed(error)).pollInterval(Duration.ofMillis(20)).build();
       try {
         p.start();
-        deliver(receiver, "evt_1");
+        deliver(receiver, "evt_1", Instant.now());
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (p.lastPollFailure().isEmpty() && System.nanoTime() < deadline) {
           Thread.onSpinWait();
@@ -70,7 +70,9 @@ class ProcessorErrorTest {
   /**
    * The CI failure of 2026-12-01: a poll already running when a worker broke finished after it and
    * cleared {@link WebhookProcessor#lastPollFailure()}, so the Error went unreported. Here the
-   * interleaving is forced: the poll waits inside its clock until the worker has broken.
+   * interleaving is forced on the shared fake clock: the test holds {@link VirtualTime}'s monitor,
+   * which its clock takes to read the time, so the second poll stops at its first clock read (the
+   * claim) until the worker has broken.
    */
   @Test
   void aPollThatFinishesAfterTheWorkerBrokeDoesNotHideTheError() throws Exception {
@@ -80,56 +82,51 @@ class ProcessorErrorTest {
       polls.add(task);
       return new CompletableFuture<Void>();
     };
-    CountDownLatch pollInClock = new CountDownLatch(1);
-    CountDownLatch releasePoll = new CountDownLatch(1);
+    VirtualTime time = new VirtualTime(T0);
+    CountDownLatch inListener = new CountDownLatch(1);
     CountDownLatch releaseListener = new CountDownLatch(1);
-    Clock clock = new Clock() {
-      @Override
-      public ZoneId getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        if (Thread.currentThread().getName().equals("racing-poller")) {
-          pollInClock.countDown();
-          await(releasePoll);
-        }
-        return Instant.now();
+    WebhookListener listener = a -> {
+      if (a instanceof WebhookActivity.Processed) {
+        inListener.countDown();
+        await(releaseListener);
+        throw error;
       }
     };
-    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookReceiver receiver = acmeReceiver(inbox);
-      WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
-          .listener(throwingOnProcessed(error, releaseListener)).scheduler(manual).clock(clock).workers(2).build();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
+          .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { }).listener(listener)
+          .scheduler(manual).workers(2).build();
       try {
-        deliver(receiver, "evt_1");
+        deliver(receiver, "evt_1", T0);
         p.start();
-        polls.take().run();  // claims evt_1; its worker waits in the listener
-        Runnable racingPoll = polls.take();
-        Thread poller = new Thread(racingPoll, "racing-poller");
-        poller.start();
-        assertTrue(pollInClock.await(10, TimeUnit.SECONDS), "the second poll started");
-        releaseListener.countDown();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (p.lastPollFailure().isEmpty() && System.nanoTime() < deadline) {
-          Thread.onSpinWait();
+        polls.take().run();  // claims evt_1; its worker, past its own clock read, waits in the listener
+        assertTrue(inListener.await(10, TimeUnit.SECONDS), "the worker reached the listener");
+        Thread poller = new Thread(polls.take(), "racing-poller");
+        synchronized (time) {
+          poller.start();
+          spinUntil(() -> poller.getState() == Thread.State.BLOCKED, "the second poll is at its clock read");
+          releaseListener.countDown();
+          spinUntil(() -> p.lastPollFailure().isPresent(), "the worker broke");
         }
-        releasePoll.countDown();
         poller.join(10_000);
         assertEquals(Optional.of(error), p.lastPollFailure(), "a later successful poll does not hide the Error");
         WebhookInboxException later = assertThrows(WebhookInboxException.class, () -> p.processDue(10));
         assertSame(error, later.getCause());
       } finally {
-        releasePoll.countDown();
         releaseListener.countDown();
         p.close();
       }
+    }
+  }
+
+  private static void spinUntil(java.util.function.BooleanSupplier done, String what) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("not within 10 s: " + what);
+      }
+      Thread.onSpinWait();
     }
   }
 
@@ -138,14 +135,10 @@ class ProcessorErrorTest {
         .secret(ReceiverTest.SECRET).build(), inbox).build();
   }
 
-  /** A listener that throws {@code error} once an event is processed, after {@code gate} opens (if given). */
-  private static WebhookListener throwingOnProcessed(InjectedError error, CountDownLatch gate) {
-    return new WebhookListener() {
-      @Override
-      public void processed(String source, String eventType, Duration delay, int attempts) {
-        if (gate != null) {
-          await(gate);
-        }
+  /** A listener that throws {@code error} once an event is processed. */
+  private static WebhookListener throwingOnProcessed(InjectedError error) {
+    return a -> {
+      if (a instanceof WebhookActivity.Processed) {
         throw error;
       }
     };
@@ -162,10 +155,10 @@ class ProcessorErrorTest {
     }
   }
 
-  private static void deliver(WebhookReceiver receiver, String id) {
+  private static void deliver(WebhookReceiver receiver, String id, Instant signedAt) {
     byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
     Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", java.time.Instant.now(), body)
+    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", signedAt, body)
         .headers().forEach((k, v) -> h.put(k, List.of(v)));
     assertEquals(200, receiver.handle("POST", h, body).status());
   }

@@ -9,6 +9,7 @@ import dev.idem.webhooks.JdkWebhookHandler;
 import dev.idem.webhooks.RejectionReason;
 import dev.idem.webhooks.SignatureScheme;
 import dev.idem.webhooks.WebhookInbox;
+import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookListener;
 import dev.idem.webhooks.WebhookProcessor;
 import dev.idem.webhooks.WebhookReceiver;
@@ -44,23 +45,16 @@ final class WebhookScenario implements Scenario {
     final Map<RejectionReason, LongAdder> rejections = new ConcurrentHashMap<>();
 
     @Override
-    public void accepted(String source, String eventType) {
-      accepted.increment();
-    }
-
-    @Override
-    public void duplicate(String source) {
-      duplicates.increment();
-    }
-
-    @Override
-    public void rejected(String source, RejectionReason reason) {
-      rejections.computeIfAbsent(reason, r -> new LongAdder()).increment();
-    }
-
-    @Override
-    public void processed(String source, String eventType, Duration delay, int attempts) {
-      processed.increment();
+    public void onEvent(WebhookActivity activity) {
+      if (activity instanceof WebhookActivity.Accepted) {
+        accepted.increment();
+      } else if (activity instanceof WebhookActivity.Duplicate) {
+        duplicates.increment();
+      } else if (activity instanceof WebhookActivity.Rejected r) {
+        rejections.computeIfAbsent(r.reason(), x -> new LongAdder()).increment();
+      } else if (activity instanceof WebhookActivity.Processed) {
+        processed.increment();
+      }
     }
 
     long rejected(RejectionReason r) {

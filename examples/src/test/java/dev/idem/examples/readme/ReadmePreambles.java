@@ -195,6 +195,8 @@ final class ReadmePreambles {
         List.of("import dev.idem.webhooks.WebhookInbox;", "import dev.idem.webhooks.WebhookSource;",
             "import io.micrometer.core.instrument.MeterRegistry;"),
         List.of("WebhookInbox inbox;", "WebhookSource source;", "MeterRegistry registry;")));
+    p.put("docs/webhooks.md: Metrics (Micrometer, optional) #2",
+        p.get("docs/webhooks.md: Metrics (Micrometer, optional)"));
     return p;
   }
 

@@ -163,7 +163,7 @@ public class IdemWebhooksAutoConfiguration {
     @Bean
     WebhookListener idemWebhookMetrics(ObjectProvider<MeterRegistry> registry, WebhookInbox inbox) {
       MeterRegistry r = registry.getIfAvailable();
-      return r == null ? new WebhookListener() { } : MicrometerWebhookMetrics.bind(r, inbox);
+      return r == null ? WebhookListener.none() : MicrometerWebhookMetrics.bind(r, inbox);
     }
   }
 }

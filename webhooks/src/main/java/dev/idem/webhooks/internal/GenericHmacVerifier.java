@@ -3,6 +3,7 @@ package dev.idem.webhooks.internal;
 import dev.idem.webhooks.GenericHmac;
 import dev.idem.webhooks.WebhookRejectedException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /** A {@link GenericHmac} description at work. */
@@ -46,27 +47,15 @@ public final class GenericHmacVerifier implements Verifier {
     Long timestamp = ts == null ? null : Verifier.seconds(spec.timestampHeader(), ts);
     byte[] pre = fill(before, id, ts);
     byte[] post = fill(after, id, ts);
-    byte[] matched = null;
-    for (byte[] key : keys) {
-      byte[] expected = Hmac.mac(spec.algorithm(), key, pre, body, post);
-      for (String s : sigs.split("[ ,]")) {
-        if (s.isEmpty() || !s.startsWith(spec.signaturePrefix())) {
-          continue;
-        }
+    List<byte[]> given = new ArrayList<>();
+    for (String s : sigs.split("[ ,]")) {
+      if (!s.isEmpty() && s.startsWith(spec.signaturePrefix())) {
         String v = s.substring(spec.signaturePrefix().length());
-        byte[] given = spec.signatureEncoding() == GenericHmac.Encoding.HEX
-            ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v);
-        if (Hmac.equal(expected, given)) {
-          matched = expected;
-        }
-      }
-      if (matched != null) {
-        break;
+        given.add(spec.signatureEncoding() == GenericHmac.Encoding.HEX
+            ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v));
       }
     }
-    if (matched == null) {
-      throw Verifier.noMatch("HMAC");
-    }
+    byte[] matched = Verifier.match("HMAC", keys, given, key -> Hmac.mac(spec.algorithm(), key, pre, body, post));
     if (timestamp != null) {
       Verifier.checkWindow(timestamp, now, tolerance);
     }

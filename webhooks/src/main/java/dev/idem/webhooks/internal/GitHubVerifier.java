@@ -1,7 +1,7 @@
 package dev.idem.webhooks.internal;
 
 import dev.idem.webhooks.WebhookRejectedException;
-import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -21,22 +21,13 @@ public final class GitHubVerifier implements Verifier {
   }
 
   @Override
-  public byte[] key(String secret) {
-    return secret.getBytes(StandardCharsets.UTF_8);
-  }
-
-  @Override
   public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String sig = headers.require(SIGNATURE);
     String delivery = headers.require(DELIVERY);
     byte[] given = sig.startsWith("sha256=") ? Hmac.fromHex(sig.substring(7)) : null;
-    for (byte[] key : keys) {
-      byte[] expected = Hmac.mac("HmacSHA256", key, body);
-      if (Hmac.equal(expected, given)) {
-        return new SchemeResult(delivery, headers.first(EVENT), null, expected);
-      }
-    }
-    throw Verifier.noMatch(name());
+    byte[] matched = Verifier.match(name(), keys, Collections.singletonList(given),
+        key -> Hmac.mac("HmacSHA256", key, body));
+    return new SchemeResult(delivery, headers.first(EVENT), null, matched);
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.webhooks.internal;
 
 import dev.idem.webhooks.WebhookRejectedException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -38,26 +39,14 @@ public final class StandardWebhooksVerifier implements Verifier {
     String sigs = headers.require(SIGNATURE);
     long timestamp = Verifier.seconds(TIMESTAMP, ts);
     byte[] prefix = (id + "." + ts + ".").getBytes(StandardCharsets.UTF_8);
-    byte[] matched = null;
-    for (byte[] key : keys) {
-      byte[] expected = Hmac.mac("HmacSHA256", key, prefix, body);
-      for (String entry : sigs.split(" ")) {
-        int comma = entry.indexOf(',');
-        if (comma < 0 || !entry.substring(0, comma).equals("v1")) {
-          continue;  // other versions (v1a is asymmetric) are not ours to check
-        }
-        byte[] given = Hmac.fromBase64(entry.substring(comma + 1));
-        if (Hmac.equal(expected, given)) {
-          matched = expected;
-        }
-      }
-      if (matched != null) {
-        break;
+    List<byte[]> given = new ArrayList<>();
+    for (String entry : sigs.split(" ")) {
+      // other versions (v1a is asymmetric) are not ours to check
+      if (entry.startsWith("v1,")) {
+        given.add(Hmac.fromBase64(entry.substring(3)));
       }
     }
-    if (matched == null) {
-      throw Verifier.noMatch(name());
-    }
+    byte[] matched = Verifier.match(name(), keys, given, key -> Hmac.mac("HmacSHA256", key, prefix, body));
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(id, null, timestamp, matched);
   }

@@ -20,16 +20,11 @@ public final class StripeVerifier implements Verifier {
   }
 
   @Override
-  public byte[] key(String secret) {
-    return secret.getBytes(StandardCharsets.UTF_8);
-  }
-
-  @Override
   public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String header = headers.require(SIGNATURE);
     String t = null;
-    List<String> v1 = new ArrayList<>();
+    List<byte[]> v1 = new ArrayList<>();
     for (String item : header.split(",")) {
       int eq = item.indexOf('=');
       if (eq < 0) {
@@ -40,7 +35,7 @@ public final class StripeVerifier implements Verifier {
       if (k.equals("t")) {
         t = v;
       } else if (k.equals("v1")) {
-        v1.add(v);
+        v1.add(Hmac.fromHex(v));
       }
     }
     if (t == null) {
@@ -48,21 +43,7 @@ public final class StripeVerifier implements Verifier {
     }
     long timestamp = Verifier.seconds(SIGNATURE + " t", t);
     byte[] prefix = (t + ".").getBytes(StandardCharsets.UTF_8);
-    byte[] matched = null;
-    for (byte[] key : keys) {
-      byte[] expected = Hmac.mac("HmacSHA256", key, prefix, body);
-      for (String hex : v1) {
-        if (Hmac.equal(expected, Hmac.fromHex(hex))) {
-          matched = expected;
-        }
-      }
-      if (matched != null) {
-        break;
-      }
-    }
-    if (matched == null) {
-      throw Verifier.noMatch(name());
-    }
+    byte[] matched = Verifier.match(name(), keys, v1, key -> Hmac.mac("HmacSHA256", key, prefix, body));
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(null, null, timestamp, matched);
   }

@@ -2,7 +2,9 @@ package dev.idem.webhooks.internal;
 
 import dev.idem.webhooks.RejectionReason;
 import dev.idem.webhooks.WebhookRejectedException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.Function;
 
 /** One signature scheme. Implementations are immutable and thread-safe. */
 public interface Verifier {
@@ -10,11 +12,14 @@ public interface Verifier {
   String name();
 
   /**
-   * The HMAC key for a secret as the provider shows it.
+   * The HMAC key for a secret as the provider shows it; by default its UTF-8 bytes (Stripe,
+   * GitHub).
    *
    * @throws IllegalArgumentException if the secret is malformed for this scheme
    */
-  byte[] key(String secret);
+  default byte[] key(String secret) {
+    return secret.getBytes(StandardCharsets.UTF_8);
+  }
 
   /**
    * Checks the signature over the raw body, then the timestamp window.
@@ -45,6 +50,30 @@ public interface Verifier {
     } catch (NumberFormatException e) {
       throw new WebhookRejectedException(RejectionReason.HEADER, header + " is not a number of seconds");
     }
+  }
+
+  /**
+   * The MAC under the first key (newest first) that one of the {@code given} signatures matches:
+   * several are allowed, as a sender signs with old and new secrets while rotating. Every given
+   * one is compared, in constant time, so the time taken does not tell which matched.
+   *
+   * @param given the signatures in the delivery, decoded; null for one that did not decode
+   * @param macUnder the MAC the sender computes under a key
+   * @throws WebhookRejectedException SIGNATURE if none matches under any key
+   */
+  static byte[] match(String scheme, List<byte[]> keys, List<byte[]> given, Function<byte[], byte[]> macUnder)
+      throws WebhookRejectedException {
+    for (byte[] key : keys) {
+      byte[] expected = macUnder.apply(key);
+      boolean matched = false;
+      for (byte[] g : given) {
+        matched |= Hmac.equal(expected, g);
+      }
+      if (matched) {
+        return expected;
+      }
+    }
+    throw noMatch(scheme);
   }
 
   /** The rejection when no signature matched. */

@@ -1,14 +1,13 @@
 package dev.idem.webhooks.metrics;
 
 import dev.idem.webhooks.InboxState;
-import dev.idem.webhooks.RejectionReason;
+import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookInbox;
 import dev.idem.webhooks.WebhookListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -92,34 +91,21 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
   }
 
   @Override
-  public void accepted(String source, String eventType) {
-    counter("idem.webhooks.accepted", source, null).increment();
-  }
-
-  @Override
-  public void duplicate(String source) {
-    counter("idem.webhooks.duplicates", source, null).increment();
-  }
-
-  @Override
-  public void rejected(String source, RejectionReason reason) {
-    counter("idem.webhooks.rejections", source, reason.tag()).increment();
-  }
-
-  @Override
-  public void processed(String source, String eventType, Duration delay, int attempts) {
-    timers.computeIfAbsent(source, s -> Timer.builder("idem.webhooks.processing.delay").tag("source", s)
-        .description("from acceptance to the successful end of the handler").register(registry)).record(delay);
-  }
-
-  @Override
-  public void retryScheduled(String source, String eventType, Duration delay) {
-    counter("idem.webhooks.retries", source, null).increment();
-  }
-
-  @Override
-  public void deadLettered(String source, String eventType) {
-    counter("idem.webhooks.deadlettered", source, null).increment();
+  public void onEvent(WebhookActivity activity) {
+    if (activity instanceof WebhookActivity.Accepted a) {
+      counter("idem.webhooks.accepted", a.source(), null).increment();
+    } else if (activity instanceof WebhookActivity.Duplicate d) {
+      counter("idem.webhooks.duplicates", d.source(), null).increment();
+    } else if (activity instanceof WebhookActivity.Rejected r) {
+      counter("idem.webhooks.rejections", r.source(), r.reason().tag()).increment();
+    } else if (activity instanceof WebhookActivity.Processed p) {
+      timers.computeIfAbsent(p.source(), s -> Timer.builder("idem.webhooks.processing.delay").tag("source", s)
+          .description("from acceptance to the successful end of the handler").register(registry)).record(p.delay());
+    } else if (activity instanceof WebhookActivity.RetryScheduled r) {
+      counter("idem.webhooks.retries", r.source(), null).increment();
+    } else if (activity instanceof WebhookActivity.DeadLettered d) {
+      counter("idem.webhooks.deadlettered", d.source(), null).increment();
+    }
   }
 
   private Counter counter(String name, String source, String reason) {

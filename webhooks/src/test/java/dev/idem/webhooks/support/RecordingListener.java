@@ -1,8 +1,8 @@
 package dev.idem.webhooks.support;
 
 import dev.idem.webhooks.RejectionReason;
+import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookListener;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -12,33 +12,20 @@ public final class RecordingListener implements WebhookListener {
   public final List<RejectionReason> rejections = new CopyOnWriteArrayList<>();
 
   @Override
-  public void accepted(String source, String eventType) {
-    events.add("accepted " + eventType);
-  }
-
-  @Override
-  public void duplicate(String source) {
-    events.add("duplicate");
-  }
-
-  @Override
-  public void rejected(String source, RejectionReason reason) {
-    rejections.add(reason);
-    events.add("rejected " + reason.tag());
-  }
-
-  @Override
-  public void processed(String source, String eventType, Duration delay, int attempts) {
-    events.add("processed " + eventType + " after " + attempts);
-  }
-
-  @Override
-  public void retryScheduled(String source, String eventType, Duration delay) {
-    events.add("retry " + eventType + " in " + delay);
-  }
-
-  @Override
-  public void deadLettered(String source, String eventType) {
-    events.add("dead " + eventType);
+  public void onEvent(WebhookActivity activity) {
+    if (activity instanceof WebhookActivity.Accepted a) {
+      events.add("accepted " + a.eventType());
+    } else if (activity instanceof WebhookActivity.Duplicate) {
+      events.add("duplicate");
+    } else if (activity instanceof WebhookActivity.Rejected r) {
+      rejections.add(r.reason());
+      events.add("rejected " + r.reason().tag());
+    } else if (activity instanceof WebhookActivity.Processed p) {
+      events.add("processed " + p.eventType() + " after " + p.attempts());
+    } else if (activity instanceof WebhookActivity.RetryScheduled r) {
+      events.add("retry " + r.eventType() + " in " + r.delay());
+    } else if (activity instanceof WebhookActivity.DeadLettered d) {
+      events.add("dead " + d.eventType());
+    }
   }
 }
