@@ -153,9 +153,7 @@ public final class StoreErrors {
         return "an I/O error on the " + store + " files";
       }
       if (sqlite == SQLITE_CONSTRAINT && text.contains("_length")) {
-        String column = lengthConstraintColumn(text);
-        return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
-            + " (owners, scopes, operation names and references hold at most 200 characters, keys 255)";
+        return TooLongValue.describe(store, TooLongValue.lengthConstraintColumn(text));
       }
     }
     if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
@@ -185,10 +183,7 @@ public final class StoreErrors {
       return "the database is closed";
     }
     if (state.equals("22001")) {
-      // The driver's message names the column, never the value.
-      String column = columnOf(e.getMessage());
-      return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
-          + " (owners, scopes, operation names and references hold at most 200 characters)";
+      return TooLongValue.describe(store, TooLongValue.columnOf(e.getMessage()));
     }
     if (state.startsWith("08")) {
       return "the database connection failed";
@@ -197,52 +192,6 @@ public final class StoreErrors {
       return "the database is shutting down or refused the operation";
     }
     return "a database error";
-  }
-
-  /**
-   * The column a "value too long" message names, if it is one of the journal's: the word after
-   * "column" (H2 quotes it and adds its type; the statement text that follows lists every column,
-   * and the value may hold request data, so nothing else is taken from the message).
-   */
-  private static String columnOf(String message) {
-    if (message == null) {
-      return null;
-    }
-    String lower = message.toLowerCase(Locale.ROOT);
-    int at = lower.indexOf("column ");
-    if (at < 0) {
-      return null;
-    }
-    int i = at + "column ".length();
-    while (i < lower.length() && lower.charAt(i) == '"') {
-      i++;
-    }
-    int end = i;
-    while (end < lower.length() && (Character.isLetter(lower.charAt(end)) || lower.charAt(end) == '_')) {
-      end++;
-    }
-    String word = lower.substring(i, end);
-    return isColumnName(word) ? word : null;
-  }
-
-  /** The column of a SQLite length CHECK constraint named {@code <column>_length} in the schema. */
-  private static String lengthConstraintColumn(String text) {
-    int end = text.indexOf("_length");
-    int start = end;
-    while (start > 0 && (Character.isLetter(text.charAt(start - 1)) || text.charAt(start - 1) == '_')) {
-      start--;
-    }
-    String word = text.substring(start, end);
-    return isColumnName(word) ? word : null;
-  }
-
-  /**
-   * A column name of an Idem table: lower-case letters and underscores, short. The storage layer
-   * does not know each store's columns; a word of this shape right after "column" (or before
-   * "_length") is the driver naming a column, never a quoted value.
-   */
-  private static boolean isColumnName(String word) {
-    return !word.isEmpty() && word.length() <= 40 && word.chars().allMatch(ch -> ch == '_' || (ch >= 'a' && ch <= 'z'));
   }
 
   private static String chainText(Throwable t) {
