@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -179,7 +180,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     // legitimately gone after a crash: their last clean close removed it, and the -shm index with
     // it. An index left that says frames were committed means the -wal file went some other way.
     if (crashed && id != null && !Files.exists(layout.wal())
-        && (layout.ownsFiles() || WalIndex.saysFramesCommitted(layout.shm()))
+        && (layout.ownsFiles() || WalIndex.committedFrames(layout.shm(), null) > 0)
         && !walCheckpointedAtClose(layout)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
@@ -192,16 +193,10 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (id != null && dbExists && Files.size(db) == 0 && (!Files.exists(wal) || Files.size(wal) == 0)) {
       // Refused before SQLite opens it: SQLite would write a new header into the empty file. (A
       // killed journal may have an empty database file while all its commits are in the -wal.)
-      throw new JournalException("the " + what + " database " + db + " is empty or not a " + what + ", but " + idFile
-          + " says " + what + " " + id + " lived here: the file was truncated or replaced. Restore it from a backup;"
-          + " or, to start an empty " + what + " and forget everything it held, delete " + idFile + " and " + db, null);
+      throw truncatedOrReplaced(layout, id);
     }
     if (!dbExists) {
-      if (isPosix(dir)) {
-        Files.createFile(db, PosixFilePermissions.asFileAttribute(FILE_PERMISSIONS));
-      } else {
-        Files.createFile(db);
-      }
+      Files.createFile(db, ownerOnly(dir, FILE_PERMISSIONS));
     } else if (!Files.isWritable(db)) {
       throw new JournalException("the " + what + " file " + db + " is read-only; the " + what + " needs to write it"
           + " before anything is sent", null);
@@ -209,6 +204,15 @@ public final class EmbeddedFiles implements AutoCloseable {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
     return new EmbeddedFiles(layout, channel, lock, crashed, !dbExists, id);
+  }
+
+  /** For a database file that is empty or not the store's, where the id file says store {@code id} lived. */
+  private static JournalException truncatedOrReplaced(Layout layout, String id) {
+    String what = layout.what();
+    return new JournalException("the " + what + " database " + layout.database() + " is empty or not a " + what
+        + ", but " + layout.id() + " says " + what + " " + id + " lived here: the file was truncated or replaced."
+        + " Restore it from a backup; or, to start an empty " + what + " and forget everything it held, delete "
+        + layout.id() + " and " + layout.database(), null);
   }
 
   /** The journal directory (its real path). */
@@ -244,10 +248,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     Path idFile = layout.id();
     String what = layout.what();
     if (expectedId != null && storedId == null) {
-      throw new JournalException("the " + what + " database " + database() + " is empty or not a " + what + ", but "
-          + idFile + " says " + what + " " + expectedId + " lived here: the file was truncated or replaced. Restore it"
-          + " from a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile
-          + " and " + database(), null);
+      throw truncatedOrReplaced(layout, expectedId);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
       throw new JournalException("the " + what + " database " + database() + " belongs to " + what + " " + storedId
@@ -380,11 +381,7 @@ public final class EmbeddedFiles implements AutoCloseable {
             + " directory " + dir + " does not exist", null);
       }
     } else if (!Files.exists(dir)) {
-      if (isPosix(dir.getParent())) {
-        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
-      } else {
-        Files.createDirectories(dir);
-      }
+      Files.createDirectories(dir, ownerOnly(dir.getParent(), DIRECTORY_PERMISSIONS));
     } else if (!Files.isDirectory(dir)) {
       throw new JournalException("the " + what + " directory " + dir + " is a file, not a directory: give the " + what
           + " a directory of its own (it holds " + layout.databaseFile() + " and its companion files)", null);
@@ -399,6 +396,12 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (!Files.isWritable(dir)) {
       throw cannotWrite(layout, "permission denied (read-only directory?)", null);
     }
+  }
+
+  /** {@code permissions} to create a file or directory with, where {@code where} has POSIX permissions. */
+  private static FileAttribute<?>[] ownerOnly(Path where, Set<PosixFilePermission> permissions) {
+    return isPosix(where) ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(permissions)}
+        : new FileAttribute<?>[0];
   }
 
   private static boolean isPosix(Path p) {
