@@ -33,15 +33,12 @@ public final class DataSourceStore implements Store {
 
   @Override
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
-    return run(null, work);
+    return write(null, row, work);
   }
 
+  /** Runs {@code work} in a transaction of its own; a null {@code durability} is a read. */
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
-    return run(durability, work);
-  }
-
-  private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
     StoreErrors.checkUsable(what, name, closedHow, null);
     try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
@@ -53,7 +50,10 @@ public final class DataSourceStore implements Store {
             st.execute(setting);
           }
         }
-        T result = work.run(SqlSession.uncached(c));
+        T result;
+        try (CachedStatements session = new CachedStatements(c)) { // the pool's for the unit only
+          result = work.run(session);
+        }
         c.commit();
         return result;
       } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
@@ -85,11 +85,6 @@ public final class DataSourceStore implements Store {
   }
 
   /** Marks the store closed; the DataSource belongs to the app and stays open. */
-  @Override
-  public void close() {
-    close(Store.CLOSED);
-  }
-
   @Override
   public void close(String how) {
     if (closedHow == null) {

@@ -3,7 +3,6 @@ package dev.idem.storage;
 import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -50,13 +49,8 @@ public final class EmbeddedFiles implements AutoCloseable {
   public static final String DATABASE_FILE = BASE_NAME + ".db";
   /** SQLite's write-ahead log; part of the database until SQLite checkpoints it. */
   public static final String WAL_FILE = DATABASE_FILE + "-wal";
-  static final String LOCK_FILE = BASE_NAME + ".lock";
-  static final String ID_FILE = BASE_NAME + ".id";
-  static final String OPEN_FILE = BASE_NAME + ".open";
   /** The open marker's content after a failed close that left no {@code -wal} file. */
   private static final String WAL_CHECKPOINTED = "closed after a failure; -wal checkpointed";
-  /** What an Idem 0.1 journal directory holds (H2), which this version no longer opens. */
-  public static final String H2_DATA_FILE = BASE_NAME + ".mv.db";
 
   static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwx------");
   static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
@@ -65,19 +59,14 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final Layout layout;
   private final Path directory;
   private final FileChannel lockChannel;
-  private final FileLock lock;
   private final boolean crashed;
-  private final boolean created;
   private final String expectedId;
 
-  private EmbeddedFiles(Layout layout, FileChannel lockChannel, FileLock lock, boolean crashed, boolean created,
-      String expectedId) {
+  private EmbeddedFiles(Layout layout, FileChannel lockChannel, boolean crashed, String expectedId) {
     this.layout = layout;
     this.directory = layout.directory();
     this.lockChannel = lockChannel;
-    this.lock = lock;
     this.crashed = crashed;
-    this.created = created;
     this.expectedId = expectedId;
   }
 
@@ -90,15 +79,6 @@ public final class EmbeddedFiles implements AutoCloseable {
    *     the journal, or the database file is missing, empty or another journal's while the id file
    *     says a journal lived here
    */
-  public static EmbeddedFiles prepare(Path directory) throws JournalException {
-    return prepare(Layout.journal(directory));
-  }
-
-  /**
-   * {@link #prepare(Path)} for any embedded store's {@code layout}.
-   *
-   * @throws JournalException as {@link #prepare(Path)} says, in the store's words
-   */
   public static EmbeddedFiles prepare(Layout requested) throws JournalException {
     Path dir = requested.directory().toAbsolutePath().normalize();
     String what = requested.what();
@@ -108,30 +88,24 @@ public final class EmbeddedFiles implements AutoCloseable {
       Layout layout = requested.in(dir);
       if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
         throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
-            + H2_DATA_FILE + "), which this version no longer opens: H2 lost committed rows under repeated"
-            + " kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to start"
-            + " a new SQLite journal here", null);
+            + layout.h2().getFileName() + "), which this version no longer opens: H2 lost committed rows under"
+            + " repeated kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to"
+            + " start a new SQLite journal here", null);
       }
-      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE,
-          StandardOpenOption.WRITE);
-      FileLock lock;
+      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       try {
-        lock = channel.tryLock();
+        if (channel.tryLock() == null) {
+          throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
+              + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
+        }
+        tighten(layout.lock());
+        return checked(layout, channel);
       } catch (OverlappingFileLockException e) {
         channel.close();
         throw new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
             + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
-      }
-      if (lock == null) {
-        channel.close();
-        throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
-            + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
-      }
-      try {
-        tighten(layout.lock());
-        return checked(layout, channel, lock);
       } catch (IOException | RuntimeException e) {
-        channel.close();
+        channel.close(); // releases the lock, if this open took it
         throw e;
       }
     } catch (JournalException e) {
@@ -161,7 +135,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     return new JournalException("cannot create the " + layout.what() + " in " + dir + ": " + reason, cause);
   }
 
-  private static EmbeddedFiles checked(Layout layout, FileChannel channel, FileLock lock)
+  private static EmbeddedFiles checked(Layout layout, FileChannel channel)
       throws IOException, JournalException {
     Path dir = layout.directory();
     String what = layout.what();
@@ -203,7 +177,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     } else if (Files.isDirectory(db)) {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(layout, channel, lock, crashed, !dbExists, id);
+    return new EmbeddedFiles(layout, channel, crashed, id);
   }
 
   /** For a database file that is empty or not the store's, where the id file says store {@code id} lived. */
@@ -308,14 +282,9 @@ public final class EmbeddedFiles implements AutoCloseable {
     return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
   }
 
-  /** Releases the process lock. */
+  /** Releases the process lock (closing its channel releases it). */
   @Override
   public void close() {
-    try {
-      lock.release();
-    } catch (IOException ignored) {
-      // the channel close below releases it too
-    }
     try {
       lockChannel.close();
     } catch (IOException ignored) {
@@ -324,7 +293,7 @@ public final class EmbeddedFiles implements AutoCloseable {
   }
 
   /** Sets {@code rw-------} on every journal file (SQLite may have added its -wal and -shm files). */
-  public void tightenAll() throws IOException {
+  private void tightenAll() throws IOException {
     if (!isPosix(directory)) {
       return;
     }
@@ -337,11 +306,6 @@ public final class EmbeddedFiles implements AutoCloseable {
         // a -shm or -wal file removed meanwhile
       }
     }
-  }
-
-  /** True if this open created the database file. */
-  public boolean created() {
-    return created;
   }
 
   private static void tighten(Path f) throws IOException {

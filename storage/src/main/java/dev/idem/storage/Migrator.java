@@ -47,10 +47,9 @@ public final class Migrator {
     this.clock = clock;
   }
 
-  /** The newest schema version this code knows. */
+  /** The newest schema version this code knows: migrations are numbered 1, 2, 3 and so on. */
   public int latestVersion() throws JournalException {
-    List<Migration> all = migrations();
-    return all.isEmpty() ? 0 : all.get(all.size() - 1).version();
+    return migrations().size();
   }
 
   /**
@@ -62,12 +61,11 @@ public final class Migrator {
    */
   public int migrate(Connection c) throws IdempotencyException {
     List<Migration> all = migrations();
-    int latest = all.isEmpty() ? 0 : all.get(all.size() - 1).version();
     try {
       boolean autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try {
-        int version = migrateInTransaction(c, latest, all);
+        int version = migrateInTransaction(c, all);
         c.commit();
         return version;
       } catch (SQLException | IdempotencyException | RuntimeException e) {
@@ -81,33 +79,27 @@ public final class Migrator {
     }
   }
 
-  private int migrateInTransaction(Connection c, int latest, List<Migration> all)
-      throws SQLException, IdempotencyException {
-    {
-      String lock = dialect.migrationLockSql();
-      try (Statement st = c.createStatement()) {
-        if (lock != null) {
-          st.execute(lock);
-        }
-        st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
-            + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
+  private int migrateInTransaction(Connection c, List<Migration> all) throws SQLException, IdempotencyException {
+    String lock = dialect.migrationLockSql();
+    try (Statement st = c.createStatement()) {
+      if (lock != null) {
+        st.execute(lock);
       }
-      int current = currentVersion(c);
-      if (current == 0) {
-        current = adopt(c, all);
-      }
-      if (current > latest) {
-        throw new JournalException("the " + schema.what() + " schema is at version " + current
-            + ", newer than this Idem version supports (" + latest + "); upgrade Idem to open it", null);
-      }
-      for (Migration m : all) {
-        if (m.version() > current) {
-          apply(c, m);
-          current = m.version();
-        }
-      }
-      return current;
+      st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
+          + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
     }
+    int current = currentVersion(c);
+    if (current == 0) {
+      current = adopt(c, all);
+    }
+    if (current > all.size()) {
+      throw new JournalException("the " + schema.what() + " schema is at version " + current
+          + ", newer than this Idem version supports (" + all.size() + "); upgrade Idem to open it", null);
+    }
+    for (Migration m : all.subList(current, all.size())) {
+      apply(c, m);
+    }
+    return all.size();
   }
 
   /**

@@ -477,12 +477,7 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void failIfBroken() throws JournalException {
-    StoreErrors.checkUsable(what, name, false, broken);
-  }
-
-  @Override
-  public void close() throws IdempotencyException {
-    close(Store.CLOSED);
+    StoreErrors.checkUsable(what, name, null, broken);
   }
 
   /**

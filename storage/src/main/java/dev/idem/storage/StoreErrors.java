@@ -109,13 +109,6 @@ public final class StoreErrors {
   /**
    * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
    * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
-   */
-  static void checkUsable(String store, String name, boolean closed, Throwable broken) throws JournalException {
-    checkUsable(store, name, closed ? "" : null, broken);
-  }
-
-  /**
-   * As {@link #checkUsable(String, String, boolean, Throwable)}, for a store that says how it was closed.
    *
    * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
    */
