@@ -716,6 +716,20 @@ public final class JdbcJournal implements Journal {
     return store.read(null, c -> table.countInState(c, state));
   }
 
+  /**
+   * The bytes the journal takes on disk: the database and {@code -wal} files of a SQLite journal,
+   * the database file of an app's H2 DataSource, the journal's tables with their indexes on
+   * PostgreSQL ({@code pg_total_relation_size}). Reads file sizes or asks PostgreSQL on a connection
+   * of its own; never waits for the journal's writes. Bound as a gauge by {@link MicrometerJournalMetrics}.
+   *
+   * @return the bytes, or -1 if they cannot be measured (an in-memory database, or a journal opened
+   *     read-only from a DataSource)
+   * @throws IdempotencyException if the files or the database cannot be read
+   */
+  public long storageSize() throws IdempotencyException {
+    return opened.size().bytes();
+  }
+
   /** {@inheritDoc} One query ({@code MIN}), for the same reason as {@link #count}. */
   @Override
   public Optional<Instant> oldestCreatedAt(OperationState state) throws IdempotencyException {

@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -27,6 +28,8 @@ import org.slf4j.LoggerFactory;
 public final class Migrator {
   private static final Logger LOG = LoggerFactory.getLogger(Migrator.class);
   private static final Pattern NAME = Pattern.compile("V(\\d+)__([A-Za-z0-9_]+)\\.sql");
+  private static final Pattern CREATE_TABLE = Pattern.compile("CREATE TABLE (?:IF NOT EXISTS )?(\\w+)",
+      Pattern.CASE_INSENSITIVE);
 
   /** One migration resource. */
   record Migration(int version, String description, String resource) {
@@ -173,6 +176,18 @@ public final class Migrator {
       ps.setLong(3, now.getEpochSecond() * 1_000_000_000L + now.getNano());
       ps.executeUpdate();
     }
+  }
+
+  /** The tables the store keeps: its version table and every table its migrations create. */
+  List<String> tables() throws JournalException {
+    List<String> tables = new ArrayList<>(List.of(schema.versionTable()));
+    for (Migration m : migrations()) {
+      Matcher created = CREATE_TABLE.matcher(String.join("\n", splitStatements(resource(m.resource()))));
+      while (created.find()) {
+        tables.add(created.group(1).toLowerCase(Locale.ROOT));
+      }
+    }
+    return tables;
   }
 
   List<Migration> migrations() throws JournalException {

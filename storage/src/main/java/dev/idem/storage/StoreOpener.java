@@ -45,8 +45,9 @@ public final class StoreOpener {
    * @param singleProcess true if no other process can use the database (embedded, or an app's
    *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
    * @param crashed true if the last process stopped without closing the journal (embedded only)
+   * @param size what the store takes on disk, for its {@link StorageSizeGauge}
    */
-  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed) {
+  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size) {
     /**
      * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
      * write broke the store: then the next open recovers as after a crash) and releases the
@@ -136,7 +137,8 @@ public final class StoreOpener {
       files.markOpen(newId);
       String name = layout.ownsFiles() ? dir.toString() : db.toString();
       store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
-      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
+          StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
       closeQuietly(store, connection, files);
       throw openFailure(db, e);
@@ -207,7 +209,8 @@ public final class StoreOpener {
         throw e;
       }
       store.checkUnchanged(null);
-      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(null, true, false));
+      return finish.finish(name, Dialect.SQLITE, store, version,
+          new Opened(null, true, false, StorageSize.ofFiles(db, wal)));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
       closeQuietly(connection);
       if (store != null && e instanceof SQLException failure) {
@@ -230,7 +233,8 @@ public final class StoreOpener {
       if (dialect == Dialect.POSTGRESQL) {
         int version = new Migrator(dialect, schema, clock).migrate(c);
         return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
-            new Opened(null, false, false));
+            new Opened(null, false, false, StorageSize.ofTables(schema.what(), name, dataSource,
+                new Migrator(dialect, schema, clock).tables())));
       }
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "open", e);
@@ -263,7 +267,8 @@ public final class StoreOpener {
       }
       int version = new Migrator(dialect, schema, clock).currentVersionReadOnly(c);
       Store store = new ReadOnlyStore(schema.what(), name, c, null);
-      return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false));
+      return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false,
+          StorageSize.UNKNOWN));
     } catch (SQLException e) {
       closeQuietly(c);
       throw StoreErrors.wrap(schema.what(), "read-only open", e);
@@ -306,7 +311,7 @@ public final class StoreOpener {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
       store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, false);
-      return finish.finish(name, dialect, store, version, new Opened(null, true, false));
+      return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main)));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
       throw StoreErrors.wrap(schema.what(), "open of " + name, e);
@@ -345,6 +350,20 @@ public final class StoreOpener {
     ds.setUrl(immutable ? "jdbc:sqlite:" + db.toUri() + "?immutable=1"
         : readOnly ? "jdbc:sqlite:" + db.toUri() + "?readonly_shm=1" : "jdbc:sqlite:" + db);
     return ds;
+  }
+
+  /** The files of an app's SQLite or H2 database, as its connection names them; unknown in memory. */
+  private static StorageSize filesOf(Dialect dialect, Connection c) throws SQLException {
+    String sql = dialect == Dialect.SQLITE ? "SELECT file FROM pragma_database_list WHERE name = 'main'"
+        : "SELECT DATABASE_PATH()";
+    try (Statement st = c.createStatement(); var rs = st.executeQuery(sql)) {
+      String file = rs.next() ? rs.getString(1) : null;
+      if (file == null || file.isEmpty()) {
+        return StorageSize.UNKNOWN;
+      }
+      return dialect == Dialect.SQLITE ? StorageSize.ofFiles(Path.of(file), Path.of(file + "-wal"))
+          : StorageSize.ofFiles(Path.of(file + ".mv.db"));
+    }
   }
 
   /** The one-row answer of {@code PRAGMA <name>}. */

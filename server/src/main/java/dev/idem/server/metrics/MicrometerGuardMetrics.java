@@ -3,7 +3,9 @@ package dev.idem.server.metrics;
 import dev.idem.server.GuardListener;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.RecordStats;
+import dev.idem.storage.StorageSizeGauge;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -136,6 +138,9 @@ public final class MicrometerGuardMetrics implements GuardListener {
     }
     MicrometerGuardMetrics m = new MicrometerGuardMetrics(registry, Objects.requireNonNull(store, "store"),
         Objects.requireNonNull(clock, "clock"), refresh);
+    if (store instanceof JdbcIdempotencyStore jdbc) {
+      StorageSizeGauge.register(registry, "guard", jdbc::storageSize);
+    }
     gauge(registry, "idem.server.records", "in_flight", m, s -> s.inFlight(), "records in flight");
     gauge(registry, "idem.server.records", "completed", m, s -> s.completed(), "records with a stored result");
     gauge(registry, "idem.server.records", "released", m, s -> s.released(), "records released by a failed run");

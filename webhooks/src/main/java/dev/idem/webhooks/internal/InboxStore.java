@@ -423,6 +423,15 @@ public final class InboxStore implements AutoCloseable {
         noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)), Optional.ofNullable(rs.getString(10)));
   }
 
+  /** {@link dev.idem.webhooks.WebhookInbox#storageSize()}. */
+  public long storageSize() {
+    try {
+      return opened.size().bytes();
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException("could not measure the webhook inbox " + name + ": " + e.getMessage(), e);
+    }
+  }
+
   private <R> R read(ConnectionWork<R> work) {
     try {
       return store.read(null, s -> work.run(s.connection()));
