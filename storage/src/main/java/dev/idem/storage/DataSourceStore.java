@@ -40,41 +40,51 @@ public final class DataSourceStore implements Store {
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
     StoreErrors.checkUsable(what, name, closedHow, null);
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
+    Connection connection;
+    try {
+      connection = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw StoreErrors.wrap(what, "connection to " + name, e);
+    }
+    try (Connection c = connection) {
+      return inTransaction(c, session -> {
         String setting = durability == null ? null : dialect.synchronousCommitSql(durability);
         if (setting != null) {
           try (Statement st = c.createStatement()) {
             st.execute(setting);
           }
         }
-        T result;
-        try (CachedStatements session = new CachedStatements(c)) { // the pool's for the unit only
-          result = work.run(session);
-        }
-        c.commit();
-        return result;
-      } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
-        try {
-          c.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        if (e instanceof SQLException s) {
-          throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, s);
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(autoCommit);
-        } catch (SQLException ignored) {
-          // the connection is being closed (or returned to a pool) anyway
-        }
-      }
+        return work.run(session);
+      });
     } catch (SQLException e) {
-      throw StoreErrors.wrap(what, "connection to " + name, e);
+      throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, e);
+    }
+  }
+
+  /**
+   * Runs {@code work} on {@code c} in one transaction: committed if it returns, rolled back if it
+   * throws. Its statements are closed at its end; the connection's auto-commit mode is restored.
+   */
+  static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException, IdempotencyException {
+    boolean autoCommit = c.getAutoCommit();
+    c.setAutoCommit(false);
+    try (CachedStatements session = new CachedStatements(c)) {
+      T result = work.run(session);
+      c.commit();
+      return result;
+    } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
+      try {
+        c.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    } finally {
+      try {
+        c.setAutoCommit(autoCommit);
+      } catch (SQLException ignored) {
+        // the connection is being closed (or returned to a pool) anyway
+      }
     }
   }
 

@@ -65,18 +65,7 @@ public final class Migrator {
   public int migrate(Connection c) throws IdempotencyException {
     List<Migration> all = migrations();
     try {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        int version = migrateInTransaction(c, all);
-        c.commit();
-        return version;
-      } catch (SQLException | IdempotencyException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      return DataSourceStore.inTransaction(c, session -> migrateInTransaction(c, all));
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "schema migration", e);
     }

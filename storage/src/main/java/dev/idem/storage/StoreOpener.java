@@ -231,10 +231,10 @@ public final class StoreOpener {
       dialect = dialectOf(c);
       name = c.getMetaData().getURL();
       if (dialect == Dialect.POSTGRESQL) {
-        int version = new Migrator(dialect, schema, clock).migrate(c);
-        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
-            new Opened(null, false, false, StorageSize.ofTables(schema.what(), name, dataSource,
-                new Migrator(dialect, schema, clock).tables())));
+        Migrator migrator = new Migrator(dialect, schema, clock);
+        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect),
+            migrator.migrate(c), new Opened(null, false, false,
+                StorageSize.ofTables(schema.what(), name, dataSource, migrator.tables())));
       }
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "open", e);
@@ -258,12 +258,10 @@ public final class StoreOpener {
       c = dataSource.getConnection();
       Dialect dialect = dialectOf(c);
       String name = c.getMetaData().getURL();
-      if (dialect == Dialect.POSTGRESQL) {
+      if (dialect != Dialect.SQLITE) {
         c.setReadOnly(true);
-        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      } else if (dialect == Dialect.H2) {
-        c.setReadOnly(true);
-        c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+        c.setTransactionIsolation(dialect == Dialect.POSTGRESQL ? Connection.TRANSACTION_REPEATABLE_READ
+            : Connection.TRANSACTION_SERIALIZABLE);
       }
       int version = new Migrator(dialect, schema, clock).currentVersionReadOnly(c);
       Store store = new ReadOnlyStore(schema.what(), name, c, null);
