@@ -20,6 +20,7 @@ import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
+import dev.idem.storage.Layout;
 import dev.idem.jdbc.internal.Instants;
 import dev.idem.storage.StoreOpener;
 import dev.idem.jdbc.internal.OperationTable;
@@ -253,7 +254,7 @@ public final class JdbcJournal implements Journal {
     Builder b = embedded(directory);
     try {
       return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
+          .openEmbeddedReadOnly(Layout.journal(directory), (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {
       throw e;
@@ -1109,7 +1110,7 @@ public final class JdbcJournal implements Journal {
     public JdbcJournal open() throws JournalException {
       StoreOpener opener = new StoreOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
       try {
-        JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
+        JdbcJournal journal = directory != null ? opener.openEmbedded(Layout.journal(directory), this::journal)
             : opener.openDataSource(dataSource, this::journal);
         if (closeOnShutdown != null ? closeOnShutdown : directory != null) {
           journal.registerShutdownHook();

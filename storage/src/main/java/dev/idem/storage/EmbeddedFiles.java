@@ -189,16 +189,6 @@ public final class EmbeddedFiles implements AutoCloseable {
         + layout.id() + " and " + layout.database(), null);
   }
 
-  /** The journal directory (its real path). */
-  public Path directory() {
-    return directory;
-  }
-
-  /** The SQLite database file. */
-  public Path database() {
-    return layout.database();
-  }
-
   /** Where the files are, and how messages name the store. */
   public Layout layout() {
     return layout;
@@ -225,9 +215,9 @@ public final class EmbeddedFiles implements AutoCloseable {
       throw truncatedOrReplaced(layout, expectedId);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
-      throw new JournalException("the " + what + " database " + database() + " belongs to " + what + " " + storedId
-          + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from elsewhere was"
-          + " copied in. Put the right file back, or move the files aside", null);
+      throw new JournalException("the " + what + " database " + layout.database() + " belongs to " + what + " "
+          + storedId + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from"
+          + " elsewhere was copied in. Put the right file back, or move the files aside", null);
     }
     return storedId == null ? UUID.randomUUID().toString() : null;
   }

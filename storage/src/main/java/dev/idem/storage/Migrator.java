@@ -50,11 +50,6 @@ public final class Migrator {
     this.clock = clock;
   }
 
-  /** The newest schema version this code knows: migrations are numbered 1, 2, 3 and so on. */
-  public int latestVersion() throws JournalException {
-    return migrations().size();
-  }
-
   /**
    * Applies every migration newer than the journal's version, in one transaction (where the
    * database has transactional DDL; H2 commits each DDL statement). Runs before the journal opens
@@ -101,7 +96,7 @@ public final class Migrator {
    *     than this code (then the app, which migrates on open, must open it first)
    */
   public int currentVersionReadOnly(Connection c) throws IdempotencyException {
-    int latest = latestVersion();
+    int latest = migrations().size(); // the newest version this code knows: they are numbered 1, 2, 3...
     int current;
     try {
       current = currentVersion(c);

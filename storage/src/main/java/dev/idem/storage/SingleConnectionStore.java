@@ -247,11 +247,15 @@ public final class SingleConnectionStore implements Store {
   }
 
   private <T> T runAtomically(SqlWork<T> work) throws IdempotencyException {
-    if (statementsAtomic && work instanceof SingleStatementWork<T> single) {
-      return runSingleStatement(single);
-    }
+    // A unit that writes with one statement needs no savepoint: if that statement fails, the
+    // database has undone it, and nothing else of the unit was written. What a savepoint also told
+    // is whether the failure took the whole open transaction (other callers' uncommitted work) with
+    // it; failIfTransactionLost finds that out instead.
+    boolean savepoint = !(statementsAtomic && work instanceof SingleStatementWork);
     try {
-      session.prepare("SAVEPOINT idem_unit").executeUpdate();
+      if (savepoint) {
+        session.prepare("SAVEPOINT idem_unit").executeUpdate();
+      }
     } catch (SQLException e) {
       throw StoreErrors.wrap(what, "savepoint on " + name, e);
     }
@@ -259,35 +263,25 @@ public final class SingleConnectionStore implements Store {
     try {
       result = work.run(session);
     } catch (SQLException e) {
-      rollback(e);
+      if (savepoint) {
+        rollback(e);
+      } else {
+        failIfTransactionLost(e);
+      }
       throw StoreErrors.wrap(what, "statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
       if (e instanceof Error error) {
         markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
       }
-      rollback(e);
+      if (savepoint) {
+        rollback(e);
+      }
       throw e;
     }
-    release();
+    if (savepoint) {
+      release();
+    }
     return result;
-  }
-
-  /**
-   * Runs a unit that writes with one statement, without a savepoint: if that statement fails, the
-   * database has undone it, and nothing else of the unit was written. What a savepoint also told
-   * is whether the failure took the whole open transaction (other callers' uncommitted work) with
-   * it; {@link #failIfTransactionLost} finds that out instead.
-   */
-  private <T> T runSingleStatement(SingleStatementWork<T> work) throws IdempotencyException {
-    try {
-      return work.run(session);
-    } catch (SQLException e) {
-      failIfTransactionLost(e);
-      throw StoreErrors.wrap(what, "statement on " + name, e);
-    } catch (Error e) {
-      markBroken(e); // the unit stopped anywhere; what else that Error hit is unknown
-      throw e;
-    }
   }
 
   /**

@@ -82,15 +82,6 @@ public final class StoreErrors {
         || text.contains("database disk image is malformed") || text.contains("file is not a database");
   }
 
-  /**
-   * For a call on a store that is closed.
-   *
-   * @param how who closed it, when that is news to the caller (its JVM shutdown hook), or null
-   */
-  static JournalException closed(String store, String name, String how) {
-    return new JournalException(store + " " + name + " is closed" + (how == null ? "" : " " + how), null);
-  }
-
   /** For the write whose failure just left the store unusable: its own cause, and what follows. */
   static JournalException wrapUnusable(String store, String name, SQLException e) {
     return new JournalException(store + " " + name + " failed: " + diagnose(store, e) + "; the failed write took the"
@@ -107,14 +98,15 @@ public final class StoreErrors {
   }
 
   /**
-   * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
-   * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
+   * Returns if a store may be used; otherwise throws "is closed" (a closed store, with how, when that
+   * is news to the caller: its JVM shutdown hook) or {@link #unusable} (one that an earlier failure
+   * broke, {@code broken} non-null).
    *
    * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
    */
   static void checkUsable(String store, String name, String closedHow, Throwable broken) throws JournalException {
     if (closedHow != null) {
-      throw closed(store, name, closedHow.isEmpty() ? null : closedHow);
+      throw new JournalException(store + " " + name + " is closed" + (closedHow.isEmpty() ? "" : " " + closedHow), null);
     }
     if (broken != null) {
       throw unusable(store, name, broken);

@@ -92,24 +92,19 @@ public final class StoreOpener {
   }
 
   /**
-   * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
-   * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
+   * Opens (creating if needed) the embedded SQLite store {@code requested} ({@link Layout#journal}
+   * for the journal's; {@link EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
    * a busy timeout, one writer connection with group commit. A directory already open in this JVM
    * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}).
    */
-  public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
-    return openEmbedded(Layout.journal(directory), finish);
-  }
-
-  /** {@link #openEmbedded(Path, Finish)} for any embedded store's {@code layout}. */
-  public <T> T openEmbedded(Layout layout, Finish<T> finish) throws IdempotencyException {
-    EmbeddedFiles files = EmbeddedFiles.prepare(layout);
-    Path dir = files.directory();
-    Path db = files.database();
+  public <T> T openEmbedded(Layout requested, Finish<T> finish) throws IdempotencyException {
+    EmbeddedFiles files = EmbeddedFiles.prepare(requested);
+    Layout layout = files.layout();
+    Path db = layout.database();
     Connection connection = null;
     Store store = null;
     try {
-      WalCheck.refuseDamaged(schema.what(), files.layout());
+      WalCheck.refuseDamaged(schema.what(), layout);
       connection = sqliteDataSource(db, false, false).getConnection();
       String mode = pragma(connection, "journal_mode");
       if (!"wal".equalsIgnoreCase(mode)) {
@@ -135,7 +130,7 @@ public final class StoreOpener {
         Meta.put(connection, schema.metaTable(), Meta.JOURNAL_ID, newId);
       }
       files.markOpen(newId);
-      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      String name = (layout.ownsFiles() ? layout.directory() : db).toString();
       store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
@@ -146,17 +141,12 @@ public final class StoreOpener {
   }
 
   /**
-   * Opens the embedded journal in {@code directory} for reading only, without taking it over: no
+   * Opens the embedded store {@code requested} for reading only, without taking it over: no
    * lock, no migration, no recovery, no write of any byte (SQLite's read-only open mode). For
    * inspection tools such as the journal CLI.
    *
-   * @throws JournalException if the directory holds no journal, or it cannot be read
+   * @throws JournalException if the directory holds no such store, or it cannot be read
    */
-  public <T> T openEmbeddedReadOnly(Path directory, Finish<T> finish) throws IdempotencyException {
-    return openEmbeddedReadOnly(Layout.journal(directory), finish);
-  }
-
-  /** {@link #openEmbeddedReadOnly(Path, Finish)} for any embedded store's {@code requested} layout. */
   public <T> T openEmbeddedReadOnly(Layout requested, Finish<T> finish) throws IdempotencyException {
     Path dir = requested.directory().toAbsolutePath().normalize();
     Layout layout = requested.in(dir);
