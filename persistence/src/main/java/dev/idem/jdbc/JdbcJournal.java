@@ -20,6 +20,7 @@ import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
+import dev.idem.storage.Layout;
 import dev.idem.jdbc.internal.Instants;
 import dev.idem.storage.StoreOpener;
 import dev.idem.jdbc.internal.OperationTable;
@@ -253,7 +254,7 @@ public final class JdbcJournal implements Journal {
     Builder b = embedded(directory);
     try {
       return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
+          .openEmbeddedReadOnly(Layout.journal(directory), (name, dialect, store, version, opened) ->
               new JdbcJournal(b, name, dialect, store, version, opened));
     } catch (JournalException e) {
       throw e;
@@ -716,6 +717,20 @@ public final class JdbcJournal implements Journal {
     return store.read(null, c -> table.countInState(c, state));
   }
 
+  /**
+   * The bytes the journal takes on disk: the database and {@code -wal} files of a SQLite journal,
+   * the database file of an app's H2 DataSource, the journal's tables with their indexes on
+   * PostgreSQL ({@code pg_total_relation_size}). Reads file sizes or asks PostgreSQL on a connection
+   * of its own; never waits for the journal's writes. Bound as a gauge by {@link MicrometerJournalMetrics}.
+   *
+   * @return the bytes, or -1 if they cannot be measured (an in-memory database, or a journal opened
+   *     read-only from a DataSource)
+   * @throws IdempotencyException if the files or the database cannot be read
+   */
+  public long storageSize() throws IdempotencyException {
+    return opened.size().bytes();
+  }
+
   /** {@inheritDoc} One query ({@code MIN}), for the same reason as {@link #count}. */
   @Override
   public Optional<Instant> oldestCreatedAt(OperationState state) throws IdempotencyException {
@@ -1095,7 +1110,7 @@ public final class JdbcJournal implements Journal {
     public JdbcJournal open() throws JournalException {
       StoreOpener opener = new StoreOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
       try {
-        JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
+        JdbcJournal journal = directory != null ? opener.openEmbedded(Layout.journal(directory), this::journal)
             : opener.openDataSource(dataSource, this::journal);
         if (closeOnShutdown != null ? closeOnShutdown : directory != null) {
           journal.registerShutdownHook();

@@ -409,6 +409,23 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   }
 
   /**
+   * The bytes the store takes on disk: the SQLite database and {@code -wal} files, or its tables
+   * with their indexes on PostgreSQL ({@code pg_total_relation_size}). Reads file sizes or asks
+   * PostgreSQL on a connection of its own; never waits for the store's writes. Bound as the gauge
+   * {@code idem.storage.size} by {@link dev.idem.server.metrics.MicrometerGuardMetrics}.
+   *
+   * @return the bytes, or -1 if they cannot be measured (a store opened read-only from a DataSource)
+   * @throws IdempotencyStoreException if the files or the database cannot be read
+   */
+  public long storageSize() {
+    try {
+      return opened.size().bytes();
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException("could not measure the idempotency store: " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * Closes the store: every write so far is committed, then the SQLite connection is closed, a
    * clean close is marked and the lock released. A PostgreSQL data source stays open. Idempotent.
    */

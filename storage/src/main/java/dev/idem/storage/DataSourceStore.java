@@ -33,48 +33,58 @@ public final class DataSourceStore implements Store {
 
   @Override
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
-    return run(null, work);
+    return write(null, row, work);
   }
 
+  /** Runs {@code work} in a transaction of its own; a null {@code durability} is a read. */
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
-    return run(durability, work);
-  }
-
-  private <T> T run(Durability durability, SqlWork<T> work) throws IdempotencyException {
     StoreErrors.checkUsable(what, name, closedHow, null);
-    try (Connection c = dataSource.getConnection()) {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
+    Connection connection;
+    try {
+      connection = dataSource.getConnection();
+    } catch (SQLException e) {
+      throw StoreErrors.wrap(what, "connection to " + name, e);
+    }
+    try (Connection c = connection) {
+      return inTransaction(c, session -> {
         String setting = durability == null ? null : dialect.synchronousCommitSql(durability);
         if (setting != null) {
           try (Statement st = c.createStatement()) {
             st.execute(setting);
           }
         }
-        T result = work.run(SqlSession.uncached(c));
-        c.commit();
-        return result;
-      } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
-        try {
-          c.rollback();
-        } catch (SQLException suppressed) {
-          e.addSuppressed(suppressed);
-        }
-        if (e instanceof SQLException s) {
-          throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, s);
-        }
-        throw e;
-      } finally {
-        try {
-          c.setAutoCommit(autoCommit);
-        } catch (SQLException ignored) {
-          // the connection is being closed (or returned to a pool) anyway
-        }
-      }
+        return work.run(session);
+      });
     } catch (SQLException e) {
-      throw StoreErrors.wrap(what, "connection to " + name, e);
+      throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, e);
+    }
+  }
+
+  /**
+   * Runs {@code work} on {@code c} in one transaction: committed if it returns, rolled back if it
+   * throws. Its statements are closed at its end; the connection's auto-commit mode is restored.
+   */
+  static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException, IdempotencyException {
+    boolean autoCommit = c.getAutoCommit();
+    c.setAutoCommit(false);
+    try (CachedStatements session = new CachedStatements(c)) {
+      T result = work.run(session);
+      c.commit();
+      return result;
+    } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
+      try {
+        c.rollback();
+      } catch (SQLException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    } finally {
+      try {
+        c.setAutoCommit(autoCommit);
+      } catch (SQLException ignored) {
+        // the connection is being closed (or returned to a pool) anyway
+      }
     }
   }
 
@@ -85,11 +95,6 @@ public final class DataSourceStore implements Store {
   }
 
   /** Marks the store closed; the DataSource belongs to the app and stays open. */
-  @Override
-  public void close() {
-    close(Store.CLOSED);
-  }
-
   @Override
   public void close(String how) {
     if (closedHow == null) {

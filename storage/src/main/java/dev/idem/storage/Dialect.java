@@ -8,44 +8,33 @@ public enum Dialect {
    * SQLite 3 (the embedded default): one process, one writer connection, group commit. Its
    * connection runs with {@code synchronous=FULL}, so every commit syncs.
    */
-  SQLITE("sqlite", " ON CONFLICT DO NOTHING"),
+  SQLITE("sqlite", " ON CONFLICT DO NOTHING", "", "", null),
   /**
    * H2 2.x through an app's DataSource: one process, one connection, group commit. Not a default:
    * H2 lost committed rows under repeated kills in our measurements (see JdbcJournal). It has no
    * ON CONFLICT outside its PostgreSQL mode; a duplicate key is caught instead.
    */
-  H2("h2", ""),
-  /** PostgreSQL 12 or later: a fleet shares the database. */
-  POSTGRESQL("postgresql", " ON CONFLICT DO NOTHING") {
-    @Override
-    public String synchronousCommitSql(Durability durability) {
-      return durability == Durability.SYNC ? "SET LOCAL synchronous_commit TO on"
-          : "SET LOCAL synchronous_commit TO off";
-    }
-
-    @Override
-    public String lockForClaim() {
-      return " FOR UPDATE SKIP LOCKED";
-    }
-
-    @Override
-    public String lockForUpdate() {
-      return " FOR UPDATE";
-    }
-
-    @Override
-    public String migrationLockSql() {
-      // One arbitrary constant: "idem" in ASCII. Held until the migration transaction ends.
-      return "SELECT pg_advisory_xact_lock(1768187245)";
-    }
-  };
+  H2("h2", "", "", "", null),
+  /**
+   * PostgreSQL 12 or later: a fleet shares the database. Its migrations hold an advisory lock on
+   * one arbitrary constant ("idem" in ASCII) until the migration transaction ends.
+   */
+  POSTGRESQL("postgresql", " ON CONFLICT DO NOTHING", " FOR UPDATE SKIP LOCKED", " FOR UPDATE",
+      "SELECT pg_advisory_xact_lock(1768187245)");
 
   private final String resourceDir;
   private final String insertIfAbsentSuffix;
+  private final String lockForClaim;
+  private final String lockForUpdate;
+  private final String migrationLockSql;
 
-  Dialect(String resourceDir, String insertIfAbsentSuffix) {
+  Dialect(String resourceDir, String insertIfAbsentSuffix, String lockForClaim, String lockForUpdate,
+      String migrationLockSql) {
     this.resourceDir = resourceDir;
     this.insertIfAbsentSuffix = insertIfAbsentSuffix;
+    this.lockForClaim = lockForClaim;
+    this.lockForUpdate = lockForUpdate;
+    this.migrationLockSql = migrationLockSql;
   }
 
   /** The name of this dialect's migration folder ({@link Schema#folder()}). */
@@ -82,7 +71,10 @@ public enum Dialect {
    * needed (the single-connection dialects: the store decides when to commit).
    */
   public String synchronousCommitSql(Durability durability) {
-    return null;
+    if (this != POSTGRESQL) {
+      return null;
+    }
+    return durability == Durability.SYNC ? "SET LOCAL synchronous_commit TO on" : "SET LOCAL synchronous_commit TO off";
   }
 
   /**
@@ -90,12 +82,12 @@ public enum Dialect {
    * node is claiming right now, so two nodes never wait on each other for the same operation.
    */
   public String lockForClaim() {
-    return ""; // one connection: the store's lock already serializes every unit of work
+    return lockForClaim; // SQLite and H2 need none: one connection, whose lock serializes every unit
   }
 
   /** The locking clause for a read-modify-write of one row by its holder. */
   public String lockForUpdate() {
-    return "";
+    return lockForUpdate;
   }
 
   /** The clause that makes an INSERT a no-op on a duplicate key, or empty if the dialect lacks one. */
@@ -105,7 +97,7 @@ public enum Dialect {
 
   /** A statement that serializes concurrent migrations, or null if the database is not shared. */
   public String migrationLockSql() {
-    return null;
+    return migrationLockSql;
   }
 
   /**

@@ -3,7 +3,6 @@ package dev.idem.storage;
 import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
@@ -14,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -49,13 +49,8 @@ public final class EmbeddedFiles implements AutoCloseable {
   public static final String DATABASE_FILE = BASE_NAME + ".db";
   /** SQLite's write-ahead log; part of the database until SQLite checkpoints it. */
   public static final String WAL_FILE = DATABASE_FILE + "-wal";
-  static final String LOCK_FILE = BASE_NAME + ".lock";
-  static final String ID_FILE = BASE_NAME + ".id";
-  static final String OPEN_FILE = BASE_NAME + ".open";
   /** The open marker's content after a failed close that left no {@code -wal} file. */
   private static final String WAL_CHECKPOINTED = "closed after a failure; -wal checkpointed";
-  /** What an Idem 0.1 journal directory holds (H2), which this version no longer opens. */
-  public static final String H2_DATA_FILE = BASE_NAME + ".mv.db";
 
   static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwx------");
   static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
@@ -64,19 +59,14 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final Layout layout;
   private final Path directory;
   private final FileChannel lockChannel;
-  private final FileLock lock;
   private final boolean crashed;
-  private final boolean created;
   private final String expectedId;
 
-  private EmbeddedFiles(Layout layout, FileChannel lockChannel, FileLock lock, boolean crashed, boolean created,
-      String expectedId) {
+  private EmbeddedFiles(Layout layout, FileChannel lockChannel, boolean crashed, String expectedId) {
     this.layout = layout;
     this.directory = layout.directory();
     this.lockChannel = lockChannel;
-    this.lock = lock;
     this.crashed = crashed;
-    this.created = created;
     this.expectedId = expectedId;
   }
 
@@ -89,15 +79,6 @@ public final class EmbeddedFiles implements AutoCloseable {
    *     the journal, or the database file is missing, empty or another journal's while the id file
    *     says a journal lived here
    */
-  public static EmbeddedFiles prepare(Path directory) throws JournalException {
-    return prepare(Layout.journal(directory));
-  }
-
-  /**
-   * {@link #prepare(Path)} for any embedded store's {@code layout}.
-   *
-   * @throws JournalException as {@link #prepare(Path)} says, in the store's words
-   */
   public static EmbeddedFiles prepare(Layout requested) throws JournalException {
     Path dir = requested.directory().toAbsolutePath().normalize();
     String what = requested.what();
@@ -107,30 +88,24 @@ public final class EmbeddedFiles implements AutoCloseable {
       Layout layout = requested.in(dir);
       if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
         throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
-            + H2_DATA_FILE + "), which this version no longer opens: H2 lost committed rows under repeated"
-            + " kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to start"
-            + " a new SQLite journal here", null);
+            + layout.h2().getFileName() + "), which this version no longer opens: H2 lost committed rows under"
+            + " repeated kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to"
+            + " start a new SQLite journal here", null);
       }
-      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE,
-          StandardOpenOption.WRITE);
-      FileLock lock;
+      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       try {
-        lock = channel.tryLock();
+        if (channel.tryLock() == null) {
+          throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
+              + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
+        }
+        tighten(layout.lock());
+        return checked(layout, channel);
       } catch (OverlappingFileLockException e) {
         channel.close();
         throw new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
             + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
-      }
-      if (lock == null) {
-        channel.close();
-        throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
-            + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
-      }
-      try {
-        tighten(layout.lock());
-        return checked(layout, channel, lock);
       } catch (IOException | RuntimeException e) {
-        channel.close();
+        channel.close(); // releases the lock, if this open took it
         throw e;
       }
     } catch (JournalException e) {
@@ -160,7 +135,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     return new JournalException("cannot create the " + layout.what() + " in " + dir + ": " + reason, cause);
   }
 
-  private static EmbeddedFiles checked(Layout layout, FileChannel channel, FileLock lock)
+  private static EmbeddedFiles checked(Layout layout, FileChannel channel)
       throws IOException, JournalException {
     Path dir = layout.directory();
     String what = layout.what();
@@ -179,7 +154,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     // legitimately gone after a crash: their last clean close removed it, and the -shm index with
     // it. An index left that says frames were committed means the -wal file went some other way.
     if (crashed && id != null && !Files.exists(layout.wal())
-        && (layout.ownsFiles() || WalIndex.saysFramesCommitted(layout.shm()))
+        && (layout.ownsFiles() || WalIndex.committedFrames(layout.shm(), null) > 0)
         && !walCheckpointedAtClose(layout)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
@@ -192,33 +167,26 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (id != null && dbExists && Files.size(db) == 0 && (!Files.exists(wal) || Files.size(wal) == 0)) {
       // Refused before SQLite opens it: SQLite would write a new header into the empty file. (A
       // killed journal may have an empty database file while all its commits are in the -wal.)
-      throw new JournalException("the " + what + " database " + db + " is empty or not a " + what + ", but " + idFile
-          + " says " + what + " " + id + " lived here: the file was truncated or replaced. Restore it from a backup;"
-          + " or, to start an empty " + what + " and forget everything it held, delete " + idFile + " and " + db, null);
+      throw truncatedOrReplaced(layout, id);
     }
     if (!dbExists) {
-      if (isPosix(dir)) {
-        Files.createFile(db, PosixFilePermissions.asFileAttribute(FILE_PERMISSIONS));
-      } else {
-        Files.createFile(db);
-      }
+      Files.createFile(db, ownerOnly(dir, FILE_PERMISSIONS));
     } else if (!Files.isWritable(db)) {
       throw new JournalException("the " + what + " file " + db + " is read-only; the " + what + " needs to write it"
           + " before anything is sent", null);
     } else if (Files.isDirectory(db)) {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(layout, channel, lock, crashed, !dbExists, id);
+    return new EmbeddedFiles(layout, channel, crashed, id);
   }
 
-  /** The journal directory (its real path). */
-  public Path directory() {
-    return directory;
-  }
-
-  /** The SQLite database file. */
-  public Path database() {
-    return layout.database();
+  /** For a database file that is empty or not the store's, where the id file says store {@code id} lived. */
+  private static JournalException truncatedOrReplaced(Layout layout, String id) {
+    String what = layout.what();
+    return new JournalException("the " + what + " database " + layout.database() + " is empty or not a " + what
+        + ", but " + layout.id() + " says " + what + " " + id + " lived here: the file was truncated or replaced."
+        + " Restore it from a backup; or, to start an empty " + what + " and forget everything it held, delete "
+        + layout.id() + " and " + layout.database(), null);
   }
 
   /** Where the files are, and how messages name the store. */
@@ -244,15 +212,12 @@ public final class EmbeddedFiles implements AutoCloseable {
     Path idFile = layout.id();
     String what = layout.what();
     if (expectedId != null && storedId == null) {
-      throw new JournalException("the " + what + " database " + database() + " is empty or not a " + what + ", but "
-          + idFile + " says " + what + " " + expectedId + " lived here: the file was truncated or replaced. Restore it"
-          + " from a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile
-          + " and " + database(), null);
+      throw truncatedOrReplaced(layout, expectedId);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
-      throw new JournalException("the " + what + " database " + database() + " belongs to " + what + " " + storedId
-          + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from elsewhere was"
-          + " copied in. Put the right file back, or move the files aside", null);
+      throw new JournalException("the " + what + " database " + layout.database() + " belongs to " + what + " "
+          + storedId + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from"
+          + " elsewhere was copied in. Put the right file back, or move the files aside", null);
     }
     return storedId == null ? UUID.randomUUID().toString() : null;
   }
@@ -307,14 +272,9 @@ public final class EmbeddedFiles implements AutoCloseable {
     return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
   }
 
-  /** Releases the process lock. */
+  /** Releases the process lock (closing its channel releases it). */
   @Override
   public void close() {
-    try {
-      lock.release();
-    } catch (IOException ignored) {
-      // the channel close below releases it too
-    }
     try {
       lockChannel.close();
     } catch (IOException ignored) {
@@ -323,7 +283,7 @@ public final class EmbeddedFiles implements AutoCloseable {
   }
 
   /** Sets {@code rw-------} on every journal file (SQLite may have added its -wal and -shm files). */
-  public void tightenAll() throws IOException {
+  private void tightenAll() throws IOException {
     if (!isPosix(directory)) {
       return;
     }
@@ -336,11 +296,6 @@ public final class EmbeddedFiles implements AutoCloseable {
         // a -shm or -wal file removed meanwhile
       }
     }
-  }
-
-  /** True if this open created the database file. */
-  public boolean created() {
-    return created;
   }
 
   private static void tighten(Path f) throws IOException {
@@ -380,11 +335,7 @@ public final class EmbeddedFiles implements AutoCloseable {
             + " directory " + dir + " does not exist", null);
       }
     } else if (!Files.exists(dir)) {
-      if (isPosix(dir.getParent())) {
-        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(DIRECTORY_PERMISSIONS));
-      } else {
-        Files.createDirectories(dir);
-      }
+      Files.createDirectories(dir, ownerOnly(dir.getParent(), DIRECTORY_PERMISSIONS));
     } else if (!Files.isDirectory(dir)) {
       throw new JournalException("the " + what + " directory " + dir + " is a file, not a directory: give the " + what
           + " a directory of its own (it holds " + layout.databaseFile() + " and its companion files)", null);
@@ -399,6 +350,12 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (!Files.isWritable(dir)) {
       throw cannotWrite(layout, "permission denied (read-only directory?)", null);
     }
+  }
+
+  /** {@code permissions} to create a file or directory with, where {@code where} has POSIX permissions. */
+  private static FileAttribute<?>[] ownerOnly(Path where, Set<PosixFilePermission> permissions) {
+    return isPosix(where) ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(permissions)}
+        : new FileAttribute<?>[0];
   }
 
   private static boolean isPosix(Path p) {

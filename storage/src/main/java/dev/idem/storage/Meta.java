@@ -16,16 +16,10 @@ final class Meta {
   private Meta() {
   }
 
-  static String get(Connection c, String table, String name) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT value FROM " + table + " WHERE name = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getString(1) : null;
-      }
-    }
-  }
-
-  /** Like {@link #get}, but null when the table does not exist yet (a new or emptied database). */
+  /**
+   * The value of {@code name}, or null if it has none or the table does not exist yet (a new or
+   * emptied database).
+   */
   static String getIfPresent(Connection c, String table, String name) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")) {
@@ -36,7 +30,12 @@ final class Meta {
         }
       }
     }
-    return get(c, table, name);
+    try (PreparedStatement ps = c.prepareStatement("SELECT value FROM " + table + " WHERE name = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
   }
 
   /** Sets a value and commits it (the connection is in auto-commit mode during the open). */

@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -27,6 +28,8 @@ import org.slf4j.LoggerFactory;
 public final class Migrator {
   private static final Logger LOG = LoggerFactory.getLogger(Migrator.class);
   private static final Pattern NAME = Pattern.compile("V(\\d+)__([A-Za-z0-9_]+)\\.sql");
+  private static final Pattern CREATE_TABLE = Pattern.compile("CREATE TABLE (?:IF NOT EXISTS )?(\\w+)",
+      Pattern.CASE_INSENSITIVE);
 
   /** One migration resource. */
   record Migration(int version, String description, String resource) {
@@ -47,12 +50,6 @@ public final class Migrator {
     this.clock = clock;
   }
 
-  /** The newest schema version this code knows. */
-  public int latestVersion() throws JournalException {
-    List<Migration> all = migrations();
-    return all.isEmpty() ? 0 : all.get(all.size() - 1).version();
-  }
-
   /**
    * Applies every migration newer than the journal's version, in one transaction (where the
    * database has transactional DDL; H2 commits each DDL statement). Runs before the journal opens
@@ -62,52 +59,34 @@ public final class Migrator {
    */
   public int migrate(Connection c) throws IdempotencyException {
     List<Migration> all = migrations();
-    int latest = all.isEmpty() ? 0 : all.get(all.size() - 1).version();
     try {
-      boolean autoCommit = c.getAutoCommit();
-      c.setAutoCommit(false);
-      try {
-        int version = migrateInTransaction(c, latest, all);
-        c.commit();
-        return version;
-      } catch (SQLException | IdempotencyException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-      }
+      return DataSourceStore.inTransaction(c, session -> migrateInTransaction(c, all));
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "schema migration", e);
     }
   }
 
-  private int migrateInTransaction(Connection c, int latest, List<Migration> all)
-      throws SQLException, IdempotencyException {
-    {
-      String lock = dialect.migrationLockSql();
-      try (Statement st = c.createStatement()) {
-        if (lock != null) {
-          st.execute(lock);
-        }
-        st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
-            + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
+  private int migrateInTransaction(Connection c, List<Migration> all) throws SQLException, IdempotencyException {
+    String lock = dialect.migrationLockSql();
+    try (Statement st = c.createStatement()) {
+      if (lock != null) {
+        st.execute(lock);
       }
-      int current = currentVersion(c);
-      if (current == 0) {
-        current = adopt(c, all);
-      }
-      if (current > latest) {
-        throw new JournalException("the " + schema.what() + " schema is at version " + current
-            + ", newer than this Idem version supports (" + latest + "); upgrade Idem to open it", null);
-      }
-      for (Migration m : all) {
-        if (m.version() > current) {
-          apply(c, m);
-          current = m.version();
-        }
-      }
-      return current;
+      st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
+          + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
     }
+    int current = currentVersion(c);
+    if (current == 0) {
+      current = adopt(c, all);
+    }
+    if (current > all.size()) {
+      throw new JournalException("the " + schema.what() + " schema is at version " + current
+          + ", newer than this Idem version supports (" + all.size() + "); upgrade Idem to open it", null);
+    }
+    for (Migration m : all.subList(current, all.size())) {
+      apply(c, m);
+    }
+    return all.size();
   }
 
   /**
@@ -117,7 +96,7 @@ public final class Migrator {
    *     than this code (then the app, which migrates on open, must open it first)
    */
   public int currentVersionReadOnly(Connection c) throws IdempotencyException {
-    int latest = latestVersion();
+    int latest = migrations().size(); // the newest version this code knows: they are numbered 1, 2, 3...
     int current;
     try {
       current = currentVersion(c);
@@ -181,6 +160,18 @@ public final class Migrator {
       ps.setLong(3, now.getEpochSecond() * 1_000_000_000L + now.getNano());
       ps.executeUpdate();
     }
+  }
+
+  /** The tables the store keeps: its version table and every table its migrations create. */
+  List<String> tables() throws JournalException {
+    List<String> tables = new ArrayList<>(List.of(schema.versionTable()));
+    for (Migration m : migrations()) {
+      Matcher created = CREATE_TABLE.matcher(String.join("\n", splitStatements(resource(m.resource()))));
+      while (created.find()) {
+        tables.add(created.group(1).toLowerCase(Locale.ROOT));
+      }
+    }
+    return tables;
   }
 
   List<Migration> migrations() throws JournalException {

@@ -19,7 +19,8 @@ final class ReadOnlyStore implements Store {
   private final Connection connection;
   private final CachedStatements session;
   private final ReentrantLock lock = new ReentrantLock();
-  private boolean closed;
+  /** Null while open; then how it was closed. */
+  private String closedHow;
 
   /** Set if the database was opened as immutable: each read is checked against it. */
   private final UnchangedFiles unchanged;
@@ -42,7 +43,7 @@ final class ReadOnlyStore implements Store {
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
     lock.lock();
     try {
-      StoreErrors.checkUsable(what, name, closed, null);
+      StoreErrors.checkUsable(what, name, closedHow, null);
       T result = work.run(session);
       checkUnchanged(null);
       return result;
@@ -83,13 +84,13 @@ final class ReadOnlyStore implements Store {
   }
 
   @Override
-  public void close() throws IdempotencyException {
+  public void close(String how) throws IdempotencyException {
     lock.lock();
     try {
-      if (closed) {
+      if (closedHow != null) {
         return;
       }
-      closed = true;
+      closedHow = how;
       session.close();
       connection.close();
     } catch (SQLException e) {

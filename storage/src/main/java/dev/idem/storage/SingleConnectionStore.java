@@ -4,16 +4,17 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +49,8 @@ public final class SingleConnectionStore implements Store {
 
   /** The longest a committer waits for queued writers to join its commit: 200 µs. */
   private static final long GATHER_NANOS = 200_000;
+  /** Ends the unit's savepoint, keeping its work in the transaction (SQLite only). */
+  private static final String RELEASE = "RELEASE SAVEPOINT idem_unit";
 
   /** The store in messages and thread names: "journal", "idempotency store", "webhook inbox". */
   private final String what;
@@ -60,10 +63,6 @@ public final class SingleConnectionStore implements Store {
   /** Guards the connection, its statements and the counters below it. */
   private final ReentrantLock statementLock = new ReentrantLock();
   private final CachedStatements session;
-  private PreparedStatement savepoint;
-  private PreparedStatement rollbackToSavepoint;
-  /** SQLite only (null elsewhere): ends the unit's savepoint, keeping its work in the transaction. */
-  private PreparedStatement releaseSavepoint;
   private final boolean sqlite;
   /** SQLite or H2: a failed statement is undone whole, so a single-statement unit needs no savepoint. */
   private final boolean statementsAtomic;
@@ -98,13 +97,6 @@ public final class SingleConnectionStore implements Store {
    * @param diskSync what forces each commit to the disk, or null to not sync to disk (commits then
    *     survive a process crash, not an OS crash); closed with the store
    * @param deferredCommitInterval the longest a DEFERRED write waits for its commit
-   */
-  public SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
-      Duration deferredCommitInterval) throws SQLException {
-    this(what, name, connection, diskSync, deferredCommitInterval, false);
-  }
-
-  /**
    * @param sharedDatabase true if other connections write the same database (the guard's
    *     transactional mode, where the app's connections claim): then a read that finds no write of
    *     this store pending ends its transaction at once, so that the next unit reads what the others
@@ -119,7 +111,7 @@ public final class SingleConnectionStore implements Store {
     this.diskSync = diskSync;
     this.deferredCommitInterval = deferredCommitInterval;
     connection.setAutoCommit(false);
-    String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
+    String product = connection.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
     this.sqlite = product.contains("sqlite");
     this.statementsAtomic = sqlite || product.equals("h2");
     this.session = new CachedStatements(connection);
@@ -132,64 +124,66 @@ public final class SingleConnectionStore implements Store {
 
   @Override
   public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
-    T result;
-    long mustBeDurable;
-    statementLock.lock();
-    try {
-      ensureUsable();
-      result = runAtomically(work);
-      mustBeDurable = syncWritesVisibleTo(row);
-      if (sharedDatabase && !transactionHasWrites) {
-        endReadTransaction();
-      }
-    } finally {
-      statementLock.unlock();
-    }
-    awaitDurable(mustBeDurable);
-    return result;
+    return run(row, work, null);
   }
 
   @Override
   public <T> T write(Durability durability, Object row, SqlWork<T> work) throws IdempotencyException {
-    return writeDeciding(row, work, r -> durability);
+    return run(row, work, r -> durability);
   }
 
   @Override
-  public <T> T writeDeciding(Object row, SqlWork<T> work, java.util.function.Function<? super T, Durability> decide)
+  public <T> T writeDeciding(Object row, SqlWork<T> work, Function<? super T, Durability> decide)
+      throws IdempotencyException {
+    return run(row, work, decide);
+  }
+
+  /** Runs a unit of work: a read if {@code decide} is null, else a write as durable as it decides. */
+  private <T> T run(Object row, SqlWork<T> work, Function<? super T, Durability> decide)
       throws IdempotencyException {
     T result;
     long mustBeDurable;
     statementLock.lock();
     try {
-      ensureUsable();
+      StoreErrors.checkUsable(what, name, closedHow, broken);
       result = runAtomically(work);
-      transactionHasWrites = true;
-      Durability durability = decide.apply(result);
-      long seq = ++executedSeq;
-      if (durability == Durability.SYNC) {
-        lastSyncSeq = seq;
-        if (row == null) {
-          barrierSeq = seq;
-        } else {
-          if (unsyncedRows.size() >= 256) {
-            long durable = durableSeq;
-            unsyncedRows.values().removeIf(s -> s <= durable);
-          }
-          unsyncedRows.put(row, seq);
-        }
-        mustBeDurable = seq;
-      } else {
-        if (!flushScheduled) {
-          flushScheduled = true;
-          flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
-        }
+      if (decide == null) {
         mustBeDurable = syncWritesVisibleTo(row);
+        if (sharedDatabase && !transactionHasWrites) {
+          endReadTransaction();
+        }
+      } else {
+        transactionHasWrites = true;
+        mustBeDurable = written(row, decide.apply(result));
       }
     } finally {
       statementLock.unlock();
     }
     awaitDurable(mustBeDurable);
     return result;
+  }
+
+  /** Records a write just run; returns the sequence number that must be durable before it returns. */
+  private long written(Object row, Durability durability) {
+    long seq = ++executedSeq;
+    if (durability == Durability.DEFERRED) {
+      if (!flushScheduled) {
+        flushScheduled = true;
+        flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+      }
+      return syncWritesVisibleTo(row);
+    }
+    lastSyncSeq = seq;
+    if (row == null) {
+      barrierSeq = seq;
+    } else {
+      if (unsyncedRows.size() >= 256) {
+        long durable = durableSeq;
+        unsyncedRows.values().removeIf(s -> s <= durable);
+      }
+      unsyncedRows.put(row, seq);
+    }
+    return seq;
   }
 
   /**
@@ -213,7 +207,7 @@ public final class SingleConnectionStore implements Store {
     long target;
     statementLock.lock();
     try {
-      ensureUsable();
+      StoreErrors.checkUsable(what, name, closedHow, broken);
       target = executedSeq;
     } finally {
       statementLock.unlock();
@@ -253,18 +247,15 @@ public final class SingleConnectionStore implements Store {
   }
 
   private <T> T runAtomically(SqlWork<T> work) throws IdempotencyException {
-    if (statementsAtomic && work instanceof SingleStatementWork<T> single) {
-      return runSingleStatement(single);
-    }
+    // A unit that writes with one statement needs no savepoint: if that statement fails, the
+    // database has undone it, and nothing else of the unit was written. What a savepoint also told
+    // is whether the failure took the whole open transaction (other callers' uncommitted work) with
+    // it; failIfTransactionLost finds that out instead.
+    boolean savepoint = !(statementsAtomic && work instanceof SingleStatementWork);
     try {
-      if (savepoint == null) {
-        savepoint = connection.prepareStatement("SAVEPOINT idem_unit");
-        rollbackToSavepoint = connection.prepareStatement("ROLLBACK TO SAVEPOINT idem_unit");
-        if (sqlite) {
-          releaseSavepoint = connection.prepareStatement("RELEASE SAVEPOINT idem_unit");
-        }
+      if (savepoint) {
+        session.prepare("SAVEPOINT idem_unit").executeUpdate();
       }
-      savepoint.executeUpdate();
     } catch (SQLException e) {
       throw StoreErrors.wrap(what, "savepoint on " + name, e);
     }
@@ -272,35 +263,25 @@ public final class SingleConnectionStore implements Store {
     try {
       result = work.run(session);
     } catch (SQLException e) {
-      rollback(e);
+      if (savepoint) {
+        rollback(e);
+      } else {
+        failIfTransactionLost(e);
+      }
       throw StoreErrors.wrap(what, "statement on " + name, e);
     } catch (IdempotencyException | RuntimeException | Error e) {
       if (e instanceof Error error) {
         markBroken(error); // the unit stopped anywhere; what else that Error hit is unknown
       }
-      rollback(e);
+      if (savepoint) {
+        rollback(e);
+      }
       throw e;
     }
-    release();
+    if (savepoint) {
+      release();
+    }
     return result;
-  }
-
-  /**
-   * Runs a unit that writes with one statement, without a savepoint: if that statement fails, the
-   * database has undone it, and nothing else of the unit was written. What a savepoint also told
-   * is whether the failure took the whole open transaction (other callers' uncommitted work) with
-   * it; {@link #failIfTransactionLost} finds that out instead.
-   */
-  private <T> T runSingleStatement(SingleStatementWork<T> work) throws IdempotencyException {
-    try {
-      return work.run(session);
-    } catch (SQLException e) {
-      failIfTransactionLost(e);
-      throw StoreErrors.wrap(what, "statement on " + name, e);
-    } catch (Error e) {
-      markBroken(e); // the unit stopped anywhere; what else that Error hit is unknown
-      throw e;
-    }
   }
 
   /**
@@ -340,11 +321,11 @@ public final class SingleConnectionStore implements Store {
    * sub-journal stays small, in memory, and is reset at each release.
    */
   private void release() throws JournalException {
-    if (releaseSavepoint == null) {
+    if (!sqlite) {
       return;
     }
     try {
-      releaseSavepoint.executeUpdate();
+      session.prepare(RELEASE).executeUpdate();
     } catch (SQLException e) {
       broken = e;
       throw StoreErrors.wrapUnusable(what, name, e);
@@ -375,9 +356,9 @@ public final class SingleConnectionStore implements Store {
    */
   private void rollback(Throwable cause) throws JournalException {
     try {
-      rollbackToSavepoint.executeUpdate();
-      if (releaseSavepoint != null) {
-        releaseSavepoint.executeUpdate(); // ROLLBACK TO keeps the savepoint open
+      session.prepare("ROLLBACK TO SAVEPOINT idem_unit").executeUpdate();
+      if (sqlite) {
+        session.prepare(RELEASE).executeUpdate(); // ROLLBACK TO keeps the savepoint open
       }
     } catch (SQLException e) {
       broken = cause;
@@ -489,17 +470,8 @@ public final class SingleConnectionStore implements Store {
     }
   }
 
-  private void ensureUsable() throws JournalException {
-    StoreErrors.checkUsable(what, name, closedHow, broken);
-  }
-
   private void failIfBroken() throws JournalException {
-    StoreErrors.checkUsable(what, name, false, broken);
-  }
-
-  @Override
-  public void close() throws IdempotencyException {
-    close(Store.CLOSED);
+    StoreErrors.checkUsable(what, name, null, broken);
   }
 
   /**
@@ -535,9 +507,6 @@ public final class SingleConnectionStore implements Store {
     try {
       flusher.shutdownNow();
       session.close();
-      closeQuietly(savepoint);
-      closeQuietly(rollbackToSavepoint);
-      closeQuietly(releaseSavepoint);
       if (diskSync != null) {
         try {
           diskSync.close();
@@ -564,16 +533,6 @@ public final class SingleConnectionStore implements Store {
     }
     if (failure != null) {
       throw failure;
-    }
-  }
-
-  private static void closeQuietly(Statement st) {
-    if (st != null) {
-      try {
-        st.close();
-      } catch (SQLException ignored) {
-        // the connection is being closed anyway
-      }
     }
   }
 }

@@ -8,7 +8,7 @@ import java.sql.SQLException;
  * The connection of one unit of journal work, and where its statements come from. A store that
  * keeps one connection for its whole life (embedded SQLite) hands out cached prepared statements, so
  * that the SQL of the hot path is parsed and planned once, not on every call; a store that borrows
- * pooled connections prepares and closes them per use (the pool and driver cache them).
+ * pooled connections keeps them for the unit only (the pool and driver cache them).
  *
  * <p>Callers pair every {@link #prepare} with a {@link #release} in a {@code finally} block, close
  * their result sets themselves, and set every parameter on each use.
@@ -22,24 +22,4 @@ public interface SqlSession {
 
   /** Gives the statement back: closes it, or keeps it for the next {@link #prepare} of its SQL. */
   void release(PreparedStatement statement) throws SQLException;
-
-  /** A session that prepares a new statement on every call and closes it on release. */
-  static SqlSession uncached(Connection c) {
-    return new SqlSession() {
-      @Override
-      public Connection connection() {
-        return c;
-      }
-
-      @Override
-      public PreparedStatement prepare(String sql) throws SQLException {
-        return c.prepareStatement(sql);
-      }
-
-      @Override
-      public void release(PreparedStatement statement) throws SQLException {
-        statement.close();
-      }
-    };
-  }
 }

@@ -62,15 +62,15 @@ public interface Store extends AutoCloseable {
 
   /** Flushes, then releases the connections. Idempotent. */
   @Override
-  void close() throws IdempotencyException;
+  default void close() throws IdempotencyException {
+    close(CLOSED);
+  }
 
   /**
    * {@link #close()}, with the words later calls get after "is closed", such as "by its JVM
-   * shutdown hook (the JVM is exiting)". By default the words are dropped.
+   * shutdown hook (the JVM is exiting)".
    *
    * @param how how it was closed, or {@link #CLOSED}
    */
-  default void close(String how) throws IdempotencyException {
-    close();
-  }
+  void close(String how) throws IdempotencyException;
 }

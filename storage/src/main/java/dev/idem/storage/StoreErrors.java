@@ -82,15 +82,6 @@ public final class StoreErrors {
         || text.contains("database disk image is malformed") || text.contains("file is not a database");
   }
 
-  /**
-   * For a call on a store that is closed.
-   *
-   * @param how who closed it, when that is news to the caller (its JVM shutdown hook), or null
-   */
-  static JournalException closed(String store, String name, String how) {
-    return new JournalException(store + " " + name + " is closed" + (how == null ? "" : " " + how), null);
-  }
-
   /** For the write whose failure just left the store unusable: its own cause, and what follows. */
   static JournalException wrapUnusable(String store, String name, SQLException e) {
     return new JournalException(store + " " + name + " failed: " + diagnose(store, e) + "; the failed write took the"
@@ -107,21 +98,15 @@ public final class StoreErrors {
   }
 
   /**
-   * Returns if a store may be used; otherwise throws {@link #closed} (a closed store) or
-   * {@link #unusable} (one that an earlier failure broke, {@code broken} non-null).
-   */
-  static void checkUsable(String store, String name, boolean closed, Throwable broken) throws JournalException {
-    checkUsable(store, name, closed ? "" : null, broken);
-  }
-
-  /**
-   * As {@link #checkUsable(String, String, boolean, Throwable)}, for a store that says how it was closed.
+   * Returns if a store may be used; otherwise throws "is closed" (a closed store, with how, when that
+   * is news to the caller: its JVM shutdown hook) or {@link #unusable} (one that an earlier failure
+   * broke, {@code broken} non-null).
    *
    * @param closedHow null while open; otherwise how it was closed ({@link Store#CLOSED}, or a reason)
    */
   static void checkUsable(String store, String name, String closedHow, Throwable broken) throws JournalException {
     if (closedHow != null) {
-      throw closed(store, name, closedHow.isEmpty() ? null : closedHow);
+      throw new JournalException(store + " " + name + " is closed" + (closedHow.isEmpty() ? "" : " " + closedHow), null);
     }
     if (broken != null) {
       throw unusable(store, name, broken);
@@ -153,9 +138,7 @@ public final class StoreErrors {
         return "an I/O error on the " + store + " files";
       }
       if (sqlite == SQLITE_CONSTRAINT && text.contains("_length")) {
-        String column = lengthConstraintColumn(text);
-        return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
-            + " (owners, scopes, operation names and references hold at most 200 characters, keys 255)";
+        return TooLongValue.describe(store, TooLongValue.lengthConstraintColumn(text));
       }
     }
     if (e.getErrorCode() == H2_DATABASE_ALREADY_OPEN || text.contains("already in use")
@@ -185,10 +168,7 @@ public final class StoreErrors {
       return "the database is closed";
     }
     if (state.equals("22001")) {
-      // The driver's message names the column, never the value.
-      String column = columnOf(e.getMessage());
-      return "a value is too long for the " + store + "'s column" + (column == null ? "" : " " + column)
-          + " (owners, scopes, operation names and references hold at most 200 characters)";
+      return TooLongValue.describe(store, TooLongValue.columnOf(e.getMessage()));
     }
     if (state.startsWith("08")) {
       return "the database connection failed";
@@ -197,52 +177,6 @@ public final class StoreErrors {
       return "the database is shutting down or refused the operation";
     }
     return "a database error";
-  }
-
-  /**
-   * The column a "value too long" message names, if it is one of the journal's: the word after
-   * "column" (H2 quotes it and adds its type; the statement text that follows lists every column,
-   * and the value may hold request data, so nothing else is taken from the message).
-   */
-  private static String columnOf(String message) {
-    if (message == null) {
-      return null;
-    }
-    String lower = message.toLowerCase(Locale.ROOT);
-    int at = lower.indexOf("column ");
-    if (at < 0) {
-      return null;
-    }
-    int i = at + "column ".length();
-    while (i < lower.length() && lower.charAt(i) == '"') {
-      i++;
-    }
-    int end = i;
-    while (end < lower.length() && (Character.isLetter(lower.charAt(end)) || lower.charAt(end) == '_')) {
-      end++;
-    }
-    String word = lower.substring(i, end);
-    return isColumnName(word) ? word : null;
-  }
-
-  /** The column of a SQLite length CHECK constraint named {@code <column>_length} in the schema. */
-  private static String lengthConstraintColumn(String text) {
-    int end = text.indexOf("_length");
-    int start = end;
-    while (start > 0 && (Character.isLetter(text.charAt(start - 1)) || text.charAt(start - 1) == '_')) {
-      start--;
-    }
-    String word = text.substring(start, end);
-    return isColumnName(word) ? word : null;
-  }
-
-  /**
-   * A column name of an Idem table: lower-case letters and underscores, short. The storage layer
-   * does not know each store's columns; a word of this shape right after "column" (or before
-   * "_length") is the driver naming a column, never a quoted value.
-   */
-  private static boolean isColumnName(String word) {
-    return !word.isEmpty() && word.length() <= 40 && word.chars().allMatch(ch -> ch == '_' || (ch >= 'a' && ch <= 'z'));
   }
 
   private static String chainText(Throwable t) {

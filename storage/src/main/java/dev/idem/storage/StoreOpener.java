@@ -17,8 +17,8 @@ import org.sqlite.SQLiteDataSource;
  * Opens the database of a store (the journal, the guard's store or the webhook inbox): an embedded
  * SQLite store in its files ({@link Layout}), or the database of an app's DataSource (PostgreSQL,
  * SQLite or H2). It picks the {@link Store}, migrates
- * the schema, and on any failure undoes what it did (connections, the process lock, the JVM-wide
- * registration of the directory), so a failed open leaves nothing held.
+ * the schema, and on any failure undoes what it did (connections, the process lock), so a failed
+ * open leaves nothing held.
  *
  * <p>The store itself is built by a {@link Finish} step that runs before the open counts as done:
  * its first reads and writes (the sweep for unknown states, crash recovery) can still fail the
@@ -45,8 +45,9 @@ public final class StoreOpener {
    * @param singleProcess true if no other process can use the database (embedded, or an app's
    *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
    * @param crashed true if the last process stopped without closing the journal (embedded only)
+   * @param size what the store takes on disk, for its {@link StorageSizeGauge}
    */
-  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed) {
+  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size) {
     /**
      * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
      * write broke the store: then the next open recovers as after a crash) and releases the
@@ -66,7 +67,6 @@ public final class StoreOpener {
           } else {
             files.markClosedAfterFailure();
           }
-          OpenStores.release(files.database());
           files.close();
         }
       }
@@ -92,33 +92,37 @@ public final class StoreOpener {
   }
 
   /**
-   * Opens (creating if needed) the embedded SQLite journal in {@code directory} ({@link
-   * EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
+   * Opens (creating if needed) the embedded SQLite store {@code requested} ({@link Layout#journal}
+   * for the journal's; {@link EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
    * a busy timeout, one writer connection with group commit. A directory already open in this JVM
-   * is refused ({@link OpenStores}); one open in another process is refused by the lock file.
+   * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}).
    */
-  public <T> T openEmbedded(Path directory, Finish<T> finish) throws IdempotencyException {
-    return openEmbedded(Layout.journal(directory), finish);
-  }
-
-  /** {@link #openEmbedded(Path, Finish)} for any embedded store's {@code layout}. */
-  public <T> T openEmbedded(Layout layout, Finish<T> finish) throws IdempotencyException {
-    EmbeddedFiles files = EmbeddedFiles.prepare(layout);
-    Path dir = files.directory();
-    Path db = files.database();
-    try {
-      OpenStores.acquire(db, files.layout());
-    } catch (JournalException e) {
-      files.close();
-      throw e;
-    }
+  public <T> T openEmbedded(Layout requested, Finish<T> finish) throws IdempotencyException {
+    EmbeddedFiles files = EmbeddedFiles.prepare(requested);
+    Layout layout = files.layout();
+    Path db = layout.database();
     Connection connection = null;
     Store store = null;
     try {
-      checkWal(schema.what(), files.layout().wal(), db);
+      WalCheck.refuseDamaged(schema.what(), layout);
       connection = sqliteDataSource(db, false, false).getConnection();
-      checkWalMode(connection, db);
-      checkIntegrity(schema.what(), connection, db);
+      String mode = pragma(connection, "journal_mode");
+      if (!"wal".equalsIgnoreCase(mode)) {
+        // SQLite answers a journal_mode=WAL it cannot set (no shared memory on the file system,
+        // say) with the mode it kept, and sqlite-jdbc does not check: without WAL a commit rewrites
+        // pages through a rollback journal, and the read-only tools could no longer read beside it.
+        throw new JournalException("SQLite kept " + db + " in journal mode " + mode + " instead of WAL (the file"
+            + " system may not support its shared memory): move it to a local disk", null);
+      }
+      // SQLite's own check of every page and every index entry, at open: a damaged file is refused
+      // with an explanation before the store reads a row from it, rather than failing later on
+      // whichever page a query happens to touch. integrity_check, not quick_check: a damaged entry
+      // of the primary-key index would make a finished operation look absent, and a begin of the
+      // same key would then create and send it again; only the full check compares each index with
+      // its table. Its cost grows with the store (see the README's benchmark figures).
+      if (!"ok".equalsIgnoreCase(pragma(connection, "integrity_check(1)"))) {
+        throw StoreErrors.corrupt(schema.what(), db, "SQLite's integrity_check failed", null);
+      }
       // Before the migration, which would turn an emptied file into a fresh journal.
       String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
       int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
@@ -126,39 +130,23 @@ public final class StoreOpener {
         Meta.put(connection, schema.metaTable(), Meta.JOURNAL_ID, newId);
       }
       files.markOpen(newId);
-      String name = layout.ownsFiles() ? dir.toString() : db.toString();
+      String name = (layout.ownsFiles() ? layout.directory() : db).toString();
       store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
-      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed()));
-    } catch (SQLException e) {
-      closeQuietly(store, connection);
-      release(files, db);
-      if (nativeLibraryMissing(e)) {
-        throw nativeLibraryError(e);
-      }
-      throw StoreErrors.wrapOpen(schema.what(), files.database(), e);
-    } catch (IdempotencyException | RuntimeException e) {
-      closeQuietly(store, connection);
-      release(files, db);
-      throw e;
-    } catch (Error e) {
-      closeQuietly(store, connection);
-      release(files, db);
-      throw nativeLibraryError(e);
+      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
+          StorageSize.ofFiles(db, layout.wal())));
+    } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
+      closeQuietly(store, connection, files);
+      throw openFailure(db, e);
     }
   }
 
   /**
-   * Opens the embedded journal in {@code directory} for reading only, without taking it over: no
+   * Opens the embedded store {@code requested} for reading only, without taking it over: no
    * lock, no migration, no recovery, no write of any byte (SQLite's read-only open mode). For
    * inspection tools such as the journal CLI.
    *
-   * @throws JournalException if the directory holds no journal, or it cannot be read
+   * @throws JournalException if the directory holds no such store, or it cannot be read
    */
-  public <T> T openEmbeddedReadOnly(Path directory, Finish<T> finish) throws IdempotencyException {
-    return openEmbeddedReadOnly(Layout.journal(directory), finish);
-  }
-
-  /** {@link #openEmbeddedReadOnly(Path, Finish)} for any embedded store's {@code requested} layout. */
   public <T> T openEmbeddedReadOnly(Layout requested, Finish<T> finish) throws IdempotencyException {
     Path dir = requested.directory().toAbsolutePath().normalize();
     Layout layout = requested.in(dir);
@@ -194,7 +182,7 @@ public final class StoreOpener {
       Path wal = layout.wal();
       boolean immutable = !Files.exists(wal);
       UnchangedFiles unchanged = immutable ? UnchangedFiles.of(what, db, wal) : null;
-      Path shm = wal.resolveSibling(layout.databaseFile() + "-shm");
+      Path shm = layout.shm();
       if (!immutable && !Files.exists(shm)) {
         throw new JournalException("the " + what + " " + db + " has a " + wal.getFileName() + " file but no "
             + shm.getFileName() + " index beside it, and a read-only open does not rebuild one (that would"
@@ -211,22 +199,14 @@ public final class StoreOpener {
         throw e;
       }
       store.checkUnchanged(null);
-      return finish.finish(name, Dialect.SQLITE, store, version, new Opened(null, true, false));
-    } catch (SQLException e) {
+      return finish.finish(name, Dialect.SQLITE, store, version,
+          new Opened(null, true, false, StorageSize.ofFiles(db, wal)));
+    } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
       closeQuietly(connection);
-      if (store != null) {
-        store.checkUnchanged(e);
+      if (store != null && e instanceof SQLException failure) {
+        store.checkUnchanged(failure);
       }
-      if (nativeLibraryMissing(e)) {
-        throw nativeLibraryError(e);
-      }
-      throw StoreErrors.wrapOpen(schema.what(), db, e);
-    } catch (IdempotencyException | RuntimeException e) {
-      closeQuietly(connection);
-      throw e;
-    } catch (Error e) {
-      closeQuietly(connection);
-      throw nativeLibraryError(e);
+      throw openFailure(db, e);
     }
   }
 
@@ -238,16 +218,13 @@ public final class StoreOpener {
     Dialect dialect;
     String name;
     try (Connection c = dataSource.getConnection()) {
-      dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+      dialect = dialectOf(c);
       name = c.getMetaData().getURL();
-      if (dialect == null) {
-        throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
-            + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
-      }
       if (dialect == Dialect.POSTGRESQL) {
-        int version = new Migrator(dialect, schema, clock).migrate(c);
-        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
-            new Opened(null, false, false));
+        Migrator migrator = new Migrator(dialect, schema, clock);
+        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect),
+            migrator.migrate(c), new Opened(null, false, false,
+                StorageSize.ofTables(schema.what(), name, dataSource, migrator.tables())));
       }
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "open", e);
@@ -269,22 +246,17 @@ public final class StoreOpener {
     Connection c = null;
     try {
       c = dataSource.getConnection();
-      Dialect dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+      Dialect dialect = dialectOf(c);
       String name = c.getMetaData().getURL();
-      if (dialect == null) {
-        throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
-            + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
-      }
-      if (dialect == Dialect.POSTGRESQL) {
+      if (dialect != Dialect.SQLITE) {
         c.setReadOnly(true);
-        c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
-      } else if (dialect == Dialect.H2) {
-        c.setReadOnly(true);
-        c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+        c.setTransactionIsolation(dialect == Dialect.POSTGRESQL ? Connection.TRANSACTION_REPEATABLE_READ
+            : Connection.TRANSACTION_SERIALIZABLE);
       }
       int version = new Migrator(dialect, schema, clock).currentVersionReadOnly(c);
       Store store = new ReadOnlyStore(schema.what(), name, c, null);
-      return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false));
+      return finish.finish(name, dialect, store, version, new Opened(null, dialect != Dialect.POSTGRESQL, false,
+          StorageSize.UNKNOWN));
     } catch (SQLException e) {
       closeQuietly(c);
       throw StoreErrors.wrap(schema.what(), "read-only open", e);
@@ -292,6 +264,15 @@ public final class StoreOpener {
       closeQuietly(c);
       throw e;
     }
+  }
+
+  private Dialect dialectOf(Connection c) throws SQLException, JournalException {
+    Dialect dialect = Dialect.fromProductName(c.getMetaData().getDatabaseProductName());
+    if (dialect == null) {
+      throw new JournalException("unsupported database for the Idem " + schema.what() + ": "
+          + c.getMetaData().getDatabaseProductName() + " (supported: SQLite, PostgreSQL, H2)", null);
+    }
+    return dialect;
   }
 
   /** SQLite or H2 from an app's DataSource: one connection held for the journal's life, group commit. */
@@ -317,8 +298,8 @@ public final class StoreOpener {
       if (dialect == Dialect.H2 && syncToDisk) {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
-      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval);
-      return finish.finish(name, dialect, store, version, new Opened(null, true, false));
+      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, false);
+      return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main)));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);
       throw StoreErrors.wrap(schema.what(), "open of " + name, e);
@@ -359,53 +340,43 @@ public final class StoreOpener {
     return ds;
   }
 
-  /**
-   * SQLite's own check of every page and every index entry, at open: a damaged file is refused
-   * with an explanation before the journal reads a row from it, rather than failing later on
-   * whichever page a query happens to touch. {@code integrity_check}, not {@code quick_check}: a
-   * damaged entry of the primary-key index would make a finished operation look absent, and a
-   * begin of the same key would then create and send it again; only the full check compares each
-   * index with its table. Its cost grows with the journal (see the README's benchmark figures),
-   * one more reason to purge.
-   */
-  private static void checkIntegrity(String what, Connection c, Path db) throws SQLException, JournalException {
-    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check(1)")) {
-      String result = rs.next() ? rs.getString(1) : "no answer";
-      if (!"ok".equalsIgnoreCase(result)) {
-        throw StoreErrors.corrupt(what, db, "SQLite's integrity_check failed", null);
+  /** The files of an app's SQLite or H2 database, as its connection names them; unknown in memory. */
+  private static StorageSize filesOf(Dialect dialect, Connection c) throws SQLException {
+    String sql = dialect == Dialect.SQLITE ? "SELECT file FROM pragma_database_list WHERE name = 'main'"
+        : "SELECT DATABASE_PATH()";
+    try (Statement st = c.createStatement(); var rs = st.executeQuery(sql)) {
+      String file = rs.next() ? rs.getString(1) : null;
+      if (file == null || file.isEmpty()) {
+        return StorageSize.UNKNOWN;
       }
+      return dialect == Dialect.SQLITE ? StorageSize.ofFiles(Path.of(file), Path.of(file + "-wal"))
+          : StorageSize.ofFiles(Path.of(file + ".mv.db"));
+    }
+  }
+
+  /** The one-row answer of {@code PRAGMA <name>}. */
+  private static String pragma(Connection c, String name) throws SQLException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA " + name)) {
+      return rs.next() ? rs.getString(1) : "no answer";
     }
   }
 
   /**
-   * SQLite answers a {@code journal_mode=WAL} it cannot set (no shared memory on the file system,
-   * say) with the mode it kept, and sqlite-jdbc does not check: without WAL a commit rewrites pages
-   * through a rollback journal, and the read-only tools could no longer read beside the writer.
+   * What a failed SQLite open throws, once it has released what it held: a damaged file named as
+   * such ({@link StoreErrors#wrapOpen}), a native library that could not load explained, and
+   * anything else as it is.
    */
-  private static void checkWalMode(Connection c, Path db) throws SQLException, JournalException {
-    try (Statement st = c.createStatement(); var rs = st.executeQuery("PRAGMA journal_mode")) {
-      String mode = rs.next() ? rs.getString(1) : "no answer";
-      if (!"wal".equalsIgnoreCase(mode)) {
-        throw new JournalException("SQLite kept " + db + " in journal mode " + mode + " instead of WAL (the file"
-            + " system may not support its shared memory): move it to a local disk", null);
-      }
+  private IdempotencyException openFailure(Path db, Throwable e) {
+    if (e instanceof IdempotencyException i) {
+      return i;
     }
-  }
-
-  /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
-  private static void checkWal(String what, Path wal, Path db) throws JournalException {
-    if (!Files.exists(wal)) {
-      return;
+    if (e instanceof RuntimeException r) {
+      throw r;
     }
-    String problem;
-    try {
-      problem = WalCheck.problem(wal);
-    } catch (java.io.IOException e) {
-      throw new JournalException("cannot read the " + what + "'s write-ahead log " + wal + ": " + e, e);
+    if (e instanceof SQLException s && !nativeLibraryMissing(s)) {
+      return StoreErrors.wrapOpen(schema.what(), db, s);
     }
-    if (problem != null) {
-      throw StoreErrors.corrupt(what, db, "its write-ahead log " + wal.getFileName() + " is damaged: " + problem, null);
-    }
+    return nativeLibraryError(e);
   }
 
   /**
@@ -415,17 +386,14 @@ public final class StoreOpener {
    * sqlite-jdbc's NativeLibraryNotFoundException, neither of which says what to do.
    */
   private static IdempotencyException nativeLibraryError(Throwable e) {
-    if (e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
-        || e instanceof ExceptionInInitializerError || e instanceof SQLException) {
-      String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
-      return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
-          + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
-          + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
-    }
-    if (e instanceof Error err) {
+    if (e instanceof Error err && !(e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
+        || e instanceof ExceptionInInitializerError)) {
       throw err;
     }
-    throw new IllegalStateException(e);
+    String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
+    return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
+        + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
+        + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
   }
 
   /** sqlite-jdbc reports a library it could not unpack or load as a SQLException with this cause. */
@@ -439,11 +407,6 @@ public final class StoreOpener {
       }
     }
     return false;
-  }
-
-  private static void release(EmbeddedFiles files, Path db) {
-    OpenStores.release(db);
-    files.close();
   }
 
   private static void closeQuietly(AutoCloseable... all) {

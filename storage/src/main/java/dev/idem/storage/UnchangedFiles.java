@@ -5,7 +5,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.util.Objects;
+import java.nio.file.attribute.FileTime;
 
 /**
  * What a database file looked like when a reader opened it as immutable (SQLite's
@@ -15,22 +15,14 @@ import java.util.Objects;
  * may even call the file corrupt. So every read is followed by this check: a {@code -wal} file that
  * appeared, or a database file whose size, modification time or identity changed, discards the
  * read with a message that says to run it again (which then reads through the app's {@code -wal}).
+ *
+ * @param db the database file
+ * @param wal its {@code -wal} file, absent at the open
+ * @param fileKey the database file's identity at the open
+ * @param size its size at the open
+ * @param modified its modification time at the open
  */
-final class UnchangedFiles {
-  private final Path db;
-  private final Path wal;
-  private final Object fileKey;
-  private final long size;
-  private final long modified;
-
-  private UnchangedFiles(Path db, Path wal, BasicFileAttributes a) {
-    this.db = db;
-    this.wal = wal;
-    this.fileKey = a.fileKey();
-    this.size = a.size();
-    this.modified = a.lastModifiedTime().toMillis() * 1_000_000L + a.lastModifiedTime().toInstant().getNano() % 1_000_000;
-  }
-
+record UnchangedFiles(Path db, Path wal, Object fileKey, long size, FileTime modified) {
   static UnchangedFiles of(String what, Path db, Path wal) throws JournalException {
     try {
       return read(db, wal);
@@ -40,7 +32,8 @@ final class UnchangedFiles {
   }
 
   private static UnchangedFiles read(Path db, Path wal) throws IOException {
-    return new UnchangedFiles(db, wal, Files.readAttributes(db, BasicFileAttributes.class));
+    BasicFileAttributes a = Files.readAttributes(db, BasicFileAttributes.class);
+    return new UnchangedFiles(db, wal, a.fileKey(), a.size(), a.lastModifiedTime());
   }
 
   /** Null if nothing changed since the open, else what did. */
@@ -49,11 +42,7 @@ final class UnchangedFiles {
       return "its " + wal.getFileName() + " file appeared: the app opened the journal";
     }
     try {
-      UnchangedFiles now = read(db, wal);
-      if (!Objects.equals(fileKey, now.fileKey) || size != now.size || modified != now.modified) {
-        return "its database file changed: the app wrote to it";
-      }
-      return null;
+      return equals(read(db, wal)) ? null : "its database file changed: the app wrote to it";
     } catch (IOException e) {
       return "its database file can no longer be read (" + e.getClass().getSimpleName() + ")";
     }

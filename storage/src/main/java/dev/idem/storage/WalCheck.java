@@ -1,9 +1,11 @@
 package dev.idem.storage;
 
+import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -41,10 +43,28 @@ final class WalCheck {
   private WalCheck() {
   }
 
+  /** Refuses a damaged {@code -wal} file before SQLite silently drops what follows the damage. */
+  static void refuseDamaged(String what, Layout layout) throws JournalException {
+    Path wal = layout.wal();
+    if (!Files.exists(wal)) {
+      return;
+    }
+    String problem;
+    try {
+      problem = problem(wal, layout.shm());
+    } catch (IOException e) {
+      throw new JournalException("cannot read the " + what + "'s write-ahead log " + wal + ": " + e, e);
+    }
+    if (problem != null) {
+      throw StoreErrors.corrupt(what, layout.database(), "its write-ahead log " + wal.getFileName() + " is damaged: "
+          + problem, null);
+    }
+  }
+
   /**
    * @return null if the WAL may be handed to SQLite, else what is wrong with it
    */
-  static String problem(Path wal) throws IOException {
+  private static String problem(Path wal, Path shm) throws IOException {
     try (FileChannel ch = FileChannel.open(wal, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size == 0) {
@@ -114,18 +134,13 @@ final class WalCheck {
       }
       byte[] salts = new byte[8];
       header.get(16, salts);
-      long committed = WalIndex.committedFrames(shmOf(wal), salts);
+      long committed = WalIndex.committedFrames(shm, salts);
       if (committed > intactFrames) {
         return "its -shm index says " + committed + " frames were committed, but only the first " + intactFrames
             + " are intact (the file was cut short or damaged after its commits were acknowledged)";
       }
       return null;
     }
-  }
-
-  private static Path shmOf(Path wal) {
-    String name = wal.getFileName().toString();
-    return wal.resolveSibling(name.substring(0, name.length() - "-wal".length()) + "-shm");
   }
 
   /** True if a frame after {@code from} carries this generation's salts. */

@@ -27,26 +27,14 @@ final class WalIndex {
 
   /**
    * @param shm the {@code -shm} file
-   * @param walSalts the 8 salt bytes of the {@code -wal} file's header, as stored
+   * @param walSalts the 8 salt bytes of the {@code -wal} file's header, as stored; null for any
+   *     generation (SQLite removes the {@code -shm} file with the {@code -wal} file when its last
+   *     connection closes cleanly, so an index that counts frames beside no {@code -wal} file means
+   *     the {@code -wal} file was removed by something else)
    * @return the committed frame count the index records for this WAL generation, or -1 if it
    *     cannot say (no index, a damaged one, or one of another generation)
    */
   static long committedFrames(Path shm, byte[] walSalts) throws IOException {
-    return read(shm, walSalts);
-  }
-
-  /**
-   * @param shm the {@code -shm} file
-   * @return true if it is a valid index that says frames were committed to a {@code -wal} file
-   *     (of any generation). SQLite removes the {@code -shm} file with the {@code -wal} file when its
-   *     last connection closes cleanly, so this index beside no {@code -wal} file means the
-   *     {@code -wal} file was removed by something else
-   */
-  static boolean saysFramesCommitted(Path shm) throws IOException {
-    return read(shm, null) > 0;
-  }
-
-  private static long read(Path shm, byte[] walSalts) throws IOException {
     if (!Files.isRegularFile(shm)) {
       return -1;
     }

@@ -18,7 +18,7 @@ class FlusherThreadNameTest {
   @Test
   void theFlusherThreadNamesItsStore(@TempDir Path dir) throws Exception {
     try (SingleConnectionStore store = new SingleConnectionStore("webhook inbox", "inbox",
-        DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db")), null, Duration.ofMinutes(10))) {
+        DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db")), null, Duration.ofMinutes(10), false)) {
       // A deferred write schedules its commit on the flusher, which starts the thread.
       store.write(Durability.DEFERRED, null, s -> s.connection().createStatement().executeUpdate(
           "CREATE TABLE t (x INTEGER)"));

@@ -35,7 +35,7 @@ class SingleConnectionStoreErrorTest {
   void errorInTheBackgroundCommitBreaksTheStoreAndLaterCallsNameIt(@TempDir Path dir) throws Exception {
     AtomicReference<Error> onCommit = new AtomicReference<>();
     try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, onCommit), null,
-        Duration.ofMillis(1))) {
+        Duration.ofMillis(1), false)) {
       store.write(Durability.SYNC, null, s -> s.connection().createStatement().executeUpdate("CREATE TABLE t(x)"));
       InjectedError error = new InjectedError("out of memory in the flusher");
       onCommit.set(error);
@@ -65,7 +65,7 @@ class SingleConnectionStoreErrorTest {
   void errorInACallersCommitReachesThatCallerAndBreaksTheStore(@TempDir Path dir) throws Exception {
     AtomicReference<Error> onCommit = new AtomicReference<>();
     try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, onCommit), null,
-        Duration.ofSeconds(60))) {
+        Duration.ofSeconds(60), false)) {
       assertFalse(store.broken());
       InjectedError error = new InjectedError("stack overflow while committing");
       onCommit.set(error);
@@ -83,7 +83,7 @@ class SingleConnectionStoreErrorTest {
   @Test
   void errorInsideAUnitBreaksTheStore(@TempDir Path dir) throws Exception {
     try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", failing(dir, new AtomicReference<>()), null,
-        Duration.ofSeconds(60))) {
+        Duration.ofSeconds(60), false)) {
       InjectedError error = new InjectedError("out of memory while encoding a record");
       assertThrows(InjectedError.class, () -> store.write(Durability.SYNC, null, s -> {
         throw error;

@@ -75,7 +75,7 @@ class SingleStatementUnitTest {
   void onH2TooAFailedSingleStatementUnitLeavesNothing() throws Exception {
     String url = "jdbc:h2:file:" + dir.resolve("h2") + ";TRACE_LEVEL_FILE=0";
     try (SingleConnectionStore store = new SingleConnectionStore("journal", "t", counting(DriverManager.getConnection(url)),
-        null, Duration.ofHours(1))) {
+        null, Duration.ofHours(1), false)) {
       store.write(Durability.SYNC, null, s -> update(s, "CREATE TABLE t(x INTEGER PRIMARY KEY)"));
       store.write(Durability.DEFERRED, 1, SqlWork.singleStatement(s -> update(s, "INSERT INTO t VALUES (1)")));
       executed.clear();
@@ -153,7 +153,7 @@ class SingleStatementUnitTest {
     try (Statement st = c.createStatement()) {
       st.execute("PRAGMA journal_mode=WAL");
     }
-    return new SingleConnectionStore("journal", "t", counting(c), null, deferred);
+    return new SingleConnectionStore("journal", "t", counting(c), null, deferred, false);
   }
 
   /** The connection, recording the first word of every prepared statement it executes. */

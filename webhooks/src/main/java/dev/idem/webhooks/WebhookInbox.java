@@ -190,6 +190,19 @@ public final class WebhookInbox implements AutoCloseable {
     return store.counts();
   }
 
+  /**
+   * The bytes the inbox takes on disk: the SQLite database and {@code -wal} files, or its tables
+   * with their indexes on PostgreSQL ({@code pg_total_relation_size}). Reads file sizes or asks
+   * PostgreSQL on a connection of its own; never waits for the inbox's writes. Bound as the gauge
+   * {@code idem.storage.size} by {@link dev.idem.webhooks.metrics.MicrometerWebhookMetrics}.
+   *
+   * @return the bytes, or -1 if they cannot be measured
+   * @throws WebhookInboxException if the files or the database cannot be read
+   */
+  public long storageSize() {
+    return store.storageSize();
+  }
+
   /** @return the queue length: events PENDING or PROCESSING */
   public long queueLength() {
     Map<InboxState, Long> c = store.counts();

@@ -5,7 +5,9 @@ import dev.idem.server.GuardListener;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.RecordStats;
+import dev.idem.storage.StorageSizeGauge;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -149,6 +151,9 @@ public final class MicrometerGuardMetrics implements GuardListener {
     }
     MicrometerGuardMetrics m = new MicrometerGuardMetrics(registry, Objects.requireNonNull(store, "store"),
         Objects.requireNonNull(clock, "clock"), refresh);
+    if (store instanceof JdbcIdempotencyStore jdbc) {
+      StorageSizeGauge.register(registry, "guard", jdbc::storageSize);
+    }
     m.gauge("idem.server.records", "in_flight", s -> s.inFlight(), "records in flight");
     m.gauge("idem.server.records", "completed", s -> s.completed(), "records with a stored result");
     m.gauge("idem.server.records", "released", s -> s.released(), "records released by a failed run");

@@ -293,6 +293,15 @@ public final class InboxStore implements AutoCloseable {
     return out;
   }
 
+  /** {@link dev.idem.webhooks.WebhookInbox#storageSize()}. */
+  public long storageSize() {
+    try {
+      return opened.size().bytes();
+    } catch (IdempotencyException e) {
+      throw new WebhookInboxException("could not measure the webhook inbox " + name + ": " + e.getMessage(), e);
+    }
+  }
+
   /**
    * Refuses a row (source, event id and type in columns 1 to 3) whose payload, in column
    * {@code body}, and checksum, in the next, disagree: it changed on disk after it was accepted.

@@ -3,6 +3,7 @@ package dev.idem.webhooks.metrics;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookInbox;
+import dev.idem.storage.StorageSizeGauge;
 import dev.idem.webhooks.WebhookListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -78,6 +79,7 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
         .strongReference(true).register(registry);
     Gauge.builder("idem.webhooks.deadletters", m, x -> x.safely(() -> (double) x.inbox.counts().get(InboxState.DEAD)))
         .description("webhook dead letters").strongReference(true).register(registry);
+    StorageSizeGauge.register(registry, "inbox", inbox::storageSize);
     return m;
   }
 

@@ -1,0 +1,56 @@
+package dev.idem.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.sql.SQLException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 26: every store's too-long-value error carried the journal's column hint ("owners, scopes,
+ * operation names and references hold at most 200 characters"), so an inbox whose event id was too
+ * long was told about operation names. The hint now names the failing store's columns, or nothing
+ * for a store without length limits (the guard's columns are TEXT).
+ */
+class TooLongValueHintTest {
+  /** PostgreSQL's message for a VARCHAR overflow: it names the type's limit, never the column. */
+  private static SQLException postgresTooLong(int limit) {
+    return new SQLException("ERROR: value too long for type character varying(" + limit + ")", "22001");
+  }
+
+  @Test
+  void theInboxHintNamesTheInboxsColumnsNotTheJournals() {
+    String said = StoreErrors.diagnose("webhook inbox", postgresTooLong(255));
+
+    assertTrue(said.startsWith("a value is too long for the webhook inbox's column"), said);
+    assertTrue(said.contains("sources hold at most 64 characters, event ids and event types 255"), said);
+    assertFalse(said.contains("operation names"), said);
+  }
+
+  @Test
+  void aColumnTheDriverNamesIsGivenWithItsLimit() {
+    String said = StoreErrors.diagnose("webhook inbox",
+        new SQLException("Value too long for column \"SOURCE CHARACTER VARYING(64)\": \"...\"", "22001"));
+
+    assertEquals("a value is too long for the webhook inbox's column source (at most 64 characters)", said);
+  }
+
+  @Test
+  void theGuardGetsNoColumnHint() {
+    String said = StoreErrors.diagnose("idempotency store", postgresTooLong(100));
+
+    assertEquals("a value is too long for the idempotency store's column", said);
+  }
+
+  @Test
+  void theJournalKeepsItsHintForEitherDriverWording() {
+    String postgres = StoreErrors.diagnose("journal", postgresTooLong(200));
+    String sqlite = StoreErrors.diagnose("journal", new SQLException(
+        "[SQLITE_CONSTRAINT_CHECK] A CHECK constraint failed (CHECK constraint failed: op_key_length)", null, 275));
+
+    assertTrue(postgres.contains("owners, scopes, operation names and references hold at most 200 characters"),
+        postgres);
+    assertEquals("a value is too long for the journal's column op_key (at most 255 characters)", sqlite);
+  }
+}
