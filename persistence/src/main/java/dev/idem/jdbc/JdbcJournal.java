@@ -314,6 +314,31 @@ public final class JdbcJournal implements Journal {
 
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
+    return begin(operation, null, null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One INSERT of the row already IN_FLIGHT under {@code owner} at generation 1, in the begin's
+   * durable commit: the claim costs no statement of its own. After a crash the row is IN_FLIGHT,
+   * and recovery owes it an ambiguous attempt, as for any claim whose attempt was not recorded.
+   */
+  @Override
+  public BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
+      throws IdempotencyException {
+    Objects.requireNonNull(owner, "owner");
+    if (operation.queued()) {
+      throw new IllegalArgumentException("a queued operation is claimed when it is delivered, not at its begin");
+    }
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+    }
+    return begin(operation, owner, operation.createdAt().plus(leaseFor));
+  }
+
+  /** @param owner claims the row it inserts under this owner, until {@code leaseExpiresAt}; null: PENDING */
+  private BeginResult begin(NewOperation operation, String owner, Instant leaseExpiresAt) throws IdempotencyException {
     Objects.requireNonNull(operation, "operation");
     OperationId id = operation.id();
     RequestSnapshot request = secrets.strip(operation.request(), id);
@@ -335,13 +360,19 @@ public final class JdbcJournal implements Journal {
     }
     OperationTable.NewRow row = new OperationTable.NewRow(id, operation.reference(), operation.fingerprint().hex(),
         requestJson, RequestCheck.of(operation.fingerprint().hex(), requestJson),
-        Instants.toNanos(operation.createdAt()), operation.queued());
+        Instants.toNanos(operation.createdAt()), operation.queued(), owner,
+        owner == null ? 0 : Instants.toNanos(leaseExpiresAt));
     RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
         () -> store.write(Durability.SYNC, id,
             SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
     if (existing == null) {
       requests.put(id, row.requestCheck(), request);
-      return new BeginResult(OperationRecord.pending(stored), true);
+      OperationRecord created = OperationRecord.pending(stored);
+      if (owner == null) {
+        return new BeginResult(created, true);
+      }
+      return new BeginResult(created.with(OperationState.IN_FLIGHT, owner, 1, leaseExpiresAt, null,
+          operation.createdAt(), null, null), true, new Lease(owner, 1, leaseExpiresAt, false));
     }
     OperationRecord r = quarantine.decodeOrQuarantine(existing);
     if (!r.fingerprint().equals(operation.fingerprint())) {

@@ -43,24 +43,26 @@ public class OperationTable {
   }
 
   /**
-   * Values of a new PENDING row.
+   * Values of a new row: PENDING, or IN_FLIGHT at generation 1 if it is claimed as it is inserted.
    *
    * @param requestCheck the checksum binding {@code requestJson} to {@code fingerprint} (see
    *     {@link RequestCheck})
+   * @param owner the owner that claims the row as it is inserted, or null for a PENDING row
+   * @param leaseExpiresAt the claim's lease expiry; ignored without an owner
    */
   public record NewRow(OperationId id, String reference, String fingerprint, String requestJson, String requestCheck,
-      long createdAt, boolean queued) {
+      long createdAt, boolean queued, String owner, long leaseExpiresAt) {
   }
 
   /**
-   * Inserts a PENDING row unless the identity exists.
+   * Inserts a row unless the identity exists: PENDING, or IN_FLIGHT under the row's owner.
    *
    * @return true if this call inserted it
    */
   public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
     String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
-        + " request_check, state, generation, created_at, updated_at, attempts_json, queued)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]', ?)"
+        + " request_check, state, owner, generation, lease_expires_at, created_at, updated_at, attempts_json, queued)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)"
         + dialect.insertIfAbsentSuffix();
     PreparedStatement ps = c.prepare(sql);
     try {
@@ -69,9 +71,18 @@ public class OperationTable {
       ps.setString(5, row.fingerprint());
       ps.setString(6, row.requestJson());
       ps.setString(7, row.requestCheck());
-      ps.setLong(8, row.createdAt());
-      ps.setLong(9, row.createdAt());
-      ps.setInt(10, row.queued() ? 1 : 0);
+      boolean claimed = row.owner() != null;
+      ps.setString(8, claimed ? "IN_FLIGHT" : "PENDING");
+      ps.setString(9, row.owner());
+      ps.setLong(10, claimed ? 1 : 0);
+      if (claimed) {
+        ps.setLong(11, row.leaseExpiresAt());
+      } else {
+        ps.setNull(11, Types.BIGINT);
+      }
+      ps.setLong(12, row.createdAt());
+      ps.setLong(13, row.createdAt());
+      ps.setInt(14, row.queued() ? 1 : 0);
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       if ("23505".equals(e.getSQLState())) {
