@@ -1,7 +1,6 @@
 package dev.idem.jdbc.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -26,30 +25,76 @@ final class ResponseCheck {
 
   /** The checksum of a response document's stored values (its {@code "sum"} field excluded). */
   static String of(JsonNode response) {
-    MessageDigest sha;
-    try {
-      sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
-    part(sha, "status:" + response.path("status").asText());
+    Sum sum = new Sum(response.path("status").asText());
     JsonNode headers = response.get("headers");
     if (headers != null && headers.isObject()) {
       Iterator<Map.Entry<String, JsonNode>> it = headers.fields();
       while (it.hasNext()) {
         Map.Entry<String, JsonNode> h = it.next();
-        part(sha, "header:" + h.getKey());
+        sum.header(h.getKey());
         for (JsonNode v : h.getValue()) {
-          part(sha, "value:" + v.asText());
+          sum.value(v.asText());
         }
       }
     }
     if (response.path("bodyTruncated").asBoolean(false)) {
-      part(sha, "bodyLength:" + response.path("bodyLength").asText());
-    } else {
-      part(sha, "body:" + response.path("body").asText());
+      return sum.bodyLength(response.path("bodyLength").asText());
     }
-    return HexFormat.of().formatHex(sha.digest());
+    return sum.body(response.path("body").asText());
+  }
+
+  /**
+   * The checksum fed value by value, in stored order, as the encoder writes them: the same digest
+   * as {@link #of} over the document it writes, without building a tree of it first.
+   */
+  static final class Sum {
+    private static final MessageDigest PROTOTYPE = sha256();
+    private final MessageDigest sha;
+
+    Sum(String status) {
+      MessageDigest copy;
+      try {
+        copy = (MessageDigest) PROTOTYPE.clone();
+      } catch (CloneNotSupportedException e) {
+        copy = sha256();
+      }
+      sha = copy;
+      part("status:" + status);
+    }
+
+    void header(String name) {
+      part("header:" + name);
+    }
+
+    void value(String value) {
+      part("value:" + value);
+    }
+
+    String body(String base64) {
+      part("body:" + base64);
+      return HexFormat.of().formatHex(sha.digest());
+    }
+
+    String bodyLength(String length) {
+      part("bodyLength:" + length);
+      return HexFormat.of().formatHex(sha.digest());
+    }
+
+    /** Length-prefixed, so that no two different responses feed the digest the same bytes. */
+    private void part(String text) {
+      byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+      int n = bytes.length;
+      sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+      sha.update(bytes);
+    }
+
+    private static MessageDigest sha256() {
+      try {
+        return MessageDigest.getInstance("SHA-256");
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("every Java platform has SHA-256", e);
+      }
+    }
   }
 
   /** True if the document has no checksum (stored before it existed) or its checksum matches. */
@@ -62,10 +107,4 @@ final class ResponseCheck {
         of(response).getBytes(StandardCharsets.US_ASCII));
   }
 
-  /** Length-prefixed, so that no two different responses feed the digest the same bytes. */
-  private static void part(MessageDigest sha, String text) {
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
-    sha.update(bytes);
-  }
 }
