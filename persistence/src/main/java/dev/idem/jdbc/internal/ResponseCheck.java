@@ -3,7 +3,6 @@ package dev.idem.jdbc.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.Map;
@@ -48,17 +47,9 @@ final class ResponseCheck {
    * as {@link #of} over the document it writes, without building a tree of it first.
    */
   static final class Sum {
-    private static final MessageDigest PROTOTYPE = sha256();
-    private final MessageDigest sha;
+    private final MessageDigest sha = RequestCheck.sha256();
 
     Sum(String status) {
-      MessageDigest copy;
-      try {
-        copy = (MessageDigest) PROTOTYPE.clone();
-      } catch (CloneNotSupportedException e) {
-        copy = sha256();
-      }
-      sha = copy;
       part("status:" + status);
     }
 
@@ -86,14 +77,6 @@ final class ResponseCheck {
       int n = bytes.length;
       sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
       sha.update(bytes);
-    }
-
-    private static MessageDigest sha256() {
-      try {
-        return MessageDigest.getInstance("SHA-256");
-      } catch (NoSuchAlgorithmException e) {
-        throw new IllegalStateException("every Java platform has SHA-256", e);
-      }
     }
   }
 
