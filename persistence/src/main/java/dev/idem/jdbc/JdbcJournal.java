@@ -250,16 +250,7 @@ public final class JdbcJournal implements Journal {
    *     version is not the one this Idem version writes
    */
   public static JdbcJournal openReadOnly(Path directory) throws JournalException {
-    Builder b = embedded(directory);
-    try {
-      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openEmbeddedReadOnly(directory, (name, dialect, store, version, opened) ->
-              new JdbcJournal(b, name, dialect, store, version, opened));
-    } catch (JournalException e) {
-      throw e;
-    } catch (IdempotencyException e) {
-      throw new JournalException(e.getMessage(), e);
-    }
+    return openReadOnly(embedded(directory), (opener, finish) -> opener.openEmbeddedReadOnly(directory, finish));
   }
   /**
    * Opens the journal in the database of an app's {@code dataSource} for reading only, as
@@ -274,16 +265,32 @@ public final class JdbcJournal implements Journal {
    *     version is not the one this Idem version writes
    */
   public static JdbcJournal openReadOnly(DataSource dataSource) throws JournalException {
-    Builder b = dataSource(dataSource);
+    return openReadOnly(dataSource(dataSource), (opener, finish) -> opener.openDataSourceReadOnly(dataSource, finish));
+  }
+
+  /** One way of opening a store for the journal. */
+  private interface Opening {
+    JdbcJournal open(StoreOpener opener, StoreOpener.Finish<JdbcJournal> finish) throws IdempotencyException;
+  }
+
+  private static JdbcJournal openReadOnly(Builder b, Opening opening) throws JournalException {
+    return opened(() -> opening.open(new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock),
+        (name, dialect, store, version, opened) -> new JdbcJournal(b, name, dialect, store, version, opened)));
+  }
+
+  /** An open that fails says so with a {@link JournalException}, whatever failed. */
+  private static JdbcJournal opened(Opened open) throws JournalException {
     try {
-      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openDataSourceReadOnly(dataSource, (name, dialect, store, version, opened) ->
-              new JdbcJournal(b, name, dialect, store, version, opened));
+      return open.open();
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       throw new JournalException(e.getMessage(), e);
     }
+  }
+
+  private interface Opened {
+    JdbcJournal open() throws IdempotencyException;
   }
 
 
@@ -644,7 +651,7 @@ public final class JdbcJournal implements Journal {
         if (rows.size() < want) {
           break;
         }
-        cursor = rowKey(rows.get(rows.size() - 1));
+        cursor = OperationTable.rowKey(rows.get(rows.size() - 1));
       }
       cursor = null;
     }
@@ -659,7 +666,7 @@ public final class JdbcJournal implements Journal {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);
-      cursor = rowKey(last);
+      cursor = OperationTable.rowKey(last);
       dueAt = OperationTable.dueAt(last);
     }
     return result;
@@ -675,10 +682,6 @@ public final class JdbcJournal implements Journal {
   private static long dueAt(OperationRecord r) {
     Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
     return Instants.toNanos(at == null ? r.updatedAt() : at);
-  }
-
-  private static RowKey rowKey(RawRow r) {
-    return new RowKey(r.scope(), r.operation(), r.key());
   }
 
   @Override
@@ -869,7 +872,7 @@ public final class JdbcJournal implements Journal {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);
-      cursor = new RowKey(last.scope(), last.operation(), last.key());
+      cursor = OperationTable.rowKey(last);
     }
     return result;
   }
@@ -1125,18 +1128,14 @@ public final class JdbcJournal implements Journal {
      */
     public JdbcJournal open() throws JournalException {
       StoreOpener opener = new StoreOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
-      try {
+      return opened(() -> {
         JdbcJournal journal = directory != null ? opener.openEmbedded(directory, this::journal)
             : opener.openDataSource(dataSource, this::journal);
         if (closeOnShutdown != null ? closeOnShutdown : directory != null) {
           journal.registerShutdownHook();
         }
         return journal;
-      } catch (JournalException e) {
-        throw e;
-      } catch (IdempotencyException e) {
-        throw new JournalException(e.getMessage(), e);
-      }
+      });
     }
 
     /**
