@@ -64,14 +64,13 @@ public class OperationTable {
         + " request_check, state, owner, generation, lease_expires_at, created_at, updated_at, attempts_json, queued)"
         + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)"
         + dialect.insertIfAbsentSuffix();
-    PreparedStatement ps = c.prepare(sql);
-    try {
+    boolean claimed = row.owner() != null;
+    return run(c, sql, ps -> {
       bindId(ps, 1, row.id());
       ps.setString(4, row.reference());
       ps.setString(5, row.fingerprint());
       ps.setString(6, row.requestJson());
       ps.setString(7, row.requestCheck());
-      boolean claimed = row.owner() != null;
       ps.setString(8, claimed ? "IN_FLIGHT" : "PENDING");
       ps.setString(9, row.owner());
       ps.setLong(10, claimed ? 1 : 0);
@@ -83,15 +82,16 @@ public class OperationTable {
       ps.setLong(12, row.createdAt());
       ps.setLong(13, row.createdAt());
       ps.setInt(14, row.queued() ? 1 : 0);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      if ("23505".equals(e.getSQLState())) {
-        return false; // H2 has no ON CONFLICT outside its PostgreSQL mode: the key exists
+    }, ps -> {
+      try {
+        return ps.executeUpdate() == 1;
+      } catch (SQLException e) {
+        if ("23505".equals(e.getSQLState())) {
+          return false; // H2 has no ON CONFLICT outside its PostgreSQL mode: the key exists
+        }
+        throw e;
       }
-      throw e;
-    } finally {
-      c.release(ps);
-    }
+    });
   }
 
   /** Reads one row, or null, with an optional locking clause. */
@@ -127,22 +127,19 @@ public class OperationTable {
    */
   private RawRow selectHead(SqlSession c, OperationId id, boolean withAttempts, String lockClause)
       throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT state, owner, generation, lease_expires_at, quarantined_at,"
-        + " quarantine_reason, queued" + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID
-        + lockClause);
-    try {
-      bindId(ps, 1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
-            rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(8) : null,
-            null, null, nullableLong(rs, 5), rs.getString(6), null, rs.getInt(7) == 1, null);
-      }
-    } finally {
-      c.release(ps);
-    }
+    return run(c, "SELECT state, owner, generation, lease_expires_at, quarantined_at, quarantine_reason, queued"
+        + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID + lockClause,
+        ps -> bindId(ps, 1, id), ps -> {
+          try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+              return null;
+            }
+            return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
+                rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0,
+                withAttempts ? rs.getString(8) : null, null, null, nullableLong(rs, 5), rs.getString(6), null,
+                rs.getInt(7) == 1, null);
+          }
+        });
   }
 
   /**
@@ -555,11 +552,25 @@ public class OperationTable {
     void bind(PreparedStatement ps) throws SQLException;
   }
 
-  /** Runs a query whose columns {@link #read} understands. */
-  private static List<RawRow> rows(SqlSession c, String sql, Binder binder) throws SQLException {
+  /** What is done with a bound statement. */
+  private interface Use<T> {
+    T apply(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Prepares (from the session's cache), binds, uses and releases one statement. */
+  private static <T> T run(SqlSession c, String sql, Binder binder, Use<T> use) throws SQLException {
     PreparedStatement ps = c.prepare(sql);
     try {
       binder.bind(ps);
+      return use.apply(ps);
+    } finally {
+      c.release(ps);
+    }
+  }
+
+  /** Runs a query whose columns {@link #read} understands. */
+  private static List<RawRow> rows(SqlSession c, String sql, Binder binder) throws SQLException {
+    return run(c, sql, binder, ps -> {
       List<RawRow> rows = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -567,33 +578,21 @@ public class OperationTable {
         }
       }
       return rows;
-    } finally {
-      c.release(ps);
-    }
+    });
   }
 
   /** Runs a query of one number: its first row's first column, or null (no row, or SQL NULL). */
   private static Long scalar(SqlSession c, String sql, Binder binder) throws SQLException {
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      binder.bind(ps);
+    return run(c, sql, binder, ps -> {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? nullableLong(rs, 1) : null;
       }
-    } finally {
-      c.release(ps);
-    }
+    });
   }
 
   /** Runs an UPDATE; true if it changed exactly one row. */
   private static boolean updatesOne(SqlSession c, String sql, Binder binder) throws SQLException {
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      binder.bind(ps);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+    return run(c, sql, binder, ps -> ps.executeUpdate() == 1);
   }
 
   /** Binds a row's identity as stored, if there is one; returns the next parameter's index. */

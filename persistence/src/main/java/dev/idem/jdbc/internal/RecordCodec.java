@@ -1,11 +1,11 @@
 package dev.idem.jdbc.internal;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -15,9 +15,6 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
-import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -30,8 +27,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * JSON text for the snapshot, attempt and response columns: written with Jackson's streaming
- * generator, read with its tree model (so the core types need no annotations). Each document carries a format version {@code "v"}. Bodies are
+ * JSON text for the snapshot, attempt and response columns, with Jackson's tree model (so the core
+ * types need no annotations). Each document carries a format version {@code "v"}. Bodies are
  * base64; instants and durations are ISO-8601 text.
  *
  * <p>Thread-safe.
@@ -55,16 +52,14 @@ public final class RecordCodec {
   // ---- request snapshot
 
   public String encodeRequest(RequestSnapshot r) {
-    return write(g -> {
-      g.writeNumberField("v", FORMAT);
-      g.writeStringField("method", r.method());
-      g.writeStringField("uri", r.uri().toString());
-      writeHeaders(g, r.headers(), Set.of(), null);
-      if (r.contentType().isPresent()) {
-        g.writeStringField("contentType", r.contentType().get());
-      }
-      g.writeStringField("body", Base64.getEncoder().encodeToString(r.body()));
-    });
+    ObjectNode n = mapper.createObjectNode();
+    n.put("v", FORMAT);
+    n.put("method", r.method());
+    n.put("uri", r.uri().toString());
+    n.set("headers", headers(r.headers(), Set.of()));
+    r.contentType().ifPresent(ct -> n.put("contentType", ct));
+    n.put("body", Base64.getEncoder().encodeToString(r.body()));
+    return n.toString();
   }
 
   public RequestSnapshot decodeRequest(String json) throws CorruptRowException {
@@ -91,24 +86,19 @@ public final class RecordCodec {
     if (r == null) {
       return null;
     }
-    return write(g -> {
-      g.writeNumberField("v", FORMAT);
-      g.writeNumberField("status", r.status());
-      ResponseCheck.Sum sum = new ResponseCheck.Sum(Integer.toString(r.status()));
-      writeHeaders(g, r.headers(), excluded, sum);
-      byte[] body = r.body();
-      String check;
-      if (body.length > maxStoredResponseBody) {
-        g.writeBooleanField("bodyTruncated", true);
-        g.writeNumberField("bodyLength", body.length);
-        check = sum.bodyLength(Integer.toString(body.length));
-      } else {
-        String base64 = Base64.getEncoder().encodeToString(body);
-        g.writeStringField("body", base64);
-        check = sum.body(base64);
-      }
-      g.writeStringField(ResponseCheck.FIELD, check);
-    });
+    ObjectNode n = mapper.createObjectNode();
+    n.put("v", FORMAT);
+    n.put("status", r.status());
+    n.set("headers", headers(r.headers(), excluded));
+    byte[] body = r.body();
+    if (body.length > maxStoredResponseBody) {
+      n.put("bodyTruncated", true);
+      n.put("bodyLength", body.length);
+    } else {
+      n.put("body", Base64.getEncoder().encodeToString(body));
+    }
+    n.put(ResponseCheck.FIELD, ResponseCheck.of(n));
+    return n.toString();
   }
 
   public ResponseSnapshot decodeResponse(String json) throws CorruptRowException {
@@ -154,23 +144,8 @@ public final class RecordCodec {
   // ---- attempts
 
   /** One attempt as an element of {@code attempts_json}, for an append in SQL ({@link OperationTable}). */
-  public String encodeAttempt(AttemptRecord r) {
-    return write(g -> {
-      g.writeNumberField("number", r.number());
-      g.writeNumberField("generation", r.generation());
-      g.writeStringField("startedAt", r.startedAt().toString());
-      g.writeStringField("endedAt", r.endedAt().toString());
-      g.writeStringField("classification", r.classification().name());
-      if (r.status() != null) {
-        g.writeNumberField("status", r.status());
-      }
-      if (r.exceptionClass() != null) {
-        g.writeStringField("exceptionClass", r.exceptionClass());
-      }
-      g.writeStringField("reason", r.reason());
-      g.writeStringField("delay", r.delay().toString());
-      g.writeStringField("decision", r.decision());
-    });
+  public String encodeAttempt(AttemptRecord attempt) {
+    return attempt(attempt).toString();
   }
 
   /** Appends one attempt to an encoded list without decoding the others. */
@@ -183,12 +158,23 @@ public final class RecordCodec {
     return n.toString();
   }
 
-  private JsonNode attempt(AttemptRecord r) {
-    try {
-      return mapper.readTree(encodeAttempt(r));
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException("the codec's own attempt text did not parse", e);
+  private ObjectNode attempt(AttemptRecord r) {
+    ObjectNode n = mapper.createObjectNode();
+    n.put("number", r.number());
+    n.put("generation", r.generation());
+    n.put("startedAt", r.startedAt().toString());
+    n.put("endedAt", r.endedAt().toString());
+    n.put("classification", r.classification().name());
+    if (r.status() != null) {
+      n.put("status", r.status());
     }
+    if (r.exceptionClass() != null) {
+      n.put("exceptionClass", r.exceptionClass());
+    }
+    n.put("reason", r.reason());
+    n.put("delay", r.delay().toString());
+    n.put("decision", r.decision());
+    return n;
   }
 
   /** The attempts in an encoded list, as an immutable list. */
@@ -290,49 +276,15 @@ public final class RecordCodec {
 
   // ---- helpers
 
-  /** The body of one JSON object, written by {@link #write}. */
-  private interface Fields {
-    void write(JsonGenerator g) throws IOException;
-  }
-
-  /**
-   * One JSON object, streamed: the text the tree model wrote before (the same fields in the same
-   * order, compact), without building the tree first (issue 28: the codec's trees were the largest
-   * part of a durable call's own CPU).
-   */
-  private String write(Fields fields) {
-    StringWriter out = new StringWriter(256);
-    try (JsonGenerator g = mapper.getFactory().createGenerator(out)) {
-      g.writeStartObject();
-      fields.write(g);
-      g.writeEndObject();
-    } catch (IOException e) {
-      throw new UncheckedIOException("writing JSON to a string", e);
-    }
-    return out.toString();
-  }
-
-  /** The headers not {@code excluded}, in map order, each fed to {@code sum} if there is one. */
-  private static void writeHeaders(JsonGenerator g, Map<String, List<String>> headers, Set<String> excluded,
-      ResponseCheck.Sum sum) throws IOException {
-    g.writeObjectFieldStart("headers");
-    for (Map.Entry<String, List<String>> h : headers.entrySet()) {
-      if (excluded.contains(h.getKey())) {
-        continue;
+  private ObjectNode headers(Map<String, List<String>> headers, Set<String> excluded) {
+    ObjectNode h = mapper.createObjectNode();
+    headers.forEach((k, v) -> {
+      if (!excluded.contains(k)) {
+        ArrayNode values = h.putArray(k);
+        v.forEach(values::add);
       }
-      g.writeArrayFieldStart(h.getKey());
-      if (sum != null) {
-        sum.header(h.getKey());
-      }
-      for (String v : h.getValue()) {
-        g.writeString(v);
-        if (sum != null) {
-          sum.value(v);
-        }
-      }
-      g.writeEndArray();
-    }
-    g.writeEndObject();
+    });
+    return h;
   }
 
   private interface HeaderSink {

@@ -1,6 +1,7 @@
 package dev.idem.jdbc.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
@@ -24,60 +25,25 @@ final class ResponseCheck {
 
   /** The checksum of a response document's stored values (its {@code "sum"} field excluded). */
   static String of(JsonNode response) {
-    Sum sum = new Sum(response.path("status").asText());
+    MessageDigest sha = RequestCheck.sha256();
+    part(sha, "status:" + response.path("status").asText());
     JsonNode headers = response.get("headers");
     if (headers != null && headers.isObject()) {
       Iterator<Map.Entry<String, JsonNode>> it = headers.fields();
       while (it.hasNext()) {
         Map.Entry<String, JsonNode> h = it.next();
-        sum.header(h.getKey());
+        part(sha, "header:" + h.getKey());
         for (JsonNode v : h.getValue()) {
-          sum.value(v.asText());
+          part(sha, "value:" + v.asText());
         }
       }
     }
     if (response.path("bodyTruncated").asBoolean(false)) {
-      return sum.bodyLength(response.path("bodyLength").asText());
+      part(sha, "bodyLength:" + response.path("bodyLength").asText());
+    } else {
+      part(sha, "body:" + response.path("body").asText());
     }
-    return sum.body(response.path("body").asText());
-  }
-
-  /**
-   * The checksum fed value by value, in stored order, as the encoder writes them: the same digest
-   * as {@link #of} over the document it writes, without building a tree of it first.
-   */
-  static final class Sum {
-    private final MessageDigest sha = RequestCheck.sha256();
-
-    Sum(String status) {
-      part("status:" + status);
-    }
-
-    void header(String name) {
-      part("header:" + name);
-    }
-
-    void value(String value) {
-      part("value:" + value);
-    }
-
-    String body(String base64) {
-      part("body:" + base64);
-      return HexFormat.of().formatHex(sha.digest());
-    }
-
-    String bodyLength(String length) {
-      part("bodyLength:" + length);
-      return HexFormat.of().formatHex(sha.digest());
-    }
-
-    /** Length-prefixed, so that no two different responses feed the digest the same bytes. */
-    private void part(String text) {
-      byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-      int n = bytes.length;
-      sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
-      sha.update(bytes);
-    }
+    return HexFormat.of().formatHex(sha.digest());
   }
 
   /** True if the document has no checksum (stored before it existed) or its checksum matches. */
@@ -90,4 +56,10 @@ final class ResponseCheck {
         of(response).getBytes(StandardCharsets.US_ASCII));
   }
 
+  /** Length-prefixed, so that no two different responses feed the digest the same bytes. */
+  private static void part(MessageDigest sha, String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
+    sha.update(bytes);
+  }
 }

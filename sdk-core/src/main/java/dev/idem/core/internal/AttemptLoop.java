@@ -394,6 +394,10 @@ public final class AttemptLoop {
    * @return the exception to report to the caller
    */
   public IdempotencyException interrupted(boolean onTheWire, Throwable cause) {
+    if (lease == null && claimedAtBegin != null) {
+      lease = claimedAtBegin; // stopped before start(): the claim made with the begin is given back too
+      claimedAtBegin = null;
+    }
     try {
       if (lease != null) {
         Instant now = s.clock().instant();
