@@ -359,6 +359,31 @@ class ExecutorConcurrencyTest {
   }
 
   /**
+   * The executor closes between the begin, which claimed the new operation, and the async call's
+   * first step: nothing is sent, and the claim is given back, so the operation is PENDING and due
+   * at once, as the caller is told, not IN_FLIGHT under a lease nobody runs.
+   */
+  @Test
+  void anAsyncCallClosedBeforeItsFirstStepGivesTheBeginsClaimBack() throws Exception {
+    AtomicReference<Runnable> onClaim = new AtomicReference<>();
+    Harness h = new Harness(new ClaimHookedJournal(onClaim), Harness.POLICY, b -> {});
+    ScriptedTransport t = h.transport(op).then(status(201));
+    onClaim.set(() -> {
+      onClaim.set(null);
+      h.executor.close();
+    });
+    CompletableFuture<Outcome> f = h.executor.executeAsync(op, t);
+    h.time.runUntilIdle();
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(OperationPendingException.class, e.getCause());
+    assertEquals(0, t.count());
+    OperationRecord r = h.record(op);
+    assertEquals(OperationState.PENDING, r.state(), "given back, due now");
+    assertEquals(List.of(), r.attempts());
+  }
+
+  /**
    * A leader whose begin is refused (its payload is another request's under the same key) sent
    * nothing: a follower that joined its flight meanwhile, with the journaled payload, is not told
    * the leader's refusal; it starts over and sends its own operation.
