@@ -88,7 +88,8 @@ import org.slf4j.LoggerFactory;
  * whose begin did not return. Before any attempt leaves the process, the journal durably knows that
  * it may leave: {@link #claim} is durable when it returns, except the first claim of an inline
  * operation ({@link NewOperation#queued()} false), which begin's durable record already stands for
- * (it costs no sync of its own). A queued operation's first claim is durable, so that a queued
+ * (it costs no sync of its own). The executor's inline call claims with its begin
+ * ({@link #beginAndClaim}): one INSERT of the row already IN_FLIGHT, in the begin's commit. A queued operation's first claim is durable, so that a queued
  * operation found unclaimed after a crash is known never to have been sent. What the caller is told
  * is what the journal keeps: a {@link #transition} to FAILED or UNCERTAIN is durable when it returns,
  * so a caller told FAILED never sees the operation sent again and take effect. {@link #recordAttempt},
