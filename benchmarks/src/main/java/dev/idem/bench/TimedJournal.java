@@ -59,6 +59,18 @@ final class TimedJournal extends ForwardingJournal {
     }
   }
 
+  /** The executor's begin, which claims what it creates: one journal call, counted as the begin. */
+  @Override
+  public BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
+      throws IdempotencyException {
+    long t = System.nanoTime();
+    try {
+      return delegate().beginAndClaim(operation, owner, leaseFor);
+    } finally {
+      begin.add(t);
+    }
+  }
+
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {

@@ -89,7 +89,8 @@ import org.slf4j.LoggerFactory;
  * whose begin did not return. Before any attempt leaves the process, the journal durably knows that
  * it may leave: {@link #claim} is durable when it returns, except the first claim of an inline
  * operation ({@link NewOperation#queued()} false), which begin's durable record already stands for
- * (it costs no sync of its own). A queued operation's first claim is durable, so that a queued
+ * (it costs no sync of its own). The executor's inline call claims with its begin
+ * ({@link #beginAndClaim}): one INSERT of the row already IN_FLIGHT, in the begin's commit. A queued operation's first claim is durable, so that a queued
  * operation found unclaimed after a crash is known never to have been sent. What the caller is told
  * is what the journal keeps: a {@link #transition} to FAILED or UNCERTAIN is durable when it returns,
  * so a caller told FAILED never sees the operation sent again and take effect. {@link #recordAttempt},
@@ -251,16 +252,8 @@ public final class JdbcJournal implements Journal {
    *     version is not the one this Idem version writes
    */
   public static JdbcJournal openReadOnly(Path directory) throws JournalException {
-    Builder b = embedded(directory);
-    try {
-      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openEmbeddedReadOnly(Layout.journal(directory), (name, dialect, store, version, opened) ->
-              new JdbcJournal(b, name, dialect, store, version, opened));
-    } catch (JournalException e) {
-      throw e;
-    } catch (IdempotencyException e) {
-      throw new JournalException(e.getMessage(), e);
-    }
+    return openReadOnly(embedded(directory),
+        (opener, finish) -> opener.openEmbeddedReadOnly(Layout.journal(directory), finish));
   }
   /**
    * Opens the journal in the database of an app's {@code dataSource} for reading only, as
@@ -275,16 +268,32 @@ public final class JdbcJournal implements Journal {
    *     version is not the one this Idem version writes
    */
   public static JdbcJournal openReadOnly(DataSource dataSource) throws JournalException {
-    Builder b = dataSource(dataSource);
+    return openReadOnly(dataSource(dataSource), (opener, finish) -> opener.openDataSourceReadOnly(dataSource, finish));
+  }
+
+  /** One way of opening a store for the journal. */
+  private interface Opening {
+    JdbcJournal open(StoreOpener opener, StoreOpener.Finish<JdbcJournal> finish) throws IdempotencyException;
+  }
+
+  private static JdbcJournal openReadOnly(Builder b, Opening opening) throws JournalException {
+    return opened(() -> opening.open(new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock),
+        (name, dialect, store, version, opened) -> new JdbcJournal(b, name, dialect, store, version, opened)));
+  }
+
+  /** An open that fails says so with a {@link JournalException}, whatever failed. */
+  private static JdbcJournal opened(Opened open) throws JournalException {
     try {
-      return new StoreOpener(SCHEMA, true, b.deferredCommitInterval, b.clock)
-          .openDataSourceReadOnly(dataSource, (name, dialect, store, version, opened) ->
-              new JdbcJournal(b, name, dialect, store, version, opened));
+      return open.open();
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       throw new JournalException(e.getMessage(), e);
     }
+  }
+
+  private interface Opened {
+    JdbcJournal open() throws IdempotencyException;
   }
 
 
@@ -315,6 +324,31 @@ public final class JdbcJournal implements Journal {
 
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
+    return begin(operation, null, null);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One INSERT of the row already IN_FLIGHT under {@code owner} at generation 1, in the begin's
+   * durable commit: the claim costs no statement of its own. After a crash the row is IN_FLIGHT,
+   * and recovery owes it an ambiguous attempt, as for any claim whose attempt was not recorded.
+   */
+  @Override
+  public BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
+      throws IdempotencyException {
+    Objects.requireNonNull(owner, "owner");
+    if (operation.queued()) {
+      throw new IllegalArgumentException("a queued operation is claimed when it is delivered, not at its begin");
+    }
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+    }
+    return begin(operation, owner, operation.createdAt().plus(leaseFor));
+  }
+
+  /** @param owner claims the row it inserts under this owner, until {@code leaseExpiresAt}; null: PENDING */
+  private BeginResult begin(NewOperation operation, String owner, Instant leaseExpiresAt) throws IdempotencyException {
     Objects.requireNonNull(operation, "operation");
     OperationId id = operation.id();
     RequestSnapshot request = secrets.strip(operation.request(), id);
@@ -336,13 +370,19 @@ public final class JdbcJournal implements Journal {
     }
     OperationTable.NewRow row = new OperationTable.NewRow(id, operation.reference(), operation.fingerprint().hex(),
         requestJson, RequestCheck.of(operation.fingerprint().hex(), requestJson),
-        Instants.toNanos(operation.createdAt()), operation.queued());
+        Instants.toNanos(operation.createdAt()), operation.queued(), owner,
+        owner == null ? 0 : Instants.toNanos(leaseExpiresAt));
     RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
         () -> store.write(Durability.SYNC, id,
             SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
     if (existing == null) {
       requests.put(id, row.requestCheck(), request);
-      return new BeginResult(OperationRecord.pending(stored), true);
+      OperationRecord created = OperationRecord.pending(stored);
+      if (owner == null) {
+        return new BeginResult(created, true);
+      }
+      return new BeginResult(created.with(OperationState.IN_FLIGHT, owner, 1, leaseExpiresAt, null,
+          operation.createdAt(), null, null), true, new Lease(owner, 1, leaseExpiresAt, false));
     }
     OperationRecord r = quarantine.decodeOrQuarantine(existing);
     if (!r.fingerprint().equals(operation.fingerprint())) {
@@ -614,7 +654,7 @@ public final class JdbcJournal implements Journal {
         if (rows.size() < want) {
           break;
         }
-        cursor = rowKey(rows.get(rows.size() - 1));
+        cursor = OperationTable.rowKey(rows.get(rows.size() - 1));
       }
       cursor = null;
     }
@@ -629,7 +669,7 @@ public final class JdbcJournal implements Journal {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);
-      cursor = rowKey(last);
+      cursor = OperationTable.rowKey(last);
       dueAt = OperationTable.dueAt(last);
     }
     return result;
@@ -645,10 +685,6 @@ public final class JdbcJournal implements Journal {
   private static long dueAt(OperationRecord r) {
     Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
     return Instants.toNanos(at == null ? r.updatedAt() : at);
-  }
-
-  private static RowKey rowKey(RawRow r) {
-    return new RowKey(r.scope(), r.operation(), r.key());
   }
 
   @Override
@@ -853,7 +889,7 @@ public final class JdbcJournal implements Journal {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);
-      cursor = new RowKey(last.scope(), last.operation(), last.key());
+      cursor = OperationTable.rowKey(last);
     }
     return result;
   }
@@ -1109,18 +1145,14 @@ public final class JdbcJournal implements Journal {
      */
     public JdbcJournal open() throws JournalException {
       StoreOpener opener = new StoreOpener(SCHEMA, syncToDisk, deferredCommitInterval, clock);
-      try {
+      return opened(() -> {
         JdbcJournal journal = directory != null ? opener.openEmbedded(Layout.journal(directory), this::journal)
             : opener.openDataSource(dataSource, this::journal);
         if (closeOnShutdown != null ? closeOnShutdown : directory != null) {
           journal.registerShutdownHook();
         }
         return journal;
-      } catch (JournalException e) {
-        throw e;
-      } catch (IdempotencyException e) {
-        throw new JournalException(e.getMessage(), e);
-      }
+      });
     }
 
     /**

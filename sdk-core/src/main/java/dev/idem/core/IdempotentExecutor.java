@@ -16,6 +16,7 @@ import dev.idem.core.spi.Sleeper;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
@@ -46,6 +47,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 
 /**
  * Executes logical operations with one key across every attempt: journals the operation before
@@ -173,8 +175,25 @@ public final class IdempotentExecutor implements AutoCloseable {
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
     lifecycle.checkUsable("execute");
-    OperationRecord record = begin(operation);
-    return runSync(record, operation.request(), transport, policyFor(operation), true);
+    NewOperation op = newOperation(operation, false);
+    RetryPolicy p = policyFor(operation);
+    while (true) {
+      // The flight is joined before the begin: the leader's begin claims the operation it creates,
+      // and a concurrent execution in this process must join that flight, never claim it over.
+      SingleFlight.Ticket ticket = singleFlight.join(op.id());
+      if (ticket.leader()) {
+        BeginResult begun = beginLeading(op, ticket);
+        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true);
+      }
+      OperationRecord record = begin(op).record();
+      if (record.state().isTerminal()) {
+        return SyncDriver.finish(AttemptLoop.settled(settings, record));
+      }
+      Outcome out = SyncDriver.awaitLeader(op.id(), ticket.result());
+      if (out != null) {
+        return out;
+      }
+    }
   }
 
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
@@ -183,13 +202,28 @@ public final class IdempotentExecutor implements AutoCloseable {
     if (record.state().isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, record));
     }
-    SingleFlight.Ticket ticket = singleFlight.join(record.id());
-    if (!ticket.leader()) {
-      return SyncDriver.awaitLeader(record.id(), ticket.result());
+    while (true) {
+      SingleFlight.Ticket ticket = singleFlight.join(record.id());
+      if (ticket.leader()) {
+        return lead(ticket, record, null, request, transport, p, inline);
+      }
+      Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result());
+      if (out != null) {
+        return out;
+      }
     }
+  }
+
+  /**
+   * Runs the execution the caller leads, under the begin's claim if there was one, and hands its
+   * outcome to the flight's followers.
+   */
+  private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
+      Transport transport, RetryPolicy p, boolean inline) throws IdempotencyException {
     try {
-      Outcome out = SyncDriver.drive(new AttemptLoop(settings, record, p, inline, retention), request, record.id().key(),
-          transport, sleeper, lifecycle);
+      Outcome out = record.state().isTerminal() ? SyncDriver.finish(AttemptLoop.settled(settings, record))
+          : SyncDriver.drive(new AttemptLoop(settings, record, claimed, p, inline, retention), request,
+              record.id().key(), transport, sleeper, lifecycle);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
@@ -286,13 +320,36 @@ public final class IdempotentExecutor implements AutoCloseable {
   public CompletableFuture<Outcome> executeAsync(Operation operation, AsyncTransport transport) {
     Objects.requireNonNull(transport, "transport");
     lifecycle.checkUsable("executeAsync");
-    OperationRecord record;
+    return startAsync(newOperation(operation, false), operation.request(), transport, policyFor(operation));
+  }
+
+  /** {@link #executeAsync} once the operation is made: joins the flight, then begins (see execute). */
+  private CompletableFuture<Outcome> startAsync(NewOperation op, RequestSnapshot request, AsyncTransport transport,
+      RetryPolicy p) {
+    SingleFlight.Ticket ticket = singleFlight.join(op.id());
     try {
-      record = begin(operation);
+      if (ticket.leader()) {
+        BeginResult begun = beginLeading(op, ticket);
+        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true);
+      }
+      OperationRecord record = begin(op).record();
+      if (record.state().isTerminal()) {
+        return AsyncDriver.completed(AttemptLoop.settled(settings, record));
+      }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(record, operation.request(), transport, policyFor(operation), true);
+    return follow(ticket, () -> startAsync(op, request, transport, p));
+  }
+
+  /**
+   * A follower's view of the leader's result: a copy (cancelling it cancels nothing else), or, if
+   * the leader failed before its begin, {@code again}.
+   */
+  private static CompletableFuture<Outcome> follow(SingleFlight.Ticket ticket,
+      Supplier<CompletableFuture<Outcome>> again) {
+    return ticket.result().handle((o, e) -> SingleFlight.notBegun(e) ? again.get() : ticket.result().copy())
+        .thenCompose(f -> f);
   }
 
   /**
@@ -311,7 +368,7 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public OperationRecord enqueue(Operation operation) throws IdempotencyException {
     lifecycle.checkUsable("enqueue");
-    return begin(operation, true);
+    return begin(newOperation(operation, true)).record();
   }
 
   /**
@@ -379,7 +436,24 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return ticket.result().copy();
+      return follow(ticket, () -> runAsync(record, request, transport, p, inline));
+    }
+    return leadAsync(ticket, record, null, request, transport, p, inline);
+  }
+
+  private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
+      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline) {
+    if (record.state().isTerminal()) {
+      CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, record));
+      settled.whenComplete((o, e) -> {
+        singleFlight.leave(record.id(), ticket);
+        if (e != null) {
+          ticket.result().completeExceptionally(e);
+        } else {
+          ticket.result().complete(o);
+        }
+      });
+      return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     result.whenComplete((o, e) -> {
@@ -395,7 +469,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, p, inline, retention), record.id(), request, transport, result,
+    new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(), request, transport, result,
         lifecycle).start();
     return result;
   }
@@ -548,30 +622,53 @@ public final class IdempotentExecutor implements AutoCloseable {
     return operation.policy().orElse(policy);
   }
 
-  private OperationRecord begin(Operation requested) throws IdempotencyException {
-    return begin(requested, false);
-  }
-
-  /** @param queued journaled for a deliverer to send later, not sent by this call */
-  private OperationRecord begin(Operation requested, boolean queued) throws IdempotencyException {
+  /**
+   * The operation as the journal records it. Refused here, before the journal sees it, if it
+   * cannot be journaled and sent faithfully: what is journaled is sent again, possibly after a
+   * restart.
+   *
+   * @param queued journaled for a deliverer to send later, not sent by this call
+   */
+  private NewOperation newOperation(Operation requested, boolean queued) {
     Operation operation = withKey(requested);
-    // Refused before the journal sees it: what is journaled is sent again, possibly after a restart.
     InputChecks.check(operation);
     secrets.checkQuery(operation.request().uri(), operation.id().operation());
     RequestSnapshot persisted = secrets.persistable(operation.request());
-    NewOperation op = new NewOperation(operation.id(), operation.reference().orElse(null),
+    return new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant(), queued);
+  }
+
+  private BeginResult begin(NewOperation op) throws IdempotencyException {
+    return begin(op, false);
+  }
+
+  /**
+   * The leader's begin, which claims the operation it creates: one durable write. If it fails,
+   * nothing was journaled or sent for this caller, and the flight's followers start over.
+   */
+  private BeginResult beginLeading(NewOperation op, SingleFlight.Ticket ticket) throws IdempotencyException {
+    try {
+      return begin(op, true);
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      singleFlight.leaveNotBegun(op.id(), ticket);
+      throw e;
+    }
+  }
+
+  /** @param claim claim the operation if this call creates it ({@link Journal#beginAndClaim}) */
+  private BeginResult begin(NewOperation op, boolean claim) throws IdempotencyException {
     BeginResult begun;
     try {
-      begun = settings.journal().begin(op);
+      begun = claim ? settings.journal().beginAndClaim(op, settings.owner(), settings.leaseFor())
+          : settings.journal().begin(op);
     } catch (IdempotencyKeyReusedException e) {
-      settings.emit(new IdemEvent.KeyMismatch(operation.id(), false));
+      settings.emit(new IdemEvent.KeyMismatch(op.id(), false));
       throw e;
     }
     if (begun.created()) {
-      settings.emit(new IdemEvent.OperationStarted(operation.id()));
+      settings.emit(new IdemEvent.OperationStarted(op.id()));
     }
-    return begun.record();
+    return begun;
   }
 
   /** The operation with its key derived from its reference, if it asks for that. */

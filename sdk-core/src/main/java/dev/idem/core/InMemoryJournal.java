@@ -176,52 +176,54 @@ public final class InMemoryJournal implements Journal {
   @Override
   public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt)
       throws IdempotencyException {
-    ensureOpen();
-    Slot slot = existing(id);
-    synchronized (slot) {
-      OperationRecord r = fenced(slot, id, lease);
-      set(slot, r.withAttempt(attempt, attempt.endedAt()));
-    }
+    update(id, r -> fenced(r, id, lease).withAttempt(attempt, attempt.endedAt()));
   }
 
   @Override
   public OperationRecord transition(OperationId id, Lease lease, Transition t)
       throws IdempotencyException {
-    ensureOpen();
-    Slot slot = existing(id);
-    synchronized (slot) {
-      OperationRecord r = fenced(slot, id, lease);
-      OperationState.checkTransition(r.state(), t.target());
-      OperationRecord updated = r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
-          t.response(), t.reason());
-      set(slot, updated);
-      return updated;
-    }
+    return update(id, r -> {
+      OperationState.checkTransition(fenced(r, id, lease).state(), t.target());
+      return moved(r, t);
+    });
   }
 
   @Override
   public OperationRecord abandon(OperationId id, Transition t) throws IdempotencyException {
-    ensureOpen();
-    Slot slot = existing(id);
-    synchronized (slot) {
-      OperationRecord r = current(slot, id);
+    return update(id, r -> {
       OperationState.checkAbandon(r.state(), t.target());
-      OperationRecord updated = r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
-          t.response(), t.reason());
-      set(slot, updated);
-      return updated;
-    }
+      return moved(r, t);
+    });
+  }
+
+  /** {@code r} moved as {@code t} says; no lease is held after it. */
+  private static OperationRecord moved(OperationRecord r, Transition t) {
+    return r.with(t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(), t.response(), t.reason());
   }
 
   @Override
   public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
+    return update(id, r -> {
+      OperationState.checkRedrive(r.state());
+      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
+          "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
+    });
+  }
+
+  /** What a change makes of an operation's record; it throws to change nothing. */
+  private interface Change {
+    OperationRecord apply(OperationRecord r) throws IdempotencyException;
+  }
+
+  /**
+   * Replaces the record of an existing operation with what {@code change} makes of it, under its
+   * slot's lock.
+   */
+  private OperationRecord update(OperationId id, Change change) throws IdempotencyException {
     ensureOpen();
     Slot slot = existing(id);
     synchronized (slot) {
-      OperationRecord r = current(slot, id);
-      OperationState.checkRedrive(r.state());
-      OperationRecord updated = r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
-          "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
+      OperationRecord updated = change.apply(current(slot, id));
       set(slot, updated);
       return updated;
     }
@@ -412,8 +414,7 @@ public final class InMemoryJournal implements Journal {
     return slot.record;
   }
 
-  private static OperationRecord fenced(Slot slot, OperationId id, Lease lease) throws IdempotencyException {
-    OperationRecord r = current(slot, id);
+  private static OperationRecord fenced(OperationRecord r, OperationId id, Lease lease) throws IdempotencyException {
     if (r.state() != OperationState.IN_FLIGHT || r.generation() != lease.generation()
         || !lease.owner().equals(r.owner())) {
       throw new StaleOwnerException(id, lease, r.state() + " at generation " + r.generation());

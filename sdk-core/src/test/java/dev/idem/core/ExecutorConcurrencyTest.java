@@ -327,6 +327,90 @@ class ExecutorConcurrencyTest {
   }
 
   /**
+   * The leader's begin claims the operation it creates (Journal.beginAndClaim). A second execution
+   * of the same operation that begins right then finds it IN_FLIGHT under this very owner: it must
+   * join the leader's flight, not claim it over as a restarted instance would (which sent it under
+   * a second generation and recorded a phantom AMBIGUOUS attempt for the first). Checked to fail
+   * with the flight joined after the begin, as it was before the begin claimed.
+   */
+  @ParameterizedTest
+  @EnumSource(Driver.class)
+  void anExecutionBegunWhileTheLeaderClaimsAtItsBeginJoinsItsFlight(Driver d) throws Exception {
+    AtomicReference<Runnable> onClaim = new AtomicReference<>();
+    Harness h = new Harness(new ClaimHookedJournal(onClaim), Harness.POLICY, b -> {});
+    CompletableFuture<ResponseSnapshot> wire = new CompletableFuture<>();
+    ScriptedTransport t = h.transport(op).then(hold(wire)).otherwise(status(500));
+    AtomicReference<CompletableFuture<Outcome>> other = new AtomicReference<>();
+    onClaim.set(() -> {
+      onClaim.set(null);
+      other.set(h.executor.executeAsync(op, t));
+    });
+    wire.complete(ScriptedTransport.response(201));
+    Outcome leader = d.run(h, op, t);
+    h.time.runUntilIdle();
+    assertEquals(201, leader.response().status());
+    assertEquals(leader, other.get().get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertEquals(1, t.count(), "one send");
+    OperationRecord r = h.record(op);
+    assertEquals(OperationState.SUCCEEDED, r.state());
+    assertEquals(1, r.generation(), "claimed once");
+    assertEquals(1, r.attempts().size(), String.valueOf(r.attempts()));
+    assertEquals(Classification.SUCCESS, r.attempts().get(0).classification());
+  }
+
+  /**
+   * The executor closes between the begin, which claimed the new operation, and the async call's
+   * first step: nothing is sent, and the claim is given back, so the operation is PENDING and due
+   * at once, as the caller is told, not IN_FLIGHT under a lease nobody runs.
+   */
+  @Test
+  void anAsyncCallClosedBeforeItsFirstStepGivesTheBeginsClaimBack() throws Exception {
+    AtomicReference<Runnable> onClaim = new AtomicReference<>();
+    Harness h = new Harness(new ClaimHookedJournal(onClaim), Harness.POLICY, b -> {});
+    ScriptedTransport t = h.transport(op).then(status(201));
+    onClaim.set(() -> {
+      onClaim.set(null);
+      h.executor.close();
+    });
+    CompletableFuture<Outcome> f = h.executor.executeAsync(op, t);
+    h.time.runUntilIdle();
+    java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+        () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertInstanceOf(OperationPendingException.class, e.getCause());
+    assertEquals(0, t.count());
+    OperationRecord r = h.record(op);
+    assertEquals(OperationState.PENDING, r.state(), "given back, due now");
+    assertEquals(List.of(), r.attempts());
+  }
+
+  /**
+   * A leader whose begin is refused (its payload is another request's under the same key) sent
+   * nothing: a follower that joined its flight meanwhile, with the journaled payload, is not told
+   * the leader's refusal; it starts over and sends its own operation.
+   */
+  @Test
+  void aFollowerOfALeaderRefusedAtBeginStartsOver() throws Exception {
+    AtomicReference<Runnable> onBegin = new AtomicReference<>();
+    Harness h = new Harness(new HookedJournal(onBegin, true), Harness.POLICY, b -> {});
+    h.executor.enqueue(op);
+    Operation other = Operation.builder("create-order", Requests.order("{\"amount\":999}")).key(op.key()).build();
+    ScriptedTransport t = h.transport(op).then(status(201));
+    AtomicReference<CompletableFuture<Outcome>> follower = new AtomicReference<>();
+    onBegin.set(() -> {
+      onBegin.set(null);
+      follower.set(h.executor.executeAsync(op, t)); // joins the flight of `other`, which leads
+    });
+    IdempotencyKeyReusedException refused = assertThrows(IdempotencyKeyReusedException.class,
+        () -> h.executor.execute(other, t));
+    assertFalse(refused.detectedByServer());
+    h.time.runUntilIdle();
+    Outcome out = follower.get().get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(201, out.response().status());
+    assertEquals(1, t.count());
+    assertEquals(OperationState.SUCCEEDED, h.state(op));
+  }
+
+  /**
    * A caller that did not cancel must not see a cancellation: when the leader's caller cancels,
    * followers learn that the operation is still PENDING, as the class contract says.
    */
@@ -383,20 +467,57 @@ class ExecutorConcurrencyTest {
   /** Runs a hook right after begin returns, to interleave another execution. */
   private static final class HookedJournal extends ForwardingJournal {
     private final AtomicReference<Runnable> hook;
+    private final boolean before;
 
     HookedJournal(AtomicReference<Runnable> hook) {
+      this(hook, false);
+    }
+
+    /** @param before runs the hook before the begin instead of after it */
+    HookedJournal(AtomicReference<Runnable> hook, boolean before) {
+      super(new InMemoryJournal());
+      this.hook = hook;
+      this.before = before;
+    }
+
+    @Override
+    public BeginResult begin(NewOperation operation) throws IdempotencyException {
+      if (before) {
+        run();
+      }
+      BeginResult r = super.begin(operation);
+      if (!before) {
+        run();
+      }
+      return r;
+    }
+
+    private void run() {
+      Runnable h = hook.get();
+      if (h != null) {
+        h.run();
+      }
+    }
+  }
+
+  /** Runs a hook right after a claim returns: in the default beginAndClaim, between the begin and its claim's return. */
+  private static final class ClaimHookedJournal extends ForwardingJournal {
+    private final AtomicReference<Runnable> hook;
+
+    ClaimHookedJournal(AtomicReference<Runnable> hook) {
       super(new InMemoryJournal());
       this.hook = hook;
     }
 
     @Override
-    public BeginResult begin(NewOperation operation) throws IdempotencyException {
-      BeginResult r = super.begin(operation);
+    public java.util.Optional<Lease> claim(OperationId id, String owner, java.time.Instant now, Duration leaseFor)
+        throws IdempotencyException {
+      java.util.Optional<Lease> lease = super.claim(id, owner, now, leaseFor);
       Runnable h = hook.get();
       if (h != null) {
         h.run();
       }
-      return r;
+      return lease;
     }
   }
 }

@@ -22,4 +22,30 @@ public interface SqlSession {
 
   /** Gives the statement back: closes it, or keeps it for the next {@link #prepare} of its SQL. */
   void release(PreparedStatement statement) throws SQLException;
+
+  /**
+   * A session over a connection the caller owns (an app's transaction), that prepares a new
+   * statement on every call and closes it on release.
+   *
+   * @param c the connection; not closed by the session
+   * @return the session
+   */
+  static SqlSession uncached(Connection c) {
+    return new SqlSession() {
+      @Override
+      public Connection connection() {
+        return c;
+      }
+
+      @Override
+      public PreparedStatement prepare(String sql) throws SQLException {
+        return c.prepareStatement(sql);
+      }
+
+      @Override
+      public void release(PreparedStatement statement) throws SQLException {
+        statement.close();
+      }
+    };
+  }
 }

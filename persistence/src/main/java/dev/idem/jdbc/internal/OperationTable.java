@@ -43,44 +43,55 @@ public class OperationTable {
   }
 
   /**
-   * Values of a new PENDING row.
+   * Values of a new row: PENDING, or IN_FLIGHT at generation 1 if it is claimed as it is inserted.
    *
    * @param requestCheck the checksum binding {@code requestJson} to {@code fingerprint} (see
    *     {@link RequestCheck})
+   * @param owner the owner that claims the row as it is inserted, or null for a PENDING row
+   * @param leaseExpiresAt the claim's lease expiry; ignored without an owner
    */
   public record NewRow(OperationId id, String reference, String fingerprint, String requestJson, String requestCheck,
-      long createdAt, boolean queued) {
+      long createdAt, boolean queued, String owner, long leaseExpiresAt) {
   }
 
   /**
-   * Inserts a PENDING row unless the identity exists.
+   * Inserts a row unless the identity exists: PENDING, or IN_FLIGHT under the row's owner.
    *
    * @return true if this call inserted it
    */
   public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
     String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
-        + " request_check, state, generation, created_at, updated_at, attempts_json, queued)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?, ?, '[]', ?)"
+        + " request_check, state, owner, generation, lease_expires_at, created_at, updated_at, attempts_json, queued)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)"
         + dialect.insertIfAbsentSuffix();
-    PreparedStatement ps = c.prepare(sql);
-    try {
+    boolean claimed = row.owner() != null;
+    return run(c, sql, ps -> {
       bindId(ps, 1, row.id());
       ps.setString(4, row.reference());
       ps.setString(5, row.fingerprint());
       ps.setString(6, row.requestJson());
       ps.setString(7, row.requestCheck());
-      ps.setLong(8, row.createdAt());
-      ps.setLong(9, row.createdAt());
-      ps.setInt(10, row.queued() ? 1 : 0);
-      return ps.executeUpdate() == 1;
-    } catch (SQLException e) {
-      if ("23505".equals(e.getSQLState())) {
-        return false; // H2 has no ON CONFLICT outside its PostgreSQL mode: the key exists
+      ps.setString(8, claimed ? "IN_FLIGHT" : "PENDING");
+      ps.setString(9, row.owner());
+      ps.setLong(10, claimed ? 1 : 0);
+      if (claimed) {
+        ps.setLong(11, row.leaseExpiresAt());
+      } else {
+        ps.setNull(11, Types.BIGINT);
       }
-      throw e;
-    } finally {
-      c.release(ps);
-    }
+      ps.setLong(12, row.createdAt());
+      ps.setLong(13, row.createdAt());
+      ps.setInt(14, row.queued() ? 1 : 0);
+    }, ps -> {
+      try {
+        return ps.executeUpdate() == 1;
+      } catch (SQLException e) {
+        if ("23505".equals(e.getSQLState())) {
+          return false; // H2 has no ON CONFLICT outside its PostgreSQL mode: the key exists
+        }
+        throw e;
+      }
+    });
   }
 
   /** Reads one row, or null, with an optional locking clause. */
@@ -100,15 +111,8 @@ public class OperationTable {
 
   /** Runs a one-row select by id whose columns {@link #read} understands; null if there is no row. */
   private RawRow selectRow(SqlSession c, String sql, OperationId id) throws SQLException {
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      bindId(ps, 1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? read(rs) : null;
-      }
-    } finally {
-      c.release(ps);
-    }
+    List<RawRow> rows = rows(c, sql, ps -> bindId(ps, 1, id));
+    return rows.isEmpty() ? null : rows.get(0);
   }
 
   /** Reads one row for a read-modify-write (PostgreSQL: {@code FOR UPDATE}, waiting for other writers). */
@@ -123,22 +127,19 @@ public class OperationTable {
    */
   private RawRow selectHead(SqlSession c, OperationId id, boolean withAttempts, String lockClause)
       throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT state, owner, generation, lease_expires_at, quarantined_at,"
-        + " quarantine_reason, queued" + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID
-        + lockClause);
-    try {
-      bindId(ps, 1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
-            rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0, withAttempts ? rs.getString(8) : null,
-            null, null, nullableLong(rs, 5), rs.getString(6), null, rs.getInt(7) == 1, null);
-      }
-    } finally {
-      c.release(ps);
-    }
+    return run(c, "SELECT state, owner, generation, lease_expires_at, quarantined_at, quarantine_reason, queued"
+        + (withAttempts ? ", attempts_json" : "") + " FROM idem_operation" + BY_ID + lockClause,
+        ps -> bindId(ps, 1, id), ps -> {
+          try (ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+              return null;
+            }
+            return new RawRow(id.scope(), id.operation(), id.key().value(), null, null, null, rs.getString(1),
+                rs.getString(2), rs.getLong(3), nullableLong(rs, 4), null, 0, 0,
+                withAttempts ? rs.getString(8) : null, null, null, nullableLong(rs, 5), rs.getString(6), null,
+                rs.getInt(7) == 1, null);
+          }
+        });
   }
 
   /**
@@ -160,15 +161,7 @@ public class OperationTable {
 
   /** True if the identity exists at all. */
   public boolean exists(SqlSession c, OperationId id) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT 1 FROM idem_operation" + BY_ID);
-    try {
-      bindId(ps, 1, id);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next();
-      }
-    } finally {
-      c.release(ps);
-    }
+    return scalar(c, "SELECT 1 FROM idem_operation" + BY_ID, ps -> bindId(ps, 1, id)) != null;
   }
 
   /**
@@ -179,21 +172,17 @@ public class OperationTable {
    */
   public boolean claim(SqlSession c, OperationId id, String expectedState, long expectedGeneration, String owner,
       long newGeneration, long leaseExpiresAt, long now) throws SQLException {
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
+    return updatesOne(c, "UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?,"
         + " generation = ?, lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL,"
-        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL");
-    try {
-      ps.setString(1, owner);
-      ps.setLong(2, newGeneration);
-      ps.setLong(3, leaseExpiresAt);
-      ps.setLong(4, now);
-      bindId(ps, 5, id);
-      ps.setString(8, expectedState);
-      ps.setLong(9, expectedGeneration);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+        + " reason = NULL" + BY_ID + " AND state = ? AND generation = ? AND quarantined_at IS NULL", ps -> {
+          ps.setString(1, owner);
+          ps.setLong(2, newGeneration);
+          ps.setLong(3, leaseExpiresAt);
+          ps.setLong(4, now);
+          bindId(ps, 5, id);
+          ps.setString(8, expectedState);
+          ps.setLong(9, expectedGeneration);
+        });
   }
 
   /**
@@ -210,18 +199,14 @@ public class OperationTable {
     if (!dialect.lockForClaim().isEmpty()) {
       return false;
     }
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?, generation = 1,"
+    return updatesOne(c, "UPDATE idem_operation SET state = 'IN_FLIGHT', owner = ?, generation = 1,"
         + " lease_expires_at = ?, next_attempt_at = NULL, updated_at = ?, response_json = NULL, reason = NULL"
-        + BY_ID + " AND state = 'PENDING' AND generation = 0 AND queued = 0 AND quarantined_at IS NULL");
-    try {
-      ps.setString(1, owner);
-      ps.setLong(2, leaseExpiresAt);
-      ps.setLong(3, now);
-      bindId(ps, 4, id);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+        + BY_ID + " AND state = 'PENDING' AND generation = 0 AND queued = 0 AND quarantined_at IS NULL", ps -> {
+          ps.setString(1, owner);
+          ps.setLong(2, leaseExpiresAt);
+          ps.setLong(3, now);
+          bindId(ps, 4, id);
+        });
   }
 
   /**
@@ -231,18 +216,11 @@ public class OperationTable {
    */
   public boolean updateAttempts(SqlSession c, OperationId id, String owner, long generation, String attemptsJson,
       long updatedAt) throws SQLException {
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET attempts_json = ?, updated_at = ?"
-        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?");
-    try {
+    return updatesOne(c, "UPDATE idem_operation SET attempts_json = ?, updated_at = ?" + BY_ID + HELD, ps -> {
       ps.setString(1, attemptsJson);
       ps.setLong(2, updatedAt);
-      bindId(ps, 3, id);
-      ps.setLong(6, generation);
-      ps.setString(7, owner);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+      bindHeld(ps, 3, id, generation, owner);
+    });
   }
 
   /** The new values of a state change. */
@@ -257,17 +235,7 @@ public class OperationTable {
    */
   public boolean transitionFenced(SqlSession c, OperationId id, String owner, long generation, Change ch)
       throws SQLException {
-    PreparedStatement ps = c.prepare(changeSql()
-        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?");
-    try {
-      int i = bindChange(ps, ch);
-      bindId(ps, i, id);
-      ps.setLong(i + 3, generation);
-      ps.setString(i + 4, owner);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+    return updatesOne(c, CHANGE + BY_ID + HELD, ps -> bindHeld(ps, bindChange(ps, ch), id, generation, owner));
   }
 
   /**
@@ -281,20 +249,14 @@ public class OperationTable {
    */
   public boolean appendAttemptAndTransition(SqlSession c, OperationId id, String owner, long generation,
       String attemptJson, Change ch) throws SQLException {
-    PreparedStatement ps = c.prepare(changeSql() + ", attempts_json = CASE WHEN attempts_json = '[]' THEN"
+    return updatesOne(c, CHANGE + ", attempts_json = CASE WHEN attempts_json = '[]' THEN"
         + " '[' || ? || ']' ELSE SUBSTR(attempts_json, 1, LENGTH(attempts_json) - 1) || ',' || ? || ']' END"
-        + BY_ID + " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ? AND quarantined_at IS NULL");
-    try {
-      int i = bindChange(ps, ch);
-      ps.setString(i, attemptJson);
-      ps.setString(i + 1, attemptJson);
-      bindId(ps, i + 2, id);
-      ps.setLong(i + 5, generation);
-      ps.setString(i + 6, owner);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+        + BY_ID + HELD + " AND quarantined_at IS NULL", ps -> {
+          int i = bindChange(ps, ch);
+          ps.setString(i, attemptJson);
+          ps.setString(i + 1, attemptJson);
+          bindHeld(ps, i + 2, id, generation, owner);
+        });
   }
 
   /**
@@ -304,26 +266,28 @@ public class OperationTable {
    */
   public boolean transitionUnheld(SqlSession c, OperationId id, String expectedState, long expectedGeneration,
       Change ch) throws SQLException {
-    PreparedStatement ps = c.prepare(changeSql()
-        + BY_ID + " AND state = ? AND generation = ?");
-    try {
+    return updatesOne(c, CHANGE + BY_ID + " AND state = ? AND generation = ?", ps -> {
       int i = bindChange(ps, ch);
       bindId(ps, i, id);
       ps.setString(i + 3, expectedState);
       ps.setLong(i + 4, expectedGeneration);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+    });
   }
 
   /**
    * Every state change clears {@code outcome_delivered_at}: only a terminal row has one, and the
    * only change out of a terminal state is a re-drive, whose next outcome is a new one.
    */
-  private static String changeSql() {
-    return "UPDATE idem_operation SET state = ?, lease_expires_at = NULL, next_attempt_at = ?, updated_at = ?,"
-        + " response_json = ?, reason = ?, outcome_delivered_at = NULL";
+  private static final String CHANGE = "UPDATE idem_operation SET state = ?, lease_expires_at = NULL,"
+      + " next_attempt_at = ?, updated_at = ?, response_json = ?, reason = ?, outcome_delivered_at = NULL";
+  /** The fence of a write by the holder of a lease: {@link #bindHeld} binds it after the identity. */
+  private static final String HELD = " AND state = 'IN_FLIGHT' AND generation = ? AND owner = ?";
+
+  private static void bindHeld(PreparedStatement ps, int i, OperationId id, long generation, String owner)
+      throws SQLException {
+    bindId(ps, i, id);
+    ps.setLong(i + 3, generation);
+    ps.setString(i + 4, owner);
   }
 
   private static int bindChange(PreparedStatement ps, Change ch) throws SQLException {
@@ -341,21 +305,17 @@ public class OperationTable {
 
   /** One page of rows due at {@code now}, after {@code after}, in identity order. */
   public List<RawRow> due(SqlSession c, long now, RowKey after, int limit) throws SQLException {
-    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND ("
-        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
-        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))"
-        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?" + dialect.lockForClaim();
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      ps.setLong(1, now);
-      ps.setLong(2, now);
-      int i = bindAfter(ps, 3, after);
-      ps.setInt(i, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND " + DUE_NOW
+        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?" + dialect.lockForClaim(), ps -> {
+          ps.setLong(1, now);
+          ps.setLong(2, now);
+          ps.setInt(bindAfter(ps, 3, after), limit);
+        });
   }
+
+  /** Due at a time bound twice: PENDING and due, or IN_FLIGHT with an expired lease. */
+  private static final String DUE_NOW = "((state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
+      + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))";
 
   /**
    * When an unfinished row became due, in nanoseconds: its lease expiry if IN_FLIGHT, else its
@@ -380,25 +340,14 @@ public class OperationTable {
    * Few (what one instance held), read through the state index.
    */
   public List<RawRow> ownLeases(SqlSession c, long now, String owner, RowKey after, int limit) throws SQLException {
-    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
         + " AND owner = ? AND lease_expires_at > ?"
         + (after == null ? "" : " AND (scope, operation, op_key) > (?, ?, ?)")
-        + ORDER + " LIMIT ?" + dialect.lockForClaim();
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      ps.setString(1, owner);
-      ps.setLong(2, now);
-      int i = 3;
-      if (after != null) {
-        ps.setString(i++, after.scope());
-        ps.setString(i++, after.operation());
-        ps.setString(i++, after.key());
-      }
-      ps.setInt(i, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+        + ORDER + " LIMIT ?" + dialect.lockForClaim(), ps -> {
+          ps.setString(1, owner);
+          ps.setLong(2, now);
+          ps.setInt(bindRowKey(ps, 3, after), limit);
+        });
   }
 
   /**
@@ -408,31 +357,22 @@ public class OperationTable {
    */
   public List<RawRow> dueOldestFirst(SqlSession c, long now, long afterDueAt, RowKey after, int limit)
       throws SQLException {
-    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE " + UNFINISHED + " AND ("
-        + "(state = 'PENDING' AND (next_attempt_at IS NULL OR next_attempt_at <= ?))"
-        + " OR (state = 'IN_FLIGHT' AND (lease_expires_at IS NULL OR lease_expires_at <= ?)))"
+    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE " + UNFINISHED + " AND " + DUE_NOW
         // The first comparison is implied by the second; it is there so that SQLite seeks the index
         // to the cursor (it cannot from a row value alone, and walked it from its start: 97 ms for a
         // page 180,000 rows in, against under 1 ms).
         + (after == null ? "" : " AND " + DUE_AT + " >= ? AND (" + DUE_AT + ", scope, operation, op_key) > (?, ?, ?, ?)")
         + " ORDER BY " + DUE_AT + ", scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
-    PreparedStatement ps = c.prepare(sql);
-    try {
+    return rows(c, sql, ps -> {
       ps.setLong(1, now);
       ps.setLong(2, now);
       int i = 3;
       if (after != null) {
         ps.setLong(i++, afterDueAt);
         ps.setLong(i++, afterDueAt);
-        ps.setString(i++, after.scope());
-        ps.setString(i++, after.operation());
-        ps.setString(i++, after.key());
       }
-      ps.setInt(i, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+      ps.setInt(bindRowKey(ps, i, after), limit);
+    });
   }
 
   /**
@@ -442,15 +382,11 @@ public class OperationTable {
    * @return true if this call recorded it
    */
   public boolean markOutcomeDelivered(SqlSession c, OperationId id, long at) throws SQLException {
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET outcome_delivered_at = ?" + BY_ID
-        + " AND state IN " + TERMINAL + " AND outcome_delivered_at IS NULL AND quarantined_at IS NULL");
-    try {
-      ps.setLong(1, at);
-      bindId(ps, 2, id);
-      return ps.executeUpdate() == 1;
-    } finally {
-      c.release(ps);
-    }
+    return updatesOne(c, "UPDATE idem_operation SET outcome_delivered_at = ?" + BY_ID
+        + " AND state IN " + TERMINAL + " AND outcome_delivered_at IS NULL AND quarantined_at IS NULL", ps -> {
+          ps.setLong(1, at);
+          bindId(ps, 2, id);
+        });
   }
 
   /**
@@ -460,56 +396,32 @@ public class OperationTable {
    * reads it instead of every finished row.
    */
   public List<RawRow> undelivered(SqlSession c, RowKey after, int limit) throws SQLException {
-    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE queued = 1 AND outcome_delivered_at IS NULL"
-        + " AND state IN " + TERMINAL + " AND quarantined_at IS NULL"
-        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?";
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      int i = bindAfter(ps, 1, after);
-      ps.setInt(i, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE queued = 1 AND outcome_delivered_at IS NULL"
+        + " AND state IN " + TERMINAL + " AND quarantined_at IS NULL" + (after == null ? "" : AFTER) + ORDER
+        + " LIMIT ?", ps -> ps.setInt(bindAfter(ps, 1, after), limit));
   }
 
   /** One page of rows in a state, after {@code after}, in identity order. */
   public List<RawRow> inState(SqlSession c, OperationState state, RowKey after, int limit) throws SQLException {
-    String sql = "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
-        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?";
-    PreparedStatement ps = c.prepare(sql);
-    try {
-      ps.setString(1, state.name());
-      int i = bindAfter(ps, 2, after);
-      ps.setInt(i, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
+        + (after == null ? "" : AFTER) + ORDER + " LIMIT ?", ps -> {
+          ps.setString(1, state.name());
+          ps.setInt(bindAfter(ps, 2, after), limit);
+        });
   }
 
   /** Rows of a scope with a reference, oldest first. */
   public List<RawRow> byReference(SqlSession c, String scope, String reference) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE scope = ? AND reference = ? AND quarantined_at IS NULL ORDER BY created_at" + ", operation, op_key");
-    try {
-      ps.setString(1, scope);
-      ps.setString(2, reference);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE scope = ? AND reference = ? AND quarantined_at IS NULL ORDER BY created_at, operation, op_key", ps -> {
+          ps.setString(1, scope);
+          ps.setString(2, reference);
+        });
   }
 
   /** The number of rows, quarantined ones included. */
   public long countAll(SqlSession c) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT COUNT(*) FROM idem_operation");
-    try (ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    } finally {
-      c.release(ps);
-    }
+    return scalar(c, "SELECT COUNT(*) FROM idem_operation", ps -> { });
   }
 
   /**
@@ -519,16 +431,12 @@ public class OperationTable {
    * longer match, so each call returns the next page.
    */
   public List<RawRow> inDoubt(SqlSession c, boolean neverClaimedToo, int limit) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND"
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND"
         + " (state = 'IN_FLIGHT' OR (? = 1 AND state = 'PENDING' AND generation = 0 AND queued = 0))" + ORDER
-        + " LIMIT ?");
-    try {
-      ps.setInt(1, neverClaimedToo ? 1 : 0);
-      ps.setInt(2, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+        + " LIMIT ?", ps -> {
+          ps.setInt(1, neverClaimedToo ? 1 : 0);
+          ps.setInt(2, limit);
+        });
   }
 
   /**
@@ -537,54 +445,31 @@ public class OperationTable {
    */
   public Void settleInDoubt(SqlSession c, RawRow r, long generation, String attemptsJson, long now, String reason)
       throws SQLException {
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET state = 'PENDING', lease_expires_at = NULL,"
+    updatesOne(c, "UPDATE idem_operation SET state = 'PENDING', lease_expires_at = NULL,"
         + " next_attempt_at = ?, generation = ?, attempts_json = ?, updated_at = ?, response_json = NULL, reason = ?"
-        + " WHERE scope = ? AND operation = ? AND op_key = ? AND state = ? AND generation = ?");
-    try {
-      ps.setLong(1, now);
-      ps.setLong(2, generation);
-      ps.setString(3, attemptsJson);
-      ps.setLong(4, now);
-      ps.setString(5, cut(reason));
-      ps.setString(6, r.scope());
-      ps.setString(7, r.operation());
-      ps.setString(8, r.key());
-      ps.setString(9, r.state());
-      ps.setLong(10, r.generation());
-      ps.executeUpdate();
-      return null;
-    } finally {
-      c.release(ps);
-    }
+        + " WHERE scope = ? AND operation = ? AND op_key = ? AND state = ? AND generation = ?", ps -> {
+          ps.setLong(1, now);
+          ps.setLong(2, generation);
+          ps.setString(3, attemptsJson);
+          ps.setLong(4, now);
+          ps.setString(5, cut(reason));
+          bindRowKey(ps, 6, rowKey(r));
+          ps.setString(9, r.state());
+          ps.setLong(10, r.generation());
+        });
+    return null;
   }
 
   /** The number of unquarantined rows in a state: one query (for gauges). */
   public long countInState(SqlSession c, OperationState state) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT COUNT(*) FROM idem_operation WHERE state = ? AND quarantined_at IS NULL");
-    try {
-      ps.setString(1, state.name());
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } finally {
-      c.release(ps);
-    }
+    return scalar(c, "SELECT COUNT(*) FROM idem_operation WHERE state = ? AND quarantined_at IS NULL",
+        ps -> ps.setString(1, state.name()));
   }
 
   /** The oldest creation time (nanoseconds) of the unquarantined rows in a state, or null: one query. */
   public Long oldestCreatedAt(SqlSession c, OperationState state) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT MIN(created_at) FROM idem_operation WHERE state = ?"
-        + " AND quarantined_at IS NULL");
-    try {
-      ps.setString(1, state.name());
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return nullableLong(rs, 1);
-      }
-    } finally {
-      c.release(ps);
-    }
+    return scalar(c, "SELECT MIN(created_at) FROM idem_operation WHERE state = ? AND quarantined_at IS NULL",
+        ps -> ps.setString(1, state.name()));
   }
 
   /** Rows whose state is none of the known ones and that are not yet quarantined. */
@@ -593,43 +478,26 @@ public class OperationTable {
     for (OperationState s : OperationState.values()) {
       in.append(in.length() == 0 ? "" : ", ").append('\'').append(s.name()).append('\'');
     }
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE quarantined_at IS NULL AND state NOT IN (" + in + ")" + ORDER + " LIMIT ?");
-    try {
-      ps.setInt(1, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE quarantined_at IS NULL AND state NOT IN (" + in + ")" + ORDER + " LIMIT ?", ps -> ps.setInt(1, limit));
   }
 
   /** Flags a row as quarantined. */
   public void quarantine(SqlSession c, String scope, String operation, String key, long at, String reason)
       throws SQLException {
-    PreparedStatement ps = c.prepare("UPDATE idem_operation SET quarantined_at = ?,"
-        + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL");
-    try {
-      ps.setLong(1, at);
-      ps.setString(2, cut(reason, 500));
-      ps.setString(3, scope);
-      ps.setString(4, operation);
-      ps.setString(5, key);
-      ps.executeUpdate();
-    } finally {
-      c.release(ps);
-    }
+    updatesOne(c, "UPDATE idem_operation SET quarantined_at = ?,"
+        + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL", ps -> {
+          ps.setLong(1, at);
+          ps.setString(2, cut(reason, 500));
+          bindRowKey(ps, 3, new RowKey(scope, operation, key));
+        });
   }
 
   /** Quarantined rows, oldest quarantine first. */
   public List<RawRow> quarantined(SqlSession c, int limit) throws SQLException {
-    PreparedStatement ps = c.prepare("SELECT " + COLUMNS + " FROM idem_operation"
-        + " WHERE quarantined_at IS NOT NULL ORDER BY quarantined_at, scope, operation, op_key LIMIT ?");
-    try {
-      ps.setInt(1, limit);
-      return list(ps);
-    } finally {
-      c.release(ps);
-    }
+    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation"
+        + " WHERE quarantined_at IS NOT NULL ORDER BY quarantined_at, scope, operation, op_key LIMIT ?",
+        ps -> ps.setInt(1, limit));
   }
 
   /**
@@ -662,9 +530,7 @@ public class OperationTable {
     PreparedStatement delete = c.prepare("DELETE FROM idem_operation WHERE scope = ? AND operation = ? AND op_key = ?");
     try {
       for (RowKey k : keys) {
-        delete.setString(1, k.scope());
-        delete.setString(2, k.operation());
-        delete.setString(3, k.key());
+        bindRowKey(delete, 1, k);
         delete.addBatch();
       }
       int deleted = 0;
@@ -681,14 +547,68 @@ public class OperationTable {
   public record Purged(int found, int deleted) {
   }
 
-  private static List<RawRow> list(PreparedStatement ps) throws SQLException {
-    List<RawRow> rows = new ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        rows.add(read(rs));
-      }
+  /** Binds the parameters of one statement. */
+  private interface Binder {
+    void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  /** What is done with a bound statement. */
+  private interface Use<T> {
+    T apply(PreparedStatement ps) throws SQLException;
+  }
+
+  /** Prepares (from the session's cache), binds, uses and releases one statement. */
+  private static <T> T run(SqlSession c, String sql, Binder binder, Use<T> use) throws SQLException {
+    PreparedStatement ps = c.prepare(sql);
+    try {
+      binder.bind(ps);
+      return use.apply(ps);
+    } finally {
+      c.release(ps);
     }
-    return rows;
+  }
+
+  /** Runs a query whose columns {@link #read} understands. */
+  private static List<RawRow> rows(SqlSession c, String sql, Binder binder) throws SQLException {
+    return run(c, sql, binder, ps -> {
+      List<RawRow> rows = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(read(rs));
+        }
+      }
+      return rows;
+    });
+  }
+
+  /** Runs a query of one number: its first row's first column, or null (no row, or SQL NULL). */
+  private static Long scalar(SqlSession c, String sql, Binder binder) throws SQLException {
+    return run(c, sql, binder, ps -> {
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? nullableLong(rs, 1) : null;
+      }
+    });
+  }
+
+  /** Runs an UPDATE; true if it changed exactly one row. */
+  private static boolean updatesOne(SqlSession c, String sql, Binder binder) throws SQLException {
+    return run(c, sql, binder, ps -> ps.executeUpdate() == 1);
+  }
+
+  /** Binds a row's identity as stored, if there is one; returns the next parameter's index. */
+  private static int bindRowKey(PreparedStatement ps, int i, RowKey k) throws SQLException {
+    if (k == null) {
+      return i;
+    }
+    ps.setString(i, k.scope());
+    ps.setString(i + 1, k.operation());
+    ps.setString(i + 2, k.key());
+    return i + 3;
+  }
+
+  /** The identity of a row as stored. */
+  public static RowKey rowKey(RawRow r) {
+    return new RowKey(r.scope(), r.operation(), r.key());
   }
 
   private static int bindAfter(PreparedStatement ps, int i, RowKey after) throws SQLException {

@@ -143,14 +143,6 @@ public final class RecordCodec {
 
   // ---- attempts
 
-  public String encodeAttempts(List<AttemptRecord> attempts) {
-    ArrayNode a = mapper.createArrayNode();
-    for (AttemptRecord r : attempts) {
-      a.add(attempt(r));
-    }
-    return a.toString();
-  }
-
   /** One attempt as an element of {@code attempts_json}, for an append in SQL ({@link OperationTable}). */
   public String encodeAttempt(AttemptRecord attempt) {
     return attempt(attempt).toString();

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.Map;
@@ -26,12 +25,7 @@ final class ResponseCheck {
 
   /** The checksum of a response document's stored values (its {@code "sum"} field excluded). */
   static String of(JsonNode response) {
-    MessageDigest sha;
-    try {
-      sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
+    MessageDigest sha = RequestCheck.sha256();
     part(sha, "status:" + response.path("status").asText());
     JsonNode headers = response.get("headers");
     if (headers != null && headers.isObject()) {

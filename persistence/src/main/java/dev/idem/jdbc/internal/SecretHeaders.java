@@ -15,6 +15,7 @@ import org.slf4j.Logger;
  */
 public final class SecretHeaders {
   private final String journalName;
+  /** The default secret headers and the app's own. */
   private final Set<String> excluded;
   private final Logger log;
   /** Warn once per journal: the cause is a setup mistake, not a per-call event. */
@@ -26,19 +27,24 @@ public final class SecretHeaders {
    */
   public SecretHeaders(String journalName, Collection<String> excluded, Logger log) {
     this.journalName = journalName;
-    this.excluded = Set.copyOf(excluded);
+    Set<String> all = new TreeSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    all.addAll(excluded);
+    this.excluded = Set.copyOf(all);
     this.log = log;
   }
 
   /** {@code request} without its secret headers (the same instance if it has none). */
   public RequestSnapshot strip(RequestSnapshot request, OperationId id) {
-    Set<String> present = new TreeSet<>();
+    Set<String> present = null;
     for (String h : request.headers().keySet()) {
-      if (RequestSnapshot.DEFAULT_SECRET_HEADERS.contains(h) || excluded.contains(h)) {
+      if (excluded.contains(h)) {
+        if (present == null) {
+          present = new TreeSet<>();
+        }
         present.add(h);
       }
     }
-    if (present.isEmpty()) {
+    if (present == null) {
       return request;
     }
     if (warned.compareAndSet(false, true)) {
@@ -50,10 +56,8 @@ public final class SecretHeaders {
     return request.withoutHeaders(present);
   }
 
-  /** Every header name left out of a stored response. */
+  /** Every header name left out of a stored response (made once: every completion asks). */
   public Set<String> forResponses() {
-    Set<String> all = new TreeSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
-    all.addAll(excluded);
-    return all;
+    return excluded;
   }
 }

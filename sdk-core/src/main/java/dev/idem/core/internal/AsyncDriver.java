@@ -81,7 +81,9 @@ public final class AsyncDriver {
   /** Claims the operation and sends its first attempt, on the calling thread; call once. */
   public void start() {
     if (!lifecycle.register(this)) {
-      result.completeExceptionally(closedPending());
+      OperationPendingException closed = closedPending();
+      loop.interrupted(false, closed); // gives back the claim the begin made, if it made one
+      result.completeExceptionally(closed);
       return;
     }
     result.whenComplete((o, e) -> {

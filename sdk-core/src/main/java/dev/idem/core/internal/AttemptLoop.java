@@ -58,6 +58,8 @@ public final class AttemptLoop {
    * more unsent attempt puts it back at once instead of spending a whole round of retries.
    */
   private final boolean probing;
+  /** The claim the journal made with the begin, until {@link #start()} sends under it; then null. */
+  private Lease claimedAtBegin;
   /** Read IN_FLIGHT: the first claim takes over a holder's lease, and the journal may add its attempt. */
   private boolean takingOver;
   /** Whether the attempt in progress was charged to the host's retry budget. */
@@ -93,17 +95,29 @@ public final class AttemptLoop {
    */
   public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline,
       KeyRetention retention) {
+    this(settings, record, null, policy, inline, retention);
+  }
+
+  /**
+   * @param claimed the lease the journal gave with the begin ({@link dev.idem.core.spi.Journal#beginAndClaim}),
+   *     under which {@code record} is IN_FLIGHT: the first attempt is sent under it, with no claim
+   *     of its own; null to claim at {@link #start()}
+   */
+  public AttemptLoop(EngineSettings settings, OperationRecord record, Lease claimed, RetryPolicy policy,
+      boolean inline, KeyRetention retention) {
     this.s = settings;
+    this.claimedAtBegin = claimed;
     this.inline = inline;
     this.ageLimit = inline ? null : retention.ageLimitOf(record).orElse(null);
     List<AttemptRecord> before = record.attempts();
     this.probing = !inline && !before.isEmpty()
         && before.get(before.size() - 1).classification() == Classification.SAFE;
-    this.takingOver = record.state() == OperationState.IN_FLIGHT;
+    // The begin's own claim found the operation PENDING (not a takeover), one generation before.
+    this.takingOver = claimed == null ? record.state() == OperationState.IN_FLIGHT : claimed.takeover();
     this.id = record.id();
     this.policy = policy;
     this.history = new ArrayList<>(record.attempts());
-    this.generationSeen = record.generation();
+    this.generationSeen = claimed == null ? record.generation() : claimed.generation() - 1;
     this.lastResponse = record.response();
     this.host = HostGuard.hostOf(record.request().uri());
     this.createdAt = record.createdAt();
@@ -114,7 +128,10 @@ public final class AttemptLoop {
     return policy.attemptTimeout();
   }
 
-  /** Claims the operation for its first attempt in this execution. */
+  /**
+   * Claims the operation for its first attempt in this execution, or takes the claim the journal
+   * made with the begin.
+   */
   public Step start() throws IdempotencyException {
     return claim();
   }
@@ -130,7 +147,13 @@ public final class AttemptLoop {
       // The deadline counts from the first claim, so that waiting for a breaker's probe spends it too.
       runStart = now;
     }
-    Optional<Lease> claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor());
+    Optional<Lease> claimed;
+    if (claimedAtBegin != null) {
+      claimed = Optional.of(claimedAtBegin);
+      claimedAtBegin = null;
+    } else {
+      claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor());
+    }
     if (claimed.isEmpty()) {
       OperationRecord current = s.journal().find(id)
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
@@ -371,6 +394,10 @@ public final class AttemptLoop {
    * @return the exception to report to the caller
    */
   public IdempotencyException interrupted(boolean onTheWire, Throwable cause) {
+    if (lease == null && claimedAtBegin != null) {
+      lease = claimedAtBegin; // stopped before start(): the claim made with the begin is given back too
+      claimedAtBegin = null;
+    }
     try {
       if (lease != null) {
         Instant now = s.clock().instant();

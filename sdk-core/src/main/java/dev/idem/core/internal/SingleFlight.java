@@ -3,6 +3,7 @@ package dev.idem.core.internal;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -25,6 +26,32 @@ public final class SingleFlight {
     CompletableFuture<Outcome> mine = new CompletableFuture<>();
     CompletableFuture<Outcome> existing = running.putIfAbsent(id, mine);
     return existing == null ? new Ticket(true, mine) : new Ticket(false, existing);
+  }
+
+  /**
+   * Ends the flight of a leader whose begin failed, before anything was journaled or sent for it:
+   * its followers start over ({@link #notBegun}), rather than take a failure that was the leader's
+   * own (its payload, refused as another request's under the same key, may not be theirs).
+   */
+  public void leaveNotBegun(OperationId id, Ticket ticket) {
+    running.remove(id, ticket.result());
+    ticket.result().completeExceptionally(NotBegun.INSTANCE);
+  }
+
+  /** True if {@code failure}, as a follower got it from the leader's result, says to start over. */
+  public static boolean notBegun(Throwable failure) {
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    return t == NotBegun.INSTANCE;
+  }
+
+  /** The leader's result when its begin failed; never reaches a caller. */
+  private static final class NotBegun extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    static final NotBegun INSTANCE = new NotBegun();
+
+    private NotBegun() {
+      super("the leading execution failed before its begin; start over", null, false, false);
+    }
   }
 
   /** Ends the leader's flight; later callers start a new one (and find the journal's record). */

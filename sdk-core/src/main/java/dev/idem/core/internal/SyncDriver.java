@@ -114,7 +114,12 @@ public final class SyncDriver {
     throw ((Step.Fail) step).exception();
   }
 
-  /** Waits for the single-flight leader's outcome, mapping interruption and cancellation to PENDING. */
+  /**
+   * Waits for the single-flight leader's outcome, mapping interruption and cancellation to PENDING.
+   *
+   * @return the leader's outcome; null if the leader failed before its begin, and the caller must
+   *     start over ({@link SingleFlight#leaveNotBegun})
+   */
   public static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader) throws IdempotencyException {
     try {
       return leader.get();
@@ -123,6 +128,9 @@ public final class SyncDriver {
       throw new OperationPendingException("interrupted while waiting for a concurrent execution of " + id, e, id,
           List.of(), null);
     } catch (ExecutionException e) {
+      if (SingleFlight.notBegun(e.getCause())) {
+        return null;
+      }
       if (e.getCause() instanceof IdempotencyException ie) {
         throw ie;
       }

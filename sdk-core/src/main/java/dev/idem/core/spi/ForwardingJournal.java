@@ -17,6 +17,7 @@ import java.util.Optional;
  * {@link #recordAttemptAndTransition} is not forwarded as one call: it runs this class's
  * {@link #recordAttempt} and {@link #transition}, so that a subclass overriding those two sees
  * every attempt and every transition (override it too, to hand the delegate the single write).
+ * Nor is {@link #beginAndClaim}: it runs this class's {@link #begin} and {@link #claim}.
  *
  * <p>As thread-safe as the delegate and the overriding methods.
  */

@@ -8,6 +8,7 @@ import dev.idem.core.JournalException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.internal.Claims;
 import dev.idem.core.internal.DueRule;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,6 +58,52 @@ public interface Journal extends AutoCloseable {
    * @throws IdempotencyException if the journal fails in any other way
    */
   BeginResult begin(NewOperation operation) throws IdempotencyException;
+
+  /**
+   * Begins an operation and, if this call created it, claims it for its first attempt under
+   * {@code owner}: what {@link #begin} then {@link #claim} (at the operation's
+   * {@link NewOperation#createdAt()}) would do, as one durable write where the journal can. An
+   * executor's inline call makes its one synchronous write here (the JDBC journal: one INSERT of
+   * the row already IN_FLIGHT). An operation that existed is returned as {@link #begin} returns
+   * it, unclaimed: the caller claims it as for any resume, so that one instance never claims an
+   * operation it is already executing.
+   *
+   * <p>Durable as {@link #begin} is: when it returns, the record and its claim are durable, and
+   * nothing may be sent for an operation whose call threw. The default calls the two methods; it
+   * is correct for every journal that implements them.
+   *
+   * @param operation the identity, key, fingerprint and request snapshot to record; not queued
+   * @param owner the name of the claiming instance, unique among live instances
+   * @param leaseFor how long the claim lasts before another owner may take over
+   * @return the record (IN_FLIGHT under the lease if claimed), whether this call created it, and
+   *     the lease; no lease for an existing operation, or if another owner claimed the new one
+   *     first
+   * @throws IllegalArgumentException if the operation is queued ({@link #begin} it instead), or
+   *     {@code leaseFor} is not positive
+   * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
+   * @throws JournalException if the record could not be made durable; then nothing may be sent
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
+      throws IdempotencyException {
+    if (operation.queued()) {
+      throw new IllegalArgumentException("a queued operation is claimed when it is delivered, not at its begin");
+    }
+    BeginResult begun = begin(operation);
+    if (!begun.created()) {
+      return begun;
+    }
+    Instant now = operation.createdAt();
+    // Through Claims: should another owner have claimed it in between, and let its lease expire,
+    // this is a takeover, and the attempt that owner may have sent is recorded before any other.
+    Optional<Lease> lease = Claims.claim(this, operation.id(), owner, now, leaseFor);
+    if (lease.isEmpty()) {
+      return begun; // another owner holds it: the caller's claim tells it so, as for an existing one
+    }
+    Lease l = lease.get();
+    return new BeginResult(begun.record().with(OperationState.IN_FLIGHT, owner, l.generation(), l.expiresAt(), null,
+        now, null, null), true, l);
+  }
 
   /**
    * Finds an operation by identity.

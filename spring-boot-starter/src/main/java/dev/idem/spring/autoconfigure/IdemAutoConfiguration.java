@@ -5,6 +5,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.JournalException;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.metrics.MicrometerMetrics;
+import dev.idem.jdbc.MicrometerJournalMetrics;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
@@ -174,7 +175,13 @@ public class IdemAutoConfiguration {
     @Bean
     IdemListener idemMetrics(ObjectProvider<MeterRegistry> registry, Journal journal) {
       MeterRegistry r = registry.getIfAvailable();
-      return r == null ? IdemListener.none() : MicrometerMetrics.bind(r, journal, Clock.systemUTC());
+      if (r == null) {
+        return IdemListener.none();
+      }
+      if (journal instanceof JdbcJournal jdbc) {
+        MicrometerJournalMetrics.bind(r, jdbc); // idem.storage.size{store=journal}
+      }
+      return MicrometerMetrics.bind(r, journal, Clock.systemUTC());
     }
   }
 }

@@ -10,6 +10,9 @@ import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
 import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
 import dev.idem.spring.client.IdempotencyInterceptor;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,6 +31,19 @@ class AutoConfigurationTest {
       assertTrue(context.getBean(JdbcJournal.class).toString().contains("sqlite"));
       assertTrue(context.getBean(IdempotencyInterceptor.class).untaggedPolicy() == UntaggedPolicy.FRESH_KEY);
     });
+  }
+
+  /** The journal's storage meter is bound beside the client's meters when the app has a registry. */
+  @Test
+  void aRegistryGetsTheJournalsStorageSizeGauge(@TempDir Path dir) {
+    runner.withPropertyValues("idem.directory=" + dir)
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .run(context -> {
+          context.getBean("idemMetrics");
+          Gauge size = context.getBean(MeterRegistry.class).find("idem.storage.size").tag("store", "journal").gauge();
+          assertNotNull(size, "no idem.storage.size{store=journal}");
+          assertTrue(size.value() > 0, "the journal's size: " + size.value());
+        });
   }
 
   @Test
