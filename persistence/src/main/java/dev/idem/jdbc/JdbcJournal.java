@@ -255,6 +255,7 @@ public final class JdbcJournal implements Journal {
     return openReadOnly(embedded(directory),
         (opener, finish) -> opener.openEmbeddedReadOnly(Layout.journal(directory), finish));
   }
+
   /**
    * Opens the journal in the database of an app's {@code dataSource} for reading only, as
    * {@link #openReadOnly(Path)} does for an embedded one: no migration, no recovery, every write
