@@ -37,7 +37,7 @@ class AgeLimitTest {
 
   private IdempotentExecutor.Builder executor() {
     return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
-        .sleeper(time.sleeper()).random(() -> 0.5);
+        .sleeper(time.sleeper()).asyncExecutor(Runnable::run).random(() -> 0.5);
   }
 
   private OutboxDispatcher outbox(IdempotentExecutor idem) {
