@@ -17,10 +17,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,13 +51,12 @@ public final class PendingResumer {
   /** Handlers are told one at a time, whichever thread resumed the operation. */
   private final Object notifyLock = new Object();
 
-  private int examined;
-  private int succeeded;
-  private int failed;
-  private int uncertain;
-  private int pending;
-  private int expired;
-  private int unhandled;
+  /** What a pass counts for its summary. */
+  private enum Tally { EXAMINED, SUCCEEDED, FAILED, UNCERTAIN, PENDING, EXPIRED, UNHANDLED }
+
+  /** The pass's tallies, by ordinal: resumes of one page may run on several threads. */
+  private final AtomicIntegerArray counts = new AtomicIntegerArray(Tally.values().length);
+  /** Counted on the caller's thread, after the lanes ended. */
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
 
@@ -127,8 +126,8 @@ public final class PendingResumer {
    * Runs the pass; single use. Pages through {@code Journal.findDue(now, owner, ...)}, the rule the
    * outbox dispatcher follows too: this owner's own leases first (an earlier incarnation's, taken
    * back at once), then the rest oldest due first. Up to {@code concurrency} operations are resumed
-   * at once, without waiting for a whole page to finish before the next is started; at most one
-   * page is held in memory.
+   * at once, and the next page is read as soon as fewer than {@code concurrency} of those read wait
+   * for a lane: at most one page and {@code 2 × concurrency} records are held in memory.
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     handOverOwedOutcomes(handlers);
@@ -136,12 +135,13 @@ public final class PendingResumer {
     try (Lanes lanes = new Lanes(concurrency)) {
       OperationRecord after = null;
       while (true) {
+        lanes.awaitRoom();
         List<OperationRecord> page = settings.journal().findDue(now, settings.owner(), after, PAGE);
         for (OperationRecord record : page) {
-          count(() -> examined++);
+          count(Tally.EXAMINED);
           ResumeHandler handler = handlers.get(record.id().operation());
           if (handler == null) {
-            count(() -> unhandled++);
+            count(Tally.UNHANDLED);
           } else {
             lanes.run(() -> resumeOne(record, handler));
           }
@@ -154,9 +154,8 @@ public final class PendingResumer {
       lanes.awaitAll();
     }
     countLeasedElsewhere(handlers);
-    synchronized (this) {
-      return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
-    }
+    return new ResumeSummary(tally(Tally.EXAMINED), tally(Tally.SUCCEEDED), tally(Tally.FAILED), tally(Tally.UNCERTAIN),
+        tally(Tally.PENDING), tally(Tally.EXPIRED), tally(Tally.UNHANDLED), leasedElsewhere);
   }
 
   /** One operation's resume, which may fail only with the journal's failure. */
@@ -167,78 +166,124 @@ public final class PendingResumer {
 
   /**
    * Runs resumes with at most {@code n} at once: on the caller's thread when {@code n} is 1, else on
-   * threads of the pass's own, the caller waiting for a free lane before it hands over the next. The
-   * first journal failure stops the pass: no resume starts after it, and it is thrown once those
-   * running have ended, as a pass one at a time would have thrown it.
+   * {@code n} threads of the pass's own that take the next resume from a queue the caller fills a
+   * page at a time. A lane that ends a resume takes the next at once, without a hand-over through
+   * the caller (which, lane by lane, cost two thread wake-ups per operation); the caller reads the
+   * next page when fewer than {@code n} resumes are left waiting. The first journal failure stops
+   * the pass: no resume starts after it, and it is thrown once those running have ended, as a pass
+   * one at a time would have thrown it.
    */
   private static final class Lanes implements AutoCloseable {
-    private final ExecutorService pool;
-    private final Semaphore free;
     private final int n;
-    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Lanes wait on it for a resume to take. */
+    private final Condition queued = lock.newCondition();
+    /** The caller waits on it for room in the queue, or for every resume to end. */
+    private final Condition progress = lock.newCondition();
+    private final ArrayDeque<ResumeTask> queue = new ArrayDeque<>();
+    private int running;
+    private boolean closed;
+    private Throwable failure;
 
     Lanes(int n) {
       this.n = n;
-      this.free = new Semaphore(n);
-      this.pool = n == 1 ? null : Executors.newFixedThreadPool(n, r -> {
-        Thread t = new Thread(r, "idem-resume");
+      for (int i = 0; n > 1 && i < n; i++) {
+        Thread t = new Thread(this::work, "idem-resume");
         t.setDaemon(true);
-        return t;
-      });
+        t.start();
+      }
     }
 
+    /** Hands a resume to the lanes (or runs it, with one lane); never waits for a lane. */
     void run(ResumeTask task) throws IdempotencyException {
-      if (pool == null) {
+      if (n == 1) {
         task.run();
         return;
       }
+      lock.lock();
       try {
-        free.acquire();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw interrupted(e);
+        if (failure == null) {
+          queue.add(task);
+          queued.signal();
+        }
+      } finally {
+        lock.unlock();
       }
-      if (failure.get() != null) {
-        free.release();
-        awaitAll();  // throws it, once those running have ended
-      }
-      try {
-        pool.execute(() -> {
-          try {
-            task.run();
-          } catch (Throwable t) {
-            failure.compareAndSet(null, t);
-          } finally {
-            free.release();
-          }
-        });
-      } catch (RuntimeException e) {
-        free.release();
-        throw e;
-      }
+    }
+
+    /** Waits until fewer than {@code n} resumes wait for a lane: time to read the next page. */
+    void awaitRoom() throws IdempotencyException {
+      awaitUntil(() -> queue.size() < n);
     }
 
     /** Waits until every resume handed over has ended, then throws the first failure, if any. */
     void awaitAll() throws IdempotencyException {
-      if (pool != null) {
-        try {
-          free.acquire(n);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw interrupted(e);
-        }
-        free.release(n);
-      }
-      rethrow();
+      awaitUntil(() -> queue.isEmpty() && running == 0);
     }
 
-    private void rethrow() throws IdempotencyException {
-      Throwable t = failure.get();
-      if (t == null) {
-        return;
+    private void awaitUntil(java.util.function.BooleanSupplier done) throws IdempotencyException {
+      lock.lock();
+      try {
+        while (failure == null && !done.getAsBoolean()) {
+          progress.await();
+        }
+        if (failure != null) {
+          throw rethrow(failure); // close() lets those running end first
+        }
+      } catch (InterruptedException e) {
+        queue.clear();
+        Thread.currentThread().interrupt();
+        throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+            + " journal for the next resume", e);
+      } finally {
+        lock.unlock();
       }
+    }
+
+    private void work() {
+      while (true) {
+        ResumeTask task;
+        lock.lock();
+        try {
+          while (queue.isEmpty() && !closed) {
+            queued.awaitUninterruptibly();
+          }
+          task = queue.poll();
+          if (task == null) {
+            return;
+          }
+          running++;
+          if (queue.size() == n - 1) {
+            progress.signal();
+          }
+        } finally {
+          lock.unlock();
+        }
+        Throwable failed = null;
+        try {
+          task.run();
+        } catch (Throwable t) {
+          failed = t;
+        }
+        lock.lock();
+        try {
+          running--;
+          if (failed != null && failure == null) {
+            failure = failed;
+            queue.clear();
+          }
+          if (failed != null || (running == 0 && queue.isEmpty())) {
+            progress.signal();
+          }
+        } finally {
+          lock.unlock();
+        }
+      }
+    }
+
+    private static IdempotencyException rethrow(Throwable t) {
       if (t instanceof IdempotencyException ie) {
-        throw ie;
+        return ie;
       }
       if (t instanceof RuntimeException re) {
         throw re;
@@ -249,20 +294,22 @@ public final class PendingResumer {
       throw new IllegalStateException(t);
     }
 
-    private static IdempotencyException interrupted(InterruptedException e) {
-      return new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
-          + " journal for the next resume", e);
-    }
-
     /**
-     * Waits for the resumes still running (a pass that stops on a journal failure still lets
-     * those finish, as one at a time would have), then stops the threads.
+     * Starts no more resumes, waits for those still running (a pass that stops on a journal
+     * failure still lets those finish, as one at a time would have), and lets the lanes end.
      */
     @Override
     public void close() {
-      if (pool != null) {
-        free.acquireUninterruptibly(n);
-        pool.shutdown();
+      lock.lock();
+      try {
+        closed = true;
+        queue.clear();
+        queued.signalAll();
+        while (running > 0) {
+          progress.awaitUninterruptibly();
+        }
+      } finally {
+        lock.unlock();
       }
     }
   }
@@ -280,9 +327,9 @@ public final class PendingResumer {
       List<OperationRecord> page = settings.journal().findUndelivered(after, PAGE);
       for (OperationRecord record : page) {
         ResumeHandler handler = handlers.get(record.id().operation());
-        count(() -> examined++);
+        count(Tally.EXAMINED);
         if (handler == null) {
-          count(() -> unhandled++);
+          count(Tally.UNHANDLED);
           continue;
         }
         Step step = AttemptLoop.settled(record);  // no event: the outcome is not new
@@ -292,9 +339,9 @@ public final class PendingResumer {
           delivered(record.id());
         }
         switch (record.state()) {
-          case SUCCEEDED -> count(() -> succeeded++);
-          case FAILED -> count(() -> failed++);
-          default -> count(() -> uncertain++);
+          case SUCCEEDED -> count(Tally.SUCCEEDED);
+          case FAILED -> count(Tally.FAILED);
+          default -> count(Tally.UNCERTAIN);
         }
       }
       if (page.size() < PAGE) {
@@ -343,17 +390,15 @@ public final class PendingResumer {
         if (!record.isLeasedAt(now) || settings.owner().equals(record.owner())) {
           continue;  // expired since the due pages were read, or this owner's: the next pass takes it
         }
-        synchronized (this) {
-          examined++;
-          if (!handlers.containsKey(record.id().operation())) {
-            unhandled++;
-            continue;
-          }
-          leasedElsewhere++;
-          Instant expiry = record.leaseExpiresAt();
-          if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
-            earliestForeignExpiry = expiry;
-          }
+        count(Tally.EXAMINED);
+        if (!handlers.containsKey(record.id().operation())) {
+          count(Tally.UNHANDLED);
+          continue;
+        }
+        leasedElsewhere++;
+        Instant expiry = record.leaseExpiresAt();
+        if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
+          earliestForeignExpiry = expiry;
         }
       }
       if (page.size() < PAGE) {
@@ -366,14 +411,14 @@ public final class PendingResumer {
   private void resumeOne(OperationRecord record, ResumeHandler handler) throws JournalException {
     try {
       if (retention.isExpired(record)) {
-        count(() -> expired++);
+        count(Tally.EXPIRED);
         OperationState ended = retention.expireIfDue(record);
         if (ended.isTerminal()) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
           if (notify(handler, null, (OperationException) AttemptLoop.settled(now).failure())) {
             delivered(record.id());
           }
-          count(ended == OperationState.FAILED ? () -> failed++ : () -> uncertain++);
+          count(ended == OperationState.FAILED ? Tally.FAILED : Tally.UNCERTAIN);
           return;
         }
       }
@@ -381,33 +426,36 @@ public final class PendingResumer {
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
-      count(() -> succeeded++);
+      count(Tally.SUCCEEDED);
     } catch (OperationException e) {
       boolean terminal = e.state().isTerminal();
       if (notify(handler, null, e) && terminal) {
         delivered(record.id());
       }
       switch (e.state()) {
-        case FAILED -> count(() -> failed++);
-        case UNCERTAIN -> count(() -> uncertain++);
-        default -> count(() -> pending++);
+        case FAILED -> count(Tally.FAILED);
+        case UNCERTAIN -> count(Tally.UNCERTAIN);
+        default -> count(Tally.PENDING);
       }
     } catch (IdempotencyKeyReusedException e) {
       if (notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null))) {
         delivered(record.id());
       }
-      count(() -> failed++);
+      count(Tally.FAILED);
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
-      count(() -> pending++);
+      count(Tally.PENDING);
     }
   }
 
-  /** Counts an outcome; resumes of one page may run on several threads. */
-  private synchronized void count(Runnable increment) {
-    increment.run();
+  private void count(Tally what) {
+    counts.incrementAndGet(what.ordinal());
+  }
+
+  private int tally(Tally what) {
+    return counts.get(what.ordinal());
   }
 
   /** @return true if the handler returned normally: it received the outcome */
