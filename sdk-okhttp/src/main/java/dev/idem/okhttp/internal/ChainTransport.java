@@ -73,9 +73,9 @@ final class ChainTransport implements Transport {
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
     releaseUnclaimed();
     checkNotCanceled(null);
-    FollowUps.AttemptBody body = template.body() == null ? null : new FollowUps.AttemptBody(template.body());
-    Request attempt = template.newBuilder().method(template.method(), body)
-        .header(settings.headerName(), settings.headerValue(key)).build();
+    Request attempt = FollowUps.keyed(template.newBuilder().header(settings.headerName(), settings.headerValue(key)),
+        template.method(), template.body());
+    FollowUps.AttemptBody body = (FollowUps.AttemptBody) attempt.body();
     Response raw;
     long started = System.nanoTime();
     Interceptor.Chain bounded = boundedChain();
