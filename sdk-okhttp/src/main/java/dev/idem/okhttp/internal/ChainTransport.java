@@ -24,9 +24,9 @@ import okhttp3.Response;
  * with the buffered body and the key header, sent as exactly one request on the wire
  * ({@link FollowUps}). Each response is snapshotted by
  * {@link ResponseCapture} (status, headers, at most a bounded prefix of the body) and its body is
- * left open: the final one streams to the caller through {@link #responseFor}; any other is closed
+ * left open: the final one streams to the caller through {@link LastResponse#responseFor}; any other is closed
  * before the next attempt (OkHttp requires that before an application interceptor may proceed
- * again) or by {@link #releaseUnclaimed()}, unread beyond its prefix.
+ * again) or by {@link LastResponse#release()}, unread beyond its prefix.
  *
  * <p>It remembers the last raw response, so the interceptor can hand the caller a response that
  * keeps its protocol, handshake and timings. One instance per intercepted call; the executor calls
@@ -40,10 +40,8 @@ final class ChainTransport implements Transport {
   /** The policy's per-attempt timeout, or null. */
   private final Duration attemptTimeout;
 
-  private Response lastRaw;
-  private ResponseSnapshot lastSnapshot;
-  /** The last response while its body is open and nobody took it over; closed before the next attempt. */
-  private Response unclaimed;
+  /** The response handed to the caller, and the one closed before the next attempt. */
+  final LastResponse last;
 
   /**
    * @param chain the chain of the intercepted call
@@ -64,6 +62,7 @@ final class ChainTransport implements Transport {
     this.template = template;
     this.settings = settings;
     this.attemptTimeout = attemptTimeout;
+    this.last = new LastResponse(template, true);
   }
 
   @Override
@@ -71,7 +70,7 @@ final class ChainTransport implements Transport {
     // The snapshot is the template, secrets included; sending the template instead keeps the app's
     // tags and header order. A cancelled call would fail every attempt at once without sending:
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
-    releaseUnclaimed();
+    last.release();
     checkNotCanceled(null);
     Request attempt = FollowUps.keyed(template.newBuilder().header(settings.headerName(), settings.headerValue(key)),
         template.method(), template.body());
@@ -107,9 +106,7 @@ final class ChainTransport implements Transport {
     // its body (see CaptureDeadline).
     ResponseSnapshot captured = ResponseCapture.capture(raw, CaptureDeadline.of(System.nanoTime(),
         millis(bounded.readTimeoutMillis()), started, attemptTimeout));
-    lastRaw = raw;
-    lastSnapshot = captured;
-    unclaimed = raw;
+    last.remember(raw, captured);
     return captured;
   }
 
@@ -142,35 +139,6 @@ final class ChainTransport implements Transport {
         e.initCause(cause);
       }
       throw e;
-    }
-  }
-
-  /**
-   * The response to hand the caller for {@code snapshot}: the raw response it was captured from,
-   * with its live body (the captured prefix, then the rest as it arrives), or a rebuilt one if this
-   * call did not receive it itself. The caller then owns the body and closes it.
-   */
-  Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
-    boolean received = lastRaw != null && lastSnapshot == snapshot;
-    Request request = (received ? lastRaw.request() : template).newBuilder()
-        .tag(IdempotencyResult.class, result)
-        .build();
-    if (received) {
-      unclaimed = null;
-      return lastRaw.newBuilder().request(request).build();
-    }
-    return OkHttpSnapshots.toResponse(snapshot, request);
-  }
-
-  /**
-   * Closes the last response's body unless {@link #responseFor} handed it to the caller: a retried
-   * attempt's body, or the final one of a call that ends with an exception, is never read further.
-   */
-  void releaseUnclaimed() {
-    Response open = unclaimed;
-    unclaimed = null;
-    if (open != null) {
-      open.close();
     }
   }
 }
