@@ -17,10 +17,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,191 +125,115 @@ public final class PendingResumer {
    * Runs the pass; single use. Pages through {@code Journal.findDue(now, owner, ...)}, the rule the
    * outbox dispatcher follows too: this owner's own leases first (an earlier incarnation's, taken
    * back at once), then the rest oldest due first. Up to {@code concurrency} operations are resumed
-   * at once, and the next page is read as soon as fewer than {@code concurrency} of those read wait
-   * for a lane: at most one page and {@code 2 × concurrency} records are held in memory.
+   * at once, each lane taking the next as soon as it is free; at most one page is held in memory.
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     handOverOwedOutcomes(handlers);
     Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
-    try (Lanes lanes = new Lanes(concurrency)) {
-      OperationRecord after = null;
-      while (true) {
-        lanes.awaitRoom();
-        List<OperationRecord> page = settings.journal().findDue(now, settings.owner(), after, PAGE);
-        for (OperationRecord record : page) {
-          count(Tally.EXAMINED);
-          ResumeHandler handler = handlers.get(record.id().operation());
-          if (handler == null) {
-            count(Tally.UNHANDLED);
-          } else {
-            lanes.run(() -> resumeOne(record, handler));
-          }
-        }
-        if (page.size() < PAGE) {
-          break;
-        }
-        after = page.get(page.size() - 1);
-      }
-      lanes.awaitAll();
-    }
+    runLanes(new DuePages(now), handlers);
     countLeasedElsewhere(handlers);
     return new ResumeSummary(tally(Tally.EXAMINED), tally(Tally.SUCCEEDED), tally(Tally.FAILED), tally(Tally.UNCERTAIN),
         tally(Tally.PENDING), tally(Tally.EXPIRED), tally(Tally.UNHANDLED), leasedElsewhere);
   }
 
-  /** One operation's resume, which may fail only with the journal's failure. */
-  @FunctionalInterface
-  private interface ResumeTask {
-    void run() throws JournalException;
+  /**
+   * The due operations, read a page at a time by whichever lane finds the last one handed out, and
+   * handed out one at a time in the journal's order: a lane that ends a resume takes the next
+   * itself, with no hand-over through another thread (which cost two thread wake-ups per
+   * operation), and only one page is held in memory. Thread-safe.
+   */
+  private final class DuePages {
+    private final Instant now;
+    private List<OperationRecord> page = List.of();
+    private int next;
+    private boolean lastPage;
+    private boolean stopped;
+
+    DuePages(Instant now) {
+      this.now = now;
+    }
+
+    /** The next due operation, or null when there is none or the pass stopped. */
+    synchronized OperationRecord next() throws IdempotencyException {
+      if (!stopped && next == page.size() && !lastPage) {
+        page = settings.journal().findDue(now, settings.owner(), page.isEmpty() ? null : page.get(page.size() - 1),
+            PAGE);
+        next = 0;
+        lastPage = page.size() < PAGE;
+      }
+      return stopped || next == page.size() ? null : page.get(next++);
+    }
+
+    /** No operation is handed out after this: the rest stay in the journal for the next resume. */
+    synchronized void stop() {
+      stopped = true;
+    }
+  }
+
+  /** One lane: resumes due operations until there are none. */
+  private void lane(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    for (OperationRecord record = due.next(); record != null; record = due.next()) {
+      count(Tally.EXAMINED);
+      ResumeHandler handler = handlers.get(record.id().operation());
+      if (handler == null) {
+        count(Tally.UNHANDLED);
+      } else {
+        resumeOne(record, handler);
+      }
+    }
   }
 
   /**
-   * Runs resumes with at most {@code n} at once: on the caller's thread when {@code n} is 1, else on
-   * {@code n} threads of the pass's own that take the next resume from a queue the caller fills a
-   * page at a time. A lane that ends a resume takes the next at once, without a hand-over through
-   * the caller (which, lane by lane, cost two thread wake-ups per operation); the caller reads the
-   * next page when fewer than {@code n} resumes are left waiting. The first journal failure stops
-   * the pass: no resume starts after it, and it is thrown once those running have ended, as a pass
-   * one at a time would have thrown it.
+   * Runs the lanes: the caller's thread alone when {@code concurrency} is 1, else that many threads
+   * of the pass's own, and waits for them. The first journal failure stops the pass: no resume
+   * starts after it, and it is thrown once those running have ended, as a pass one at a time would
+   * have thrown it; so does an interrupt of the caller.
    */
-  private static final class Lanes implements AutoCloseable {
-    private final int n;
-    private final ReentrantLock lock = new ReentrantLock();
-    /** Lanes wait on it for a resume to take. */
-    private final Condition queued = lock.newCondition();
-    /** The caller waits on it for room in the queue, or for every resume to end. */
-    private final Condition progress = lock.newCondition();
-    private final ArrayDeque<ResumeTask> queue = new ArrayDeque<>();
-    private int running;
-    private boolean closed;
-    private Throwable failure;
-
-    Lanes(int n) {
-      this.n = n;
-      for (int i = 0; n > 1 && i < n; i++) {
-        Thread t = new Thread(this::work, "idem-resume");
-        t.setDaemon(true);
-        t.start();
-      }
+  private void runLanes(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    if (concurrency == 1) {
+      lane(due, handlers);
+      return;
     }
-
-    /** Hands a resume to the lanes (or runs it, with one lane); never waits for a lane. */
-    void run(ResumeTask task) throws IdempotencyException {
-      if (n == 1) {
-        task.run();
-        return;
-      }
-      lock.lock();
-      try {
-        if (failure == null) {
-          queue.add(task);
-          queued.signal();
-        }
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    /** Waits until fewer than {@code n} resumes wait for a lane: time to read the next page. */
-    void awaitRoom() throws IdempotencyException {
-      awaitUntil(() -> queue.size() < n);
-    }
-
-    /** Waits until every resume handed over has ended, then throws the first failure, if any. */
-    void awaitAll() throws IdempotencyException {
-      awaitUntil(() -> queue.isEmpty() && running == 0);
-    }
-
-    private void awaitUntil(java.util.function.BooleanSupplier done) throws IdempotencyException {
-      lock.lock();
-      try {
-        while (failure == null && !done.getAsBoolean()) {
-          progress.await();
-        }
-        if (failure != null) {
-          throw rethrow(failure); // close() lets those running end first
-        }
-      } catch (InterruptedException e) {
-        queue.clear();
-        Thread.currentThread().interrupt();
-        throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
-            + " journal for the next resume", e);
-      } finally {
-        lock.unlock();
-      }
-    }
-
-    private void work() {
-      while (true) {
-        ResumeTask task;
-        lock.lock();
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> lanes = new ArrayList<>();
+    for (int i = 0; i < concurrency; i++) {
+      Thread t = new Thread(() -> {
         try {
-          while (queue.isEmpty() && !closed) {
-            queued.awaitUninterruptibly();
-          }
-          task = queue.poll();
-          if (task == null) {
-            return;
-          }
-          running++;
-          if (queue.size() == n - 1) {
-            progress.signal();
-          }
-        } finally {
-          lock.unlock();
+          lane(due, handlers);
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+          due.stop();
         }
-        Throwable failed = null;
+      }, "idem-resume");
+      t.setDaemon(true);
+      t.start();
+      lanes.add(t);
+    }
+    boolean interrupted = false;
+    for (Thread t : lanes) {
+      while (t.isAlive()) {
         try {
-          task.run();
-        } catch (Throwable t) {
-          failed = t;
-        }
-        lock.lock();
-        try {
-          running--;
-          if (failed != null && failure == null) {
-            failure = failed;
-            queue.clear();
-          }
-          if (failed != null || (running == 0 && queue.isEmpty())) {
-            progress.signal();
-          }
-        } finally {
-          lock.unlock();
+          t.join();
+        } catch (InterruptedException e) {
+          interrupted = true;
+          due.stop();
         }
       }
     }
-
-    private static IdempotencyException rethrow(Throwable t) {
-      if (t instanceof IdempotencyException ie) {
-        return ie;
-      }
-      if (t instanceof RuntimeException re) {
-        throw re;
-      }
-      if (t instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(t);
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+      throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+          + " journal for the next resume", null);
     }
-
-    /**
-     * Starts no more resumes, waits for those still running (a pass that stops on a journal
-     * failure still lets those finish, as one at a time would have), and lets the lanes end.
-     */
-    @Override
-    public void close() {
-      lock.lock();
-      try {
-        closed = true;
-        queue.clear();
-        queued.signalAll();
-        while (running > 0) {
-          progress.awaitUninterruptibly();
-        }
-      } finally {
-        lock.unlock();
-      }
+    Throwable t = failure.get();
+    if (t instanceof IdempotencyException ie) {
+      throw ie;
+    }
+    if (t instanceof RuntimeException re) {
+      throw re;
+    }
+    if (t instanceof Error err) {
+      throw err;
     }
   }
 
