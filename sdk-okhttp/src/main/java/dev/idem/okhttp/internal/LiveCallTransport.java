@@ -6,7 +6,6 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.okhttp.IdempotencyResult;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +13,6 @@ import okhttp3.Call;
 import okhttp3.EventListener;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * Sends the attempts of one enqueued {@link IdemCall}, each as its own OkHttp call enqueued on the
