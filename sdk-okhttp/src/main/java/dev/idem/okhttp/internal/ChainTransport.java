@@ -45,12 +45,6 @@ final class ChainTransport implements Transport {
   /**
    * @param chain the chain of the intercepted call
    * @param template the app's request with its body replaced by the buffered bytes
-   */
-  ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings) {
-    this(chain, template, settings, null);
-  }
-
-  /**
    * @param attemptTimeout the retry policy's per-attempt timeout, or null for none. OkHttp does not
    *     heed the executor's interrupt while it reads a socket, so each attempt's read and write
    *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing),
