@@ -7,14 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
+import dev.idem.core.spi.ForwardingJournal;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -80,6 +86,42 @@ class ConcurrentResumeTest {
     for (Outcome o : delivered) {
       assertEquals(OperationState.SUCCEEDED, h.executor.journal().find(o.operationId()).orElseThrow().state());
     }
+  }
+
+  @Test
+  void aJournalFailureStopsTheConcurrentPassAndLeavesTheRestPendingWithTheirKeys() throws Exception {
+    AtomicInteger claims = new AtomicInteger();
+    Journal failing = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+          throws IdempotencyException {
+        if (claims.incrementAndGet() == 30) {
+          throw new JournalException("disk gone", null);
+        }
+        return super.claim(id, owner, now, leaseFor);
+      }
+    };
+    Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+
+    JournalException thrown = assertThrows(JournalException.class, () -> h.executor.resumePending(
+        Map.of("create-order", ResumeHandler.of(transport, o -> { }, f -> { }))));
+
+    assertEquals("disk gone", thrown.getMessage());
+    // No resume starts after the failure: the lanes running then end, and nothing more is claimed.
+    assertTrue(claims.get() < 30 + THREADS, "claims after the failure: " + claims.get());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
+    assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
+        "every operation not sent stays PENDING for the next resume");
   }
 
   @Test

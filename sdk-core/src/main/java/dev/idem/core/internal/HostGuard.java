@@ -174,6 +174,9 @@ public final class HostGuard {
     CircuitBreakerConfig config = CircuitBreakerConfig.custom()
         .failureRateThreshold(settings.failureRatePercent())
         .slidingWindowSize(settings.slidingWindowSize())
+        // Every call to a host records its outcome in that host's window: the default window takes
+        // a lock shared by all of them, the lock-free one (same counts) does not.
+        .slidingWindowSynchronizationStrategy(CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
         .minimumNumberOfCalls(settings.minimumCalls())
         .waitDurationInOpenState(settings.openFor())
         .permittedNumberOfCallsInHalfOpenState(settings.halfOpenProbes())

@@ -15,11 +15,10 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -51,13 +50,12 @@ public final class PendingResumer {
   /** Handlers are told one at a time, whichever thread resumed the operation. */
   private final Object notifyLock = new Object();
 
-  private int examined;
-  private int succeeded;
-  private int failed;
-  private int uncertain;
-  private int pending;
-  private int expired;
-  private int unhandled;
+  /** What a pass counts for its summary. */
+  private enum Tally { EXAMINED, SUCCEEDED, FAILED, UNCERTAIN, PENDING, EXPIRED, UNHANDLED }
+
+  /** The pass's tallies, by ordinal: resumes of one page may run on several threads. */
+  private final AtomicIntegerArray counts = new AtomicIntegerArray(Tally.values().length);
+  /** Counted on the caller's thread, after the lanes ended. */
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
 
@@ -127,143 +125,115 @@ public final class PendingResumer {
    * Runs the pass; single use. Pages through {@code Journal.findDue(now, owner, ...)}, the rule the
    * outbox dispatcher follows too: this owner's own leases first (an earlier incarnation's, taken
    * back at once), then the rest oldest due first. Up to {@code concurrency} operations are resumed
-   * at once, without waiting for a whole page to finish before the next is started; at most one
-   * page is held in memory.
+   * at once, each lane taking the next as soon as it is free; at most one page is held in memory.
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     handOverOwedOutcomes(handlers);
     Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
-    try (Lanes lanes = new Lanes(concurrency)) {
-      OperationRecord after = null;
-      while (true) {
-        List<OperationRecord> page = settings.journal().findDue(now, settings.owner(), after, PAGE);
-        for (OperationRecord record : page) {
-          count(() -> examined++);
-          ResumeHandler handler = handlers.get(record.id().operation());
-          if (handler == null) {
-            count(() -> unhandled++);
-          } else {
-            lanes.run(() -> resumeOne(record, handler));
-          }
-        }
-        if (page.size() < PAGE) {
-          break;
-        }
-        after = page.get(page.size() - 1);
-      }
-      lanes.awaitAll();
-    }
+    runLanes(new DuePages(now), handlers);
     countLeasedElsewhere(handlers);
-    synchronized (this) {
-      return new ResumeSummary(examined, succeeded, failed, uncertain, pending, expired, unhandled, leasedElsewhere);
-    }
-  }
-
-  /** One operation's resume, which may fail only with the journal's failure. */
-  @FunctionalInterface
-  private interface ResumeTask {
-    void run() throws JournalException;
+    return new ResumeSummary(tally(Tally.EXAMINED), tally(Tally.SUCCEEDED), tally(Tally.FAILED), tally(Tally.UNCERTAIN),
+        tally(Tally.PENDING), tally(Tally.EXPIRED), tally(Tally.UNHANDLED), leasedElsewhere);
   }
 
   /**
-   * Runs resumes with at most {@code n} at once: on the caller's thread when {@code n} is 1, else on
-   * threads of the pass's own, the caller waiting for a free lane before it hands over the next. The
-   * first journal failure stops the pass: no resume starts after it, and it is thrown once those
-   * running have ended, as a pass one at a time would have thrown it.
+   * The due operations, read a page at a time by whichever lane finds the last one handed out, and
+   * handed out one at a time in the journal's order: a lane that ends a resume takes the next
+   * itself, with no hand-over through another thread (which cost two thread wake-ups per
+   * operation), and only one page is held in memory. Thread-safe.
    */
-  private static final class Lanes implements AutoCloseable {
-    private final ExecutorService pool;
-    private final Semaphore free;
-    private final int n;
-    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final class DuePages {
+    private final Instant now;
+    private List<OperationRecord> page = List.of();
+    private int next;
+    private boolean lastPage;
+    private boolean stopped;
 
-    Lanes(int n) {
-      this.n = n;
-      this.free = new Semaphore(n);
-      this.pool = n == 1 ? null : Executors.newFixedThreadPool(n, r -> {
-        Thread t = new Thread(r, "idem-resume");
-        t.setDaemon(true);
-        return t;
-      });
+    DuePages(Instant now) {
+      this.now = now;
     }
 
-    void run(ResumeTask task) throws IdempotencyException {
-      if (pool == null) {
-        task.run();
-        return;
+    /** The next due operation, or null when there is none or the pass stopped. */
+    synchronized OperationRecord next() throws IdempotencyException {
+      if (!stopped && next == page.size() && !lastPage) {
+        page = settings.journal().findDue(now, settings.owner(), page.isEmpty() ? null : page.get(page.size() - 1),
+            PAGE);
+        next = 0;
+        lastPage = page.size() < PAGE;
       }
-      try {
-        free.acquire();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw interrupted(e);
-      }
-      if (failure.get() != null) {
-        free.release();
-        awaitAll();  // throws it, once those running have ended
-      }
-      try {
-        pool.execute(() -> {
-          try {
-            task.run();
-          } catch (Throwable t) {
-            failure.compareAndSet(null, t);
-          } finally {
-            free.release();
-          }
-        });
-      } catch (RuntimeException e) {
-        free.release();
-        throw e;
-      }
+      return stopped || next == page.size() ? null : page.get(next++);
     }
 
-    /** Waits until every resume handed over has ended, then throws the first failure, if any. */
-    void awaitAll() throws IdempotencyException {
-      if (pool != null) {
+    /** No operation is handed out after this: the rest stay in the journal for the next resume. */
+    synchronized void stop() {
+      stopped = true;
+    }
+  }
+
+  /** One lane: resumes due operations until there are none. */
+  private void lane(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    for (OperationRecord record = due.next(); record != null; record = due.next()) {
+      count(Tally.EXAMINED);
+      ResumeHandler handler = handlers.get(record.id().operation());
+      if (handler == null) {
+        count(Tally.UNHANDLED);
+      } else {
+        resumeOne(record, handler);
+      }
+    }
+  }
+
+  /**
+   * Runs the lanes: the caller's thread alone when {@code concurrency} is 1, else that many threads
+   * of the pass's own, and waits for them. The first journal failure stops the pass: no resume
+   * starts after it, and it is thrown once those running have ended, as a pass one at a time would
+   * have thrown it; so does an interrupt of the caller.
+   */
+  private void runLanes(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    if (concurrency == 1) {
+      lane(due, handlers);
+      return;
+    }
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    List<Thread> lanes = new ArrayList<>();
+    for (int i = 0; i < concurrency; i++) {
+      Thread t = new Thread(() -> {
         try {
-          free.acquire(n);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw interrupted(e);
+          lane(due, handlers);
+        } catch (Throwable e) {
+          failure.compareAndSet(null, e);
+          due.stop();
         }
-        free.release(n);
-      }
-      rethrow();
+      }, "idem-resume");
+      t.setDaemon(true);
+      t.start();
+      lanes.add(t);
     }
-
-    private void rethrow() throws IdempotencyException {
-      Throwable t = failure.get();
-      if (t == null) {
-        return;
+    boolean interrupted = false;
+    for (Thread t : lanes) {
+      while (t.isAlive()) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          interrupted = true;
+          due.stop();
+        }
       }
-      if (t instanceof IdempotencyException ie) {
-        throw ie;
-      }
-      if (t instanceof RuntimeException re) {
-        throw re;
-      }
-      if (t instanceof Error err) {
-        throw err;
-      }
-      throw new IllegalStateException(t);
     }
-
-    private static IdempotencyException interrupted(InterruptedException e) {
-      return new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
-          + " journal for the next resume", e);
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+      throw new IdempotencyException("interrupted while resuming; every operation not yet resumed stays in the"
+          + " journal for the next resume", null);
     }
-
-    /**
-     * Waits for the resumes still running (a pass that stops on a journal failure still lets
-     * those finish, as one at a time would have), then stops the threads.
-     */
-    @Override
-    public void close() {
-      if (pool != null) {
-        free.acquireUninterruptibly(n);
-        pool.shutdown();
-      }
+    Throwable t = failure.get();
+    if (t instanceof IdempotencyException ie) {
+      throw ie;
+    }
+    if (t instanceof RuntimeException re) {
+      throw re;
+    }
+    if (t instanceof Error err) {
+      throw err;
     }
   }
 
@@ -280,9 +250,9 @@ public final class PendingResumer {
       List<OperationRecord> page = settings.journal().findUndelivered(after, PAGE);
       for (OperationRecord record : page) {
         ResumeHandler handler = handlers.get(record.id().operation());
-        count(() -> examined++);
+        count(Tally.EXAMINED);
         if (handler == null) {
-          count(() -> unhandled++);
+          count(Tally.UNHANDLED);
           continue;
         }
         Step step = AttemptLoop.settled(record);  // no event: the outcome is not new
@@ -292,9 +262,9 @@ public final class PendingResumer {
           delivered(record.id());
         }
         switch (record.state()) {
-          case SUCCEEDED -> count(() -> succeeded++);
-          case FAILED -> count(() -> failed++);
-          default -> count(() -> uncertain++);
+          case SUCCEEDED -> count(Tally.SUCCEEDED);
+          case FAILED -> count(Tally.FAILED);
+          default -> count(Tally.UNCERTAIN);
         }
       }
       if (page.size() < PAGE) {
@@ -343,17 +313,15 @@ public final class PendingResumer {
         if (!record.isLeasedAt(now) || settings.owner().equals(record.owner())) {
           continue;  // expired since the due pages were read, or this owner's: the next pass takes it
         }
-        synchronized (this) {
-          examined++;
-          if (!handlers.containsKey(record.id().operation())) {
-            unhandled++;
-            continue;
-          }
-          leasedElsewhere++;
-          Instant expiry = record.leaseExpiresAt();
-          if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
-            earliestForeignExpiry = expiry;
-          }
+        count(Tally.EXAMINED);
+        if (!handlers.containsKey(record.id().operation())) {
+          count(Tally.UNHANDLED);
+          continue;
+        }
+        leasedElsewhere++;
+        Instant expiry = record.leaseExpiresAt();
+        if (earliestForeignExpiry == null || expiry.isBefore(earliestForeignExpiry)) {
+          earliestForeignExpiry = expiry;
         }
       }
       if (page.size() < PAGE) {
@@ -366,14 +334,14 @@ public final class PendingResumer {
   private void resumeOne(OperationRecord record, ResumeHandler handler) throws JournalException {
     try {
       if (retention.isExpired(record)) {
-        count(() -> expired++);
+        count(Tally.EXPIRED);
         OperationState ended = retention.expireIfDue(record);
         if (ended.isTerminal()) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
           if (notify(handler, null, (OperationException) AttemptLoop.settled(now).failure())) {
             delivered(record.id());
           }
-          count(ended == OperationState.FAILED ? () -> failed++ : () -> uncertain++);
+          count(ended == OperationState.FAILED ? Tally.FAILED : Tally.UNCERTAIN);
           return;
         }
       }
@@ -381,33 +349,36 @@ public final class PendingResumer {
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
-      count(() -> succeeded++);
+      count(Tally.SUCCEEDED);
     } catch (OperationException e) {
       boolean terminal = e.state().isTerminal();
       if (notify(handler, null, e) && terminal) {
         delivered(record.id());
       }
       switch (e.state()) {
-        case FAILED -> count(() -> failed++);
-        case UNCERTAIN -> count(() -> uncertain++);
-        default -> count(() -> pending++);
+        case FAILED -> count(Tally.FAILED);
+        case UNCERTAIN -> count(Tally.UNCERTAIN);
+        default -> count(Tally.PENDING);
       }
     } catch (IdempotencyKeyReusedException e) {
       if (notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null))) {
         delivered(record.id());
       }
-      count(() -> failed++);
+      count(Tally.FAILED);
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
-      count(() -> pending++);
+      count(Tally.PENDING);
     }
   }
 
-  /** Counts an outcome; resumes of one page may run on several threads. */
-  private synchronized void count(Runnable increment) {
-    increment.run();
+  private void count(Tally what) {
+    counts.incrementAndGet(what.ordinal());
+  }
+
+  private int tally(Tally what) {
+    return counts.get(what.ordinal());
   }
 
   /** @return true if the handler returned normally: it received the outcome */

@@ -7,7 +7,6 @@ import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
-import dev.idem.okhttp.IdempotencyResult;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketTimeoutException;
@@ -24,9 +23,9 @@ import okhttp3.Response;
  * with the buffered body and the key header, sent as exactly one request on the wire
  * ({@link FollowUps}). Each response is snapshotted by
  * {@link ResponseCapture} (status, headers, at most a bounded prefix of the body) and its body is
- * left open: the final one streams to the caller through {@link #responseFor}; any other is closed
+ * left open: the final one streams to the caller through {@link LastResponse#responseFor}; any other is closed
  * before the next attempt (OkHttp requires that before an application interceptor may proceed
- * again) or by {@link #releaseUnclaimed()}, unread beyond its prefix.
+ * again) or by {@link LastResponse#release()}, unread beyond its prefix.
  *
  * <p>It remembers the last raw response, so the interceptor can hand the caller a response that
  * keeps its protocol, handshake and timings. One instance per intercepted call; the executor calls
@@ -40,20 +39,12 @@ final class ChainTransport implements Transport {
   /** The policy's per-attempt timeout, or null. */
   private final Duration attemptTimeout;
 
-  private Response lastRaw;
-  private ResponseSnapshot lastSnapshot;
-  /** The last response while its body is open and nobody took it over; closed before the next attempt. */
-  private Response unclaimed;
+  /** The response handed to the caller, and the one closed before the next attempt. */
+  final LastResponse last;
 
   /**
    * @param chain the chain of the intercepted call
    * @param template the app's request with its body replaced by the buffered bytes
-   */
-  ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings) {
-    this(chain, template, settings, null);
-  }
-
-  /**
    * @param attemptTimeout the retry policy's per-attempt timeout, or null for none. OkHttp does not
    *     heed the executor's interrupt while it reads a socket, so each attempt's read and write
    *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing),
@@ -64,6 +55,7 @@ final class ChainTransport implements Transport {
     this.template = template;
     this.settings = settings;
     this.attemptTimeout = attemptTimeout;
+    this.last = new LastResponse(template, true);
   }
 
   @Override
@@ -71,11 +63,11 @@ final class ChainTransport implements Transport {
     // The snapshot is the template, secrets included; sending the template instead keeps the app's
     // tags and header order. A cancelled call would fail every attempt at once without sending:
     // report it as an interruption, so the operation stays PENDING instead of burning its retries.
-    releaseUnclaimed();
+    last.release();
     checkNotCanceled(null);
-    FollowUps.AttemptBody body = template.body() == null ? null : new FollowUps.AttemptBody(template.body());
-    Request attempt = template.newBuilder().method(template.method(), body)
-        .header(settings.headerName(), settings.headerValue(key)).build();
+    Request attempt = FollowUps.keyed(template.newBuilder().header(settings.headerName(), settings.headerValue(key)),
+        template.method(), template.body());
+    FollowUps.AttemptBody body = (FollowUps.AttemptBody) attempt.body();
     Response raw;
     long started = System.nanoTime();
     Interceptor.Chain bounded = boundedChain();
@@ -107,9 +99,7 @@ final class ChainTransport implements Transport {
     // its body (see CaptureDeadline).
     ResponseSnapshot captured = ResponseCapture.capture(raw, CaptureDeadline.of(System.nanoTime(),
         millis(bounded.readTimeoutMillis()), started, attemptTimeout));
-    lastRaw = raw;
-    lastSnapshot = captured;
-    unclaimed = raw;
+    last.remember(raw, captured);
     return captured;
   }
 
@@ -142,35 +132,6 @@ final class ChainTransport implements Transport {
         e.initCause(cause);
       }
       throw e;
-    }
-  }
-
-  /**
-   * The response to hand the caller for {@code snapshot}: the raw response it was captured from,
-   * with its live body (the captured prefix, then the rest as it arrives), or a rebuilt one if this
-   * call did not receive it itself. The caller then owns the body and closes it.
-   */
-  Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
-    boolean received = lastRaw != null && lastSnapshot == snapshot;
-    Request request = (received ? lastRaw.request() : template).newBuilder()
-        .tag(IdempotencyResult.class, result)
-        .build();
-    if (received) {
-      unclaimed = null;
-      return lastRaw.newBuilder().request(request).build();
-    }
-    return OkHttpSnapshots.toResponse(snapshot, request);
-  }
-
-  /**
-   * Closes the last response's body unless {@link #responseFor} handed it to the caller: a retried
-   * attempt's body, or the final one of a call that ends with an exception, is never read further.
-   */
-  void releaseUnclaimed() {
-    Response open = unclaimed;
-    unclaimed = null;
-    if (open != null) {
-      open.close();
     }
   }
 }

@@ -36,20 +36,33 @@ final class FollowUps {
    * Sends {@code attempt} as one request.
    *
    * @param chain the chain of the call (the live call's, or a resumed attempt's own)
-   * @param attempt the attempt, with its key header; its body, if any, is wrapped in an
-   *     {@link AttemptBody} unless it is one already
+   * @param attempt the attempt, with its key header; made a {@linkplain #keyed keyed} one here
+   *     unless it is one already
    * @return the attempt's response, as the server sent it
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
   static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
-    KeyedAttempt tag = new KeyedAttempt();
-    Request.Builder b = attempt.newBuilder().tag(KeyedAttempt.class, tag);
-    RequestBody body = attempt.body();
-    if (body != null && !(body instanceof AttemptBody)) {
-      b.method(attempt.method(), new AttemptBody(body));
+    KeyedAttempt tag = attempt.tag(KeyedAttempt.class);
+    if (tag == null) {
+      attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body());
+      tag = attempt.tag(KeyedAttempt.class);
     }
     Interceptor.Chain once = chain.withRetryOnConnectionFailure(false).withAuthenticator(Authenticator.NONE);
-    return tag.restore(once.proceed(b.build()));
+    return tag.restore(once.proceed(attempt));
+  }
+
+  /**
+   * Builds a keyed attempt: a fresh {@link KeyedAttempt} tag, and {@code body} (if any) wrapped in
+   * an {@link AttemptBody} unless it is one already. Callers that build the attempt anyway add
+   * these in the same copy of the request, instead of {@link #proceed} copying it once more. The
+   * tag counts the requests of one pass through the chain, so it is made for each pass.
+   */
+  static Request keyed(Request.Builder b, String method, RequestBody body) {
+    b.tag(KeyedAttempt.class, new KeyedAttempt());
+    if (body != null && !(body instanceof AttemptBody)) {
+      b.method(method, new AttemptBody(body));
+    }
+    return b.build();
   }
 
   /**

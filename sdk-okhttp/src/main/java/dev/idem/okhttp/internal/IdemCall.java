@@ -129,7 +129,7 @@ final class IdemCall implements Call {
         failure = e;
       } finally {
         // Only the response handed over keeps its body open; any other is closed, unread.
-        live.releaseUnclaimed();
+        live.last.release();
       }
       deliver(callback, response, failure);
     });
@@ -145,7 +145,7 @@ final class IdemCall implements Call {
       settled = support.settle(e);
     }
     if (settled != null) {
-      return live.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
+      return live.last.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
           settled.replayed(), settled.fromJournal(), settled.attempts()));
     }
     if (error instanceof IOException io) {

@@ -58,11 +58,11 @@ public final class IdempotencyInterceptor implements Interceptor {
         // effect, and the caller sees the server's answer as OkHttp would have delivered it.
         settled = support.settle(e);
       }
-      return transport.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
+      return transport.last.responseFor(settled.response(), new IdempotencyResult(settled.operationId(), settled.state(),
           settled.replayed(), settled.fromJournal(), settled.attempts()));
     } finally {
       // Only the response handed over above keeps its body open; any other is closed, unread.
-      transport.releaseUnclaimed();
+      transport.last.release();
     }
   }
 }

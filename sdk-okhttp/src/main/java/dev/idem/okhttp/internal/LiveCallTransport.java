@@ -6,7 +6,6 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.okhttp.IdempotencyResult;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +13,6 @@ import okhttp3.Call;
 import okhttp3.EventListener;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.Response;
 
 /**
  * Sends the attempts of one enqueued {@link IdemCall}, each as its own OkHttp call enqueued on the
@@ -35,10 +33,8 @@ final class LiveCallTransport implements AsyncTransport {
 
   private Call current;
   private boolean canceled;
-  private Response lastRaw;
-  private ResponseSnapshot lastSnapshot;
-  /** The last response, open until handed to the caller or released (see {@link #releaseUnclaimed}). */
-  private Response unclaimed;
+  /** The response handed to the caller, and the one closed before the next attempt. */
+  final LastResponse last;
 
   /**
    * @param attemptTimeout the operation's per-attempt timeout, or null: the executor's timer fails an
@@ -51,6 +47,7 @@ final class LiveCallTransport implements AsyncTransport {
     this.settings = settings;
     this.listeners = listeners;
     this.attemptTimeout = attemptTimeout;
+    this.last = new LastResponse(template, false);
   }
 
   @Override
@@ -68,7 +65,7 @@ final class LiveCallTransport implements AsyncTransport {
       current = call;
     }
     // OkHttp needs each response closed; a retried attempt's body is never read further.
-    releaseUnclaimed();
+    last.release();
     long started = System.nanoTime();
     return CallFutures.enqueue(call, response -> {
       // Captured on OkHttp's thread, bounded by the journal's cap and by the capture deadline (the
@@ -78,15 +75,13 @@ final class LiveCallTransport implements AsyncTransport {
       Duration read = client.readTimeoutMillis() <= 0 ? null : Duration.ofMillis(client.readTimeoutMillis());
       ResponseSnapshot captured = ResponseCapture.capture(response,
           CaptureDeadline.of(System.nanoTime(), read, started, attemptTimeout));
+      last.remember(response, captured);
       boolean late;
       synchronized (LiveCallTransport.this) {
-        lastRaw = response;
-        lastSnapshot = captured;
-        unclaimed = response;
         late = canceled;
       }
       if (late) {
-        releaseUnclaimed();
+        last.release();
       }
       return captured;
     });
@@ -97,33 +92,6 @@ final class LiveCallTransport implements AsyncTransport {
     canceled = true;
     if (current != null) {
       current.cancel();
-    }
-  }
-
-  /**
-   * The response to hand the caller for {@code snapshot}: the raw response it was captured from,
-   * with its live body (the captured prefix, then the rest as it arrives), or a rebuilt one if this
-   * call did not receive it itself. The caller then owns the body and closes it.
-   */
-  synchronized Response responseFor(ResponseSnapshot snapshot, IdempotencyResult result) {
-    boolean received = lastRaw != null && lastSnapshot == snapshot;
-    Request request = template.newBuilder().tag(IdempotencyResult.class, result).build();
-    if (received) {
-      unclaimed = null;
-      return lastRaw.newBuilder().request(request).build();
-    }
-    return OkHttpSnapshots.toResponse(snapshot, request);
-  }
-
-  /** Closes the last response unless {@link #responseFor} handed it to the caller. */
-  void releaseUnclaimed() {
-    Response open;
-    synchronized (this) {
-      open = unclaimed;
-      unclaimed = null;
-    }
-    if (open != null) {
-      open.close();
     }
   }
 }
