@@ -611,11 +611,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * null to leave it to the database.
    */
   Duration lockWait(GuardRequest request) {
-    Duration caller = request.callerTimeout();
-    if (s.inFlightWait.isZero()) {
-      return caller;
-    }
-    return caller != null && caller.compareTo(s.inFlightWait) < 0 ? caller : s.inFlightWait;
+    return s.inFlightWait.isZero() ? request.callerTimeout() : waitFor(request);
   }
 
   /**
