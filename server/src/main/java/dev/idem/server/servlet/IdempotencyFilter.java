@@ -209,14 +209,9 @@ public final class IdempotencyFilter implements Filter {
   private static void write(HttpServletResponse response, GuardResponse g) throws IOException {
     response.setStatus(g.status());
     g.headers().forEach((name, values) -> {
-      boolean first = true;
-      for (String v : values) {
-        if (first) {
-          response.setHeader(name, v);
-          first = false;
-        } else {
-          response.addHeader(name, v);
-        }
+      if (!values.isEmpty()) {
+        response.setHeader(name, values.get(0));
+        values.subList(1, values.size()).forEach(v -> response.addHeader(name, v));
       }
     });
     byte[] body = g.body();
