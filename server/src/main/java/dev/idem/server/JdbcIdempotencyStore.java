@@ -158,14 +158,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     try {
       return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
           (name, dialect, store, version, opened) -> {
-            store.write(Durability.SYNC, null, s -> {
-              try (Statement st = s.connection().createStatement()) {
-                st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
-              }
-              return null;
-            });
             int dead = store.write(Durability.SYNC, null, s -> {
               try (Statement st = s.connection().createStatement()) {
+                st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
                 return st.executeUpdate(EXPIRE_ALL);
               }
             });
