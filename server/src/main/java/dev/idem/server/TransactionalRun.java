@@ -187,19 +187,12 @@ final class TransactionalRun {
   }
 
   private CapturedResponse handle(TransactionalHandler handler, Claim claim, byte[] body) throws SQLException {
-    CapturedResponse response;
     try {
-      response = handler.handle(c, claim, body);
+      return Objects.requireNonNull(handler.handle(c, claim, body), "the transactional handler returned no response");
     } catch (SQLException | RuntimeException | Error e) {
       undoQuietly(e);
       throw e;
     }
-    if (response == null) {
-      NullPointerException npe = new NullPointerException("the transactional handler returned no response");
-      undoQuietly(npe);
-      throw npe;
-    }
-    return response;
   }
 
   private void begin() throws SQLException {
