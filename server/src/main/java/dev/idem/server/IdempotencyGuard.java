@@ -692,9 +692,11 @@ public final class IdempotencyGuard implements AutoCloseable {
         kept.put(name, values);
       }
     });
-    return response.overCap()
-        ? new StoredResponse(response.status(), withoutContentType(kept), new byte[0], true)
-        : new StoredResponse(response.status(), kept, response.body(), false);
+    if (response.overCap()) {
+      kept.keySet().removeIf(n -> n.equalsIgnoreCase("content-type"));
+      return new StoredResponse(response.status(), kept, new byte[0], true);
+    }
+    return new StoredResponse(response.status(), kept, response.body(), false);
   }
 
   private RoutePolicy policy(String method, String route) {
@@ -733,12 +735,6 @@ public final class IdempotencyGuard implements AutoCloseable {
       h.putAll(s.renderer.replayHeaders());
     }
     return new GuardResponse(stored.status(), h, stored.body());
-  }
-
-  private static Map<String, List<String>> withoutContentType(Map<String, List<String>> headers) {
-    Map<String, List<String>> out = new LinkedHashMap<>(headers);
-    out.keySet().removeIf(n -> n.equalsIgnoreCase("content-type"));
-    return out;
   }
 
   GuardResponse reused() {

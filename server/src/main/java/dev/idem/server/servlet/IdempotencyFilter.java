@@ -328,9 +328,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void flushBuffer() throws IOException {
-      if (writer != null) {
-        writer.flush();
-      }
+      finishWriting();
       capture.flush();
     }
 
