@@ -27,7 +27,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import javax.sql.DataSource;
@@ -173,8 +172,8 @@ public final class IdempotencyHttpFilter extends Filter {
     }
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.status(), headers(exchange.getResponseHeaders()),
-          capture.capture.held()));
+      result = guard.complete(p.claim(), new CapturedResponse(capture.status(),
+          new LinkedHashMap<>(exchange.getResponseHeaders()), capture.capture.held()));
     } catch (IdempotencyStoreException e) {
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
       result = CompletionResult.STORED;
@@ -191,12 +190,6 @@ public final class IdempotencyHttpFilter extends Filter {
         out.write(body);
       }
     }
-  }
-
-  private static Map<String, List<String>> headers(Headers h) {
-    Map<String, List<String>> out = new LinkedHashMap<>();
-    h.forEach((name, values) -> out.put(name, new ArrayList<>(values)));
-    return out;
   }
 
   /**

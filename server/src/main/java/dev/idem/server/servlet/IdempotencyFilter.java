@@ -26,7 +26,6 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -231,7 +230,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public ServletInputStream getInputStream() {
-      InputStream in = new ByteArrayInputStream(body);
+      ByteArrayInputStream in = new ByteArrayInputStream(body);
       return new ServletInputStream() {
         @Override
         public int read() throws IOException {
@@ -245,11 +244,7 @@ public final class IdempotencyFilter implements Filter {
 
         @Override
         public boolean isFinished() {
-          try {
-            return in.available() == 0;
-          } catch (IOException e) {
-            return true;
-          }
+          return in.available() == 0;
         }
 
         @Override
