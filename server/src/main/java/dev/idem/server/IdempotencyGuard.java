@@ -200,10 +200,6 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IllegalStateException if the guard is closed
    */
   public Admission admit(GuardRequest request) throws IOException {
-    Objects.requireNonNull(request, "request");
-    if (closed) {
-      throw new IllegalStateException("the idempotency guard is closed");
-    }
     Prepared p = prepare(request);
     if (p.answer() != null) {
       return p.answer();
@@ -568,8 +564,12 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
-  /** Everything before the claim: key, body cap, fingerprint and identity. */
+  /** Everything before the claim: an open guard, key, body cap, fingerprint and identity. */
   Prepared prepare(GuardRequest request) throws IOException {
+    Objects.requireNonNull(request, "request");
+    if (closed) {
+      throw new IllegalStateException("the idempotency guard is closed");
+    }
     String route = request.method() + " " + request.path();
     RoutePolicy policy = policy(request.method(), route);
     KeyHeader key = KeyHeader.parse(request.keyHeaderValues());
@@ -678,10 +678,6 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   CompletionSignals<RecordId> signals() {
     return signals;
-  }
-
-  boolean closed() {
-    return closed;
   }
 
   /** The response as the store keeps it: allowlisted headers, and no body past the capture cap. */

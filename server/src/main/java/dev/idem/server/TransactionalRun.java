@@ -44,11 +44,7 @@ final class TransactionalRun {
 
   static GuardResponse run(IdempotencyGuard guard, Connection c, GuardRequest request, TransactionalHandler handler,
       boolean owned) throws IOException, SQLException {
-    Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
-    if (guard.closed()) {
-      throw new IllegalStateException("the idempotency guard is closed");
-    }
     if (!(guard.store() instanceof JdbcIdempotencyStore store)) {
       throw new IllegalStateException("transactional mode needs the guard's records in the app's database:"
           + " build the guard on a JdbcIdempotencyStore over that database, not " + guard.store().getClass().getName());
