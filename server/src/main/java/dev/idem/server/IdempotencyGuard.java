@@ -22,7 +22,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -1175,10 +1174,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     private static Set<String> lower(Set<String> names) {
-      Objects.requireNonNull(names, "names");
-      List<String> out = new ArrayList<>();
-      names.forEach(n -> out.add(Objects.requireNonNull(n, "name").toLowerCase(Locale.ROOT)));
-      return Set.copyOf(out);
+      return Objects.requireNonNull(names, "names").stream()
+          .map(n -> Objects.requireNonNull(n, "name").toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
     }
 
     private static Duration positive(Duration d, String name) {
