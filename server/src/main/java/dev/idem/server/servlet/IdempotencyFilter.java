@@ -161,13 +161,14 @@ public final class IdempotencyFilter implements Filter {
     }
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response), capture.held()));
+      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response),
+          capture.capture.held()));
     } catch (IdempotencyStoreException e) {
       // The effect exists but its result is not stored; the client should still learn it.
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
       result = CompletionResult.STORED;
     }
-    if (capture.spilled()) {
+    if (capture.capture.spilled()) {
       response.getOutputStream().flush();
       return;
     }
@@ -176,7 +177,7 @@ public final class IdempotencyFilter implements Filter {
       write(response, guard.refusedResponse());
       return;
     }
-    byte[] body = capture.held();
+    byte[] body = capture.capture.held();
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
     response.getOutputStream().flush();
@@ -269,7 +270,7 @@ public final class IdempotencyFilter implements Filter {
 
   /** The response as the handler sees it: body held back up to the cap, never committed early. */
   private static final class CapturingResponse extends HttpServletResponseWrapper {
-    private final BoundedCapture capture;
+    final BoundedCapture capture;
     private ServletOutputStream stream;
     private PrintWriter writer;
 
@@ -364,14 +365,6 @@ public final class IdempotencyFilter implements Filter {
       if (writer != null) {
         writer.flush();
       }
-    }
-
-    byte[] held() {
-      return capture.held();
-    }
-
-    boolean spilled() {
-      return capture.spilled();
     }
   }
 }
