@@ -184,11 +184,7 @@ public final class IdempotencyHttpFilter extends Filter {
       exchange.getResponseHeaders().clear();
       send(exchange, guard.refusedResponse());
     } else {
-      byte[] body = capture.capture.held();
-      exchange.sendResponseHeaders(capture.status(), body.length == 0 ? -1 : body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
+      sendBody(exchange, capture.status(), capture.capture.held());
     }
   }
 
@@ -203,8 +199,11 @@ public final class IdempotencyHttpFilter extends Filter {
   public static void send(HttpExchange exchange, GuardResponse g) throws IOException {
     Headers h = exchange.getResponseHeaders();
     g.headers().forEach((name, values) -> h.put(name, new ArrayList<>(values)));
-    byte[] body = g.body();
-    exchange.sendResponseHeaders(g.status(), body.length == 0 ? -1 : body.length);
+    sendBody(exchange, g.status(), g.body());
+  }
+
+  private static void sendBody(HttpExchange exchange, int status, byte[] body) throws IOException {
+    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
     try (OutputStream out = exchange.getResponseBody()) {
       out.write(body);
     }

@@ -177,10 +177,7 @@ public final class IdempotencyFilter implements Filter {
       write(response, guard.refusedResponse());
       return;
     }
-    byte[] body = capture.capture.held();
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-    response.getOutputStream().flush();
+    writeBody(response, capture.capture.held());
   }
 
   private static Map<String, List<String>> headers(HttpServletResponse response) {
@@ -214,7 +211,10 @@ public final class IdempotencyFilter implements Filter {
         values.subList(1, values.size()).forEach(v -> response.addHeader(name, v));
       }
     });
-    byte[] body = g.body();
+    writeBody(response, g.body());
+  }
+
+  private static void writeBody(HttpServletResponse response, byte[] body) throws IOException {
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
     response.getOutputStream().flush();
