@@ -1,6 +1,7 @@
 package dev.idem.server;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,13 +57,10 @@ public record CapturedResponse(int status, Map<String, List<String>> headers, by
   public CapturedResponse withHeader(String name, String value) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(value, "value");
-    Map<String, List<String>> h = new LinkedHashMap<>();
-    headers.forEach((n, v) -> h.put(n, List.copyOf(v)));
-    h.merge(name, List.of(value), (a, b) -> {
-      List<String> all = new java.util.ArrayList<>(a);
-      all.addAll(b);
-      return List.copyOf(all);
-    });
+    Map<String, List<String>> h = new LinkedHashMap<>(headers);
+    List<String> values = new ArrayList<>(h.getOrDefault(name, List.of()));
+    values.add(value);
+    h.put(name, List.copyOf(values));
     return new CapturedResponse(status, h, body);
   }
 }

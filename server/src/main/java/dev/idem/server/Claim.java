@@ -21,13 +21,10 @@ public final class Claim {
    */
   public static final String ATTRIBUTE = "dev.idem.server.Claim";
 
-  private final RecordId id;
-  private final String route;
+  private final IdempotencyGuard.Prepared p;
   private final Instant claimedAt;
   private final long generation;
   private final String owner;
-  private final Fingerprint fingerprint;
-  private final Duration retention;
   private final StoragePolicy storagePolicy;
   private final AtomicBoolean finished = new AtomicBoolean();
   private volatile boolean leaseLost;
@@ -35,19 +32,16 @@ public final class Claim {
   private volatile Future<?> renewal;
 
   Claim(IdempotencyGuard.Prepared p, Instant claimedAt, long generation, String owner, StoragePolicy storagePolicy) {
-    this.id = Objects.requireNonNull(p.id(), "id");
-    this.route = p.route();
+    this.p = Objects.requireNonNull(p, "p");
     this.claimedAt = claimedAt;
     this.generation = generation;
     this.owner = Objects.requireNonNull(owner, "owner");
-    this.fingerprint = Objects.requireNonNull(p.fingerprint(), "fingerprint");
-    this.retention = Objects.requireNonNull(p.policy().retention(), "retention");
     this.storagePolicy = Objects.requireNonNull(storagePolicy, "storagePolicy");
   }
 
   /** @return the operation held */
   public RecordId id() {
-    return id;
+    return p.id();
   }
 
   /**
@@ -57,7 +51,7 @@ public final class Claim {
    * @return the operation id
    */
   public String operationId() {
-    return id.operationId();
+    return p.id().operationId();
   }
 
   /** @return the fencing generation: 1 for the first claim, one more per takeover */
@@ -67,7 +61,7 @@ public final class Claim {
 
   /** @return the fingerprint of the claiming request */
   public Fingerprint fingerprint() {
-    return fingerprint;
+    return p.fingerprint();
   }
 
   /**
@@ -81,7 +75,7 @@ public final class Claim {
   }
 
   String route() {
-    return route;
+    return p.route();
   }
 
   Instant claimedAt() {
@@ -93,7 +87,7 @@ public final class Claim {
   }
 
   Duration retention() {
-    return retention;
+    return p.policy().retention();
   }
 
   StoragePolicy storagePolicy() {
@@ -133,6 +127,6 @@ public final class Claim {
 
   @Override
   public String toString() {
-    return "Claim{" + id + ", generation " + generation + (leaseLost ? ", lease lost" : "") + "}";
+    return "Claim{" + p.id() + ", generation " + generation + (leaseLost ? ", lease lost" : "") + "}";
   }
 }

@@ -22,7 +22,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -122,40 +121,19 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final int MAX_ROUNDS = 400;
   private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
-  private final IdempotencyStore store;
-  private final Clock clock;
+  private final Settings s;
   private final Scheduler scheduler;
   private final ScheduledThreadPoolExecutor ownedExecutor;
-  private final String keyHeader;
-  private final KeyScope scope;
-  private final Set<String> keyRequiredMethods;
-  private final Map<String, RoutePolicy> routes;
-  private final Duration retention;
-  private final Duration lease;
-  private final Duration inFlightRetryAfter;
-  private final int mismatchStatus;
-  private final boolean replayMarker;
-  private final StoragePolicy storagePolicy;
-  private final FingerprintMode fingerprintMode;
-  private final int maxRequestBody;
-  private final int maxCapturedBody;
-  private final Set<String> replayHeaders;
-  private final Duration purgeInterval;
-  private final GuardRenderer renderer;
-  private final GuardListener listener;
-  private final Duration inFlightWait;
-  private final String requestTimeoutHeader;
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
   private volatile boolean closed;
   private volatile RuntimeException lastPurgeFailure;
 
-  private IdempotencyGuard(Builder b) {
-    this.store = b.store;
-    this.clock = b.clock;
-    if (b.scheduler != null) {
-      this.scheduler = b.scheduler;
+  private IdempotencyGuard(Settings settings) {
+    this.s = settings;
+    if (s.scheduler != null) {
+      this.scheduler = s.scheduler;
       this.ownedExecutor = null;
     } else {
       ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
@@ -167,47 +145,25 @@ public final class IdempotencyGuard implements AutoCloseable {
       this.ownedExecutor = executor;
       this.scheduler = Scheduler.of(executor);
     }
-    this.keyHeader = b.keyHeader;
-    this.scope = b.scope;
-    this.keyRequiredMethods = Set.copyOf(b.keyRequiredMethods);
-    this.routes = Map.copyOf(b.routes);
-    this.retention = b.retention;
-    this.lease = b.lease;
-    this.inFlightRetryAfter = b.inFlightRetryAfter;
-    this.mismatchStatus = b.mismatchStatus;
-    this.replayMarker = b.replayMarker;
-    this.storagePolicy = b.storagePolicy;
-    this.fingerprintMode = b.fingerprintMode;
-    this.maxRequestBody = b.maxRequestBody;
-    this.maxCapturedBody = b.maxCapturedBody;
-    Set<String> allowed = new java.util.HashSet<>(b.replayHeaders);
-    // The client's rule for what is a secret, so that no store of Idem keeps a credential.
-    allowed.removeIf(h -> b.secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
-    this.replayHeaders = Set.copyOf(allowed);
-    this.purgeInterval = b.purgeInterval;
-    this.renderer = b.renderer;
-    this.listener = b.listener;
-    this.inFlightWait = b.inFlightWait;
-    this.requestTimeoutHeader = b.requestTimeoutHeader;
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
     // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
     String run = UUID.randomUUID().toString().substring(0, 8);
-    this.instance = b.instanceId == null ? UUID.randomUUID().toString() : b.instanceId + "/" + run;
-    if (b.instanceId != null) {
+    this.instance = s.instanceId == null ? UUID.randomUUID().toString() : s.instanceId + "/" + run;
+    if (s.instanceId != null) {
       int dead;
       try {
-        dead = store.expireClaims(b.instanceId);
+        dead = s.store.expireClaims(s.instanceId);
       } catch (RuntimeException e) {
         close();
         throw e;
       }
       if (dead > 0) {
         LOG.warn("Instance {}: {} claims left in flight by its earlier run end now; a retry of each runs at once",
-            b.instanceId, dead);
+            s.instanceId, dead);
         hear(new GuardEvent.Recovered(dead));
       }
     }
-    if (purgeInterval != null) {
+    if (s.purgeInterval != null) {
       schedulePurge();
     }
   }
@@ -243,15 +199,11 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IllegalStateException if the guard is closed
    */
   public Admission admit(GuardRequest request) throws IOException {
-    Objects.requireNonNull(request, "request");
-    if (closed) {
-      throw new IllegalStateException("the idempotency guard is closed");
-    }
     Prepared p = prepare(request);
     if (p.answer() != null) {
       return p.answer();
     }
-    Instant started = clock.instant();
+    Instant started = s.clock.instant();
     Instant now = started;
     Instant deadline = started.plus(waitFor(request));
     Duration pause = FIRST_POLL;
@@ -259,7 +211,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     try {
       for (int round = 0; ; round++) {
         String owner = ownerToken();
-        ClaimAttempt attempt = store.claim(p.id(), p.fingerprint(), owner, now, now.plus(lease),
+        ClaimAttempt attempt = s.store.claim(p.id(), p.fingerprint(), owner, now, now.plus(s.lease),
             now.plus(p.policy().retention()));
         if (attempt instanceof ClaimAttempt.Claimed c) {
           if (c.tookOver()) {
@@ -285,7 +237,7 @@ public final class IdempotencyGuard implements AutoCloseable {
           }
         }
         // In flight (or released or purged between the claim and the read: the next round claims it).
-        now = clock.instant();
+        now = s.clock.instant();
         boolean vanished = !(attempt instanceof ClaimAttempt.Existing);
         if ((!now.isBefore(deadline) && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
           heardWait(p.route(), started, round, false);
@@ -308,7 +260,7 @@ public final class IdempotencyGuard implements AutoCloseable {
           signal = null; // used up: the next round watches afresh
         }
         pause = pause.multipliedBy(2).compareTo(LAST_POLL) > 0 ? LAST_POLL : pause.multipliedBy(2);
-        now = clock.instant();
+        now = s.clock.instant();
       }
     } finally {
       if (signal != null) {
@@ -337,11 +289,11 @@ public final class IdempotencyGuard implements AutoCloseable {
     CompletionResult result;
     try {
       if (!claim.storagePolicy().stores(response.status())) {
-        result = store.release(claim.id(), claim.generation(), claim.owner())
+        result = s.store.release(claim.id(), claim.generation(), claim.owner())
             ? CompletionResult.RELEASED : CompletionResult.REFUSED;
       } else {
-        Instant now = clock.instant();
-        result = store.complete(claim.id(), claim.generation(), claim.owner(), now, toStored(response),
+        Instant now = s.clock.instant();
+        result = s.store.complete(claim.id(), claim.generation(), claim.owner(), now, toStored(response),
             now.plus(claim.retention())) ? CompletionResult.STORED : CompletionResult.REFUSED;
       }
     } finally {
@@ -366,7 +318,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Objects.requireNonNull(claim, "claim");
     if (claim.finish()) {
       try {
-        store.release(claim.id(), claim.generation(), claim.owner());
+        s.store.release(claim.id(), claim.generation(), claim.owner());
       } finally {
         signals.signal(claim.id());
       }
@@ -382,9 +334,9 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the response
    */
   public GuardResponse refusedResponse() {
-    return renderer.refusal(new Refusal(Refusal.Kind.CLAIM_LOST, 409, keyHeader,
-        "The claim on this " + keyHeader + " expired before its result was stored",
-        "Another request may now be processing it; retry to get its result.", inFlightRetryAfter));
+    return s.renderer.refusal(new Refusal(Refusal.Kind.CLAIM_LOST, 409, s.keyHeader,
+        "The claim on this " + s.keyHeader + " expired before its result was stored",
+        "Another request may now be processing it; retry to get its result.", s.inFlightRetryAfter));
   }
 
   /**
@@ -506,7 +458,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws UnsupportedOperationException if the store cannot list its records
    */
   public RecordPage records(RecordQuery query) {
-    return store.records(Objects.requireNonNull(query, "query"), clock.instant());
+    return s.store.records(Objects.requireNonNull(query, "query"), s.clock.instant());
   }
 
   /**
@@ -518,7 +470,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws UnsupportedOperationException if the store cannot count its records
    */
   public RecordStats stats() {
-    return store.stats(clock.instant());
+    return s.store.stats(s.clock.instant());
   }
 
   /**
@@ -528,7 +480,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the response
    */
   public GuardResponse failedResponse() {
-    return renderer.refusal(new Refusal(Refusal.Kind.HANDLER_FAILED, 500, keyHeader, "The request failed",
+    return s.renderer.refusal(new Refusal(Refusal.Kind.HANDLER_FAILED, 500, s.keyHeader, "The request failed",
         "Nothing was committed; a retry runs it again.", null));
   }
 
@@ -540,7 +492,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IdempotencyStoreException if the store failed
    */
   public int purgeExpired() {
-    int n = store.purgeExpired(clock.instant());
+    int n = s.store.purgeExpired(s.clock.instant());
     hear(new GuardEvent.Purged(n));
     return n;
   }
@@ -558,7 +510,7 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   /** @return the name of the key header */
   public String keyHeader() {
-    return keyHeader;
+    return s.keyHeader;
   }
 
   /**
@@ -568,22 +520,22 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the header name, or null if none is configured
    */
   public String requestTimeoutHeader() {
-    return requestTimeoutHeader;
+    return s.requestTimeoutHeader;
   }
 
   /** @return the longest request body the guard reads, in bytes */
   public int maxRequestBody() {
-    return maxRequestBody;
+    return s.maxRequestBody;
   }
 
   /** @return the longest response body an adapter captures for storage, in bytes */
   public int maxCapturedBody() {
-    return maxCapturedBody;
+    return s.maxCapturedBody;
   }
 
   /** @return the store */
   public IdempotencyStore store() {
-    return store;
+    return s.store;
   }
 
   /**
@@ -611,42 +563,46 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
-  /** Everything before the claim: key, body cap, fingerprint and identity. */
+  /** Everything before the claim: an open guard, key, body cap, fingerprint and identity. */
   Prepared prepare(GuardRequest request) throws IOException {
+    Objects.requireNonNull(request, "request");
+    if (closed) {
+      throw new IllegalStateException("the idempotency guard is closed");
+    }
     String route = request.method() + " " + request.path();
     RoutePolicy policy = policy(request.method(), route);
     KeyHeader key = KeyHeader.parse(request.keyHeaderValues());
     if (key.isAbsent()) {
       if (policy.keyRequired()) {
-        return Prepared.answered(respond(Admission.Reason.KEY_MISSING, renderer.refusal(new Refusal(
-            Refusal.Kind.KEY_MISSING, PROTOCOL.keyMissingStatus(), keyHeader, keyHeader + " is missing",
-            "This operation is idempotent and requires an " + keyHeader + " header.", null))));
+        return Prepared.answered(respond(Admission.Reason.KEY_MISSING, s.renderer.refusal(new Refusal(
+            Refusal.Kind.KEY_MISSING, PROTOCOL.keyMissingStatus(), s.keyHeader, s.keyHeader + " is missing",
+            "This operation is idempotent and requires an " + s.keyHeader + " header.", null))));
       }
       return Prepared.answered(new Admission.Unguarded());
     }
     if (key.key().isEmpty()) {
-      return Prepared.answered(respond(Admission.Reason.KEY_MALFORMED, renderer.refusal(new Refusal(
-          Refusal.Kind.KEY_MALFORMED, PROTOCOL.keyMissingStatus(), keyHeader, keyHeader + " is malformed",
-          "The " + keyHeader + " header has " + key.problem().orElseThrow() + ".", null))));
+      return Prepared.answered(respond(Admission.Reason.KEY_MALFORMED, s.renderer.refusal(new Refusal(
+          Refusal.Kind.KEY_MALFORMED, PROTOCOL.keyMissingStatus(), s.keyHeader, s.keyHeader + " is malformed",
+          "The " + s.keyHeader + " header has " + key.problem().orElseThrow() + ".", null))));
     }
-    byte[] body = request.body().read(maxRequestBody + 1);
-    if (body.length > maxRequestBody) {
+    byte[] body = request.body().read(s.maxRequestBody + 1);
+    if (body.length > s.maxRequestBody) {
       return Prepared.answered(tooLarge());
     }
-    return new Prepared(null, scope.id(request.caller(), route, key.key().get().value()), fingerprint(request, body),
+    return new Prepared(null, s.scope.id(request.caller(), route, key.key().get().value()), fingerprint(request, body),
         body, policy, route);
   }
 
   Admission tooLarge() {
-    return respond(Admission.Reason.BODY_TOO_LARGE, renderer.refusal(new Refusal(Refusal.Kind.BODY_TOO_LARGE, 413,
-        keyHeader, "Content Too Large",
-        "An idempotent request body may have at most " + maxRequestBody + " bytes; nothing was processed.", null)));
+    return respond(Admission.Reason.BODY_TOO_LARGE, s.renderer.refusal(new Refusal(Refusal.Kind.BODY_TOO_LARGE, 413,
+        s.keyHeader, "Content Too Large",
+        "An idempotent request body may have at most " + s.maxRequestBody + " bytes; nothing was processed.", null)));
   }
 
   /** How long a repeat may wait for the first request: the configured wait, within the caller's. */
   private Duration waitFor(GuardRequest request) {
     Duration caller = request.callerTimeout();
-    return caller != null && caller.compareTo(inFlightWait) < 0 ? caller : inFlightWait;
+    return caller != null && caller.compareTo(s.inFlightWait) < 0 ? caller : s.inFlightWait;
   }
 
   /**
@@ -654,11 +610,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * null to leave it to the database.
    */
   Duration lockWait(GuardRequest request) {
-    Duration caller = request.callerTimeout();
-    if (inFlightWait.isZero()) {
-      return caller;
-    }
-    return caller != null && caller.compareTo(inFlightWait) < 0 ? caller : inFlightWait;
+    return s.inFlightWait.isZero() ? request.callerTimeout() : waitFor(request);
   }
 
   /**
@@ -689,19 +641,19 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   private void heardWait(String route, Instant started, int rounds, boolean served) {
     if (rounds > 0) {
-      Duration waited = Duration.between(started, clock.instant());
+      Duration waited = Duration.between(started, s.clock.instant());
       hear(new GuardEvent.Waited(route, waited, served));
     }
   }
 
   /** Tells the listener how a claim ended and how long its handler held it. */
   void ended(Claim claim, CompletionResult result) {
-    hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), clock.instant())));
+    hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), s.clock.instant())));
   }
 
   void hear(GuardEvent event) {
     try {
-      listener.onEvent(event);
+      s.listener.onEvent(event);
     } catch (RuntimeException e) {
       LOG.warn("A guard listener failed; ignored", e);
     }
@@ -712,45 +664,43 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   StoragePolicy storagePolicy(RoutePolicy policy) {
-    return policy.storagePolicy() != null ? policy.storagePolicy() : storagePolicy;
+    return policy.storagePolicy() != null ? policy.storagePolicy() : s.storagePolicy;
   }
 
   Clock clock() {
-    return clock;
+    return s.clock;
   }
 
   Duration lease() {
-    return lease;
+    return s.lease;
   }
 
   CompletionSignals<RecordId> signals() {
     return signals;
   }
 
-  boolean closed() {
-    return closed;
-  }
-
   /** The response as the store keeps it: allowlisted headers, and no body past the capture cap. */
   StoredResponse toStored(CapturedResponse response) {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
-      if (replayHeaders.contains(name.toLowerCase(Locale.ROOT))) {
+      if (s.replayHeaders.contains(name.toLowerCase(Locale.ROOT))) {
         kept.put(name, values);
       }
     });
-    return response.overCap()
-        ? new StoredResponse(response.status(), withoutContentType(kept), new byte[0], true)
-        : new StoredResponse(response.status(), kept, response.body(), false);
+    if (response.overCap()) {
+      kept.keySet().removeIf(n -> n.equalsIgnoreCase("content-type"));
+      return new StoredResponse(response.status(), kept, new byte[0], true);
+    }
+    return new StoredResponse(response.status(), kept, response.body(), false);
   }
 
   private RoutePolicy policy(String method, String route) {
-    RoutePolicy p = routes.get(route);
-    return p != null ? p : new RoutePolicy(keyRequiredMethods.contains(method), retention);
+    RoutePolicy p = s.routes.get(route);
+    return p != null ? p : new RoutePolicy(s.keyRequiredMethods.contains(method), s.retention);
   }
 
   private Fingerprint fingerprint(GuardRequest request, byte[] body) {
-    String contentType = fingerprintMode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
+    String contentType = s.fingerprintMode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
     RequestSnapshot snapshot = RequestSnapshot.builder(request.method(), uri(request))
         .body(body, contentType)
         .build();
@@ -776,33 +726,27 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (stored.bodyOmitted()) {
       h.put(REPLAY_BODY_HEADER, List.of("omitted"));
     }
-    if (replayMarker) {
-      h.putAll(renderer.replayHeaders());
+    if (s.replayMarker) {
+      h.putAll(s.renderer.replayHeaders());
     }
     return new GuardResponse(stored.status(), h, stored.body());
   }
 
-  private static Map<String, List<String>> withoutContentType(Map<String, List<String>> headers) {
-    Map<String, List<String>> out = new LinkedHashMap<>(headers);
-    out.keySet().removeIf(n -> n.equalsIgnoreCase("content-type"));
-    return out;
-  }
-
   GuardResponse reused() {
-    return renderer.refusal(new Refusal(Refusal.Kind.KEY_REUSED, mismatchStatus, keyHeader,
-        keyHeader + " reused with a different request",
-        "This " + keyHeader + " was already used with a different request payload;"
+    return s.renderer.refusal(new Refusal(Refusal.Kind.KEY_REUSED, s.mismatchStatus, s.keyHeader,
+        s.keyHeader + " reused with a different request",
+        "This " + s.keyHeader + " was already used with a different request payload;"
             + " the key was reused, use a new key for a new operation.", null));
   }
 
   GuardResponse inFlight() {
-    return renderer.refusal(new Refusal(Refusal.Kind.IN_FLIGHT, PROTOCOL.inFlightStatus(), keyHeader,
-        "A request with this " + keyHeader + " is still being processed",
-        "Retry after the first request has completed; the retry will get its result.", inFlightRetryAfter));
+    return s.renderer.refusal(new Refusal(Refusal.Kind.IN_FLIGHT, PROTOCOL.inFlightStatus(), s.keyHeader,
+        "A request with this " + s.keyHeader + " is still being processed",
+        "Retry after the first request has completed; the retry will get its result.", s.inFlightRetryAfter));
   }
 
   GuardResponse unavailable(String detail) {
-    return renderer.refusal(new Refusal(Refusal.Kind.STORE_UNAVAILABLE, 503, keyHeader,
+    return s.renderer.refusal(new Refusal(Refusal.Kind.STORE_UNAVAILABLE, 503, s.keyHeader,
         "The idempotency store is unavailable", detail, Duration.ofSeconds(1)));
   }
 
@@ -814,7 +758,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (closed || claim.finished()) {
       return;
     }
-    claim.renewal(scheduler.schedule(() -> renew(claim), lease.dividedBy(3)));
+    claim.renewal(scheduler.schedule(() -> renew(claim), s.lease.dividedBy(3)));
   }
 
   private void renew(Claim claim) {
@@ -822,8 +766,8 @@ public final class IdempotencyGuard implements AutoCloseable {
       return;
     }
     try {
-      Instant now = clock.instant();
-      if (!store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(lease))) {
+      Instant now = s.clock.instant();
+      if (!s.store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(s.lease))) {
         claim.lost(null);
         LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);
         return;
@@ -863,41 +807,17 @@ public final class IdempotencyGuard implements AutoCloseable {
             e.toString(), e);
       }
       schedulePurge();
-    }, purgeInterval);
+    }, s.purgeInterval);
   }
 
   /**
    * Settings for an {@link IdempotencyGuard}. Not thread-safe; build on one thread.
    */
   public static final class Builder {
-    private final IdempotencyStore store;
-    private Clock clock = Clock.systemUTC();
-    private Scheduler scheduler;
-    private String keyHeader = DEFAULT_KEY_HEADER;
-    private KeyScope scope = KeyScope.CALLER_AND_ROUTE;
-    private Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
-    private final Map<String, RoutePolicy> routes = new HashMap<>();
-    private Duration retention = Duration.ofHours(24);
-    private Duration lease = Duration.ofSeconds(30);
-    private Duration inFlightRetryAfter = Duration.ofSeconds(1);
-    private int mismatchStatus = PROTOCOL.keyReusedStatus();
-    private boolean replayMarker = true;
-    private StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
-    private FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
-    private int maxRequestBody = 1 << 20;
-    private int maxCapturedBody = 1 << 20;
-    private Set<String> replayHeaders = Set.of("content-type", "content-language", "content-location", "location",
-        "etag", "last-modified");
-    private Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
-    private Duration purgeInterval = Duration.ofMinutes(10);
-    private GuardRenderer renderer = GuardRenderer.problemJson();
-    private GuardListener listener = GuardListener.none();
-    private Duration inFlightWait = Duration.ZERO;
-    private String requestTimeoutHeader;
-    private String instanceId;
+    private final Settings s = new Settings();
 
     private Builder(IdempotencyStore store) {
-      this.store = Objects.requireNonNull(store, "the guard's store is null; give one, such as"
+      s.store = Objects.requireNonNull(store, "the guard's store is null; give one, such as"
           + " JdbcIdempotencyStore.sqlite(path) (one instance) or JdbcIdempotencyStore.postgres(dataSource) (a fleet)");
     }
 
@@ -908,7 +828,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder clock(Clock clock) {
-      this.clock = Objects.requireNonNull(clock, "clock");
+      s.clock = Objects.requireNonNull(clock, "clock");
       return this;
     }
 
@@ -920,7 +840,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder scheduler(Scheduler scheduler) {
-      this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      s.scheduler = Objects.requireNonNull(scheduler, "scheduler");
       return this;
     }
 
@@ -937,7 +857,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (name.isBlank()) {
         throw new IllegalArgumentException("keyHeader must not be blank");
       }
-      this.keyHeader = name;
+      s.keyHeader = name;
       return this;
     }
 
@@ -948,7 +868,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder scope(KeyScope scope) {
-      this.scope = Objects.requireNonNull(scope, "scope");
+      s.scope = Objects.requireNonNull(scope, "scope");
       return this;
     }
 
@@ -961,7 +881,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      */
     public Builder keyRequiredMethods(Set<String> methods) {
       Objects.requireNonNull(methods, "methods");
-      this.keyRequiredMethods = methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toSet());
+      s.keyRequiredMethods = methods.stream().map(m -> m.toUpperCase(Locale.ROOT)).collect(Collectors.toSet());
       return this;
     }
 
@@ -976,7 +896,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     public Builder route(String method, String path, RoutePolicy policy) {
       Objects.requireNonNull(method, "method");
       Objects.requireNonNull(path, "path");
-      routes.put(method.toUpperCase(Locale.ROOT) + " " + path, Objects.requireNonNull(policy, "policy"));
+      s.routes.put(method.toUpperCase(Locale.ROOT) + " " + path, Objects.requireNonNull(policy, "policy"));
       return this;
     }
 
@@ -989,7 +909,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if not positive
      */
     public Builder retention(Duration retention) {
-      this.retention = positive(retention, "retention");
+      s.retention = positive(retention, "retention");
       return this;
     }
 
@@ -1005,7 +925,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (lease.toMillis() < 3) {
         throw new IllegalArgumentException("lease must be at least 3 ms: " + lease);
       }
-      this.lease = lease;
+      s.lease = lease;
       return this;
     }
 
@@ -1021,7 +941,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (retryAfter != null && retryAfter.isNegative()) {
         throw new IllegalArgumentException("retryAfter must not be negative: " + retryAfter);
       }
-      this.inFlightRetryAfter = retryAfter;
+      s.inFlightRetryAfter = retryAfter;
       return this;
     }
 
@@ -1037,7 +957,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (status < 400 || status > 499) {
         throw new IllegalArgumentException("the mismatch status is a 4xx, not " + status);
       }
-      this.mismatchStatus = status;
+      s.mismatchStatus = status;
       return this;
     }
 
@@ -1048,7 +968,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder replayMarker(boolean on) {
-      this.replayMarker = on;
+      s.replayMarker = on;
       return this;
     }
 
@@ -1061,7 +981,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder storagePolicy(StoragePolicy policy) {
-      this.storagePolicy = Objects.requireNonNull(policy, "policy");
+      s.storagePolicy = Objects.requireNonNull(policy, "policy");
       return this;
     }
 
@@ -1072,7 +992,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder fingerprintMode(FingerprintMode mode) {
-      this.fingerprintMode = Objects.requireNonNull(mode, "mode");
+      s.fingerprintMode = Objects.requireNonNull(mode, "mode");
       return this;
     }
 
@@ -1088,7 +1008,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (bytes < 0 || bytes == Integer.MAX_VALUE) {
         throw new IllegalArgumentException("maxRequestBody out of range: " + bytes);
       }
-      this.maxRequestBody = bytes;
+      s.maxRequestBody = bytes;
       return this;
     }
 
@@ -1104,7 +1024,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (bytes < 0) {
         throw new IllegalArgumentException("maxCapturedBody must not be negative: " + bytes);
       }
-      this.maxCapturedBody = bytes;
+      s.maxCapturedBody = bytes;
       return this;
     }
 
@@ -1117,7 +1037,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder replayHeaders(Set<String> names) {
-      this.replayHeaders = lower(names);
+      s.replayHeaders = lower(names);
       return this;
     }
 
@@ -1134,7 +1054,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     public Builder secretHeaders(Set<String> names) {
       Set<String> all = new java.util.HashSet<>(RequestSnapshot.DEFAULT_SECRET_HEADERS);
       all.addAll(lower(names));
-      this.secretHeaders = Set.copyOf(all);
+      s.secretHeaders = Set.copyOf(all);
       return this;
     }
 
@@ -1147,7 +1067,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if not positive
      */
     public Builder purgeInterval(Duration interval) {
-      this.purgeInterval = interval == null ? null : positive(interval, "purgeInterval");
+      s.purgeInterval = interval == null ? null : positive(interval, "purgeInterval");
       return this;
     }
 
@@ -1160,7 +1080,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder renderer(GuardRenderer renderer) {
-      this.renderer = Objects.requireNonNull(renderer, "renderer");
+      s.renderer = Objects.requireNonNull(renderer, "renderer");
       return this;
     }
 
@@ -1174,7 +1094,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @return this builder
      */
     public Builder listener(GuardListener listener) {
-      this.listener = Objects.requireNonNull(listener, "listener");
+      s.listener = Objects.requireNonNull(listener, "listener");
       return this;
     }
 
@@ -1199,7 +1119,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(5)) > 0) {
         throw new IllegalArgumentException("inFlightWait must be zero to 5 minutes: " + wait);
       }
-      this.inFlightWait = wait;
+      s.inFlightWait = wait;
       return this;
     }
 
@@ -1216,7 +1136,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (name != null && name.isBlank()) {
         throw new IllegalArgumentException("requestTimeoutHeader must not be blank");
       }
-      this.requestTimeoutHeader = name;
+      s.requestTimeoutHeader = name;
       return this;
     }
 
@@ -1238,7 +1158,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       if (!INSTANCE_ID.matcher(id).matches()) {
         throw new IllegalArgumentException("instanceId must be 1 to 100 letters, digits, '.', '_', ':' or '-': " + id);
       }
-      this.instanceId = id;
+      s.instanceId = id;
       return this;
     }
 
@@ -1250,14 +1170,12 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IdempotencyStoreException if the store failed while ending those leases
      */
     public IdempotencyGuard build() {
-      return new IdempotencyGuard(this);
+      return new IdempotencyGuard(s.frozen());
     }
 
     private static Set<String> lower(Set<String> names) {
-      Objects.requireNonNull(names, "names");
-      List<String> out = new ArrayList<>();
-      names.forEach(n -> out.add(Objects.requireNonNull(n, "name").toLowerCase(Locale.ROOT)));
-      return Set.copyOf(out);
+      return Objects.requireNonNull(names, "names").stream()
+          .map(n -> Objects.requireNonNull(n, "name").toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
     }
 
     private static Duration positive(Duration d, String name) {
@@ -1267,6 +1185,54 @@ public final class IdempotencyGuard implements AutoCloseable {
         throw new IllegalArgumentException(name + " must be positive: " + d);
       }
       return d;
+    }
+  }
+
+  /**
+   * A guard's settings: the builder fills one, and each guard keeps a frozen copy, so that a later
+   * call on the builder changes no guard it built.
+   */
+  private static final class Settings implements Cloneable {
+    IdempotencyStore store;
+    Clock clock = Clock.systemUTC();
+    Scheduler scheduler;
+    String keyHeader = DEFAULT_KEY_HEADER;
+    KeyScope scope = KeyScope.CALLER_AND_ROUTE;
+    Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
+    Map<String, RoutePolicy> routes = new HashMap<>();
+    Duration retention = Duration.ofHours(24);
+    Duration lease = Duration.ofSeconds(30);
+    Duration inFlightRetryAfter = Duration.ofSeconds(1);
+    int mismatchStatus = PROTOCOL.keyReusedStatus();
+    boolean replayMarker = true;
+    StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
+    FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
+    int maxRequestBody = 1 << 20;
+    int maxCapturedBody = 1 << 20;
+    Set<String> replayHeaders = Set.of("content-type", "content-language", "content-location", "location",
+        "etag", "last-modified");
+    Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
+    Duration purgeInterval = Duration.ofMinutes(10);
+    GuardRenderer renderer = GuardRenderer.problemJson();
+    GuardListener listener = GuardListener.none();
+    Duration inFlightWait = Duration.ZERO;
+    String requestTimeoutHeader;
+    String instanceId;
+
+    Settings frozen() {
+      Settings f;
+      try {
+        f = (Settings) clone();
+      } catch (CloneNotSupportedException e) {
+        throw new AssertionError(e);
+      }
+      f.keyRequiredMethods = Set.copyOf(keyRequiredMethods);
+      f.routes = Map.copyOf(routes);
+      Set<String> allowed = new java.util.HashSet<>(replayHeaders);
+      // The client's rule for what is a secret, so that no store of Idem keeps a credential.
+      allowed.removeIf(h -> secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
+      f.replayHeaders = Set.copyOf(allowed);
+      return f;
     }
   }
 }

@@ -199,9 +199,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
           if (!r.leaseUntil().isAfter(now)) {
             n[1]++;
           }
-          if (oldest == null || e.claimedAt().isBefore(oldest)) {
-            oldest = e.claimedAt();
-          }
+          oldest = earlier(oldest, e.claimedAt());
         }
         case COMPLETED -> n[2]++;
         case RELEASED -> n[3]++;

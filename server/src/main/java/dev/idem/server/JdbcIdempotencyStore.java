@@ -155,17 +155,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Path absolute = file.toAbsolutePath().normalize();
     Layout layout = new Layout(absolute.getParent(), absolute.getFileName().toString(),
         absolute.getFileName().toString(), "idempotency store", "JdbcIdempotencyStore", false);
-    try {
-      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
+    return translated("could not open the SQLite idempotency store " + absolute + ": ",
+        () -> new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
           (name, dialect, store, version, opened) -> {
-            store.write(Durability.SYNC, null, s -> {
-              try (Statement st = s.connection().createStatement()) {
-                st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
-              }
-              return null;
-            });
             int dead = store.write(Durability.SYNC, null, s -> {
               try (Statement st = s.connection().createStatement()) {
+                st.execute("PRAGMA busy_timeout = " + busyTimeout.toMillis());
                 return st.executeUpdate(EXPIRE_ALL);
               }
             });
@@ -174,11 +169,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                   + " the store; their leases end now, so a retry of each runs at once", name, dead);
             }
             return new JdbcIdempotencyStore(store, dialect, opened);
-          });
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException("could not open the SQLite idempotency store " + absolute + ": "
-          + e.getMessage(), e);
-    }
+          }));
   }
 
   /**
@@ -214,12 +205,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Path db = file.toAbsolutePath().normalize();
     Layout layout = new Layout(db.getParent(), db.getFileName().toString(), db.getFileName().toString(),
         "idempotency store", "JdbcIdempotencyStore", false);
-    try {
-      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbeddedReadOnly(layout,
-          (name, dialect, store, version, opened) -> new JdbcIdempotencyStore(store, dialect, opened));
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException(e.getMessage(), e);
-    }
+    return translated("", () -> new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC())
+        .openEmbeddedReadOnly(layout, (name, dialect, store, version, opened) -> new JdbcIdempotencyStore(store,
+            dialect, opened)));
   }
 
   /**
@@ -233,18 +221,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   public static JdbcIdempotencyStore postgres(DataSource dataSource) {
     Objects.requireNonNull(dataSource, "the idempotency store's dataSource is null; give a pooling DataSource of"
         + " the PostgreSQL database, or use sqlite(file)");
-    try {
-      return new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openDataSource(dataSource,
+    return translated("could not open the PostgreSQL idempotency store: ",
+        () -> new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openDataSource(dataSource,
           (name, dialect, store, version, opened) -> {
             if (dialect != Dialect.POSTGRESQL) {
               throw new JournalException("JdbcIdempotencyStore.postgres needs a PostgreSQL DataSource, not "
                   + dialect + " (for one process, use JdbcIdempotencyStore.sqlite(file))", null);
             }
             return new JdbcIdempotencyStore(store, dialect, opened);
-          });
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException("could not open the PostgreSQL idempotency store: " + e.getMessage(), e);
-    }
+          }));
   }
 
   /**
@@ -431,11 +416,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   @Override
   public void close() {
-    try {
+    translated("could not close the idempotency store: ", () -> {
       opened.close(store, Store.CLOSED);
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException("could not close the idempotency store: " + e.getMessage(), e);
-    }
+      return null;
+    });
   }
 
   Dialect dialect() {
@@ -444,19 +428,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   /** Commits every write so far, new claims included (which otherwise ride on the next commit). */
   void flush() {
-    try {
+    translated("", () -> {
       store.flush();
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException(e.getMessage(), e);
-    }
+      return null;
+    });
   }
 
   private <T> T read(Object row, SqlWork<T> work) {
-    try {
-      return store.read(row, work);
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException(e.getMessage(), e);
-    }
+    return translated("", () -> store.read(row, work));
   }
 
   /** A write of one statement of {@code sql}, durable as {@code durability} says when it returns. */
@@ -476,11 +455,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     if (store.readOnly()) {
       throw new IdempotencyStoreException("the idempotency store is open read-only; nothing was written", null);
     }
-    try {
-      return store.writeDeciding(row, work, durability);
-    } catch (IdempotencyException e) {
-      throw new IdempotencyStoreException(e.getMessage(), e);
-    }
+    return translated("", () -> store.writeDeciding(row, work, durability));
   }
 
   /**
@@ -587,6 +562,20 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     ps.setLong(i++, generation);
     ps.setString(i++, owner);
     return i;
+  }
+
+  /** Runs a call of the storage layer, reporting its failure as this store's, after {@code context}. */
+  private static <T> T translated(String context, StoreCall<T> call) {
+    try {
+      return call.run();
+    } catch (IdempotencyException e) {
+      throw new IdempotencyStoreException(context + e.getMessage(), e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface StoreCall<T> {
+    T run() throws IdempotencyException;
   }
 
   @FunctionalInterface

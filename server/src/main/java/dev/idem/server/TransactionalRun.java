@@ -44,11 +44,7 @@ final class TransactionalRun {
 
   static GuardResponse run(IdempotencyGuard guard, Connection c, GuardRequest request, TransactionalHandler handler,
       boolean owned) throws IOException, SQLException {
-    Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
-    if (guard.closed()) {
-      throw new IllegalStateException("the idempotency guard is closed");
-    }
     if (!(guard.store() instanceof JdbcIdempotencyStore store)) {
       throw new IllegalStateException("transactional mode needs the guard's records in the app's database:"
           + " build the guard on a JdbcIdempotencyStore over that database, not " + guard.store().getClass().getName());
@@ -187,19 +183,12 @@ final class TransactionalRun {
   }
 
   private CapturedResponse handle(TransactionalHandler handler, Claim claim, byte[] body) throws SQLException {
-    CapturedResponse response;
     try {
-      response = handler.handle(c, claim, body);
+      return Objects.requireNonNull(handler.handle(c, claim, body), "the transactional handler returned no response");
     } catch (SQLException | RuntimeException | Error e) {
       undoQuietly(e);
       throw e;
     }
-    if (response == null) {
-      NullPointerException npe = new NullPointerException("the transactional handler returned no response");
-      undoQuietly(npe);
-      throw npe;
-    }
-    return response;
   }
 
   private void begin() throws SQLException {

@@ -22,26 +22,15 @@ public final class StripeRenderer implements GuardRenderer {
 
   @Override
   public GuardResponse refusal(Refusal r) {
-    int status = switch (r.kind()) {
-      case KEY_MISSING, KEY_MALFORMED, KEY_REUSED -> 400;
-      case IN_FLIGHT, CLAIM_LOST -> 409;
-      case BODY_TOO_LARGE -> 413;
-      case STORE_UNAVAILABLE -> 503;
-      case HANDLER_FAILED -> 500;
-    };
-    String type = switch (r.kind()) {
-      case KEY_MISSING, KEY_MALFORMED, KEY_REUSED, IN_FLIGHT, CLAIM_LOST -> "idempotency_error";
-      case BODY_TOO_LARGE -> "invalid_request_error";
-      case STORE_UNAVAILABLE, HANDLER_FAILED -> "api_error";
-    };
-    String code = switch (r.kind()) {
-      case KEY_MISSING -> "idempotency_key_missing";
-      case KEY_MALFORMED -> "idempotency_key_invalid";
-      case KEY_REUSED -> "idempotency_key_reused";
-      case IN_FLIGHT, CLAIM_LOST -> "idempotency_key_in_use";
-      case BODY_TOO_LARGE -> "request_too_large";
-      case STORE_UNAVAILABLE -> "idempotency_store_unavailable";
-      case HANDLER_FAILED -> "handler_failed";
+    // Stripe's status, error type and code for each refusal.
+    Shape shape = switch (r.kind()) {
+      case KEY_MISSING -> new Shape(400, "idempotency_error", "idempotency_key_missing");
+      case KEY_MALFORMED -> new Shape(400, "idempotency_error", "idempotency_key_invalid");
+      case KEY_REUSED -> new Shape(400, "idempotency_error", "idempotency_key_reused");
+      case IN_FLIGHT, CLAIM_LOST -> new Shape(409, "idempotency_error", "idempotency_key_in_use");
+      case BODY_TOO_LARGE -> new Shape(413, "invalid_request_error", "request_too_large");
+      case STORE_UNAVAILABLE -> new Shape(503, "api_error", "idempotency_store_unavailable");
+      case HANDLER_FAILED -> new Shape(500, "api_error", "handler_failed");
     };
     Map<String, List<String>> h = new LinkedHashMap<>();
     h.put("Content-Type", List.of("application/json"));
@@ -49,8 +38,10 @@ public final class StripeRenderer implements GuardRenderer {
     if (r.retryAfter() != null) {
       h.put("Retry-After", List.of(ProblemJsonRenderer.seconds(r.retryAfter())));
     }
-    String json = "{\"error\":{\"type\":" + Problems.quote(type) + ",\"code\":" + Problems.quote(code)
+    String json = "{\"error\":{\"type\":" + Problems.quote(shape.type()) + ",\"code\":" + Problems.quote(shape.code())
         + ",\"message\":" + Problems.quote(r.title() + ". " + r.detail()) + "}}";
-    return new GuardResponse(status, h, json.getBytes(StandardCharsets.UTF_8));
+    return new GuardResponse(shape.status(), h, json.getBytes(StandardCharsets.UTF_8));
   }
+
+  private record Shape(int status, String type, String code) {}
 }

@@ -1,9 +1,12 @@
 package dev.idem.server.internal;
 
 import java.time.Duration;
+import java.util.regex.Pattern;
 
 /** Reads a caller's stated timeout: whole milliseconds, as Envoy's {@code x-envoy-expected-rq-timeout-ms}. */
 public final class TimeoutHeader {
+  private static final Pattern MILLIS = Pattern.compile("[0-9]{1,9}");
+
   private TimeoutHeader() {}
 
   /**
@@ -14,18 +17,7 @@ public final class TimeoutHeader {
    *     rather than refused: it only caps a wait)
    */
   public static Duration parse(String value) {
-    if (value == null) {
-      return null;
-    }
-    String v = value.trim();
-    if (v.isEmpty() || v.length() > 9) {
-      return null;
-    }
-    for (int i = 0; i < v.length(); i++) {
-      if (v.charAt(i) < '0' || v.charAt(i) > '9') {
-        return null;
-      }
-    }
-    return Duration.ofMillis(Long.parseLong(v));
+    String v = value == null ? "" : value.trim();
+    return MILLIS.matcher(v).matches() ? Duration.ofMillis(Long.parseLong(v)) : null;
   }
 }

@@ -27,7 +27,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import javax.sql.DataSource;
@@ -173,8 +172,8 @@ public final class IdempotencyHttpFilter extends Filter {
     }
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.status(), headers(exchange.getResponseHeaders()),
-          capture.capture.held()));
+      result = guard.complete(p.claim(), new CapturedResponse(capture.status(),
+          new LinkedHashMap<>(exchange.getResponseHeaders()), capture.capture.held()));
     } catch (IdempotencyStoreException e) {
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
       result = CompletionResult.STORED;
@@ -185,18 +184,8 @@ public final class IdempotencyHttpFilter extends Filter {
       exchange.getResponseHeaders().clear();
       send(exchange, guard.refusedResponse());
     } else {
-      byte[] body = capture.capture.held();
-      exchange.sendResponseHeaders(capture.status(), body.length == 0 ? -1 : body.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(body);
-      }
+      sendBody(exchange, capture.status(), capture.capture.held());
     }
-  }
-
-  private static Map<String, List<String>> headers(Headers h) {
-    Map<String, List<String>> out = new LinkedHashMap<>();
-    h.forEach((name, values) -> out.put(name, new ArrayList<>(values)));
-    return out;
   }
 
   /**
@@ -210,8 +199,11 @@ public final class IdempotencyHttpFilter extends Filter {
   public static void send(HttpExchange exchange, GuardResponse g) throws IOException {
     Headers h = exchange.getResponseHeaders();
     g.headers().forEach((name, values) -> h.put(name, new ArrayList<>(values)));
-    byte[] body = g.body();
-    exchange.sendResponseHeaders(g.status(), body.length == 0 ? -1 : body.length);
+    sendBody(exchange, g.status(), g.body());
+  }
+
+  private static void sendBody(HttpExchange exchange, int status, byte[] body) throws IOException {
+    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
     try (OutputStream out = exchange.getResponseBody()) {
       out.write(body);
     }

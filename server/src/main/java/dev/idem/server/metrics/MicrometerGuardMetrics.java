@@ -16,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -84,13 +85,7 @@ public final class MicrometerGuardMetrics implements GuardListener {
   private final IdempotencyStore store;
   private final Clock clock;
   private final Duration refresh;
-  private final Counter conflicts;
-  private final Counter mismatches;
-  private final Counter takeovers;
-  private final Counter recovered;
-  private final Counter replays;
-  private final Counter purged;
-  private final Counter purgeFailures;
+  private final Map<Class<? extends GuardEvent>, Counter> counters = new HashMap<>();
   private final Timer waitsServed;
   private final Timer waitsConflict;
   private final Map<CompletionResult, Timer> processing = new EnumMap<>(CompletionResult.class);
@@ -103,14 +98,14 @@ public final class MicrometerGuardMetrics implements GuardListener {
     this.store = store;
     this.clock = clock;
     this.refresh = refresh;
-    this.conflicts = counter(registry, "idem.server.conflicts",
+    count(GuardEvent.Conflict.class, "idem.server.conflicts",
         "repeats answered 409 because their key was in flight");
-    this.mismatches = counter(registry, "idem.server.mismatches", "idempotency keys reused with another payload");
-    this.takeovers = counter(registry, "idem.server.takeovers", "claims that took over an expired claim");
-    this.recovered = counter(registry, "idem.server.recovered", "claims of a dead earlier run ended at start");
-    this.replays = counter(registry, "idem.server.replays", "stored results replayed");
-    this.purged = counter(registry, "idem.server.purged", "records past retention deleted");
-    this.purgeFailures = counter(registry, "idem.server.purge.failures", "background purges that failed");
+    count(GuardEvent.Mismatch.class, "idem.server.mismatches", "idempotency keys reused with another payload");
+    count(GuardEvent.Takeover.class, "idem.server.takeovers", "claims that took over an expired claim");
+    count(GuardEvent.Recovered.class, "idem.server.recovered", "claims of a dead earlier run ended at start");
+    count(GuardEvent.Replayed.class, "idem.server.replays", "stored results replayed");
+    count(GuardEvent.Purged.class, "idem.server.purged", "records past retention deleted");
+    count(GuardEvent.PurgeFailed.class, "idem.server.purge.failures", "background purges that failed");
     this.waitsServed = Timer.builder("idem.server.waits").tag("outcome", "served")
         .description("repeats that waited for the first request").register(registry);
     this.waitsConflict = Timer.builder("idem.server.waits").tag("outcome", "conflict")
@@ -166,8 +161,8 @@ public final class MicrometerGuardMetrics implements GuardListener {
     return m;
   }
 
-  private static Counter counter(MeterRegistry registry, String name, String description) {
-    return Counter.builder(name).description(description).register(registry);
+  private void count(Class<? extends GuardEvent> event, String name, String description) {
+    counters.put(event, Counter.builder(name).description(description).register(registry));
   }
 
   /** A gauge of one reading of the store, tagged with {@code state} unless it is null. */
@@ -200,24 +195,17 @@ public final class MicrometerGuardMetrics implements GuardListener {
 
   @Override
   public void onEvent(GuardEvent event) {
-    if (event instanceof GuardEvent.Replayed) {
-      replays.increment();
-    } else if (event instanceof GuardEvent.Conflict) {
-      conflicts.increment();
-    } else if (event instanceof GuardEvent.Waited e) {
+    if (event instanceof GuardEvent.Waited e) {
       (e.served() ? waitsServed : waitsConflict).record(e.waited());
-    } else if (event instanceof GuardEvent.Mismatch) {
-      mismatches.increment();
-    } else if (event instanceof GuardEvent.Takeover) {
-      takeovers.increment();
     } else if (event instanceof GuardEvent.Completed e) {
       processing.get(e.result()).record(e.processing());
-    } else if (event instanceof GuardEvent.Purged e) {
-      purged.increment(e.records());
-    } else if (event instanceof GuardEvent.PurgeFailed) {
-      purgeFailures.increment();
-    } else if (event instanceof GuardEvent.Recovered e) {
-      recovered.increment(e.claims());
+    } else {
+      // A purge counts the records it deleted, a recovery the claims it ended; any other event counts once.
+      Counter counter = counters.get(event.getClass());
+      if (counter != null) {
+        counter.increment(event instanceof GuardEvent.Purged p ? p.records()
+            : event instanceof GuardEvent.Recovered r ? r.claims() : 1);
+      }
     }
   }
 }

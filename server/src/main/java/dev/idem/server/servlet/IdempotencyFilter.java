@@ -26,7 +26,6 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -162,13 +161,14 @@ public final class IdempotencyFilter implements Filter {
     }
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response), capture.held()));
+      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response),
+          capture.capture.held()));
     } catch (IdempotencyStoreException e) {
       // The effect exists but its result is not stored; the client should still learn it.
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
       result = CompletionResult.STORED;
     }
-    if (capture.spilled()) {
+    if (capture.capture.spilled()) {
       response.getOutputStream().flush();
       return;
     }
@@ -177,10 +177,7 @@ public final class IdempotencyFilter implements Filter {
       write(response, guard.refusedResponse());
       return;
     }
-    byte[] body = capture.held();
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-    response.getOutputStream().flush();
+    writeBody(response, capture.capture.held());
   }
 
   private static Map<String, List<String>> headers(HttpServletResponse response) {
@@ -209,17 +206,15 @@ public final class IdempotencyFilter implements Filter {
   private static void write(HttpServletResponse response, GuardResponse g) throws IOException {
     response.setStatus(g.status());
     g.headers().forEach((name, values) -> {
-      boolean first = true;
-      for (String v : values) {
-        if (first) {
-          response.setHeader(name, v);
-          first = false;
-        } else {
-          response.addHeader(name, v);
-        }
+      if (!values.isEmpty()) {
+        response.setHeader(name, values.get(0));
+        values.subList(1, values.size()).forEach(v -> response.addHeader(name, v));
       }
     });
-    byte[] body = g.body();
+    writeBody(response, g.body());
+  }
+
+  private static void writeBody(HttpServletResponse response, byte[] body) throws IOException {
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
     response.getOutputStream().flush();
@@ -236,7 +231,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public ServletInputStream getInputStream() {
-      InputStream in = new ByteArrayInputStream(body);
+      ByteArrayInputStream in = new ByteArrayInputStream(body);
       return new ServletInputStream() {
         @Override
         public int read() throws IOException {
@@ -250,11 +245,7 @@ public final class IdempotencyFilter implements Filter {
 
         @Override
         public boolean isFinished() {
-          try {
-            return in.available() == 0;
-          } catch (IOException e) {
-            return true;
-          }
+          return in.available() == 0;
         }
 
         @Override
@@ -279,7 +270,7 @@ public final class IdempotencyFilter implements Filter {
 
   /** The response as the handler sees it: body held back up to the cap, never committed early. */
   private static final class CapturingResponse extends HttpServletResponseWrapper {
-    private final BoundedCapture capture;
+    final BoundedCapture capture;
     private ServletOutputStream stream;
     private PrintWriter writer;
 
@@ -333,9 +324,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void flushBuffer() throws IOException {
-      if (writer != null) {
-        writer.flush();
-      }
+      finishWriting();
       capture.flush();
     }
 
@@ -376,14 +365,6 @@ public final class IdempotencyFilter implements Filter {
       if (writer != null) {
         writer.flush();
       }
-    }
-
-    byte[] held() {
-      return capture.held();
-    }
-
-    boolean spilled() {
-      return capture.spilled();
     }
   }
 }
