@@ -4,15 +4,17 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * The threads of one executor: a scheduler for its timers and a pool for the journal work that
@@ -81,10 +83,10 @@ public final class ExecutorPools {
    */
   synchronized void shutdown(boolean now) {
     shutDown = true;
-    for (ExecutorService owned : new ExecutorService[] {ownedScheduler, ownedPool}) {
-      if (owned != null && now) {
+    for (ExecutorService owned : owned()) {
+      if (now) {
         owned.shutdownNow();
-      } else if (owned != null) {
+      } else {
         owned.shutdown();
       }
     }
@@ -92,21 +94,18 @@ public final class ExecutorPools {
 
   /** Waits until the owned threads have ended, or until {@code deadline}; true if they have. */
   boolean awaitTermination(Instant deadline) throws InterruptedException {
-    ScheduledThreadPoolExecutor s;
-    ThreadPoolExecutor p;
-    synchronized (this) {
-      s = ownedScheduler;
-      p = ownedPool;
+    for (ExecutorService owned : owned()) {
+      long nanos = Math.max(0, Duration.between(Instant.now(), deadline).toNanos());
+      if (!owned.awaitTermination(nanos, TimeUnit.NANOSECONDS)) {
+        return false;
+      }
     }
-    return awaitOne(s, deadline) && awaitOne(p, deadline);
+    return true;
   }
 
-  private static boolean awaitOne(ExecutorService e, Instant deadline) throws InterruptedException {
-    if (e == null) {
-      return true;
-    }
-    long nanos = Math.max(0, Duration.between(Instant.now(), deadline).toNanos());
-    return e.awaitTermination(nanos, TimeUnit.NANOSECONDS);
+  /** The owned scheduler and pool made so far. */
+  private synchronized List<ExecutorService> owned() {
+    return Stream.<ExecutorService>of(ownedScheduler, ownedPool).filter(Objects::nonNull).toList();
   }
 
   private synchronized ScheduledThreadPoolExecutor ownedScheduler() {
