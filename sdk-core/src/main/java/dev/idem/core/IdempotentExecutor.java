@@ -410,24 +410,20 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
     lifecycle.checkUsable("resumeAsync");
-    Optional<OperationRecord> record;
+    OperationRecord r;
     try {
-      record = settings.journal().find(id);
-    } catch (IdempotencyException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (record.isEmpty()) {
-      return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
-    }
-    try {
-      OperationRecord r = record.get();
+      Optional<OperationRecord> record = settings.journal().find(id);
+      if (record.isEmpty()) {
+        return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+      }
+      r = record.get();
       if (retention.expireIfDue(r).isTerminal()) {
         return AsyncDriver.completed(AttemptLoop.settled(settings, settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(record.get(), record.get().request(), transport, policy, false);
+    return runAsync(r, r.request(), transport, policy, false);
   }
 
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
