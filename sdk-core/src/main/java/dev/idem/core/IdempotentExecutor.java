@@ -22,6 +22,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
+import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.EngineSettings;
 import dev.idem.core.internal.ExecutorLifecycle;
 import dev.idem.core.internal.ExecutorPools;
@@ -97,7 +98,7 @@ import java.util.function.Supplier;
  * only hand work to the pool, so a slow journal delays no timer, of this executor or another.
  * Cancelling a future returns at once and never waits for the journal.
  *
- * <p>By default each executor owns its threads: one scheduler thread ({@code idem-scheduler-N})
+ * <p>By default each executor owns its threads: one scheduler thread ({@code idem-scheduler-N-1})
  * and a bounded pool ({@code idem-async-N-M}), daemon threads made on first use, so a purely
  * synchronous user without an attempt timeout starts none. A scheduler or executor given to the
  * {@link Builder} stays the app's: the executor uses it and never shuts it down.
@@ -409,24 +410,20 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
     lifecycle.checkUsable("resumeAsync");
-    Optional<OperationRecord> record;
+    OperationRecord r;
     try {
-      record = settings.journal().find(id);
-    } catch (IdempotencyException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (record.isEmpty()) {
-      return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
-    }
-    try {
-      OperationRecord r = record.get();
+      Optional<OperationRecord> record = settings.journal().find(id);
+      if (record.isEmpty()) {
+        return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
+      }
+      r = record.get();
       if (retention.expireIfDue(r).isTerminal()) {
         return AsyncDriver.completed(AttemptLoop.settled(settings, settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(record.get(), record.get().request(), transport, policy, false);
+    return runAsync(r, r.request(), transport, policy, false);
   }
 
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
@@ -817,11 +814,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * @throws IllegalArgumentException if {@code retention} is zero or negative
      */
     public Builder serverKeyRetention(Duration retention) {
-      Objects.requireNonNull(retention, "retention");
-      if (retention.isZero() || retention.isNegative()) {
-        throw new IllegalArgumentException("serverKeyRetention must be positive: " + retention);
-      }
-      this.serverKeyRetention = retention;
+      this.serverKeyRetention = Checks.positive(retention, "serverKeyRetention");
       return this;
     }
 
@@ -850,11 +843,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * @throws IllegalArgumentException if {@code age} is zero or negative
      */
     public Builder maxPendingAge(Duration age) {
-      Objects.requireNonNull(age, "age");
-      if (age.isZero() || age.isNegative()) {
-        throw new IllegalArgumentException("maxPendingAge must be positive: " + age);
-      }
-      this.maxPendingAge = age;
+      this.maxPendingAge = Checks.positive(age, "maxPendingAge");
       return this;
     }
 
@@ -950,7 +939,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * attempt timeout ({@link RetryPolicy#attemptTimeout()}) of every call. Its tasks never call the
      * journal: they hand the work to the {@link #asyncExecutor}, or (a synchronous call's attempt
      * timeout) interrupt the sending thread. Default: a scheduler owned by this executor, one daemon
-     * thread {@code idem-scheduler-N} started on first use and stopped by
+     * thread {@code idem-scheduler-N-1} started on first use and stopped by
      * {@link IdempotentExecutor#close()}.
      *
      * @param scheduler the scheduler; the app keeps it and shuts it down (after closing the
@@ -1005,11 +994,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * @throws IllegalArgumentException if {@code leaseFor} is zero or negative
      */
     public Builder leaseFor(Duration leaseFor) {
-      Objects.requireNonNull(leaseFor, "leaseFor");
-      if (leaseFor.isZero() || leaseFor.isNegative()) {
-        throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
-      }
-      this.leaseFor = leaseFor;
+      this.leaseFor = Checks.positive(leaseFor, "leaseFor");
       return this;
     }
 

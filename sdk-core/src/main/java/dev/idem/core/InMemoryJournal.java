@@ -1,5 +1,6 @@
 package dev.idem.core;
 
+import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.DueRule;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;
@@ -298,9 +299,7 @@ public final class InMemoryJournal implements Journal {
     Objects.requireNonNull(now, "now");
     Objects.requireNonNull(owner, "owner");
     ensureOpen();
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    Checks.atLeastOne(limit, "limit");
     List<OperationRecord> page = new ArrayList<>();
     DueKey from = null;
     if (after == null || DueRule.isOwnLease(after, owner, now)) {
@@ -342,9 +341,7 @@ public final class InMemoryJournal implements Journal {
   private List<OperationRecord> page(OperationId after, int limit, Predicate<OperationRecord> filter)
       throws IdempotencyException {
     ensureOpen();
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
     for (OperationId id : after == null ? order : order.tailSet(after, false)) {
       OperationRecord r = latest(id);

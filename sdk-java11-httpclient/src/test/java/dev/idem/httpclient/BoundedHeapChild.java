@@ -4,7 +4,7 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.OperationRecord;
 import dev.idem.testkit.StreamingBodyServer;
-import dev.idem.testkit.internal.HeapLimitedJvm;
+import dev.idem.testkit.support.HeapLimitedJvm;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;

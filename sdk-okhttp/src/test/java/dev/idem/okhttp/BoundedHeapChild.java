@@ -6,7 +6,7 @@ import dev.idem.core.OperationRecord;
 import java.io.InputStream;
 import java.net.URI;
 import dev.idem.testkit.StreamingBodyServer;
-import dev.idem.testkit.internal.HeapLimitedJvm;
+import dev.idem.testkit.support.HeapLimitedJvm;
 import okhttp3.OkHttpClient;
 import okhttp3.Response;
 

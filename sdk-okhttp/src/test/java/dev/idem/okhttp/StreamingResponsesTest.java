@@ -10,7 +10,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.testkit.StreamingBodyServer;
 import dev.idem.testkit.StreamingBodyServer.Reply;
-import dev.idem.testkit.internal.HeapLimitedJvm;
+import dev.idem.testkit.support.HeapLimitedJvm;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.testkit.IdempotentServer;
-import dev.idem.testkit.internal.HeapLimitedJvm;
+import dev.idem.testkit.support.HeapLimitedJvm;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -164,7 +164,7 @@ public final class ExecutorLifecycle {
     for (AsyncDriver d : abandoned) {
       d.abandon();
     }
-    pools.shutdown();
+    pools.shutdown(false);
     Instant deadline = Instant.now().plus(CLOSE_GRACE);
     boolean ended;
     try {
@@ -176,7 +176,7 @@ public final class ExecutorLifecycle {
     if (!ended) {
       LOG.warn("IdempotentExecutor.close: work still running after {} (a journal call that does not return, or a"
           + " synchronous attempt on the wire); interrupting the executor's own threads", CLOSE_GRACE);
-      pools.shutdownNow();
+      pools.shutdown(true);
     }
   }
 

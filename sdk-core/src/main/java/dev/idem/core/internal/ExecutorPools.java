@@ -1,18 +1,20 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.poll.PollLoop;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 
 /**
  * The threads of one executor: a scheduler for its timers and a pool for the journal work that
@@ -20,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * never shut down here) or owned by the executor: made on first use, so that an executor used only
  * synchronously starts no thread, and shut down when the executor closes.
  *
- * <p>Owned threads are daemon threads named {@code idem-scheduler-N} (one thread) and
+ * <p>Owned threads are daemon threads named {@code idem-scheduler-N-1} (one thread) and
  * {@code idem-async-N-M} (as many as processors, at least 2, idle ones stop after 30 s), N numbering
  * the executors of this process. The pool's queue holds {@value #QUEUE} tasks; beyond that it
  * refuses with {@link RejectedExecutionException}, and the caller decides what to do (a timer waits
@@ -73,48 +75,37 @@ public final class ExecutorPools {
   }
 
   /**
-   * Stops the owned scheduler and pool from taking new work. Work already queued on the pool still
-   * runs, and so do delayed tasks still scheduled (the executor cancels its own timers first; what
-   * is left are the attempt timeouts of synchronous calls still on the wire).
+   * Stops the owned scheduler and pool from taking new work. Unless {@code now}, work already
+   * queued on the pool still runs, and so do delayed tasks still scheduled (the executor cancels its
+   * own timers first; what is left are the attempt timeouts of synchronous calls still on the
+   * wire); if {@code now}, it interrupts whatever the owned threads are still doing and drops what
+   * they have not started.
    */
-  synchronized void shutdown() {
+  synchronized void shutdown(boolean now) {
     shutDown = true;
-    if (ownedScheduler != null) {
-      ownedScheduler.shutdown();
-    }
-    if (ownedPool != null) {
-      ownedPool.shutdown();
+    for (ExecutorService owned : owned()) {
+      if (now) {
+        owned.shutdownNow();
+      } else {
+        owned.shutdown();
+      }
     }
   }
 
   /** Waits until the owned threads have ended, or until {@code deadline}; true if they have. */
   boolean awaitTermination(Instant deadline) throws InterruptedException {
-    ScheduledThreadPoolExecutor s;
-    ThreadPoolExecutor p;
-    synchronized (this) {
-      s = ownedScheduler;
-      p = ownedPool;
+    for (ExecutorService owned : owned()) {
+      long nanos = Math.max(0, Duration.between(Instant.now(), deadline).toNanos());
+      if (!owned.awaitTermination(nanos, TimeUnit.NANOSECONDS)) {
+        return false;
+      }
     }
-    return awaitOne(s, deadline) && awaitOne(p, deadline);
+    return true;
   }
 
-  private static boolean awaitOne(ExecutorService e, Instant deadline) throws InterruptedException {
-    if (e == null) {
-      return true;
-    }
-    long nanos = Math.max(0, Duration.between(Instant.now(), deadline).toNanos());
-    return e.awaitTermination(nanos, TimeUnit.NANOSECONDS);
-  }
-
-  /** Interrupts whatever the owned threads are still doing, and drops what they have not started. */
-  synchronized void shutdownNow() {
-    shutDown = true;
-    if (ownedScheduler != null) {
-      ownedScheduler.shutdownNow();
-    }
-    if (ownedPool != null) {
-      ownedPool.shutdownNow();
-    }
+  /** The owned scheduler and pool made so far. */
+  private synchronized List<ExecutorService> owned() {
+    return Stream.<ExecutorService>of(ownedScheduler, ownedPool).filter(Objects::nonNull).toList();
   }
 
   private synchronized ScheduledThreadPoolExecutor ownedScheduler() {
@@ -122,7 +113,7 @@ public final class ExecutorPools {
       throw new RejectedExecutionException("the IdempotentExecutor was closed; its scheduler takes no more timers");
     }
     if (ownedScheduler == null) {
-      ownedScheduler = new ScheduledThreadPoolExecutor(1, daemon("idem-scheduler-" + number, false));
+      ownedScheduler = new ScheduledThreadPoolExecutor(1, PollLoop.daemonThreads("idem-scheduler-" + number));
       // A cancelled timer (an attempt that answered before its timeout) leaves the queue at once,
       // so that many short attempts under a long timeout do not pile up dead tasks.
       ownedScheduler.setRemoveOnCancelPolicy(true);
@@ -137,18 +128,9 @@ public final class ExecutorPools {
     if (ownedPool == null) {
       int threads = Math.max(2, Runtime.getRuntime().availableProcessors());
       ownedPool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(QUEUE),
-          daemon("idem-async-" + number, true), new ThreadPoolExecutor.AbortPolicy());
+          PollLoop.daemonThreads("idem-async-" + number), new ThreadPoolExecutor.AbortPolicy());
       ownedPool.allowCoreThreadTimeOut(true);
     }
     return ownedPool;
-  }
-
-  private static ThreadFactory daemon(String name, boolean numbered) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, numbered ? name + "-" + n.incrementAndGet() : name);
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

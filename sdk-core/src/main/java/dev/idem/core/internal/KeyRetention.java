@@ -37,15 +37,12 @@ public final class KeyRetention {
 
   /**
    * @param retention how long the server keeps a key
-   * @param maxPendingAge the age limit, positive and not above {@code retention}
+   * @param maxPendingAge the age limit, positive and not above {@code retention} (the executor's
+   *     builder refuses one above it, with the reason)
    * @param action whether the age limit applies (MARK_UNCERTAIN) or not (RESEND)
    */
   public KeyRetention(EngineSettings settings, Duration retention, Duration maxPendingAge,
       ExpiredPendingAction action) {
-    if (maxPendingAge.compareTo(retention) > 0) {
-      throw new IllegalArgumentException("maxPendingAge " + maxPendingAge + " is above serverKeyRetention "
-          + retention);
-    }
     this.settings = settings;
     this.retention = retention;
     this.maxPendingAge = maxPendingAge;

@@ -21,8 +21,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,9 +87,8 @@ final class Deliverer {
     if (!batch.isEmpty()) {
       // Counted up front, so that the round is not over while later ones are still starting.
       DeliveryTracker.Round round = new DeliveryTracker.Round(batch.size());
-      RoundTally tally = new RoundTally();
       for (OperationRecord r : batch) {
-        deliver(r, round, tally);
+        deliver(r, round);
       }
     }
     return true;
@@ -130,7 +127,7 @@ final class Deliverer {
     }
   }
 
-  private void deliver(OperationRecord record, DeliveryTracker.Round round, RoundTally tally) {
+  private void deliver(OperationRecord record, DeliveryTracker.Round round) {
     OperationId id = record.id();
     Registration reg = registrations.get(id.operation());
     DeliveryTracker.Delivery d = tracker.start(id, round);
@@ -148,21 +145,21 @@ final class Deliverer {
     }
     f.whenComplete((outcome, error) -> {
       try {
-        onDelivered(d, reg, Ending.of(outcome, error), tally);
+        onDelivered(d, reg, Ending.of(outcome, error));
       } catch (Error e) {
         loop.broken(e, "a delivery"); // an outcome callback's Error, say
       }
     });
   }
 
-  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending, RoundTally tally) {
+  private void onDelivered(DeliveryTracker.Delivery d, Registration reg, Ending ending) {
     Throwable cause = ending.cause();
     if (ending.withoutVerdict()) {
       LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
     }
     // Before tracker.end: the delivery that ends the round reads the tally after every other
     // ending has been counted (the tracker's lock orders them).
-    tally.count(ending);
+    d.round.count(ending);
     DeliveryTracker.Ended ended = tracker.end(d, ending.terminal(), ending.progress());
     CompletableFuture<Outcome> waiter = ended.waiter();
     if (waiter != null) {
@@ -190,7 +187,7 @@ final class Deliverer {
     if (ending.progress()) {
       loop.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
-      loop.noProgress(tally.describe(), null);
+      loop.noProgress(d.round.describe(), null);
     }
     listener.ended(ending.progress());
   }
@@ -203,58 +200,6 @@ final class Deliverer {
       }
     }
     return null;
-  }
-
-  /**
-   * How the deliveries of one round ended, so that the WARN of a round without progress says what
-   * became of its operations, no more: they do not all stay PENDING if one ended UNCERTAIN.
-   * Thread-safe: endings arrive on the threads that complete them.
-   */
-  static final class RoundTally {
-    /** What became of the operations, by kind of ending, in the order the WARN lists them. */
-    private static final String[] KINDS = {
-        " stay PENDING with their keys, to be sent again when due (not sent: target unreachable, circuit breaker"
-            + " open or retry budget empty; or left for another owner)",
-        " ended UNCERTAIN (an attempt may have taken effect)",
-        " ended FAILED without an answer from the target",
-        " had gone from the journal",
-        " ended without a verdict (%s) and stay in the journal"};
-    /** The cause of each kind but the last, OTHER: anything else. */
-    private static final List<Class<?>> ENDED_AS = List.of(OperationPendingException.class,
-        OperationUncertainException.class, OperationFailedException.class, IllegalArgumentException.class);
-    private static final int OTHER = ENDED_AS.size();
-    private final AtomicIntegerArray counts = new AtomicIntegerArray(KINDS.length);
-    private final AtomicReference<String> otherCause = new AtomicReference<>();
-
-    void count(Ending ending) {
-      Throwable cause = ending.cause();
-      if (ending.outcome() != null || ending.progress()) {
-        return;  // such a round is not described: it made progress
-      }
-      int kind = 0;
-      while (kind < OTHER && !ENDED_AS.get(kind).isInstance(cause)) {
-        kind++;
-      }
-      if (kind == OTHER) {
-        otherCause.compareAndSet(null, cause == null ? "no cause" : cause.getClass().getSimpleName());
-      }
-      counts.incrementAndGet(kind);
-    }
-
-    /** What the round's deliveries became, for the WARN of a round without progress. */
-    String describe() {
-      int total = 0;
-      List<String> parts = new ArrayList<>();
-      for (int kind = 0; kind < KINDS.length; kind++) {
-        int n = counts.get(kind);
-        total += n;
-        if (n > 0) {
-          parts.add(n + (kind == OTHER ? String.format(KINDS[kind], otherCause.get()) : KINDS[kind]));
-        }
-      }
-      return "no delivery made progress; of " + total + (total == 1 ? " operation, " : " operations, ")
-          + String.join(", ", parts);
-    }
   }
 
   /**

@@ -1,6 +1,9 @@
 package dev.idem.core.outbox;
 
 import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationFailedException;
+import dev.idem.core.OperationPendingException;
+import dev.idem.core.OperationUncertainException;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
@@ -19,6 +22,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -239,9 +244,26 @@ final class DeliveryTracker {
 
   /**
    * The deliveries started by one poll. The dispatcher backs off when all of them have ended and
-   * none made progress. Fields guarded by the tracker's monitor.
+   * none made progress; the WARN it then logs says what became of the round's operations, no more:
+   * they do not all stay PENDING if one ended UNCERTAIN. {@code outstanding} and {@code progressed}
+   * are guarded by the tracker's monitor; the tally is thread-safe on its own, as endings arrive
+   * on the threads that complete them.
    */
   static final class Round {
+    /** What became of the operations, by kind of ending, in the order the WARN lists them. */
+    private static final String[] KINDS = {
+        " stay PENDING with their keys, to be sent again when due (not sent: target unreachable, circuit breaker"
+            + " open or retry budget empty; or left for another owner)",
+        " ended UNCERTAIN (an attempt may have taken effect)",
+        " ended FAILED without an answer from the target",
+        " had gone from the journal",
+        " ended without a verdict (%s) and stay in the journal"};
+    /** The cause of each kind but the last, OTHER: anything else. */
+    private static final List<Class<?>> ENDED_AS = List.of(OperationPendingException.class,
+        OperationUncertainException.class, OperationFailedException.class, IllegalArgumentException.class);
+    private static final int OTHER = ENDED_AS.size();
+    private final AtomicIntegerArray counts = new AtomicIntegerArray(KINDS.length);
+    private final AtomicReference<String> otherCause = new AtomicReference<>();
     private int outstanding;
     private boolean progressed;
 
@@ -249,12 +271,43 @@ final class DeliveryTracker {
     Round(int size) {
       this.outstanding = size;
     }
+
+    /** Counts how one delivery ended, for {@link #describe}. */
+    void count(Deliverer.Ending ending) {
+      Throwable cause = ending.cause();
+      if (ending.outcome() != null || ending.progress()) {
+        return;  // such a round is not described: it made progress
+      }
+      int kind = 0;
+      while (kind < OTHER && !ENDED_AS.get(kind).isInstance(cause)) {
+        kind++;
+      }
+      if (kind == OTHER) {
+        otherCause.compareAndSet(null, cause == null ? "no cause" : cause.getClass().getSimpleName());
+      }
+      counts.incrementAndGet(kind);
+    }
+
+    /** What the round's deliveries became, for the WARN of a round without progress. */
+    String describe() {
+      int total = 0;
+      List<String> parts = new ArrayList<>();
+      for (int kind = 0; kind < KINDS.length; kind++) {
+        int n = counts.get(kind);
+        total += n;
+        if (n > 0) {
+          parts.add(n + (kind == OTHER ? String.format(KINDS[kind], otherCause.get()) : KINDS[kind]));
+        }
+      }
+      return "no delivery made progress; of " + total + (total == 1 ? " operation, " : " operations, ")
+          + String.join(", ", parts);
+    }
   }
 
   /** One operation in delivery. {@code future} is guarded by the tracker's monitor. */
   static final class Delivery {
     final OperationId id;
-    private final Round round;
+    final Round round;
     private CompletableFuture<Outcome> future;
 
     private Delivery(OperationId id, Round round) {

@@ -8,6 +8,7 @@ import dev.idem.core.JournalException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.Claims;
 import dev.idem.core.internal.DueRule;
 import java.time.Duration;
@@ -260,9 +261,7 @@ public interface Journal extends AutoCloseable {
    * @throws IdempotencyException if the journal fails in any other way
    */
   default List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    Checks.atLeastOne(limit, "limit");
     return List.of();
   }
 
@@ -320,9 +319,7 @@ public interface Journal extends AutoCloseable {
       throws IdempotencyException {
     Objects.requireNonNull(now, "now");
     Objects.requireNonNull(owner, "owner");
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1: " + limit);
-    }
+    Checks.atLeastOne(limit, "limit");
     List<OperationRecord> page = new ArrayList<>(Math.min(limit, 1024));
     OperationId cursor = after == null ? null : after.id();
     if (after == null || DueRule.isOwnLease(after, owner, now)) {

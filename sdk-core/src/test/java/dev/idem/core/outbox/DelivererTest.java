@@ -187,7 +187,7 @@ class DelivererTest {
     Ending uncertain = Ending.of(null, new OperationUncertainException("?", null, id, List.of(), null));
     Ending failed = Ending.of(null, new OperationFailedException("age limit", null, id, List.of(), null));
 
-    Deliverer.RoundTally offline = new Deliverer.RoundTally();
+    DeliveryTracker.Round offline = new DeliveryTracker.Round(2);
     offline.count(pending);
     offline.count(pending);
     String all = offline.describe();
@@ -195,7 +195,7 @@ class DelivererTest {
     assertFalse(all.contains("UNCERTAIN") || all.contains("FAILED"), all);
 
     // The reported case: an operation ended while the WARN said they all stay PENDING.
-    Deliverer.RoundTally mixed = new Deliverer.RoundTally();
+    DeliveryTracker.Round mixed = new DeliveryTracker.Round(3);
     mixed.count(pending);
     mixed.count(uncertain);
     mixed.count(failed);

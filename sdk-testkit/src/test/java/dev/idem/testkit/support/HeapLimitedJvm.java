@@ -1,4 +1,4 @@
-package dev.idem.testkit.internal;
+package dev.idem.testkit.support;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -13,7 +13,7 @@ import java.util.regex.Pattern;
 /**
  * For the adapters' streaming tests: runs a main class in a child JVM with a 32 MiB heap (so that a
  * body buffered anywhere ends in OutOfMemoryError), and reads the {@code name=number} figures it
- * prints. Not API.
+ * prints. Test support, published in the test kit's test-jar: not part of its API.
  */
 public final class HeapLimitedJvm {
   /** The longest a child may run. */
