@@ -253,12 +253,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt) {
-    // A new claim rides on the next commit: an embedded store ends every claim in flight when it
-    // opens, so after a crash a claim that reached the disk and one that did not let the retry run
-    // alike, and the completion (SYNC, committed after it) carries it to the disk before any answer
-    // leaves. An answer read from an existing record (409, 422, a replay) waits for that record.
+    // On the embedded SQLite store a new claim rides on the next commit: its open ends every claim
+    // in flight, so after a crash a claim that reached the disk and one that did not let the retry
+    // run alike, and the completion (SYNC, committed after it) carries it to the disk before any
+    // answer leaves. Not on PostgreSQL: other instances go on running while the database restarts,
+    // and a claim lost there would let one of them run a retry beside the handler still holding it.
+    // An answer read from an existing record (409, 422, a replay) waits for that record.
+    Durability fresh = dialect == Dialect.POSTGRESQL ? Durability.SYNC : Durability.DEFERRED;
     return write(id, s -> claimOn(s, id, fingerprint, owner, now, leaseUntil, expiresAt),
-        a -> a instanceof ClaimAttempt.Existing ? Durability.SYNC : Durability.DEFERRED);
+        a -> a instanceof ClaimAttempt.Existing ? Durability.SYNC : fresh);
   }
 
   @Override
