@@ -1,5 +1,6 @@
 package dev.idem.core.spi.adapter;
 
+import dev.idem.core.internal.Futures;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.Outcome;
@@ -82,10 +83,7 @@ public final class Settling {
    * @return the innermost cause that is not such a wrapper
    */
   public static Throwable unwrap(Throwable t) {
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
+    return Futures.unwrap(t);
   }
 
   /**
