@@ -1,20 +1,52 @@
 package dev.idem.storage;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
 /**
- * Forces what an app's H2 database has committed from the OS page cache to the disk, so that it
- * survives an OS crash or power loss, not only a process crash. One call covers every commit that
- * returned before it started. SQLite needs none: with {@code synchronous=FULL} its commit syncs.
+ * Forces what a database has committed from the OS page cache to the disk, so that it survives an
+ * OS crash or power loss, not only a process crash. One call covers every commit that returned
+ * before it started. {@link SingleConnectionStore} calls it after each group commit, outside its
+ * statement lock, so that the next group's statements run while the disk syncs.
  */
 public interface DiskSync extends AutoCloseable {
   void sync() throws SQLException, IOException;
 
   @Override
   void close() throws SQLException, IOException;
+
+  /**
+   * An fdatasync of an embedded SQLite store's {@code -wal} file, for a connection in WAL mode with
+   * {@code synchronous=NORMAL}. Such a commit appends its frames to the {@code -wal} file without
+   * syncing; this sync then makes them durable, which is what {@code synchronous=FULL} does inside
+   * the commit, while SQLite's write lock and the store's statement lock are held. SQLite keeps the
+   * file (it restarts it from its start after a checkpoint, which syncs the database first) until
+   * its last connection closes; the store's connection stays open for the store's life, and this
+   * channel is closed before it.
+   *
+   * @param wal the {@code -wal} file; created empty if SQLite has not made it yet, as SQLite would
+   */
+  static DiskSync ofWal(Path wal) throws IOException {
+    // READ and WRITE: Windows' FlushFileBuffers needs write access.
+    FileChannel channel = FileChannel.open(wal, StandardOpenOption.READ, StandardOpenOption.WRITE,
+        StandardOpenOption.CREATE);
+    return new DiskSync() {
+      @Override
+      public void sync() throws IOException {
+        channel.force(false);
+      }
+
+      @Override
+      public void close() throws IOException {
+        channel.close();
+      }
+    };
+  }
 
   /**
    * H2's {@code CHECKPOINT SYNC} on a second connection (so that it does not block the statements

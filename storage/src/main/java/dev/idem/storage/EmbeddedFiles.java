@@ -317,7 +317,8 @@ public final class EmbeddedFiles implements AutoCloseable {
     syncDirectory();
   }
 
-  private void syncDirectory() throws IOException {
+  /** Makes the directory's entries (a file just created, a rename) durable, where the file system can. */
+  void syncDirectory() throws IOException {
     try (FileChannel d = FileChannel.open(directory, StandardOpenOption.READ)) {
       d.force(true);
     } catch (IOException e) {

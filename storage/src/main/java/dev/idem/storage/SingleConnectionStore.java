@@ -31,9 +31,12 @@ import org.slf4j.LoggerFactory;
  * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
  * queue behind other operations' begins.
  *
- * <p>With a {@link DiskSync} (an app's H2 DataSource only; SQLite syncs in its commit), each commit
- * is followed by one disk sync of the H2 file, outside the statement lock, so the sync does not
- * block statements of the next group (which will share the next commit and sync).
+ * <p>With a {@link DiskSync} (an embedded SQLite store whose files are its own, which commits with
+ * {@code synchronous=NORMAL} and syncs its {@code -wal} file; an app's H2 DataSource), each commit
+ * is followed by one disk sync, outside the statement lock, so the sync does not block statements
+ * of the next group (which will share the next commit and sync). The next commit waits for it: one
+ * round at a time. Without one (an app's SQLite DataSource, the guard's shared file), SQLite's
+ * {@code synchronous=FULL} commit syncs inside the lock.
  *
  * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
  * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason. A

@@ -2,6 +2,7 @@ package dev.idem.storage;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -93,8 +94,10 @@ public final class StoreOpener {
 
   /**
    * Opens (creating if needed) the embedded SQLite store {@code requested} ({@link Layout#journal}
-   * for the journal's; {@link EmbeddedFiles}): WAL mode, {@code synchronous=FULL} (a commit returns once it is on the disk),
-   * a busy timeout, one writer connection with group commit. A directory already open in this JVM
+   * for the journal's; {@link EmbeddedFiles}): WAL mode, a busy timeout, one writer connection with
+   * group commit; no write is reported durable before it is on the disk (SQLite's
+   * {@code synchronous=FULL}, or, for a store whose files are its own, the store's sync of the
+   * {@code -wal} file after each commit: {@link #walSyncOf}). A directory already open in this JVM
    * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}).
    */
   public <T> T openEmbedded(Layout requested, Finish<T> finish) throws IdempotencyException {
@@ -102,6 +105,7 @@ public final class StoreOpener {
     Layout layout = files.layout();
     Path db = layout.database();
     Connection connection = null;
+    DiskSync walSync = null;
     Store store = null;
     try {
       WalCheck.refuseDamaged(schema.what(), layout);
@@ -131,12 +135,59 @@ public final class StoreOpener {
       }
       files.markOpen(newId);
       String name = (layout.ownsFiles() ? layout.directory() : db).toString();
-      store = new SingleConnectionStore(schema.what(), name, connection, null, deferredCommitInterval, !layout.ownsFiles());
+      walSync = walSyncOf(layout, connection, files);
+      store = new SingleConnectionStore(schema.what(), name, connection, walSync, deferredCommitInterval,
+          !layout.ownsFiles());
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
-      closeQuietly(store, connection, files);
+      closeQuietly(store, walSync, connection, files);
       throw openFailure(db, e);
+    }
+  }
+
+  /**
+   * For a store whose files are its own (the journal, the inbox): commits append to the
+   * {@code -wal} file without syncing ({@code synchronous=NORMAL}), and the store syncs that file
+   * after each group commit, outside its statement lock ({@link DiskSync#ofWal}). The guarantee is
+   * the same as {@code synchronous=FULL}'s: no write is reported durable before the sync that covers
+   * it returned. What changes is that the next group's statements run during the sync instead of
+   * waiting for it; the next commit still waits (the store runs one commit round at a time), so
+   * frames reach the file in commit order, after the ones before them are on the disk, as
+   * {@link WalCheck} assumes.
+   *
+   * <p>A database the app's connections share (the guard's file, in its transactional mode) keeps
+   * {@code synchronous=FULL}: their commits could write frames between this store's commit and its
+   * sync, and a power loss in that window could leave damage under later frames, which
+   * {@link WalCheck} refuses as corruption.
+   *
+   * @return the sync, or null for a shared database
+   */
+  private DiskSync walSyncOf(Layout layout, Connection connection, EmbeddedFiles files)
+      throws JournalException, SQLException {
+    if (!layout.ownsFiles()) {
+      return null;
+    }
+    DiskSync sync = null;
+    try {
+      sync = DiskSync.ofWal(layout.wal());
+      files.syncDirectory(); // the -wal file may be new; SQLite's first FULL sync would sync its entry
+      try (Statement st = connection.createStatement()) {
+        st.execute("PRAGMA synchronous=NORMAL");
+        // No page of an uncommitted transaction reaches the -wal file before its commit: such a
+        // spill, written during the previous group's sync, would put frames after a commit that a
+        // power loss may have torn, which WalCheck refuses as damage under a later transaction. A
+        // transaction holds the units of one commit round, bounded by the callers' concurrency.
+        st.execute("PRAGMA cache_spill=OFF");
+      }
+      return sync;
+    } catch (IOException e) {
+      closeQuietly(sync);
+      throw new JournalException("cannot open the " + schema.what() + "'s write-ahead log " + layout.wal()
+          + " for syncing: " + e, e);
+    } catch (SQLException | RuntimeException e) {
+      closeQuietly(sync);
+      throw e;
     }
   }
 
@@ -315,7 +366,9 @@ public final class StoreOpener {
    *   <li>WAL mode: a commit appends to the {@code -wal} file (one sync) instead of rewriting pages
    *       through a rollback journal (two or more).</li>
    *   <li>{@code synchronous=FULL}: the commit returns only after the WAL is synced, so an
-   *       acknowledged begin survives power loss, not only kill -9.</li>
+   *       acknowledged begin survives power loss, not only kill -9. A store whose files are its
+   *       own then switches to {@code NORMAL} and syncs the WAL itself, outside its lock
+   *       ({@link #walSyncOf}); the migration at open still commits with FULL.</li>
    *   <li>A busy timeout, for the read-only tools that may read while the journal writes.</li>
    * </ul>
    */

@@ -21,9 +21,11 @@ import java.nio.file.StandardOpenOption;
  *   <li>a frame that fails its checksum, or does not carry the WAL's salts (zeroed, or its header
  *       damaged) while a later frame does, followed by a commit frame and then by more frames of
  *       the same WAL generation (same salts). A crash can only spoil the transaction it interrupted,
- *       which is the last one (with {@code synchronous=FULL} a commit is synced before the next
- *       transaction writes): frames of a later transaction after damage mean the damage hit a
- *       transaction that had committed.</li>
+ *       which is the last one (a commit is synced before the next transaction writes a frame:
+ *       SQLite's {@code synchronous=FULL} syncs inside its commit; a store that syncs the file
+ *       itself runs its next commit after that sync, and never spills an uncommitted page to the
+ *       file, {@link StoreOpener}): frames of a later transaction after damage mean the damage hit
+ *       a transaction that had committed.</li>
  * </ul>
  * And, after a kill, frames that SQLite's {@code -shm} index records as committed but that are no
  * longer intact ({@link WalIndex}): a file cut at a frame boundary, or damage to its last
