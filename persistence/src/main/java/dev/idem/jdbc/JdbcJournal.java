@@ -68,9 +68,11 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>The embedded journal (SQLite)</h2>
  * {@link #openEmbedded} keeps {@code idem-journal.db} (and SQLite's {@code -wal} and {@code -shm}
- * files) in a directory readable by its owner only, in WAL mode with {@code synchronous=FULL}: a
- * commit returns once the write-ahead log is synced, so what it acknowledged survives kill -9 and,
- * as far as the disk honours a flush, power loss. One connection writes; concurrent callers share
+ * files) in a directory readable by its owner only, in WAL mode: a durable write returns once the
+ * write-ahead log is synced, so what it acknowledged survives kill -9 and, as far as the disk
+ * honours a flush, power loss. (SQLite commits with {@code synchronous=NORMAL}, and the journal
+ * syncs the {@code -wal} file after each group commit, outside its statement lock, so that the
+ * next group's statements run during the sync: the same guarantee as {@code synchronous=FULL}.) One connection writes; concurrent callers share
  * its commits (group commit: one sync covers every begin that arrived while the previous commit
  * ran). The journal belongs to one process: a second process, or a second open in the same JVM,
  * gets a {@link JournalException}. The directory is the journal: copy or move it whole, and only
@@ -998,7 +1000,8 @@ public final class JdbcJournal implements Journal {
 
     /**
      * An app's H2 DataSource only: whether each group commit is followed by {@code CHECKPOINT SYNC}.
-     * Default true. SQLite always syncs its commits ({@code synchronous=FULL}); PostgreSQL's
+     * Default true. SQLite always syncs its commits ({@code synchronous=FULL}, or the embedded
+     * journal's own sync of its {@code -wal} file); PostgreSQL's
      * durable writes commit with {@code synchronous_commit = on}.
      *
      * @param sync false to skip the sync (survives a process crash, not an OS crash)

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Which writes of the embedded journal are committed (and so, with {@code synchronous=FULL},
+ * Which writes of the embedded journal are committed (and so, with the sync of the {@code -wal} file,
  * durable) when they return, seen the way another process would: through a read-only journal on the
  * same files, which reads only committed transactions. The writer defers its other commits for an
  * hour, so that nothing is committed by a timer.

@@ -34,7 +34,8 @@ import javax.sql.DataSource;
  * finished ones; deduplication by id reaches back exactly as far as the events kept.
  *
  * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL, checked
- * at open, synchronous=FULL, busy timeout 10 s), {@code inbox.lock}, which this process locks
+ * at open; every durable write synced before it returns, by a sync of the {@code -wal} file after
+ * each group commit; busy timeout 10 s), {@code inbox.lock}, which this process locks
  * while the inbox is open (a second process fails to open it), {@code inbox.id} (the inbox's id,
  * also in the database: a deleted, emptied or swapped database is refused rather than silently
  * replaced by an empty one) and {@code inbox.open} (present while open). SQLite's integrity check
