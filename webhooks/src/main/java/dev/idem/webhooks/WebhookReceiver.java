@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class WebhookReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookReceiver.class);
+  // Shared answers: a response is immutable, and these are the common case of every delivery.
+  private static final WebhookResponse ACCEPTED = new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
+  private static final WebhookResponse DUPLICATE = new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
 
   private final WebhookSource source;
   private final WebhookInbox inbox;
@@ -60,12 +63,18 @@ public final class WebhookReceiver {
    * @return the answer; never throws for a bad delivery or a failed store
    */
   public WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, byte[] rawBody) {
+    return handle(method, headers, rawBody, true);
+  }
+
+  /** @param copyBody as {@link WebhookSource#verify(Map, byte[], boolean)} */
+  private WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, byte[] rawBody,
+      boolean copyBody) {
     if (!"POST".equalsIgnoreCase(method)) {
       return new WebhookResponse(405, "{\"status\":\"method not allowed\"}", Map.of("Allow", "POST"));
     }
     VerifiedWebhook verified;
     try {
-      verified = source.verify(headers, rawBody);
+      verified = source.verify(headers, rawBody, copyBody);
     } catch (WebhookRejectedException e) {
       return rejected(e);
     }
@@ -80,11 +89,11 @@ public final class WebhookReceiver {
     switch (result) {
       case ACCEPTED -> {
         tell(new WebhookActivity.Accepted(source.name(), verified.eventType()));
-        return new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
+        return ACCEPTED;
       }
       case DUPLICATE -> {
         tell(new WebhookActivity.Duplicate(source.name()));
-        return new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
+        return DUPLICATE;
       }
       default -> {
         // A 2xx, so that a sender that lost our first answer and re-sent the same request stops.
@@ -117,7 +126,8 @@ public final class WebhookReceiver {
     if (bytes.length > cap) {
       return rejected(source.tooLarge(-1));
     }
-    return handle(method, headers, bytes);
+    // read for this delivery and held nowhere else: the verified event need not copy it
+    return handle(method, headers, bytes, false);
   }
 
   private static long contentLength(Map<String, ? extends List<String>> headers) {
