@@ -4,6 +4,7 @@ import dev.idem.webhooks.internal.Headers;
 import dev.idem.webhooks.internal.Listeners;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -29,6 +30,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class WebhookReceiver {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookReceiver.class);
+  /** The largest declared body read into an array of its length before it arrives. */
+  private static final int EXACT_READ_MAX = 64 * 1024;
+  // Shared answers: a response is immutable, and these are the common case of every delivery.
+  private static final WebhookResponse ACCEPTED = new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
+  private static final WebhookResponse DUPLICATE = new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
 
   private final WebhookSource source;
   private final WebhookInbox inbox;
@@ -60,12 +66,18 @@ public final class WebhookReceiver {
    * @return the answer; never throws for a bad delivery or a failed store
    */
   public WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, byte[] rawBody) {
+    return handle(method, headers, rawBody, true);
+  }
+
+  /** @param copyBody as {@link WebhookSource#verify(Map, byte[], boolean)} */
+  private WebhookResponse handle(String method, Map<String, ? extends List<String>> headers, byte[] rawBody,
+      boolean copyBody) {
     if (!"POST".equalsIgnoreCase(method)) {
       return new WebhookResponse(405, "{\"status\":\"method not allowed\"}", Map.of("Allow", "POST"));
     }
     VerifiedWebhook verified;
     try {
-      verified = source.verify(headers, rawBody);
+      verified = source.verify(headers, rawBody, copyBody);
     } catch (WebhookRejectedException e) {
       return rejected(e);
     }
@@ -80,11 +92,11 @@ public final class WebhookReceiver {
     switch (result) {
       case ACCEPTED -> {
         tell(new WebhookActivity.Accepted(source.name(), verified.eventType()));
-        return new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
+        return ACCEPTED;
       }
       case DUPLICATE -> {
         tell(new WebhookActivity.Duplicate(source.name()));
-        return new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
+        return DUPLICATE;
       }
       default -> {
         // A 2xx, so that a sender that lost our first answer and re-sent the same request stops.
@@ -113,11 +125,37 @@ public final class WebhookReceiver {
     if (declared > cap) {
       return rejected(source.tooLarge(declared));
     }
-    byte[] bytes = body.readNBytes(cap + 1);
+    byte[] bytes = declared >= 0 && declared <= EXACT_READ_MAX ? readDeclared(body, (int) declared, cap)
+        : body.readNBytes(cap + 1);
     if (bytes.length > cap) {
       return rejected(source.tooLarge(-1));
     }
-    return handle(method, headers, bytes);
+    // read for this delivery and held nowhere else: the verified event need not copy it
+    return handle(method, headers, bytes, false);
+  }
+
+  /**
+   * A body that declared its length (at most the cap), read into an array of that length:
+   * {@code readNBytes(cap + 1)} fills buffers of several KiB to return a body of a few hundred
+   * bytes. A stream that holds more than it declared is read on to the cap plus one byte, as one
+   * that declared nothing; one that holds less gives what it holds. Only up to
+   * {@link #EXACT_READ_MAX}: a larger declared length is not allocated before its bytes arrive.
+   */
+  private static byte[] readDeclared(InputStream body, int declared, int cap) throws IOException {
+    byte[] bytes = new byte[declared];
+    int n = body.readNBytes(bytes, 0, declared);
+    if (n < declared) {
+      return Arrays.copyOf(bytes, n);
+    }
+    int next = body.read();
+    if (next < 0) {
+      return bytes;
+    }
+    byte[] rest = body.readNBytes(cap - declared);
+    byte[] all = Arrays.copyOf(bytes, declared + 1 + rest.length);
+    all[declared] = (byte) next;
+    System.arraycopy(rest, 0, all, declared + 1, rest.length);
+    return all;
   }
 
   private static long contentLength(Map<String, ? extends List<String>> headers) {

@@ -3,6 +3,7 @@ package dev.idem.webhooks;
 import dev.idem.webhooks.internal.Headers;
 import dev.idem.webhooks.internal.Hmac;
 import dev.idem.webhooks.internal.JsonFields;
+import dev.idem.webhooks.internal.MacKey;
 import dev.idem.webhooks.internal.SchemeResult;
 import java.time.Clock;
 import java.time.Duration;
@@ -35,7 +36,7 @@ public final class WebhookSource {
 
   private final String name;
   private final SignatureScheme scheme;
-  private final List<byte[]> keys;
+  private final List<MacKey> keys;
   private final Duration tolerance;
   private final int maxBodyBytes;
   private final Clock clock;
@@ -73,6 +74,16 @@ public final class WebhookSource {
    */
   public VerifiedWebhook verify(Map<String, ? extends List<String>> headers, byte[] rawBody)
       throws WebhookRejectedException {
+    return verify(headers, rawBody, true);
+  }
+
+  /**
+   * @param copyBody false only when the caller made {@code rawBody} for this delivery and keeps no
+   *     reference to it (the receiver reading a stream), so that nothing can change it after it
+   *     was verified
+   */
+  VerifiedWebhook verify(Map<String, ? extends List<String>> headers, byte[] rawBody, boolean copyBody)
+      throws WebhookRejectedException {
     Objects.requireNonNull(headers, "headers");
     Objects.requireNonNull(rawBody, "rawBody");
     if (rawBody.length > maxBodyBytes) {
@@ -84,7 +95,7 @@ public final class WebhookSource {
     String id = r.eventId();
     String type = r.eventType();
     if (id == null || type == null) {
-      JsonFields.IdAndType fields = JsonFields.read(rawBody);
+      JsonFields.IdAndType fields = JsonFields.read(rawBody, id == null, type == null);
       id = id != null ? id : fields.id();
       type = type != null ? type : fields.type();
     }
@@ -99,7 +110,7 @@ public final class WebhookSource {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
     }
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
-        now, rawBody.clone(), Hmac.sha256(r.matchedSignature()));
+        now, copyBody ? rawBody.clone() : rawBody, Hmac.sha256(r.matchedSignature()));
   }
 
   WebhookRejectedException tooLarge(long length) {
@@ -143,7 +154,7 @@ public final class WebhookSource {
   public static final class Builder {
     private final String name;
     private final SignatureScheme scheme;
-    private final List<byte[]> keys = new ArrayList<>();
+    private final List<MacKey> keys = new ArrayList<>();
     private Duration tolerance = Duration.ofSeconds(300);
     private int maxBodyBytes = 1 << 20;
     private Clock clock = Clock.systemUTC();

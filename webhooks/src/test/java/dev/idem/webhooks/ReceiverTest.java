@@ -197,6 +197,39 @@ class ReceiverTest {
     assertEquals(0, InboxRows.count(dir));
   }
 
+  /**
+   * A declared Content-Length sizes the read, but the stream decides what the body is: a stream
+   * holding more than it declared is read on to the cap (and refused past it), one holding less
+   * gives what it holds; the signature is checked over exactly those bytes.
+   */
+  @Test
+  void aContentLengthThatDisagreesWithTheStreamNeitherCutsTheBodyNorLiftsTheCap() throws Exception {
+    WebhookReceiver r = receiver(SignatureScheme.standardWebhooks(), SECRET);
+    byte[] longer = body("evt_l", "declared-shorter");
+    WebhookDelivery d1 = WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_l", "t", T0, longer);
+    assertEquals(200, r.handle("POST", withLength(d1, 10), new ByteArrayInputStream(longer)).status());
+    byte[] shorter = body("evt_s", "declared-longer");
+    WebhookDelivery d2 = WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_s", "t", T0, shorter);
+    assertEquals(200, r.handle("POST", withLength(d2, shorter.length + 50), new ByteArrayInputStream(shorter))
+        .status());
+    assertEquals(1, InboxRows.bodiesContaining(dir, "declared-shorter"), "the whole body, as signed");
+    assertEquals(1, InboxRows.bodiesContaining(dir, "declared-longer"));
+
+    WebhookDelivery big = WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_big", "t", T0,
+        body("big", "x".repeat(1100)));
+    ByteArrayInputStream stream = new ByteArrayInputStream(big.body());
+    assertEquals(413, r.handle("POST", withLength(big, 10), stream).status());
+    assertEquals(big.body().length - 1025, stream.available(), "read the cap plus one byte, no more");
+    assertEquals(2, InboxRows.count(dir));
+  }
+
+  static Map<String, List<String>> withLength(WebhookDelivery d, int length) {
+    Map<String, List<String>> h = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    d.headers().forEach((k, v) -> h.put(k, List.of(v)));
+    h.put("Content-Length", List.of(Integer.toString(length)));
+    return h;
+  }
+
   @Test
   void missingHeadersAreRejectedAsHeaderAndOtherMethodsAre405() throws Exception {
     WebhookReceiver r = receiver(SignatureScheme.standardWebhooks(), SECRET);

@@ -25,7 +25,7 @@ public final class GenericHmacVerifier implements Verifier {
   }
 
   @Override
-  public byte[] key(String secret) {
+  public MacKey key(String secret) {
     String s = secret.startsWith(spec.secretPrefix()) ? secret.substring(spec.secretPrefix().length()) : secret;
     byte[] key = switch (spec.secretEncoding()) {
       case UTF8 -> s.getBytes(StandardCharsets.UTF_8);
@@ -35,11 +35,11 @@ public final class GenericHmacVerifier implements Verifier {
     if (key == null || key.length == 0) {
       throw new IllegalArgumentException("the secret is not " + spec.secretEncoding());
     }
-    return key;
+    return new MacKey(spec.algorithm(), key);
   }
 
   @Override
-  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+  public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String sigs = headers.require(spec.signatureHeader());
     String id = spec.idHeader() == null ? null : headers.require(spec.idHeader());
@@ -55,7 +55,7 @@ public final class GenericHmacVerifier implements Verifier {
             ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v));
       }
     }
-    byte[] matched = Verifier.match("HMAC", keys, given, key -> Hmac.mac(spec.algorithm(), key, pre, body, post));
+    byte[] matched = Verifier.match("HMAC", keys, given, pre, body, post);
     if (timestamp != null) {
       Verifier.checkWindow(timestamp, now, tolerance);
     }

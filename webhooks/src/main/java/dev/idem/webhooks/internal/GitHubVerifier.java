@@ -21,13 +21,12 @@ public final class GitHubVerifier implements Verifier {
   }
 
   @Override
-  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+  public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String sig = headers.require(SIGNATURE);
     String delivery = headers.require(DELIVERY);
     byte[] given = sig.startsWith("sha256=") ? Hmac.fromHex(sig.substring(7)) : null;
-    byte[] matched = Verifier.match(name(), keys, Collections.singletonList(given),
-        key -> Hmac.mac("HmacSHA256", key, body));
+    byte[] matched = Verifier.match(name(), keys, Collections.singletonList(given), body);
     return new SchemeResult(delivery, headers.first(EVENT), null, matched);
   }
 }

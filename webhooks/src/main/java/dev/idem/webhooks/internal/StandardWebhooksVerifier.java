@@ -22,17 +22,17 @@ public final class StandardWebhooksVerifier implements Verifier {
   }
 
   @Override
-  public byte[] key(String secret) {
+  public MacKey key(String secret) {
     String b64 = secret.startsWith("whsec_") ? secret.substring(6) : secret;
     byte[] key = Hmac.fromBase64(b64);
     if (key == null || key.length == 0) {
       throw new IllegalArgumentException("a Standard Webhooks secret is whsec_ followed by base64");
     }
-    return key;
+    return new MacKey("HmacSHA256", key);
   }
 
   @Override
-  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+  public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String id = headers.require(ID);
     String ts = headers.require(TIMESTAMP);
@@ -46,7 +46,7 @@ public final class StandardWebhooksVerifier implements Verifier {
         given.add(Hmac.fromBase64(entry.substring(3)));
       }
     }
-    byte[] matched = Verifier.match(name(), keys, given, key -> Hmac.mac("HmacSHA256", key, prefix, body));
+    byte[] matched = Verifier.match(name(), keys, given, prefix, body);
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(id, null, timestamp, matched);
   }

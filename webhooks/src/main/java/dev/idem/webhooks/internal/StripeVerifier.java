@@ -20,7 +20,7 @@ public final class StripeVerifier implements Verifier {
   }
 
   @Override
-  public SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long now, long tolerance)
+  public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
     String header = headers.require(SIGNATURE);
     String t = null;
@@ -43,7 +43,7 @@ public final class StripeVerifier implements Verifier {
     }
     long timestamp = Verifier.seconds(SIGNATURE + " t", t);
     byte[] prefix = (t + ".").getBytes(StandardCharsets.UTF_8);
-    byte[] matched = Verifier.match(name(), keys, v1, key -> Hmac.mac("HmacSHA256", key, prefix, body));
+    byte[] matched = Verifier.match(name(), keys, v1, prefix, body);
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(null, null, timestamp, matched);
   }

@@ -4,7 +4,6 @@ import dev.idem.webhooks.RejectionReason;
 import dev.idem.webhooks.WebhookRejectedException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.function.Function;
 
 /** One signature scheme. Implementations are immutable and thread-safe. */
 public interface Verifier {
@@ -12,13 +11,13 @@ public interface Verifier {
   String name();
 
   /**
-   * The HMAC key for a secret as the provider shows it; by default its UTF-8 bytes (Stripe,
-   * GitHub).
+   * The HMAC key for a secret as the provider shows it; by default HMAC-SHA256 keyed with its UTF-8
+   * bytes (Stripe, GitHub). Decoded once, when the source is built.
    *
    * @throws IllegalArgumentException if the secret is malformed for this scheme
    */
-  default byte[] key(String secret) {
-    return secret.getBytes(StandardCharsets.UTF_8);
+  default MacKey key(String secret) {
+    return new MacKey("HmacSHA256", secret.getBytes(StandardCharsets.UTF_8));
   }
 
   /**
@@ -28,7 +27,7 @@ public interface Verifier {
    * @param nowSeconds the receiver's clock
    * @param toleranceSeconds how far a signed timestamp may be from now, either way
    */
-  SchemeResult verify(Headers headers, byte[] body, List<byte[]> keys, long nowSeconds, long toleranceSeconds)
+  SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long nowSeconds, long toleranceSeconds)
       throws WebhookRejectedException;
 
   /** Rejects a timestamp more than {@code tolerance} seconds away from now, either way. */
@@ -58,13 +57,13 @@ public interface Verifier {
    * one is compared, in constant time, so the time taken does not tell which matched.
    *
    * @param given the signatures in the delivery, decoded; null for one that did not decode
-   * @param macUnder the MAC the sender computes under a key
+   * @param signed the pieces of the signed content, in order
    * @throws WebhookRejectedException SIGNATURE if none matches under any key
    */
-  static byte[] match(String scheme, List<byte[]> keys, List<byte[]> given, Function<byte[], byte[]> macUnder)
+  static byte[] match(String scheme, List<MacKey> keys, List<byte[]> given, byte[]... signed)
       throws WebhookRejectedException {
-    for (byte[] key : keys) {
-      byte[] expected = macUnder.apply(key);
+    for (MacKey key : keys) {
+      byte[] expected = key.mac(signed);
       boolean matched = false;
       for (byte[] g : given) {
         matched |= Hmac.equal(expected, g);
