@@ -55,6 +55,11 @@ public final class GuardBenchmark {
     System.out.println("Guard overhead benchmark: " + n + " requests per measurement, after as many to warm up; "
         + Runtime.getRuntime().availableProcessors() + " cores, load average " + load());
 
+    costs(n);
+    if (Boolean.getBoolean("bench.costOnly")) {
+      return;
+    }
+
     double bareInProcess = inProcess(null, n);
     System.out.printf("in process, bare handler:           %8.2f us/request%n", bareInProcess);
     try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
@@ -78,6 +83,44 @@ public final class GuardBenchmark {
     }
     postgres(pgBin.get(), n, bareInProcess, bare);
     System.out.println("load average at the end: " + load());
+  }
+
+  /**
+   * CPU and allocation per request on the server's request threads, bare and behind the guard, in
+   * memory and on SQLite: counts that other processes on the machine do not disturb.
+   */
+  private static void costs(int n) throws Exception {
+    String only = System.getProperty("bench.cost", "");
+    if (only.equals("sqlite")) {
+      costSqlite(n, new GuardCost.Cost(0, 0));
+      return;
+    }
+    GuardCost.Cost bare = GuardCost.measure(null, n);
+    System.out.printf("request threads, bare:              %8.1f us CPU, %8.0f bytes allocated per request%n",
+        bare.cpuMicros(), bare.allocatedBytes());
+    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
+      costLine("request threads, guard + memory:    ", GuardCost.measure(memory, n), bare);
+    }
+    costSqlite(n, bare);
+  }
+
+  private static void costSqlite(int n, GuardCost.Cost bare) throws Exception {
+    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+    try (JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+      costLine("request threads, guard + SQLite:    ", GuardCost.measure(sqlite, n), bare);
+    } finally {
+      try (var files = java.nio.file.Files.list(dir)) {
+        for (Path f : files.toList()) {
+          java.nio.file.Files.deleteIfExists(f);
+        }
+      }
+      java.nio.file.Files.deleteIfExists(dir);
+    }
+  }
+
+  private static void costLine(String label, GuardCost.Cost c, GuardCost.Cost bare) {
+    System.out.printf("%s %8.1f us CPU, %8.0f bytes allocated per request (+%.1f us, +%.0f bytes)%n", label,
+        c.cpuMicros(), c.allocatedBytes(), c.cpuMicros() - bare.cpuMicros(), c.allocatedBytes() - bare.allocatedBytes());
   }
 
   private static void postgres(Path pgBin, int n, double bareInProcess, Http bare) throws Exception {
