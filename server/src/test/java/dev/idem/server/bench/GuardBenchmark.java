@@ -95,6 +95,12 @@ public final class GuardBenchmark {
       costSqlite(n, new GuardCost.Cost(0, 0));
       return;
     }
+    if (only.equals("memory")) {
+      try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
+        costLine("request threads, guard + memory:    ", GuardCost.measure(memory, n), new GuardCost.Cost(0, 0));
+      }
+      return;
+    }
     GuardCost.Cost bare = GuardCost.measure(null, n);
     System.out.printf("request threads, bare:              %8.1f us CPU, %8.0f bytes allocated per request%n",
         bare.cpuMicros(), bare.allocatedBytes());
