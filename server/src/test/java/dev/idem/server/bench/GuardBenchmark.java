@@ -41,7 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       POST /orders, bare and behind {@link IdempotencyHttpFilter}, driven by java.net.http from 1
  *       and from 8 threads, a fresh key per request (a claim and a completion each).</li>
  * </ol>
- * Stores: in memory, and PostgreSQL (a throwaway cluster, when the Debian binaries are installed).
+ * Stores: in memory, SQLite, and PostgreSQL (a throwaway cluster, when the Debian binaries are installed).
+ * {@code -Dbench.cost=http} runs only the HTTP rows of the in-memory and SQLite stores;
+ * {@code -Dbench.costOnly=true} only the CPU and allocation per request on the request threads.
  */
 public final class GuardBenchmark {
   private static final byte[] ORDER = "{\"cart\":\"c-1\",\"amount\":4200,\"currency\":\"EUR\"}".getBytes(StandardCharsets.UTF_8);
@@ -52,10 +54,27 @@ public final class GuardBenchmark {
   public static void main(String[] args) throws Exception {
     System.setProperty("sun.net.httpserver.nodelay", "true");
     int n = Integer.getInteger("bench.requests", 4000);
+    if (System.getProperty("bench.cost", "").equals("http")) {
+      // Only the HTTP rows with the in-memory and SQLite stores, for an A/B of the server's classes.
+      Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+      try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
+          JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+        Http[] r = interleaved(n, null, memory, sqlite);
+        System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
+            r[0].latencyUs, r[0].throughput);
+        report("HTTP, guard + memory store:        ", r[1], r[0]);
+        report("HTTP, guard + SQLite store:        ", r[2], r[0]);
+      } finally {
+        deleteTree(dir);
+      }
+      return;
+    }
     System.out.println("Guard overhead benchmark: " + n + " requests per measurement, after as many to warm up; "
         + Runtime.getRuntime().availableProcessors() + " cores, load average " + load());
 
-    costs(n);
+    if (!System.getProperty("bench.cost", "").equals("http")) {
+      costs(n);
+    }
     if (Boolean.getBoolean("bench.costOnly")) {
       return;
     }
@@ -68,12 +87,17 @@ public final class GuardBenchmark {
     }
 
     Http bare;
-    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
-      Http[] r = interleaved(n, null, memory);
+    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
+        JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+      Http[] r = interleaved(n, null, memory, sqlite);
       bare = r[0];
       System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
           bare.latencyUs, bare.throughput);
       report("HTTP, guard + memory store:        ", r[1], bare);
+      report("HTTP, guard + SQLite store:        ", r[2], bare);
+    } finally {
+      deleteTree(dir);
     }
 
     Optional<Path> pgBin = PostgresCluster.findBinaries();
@@ -115,13 +139,17 @@ public final class GuardBenchmark {
     try (JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
       costLine("request threads, guard + SQLite:    ", GuardCost.measure(sqlite, n), bare);
     } finally {
-      try (var files = java.nio.file.Files.list(dir)) {
-        for (Path f : files.toList()) {
-          java.nio.file.Files.deleteIfExists(f);
-        }
-      }
-      java.nio.file.Files.deleteIfExists(dir);
+      deleteTree(dir);
     }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var files = java.nio.file.Files.list(dir)) {
+      for (Path f : files.toList()) {
+        java.nio.file.Files.deleteIfExists(f);
+      }
+    }
+    java.nio.file.Files.deleteIfExists(dir);
   }
 
   private static void costLine(String label, GuardCost.Cost c, GuardCost.Cost bare) {
