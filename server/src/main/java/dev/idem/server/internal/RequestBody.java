@@ -29,10 +29,17 @@ public final class RequestBody {
   }
 
   /**
-   * @param header the value of a {@code Content-Length} header, or null
-   * @return the length, or -1 if there is none or it is not a plain non-negative number
+   * @param contentLength the value of the {@code Content-Length} header, or null
+   * @param transferEncoding the value of the {@code Transfer-Encoding} header, or null
+   * @return the length, or -1 if there is none, it is not a plain non-negative number, or the body
+   *     has a transfer coding: that decides where the body ends, whatever the length says (RFC 9112,
+   *     6.3), so a body sized by the length could be cut short
    */
-  public static long declaredLength(String header) {
+  public static long declaredLength(String contentLength, String transferEncoding) {
+    return transferEncoding != null ? -1 : declaredLength(contentLength);
+  }
+
+  static long declaredLength(String header) {
     if (header == null || header.isEmpty() || header.length() > 18) {
       return -1;
     }

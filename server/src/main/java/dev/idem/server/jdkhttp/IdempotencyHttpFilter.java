@@ -131,7 +131,7 @@ public final class IdempotencyHttpFilter extends Filter {
     return new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
         headers.getFirst("Content-Type"), keyValues, caller.apply(exchange),
         limit -> RequestBody.read(exchange.getRequestBody(), RequestBody.declaredLength(
-            headers.getFirst("Content-Length")), limit),
+            headers.getFirst("Content-Length"), headers.getFirst("Transfer-Encoding")), limit),
         timeoutHeader == null ? null : TimeoutHeader.parse(headers.getFirst(timeoutHeader)));
   }
 

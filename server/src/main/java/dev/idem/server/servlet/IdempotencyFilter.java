@@ -142,7 +142,8 @@ public final class IdempotencyFilter implements Filter {
     String timeoutHeader = guard.requestTimeoutHeader();
     return new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
         request.getContentType(), keyValues, caller.apply(request),
-        limit -> RequestBody.read(request.getInputStream(), request.getContentLengthLong(), limit),
+        limit -> RequestBody.read(request.getInputStream(), request.getHeader("Transfer-Encoding") != null ? -1
+            : request.getContentLengthLong(), limit),
         timeoutHeader == null ? null : TimeoutHeader.parse(request.getHeader(timeoutHeader)));
   }
 

@@ -46,4 +46,13 @@ class RequestBodyTest {
     assertEquals(-1, RequestBody.declaredLength("1234567890123456789"), "too long to be a body the guard reads");
     assertEquals(-1, RequestBody.declaredLength("\u0664\u0662"), "non-ASCII digits");
   }
+
+  @Test
+  void aTransferCodingOverridesTheDeclaredLength() throws IOException {
+    assertEquals(42, RequestBody.declaredLength("42", null));
+    assertEquals(-1, RequestBody.declaredLength("5", "chunked"));
+    // A chunked body of 70 bytes that also says Content-Length: 5 is read whole, not cut at 5.
+    assertArrayEquals(bytes(70), RequestBody.read(new ByteArrayInputStream(bytes(70)),
+        RequestBody.declaredLength("5", "chunked"), 101));
+  }
 }
