@@ -56,17 +56,7 @@ public final class GuardBenchmark {
     int n = Integer.getInteger("bench.requests", 4000);
     if (System.getProperty("bench.cost", "").equals("http")) {
       // Only the HTTP rows with the in-memory and SQLite stores, for an A/B of the server's classes.
-      Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
-      try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
-          JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
-        Http[] r = interleaved(n, null, memory, sqlite);
-        System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
-            r[0].latencyUs, r[0].throughput);
-        report("HTTP, guard + memory store:        ", r[1], r[0]);
-        report("HTTP, guard + SQLite store:        ", r[2], r[0]);
-      } finally {
-        deleteTree(dir);
-      }
+      httpRows(n);
       return;
     }
     System.out.println("Guard overhead benchmark: " + n + " requests per measurement, after as many to warm up; "
@@ -86,19 +76,7 @@ public final class GuardBenchmark {
       System.out.printf("in process, guard + memory store:   %8.2f us/request  (+%.2f us)%n", g, g - bareInProcess);
     }
 
-    Http bare;
-    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
-    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
-        JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
-      Http[] r = interleaved(n, null, memory, sqlite);
-      bare = r[0];
-      System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
-          bare.latencyUs, bare.throughput);
-      report("HTTP, guard + memory store:        ", r[1], bare);
-      report("HTTP, guard + SQLite store:        ", r[2], bare);
-    } finally {
-      deleteTree(dir);
-    }
+    Http bare = httpRows(n);
 
     Optional<Path> pgBin = PostgresCluster.findBinaries();
     if (pgBin.isEmpty()) {
@@ -138,6 +116,22 @@ public final class GuardBenchmark {
     Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
     try (JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
       costLine("request threads, guard + SQLite:    ", GuardCost.measure(sqlite, n), bare);
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  /** The HTTP rows of the bare handler and the guard with the in-memory and SQLite stores; the bare one. */
+  private static Http httpRows(int n) throws Exception {
+    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
+        JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+      Http[] r = interleaved(n, null, memory, sqlite);
+      System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
+          r[0].latencyUs, r[0].throughput);
+      report("HTTP, guard + memory store:        ", r[1], r[0]);
+      report("HTTP, guard + SQLite store:        ", r[2], r[0]);
+      return r[0];
     } finally {
       deleteTree(dir);
     }
