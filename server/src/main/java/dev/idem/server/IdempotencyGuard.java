@@ -22,6 +22,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,6 +31,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -120,6 +122,8 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final long POLL_SAFETY_MILLIS = 5_000;
   private static final int MAX_ROUNDS = 400;
   private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
+  /** The default listener: with it, the guard builds no event, since nobody would hear it. */
+  private static final GuardListener NO_LISTENER = GuardListener.none();
 
   private final Settings s;
   private final Scheduler scheduler;
@@ -648,6 +652,9 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   /** Tells the listener how a claim ended and how long its handler held it. */
   void ended(Claim claim, CompletionResult result) {
+    if (s.listener == NO_LISTENER) {
+      return; // not even the clock is read for an event nobody hears, on every request
+    }
     hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), s.clock.instant())));
   }
 
@@ -683,7 +690,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   StoredResponse toStored(CapturedResponse response) {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
-      if (s.replayHeaders.contains(name.toLowerCase(Locale.ROOT))) {
+      if (s.replayHeaders.contains(name)) { // case-insensitive: no lower-cased copy per header
         kept.put(name, values);
       }
     });
@@ -695,8 +702,8 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   private RoutePolicy policy(String method, String route) {
-    RoutePolicy p = s.routes.get(route);
-    return p != null ? p : new RoutePolicy(s.keyRequiredMethods.contains(method), s.retention);
+    RoutePolicy p = s.routes.isEmpty() ? null : s.routes.get(route);
+    return p != null ? p : s.keyRequiredMethods.contains(method) ? s.keyedRoute : s.unkeyedRoute;
   }
 
   private Fingerprint fingerprint(GuardRequest request, byte[] body) {
@@ -758,7 +765,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (closed || claim.finished()) {
       return;
     }
-    claim.renewal(scheduler.schedule(() -> renew(claim), s.lease.dividedBy(3)));
+    claim.renewal(scheduler.schedule(() -> renew(claim), s.renewEvery));
   }
 
   private void renew(Claim claim) {
@@ -1214,10 +1221,14 @@ public final class IdempotencyGuard implements AutoCloseable {
     Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
     Duration purgeInterval = Duration.ofMinutes(10);
     GuardRenderer renderer = GuardRenderer.problemJson();
-    GuardListener listener = GuardListener.none();
+    GuardListener listener = NO_LISTENER;
     Duration inFlightWait = Duration.ZERO;
     String requestTimeoutHeader;
     String instanceId;
+    // Derived once by frozen(), not per request.
+    Duration renewEvery;
+    RoutePolicy keyedRoute;
+    RoutePolicy unkeyedRoute;
 
     Settings frozen() {
       Settings f;
@@ -1228,10 +1239,14 @@ public final class IdempotencyGuard implements AutoCloseable {
       }
       f.keyRequiredMethods = Set.copyOf(keyRequiredMethods);
       f.routes = Map.copyOf(routes);
-      Set<String> allowed = new java.util.HashSet<>(replayHeaders);
+      Set<String> allowed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+      allowed.addAll(replayHeaders);
       // The client's rule for what is a secret, so that no store of Idem keeps a credential.
       allowed.removeIf(h -> secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
-      f.replayHeaders = Set.copyOf(allowed);
+      f.replayHeaders = Collections.unmodifiableSet(allowed);
+      f.renewEvery = lease.dividedBy(3);
+      f.keyedRoute = new RoutePolicy(true, retention);
+      f.unkeyedRoute = new RoutePolicy(false, retention);
       return f;
     }
   }

@@ -277,8 +277,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
       Instant expiresAt) {
+    // Sealed before the write: the checksum's SHA-256 then runs beside other requests' statements,
+    // not under the one connection's statement lock, where every other request would wait for it.
+    Sealed sealed = seal(id, response);
     return write(Durability.SYNC, id, COMPLETE, ps -> {
-      int i = bindResult(ps, id, generation, owner, response, expiresAt);
+      int i = bindResult(ps, id, generation, owner, response, sealed, expiresAt);
       ps.setLong(i, now.toEpochMilli());
       return ps.executeUpdate() == 1;
     });
@@ -505,8 +508,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
    */
   static boolean storeResultOn(Connection c, RecordId id, long generation, String owner, StoredResponse response,
       Instant expiresAt) throws SQLException {
+    Sealed sealed = seal(id, response);
     return on(SqlSession.uncached(c), STORE_RESULT, ps -> {
-      bindResult(ps, id, generation, owner, response, expiresAt);
+      bindResult(ps, id, generation, owner, response, sealed, expiresAt);
       return ps.executeUpdate() == 1;
     });
   }
@@ -541,12 +545,21 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     });
   }
 
+  /** The headers text a result is stored with: its checksum line, then its headers. */
+  private static Sealed seal(RecordId id, StoredResponse response) {
+    byte[] body = response.body(); // a copy: taken once, for the checksum and the row
+    return new Sealed(ResponseSeal.seal(id.caller(), id.route(), id.key(), response.status(), response.headers(),
+        body, response.bodyOmitted()), body);
+  }
+
+  /** A result's headers text with its checksum line, and the body that checksum covers. */
+  private record Sealed(String headers, byte[] body) {}
+
   private static int bindResult(PreparedStatement ps, RecordId id, long generation, String owner,
-      StoredResponse response, Instant expiresAt) throws SQLException {
+      StoredResponse response, Sealed sealed, Instant expiresAt) throws SQLException {
     ps.setInt(1, response.status());
-    ps.setString(2, ResponseSeal.seal(id.caller(), id.route(), id.key(), response.status(), response.headers(),
-        response.body(), response.bodyOmitted()));
-    ps.setBytes(3, response.body());
+    ps.setString(2, sealed.headers());
+    ps.setBytes(3, sealed.body());
     ps.setInt(4, response.bodyOmitted() ? 1 : 0);
     ps.setLong(5, expiresAt.toEpochMilli());
     return bindFence(ps, 6, id, generation, owner);

@@ -1,6 +1,5 @@
 package dev.idem.server.internal;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -18,6 +17,14 @@ import java.util.Map;
  */
 public final class ResponseSeal {
   private static final String PREFIX = ":sha256=";
+  /** One digest per thread: looking one up for every stored or replayed response costs more than the hash. */
+  private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every Java platform has SHA-256", e);
+    }
+  });
 
   private ResponseSeal() {}
 
@@ -50,19 +57,23 @@ public final class ResponseSeal {
 
   private static String digest(String caller, String route, String key, int status, String headersText, byte[] body,
       boolean bodyOmitted) {
-    MessageDigest sha;
-    try {
-      sha = MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every Java platform has SHA-256", e);
-    }
+    MessageDigest sha = SHA256.get();
+    sha.reset();
+    byte[] length = new byte[4];
     for (String part : new String[] {caller, route, key, Integer.toString(status), headersText,
         Boolean.toString(bodyOmitted)}) {
       byte[] bytes = part.getBytes(StandardCharsets.UTF_8);
-      sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
+      int n = bytes.length;
+      length[0] = (byte) (n >>> 24);
+      length[1] = (byte) (n >>> 16);
+      length[2] = (byte) (n >>> 8);
+      length[3] = (byte) n;
+      sha.update(length); // big-endian, as ByteBuffer.putInt wrote it for the records already stored
       sha.update(bytes);
     }
-    sha.update(body == null ? new byte[0] : body);
+    if (body != null) {
+      sha.update(body);
+    }
     return HexFormat.of().formatHex(sha.digest());
   }
 }

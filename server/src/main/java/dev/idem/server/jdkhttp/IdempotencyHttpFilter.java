@@ -16,6 +16,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.TransactionalHandler;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.RequestBody;
 import dev.idem.server.internal.TimeoutHeader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -25,7 +26,6 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -125,12 +125,14 @@ public final class IdempotencyHttpFilter extends Filter {
   public GuardRequest guardRequest(HttpExchange exchange) {
     Objects.requireNonNull(exchange, "exchange");
     URI uri = exchange.getRequestURI();
-    List<String> keyValues = exchange.getRequestHeaders().getOrDefault(guard.keyHeader(), List.of());
+    Headers headers = exchange.getRequestHeaders();
+    List<String> keyValues = headers.getOrDefault(guard.keyHeader(), List.of());
     String timeoutHeader = guard.requestTimeoutHeader();
     return new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
-        exchange.getRequestHeaders().getFirst("Content-Type"), keyValues, caller.apply(exchange),
-        limit -> exchange.getRequestBody().readNBytes(limit),
-        timeoutHeader == null ? null : TimeoutHeader.parse(exchange.getRequestHeaders().getFirst(timeoutHeader)));
+        headers.getFirst("Content-Type"), keyValues, caller.apply(exchange),
+        limit -> RequestBody.read(exchange.getRequestBody(), RequestBody.declaredLength(
+            headers.getFirst("Content-Length"), headers.getFirst("Transfer-Encoding")), limit),
+        timeoutHeader == null ? null : TimeoutHeader.parse(headers.getFirst(timeoutHeader)));
   }
 
   /**
@@ -170,10 +172,11 @@ public final class IdempotencyHttpFilter extends Filter {
       }
       throw e;
     }
+    byte[] held = capture.capture.held();
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.status(),
-          new LinkedHashMap<>(exchange.getResponseHeaders()), capture.capture.held()));
+      // The headers as they are, not a copy: the guard keeps only its allowlist, before any change.
+      result = guard.complete(p.claim(), new CapturedResponse(capture.status(), exchange.getResponseHeaders(), held));
     } catch (IdempotencyStoreException e) {
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
       result = CompletionResult.STORED;
@@ -184,7 +187,7 @@ public final class IdempotencyHttpFilter extends Filter {
       exchange.getResponseHeaders().clear();
       send(exchange, guard.refusedResponse());
     } else {
-      sendBody(exchange, capture.status(), capture.capture.held());
+      sendBody(exchange, capture.status(), held);
     }
   }
 

@@ -9,6 +9,7 @@ import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.RequestBody;
 import dev.idem.server.internal.TimeoutHeader;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -141,7 +142,8 @@ public final class IdempotencyFilter implements Filter {
     String timeoutHeader = guard.requestTimeoutHeader();
     return new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
         request.getContentType(), keyValues, caller.apply(request),
-        limit -> request.getInputStream().readNBytes(limit),
+        limit -> RequestBody.read(request.getInputStream(), request.getHeader("Transfer-Encoding") != null ? -1
+            : request.getContentLengthLong(), limit),
         timeoutHeader == null ? null : TimeoutHeader.parse(request.getHeader(timeoutHeader)));
   }
 
@@ -159,10 +161,10 @@ public final class IdempotencyFilter implements Filter {
       }
       throw e;
     }
+    byte[] held = capture.capture.held();
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response),
-          capture.capture.held()));
+      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response), held));
     } catch (IdempotencyStoreException e) {
       // The effect exists but its result is not stored; the client should still learn it.
       LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
@@ -177,7 +179,7 @@ public final class IdempotencyFilter implements Filter {
       write(response, guard.refusedResponse());
       return;
     }
-    writeBody(response, capture.capture.held());
+    writeBody(response, held);
   }
 
   private static Map<String, List<String>> headers(HttpServletResponse response) {

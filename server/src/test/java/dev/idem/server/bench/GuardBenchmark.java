@@ -41,7 +41,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       POST /orders, bare and behind {@link IdempotencyHttpFilter}, driven by java.net.http from 1
  *       and from 8 threads, a fresh key per request (a claim and a completion each).</li>
  * </ol>
- * Stores: in memory, and PostgreSQL (a throwaway cluster, when the Debian binaries are installed).
+ * Stores: in memory, SQLite, and PostgreSQL (a throwaway cluster, when the Debian binaries are installed).
+ * {@code -Dbench.cost=http} runs only the HTTP rows of the in-memory and SQLite stores;
+ * {@code -Dbench.costOnly=true} only the CPU and allocation per request on the request threads.
  */
 public final class GuardBenchmark {
   private static final byte[] ORDER = "{\"cart\":\"c-1\",\"amount\":4200,\"currency\":\"EUR\"}".getBytes(StandardCharsets.UTF_8);
@@ -52,8 +54,20 @@ public final class GuardBenchmark {
   public static void main(String[] args) throws Exception {
     System.setProperty("sun.net.httpserver.nodelay", "true");
     int n = Integer.getInteger("bench.requests", 4000);
+    if (System.getProperty("bench.cost", "").equals("http")) {
+      // Only the HTTP rows with the in-memory and SQLite stores, for an A/B of the server's classes.
+      httpRows(n);
+      return;
+    }
     System.out.println("Guard overhead benchmark: " + n + " requests per measurement, after as many to warm up; "
         + Runtime.getRuntime().availableProcessors() + " cores, load average " + load());
+
+    if (!System.getProperty("bench.cost", "").equals("http")) {
+      costs(n);
+    }
+    if (Boolean.getBoolean("bench.costOnly")) {
+      return;
+    }
 
     double bareInProcess = inProcess(null, n);
     System.out.printf("in process, bare handler:           %8.2f us/request%n", bareInProcess);
@@ -62,14 +76,7 @@ public final class GuardBenchmark {
       System.out.printf("in process, guard + memory store:   %8.2f us/request  (+%.2f us)%n", g, g - bareInProcess);
     }
 
-    Http bare;
-    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
-      Http[] r = interleaved(n, null, memory);
-      bare = r[0];
-      System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
-          bare.latencyUs, bare.throughput);
-      report("HTTP, guard + memory store:        ", r[1], bare);
-    }
+    Http bare = httpRows(n);
 
     Optional<Path> pgBin = PostgresCluster.findBinaries();
     if (pgBin.isEmpty()) {
@@ -78,6 +85,70 @@ public final class GuardBenchmark {
     }
     postgres(pgBin.get(), n, bareInProcess, bare);
     System.out.println("load average at the end: " + load());
+  }
+
+  /**
+   * CPU and allocation per request on the server's request threads, bare and behind the guard, in
+   * memory and on SQLite: counts that other processes on the machine do not disturb.
+   */
+  private static void costs(int n) throws Exception {
+    String only = System.getProperty("bench.cost", "");
+    if (only.equals("sqlite")) {
+      costSqlite(n, new GuardCost.Cost(0, 0));
+      return;
+    }
+    if (only.equals("memory")) {
+      try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
+        costLine("request threads, guard + memory:    ", GuardCost.measure(memory, n), new GuardCost.Cost(0, 0));
+      }
+      return;
+    }
+    GuardCost.Cost bare = GuardCost.measure(null, n);
+    System.out.printf("request threads, bare:              %8.1f us CPU, %8.0f bytes allocated per request%n",
+        bare.cpuMicros(), bare.allocatedBytes());
+    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000)) {
+      costLine("request threads, guard + memory:    ", GuardCost.measure(memory, n), bare);
+    }
+    costSqlite(n, bare);
+  }
+
+  private static void costSqlite(int n, GuardCost.Cost bare) throws Exception {
+    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+    try (JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+      costLine("request threads, guard + SQLite:    ", GuardCost.measure(sqlite, n), bare);
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  /** The HTTP rows of the bare handler and the guard with the in-memory and SQLite stores; the bare one. */
+  private static Http httpRows(int n) throws Exception {
+    Path dir = java.nio.file.Files.createTempDirectory("idem-guard-bench");
+    try (InMemoryIdempotencyStore memory = new InMemoryIdempotencyStore(1_000_000);
+        JdbcIdempotencyStore sqlite = JdbcIdempotencyStore.sqlite(dir.resolve("guard.db"))) {
+      Http[] r = interleaved(n, null, memory, sqlite);
+      System.out.printf("HTTP, bare:                         %8.1f us/request (1 thread), %7.0f requests/s (8 threads)%n",
+          r[0].latencyUs, r[0].throughput);
+      report("HTTP, guard + memory store:        ", r[1], r[0]);
+      report("HTTP, guard + SQLite store:        ", r[2], r[0]);
+      return r[0];
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  private static void deleteTree(Path dir) throws java.io.IOException {
+    try (var files = java.nio.file.Files.list(dir)) {
+      for (Path f : files.toList()) {
+        java.nio.file.Files.deleteIfExists(f);
+      }
+    }
+    java.nio.file.Files.deleteIfExists(dir);
+  }
+
+  private static void costLine(String label, GuardCost.Cost c, GuardCost.Cost bare) {
+    System.out.printf("%s %8.1f us CPU, %8.0f bytes allocated per request (+%.1f us, +%.0f bytes)%n", label,
+        c.cpuMicros(), c.allocatedBytes(), c.cpuMicros() - bare.cpuMicros(), c.allocatedBytes() - bare.allocatedBytes());
   }
 
   private static void postgres(Path pgBin, int n, double bareInProcess, Http bare) throws Exception {
