@@ -7,12 +7,12 @@ import java.time.LocalDate;
 /**
  * Parses the instants and durations of stored attempts, which {@link Instant#toString()} and
  * {@link Duration#toString()} wrote: the common shapes by hand, anything else with
- * {@link Instant#parse} and {@link Duration#parse}, so the result is always theirs. Writes instants
- * as {@link Instant#toString()} does, by hand for years 0000 to 9999 (its formatter was half of an
- * attempt's encoding, on the caller's thread), with it otherwise. Those two were
+ * {@link Instant#parse} and {@link Duration#parse}, so the result is always theirs. Those two were
  * a tenth of a durable call's CPU samples (a {@code DateTimeFormatter} resolve and a regular
  * expression per value), and the final transition decodes every attempt of the operation on the
- * writer connection's turn. Thread-safe (stateless).
+ * writer connection's turn. Writes instants as {@link Instant#toString()} does, by hand for years
+ * 0000 to 9999 and with it otherwise: its formatter was half of an attempt's encoding, which runs
+ * on the caller's thread for every attempt. Thread-safe (stateless).
  */
 final class IsoText {
   private IsoText() {

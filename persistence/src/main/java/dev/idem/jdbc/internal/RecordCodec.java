@@ -31,7 +31,8 @@ import java.util.TreeMap;
 
 /**
  * JSON text for the snapshot, attempt and response columns, written with Jackson's streaming
- * generator and read with its tree model (so the core types need no annotations). Each document carries a format version {@code "v"}. Bodies are
+ * generator (no tree is built on the caller's thread) and read with its tree model (so the core
+ * types need no annotations). Each document carries a format version {@code "v"}. Bodies are
  * base64; instants and durations are ISO-8601 text.
  *
  * <p>Thread-safe.
