@@ -10,10 +10,64 @@ import java.time.LocalDate;
  * {@link Instant#parse} and {@link Duration#parse}, so the result is always theirs. Those two were
  * a tenth of a durable call's CPU samples (a {@code DateTimeFormatter} resolve and a regular
  * expression per value), and the final transition decodes every attempt of the operation on the
- * writer connection's turn. Thread-safe (stateless).
+ * writer connection's turn. Writes instants as {@link Instant#toString()} does, by hand for years
+ * 0000 to 9999 and with it otherwise: its formatter was half of an attempt's encoding, which runs
+ * on the caller's thread for every attempt. Thread-safe (stateless).
  */
 final class IsoText {
   private IsoText() {
+  }
+
+  /** The first and last second that {@link Instant#toString()} writes with a four-digit year. */
+  private static final long YEAR_0000 = -62_167_219_200L;
+  private static final long YEAR_9999_END = 253_402_300_799L;
+
+  /** The same text as {@link Instant#toString()}. */
+  static String text(Instant i) {
+    long seconds = i.getEpochSecond();
+    if (seconds < YEAR_0000 || seconds > YEAR_9999_END) {
+      return i.toString();
+    }
+    LocalDate date = LocalDate.ofEpochDay(Math.floorDiv(seconds, 86_400));
+    int secondOfDay = (int) Math.floorMod(seconds, 86_400);
+    char[] c = new char[30];
+    put(c, 0, date.getYear(), 4);
+    c[4] = '-';
+    put(c, 5, date.getMonthValue(), 2);
+    c[7] = '-';
+    put(c, 8, date.getDayOfMonth(), 2);
+    c[10] = 'T';
+    put(c, 11, secondOfDay / 3_600, 2);
+    c[13] = ':';
+    put(c, 14, secondOfDay / 60 % 60, 2);
+    c[16] = ':';
+    put(c, 17, secondOfDay % 60, 2);
+    int n = 19;
+    int nanos = i.getNano();
+    if (nanos > 0) {
+      // Fractions in groups of three digits, as many groups as the value needs (ISO_INSTANT's).
+      c[n++] = '.';
+      if (nanos % 1_000_000 == 0) {
+        put(c, n, nanos / 1_000_000, 3);
+        n += 3;
+      } else if (nanos % 1_000 == 0) {
+        put(c, n, nanos / 1_000, 6);
+        n += 6;
+      } else {
+        put(c, n, nanos, 9);
+        n += 9;
+      }
+    }
+    c[n++] = 'Z';
+    return new String(c, 0, n);
+  }
+
+  /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
+  private static void put(char[] c, int at, int value, int width) {
+    for (int k = at + width - 1; k >= at; k--) {
+      c[k] = (char) ('0' + value % 10);
+      value /= 10;
+    }
   }
 
   /**

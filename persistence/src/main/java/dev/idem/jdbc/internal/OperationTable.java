@@ -30,9 +30,15 @@ public class OperationTable {
   static final int MAX_REASON = 2000;
 
   private final Dialect dialect;
+  /** Made once: it was built per begin, and the statement cache hashed the new string each time. */
+  private final String insertIfAbsent;
 
   public OperationTable(Dialect dialect) {
     this.dialect = dialect;
+    this.insertIfAbsent = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
+        + " request_check, state, owner, generation, lease_expires_at, created_at, updated_at, attempts_json, queued)"
+        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)"
+        + dialect.insertIfAbsentSuffix();
   }
 
   /** A position in identity order, as stored (a corrupt row's key may not be a valid key). */
@@ -60,12 +66,8 @@ public class OperationTable {
    * @return true if this call inserted it
    */
   public boolean insertIfAbsent(SqlSession c, NewRow row) throws SQLException {
-    String sql = "INSERT INTO idem_operation (scope, operation, op_key, reference, fingerprint, request_json,"
-        + " request_check, state, owner, generation, lease_expires_at, created_at, updated_at, attempts_json, queued)"
-        + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '[]', ?)"
-        + dialect.insertIfAbsentSuffix();
     boolean claimed = row.owner() != null;
-    return run(c, sql, ps -> {
+    return run(c, insertIfAbsent, ps -> {
       bindId(ps, 1, row.id());
       ps.setString(4, row.reference());
       ps.setString(5, row.fingerprint());
@@ -249,13 +251,13 @@ public class OperationTable {
    */
   public boolean appendAttemptAndTransition(SqlSession c, OperationId id, String owner, long generation,
       String attemptJson, Change ch) throws SQLException {
-    return updatesOne(c, CHANGE + ", attempts_json = CASE WHEN attempts_json = '[]' THEN"
-        + " '[' || ? || ']' ELSE SUBSTR(attempts_json, 1, LENGTH(attempts_json) - 1) || ',' || ? || ']' END"
+    // The attempt is bound once (it was bound in each branch of a CASE: twice the UTF-8 copy).
+    return updatesOne(c, CHANGE + ", attempts_json = SUBSTR(attempts_json, 1, LENGTH(attempts_json) - 1)"
+        + " || CASE WHEN attempts_json = '[]' THEN '' ELSE ',' END || ? || ']'"
         + BY_ID + HELD + " AND quarantined_at IS NULL", ps -> {
           int i = bindChange(ps, ch);
           ps.setString(i, attemptJson);
-          ps.setString(i + 1, attemptJson);
-          bindHeld(ps, i + 2, id, generation, owner);
+          bindHeld(ps, i + 1, id, generation, owner);
         });
   }
 

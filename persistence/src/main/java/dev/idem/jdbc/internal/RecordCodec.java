@@ -1,11 +1,11 @@
 package dev.idem.jdbc.internal;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
 import dev.idem.core.fingerprint.Fingerprint;
@@ -15,6 +15,9 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,7 +30,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * JSON text for the snapshot, attempt and response columns, with Jackson's tree model (so the core
+ * JSON text for the snapshot, attempt and response columns, written with Jackson's streaming
+ * generator (no tree is built on the caller's thread) and read with its tree model (so the core
  * types need no annotations). Each document carries a format version {@code "v"}. Bodies are
  * base64; instants and durations are ISO-8601 text.
  *
@@ -37,6 +41,7 @@ public final class RecordCodec {
   private static final int FORMAT = 1;
 
   private final ObjectMapper mapper = new ObjectMapper();
+  private final JsonFactory json = mapper.getFactory();
   private final int maxStoredResponseBody;
   private final String truncatedBodyHeader;
 
@@ -52,14 +57,22 @@ public final class RecordCodec {
   // ---- request snapshot
 
   public String encodeRequest(RequestSnapshot r) {
-    ObjectNode n = mapper.createObjectNode();
-    n.put("v", FORMAT);
-    n.put("method", r.method());
-    n.put("uri", r.uri().toString());
-    n.set("headers", headers(r.headers(), Set.of()));
-    r.contentType().ifPresent(ct -> n.put("contentType", ct));
-    n.put("body", Base64.getEncoder().encodeToString(r.body()));
-    return n.toString();
+    return write(256 + r.bodyLength() * 4 / 3, g -> {
+      g.writeNumberField("v", FORMAT);
+      g.writeStringField("method", r.method());
+      g.writeStringField("uri", r.uri().toString());
+      g.writeObjectFieldStart("headers");
+      for (Map.Entry<String, List<String>> h : r.headers().entrySet()) {
+        writeHeader(g, h, null);
+      }
+      g.writeEndObject();
+      if (r.contentType().isPresent()) {
+        g.writeStringField("contentType", r.contentType().get());
+      }
+      // Jackson's default base64 is java.util.Base64's basic encoding (padded, no line feeds),
+      // written straight into the output: no intermediate string to copy and scan for escapes.
+      g.writeBinaryField("body", r.body());
+    });
   }
 
   public RequestSnapshot decodeRequest(String json) throws CorruptRowException {
@@ -86,19 +99,33 @@ public final class RecordCodec {
     if (r == null) {
       return null;
     }
-    ObjectNode n = mapper.createObjectNode();
-    n.put("v", FORMAT);
-    n.put("status", r.status());
-    n.set("headers", headers(r.headers(), excluded));
     byte[] body = r.body();
-    if (body.length > maxStoredResponseBody) {
-      n.put("bodyTruncated", true);
-      n.put("bodyLength", body.length);
-    } else {
-      n.put("body", Base64.getEncoder().encodeToString(body));
-    }
-    n.put(ResponseCheck.FIELD, ResponseCheck.of(n));
-    return n.toString();
+    boolean truncated = body.length > maxStoredResponseBody;
+    String stored = truncated ? null : Base64.getEncoder().encodeToString(body);
+    // The checksum is fed the values as they are written, in the same order: what
+    // ResponseCheck.of reads back from the document.
+    ResponseCheck.Sum sum = new ResponseCheck.Sum();
+    return write(256 + (stored == null ? 0 : stored.length()), g -> {
+      g.writeNumberField("v", FORMAT);
+      g.writeNumberField("status", r.status());
+      sum.status(Integer.toString(r.status()));
+      g.writeObjectFieldStart("headers");
+      for (Map.Entry<String, List<String>> h : r.headers().entrySet()) {
+        if (!excluded.contains(h.getKey())) {
+          writeHeader(g, h, sum);
+        }
+      }
+      g.writeEndObject();
+      if (truncated) {
+        g.writeBooleanField("bodyTruncated", true);
+        g.writeNumberField("bodyLength", body.length);
+        sum.bodyLength(Integer.toString(body.length));
+      } else {
+        g.writeStringField("body", stored);
+        sum.body(stored);
+      }
+      g.writeStringField(ResponseCheck.FIELD, sum.hex());
+    });
   }
 
   public ResponseSnapshot decodeResponse(String json) throws CorruptRowException {
@@ -144,37 +171,37 @@ public final class RecordCodec {
   // ---- attempts
 
   /** One attempt as an element of {@code attempts_json}, for an append in SQL ({@link OperationTable}). */
-  public String encodeAttempt(AttemptRecord attempt) {
-    return attempt(attempt).toString();
+  public String encodeAttempt(AttemptRecord r) {
+    return write(256, g -> {
+      g.writeNumberField("number", r.number());
+      g.writeNumberField("generation", r.generation());
+      g.writeStringField("startedAt", IsoText.text(r.startedAt()));
+      g.writeStringField("endedAt", IsoText.text(r.endedAt()));
+      g.writeStringField("classification", r.classification().name());
+      if (r.status() != null) {
+        g.writeNumberField("status", r.status());
+      }
+      if (r.exceptionClass() != null) {
+        g.writeStringField("exceptionClass", r.exceptionClass());
+      }
+      g.writeStringField("reason", r.reason());
+      g.writeStringField("delay", r.delay().toString());
+      g.writeStringField("decision", r.decision());
+    });
   }
 
-  /** Appends one attempt to an encoded list without decoding the others. */
+  /**
+   * Appends one attempt to an encoded list without decoding the others: the list as Jackson
+   * writes it back, with the attempt added as {@link OperationTable#appendAttemptAndTransition}
+   * adds it in SQL.
+   */
   public String appendAttempt(String attemptsJson, AttemptRecord attempt) throws CorruptRowException {
     JsonNode n = parse("attempts_json", attemptsJson);
     if (!n.isArray()) {
       throw new CorruptRowException("attempts_json: not a JSON array");
     }
-    ((ArrayNode) n).add(attempt(attempt));
-    return n.toString();
-  }
-
-  private ObjectNode attempt(AttemptRecord r) {
-    ObjectNode n = mapper.createObjectNode();
-    n.put("number", r.number());
-    n.put("generation", r.generation());
-    n.put("startedAt", r.startedAt().toString());
-    n.put("endedAt", r.endedAt().toString());
-    n.put("classification", r.classification().name());
-    if (r.status() != null) {
-      n.put("status", r.status());
-    }
-    if (r.exceptionClass() != null) {
-      n.put("exceptionClass", r.exceptionClass());
-    }
-    n.put("reason", r.reason());
-    n.put("delay", r.delay().toString());
-    n.put("decision", r.decision());
-    return n;
+    String list = n.toString();
+    return list.substring(0, list.length() - 1) + (n.isEmpty() ? "" : ",") + encodeAttempt(attempt) + "]";
   }
 
   /** The attempts in an encoded list, as an immutable list. */
@@ -276,15 +303,41 @@ public final class RecordCodec {
 
   // ---- helpers
 
-  private ObjectNode headers(Map<String, List<String>> headers, Set<String> excluded) {
-    ObjectNode h = mapper.createObjectNode();
-    headers.forEach((k, v) -> {
-      if (!excluded.contains(k)) {
-        ArrayNode values = h.putArray(k);
-        v.forEach(values::add);
+  /** Writes one header as a field whose value is the list of its values, feeding {@code sum} if given. */
+  private static void writeHeader(JsonGenerator g, Map.Entry<String, List<String>> h, ResponseCheck.Sum sum)
+      throws IOException {
+    g.writeArrayFieldStart(h.getKey());
+    if (sum != null) {
+      sum.header(h.getKey());
+    }
+    for (String v : h.getValue()) {
+      g.writeString(v);
+      if (sum != null) {
+        sum.value(v);
       }
-    });
-    return h;
+    }
+    g.writeEndArray();
+  }
+
+  /** What writes a document's fields. */
+  private interface Fields {
+    void write(JsonGenerator g) throws IOException;
+  }
+
+  /**
+   * One JSON object, written field by field with the streaming generator: the same text as the
+   * tree model's {@code toString} (same escaping, no whitespace), without building the tree.
+   */
+  private String write(int sizeHint, Fields fields) {
+    StringWriter out = new StringWriter(sizeHint);
+    try (JsonGenerator g = json.createGenerator(out)) {
+      g.writeStartObject();
+      fields.write(g);
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException("writing to a string failed", e); // a StringWriter throws none
+    }
+    return out.toString();
   }
 
   private interface HeaderSink {

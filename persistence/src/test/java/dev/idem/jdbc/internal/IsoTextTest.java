@@ -10,8 +10,35 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** The hand-written parse of stored instants and durations gives exactly what java.time gives. */
+/** The hand-written parse and text of stored instants and durations give exactly what java.time gives. */
 class IsoTextTest {
+  /** Stored attempts' instants are written by hand: the text must be Instant.toString's, character for character. */
+  @Test
+  void instantsAreWrittenExactlyAsInstantToString() {
+    Random random = new Random(20261202);
+    for (int i = 0; i < 50_000; i++) {
+      long seconds = switch (i % 4) {
+        case 0 -> random.nextLong(-62_167_219_200L - 1_000, 253_402_300_800L + 1_000); // 0000 to 9999, and edges
+        case 1 -> random.nextLong(-100_000_000_000L, 100_000_000_000L); // years beyond, with signs
+        default -> 1_700_000_000L + random.nextInt(200_000_000);
+      };
+      int nanos = switch (i % 5) {
+        case 0 -> 0;
+        case 1 -> random.nextInt(1000) * 1_000_000;
+        case 2 -> random.nextInt(1_000_000) * 1_000;
+        default -> random.nextInt(1_000_000_000);
+      };
+      Instant instant = Instant.ofEpochSecond(seconds, nanos);
+      assertEquals(instant.toString(), IsoText.text(instant), instant::toString);
+    }
+    for (Instant edge : List.of(Instant.EPOCH, Instant.MIN, Instant.MAX, Instant.ofEpochSecond(-62_167_219_200L),
+        Instant.ofEpochSecond(-62_167_219_201L, 999_999_999), Instant.ofEpochSecond(253_402_300_799L, 999_999_999),
+        Instant.ofEpochSecond(253_402_300_800L), Instant.ofEpochSecond(-1, 1), Instant.ofEpochSecond(0, 100),
+        Instant.ofEpochSecond(951_782_400L))) {
+      assertEquals(edge.toString(), IsoText.text(edge));
+    }
+  }
+
   @Test
   void instantsWrittenByToStringParseBackExactlyAsInstantParse() {
     Random random = new Random(20261201);
