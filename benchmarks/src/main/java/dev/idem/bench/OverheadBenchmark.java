@@ -16,7 +16,7 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 
 /**
- * Idem's own CPU per keyed call, without a socket: the same OkHttp POST as the end-to-end rows, but
+ * Idem's own CPU and heap allocation per keyed call, without a socket: the same OkHttp POST as the end-to-end rows, but
  * answered 201 by a last interceptor in the client, so that what is left is OkHttp's call machinery
  * (raw) or that plus Idem's interceptor, fingerprint, in-memory journal and bookkeeping (Idem). The
  * figure is the calling thread's CPU time per call, which a machine shared with other work inflates
@@ -48,6 +48,8 @@ public final class OverheadBenchmark {
     OkHttpClient raw = new OkHttpClient.Builder().addInterceptor(answer).build();
     double[] rawCpu = new double[rounds];
     double[] idemCpu = new double[rounds];
+    double[] rawBytes = new double[rounds];
+    double[] idemBytes = new double[rounds];
     System.out.printf(Locale.ROOT, "Idem overhead benchmark: %d rounds (after %d of warm-up) x %d ms per row;"
         + " load average at start: %s%n", rounds, warmupRounds, millis, Stats.loadAverage());
     for (int r = -warmupRounds; r < rounds; r++) {
@@ -55,12 +57,15 @@ public final class OverheadBenchmark {
       IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(new InMemoryJournal()).build()).build();
       OkHttpClient withIdem = new OkHttpClient.Builder().addInterceptor(idem.interceptor()).addInterceptor(answer)
           .retryOnConnectionFailure(false).build();
-      double a = cpuMicrosPerCall(raw, false, millis);
-      double b = cpuMicrosPerCall(withIdem, true, millis);
+      double[] a = perCall(raw, false, millis);
+      double[] b = perCall(withIdem, true, millis);
       if (r >= 0) {
-        rawCpu[r] = a;
-        idemCpu[r] = b;
-        System.out.printf(Locale.ROOT, "round %d: raw %.2f µs, Idem %.2f µs of CPU per call%n", r, a, b);
+        rawCpu[r] = a[0];
+        idemCpu[r] = b[0];
+        rawBytes[r] = a[1];
+        idemBytes[r] = b[1];
+        System.out.printf(Locale.ROOT, "round %d: raw %.2f µs, %.0f B; Idem %.2f µs, %.0f B of CPU and heap per"
+            + " call%n", r, a[0], a[1], b[0], b[1]);
       }
     }
     double[] diff = new double[rounds];
@@ -70,12 +75,19 @@ public final class OverheadBenchmark {
     System.out.printf(Locale.ROOT, "RESULT raw %.2f µs, Idem %.2f µs of CPU per call (medians); Idem adds %.2f µs"
             + " (median of per-round differences); load average at end: %s%n", Stats.median(rawCpu),
         Stats.median(idemCpu), Stats.median(diff), Stats.loadAverage());
+    // Allocation counts are exact and independent of the machine's load, unlike CPU time.
+    System.out.printf(Locale.ROOT, "RESULT heap allocated per call (medians): raw %.0f B, Idem %.0f B; Idem adds"
+        + " %.0f B%n", Stats.median(rawBytes), Stats.median(idemBytes),
+        Stats.median(idemBytes) - Stats.median(rawBytes));
   }
 
-  private static double cpuMicrosPerCall(OkHttpClient client, boolean keyed, long millis) throws Exception {
+  /** The calling thread's CPU µs and heap bytes allocated per call. */
+  private static double[] perCall(OkHttpClient client, boolean keyed, long millis) throws Exception {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    com.sun.management.ThreadMXBean heap = (com.sun.management.ThreadMXBean) mx;
     long end = System.nanoTime() + millis * 1_000_000L;
     long calls = 0;
+    long bytes = heap.getCurrentThreadAllocatedBytes();
     long cpu = mx.getCurrentThreadCpuTime();
     while (System.nanoTime() < end) {
       Request.Builder b = new Request.Builder().url("http://127.0.0.1:8080/orders")
@@ -91,6 +103,8 @@ public final class OverheadBenchmark {
       }
       calls++;
     }
-    return (mx.getCurrentThreadCpuTime() - cpu) / 1_000.0 / calls;
+    long cpuUsed = mx.getCurrentThreadCpuTime() - cpu;
+    long allocated = heap.getCurrentThreadAllocatedBytes() - bytes;
+    return new double[] {cpuUsed / 1_000.0 / calls, (double) allocated / calls};
   }
 }

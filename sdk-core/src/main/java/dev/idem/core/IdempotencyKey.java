@@ -9,7 +9,6 @@ import java.time.Clock;
 import java.util.Base64;
 import java.util.Objects;
 import java.util.Random;
-import java.util.UUID;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -130,7 +129,9 @@ public final class IdempotencyKey {
     }
     byte[] bytes = new byte[16];
     random.nextBytes(bytes);
-    ByteBuffer.wrap(bytes).putShort((short) (millis >>> 32)).putInt((int) millis);  // 48-bit big-endian time
+    for (int i = 0; i < 6; i++) {
+      bytes[i] = (byte) (millis >>> (40 - 8 * i)); // 48-bit big-endian time
+    }
     bytes[6] = (byte) ((bytes[6] & 0x0f) | 0x70); // version 7
     return uuid(bytes);
   }
@@ -150,11 +151,25 @@ public final class IdempotencyKey {
     return uuid(bytes);
   }
 
-  /** UUID text of 16 bytes whose version is set, with the IETF variant set here. */
+  private static final byte[] HEX_DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
+
+  /**
+   * UUID text of 16 bytes whose version is set, with the IETF variant set here: what
+   * {@code java.util.UUID.toString()} writes (lower-case 8-4-4-4-12 hex, the bytes in RFC 9562's
+   * order), written straight from the bytes instead of through two buffers and a UUID for each key.
+   */
   private static IdempotencyKey uuid(byte[] bytes) {
     bytes[8] = (byte) ((bytes[8] & 0x3f) | 0x80); // IETF variant
-    ByteBuffer b = ByteBuffer.wrap(bytes);  // big-endian, as RFC 9562 lays a UUID out
-    return new IdempotencyKey(new UUID(b.getLong(), b.getLong()).toString());
+    byte[] text = new byte[36];
+    int j = 0;
+    for (int i = 0; i < 16; i++) {
+      if (i == 4 || i == 6 || i == 8 || i == 10) {
+        text[j++] = '-';
+      }
+      text[j++] = HEX_DIGITS[(bytes[i] >> 4) & 0xf];
+      text[j++] = HEX_DIGITS[bytes[i] & 0xf];
+    }
+    return new IdempotencyKey(new String(text, StandardCharsets.US_ASCII));
   }
 
   /**

@@ -662,7 +662,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       settings.emit(new IdemEvent.KeyMismatch(op.id(), false));
       throw e;
     }
-    if (begun.created()) {
+    if (begun.created() && settings.listening()) {
       settings.emit(new IdemEvent.OperationStarted(op.id()));
     }
     return begun;

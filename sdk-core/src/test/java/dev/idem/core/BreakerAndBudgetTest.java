@@ -93,6 +93,35 @@ class BreakerAndBudgetTest {
   }
 
   @Test
+  void aListenerThatThrowsOnABreakersChangeOfStateChangesNothingTheBreakerDoes() throws Exception {
+    CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().slidingWindowSize(2).minimumCalls(2)
+        .openFor(Duration.ofSeconds(10)).halfOpenProbes(1).build();
+    IdempotentExecutor idem = executor().circuitBreaker(breaker).retryBudget(RetryBudget.unlimited())
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).deadline(Duration.ofSeconds(5)).build())
+        .listener(e -> {
+          events.add(e);
+          if (e instanceof IdemEvent.BreakerStateChanged) {
+            throw new IllegalStateException("listener broken");
+          }
+        }).build();
+    Operation first = order(1);
+    Operation second = order(2);
+    assertThrows(OperationFailedException.class, () -> idem.execute(first, host));
+    assertThrows(OperationFailedException.class, () -> idem.execute(second, host), "FAILED, not the listener's");
+    assertEquals(OperationState.FAILED, record(second).state());
+
+    Operation next = order(3);
+    assertThrows(OperationPendingException.class, () -> idem.execute(next, host), "the breaker opened");
+    assertEquals(0, host.attempts(next.key()));
+    time.advance(Duration.ofMillis(10_001));
+    host.behave(FakeHost.always(201));
+    idem.execute(next, host);
+    assertEquals(List.of("CLOSED>OPEN", "OPEN>HALF_OPEN", "HALF_OPEN>CLOSED"),
+        events(IdemEvent.BreakerStateChanged.class).stream().map(c -> c.from() + ">" + c.to()).toList(),
+        "each change told once, despite the throws");
+  }
+
+  @Test
   void aFailedProbeOpensTheBreakerAgain() throws Exception {
     CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().slidingWindowSize(2).minimumCalls(2)
         .openFor(Duration.ofSeconds(10)).halfOpenProbes(1).build();

@@ -72,6 +72,27 @@ class IdempotencyKeyTest {
         Clock.fixed(Instant.parse("1969-12-31T23:59:59Z"), ZoneOffset.UTC)));
   }
 
+  /** The key text is written from the bytes directly; java.util.UUID is the reference it must match. */
+  @Test
+  void keysAreTheTextJavaUtilUuidWritesForTheSameBits() {
+    Clock clock = Clock.fixed(Instant.parse("2026-11-02T10:00:00.123Z"), ZoneOffset.UTC);
+    for (int seed = 0; seed < 2_000; seed++) {
+      byte[] b = new byte[16];
+      new Random(seed).nextBytes(b);
+      b[6] = (byte) ((b[6] & 0x0f) | 0x40);
+      b[8] = (byte) ((b[8] & 0x3f) | 0x80);
+      assertEquals(new UUID(java.nio.ByteBuffer.wrap(b).getLong(), java.nio.ByteBuffer.wrap(b, 8, 8).getLong())
+          .toString(), IdempotencyKey.generate(new Random(seed)).value());
+
+      new Random(seed).nextBytes(b);
+      java.nio.ByteBuffer.wrap(b).putShort((short) (clock.millis() >>> 32)).putInt((int) clock.millis());
+      b[6] = (byte) ((b[6] & 0x0f) | 0x70);
+      b[8] = (byte) ((b[8] & 0x3f) | 0x80);
+      assertEquals(new UUID(java.nio.ByteBuffer.wrap(b).getLong(), java.nio.ByteBuffer.wrap(b, 8, 8).getLong())
+          .toString(), IdempotencyKey.generate(new Random(seed), clock).value());
+    }
+  }
+
   @Test
   void generateFromAGivenSourceIsReproducibleAndStillV4() {
     assertEquals(IdempotencyKey.generate(new Random(7)), IdempotencyKey.generate(new Random(7)));

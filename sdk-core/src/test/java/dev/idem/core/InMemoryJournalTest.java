@@ -35,6 +35,33 @@ class InMemoryJournalTest {
   }
 
   @Test
+  void beginAndClaimStoresWhatBeginThenClaimWouldAndIndexesItAsInFlight() throws Exception {
+    NewOperation op = op("k0", "ref-0");
+    InMemoryJournal stepByStep = new InMemoryJournal();
+    stepByStep.begin(op);
+    Lease expectedLease = stepByStep.claim(op.id(), "p1", T0, Duration.ofMinutes(2)).orElseThrow();
+    OperationRecord expected = stepByStep.find(op.id()).orElseThrow();
+
+    BeginResult begun = journal.beginAndClaim(op, "p1", Duration.ofMinutes(2));
+
+    assertTrue(begun.created());
+    assertEquals(expectedLease, begun.lease());
+    assertEquals(expected, begun.record());
+    assertEquals(expected, journal.find(op.id()).orElseThrow());
+    assertEquals(List.of(), journal.findDue(T0.plusSeconds(119), "p2", null, 10), "leased until T0 + 2 min");
+    assertEquals(List.of(expected), journal.findDue(T0.plusSeconds(120), "p2", null, 10), "due once the lease ends");
+    journal.transition(op.id(), begun.lease(), Transition.finish(OperationState.SUCCEEDED, T0,
+        ScriptedTransport.response(201), null));
+
+    BeginResult again = journal.beginAndClaim(op, "p1", Duration.ofMinutes(2));
+    assertFalse(again.created());
+    assertTrue(again.claimed().isEmpty(), "an existing operation is returned unclaimed");
+    assertEquals(OperationState.SUCCEEDED, again.record().state());
+    assertThrows(IllegalArgumentException.class, () -> journal.beginAndClaim(new NewOperation(op.id(), null,
+        op.fingerprint(), op.request(), T0, true), "p1", Duration.ofMinutes(2)));
+  }
+
+  @Test
   void abandonOnlyMovesToATerminalState() throws Exception {
     NewOperation op = op("k1", null);
     journal.begin(op);

@@ -1,5 +1,6 @@
 package dev.idem.core.event;
 
+import dev.idem.core.internal.NoListener;
 import java.util.List;
 import java.util.Objects;
 
@@ -18,12 +19,13 @@ public interface IdemListener {
   void onEvent(IdemEvent event);
 
   /**
-   * A listener that ignores everything; the default.
+   * A listener that ignores everything; the default. The executor does not build the events of a
+   * call that only this listener would hear.
    *
-   * @return a listener that does nothing
+   * @return a listener that does nothing, always the same instance
    */
   static IdemListener none() {
-    return e -> {};
+    return NoListener.INSTANCE;
   }
 
   /**

@@ -117,7 +117,11 @@ public final class Fingerprinter {
   // Length-prefixed, so that no two different field lists hash the same bytes.
   private static void update(MessageDigest sha, byte[] bytes) {
     int n = bytes.length;
-    sha.update(new byte[] {(byte) (n >>> 24), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n});
+    // The four bytes of the big-endian length one by one: the same bytes hashed, without an array.
+    sha.update((byte) (n >>> 24));
+    sha.update((byte) (n >>> 16));
+    sha.update((byte) (n >>> 8));
+    sha.update((byte) n);
     sha.update(bytes);
   }
 

@@ -185,7 +185,9 @@ public final class AttemptLoop {
       return refused(refusal, now);
     }
     attemptStart = now;
-    s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
+    if (s.listening()) {
+      s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
+    }
     return new Step.Send();
   }
 
@@ -295,8 +297,10 @@ public final class AttemptLoop {
       return permanent(Verdict.permanent("HTTP " + status + ": the server says the idempotency key is missing or"
           + " malformed (configuration error)"), status, null, HostGuard.Health.UP);
     }
-    Verdict v = s.classifier().classify(response)
-        .orElse(Verdict.permanent("HTTP " + status + " (no classifier had an opinion)"));
+    Optional<Verdict> judged = s.classifier().classify(response);
+    // Not orElse: its fallback, a new string, would be built for every response.
+    Verdict v = judged.isPresent() ? judged.get()
+        : Verdict.permanent("HTTP " + status + " (no classifier had an opinion)");
     HostGuard.Health health = HostGuard.healthOf(status, false);
     return switch (v.classification()) {
       case SUCCESS -> succeed(response, v);
@@ -425,7 +429,9 @@ public final class AttemptLoop {
     if (replayed) {
       s.emit(new IdemEvent.ReplaySeen(id));
     }
-    s.emit(new IdemEvent.Succeeded(id, history.size(), Duration.between(createdAt, now)));
+    if (s.listening()) {
+      s.emit(new IdemEvent.Succeeded(id, history.size(), Duration.between(createdAt, now)));
+    }
     // The history is the journal's: every attempt of this lease was written with it, under its fence.
     return new Step.Done(new Outcome(id, response, replayed, false, List.copyOf(history)));
   }
@@ -504,7 +510,9 @@ public final class AttemptLoop {
     // Journaled with the transition that always follows (journalTransition): one write, not two.
     unjournaled = a;
     history.add(a);
-    s.emit(new IdemEvent.AttemptFinished(id, a, host));
+    if (s.listening()) {
+      s.emit(new IdemEvent.AttemptFinished(id, a, host));
+    }
   }
 
   /**

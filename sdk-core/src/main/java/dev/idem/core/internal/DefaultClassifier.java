@@ -12,12 +12,21 @@ import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.IntStream;
 import javax.net.ssl.SSLHandshakeException;
 
 /** The table in {@link Classifier#defaults()}. Stateless. */
 public final class DefaultClassifier implements Classifier {
   public static final DefaultClassifier INSTANCE = new DefaultClassifier();
+
+  /**
+   * The answers to 2xx, by status minus 200: every successful call is classified, and a verdict is
+   * immutable, so one per status serves them all instead of a new reason string for each call.
+   */
+  private static final List<Optional<Verdict>> SUCCESSES = IntStream.range(200, 300)
+      .mapToObj(s -> Optional.of(Verdict.success("HTTP " + s))).toList();
 
   private DefaultClassifier() {}
 
@@ -25,7 +34,7 @@ public final class DefaultClassifier implements Classifier {
   public Optional<Verdict> classify(ResponseSnapshot response) {
     int s = response.status();
     if (s >= 200 && s < 300) {
-      return Optional.of(Verdict.success("HTTP " + s));
+      return SUCCESSES.get(s - 200);
     }
     return Optional.of(switch (s) {
       case 409 -> Verdict.ambiguous("HTTP 409: a request with this key is still in flight");

@@ -29,6 +29,14 @@ public record EngineSettings(Journal journal, Classifier classifier, Clock clock
     Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard, ProtocolStatuses protocol) {
   private static final Logger LOG = LoggerFactory.getLogger(EngineSettings.class);
 
+  /**
+   * Whether anyone listens: callers on the hot path test it before they build an event, which,
+   * with no listener (the default), is garbage made for nobody on every call.
+   */
+  public boolean listening() {
+    return listener != NoListener.INSTANCE;
+  }
+
   /** Tells the listener, which must never change an operation's fate by throwing. */
   public void emit(IdemEvent event) {
     try {

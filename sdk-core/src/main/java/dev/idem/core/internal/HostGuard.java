@@ -15,12 +15,17 @@ import java.time.Instant;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Guards each target host with a resilience4j circuit breaker and a {@link RetryBudget}: it
  * admits or refuses an attempt before it is sent, and learns from how it ended. Thread-safe.
  */
 public final class HostGuard {
+  private static final Logger LOG = LoggerFactory.getLogger(HostGuard.class);
   /** Why an attempt may not be sent now. */
   public enum Refusal { NONE, BREAKER_OPEN, BUDGET_EMPTY }
 
@@ -38,8 +43,26 @@ public final class HostGuard {
   private final RetryBudget budget;
   private final Clock clock;
   private final IdemListener listener;
-  private final ConcurrentHashMap<String, CircuitBreaker> breakers = new ConcurrentHashMap<>();
-  private final ConcurrentHashMap<String, Instant> openUntil = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Breaker> breakers = new ConcurrentHashMap<>();
+  private final Function<String, Breaker> newBreaker = this::newBreaker;
+
+  /**
+   * A host's resilience4j breaker, and the state this guard last saw it in. Its changes of state
+   * are seen by looking after each call that can change it ({@link #observe}), not through
+   * resilience4j's event publisher: a breaker with any consumer builds and publishes an event
+   * (with a ZonedDateTime) for every success and error it records, which was most of what the
+   * guard cost a call.
+   */
+  private static final class Breaker {
+    final CircuitBreaker breaker;
+    final AtomicReference<CircuitBreaker.State> seen = new AtomicReference<>(CircuitBreaker.State.CLOSED);
+    /** When the open breaker lets a probe through; null unless it is open. */
+    volatile Instant openUntil;
+
+    Breaker(CircuitBreaker breaker) {
+      this.breaker = breaker;
+    }
+  }
 
   public HostGuard(CircuitBreakerSettings settings, RetryBudget budget, Clock clock, IdemListener listener) {
     this.settings = settings;
@@ -63,13 +86,18 @@ public final class HostGuard {
    * the breaker admitted it but the budget refuses, the breaker's permission is given back.
    */
   public Refusal admit(String host, boolean isRetry) {
-    CircuitBreaker breaker = breaker(host);
-    if (breaker != null && !breaker.tryAcquirePermission()) {
-      return Refusal.BREAKER_OPEN;
+    Breaker b = breaker(host);
+    if (b != null) {
+      // An open breaker whose period is over half-opens here.
+      boolean permitted = b.breaker.tryAcquirePermission();
+      observe(host, b);
+      if (!permitted) {
+        return Refusal.BREAKER_OPEN;
+      }
     }
     if (isRetry && !budget.tryAcquireRetry(host)) {
-      if (breaker != null) {
-        breaker.releasePermission();
+      if (b != null) {
+        b.breaker.releasePermission();
       }
       return Refusal.BUDGET_EMPTY;
     }
@@ -121,23 +149,24 @@ public final class HostGuard {
         budget.onSuccess(host);
       }
     }
-    CircuitBreaker breaker = breaker(host);
-    if (breaker == null) {
+    Breaker b = breaker(host);
+    if (b == null) {
       return;
     }
     long nanos = Math.max(0, took.toNanos());
     switch (health) {
-      case UP -> breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
-      case DOWN -> breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
-      default -> breaker.releasePermission();
+      case UP -> b.breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
+      case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
+      default -> b.breaker.releasePermission();
     }
+    observe(host, b);
   }
 
   /** Gives back a permission that was not used, for an attempt that was never sent. */
   public void release(String host) {
-    CircuitBreaker breaker = breaker(host);
-    if (breaker != null) {
-      breaker.releasePermission();
+    Breaker b = breaker(host);
+    if (b != null) {
+      b.breaker.releasePermission();
     }
   }
 
@@ -155,7 +184,8 @@ public final class HostGuard {
    * @return a wait, never negative
    */
   public Duration untilProbe(String host) {
-    Instant until = openUntil.get(host);
+    Breaker b = breakers.get(host);
+    Instant until = b == null ? null : b.openUntil;
     if (until == null) {
       return Duration.ZERO;
     }
@@ -163,14 +193,15 @@ public final class HostGuard {
     return left.isNegative() ? Duration.ZERO : left.plusMillis(1);
   }
 
-  private CircuitBreaker breaker(String host) {
+  private Breaker breaker(String host) {
     if (!settings.enabled()) {
       return null;
     }
-    return breakers.computeIfAbsent(host, this::newBreaker);
+    Breaker b = breakers.get(host);
+    return b != null ? b : breakers.computeIfAbsent(host, newBreaker);
   }
 
-  private CircuitBreaker newBreaker(String host) {
+  private Breaker newBreaker(String host) {
     CircuitBreakerConfig config = CircuitBreakerConfig.custom()
         .failureRateThreshold(settings.failureRatePercent())
         .slidingWindowSize(settings.slidingWindowSize())
@@ -182,16 +213,29 @@ public final class HostGuard {
         .permittedNumberOfCallsInHalfOpenState(settings.halfOpenProbes())
         .clock(clock)
         .build();
-    CircuitBreaker breaker = CircuitBreaker.of("idem-" + host, config);
-    breaker.getEventPublisher().onStateTransition(e -> {
-      if (e.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
-        openUntil.put(host, clock.instant().plus(settings.openFor()));
-      } else {
-        openUntil.remove(host);
-      }
-      listener.onEvent(new IdemEvent.BreakerStateChanged(host, e.getStateTransition().getFromState().name(),
-          e.getStateTransition().getToState().name()));
-    });
-    return breaker;
+    return new Breaker(CircuitBreaker.of("idem-" + host, config));
+  }
+
+  /**
+   * Tells the listener of a change of the breaker's state since this guard last saw it, once: of
+   * the threads that see the same change, the one that moves {@link Breaker#seen} tells it. The
+   * guard's breakers change state only within its own calls to them (no automatic half-opening),
+   * so each change is seen by the thread that made it, right after. Only two changes that two
+   * threads make at the same moment can be told as one (CLOSED to HALF_OPEN for CLOSED to OPEN to
+   * HALF_OPEN); through resilience4j's publisher such changes could reach the listener out of order.
+   */
+  private void observe(String host, Breaker b) {
+    CircuitBreaker.State now = b.breaker.getState();
+    CircuitBreaker.State was = b.seen.get();
+    if (now == was || !b.seen.compareAndSet(was, now)) {
+      return;
+    }
+    b.openUntil = now == CircuitBreaker.State.OPEN ? clock.instant().plus(settings.openFor()) : null;
+    try {
+      listener.onEvent(new IdemEvent.BreakerStateChanged(host, was.name(), now.name()));
+    } catch (RuntimeException e) {
+      // As resilience4j's publisher did: a listener never changes what the breaker does.
+      LOG.warn("an IdemListener threw on a breaker's change of state; ignored", e);
+    }
   }
 }

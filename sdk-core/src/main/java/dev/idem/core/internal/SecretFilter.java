@@ -47,13 +47,16 @@ public final class SecretFilter {
 
   /** The snapshot to journal: {@code request} without its secret headers. */
   public RequestSnapshot persistable(RequestSnapshot request) {
-    List<String> drop = new ArrayList<>();
+    List<String> drop = null; // made only for a request that has a secret: most have none
     for (String h : request.headers().keySet()) {
       if (isSecretHeader(h)) {
+        if (drop == null) {
+          drop = new ArrayList<>();
+        }
         drop.add(h);
       }
     }
-    return drop.isEmpty() ? request : request.withoutHeaders(drop);
+    return drop == null ? request : request.withoutHeaders(drop);
   }
 
   /**

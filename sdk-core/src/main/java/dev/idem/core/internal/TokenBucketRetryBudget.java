@@ -73,7 +73,9 @@ public final class TokenBucketRetryBudget implements RetryBudget {
   }
 
   private Bucket bucket(String host) {
-    return buckets.computeIfAbsent(host, h -> new Bucket(capacity, clock.instant()));
+    // A plain read first: computeIfAbsent would make its capturing lambda on every call.
+    Bucket b = buckets.get(host);
+    return b != null ? b : buckets.computeIfAbsent(host, h -> new Bucket(capacity, clock.instant()));
   }
 
   private void refill(Bucket b) {

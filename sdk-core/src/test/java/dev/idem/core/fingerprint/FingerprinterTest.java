@@ -33,6 +33,20 @@ class FingerprinterTest {
     assertTrue(fp(req("POST", "https://a.example/x", "{}", "application/json")).hex().matches("[0-9a-f]{64}"));
   }
 
+  /**
+   * Journals keep fingerprints: the bytes hashed must never change, or a journaled operation's
+   * retry after an upgrade would be refused as a reused key. Values from the release before the
+   * length prefixes were hashed byte by byte.
+   */
+  @Test
+  void fingerprintsStayWhatEarlierReleasesJournaled() {
+    RequestSnapshot r = req("POST", "https://api.example.com/v1/orders?x=1&y=%C3%A9", "{\"b\":2, \"a\":[1,\"é\"]}",
+        "application/json; charset=utf-8", "X-Tenant", "t1");
+    assertEquals("7caac7df8c2328aeffe23663d8952aa75d758fbdb7020737ca831604d318356a", fp(r).hex());
+    assertEquals("63c34f1302fe268f299640b435ecca9df008b5bc5fae2759b451fef17ae5532a",
+        Fingerprinter.withSemanticHeaders(Set.of("x-tenant")).fingerprint(r).hex());
+  }
+
   @Test
   void methodPathAndQueryMatter() {
     Fingerprint base = fp(req("POST", "https://api.example.com/v1/orders?x=1", "{}", "application/json"));
