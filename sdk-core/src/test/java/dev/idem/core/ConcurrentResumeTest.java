@@ -17,6 +17,7 @@ import dev.idem.core.support.ScriptedTransport;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -119,6 +120,101 @@ class ConcurrentResumeTest {
     assertEquals("disk gone", thrown.getMessage());
     // No resume starts after the failure: the lanes running then end, and nothing more is claimed.
     assertTrue(claims.get() < 30 + THREADS, "claims after the failure: " + claims.get());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
+    assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
+        "every operation not sent stays PENDING for the next resume");
+  }
+
+  /**
+   * Why: the next page was read only once the last operation of the current one was handed out,
+   * with every other lane waiting on the page's lock for the read (which, on a durable journal,
+   * also waits for the commit of the claims before it): 64 ms a page, all lanes idle. Now the lane
+   * that takes the page's middle operation reads the next, and the others go on meanwhile.
+   */
+  @Test
+  void theNextPageIsReadWhileTheCurrentOneIsStillBeingResumed() throws Exception {
+    AtomicInteger sendsStarted = new AtomicInteger();
+    List<Integer> sendsStartedAtRead = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch secondPageRead = new CountDownLatch(1);
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        sendsStartedAtRead.add(sendsStarted.get());
+        List<OperationRecord> page = super.findDue(now, owner, after, limit);
+        if (after != null) {
+          secondPageRead.countDown();
+        }
+        return page;
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    AtomicInteger waitedForRead = new AtomicInteger();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      if (sendsStarted.incrementAndGet() == 1) {
+        // The first lane stays on its first operation until the second page is read: the other
+        // lane alone resumes the rest of the first page meanwhile.
+        try {
+          if (secondPageRead.await(10, TimeUnit.SECONDS)) {
+            waitedForRead.incrementAndGet();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return ScriptedTransport.response(201);
+    };
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> { },
+        f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each pending operation sent exactly once");
+    assertEquals(1, waitedForRead.get(), "the second page was read while the first was in flight");
+    assertTrue(sendsStartedAtRead.size() >= 3, "pages read: " + sendsStartedAtRead);
+    assertTrue(sendsStartedAtRead.get(1) < 100,
+        "the second page is read before the first is all handed out; sends started at each read: "
+            + sendsStartedAtRead);
+  }
+
+  @Test
+  void aFailedPageReadStopsTheConcurrentPassAndLeavesTheRestPending() throws Exception {
+    AtomicInteger reads = new AtomicInteger();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        if (reads.incrementAndGet() == 2) {
+          throw new JournalException("disk gone", null);
+        }
+        return super.findDue(now, owner, after, limit);
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+
+    JournalException thrown = assertThrows(JournalException.class, () -> h.executor.resumePending(
+        Map.of("create-order", ResumeHandler.of(transport, o -> { }, f -> { }))));
+
+    assertEquals("disk gone", thrown.getMessage());
+    assertTrue(sends.size() <= 100, "only the first page's operations were sent: " + sends.size());
     assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
     assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
         "every operation not sent stays PENDING for the next resume");
