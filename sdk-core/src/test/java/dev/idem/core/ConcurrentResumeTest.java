@@ -220,6 +220,91 @@ class ConcurrentResumeTest {
         "every operation not sent stays PENDING for the next resume");
   }
 
+  /**
+   * Why: every resumed operation's delivery was a journal write of its own, one more turn on a
+   * durable journal's writer lock per operation for 32 lanes to contend for. With several lanes
+   * they are recorded {@code resumeConcurrency} at a time, and all of them by the end of the pass.
+   */
+  @Test
+  void deliveriesAreRecordedABatchAtATimeAndAllByTheEndOfThePass() throws Exception {
+    AtomicInteger deliveryWrites = new AtomicInteger();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+        deliveryWrites.incrementAndGet();
+        return super.recordOutcomeDelivered(id, at);
+      }
+
+      @Override
+      public int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
+        deliveryWrites.incrementAndGet();
+        return super.recordOutcomesDelivered(ids, at);
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+    AtomicInteger told = new AtomicInteger();
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, told.get());
+    assertTrue(deliveryWrites.get() <= (n + THREADS - 1) / THREADS, "journal writes: " + deliveryWrites.get());
+    assertEquals(List.of(), journal.findUndelivered(null, 10), "every delivery recorded when the pass returns");
+    ResumeSummary again = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> told.incrementAndGet())));
+    assertEquals(0, again.examined(), again.toString());
+    assertEquals(n, told.get(), "no outcome handed twice");
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+  }
+
+  /**
+   * The outcomes handed over before a journal failure are recorded as delivered when the journal
+   * can still be written, so that the next resume does not hand them again.
+   */
+  @Test
+  void deliveriesHandedOverBeforeAFailureAreRecordedAndNotHandedAgain() throws Exception {
+    AtomicInteger claims = new AtomicInteger();
+    Journal failing = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+          throws IdempotencyException {
+        if (claims.incrementAndGet() == 30) {
+          throw new JournalException("disk gone", null);
+        }
+        return super.claim(id, owner, now, leaseFor);
+      }
+    };
+    Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    Transport transport = (request, key) -> ScriptedTransport.response(201);
+    AtomicInteger told = new AtomicInteger();
+    assertThrows(JournalException.class, () -> h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { }))));
+    int toldInFailedPass = told.get();
+    assertTrue(toldInFailedPass > 0);
+
+    ResumeSummary next = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { throw new AssertionError(f); })));
+
+    assertEquals(n - toldInFailedPass, next.examined(), "none of the outcomes told before is handed again: " + next);
+    assertEquals(n, told.get());
+  }
+
   @Test
   void concurrencyOutOfRangeIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(0));

@@ -49,6 +49,10 @@ public final class PendingResumer {
   private final int concurrency;
   /** Handlers are told one at a time, whichever thread resumed the operation. */
   private final Object notifyLock = new Object();
+  /** Guards {@link #toRecord}. */
+  private final Object deliveredLock = new Object();
+  /** Outcomes handed over whose delivery is not recorded yet; fewer than {@code concurrency}. */
+  private List<OperationId> toRecord = new ArrayList<>();
 
   /** What a pass counts for its summary. */
   private enum Tally { EXAMINED, SUCCEEDED, FAILED, UNCERTAIN, PENDING, EXPIRED, UNHANDLED }
@@ -129,9 +133,21 @@ public final class PendingResumer {
    * (one with a single lane).
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
-    handOverOwedOutcomes(handlers);
-    Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
-    runLanes(new DuePages(now, concurrency == 1 ? 0 : PAGE / 2), handlers);
+    try {
+      handOverOwedOutcomes(handlers);
+      Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
+      runLanes(new DuePages(now, concurrency == 1 ? 0 : PAGE / 2), handlers);
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      // The handlers received these outcomes before the failure: recorded if the journal still
+      // can be written, so that the next resume does not hand them again.
+      try {
+        recordPendingDeliveries();
+      } catch (IdempotencyException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    recordPendingDeliveries();
     countLeasedElsewhere(handlers);
     return new ResumeSummary(tally(Tally.EXAMINED), tally(Tally.SUCCEEDED), tally(Tally.FAILED), tally(Tally.UNCERTAIN),
         tally(Tally.PENDING), tally(Tally.EXPIRED), tally(Tally.UNHANDLED), leasedElsewhere);
@@ -343,18 +359,55 @@ public final class PendingResumer {
   }
 
   /**
-   * Records that the handler received the outcome of {@code id}, so that no restart hands it again.
-   * A journal that cannot be written stops the pass, as every other journal failure does; then the
-   * outcome is handed once more by a later resume, read from the journal.
+   * Records that the handler received the outcome of {@code id}, so that no restart hands it again:
+   * at once with one lane; with several, {@code concurrency} at a time in one journal write
+   * ({@link #recordDelivered}), which spares each operation a turn on a durable journal's writer
+   * lock. Either way the write is deferred: a crash before it hands the outcomes once more, read
+   * from the journal, as the journal's own deferred commit could. A journal that cannot be written
+   * stops the pass, as every other journal failure does.
    */
   private void delivered(OperationId id) throws JournalException {
+    if (concurrency == 1) {
+      recordDelivered(List.of(id));
+      return;
+    }
+    List<OperationId> full = null;
+    synchronized (deliveredLock) {
+      toRecord.add(id);
+      if (toRecord.size() >= concurrency) {
+        full = toRecord;
+        toRecord = new ArrayList<>();
+      }
+    }
+    if (full != null) {
+      recordDelivered(full);
+    }
+  }
+
+  /** Records the deliveries not recorded yet (see {@link #delivered}). */
+  private void recordPendingDeliveries() throws JournalException {
+    List<OperationId> rest;
+    synchronized (deliveredLock) {
+      rest = toRecord;
+      toRecord = new ArrayList<>();
+    }
+    if (!rest.isEmpty()) {
+      recordDelivered(rest);
+    }
+  }
+
+  private void recordDelivered(List<OperationId> ids) throws JournalException {
     try {
-      settings.journal().recordOutcomeDelivered(id, settings.clock().instant());
+      if (ids.size() == 1) {
+        settings.journal().recordOutcomeDelivered(ids.get(0), settings.clock().instant());
+      } else {
+        settings.journal().recordOutcomesDelivered(ids, settings.clock().instant());
+      }
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
-      LOG.warn("could not record that the outcome of {} was delivered; a later resume may hand it again: {}", id,
-          e.toString());
+      LOG.warn("could not record that the outcomes of {} were delivered; a later resume may hand them again: {}",
+          ids, e.toString());
     }
   }
 
