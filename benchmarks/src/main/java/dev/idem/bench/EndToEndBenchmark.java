@@ -253,10 +253,11 @@ public final class EndToEndBenchmark {
     return String.format(Locale.ROOT, "| P4 | resume %,d pending operations (durable journal, reopened) against the"
             + " loopback server, in a JVM with -Xmx256m, resumeConcurrency %.0f: ops/s ÷ raw calls/s at %s threads"
             + " (%,.0f) | %.2f: %,.0f"
-            + " ops/s in %.1f s; %,.0f succeeded, %,d requests seen by the server; peak heap used %.0f MiB (live"
-            + " after GC %.0f MiB) | ≥ 0.40, heap < 256 MiB | %s |",
+            + " ops/s in %.1f s, %,.0f µs of the JVM's CPU per operation (%s); %,.0f succeeded, %,d requests seen by"
+            + " the server; peak heap used %.0f MiB (live after GC %.0f MiB) | ≥ 0.40, heap < 256 MiB | %s |",
         count, r.get("concurrency"), Integer.getInteger("idem.bench.threads", 32), rawCallsPerSecond, ratio,
-        opsPerSecond, r.get("seconds"), r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met");
+        opsPerSecond, r.get("seconds"), r.get("cpuMicrosPerOp"), "by thread in " + out.resolve("p4-resume.log"),
+        r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met");
   }
 
   /** JFR recordings of Idem's two paths at 1 thread and at N threads; full summaries go to files. */

@@ -85,7 +85,14 @@ public final class ResumeChild {
     double enqueueSeconds = (System.nanoTime() - enqueueStart) / 1e9;
 
     System.gc();
+    // A mark in the output (and in an strace of this JVM: a write to fd 1) where the timed part begins.
+    System.out.println("resuming " + count + " operations");
+    System.out.flush();
     HeapSampler heap = HeapSampler.begin();
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    Map<String, Long> threadsAtStart = ThreadCpu.byName();
+    long cpuStart = os.getProcessCpuTime();
     long start = System.nanoTime();
     ResumeSummary summary;
     LongAdder succeeded = new LongAdder();
@@ -102,13 +109,23 @@ public final class ResumeChild {
       client.connectionPool().evictAll();
     }
     double seconds = (System.nanoTime() - start) / 1e9;
+    // The whole process's CPU (lanes, the journal's writer, JIT, GC): what a resumed operation
+    // costs the machine, a figure the machine's load moves far less than the wall time.
+    long cpuNanos = os.getProcessCpuTime() - cpuStart;
+    double cpuMicrosPerOp = cpuNanos / 1e3 / Math.max(1, succeeded.sum());
+    Map<String, Long> threadCpu = ThreadCpu.since(threadsAtStart);
+    // The lanes ended with the pass: theirs is what the threads alive now do not account for.
+    threadCpu.put("ended threads (the resume's lanes)",
+        cpuNanos - threadCpu.values().stream().mapToLong(v -> Math.max(0, v)).sum());
     heap.finish();
+    System.out.println("CPU of the resume by thread, µs per operation: " + ThreadCpu.perOperation(threadCpu,
+        succeeded.sum()));
     System.out.printf(Locale.ROOT,
         "RESULT operations=%d succeeded=%d failed=%d examined=%d seconds=%.2f opsPerSecond=%.0f peakHeapMiB=%.1f"
-            + " peakLiveHeapMiB=%.1f maxHeapMiB=%.0f enqueueSeconds=%.1f concurrency=%d%n",
+            + " peakLiveHeapMiB=%.1f maxHeapMiB=%.0f enqueueSeconds=%.1f concurrency=%d cpuMicrosPerOp=%.0f%n",
         count, succeeded.sum(), failed.sum(), summary.examined(), seconds, succeeded.sum() / seconds,
         heap.peakUsed / 1048576.0, heap.peakLive / 1048576.0,
-        Runtime.getRuntime().maxMemory() / 1048576.0, enqueueSeconds, concurrency);
+        Runtime.getRuntime().maxMemory() / 1048576.0, enqueueSeconds, concurrency, cpuMicrosPerOp);
   }
 
   /** Samples heap use on a daemon thread. */

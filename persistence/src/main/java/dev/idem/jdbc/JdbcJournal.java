@@ -621,6 +621,30 @@ public final class JdbcJournal implements Journal {
         SqlWork.singleStatement(c -> table.markOutcomeDelivered(c, id, atNanos)));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One deferred unit of work for the batch, where {@link #recordOutcomeDelivered} takes one
+   * per operation (a turn on the writer connection's lock each, contended by every resume lane).
+   */
+  @Override
+  public int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
+    Objects.requireNonNull(ids, "ids");
+    if (ids.isEmpty()) {
+      return 0;
+    }
+    long atNanos = Instants.toNanos(at);
+    return store.write(Durability.DEFERRED, null, c -> {
+      int recorded = 0;
+      for (OperationId id : ids) {
+        if (table.markOutcomeDelivered(c, id, atNanos)) {
+          recorded++;
+        }
+      }
+      return recorded;
+    });
+  }
+
   @Override
   public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
     return page(after, limit, (c, cursor, n) -> table.undelivered(c, cursor, n));

@@ -505,6 +505,23 @@ class EmbeddedJournalModelTest {
     }
   }
 
+  private record RecordDeliveredBatch(List<OperationId> ids, Instant at) implements Call {
+    @Override
+    public Object apply(Journal j) throws Exception {
+      return j.recordOutcomesDelivered(ids, at);
+    }
+
+    @Override
+    public String toString() {
+      return "recordOutcomesDelivered(" + ids + ", at=" + at + ")";
+    }
+
+    @Override
+    public List<OperationId> ids() {
+      return ids;
+    }
+  }
+
   /** Pages through findUndelivered from {@code after}; the result is the list of pages. */
   private record FindUndelivered(OperationId after, int pageSize) implements Call {
     @Override
@@ -944,8 +961,17 @@ class EmbeddedJournalModelTest {
     /** Mostly of a terminal operation (the others record nothing), now or at another node's time. */
     private Call recordDelivered() {
       List<OperationRecord> terminal = records(r -> r.state().isTerminal());
+      Instant at = rnd.nextInt(8) == 0 ? now.minusMillis(rnd.nextInt(5000)) : now;
+      if (rnd.nextInt(3) == 0) {
+        // A resume's batch: terminal or not, and the same operation twice at times.
+        List<OperationId> ids = new ArrayList<>();
+        for (int i = 1 + rnd.nextInt(4); i > 0; i--) {
+          ids.add(!terminal.isEmpty() && rnd.nextInt(4) != 0 ? pick(terminal).id() : pick(begun));
+        }
+        return new RecordDeliveredBatch(ids, at);
+      }
       OperationId id = !terminal.isEmpty() && rnd.nextInt(5) != 0 ? pick(terminal).id() : pick(begun);
-      return new RecordDelivered(id, rnd.nextInt(8) == 0 ? now.minusMillis(rnd.nextInt(5000)) : now);
+      return new RecordDelivered(id, at);
     }
 
     private RequestSnapshot request() {

@@ -17,6 +17,7 @@ import dev.idem.core.support.ScriptedTransport;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -122,6 +123,186 @@ class ConcurrentResumeTest {
     assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
     assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
         "every operation not sent stays PENDING for the next resume");
+  }
+
+  /**
+   * Why: the next page was read only once the last operation of the current one was handed out,
+   * with every other lane waiting on the page's lock for the read (which, on a durable journal,
+   * also waits for the commit of the claims before it): 64 ms a page, all lanes idle. Now the lane
+   * that takes the page's middle operation reads the next, and the others go on meanwhile.
+   */
+  @Test
+  void theNextPageIsReadWhileTheCurrentOneIsStillBeingResumed() throws Exception {
+    AtomicInteger sendsStarted = new AtomicInteger();
+    List<Integer> sendsStartedAtRead = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch secondPageRead = new CountDownLatch(1);
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        sendsStartedAtRead.add(sendsStarted.get());
+        List<OperationRecord> page = super.findDue(now, owner, after, limit);
+        if (after != null) {
+          secondPageRead.countDown();
+        }
+        return page;
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    AtomicInteger waitedForRead = new AtomicInteger();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      if (sendsStarted.incrementAndGet() == 1) {
+        // The first lane stays on its first operation until the second page is read: the other
+        // lane alone resumes the rest of the first page meanwhile.
+        try {
+          if (secondPageRead.await(10, TimeUnit.SECONDS)) {
+            waitedForRead.incrementAndGet();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return ScriptedTransport.response(201);
+    };
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> { },
+        f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each pending operation sent exactly once");
+    assertEquals(1, waitedForRead.get(), "the second page was read while the first was in flight");
+    assertTrue(sendsStartedAtRead.size() >= 3, "pages read: " + sendsStartedAtRead);
+    assertTrue(sendsStartedAtRead.get(1) < 100,
+        "the second page is read before the first is all handed out; sends started at each read: "
+            + sendsStartedAtRead);
+  }
+
+  @Test
+  void aFailedPageReadStopsTheConcurrentPassAndLeavesTheRestPending() throws Exception {
+    AtomicInteger reads = new AtomicInteger();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        if (reads.incrementAndGet() == 2) {
+          throw new JournalException("disk gone", null);
+        }
+        return super.findDue(now, owner, after, limit);
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+
+    JournalException thrown = assertThrows(JournalException.class, () -> h.executor.resumePending(
+        Map.of("create-order", ResumeHandler.of(transport, o -> { }, f -> { }))));
+
+    assertEquals("disk gone", thrown.getMessage());
+    assertTrue(sends.size() <= 100, "only the first page's operations were sent: " + sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
+    assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
+        "every operation not sent stays PENDING for the next resume");
+  }
+
+  /**
+   * Why: every resumed operation's delivery was a journal write of its own, one more turn on a
+   * durable journal's writer lock per operation for 32 lanes to contend for. With several lanes
+   * they are recorded {@code resumeConcurrency} at a time, and all of them by the end of the pass.
+   */
+  @Test
+  void deliveriesAreRecordedABatchAtATimeAndAllByTheEndOfThePass() throws Exception {
+    AtomicInteger deliveryWrites = new AtomicInteger();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
+        deliveryWrites.incrementAndGet();
+        return super.recordOutcomeDelivered(id, at);
+      }
+
+      @Override
+      public int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
+        deliveryWrites.incrementAndGet();
+        return super.recordOutcomesDelivered(ids, at);
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+    AtomicInteger told = new AtomicInteger();
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, told.get());
+    assertTrue(deliveryWrites.get() <= (n + THREADS - 1) / THREADS, "journal writes: " + deliveryWrites.get());
+    assertEquals(List.of(), journal.findUndelivered(null, 10), "every delivery recorded when the pass returns");
+    ResumeSummary again = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> told.incrementAndGet())));
+    assertEquals(0, again.examined(), again.toString());
+    assertEquals(n, told.get(), "no outcome handed twice");
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+  }
+
+  /**
+   * The outcomes handed over before a journal failure are recorded as delivered when the journal
+   * can still be written, so that the next resume does not hand them again.
+   */
+  @Test
+  void deliveriesHandedOverBeforeAFailureAreRecordedAndNotHandedAgain() throws Exception {
+    AtomicInteger claims = new AtomicInteger();
+    Journal failing = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+          throws IdempotencyException {
+        if (claims.incrementAndGet() == 30) {
+          throw new JournalException("disk gone", null);
+        }
+        return super.claim(id, owner, now, leaseFor);
+      }
+    };
+    Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    Transport transport = (request, key) -> ScriptedTransport.response(201);
+    AtomicInteger told = new AtomicInteger();
+    assertThrows(JournalException.class, () -> h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { }))));
+    int toldInFailedPass = told.get();
+    assertTrue(toldInFailedPass > 0);
+
+    ResumeSummary next = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(transport, o -> told.incrementAndGet(), f -> { throw new AssertionError(f); })));
+
+    assertEquals(n - toldInFailedPass, next.examined(), "none of the outcomes told before is handed again: " + next);
+    assertEquals(n, told.get());
   }
 
   @Test

@@ -90,6 +90,11 @@ public abstract class ForwardingJournal implements Journal {
   }
 
   @Override
+  public int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
+    return delegate.recordOutcomesDelivered(ids, at);
+  }
+
+  @Override
   public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
     return delegate.findUndelivered(after, limit);
   }

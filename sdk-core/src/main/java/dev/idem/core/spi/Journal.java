@@ -245,6 +245,28 @@ public interface Journal extends AutoCloseable {
   }
 
   /**
+   * Records that the outcomes of {@code ids} were received, as {@link #recordOutcomeDelivered} does
+   * for each: a resume with several lanes records them a batch at a time, so that a journal can
+   * write them in one unit of work instead of one each. The default calls
+   * {@link #recordOutcomeDelivered} for each, in order.
+   *
+   * @param ids the operations
+   * @param at when their outcomes were handed over
+   * @return how many this call recorded
+   * @throws JournalException if the journal cannot be written (some may have been recorded)
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
+    int recorded = 0;
+    for (OperationId id : ids) {
+      if (recordOutcomeDelivered(id, at)) {
+        recorded++;
+      }
+    }
+    return recorded;
+  }
+
+  /**
    * One page of operations whose outcome is owed to a handler
    * ({@link OperationRecord#outcomeUndelivered()}: queued, terminal, and no delivery recorded),
    * ordered by identity and paged like {@link #findDue}. After a crash between an operation's
