@@ -28,6 +28,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -92,12 +93,27 @@ class ConcurrentResumeTest {
   @Test
   void aJournalFailureStopsTheConcurrentPassAndLeavesTheRestPendingWithTheirKeys() throws Exception {
     AtomicInteger claims = new AtomicInteger();
+    AtomicReference<Thread> failedLane = new AtomicReference<>();
     Journal failing = new ForwardingJournal(new InMemoryJournal()) {
       @Override
       public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
           throws IdempotencyException {
-        if (claims.incrementAndGet() == 30) {
+        int n = claims.incrementAndGet();
+        if (n == 30) {
+          failedLane.set(Thread.currentThread());
           throw new JournalException("disk gone", null);
+        }
+        Thread failed = failedLane.get();
+        if (failed != null) {
+          // A lane that got here after the failure waits until the failed lane has ended (it stops
+          // the pass on its way out): otherwise, on a loaded machine, the failed lane could be
+          // descheduled while the others resumed everything, and the bound below would measure
+          // the scheduler instead of the stop.
+          try {
+            failed.join(10_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
         return super.claim(id, owner, now, leaseFor);
       }
@@ -275,12 +291,27 @@ class ConcurrentResumeTest {
   @Test
   void deliveriesHandedOverBeforeAFailureAreRecordedAndNotHandedAgain() throws Exception {
     AtomicInteger claims = new AtomicInteger();
+    AtomicReference<Thread> failedLane = new AtomicReference<>();
     Journal failing = new ForwardingJournal(new InMemoryJournal()) {
       @Override
       public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
           throws IdempotencyException {
-        if (claims.incrementAndGet() == 30) {
+        int n = claims.incrementAndGet();
+        if (n == 30) {
+          failedLane.set(Thread.currentThread());
           throw new JournalException("disk gone", null);
+        }
+        Thread failed = failedLane.get();
+        if (failed != null) {
+          // A lane that got here after the failure waits until the failed lane has ended (it stops
+          // the pass on its way out): otherwise, on a loaded machine, the failed lane could be
+          // descheduled while the others resumed everything, and the bound below would measure
+          // the scheduler instead of the stop.
+          try {
+            failed.join(10_000);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
         }
         return super.claim(id, owner, now, leaseFor);
       }
