@@ -66,8 +66,9 @@ final class ChainTransport implements Transport {
   public ResponseSnapshot send(RequestSnapshot snapshot, IdempotencyKey key) throws IOException {
     // The snapshot is the app's request, secrets included; sending that request instead keeps the
     // app's tags and header order. The attempt carries the call's result slot, so that the response
-    // it receives can go to the caller as it is (see LastResponse#responseFor). A cancelled call would fail every attempt at once without sending:
-    // report it as an interruption, so the operation stays PENDING instead of burning its retries.
+    // it receives can go to the caller as it is (see LastResponse#responseFor). A cancelled call
+    // would fail every attempt at once without sending: report it as an interruption, so the
+    // operation stays PENDING instead of burning its retries.
     last.release();
     checkNotCanceled(null);
     Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
