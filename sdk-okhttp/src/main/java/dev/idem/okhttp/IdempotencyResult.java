@@ -3,14 +3,16 @@ package dev.idem.okhttp;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
+import dev.idem.okhttp.internal.CallResult;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import okhttp3.Request;
 import okhttp3.Response;
 
 /**
- * What Idem did for a response the interceptor returned. It rides as a tag on
- * {@code response.request()}; read it with {@link #of(Response)}:
+ * What Idem did for a response the interceptor returned. It rides on {@code response.request()}
+ * (as a tag, itself or in a holder); read it with {@link #of(Response)}:
  *
  * <pre>{@code
  * try (Response r = client.newCall(request).execute()) {
@@ -53,6 +55,12 @@ public record IdempotencyResult(OperationId operationId, OperationState state, b
    * @return empty for a response that did not go through Idem (an untagged pass-through request)
    */
   public static Optional<IdempotencyResult> of(Response response) {
-    return Optional.ofNullable(response.request().tag(IdempotencyResult.class));
+    Request request = response.request();
+    IdempotencyResult tagged = request.tag(IdempotencyResult.class);
+    if (tagged != null) {
+      return Optional.of(tagged);
+    }
+    CallResult slot = request.tag(CallResult.class);
+    return Optional.ofNullable(slot == null ? null : slot.get());
   }
 }

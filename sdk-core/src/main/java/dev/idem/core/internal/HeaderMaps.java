@@ -19,8 +19,17 @@ public final class HeaderMaps {
   /** An unmodifiable copy with lower-case names; values of names that differ only in case are merged. */
   public static Map<String, List<String>> normalize(Map<String, ? extends List<String>> headers) {
     Map<String, List<String>> copy = new TreeMap<>();
-    headers.forEach((k, v) -> copy.computeIfAbsent(k.toLowerCase(Locale.ROOT), x -> new ArrayList<>()).addAll(v));
-    copy.replaceAll((k, v) -> List.copyOf(v));
+    headers.forEach((k, v) -> {
+      // List.copyOf returns an unmodifiable list as it is: a snapshot of a snapshot, or an
+      // adapter's List.of per name, costs no list copy.
+      List<String> values = List.copyOf(v);
+      List<String> before = copy.putIfAbsent(k.toLowerCase(Locale.ROOT), values);
+      if (before != null) {
+        List<String> merged = new ArrayList<>(before);
+        merged.addAll(values);
+        copy.put(k.toLowerCase(Locale.ROOT), List.copyOf(merged));
+      }
+    });
     return Collections.unmodifiableMap(copy);
   }
 

@@ -48,6 +48,8 @@ public final class RequestSnapshot {
   private static final String IDEMPOTENCY_KEY = "idempotency-key";
   /** What {@link HeaderMaps#normalize} makes of no headers, made once. */
   private static final Map<String, List<String>> NO_HEADERS = HeaderMaps.normalize(Map.of());
+  /** The body of a snapshot without one: shared, since a body array is never written to. */
+  private static final byte[] NO_BODY = new byte[0];
 
   /**
    * The default rule for secret names: the exact names of {@link #DEFAULT_SECRET_HEADERS}, plus any
@@ -238,7 +240,7 @@ public final class RequestSnapshot {
     private final String method;
     private final URI uri;
     private final Map<String, List<String>> headers = new TreeMap<>();
-    private byte[] body = new byte[0];
+    private byte[] body = NO_BODY;
     private String contentType;
 
     private Builder(String method, URI uri) {

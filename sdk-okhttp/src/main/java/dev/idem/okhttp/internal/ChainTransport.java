@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import dev.idem.core.spi.AttemptTimeoutException;
 import okhttp3.Interceptor;
 import okhttp3.Request;
+import okhttp3.RequestBody;
 import okhttp3.Response;
 
 /**
@@ -33,7 +34,9 @@ import okhttp3.Response;
  */
 final class ChainTransport implements Transport {
   private final Interceptor.Chain chain;
-  private final Request template;
+  private final Request request;
+  /** The body read once, sent by every attempt; null for a bodyless request. */
+  private final RequestBody body;
   private final AdapterSupport settings;
 
   /** The policy's per-attempt timeout, or null. */
@@ -44,30 +47,33 @@ final class ChainTransport implements Transport {
 
   /**
    * @param chain the chain of the intercepted call
-   * @param template the app's request with its body replaced by the buffered bytes
+   * @param call the prepared call: the app's request and the body read once
    * @param attemptTimeout the retry policy's per-attempt timeout, or null for none. OkHttp does not
    *     heed the executor's interrupt while it reads a socket, so each attempt's read and write
    *     timeouts are lowered to it (connect keeps its own: a connect timeout provably sent nothing),
    *     and the body captured for the journal is read before it runs out.
    */
-  ChainTransport(Interceptor.Chain chain, Request template, AdapterSupport settings, Duration attemptTimeout) {
+  ChainTransport(Interceptor.Chain chain, PreparedCall call, AdapterSupport settings, Duration attemptTimeout) {
     this.chain = chain;
-    this.template = template;
+    this.request = call.request();
+    this.body = call.body();
     this.settings = settings;
     this.attemptTimeout = attemptTimeout;
-    this.last = new LastResponse(template, true);
+    this.last = new LastResponse(request, true);
   }
 
   @Override
   public ResponseSnapshot send(RequestSnapshot snapshot, IdempotencyKey key) throws IOException {
-    // The snapshot is the template, secrets included; sending the template instead keeps the app's
-    // tags and header order. A cancelled call would fail every attempt at once without sending:
-    // report it as an interruption, so the operation stays PENDING instead of burning its retries.
+    // The snapshot is the app's request, secrets included; sending that request instead keeps the
+    // app's tags and header order. The attempt carries the call's result slot, so that the response
+    // it receives can go to the caller as it is (see LastResponse#responseFor). A cancelled call
+    // would fail every attempt at once without sending: report it as an interruption, so the
+    // operation stays PENDING instead of burning its retries.
     last.release();
     checkNotCanceled(null);
-    Request attempt = FollowUps.keyed(template.newBuilder().header(settings.headerName(), settings.headerValue(key)),
-        template.method(), template.body());
-    FollowUps.AttemptBody body = (FollowUps.AttemptBody) attempt.body();
+    Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
+        .tag(CallResult.class, last.callResult), request.method(), body);
+    FollowUps.AttemptBody sent = (FollowUps.AttemptBody) attempt.body();
     Response raw;
     long started = System.nanoTime();
     Interceptor.Chain bounded = boundedChain();
@@ -89,7 +95,7 @@ final class ChainTransport implements Transport {
       // it (OkHttp's RetryAndFollowUpInterceptor throws NumberFormatException on a Retry-After
       // beyond an int, once the response has arrived) the request went out: the executor makes
       // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent.
-      if (body != null && !body.written()) {
+      if (sent != null && !sent.written()) {
         throw new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName()
             + " before the request body was written", e);
       }

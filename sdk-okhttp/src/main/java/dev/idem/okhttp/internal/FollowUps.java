@@ -47,8 +47,22 @@ final class FollowUps {
       attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body());
       tag = attempt.tag(KeyedAttempt.class);
     }
-    Interceptor.Chain once = chain.withRetryOnConnectionFailure(false).withAuthenticator(Authenticator.NONE);
-    return tag.restore(once.proceed(attempt));
+    return tag.restore(once(chain).proceed(attempt));
+  }
+
+  /**
+   * {@code chain} with {@code retryOnConnectionFailure} off and no {@link Authenticator}. Each
+   * {@code with} copies the chain, so a setting the client already has is not set again.
+   */
+  private static Interceptor.Chain once(Interceptor.Chain chain) {
+    Interceptor.Chain once = chain;
+    if (once.getRetryOnConnectionFailure()) {
+      once = once.withRetryOnConnectionFailure(false);
+    }
+    if (once.getAuthenticator() != Authenticator.NONE) {
+      once = once.withAuthenticator(Authenticator.NONE);
+    }
+    return once;
   }
 
   /**

@@ -104,8 +104,8 @@ final class IdemCall implements Call {
     try {
       // The same preparation as the interceptor's: body read once, the key-header rule applied.
       PreparedCall call = PreparedCall.of(request, operation, factory.settings());
-      live = new LiveCallTransport(factory.client(), call.template(), factory.settings(), listeners,
-          operation.policy().orElse(factory.settings().executor().retryPolicy()).attemptTimeout().orElse(null));
+      live = new LiveCallTransport(factory.client(), call, factory.settings(), listeners,
+          call.attemptTimeout(factory.settings()));
       transport = live;
       started = factory.settings().executor().executeAsync(call.operation(), live);
     } catch (IOException e) {

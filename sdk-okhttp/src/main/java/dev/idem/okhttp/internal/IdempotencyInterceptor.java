@@ -47,8 +47,7 @@ public final class IdempotencyInterceptor implements Interceptor {
       op = IdempotentOperation.of(name.get());
     }
     PreparedCall call = PreparedCall.of(request, op, support);
-    ChainTransport transport = new ChainTransport(chain, call.template(), support,
-        op.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null));
+    ChainTransport transport = new ChainTransport(chain, call, support, call.attemptTimeout(support));
     try {
       Settlement settled;
       try {

@@ -17,7 +17,8 @@ import okhttp3.Response;
  */
 final class KeyedAttempt {
   private int requests;
-  private final List<String[]> held = new ArrayList<>();
+  /** Null until the guard holds a header back, which few attempts see. */
+  private List<String[]> held;
 
   /** Counts one request of this attempt reaching the network; true only for the first. */
   synchronized boolean firstOnTheWire() {
@@ -26,12 +27,15 @@ final class KeyedAttempt {
 
   /** Remembers a header the guard removed from the attempt's response. */
   synchronized void hold(String name, String value) {
+    if (held == null) {
+      held = new ArrayList<>();
+    }
     held.add(new String[] {name, value});
   }
 
   /** {@code response} with the held headers put back, in the order they were held. */
   synchronized Response restore(Response response) {
-    if (held.isEmpty()) {
+    if (held == null || held.isEmpty()) {
       return response;
     }
     Response.Builder b = response.newBuilder();

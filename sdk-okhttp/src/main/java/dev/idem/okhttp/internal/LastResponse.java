@@ -16,6 +16,11 @@ import okhttp3.Response;
 final class LastResponse {
   private final Request template;
   private final boolean keepAttemptRequest;
+  /**
+   * The result slot the attempts of a call that keeps their requests carry as a tag (see
+   * {@link ChainTransport}), by which a received response reaches the caller without a copy.
+   */
+  final CallResult callResult = new CallResult();
   private Response raw;
   private ResponseSnapshot snapshot;
   /** The last response while its body is open and nobody took it over. */
@@ -45,6 +50,12 @@ final class LastResponse {
    */
   synchronized Response responseFor(ResponseSnapshot outcome, IdempotencyResult result) {
     boolean received = raw != null && snapshot == outcome;
+    if (received && keepAttemptRequest && raw.request().tag(CallResult.class) == callResult) {
+      // The attempt's request carries this call's result slot: the response goes as it is.
+      callResult.set(result);
+      unclaimed = null;
+      return raw;
+    }
     Request request = (received && keepAttemptRequest ? raw.request() : template).newBuilder()
         .tag(IdempotencyResult.class, result)
         .build();

@@ -13,6 +13,7 @@ import okhttp3.Call;
 import okhttp3.EventListener;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
+import okhttp3.RequestBody;
 
 /**
  * Sends the attempts of one enqueued {@link IdemCall}, each as its own OkHttp call enqueued on the
@@ -26,7 +27,9 @@ import okhttp3.Request;
  */
 final class LiveCallTransport implements AsyncTransport {
   private final OkHttpClient client;
-  private final Request template;
+  private final Request request;
+  /** The body read once, sent by every attempt; null for a bodyless request. */
+  private final RequestBody body;
   private final AdapterSupport settings;
   private final List<EventListener> listeners;
   private final Duration attemptTimeout;
@@ -40,22 +43,23 @@ final class LiveCallTransport implements AsyncTransport {
    * @param attemptTimeout the operation's per-attempt timeout, or null: the executor's timer fails an
    *     attempt that has not answered by then, so the body captured for the journal is read before
    */
-  LiveCallTransport(OkHttpClient client, Request template, AdapterSupport settings, List<EventListener> listeners,
+  LiveCallTransport(OkHttpClient client, PreparedCall call, AdapterSupport settings, List<EventListener> listeners,
       Duration attemptTimeout) {
     this.client = client;
-    this.template = template;
+    this.request = call.request();
+    this.body = call.body();
     this.settings = settings;
     this.listeners = listeners;
     this.attemptTimeout = attemptTimeout;
-    this.last = new LastResponse(template, false);
+    this.last = new LastResponse(request, false);
   }
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot snapshot, IdempotencyKey key) {
-    Request attempt = template.newBuilder()
+    Request.Builder b = request.newBuilder()
         .header(settings.headerName(), settings.headerValue(key))
-        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE)
-        .build();
+        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE);
+    Request attempt = (body == null ? b : b.method(request.method(), body)).build();
     Call call = client.newCall(attempt);
     listeners.forEach(call::addEventListener);
     synchronized (this) {

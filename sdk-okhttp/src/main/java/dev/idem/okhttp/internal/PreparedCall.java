@@ -8,6 +8,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.IdempotentOperation;
 import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
+import java.time.Duration;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 
@@ -16,10 +17,13 @@ import okhttp3.RequestBody;
  * and for a queued one ({@code IdemOkHttp.enqueue}): the body read once, the key chosen by the
  * adapter layer's key-header rule, the snapshot without the key header.
  *
- * @param template the app's request with its body replaced by the bytes read once
+ * @param request the app's request, as it was given (its own body left as it is: every attempt
+ *     sends {@code body} instead, and copying the request only to swap the body cost a request
+ *     copy per call)
+ * @param body the bytes read once, as the body every attempt sends; null for a bodyless request
  * @param operation the operation to journal and run
  */
-public record PreparedCall(Request template, Operation operation) {
+public record PreparedCall(Request request, RequestBody body, Operation operation) {
   /**
    * Prepares {@code request} as the operation {@code op}.
    *
@@ -57,9 +61,18 @@ public record PreparedCall(Request template, Operation operation) {
     // Read the body once, here, before anything is sent: those bytes are journaled and sent on every
     // attempt, so the payload cannot drift between attempts.
     byte[] bytes = body == null ? null : OkHttpSnapshots.readBody(body);
-    Request template = bytes == null ? request
-        : request.newBuilder().method(request.method(), RequestBody.create(bytes, body.contentType())).build();
-    RequestSnapshot snapshot = OkHttpSnapshots.snapshot(template, bytes, support.headerName());
-    return new PreparedCall(template, op.toOperation(snapshot));
+    RequestBody frozen = bytes == null ? null : RequestBody.create(bytes, body.contentType());
+    RequestSnapshot snapshot = OkHttpSnapshots.snapshot(request, bytes, support.headerName());
+    return new PreparedCall(request, frozen, op.toOperation(snapshot));
+  }
+
+  /**
+   * The policy's per-attempt timeout for this call's operation.
+   *
+   * @param support the adapter's rules, whose executor's policy applies if the operation has none
+   * @return the timeout, or null for none
+   */
+  public Duration attemptTimeout(AdapterSupport support) {
+    return operation.policy().orElse(support.executor().retryPolicy()).attemptTimeout().orElse(null);
   }
 }

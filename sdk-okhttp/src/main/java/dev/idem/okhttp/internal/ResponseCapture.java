@@ -4,7 +4,14 @@ import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.adapter.CaptureRule;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import okhttp3.Headers;
 import okhttp3.Response;
+import okio.Buffer;
 import okio.BufferedSource;
 import okio.Timeout;
 
@@ -34,10 +41,10 @@ final class ResponseCapture {
       if (CaptureRule.readsBody(raw.code(), declared, false)) {
         BufferedSource source = raw.body().source();
         if (readWhole(source, deadline)) {
-          whole = source.getBuffer().snapshot().toByteArray();
+          whole = copyOf(source.getBuffer());
         }
       }
-      return CaptureRule.snapshot(raw.code(), raw.headers().toMultimap(), whole, declared);
+      return CaptureRule.snapshot(raw.code(), headers(raw.headers()), whole, declared);
     } catch (RuntimeException | Error e) {
       raw.close();
       throw e;
@@ -60,8 +67,45 @@ final class ResponseCapture {
           whole = source.getBuffer().readByteArray();
         }
       }
-      return CaptureRule.snapshot(raw.code(), raw.headers().toMultimap(), whole, declared);
+      return CaptureRule.snapshot(raw.code(), headers(raw.headers()), whole, declared);
     }
+  }
+
+  /**
+   * The headers as the snapshot takes them: by lower-case name (so that names differing only in
+   * case keep the received order of their values), an immutable list per name, which the snapshot
+   * keeps as it is. Not {@link Headers#toMultimap()}, whose sorted map and mutable lists the
+   * snapshot would copy once more.
+   */
+  private static Map<String, List<String>> headers(Headers headers) {
+    Map<String, List<String>> map = new HashMap<>();
+    for (int i = 0, n = headers.size(); i < n; i++) {
+      map.merge(headers.name(i).toLowerCase(Locale.ROOT), List.of(headers.value(i)), ResponseCapture::concat);
+    }
+    return map;
+  }
+
+  private static List<String> concat(List<String> first, List<String> then) {
+    List<String> all = new ArrayList<>(first);
+    all.addAll(then);
+    return all;
+  }
+
+  /**
+   * The buffered bytes, copied, and the buffer left as it is. Not {@code snapshot()}: that copies
+   * twice, and marks the buffer's segments shared, so that they are never returned to Okio's pool
+   * once the caller has read them.
+   */
+  private static byte[] copyOf(Buffer buffer) {
+    byte[] copy = new byte[(int) buffer.size()];
+    try (Buffer.UnsafeCursor cursor = buffer.readUnsafe()) {
+      int at = 0;
+      for (int n = cursor.seek(0); n != -1; n = cursor.next()) {
+        System.arraycopy(cursor.data, cursor.start, copy, at, n);
+        at += n;
+      }
+    }
+    return copy;
   }
 
   /**
