@@ -92,32 +92,7 @@ class ConcurrentResumeTest {
 
   @Test
   void aJournalFailureStopsTheConcurrentPassAndLeavesTheRestPendingWithTheirKeys() throws Exception {
-    AtomicInteger claims = new AtomicInteger();
-    AtomicReference<Thread> failedLane = new AtomicReference<>();
-    Journal failing = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
-          throws IdempotencyException {
-        int n = claims.incrementAndGet();
-        if (n == 30) {
-          failedLane.set(Thread.currentThread());
-          throw new JournalException("disk gone", null);
-        }
-        Thread failed = failedLane.get();
-        if (failed != null) {
-          // A lane that got here after the failure waits until the failed lane has ended (it stops
-          // the pass on its way out): otherwise, on a loaded machine, the failed lane could be
-          // descheduled while the others resumed everything, and the bound below would measure
-          // the scheduler instead of the stop.
-          try {
-            failed.join(10_000);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-        return super.claim(id, owner, now, leaseFor);
-      }
-    };
+    FailingClaims failing = new FailingClaims(30);
     Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
@@ -135,7 +110,7 @@ class ConcurrentResumeTest {
 
     assertEquals("disk gone", thrown.getMessage());
     // No resume starts after the failure: the lanes running then end, and nothing more is claimed.
-    assertTrue(claims.get() < 30 + THREADS, "claims after the failure: " + claims.get());
+    assertTrue(failing.claims.get() < 30 + THREADS, "claims after the failure: " + failing.claims.get());
     assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent at most once");
     assertEquals(n - sends.size(), h.executor.journal().count(OperationState.PENDING),
         "every operation not sent stays PENDING for the next resume");
@@ -290,32 +265,7 @@ class ConcurrentResumeTest {
    */
   @Test
   void deliveriesHandedOverBeforeAFailureAreRecordedAndNotHandedAgain() throws Exception {
-    AtomicInteger claims = new AtomicInteger();
-    AtomicReference<Thread> failedLane = new AtomicReference<>();
-    Journal failing = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
-          throws IdempotencyException {
-        int n = claims.incrementAndGet();
-        if (n == 30) {
-          failedLane.set(Thread.currentThread());
-          throw new JournalException("disk gone", null);
-        }
-        Thread failed = failedLane.get();
-        if (failed != null) {
-          // A lane that got here after the failure waits until the failed lane has ended (it stops
-          // the pass on its way out): otherwise, on a loaded machine, the failed lane could be
-          // descheduled while the others resumed everything, and the bound below would measure
-          // the scheduler instead of the stop.
-          try {
-            failed.join(10_000);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
-        }
-        return super.claim(id, owner, now, leaseFor);
-      }
-    };
+    FailingClaims failing = new FailingClaims(30);
     Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
@@ -340,5 +290,40 @@ class ConcurrentResumeTest {
   void concurrencyOutOfRangeIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(0));
     assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(257));
+  }
+
+  /**
+   * A journal whose {@code failAt}-th claim fails. A lane that claims after the failure waits until
+   * the failed lane has ended (it stops the pass on its way out): otherwise, on a loaded machine,
+   * the failed lane could be descheduled while the others resumed everything, and a bound on the
+   * claims after the failure would measure the scheduler instead of the stop.
+   */
+  private static final class FailingClaims extends ForwardingJournal {
+    final AtomicInteger claims = new AtomicInteger();
+    private final AtomicReference<Thread> failedLane = new AtomicReference<>();
+    private final int failAt;
+
+    FailingClaims(int failAt) {
+      super(new InMemoryJournal());
+      this.failAt = failAt;
+    }
+
+    @Override
+    public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+        throws IdempotencyException {
+      if (claims.incrementAndGet() == failAt) {
+        failedLane.set(Thread.currentThread());
+        throw new JournalException("disk gone", null);
+      }
+      Thread failed = failedLane.get();
+      if (failed != null) {
+        try {
+          failed.join(10_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return super.claim(id, owner, now, leaseFor);
+    }
   }
 }
