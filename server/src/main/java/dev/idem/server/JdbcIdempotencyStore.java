@@ -14,6 +14,7 @@ import dev.idem.storage.Durability;
 import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Layout;
 import dev.idem.storage.Schema;
+import dev.idem.storage.SingleConnectionStore;
 import dev.idem.storage.SingleStatementWork;
 import dev.idem.storage.SqlSession;
 import dev.idem.storage.SqlWork;
@@ -430,6 +431,21 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   Dialect dialect() {
     return dialect;
+  }
+
+  /**
+   * Before the app's own connection writes this database (transactional mode): an embedded store
+   * that syncs its commits outside its lock switches to syncing inside SQLite's commit, once every
+   * commit of its own is on the disk ({@link SingleConnectionStore#expectOtherWriters}). Nothing to
+   * do for PostgreSQL or an app's SQLite DataSource, or once done.
+   */
+  void expectOtherWriters() {
+    if (store instanceof SingleConnectionStore s) {
+      translated("", () -> {
+        s.expectOtherWriters("transactional mode: the app's connections write the same database");
+        return null;
+      });
+    }
   }
 
   /** Commits every write so far, new claims included (which otherwise ride on the next commit). */

@@ -54,6 +54,10 @@ final class TransactionalRun {
       throw new IllegalStateException("joinTransaction needs a connection in a transaction (auto-commit off);"
           + " use inTransaction to let the guard run the transaction");
     }
+    // Before the app's connection writes here: an app's commit between the embedded store's commit
+    // and its sync could leave, after a power loss, a torn frame of the store's under the app's
+    // intact commit, which the store's check at open refuses as damage.
+    store.expectOtherWriters();
     IdempotencyGuard.Prepared p = guard.prepare(request);
     if (p.answer() instanceof Admission.Respond r) {
       return r.response();

@@ -60,6 +60,20 @@ public final class SingleConnectionStore implements Store {
   private final String name;
   private final Connection connection;
   private final DiskSync diskSync;
+  /**
+   * Watches for other connections' commits while this store syncs outside its lock (the guard's
+   * file, which may be shared); null when there is nothing to watch. Under the statement lock.
+   */
+  private final ForeignWriters foreignWriters;
+  /**
+   * True while commits are followed by {@link #diskSync}; false for good once a store that synced
+   * outside its lock has switched to {@code synchronous=FULL}. Under the statement lock.
+   */
+  private boolean syncAfterCommit;
+  /** Why the next commit round switches to {@code synchronous=FULL}, or null; under the statement lock. */
+  private String switchToFull;
+  /** True once the store commits with {@code synchronous=FULL} after watching for other writers. */
+  private volatile boolean othersExpected;
   private final Duration deferredCommitInterval;
   private final ScheduledExecutorService flusher;
 
@@ -107,6 +121,19 @@ public final class SingleConnectionStore implements Store {
    */
   public SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase) throws SQLException {
+    this(what, name, connection, diskSync, deferredCommitInterval, sharedDatabase, null);
+  }
+
+  /**
+   * @param foreignWriters for a SQLite database other connections may write, whose commits are
+   *     {@code synchronous=NORMAL} followed by {@code diskSync}: seen other writers switch the
+   *     store to {@code synchronous=FULL} for good ({@link #expectOtherWriters}); null otherwise
+   */
+  SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters) throws SQLException {
+    this.foreignWriters = foreignWriters;
+    this.syncAfterCommit = diskSync != null;
+    this.othersExpected = foreignWriters == null;
     this.what = what;
     this.sharedDatabase = sharedDatabase;
     this.name = name;
@@ -419,14 +446,25 @@ public final class SingleConnectionStore implements Store {
     failIfBroken();
     gatherQueuedWriters();
     long target;
+    boolean sync;
     statementLock.lock();
     try {
       // Again under the statement lock: a unit that failed since the check above may have taken
       // the open transaction (and the work of the callers waiting here) down with it.
       failIfBroken();
       target = executedSeq;
+      if (foreignWriters != null && switchToFull == null && !othersExpected && foreignWriters.othersCommitted()) {
+        switchToFull = "another connection committed to it while this store synced its commits outside its lock";
+        LOG.warn("Idem {} {}: {}; from now on its commits sync inside SQLite's commit (synchronous=FULL), as for"
+            + " a file the app's connections share", what, name, switchToFull);
+      }
       connection.commit();
       transactionHasWrites = false;
+      // This commit was NORMAL, so it is still synced below; the next ones sync inside SQLite's.
+      sync = syncAfterCommit;
+      if (switchToFull != null) {
+        commitWithFullSync();
+      }
     } catch (SQLException e) {
       broken = e;
       throw StoreErrors.wrap(what, "commit on " + name, e);
@@ -436,7 +474,7 @@ public final class SingleConnectionStore implements Store {
     } finally {
       statementLock.unlock();
     }
-    if (diskSync != null) {
+    if (sync) {
       try {
         diskSync.sync();
       } catch (SQLException e) {
@@ -451,6 +489,60 @@ public final class SingleConnectionStore implements Store {
       }
     }
     durableSeq = target;
+  }
+
+  /**
+   * Makes every later commit sync inside SQLite's commit ({@code synchronous=FULL}), and returns
+   * once every earlier commit is on the disk: call it before another connection writes the
+   * database (the guard's transactional mode, before the app's connection claims), so that no
+   * frame of theirs follows a frame of this store's that is not on the disk yet. Records it in the
+   * database, so that later opens start with FULL. Cheap once done; nothing to do for a store that
+   * never synced outside its lock.
+   *
+   * @param why for the record and the log, such as "transactional mode"
+   * @throws IdempotencyException if the store is closed or broken, or the commit fails
+   */
+  public void expectOtherWriters(String why) throws IdempotencyException {
+    if (othersExpected) {
+      return;
+    }
+    // A SYNC write of no row: it commits (the switch runs in that round, after its commit) once the
+    // round before it, with its sync, has ended, so nothing of this store is left unsynced.
+    write(Durability.SYNC, null, s -> {
+      if (switchToFull == null && !othersExpected) {
+        switchToFull = why;
+        LOG.info("Idem {} {}: {}: its commits sync inside SQLite's commit (synchronous=FULL) from now on", what,
+            name, why);
+      }
+      return null;
+    });
+  }
+
+  /**
+   * After a commit, under the statement lock: later commits sync inside SQLite's commit. SQLite
+   * refuses to change {@code synchronous} inside a transaction, and sqlite-jdbc begins the next one
+   * at each commit, so the change runs in auto-commit mode, between two transactions.
+   */
+  private void commitWithFullSync() throws SQLException {
+    connection.setAutoCommit(true);
+    try {
+      try (Statement st = connection.createStatement()) {
+        st.execute("PRAGMA synchronous=FULL");
+      }
+      syncAfterCommit = false;
+      othersExpected = true;
+      try {
+        // Its own commit, with FULL: in auto-commit mode it waits for the write lock as long as the
+        // busy timeout, and cannot fail on an outdated snapshot.
+        foreignWriters.record(switchToFull);
+      } catch (SQLException e) {
+        LOG.warn("Idem {} {}: could not record that other connections write it; the next open will sync outside"
+            + " the lock again until it sees them ({})", what, name, e.getMessage());
+      }
+      switchToFull = null;
+    } finally {
+      connection.setAutoCommit(false);
+    }
   }
 
   @Override
@@ -510,6 +602,13 @@ public final class SingleConnectionStore implements Store {
     try {
       flusher.shutdownNow();
       session.close();
+      if (foreignWriters != null) {
+        try {
+          foreignWriters.close();
+        } catch (SQLException e) {
+          failure = StoreErrors.wrap(what, "close of " + name, e);
+        }
+      }
       if (diskSync != null) {
         try {
           diskSync.close();

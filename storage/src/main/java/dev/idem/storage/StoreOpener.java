@@ -11,6 +11,8 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
 
@@ -26,6 +28,7 @@ import org.sqlite.SQLiteDataSource;
  * open, and then everything is released as for any other failure.
  */
 public final class StoreOpener {
+  private static final Logger LOG = LoggerFactory.getLogger(StoreOpener.class);
   /** How long SQLite waits for a lock held by another connection before failing: 10 s. */
   static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
@@ -96,7 +99,7 @@ public final class StoreOpener {
    * Opens (creating if needed) the embedded SQLite store {@code requested} ({@link Layout#journal}
    * for the journal's; {@link EmbeddedFiles}): WAL mode, a busy timeout, one writer connection with
    * group commit; no write is reported durable before it is on the disk (SQLite's
-   * {@code synchronous=FULL}, or, for a store whose files are its own, the store's sync of the
+   * {@code synchronous=FULL}, or, for a store no other connection writes, the store's sync of the
    * {@code -wal} file after each commit: {@link #walSyncOf}). A directory already open in this JVM
    * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}).
    */
@@ -129,15 +132,24 @@ public final class StoreOpener {
       }
       // Before the migration, which would turn an emptied file into a fresh journal.
       String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
-      int version = new Migrator(Dialect.SQLITE, schema, clock).migrate(connection);
+      Migrator migrator = new Migrator(Dialect.SQLITE, schema, clock);
+      int version = migrator.migrate(connection);
       if (newId != null) {
         Meta.put(connection, schema.metaTable(), Meta.JOURNAL_ID, newId);
       }
       files.markOpen(newId);
       String name = (layout.ownsFiles() ? layout.directory() : db).toString();
-      walSync = walSyncOf(layout, connection, files);
+      String shared = layout.ownsFiles() ? null
+          : ForeignWriters.knownAtOpen(connection, schema.metaTable(), migrator.tables());
+      walSync = shared == null ? walSyncOf(layout, connection, files) : null;
+      ForeignWriters watch = walSync != null && !layout.ownsFiles()
+          ? ForeignWriters.watch(connection, schema.metaTable()) : null;
+      if (shared != null) {
+        LOG.debug("Idem {} {}: commits sync inside SQLite's commit (synchronous=FULL): other connections write"
+            + " it ({})", schema.what(), name, shared);
+      }
       store = new SingleConnectionStore(schema.what(), name, connection, walSync, deferredCommitInterval,
-          !layout.ownsFiles());
+          !layout.ownsFiles(), watch);
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
@@ -147,27 +159,24 @@ public final class StoreOpener {
   }
 
   /**
-   * For a store whose files are its own (the journal, the inbox): commits append to the
-   * {@code -wal} file without syncing ({@code synchronous=NORMAL}), and the store syncs that file
-   * after each group commit, outside its statement lock ({@link DiskSync#ofWal}). The guarantee is
-   * the same as {@code synchronous=FULL}'s: no write is reported durable before the sync that covers
-   * it returned. What changes is that the next group's statements run during the sync instead of
+   * For a store no other connection writes: commits append to the {@code -wal} file without
+   * syncing ({@code synchronous=NORMAL}), and the store syncs that file after each group commit,
+   * outside its statement lock ({@link DiskSync#ofWal}). The guarantee is the same as
+   * {@code synchronous=FULL}'s: no write is reported durable before the sync that covers it
+   * returned. What changes is that the next group's statements run during the sync instead of
    * waiting for it; the next commit still waits (the store runs one commit round at a time), so
    * frames reach the file in commit order, after the ones before them are on the disk, as
    * {@link WalCheck} assumes.
    *
-   * <p>A database the app's connections share (the guard's file, in its transactional mode) keeps
-   * {@code synchronous=FULL}: their commits could write frames between this store's commit and its
-   * sync, and a power loss in that window could leave damage under later frames, which
-   * {@link WalCheck} refuses as corruption.
-   *
-   * @return the sync, or null for a shared database
+   * <p>The journal and the inbox own their files. The guard's file may be shared with the app's
+   * connections (transactional mode), whose commits could write frames between this store's commit
+   * and its sync: a power loss in that window could leave damage under their commit, which
+   * {@link WalCheck} refuses as corruption. So a database known to be shared at open keeps
+   * {@code synchronous=FULL} (the caller does not ask for this sync), and one not known to be is
+   * watched, and switches to FULL for good when another writer shows up ({@link ForeignWriters}).
    */
   private DiskSync walSyncOf(Layout layout, Connection connection, EmbeddedFiles files)
       throws JournalException, SQLException {
-    if (!layout.ownsFiles()) {
-      return null;
-    }
     DiskSync sync = null;
     try {
       sync = DiskSync.ofWal(layout.wal());
