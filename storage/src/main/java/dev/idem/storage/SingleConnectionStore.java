@@ -456,7 +456,8 @@ public final class SingleConnectionStore implements Store {
       if (foreignWriters != null && switchToFull == null && !othersExpected && foreignWriters.othersCommitted()) {
         switchToFull = "another connection committed to it while this store synced its commits outside its lock";
         LOG.warn("Idem {} {}: {}; from now on its commits sync inside SQLite's commit (synchronous=FULL), as for"
-            + " a file the app's connections share", what, name, switchToFull);
+            + " a file the app's connections share (expected once if they do, as in transactional mode)", what,
+            name, switchToFull);
       }
       connection.commit();
       transactionHasWrites = false;
