@@ -54,7 +54,16 @@ import org.slf4j.LoggerFactory;
  * changes nothing. Times are stored as epoch milliseconds.
  *
  * <p>SQLite runs on the storage layer the journal uses: {@code journal_mode=WAL} (checked, not
- * assumed), {@code synchronous=FULL}, one connection, and group commit: a completion is durable
+ * assumed), every commit on the disk before a durable write returns, one connection, and group
+ * commit. While no other connection writes the file, a commit is {@code synchronous=NORMAL} and the
+ * store syncs the {@code -wal} file after it, outside its lock, so that the next group's statements
+ * run during the sync. It switches to {@code synchronous=FULL} for good when another writer is
+ * known: the file holds the app's tables at open, or an earlier run recorded one, or a
+ * transactional run is about to claim on the app's connection (it switches first, once every
+ * earlier commit is synced), or another connection's commit shows (with a warning). Otherwise an
+ * app's commit between the store's commit and its sync could, after a power loss, leave a torn
+ * frame of the store's under the app's intact commit, which the check at open refuses as damage
+ * (docs/server.md, "The guard's SQLite file and the app's connections"). A completion is durable
  * before its call returns (before the response leaves), and so is every record an answer is read
  * from (a replay, a 409, a 422), but concurrent requests share one commit and one disk sync
  * instead of paying one each. A new claim, a renewal, a release and a purge ride along with the

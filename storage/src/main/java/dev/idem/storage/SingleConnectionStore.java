@@ -31,12 +31,17 @@ import org.slf4j.LoggerFactory;
  * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
  * queue behind other operations' begins.
  *
- * <p>With a {@link DiskSync} (an embedded SQLite store whose files are its own, which commits with
- * {@code synchronous=NORMAL} and syncs its {@code -wal} file; an app's H2 DataSource), each commit
- * is followed by one disk sync, outside the statement lock, so the sync does not block statements
- * of the next group (which will share the next commit and sync). The next commit waits for it: one
- * round at a time. Without one (an app's SQLite DataSource, the guard's shared file), SQLite's
- * {@code synchronous=FULL} commit syncs inside the lock.
+ * <p>With a {@link DiskSync} (an embedded SQLite store no other connection writes, which commits
+ * with {@code synchronous=NORMAL} and syncs its {@code -wal} file; an app's H2 DataSource), each
+ * commit is followed by one disk sync, outside the statement lock, so the sync does not block
+ * statements of the next group (which will share the next commit and sync). The next commit waits
+ * for it: one round at a time. Without one (an app's SQLite DataSource, the guard's file once the
+ * app's connections write it), SQLite's {@code synchronous=FULL} commit syncs inside the lock. The
+ * guard's file, which the app's connections may share, starts with the first and switches to the
+ * second for good before another writer's first write ({@link #expectOtherWriters}) or at the first
+ * commit round that sees one ({@link ForeignWriters}).
+ *
+ * <p>Thread-safe.
  *
  * <p>Prepared statements are cached on the connection for its whole life ({@link CachedStatements}).
  * Each unit's savepoint is one reused, prepared {@code SAVEPOINT} statement for the same reason. A
