@@ -146,6 +146,13 @@ public final class IdempotencyGuard implements AutoCloseable {
         return t;
       });
       executor.setRemoveOnCancelPolicy(true);
+      // Every claim schedules its renewal (renewEvery ahead) and cancels it when it ends. On a queue
+      // that the previous cancel had emptied, each new renewal became the queue's head, and a new
+      // head wakes the executor's thread to re-arm its timer: one wake-up, a context switch on a
+      // loaded machine, per request. A no-op at half that period keeps an earlier head in the
+      // queue, so a renewal never is one (the thread wakes twice per renewEvery instead).
+      long keepHeadNanos = Math.max(1, s.renewEvery.toNanos() / 2);
+      executor.scheduleAtFixedRate(() -> { }, keepHeadNanos, keepHeadNanos, TimeUnit.NANOSECONDS);
       this.ownedExecutor = executor;
       this.scheduler = Scheduler.of(executor);
     }
