@@ -9,8 +9,8 @@ import java.nio.ByteBuffer;
  * <p>A SHA-256 alone is random, so every accept inserted its index entry on a random leaf of that
  * B-tree, each group commit rewrote as many 4 KiB index pages as it carried accepts, and once the
  * index outgrew SQLite's page cache each accept read pages back (issue 28, W1; 8 threads accepting
- * 120,000 events: 15.6 KiB written and 8.6 KiB read per accept, against 11.6 and 1.0 with the prefix;
- * the insert alone, in SQLite at 40,000 rows, 33 against 20 µs of CPU).
+ * 120,000 events: 15.7 kB written and 8.6 kB read per accept, against 11.0 to 11.7 and 0.9 to 1.3
+ * with the prefix; the insert alone, in SQLite at 40,000 rows: 33 against 20 µs of CPU).
  * When the scheme signs its timestamp, the digest starts with that timestamp (8 bytes, big-endian
  * epoch seconds), so entries arrive in signing order at the index's right edge and a commit
  * rewrites one or two of its pages. Uniqueness is unchanged: a replay carries the same signature,
