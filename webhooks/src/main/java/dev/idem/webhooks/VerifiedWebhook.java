@@ -66,7 +66,7 @@ public final class VerifiedWebhook {
     return body;
   }
 
-  /** SHA-256 of the signature that matched: what the inbox remembers to recognise a replay. */
+  /** What the inbox remembers of the signature that matched to recognise a replay ({@code SignatureDigest}). */
   byte[] signatureDigest() {
     return signatureDigest;
   }

@@ -5,6 +5,7 @@ import dev.idem.webhooks.internal.Hmac;
 import dev.idem.webhooks.internal.JsonFields;
 import dev.idem.webhooks.internal.MacKey;
 import dev.idem.webhooks.internal.SchemeResult;
+import dev.idem.webhooks.internal.SignatureDigest;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -110,7 +111,7 @@ public final class WebhookSource {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
     }
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
-        now, copyBody ? rawBody.clone() : rawBody, Hmac.sha256(r.matchedSignature()));
+        now, copyBody ? rawBody.clone() : rawBody, SignatureDigest.of(r, scheme.verifier().signsTimestampAndId()));
   }
 
   WebhookRejectedException tooLarge(long length) {

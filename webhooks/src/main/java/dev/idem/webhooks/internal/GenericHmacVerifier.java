@@ -24,6 +24,17 @@ public final class GenericHmacVerifier implements Verifier {
     return "hmac";
   }
 
+  /**
+   * The template signs the timestamp, and the id is signed too: in the template, or read from the
+   * signed body when there is no id header. A timestamp header alone is not enough: the template
+   * need not include it.
+   */
+  @Override
+  public boolean signsTimestampAndId() {
+    String content = spec.signedContent();
+    return content.contains("{timestamp}") && (spec.idHeader() == null || content.contains("{id}"));
+  }
+
   @Override
   public MacKey key(String secret) {
     String s = secret.startsWith(spec.secretPrefix()) ? secret.substring(spec.secretPrefix().length()) : secret;

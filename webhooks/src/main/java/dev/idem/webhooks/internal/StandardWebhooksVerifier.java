@@ -21,6 +21,12 @@ public final class StandardWebhooksVerifier implements Verifier {
     return "standard-webhooks";
   }
 
+  /** The signed content is {@code id.timestamp.body}. */
+  @Override
+  public boolean signsTimestampAndId() {
+    return true;
+  }
+
   @Override
   public MacKey key(String secret) {
     String b64 = secret.startsWith("whsec_") ? secret.substring(6) : secret;

@@ -19,6 +19,12 @@ public final class StripeVerifier implements Verifier {
     return "stripe";
   }
 
+  /** The signed content is {@code t.body}, and the event id is in the body. */
+  @Override
+  public boolean signsTimestampAndId() {
+    return true;
+  }
+
   @Override
   public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {

@@ -21,6 +21,15 @@ public interface Verifier {
   }
 
   /**
+   * Whether the MAC covers both the timestamp and the event id (in a header, or in the signed body),
+   * so that the remembered signature may be ordered by its timestamp ({@link SignatureDigest}).
+   * False by default.
+   */
+  default boolean signsTimestampAndId() {
+    return false;
+  }
+
+  /**
    * Checks the signature over the raw body, then the timestamp window.
    *
    * @param keys the keys of every configured secret, newest first

@@ -6,6 +6,8 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Reads an embedded inbox's file directly, to show what is (not) stored, bodies included. */
 public final class InboxRows {
@@ -20,6 +22,27 @@ public final class InboxRows {
   public static long bodiesContaining(Path dir, String marker) throws SQLException {
     return scalar(dir, "SELECT COUNT(*) FROM idem_webhook_inbox WHERE instr(CAST(body AS TEXT), '"
         + marker.replace("'", "''") + "') > 0");
+  }
+
+  /** The stored event ids in the order of the signature index: (source, signature digest). */
+  public static List<String> eventIdsBySignature(Path dir) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT event_id FROM idem_webhook_inbox ORDER BY source, signature_digest")) {
+      List<String> out = new ArrayList<>();
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+      return out;
+    }
+  }
+
+  /** Runs one update on the inbox file (close the inbox first); returns the rows it changed. */
+  public static int update(Path dir, String sql) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
+        Statement s = c.createStatement()) {
+      return s.executeUpdate(sql);
+    }
   }
 
   private static long scalar(Path dir, String sql) throws SQLException {
