@@ -379,7 +379,10 @@ public final class JdbcJournal implements Journal {
         () -> store.write(Durability.SYNC, id,
             SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
     if (existing == null) {
-      requests.put(id, row.requestCheck(), request);
+      // Nothing goes into the request memo here: the executor ends each attempt of this call with
+      // recordAttemptAndTransition, which reads no row, so an entry would only cost every caller a
+      // turn on the memo's one monitor twice per call (the only Java monitor 32 callers contended).
+      // A later transition() of this operation, rare, reads and checks the stored request instead.
       OperationRecord created = OperationRecord.pending(stored);
       if (owner == null) {
         return new BeginResult(created, true);
@@ -889,6 +892,11 @@ public final class JdbcJournal implements Journal {
           + " next open recovers as after a crash: what was acknowledged as durable is kept, and the deferred"
           + " writes not yet committed are settled by a resend with the same key", name, shutdownCloseTimeout);
     }
+  }
+
+  /** Tests only: how many requests the memo keeps ({@link RequestMemo}). */
+  int requestsRemembered() {
+    return requests.size();
   }
 
   /** Tests only: the registered shutdown hook, or null. */

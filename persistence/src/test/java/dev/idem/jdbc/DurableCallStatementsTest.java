@@ -47,6 +47,44 @@ class DurableCallStatementsTest {
     assertStatements(new FaultyDataSource(sqlite), Map.of("INSERT", 1, "UPDATE", 1));
   }
 
+  /**
+   * The request memo's one monitor was the only Java monitor that 32 durable callers contended
+   * (JFR, issue 28): the begin put the request in, the outcome took it out. The inline call never
+   * reads it back, so the begin keeps nothing there; a later transition() reads the stored request.
+   * Failed before: the memo held the request while the attempt was in flight.
+   */
+  @Test
+  void anInlineCallKeepsNoRequestInTheMemoAndATransitionStillReturnsTheStoredRequest() throws Exception {
+    try (JdbcJournal journal = JdbcJournal.embedded(dir.resolve("embedded")).closeOnShutdown(false).open()) {
+      AtomicInteger keptDuringSend = new AtomicInteger(-1);
+      Transport transport = (request, key) -> {
+        keptDuringSend.set(journal.requestsRemembered());
+        return Ops.ok("{\"id\":7}");
+      };
+      Outcome outcome = IdempotentExecutor.builder().journal(journal).build()
+          .execute(Operation.builder("charge", Ops.request("{\"n\":1}")).build(), transport);
+      assertEquals(OperationState.SUCCEEDED, journal.find(outcome.operationId()).orElseThrow().state());
+      assertEquals(0, keptDuringSend.get(), "the begin kept the request in the memo while the attempt ran");
+      assertEquals(0, journal.requestsRemembered());
+
+      // A transition() after a begin, with nothing in the memo: the record it returns carries the
+      // request as stored, read back from the row.
+      dev.idem.core.OperationId id = new dev.idem.core.OperationId("s", "charge",
+          dev.idem.core.IdempotencyKey.of("k-transition"));
+      java.time.Instant now = java.time.Instant.parse("2026-12-02T10:00:00Z");
+      var request = Ops.request("{\"n\":2}");
+      var begun = journal.beginAndClaim(new dev.idem.core.spi.NewOperation(id, null,
+          dev.idem.core.fingerprint.Fingerprinter.defaults().fingerprint(request), request, now), "owner-1",
+          Duration.ofMinutes(1));
+      var done = journal.transition(id, begun.lease(),
+          dev.idem.core.spi.Transition.finish(OperationState.SUCCEEDED, now, Ops.ok("{}"), "HTTP 200"));
+      assertEquals(OperationState.SUCCEEDED, done.state());
+      assertEquals(request, done.request());
+      assertEquals(journal.find(id).orElseThrow(), done);
+      assertEquals(0, journal.requestsRemembered());
+    }
+  }
+
   private static void assertStatements(FaultyDataSource ds, Map<String, Integer> expected) throws Exception {
     AtomicInteger sends = new AtomicInteger();
     Transport transport = (request, key) -> {

@@ -8,14 +8,17 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The requests of operations begun by this journal and not yet finished, so that the writes that
- * return the whole record (the final transition above all) need not parse the request back from
- * its stored JSON: that parse was 15% of a durable call's CPU samples and 11 KB of garbage per
- * call (docs/benchmark-end-to-end.md), all of it on the one writer connection's turn.
+ * The requests of unfinished operations that a page read (the resume's findDue above all) has
+ * just decoded, so that a write that returns the whole record ({@code transition}) need not parse
+ * the request back from its stored JSON: that parse was 15% of a durable call's CPU samples and
+ * 11 KB of garbage per call (docs/benchmark-end-to-end.md), all of it on the one writer
+ * connection's turn. A begin keeps nothing here: the executor's inline call ends each attempt with
+ * a write that reads no row, so the memo stays empty, and {@link #remove} takes no lock, while no
+ * resume runs.
  *
  * <p>An entry is used only for a row whose stored {@code request_check} (SHA-256 over the
- * fingerprint and the request's stored JSON, {@link RequestCheck}) equals the one computed from
- * this request when it was begun: a row purged and begun again with another request, or changed by
+ * fingerprint and the request's stored JSON, {@link RequestCheck}) equals the one the request was
+ * kept with: a row purged and begun again with another request, or changed by
  * another process, misses and is decoded from the database as before. What it does not do is
  * re-verify the stored JSON against that checksum: a byte of {@code request_json} damaged while
  * the operation runs is found by the next read that decodes the row (every read that can lead to a
@@ -34,6 +37,8 @@ public final class RequestMemo {
   private final long maxBytes;
   private final Map<OperationId, Entry> entries = new LinkedHashMap<>();
   private long bytes;
+  /** The entries' count, written under the monitor; read without it by {@link #remove}. */
+  private volatile int count;
 
   /**
    * @param maxBytes the most the kept requests may take, roughly; 0 keeps none
@@ -42,7 +47,7 @@ public final class RequestMemo {
     this.maxBytes = maxBytes;
   }
 
-  /** Remembers the request just begun under {@code id}, stored with checksum {@code requestCheck}. */
+  /** Remembers the request just read under {@code id}, stored with checksum {@code requestCheck}. */
   public void put(OperationId id, String requestCheck, RequestSnapshot request) {
     long size = sizeOf(request);
     if (size > maxBytes / 8) {
@@ -56,6 +61,7 @@ public final class RequestMemo {
         bytes -= oldest.next().bytes();
         oldest.remove();
       }
+      count = entries.size();
     }
   }
 
@@ -76,11 +82,18 @@ public final class RequestMemo {
 
   /** Forgets {@code id}: it finished, and no write of this journal will need its request again. */
   public void remove(OperationId id) {
+    // Every finished operation calls this. While the memo is empty (no page read is resuming
+    // anything) it takes no monitor. A put racing with this unlocked read leaves an entry behind:
+    // harmless, since get checks the row's stored checksum and the bound in bytes evicts it.
+    if (count == 0) {
+      return;
+    }
     synchronized (this) {
       Entry e = entries.remove(id);
       if (e != null) {
         bytes -= e.bytes();
       }
+      count = entries.size();
     }
   }
 

@@ -37,13 +37,13 @@ import java.util.Set;
 public final class CallCost {
   private static final com.sun.management.ThreadMXBean THREADS =
       (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-  private static final RequestSnapshot REQUEST = RequestSnapshot.builder("POST",
+  static final RequestSnapshot REQUEST = RequestSnapshot.builder("POST",
       URI.create("http://127.0.0.1:8080/v1/orders")).header("Content-Type", "application/json")
       .header("Accept", "application/json").header("User-Agent", "okhttp/4.12.0")
       .body("{\"amount\":1999,\"currency\":\"EUR\",\"customer\":\"cus_123\"}".getBytes(StandardCharsets.UTF_8),
           "application/json")
       .build();
-  private static final ResponseSnapshot RESPONSE = new ResponseSnapshot(201,
+  static final ResponseSnapshot RESPONSE = new ResponseSnapshot(201,
       Map.of("Content-Type", List.of("application/json"), "Content-Length", List.of("14"),
           "Date", List.of("Wed, 02 Dec 2026 07:00:00 GMT")),
       "{\"id\":\"ord_1\"}".getBytes(StandardCharsets.UTF_8));

@@ -26,6 +26,25 @@ class RequestMemoTest {
   }
 
   @Test
+  void removeForgetsOnlyTheOperationItNamesAndIsANoOpOnAnEmptyMemo() {
+    RequestMemo memo = new RequestMemo(1 << 20);
+    memo.remove(id(9)); // the inline call's path: nothing kept, nothing to remove
+    assertEquals(0, memo.size());
+
+    RequestSnapshot r = request(10);
+    memo.put(id(1), "check-a", r);
+    memo.put(id(2), "check-b", r);
+    memo.remove(id(1));
+    assertEquals(1, memo.size());
+    assertNull(memo.get(id(1), "check-a"));
+    assertSame(r, memo.get(id(2), "check-b"), "the other operation's entry stays");
+    memo.remove(id(2));
+    assertEquals(0, memo.size());
+    memo.put(id(3), "check-c", r);
+    assertSame(r, memo.get(id(3), "check-c"), "a memo emptied by removes keeps what is put next");
+  }
+
+  @Test
   void answersOnlyForTheChecksumItWasBegunWith() {
     RequestMemo memo = new RequestMemo(1 << 20);
     RequestSnapshot r = request(10);
