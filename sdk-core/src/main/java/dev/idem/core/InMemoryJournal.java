@@ -18,6 +18,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.function.Predicate;
 
@@ -66,8 +67,17 @@ public final class InMemoryJournal implements Journal {
   }
 
   private final ConcurrentHashMap<OperationId, Slot> slots = new ConcurrentHashMap<>();
-  /** Every identity in {@link #slots}, in {@link #ORDER}, for paging; only begin and purge change it. */
+  /**
+   * Every identity in {@link #slots}, in {@link #ORDER}, for paging, once {@link #ordered()} has
+   * moved in those of {@link #begun}; only that and purge change it.
+   */
   private final ConcurrentSkipListSet<OperationId> order = new ConcurrentSkipListSet<>(ORDER);
+  /**
+   * The identities begun since the last {@link #ordered()}. A begin appends here instead of
+   * inserting into {@link #order}: the insert into a skip list of every operation was the dearest
+   * part of an in-memory call, and only the listing methods, rarely called, need the order.
+   */
+  private final ConcurrentLinkedQueue<OperationId> begun = new ConcurrentLinkedQueue<>();
   /**
    * Every PENDING operation by when it became due ({@link DueRule#dueSince}), then identity:
    * the due pages read it from their cursor instead of sorting every operation on each page. The
@@ -111,7 +121,7 @@ public final class InMemoryJournal implements Journal {
         OperationRecord created = OperationRecord.pending(operation);
         Slot fresh = new Slot(created);
         if (slots.putIfAbsent(id, fresh) == null) {
-          order.add(id);
+          begun.add(id);
           synchronized (fresh) {
             // The record now, not `created`: a claim may already have replaced it (and indexed its own).
             index(null, fresh.record);
@@ -168,7 +178,7 @@ public final class InMemoryJournal implements Journal {
     if (slots.putIfAbsent(id, fresh) != null) {
       return begin(operation); // begun meanwhile: returned as begin returns it, unclaimed
     }
-    order.add(id);
+    begun.add(id);
     synchronized (fresh) {
       index(null, fresh.record);
     }
@@ -192,7 +202,7 @@ public final class InMemoryJournal implements Journal {
       throws IdempotencyException {
     ensureOpen();
     List<OperationRecord> found = new ArrayList<>();
-    for (OperationId id : order) {
+    for (OperationId id : ordered()) {
       if (!id.scope().equals(scope)) {
         continue;
       }
@@ -461,7 +471,7 @@ public final class InMemoryJournal implements Journal {
     ensureOpen();
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
-    for (OperationId id : after == null ? order : order.tailSet(after, false)) {
+    for (OperationId id : after == null ? ordered() : ordered().tailSet(after, false)) {
       OperationRecord r = latest(id);
       if (r != null && filter.test(r)) {
         found.add(r);
@@ -477,7 +487,7 @@ public final class InMemoryJournal implements Journal {
   public int purge(Instant before) throws IdempotencyException {
     ensureOpen();
     int purged = 0;
-    for (OperationId id : order) {
+    for (OperationId id : ordered()) {
       Slot slot = slots.get(id);
       if (slot == null) {
         continue;
@@ -487,7 +497,7 @@ public final class InMemoryJournal implements Journal {
         if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before)) {
           slot.removed = true;
           // Out of the order first: a begin of the same identity can only put its new slot in
-          // after the old one left the map, so its order.add comes after this remove.
+          // after the old one left the map, so its identity reaches the order after this remove.
           order.remove(id);
           slots.remove(id, slot);
           purged++;
@@ -500,6 +510,20 @@ public final class InMemoryJournal implements Journal {
   @Override
   public void close() {
     closed = true;
+  }
+
+  /**
+   * {@link #order}, with the identities begun so far moved in. Under a lock, so that a listing
+   * never misses an operation whose begin returned before it started while another listing is
+   * still moving it.
+   */
+  private ConcurrentSkipListSet<OperationId> ordered() {
+    synchronized (begun) {
+      for (OperationId id = begun.poll(); id != null; id = begun.poll()) {
+        order.add(id);
+      }
+    }
+    return order;
   }
 
   /** The latest record of an identity, or null if it was purged. */
