@@ -12,10 +12,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.function.Predicate;
 
@@ -64,16 +67,34 @@ public final class InMemoryJournal implements Journal {
   }
 
   private final ConcurrentHashMap<OperationId, Slot> slots = new ConcurrentHashMap<>();
-  /** Every identity in {@link #slots}, in {@link #ORDER}, for paging; only begin and purge change it. */
+  /**
+   * Every identity in {@link #slots}, in {@link #ORDER}, for paging, once {@link #ordered()} has
+   * moved in those of {@link #begun}; only that and purge change it.
+   */
   private final ConcurrentSkipListSet<OperationId> order = new ConcurrentSkipListSet<>(ORDER);
   /**
-   * Every unfinished operation by when it became due ({@link DueRule#dueSince}), then identity:
-   * the due pages read it from their cursor instead of sorting every operation on each page.
+   * The identities begun since the last {@link #ordered()}. A begin appends here instead of
+   * inserting into {@link #order}: the insert into a skip list of every operation was the dearest
+   * part of an in-memory call, and only the listing methods, rarely called, need the order.
+   */
+  private final ConcurrentLinkedQueue<OperationId> begun = new ConcurrentLinkedQueue<>();
+  /**
+   * Every PENDING operation by when it became due ({@link DueRule#dueSince}), then identity:
+   * the due pages read it from their cursor instead of sorting every operation on each page. The
+   * IN_FLIGHT ones are not in it ({@link #findDue} merges in those from {@link #inFlight} whose
+   * lease ran out): nearly every call is IN_FLIGHT for the time of one request, and entering and
+   * leaving this index then cost two skip-list updates per call.
    * Changed under the operation's slot lock, with its record.
    */
   private final ConcurrentSkipListSet<DueKey> due = new ConcurrentSkipListSet<>(DueKey.ORDER);
-  /** The identities of the IN_FLIGHT operations, in {@link #ORDER}; changed like {@link #due}. */
-  private final ConcurrentSkipListSet<OperationId> inFlight = new ConcurrentSkipListSet<>(ORDER);
+  /**
+   * The identities of the IN_FLIGHT operations, changed like {@link #due}. A hash set, sorted by
+   * {@link #findDue} when it pages through it: every call enters it and leaves it, and ordering it
+   * on each change cost two skip-list updates per call, while the set holds only the operations
+   * being sent right now and those whose sender stopped without releasing them (this journal does
+   * not outlive its process, so no lease of an earlier incarnation stays behind).
+   */
+  private final Set<OperationId> inFlight = ConcurrentHashMap.newKeySet();
 
   /** A place in {@link #due}. */
   private record DueKey(Instant at, OperationId id) {
@@ -100,7 +121,7 @@ public final class InMemoryJournal implements Journal {
         OperationRecord created = OperationRecord.pending(operation);
         Slot fresh = new Slot(created);
         if (slots.putIfAbsent(id, fresh) == null) {
-          order.add(id);
+          begun.add(id);
           synchronized (fresh) {
             // The record now, not `created`: a claim may already have replaced it (and indexed its own).
             index(null, fresh.record);
@@ -146,9 +167,8 @@ public final class InMemoryJournal implements Journal {
     }
     ensureOpen();
     OperationId id = operation.id();
-    if (slots.containsKey(id)) {
-      return begin(operation);
-    }
+    // No lookup before the insert: nearly every call brings a fresh key, and a look-up of a key the
+    // map does not hold cost as much as the insert (a cache miss into a table of every operation).
     Instant now = operation.createdAt();
     // The first claim of an operation nobody held: generation 1, not a takeover.
     Lease lease = new Lease(owner, 1, now.plus(leaseFor), false);
@@ -158,7 +178,7 @@ public final class InMemoryJournal implements Journal {
     if (slots.putIfAbsent(id, fresh) != null) {
       return begin(operation); // begun meanwhile: returned as begin returns it, unclaimed
     }
-    order.add(id);
+    begun.add(id);
     synchronized (fresh) {
       index(null, fresh.record);
     }
@@ -182,7 +202,7 @@ public final class InMemoryJournal implements Journal {
       throws IdempotencyException {
     ensureOpen();
     List<OperationRecord> found = new ArrayList<>();
-    for (OperationId id : order) {
+    for (OperationId id : ordered()) {
       if (!id.scope().equals(scope)) {
         continue;
       }
@@ -322,8 +342,8 @@ public final class InMemoryJournal implements Journal {
 
   /** Moves an operation's entries in {@link #due} and {@link #inFlight}; under its slot lock. */
   private void index(OperationRecord previous, OperationRecord next) {
-    DueKey was = previous == null || previous.state().isTerminal() ? null : DueKey.of(previous);
-    DueKey is = next.state().isTerminal() ? null : DueKey.of(next);
+    DueKey was = previous == null || previous.state() != OperationState.PENDING ? null : DueKey.of(previous);
+    DueKey is = next.state() != OperationState.PENDING ? null : DueKey.of(next);
     if (was != null && !was.equals(is)) {
       due.remove(was);
     }
@@ -355,8 +375,9 @@ public final class InMemoryJournal implements Journal {
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the IN_FLIGHT operations for the owner's own leases, then an index of the unfinished
-   * operations by due time from the cursor on, so a page costs about its own size.
+   * <p>Reads the IN_FLIGHT operations for the owner's own leases, then an index of the PENDING
+   * operations by due time from the cursor on, merged with the IN_FLIGHT ones whose lease ran out,
+   * so a page costs about its own size plus the operations in flight.
    */
   @Override
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
@@ -368,7 +389,7 @@ public final class InMemoryJournal implements Journal {
     List<OperationRecord> page = new ArrayList<>();
     DueKey from = null;
     if (after == null || DueRule.isOwnLease(after, owner, now)) {
-      for (OperationId id : after == null ? inFlight : inFlight.tailSet(after.id(), false)) {
+      for (OperationId id : inFlightAfter(after == null ? null : after.id())) {
         OperationRecord r = latest(id);
         if (r != null && DueRule.isOwnLease(r, owner, now)) {
           page.add(r);
@@ -380,7 +401,21 @@ public final class InMemoryJournal implements Journal {
     } else {
       from = DueKey.of(after);
     }
-    for (DueKey key : from == null ? due : due.tailSet(from, false)) {
+    // The PENDING operations from the index, merged in due order with the IN_FLIGHT ones whose
+    // lease ran out (which the index leaves out: see #due).
+    List<DueKey> expired = expiredLeasesAfter(from, now);
+    Iterator<DueKey> pending = (from == null ? due : due.tailSet(from, false)).iterator();
+    DueKey nextPending = pending.hasNext() ? pending.next() : null;
+    int nextExpired = 0;
+    while (nextPending != null || nextExpired < expired.size()) {
+      DueKey key;
+      if (nextPending != null
+          && (nextExpired == expired.size() || DueKey.ORDER.compare(nextPending, expired.get(nextExpired)) < 0)) {
+        key = nextPending;
+        nextPending = pending.hasNext() ? pending.next() : null;
+      } else {
+        key = expired.get(nextExpired++);
+      }
       OperationRecord r = latest(key.id());
       // An entry the operation has left since (its new one is further on) is skipped, so that a
       // page never holds an operation twice.
@@ -397,6 +432,34 @@ public final class InMemoryJournal implements Journal {
     return List.copyOf(page);
   }
 
+  /** The places of the IN_FLIGHT operations whose lease ran out by {@code now}, after {@code from}, in due order. */
+  private List<DueKey> expiredLeasesAfter(DueKey from, Instant now) {
+    List<DueKey> keys = new ArrayList<>();
+    for (OperationId id : inFlight) {
+      OperationRecord r = latest(id);
+      if (r != null && r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now)) {
+        DueKey key = DueKey.of(r);
+        if (from == null || DueKey.ORDER.compare(key, from) > 0) {
+          keys.add(key);
+        }
+      }
+    }
+    keys.sort(DueKey.ORDER);
+    return keys;
+  }
+
+  /** The IN_FLIGHT identities after {@code after} (all if null), in {@link #ORDER}. */
+  private List<OperationId> inFlightAfter(OperationId after) {
+    List<OperationId> ids = new ArrayList<>(inFlight.size());
+    for (OperationId id : inFlight) {
+      if (after == null || ORDER.compare(id, after) > 0) {
+        ids.add(id);
+      }
+    }
+    ids.sort(ORDER);
+    return ids;
+  }
+
   @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
@@ -408,7 +471,7 @@ public final class InMemoryJournal implements Journal {
     ensureOpen();
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
-    for (OperationId id : after == null ? order : order.tailSet(after, false)) {
+    for (OperationId id : after == null ? ordered() : ordered().tailSet(after, false)) {
       OperationRecord r = latest(id);
       if (r != null && filter.test(r)) {
         found.add(r);
@@ -424,7 +487,7 @@ public final class InMemoryJournal implements Journal {
   public int purge(Instant before) throws IdempotencyException {
     ensureOpen();
     int purged = 0;
-    for (OperationId id : order) {
+    for (OperationId id : ordered()) {
       Slot slot = slots.get(id);
       if (slot == null) {
         continue;
@@ -434,7 +497,7 @@ public final class InMemoryJournal implements Journal {
         if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before)) {
           slot.removed = true;
           // Out of the order first: a begin of the same identity can only put its new slot in
-          // after the old one left the map, so its order.add comes after this remove.
+          // after the old one left the map, so its identity reaches the order after this remove.
           order.remove(id);
           slots.remove(id, slot);
           purged++;
@@ -447,6 +510,20 @@ public final class InMemoryJournal implements Journal {
   @Override
   public void close() {
     closed = true;
+  }
+
+  /**
+   * {@link #order}, with the identities begun so far moved in. Under a lock, so that a listing
+   * never misses an operation whose begin returned before it started while another listing is
+   * still moving it.
+   */
+  private ConcurrentSkipListSet<OperationId> ordered() {
+    synchronized (begun) {
+      for (OperationId id = begun.poll(); id != null; id = begun.poll()) {
+        order.add(id);
+      }
+    }
+    return order;
   }
 
   /** The latest record of an identity, or null if it was purged. */

@@ -34,6 +34,32 @@ class InMemoryJournalTest {
         Duration.ZERO, "test");
   }
 
+  private static List<OperationId> ids(List<OperationRecord> records) {
+    return records.stream().map(OperationRecord::id).toList();
+  }
+
+  @Test
+  void listingsSeeEveryBegunOperationOnceAcrossAPurgeAndABeginAgain() throws Exception {
+    NewOperation a = op("k1", "ref-1");
+    NewOperation b = op("k2", "ref-2");
+    journal.begin(a);
+    assertEquals(List.of(a.id()), ids(journal.findByState(OperationState.PENDING, null, 10)));
+    journal.begin(b);
+    assertEquals(List.of(a.id(), b.id()), ids(journal.findByState(OperationState.PENDING, null, 10)));
+    assertEquals(List.of(b.id()), ids(journal.findByState(OperationState.PENDING, a.id(), 10)), "paged after a");
+    Lease lease = journal.claim(a.id(), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
+    journal.transition(a.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201),
+        null));
+
+    assertEquals(1, journal.purge(T0.plusSeconds(1)), "a, finished before the cut; b is PENDING");
+    assertEquals(List.of(), journal.findByReference("tenant", "ref-1"));
+    journal.begin(a); // the same identity, begun anew after its purge
+    assertEquals(List.of(a.id()), ids(journal.findByReference("tenant", "ref-1")));
+    assertEquals(List.of(a.id(), b.id()), ids(journal.findByState(OperationState.PENDING, null, 10)),
+        "each identity once");
+    assertEquals(0, journal.purge(T0.plusSeconds(1)));
+  }
+
   @Test
   void beginAndClaimStoresWhatBeginThenClaimWouldAndIndexesItAsInFlight() throws Exception {
     NewOperation op = op("k0", "ref-0");

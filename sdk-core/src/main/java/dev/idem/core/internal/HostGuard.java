@@ -71,8 +71,30 @@ public final class HostGuard {
     this.listener = listener;
   }
 
-  /** The host key of a request URI: lower-case host and explicit port. */
+  /**
+   * The host key of a request URI: lower-case host and explicit port. The calls of a thread mostly
+   * bring the same URI instance (the adapters reuse the URI of the thread's previous call): that
+   * one's key is given as it was made, so the breaker's and the budget's maps hash a String whose
+   * hash is already computed, instead of a new one built for every call.
+   */
   public static String hostOf(URI uri) {
+    LastHost last = LAST_HOST.get();
+    if (last.uri != uri) {
+      last.host = hostKey(uri);
+      last.uri = uri;
+    }
+    return last.host;
+  }
+
+  /** The last URI of a thread and its host key: one entry, so bounded. */
+  private static final class LastHost {
+    URI uri;
+    String host;
+  }
+
+  private static final ThreadLocal<LastHost> LAST_HOST = ThreadLocal.withInitial(LastHost::new);
+
+  private static String hostKey(URI uri) {
     int port = uri.getPort();
     if (port < 0) {
       port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;

@@ -71,14 +71,15 @@ final class ChainTransport implements Transport {
     // operation stays PENDING instead of burning its retries.
     last.release();
     checkNotCanceled(null);
+    KeyedAttempt tag = new KeyedAttempt();
     Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
-        .tag(CallResult.class, last.callResult), request.method(), body);
+        .tag(CallResult.class, last.callResult), request.method(), body, tag);
     FollowUps.AttemptBody sent = (FollowUps.AttemptBody) attempt.body();
     Response raw;
     long started = System.nanoTime();
     Interceptor.Chain bounded = boundedChain();
     try {
-      raw = FollowUps.proceed(bounded, attempt);
+      raw = FollowUps.proceed(bounded, attempt, tag);
     } catch (IOException e) {
       checkNotCanceled(e);
       if (attemptTimeout != null && e instanceof SocketTimeoutException

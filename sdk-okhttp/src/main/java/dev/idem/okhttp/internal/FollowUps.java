@@ -44,9 +44,17 @@ final class FollowUps {
   static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
     KeyedAttempt tag = attempt.tag(KeyedAttempt.class);
     if (tag == null) {
-      attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body());
-      tag = attempt.tag(KeyedAttempt.class);
+      tag = new KeyedAttempt();
+      attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body(), tag);
     }
+    return proceed(chain, attempt, tag);
+  }
+
+  /**
+   * {@link #proceed(Interceptor.Chain, Request)} for an attempt built by {@link #keyed} with
+   * {@code tag}, which is not looked up again (OkHttp's tag look-up allocates).
+   */
+  static Response proceed(Interceptor.Chain chain, Request attempt, KeyedAttempt tag) throws IOException {
     return tag.restore(once(chain).proceed(attempt));
   }
 
@@ -66,13 +74,13 @@ final class FollowUps {
   }
 
   /**
-   * Builds a keyed attempt: a fresh {@link KeyedAttempt} tag, and {@code body} (if any) wrapped in
+   * Builds a keyed attempt: {@code tag}, a fresh {@link KeyedAttempt}, and {@code body} (if any) wrapped in
    * an {@link AttemptBody} unless it is one already. Callers that build the attempt anyway add
    * these in the same copy of the request, instead of {@link #proceed} copying it once more. The
    * tag counts the requests of one pass through the chain, so it is made for each pass.
    */
-  static Request keyed(Request.Builder b, String method, RequestBody body) {
-    b.tag(KeyedAttempt.class, new KeyedAttempt());
+  static Request keyed(Request.Builder b, String method, RequestBody body, KeyedAttempt tag) {
+    b.tag(KeyedAttempt.class, tag);
     if (body != null && !(body instanceof AttemptBody)) {
       b.method(method, new AttemptBody(body));
     }
