@@ -461,6 +461,49 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * <p>On one connection (the embedded journal, an app's SQLite or H2 DataSource): one unit of
+   * work, all claimed or none, made durable by one commit (one disk sync for the batch), with one
+   * fenced UPDATE per operation and nothing read: an operation is claimed only if its row is still
+   * at the state and generation it was read at, so that its lease and owner are as read too. On
+   * PostgreSQL, one claim at a time ({@code SKIP LOCKED} for each, as {@link #claim}).
+   */
+  @Override
+  public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(owner, "owner");
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+    }
+    if (!dialect.lockForClaim().isEmpty() || asRead.isEmpty()) {
+      // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must skip.
+      return Journal.super.claimAll(asRead, owner, now, leaseFor);
+    }
+    long nowNanos = Instants.toNanos(now);
+    Instant expiresAt = now.plus(leaseFor);
+    long expiresNanos = Instants.toNanos(expiresAt);
+    return store.writeDeciding(null, c -> {
+      List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+      for (OperationRecord r : asRead) {
+        OperationState state = r.state();
+        boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
+            && Instants.toNanos(r.leaseExpiresAt()) > nowNanos;
+        // Claimable as claim() decides, from the row as read: the fence below makes sure it still is.
+        boolean claimable = state == OperationState.PENDING
+            || (state == OperationState.IN_FLIGHT && (!leased || owner.equals(r.owner())));
+        long generation = r.generation() + 1;
+        leases.add(claimable && table.claim(c, r.id(), state.name(), r.generation(), owner, generation,
+            expiresNanos, nowNanos)
+            ? Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT))
+            : Optional.empty());
+      }
+      return leases;
+    }, leases -> leases.stream().anyMatch(Optional::isPresent) ? Durability.SYNC : Durability.DEFERRED);
+  }
+
+  /**
    * What a claim did: the lease, if it got one, and whether it must be durable before it returns.
    */
   private record Claimed(Optional<Lease> lease, boolean durable) {

@@ -297,8 +297,18 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     lifecycle.checkUsable("resumePending");
     return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper,
-        () -> new PendingResumer(settings, retention,
-            (record, transport) -> runSync(record, record.request(), transport, policy, false), resumeConcurrency));
+        () -> new PendingResumer(settings, retention, singleFlight, new PendingResumer.Runner() {
+          @Override
+          public Outcome run(OperationRecord record, Transport transport) throws IdempotencyException {
+            return runSync(record, record.request(), transport, policy, false);
+          }
+
+          @Override
+          public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
+              throws IdempotencyException {
+            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false);
+          }
+        }, resumeConcurrency));
   }
 
   /**
