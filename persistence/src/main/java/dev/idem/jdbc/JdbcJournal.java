@@ -484,7 +484,13 @@ public final class JdbcJournal implements Journal {
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
     long expiresNanos = Instants.toNanos(expiresAt);
-    return store.writeDeciding(null, c -> {
+    // The unit is named after none of its rows, nor after every row (null): then every later unit,
+    // on whichever row, would wait for this commit, and the lanes' deferred writes with it. Only
+    // this caller must wait for it (nothing is sent under a claim before it is durable); a reader
+    // of one of these rows may meanwhile see a claim a crash undoes, as it may see an inline
+    // operation's deferred first claim, and cannot send under it (it is not its lease).
+    Object batch = new Object();
+    return store.writeDeciding(batch, c -> {
       List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
       for (OperationRecord r : asRead) {
         OperationState state = r.state();
