@@ -1021,8 +1021,8 @@ public final class IdempotentExecutor implements AutoCloseable {
      * that it may leave), and concurrent resumes share the durable journal's group commits where
      * one after another each pays a disk sync. Above 1 the operations are also claimed this many at
      * a time, in one journal write ({@link Journal#claimAll}; one disk sync per batch on the
-     * embedded journal). The trade-off: a crash leaves up to about one and a half batches claimed
-     * and not yet sent, and a restart treats them as every claimed operation, as maybe sent (an
+     * embedded journal). The trade-off: a crash leaves up to two and a half times this many
+     * operations claimed and not yet sent (a batch and a half waiting, one per lane), and a restart treats them as every claimed operation, as maybe sent (an
      * ambiguous attempt, resent with the same key; refused with a 4xx, or at its age limit, such an
      * operation ends UNCERTAIN, not FAILED). A pass that stops without a crash gives back the
      * claims it did not use. Otherwise, on an embedded journal, a resumed
