@@ -344,6 +344,53 @@ class ConcurrentResumeTest {
     assertTrue(told.stream().anyMatch(o -> o.key().equals(running.key())), "the running one's outcome, joined");
   }
 
+  /**
+   * A lane that takes its batch's claim late (here: the lease expired right after the batch was
+   * claimed, and another owner took one of the operations over) does not send under it: it gives
+   * the claim back and claims afresh, so the operation another owner holds is not sent.
+   */
+  @Test
+  void aClaimTakenLateIsGivenBackAndClaimedAfreshNotSentUnderItsOldLease() throws Exception {
+    AtomicReference<Harness> harness = new AtomicReference<>();
+    AtomicReference<OperationId> takenOver = new AtomicReference<>();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
+          Duration leaseFor) throws IdempotencyException {
+        List<Optional<Lease>> leases = super.claimAll(asRead, owner, now, leaseFor);
+        if (takenOver.compareAndSet(null, asRead.get(0).id())) {
+          harness.get().time.jump(leaseFor.plusSeconds(1));
+          claim(asRead.get(0).id(), "other", harness.get().time.now(), leaseFor).orElseThrow();
+        }
+        return leases;
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    harness.set(h);
+    int n = 12;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> { },
+        f -> { })));
+
+    assertEquals(null, sends.get(takenOver.get().key()), "sent while another owner held it");
+    assertEquals(n - 1, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+    assertEquals(n - 1, summary.succeeded(), summary.toString());
+    assertEquals(1, summary.stillPending(), summary.toString());
+    OperationRecord other = journal.find(takenOver.get()).orElseThrow();
+    assertEquals("other", other.owner());
+    assertEquals(OperationState.IN_FLIGHT, other.state());
+  }
+
   @Test
   void concurrencyOutOfRangeIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(0));
