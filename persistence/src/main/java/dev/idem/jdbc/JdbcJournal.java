@@ -464,6 +464,55 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
+   * {@inheritDoc}
+   *
+   * <p>On one connection (the embedded journal, an app's SQLite or H2 DataSource): one unit of
+   * work, all claimed or none, made durable by one commit (one disk sync for the batch), with one
+   * fenced UPDATE per operation and nothing read: an operation is claimed only if its row is still
+   * at the state and generation it was read at, so that its lease and owner are as read too. On
+   * PostgreSQL, one claim at a time ({@code SKIP LOCKED} for each, as {@link #claim}).
+   */
+  @Override
+  public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(owner, "owner");
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
+    }
+    if (!dialect.lockForClaim().isEmpty() || asRead.isEmpty()) {
+      // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must skip.
+      return Journal.super.claimAll(asRead, owner, now, leaseFor);
+    }
+    long nowNanos = Instants.toNanos(now);
+    Instant expiresAt = now.plus(leaseFor);
+    long expiresNanos = Instants.toNanos(expiresAt);
+    // The unit is named after none of its rows, nor after every row (null): then every later unit,
+    // on whichever row, would wait for this commit, and the lanes' deferred writes with it. Only
+    // this caller must wait for it (nothing is sent under a claim before it is durable); a reader
+    // of one of these rows may meanwhile see a claim a crash undoes, as it may see an inline
+    // operation's deferred first claim, and cannot send under it (it is not its lease).
+    Object batch = new Object();
+    return store.writeDeciding(batch, c -> {
+      List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+      for (OperationRecord r : asRead) {
+        OperationState state = r.state();
+        boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
+            && Instants.toNanos(r.leaseExpiresAt()) > nowNanos;
+        // Claimable as claim() decides, from the row as read: the fence below makes sure it still is.
+        boolean claimable = state == OperationState.PENDING
+            || (state == OperationState.IN_FLIGHT && (!leased || owner.equals(r.owner())));
+        long generation = r.generation() + 1;
+        leases.add(claimable && table.claim(c, r.id(), state.name(), r.generation(), owner, generation,
+            expiresNanos, nowNanos)
+            ? Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT))
+            : Optional.empty());
+      }
+      return leases;
+    }, leases -> leases.stream().anyMatch(Optional::isPresent) ? Durability.SYNC : Durability.DEFERRED);
+  }
+
+  /**
    * What a claim did: the lease, if it got one, and whether it must be durable before it returns.
    */
   private record Claimed(Optional<Lease> lease, boolean durable) {

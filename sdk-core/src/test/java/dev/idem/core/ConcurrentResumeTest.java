@@ -286,6 +286,111 @@ class ConcurrentResumeTest {
     assertEquals(n, told.get());
   }
 
+  /**
+   * The lanes claim a batch before sending it, and an operation this executor is executing right
+   * now is in the due pages (IN_FLIGHT under the executor's own live lease, which a claim may take
+   * back). Each operation of a batch joins the executor's single flight before its claim, so the
+   * running execution is joined, never claimed over and sent a second time.
+   */
+  @Test
+  void anOperationExecutingInThisProcessIsJoinedNotClaimedByTheBatch() throws Exception {
+    Harness h = new Harness(Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 20;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    Operation running = Operation.builder("create-order", Requests.order("{\"running\":true}")).build();
+    CountDownLatch onTheWire = new CountDownLatch(1);
+    CountDownLatch answer = new CountDownLatch(1);
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport inline = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      onTheWire.countDown();
+      try {
+        answer.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return ScriptedTransport.response(201);
+    };
+    AtomicReference<Throwable> inlineFailure = new AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      try {
+        h.executor.execute(running, inline);
+      } catch (Throwable e) {
+        inlineFailure.set(e);
+      }
+    });
+    caller.start();
+    assertTrue(onTheWire.await(10, TimeUnit.SECONDS));
+    Transport resumed = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      if (sends.size() == n + 1) {
+        answer.countDown();  // every other operation is out: the inline call may end now
+      }
+      return ScriptedTransport.response(201);
+    };
+    List<Outcome> told = Collections.synchronizedList(new ArrayList<>());
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(resumed, told::add,
+        f -> { throw new AssertionError(f); })));
+    caller.join(10_000);
+
+    assertEquals(null, inlineFailure.get());
+    assertEquals(n + 1, summary.succeeded(), summary.toString());
+    assertEquals(n + 1, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once: " + sends.values());
+    assertTrue(told.stream().anyMatch(o -> o.key().equals(running.key())), "the running one's outcome, joined");
+  }
+
+  /**
+   * A lane that takes its batch's claim late (here: the lease expired right after the batch was
+   * claimed, and another owner took one of the operations over) does not send under it: it gives
+   * the claim back and claims afresh, so the operation another owner holds is not sent.
+   */
+  @Test
+  void aClaimTakenLateIsGivenBackAndClaimedAfreshNotSentUnderItsOldLease() throws Exception {
+    AtomicReference<Harness> harness = new AtomicReference<>();
+    AtomicReference<OperationId> takenOver = new AtomicReference<>();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
+          Duration leaseFor) throws IdempotencyException {
+        List<Optional<Lease>> leases = super.claimAll(asRead, owner, now, leaseFor);
+        if (takenOver.compareAndSet(null, asRead.get(0).id())) {
+          harness.get().time.jump(leaseFor.plusSeconds(1));
+          claim(asRead.get(0).id(), "other", harness.get().time.now(), leaseFor).orElseThrow();
+        }
+        return leases;
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    harness.set(h);
+    int n = 12;
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    Transport transport = (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> { },
+        f -> { })));
+
+    assertEquals(null, sends.get(takenOver.get().key()), "sent while another owner held it");
+    assertEquals(n - 1, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+    assertEquals(n - 1, summary.succeeded(), summary.toString());
+    assertEquals(1, summary.stillPending(), summary.toString());
+    OperationRecord other = journal.find(takenOver.get()).orElseThrow();
+    assertEquals("other", other.owner());
+    assertEquals(OperationState.IN_FLIGHT, other.state());
+  }
+
   @Test
   void concurrencyOutOfRangeIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> IdempotentExecutor.builder().resumeConcurrency(0));

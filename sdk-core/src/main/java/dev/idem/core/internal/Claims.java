@@ -9,6 +9,7 @@ import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.Takeover;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -31,16 +32,37 @@ public final class Claims {
   public static Optional<Lease> claim(Journal journal, OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
     Optional<Lease> claimed = journal.claim(id, owner, now, leaseFor);
-    if (claimed.isEmpty() || !claimed.get().takeover()) {
-      return claimed;
+    if (claimed.isPresent() && claimed.get().takeover()) {
+      recordOwedAttempt(journal, id, claimed.get(), now);
     }
-    Lease lease = claimed.get();
+    return claimed;
+  }
+
+  /**
+   * {@link Journal#claimAll}, then, for each claim that took an operation over, what
+   * {@link #claim} does: records the attempt its holder may have sent.
+   */
+  public static List<Optional<Lease>> claimAll(Journal journal, List<OperationRecord> asRead, String owner,
+      Instant now, Duration leaseFor) throws IdempotencyException {
+    List<Optional<Lease>> claimed = journal.claimAll(asRead, owner, now, leaseFor);
+    if (claimed.size() != asRead.size()) {
+      throw new IllegalStateException(journal + " answered " + claimed.size() + " claims for " + asRead.size());
+    }
+    for (int i = 0; i < claimed.size(); i++) {
+      if (claimed.get(i).isPresent() && claimed.get(i).get().takeover()) {
+        recordOwedAttempt(journal, asRead.get(i).id(), claimed.get(i).get(), now);
+      }
+    }
+    return claimed;
+  }
+
+  private static void recordOwedAttempt(Journal journal, OperationId id, Lease lease, Instant now)
+      throws IdempotencyException {
     OperationRecord r = journal.find(id)
         .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
     Optional<AttemptRecord> owed = Takeover.owedAttempt(r.attempts(), lease.generation() - 1, now);
     if (owed.isPresent()) {
       journal.recordAttempt(id, lease, owed.get());
     }
-    return claimed;
   }
 }

@@ -11,13 +11,18 @@ import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.StaleOwnerException;
+import dev.idem.core.spi.Transition;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -34,10 +39,24 @@ import org.slf4j.LoggerFactory;
  */
 public final class PendingResumer {
   /** How one journaled operation is executed: the executor's single-flight synchronous path. */
-  @FunctionalInterface
   public interface Runner {
+    /** Runs {@code record} in its flight: leads it, claiming it first, or waits for its leader. */
     Outcome run(OperationRecord record, Transport transport) throws IdempotencyException;
+
+    /**
+     * Leads the flight {@code ticket} (a leader's, joined by the caller), sending under
+     * {@code claimed}, or claiming first if it is null; leaves the flight when it ends.
+     */
+    Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
+        throws IdempotencyException;
   }
+
+  /**
+   * An operation a lane resumes: with no ticket, through {@link Runner#run}; with a ticket (the
+   * leader's of its flight, joined before its batch was claimed), through {@link Runner#lead},
+   * under {@code lease} if the batch claimed it.
+   */
+  private record Job(OperationRecord record, SingleFlight.Ticket ticket, Lease lease) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(PendingResumer.class);
   private static final int PAGE = 100;
@@ -45,6 +64,7 @@ public final class PendingResumer {
   private final EngineSettings settings;
   private final KeyRetention retention;
   private final Runner runner;
+  private final SingleFlight flight;
   /** How many operations of a page are resumed at once; 1 resumes them one after another. */
   private final int concurrency;
   /** Handlers are told one at a time, whichever thread resumed the operation. */
@@ -63,8 +83,8 @@ public final class PendingResumer {
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
 
-  public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner) {
-    this(settings, retention, runner, 1);
+  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight, Runner runner) {
+    this(settings, retention, flight, runner, 1);
   }
 
   /**
@@ -72,15 +92,20 @@ public final class PendingResumer {
    *     (stopped when the pass ends); 1 resumes them one after another on the caller's thread. With
    *     a durable journal, concurrent resumes share its group commits (after a crash each resumed
    *     operation's claim is a durable write, and one after another each paid a disk sync); on a
-   *     shared database they overlap its round trips.
+   *     shared database they overlap its round trips. With several lanes the operations are claimed
+   *     {@code concurrency} at a time, in one journal write ({@link Batches})
+   * @param flight the executor's single flight, which every operation claimed in a batch joins
+   *     before its claim, as the executor's own calls join it before theirs
    */
-  public PendingResumer(EngineSettings settings, KeyRetention retention, Runner runner, int concurrency) {
+  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight, Runner runner,
+      int concurrency) {
     if (concurrency < 1) {
       throw new IllegalArgumentException("concurrency must be at least 1: " + concurrency);
     }
     this.settings = settings;
     this.retention = retention;
     this.runner = runner;
+    this.flight = flight;
     this.concurrency = concurrency;
   }
 
@@ -133,14 +158,21 @@ public final class PendingResumer {
    * (one with a single lane).
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
+    Batches batches = null;
     try {
       handOverOwedOutcomes(handlers);
       Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
-      runLanes(new DuePages(now, concurrency == 1 ? 0 : PAGE / 2), handlers);
+      DuePages due = new DuePages(now, concurrency == 1 ? 0 : PAGE / 2);
+      batches = concurrency == 1 ? null : new Batches(due, handlers);
+      runLanes(due, batches, handlers);
     } catch (IdempotencyException | RuntimeException | Error e) {
       // The handlers received these outcomes before the failure: recorded if the journal still
-      // can be written, so that the next resume does not hand them again.
+      // can be written, so that the next resume does not hand them again. The claims no lane
+      // took are given back, so that they stay known as never sent.
       try {
+        if (batches != null) {
+          batches.giveBackUnsent();
+        }
         recordPendingDeliveries();
       } catch (IdempotencyException | RuntimeException suppressed) {
         e.addSuppressed(suppressed);
@@ -184,13 +216,16 @@ public final class PendingResumer {
       this.readAheadAt = readAheadAt;
     }
 
-    /** The next due operation, or null when there is none or the pass stopped. */
-    OperationRecord next() throws IdempotencyException {
+    /**
+     * The next due operations, up to {@code max} of them from the current page, in order; empty
+     * when there are none or the pass stopped.
+     */
+    List<OperationRecord> take(int max) throws IdempotencyException {
       OperationRecord after;
       synchronized (this) {
         while (true) {
           if (stopped) {
-            return null;
+            return List.of();
           }
           if (next == page.size() && ahead != null) {
             page = ahead;
@@ -203,10 +238,12 @@ public final class PendingResumer {
             break;  // read the next page below, outside the lock
           }
           if (next < page.size()) {
-            return page.get(next++);
+            int from = next;
+            next = Math.min(page.size(), next + max);
+            return page.subList(from, next);
           }
           if (!reading) {
-            return null;  // all read, all handed out
+            return List.of();  // all read, all handed out
           }
           try {
             wait();  // for the lane reading the next page
@@ -235,7 +272,7 @@ public final class PendingResumer {
           notifyAll();
         }
       }
-      return next();
+      return take(max);
     }
 
     /** No operation is handed out after this: the rest stay in the journal for the next resume. */
@@ -245,15 +282,202 @@ public final class PendingResumer {
     }
   }
 
+  /**
+   * The operations of the due pages, claimed a batch at a time for the lanes: a lane that finds
+   * few claimed operations left takes the next {@code concurrency} of the page, joins each one's
+   * flight, and claims those it leads in one journal write ({@link Claims#claimAll}), outside this
+   * object's lock, while the others go on taking what is claimed. On a durable journal that is one
+   * disk sync per batch, where each operation's claim was a durable write of its own, waited for
+   * by its lane (which then woke to send). An operation is in its flight from before its claim
+   * until its lane ends it, as an executor's own call is, so no execution in this process claims
+   * it meanwhile. Claimed operations no lane took when the pass stops are given back
+   * ({@link #giveBackUnsent}); at most {@code concurrency} and a half are claimed and not yet taken.
+   * Thread-safe.
+   */
+  private final class Batches {
+    private final DuePages due;
+    private final Map<String, ResumeHandler> handlers;
+    private final ArrayDeque<Job> ready = new ArrayDeque<>();
+    /** True while a lane claims a batch, outside the lock. */
+    private boolean claiming;
+    private boolean allTaken;
+    private boolean stopped;
+
+    Batches(DuePages due, Map<String, ResumeHandler> handlers) {
+      this.due = due;
+      this.handlers = handlers;
+    }
+
+    /** The next operation to resume, or null when there is none or the pass stopped. */
+    Job next() throws IdempotencyException {
+      synchronized (this) {
+        while (true) {
+          if (stopped) {
+            return null;
+          }
+          if (!claiming && !allTaken && ready.size() <= concurrency / 2) {
+            claiming = true;
+            break;  // claim the next batch below, outside the lock
+          }
+          if (!ready.isEmpty()) {
+            return ready.poll();
+          }
+          if (!claiming) {
+            return null;
+          }
+          try {
+            wait();  // for the lane claiming the next batch
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IdempotencyException("interrupted while waiting for the next batch of due operations; they"
+                + " stay in the journal for the next resume", e);
+          }
+        }
+      }
+      List<Job> claimed = null;
+      try {
+        claimed = claimNext();
+      } finally {
+        synchronized (this) {
+          claiming = false;
+          if (claimed == null) {
+            stopped = true;  // the claim failed: it is thrown below, and no lane takes more
+          } else {
+            allTaken = claimed.isEmpty();
+            ready.addAll(claimed);  // given back at the pass's end if it stopped meanwhile
+          }
+          notifyAll();
+        }
+      }
+      return next();
+    }
+
+    /**
+     * Takes the next operations of the page and claims, in one journal write, those this pass
+     * leads; the others (no handler, past their age limit, or running in this process already)
+     * take the one-at-a-time path.
+     */
+    private List<Job> claimNext() throws IdempotencyException {
+      List<OperationRecord> taken = due.take(concurrency);
+      Job[] jobs = new Job[taken.size()];
+      List<OperationRecord> toClaim = new ArrayList<>(taken.size());
+      List<SingleFlight.Ticket> tickets = new ArrayList<>(taken.size());
+      List<Integer> at = new ArrayList<>(taken.size());
+      for (int i = 0; i < jobs.length; i++) {
+        OperationRecord r = taken.get(i);
+        SingleFlight.Ticket ticket = handlers.containsKey(r.id().operation()) && !retention.isExpired(r)
+            ? flight.join(r.id()) : null;
+        if (ticket == null || !ticket.leader()) {
+          jobs[i] = new Job(r, null, null);
+        } else {
+          toClaim.add(r);
+          tickets.add(ticket);
+          at.add(i);
+        }
+      }
+      if (!toClaim.isEmpty()) {
+        List<Optional<Lease>> leases;
+        try {
+          leases = Claims.claimAll(settings.journal(), toClaim, settings.owner(), settings.clock().instant(),
+              settings.leaseFor());
+        } catch (IdempotencyException | RuntimeException | Error e) {
+          for (int i = 0; i < toClaim.size(); i++) {
+            flight.leaveNotBegun(toClaim.get(i).id(), tickets.get(i));
+          }
+          throw e;
+        }
+        for (int i = 0; i < toClaim.size(); i++) {
+          jobs[at.get(i)] = new Job(toClaim.get(i), tickets.get(i), leases.get(i).orElse(null));
+        }
+      }
+      return List.of(jobs);
+    }
+
+    /** No operation is handed out after this. */
+    synchronized void stop() {
+      stopped = true;
+      due.stop();
+      notifyAll();
+    }
+
+    /**
+     * Gives back what was claimed and not taken by a lane: PENDING again, due now, never sent (a
+     * crash before this leaves them claimed, which a restart treats as maybe sent). Call once the
+     * lanes have ended.
+     */
+    void giveBackUnsent() throws JournalException {
+      List<Job> left;
+      synchronized (this) {
+        stopped = true;
+        left = new ArrayList<>(ready);
+        ready.clear();
+      }
+      JournalException failure = null;
+      for (Job job : left) {
+        try {
+          notSent(job);
+        } catch (JournalException e) {
+          failure = failure == null ? e : failure;
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+    }
+  }
+
+  /**
+   * Ends the flight of a claimed job that is not sent, giving its claim back first (after the
+   * flight ended another execution could take the claim over, and would owe it an ambiguous
+   * attempt). A claim that cannot be given back stays IN_FLIGHT under this owner: the next resume
+   * takes it back at once, as a takeover.
+   */
+  private void notSent(Job job) throws JournalException {
+    if (job.ticket() == null) {
+      return;
+    }
+    try {
+      if (job.lease() != null) {
+        giveBack(job.record().id(), job.lease());
+      }
+    } finally {
+      flight.leaveNotBegun(job.record().id(), job.ticket());
+    }
+  }
+
+  private void giveBack(OperationId id, Lease lease) throws JournalException {
+    Instant now = settings.clock().instant();
+    try {
+      settings.journal().transition(id, lease, Transition.retryAt(now, now, "claimed by a resume, given back unsent"));
+    } catch (JournalException e) {
+      throw e;
+    } catch (StaleOwnerException e) {
+      LOG.debug("the claim of {} was taken over before it was given back: {}", id, e.toString());
+    } catch (IdempotencyException e) {
+      LOG.warn("could not give back the claim of {}; it is taken back when its lease expires: {}", id, e.toString());
+    }
+  }
+
   /** One lane: resumes due operations until there are none. */
-  private void lane(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
-    for (OperationRecord record = due.next(); record != null; record = due.next()) {
+  private void lane(DuePages due, Batches batches, Map<String, ResumeHandler> handlers)
+      throws IdempotencyException {
+    while (true) {
+      Job job;
+      if (batches != null) {
+        job = batches.next();
+      } else {
+        List<OperationRecord> one = due.take(1);
+        job = one.isEmpty() ? null : new Job(one.get(0), null, null);
+      }
+      if (job == null) {
+        return;
+      }
       count(Tally.EXAMINED);
-      ResumeHandler handler = handlers.get(record.id().operation());
+      ResumeHandler handler = handlers.get(job.record().id().operation());
       if (handler == null) {
         count(Tally.UNHANDLED);
       } else {
-        resumeOne(record, handler);
+        resumeOne(job, handler);
       }
     }
   }
@@ -264,9 +488,10 @@ public final class PendingResumer {
    * starts after it, and it is thrown once those running have ended, as a pass one at a time would
    * have thrown it; so does an interrupt of the caller.
    */
-  private void runLanes(DuePages due, Map<String, ResumeHandler> handlers) throws IdempotencyException {
-    if (concurrency == 1) {
-      lane(due, handlers);
+  private void runLanes(DuePages due, Batches batches, Map<String, ResumeHandler> handlers)
+      throws IdempotencyException {
+    if (batches == null) {
+      lane(due, null, handlers);
       return;
     }
     AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -274,10 +499,10 @@ public final class PendingResumer {
     for (int i = 0; i < concurrency; i++) {
       Thread t = new Thread(() -> {
         try {
-          lane(due, handlers);
+          lane(due, batches, handlers);
         } catch (Throwable e) {
           failure.compareAndSet(null, e);
-          due.stop();
+          batches.stop();
         }
       }, "idem-resume");
       t.setDaemon(true);
@@ -291,7 +516,7 @@ public final class PendingResumer {
           t.join();
         } catch (InterruptedException e) {
           interrupted = true;
-          due.stop();
+          batches.stop();
         }
       }
     }
@@ -443,9 +668,10 @@ public final class PendingResumer {
     }
   }
 
-  private void resumeOne(OperationRecord record, ResumeHandler handler) throws JournalException {
+  private void resumeOne(Job job, ResumeHandler handler) throws JournalException {
+    OperationRecord record = job.record();
     try {
-      if (retention.isExpired(record)) {
+      if (job.ticket() == null && retention.isExpired(record)) {
         count(Tally.EXPIRED);
         OperationState ended = retention.expireIfDue(record);
         if (ended.isTerminal()) {
@@ -457,7 +683,8 @@ public final class PendingResumer {
           return;
         }
       }
-      Outcome outcome = runner.run(record, handler.transport());
+      Outcome outcome = job.ticket() == null ? runner.run(record, handler.transport())
+          : runner.lead(job.ticket(), record, usableLease(job), handler.transport());
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
@@ -483,6 +710,28 @@ public final class PendingResumer {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
       count(Tally.PENDING);
     }
+  }
+
+  /**
+   * The batch's claim of {@code job}, if enough of its lease is left to send under it; else null,
+   * after giving it back, and the execution claims afresh. A lane takes a claim late when the
+   * others were held by slow sends: an attempt must not start on a lease about to expire, which
+   * another owner could take over while it is on the wire.
+   */
+  private Lease usableLease(Job job) throws JournalException {
+    Lease lease = job.lease();
+    if (lease == null
+        || !Duration.between(settings.clock().instant(), lease.expiresAt()).minus(settings.leaseFor().dividedBy(2))
+            .isNegative()) {
+      return lease;
+    }
+    try {
+      giveBack(job.record().id(), lease);
+    } catch (JournalException | RuntimeException | Error e) {
+      flight.leaveNotBegun(job.record().id(), job.ticket());
+      throw e;
+    }
+    return null;
   }
 
   private void count(Tally what) {

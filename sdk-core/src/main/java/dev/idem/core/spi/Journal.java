@@ -151,6 +151,62 @@ public interface Journal extends AutoCloseable {
   Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException;
 
   /**
+   * Claims several operations for sending, as {@link #claim} claims one, in one durable write where
+   * the journal can: a resume with several lanes claims the operations it is about to send a batch
+   * at a time, so that a durable journal makes one write (one disk sync) for the batch instead of
+   * one each. The default calls {@link #claim} for each, in order.
+   *
+   * <p>A journal may claim an operation only if it is still as read in {@code asRead} (the same
+   * state and generation), and return empty for one that changed since: the caller then claims
+   * that one alone, with {@link #claim}, which says what became of it. Durable as {@link #claim}:
+   * every claim returned is durable when this returns.
+   *
+   * <p>What the caller takes on: every operation claimed here is IN_FLIGHT under {@code owner}
+   * before anything is sent for it, so a crash before it is sent leaves it claimed but unsent, and
+   * a restart treats it exactly as any claimed operation: it may have been sent, it gets an
+   * AMBIGUOUS attempt and is resent with the same key (so a later 4xx ends it UNCERTAIN, not
+   * FAILED, and an age limit reached afterwards ends it UNCERTAIN too). A caller that does not
+   * send a claimed operation after all gives the claim back ({@link #transition} to PENDING).
+   *
+   * @param asRead the operations as the caller read them (from {@link #findDue}, say)
+   * @param owner the name of the claiming instance, unique among live instances
+   * @param now the current time of the caller's clock; the leases expire at {@code now + leaseFor}
+   * @param leaseFor how long the claims last before another owner may take over
+   * @return one entry per operation of {@code asRead}, in its order: the new lease
+   *     ({@link Lease#takeover()} true if the operation was IN_FLIGHT), or empty when it was not
+   *     claimed (terminal, held by another owner's live lease, or changed since it was read)
+   * @throws JournalException if the claims could not be made durable. The default, which claims
+   *     one at a time, then gives back the claims it made (except takeovers); any claim left
+   *     (a takeover, or one that could not be given back) is held by {@code owner} until its lease
+   *     expires, or taken back at once by the next resume under the same owner, as a takeover
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+    try {
+      for (OperationRecord r : asRead) {
+        leases.add(claim(r.id(), owner, now, leaseFor));
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      // The claims made before the failure are given back, so that they stay known as never sent;
+      // not a takeover's, whose holder may have sent: held, it owes an ambiguous attempt.
+      for (int i = 0; i < leases.size(); i++) {
+        Optional<Lease> lease = leases.get(i);
+        if (lease.isPresent() && !lease.get().takeover()) {
+          try {
+            transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
+          } catch (IdempotencyException | RuntimeException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+        }
+      }
+      throw e;
+    }
+    return leases;
+  }
+
+  /**
    * Appends an attempt to the history of an IN_FLIGHT operation.
    *
    * @param id the operation the attempt belongs to
