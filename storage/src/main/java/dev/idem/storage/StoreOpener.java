@@ -379,8 +379,12 @@ public final class StoreOpener {
    *       own then switches to {@code NORMAL} and syncs the WAL itself, outside its lock
    *       ({@link #walSyncOf}); the migration at open still commits with FULL.</li>
    *   <li>A busy timeout, for the read-only tools that may read while the journal writes.</li>
+   *   <li>A 16 MiB page cache ({@link #CACHE_KIB}) for the stores that write.</li>
    * </ul>
    */
+  /** SQLite's page cache per writable embedded store, in KiB (native memory, filled as pages are read). */
+  static final int CACHE_KIB = 16 * 1024;
+
   static SQLiteDataSource sqliteDataSource(Path db, boolean readOnly, boolean immutable) {
     SQLiteConfig config = new SQLiteConfig();
     if (readOnly) {
@@ -390,6 +394,11 @@ public final class StoreOpener {
     } else {
       config.setJournalMode(SQLiteConfig.JournalMode.WAL);
       config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+      // 16 MiB of page cache, not SQLite's 2 MB: a resume of 30,000 journaled operations read
+      // 14 pages per operation back from the OS with 2 MB (pread, then SQLite's own page
+      // handling: a third of the lanes' CPU), and ran 13 to 16 % faster with 16 or 64 MiB
+      // (issue 28, P4). Native memory, taken only as pages are read, so a small store stays small.
+      config.setCacheSize(-CACHE_KIB);
     }
     config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
     // The journal never asks for generated keys. With them on, sqlite-jdbc prepares, runs and
