@@ -31,15 +31,16 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
  * The behaviour every {@link Journal} implementation must have, as JUnit 5 tests: the
  * {@link Journal} contract (atomic begin, claims and leases, fencing, absorbing terminal states,
- * due order and paging, purge, delivery of outcomes) and that a journal is storage (a takeover is
- * reported by {@link Lease#takeover()} and nothing else is recorded for it: the executor applies
- * the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
+ * due order and paging, purge, delivery of outcomes, claims of a batch) and that a journal is
+ * storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
+ * the executor applies the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
  *
  * <pre>{@code
  * class MyJournalContractTest extends JournalContract {
@@ -158,6 +159,45 @@ public abstract class JournalContract {
     assertEquals("node-b", r.owner());
     assertEquals(2, r.generation());
     assertEquals(b.expiresAt(), r.leaseExpiresAt());
+  }
+
+  @Test
+  void claimAllClaimsEveryOperationStillAsReadAndNoOther() throws Exception {
+    NewOperation pending = begun("{\"n\":1}");
+    NewOperation expired = begun("{\"n\":2}");
+    NewOperation held = begun("{\"n\":3}");
+    NewOperation changed = begun("{\"n\":4}");
+    journal().claim(expired.id(), "node-gone", T0, LEASE).orElseThrow();
+    journal().claim(held.id(), "node-other", T0.plusSeconds(20), LEASE).orElseThrow();
+    Instant now = T0.plus(LEASE);
+    List<OperationRecord> asRead = new ArrayList<>();
+    for (NewOperation op : List.of(pending, expired, held, changed)) {
+      asRead.add(journal().find(op.id()).orElseThrow());
+    }
+    // Changed after it was read: another owner claimed it meanwhile.
+    journal().claim(changed.id(), "node-other", now, LEASE).orElseThrow();
+
+    List<Optional<Lease>> leases = journal().claimAll(asRead, "node-me", now, LEASE);
+
+    assertEquals(4, leases.size(), "one entry per operation, in order");
+    assertEquals(new Lease("node-me", 1, now.plus(LEASE), false), leases.get(0).orElseThrow(),
+        "a PENDING operation is claimed, not taken over");
+    assertEquals(new Lease("node-me", 2, now.plus(LEASE), true), leases.get(1).orElseThrow(),
+        "an IN_FLIGHT operation whose lease expired is taken over");
+    assertTrue(leases.get(2).isEmpty(), "another owner's live lease is not claimed");
+    assertTrue(leases.get(3).isEmpty(), "an operation another owner claimed since it was read is not claimed");
+    for (int i = 0; i < 2; i++) {
+      OperationRecord r = journal().find(asRead.get(i).id()).orElseThrow();
+      assertEquals(OperationState.IN_FLIGHT, r.state());
+      assertEquals("node-me", r.owner());
+      assertEquals(leases.get(i).orElseThrow().generation(), r.generation());
+      assertEquals(now.plus(LEASE), r.leaseExpiresAt());
+    }
+    assertEquals("node-other", journal().find(held.id()).orElseThrow().owner());
+    OperationRecord other = journal().find(changed.id()).orElseThrow();
+    assertEquals("node-other", other.owner());
+    assertEquals(1, other.generation(), "the other owner's claim stands");
+    assertTrue(journal().claimAll(List.of(), "node-me", now, LEASE).isEmpty());
   }
 
   @Test
