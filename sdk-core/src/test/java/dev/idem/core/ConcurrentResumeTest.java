@@ -96,14 +96,9 @@ class ConcurrentResumeTest {
     Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
-    Transport transport = (request, key) -> {
-      sends.merge(key, 1, Integer::sum);
-      return ScriptedTransport.response(201);
-    };
+    Transport transport = answering201Counting(sends);
 
     JournalException thrown = assertThrows(JournalException.class, () -> h.executor.resumePending(
         Map.of("create-order", ResumeHandler.of(transport, o -> { }, f -> { }))));
@@ -142,9 +137,7 @@ class ConcurrentResumeTest {
     Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
     AtomicInteger waitedForRead = new AtomicInteger();
     Transport transport = (request, key) -> {
@@ -192,14 +185,9 @@ class ConcurrentResumeTest {
     Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
-    Transport transport = (request, key) -> {
-      sends.merge(key, 1, Integer::sum);
-      return ScriptedTransport.response(201);
-    };
+    Transport transport = answering201Counting(sends);
 
     JournalException thrown = assertThrows(JournalException.class, () -> h.executor.resumePending(
         Map.of("create-order", ResumeHandler.of(transport, o -> { }, f -> { }))));
@@ -235,14 +223,9 @@ class ConcurrentResumeTest {
     Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
-    Transport transport = (request, key) -> {
-      sends.merge(key, 1, Integer::sum);
-      return ScriptedTransport.response(201);
-    };
+    Transport transport = answering201Counting(sends);
     AtomicInteger told = new AtomicInteger();
 
     ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
@@ -269,9 +252,7 @@ class ConcurrentResumeTest {
     Harness h = new Harness(failing, Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     Transport transport = (request, key) -> ScriptedTransport.response(201);
     AtomicInteger told = new AtomicInteger();
     assertThrows(JournalException.class, () -> h.executor.resumePending(Map.of("create-order",
@@ -297,9 +278,7 @@ class ConcurrentResumeTest {
     Harness h = new Harness(Harness.POLICY, b -> b.resumeConcurrency(THREADS)
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 20;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     Operation running = Operation.builder("create-order", Requests.order("{\"running\":true}")).build();
     CountDownLatch onTheWire = new CountDownLatch(1);
     CountDownLatch answer = new CountDownLatch(1);
@@ -369,14 +348,9 @@ class ConcurrentResumeTest {
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     harness.set(h);
     int n = 12;
-    for (int i = 0; i < n; i++) {
-      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
-    }
+    enqueueOrders(h, n);
     ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
-    Transport transport = (request, key) -> {
-      sends.merge(key, 1, Integer::sum);
-      return ScriptedTransport.response(201);
-    };
+    Transport transport = answering201Counting(sends);
 
     ResumeSummary summary = h.executor.resumePending(Map.of("create-order", ResumeHandler.of(transport, o -> { },
         f -> { })));
@@ -389,6 +363,21 @@ class ConcurrentResumeTest {
     OperationRecord other = journal.find(takenOver.get()).orElseThrow();
     assertEquals("other", other.owner());
     assertEquals(OperationState.IN_FLIGHT, other.state());
+  }
+
+  /** Journals {@code n} create-order operations, each with a body of its own, without sending them. */
+  private static void enqueueOrders(Harness h, int n) throws IdempotencyException {
+    for (int i = 0; i < n; i++) {
+      h.executor.enqueue(Operation.builder("create-order", Requests.order("{\"n\":" + i + "}")).build());
+    }
+  }
+
+  /** A transport that answers 201 and counts, in {@code sends}, the requests sent under each key. */
+  private static Transport answering201Counting(ConcurrentMap<IdempotencyKey, Integer> sends) {
+    return (request, key) -> {
+      sends.merge(key, 1, Integer::sum);
+      return ScriptedTransport.response(201);
+    };
   }
 
   @Test
