@@ -7,12 +7,19 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -30,6 +37,11 @@ import org.slf4j.LoggerFactory;
  * it could have read is durable; a unit that names its row waits only for SYNC writes of that row
  * (and for row-less ones such as a purge), so one operation's claim, attempt and completion do not
  * queue behind other operations' begins.
+ *
+ * <p>Callers do not take turns at the connection: whoever holds the statement lock runs the units
+ * queued behind it too, and one commit round at a time commits everything run so far, syncs it,
+ * and wakes each caller it covers once ({@link CommitWaiter}). A caller that waits for a round may
+ * be handed the next one, instead of one more thread being woken to run it.
  *
  * <p>With a {@link DiskSync} (an embedded SQLite store no other connection writes, which commits
  * with {@code synchronous=NORMAL} and syncs its {@code -wal} file; an app's H2 DataSource), each
@@ -55,8 +67,11 @@ import org.slf4j.LoggerFactory;
 public final class SingleConnectionStore implements Store {
   private static final Logger LOG = LoggerFactory.getLogger(SingleConnectionStore.class);
 
-  /** The longest a committer waits for queued writers to join its commit: 200 µs. */
-  private static final long GATHER_NANOS = 200_000;
+  /**
+   * The most queued units a lock holder runs before it lets the lock go and wakes the next queued
+   * caller to run the rest: its own caller waits for them too.
+   */
+  private static final int DRAIN_LIMIT = 64;
   /** Ends the unit's savepoint, keeping its work in the transaction (SQLite only). */
   private static final String RELEASE = "RELEASE SAVEPOINT idem_unit";
 
@@ -105,10 +120,12 @@ public final class SingleConnectionStore implements Store {
    */
   private volatile String closedHow;
 
-  /** Guards {@link #committing}; waiters for a commit round wait on it. */
-  private final Object rounds = new Object();
-  /** True while one caller runs a commit round for everyone; guarded by {@link #rounds}. */
-  private boolean committing;
+  /** Units waiting for the statement lock; whoever holds it runs them. */
+  private final Queue<CommitWaiter<?>> queue = new ConcurrentLinkedQueue<>();
+  /** Callers whose unit ran and who wait for a commit round; taken whole by each round. */
+  private final Queue<CommitWaiter<?>> awaiting = new ConcurrentLinkedQueue<>();
+  /** True while one caller holds the commit round (runs it, or is being handed it). */
+  private final AtomicBoolean committing = new AtomicBoolean();
   private volatile long durableSeq;
   private volatile Throwable broken;
 
@@ -173,29 +190,226 @@ public final class SingleConnectionStore implements Store {
     return run(row, work, decide);
   }
 
-  /** Runs a unit of work: a read if {@code decide} is null, else a write as durable as it decides. */
+  /**
+   * Runs a unit of work: a read if {@code decide} is null, else a write as durable as it decides.
+   *
+   * <p>Whoever holds the statement lock runs the units queued for it, its own and the others', one
+   * after another, before it lets the lock go (flat combining). A caller that finds the lock taken
+   * queues its unit and parks once, until its unit has run and, if it must, until the commit round
+   * covering it has ended. Handing the lock from one parked writer to the next instead cost a
+   * wake-up per statement, during which the lock stood idle: on two cores, with 32 callers, a commit
+   * round carried 3 to 4 calls and each call cost 2.7 to 3.3 context switches.
+   */
   private <T> T run(Object row, SqlWork<T> work, Function<? super T, Durability> decide)
       throws IdempotencyException {
-    T result;
+    CommitWaiter<T> unit = new CommitWaiter<>(row, work, decide, CommitWaiter.QUEUED);
+    boolean interrupted = false;
+    if (statementLock.isHeldByCurrentThread()) {
+      execute(unit); // a unit run from inside another one's work: runs in place, as it always did
+    } else if (statementLock.tryLock()) {
+      try {
+        execute(unit);
+        drainQueue();
+      } finally {
+        unlockStatements();
+      }
+      startRoundIfIdle(unit);
+    } else {
+      queue.add(unit);
+      // Uninterruptible, as taking the lock always was: a unit that may have run must not be
+      // walked away from as if it had not.
+      while (unit.state() == CommitWaiter.QUEUED) {
+        if (statementLock.tryLock()) {
+          try {
+            drainQueue();
+          } finally {
+            unlockStatements();
+          }
+          startRoundIfIdle(unit);
+          continue;
+        }
+        LockSupport.park(this);
+        interrupted |= Thread.interrupted();
+      }
+    }
+    awaitRound(unit, interrupted);
+    return unit.result;
+  }
+
+  /**
+   * Runs the queued units, up to {@link #DRAIN_LIMIT} of them, so that the lock holder's own caller
+   * is not held back without end by a steady stream of others; under the statement lock.
+   */
+  private void drainQueue() {
+    for (int n = 0; n < DRAIN_LIMIT; n++) {
+      CommitWaiter<?> next = queue.poll();
+      if (next == null) {
+        return;
+      }
+      execute(next);
+    }
+  }
+
+  /**
+   * Runs one unit, under the statement lock, and says what its caller waits for next: nothing
+   * (DONE, woken now), or a commit round (WAITING, in {@link #awaiting}, woken when it ends or when
+   * put on duty).
+   */
+  private <T> void execute(CommitWaiter<T> unit) {
     long mustBeDurable;
-    statementLock.lock();
     try {
       StoreErrors.checkUsable(what, name, closedHow, broken);
-      result = runAtomically(work);
-      if (decide == null) {
-        mustBeDurable = syncWritesVisibleTo(row);
+      unit.result = runAtomically(unit.work);
+      if (unit.decide == null) {
+        mustBeDurable = syncWritesVisibleTo(unit.row);
         if (sharedDatabase && !transactionHasWrites) {
           endReadTransaction();
         }
       } else {
         transactionHasWrites = true;
-        mustBeDurable = written(row, decide.apply(result));
+        mustBeDurable = written(unit.row, unit.decide.apply(unit.result));
+      }
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      unit.finish(e);
+      return;
+    }
+    if (mustBeDurable <= durableSeq) {
+      unit.finish(null);
+    } else {
+      // Listed before it is marked WAITING: a round that finds it WAITING finds it listed.
+      awaiting.add(unit);
+      unit.waiting(mustBeDurable);
+    }
+  }
+
+  /**
+   * Lets the statement lock go, and wakes the first queued caller, which takes the lock and runs
+   * the queue: a unit queued while the lock was held is never left without someone to run it (it
+   * was queued before its caller failed to take the lock, so before this unlock, so it is seen
+   * here). The lock's holder does not run that queue itself here: it may be a commit round with a
+   * disk sync to start, which the queue's statements would hold back.
+   */
+  private void unlockStatements() {
+    statementLock.unlock();
+    CommitWaiter<?> head = queue.peek();
+    if (head != null) {
+      LockSupport.unpark(head.owner);
+    }
+  }
+
+  /**
+   * Waits until the unit, which has run, is DONE; runs a commit round when put on duty, or when
+   * nobody runs one. A caller interrupted while another caller's round runs leaves with an
+   * exception (its write may or may not become durable, so nothing may be sent for it), unless it
+   * was put on duty, which it then does first. Rounds run with the interrupt cleared and restored
+   * afterwards: a disk sync on an interrupted thread closes the file it syncs, which broke the
+   * store for every caller.
+   */
+  private void awaitRound(CommitWaiter<?> waiter, boolean interruptedBefore) throws IdempotencyException {
+    boolean interrupted = interruptedBefore | Thread.interrupted();
+    try {
+      while (true) {
+        int state = waiter.state();
+        if (state == CommitWaiter.DONE) {
+          break;
+        }
+        if (state == CommitWaiter.DUTY) {
+          commitRound();
+          continue;
+        }
+        if (!committing.get() && committing.compareAndSet(false, true)) {
+          if (!waiter.move(CommitWaiter.WAITING, CommitWaiter.DUTY)) {
+            releaseRound(); // finished meanwhile: nothing of its own left to commit
+          }
+          continue;
+        }
+        if (interrupted && waiter.move(CommitWaiter.WAITING, CommitWaiter.ABANDONED)) {
+          throw new JournalException("interrupted while waiting for the " + what + "'s commit on " + name
+              + "; the write may or may not be durable, so nothing may be sent for it", new InterruptedException());
+        }
+        LockSupport.park(this);
+        interrupted |= Thread.interrupted();
       }
     } finally {
-      statementLock.unlock();
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
     }
-    awaitDurable(mustBeDurable);
-    return result;
+    if (waiter.failure != null) {
+      rethrow(waiter.failure);
+    }
+    failIfBroken();
+  }
+
+  private static void rethrow(Throwable failure) throws IdempotencyException {
+    if (failure instanceof IdempotencyException e) {
+      throw e;
+    }
+    if (failure instanceof RuntimeException e) {
+      throw e;
+    }
+    if (failure instanceof Error e) {
+      throw e;
+    }
+    throw new IllegalStateException(failure); // units throw nothing else
+  }
+
+  /** Returns once everything up to {@code seq} is committed (and synced), committing it if need be. */
+  private void awaitDurable(long seq) throws IdempotencyException {
+    if (seq > durableSeq) {
+      CommitWaiter<Void> waiter = CommitWaiter.forSeq(seq);
+      awaiting.add(waiter);
+      startRoundIfIdle(waiter);
+      awaitRound(waiter, false);
+    }
+    failIfBroken();
+  }
+
+  /**
+   * After callers were added to {@link #awaiting}: if no round runs, takes the round and puts one
+   * of them on duty ({@code preferred}, the calling thread's own, if it waits: then nobody is
+   * woken). Together with {@link #releaseRound} (which lets the round go, then looks at the list),
+   * no waiting caller is left without a round: each side writes, then reads what the other writes.
+   */
+  private void startRoundIfIdle(CommitWaiter<?> preferred) {
+    if (awaiting.isEmpty() || committing.get() || !committing.compareAndSet(false, true)) {
+      return;
+    }
+    if (!putOnDuty(preferred)) {
+      releaseRound();
+    }
+  }
+
+  /** With the round taken: hands it to a waiting caller; false if none waits (the round is still held). */
+  private boolean putOnDuty(CommitWaiter<?> preferred) {
+    if (preferred != null && preferred.move(CommitWaiter.WAITING, CommitWaiter.DUTY)) {
+      preferred.wake();
+      return true;
+    }
+    for (Iterator<CommitWaiter<?>> it = awaiting.iterator(); it.hasNext();) {
+      CommitWaiter<?> w = it.next();
+      if (w.move(CommitWaiter.WAITING, CommitWaiter.DUTY)) {
+        w.wake();
+        return true;
+      }
+      if (w.state() == CommitWaiter.ABANDONED) {
+        it.remove();
+      }
+    }
+    return false;
+  }
+
+  /** Lets the round go; if callers wait for one, takes it back and puts one of them on duty. */
+  private void releaseRound() {
+    while (true) {
+      committing.set(false);
+      if (awaiting.isEmpty() || !committing.compareAndSet(false, true)) {
+        return;
+      }
+      if (putOnDuty(null)) {
+        return;
+      }
+    }
   }
 
   /** Records a write just run; returns the sequence number that must be durable before it returns. */
@@ -245,7 +459,7 @@ public final class SingleConnectionStore implements Store {
       StoreErrors.checkUsable(what, name, closedHow, broken);
       target = executedSeq;
     } finally {
-      statementLock.unlock();
+      unlockStatements();
     }
     awaitDurable(target);
   }
@@ -258,7 +472,7 @@ public final class SingleConnectionStore implements Store {
         return;
       }
     } finally {
-      statementLock.unlock();
+      unlockStatements();
     }
     try {
       flush();
@@ -404,97 +618,106 @@ public final class SingleConnectionStore implements Store {
   }
 
   /**
-   * Returns once everything up to {@code seq} is committed (and synced), committing it if need be.
-   *
-   * <p>One caller at a time commits, for everyone whose work has executed. The others do not queue
-   * on the commit lock to find out afterwards that their work is durable: with 32 callers that
-   * handed the lock on one by one, each hand-over a wake-up on two cores, and 32 threads were no
-   * faster than one. They wait for the round in progress to end instead, and all wake together.
+   * Runs one commit round for every caller in {@link #awaiting}: commits everything run so far,
+   * syncs it outside the statement lock (so that the next round's statements run during the sync),
+   * then wakes each of those callers once. The calling thread holds the round ({@link #committing})
+   * and lets it go, or hands it on, at the end. One round at a time: the next commit begins after
+   * this sync has ended, so that frames reach the disk in commit order.
    */
-  private void awaitDurable(long seq) throws JournalException {
-    // A monitor, not latches: whether a round is running and what is durable are read under it,
-    // and the end of a round is announced under it, so no waiter can miss the end of the round it
-    // waits for, and none spins. (Latches installed per round lost wake-ups: a caller that read the
-    // next round's latch just before the committer unlocked waited for a round nobody ran, up to
-    // the deferred-commit interval or for ever; and a version that let callers retry on a released
-    // latch spun on two cores while the committer it waited for was descheduled.)
-    while (true) {
-      synchronized (rounds) {
-        while (committing && durableSeq < seq) {
-          try {
-            rounds.wait();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new JournalException("interrupted while waiting for the " + what + "'s commit on " + name
-                + "; the write may or may not be durable, so nothing may be sent for it", e);
-          }
-        }
-        if (durableSeq >= seq) {
-          break;
-        }
-        committing = true;
-      }
-      try {
-        commitRound();
-      } finally {
-        synchronized (rounds) {
-          committing = false;
-          rounds.notifyAll();
-        }
-      }
-    }
-    failIfBroken();
-  }
-
-  /** Commits (and syncs) everything executed so far; the caller is the round's one committer. */
-  private void commitRound() throws JournalException {
-    failIfBroken();
-    gatherQueuedWriters();
-    long target;
-    boolean sync;
+  private void commitRound() {
+    List<CommitWaiter<?>> batch = new ArrayList<>();
+    Throwable failure = null;
+    long target = 0;
+    boolean committed = false;
+    boolean sync = false;
     statementLock.lock();
     try {
-      // Again under the statement lock: a unit that failed since the check above may have taken
-      // the open transaction (and the work of the callers waiting here) down with it.
-      failIfBroken();
       target = executedSeq;
-      if (foreignWriters != null && switchToFull == null && !othersExpected && foreignWriters.othersCommitted()) {
-        switchToFull = "another connection committed to it while this store synced its commits outside its lock";
-        LOG.warn("Idem {} {}: {}; from now on its commits sync inside SQLite's commit (synchronous=FULL), as for"
-            + " a file the app's connections share (expected once if they do, as in transactional mode)", what,
-            name, switchToFull);
+      // Under the lock, after the target: every caller listed by now ran before the target was
+      // read (a flush's sequence number was read under this lock earlier), so the commit covers it.
+      long needed = 0;
+      for (CommitWaiter<?> w; (w = awaiting.poll()) != null;) {
+        batch.add(w);
+        needed = Math.max(needed, w.seq);
       }
-      connection.commit();
-      transactionHasWrites = false;
-      // This commit was NORMAL, so it is still synced below; the next ones sync inside SQLite's.
-      sync = syncAfterCommit;
-      if (switchToFull != null) {
-        commitWithFullSync();
+      // Under the statement lock: a unit that failed meanwhile may have taken the open transaction
+      // (and the work of the callers in this batch) down with it.
+      failIfBroken();
+      // A caller may have started waiting just before the round before it ended, for writes that
+      // round made durable: it is told so without a commit of its own.
+      if (needed > durableSeq) {
+        if (foreignWriters != null && switchToFull == null && !othersExpected && foreignWriters.othersCommitted()) {
+          switchToFull = "another connection committed to it while this store synced its commits outside its lock";
+          LOG.warn("Idem {} {}: {}; from now on its commits sync inside SQLite's commit (synchronous=FULL), as for"
+              + " a file the app's connections share (expected once if they do, as in transactional mode)", what,
+              name, switchToFull);
+        }
+        connection.commit();
+        committed = true;
+        transactionHasWrites = false;
+        // This commit was NORMAL, so it is still synced below; the next ones sync inside SQLite's.
+        sync = syncAfterCommit;
+        if (switchToFull != null) {
+          commitWithFullSync();
+        }
       }
     } catch (SQLException e) {
       broken = e;
-      throw StoreErrors.wrap(what, "commit on " + name, e);
-    } catch (Error e) {
+      failure = StoreErrors.wrap(what, "commit on " + name, e);
+    } catch (JournalException e) {
+      failure = e;
+    } catch (RuntimeException | Error e) {
       markBroken(e); // committed or not, nobody can tell: no one may be told that work is durable
-      throw e;
+      failure = e;
     } finally {
-      statementLock.unlock();
+      unlockStatements();
     }
-    if (sync) {
-      try {
-        diskSync.sync();
-      } catch (SQLException e) {
-        broken = e;
-        throw StoreErrors.wrap(what, "disk sync on " + name, e);
-      } catch (IOException | RuntimeException e) {
-        broken = e;
-        throw new JournalException(what + " disk sync on " + name + " failed: " + e, e);
-      } catch (Error e) {
-        markBroken(e);
-        throw e;
+    if (failure == null && sync) {
+      failure = syncToDisk();
+    }
+    if (failure == null && committed) {
+      durableSeq = target;
+    }
+    for (CommitWaiter<?> w : batch) {
+      w.finish(failure);
+    }
+    if (failure != null) {
+      failAwaiting(failure);
+    }
+    releaseRound();
+  }
+
+  /** Syncs the last commit to the disk; the failure (which breaks the store), or null. */
+  private Throwable syncToDisk() {
+    try {
+      diskSync.sync();
+      return null;
+    } catch (SQLException e) {
+      broken = e;
+      return StoreErrors.wrap(what, "disk sync on " + name, e);
+    } catch (IOException | RuntimeException e) {
+      broken = e;
+      return new JournalException(what + " disk sync on " + name + " failed: " + e, e);
+    } catch (Error e) {
+      markBroken(e);
+      return e;
+    }
+  }
+
+  /**
+   * After a failed round (the store is broken): ends the wait of every caller listed meanwhile,
+   * with that failure. Under the statement lock, so that every unit that ran before the store was
+   * marked broken is listed by now, and every later one fails before it runs.
+   */
+  private void failAwaiting(Throwable failure) {
+    statementLock.lock();
+    try {
+      for (CommitWaiter<?> w; (w = awaiting.poll()) != null;) {
+        w.finish(failure);
       }
+    } finally {
+      unlockStatements();
     }
-    durableSeq = target;
   }
 
   /**
@@ -556,21 +779,6 @@ public final class SingleConnectionStore implements Store {
     return broken != null;
   }
 
-  /**
-   * Before committing, lets the writers queued for the statement lock run their work into this
-   * commit. Without it the committer, already running, takes the statement lock back before the
-   * parked writers wake (on two cores a wake-up costs more than a statement), and each commit
-   * carries one caller's work: 32 threads were no faster than one. A lone writer finds no queue
-   * and does not wait; the wait is bounded, so a steady stream of writers cannot hold a commit
-   * back.
-   */
-  private void gatherQueuedWriters() {
-    long until = System.nanoTime() + GATHER_NANOS;
-    while (statementLock.hasQueuedThreads() && System.nanoTime() < until) {
-      Thread.yield();
-    }
-  }
-
   private void failIfBroken() throws JournalException {
     StoreErrors.checkUsable(what, name, null, broken);
   }
@@ -595,13 +803,15 @@ public final class SingleConnectionStore implements Store {
       closedHow = how;
       target = executedSeq;
     } finally {
-      statementLock.unlock();
+      unlockStatements();
     }
     if (broken == null) {
       try {
         awaitDurable(target);
       } catch (JournalException e) {
         failure = e;
+      } catch (IdempotencyException e) {
+        failure = new JournalException(what + " close of " + name + " failed: " + e.getMessage(), e);
       }
     }
     statementLock.lock();
@@ -637,7 +847,7 @@ public final class SingleConnectionStore implements Store {
         }
       }
     } finally {
-      statementLock.unlock();
+      unlockStatements();
     }
     if (failure != null) {
       throw failure;
