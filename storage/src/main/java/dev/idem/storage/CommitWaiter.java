@@ -45,7 +45,7 @@ final class CommitWaiter<T> {
   /** Null for a read; for a write, how durable its result must be. */
   final Function<? super T, Durability> decide;
   private volatile int state;
-  /** The sequence number that must be durable before the caller returns; set before WAITING. */
+  /** The sequence number that must be durable before the caller returns; set before it is listed. */
   long seq;
   /** Set before DONE. */
   T result;
@@ -74,9 +74,8 @@ final class CommitWaiter<T> {
     return STATE.compareAndSet(this, from, to);
   }
 
-  /** Ran, and must wait for a commit round (after it was added to the store's waiting list). */
-  void waiting(long mustBeDurable) {
-    seq = mustBeDurable;
+  /** Ran, and must wait for a commit round (after {@link #seq} was set and it was listed). */
+  void waiting() {
     state = WAITING;
   }
 

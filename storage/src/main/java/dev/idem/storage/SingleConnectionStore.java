@@ -276,9 +276,10 @@ public final class SingleConnectionStore implements Store {
     if (mustBeDurable <= durableSeq) {
       unit.finish(null);
     } else {
-      // Listed before it is marked WAITING: a round that finds it WAITING finds it listed.
+      // Listed before it is marked WAITING: whoever finds it WAITING finds it listed.
+      unit.seq = mustBeDurable;
       awaiting.add(unit);
-      unit.waiting(mustBeDurable);
+      unit.waiting();
     }
   }
 
