@@ -139,11 +139,16 @@ public final class IdempotentExecutor implements AutoCloseable {
   /** Never logged, journaled or shown by toString; a copy the caller cannot change. */
   private final byte[] referenceKeySecret;
   private final int resumeConcurrency;
+  /** The replay header's name as the builder was given it. */
+  private final String replayHeader;
 
   private IdempotentExecutor(Builder b) {
     RetryBudget budget = b.retryBudget != null ? b.retryBudget : RetryBudget.tokenBucket(b.clock);
+    // The engine looks the replay header up in every success: by its lower-case name, which the
+    // snapshots' header lookup then takes as it is instead of lower-casing a copy per call.
+    this.replayHeader = b.replayHeader;
     this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
-        b.replayHeader, b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener), b.protocol);
+        b.replayHeader.toLowerCase(Locale.ROOT), b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener), b.protocol);
     this.policy = b.policy;
     this.resumeConcurrency = b.resumeConcurrency;
     this.fingerprinter = b.fingerprinter;
@@ -598,7 +603,7 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @return the header name given to {@link Builder#replayHeader}, {@code Idempotent-Replayed} by default
    */
   public String replayHeader() {
-    return settings.replayHeader();
+    return replayHeader;
   }
 
   /**

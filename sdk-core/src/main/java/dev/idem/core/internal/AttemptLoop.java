@@ -316,7 +316,7 @@ public final class AttemptLoop {
   }
 
   private Optional<Duration> retryAfter(ResponseSnapshot response) {
-    return RetryAfter.parse(response.header("Retry-After").orElse(null), s.clock().instant());
+    return RetryAfter.parse(response.header("retry-after").orElse(null), s.clock().instant());
   }
 
   /** The server still runs a request with this key: wait for it, on the in-flight budget. */

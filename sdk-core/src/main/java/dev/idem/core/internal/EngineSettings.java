@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * @param random uniform values in [0, 1) for jitter
  * @param owner this executor's owner name for leases
  * @param leaseFor how long a claim lasts
- * @param replayHeader the response header that marks a server-side replay
+ * @param replayHeader the response header that marks a server-side replay, lower-case (so that a
+ *     lookup in a snapshot's lower-case names makes no lower-case copy of it per call)
  * @param listener where events go
  * @param guard the per-host circuit breakers and retry budget
  * @param protocol which responses carry the protocol's key-reused, key-missing and in-flight signals

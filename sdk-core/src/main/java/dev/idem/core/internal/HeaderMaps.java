@@ -1,12 +1,18 @@
 package dev.idem.core.internal;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 
 /**
  * The one header representation snapshots share: lower-case names, sorted, values in order,
@@ -16,9 +22,16 @@ import java.util.TreeMap;
 public final class HeaderMaps {
   private HeaderMaps() {}
 
-  /** An unmodifiable copy with lower-case names; values of names that differ only in case are merged. */
+  /**
+   * An unmodifiable copy with lower-case names; values of names that differ only in case are merged.
+   * A map this class made ({@link #normalize} or {@link Builder}) is returned as it is: it is
+   * already in this form and nobody can change it.
+   */
   public static Map<String, List<String>> normalize(Map<String, ? extends List<String>> headers) {
-    Map<String, List<String>> copy = new TreeMap<>();
+    if (headers instanceof Normalized n) {
+      return n;
+    }
+    TreeMap<String, List<String>> copy = new TreeMap<>();
     headers.forEach((k, v) -> {
       // List.copyOf returns an unmodifiable list as it is: a snapshot of a snapshot, or an
       // adapter's List.of per name, costs no list copy.
@@ -30,12 +43,206 @@ public final class HeaderMaps {
         copy.put(k.toLowerCase(Locale.ROOT), List.copyOf(merged));
       }
     });
-    return Collections.unmodifiableMap(copy);
+    return new Normalized(copy);
   }
 
-  /** The first value of {@code name} (any case) in a normalized map. */
+  /**
+   * The first value of {@code name} (any case) in a normalized map. A name given in lower case
+   * (as the callers with a constant or configured name pass it) is looked up without a copy.
+   */
   public static Optional<String> first(Map<String, List<String>> normalized, String name) {
     List<String> values = normalized.get(name.toLowerCase(Locale.ROOT));
     return values == null || values.isEmpty() ? Optional.empty() : Optional.of(values.get(0));
+  }
+
+  /**
+   * Builds a normalized map from header lines in the order received, for an adapter that reads a
+   * response's headers: the snapshot then takes the map as it is, where a map of the adapter's own
+   * was copied once more into this form. Not thread-safe; one map per builder.
+   */
+  public static final class Builder {
+    private final TreeMap<String, List<String>> map = new TreeMap<>();
+    /** Whether some name got a second value, held in a mutable list until {@link #build}. */
+    private boolean merged;
+
+    /**
+     * Adds one header line.
+     *
+     * @param name the name, any case
+     * @param value the value
+     * @return this builder
+     * @throws NullPointerException if either is null
+     */
+    public Builder add(String name, String value) {
+      String key = name.toLowerCase(Locale.ROOT);
+      List<String> one = List.of(value);
+      List<String> before = map.putIfAbsent(key, one);
+      if (before != null) {
+        if (!(before instanceof ArrayList)) {
+          before = new ArrayList<>(before);
+          map.put(key, before);
+        }
+        before.add(value);
+        merged = true;
+      }
+      return this;
+    }
+
+    /**
+     * The normalized map; the builder must not be used after.
+     *
+     * @return an unmodifiable map by lower-case name, sorted, values in the order added
+     */
+    public Map<String, List<String>> build() {
+      if (merged) {
+        map.replaceAll((k, v) -> List.copyOf(v));
+      }
+      return new Normalized(map);
+    }
+  }
+
+  /**
+   * A normalized map: an unmodifiable view of a sorted map that no one else holds. Its own class
+   * only so that {@link #normalize} can tell it from a map someone could still change; every
+   * method is the view's.
+   */
+  private static final class Normalized extends AbstractMap<String, List<String>> {
+    private final Map<String, List<String>> view;
+
+    Normalized(TreeMap<String, List<String>> sorted) {
+      this.view = Collections.unmodifiableMap(sorted);
+    }
+
+    @Override
+    public int size() {
+      return view.size();
+    }
+
+    @Override
+    public boolean isEmpty() {
+      return view.isEmpty();
+    }
+
+    @Override
+    public boolean containsKey(Object key) {
+      return view.containsKey(key);
+    }
+
+    @Override
+    public boolean containsValue(Object value) {
+      return view.containsValue(value);
+    }
+
+    @Override
+    public List<String> get(Object key) {
+      return view.get(key);
+    }
+
+    @Override
+    public List<String> getOrDefault(Object key, List<String> defaultValue) {
+      return view.getOrDefault(key, defaultValue);
+    }
+
+    @Override
+    public Set<String> keySet() {
+      return view.keySet();
+    }
+
+    @Override
+    public Collection<List<String>> values() {
+      return view.values();
+    }
+
+    @Override
+    public Set<Entry<String, List<String>>> entrySet() {
+      return view.entrySet();
+    }
+
+    @Override
+    public void forEach(BiConsumer<? super String, ? super List<String>> action) {
+      view.forEach(action);
+    }
+
+    @Override
+    public List<String> put(String key, List<String> value) {
+      return view.put(key, value);
+    }
+
+    @Override
+    public List<String> remove(Object key) {
+      return view.remove(key);
+    }
+
+    @Override
+    public void putAll(Map<? extends String, ? extends List<String>> m) {
+      view.putAll(m);
+    }
+
+    @Override
+    public void clear() {
+      view.clear();
+    }
+
+    @Override
+    public List<String> putIfAbsent(String key, List<String> value) {
+      return view.putIfAbsent(key, value);
+    }
+
+    @Override
+    public boolean remove(Object key, Object value) {
+      return view.remove(key, value);
+    }
+
+    @Override
+    public boolean replace(String key, List<String> oldValue, List<String> newValue) {
+      return view.replace(key, oldValue, newValue);
+    }
+
+    @Override
+    public List<String> replace(String key, List<String> value) {
+      return view.replace(key, value);
+    }
+
+    @Override
+    public void replaceAll(BiFunction<? super String, ? super List<String>, ? extends List<String>> function) {
+      view.replaceAll(function);
+    }
+
+    @Override
+    public List<String> computeIfAbsent(String key, Function<? super String, ? extends List<String>> f) {
+      return view.computeIfAbsent(key, f);
+    }
+
+    @Override
+    public List<String> computeIfPresent(String key,
+        BiFunction<? super String, ? super List<String>, ? extends List<String>> f) {
+      return view.computeIfPresent(key, f);
+    }
+
+    @Override
+    public List<String> compute(String key, BiFunction<? super String, ? super List<String>, ? extends List<String>> f) {
+      return view.compute(key, f);
+    }
+
+    @Override
+    public List<String> merge(String key, List<String> value,
+        BiFunction<? super List<String>, ? super List<String>, ? extends List<String>> f) {
+      return view.merge(key, value, f);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o == this || view.equals(o);
+    }
+
+    @Override
+    public int hashCode() {
+      return view.hashCode();
+    }
+
+    @Override
+    public String toString() {
+      return view.toString();
+    }
   }
 }

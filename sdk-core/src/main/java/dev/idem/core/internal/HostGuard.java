@@ -58,9 +58,45 @@ public final class HostGuard {
     final AtomicReference<CircuitBreaker.State> seen = new AtomicReference<>(CircuitBreaker.State.CLOSED);
     /** When the open breaker lets a probe through; null unless it is open. */
     volatile Instant openUntil;
+    /** The window's size: the calls it holds once full. */
+    private final int windowSize;
+    /** A success that took longer than this is a slow call for resilience4j. */
+    private final long slowNanos;
 
     Breaker(CircuitBreaker breaker) {
       this.breaker = breaker;
+      CircuitBreakerConfig config = breaker.getCircuitBreakerConfig();
+      // Only a count-based window is full at a number of calls; any other never lets a success go.
+      this.windowSize = config.getSlidingWindowType() == CircuitBreakerConfig.SlidingWindowType.COUNT_BASED
+          ? config.getSlidingWindowSize() : Integer.MAX_VALUE;
+      this.slowNanos = config.getSlowCallDurationThreshold().toNanos();
+    }
+
+    /**
+     * Records a success, unless recording it would leave the breaker as it is: closed, with a full
+     * count-based window of fast successes only (a healthy host's usual state). The new success
+     * would then push out the oldest, also a fast success: the window's counts, its failure and
+     * slow-call rates and the state stay the same. Skipping it spares every call to a healthy host
+     * the window's compare-and-set on one shared reference and the copy of its counts that
+     * resilience4j makes per record, the same way {@link TokenBucketRetryBudget#onSuccess} skips
+     * the refund to a full bucket. Reading the counts takes no lock and writes nothing.
+     *
+     * <p>A failure recorded by another thread at the same moment stays in the window for as many
+     * recorded calls as it would have, counted from when it was recorded; only a success that had
+     * not yet reached the window when the failure did may then be left out, so the window can
+     * hold one failure among its calls for a little longer than resilience4j alone would keep it,
+     * never for less.
+     */
+    void onSuccess(long nanos) {
+      if (nanos <= slowNanos && breaker.getState() == CircuitBreaker.State.CLOSED) {
+        CircuitBreaker.Metrics m = breaker.getMetrics();
+        if (m.getNumberOfBufferedCalls() >= windowSize && m.getNumberOfFailedCalls() == 0
+            && m.getNumberOfSlowCalls() == 0) {
+          // A closed breaker holds no permission to give back (its releasePermission does nothing).
+          return;
+        }
+      }
+      breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -177,7 +213,7 @@ public final class HostGuard {
     }
     long nanos = Math.max(0, took.toNanos());
     switch (health) {
-      case UP -> b.breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
+      case UP -> b.onSuccess(nanos);
       case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
       default -> b.breaker.releasePermission();
     }

@@ -11,9 +11,12 @@ import java.util.Optional;
 /** See {@link Classifier#shouldRetryHeader(String)}. Immutable. */
 public final class ShouldRetryHeaderClassifier implements Classifier {
   private final String headerName;
+  /** {@link #headerName} lower-case, as the snapshots' names are: looked up without a copy per response. */
+  private final String headerKey;
 
   public ShouldRetryHeaderClassifier(String headerName) {
     this.headerName = Objects.requireNonNull(headerName, "headerName");
+    this.headerKey = headerName.toLowerCase(Locale.ROOT);
   }
 
   @Override
@@ -21,7 +24,7 @@ public final class ShouldRetryHeaderClassifier implements Classifier {
     if (response.isSuccessful()) {
       return Optional.empty();
     }
-    return response.header(headerName).map(v -> v.trim().toLowerCase(Locale.ROOT)).flatMap(v -> switch (v) {
+    return response.header(headerKey).map(v -> v.trim().toLowerCase(Locale.ROOT)).flatMap(v -> switch (v) {
       case "true" -> Optional.of(Verdict.transientFailure("HTTP " + response.status() + ", " + headerName + ": true"));
       case "false" -> Optional.of(Verdict.permanent("HTTP " + response.status() + ", " + headerName + ": false"));
       default -> Optional.<Verdict>empty();

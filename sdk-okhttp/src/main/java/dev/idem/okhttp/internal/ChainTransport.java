@@ -73,7 +73,7 @@ final class ChainTransport implements Transport {
     checkNotCanceled(null);
     KeyedAttempt tag = new KeyedAttempt();
     Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
-        .tag(CallResult.class, last.callResult), request.method(), body, tag);
+        .tag(Tags.CALL_RESULT, last.callResult), request.method(), body, tag);
     FollowUps.AttemptBody sent = (FollowUps.AttemptBody) attempt.body();
     Response raw;
     long started = System.nanoTime();

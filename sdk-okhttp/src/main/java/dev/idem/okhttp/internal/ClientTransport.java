@@ -66,7 +66,7 @@ public final class ClientTransport implements Transport, AsyncTransport {
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {
     Request r = OkHttpSnapshots.toRequest(request).newBuilder()
         .header(settings.headerName(), settings.headerValue(key))
-        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE)
+        .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE)
         .build();
     return client.newCall(r);
   }

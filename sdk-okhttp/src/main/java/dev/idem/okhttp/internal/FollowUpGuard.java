@@ -30,7 +30,7 @@ public enum FollowUpGuard implements Interceptor {
   @Override
   public Response intercept(Chain chain) throws IOException {
     Request request = chain.request();
-    KeyedAttempt attempt = request.tag(KeyedAttempt.class);
+    KeyedAttempt attempt = request.tag(Tags.KEYED_ATTEMPT);
     if (attempt == null) {
       return chain.proceed(request);
     }

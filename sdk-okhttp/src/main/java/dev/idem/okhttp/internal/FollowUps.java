@@ -42,7 +42,7 @@ final class FollowUps {
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
   static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
-    KeyedAttempt tag = attempt.tag(KeyedAttempt.class);
+    KeyedAttempt tag = attempt.tag(Tags.KEYED_ATTEMPT);
     if (tag == null) {
       tag = new KeyedAttempt();
       attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body(), tag);
@@ -80,7 +80,7 @@ final class FollowUps {
    * tag counts the requests of one pass through the chain, so it is made for each pass.
    */
   static Request keyed(Request.Builder b, String method, RequestBody body, KeyedAttempt tag) {
-    b.tag(KeyedAttempt.class, tag);
+    b.tag(Tags.KEYED_ATTEMPT, tag);
     if (body != null && !(body instanceof AttemptBody)) {
       b.method(method, new AttemptBody(body));
     }

@@ -24,7 +24,7 @@ public final class IdemCallFactory implements Call.Factory {
 
   @Override
   public Call newCall(Request request) {
-    IdempotentOperation op = request.tag(IdempotentOperation.class);
+    IdempotentOperation op = request.tag(Tags.OPERATION);
     if (op == null) {
       return client.newCall(request);
     }

@@ -33,12 +33,12 @@ public final class IdempotencyInterceptor implements Interceptor {
   @Override
   public Response intercept(Chain chain) throws IOException {
     Request request = chain.request();
-    if (request.tag(ResumeAttempt.class) != null) {
+    if (request.tag(Tags.RESUME_ATTEMPT) != null) {
       // An attempt of an operation the executor already drives (resumed, or an enqueued call's):
       // it carries its key, and goes out as one request like every other attempt.
       return FollowUps.proceed(chain, request);
     }
-    IdempotentOperation op = request.tag(IdempotentOperation.class);
+    IdempotentOperation op = request.tag(Tags.OPERATION);
     if (op == null) {
       Optional<String> name = support.untaggedOperationName(request.method(), request.url().encodedPath());
       if (name.isEmpty()) {

@@ -50,14 +50,14 @@ final class LastResponse {
    */
   synchronized Response responseFor(ResponseSnapshot outcome, IdempotencyResult result) {
     boolean received = raw != null && snapshot == outcome;
-    if (received && keepAttemptRequest && raw.request().tag(CallResult.class) == callResult) {
+    if (received && keepAttemptRequest && raw.request().tag(Tags.CALL_RESULT) == callResult) {
       // The attempt's request carries this call's result slot: the response goes as it is.
       callResult.set(result);
       unclaimed = null;
       return raw;
     }
     Request request = (received && keepAttemptRequest ? raw.request() : template).newBuilder()
-        .tag(IdempotencyResult.class, result)
+        .tag(Tags.RESULT, result)
         .build();
     if (received) {
       unclaimed = null;

@@ -58,7 +58,7 @@ final class LiveCallTransport implements AsyncTransport {
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot snapshot, IdempotencyKey key) {
     Request.Builder b = request.newBuilder()
         .header(settings.headerName(), settings.headerValue(key))
-        .tag(ResumeAttempt.class, ResumeAttempt.INSTANCE);
+        .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE);
     Request attempt = (body == null ? b : b.method(request.method(), body)).build();
     Call call = client.newCall(attempt);
     listeners.forEach(call::addEventListener);

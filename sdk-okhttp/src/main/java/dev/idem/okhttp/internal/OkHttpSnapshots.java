@@ -137,7 +137,7 @@ public final class OkHttpSnapshots {
   public static Response toResponse(ResponseSnapshot snapshot, Request request) {
     Headers.Builder headers = new Headers.Builder();
     snapshot.headers().forEach((name, values) -> values.forEach(v -> headers.addUnsafeNonAscii(name, v)));
-    MediaType type = snapshot.header("Content-Type").map(MediaType::parse).orElse(null);
+    MediaType type = snapshot.header("content-type").map(MediaType::parse).orElse(null);
     return new Response.Builder()
         .request(request)
         .protocol(Protocol.HTTP_1_1)

@@ -1,13 +1,11 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.internal.HeaderMaps;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.adapter.CaptureRule;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import okhttp3.Headers;
 import okhttp3.Response;
@@ -72,23 +70,17 @@ final class ResponseCapture {
   }
 
   /**
-   * The headers as the snapshot takes them: by lower-case name (so that names differing only in
-   * case keep the received order of their values), an immutable list per name, which the snapshot
-   * keeps as it is. Not {@link Headers#toMultimap()}, whose sorted map and mutable lists the
-   * snapshot would copy once more.
+   * The headers in the form the snapshot keeps (by lower-case name, names differing only in case
+   * keeping the received order of their values), built once: the snapshot takes this map as it
+   * is, where a map of any other kind is copied into that form again. Not
+   * {@link Headers#toMultimap()}, whose sorted map and mutable lists the snapshot would copy.
    */
   private static Map<String, List<String>> headers(Headers headers) {
-    Map<String, List<String>> map = new HashMap<>();
+    HeaderMaps.Builder map = new HeaderMaps.Builder();
     for (int i = 0, n = headers.size(); i < n; i++) {
-      map.merge(headers.name(i).toLowerCase(Locale.ROOT), List.of(headers.value(i)), ResponseCapture::concat);
+      map.add(headers.name(i), headers.value(i));
     }
-    return map;
-  }
-
-  private static List<String> concat(List<String> first, List<String> then) {
-    List<String> all = new ArrayList<>(first);
-    all.addAll(then);
-    return all;
+    return map.build();
   }
 
   /**

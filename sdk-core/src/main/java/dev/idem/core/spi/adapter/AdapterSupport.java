@@ -58,6 +58,11 @@ public final class AdapterSupport {
   private final IdempotentExecutor executor;
   private final String headerName;
   private final KeyHeaderFormat format;
+  /**
+   * The executor's replay header, lower-case: the snapshots' names are, and a lower-case name is
+   * looked up as it is, where the executor's spelling would be lower-cased into a copy per call.
+   */
+  private final String replayHeaderKey;
   private final UntaggedPolicy untaggedPolicy;
 
   private AdapterSupport(IdempotentExecutor executor, String headerName, KeyHeaderFormat format,
@@ -65,6 +70,7 @@ public final class AdapterSupport {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.headerName = checkHeaderName(headerName);
     this.format = Objects.requireNonNull(format, "format");
+    this.replayHeaderKey = executor.replayHeader().toLowerCase(Locale.ROOT);
     this.untaggedPolicy = Objects.requireNonNull(untaggedPolicy, "untaggedPolicy");
   }
 
@@ -179,7 +185,7 @@ public final class AdapterSupport {
    * @return true if the executor's replay header says {@code true} (any case, trimmed)
    */
   public boolean isReplay(ResponseSnapshot response) {
-    return response.header(executor.replayHeader()).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
+    return response.header(replayHeaderKey).map(v -> v.trim().equalsIgnoreCase("true")).orElse(false);
   }
 
   /**
