@@ -30,7 +30,8 @@ import org.sqlite.SQLiteDataSource;
  * the statements as the journal ran them, not timed. A journal has no planner statistics (nothing
  * runs ANALYZE), and SQLite then read each page of the due order through the state index: every
  * unfinished row, each looked up in the table and sorted, for a page of 100 (33 ms a page with
- * 60,000 due, so a resume's cost grew with the square of its size).
+ * 60,000 due, so a resume's cost grew with the square of its size), and it looked for owed
+ * outcomes through the same index: every finished row, however few were owed.
  */
 class ResumeQueryPlansTest {
   /** More than two pages of the due order (100 each), so that the pages after a cursor run too. */
@@ -40,7 +41,7 @@ class ResumeQueryPlansTest {
   Path dir;
 
   @Test
-  void theDuePagesWalkTheDueIndexAndNoStatementOfTheResumeScansTheTable() throws Exception {
+  void theDuePagesWalkTheDueIndexTheOwedOutcomesTheirsAndNoStatementOfTheResumeScansTheTable() throws Exception {
     SQLiteDataSource sqlite = new SQLiteDataSource();
     sqlite.setUrl("jdbc:sqlite:" + dir.resolve("j.db"));
     FaultyDataSource ds = new FaultyDataSource(sqlite);
@@ -64,11 +65,17 @@ class ResumeQueryPlansTest {
     }
 
     int duePages = 0;
+    int owedLooks = 0;
     try (Connection c = sqlite.getConnection()) {
       for (String sql : resumeSql) {
         List<String> plan = plan(c, sql);
         assertFalse(plan.stream().anyMatch(step -> step.startsWith("SCAN idem_operation") && !step.contains(" INDEX ")),
             "scans the table: " + plan + " for " + sql);
+        if (sql.contains("outcome_delivered_at IS NULL AND state IN")) {
+          owedLooks++;
+          assertTrue(plan.stream().anyMatch(step -> step.contains("USING INDEX idem_operation_undelivered")),
+              "the look for owed outcomes does not walk idem_operation_undelivered: " + plan + " for " + sql);
+        }
         if (sql.contains("ORDER BY (CASE")) {
           duePages++;
           assertTrue(plan.stream().anyMatch(step -> step.contains("USING INDEX idem_operation_due")),
@@ -79,6 +86,7 @@ class ResumeQueryPlansTest {
       }
     }
     assertEquals(2, duePages, "the first page and the pages after a cursor: " + resumeSql);
+    assertEquals(1, owedLooks, "the look for owed outcomes: " + resumeSql);
   }
 
   /** The plan's steps; every parameter bound to NULL, which does not change the plan. */
