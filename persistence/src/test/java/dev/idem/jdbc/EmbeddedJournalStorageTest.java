@@ -167,7 +167,7 @@ class EmbeddedJournalStorageTest {
   void deferredWritesAreDurableAfterCloseAndTheSchemaIsMigratedOnce() throws Exception {
     NewOperation op = ops.newOp("{}");
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
-      assertEquals(3, j.schemaVersion());
+      assertEquals(4, j.schemaVersion());
       j.begin(op);
       Lease lease = j.claim(op.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
       j.recordAttempt(op.id(), lease, Ops.attempt(1, 1, T0));
@@ -179,7 +179,7 @@ class EmbeddedJournalStorageTest {
       assertEquals(List.of(Ops.attempt(1, 1, T0)), r.attempts());
       assertEquals(Ops.ok("{}"), r.response());
     }
-    assertEquals("1\n2\n3\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
+    assertEquals("1\n2\n3\n4\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
   }
 
   /**
@@ -199,6 +199,7 @@ class EmbeddedJournalStorageTest {
       j.transition(done.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0, Ops.ok("{}"), null));
     }
     // Back to the version 1 schema, as an older Idem left it.
+    sql("DELETE FROM idem_schema_version WHERE version = 4");
     sql("DROP INDEX idem_operation_due");
     sql("DELETE FROM idem_schema_version WHERE version = 3");
     sql("DROP INDEX idem_operation_undelivered");
@@ -207,7 +208,7 @@ class EmbeddedJournalStorageTest {
     sql("DELETE FROM idem_schema_version WHERE version = 2");
 
     try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
-      assertEquals(3, j.schemaVersion());
+      assertEquals(4, j.schemaVersion());
       OperationRecord r = j.find(done.id()).orElseThrow();
       assertEquals(OperationState.SUCCEEDED, r.state());
       assertFalse(r.queued());
@@ -215,7 +216,45 @@ class EmbeddedJournalStorageTest {
       assertFalse(j.find(waiting.id()).orElseThrow().queued());
       assertEquals(List.of(), j.findUndelivered(null, 10));
     }
-    assertEquals("1\n2\n3\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
+    assertEquals("1\n2\n3\n4\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
+  }
+
+  /**
+   * Version 4 narrows idem_operation_undelivered to what the look for owed outcomes returns (queued,
+   * finished, not delivered): in version 3 it also held every queued operation not yet finished, so
+   * that look walked all of them, and each one's terminal transition rewrote its entry. Failed
+   * before: the migration did not exist.
+   */
+  @Test
+  void aVersion3JournalMigratesToAnUndeliveredIndexOfOwedOutcomesOnly() throws Exception {
+    NewOperation owed = ops.newOp("{\"owed\":1}");
+    NewOperation waiting = ops.newOp("{\"waiting\":1}");
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
+      for (NewOperation op : List.of(owed, waiting)) {
+        j.begin(new NewOperation(op.id(), null, op.fingerprint(), op.request(), op.createdAt(), true));
+      }
+      Lease lease = j.claim(owed.id(), "n", T0, Duration.ofSeconds(30)).orElseThrow();
+      j.transition(owed.id(), lease, Transition.finish(OperationState.SUCCEEDED, T0, Ops.ok("{}"), null));
+    }
+    // Back to the version 3 index, as Idem 0.1 with schema 3 left it.
+    sql("DROP INDEX idem_operation_undelivered");
+    sql("CREATE INDEX idem_operation_undelivered ON idem_operation (scope, operation, op_key)"
+        + " WHERE queued = 1 AND outcome_delivered_at IS NULL");
+    sql("DELETE FROM idem_schema_version WHERE version = 4");
+    assertEquals("2\n", sql("SELECT COUNT(*) FROM idem_operation INDEXED BY idem_operation_undelivered"
+        + " WHERE queued = 1 AND outcome_delivered_at IS NULL"));
+
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir())) {
+      assertEquals(4, j.schemaVersion());
+      assertEquals(List.of(owed.id()), j.findUndelivered(null, 10).stream().map(OperationRecord::id).toList());
+      assertEquals(OperationState.PENDING, j.find(waiting.id()).orElseThrow().state());
+    }
+    String index = sql("SELECT sql FROM sqlite_master WHERE name = 'idem_operation_undelivered'");
+    assertTrue(index.contains("state IN ('SUCCEEDED', 'FAILED', 'UNCERTAIN')"), index);
+    assertEquals("1\n", sql("SELECT COUNT(*) FROM idem_operation INDEXED BY idem_operation_undelivered"
+        + " WHERE queued = 1 AND outcome_delivered_at IS NULL AND state IN ('SUCCEEDED', 'FAILED', 'UNCERTAIN')"
+        + " AND quarantined_at IS NULL"));
+    assertEquals("1\n2\n3\n4\n", sql("SELECT version FROM idem_schema_version ORDER BY version"));
   }
 
   @Test

@@ -365,6 +365,94 @@ class ConcurrentResumeTest {
     assertEquals(OperationState.IN_FLIGHT, other.state());
   }
 
+  /**
+   * Why: a batch was cut at the end of each page of due operations, so 100 operations with 8 lanes
+   * were claimed as 12 batches of 8 and one of 4, and each batch is a commit and, on a durable
+   * journal, a disk sync (P4: 2,401 claims for 60,000 operations instead of 1,875). A batch now
+   * goes on into the next page; only the last of the pass is short. Counted, not timed.
+   */
+  @Test
+  void aBatchGoesOnIntoTheNextPageAndOnlyThePassesLastIsShort() throws Exception {
+    List<Integer> batchSizes = Collections.synchronizedList(new ArrayList<>());
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
+          Duration leaseFor) throws IdempotencyException {
+        batchSizes.add(asRead.size());
+        return super.claimAll(asRead, owner, now, leaseFor);
+      }
+    };
+    int lanes = 8;
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(lanes)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;  // pages of 100, 100 and 50; 31 batches of 8 and one of 2
+    enqueueOrders(h, n);
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(answering201Counting(sends), o -> { }, f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+    List<Integer> expected = new ArrayList<>(Collections.nCopies(n / lanes, lanes));
+    expected.add(n % lanes);
+    assertEquals(expected, batchSizes);
+  }
+
+  /**
+   * Why: the lane that claimed the next batch also read the next page when it was due, and while
+   * it read (which on a durable journal waits for the commit of the claims before it) no batch was
+   * claimed, and the lanes that had sent theirs waited (P4: 3 s of a 25 s resume). Now a lane
+   * about to take its next operation reads the page, and the next batch is claimed meanwhile.
+   * Failed before: no batch was claimed while the page read was held (the read waits up to 10 s).
+   */
+  @Test
+  void theNextPageIsReadByALaneWhileAnotherClaimsTheNextBatch() throws Exception {
+    CountDownLatch claimedDuringRead = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean readingAhead = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicBoolean heldOnce = new java.util.concurrent.atomic.AtomicBoolean();
+    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        if (after != null && heldOnce.compareAndSet(false, true)) {
+          readingAhead.set(true);
+          try {
+            claimedDuringRead.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            readingAhead.set(false);
+          }
+        }
+        return super.findDue(now, owner, after, limit);
+      }
+
+      @Override
+      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
+          Duration leaseFor) throws IdempotencyException {
+        if (readingAhead.get()) {
+          claimedDuringRead.countDown();
+        }
+        return super.claimAll(asRead, owner, now, leaseFor);
+      }
+    };
+    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2)
+        .circuitBreaker(CircuitBreakerSettings.disabled()));
+    int n = 250;
+    enqueueOrders(h, n);
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+
+    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
+        ResumeHandler.of(answering201Counting(sends), o -> { }, f -> { throw new AssertionError(f); })));
+
+    assertEquals(n, summary.succeeded(), summary.toString());
+    assertEquals(n, sends.size());
+    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+    assertEquals(0, claimedDuringRead.getCount(), "no batch was claimed while the next page was read");
+  }
+
   /** Journals {@code n} create-order operations, each with a body of its own, without sending them. */
   private static void enqueueOrders(Harness h, int n) throws IdempotencyException {
     for (int i = 0; i < n; i++) {

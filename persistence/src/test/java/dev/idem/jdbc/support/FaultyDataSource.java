@@ -31,6 +31,8 @@ public final class FaultyDataSource implements DataSource {
   public final java.util.Map<String, AtomicInteger> onOperations = new java.util.concurrent.ConcurrentHashMap<>();
   /** Every statement executed (savepoints, syncs and commits' helpers too), by its first word. */
   public final java.util.Map<String, AtomicInteger> statements = new java.util.concurrent.ConcurrentHashMap<>();
+  /** The text of every distinct statement executed, as prepared (for EXPLAIN QUERY PLAN). */
+  public final java.util.Set<String> executedSql = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** If set, the first CHECKPOINT SYNC waits for it. */
   public volatile CountDownLatch holdFirstSync;
   /** Counted down when the first CHECKPOINT SYNC is being held. */
@@ -84,6 +86,7 @@ public final class FaultyDataSource implements DataSource {
       if (m.getName().startsWith("execute")) {
         String sql = preparedSql != null ? preparedSql : args != null && args.length > 0 ? (String) args[0] : "";
         String verb = sql.strip().toUpperCase(Locale.ROOT);
+        executedSql.add(sql);
         if (failWrites && (verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE"))) {
           throw diskFull();
         }

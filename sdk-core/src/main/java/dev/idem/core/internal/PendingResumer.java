@@ -189,11 +189,12 @@ public final class PendingResumer {
    * The due operations, read a page at a time and handed out one at a time in the journal's order:
    * a lane that ends a resume takes the next itself, with no hand-over through another thread
    * (which cost two thread wake-ups per operation). With several lanes the next page is read ahead,
-   * by the lane that takes the operation half-way through the current page, outside this object's
-   * lock: the others go on taking the current page's operations meanwhile. (A page read waits for
-   * the journal's commit of the claims before it, and read at the end of a page it held every lane
-   * idle for that time: 64 ms a page, a quarter of a loaded machine's resume.) At most two pages
-   * are held in memory. Thread-safe.
+   * once half the current page is handed out, by a lane about to take its next operation
+   * ({@link #readAheadIfDue}), outside this object's lock: the others go on taking the current
+   * page's operations, and claiming them, meanwhile. (A page read waits for the journal's commit of
+   * the claims before it, and read at the end of a page it held every lane idle for that time: 64
+   * ms a page, a quarter of a loaded machine's resume; read by the lane claiming the next batch, it
+   * held the claims.) At most two pages are held in memory. Thread-safe.
    */
   private final class DuePages {
     private final Instant now;
@@ -217,43 +218,85 @@ public final class PendingResumer {
     }
 
     /**
-     * The next due operations, up to {@code max} of them from the current page, in order; empty
-     * when there are none or the pass stopped.
+     * The next due operations, up to {@code max} of them, in order: from the current page and, once
+     * it runs out, from the next (read here if no lane read it yet), so that a batch is cut short
+     * only by the end of the due operations, not by a page's end (a batch of 4 at the end of each
+     * page of 100 cost a whole claim, a commit and a disk sync, as a batch of 32 does). Empty when
+     * there are none or the pass stopped.
      */
     List<OperationRecord> take(int max) throws IdempotencyException {
-      OperationRecord after;
-      synchronized (this) {
-        while (true) {
-          if (stopped) {
-            return List.of();
-          }
-          if (next == page.size() && ahead != null) {
-            page = ahead;
-            ahead = null;
-            next = 0;
-          }
-          if (!reading && !allRead && ahead == null && page.size() - next <= readAheadAt) {
-            reading = true;
-            after = lastRead;
-            break;  // read the next page below, outside the lock
-          }
-          if (next < page.size()) {
-            int from = next;
-            next = Math.min(page.size(), next + max);
-            return page.subList(from, next);
-          }
-          if (!reading) {
-            return List.of();  // all read, all handed out
-          }
-          try {
-            wait();  // for the lane reading the next page
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IdempotencyException("interrupted while waiting for the next page of due operations; they"
-                + " stay in the journal for the next resume", e);
+      List<OperationRecord> taken = null;
+      while (true) {
+        OperationRecord after;
+        synchronized (this) {
+          while (true) {
+            if (stopped) {
+              return List.of();
+            }
+            if (next == page.size() && ahead != null) {
+              page = ahead;
+              ahead = null;
+              next = 0;
+            }
+            // Read here only when the page ran out; the read ahead is made by a lane about to take
+            // its next operation (readAheadIfDue), not on the way to a batch's claim.
+            if (!reading && !allRead && ahead == null && next == page.size()) {
+              reading = true;
+              after = lastRead;
+              break;  // read the next page below, outside the lock
+            }
+            if (next < page.size()) {
+              int from = next;
+              int want = max - (taken == null ? 0 : taken.size());
+              next = Math.min(page.size(), next + want);
+              List<OperationRecord> part = page.subList(from, next);
+              if (taken == null && part.size() == max) {
+                return part;
+              }
+              if (taken == null) {
+                taken = new ArrayList<>(max);
+              }
+              taken.addAll(part);
+              if (taken.size() == max) {
+                return taken;
+              }
+              continue;  // the page ran out: go on with the next
+            }
+            if (!reading) {
+              return taken == null ? List.of() : taken;  // all read, all handed out
+            }
+            try {
+              wait();  // for the lane reading the next page
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              throw new IdempotencyException("interrupted while waiting for the next page of due operations; they"
+                  + " stay in the journal for the next resume", e);
+            }
           }
         }
+        read(after);
       }
+    }
+
+    /**
+     * Reads the next page now if it is due to be read ahead and no lane reads it: a lane about to
+     * take its next operation does it, so that the lane claiming the next batch finds the page
+     * read, instead of reading it between its claims, while the other lanes wait for the batch.
+     */
+    void readAheadIfDue() throws IdempotencyException {
+      OperationRecord after;
+      synchronized (this) {
+        if (stopped || reading || allRead || ahead != null || page.size() - next > readAheadAt) {
+          return;
+        }
+        reading = true;
+        after = lastRead;
+      }
+      read(after);
+    }
+
+    /** Reads the page after {@code after} into {@link #ahead}; call with {@link #reading} set. */
+    private void read(OperationRecord after) throws IdempotencyException {
       List<OperationRecord> read = null;
       try {
         read = settings.journal().findDue(now, settings.owner(), after, PAGE);
@@ -272,7 +315,6 @@ public final class PendingResumer {
           notifyAll();
         }
       }
-      return take(max);
     }
 
     /** No operation is handed out after this: the rest stay in the journal for the next resume. */
@@ -284,7 +326,7 @@ public final class PendingResumer {
 
   /**
    * The operations of the due pages, claimed a batch at a time for the lanes: a lane that finds
-   * few claimed operations left takes the next {@code concurrency} of the page, joins each one's
+   * few claimed operations left takes the next {@code concurrency} due, joins each one's
    * flight, and claims those it leads in one journal write ({@link Claims#claimAll}), outside this
    * object's lock, while the others go on taking what is claimed. On a durable journal that is one
    * disk sync per batch, where each operation's claim was a durable write of its own, waited for
@@ -464,6 +506,7 @@ public final class PendingResumer {
     while (true) {
       Job job;
       if (batches != null) {
+        due.readAheadIfDue();
         job = batches.next();
       } else {
         List<OperationRecord> one = due.take(1);
