@@ -81,11 +81,16 @@ final class CommitWaiter<T> {
 
   /** Ends the wait; wakes the owner unless the calling thread is the owner. */
   void finish(Throwable why) {
+    end(why);
+    wake();
+  }
+
+  /** Ends the wait without waking the owner: the caller wakes it ({@link #wake}) soon after. */
+  void end(Throwable why) {
     if (why != null && failure == null) {
       failure = why;
     }
     state = DONE;
-    wake();
   }
 
   void wake() {

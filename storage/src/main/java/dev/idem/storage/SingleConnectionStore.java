@@ -207,12 +207,14 @@ public final class SingleConnectionStore implements Store {
     if (statementLock.isHeldByCurrentThread()) {
       execute(unit); // a unit run from inside another one's work: runs in place, as it always did
     } else if (statementLock.tryLock()) {
+      List<CommitWaiter<?>> ended = new ArrayList<>();
       try {
         execute(unit);
-        drainQueue();
+        drainQueue(ended);
       } finally {
         unlockStatements();
       }
+      wakeAll(ended);
       startRoundIfIdle(unit);
     } else {
       queue.add(unit);
@@ -220,11 +222,13 @@ public final class SingleConnectionStore implements Store {
       // walked away from as if it had not.
       while (unit.state() == CommitWaiter.QUEUED) {
         if (statementLock.tryLock()) {
+          List<CommitWaiter<?>> ended = new ArrayList<>();
           try {
-            drainQueue();
+            drainQueue(ended);
           } finally {
             unlockStatements();
           }
+          wakeAll(ended);
           startRoundIfIdle(unit);
           continue;
         }
@@ -238,24 +242,34 @@ public final class SingleConnectionStore implements Store {
 
   /**
    * Runs the queued units, up to {@link #DRAIN_LIMIT} of them, so that the lock holder's own caller
-   * is not held back without end by a steady stream of others; under the statement lock.
+   * is not held back without end by a steady stream of others; under the statement lock. Those
+   * that need no commit round go to {@code ended}, to be woken once the lock is free: waking a
+   * thread is a system call, which a commit waiting for the lock need not wait for.
    */
-  private void drainQueue() {
+  private void drainQueue(List<CommitWaiter<?>> ended) {
     for (int n = 0; n < DRAIN_LIMIT; n++) {
       CommitWaiter<?> next = queue.poll();
       if (next == null) {
         return;
       }
-      execute(next);
+      if (execute(next)) {
+        ended.add(next);
+      }
+    }
+  }
+
+  private static void wakeAll(List<CommitWaiter<?>> ended) {
+    for (CommitWaiter<?> w : ended) {
+      w.wake();
     }
   }
 
   /**
    * Runs one unit, under the statement lock, and says what its caller waits for next: nothing
-   * (DONE, woken now), or a commit round (WAITING, in {@link #awaiting}, woken when it ends or when
-   * put on duty).
+   * (DONE; true: its caller is to be woken), or a commit round (WAITING, in {@link #awaiting}, woken
+   * when the round ends or when put on duty).
    */
-  private <T> void execute(CommitWaiter<T> unit) {
+  private <T> boolean execute(CommitWaiter<T> unit) {
     long mustBeDurable;
     try {
       StoreErrors.checkUsable(what, name, closedHow, broken);
@@ -270,17 +284,18 @@ public final class SingleConnectionStore implements Store {
         mustBeDurable = written(unit.row, unit.decide.apply(unit.result));
       }
     } catch (IdempotencyException | RuntimeException | Error e) {
-      unit.finish(e);
-      return;
+      unit.end(e);
+      return true;
     }
     if (mustBeDurable <= durableSeq) {
-      unit.finish(null);
-    } else {
-      // Listed before it is marked WAITING: whoever finds it WAITING finds it listed.
-      unit.seq = mustBeDurable;
-      awaiting.add(unit);
-      unit.waiting();
+      unit.end(null);
+      return true;
     }
+    // Listed before it is marked WAITING: whoever finds it WAITING finds it listed.
+    unit.seq = mustBeDurable;
+    awaiting.add(unit);
+    unit.waiting();
+    return false;
   }
 
   /**
