@@ -1,9 +1,9 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.adapter.CaptureRule;
-import dev.idem.core.spi.adapter.HeaderLines;
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
@@ -76,11 +76,7 @@ final class ResponseCapture {
    * {@link Headers#toMultimap()}, whose sorted map and mutable lists the snapshot would copy.
    */
   private static Map<String, List<String>> headers(Headers headers) {
-    HeaderLines map = new HeaderLines();
-    for (int i = 0, n = headers.size(); i < n; i++) {
-      map.add(headers.name(i), headers.value(i));
-    }
-    return map.build();
+    return AdapterSupport.headerLines(headers.size(), headers::name, headers::value);
   }
 
   /**

@@ -12,10 +12,13 @@ import dev.idem.core.Outcome;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.http.UntaggedRequestException;
+import dev.idem.core.internal.HeaderMaps;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.IntFunction;
 
 /**
  * The rules every HTTP adapter applies, held once so that adapters cannot disagree:
@@ -268,5 +271,25 @@ public final class AdapterSupport {
    */
   public String headerValue(IdempotencyKey key) {
     return format.format(key);
+  }
+
+  /**
+   * A header map in the form request and response snapshots keep (names in lower case, sorted; the
+   * values of names that differ only in case merged in line order), built from a message's header
+   * lines as the adapter's client holds them: a snapshot takes such a map as it is, where a map of
+   * any other kind is copied into that form again.
+   *
+   * @param lines the number of header lines
+   * @param name the name of line {@code i}, any case
+   * @param value the value of line {@code i}
+   * @return an unmodifiable map by lower-case name
+   * @throws NullPointerException if a name or value is null
+   */
+  public static Map<String, List<String>> headerLines(int lines, IntFunction<String> name, IntFunction<String> value) {
+    HeaderMaps.Builder map = new HeaderMaps.Builder();
+    for (int i = 0; i < lines; i++) {
+      map.add(name.apply(i), value.apply(i));
+    }
+    return map.build();
   }
 }
