@@ -387,14 +387,7 @@ class ConcurrentResumeTest {
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;  // pages of 100, 100 and 50; 31 batches of 8 and one of 2
     enqueueOrders(h, n);
-    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
-
-    ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
-        ResumeHandler.of(answering201Counting(sends), o -> { }, f -> { throw new AssertionError(f); })));
-
-    assertEquals(n, summary.succeeded(), summary.toString());
-    assertEquals(n, sends.size());
-    assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
+    resumeEachSentOnce(h, n);
     List<Integer> expected = new ArrayList<>(Collections.nCopies(n / lanes, lanes));
     expected.add(n % lanes);
     assertEquals(expected, batchSizes);
@@ -442,15 +435,18 @@ class ConcurrentResumeTest {
         .circuitBreaker(CircuitBreakerSettings.disabled()));
     int n = 250;
     enqueueOrders(h, n);
-    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
+    resumeEachSentOnce(h, n);
+    assertEquals(0, claimedDuringRead.getCount(), "no batch was claimed while the next page was read");
+  }
 
+  /** Resumes the {@code n} journaled orders against a server that answers 201: each succeeds, sent once. */
+  private static void resumeEachSentOnce(Harness h, int n) throws IdempotencyException {
+    ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
     ResumeSummary summary = h.executor.resumePending(Map.of("create-order",
         ResumeHandler.of(answering201Counting(sends), o -> { }, f -> { throw new AssertionError(f); })));
-
     assertEquals(n, summary.succeeded(), summary.toString());
     assertEquals(n, sends.size());
     assertTrue(sends.values().stream().allMatch(c -> c == 1), "each sent once");
-    assertEquals(0, claimedDuringRead.getCount(), "no batch was claimed while the next page was read");
   }
 
   /** Journals {@code n} create-order operations, each with a body of its own, without sending them. */
