@@ -10,9 +10,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.BiConsumer;
-import java.util.function.BiFunction;
-import java.util.function.Function;
 
 /**
  * The one header representation snapshots share: lower-case names, sorted, values in order,
@@ -102,9 +99,10 @@ public final class HeaderMaps {
   }
 
   /**
-   * A normalized map: an unmodifiable view of a sorted map that no one else holds. Its own class
-   * only so that {@link #normalize} can tell it from a map someone could still change; every
-   * method is the view's.
+   * A normalized map: read-only, over a sorted map that no one else holds. Its own class only so
+   * that {@link #normalize} can tell it from a map someone could still change. Every change is
+   * refused: {@link AbstractMap}'s {@code put} throws, and the entries are those of an
+   * unmodifiable view.
    */
   private static final class Normalized extends AbstractMap<String, List<String>> {
     private final Map<String, List<String>> view;
@@ -114,13 +112,13 @@ public final class HeaderMaps {
     }
 
     @Override
-    public int size() {
-      return view.size();
+    public Set<Entry<String, List<String>>> entrySet() {
+      return view.entrySet();
     }
 
     @Override
-    public boolean isEmpty() {
-      return view.isEmpty();
+    public int size() {
+      return view.size();
     }
 
     @Override
@@ -129,18 +127,8 @@ public final class HeaderMaps {
     }
 
     @Override
-    public boolean containsValue(Object value) {
-      return view.containsValue(value);
-    }
-
-    @Override
     public List<String> get(Object key) {
       return view.get(key);
-    }
-
-    @Override
-    public List<String> getOrDefault(Object key, List<String> defaultValue) {
-      return view.getOrDefault(key, defaultValue);
     }
 
     @Override
@@ -151,98 +139,6 @@ public final class HeaderMaps {
     @Override
     public Collection<List<String>> values() {
       return view.values();
-    }
-
-    @Override
-    public Set<Entry<String, List<String>>> entrySet() {
-      return view.entrySet();
-    }
-
-    @Override
-    public void forEach(BiConsumer<? super String, ? super List<String>> action) {
-      view.forEach(action);
-    }
-
-    @Override
-    public List<String> put(String key, List<String> value) {
-      return view.put(key, value);
-    }
-
-    @Override
-    public List<String> remove(Object key) {
-      return view.remove(key);
-    }
-
-    @Override
-    public void putAll(Map<? extends String, ? extends List<String>> m) {
-      view.putAll(m);
-    }
-
-    @Override
-    public void clear() {
-      view.clear();
-    }
-
-    @Override
-    public List<String> putIfAbsent(String key, List<String> value) {
-      return view.putIfAbsent(key, value);
-    }
-
-    @Override
-    public boolean remove(Object key, Object value) {
-      return view.remove(key, value);
-    }
-
-    @Override
-    public boolean replace(String key, List<String> oldValue, List<String> newValue) {
-      return view.replace(key, oldValue, newValue);
-    }
-
-    @Override
-    public List<String> replace(String key, List<String> value) {
-      return view.replace(key, value);
-    }
-
-    @Override
-    public void replaceAll(BiFunction<? super String, ? super List<String>, ? extends List<String>> function) {
-      view.replaceAll(function);
-    }
-
-    @Override
-    public List<String> computeIfAbsent(String key, Function<? super String, ? extends List<String>> f) {
-      return view.computeIfAbsent(key, f);
-    }
-
-    @Override
-    public List<String> computeIfPresent(String key,
-        BiFunction<? super String, ? super List<String>, ? extends List<String>> f) {
-      return view.computeIfPresent(key, f);
-    }
-
-    @Override
-    public List<String> compute(String key, BiFunction<? super String, ? super List<String>, ? extends List<String>> f) {
-      return view.compute(key, f);
-    }
-
-    @Override
-    public List<String> merge(String key, List<String> value,
-        BiFunction<? super List<String>, ? super List<String>, ? extends List<String>> f) {
-      return view.merge(key, value, f);
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o == this || view.equals(o);
-    }
-
-    @Override
-    public int hashCode() {
-      return view.hashCode();
-    }
-
-    @Override
-    public String toString() {
-      return view.toString();
     }
   }
 }
