@@ -207,10 +207,10 @@ public final class SingleConnectionStore implements Store {
     if (statementLock.isHeldByCurrentThread()) {
       execute(unit); // a unit run from inside another one's work: runs in place, as it always did
     } else if (statementLock.tryLock()) {
-      List<CommitWaiter<?>> ended = new ArrayList<>();
+      List<CommitWaiter<?>> ended = List.of();
       try {
         execute(unit);
-        drainQueue(ended);
+        ended = drainQueue();
       } finally {
         unlockStatements();
       }
@@ -222,9 +222,9 @@ public final class SingleConnectionStore implements Store {
       // walked away from as if it had not.
       while (unit.state() == CommitWaiter.QUEUED) {
         if (statementLock.tryLock()) {
-          List<CommitWaiter<?>> ended = new ArrayList<>();
+          List<CommitWaiter<?>> ended = List.of();
           try {
-            drainQueue(ended);
+            ended = drainQueue();
           } finally {
             unlockStatements();
           }
@@ -242,20 +242,26 @@ public final class SingleConnectionStore implements Store {
 
   /**
    * Runs the queued units, up to {@link #DRAIN_LIMIT} of them, so that the lock holder's own caller
-   * is not held back without end by a steady stream of others; under the statement lock. Those
-   * that need no commit round go to {@code ended}, to be woken once the lock is free: waking a
-   * thread is a system call, which a commit waiting for the lock need not wait for.
+   * is not held back without end by a steady stream of others; under the statement lock. Returns
+   * those that need no commit round, to be woken once the lock is free: waking a thread is a
+   * system call, which a commit waiting for the lock need not wait for. (Empty, and nothing
+   * allocated, when the queue was: a lone caller's usual case.)
    */
-  private void drainQueue(List<CommitWaiter<?>> ended) {
+  private List<CommitWaiter<?>> drainQueue() {
+    List<CommitWaiter<?>> ended = null;
     for (int n = 0; n < DRAIN_LIMIT; n++) {
       CommitWaiter<?> next = queue.poll();
       if (next == null) {
-        return;
+        break;
       }
       if (execute(next)) {
+        if (ended == null) {
+          ended = new ArrayList<>();
+        }
         ended.add(next);
       }
     }
+    return ended == null ? List.of() : ended;
   }
 
   private static void wakeAll(List<CommitWaiter<?>> ended) {
