@@ -22,8 +22,9 @@ import okhttp3.OkHttpClient;
  * What a keyed POST costs end to end: every row of issue 18's table (raw OkHttp, Failsafe,
  * resilience4j-retry, a Stripe-style UUID header, Idem in memory, Idem durable) against one
  * loopback JDK HttpServer, at 1 thread (µs per call) and at 32 threads (calls/s), each with its
- * ratio to raw measured in the same run; then the goals P1 to P4, and a JFR breakdown of Idem's
- * two paths.
+ * ratio to raw measured in the same run, and the floor row (raw OkHttp plus its key committed first
+ * by a textbook group commit, {@link GroupCommitFloor}: what any durable design keeps of raw's
+ * rate); then the goals P1 to P4, and a JFR breakdown of Idem's two paths.
  *
  * <p>Method: a warm-up of every row, then slices; in each slice every row runs for the slice's time
  * on 1 thread, then every row on 32 threads, in an order rotated by one each slice, and the floor
@@ -41,7 +42,7 @@ import okhttp3.OkHttpClient;
  * {@code idem.bench.warmupMillis} (3000), {@code idem.bench.threads} (32),
  * {@code idem.bench.p4.operations} (100000), {@code idem.bench.profileMillis} (10000; 0 skips the
  * profile), {@code idem.bench.rows} (blank for every row; else short names such as
- * {@code memory,durable}; also {@code guard} and {@code webhook} for the server side: raw always
+ * {@code memory,durable,floor}; also {@code guard} and {@code webhook} for the server side: raw always
  * runs, and P2 to P4 only with the durable row). The one argument is the output directory (default {@code target/bench-e2e}).
  */
 public final class EndToEndBenchmark {
@@ -97,6 +98,8 @@ public final class EndToEndBenchmark {
       double[][] oneCpu = new double[n][slices];
       double[][] manyCpu = new double[n][slices];
       double[][] many = new double[n][slices];
+      double[][] manyProcessCpu = new double[n][slices];
+      double[][] manyCores = new double[n][slices];
       double[] fsync = new double[slices];
       double[] floor = new double[slices];
       int durableRow = find(rows, Strategies.IDEM_DURABLE);
@@ -124,6 +127,8 @@ public final class EndToEndBenchmark {
             Load.Run run = Load.run(session, threads, sliceMillis);
             many[k][s] = run.callsPerSecond();
             manyCpu[k][s] = run.cpuMicrosPerCall();
+            manyProcessCpu[k][s] = run.processCpuMicrosPerCall();
+            manyCores[k][s] = run.coresBusy();
           }
         }
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "slice %d: fsync %.0f µs, SQLite floor %.0f µs;",
@@ -158,6 +163,15 @@ public final class EndToEndBenchmark {
             Stats.median(oneCpu[k]), medianRatio(oneCpu[k], oneCpu[0]), Stats.median(manyCpu[k]),
             medianRatio(manyCpu[k], manyCpu[0])));
       }
+      md.append(String.format(Locale.ROOT, "%nAt %d threads, the whole JVM (the calling threads, the loopback server, and"
+          + " any thread of the row's own): CPU per call, and how many of the %d cores it kept busy:%n%n| strategy |"
+          + " CPU µs per call (× raw) | cores busy |%n|---|---|---|%n", threads,
+          Runtime.getRuntime().availableProcessors()));
+      for (int k = 0; k < n; k++) {
+        md.append(String.format(Locale.ROOT, "| %s | %.1f (%.2f) | %.2f |%n", rows.get(k).label(),
+            Stats.median(manyProcessCpu[k]), medianRatio(manyProcessCpu[k], manyProcessCpu[0]),
+            Stats.median(manyCores[k])));
+      }
       int memory = find(rows, Strategies.IDEM_MEMORY);
       int durable = find(rows, Strategies.IDEM_DURABLE);
       double[] p2 = new double[slices];
@@ -190,6 +204,12 @@ public final class EndToEndBenchmark {
             Stats.median(p2), "≤ 1.25", Stats.median(p2) <= 1.25);
         goal(md, "P3", "Idem, durable, " + threads + " threads: calls/s ÷ raw", manyRatio[durable], "≥ 0.50",
             manyRatio[durable] >= 0.50);
+      }
+      int durableFloor = find(rows, Strategies.FLOOR);
+      if (durable >= 0 && durableFloor >= 0) {
+        StringBuilder floorLine = new StringBuilder();
+        ServerBenchmark.floor(floorLine, "P3", manyRatio[durable], manyRatio[durableFloor]);
+        md.append('\n').append(floorLine);
       }
       System.out.println();
       System.out.print(md);

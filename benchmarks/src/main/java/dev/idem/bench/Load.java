@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.LongAdder;
 /** Runs a session's calls on a number of threads for a while, and says how many went through. */
 final class Load {
   /** What a run did. */
-  record Run(long calls, long nanos, long cpuNanos) {
+  record Run(long calls, long nanos, long cpuNanos, long processCpuNanos) {
     double microsPerCall() {
       return nanos / 1_000.0 / calls;
     }
@@ -27,6 +27,20 @@ final class Load {
 
     double callsPerSecond() {
       return calls * 1e9 / nanos;
+    }
+
+    /**
+     * CPU time of the whole JVM per call: the calling threads, the loopback server's threads, and
+     * any thread a row runs (a store's writer, a commit round's), while the run lasted. Unlike
+     * {@link #cpuMicrosPerCall} it compares rows whose work lands on different threads.
+     */
+    double processCpuMicrosPerCall() {
+      return processCpuNanos / 1_000.0 / calls;
+    }
+
+    /** How many cores the JVM kept busy on average: near the machine's count, the run was CPU-bound. */
+    double coresBusy() {
+      return (double) processCpuNanos / nanos;
     }
   }
 
@@ -66,6 +80,7 @@ final class Load {
       t.start();
     }
     ready.await();
+    long processCpuStart = processCpuNanos();
     long start = System.nanoTime();
     deadline[0] = start + millis * 1_000_000L;
     go.countDown();
@@ -73,9 +88,15 @@ final class Load {
       t.join();
     }
     long nanos = System.nanoTime() - start;
+    long processCpu = processCpuNanos() - processCpuStart;
     if (failure.get() != null) {
       throw failure.get();
     }
-    return new Run(calls.sum(), nanos, cpu.sum());
+    return new Run(calls.sum(), nanos, cpu.sum(), processCpu);
+  }
+
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 }

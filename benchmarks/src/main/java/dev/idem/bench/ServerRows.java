@@ -54,6 +54,9 @@ final class ServerRows {
   static final String GUARD_POSTGRES = "guard, PostgreSQL store";
   static final String WEBHOOK_BARE = "bare 2xx webhook handler";
   static final String WEBHOOK_INBOX = "verified webhook into the SQLite inbox";
+  static final String GUARD_FLOOR = "the floor: bare handler + its answer committed to SQLite (group commit, no Idem code)";
+  static final String WEBHOOK_FLOOR = "the floor: bare 2xx handler + the body committed to SQLite first (group commit,"
+      + " no Idem code)";
 
   private static final byte[] ORDER = "{\"cart\":\"c-1\",\"amount\":4200,\"currency\":\"EUR\"}"
       .getBytes(StandardCharsets.UTF_8);
@@ -71,6 +74,29 @@ final class ServerRows {
 
   static Strategy guardInMemory(OkHttpClient client) {
     return strategy(GUARD_MEMORY, dir -> guarded(client, new InMemoryIdempotencyStore(1_000_000)));
+  }
+
+  /**
+   * The least a guard's durable store costs, with no Idem code ({@link GroupCommitFloor}): the bare
+   * handler's answer committed under its key before it is sent, which is the one durable write per
+   * request the guard's SQLite store makes (its claim rides on the next commit).
+   */
+  static Strategy guardFloor(OkHttpClient client) {
+    return strategy(GUARD_FLOOR, dir -> {
+      GroupCommitFloor floor = GroupCommitFloor.open(dir.resolve("floor.db"));
+      HttpHandler orders = exchange -> {
+        exchange.getRequestBody().readAllBytes();
+        byte[] body = ("{\"order\":" + IDS.incrementAndGet() + "}").getBytes(StandardCharsets.UTF_8);
+        floor.write(exchange.getRequestHeaders().getFirst(LoopbackServer.KEY_HEADER),
+            new String(body, StandardCharsets.UTF_8), "COMPLETED", true);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(201, body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(body);
+        }
+      };
+      return served(client, Served.start("/orders", orders, null), floor);
+    });
   }
 
   static Strategy guardSqlite(OkHttpClient client) {
@@ -113,6 +139,25 @@ final class ServerRows {
     }));
   }
 
+  /**
+   * The least a durable inbox costs, with no Idem code ({@link GroupCommitFloor}): the delivery's
+   * body committed under its id before the 2xx, without verifying it.
+   */
+  static Strategy webhookFloor(OkHttpClient client) {
+    return strategy(WEBHOOK_FLOOR, dir -> {
+      GroupCommitFloor floor = GroupCommitFloor.open(dir.resolve("floor.db"));
+      Strategy.Session s = webhook(client, null, exchange -> {
+        try (exchange) {
+          byte[] body = exchange.getRequestBody().readAllBytes();
+          floor.write(exchange.getRequestHeaders().getFirst("webhook-id"), new String(body, StandardCharsets.UTF_8),
+              "RECEIVED", true);
+          exchange.sendResponseHeaders(200, -1);
+        }
+      });
+      return closing(s, floor);
+    });
+  }
+
   static Strategy webhookInbox(OkHttpClient client) {
     return strategy(WEBHOOK_INBOX, dir -> {
       WebhookInbox inbox = WebhookInbox.sqlite(dir.resolve("inbox")).open();
@@ -120,6 +165,49 @@ final class ServerRows {
           .build();
       return webhook(client, inbox, new JdkWebhookHandler(WebhookReceiver.builder(source, inbox).build()));
     });
+  }
+
+  private static Strategy.Session served(OkHttpClient client, Served served, AutoCloseable closeAfter) {
+    String url = served.uri.toString();
+    Strategy.Session s = new Strategy.Session() {
+      @Override
+      public void call() throws IOException {
+        Request r = new Request.Builder().url(url).header(LoopbackServer.KEY_HEADER, "bench-" + IDS.incrementAndGet())
+            .post(RequestBody.create(ORDER, JSON)).build();
+        expect(client, r, 201);
+      }
+
+      @Override
+      public void close() {
+        served.close();
+      }
+    };
+    return closing(s, closeAfter);
+  }
+
+  /** {@code session}, which also closes {@code after} once it closed. */
+  private static Strategy.Session closing(Strategy.Session session, AutoCloseable after) {
+    return new Strategy.Session() {
+      @Override
+      public void call() throws Exception {
+        session.call();
+      }
+
+      @Override
+      public void close() throws IOException {
+        try {
+          session.close();
+        } finally {
+          try {
+            after.close();
+          } catch (IOException | RuntimeException e) {
+            throw e;
+          } catch (Exception e) {
+            throw new IOException(e);
+          }
+        }
+      }
+    };
   }
 
   private static Strategy.Session guarded(OkHttpClient client, IdempotencyStore store) throws IOException {

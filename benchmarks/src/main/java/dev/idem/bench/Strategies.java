@@ -22,7 +22,7 @@ import okhttp3.RequestBody;
 import okhttp3.Response;
 
 /**
- * The six rows, all on clients derived from one base {@link OkHttpClient} (one connection pool), all
+ * The seven rows, all on clients derived from one base {@link OkHttpClient} (one connection pool), all
  * sending the same 90-byte JSON body to the same URL.
  */
 final class Strategies {
@@ -36,6 +36,7 @@ final class Strategies {
   static final String UUID_HEADER = "an in-memory UUID header (Stripe style)";
   static final String IDEM_MEMORY = "Idem, in-memory journal";
   static final String IDEM_DURABLE = "Idem, durable embedded journal (SQLite)";
+  static final String FLOOR = "the floor: raw OkHttp + its key committed to SQLite first (group commit, no Idem code)";
 
   private Strategies() {
   }
@@ -43,12 +44,12 @@ final class Strategies {
   /** Every row, raw first (the baseline). */
   static List<Strategy> all(OkHttpClient base, URI url) {
     return List.of(raw(base, url), failsafe(base, url), resilience4j(base, url), uuidHeader(base, url),
-        idemInMemory(base, url), idemDurable(base, url));
+        idemInMemory(base, url), idemDurable(base, url), durableFloor(base, url));
   }
 
   /**
    * The rows named in {@code filter} (comma-separated short names: raw, failsafe, resilience4j, uuid,
-   * memory, durable; blank for all), raw always first, for iterating on one row.
+   * memory, durable, floor; blank for all), raw always first, for iterating on one row.
    */
   static List<Strategy> selected(OkHttpClient base, URI url, String filter) {
     if (filter == null || filter.isBlank()) {
@@ -70,6 +71,9 @@ final class Strategies {
     }
     if (names.contains("durable")) {
       rows.add(idemDurable(base, url));
+    }
+    if (names.contains("floor")) {
+      rows.add(durableFloor(base, url));
     }
     return rows;
   }
@@ -106,6 +110,33 @@ final class Strategies {
 
   static Strategy idemDurable(OkHttpClient base, URI url) {
     return strategy(IDEM_DURABLE, dir -> idem(base, url, JdbcJournal.openEmbedded(dir.resolve("journal"))));
+  }
+
+  /**
+   * The least a durable key costs, with no Idem code ({@link GroupCommitFloor}): the key and the
+   * request's URL and body committed before the send, the outcome written after it without waiting
+   * (it rides on the next commit, as Idem's does). P3's goal is a ratio to raw; this row says how
+   * much of raw's rate any durable design keeps on this machine.
+   */
+  static Strategy durableFloor(OkHttpClient client, URI url) {
+    String request = url + " " + new String(BODY, StandardCharsets.UTF_8);
+    return strategy(FLOOR, dir -> {
+      GroupCommitFloor floor = GroupCommitFloor.open(dir.resolve("floor.db"));
+      return new Strategy.Session() {
+        @Override
+        public void call() throws IOException {
+          String key = UUID.randomUUID().toString();
+          floor.write(key, request, "PENDING", true);
+          send(client, post(url).header(LoopbackServer.KEY_HEADER, key).build());
+          floor.write(key, request, "SUCCEEDED", false);
+        }
+
+        @Override
+        public void close() throws IOException {
+          floor.close();
+        }
+      };
+    });
   }
 
   /**

@@ -83,6 +83,42 @@ class StrategiesSmokeTest {
   }
 
   @Test
+  void floorRowsCommitOneRowPerCallAndTheClientFloorSendsItsKey() throws Exception {
+    // The floor rows are what the goals are read against: a floor that skipped its write, or wrote
+    // nothing to the file, would flatter every ratio to it.
+    Strategy client = Strategies.durableFloor(StrategiesSmokeTest.client, server.url());
+    Path clientDir = Files.createTempDirectory(dir, "floor");
+    long keyed = server.keyedRequests();
+    Set<String> keysBefore = new HashSet<>(server.keys());
+    calls(client, clientDir);
+    assertEquals(keyed + CALLS, server.keyedRequests(), "the floor sends its key on every request");
+    Set<String> fresh = new HashSet<>(server.keys());
+    fresh.removeAll(keysBefore);
+    assertEquals(fresh, rows(clientDir, "SUCCEEDED"), "each call's key is committed, then its outcome");
+
+    for (Strategy s : List.of(ServerRows.guardFloor(StrategiesSmokeTest.client),
+        ServerRows.webhookFloor(StrategiesSmokeTest.client))) {
+      Path d = Files.createTempDirectory(dir, "floor");
+      calls(s, d);
+      assertEquals(CALLS, rows(d, null).size(), s.label());
+    }
+  }
+
+  /** The keys in a floor's file, in {@code state} (any state if null), read by a connection of its own. */
+  private static Set<String> rows(Path dir, String state) throws Exception {
+    Set<String> keys = new HashSet<>();
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("floor.db"));
+        java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT op_key, state FROM op")) {
+      while (rs.next()) {
+        if (state == null || state.equals(rs.getString(2))) {
+          keys.add(rs.getString(1));
+        }
+      }
+    }
+    return keys;
+  }
+
+  @Test
   void theBodyIsNinetyBytesOfCanonicalJson() {
     assertEquals(90, Strategies.BODY.length);
     // Already canonical, as a well-behaved app sends it: the row measures Idem's cost on the common case.
@@ -91,7 +127,11 @@ class StrategiesSmokeTest {
   }
 
   private void calls(Strategy s) throws Exception {
-    try (Strategy.Session session = s.open(Files.createTempDirectory(dir, "row"))) {
+    calls(s, Files.createTempDirectory(dir, "row"));
+  }
+
+  private static void calls(Strategy s, Path workDir) throws Exception {
+    try (Strategy.Session session = s.open(workDir)) {
       for (int i = 0; i < CALLS; i++) {
         session.call();
       }

@@ -1,0 +1,167 @@
+package dev.idem.bench;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.locks.LockSupport;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The floor under the throughput goals (P3, G1, W1): the least a durable key costs at many threads,
+ * with no Idem code. One SQLite connection with the journal's settings (WAL, {@code synchronous=FULL})
+ * and one writer thread, the textbook group commit that DESIGN.md measured at about 65,000 durable
+ * inserts/s: callers queue a row, the writer takes every queued row (up to {@value #MAX_BATCH}), runs
+ * one upsert each, commits once, and wakes the callers that wait. A row written with {@code wait}
+ * false rides on the next commit, as a call's outcome does in the journal.
+ *
+ * <p>It keeps no JSON, no checksum, no state machine, no lease, no index but the key's: a row is a
+ * key, a text and a state. What a floor row measures on top of its baseline is therefore the
+ * durable write itself (the SQLite work, the disk sync, the hand-offs to and from the writer), which
+ * any design that writes a key to disk before it sends pays. Thread-safe; a write after a failure
+ * of the writer throws that failure.
+ */
+final class GroupCommitFloor implements AutoCloseable {
+  /** The most rows one commit carries. */
+  static final int MAX_BATCH = 256;
+
+  private final Connection connection;
+  private final PreparedStatement upsert;
+  private final ArrayBlockingQueue<Row> queue = new ArrayBlockingQueue<>(4096);
+  private final Thread writer;
+  private volatile boolean closed;
+  private volatile Throwable failure;
+
+  private static final class Row {
+    final String key;
+    final String text;
+    final String state;
+    final Thread waiter;
+    volatile boolean done;
+
+    Row(String key, String text, String state, Thread waiter) {
+      this.key = key;
+      this.text = text;
+      this.state = state;
+      this.waiter = waiter;
+    }
+  }
+
+  private GroupCommitFloor(Connection connection) throws SQLException {
+    this.connection = connection;
+    try (Statement st = connection.createStatement()) {
+      st.execute("CREATE TABLE IF NOT EXISTS op (op_key TEXT PRIMARY KEY, text TEXT NOT NULL, state TEXT NOT NULL,"
+          + " updated_at INTEGER NOT NULL)");
+    }
+    connection.setAutoCommit(false);
+    this.upsert = connection.prepareStatement("INSERT INTO op VALUES (?, ?, ?, ?) ON CONFLICT (op_key) DO UPDATE"
+        + " SET state = excluded.state, updated_at = excluded.updated_at");
+    this.writer = new Thread(this::writeLoop, "bench-group-commit-floor");
+    writer.setDaemon(true);
+    writer.start();
+  }
+
+  /** Opens (creates) the floor's database at {@code file} and starts its writer. */
+  static GroupCommitFloor open(Path file) throws SQLException {
+    SQLiteConfig config = new SQLiteConfig();
+    config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+    config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
+    SQLiteDataSource ds = new SQLiteDataSource(config);
+    ds.setUrl("jdbc:sqlite:" + file);
+    return new GroupCommitFloor(ds.getConnection());
+  }
+
+  /**
+   * Writes {@code key}'s row (insert, or its state's update).
+   *
+   * @param wait whether to return only once the row's commit is on the disk
+   * @throws IOException if the writer failed or the floor is closed
+   */
+  void write(String key, String text, String state, boolean wait) throws IOException {
+    Row row = new Row(key, text, state, wait ? Thread.currentThread() : null);
+    try {
+      queue.put(row);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
+    while (wait && !row.done) {
+      checkAlive();
+      LockSupport.park(this);
+    }
+    checkAlive();
+  }
+
+  private void checkAlive() throws IOException {
+    if (failure != null) {
+      throw new IOException("the floor's writer failed", failure);
+    }
+    if (closed) {
+      throw new IOException("the floor is closed");
+    }
+  }
+
+  private void writeLoop() {
+    List<Row> batch = new ArrayList<>(MAX_BATCH);
+    try {
+      while (!closed) {
+        Row first = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
+        }
+        batch.add(first);
+        queue.drainTo(batch, MAX_BATCH - 1);
+        long now = System.currentTimeMillis();
+        for (Row r : batch) {
+          upsert.setString(1, r.key);
+          upsert.setString(2, r.text);
+          upsert.setString(3, r.state);
+          upsert.setLong(4, now);
+          upsert.executeUpdate();
+        }
+        connection.commit();
+        for (Row r : batch) {
+          r.done = true;
+          wake(r);
+        }
+        batch.clear();
+      }
+    } catch (Throwable t) {
+      failure = t;
+    } finally {
+      // A caller still waiting learns of the failure or the close rather than park for ever.
+      for (Row r : batch) {
+        wake(r);
+      }
+      for (Row r : queue) {
+        wake(r);
+      }
+    }
+  }
+
+  private static void wake(Row r) {
+    if (r.waiter != null) {
+      LockSupport.unpark(r.waiter);
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed = true;
+    try {
+      writer.join(5_000);
+      upsert.close();
+      connection.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (SQLException e) {
+      throw new IOException(e);
+    }
+  }
+}
