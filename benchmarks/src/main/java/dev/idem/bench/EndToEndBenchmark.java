@@ -102,6 +102,7 @@ public final class EndToEndBenchmark {
       double[][] manyCores = new double[n][slices];
       double[] fsync = new double[slices];
       double[] floor = new double[slices];
+      double[] oneDirect = new double[slices];
       int durableRow = find(rows, Strategies.IDEM_DURABLE);
       SqliteFloor sqliteFloor = durableRow >= 0 ? SqliteFloor.open(work.resolve("floor.db")) : null;
       for (int s = 0; s < slices; s++) {
@@ -118,6 +119,7 @@ public final class EndToEndBenchmark {
           }
           if (k == durableRow) {
             floor[s] = (floorBefore + sqliteFloor.meanMicros(FLOOR_COMMITS)) / 2;
+            oneDirect[s] = directCommitThenRaw(rows.get(0), sqliteFloor, work, sliceMillis);
             fsync[s] = (fsyncBefore + Stats.fsyncMicros(work.resolve("fsync.probe"), 100)) / 2;
           }
         }
@@ -184,6 +186,14 @@ public final class EndToEndBenchmark {
             + " after) | %.0f (slices: %s) |%n| fsync of 256 bytes (median of 100, before and after) | %.0f (slices:"
             + " %s) |%n", FLOOR_COMMITS, Stats.median(floor), list(floor), Stats.median(fsync), list(fsync)));
         md.append(String.format(Locale.ROOT, "%nP2 per slice, (durable − raw) ÷ the floor: %s%n", list2(p2)));
+        double[] p2Floor = new double[slices];
+        for (int s = 0; s < slices; s++) {
+          p2Floor[s] = (oneDirect[s] - one[0][s]) / floor[s];
+        }
+        md.append(String.format(Locale.ROOT, "P2's own floor, the same ratio for raw OkHttp with that bare commit made"
+            + " on the calling thread before each call (no Idem code, no other thread; %.0f µs per call): %.2f"
+            + " (slices: %s); Idem's P2 is %.2f of it%n", Stats.median(oneDirect), Stats.median(p2Floor),
+            list2(p2Floor), Stats.median(p2) / Stats.median(p2Floor)));
         if (Stats.median(fsync) > 300) {
           // DESIGN.md measured 140-180 µs (November) and the journal benchmark 37-61 µs (December) on
           // a quiet disk; far above that, other I/O is queued ahead of the probe and P2 flatters Idem.
@@ -209,7 +219,7 @@ public final class EndToEndBenchmark {
       if (durable >= 0 && durableFloor >= 0) {
         StringBuilder floorLine = new StringBuilder();
         ServerBenchmark.floor(floorLine, "P3", manyRatio[durable], manyRatio[durableFloor]);
-        md.append('\n').append(floorLine);
+        md.append('\n').append(floorLine).append('\n');
       }
       System.out.println();
       System.out.print(md);
@@ -339,7 +349,21 @@ public final class EndToEndBenchmark {
     return Stats.median(r);
   }
 
-  /** The row's index, or -1 when the row filter left it out. */
+  /**
+   * P2's own floor: the baseline row's call with one bare SQLite insert committed on the calling
+   * thread right before it ({@link SqliteFloor}, the commit P2 divides by), one thread for a slice;
+   * µs per call. The least a call that commits once before it sends can take here.
+   */
+  private static double directCommitThenRaw(Strategy raw, SqliteFloor commit, Path work, long sliceMillis)
+      throws Exception {
+    try (Strategy.Session session = raw.open(Files.createTempDirectory(work, "direct-"))) {
+      return Load.run(() -> {
+        commit.meanMicros(1);
+        session.call();
+      }, 1, sliceMillis).microsPerCall();
+    }
+  }
+
   /**
    * Where a durable call's time goes, on one thread: the four journal calls (timed by {@link
    * TimedJournal}) and the rest, against raw OkHttp measured right before. Three runs of one
@@ -379,6 +403,7 @@ public final class EndToEndBenchmark {
         m[4], m[5], m[0] - m[1] - journal);
   }
 
+  /** The row's index, or -1 when the row filter left it out. */
   private static int find(List<Strategy> rows, String label) {
     for (int k = 0; k < rows.size(); k++) {
       if (rows.get(k).label().equals(label)) {
