@@ -69,8 +69,7 @@ final class ServerBenchmark {
     if (filter.isBlank() || filter.contains("webhook")) {
       double[] ratios = group(md, "Verified webhooks (Standard Webhooks, signed per request by the client)",
           List.of(ServerRows.webhookBare(base), ServerRows.webhookInbox(base), ServerRows.webhookFloor(base)), work,
-          slices, sliceMillis,
-          warmupMillis);
+          slices, sliceMillis, warmupMillis);
       md.append(String.format(Locale.ROOT, "%n| id | what | measured | goal | |%n|---|---|---|---|---|%n"));
       goal(md, "W1", "verified webhook accepts/s into the SQLite inbox ÷ bare 2xx handler, " + THREADS + " threads",
           ratios[1], 0.50);
