@@ -10,8 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.locks.LockSupport;
-import org.sqlite.SQLiteConfig;
-import org.sqlite.SQLiteDataSource;
 
 /**
  * The floor under the throughput goals (P3, G1, W1): the least a durable key costs at many threads,
@@ -69,12 +67,7 @@ final class GroupCommitFloor implements AutoCloseable {
 
   /** Opens (creates) the floor's database at {@code file} and starts its writer. */
   static GroupCommitFloor open(Path file) throws SQLException {
-    SQLiteConfig config = new SQLiteConfig();
-    config.setJournalMode(SQLiteConfig.JournalMode.WAL);
-    config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
-    SQLiteDataSource ds = new SQLiteDataSource(config);
-    ds.setUrl("jdbc:sqlite:" + file);
-    return new GroupCommitFloor(ds.getConnection());
+    return new GroupCommitFloor(SqliteFloor.connect(file));
   }
 
   /**

@@ -84,18 +84,7 @@ final class ServerRows {
   static Strategy guardFloor(OkHttpClient client) {
     return strategy(GUARD_FLOOR, dir -> {
       GroupCommitFloor floor = GroupCommitFloor.open(dir.resolve("floor.db"));
-      HttpHandler orders = exchange -> {
-        exchange.getRequestBody().readAllBytes();
-        byte[] body = ("{\"order\":" + IDS.incrementAndGet() + "}").getBytes(StandardCharsets.UTF_8);
-        floor.write(exchange.getRequestHeaders().getFirst(LoopbackServer.KEY_HEADER),
-            new String(body, StandardCharsets.UTF_8), "COMPLETED", true);
-        exchange.getResponseHeaders().set("Content-Type", "application/json");
-        exchange.sendResponseHeaders(201, body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(body);
-        }
-      };
-      return served(client, Served.start("/orders", orders, null), floor);
+      return served(client, Served.start("/orders", orders(floor), null), floor);
     });
   }
 
@@ -111,22 +100,7 @@ final class ServerRows {
       config.setMaximumPoolSize(SERVER_THREADS * 2);
       config.setPoolName("idem-bench-guard");
       HikariDataSource pool = new HikariDataSource(config);
-      Strategy.Session s = guarded(client, JdbcIdempotencyStore.postgres(pool));
-      return new Strategy.Session() {
-        @Override
-        public void call() throws Exception {
-          s.call();
-        }
-
-        @Override
-        public void close() throws IOException {
-          try {
-            s.close();
-          } finally {
-            pool.close();
-          }
-        }
-      };
+      return closing(guarded(client, JdbcIdempotencyStore.postgres(pool)), pool);
     });
   }
 
@@ -167,6 +141,7 @@ final class ServerRows {
     });
   }
 
+  /** POSTs an order with a fresh key to {@code served}, expecting 201; closes {@code closeAfter} after it. */
   private static Strategy.Session served(OkHttpClient client, Served served, AutoCloseable closeAfter) {
     String url = served.uri.toString();
     Strategy.Session s = new Strategy.Session() {
@@ -212,34 +187,33 @@ final class ServerRows {
 
   private static Strategy.Session guarded(OkHttpClient client, IdempotencyStore store) throws IOException {
     IdempotencyGuard guard = store == null ? null : IdempotencyGuard.builder(store).purgeInterval(null).build();
-    HttpHandler orders = exchange -> {
+    Served served = Served.start("/orders", orders(null), guard == null ? null : new IdempotencyHttpFilter(guard));
+    return served(client, served, () -> {
+      if (guard != null) {
+        guard.close();
+      }
+      if (store != null) {
+        store.close();
+      }
+    });
+  }
+
+  /**
+   * The order handler every guard row serves: reads the body, answers 201 with a small JSON body;
+   * with a floor, commits that answer under the request's key before sending it.
+   */
+  private static HttpHandler orders(GroupCommitFloor floor) {
+    return exchange -> {
       exchange.getRequestBody().readAllBytes();
       byte[] body = ("{\"order\":" + IDS.incrementAndGet() + "}").getBytes(StandardCharsets.UTF_8);
+      if (floor != null) {
+        floor.write(exchange.getRequestHeaders().getFirst(LoopbackServer.KEY_HEADER),
+            new String(body, StandardCharsets.UTF_8), "COMPLETED", true);
+      }
       exchange.getResponseHeaders().set("Content-Type", "application/json");
       exchange.sendResponseHeaders(201, body.length);
       try (OutputStream out = exchange.getResponseBody()) {
         out.write(body);
-      }
-    };
-    Served served = Served.start("/orders", orders, guard == null ? null : new IdempotencyHttpFilter(guard));
-    String url = served.uri.toString();
-    return new Strategy.Session() {
-      @Override
-      public void call() throws IOException {
-        Request r = new Request.Builder().url(url).header(LoopbackServer.KEY_HEADER, "bench-" + IDS.incrementAndGet())
-            .post(RequestBody.create(ORDER, JSON)).build();
-        expect(client, r, 201);
-      }
-
-      @Override
-      public void close() {
-        served.close();
-        if (guard != null) {
-          guard.close();
-        }
-        if (store != null) {
-          store.close();
-        }
       }
     };
   }

@@ -39,14 +39,19 @@ final class SqliteFloor implements AutoCloseable {
 
   /** Opens (creates) the floor's database at {@code file} and warms it past the first checkpoint. */
   static SqliteFloor open(Path file) throws SQLException {
+    SqliteFloor floor = new SqliteFloor(connect(file));
+    floor.meanMicros(1500);
+    return floor;
+  }
+
+  /** A connection to {@code file} with the journal's settings: WAL, {@code synchronous=FULL}. */
+  static Connection connect(Path file) throws SQLException {
     SQLiteConfig config = new SQLiteConfig();
     config.setJournalMode(SQLiteConfig.JournalMode.WAL);
     config.setSynchronous(SQLiteConfig.SynchronousMode.FULL);
     SQLiteDataSource ds = new SQLiteDataSource(config);
     ds.setUrl("jdbc:sqlite:" + file);
-    SqliteFloor floor = new SqliteFloor(ds.getConnection());
-    floor.meanMicros(1500);
-    return floor;
+    return ds.getConnection();
   }
 
   /** The mean time, in µs, of {@code n} inserts each committed (a mean: a sync's long tail counts). */
