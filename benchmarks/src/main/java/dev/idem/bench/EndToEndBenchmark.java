@@ -23,8 +23,8 @@ import okhttp3.OkHttpClient;
  * resilience4j-retry, a Stripe-style UUID header, Idem in memory, Idem durable) against one
  * loopback JDK HttpServer, at 1 thread (µs per call) and at 32 threads (calls/s), each with its
  * ratio to raw measured in the same run, and the floor row (raw OkHttp plus its key committed first
- * by a textbook group commit, {@link GroupCommitFloor}: what any durable design keeps of raw's
- * rate); then the goals P1 to P4, and a JFR breakdown of Idem's two paths.
+ * by a textbook group commit, {@link GroupCommitFloor}: what a textbook durable design keeps of
+ * raw's rate); then the goals P1 to P4, and a JFR breakdown of Idem's two paths.
  *
  * <p>Method: a warm-up of every row, then slices; in each slice every row runs for the slice's time
  * on 1 thread, then every row on 32 threads, in an order rotated by one each slice, and the floor

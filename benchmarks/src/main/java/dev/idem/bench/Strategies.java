@@ -116,7 +116,7 @@ final class Strategies {
    * The least a durable key costs, with no Idem code ({@link GroupCommitFloor}): the key and the
    * request's URL and body committed before the send, the outcome written after it without waiting
    * (it rides on the next commit, as Idem's does). P3's goal is a ratio to raw; this row says how
-   * much of raw's rate any durable design keeps on this machine.
+   * much of raw's rate a textbook durable design keeps on this machine.
    */
   static Strategy durableFloor(OkHttpClient client, URI url) {
     String request = url + " " + new String(BODY, StandardCharsets.UTF_8);
