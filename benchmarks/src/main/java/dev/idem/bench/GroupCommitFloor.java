@@ -12,8 +12,8 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The floor under the throughput goals (P3, G1, W1): the least a durable key costs at many threads,
- * with no Idem code. One SQLite connection with the journal's settings (WAL, {@code synchronous=FULL})
+ * The floor under the throughput goals (P3, G1, W1): what a durable key costs at many threads in a
+ * textbook design, with no Idem code. One SQLite connection with the journal's settings (WAL, {@code synchronous=FULL})
  * and one writer thread, the textbook group commit that DESIGN.md measured at about 65,000 durable
  * inserts/s: callers queue a row, the writer takes every queued row (up to {@value #MAX_BATCH}), runs
  * one upsert each, commits once, and wakes the callers that wait. A row written with {@code wait}
@@ -22,8 +22,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>It keeps no JSON, no checksum, no state machine, no lease, no index but the key's: a row is a
  * key, a text and a state. What a floor row measures on top of its baseline is therefore the
  * durable write itself (the SQLite work, the disk sync, the hand-offs to and from the writer), which
- * any design that writes a key to disk before it sends pays. Thread-safe; a write after a failure
- * of the writer throws that failure.
+ * any design that writes a key to disk before it sends pays.
+ *
+ * <p>Thread-safe. {@link #close} commits what was queued before it. A write after the writer failed
+ * or stopped throws.
  */
 final class GroupCommitFloor implements AutoCloseable {
   /** The most rows one commit carries. */
@@ -34,6 +36,8 @@ final class GroupCommitFloor implements AutoCloseable {
   private final ArrayBlockingQueue<Row> queue = new ArrayBlockingQueue<>(4096);
   private final Thread writer;
   private volatile boolean closed;
+  /** Set by the writer as it stops, before it wakes whoever still waits. */
+  private volatile boolean stopped;
   private volatile Throwable failure;
 
   private static final class Row {
@@ -85,17 +89,20 @@ final class GroupCommitFloor implements AutoCloseable {
       throw new IOException("interrupted", e);
     }
     while (wait && !row.done) {
-      checkAlive();
+      checkWriter();
       LockSupport.park(this);
     }
-    checkAlive();
+    if (!row.done) {
+      checkWriter();
+    }
   }
 
-  private void checkAlive() throws IOException {
+  /** Throws if the writer failed, or stopped (closed) before it could take this row. */
+  private void checkWriter() throws IOException {
     if (failure != null) {
       throw new IOException("the floor's writer failed", failure);
     }
-    if (closed) {
+    if (stopped) {
       throw new IOException("the floor is closed");
     }
   }
@@ -103,9 +110,14 @@ final class GroupCommitFloor implements AutoCloseable {
   private void writeLoop() {
     List<Row> batch = new ArrayList<>(MAX_BATCH);
     try {
-      while (!closed) {
+      while (true) {
         Row first = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
         if (first == null) {
+          // Closed: everything queued before it (a call's outcome, written without waiting) is
+          // committed first, as the journal's close flushes its deferred writes.
+          if (closed) {
+            return;
+          }
           continue;
         }
         batch.add(first);
@@ -128,6 +140,7 @@ final class GroupCommitFloor implements AutoCloseable {
     } catch (Throwable t) {
       failure = t;
     } finally {
+      stopped = true;
       // A caller still waiting learns of the failure or the close rather than park for ever.
       for (Row r : batch) {
         wake(r);
