@@ -20,6 +20,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 
 /**
@@ -32,8 +35,38 @@ import java.util.function.Predicate;
  * 32 concurrent callers). Each method is atomic for the operation it touches; the listing methods
  * ({@link #findDue}, {@link #findByState}, {@link #findByReference}, {@link #purge}) read each
  * operation's latest record without stopping changes to the others.
+ *
+ * <p>Memory is bounded. The operations still in progress (PENDING, IN_FLIGHT) and the finished
+ * ones whose outcome is still owed to a handler ({@link OperationRecord#outcomeUndelivered}) are
+ * always kept: they are work not yet done. The other finished operations are kept up to an
+ * estimated {@linkplain #InMemoryJournal(long) size} (default
+ * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 32 MiB: some 25,000 operations of a few hundred
+ * bytes of body), and past it the ones that finished first are dropped, as a {@link #purge} would
+ * drop them. Without that bound, a process that never purged (nothing purges this journal by
+ * itself) kept every operation it ever ran, until it ran out of memory. A dropped operation is
+ * forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
+ * begins it again and sends it with that same key, which the server recognises within its key
+ * retention.
  */
 public final class InMemoryJournal implements Journal {
+  /** The finished operations' size {@link #InMemoryJournal()} keeps, estimated: 32 MiB. */
+  public static final long DEFAULT_MAX_FINISHED_BYTES = 32L * 1024 * 1024;
+  /**
+   * What one operation costs beyond its URL, bodies and attempts: a heap histogram of this
+   * journal holding 20,000 finished keyed POSTs came to about 1,430 bytes an operation, of which
+   * 123 were bodies (the key, the identity, the record, the request and response snapshots and
+   * their headers, the map entries).
+   */
+  private static final long OPERATION_BYTES = 1_200;
+  /** What one more attempt record costs (the record and its instants). */
+  private static final long ATTEMPT_BYTES = 100;
+  /**
+   * How many identities {@link #begun} may hold before a dropping caller moves them into the
+   * order: bounds what a process that never lists keeps of its dropped operations (about 100 bytes
+   * each), while most of those moved are by then dropped and cost a map look-up, not an insert.
+   */
+  private static final int BEGUN_MOVE_AT = 4_096;
+
   /** Orders identities the way {@link #findDue} pages through them. */
   static final Comparator<OperationId> ORDER = InMemoryJournal::compare;
 
@@ -58,8 +91,21 @@ public final class InMemoryJournal implements Journal {
   /** One operation: its latest record, replaced (never mutated) under the slot's lock. */
   private static final class Slot {
     volatile OperationRecord record;
-    /** Set, under the lock, when purge took the slot out of the map: it then holds no operation. */
-    boolean removed;
+    /**
+     * Set, under the lock, when purge or the size bound took the slot out of the map: it then
+     * holds no operation. Volatile for purge's sweep of {@code finished}, which reads it without
+     * the lock.
+     */
+    volatile boolean removed;
+    /**
+     * What this operation counts in {@code finishedBytes} while it may be dropped, else 0; under
+     * the lock.
+     */
+    long weight;
+    /** Whether {@code finished} holds this slot; under the lock. */
+    boolean queued;
+    /** Whether its identity was moved into {@code order}; under the lock. */
+    boolean ordered;
 
     Slot(OperationRecord record) {
       this.record = record;
@@ -78,6 +124,8 @@ public final class InMemoryJournal implements Journal {
    * part of an in-memory call, and only the listing methods, rarely called, need the order.
    */
   private final ConcurrentLinkedQueue<OperationId> begun = new ConcurrentLinkedQueue<>();
+  /** About how many identities {@link #begun} holds (a count per begin, not a walk of the queue). */
+  private final LongAdder begunCount = new LongAdder();
   /**
    * Every PENDING operation by when it became due ({@link DueRule#dueSince}), then identity:
    * the due pages read it from their cursor instead of sorting every operation on each page. The
@@ -95,6 +143,21 @@ public final class InMemoryJournal implements Journal {
    * not outlive its process, so no lease of an earlier incarnation stays behind).
    */
   private final Set<OperationId> inFlight = ConcurrentHashMap.newKeySet();
+  /**
+   * The slots of the operations that may be dropped, in the order they became so (one entry per
+   * slot: a slot re-driven and finished again keeps its first place). Entries of slots that are no
+   * longer droppable are skipped when they come up; those of purged slots are swept by purge.
+   */
+  private final ConcurrentLinkedQueue<Slot> finished = new ConcurrentLinkedQueue<>();
+  /** The summed weights of the droppable operations. */
+  private final AtomicLong finishedBytes = new AtomicLong();
+  private final long maxFinishedBytes;
+  /**
+   * Held while {@link #begun} is moved into {@link #order}: a listing waits for it, so that it
+   * never misses an operation whose begin returned before the listing started; a dropping caller
+   * only tries it.
+   */
+  private final ReentrantLock moving = new ReentrantLock();
 
   /** A place in {@link #due}. */
   private record DueKey(Instant at, OperationId id) {
@@ -111,6 +174,28 @@ public final class InMemoryJournal implements Journal {
   }
   private volatile boolean closed;
 
+  /** A journal that keeps {@value #DEFAULT_MAX_FINISHED_BYTES} bytes of finished operations, estimated. */
+  public InMemoryJournal() {
+    this(DEFAULT_MAX_FINISHED_BYTES);
+  }
+
+  /**
+   * A journal that keeps finished operations up to an estimated size, then drops the ones that
+   * finished first. The estimate counts each operation's URL and bodies, its attempts, and about
+   * 1.2 KB for the rest.
+   *
+   * @param maxFinishedBytes the finished operations' estimated size to keep, 0 or more: 0 keeps
+   *     none (an outcome is still returned to its caller, and never dropped while owed to a
+   *     handler); {@link Long#MAX_VALUE} keeps every one until {@link #purge}
+   * @throws IllegalArgumentException if {@code maxFinishedBytes} is negative
+   */
+  public InMemoryJournal(long maxFinishedBytes) {
+    if (maxFinishedBytes < 0) {
+      throw new IllegalArgumentException("maxFinishedBytes must not be negative: " + maxFinishedBytes);
+    }
+    this.maxFinishedBytes = maxFinishedBytes;
+  }
+
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
     ensureOpen();
@@ -122,6 +207,7 @@ public final class InMemoryJournal implements Journal {
         Slot fresh = new Slot(created);
         if (slots.putIfAbsent(id, fresh) == null) {
           begun.add(id);
+          begunCount.increment();
           synchronized (fresh) {
             // The record now, not `created`: a claim may already have replaced it (and indexed its own).
             index(null, fresh.record);
@@ -179,6 +265,7 @@ public final class InMemoryJournal implements Journal {
       return begin(operation); // begun meanwhile: returned as begin returns it, unclaimed
     }
     begun.add(id);
+    begunCount.increment();
     synchronized (fresh) {
       index(null, fresh.record);
     }
@@ -308,11 +395,13 @@ public final class InMemoryJournal implements Journal {
   private OperationRecord update(OperationId id, Change change) throws IdempotencyException {
     ensureOpen();
     Slot slot = existing(id);
+    OperationRecord updated;
     synchronized (slot) {
-      OperationRecord updated = change.apply(current(slot, id));
+      updated = change.apply(current(slot, id));
       set(slot, updated);
-      return updated;
     }
+    dropIfOver();
+    return updated;
   }
 
   @Override
@@ -329,15 +418,86 @@ public final class InMemoryJournal implements Journal {
         return false;
       }
       set(slot, r.withOutcomeDeliveredAt(at));
-      return true;
     }
+    dropIfOver();
+    return true;
   }
 
-  /** Replaces the record of {@code slot}, whose lock the caller holds, and keeps the due indexes. */
+  /**
+   * Replaces the record of {@code slot}, whose lock the caller holds, and keeps the due indexes and
+   * the count of droppable operations.
+   */
   private void set(Slot slot, OperationRecord next) {
     OperationRecord previous = slot.record;
     slot.record = next;
     index(previous, next);
+    boolean droppable = next.state().isTerminal() && !next.outcomeUndelivered();
+    if (droppable && slot.weight == 0) {
+      slot.weight = weight(next);
+      finishedBytes.addAndGet(slot.weight);
+      if (!slot.queued) {
+        slot.queued = true;
+        finished.add(slot);
+      }
+    } else if (!droppable && slot.weight != 0) {
+      finishedBytes.addAndGet(-slot.weight);
+      slot.weight = 0;
+    }
+  }
+
+  /** The estimated heap a finished operation holds; always positive. Package-private for tests. */
+  static long weight(OperationRecord r) {
+    long bytes = OPERATION_BYTES + r.request().uri().toString().length() + r.request().bodyLength()
+        + ATTEMPT_BYTES * r.attempts().size();
+    return r.response() == null ? bytes : bytes + r.response().bodyLength();
+  }
+
+  /**
+   * Drops the operations that finished first while the finished ones are over the bound; called
+   * with no slot lock held, since it takes other slots' locks.
+   */
+  private void dropIfOver() {
+    boolean dropped = false;
+    while (finishedBytes.get() > maxFinishedBytes) {
+      Slot slot = finished.poll();
+      if (slot == null) {
+        break;
+      }
+      synchronized (slot) {
+        slot.queued = false;
+        if (!slot.removed && slot.weight != 0) {
+          remove(slot);
+          dropped = true;
+        }
+      }
+    }
+    // The identities begun since the last listing wait in `begun`; a process that never lists
+    // would keep those of the dropped operations there for ever, so a dropping caller moves them
+    // once there are enough (unless another caller is already at it).
+    if (dropped && begunCount.sum() >= BEGUN_MOVE_AT && moving.tryLock()) {
+      try {
+        moveBegun();
+      } finally {
+        moving.unlock();
+      }
+    }
+  }
+
+  /** Takes {@code slot}'s operation out of the journal; under its lock. */
+  private void remove(Slot slot) {
+    OperationId id = slot.record.id();
+    slot.removed = true;
+    // Out of the order first: a begin of the same identity can only put its new slot in after the
+    // old one left the map, so its identity reaches the order after this remove. An identity never
+    // moved into the order is not looked for there (a skip-list search per dropped operation).
+    if (slot.ordered) {
+      order.remove(id);
+    }
+    slots.remove(id, slot);
+    if (slot.weight != 0) {
+      finishedBytes.addAndGet(-slot.weight);
+      slot.weight = 0;
+    }
   }
 
   /** Moves an operation's entries in {@link #due} and {@link #inFlight}; under its slot lock. */
@@ -495,15 +655,14 @@ public final class InMemoryJournal implements Journal {
       synchronized (slot) {
         OperationRecord r = slot.record;
         if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before)) {
-          slot.removed = true;
-          // Out of the order first: a begin of the same identity can only put its new slot in
-          // after the old one left the map, so its identity reaches the order after this remove.
-          order.remove(id);
-          slots.remove(id, slot);
+          remove(slot);
           purged++;
         }
       }
     }
+    // The purged slots' places in the drop order would otherwise wait there until the bound is
+    // reached, each keeping its operation's record.
+    finished.removeIf(slot -> slot.removed);
     return purged;
   }
 
@@ -514,16 +673,38 @@ public final class InMemoryJournal implements Journal {
 
   /**
    * {@link #order}, with the identities begun so far moved in. Under a lock, so that a listing
-   * never misses an operation whose begin returned before it started while another listing is
+   * never misses an operation whose begin returned before it started while another caller is
    * still moving it.
    */
   private ConcurrentSkipListSet<OperationId> ordered() {
-    synchronized (begun) {
-      for (OperationId id = begun.poll(); id != null; id = begun.poll()) {
-        order.add(id);
-      }
+    moving.lock();
+    try {
+      moveBegun();
+    } finally {
+      moving.unlock();
     }
     return order;
+  }
+
+  /**
+   * Moves the identities of {@link #begun} into {@link #order}, each under its slot's lock and
+   * only while the slot is in the journal: an operation dropped or purged before its identity was
+   * moved must not enter the order after its removal took it out. Under {@link #moving}.
+   */
+  private void moveBegun() {
+    for (OperationId id = begun.poll(); id != null; id = begun.poll()) {
+      begunCount.decrement();
+      Slot slot = slots.get(id);
+      if (slot == null) {
+        continue; // removed; a new begin of the identity queued it again
+      }
+      synchronized (slot) {
+        if (!slot.removed) {
+          order.add(id);
+          slot.ordered = true;
+        }
+      }
+    }
   }
 
   /** The latest record of an identity, or null if it was purged. */

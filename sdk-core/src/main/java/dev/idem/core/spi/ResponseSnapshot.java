@@ -84,6 +84,15 @@ public final class ResponseSnapshot {
   }
 
   /**
+   * The body length in bytes, without copying it.
+   *
+   * @return the number of body bytes, 0 for no body
+   */
+  public int bodyLength() {
+    return body.length;
+  }
+
+  /**
    * True for a 2xx status.
    *
    * @return whether the status is from 200 to 299
