@@ -61,11 +61,10 @@ public final class InMemoryJournal implements Journal {
   /** What one more attempt record costs (the record and its instants). */
   private static final long ATTEMPT_BYTES = 100;
   /**
-   * How many identities {@link #begun} may hold before a dropping caller moves them into the
-   * order: bounds what a process that never lists keeps of its dropped operations (about 100 bytes
-   * each), while most of those moved are by then dropped and cost a map look-up, not an insert.
+   * How many more identities than the journal holds operations {@link #begun} may hold before a
+   * dropping caller trims it (see {@link #trimBegun}).
    */
-  private static final int BEGUN_MOVE_AT = 4_096;
+  private static final int BEGUN_SLACK = 4_096;
 
   /** Orders identities the way {@link #findDue} pages through them. */
   static final Comparator<OperationId> ORDER = InMemoryJournal::compare;
@@ -471,15 +470,33 @@ public final class InMemoryJournal implements Journal {
         }
       }
     }
-    // The identities begun since the last listing wait in `begun`; a process that never lists
-    // would keep those of the dropped operations there for ever, so a dropping caller moves them
-    // once there are enough (unless another caller is already at it).
-    if (dropped && begunCount.sum() >= BEGUN_MOVE_AT && moving.tryLock()) {
+    if (dropped && begunCount.sum() > slots.size() + BEGUN_SLACK && moving.tryLock()) {
       try {
-        moveBegun();
+        trimBegun();
       } finally {
         moving.unlock();
       }
+    }
+  }
+
+  /**
+   * Takes the oldest identities out of {@link #begun} until it holds no more than
+   * {@link #BEGUN_SLACK} more than the journal holds operations: those of dropped operations are
+   * discarded, those still in the journal moved into the order. The identities begun since the
+   * last listing wait there, and a process that never lists would keep those of the dropped
+   * operations for ever (about 100 bytes each). Trimming from the oldest end finds nearly only
+   * dropped ones, which cost a map look-up; moving every waiting identity, as a listing does,
+   * would insert the newest into the order only for their drop to take them out again (a third of
+   * a dropping caller's time, measured). Under {@link #moving}.
+   */
+  private void trimBegun() {
+    while (begunCount.sum() > slots.size() + BEGUN_SLACK) {
+      OperationId id = begun.poll();
+      if (id == null) {
+        return;
+      }
+      begunCount.decrement();
+      moveIfKept(id);
     }
   }
 
@@ -694,15 +711,20 @@ public final class InMemoryJournal implements Journal {
   private void moveBegun() {
     for (OperationId id = begun.poll(); id != null; id = begun.poll()) {
       begunCount.decrement();
-      Slot slot = slots.get(id);
-      if (slot == null) {
-        continue; // removed; a new begin of the identity queued it again
-      }
-      synchronized (slot) {
-        if (!slot.removed) {
-          order.add(id);
-          slot.ordered = true;
-        }
+      moveIfKept(id);
+    }
+  }
+
+  /** Puts {@code id} into {@link #order} if the journal holds its operation; under {@link #moving}. */
+  private void moveIfKept(OperationId id) {
+    Slot slot = slots.get(id);
+    if (slot == null) {
+      return; // removed; a new begin of the identity queued it again
+    }
+    synchronized (slot) {
+      if (!slot.removed) {
+        order.add(id);
+        slot.ordered = true;
       }
     }
   }

@@ -115,11 +115,16 @@ class InMemoryJournalBoundTest {
     journal.recordAttemptAndTransition(queued.id(), lease, attempt(lease),
         Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201), null));
 
-    for (int i = 0; i < 100; i++) {
+    // Enough that the identities waiting for a listing are trimmed past the three kept ones.
+    for (int i = 0; i < 10_000; i++) {
       finish(journal, "done-" + i, "");
     }
 
     assertEquals(OperationState.PENDING, journal.find(pending.id()).orElseThrow().state());
+    assertEquals(List.of(pending.id()), journal.findByState(OperationState.PENDING, null, 10).stream()
+        .map(OperationRecord::id).toList(), "still listed");
+    assertEquals(List.of(inFlight.record().id()), journal.findByState(OperationState.IN_FLIGHT, null, 10).stream()
+        .map(OperationRecord::id).toList(), "still listed");
     assertEquals(OperationState.IN_FLIGHT, journal.find(inFlight.record().id()).orElseThrow().state());
     assertTrue(journal.find(queued.id()).orElseThrow().outcomeUndelivered(), "its handler has not had it");
     assertEquals(List.of(queued.id()), all(journal, OperationState.SUCCEEDED).stream().map(OperationRecord::id)
