@@ -1,9 +1,7 @@
 package dev.idem.storage;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -27,25 +25,13 @@ public interface DiskSync extends AutoCloseable {
    * the commit, while SQLite's write lock and the store's statement lock are held. SQLite keeps the
    * file (it restarts it from its start after a checkpoint, which syncs the database first) until
    * its last connection closes; the store's connection stays open for the store's life, and this
-   * channel is closed before it.
+   * channel is closed before it. An interrupt of the syncing thread does not fail the sync: the
+   * channel is opened again and the sync made again.
    *
    * @param wal the {@code -wal} file; created empty if SQLite has not made it yet, as SQLite would
    */
   static DiskSync ofWal(Path wal) throws IOException {
-    // READ and WRITE: Windows' FlushFileBuffers needs write access.
-    FileChannel channel = FileChannel.open(wal, StandardOpenOption.READ, StandardOpenOption.WRITE,
-        StandardOpenOption.CREATE);
-    return new DiskSync() {
-      @Override
-      public void sync() throws IOException {
-        channel.force(false);
-      }
-
-      @Override
-      public void close() throws IOException {
-        channel.close();
-      }
-    };
+    return WalSync.open(wal);
   }
 
   /**
