@@ -1,8 +1,8 @@
 package dev.idem.core.internal;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
@@ -11,8 +11,8 @@ import java.math.MathContext;
 import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -24,7 +24,8 @@ import java.util.Optional;
  * precision here exactly as they would in any JCS implementation. Their digits are found here
  * rather than taken from {@link Double#toString(double)}, which on JDK 17 is not always the
  * shortest round-trip form (JDK-4511638) and changed in JDK 19: fingerprints are stored in the
- * journal, so they must not depend on the JVM version that computed them.
+ * journal, so they must not depend on the JVM version that computed them. Its text is used only
+ * where any JVM's must be the one shortest decimal (see {@link #appendNumber}).
  *
  * <p>Thread-safe.
  */
@@ -46,51 +47,95 @@ public final class JsonCanonicalizer {
    *     no duplicate property names), so that the caller can fall back to the raw bytes
    */
   public static Optional<byte[]> canonicalize(byte[] json) {
+    // Straight from the parser's tokens, not through a JsonNode tree: building the tree (its
+    // nodes, and Jackson's databind context per call) was about half of canonicalizing a small
+    // body. What comes out is what the tree gave, byte for byte (JsonCanonicalizerEquivalenceProperties).
     try (JsonParser parser = MAPPER.createParser(json)) {
-      JsonNode node = MAPPER.readTree(parser);
-      if (node == null || parser.nextToken() != null) {
+      JsonToken first = parser.nextToken();
+      if (first == null) {
         return Optional.empty();
       }
       StringBuilder out = new StringBuilder(json.length);
-      write(node, out);
+      write(parser, first, out);
+      if (parser.nextToken() != null) {
+        return Optional.empty();
+      }
       return Optional.of(out.toString().getBytes(StandardCharsets.UTF_8));
     } catch (IOException | IllegalArgumentException e) {
       return Optional.empty();
     }
   }
 
-  private static void write(JsonNode node, StringBuilder out) {
-    switch (node.getNodeType()) {
-      case OBJECT -> {
-        List<Map.Entry<String, JsonNode>> fields = new ArrayList<>(node.properties());
-        // String.compareTo orders by UTF-16 code units, which is what RFC 8785 section 3.2.3 asks.
-        fields.sort(Map.Entry.comparingByKey());
-        out.append('{');
-        for (int i = 0; i < fields.size(); i++) {
-          if (i > 0) {
-            out.append(',');
-          }
-          writeString(fields.get(i).getKey(), out);
-          out.append(':');
-          write(fields.get(i).getValue(), out);
-        }
-        out.append('}');
-      }
-      case ARRAY -> {
+  /** Writes the value that starts at {@code token}, leaving the parser on its last token. */
+  private static void write(JsonParser p, JsonToken token, StringBuilder out) throws IOException {
+    switch (token) {
+      case START_OBJECT -> writeObject(p, out);
+      case START_ARRAY -> {
         out.append('[');
-        for (int i = 0; i < node.size(); i++) {
-          if (i > 0) {
+        JsonToken next = next(p);
+        for (boolean first = true; next != JsonToken.END_ARRAY; next = next(p), first = false) {
+          if (!first) {
             out.append(',');
           }
-          write(node.get(i), out);
+          write(p, next, out);
         }
         out.append(']');
       }
-      case STRING -> writeString(node.textValue(), out);
-      case NUMBER -> out.append(formatNumber(node.doubleValue()));
-      case BOOLEAN -> out.append(node.booleanValue());
-      case NULL -> out.append("null");
-      default -> throw new IllegalArgumentException("unexpected JSON node " + node.getNodeType());
+      case VALUE_STRING -> writeString(p.getText(), out);
+      case VALUE_NUMBER_INT -> writeInteger(p, out);
+      // As a tree reads it: a double (Jackson's own parse of the text), never a BigDecimal.
+      case VALUE_NUMBER_FLOAT -> appendNumber(p.getDoubleValue(), out);
+      case VALUE_TRUE -> out.append("true");
+      case VALUE_FALSE -> out.append("false");
+      case VALUE_NULL -> out.append("null");
+      default -> throw new IllegalArgumentException("unexpected JSON token " + token);
+    }
+  }
+
+  /**
+   * Members in the order of their names, by UTF-16 code units (String.compareTo), which is what
+   * RFC 8785 section 3.2.3 asks: each value is written apart, then the members in that order.
+   */
+  private static void writeObject(JsonParser p, StringBuilder out) throws IOException {
+    List<Member> members = new ArrayList<>();
+    for (JsonToken t = next(p); t != JsonToken.END_OBJECT; t = next(p)) {
+      String name = p.currentName();
+      StringBuilder value = new StringBuilder();
+      write(p, next(p), value);
+      members.add(new Member(name, value));
+    }
+    members.sort(Comparator.comparing(Member::name));
+    out.append('{');
+    for (int i = 0; i < members.size(); i++) {
+      if (i > 0) {
+        out.append(',');
+      }
+      writeString(members.get(i).name(), out);
+      out.append(':').append(members.get(i).value());
+    }
+    out.append('}');
+  }
+
+  private record Member(String name, CharSequence value) {}
+
+  /** The next token; the parser itself refuses a text that ends inside a value. */
+  private static JsonToken next(JsonParser p) throws IOException {
+    JsonToken t = p.nextToken();
+    if (t == null) {
+      throw new IllegalArgumentException("JSON ends inside a value");
+    }
+    return t;
+  }
+
+  /**
+   * An integer as a tree would hold it (an int, a long or a BigInteger) and then read it as a
+   * double, which RFC 8785 requires; an int or long below 2^53 in magnitude is exact as a double.
+   */
+  private static void writeInteger(JsonParser p, StringBuilder out) throws IOException {
+    if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
+      appendNumber(p.getBigIntegerValue().doubleValue(), out);
+    } else {
+      appendNumber((double) p.getLongValue(), out);
     }
   }
 
@@ -104,6 +149,11 @@ public final class JsonCanonicalizer {
           throw new IllegalArgumentException("lone surrogate in JSON string");
         }
         out.append(c).append(s.charAt(++i));
+        continue;
+      }
+      if (c >= 0x20 && c != '"' && c != '\\') {
+        // Nearly every character: nothing to look up.
+        out.append(c);
         continue;
       }
       int escaped = ESCAPED.indexOf(c);
@@ -120,6 +170,40 @@ public final class JsonCanonicalizer {
 
   /** ECMAScript Number.prototype.toString for finite doubles (ECMA-262 section 7.1.12.1). */
   static String formatNumber(double d) {
+    StringBuilder sb = new StringBuilder(24);
+    appendNumber(d, sb);
+    return sb.toString();
+  }
+
+  /**
+   * Appends {@link #formatNumber}'s text, with two shortcuts to the decimal search (BigDecimal
+   * arithmetic, about a third of canonicalizing a small body with one decimal amount in it):
+   * <ul>
+   *   <li>An integer below 2^53 in magnitude, the usual number in a request (amounts in minor
+   *       units, counts, ids), is its own shortest decimal and has at most 16 digits, so
+   *       ECMAScript writes its digits as they are: {@code Long.toString}'s text.
+   *   <li>A normal double whose {@code Double.toString} has at most 15 significant digits (19.99,
+   *       0.1): two different decimals of at most 15 digits are further apart than a double's
+   *       spacing (10^-15 of their magnitude against at most 2^-52), so no other decimal of that
+   *       length or shorter reads back as the same double, and that text is the shortest and
+   *       the only one of its length. {@code Double.toString} always reads back; where it has
+   *       more digits than needed (JDK-4511638) it has 16 or 17, and the search decides.
+   * </ul>
+   */
+  private static void appendNumber(double d, StringBuilder out) {
+    if (Math.abs(d) < 0x1p53 && d == Math.rint(d) && d != 0) {
+      out.append((long) d);
+      return;
+    }
+    out.append(format(d, true));
+  }
+
+  /** {@link #formatNumber} without its shortcuts; package-private so tests can compare the two. */
+  static String formatNumberGeneral(double d) {
+    return format(d, false);
+  }
+
+  private static String format(double d, boolean shortcut) {
     if (Double.isNaN(d) || Double.isInfinite(d)) {
       throw new IllegalArgumentException("JSON has no NaN or Infinity");
     }
@@ -131,7 +215,14 @@ public final class JsonCanonicalizer {
       sb.append('-');
       d = -d;
     }
-    BigDecimal bd = shortest(d).stripTrailingZeros();
+    BigDecimal bd = null;
+    if (shortcut && d >= Double.MIN_NORMAL) {
+      BigDecimal text = new BigDecimal(Double.toString(d)).stripTrailingZeros();
+      bd = text.precision() <= 15 ? text : null;
+    }
+    if (bd == null) {
+      bd = shortest(d).stripTrailingZeros();
+    }
     String digits = bd.unscaledValue().toString();
     int k = digits.length();
     int n = k - bd.scale(); // d = 0.digits * 10^n
