@@ -25,7 +25,7 @@ import java.util.Optional;
  * rather than taken from {@link Double#toString(double)}, which on JDK 17 is not always the
  * shortest round-trip form (JDK-4511638) and changed in JDK 19: fingerprints are stored in the
  * journal, so they must not depend on the JVM version that computed them. Its text is used only
- * where any JVM's must be the one shortest decimal (see {@link #appendNumber}).
+ * where any JVM's must be the one shortest decimal (see {@code appendNumber}).
  *
  * <p>Thread-safe.
  */
@@ -215,13 +215,15 @@ public final class JsonCanonicalizer {
       sb.append('-');
       d = -d;
     }
-    BigDecimal bd = null;
-    if (shortcut && d >= Double.MIN_NORMAL) {
+    BigDecimal bd;
+    if (d < 0x1p53 && d == Math.rint(d)) {
+      // An integer: below 2^53 no other decimal reads back as it.
+      bd = BigDecimal.valueOf((long) d).stripTrailingZeros();
+    } else {
+      // Parsed once: the shortcut's answer when it applies, the search's starting length when not.
       BigDecimal text = new BigDecimal(Double.toString(d)).stripTrailingZeros();
-      bd = text.precision() <= 15 ? text : null;
-    }
-    if (bd == null) {
-      bd = shortest(d).stripTrailingZeros();
+      boolean known = shortcut && d >= Double.MIN_NORMAL && text.precision() <= 15;
+      bd = known ? text : shortest(d, text.precision()).stripTrailingZeros();
     }
     String digits = bd.unscaledValue().toString();
     int k = digits.length();
@@ -246,13 +248,11 @@ public final class JsonCanonicalizer {
   /**
    * The decimal with the fewest significant digits that reads back as {@code d}, and of those the
    * closest to {@code d} (the even one on a tie): ECMA-262 section 7.1.12.1, step 5. For a positive
-   * finite double; 17 digits always suffice.
+   * finite double that is not an integer below 2^53; 17 digits always suffice.
+   *
+   * @param textDigits the significant digits of {@code Double.toString(d)}, trailing zeros dropped
    */
-  private static BigDecimal shortest(double d) {
-    if (d < 0x1p53 && d == Math.rint(d)) {
-      // The common case, an integer: below 2^53 no other decimal reads back as it.
-      return BigDecimal.valueOf((long) d);
-    }
+  private static BigDecimal shortest(double d, int textDigits) {
     BigDecimal exact = new BigDecimal(d);
     // Truncating once to 25 digits keeps the search on short numbers: for p < 25, the p-digit
     // floor of the truncation is the p-digit floor of the exact value.
@@ -260,7 +260,7 @@ public final class JsonCanonicalizer {
     boolean inexact = truncated.compareTo(exact) != 0;
     // Double.toString reads back, so the answer has at most its digit count; and whatever reads
     // back with p digits also does with p + 1, so search downwards from there until nothing does.
-    int p = new BigDecimal(Double.toString(d)).stripTrailingZeros().precision();
+    int p = textDigits;
     BigDecimal best = closestReadingBack(d, exact, truncated, inexact, p);
     while (p > 1) {
       BigDecimal shorter = closestReadingBack(d, exact, truncated, inexact, p - 1);

@@ -8,8 +8,9 @@ import java.util.TreeMap;
 
 /**
  * A generated JSON value that can be spelled in many ways: compact and canonical, or (sloppy)
- * with whitespace, shuffled members, any valid escape and other spellings of its numbers; one
- * object in ten repeats a member name. For the canonicalizer's property tests.
+ * with whitespace, shuffled members and any valid escape. Its numbers are drawn from a list of
+ * spellings (1e2, 1E+2, 100.000, -0.0, 1e400...), and one object in ten repeats a member name.
+ * For the canonicalizer's property tests.
  */
 interface GeneratedJson {
   String spell(Random r, boolean sloppy);

@@ -27,9 +27,9 @@ class JsonCanonicalizerEquivalenceProperties {
     qt(4000).forAll(longs().all(), integers().between(0, 4)).checkAssert((seed, depth) -> {
       Random r = new Random(seed);
       byte[] text = GeneratedJson.value(r, depth).spell(r, r.nextBoolean()).getBytes(StandardCharsets.UTF_8);
-      assertSame(text);
-      assertSame(CanonicalJsonCheckProperties.mutate(text, r));
-      assertSame(CanonicalJsonCheckProperties.mutate(CanonicalJsonCheckProperties.mutate(text, r), r));
+      assertCanonicalizesAsTheTree(text);
+      assertCanonicalizesAsTheTree(CanonicalJsonCheckProperties.mutate(text, r));
+      assertCanonicalizesAsTheTree(CanonicalJsonCheckProperties.mutate(CanonicalJsonCheckProperties.mutate(text, r), r));
     });
   }
 
@@ -42,14 +42,14 @@ class JsonCanonicalizerEquivalenceProperties {
       "{\"a\":1,\"a\":2}", "{\"a\":{\"x\":1,\"x\":1}}", "\"\\ud800\"", "\"\\udc00x\"", "[\"\\u0000\\u001f\\u007f\"]",
       "{\"\\ud83d\\ude00\":1,\"\\ue000\":2}", "true", "nul", "NaN", "Infinity", "[1,]", "01", "'a'"})
   void edgeTextsCanonicalizeAsTheTreeDid(String json) {
-    assertSame(json.getBytes(StandardCharsets.UTF_8));
+    assertCanonicalizesAsTheTree(json.getBytes(StandardCharsets.UTF_8));
   }
 
   @Test
   void deepNestingIsHandledAsTheTreeHandledIt() {
     for (int depth : new int[] {100, 499, 500, 501, 999, 1000, 1001, 5000}) {
-      assertSame(("[".repeat(depth) + "]".repeat(depth)).getBytes(StandardCharsets.UTF_8));
-      assertSame(("{\"a\":".repeat(depth) + "1" + "}".repeat(depth)).getBytes(StandardCharsets.UTF_8));
+      assertCanonicalizesAsTheTree(("[".repeat(depth) + "]".repeat(depth)).getBytes(StandardCharsets.UTF_8));
+      assertCanonicalizesAsTheTree(("{\"a\":".repeat(depth) + "1" + "}".repeat(depth)).getBytes(StandardCharsets.UTF_8));
     }
   }
 
@@ -74,7 +74,7 @@ class JsonCanonicalizerEquivalenceProperties {
     }
   }
 
-  private static void assertSame(byte[] text) {
+  private static void assertCanonicalizesAsTheTree(byte[] text) {
     Optional<byte[]> expected = TreeCanonicalizer.canonicalize(text);
     Optional<byte[]> actual = JsonCanonicalizer.canonicalize(text);
     String shown = new String(text, StandardCharsets.UTF_8);
