@@ -47,76 +47,118 @@ public final class JsonCanonicalizer {
    *     no duplicate property names), so that the caller can fall back to the raw bytes
    */
   public static Optional<byte[]> canonicalize(byte[] json) {
-    // Straight from the parser's tokens, not through a JsonNode tree: building the tree (its
-    // nodes, and Jackson's databind context per call) was about half of canonicalizing a small
-    // body. What comes out is what the tree gave, byte for byte (JsonCanonicalizerEquivalenceProperties).
+    // From the parser's tokens into a small tree of this class's own (members sorted, scalars as
+    // their canonical text), then written once. Not through Jackson's JsonNode tree: its nodes and
+    // the databind context per call were about half of canonicalizing a small body. Nor by writing
+    // each member's value apart and copying it into its parent: a deep value is then copied once
+    // per level, and a hostile 1 MiB body 400 levels deep took half a second (the guard
+    // canonicalizes what any client sends). The output is the JsonNode version's, byte for byte
+    // (JsonCanonicalizerEquivalenceProperties).
     try (JsonParser parser = MAPPER.createParser(json)) {
       JsonToken first = parser.nextToken();
       if (first == null) {
         return Optional.empty();
       }
-      StringBuilder out = new StringBuilder(json.length);
-      write(parser, first, out);
+      Object root = read(parser, first);
       if (parser.nextToken() != null) {
         return Optional.empty();
       }
+      StringBuilder out = new StringBuilder(json.length);
+      write(root, out);
       return Optional.of(out.toString().getBytes(StandardCharsets.UTF_8));
     } catch (IOException | IllegalArgumentException e) {
       return Optional.empty();
     }
   }
 
-  /** Writes the value that starts at {@code token}, leaving the parser on its last token. */
-  private static void write(JsonParser p, JsonToken token, StringBuilder out) throws IOException {
+  /** An object, its members sorted by name as read. */
+  private record Members(List<Member> sorted) {}
+
+  private record Member(String name, Object value) {}
+
+  /** A string value, escaped when written. */
+  private record Text(String value) {}
+
+  /**
+   * Reads the value that starts at {@code token}, leaving the parser on its last token: a
+   * {@link Members}, a {@code List} of items, a {@link Text}, or the canonical text of a number or
+   * literal as a {@code String}.
+   */
+  private static Object read(JsonParser p, JsonToken token) throws IOException {
     switch (token) {
-      case START_OBJECT -> writeObject(p, out);
-      case START_ARRAY -> {
-        out.append('[');
-        JsonToken next = next(p);
-        for (boolean first = true; next != JsonToken.END_ARRAY; next = next(p), first = false) {
-          if (!first) {
-            out.append(',');
-          }
-          write(p, next, out);
+      case START_OBJECT -> {
+        List<Member> members = new ArrayList<>();
+        for (JsonToken t = next(p); t != JsonToken.END_OBJECT; t = next(p)) {
+          String name = p.currentName();
+          members.add(new Member(name, read(p, next(p))));
         }
-        out.append(']');
+        // String.compareTo orders by UTF-16 code units, which is what RFC 8785 section 3.2.3 asks.
+        members.sort(Comparator.comparing(Member::name));
+        return new Members(members);
       }
-      case VALUE_STRING -> writeString(p.getText(), out);
-      case VALUE_NUMBER_INT -> writeInteger(p, out);
-      // As a tree reads it: a double (Jackson's own parse of the text), never a BigDecimal.
-      case VALUE_NUMBER_FLOAT -> appendNumber(p.getDoubleValue(), out);
-      case VALUE_TRUE -> out.append("true");
-      case VALUE_FALSE -> out.append("false");
-      case VALUE_NULL -> out.append("null");
+      case START_ARRAY -> {
+        List<Object> items = new ArrayList<>();
+        for (JsonToken t = next(p); t != JsonToken.END_ARRAY; t = next(p)) {
+          items.add(read(p, t));
+        }
+        return items;
+      }
+      case VALUE_STRING -> {
+        return new Text(p.getText());
+      }
+      case VALUE_NUMBER_INT -> {
+        StringBuilder number = new StringBuilder(24);
+        writeInteger(p, number);
+        return number.toString();
+      }
+      case VALUE_NUMBER_FLOAT -> {
+        // As a tree reads it: a double (Jackson's own parse of the text), never a BigDecimal.
+        StringBuilder number = new StringBuilder(24);
+        appendNumber(p.getDoubleValue(), number);
+        return number.toString();
+      }
+      case VALUE_TRUE -> {
+        return "true";
+      }
+      case VALUE_FALSE -> {
+        return "false";
+      }
+      case VALUE_NULL -> {
+        return "null";
+      }
       default -> throw new IllegalArgumentException("unexpected JSON token " + token);
     }
   }
 
-  /**
-   * Members in the order of their names, by UTF-16 code units (String.compareTo), which is what
-   * RFC 8785 section 3.2.3 asks: each value is written apart, then the members in that order.
-   */
-  private static void writeObject(JsonParser p, StringBuilder out) throws IOException {
-    List<Member> members = new ArrayList<>();
-    for (JsonToken t = next(p); t != JsonToken.END_OBJECT; t = next(p)) {
-      String name = p.currentName();
-      StringBuilder value = new StringBuilder();
-      write(p, next(p), value);
-      members.add(new Member(name, value));
-    }
-    members.sort(Comparator.comparing(Member::name));
-    out.append('{');
-    for (int i = 0; i < members.size(); i++) {
-      if (i > 0) {
-        out.append(',');
+  private static void write(Object value, StringBuilder out) {
+    if (value instanceof String canonical) {
+      out.append(canonical);
+    } else if (value instanceof Text text) {
+      writeString(text.value(), out);
+    } else if (value instanceof Members members) {
+      out.append('{');
+      List<Member> sorted = members.sorted();
+      for (int i = 0; i < sorted.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        writeString(sorted.get(i).name(), out);
+        out.append(':');
+        write(sorted.get(i).value(), out);
       }
-      writeString(members.get(i).name(), out);
-      out.append(':').append(members.get(i).value());
+      out.append('}');
+    } else {
+      out.append('[');
+      List<?> items = (List<?>) value;
+      for (int i = 0; i < items.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        write(items.get(i), out);
+      }
+      out.append(']');
     }
-    out.append('}');
   }
-
-  private record Member(String name, CharSequence value) {}
 
   /** The next token; the parser itself refuses a text that ends inside a value. */
   private static JsonToken next(JsonParser p) throws IOException {

@@ -184,4 +184,31 @@ class JsonCanonicalizerTest {
     byte[] out = JsonCanonicalizer.canonicalize("\"\\u00e9\"".getBytes(StandardCharsets.UTF_8)).orElseThrow();
     assertArrayEquals(new byte[] {'"', (byte) 0xc3, (byte) 0xa9, '"'}, out);
   }
+
+  @Test
+  void aDeepValueIsNotCopiedOncePerLevel() {
+    // The guard canonicalizes whatever a client sends. A value 900 levels down (Jackson allows
+    // 1,000), each level with a member sorting after it, must cost work in proportion to the
+    // body, not to the body times its depth: a version that wrote each member's value apart and
+    // copied it into its parent allocated about 900 copies of the inner string here. Bytes
+    // allocated by this thread measure that without a clock.
+    int depth = 900;
+    String inner = "x".repeat(256 * 1024);
+    byte[] body = ("{\"b\":".repeat(depth) + "\"" + inner + "\"" + ",\"a\":1}".repeat(depth))
+        .getBytes(StandardCharsets.UTF_8);
+    com.sun.management.ThreadMXBean threads =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    org.junit.jupiter.api.Assumptions.assumeTrue(threads.isThreadAllocatedMemorySupported()
+        && threads.isThreadAllocatedMemoryEnabled(), "this JVM does not count allocated bytes per thread");
+    // Once first, not counted: a JVM's first call also loads and initializes Jackson's classes.
+    byte[] canonical = JsonCanonicalizer.canonicalize(body).orElseThrow();
+    long id = Thread.currentThread().getId();
+    long before = threads.getThreadAllocatedBytes(id);
+    JsonCanonicalizer.canonicalize(body).orElseThrow();
+    long allocated = threads.getThreadAllocatedBytes(id) - before;
+
+    assertArrayEquals(TreeCanonicalizer.canonicalize(body).orElseThrow(), canonical);
+    assertTrue(allocated < 32L * body.length,
+        () -> allocated + " bytes allocated to canonicalize " + body.length + " bytes " + depth + " levels deep");
+  }
 }
