@@ -267,15 +267,22 @@ public final class EndToEndBenchmark {
     System.out.println("written: " + out.resolve("results.md"));
   }
 
-  /** P4: the resume of N journaled operations, in a JVM of its own capped at 256 MiB of heap. */
+  /**
+   * P4: the resume of N journaled operations, in a JVM of its own capped at 256 MiB of heap; beside
+   * it, raw OkHttp making as many calls from a cold JVM, and the same resume once that JVM is warm.
+   */
   private static String resume(LoopbackServer server, Path work, Path out, int count, double rawCallsPerSecond)
       throws Exception {
+    int threads = Integer.getInteger("idem.bench.threads", 32);
+    Map<String, Double> cold = result(ChildJvm.run(out.resolve("p4-cold-raw.log"), List.of("-Xmx256m"),
+        ColdRawChild.class, 1800, server.url().toString(), Integer.toString(count), Integer.toString(threads)));
     long before = server.requests();
     String output = ChildJvm.run(out.resolve("p4-resume.log"), List.of("-Xmx256m"), ResumeChild.class, 1800,
         server.url().toString(), work.resolve("p4-journal").toString(), Integer.toString(count),
-        Integer.toString(Integer.getInteger("idem.bench.threads", 32)));
+        Integer.toString(threads), "warm");
     Map<String, Double> r = result(output);
-    long sent = server.requests() - before;
+    Map<String, Double> warm = result(output, "WARM");
+    long sent = server.requests() - before - Math.round(warm.get("succeeded"));
     double opsPerSecond = r.get("opsPerSecond");
     double peak = r.get("peakHeapMiB");
     double ratio = opsPerSecond / rawCallsPerSecond;
@@ -287,7 +294,16 @@ public final class EndToEndBenchmark {
             + " the server; peak heap used %.0f MiB (live after GC %.0f MiB) | ≥ 0.40, heap < 256 MiB | %s |",
         count, r.get("concurrency"), Integer.getInteger("idem.bench.threads", 32), rawCallsPerSecond, ratio,
         opsPerSecond, r.get("seconds"), r.get("cpuMicrosPerOp"), "by thread in " + out.resolve("p4-resume.log"),
-        r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met");
+        r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met")
+        + String.format(Locale.ROOT, "%n%nP4 from a cold start (each in a JVM of its own with -Xmx256m, as above):%n"
+            + "- raw OkHttp, %,d POSTs at %d threads from the JVM's first call: %,.0f calls/s (**%.2f** of raw's warm"
+            + " rate), %,.0f µs of the JVM's CPU per call: the JIT compiles OkHttp while it runs;%n"
+            + "- the same resume again, in a second journal, in the JVM that just ran the first (its code compiled):"
+            + " %,.0f ops/s (%.2f of raw's warm rate), %,.0f µs of the JVM's CPU per operation;%n"
+            + "- P4 ÷ the cold raw rate: **%.2f**.%n",
+            count, threads, cold.get("callsPerSecond"), cold.get("callsPerSecond") / rawCallsPerSecond,
+            cold.get("cpuMicrosPerCall"), warm.get("opsPerSecond"), warm.get("opsPerSecond") / rawCallsPerSecond,
+            warm.get("cpuMicrosPerOp"), opsPerSecond / cold.get("callsPerSecond"));
   }
 
   /** JFR recordings of Idem's two paths at 1 thread and at N threads; full summaries go to files. */
@@ -326,8 +342,13 @@ public final class EndToEndBenchmark {
   }
 
   private static Map<String, Double> result(String output) {
-    String line = output.lines().filter(l -> l.startsWith("RESULT ")).reduce((a, b) -> b)
-        .orElseThrow(() -> new IllegalStateException("no RESULT line in:\n" + output));
+    return result(output, "RESULT");
+  }
+
+  /** The fields of the last line that starts with {@code label}. */
+  private static Map<String, Double> result(String output, String label) {
+    String line = output.lines().filter(l -> l.startsWith(label + " ")).reduce((a, b) -> b)
+        .orElseThrow(() -> new IllegalStateException("no " + label + " line in:\n" + output));
     Map<String, Double> m = new java.util.HashMap<>();
     Matcher matcher = FIELD.matcher(line);
     while (matcher.find()) {

@@ -35,16 +35,22 @@ import okhttp3.OkHttpClient;
  * documentation advises concurrent resumes for them, which share the journal's group commits (one
  * after another, each pays a disk sync).
  *
- * <p>Arguments: server URL, journal directory, operation count, resume concurrency.
+ * <p>With a fifth argument {@code warm}, it then does it all again, in a second journal, in the
+ * same JVM, and prints a {@code WARM} line of the same fields: the first pass is what a restarted
+ * process gets (its JIT compiles the resume's code while it runs, a third of the pass's CPU), the
+ * second what the code costs once compiled.
+ *
+ * <p>Arguments: server URL, journal directory, operation count, resume concurrency, optionally
+ * {@code warm}.
  */
 public final class ResumeChild {
   private ResumeChild() {
   }
 
   /**
-   * Journals, reopens and resumes; prints the RESULT line.
+   * Journals, reopens and resumes; prints the RESULT line (and, warm, the WARM line).
    *
-   * @param args server URL, journal directory, operation count
+   * @param args server URL, journal directory, operation count, resume concurrency, optionally warm
    * @throws Exception if the journal fails or an enqueue fails
    */
   public static void main(String[] args) throws Exception {
@@ -52,6 +58,15 @@ public final class ResumeChild {
     Path dir = Path.of(args[1]);
     int count = Integer.parseInt(args[2]);
     int concurrency = Integer.parseInt(args[3]);
+    boolean warm = args.length > 4 && args[4].equals("warm");
+    pass("RESULT", url, dir, count, concurrency);
+    if (warm) {
+      pass("WARM", url, dir.resolveSibling(dir.getFileName() + "-warm"), count, concurrency);
+    }
+  }
+
+  /** One enqueue, reopen and timed resume of {@code count} operations in {@code dir}; prints a line. */
+  private static void pass(String label, URI url, Path dir, int count, int concurrency) throws Exception {
     RequestSnapshot request = RequestSnapshot.builder("POST", url).body(Strategies.BODY, "application/json").build();
 
     long enqueueStart = System.nanoTime();
@@ -121,7 +136,7 @@ public final class ResumeChild {
     System.out.println("CPU of the resume by thread, µs per operation: " + ThreadCpu.perOperation(threadCpu,
         succeeded.sum()));
     System.out.printf(Locale.ROOT,
-        "RESULT operations=%d succeeded=%d failed=%d examined=%d seconds=%.2f opsPerSecond=%.0f peakHeapMiB=%.1f"
+        label + " operations=%d succeeded=%d failed=%d examined=%d seconds=%.2f opsPerSecond=%.0f peakHeapMiB=%.1f"
             + " peakLiveHeapMiB=%.1f maxHeapMiB=%.0f enqueueSeconds=%.1f concurrency=%d cpuMicrosPerOp=%.0f%n",
         count, succeeded.sum(), failed.sum(), summary.examined(), seconds, succeeded.sum() / seconds,
         heap.peakUsed / 1048576.0, heap.peakLive / 1048576.0,

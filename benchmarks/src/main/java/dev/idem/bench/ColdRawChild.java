@@ -1,0 +1,73 @@
+package dev.idem.bench;
+
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import okhttp3.ConnectionPool;
+import okhttp3.OkHttpClient;
+
+/**
+ * P4's baseline from a cold start: raw OkHttp making the given number of POSTs of the benchmark's
+ * body (no key) on the given number of threads, in a JVM of its own started as {@link ResumeChild}'s is ({@code -Xmx256m}), timed from
+ * its first call. P4 divides a restarted process's resume by raw's rate in a warm JVM; this says
+ * how much of raw's own rate a cold JVM keeps on this machine, where the JIT compiles OkHttp's code
+ * while the calls run. Prints one {@code RESULT} line.
+ *
+ * <p>Arguments: server URL, call count, threads.
+ */
+public final class ColdRawChild {
+  private ColdRawChild() {
+  }
+
+  /**
+   * Makes the calls and prints the RESULT line.
+   *
+   * @param args server URL, call count, threads
+   * @throws Exception the first failed call: a baseline of failing calls measures nothing
+   */
+  public static void main(String[] args) throws Exception {
+    URI url = URI.create(args[0]);
+    int count = Integer.parseInt(args[1]);
+    int threads = Integer.parseInt(args[2]);
+    OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false)
+        .connectionPool(new ConnectionPool(threads + 8, 5, TimeUnit.MINUTES)).build();
+    Strategy.Session session = Strategies.raw(client, url).open(null);
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    AtomicLong next = new AtomicLong();
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    List<Thread> workers = new ArrayList<>();
+    long cpuStart = os.getProcessCpuTime();
+    long start = System.nanoTime();
+    for (int i = 0; i < threads; i++) {
+      Thread t = new Thread(() -> {
+        try {
+          while (failure.get() == null && next.getAndIncrement() < count) {
+            session.call();
+          }
+        } catch (Exception e) {
+          failure.compareAndSet(null, e);
+        }
+      }, "cold-raw-" + i);
+      workers.add(t);
+      t.start();
+    }
+    for (Thread t : workers) {
+      t.join();
+    }
+    double seconds = (System.nanoTime() - start) / 1e9;
+    long cpuNanos = os.getProcessCpuTime() - cpuStart;
+    if (failure.get() != null) {
+      throw failure.get();
+    }
+    System.out.printf(Locale.ROOT, "RESULT calls=%d seconds=%.2f callsPerSecond=%.0f cpuMicrosPerCall=%.0f%n", count,
+        seconds, count / seconds, cpuNanos / 1e3 / count);
+    client.connectionPool().evictAll();
+    client.dispatcher().executorService().shutdown();
+  }
+}
