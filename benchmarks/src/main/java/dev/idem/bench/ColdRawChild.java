@@ -13,10 +13,10 @@ import okhttp3.OkHttpClient;
 
 /**
  * P4's baseline from a cold start: raw OkHttp making the given number of POSTs of the benchmark's
- * body (no key) on the given number of threads, in a JVM of its own started as {@link ResumeChild}'s is ({@code -Xmx256m}), timed from
- * its first call. P4 divides a restarted process's resume by raw's rate in a warm JVM; this says
- * how much of raw's own rate a cold JVM keeps on this machine, where the JIT compiles OkHttp's code
- * while the calls run. Prints one {@code RESULT} line.
+ * body (no key) on the given number of threads, in a JVM of its own started as {@link ResumeChild}'s
+ * is ({@code -Xmx256m}), timed from its first call. P4 divides a restarted process's resume by raw's
+ * rate in a warm JVM; this says how much of raw's own rate a cold JVM keeps on this machine, where
+ * the JIT compiles OkHttp's code while the calls run. Prints one {@code RESULT} line.
  *
  * <p>Arguments: server URL, call count, threads.
  */
@@ -36,7 +36,17 @@ public final class ColdRawChild {
     int threads = Integer.parseInt(args[2]);
     OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false)
         .connectionPool(new ConnectionPool(threads + 8, 5, TimeUnit.MINUTES)).build();
-    Strategy.Session session = Strategies.raw(client, url).open(null);
+    try {
+      run(Strategies.raw(client, url).open(null), count, threads);
+    } finally {
+      // Also on a failed call, so that OkHttp's threads do not keep this JVM (and the parent,
+      // which waits for it) alive.
+      client.connectionPool().evictAll();
+      client.dispatcher().executorService().shutdown();
+    }
+  }
+
+  private static void run(Strategy.Session session, int count, int threads) throws Exception {
     com.sun.management.OperatingSystemMXBean os =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     AtomicLong next = new AtomicLong();
@@ -67,7 +77,5 @@ public final class ColdRawChild {
     }
     System.out.printf(Locale.ROOT, "RESULT calls=%d seconds=%.2f callsPerSecond=%.0f cpuMicrosPerCall=%.0f%n", count,
         seconds, count / seconds, cpuNanos / 1e3 / count);
-    client.connectionPool().evictAll();
-    client.dispatcher().executorService().shutdown();
   }
 }

@@ -295,7 +295,8 @@ public final class EndToEndBenchmark {
         count, r.get("concurrency"), Integer.getInteger("idem.bench.threads", 32), rawCallsPerSecond, ratio,
         opsPerSecond, r.get("seconds"), r.get("cpuMicrosPerOp"), "by thread in " + out.resolve("p4-resume.log"),
         r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met")
-        + String.format(Locale.ROOT, "%n%nP4 from a cold start (each in a JVM of its own with -Xmx256m, as above):%n"
+        + String.format(Locale.ROOT, "%n%nP4 from a cold start (raw OkHttp in a JVM of its own with -Xmx256m, as P4's; the warm resume in"
+            + " P4's JVM, after its first pass):%n"
             + "- raw OkHttp, %,d POSTs at %d threads from the JVM's first call: %,.0f calls/s (**%.2f** of raw's warm"
             + " rate), %,.0f µs of the JVM's CPU per call: the JIT compiles OkHttp while it runs;%n"
             + "- the same resume again, in a second journal, in the JVM that just ran the first (its code compiled):"

@@ -163,7 +163,8 @@ public final class JfrSummary {
     // The library running decides next: the innermost frame that is not the JDK's, so that the JDK
     // code a library calls (its collections, strings, locks) counts as the library's. OkHttp's own
     // work runs under the adapter's interceptor frame; counted by the innermost Idem frame, what
-    // OkHttp spent in the JDK went to the adapter (a third of the adapter's share at 32 threads).
+    // OkHttp spent in the JDK went to the adapter (44 of the adapter's 53 samples in an in-memory
+    // recording at 32 threads, 2026-12-03 08:37).
     String library = name(innermostOutsideJdk(e));
     if (library.startsWith("org.sqlite.")) {
       return "SQLite driver and its native calls";
