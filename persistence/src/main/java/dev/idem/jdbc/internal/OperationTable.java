@@ -25,7 +25,19 @@ public class OperationTable {
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
   private static final String AFTER = " AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND op_key > ?))))";
   private static final String ORDER = " ORDER BY scope, operation, op_key";
+  /**
+   * The terminal states, for statements over many rows (a purge's batch), where the list is built
+   * once per batch and lets the planner seek each state in {@code idem_operation_state_updated}.
+   */
   private static final String TERMINAL = "('SUCCEEDED', 'FAILED', 'UNCERTAIN')";
+  /**
+   * A terminal row, for the statements that run once per operation: three comparisons, not
+   * {@code state IN} {@link #TERMINAL}, for which SQLite builds a temporary B-tree each time the
+   * statement runs (it does for an IN list of more than two constants), more work than the
+   * single-row statement's own. Also the condition of the SQLite index
+   * {@code idem_operation_undelivered} since schema version 5, for the same reason.
+   */
+  private static final String IS_TERMINAL = "(state = 'SUCCEEDED' OR state = 'FAILED' OR state = 'UNCERTAIN')";
   /** The longest reason stored; longer ones are cut. */
   static final int MAX_REASON = 2000;
 
@@ -400,7 +412,7 @@ public class OperationTable {
    */
   public boolean markOutcomeDelivered(SqlSession c, OperationId id, long at) throws SQLException {
     return updatesOne(c, "UPDATE idem_operation SET outcome_delivered_at = ?" + BY_ID
-        + " AND state IN " + TERMINAL + " AND outcome_delivered_at IS NULL AND quarantined_at IS NULL", ps -> {
+        + " AND " + IS_TERMINAL + " AND outcome_delivered_at IS NULL AND quarantined_at IS NULL", ps -> {
           ps.setLong(1, at);
           bindId(ps, 2, id);
         });
@@ -412,12 +424,13 @@ public class OperationTable {
    * {@code idem_operation_undelivered} (SQLite, PostgreSQL) word for word, so that the planner
    * reads it instead of every finished row. On SQLite the statement names it ({@link #indexedBy}):
    * without it SQLite read every finished row through {@code idem_operation_state_updated}; there
-   * the index holds only the rows this returns (schema version 4).
+   * the index holds only the rows this returns (schema version 4), and its condition on the state
+   * is {@link #IS_TERMINAL} (version 5).
    */
   public List<RawRow> undelivered(SqlSession c, RowKey after, int limit) throws SQLException {
     return rows(c, "SELECT " + COLUMNS + " FROM idem_operation" + indexedBy("idem_operation_undelivered")
         + " WHERE queued = 1 AND outcome_delivered_at IS NULL"
-        + " AND state IN " + TERMINAL + " AND quarantined_at IS NULL" + (after == null ? "" : AFTER) + ORDER
+        + " AND " + IS_TERMINAL + " AND quarantined_at IS NULL" + (after == null ? "" : AFTER) + ORDER
         + " LIMIT ?", ps -> ps.setInt(bindAfter(ps, 1, after), limit));
   }
 
