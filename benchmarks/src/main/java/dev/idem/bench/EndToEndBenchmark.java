@@ -269,13 +269,18 @@ public final class EndToEndBenchmark {
 
   /**
    * P4: the resume of N journaled operations, in a JVM of its own capped at 256 MiB of heap; beside
-   * it, raw OkHttp making as many calls from a cold JVM, and the same resume once that JVM is warm.
+   * it, raw OkHttp and P3's floor making as many calls from a cold JVM each, and the same resume
+   * once its JVM is warm.
    */
   private static String resume(LoopbackServer server, Path work, Path out, int count, double rawCallsPerSecond)
       throws Exception {
     int threads = Integer.getInteger("idem.bench.threads", 32);
     Map<String, Double> cold = result(ChildJvm.run(out.resolve("p4-cold-raw.log"), List.of("-Xmx256m"),
-        ColdRawChild.class, 1800, server.url().toString(), Integer.toString(count), Integer.toString(threads)));
+        ColdStartChild.class, 1800, "raw", server.url().toString(), Integer.toString(count),
+        Integer.toString(threads)));
+    Map<String, Double> coldFloor = result(ChildJvm.run(out.resolve("p4-cold-floor.log"), List.of("-Xmx256m"),
+        ColdStartChild.class, 1800, "floor", server.url().toString(), Integer.toString(count),
+        Integer.toString(threads), work.resolve("p4-cold-floor").toString()));
     long before = server.requests();
     String output = ChildJvm.run(out.resolve("p4-resume.log"), List.of("-Xmx256m"), ResumeChild.class, 1800,
         server.url().toString(), work.resolve("p4-journal").toString(), Integer.toString(count),
@@ -295,16 +300,22 @@ public final class EndToEndBenchmark {
         count, r.get("concurrency"), Integer.getInteger("idem.bench.threads", 32), rawCallsPerSecond, ratio,
         opsPerSecond, r.get("seconds"), r.get("cpuMicrosPerOp"), "by thread in " + out.resolve("p4-resume.log"),
         r.get("succeeded"), sent, peak, r.get("peakLiveHeapMiB"), met ? "met" : "NOT met")
-        + String.format(Locale.ROOT, "%n%nP4 from a cold start (raw OkHttp in a JVM of its own with -Xmx256m, as P4's; the warm resume in"
-            + " P4's JVM, after its first pass):%n"
+        + String.format(Locale.ROOT, "%n%nP4 from a cold start (raw OkHttp and the floor each in a JVM of its own with -Xmx256m, as"
+            + " P4's; the warm resume in P4's JVM, after its first pass):%n"
             + "- raw OkHttp, %,d POSTs at %d threads from the JVM's first call: %,.0f calls/s (**%.2f** of raw's warm"
             + " rate), %,.0f µs of the JVM's CPU per call: the JIT compiles OkHttp while it runs;%n"
+            + "- the floor (P3's: each call's key committed to SQLite first, its outcome after, no Idem code), the"
+            + " same calls from the JVM's first: %,.0f calls/s (**%.2f** of raw's warm rate), %,.0f µs of the JVM's"
+            + " CPU per call: what a restarted process that makes one durable write before each call keeps;%n"
             + "- the same resume again, in a second journal, in the JVM that just ran the first (its code compiled):"
             + " %,.0f ops/s (%.2f of raw's warm rate), %,.0f µs of the JVM's CPU per operation;%n"
-            + "- P4 ÷ the cold raw rate: **%.2f**.%n",
+            + "- P4 ÷ the cold raw rate: **%.2f**; P4 ÷ the cold floor's rate: **%.2f**.%n",
             count, threads, cold.get("callsPerSecond"), cold.get("callsPerSecond") / rawCallsPerSecond,
-            cold.get("cpuMicrosPerCall"), warm.get("opsPerSecond"), warm.get("opsPerSecond") / rawCallsPerSecond,
-            warm.get("cpuMicrosPerOp"), opsPerSecond / cold.get("callsPerSecond"));
+            cold.get("cpuMicrosPerCall"), coldFloor.get("callsPerSecond"),
+            coldFloor.get("callsPerSecond") / rawCallsPerSecond, coldFloor.get("cpuMicrosPerCall"),
+            warm.get("opsPerSecond"), warm.get("opsPerSecond") / rawCallsPerSecond,
+            warm.get("cpuMicrosPerOp"), opsPerSecond / cold.get("callsPerSecond"),
+            opsPerSecond / coldFloor.get("callsPerSecond"));
   }
 
   /** JFR recordings of Idem's two paths at 1 thread and at N threads; full summaries go to files. */

@@ -2,6 +2,8 @@ package dev.idem.bench;
 
 import java.lang.management.ManagementFactory;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -12,32 +14,45 @@ import okhttp3.ConnectionPool;
 import okhttp3.OkHttpClient;
 
 /**
- * P4's baseline from a cold start: raw OkHttp making the given number of POSTs of the benchmark's
- * body (no key) on the given number of threads, in a JVM of its own started as {@link ResumeChild}'s
- * is ({@code -Xmx256m}), timed from its first call. P4 divides a restarted process's resume by raw's
- * rate in a warm JVM; this says how much of raw's own rate a cold JVM keeps on this machine, where
- * the JIT compiles OkHttp's code while the calls run. Prints one {@code RESULT} line.
+ * P4's baselines from a cold start, each in a JVM of its own started as {@link ResumeChild}'s is
+ * ({@code -Xmx256m}), timed from its first call: {@code raw}, raw OkHttp making the given number of
+ * POSTs of the benchmark's body (no key) on the given number of threads; {@code floor}, the same
+ * calls with each one's key committed to SQLite first and its outcome after, with no Idem code
+ * ({@link Strategies#durableFloor}, P3's floor). P4 divides a restarted process's resume by raw's
+ * rate in a warm JVM; these say how much of that rate a cold JVM keeps on this machine, where the
+ * JIT compiles the code while the calls run, without a durable write and with the one a resumed
+ * operation's claim needs. Prints one {@code RESULT} line.
  *
- * <p>Arguments: server URL, call count, threads.
+ * <p>Arguments: {@code raw} or {@code floor}, server URL, call count, threads, and for
+ * {@code floor} the directory of its database.
  */
-public final class ColdRawChild {
-  private ColdRawChild() {
+public final class ColdStartChild {
+  private ColdStartChild() {
   }
 
   /**
    * Makes the calls and prints the RESULT line.
    *
-   * @param args server URL, call count, threads
+   * @param args {@code raw} or {@code floor}, server URL, call count, threads, the floor's directory
    * @throws Exception the first failed call: a baseline of failing calls measures nothing
    */
   public static void main(String[] args) throws Exception {
-    URI url = URI.create(args[0]);
-    int count = Integer.parseInt(args[1]);
-    int threads = Integer.parseInt(args[2]);
+    String row = args[0];
+    URI url = URI.create(args[1]);
+    int count = Integer.parseInt(args[2]);
+    int threads = Integer.parseInt(args[3]);
     OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false)
         .connectionPool(new ConnectionPool(threads + 8, 5, TimeUnit.MINUTES)).build();
     try {
-      run(Strategies.raw(client, url).open(null), count, threads);
+      Strategy strategy = switch (row) {
+        case "raw" -> Strategies.raw(client, url);
+        case "floor" -> Strategies.durableFloor(client, url);
+        default -> throw new IllegalArgumentException("raw or floor, not " + row);
+      };
+      Path dir = row.equals("floor") ? Files.createDirectories(Path.of(args[4])) : null;
+      try (Strategy.Session session = strategy.open(dir)) {
+        run(session, count, threads);
+      }
     } finally {
       // Also on a failed call, so that OkHttp's threads do not keep this JVM (and the parent,
       // which waits for it) alive.
@@ -63,7 +78,7 @@ public final class ColdRawChild {
         } catch (Exception e) {
           failure.compareAndSet(null, e);
         }
-      }, "cold-raw-" + i);
+      }, "cold-" + i);
       workers.add(t);
       t.start();
     }
