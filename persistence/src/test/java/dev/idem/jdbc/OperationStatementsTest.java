@@ -9,15 +9,11 @@ import dev.idem.core.Operation;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.Transport;
+import dev.idem.jdbc.support.Explain;
 import dev.idem.jdbc.support.FaultyDataSource;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -76,25 +72,9 @@ class OperationStatementsTest {
     assertTrue(writes.stream().anyMatch(sql -> sql.contains("outcome_delivered_at = ?")), writes.toString());
     try (Connection c = sqlite.getConnection()) {
       for (String sql : writes) {
-        List<String> program = opcodes(c, sql);
+        List<String> program = Explain.opcodes(c, sql);
         assertFalse(program.contains("OpenEphemeral"), "builds a temporary B-tree each time it runs: " + sql);
       }
-    }
-  }
-
-  /** The opcodes of the statement's program; every parameter bound to NULL. */
-  private static List<String> opcodes(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("EXPLAIN " + sql)) {
-      for (int i = 1; i <= ps.getParameterMetaData().getParameterCount(); i++) {
-        ps.setNull(i, java.sql.Types.NULL);
-      }
-      List<String> opcodes = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          opcodes.add(rs.getString("opcode"));
-        }
-      }
-      return opcodes;
     }
   }
 }

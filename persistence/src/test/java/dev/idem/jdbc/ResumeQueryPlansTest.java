@@ -9,14 +9,11 @@ import dev.idem.core.Operation;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.Transport;
+import dev.idem.jdbc.support.Explain;
 import dev.idem.jdbc.support.FaultyDataSource;
 import dev.idem.jdbc.support.Ops;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -68,7 +65,7 @@ class ResumeQueryPlansTest {
     int owedLooks = 0;
     try (Connection c = sqlite.getConnection()) {
       for (String sql : resumeSql) {
-        List<String> plan = plan(c, sql);
+        List<String> plan = Explain.plan(c, sql);
         assertFalse(plan.stream().anyMatch(step -> step.startsWith("SCAN idem_operation") && !step.contains(" INDEX ")),
             "scans the table: " + plan + " for " + sql);
         if (sql.contains("outcome_delivered_at IS NULL AND (state = 'SUCCEEDED'")) {
@@ -87,21 +84,5 @@ class ResumeQueryPlansTest {
     }
     assertEquals(2, duePages, "the first page and the pages after a cursor: " + resumeSql);
     assertEquals(1, owedLooks, "the look for owed outcomes: " + resumeSql);
-  }
-
-  /** The plan's steps; every parameter bound to NULL, which does not change the plan. */
-  private static List<String> plan(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("EXPLAIN QUERY PLAN " + sql)) {
-      for (int i = 1; i <= ps.getParameterMetaData().getParameterCount(); i++) {
-        ps.setNull(i, java.sql.Types.NULL);
-      }
-      List<String> steps = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          steps.add(rs.getString("detail"));
-        }
-      }
-      return steps;
-    }
   }
 }
