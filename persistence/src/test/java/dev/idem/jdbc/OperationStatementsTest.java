@@ -67,7 +67,8 @@ class OperationStatementsTest {
           return s.startsWith("insert into idem_operation") || s.startsWith("update idem_operation");
         })
         .sorted().toList();
-    // The begin, the inline claim, a resume's claim, the attempt with its transition, the delivery.
+    // At least the begin (which claims an inline call's row in the same INSERT), a resume's claim,
+    // the attempt with its transition and the delivery, each seen on this DataSource.
     assertTrue(writes.size() >= 5, "too few statements seen: " + writes);
     assertTrue(writes.stream().anyMatch(sql -> sql.contains("outcome_delivered_at = ?")), writes.toString());
     try (Connection c = sqlite.getConnection()) {
