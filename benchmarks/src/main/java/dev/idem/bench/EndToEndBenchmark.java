@@ -20,7 +20,7 @@ import okhttp3.OkHttpClient;
 
 /**
  * What a keyed POST costs end to end: every row of issue 18's table (raw OkHttp, Failsafe,
- * resilience4j-retry, a Stripe-style UUID header, Idem in memory, Idem durable) against one
+ * resilience4j-retry, a Stripe-style UUID header, Idem in memory (and keeping no finished operation), Idem durable) against one
  * loopback JDK HttpServer, at 1 thread (µs per call) and at 32 threads (calls/s), each with its
  * ratio to raw measured in the same run, and the floor row (raw OkHttp plus its key committed first
  * by a textbook group commit, {@link GroupCommitFloor}: what a textbook durable design keeps of
@@ -42,7 +42,7 @@ import okhttp3.OkHttpClient;
  * {@code idem.bench.warmupMillis} (3000), {@code idem.bench.threads} (32),
  * {@code idem.bench.p4.operations} (100000), {@code idem.bench.profileMillis} (10000; 0 skips the
  * profile), {@code idem.bench.rows} (blank for every row; else short names such as
- * {@code memory,durable,floor}; also {@code guard} and {@code webhook} for the server side: raw always
+ * {@code memory,memory-none,durable,floor}; also {@code guard} and {@code webhook} for the server side: raw always
  * runs, and P2 to P4 only with the durable row). The one argument is the output directory (default {@code target/bench-e2e}).
  */
 public final class EndToEndBenchmark {
@@ -175,6 +175,7 @@ public final class EndToEndBenchmark {
             Stats.median(manyCores[k])));
       }
       int memory = find(rows, Strategies.IDEM_MEMORY);
+      int memoryKeepingNone = find(rows, Strategies.IDEM_MEMORY_KEEPING_NONE);
       int durable = find(rows, Strategies.IDEM_DURABLE);
       double[] p2 = new double[slices];
       if (durable >= 0) {
@@ -209,6 +210,15 @@ public final class EndToEndBenchmark {
         goal(md, "P1c", "Idem, in-memory journal, " + threads + " threads: calls/s ÷ raw", manyRatio[memory], "≥ 0.90",
             manyRatio[memory] >= 0.90);
       }
+      String keepingNone = "";
+      if (memory >= 0 && memoryKeepingNone >= 0) {
+        keepingNone = String.format(Locale.ROOT, "%nP1c split: the in-memory journal keeping no finished operation"
+            + " (`new InMemoryJournal(0)`) keeps %.2f of raw's rate at %d threads (whole-JVM CPU %.1f µs per call,"
+            + " the default journal's %.1f, raw's %.1f): keeping finished operations costs %.2f of raw's rate, Idem's"
+            + " other work %.2f.%n", manyRatio[memoryKeepingNone], threads, Stats.median(manyProcessCpu[memoryKeepingNone]),
+            Stats.median(manyProcessCpu[memory]), Stats.median(manyProcessCpu[0]),
+            manyRatio[memoryKeepingNone] - manyRatio[memory], 1 - manyRatio[memoryKeepingNone]);
+      }
       if (durable >= 0) {
         goal(md, "P2", "Idem, durable, 1 thread: (µs per call − raw) ÷ one bare SQLite durable commit",
             Stats.median(p2), "≤ 1.25", Stats.median(p2) <= 1.25);
@@ -221,6 +231,7 @@ public final class EndToEndBenchmark {
         ServerBenchmark.floor(floorLine, "P3", manyRatio[durable], manyRatio[durableFloor]);
         md.append('\n').append(floorLine).append('\n');
       }
+      md.append(keepingNone);
       System.out.println();
       System.out.print(md);
 

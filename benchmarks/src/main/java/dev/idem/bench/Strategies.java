@@ -35,6 +35,7 @@ final class Strategies {
   static final String RESILIENCE4J = "resilience4j-retry 2.4.0";
   static final String UUID_HEADER = "an in-memory UUID header (Stripe style)";
   static final String IDEM_MEMORY = "Idem, in-memory journal";
+  static final String IDEM_MEMORY_KEEPING_NONE = "Idem, in-memory journal keeping no finished operation";
   static final String IDEM_DURABLE = "Idem, durable embedded journal (SQLite)";
   static final String FLOOR = "the floor: raw OkHttp + its key committed to SQLite first (group commit, no Idem code)";
 
@@ -44,12 +45,12 @@ final class Strategies {
   /** Every row, raw first (the baseline). */
   static List<Strategy> all(OkHttpClient base, URI url) {
     return List.of(raw(base, url), failsafe(base, url), resilience4j(base, url), uuidHeader(base, url),
-        idemInMemory(base, url), idemDurable(base, url), durableFloor(base, url));
+        idemInMemory(base, url), idemInMemoryKeepingNone(base, url), idemDurable(base, url), durableFloor(base, url));
   }
 
   /**
    * The rows named in {@code filter} (comma-separated short names: raw, failsafe, resilience4j, uuid,
-   * memory, durable, floor; blank for all), raw always first, for iterating on one row.
+   * memory, memory-none, durable, floor; blank for all), raw always first, for iterating on one row.
    */
   static List<Strategy> selected(OkHttpClient base, URI url, String filter) {
     if (filter == null || filter.isBlank()) {
@@ -68,6 +69,9 @@ final class Strategies {
     }
     if (names.contains("memory")) {
       rows.add(idemInMemory(base, url));
+    }
+    if (names.contains("memory-none")) {
+      rows.add(idemInMemoryKeepingNone(base, url));
     }
     if (names.contains("durable")) {
       rows.add(idemDurable(base, url));
@@ -106,6 +110,16 @@ final class Strategies {
 
   static Strategy idemInMemory(OkHttpClient base, URI url) {
     return strategy(IDEM_MEMORY, dir -> idem(base, url, new InMemoryJournal()));
+  }
+
+  /**
+   * The in-memory row with {@code new InMemoryJournal(0)}: an operation leaves the journal once its
+   * caller has its outcome. Beside the default row it splits P1c's gap between keeping finished
+   * operations (32 MiB of them by default, which at this row's rate live a second or two: long
+   * enough for the collector to copy them, too short to stay) and the rest of Idem's code.
+   */
+  static Strategy idemInMemoryKeepingNone(OkHttpClient base, URI url) {
+    return strategy(IDEM_MEMORY_KEEPING_NONE, dir -> idem(base, url, new InMemoryJournal(0)));
   }
 
   static Strategy idemDurable(OkHttpClient base, URI url) {

@@ -58,7 +58,7 @@ class StrategiesSmokeTest {
   @Test
   void keyedRowsSendAFreshKeyOnEveryCall() throws Exception {
     for (Strategy s : Set.of(Strategies.uuidHeader(client, server.url()), Strategies.idemInMemory(client, server.url()),
-        Strategies.idemDurable(client, server.url()))) {
+        Strategies.idemInMemoryKeepingNone(client, server.url()), Strategies.idemDurable(client, server.url()))) {
       long requests = server.requests();
       long keyed = server.keyedRequests();
       Set<String> keysBefore = new HashSet<>(server.keys());
