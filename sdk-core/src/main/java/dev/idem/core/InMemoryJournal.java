@@ -183,6 +183,14 @@ public final class InMemoryJournal implements Journal {
    * finished first. The estimate counts each operation's URL and bodies, its attempts, and about
    * 1.2 KB for the rest.
    *
+   * <p>Keeping them costs the garbage collector most where calls are many: at thousands of calls a
+   * second, the default bound's operations each live a second or two, long enough to be copied out
+   * of the young generation. In the end-to-end benchmark (2 cores, 32 threads, 15,000 to 19,000
+   * calls a second) a journal keeping none kept 0.03 to 0.08 more of raw OkHttp's rate than the
+   * default one. An app that neither looks up finished operations ({@link #find}, the listings)
+   * nor repeats a finished operation's key (a repeat past the bound is sent again, with the same
+   * key, for the server to recognise) may pass a small bound, or 0.
+   *
    * @param maxFinishedBytes the finished operations' estimated size to keep, 0 or more: 0 keeps
    *     none (an outcome is still returned to its caller, and never dropped while owed to a
    *     handler); {@link Long#MAX_VALUE} keeps every one until {@link #purge}
