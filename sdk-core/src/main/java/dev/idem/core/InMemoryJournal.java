@@ -265,8 +265,10 @@ public final class InMemoryJournal implements Journal {
     Instant now = operation.createdAt();
     // The first claim of an operation nobody held: generation 1, not a takeover.
     Lease lease = new Lease(owner, 1, now.plus(leaseFor), false);
-    OperationRecord claimed = OperationRecord.pending(operation).with(OperationState.IN_FLIGHT, owner,
-        lease.generation(), lease.expiresAt(), null, now, null, null);
+    // What pending(operation).with(IN_FLIGHT, ...) makes, without the PENDING copy in between.
+    OperationRecord claimed = new OperationRecord(id, operation.reference(), operation.fingerprint(),
+        operation.request(), OperationState.IN_FLIGHT, owner, lease.generation(), lease.expiresAt(), null, now, now,
+        List.of(), null, null, operation.queued(), null);
     Slot fresh = new Slot(claimed);
     if (slots.putIfAbsent(id, fresh) != null) {
       return begin(operation); // begun meanwhile: returned as begin returns it, unclaimed
@@ -364,7 +366,10 @@ public final class InMemoryJournal implements Journal {
       throws IdempotencyException {
     update(id, r -> {
       OperationState.checkTransition(fenced(r, id, lease).state(), t.target());
-      return moved(r.withAttempt(attempt, attempt.endedAt()), t);
+      // What moved(r.withAttempt(...), t) makes, in one copy: withAttempt's updatedAt is
+      // overwritten by the transition's at.
+      return r.withAttemptAnd(attempt, t.target(), r.owner(), r.generation(), null, t.nextAttemptAt(), t.at(),
+          t.response(), t.reason());
     });
   }
 

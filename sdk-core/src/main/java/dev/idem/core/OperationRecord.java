@@ -191,9 +191,35 @@ public record OperationRecord(
    *     else kept
    */
   public OperationRecord withAttempt(AttemptRecord attempt, Instant at) {
-    List<AttemptRecord> more = new java.util.ArrayList<>(attempts);
-    more.add(attempt);
     return new OperationRecord(id, reference, fingerprint, request, state, owner, generation, leaseExpiresAt,
-        nextAttemptAt, createdAt, at, more, response, reason, queued, outcomeDeliveredAt);
+        nextAttemptAt, createdAt, at, appended(attempt), response, reason, queued, outcomeDeliveredAt);
+  }
+
+  /**
+   * A copy with one more attempt and a transition, in one record: what the in-memory journal's
+   * {@code recordAttemptAndTransition} keeps, without the intermediate copy that
+   * {@code withAttempt(...).with(...)} would make on every successful call.
+   */
+  OperationRecord withAttemptAnd(AttemptRecord attempt, OperationState newState, String newOwner,
+      long newGeneration, Instant newLeaseExpiresAt, Instant newNextAttemptAt, Instant at,
+      ResponseSnapshot newResponse, String newReason) {
+    return new OperationRecord(id, reference, fingerprint, request, newState, newOwner, newGeneration,
+        newLeaseExpiresAt, newNextAttemptAt, createdAt, at, appended(attempt), newResponse, newReason, queued,
+        outcomeDeliveredAt);
+  }
+
+  /**
+   * The attempts with {@code attempt} appended, as the immutable list the constructor keeps as it
+   * is (an array list would be copied once more there).
+   */
+  private List<AttemptRecord> appended(AttemptRecord attempt) {
+    Objects.requireNonNull(attempt, "attempt");
+    int n = attempts.size();
+    if (n == 0) {
+      return List.of(attempt);
+    }
+    AttemptRecord[] more = attempts.toArray(new AttemptRecord[n + 1]);
+    more[n] = attempt;
+    return List.of(more);
   }
 }
