@@ -71,7 +71,7 @@ public final class HeaderMaps {
      * @throws NullPointerException if either is null
      */
     public Builder add(String name, String value) {
-      String key = name.toLowerCase(Locale.ROOT);
+      String key = lowerCase(name);
       List<String> one = List.of(value);
       List<String> before = map.putIfAbsent(key, one);
       if (before != null) {
@@ -96,6 +96,33 @@ public final class HeaderMaps {
       }
       return new Normalized(map);
     }
+  }
+
+  /**
+   * Response headers most servers send, as they spell them, to their lower-case names: every
+   * response's snapshot lower-cases each of its names, and a name with a capital letter would
+   * otherwise be copied each time. A fixed table, not a cache of what arrives.
+   */
+  private static final Map<String, String> COMMON_NAMES = common("Cache-Control", "Connection", "Content-Encoding",
+      "Content-Length", "Content-Type", "Date", "ETag", "Expires", "Idempotency-Key", "Keep-Alive", "Last-Modified",
+      "Location", "Request-Id", "Retry-After", "Server", "Set-Cookie", "Transfer-Encoding", "Vary", "X-Request-Id");
+
+  private static Map<String, String> common(String... names) {
+    Map<String, String> table = new java.util.HashMap<>();
+    for (String name : names) {
+      String lower = name.toLowerCase(Locale.ROOT);
+      table.put(name, lower);
+      // Also as the JDK's HttpServer and some others spell them: only the first letter capital.
+      table.put(name.charAt(0) + lower.substring(1), lower);
+      table.put(name.toUpperCase(Locale.ROOT), lower);
+    }
+    return Map.copyOf(table);
+  }
+
+  /** {@code name} in lower case; a common name's without a copy. */
+  static String lowerCase(String name) {
+    String known = COMMON_NAMES.get(name);
+    return known != null ? known : name.toLowerCase(Locale.ROOT);
   }
 
   /**

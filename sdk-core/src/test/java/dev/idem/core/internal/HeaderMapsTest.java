@@ -62,4 +62,19 @@ class HeaderMapsTest {
     values.add("3");
     assertEquals(Map.of("a", List.of("1")), normalized);
   }
+
+  @Test
+  void commonNamesInEverySpellingAndOtherNamesComeOutInLowerCase() {
+    for (String name : List.of("Content-Type", "Content-type", "CONTENT-TYPE", "content-type", "cOnTeNt-TyPe")) {
+      assertEquals("content-type", HeaderMaps.lowerCase(name), name);
+    }
+    assertEquals("etag", HeaderMaps.lowerCase("ETag"));
+    assertEquals("etag", HeaderMaps.lowerCase("Etag"));
+    assertEquals("x-idem-custom", HeaderMaps.lowerCase("X-Idem-Custom"));
+    assertThrows(NullPointerException.class, () -> HeaderMaps.lowerCase(null));
+    // A common name and a spelling outside the table still meet under one name, values in order.
+    Map<String, List<String>> built = new HeaderMaps.Builder().add("Content-length", "1").add("cONTENT-LENGTH", "2")
+        .add("Date", "d").build();
+    assertEquals(Map.of("content-length", List.of("1", "2"), "date", List.of("d")), built);
+  }
 }
