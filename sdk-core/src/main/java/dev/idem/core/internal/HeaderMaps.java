@@ -33,11 +33,11 @@ public final class HeaderMaps {
       // List.copyOf returns an unmodifiable list as it is: a snapshot of a snapshot, or an
       // adapter's List.of per name, costs no list copy.
       List<String> values = List.copyOf(v);
-      List<String> before = copy.putIfAbsent(k.toLowerCase(Locale.ROOT), values);
+      List<String> before = copy.putIfAbsent(lowerCase(k), values);
       if (before != null) {
         List<String> merged = new ArrayList<>(before);
         merged.addAll(values);
-        copy.put(k.toLowerCase(Locale.ROOT), List.copyOf(merged));
+        copy.put(lowerCase(k), List.copyOf(merged));
       }
     });
     return new Normalized(copy);
