@@ -214,13 +214,16 @@ public final class EndToEndBenchmark {
       }
       String keepingNone = "";
       if (memory >= 0 && memoryKeepingNone >= 0) {
+        double keeping = manyRatio[memoryKeepingNone] - manyRatio[memory];
         keepingNone = String.format(Locale.ROOT, "%nP1c split: the in-memory journal keeping no finished operation"
             + " (`new InMemoryJournal(0)`) keeps %.2f of raw's rate at %d threads (whole-JVM CPU %.1f µs per call,"
-            + " the default journal's %.1f, raw's %.1f): keeping finished operations costs %.2f of raw's rate (below 0:"
-            + " less than this run's noise), Idem's other work %.2f.%n", manyRatio[memoryKeepingNone], threads,
+            + " the default journal's %.1f, raw's %.1f): keeping finished operations costs %.2f of raw's rate%s,"
+            + " Idem's other work %.2f.%n", manyRatio[memoryKeepingNone], threads,
             Stats.median(manyProcessCpu[memoryKeepingNone]), Stats.median(manyProcessCpu[memory]),
-            Stats.median(manyProcessCpu[0]),
-            manyRatio[memoryKeepingNone] - manyRatio[memory], 1 - manyRatio[memoryKeepingNone]);
+            Stats.median(manyProcessCpu[0]), keeping,
+            // A difference of two medians of per-slice ratios: below 0 it says only that the cost
+            // was smaller than the run's noise.
+            keeping < 0 ? " (below 0: less than this run's noise)" : "", 1 - manyRatio[memoryKeepingNone]);
       }
       if (durable >= 0) {
         goal(md, "P2", "Idem, durable, 1 thread: (µs per call − raw) ÷ one bare SQLite durable commit",
