@@ -4,6 +4,7 @@ import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -99,16 +100,17 @@ public final class HeaderMaps {
   }
 
   /**
-   * Response headers most servers send, as they spell them, to their lower-case names: every
-   * response's snapshot lower-cases each of its names, and a name with a capital letter would
-   * otherwise be copied each time. A fixed table, not a cache of what arrives.
+   * Header names most messages carry (the responses of most servers, and the key header of every
+   * keyed request), as they are spelled, to their lower-case names: every snapshot lower-cases each
+   * of its names, and a name with a capital letter would otherwise be copied each time, on every
+   * call. A fixed table, not a cache of what arrives, so it stays this size whatever is received.
    */
   private static final Map<String, String> COMMON_NAMES = common("Cache-Control", "Connection", "Content-Encoding",
       "Content-Length", "Content-Type", "Date", "ETag", "Expires", "Idempotency-Key", "Keep-Alive", "Last-Modified",
       "Location", "Request-Id", "Retry-After", "Server", "Set-Cookie", "Transfer-Encoding", "Vary", "X-Request-Id");
 
   private static Map<String, String> common(String... names) {
-    Map<String, String> table = new java.util.HashMap<>();
+    Map<String, String> table = new HashMap<>();
     for (String name : names) {
       String lower = name.toLowerCase(Locale.ROOT);
       table.put(name, lower);
