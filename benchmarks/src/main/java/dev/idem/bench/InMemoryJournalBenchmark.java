@@ -71,10 +71,11 @@ public final class InMemoryJournalBenchmark {
     double[] floor = new double[rounds];
     int held = 0;
     for (int r = -warmupRounds; r < rounds; r++) {
-      InMemoryJournal journal = new InMemoryJournal();
-      held = fill(journal);
-      double a = perOperation(journal, millis);
-      double b = perOperation(new InMemoryJournal(0), millis);
+      InMemoryJournal fullJournal = new InMemoryJournal();
+      held = fill(fullJournal);
+      InMemoryJournal keepingNone = new InMemoryJournal(0);
+      double a = cpuMicrosPerStep(() -> operation(fullJournal), millis);
+      double b = cpuMicrosPerStep(() -> operation(keepingNone), millis);
       double c = floor(held, millis);
       if (r >= 0) {
         full[r] = a;
@@ -113,14 +114,20 @@ public final class InMemoryJournalBenchmark {
     }
   }
 
-  private static double perOperation(InMemoryJournal journal, long millis) throws Exception {
+  /** One step of a row, repeated for the row's time. */
+  private interface Step {
+    void run() throws Exception;
+  }
+
+  /** The calling thread's CPU µs per step, over {@code millis} of repeating it. */
+  private static double cpuMicrosPerStep(Step step, long millis) throws Exception {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     long end = System.nanoTime() + millis * 1_000_000L;
     long n = 0;
     long cpu = mx.getCurrentThreadCpuTime();
     while (System.nanoTime() < end) {
       for (int i = 0; i < 100; i++) {
-        operation(journal);
+        step.run();
       }
       n += 100;
     }
@@ -140,7 +147,7 @@ public final class InMemoryJournalBenchmark {
   }
 
   /** The map row: the same identities, inserted, and the oldest removed once {@code held} are in. */
-  private static double floor(int held, long millis) {
+  private static double floor(int held, long millis) throws Exception {
     ConcurrentHashMap<OperationId, Object> map = new ConcurrentHashMap<>();
     ArrayDeque<OperationId> oldest = new ArrayDeque<>(held + 1);
     for (int i = 0; i < held; i++) {
@@ -148,19 +155,11 @@ public final class InMemoryJournalBenchmark {
       map.put(id, Boolean.TRUE);
       oldest.add(id);
     }
-    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
-    long end = System.nanoTime() + millis * 1_000_000L;
-    long n = 0;
-    long cpu = mx.getCurrentThreadCpuTime();
-    while (System.nanoTime() < end) {
-      for (int i = 0; i < 100; i++) {
-        OperationId id = new OperationId("default", "create-order", IdempotencyKey.generate());
-        map.put(id, Boolean.TRUE);
-        oldest.add(id);
-        map.remove(oldest.poll());
-      }
-      n += 100;
-    }
-    return (mx.getCurrentThreadCpuTime() - cpu) / 1_000.0 / n;
+    return cpuMicrosPerStep(() -> {
+      OperationId id = new OperationId("default", "create-order", IdempotencyKey.generate());
+      map.put(id, Boolean.TRUE);
+      oldest.add(id);
+      map.remove(oldest.poll());
+    }, millis);
   }
 }
