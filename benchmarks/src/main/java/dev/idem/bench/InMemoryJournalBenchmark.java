@@ -15,6 +15,7 @@ import dev.idem.core.spi.Transition;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -48,7 +49,8 @@ public final class InMemoryJournalBenchmark {
       URI.create("http://127.0.0.1:8080/orders")).header("Content-Type", "application/json")
       .body(Strategies.BODY, "application/json").build();
   private static final ResponseSnapshot RESPONSE = new ResponseSnapshot(201,
-      Map.of("content-type", List.of("application/json")), "{\"id\":\"ord_1\",\"status\":\"created\"}".getBytes());
+      Map.of("content-type", List.of("application/json")),
+      "{\"id\":\"ord_1\",\"status\":\"created\"}".getBytes(StandardCharsets.UTF_8));
   private static final Fingerprint FINGERPRINT = new Fingerprint("0".repeat(64));
 
   private InMemoryJournalBenchmark() {
