@@ -66,7 +66,7 @@ import org.slf4j.LoggerFactory;
  * {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}).
  *
  * <p>A servlet on a transactional route calls the guard itself, with the helpers here:
- * {@code IdempotencyFilter.send(response, guard.inTransaction(dataSource, filter.guardRequest(request), handler))}.
+ * {@code IdempotencyFilter.send(request, response, guard.inTransaction(dataSource, filter.guardRequest(request), handler))}.
  *
  * <p>Thread-safe.
  */
@@ -114,13 +114,13 @@ public final class IdempotencyFilter implements Filter {
       admission = guard.admit(g);
     } catch (IdempotencyStoreException e) {
       LOG.error("Idempotency store unavailable; answering 503", e);
-      write(response, guard.unavailableResponse());
+      send(request, response, guard.unavailableResponse());
       return;
     }
     if (admission instanceof Admission.Unguarded) {
       chain.doFilter(request, response);
     } else if (admission instanceof Admission.Respond r) {
-      write(response, r.response());
+      send(request, response, r.response());
     } else {
       Admission.Proceed p = (Admission.Proceed) admission;
       CachedBodyRequest cached = new CachedBodyRequest(request, p.body());
@@ -142,9 +142,17 @@ public final class IdempotencyFilter implements Filter {
     String timeoutHeader = guard.requestTimeoutHeader();
     return new GuardRequest(request.getMethod(), request.getRequestURI(), request.getQueryString(),
         request.getContentType(), keyValues, caller.apply(request),
-        limit -> RequestBody.read(request.getInputStream(), request.getHeader("Transfer-Encoding") != null ? -1
-            : request.getContentLengthLong(), limit),
+        limit -> readBody(request, limit),
         timeoutHeader == null ? null : TimeoutHeader.parse(request.getHeader(timeoutHeader)));
+  }
+
+  private static byte[] readBody(HttpServletRequest request, int limit) throws IOException {
+    long declared = request.getHeader("Transfer-Encoding") != null ? -1 : request.getContentLengthLong();
+    byte[] body = RequestBody.read(request.getInputStream(), declared, limit);
+    if (body.length == declared) {
+      UnreadBody.readToEnd(request);
+    }
+    return body;
   }
 
   private void run(CachedBodyRequest request, HttpServletResponse response, FilterChain chain, Admission.Proceed p)
@@ -197,12 +205,26 @@ public final class IdempotencyFilter implements Filter {
   /**
    * Writes one of the guard's responses (a replay, a refusal, a transactional route's answer).
    *
+   * <p>A refusal is often written before the request's body was read (a missing key, a store that
+   * is down). The body's bytes that have already arrived are read and dropped, up to 64 KiB; if
+   * more may follow, the response says {@code Connection: close}. Without this a container that
+   * finds unread bytes after the response was committed closes the connection without telling the
+   * client, whose next request on it then fails (Jetty 12 does).
+   *
+   * @param request the request being answered; its unread body is dropped as above
    * @param response the servlet response, not yet committed
    * @param answer what to send
    * @throws IOException if writing fails
    */
-  public static void send(HttpServletResponse response, GuardResponse answer) throws IOException {
-    write(Objects.requireNonNull(response, "response"), Objects.requireNonNull(answer, "answer"));
+  public static void send(HttpServletRequest request, HttpServletResponse response, GuardResponse answer)
+      throws IOException {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(response, "response");
+    Objects.requireNonNull(answer, "answer");
+    if (!UnreadBody.drop(request)) {
+      response.setHeader("Connection", "close");
+    }
+    write(response, answer);
   }
 
   private static void write(HttpServletResponse response, GuardResponse g) throws IOException {

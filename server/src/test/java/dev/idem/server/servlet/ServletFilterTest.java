@@ -1,6 +1,8 @@
 package dev.idem.server.servlet;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.AdapterContract;
 import dev.idem.server.IdempotencyGuard;
@@ -10,8 +12,12 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
+import java.util.Locale;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -63,6 +69,92 @@ class ServletFilterTest extends AdapterContract {
     assertEquals("true", replayed(declinedAgain).orElse(null));
     assertEquals(1, app.effects("k-w"));
     assertEquals(1, app.effects("k-e"));
+  }
+
+  /**
+   * CI on 0c649e2: a refusal (here, no key) answered before the request's body had arrived left the
+   * body unread on a connection the response did not close. Jetty closed it after the response; the
+   * client, told nothing, sent its next request on it and got no bytes back.
+   */
+  @Test
+  void aRefusalAnsweredBeforeTheBodyArrivedTellsTheClientTheConnectionCloses() throws Exception {
+    startDefault();
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write(("POST /orders HTTP/1.1\r\nHost: localhost\r\n"
+          + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      String head = head(socket.getInputStream());
+
+      assertTrue(head.startsWith("HTTP/1.1 400 "), head);
+      assertTrue(closes(head), head);
+    }
+    assertEquals(0, app.totalEffects());
+  }
+
+  /**
+   * Answers whose body the guard read (an effect, a key reused with another body) keep the
+   * connection; a refusal whose body came with it keeps it too, or says that it closes.
+   */
+  @Test
+  void answersOnOneConnectionKeepItOrSayTheyCloseIt() throws Exception {
+    startDefault();
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      InputStream in = socket.getInputStream();
+
+      assertTrue(exchange(socket, "k-c", "{\"a\":1}").startsWith("HTTP/1.1 201 "));
+      String reused = exchange(socket, "k-c", "{\"a\":2}");
+      assertTrue(reused.startsWith("HTTP/1.1 422 "), reused);
+      assertFalse(closes(reused), reused);
+      String replay = exchange(socket, "k-c", "{\"a\":1}");
+      assertTrue(replay.startsWith("HTTP/1.1 201 ") && replay.contains("\r\n" + IdempotencyGuard.REPLAYED_HEADER + ": true\r\n"), replay);
+      assertFalse(closes(replay), replay);
+      String noKey = exchange(socket, null, "{}");
+      assertTrue(noKey.startsWith("HTTP/1.1 400 "), noKey);
+      if (!closes(noKey)) {
+        assertTrue(exchange(socket, null, "{}").startsWith("HTTP/1.1 400 "), "the kept connection answers");
+      }
+    }
+    assertEquals(1, app.effects("k-c"));
+    assertEquals(1, app.totalEffects());
+  }
+
+  /** Sends one POST on the socket and reads its answer's head and body; returns the head. */
+  private static String exchange(Socket socket, String key, String body) throws IOException {
+    String request = "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        + (key == null ? "" : "Idempotency-Key: " + key + "\r\n")
+        + "Content-Length: " + body.length() + "\r\n\r\n" + body;
+    socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+    String head = head(socket.getInputStream());
+    socket.getInputStream().readNBytes(contentLength(head));
+    return head;
+  }
+
+  private static boolean closes(String head) {
+    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
+  }
+
+  private static String head(InputStream in) throws IOException {
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
+      }
+      head.append((char) b);
+    }
+    return head.toString();
+  }
+
+  private static int contentLength(String head) {
+    for (String line : head.split("\r\n")) {
+      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+        return Integer.parseInt(line.substring("content-length:".length()).trim());
+      }
+    }
+    throw new AssertionError("no Content-Length: " + head);
   }
 
   static final class AppServlet extends HttpServlet {

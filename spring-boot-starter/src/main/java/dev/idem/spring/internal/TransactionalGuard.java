@@ -80,10 +80,10 @@ final class TransactionalGuard {
       throw new ServletException(cause);
     } catch (IdempotencyStoreException | TransactionException e) {
       LOG.warn("Idempotency transaction did not commit; answering 503 (a retry is safe)", e);
-      IdempotencyFilter.send(response, guard.unavailableResponse());
+      IdempotencyFilter.send(request, response, guard.unavailableResponse());
       return;
     }
-    IdempotencyFilter.send(response, answer);
+    IdempotencyFilter.send(request, response, answer);
   }
 
   /** Carries a checked exception of the chain out of the transaction callback, rolling it back. */
