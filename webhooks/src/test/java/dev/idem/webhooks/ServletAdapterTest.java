@@ -1,6 +1,8 @@
 package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSender;
@@ -8,12 +10,17 @@ import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.servlet.WebhookServlet;
 import dev.idem.webhooks.support.InboxRows;
 import dev.idem.webhooks.support.RecordingListener;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -68,5 +75,76 @@ class ServletAdapterTest {
     } finally {
       jetty.stop();
     }
+  }
+
+  /**
+   * A delivery over the cap is refused before its body is read. Jetty then closes the connection
+   * after the answer; the answer must say so, or the sender's next delivery on it fails (as the
+   * guard's filter did in CI). An accepted delivery keeps the connection.
+   */
+  @Test
+  void aBodyLeftUnreadClosesTheConnectionAndSaysSo() throws Exception {
+    Server jetty = new Server();
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    jetty.addConnector(connector);
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookSource source = WebhookSource.builder("stripe", SignatureScheme.stripe()).secret(STRIPE_SECRET)
+          .maxBodyBytes(2048).build();
+      ServletContextHandler context = new ServletContextHandler();
+      context.addServlet(new ServletHolder(new WebhookServlet(WebhookReceiver.builder(source, inbox).build())),
+          "/webhooks/stripe");
+      jetty.setHandler(context);
+      jetty.start();
+      URI uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/webhooks/stripe");
+      WebhookSender sender = WebhookSender.to(uri, WebhookSigner.STRIPE, STRIPE_SECRET).build();
+      WebhookDelivery d = sender.sign("evt_2", "payment_intent.succeeded",
+          WebhookSigner.jsonEvent("evt_2", "payment_intent.succeeded", "{\"amount\":1299}"));
+
+      try (Socket socket = new Socket("127.0.0.1", connector.getLocalPort())) {
+        socket.setSoTimeout(10_000);
+        String accepted = exchange(socket, d, d.body().length, true);
+        assertTrue(accepted.startsWith("HTTP/1.1 200 "), accepted);
+        assertFalse(closes(accepted), accepted);
+        String tooLarge = exchange(socket, d, 4096, false);
+        assertTrue(tooLarge.startsWith("HTTP/1.1 413 "), tooLarge);
+        assertTrue(closes(tooLarge), tooLarge);
+      }
+      assertEquals(1, InboxRows.count(dir));
+    } finally {
+      jetty.stop();
+    }
+  }
+
+  /** Sends the delivery's headers with the given length, and its body if asked; reads the answer. */
+  private static String exchange(Socket socket, WebhookDelivery d, int length, boolean withBody) throws IOException {
+    StringBuilder request = new StringBuilder("POST /webhooks/stripe HTTP/1.1\r\nHost: localhost\r\n");
+    d.headers().forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
+    request.append("Content-Type: application/json\r\nContent-Length: ").append(length).append("\r\n\r\n");
+    socket.getOutputStream().write(request.toString().getBytes(StandardCharsets.UTF_8));
+    if (withBody) {
+      socket.getOutputStream().write(d.body());
+    }
+    socket.getOutputStream().flush();
+    InputStream in = socket.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (head.indexOf("\r\n\r\n") < 0) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
+      }
+      head.append((char) b);
+    }
+    for (String line : head.toString().split("\r\n")) {
+      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+        in.readNBytes(Integer.parseInt(line.substring("content-length:".length()).trim()));
+      }
+    }
+    return head.toString();
+  }
+
+  private static boolean closes(String head) {
+    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
   }
 }

@@ -2,6 +2,7 @@ package dev.idem.webhooks.servlet;
 
 import dev.idem.webhooks.WebhookReceiver;
 import dev.idem.webhooks.WebhookResponse;
+import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -44,8 +45,15 @@ public final class WebhookServlet extends HttpServlet {
     for (String name : Collections.list(req.getHeaderNames())) {
       headers.put(name, Collections.list(req.getHeaders(name)));
     }
-    WebhookResponse r = receiver.handle(req.getMethod(), headers, req.getInputStream());
+    ServletInputStream in = req.getInputStream();
+    WebhookResponse r = receiver.handle(req.getMethod(), headers, in);
     byte[] body = r.body().getBytes(StandardCharsets.UTF_8);
+    if (!in.isFinished()) {
+      // A body over the cap is refused before it is read. A container that finds it unread after
+      // the answer closes the connection without saying so, and the sender's next delivery on
+      // that connection fails: say it.
+      resp.setHeader("Connection", "close");
+    }
     resp.setStatus(r.status());
     resp.setContentType(WebhookResponse.CONTENT_TYPE);
     r.headers().forEach(resp::setHeader);
