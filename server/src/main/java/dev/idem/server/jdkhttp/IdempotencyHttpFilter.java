@@ -49,7 +49,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
  * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in
- * the exchange attribute {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}).
+ * the exchange attribute {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}) of the
+ * exchange it is given; the filter holds it there itself, since the JDK's exchanges share their
+ * context's attributes.
  *
  * <p>For a transactional route, {@link #inTransaction} makes the handler itself (no filter needed):
  *
@@ -160,8 +162,7 @@ public final class IdempotencyHttpFilter extends Filter {
   }
 
   private void run(HttpExchange exchange, Chain chain, Admission.Proceed p) throws IOException {
-    CapturingExchange capture = new CapturingExchange(exchange, p.body(), guard.maxCapturedBody());
-    capture.setAttribute(Claim.ATTRIBUTE, p.claim());
+    CapturingExchange capture = new CapturingExchange(exchange, p.body(), p.claim(), guard.maxCapturedBody());
     try {
       chain.doFilter(capture);
     } catch (IOException | RuntimeException | Error e) {
@@ -216,12 +217,18 @@ public final class IdempotencyHttpFilter extends Filter {
   private static final class CapturingExchange extends HttpExchange {
     private final HttpExchange real;
     private final InputStream body;
+    /**
+     * The handler's claim, held here: on JDK 17 an exchange's attributes are its context's,
+     * shared by every exchange on it, so a claim set there reached other requests' handlers.
+     */
+    private final Claim claim;
     final BoundedCapture capture;
     private int status = -1;
 
-    CapturingExchange(HttpExchange real, byte[] body, int cap) {
+    CapturingExchange(HttpExchange real, byte[] body, Claim claim, int cap) {
       this.real = real;
       this.body = new ByteArrayInputStream(body);
+      this.claim = claim;
       // Past the cap: send the status now, chunked, and stream the rest.
       this.capture = new BoundedCapture(cap, () -> {
         real.sendResponseHeaders(status(), 0);
@@ -302,11 +309,14 @@ public final class IdempotencyHttpFilter extends Filter {
 
     @Override
     public Object getAttribute(String name) {
-      return real.getAttribute(name);
+      return Claim.ATTRIBUTE.equals(name) ? claim : real.getAttribute(name);
     }
 
     @Override
     public void setAttribute(String name, Object value) {
+      if (Claim.ATTRIBUTE.equals(name)) {
+        throw new IllegalArgumentException(name + " is the guard's; it cannot be replaced");
+      }
       real.setAttribute(name, value);
     }
 

@@ -1,17 +1,29 @@
 package dev.idem.server.jdkhttp;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpServer;
 import dev.idem.server.AdapterContract;
+import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
+import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /** The JDK HttpServer filter on a loopback port 0. */
 class HttpServerFilterTest extends AdapterContract {
@@ -43,8 +55,68 @@ class HttpServerFilterTest extends AdapterContract {
       }
     });
     context.getFilters().add(new IdempotencyHttpFilter(guard, e -> e.getRequestHeaders().getFirst("X-Caller")));
+    HttpContext probe = server.createContext("/probe", exchange -> {
+      exchange.getRequestBody().readAllBytes();
+      Object before = exchange.getAttribute(Claim.ATTRIBUTE);
+      if ("wait".equals(exchange.getRequestHeaders().getFirst("X-Mode"))) {
+        waiting.countDown();
+        awaitQuietly(released);
+      } else if ("release".equals(exchange.getRequestHeaders().getFirst("X-Mode"))) {
+        released.countDown();
+      }
+      Object after = exchange.getAttribute(Claim.ATTRIBUTE);
+      byte[] seen = (name(before) + " " + name(after)).getBytes(StandardCharsets.UTF_8);
+      exchange.sendResponseHeaders(200, seen.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(seen);
+      }
+    });
+    probe.getFilters().add(new IdempotencyHttpFilter(guard));
     server.start();
     return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/");
+  }
+
+  private final CountDownLatch waiting = new CountDownLatch(1);
+  private final CountDownLatch released = new CountDownLatch(1);
+
+  private static String name(Object claim) {
+    return claim == null ? "none" : ((Claim) claim).operationId();
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(20, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * On JDK 17 an exchange's attributes are its context's, shared by every exchange. The claim was
+   * set there: a handler read the claim of the request that came in after its own, and an unguarded
+   * request read the claim of the last guarded one.
+   */
+  @Test
+  void eachHandlerSeesItsOwnClaimAndAnUnguardedOneSeesNone() throws Exception {
+    startDefault();
+    CompletableFuture<HttpResponse<String>> held = CompletableFuture.supplyAsync(() -> {
+      try {
+        return post("/probe", "k-held", null, "wait", "{}");
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    assertTrue(waiting.await(20, TimeUnit.SECONDS), "the first request reached its handler");
+    String[] second = post("/probe", "k-second", null, "release", "{}").body().split(" ");
+    String[] first = held.get(20, TimeUnit.SECONDS).body().split(" ");
+    HttpResponse<String> unguarded = http.send(HttpRequest.newBuilder(base.resolve("/probe")).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+
+    assertNotEquals("none", first[0]);
+    assertEquals(first[0], first[1], "the held handler's claim is still its own after another request came in");
+    assertEquals(second[0], second[1]);
+    assertNotEquals(first[0], second[0]);
+    assertEquals("none none", unguarded.body());
   }
 
   @Override
