@@ -99,19 +99,20 @@ public final class IdempotencyHttpFilter extends Filter {
 
   @Override
   public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
-    GuardRequest request = guardRequest(exchange);
+    BodyRead read = new BodyRead();
+    GuardRequest request = guardRequest(exchange, read);
     Admission admission;
     try {
       admission = guard.admit(request);
     } catch (IdempotencyStoreException e) {
       LOG.error("Idempotency store unavailable; answering 503", e);
-      send(exchange, guard.unavailableResponse());
+      answer(exchange, read, guard.unavailableResponse());
       return;
     }
     if (admission instanceof Admission.Unguarded) {
       chain.doFilter(exchange);
     } else if (admission instanceof Admission.Respond r) {
-      send(exchange, r.response());
+      answer(exchange, read, r.response());
     } else {
       run(exchange, chain, (Admission.Proceed) admission);
     }
@@ -125,15 +126,17 @@ public final class IdempotencyHttpFilter extends Filter {
    * @return the request for {@link IdempotencyGuard#admit} or {@link IdempotencyGuard#inTransaction}
    */
   public GuardRequest guardRequest(HttpExchange exchange) {
-    Objects.requireNonNull(exchange, "exchange");
+    return guardRequest(Objects.requireNonNull(exchange, "exchange"), new BodyRead());
+  }
+
+  private GuardRequest guardRequest(HttpExchange exchange, BodyRead read) {
     URI uri = exchange.getRequestURI();
     Headers headers = exchange.getRequestHeaders();
     List<String> keyValues = headers.getOrDefault(guard.keyHeader(), List.of());
     String timeoutHeader = guard.requestTimeoutHeader();
     return new GuardRequest(exchange.getRequestMethod(), uri.getRawPath(), uri.getRawQuery(),
         headers.getFirst("Content-Type"), keyValues, caller.apply(exchange),
-        limit -> RequestBody.read(exchange.getRequestBody(), RequestBody.declaredLength(
-            headers.getFirst("Content-Length"), headers.getFirst("Transfer-Encoding")), limit),
+        limit -> read.read(exchange, limit),
         timeoutHeader == null ? null : TimeoutHeader.parse(headers.getFirst(timeoutHeader)));
   }
 
@@ -150,14 +153,15 @@ public final class IdempotencyHttpFilter extends Filter {
     Objects.requireNonNull(dataSource, "dataSource");
     Objects.requireNonNull(handler, "handler");
     return exchange -> {
+      BodyRead read = new BodyRead();
       GuardResponse answer;
       try {
-        answer = guard.inTransaction(dataSource, guardRequest(exchange), handler);
+        answer = guard.inTransaction(dataSource, guardRequest(exchange, read), handler);
       } catch (SQLException | RuntimeException e) {
         LOG.error("A transactional handler failed; its transaction was rolled back", e);
         answer = guard.failedResponse();
       }
-      send(exchange, answer);
+      answer(exchange, read, answer);
     };
   }
 
@@ -206,10 +210,51 @@ public final class IdempotencyHttpFilter extends Filter {
     sendBody(exchange, g.status(), g.body());
   }
 
+  /** Sends a guard's answer to an exchange whose body the guard may have left unread. */
+  private static void answer(HttpExchange exchange, BodyRead read, GuardResponse g) throws IOException {
+    if (read.mayBeCutOff(exchange.getRequestHeaders())) {
+      exchange.getResponseHeaders().set("Connection", "close");
+    }
+    send(exchange, g);
+  }
+
   private static void sendBody(HttpExchange exchange, int status, byte[] body) throws IOException {
     exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
     try (OutputStream out = exchange.getResponseBody()) {
       out.write(body);
+    }
+  }
+
+  /**
+   * Whether the guard read an exchange's body to its end. The JDK's server reads at most its
+   * {@code sun.net.httpserver.drainAmount} (64 KiB by default) of a body left unread before it
+   * reuses the connection; past that it resets the connection after the answer, which does not say
+   * so, and the client's next request on it fails. An answer that may leave more than that unread
+   * says {@code Connection: close}. Not an exchange attribute: on JDK 17 those are shared by every
+   * exchange of the context.
+   */
+  private static final class BodyRead {
+    private static final long JDK_DRAIN = Long.getLong("sun.net.httpserver.drainAmount", 64 * 1024);
+
+    private boolean toEnd;
+
+    byte[] read(HttpExchange exchange, int limit) throws IOException {
+      Headers headers = exchange.getRequestHeaders();
+      long declared = RequestBody.declaredLength(headers.getFirst("Content-Length"), headers.getFirst("Transfer-Encoding"));
+      byte[] body = RequestBody.read(exchange.getRequestBody(), declared, limit);
+      toEnd = declared >= 0 ? body.length == declared : body.length < limit;
+      return body;
+    }
+
+    boolean mayBeCutOff(Headers headers) {
+      if (toEnd) {
+        return false;
+      }
+      if (headers.getFirst("Transfer-Encoding") != null) {
+        return true;
+      }
+      long declared = RequestBody.declaredLength(headers.getFirst("Content-Length"), null);
+      return declared > JDK_DRAIN;
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.idem.server.jdkhttp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -12,13 +13,16 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
 import org.junit.jupiter.api.Test;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -117,6 +121,54 @@ class HttpServerFilterTest extends AdapterContract {
     assertEquals(second[0], second[1]);
     assertNotEquals(first[0], second[0]);
     assertEquals("none none", unguarded.body());
+  }
+
+  /**
+   * The JDK's server reads at most 64 KiB of a body left unread before it reuses the connection;
+   * past that it resets the connection, after an answer that did not say so (checked on JDK 17), and
+   * the client's next request on it fails. A refusal of a large body it never read says it closes;
+   * a small one keeps the connection.
+   */
+  @Test
+  void aRefusalOfALargeUnreadBodySaysTheConnectionClosesAndASmallOneKeepsIt() throws Exception {
+    startDefault();
+    try (Socket socket = new Socket(base.getHost(), base.getPort())) {
+      socket.setSoTimeout(10_000);
+      String small = exchange(socket, "{}".length(), "{}");
+      assertTrue(small.startsWith("HTTP/1.1 400 "), small);
+      assertFalse(closes(small), small);
+      String large = exchange(socket, 200_000, "");
+      assertTrue(large.startsWith("HTTP/1.1 400 "), "the kept connection answers the next request: " + large);
+      assertTrue(closes(large), large);
+    }
+    assertEquals(0, app.totalEffects());
+  }
+
+  /** Sends a POST without a key, of the declared length with the given start of its body; reads the answer. */
+  private static String exchange(Socket socket, int length, String body) throws IOException {
+    String request = "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        + "Content-Length: " + length + "\r\n\r\n" + body;
+    socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+    InputStream in = socket.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (head.indexOf("\r\n\r\n") < 0) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
+      }
+      head.append((char) b);
+    }
+    for (String line : head.toString().split("\r\n")) {
+      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+        in.readNBytes(Integer.parseInt(line.substring("content-length:".length()).trim()));
+      }
+    }
+    return head.toString();
+  }
+
+  private static boolean closes(String head) {
+    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
   }
 
   @Override
