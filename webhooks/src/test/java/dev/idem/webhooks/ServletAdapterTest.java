@@ -9,9 +9,9 @@ import dev.idem.testkit.webhook.WebhookSender;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.servlet.WebhookServlet;
 import dev.idem.webhooks.support.InboxRows;
+import dev.idem.webhooks.support.RawHttp;
 import dev.idem.webhooks.support.RecordingListener;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -19,8 +19,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
@@ -104,12 +104,12 @@ class ServletAdapterTest {
 
       try (Socket socket = new Socket("127.0.0.1", connector.getLocalPort())) {
         socket.setSoTimeout(10_000);
-        String accepted = exchange(socket, d, d.body().length, true);
+        String accepted = exchange(socket, "/webhooks/stripe", d, d.body().length, true);
         assertTrue(accepted.startsWith("HTTP/1.1 200 "), accepted);
-        assertFalse(closes(accepted), accepted);
-        String tooLarge = exchange(socket, d, 4096, false);
+        assertFalse(RawHttp.closes(accepted), accepted);
+        String tooLarge = exchange(socket, "/webhooks/stripe", d, 4096, false);
         assertTrue(tooLarge.startsWith("HTTP/1.1 413 "), tooLarge);
-        assertTrue(closes(tooLarge), tooLarge);
+        assertTrue(RawHttp.closes(tooLarge), tooLarge);
       }
       assertEquals(1, InboxRows.count(dir));
     } finally {
@@ -118,33 +118,16 @@ class ServletAdapterTest {
   }
 
   /** Sends the delivery's headers with the given length, and its body if asked; reads the answer. */
-  private static String exchange(Socket socket, WebhookDelivery d, int length, boolean withBody) throws IOException {
-    StringBuilder request = new StringBuilder("POST /webhooks/stripe HTTP/1.1\r\nHost: localhost\r\n");
-    d.headers().forEach((name, value) -> request.append(name).append(": ").append(value).append("\r\n"));
-    request.append("Content-Type: application/json\r\nContent-Length: ").append(length).append("\r\n\r\n");
-    socket.getOutputStream().write(request.toString().getBytes(StandardCharsets.UTF_8));
+  static String exchange(Socket socket, String path, WebhookDelivery d, int length, boolean withBody)
+      throws IOException {
+    StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: localhost\r\n");
+    d.headers().forEach((name, value) -> head.append(name).append(": ").append(value).append("\r\n"));
+    head.append("Content-Type: application/json\r\nContent-Length: ").append(length).append("\r\n\r\n");
+    byte[] start = head.toString().getBytes(StandardCharsets.UTF_8);
+    byte[] request = withBody ? Arrays.copyOf(start, start.length + d.body().length) : start;
     if (withBody) {
-      socket.getOutputStream().write(d.body());
+      System.arraycopy(d.body(), 0, request, start.length, d.body().length);
     }
-    socket.getOutputStream().flush();
-    InputStream in = socket.getInputStream();
-    StringBuilder head = new StringBuilder();
-    while (head.indexOf("\r\n\r\n") < 0) {
-      int b = in.read();
-      if (b < 0) {
-        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
-      }
-      head.append((char) b);
-    }
-    for (String line : head.toString().split("\r\n")) {
-      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-        in.readNBytes(Integer.parseInt(line.substring("content-length:".length()).trim()));
-      }
-    }
-    return head.toString();
-  }
-
-  private static boolean closes(String head) {
-    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
+    return RawHttp.exchange(socket, request);
   }
 }

@@ -11,9 +11,9 @@ import dev.idem.server.AdapterContract;
 import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
+import dev.idem.server.support.RawHttp;
 import org.junit.jupiter.api.Test;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -22,7 +22,6 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -136,39 +135,18 @@ class HttpServerFilterTest extends AdapterContract {
       socket.setSoTimeout(10_000);
       String small = exchange(socket, "{}".length(), "{}");
       assertTrue(small.startsWith("HTTP/1.1 400 "), small);
-      assertFalse(closes(small), small);
+      assertFalse(RawHttp.closes(small), small);
       String large = exchange(socket, 200_000, "");
       assertTrue(large.startsWith("HTTP/1.1 400 "), "the kept connection answers the next request: " + large);
-      assertTrue(closes(large), large);
+      assertTrue(RawHttp.closes(large), large);
     }
     assertEquals(0, app.totalEffects());
   }
 
   /** Sends a POST without a key, of the declared length with the given start of its body; reads the answer. */
   private static String exchange(Socket socket, int length, String body) throws IOException {
-    String request = "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-        + "Content-Length: " + length + "\r\n\r\n" + body;
-    socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
-    InputStream in = socket.getInputStream();
-    StringBuilder head = new StringBuilder();
-    while (head.indexOf("\r\n\r\n") < 0) {
-      int b = in.read();
-      if (b < 0) {
-        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
-      }
-      head.append((char) b);
-    }
-    for (String line : head.toString().split("\r\n")) {
-      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-        in.readNBytes(Integer.parseInt(line.substring("content-length:".length()).trim()));
-      }
-    }
-    return head.toString();
-  }
-
-  private static boolean closes(String head) {
-    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
+    return RawHttp.exchange(socket, "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        + "Content-Length: " + length + "\r\n\r\n" + body);
   }
 
   @Override

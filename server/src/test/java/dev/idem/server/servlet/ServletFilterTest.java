@@ -7,17 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.server.AdapterContract;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
+import dev.idem.server.support.RawHttp;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.Socket;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
-import java.util.Locale;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -81,13 +79,11 @@ class ServletFilterTest extends AdapterContract {
     startDefault();
     try (Socket socket = new Socket(base.getHost(), base.getPort())) {
       socket.setSoTimeout(10_000);
-      socket.getOutputStream().write(("POST /orders HTTP/1.1\r\nHost: localhost\r\n"
-          + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      socket.getOutputStream().flush();
-      String head = head(socket.getInputStream());
+      String head = RawHttp.exchange(socket, "POST /orders HTTP/1.1\r\nHost: localhost\r\n"
+          + "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n");
 
       assertTrue(head.startsWith("HTTP/1.1 400 "), head);
-      assertTrue(closes(head), head);
+      assertTrue(RawHttp.closes(head), head);
     }
     assertEquals(0, app.totalEffects());
   }
@@ -101,60 +97,29 @@ class ServletFilterTest extends AdapterContract {
     startDefault();
     try (Socket socket = new Socket(base.getHost(), base.getPort())) {
       socket.setSoTimeout(10_000);
-      InputStream in = socket.getInputStream();
 
-      assertTrue(exchange(socket, "k-c", "{\"a\":1}").startsWith("HTTP/1.1 201 "));
-      String reused = exchange(socket, "k-c", "{\"a\":2}");
+      assertTrue(post(socket, "k-c", "{\"a\":1}").startsWith("HTTP/1.1 201 "));
+      String reused = post(socket, "k-c", "{\"a\":2}");
       assertTrue(reused.startsWith("HTTP/1.1 422 "), reused);
-      assertFalse(closes(reused), reused);
-      String replay = exchange(socket, "k-c", "{\"a\":1}");
-      assertTrue(replay.startsWith("HTTP/1.1 201 ") && replay.contains("\r\n" + IdempotencyGuard.REPLAYED_HEADER + ": true\r\n"), replay);
-      assertFalse(closes(replay), replay);
-      String noKey = exchange(socket, null, "{}");
+      assertFalse(RawHttp.closes(reused), reused);
+      String replay = post(socket, "k-c", "{\"a\":1}");
+      assertTrue(replay.startsWith("HTTP/1.1 201 ")
+          && replay.contains("\r\n" + IdempotencyGuard.REPLAYED_HEADER + ": true\r\n"), replay);
+      assertFalse(RawHttp.closes(replay), replay);
+      String noKey = post(socket, null, "{}");
       assertTrue(noKey.startsWith("HTTP/1.1 400 "), noKey);
-      if (!closes(noKey)) {
-        assertTrue(exchange(socket, null, "{}").startsWith("HTTP/1.1 400 "), "the kept connection answers");
+      if (!RawHttp.closes(noKey)) {
+        assertTrue(post(socket, null, "{}").startsWith("HTTP/1.1 400 "), "the kept connection answers");
       }
     }
     assertEquals(1, app.effects("k-c"));
     assertEquals(1, app.totalEffects());
   }
 
-  /** Sends one POST on the socket and reads its answer's head and body; returns the head. */
-  private static String exchange(Socket socket, String key, String body) throws IOException {
-    String request = "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+  private static String post(Socket socket, String key, String body) throws IOException {
+    return RawHttp.exchange(socket, "POST /orders HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         + (key == null ? "" : "Idempotency-Key: " + key + "\r\n")
-        + "Content-Length: " + body.length() + "\r\n\r\n" + body;
-    socket.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
-    socket.getOutputStream().flush();
-    String head = head(socket.getInputStream());
-    socket.getInputStream().readNBytes(contentLength(head));
-    return head;
-  }
-
-  private static boolean closes(String head) {
-    return head.toLowerCase(Locale.ROOT).contains("\r\nconnection: close\r\n");
-  }
-
-  private static String head(InputStream in) throws IOException {
-    StringBuilder head = new StringBuilder();
-    while (!head.toString().endsWith("\r\n\r\n")) {
-      int b = in.read();
-      if (b < 0) {
-        throw new IOException("the connection closed after " + head.length() + " bytes: " + head);
-      }
-      head.append((char) b);
-    }
-    return head.toString();
-  }
-
-  private static int contentLength(String head) {
-    for (String line : head.split("\r\n")) {
-      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-        return Integer.parseInt(line.substring("content-length:".length()).trim());
-      }
-    }
-    throw new AssertionError("no Content-Length: " + head);
+        + "Content-Length: " + body.length() + "\r\n\r\n" + body);
   }
 
   static final class AppServlet extends HttpServlet {
