@@ -22,7 +22,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>It reads the raw input stream itself (never request parameters, which would parse the body)
- * up to the source's cap. Register it where no filter reads or wraps the body first. Thread-safe.
+ * up to the source's cap; an answer that leaves part of the body unread (a delivery over the cap)
+ * says {@code Connection: close}. Register it where no filter reads or wraps the body first.
+ * Thread-safe.
  */
 public final class WebhookServlet extends HttpServlet {
   private final transient WebhookReceiver receiver;
