@@ -9,7 +9,7 @@ import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSender;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.webhooks.support.RawHttp;
+import dev.idem.jdbc.support.RawHttp;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -35,9 +35,8 @@ class JdkWebhookHandlerTest {
     HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 8);
     ExecutorService threads = Executors.newFixedThreadPool(2);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookSource source = WebhookSource.builder("stripe", SignatureScheme.stripe())
-          .secret(ServletAdapterTest.STRIPE_SECRET).maxBodyBytes(2048).build();
-      server.createContext("/hooks", new JdkWebhookHandler(WebhookReceiver.builder(source, inbox).build()));
+      server.createContext("/hooks", new JdkWebhookHandler(WebhookReceiver.builder(ServletAdapterTest.STRIPE, inbox)
+          .build()));
       server.setExecutor(threads);
       server.start();
       int port = server.getAddress().getPort();

@@ -9,7 +9,7 @@ import dev.idem.testkit.webhook.WebhookSender;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.servlet.WebhookServlet;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.webhooks.support.RawHttp;
+import dev.idem.jdbc.support.RawHttp;
 import dev.idem.webhooks.support.RecordingListener;
 import java.io.IOException;
 import java.net.Socket;
@@ -32,26 +32,32 @@ import org.junit.jupiter.api.io.TempDir;
 class ServletAdapterTest {
   static final String STRIPE_SECRET = "whsec_idemStripeTest";
 
+  /** A Stripe source with a body cap of 2 KiB. */
+  static final WebhookSource STRIPE = WebhookSource.builder("stripe", SignatureScheme.stripe()).secret(STRIPE_SECRET)
+      .maxBodyBytes(2048).build();
+
   @TempDir
   Path dir;
+
+  /** Serves the receiver at /webhooks/stripe on a loopback port 0 of the given Jetty; returns its address. */
+  private static URI serve(Server jetty, WebhookReceiver receiver) throws Exception {
+    ServerConnector connector = new ServerConnector(jetty);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    jetty.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.addServlet(new ServletHolder(new WebhookServlet(receiver)), "/webhooks/stripe");
+    jetty.setHandler(context);
+    jetty.start();
+    return URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/webhooks/stripe");
+  }
 
   @Test
   void jettyServesTheReceiverFromTheRawBodyAndAnswersEachCase() throws Exception {
     RecordingListener listener = new RecordingListener();
     Server jetty = new Server();
-    ServerConnector connector = new ServerConnector(jetty);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    jetty.addConnector(connector);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookSource source = WebhookSource.builder("stripe", SignatureScheme.stripe()).secret(STRIPE_SECRET)
-          .maxBodyBytes(2048).build();
-      ServletContextHandler context = new ServletContextHandler();
-      context.addServlet(new ServletHolder(new WebhookServlet(
-          WebhookReceiver.builder(source, inbox).listener(listener).build())), "/webhooks/stripe");
-      jetty.setHandler(context);
-      jetty.start();
-      URI uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/webhooks/stripe");
+      URI uri = serve(jetty, WebhookReceiver.builder(STRIPE, inbox).listener(listener).build());
       WebhookSender sender = WebhookSender.to(uri, WebhookSigner.STRIPE, STRIPE_SECRET).build();
       byte[] body = WebhookSigner.jsonEvent("evt_1", "payment_intent.succeeded", "{\"amount\":1299}");
       WebhookDelivery d = sender.sign("evt_1", "payment_intent.succeeded", body);
@@ -85,24 +91,13 @@ class ServletAdapterTest {
   @Test
   void aBodyLeftUnreadClosesTheConnectionAndSaysSo() throws Exception {
     Server jetty = new Server();
-    ServerConnector connector = new ServerConnector(jetty);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    jetty.addConnector(connector);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
-      WebhookSource source = WebhookSource.builder("stripe", SignatureScheme.stripe()).secret(STRIPE_SECRET)
-          .maxBodyBytes(2048).build();
-      ServletContextHandler context = new ServletContextHandler();
-      context.addServlet(new ServletHolder(new WebhookServlet(WebhookReceiver.builder(source, inbox).build())),
-          "/webhooks/stripe");
-      jetty.setHandler(context);
-      jetty.start();
-      URI uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/webhooks/stripe");
+      URI uri = serve(jetty, WebhookReceiver.builder(STRIPE, inbox).build());
       WebhookSender sender = WebhookSender.to(uri, WebhookSigner.STRIPE, STRIPE_SECRET).build();
       WebhookDelivery d = sender.sign("evt_2", "payment_intent.succeeded",
           WebhookSigner.jsonEvent("evt_2", "payment_intent.succeeded", "{\"amount\":1299}"));
 
-      try (Socket socket = new Socket("127.0.0.1", connector.getLocalPort())) {
+      try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
         socket.setSoTimeout(10_000);
         String accepted = exchange(socket, "/webhooks/stripe", d, d.body().length, true);
         assertTrue(accepted.startsWith("HTTP/1.1 200 "), accepted);

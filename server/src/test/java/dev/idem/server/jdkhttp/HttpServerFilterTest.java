@@ -11,7 +11,7 @@ import dev.idem.server.AdapterContract;
 import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
-import dev.idem.server.support.RawHttp;
+import dev.idem.jdbc.support.RawHttp;
 import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.server.AdapterContract;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
-import dev.idem.server.support.RawHttp;
+import dev.idem.jdbc.support.RawHttp;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;

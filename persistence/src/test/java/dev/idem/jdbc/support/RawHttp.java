@@ -1,4 +1,4 @@
-package dev.idem.server.support;
+package dev.idem.jdbc.support;
 
 import java.io.IOException;
 import java.io.InputStream;
