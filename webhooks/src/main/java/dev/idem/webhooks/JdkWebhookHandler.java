@@ -19,7 +19,8 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The body is read up to the source's cap and no further; a delivery over the cap is answered
- * 413 with {@code Connection: close}, since its rest stays unread on the connection. Thread-safe.
+ * 413 with the receiver's {@code Connection: close}, since its rest stays unread on the
+ * connection. Thread-safe.
  */
 public final class JdkWebhookHandler implements HttpHandler {
   private final WebhookReceiver receiver;
@@ -40,12 +41,6 @@ public final class JdkWebhookHandler implements HttpHandler {
       byte[] body = r.body().getBytes(StandardCharsets.UTF_8);
       exchange.getResponseHeaders().set("Content-Type", WebhookResponse.CONTENT_TYPE);
       r.headers().forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
-      if (r.status() == 413) {
-        // The one answer that leaves the body unread (the receiver stops at the cap). The JDK's
-        // server reads at most 64 KiB of the rest before it reuses the connection, and past that
-        // resets it without a word, so that the sender's next delivery on it fails: say it.
-        exchange.getResponseHeaders().set("Connection", "close");
-      }
       exchange.sendResponseHeaders(r.status(), body.length);
       try (OutputStream out = exchange.getResponseBody()) {
         out.write(body);

@@ -110,7 +110,10 @@ public final class WebhookReceiver {
   /**
    * Handles one delivery, reading at most the source's body cap (plus one byte) from {@code body}:
    * a longer body is rejected as TOO_LARGE without being buffered. A {@code Content-Length} over the
-   * cap is rejected before reading.
+   * cap is rejected before reading. Either way the rest of the body stays unread on the connection,
+   * so that answer carries {@code Connection: close}: a server that finds the rest after the answer
+   * closes the connection (Jetty 12; the JDK's HttpServer past the 64 KiB it drains), and without
+   * the header the sender would send its next delivery on it and fail.
    *
    * @param method the HTTP method
    * @param headers the request headers
@@ -123,12 +126,12 @@ public final class WebhookReceiver {
     int cap = source.maxBodyBytes();
     long declared = contentLength(headers);
     if (declared > cap) {
-      return rejected(source.tooLarge(declared));
+      return leftUnread(rejected(source.tooLarge(declared)));
     }
     byte[] bytes = declared >= 0 && declared <= EXACT_READ_MAX ? readDeclared(body, (int) declared, cap)
         : body.readNBytes(cap + 1);
     if (bytes.length > cap) {
-      return rejected(source.tooLarge(-1));
+      return leftUnread(rejected(source.tooLarge(-1)));
     }
     // read for this delivery and held nowhere else: the verified event need not copy it
     return handle(method, headers, bytes, false);
@@ -176,6 +179,11 @@ public final class WebhookReceiver {
       default -> 400;
     };
     return new WebhookResponse(status, "{\"status\":\"rejected\",\"reason\":\"" + e.reason().tag() + "\"}", Map.of());
+  }
+
+  /** The answer to a delivery whose body is not read to its end: the connection closes after it. */
+  private static WebhookResponse leftUnread(WebhookResponse r) {
+    return new WebhookResponse(r.status(), r.body(), Map.of("Connection", "close"));
   }
 
   private void tell(WebhookActivity activity) {

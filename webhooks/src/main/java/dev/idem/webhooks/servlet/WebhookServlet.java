@@ -2,7 +2,6 @@ package dev.idem.webhooks.servlet;
 
 import dev.idem.webhooks.WebhookReceiver;
 import dev.idem.webhooks.WebhookResponse;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -22,9 +21,9 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>It reads the raw input stream itself (never request parameters, which would parse the body)
- * up to the source's cap; an answer that leaves part of the body unread (a delivery over the cap)
- * says {@code Connection: close}. Register it where no filter reads or wraps the body first.
- * Thread-safe.
+ * up to the source's cap; a delivery over the cap is answered 413 with the receiver's
+ * {@code Connection: close}, since its rest stays unread. Register it where no filter reads or
+ * wraps the body first. Thread-safe.
  */
 public final class WebhookServlet extends HttpServlet {
   private final transient WebhookReceiver receiver;
@@ -47,15 +46,8 @@ public final class WebhookServlet extends HttpServlet {
     for (String name : Collections.list(req.getHeaderNames())) {
       headers.put(name, Collections.list(req.getHeaders(name)));
     }
-    ServletInputStream in = req.getInputStream();
-    WebhookResponse r = receiver.handle(req.getMethod(), headers, in);
+    WebhookResponse r = receiver.handle(req.getMethod(), headers, req.getInputStream());
     byte[] body = r.body().getBytes(StandardCharsets.UTF_8);
-    if (!in.isFinished()) {
-      // A body over the cap is refused before it is read. A container that finds it unread after
-      // the answer closes the connection without saying so, and the sender's next delivery on
-      // that connection fails: say it.
-      resp.setHeader("Connection", "close");
-    }
     resp.setStatus(r.status());
     resp.setContentType(WebhookResponse.CONTENT_TYPE);
     r.headers().forEach(resp::setHeader);
