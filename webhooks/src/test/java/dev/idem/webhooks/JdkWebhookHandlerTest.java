@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.jdbc.support.RawHttp;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSender;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.jdbc.support.RawHttp;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.jdbc.support.RawHttp;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSender;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.servlet.WebhookServlet;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.jdbc.support.RawHttp;
 import dev.idem.webhooks.support.RecordingListener;
 import java.io.IOException;
 import java.net.Socket;

@@ -7,12 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.jdbc.support.RawHttp;
 import dev.idem.server.AdapterContract;
 import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
-import dev.idem.jdbc.support.RawHttp;
-import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -27,11 +26,15 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 
 /** The JDK HttpServer filter on a loopback port 0. */
 class HttpServerFilterTest extends AdapterContract {
   private HttpServer server;
   private ExecutorService executor;
+  /** The /probe handler of a request in mode "wait" counts down the first and waits for the second. */
+  private final CountDownLatch waiting = new CountDownLatch(1);
+  private final CountDownLatch released = new CountDownLatch(1);
 
   @Override
   protected URI start(IdempotencyGuard guard) throws IOException {
@@ -78,9 +81,6 @@ class HttpServerFilterTest extends AdapterContract {
     server.start();
     return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/");
   }
-
-  private final CountDownLatch waiting = new CountDownLatch(1);
-  private final CountDownLatch released = new CountDownLatch(1);
 
   private static String name(Object claim) {
     return claim == null ? "none" : ((Claim) claim).operationId();

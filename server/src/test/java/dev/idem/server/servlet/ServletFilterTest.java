@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.jdbc.support.RawHttp;
 import dev.idem.server.AdapterContract;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.support.OrderApp;
-import dev.idem.jdbc.support.RawHttp;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
