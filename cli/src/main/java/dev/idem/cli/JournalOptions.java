@@ -4,9 +4,15 @@ import dev.idem.core.JournalException;
 import dev.idem.jdbc.JdbcJournal;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteErrorCode;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Option;
 
@@ -17,6 +23,9 @@ import picocli.CommandLine.Option;
  * beside a live app without touching a lock.
  */
 final class JournalOptions {
+  /** How long a changing command waits for another connection's lock on a SQLite file: 1 s. */
+  private static final Duration OTHER_CONNECTION_WAIT = Duration.ofSeconds(1);
+
   @ArgGroup(exclusive = true, multiplicity = "1")
   Location location;
 
@@ -51,7 +60,7 @@ final class JournalOptions {
 
   private JdbcJournal openJdbc(boolean readOnly) throws JournalException {
     try {
-      DataSource ds = dataSource(location.jdbcUrl);
+      DataSource ds = dataSource(location.jdbcUrl, !readOnly);
       return readOnly ? JdbcJournal.openReadOnly(ds) : JdbcJournal.dataSource(ds).open();
     } catch (JournalException e) {
       // H2 refuses IFEXISTS with error 90146; say what that means instead of "a database error".
@@ -74,10 +83,17 @@ final class JournalOptions {
       JdbcJournal.openReadOnly(location.dir).close(); // the same checks and messages: is a journal there?
       return JdbcJournal.openEmbedded(location.dir);
     }
+    // The same checks first, read-only: a database that holds no journal (the app's own, a typo'd
+    // empty file) gets an error, not the journal's tables created in it by the open's migration.
+    openJdbc(true).close();
     return openJdbc(false);
   }
 
-  private DataSource dataSource(String url) throws JournalException {
+  /**
+   * @param toChange for a command that changes the journal: a SQLite file is then refused while
+   *     another connection has it open, and held alone until closed (see {@link #exclusive})
+   */
+  private DataSource dataSource(String url, boolean toChange) throws JournalException {
     String pw = password != null ? password : System.getenv("IDEM_JDBC_PASSWORD");
     if (url.startsWith("jdbc:postgresql:")) {
       PGSimpleDataSource ds = new PGSimpleDataSource();
@@ -101,9 +117,12 @@ final class JournalOptions {
       if (!Files.isRegularFile(path)) {
         throw new JournalException("no journal at " + path + ": the file does not exist", null);
       }
-      org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
-      ds.setUrl(url);
-      return ds;
+      if (!toChange) {
+        org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource();
+        ds.setUrl(url); // read as a file, read-only: JdbcJournal.openReadOnly takes no connection of it
+        return ds;
+      }
+      return exclusive(path, url);
     }
     if (url.startsWith("jdbc:h2:")) {
       JdbcDataSource ds = new JdbcDataSource();
@@ -114,5 +133,37 @@ final class JournalOptions {
       return ds;
     }
     throw new JournalException("unsupported JDBC URL (use jdbc:sqlite:, jdbc:postgresql: or jdbc:h2:)", null);
+  }
+
+  /**
+   * A SQLite file's DataSource for a command that changes its journal, after a check that no other
+   * connection has the file open. A journal in an app's SQLite file has no lock file of its own,
+   * and its open settles what a dead process left in flight: beside a running app, it would take
+   * back the app's claims on the requests it is sending. In WAL mode every open connection holds a
+   * shared lock on the file, so an exclusive one is refused while the app runs. The journal's
+   * connection then uses SQLite's exclusive locking mode: it takes the lock at its first read and
+   * keeps it until it closes, so an app started meanwhile waits instead of running beside it.
+   */
+  private static DataSource exclusive(Path path, String url) throws JournalException {
+    SQLiteConfig check = new SQLiteConfig();
+    check.setLockingMode(SQLiteConfig.LockingMode.EXCLUSIVE);
+    check.setBusyTimeout((int) OTHER_CONNECTION_WAIT.toMillis());
+    try (Connection c = check.createConnection(url); Statement st = c.createStatement()) {
+      st.execute("BEGIN EXCLUSIVE");
+      st.execute("ROLLBACK");
+    } catch (SQLException e) {
+      int primary = e.getErrorCode() & 0xff; // an extended code (SQLITE_BUSY_SNAPSHOT) carries its primary one
+      if (primary == SQLiteErrorCode.SQLITE_BUSY.code || primary == SQLiteErrorCode.SQLITE_LOCKED.code) {
+        throw new JournalException("the journal " + path + " is open in another process (its app, or a tool):"
+            + " redrive and purge --yes change a journal only while nothing else has it open. Stop the app, then"
+            + " run the command again", e);
+      }
+      throw new JournalException("could not open the journal " + path + ": " + e.getMessage(), e);
+    }
+    SQLiteConfig config = new SQLiteConfig();
+    config.setLockingMode(SQLiteConfig.LockingMode.EXCLUSIVE);
+    org.sqlite.SQLiteDataSource ds = new org.sqlite.SQLiteDataSource(config);
+    ds.setUrl(url);
+    return ds;
   }
 }

@@ -263,7 +263,11 @@ public final class JdbcJournal implements Journal {
    * {@link #openReadOnly(Path)} does for an embedded one: no migration, no recovery, every write
    * refused, and every read one snapshot taken by the first (a count and a listing agree, whatever
    * the app writes meanwhile); open it again to see later commits. It holds one connection of the
-   * DataSource until closed; close it soon (on PostgreSQL an open snapshot holds back VACUUM).
+   * DataSource until closed; close it soon (on PostgreSQL an open snapshot holds back VACUUM). A
+   * plain {@code SQLiteDataSource} on a file is not asked for a connection: the file is read as
+   * {@link #openReadOnly(Path)} reads one, with no byte of it or its {@code -wal} and {@code -shm}
+   * files written (a read-write connection's close, the last on the file, would fold the
+   * {@code -wal} file into the database and delete it).
    *
    * @param dataSource the database of a journal opened with {@link #dataSource}; it stays the caller's
    * @return the journal, read-only

@@ -163,8 +163,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     Objects.requireNonNull(busyTimeout, "the idempotency store's busyTimeout is null; give a Duration, such as"
         + " Duration.ofSeconds(5), or call sqlite(file)");
     Path absolute = file.toAbsolutePath().normalize();
-    Layout layout = new Layout(absolute.getParent(), absolute.getFileName().toString(),
-        absolute.getFileName().toString(), "idempotency store", "JdbcIdempotencyStore", false);
+    Layout layout = Layout.file(absolute, "idempotency store", "JdbcIdempotencyStore");
     return translated("could not open the SQLite idempotency store " + absolute + ": ",
         () -> new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC()).openEmbedded(layout,
           (name, dialect, store, version, opened) -> {
@@ -212,9 +211,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   public static JdbcIdempotencyStore openReadOnly(Path file) {
     Objects.requireNonNull(file, "the idempotency store's database file is null; give the path the service"
         + " opened with JdbcIdempotencyStore.sqlite(path)");
-    Path db = file.toAbsolutePath().normalize();
-    Layout layout = new Layout(db.getParent(), db.getFileName().toString(), db.getFileName().toString(),
-        "idempotency store", "JdbcIdempotencyStore", false);
+    Layout layout = Layout.file(file, "idempotency store", "JdbcIdempotencyStore");
     return translated("", () -> new StoreOpener(SCHEMA, false, DEFERRED_COMMIT, Clock.systemUTC())
         .openEmbeddedReadOnly(layout, (name, dialect, store, version, opened) -> new JdbcIdempotencyStore(store,
             dialect, opened)));

@@ -28,6 +28,20 @@ public record Layout(Path directory, String databaseFile, String companionBase, 
     return new Layout(directory, EmbeddedFiles.DATABASE_FILE, EmbeddedFiles.BASE_NAME, "journal", "JdbcJournal", true);
   }
 
+  /**
+   * A database file that is not the store's alone: an app's SQLite file, or the guard's file in the
+   * app's directory. Its directory must exist and is left as it is.
+   *
+   * @param file the SQLite database file
+   * @param what the store in messages
+   * @param owner the class an app shares instead of opening the store twice, for messages
+   */
+  public static Layout file(Path file, String what, String owner) {
+    Path db = file.toAbsolutePath().normalize();
+    String name = db.getFileName().toString();
+    return new Layout(db.getParent(), name, name, what, owner, false);
+  }
+
   /** The same layout for the directory's real path. */
   Layout in(Path realDirectory) {
     return new Layout(realDirectory, databaseFile, companionBase, what, owner, ownsFiles);
@@ -45,6 +59,11 @@ public record Layout(Path directory, String databaseFile, String companionBase, 
 
   Path shm() {
     return directory.resolve(databaseFile + "-shm");
+  }
+
+  /** SQLite's rollback journal, for a database not in WAL mode (an app's own file). */
+  Path rollbackJournal() {
+    return directory.resolve(databaseFile + "-journal");
   }
 
   Path lock() {

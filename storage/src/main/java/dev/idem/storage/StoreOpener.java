@@ -3,7 +3,10 @@ package dev.idem.storage;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.JournalException;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -239,11 +242,15 @@ public final class StoreOpener {
       // that opens it meanwhile (UnchangedFiles). With a -wal file (the app runs, or crashed),
       // SQLite must read it, through the -shm index, which readonly_shm keeps read-only: even after
       // a kill -9, when SQLite would otherwise rebuild the index, no byte is written.
+      // An app's own file (read through --jdbc-url) may not be in WAL mode: a rollback journal
+      // beside it may be a crashed transaction's, which an immutable read would not see (it would
+      // read the half-written pages); the read-only mode refuses such a journal instead.
       Path wal = layout.wal();
-      boolean immutable = !Files.exists(wal);
+      boolean walExists = Files.exists(wal);
+      boolean immutable = !walExists && !Files.exists(layout.rollbackJournal());
       UnchangedFiles unchanged = immutable ? UnchangedFiles.of(what, db, wal) : null;
       Path shm = layout.shm();
-      if (!immutable && !Files.exists(shm)) {
+      if (walExists && !Files.exists(shm)) {
         throw new JournalException("the " + what + " " + db + " has a " + wal.getFileName() + " file but no "
             + shm.getFileName() + " index beside it, and a read-only open does not rebuild one (that would"
             + " write). Open the " + what + " with its app once (which rebuilds it), then read it", null);
@@ -298,11 +305,22 @@ public final class StoreOpener {
    * (PostgreSQL's REPEATABLE READ and H2's SERIALIZABLE take one snapshot at the first read, as
    * SQLite's read transaction does), so a count and a listing agree whatever the app writes
    * meanwhile. No migration, no recovery; every write is refused. The connection is closed with
-   * the store; the DataSource stays the caller's.
+   * the store; the DataSource stays the caller's. A plain {@link SQLiteDataSource} on a file is not
+   * asked for a connection: its file is read as {@link #openEmbeddedReadOnly} reads one, with no
+   * byte written.
    *
    * @throws JournalException if the database holds no journal of this schema version, or cannot be read
    */
   public <T> T openDataSourceReadOnly(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
+    Path file = sqliteFileOf(dataSource);
+    if (file != null) {
+      // Not through one of the DataSource's connections: those open the file read-write, and when
+      // no app has it open, closing one is SQLite's last close, which checkpoints the -wal file
+      // into the database and deletes it. A killed app's journal then reads as damaged (its -wal
+      // missing) when the app reopens it. The file is read as an embedded store's is instead:
+      // SQLite's read-only mode, no byte of its files written.
+      return openEmbeddedReadOnly(Layout.file(file, schema.what(), schema.owner().getSimpleName()), finish);
+    }
     Connection c = null;
     try {
       c = dataSource.getConnection();
@@ -323,6 +341,31 @@ public final class StoreOpener {
     } catch (IdempotencyException | RuntimeException e) {
       closeQuietly(c);
       throw e;
+    }
+  }
+
+  /**
+   * The database file of a plain {@link SQLiteDataSource}, or null for any other DataSource, an
+   * in-memory database, or a URL this cannot read as a file's.
+   */
+  static Path sqliteFileOf(DataSource dataSource) {
+    if (!(dataSource instanceof SQLiteDataSource sqlite) || sqlite.getUrl() == null
+        || !sqlite.getUrl().startsWith("jdbc:sqlite:")) {
+      return null;
+    }
+    String rest = sqlite.getUrl().substring("jdbc:sqlite:".length());
+    try {
+      if (rest.startsWith("file:")) {
+        URI uri = new URI(rest);
+        String query = uri.getRawQuery();
+        return uri.getPath() == null || uri.getPath().isEmpty() || query != null && query.contains("mode=memory")
+            ? null : Path.of(uri.getPath());
+      }
+      int q = rest.indexOf('?');
+      String path = q < 0 ? rest : rest.substring(0, q);
+      return path.isEmpty() || path.startsWith(":") ? null : Path.of(path);
+    } catch (URISyntaxException | InvalidPathException e) {
+      return null;
     }
   }
 
