@@ -2,6 +2,7 @@ package dev.idem.httpclient.internal;
 
 import dev.idem.core.spi.RequestNotSentException;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.nio.ByteBuffer;
@@ -45,15 +46,25 @@ public final class BodyCapture {
   }
 
   private static IllegalArgumentException tooLarge(HttpRequest request, long maxBytes) {
-    return new IllegalArgumentException("the body of " + request.method() + " " + request.uri() + " is larger than "
+    return new IllegalArgumentException("the body of " + target(request) + " is larger than "
         + maxBytes + " bytes; Idem journals the whole payload, so it refuses bodies above maxBodyBytes."
         + " Nothing was sent");
   }
 
   private static RequestNotSentException notCaptured(HttpRequest request, Throwable cause) {
-    return new RequestNotSentException("the body publisher of " + request.method() + " " + request.uri()
+    return new RequestNotSentException("the body publisher of " + target(request)
         + " failed while Idem read it for the journal (a one-shot publisher that was already consumed?);"
         + " nothing was journaled or sent", cause);
+  }
+
+  /**
+   * The request as messages name it: without the URI's query and user info, either of which may
+   * carry a credential, in an exception the app is likely to log.
+   */
+  private static String target(HttpRequest request) {
+    URI u = request.uri();
+    return request.method() + " " + u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort())
+        + u.getRawPath();
   }
 
   private static final class Collector implements Flow.Subscriber<ByteBuffer> {
