@@ -121,7 +121,16 @@ public final class CallEngine {
           result.completeExceptionally(error);
           return;
         }
-        respond(settled, handler, transport, request).whenComplete((response, e) -> {
+        CompletableFuture<IdempotentHttpResponse<T>> responded;
+        try {
+          responded = respond(settled, handler, transport, request);
+        } catch (RuntimeException | Error e) {
+          // The caller's body subscriber threw as it was handed the body: thrown here, in a
+          // completion callback, it would be swallowed and the caller's future never completed.
+          result.completeExceptionally(e);
+          return;
+        }
+        responded.whenComplete((response, e) -> {
           if (e != null) {
             result.completeExceptionally(Settling.unwrap(e)); // a failing body handler
           } else {
