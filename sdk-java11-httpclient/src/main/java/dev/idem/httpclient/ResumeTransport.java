@@ -2,6 +2,7 @@ package dev.idem.httpclient;
 
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
@@ -59,13 +60,28 @@ public final class ResumeTransport implements Transport, AsyncTransport {
     HttpRequest attempt;
     try {
       attempt = attempt(request, key);
-    } catch (RuntimeException e) {
+    } catch (RequestNotSentException e) {
       return CompletableFuture.failedFuture(e);
     }
     return sender.sendAsync(attempt).thenApply(AttemptSender.Result::snapshot);
   }
 
-  private HttpRequest attempt(RequestSnapshot request, IdempotencyKey key) {
+  /**
+   * The attempt, with the supplier's headers. A failure here (the supplier's token service down, a
+   * header value the client refuses) comes before anything is sent: it is a request not sent, which
+   * the executor retries or ends FAILED, never an ambiguous attempt that would end UNCERTAIN. Its
+   * message names the exception's class only: the supplier's own message may quote a credential.
+   */
+  private HttpRequest attempt(RequestSnapshot request, IdempotencyKey key) throws RequestNotSentException {
+    try {
+      return build(request, key);
+    } catch (RuntimeException e) {
+      throw new RequestNotSentException("the resumed attempt could not be built (" + e.getClass().getName()
+          + " from the header supplier or the request builder); nothing was sent", e);
+    }
+  }
+
+  private HttpRequest build(RequestSnapshot request, IdempotencyKey key) {
     Map<String, List<String>> all = new HashMap<>(request.headers());
     Map<String, String> extra = headers.apply(request);
     if (extra != null) {

@@ -1,6 +1,7 @@
 package dev.idem.spring.client;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
@@ -32,8 +33,17 @@ final class FactoryTransport implements Transport {
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    Map<String, String> extra;
+    try {
+      extra = headers.apply(request);
+    } catch (RuntimeException e) {
+      // Before anything is sent (a token service down): a request not sent, which the executor
+      // retries or ends FAILED, never an ambiguous attempt that would end UNCERTAIN. The class
+      // only: the supplier's own message may quote a credential.
+      throw new RequestNotSentException("the resume transport's header supplier threw " + e.getClass().getName()
+          + "; nothing was sent", e);
+    }
     ClientHttpRequest attempt = factory.createRequest(request.uri(), HttpMethod.valueOf(request.method()));
-    Map<String, String> extra = headers.apply(request);
     request.headers().forEach((name, values) -> {
       if (!name.equalsIgnoreCase(support.keyHeader()) && (extra == null || extra.keySet().stream()
           .noneMatch(name::equalsIgnoreCase))) {
