@@ -29,6 +29,7 @@ import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.UrlPathHelper;
 
 /**
  * The guard in a Spring MVC app: one servlet filter that finds whether a request is guarded (a
@@ -137,9 +138,14 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
 
   private Guarded resolve(HttpServletRequest request) {
     String method = request.getMethod().toUpperCase(Locale.ROOT);
-    String path = request.getRequestURI().substring(request.getContextPath().length());
+    String raw = request.getRequestURI().substring(request.getContextPath().length());
+    // MVC runs a handler for the decoded path without its ";" parameters and doubled slashes: a
+    // route must be guarded however the request spells it (/pay%6Dents, /payments;v=1), or a
+    // retried keyed POST runs twice. The raw spelling is matched too: guarding more never runs a
+    // handler twice.
+    String path = UrlPathHelper.defaultInstance.getPathWithinApplication(request);
     for (Route r : routes) {
-      if (r.method().equals(method) && PATHS.match(r.pattern(), path)) {
+      if (r.method().equals(method) && (PATHS.match(r.pattern(), path) || PATHS.match(r.pattern(), raw))) {
         return routeGuard;
       }
     }
