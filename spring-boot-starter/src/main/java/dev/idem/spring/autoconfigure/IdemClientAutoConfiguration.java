@@ -6,10 +6,13 @@ import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotencyInterceptor;
 import dev.idem.spring.internal.ClientPostProcessor;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -18,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder} and
@@ -30,6 +34,8 @@ import org.springframework.http.client.JdkClientHttpRequestFactory;
 @ConditionalOnProperty(prefix = "idem.client", name = "enabled", matchIfMissing = true)
 public class IdemClientAutoConfiguration {
   private static final Logger LOG = LoggerFactory.getLogger(IdemClientAutoConfiguration.class);
+  /** The name of Idem's own WebClient filter bean, which backs off for the app's. */
+  private static final String EXCHANGE_FILTER = "idemExchangeFilter";
 
   /** Makes the auto-configuration; Spring calls it. */
   public IdemClientAutoConfiguration() {}
@@ -60,18 +66,35 @@ public class IdemClientAutoConfiguration {
    * @param executor the executor
    * @param pool the journal pool
    * @param properties the settings
+   * @param beans the bean factory, where the app's own WebClient filter bean is looked up
    * @return the post-processor
    */
   @Bean
   public static ClientPostProcessor idemClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
       ObjectProvider<IdempotentExecutor> executor,
       @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) ObjectProvider<Executor> pool,
-      ObjectProvider<IdemProperties> properties) {
+      ObjectProvider<IdemProperties> properties, ListableBeanFactory beans) {
     return new ClientPostProcessor(interceptor, executor, pool, b -> {
       IdemProperties.Client c = properties.getObject().client();
       b.keyHeader(c.keyHeader()).keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy())
           .maxBodyBytes(c.maxBodyBytes());
-    }, () -> properties.getObject().client().keyHeader());
+    }, () -> properties.getObject().client().keyHeader(), () -> appsOwnFilter(beans));
+  }
+
+  /**
+   * The app's own {@link IdempotencyExchangeFilter} bean, if it declared exactly one: Idem's own
+   * ({@code idemExchangeFilter}) backs off for it, and it replaces Idem's on the WebClient builders
+   * too. Null if the class is absent, the app declared none, or more than one (then no one of them
+   * is the app's choice for every builder).
+   */
+  private static IdempotencyExchangeFilter appsOwnFilter(ListableBeanFactory beans) {
+    if (!ClassUtils.isPresent("org.springframework.web.reactive.function.client.WebClient",
+        IdemClientAutoConfiguration.class.getClassLoader())) {
+      return null;
+    }
+    List<String> own = Arrays.stream(beans.getBeanNamesForType(IdempotencyExchangeFilter.class, false, false))
+        .filter(name -> !name.equals(EXCHANGE_FILTER)).toList();
+    return own.size() == 1 ? beans.getBean(own.get(0), IdempotencyExchangeFilter.class) : null;
   }
 
   /**
@@ -103,7 +126,7 @@ public class IdemClientAutoConfiguration {
   @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
   static class Reactive {
-    @Bean
+    @Bean(EXCHANGE_FILTER)
     @ConditionalOnMissingBean
     IdempotencyExchangeFilter idemExchangeFilter(IdempotentExecutor executor, IdemProperties properties,
         @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool) {

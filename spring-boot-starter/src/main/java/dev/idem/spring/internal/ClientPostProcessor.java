@@ -32,6 +32,7 @@ public final class ClientPostProcessor implements BeanPostProcessor {
   private final ObjectProvider<Executor> journalPool;
   private final Consumer<IdempotencyExchangeFilter.Builder> filterSettings;
   private final Supplier<String> keyHeader;
+  private final Supplier<IdempotencyExchangeFilter> appsOwnFilter;
 
   /**
    * @param interceptor the interceptor bean
@@ -39,15 +40,19 @@ public final class ClientPostProcessor implements BeanPostProcessor {
    * @param journalPool the journal pool bean
    * @param filterSettings the key header, format, policy and cap of each WebClient filter
    * @param keyHeader the key header, read when Boot's request factory builder is wrapped
+   * @param appsOwnFilter the app's own WebClient filter bean, or null if it declared none: put on
+   *     every WebClient.Builder instead of a filter made from the settings
    */
   public ClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
       ObjectProvider<IdempotentExecutor> executor, ObjectProvider<Executor> journalPool,
-      Consumer<IdempotencyExchangeFilter.Builder> filterSettings, Supplier<String> keyHeader) {
+      Consumer<IdempotencyExchangeFilter.Builder> filterSettings, Supplier<String> keyHeader,
+      Supplier<IdempotencyExchangeFilter> appsOwnFilter) {
     this.interceptor = interceptor;
     this.executor = executor;
     this.journalPool = journalPool;
     this.filterSettings = filterSettings;
     this.keyHeader = keyHeader;
+    this.appsOwnFilter = appsOwnFilter;
   }
 
   @Override
@@ -62,7 +67,8 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     }
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
-      return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings);
+      return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings,
+          appsOwnFilter.get());
     }
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.

@@ -18,19 +18,30 @@ public final class WebClientWiring {
   private WebClientWiring() {}
 
   /**
-   * The WebClient.Builder bean, wrapped so that a filter made for it is last at each build; the
-   * filter encodes bodies with the builder's own codecs (as the app configured them).
+   * The WebClient.Builder bean, wrapped so that a filter is last at each build: the app's own
+   * filter bean if it declared one (as its own interceptor bean is the one on its RestClient
+   * builders), else a filter made for this builder, which encodes bodies with the builder's own
+   * codecs (as the app configured them).
+   *
+   * @param appsOwn the app's own filter bean, or null
    */
   public static Object webClientBuilder(Object bean, IdempotentExecutor executor, Executor journalPool,
-      Consumer<IdempotencyExchangeFilter.Builder> settings) {
-    CodecCapture codecs = new CodecCapture();
-    IdempotencyExchangeFilter.Builder b = IdempotencyExchangeFilter.builder(executor).journalPool(journalPool)
-        .exchangeStrategies(codecs);
-    settings.accept(b);
-    IdempotencyExchangeFilter filter = b.build();
+      Consumer<IdempotencyExchangeFilter.Builder> settings, IdempotencyExchangeFilter appsOwn) {
+    CodecCapture codecs = appsOwn == null ? new CodecCapture() : null;
+    IdempotencyExchangeFilter filter;
+    if (appsOwn != null) {
+      filter = appsOwn;
+    } else {
+      IdempotencyExchangeFilter.Builder b = IdempotencyExchangeFilter.builder(executor).journalPool(journalPool)
+          .exchangeStrategies(codecs);
+      settings.accept(b);
+      filter = b.build();
+    }
     return LastInChain.wrap(WebClient.Builder.class, (WebClient.Builder) bean, x -> {
       WebClient.Builder builder = (WebClient.Builder) x;
-      builder.codecs(codecs);
+      if (codecs != null) {
+        builder.codecs(codecs);
+      }
       builder.filters(list -> {
         boolean appHasItsOwn = list.stream().anyMatch(f -> f instanceof IdempotencyExchangeFilter && f != filter);
         list.removeIf((ExchangeFilterFunction f) -> f == filter);
