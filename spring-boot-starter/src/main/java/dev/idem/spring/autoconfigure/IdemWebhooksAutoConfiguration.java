@@ -69,7 +69,7 @@ public class IdemWebhooksAutoConfiguration {
    *
    * @param inbox the inbox
    * @param subscriptions the subscription beans
-   * @param listener a webhook listener bean (metrics), if any
+   * @param listener the webhook listener beans (Idem's metrics, the app's own), every one told
    * @param properties the settings
    * @param environment the environment, for the owner name
    * @return the processor, not started
@@ -90,7 +90,10 @@ public class IdemWebhooksAutoConfiguration {
         b.handler(s.eventType(), s.handler());
       }
     }
-    listener.orderedStream().findFirst().ifPresent(b::listener);
+    WebhookListener all = every(listener);
+    if (all != null) {
+      b.listener(all);
+    }
     String owner = IdemAutoConfiguration.owner(properties, environment);
     if (owner != null) {
       b.owner(owner);
@@ -104,7 +107,7 @@ public class IdemWebhooksAutoConfiguration {
    *
    * @param inbox the inbox
    * @param properties the settings
-   * @param listener a webhook listener bean (metrics), if any
+   * @param listener the webhook listener beans (Idem's metrics, the app's own), every one told
    * @param clock a {@link Clock} bean of the app, if any: the sources check signed timestamps
    *     against it (tests pin time with one); else the system clock
    * @return the initializer
@@ -114,7 +117,7 @@ public class IdemWebhooksAutoConfiguration {
       ObjectProvider<WebhookListener> listener, ObjectProvider<Clock> clock) {
     List<Map.Entry<String, WebhookReceiver>> receivers = properties.webhooks().sources().entrySet().stream()
         .map(e -> Map.entry(path(e.getKey(), e.getValue()), receiver(e.getKey(), e.getValue(), inbox,
-            listener.orderedStream().findFirst().orElse(null), clock.getIfAvailable())))
+            every(listener), clock.getIfAvailable())))
         .toList();
     return servletContext -> {
       for (Map.Entry<String, WebhookReceiver> e : receivers) {
@@ -165,5 +168,14 @@ public class IdemWebhooksAutoConfiguration {
       MeterRegistry r = registry.getIfAvailable();
       return r == null ? WebhookListener.none() : MicrometerWebhookMetrics.bind(r, inbox);
     }
+  }
+
+  /**
+   * Every listener bean, told in order, as the client's and the guard's listeners are: an app's own
+   * listener (alerts, logs) beside Idem's metrics, not instead of them. Null if there is none.
+   */
+  private static WebhookListener every(ObjectProvider<WebhookListener> listeners) {
+    List<WebhookListener> all = listeners.orderedStream().toList();
+    return all.isEmpty() ? null : all.size() == 1 ? all.get(0) : WebhookListener.all(all);
   }
 }
