@@ -49,7 +49,16 @@ final class ListCommand extends CliCommand {
           after = page.get(page.size() - 1).id();
         }
       }
-      out.println(shown(printed, total, state != null ? state + " operation(s)" : "operation(s)"));
+      String what = state != null ? state + " operation(s)" : "operation(s)";
+      if (printed < limit && printed < total) {
+        // Every row that can be read was listed: the rest of the count are rows a read skips
+        // because they cannot be decoded, which no --limit would show.
+        out.println(printed + " of " + total + " " + what + " shown; the other " + (total - printed)
+            + " cannot be read (damaged rows): the app sets them aside (quarantines them) when it next reads them,"
+            + " and purge --yes does too.");
+      } else {
+        out.println(shown(printed, total, what));
+      }
     }
     return 0;
   }

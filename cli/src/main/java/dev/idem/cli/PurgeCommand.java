@@ -46,43 +46,69 @@ final class PurgeCommand extends CliCommand {
     PrintWriter out = out();
     if (!yes) {
       try (JdbcJournal j = journal.openReadOnly()) {
-        long n = 0;
-        for (OperationState s : OperationState.values()) {
-          if (s.isTerminal()) {
-            n += candidates(j, s, cutoff, out, n);
-          }
-        }
-        out.println("would purge " + n + " finished operation(s) last updated before " + cutoff
+        Scan scan = scan(j, cutoff, out);
+        out.println("would purge " + scan.candidates + " finished operation(s) last updated before " + cutoff
             + "; nothing was deleted. Run again with --yes to delete them.");
+        if (scan.unreadable > 0) {
+          out.println(scan.unreadable + " finished operation(s) cannot be read (damaged rows) and are not counted:"
+              + " purge --yes sets them aside (quarantines them, for inspection) and deletes none of them.");
+        }
       }
       return 0;
     }
     try (JdbcJournal j = journal.openForWriting()) {
+      // Read first, as the dry run does: reading a row that cannot be decoded quarantines it, and
+      // purge skips quarantined rows, so it deletes what a dry run showed, never a damaged row
+      // nobody saw (a count and a deletion that disagreed with the dry run's listing).
+      Scan scan = scan(j, cutoff, null);
       int n = j.purge(cutoff);
       out.println("purged " + n + " finished operation(s) older than " + olderThan);
+      if (scan.unreadable > 0) {
+        out.println(scan.unreadable + " finished operation(s) could not be read (damaged rows): quarantined for"
+            + " inspection, not deleted.");
+      }
     }
     return 0;
   }
 
-  /** Counts (and prints the first few of) the records in {@code state} that purge would delete. */
-  private static long candidates(JdbcJournal j, OperationState state, Instant cutoff, PrintWriter out, long shownSoFar)
-      throws Exception {
-    long n = 0;
-    OperationId after = null;
-    while (true) {
-      List<OperationRecord> page = j.findByState(state, after, ListCommand.PAGE);
-      for (OperationRecord r : page) {
-        if (r.updatedAt().isBefore(cutoff)) {
-          if (shownSoFar + n < SHOWN) {
-            RecordPrinter.line(out, r);
+  /**
+   * What a purge at {@code cutoff} would delete: the finished operations read, the ones older than
+   * the cutoff (the first {@link #SHOWN} printed, if {@code out} is given), and those a read skips
+   * because their row cannot be decoded (counted by state, never listed).
+   */
+  private static Scan scan(JdbcJournal j, Instant cutoff, PrintWriter out) throws Exception {
+    Scan scan = new Scan();
+    for (OperationState state : OperationState.values()) {
+      if (!state.isTerminal()) {
+        continue;
+      }
+      long counted = j.count(state);
+      long read = 0;
+      OperationId after = null;
+      while (true) {
+        List<OperationRecord> page = j.findByState(state, after, ListCommand.PAGE);
+        for (OperationRecord r : page) {
+          read++;
+          if (r.updatedAt().isBefore(cutoff)) {
+            if (out != null && scan.candidates < SHOWN) {
+              RecordPrinter.line(out, r);
+            }
+            scan.candidates++;
           }
-          n++;
         }
+        if (page.isEmpty()) {
+          break;
+        }
+        after = page.get(page.size() - 1).id();
       }
-      if (page.size() < ListCommand.PAGE) {
-        return n;
-      }
-      after = page.get(page.size() - 1).id();
+      scan.unreadable += Math.max(0, counted - read);
     }
+    return scan;
+  }
+
+  /** The counts of {@link #scan}. */
+  private static final class Scan {
+    long candidates;
+    long unreadable;
   }
 }
