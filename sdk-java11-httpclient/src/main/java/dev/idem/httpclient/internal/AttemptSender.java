@@ -161,6 +161,13 @@ public final class AttemptSender {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(classify(e, tracker[0]));
     }
+    // A caller that stops waiting (the executor's attempt timeout) cancels `out`: the cancel must
+    // reach the JDK's exchange, which otherwise keeps the abandoned request's connection open.
+    out.whenComplete((c, e) -> {
+      if (out.isCancelled()) {
+        sent.cancel(true);
+      }
+    });
     sent.whenComplete((r, error) -> {
       if (error == null) {
         CompletableFuture<Result> captured;

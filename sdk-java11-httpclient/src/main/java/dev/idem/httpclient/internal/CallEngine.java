@@ -116,7 +116,7 @@ public final class CallEngine {
           execution.cancel(false);
         }
       });
-      Settling.settleAsync(support, execution, transport::releaseUnclaimed).whenComplete((settled, error) -> {
+      Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {
         if (error != null) {
           result.completeExceptionally(error);
           return;

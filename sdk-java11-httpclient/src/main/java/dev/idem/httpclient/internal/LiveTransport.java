@@ -28,6 +28,9 @@ public final class LiveTransport implements Transport, AsyncTransport {
   private final AtomicReference<AttemptSender.Result> last = new AtomicReference<>();
   private final AtomicInteger sent = new AtomicInteger();
 
+  /** Set once the call ended without handing a response over; see {@link #abandon}. */
+  private volatile boolean abandoned;
+
   public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, AdapterSupport support) {
     this.sender = sender;
     this.original = original;
@@ -52,10 +55,23 @@ public final class LiveTransport implements Transport, AsyncTransport {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return sender.sendAsync(attempt).thenApply(r -> {
+    CompletableFuture<AttemptSender.Result> exchange = sender.sendAsync(attempt);
+    CompletableFuture<ResponseSnapshot> snapshot = exchange.thenApply(r -> {
       last.set(r);
+      if (abandoned) {
+        r.release(); // arrived after the call ended without it: nobody will read its body
+      }
       return r.snapshot();
     });
+    // The executor cancels an attempt it stops waiting for (its attempt timeout); a dependent
+    // future's cancel does not reach its source, and the JDK would keep the abandoned exchange and
+    // its connection open for as long as the server likes.
+    snapshot.whenComplete((r, e) -> {
+      if (snapshot.isCancelled()) {
+        exchange.cancel(true);
+      }
+    });
+    return snapshot;
   }
 
   /**
@@ -76,6 +92,15 @@ public final class LiveTransport implements Transport, AsyncTransport {
     if (r != null) {
       r.release();
     }
+  }
+
+  /**
+   * Ends a call that hands no response over (it failed, or its caller cancelled it): releases the
+   * last response, and any that an attempt still on the wire brings later.
+   */
+  public void abandon() {
+    abandoned = true;
+    releaseUnclaimed();
   }
 
   /** How many attempts this call put on the wire. */
