@@ -34,7 +34,16 @@ final class BodyCapture extends AbstractClientHttpRequest {
   /** The request's headers (as the encoders complete them) and body bytes; fails past {@code limit} bytes. */
   static Mono<BodyCapture> capture(ClientRequest request, ExchangeStrategies strategies, long limit) {
     BodyCapture capture = new BodyCapture(request, limit);
-    return request.writeTo(capture, strategies).then(Mono.fromSupplier(() -> capture));
+    // Written without the app's httpRequest(...) hook (per-request Reactor Netty settings): the
+    // capture has no native request for it, and the hook belongs to the requests on the wire,
+    // where each attempt runs it (ReactiveAttempts).
+    ClientRequest bodyOnly = ClientRequest.create(request.method(), request.url())
+        .headers(h -> h.addAll(request.headers()))
+        .cookies(c -> c.addAll(request.cookies()))
+        .attributes(a -> a.putAll(request.attributes()))
+        .body(request.body())
+        .build();
+    return bodyOnly.writeTo(capture, strategies).then(Mono.fromSupplier(() -> capture));
   }
 
   byte[] bytes() {

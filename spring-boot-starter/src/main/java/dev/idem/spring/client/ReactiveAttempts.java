@@ -75,6 +75,7 @@ final class ReactiveAttempts implements AsyncTransport {
         })
         .cookies(c -> c.addAll(original.cookies()))
         .attributes(a -> a.putAll(original.attributes()))
+        .httpRequest(original.httpRequest() != null ? original.httpRequest() : r -> { })
         .body(bytes)
         .build();
     return next.exchange(attempt)
