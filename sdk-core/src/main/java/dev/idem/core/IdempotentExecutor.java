@@ -644,7 +644,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   private NewOperation newOperation(Operation requested, boolean queued) {
     Operation operation = withKey(requested);
     InputChecks.check(operation);
-    secrets.checkQuery(operation.request().uri(), operation.id().operation());
+    secrets.checkUri(operation.request().uri(), operation.id().operation());
     RequestSnapshot persisted = secrets.persistable(operation.request());
     return new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant(), queued);

@@ -81,6 +81,26 @@ class SecretRuleTest {
     assertTrue(h.journal.find(op.id()).isEmpty());
   }
 
+  /**
+   * User info is a credential in the URI, which the journal keeps whole (and the CLI's show
+   * prints): refused like a secret query parameter. Found by a review on 2026-12-03; before, it was
+   * journaled in clear.
+   */
+  @Test
+  void aUriWithUserInfoIsRefusedAtBeginWithoutQuotingIt() throws Exception {
+    Harness h = new Harness();
+    Operation op = Operation.builder("create-order",
+        Requests.postJson("https://sk_planted:pw-planted@api.example.com/v1/orders", "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(200));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
+    assertTrue(e.getMessage().contains("user info"), e.getMessage());
+    assertFalse(e.getMessage().contains("planted"), e.getMessage());
+    assertEquals(0, t.count());
+    assertTrue(h.journal.find(op.id()).isEmpty());
+    assertThrows(IllegalArgumentException.class, () -> h.executor.enqueue(op));
+    assertTrue(h.journal.find(op.id()).isEmpty());
+  }
+
   @Test
   void anAllowedQueryParameterIsJournaledAsGiven() throws Exception {
     Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("session")));

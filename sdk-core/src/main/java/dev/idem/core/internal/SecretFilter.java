@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
 
 /**
  * Decides what of a request may be journaled: drops secret headers, and refuses a request whose
- * query string carries a secret-looking parameter (the query is part of the URI, which is journaled
+ * URI carries user info or a secret-looking query parameter (both are part of the URI, which is journaled
  * and logged whole, so it cannot be stripped without changing the request; see
  * {@code IdempotentExecutor.Builder#allowQueryParameters}). Immutable and thread-safe.
  */
@@ -60,11 +60,21 @@ public final class SecretFilter {
   }
 
   /**
-   * Refuses a URI whose query names a secret-looking parameter that the app did not allow.
+   * Refuses a URI that carries a credential the journal would keep in clear: user info
+   * ({@code https://user:password@host/}), or a query parameter with a secret-looking name that the
+   * app did not allow.
    *
-   * @throws IllegalArgumentException naming the parameter (never its value) and the way to allow it
+   * @throws IllegalArgumentException naming the parameter (never its value, nor the user info) and
+   *     the way out
    */
-  public void checkQuery(URI uri, String operation) {
+  public void checkUri(URI uri, String operation) {
+    if (uri.getRawUserInfo() != null) {
+      // HTTP clients do not send it, but the journal, its listings and the logs would keep it.
+      throw new IllegalArgumentException("operation " + operation + ": the request URI carries user info (a"
+          + " credential, such as user:password@), which would be journaled in clear with the URI; nothing was"
+          + " journaled or sent. Send the credential in a header that the app's transport adds on every attempt"
+          + " (an Authorization header is never journaled)");
+    }
     String query = uri.getRawQuery();
     if (query == null || query.isEmpty()) {
       return;
