@@ -45,6 +45,16 @@ class GuardStatsTest {
     assertTrue(r.out().contains("purge lag: PT2H") && r.out().contains("expired " + expired + ")"), r.out());
   }
 
+  /** The file system's root has no file name: it used to end in a bare NullPointerException. */
+  @Test
+  void theRootDirectoryAsTheStoreIsRefusedClearly() {
+    CliRun r = CliRun.of("guard", "stats", "--store", dir.getRoot().toString());
+
+    assertEquals(1, r.code(), r.out());
+    assertTrue(r.err().startsWith(IdemCli.PREFIX) && r.err().contains("directory")
+        && !r.err().contains("NullPointerException"), r.err());
+  }
+
   @Test
   void anEmptyStoreSaysNoneForEach() {
     Path db = dir.resolve("guard.db");

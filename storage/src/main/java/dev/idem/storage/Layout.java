@@ -35,9 +35,13 @@ public record Layout(Path directory, String databaseFile, String companionBase, 
    * @param file the SQLite database file
    * @param what the store in messages
    * @param owner the class an app shares instead of opening the store twice, for messages
+   * @throws IllegalArgumentException if {@code file} is a root directory, which names no file
    */
   public static Layout file(Path file, String what, String owner) {
     Path db = file.toAbsolutePath().normalize();
+    if (db.getFileName() == null) {
+      throw new IllegalArgumentException(db + " is a directory; give the " + what + "'s database file");
+    }
     String name = db.getFileName().toString();
     return new Layout(db.getParent(), name, name, what, owner, false);
   }
