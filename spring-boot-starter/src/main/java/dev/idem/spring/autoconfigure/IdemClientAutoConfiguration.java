@@ -6,8 +6,7 @@ import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotencyInterceptor;
 import dev.idem.spring.internal.ClientPostProcessor;
-import java.util.Arrays;
-import java.util.List;
+import dev.idem.spring.internal.WebClientWiring;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import org.slf4j.Logger;
@@ -21,7 +20,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
-import org.springframework.util.ClassUtils;
 
 /**
  * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder} and
@@ -34,8 +32,6 @@ import org.springframework.util.ClassUtils;
 @ConditionalOnProperty(prefix = "idem.client", name = "enabled", matchIfMissing = true)
 public class IdemClientAutoConfiguration {
   private static final Logger LOG = LoggerFactory.getLogger(IdemClientAutoConfiguration.class);
-  /** The name of Idem's own WebClient filter bean, which backs off for the app's. */
-  private static final String EXCHANGE_FILTER = "idemExchangeFilter";
 
   /** Makes the auto-configuration; Spring calls it. */
   public IdemClientAutoConfiguration() {}
@@ -78,23 +74,7 @@ public class IdemClientAutoConfiguration {
       IdemProperties.Client c = properties.getObject().client();
       b.keyHeader(c.keyHeader()).keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy())
           .maxBodyBytes(c.maxBodyBytes());
-    }, () -> properties.getObject().client().keyHeader(), () -> appsOwnFilter(beans));
-  }
-
-  /**
-   * The app's own {@link IdempotencyExchangeFilter} bean, if it declared exactly one: Idem's own
-   * ({@code idemExchangeFilter}) backs off for it, and it replaces Idem's on the WebClient builders
-   * too. Null if the class is absent, the app declared none, or more than one (then no one of them
-   * is the app's choice for every builder).
-   */
-  private static IdempotencyExchangeFilter appsOwnFilter(ListableBeanFactory beans) {
-    if (!ClassUtils.isPresent("org.springframework.web.reactive.function.client.WebClient",
-        IdemClientAutoConfiguration.class.getClassLoader())) {
-      return null;
-    }
-    List<String> own = Arrays.stream(beans.getBeanNamesForType(IdempotencyExchangeFilter.class, false, false))
-        .filter(name -> !name.equals(EXCHANGE_FILTER)).toList();
-    return own.size() == 1 ? beans.getBean(own.get(0), IdempotencyExchangeFilter.class) : null;
+    }, () -> properties.getObject().client().keyHeader(), beans);
   }
 
   /**
@@ -126,7 +106,7 @@ public class IdemClientAutoConfiguration {
   @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "org.springframework.web.reactive.function.client.WebClient")
   static class Reactive {
-    @Bean(EXCHANGE_FILTER)
+    @Bean(WebClientWiring.EXCHANGE_FILTER)
     @ConditionalOnMissingBean
     IdempotencyExchangeFilter idemExchangeFilter(IdempotentExecutor executor, IdemProperties properties,
         @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool) {

@@ -6,6 +6,7 @@ import dev.idem.spring.client.IdempotencyInterceptor;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.util.ClassUtils;
@@ -32,7 +33,7 @@ public final class ClientPostProcessor implements BeanPostProcessor {
   private final ObjectProvider<Executor> journalPool;
   private final Consumer<IdempotencyExchangeFilter.Builder> filterSettings;
   private final Supplier<String> keyHeader;
-  private final Supplier<IdempotencyExchangeFilter> appsOwnFilter;
+  private final ListableBeanFactory beans;
 
   /**
    * @param interceptor the interceptor bean
@@ -40,19 +41,19 @@ public final class ClientPostProcessor implements BeanPostProcessor {
    * @param journalPool the journal pool bean
    * @param filterSettings the key header, format, policy and cap of each WebClient filter
    * @param keyHeader the key header, read when Boot's request factory builder is wrapped
-   * @param appsOwnFilter the app's own WebClient filter bean, or null if it declared none: put on
-   *     every WebClient.Builder instead of a filter made from the settings
+   * @param beans where the app's own WebClient filter bean is looked up: if it declared one, it
+   *     is put on every WebClient.Builder instead of a filter made from the settings
    */
   public ClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
       ObjectProvider<IdempotentExecutor> executor, ObjectProvider<Executor> journalPool,
       Consumer<IdempotencyExchangeFilter.Builder> filterSettings, Supplier<String> keyHeader,
-      Supplier<IdempotencyExchangeFilter> appsOwnFilter) {
+      ListableBeanFactory beans) {
     this.interceptor = interceptor;
     this.executor = executor;
     this.journalPool = journalPool;
     this.filterSettings = filterSettings;
     this.keyHeader = keyHeader;
-    this.appsOwnFilter = appsOwnFilter;
+    this.beans = beans;
   }
 
   @Override
@@ -68,7 +69,7 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
       return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings,
-          appsOwnFilter.get());
+          beans);
     }
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.

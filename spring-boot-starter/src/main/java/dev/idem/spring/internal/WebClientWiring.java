@@ -2,10 +2,12 @@ package dev.idem.spring.internal;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.spring.client.IdempotencyExchangeFilter;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.http.codec.ClientCodecConfigurer;
 import org.springframework.http.codec.HttpMessageReader;
 import org.springframework.http.codec.HttpMessageWriter;
@@ -15,6 +17,9 @@ import org.springframework.web.reactive.function.client.WebClient;
 
 /** Puts Idem on the app's WebClient builders; loaded only when WebFlux is on the class path. */
 public final class WebClientWiring {
+  /** The name of Idem's own WebClient filter bean, which backs off for the app's. */
+  public static final String EXCHANGE_FILTER = "idemExchangeFilter";
+
   private WebClientWiring() {}
 
   /**
@@ -23,10 +28,11 @@ public final class WebClientWiring {
    * builders), else a filter made for this builder, which encodes bodies with the builder's own
    * codecs (as the app configured them).
    *
-   * @param appsOwn the app's own filter bean, or null
+   * @param beans where the app's own filter bean is looked up
    */
   public static Object webClientBuilder(Object bean, IdempotentExecutor executor, Executor journalPool,
-      Consumer<IdempotencyExchangeFilter.Builder> settings, IdempotencyExchangeFilter appsOwn) {
+      Consumer<IdempotencyExchangeFilter.Builder> settings, ListableBeanFactory beans) {
+    IdempotencyExchangeFilter appsOwn = appsOwnFilter(beans);
     CodecCapture codecs = appsOwn == null ? new CodecCapture() : null;
     IdempotencyExchangeFilter filter;
     if (appsOwn != null) {
@@ -51,6 +57,19 @@ public final class WebClientWiring {
       });
       return builder;
     });
+  }
+
+  /**
+   * The app's own {@link IdempotencyExchangeFilter} bean, if it declared exactly one: Idem's own
+   * ({@link #EXCHANGE_FILTER}) backs off for it, and it replaces Idem's on the builders too. Null if
+   * the app declared none, or more than one (then no one of them is its choice for every builder).
+   * Here, not in the auto-configuration: a method there that names the filter's type fails that
+   * class's introspection in an app without WebFlux.
+   */
+  private static IdempotencyExchangeFilter appsOwnFilter(ListableBeanFactory beans) {
+    List<String> own = Arrays.stream(beans.getBeanNamesForType(IdempotencyExchangeFilter.class, false, false))
+        .filter(name -> !name.equals(EXCHANGE_FILTER)).toList();
+    return own.size() == 1 ? beans.getBean(own.get(0), IdempotencyExchangeFilter.class) : null;
   }
 
   /**
