@@ -1,7 +1,10 @@
 package dev.idem.webhooks;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Decides whether a handler's exception is worth retrying. Classifiers compose like sdk-core's
@@ -42,7 +45,10 @@ public interface HandlerFailureClassifier {
    */
   static HandlerFailureClassifier defaults() {
     return t -> {
-      for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      // Each cause once: a chain may loop (a -> b -> a; initCause refuses only a self-cause), and
+      // following it round would hang the worker that is recording the failure.
+      Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+      for (Throwable c = t; c != null && seen.add(c); c = c.getCause()) {
         if (c instanceof PermanentWebhookException) {
           return Optional.of(FailureKind.PERMANENT);
         }
