@@ -7,6 +7,7 @@ import static dev.idem.core.Classification.SUCCESS;
 import static dev.idem.core.Classification.TRANSIENT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.RequestNotSentException;
@@ -72,6 +73,20 @@ class ClassifierTest {
   @ValueSource(ints = {200, 201, 202, 204, 299})
   void twoHundredsSucceed(int status) {
     assertEquals(SUCCESS, of(ScriptedTransport.response(status)));
+  }
+
+  /**
+   * A cause chain that loops through two exceptions (initCause refuses only a self-cause) used to
+   * hang the classifier, and with it the call; each cause is now looked at once. Found beside the
+   * same hole in the webhook processor's classifier, by a review on 2026-12-03.
+   */
+  @Test
+  void aLoopingCauseChainIsClassifiedNotFollowedForever() {
+    IOException outer = new IOException("reset");
+    IOException inner = new IOException("wrapped", outer);
+    outer.initCause(inner);
+    Classification c = assertTimeoutPreemptively(java.time.Duration.ofSeconds(5), () -> of(outer));
+    assertEquals(AMBIGUOUS, c);
   }
 
   @Test

@@ -64,7 +64,7 @@ public final class DefaultClassifier implements Classifier {
 
   @Override
   public Optional<Verdict> classify(IOException failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
+    for (Throwable t : Causes.of(failure)) {
       if (t instanceof RequestNotSentException || t instanceof ConnectException
           || t instanceof UnknownHostException || t instanceof NoRouteToHostException
           || t instanceof SSLHandshakeException || t instanceof HttpConnectTimeoutException) {

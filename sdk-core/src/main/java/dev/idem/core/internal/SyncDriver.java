@@ -184,7 +184,7 @@ public final class SyncDriver {
 
   /** A plain InterruptedIOException (not a timeout subclass) anywhere in the chain means cancelled. */
   private static boolean isCancellation(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
+    for (Throwable t : Causes.of(e)) {
       if (t.getClass() == InterruptedIOException.class) {
         return true;
       }
