@@ -129,7 +129,7 @@ public final class WebhookReceiver {
       return leftUnread(rejected(source.tooLarge(declared)));
     }
     byte[] bytes = declared >= 0 && declared <= EXACT_READ_MAX ? readDeclared(body, (int) declared, cap)
-        : body.readNBytes(cap + 1);
+        : body.readNBytes((int) Math.min(Integer.MAX_VALUE, (long) cap + 1)); // cap may be Integer.MAX_VALUE
     if (bytes.length > cap) {
       return leftUnread(rejected(source.tooLarge(-1)));
     }
