@@ -70,7 +70,14 @@ final class ChainTransport implements Transport {
     // would fail every attempt at once without sending: report it as an interruption, so the
     // operation stays PENDING instead of burning its retries.
     last.release();
-    checkNotCanceled(null);
+    if (chain.call().isCanceled()) {
+      // Before anything of this attempt is written (a cancel, or the call timeout, during the
+      // backoff): a request not sent, so it is not counted as an ambiguous attempt, which would
+      // turn a later permanent refusal into UNCERTAIN. Its InterruptedIOException cause tells the
+      // executor to stop and leave the operation PENDING.
+      throw new RequestNotSentException("the OkHttp call was canceled (or its call timeout elapsed) before this"
+          + " attempt was sent; the operation stays PENDING with its key", canceled());
+    }
     KeyedAttempt tag = new KeyedAttempt();
     Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
         .tag(Tags.CALL_RESULT, last.callResult), request.method(), body, tag);
@@ -132,13 +139,17 @@ final class ChainTransport implements Transport {
 
   private void checkNotCanceled(IOException cause) throws InterruptedIOException {
     if (chain.call().isCanceled()) {
-      // Exactly InterruptedIOException: the executor reads that class as "stop, leave it PENDING".
-      InterruptedIOException e = new InterruptedIOException("the OkHttp call was canceled (or its call timeout"
-          + " elapsed); the operation stays PENDING with its key");
+      InterruptedIOException e = canceled();
       if (cause != null) {
         e.initCause(cause);
       }
       throw e;
     }
+  }
+
+  /** Exactly InterruptedIOException: the executor reads that class as "stop, leave it PENDING". */
+  private static InterruptedIOException canceled() {
+    return new InterruptedIOException("the OkHttp call was canceled (or its call timeout elapsed); the operation"
+        + " stays PENDING with its key");
   }
 }
