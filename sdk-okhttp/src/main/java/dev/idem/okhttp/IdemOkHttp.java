@@ -69,7 +69,9 @@ import okhttp3.Request;
  *   <li>UNCERTAIN: a thrown {@link dev.idem.core.OperationUncertainException}; the effect may exist.</li>
  *   <li>Still PENDING (call canceled or its call timeout elapsed, thread interrupted, the host's
  *       circuit breaker open past the call's deadline, or its retry budget empty):
- *       a thrown {@link dev.idem.core.OperationPendingException}. The operation keeps its key in the
+ *       a thrown {@link dev.idem.core.OperationPendingException} (after a call timeout, OkHttp
+ *       throws its own {@code InterruptedIOException("timeout")} instead, with that exception as its
+ *       cause). The operation keeps its key in the
  *       journal; an {@link dev.idem.core.outbox.OutboxDispatcher} registered with
  *       {@link #transport(OkHttpClient)} for its name delivers it (see the example below).</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
@@ -115,8 +117,11 @@ import okhttp3.Request;
  * interceptors on OkHttp's dispatcher threads, so asynchronous calls are covered too (a dispatcher
  * thread then waits out the backoff, holding a per-host slot; {@link #callFactory(OkHttpClient)}
  * makes calls whose {@code enqueue} waits on the executor's scheduler instead). OkHttp's
- * {@code callTimeout} bounds the whole call, retries and backoff included; when it elapses the
- * operation stays PENDING. Read, write and connect timeouts apply per attempt. Once an attempt's
+ * {@code callTimeout} ends the call: the attempt on the wire is cut, no further attempt is sent, and
+ * the operation stays PENDING. It does not cut short a backoff already under way (OkHttp cancels
+ * the call's connections; it does not interrupt the thread that waits), so a long
+ * {@code Retry-After} is waited out before the call returns: bound the whole call with the retry
+ * policy's {@code deadline} as well. Read, write and connect timeouts apply per attempt. Once an attempt's
  * status line and headers have arrived, the attempt is answered and its outcome comes from them: a
  * small body that Idem reads for the journal is read for at most one {@code readTimeout} in all
  * (not per read), and stops before the retry policy's {@code attemptTimeout}; a body that has not

@@ -72,6 +72,12 @@ final class LastResponse {
     synchronized (this) {
       open = unclaimed;
       unclaimed = null;
+      if (open != null && open == raw) {
+        // Its body is closed below: if a later outcome is still this response (a FAILED call whose
+        // last attempts sent nothing), the caller gets it rebuilt from the capture, never a body
+        // that is already closed.
+        raw = null;
+      }
     }
     if (open != null) {
       open.close();
