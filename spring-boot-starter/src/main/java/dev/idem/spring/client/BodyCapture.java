@@ -38,7 +38,7 @@ final class BodyCapture extends AbstractClientHttpRequest {
     // capture has no native request for it, and the hook belongs to the requests on the wire,
     // where each attempt runs it (ReactiveAttempts).
     ClientRequest bodyOnly = ClientRequest.create(request.method(), request.url())
-        .headers(h -> h.addAll(request.headers()))
+        .headers(h -> request.headers().forEach(h::addAll)) // not addAll(HttpHeaders): Spring 7 changed its type
         .cookies(c -> c.addAll(request.cookies()))
         .attributes(a -> a.putAll(request.attributes()))
         .body(request.body())
