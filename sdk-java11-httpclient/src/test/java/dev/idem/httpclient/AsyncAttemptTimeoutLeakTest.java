@@ -70,27 +70,9 @@ class AsyncAttemptTimeoutLeakTest {
     private void serve(Socket s, int n) {
       try (s) {
         InputStream in = new BufferedInputStream(s.getInputStream());
-        int length = 0;
-        StringBuilder line = new StringBuilder();
-        while (true) { // request head
-          int c = in.read();
-          if (c < 0) {
-            return;
-          }
-          if (c == '\n') {
-            String l = line.toString().trim();
-            line.setLength(0);
-            if (l.isEmpty()) {
-              break;
-            }
-            if (l.toLowerCase().startsWith("content-length:")) {
-              length = Integer.parseInt(l.substring(15).trim());
-            }
-          } else {
-            line.append((char) c);
-          }
+        if (!RawRequest.read(in)) {
+          return;
         }
-        in.readNBytes(length);
         if (n == 0) {
           // Never answer; tell when the client gives the connection up.
           if (in.read() < 0) {

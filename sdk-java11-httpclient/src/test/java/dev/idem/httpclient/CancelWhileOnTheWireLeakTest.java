@@ -36,27 +36,9 @@ class CancelWhileOnTheWireLeakTest {
       Thread t = new Thread(() -> {
         try (Socket s = socket.accept()) {
           InputStream in = new BufferedInputStream(s.getInputStream());
-          int length = 0;
-          StringBuilder line = new StringBuilder();
-          while (true) {
-            int c = in.read();
-            if (c < 0) {
-              return;
-            }
-            if (c == '\n') {
-              String l = line.toString().trim();
-              line.setLength(0);
-              if (l.isEmpty()) {
-                break;
-              }
-              if (l.toLowerCase().startsWith("content-length:")) {
-                length = Integer.parseInt(l.substring(15).trim());
-              }
-            } else {
-              line.append((char) c);
-            }
+          if (!RawRequest.read(in)) {
+            return;
           }
-          in.readNBytes(length);
           received.countDown();
           answer.await();
           OutputStream out = s.getOutputStream();

@@ -11,10 +11,13 @@ import dev.idem.core.Classification;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationState;
+import dev.idem.core.RetryPolicy;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
 import java.io.IOException;
+import java.net.ConnectException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import okhttp3.Call;
 import okhttp3.OkHttpClient;
@@ -24,13 +27,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * OkHttp's Call.cancel() (or its call timeout) during the backoff is noticed when the next attempt
- * starts, before anything is sent. It used to be recorded as an AMBIGUOUS attempt, "interrupted
- * while waiting for the response", so a later permanent 404 ended the operation UNCERTAIN.
+ * Attempts that were never sent: a cancel (or the call timeout) during the backoff is noticed when
+ * the next attempt starts, and a connect refused writes nothing. Neither may count as an ambiguous
+ * attempt, and a FAILED call whose later attempts were not sent still hands over a readable
+ * response. Before: the cancel was journaled AMBIGUOUS, so a later permanent 404 ended the
+ * operation UNCERTAIN; the FAILED call's response body had been closed before the next attempt.
  *
  * <p>Found by a review on 2026-12-03; failed before the fix.
  */
-class CancelDuringBackoffTest {
+class AttemptsNotSentTest {
   @RegisterExtension
   final IdempotentServerExtension serverExtension = new IdempotentServerExtension();
 
@@ -81,9 +86,47 @@ class CancelDuringBackoffTest {
     try (Response r = client.newCall(order(server.url("/orders"), op)).execute()) {
       assertEquals(404, r.code());
     } catch (IOException e) {
-      // falls through to the state check
-      System.out.println("second call threw " + e);
+      // before the fix: OperationUncertainException; the journal's state below says which
     }
     assertEquals(2, server.requestCount(), "a 503 and a 404: neither took effect");
     assertEquals(OperationState.FAILED, f.record(op).state(), "attempts: " + f.record(op).attempts());
-  }}
+  }
+
+
+  /**
+   * Attempt 1 is answered 503; attempt 2 is refused at connect (provably not sent); attempts run
+   * out, FAILED with the 503 as its last response, which the call returns. Its body must be readable.
+   */
+  @Test
+  void failedWithAnEarlierAttemptsResponseHandsOverAReadableBody() throws Exception {
+    IdempotentExecutor executor = f.executorBuilder()
+        .retryPolicy(RetryPolicy.builder().maxAttempts(2).build()).build();
+    IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+    AtomicInteger passes = new AtomicInteger();
+    OkHttpClient client = idem.install(new OkHttpClient.Builder())
+        .addInterceptor(chain -> {
+          // Below Idem: on the second attempt the connect is refused before anything is written.
+          if (passes.incrementAndGet() == 2) {
+            throw new ConnectException("Connection refused");
+          }
+          return chain.proceed(chain.request());
+        })
+        .retryOnConnectionFailure(false).build();
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    server.plan().next(Fault.status(503));
+    try (Response r = client.newCall(order(server.url("/orders"), op)).execute()) {
+      assertEquals(503, r.code());
+      assertEquals(OperationState.FAILED, IdempotencyResult.of(r).orElseThrow().state());
+      String body = assertDoesNotThrowBody(r);
+      assertTrue(body != null);
+    }
+    assertEquals(OperationState.FAILED, f.record(op).state());
+  }
+  private static String assertDoesNotThrowBody(Response r) {
+    try {
+      return r.body().string();
+    } catch (Exception e) {
+      throw new AssertionError("the response handed to the caller has an unreadable body: " + e, e);
+    }
+  }
+}
