@@ -71,6 +71,12 @@ public final class AttemptLoop {
   private long generationSeen;
   private Instant runStart;
   private Instant attemptStart;
+  /**
+   * Whether the host guard admitted the attempt under way and its outcome is not recorded yet: a
+   * half-open breaker's probe permission that is never given back keeps the breaker refusing the
+   * host for good.
+   */
+  private boolean admitted;
   private int attemptsThisRun;
   private int inFlightThisRun;
   private boolean lastWasInFlight;
@@ -184,6 +190,7 @@ public final class AttemptLoop {
     if (refusal != HostGuard.Refusal.NONE) {
       return refused(refusal, now);
     }
+    admitted = true;
     attemptStart = now;
     if (s.listening()) {
       s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
@@ -415,6 +422,13 @@ public final class AttemptLoop {
     } catch (IdempotencyException | RuntimeException e) {
       // The lease expires on its own, after which the operation is due again: still never lost.
       cause.addSuppressed(e);
+    } finally {
+      if (admitted) {
+        // Admitted, then stopped before it was sent: the permission (a half-open probe's, maybe)
+        // is given back unused, so that the breaker can probe the host again.
+        admitted = false;
+        s.guard().release(host);
+      }
     }
     return new OperationPendingException("execution of " + id + " was interrupted or cancelled; the operation is"
         + " PENDING and will be sent again with the same key", cause, id, history, lastResponse);
@@ -507,6 +521,7 @@ public final class AttemptLoop {
         v.classification(), status, exceptionClass(failure), v.reason(), delay,
         decision);
     s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
+    admitted = false;
     // Journaled with the transition that always follows (journalTransition): one write, not two.
     unjournaled = a;
     history.add(a);
