@@ -468,7 +468,13 @@ public final class OutboxDispatcher implements AutoCloseable {
       Futures.completeFrom(e.getValue(), findSettled(e.getKey()));
     }
     if (ownedWorkers != null) {
-      ownedWorkers.shutdownNow();
+      // Attempts still queued for a worker were never sent: told so, their operations go back to
+      // PENDING instead of staying IN_FLIGHT under this dispatcher's lease.
+      for (Runnable dropped : ownedWorkers.shutdownNow()) {
+        if (dropped instanceof WorkerPoolTransport.Attempt attempt) {
+          attempt.dropped();
+        }
+      }
     }
     loop.close();  // last: it interrupts its thread, which may be the one running this
     drainResult.complete(drained);

@@ -28,16 +28,48 @@ import java.util.concurrent.RejectedExecutionException;
 record WorkerPoolTransport(Transport transport, Executor workers) implements AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    Attempt attempt = new Attempt(transport, request, key);
     try {
-      return CompletableFuture.supplyAsync(() -> {
-        try {
-          return transport.send(request, key);
-        } catch (IOException e) {
-          throw new CompletionException(e);
-        }
-      }, workers);
+      workers.execute(attempt);
     } catch (RejectedExecutionException e) {
       return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
+    }
+    return attempt.result;
+  }
+
+  /**
+   * One attempt, queued for a worker or running on one. Not {@code supplyAsync}: a pool shut down
+   * with {@code shutdownNow} drops the queued tasks, whose futures then never complete, and the
+   * executor never learns that the attempt ended; the dispatcher tells a dropped one here instead.
+   */
+  static final class Attempt implements Runnable {
+    final CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
+    private final Transport transport;
+    private final RequestSnapshot request;
+    private final IdempotencyKey key;
+
+    Attempt(Transport transport, RequestSnapshot request, IdempotencyKey key) {
+      this.transport = transport;
+      this.request = request;
+      this.key = key;
+    }
+
+    @Override
+    public void run() {
+      if (result.isDone()) {
+        return; // cancelled while it waited for a worker (its attempt timeout): never sent
+      }
+      try {
+        result.complete(transport.send(request, key));
+      } catch (IOException | RuntimeException | Error e) {
+        result.completeExceptionally(new CompletionException(e));
+      }
+    }
+
+    /** Dropped from the pool's queue before a worker took it: nothing was sent. */
+    void dropped() {
+      result.completeExceptionally(new CompletionException(new RequestNotSentException(
+          "the dispatcher stopped before a worker sent this attempt", null)));
     }
   }
 }
