@@ -81,7 +81,10 @@ import okhttp3.Request;
  *       {@link IdempotentOperation#withKey}: a thrown {@link dev.idem.core.IdempotencyException};
  *       nothing was sent. Without {@code withKey}, the header's key is the operation's key.</li>
  * </ul>
- * All of them are IOExceptions, so they take the path OkHttp callers already handle.
+ * All of them are IOExceptions, so they take the path OkHttp callers already handle. A request
+ * refused before anything is journaled or sent because it is malformed (an invalid header, a
+ * credential in the URI) throws the executor's IllegalArgumentException instead, as a caller's bug;
+ * {@link #callFactory} calls report it to {@code enqueue} callbacks as an IdempotencyException.
  *
  * <h2>Every request on the wire is a journaled attempt</h2>
  * OkHttp sends requests of its own below every application interceptor: it repeats a request whose

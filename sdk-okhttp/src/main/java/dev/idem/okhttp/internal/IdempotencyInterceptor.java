@@ -17,8 +17,11 @@ import okhttp3.Response;
  *
  * <p>Which calls become operations, which key they use and how their ending becomes a response or
  * an exception are the adapter layer's rules ({@link AdapterSupport}), shared with the
- * java.net.http adapter. Everything thrown is an {@link dev.idem.core.IdempotencyException}, an
- * IOException, which OkHttp reports to an {@code enqueue} callback.
+ * java.net.http adapter. What an operation's ending throws is an
+ * {@link dev.idem.core.IdempotencyException}, an IOException, which OkHttp reports to an
+ * {@code enqueue} callback. A request the executor refuses before anything is journaled or sent
+ * (bad input, a credential in the URI) throws its IllegalArgumentException, as the executor's own
+ * API does: a caller's bug, not a failure to retry.
  *
  * <p>Stateless and thread-safe; {@code enqueue} runs it on a dispatcher thread, which then also
  * waits out the backoff.
