@@ -86,19 +86,23 @@ public final class AsyncDriver {
       result.completeExceptionally(closed);
       return;
     }
-    result.whenComplete((o, e) -> {
-      lifecycle.unregister(this);
-      if (result.isCancelled()) {
-        // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
-        cancel(backoff);
+    try {
+      result.whenComplete((o, e) -> {
+        lifecycle.unregister(this);
+        if (result.isCancelled()) {
+          // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
+          cancel(backoff);
+        }
+      });
+      synchronized (this) {
+        try {
+          perform(loop.start());
+        } catch (IdempotencyException | RuntimeException | Error e) {
+          fail(e);
+        }
       }
-    });
-    synchronized (this) {
-      try {
-        perform(loop.start());
-      } catch (IdempotencyException | RuntimeException | Error e) {
-        fail(e);
-      }
+    } finally {
+      lifecycle.startEnded();
     }
   }
 

@@ -86,15 +86,26 @@ public final class ExecutorLifecycle {
     backgroundFailure.compareAndSet(null, failure);
   }
 
-  /** Adds an execution in progress; false if closed, when it must not start. */
+  /**
+   * Adds an execution in progress; false if closed, when it must not start. Its start (the first
+   * claim, on the caller's thread) then counts as running work, which {@link #close} waits for,
+   * until {@link #startEnded}: a close that returned while the claim was still in the journal let
+   * the claim and its give-back land after it, on a journal the app may have closed.
+   */
   boolean register(AsyncDriver driver) {
     synchronized (lock) {
       if (closed) {
         return false;
       }
       live.add(driver);
+      tasks++;
       return true;
     }
+  }
+
+  /** The start of an execution {@link #register} admitted has returned. */
+  void startEnded() {
+    taskEnded();
   }
 
   void unregister(AsyncDriver driver) {
