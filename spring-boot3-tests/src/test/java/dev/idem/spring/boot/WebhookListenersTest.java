@@ -42,7 +42,7 @@ import org.springframework.mock.web.MockHttpServletResponse;
  */
 class WebhookListenersTest {
   /** The app's own listener. */
-  static final List<WebhookActivity> HEARD = new CopyOnWriteArrayList<>();
+  private final List<WebhookActivity> heard = new CopyOnWriteArrayList<>();
 
   private final WebApplicationContextRunner base = new WebApplicationContextRunner()
       .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemWebhooksAutoConfiguration.class))
@@ -52,17 +52,15 @@ class WebhookListenersTest {
   /** Control: without a listener of the app's, Idem's meters count the delivery. */
   @Test
   void withoutAnAppListenerIdemsMetersHearADelivery(@TempDir Path dir) throws Exception {
-    HEARD.clear();
     deliver(base, dir, false);
   }
 
   @Test
   void theAppsListenerAndIdemsMetersBothHearADelivery(@TempDir Path dir) throws Exception {
-    HEARD.clear();
-    deliver(base.withBean("appWebhookListener", WebhookListener.class, () -> HEARD::add), dir, true);
+    deliver(base.withBean("appWebhookListener", WebhookListener.class, () -> heard::add), dir, true);
   }
 
-  private static void deliver(WebApplicationContextRunner runner, Path dir, boolean appListener) {
+  private void deliver(WebApplicationContextRunner runner, Path dir, boolean appListener) {
     WebhookVectors.Vector v = WebhookVectors.playable().stream()
         .filter(x -> x.scheme().equals("stripe") && x.valid()).findFirst().orElseThrow();
     runner.withPropertyValues("idem.directory=" + dir,
@@ -86,8 +84,8 @@ class WebhookListenersTest {
           assertEquals(2, response.getStatus() / 100, response.getContentAsString());
 
           if (appListener) {
-            assertTrue(HEARD.stream().anyMatch(a -> a instanceof WebhookActivity.Accepted),
-                "the app's listener heard: " + HEARD);
+            assertTrue(heard.stream().anyMatch(a -> a instanceof WebhookActivity.Accepted),
+                "the app's listener heard: " + heard);
           }
           Counter accepted = context.getBean(MeterRegistry.class).find("idem.webhooks.accepted").counter();
           assertNotNull(accepted, "no idem.webhooks.accepted counter: Idem's webhook metrics never heard the delivery");
