@@ -580,6 +580,16 @@ public final class IdempotentExecutor implements AutoCloseable {
   }
 
   /**
+   * How long a claim of this executor lasts ({@link Builder#leaseFor}); an outbox dispatcher on it
+   * sends no attempt that waited for a worker for half of it or more.
+   *
+   * @return the lease duration given to the builder, default 2 minutes
+   */
+  public Duration leaseFor() {
+    return settings.leaseFor();
+  }
+
+  /**
    * The journal this executor writes to.
    *
    * @return the journal given to the builder, or the {@link InMemoryJournal} it made by default
@@ -1004,7 +1014,9 @@ public final class IdempotentExecutor implements AutoCloseable {
 
     /**
      * How long a claim lasts before another process may take the operation over; default 2
-     * minutes. Keep it longer than the longest single attempt.
+     * minutes. Keep it longer than the longest single attempt (for an
+     * {@link dev.idem.core.outbox.OutboxDispatcher}'s synchronous transports, twice the longest
+     * attempt: one that waited half the lease for a worker is not sent).
      *
      * @param leaseFor the lease duration, positive
      * @return this builder

@@ -149,8 +149,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       this.ownedWorkers = null;
     }
     Map<String, Registration> regs = new HashMap<>();
+    Duration maxWorkerWait = b.executor.leaseFor().dividedBy(2);
     for (Map.Entry<String, Object> e : b.transports.entrySet()) {
-      AsyncTransport async = e.getValue() instanceof SyncOnly sync ? new WorkerPoolTransport(sync.transport(), workers)
+      AsyncTransport async = e.getValue() instanceof SyncOnly sync
+          ? new WorkerPoolTransport(sync.transport(), workers, b.clock, maxWorkerWait)
           : (AsyncTransport) e.getValue();
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
@@ -630,6 +632,11 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * Runs synchronous transports; default a fixed pool of {@link #syncWorkers} daemon threads
      * owned by the dispatcher. An executor given here is not shut down by the dispatcher.
+     *
+     * <p>An attempt is claimed when it is queued here; one that waits for a worker for half the
+     * executor's {@link IdempotentExecutor.Builder#leaseFor lease} or longer is not sent (another
+     * owner may have taken its operation over by then) and counts as an attempt not sent. Size the
+     * pool so that attempts do not wait that long.
      *
      * @param workers runs the synchronous transports
      * @return this builder

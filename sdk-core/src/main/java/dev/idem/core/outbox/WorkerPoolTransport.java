@@ -7,6 +7,9 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -22,13 +25,23 @@ import java.util.concurrent.RejectedExecutionException;
  * classifier sees as safe to send again. An {@link IOException} from the transport reaches the
  * executor as the cause of a {@link CompletionException}, as any failed async attempt does.
  *
+ * <p>The executor claims the operation (its lease starts) when it hands the attempt over here, not
+ * when a worker takes it. An attempt that waited for a worker for {@code maxWait} or longer is not
+ * sent ({@link RequestNotSentException}): its lease may have run out meanwhile and another owner
+ * taken the operation over and delivered it, and even if not, too little of the lease is left for
+ * the attempt itself. The executor then records it as not sent and claims the operation afresh
+ * before its next attempt, which a takeover makes it lose.
+ *
  * @param transport sends one attempt on a worker thread
  * @param workers runs the attempts; owned by whoever created it
+ * @param clock measures how long an attempt waited for a worker
+ * @param maxWait the longest wait after which an attempt is still sent (half the executor's lease)
  */
-record WorkerPoolTransport(Transport transport, Executor workers) implements AsyncTransport {
+record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, Duration maxWait)
+    implements AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
-    Attempt attempt = new Attempt(transport, request, key);
+    Attempt attempt = new Attempt(this, request, key);
     try {
       workers.execute(attempt);
     } catch (RejectedExecutionException e) {
@@ -44,14 +57,16 @@ record WorkerPoolTransport(Transport transport, Executor workers) implements Asy
    */
   static final class Attempt implements Runnable {
     final CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
-    private final Transport transport;
+    private final WorkerPoolTransport pool;
     private final RequestSnapshot request;
     private final IdempotencyKey key;
+    private final Instant queuedAt;
 
-    Attempt(Transport transport, RequestSnapshot request, IdempotencyKey key) {
-      this.transport = transport;
+    Attempt(WorkerPoolTransport pool, RequestSnapshot request, IdempotencyKey key) {
+      this.pool = pool;
       this.request = request;
       this.key = key;
+      this.queuedAt = pool.clock.instant();
     }
 
     @Override
@@ -59,8 +74,16 @@ record WorkerPoolTransport(Transport transport, Executor workers) implements Asy
       if (result.isDone()) {
         return; // cancelled while it waited for a worker (its attempt timeout): never sent
       }
+      Duration waited = Duration.between(queuedAt, pool.clock.instant());
+      if (waited.compareTo(pool.maxWait) >= 0) {
+        result.completeExceptionally(new CompletionException(new RequestNotSentException("the attempt waited "
+            + waited + " for a worker, at least half the executor's lease (" + pool.maxWait + "), so it was not"
+            + " sent: another owner may have taken the operation over meanwhile. Add syncWorkers or lower"
+            + " maxInFlight if this recurs", null)));
+        return;
+      }
       try {
-        result.complete(transport.send(request, key));
+        result.complete(pool.transport.send(request, key));
       } catch (IOException | RuntimeException | Error e) {
         result.completeExceptionally(new CompletionException(e));
       }

@@ -12,7 +12,9 @@ import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
+import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,6 +28,8 @@ class WorkerPoolTransportTest {
   private final Operation op = Operation.builder("create-order", Requests.order("{}")).build();
   private final List<Runnable> queued = new ArrayList<>();
   private final Executor manual = queued::add;
+  private final VirtualTime time = new VirtualTime();
+  private static final Duration MAX_WAIT = Duration.ofMinutes(1);
 
   @Test
   void theAttemptRunsOnTheWorkersNotOnTheCaller() throws Exception {
@@ -34,7 +38,7 @@ class WorkerPoolTransportTest {
     WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
       sent.add(key);
       return created;
-    }, manual);
+    }, manual, time.clock(), MAX_WAIT);
 
     CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
 
@@ -50,7 +54,7 @@ class WorkerPoolTransportTest {
     IOException reset = new IOException("connection reset");
     WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
       throw reset;
-    }, Runnable::run);
+    }, Runnable::run, time.clock(), MAX_WAIT);
 
     CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
 
@@ -64,12 +68,46 @@ class WorkerPoolTransportTest {
       throw new AssertionError("never called");
     }, task -> {
       throw new RejectedExecutionException("shut down");
-    });
+    }, time.clock(), MAX_WAIT);
 
     CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
 
     ExecutionException e = assertThrows(ExecutionException.class, f::get);
     RequestNotSentException notSent = assertInstanceOf(RequestNotSentException.class, e.getCause());
     assertInstanceOf(RejectedExecutionException.class, notSent.getCause());
+  }
+
+  @Test
+  void anAttemptThatWaitedJustUnderItsBoundIsSent() throws Exception {
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return FakeHost.response(201, Map.of());
+    }, manual, time.clock(), MAX_WAIT);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+    time.advance(MAX_WAIT.minusMillis(1));
+    queued.get(0).run();
+
+    assertEquals(201, f.get().status());
+    assertEquals(List.of(op.key()), sent);
+  }
+
+  @Test
+  void anAttemptThatWaitedItsBoundForAWorkerIsNotSent() {
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return FakeHost.response(201, Map.of());
+    }, manual, time.clock(), MAX_WAIT);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+    time.advance(MAX_WAIT);
+    queued.get(0).run();
+
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    RequestNotSentException notSent = assertInstanceOf(RequestNotSentException.class, e.getCause());
+    assertTrue(notSent.getMessage().contains("for a worker"), notSent.getMessage());
+    assertEquals(List.of(), sent, "never sent");
   }
 }
