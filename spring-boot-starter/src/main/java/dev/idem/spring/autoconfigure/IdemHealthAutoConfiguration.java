@@ -4,6 +4,7 @@ import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.Journal;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.spring.internal.BreakerStates;
+import dev.idem.spring.internal.HealthEnabledCondition;
 import dev.idem.spring.internal.IdemHealth;
 import dev.idem.webhooks.WebhookInbox;
 import java.time.Clock;
@@ -11,6 +12,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -19,9 +21,13 @@ import org.springframework.context.annotation.Configuration;
  * operations, stuck guard claims and webhook dead letters. Boot 3 and Boot 4 keep their health
  * API in different packages; one indicator per version, each made only when its API is there (the
  * nested configurations name those types, so nothing else loads them).
+ *
+ * <p>Off with {@code management.health.idem.enabled=false} (or
+ * {@code management.health.defaults.enabled=false}), as Boot's own indicators are.
  */
 @AutoConfiguration(after = {IdemAutoConfiguration.class, IdemClientAutoConfiguration.class,
     IdemServerAutoConfiguration.class, IdemWebhooksAutoConfiguration.class})
+@Conditional(HealthEnabledCondition.class)
 public class IdemHealthAutoConfiguration {
   /** Makes the auto-configuration; Spring calls it. */
   public IdemHealthAutoConfiguration() {}

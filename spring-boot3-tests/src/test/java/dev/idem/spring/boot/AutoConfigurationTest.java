@@ -9,6 +9,7 @@ import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
 import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
+import dev.idem.spring.autoconfigure.IdemHealthAutoConfiguration;
 import dev.idem.spring.client.IdempotencyInterceptor;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -50,6 +51,20 @@ class AutoConfigurationTest {
   void theClientSideCanBeTurnedOff(@TempDir Path dir) {
     runner.withPropertyValues("idem.directory=" + dir, "idem.client.enabled=false")
         .run(context -> assertFalse(context.containsBean("idemInterceptor")));
+  }
+
+  /** As Boot's own indicators: {@code management.health.<name>.enabled}, then the defaults switch. */
+  @Test
+  void theHealthIndicatorFollowsManagementHealthSwitches(@TempDir Path dir) {
+    ApplicationContextRunner withHealth = runner.withConfiguration(
+        AutoConfigurations.of(IdemHealthAutoConfiguration.class)).withPropertyValues("idem.directory=" + dir);
+    withHealth.run(context -> assertTrue(context.containsBean("idemHealthIndicator")));
+    withHealth.withPropertyValues("management.health.idem.enabled=false")
+        .run(context -> assertFalse(context.containsBean("idemHealthIndicator")));
+    withHealth.withPropertyValues("management.health.defaults.enabled=false")
+        .run(context -> assertFalse(context.containsBean("idemHealthIndicator")));
+    withHealth.withPropertyValues("management.health.defaults.enabled=false", "management.health.idem.enabled=true")
+        .run(context -> assertTrue(context.containsBean("idemHealthIndicator")));
   }
 
   /** JdbcJournal.openEmbedded throws a checked exception: the startup fails with its message, no `throws` needed. */
