@@ -135,7 +135,8 @@ public class IdemAutoConfiguration {
       policy.deadline(c.deadline());
     }
     IdempotentExecutor.Builder b = IdempotentExecutor.builder().journal(journal).retryPolicy(policy.build())
-        .serverKeyRetention(c.serverKeyRetention()).secretHeaders(c.secretHeaders()).asyncExecutor(pool)
+        .serverKeyRetention(c.serverKeyRetention()).secretHeaders(c.secretHeaders())
+        .allowHeaders(c.allowHeaders()).allowQueryParameters(c.allowQueryParameters()).asyncExecutor(pool)
         .listener(IdemListener.all(listeners.orderedStream().toList()));
     String owner = owner(properties, environment);
     if (owner != null) {

@@ -95,6 +95,13 @@ public record IdemProperties(
    * @param secretHeaders Header names never journaled, besides those of the default rule
    *     (Authorization, Proxy-Authorization, Cookie, Set-Cookie, and names containing token,
    *     secret, auth, session...).
+   * @param allowHeaders Header names the default secret rule matches but that hold no credential
+   *     (X-Session-Id, say): journaled in clear and sent again as stored on a resume. A name in
+   *     secretHeaders stays secret; Authorization, Proxy-Authorization, Cookie and Set-Cookie are
+   *     never journaled.
+   * @param allowQueryParameters Query parameter names the secret rule matches (api_key,
+   *     access_token...) that may be journaled in clear as part of the URI; without this, a keyed
+   *     call to such a URI is refused before anything is journaled or sent.
    */
   public record Client(
       @DefaultValue("true") boolean enabled,
@@ -106,7 +113,9 @@ public record IdemProperties(
       Duration attemptTimeout,
       Duration deadline,
       @DefaultValue("24h") Duration serverKeyRetention,
-      @DefaultValue Set<String> secretHeaders) {}
+      @DefaultValue Set<String> secretHeaders,
+      @DefaultValue Set<String> allowHeaders,
+      @DefaultValue Set<String> allowQueryParameters) {}
 
   /**
    * Queued delivery and what a restart left pending.

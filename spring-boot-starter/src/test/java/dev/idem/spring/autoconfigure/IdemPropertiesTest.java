@@ -44,6 +44,8 @@ class IdemPropertiesTest {
     assertNull(c.deadline());
     assertEquals(Duration.ofHours(24), c.serverKeyRetention());
     assertEquals(Set.of(), c.secretHeaders());
+    assertEquals(Set.of(), c.allowHeaders());
+    assertEquals(Set.of(), c.allowQueryParameters());
 
     assertTrue(p.outbox().enabled());
     assertEquals(List.of("untagged-post", "untagged-patch"), p.outbox().operations());
@@ -62,6 +64,14 @@ class IdemPropertiesTest {
     assertEquals(IdemProperties.Store.EMBEDDED, p.webhooks().store());
     assertEquals(4, p.webhooks().workers());
     assertEquals(Map.of(), p.webhooks().sources());
+  }
+
+  @Test
+  void theSecretRulesOptOutsBind() {
+    IdemProperties p = bind(Map.of("idem.client.allow-headers", "X-Session-Id",
+        "idem.client.allow-query-parameters", "api_key,access_token"));
+    assertEquals(Set.of("X-Session-Id"), p.client().allowHeaders());
+    assertEquals(Set.of("api_key", "access_token"), p.client().allowQueryParameters());
   }
 
   @Test

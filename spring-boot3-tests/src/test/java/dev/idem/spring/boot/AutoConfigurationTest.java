@@ -1,10 +1,16 @@
 package dev.idem.spring.boot;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Operation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.Transport;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
@@ -14,7 +20,9 @@ import dev.idem.spring.client.IdempotencyInterceptor;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -65,6 +73,28 @@ class AutoConfigurationTest {
         .run(context -> assertFalse(context.containsBean("idemHealthIndicator")));
     withHealth.withPropertyValues("management.health.defaults.enabled=false", "management.health.idem.enabled=true")
         .run(context -> assertTrue(context.containsBean("idemHealthIndicator")));
+  }
+
+  /**
+   * A URI whose query names a credential is refused unless the app allows the parameter: before
+   * these properties a Spring app could only allow it by building the executor itself.
+   */
+  @Test
+  void allowQueryParametersLetsTheExecutorJournalSuchAUri(@TempDir Path dir) {
+    Operation op = Operation.builder("create-order",
+        RequestSnapshot.builder("POST", URI.create("https://api.example/orders?api_key=public-demo")).build()).build();
+    Transport created = (request, key) -> new ResponseSnapshot(201, Map.of(), new byte[0]);
+    runner.withPropertyValues("idem.directory=" + dir.resolve("refused")).run(context -> {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> context.getBean(IdempotentExecutor.class).execute(op, created));
+      assertTrue(e.getMessage().contains("api_key") && !e.getMessage().contains("public-demo"), e.getMessage());
+    });
+    runner.withPropertyValues("idem.directory=" + dir.resolve("allowed"), "idem.client.allow-query-parameters=api_key")
+        .run(context -> {
+          assertEquals(201, context.getBean(IdempotentExecutor.class).execute(op, created).response().status());
+          assertEquals(op.request().uri(), context.getBean(JdbcJournal.class).find(op.id()).orElseThrow()
+              .request().uri());
+        });
   }
 
   /** JdbcJournal.openEmbedded throws a checked exception: the startup fails with its message, no `throws` needed. */
