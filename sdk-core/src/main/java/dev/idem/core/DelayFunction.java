@@ -8,7 +8,9 @@ import java.util.Optional;
  * A custom backoff, for teams whose schedule is not exponential-with-jitter (for example one
  * adapted from a resilience4j {@code IntervalFunction}). {@link RetryPolicy} still clamps the
  * result to [0, maxDelay], applies the Retry-After floor (and, for a key in flight,
- * {@link RetryPolicy#inFlightMinDelay()}) and stops at the deadline.
+ * {@link RetryPolicy#inFlightMinDelay()}) and stops at the deadline. If the function throws, the
+ * exception is logged (WARN) and the policy's own exponential backoff decides that retry; the
+ * attempt's record says so.
  *
  * <p>To read the response when choosing a delay (a rate-limit header, say), implement
  * {@link WithResponse} instead. Implementations must be thread-safe and must not block.
@@ -42,7 +44,8 @@ public interface DelayFunction {
    *
    * <pre>{@code
    * DelayFunction fn = (DelayFunction.WithResponse) (retry, previous, random, response) ->
-   *     response.flatMap(r -> r.header("X-RateLimit-Reset-After")).map(s -> Duration.ofSeconds(Long.parseLong(s)))
+   *     response.flatMap(r -> r.header("X-RateLimit-Reset-After"))
+   *         .map(s -> Duration.ofMillis(new BigDecimal(s.trim()).movePointRight(3).longValue()))
    *         .orElse(Duration.ofMillis(200L << Math.min(retry, 10)));
    * }</pre>
    */

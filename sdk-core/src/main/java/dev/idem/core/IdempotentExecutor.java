@@ -398,9 +398,12 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @param transport sends one attempt; it must re-apply the headers kept out of the journal
    * @return the outcome of a SUCCEEDED operation (at once if it had already succeeded)
    * @throws IllegalArgumentException if the journal has no such operation
+   * @throws NullPointerException if {@code id} or {@code transport} is null; nothing was sent
    * @throws IdempotencyException as for {@link #execute}
    */
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(transport, "transport");
     lifecycle.checkUsable("resume");
     OperationRecord record = settings.journal().find(id)
         .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
@@ -422,8 +425,11 @@ public final class IdempotentExecutor implements AutoCloseable {
    * comment
    * @throws IllegalStateException at once, if this executor is closed or reports a background
    *     failure (see the class comment); nothing was sent
+   * @throws NullPointerException at once, if {@code id} or {@code transport} is null; nothing was sent
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(transport, "transport");
     lifecycle.checkUsable("resumeAsync");
     OperationRecord r;
     try {
@@ -836,7 +842,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      *
      * @param retention how long the target servers keep a key, positive
      * @return this builder
-     * @throws IllegalArgumentException if {@code retention} is zero or negative
+     * @throws IllegalArgumentException if {@code retention} is zero, negative or above 100 years
      */
     public Builder serverKeyRetention(Duration retention) {
       this.serverKeyRetention = Checks.positive(retention, "serverKeyRetention");
@@ -865,7 +871,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * @param age the age limit, positive and not above serverKeyRetention (checked by
      *     {@link #build()}, so the two may be set in either order)
      * @return this builder
-     * @throws IllegalArgumentException if {@code age} is zero or negative
+     * @throws IllegalArgumentException if {@code age} is zero, negative or above 100 years
      */
     public Builder maxPendingAge(Duration age) {
       this.maxPendingAge = Checks.positive(age, "maxPendingAge");
@@ -1020,7 +1026,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      *
      * @param leaseFor the lease duration, positive
      * @return this builder
-     * @throws IllegalArgumentException if {@code leaseFor} is zero or negative
+     * @throws IllegalArgumentException if {@code leaseFor} is zero, negative or above 100 years
      */
     public Builder leaseFor(Duration leaseFor) {
       this.leaseFor = Checks.positive(leaseFor, "leaseFor");

@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.DoubleSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * When and how often to retry: bounded by attempts and by an overall deadline, with exponential
@@ -40,6 +42,7 @@ import java.util.function.DoubleSupplier;
  * asynchronous execution share one algorithm. Immutable and thread-safe.
  */
 public final class RetryPolicy {
+  private static final Logger LOG = LoggerFactory.getLogger(RetryPolicy.class);
   private static final RetryPolicy DEFAULTS = new Builder().build();
 
   private final Settings s;
@@ -143,14 +146,31 @@ public final class RetryPolicy {
     Duration remaining = s.deadline.minus(elapsed);
     long nanos;
     String reason;
+    Duration custom = null;
+    String customFailed = null;
     if (s.delayFunction != null) {
-      Duration custom = s.delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
-      nanos = Math.max(0, Math.min(s.maxDelay.toNanos(), custom == null ? 0 : custom.toNanos()));
+      try {
+        custom = s.delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
+        if (custom == null || custom.isNegative()) {
+          custom = Duration.ZERO;
+        }
+      } catch (RuntimeException e) {
+        // The app's code (a header parsed that the server spelled otherwise, say): the policy's own
+        // backoff decides this retry, and the attempt record says why.
+        LOG.warn("the custom delay function threw {}; the exponential backoff decides retry {} instead",
+            e.toString(), retry);
+        customFailed = e.getClass().getSimpleName();
+      }
+    }
+    if (custom != null) {
+      // Compared as durations first: the function may answer more than a long of nanoseconds holds.
+      nanos = custom.compareTo(s.maxDelay) >= 0 ? s.maxDelay.toNanos() : custom.toNanos();
       reason = "custom delay function, retry " + retry;
     } else {
       nanos = Backoff.jitteredNanos(s.jitter, s.baseDelay.toNanos(), s.multiplier, s.maxDelay.toNanos(), retry,
           previousDelay.toNanos(), random.getAsDouble());
-      reason = "backoff " + s.jitter + " jitter, retry " + retry;
+      reason = "backoff " + s.jitter + " jitter, retry " + retry
+          + (customFailed == null ? "" : " (the custom delay function threw " + customFailed + ")");
     }
     if (floorNanos > nanos) {
       nanos = floorNanos;
@@ -307,7 +327,7 @@ public final class RetryPolicy {
      * @param minDelay the least wait after a "key still in flight" answer, growing by the
      *     multiplier with each such answer and capped at maxDelay; positive; default 1 s
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder inFlightMinDelay(Duration minDelay) {
       s.inFlightMinDelay = Checks.positive(minDelay, "inFlightMinDelay");
@@ -329,7 +349,7 @@ public final class RetryPolicy {
      * @param timeout how long one attempt may take; positive; default none (the HTTP client's own
      *     timeouts apply)
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder attemptTimeout(Duration timeout) {
       s.attemptTimeout = Checks.positive(timeout, "attemptTimeout");
@@ -363,7 +383,7 @@ public final class RetryPolicy {
      * @param deadline how long one execution may take, from its first attempt; positive; default 60
      *     s
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder deadline(Duration deadline) {
       s.deadline = Checks.positive(deadline, "deadline");
@@ -373,7 +393,7 @@ public final class RetryPolicy {
     /**
      * @param baseDelay the delay before the first retry, before jitter; positive; default 200 ms
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder baseDelay(Duration baseDelay) {
       s.baseDelay = Checks.positive(baseDelay, "baseDelay");
@@ -396,7 +416,7 @@ public final class RetryPolicy {
     /**
      * @param maxDelay the cap on any delay; positive; default 10 s
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder maxDelay(Duration maxDelay) {
       s.maxDelay = Checks.positive(maxDelay, "maxDelay");

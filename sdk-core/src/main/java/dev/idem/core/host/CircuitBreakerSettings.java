@@ -197,7 +197,7 @@ public final class CircuitBreakerSettings {
     /**
      * @param openFor how long the breaker stays open, positive; default 10 s
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder openFor(Duration openFor) {
       this.openFor = Checks.positive(openFor, "openFor");

@@ -8,14 +8,25 @@ public final class Checks {
   private Checks() {}
 
   /**
+   * The longest any duration setting may be: 100 years. Delays, timers and leases are added to
+   * instants and converted to nanoseconds (a long of them spans 292 years), so a "forever" such as
+   * {@code Duration.ofSeconds(Long.MAX_VALUE)} is refused here, naming the setting, instead of
+   * overflowing later in a call that names nothing.
+   */
+  public static final Duration MAX_SETTING = Duration.ofDays(36_525);
+
+  /**
    * @return {@code d}
    * @throws NullPointerException if {@code d} is null
-   * @throws IllegalArgumentException if {@code d} is zero or negative
+   * @throws IllegalArgumentException if {@code d} is zero, negative or above {@link #MAX_SETTING}
    */
   public static Duration positive(Duration d, String what) {
     Objects.requireNonNull(d, what);
     if (d.isZero() || d.isNegative()) {
       throw new IllegalArgumentException(what + " must be positive: " + d);
+    }
+    if (d.compareTo(MAX_SETTING) > 0) {
+      throw new IllegalArgumentException(what + " must be at most 36525 days (100 years): " + d);
     }
     return d;
   }

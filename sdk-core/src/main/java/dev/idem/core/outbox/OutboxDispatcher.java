@@ -681,7 +681,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * @param interval the poll interval while deliveries make progress, positive; default 1 s
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder pollInterval(Duration interval) {
       this.pollInterval = Checks.positive(interval, "pollInterval");
@@ -691,7 +691,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * @param interval the longest poll interval while backed off, positive; default 1 min
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or above 100 years
      */
     public Builder maxPollInterval(Duration interval) {
       this.maxPollInterval = Checks.positive(interval, "maxPollInterval");
