@@ -8,6 +8,7 @@ import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.OperationPendingException;
 import dev.idem.core.Outcome;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
@@ -726,8 +727,12 @@ public final class PendingResumer {
           return;
         }
       }
-      Outcome outcome = job.ticket() == null ? runner.run(record, handler.transport())
-          : runner.lead(job.ticket(), record, usableLease(job), handler.transport());
+      Transport transport = transportOf(handler, job);
+      if (transport == null) {
+        return;
+      }
+      Outcome outcome = job.ticket() == null ? runner.run(record, transport)
+          : runner.lead(job.ticket(), record, usableLease(job), transport);
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
@@ -753,6 +758,35 @@ public final class PendingResumer {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
       count(Tally.PENDING);
     }
+  }
+
+  /**
+   * The handler's transport, or null after telling the handler why there is none: its
+   * {@code transport()} threw (a credential not loaded yet, say) or returned null. Nothing is sent,
+   * so the operation stays PENDING, its claim given back, and the pass goes on with the others.
+   */
+  private Transport transportOf(ResumeHandler handler, Job job) throws JournalException {
+    Transport transport;
+    RuntimeException thrown = null;
+    try {
+      transport = handler.transport();
+    } catch (RuntimeException e) {
+      transport = null;
+      thrown = e;
+    }
+    if (transport != null) {
+      return transport;
+    }
+    OperationRecord record = job.record();
+    notSent(job);
+    String why = thrown == null ? "the resume handler's transport() returned null"
+        : "the resume handler's transport() threw " + thrown.getClass().getSimpleName();
+    LOG.warn("operation {} not resumed: {}; it stays PENDING with its key", record.id(), why, thrown);
+    notify(handler, null, new OperationPendingException("operation " + record.id() + " was not sent: " + why
+        + ". It stays PENDING with its key, and the next resume sends it", thrown, record.id(), record.attempts(),
+        record.response()));
+    count(Tally.PENDING);
+    return null;
   }
 
   /**
