@@ -24,7 +24,8 @@ import java.util.Optional;
  * response is taken as PERMANENT and an exception as AMBIGUOUS (the cautious choices). The
  * protocol's own answers (key reused, key in flight, key missing; see {@link ProtocolStatuses})
  * are recognised before any classifier is asked, so that what they mean does not depend on the
- * classifier chain.
+ * classifier chain. A classifier that throws is logged (WARN), and {@link #defaults()} judges
+ * that attempt instead; the attempt's recorded reason says so.
  * Implementations must be thread-safe and must not block.
  */
 public interface Classifier {

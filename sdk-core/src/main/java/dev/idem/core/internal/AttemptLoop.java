@@ -304,7 +304,7 @@ public final class AttemptLoop {
       return permanent(Verdict.permanent("HTTP " + status + ": the server says the idempotency key is missing or"
           + " malformed (configuration error)"), status, null, HostGuard.Health.UP);
     }
-    Optional<Verdict> judged = s.classifier().classify(response);
+    Optional<Verdict> judged = judge(response);
     // Not orElse: its fallback, a new string, would be built for every response.
     Verdict v = judged.isPresent() ? judged.get()
         : Verdict.permanent("HTTP " + status + " (no classifier had an opinion)");
@@ -320,6 +320,37 @@ public final class AttemptLoop {
         yield retryOrGiveUp(v, status, null, d, health, now);
       }
     };
+  }
+
+  /**
+   * The classifier's verdict on a response. The app's classifier is the app's code: if it throws,
+   * the default table judges instead (and the verdict's reason says so), rather than the attempt's
+   * outcome going unrecorded with the operation left IN_FLIGHT.
+   */
+  private Optional<Verdict> judge(ResponseSnapshot response) {
+    try {
+      return s.classifier().classify(response);
+    } catch (RuntimeException e) {
+      classifierThrew(e);
+      return DefaultClassifier.INSTANCE.classify(response).map(v -> new Verdict(v.classification(),
+          v.reason() + " (default table: the classifier threw " + e.getClass().getSimpleName() + ")"));
+    }
+  }
+
+  /** {@link #judge(ResponseSnapshot)} for an attempt that got no response. */
+  private Optional<Verdict> judge(IOException failure) {
+    try {
+      return s.classifier().classify(failure);
+    } catch (RuntimeException e) {
+      classifierThrew(e);
+      return DefaultClassifier.INSTANCE.classify(failure).map(v -> new Verdict(v.classification(),
+          v.reason() + " (default table: the classifier threw " + e.getClass().getSimpleName() + ")"));
+    }
+  }
+
+  private void classifierThrew(RuntimeException e) {
+    LOG.warn("operation {}: the classifier threw {}; Idem's default table judges this attempt instead", id,
+        e.toString());
   }
 
   private Optional<Duration> retryAfter(ResponseSnapshot response) {
@@ -352,8 +383,7 @@ public final class AttemptLoop {
 
   /** Reports that the attempt just sent got no response. */
   public Step onFailure(IOException failure) throws IdempotencyException {
-    Verdict v = s.classifier().classify(failure)
-        .orElse(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
+    Verdict v = judge(failure).orElse(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
     if (v.classification() == Classification.SUCCESS) {
       // An exception cannot prove success; a classifier that says so is overruled, cautiously.
       v = Verdict.ambiguous(v.reason() + " (an exception cannot mean success)");

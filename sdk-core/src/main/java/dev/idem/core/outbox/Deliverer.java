@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -145,7 +146,7 @@ final class Deliverer {
     }
     f.whenComplete((outcome, error) -> {
       try {
-        onDelivered(d, reg, Ending.of(outcome, error));
+        onDelivered(d, reg, Ending.of(outcome, error, this::vanished, d.id));
       } catch (Error e) {
         loop.broken(e, "a delivery"); // an outcome callback's Error, say
       }
@@ -192,6 +193,20 @@ final class Deliverer {
     listener.ended(ending.progress());
   }
 
+  /**
+   * Whether the journal no longer holds {@code id}: what {@link IdempotentExecutor#resumeAsync}'s
+   * IllegalArgumentException means when the operation was deleted (a purge, say). Any other
+   * IllegalArgumentException (from the app's code, or a bug) says nothing about the operation's
+   * end; a journal that cannot be read here is taken the same way.
+   */
+  private boolean vanished(OperationId id) {
+    try {
+      return journal.find(id).isEmpty();
+    } catch (IdempotencyException | RuntimeException e) {
+      return false;
+    }
+  }
+
   /** The first Error in {@code t}'s cause chain (the executor wraps a transport's), or null. */
   private static Error errorIn(Throwable t) {
     for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
@@ -216,11 +231,11 @@ final class Deliverer {
    *     nothing about the target.
    */
   record Ending(Outcome outcome, Throwable cause, boolean terminal, boolean progress) {
-    static Ending of(Outcome outcome, Throwable error) {
+    static Ending of(Outcome outcome, Throwable error, Predicate<OperationId> vanished, OperationId id) {
       Throwable cause = Futures.unwrap(error);
       boolean terminal = outcome != null || cause instanceof OperationFailedException
           || cause instanceof OperationUncertainException || cause instanceof IdempotencyKeyReusedException
-          || cause instanceof IllegalArgumentException;
+          || (cause instanceof IllegalArgumentException && vanished.test(id));
       boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
           || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
       return new Ending(outcome, cause, terminal, progress);

@@ -31,10 +31,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /** The batch a poll takes from the journal, and how a delivery's ending is judged; fake time throughout. */
 class DelivererTest {
+  /** The journal no longer holds the operation. */
+  private static final Predicate<OperationId> GONE = id -> true;
   private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
@@ -146,20 +149,31 @@ class DelivererTest {
     OperationUncertainException uncertain = new OperationUncertainException("?", null, id, List.of(), null);
     IdempotencyKeyReusedException reused = new IdempotencyKeyReusedException(id, true, "reused");
 
-    assertEnding(Ending.of(outcome, null), true, true);
-    assertEnding(Ending.of(null, rejected), true, true);
-    assertEnding(Ending.of(null, notSent), true, false);
-    assertEnding(Ending.of(null, uncertain), true, false);
-    assertEnding(Ending.of(null, reused), true, true);
-    assertEnding(Ending.of(null, new IllegalArgumentException("no such operation")), true, false);
+    assertEnding(Ending.of(outcome, null, GONE, id), true, true);
+    assertEnding(Ending.of(null, rejected, GONE, id), true, true);
+    assertEnding(Ending.of(null, notSent, GONE, id), true, false);
+    assertEnding(Ending.of(null, uncertain, GONE, id), true, false);
+    assertEnding(Ending.of(null, reused, GONE, id), true, true);
+    assertEnding(Ending.of(null, new IllegalArgumentException("no such operation"), GONE, id), true, false);
+  }
+
+  /** The app's own IllegalArgumentException (a delay function's, say) says nothing of the operation's end. */
+  @Test
+  void anIllegalArgumentFromElsewhereLeavesTheOperationAsTheJournalHoldsIt() {
+    OperationId id = op("create-order", 1).id();
+
+    Ending e = Ending.of(null, new NumberFormatException("For input string: \"1.5\""), gone -> false, id);
+
+    assertEnding(e, false, false);
+    assertTrue(e.withoutVerdict());
   }
 
   @Test
   void endingsThatLeaveItPending() {
     OperationId id = op("create-order", 1).id();
-    Ending pending = Ending.of(null, new OperationPendingException("later", null, id, List.of(), null));
-    Ending cancelled = Ending.of(null, new CancellationException());
-    Ending journalDown = Ending.of(null, new JournalException("disk gone", null));
+    Ending pending = Ending.of(null, new OperationPendingException("later", null, id, List.of(), null), GONE, id);
+    Ending cancelled = Ending.of(null, new CancellationException(), GONE, id);
+    Ending journalDown = Ending.of(null, new JournalException("disk gone", null), GONE, id);
 
     assertEnding(pending, false, false);
     assertEnding(cancelled, false, false);
@@ -174,7 +188,7 @@ class DelivererTest {
     OperationId id = op("create-order", 1).id();
     OperationUncertainException uncertain = new OperationUncertainException("?", null, id, List.of(), null);
 
-    Ending e = Ending.of(null, new CompletionException(new CompletionException(uncertain)));
+    Ending e = Ending.of(null, new CompletionException(new CompletionException(uncertain)), GONE, id);
 
     assertSame(uncertain, e.cause());
     assertTrue(e.terminal());
@@ -183,9 +197,9 @@ class DelivererTest {
   @Test
   void theWarnOfARoundWithoutProgressSaysWhatBecameOfItsOperationsAndNoMore() {
     OperationId id = op("create-order", 1).id();
-    Ending pending = Ending.of(null, new OperationPendingException("not sent", null, id, List.of(), null));
-    Ending uncertain = Ending.of(null, new OperationUncertainException("?", null, id, List.of(), null));
-    Ending failed = Ending.of(null, new OperationFailedException("age limit", null, id, List.of(), null));
+    Ending pending = Ending.of(null, new OperationPendingException("not sent", null, id, List.of(), null), GONE, id);
+    Ending uncertain = Ending.of(null, new OperationUncertainException("?", null, id, List.of(), null), GONE, id);
+    Ending failed = Ending.of(null, new OperationFailedException("age limit", null, id, List.of(), null), GONE, id);
 
     DeliveryTracker.Round offline = new DeliveryTracker.Round(2);
     offline.count(pending);
