@@ -68,11 +68,12 @@ import org.slf4j.LoggerFactory;
  *       executor's injected random, so they are not reproducible in tests.</li>
  * </ul>
  *
- * <p>Immutable and thread-safe. The exception or response handed to an {@code IntervalBiFunction}
- * travels from this adapter's classifier to its delay function on the thread that classified the
- * attempt (the executor classifies and decides the delay in one step on one thread), so the
- * classifier must be used together with the policy; if it is not, the function receives
- * {@code Either.left} of an {@link IOException} saying the outcome is unknown.
+ * <p>Immutable and thread-safe. An {@code IntervalBiFunction} gets the attempt's response with the
+ * policy's decision. The exception of an attempt that got none travels from this adapter's
+ * classifier to its delay function on the thread that classified the attempt (the executor
+ * classifies and decides the delay in one step on one thread), so the classifier must be used
+ * together with the policy; if it is not, the function receives {@code Either.left} of an
+ * {@link IOException} saying the outcome is unknown.
  */
 public final class Resilience4jRetryAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(Resilience4jRetryAdapter.class);
@@ -151,13 +152,19 @@ public final class Resilience4jRetryAdapter {
    */
   private DelayFunction delays(RetryConfig config) {
     IntervalBiFunction<ResponseSnapshot> bi = config.getIntervalBiFunction();
-    return (retry, previous, random) -> {
-      Either<Throwable, ResponseSnapshot> outcome = lastOutcome.get();
+    return (DelayFunction.WithResponse) (retry, previous, random, response) -> {
+      // The response comes with the decision itself (a "key in flight" answer skips the classifier,
+      // so what the classifier last noted on this thread may belong to another operation); only an
+      // attempt without one needs the exception the classifier noted just before.
+      Either<Throwable, ResponseSnapshot> failure = lastOutcome.get();
       lastOutcome.remove();
-      if (outcome == null) {
-        outcome = Either.left(new IOException("the outcome of the failed attempt is unknown to this delay function"));
+      if (response.isPresent()) {
+        return millis(bi.apply(retry, Either.right(response.get())));
       }
-      return millis(bi.apply(retry, outcome));
+      if (failure == null || failure.isRight()) {
+        failure = Either.left(new IOException("the outcome of the failed attempt is unknown to this delay function"));
+      }
+      return millis(bi.apply(retry, failure));
     };
   }
 
@@ -174,7 +181,7 @@ public final class Resilience4jRetryAdapter {
 
     @Override
     public Optional<Verdict> classify(ResponseSnapshot response) {
-      lastOutcome.set(Either.right(response));
+      lastOutcome.remove();  // the delay function gets the response itself; no failure is pending
       if (retryOnResult == null || !test(retryOnResult, response, false)) {
         return Optional.empty();
       }
