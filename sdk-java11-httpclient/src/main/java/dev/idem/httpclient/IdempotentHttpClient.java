@@ -151,9 +151,10 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
 
   /**
    * A ready client with shippable defaults over {@code journal}: {@code HttpClient.newHttpClient()}
-   * underneath, an executor with its default retry policy (3 attempts, jittered exponential
-   * backoff), classifier and protocol statuses, the key in {@code Idempotency-Key} (bare), untagged
-   * POST and PATCH passed through, bodies up to 1 MiB. That client follows no redirect and has no
+   * underneath, an executor with its default retry policy (5 attempts within a 60 s deadline,
+   * jittered exponential backoff), classifier and protocol statuses, the key in
+   * {@code Idempotency-Key} (bare), untagged POST and PATCH passed through, bodies up to 1 MiB (and
+   * up to the journal's own limit: 512 KiB for {@code JdbcJournal} by default). That client follows no redirect and has no
    * authenticator, so every request on the wire is a journaled attempt.
    *
    * @param journal where operations are journaled before the first byte, such as

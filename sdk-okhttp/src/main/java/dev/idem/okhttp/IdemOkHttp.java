@@ -39,7 +39,7 @@ import okhttp3.Request;
  * try (Response response = client.newCall(request).execute()) { ... }
  *
  * // Who delivers what a call leaves PENDING (and what a crash left behind): start one dispatcher.
- * OutboxDispatcher outbox = OutboxDispatcher.builder(executor)
+ * OutboxDispatcher outbox = OutboxDispatcher.builder(idem.executor())
  *     .register("create-order", idem.transport(client))
  *     .build()
  *     .start();
@@ -161,7 +161,8 @@ public final class IdemOkHttp implements AutoCloseable {
 
   /**
    * The adapter with shippable defaults over {@code journal}: an executor with its default retry
-   * policy (3 attempts, jittered exponential backoff), classifier, protocol statuses and system
+   * policy (5 attempts within a 60 s deadline, jittered exponential backoff), classifier, protocol
+   * statuses and system
    * clock; the key in {@code Idempotency-Key}, bare; untagged POST and PATCH passed through.
    *
    * @param journal where operations are journaled before the first byte, such as

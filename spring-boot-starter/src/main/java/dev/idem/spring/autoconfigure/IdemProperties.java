@@ -89,7 +89,7 @@ public record IdemProperties(
    * @param maxAttempts The most attempts per operation, the first included.
    * @param attemptTimeout The longest one attempt may take before it is abandoned as ambiguous and
    *     retried with the same key; none by default.
-   * @param deadline The longest an operation may take from its first attempt; none by default.
+   * @param deadline The longest an operation may take from its first attempt; 60 s by default.
    * @param serverKeyRetention How long the target servers keep a key; an operation still pending
    *     past it is not re-sent blindly.
    * @param secretHeaders Header names never journaled, besides those of the default rule
