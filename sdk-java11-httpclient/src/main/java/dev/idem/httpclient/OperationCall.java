@@ -181,7 +181,9 @@ public final class OperationCall {
    * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
    *     host's circuit breaker is open or its retry budget empty)
    * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
-   * @throws InterruptedException interrupted; the operation stays PENDING with its key
+   * @throws InterruptedException interrupted; the operation stays PENDING with its key, unless the
+   *     server had answered: then the journal holds the operation's end, and the message says which
+   *     (SUCCEEDED, say) and that it is not sent again
    * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent
    */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)

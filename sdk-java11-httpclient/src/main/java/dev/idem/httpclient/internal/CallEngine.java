@@ -82,10 +82,20 @@ public final class CallEngine {
       }
       throw e;
     }
+    CompletableFuture<IdempotentHttpResponse<T>> responded = respond(settled, handler, transport, request);
     try {
-      return respond(settled, handler, transport, request).get();
+      return responded.get();
     } catch (ExecutionException e) {
       throw Settling.asIOException(e);
+    } catch (InterruptedException e) {
+      // The journal has the operation's end already: the caller must not take this interrupt for
+      // the PENDING one an interrupt before the answer leaves.
+      responded.cancel(false);
+      InterruptedException told = new InterruptedException("interrupted while the response body was read; operation "
+          + settled.operationId() + " is " + settled.state() + " in the journal (HTTP " + settled.response().status()
+          + "), so it is not sent again: resume or find it by its key for the stored outcome");
+      told.initCause(e);
+      throw told;
     }
   }
 
