@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.ServletRegistration;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -102,8 +103,12 @@ public class IdemWebhooksAutoConfiguration {
   }
 
   /**
-   * Serves one endpoint per source, mapped on its own path beside the DispatcherServlet (and so
-   * never behind a filter that reads the body first).
+   * Serves one endpoint per source, a servlet mapped on its own path beside the DispatcherServlet.
+   * The app's filters mapped on {@code /*} (Boot maps filter beans there) still run before it: one
+   * that reads request parameters of a POST ({@code HiddenHttpMethodFilter}, with
+   * {@code spring.mvc.hiddenmethod.filter.enabled=true}) makes the container consume a form-encoded
+   * body, and the delivery is then refused as badly signed. Two sources on one path, or a path
+   * another servlet holds, fail the startup.
    *
    * @param inbox the inbox
    * @param properties the settings
@@ -119,11 +124,25 @@ public class IdemWebhooksAutoConfiguration {
         .map(e -> Map.entry(path(e.getKey(), e.getValue()), receiver(e.getKey(), e.getValue(), inbox,
             every(listener), clock.getIfAvailable())))
         .toList();
+    Map<String, String> sourceByPath = new HashMap<>();
+    for (Map.Entry<String, WebhookReceiver> e : receivers) {
+      String other = sourceByPath.putIfAbsent(e.getKey(), e.getValue().source().name());
+      if (other != null) {
+        // One servlet would get the path and the other source none: its sender's every delivery
+        // verified against the wrong secrets and refused, with nothing said at startup.
+        throw new IllegalStateException("idem.webhooks.sources." + other + " and idem.webhooks.sources."
+            + e.getValue().source().name() + " are both on path " + e.getKey() + "; give each source a path of its own");
+      }
+    }
     return servletContext -> {
       for (Map.Entry<String, WebhookReceiver> e : receivers) {
         String name = "idemWebhook-" + e.getValue().source().name();
         ServletRegistration.Dynamic r = servletContext.addServlet(name, new WebhookServlet(e.getValue()));
-        r.addMapping(e.getKey());
+        Set<String> taken = r.addMapping(e.getKey());
+        if (!taken.isEmpty()) {
+          throw new IllegalStateException("idem.webhooks.sources." + e.getValue().source().name() + ".path "
+              + e.getKey() + " is already mapped to another servlet; give the source a path of its own");
+        }
       }
     };
   }
