@@ -289,22 +289,44 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return what happened; on {@link CompletionResult#REFUSED} send {@link #refusedResponse()}
    * @throws IdempotencyStoreException if the store failed; the claim then stays in flight until
    *     its lease expires
+   * @throws IllegalArgumentException if the status is outside 100..599, or
+   *     {@link NullPointerException} if a kept header has a null value: the response cannot be
+   *     stored, so the claim is released, as by {@link #abandon}, and a retry runs the handler again
    * @throws IllegalStateException if the claim was already completed or abandoned
    */
   public CompletionResult complete(Claim claim, CapturedResponse response) {
     Objects.requireNonNull(claim, "claim");
     Objects.requireNonNull(response, "response");
+    boolean stores = claim.storagePolicy().stores(response.status());
+    StoredResponse stored;
+    try {
+      if (response.status() < 100 || response.status() > 599) {
+        throw new IllegalArgumentException("the handler answered " + response.status()
+            + ", which is no HTTP status (100..599)");
+      }
+      stored = stores ? toStored(response) : null;
+    } catch (RuntimeException e) {
+      // Converted before finish(): once finished, the lease is no longer renewed and abandon() does
+      // nothing, so a response the store cannot keep would leave the claim in flight until its
+      // lease ran out. A handler that answers what HTTP cannot carry has failed: release it.
+      try {
+        abandon(claim);
+      } catch (RuntimeException release) {
+        e.addSuppressed(release);
+      }
+      throw e;
+    }
     if (!claim.finish()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
     CompletionResult result;
     try {
-      if (!claim.storagePolicy().stores(response.status())) {
+      if (!stores) {
         result = s.store.release(claim.id(), claim.generation(), claim.owner())
             ? CompletionResult.RELEASED : CompletionResult.REFUSED;
       } else {
         Instant now = s.clock.instant();
-        result = s.store.complete(claim.id(), claim.generation(), claim.owner(), now, toStored(response),
+        result = s.store.complete(claim.id(), claim.generation(), claim.owner(), now, stored,
             now.plus(claim.retention())) ? CompletionResult.STORED : CompletionResult.REFUSED;
       }
     } finally {
