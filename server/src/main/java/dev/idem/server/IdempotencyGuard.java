@@ -300,10 +300,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     boolean stores = claim.storagePolicy().stores(response.status());
     StoredResponse stored;
     try {
-      if (response.status() < 100 || response.status() > 599) {
-        throw new IllegalArgumentException("the handler answered " + response.status()
-            + ", which is no HTTP status (100..599)");
-      }
+      requireHttpStatus(response.status());
       stored = stores ? toStored(response) : null;
     } catch (RuntimeException e) {
       // Converted before finish(): once finished, the lease is no longer renewed and abandon() does
@@ -422,6 +419,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IOException if the body could not be read
    * @throws SQLException if the handler threw it (everything was rolled back), or the connection
    *     failed before the guard could begin
+   * @throws IllegalArgumentException if the handler's response cannot be stored (a status outside
+   *     100..599); everything was rolled back, as for a handler that threw
    * @throws IllegalStateException if the guard is closed or its store is not a {@link JdbcIdempotencyStore}
    */
   public GuardResponse inTransaction(Connection connection, GuardRequest request, TransactionalHandler handler)
@@ -470,6 +469,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the response to send once the transaction has committed
    * @throws IOException if the body could not be read
    * @throws SQLException if the handler threw it; the savepoint was rolled back
+   * @throws IllegalArgumentException if the handler's response cannot be stored (a status outside
+   *     100..599); the savepoint was rolled back
    * @throws IdempotencyStoreException if the guard's own steps failed; roll the transaction back
    * @throws IllegalStateException if the connection is in auto-commit mode, the guard is closed, or
    *     its store is not a {@link JdbcIdempotencyStore}
@@ -713,6 +714,16 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   CompletionSignals<RecordId> signals() {
     return signals;
+  }
+
+  /**
+   * Checked whatever the storage policy says: a status HTTP cannot carry is the handler's failure,
+   * not a response to release and send.
+   */
+  static void requireHttpStatus(int status) {
+    if (status < 100 || status > 599) {
+      throw new IllegalArgumentException("the handler answered " + status + ", which is no HTTP status (100..599)");
+    }
   }
 
   /** The response as the store keeps it: allowlisted headers, and no body past the capture cap. */

@@ -75,6 +75,13 @@ final class TransactionalRun {
         return run.unguarded(handler, body);
       }
       return run.guarded(p, request, handler);
+    } catch (Throwable t) {
+      // Restoring auto-commit below commits whatever is still open: a failure that no step rolled
+      // back would commit the handler's writes with an IN_FLIGHT claim and no result.
+      if (owned) {
+        run.undoQuietly(t);
+      }
+      throw t;
     } finally {
       if (owned && autoCommit) {
         try {
@@ -162,6 +169,7 @@ final class TransactionalRun {
       throws SQLException {
     CapturedResponse response = handle(handler, claim, p.body());
     try {
+      IdempotencyGuard.requireHttpStatus(response.status());
       if (!claim.storagePolicy().stores(response.status())) {
         // Released: the claim and the handler's writes go together, so a retry finds nothing done.
         undo();
@@ -181,6 +189,10 @@ final class TransactionalRun {
     } catch (SQLException e) {
       undoQuietly(e);
       return storeFailed("result", e);
+    } catch (RuntimeException | Error e) {
+      // Not the store's failure (a response it cannot keep): the handler's writes go with the claim.
+      undoQuietly(e);
+      throw e;
     }
     guard.ended(claim, CompletionResult.STORED);
     return toSend(response);
