@@ -28,6 +28,7 @@ public final class BoundedCapture extends OutputStream {
   private final Spill spill;
   private ByteArrayOutputStream held = new ByteArrayOutputStream();
   private OutputStream out;
+  private boolean outputFailed;
 
   /**
    * @param cap the most bytes held back
@@ -46,12 +47,22 @@ public final class BoundedCapture extends OutputStream {
   @Override
   public void write(byte[] b, int off, int len) throws IOException {
     if (out == null && held.size() + len > cap) {
-      out = spill.open();
-      held.writeTo(out);
+      try {
+        out = spill.open();
+        held.writeTo(out);
+      } catch (IOException e) {
+        outputFailed = true;
+        throw e;
+      }
       held = null;
     }
     if (out != null) {
-      out.write(b, off, len);
+      try {
+        out.write(b, off, len);
+      } catch (IOException e) {
+        outputFailed = true;
+        throw e;
+      }
     } else {
       held.write(b, off, len);
     }
@@ -61,8 +72,25 @@ public final class BoundedCapture extends OutputStream {
   @Override
   public void flush() throws IOException {
     if (out != null) {
-      out.flush();
+      try {
+        out.flush();
+      } catch (IOException e) {
+        outputFailed = true;
+        throw e;
+      }
     }
+  }
+
+  /**
+   * Whether opening or writing the real output failed: mostly a client gone while an over-cap
+   * body streamed. The handler had run by then, so its adapter must record the result (without
+   * its body) rather than take the failure for the handler's and release the claim, which would
+   * let a retry run the effect again.
+   *
+   * @return true once the real output threw
+   */
+  public boolean outputFailed() {
+    return outputFailed;
   }
 
   /** @return true once the body passed the cap and went to the real output */

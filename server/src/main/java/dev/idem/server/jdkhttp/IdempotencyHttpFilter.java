@@ -44,8 +44,9 @@ import org.slf4j.LoggerFactory;
  * <p>For a keyed request it reads the body (up to the guard's request cap), claims the operation
  * and hands the handler an exchange whose request body is those bytes and whose response is held
  * back, up to the capture cap, until the result is stored. A longer response is streamed (chunked)
- * once it passes the cap and is recorded without its body. The handler must finish its response
- * before {@code handle} returns.
+ * once it passes the cap and is recorded without its body, also when the client goes away while
+ * it streams (the handler's effect is done by then). The handler must finish its response before
+ * {@code handle} returns.
  *
  * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
  * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in
@@ -170,10 +171,14 @@ public final class IdempotencyHttpFilter extends Filter {
     try {
       chain.doFilter(capture);
     } catch (IOException | RuntimeException | Error e) {
-      try {
-        guard.abandon(p.claim());
-      } catch (RuntimeException release) {
-        e.addSuppressed(release);
+      if (capture.capture.outputFailed()) {
+        recordWithoutBody(p.claim(), capture.status(), exchange.getResponseHeaders(), e);
+      } else {
+        try {
+          guard.abandon(p.claim());
+        } catch (RuntimeException release) {
+          e.addSuppressed(release);
+        }
       }
       throw e;
     }
@@ -193,6 +198,22 @@ public final class IdempotencyHttpFilter extends Filter {
       send(exchange, guard.refusedResponse());
     } else {
       sendBody(exchange, capture.status(), held);
+    }
+  }
+
+  /**
+   * The client went away while an over-cap body streamed: the handler had made its effect and its
+   * status had gone out, so the failure is the client's, not the handler's. Recorded as an over-cap
+   * response (body omitted); releasing the claim instead would let the client's retry run the
+   * effect again.
+   */
+  private void recordWithoutBody(Claim claim, int status, Headers headers, Throwable failure) {
+    LOG.info("The client of {} went away while its over-cap response streamed; storing the result without"
+        + " its body", claim);
+    try {
+      guard.complete(claim, new CapturedResponse(status, headers, null));
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
     }
   }
 

@@ -55,7 +55,8 @@ import org.slf4j.LoggerFactory;
  * <p>For a keyed request it reads the body (up to the guard's request cap), claims the operation,
  * and runs the rest of the chain with that body. It holds the response back, up to the capture
  * cap, until the result is stored, so a client never sees a result that a crash could then
- * forget. A longer response is streamed once it passes the cap and is recorded without its body.
+ * forget. A longer response is streamed once it passes the cap and is recorded without its body,
+ * also when the client goes away while it streams (the handler's effect is done by then).
  * {@code sendError} and {@code sendRedirect} are captured as a status (and {@code Location})
  * without a container error page. Form parameters of a guarded request must be read from the
  * body, since the filter has consumed the original stream. The chain must finish its response
@@ -162,10 +163,14 @@ public final class IdempotencyFilter implements Filter {
       chain.doFilter(request, capture);
       capture.finishWriting();
     } catch (IOException | ServletException | RuntimeException | Error e) {
-      try {
-        guard.abandon(p.claim());
-      } catch (RuntimeException release) {
-        e.addSuppressed(release);
+      if (capture.capture.outputFailed()) {
+        recordWithoutBody(p.claim(), capture.getStatus(), headers(response), e);
+      } else {
+        try {
+          guard.abandon(p.claim());
+        } catch (RuntimeException release) {
+          e.addSuppressed(release);
+        }
       }
       throw e;
     }
@@ -188,6 +193,22 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     writeBody(response, held);
+  }
+
+  /**
+   * The client went away while an over-cap body streamed: the handler had made its effect and its
+   * status had gone out, so the failure is the client's, not the handler's. Recorded as an over-cap
+   * response (body omitted); releasing the claim instead would let the client's retry run the
+   * effect again.
+   */
+  private void recordWithoutBody(Claim claim, int status, Map<String, List<String>> headers, Throwable failure) {
+    LOG.info("The client of {} went away while its over-cap response streamed; storing the result without"
+        + " its body", claim);
+    try {
+      guard.complete(claim, new CapturedResponse(status, headers, null));
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+    }
   }
 
   private static Map<String, List<String>> headers(HttpServletResponse response) {
