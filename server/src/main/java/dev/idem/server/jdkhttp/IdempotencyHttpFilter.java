@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * back, up to the capture cap, until the result is stored. A longer response is streamed (chunked)
  * once it passes the cap and is recorded without its body, also when the client goes away while
  * it streams (the handler's effect is done by then). The handler must finish its response before
- * {@code handle} returns.
+ * {@code handle} returns; one that returns without {@code sendResponseHeaders} has failed: the
+ * client gets a 500 and the claim is released, as when it throws.
  *
  * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
  * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in
@@ -171,7 +172,8 @@ public final class IdempotencyHttpFilter extends Filter {
     try {
       chain.doFilter(capture);
     } catch (IOException | RuntimeException | Error e) {
-      if (capture.capture.outputFailed()) {
+      // Not when no status was sent: then the spill itself refused, as the JDK's own stream would.
+      if (capture.capture.outputFailed() && capture.statusSent()) {
         recordWithoutBody(p.claim(), capture.status(), exchange.getResponseHeaders(), e);
       } else {
         try {
@@ -181,6 +183,20 @@ public final class IdempotencyHttpFilter extends Filter {
         }
       }
       throw e;
+    }
+    if (!capture.statusSent()) {
+      // Without the guard the client would get no answer; a made-up 200 stored for replay would
+      // tell it and every retry that the operation succeeded, which the handler never said.
+      LOG.error("The handler of {} returned without sendResponseHeaders; answering 500, and a retry runs it again",
+          p.claim());
+      try {
+        guard.abandon(p.claim());
+      } catch (IdempotencyStoreException e) {
+        LOG.error("Could not release {}; it stays until its lease expires", p.claim(), e);
+      }
+      exchange.getResponseHeaders().clear();
+      send(exchange, guard.failedResponse());
+      return;
     }
     byte[] held = capture.capture.held();
     CompletionResult result;
@@ -297,13 +313,21 @@ public final class IdempotencyHttpFilter extends Filter {
       this.claim = claim;
       // Past the cap: send the status now, chunked, and stream the rest.
       this.capture = new BoundedCapture(cap, () -> {
-        real.sendResponseHeaders(status(), 0);
+        if (!statusSent()) {
+          throw new IOException("response headers not sent yet"); // as the JDK's own stream says
+        }
+        real.sendResponseHeaders(status, 0);
         return real.getResponseBody();
       });
     }
 
+    boolean statusSent() {
+      return status >= 0;
+    }
+
+    /** @return the status the handler sent; check {@link #statusSent()} first */
     int status() {
-      return status < 0 ? 200 : status;
+      return status;
     }
 
     @Override
