@@ -20,12 +20,25 @@ import java.util.Optional;
  * whitespace, numbers in ECMAScript form, minimal string escaping. Two JSON texts with the same
  * data canonicalize to the same bytes, whatever their key order, number spelling or escapes.
  *
- * <p>Numbers go through IEEE 754 doubles, as the RFC requires; integers beyond 2^53 therefore lose
- * precision here exactly as they would in any JCS implementation. Their digits are found here
- * rather than taken from {@link Double#toString(double)}, which on JDK 17 is not always the
- * shortest round-trip form (JDK-4511638) and changed in JDK 19: fingerprints are stored in the
- * journal, so they must not depend on the JVM version that computed them. Its text is used only
- * where any JVM's must be the one shortest decimal (see {@code appendNumber}).
+ * <p>Numbers go through IEEE 754 doubles, as the RFC requires, with one deliberate exception. A
+ * number whose value its double's text does not have (an integer beyond 2^53 such as
+ * {@code 9007199254740993}, whose double is {@code 9007199254740992}; {@code 0.10000000000000001},
+ * whose double is {@code 0.1}) is written as its own exact value instead: an app that reads it into
+ * a {@code long} or a {@code BigDecimal} sees another payload, so its fingerprint must differ, or a
+ * key reused with it is answered with the other payload's stored result. That value is laid out as
+ * the RFC lays out a double (significant digits, no trailing zeros, an exponent outside
+ * 1e-6..1e21), and no double's text can equal it: were it some double's text, the number would read
+ * back as that double and have its text's value, so it would have been written as that text. Every
+ * number whose value its double's text has ({@code 0.1},
+ * {@code 4.50}, {@code 1e2}, {@code 2^53}) is written exactly as the RFC writes it, so fingerprints
+ * stored before this exception, on the server and by the client, still match. A number no double
+ * holds ({@code 1e400}) is refused, as before.
+ *
+ * <p>The digits of a double are found here rather than taken from
+ * {@link Double#toString(double)}, which on JDK 17 is not always the shortest round-trip form
+ * (JDK-4511638) and changed in JDK 19: fingerprints are stored in the journal, so they must not
+ * depend on the JVM version that computed them. Its text is used only where any JVM's must be the
+ * one shortest decimal (see {@code appendNumber}).
  *
  * <p>Thread-safe.
  */
@@ -37,6 +50,10 @@ public final class JsonCanonicalizer {
   /** The characters written as a backslash and a letter (RFC 8785 section 3.2.2.2), and those letters. */
   private static final String ESCAPED = "\"\\\b\f\n\r\t";
   static final String SHORT_ESCAPES = "\"\\bfnrt";
+  /** Integers of smaller magnitude than this are exact as doubles. */
+  private static final long EXACT_LONG = 1L << 53;
+  /** Beyond this decimal point position the exact form is refused; a double's is within 310. */
+  private static final long MAX_POINT = 1_000_000_000L;
 
   private JsonCanonicalizer() {}
 
@@ -108,14 +125,13 @@ public final class JsonCanonicalizer {
       }
       case VALUE_NUMBER_INT -> {
         StringBuilder number = new StringBuilder(24);
-        writeInteger(p, number);
-        return number.toString();
+        return writeInteger(p, number) ? number.toString() : exactly(p, number.toString());
       }
       case VALUE_NUMBER_FLOAT -> {
-        // As a tree reads it: a double (Jackson's own parse of the text), never a BigDecimal.
+        // As a tree reads it: a double (Jackson's own parse of the text), then the exactness check.
         StringBuilder number = new StringBuilder(24);
         appendNumber(p.getDoubleValue(), number);
-        return number.toString();
+        return exactly(p, number.toString());
       }
       case VALUE_TRUE -> {
         return "true";
@@ -171,13 +187,102 @@ public final class JsonCanonicalizer {
 
   /**
    * An integer as a tree would hold it (an int, a long or a BigInteger) and then read it as a
-   * double, which RFC 8785 requires; an int or long below 2^53 in magnitude is exact as a double.
+   * double, which RFC 8785 requires.
+   *
+   * @return true when the double is certainly exact (an int or long below 2^53 in magnitude, the
+   *     usual integer), so that the token need not be compared with what was written
    */
-  private static void writeInteger(JsonParser p, StringBuilder out) throws IOException {
+  private static boolean writeInteger(JsonParser p, StringBuilder out) throws IOException {
     if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
       appendNumber(p.getBigIntegerValue().doubleValue(), out);
-    } else {
-      appendNumber((double) p.getLongValue(), out);
+      return false;
+    }
+    long v = p.getLongValue();
+    appendNumber((double) v, out);
+    return v > -EXACT_LONG && v < EXACT_LONG;
+  }
+
+  /**
+   * The number token the parser is on, as {@code canonical} (its double's text) when that text has
+   * the token's value, and as the token's own exact value when it does not (see the class comment).
+   */
+  private static String exactly(JsonParser p, String canonical) throws IOException {
+    char[] text = p.getTextCharacters();
+    int offset = p.getTextOffset();
+    int length = p.getTextLength();
+    if (canonical.length() == length && canonical.contentEquals(java.nio.CharBuffer.wrap(text, offset, length))) {
+      return canonical; // written canonically already: the usual case, nothing to parse
+    }
+    Decimal token = Decimal.parse(text, offset, length);
+    if (token.equals(Decimal.parse(canonical.toCharArray(), 0, canonical.length()))) {
+      return canonical;
+    }
+    if (Math.abs(token.point()) > MAX_POINT) {
+      // Its double is 0 (a double so big is infinite, refused already); its exact value would be
+      // written with an exponent no real request has.
+      throw new IllegalArgumentException("JSON number beyond any exponent written here");
+    }
+    StringBuilder out = new StringBuilder(token.digits().length() + 8);
+    if (token.negative()) {
+      out.append('-');
+    }
+    layout(token.digits(), (int) token.point(), out);
+    return out.toString();
+  }
+
+  /**
+   * A JSON number's value as {@code 0.digits × 10^point}: digits without leading or trailing zeros
+   * (empty for zero, whose sign then does not count), so two spellings of one value are equal.
+   */
+  private record Decimal(boolean negative, String digits, long point) {
+    private static final Decimal ZERO = new Decimal(false, "", 0);
+
+    /** Parses a number the parser (or this class) has already checked is valid JSON. */
+    static Decimal parse(char[] c, int offset, int length) {
+      int end = offset + length;
+      int i = offset;
+      boolean negative = c[i] == '-';
+      if (negative) {
+        i++;
+      }
+      StringBuilder digits = new StringBuilder(length);
+      long point = 0;
+      boolean fraction = false;
+      for (; i < end && c[i] != 'e' && c[i] != 'E'; i++) {
+        if (c[i] == '.') {
+          fraction = true;
+        } else if (digits.length() == 0 && c[i] == '0') {
+          if (fraction) {
+            point--; // a leading zero after the point moves it
+          }
+        } else {
+          digits.append(c[i]);
+          if (!fraction) {
+            point++;
+          }
+        }
+      }
+      if (i < end) {
+        point += exponent(c, i + 1, end);
+      }
+      int kept = digits.length();
+      while (kept > 0 && digits.charAt(kept - 1) == '0') {
+        kept--;
+      }
+      return kept == 0 ? ZERO : new Decimal(negative, digits.substring(0, kept), point);
+    }
+
+    /** The exponent, saturated far beyond {@link #MAX_POINT} so that a long never overflows. */
+    private static long exponent(char[] c, int i, int end) {
+      boolean negative = c[i] == '-';
+      if (c[i] == '-' || c[i] == '+') {
+        i++;
+      }
+      long e = 0;
+      for (; i < end; i++) {
+        e = Math.min(e * 10 + (c[i] - '0'), 1L << 40);
+      }
+      return negative ? -e : e;
     }
   }
 
@@ -268,8 +373,16 @@ public final class JsonCanonicalizer {
       bd = known ? text : shortest(d, text.precision()).stripTrailingZeros();
     }
     String digits = bd.unscaledValue().toString();
+    layout(digits, digits.length() - bd.scale(), sb); // d = 0.digits * 10^n
+    return sb.toString();
+  }
+
+  /**
+   * Writes {@code 0.digits × 10^n} as ECMA-262 section 7.1.12.1 lays out a number's digits: plain
+   * from 1e-6 to below 1e21, else with an exponent.
+   */
+  private static void layout(String digits, int n, StringBuilder sb) {
     int k = digits.length();
-    int n = k - bd.scale(); // d = 0.digits * 10^n
     if (k <= n && n <= 21) {
       sb.append(digits).append("0".repeat(n - k));
     } else if (0 < n && n <= 21) {
@@ -284,7 +397,6 @@ public final class JsonCanonicalizer {
       int exp = n - 1;
       sb.append('e').append(exp < 0 ? '-' : '+').append(Math.abs(exp));
     }
-    return sb.toString();
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -13,7 +14,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
 
-/** RFC 8785 (JCS), including the RFC's own examples and its Appendix B number vectors. */
+/**
+ * RFC 8785 (JCS), including the RFC's own examples and its Appendix B number vectors, and the one
+ * place Idem leaves it on purpose: a number its double does not hold exactly keeps its own value.
+ */
 class JsonCanonicalizerTest {
 
   private static String canon(String json) {
@@ -49,18 +53,24 @@ class JsonCanonicalizerTest {
         Arguments.of("-0", "0"), Arguments.of("-0.0", "0"), Arguments.of("0e10", "0"),
         Arguments.of("4.50", "4.5"), Arguments.of("2e-3", "0.002"), Arguments.of("-1.5", "-1.5"),
         Arguments.of("1e21", "1e+21"), Arguments.of("1e20", "100000000000000000000"),
-        Arguments.of("123456789012345678901", "123456789012345680000"),
+        Arguments.of("123456789012345678901", "123456789012345678901"), // no double is this integer
+        Arguments.of("123456789012345680000", "123456789012345680000"),
         Arguments.of("1e-7", "1e-7"), Arguments.of("0.000001", "0.000001"), Arguments.of("0.0000001", "1e-7"),
         Arguments.of("1E30", "1e+30"), Arguments.of("0.000000000000000000000000001", "1e-27"),
         Arguments.of("1.7976931348623157e308", "1.7976931348623157e+308"),
         Arguments.of("-1.7976931348623157e308", "-1.7976931348623157e+308"),
         Arguments.of("9007199254740992", "9007199254740992"),
-        Arguments.of("9007199254740993", "9007199254740992"), // beyond 2^53, as IEEE 754 says
-        Arguments.of("333333333.33333329", "333333333.3333333"),
+        Arguments.of("9007199254740993", "9007199254740993"), // not 2^53: Idem keeps the value (the RFC would not)
+        Arguments.of("9007199254740993.000", "9007199254740993"), Arguments.of("-9007199254740993", "-9007199254740993"),
+        Arguments.of("9007199254740994", "9007199254740994"), // a double, exactly
+        Arguments.of("333333333.33333329", "333333333.33333329"), Arguments.of("333333333.3333333", "333333333.3333333"),
+        Arguments.of("0.10000000000000001", "0.10000000000000001"), Arguments.of("1.00000000000000000001", "1.00000000000000000001"),
+        Arguments.of("1e-400", "1e-400"), Arguments.of("-1.50e-400", "-1.5e-400"),
+        Arguments.of("1234567890123456789012345", "1.234567890123456789012345e+24"),
         Arguments.of("2e23", "2e+23"), // JDK 17 Double.toString says 1.9999999999999998E23
         Arguments.of("5e-324", "5e-324"), // JDK 17 says 4.9E-324
         Arguments.of("0.1", "0.1"), Arguments.of("0.30000000000000004", "0.30000000000000004"),
-        Arguments.of("12e-400", "0"));
+        Arguments.of("12e-400", "1.2e-399"), Arguments.of("0e-400", "0"));
   }
 
   @ParameterizedTest(name = "{0} -> {1}")
@@ -120,6 +130,46 @@ class JsonCanonicalizerTest {
     }
   }
 
+  /**
+   * Through doubles these pairs had one canonical form, so one fingerprint: a key reused with the
+   * second got the first one's replay, though an app reading a long or a BigDecimal sees two payloads.
+   * Found by a review on 2026-12-04; failed before the fix.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"9007199254740993 9007199254740992", "-9007199254740993 -9007199254740992",
+      "0.10000000000000001 0.1", "333333333.33333329 333333333.3333333", "12345678901234567890 12345678901234567000",
+      "1e-400 0", "4503599627370497.5 4503599627370498", "1.00000000000000000001 1"})
+  void numbersTheirDoubleDoesNotHoldDoNotCollideWithTheDouble(String pair) {
+    String[] p = pair.split(" ");
+    assertNotEquals(canon("{\"to_account\":" + p[1] + "}"), canon("{\"to_account\":" + p[0] + "}"));
+  }
+
+  @Test
+  void theExactFormIsNoDoublesTextAndIsAFixedPoint() {
+    java.util.SplittableRandom r = new java.util.SplittableRandom(8785);
+    int exact = 0;
+    for (int i = 0; i < 20_000; i++) {
+      // 17 to 25 significant digits, at everyday and extreme magnitudes: mostly no double's value
+      StringBuilder t = new StringBuilder(r.nextBoolean() ? "-" : "").append(r.nextInt(1, 10));
+      for (int k = r.nextInt(16, 25); k > 0; k--) {
+        t.append(r.nextInt(10));
+      }
+      t.append('e').append(r.nextInt(-350, 280)); // never past a double's largest
+      String out = canon(t.toString());
+      String asDouble = JsonCanonicalizer.formatNumber(Double.parseDouble(t.toString()));
+      java.math.BigDecimal value = new java.math.BigDecimal(t.toString());
+      if (new java.math.BigDecimal(asDouble).compareTo(value) == 0) {
+        assertEquals(asDouble, out, t::toString);
+      } else {
+        exact++;
+        assertEquals(0, new java.math.BigDecimal(out).compareTo(value), t::toString);
+        assertNotEquals(asDouble, out, t::toString);
+      }
+      assertEquals(out, canon(out), "canonical text must be a fixed point");
+    }
+    assertTrue(exact > 10_000, "most such numbers are no double's value: " + exact);
+  }
+
   @Test
   void unicodeEscapesAndRawCharactersCanonicalizeAlike() {
     assertEquals(canon("{\"name\":\"caf\u00e9\"}"), canon("{\"name\":\"caf\\u00e9\"}"));
@@ -139,10 +189,12 @@ class JsonCanonicalizerTest {
 
   @Test
   void rfcSection324Example() {
+    // The RFC writes 333333333.33333329 as its double, 333333333.3333333; Idem keeps its value (see
+    // JsonCanonicalizer). The RFC's other numbers are their doubles' values and come out as it says.
     String in = "{\n  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n"
         + "  \"string\": \"\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\\"\\/\",\n"
         + "  \"literals\": [null, true, false]\n}";
-    assertEquals("{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+    assertEquals("{\"literals\":[null,true,false],\"numbers\":[333333333.33333329,1e+30,4.5,0.002,1e-27],"
         + "\"string\":\"\u20ac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}", canon(in));
   }
 

@@ -5,7 +5,9 @@ import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,11 +17,15 @@ import java.util.Optional;
 /**
  * The oracle for {@link JsonCanonicalizer}: its implementation before it read the parser's tokens
  * (commit b8793c7), over a Jackson tree, numbers through the decimal search without shortcuts.
- * Fingerprints are stored in journals, so the canonical bytes must not change for any input.
+ * Fingerprints are stored in journals, so the canonical bytes must not change for any input,
+ * except, since a review on 2026-12-04, for a number its double's text does not hold exactly: the
+ * tree reads numbers as BigDecimals to tell those, and writes them as their own value (by
+ * BigDecimal arithmetic here, not by the canonicalizer's digit parsing).
  */
 final class TreeCanonicalizer {
   private static final ObjectMapper MAPPER = JsonMapper.builder()
       .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+      .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
       .build();
   private static final String ESCAPED = "\"\\\b\f\n\r\t";
 
@@ -66,11 +72,38 @@ final class TreeCanonicalizer {
         out.append(']');
       }
       case STRING -> writeString(node.textValue(), out);
-      case NUMBER -> out.append(JsonCanonicalizer.formatNumberGeneral(node.doubleValue()));
+      case NUMBER -> {
+        String asDouble = JsonCanonicalizer.formatNumberGeneral(node.doubleValue());
+        BigDecimal exact = node.decimalValue();
+        out.append(new BigDecimal(asDouble).compareTo(exact) == 0 ? asDouble : exactForm(exact));
+      }
       case BOOLEAN -> out.append(node.booleanValue());
       case NULL -> out.append("null");
       default -> throw new IllegalArgumentException("unexpected JSON node " + node.getNodeType());
     }
+  }
+
+  /** ECMA-262's layout of a number's shortest digits, applied to all of a BigDecimal's. */
+  private static String exactForm(BigDecimal exact) {
+    BigDecimal v = exact.stripTrailingZeros();
+    String digits = v.unscaledValue().abs().toString();
+    int k = digits.length();
+    int n = k - v.scale();
+    StringBuilder sb = new StringBuilder(v.signum() < 0 ? "-" : "");
+    if (k <= n && n <= 21) {
+      sb.append(digits).append("0".repeat(n - k));
+    } else if (0 < n && n <= 21) {
+      sb.append(digits, 0, n).append('.').append(digits, n, k);
+    } else if (-6 < n && n <= 0) {
+      sb.append("0.").append("0".repeat(-n)).append(digits);
+    } else {
+      sb.append(digits.charAt(0));
+      if (k > 1) {
+        sb.append('.').append(digits, 1, k);
+      }
+      sb.append('e').append(n - 1 < 0 ? '-' : '+').append(Math.abs(n - 1));
+    }
+    return sb.toString();
   }
 
   private static void writeString(String s, StringBuilder out) {
