@@ -13,10 +13,10 @@ import java.util.function.Function;
  * <p>Its state moves {@code QUEUED} (the unit waits for the statement lock; absent for a flush,
  * which has no unit) → {@code WAITING} (it ran; it waits for a commit round, and is in the store's
  * list of those who do) → {@code DONE}. A waiting caller may be put on {@code DUTY}: it then runs
- * the next commit round for everyone, instead of one more thread being woken to do it. A waiting
- * caller that is interrupted may leave ({@code ABANDONED}), unless it has been put on duty first.
- * The transitions out of {@code WAITING} are compare-and-set, so that duty cannot be given to a
- * caller that has left.
+ * the next commit round for everyone, instead of one more thread being woken to do it. An
+ * interrupted caller does not leave: its unit ran, and the next commit keeps it whether or not the
+ * caller waits (see {@code SingleConnectionStore#awaitRound}). The move to {@code DUTY} is
+ * compare-and-set, so that duty is given only to a caller whose round has not ended.
  *
  * @param <T> the unit's result
  */
@@ -25,7 +25,6 @@ final class CommitWaiter<T> {
   static final int WAITING = 1;
   static final int DUTY = 2;
   static final int DONE = 3;
-  static final int ABANDONED = 4;
 
   private static final VarHandle STATE;
 

@@ -9,7 +9,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -321,11 +320,13 @@ public final class SingleConnectionStore implements Store {
 
   /**
    * Waits until the unit, which has run, is DONE; runs a commit round when put on duty, or when
-   * nobody runs one. A caller interrupted while another caller's round runs leaves with an
-   * exception (its write may or may not become durable, so nothing may be sent for it), unless it
-   * was put on duty, which it then does first. Rounds run with the interrupt cleared and restored
-   * afterwards: a disk sync on an interrupted thread closes the file it syncs, which broke the
-   * store for every caller.
+   * nobody runs one. An interrupt does not end the wait: the unit's write is in the open
+   * transaction, and the next commit (anyone's, the close's) makes it durable whether or not its
+   * caller waits, so a caller that left with an exception was told its write did not happen while
+   * the journal kept it (a begin then sent later, after its caller retried with a new key). The
+   * wait is bounded by the round running now and the one after it; the interrupt is restored for
+   * the caller to see on return. Rounds run with the interrupt cleared: a disk sync on an
+   * interrupted thread closes the file it syncs, which broke the store for every caller.
    */
   private void awaitRound(CommitWaiter<?> waiter, boolean interruptedBefore) throws IdempotencyException {
     boolean interrupted = interruptedBefore | Thread.interrupted();
@@ -344,10 +345,6 @@ public final class SingleConnectionStore implements Store {
             releaseRound(); // finished meanwhile: nothing of its own left to commit
           }
           continue;
-        }
-        if (interrupted && waiter.move(CommitWaiter.WAITING, CommitWaiter.ABANDONED)) {
-          throw new JournalException("interrupted while waiting for the " + what + "'s commit on " + name
-              + "; the write may or may not be durable, so nothing may be sent for it", new InterruptedException());
         }
         LockSupport.park(this);
         interrupted |= Thread.interrupted();
@@ -408,14 +405,10 @@ public final class SingleConnectionStore implements Store {
       preferred.wake();
       return true;
     }
-    for (Iterator<CommitWaiter<?>> it = awaiting.iterator(); it.hasNext();) {
-      CommitWaiter<?> w = it.next();
+    for (CommitWaiter<?> w : awaiting) {
       if (w.move(CommitWaiter.WAITING, CommitWaiter.DUTY)) {
         w.wake();
         return true;
-      }
-      if (w.state() == CommitWaiter.ABANDONED) {
-        it.remove();
       }
     }
     return false;
