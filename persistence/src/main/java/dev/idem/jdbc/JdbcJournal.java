@@ -1254,7 +1254,7 @@ public final class JdbcJournal implements Journal {
       JdbcJournal journal = new JdbcJournal(this, name, dialect, store, schemaVersion, opened);
       journal.quarantine.sweepUnknownStates();
       if (opened.singleProcess()) {
-        CrashRecovery.run(store, journal.table, journal.codec, clock, opened.crashed(), name, LOG);
+        CrashRecovery.run(store, journal.table, journal.codec, journal.quarantine, clock, opened.crashed(), name, LOG);
       }
       return journal;
     }

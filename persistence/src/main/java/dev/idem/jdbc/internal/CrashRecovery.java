@@ -45,14 +45,17 @@ public final class CrashRecovery {
   }
 
   /**
+   * @param quarantine sets aside rows whose attempts cannot be decoded, so that the next page's
+   *     read, which starts from the first unquarantined row in doubt, does not meet them again
    * @param afterCrash also settle inline PENDING rows never durably claimed (the journal was not closed)
    * @return how many operations were settled
    */
-  public static int run(Store store, OperationTable table, RecordCodec codec, Clock clock, boolean afterCrash,
-      String journalName, Logger log) throws IdempotencyException {
+  public static int run(Store store, OperationTable table, RecordCodec codec, Quarantine quarantine, Clock clock,
+      boolean afterCrash, String journalName, Logger log) throws IdempotencyException {
     Instant now = clock.instant();
     long nowNanos = Instants.toNanos(now);
     int settled = 0;
+    int quarantined = 0;
     List<RawRow> rows;
     do {
       rows = store.read(null, c -> table.inDoubt(c, afterCrash, PAGE));
@@ -61,7 +64,10 @@ public final class CrashRecovery {
         try {
           attempts = codec.decodeAttempts(r.attemptsJson());
         } catch (CorruptRowException e) {
-          continue; // the next read quarantines it
+          // Left in place, it would head every page read again: a page of them never ended the open.
+          quarantine.quarantine(r, e.getMessage());
+          quarantined++;
+          continue;
         }
         boolean inFlight = "IN_FLIGHT".equals(r.state());
         long generation = inFlight ? r.generation() : r.generation() + 1;
@@ -71,6 +77,8 @@ public final class CrashRecovery {
           try {
             attemptsJson = codec.appendAttempt(r.attemptsJson(), owed.get());
           } catch (CorruptRowException e) {
+            quarantine.quarantine(r, e.getMessage());
+            quarantined++;
             continue;
           }
         }
@@ -79,8 +87,10 @@ public final class CrashRecovery {
         settled++;
       }
     } while (rows.size() == PAGE);
-    if (settled > 0) {
+    if (settled > 0 || quarantined > 0) {
       store.flush();
+    }
+    if (settled > 0) {
       log.warn("Idem journal {}: {} operation(s) may have had an attempt in flight when the last process stopped;"
           + " each counts an ambiguous attempt and is PENDING again, due now, with its key", journalName, settled);
     }

@@ -177,7 +177,8 @@ public final class Quarantine {
     return store.read(null, c -> table.quarantined(c, limit));
   }
 
-  private void quarantine(RawRow row, String reason) throws IdempotencyException {
+  /** Flags a row read outside a unit of work that cannot be decoded, so that every query skips it. */
+  void quarantine(RawRow row, String reason) throws IdempotencyException {
     if (store.readOnly()) {
       log.warn("Idem journal {}: operation {} cannot be read ({}); not flagged, the journal is open read-only",
           journalName, row.idText(), reason);
