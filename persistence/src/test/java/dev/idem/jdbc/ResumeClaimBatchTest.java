@@ -66,6 +66,7 @@ class ResumeClaimBatchTest {
       ds.onOperations.clear();
       ds.statements.clear();
       ds.commits.set(0);
+      ds.writeCommits.set(0);
       ConcurrentMap<IdempotencyKey, Integer> sends = new ConcurrentHashMap<>();
       Transport transport = (request, key) -> {
         sends.merge(key, 1, Integer::sum);
@@ -82,8 +83,10 @@ class ResumeClaimBatchTest {
       assertEquals(3 * OPERATIONS, ds.onOperations.get("UPDATE").get(), "UPDATEs: " + ds.onOperations);
       // The page reads only (owed outcomes, the due page's two queries, the leases held elsewhere).
       assertTrue(ds.onOperations.get("SELECT").get() <= 6, "SELECTs: " + ds.onOperations);
-      // Only the claims are durable writes: at most one commit per batch of LANES.
-      assertTrue(ds.commits.get() <= OPERATIONS / LANES, "commits: " + ds.commits.get());
+      // Only the claims are durable writes: at most one commit per batch of LANES. (The journal
+      // also ends each page read's transaction with a commit of nothing, so as not to pin the app's
+      // WAL; those are not counted.)
+      assertTrue(ds.writeCommits.get() <= OPERATIONS / LANES, "commits with writes: " + ds.writeCommits.get());
       for (OperationId id : ids) {
         assertEquals(OperationState.SUCCEEDED, journal.find(id).orElseThrow().state());
       }

@@ -135,10 +135,12 @@ public final class SingleConnectionStore implements Store {
    * @param diskSync what forces each commit to the disk, or null to not sync to disk (commits then
    *     survive a process crash, not an OS crash); closed with the store
    * @param deferredCommitInterval the longest a DEFERRED write waits for its commit
-   * @param sharedDatabase true if other connections write the same database (the guard's
-   *     transactional mode, where the app's connections claim): then a read that finds no write of
-   *     this store pending ends its transaction at once, so that the next unit reads what the others
-   *     committed meanwhile, and a write never fails on an outdated snapshot (SQLITE_BUSY_SNAPSHOT)
+   * @param sharedDatabase true if other connections write the same database (an app's DataSource;
+   *     the guard's transactional mode, where the app's connections claim): then a read that finds
+   *     no write of this store pending ends its transaction at once, so that the next unit reads
+   *     what the others committed meanwhile, a write never fails on an outdated snapshot
+   *     (SQLITE_BUSY_SNAPSHOT), and an idle store pins no snapshot that would stop the others'
+   *     checkpoints from restarting the {@code -wal} file
    */
   public SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase) throws SQLException {

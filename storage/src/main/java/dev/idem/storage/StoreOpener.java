@@ -401,7 +401,10 @@ public final class StoreOpener {
       if (dialect == Dialect.H2 && syncToDisk) {
         diskSync = DiskSync.ofCheckpoint(ds.getConnection());
       }
-      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, false);
+      // Shared: the app's own connections write this database. An idle store's read left open
+      // would pin a snapshot, and with it the -wal file, which the app's checkpoints could then
+      // never restart: it would grow with every write the app makes.
+      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, true);
       return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main)));
     } catch (SQLException e) {
       closeQuietly(store, diskSync, main);

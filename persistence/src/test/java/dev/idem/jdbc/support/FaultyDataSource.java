@@ -25,6 +25,11 @@ public final class FaultyDataSource implements DataSource {
   public volatile boolean failWrites;
   public volatile boolean failCommits;
   public final AtomicInteger commits = new AtomicInteger();
+  /**
+   * Commits of a connection that ran an INSERT, UPDATE or DELETE since its last commit: not the
+   * commits that end a read transaction (a store on an app's database ends each read's at once).
+   */
+  public final AtomicInteger writeCommits = new AtomicInteger();
   public final AtomicInteger inserts = new AtomicInteger();
   public final AtomicInteger syncs = new AtomicInteger();
   /** Statements executed on {@code idem_operation}, by verb (SELECT, INSERT, UPDATE, DELETE). */
@@ -57,6 +62,7 @@ public final class FaultyDataSource implements DataSource {
   }
 
   private Connection wrap(Connection c) {
+    java.util.concurrent.atomic.AtomicBoolean wrote = new java.util.concurrent.atomic.AtomicBoolean();
     InvocationHandler h = (proxy, m, args) -> {
       switch (m.getName()) {
         case "commit" -> {
@@ -64,14 +70,17 @@ public final class FaultyDataSource implements DataSource {
             throw diskFull();
           }
           commits.incrementAndGet();
+          if (wrote.getAndSet(false)) {
+            writeCommits.incrementAndGet();
+          }
         }
         case "prepareStatement" -> {
           PreparedStatement ps = (PreparedStatement) invoke(c, m, args);
-          return statement(PreparedStatement.class, ps, (String) args[0]);
+          return statement(PreparedStatement.class, ps, (String) args[0], wrote);
         }
         case "createStatement" -> {
           Statement st = (Statement) invoke(c, m, args);
-          return statement(Statement.class, st, null);
+          return statement(Statement.class, st, null, wrote);
         }
         default -> {
         }
@@ -81,14 +90,19 @@ public final class FaultyDataSource implements DataSource {
     return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Connection.class}, h);
   }
 
-  private <S extends Statement> S statement(Class<S> type, S target, String preparedSql) {
+  private <S extends Statement> S statement(Class<S> type, S target, String preparedSql,
+      java.util.concurrent.atomic.AtomicBoolean wrote) {
     InvocationHandler h = (proxy, m, args) -> {
       if (m.getName().startsWith("execute")) {
         String sql = preparedSql != null ? preparedSql : args != null && args.length > 0 ? (String) args[0] : "";
         String verb = sql.strip().toUpperCase(Locale.ROOT);
         executedSql.add(sql);
-        if (failWrites && (verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE"))) {
+        boolean write = verb.startsWith("INSERT") || verb.startsWith("UPDATE") || verb.startsWith("DELETE");
+        if (failWrites && write) {
           throw diskFull();
+        }
+        if (write) {
+          wrote.set(true);
         }
         statements.computeIfAbsent(verb.substring(0, verb.indexOf(' ') < 0 ? verb.length() : verb.indexOf(' ')),
             k -> new AtomicInteger()).incrementAndGet();
