@@ -310,6 +310,12 @@ public final class JdbcJournal implements Journal {
    * one for disk syncs with {@code CHECKPOINT SYNC} unless {@code syncToDisk} is off). The
    * DataSource stays the app's: {@link #close()} does not close it.
    *
+   * <p>A SQLite file holds one open journal at a time, as an embedded journal's directory does: the
+   * open locks {@code <file>.idem-journal.lock} beside the database until {@link #close()}, and a
+   * second open (another process, or another instance in this JVM) is refused with a
+   * {@link JournalException}. Its recovery would otherwise take the live journal's in-flight
+   * operations for a dead process's, and send them again.
+   *
    * <p>H2 is accepted for apps that already run it, and is not recommended for the journal: in our
    * measurements H2 2.5 lost committed rows under repeated kills (see the class documentation).
    *

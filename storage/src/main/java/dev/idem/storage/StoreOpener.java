@@ -53,12 +53,21 @@ public final class StoreOpener {
    *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
    * @param crashed true if the last process stopped without closing the journal (embedded only)
    * @param size what the store takes on disk, for its {@link StorageSizeGauge}
+   * @param fileLock the single-owner lock of a store in an app's SQLite file (released on close),
+   *     or null
    */
-  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size) {
+  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size,
+      AutoCloseable fileLock) {
+    /** What an open found, holding no lock beside an app's SQLite file. */
+    public Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size) {
+      this(files, singleProcess, crashed, size, null);
+    }
+
     /**
      * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
      * write broke the store: then the next open recovers as after a crash) and releases the
-     * single-owner lock, whatever the close threw.
+     * single-owner lock (for a store in an app's SQLite file, its {@link #fileLock()}), whatever the
+     * close threw.
      *
      * @param how how it was closed ({@link Store#close(String)})
      */
@@ -76,6 +85,7 @@ public final class StoreOpener {
           }
           files.close();
         }
+        closeQuietly(fileLock);
       }
     }
   }
@@ -384,6 +394,7 @@ public final class StoreOpener {
     Connection main = null;
     DiskSync diskSync = null;
     Store store = null;
+    SqliteFileLock lock = null;
     try {
       main = ds.getConnection();
       if (main.getMetaData().isReadOnly()) {
@@ -396,6 +407,12 @@ public final class StoreOpener {
           st.execute("PRAGMA synchronous=FULL");
           st.execute("PRAGMA busy_timeout=" + SQLITE_BUSY_TIMEOUT.toMillis());
         }
+        // Before the first write, and before the finish step's crash recovery settles what it finds
+        // in flight as a dead process's.
+        Path file = sqliteFile(main);
+        if (file != null) {
+          lock = SqliteFileLock.take(file, schema.what(), schema.owner().getSimpleName());
+        }
       }
       int version = new Migrator(dialect, schema, clock).migrate(main);
       if (dialect == Dialect.H2 && syncToDisk) {
@@ -405,13 +422,40 @@ public final class StoreOpener {
       // would pin a snapshot, and with it the -wal file, which the app's checkpoints could then
       // never restart: it would grow with every write the app makes.
       store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, true);
-      return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main)));
+      return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main),
+          lock));
     } catch (SQLException e) {
-      closeQuietly(store, diskSync, main);
+      closeQuietly(store, diskSync, main, lock);
       throw StoreErrors.wrap(schema.what(), "open of " + name, e);
     } catch (IdempotencyException | RuntimeException e) {
-      closeQuietly(store, diskSync, main);
+      closeQuietly(store, diskSync, main, lock);
       throw e;
+    }
+  }
+
+  /**
+   * The file of the main database of a SQLite connection, as SQLite names it (its real path when
+   * it can be had, so that two names of one file share one lock), or null in memory or for a
+   * temporary database.
+   */
+  private static Path sqliteFile(Connection c) throws SQLException, JournalException {
+    String file;
+    try (Statement st = c.createStatement();
+        var rs = st.executeQuery("SELECT file FROM pragma_database_list WHERE name = 'main'")) {
+      file = rs.next() ? rs.getString(1) : null;
+    }
+    if (file == null || file.isEmpty()) {
+      return null;
+    }
+    try {
+      Path path = Path.of(file).toAbsolutePath().normalize();
+      try {
+        return path.toRealPath();
+      } catch (IOException e) {
+        return path;
+      }
+    } catch (InvalidPathException e) {
+      throw new JournalException("SQLite names its database file " + file + ", which is no path to lock: " + e, e);
     }
   }
 

@@ -1,0 +1,82 @@
+package dev.idem.storage;
+
+import dev.idem.core.JournalException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The single-owner lock of a store in an app's SQLite file: an OS lock ({@link FileChannel#tryLock()})
+ * on {@code <database file>.idem-<store>.lock} beside it, held from the open until the close, as the
+ * embedded store's {@code .lock} file is ({@link EmbeddedFiles}). SQLite's own locks let any number
+ * of connections share the file, but such a store treats every in-flight lease it finds at open as
+ * a dead process's: a second one opened beside a live one (another process, or another instance in
+ * this JVM) would take the live one's operations back and send them again. The lock file is named
+ * after the store, so that the journal, the guard and the inbox may share one app file, one of each.
+ */
+final class SqliteFileLock implements AutoCloseable {
+  private final FileChannel channel;
+
+  private SqliteFileLock(FileChannel channel) {
+    this.channel = channel;
+  }
+
+  /**
+   * Takes the lock of {@code what} in the SQLite file {@code database}.
+   *
+   * @param owner the class an app shares instead of opening the store twice, for messages
+   * @throws JournalException if another process or another open in this JVM holds it, or the lock
+   *     file cannot be created beside the database
+   */
+  static SqliteFileLock take(Path database, String what, String owner) throws JournalException {
+    Path file = lockFileOf(database, what);
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new JournalException("cannot create the " + what + "'s lock file " + file + " beside " + database
+          + ": " + e, e);
+    }
+    boolean locked;
+    try {
+      locked = channel.tryLock() != null;
+    } catch (OverlappingFileLockException e) {
+      closeQuietly(channel);
+      throw new JournalException("the " + what + " in " + database + " is already open in this JVM (it holds "
+          + file + "); share one " + owner + " instance (it is thread-safe) instead of opening it twice", null);
+    } catch (IOException e) {
+      closeQuietly(channel);
+      throw new JournalException("cannot lock the " + what + "'s lock file " + file + ": " + e, e);
+    } catch (RuntimeException e) {
+      closeQuietly(channel);
+      throw e;
+    }
+    if (!locked) {
+      closeQuietly(channel);
+      throw new JournalException("the " + what + " in " + database + " is open in another process (it holds "
+          + file + "); a " + what + " in a SQLite file belongs to one process at a time (use PostgreSQL to share"
+          + " one between processes)", null);
+    }
+    return new SqliteFileLock(channel);
+  }
+
+  static Path lockFileOf(Path database, String what) {
+    return database.resolveSibling(database.getFileName() + ".idem-" + what.replace(' ', '-') + ".lock");
+  }
+
+  /** Releases the lock (closing its channel releases it); the file stays, as the embedded store's does. */
+  @Override
+  public void close() {
+    closeQuietly(channel);
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // nothing left to do: the OS drops the lock with the process
+    }
+  }
+}
