@@ -335,6 +335,12 @@ public final class JdbcJournal implements Journal {
     return schemaVersion;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * @throws IllegalArgumentException if the operation's scope, name or reference holds an unpaired
+   *     UTF-16 surrogate, which no Unicode encoding can store; nothing was sent
+   */
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
     return begin(operation, null, null);
@@ -346,6 +352,9 @@ public final class JdbcJournal implements Journal {
    * <p>One INSERT of the row already IN_FLIGHT under {@code owner} at generation 1, in the begin's
    * durable commit: the claim costs no statement of its own. After a crash the row is IN_FLIGHT,
    * and recovery owes it an ambiguous attempt, as for any claim whose attempt was not recorded.
+   *
+   * @throws IllegalArgumentException if the operation is queued, {@code leaseFor} is not positive, or
+   *     the operation's scope, name or reference holds an unpaired UTF-16 surrogate; nothing was sent
    */
   @Override
   public BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
@@ -364,6 +373,11 @@ public final class JdbcJournal implements Journal {
   private BeginResult begin(NewOperation operation, String owner, Instant leaseExpiresAt) throws IdempotencyException {
     Objects.requireNonNull(operation, "operation");
     OperationId id = operation.id();
+    requireWellFormed("scope", id.scope());
+    requireWellFormed("operation name", id.operation());
+    if (operation.reference() != null) {
+      requireWellFormed("reference", operation.reference());
+    }
     RequestSnapshot request = secrets.strip(operation.request(), id);
     if (request.bodyLength() > maxRequestBody) {
       throw new JournalException("cannot journal " + id + ": its request body has " + request.bodyLength()
@@ -771,6 +785,25 @@ public final class JdbcJournal implements Journal {
   }
 
   /** When {@code r} became due, as {@link OperationTable#dueAt(RawRow)} reads it from its row. */
+  /**
+   * Refuses text with an unpaired UTF-16 surrogate, which no Unicode encoding can store: sqlite-jdbc
+   * writes it as '?', so scope "t\uD800" was stored as "t?", and one tenant's begin of a key was
+   * answered with another tenant's operation (and its own request never sent). Like a key's
+   * check, the message names the field and the position, never the value.
+   */
+  private static void requireWellFormed(String field, String text) {
+    for (int i = 0; i < text.length(); i++) {
+      char ch = text.charAt(i);
+      if (Character.isHighSurrogate(ch) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
+        i++;
+      } else if (Character.isSurrogate(ch)) {
+        throw new IllegalArgumentException("the operation's " + field + " has an unpaired UTF-16 surrogate at index "
+            + i + ", which the journal cannot store as itself (it would read back as another " + field
+            + "); nothing was sent");
+      }
+    }
+  }
+
   private static long dueAt(OperationRecord r) {
     Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
     return Instants.toNanos(at == null ? r.updatedAt() : at);
