@@ -87,8 +87,18 @@ final class ChainTransport implements Transport {
     Interceptor.Chain bounded = boundedChain();
     try {
       raw = FollowUps.proceed(bounded, attempt, tag);
+    } catch (RequestNotSentException e) {
+      checkNotCanceled(e);
+      throw e;
     } catch (IOException e) {
       checkNotCanceled(e);
+      // As for a RuntimeException below: an interceptor under ours that fails before proceeding
+      // (the one adding Authorization, when its token refresh fails) or a refused connection sent
+      // nothing, and must not make the operation UNCERTAIN.
+      RequestNotSentException notSent = FollowUps.notSent(sent, e);
+      if (notSent != null) {
+        throw notSent;
+      }
       if (attemptTimeout != null && e instanceof SocketTimeoutException
           && !"connect timed out".equalsIgnoreCase(e.getMessage())
           && System.nanoTime() - started >= attemptTimeout.toNanos()) {
@@ -103,9 +113,9 @@ final class ChainTransport implements Transport {
       // it (OkHttp's RetryAndFollowUpInterceptor throws NumberFormatException on a Retry-After
       // beyond an int, once the response has arrived) the request went out: the executor makes
       // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent.
-      if (sent != null && !sent.written()) {
-        throw new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName()
-            + " before the request body was written", e);
+      RequestNotSentException notSent = FollowUps.notSent(sent, e);
+      if (notSent != null) {
+        throw notSent;
       }
       throw e;
     }

@@ -1,5 +1,6 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.spi.RequestNotSentException;
 import java.io.IOException;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
@@ -39,6 +40,8 @@ final class FollowUps {
    * @param attempt the attempt, with its key header; made a {@linkplain #keyed keyed} one here
    *     unless it is one already
    * @return the attempt's response, as the server sent it
+   * @throws RequestNotSentException if the chain below failed before the attempt's body was
+   *     written (an interceptor whose token refresh failed, a refused connection)
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
   static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
@@ -47,7 +50,38 @@ final class FollowUps {
       tag = new KeyedAttempt();
       attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body(), tag);
     }
-    return proceed(chain, attempt, tag);
+    // This attempt is its own OkHttp call (resumed, enqueued by the call factory), so whatever is
+    // thrown here is all the executor learns of it: as is, an IOException or OkHttp's wrapping of a
+    // RuntimeException counts as an ambiguous attempt, and the operation ends UNCERTAIN though
+    // nothing was sent. Before the body was written the server cannot have seen the request.
+    AttemptBody body = attempt.body() instanceof AttemptBody b ? b : null;
+    try {
+      return proceed(chain, attempt, tag);
+    } catch (RequestNotSentException e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
+      if (chain.call().isCanceled()) {
+        throw e;  // the caller went away: the cancellation, not the attempt, decides
+      }
+      RequestNotSentException notSent = notSent(body, e);
+      if (notSent != null) {
+        throw notSent;
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * The failure {@code e} of an attempt as a request not sent, if nothing of {@code body} was
+   * written; null if it was, or if there is no body to tell by (a bodyless request counts as sent:
+   * its headers may have been all there was).
+   */
+  static RequestNotSentException notSent(AttemptBody body, Exception e) {
+    if (body == null || body.written()) {
+      return null;
+    }
+    return new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName() + " (" + e.getMessage()
+        + ") before the request body was written, so the server cannot have acted on this attempt", e);
   }
 
   /**
