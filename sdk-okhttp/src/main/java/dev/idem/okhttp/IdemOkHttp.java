@@ -83,7 +83,8 @@ import okhttp3.Request;
  * </ul>
  * All of them are IOExceptions, so they take the path OkHttp callers already handle. A request
  * refused before anything is journaled or sent because it is malformed (an invalid header, a
- * credential in the URI) throws the executor's IllegalArgumentException instead, as a caller's bug;
+ * credential in the URI, a body larger than {@link Builder#maxBodyBytes}) throws an
+ * IllegalArgumentException instead, as a caller's bug;
  * {@link #callFactory} calls report it to {@code enqueue} callbacks as an IdempotencyException.
  *
  * <h2>Every request on the wire is a journaled attempt</h2>
@@ -153,9 +154,9 @@ public final class IdemOkHttp implements AutoCloseable {
   /** Whether the executor was made here ({@link #create}), and so is closed here. */
   private final boolean ownsExecutor;
 
-  private IdemOkHttp(AdapterSupport settings, boolean ownsExecutor) {
+  private IdemOkHttp(AdapterSupport settings, long maxBodyBytes, boolean ownsExecutor) {
     this.settings = settings;
-    this.interceptor = new IdempotencyInterceptor(settings);
+    this.interceptor = new IdempotencyInterceptor(settings, maxBodyBytes);
     this.ownsExecutor = ownsExecutor;
   }
 
@@ -163,7 +164,8 @@ public final class IdemOkHttp implements AutoCloseable {
    * The adapter with shippable defaults over {@code journal}: an executor with its default retry
    * policy (5 attempts within a 60 s deadline, jittered exponential backoff), classifier, protocol
    * statuses and system
-   * clock; the key in {@code Idempotency-Key}, bare; untagged POST and PATCH passed through.
+   * clock; the key in {@code Idempotency-Key}, bare; untagged POST and PATCH passed through; keyed
+   * request bodies up to 1 MiB.
    *
    * @param journal where operations are journaled before the first byte, such as
    *     {@code JdbcJournal.openEmbedded(dir)} from {@code idem-persistence}; it stays the app's
@@ -212,8 +214,9 @@ public final class IdemOkHttp implements AutoCloseable {
    *
    * @param request a tagged request with a replayable body
    * @return the operation's identity (an existing one if the same operation was journaled before)
-   * @throws IllegalArgumentException if the request has no {@link IdempotentOperation} tag, or cannot be
-   *     journaled faithfully (see {@link IdempotentExecutor})
+   * @throws IllegalArgumentException if the request has no {@link IdempotentOperation} tag, its body
+   *     is larger than {@link Builder#maxBodyBytes}, or it cannot be journaled faithfully (see
+   *     {@link IdempotentExecutor})
    * @throws UnreplayableBodyException if the body is one-shot or duplex
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
    * @throws IdempotencyException if the request's key header breaks the key-header rule, or the
@@ -225,7 +228,7 @@ public final class IdemOkHttp implements AutoCloseable {
     if (op == null) {
       throw new IllegalArgumentException("the request has no IdempotentOperation tag; use enqueue(name, request)");
     }
-    return settings.executor().enqueue(PreparedCall.of(request, op, settings).operation()).id();
+    return settings.executor().enqueue(PreparedCall.of(request, op, settings, interceptor.maxBodyBytes()).operation()).id();
   }
 
   /**
@@ -240,7 +243,8 @@ public final class IdemOkHttp implements AutoCloseable {
    */
   public OperationId enqueue(String name, Request request) throws IOException {
     Objects.requireNonNull(request, "request");
-    return settings.executor().enqueue(PreparedCall.of(request, IdempotentOperation.of(name), settings).operation())
+    return settings.executor().enqueue(PreparedCall.of(request, IdempotentOperation.of(name), settings,
+        interceptor.maxBodyBytes()).operation())
         .id();
   }
 
@@ -350,6 +354,7 @@ public final class IdemOkHttp implements AutoCloseable {
     private String headerName = AdapterSupport.DEFAULT_KEY_HEADER;
     private KeyHeaderFormat format = KeyHeaderFormat.BARE;
     private UntaggedPolicy untagged = UntaggedPolicy.PASS_THROUGH;
+    private long maxBodyBytes = 1 << 20;
 
     private Builder(IdempotentExecutor executor) {
       this.executor = Objects.requireNonNull(executor, "executor");
@@ -393,6 +398,27 @@ public final class IdemOkHttp implements AutoCloseable {
     }
 
     /**
+     * The largest request body a keyed call accepts, in bytes; default 1 MiB (1048576), as in the
+     * other adapters. The whole body is read into memory and journaled before the first attempt, so
+     * a larger one is refused with an {@link IllegalArgumentException} before anything is journaled
+     * or sent: at once if its {@code contentLength()} says so, else as soon as more than this many
+     * bytes were read (a body of unknown length is never read to its end). {@link #callFactory}
+     * calls report it to {@code enqueue} callbacks as an {@link IdempotencyException} whose cause
+     * it is. The journal has its own cap ({@code JdbcJournal}: 512 KiB by default).
+     *
+     * @param bytes the limit, 0 or more
+     * @return this builder
+     * @throws IllegalArgumentException if negative
+     */
+    public Builder maxBodyBytes(long bytes) {
+      if (bytes < 0) {
+        throw new IllegalArgumentException("maxBodyBytes must not be negative: " + bytes);
+      }
+      this.maxBodyBytes = bytes;
+      return this;
+    }
+
+    /**
      * Builds it.
      *
      * @return the facade; its {@link IdemOkHttp#close()} leaves the executor given to
@@ -403,7 +429,7 @@ public final class IdemOkHttp implements AutoCloseable {
     }
 
     private IdemOkHttp build(boolean ownsExecutor) {
-      return new IdemOkHttp(AdapterSupport.of(executor, headerName, format, untagged), ownsExecutor);
+      return new IdemOkHttp(AdapterSupport.of(executor, headerName, format, untagged), maxBodyBytes, ownsExecutor);
     }
   }
 }

@@ -103,7 +103,7 @@ final class IdemCall implements Call {
     LiveCallTransport live;
     try {
       // The same preparation as the interceptor's: body read once, the key-header rule applied.
-      PreparedCall call = PreparedCall.of(request, operation, factory.settings());
+      PreparedCall call = PreparedCall.of(request, operation, factory.settings(), factory.maxBodyBytes());
       live = new LiveCallTransport(factory.client(), call, factory.settings(), listeners,
           call.attemptTimeout(factory.settings()));
       transport = live;

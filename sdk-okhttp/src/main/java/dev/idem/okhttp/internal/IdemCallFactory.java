@@ -3,7 +3,6 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.IdempotentOperation;
 import okhttp3.Call;
-import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 
@@ -16,10 +15,12 @@ import okhttp3.Request;
 public final class IdemCallFactory implements Call.Factory {
   private final OkHttpClient client;
   private final AdapterSupport settings;
+  private final long maxBodyBytes;
 
-  public IdemCallFactory(OkHttpClient client, AdapterSupport settings, Interceptor interceptor) {
+  public IdemCallFactory(OkHttpClient client, AdapterSupport settings, IdempotencyInterceptor interceptor) {
     this.client = FollowUpGuard.installedIn(client, interceptor);
     this.settings = settings;
+    this.maxBodyBytes = interceptor.maxBodyBytes();
   }
 
   @Override
@@ -37,5 +38,9 @@ public final class IdemCallFactory implements Call.Factory {
 
   AdapterSupport settings() {
     return settings;
+  }
+
+  long maxBodyBytes() {
+    return maxBodyBytes;
   }
 }

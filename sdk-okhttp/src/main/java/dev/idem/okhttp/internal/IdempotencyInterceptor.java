@@ -28,9 +28,20 @@ import okhttp3.Response;
  */
 public final class IdempotencyInterceptor implements Interceptor {
   private final AdapterSupport support;
+  private final long maxBodyBytes;
 
-  public IdempotencyInterceptor(AdapterSupport support) {
+  /**
+   * @param support the adapter's rules
+   * @param maxBodyBytes the largest request body of a keyed call, in bytes
+   */
+  public IdempotencyInterceptor(AdapterSupport support, long maxBodyBytes) {
     this.support = support;
+    this.maxBodyBytes = maxBodyBytes;
+  }
+
+  /** The largest request body of a keyed call, in bytes. */
+  public long maxBodyBytes() {
+    return maxBodyBytes;
   }
 
   @Override
@@ -49,7 +60,7 @@ public final class IdempotencyInterceptor implements Interceptor {
       }
       op = IdempotentOperation.of(name.get());
     }
-    PreparedCall call = PreparedCall.of(request, op, support);
+    PreparedCall call = PreparedCall.of(request, op, support, maxBodyBytes);
     ChainTransport transport = new ChainTransport(chain, call, support, call.attemptTimeout(support));
     try {
       Settlement settled;

@@ -2,7 +2,6 @@ package dev.idem.okhttp.internal;
 
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
-import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
@@ -14,18 +13,10 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
-import okio.Buffer;
 
 /** Conversions between OkHttp's requests and responses and the core's snapshots. Stateless. */
 public final class OkHttpSnapshots {
   private OkHttpSnapshots() {}
-
-  /** Reads a (replayable) body into memory, once. */
-  public static byte[] readBody(RequestBody body) throws IOException {
-    Buffer buffer = new Buffer();
-    body.writeTo(buffer);
-    return buffer.readByteArray();
-  }
 
   /**
    * Snapshots a request whose body was read into {@code body}, leaving out the key header (the

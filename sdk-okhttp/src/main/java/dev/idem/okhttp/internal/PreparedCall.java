@@ -9,8 +9,14 @@ import dev.idem.okhttp.IdempotentOperation;
 import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
 import java.time.Duration;
+import okhttp3.HttpUrl;
 import okhttp3.Request;
 import okhttp3.RequestBody;
+import okio.Buffer;
+import okio.BufferedSink;
+import okio.ForwardingSink;
+import okio.Okio;
+import okio.Sink;
 
 /**
  * An OkHttp request turned into a core operation, the same way for a live call (the interceptor)
@@ -30,12 +36,16 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
    * @param request the app's request
    * @param op its operation (for an untagged call, one made by the untagged policy)
    * @param support the adapter's rules
+   * @param maxBodyBytes the largest body accepted, in bytes
    * @return the prepared call
    * @throws UnreplayableBodyException if the body is one-shot or duplex; nothing was sent
+   * @throws IllegalArgumentException if the body is larger than {@code maxBodyBytes}; nothing was
+   *     journaled or sent, and reading stopped once it passed the cap
    * @throws IdempotencyException if the request's own key header breaks the key-header rule
    * @throws IOException if the body cannot be read
    */
-  public static PreparedCall of(Request request, IdempotentOperation op, AdapterSupport support) throws IOException {
+  public static PreparedCall of(Request request, IdempotentOperation op, AdapterSupport support, long maxBodyBytes)
+      throws IOException {
     RequestBody body = request.body();
     if (body != null && (body.isOneShot() || body.isDuplex())) {
       throw new UnreplayableBodyException("the request body of operation " + op + " is "
@@ -60,10 +70,68 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
     }
     // Read the body once, here, before anything is sent: those bytes are journaled and sent on every
     // attempt, so the payload cannot drift between attempts.
-    byte[] bytes = body == null ? null : OkHttpSnapshots.readBody(body);
+    byte[] bytes = body == null ? null : readCapped(request, body, maxBodyBytes);
     RequestBody frozen = bytes == null ? null : RequestBody.create(bytes, body.contentType());
     RequestSnapshot snapshot = OkHttpSnapshots.snapshot(request, bytes, support.headerName());
     return new PreparedCall(request, frozen, op.toOperation(snapshot));
+  }
+
+  /**
+   * The body's bytes, refused once they pass {@code maxBytes}: the whole body is held in memory and
+   * journaled, so a file upload or a body that never ends must not be read to its end first. A
+   * declared length over the cap is refused before anything is read.
+   */
+  private static byte[] readCapped(Request request, RequestBody body, long maxBytes) throws IOException {
+    if (body.contentLength() > maxBytes) {
+      throw tooLarge(request, maxBytes);
+    }
+    Buffer buffer = new Buffer();
+    CappedSink capped = new CappedSink(buffer, maxBytes);
+    BufferedSink sink = Okio.buffer(capped);
+    try {
+      body.writeTo(sink);
+      sink.flush();
+    } catch (IOException | RuntimeException e) {
+      if (capped.over) {
+        throw tooLarge(request, maxBytes);
+      }
+      throw e;
+    }
+    if (capped.over) {
+      throw tooLarge(request, maxBytes);  // the body swallowed the sink's refusal
+    }
+    return buffer.readByteArray();
+  }
+
+  /** As the java.net.http adapter words it: a caller's bug, refused before anything is journaled. */
+  private static IllegalArgumentException tooLarge(Request request, long maxBytes) {
+    HttpUrl u = request.url();
+    // Without the query, which may carry a credential, in an exception the app is likely to log.
+    return new IllegalArgumentException("the body of " + request.method() + " " + u.scheme() + "://" + u.host() + ":"
+        + u.port() + u.encodedPath() + " is larger than " + maxBytes + " bytes; Idem journals the whole payload,"
+        + " so it refuses bodies above maxBodyBytes. Nothing was sent");
+  }
+
+  /** A sink that takes at most {@code max} bytes and fails the write that would pass it. */
+  private static final class CappedSink extends ForwardingSink {
+    private final long max;
+    private long taken;
+    boolean over;
+
+    CappedSink(Sink delegate, long max) {
+      super(delegate);
+      this.max = max;
+    }
+
+    @Override
+    public void write(Buffer source, long byteCount) throws IOException {
+      if (byteCount > max - taken) {
+        over = true;
+        throw new IOException("request body over maxBodyBytes (" + max + ")");
+      }
+      taken += byteCount;
+      super.write(source, byteCount);
+    }
   }
 
   /**
