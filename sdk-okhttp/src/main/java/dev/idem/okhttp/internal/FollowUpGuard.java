@@ -42,7 +42,15 @@ public enum FollowUpGuard implements Interceptor {
     return holdFollowUpHeaders(chain.proceed(request), attempt);
   }
 
-  /** The response without the headers OkHttp would act on to follow it up, remembered in the tag. */
+  /**
+   * The response without the headers OkHttp would act on to follow it up, remembered in the tag.
+   * OkHttp's {@code CacheInterceptor} sits above this one and stores what this returns: a cacheable
+   * 301 or 308 without its Location would be served to every later call of that URL, untagged
+   * ones included, as a redirect nobody can follow. So the altered response also says
+   * {@code Cache-Control: no-store}, its own Cache-Control held back with the rest. (Running keyed
+   * attempts without the cache instead would also skip the cache's invalidation of a URL that a
+   * keyed POST, PUT or DELETE changes.)
+   */
   private static Response holdFollowUpHeaders(Response response, KeyedAttempt attempt) {
     int code = response.code();
     String name = code >= 300 && code < 400 ? "Location" : code == 503 || code == 408 ? "Retry-After" : null;
@@ -52,8 +60,11 @@ public enum FollowUpGuard implements Interceptor {
     for (String value : response.headers(name)) {
       attempt.hold(name, value);
     }
-    return response.newBuilder().removeHeader(name).build();
+    attempt.holdCacheControl(response.headers(CACHE_CONTROL));
+    return response.newBuilder().removeHeader(name).header(CACHE_CONTROL, "no-store").build();
   }
+
+  static final String CACHE_CONTROL = "Cache-Control";
 
   /**
    * {@code client}, or a copy of it (sharing its connection pool and dispatcher) with the Idem

@@ -19,6 +19,8 @@ final class KeyedAttempt {
   private int requests;
   /** Null until the guard holds a header back, which few attempts see. */
   private List<String[]> held;
+  /** Whether the guard replaced the response's Cache-Control with {@code no-store}. */
+  private boolean cacheControlReplaced;
 
   /** Counts one request of this attempt reaching the network; true only for the first. */
   synchronized boolean firstOnTheWire() {
@@ -33,12 +35,27 @@ final class KeyedAttempt {
     held.add(new String[] {name, value});
   }
 
+  /**
+   * Remembers the response's own Cache-Control values (possibly none), which the guard replaced
+   * with {@code no-store}.
+   */
+  synchronized void holdCacheControl(List<String> values) {
+    cacheControlReplaced = true;
+    for (String value : values) {
+      hold(FollowUpGuard.CACHE_CONTROL, value);
+    }
+  }
+
   /** {@code response} with the held headers put back, in the order they were held. */
   synchronized Response restore(Response response) {
     if (held == null || held.isEmpty()) {
-      return response;
+      return response;  // the guard replaces Cache-Control only along with a held header
     }
     Response.Builder b = response.newBuilder();
+    if (cacheControlReplaced) {
+      cacheControlReplaced = false;
+      b.removeHeader(FollowUpGuard.CACHE_CONTROL);
+    }
     for (String[] h : held) {
       b.addHeader(h[0], h[1]);
     }
