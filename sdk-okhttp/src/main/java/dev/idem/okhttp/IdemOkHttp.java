@@ -109,12 +109,15 @@ import okhttp3.Request;
  *       replays it), and the operation never ends FAILED on them. A classifier of the app's own
  *       can say otherwise for its API.</li>
  * </ul>
- * The interceptor does this on its own for every follow-up that would send the request again (the
- * attempt's body is marked one-shot, which OkHttp never sends twice; a logging interceptor below
- * Idem therefore prints "one-shot body omitted" for keyed requests). A 301, 302 or 303 is followed
- * with a bodyless GET, which only the network interceptor that {@link #install} adds can stop:
- * build clients with {@link #install}; {@link #callFactory} and {@link #transport} add it to their
- * copy of a client that lacks it. Calls Idem passes through keep OkHttp's behaviour.
+ * {@link #install} is required for that: it adds a network interceptor that stops every follow-up
+ * of a keyed attempt before it reaches the network. {@link #callFactory} and {@link #transport}
+ * add it to their copy of a client that lacks it. The interceptor alone only marks the attempt's
+ * body one-shot, which OkHttp never sends twice (a logging interceptor below Idem therefore prints
+ * "one-shot body omitted" for keyed requests); that does not stop a 301, 302 or 303 followed with
+ * a bodyless GET, nor any follow-up once an interceptor below Idem replaces the body (signing,
+ * gzip). A follow-up OkHttp sent anyway is out: Idem does not take its answer as the attempt's,
+ * and counts the attempt as ambiguous, so the operation never ends SUCCEEDED or FAILED on a
+ * request the journal does not know. Calls Idem passes through keep OkHttp's behaviour.
  *
  * <h2>Threads and timeouts</h2>
  * The interceptor retries synchronously on the calling thread; {@code Call.enqueue} runs application
@@ -261,9 +264,11 @@ public final class IdemOkHttp implements AutoCloseable {
   /**
    * The application interceptor; add it with {@code OkHttpClient.Builder.addInterceptor}, not as a
    * network interceptor (it calls {@code proceed} once per attempt). The same instance serves any
-   * number of clients. Prefer {@link #install}, which also adds the network interceptor that keeps
-   * OkHttp from following a keyed request's 301, 302 or 303 with a GET; with this interceptor
-   * alone, every other follow-up is still kept off keyed attempts.
+   * number of clients. Use {@link #install} instead, which also adds the network interceptor that
+   * keeps every follow-up off keyed attempts. This interceptor alone does not stop a 301, 302 or
+   * 303 followed with a GET, nor any follow-up once an interceptor below it replaces the request
+   * body; such an attempt counts as ambiguous (see "Every request on the wire is a journaled
+   * attempt" above).
    *
    * @return the application interceptor
    */

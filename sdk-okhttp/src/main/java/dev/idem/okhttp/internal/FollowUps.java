@@ -89,7 +89,21 @@ final class FollowUps {
    * {@code tag}, which is not looked up again (OkHttp's tag look-up allocates).
    */
   static Response proceed(Interceptor.Chain chain, Request attempt, KeyedAttempt tag) throws IOException {
-    return tag.restore(once(chain).proceed(attempt));
+    Response response = once(chain).proceed(attempt);
+    if (response.priorResponse() != null) {
+      // OkHttp already sent a follow-up of its own: on a client without FollowUpGuard, a 301, 302
+      // or 303 turned into a GET, or, when an interceptor below Idem replaced the one-shot body
+      // (signing, gzip), a 307 or 308 re-sent with the key, possibly to another host. That request
+      // is out and may have taken effect; its answer is not this attempt's, and recording it as
+      // such would tell the caller what the journal does not know. The attempt is ambiguous.
+      response.close();
+      throw new FollowUpRefusedException("OkHttp followed up a keyed attempt (" + attempt.method() + " "
+          + attempt.url().redact() + ") with another request (" + response.request().method() + " "
+          + response.request().url().redact() + ") before Idem could stop it: the client lacks the network"
+          + " interceptor IdemOkHttp.install adds, and the follow-up was a GET or the attempt's body was replaced"
+          + " below Idem. The attempt counts as ambiguous; build the client with IdemOkHttp.install");
+    }
+    return tag.restore(response);
   }
 
   /**
