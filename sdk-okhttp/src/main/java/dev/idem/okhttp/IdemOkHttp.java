@@ -190,7 +190,11 @@ public final class IdemOkHttp implements AutoCloseable {
    * retry (same key, bounded backoff) takes their place. The client's settings are not changed:
    * calls Idem passes through (untagged requests) keep OkHttp's normal behaviour, redirects and
    * {@code retryOnConnectionFailure} included. Interceptors added after this call run below
-   * Idem's, on every attempt: add the one that sets Authorization after it.
+   * Idem's, on every attempt: add the one that sets Authorization after it. Interceptors added
+   * before it run above Idem's: once per call through the interceptor, but once per attempt for
+   * {@link #callFactory} and {@link #transport} calls, whose attempts are OkHttp calls of their
+   * own. They must not retry: a second {@code proceed} of one attempt is refused with an
+   * IOException before it reaches the network, and the attempt counts as ambiguous.
    *
    * @param builder the app's client builder
    * @return the same builder, for chaining
@@ -309,7 +313,9 @@ public final class IdemOkHttp implements AutoCloseable {
    * enqueued call in backoff holds no dispatcher thread and no per-host slot. (The bare
    * {@link #interceptor()} cannot do that: OkHttp runs application interceptors on a dispatcher
    * thread, which then sleeps through every backoff.) {@code execute} behaves as a plain call
-   * through the interceptor. Untagged requests get plain calls through the interceptor.
+   * through the interceptor. Untagged requests get plain calls through the interceptor. The
+   * client's interceptors added before {@link #install} run on every attempt of an enqueued call,
+   * and must not retry (see {@link #install}).
    *
    * <p>Retrofit takes it with {@code new Retrofit.Builder().callFactory(idem.callFactory(client))}.
    * Calls honour {@code cancel()} (the operation stays PENDING with its key), {@code timeout()}

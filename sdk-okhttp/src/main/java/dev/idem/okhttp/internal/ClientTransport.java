@@ -64,10 +64,12 @@ public final class ClientTransport implements Transport, AsyncTransport {
   }
 
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {
-    Request r = OkHttpSnapshots.toRequest(request).newBuilder()
+    Request r = OkHttpSnapshots.toRequest(request);
+    Request.Builder b = r.newBuilder()
         .header(settings.headerName(), settings.headerValue(key))
-        .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE)
-        .build();
-    return client.newCall(r);
+        .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE);
+    // One KeyedAttempt per OkHttp call (see LiveCallTransport): an app interceptor above Idem
+    // that calls proceed again cannot put a second request of this attempt on the wire.
+    return client.newCall(FollowUps.keyed(b, r.method(), r.body(), new KeyedAttempt()));
   }
 }

@@ -59,7 +59,10 @@ final class LiveCallTransport implements AsyncTransport {
     Request.Builder b = request.newBuilder()
         .header(settings.headerName(), settings.headerValue(key))
         .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE);
-    Request attempt = (body == null ? b : b.method(request.method(), body)).build();
+    // Its KeyedAttempt is made here, once per OkHttp call, not by the interceptor on each pass: an
+    // app interceptor above Idem that retries (calls proceed again) must not get a second request
+    // of this attempt onto the wire, and the shared tag lets FollowUpGuard refuse it.
+    Request attempt = FollowUps.keyed(b, request.method(), body, new KeyedAttempt());
     Call call = client.newCall(attempt);
     listeners.forEach(call::addEventListener);
     synchronized (this) {
