@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.testkit.IdempotentServer;
@@ -17,12 +19,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * An interceptor added after install (the place for the one that sets Authorization) fails before
@@ -55,6 +58,22 @@ class InterceptorFailingBeforeSendingTest {
     assertEquals(Classification.SAFE, rec.attempts().get(0).classification(), rec.attempts().get(0).toString());
   }
 
+  /** A resumed attempt (the outbox's, say) whose interceptor above Idem fails sent nothing either. */
+  @Test
+  void aResumedAttemptWhoseInterceptorFailsBeforeProceedingIsNotAmbiguous() throws Exception {
+    IdempotentServer server = serverExtension.server();
+    IdemOkHttp idem = f.idem();
+    OkHttpClient client = new OkHttpClient.Builder().addInterceptor(chain -> {
+      throw new IOException("token refresh failed: auth server answered 503");
+    }).build();
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    OperationId id = idem.enqueue(order(server.url("/orders"), op));
+    assertThrows(IdempotencyException.class, () -> idem.executor().resume(id, idem.transport(client)));
+    assertEquals(0, server.requestCount(), "nothing reached the server");
+    OperationRecord rec = f.record(op);
+    assertEquals(Classification.SAFE, rec.attempts().get(0).classification(), rec.attempts().get(0).toString());
+  }
+
   /** A failure after the request went out stays ambiguous: the server may have acted on it. */
   @Test
   void anInterceptorThrowingAfterTheRequestWentOutLeavesTheAttemptAmbiguous() throws Exception {
@@ -72,18 +91,24 @@ class InterceptorFailingBeforeSendingTest {
     assertEquals(Classification.AMBIGUOUS, rec.attempts().get(0).classification(), rec.attempts().get(0).toString());
   }
 
-  /** The same through the call factory's enqueue, for an IOException and a RuntimeException. */
+  /**
+   * The same through the call factory's enqueue, for an IOException and a RuntimeException, from
+   * an interceptor below Idem's or above it (added before install; it runs on every attempt too).
+   */
   @ParameterizedTest
-  @ValueSource(booleans = {true, false})
-  void throughTheCallFactoryAnInterceptorFailingBeforeProceedingEndsFailedNotUncertain(boolean io) throws Exception {
+  @CsvSource({"true,true", "false,true", "true,false", "false,false"})
+  void throughTheCallFactoryAnInterceptorFailingBeforeProceedingEndsFailedNotUncertain(boolean io, boolean below)
+      throws Exception {
     IdempotentServer server = serverExtension.server();
     IdemOkHttp idem = f.idem();
-    OkHttpClient client = idem.install(new OkHttpClient.Builder()).addInterceptor(chain -> {
+    Interceptor failing = chain -> {
       if (io) {
         throw new IOException("token refresh failed: auth server answered 503");
       }
       throw new IllegalStateException("token cache not ready");
-    }).build();
+    };
+    OkHttpClient client = below ? idem.install(new OkHttpClient.Builder()).addInterceptor(failing).build()
+        : idem.install(new OkHttpClient.Builder().addInterceptor(failing)).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
     CompletableFuture<Object> done = new CompletableFuture<>();
     idem.callFactory(client).newCall(order(server.url("/orders"), op)).enqueue(new Callback() {

@@ -1,10 +1,12 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.RequestBody;
 import okhttp3.Response;
 
 /** An enqueued OkHttp call as the future an {@link dev.idem.core.spi.AsyncTransport} returns. */
@@ -23,6 +25,8 @@ final class CallFutures {
    * cancelled) cancels the call.
    */
   static CompletableFuture<ResponseSnapshot> enqueue(Call call, Capture capture) {
+    RequestBody body = call.request().body();
+    FollowUps.AttemptBody attemptBody = body instanceof FollowUps.AttemptBody b ? b : null;
     CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
@@ -32,7 +36,13 @@ final class CallFutures {
     call.enqueue(new Callback() {
       @Override
       public void onFailure(Call c, IOException e) {
-        result.completeExceptionally(e);
+        // Past Idem's interceptor FollowUps has decided; this catches an interceptor above it
+        // (added before install) that failed before proceeding: nothing was written. A call the
+        // executor cancelled has its future done already; OkHttp also cancels the call when an
+        // interceptor throws a RuntimeException, so being canceled says nothing here.
+        RequestNotSentException notSent = e instanceof RequestNotSentException ? null
+            : FollowUps.notSent(attemptBody, e);
+        result.completeExceptionally(notSent != null ? notSent : e);
       }
 
       @Override

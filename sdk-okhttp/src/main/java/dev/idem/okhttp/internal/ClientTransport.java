@@ -4,6 +4,7 @@ import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.CaptureDeadline;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
@@ -48,7 +49,23 @@ public final class ClientTransport implements Transport, AsyncTransport {
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
     long started = System.nanoTime();
-    return capture(newCall(request, key).execute(), started);
+    Call call = newCall(request, key);
+    Response response;
+    try {
+      response = call.execute();
+    } catch (RequestNotSentException e) {
+      throw e;
+    } catch (IOException | RuntimeException e) {
+      // An interceptor above Idem's (added before install) that failed before proceeding wrote
+      // nothing; below it, FollowUps has decided already.
+      RequestNotSentException notSent = call.isCanceled() ? null : FollowUps.notSent(
+          call.request().body() instanceof FollowUps.AttemptBody b ? b : null, e);
+      if (notSent != null) {
+        throw notSent;
+      }
+      throw e;
+    }
+    return capture(response, started);
   }
 
   @Override
