@@ -386,8 +386,10 @@ public abstract class AdapterContract {
 
     // A restart: a new executor and adapter over the same journal; the app registers the transport.
     // (No fault here: the outbox's idle polls move virtual time while an attempt is on the wire, so
-    // a backoff would race them; retries with one key are the other scenarios' business.)
-    IdempotentExecutor afterRestart = executor(journal, b -> { });
+    // a backoff would race them; retries with one key are the other scenarios' business. For the
+    // same reason the lease is long: an attempt that waited half its lease for the worker thread,
+    // on the virtual clock that those polls move, is rightly not sent, and counts as an attempt.)
+    IdempotentExecutor afterRestart = executor(journal, b -> b.leaseFor(Duration.ofDays(1)));
     Session reopened = session(afterRestart, AdapterSupport.DEFAULT_KEY_HEADER, UntaggedPolicy.PASS_THROUGH);
     OutboxDispatcher outbox = OutboxDispatcher.builder(afterRestart)
         .register("create-order", reopened.resumeTransport())
