@@ -9,6 +9,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.AttemptTimeoutException;
+import dev.idem.core.spi.RequestNotSentException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Drives an {@link AttemptLoop} with futures: sends through an {@link AsyncTransport}, waits
@@ -272,12 +274,19 @@ public final class AsyncDriver {
    */
   private CompletableFuture<ResponseSnapshot> withTimeout(CompletableFuture<ResponseSnapshot> sent, Duration timeout) {
     CompletableFuture<ResponseSnapshot> guarded = new CompletableFuture<>();
+    AtomicBoolean timedOut = new AtomicBoolean();
     Timer timer;
     try {
       timer = new Timer(() -> {
-        if (guarded.completeExceptionally(new AttemptTimeoutException(timeout))) {
-          sent.cancel(true);
+        if (guarded.isDone()) {
+          return;
         }
+        timedOut.set(true);
+        // Cancelled first: a transport whose attempt had not started yet (it waited for a worker
+        // or a connection slot) completes it as not sent, which the attempt's record must say
+        // rather than "timed out, may have taken effect".
+        sent.cancel(true);
+        guarded.completeExceptionally(new AttemptTimeoutException(timeout));
       }, timeout, "the attempt timeout of " + id);
     } catch (RejectedExecutionException e) {
       // No timer, so nothing would bound this attempt: the call ends PENDING now, and the attempt
@@ -291,10 +300,12 @@ public final class AsyncDriver {
     }
     sent.whenComplete((r, e) -> {
       timer.cancel();
-      if (e != null) {
-        guarded.completeExceptionally(e);
-      } else {
+      if (e == null) {
         guarded.complete(r);
+      } else if (timedOut.get() && !(Futures.unwrap(e) instanceof RequestNotSentException)) {
+        guarded.completeExceptionally(new AttemptTimeoutException(timeout));  // the cancel it caused, say
+      } else {
+        guarded.completeExceptionally(e);
       }
     });
     return guarded;

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A synchronous {@link Transport} run on a worker pool, so the dispatcher drives every transport
@@ -56,7 +57,9 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
    * executor never learns that the attempt ended; the dispatcher tells a dropped one here instead.
    */
   static final class Attempt implements Runnable {
-    final CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
+    final CompletableFuture<ResponseSnapshot> result = new NotStartedAware();
+    /** A worker took the attempt, or it ended before one did: exactly one of them wins this. */
+    private final AtomicBoolean taken = new AtomicBoolean();
     private final WorkerPoolTransport pool;
     private final RequestSnapshot request;
     private final IdempotencyKey key;
@@ -71,8 +74,8 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
 
     @Override
     public void run() {
-      if (result.isDone()) {
-        return; // cancelled while it waited for a worker (its attempt timeout): never sent
+      if (!taken.compareAndSet(false, true)) {
+        return; // cancelled or dropped while it waited for a worker: never sent
       }
       Duration waited = Duration.between(queuedAt, pool.clock.instant());
       if (waited.compareTo(pool.maxWait) >= 0) {
@@ -91,8 +94,27 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
 
     /** Dropped from the pool's queue before a worker took it: nothing was sent. */
     void dropped() {
-      result.completeExceptionally(new CompletionException(new RequestNotSentException(
-          "the dispatcher stopped before a worker sent this attempt", null)));
+      notSent("the dispatcher stopped before a worker sent this attempt");
+    }
+
+    private boolean notSent(String why) {
+      if (!taken.compareAndSet(false, true)) {
+        return false;
+      }
+      result.completeExceptionally(new CompletionException(new RequestNotSentException(why, null)));
+      return true;
+    }
+
+    /**
+     * The attempt's future: cancelled (by the executor's attempt timeout) before a worker took it,
+     * it ends as not sent, since nothing was; once a worker has it, a cancel only stops the wait.
+     */
+    private final class NotStartedAware extends CompletableFuture<ResponseSnapshot> {
+      @Override
+      public boolean cancel(boolean mayInterruptIfRunning) {
+        return notSent("cancelled (its attempt timeout, say) while it waited for a worker")
+            || super.cancel(mayInterruptIfRunning);
+      }
     }
   }
 }

@@ -110,4 +110,21 @@ class WorkerPoolTransportTest {
     assertTrue(notSent.getMessage().contains("for a worker"), notSent.getMessage());
     assertEquals(List.of(), sent, "never sent");
   }
+
+  @Test
+  void anAttemptCancelledBeforeAWorkerTookItEndsNotSentAndIsNeverSent() {
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return FakeHost.response(201, Map.of());
+    }, manual, time.clock(), MAX_WAIT);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key());
+    f.cancel(true);
+    queued.get(0).run();
+
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    assertInstanceOf(RequestNotSentException.class, e.getCause());
+    assertEquals(List.of(), sent, "never sent");
+  }
 }
