@@ -27,7 +27,23 @@ final class CallFutures {
   static CompletableFuture<ResponseSnapshot> enqueue(Call call, Capture capture) {
     RequestBody body = call.request().body();
     FollowUps.AttemptBody attemptBody = body instanceof FollowUps.AttemptBody b ? b : null;
-    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>();
+    CompletableFuture<ResponseSnapshot> result = new CompletableFuture<>() {
+      /**
+       * The executor cancels an attempt when its timeout fires. One still waiting in OkHttp's
+       * dispatcher queue (the host's connection slots taken) has written nothing: it ends as not
+       * sent, so that it is not recorded as an attempt that may have taken effect.
+       */
+      @Override
+      public boolean cancel(boolean mayInterruptIfRunning) {
+        if (attemptBody != null && !attemptBody.written() && completeExceptionally(new RequestNotSentException(
+            "cancelled (its attempt timeout, say) before its request body was written; it waited for a"
+                + " connection or a dispatcher slot", null))) {
+          call.cancel();
+          return true;
+        }
+        return super.cancel(mayInterruptIfRunning);
+      }
+    };
     result.whenComplete((r, e) -> {
       if (result.isCancelled()) {
         call.cancel();
