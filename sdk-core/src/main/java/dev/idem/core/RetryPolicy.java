@@ -157,8 +157,9 @@ public final class RetryPolicy {
       } catch (RuntimeException e) {
         // The app's code (a header parsed that the server spelled otherwise, say): the policy's own
         // backoff decides this retry, and the attempt record says why.
+        // The class only: its message may quote a response header the function parsed.
         LOG.warn("the custom delay function threw {}; the exponential backoff decides retry {} instead",
-            e.toString(), retry);
+            e.getClass().getName(), retry);
         customFailed = e.getClass().getSimpleName();
       }
     }

@@ -349,8 +349,9 @@ public final class AttemptLoop {
   }
 
   private void classifierThrew(RuntimeException e) {
+    // The class only: its message may quote what the classifier read from the response.
     LOG.warn("operation {}: the classifier threw {}; Idem's default table judges this attempt instead", id,
-        e.toString());
+        e.getClass().getName());
   }
 
   private Optional<Duration> retryAfter(ResponseSnapshot response) {
