@@ -131,6 +131,19 @@ import org.slf4j.LoggerFactory;
  * {@link #TRUNCATED_BODY_HEADER} with the original length. A request body larger than
  * {@link #DEFAULT_MAX_REQUEST_BODY} bytes is refused at begin (so it is never sent).
  *
+ * <h2>Text the database cannot store</h2>
+ * A scope, operation name or reference with an unpaired UTF-16 surrogate is refused at begin
+ * ({@link IllegalArgumentException}, nothing sent): no Unicode encoding can store it, and both
+ * drivers write it as {@code ?}, so it would read back as another tenant's text. So the journal
+ * never holds an operation whose identity has one, and every other call answers such an identity,
+ * scope or reference as it answers one it does not hold, without asking the database (which would
+ * match the other tenant's {@code ?}): {@link #find} and {@link #findByReference} find nothing,
+ * {@link #recordOutcomeDelivered} records nothing, {@link #claimAll} claims nothing for it, and
+ * {@link #claim}, {@link #recordAttempt}, {@link #transition}, {@link #recordAttemptAndTransition},
+ * {@link #abandon} and {@link #redrive} throw {@link IllegalStateException} ("no such operation",
+ * naming the field and position, never the text), as the in-memory journal does for an unknown
+ * identity.
+ *
  * <h2>Bad rows and bad files</h2>
  * A row that cannot be decoded (unknown state, snapshot that is not valid JSON, a stored request
  * that no longer matches the checksum written with it) is quarantined: flagged in place with the
@@ -425,6 +438,9 @@ public final class JdbcJournal implements Journal {
   @Override
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
+    if (!holdable(id)) {
+      return Optional.empty();
+    }
     RawRow row = store.read(id, c -> table.select(c, id, null));
     return row == null ? Optional.empty() : Optional.of(quarantine.decodeOrQuarantine(row));
   }
@@ -433,6 +449,9 @@ public final class JdbcJournal implements Journal {
   public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(reference, "reference");
+    if (unpairedSurrogateAt(scope) >= 0 || unpairedSurrogateAt(reference) >= 0) {
+      return List.of(); // begin refuses such text, so no operation has it; the database would read it as '?'
+    }
     return quarantine.decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
   }
 
@@ -444,6 +463,7 @@ public final class JdbcJournal implements Journal {
     if (leaseFor.isNegative() || leaseFor.isZero()) {
       throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
     }
+    requireHoldable(id);
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
     long expiresNanos = Instants.toNanos(expiresAt);
@@ -527,8 +547,9 @@ public final class JdbcJournal implements Journal {
         boolean claimable = state == OperationState.PENDING
             || (state == OperationState.IN_FLIGHT && (!leased || owner.equals(r.owner())));
         long generation = r.generation() + 1;
-        leases.add(claimable && table.claim(c, r.id(), state.name(), r.generation(), owner, generation,
-            expiresNanos, nowNanos)
+        // Not holdable: a record made up by the caller, whose identity the database would read as another's.
+        leases.add(claimable && holdable(r.id())
+            && table.claim(c, r.id(), state.name(), r.generation(), owner, generation, expiresNanos, nowNanos)
             ? Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT))
             : Optional.empty());
       }
@@ -548,6 +569,7 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(attempt, "attempt");
+    requireHoldable(id);
     long at = Instants.toNanos(attempt.endedAt());
     explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
       RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
@@ -570,6 +592,7 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(t, "transition");
+    requireHoldable(id);
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
@@ -622,6 +645,7 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(lease, "lease");
     Objects.requireNonNull(attempt, "attempt");
     Objects.requireNonNull(t, "transition");
+    requireHoldable(id);
     // The row is IN_FLIGHT under this lease (the UPDATE's fence says so): the same check as
     // transition's, made before anything is written.
     OperationState.checkTransition(OperationState.IN_FLIGHT, t.target());
@@ -648,6 +672,7 @@ public final class JdbcJournal implements Journal {
   public OperationRecord abandon(OperationId id, Transition t) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(t, "transition");
+    requireHoldable(id);
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
         OperationTable.cut(t.reason()));
@@ -667,6 +692,7 @@ public final class JdbcJournal implements Journal {
   @Override
   public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
+    requireHoldable(id);
     long nowNanos = Instants.toNanos(now);
     return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
@@ -693,6 +719,9 @@ public final class JdbcJournal implements Journal {
   public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     long atNanos = Instants.toNanos(at);
+    if (!holdable(id)) {
+      return false;
+    }
     return store.write(Durability.DEFERRED, id,
         SqlWork.singleStatement(c -> table.markOutcomeDelivered(c, id, atNanos)));
   }
@@ -713,7 +742,7 @@ public final class JdbcJournal implements Journal {
     return store.write(Durability.DEFERRED, null, c -> {
       int recorded = 0;
       for (OperationId id : ids) {
-        if (table.markOutcomeDelivered(c, id, atNanos)) {
+        if (holdable(id) && table.markOutcomeDelivered(c, id, atNanos)) {
           recorded++;
         }
       }
@@ -784,7 +813,6 @@ public final class JdbcJournal implements Journal {
     into.addAll(decoded);
   }
 
-  /** When {@code r} became due, as {@link OperationTable#dueAt(RawRow)} reads it from its row. */
   /**
    * Refuses text with an unpaired UTF-16 surrogate, which no Unicode encoding can store: sqlite-jdbc
    * writes it as '?', so scope "t\uD800" was stored as "t?", and one tenant's begin of a key was
@@ -792,18 +820,56 @@ public final class JdbcJournal implements Journal {
    * check, the message names the field and the position, never the value.
    */
   private static void requireWellFormed(String field, String text) {
+    int i = unpairedSurrogateAt(text);
+    if (i >= 0) {
+      throw new IllegalArgumentException("the operation's " + field + " has an unpaired UTF-16 surrogate at index "
+          + i + ", which the journal cannot store as itself (it would read back as another " + field
+          + "); nothing was sent");
+    }
+  }
+
+  /** Where {@code text} has its first unpaired UTF-16 surrogate, or -1 if it has none. */
+  private static int unpairedSurrogateAt(String text) {
     for (int i = 0; i < text.length(); i++) {
       char ch = text.charAt(i);
       if (Character.isHighSurrogate(ch) && i + 1 < text.length() && Character.isLowSurrogate(text.charAt(i + 1))) {
         i++;
       } else if (Character.isSurrogate(ch)) {
-        throw new IllegalArgumentException("the operation's " + field + " has an unpaired UTF-16 surrogate at index "
-            + i + ", which the journal cannot store as itself (it would read back as another " + field
-            + "); nothing was sent");
+        return i;
       }
+    }
+    return -1;
+  }
+
+  /**
+   * Whether the journal can hold an operation with this identity: none whose scope or operation name
+   * has an unpaired surrogate, since begin refuses those. Every other call that takes an identity
+   * from its caller asks this before the database sees it: the drivers bind "t\uD800" as "t?", so
+   * a find, claim or transition of it reached tenant "t?"'s operation of the same key. (A key is
+   * ASCII.)
+   */
+  private static boolean holdable(OperationId id) {
+    return unpairedSurrogateAt(id.scope()) < 0 && unpairedSurrogateAt(id.operation()) < 0;
+  }
+
+  /**
+   * Throws, for an identity that is not {@link #holdable}, what a write on any identity the journal
+   * does not hold throws (as the in-memory journal does too), saying why, without the text.
+   */
+  private static void requireHoldable(OperationId id) {
+    requireHoldable("scope", id.scope());
+    requireHoldable("operation name", id.operation());
+  }
+
+  private static void requireHoldable(String field, String text) {
+    int i = unpairedSurrogateAt(text);
+    if (i >= 0) {
+      throw new IllegalStateException("no such operation: its " + field + " has an unpaired UTF-16 surrogate at index "
+          + i + ", which the journal cannot store, so it holds no operation with that identity (begin refuses one)");
     }
   }
 
+  /** When {@code r} became due, as {@link OperationTable#dueAt(RawRow)} reads it from its row. */
   private static long dueAt(OperationRecord r) {
     Instant at = r.state() == OperationState.IN_FLIGHT ? r.leaseExpiresAt() : r.nextAttemptAt();
     return Instants.toNanos(at == null ? r.updatedAt() : at);

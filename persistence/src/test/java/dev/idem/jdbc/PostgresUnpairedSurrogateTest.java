@@ -1,0 +1,20 @@
+package dev.idem.jdbc;
+
+import dev.idem.jdbc.support.PostgresExtension;
+import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * {@link UnpairedSurrogateScopeTest}'s lookups and writes on PostgreSQL, whose driver also sends an
+ * unpaired surrogate as '?'. Failed before the fix, as on SQLite.
+ */
+@ExtendWith(PostgresExtension.class)
+class PostgresUnpairedSurrogateTest {
+  @Test
+  void lookupsAndWritesWithAnUnpairedSurrogateNeverReachAnotherTenantsOperation(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      UnpairedSurrogateScopeTest.lookupsAndWritesNeverReachTheCollidedOperation(j);
+    }
+  }
+}
