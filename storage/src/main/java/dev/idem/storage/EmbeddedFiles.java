@@ -3,7 +3,6 @@ package dev.idem.storage;
 import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
@@ -30,7 +29,7 @@ import org.slf4j.LoggerFactory;
  *       ({@code rw-------}). The database file is created empty with those permissions before
  *       SQLite opens it; SQLite gives its {@code -wal} and {@code -shm} files the database file's
  *       permissions, so none of them is ever readable by others, not even briefly.</li>
- *   <li>{@code idem-journal.lock}: locked ({@link FileChannel#tryLock()}) by the one process that
+ *   <li>{@code idem-journal.lock}: locked ({@link FileLocks}) by the one process that
  *       has the journal open. SQLite's own locks let several processes share a database; a journal
  *       must not be shared, because an embedded journal treats every in-flight lease it finds at
  *       open as a dead process's.</li>
@@ -93,19 +92,16 @@ public final class EmbeddedFiles implements AutoCloseable {
             + " start a new SQLite journal here", null);
       }
       FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      FileLocks.lock(channel, inThisJvm -> inThisJvm
+          ? new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
+              + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null)
+          : new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
+              + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null));
       try {
-        if (channel.tryLock() == null) {
-          throw new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
-              + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null);
-        }
         tighten(layout.lock());
         return checked(layout, channel);
-      } catch (OverlappingFileLockException e) {
-        channel.close();
-        throw new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
-            + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null);
       } catch (IOException | RuntimeException e) {
-        channel.close(); // releases the lock, if this open took it
+        channel.close(); // releases the lock this open took
         throw e;
       }
     } catch (JournalException e) {

@@ -3,7 +3,6 @@ package dev.idem.storage;
 import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
@@ -39,25 +38,17 @@ final class SqliteFileLock implements AutoCloseable {
       throw new JournalException("cannot create the " + what + "'s lock file " + file + " beside " + database
           + ": " + e, e);
     }
-    boolean locked;
     try {
-      locked = channel.tryLock() != null;
-    } catch (OverlappingFileLockException e) {
-      closeQuietly(channel);
-      throw new JournalException("the " + what + " in " + database + " is already open in this JVM (it holds "
-          + file + "); share one " + owner + " instance (it is thread-safe) instead of opening it twice", null);
-    } catch (IOException e) {
-      closeQuietly(channel);
-      throw new JournalException("cannot lock the " + what + "'s lock file " + file + ": " + e, e);
-    } catch (RuntimeException e) {
-      closeQuietly(channel);
+      FileLocks.lock(channel, inThisJvm -> inThisJvm
+          ? new JournalException("the " + what + " in " + database + " is already open in this JVM (it holds " + file
+              + "); share one " + owner + " instance (it is thread-safe) instead of opening it twice", null)
+          : new JournalException("the " + what + " in " + database + " is open in another process (it holds " + file
+              + "); a " + what + " in a SQLite file belongs to one process at a time (use PostgreSQL to share one"
+              + " between processes)", null));
+    } catch (JournalException e) {
       throw e;
-    }
-    if (!locked) {
-      closeQuietly(channel);
-      throw new JournalException("the " + what + " in " + database + " is open in another process (it holds "
-          + file + "); a " + what + " in a SQLite file belongs to one process at a time (use PostgreSQL to share"
-          + " one between processes)", null);
+    } catch (IOException e) {
+      throw new JournalException("cannot lock the " + what + "'s lock file " + file + ": " + e, e);
     }
     return new SqliteFileLock(channel);
   }
@@ -69,14 +60,6 @@ final class SqliteFileLock implements AutoCloseable {
   /** Releases the lock (closing its channel releases it); the file stays, as the embedded store's does. */
   @Override
   public void close() {
-    closeQuietly(channel);
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException ignored) {
-      // nothing left to do: the OS drops the lock with the process
-    }
+    FileLocks.closeQuietly(channel);
   }
 }
