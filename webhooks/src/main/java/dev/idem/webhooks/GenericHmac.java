@@ -22,6 +22,17 @@ import java.util.Objects;
  * signatures separated by spaces or commas; any may match. Without a timestamp header there is no
  * window and replays are recognised by id and remembered signature only. Immutable, thread-safe.
  *
+ * <p>An id header the template does not sign ({@code {id}}) is not covered by the signature: a
+ * captured delivery re-sent under a new id is then recognised by its signature alone. While
+ * rotating, with several secrets configured, the same signed content has a valid signature under
+ * each, and a replay may carry any one of them (the sender signed with both, or with the old one
+ * first): the inbox then refuses a delivery whose signed content it already accepted under any of
+ * the configured secrets, as a {@link AcceptResult#REPLAY}. For that such a source computes the
+ * MAC under every secret for each delivery, stores the one under the first secret added (add the
+ * current secret first, so that it still holds after the old one is removed) and looks the others
+ * up, one more indexed read per delivery; with one secret, or with the id signed (in the template,
+ * or read from the body), nothing more is computed or read. Sign the id when the provider does.
+ *
  * @param signatureHeader the header holding the signature(s), any case
  * @param signaturePrefix the prefix before each signature, such as {@code sha256=}; empty for none
  * @param signatureEncoding HEX or BASE64

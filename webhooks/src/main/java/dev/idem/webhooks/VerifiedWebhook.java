@@ -1,6 +1,7 @@
 package dev.idem.webhooks;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -16,9 +17,15 @@ public final class VerifiedWebhook {
   private final Instant receivedAt;
   private final byte[] body;
   private final byte[] signatureDigest;
+  private final List<byte[]> otherSignatureDigests;
 
   VerifiedWebhook(String source, String eventId, String eventType, Instant signedAt, Instant receivedAt, byte[] body,
       byte[] signatureDigest) {
+    this(source, eventId, eventType, signedAt, receivedAt, body, signatureDigest, List.of());
+  }
+
+  VerifiedWebhook(String source, String eventId, String eventType, Instant signedAt, Instant receivedAt, byte[] body,
+      byte[] signatureDigest, List<byte[]> otherSignatureDigests) {
     this.source = source;
     this.eventId = eventId;
     this.eventType = eventType;
@@ -26,6 +33,7 @@ public final class VerifiedWebhook {
     this.receivedAt = receivedAt;
     this.body = body;
     this.signatureDigest = signatureDigest;
+    this.otherSignatureDigests = otherSignatureDigests;
   }
 
   /** @return the source's name, as configured on {@link WebhookSource} */
@@ -69,6 +77,15 @@ public final class VerifiedWebhook {
   /** What the inbox remembers of the signature that matched to recognise a replay ({@code SignatureDigest}). */
   byte[] signatureDigest() {
     return signatureDigest;
+  }
+
+  /**
+   * What the inbox looks for besides, to recognise a replay that carries another configured
+   * secret's signature ({@code SignatureDigest.others}); empty for one secret, or a scheme that
+   * signs its event id.
+   */
+  List<byte[]> otherSignatureDigests() {
+    return otherSignatureDigests;
   }
 
   @Override

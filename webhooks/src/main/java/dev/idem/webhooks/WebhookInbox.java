@@ -30,8 +30,10 @@ import javax.sql.DataSource;
  * so an endpoint that answers 2xx after it never acknowledges what a crash could lose. Concurrent
  * accepts share commits (group commit, on the same storage layer as the journal and the guard).
  * PostgreSQL takes a connection from the DataSource per call. A known event id ({@link AcceptResult#DUPLICATE}) or an already accepted signature
- * ({@link AcceptResult#REPLAY}) inserts nothing. Events are kept until {@link #purgeDone} removes
- * finished ones; deduplication by id reaches back exactly as far as the events kept.
+ * ({@link AcceptResult#REPLAY}; for a source with several secrets that does not sign its event id,
+ * the signed content's MAC under any of them) inserts nothing. Events are kept until
+ * {@link #purgeDone} removes finished ones; deduplication by id reaches back exactly as far as the
+ * events kept.
  *
  * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL, checked
  * at open; every durable write synced before it returns, by a sync of the {@code -wal} file after
@@ -126,7 +128,7 @@ public final class WebhookInbox implements AutoCloseable {
   public AcceptResult accept(VerifiedWebhook webhook) {
     Objects.requireNonNull(webhook, "webhook");
     AcceptResult r = store.insert(webhook.source(), webhook.eventId(), webhook.eventType(), webhook.signatureDigest(),
-        webhook.rawBody(), webhook.signedAt().map(Instant::toEpochMilli).orElse(null),
+        webhook.otherSignatureDigests(), webhook.rawBody(), webhook.signedAt().map(Instant::toEpochMilli).orElse(null),
         webhook.receivedAt().toEpochMilli());
     if (r == AcceptResult.ACCEPTED) {
       onNewWork.forEach(Runnable::run);

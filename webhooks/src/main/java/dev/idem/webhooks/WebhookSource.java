@@ -110,8 +110,9 @@ public final class WebhookSource {
     if (type.length() > MAX_ID_CHARS) {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
     }
+    boolean ordered = scheme.verifier().signsTimestampAndId();
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
-        now, copyBody ? rawBody.clone() : rawBody, SignatureDigest.of(r, scheme.verifier().signsTimestampAndId()));
+        now, copyBody ? rawBody.clone() : rawBody, SignatureDigest.of(r, ordered), SignatureDigest.others(r, ordered));
   }
 
   WebhookRejectedException tooLarge(long length) {
@@ -173,9 +174,11 @@ public final class WebhookSource {
     }
 
     /**
-     * Adds a secret. Add the current one and, while rotating, the previous one: a delivery signed
-     * with either verifies. Remove the old one when the rotation ends, so that a stale secret stops
-     * verifying.
+     * Adds a secret. Add the current one and, while rotating, the previous one after it: a delivery
+     * signed with either verifies. Remove the old one when the rotation ends, so that a stale secret
+     * stops verifying. Where the event id is not signed (GitHub, a {@link GenericHmac} id header
+     * outside its template), a replay under a new id is refused under whichever secret it carries
+     * a signature; what is stored is the MAC under the secret added first.
      *
      * @param secret as the provider shows it (for example {@code whsec_...})
      * @return this builder

@@ -25,14 +25,21 @@ public final class GenericHmacVerifier implements Verifier {
   }
 
   /**
-   * The template signs the timestamp, and the id is signed too: in the template, or read from the
-   * signed body when there is no id header. A timestamp header alone is not enough: the template
-   * need not include it.
+   * The template signs the timestamp, and the id is signed too ({@link #signsEventId}). A timestamp
+   * header alone is not enough: the template need not include it.
    */
   @Override
   public boolean signsTimestampAndId() {
-    String content = spec.signedContent();
-    return content.contains("{timestamp}") && (spec.idHeader() == null || content.contains("{id}"));
+    return spec.signedContent().contains("{timestamp}") && signsEventId();
+  }
+
+  /**
+   * The id is in the template, or read from the signed body when there is no id header. An id
+   * header outside the template is not signed: a replay may carry another id.
+   */
+  @Override
+  public boolean signsEventId() {
+    return spec.idHeader() == null || spec.signedContent().contains("{id}");
   }
 
   @Override
@@ -66,7 +73,7 @@ public final class GenericHmacVerifier implements Verifier {
             ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v));
       }
     }
-    byte[] matched = Verifier.match("HMAC", keys, given, pre, body, post);
+    List<byte[]> matched = Verifier.match("HMAC", keys, !signsEventId(), given, pre, body, post);
     if (timestamp != null) {
       Verifier.checkWindow(timestamp, now, tolerance);
     }

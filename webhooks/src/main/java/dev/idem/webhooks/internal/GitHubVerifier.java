@@ -8,7 +8,8 @@ import java.util.List;
  * GitHub: {@code X-Hub-Signature-256: sha256=<hex>}, HMAC-SHA256 over the body alone. GitHub signs
  * no timestamp, so there is no window: replays are recognised by {@code X-GitHub-Delivery} (the
  * event id, unsigned) and by the remembered signature (which a replay under a new delivery id
- * still carries). The type is {@code X-GitHub-Event}.
+ * still carries, under whichever configured secret: {@link Verifier#match} with every key). The
+ * type is {@code X-GitHub-Event}.
  */
 public final class GitHubVerifier implements Verifier {
   public static final String SIGNATURE = "X-Hub-Signature-256";
@@ -26,7 +27,7 @@ public final class GitHubVerifier implements Verifier {
     String sig = headers.require(SIGNATURE);
     String delivery = headers.require(DELIVERY);
     byte[] given = sig.startsWith("sha256=") ? Hmac.fromHex(sig.substring(7)) : null;
-    byte[] matched = Verifier.match(name(), keys, Collections.singletonList(given), body);
+    List<byte[]> matched = Verifier.match(name(), keys, true, Collections.singletonList(given), body);
     return new SchemeResult(delivery, headers.first(EVENT), null, matched);
   }
 }

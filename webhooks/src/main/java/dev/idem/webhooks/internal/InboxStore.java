@@ -84,11 +84,29 @@ public final class InboxStore implements AutoCloseable {
    * One durable insert keyed by (source, event id); a known id or signature inserts nothing. The
    * event is stored with its checksum ({@link EventChecksum}), checked when it is claimed or read.
    * Its only write is the insert, so it runs without a savepoint (issue 28).
+   *
+   * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
+   * @param otherDigests what the same signed content was stored as under the other configured
+   *     secrets ({@link SignatureDigest#others}): if the source holds one, the delivery is a replay
+   *     and nothing is inserted. Empty, hence no extra read, for one secret or a scheme that signs
+   *     its event id.
    */
-  public AcceptResult insert(String src, String id, String type, byte[] digest, byte[] body, Long signedAtMs,
-      long receivedAtMs) {
+  public AcceptResult insert(String src, String id, String type, byte[] digest, List<byte[]> otherDigests,
+      byte[] body, Long signedAtMs, long receivedAtMs) {
     byte[] checksum = EventChecksum.of(src, id, type, body);
+    String otherSql = otherDigests.isEmpty() ? null : "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest"
+        + " IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
     return write(List.of(src, id), SqlWork.singleStatement(s -> {
+      if (otherSql != null) {
+        Object[] params = new Object[1 + otherDigests.size()];
+        params[0] = src;
+        for (int i = 0; i < otherDigests.size(); i++) {
+          params[i + 1] = otherDigests.get(i);
+        }
+        if (query(s, otherSql, ResultSet::next, params)) {
+          return AcceptResult.REPLAY;
+        }
+      }
       if (update(s, "INSERT INTO " + T + " (source, event_id, event_type, signature_digest, body, signed_at,"
           + " received_at, state, next_attempt_at, body_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)"
           + " ON CONFLICT DO NOTHING", src, id, type, digest, body, signedAtMs, receivedAtMs, receivedAtMs,

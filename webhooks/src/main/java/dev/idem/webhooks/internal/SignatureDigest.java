@@ -1,6 +1,8 @@
 package dev.idem.webhooks.internal;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What the inbox remembers of a matched signature to recognise a replay: its SHA-256, unique per
@@ -27,15 +29,41 @@ public final class SignatureDigest {
   }
 
   /**
+   * What is stored of the first of the result's signatures ({@link SchemeResult#signatures}).
+   *
    * @param result the verified delivery's scheme result
    * @param signsTimestampAndId whether the scheme's MAC covers both the timestamp and the event id
    *     ({@link Verifier#signsTimestampAndId()})
    */
   public static byte[] of(SchemeResult result, boolean signsTimestampAndId) {
-    byte[] sha = Hmac.sha256(result.matchedSignature());
-    if (!signsTimestampAndId || result.timestamp() == null) {
+    return of(result.signatures().get(0), result.timestamp(), signsTimestampAndId);
+  }
+
+  /**
+   * What would have been stored of each of the others, had the delivery matched under their secret
+   * alone: looked for, so that a replay that carries only another secret's signature is still
+   * refused ({@link Verifier#match}). Empty for one secret, or a scheme that signs its event id.
+   *
+   * @param result the verified delivery's scheme result
+   * @param signsTimestampAndId as for {@link #of(SchemeResult, boolean)}
+   */
+  public static List<byte[]> others(SchemeResult result, boolean signsTimestampAndId) {
+    List<byte[]> signatures = result.signatures();
+    if (signatures.size() == 1) {
+      return List.of();
+    }
+    List<byte[]> out = new ArrayList<>(signatures.size() - 1);
+    for (byte[] mac : signatures.subList(1, signatures.size())) {
+      out.add(of(mac, result.timestamp(), signsTimestampAndId));
+    }
+    return List.copyOf(out);
+  }
+
+  private static byte[] of(byte[] mac, Long timestamp, boolean signsTimestampAndId) {
+    byte[] sha = Hmac.sha256(mac);
+    if (!signsTimestampAndId || timestamp == null) {
       return sha;
     }
-    return ByteBuffer.allocate(Long.BYTES + sha.length).putLong(result.timestamp()).put(sha).array();
+    return ByteBuffer.allocate(Long.BYTES + sha.length).putLong(timestamp).put(sha).array();
   }
 }

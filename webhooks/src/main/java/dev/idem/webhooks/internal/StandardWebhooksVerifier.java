@@ -27,6 +27,12 @@ public final class StandardWebhooksVerifier implements Verifier {
     return true;
   }
 
+  /** {@code webhook-id} is in the signed content. */
+  @Override
+  public boolean signsEventId() {
+    return true;
+  }
+
   @Override
   public MacKey key(String secret) {
     String b64 = secret.startsWith("whsec_") ? secret.substring(6) : secret;
@@ -52,7 +58,7 @@ public final class StandardWebhooksVerifier implements Verifier {
         given.add(Hmac.fromBase64(entry.substring(3)));
       }
     }
-    byte[] matched = Verifier.match(name(), keys, given, prefix, body);
+    List<byte[]> matched = Verifier.match(name(), keys, false, given, prefix, body);
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(id, null, timestamp, matched);
   }

@@ -25,6 +25,12 @@ public final class StripeVerifier implements Verifier {
     return true;
   }
 
+  /** The event id is in the signed body. */
+  @Override
+  public boolean signsEventId() {
+    return true;
+  }
+
   @Override
   public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
@@ -49,7 +55,7 @@ public final class StripeVerifier implements Verifier {
     }
     long timestamp = Verifier.seconds(SIGNATURE + " t", t);
     byte[] prefix = (t + ".").getBytes(StandardCharsets.UTF_8);
-    byte[] matched = Verifier.match(name(), keys, v1, prefix, body);
+    List<byte[]> matched = Verifier.match(name(), keys, false, v1, prefix, body);
     Verifier.checkWindow(timestamp, now, tolerance);
     return new SchemeResult(null, null, timestamp, matched);
   }

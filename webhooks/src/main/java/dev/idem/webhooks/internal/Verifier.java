@@ -3,6 +3,8 @@ package dev.idem.webhooks.internal;
 import dev.idem.webhooks.RejectionReason;
 import dev.idem.webhooks.WebhookRejectedException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 /** One signature scheme. Implementations are immutable and thread-safe. */
@@ -26,6 +28,16 @@ public interface Verifier {
    * False by default.
    */
   default boolean signsTimestampAndId() {
+    return false;
+  }
+
+  /**
+   * Whether the MAC covers the event id (in the signed content, or read from the signed body), so
+   * that a replay cannot carry another id: the inbox then refuses it by its id, and what is
+   * remembered of its signature need not hold under every secret ({@link #match}). False by
+   * default, the safe answer for a scheme that does not say.
+   */
+  default boolean signsEventId() {
     return false;
   }
 
@@ -61,16 +73,44 @@ public interface Verifier {
   }
 
   /**
-   * The MAC under the first key (newest first) that one of the {@code given} signatures matches:
-   * several are allowed, as a sender signs with old and new secrets while rotating. Every given
-   * one is compared, in constant time, so the time taken does not tell which matched.
+   * Checks that one of the {@code given} signatures is the MAC of the signed content under one of
+   * the keys, and returns what the inbox remembers of it to recognise a replay. Several signatures
+   * are allowed, as a sender signs with old and new secrets while rotating. Every given one is
+   * compared, in constant time, so the time taken does not tell which matched.
    *
+   * <p>Without {@code everyKey}, or with one key, the answer is the MAC under the first key (newest
+   * first) that a given signature matches, as it always was. With {@code everyKey} and several
+   * keys, it is the MAC under every key, the first key's first: while rotating, one signed content
+   * has a valid MAC under each secret, and a scheme that does not sign its event id recognises a
+   * replay under a new id only by its signature, which the replay may carry under either secret.
+   * The first is stored, whichever signature the delivery carried, so that two deliveries of the
+   * same content share it (the inbox's unique index refuses the second even when both arrive at
+   * once); the others are looked for among the digests stored before (inboxes written before, or
+   * while only another secret was configured, hold the MAC under the one that matched).
+   *
+   * @param everyKey whether to return the MAC under every key ({@code !}{@link #signsEventId()})
    * @param given the signatures in the delivery, decoded; null for one that did not decode
    * @param signed the pieces of the signed content, in order
+   * @return the MACs to remember, the one to store first; never empty
    * @throws WebhookRejectedException SIGNATURE if none matches under any key
    */
-  static byte[] match(String scheme, List<MacKey> keys, List<byte[]> given, byte[]... signed)
-      throws WebhookRejectedException {
+  static List<byte[]> match(String scheme, List<MacKey> keys, boolean everyKey, List<byte[]> given,
+      byte[]... signed) throws WebhookRejectedException {
+    if (everyKey && keys.size() > 1) {
+      List<byte[]> macs = new ArrayList<>(keys.size());
+      boolean matched = false;
+      for (MacKey key : keys) {
+        byte[] expected = key.mac(signed);
+        for (byte[] g : given) {
+          matched |= Hmac.equal(expected, g);
+        }
+        macs.add(expected);
+      }
+      if (!matched) {
+        throw noMatch(scheme);
+      }
+      return macs;
+    }
     for (MacKey key : keys) {
       byte[] expected = key.mac(signed);
       boolean matched = false;
@@ -78,7 +118,7 @@ public interface Verifier {
         matched |= Hmac.equal(expected, g);
       }
       if (matched) {
-        return expected;
+        return Collections.singletonList(expected);
       }
     }
     throw noMatch(scheme);
