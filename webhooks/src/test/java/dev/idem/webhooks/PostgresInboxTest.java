@@ -18,6 +18,11 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -136,5 +141,66 @@ class PostgresInboxTest {
           .map(x -> x.outcome().orElseThrow()).toList(), "a's late completion was fenced off");
       assertEquals(List.of("a", "b"), a.attempts("acme", "evt_1").stream().map(HandlerAttempt::owner).toList());
     }
+  }
+
+  /**
+   * {@link RotationReplayTest} on PostgreSQL, across two instances: an unsigned id, both secrets
+   * configured, and a replay that carries the other secret's signature under a new id, also when it
+   * arrives at the same moment as the delivery it copies (each instance has its own connection and
+   * sees nothing the other has not committed: only the signature index can refuse it).
+   */
+  @Test
+  void duringARotationAReplayWithTheOtherSecretsSignatureIsRefusedByEveryInstance(PgDatabase db) throws Exception {
+    String neu = RotationReplayTest.NEW;
+    String old = RotationReplayTest.OLD;
+    try (WebhookInbox a = WebhookInbox.postgres(db.dataSource()).open();
+        WebhookInbox b = WebhookInbox.postgres(db.dataSource()).open()) {
+      WebhookReceiver before = rotating(a, old);
+      assertEquals("{\"status\":\"accepted\"}", RotationReplayTest.post(before, "ev-0", "{\"n\":0}", old).body());
+      WebhookReceiver ra = rotating(a, neu, old);
+      WebhookReceiver rb = rotating(b, neu, old);
+      assertEquals("{\"status\":\"accepted\"}", RotationReplayTest.post(ra, "ev-1", "{\"n\":1}", neu, old).body());
+
+      String replay = "{\"status\":\"duplicate\",\"reason\":\"replay\"}";
+      assertEquals(replay, RotationReplayTest.post(rb, "ev-1b", "{\"n\":1}", old).body());
+      assertEquals(replay, RotationReplayTest.post(rb, "ev-0b", "{\"n\":0}", neu, old).body(),
+          "an event stored under the old secret alone, before the rotation, is still recognised");
+      assertEquals("{\"status\":\"accepted\"}", RotationReplayTest.post(rb, "ev-2", "{\"n\":2}", old).body());
+
+      int rounds = 20;
+      List<String> answers = new CopyOnWriteArrayList<>();
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      try {
+        for (int i = 0; i < rounds; i++) {
+          String body = "{\"round\":" + i + "}";
+          String originalId = "orig-" + i;
+          String copyId = "copy-" + i;
+          CyclicBarrier together = new CyclicBarrier(2);
+          Future<String> original = pool.submit(() -> {
+            together.await();
+            return RotationReplayTest.post(ra, originalId, body, neu, old).body();
+          });
+          Future<String> copy = pool.submit(() -> {
+            together.await();
+            return RotationReplayTest.post(rb, copyId, body, old).body();
+          });
+          answers.add(original.get(30, TimeUnit.SECONDS));
+          answers.add(copy.get(30, TimeUnit.SECONDS));
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertEquals(rounds, answers.stream().filter("{\"status\":\"accepted\"}"::equals).count(), answers.toString());
+      assertEquals(rounds, answers.stream().filter(replay::equals).count(), answers.toString());
+      assertEquals(3 + rounds, a.counts().get(InboxState.PENDING), "each content stored once");
+    }
+  }
+
+  private static WebhookReceiver rotating(WebhookInbox inbox, String... secrets) {
+    WebhookSource.Builder b = WebhookSource.builder("acme", SignatureScheme.hmac(RotationReplayTest.UNSIGNED_ID));
+    for (String s : secrets) {
+      b.secret(s);
+    }
+    return WebhookReceiver.builder(b.build(), inbox).build();
   }
 }
