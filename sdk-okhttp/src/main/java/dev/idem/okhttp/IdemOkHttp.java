@@ -321,7 +321,11 @@ public final class IdemOkHttp implements AutoCloseable {
    * Calls honour {@code cancel()} (the operation stays PENDING with its key), {@code timeout()}
    * (default the client's call timeout; it bounds the whole operation, backoff included),
    * {@code isExecuted()}, {@code isCanceled()}, one execution per call, and {@code clone()} (same
-   * tag, so same operation and key). Callbacks run on the client's dispatcher executor service.
+   * tag, so same operation and key). Callbacks run on the client's dispatcher executor service,
+   * once the outcome is journaled. {@code onResponse} owns the response and closes it; if it throws
+   * a {@code RuntimeException} or an {@code Error}, the response is closed (freeing its connection)
+   * and the exception rethrown on the dispatcher thread, to its uncaught exception handler, as
+   * OkHttp does; an {@code IOException} it throws is not delivered to {@code onFailure}.
    * Outcomes reach the callback as they would through the interceptor; an operation refused before
    * anything was journaled or sent (bad input, or {@link IdempotentOperation#forReference} without
    * a reference key secret) reaches {@code onFailure} as an

@@ -38,7 +38,10 @@ import okio.Timeout;
  * {@code IdempotentExecutor.executeAsync}: each attempt is its own OkHttp call, and the backoff
  * between attempts is waited out on the executor's scheduler, so no dispatcher thread and no
  * per-host slot is held while the call waits. The callback runs on the client's dispatcher executor
- * service, as OkHttp's own callbacks do.
+ * service, as OkHttp's own callbacks do, once the operation's outcome is journaled. A
+ * {@code RuntimeException} or {@code Error} from {@code onResponse} closes the response (its body
+ * may hold the connection) and is rethrown to the dispatcher thread's uncaught exception handler,
+ * where OkHttp's own calls send it too.
  *
  * <p>Call semantics: one {@code execute} or {@code enqueue} per call ({@link IllegalStateException}
  * after that), {@link #clone()} makes a fresh call for the same request (same tag, so the same
@@ -172,6 +175,13 @@ final class IdemCall implements Call {
       } catch (IOException e) {
         // As OkHttp does: a callback's own IOException from onResponse is not delivered again.
         response.close();
+      } catch (RuntimeException | Error e) {
+        // OkHttp cancels a call whose onResponse throws, which frees its connection, and rethrows.
+        // The body is open past the journal's captured prefix and holds the connection: closing it
+        // frees that connection (reused if the rest of the body can be drained), and the callback
+        // owned the response anyway. Closing twice is harmless.
+        response.close();
+        throw e;
       }
     };
     try {
