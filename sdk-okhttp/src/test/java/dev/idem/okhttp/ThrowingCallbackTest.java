@@ -151,6 +151,32 @@ class ThrowingCallbackTest {
   }
 
   @Test
+  void onResponseThrowingAfterTheDispatcherShutDownIsNotSwallowedOnIdemsThread() throws Exception {
+    IdemOkHttp idem = idem();
+    // The app shuts its client down while the attempt is answered: the callback then runs on the
+    // thread that settled the operation, one of Idem's, inside a CompletableFuture stage that
+    // would swallow what it throws.
+    OkHttpClient client = clientBuilder(idem).addNetworkInterceptor(chain -> {
+      Response response = chain.proceed(chain.request());
+      dispatcherThreads.shutdown();
+      return response;
+    }).build();
+    IdempotentOperation op = IdempotentOperation.of("create-order");
+    Throwing callback = new Throwing();
+
+    idem.callFactory(client).newCall(order(server.url("/orders"), op)).enqueue(callback);
+
+    Uncaught seen = awaitUncaught();
+    assertSame(callback.bug, seen.exception());
+    // Handed to the handler of the Idem thread that ran the callback.
+    assertTrue(seen.thread().getName().startsWith("test-idem-async-"), seen.thread().getName());
+    assertEquals(201, callback.received.code());
+    assertEquals(0, inUse(client.connectionPool()), "the response was closed: no connection held");
+    assertEquals(OperationState.SUCCEEDED, f.record(op).state());
+    assertOneKeyedRequestAndOneEffect(op);
+  }
+
+  @Test
   void onFailureThrowingReachesTheDispatcherThreadsHandlerAndHoldsNothing() throws Exception {
     CountDownLatch retryScheduled = new CountDownLatch(1);
     IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().asyncExecutor(idemThreads)

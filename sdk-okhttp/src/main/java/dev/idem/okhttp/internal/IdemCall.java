@@ -134,7 +134,17 @@ final class IdemCall implements Call {
         // Only the response handed over keeps its body open; any other is closed, unread.
         live.last.release();
       }
-      deliver(callback, response, failure);
+      try {
+        deliver(callback, response, failure);
+      } catch (RuntimeException | Error e) {
+        // The client's dispatcher refused the callback (shut down), so it ran here, on the thread
+        // that settled the operation (usually one of Idem's), inside a CompletableFuture stage that
+        // would swallow what it threw. The journal already has the outcome; the exception goes
+        // where a thread's uncaught exceptions go, as OkHttp's rethrow on its dispatcher thread
+        // sends it, and this thread goes on serving other operations.
+        Thread thread = Thread.currentThread();
+        thread.getUncaughtExceptionHandler().uncaughtException(thread, e);
+      }
     });
   }
 
