@@ -8,13 +8,14 @@ import dev.idem.webhooks.WebhookProcessor;
 import dev.idem.webhooks.WebhookReceiver;
 import dev.idem.webhooks.WebhookSource;
 import dev.idem.webhooks.metrics.MicrometerWebhookMetrics;
-import dev.idem.webhooks.servlet.WebhookServlet;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
 import jakarta.servlet.ServletRegistration;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -24,27 +25,44 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.servlet.ServletContextInitializer;
 import dev.idem.spring.internal.Stores;
+import dev.idem.spring.internal.WebhookEndpoints;
 import dev.idem.spring.internal.WebhookSourcesCondition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
 
 /**
  * The webhook inbox in a Spring MVC app, when {@code idem.webhooks.sources.*} names at least one
  * sender: an endpoint per source (default {@code /webhooks/NAME}) that verifies a delivery's
- * signature with the source's secrets and stores it durably before answering 2xx, the inbox
- * (embedded SQLite in {@code idem.directory}/webhooks, or PostgreSQL), and the processor that runs
- * the {@link WebhookSubscription} beans, started and stopped with the app. Secrets come from the
- * app's property sources and are never logged.
+ * signature over its raw body with the source's secrets and stores it durably before answering
+ * 2xx, served by a filter ahead of the app's filters and of Spring Security's (see
+ * {@link #idemWebhookFilter} for why); the inbox (embedded SQLite in {@code idem.directory}/webhooks,
+ * or PostgreSQL); and the processor that runs the {@link WebhookSubscription} beans, started and
+ * stopped with the app. Secrets come from the app's property sources and are never logged.
  */
 @AutoConfiguration(after = IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass(name = "jakarta.servlet.Servlet")
 @Conditional(WebhookSourcesCondition.class)
 public class IdemWebhooksAutoConfiguration {
+  /**
+   * The endpoints' filter order: {@link Ordered#HIGHEST_PRECEDENCE} + 2. That is ahead of every
+   * filter Boot, Spring Security (-100) or Spring Session (HIGHEST_PRECEDENCE + 50) registers:
+   * {@code HiddenHttpMethodFilter} (-10000) and {@code FormContentFilter} (-9900) parse a
+   * form-encoded body as parameters, and Spring Security's CSRF check asks a POST for its token
+   * parameter, any of which leaves the body empty for a signature check behind it. It is behind
+   * only Boot's {@code CharacterEncodingFilter} ({@link Ordered#HIGHEST_PRECEDENCE}) and its
+   * observation filter ({@link Ordered#HIGHEST_PRECEDENCE} + 1), which read no body: deliveries
+   * are still timed in {@code http.server.requests} and traced. A filter of the app's own that must
+   * see deliveries first (an address allow-list) takes an order below this one.
+   */
+  public static final int FILTER_ORDER = Ordered.HIGHEST_PRECEDENCE + 2;
+
   /** Makes the auto-configuration; Spring calls it. */
   public IdemWebhooksAutoConfiguration() {}
 
@@ -103,45 +121,80 @@ public class IdemWebhooksAutoConfiguration {
   }
 
   /**
-   * Serves one endpoint per source, a servlet mapped on its own path beside the DispatcherServlet.
-   * The app's filters mapped on {@code /*} (Boot maps filter beans there) still run before it: one
-   * that reads request parameters of a POST ({@code HiddenHttpMethodFilter}, with
-   * {@code spring.mvc.hiddenmethod.filter.enabled=true}) makes the container consume a form-encoded
-   * body, and the delivery is then refused as badly signed. Two sources on one path, or a path
-   * another servlet holds, fail the startup.
+   * The endpoint of each source, on its path (default {@code /webhooks/NAME}). Two sources on one
+   * path fail the startup: one of them would get no endpoint, and its sender's every delivery would
+   * be checked against the other's secrets and refused, with nothing said.
    *
    * @param inbox the inbox
    * @param properties the settings
    * @param listener the webhook listener beans (Idem's metrics, the app's own), every one told
    * @param clock a {@link Clock} bean of the app, if any: the sources check signed timestamps
    *     against it (tests pin time with one); else the system clock
+   * @return the endpoints, served by {@link #idemWebhookFilter} and {@link #idemWebhookEndpoints}
+   */
+  @Bean
+  public WebhookEndpoints idemWebhookReceivers(WebhookInbox inbox, IdemProperties properties,
+      ObjectProvider<WebhookListener> listener, ObjectProvider<Clock> clock) {
+    WebhookListener all = every(listener);
+    Map<String, WebhookReceiver> byPath = new LinkedHashMap<>();
+    properties.webhooks().sources().forEach((name, source) -> {
+      String path = path(name, source);
+      WebhookReceiver other = byPath.putIfAbsent(path, receiver(name, source, inbox, all, clock.getIfAvailable()));
+      if (other != null) {
+        throw new IllegalStateException("idem.webhooks.sources." + other.source().name() + " and idem.webhooks.sources."
+            + name + " are both on path " + path + "; give each source a path of its own");
+      }
+    });
+    return new WebhookEndpoints(byPath);
+  }
+
+  /**
+   * Serves the webhook paths ahead of the app's filters, at {@link #FILTER_ORDER}: it reads each
+   * delivery's raw body itself (up to the source's cap, 1 MiB by default; a larger one is answered
+   * 413), verifies and stores it, answers, and passes the request no further. A form-encoded
+   * delivery (GitHub's {@code application/x-www-form-urlencoded}) therefore reaches the signature
+   * check whole even when the app has a filter that reads a POST's parameters
+   * ({@code spring.mvc.hiddenmethod.filter.enabled=true}).
+   *
+   * <p>It is ahead of Spring Security's filter chain too, on purpose: a delivery proves who sent
+   * it by its signature, a sender can hold neither a session, a CSRF token nor the app's
+   * credentials, and the CSRF check would itself consume a form-encoded body. So the app's security
+   * rules do not apply to these paths (no {@code permitAll} or CSRF exclusion is needed for them);
+   * restrict senders' addresses at the ingress, or in a filter of the app's ordered before this
+   * one. Only the exact paths are filtered, for REQUEST dispatches; every other request passes
+   * untouched.
+   *
+   * @param endpoints the endpoints
+   * @return the filter's registration
+   */
+  @Bean
+  public FilterRegistrationBean<Filter> idemWebhookFilter(WebhookEndpoints endpoints) {
+    FilterRegistrationBean<Filter> r = new FilterRegistrationBean<>(endpoints.filter());
+    r.setName("idemWebhookFilter");
+    r.setOrder(FILTER_ORDER);
+    r.setUrlPatterns(endpoints.paths());
+    r.setDispatcherTypes(DispatcherType.REQUEST);
+    return r;
+  }
+
+  /**
+   * Maps each endpoint's servlet on its path, beside the DispatcherServlet. The filter answers
+   * requests first; the mapping makes the container route the path to a chain that holds the
+   * filter in any servlet app, serves a forward to the path, and finds at startup a path another
+   * servlet holds (which the filter would otherwise shadow without a word): that fails the startup.
+   *
+   * @param endpoints the endpoints
    * @return the initializer
    */
   @Bean
-  public ServletContextInitializer idemWebhookEndpoints(WebhookInbox inbox, IdemProperties properties,
-      ObjectProvider<WebhookListener> listener, ObjectProvider<Clock> clock) {
-    List<Map.Entry<String, WebhookReceiver>> receivers = properties.webhooks().sources().entrySet().stream()
-        .map(e -> Map.entry(path(e.getKey(), e.getValue()), receiver(e.getKey(), e.getValue(), inbox,
-            every(listener), clock.getIfAvailable())))
-        .toList();
-    Map<String, String> sourceByPath = new HashMap<>();
-    for (Map.Entry<String, WebhookReceiver> e : receivers) {
-      String other = sourceByPath.putIfAbsent(e.getKey(), e.getValue().source().name());
-      if (other != null) {
-        // One servlet would get the path and the other source none: its sender's every delivery
-        // verified against the wrong secrets and refused, with nothing said at startup.
-        throw new IllegalStateException("idem.webhooks.sources." + other + " and idem.webhooks.sources."
-            + e.getValue().source().name() + " are both on path " + e.getKey() + "; give each source a path of its own");
-      }
-    }
+  public ServletContextInitializer idemWebhookEndpoints(WebhookEndpoints endpoints) {
     return servletContext -> {
-      for (Map.Entry<String, WebhookReceiver> e : receivers) {
-        String name = "idemWebhook-" + e.getValue().source().name();
-        ServletRegistration.Dynamic r = servletContext.addServlet(name, new WebhookServlet(e.getValue()));
-        Set<String> taken = r.addMapping(e.getKey());
+      for (WebhookEndpoints.Endpoint e : endpoints.endpoints()) {
+        ServletRegistration.Dynamic r = servletContext.addServlet("idemWebhook-" + e.source(), e.servlet());
+        Set<String> taken = r.addMapping(e.path());
         if (!taken.isEmpty()) {
-          throw new IllegalStateException("idem.webhooks.sources." + e.getValue().source().name() + ".path "
-              + e.getKey() + " is already mapped to another servlet; give the source a path of its own");
+          throw new IllegalStateException("idem.webhooks.sources." + e.source() + ".path " + e.path()
+              + " is already mapped to another servlet; give the source a path of its own");
         }
       }
     };
