@@ -180,8 +180,11 @@ public record IdemProperties(
    *
    * @param scheme How it signs its deliveries.
    * @param secrets Its signing secrets, from the app's property sources (an environment variable,
-   *     a secret store): during a rotation, the new and the old one. Never logged.
-   * @param path The endpoint's path; default /webhooks/NAME.
+   *     a secret store): during a rotation, the new one first and the old one after it (where the
+   *     event id is not signed, the first is the one whose signature the inbox remembers to refuse
+   *     replays). Never logged.
+   * @param path The endpoint's path, one exact path starting with '/' (no '*' pattern); default
+   *     /webhooks/NAME.
    * @param tolerance How far a signed timestamp may be from now, either way.
    */
   public record Source(

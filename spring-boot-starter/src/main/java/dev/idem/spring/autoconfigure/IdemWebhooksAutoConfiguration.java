@@ -160,7 +160,7 @@ public class IdemWebhooksAutoConfiguration {
    * it by its signature, a sender can hold neither a session, a CSRF token nor the app's
    * credentials, and the CSRF check would itself consume a form-encoded body. So the app's security
    * rules do not apply to these paths (no {@code permitAll} or CSRF exclusion is needed for them);
-   * restrict senders' addresses at the ingress, or in a filter of the app's ordered before this
+   * restrict senders' addresses at the ingress, or in a filter of the app's that runs before this
    * one. Only the exact paths are filtered, for REQUEST dispatches; every other request passes
    * untouched.
    *
@@ -201,7 +201,18 @@ public class IdemWebhooksAutoConfiguration {
   }
 
   private static String path(String name, IdemProperties.Source s) {
-    return s.path() == null || s.path().isBlank() ? "/webhooks/" + name : s.path();
+    if (s.path() == null || s.path().isBlank()) {
+      return "/webhooks/" + name;
+    }
+    String path = s.path();
+    // The filter that serves the endpoints matches exact paths only: a pattern ("/hooks/*") or a
+    // relative path would reach the servlet behind the app's filters, which may have read a
+    // form-encoded body already, and every such delivery would be refused as badly signed.
+    if (!path.startsWith("/") || path.indexOf('*') >= 0 || path.indexOf('?') >= 0 || path.indexOf('#') >= 0) {
+      throw new IllegalStateException("idem.webhooks.sources." + name + ".path " + path + " is not an exact path;"
+          + " give one path starting with '/', such as /webhooks/" + name + ", without '*', '?' or '#'");
+    }
+    return path;
   }
 
   private static WebhookReceiver receiver(String name, IdemProperties.Source s, WebhookInbox inbox,
