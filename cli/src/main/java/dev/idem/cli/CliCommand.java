@@ -1,6 +1,8 @@
 package dev.idem.cli;
 
 import java.io.PrintWriter;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -29,6 +31,23 @@ abstract class CliCommand implements Callable<Integer> {
       // A negative limit once printed "0 operations" while operations existed.
       throw usage("--limit must be at least 1, not " + limit);
     }
+  }
+
+  /**
+   * Checks an {@code --older-than} age against {@code now}: a negative age, or one reaching before
+   * 1970, is bad usage naming the option. The stores keep times as epoch milliseconds, so an age
+   * past 1970 once ended in the arithmetic's own "long overflow", exit 1, naming nothing.
+   *
+   * @return the cutoff, {@code now} minus the age
+   */
+  Instant olderThanCutoff(Duration olderThan, Instant now) {
+    if (olderThan.isNegative()) {
+      throw usage("--older-than must not be negative, not " + olderThan);
+    }
+    if (olderThan.compareTo(Duration.between(Instant.EPOCH, now)) > 0) {
+      throw usage("--older-than " + olderThan + " reaches before 1970");
+    }
+    return now.minus(olderThan);
   }
 
   /** The last line of a listing cut at {@code --limit}: how many were shown of how many there are. */

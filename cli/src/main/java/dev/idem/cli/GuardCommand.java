@@ -56,14 +56,12 @@ final class GuardCommand {
       if (limit < 1 || limit > RecordQuery.MAX_LIMIT) {
         throw usage("--limit must be 1 to " + RecordQuery.MAX_LIMIT + ", not " + limit);
       }
-      if (olderThan.isNegative()) {
-        throw usage("--older-than must not be negative: " + olderThan);
-      }
+      Instant now = Instant.now();
+      olderThanCutoff(olderThan, now); // the store takes the age itself; checked here to be bad usage
       if (stuck && state != null && state != RecordState.IN_FLIGHT) {
         throw usage("--stuck lists in-flight records; it cannot go with --state " + state);
       }
       PrintWriter out = out();
-      Instant now = Instant.now();
       try (JdbcIdempotencyStore s = openReadOnly()) {
         RecordPage page = s.records(new RecordQuery(state, stuck, olderThan, limit), now);
         page.records().forEach(r -> line(out, r, now));

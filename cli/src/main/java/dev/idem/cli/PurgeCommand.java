@@ -35,14 +35,7 @@ final class PurgeCommand extends CliCommand {
 
   @Override
   public Integer call() throws Exception {
-    if (olderThan.isNegative()) {
-      throw usage("--older-than must not be negative, not " + olderThan);
-    }
-    Instant now = Instant.now();
-    if (olderThan.compareTo(Duration.between(Instant.EPOCH, now)) > 0) {
-      throw usage("--older-than " + olderThan + " reaches before 1970");
-    }
-    Instant cutoff = now.minus(olderThan);
+    Instant cutoff = olderThanCutoff(olderThan, Instant.now());
     PrintWriter out = out();
     if (!yes) {
       try (JdbcJournal j = journal.openReadOnly()) {
