@@ -2,6 +2,7 @@ package dev.idem.cli;
 
 import dev.idem.core.JournalException;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.storage.StoreOpener;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -107,9 +108,13 @@ final class JournalOptions {
       return ds;
     }
     if (url.startsWith("jdbc:sqlite:")) {
-      String file = url.substring("jdbc:sqlite:".length());
-      int query = file.indexOf('?');
-      Path path = Path.of(query < 0 ? file : file.substring(0, query));
+      // As the journal reads the URL (StoreOpener), so that an app's URL in URI form
+      // (jdbc:sqlite:file:///var/app.db) names the file it names here too.
+      Path path = StoreOpener.sqliteFileOf(url);
+      if (path == null) {
+        throw new JournalException("no journal at " + url + ": the URL names no database file (an in-memory"
+            + " database lives only in its process)", null);
+      }
       if (Files.isDirectory(path)) {
         throw new JournalException(path + " is a directory; give the journal's database file (it is "
             + path.resolve("idem-journal.db") + " for an embedded journal), or use --dir " + path, null);

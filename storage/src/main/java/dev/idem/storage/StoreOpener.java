@@ -359,11 +359,24 @@ public final class StoreOpener {
    * in-memory database, or a URL this cannot read as a file's.
    */
   static Path sqliteFileOf(DataSource dataSource) {
-    if (!(dataSource instanceof SQLiteDataSource sqlite) || sqlite.getUrl() == null
-        || !sqlite.getUrl().startsWith("jdbc:sqlite:")) {
+    return dataSource instanceof SQLiteDataSource sqlite ? sqliteFileOf(sqlite.getUrl()) : null;
+  }
+
+  /**
+   * The database file a {@code jdbc:sqlite:} URL names, in either of the forms sqlite-jdbc takes: a
+   * path ({@code jdbc:sqlite:/var/app.db?opts}) or a URI file name
+   * ({@code jdbc:sqlite:file:///var/app.db?cache=shared}). Null for null, any other URL, an
+   * in-memory database, or a URL this cannot read as a file's. For tools that take an app's URL
+   * (the CLI's {@code --jdbc-url}), so that they read it as the stores do.
+   *
+   * @param url a JDBC URL, or null
+   * @return the file, not resolved against the working directory, or null
+   */
+  public static Path sqliteFileOf(String url) {
+    if (url == null || !url.startsWith("jdbc:sqlite:")) {
       return null;
     }
-    String rest = sqlite.getUrl().substring("jdbc:sqlite:".length());
+    String rest = url.substring("jdbc:sqlite:".length());
     try {
       if (rest.startsWith("file:")) {
         URI uri = new URI(rest);
