@@ -9,13 +9,18 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteErrorCode;
 import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /**
  * Where the journal is: an embedded (SQLite) journal's directory, or the JDBC URL of a journal in a
@@ -26,6 +31,12 @@ import picocli.CommandLine.Option;
 final class JournalOptions {
   /** How long a changing command waits for another connection's lock on a SQLite file: 1 s. */
   private static final Duration OTHER_CONNECTION_WAIT = Duration.ofSeconds(1);
+  /** A password in a JDBC URL: H2's {@code ;PASSWORD=pw}, or a query parameter {@code password=pw}. */
+  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&]password=)[^;&]*");
+
+  /** The command these options are mixed into, for its usage errors. */
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
 
   @ArgGroup(exclusive = true, multiplicity = "1")
   Location location;
@@ -67,7 +78,7 @@ final class JournalOptions {
       // H2 refuses IFEXISTS with error 90146; say what that means instead of "a database error".
       for (Throwable t = e; t != null; t = t.getCause()) {
         if (t instanceof java.sql.SQLException sql && "90146".equals(sql.getSQLState())) {
-          throw new JournalException("no journal at " + location.jdbcUrl + ": the H2 database does not exist"
+          throw new JournalException("no journal at " + redacted(location.jdbcUrl) + ": the H2 database does not exist"
               + " (the CLI never creates one)", e);
         }
       }
@@ -112,7 +123,7 @@ final class JournalOptions {
       // (jdbc:sqlite:file:///var/app.db) names the file it names here too.
       Path path = StoreOpener.sqliteFileOf(url);
       if (path == null) {
-        throw new JournalException("no journal at " + url + ": the URL names no database file (an in-memory"
+        throw new JournalException("no journal at " + redacted(url) + ": the URL names no database file (an in-memory"
             + " database lives only in its process)", null);
       }
       if (Files.isDirectory(path)) {
@@ -130,14 +141,53 @@ final class JournalOptions {
       return exclusive(path, url);
     }
     if (url.startsWith("jdbc:h2:")) {
+      // H2's own way to give the credentials is in the URL (;USER=sa;PASSWORD=pw). Its DataSource
+      // always passes a user and password too ("" by default), and H2 refuses a URL setting that
+      // another value of the same property contradicts ("Duplicate property", 90066). So the URL's
+      // are moved onto the DataSource, which also keeps the password out of the URL H2 sees.
+      StringBuilder rest = new StringBuilder();
+      String urlUser = null;
+      String urlPassword = null;
+      String[] parts = url.split(";", -1);
+      for (int i = 0; i < parts.length; i++) {
+        int eq = parts[i].indexOf('=');
+        String name = i == 0 || eq < 0 ? "" : parts[i].substring(0, eq).toUpperCase(Locale.ROOT);
+        if (name.equals("USER")) {
+          urlUser = parts[i].substring(eq + 1);
+        } else if (name.equals("PASSWORD")) {
+          urlPassword = parts[i].substring(eq + 1);
+        } else {
+          rest.append(i == 0 ? "" : ";").append(parts[i]);
+        }
+      }
+      if (urlUser != null && user != null) {
+        throw usage("--user and the URL's USER= both give the user; give it once");
+      }
+      if (urlPassword != null && pw != null) {
+        throw usage((password != null ? "--password" : "IDEM_JDBC_PASSWORD") + " and the URL's PASSWORD= both give"
+            + " the password; give it once");
+      }
       JdbcDataSource ds = new JdbcDataSource();
       // IFEXISTS: an operator's typo must not create an empty database that then reads as "0 operations".
-      ds.setURL(url.contains("IFEXISTS=") ? url : url + ";IFEXISTS=TRUE");
-      ds.setUser(user == null ? "" : user);
-      ds.setPassword(pw == null ? "" : pw);
+      ds.setURL(rest.indexOf("IFEXISTS=") >= 0 ? rest.toString() : rest + ";IFEXISTS=TRUE");
+      ds.setUser(urlUser != null ? urlUser : user == null ? "" : user);
+      ds.setPassword(urlPassword != null ? urlPassword : pw == null ? "" : pw);
       return ds;
     }
     throw new JournalException("unsupported JDBC URL (use jdbc:sqlite:, jdbc:postgresql: or jdbc:h2:)", null);
+  }
+
+  /** Bad usage (exit status 2) of the command these options belong to. */
+  private ParameterException usage(String message) {
+    return new ParameterException(command.commandLine(), message);
+  }
+
+  /**
+   * {@code url} as a message may show it: the value of every password setting replaced (H2's
+   * {@code ;PASSWORD=}, a query's {@code password=}), whatever the case of its name.
+   */
+  static String redacted(String url) {
+    return PASSWORD_SETTING.matcher(url).replaceAll("$1***");
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.idem.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
@@ -48,5 +49,26 @@ class H2UrlCredentialsTest {
 
     assertEquals(0, stats.code(), "a valid H2 URL with its credentials in it was refused: " + stats.err());
     assertTrue(stats.out().contains("PENDING    1"), stats.out());
+  }
+
+  /** The URL is echoed in messages ("no journal at URL"), never the password in it. */
+  @Test
+  void aMessageEchoingTheUrlNeverShowsItsPassword() {
+    CliRun r = CliRun.of("journal", "stats", "--jdbc-url", "jdbc:h2:file:" + dir.resolve("nothing")
+        + ";USER=sa;Password=s3cr3t-pw;MODE=PostgreSQL");
+
+    assertEquals(1, r.code(), r.err());
+    assertTrue(r.err().contains("no journal at") && r.err().contains("MODE=PostgreSQL"), r.err());
+    assertFalse(r.err().contains("s3cr3t-pw"), r.err());
+  }
+
+  /** Two users, or two passwords, for one open: which one is meant is the operator's to say. */
+  @Test
+  void aUserGivenTwiceIsBadUsage() {
+    CliRun r = CliRun.of("journal", "stats", "--jdbc-url", "jdbc:h2:file:" + dir.resolve("app") + ";USER=sa",
+        "--user", "bob");
+
+    assertEquals(2, r.code(), r.err());
+    assertTrue(r.err().contains("--user and the URL's USER="), r.err());
   }
 }
