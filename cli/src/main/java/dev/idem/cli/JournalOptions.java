@@ -73,13 +73,31 @@ final class JournalOptions {
   private JdbcJournal openJdbc(boolean readOnly) throws JournalException {
     try {
       DataSource ds = dataSource(location.jdbcUrl, !readOnly);
-      return readOnly ? JdbcJournal.openReadOnly(ds) : JdbcJournal.dataSource(ds).open();
+      if (readOnly) {
+        return JdbcJournal.openReadOnly(ds);
+      }
+      // An H2 database held alone syncs as its connection closes: the journal's own disk sync
+      // would take a second connection, which H2's exclusive mode refuses (ExclusiveH2DataSource).
+      return JdbcJournal.dataSource(ds).syncToDisk(!(ds instanceof ExclusiveH2DataSource)).open();
     } catch (JournalException e) {
-      // H2 refuses IFEXISTS with error 90146; say what that means instead of "a database error".
+      // Say what H2's refusals mean instead of "a database error".
+      String url = redacted(location.jdbcUrl);
       for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof java.sql.SQLException sql && "90146".equals(sql.getSQLState())) {
-          throw new JournalException("no journal at " + redacted(location.jdbcUrl) + ": the H2 database does not exist"
+        if (t instanceof ExclusiveH2DataSource.OpenElsewhere) {
+          throw inUse(url, e);
+        }
+        String state = t instanceof SQLException sql ? sql.getSQLState() : null;
+        if ("90146".equals(state)) { // IFEXISTS
+          throw new JournalException("no journal at " + url + ": the H2 database does not exist"
               + " (the CLI never creates one)", e);
+        }
+        if ("90135".equals(state)) {
+          throw new JournalException("the H2 database " + url + " is held alone by another session (another"
+              + " redrive or purge --yes?): run the command again when it has ended", e);
+        }
+        if ("90040".equals(state)) {
+          throw new JournalException("redrive and purge --yes hold an H2 database alone (SET EXCLUSIVE), which"
+              + " needs a user with admin rights on " + url + ": give one with --user or the URL's USER=", e);
         }
       }
       throw e;
@@ -102,8 +120,9 @@ final class JournalOptions {
   }
 
   /**
-   * @param toChange for a command that changes the journal: a SQLite file is then refused while
-   *     another connection has it open, and held alone until closed (see {@link #exclusive})
+   * @param toChange for a command that changes the journal: a SQLite file or an H2 database is then
+   *     refused while another connection has it open, and held alone until closed (see
+   *     {@link #exclusive} and {@link ExclusiveH2DataSource})
    */
   private DataSource dataSource(String url, boolean toChange) throws JournalException {
     String pw = password != null ? password : System.getenv("IDEM_JDBC_PASSWORD");
@@ -172,9 +191,16 @@ final class JournalOptions {
       ds.setURL(rest.indexOf("IFEXISTS=") >= 0 ? rest.toString() : rest + ";IFEXISTS=TRUE");
       ds.setUser(urlUser != null ? urlUser : user == null ? "" : user);
       ds.setPassword(urlPassword != null ? urlPassword : pw == null ? "" : pw);
-      return ds;
+      return toChange ? new ExclusiveH2DataSource(ds) : ds;
     }
     throw new JournalException("unsupported JDBC URL (use jdbc:sqlite:, jdbc:postgresql: or jdbc:h2:)", null);
+  }
+
+  /** A changing command's refusal of a journal that its app (or anything else) has open. */
+  private static JournalException inUse(String journal, Exception cause) {
+    return new JournalException("the journal " + journal + " is open in another process (its app, or a tool):"
+        + " redrive and purge --yes change a journal only while nothing else has it open. Stop the app, then"
+        + " run the command again", cause);
   }
 
   /** Bad usage (exit status 2) of the command these options belong to. */
@@ -209,9 +235,7 @@ final class JournalOptions {
     } catch (SQLException e) {
       int primary = e.getErrorCode() & 0xff; // an extended code (SQLITE_BUSY_SNAPSHOT) carries its primary one
       if (primary == SQLiteErrorCode.SQLITE_BUSY.code || primary == SQLiteErrorCode.SQLITE_LOCKED.code) {
-        throw new JournalException("the journal " + path + " is open in another process (its app, or a tool):"
-            + " redrive and purge --yes change a journal only while nothing else has it open. Stop the app, then"
-            + " run the command again", e);
+        throw inUse(path.toString(), e);
       }
       throw new JournalException("could not open the journal " + path + ": " + e.getMessage(), e);
     }

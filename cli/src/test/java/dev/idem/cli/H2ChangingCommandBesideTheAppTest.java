@@ -89,6 +89,56 @@ class H2ChangingCommandBesideTheAppTest {
     }
   }
 
+  /**
+   * The refusal is of the running app only: with the app stopped, redrive and purge --yes work on
+   * its H2 database as documented, and the database is free again when they end (the app reopens).
+   */
+  @Test
+  void withTheAppStoppedRedriveAndPurgeWorkAndReleaseTheDatabase() throws Exception {
+    String url = "jdbc:h2:file:" + dir.resolve("app");
+    JdbcDataSource ds = new JdbcDataSource();
+    ds.setURL(url);
+    try (JdbcJournal app = JdbcJournal.dataSource(ds).closeOnShutdown(false).open()) {
+      fail(app, "k-failed");
+      fail(app, "k-old");
+    }
+
+    CliRun redrive = CliRun.of("journal", "redrive", "--jdbc-url", url, "--scope", "t", "--operation",
+        "create-order", "--key", "k-failed");
+    CliRun purge = CliRun.of("journal", "purge", "--jdbc-url", url, "--older-than", "P1D", "--yes");
+
+    assertEquals(0, redrive.code(), redrive.err());
+    assertEquals(0, purge.code(), purge.err());
+    try (JdbcJournal app = JdbcJournal.dataSource(ds).closeOnShutdown(false).open()) {
+      assertEquals(OperationState.PENDING, app.find(id("k-failed")).orElseThrow().state());
+      assertTrue(app.find(id("k-old")).isEmpty(), "purge --yes deleted the FAILED operation of 2026-01-01");
+    }
+  }
+
+  /** Holding the database alone takes H2's exclusive mode, which needs an admin: said, not "a database error". */
+  @Test
+  void aUserWithoutAdminRightsIsToldWhyAndNothingChanges() throws Exception {
+    String url = "jdbc:h2:file:" + dir.resolve("app");
+    JdbcDataSource ds = new JdbcDataSource();
+    ds.setURL(url);
+    try (JdbcJournal app = JdbcJournal.dataSource(ds).closeOnShutdown(false).open()) {
+      fail(app, "k-failed");
+    }
+    try (var c = ds.getConnection(); var st = c.createStatement()) {
+      st.execute("CREATE USER OPS PASSWORD 'ops'");
+      st.execute("GRANT ALL ON SCHEMA PUBLIC TO OPS");
+    }
+
+    CliRun redrive = CliRun.of("journal", "redrive", "--jdbc-url", url + ";USER=OPS;PASSWORD=ops", "--scope", "t",
+        "--operation", "create-order", "--key", "k-failed");
+
+    assertEquals(1, redrive.code(), redrive.out() + redrive.err());
+    assertTrue(redrive.err().contains("admin rights"), redrive.err());
+    try (JdbcJournal app = JdbcJournal.dataSource(ds).closeOnShutdown(false).open()) {
+      assertEquals(OperationState.FAILED, app.find(id("k-failed")).orElseThrow().state());
+    }
+  }
+
   private static OperationId id(String key) {
     return new OperationId("t", "create-order", IdempotencyKey.of(key));
   }
