@@ -63,7 +63,9 @@ public final class ResumeTransport implements Transport, AsyncTransport {
     } catch (RequestNotSentException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return sender.sendAsync(attempt).thenApply(AttemptSender.Result::snapshot);
+    // The sender releases each body once captured (nobody reads a resumed one); the executor's
+    // cancel (its attempt timeout) reaches the exchange.
+    return sender.sendAsync(attempt, r -> { });
   }
 
   /**

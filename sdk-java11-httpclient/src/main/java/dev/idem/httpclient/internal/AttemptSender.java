@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
+import java.util.function.Consumer;
 
 /**
  * Sends one attempt through the {@link KeyedClient} (the wrapped client, or its twin without
@@ -144,8 +145,39 @@ public final class AttemptSender {
     }
   }
 
-  /** Sends without blocking; the future fails with an {@link IOException}. */
-  public CompletableFuture<Result> sendAsync(HttpRequest attempt) {
+  /**
+   * Sends without blocking: the future the executor waits on for one attempt. It completes with
+   * the attempt's snapshot once {@code received} has seen the attempt's result, and fails with an
+   * {@link IOException}. Cancelling it (the executor's attempt timeout) cancels the JDK's
+   * exchange.
+   *
+   * @param attempt the attempt's request
+   * @param received told of the result before the executor sees its snapshot; must not throw. A
+   *     result that arrives after a cancel is released here and never reaches it
+   * @return the attempt's snapshot
+   */
+  public CompletableFuture<ResponseSnapshot> sendAsync(HttpRequest attempt, Consumer<Result> received) {
+    CompletableFuture<Result> exchange = exchange(attempt);
+    CompletableFuture<ResponseSnapshot> snapshot = exchange.thenApply(r -> {
+      received.accept(r);
+      return r.snapshot();
+    });
+    // A dependent future's cancel does not reach its source: without this, the JDK would keep an
+    // exchange the executor stopped waiting for, and its connection, open as long as the server
+    // likes. Every asynchronous transport (live calls, resumes, the outbox) goes through here.
+    snapshot.whenComplete((s, e) -> {
+      if (snapshot.isCancelled()) {
+        exchange.cancel(true);
+      }
+    });
+    return snapshot;
+  }
+
+  /**
+   * One exchange and its capture; cancelling the future cancels the exchange, and a result
+   * captured after that is released.
+   */
+  private CompletableFuture<Result> exchange(HttpRequest attempt) {
     PullTrackingPublisher[] tracker = new PullTrackingPublisher[1];
     HttpRequest tracked;
     try {

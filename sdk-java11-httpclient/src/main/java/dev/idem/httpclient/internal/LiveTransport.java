@@ -55,23 +55,12 @@ public final class LiveTransport implements Transport, AsyncTransport {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    CompletableFuture<AttemptSender.Result> exchange = sender.sendAsync(attempt);
-    CompletableFuture<ResponseSnapshot> snapshot = exchange.thenApply(r -> {
+    return sender.sendAsync(attempt, r -> {
       last.set(r);
       if (abandoned) {
         r.release(); // arrived after the call ended without it: nobody will read its body
       }
-      return r.snapshot();
     });
-    // The executor cancels an attempt it stops waiting for (its attempt timeout); a dependent
-    // future's cancel does not reach its source, and the JDK would keep the abandoned exchange and
-    // its connection open for as long as the server likes.
-    snapshot.whenComplete((r, e) -> {
-      if (snapshot.isCancelled()) {
-        exchange.cancel(true);
-      }
-    });
-    return snapshot;
   }
 
   /**
