@@ -217,7 +217,13 @@ public final class OperationCall {
   /**
    * Sends the operation without blocking a thread, not even during backoff (the executor's
    * scheduler waits). The future fails with the exceptions listed on {@link #send}, except that
-   * there is no interrupt; cancelling it stops further attempts and leaves the operation PENDING.
+   * there is no interrupt.
+   *
+   * <p>Cancelling the future before the operation settled stops it as {@code HttpClient}'s own
+   * cancel stops an exchange: the attempt on the wire, if any, is cancelled (its connection
+   * closed) and recorded as ambiguous, since the server may have acted on it; no further attempt
+   * is sent; and the operation is left PENDING with its key, for a resume or an
+   * {@link dev.idem.core.outbox.OutboxDispatcher}.
    *
    * @param <T> the body type
    * @param request the request, sent again as it is on every attempt

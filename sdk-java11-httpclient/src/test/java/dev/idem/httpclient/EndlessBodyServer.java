@@ -13,10 +13,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A raw-socket server on an ephemeral port for leak tests: every request is answered 200 with a
- * chunked body that never ends (one small chunk every 20 ms), or, on the connection
- * {@code hangOn}, or a short 201 if not endless, not at all. It counts down {@link #clientClosed} when the client gives a
- * connection up.
+ * A raw-socket server on an ephemeral port for leak tests. Every request is answered 200 with a
+ * chunked body that never ends (one small chunk every 20 ms), or 201 with a short body if not
+ * {@code endless}; the connection {@code hangOn} reads its request and never answers; with
+ * {@link #stallingAfter} every connection sends a given head and then nothing. It counts down
+ * {@link #clientClosed} when the client gives a connection up.
  */
 final class EndlessBodyServer implements AutoCloseable {
   final ServerSocket socket;
@@ -26,6 +27,8 @@ final class EndlessBodyServer implements AutoCloseable {
   final CountDownLatch clientClosed = new CountDownLatch(1);
   private final int hangOn;
   private final boolean endless;
+  /** If set, every connection answers this status line and headers, then sends nothing more. */
+  private final String stalledHead;
 
   /** Every connection answers 200 with an endless body. */
   EndlessBodyServer() throws IOException {
@@ -37,8 +40,21 @@ final class EndlessBodyServer implements AutoCloseable {
    * @param endless whether the others answer 200 with an endless body, or 201 with a short one
    */
   EndlessBodyServer(int hangOn, boolean endless) throws IOException {
+    this(hangOn, endless, null);
+  }
+
+  /**
+   * Every connection answers {@code head} (status line and headers, with the blank line) and then
+   * sends nothing more: a body that stalls, for as long as the client waits.
+   */
+  static EndlessBodyServer stallingAfter(String head) throws IOException {
+    return new EndlessBodyServer(-1, false, head);
+  }
+
+  private EndlessBodyServer(int hangOn, boolean endless, String stalledHead) throws IOException {
     this.hangOn = hangOn;
     this.endless = endless;
+    this.stalledHead = stalledHead;
     socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread t = new Thread(this::accept, "endless-body-server");
     t.setDaemon(true);
@@ -70,13 +86,17 @@ final class EndlessBodyServer implements AutoCloseable {
         return;
       }
       received.countDown();
-      if (n == hangOn) {
+      OutputStream out = s.getOutputStream();
+      if (stalledHead != null) {
+        out.write(stalledHead.getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+      if (n == hangOn || stalledHead != null) {
         if (in.read() < 0) {
           clientClosed.countDown();
         }
         return;
       }
-      OutputStream out = s.getOutputStream();
       if (!endless) {
         out.write("HTTP/1.1 201 Created\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
             .getBytes(StandardCharsets.US_ASCII));

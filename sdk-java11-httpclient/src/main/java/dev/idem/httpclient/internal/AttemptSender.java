@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -148,8 +149,9 @@ public final class AttemptSender {
   /**
    * Sends without blocking: the future the executor waits on for one attempt. It completes with
    * the attempt's snapshot once {@code received} has seen the attempt's result, and fails with an
-   * {@link IOException}. Cancelling it (the executor's attempt timeout) cancels the JDK's
-   * exchange.
+   * {@link IOException}. Cancelling it (the executor's attempt timeout, a cancelled call)
+   * cancels the JDK's exchange, or, once the headers are in, stops reading the body for the
+   * journal.
    *
    * @param attempt the attempt's request
    * @param received told of the result before the executor sees its snapshot; must not throw. A
@@ -174,8 +176,8 @@ public final class AttemptSender {
   }
 
   /**
-   * One exchange and its capture; cancelling the future cancels the exchange, and a result
-   * captured after that is released.
+   * One exchange and its capture; cancelling the future cancels the exchange or stops the capture,
+   * and a result captured after that is released.
    */
   private CompletableFuture<Result> exchange(HttpRequest attempt) {
     PullTrackingPublisher[] tracker = new PullTrackingPublisher[1];
@@ -193,18 +195,30 @@ public final class AttemptSender {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(classify(e, tracker[0]));
     }
-    // A caller that stops waiting (the executor's attempt timeout) cancels `out`: the cancel must
-    // reach the JDK's exchange, which otherwise keeps the abandoned request's connection open.
+    // A caller that stops waiting (the executor's attempt timeout, a cancelled call) cancels
+    // `out`: the cancel must reach the JDK's exchange, which otherwise keeps the abandoned
+    // request's connection open; or, once the headers are in, the body read for the journal,
+    // which may trickle for as long as the server likes when no timeout bounds it.
+    AtomicReference<ResponseRelay> reading = new AtomicReference<>();
     out.whenComplete((c, e) -> {
       if (out.isCancelled()) {
         sent.cancel(true);
+        ResponseRelay relay = reading.get();
+        if (relay != null) {
+          relay.discard();
+        }
       }
     });
     sent.whenComplete((r, error) -> {
       if (error == null) {
         CompletableFuture<Result> captured;
         try {
-          captured = capture(r, attempt, started).result();
+          Capturing capturing = capture(r, attempt, started);
+          reading.set(capturing.relay());
+          if (out.isCancelled()) {
+            capturing.relay().discard(); // the cancel came before the relay was known
+          }
+          captured = capturing.result();
         } catch (IOException | RuntimeException e) {
           out.completeExceptionally(e);
           return;

@@ -99,7 +99,10 @@ public final class CallEngine {
     }
   }
 
-  /** Sends one operation without blocking; cancelling the result stops further attempts. */
+  /**
+   * Sends one operation without blocking; cancelling the result cancels the attempt on the wire and
+   * stops further attempts, leaving the operation PENDING.
+   */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
@@ -123,7 +126,10 @@ public final class CallEngine {
       }
       result.whenComplete((r, e) -> {
         if (result.isCancelled()) {
+          // The execution first, so that it records the attempt the transport's cancel stops as
+          // the cancelled call's (ambiguous; the operation PENDING), not as a failure to retry.
           execution.cancel(false);
+          transport.cancel();
         }
       });
       Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {

@@ -2,12 +2,14 @@ package dev.idem.httpclient.internal;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.net.http.HttpRequest;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -18,7 +20,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * It remembers the last raw response, so that the caller gets the real request, URI, version and
  * TLS session of the attempt that produced the final response, not a reconstruction.
  *
- * <p>One instance per call; the executor uses it from one attempt at a time.
+ * <p>One instance per call; the executor uses it from one attempt at a time, and {@link #cancel}
+ * may come from any thread.
  */
 public final class LiveTransport implements Transport, AsyncTransport {
   private final AttemptSender sender;
@@ -30,6 +33,11 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   /** Set once the call ended without handing a response over; see {@link #abandon}. */
   private volatile boolean abandoned;
+
+  /** Guarded by this: set once the caller cancelled the call; see {@link #cancel}. */
+  private boolean cancelled;
+  /** Guarded by this: the future of the last attempt sent, which {@link #cancel} cancels. */
+  private CompletableFuture<ResponseSnapshot> current;
 
   public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, AdapterSupport support) {
     this.sender = sender;
@@ -48,6 +56,14 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
+    synchronized (this) {
+      if (cancelled) {
+        // The executor passed its own check just before the cancel: nothing goes out after it
+        // (the executor, its future cancelled, still counts this attempt as ambiguous, cautiously).
+        return CompletableFuture.failedFuture(new RequestNotSentException("the call was cancelled before this"
+            + " attempt was sent; nothing was sent", new CancellationException("the call's future was cancelled")));
+      }
+    }
     releaseUnclaimed();
     HttpRequest attempt;
     try {
@@ -55,12 +71,43 @@ public final class LiveTransport implements Transport, AsyncTransport {
     } catch (RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return sender.sendAsync(attempt, r -> {
+    CompletableFuture<ResponseSnapshot> sent = sender.sendAsync(attempt, r -> {
       last.set(r);
       if (abandoned) {
         r.release(); // arrived after the call ended without it: nobody will read its body
       }
     });
+    boolean late;
+    synchronized (this) {
+      current = sent;
+      late = cancelled;
+    }
+    if (late) {
+      sent.cancel(true); // cancelled while this attempt was being handed to the JDK
+    }
+    return sent;
+  }
+
+  /**
+   * The caller cancelled the call: cancels the attempt on the wire, if any (the JDK closes its
+   * exchange, or Idem stops reading the body for the journal), and sends no later attempt.
+   *
+   * <p>The executor does not cancel an attempt when its caller's future is cancelled: it records
+   * the attempt when it ends. Left alone, an attempt to a server that never answers would keep its
+   * connection open, and the operation IN_FLIGHT rather than the PENDING its caller is promised,
+   * for as long as the server likes. Cancel the executor's future first: the attempt this fails is
+   * then recorded as the cancelled call's (ambiguous, the operation PENDING with its key), not as
+   * a failed attempt to retry.
+   */
+  public void cancel() {
+    CompletableFuture<ResponseSnapshot> attempt;
+    synchronized (this) {
+      cancelled = true;
+      attempt = current;
+    }
+    if (attempt != null) {
+      attempt.cancel(true);
+    }
   }
 
   /**
