@@ -183,7 +183,7 @@ public final class OperationCall {
    * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
    * @throws InterruptedException interrupted; the operation stays PENDING with its key, unless the
    *     server had answered: then the journal holds the operation's end, and the message says which
-   *     (SUCCEEDED, say) and that it is not sent again
+   *     (SUCCEEDED, say) and that it is not sent again; the rest of the response's body is not read
    * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent
    */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
@@ -223,7 +223,11 @@ public final class OperationCall {
    * cancel stops an exchange: the attempt on the wire, if any, is cancelled (its connection
    * closed) and recorded as ambiguous, since the server may have acted on it; no further attempt
    * is sent; and the operation is left PENDING with its key, for a resume or an
-   * {@link dev.idem.core.outbox.OutboxDispatcher}.
+   * {@link dev.idem.core.outbox.OutboxDispatcher}. Cancelling it after the operation settled, while
+   * {@code handler} still reads the final response's body (the future completes when the
+   * handler's body is ready: for {@code ofString}, at the end of the body), stops that body, as
+   * the JDK client's cancel does; the journal keeps the operation's outcome (SUCCEEDED, say), and
+   * it is not sent again: find it by its key for the stored response.
    *
    * @param <T> the body type
    * @param request the request, sent again as it is on every attempt

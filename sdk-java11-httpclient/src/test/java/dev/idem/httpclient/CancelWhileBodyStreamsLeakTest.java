@@ -69,4 +69,42 @@ class CancelWhileBodyStreamsLeakTest {
           "5 s after the cancel, the body of the final response is still being read, with no one to read it");
     }
   }
+
+  /**
+   * The blocking twin: {@code send} interrupted while the handler reads the final body. The JDK's
+   * own {@code send} cancels its exchange when interrupted; Idem's used to throw the
+   * InterruptedException and leave the body streaming into the handler nobody waits for.
+   */
+  @Test
+  void interruptingSendWhileTheFinalBodyStreamsStopsTheBody() throws Exception {
+    try (EndlessBodyServer server = new EndlessBodyServer()) {
+      Fixture f = new Fixture();
+      OperationCall call = f.client.operation("create-order");
+      OperationId id = call.operationId();
+      CompletableFuture<Throwable> thrown = new CompletableFuture<>();
+      Thread caller = new Thread(() -> {
+        try {
+          call.send(withoutTimeout(server.url("/orders")), BodyHandlers.ofString());
+          thrown.complete(null);
+        } catch (Throwable t) {
+          thrown.complete(t);
+        }
+      }, "blocking-caller");
+      caller.setDaemon(true);
+      caller.start();
+      assertTrue(server.bodyStarted.await(5, TimeUnit.SECONDS));
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (f.record(id).state() != OperationState.SUCCEEDED && System.nanoTime() < end) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+      }
+      assertEquals(OperationState.SUCCEEDED, f.record(id).state(), "settled on its 200");
+
+      caller.interrupt();
+
+      assertTrue(thrown.get(5, TimeUnit.SECONDS) instanceof InterruptedException, "send reports the interrupt");
+      assertTrue(server.clientClosed.await(5, TimeUnit.SECONDS),
+          "5 s after the interrupt, the body of the final response is still being read, with no one to read it");
+      assertEquals(OperationState.SUCCEEDED, f.record(id).state());
+    }
+  }
 }

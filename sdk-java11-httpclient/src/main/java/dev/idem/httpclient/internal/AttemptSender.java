@@ -94,6 +94,16 @@ public final class AttemptSender {
     }
 
     /**
+     * Stops this response's body even if it was handed over: its caller stopped waiting for what
+     * its subscriber makes of it. Idempotent.
+     */
+    public void cancel() {
+      if (relay != null) {
+        relay.cancel();
+      }
+    }
+
+    /**
      * Hands this response's body to the caller's subscriber: the captured prefix, then the rest.
      *
      * @param subscriber the caller's handler's subscriber

@@ -88,9 +88,12 @@ public final class CallEngine {
     } catch (ExecutionException e) {
       throw Settling.asIOException(e);
     } catch (InterruptedException e) {
+      // Nobody will use what the handler makes of the rest of the body: stop it, as the JDK's
+      // send does when interrupted, rather than let it stream into the handler for as long as
+      // the server sends.
+      transport.cancel();
       // The journal has the operation's end already: the caller must not take this interrupt for
       // the PENDING one an interrupt before the answer leaves.
-      responded.cancel(false);
       InterruptedException told = new InterruptedException("interrupted while the response body was read; operation "
           + settled.operationId() + " is " + settled.state() + " in the journal (HTTP " + settled.response().status()
           + "), so it is not sent again: resume or find it by its key for the stored outcome");
@@ -101,7 +104,8 @@ public final class CallEngine {
 
   /**
    * Sends one operation without blocking; cancelling the result cancels the attempt on the wire and
-   * stops further attempts, leaving the operation PENDING.
+   * stops further attempts, leaving the operation PENDING, or, once the operation settled, stops
+   * the body the caller's handler reads.
    */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) {
@@ -135,6 +139,10 @@ public final class CallEngine {
       Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {
         if (error != null) {
           result.completeExceptionally(error);
+          return;
+        }
+        if (result.isDone()) {
+          transport.abandon(); // cancelled as it settled: no handler to feed
           return;
         }
         CompletableFuture<IdempotentHttpResponse<T>> responded;

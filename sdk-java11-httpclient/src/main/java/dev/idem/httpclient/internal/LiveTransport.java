@@ -90,7 +90,9 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   /**
    * The caller cancelled the call: cancels the attempt on the wire, if any (the JDK closes its
-   * exchange, or Idem stops reading the body for the journal), and sends no later attempt.
+   * exchange, or Idem stops reading the body for the journal), and sends no later attempt; once
+   * the operation settled, stops the final response's body, even if the caller's body handler
+   * has it (as the JDK client's own cancel does).
    *
    * <p>The executor does not cancel an attempt when its caller's future is cancelled: it records
    * the attempt when it ends. Left alone, an attempt to a server that never answers would keep its
@@ -107,6 +109,10 @@ public final class LiveTransport implements Transport, AsyncTransport {
     }
     if (attempt != null) {
       attempt.cancel(true);
+    }
+    AttemptSender.Result r = last.get();
+    if (r != null) {
+      r.cancel();
     }
   }
 

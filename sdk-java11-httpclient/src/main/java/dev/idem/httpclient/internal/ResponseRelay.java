@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * {@linkplain #attach attached}: that subscriber gets the captured prefix, then the rest as it
  * arrives and as fast as it asks, as if the JDK client had fed it directly. An attempt whose
  * response is not handed over is {@linkplain #discard discarded}: its subscription is cancelled,
- * and the body is never read further. The capture ends at its {@link CaptureDeadline} (or when the
+ * and the body is never read further; one handed over to a caller who then cancelled is
+ * {@linkplain #cancel cancelled} the same way. The capture ends at its {@link CaptureDeadline} (or when the
  * body breaks off) with the body not kept: the JDK's request timeout ends at the headers, so a body
  * that trickles would otherwise hold the attempt as long as the server likes.
  *
@@ -129,6 +130,9 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
     boolean pullMore = false;
     boolean done = false;
     synchronized (this) {
+      if (terminated) {
+        return; // the caller's subscriber is done, or was cancelled: it gets nothing more
+      }
       to = prefixSent ? downstream : null;
       if (to == null) {
         prefix.addAll(item);
@@ -205,6 +209,27 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
     }
     subscriber.onSubscribe(new Downstream(subscriber));
     return subscriber.getBody().toCompletableFuture();
+  }
+
+  /**
+   * Stops the body even if it was handed over: the caller's future was cancelled (or its thread
+   * interrupted) while its subscriber still read the body, so nobody will use what the subscriber
+   * makes of the rest. Without this, the body would go on streaming into that subscriber (for
+   * {@code ofString}, into memory) for as long as the server sends. Cancels the subscription, as
+   * the JDK client does when its own future is cancelled; the caller's subscriber gets no further
+   * signal, as a subscriber that cancelled would not.
+   */
+  void cancel() {
+    Flow.Subscription s;
+    synchronized (this) {
+      discarded = true;
+      terminated = true;
+      s = upstream;
+      prefix.clear();
+    }
+    if (s != null) {
+      s.cancel();
+    }
   }
 
   /** Stops the body unless it was handed over: cancels the subscription, reads nothing more. */
