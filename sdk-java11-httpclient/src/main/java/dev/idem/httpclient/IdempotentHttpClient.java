@@ -83,6 +83,11 @@ import javax.net.ssl.SSLParameters;
  * closed here. Close in this order: an {@link dev.idem.core.outbox.OutboxDispatcher}, then this
  * client, then the journal.
  *
+ * <p>{@link #shutdown()} and {@link #shutdownNow()} (Java 21's {@code HttpClient} lifecycle) stop
+ * the wrapped client whoever made it; they first end this client's keyed calls in progress
+ * PENDING with their keys, as closing the executor does, rather than let the shut-down client's
+ * refusals use up their attempts and end them FAILED.
+ *
  * <pre>{@code
  * try (JdbcJournal journal = JdbcJournal.openEmbedded(dir);
  *      IdempotentHttpClient client = IdempotentHttpClient.create(journal)) {
@@ -377,19 +382,44 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
   // they override on 21+ and forward to the wrapped client, and do nothing on 17.
 
   /**
-   * Forwards {@code shutdown()} to the wrapped client (and to the twin keyed calls go through, if
-   * there is one) on Java 21+; does nothing before.
+   * Stops this client's keyed calls, then forwards {@code shutdown()} to the wrapped client (and to
+   * the twin keyed calls go through, if there is one) on Java 21+; before Java 21, HttpClient has
+   * no shutdown, and only the keyed calls are stopped.
+   *
+   * <p>A keyed call is one operation of several attempts; the wrapped client, once shut down,
+   * refuses every later attempt, and an operation refused until its attempts ran out would end
+   * FAILED for good although its target never refused it. So, as when the executor closes, the
+   * process stopping is the caller stopping, and its calls end PENDING with their keys, for a
+   * resume or an {@link dev.idem.core.outbox.OutboxDispatcher}, without using up their attempts:
+   * <ul>
+   *   <li>an asynchronous call not yet settled ends at once with
+   *       {@link dev.idem.core.OperationPendingException}: one waiting out a backoff sends nothing
+   *       more; an attempt on the wire runs to completion, as the wrapped client lets submitted
+   *       requests do, and is recorded as ambiguous (its answer reaches no caller);</li>
+   *   <li>a blocking {@code send} ends with {@link dev.idem.core.OperationPendingException} where
+   *       it would send its next attempt (after a backoff it is waiting out);</li>
+   *   <li>a call that settled already (its body handler still reading) is left to finish;</li>
+   *   <li>a keyed call made after this fails with an {@link IOException}, nothing journaled or
+   *       sent, as the JDK client refuses a request after its shutdown.</li>
+   * </ul>
+   * Calls passed through (not keyed) are the wrapped client's to finish or refuse. Resumed and
+   * queued deliveries through {@link #resumeTransport} are not stopped here: stop their
+   * {@link dev.idem.core.outbox.OutboxDispatcher} first.
    */
   public void shutdown() {
+    engine.shutdown();
     Lifecycle.call(delegate, "shutdown");
     keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdown"));
   }
 
   /**
-   * Forwards {@code shutdownNow()} to the wrapped client (and to the twin keyed calls go through, if
-   * there is one) on Java 21+; does nothing before.
+   * Stops this client's keyed calls as {@link #shutdown()} does, then forwards {@code shutdownNow()}
+   * to the wrapped client (and to the twin keyed calls go through, if there is one) on Java 21+,
+   * which also aborts the attempts on the wire (recorded as ambiguous; the operations PENDING) and
+   * the bodies still being read.
    */
   public void shutdownNow() {
+    engine.shutdown();
     Lifecycle.call(delegate, "shutdownNow");
     keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdownNow"));
   }

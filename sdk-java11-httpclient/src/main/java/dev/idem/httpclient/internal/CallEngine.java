@@ -17,7 +17,11 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -34,6 +38,13 @@ public final class CallEngine {
   private final KeyedClient keyed;
   private final AdapterSupport support;
   private final long maxBodyBytes;
+
+  /** Guards {@link #shutDown} and {@link #running}. */
+  private final Object calls = new Object();
+  /** Set by {@link #shutdown()}: no keyed call starts, and no attempt is sent, after it. */
+  private volatile boolean shutDown;
+  /** The asynchronous calls not yet settled or stopped, which {@link #shutdown()} stops. */
+  private final Set<AsyncCall> running = new HashSet<>();
 
   /**
    * @param delegate the app's client: its version is the default of a rebuilt response
@@ -68,8 +79,11 @@ public final class CallEngine {
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
+    if (shutDown) {
+      throw refused();
+    }
     Operation op = make(operation, request, body);
-    LiveTransport transport = new LiveTransport(sender(op), request, body, support);
+    LiveTransport transport = new LiveTransport(sender(op), request, body, support, this::isShutDown);
     Settlement settled;
     try {
       settled = Settling.execute(support, op, transport, transport::releaseUnclaimed);
@@ -118,16 +132,29 @@ public final class CallEngine {
       if (result.isDone()) {
         return; // cancelled before begin: nothing journaled, nothing sent
       }
+      Operation op;
       LiveTransport transport;
-      CompletableFuture<Outcome> execution;
       try {
-        Operation op = make(operation, request, body);
-        transport = new LiveTransport(sender(op), request, body, support);
-        execution = support.executor().executeAsync(op, transport);
+        op = make(operation, request, body);
+        transport = new LiveTransport(sender(op), request, body, support, this::isShutDown);
       } catch (IdempotencyException | RuntimeException e) {
         result.completeExceptionally(e);
         return;
       }
+      AsyncCall call = new AsyncCall(op, transport);
+      if (!register(call)) {
+        result.completeExceptionally(refused()); // nothing journaled, nothing sent
+        return;
+      }
+      result.whenComplete((r, e) -> unregister(call));
+      CompletableFuture<Outcome> execution;
+      try {
+        execution = support.executor().executeAsync(op, transport);
+      } catch (RuntimeException e) {
+        result.completeExceptionally(e);
+        return;
+      }
+      call.started(execution);
       result.whenComplete((r, e) -> {
         if (result.isCancelled()) {
           // The execution first, so that it records the attempt the transport's cancel stops as
@@ -138,7 +165,7 @@ public final class CallEngine {
       });
       Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {
         if (error != null) {
-          result.completeExceptionally(error);
+          result.completeExceptionally(call.told(error));
           return;
         }
         if (result.isDone()) {
@@ -164,6 +191,111 @@ public final class CallEngine {
       });
     });
     return result;
+  }
+
+  /**
+   * Stops this engine's keyed calls, before the client they go through is shut down: no keyed call
+   * starts after this ({@link #refused}), no attempt is sent, and every asynchronous call not yet
+   * settled ends now, PENDING with its key, as when its executor closes. A call that settled
+   * already (its handler still reading the body) is left alone. A blocking {@code send} ends
+   * PENDING where it would send its next attempt. Idempotent; any thread.
+   *
+   * <p>Why: a shut-down {@code HttpClient} refuses every request, before a byte is sent. Left to
+   * the executor, each refusal is an attempt "not sent", retried until the attempts run out, and
+   * the operation ends FAILED: terminal, never sent again by a resume or an outbox, although the
+   * target only asked for a retry (or never answered) and the refusal was this process stopping.
+   */
+  public void shutdown() {
+    List<AsyncCall> stopping;
+    synchronized (calls) {
+      shutDown = true;
+      stopping = List.copyOf(running);
+    }
+    stopping.forEach(AsyncCall::stop);
+  }
+
+  private boolean isShutDown() {
+    return shutDown;
+  }
+
+  private boolean register(AsyncCall call) {
+    synchronized (calls) {
+      return !shutDown && running.add(call);
+    }
+  }
+
+  private void unregister(AsyncCall call) {
+    synchronized (calls) {
+      running.remove(call);
+    }
+  }
+
+  private static IOException refused() {
+    // As the JDK client refuses a request after its shutdown; here before anything is journaled.
+    return new IOException("the IdempotentHttpClient was shut down; the keyed call was neither journaled nor sent");
+  }
+
+  /**
+   * One asynchronous call, for {@link #shutdown()}: its execution, once started, and whether the
+   * shutdown stopped it, which turns the execution's cancellation into what the caller is told.
+   */
+  private static final class AsyncCall {
+    private final Operation op;
+    private final LiveTransport transport;
+    private CompletableFuture<Outcome> execution; // guarded by this
+    private boolean stopped; // guarded by this
+
+    AsyncCall(Operation op, LiveTransport transport) {
+      this.op = op;
+      this.transport = transport;
+    }
+
+    /** The executor began the operation; a shutdown that came meanwhile stops it now. */
+    void started(CompletableFuture<Outcome> execution) {
+      boolean stop;
+      synchronized (this) {
+        this.execution = execution;
+        stop = stopped;
+      }
+      if (stop) {
+        execution.cancel(false);
+      }
+    }
+
+    /**
+     * Ends the call PENDING unless it settled: cancelling the execution stops its backoff (the
+     * journal says PENDING since the wait began) or, for an attempt on the wire, has the executor
+     * record that attempt as ambiguous when it ends. The attempt itself is left to the client:
+     * {@code shutdown()} lets it run to completion, {@code shutdownNow()} aborts it.
+     */
+    void stop() {
+      CompletableFuture<Outcome> e;
+      synchronized (this) {
+        stopped = true;
+        e = execution;
+      }
+      if (e != null) {
+        e.cancel(false);
+      }
+    }
+
+    /** What the caller is told of {@code error}: a cancellation by the shutdown means PENDING. */
+    Throwable told(Throwable error) {
+      boolean byShutdown;
+      synchronized (this) {
+        byShutdown = stopped;
+      }
+      if (!byShutdown || !(Settling.unwrap(error) instanceof CancellationException)) {
+        return error;
+      }
+      OperationId id = transport.operationId(op);
+      String what = id != null ? "operation " + id : "operation '" + op.name() + "'";
+      String message = "the IdempotentHttpClient was shut down while " + what + " was in progress; it stays in"
+          + " the journal PENDING with its key (an attempt that was on the wire is recorded as ambiguous), and a"
+          + " resume or an OutboxDispatcher sends it again with the same key";
+      return id != null ? new OperationPendingException(message, error, id, List.of(), null)
+          : new IOException(message, error);
+    }
   }
 
   /** A sender for one operation's attempts, whose captured bodies are read before its attempt timeout. */

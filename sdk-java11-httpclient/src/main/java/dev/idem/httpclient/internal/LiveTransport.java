@@ -1,6 +1,8 @@
 package dev.idem.httpclient.internal;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
@@ -8,11 +10,13 @@ import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.net.http.HttpRequest;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 
 /**
  * The transport of one live call: every attempt is the caller's request (headers as the caller
@@ -39,15 +43,34 @@ public final class LiveTransport implements Transport, AsyncTransport {
   /** Guarded by this: the future of the last attempt sent, which {@link #cancel} cancels. */
   private CompletableFuture<ResponseSnapshot> current;
 
-  public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, AdapterSupport support) {
+  /** Whether the client was shut down; see {@link CallEngine#shutdown()}. */
+  private final BooleanSupplier shutDown;
+  /** The key the attempts carry, known once the executor began the operation. */
+  private volatile IdempotencyKey key;
+
+  /**
+   * @param shutDown whether the Idem client was shut down: no attempt is sent after that
+   */
+  public LiveTransport(AttemptSender sender, HttpRequest original, byte[] body, AdapterSupport support,
+      BooleanSupplier shutDown) {
     this.sender = sender;
     this.original = original;
     this.body = body;
     this.support = support;
+    this.shutDown = shutDown;
   }
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
+    if (shutDown.getAsBoolean()) {
+      // A blocking call that was waiting out a backoff: the shut-down client would refuse the
+      // attempt, which the executor would count as one not sent and retry until the attempts ran
+      // out (FAILED, for good). A plain InterruptedIOException is how a transport tells the
+      // executor its caller stopped: the operation is left PENDING, this attempt not counted.
+      InterruptedIOException stopped = new InterruptedIOException("the IdempotentHttpClient was shut down");
+      throw new RequestNotSentException("the IdempotentHttpClient was shut down before this attempt was sent;"
+          + " nothing was sent", stopped);
+    }
     releaseUnclaimed();
     AttemptSender.Result r = sender.send(attempt(key));
     last.set(r);
@@ -57,11 +80,13 @@ public final class LiveTransport implements Transport, AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     synchronized (this) {
-      if (cancelled) {
-        // The executor passed its own check just before the cancel: nothing goes out after it
-        // (the executor, its future cancelled, still counts this attempt as ambiguous, cautiously).
-        return CompletableFuture.failedFuture(new RequestNotSentException("the call was cancelled before this"
-            + " attempt was sent; nothing was sent", new CancellationException("the call's future was cancelled")));
+      if (cancelled || shutDown.getAsBoolean()) {
+        // The executor passed its own check just before the cancel (or the shutdown, which
+        // cancels its future): nothing goes out after it (the executor, its future cancelled,
+        // still counts this attempt as ambiguous, cautiously).
+        return CompletableFuture.failedFuture(new RequestNotSentException("the call was cancelled, or its client"
+            + " shut down, before this attempt was sent; nothing was sent",
+            new CancellationException("the call was stopped")));
       }
     }
     releaseUnclaimed();
@@ -145,12 +170,27 @@ public final class LiveTransport implements Transport, AsyncTransport {
     releaseUnclaimed();
   }
 
+  /**
+   * The operation's identity, once known: the key is derived by the executor for an operation
+   * made {@code forReference}, and this transport learns it from the first attempt.
+   *
+   * @return the identity, or null if the key is derived and no attempt was made yet
+   */
+  public OperationId operationId(Operation op) {
+    IdempotencyKey k = key;
+    if (k != null) {
+      return new OperationId(op.scope(), op.name(), k);
+    }
+    return op.keyFromReference() ? null : op.id();
+  }
+
   /** How many attempts this call put on the wire. */
   public int attemptsSent() {
     return sent.get();
   }
 
   private HttpRequest attempt(IdempotencyKey key) {
+    this.key = key;
     sent.incrementAndGet();
     return AttemptRequests.build(original.method(), original.uri(), original.headers().map(), body,
         AttemptRequests.Settings.of(original), support.headerName(), support.headerValue(key));
