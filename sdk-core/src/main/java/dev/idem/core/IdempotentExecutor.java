@@ -324,7 +324,8 @@ public final class IdempotentExecutor implements AutoCloseable {
    * <p>Cancelling the returned future stops further attempts and leaves the operation PENDING. It
    * returns at once, never waiting for the journal: the executor's pool writes what is left (a
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
-   * ends).
+   * ends, unless the transport then fails it with
+   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded).
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns

@@ -41,7 +41,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <li>Never a thread that cancels the future: cancelling only stops the backoff timer and
  *       returns. The journal still learns of it, from the pool: a claim taken while the cancel
  *       came is given back at once (the operation is PENDING and due), and an attempt on the wire
- *       is recorded as ambiguous when it ends (PENDING, sent again with the same key).</li>
+ *       is recorded as ambiguous when it ends (PENDING, sent again with the same key), unless it
+ *       ends with {@link RequestNotSentException}: then it is not recorded at all.</li>
  * </ul>
  *
  * <p>When the executor closes ({@link #abandon()}), the future fails at once with an
@@ -212,8 +213,15 @@ public final class AsyncDriver {
       if (result.isDone()) {
         finished = true;
         if (!lifecycle.isClosed()) {
-          // Cancelled while the attempt was on the wire: it may have taken effect.
-          release(true, new CancellationException("cancelled while an attempt was on the wire"));
+          // Cancelled while the attempt was on the wire: it may have taken effect, unless the
+          // transport says it never sent it (an attempt still queued for a worker when the
+          // dispatcher closed, say): recording that one as ambiguous would turn a later permanent
+          // refusal into UNCERTAIN although no request with this key ever reached the target.
+          if (Futures.unwrap(error) instanceof RequestNotSentException) {
+            release(false, new CancellationException("cancelled; the attempt in progress was never sent"));
+          } else {
+            release(true, new CancellationException("cancelled while an attempt was on the wire"));
+          }
         }
         return;
       }

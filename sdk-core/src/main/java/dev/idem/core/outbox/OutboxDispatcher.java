@@ -327,7 +327,8 @@ public final class OutboxDispatcher implements AutoCloseable {
   /**
    * Stops at once: no more polls, deliveries in progress are cancelled (an operation waiting for
    * its next attempt stays PENDING; an attempt on the wire is recorded as ambiguous when it ends,
-   * leaving the operation PENDING, as long as the executor is open), handles of undelivered
+   * leaving the operation PENDING, as long as the executor is open; an attempt still queued for a
+   * worker of the dispatcher's own pool is dropped unsent and not recorded), handles of undelivered
    * operations complete with {@link OperationPendingException}, and the pools this dispatcher
    * created are shut down. Returns at once: it neither waits for the journal nor closes the
    * executor, which the app closes next. Nothing is lost: the next dispatcher on the same journal

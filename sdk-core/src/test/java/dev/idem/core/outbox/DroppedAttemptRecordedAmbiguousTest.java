@@ -5,13 +5,20 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
+import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationException;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.spi.ForwardingJournal;
+import dev.idem.core.spi.Journal;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
@@ -44,13 +51,27 @@ import org.junit.jupiter.api.Test;
 class DroppedAttemptRecordedAmbiguousTest {
   private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
+  /** Opened when an operation's lease-holding transition is written (the on-the-wire attempt's release, here). */
+  private final Map<OperationId, CountDownLatch> transitioned = new ConcurrentHashMap<>();
+  private final Journal watched = new ForwardingJournal(journal) {
+    @Override
+    public OperationRecord transition(OperationId id, Lease lease, Transition transition) throws IdempotencyException {
+      OperationRecord r = super.transition(id, lease, transition);
+      transitioned(id).countDown();
+      return r;
+    }
+  };
+
+  private CountDownLatch transitioned(OperationId id) {
+    return transitioned.computeIfAbsent(id, i -> new CountDownLatch(1));
+  }
 
   private static Operation order(int n) {
     return Operation.builder("create-order", Requests.order("{\"n\":" + n + "}")).build();
   }
 
   private IdempotentExecutor executor(String owner) {
-    return IdempotentExecutor.builder().journal(journal).clock(time.clock()).scheduler(time.scheduler())
+    return IdempotentExecutor.builder().journal(watched).clock(time.clock()).scheduler(time.scheduler())
         .asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).owner(owner).build();
   }
 
@@ -78,8 +99,16 @@ class DroppedAttemptRecordedAmbiguousTest {
     time.advance(Duration.ZERO);
     assertTrue(firstOnTheWire.await(5, TimeUnit.SECONDS));
     Operation queued = sent.containsKey(first.key()) ? second : first;
+    Operation onTheWire = queued == first ? second : first;
 
     outbox.close();
+
+    // The attempt that was on the wire when close cancelled it may have taken effect: ambiguous. Its
+    // worker, interrupted by close, records it on its own thread.
+    assertTrue(transitioned(onTheWire.id()).await(5, TimeUnit.SECONDS), "the attempt on the wire was recorded");
+    List<AttemptRecord> wire = journal.find(onTheWire.id()).orElseThrow().attempts();
+    assertEquals(1, wire.size(), wire.toString());
+    assertTrue(wire.get(0).mayHaveTakenEffect(), "the attempt that was sent is recorded as ambiguous: " + wire);
 
     assertFalse(sent.containsKey(queued.key()), "the queued attempt was never sent");
     assertEquals(OperationState.PENDING, journal.find(queued.id()).orElseThrow().state());
