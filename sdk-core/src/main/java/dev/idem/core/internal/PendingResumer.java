@@ -131,14 +131,23 @@ public final class PendingResumer {
       Instant wake = nextExpiry == null || nextExpiry.isAfter(giveUpAt) ? giveUpAt : nextExpiry;
       // A lease is over strictly after its expiry instant.
       Duration nap = Duration.between(now, wake).plusMillis(1);
-      LOG.info("{} operations are leased by another owner; waiting {} for the earliest lease to expire",
-          total.leasedElsewhere(), nap);
-      try {
-        sleeper.sleep(nap);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IdempotencyException("interrupted while waiting for leases held elsewhere; "
-            + total.leasedElsewhere() + " operations stay in the journal for the next resume", e);
+      // The pass counted leases page by page, each against the clock of its page: the earliest one
+      // may have expired before the pass ended. Then there is nothing to wait for (a sleeper refuses
+      // a negative nap), and the next pass takes it; it cannot spin, since a lease counted again is
+      // one that is live at that pass's clock.
+      if (nap.isNegative() || nap.isZero()) {
+        LOG.info("{} operations were leased by another owner; the earliest lease has expired meanwhile,"
+            + " resuming again", total.leasedElsewhere());
+      } else {
+        LOG.info("{} operations are leased by another owner; waiting {} for the earliest lease to expire",
+            total.leasedElsewhere(), nap);
+        try {
+          sleeper.sleep(nap);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IdempotencyException("interrupted while waiting for leases held elsewhere; "
+              + total.leasedElsewhere() + " operations stay in the journal for the next resume", e);
+        }
       }
       PendingResumer next = passes.get();
       ResumeSummary more = next.resume(handlers);
