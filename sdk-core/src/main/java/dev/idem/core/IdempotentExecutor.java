@@ -286,7 +286,9 @@ public final class IdempotentExecutor implements AutoCloseable {
    * still running out.
    *
    * @param handlers handlers by operation name
-   * @param waitForLeased how long to wait, in all, for leases held elsewhere; zero for one pass
+   * @param waitForLeased how long to wait, in all, for leases held elsewhere; zero for one pass.
+   *     A wait above 100 years (such as {@code ChronoUnit.FOREVER.getDuration()}) is taken as 100
+   *     years: as long as leases keep being held elsewhere
    * @return the passes added up; {@code leasedElsewhere} is what is still leased at the end
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the thread is interrupted while waiting; nothing is lost,

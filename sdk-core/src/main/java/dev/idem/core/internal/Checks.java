@@ -32,6 +32,19 @@ public final class Checks {
   }
 
   /**
+   * For a bound on a call (not a setting), which callers naturally give as "forever", such as
+   * {@code ChronoUnit.FOREVER.getDuration()}: a bound above {@link #MAX_SETTING} is taken as
+   * MAX_SETTING, which no process outlives, so that it can be added to an instant and converted to
+   * nanoseconds.
+   *
+   * @return {@code d}, or {@link #MAX_SETTING} if {@code d} is longer
+   * @throws NullPointerException if {@code d} is null
+   */
+  public static Duration capped(Duration d) {
+    return d.compareTo(MAX_SETTING) > 0 ? MAX_SETTING : d;
+  }
+
+  /**
    * @return {@code n}
    * @throws IllegalArgumentException if {@code n} is below 1
    */

@@ -119,7 +119,8 @@ public final class PendingResumer {
    */
   public static ResumeSummary resumeWaiting(Map<String, ResumeHandler> handlers, Duration waitFor,
       EngineSettings settings, Sleeper sleeper, Supplier<PendingResumer> passes) throws IdempotencyException {
-    Instant giveUpAt = settings.clock().instant().plus(waitFor);
+    // Capped: "wait however long it takes" is naturally FOREVER, which overflows an Instant.
+    Instant giveUpAt = settings.clock().instant().plus(Checks.capped(waitFor));
     PendingResumer first = passes.get();
     ResumeSummary total = first.resume(handlers);
     Instant nextExpiry = first.earliestForeignExpiry;
