@@ -302,18 +302,26 @@ public final class OutboxDispatcher implements AutoCloseable {
    * {@link IllegalStateException}. Called before {@link #start()}, it delivers the queue all the
    * same. Calling it again, or after {@link #close()}, changes nothing and returns the same result.
    *
-   * @param timeout how long to keep delivering
+   * @param timeout how long to keep delivering. A timeout
+   *     above 100 years (such as {@code ChronoUnit.FOREVER.getDuration()}) is taken as 100 years:
+   *     drain however long it takes
    * @return completes with true if the queue drained, false if the timeout (or a close) stopped it
    *     first; operations not delivered stay PENDING
    * @throws NullPointerException if {@code timeout} is null
+   * @throws java.util.concurrent.RejectedExecutionException if the scheduler refuses the drain
+   *     timer (one the app shut down); the dispatcher is then left as it was, and still takes
+   *     submissions until closed
    */
   public CompletableFuture<Boolean> shutdown(Duration timeout) {
     Objects.requireNonNull(timeout, "timeout");
     synchronized (lock) {
       if (state == State.NEW || state == State.RUNNING) {
         boolean started = state == State.RUNNING;
+        // The timer first: if the scheduler refuses it, the dispatcher is left as it was rather
+        // than DRAINING with nothing to end the drain (and, if not started, nothing polling). The
+        // timer's stop waits for this lock, so it cannot run before the state below is set.
+        drainTimer = loop.scheduler().schedule(() -> stop(false), Checks.capped(timeout));
         state = State.DRAINING;
-        drainTimer = loop.scheduler().schedule(() -> stop(false), timeout);
         if (started) {
           loop.wake();
         } else {

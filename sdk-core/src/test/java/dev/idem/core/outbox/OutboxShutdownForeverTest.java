@@ -1,15 +1,24 @@
 package dev.idem.core.outbox;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.Operation;
+import dev.idem.core.Outcome;
+import dev.idem.core.spi.Scheduler;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.Requests;
+import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -42,6 +51,39 @@ class OutboxShutdownForeverTest {
       } finally {
         outbox.close();
       }
+    }
+  }
+
+  /**
+   * The same ordering, with the other way scheduling the drain timer can fail: a scheduler that
+   * refuses it. The dispatcher used to be switched to DRAINING before the timer was asked for, so
+   * the refusal left it refusing submissions with nothing to end the drain. Now it is left as it was.
+   */
+  @Test
+  void aRefusedDrainTimerLeavesTheDispatcherRunning() throws Exception {
+    VirtualTime time = new VirtualTime();
+    Duration refusedDelay = Duration.ofMinutes(7);
+    Scheduler refusesTheDrainTimer = (task, delay) -> {
+      if (delay.equals(refusedDelay)) {
+        throw new RejectedExecutionException("shut down");
+      }
+      return time.scheduler().schedule(task, delay);
+    };
+    InMemoryJournal journal = new InMemoryJournal();
+    FakeHost host = new FakeHost(time, FakeHost.always(201));
+    try (IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).asyncExecutor(Runnable::run).random(() -> 0.5).build();
+        OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(refusesTheDrainTimer)
+            .registerAsync("create-order", host).build().start()) {
+      assertThrows(RejectedExecutionException.class, () -> outbox.shutdown(refusedDelay));
+
+      Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
+      CompletableFuture<Outcome> handle = outbox.submit(op);
+      time.advance(Duration.ZERO);
+      assertTrue(handle.isDone(), "delivered at the poll the submit asked for");
+      assertFalse(handle.isCompletedExceptionally(), "still takes submissions");
+      assertEquals(1, host.attempts(op.key()));
+      assertEquals(1, host.effects());
     }
   }
 }
