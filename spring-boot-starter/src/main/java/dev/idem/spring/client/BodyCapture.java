@@ -31,7 +31,10 @@ final class BodyCapture extends AbstractClientHttpRequest {
     this.limit = limit;
   }
 
-  /** The request's headers (as the encoders complete them) and body bytes; fails past {@code limit} bytes. */
+  /**
+   * The request's headers (as the encoders complete them) and body bytes; fails past
+   * {@code limit + 1} bytes, and the caller refuses a body of {@code limit + 1}.
+   */
   static Mono<BodyCapture> capture(ClientRequest request, ExchangeStrategies strategies, long limit) {
     BodyCapture capture = new BodyCapture(request, limit);
     // Written without the app's httpRequest(...) hook (per-request Reactor Netty settings): the
@@ -73,7 +76,8 @@ final class BodyCapture extends AbstractClientHttpRequest {
   @Override
   public Mono<Void> writeWith(Publisher<? extends DataBuffer> chunks) {
     // Joined with a limit of one byte past the cap, so that an oversized body is refused without
-    // holding more than that.
+    // holding more than that; a body of exactly one byte over gets through the join, and the
+    // filter refuses it with ClientSupport.checkBody, the interceptor's check.
     int max = (int) Math.min(Integer.MAX_VALUE - 8, limit + 1);
     return DataBufferUtils.join(Flux.from(chunks), max).map(joined -> {
       byte[] bytes = new byte[joined.readableByteCount()];

@@ -95,7 +95,16 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
         .onErrorMap(org.springframework.core.io.buffer.DataBufferLimitException.class,
             e -> new IdempotencyException("the request body is over the " + support.maxBodyBytes + " bytes a keyed call"
                 + " may journal (maxBodyBytes); nothing was journaled or sent", e))
-        .flatMap(captured -> keyed(request, next, name.get(), keyed, captured));
+        .flatMap(captured -> {
+          // The capture holds up to one byte past the cap (a larger body already failed above):
+          // the interceptor's check decides, so that both clients refuse exactly the same bodies.
+          try {
+            support.checkBody(captured.bytes().length);
+          } catch (IdempotencyException e) {
+            return Mono.error(e);
+          }
+          return keyed(request, next, name.get(), keyed, captured);
+        });
   }
 
   private Mono<ClientResponse> keyed(ClientRequest request, ExchangeFunction next, String name, IdempotentCall call,
