@@ -29,6 +29,7 @@ import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeStrategies;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -51,7 +52,8 @@ import reactor.core.scheduler.Schedulers;
  * executor's own pool. The exceptions of the interceptor arrive as the {@code Mono}'s error,
  * unwrapped. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
  * with what Idem did (for an untagged call too). Cancelling the subscription stops further attempts and leaves the operation PENDING
- * with its key.
+ * with its key; an attempt already on the wire runs to its end and is recorded, and its response,
+ * which no one will read, is released (its connection goes back to the pool).
  *
  * <p>Add it last among the filters, so that the ones before it (authentication) run once and their
  * headers are on every attempt. Thread-safe.
@@ -138,8 +140,9 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
           return;
         }
         call.settled(settled);
-        if (!result.complete(transport.responseFor(settled.response(), strategies, call))) {
-          transport.releaseLast();
+        ClientResponse response = transport.responseFor(settled.response(), strategies, call);
+        if (!result.complete(response)) {
+          release(response); // the caller cancelled meanwhile: responseFor took the live response off `last`
         }
       });
     };
@@ -150,15 +153,26 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
         return Mono.error(new IdempotencyException("the journal pool refused the call; nothing was journaled or sent",
             e));
       }
-      return Mono.fromFuture(result);
-    }).doOnCancel(() -> {
-      result.cancel(false);
-      CompletableFuture<Outcome> started = execution.get();
-      if (started != null) {
-        started.cancel(false);
+      // A response completed just as the caller cancels is discarded by fromFuture: release it.
+      return Mono.fromFuture(result).doOnDiscard(ClientResponse.class, IdempotencyExchangeFilter::release);
+    }).doFinally(signal -> {
+      // After the cancel went upstream (doFinally, not doOnCancel, which runs before): fromFuture
+      // has cancelled `result` itself, knowing it was cancelled, so the CancellationException is
+      // not reported as an error dropped. `result` is cancelled before `execution` is read, and
+      // begin sets `execution` before it checks `result`: one of the two cancels the execution.
+      if (signal == SignalType.CANCEL) {
+        result.cancel(false);
+        CompletableFuture<Outcome> started = execution.get();
+        if (started != null) {
+          started.cancel(false);
+        }
+        transport.abandon();
       }
-      transport.releaseLast();
     });
+  }
+
+  private static void release(ClientResponse response) {
+    response.releaseBody().subscribe(v -> { }, e -> { });
   }
 
   /**

@@ -48,6 +48,8 @@ final class ReactiveAttempts implements AsyncTransport {
   private final ExchangeFunction next;
   private final ClientSupport support;
   private final AtomicReference<Attempt> last = new AtomicReference<>();
+  /** Set once the caller went away: no one will take a response, including one still on its way. */
+  private volatile boolean abandoned;
 
   /** One attempt's response: live and unread ({@code body} null), or read into {@code body}. */
   record Attempt(ClientResponse live, byte[] body, ResponseSnapshot snapshot) {}
@@ -84,6 +86,11 @@ final class ReactiveAttempts implements AsyncTransport {
         .flatMap(this::read)
         .map(a -> {
           last.set(a);
+          // Set, then check: abandon() sets its flag, then takes `last`, so one of the two
+          // releases a response that arrives while the caller cancels (exactly one: getAndSet).
+          if (abandoned) {
+            releaseLast();
+          }
           return a.snapshot();
         })
         .toFuture();
@@ -135,6 +142,16 @@ final class ReactiveAttempts implements AsyncTransport {
         .request(request)
         .body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(response.body()))))
         .build();
+  }
+
+  /**
+   * The caller went away: releases the last live response, and every response that arrives from
+   * now on (the attempt on the wire is not cancelled: the executor records its answer), so that
+   * their connections go back to the pool.
+   */
+  void abandon() {
+    abandoned = true;
+    releaseLast();
   }
 
   /** Releases the last live response's unread body, unless it was handed over. */

@@ -17,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -29,6 +30,7 @@ import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * The WebClient filter, driven through a WebClient whose exchange function is a test double (no
@@ -91,6 +93,41 @@ class WebClientFilterReviewTest {
     assertEquals(1, exchanged.size());
     assertTrue(bodySubscribed.get(),
         "the response that arrived after the cancel was never released: its connection is never given back");
+  }
+
+  /**
+   * Cancelling is the caller's right, not an error: the filter used to cancel its own result future
+   * before Reactor knew of the cancel, and Reactor then reported that future's
+   * CancellationException as an error dropped (logged at ERROR, once per cancelled call).
+   */
+  @Test
+  void aCancelIsNotReportedAsADroppedError() throws Exception {
+    CompletableFuture<ClientResponse> wire = new CompletableFuture<>();
+    CompletableFuture<Void> sent = new CompletableFuture<>();
+    WebClient client = WebClient.builder()
+        .exchangeFunction(request -> {
+          exchanged.add(request);
+          sent.complete(null);
+          return Mono.fromFuture(wire);
+        })
+        .filter(IdempotencyExchangeFilter.builder(executor).journalPool(Runnable::run).build())
+        .build();
+    IdempotentCall call = IdempotentCall.named("create-order");
+    List<Throwable> dropped = new CopyOnWriteArrayList<>();
+    Disposable subscription = client.post().uri("http://api.example/orders").contentType(MediaType.APPLICATION_JSON)
+        .attributes(call).bodyValue("{\"qty\":1}").retrieve().bodyToMono(String.class)
+        // Reactor's per-subscription hook for dropped errors (Hooks.KEY_ON_ERROR_DROPPED, package-private),
+        // seen by every operator and by the subscriber itself
+        .subscribe(v -> { }, e -> { }, null,
+            Context.of("reactor.onErrorDropped.local", (Consumer<Throwable>) dropped::add));
+    sent.get(10, TimeUnit.SECONDS);
+
+    subscription.dispose();
+    wire.complete(ClientResponse.create(HttpStatus.CREATED).header("Content-Length", "0").build());
+
+    OperationRecord record = awaitAttemptRecorded(call);
+    assertEquals(OperationState.PENDING, record.state(), record.toString());
+    assertEquals(List.of(), dropped, "a cancel was reported as an error dropped");
   }
 
   /**
