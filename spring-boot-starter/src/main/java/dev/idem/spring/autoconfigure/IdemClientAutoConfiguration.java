@@ -22,8 +22,8 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 
 /**
- * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder} and
- * {@code RestTemplate} bean, a WebClient filter on every {@code WebClient.Builder} bean (each put
+ * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder},
+ * {@code RestTemplateBuilder} and {@code RestTemplate} bean, a WebClient filter on every {@code WebClient.Builder} bean (each put
  * last in its chain), and the outbox that delivers queued operations and those a restart left
  * pending. Off with {@code idem.client.enabled=false}.
  */

@@ -3,6 +3,7 @@ package dev.idem.spring.internal;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotencyInterceptor;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -12,8 +13,9 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.util.ClassUtils;
 
 /**
- * Puts Idem on every {@code RestClient.Builder}, {@code RestTemplate} and {@code WebClient.Builder}
- * bean, Boot's own builders included (prototype beans: each injection point gets a wrapped one),
+ * Puts Idem on every {@code RestClient.Builder}, {@code RestTemplate}, {@code RestTemplateBuilder}
+ * and {@code WebClient.Builder} bean, Boot's own builders included (prototype beans: each
+ * injection point gets a wrapped one; the immutable RestTemplateBuilder: a copy with a customizer),
  * and makes the request factories and connectors Boot builds for them follow no keyed request's
  * redirect ({@link KeyedRedirects}, {@link KeyedConnectors}).
  * A post-processor rather than Boot's customizer interfaces, which Boot 4 moved to other packages:
@@ -27,6 +29,10 @@ public final class ClientPostProcessor implements BeanPostProcessor {
       ClassUtils.isPresent("org.springframework.web.client.RestTemplate", LOADER);
   private static final boolean WEB_CLIENT =
       ClassUtils.isPresent("org.springframework.web.reactive.function.client.WebClient", LOADER);
+
+  /** Boot's RestTemplateBuilder: Boot 3.5's name, Boot 4.0's. */
+  private static final Set<String> REST_TEMPLATE_BUILDERS = Set.of(
+      "org.springframework.boot.web.client.RestTemplateBuilder", "org.springframework.boot.restclient.RestTemplateBuilder");
 
   private final ObjectProvider<IdempotencyInterceptor> interceptor;
   private final ObjectProvider<IdempotentExecutor> executor;
@@ -62,6 +68,9 @@ public final class ClientPostProcessor implements BeanPostProcessor {
     if (REST_CLIENT && isA(bean, "org.springframework.web.client.RestClient$Builder")) {
       return ClientWiring.restClientBuilder(bean, interceptor.getObject());
     }
+    if (REST_TEMPLATE && isNamed(bean.getClass(), REST_TEMPLATE_BUILDERS)) {
+      return ClientWiring.restTemplateBuilder(bean, interceptor.getObject());
+    }
     if (REST_TEMPLATE && isA(bean, "org.springframework.web.client.RestTemplate")) {
       ClientWiring.restTemplate(bean, interceptor.getObject());
       return bean;
@@ -80,6 +89,15 @@ public final class ClientPostProcessor implements BeanPostProcessor {
       return KeyedConnectors.wrapBuilder(bean);
     }
     return bean;
+  }
+
+  private static boolean isNamed(Class<?> type, Set<String> names) {
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      if (names.contains(c.getName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean isA(Object bean, String className) {

@@ -1,13 +1,17 @@
 package dev.idem.spring.internal;
 
 import dev.idem.spring.client.IdempotencyInterceptor;
+import java.lang.reflect.Array;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.List;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
 
 /**
- * Puts Idem on the app's RestClient and RestTemplate builders. WebFlux's side is
+ * Puts Idem on the app's RestClient and RestTemplate builders and RestTemplate beans. WebFlux's side is
  * {@link WebClientWiring}, a class of its own: the verifier loads the types a class's methods
  * convert between, so one class holding both made an app without WebFlux fail to start
  * ({@code NoClassDefFoundError: ExchangeStrategies} while wrapping Boot's RestClient.Builder).
@@ -21,6 +25,51 @@ public final class ClientWiring {
       ((RestClient.Builder) b).requestInterceptors(list -> last(list, interceptor));
       return b;
     });
+  }
+
+  /**
+   * Boot's RestTemplateBuilder bean (immutable), with a customizer that puts {@code interceptor}
+   * last in each template it builds: customizers run after the builder's interceptors, and a
+   * template built in a service's constructor ({@code restTemplateBuilder.build()}, as Boot's
+   * reference shows) is no bean for {@link #restTemplate} to see. Reached by reflection: Boot 4
+   * moved the builder and its customizer interface to another package (each is in its builder's).
+   *
+   * @param bean a {@code RestTemplateBuilder}
+   * @param interceptor the interceptor
+   * @return a builder like {@code bean} with the customizer added
+   */
+  public static Object restTemplateBuilder(Object bean, IdempotencyInterceptor interceptor) {
+    Method additional = null;
+    for (Method m : bean.getClass().getMethods()) {
+      if (m.getName().equals("additionalCustomizers") && m.getParameterCount() == 1
+          && m.getParameterTypes()[0].isArray()) {
+        additional = m;
+      }
+    }
+    if (additional == null) {
+      throw new IllegalStateException(bean.getClass() + " has no additionalCustomizers(RestTemplateCustomizer...)");
+    }
+    Class<?> customizerType = additional.getParameterTypes()[0].getComponentType();
+    Object customizer = Proxy.newProxyInstance(customizerType.getClassLoader(), new Class<?>[] {customizerType},
+        (proxy, method, args) -> switch (method.getName()) {
+          case "customize" -> {
+            restTemplate(args[0], interceptor);
+            yield null;
+          }
+          case "equals" -> proxy == args[0];
+          case "hashCode" -> System.identityHashCode(proxy);
+          case "toString" -> "Idem's RestTemplate customizer";
+          default -> throw new UnsupportedOperationException(method.toString());
+        });
+    Object customizers = Array.newInstance(customizerType, 1);
+    Array.set(customizers, 0, customizer);
+    try {
+      return additional.invoke(bean, customizers);
+    } catch (IllegalAccessException e) {
+      throw new IllegalStateException(e);
+    } catch (InvocationTargetException e) {
+      throw new IllegalStateException("adding Idem's customizer to " + bean.getClass() + " failed", e.getCause());
+    }
   }
 
   /** A RestTemplate bean, with {@code interceptor} added last. */
