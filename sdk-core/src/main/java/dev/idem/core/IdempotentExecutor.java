@@ -114,12 +114,15 @@ import java.util.function.Supplier;
  *       {@link OperationPendingException}; each operation stays in the journal with its key (PENDING,
  *       or IN_FLIGHT until this executor's lease on it expires if an attempt was on the wire), and a
  *       resume or an outbox on a new executor sends it again with the same key.</li>
- *   <li>Synchronous executions in progress on other threads: an attempt on the wire runs to its
- *       end and is recorded; the call then stops before its next attempt with
- *       {@link OperationPendingException}.</li>
- *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds for journal work
- *       already running and for synchronous attempts' timers, then interrupts its own threads.
- *       Calling close again does nothing.</li>
+ *   <li>Synchronous executions in progress on other threads ({@code execute}, {@code resume}): an
+ *       attempt on the wire runs to its end and is recorded; the call then stops before its next
+ *       attempt (or its next backoff) with {@link OperationPendingException}. Close waits for these
+ *       calls to return, so that the journal can be closed after it.</li>
+ *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds in all for journal
+ *       work already running, for the synchronous calls above and for synchronous attempts'
+ *       timers, then interrupts its own threads (never the app's: a synchronous attempt still on
+ *       the wire then is recorded only if the journal is still open when it ends). Calling close
+ *       again does nothing but wait for the first close to end.</li>
  * </ul>
  *
  * <p>Background work that fails where no future can report it (the journal write that leaves a
@@ -180,7 +183,16 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
-    lifecycle.checkUsable("execute");
+    // Counted until it returns: close waits for it (the app closes the journal after close).
+    lifecycle.enterSync("execute");
+    try {
+      return executeCounted(operation, transport);
+    } finally {
+      lifecycle.exitSync();
+    }
+  }
+
+  private Outcome executeCounted(Operation operation, Transport transport) throws IdempotencyException {
     NewOperation op = newOperation(operation, false);
     RetryPolicy p = policyFor(operation);
     while (true) {
@@ -407,13 +419,17 @@ public final class IdempotentExecutor implements AutoCloseable {
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(transport, "transport");
-    lifecycle.checkUsable("resume");
-    OperationRecord record = settings.journal().find(id)
-        .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
-    if (retention.expireIfDue(record).isTerminal()) {
-      return SyncDriver.finish(AttemptLoop.settled(settings, settings.journal().find(id).orElse(record)));
+    lifecycle.enterSync("resume"); // counted, as execute
+    try {
+      OperationRecord record = settings.journal().find(id)
+          .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
+      if (retention.expireIfDue(record).isTerminal()) {
+        return SyncDriver.finish(AttemptLoop.settled(settings, settings.journal().find(id).orElse(record)));
+      }
+      return runSync(record, record.request(), transport, policy, false);
+    } finally {
+      lifecycle.exitSync();
     }
-    return runSync(record, record.request(), transport, policy, false);
   }
 
   /**
@@ -629,7 +645,8 @@ public final class IdempotentExecutor implements AutoCloseable {
    * Closes this executor: refuses later calls, ends the asynchronous executions in progress with
    * {@link OperationPendingException} (their operations stay in the journal with their keys), and
    * shuts down the scheduler and pool it made itself, waiting up to 10 seconds for journal work
-   * already running. What exactly happens is listed in the class comment under "Threads and
+   * already running and for the synchronous executions in progress on other threads (an attempt on
+   * the wire runs to its end and is recorded). What exactly happens is listed in the class comment under "Threads and
    * lifecycle". A journal, scheduler or async executor given to the {@link Builder} is the app's:
    * it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
    * the executor's own threads (a listener or a transport callback), which close waits for.

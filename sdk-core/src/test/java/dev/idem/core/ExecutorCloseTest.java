@@ -138,6 +138,89 @@ class ExecutorCloseTest {
     assertEquals(1, r.attempts().size());
   }
 
+  /**
+   * The app closes its journal right after close() returns (the starter: the executor bean, then
+   * the journal bean). A synchronous attempt on the wire on another thread must therefore be over
+   * and recorded when close returns, or its answer lands on a closed journal: the journal keeps
+   * IN_FLIGHT with no attempt, and the caller, whose request took effect, gets a journal failure.
+   */
+  @Test
+  void closeWaitsForASynchronousAttemptOnTheWireOnAnotherThreadAndItIsRecorded() throws Exception {
+    Harness h = new Harness();
+    Operation op = order(1);
+    CompletableFuture<Void> onTheWire = new CompletableFuture<>();
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    ScriptedTransport t = h.transport(op).otherwise(status(201));
+    Transport slow = (request, key) -> {
+      onTheWire.complete(null);
+      answer.join();
+      return t.send(request, key);
+    };
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      CompletableFuture<Outcome> caller = CompletableFuture.supplyAsync(() -> {
+        try {
+          return h.executor.execute(op, slow);
+        } catch (IdempotencyException e) {
+          throw new java.util.concurrent.CompletionException(e);
+        }
+      }, threads);
+      onTheWire.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      Thread[] closer = new Thread[1];
+      CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+        closer[0] = Thread.currentThread();
+        h.executor.close();
+      }, threads);
+      // Until close has either returned or is waiting (never a sleep: its thread's state says).
+      while (!closed.isDone() && (closer[0] == null || closer[0].getState() != Thread.State.TIMED_WAITING
+          || !h.executor.isClosed())) {
+        Thread.onSpinWait();
+      }
+      assertFalse(closed.isDone(), "close returned while a synchronous attempt was still on the wire");
+      // A second close (a framework's, after the app's) waits for the first as well.
+      Thread[] second = new Thread[1];
+      CompletableFuture<Void> closedAgain = CompletableFuture.runAsync(() -> {
+        second[0] = Thread.currentThread();
+        h.executor.close();
+      });
+      while (!closedAgain.isDone() && (second[0] == null || second[0].getState() != Thread.State.TIMED_WAITING)) {
+        Thread.onSpinWait();
+      }
+      assertFalse(closedAgain.isDone(), "a second close returned while the first still waited");
+
+      answer.complete(null);
+      closed.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      closedAgain.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      OperationRecord r = h.record(op); // as the app would, right before closing its journal
+      assertEquals(OperationState.SUCCEEDED, r.state());
+      assertEquals(1, r.attempts().size());
+      assertEquals(201, caller.get(LONG.toSeconds(), TimeUnit.SECONDS).response().status());
+      assertEquals(1, t.count());
+    } finally {
+      answer.complete(null);
+      threads.shutdownNow();
+    }
+  }
+
+  /** Closed while its attempt was on the wire, a synchronous call does not wait out a backoff it will not use. */
+  @Test
+  void aSynchronousCallClosedDuringItsAttemptStopsWithoutItsBackoff() throws Exception {
+    List<Duration> slept = new java.util.concurrent.CopyOnWriteArrayList<>();
+    Harness h = new Harness(Harness.POLICY, b -> b.sleeper(slept::add));
+    Operation op = order(1);
+    ScriptedTransport t = h.transport(op).then(status(503)).otherwise(status(201));
+    Transport closingMidAttempt = (request, key) -> {
+      h.executor.close();  // as another thread would, while this attempt is on the wire
+      return t.send(request, key);
+    };
+    OperationPendingException e = assertThrows(OperationPendingException.class,
+        () -> h.executor.execute(op, closingMidAttempt));
+    assertTrue(String.valueOf(e.getCause()).contains("closed"), String.valueOf(e.getCause()));
+    assertEquals(List.of(), slept, "waited out a backoff before an attempt that close forbids");
+    assertEquals(1, t.count());
+    assertEquals(OperationState.PENDING, h.state(op));
+  }
+
   @Test
   void closeLeavesTheAppsSchedulerAndExecutorRunning() throws Exception {
     ScheduledExecutorService appScheduler = Executors.newSingleThreadScheduledExecutor();

@@ -7,8 +7,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +25,10 @@ import org.slf4j.LoggerFactory;
  *       with an {@code OperationPendingException} at once.</li>
  *   <li>The work handed to the pool ({@link #execute}), counted, so that close can wait for journal
  *       writes already running (the app closes its journal next) on the app's pool as on ours.</li>
+ *   <li>The synchronous calls in progress on the app's threads ({@link #enterSync}), counted too:
+ *       an attempt on the wire at close runs to its end and is recorded, and the app closes its
+ *       journal after close returns, so close waits for them (but not for the thread calling it,
+ *       which may be one of them).</li>
  *   <li>A failure in background work that no future can carry (a journal write after a
  *       cancellation, an Error after the caller was told): logged at once, and thrown by the next
  *       call as the cause of an {@link IllegalStateException}, once.</li>
@@ -44,6 +50,11 @@ public final class ExecutorLifecycle {
   private final Set<AsyncDriver> live = new LinkedHashSet<>();  // guarded by lock
   private volatile boolean closed;  // written under lock
   private int tasks;  // handed to the pool and not yet finished; guarded by lock
+  private int syncCalls;  // synchronous calls in progress, on any thread; guarded by lock
+  /** The synchronous calls in progress on this thread (nested: a transport may call the executor). */
+  private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[1]);
+  /** Counted down when the first close has waited: a second close waits for it too. */
+  private final CountDownLatch closeEnded = new CountDownLatch(1);
 
   public ExecutorLifecycle(ExecutorPools pools) {
     this.pools = pools;
@@ -74,6 +85,38 @@ public final class ExecutorLifecycle {
       throw new IllegalStateException("background work of this IdempotentExecutor failed earlier with " + failure
           + " (logged when it happened; every operation it touched stays in the journal with its key). " + call
           + " was refused before anything was journaled or sent; call again to go on", failure);
+    }
+  }
+
+  /**
+   * {@link #checkUsable}, and counts a synchronous call in progress until {@link #exitSync}, which
+   * the caller must call in a {@code finally}: close waits for it.
+   *
+   * @param call what the caller asked for, for the message
+   * @throws IllegalStateException as {@link #checkUsable}; the call is then not counted
+   */
+  public void enterSync(String call) {
+    checkUsable(call);
+    synchronized (lock) {
+      if (closed) {
+        checkUsable(call); // closed since: refused the same way
+      }
+      syncCalls++;
+    }
+    syncDepth.get()[0]++;
+  }
+
+  /** A synchronous call {@link #enterSync} counted has returned or thrown. */
+  public void exitSync() {
+    int[] depth = syncDepth.get();
+    if (--depth[0] == 0) {
+      syncDepth.remove();
+    }
+    synchronized (lock) {
+      syncCalls--;
+      if (closed) {
+        lock.notifyAll();
+      }
     }
   }
 
@@ -160,40 +203,69 @@ public final class ExecutorLifecycle {
    * in progress completes with an {@code OperationPendingException} (its operation stays in the
    * journal with its key) and its timers are cancelled; the owned scheduler and pool take no new
    * work; then it waits, up to {@link #CLOSE_GRACE} in all, for work already handed to the pool
-   * (journal writes) and for the owned threads to end. What is still running then is interrupted.
+   * (journal writes), for the synchronous calls in progress on other threads (an attempt on the
+   * wire runs to its end and is recorded, and the call stops before its next one), and for the
+   * owned threads to end. What is still running then is interrupted (the owned threads only). A
+   * close while another is waiting waits for that one, so that a second close (a framework's, after
+   * the app's) never returns while the first still waits.
    */
   public void close() {
     List<AsyncDriver> abandoned;
     synchronized (lock) {
       if (closed) {
-        return;
+        abandoned = null;
+      } else {
+        closed = true;
+        abandoned = new ArrayList<>(live);
+        live.clear();
       }
-      closed = true;
-      abandoned = new ArrayList<>(live);
-      live.clear();
     }
-    for (AsyncDriver d : abandoned) {
-      d.abandon();
+    if (abandoned == null) {
+      awaitFirstClose();
+      return;
     }
-    pools.shutdown(false);
-    Instant deadline = Instant.now().plus(CLOSE_GRACE);
-    boolean ended;
     try {
-      ended = awaitTasks(deadline) && pools.awaitTermination(deadline);
+      for (AsyncDriver d : abandoned) {
+        d.abandon();
+      }
+      pools.shutdown(false);
+      Instant deadline = Instant.now().plus(CLOSE_GRACE);
+      boolean ended;
+      try {
+        ended = awaitTasks(deadline) && pools.awaitTermination(deadline);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        ended = false;
+      }
+      if (!ended) {
+        LOG.warn("IdempotentExecutor.close: work still running after {} (a journal call that does not return, or a"
+            + " synchronous attempt on the wire); interrupting the executor's own threads", CLOSE_GRACE);
+        pools.shutdown(true);
+      }
+    } finally {
+      closeEnded.countDown();
+    }
+  }
+
+  private void awaitFirstClose() {
+    if (syncDepth.get()[0] > 0) {
+      return; // called from a synchronous call, which the first close may be waiting for
+    }
+    syncDepth.remove();
+    try {
+      closeEnded.await(CLOSE_GRACE.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      ended = false;
-    }
-    if (!ended) {
-      LOG.warn("IdempotentExecutor.close: work still running after {} (a journal call that does not return, or a"
-          + " synchronous attempt on the wire); interrupting the executor's own threads", CLOSE_GRACE);
-      pools.shutdown(true);
     }
   }
 
   private boolean awaitTasks(Instant deadline) throws InterruptedException {
+    int own = syncDepth.get()[0]; // close called from within a synchronous call: not waited for
+    if (own == 0) {
+      syncDepth.remove();
+    }
     synchronized (lock) {
-      while (tasks > 0) {
+      while (tasks > 0 || syncCalls > own) {
         long millis = Duration.between(Instant.now(), deadline).toMillis();
         if (millis <= 0) {
           return false;

@@ -31,8 +31,9 @@ import java.util.concurrent.RejectedExecutionException;
  * only runs the attempt timeout, which interrupts that thread and writes nothing.
  *
  * <p>If the executor is closed while this runs, the attempt on the wire (if any) runs to its end
- * and is recorded, and the call stops before its next attempt with an
- * {@link OperationPendingException}: the operation is PENDING with its key.
+ * and is recorded, and the call stops before its next attempt or backoff with an
+ * {@link OperationPendingException}: the operation is PENDING with its key. Close waits for the
+ * call ({@link ExecutorLifecycle#enterSync}), and the app closes the journal after close.
  */
 public final class SyncDriver {
   private SyncDriver() {}
@@ -93,6 +94,12 @@ public final class SyncDriver {
         }
         step = loop.onResponse(response);
       } else if (step instanceof Step.Wait wait) {
+        if (lifecycle.isClosed()) {
+          // No backoff before an attempt that will not be sent: close waits for this call, and
+          // the app closes its journal after close.
+          throw loop.interrupted(false, new IllegalStateException(
+              "the IdempotentExecutor was closed before the next attempt was sent"));
+        }
         try {
           sleeper.sleep(wait.delay());
         } catch (InterruptedException e) {
