@@ -146,18 +146,20 @@ public class IdemAutoConfiguration {
   }
 
   /**
-   * Starts and stops the outbox and the webhook processor, and flushes the journal at shutdown.
+   * Starts and stops the outbox and the webhook processor; at shutdown also closes the executor
+   * (after the outbox drained) and flushes the journal.
    *
    * @param outbox the outbox, if any
    * @param processor the webhook processor, if any
    * @param journal the journal
+   * @param executor the executor
    * @param properties the settings
    * @return the lifecycle
    */
   @Bean
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
-      Journal journal, IdemProperties properties) {
-    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), journal,
+      Journal journal, ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
+    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), journal, executor.getIfAvailable(),
         properties.shutdownTimeout());
   }
 

@@ -26,8 +26,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     the keys of operations still to deliver. Default idem under the working directory.
  * @param shutdownTimeout How long a graceful shutdown waits for the outbox to deliver what is
  *     queued, before the executor and the journal close; what is left stays journaled and is
- *     delivered after the restart. Keep it below spring.lifecycle.timeout-per-shutdown-phase (30 s
- *     by default).
+ *     delivered after the restart. The executor's close then waits up to 10 s more for a
+ *     synchronous attempt on the wire. Keep both below spring.lifecycle.timeout-per-shutdown-phase
+ *     (30 s by default).
  * @param journal The client journal's settings.
  * @param client The RestClient, RestTemplate and WebClient side's settings.
  * @param outbox The outbox's settings.

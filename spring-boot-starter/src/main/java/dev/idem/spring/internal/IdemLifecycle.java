@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
@@ -15,8 +16,15 @@ import org.springframework.context.SmartLifecycle;
  * the web server has stopped taking and finished its requests (it stops in an earlier phase):
  * drains the outbox (up to {@code idem.shutdown-timeout}; what is left stays journaled and is
  * delivered after the restart), stops the processor (an event it was running is run again later:
- * handlers are at least once), and flushes the journal, so that every outcome told to a caller is
- * durable before the executor and the journal close as beans.
+ * handlers are at least once), closes the executor, and flushes the journal, so that every outcome
+ * told to a caller is durable before the journal closes as a bean.
+ *
+ * <p>The executor is closed here rather than only as a bean: synchronous calls still running on
+ * the app's threads (a scheduled job's, a listener's) then start no new attempt, and close waits
+ * (up to 10 seconds) for an attempt on the wire to end and be recorded while the journal is open
+ * and while the clients' own resources are alive (Reactor Netty's stop in phase 0, after this
+ * one, and kills the connections under an attempt). A context stopped here is not restarted with
+ * Idem: the executor stays closed.
  */
 public final class IdemLifecycle implements SmartLifecycle {
   /** After the web server's graceful shutdown (DEFAULT_PHASE - 1024) and its stop (- 2048). */
@@ -26,6 +34,7 @@ public final class IdemLifecycle implements SmartLifecycle {
   private final OutboxDispatcher outbox;
   private final WebhookProcessor processor;
   private final Journal journal;
+  private final IdempotentExecutor executor;
   private final Duration drain;
   private volatile boolean running;
 
@@ -33,12 +42,15 @@ public final class IdemLifecycle implements SmartLifecycle {
    * @param outbox the dispatcher, or null
    * @param processor the webhook processor, or null
    * @param journal the journal
+   * @param executor the executor, closed after the outbox has drained; or null
    * @param drain how long a shutdown waits for the outbox
    */
-  public IdemLifecycle(OutboxDispatcher outbox, WebhookProcessor processor, Journal journal, Duration drain) {
+  public IdemLifecycle(OutboxDispatcher outbox, WebhookProcessor processor, Journal journal,
+      IdempotentExecutor executor, Duration drain) {
     this.outbox = outbox;
     this.processor = processor;
     this.journal = journal;
+    this.executor = executor;
     this.drain = drain;
   }
 
@@ -64,7 +76,9 @@ public final class IdemLifecycle implements SmartLifecycle {
   public void stop(Runnable callback) {
     CompletableFuture<Boolean> drained = outbox == null ? CompletableFuture.completedFuture(true)
         : outbox.shutdown(drain);
-    drained.whenComplete((all, error) -> {
+    // On a thread of its own: the outbox completes `drained` on its poller thread, which its
+    // shutdown interrupts, and the executor's close below waits (bounded) for calls in progress.
+    drained.whenCompleteAsync((all, error) -> {
       try {
         if (Boolean.FALSE.equals(all)) {
           LOG.info("Idem: the outbox did not drain within {}; what is left stays journaled and is delivered after"
@@ -72,6 +86,9 @@ public final class IdemLifecycle implements SmartLifecycle {
         }
         if (processor != null) {
           processor.close();
+        }
+        if (executor != null) {
+          executor.close(); // waits for the synchronous calls in progress; see the class comment
         }
         if (journal instanceof JdbcJournal jdbc) {
           jdbc.flush();
@@ -82,6 +99,10 @@ public final class IdemLifecycle implements SmartLifecycle {
         running = false;
         callback.run();
       }
+    }, work -> {
+      Thread t = new Thread(work, "idem-shutdown");
+      t.setDaemon(true);
+      t.start();
     });
   }
 

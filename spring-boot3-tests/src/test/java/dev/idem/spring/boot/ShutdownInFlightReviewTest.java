@@ -5,17 +5,21 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.client.IdempotentCall;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.Reply;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -44,8 +48,31 @@ import org.springframework.web.client.RestClient;
  * <p>Found by a review on 2026-12-04.
  */
 class ShutdownInFlightReviewTest {
+  /**
+   * Over the JDK client. The server answers while the context is closing: close waits (up to the
+   * executor's 10 s grace) for the attempt on the wire, and the journal closes after it. (The
+   * review first released the answer only after {@code close()} returned; no close that returns
+   * before the answer can record it, and after a SIGTERM the JVM halts once close returns, so the
+   * answer is released as soon as close is seen waiting, or once it returned, which before the fix
+   * was at once.)
+   */
   @Test
   void aSynchronousCallOnTheWireAtShutdownIsRecordedBeforeTheJournalCloses(@TempDir Path dir) throws Exception {
+    closeWhileOnTheWire(dir, b -> b.requestFactory(new JdkClientHttpRequestFactory()));
+  }
+
+  /**
+   * Over Boot's default connector (Reactor Netty here), whose resources stop in a later phase of
+   * the close and kill the connection under an attempt (PrematureCloseException): Idem then retried
+   * it during the shutdown, and the journal closed under the retry loop. The executor now closes
+   * first: the attempt ends on a live connection, and no new attempt starts.
+   */
+  @Test
+  void aCallOverBootsDefaultConnectorIsRecordedAndNotRetriedAtShutdown(@TempDir Path dir) throws Exception {
+    closeWhileOnTheWire(dir, b -> b);
+  }
+
+  private static void closeWhileOnTheWire(Path dir, UnaryOperator<RestClient.Builder> connector) throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     ExecutorService caller = Executors.newSingleThreadExecutor();
@@ -63,20 +90,29 @@ class ShutdownInFlightReviewTest {
           "idem.directory=" + dir.resolve("idem"),
           "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
           "idem.server.store=datasource").run();
-      // Boot's builder (Idem's interceptor on it) over the JDK client. With Boot's default connector
-      // (Reactor Netty here) the close also disposes the connection under the attempt first
-      // (PrematureCloseException), Idem retries it during the shutdown, and the journal then closes
-      // under the retry loop the same way.
-      RestClient client = app.getBean(RestClient.Builder.class).requestFactory(new JdkClientHttpRequestFactory())
-          .build();
+      RestClient client = connector.apply(app.getBean(RestClient.Builder.class)).build();
       IdempotentCall call = IdempotentCall.named("create-order");
       CompletableFuture<Integer> status = CompletableFuture.supplyAsync(() -> client.post()
           .uri(server.url("/orders")).contentType(MediaType.APPLICATION_JSON).attributes(call)
           .body("{\"item\":\"book\"}").retrieve().toBodilessEntity().getStatusCode().value(), caller);
       assertTrue(entered.await(30, TimeUnit.SECONDS), "the call never reached the server");
 
-      app.close(); // SIGTERM: the call is on the wire, its effect is being made
-      release.countDown(); // the server answers 201 after the context closed
+      AtomicBoolean closeReturned = new AtomicBoolean();
+      Thread answer = new Thread(() -> {
+        // The server answers once the close waits for the attempt (or, before the fix, once the
+        // close is over): a thread state, never a sleep.
+        while (!closeReturned.get() && !closeIsWaiting()) {
+          Thread.onSpinWait();
+        }
+        release.countDown();
+      });
+      answer.start();
+      try {
+        app.close(); // SIGTERM: the call is on the wire, its effect is being made
+      } finally {
+        closeReturned.set(true);
+        answer.join();
+      }
 
       Throwable failure = null;
       Integer answered = null;
@@ -86,6 +122,7 @@ class ShutdownInFlightReviewTest {
         failure = e.getCause();
       }
       assertEquals(1, server.effectCount(call.key().orElseThrow().value()));
+      assertEquals(1, server.requestCount(), "an attempt was sent during the shutdown");
 
       OperationRecord record;
       try (JdbcJournal journal = JdbcJournal.openReadOnly(dir.resolve("idem").resolve("journal"))) {
@@ -95,8 +132,26 @@ class ShutdownInFlightReviewTest {
       assertEquals(1, record.attempts().size(),
           "the attempt that made the effect was never recorded (journal " + record.state() + ", " + record.attempts() + "); the caller got "
               + (failure != null ? failure : answered));
+      assertEquals(OperationState.SUCCEEDED, record.state());
+      assertEquals(201, answered, String.valueOf(failure));
     } finally {
       caller.shutdownNow();
     }
+  }
+
+  /** Whether a thread is in the executor's close, waiting for work in progress. */
+  private static boolean closeIsWaiting() {
+    for (Map.Entry<Thread, StackTraceElement[]> t : Thread.getAllStackTraces().entrySet()) {
+      if (t.getKey().getState() != Thread.State.TIMED_WAITING) {
+        continue;
+      }
+      for (StackTraceElement frame : t.getValue()) {
+        if (frame.getClassName().equals("dev.idem.core.internal.ExecutorLifecycle")
+            && frame.getMethodName().equals("awaitTasks")) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 }
