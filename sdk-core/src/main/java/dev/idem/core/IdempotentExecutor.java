@@ -116,8 +116,10 @@ import java.util.function.Supplier;
  *       resume or an outbox on a new executor sends it again with the same key.</li>
  *   <li>Synchronous executions in progress on other threads ({@code execute}, {@code resume}): an
  *       attempt on the wire runs to its end and is recorded; the call then stops before its next
- *       attempt (or its next backoff) with {@link OperationPendingException}. Close waits for these
- *       calls to return, so that the journal can be closed after it.</li>
+ *       attempt (or its next backoff) with {@link OperationPendingException}; a call waiting out a
+ *       backoff is woken (its thread's interrupt, which is cleared before the call returns) and
+ *       stops the same way. Close waits for these calls to return, so that the journal can be
+ *       closed after it.</li>
  *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds in all for journal
  *       work already running, for the synchronous calls above and for synchronous attempts'
  *       timers, then interrupts its own threads (never the app's: a synchronous attempt still on

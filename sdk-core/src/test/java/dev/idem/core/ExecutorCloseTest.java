@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -219,6 +220,49 @@ class ExecutorCloseTest {
     assertEquals(List.of(), slept, "waited out a backoff before an attempt that close forbids");
     assertEquals(1, t.count());
     assertEquals(OperationState.PENDING, h.state(op));
+  }
+
+  /**
+   * Close waits for the synchronous calls in progress; one waiting out a long backoff (a target
+   * down for an hour answers 503 with Retry-After) would hold close for its whole grace and then
+   * wake on a closed journal. Close now wakes it: the call ends PENDING at once, and the interrupt
+   * that woke it is not left on the app's thread.
+   */
+  @Test
+  void closeWakesASynchronousCallWaitingOutItsBackoffAndItEndsPending() throws Exception {
+    java.util.concurrent.CountDownLatch backingOff = new java.util.concurrent.CountDownLatch(1);
+    // A backoff that only an interrupt ends, as a real one of an hour would for this test.
+    Harness h = new Harness(Harness.POLICY, b -> b.sleeper(d -> {
+      backingOff.countDown();
+      new java.util.concurrent.CountDownLatch(1).await();
+    }));
+    Operation op = order(1);
+    ScriptedTransport t = h.transport(op).then(status(503)).otherwise(status(201));
+    ExecutorService threads = Executors.newSingleThreadExecutor();
+    try {
+      Future<Object[]> caller = threads.submit(() -> {
+        try {
+          h.executor.execute(op, t);
+          return new Object[] {null, Thread.currentThread().isInterrupted()};
+        } catch (IdempotencyException e) {
+          return new Object[] {e, Thread.currentThread().isInterrupted()};
+        }
+      });
+      assertTrue(backingOff.await(LONG.toSeconds(), TimeUnit.SECONDS));
+
+      h.executor.close();
+
+      Object[] ended = caller.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      OperationPendingException e = assertInstanceOf(OperationPendingException.class, ended[0]);
+      assertTrue(String.valueOf(e.getCause()).contains("closed"), String.valueOf(e.getCause()));
+      assertEquals(false, ended[1], "close's interrupt was left on the app's thread");
+      assertEquals(1, t.count(), "no attempt after close");
+      OperationRecord r = h.record(op);
+      assertEquals(OperationState.PENDING, r.state());
+      assertEquals(1, r.attempts().size());
+    } finally {
+      threads.shutdownNow();
+    }
   }
 
   @Test

@@ -1,9 +1,11 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.spi.Scheduler;
+import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -53,6 +55,10 @@ public final class ExecutorLifecycle {
   private int syncCalls;  // synchronous calls in progress, on any thread; guarded by lock
   /** The synchronous calls in progress on this thread (nested: a transport may call the executor). */
   private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[1]);
+  /** Threads of synchronous calls waiting out a backoff ({@link #backOff}); guarded by lock. */
+  private final Set<Thread> backingOff = new HashSet<>();
+  /** Of those, the ones close interrupted, so that the interrupt is known as close's; guarded by lock. */
+  private final Set<Thread> wokenByClose = new HashSet<>();
   /** Counted down when the first close has waited: a second close waits for it too. */
   private final CountDownLatch closeEnded = new CountDownLatch(1);
 
@@ -104,6 +110,52 @@ public final class ExecutorLifecycle {
       syncCalls++;
     }
     syncDepth.get()[0]++;
+  }
+
+  /**
+   * Waits out a synchronous call's backoff with {@code sleeper}, unless close comes first: close
+   * waits for the synchronous calls in progress, and one sleeping through a long backoff would hold
+   * it for its whole grace. Close interrupts the threads waiting here (the only time it interrupts
+   * an app's thread), and the interrupt is cleared before this returns, so the app never sees it.
+   *
+   * @return true if the backoff was waited out; false if the executor is closed (before or during
+   *     the wait), so the call must stop before its next attempt
+   * @throws InterruptedException if the app interrupted the thread
+   */
+  public boolean backOff(Sleeper sleeper, Duration delay) throws InterruptedException {
+    Thread self = Thread.currentThread();
+    synchronized (lock) {
+      if (closed) {
+        return false;
+      }
+      backingOff.add(self);
+    }
+    try {
+      sleeper.sleep(delay);
+    } catch (InterruptedException e) {
+      if (endBackOff(self)) {
+        return false;
+      }
+      throw e;
+    } catch (RuntimeException | Error e) {
+      endBackOff(self);
+      throw e;
+    }
+    return !endBackOff(self);
+  }
+
+  /** @return whether close interrupted {@code self} in its backoff; that interrupt is cleared */
+  private boolean endBackOff(Thread self) {
+    boolean woken;
+    synchronized (lock) {
+      backingOff.remove(self);
+      woken = wokenByClose.remove(self);
+    }
+    if (woken) {
+      // Close's interrupt, which may land after the sleep returned: never left for the app.
+      Thread.interrupted();
+    }
+    return woken;
   }
 
   /** A synchronous call {@link #enterSync} counted has returned or thrown. */
@@ -218,6 +270,10 @@ public final class ExecutorLifecycle {
         closed = true;
         abandoned = new ArrayList<>(live);
         live.clear();
+        for (Thread t : backingOff) {
+          wokenByClose.add(t);
+          t.interrupt(); // its backoff only (backOff clears it): the call then ends PENDING
+        }
       }
     }
     if (abandoned == null) {

@@ -94,17 +94,18 @@ public final class SyncDriver {
         }
         step = loop.onResponse(response);
       } else if (step instanceof Step.Wait wait) {
-        if (lifecycle.isClosed()) {
-          // No backoff before an attempt that will not be sent: close waits for this call, and
-          // the app closes its journal after close.
-          throw loop.interrupted(false, new IllegalStateException(
-              "the IdempotentExecutor was closed before the next attempt was sent"));
-        }
+        boolean waited;
         try {
-          sleeper.sleep(wait.delay());
+          // No backoff before an attempt that will not be sent, and none that outlasts a close:
+          // close waits for this call, and the app closes its journal after close.
+          waited = lifecycle.backOff(sleeper, wait.delay());
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw loop.interrupted(false, e);
+        }
+        if (!waited) {
+          throw loop.interrupted(false, new IllegalStateException(
+              "the IdempotentExecutor was closed before the next attempt was sent"));
         }
         step = loop.afterWait();
       } else {
