@@ -44,7 +44,7 @@ class ResumeWaitForeverTest {
     Map<String, ResumeHandler> handlers = Map.of("create-order", ResumeHandler.of(host, o -> {}, f -> {}));
 
     // Expected: one pass, a nap until the lease expires, a second pass that resumes it.
-    // Actual: java.time.DateTimeException / ArithmeticException from Instant.plus.
+    // Before the fix: java.time.DateTimeException / ArithmeticException from Instant.plus.
     ResumeSummary summary = assertDoesNotThrow(
         () -> executor("pod-b").resumePending(handlers, ChronoUnit.FOREVER.getDuration()));
 

@@ -69,7 +69,7 @@ class ResumeWaitLeaseExpiredMeanwhileTest {
     Map<String, ResumeHandler> handlers = Map.of("create-order", ResumeHandler.of(host, o -> {}, f -> {}));
 
     // Expected: the first pass sees 100 operations leased elsewhere, the nap is at most zero, and
-    // the next pass resumes all 101. Actual: IllegalArgumentException("time does not go
+    // the next pass resumes all 101. Before the fix: IllegalArgumentException("time does not go
     // backwards: PT-0.002S") from the sleeper, thrown out of resumePending.
     ResumeSummary summary = assertDoesNotThrow(() -> restarted.resumePending(handlers, Duration.ofMinutes(5)));
 

@@ -113,7 +113,7 @@ class DroppedAttemptRecordedAmbiguousTest {
     assertFalse(sent.containsKey(queued.key()), "the queued attempt was never sent");
     assertEquals(OperationState.PENDING, journal.find(queued.id()).orElseThrow().state());
     List<AttemptRecord> attempts = journal.find(queued.id()).orElseThrow().attempts();
-    // Expected: no attempt, or one marked SAFE (not sent). Actual: one AMBIGUOUS attempt,
+    // No attempt, or one marked SAFE (not sent). Before the fix: one AMBIGUOUS attempt,
     // "interrupted while waiting for the response" (exceptionClass CancellationException).
     assertTrue(attempts.stream().noneMatch(AttemptRecord::mayHaveTakenEffect),
         "an attempt that was never sent is recorded as one that may have taken effect: " + attempts);

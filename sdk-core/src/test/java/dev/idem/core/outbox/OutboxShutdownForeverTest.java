@@ -43,7 +43,7 @@ class OutboxShutdownForeverTest {
           .register("create-order", (request, key) -> FakeHost.response(201, Map.of())).build();
       try {
         // Expected: a drain handle (the queue is empty, so it drains at the first poll).
-        // Actual: ArithmeticException("long overflow") from Duration.toNanos in Scheduler.of, and
+        // Before the fix: ArithmeticException("long overflow") from Duration.toNanos in Scheduler.of, and
         // the dispatcher is left DRAINING with no poll loop running.
         CompletableFuture<Boolean> drained =
             assertDoesNotThrow(() -> outbox.shutdown(ChronoUnit.FOREVER.getDuration()));

@@ -57,7 +57,7 @@ class WebClientFilterReviewTest {
    * releases its body: the pooled connection under it is never given back.
    *
    * <p>Expected: the late response's body is released (subscribed and drained, as
-   * {@code releaseBody()} does). Actual: it is never subscribed.
+   * {@code releaseBody()} does). Before the fix: it is never subscribed.
    */
   @Test
   void aResponseThatArrivesAfterTheCallerCancelledIsReleased() throws Exception {

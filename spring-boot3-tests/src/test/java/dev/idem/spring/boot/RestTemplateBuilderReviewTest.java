@@ -29,7 +29,7 @@ import org.springframework.web.client.RestTemplate;
  * {@code RestClient.Builder} keys them.
  *
  * <p>Expected: an untagged POST through a template built from Boot's RestTemplateBuilder carries a
- * key (the untagged policy, fresh-key by default). Actual: no key header.
+ * key (the untagged policy, fresh-key by default). Before the fix: no key header.
  *
  * <p>Found by a review on 2026-12-04.
  */

@@ -42,7 +42,7 @@ import org.springframework.web.client.RestClient;
  *
  * <p>Expected: the attempt's answer is recorded (the operation SUCCEEDED in the journal, one
  * attempt) and the caller gets its 201, or at least OperationPendingException; the journal closes
- * after its last writer. Actual: the journal keeps no attempt (IN_FLIGHT/PENDING) and the caller,
+ * after its last writer. Before the fix: the journal keeps no attempt (IN_FLIGHT/PENDING) and the caller,
  * whose request took effect, gets "journal ... is closed [...: nothing was sent for this attempt]".
  *
  * <p>Found by a review on 2026-12-04.
