@@ -13,6 +13,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,8 +53,20 @@ public final class ExecutorLifecycle {
   private final Set<AsyncDriver> live = new LinkedHashSet<>();  // guarded by lock
   private volatile boolean closed;  // written under lock
   private int tasks;  // handed to the pool and not yet finished; guarded by lock
-  private int syncCalls;  // synchronous calls in progress, on any thread; guarded by lock
-  /** The synchronous calls in progress on this thread (nested: a transport may call the executor). */
+  /**
+   * Synchronous calls in progress, on any thread. Not under {@link #lock}: every synchronous call
+   * counts itself in and out, and 32 callers taking one monitor twice per call queued on it. Close
+   * reads it after setting {@link #closed}, and a call reads {@link #closed} after counting itself
+   * in, so at least one of the two sees the other (both are volatile accesses); a call that ends
+   * after close wakes it under the lock.
+   */
+  private final AtomicInteger syncCalls = new AtomicInteger();
+  /**
+   * The synchronous calls in progress on this thread (nested: a transport may call the executor).
+   * Its entry is left in place between calls: removing it on every call (and making it again on
+   * the next) cost more than the rest of the bookkeeping; it holds an {@code int[1]} per thread that
+   * called, and goes with the executor (the map's key is weak).
+   */
   private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[1]);
   /** Threads of synchronous calls waiting out a backoff ({@link #backOff}); guarded by lock. */
   private final Set<Thread> backingOff = new HashSet<>();
@@ -103,11 +116,11 @@ public final class ExecutorLifecycle {
    */
   public void enterSync(String call) {
     checkUsable(call);
-    synchronized (lock) {
-      if (closed) {
-        checkUsable(call); // closed since: refused the same way
-      }
-      syncCalls++;
+    syncCalls.incrementAndGet();
+    if (closed) {
+      // Closed since: not counted, and refused the same way; a close already waiting is woken.
+      syncEnded();
+      checkUsable(call);
     }
     syncDepth.get()[0]++;
   }
@@ -160,13 +173,14 @@ public final class ExecutorLifecycle {
 
   /** A synchronous call {@link #enterSync} counted has returned or thrown. */
   public void exitSync() {
-    int[] depth = syncDepth.get();
-    if (--depth[0] == 0) {
-      syncDepth.remove();
-    }
-    synchronized (lock) {
-      syncCalls--;
-      if (closed) {
+    syncDepth.get()[0]--;
+    syncEnded();
+  }
+
+  private void syncEnded() {
+    syncCalls.decrementAndGet();
+    if (closed) {
+      synchronized (lock) {
         lock.notifyAll();
       }
     }
@@ -307,7 +321,6 @@ public final class ExecutorLifecycle {
     if (syncDepth.get()[0] > 0) {
       return; // called from a synchronous call, which the first close may be waiting for
     }
-    syncDepth.remove();
     try {
       closeEnded.await(CLOSE_GRACE.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
@@ -317,11 +330,8 @@ public final class ExecutorLifecycle {
 
   private boolean awaitTasks(Instant deadline) throws InterruptedException {
     int own = syncDepth.get()[0]; // close called from within a synchronous call: not waited for
-    if (own == 0) {
-      syncDepth.remove();
-    }
     synchronized (lock) {
-      while (tasks > 0 || syncCalls > own) {
+      while (tasks > 0 || syncCalls.get() > own) {
         long millis = Duration.between(Instant.now(), deadline).toMillis();
         if (millis <= 0) {
           return false;
