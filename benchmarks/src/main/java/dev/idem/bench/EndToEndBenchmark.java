@@ -102,6 +102,7 @@ public final class EndToEndBenchmark {
       double[][] many = new double[n][slices];
       double[][] manyProcessCpu = new double[n][slices];
       double[][] manyCores = new double[n][slices];
+      double[][] manyGc = new double[n][slices];
       double[] fsync = new double[slices];
       double[] floor = new double[slices];
       double[] oneDirect = new double[slices];
@@ -133,6 +134,7 @@ public final class EndToEndBenchmark {
             manyCpu[k][s] = run.cpuMicrosPerCall();
             manyProcessCpu[k][s] = run.processCpuMicrosPerCall();
             manyCores[k][s] = run.coresBusy();
+            manyGc[k][s] = run.gcPauseMicrosPerCall();
           }
         }
         StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "slice %d: fsync %.0f µs, SQLite floor %.0f µs;",
@@ -168,13 +170,14 @@ public final class EndToEndBenchmark {
             medianRatio(manyCpu[k], manyCpu[0])));
       }
       md.append(String.format(Locale.ROOT, "%nAt %d threads, the whole JVM (the calling threads, the loopback server, and"
-          + " any thread of the row's own): CPU per call, and how many of the %d cores it kept busy:%n%n| strategy |"
-          + " CPU µs per call (× raw) | cores busy |%n|---|---|---|%n", threads,
+          + " any thread of the row's own): CPU per call, how many of the %d cores it kept busy, and the collector's"
+          + " pauses per call (wall; a young collection copies what a row keeps alive):%n%n| strategy |"
+          + " CPU µs per call (× raw) | cores busy | collector's pauses, µs per call |%n|---|---|---|---|%n", threads,
           Runtime.getRuntime().availableProcessors()));
       for (int k = 0; k < n; k++) {
-        md.append(String.format(Locale.ROOT, "| %s | %.1f (%.2f) | %.2f |%n", rows.get(k).label(),
+        md.append(String.format(Locale.ROOT, "| %s | %.1f (%.2f) | %.2f | %.1f |%n", rows.get(k).label(),
             Stats.median(manyProcessCpu[k]), medianRatio(manyProcessCpu[k], manyProcessCpu[0]),
-            Stats.median(manyCores[k])));
+            Stats.median(manyCores[k]), Stats.median(manyGc[k])));
       }
       int memory = find(rows, Strategies.IDEM_MEMORY);
       int memoryKeepingNone = find(rows, Strategies.IDEM_MEMORY_KEEPING_NONE);

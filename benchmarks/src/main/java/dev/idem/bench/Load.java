@@ -1,5 +1,6 @@
 package dev.idem.bench;
 
+import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
@@ -11,7 +12,7 @@ import java.util.concurrent.atomic.LongAdder;
 /** Runs a session's calls on a number of threads for a while, and says how many went through. */
 final class Load {
   /** What a run did. */
-  record Run(long calls, long nanos, long cpuNanos, long processCpuNanos) {
+  record Run(long calls, long nanos, long cpuNanos, long processCpuNanos, long gcPauseNanos) {
     double microsPerCall() {
       return nanos / 1_000.0 / calls;
     }
@@ -36,6 +37,16 @@ final class Load {
      */
     double processCpuMicrosPerCall() {
       return processCpuNanos / 1_000.0 / calls;
+    }
+
+    /**
+     * The collector's stop-the-world pauses per call, wall time, while the run lasted: the share of
+     * a row's time that depends on what it keeps alive (a young collection copies every object
+     * still live), not on its code path. Pauses of other rows' garbage that fall in this run count
+     * too, so it is rough for a single slice.
+     */
+    double gcPauseMicrosPerCall() {
+      return gcPauseNanos / 1_000.0 / calls;
     }
 
     /** How many cores the JVM kept busy on average: near the machine's count, the run was CPU-bound. */
@@ -81,6 +92,7 @@ final class Load {
     }
     ready.await();
     long processCpuStart = processCpuNanos();
+    long gcStart = gcPauseMillis();
     long start = System.nanoTime();
     deadline[0] = start + millis * 1_000_000L;
     go.countDown();
@@ -89,10 +101,25 @@ final class Load {
     }
     long nanos = System.nanoTime() - start;
     long processCpu = processCpuNanos() - processCpuStart;
+    long gcPause = (gcPauseMillis() - gcStart) * 1_000_000L;
     if (failure.get() != null) {
       throw failure.get();
     }
-    return new Run(calls.sum(), nanos, cpu.sum(), processCpu);
+    return new Run(calls.sum(), nanos, cpu.sum(), processCpu, gcPause);
+  }
+
+  /**
+   * The collectors' accumulated pause time. G1's concurrent cycle has a bean of its own on newer
+   * JDKs ("G1 Concurrent GC"), whose time runs beside the app's threads: left out.
+   */
+  private static long gcPauseMillis() {
+    long millis = 0;
+    for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+      if (!gc.getName().contains("Concurrent")) {
+        millis += Math.max(0, gc.getCollectionTime());
+      }
+    }
+    return millis;
   }
 
   private static long processCpuNanos() {
