@@ -120,6 +120,15 @@ import java.util.function.Supplier;
  *       backoff is woken (its thread's interrupt, which is cleared before the call returns) and
  *       stops the same way. Close waits for these calls to return, so that the journal can be
  *       closed after it.</li>
+ *   <li>The other calls in progress on other threads that write the journal there ({@code enqueue},
+ *       so an outbox {@code submit}; {@code redrive}; {@code reconcileUncertain}; and the part of
+ *       {@code executeAsync} and {@code resumeAsync} that runs on the caller's thread: the begin,
+ *       the first claim, an expiry at the age limit): close waits for them too. A
+ *       {@code reconcileUncertain} closed during its pass writes nothing after its current
+ *       operation and throws {@link IllegalStateException}; the operations it did not settle stay
+ *       UNCERTAIN. A call made from inside another (a transport or a reconciler that calls the
+ *       executor, or calls close) is part of that call, never waited for by a close on its own
+ *       thread.</li>
  *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds in all for journal
  *       work already running, for the synchronous calls above and for synchronous attempts'
  *       timers, then interrupts its own threads (never the app's: a synchronous attempt still on
@@ -352,8 +361,13 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   public CompletableFuture<Outcome> executeAsync(Operation operation, AsyncTransport transport) {
     Objects.requireNonNull(transport, "transport");
-    lifecycle.checkUsable("executeAsync");
-    return startAsync(newOperation(operation, false), operation.request(), transport, policyFor(operation));
+    // Counted while its begin (and first claim) runs on this thread: close waits for that write.
+    lifecycle.enterSync("executeAsync");
+    try {
+      return startAsync(newOperation(operation, false), operation.request(), transport, policyFor(operation));
+    } finally {
+      lifecycle.exitSync();
+    }
   }
 
   /** {@link #executeAsync} once the operation is made: joins the flight, then begins (see execute). */
@@ -400,8 +414,12 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @throws JournalException if the record could not be made durable
    */
   public OperationRecord enqueue(Operation operation) throws IdempotencyException {
-    lifecycle.checkUsable("enqueue");
-    return begin(newOperation(operation, true)).record();
+    lifecycle.enterSync("enqueue"); // counted, as execute: close waits for its journal write
+    try {
+      return begin(newOperation(operation, true)).record();
+    } finally {
+      lifecycle.exitSync();
+    }
   }
 
   /**
@@ -451,7 +469,16 @@ public final class IdempotentExecutor implements AutoCloseable {
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(transport, "transport");
-    lifecycle.checkUsable("resumeAsync");
+    // Counted while its journal work runs on this thread (an expiry, the first claim): close waits for it.
+    lifecycle.enterSync("resumeAsync");
+    try {
+      return resumeAsyncCounted(id, transport);
+    } finally {
+      lifecycle.exitSync();
+    }
+  }
+
+  private CompletableFuture<Outcome> resumeAsyncCounted(OperationId id, AsyncTransport transport) {
     OperationRecord r;
     try {
       Optional<OperationRecord> record = settings.journal().find(id);
@@ -524,8 +551,12 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @throws IdempotencyException if the journal fails in any other way
    */
   public OperationRecord redrive(OperationId id) throws IdempotencyException {
-    lifecycle.checkUsable("redrive");
-    return settings.journal().redrive(id, settings.clock().instant());
+    lifecycle.enterSync("redrive"); // counted, as execute: close waits for its journal write
+    try {
+      return settings.journal().redrive(id, settings.clock().instant());
+    } finally {
+      lifecycle.exitSync();
+    }
   }
 
   /**
@@ -552,13 +583,20 @@ public final class IdempotentExecutor implements AutoCloseable {
    *
    * @param reconciler asks the server (or another source of truth) what became of an operation
    * @return how many operations were settled
+   * @throws IllegalStateException if this executor is closed (before the call, or during it: the
+   *     pass then stops before writing for its next operation, and those not settled stay UNCERTAIN),
+   *     or reports a background failure (see the class comment)
    * @throws JournalException if the journal cannot be read or written
    * @throws IdempotencyException if the journal fails in any other way
    */
   public int reconcileUncertain(Reconciler reconciler) throws IdempotencyException {
     Objects.requireNonNull(reconciler, "reconciler");
-    lifecycle.checkUsable("reconcileUncertain");
-    return new UncertainReconciler(settings).reconcile(reconciler);
+    lifecycle.enterSync("reconcileUncertain"); // counted, as execute; it stops at the next operation once closed
+    try {
+      return new UncertainReconciler(settings, lifecycle::isClosed).reconcile(reconciler);
+    } finally {
+      lifecycle.exitSync();
+    }
   }
 
   /**
@@ -647,9 +685,11 @@ public final class IdempotentExecutor implements AutoCloseable {
    * Closes this executor: refuses later calls, ends the asynchronous executions in progress with
    * {@link OperationPendingException} (their operations stay in the journal with their keys), and
    * shuts down the scheduler and pool it made itself, waiting up to 10 seconds for journal work
-   * already running and for the synchronous executions in progress on other threads (an attempt on
-   * the wire runs to its end and is recorded). What exactly happens is listed in the class comment under "Threads and
-   * lifecycle". A journal, scheduler or async executor given to the {@link Builder} is the app's:
+   * already running and for the calls in progress on other threads that write the journal there
+   * ({@code execute}, {@code resume}, {@code enqueue}, {@code redrive}, {@code reconcileUncertain},
+   * and the start of {@code executeAsync} and {@code resumeAsync}; an attempt on the wire runs to
+   * its end and is recorded), so that the journal can be closed as soon as this returns. What
+   * exactly happens is listed in the class comment under "Threads and lifecycle". A journal, scheduler or async executor given to the {@link Builder} is the app's:
    * it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
    * the executor's own threads (a listener or a transport callback), which close waits for.
    */

@@ -252,6 +252,39 @@ class ExecutorCloseTest {
     }
   }
 
+  /**
+   * reconcileUncertain is counted as a synchronous call (close waits for it), so once closed it
+   * stops before writing anything more: a reconciler that closes the executor (as another thread
+   * would, while the server is asked) neither holds close for its grace (the call is its own thread's)
+   * nor gets the rest of the pass written to a journal the app is about to close.
+   */
+  @Test
+  void aReconciliationClosedWhileTheServerIsAskedWritesNothingMoreAndSaysSo() throws Exception {
+    Harness h = new Harness();
+    Operation first = order(1);
+    Operation second = order(2);
+    for (Operation op : List.of(first, second)) {
+      h.executor.enqueue(op);
+      java.time.Instant now = h.time.clock().instant();
+      dev.idem.core.spi.Lease lease = h.journal.claim(op.id(), "elsewhere", now, Duration.ofMinutes(1)).orElseThrow();
+      h.journal.transition(op.id(), lease, dev.idem.core.spi.Transition.finish(OperationState.UNCERTAIN, now, null,
+          "set up: the server may have taken it"));
+    }
+    List<OperationId> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    IllegalStateException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(5),
+        () -> assertThrows(IllegalStateException.class, () -> h.executor.reconcileUncertain(record -> {
+          asked.add(record.id());
+          h.executor.close();
+          return Reconciliation.succeeded(ScriptedTransport.response(201), "found at the server");
+        })), "close from inside the call waited for the call itself");
+
+    assertTrue(e.getMessage().contains("close()") && e.getMessage().contains("reconcileUncertain"), e.getMessage());
+    assertEquals(1, asked.size(), "asked about no operation after close");
+    assertEquals(OperationState.UNCERTAIN, h.state(first), "nothing written after close");
+    assertEquals(OperationState.UNCERTAIN, h.state(second));
+  }
+
   @Test
   void closeLeavesTheAppsSchedulerAndExecutorRunning() throws Exception {
     ScheduledExecutorService appScheduler = Executors.newSingleThreadScheduledExecutor();

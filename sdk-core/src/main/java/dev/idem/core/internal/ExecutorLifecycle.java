@@ -28,10 +28,11 @@ import org.slf4j.LoggerFactory;
  *       with an {@code OperationPendingException} at once.</li>
  *   <li>The work handed to the pool ({@link #execute}), counted, so that close can wait for journal
  *       writes already running (the app closes its journal next) on the app's pool as on ours.</li>
- *   <li>The synchronous calls in progress on the app's threads ({@link #enterSync}), counted too:
- *       an attempt on the wire at close runs to its end and is recorded, and the app closes its
- *       journal after close returns, so close waits for them (but not for the thread calling it,
- *       which may be one of them).</li>
+ *   <li>The calls in progress on the app's threads that write the journal there ({@link #enterSync}:
+ *       execute and resume, and enqueue, redrive, reconcileUncertain and the start of executeAsync
+ *       and resumeAsync), counted too: an attempt on the wire at close runs to its end and is
+ *       recorded, and the app closes its journal after close returns, so close waits for them (but
+ *       not for the thread calling it, which may be one of them).</li>
  *   <li>A failure in background work that no future can carry (a journal write after a
  *       cancellation, an Error after the caller was told): logged at once, and thrown by the next
  *       call as the cause of an {@link IllegalStateException}, once.</li>

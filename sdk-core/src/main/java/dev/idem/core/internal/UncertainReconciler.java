@@ -12,31 +12,45 @@ import java.io.IOException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One pass of {@code IdempotentExecutor.reconcileUncertain}. A settled operation goes through
  * re-drive, claim and a fenced transition, so the state machine's rules hold even here.
+ *
+ * <p>The executor's close waits for a pass in progress (the app closes its journal next), so a pass
+ * stops before the next operation once the executor is closed, rather than hold close for its grace
+ * and then write a closed journal.
  */
 public final class UncertainReconciler {
   private static final Logger LOG = LoggerFactory.getLogger(UncertainReconciler.class);
   private static final int PAGE = 100;
 
   private final EngineSettings settings;
+  private final BooleanSupplier closed;
 
-  public UncertainReconciler(EngineSettings settings) {
+  /** @param closed whether the executor was closed: the pass then stops before the next operation */
+  public UncertainReconciler(EngineSettings settings, BooleanSupplier closed) {
     this.settings = settings;
+    this.closed = closed;
   }
 
-  /** Asks {@code reconciler} about every UNCERTAIN operation; returns how many were settled. */
+  /**
+   * Asks {@code reconciler} about every UNCERTAIN operation; returns how many were settled.
+   *
+   * @throws IllegalStateException if the executor was closed during the pass; the operations not
+   *     yet settled stay UNCERTAIN
+   */
   public int reconcile(Reconciler reconciler) throws IdempotencyException {
     int settled = 0;
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = settings.journal().findByState(OperationState.UNCERTAIN, after, PAGE);
       for (OperationRecord record : page) {
-        if (settle(record, reconciler)) {
+        checkOpen(settled);
+        if (settle(record, reconciler, settled)) {
           settled++;
         }
       }
@@ -47,7 +61,15 @@ public final class UncertainReconciler {
     }
   }
 
-  private boolean settle(OperationRecord record, Reconciler reconciler) throws IdempotencyException {
+  private void checkOpen(int settled) {
+    if (closed.getAsBoolean()) {
+      throw new IllegalStateException("this IdempotentExecutor was closed (close() was called) during"
+          + " reconcileUncertain, after " + settled + " operations were settled; the others stay UNCERTAIN"
+          + " for the next reconciliation");
+    }
+  }
+
+  private boolean settle(OperationRecord record, Reconciler reconciler, int settled) throws IdempotencyException {
     Reconciliation r;
     try {
       r = reconciler.reconcile(record);
@@ -58,6 +80,7 @@ public final class UncertainReconciler {
     if (r == null || r.settledAs() == OperationState.UNCERTAIN) {
       return false;
     }
+    checkOpen(settled);  // closed while the reconciler was asked: nothing written for this one
     Instant now = settings.clock().instant();
     settings.journal().redrive(record.id(), now);
     Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
