@@ -24,6 +24,7 @@ import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.EngineSettings;
+import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.ExecutorLifecycle;
 import dev.idem.core.internal.ExecutorPools;
 import dev.idem.core.internal.HostGuard;
@@ -137,11 +138,23 @@ import java.util.function.Supplier;
  * </ul>
  *
  * <p>Background work that fails where no future can report it (the journal write that leaves a
- * cancelled operation PENDING, say) is logged at WARN, and the next call that would journal or
- * send throws an {@link IllegalStateException} with that failure as its cause, once; nothing was
+ * cancelled operation PENDING, say) is logged at WARN, and the app's next call that would journal
+ * or send throws an {@link IllegalStateException} with that failure as its cause, once; nothing was
  * journaled or sent for that call, and the operations concerned stay in the journal with their keys.
+ * The deliveries of an {@link dev.idem.core.outbox.OutboxDispatcher} on this executor are not the
+ * app's calls: they leave that report for the app.
  */
 public final class IdempotentExecutor implements AutoCloseable {
+  static {
+    ExecutorAccess.install(new ExecutorAccess() {
+      @Override
+      public CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
+          AsyncTransport transport) {
+        return executor.resumeAsync(id, transport, false);
+      }
+    });
+  }
+
   private final EngineSettings settings;
   private final RetryPolicy policy;
   private final Fingerprinter fingerprinter;
@@ -467,10 +480,22 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @throws NullPointerException at once, if {@code id} or {@code transport} is null; nothing was sent
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
+    return resumeAsync(id, transport, true);
+  }
+
+  /**
+   * @param appsCall the app's own call, which reports a background failure; false for an outbox
+   *     dispatcher's delivery ({@link ExecutorAccess}), which leaves it for the app's next call
+   */
+  private CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport, boolean appsCall) {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(transport, "transport");
     // Counted while its journal work runs on this thread (an expiry, the first claim): close waits for it.
-    lifecycle.enterSync("resumeAsync");
+    if (appsCall) {
+      lifecycle.enterSync("resumeAsync");
+    } else {
+      lifecycle.enterSyncLeavingReport("resumeAsync");
+    }
     try {
       return resumeAsyncCounted(id, transport);
     } finally {

@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  *       recorded, and the app closes its journal after close returns, so close waits for them (but
  *       not for the thread calling it, which may be one of them).</li>
  *   <li>A failure in background work that no future can carry (a journal write after a
- *       cancellation, an Error after the caller was told): logged at once, and thrown by the next
- *       call as the cause of an {@link IllegalStateException}, once.</li>
+ *       cancellation, an Error after the caller was told): logged at once, and thrown by the app's
+ *       next call as the cause of an {@link IllegalStateException}, once; the calls of Idem's own
+ *       engines leave it ({@link #checkOpen}).</li>
  * </ul>
  *
  * <p>Thread-safe.
@@ -96,15 +97,27 @@ public final class ExecutorLifecycle {
    * @throws IllegalStateException if closed, or with a background failure as its cause
    */
   public void checkUsable(String call) {
-    if (closed) {
-      throw new IllegalStateException("this IdempotentExecutor was closed (close() was called); " + call
-          + " was refused before anything was journaled or sent. Build a new executor");
-    }
+    checkOpen(call);
     Throwable failure = backgroundFailure.getAndSet(null);
     if (failure != null) {
       throw new IllegalStateException("background work of this IdempotentExecutor failed earlier with " + failure
           + " (logged when it happened; every operation it touched stays in the journal with its key). " + call
           + " was refused before anything was journaled or sent; call again to go on", failure);
+    }
+  }
+
+  /**
+   * Refuses a call on a closed executor, and leaves a background failure for the next call of the
+   * app: for the calls Idem's own engines make (an outbox dispatcher's deliveries), which would
+   * only log the failure the app was promised ({@link ExecutorAccess}).
+   *
+   * @param call what the caller asked for, for the message
+   * @throws IllegalStateException if closed
+   */
+  public void checkOpen(String call) {
+    if (closed) {
+      throw new IllegalStateException("this IdempotentExecutor was closed (close() was called); " + call
+          + " was refused before anything was journaled or sent. Build a new executor");
     }
   }
 
@@ -117,11 +130,27 @@ public final class ExecutorLifecycle {
    */
   public void enterSync(String call) {
     checkUsable(call);
+    enterChecked(call);
+  }
+
+  /**
+   * {@link #enterSync} for a call of Idem's own engines: refused if closed, but a background
+   * failure is left for the app's next call ({@link #checkOpen}).
+   *
+   * @param call what the caller asked for, for the message
+   * @throws IllegalStateException if closed; the call is then not counted
+   */
+  public void enterSyncLeavingReport(String call) {
+    checkOpen(call);
+    enterChecked(call);
+  }
+
+  private void enterChecked(String call) {
     syncCalls.incrementAndGet();
     if (closed) {
       // Closed since: not counted, and refused the same way; a close already waiting is woken.
       syncEnded();
-      checkUsable(call);
+      checkOpen(call);
     }
     syncDepth.get()[0]++;
   }

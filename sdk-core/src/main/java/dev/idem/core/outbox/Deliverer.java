@@ -10,6 +10,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
@@ -28,7 +29,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One poll's deliveries: finds the due operations of registered names in the journal, page by
  * page, up to the room left under {@code maxInFlight}; starts each through
- * {@link IdempotentExecutor#resumeAsync}; and, as each ends, completes its handle, tells the
+ * {@link IdempotentExecutor#resumeAsync} (by {@link ExecutorAccess}, which leaves the executor's
+ * background-failure report to the app); and, as each ends, completes its handle, tells the
  * registration's callbacks, and feeds the loop's backoff ({@link PollLoop#progressed},
  * {@link PollLoop#noProgress}).
  *
@@ -137,7 +139,9 @@ final class Deliverer {
     }
     CompletableFuture<Outcome> f;
     try {
-      f = executor.resumeAsync(id, reg.transport());
+      // Not the public resumeAsync: its check would take a background failure of the executor that
+      // was promised to the app's next call, and a delivery would only log it.
+      f = ExecutorAccess.get().resumeAsync(executor, id, reg.transport());
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }

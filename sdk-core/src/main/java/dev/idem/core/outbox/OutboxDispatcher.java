@@ -63,7 +63,11 @@ import org.slf4j.LoggerFactory;
  *   <li>At most {@link Builder#maxInFlight} operations are in delivery at once. Each is driven by
  *       {@link IdempotentExecutor#resumeAsync} with the executor's default retry policy (an
  *       {@link Operation}'s own policy is not journaled), so no thread is held during backoff. A
- *       synchronous {@link Transport} runs on a bounded worker pool.</li>
+ *       synchronous {@link Transport} runs on a bounded worker pool. These deliveries are the
+ *       dispatcher's own calls, not the app's: once the executor is closed they are refused, but
+ *       a failure of the executor's background work, which the executor reports to "the next
+ *       call" (see {@link IdempotentExecutor}), is left for the app's next own call (a
+ *       {@link #submit} included); the dispatcher neither takes that report nor stops for it.</li>
  *   <li>Offline is a state, not a failure. An operation whose attempts were certainly not sent
  *       (connection refused, DNS failure, no route, circuit breaker open, retry budget empty) is
  *       never ended by them: after its round of attempts it goes back to PENDING with its key, due
@@ -210,7 +214,9 @@ public final class OutboxDispatcher implements AutoCloseable {
    * @param operation the operation to journal and deliver
    * @return a handle on its terminal outcome, a {@link CompletableFuture#copy() copy} per call
    * @throws IllegalArgumentException if no transport is registered for the operation's name
-   * @throws IllegalStateException if the executor is closed (nothing was journaled)
+   * @throws IllegalStateException if the executor is closed, or reports a failure of its background
+   *     work (see {@link IdempotentExecutor}; this is the app's own call, so it receives that report);
+   *     nothing was journaled
    * @throws NullPointerException if {@code operation} is null
    */
   public CompletableFuture<Outcome> submit(Operation operation) {

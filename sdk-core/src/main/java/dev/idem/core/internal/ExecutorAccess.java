@@ -1,0 +1,59 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.OperationId;
+import dev.idem.core.Outcome;
+import dev.idem.core.spi.AsyncTransport;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * What sdk-core's own engines (the outbox dispatcher) may ask of an {@link IdempotentExecutor}
+ * that its public API does not offer. {@code IdempotentExecutor} installs the one implementation
+ * when its class is initialized, as the JDK shares internals between its own packages: an engine
+ * holds an executor, so the class is initialized before the engine asks.
+ *
+ * <p>Why not a public method: the engine's calls differ from the app's only in whose they are, and
+ * the API the app sees stays the one it uses. Thread-safe.
+ */
+public abstract class ExecutorAccess {
+  private static volatile ExecutorAccess installed;
+
+  protected ExecutorAccess() {}
+
+  /**
+   * Installs the implementation; called once, by {@code IdempotentExecutor}.
+   *
+   * @throws IllegalStateException if one is installed already
+   */
+  public static synchronized void install(ExecutorAccess access) {
+    if (installed != null) {
+      throw new IllegalStateException("ExecutorAccess is installed by IdempotentExecutor only, once");
+    }
+    installed = access;
+  }
+
+  /**
+   * The implementation {@code IdempotentExecutor} installed.
+   *
+   * @throws IllegalStateException if none is (the executor's class is not initialized yet, which
+   *     cannot happen to a caller that holds an executor)
+   */
+  public static ExecutorAccess get() {
+    ExecutorAccess access = installed;
+    if (access == null) {
+      throw new IllegalStateException("IdempotentExecutor is not initialized yet");
+    }
+    return access;
+  }
+
+  /**
+   * {@link IdempotentExecutor#resumeAsync} for an engine's delivery: refused in the same way once the
+   * executor is closed, but it leaves a background failure the executor has not reported yet for the
+   * app's next call, to which the executor promised it (the engine would only log it).
+   *
+   * @throws IllegalStateException at once, if the executor is closed; nothing was sent
+   * @throws NullPointerException at once, if {@code id} or {@code transport} is null
+   */
+  public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
+      AsyncTransport transport);
+}
