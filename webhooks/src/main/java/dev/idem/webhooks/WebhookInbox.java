@@ -153,7 +153,7 @@ public final class WebhookInbox implements AutoCloseable {
    * @return dead letters, oldest first
    */
   public List<InboxEntry> deadLetters(int limit) {
-    return store.list(InboxState.DEAD, limit);
+    return store.list(InboxState.DEAD, null, limit);
   }
 
   /**
@@ -165,11 +165,33 @@ public final class WebhookInbox implements AutoCloseable {
    * @throws IllegalArgumentException if {@code limit} is below 1
    */
   public List<InboxEntry> list(InboxState state, int limit) {
+    return list(state, null, limit);
+  }
+
+  /**
+   * The next page of events in one state: those after {@code after} in the order of
+   * {@link #list(InboxState, int)} (oldest received first, then by source and event id). A listing
+   * of any length is read a page at a time, each call given the last entry of the page before, so
+   * that no more than one page is held in memory. Pages of an inbox opened read-only
+   * ({@link #openReadOnly}) all come from its one snapshot; on an inbox being written, an event
+   * that changes state between two pages may be missed or appear in a later listing of its new
+   * state, never twice in one state's pages.
+   *
+   * @param state the state
+   * @param after the last entry of the previous page (its received time, source and event id are
+   *     what count), or null for the first page
+   * @param limit the most to return, at least 1
+   * @return up to {@code limit} events in {@code state} after {@code after}, oldest first; fewer
+   *     than {@code limit} only at the end
+   * @throws IllegalArgumentException if {@code limit} is below 1
+   * @throws WebhookInboxException as {@link #find} does
+   */
+  public List<InboxEntry> list(InboxState state, InboxEntry after, int limit) {
     Objects.requireNonNull(state, "state");
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be at least 1, not " + limit);
     }
-    return store.list(state, limit);
+    return store.list(state, after, limit);
   }
 
   /**

@@ -143,6 +143,15 @@ class PostgresInboxTest {
     }
   }
 
+  /** {@link InboxListPagesTest} on PostgreSQL: its row comparison and collation order pages as one listing. */
+  @Test
+  void pagesByKeyListEveryEventOnceInTheListingsOrder(PgDatabase db) {
+    VirtualTime time = new VirtualTime(ReceiverTest.T0);
+    try (WebhookInbox inbox = WebhookInbox.postgres(db.dataSource()).clock(time.clock()).open()) {
+      InboxListPagesTest.assertPagesListEveryEventOnceInOrder(inbox, time);
+    }
+  }
+
   /**
    * {@link RotationReplayTest} on PostgreSQL, across two instances: an unsigned id, both secrets
    * configured, and a replay that carries the other secret's signature under a new id, also when it

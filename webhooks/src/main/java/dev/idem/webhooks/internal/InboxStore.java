@@ -249,10 +249,22 @@ public final class InboxStore implements AutoCloseable {
         this::entries, src, id).stream().findFirst());
   }
 
-  /** Up to {@code limit} entries in {@code state}, oldest first, each checked like {@link #find}. */
-  public List<InboxEntry> list(InboxState state, int limit) {
+  /**
+   * Up to {@code limit} entries in {@code state}, oldest first (then by source and event id), each
+   * checked like {@link #find}; with {@code after}, only those after it in that order, so that a
+   * listing pages by key instead of by offset.
+   *
+   * @param after the last entry of the previous page, or null for the first page
+   */
+  public List<InboxEntry> list(InboxState state, InboxEntry after, int limit) {
+    if (after == null) {
+      return read(s -> query(s, "SELECT " + ENTRY_COLUMNS + " FROM " + T
+          + " WHERE state = ? ORDER BY received_at, source, event_id LIMIT ?", this::entries, state.name(), limit));
+    }
     return read(s -> query(s, "SELECT " + ENTRY_COLUMNS + " FROM " + T
-        + " WHERE state = ? ORDER BY received_at, source, event_id LIMIT ?", this::entries, state.name(), limit));
+        + " WHERE state = ? AND (received_at, source, event_id) > (?, ?, ?)"
+        + " ORDER BY received_at, source, event_id LIMIT ?", this::entries, state.name(),
+        after.receivedAt().toEpochMilli(), after.source(), after.eventId(), limit));
   }
 
   /**
