@@ -40,15 +40,35 @@ final class WebhooksCommand {
     }
   }
 
+  /** How a listing reads one page of an inbox: {@link WebhookInbox#list(InboxState, InboxEntry, int)}. */
+  @FunctionalInterface
+  interface PageReader {
+    List<InboxEntry> read(WebhookInbox inbox, InboxState state, InboxEntry after, int limit);
+  }
+
   /** Lists the events in one state, oldest first, at most {@code --limit} of them, read-only. */
   abstract static class Listing extends InboxCommand {
     @Option(names = "--limit", defaultValue = "100", description = "At most this many (default: ${DEFAULT-VALUE}).")
     int limit;
 
+    /** Rows read per query. */
+    private final int pageSize;
+    private final PageReader pages;
+
+    Listing() {
+      this(ListCommand.PAGE, WebhookInbox::list);
+    }
+
+    /** For a test that watches the pages read. */
+    Listing(int pageSize, PageReader pages) {
+      this.pageSize = pageSize;
+      this.pages = pages;
+    }
+
     Integer list(InboxState state, String what) {
       requireLimit(limit);
       try (WebhookInbox in = openReadOnly()) {
-        List<InboxEntry> events = in.list(state, limit);
+        List<InboxEntry> events = pages.read(in, state, null, limit);
         events.forEach(this::line);
         out().println(shown(events.size(), in.counts().get(state), what));
       }
@@ -64,6 +84,12 @@ final class WebhooksCommand {
 
   @Command(name = "dead-letters", description = "List dead letters, oldest first (read-only).")
   static final class DeadLetters extends Listing {
+    DeadLetters() {}
+
+    DeadLetters(int pageSize, PageReader pages) {
+      super(pageSize, pages);
+    }
+
     @Override
     public Integer call() {
       return list(InboxState.DEAD, "dead letter(s)");
@@ -72,6 +98,12 @@ final class WebhooksCommand {
 
   @Command(name = "list", description = "List events in one state, oldest first (read-only).")
   static final class ListEvents extends Listing {
+    ListEvents() {}
+
+    ListEvents(int pageSize, PageReader pages) {
+      super(pageSize, pages);
+    }
+
     @Option(names = "--state", required = true, description = "One of ${COMPLETION-CANDIDATES}, in any case.")
     InboxState state;
 
