@@ -46,12 +46,15 @@ final class WebhooksCommand {
     List<InboxEntry> read(WebhookInbox inbox, InboxState state, InboxEntry after, int limit);
   }
 
-  /** Lists the events in one state, oldest first, at most {@code --limit} of them, read-only. */
+  /**
+   * Lists the events in one state, oldest first, at most {@code --limit} of them, read-only, read
+   * and printed a page of {@link ListCommand#PAGE} at a time.
+   */
   abstract static class Listing extends InboxCommand {
     @Option(names = "--limit", defaultValue = "100", description = "At most this many (default: ${DEFAULT-VALUE}).")
     int limit;
 
-    /** Rows read per query. */
+    /** Rows read per query: bounded memory whatever --limit says. */
     private final int pageSize;
     private final PageReader pages;
 
@@ -68,9 +71,21 @@ final class WebhooksCommand {
     Integer list(InboxState state, String what) {
       requireLimit(limit);
       try (WebhookInbox in = openReadOnly()) {
-        List<InboxEntry> events = pages.read(in, state, null, limit);
-        events.forEach(this::line);
-        out().println(shown(events.size(), in.counts().get(state), what));
+        // A page at a time, each printed before the next is read: memory stays one page whatever
+        // --limit says. The read-only inbox is one snapshot, so the pages and the count agree.
+        int printed = 0;
+        InboxEntry after = null;
+        while (printed < limit) {
+          int asked = Math.min(pageSize, limit - printed);
+          List<InboxEntry> page = pages.read(in, state, after, asked);
+          page.forEach(this::line);
+          printed += page.size();
+          if (page.size() < asked) {
+            break;
+          }
+          after = page.get(page.size() - 1);
+        }
+        out().println(shown(printed, in.counts().get(state), what));
       }
       return 0;
     }
