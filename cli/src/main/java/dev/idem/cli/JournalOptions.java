@@ -163,7 +163,8 @@ final class JournalOptions {
       // H2's own way to give the credentials is in the URL (;USER=sa;PASSWORD=pw). Its DataSource
       // always passes a user and password too ("" by default), and H2 refuses a URL setting that
       // another value of the same property contradicts ("Duplicate property", 90066). So the URL's
-      // are moved onto the DataSource, which also keeps the password out of the URL H2 sees.
+      // are moved onto the DataSource, which also keeps the password out of the URL H2 sees. H2
+      // reads setting names in any case, so they are matched in any case here too.
       StringBuilder rest = new StringBuilder();
       String urlUser = null;
       String urlPassword = null;
@@ -175,7 +176,9 @@ final class JournalOptions {
           urlUser = parts[i].substring(eq + 1);
         } else if (name.equals("PASSWORD")) {
           urlPassword = parts[i].substring(eq + 1);
-        } else {
+        } else if (!name.equals("IFEXISTS")) {
+          // An IFEXISTS setting is dropped, whatever its value: the CLI sets its own below. The
+          // app's URL may say IFEXISTS=FALSE, which here would create an empty database.
           rest.append(i == 0 ? "" : ";").append(parts[i]);
         }
       }
@@ -188,7 +191,7 @@ final class JournalOptions {
       }
       JdbcDataSource ds = new JdbcDataSource();
       // IFEXISTS: an operator's typo must not create an empty database that then reads as "0 operations".
-      ds.setURL(rest.indexOf("IFEXISTS=") >= 0 ? rest.toString() : rest + ";IFEXISTS=TRUE");
+      ds.setURL(rest + ";IFEXISTS=TRUE");
       ds.setUser(urlUser != null ? urlUser : user == null ? "" : user);
       ds.setPassword(urlPassword != null ? urlPassword : pw == null ? "" : pw);
       return toChange ? new ExclusiveH2DataSource(ds) : ds;
