@@ -91,6 +91,13 @@ final class JournalOptions {
           throw new JournalException("no journal at " + url + ": the H2 database does not exist"
               + " (the CLI never creates one)", e);
         }
+        if ("90020".equals(state)) { // DATABASE_ALREADY_OPEN: another process holds the file's lock
+          throw new JournalException("the H2 database " + url + " is open in another process, most likely the app: H2"
+              + " lets one process open a file database. Stop the app, then run the command again; or, to read the"
+              + " journal while the app runs, add ;AUTO_SERVER=TRUE to the app's URL and to this one (or serve the"
+              + " database from an H2 TCP server and give both its jdbc:h2:tcp:// URL). redrive and purge --yes"
+              + " need the app stopped either way", e);
+        }
         if ("90135".equals(state)) {
           throw new JournalException("the H2 database " + url + " is held alone by another session (another"
               + " redrive or purge --yes?): run the command again when it has ended", e);
