@@ -80,8 +80,10 @@ import javax.net.ssl.SSLParameters;
  * later, where a client can be closed). The journal, an
  * executor given to {@link Builder#idempotentExecutor}, and an {@code HttpClient} given to
  * {@link #create(HttpClient, Journal)} or {@link #builder(HttpClient)} stay the app's, never
- * closed here. Close in this order: an {@link dev.idem.core.outbox.OutboxDispatcher}, then this
- * client, then the journal.
+ * closed here. Keyed calls in progress end PENDING with their keys when close ends what they go
+ * through (the executor, or the twin: see {@link #close()}); they are never left to a closed
+ * client that would refuse their attempts and end them FAILED. Close in this order: an
+ * {@link dev.idem.core.outbox.OutboxDispatcher}, then this client, then the journal.
  *
  * <p>{@link #shutdown()} and {@link #shutdownNow()} (Java 21's {@code HttpClient} lifecycle) stop
  * the wrapped client whoever made it; they first end this client's keyed calls in progress
@@ -448,15 +450,31 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * Closes what this client made, and nothing else (see "Closing" in the class comment): the
    * executor it made, as {@link IdempotentExecutor#close()} does (asynchronous calls in progress end
    * PENDING with their keys; later keyed calls fail with {@link IllegalStateException}), then the
-   * {@code HttpClient} made by {@link #create(Journal)}, on Java 21 and later. An executor or an
-   * {@code HttpClient} the app passed in, and the journal, are left open. Idempotent. (Unlike
-   * {@link #shutdown()} and {@link #shutdownNow()}, which forward to the wrapped client whoever
-   * made it, as an explicit request to stop it.)
+   * twin keyed attempts go through, if there is one, and the {@code HttpClient} made by
+   * {@link #create(Journal)}, on Java 21 and later. An executor or an {@code HttpClient} the app
+   * passed in, and the journal, are left open. Idempotent. (Unlike {@link #shutdown()} and
+   * {@link #shutdownNow()}, which forward to the wrapped client whoever made it, as an explicit
+   * request to stop it.)
+   *
+   * <p>With a twin (the wrapped client follows redirects or has an authenticator) and an executor
+   * the app passed in, which stays open, this first stops the keyed calls as {@link #shutdown()}
+   * does, on every Java version: the closed twin would refuse the remaining attempts of a call
+   * waiting out a backoff and end it FAILED for good. So an asynchronous call not yet settled
+   * fails at once with {@link dev.idem.core.OperationPendingException}, a blocking {@code send}
+   * ends with it where it would send its next attempt, both PENDING with their keys, and a keyed
+   * call made after this fails with an {@link IOException}, nothing journaled or sent. Without a
+   * twin, a client over the app's executor and {@code HttpClient} closes nothing its keyed calls
+   * use, and they go on.
    */
   @Override
   public void close() {
     if (ownsExecutor) {
-      executor.close();
+      executor.close(); // ends the keyed calls PENDING itself, and refuses later ones
+    } else if (keyed.usesTwin()) {
+      // The twin closed below would refuse every remaining attempt of a call waiting out a
+      // backoff, counted as not sent until the attempts ran out: FAILED for good, although the
+      // target only asked for a retry. The app's executor stays open, so stop the calls here.
+      engine.shutdown();
     }
     // The twin that keyed attempts go through is always this client's own: it made it.
     keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "close"));

@@ -41,6 +41,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * ends such a call PENDING with its key (ShutdownDuringBackoffTest); so must every way of stopping
  * the client, twin or not.
  *
+ * <p>Fixed by stopping the keyed calls before close() closes the twin, when the executor is the
+ * app's (an executor close() made ends them itself; see {@link IdempotentHttpClient#close()}).
+ *
  * <p>The tests of a stop during a backoff run only on Java 21+ (where HttpClient can be shut down
  * and closed); run them with {@code JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 mvn -B -q -o -pl
  * sdk-java11-httpclient -am test -Dtest=TwinStopDuringBackoffTest -Dsurefire.failIfNoSpecifiedTests=false}.

@@ -194,13 +194,14 @@ public final class CallEngine {
   }
 
   /**
-   * Stops this engine's keyed calls, before the client they go through is shut down: no keyed call
+   * Stops this engine's keyed calls, before the client they go through is shut down or closed
+   * (the Idem client's {@code shutdown}, {@code shutdownNow}, and {@code close} of its twin): no keyed call
    * starts after this ({@link #refused}), no attempt is sent, and every asynchronous call not yet
    * settled ends now, PENDING with its key, as when its executor closes. A call that settled
    * already (its handler still reading the body) is left alone. A blocking {@code send} ends
    * PENDING where it would send its next attempt. Idempotent; any thread.
    *
-   * <p>Why: a shut-down {@code HttpClient} refuses every request, before a byte is sent. Left to
+   * <p>Why: a shut-down or closed {@code HttpClient} refuses every request, before a byte is sent. Left to
    * the executor, each refusal is an attempt "not sent", retried until the attempts run out, and
    * the operation ends FAILED: terminal, never sent again by a resume or an outbox, although the
    * target only asked for a retry (or never answered) and the refusal was this process stopping.
@@ -232,7 +233,7 @@ public final class CallEngine {
 
   private static IOException refused() {
     // As the JDK client refuses a request after its shutdown; here before anything is journaled.
-    return new IOException("the IdempotentHttpClient was shut down; the keyed call was neither journaled nor sent");
+    return new IOException("the IdempotentHttpClient was shut down or closed; the keyed call was neither journaled nor sent");
   }
 
   /**
@@ -290,7 +291,7 @@ public final class CallEngine {
       }
       OperationId id = transport.operationId(op);
       String what = id != null ? "operation " + id : "operation '" + op.name() + "'";
-      String message = "the IdempotentHttpClient was shut down while " + what + " was in progress; it stays in"
+      String message = "the IdempotentHttpClient was shut down or closed while " + what + " was in progress; it stays in"
           + " the journal PENDING with its key (an attempt that was on the wire is recorded as ambiguous), and a"
           + " resume or an OutboxDispatcher sends it again with the same key";
       return id != null ? new OperationPendingException(message, error, id, List.of(), null)

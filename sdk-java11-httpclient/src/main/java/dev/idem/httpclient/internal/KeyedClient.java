@@ -29,7 +29,8 @@ import java.util.Optional;
  *       no getter for a local
  *       address or a stream priority, so the twin has the defaults. It has its own connection
  *       pool; the Idem client's {@code shutdown} and {@code shutdownNow} (Java 21+) stop it with the
- *       app's client, and otherwise it goes away with the Idem client;</li>
+ *       app's client, and its {@code close} closes it (Java 21+), each after stopping the keyed
+ *       calls that go through it (see {@link CallEngine#shutdown()});</li>
  *   <li>a client of another implementation (a decorator) that follows redirects or authenticates
  *       is refused when the Idem client is built ({@link #check}): a twin would bypass what it
  *       adds, and its follow-ups cannot be stopped.</li>
@@ -97,6 +98,16 @@ public final class KeyedClient {
       }
     }
     return t;
+  }
+
+  /**
+   * Whether keyed attempts go through a twin (built or not yet): the Idem client's own, which its
+   * {@code close()} closes, so its keyed calls stop first.
+   *
+   * @return true if the app's client follows redirects or has an authenticator
+   */
+  public boolean usesTwin() {
+    return needsTwin;
   }
 
   /**

@@ -67,8 +67,8 @@ public final class LiveTransport implements Transport, AsyncTransport {
       // attempt, which the executor would count as one not sent and retry until the attempts ran
       // out (FAILED, for good). A plain InterruptedIOException is how a transport tells the
       // executor its caller stopped: the operation is left PENDING, this attempt not counted.
-      InterruptedIOException stopped = new InterruptedIOException("the IdempotentHttpClient was shut down");
-      throw new RequestNotSentException("the IdempotentHttpClient was shut down before this attempt was sent;"
+      InterruptedIOException stopped = new InterruptedIOException("the IdempotentHttpClient was shut down or closed");
+      throw new RequestNotSentException("the IdempotentHttpClient was shut down or closed before this attempt was sent;"
           + " nothing was sent", stopped);
     }
     releaseUnclaimed();
