@@ -16,10 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +31,17 @@ import org.junit.jupiter.api.io.TempDir;
  * operation's later writes wait only for the durability of its own begin.
  */
 class GroupCommitTest {
+  /**
+   * The tests' own threads: on a 2-core machine the common pool has one thread, and from Java 21 on
+   * its async tasks queue on it, so a task that waits for another would wait for ever.
+   */
+  private final ExecutorService pool = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopPool() {
+    pool.shutdownNow();
+  }
+
   @TempDir
   Path dir;
 
@@ -43,14 +57,14 @@ class GroupCommitTest {
       int commitsBefore = ds.commits.get();
       int syncsBefore = ds.syncs.get();
 
-      CompletableFuture<?> first = CompletableFuture.runAsync(() -> begin(journal, ops.newOp("{\"n\":0}")));
+      CompletableFuture<?> first = CompletableFuture.runAsync(() -> begin(journal, ops.newOp("{\"n\":0}")), pool);
       assertTrue(ds.firstSyncHeld.await(10, TimeUnit.SECONDS), "first begin never reached its disk sync");
       List<CompletableFuture<?>> others = new ArrayList<>();
       List<NewOperation> waiting = new ArrayList<>();
       for (int i = 1; i <= 7; i++) {
         NewOperation op = ops.newOp("{\"n\":" + i + "}");
         waiting.add(op);
-        others.add(CompletableFuture.runAsync(() -> begin(journal, op)));
+        others.add(CompletableFuture.runAsync(() -> begin(journal, op), pool));
       }
       awaitInserts(ds, 8);
       assertTrue(others.stream().noneMatch(CompletableFuture::isDone), "a begin returned before its commit");
@@ -80,7 +94,7 @@ class GroupCommitTest {
       CountDownLatch release = new CountDownLatch(1);
       ds.holdFirstSync = release;
       NewOperation held = ops.newOp("{\"n\":2}");
-      CompletableFuture<?> heldBegin = CompletableFuture.runAsync(() -> begin(journal, held));
+      CompletableFuture<?> heldBegin = CompletableFuture.runAsync(() -> begin(journal, held), pool);
       assertTrue(ds.firstSyncHeld.await(10, TimeUnit.SECONDS), "the second begin never reached its disk sync");
 
       // The first operation's claim, attempt and completion go on while the other begin is not yet durable.
@@ -92,7 +106,7 @@ class GroupCommitTest {
         } catch (Exception e) {
           throw new IllegalStateException(e);
         }
-      });
+      }, pool);
       otherWork.get(10, TimeUnit.SECONDS);
 
       // A claim of the operation whose begin is not yet durable must wait for it: it could send.
@@ -102,7 +116,7 @@ class GroupCommitTest {
         } catch (Exception e) {
           throw new IllegalStateException(e);
         }
-      });
+      }, pool);
       assertThrows(TimeoutException.class, () -> claimOfHeld.get(200, TimeUnit.MILLISECONDS),
           "a claim returned a record that was not yet durable");
       assertTrue(!heldBegin.isDone());

@@ -13,9 +13,12 @@ import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sqlite.SQLiteConfig;
@@ -29,6 +32,17 @@ import org.sqlite.SQLiteDataSource;
  * may share does too, until another writer shows up ({@link ForeignWritersTest}).
  */
 class WalSyncTest {
+  /**
+   * The tests' own threads: on a 2-core machine the common pool has one thread, and from Java 21 on
+   * its async tasks queue on it, so a task that waits for another would wait for ever.
+   */
+  private final ExecutorService pool = Executors.newCachedThreadPool();
+
+  @AfterEach
+  void stopPool() {
+    pool.shutdownNow();
+  }
+
   private static final Schema SCHEMA = new Schema("test store", WalSyncTest.class, "dev/idem/storage/testschema/",
       "test_version", "test_meta", Schema.Adoption.NONE);
 
@@ -90,11 +104,11 @@ class WalSyncTest {
     };
     try (SingleConnectionStore store = new SingleConnectionStore("test store", "p", c, gated, Duration.ofHours(1),
         false)) {
-      CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> insert(store, 1, null));
+      CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> insert(store, 1, null), pool);
       assertTrue(firstSyncStarted.await(10, TimeUnit.SECONDS));
       // The first group's sync is under way: another write's statement runs now, not after it.
       CountDownLatch secondRan = new CountDownLatch(1);
-      CompletableFuture<Integer> second = CompletableFuture.supplyAsync(() -> insert(store, 2, secondRan));
+      CompletableFuture<Integer> second = CompletableFuture.supplyAsync(() -> insert(store, 2, secondRan), pool);
       assertTrue(secondRan.await(10, TimeUnit.SECONDS), "a statement waited for another group's disk sync");
       assertFalse(first.isDone(), "no durable write returns before the sync that covers it");
       assertFalse(second.isDone());
