@@ -9,6 +9,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -32,7 +34,8 @@ final class JournalOptions {
   /** How long a changing command waits for another connection's lock on a SQLite file: 1 s. */
   private static final Duration OTHER_CONNECTION_WAIT = Duration.ofSeconds(1);
   /** A password in a JDBC URL: H2's {@code ;PASSWORD=pw}, or a query parameter {@code password=pw}. */
-  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&]password=)[^;&]*");
+  /** A password setting's value runs to the next unescaped separator: H2 reads {@code \;} as part of it. */
+  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&]password=)(?:\\\\.|[^;&\\\\])*");
 
   /** The command these options are mixed into, for its usage errors. */
   @Spec(Spec.Target.MIXEE)
@@ -175,18 +178,19 @@ final class JournalOptions {
       StringBuilder rest = new StringBuilder();
       String urlUser = null;
       String urlPassword = null;
-      String[] parts = url.split(";", -1);
-      for (int i = 0; i < parts.length; i++) {
-        int eq = parts[i].indexOf('=');
-        String name = i == 0 || eq < 0 ? "" : parts[i].substring(0, eq).toUpperCase(Locale.ROOT);
+      List<String> parts = h2Settings(url);
+      for (int i = 0; i < parts.size(); i++) {
+        String part = parts.get(i);
+        int eq = part.indexOf('=');
+        String name = i == 0 || eq < 0 ? "" : part.substring(0, eq).toUpperCase(Locale.ROOT);
         if (name.equals("USER")) {
-          urlUser = parts[i].substring(eq + 1);
+          urlUser = unescape(part.substring(eq + 1));
         } else if (name.equals("PASSWORD")) {
-          urlPassword = parts[i].substring(eq + 1);
+          urlPassword = unescape(part.substring(eq + 1));
         } else if (!name.equals("IFEXISTS")) {
           // An IFEXISTS setting is dropped, whatever its value: the CLI sets its own below. The
           // app's URL may say IFEXISTS=FALSE, which here would create an empty database.
-          rest.append(i == 0 ? "" : ";").append(parts[i]);
+          rest.append(i == 0 ? "" : ";").append(part);
         }
       }
       if (urlUser != null && user != null) {
@@ -204,6 +208,40 @@ final class JournalOptions {
       return toChange ? new ExclusiveH2DataSource(ds) : ds;
     }
     throw new JournalException("unsupported JDBC URL (use jdbc:sqlite:, jdbc:postgresql: or jdbc:h2:)", null);
+  }
+
+  /**
+   * An H2 URL's parts between its {@code ;} separators, as H2 splits them: a backslash makes the
+   * character after it part of the value ({@code PASSWORD=pa\;ss} is the password {@code pa;ss}).
+   * The parts keep their escapes, so that the ones passed on to H2 read as they did.
+   */
+  static List<String> h2Settings(String url) {
+    List<String> parts = new ArrayList<>();
+    int start = 0;
+    for (int i = 0; i < url.length(); i++) {
+      char c = url.charAt(i);
+      if (c == '\\') {
+        i++;
+      } else if (c == ';') {
+        parts.add(url.substring(start, i));
+        start = i + 1;
+      }
+    }
+    parts.add(url.substring(start));
+    return parts;
+  }
+
+  /** A setting's value as H2 reads it: each backslash dropped, the character after it kept. */
+  private static String unescape(String value) {
+    StringBuilder b = new StringBuilder(value.length());
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '\\' && i + 1 < value.length()) {
+        c = value.charAt(++i);
+      }
+      b.append(c);
+    }
+    return b.toString();
   }
 
   /** A changing command's refusal of a journal that its app (or anything else) has open. */
