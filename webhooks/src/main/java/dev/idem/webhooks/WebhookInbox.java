@@ -149,11 +149,15 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
-   * @param limit the most to return
+   * The dead letters, as {@link #list(InboxState, int) list(InboxState.DEAD, limit)}.
+   *
+   * @param limit the most to return, at least 1
    * @return dead letters, oldest first
+   * @throws IllegalArgumentException if {@code limit} is below 1 (SQLite would read a negative
+   *     limit as none, and list every dead letter)
    */
   public List<InboxEntry> deadLetters(int limit) {
-    return store.list(InboxState.DEAD, null, limit);
+    return list(InboxState.DEAD, limit);
   }
 
   /**
