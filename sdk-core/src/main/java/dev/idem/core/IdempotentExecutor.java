@@ -122,14 +122,20 @@ import java.util.function.Supplier;
  *       stops the same way. Close waits for these calls to return, so that the journal can be
  *       closed after it.</li>
  *   <li>The other calls in progress on other threads that write the journal there ({@code enqueue},
- *       so an outbox {@code submit}; {@code redrive}; {@code reconcileUncertain}; and the part of
- *       {@code executeAsync} and {@code resumeAsync} that runs on the caller's thread: the begin,
- *       the first claim, an expiry at the age limit): close waits for them too. A
- *       {@code reconcileUncertain} closed during its pass writes nothing after its current
- *       operation and throws {@link IllegalStateException}; the operations it did not settle stay
- *       UNCERTAIN. A call made from inside another (a transport or a reconciler that calls the
- *       executor, or calls close) is part of that call, never waited for by a close on its own
- *       thread.</li>
+ *       so an outbox {@code submit}; {@code redrive}; {@code reconcileUncertain};
+ *       {@code resumePending}, on the caller's thread and on the threads of its own that
+ *       {@link Builder#resumeConcurrency} gives it; and the part of {@code executeAsync} and
+ *       {@code resumeAsync} that runs on the caller's thread: the begin, the first claim, an expiry
+ *       at the age limit): close waits for them too. A {@code reconcileUncertain} closed during its
+ *       pass writes nothing after its current operation and throws {@link IllegalStateException};
+ *       the operations it did not settle stay UNCERTAIN. A {@code resumePending} closed during its
+ *       pass finishes the operations it is resuming (as {@code execute} above), starts no other,
+ *       gives back the claims it made for operations it did not start (they stay PENDING with their
+ *       keys), records the outcomes its handlers received, and throws
+ *       {@link IllegalStateException}; a wait for leases held elsewhere is woken the same way. A
+ *       call made from inside another (a transport, a reconciler or a resume handler that calls
+ *       the executor, or calls close) is part of that call, never waited for by a close on its own
+ *       thread, nor on the other threads of a {@code resumePending} it runs in.</li>
  *   <li>Its own scheduler and pool are shut down. Close waits up to 10 seconds in all for journal
  *       work already running, for the synchronous calls above and for synchronous attempts'
  *       timers, then interrupts its own threads (never the app's: a synchronous attempt still on
@@ -306,8 +312,20 @@ public final class IdempotentExecutor implements AutoCloseable {
    * not touched and are counted in {@link ResumeSummary#leasedElsewhere()}; to wait for their
    * leases to expire and resume them, use {@link #resumePending(Map, Duration)}.
    *
+   * <p>The pass counts as a call in progress for {@link #close()}, which waits for it (up to its
+   * grace), so that the journal can be closed after close returns; its own threads (with
+   * {@link Builder#resumeConcurrency} above 1) are part of it. Once the executor is closed the pass
+   * starts no other operation: those being resumed end as a closed {@link #execute} does (an attempt
+   * on the wire is recorded; no further attempt or backoff, the operation stays PENDING with its
+   * key), claims it made for operations it did not start are given back (PENDING, due, never
+   * sent), the outcomes its handlers received are recorded, and it throws
+   * {@link IllegalStateException}. A handler that closes the executor is part of the pass: close
+   * does not wait for the pass then, and the pass stops the same way after the handler returns.
+   *
    * @param handlers handlers by operation name
    * @return what this pass did
+   * @throws IllegalStateException if this executor is closed (before the call, or during it: see
+   *     above), or reports a background failure (see the class comment)
    * @throws JournalException if the journal cannot be read; outcomes of single operations go to
    *     their handlers instead
    */
@@ -319,13 +337,16 @@ public final class IdempotentExecutor implements AutoCloseable {
    * {@link #resumePending(Map)}, then, while operations stay leased by another owner, waits with
    * this executor's {@link Sleeper} until the earliest such lease expires (bounded by what is left of
    * {@code waitForLeased}) and resumes again. Useful at startup, when a dead process's leases are
-   * still running out.
+   * still running out. Close wakes the wait: the call then throws {@link IllegalStateException},
+   * and the operations still leased elsewhere are left as they are.
    *
    * @param handlers handlers by operation name
    * @param waitForLeased how long to wait, in all, for leases held elsewhere; zero for one pass.
    *     A wait above 100 years (such as {@code ChronoUnit.FOREVER.getDuration()}) is taken as 100
    *     years: as long as leases keep being held elsewhere
    * @return the passes added up; {@code leasedElsewhere} is what is still leased at the end
+   * @throws IllegalStateException if this executor is closed (before the call, during a pass or
+   *     during the wait; see {@link #resumePending(Map)}), or reports a background failure
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the thread is interrupted while waiting; nothing is lost,
    *     every operation not yet resumed stays in the journal
@@ -338,9 +359,20 @@ public final class IdempotentExecutor implements AutoCloseable {
     if (waitForLeased.isNegative()) {
       throw new IllegalArgumentException("waitForLeased must not be negative: " + waitForLeased);
     }
-    lifecycle.checkUsable("resumePending");
-    return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper,
-        () -> new PendingResumer(settings, retention, singleFlight, new PendingResumer.Runner() {
+    // Counted, as execute (its lanes are part of it): close waits for the pass, which stops at its
+    // next operation once closed.
+    lifecycle.enterSync("resumePending");
+    try {
+      return resumePendingCounted(handlers, waitForLeased);
+    } finally {
+      lifecycle.exitSync();
+    }
+  }
+
+  private ResumeSummary resumePendingCounted(Map<String, ResumeHandler> handlers, Duration waitForLeased)
+      throws IdempotencyException {
+    return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper, lifecycle,
+        () -> new PendingResumer(settings, retention, singleFlight, lifecycle, new PendingResumer.Runner() {
           @Override
           public Outcome run(OperationRecord record, Transport transport) throws IdempotencyException {
             return runSync(record, record.request(), transport, policy, false);
@@ -712,10 +744,14 @@ public final class IdempotentExecutor implements AutoCloseable {
    * shuts down the scheduler and pool it made itself, waiting up to 10 seconds for journal work
    * already running and for the calls in progress on other threads that write the journal there
    * ({@code execute}, {@code resume}, {@code enqueue}, {@code redrive}, {@code reconcileUncertain},
-   * and the start of {@code executeAsync} and {@code resumeAsync}; an attempt on the wire runs to
-   * its end and is recorded), so that the journal can be closed as soon as this returns. What
-   * exactly happens is listed in the class comment under "Threads and lifecycle". A journal, scheduler or async executor given to the {@link Builder} is the app's:
-   * it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
+   * {@code resumePending} with the threads of its own that {@link Builder#resumeConcurrency} gives
+   * it, and the start of {@code executeAsync} and {@code resumeAsync}; an attempt on the wire runs
+   * to its end and is recorded, and a backoff or a {@code resumePending} wait for leases held
+   * elsewhere is woken), so that the journal can be closed as soon as this returns. A close made
+   * from inside such a call (its transport, its reconciler, a resume handler, on whichever of the
+   * call's threads) does not wait for that call. What exactly happens is listed in the class
+   * comment under "Threads and lifecycle". A journal, scheduler or async executor given to the
+   * {@link Builder} is the app's: it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
    * the executor's own threads (a listener or a transport callback), which close waits for.
    */
   @Override

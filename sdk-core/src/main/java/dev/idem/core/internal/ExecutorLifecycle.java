@@ -29,10 +29,11 @@ import org.slf4j.LoggerFactory;
  *   <li>The work handed to the pool ({@link #execute}), counted, so that close can wait for journal
  *       writes already running (the app closes its journal next) on the app's pool as on ours.</li>
  *   <li>The calls in progress on the app's threads that write the journal there ({@link #enterSync}:
- *       execute and resume, and enqueue, redrive, reconcileUncertain and the start of executeAsync
- *       and resumeAsync), counted too: an attempt on the wire at close runs to its end and is
- *       recorded, and the app closes its journal after close returns, so close waits for them (but
- *       not for the thread calling it, which may be one of them).</li>
+ *       execute and resume, and enqueue, redrive, reconcileUncertain, resumePending and the start
+ *       of executeAsync and resumeAsync), counted too: an attempt on the wire at close runs to its
+ *       end and is recorded, and the app closes its journal after close returns, so close waits for
+ *       them (but not for the thread calling it, which may be one of them, or one of the threads a
+ *       call runs on as part of it: {@link #joinSyncCall}).</li>
  *   <li>A failure in background work that no future can carry (a journal write after a
  *       cancellation, an Error after the caller was told): logged at once, and thrown by the app's
  *       next call as the cause of an {@link IllegalStateException}, once; the calls of Idem's own
@@ -199,6 +200,22 @@ public final class ExecutorLifecycle {
       Thread.interrupted();
     }
     return woken;
+  }
+
+  /**
+   * Makes the current thread part of a synchronous call counted on another thread, which waits for
+   * this thread before it returns (a resume pass's own threads), until {@link #leaveSyncCall}: a
+   * close made here (a resume handler's) is then not waited for by itself, as on the call's own
+   * thread, instead of waiting out its grace for the call that waits for this thread. Not counted
+   * again: close waits for the call once, on its own thread.
+   */
+  public void joinSyncCall() {
+    syncDepth.get()[0]++;
+  }
+
+  /** The current thread no longer works for the call it {@link #joinSyncCall joined}. */
+  public void leaveSyncCall() {
+    syncDepth.get()[0]--;
   }
 
   /** A synchronous call {@link #enterSync} counted has returned or thrown. */

@@ -37,6 +37,13 @@ import org.slf4j.LoggerFactory;
  * the expired ones, re-sends the rest through their handler's transport, and tells the handler.
  * Each outcome a handler receives without throwing is recorded in the journal
  * ({@code Journal.recordOutcomeDelivered}), so that a restart does not hand it again.
+ *
+ * <p>The executor's close waits for a pass in progress (the app closes its journal next), with the
+ * pass's own threads part of it ({@link ExecutorLifecycle#joinSyncCall}). So once the executor is
+ * closed a pass stops before its next operation: what it claimed and no lane took is given back,
+ * the outcomes handed over are recorded, and it throws {@link IllegalStateException} naming close,
+ * rather than hold close for its grace and then write a closed journal. Close wakes its wait for
+ * leases held elsewhere ({@link ExecutorLifecycle#backOff}).
  */
 public final class PendingResumer {
   /** How one journaled operation is executed: the executor's single-flight synchronous path. */
@@ -66,6 +73,9 @@ public final class PendingResumer {
   private final KeyRetention retention;
   private final Runner runner;
   private final SingleFlight flight;
+  private final ExecutorLifecycle lifecycle;
+  /** Set by the first lane that found the executor closed: the pass stopped before the rest. */
+  private volatile boolean stoppedByClose;
   /** How many operations of a page are resumed at once; 1 resumes them one after another. */
   private final int concurrency;
   /** Handlers are told one at a time, whichever thread resumed the operation. */
@@ -84,8 +94,9 @@ public final class PendingResumer {
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
 
-  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight, Runner runner) {
-    this(settings, retention, flight, runner, 1);
+  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight,
+      ExecutorLifecycle lifecycle, Runner runner) {
+    this(settings, retention, flight, lifecycle, runner, 1);
   }
 
   /**
@@ -97,9 +108,11 @@ public final class PendingResumer {
    *     {@code concurrency} at a time, in one journal write ({@link Batches})
    * @param flight the executor's single flight, which every operation claimed in a batch joins
    *     before its claim, as the executor's own calls join it before theirs
+   * @param lifecycle the executor's, which counts the pass as a synchronous call on the caller's
+   *     thread ({@link ExecutorLifecycle#enterSync}); the pass stops once it is closed
    */
-  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight, Runner runner,
-      int concurrency) {
+  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight,
+      ExecutorLifecycle lifecycle, Runner runner, int concurrency) {
     if (concurrency < 1) {
       throw new IllegalArgumentException("concurrency must be at least 1: " + concurrency);
     }
@@ -107,18 +120,23 @@ public final class PendingResumer {
     this.retention = retention;
     this.runner = runner;
     this.flight = flight;
+    this.lifecycle = lifecycle;
     this.concurrency = concurrency;
   }
 
   /**
    * Runs passes until nothing is leased elsewhere or {@code waitFor} is spent, sleeping until the
    * earliest foreign lease expires in between; the summaries add up, except
-   * {@code leasedElsewhere}, which is the last pass's.
+   * {@code leasedElsewhere}, which is the last pass's. The sleep is the executor's to wake
+   * ({@link ExecutorLifecycle#backOff}): close waits for this call, and a wait of minutes for a
+   * dead process's leases would hold it for its whole grace.
    *
    * @param passes makes a fresh resumer per pass
+   * @throws IllegalStateException if the executor was closed during a pass or the wait
    */
   public static ResumeSummary resumeWaiting(Map<String, ResumeHandler> handlers, Duration waitFor,
-      EngineSettings settings, Sleeper sleeper, Supplier<PendingResumer> passes) throws IdempotencyException {
+      EngineSettings settings, Sleeper sleeper, ExecutorLifecycle lifecycle, Supplier<PendingResumer> passes)
+      throws IdempotencyException {
     // Capped: "wait however long it takes" is naturally FOREVER, which overflows an Instant.
     Instant giveUpAt = settings.clock().instant().plus(Checks.capped(waitFor));
     PendingResumer first = passes.get();
@@ -142,12 +160,17 @@ public final class PendingResumer {
       } else {
         LOG.info("{} operations are leased by another owner; waiting {} for the earliest lease to expire",
             total.leasedElsewhere(), nap);
+        boolean waited;
         try {
-          sleeper.sleep(nap);
+          waited = lifecycle.backOff(sleeper, nap);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IdempotencyException("interrupted while waiting for leases held elsewhere; "
               + total.leasedElsewhere() + " operations stay in the journal for the next resume", e);
+        }
+        if (!waited) {
+          throw closed("while it waited for " + total.leasedElsewhere() + " operations leased by another owner;"
+              + " they stay in the journal as they are, with their keys");
         }
       }
       PendingResumer next = passes.get();
@@ -167,15 +190,23 @@ public final class PendingResumer {
    * back at once), then the rest oldest due first. Up to {@code concurrency} operations are resumed
    * at once, each lane taking the next as soon as it is free; at most two pages are held in memory
    * (one with a single lane).
+   *
+   * @throws IllegalStateException if the executor was closed during the pass, which then stopped
+   *     before its next operation (see the class comment)
    */
   public ResumeSummary resume(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     Batches batches = null;
     try {
       handOverOwedOutcomes(handlers);
-      Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
-      DuePages due = new DuePages(now, concurrency == 1 ? 0 : PAGE / 2);
-      batches = concurrency == 1 ? null : new Batches(due, handlers);
-      runLanes(due, batches, handlers);
+      if (!stoppedByClose) {
+        Instant now = settings.clock().instant();  // one instant for the pass: the journal's order depends on it
+        DuePages due = new DuePages(now, concurrency == 1 ? 0 : PAGE / 2);
+        batches = concurrency == 1 ? null : new Batches(due, handlers);
+        runLanes(due, batches, handlers);
+        if (batches != null) {
+          batches.giveBackUnsent();  // claimed, and no lane took them: the pass stopped (closed) first
+        }
+      }
     } catch (IdempotencyException | RuntimeException | Error e) {
       // The handlers received these outcomes before the failure: recorded if the journal still
       // can be written, so that the next resume does not hand them again. The claims no lane
@@ -191,6 +222,10 @@ public final class PendingResumer {
       throw e;
     }
     recordPendingDeliveries();
+    if (stoppedByClose) {
+      throw closed("after " + tally(Tally.EXAMINED) + " operations were examined; those it did not resume stay in"
+          + " the journal as they were, with their keys (a claim it made and did not use is given back)");
+    }
     countLeasedElsewhere(handlers);
     return new ResumeSummary(tally(Tally.EXAMINED), tally(Tally.SUCCEEDED), tally(Tally.FAILED), tally(Tally.UNCERTAIN),
         tally(Tally.PENDING), tally(Tally.EXPIRED), tally(Tally.UNHANDLED), leasedElsewhere);
@@ -511,10 +546,13 @@ public final class PendingResumer {
     }
   }
 
-  /** One lane: resumes due operations until there are none. */
+  /** One lane: resumes due operations until there are none, or the executor is closed. */
   private void lane(DuePages due, Batches batches, Map<String, ResumeHandler> handlers)
       throws IdempotencyException {
     while (true) {
+      if (stopIfClosed(due, batches)) {
+        return;
+      }
       Job job;
       if (batches != null) {
         due.readAheadIfDue();
@@ -524,6 +562,10 @@ public final class PendingResumer {
         job = one.isEmpty() ? null : new Job(one.get(0), null, null);
       }
       if (job == null) {
+        return;
+      }
+      if (stopIfClosed(due, batches)) {
+        notSent(job);  // closed while it was taken: its claim, if any, is given back unused
         return;
       }
       count(Tally.EXAMINED);
@@ -537,10 +579,34 @@ public final class PendingResumer {
   }
 
   /**
+   * Whether the executor is closed: then the pass stops here, before its next operation, and no
+   * lane takes another; what was claimed and not taken is given back once the lanes ended.
+   */
+  private boolean stopIfClosed(DuePages due, Batches batches) {
+    if (!lifecycle.isClosed()) {
+      return false;
+    }
+    stoppedByClose = true;
+    if (batches != null) {
+      batches.stop();
+    } else if (due != null) {
+      due.stop();
+    }
+    return true;
+  }
+
+  private static IllegalStateException closed(String when) {
+    return new IllegalStateException("this IdempotentExecutor was closed (close() was called) during resumePending, "
+        + when + "; the next resumePending, on a new executor, resumes them");
+  }
+
+  /**
    * Runs the lanes: the caller's thread alone when {@code concurrency} is 1, else that many threads
    * of the pass's own, and waits for them. The first journal failure stops the pass: no resume
    * starts after it, and it is thrown once those running have ended, as a pass one at a time would
-   * have thrown it; so does an interrupt of the caller.
+   * have thrown it; so does an interrupt of the caller. The lanes are part of the caller's call,
+   * which close waits for ({@link ExecutorLifecycle#joinSyncCall}): a handler that closes the
+   * executor on one of them does not wait for the pass it runs in.
    */
   private void runLanes(DuePages due, Batches batches, Map<String, ResumeHandler> handlers)
       throws IdempotencyException {
@@ -552,11 +618,14 @@ public final class PendingResumer {
     List<Thread> lanes = new ArrayList<>();
     for (int i = 0; i < concurrency; i++) {
       Thread t = new Thread(() -> {
+        lifecycle.joinSyncCall();
         try {
           lane(due, batches, handlers);
         } catch (Throwable e) {
           failure.compareAndSet(null, e);
           batches.stop();
+        } finally {
+          lifecycle.leaveSyncCall();
         }
       }, "idem-resume");
       t.setDaemon(true);
@@ -601,8 +670,14 @@ public final class PendingResumer {
   private void handOverOwedOutcomes(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     OperationId after = null;
     while (true) {
+      if (stopIfClosed(null, null)) {
+        return;
+      }
       List<OperationRecord> page = settings.journal().findUndelivered(after, PAGE);
       for (OperationRecord record : page) {
+        if (stopIfClosed(null, null)) {
+          return;
+        }
         ResumeHandler handler = handlers.get(record.id().operation());
         count(Tally.EXAMINED);
         if (handler == null) {
