@@ -49,6 +49,9 @@ public final class ExecutorLifecycle {
    * the embedded journal's busy timeout (10 s) is the longest a healthy journal call waits.
    */
   static final Duration CLOSE_GRACE = Duration.ofSeconds(10);
+  /** Indexes of {@link #syncDepth}'s counts. */
+  private static final int SYNC = 0;
+  private static final int STARTS = 1;
 
   private final ExecutorPools pools;
   private final AtomicReference<Throwable> backgroundFailure = new AtomicReference<>();
@@ -65,12 +68,14 @@ public final class ExecutorLifecycle {
    */
   private final AtomicInteger syncCalls = new AtomicInteger();
   /**
-   * The synchronous calls in progress on this thread (nested: a transport may call the executor).
-   * Its entry is left in place between calls: removing it on every call (and making it again on
-   * the next) cost more than the rest of the bookkeeping; it holds an {@code int[1]} per thread that
-   * called, and goes with the executor (the map's key is weak).
+   * What runs on this thread that close waits for: {@code [SYNC]}, the synchronous calls in
+   * progress (nested: a transport may call the executor), and {@code [STARTS]}, the starts of
+   * asynchronous executions ({@link #register}). A close made on this thread is part of them, and
+   * does not wait for them. Its entry is left in place between calls: removing it on every call
+   * (and making it again on the next) cost more than the rest of the bookkeeping; it holds an
+   * {@code int[2]} per thread that called, and goes with the executor (the map's key is weak).
    */
-  private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[1]);
+  private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[2]);
   /** Threads of synchronous calls waiting out a backoff ({@link #backOff}); guarded by lock. */
   private final Set<Thread> backingOff = new HashSet<>();
   /** Of those, the ones close interrupted, so that the interrupt is known as close's; guarded by lock. */
@@ -153,7 +158,7 @@ public final class ExecutorLifecycle {
       syncEnded();
       checkOpen(call);
     }
-    syncDepth.get()[0]++;
+    syncDepth.get()[SYNC]++;
   }
 
   /**
@@ -210,17 +215,17 @@ public final class ExecutorLifecycle {
    * again: close waits for the call once, on its own thread.
    */
   public void joinSyncCall() {
-    syncDepth.get()[0]++;
+    syncDepth.get()[SYNC]++;
   }
 
   /** The current thread no longer works for the call it {@link #joinSyncCall joined}. */
   public void leaveSyncCall() {
-    syncDepth.get()[0]--;
+    syncDepth.get()[SYNC]--;
   }
 
   /** A synchronous call {@link #enterSync} counted has returned or thrown. */
   public void exitSync() {
-    syncDepth.get()[0]--;
+    syncDepth.get()[SYNC]--;
     syncEnded();
   }
 
@@ -246,21 +251,28 @@ public final class ExecutorLifecycle {
    * Adds an execution in progress; false if closed, when it must not start. Its start (the first
    * claim, on the caller's thread) then counts as running work, which {@link #close} waits for,
    * until {@link #startEnded}: a close that returned while the claim was still in the journal let
-   * the claim and its give-back land after it, on a journal the app may have closed.
+   * the claim and its give-back land after it, on a journal the app may have closed. A close made
+   * on that thread meanwhile (its transport's first send) is part of the start, and does not wait
+   * for it. Call {@link #startEnded} on the same thread.
    */
   boolean register(AsyncDriver driver) {
+    int[] here = syncDepth.get();
     synchronized (lock) {
       if (closed) {
         return false;
       }
       live.add(driver);
       tasks++;
-      return true;
     }
+    // The start runs on this thread: a close from inside it (its transport's first send) does not
+    // wait for it, as for a synchronous call, or it would wait its whole grace for itself.
+    here[STARTS]++;
+    return true;
   }
 
   /** The start of an execution {@link #register} admitted has returned. */
   void startEnded() {
+    syncDepth.get()[STARTS]--;
     taskEnded();
   }
 
@@ -365,8 +377,9 @@ public final class ExecutorLifecycle {
   }
 
   private void awaitFirstClose() {
-    if (syncDepth.get()[0] > 0) {
-      return; // called from a synchronous call, which the first close may be waiting for
+    int[] here = syncDepth.get();
+    if (here[SYNC] > 0 || here[STARTS] > 0) {
+      return; // called from a synchronous call or a start, which the first close may be waiting for
     }
     try {
       closeEnded.await(CLOSE_GRACE.toMillis(), TimeUnit.MILLISECONDS);
@@ -376,9 +389,12 @@ public final class ExecutorLifecycle {
   }
 
   private boolean awaitTasks(Instant deadline) throws InterruptedException {
-    int own = syncDepth.get()[0]; // close called from within a synchronous call: not waited for
+    // Close called from within a synchronous call, or an asynchronous one's start: not waited for.
+    int[] here = syncDepth.get();
+    int ownCalls = here[SYNC];
+    int ownStarts = here[STARTS];
     synchronized (lock) {
-      while (tasks > 0 || syncCalls.get() > own) {
+      while (tasks > ownStarts || syncCalls.get() > ownCalls) {
         long millis = Duration.between(Instant.now(), deadline).toMillis();
         if (millis <= 0) {
           return false;
