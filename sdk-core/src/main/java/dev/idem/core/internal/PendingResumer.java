@@ -82,7 +82,10 @@ public final class PendingResumer {
   private final Object notifyLock = new Object();
   /** Guards {@link #toRecord}. */
   private final Object deliveredLock = new Object();
-  /** Outcomes handed over whose delivery is not recorded yet; fewer than {@code concurrency}. */
+  /**
+   * Outcomes handed over whose delivery is not recorded yet: fewer than {@code concurrency}, and
+   * written before the lane that delivered takes its next operation.
+   */
   private List<OperationId> toRecord = new ArrayList<>();
 
   /** What a pass counts for its summary. */
@@ -550,6 +553,11 @@ public final class PendingResumer {
   private void lane(DuePages due, Batches batches, Map<String, ResumeHandler> handlers)
       throws IdempotencyException {
     while (true) {
+      // The deliveries the lanes recorded since the last write, written before this lane takes its
+      // next operation, whose attempt may wait a long time for an answer: held until every lane is
+      // stuck in one, they were lost when the app ended then (SIGTERM's shutdown hook closes the
+      // journal), and their outcomes handed over again after the restart.
+      recordPendingDeliveries();
       if (stopIfClosed(due, batches)) {
         return;
       }
@@ -714,11 +722,13 @@ public final class PendingResumer {
 
   /**
    * Records that the handler received the outcome of {@code id}, so that no restart hands it again:
-   * at once with one lane; with several, {@code concurrency} at a time in one journal write
-   * ({@link #recordDelivered}), which spares each operation a turn on a durable journal's writer
-   * lock. Either way the write is deferred: a crash before it hands the outcomes once more, read
-   * from the journal, as the journal's own deferred commit could. A journal that cannot be written
-   * stops the pass, as every other journal failure does.
+   * at once with one lane; with several, in one journal write with the others the lanes delivered
+   * meanwhile ({@link #recordDelivered}), at the latest when a lane takes its next operation, which
+   * spares each operation a turn on a durable journal's writer lock when lanes deliver together,
+   * and never holds a delivery while the lanes wait for answers. Either way the write is deferred:
+   * a crash before it hands the outcomes once more, read from the journal, as the journal's own
+   * deferred commit could. A journal that cannot be written stops the pass, as every other journal
+   * failure does.
    */
   private void delivered(OperationId id) throws JournalException {
     if (concurrency == 1) {
@@ -742,6 +752,9 @@ public final class PendingResumer {
   private void recordPendingDeliveries() throws JournalException {
     List<OperationId> rest;
     synchronized (deliveredLock) {
+      if (toRecord.isEmpty()) {
+        return;
+      }
       rest = toRecord;
       toRecord = new ArrayList<>();
     }
