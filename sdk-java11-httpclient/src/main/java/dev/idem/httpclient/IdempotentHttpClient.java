@@ -88,7 +88,9 @@ import javax.net.ssl.SSLParameters;
  * <p>{@link #shutdown()} and {@link #shutdownNow()} (Java 21's {@code HttpClient} lifecycle) stop
  * the wrapped client whoever made it; they first end this client's keyed calls in progress
  * PENDING with their keys, as closing the executor does, rather than let the shut-down client's
- * refusals use up their attempts and end them FAILED.
+ * refusals use up their attempts and end them FAILED. {@link #awaitTermination(Duration)} and
+ * {@link #isTerminated()} then answer for this whole client: its keyed calls, the wrapped client
+ * and the twin keyed attempts may go through; wait for them before closing the journal.
  *
  * <pre>{@code
  * try (JdbcJournal journal = JdbcJournal.openEmbedded(dir);
@@ -406,44 +408,86 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * </ul>
    * Calls passed through (not keyed) are the wrapped client's to finish or refuse. Resumed and
    * queued deliveries through {@link #resumeTransport} are not stopped here: stop their
-   * {@link dev.idem.core.outbox.OutboxDispatcher} first.
+   * {@link dev.idem.core.outbox.OutboxDispatcher} first. A twin built after this (by such a
+   * delivery) is shut down as it is built, so it refuses as the wrapped client does. Then
+   * {@link #awaitTermination(Duration)} waits for all of it.
    */
   public void shutdown() {
     engine.shutdown();
     Lifecycle.call(delegate, "shutdown");
-    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdown"));
+    keyed.stop("shutdown");
   }
 
   /**
    * Stops this client's keyed calls as {@link #shutdown()} does, then forwards {@code shutdownNow()}
    * to the wrapped client (and to the twin keyed calls go through, if there is one) on Java 21+,
    * which also aborts the attempts on the wire (recorded as ambiguous; the operations PENDING) and
-   * the bodies still being read.
+   * the bodies still being read. A twin built after this is stopped as it is built. A blocking
+   * {@code send} waiting out a backoff is not woken: it ends PENDING when the backoff is over,
+   * and {@link #awaitTermination(Duration)} waits for it.
    */
   public void shutdownNow() {
     engine.shutdown();
     Lifecycle.call(delegate, "shutdownNow");
-    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "shutdownNow"));
+    keyed.stop("shutdownNow");
   }
 
   /**
-   * Forwards {@code awaitTermination} on Java 21+; returns false before.
+   * Waits until this client has terminated (see {@link #isTerminated()}) after {@link #shutdown()}
+   * or {@link #shutdownNow()}, on Java 21+: until this client's keyed calls in progress have
+   * ended, then the wrapped client's operations, then the twin's, within {@code duration} in all.
+   * The app's client alone may be idle while a keyed exchange still runs on the twin, or a
+   * blocking keyed {@code send} still waits out a backoff (it ends PENDING where it would send its
+   * next attempt): both are this client's operations, and their ends are still to be written to
+   * the journal. Before Java 21 it returns false at once, as HttpClient has no lifecycle there.
    *
-   * @param duration how long to wait at most
-   * @return the delegate's answer on Java 21+, false before
+   * <p>Wait here before closing the journal. Calls passed through are the wrapped client's, and
+   * count as its operations do. Thread-safe.
+   *
+   * @param duration how long to wait at most; zero or negative does not wait
+   * @return true if this client terminated; false if the time ran out first (the wrapped client
+   *     never shut down, say), or before Java 21
    * @throws InterruptedException if interrupted while waiting
+   * @throws NullPointerException if {@code duration} is null
    */
   public boolean awaitTermination(Duration duration) throws InterruptedException {
-    return Boolean.TRUE.equals(Lifecycle.call(delegate, "awaitTermination", Lifecycle.durationParam(), duration));
+    Objects.requireNonNull(duration, "duration");
+    if (!Lifecycle.supported()) {
+      return false;
+    }
+    long deadline = System.nanoTime() + saturatedNanos(duration);
+    return engine.awaitCalls(deadline)
+        && Boolean.TRUE.equals(Lifecycle.call(delegate, "awaitTermination", Lifecycle.durationParam(), left(deadline)))
+        && keyed.awaitTermination(left(deadline));
   }
 
   /**
-   * Forwards {@code isTerminated()} on Java 21+; returns false before.
+   * Whether this client has terminated, on Java 21+: it was shut down ({@link #shutdown()},
+   * {@link #shutdownNow()}), and no keyed call is in progress, the wrapped client has terminated
+   * (as its own {@code isTerminated()} says), and so has the twin keyed attempts go through, if
+   * one was built (see "Every request on the wire is a journaled attempt" in the class comment).
+   * Before Java 21 it returns false, as HttpClient has no lifecycle there. Thread-safe.
    *
-   * @return the delegate's answer on Java 21+, false before
+   * @return true once all three have ended; false before Java 21
    */
   public boolean isTerminated() {
-    return Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated"));
+    // The keyed calls first: after the shutdown none starts, and those in progress go through
+    // the two clients, which are asked after them.
+    return Lifecycle.supported() && !engine.hasCallsInProgress()
+        && Boolean.TRUE.equals(Lifecycle.call(delegate, "isTerminated")) && keyed.isTerminated();
+  }
+
+  // Long.MAX_VALUE / 2 nanoseconds is 146 years: a deadline that never comes, with no overflow
+  // in nanoTime arithmetic.
+  private static long saturatedNanos(Duration d) {
+    if (d.isNegative()) {
+      return 0;
+    }
+    return d.compareTo(Duration.ofNanos(Long.MAX_VALUE / 2)) > 0 ? Long.MAX_VALUE / 2 : d.toNanos();
+  }
+
+  private static Duration left(long deadline) {
+    return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
   }
 
   /**
@@ -462,9 +506,15 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * waiting out a backoff and end it FAILED for good. So an asynchronous call not yet settled
    * fails at once with {@link dev.idem.core.OperationPendingException}, a blocking {@code send}
    * ends with it where it would send its next attempt, both PENDING with their keys, and a keyed
-   * call made after this fails with an {@link IOException}, nothing journaled or sent. Without a
-   * twin, a client over the app's executor and {@code HttpClient} closes nothing its keyed calls
-   * use, and they go on.
+   * call made after this fails with an {@link IOException}, nothing journaled or sent. A twin
+   * built after this (by a resume through {@link #resumeTransport}) is closed as it is built, so
+   * nothing goes out through it. Without a twin, a client over the app's executor and
+   * {@code HttpClient} closes nothing its keyed calls use, and they go on.
+   *
+   * <p>This does not wait for a blocking keyed {@code send} still waiting out a backoff (it ends
+   * PENDING when the backoff is over) unless it closes the executor, which wakes it; nor for the
+   * app's {@code HttpClient}, which it leaves open. After {@link #shutdown()},
+   * {@link #awaitTermination(Duration)} waits for both.
    */
   @Override
   public void close() {
@@ -476,8 +526,9 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
       // target only asked for a retry. The app's executor stays open, so stop the calls here.
       engine.shutdown();
     }
-    // The twin that keyed attempts go through is always this client's own: it made it.
-    keyed.twin().ifPresent(twin -> Lifecycle.call(twin, "close"));
+    // The twin that keyed attempts go through is always this client's own: it made it. One
+    // built later (by a resume) is closed as it is built.
+    keyed.stop("close");
     if (ownsDelegate) {
       Lifecycle.call(delegate, "close");
     }

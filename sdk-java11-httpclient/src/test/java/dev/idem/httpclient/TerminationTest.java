@@ -44,6 +44,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  * keyed call racing the stop) was never stopped, and sent requests for a client that was shut down
  * or closed.
  *
+ * <p>Fixed by answering for the whole Idem client: its keyed calls in progress, the app's client
+ * and the twin (see {@link IdempotentHttpClient#awaitTermination(Duration)}), and by giving a twin
+ * built after a stop that stop as it is built.
+ *
  * <p>Run with {@code JAVA_HOME=/usr/lib/jvm/temurin-25-jdk-amd64 mvn -B -q -o -pl
  * sdk-java11-httpclient -am test -Dtest=TerminationTest -Dsurefire.failIfNoSpecifiedTests=false}.
  *

@@ -24,6 +24,8 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs one keyed call, sync or async: capture the body once, snapshot the request, hand the
@@ -31,7 +33,8 @@ import java.util.concurrent.ExecutionException;
  * java.net.http callers expect: a response for SUCCEEDED and for a FAILED operation that ended
  * with a server response, an {@link IOException} for everything else.
  *
- * <p>Thread-safe: all state is per call.
+ * <p>Thread-safe: what calls share (the shutdown flag, the calls in progress) is guarded by one
+ * monitor; the rest is per call.
  */
 public final class CallEngine {
   private final HttpClient delegate;
@@ -39,12 +42,21 @@ public final class CallEngine {
   private final AdapterSupport support;
   private final long maxBodyBytes;
 
-  /** Guards {@link #shutDown} and {@link #running}. */
+  /**
+   * Guards {@link #shutDown} and {@link #running}; notified as an asynchronous call ends, and as
+   * the last blocking one does after the shutdown.
+   */
   private final Object calls = new Object();
   /** Set by {@link #shutdown()}: no keyed call starts, and no attempt is sent, after it. */
   private volatile boolean shutDown;
   /** The asynchronous calls not yet settled or stopped, which {@link #shutdown()} stops. */
   private final Set<AsyncCall> running = new HashSet<>();
+  /**
+   * The blocking calls in progress, from their begin to their return, for {@link #awaitCalls}.
+   * Not under {@link #calls}: every blocking call counts itself, and only after the shutdown does
+   * anyone wait for the count.
+   */
+  private final AtomicInteger blocking = new AtomicInteger();
 
   /**
    * @param delegate the app's client: its version is the default of a rebuilt response
@@ -79,9 +91,24 @@ public final class CallEngine {
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    if (shutDown) {
-      throw refused();
+    // Counted before the flag is read: a shutdown either sees this call, or this call sees it.
+    blocking.incrementAndGet();
+    try {
+      if (shutDown) {
+        throw refused();
+      }
+      return sendBlocking(request, handler, operation, body);
+    } finally {
+      if (blocking.decrementAndGet() == 0 && shutDown) {
+        synchronized (calls) {
+          calls.notifyAll(); // the last one, which awaitCalls may be waiting for
+        }
+      }
     }
+  }
+
+  private <T> IdempotentHttpResponse<T> sendBlocking(HttpRequest request, BodyHandler<T> handler,
+      OperationFactory operation, byte[] body) throws IOException, InterruptedException {
     Operation op = make(operation, request, body);
     LiveTransport transport = new LiveTransport(sender(op), request, body, support, this::isShutDown);
     Settlement settled;
@@ -219,6 +246,41 @@ public final class CallEngine {
     return shutDown;
   }
 
+  /**
+   * Whether a keyed call is in progress: a blocking {@code send} that has not returned (one
+   * waiting out a backoff after {@link #shutdown()} included: it ends PENDING when the backoff is
+   * over, writing the journal), or an asynchronous call not yet settled or stopped.
+   *
+   * @return true while one is
+   */
+  public boolean hasCallsInProgress() {
+    synchronized (calls) {
+      return blocking.get() > 0 || !running.isEmpty();
+    }
+  }
+
+  /**
+   * Waits until no keyed call is in progress ({@link #hasCallsInProgress}). Meant for after
+   * {@link #shutdown()}: before it, the end of the last blocking call does not wake the wait (to
+   * keep a monitor off every call), and the deadline does.
+   *
+   * @param deadline a {@link System#nanoTime()} instant
+   * @return true if none is, false if the deadline passed first
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean awaitCalls(long deadline) throws InterruptedException {
+    synchronized (calls) {
+      while (blocking.get() > 0 || !running.isEmpty()) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(calls, left);
+      }
+      return true;
+    }
+  }
+
   private boolean register(AsyncCall call) {
     synchronized (calls) {
       return !shutDown && running.add(call);
@@ -228,6 +290,7 @@ public final class CallEngine {
   private void unregister(AsyncCall call) {
     synchronized (calls) {
       running.remove(call);
+      calls.notifyAll();
     }
   }
 

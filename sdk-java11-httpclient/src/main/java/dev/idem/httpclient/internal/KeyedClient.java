@@ -4,10 +4,10 @@ import dev.idem.core.spi.ResponseSnapshot;
 import java.net.Authenticator;
 import java.net.PasswordAuthentication;
 import java.net.http.HttpClient;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * The client that keyed attempts go out through, so that each attempt is exactly one request on
@@ -30,7 +30,9 @@ import java.util.Optional;
  *       address or a stream priority, so the twin has the defaults. It has its own connection
  *       pool; the Idem client's {@code shutdown} and {@code shutdownNow} (Java 21+) stop it with the
  *       app's client, and its {@code close} closes it (Java 21+), each after stopping the keyed
- *       calls that go through it (see {@link CallEngine#shutdown()});</li>
+ *       calls that go through it (see {@link CallEngine#shutdown()}); a twin built after one of
+ *       them (by a resume) gets it as it is built ({@link #stop}). The Idem client has terminated
+ *       only once the twin has too ({@link #isTerminated});</li>
  *   <li>a client of another implementation (a decorator) that follows redirects or authenticates
  *       is refused when the Idem client is built ({@link #check}): a twin would bypass what it
  *       adds, and its follow-ups cannot be stopped.</li>
@@ -43,6 +45,11 @@ public final class KeyedClient {
   private final HttpClient app;
   private final boolean needsTwin;
   private volatile HttpClient twin;
+  /**
+   * The lifecycle method ({@code shutdown}, {@code shutdownNow}, {@code close}) last forwarded by
+   * {@link #stop}, or null; guarded by this. A twin built after it gets it too.
+   */
+  private String stopped;
 
   private KeyedClient(HttpClient app) {
     this.app = app;
@@ -89,15 +96,64 @@ public final class KeyedClient {
     }
     HttpClient t = twin;
     if (t == null) {
+      String stop = null;
       synchronized (this) {
         t = twin;
         if (t == null) {
           t = twinOf(app);
           twin = t;
+          stop = stopped;
         }
+      }
+      if (stop != null) {
+        // Built after the Idem client stopped (a resume, or a keyed call that passed the
+        // engine's check as the stop came): left running, it would send for a client that was
+        // shut down or closed, and never terminate. Outside the lock: close() waits.
+        Lifecycle.call(t, stop);
       }
     }
     return t;
+  }
+
+  /**
+   * Forwards a lifecycle method of the Idem client to the twin: to the one built already, and to
+   * one built later, as soon as it is built. Does nothing to the app's client. On Java 17 to 20,
+   * where a client cannot be stopped, nothing happens.
+   *
+   * @param method {@code shutdown}, {@code shutdownNow} or {@code close}
+   */
+  public void stop(String method) {
+    HttpClient t;
+    synchronized (this) {
+      stopped = method;
+      t = twin;
+    }
+    if (t != null) {
+      Lifecycle.call(t, method);
+    }
+  }
+
+  /**
+   * Whether the twin has terminated (Java 21+): true if none was built, since nothing went through
+   * it, and false before Java 21.
+   *
+   * @return the twin's {@code isTerminated()}, or true without a twin
+   */
+  public boolean isTerminated() {
+    HttpClient t = twin;
+    return t == null || Boolean.TRUE.equals(Lifecycle.call(t, "isTerminated"));
+  }
+
+  /**
+   * Waits until the twin has terminated, if one was built (Java 21+).
+   *
+   * @param duration how long to wait at most
+   * @return true if it terminated, or none was built; false if the time ran out, or before Java 21
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public boolean awaitTermination(Duration duration) throws InterruptedException {
+    HttpClient t = twin;
+    return t == null || Boolean.TRUE.equals(Lifecycle.call(t, "awaitTermination", Lifecycle.durationParam(), duration));
   }
 
   /**
@@ -108,15 +164,6 @@ public final class KeyedClient {
    */
   public boolean usesTwin() {
     return needsTwin;
-  }
-
-  /**
-   * The twin, if one was built; for the lifecycle methods, which close it with the app's client.
-   *
-   * @return the twin, or empty
-   */
-  public Optional<HttpClient> twin() {
-    return Optional.ofNullable(twin);
   }
 
   private static boolean followsUp(HttpClient c) {

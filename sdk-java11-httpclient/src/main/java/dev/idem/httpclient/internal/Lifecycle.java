@@ -58,6 +58,20 @@ public final class Lifecycle {
     }
   }
 
+  /**
+   * Whether this JVM's HttpClient has the lifecycle methods (Java 21+).
+   *
+   * @return true on Java 21 and later
+   */
+  public static boolean supported() {
+    try {
+      HttpClient.class.getMethod("isTerminated");
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
   /** The Duration parameter list of awaitTermination. */
   public static Class<?>[] durationParam() {
     return new Class<?>[] {Duration.class};
