@@ -11,6 +11,10 @@ import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.internal.BoundedCapture;
 import dev.idem.server.internal.RequestBody;
 import dev.idem.server.internal.TimeoutHeader;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
@@ -39,6 +43,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,7 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * IdempotencyGuard guard = IdempotencyGuard.builder(JdbcIdempotencyStore.sqlite(Path.of("idem.db"))).build();
- * context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/orders/*", EnumSet.of(DispatcherType.REQUEST));
+ * context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/orders/*",
+ *     EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
  * }</pre>
  *
  * <p>For a keyed request it reads the body (up to the guard's request cap), claims the operation,
@@ -59,8 +65,13 @@ import org.slf4j.LoggerFactory;
  * also when the client goes away while it streams (the handler's effect is done by then).
  * {@code sendError} and {@code sendRedirect} are captured as a status (and {@code Location})
  * without a container error page. Form parameters of a guarded request must be read from the
- * body, since the filter has consumed the original stream. The chain must finish its response
- * before it returns (no async servlets on guarded routes).
+ * body, since the filter has consumed the original stream. A request that goes async
+ * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
+ * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
+ * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
+ * an async dispatch (otherwise a container that closes the response before notifying listeners,
+ * such as Jetty, sends it unstored and the claim is released). A timeout or an error releases the
+ * claim, as a thrown handler does.
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
  * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
@@ -73,6 +84,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdempotencyFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
+  /** The request attribute that holds the pending end of an admitted request that went async. */
+  private static final String ASYNC_ATTRIBUTE = IdempotencyFilter.class.getName() + ".async";
 
   private final IdempotencyGuard guard;
   private final Function<HttpServletRequest, String> caller;
@@ -109,6 +122,10 @@ public final class IdempotencyFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
+    if (request.getDispatcherType() == DispatcherType.ASYNC && request.getAttribute(Claim.ATTRIBUTE) != null) {
+      asyncDispatch(request, response, chain);
+      return;
+    }
     GuardRequest g = guardRequest(request);
     Admission admission;
     try {
@@ -126,7 +143,7 @@ public final class IdempotencyFilter implements Filter {
       Admission.Proceed p = (Admission.Proceed) admission;
       CachedBodyRequest cached = new CachedBodyRequest(request, p.body());
       cached.setAttribute(Claim.ATTRIBUTE, p.claim());
-      run(cached, response, chain, p);
+      run(cached, new CapturingResponse(response, guard.maxCapturedBody()), response, chain, p);
     }
   }
 
@@ -156,31 +173,65 @@ public final class IdempotencyFilter implements Filter {
     return body;
   }
 
-  private void run(CachedBodyRequest request, HttpServletResponse response, FilterChain chain, Admission.Proceed p)
-      throws IOException, ServletException {
-    CapturingResponse capture = new CapturingResponse(response, guard.maxCapturedBody());
+  private void run(CachedBodyRequest request, CapturingResponse capture, HttpServletResponse response,
+      FilterChain chain, Admission.Proceed p) throws IOException, ServletException {
+    request.capture = capture;
+    request.end = new AsyncEnd(p.claim(), capture, response);
     try {
       chain.doFilter(request, capture);
+      if (request.isAsyncStarted()) {
+        request.wentAsync();
+      }
+      if (request.end.started) {
+        // The handler answers later, on another thread or an async dispatch (Spring MVC's
+        // CompletableFuture, Callable, DeferredResult): what the capture holds now is not its answer.
+        // The claim, and its lease renewal, stay until the async processing ends (it may have already).
+        return;
+      }
       capture.finishWriting();
     } catch (IOException | ServletException | RuntimeException | Error e) {
-      if (capture.capture.outputFailed()) {
-        recordWithoutBody(p.claim(), capture.getStatus(), headers(response), e);
-      } else {
-        try {
-          guard.abandon(p.claim());
-        } catch (RuntimeException release) {
-          e.addSuppressed(release);
-        }
-      }
+      failed(p.claim(), capture, response, e);
       throw e;
     }
+    finish(p.claim(), capture, response);
+  }
+
+  /**
+   * The async dispatch of a request a guard admitted (the filter is mapped for ASYNC): admitting
+   * it again would find its own claim in flight. When the dispatch returns without going async
+   * again, the answer is complete: it is stored and sent here, while the response is still open.
+   */
+  private static void asyncDispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    AsyncEnd end = (AsyncEnd) request.getAttribute(ASYNC_ATTRIBUTE);
+    chain.doFilter(request, response);
+    if (end != null && !request.isAsyncStarted()) {
+      end.complete();
+    }
+  }
+
+  /** A handler threw: releases the claim, unless its effect had reached a client that went away. */
+  private void failed(Claim claim, CapturingResponse capture, HttpServletResponse response, Throwable e) {
+    if (capture.capture.outputFailed()) {
+      recordWithoutBody(claim, capture.getStatus(), headers(response), e);
+    } else {
+      try {
+        guard.abandon(claim);
+      } catch (RuntimeException release) {
+        e.addSuppressed(release);
+      }
+    }
+  }
+
+  /** The handler's answer is complete: stores it, then sends it (or the refusal). */
+  private void finish(Claim claim, CapturingResponse capture, HttpServletResponse response) throws IOException {
     byte[] held = capture.capture.held();
     CompletionResult result;
     try {
-      result = guard.complete(p.claim(), new CapturedResponse(capture.getStatus(), headers(response), held));
+      result = guard.complete(claim, new CapturedResponse(capture.getStatus(), headers(response), held));
     } catch (IdempotencyStoreException e) {
       // The effect exists but its result is not stored; the client should still learn it.
-      LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
+      LOG.error("Could not store the result of {}; its claim stays until the lease expires", claim, e);
       result = CompletionResult.STORED;
     }
     if (capture.capture.spilled()) {
@@ -193,6 +244,183 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     writeBody(response, held);
+  }
+
+  /**
+   * Ends the claim of a request that went async, when its async processing ends. The handler's
+   * response wrapper is what the async processing writes to ({@code startAsync} is given it, also
+   * without arguments), so the capture ends up holding its answer. The answer is stored and sent
+   * before the response closes: by {@link AsyncContext#complete()} (the context is wrapped), or
+   * at the end of an async dispatch that this filter sees. A timeout or an error releases the claim,
+   * as for a thrown handler, and lets what the container or framework then answers through unstored.
+   * Only the first end counts.
+   */
+  private final class AsyncEnd implements AsyncListener {
+    private final Claim claim;
+    private final CapturingResponse capture;
+    private final HttpServletResponse response;
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile boolean released;
+    /** Whether the request went async; only the thread that runs the chain writes it. */
+    private volatile boolean started;
+
+    AsyncEnd(Claim claim, CapturingResponse capture, HttpServletResponse response) {
+      this.claim = claim;
+      this.capture = capture;
+      this.response = response;
+    }
+
+    /** The answer is complete: store and send it (once). */
+    void complete() throws IOException {
+      if (!ended.compareAndSet(false, true)) {
+        return;
+      }
+      try {
+        capture.finishWriting();
+      } catch (IOException | RuntimeException e) {
+        failed(claim, capture, response, e);
+        throw e;
+      }
+      finish(claim, capture, response);
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) throws IOException {
+      if (released) {
+        // The claim is gone (timeout, error): the answer goes out as it is, never stored.
+        byte[] held = capture.capture.held();
+        if (held != null && held.length > 0 && !response.isCommitted()) {
+          writeBody(response, held);
+        }
+        return;
+      }
+      if (!ended.get() && response.isCommitted() && !capture.capture.spilled()) {
+        // The container closed the response before this filter could send the answer (an async
+        // dispatch the filter is not mapped for, on a container that completes first): what the
+        // client got is not the answer, so it must not be what retries replay.
+        if (ended.compareAndSet(false, true)) {
+          LOG.warn("The async answer of {} could not be sent: map the filter for ASYNC dispatches too;"
+              + " releasing its claim", claim);
+          guard.abandon(claim);
+        }
+        return;
+      }
+      complete();
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      release(event);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      release(event);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      // A new async cycle drops the listeners: stay until the last one ends.
+      event.getAsyncContext().addListener(this);
+    }
+
+    private void release(AsyncEvent event) {
+      if (!ended.compareAndSet(false, true)) {
+        return;
+      }
+      released = true;
+      IOException cause = new IOException("async processing of " + claim + " ended without an answer",
+          event.getThrowable());
+      failed(claim, capture, response, cause);
+      if (cause.getSuppressed().length > 0) {
+        LOG.error("Could not release the claim of {}", claim, cause);
+      }
+    }
+  }
+
+  /** The async context as a guarded handler sees it: completing it sends the stored answer first. */
+  private static final class GuardedAsyncContext implements AsyncContext {
+    private final AsyncContext context;
+    private final ServletRequest request;
+
+    GuardedAsyncContext(AsyncContext context, ServletRequest request) {
+      this.context = context;
+      this.request = request;
+    }
+
+    @Override
+    public void complete() {
+      AsyncEnd end = (AsyncEnd) request.getAttribute(ASYNC_ATTRIBUTE);
+      try {
+        if (end != null) {
+          end.complete();
+        }
+      } catch (IOException e) {
+        LOG.warn("Could not send the async answer: {}", e.toString());
+      } finally {
+        context.complete();
+      }
+    }
+
+    @Override
+    public ServletRequest getRequest() {
+      return context.getRequest();
+    }
+
+    @Override
+    public ServletResponse getResponse() {
+      return context.getResponse();
+    }
+
+    @Override
+    public boolean hasOriginalRequestAndResponse() {
+      return context.hasOriginalRequestAndResponse();
+    }
+
+    @Override
+    public void dispatch() {
+      context.dispatch();
+    }
+
+    @Override
+    public void dispatch(String path) {
+      context.dispatch(path);
+    }
+
+    @Override
+    public void dispatch(jakarta.servlet.ServletContext servletContext, String path) {
+      context.dispatch(servletContext, path);
+    }
+
+    @Override
+    public void start(Runnable run) {
+      context.start(run);
+    }
+
+    @Override
+    public void addListener(AsyncListener listener) {
+      context.addListener(listener);
+    }
+
+    @Override
+    public void addListener(AsyncListener listener, ServletRequest servletRequest, ServletResponse servletResponse) {
+      context.addListener(listener, servletRequest, servletResponse);
+    }
+
+    @Override
+    public <T extends AsyncListener> T createListener(Class<T> clazz) throws ServletException {
+      return context.createListener(clazz);
+    }
+
+    @Override
+    public void setTimeout(long timeout) {
+      context.setTimeout(timeout);
+    }
+
+    @Override
+    public long getTimeout() {
+      return context.getTimeout();
+    }
   }
 
   /**
@@ -268,6 +496,10 @@ public final class IdempotencyFilter implements Filter {
   /** The request as the handler sees it: its body replayed from the bytes the guard read. */
   private static final class CachedBodyRequest extends HttpServletRequestWrapper {
     private final byte[] body;
+    /** The response the chain was given; null only before the chain runs. */
+    CapturingResponse capture;
+    /** The end of the claim if the request goes async; null only before the chain runs. */
+    AsyncEnd end;
 
     CachedBodyRequest(HttpServletRequest request, byte[] body) {
       super(request);
@@ -303,6 +535,39 @@ public final class IdempotencyFilter implements Filter {
           throw new IllegalStateException("guarded requests are read synchronously");
         }
       };
+    }
+
+    /**
+     * Without arguments the container would hand the async processing its own, unwrapped request
+     * and response, and the answer would bypass the capture: it would reach the client unstored.
+     */
+    @Override
+    public AsyncContext startAsync() {
+      return startAsync(this, capture);
+    }
+
+    @Override
+    public AsyncContext startAsync(ServletRequest request, ServletResponse response) {
+      AsyncContext context = super.startAsync(request, response);
+      wentAsync();
+      return new GuardedAsyncContext(context, this);
+    }
+
+    /**
+     * Registered as soon as async starts, before the chain returns: the async processing may
+     * complete on another thread before then.
+     */
+    void wentAsync() {
+      if (!end.started) {
+        end.started = true;
+        setAttribute(ASYNC_ATTRIBUTE, end);
+        super.getAsyncContext().addListener(end);
+      }
+    }
+
+    @Override
+    public AsyncContext getAsyncContext() {
+      return new GuardedAsyncContext(super.getAsyncContext(), this);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.servlet.IdempotencyFilter;
 import dev.idem.spring.server.Idempotent;
@@ -116,6 +117,16 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   @Override
   protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
+    if (isAsyncDispatch(request)) {
+      // The end of an async handler (CompletableFuture, Callable, DeferredResult...): the guard's
+      // filter stores and sends its answer when this dispatch returns. Not admitted again.
+      if (request.getAttribute(Claim.ATTRIBUTE) != null) {
+        routeGuard.filter().doFilter(request, response, chain);
+      } else {
+        chain.doFilter(request, response);
+      }
+      return;
+    }
     Guarded g = resolve(request);
     if (g == null) {
       chain.doFilter(request, response);
@@ -128,7 +139,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
 
   @Override
   protected boolean shouldNotFilterAsyncDispatch() {
-    return true;
+    return false;
   }
 
   @Override
