@@ -1,0 +1,109 @@
+package dev.idem.spring.boot.txthrow;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.spring.server.Idempotent;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.http.HttpStatus;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.ResponseStatus;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
+
+/**
+ * Review (guard23): docs/spring.md, transactional mode: "A handler that throws rolls everything
+ * back, so its retry runs again." A handler that throws Spring's own {@link ResponseStatusException}
+ * (or any exception an {@code @ExceptionHandler} / {@code @ControllerAdvice} answers) after its
+ * write does not: Spring MVC turns the exception into a response inside the dispatch, the guard
+ * sees a 409 answer, stores it (STORE_ALL_BUT_503) and commits the handler's half-done write with
+ * it. The write the handler meant to abandon is committed, and every retry gets the stored 409.
+ */
+@SpringBootTest(classes = TransactionalThrowReviewTest.App.class,
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "idem.server.store=datasource",
+        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
+        "idem.client.enabled=false", "idem.outbox.enabled=false"})
+class TransactionalThrowReviewTest {
+  static final Path DIR;
+
+  static {
+    try {
+      DIR = Files.createTempDirectory("idem-tx-throw-");
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
+           Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
+      }
+    } catch (Exception e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SpringBootApplication
+  @Import(Orders.class)
+  static class App {}
+
+  @RestController
+  static class Orders {
+    private final JdbcTemplate jdbc;
+
+    Orders(JdbcTemplate jdbc) {
+      this.jdbc = jdbc;
+    }
+
+    @PostMapping("/tx-orders")
+    @ResponseStatus(HttpStatus.CREATED)
+    @Idempotent(transactional = true)
+    Map<String, Object> create(@RequestBody Map<String, Object> order) {
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", String.valueOf(order.get("item")));
+      if ("out-of-stock".equals(order.get("item"))) {
+        // A check after the write fails: the handler throws, expecting its write to roll back.
+        throw new ResponseStatusException(HttpStatus.CONFLICT, "out of stock");
+      }
+      return Map.of("item", order.get("item"));
+    }
+  }
+
+  @DynamicPropertySource
+  static void stores(DynamicPropertyRegistry registry) {
+    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
+    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+  }
+
+  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @LocalServerPort
+  int port;
+  @Autowired
+  JdbcTemplate jdbc;
+
+  @Test
+  void aHandlerThatThrowsAfterItsWriteLeavesNoRow() throws Exception {
+    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-orders"))
+        .header("Content-Type", "application/json").header("Idempotency-Key", "k-throw")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"item\":\"out-of-stock\"}")).build(),
+        HttpResponse.BodyHandlers.ofString());
+
+    assertEquals(409, r.statusCode(), r.body());
+    assertEquals(0, jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = 'out-of-stock'", Integer.class),
+        "the handler threw after its INSERT; transactional mode promises everything rolls back");
+  }
+}
