@@ -1,6 +1,7 @@
 package dev.idem.spring.boot.txthrow;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.spring.server.Idempotent;
 import java.net.URI;
@@ -13,6 +14,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -20,14 +23,18 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
+import org.springframework.web.servlet.ModelAndView;
 
 /**
  * Review (guard23): docs/spring.md, transactional mode: "A handler that throws rolls everything
@@ -80,6 +87,41 @@ class TransactionalThrowReviewTest {
       }
       return Map.of("item", order.get("item"));
     }
+
+    /** Calls per item: the first one of each item throws after its write, the next ones succeed. */
+    final Map<String, AtomicInteger> calls = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Thrown after the write; answered 409 by an exception handler (a body, or a view). */
+    static final class OutOfStock extends RuntimeException {
+      OutOfStock(String item) {
+        super(item);
+      }
+    }
+
+    @PostMapping("/tx-advised/{answer}")
+    @ResponseStatus(HttpStatus.CREATED)
+    @Idempotent(transactional = true)
+    Map<String, Object> advised(@PathVariable String answer, @RequestBody Map<String, Object> order) {
+      String item = String.valueOf(order.get("item"));
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", item);
+      if (calls.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet() == 1) {
+        throw new OutOfStock(item);
+      }
+      return Map.of("item", item);
+    }
+
+    @ExceptionHandler(OutOfStock.class)
+    Object outOfStock(OutOfStock e, jakarta.servlet.http.HttpServletRequest request) {
+      if (request.getRequestURI().endsWith("/view")) {
+        // A view, not a body: DispatcherServlet does not set EXCEPTION_ATTRIBUTE for this one.
+        return new ModelAndView((model, req, res) -> {
+          res.setStatus(409);
+          res.setContentType("text/plain");
+          res.getWriter().write("out of stock (view): " + e.getMessage());
+        });
+      }
+      return ResponseEntity.status(HttpStatus.CONFLICT).body(Map.of("error", "out of stock", "item", e.getMessage()));
+    }
   }
 
   @DynamicPropertySource
@@ -94,6 +136,8 @@ class TransactionalThrowReviewTest {
   int port;
   @Autowired
   JdbcTemplate jdbc;
+  @Autowired
+  Orders orders;
 
   @Test
   void aHandlerThatThrowsAfterItsWriteLeavesNoRow() throws Exception {
@@ -105,5 +149,41 @@ class TransactionalThrowReviewTest {
     assertEquals(409, r.statusCode(), r.body());
     assertEquals(0, jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = 'out-of-stock'", Integer.class),
         "the handler threw after its INSERT; transactional mode promises everything rolls back");
+  }
+
+  @Test
+  void anExceptionHandlersAnswerIsSentNotStoredAndTheRetryRunsTheHandlerAgain() throws Exception {
+    retryRunsAgain("body", "advised-body");
+  }
+
+  @Test
+  void anExceptionHandlersViewIsSentNotStoredAndTheRetryRunsTheHandlerAgain() throws Exception {
+    retryRunsAgain("view", "advised-view");
+  }
+
+  private void retryRunsAgain(String answer, String item) throws Exception {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-advised/" + answer))
+        .header("Content-Type", "application/json").header("Idempotency-Key", "k-" + item)
+        .POST(HttpRequest.BodyPublishers.ofString("{\"item\":\"" + item + "\"}")).build();
+
+    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    assertEquals(409, first.statusCode(), first.body());
+    assertTrue(first.body().contains("out of stock"), first.body());
+    assertEquals(0, rows(item), "the handler threw after its INSERT: the write rolls back");
+
+    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    assertEquals(201, retried.statusCode(), "the 409 was not stored: the retry runs the handler; " + retried.body());
+    assertTrue(retried.headers().firstValue("Idempotent-Replayed").isEmpty(), "the retry ran the handler");
+    assertEquals(1, rows(item));
+
+    HttpResponse<String> replayed = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    assertEquals(201, replayed.statusCode(), replayed.body());
+    assertEquals(Optional.of("true"), replayed.headers().firstValue("Idempotent-Replayed"));
+    assertEquals(1, rows(item), "one row per key");
+    assertEquals(2, orders.calls.get(item).get(), "the handler ran twice: once throwing, once succeeding");
+  }
+
+  private int rows(String item) {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
   }
 }
