@@ -7,6 +7,7 @@ import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.metrics.MicrometerGuardMetrics;
 import dev.idem.spring.internal.GuardFactory;
 import dev.idem.spring.internal.GuardFilter;
+import dev.idem.spring.internal.HandlerFailures;
 import dev.idem.spring.internal.Stores;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
@@ -138,6 +139,17 @@ public class IdemServerAutoConfiguration {
     } catch (NoClassDefFoundError noSpringTx) {
       return null;
     }
+  }
+
+  /**
+   * Notes, for transactional mode, that a handler threw although Spring MVC answered the exception,
+   * so that its write rolls back and the answer is not stored. Resolves nothing itself.
+   *
+   * @return the resolver, first of the dispatcher's
+   */
+  @Bean
+  public HandlerFailures idemHandlerFailures() {
+    return new HandlerFailures();
   }
 
   /**

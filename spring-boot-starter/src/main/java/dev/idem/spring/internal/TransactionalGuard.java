@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.server.CapturedResponse;
 import dev.idem.server.Claim;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.GuardResponse;
@@ -28,7 +29,9 @@ import org.springframework.transaction.support.TransactionTemplate;
  * on one connection, in one transaction that Spring begins and commits. The answer is sent only
  * after the commit; a failed commit or a rolled-back transaction (an inner
  * {@code @Transactional} marked it rollback-only) is answered 503: nothing committed, so a retry
- * is safe. A handler that throws rolls everything back and the exception goes on to the container.
+ * is safe. A handler that throws rolls everything back: an exception Spring MVC left unanswered goes
+ * on to the container, and the answer Spring MVC made of one ({@link HandlerFailures}) is sent but
+ * not stored, so that the retry runs the handler again.
  * Only this class touches spring-jdbc and spring-tx, so an app without them never loads it.
  */
 final class TransactionalGuard {
@@ -56,10 +59,16 @@ final class TransactionalGuard {
               req.setAttribute(Claim.ATTRIBUTE, claim);
             }
             BufferedResponse res = new BufferedResponse(response);
+            HandlerFailures.watch(req);
             try {
               chain.doFilter(req, res);
             } catch (IOException | ServletException e) {
               throw new ChainFailure(e);
+            }
+            Throwable thrown = HandlerFailures.thrown(req);
+            if (thrown != null) {
+              // A runtime exception, so that the guard and then Spring roll back the claim and the write.
+              throw new AnsweredFailure(res.captured(), thrown);
             }
             return res.captured();
           });
@@ -69,6 +78,12 @@ final class TransactionalGuard {
           DataSourceUtils.releaseConnection(c, ds);
         }
       });
+    } catch (AnsweredFailure e) {
+      LOG.debug("The guarded handler threw and Spring MVC answered {}; rolled back, not stored",
+          e.answer.status(), e.getCause());
+      IdempotencyFilter.send(request, response,
+          new GuardResponse(e.answer.status(), e.answer.headers(), e.answer.body() == null ? new byte[0] : e.answer.body()));
+      return;
     } catch (ChainFailure e) {
       Throwable cause = e.getCause();
       if (cause instanceof IOException io) {
@@ -84,6 +99,16 @@ final class TransactionalGuard {
       return;
     }
     IdempotencyFilter.send(request, response, answer);
+  }
+
+  /** The handler threw and Spring MVC answered the exception: what to send after the rollback. */
+  private static final class AnsweredFailure extends RuntimeException {
+    final CapturedResponse answer;
+
+    AnsweredFailure(CapturedResponse answer, Throwable cause) {
+      super(cause);
+      this.answer = answer;
+    }
   }
 
   /** Carries a checked exception of the chain out of the transaction callback, rolling it back. */
