@@ -14,6 +14,7 @@ import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.Sleeper;
 import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.OwnThreads;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
@@ -161,7 +162,7 @@ class CloseDuringResumePendingTest {
     Map<String, ResumeHandler> handlers = Map.of("create-order", ResumeHandler.of(host, o -> {}, f -> {}));
     blockAttempts.set(true);
 
-    CompletableFuture<Object> caller = CompletableFuture.supplyAsync(() -> {
+    CompletableFuture<Object> caller = OwnThreads.supply(() -> {
       try {
         return idem.resumePending(handlers);
       } catch (IdempotencyException | RuntimeException e) {
@@ -170,16 +171,7 @@ class CloseDuringResumePendingTest {
     });
     assertTrue(inWrite.await(LONG_SECONDS, TimeUnit.SECONDS), "the pass reached its journal write");
 
-    Thread[] closer = new Thread[1];
-    CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
-      closer[0] = Thread.currentThread();
-      idem.close();
-    });
-    // Until close has either returned or is waiting (never a sleep: its thread's state says).
-    while (!closed.isDone() && (closer[0] == null || closer[0].getState() != Thread.State.TIMED_WAITING
-        || !idem.isClosed())) {
-      Thread.onSpinWait();
-    }
+    CompletableFuture<Void> closed = OwnThreads.closeUntilItWaits(idem);
     boolean returnedDuringTheWrite = closed.isDone();
     if (returnedDuringTheWrite) {
       journalClosed.set(true);  // the app closes its journal as soon as close returns

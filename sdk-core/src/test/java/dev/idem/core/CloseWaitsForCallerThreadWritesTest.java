@@ -11,6 +11,7 @@ import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.OwnThreads;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
 import dev.idem.core.testing.VirtualTime;
@@ -142,7 +143,7 @@ class CloseWaitsForCallerThreadWritesTest {
     Operation fresh = order(2);
     blockIn.set(call.blocked);
 
-    CompletableFuture<Object> caller = CompletableFuture.supplyAsync(() -> {
+    CompletableFuture<Object> caller = OwnThreads.supply(() -> {
       try {
         return switch (call) {
           case ENQUEUE -> idem.enqueue(fresh);
@@ -158,16 +159,7 @@ class CloseWaitsForCallerThreadWritesTest {
     });
     assertTrue(inWrite.await(LONG_SECONDS, TimeUnit.SECONDS), "the call reached its journal write");
 
-    Thread[] closer = new Thread[1];
-    CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
-      closer[0] = Thread.currentThread();
-      idem.close();
-    });
-    // Until close has either returned or is waiting (never a sleep: its thread's state says).
-    while (!closed.isDone() && (closer[0] == null || closer[0].getState() != Thread.State.TIMED_WAITING
-        || !idem.isClosed())) {
-      Thread.onSpinWait();
-    }
+    CompletableFuture<Void> closed = OwnThreads.closeUntilItWaits(idem);
     boolean returnedDuringTheWrite = closed.isDone();
     if (returnedDuringTheWrite) {
       journalClosed.set(true);  // the app closes its journal as soon as close returns
