@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,9 +34,11 @@ import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 
 /**
- * Spring MVC's other async return values behind {@code @Idempotent} (lease mode): each answers its
+ * Spring MVC's async return values behind {@code @Idempotent} (lease mode): each answers its
  * client with the handler's answer, which is what a retry replays; a DeferredResult that times out
- * is not stored, so a retry runs the handler again.
+ * is not stored, so a retry runs the handler again. Before the fix the guard's filter stored and
+ * sent what it held when the filter chain returned (the status and an empty body) and skipped the
+ * async dispatch that wrote the real answer.
  */
 @SpringBootTest(classes = AsyncHandlerKindsTest.App.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
@@ -58,6 +61,13 @@ class AsyncHandlerKindsTest {
 
     Orders(AtomicInteger effects) {
       this.effects = effects;
+    }
+
+    @PostMapping("/future")
+    @ResponseStatus(HttpStatus.CREATED)
+    @Idempotent
+    CompletableFuture<String> future() {
+      return CompletableFuture.completedFuture("future " + effects.incrementAndGet());
     }
 
     @PostMapping("/callable")
@@ -117,8 +127,8 @@ class AsyncHandlerKindsTest {
   }
 
   @Test
-  void callableDeferredResultAndStreamingAnswersReachTheClientAndAreReplayed() throws Exception {
-    for (String kind : new String[] {"callable", "deferred", "streaming"}) {
+  void futureCallableDeferredResultAndStreamingAnswersReachTheClientAndAreReplayed() throws Exception {
+    for (String kind : new String[] {"future", "callable", "deferred", "streaming"}) {
       int before = effects.get();
       HttpResponse<String> first = post("/" + kind, "k-" + kind);
       HttpResponse<String> retry = post("/" + kind, "k-" + kind);
