@@ -1,5 +1,15 @@
 package dev.idem.spring.internal;
 
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.ResolvableType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.context.request.async.DeferredResult;
+import org.springframework.web.context.request.async.WebAsyncTask;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 import dev.idem.server.Claim;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.servlet.IdempotencyFilter;
@@ -207,10 +217,36 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       GuardFactory.Settings s = new GuardFactory.Settings(retention, mismatch, a.keyRequired(), operation != null);
       if (a.transactional()) {
         checkTransactional("@Idempotent(transactional = true) on " + h);
+        if (answersAsynchronously(h)) {
+          // The transaction commits when the method returns, before the answer exists: the claim,
+          // the writes and an empty answer would commit together and be replayed to every retry.
+          throw new IllegalStateException("@Idempotent(transactional = true) on " + h + ", which answers"
+              + " asynchronously (" + h.getReturnType().getSimpleName() + "): transactional mode commits when the"
+              + " method returns, before the answer exists. Use lease mode (the default) for this handler, or"
+              + " return the answer itself");
+        }
       }
       IdempotencyGuard guard = s.equals(defaults) ? defaultGuard : factory.guard(s);
       return new Guarded(guard, new IdempotencyFilter(guard, caller(operation)), a.transactional());
     });
+  }
+
+  /**
+   * Whether Spring MVC finishes this handler's answer after the method returned: its async return
+   * values, a {@code ResponseEntity} of one, and the reactive types Spring adapts (found through
+   * Spring's registry, so that no reactive library is named here).
+   */
+  static boolean answersAsynchronously(Method handler) {
+    ResolvableType returned = ResolvableType.forMethodReturnType(handler);
+    Class<?> type = returned.toClass();
+    if (ResponseEntity.class.isAssignableFrom(type)) {
+      type = returned.getGeneric(0).toClass();
+    }
+    return Callable.class.isAssignableFrom(type) || CompletionStage.class.isAssignableFrom(type)
+        || Future.class.isAssignableFrom(type) || DeferredResult.class.isAssignableFrom(type)
+        || WebAsyncTask.class.isAssignableFrom(type) || StreamingResponseBody.class.isAssignableFrom(type)
+        || ResponseBodyEmitter.class.isAssignableFrom(type)
+        || ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
   }
 
   private void checkTransactional(String where) {

@@ -88,19 +88,6 @@ class TransactionalThrowReviewTest {
       return Map.of("item", order.get("item"));
     }
 
-    /**
-     * An async answer in transactional mode: the transaction would commit when the method returns,
-     * before the answer exists, so the starter refuses the handler instead of storing what it
-     * holds then.
-     */
-    @PostMapping("/tx-async")
-    @ResponseStatus(HttpStatus.CREATED)
-    @Idempotent(transactional = true)
-    java.util.concurrent.CompletableFuture<Map<String, Object>> createLater(@RequestBody Map<String, Object> order) {
-      jdbc.update("INSERT INTO orders(item) VALUES (?)", String.valueOf(order.get("item")));
-      return java.util.concurrent.CompletableFuture.completedFuture(Map.of("item", order.get("item")));
-    }
-
     /** Calls per item: the first one of each item throws after its write, the next ones succeed. */
     final Map<String, AtomicInteger> calls = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -172,26 +159,6 @@ class TransactionalThrowReviewTest {
   @Test
   void anExceptionHandlersViewIsSentNotStoredAndTheRetryRunsTheHandlerAgain() throws Exception {
     retryRunsAgain("view", "advised-view");
-  }
-
-  /**
-   * Why: transactional mode commits when the handler method returns, so an async handler's claim,
-   * writes and stored answer committed with no answer yet (the status and an empty body, replayed
-   * to every retry). The handler is refused, on every request, before it runs or writes.
-   */
-  @Test
-  void anAsyncHandlerInTransactionalModeIsRefusedBeforeItRuns() throws Exception {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-async"))
-        .header("Content-Type", "application/json").header("Idempotency-Key", "k-async")
-        .POST(HttpRequest.BodyPublishers.ofString("{\"item\":\"later\"}")).build();
-
-    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-
-    assertEquals(500, first.statusCode(), "refused, not answered: " + first.body());
-    assertEquals(500, retried.statusCode(), "nothing was stored to replay: " + retried.body());
-    assertTrue(retried.headers().firstValue("Idempotent-Replayed").isEmpty());
-    assertEquals(0, rows("later"), "the handler never ran");
   }
 
   private void retryRunsAgain(String answer, String item) throws Exception {
