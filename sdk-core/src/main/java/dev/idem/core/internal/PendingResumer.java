@@ -97,11 +97,6 @@ public final class PendingResumer {
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
 
-  public PendingResumer(EngineSettings settings, KeyRetention retention, SingleFlight flight,
-      ExecutorLifecycle lifecycle, Runner runner) {
-    this(settings, retention, flight, lifecycle, runner, 1);
-  }
-
   /**
    * @param concurrency how many operations are resumed at once, on threads of this pass's own
    *     (stopped when the pass ends); 1 resumes them one after another on the caller's thread. With
