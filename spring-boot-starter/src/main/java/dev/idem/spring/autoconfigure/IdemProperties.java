@@ -142,7 +142,9 @@ public record IdemProperties(
    *     /orders" or "POST /payments/**". Handlers can also be marked with @Idempotent.
    * @param transactional Whether the routes above run in transactional mode: the claim, the
    *     handler's writes on the app's DataSource and the stored result commit in one
-   *     Spring-managed transaction. Needs idem.server.store=datasource.
+   *     Spring-managed transaction. Needs idem.server.store=datasource. A route over a handler
+   *     that answers asynchronously fails the startup, or, if the route reaches it only for some
+   *     paths, is refused per request before the handler runs.
    * @param store Where the guard's records live: EMBEDDED (idem.directory/guard.db) or DATASOURCE
    *     (the app's database).
    * @param keyHeader The key header the guard reads.

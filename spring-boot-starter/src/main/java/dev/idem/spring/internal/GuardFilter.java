@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -31,11 +32,13 @@ import org.springframework.core.ResolvableType;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.ResponseEntity;
 import org.springframework.util.AntPathMatcher;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.context.request.async.DeferredResult;
 import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.filter.OncePerRequestFilter;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
@@ -70,6 +73,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final Supplier<Object> transactions;
   private final boolean storeInAppDatabase;
   private final Map<Method, Guarded> byHandler = new ConcurrentHashMap<>();
+  private final Map<Method, Boolean> asynchronous = new ConcurrentHashMap<>();
   private volatile boolean anyAnnotated = true;
 
   /**
@@ -107,16 +111,27 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     this.routeGuard = new Guarded(defaultGuard, new IdempotencyFilter(defaultGuard, caller(null)), transactionalRoutes);
   }
 
-  /** Finds every annotated handler now, so that a misconfiguration fails the startup and named guards are built before traffic. */
+  /**
+   * Finds every annotated handler now, so that a misconfiguration fails the startup and named
+   * guards are built before traffic; with transactional routes, also every handler a route surely
+   * reaches that answers asynchronously (see {@link #refuseAsynchronous}).
+   */
   @Override
   public void afterSingletonsInstantiated() {
     boolean found = false;
     for (RequestMappingHandlerMapping m : mappings.get()) {
-      for (HandlerMethod hm : m.getHandlerMethods().values()) {
+      for (Map.Entry<RequestMappingInfo, HandlerMethod> e : m.getHandlerMethods().entrySet()) {
+        HandlerMethod hm = e.getValue();
         Idempotent a = annotation(hm);
         if (a != null) {
           found = true;
           guarded(hm.getMethod(), a);
+        }
+        if (routeGuard.transactional()) {
+          Route r = routeCovering(e.getKey());
+          if (r != null && asynchronous(hm.getMethod())) {
+            throw asynchronousRoute(r, hm.getMethod());
+          }
         }
       }
     }
@@ -138,6 +153,9 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       return;
     }
     Guarded g = resolve(request);
+    if (g == routeGuard && g.transactional()) {
+      refuseAsynchronous(request);
+    }
     if (g == null) {
       chain.doFilter(request, response);
     } else if (g.transactional()) {
@@ -179,6 +197,58 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     }
     Idempotent a = annotation(hm);
     return a == null ? null : guarded(hm.getMethod(), a);
+  }
+
+  /**
+   * A transactional route's request whose handler answers asynchronously is refused before the
+   * transaction begins: nothing runs, nothing is stored, and the exception (a 500 from the
+   * container) names the handler and what to do. Routes are URL patterns, and which handler serves
+   * a path is known for sure only per request (a route may name one path of a broader mapping, and a
+   * more specific mapping may take some of a route's paths), so this check is the guarantee; the
+   * startup check ({@link #routeCovering}) fails the app early for the routes that surely reach
+   * such a handler, without refusing an app for an overlap no request can take.
+   */
+  private void refuseAsynchronous(HttpServletRequest request) {
+    HandlerMethod hm = handler(request);
+    if (hm != null && asynchronous(hm.getMethod())) {
+      String method = request.getMethod().toUpperCase(Locale.ROOT);
+      String path = UrlPathHelper.defaultInstance.getPathWithinApplication(request);
+      Route r = routes.stream().filter(x -> x.method().equals(method) && PATHS.match(x.pattern(), path)).findFirst()
+          .orElse(new Route(method, path));
+      throw asynchronousRoute(r, hm.getMethod());
+    }
+  }
+
+  /**
+   * The transactional route that surely reaches the handler of {@code info}, or null: one whose
+   * method the mapping takes and whose pattern matches the mapping's pattern read as a path (so
+   * {@code /orders/*} or {@code /orders/**} covers {@code /orders/{id}}): that path is then both
+   * guarded and served by this handler. A route narrower than the mapping ({@code /orders/42}) is
+   * left to the request-time check.
+   */
+  private Route routeCovering(RequestMappingInfo info) {
+    Set<RequestMethod> methods = info.getMethodsCondition().getMethods();
+    for (Route r : routes) {
+      boolean method = methods.isEmpty() || methods.stream().anyMatch(m -> m.name().equals(r.method()));
+      if (method && info.getPatternValues().stream().anyMatch(p -> PATHS.match(r.pattern(), p))) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  private boolean asynchronous(Method handler) {
+    return asynchronous.computeIfAbsent(handler, GuardFilter::answersAsynchronously);
+  }
+
+  private static IllegalStateException asynchronousRoute(Route r, Method h) {
+    // The transaction commits when the method returns, before the answer exists: the claim, the
+    // writes and an empty answer would commit together and be replayed to every retry.
+    return new IllegalStateException("idem.server.routes '" + r.method() + " " + r.pattern() + "' with"
+        + " idem.server.transactional=true reaches " + h + ", which answers asynchronously ("
+        + h.getReturnType().getSimpleName() + "): transactional mode commits when the method returns, before"
+        + " the answer exists. Use lease mode (the default) for this handler: leave it out of the transactional"
+        + " routes, or mark it @Idempotent without transactional; or return the answer itself");
   }
 
   private HandlerMethod handler(HttpServletRequest request) {
