@@ -153,6 +153,10 @@ public record IdemProperties(
    *     or 409 or 417 as some APIs answer.
    * @param inFlightWait How long a repeat waits for the first request's result before it is
    *     answered 409.
+   * @param maxBufferedBodyBytes The largest answer of a transactional handler, in bytes: it is
+   *     held in memory until its transaction commits (what is stored is capped separately, at
+   *     1 MiB). A handler that writes more is rolled back with nothing stored and answered 500, as
+   *     is its retry; use lease mode for such a handler.
    */
   public record Server(
       @DefaultValue("true") boolean enabled,
@@ -162,7 +166,8 @@ public record IdemProperties(
       @DefaultValue("Idempotency-Key") String keyHeader,
       @DefaultValue("24h") Duration retention,
       @DefaultValue("422") int mismatchStatus,
-      @DefaultValue("0s") Duration inFlightWait) {}
+      @DefaultValue("0s") Duration inFlightWait,
+      @DefaultValue("8388608") long maxBufferedBodyBytes) {}
 
   /**
    * The webhook inbox.

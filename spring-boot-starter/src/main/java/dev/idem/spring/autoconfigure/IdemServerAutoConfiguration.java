@@ -130,7 +130,7 @@ public class IdemServerAutoConfiguration {
     IdemProperties.Server s = properties.server();
     return new GuardFilter(factory, guard, defaults(properties), s.routes(), s.transactional(),
         s.store() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
-        dataSource::getIfAvailable, () -> transactionManager(beans));
+        dataSource::getIfAvailable, () -> transactionManager(beans), s.maxBufferedBodyBytes());
   }
 
   private static Object transactionManager(BeanFactory beans) {

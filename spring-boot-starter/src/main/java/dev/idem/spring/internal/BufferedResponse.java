@@ -7,6 +7,7 @@ import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
@@ -22,19 +23,56 @@ import java.util.Map;
  * The response as a transactional handler writes it: status, headers and body held in memory and
  * nothing sent, since the handler's answer goes out only after its transaction committed (the
  * guard answers 503 instead if the commit fails). {@code sendError} and {@code sendRedirect} are
- * held as a status (and {@code Location}), without a container error page. Not thread-safe: one
- * request's.
+ * held as a status (and {@code Location}), without a container error page.
+ *
+ * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
+ * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
+ * handler then does (a {@code PrintWriter} swallows the failure): the answer can no longer go out
+ * whole after the commit, so the run must roll back rather than commit writes with a cut answer.
+ * Nothing past the limit is held. Not thread-safe: one request's.
  */
 final class BufferedResponse extends HttpServletResponseWrapper {
+  /** A write past the limit: the answer is too large to hold until the commit. */
+  static final class TooLarge extends IOException {
+    TooLarge(long limit) {
+      super("the transactional handler's answer is over the " + limit + " bytes held until its transaction"
+          + " commits (idem.server.max-buffered-body-bytes)");
+    }
+  }
+
   private final ByteArrayOutputStream body = new ByteArrayOutputStream();
   private final Map<String, List<String>> headers = new LinkedHashMap<>();
+  private final long limit;
+  private boolean overflowed;
   private int status = 200;
   private String characterEncoding;
   private ServletOutputStream stream;
   private PrintWriter writer;
 
-  BufferedResponse(HttpServletResponse response) {
+  /**
+   * @param response the container's response, written only by the caller, after the commit
+   * @param limit the most body bytes held, at least 0
+   */
+  BufferedResponse(HttpServletResponse response, long limit) {
     super(response);
+    this.limit = limit;
+  }
+
+  /** Whether the handler wrote past the limit: its answer was not held whole. */
+  boolean overflowed() {
+    return overflowed;
+  }
+
+  /** The most body bytes held. */
+  long limit() {
+    return limit;
+  }
+
+  private void room(int len) throws TooLarge {
+    if (overflowed || body.size() + (long) len > limit) {
+      overflowed = true;
+      throw new TooLarge(limit);
+    }
   }
 
   /** What the handler answered. */
@@ -50,12 +88,14 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     if (stream == null) {
       stream = new ServletOutputStream() {
         @Override
-        public void write(int b) {
+        public void write(int b) throws IOException {
+          room(1);
           body.write(b);
         }
 
         @Override
-        public void write(byte[] b, int off, int len) {
+        public void write(byte[] b, int off, int len) throws IOException {
+          room(len);
           body.write(b, off, len);
         }
 

@@ -72,6 +72,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final Supplier<DataSource> dataSource;
   private final Supplier<Object> transactions;
   private final boolean storeInAppDatabase;
+  private final long maxBufferedBody;
   private final Map<Method, Guarded> byHandler = new ConcurrentHashMap<>();
   private final Map<Method, Boolean> asynchronous = new ConcurrentHashMap<>();
   private volatile boolean anyAnnotated = true;
@@ -86,11 +87,18 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
    * @param mappings the app's handler mappings
    * @param dataSource the app's DataSource (transactional mode)
    * @param transactions its transaction manager (transactional mode), as Object: spring-tx may be absent
+   * @param maxBufferedBody the most bytes of a transactional handler's answer held until the commit
+   *     (see {@link TransactionalGuard}); 1 or more
+   * @throws IllegalArgumentException if a route is not "METHOD /path", or maxBufferedBody is below 1
    */
   public GuardFilter(GuardFactory factory, IdempotencyGuard defaultGuard, GuardFactory.Settings defaults,
       List<String> routes, boolean transactionalRoutes, boolean storeInAppDatabase,
       Supplier<List<RequestMappingHandlerMapping>> mappings, Supplier<DataSource> dataSource,
-      Supplier<Object> transactions) {
+      Supplier<Object> transactions, long maxBufferedBody) {
+    if (maxBufferedBody < 1) {
+      throw new IllegalArgumentException("idem.server.max-buffered-body-bytes must be 1 or more: " + maxBufferedBody);
+    }
+    this.maxBufferedBody = maxBufferedBody;
     this.factory = factory;
     this.defaultGuard = defaultGuard;
     this.defaults = defaults;
@@ -345,6 +353,6 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private void transactional(Guarded g, HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws IOException, ServletException {
     TransactionalGuard.run(g.guard(), g.filter(), Objects.requireNonNull(dataSource.get(), "dataSource"),
-        Objects.requireNonNull(transactions.get(), "transactions"), request, response, chain);
+        Objects.requireNonNull(transactions.get(), "transactions"), maxBufferedBody, request, response, chain);
   }
 }

@@ -32,7 +32,19 @@ import org.springframework.transaction.support.TransactionTemplate;
  * is safe. A handler that throws rolls everything back: an exception Spring MVC left unanswered goes
  * on to the container, and the answer Spring MVC made of one ({@link HandlerFailures}) is sent but
  * not stored, so that the retry runs the handler again.
- * Only this class touches spring-jdbc and spring-tx, so an app without them never loads it.
+ *
+ * <p>The answer is held in memory until the commit, up to a limit
+ * ({@code idem.server.max-buffered-body-bytes}, 8 MiB by default; what is stored is capped
+ * separately, by the guard's {@code maxCapturedBody}). A handler that writes past it cannot have
+ * its answer sent whole after the commit, and sending part of it, or sending it before the commit,
+ * would break the promise that a client gets an answer only for committed work and always all of
+ * it. So the run rolls back (claim and writes), nothing is stored, the overflow is logged, and the
+ * client gets the guard's 500 ({@link IdempotencyGuard#failedResponse}): a retry with the same key
+ * runs the handler again, and fails the same way until the answer fits. Such a handler belongs in
+ * lease mode, which streams an answer past {@code maxCapturedBody} to the client and stores it
+ * without its body.
+ *
+ * <p>Only this class touches spring-jdbc and spring-tx, so an app without them never loads it.
  */
 final class TransactionalGuard {
   private static final Logger LOG = LoggerFactory.getLogger(TransactionalGuard.class);
@@ -44,7 +56,7 @@ final class TransactionalGuard {
     return beans.getBeanProvider(PlatformTransactionManager.class).getIfAvailable();
   }
 
-  static void run(IdempotencyGuard guard, IdempotencyFilter filter, DataSource ds, Object manager,
+  static void run(IdempotencyGuard guard, IdempotencyFilter filter, DataSource ds, Object manager, long bufferLimit,
       HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
     TransactionTemplate tx = new TransactionTemplate((PlatformTransactionManager) manager);
     GuardRequest guardRequest = filter.guardRequest(request);
@@ -58,12 +70,25 @@ final class TransactionalGuard {
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
             }
-            BufferedResponse res = new BufferedResponse(response);
+            BufferedResponse res = new BufferedResponse(response, bufferLimit);
             HandlerFailures.watch(req);
             try {
               chain.doFilter(req, res);
-            } catch (IOException | ServletException e) {
+            } catch (IOException | ServletException | RuntimeException e) {
+              // Whatever the write's failure became on its way out (a converter's exception, the
+              // container's), the cause is the cut answer.
+              if (res.overflowed()) {
+                throw new TooLargeAnswer(res.limit(), e);
+              }
+              if (e instanceof RuntimeException r) {
+                throw r;
+              }
               throw new ChainFailure(e);
+            }
+            if (res.overflowed()) {
+              // The handler (or a PrintWriter, which swallows write failures) went on as if its
+              // answer had been written.
+              throw new TooLargeAnswer(res.limit(), null);
             }
             Throwable thrown = HandlerFailures.thrown(req);
             if (thrown != null) {
@@ -78,6 +103,13 @@ final class TransactionalGuard {
           DataSourceUtils.releaseConnection(c, ds);
         }
       });
+    } catch (TooLargeAnswer e) {
+      LOG.error("The transactional handler of {} {} wrote an answer over the {} bytes held until its transaction"
+          + " commits (idem.server.max-buffered-body-bytes); rolled back, nothing stored, answering 500. Raise the"
+          + " limit, or use lease mode for this handler", request.getMethod(), request.getRequestURI(), e.limit,
+          e.getCause());
+      IdempotencyFilter.send(request, response, guard.failedResponse());
+      return;
     } catch (AnsweredFailure e) {
       LOG.debug("The guarded handler threw and Spring MVC answered {}; rolled back, not stored",
           e.answer.status(), e.getCause());
@@ -108,6 +140,16 @@ final class TransactionalGuard {
     AnsweredFailure(CapturedResponse answer, Throwable cause) {
       super(cause);
       this.answer = answer;
+    }
+  }
+
+  /** The handler's answer went past the buffer's limit: rolls the transaction back. */
+  private static final class TooLargeAnswer extends RuntimeException {
+    final long limit;
+
+    TooLargeAnswer(long limit, Throwable cause) {
+      super("the answer is over " + limit + " bytes", cause);
+      this.limit = limit;
     }
   }
 

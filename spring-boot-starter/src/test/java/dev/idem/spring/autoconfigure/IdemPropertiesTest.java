@@ -60,6 +60,7 @@ class IdemPropertiesTest {
     assertEquals(Duration.ofHours(24), s.retention());
     assertEquals(422, s.mismatchStatus());
     assertEquals(Duration.ZERO, s.inFlightWait());
+    assertEquals(8388608, s.maxBufferedBodyBytes());
 
     assertEquals(IdemProperties.Store.EMBEDDED, p.webhooks().store());
     assertEquals(4, p.webhooks().workers());
@@ -82,6 +83,7 @@ class IdemPropertiesTest {
         "idem.client.attempt-timeout", "3s",
         "idem.server.routes[0]", "POST /orders",
         "idem.server.in-flight-wait", "250ms",
+        "idem.server.max-buffered-body-bytes", "2097152",
         "idem.server.store", "datasource",
         "idem.webhooks.sources.stripe.scheme", "stripe",
         "idem.webhooks.sources.stripe.secrets[0]", "whsec_new",
@@ -91,6 +93,7 @@ class IdemPropertiesTest {
     assertEquals(Duration.ofSeconds(3), p.client().attemptTimeout());
     assertEquals(List.of("POST /orders"), p.server().routes());
     assertEquals(Duration.ofMillis(250), p.server().inFlightWait());
+    assertEquals(2097152, p.server().maxBufferedBodyBytes());
     assertEquals(IdemProperties.Store.DATASOURCE, p.server().store());
     assertEquals(3, p.client().maxAttempts(), "an unset sibling keeps its default");
 
