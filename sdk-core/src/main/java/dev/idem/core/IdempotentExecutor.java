@@ -158,6 +158,15 @@ public final class IdempotentExecutor implements AutoCloseable {
           AsyncTransport transport) {
         return executor.resumeAsync(id, transport, false);
       }
+
+      @Override
+      public void cancelBackOff(IdempotentExecutor executor, Thread thread, boolean canceled) {
+        if (canceled) {
+          executor.lifecycle.cancelBackOff(thread);
+        } else {
+          executor.lifecycle.clearBackOffCancel(thread);
+        }
+      }
     });
   }
 

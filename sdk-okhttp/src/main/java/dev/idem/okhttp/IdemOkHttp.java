@@ -124,11 +124,16 @@ import okhttp3.Request;
  * interceptors on OkHttp's dispatcher threads, so asynchronous calls are covered too (a dispatcher
  * thread then waits out the backoff, holding a per-host slot; {@link #callFactory(OkHttpClient)}
  * makes calls whose {@code enqueue} waits on the executor's scheduler instead). OkHttp's
- * {@code callTimeout} ends the call: the attempt on the wire is cut, no further attempt is sent, and
- * the operation stays PENDING. It does not cut short a backoff already under way (OkHttp cancels
- * the call's connections; it does not interrupt the thread that waits), so a long
- * {@code Retry-After} is waited out before the call returns: bound the whole call with the retry
- * policy's {@code deadline} as well. Read, write and connect timeouts apply per attempt. Once an attempt's
+ * {@code callTimeout} and {@code Call.cancel()} end the call, whenever they come: the attempt on
+ * the wire is cut, a backoff under way ends at once (a server's {@code Retry-After: 60} under a
+ * 2 s call timeout is not waited out: the waiting thread is woken, and never interrupted while it
+ * sends or writes the journal, nor left interrupted), no further attempt is sent, and the operation
+ * stays PENDING with its key, so that a resume, an outbox or the app's own retry of the operation
+ * sends that key again. The call throws what OkHttp throws for a call timeout,
+ * {@code InterruptedIOException("timeout")}, or for a cancel the
+ * {@link dev.idem.core.OperationPendingException} listed above. The retry policy's
+ * {@code deadline} bounds the retries of calls without a call timeout. Read, write and connect
+ * timeouts apply per attempt. Once an attempt's
  * status line and headers have arrived, the attempt is answered and its outcome comes from them: a
  * small body that Idem reads for the journal is read for at most one {@code readTimeout} in all
  * (not per read), and stops before the retry policy's {@code attemptTimeout}; a body that has not

@@ -7,8 +7,9 @@ import dev.idem.core.spi.AsyncTransport;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * What sdk-core's own engines (the outbox dispatcher) may ask of an {@link IdempotentExecutor}
- * that its public API does not offer. {@code IdempotentExecutor} installs the one implementation
+ * What sdk-core's own engines (the outbox dispatcher) and its adapter support
+ * ({@code AdapterSupport}) may ask of an {@link IdempotentExecutor} that its public API does not
+ * offer. {@code IdempotentExecutor} installs the one implementation
  * when its class is initialized, as the JDK shares internals between its own packages: an engine
  * holds an executor, so the class is initialized before the engine asks.
  *
@@ -56,4 +57,11 @@ public abstract class ExecutorAccess {
    */
   public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
       AsyncTransport transport);
+
+  /**
+   * {@link ExecutorLifecycle#cancelBackOff} ({@code canceled}) or
+   * {@link ExecutorLifecycle#clearBackOffCancel} (not) on {@code executor}'s lifecycle, for
+   * {@code AdapterSupport#cancelBackOff}.
+   */
+  public abstract void cancelBackOff(IdempotentExecutor executor, Thread thread, boolean canceled);
 }

@@ -80,6 +80,13 @@ public final class ExecutorLifecycle {
   private final Set<Thread> backingOff = new HashSet<>();
   /** Of those, the ones close interrupted, so that the interrupt is known as close's; guarded by lock. */
   private final Set<Thread> wokenByClose = new HashSet<>();
+  /** Of those, the ones {@link #cancelBackOff} interrupted; guarded by lock. */
+  private final Set<Thread> wokenByCaller = new HashSet<>();
+  /**
+   * Threads whose synchronous call its caller cancelled ({@link #cancelBackOff}), until
+   * {@link #clearBackOffCancel}: they wait out no backoff; guarded by lock.
+   */
+  private final Set<Thread> canceledCalls = new HashSet<>();
   /** Counted down when the first close has waited: a second close waits for it too. */
   private final CountDownLatch closeEnded = new CountDownLatch(1);
 
@@ -164,11 +171,13 @@ public final class ExecutorLifecycle {
   /**
    * Waits out a synchronous call's backoff with {@code sleeper}, unless close comes first: close
    * waits for the synchronous calls in progress, and one sleeping through a long backoff would hold
-   * it for its whole grace. Close interrupts the threads waiting here (the only time it interrupts
-   * an app's thread), and the interrupt is cleared before this returns, so the app never sees it.
+   * it for its whole grace. Close interrupts the threads waiting here (and {@link #cancelBackOff}
+   * the one whose call was cancelled: the only times Idem interrupts an app's thread), and the
+   * interrupt is cleared before this returns, so the app never sees it.
    *
-   * @return true if the backoff was waited out; false if the executor is closed (before or during
-   *     the wait), so the call must stop before its next attempt
+   * @return true if the backoff was waited out, or skipped or cut short by {@link #cancelBackOff}
+   *     (the call's transport then refuses the next attempt); false if the executor is closed
+   *     (before or during the wait), so the call must stop before its next attempt
    * @throws InterruptedException if the app interrupted the thread
    */
   public boolean backOff(Sleeper sleeper, Duration delay) throws InterruptedException {
@@ -177,31 +186,73 @@ public final class ExecutorLifecycle {
       if (closed) {
         return false;
       }
+      if (canceledCalls.contains(self)) {
+        return true;
+      }
       backingOff.add(self);
     }
     try {
       sleeper.sleep(delay);
     } catch (InterruptedException e) {
-      if (endBackOff(self)) {
+      Woken woken = endBackOff(self);
+      if (woken == Woken.BY_CLOSE) {
         return false;
+      }
+      if (woken == Woken.BY_CALLER) {
+        return true;
       }
       throw e;
     } catch (RuntimeException | Error e) {
       endBackOff(self);
       throw e;
     }
-    return !endBackOff(self);
+    return endBackOff(self) != Woken.BY_CLOSE;
   }
 
-  /** @return whether close interrupted {@code self} in its backoff; that interrupt is cleared */
-  private boolean endBackOff(Thread self) {
-    boolean woken;
+  /**
+   * For an adapter whose caller cancelled a synchronous call running on {@code thread} (OkHttp's
+   * {@code Call.cancel()} and call timeout stop the attempt on the wire, not a thread that waits):
+   * until {@link #clearBackOffCancel}, that thread waits out no backoff. One it is waiting out now
+   * is cut short by an interrupt, which {@link #backOff} clears; one it comes to later is skipped.
+   * It is never interrupted while it sends or writes the journal. The call's transport must then
+   * refuse the next attempt (a RequestNotSentException caused by an InterruptedIOException), which
+   * leaves the operation PENDING with its key.
+   *
+   * @param thread the thread running the call
+   */
+  public void cancelBackOff(Thread thread) {
+    synchronized (lock) {
+      canceledCalls.add(thread);
+      if (backingOff.contains(thread) && !wokenByClose.contains(thread) && wokenByCaller.add(thread)) {
+        thread.interrupt();
+      }
+    }
+  }
+
+  /**
+   * Ends {@link #cancelBackOff} for {@code thread}, once the cancelled call has returned: the
+   * thread's later calls back off again.
+   *
+   * @param thread the thread that ran the call
+   */
+  public void clearBackOffCancel(Thread thread) {
+    synchronized (lock) {
+      canceledCalls.remove(thread);
+    }
+  }
+
+  /** Who interrupted a thread in its backoff, if Idem did; that interrupt is cleared. */
+  private enum Woken { NO, BY_CLOSE, BY_CALLER }
+
+  private Woken endBackOff(Thread self) {
+    Woken woken;
     synchronized (lock) {
       backingOff.remove(self);
-      woken = wokenByClose.remove(self);
+      boolean byCaller = wokenByCaller.remove(self);
+      woken = wokenByClose.remove(self) ? Woken.BY_CLOSE : byCaller ? Woken.BY_CALLER : Woken.NO;
     }
-    if (woken) {
-      // Close's interrupt, which may land after the sleep returned: never left for the app.
+    if (woken != Woken.NO) {
+      // Idem's own interrupt, which may land after the sleep returned: never left for the app.
       Thread.interrupted();
     }
     return woken;

@@ -24,7 +24,7 @@ import okhttp3.Response;
  * API does: a caller's bug, not a failure to retry.
  *
  * <p>Stateless and thread-safe; {@code enqueue} runs it on a dispatcher thread, which then also
- * waits out the backoff.
+ * waits out the backoff. A cancel or call timeout of the call ends that wait ({@link BackOffCancel}).
  */
 public final class IdempotencyInterceptor implements Interceptor {
   private final AdapterSupport support;
@@ -64,7 +64,7 @@ public final class IdempotencyInterceptor implements Interceptor {
     ChainTransport transport = new ChainTransport(chain, call, support, call.attemptTimeout(support));
     try {
       Settlement settled;
-      try {
+      try (BackOffCancel ignored = BackOffCancel.listen(chain.call(), support)) {
         settled = support.settle(support.executor().execute(call.operation(), transport));
       } catch (OperationFailedException e) {
         // A permanent refusal (or transient failures that ran out without any ambiguity): nothing took
