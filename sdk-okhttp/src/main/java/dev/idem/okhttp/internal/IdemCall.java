@@ -29,6 +29,8 @@ import okhttp3.Request;
 import okhttp3.Response;
 import okio.AsyncTimeout;
 import okio.Timeout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A call made by {@link IdemCallFactory} for a request tagged with an {@link IdempotentOperation}.
@@ -41,7 +43,8 @@ import okio.Timeout;
  * service, as OkHttp's own callbacks do, once the operation's outcome is journaled. A
  * {@code RuntimeException} or {@code Error} from {@code onResponse} closes the response (its body
  * may hold the connection) and is rethrown to the dispatcher thread's uncaught exception handler,
- * where OkHttp's own calls send it too.
+ * where OkHttp's own calls send it too. An {@code IOException} from {@code onResponse} closes the
+ * response and is logged at WARN (method and redacted URL), as OkHttp logs its own.
  *
  * <p>Call semantics: one {@code execute} or {@code enqueue} per call ({@link IllegalStateException}
  * after that), {@link #clone()} makes a fresh call for the same request (same tag, so the same
@@ -50,6 +53,8 @@ import okio.Timeout;
  * retries and backoff included: when it elapses the call is canceled. Thread-safe.
  */
 final class IdemCall implements Call {
+  private static final Logger LOG = LoggerFactory.getLogger(IdemCall.class);
+
   private final IdemCallFactory factory;
   private final Request request;
   private final IdempotentOperation operation;
@@ -183,8 +188,12 @@ final class IdemCall implements Call {
       try {
         callback.onResponse(this, response);
       } catch (IOException e) {
-        // As OkHttp does: a callback's own IOException from onResponse is not delivered again.
+        // As OkHttp does: a callback's own IOException from onResponse is not delivered again, but
+        // logged ("Callback failure for ..."), or the app's bug would leave no trace. The URL is
+        // redacted (no query, no user info) and no header is logged: either may carry a secret.
         response.close();
+        LOG.warn("Callback failure for {} {} (operation {}); the response was closed, and the journal keeps"
+            + " the operation's outcome", request.method(), request.url().redact(), operation, e);
       } catch (RuntimeException | Error e) {
         // OkHttp cancels a call whose onResponse throws, which frees its connection, and rethrows.
         // The body is open past the journal's captured prefix and holds the connection: closing it
