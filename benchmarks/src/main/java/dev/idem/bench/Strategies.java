@@ -115,8 +115,9 @@ final class Strategies {
   /**
    * The in-memory row with {@code new InMemoryJournal(0)}: an operation leaves the journal once its
    * caller has its outcome. Beside the default row it splits P1c's gap between keeping finished
-   * operations (32 MiB of them by default, which at this row's rate live a second or two: long
-   * enough for the collector to copy them, too short to stay) and the rest of Idem's code.
+   * operations (16 MiB of them by default, packed, which at this row's rate live about a second: long
+   * enough for the collector to copy them, and dropped later from memory no longer in the cache) and
+   * the rest of Idem's code.
    */
   static Strategy idemInMemoryKeepingNone(OkHttpClient base, URI url) {
     return strategy(IDEM_MEMORY_KEEPING_NONE, dir -> idem(base, url, new InMemoryJournal(0)));

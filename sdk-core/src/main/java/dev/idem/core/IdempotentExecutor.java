@@ -1028,7 +1028,7 @@ public final class IdempotentExecutor implements AutoCloseable {
 
     /**
      * The journal; default a new {@link InMemoryJournal}: keys do not survive a restart, and it keeps
-     * at most {@value InMemoryJournal#DEFAULT_MAX_FINISHED_BYTES} bytes (32 MiB, estimated) of finished
+     * at most {@value InMemoryJournal#DEFAULT_MAX_FINISHED_BYTES} bytes (16 MiB, estimated) of finished
      * operations, dropping the first finished past that.
      *
      * @param journal the journal; the app owns it and closes it, after closing the executor (the

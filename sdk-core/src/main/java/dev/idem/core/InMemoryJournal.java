@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.DueRule;
+import dev.idem.core.internal.PackedRecord;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
@@ -40,26 +41,37 @@ import java.util.function.Predicate;
  * ones whose outcome is still owed to a handler ({@link OperationRecord#outcomeUndelivered}) are
  * always kept: they are work not yet done. The other finished operations are kept up to an
  * estimated {@linkplain #InMemoryJournal(long) size} (default
- * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 32 MiB: some 25,000 operations of a few hundred
+ * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 16 MiB: some 24,000 operations of a few hundred
  * bytes of body), and past it the ones that finished first are dropped, as a {@link #purge} would
  * drop them. Without that bound, a process that never purged (nothing purges this journal by
  * itself) kept every operation it ever ran, until it ran out of memory. A dropped operation is
  * forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
  * begins it again and sends it with that same key, which the server recognises within its key
  * retention.
+ *
+ * <p>A finished operation that may be dropped is kept packed into one byte array (its record is
+ * rebuilt, equal, when it is read again): about 690 bytes and 10 objects for a keyed POST of 90
+ * bytes, against 1,120 bytes and some 45 objects as a record. At thousands of calls a second the
+ * operations it keeps live long enough for young collections to copy them, several times each;
+ * packed, they are less to copy (the collector's pauses in the end-to-end benchmark's default row
+ * came to 2.0 to 2.7 µs a call against 3.3 to 3.8 unpacked), for about a microsecond of packing
+ * per call.
  */
 public final class InMemoryJournal implements Journal {
-  /** The finished operations' size {@link #InMemoryJournal()} keeps, estimated: 32 MiB. */
-  public static final long DEFAULT_MAX_FINISHED_BYTES = 32L * 1024 * 1024;
   /**
-   * What one operation costs beyond its URL, bodies and attempts: a heap histogram of this
-   * journal holding 20,000 finished keyed POSTs came to about 1,430 bytes an operation, of which
-   * 123 were bodies (the key, the identity, the record, the request and response snapshots and
-   * their headers, the map entries), and 24 more since it keeps its place in {@link #begun}.
+   * The finished operations' size {@link #InMemoryJournal()} keeps, estimated: 16 MiB, about as many
+   * operations as 32 MiB held before they were kept packed (some 24,000 keyed POSTs of 90 bytes).
    */
-  private static final long OPERATION_BYTES = 1_224;
-  /** What one more attempt record costs (the record and its instants). */
-  private static final long ATTEMPT_BYTES = 100;
+  public static final long DEFAULT_MAX_FINISHED_BYTES = 16L * 1024 * 1024;
+  /**
+   * What one packed operation costs beyond its URL, bodies and attempts: the live heap of this
+   * journal holding 20,000 finished keyed POSTs through the OkHttp adapter (90 bytes of request
+   * body, 33 of response, one attempt) came to 686 bytes an operation, all of it counted (the packed
+   * record, the key and identity, the slot, the map and queue entries).
+   */
+  private static final long OPERATION_BYTES = 480;
+  /** What one more attempt costs packed (its instants, status, reason and decision). */
+  private static final long ATTEMPT_BYTES = 60;
   /**
    * How many more identities than the journal holds operations {@link #begun} may hold before a
    * dropping caller trims it (see {@link #trimBegun}).
@@ -87,9 +99,16 @@ public final class InMemoryJournal implements Journal {
     return c != 0 ? c : a.key().value().compareTo(b.key().value());
   }
 
-  /** One operation: its latest record, replaced (never mutated) under the slot's lock. */
+  /**
+   * One operation: its latest record, replaced (never mutated) under the slot's lock. A finished
+   * operation the journal may drop is kept {@linkplain PackedRecord packed}: one array instead of
+   * some 45 objects for every young collection to copy again while the journal keeps it.
+   */
   private static final class Slot {
-    volatile OperationRecord record;
+    /** The latest record, or null while it is {@link #packed}; under the lock. */
+    OperationRecord record;
+    /** The latest record packed, or null; under the lock. */
+    byte[] packed;
     /**
      * Set, under the lock, when purge or the size bound took the slot out of the map: it then
      * holds no operation. Volatile for purge's sweep of {@code finished}, which reads it without
@@ -111,6 +130,12 @@ public final class InMemoryJournal implements Journal {
     Slot(OperationRecord record) {
       this.record = record;
       this.begun = new Begun(record.id());
+    }
+
+    /** The latest record, unpacked if need be; under the lock. */
+    OperationRecord record() {
+      OperationRecord r = record;
+      return r != null ? r : PackedRecord.unpack(begun.id, packed);
     }
   }
 
@@ -203,13 +228,14 @@ public final class InMemoryJournal implements Journal {
   /**
    * A journal that keeps finished operations up to an estimated size, then drops the ones that
    * finished first. The estimate counts each operation's URL and bodies, its attempts, and about
-   * 1.2 KB for the rest.
+   * 480 bytes for the rest (see the class comment).
    *
-   * <p>Keeping them costs the garbage collector most where calls are many: at thousands of calls a
-   * second, the default bound's operations each live a second or two, long enough to be copied out
-   * of the young generation. In the end-to-end benchmark (2 cores, 32 threads, 15,000 to 19,000
-   * calls a second) a journal keeping none kept 0.03 to 0.08 more of raw OkHttp's rate than the
-   * default one. An app that neither looks up finished operations ({@link #find}, the listings)
+   * <p>Keeping them costs most where calls are many: at thousands of calls a second, each kept
+   * operation lives long enough to be copied by a young collection at least once, and it is dropped
+   * later from memory no longer in the processor's cache. In the end-to-end benchmark (2 cores, 32
+   * threads, 27,000 to 36,000 calls a second) a journal keeping none kept about 0.05 more of raw
+   * OkHttp's rate than the default one, and a bound of 4 MiB no more than the default: what costs is
+   * keeping operations past their call at all, not how many. An app that neither looks up finished operations ({@link #find}, the listings)
    * nor repeats a finished operation's key (a repeat past the bound is sent again, with the same
    * key, for the server to recognise) may pass a small bound, or 0.
    *
@@ -239,7 +265,7 @@ public final class InMemoryJournal implements Journal {
           begunCount.increment();
           synchronized (fresh) {
             // The record now, not `created`: a claim may already have replaced it (and indexed its own).
-            index(null, fresh.record);
+            index(null, fresh.record());
           }
           return new BeginResult(created, true);
         }
@@ -250,7 +276,7 @@ public final class InMemoryJournal implements Journal {
         if (slot.removed) {
           continue; // purged meanwhile: begin anew
         }
-        existing = slot.record;
+        existing = slot.record();
       }
       if (!existing.fingerprint().equals(operation.fingerprint())) {
         throw new IdempotencyKeyReusedException(id, false,
@@ -298,7 +324,7 @@ public final class InMemoryJournal implements Journal {
     begun.add(fresh.begun);
     begunCount.increment();
     synchronized (fresh) {
-      index(null, fresh.record);
+      index(null, fresh.record());
     }
     return new BeginResult(claimed, true, lease);
   }
@@ -311,7 +337,7 @@ public final class InMemoryJournal implements Journal {
       return Optional.empty();
     }
     synchronized (slot) {
-      return slot.removed ? Optional.empty() : Optional.of(slot.record);
+      return slot.removed ? Optional.empty() : Optional.of(slot.record());
     }
   }
 
@@ -447,7 +473,7 @@ public final class InMemoryJournal implements Journal {
       return false;
     }
     synchronized (slot) {
-      OperationRecord r = slot.record;
+      OperationRecord r = slot.record();
       if (slot.removed || !r.state().isTerminal() || r.outcomeDeliveredAt() != null) {
         return false;
       }
@@ -462,10 +488,16 @@ public final class InMemoryJournal implements Journal {
    * the count of droppable operations.
    */
   private void set(Slot slot, OperationRecord next) {
+    // A packed record is finished: it has no place in the due indexes, as none at all.
     OperationRecord previous = slot.record;
     slot.record = next;
+    slot.packed = null;
     index(previous, next);
     boolean droppable = next.state().isTerminal() && !next.outcomeUndelivered();
+    if (droppable && maxFinishedBytes != 0) {
+      slot.packed = PackedRecord.pack(next);
+      slot.record = null;
+    }
     if (droppable && slot.weight == 0) {
       slot.weight = weight(next);
       finishedBytes.addAndGet(slot.weight);
@@ -539,7 +571,7 @@ public final class InMemoryJournal implements Journal {
 
   /** Takes {@code slot}'s operation out of the journal; under its lock. */
   private void remove(Slot slot) {
-    OperationId id = slot.record.id();
+    OperationId id = slot.begun.id;
     slot.removed = true;
     slot.begun.gone = true;
     // Out of the order first: a begin of the same identity can only put its new slot in after the
@@ -708,7 +740,7 @@ public final class InMemoryJournal implements Journal {
         continue;
       }
       synchronized (slot) {
-        OperationRecord r = slot.record;
+        OperationRecord r = slot.record();
         if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before)) {
           remove(slot);
           purged++;
@@ -776,7 +808,7 @@ public final class InMemoryJournal implements Journal {
       return null;
     }
     synchronized (slot) {
-      return slot.removed ? null : slot.record;
+      return slot.removed ? null : slot.record();
     }
   }
 
@@ -793,7 +825,7 @@ public final class InMemoryJournal implements Journal {
     if (slot.removed) {
       throw new IllegalStateException("no such operation: " + id);
     }
-    return slot.record;
+    return slot.record();
   }
 
   private static OperationRecord fenced(OperationRecord r, OperationId id, Lease lease) throws IdempotencyException {
