@@ -21,6 +21,8 @@ final class BackOffCancel extends EventListener implements AutoCloseable {
   private final AdapterSupport support;
   private final Thread thread;
   private boolean closed;  // guarded by this
+  /** Whether this call told the executor of a cancel, which close then takes back; guarded by this. */
+  private boolean told;
 
   private BackOffCancel(AdapterSupport support, Thread thread) {
     this.support = support;
@@ -45,6 +47,7 @@ final class BackOffCancel extends EventListener implements AutoCloseable {
   @Override
   public synchronized void canceled(Call call) {
     if (!closed) {
+      told = true;
       support.cancelBackOff(thread);
     }
   }
@@ -53,7 +56,11 @@ final class BackOffCancel extends EventListener implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      support.clearBackOffCancel(thread);
+      // Only a call that was cancelled has anything to take back: the executor's bookkeeping is
+      // under its one lifecycle lock, which every call of every thread would otherwise take.
+      if (told) {
+        support.clearBackOffCancel(thread);
+      }
     }
   }
 }
