@@ -64,14 +64,12 @@ public final class InMemoryJournal implements Journal {
    */
   public static final long DEFAULT_MAX_FINISHED_BYTES = 16L * 1024 * 1024;
   /**
-   * What one packed operation costs beyond its URL, bodies and attempts: the live heap of this
-   * journal holding 20,000 finished keyed POSTs through the OkHttp adapter (90 bytes of request
-   * body, 33 of response, one attempt) came to 686 bytes an operation, all of it counted (the packed
-   * record, the key and identity, the slot, the map and queue entries).
+   * What a kept operation costs beyond its packed record: the key and identity, the slot, the map
+   * and queue entries, and the array's header. The live heap of this journal holding 20,000
+   * finished keyed POSTs through the OkHttp adapter came to 686 bytes an operation, of which 432
+   * were the packed records.
    */
-  private static final long OPERATION_BYTES = 480;
-  /** What one more attempt costs packed (its instants, status, reason and decision). */
-  private static final long ATTEMPT_BYTES = 60;
+  private static final long SLOT_BYTES = 256;
   /**
    * How many more identities than the journal holds operations {@link #begun} may hold before a
    * dropping caller trims it (see {@link #trimBegun}).
@@ -227,8 +225,8 @@ public final class InMemoryJournal implements Journal {
 
   /**
    * A journal that keeps finished operations up to an estimated size, then drops the ones that
-   * finished first. The estimate counts each operation's URL and bodies, its attempts, and about
-   * 480 bytes for the rest (see the class comment).
+   * finished first. The estimate counts each operation's packed record (its URL, headers, bodies
+   * and attempts) and 256 bytes for the rest (see the class comment).
    *
    * <p>Keeping them costs most where calls are many: at thousands of calls a second, each kept
    * operation lives long enough to be copied by a young collection at least once, and it is dropped
@@ -499,7 +497,10 @@ public final class InMemoryJournal implements Journal {
       slot.record = null;
     }
     if (droppable && slot.weight == 0) {
-      slot.weight = weight(next);
+      // What the operation holds, packed (its URL, headers, bodies and attempts as they are, so an
+      // app's large headers count too). A journal that keeps none packs nothing and drops it at
+      // once: any weight above its bound of 0 does.
+      slot.weight = slot.packed != null ? SLOT_BYTES + slot.packed.length : 1;
       finishedBytes.addAndGet(slot.weight);
       if (!slot.queued) {
         slot.queued = true;
@@ -511,11 +512,9 @@ public final class InMemoryJournal implements Journal {
     }
   }
 
-  /** The estimated heap a finished operation holds; always positive. Package-private for tests. */
+  /** The heap a finished operation holds while kept, as {@link #set} counts it. Package-private for tests. */
   static long weight(OperationRecord r) {
-    long bytes = OPERATION_BYTES + r.request().uri().toString().length() + r.request().bodyLength()
-        + ATTEMPT_BYTES * r.attempts().size();
-    return r.response() == null ? bytes : bytes + r.response().bodyLength();
+    return SLOT_BYTES + PackedRecord.pack(r).length;
   }
 
   /**

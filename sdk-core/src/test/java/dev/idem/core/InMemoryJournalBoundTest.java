@@ -104,6 +104,25 @@ class InMemoryJournalBoundTest {
   }
 
   @Test
+  void aFinishedOperationsHeadersCountAgainstTheBound() throws Exception {
+    // An API that answers with large headers (a long trace or policy header) holds them for every
+    // kept operation: the bound must count them, or the journal keeps many times its bound.
+    String big = "h".repeat(8_000);
+    InMemoryJournal journal = new InMemoryJournal(20_000);
+    OperationRecord last = null;
+    for (int i = 0; i < 10; i++) {
+      BeginResult begun = journal.beginAndClaim(op("big-" + i, false), "p1", Duration.ofMinutes(1));
+      journal.recordAttemptAndTransition(begun.record().id(), begun.lease(), attempt(begun.lease()),
+          Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201, Map.of("x-trace", big), ""),
+              null));
+      last = journal.find(begun.record().id()).orElse(last);
+    }
+    assertTrue(InMemoryJournal.weight(last) > 8_000, "weighs " + InMemoryJournal.weight(last));
+    assertTrue(all(journal, OperationState.SUCCEEDED).size() <= 2,
+        "20,000 bytes hold two operations of 8 KB of headers, not " + all(journal, OperationState.SUCCEEDED).size());
+  }
+
+  @Test
   void operationsInProgressAndOutcomesStillOwedToAHandlerAreNeverDropped() throws Exception {
     InMemoryJournal journal = new InMemoryJournal(0);
     NewOperation pending = op("pending", false);
