@@ -133,6 +133,15 @@ import javax.net.ssl.SSLParameters;
  * in the journal, never makes the attempt "no response" (a 2xx is SUCCEEDED and never sent
  * again), and goes on to the caller's body handler as it arrives.
  *
+ * <p>That timeout does not bound the whole call, nor cut short a backoff between attempts (a
+ * server's {@code Retry-After}, up to the retry policy's {@code maxDelay}); the retry policy's
+ * {@code deadline} bounds the call (a backoff that would end past it is not begun). A backoff
+ * under way ends at once when the caller's thread is interrupted ({@code send} throws
+ * {@link InterruptedException}, the operation PENDING with its key), when a {@code sendAsync}
+ * future is cancelled (the same PENDING end), or when this client stops its keyed calls
+ * ({@link #shutdown()}, {@link #shutdownNow()}, and {@link #close()} as it says; on every Java
+ * version).
+ *
  * <p>Thread-safe, like the client it wraps.
  */
 public final class IdempotentHttpClient extends HttpClient implements AutoCloseable {
@@ -400,13 +409,21 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    *       {@link dev.idem.core.OperationPendingException}: one waiting out a backoff sends nothing
    *       more; an attempt on the wire runs to completion, as the wrapped client lets submitted
    *       requests do, and is recorded as ambiguous (its answer reaches no caller);</li>
-   *   <li>a blocking {@code send} ends with {@link dev.idem.core.OperationPendingException} where
-   *       it would send its next attempt (after a backoff it is waiting out);</li>
+   *   <li>a blocking {@code send} waiting out a backoff is woken at once (a server's
+   *       {@code Retry-After: 60} is not waited out) and ends with
+   *       {@link dev.idem.core.OperationPendingException}, sending nothing more; one with an
+   *       attempt on the wire ends so once that attempt is over, before its next;</li>
    *   <li>a call that settled already (its body handler still reading) is left to finish;</li>
    *   <li>a keyed call made after this fails with an {@link IOException}, nothing journaled or
    *       sent, as the JDK client refuses a request after its shutdown.</li>
    * </ul>
-   * Calls passed through (not keyed) are the wrapped client's to finish or refuse. Resumed and
+   * Why a backoff is cut short here, and not only by {@link #shutdownNow()}: the JDK's
+   * {@code shutdown()} lets the exchanges in progress finish, and a retry not yet sent is no
+   * exchange in progress: it is one the shut-down client would refuse, so waiting out its backoff
+   * would only hold the caller's thread, and {@link #awaitTermination(Duration)}, for the same
+   * PENDING end. The thread is woken with an interrupt only while it waits out the backoff (never
+   * while it sends or writes the journal), and that interrupt is cleared before {@code send}
+   * returns. Calls passed through (not keyed) are the wrapped client's to finish or refuse. Resumed and
    * queued deliveries through {@link #resumeTransport} are not stopped here: stop their
    * {@link dev.idem.core.outbox.OutboxDispatcher} first. A twin built after this (by such a
    * delivery) is shut down as it is built, so it refuses as the wrapped client does. Then
@@ -423,8 +440,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * to the wrapped client (and to the twin keyed calls go through, if there is one) on Java 21+,
    * which also aborts the attempts on the wire (recorded as ambiguous; the operations PENDING) and
    * the bodies still being read. A twin built after this is stopped as it is built. A blocking
-   * {@code send} waiting out a backoff is not woken: it ends PENDING when the backoff is over,
-   * and {@link #awaitTermination(Duration)} waits for it.
+   * {@code send} waiting out a backoff is woken at once and ends PENDING, as after
+   * {@link #shutdown()}.
    */
   public void shutdownNow() {
     engine.shutdown();
@@ -437,8 +454,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * or {@link #shutdownNow()}, on Java 21+: until this client's keyed calls in progress have
    * ended, then the wrapped client's operations, then the twin's, within {@code duration} in all.
    * The app's client alone may be idle while a keyed exchange still runs on the twin, or a
-   * blocking keyed {@code send} still waits out a backoff (it ends PENDING where it would send its
-   * next attempt): both are this client's operations, and their ends are still to be written to
+   * blocking keyed {@code send} that the shutdown woke from its backoff is still writing its
+   * PENDING end: both are this client's operations, and their ends are still to be written to
    * the journal. Before Java 21 it returns false at once, as HttpClient has no lifecycle there.
    *
    * <p>Wait here before closing the journal. Calls passed through are the wrapped client's, and
@@ -505,15 +522,17 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * does, on every Java version: the closed twin would refuse the remaining attempts of a call
    * waiting out a backoff and end it FAILED for good. So an asynchronous call not yet settled
    * fails at once with {@link dev.idem.core.OperationPendingException}, a blocking {@code send}
-   * ends with it where it would send its next attempt, both PENDING with their keys, and a keyed
+   * ends with it where it would send its next attempt (woken from a backoff it is waiting out, as
+   * by {@link #shutdown()}), both PENDING with their keys, and a keyed
    * call made after this fails with an {@link IOException}, nothing journaled or sent. A twin
    * built after this (by a resume through {@link #resumeTransport}) is closed as it is built, so
    * nothing goes out through it. Without a twin, a client over the app's executor and
    * {@code HttpClient} closes nothing its keyed calls use, and they go on.
    *
-   * <p>This does not wait for a blocking keyed {@code send} still waiting out a backoff (it ends
-   * PENDING when the backoff is over) unless it closes the executor, which wakes it; nor for the
-   * app's {@code HttpClient}, which it leaves open. After {@link #shutdown()},
+   * <p>This wakes a blocking keyed {@code send} waiting out a backoff whenever it stops the keyed
+   * calls (closing the executor it made does the same), but does not wait for that call to
+   * return, unless it closes the executor, which waits for it; nor for the app's
+   * {@code HttpClient}, which it leaves open. After {@link #shutdown()},
    * {@link #awaitTermination(Duration)} waits for both.
    */
   @Override

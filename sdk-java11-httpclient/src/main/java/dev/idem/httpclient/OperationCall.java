@@ -179,9 +179,10 @@ public final class OperationCall {
    *     default)
    * @throws dev.idem.core.OperationUncertainException UNCERTAIN: it may have taken effect
    * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
-   *     host's circuit breaker is open or its retry budget empty)
+   *     host's circuit breaker is open or its retry budget empty, or the client was shut down or
+   *     closed during the call: a backoff under way then ends at once, and nothing more is sent)
    * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
-   * @throws InterruptedException interrupted; the operation stays PENDING with its key, unless the
+   * @throws InterruptedException interrupted (a backoff under way ends at once); the operation stays PENDING with its key, unless the
    *     server had answered: then the journal holds the operation's end, and the message says which
    *     (SUCCEEDED, say) and that it is not sent again; the rest of the response's body is not read
    * @throws IllegalArgumentException the body is above {@code maxBodyBytes}; nothing was sent
@@ -222,7 +223,8 @@ public final class OperationCall {
    * <p>Cancelling the future before the operation settled stops it as {@code HttpClient}'s own
    * cancel stops an exchange: the attempt on the wire, if any, is cancelled (its connection
    * closed) and recorded as ambiguous, since the server may have acted on it; no further attempt
-   * is sent; and the operation is left PENDING with its key, for a resume or an
+   * is sent (a backoff under way ends at once, its timer cancelled); and the operation is left
+   * PENDING with its key, for a resume or an
    * {@link dev.idem.core.outbox.OutboxDispatcher}. Cancelling it after the operation settled, while
    * {@code handler} still reads the final response's body (the future completes when the
    * handler's body is ready: for {@code ofString}, at the end of the body), stops that body, as

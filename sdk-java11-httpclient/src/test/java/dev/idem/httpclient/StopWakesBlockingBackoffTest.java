@@ -40,8 +40,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * when the app stops the Idem client ({@code shutdown()}, {@code shutdownNow()}, or {@code close()}
  * of a client whose keyed attempts go through its twin). The stop marks the call to end PENDING
  * "where it would send its next attempt", but nothing woke the thread: the caller, and
- * {@code awaitTermination}, waited the whole 60 s for a call that was never going to send
- * anything more (an asynchronous call in the same place ends at once). The stop must end that
+ * {@code awaitTermination}, waited out the whole backoff (the Retry-After up to the policy's
+ * {@code maxDelay}: 10 s by default, 60 s under one that allows it) for a call that was never
+ * going to send anything more (an asynchronous call in the same place ends at once). The stop must end that
  * wait: no further attempt, the operation PENDING with its one attempt and its key (a resume sends
  * that key), the caller told promptly with an {@link OperationPendingException}, no interrupt left
  * on its thread, and the thread's later calls backing off again.

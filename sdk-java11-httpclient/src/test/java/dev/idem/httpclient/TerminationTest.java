@@ -107,8 +107,8 @@ class TerminationTest {
 
   /**
    * A blocking keyed call waiting out its backoff when the app shuts the Idem client down is still
-   * this client's call in progress (it ends PENDING, and its executor writes the journal, once the
-   * backoff is over): the client has not terminated until it returns.
+   * this client's call in progress (the shutdown wakes it, and it ends PENDING once its executor
+   * has written the journal): the client has not terminated until it returns.
    */
   @ParameterizedTest(name = "twin: {0}")
   @EnumSource(Twin.class)
@@ -119,12 +119,18 @@ class TerminationTest {
     HttpClient own = twin.client();
     AtomicReference<IdempotentHttpClient> client = new AtomicReference<>();
     AtomicReference<String> duringBackoff = new AtomicReference<>();
-    // The executor's sleeper runs this on the calling thread as the backoff begins.
+    // The executor's sleeper runs this on the calling thread as the backoff begins. The shutdown
+    // wakes that backoff with an interrupt of this thread: set aside while the checks wait, then
+    // put back for the sleeper, which ends the backoff on it as a woken sleep would.
     Fixture f = new Fixture(b -> { }, c -> { }, delay -> {
       client.get().shutdown();
+      boolean woken = Thread.interrupted();
       boolean ownTerminated = awaitTermination(own, Duration.ofSeconds(5));
-      duringBackoff.set("app's client terminated: " + ownTerminated + ", isTerminated: " + client.get().isTerminated()
-          + ", awaitTermination(0): " + client.get().awaitTermination(Duration.ZERO));
+      duringBackoff.set("woken: " + woken + ", app's client terminated: " + ownTerminated + ", isTerminated: "
+          + client.get().isTerminated() + ", awaitTermination(0): " + client.get().awaitTermination(Duration.ZERO));
+      if (woken) {
+        Thread.currentThread().interrupt();
+      }
     }, null);
     client.set(IdempotentHttpClient.builder(own).idempotentExecutor(f.executor).build());
     OperationCall call = client.get().operation("create-order");
@@ -132,7 +138,7 @@ class TerminationTest {
     assertThrows(OperationPendingException.class,
         () -> call.send(Fixture.post(server.url("/orders"), "{\"sku\":\"A-1\"}"), BodyHandlers.ofString()));
 
-    assertEquals("app's client terminated: true, isTerminated: false, awaitTermination(0): false",
+    assertEquals("woken: true, app's client terminated: true, isTerminated: false, awaitTermination(0): false",
         duringBackoff.get(), "the keyed call was still in progress");
     assertTrue(client.get().awaitTermination(Duration.ofSeconds(10)), "the call returned");
     assertTrue(client.get().isTerminated());

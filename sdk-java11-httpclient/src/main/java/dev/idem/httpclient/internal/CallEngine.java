@@ -24,8 +24,8 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs one keyed call, sync or async: capture the body once, snapshot the request, hand the
@@ -52,11 +52,11 @@ public final class CallEngine {
   /** The asynchronous calls not yet settled or stopped, which {@link #shutdown()} stops. */
   private final Set<AsyncCall> running = new HashSet<>();
   /**
-   * The blocking calls in progress, from their begin to their return, for {@link #awaitCalls}.
-   * Not under {@link #calls}: every blocking call counts itself, and only after the shutdown does
-   * anyone wait for the count.
+   * The blocking calls in progress, from their begin to their return, for {@link #awaitCalls} and
+   * for {@link #shutdown()} to wake. Not under {@link #calls}: every blocking call adds itself, and
+   * only after the shutdown does anyone wait for them.
    */
-  private final AtomicInteger blocking = new AtomicInteger();
+  private final Set<BlockingCall> blocking = ConcurrentHashMap.newKeySet();
 
   /**
    * @param delegate the app's client: its version is the default of a rebuilt response
@@ -91,15 +91,18 @@ public final class CallEngine {
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    // Counted before the flag is read: a shutdown either sees this call, or this call sees it.
-    blocking.incrementAndGet();
+    BlockingCall call = new BlockingCall(support, Thread.currentThread());
+    // Added before the flag is read: a shutdown either sees this call, or this call sees it.
+    blocking.add(call);
     try {
       if (shutDown) {
         throw refused();
       }
       return sendBlocking(request, handler, operation, body);
     } finally {
-      if (blocking.decrementAndGet() == 0 && shutDown) {
+      call.end();
+      blocking.remove(call);
+      if (blocking.isEmpty() && shutDown) {
         synchronized (calls) {
           calls.notifyAll(); // the last one, which awaitCalls may be waiting for
         }
@@ -226,7 +229,8 @@ public final class CallEngine {
    * starts after this ({@link #refused}), no attempt is sent, and every asynchronous call not yet
    * settled ends now, PENDING with its key, as when its executor closes. A call that settled
    * already (its handler still reading the body) is left alone. A blocking {@code send} ends
-   * PENDING where it would send its next attempt. Idempotent; any thread.
+   * PENDING where it would send its next attempt, which is now if it is waiting out a backoff
+   * ({@link BlockingCall#stop}): that wait would only delay the same end. Idempotent; any thread.
    *
    * <p>Why: a shut-down or closed {@code HttpClient} refuses every request, before a byte is sent. Left to
    * the executor, each refusal is an attempt "not sent", retried until the attempts run out, and
@@ -240,6 +244,9 @@ public final class CallEngine {
       stopping = List.copyOf(running);
     }
     stopping.forEach(AsyncCall::stop);
+    // After the flag: a blocking call added later reads it and is refused, or, if it read it
+    // before, is in the set now.
+    blocking.forEach(BlockingCall::stop);
   }
 
   private boolean isShutDown() {
@@ -248,14 +255,14 @@ public final class CallEngine {
 
   /**
    * Whether a keyed call is in progress: a blocking {@code send} that has not returned (one
-   * waiting out a backoff after {@link #shutdown()} included: it ends PENDING when the backoff is
-   * over, writing the journal), or an asynchronous call not yet settled or stopped.
+   * woken from its backoff by {@link #shutdown()} included, until it has written its PENDING end
+   * to the journal and returned), or an asynchronous call not yet settled or stopped.
    *
    * @return true while one is
    */
   public boolean hasCallsInProgress() {
     synchronized (calls) {
-      return blocking.get() > 0 || !running.isEmpty();
+      return !blocking.isEmpty() || !running.isEmpty();
     }
   }
 
@@ -270,7 +277,7 @@ public final class CallEngine {
    */
   public boolean awaitCalls(long deadline) throws InterruptedException {
     synchronized (calls) {
-      while (blocking.get() > 0 || !running.isEmpty()) {
+      while (!blocking.isEmpty() || !running.isEmpty()) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
@@ -297,6 +304,45 @@ public final class CallEngine {
   private static IOException refused() {
     // As the JDK client refuses a request after its shutdown; here before anything is journaled.
     return new IOException("the IdempotentHttpClient was shut down or closed; the keyed call was neither journaled nor sent");
+  }
+
+  /**
+   * One blocking call, for {@link #shutdown()} to end its backoff: the call would only wait it out
+   * to be refused its next attempt by the shut-down transport, so a {@code Retry-After: 60} held
+   * the caller, and {@code awaitTermination}, for 60 s for nothing. The executor alone knows when
+   * the thread is in its backoff ({@link AdapterSupport#cancelBackOff}: it interrupts the thread
+   * only there, never while it sends or writes the journal, and clears that interrupt, so the
+   * caller never sees it); the mark it leaves on the thread is removed as the call returns, so the
+   * thread's later calls (through another client on the same executor) back off again.
+   *
+   * <p>Thread-safe: {@link #stop} comes from the stopping thread, {@link #end} from the call's.
+   */
+  private static final class BlockingCall {
+    private final AdapterSupport support;
+    private final Thread thread;
+    private boolean stopped; // guarded by this
+    private boolean ended; // guarded by this
+
+    BlockingCall(AdapterSupport support, Thread thread) {
+      this.support = support;
+      this.thread = thread;
+    }
+
+    /** Ends the call's backoff, under way or to come, unless the call has returned. */
+    synchronized void stop() {
+      if (!ended && !stopped) {
+        stopped = true;
+        support.cancelBackOff(thread);
+      }
+    }
+
+    /** The call returned: a later stop leaves its thread alone. */
+    synchronized void end() {
+      ended = true;
+      if (stopped) {
+        support.clearBackOffCancel(thread);
+      }
+    }
   }
 
   /**
