@@ -1,0 +1,246 @@
+package dev.idem.spring.boot.redirect;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.RecordQuery;
+import dev.idem.server.RecordSummary;
+import dev.idem.server.spi.StoredResponse;
+import dev.idem.spring.server.Idempotent;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.ServletResponseWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * Review (servlet61): Servlet 6.1 (Tomcat 11, Boot 4) added {@code sendRedirect(location, sc,
+ * clearBuffer)} and the defaults {@code sendRedirect(location, sc)} and {@code sendRedirect(location,
+ * clearBuffer)}, which {@code HttpServletResponseWrapper} sends straight to the container's
+ * response; the guard's wrappers held back only {@code sendRedirect(location)}. In transactional
+ * mode a handler's {@code sendRedirect("/x", 303)} reached the container before the transaction
+ * committed, and the guard stored 200. In lease mode the container suspended the response, so the
+ * body the guard held never reached the first client (an empty body, or, with {@code clearBuffer}
+ * false, not the body the handler wrote) while that held body was stored and replayed to every
+ * retry: the first answer and the replays differ. A redirect, in any spelling, is now held and
+ * stored like any answer: its status, its {@code Location}, and the body written before it unless
+ * the buffer is cleared (as the container does, and as {@code sendRedirect(location)} means), sent
+ * only once stored (and committed).
+ *
+ * <p>These sources compile against Servlet 6.0 (Boot 3.5) too, so the 6.1 overloads are called by
+ * reflection; under Boot 3.5 only the 6.0 spelling runs.
+ */
+@SpringBootTest(classes = RedirectOverloadsReviewTest.App.class,
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "idem.server.store=datasource",
+        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
+        "idem.client.enabled=false", "idem.outbox.enabled=false"})
+class RedirectOverloadsReviewTest {
+  static final Path DIR;
+  static final String DRAFT = "draft before the redirect";
+
+  static {
+    try {
+      DIR = Files.createTempDirectory("idem-redirect-");
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
+           Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
+      }
+    } catch (Exception e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SpringBootApplication
+  @Import(Orders.class)
+  static class App {}
+
+  /** What the container's own response held when a handler had just redirected. */
+  record Seen(int status, String location) {}
+
+  @RestController
+  static class Orders {
+    private final JdbcTemplate jdbc;
+    /** Handler runs per item. */
+    final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+    /** The container's response right after the handler's redirect, per item. */
+    final Map<String, Seen> container = new ConcurrentHashMap<>();
+
+    Orders(JdbcTemplate jdbc) {
+      this.jdbc = jdbc;
+    }
+
+    @PostMapping("/lease/{item}/{how}")
+    @Idempotent
+    void lease(@PathVariable String item, @PathVariable String how, HttpServletResponse response) throws Throwable {
+      answer(item, how, response);
+    }
+
+    @PostMapping("/tx/{item}/{how}")
+    @Idempotent(transactional = true)
+    void tx(@PathVariable String item, @PathVariable String how, HttpServletResponse response) throws Throwable {
+      answer(item, how, response);
+    }
+
+    /** The effect, a draft body in the buffer, then the redirect spelled as {@code how} says. */
+    private void answer(String item, String how, HttpServletResponse response) throws Throwable {
+      runs.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet();
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", item);
+      response.setContentType("text/plain");
+      response.getWriter().write(DRAFT);
+      redirect(response, how, "/orders/" + item);
+      HttpServletResponse inner = containerResponse(response);
+      container.put(item, new Seen(inner.getStatus(), inner.getHeader("Location")));
+    }
+  }
+
+  /** The spelling of each case: the overload, and what it answers. */
+  static void redirect(HttpServletResponse response, String how, String location) throws Throwable {
+    switch (how) {
+      case "plain" -> response.sendRedirect(location);
+      case "status" -> servlet61(response, MethodType.methodType(void.class, String.class, int.class))
+          .invoke(response, location, 303);
+      case "keep" -> servlet61(response, MethodType.methodType(void.class, String.class, boolean.class))
+          .invoke(response, location, false);
+      case "status-keep" -> servlet61(response, MethodType.methodType(void.class, String.class, int.class, boolean.class))
+          .invoke(response, location, 307, false);
+      case "status-clear" -> servlet61(response, MethodType.methodType(void.class, String.class, int.class, boolean.class))
+          .invoke(response, location, 308, true);
+      default -> throw new IllegalArgumentException(how);
+    }
+  }
+
+  private static java.lang.invoke.MethodHandle servlet61(HttpServletResponse response, MethodType type)
+      throws ReflectiveOperationException {
+    return MethodHandles.publicLookup().findVirtual(HttpServletResponse.class, "sendRedirect", type)
+        .asType(type.insertParameterTypes(0, HttpServletResponse.class));
+  }
+
+  static boolean servlet61Present() {
+    try {
+      HttpServletResponse.class.getMethod("sendRedirect", String.class, int.class, boolean.class);
+      return true;
+    } catch (NoSuchMethodException e) {
+      assertFalse(System.getProperty("idem.boot.version", "").startsWith("4."),
+          "Boot 4 runs on Servlet 6.1 (Tomcat 11)");
+      return false;
+    }
+  }
+
+  private static HttpServletResponse containerResponse(ServletResponse response) {
+    ServletResponse r = response;
+    while (r instanceof ServletResponseWrapper w) {
+      r = w.getResponse();
+    }
+    return (HttpServletResponse) r;
+  }
+
+  @DynamicPropertySource
+  static void stores(DynamicPropertyRegistry registry) {
+    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
+    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+  }
+
+  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @LocalServerPort
+  int port;
+  @Autowired
+  JdbcTemplate jdbc;
+  @Autowired
+  Orders orders;
+  @Autowired
+  IdempotencyGuard guard;
+
+  @ParameterizedTest(name = "{0} mode, sendRedirect {1}")
+  @CsvSource({
+      "lease, plain,        302, ''",
+      "lease, status,       303, ''",
+      "lease, keep,         302, " + DRAFT,
+      "lease, status-keep,  307, " + DRAFT,
+      "lease, status-clear, 308, ''",
+      "tx,    plain,        302, ''",
+      "tx,    status,       303, ''",
+      "tx,    keep,         302, " + DRAFT,
+      "tx,    status-keep,  307, " + DRAFT,
+      "tx,    status-clear, 308, ''"})
+  void theRedirectIsHeldStoredThenSentAndReplayed(String mode, String how, int status, String body) throws Exception {
+    assumeTrue(how.equals("plain") || servlet61Present(), "Servlet 6.1 only");
+    String item = mode + "-" + how;
+    String location = "/orders/" + item;
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/" + mode + "/" + item + "/" + how))
+        .header("Idempotency-Key", "k-" + item).POST(HttpRequest.BodyPublishers.noBody()).build();
+
+    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    assertEquals(status, first.statusCode(), "the client's first answer is the redirect");
+    String sent = first.headers().firstValue("Location").orElse("");
+    assertTrue(sent.endsWith(location), "the Location the handler gave, not " + sent);
+    assertEquals(body, first.body());
+    if (mode.equals("tx")) {
+      assertEquals(new Seen(200, null), orders.container.get(item),
+          "nothing reaches the container's response before the transaction commits");
+    }
+    assertEquals(1, rows(item));
+
+    StoredResponse stored = stored("k-" + item);
+    assertEquals(status, stored.status(), "the guard stores the redirect");
+    assertEquals(List.of(sent), header(stored, "Location"));
+    assertArrayEquals(body.getBytes(StandardCharsets.ISO_8859_1), stored.body());
+
+    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    assertEquals(status, retried.statusCode(), "the retry is replayed the redirect");
+    assertEquals(Optional.of(sent), retried.headers().firstValue("Location"));
+    assertEquals(Optional.of("true"), retried.headers().firstValue("Idempotent-Replayed"));
+    assertEquals(body, retried.body());
+    assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
+    assertEquals(1, rows(item));
+  }
+
+  private StoredResponse stored(String key) {
+    RecordSummary r = guard.records(RecordQuery.all()).records().stream().filter(s -> s.id().key().equals(key))
+        .findFirst().orElseThrow(() -> new AssertionError("no record for " + key));
+    return guard.store().find(r.id()).orElseThrow().response()
+        .orElseThrow(() -> new AssertionError("no stored answer for " + key + ": " + r));
+  }
+
+  private static List<String> header(StoredResponse stored, String name) {
+    return stored.headers().entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name))
+        .map(Map.Entry::getValue).findFirst().orElse(List.of());
+  }
+
+  private int rows(String item) {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
+  }
+}
