@@ -63,8 +63,10 @@ import org.slf4j.LoggerFactory;
  * cap, until the result is stored, so a client never sees a result that a crash could then
  * forget. A longer response is streamed once it passes the cap and is recorded without its body,
  * also when the client goes away while it streams (the handler's effect is done by then).
- * {@code sendError} and {@code sendRedirect} are captured as a status (and {@code Location})
- * without a container error page. Form parameters of a guarded request must be read from the
+ * {@code sendError} and {@code sendRedirect} (also Servlet 6.1's {@code sendRedirect} with a
+ * status or {@code clearBuffer}) are captured as a status (and {@code Location}) without a
+ * container error page; a redirect drops the body written before it unless {@code clearBuffer}
+ * is false, as the container does. Form parameters of a guarded request must be read from the
  * body, since the filter has consumed the original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
@@ -645,12 +647,15 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void resetBuffer() {
+      // The writer's encoder holds chars not yet in the capture: dropped with the rest.
+      flushWriter();
       capture.reset();
       super.resetBuffer();
     }
 
     @Override
     public void reset() {
+      flushWriter();
       capture.reset();
       super.reset();
     }
@@ -667,11 +672,60 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void sendRedirect(String location) {
-      setStatus(302);
+      sendRedirect(location, 302, true);
+    }
+
+    // Servlet 6.1's overloads, without @Override since the module compiles against 6.0: there they
+    // override the wrapper's, which send the redirect straight to the container, before the
+    // answer is stored and without the held body.
+
+    /**
+     * Holds a redirect with this status, the buffer cleared (Servlet 6.1).
+     *
+     * @param location the {@code Location}
+     * @param sc the status
+     * @throws IllegalStateException if the response is committed
+     */
+    public void sendRedirect(String location, int sc) {
+      sendRedirect(location, sc, true);
+    }
+
+    /**
+     * Holds a 302 redirect (Servlet 6.1).
+     *
+     * @param location the {@code Location}
+     * @param clearBuffer whether the body written so far is dropped
+     * @throws IllegalStateException if the response is committed
+     */
+    public void sendRedirect(String location, boolean clearBuffer) {
+      sendRedirect(location, 302, clearBuffer);
+    }
+
+    /**
+     * Holds a redirect as the status and {@code Location} of the answer, dropping the body written
+     * so far if {@code clearBuffer}, as the container would (Servlet 6.1).
+     *
+     * @param location the {@code Location}
+     * @param sc the status
+     * @param clearBuffer whether the body written so far is dropped
+     * @throws IllegalStateException if the response is committed
+     */
+    public void sendRedirect(String location, int sc, boolean clearBuffer) {
+      if (isCommitted()) {
+        throw new IllegalStateException("cannot redirect: the response is committed");
+      }
+      if (clearBuffer) {
+        resetBuffer();
+      }
+      setStatus(sc);
       setHeader("Location", location);
     }
 
     void finishWriting() throws IOException {
+      flushWriter();
+    }
+
+    private void flushWriter() {
       if (writer != null) {
         writer.flush();
       }
