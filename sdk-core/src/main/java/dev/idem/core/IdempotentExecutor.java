@@ -160,12 +160,8 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
 
       @Override
-      public void cancelBackOff(IdempotentExecutor executor, Thread thread, boolean canceled) {
-        if (canceled) {
-          executor.lifecycle.cancelBackOff(thread);
-        } else {
-          executor.lifecycle.clearBackOffCancel(thread);
-        }
+      public ExecutorLifecycle lifecycle(IdempotentExecutor executor) {
+        return executor.lifecycle;
       }
     });
   }
@@ -246,7 +242,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       if (record.state().isTerminal()) {
         return SyncDriver.finish(AttemptLoop.settled(settings, record));
       }
-      Outcome out = SyncDriver.awaitLeader(op.id(), ticket.result());
+      Outcome out = SyncDriver.awaitLeader(op.id(), ticket.result(), lifecycle);
       if (out != null) {
         return out;
       }
@@ -264,7 +260,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       if (ticket.leader()) {
         return lead(ticket, record, null, request, transport, p, inline);
       }
-      Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result());
+      Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
         return out;
       }

@@ -129,9 +129,13 @@ import okhttp3.Request;
  * 2 s call timeout is not waited out: the waiting thread is woken, and never interrupted while it
  * sends or writes the journal, nor left interrupted), no further attempt is sent, and the operation
  * stays PENDING with its key, so that a resume, an outbox or the app's own retry of the operation
- * sends that key again. The call throws what OkHttp throws for a call timeout,
- * {@code InterruptedIOException("timeout")}, or for a cancel the
- * {@link dev.idem.core.OperationPendingException} listed above. The retry policy's
+ * sends that key again. A call that joined a concurrent call of the same operation in this process
+ * (a double submit), which sends nothing itself and waits for that one, stops waiting at once; the
+ * other call goes on, untouched. The cancel is the call's own: a keyed call that an interceptor
+ * makes through the same client on the same thread while this call's attempt is on the wire (a
+ * token fetch) is neither cancelled with it nor hurried through its own backoff. The call throws
+ * what OkHttp throws for a call timeout, {@code InterruptedIOException("timeout")}, or for a cancel
+ * the {@link dev.idem.core.OperationPendingException} listed above. The retry policy's
  * {@code deadline} bounds the retries of calls without a call timeout. Read, write and connect
  * timeouts apply per attempt. Once an attempt's
  * status line and headers have arrived, the attempt is answered and its outcome comes from them: a

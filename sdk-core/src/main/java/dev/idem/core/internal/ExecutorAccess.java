@@ -58,10 +58,6 @@ public abstract class ExecutorAccess {
   public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
       AsyncTransport transport);
 
-  /**
-   * {@link ExecutorLifecycle#cancelBackOff} ({@code canceled}) or
-   * {@link ExecutorLifecycle#clearBackOffCancel} (not) on {@code executor}'s lifecycle, for
-   * {@code AdapterSupport#cancelBackOff}.
-   */
-  public abstract void cancelBackOff(IdempotentExecutor executor, Thread thread, boolean canceled);
+  /** {@code executor}'s lifecycle, for {@code CallCancel}: its per-call cancel marks. */
+  public abstract ExecutorLifecycle lifecycle(IdempotentExecutor executor);
 }

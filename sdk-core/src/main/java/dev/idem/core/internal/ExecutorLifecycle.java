@@ -5,10 +5,13 @@ import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -76,17 +79,27 @@ public final class ExecutorLifecycle {
    * {@code int[2]} per thread that called, and goes with the executor (the map's key is weak).
    */
   private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[2]);
-  /** Threads of synchronous calls waiting out a backoff ({@link #backOff}); guarded by lock. */
-  private final Set<Thread> backingOff = new HashSet<>();
+  /**
+   * Threads of synchronous calls waiting out a backoff ({@link #backOff}), with the depth of the
+   * call that waits (its {@link #syncDepth}), so that a cancel wakes only its own call's wait, not
+   * that of a call nested in it on the same thread; guarded by lock.
+   */
+  private final Map<Thread, Integer> backingOff = new HashMap<>();
   /** Of those, the ones close interrupted, so that the interrupt is known as close's; guarded by lock. */
   private final Set<Thread> wokenByClose = new HashSet<>();
-  /** Of those, the ones {@link #cancelBackOff} interrupted; guarded by lock. */
+  /** Of those, the ones {@link #cancelCall} interrupted; guarded by lock. */
   private final Set<Thread> wokenByCaller = new HashSet<>();
   /**
-   * Threads whose synchronous call its caller cancelled ({@link #cancelBackOff}), until
-   * {@link #clearBackOffCancel}: they wait out no backoff; guarded by lock.
+   * The synchronous calls their caller cancelled ({@link #cancelCall}), until
+   * {@link #clearCancel}: they wait out no backoff, and no concurrent execution; guarded by lock.
+   * A call, not a thread: a call nested in it on its thread (an interceptor's) is not cancelled.
    */
-  private final Set<Thread> canceledCalls = new HashSet<>();
+  private final Set<CallMark> canceledCalls = new HashSet<>();
+  /**
+   * The synchronous calls waiting for a concurrent execution of their operation
+   * ({@link #cancelSignal}), with what their cancel completes; guarded by lock.
+   */
+  private final Map<CallMark, CompletableFuture<Void>> joined = new HashMap<>();
   /** Counted down when the first close has waited: a second close waits for it too. */
   private final CountDownLatch closeEnded = new CountDownLatch(1);
 
@@ -169,27 +182,42 @@ public final class ExecutorLifecycle {
   }
 
   /**
+   * One synchronous call: the thread it runs on, and its depth there (1 for a call made outside
+   * any other, 2 for one its transport makes, ...), which tells nested calls on one thread apart.
+   */
+  public record CallMark(Thread thread, int depth) {}
+
+  /**
+   * The depth that the next synchronous call made on this thread will have: an adapter takes it
+   * just before it calls the executor, for {@link #cancelCall}. A thread-local read, no lock.
+   */
+  public int nextSyncDepth() {
+    return syncDepth.get()[SYNC] + 1;
+  }
+
+  /**
    * Waits out a synchronous call's backoff with {@code sleeper}, unless close comes first: close
    * waits for the synchronous calls in progress, and one sleeping through a long backoff would hold
-   * it for its whole grace. Close interrupts the threads waiting here (and {@link #cancelBackOff}
+   * it for its whole grace. Close interrupts the threads waiting here (and {@link #cancelCall}
    * the one whose call was cancelled: the only times Idem interrupts an app's thread), and the
    * interrupt is cleared before this returns, so the app never sees it.
    *
-   * @return true if the backoff was waited out, or skipped or cut short by {@link #cancelBackOff}
+   * @return true if the backoff was waited out, or skipped or cut short by {@link #cancelCall}
    *     (the call's transport then refuses the next attempt); false if the executor is closed
    *     (before or during the wait), so the call must stop before its next attempt
    * @throws InterruptedException if the app interrupted the thread
    */
   public boolean backOff(Sleeper sleeper, Duration delay) throws InterruptedException {
     Thread self = Thread.currentThread();
+    int depth = syncDepth.get()[SYNC];
     synchronized (lock) {
       if (closed) {
         return false;
       }
-      if (canceledCalls.contains(self)) {
+      if (!canceledCalls.isEmpty() && canceledCalls.contains(new CallMark(self, depth))) {
         return true;
       }
-      backingOff.add(self);
+      backingOff.put(self, depth);
     }
     try {
       sleeper.sleep(delay);
@@ -210,34 +238,71 @@ public final class ExecutorLifecycle {
   }
 
   /**
-   * For an adapter whose caller cancelled a synchronous call running on {@code thread} (OkHttp's
-   * {@code Call.cancel()} and call timeout stop the attempt on the wire, not a thread that waits):
-   * until {@link #clearBackOffCancel}, that thread waits out no backoff. One it is waiting out now
-   * is cut short by an interrupt, which {@link #backOff} clears; one it comes to later is skipped.
-   * It is never interrupted while it sends or writes the journal. The call's transport must then
-   * refuse the next attempt (a RequestNotSentException caused by an InterruptedIOException), which
-   * leaves the operation PENDING with its key.
+   * For an adapter whose caller cancelled a synchronous call (OkHttp's {@code Call.cancel()} and
+   * call timeout stop the attempt on the wire, not a thread that waits): until
+   * {@link #clearCancel}, that call waits out no backoff and no concurrent execution. A backoff it
+   * is waiting out now is cut short by an interrupt, which {@link #backOff} clears; one it comes to
+   * later is skipped; its wait for a concurrent execution ends ({@link #cancelSignal}). It is never
+   * interrupted while it sends or writes the journal, nor is another call on its thread touched (a
+   * call nested in it, which its transport makes). The call's transport must then refuse the next
+   * attempt (a RequestNotSentException caused by an InterruptedIOException), which leaves the
+   * operation PENDING with its key.
    *
-   * @param thread the thread running the call
+   * @param call the call, by its thread and {@link #nextSyncDepth depth}
    */
-  public void cancelBackOff(Thread thread) {
+  public void cancelCall(CallMark call) {
+    CompletableFuture<Void> waiting;
     synchronized (lock) {
-      canceledCalls.add(thread);
-      if (backingOff.contains(thread) && !wokenByClose.contains(thread) && wokenByCaller.add(thread)) {
-        thread.interrupt();
+      canceledCalls.add(call);
+      Thread t = call.thread();
+      Integer waitingDepth = backingOff.get(t);
+      if (waitingDepth != null && waitingDepth == call.depth() && !wokenByClose.contains(t) && wokenByCaller.add(t)) {
+        t.interrupt();
       }
+      waiting = joined.get(call);
+    }
+    if (waiting != null) {
+      waiting.complete(null);
     }
   }
 
   /**
-   * Ends {@link #cancelBackOff} for {@code thread}, once the cancelled call has returned: the
-   * thread's later calls back off again.
+   * Ends {@link #cancelCall} for {@code call}, once the cancelled call has returned: the thread's
+   * later calls at that depth back off again.
    *
-   * @param thread the thread that ran the call
+   * @param call the call that was cancelled
    */
-  public void clearBackOffCancel(Thread thread) {
+  public void clearCancel(CallMark call) {
     synchronized (lock) {
-      canceledCalls.remove(thread);
+      canceledCalls.remove(call);
+    }
+  }
+
+  /**
+   * For the synchronous call on this thread about to wait for a concurrent execution of its
+   * operation: a future that its caller's cancel ({@link #cancelCall}) completes, already complete
+   * if the call was cancelled already. Call {@link #endWait} in a {@code finally} once the wait
+   * ended. Such a wait is rare (the same operation in flight twice in one process), so it may take
+   * the lock.
+   */
+  public CompletableFuture<Void> cancelSignal() {
+    CallMark self = new CallMark(Thread.currentThread(), syncDepth.get()[SYNC]);
+    CompletableFuture<Void> signal = new CompletableFuture<>();
+    synchronized (lock) {
+      if (canceledCalls.contains(self)) {
+        signal.complete(null);
+      } else {
+        joined.put(self, signal);
+      }
+    }
+    return signal;
+  }
+
+  /** The wait {@link #cancelSignal} was taken for has ended. */
+  public void endWait() {
+    CallMark self = new CallMark(Thread.currentThread(), syncDepth.get()[SYNC]);
+    synchronized (lock) {
+      joined.remove(self);
     }
   }
 
@@ -394,7 +459,7 @@ public final class ExecutorLifecycle {
         closed = true;
         abandoned = new ArrayList<>(live);
         live.clear();
-        for (Thread t : backingOff) {
+        for (Thread t : backingOff.keySet()) {
           wokenByClose.add(t);
           t.interrupt(); // its backoff only (backOff clears it): the call then ends PENDING
         }

@@ -124,12 +124,26 @@ public final class SyncDriver {
 
   /**
    * Waits for the single-flight leader's outcome, mapping interruption and cancellation to PENDING.
+   * The caller's own cancel ({@link ExecutorLifecycle#cancelCall}) ends the wait too: this call
+   * sent nothing, and the leader's execution goes on untouched (no interrupt: the leader's thread
+   * and the journal are not this call's).
    *
    * @return the leader's outcome; null if the leader failed before its begin, and the caller must
    *     start over ({@link SingleFlight#leaveNotBegun})
+   * @throws OperationPendingException if interrupted, if the leader was cancelled, or if this call
+   *     was cancelled by its caller before the leader ended
    */
-  public static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader) throws IdempotencyException {
+  public static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader, ExecutorLifecycle lifecycle)
+      throws IdempotencyException {
+    CompletableFuture<Void> canceled = lifecycle.cancelSignal();
     try {
+      if (!leader.isDone()) {
+        CompletableFuture.anyOf(leader, canceled).get();
+      }
+      if (!leader.isDone()) {
+        throw new OperationPendingException("the call was cancelled by its caller while it waited for a concurrent"
+            + " execution of " + id + ", which goes on", null, id, List.of(), null);
+      }
       return leader.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -146,6 +160,8 @@ public final class SyncDriver {
     } catch (CancellationException e) {
       throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
           null);
+    } finally {
+      lifecycle.endWait();
     }
   }
 

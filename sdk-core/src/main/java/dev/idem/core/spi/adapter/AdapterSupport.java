@@ -238,32 +238,17 @@ public final class AdapterSupport {
   }
 
   /**
-   * Tells the executor that the caller cancelled the synchronous call running on {@code thread}
-   * (OkHttp's {@code Call.cancel()} and call timeout stop the attempt on the wire, but not a thread
-   * that waits between attempts): until {@link #clearBackOffCancel}, that thread waits out no
-   * backoff. One under way ends at once (an interrupt, which the executor clears before the call
-   * returns); a later one is skipped. A thread that sends or writes the journal is never
-   * interrupted. The executor then goes on to the next attempt, which the call's transport must
-   * refuse, as for a call cancelled before it: a {@link dev.idem.core.spi.RequestNotSentException}
-   * caused by an {@link java.io.InterruptedIOException}, so that the operation stays PENDING with
-   * its key and nothing more is sent. Thread-safe; any thread may call it, any number of times.
+   * The cancel of the next synchronous call this thread makes to {@link #executor()}
+   * ({@link IdempotentExecutor#execute} or {@link IdempotentExecutor#resume}), for an HTTP client
+   * that cancels a call without interrupting its thread: take it just before that call and close
+   * it once the call has returned (try-with-resources); its {@link CallCancel#cancel()} ends the
+   * call's backoff and its wait for a concurrent execution, and touches no other call of the
+   * thread (one nested in it included). Costs a thread-local read; no lock unless cancelled.
    *
-   * @param thread the thread running the call, in {@link IdempotentExecutor#execute}
-   * @throws NullPointerException if {@code thread} is null
+   * @return the handle, for the call made next on this thread
    */
-  public void cancelBackOff(Thread thread) {
-    ExecutorAccess.get().cancelBackOff(executor, Objects.requireNonNull(thread, "thread"), true);
-  }
-
-  /**
-   * Ends {@link #cancelBackOff} for {@code thread}; call it once the cancelled call has returned
-   * (in a {@code finally}), so that the thread's later calls back off again.
-   *
-   * @param thread the thread that ran the call
-   * @throws NullPointerException if {@code thread} is null
-   */
-  public void clearBackOffCancel(Thread thread) {
-    ExecutorAccess.get().cancelBackOff(executor, Objects.requireNonNull(thread, "thread"), false);
+  public CallCancel callCancel() {
+    return new CallCancel(ExecutorAccess.get().lifecycle(executor));
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationState;
+import dev.idem.core.Outcome;
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.RequestNotSentException;
@@ -21,14 +22,19 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link AdapterSupport#cancelBackOff}: an adapter whose caller cancelled a synchronous call ends
+ * {@link AdapterSupport#callCancel}: an adapter whose caller cancelled a synchronous call ends
  * its backoff, whether the cancel comes while the thread waits or just before (while the attempt's
- * outcome is journaled, which no interrupt may disturb), and only until it is cleared.
+ * outcome is journaled, which no interrupt may disturb), and only until it is cleared; it ends
+ * that call's waits only, not those of another call nested in it on the same thread.
  */
 class CancelBackOffTest {
   private static Operation order(int n) {
@@ -54,25 +60,24 @@ class CancelBackOffTest {
   void aCancelDuringTheBackoffWakesItAndLeavesNoInterrupt() throws Exception {
     List<Duration> waits = new CopyOnWriteArrayList<>();
     AtomicBoolean cancelled = new AtomicBoolean();
-    AdapterSupport[] support = new AdapterSupport[1];
+    CallCancel[] cancel = new CallCancel[1];
     // A backoff that only an interrupt ends; the cancel comes from inside it, on the same thread.
     Harness h = new Harness(Harness.POLICY, b -> b.sleeper(d -> {
       waits.add(d);
       cancelled.set(true);
-      support[0].cancelBackOff(Thread.currentThread());
+      cancel[0].cancel();
       assertFalse(new CountDownLatch(1).await(10, java.util.concurrent.TimeUnit.SECONDS), "unreachable");
       throw new AssertionError("the backoff was not cut short");
     }));
-    support[0] = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+    AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
         UntaggedPolicy.PASS_THROUGH);
     Operation op = order(1);
     AtomicInteger sent = new AtomicInteger();
-    try {
+    try (CallCancel c = support.callCancel()) {
+      cancel[0] = c;
       assertThrows(OperationPendingException.class,
           () -> h.executor.execute(op, refusingOnceCancelled(cancelled, sent, () -> { })));
       assertFalse(Thread.currentThread().isInterrupted(), "the interrupt was left on the app's thread");
-    } finally {
-      support[0].clearBackOffCancel(Thread.currentThread());
     }
     assertEquals(1, waits.size());
     assertEquals(1, sent.get());
@@ -88,16 +93,14 @@ class CancelBackOffTest {
     AtomicBoolean cancelled = new AtomicBoolean();
     AtomicInteger sent = new AtomicInteger();
     Thread self = Thread.currentThread();
-    try {
+    try (CallCancel cancel = support.callCancel()) {
       // Cancelled while the attempt is on the wire, before the executor journals its 503 and backs off.
       assertThrows(OperationPendingException.class, () -> h.executor.execute(op, refusingOnceCancelled(cancelled,
           sent, () -> {
             cancelled.set(true);
-            support.cancelBackOff(self);
+            cancel.cancel();
           })));
       assertFalse(self.isInterrupted());
-    } finally {
-      support.clearBackOffCancel(self);
     }
     assertEquals(List.of(), h.time.sleeps(), "the backoff was skipped");
     assertEquals(1, sent.get());
@@ -110,5 +113,90 @@ class CancelBackOffTest {
         () -> h.executor.execute(next, refusingOnceCancelled(new AtomicBoolean(), sentNext, () -> { })));
     assertEquals(Harness.POLICY.maxAttempts(), sentNext.get());
     assertTrue(!h.time.sleeps().isEmpty(), "backed off between attempts");
+  }
+
+  @Test
+  void aCancelEndsItsOwnCallOnlyNotACallNestedInItOnTheSameThread() throws Exception {
+    Harness h = new Harness();
+    AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+        UntaggedPolicy.PASS_THROUGH);
+    Operation outer = order(1);
+    Operation inner = Operation.builder("create-token", Requests.order("{\"token\":1}")).build();
+    CallCancel[] outerCancel = new CallCancel[1];
+    AtomicBoolean outerCancelled = new AtomicBoolean();
+    AtomicInteger outerSent = new AtomicInteger();
+    AtomicInteger innerSent = new AtomicInteger();
+    // The outer call is cancelled while its attempt is on the wire, during the inner call's first
+    // attempt: the inner call (never cancelled by its caller) still waits out its backoff.
+    Transport innerTransport = (request, key) -> {
+      if (innerSent.incrementAndGet() == 1) {
+        outerCancelled.set(true);
+        outerCancel[0].cancel();
+        return response(503);
+      }
+      return response(201);
+    };
+    // The outer call's attempt makes the inner keyed call first, as an interceptor fetching a token
+    // does; the inner call's own cancel handle is cancelled just before it is closed, and its close
+    // must take back its own mark only.
+    Transport outerTransport = (request, key) -> {
+      if (outerCancelled.get()) {
+        throw new RequestNotSentException("cancelled", new InterruptedIOException("cancelled"));
+      }
+      outerSent.incrementAndGet();
+      try (CallCancel innerCancel = support.callCancel()) {
+        h.executor.execute(inner, innerTransport);
+        innerCancel.cancel();
+      }
+      return response(503);
+    };
+    try (CallCancel c = support.callCancel()) {
+      outerCancel[0] = c;
+      assertThrows(OperationPendingException.class, () -> h.executor.execute(outer, outerTransport));
+      assertFalse(Thread.currentThread().isInterrupted());
+    }
+    assertEquals(List.of(Harness.POLICY.baseDelay()), h.time.sleeps(),
+        "the inner call waited out its backoff, and the cancelled outer call none");
+    assertEquals(2, innerSent.get());
+    assertEquals(OperationState.SUCCEEDED, h.state(inner));
+    assertEquals(1, outerSent.get());
+    assertEquals(OperationState.PENDING, h.state(outer));
+  }
+
+  @Test
+  void aCancelledCallWaitingForAConcurrentExecutionStopsWaitingAndLeavesThatExecutionAlone() throws Exception {
+    CountDownLatch leaderBacksOff = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Harness h = new Harness(Harness.POLICY, b -> b.sleeper(d -> {
+      leaderBacksOff.countDown();
+      release.await();
+    }));
+    AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+        UntaggedPolicy.PASS_THROUGH);
+    Operation op = order(1);
+    AtomicInteger sent = new AtomicInteger();
+    Transport transport = (request, key) -> sent.incrementAndGet() == 1 ? response(503) : response(201);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Outcome> leader = pool.submit(() -> h.executor.execute(op, transport));
+      assertTrue(leaderBacksOff.await(10, TimeUnit.SECONDS), "the first call never backed off");
+      try (CallCancel cancel = support.callCancel()) {
+        // Cancelled before it joins the first call (a call timeout that elapsed while it journaled).
+        cancel.cancel();
+        OperationPendingException e = assertThrows(OperationPendingException.class,
+            () -> h.executor.execute(op, transport));
+        assertEquals(op.id(), e.operationId());
+      }
+      assertFalse(Thread.currentThread().isInterrupted());
+      assertEquals(1, sent.get(), "the cancelled call sent nothing");
+      assertFalse(h.state(op).isTerminal());
+      release.countDown();
+      assertEquals(201, leader.get(10, TimeUnit.SECONDS).response().status(), "the first call went on");
+      assertEquals(2, sent.get());
+      assertEquals(OperationState.SUCCEEDED, h.state(op));
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
   }
 }
