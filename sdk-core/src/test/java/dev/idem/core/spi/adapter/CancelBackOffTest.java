@@ -199,4 +199,48 @@ class CancelBackOffTest {
       pool.shutdownNow();
     }
   }
+
+  /**
+   * The app interrupts the thread during a backoff that its call's cancel also wakes, just before
+   * or just after: the app's interrupt is its own, and must be left on the thread (the call ends as
+   * an interrupted one), however the executor takes back its own.
+   */
+  @Test
+  void anInterruptOfTheAppsInABackoffTheCancelAlsoWokeIsKept() throws Exception {
+    for (boolean appFirst : new boolean[] {true, false}) {
+      CallCancel[] cancel = new CallCancel[1];
+      AtomicBoolean cancelled = new AtomicBoolean();
+      // A sleeper as Thread.sleep: the first interrupt ends it, and it throws with the flag cleared.
+      Harness h = new Harness(Harness.POLICY, b -> b.sleeper(d -> {
+        Thread self = Thread.currentThread();
+        if (appFirst) {
+          self.interrupt();  // the app's, which wakes the sleep
+          assertTrue(Thread.interrupted());
+          cancelled.set(true);
+          cancel[0].cancel();  // lands before the executor takes the wait back
+        } else {
+          cancelled.set(true);
+          cancel[0].cancel();  // wakes the sleep
+          assertTrue(Thread.interrupted());
+          self.interrupt();  // the app's, as the sleep returns
+        }
+        throw new InterruptedException("woken");
+      }));
+      AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+          UntaggedPolicy.PASS_THROUGH);
+      Operation op = order(1);
+      AtomicInteger sent = new AtomicInteger();
+      boolean interruptedAfter;
+      try (CallCancel c = support.callCancel()) {
+        cancel[0] = c;
+        assertThrows(OperationPendingException.class,
+            () -> h.executor.execute(op, refusingOnceCancelled(cancelled, sent, () -> { })));
+      } finally {
+        interruptedAfter = Thread.interrupted();
+      }
+      assertTrue(interruptedAfter, "the app's interrupt was lost (app first: " + appFirst + ")");
+      assertEquals(1, sent.get());
+      assertEquals(OperationState.PENDING, h.state(op));
+    }
+  }
 }
