@@ -127,7 +127,8 @@ import okhttp3.Request;
  * {@code callTimeout} and {@code Call.cancel()} end the call, whenever they come: the attempt on
  * the wire is cut, a backoff under way ends at once (a server's {@code Retry-After: 60} under a
  * 2 s call timeout is not waited out: the waiting thread is woken, and never interrupted while it
- * sends or writes the journal, nor left interrupted), no further attempt is sent, and the operation
+ * sends or writes the journal, nor left interrupted by Idem; an interrupt of the app's own in that
+ * wait is kept, and the call ends as an interrupted one), no further attempt is sent, and the operation
  * stays PENDING with its key, so that a resume, an outbox or the app's own retry of the operation
  * sends that key again. A call that joined a concurrent call of the same operation in this process
  * (a double submit), which sends nothing itself and waits for that one, stops waiting at once; the

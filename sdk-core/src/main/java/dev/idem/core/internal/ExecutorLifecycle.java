@@ -199,13 +199,18 @@ public final class ExecutorLifecycle {
    * Waits out a synchronous call's backoff with {@code sleeper}, unless close comes first: close
    * waits for the synchronous calls in progress, and one sleeping through a long backoff would hold
    * it for its whole grace. Close interrupts the threads waiting here (and {@link #cancelCall}
-   * the one whose call was cancelled: the only times Idem interrupts an app's thread), and the
-   * interrupt is cleared before this returns, so the app never sees it.
+   * the one whose call was cancelled: the only times Idem interrupts an app's thread, at most once
+   * per wait), and that interrupt is cleared before this returns, so the app never sees it. An
+   * interrupt of the app's that lands in the same wait is kept: if the wait ended with an
+   * {@link InterruptedException} and the thread is still interrupted once Idem's interrupt is in,
+   * two interrupts came, one of them the app's, and this throws as for the app's alone. (Two that
+   * land before the sleeper wakes make one, which is taken for Idem's: the JDK counts no interrupts.)
    *
    * @return true if the backoff was waited out, or skipped or cut short by {@link #cancelCall}
    *     (the call's transport then refuses the next attempt); false if the executor is closed
    *     (before or during the wait), so the call must stop before its next attempt
-   * @throws InterruptedException if the app interrupted the thread
+   * @throws InterruptedException if the app interrupted the thread; its caller must leave the
+   *     thread interrupted, as {@code SyncDriver} does
    */
   public boolean backOff(Sleeper sleeper, Duration delay) throws InterruptedException {
     Thread self = Thread.currentThread();
@@ -222,7 +227,7 @@ public final class ExecutorLifecycle {
     try {
       sleeper.sleep(delay);
     } catch (InterruptedException e) {
-      Woken woken = endBackOff(self);
+      Woken woken = endBackOff(self, true);
       if (woken == Woken.BY_CLOSE) {
         return false;
       }
@@ -231,10 +236,10 @@ public final class ExecutorLifecycle {
       }
       throw e;
     } catch (RuntimeException | Error e) {
-      endBackOff(self);
+      endBackOff(self, false);
       throw e;
     }
-    return endBackOff(self) != Woken.BY_CLOSE;
+    return endBackOff(self, false) != Woken.BY_CLOSE;
   }
 
   /**
@@ -309,17 +314,24 @@ public final class ExecutorLifecycle {
   /** Who interrupted a thread in its backoff, if Idem did; that interrupt is cleared. */
   private enum Woken { NO, BY_CLOSE, BY_CALLER }
 
-  private Woken endBackOff(Thread self) {
+  /**
+   * @param threw whether the sleeper threw an InterruptedException: one interrupt ended the wait,
+   *     so a second one still pending after Idem's is the app's
+   */
+  private Woken endBackOff(Thread self, boolean threw) {
     Woken woken;
     synchronized (lock) {
       backingOff.remove(self);
       boolean byCaller = wokenByCaller.remove(self);
       woken = wokenByClose.remove(self) ? Woken.BY_CLOSE : byCaller ? Woken.BY_CALLER : Woken.NO;
     }
-    if (woken != Woken.NO) {
-      // Idem's own interrupt, which may land after the sleep returned: never left for the app.
-      Thread.interrupted();
+    // Out of backingOff, the thread gets no more interrupts from Idem: any of Idem's has landed.
+    if (woken != Woken.NO && Thread.interrupted() && threw) {
+      // Two interrupts (Idem interrupts once per wait): the second is the app's, and backOff throws
+      // for it as for the app's alone (its caller leaves the thread interrupted).
+      return Woken.NO;
     }
+    // Otherwise the one interrupt, which may land after the sleep returned, was Idem's: cleared.
     return woken;
   }
 
@@ -461,7 +473,11 @@ public final class ExecutorLifecycle {
         live.clear();
         for (Thread t : backingOff.keySet()) {
           wokenByClose.add(t);
-          t.interrupt(); // its backoff only (backOff clears it): the call then ends PENDING
+          if (!wokenByCaller.contains(t)) {
+            // Its backoff only (backOff clears it): the call then ends PENDING. Never a second
+            // interrupt in one wait, which backOff would take for the app's.
+            t.interrupt();
+          }
         }
       }
     }

@@ -11,7 +11,8 @@ import dev.idem.core.internal.ExecutorLifecycle;
  * has returned.
  *
  * <p>{@link #cancel()} ends the call's waits: a backoff under way ends at once (an interrupt of
- * that wait only, which the executor clears before the call returns), a later one is skipped, and
+ * that wait only, which the executor clears before the call returns, keeping one the app sent in
+ * the same wait), a later one is skipped, and
  * a wait for a concurrent execution of the same operation in this process ends with an
  * {@link dev.idem.core.OperationPendingException} (that execution goes on). The call's thread is
  * never interrupted while it sends or writes the journal. The executor then goes on to the next
