@@ -2,6 +2,7 @@ package dev.idem.httpclient.internal;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.CallCancel;
 import dev.idem.core.spi.adapter.Settlement;
 import dev.idem.core.spi.adapter.Settling;
 import dev.idem.core.IdempotentExecutor;
@@ -56,7 +57,7 @@ public final class CallEngine {
    * for {@link #shutdown()} to wake. Not under {@link #calls}: every blocking call adds itself, and
    * only after the shutdown does anyone wait for them.
    */
-  private final Set<BlockingCall> blocking = ConcurrentHashMap.newKeySet();
+  private final Set<CallCancel> blocking = ConcurrentHashMap.newKeySet();
 
   /**
    * @param delegate the app's client: its version is the default of a rebuilt response
@@ -91,7 +92,8 @@ public final class CallEngine {
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
     byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
-    BlockingCall call = new BlockingCall(support, Thread.currentThread());
+    // Taken on this thread right before the executor call it names, for shutdown() to cancel.
+    CallCancel call = support.callCancel();
     // Added before the flag is read: a shutdown either sees this call, or this call sees it.
     blocking.add(call);
     try {
@@ -100,7 +102,7 @@ public final class CallEngine {
       }
       return sendBlocking(request, handler, operation, body);
     } finally {
-      call.end();
+      call.close();
       blocking.remove(call);
       if (blocking.isEmpty() && shutDown) {
         synchronized (calls) {
@@ -230,7 +232,7 @@ public final class CallEngine {
    * settled ends now, PENDING with its key, as when its executor closes. A call that settled
    * already (its handler still reading the body) is left alone. A blocking {@code send} ends
    * PENDING where it would send its next attempt, which is now if it is waiting out a backoff
-   * ({@link BlockingCall#stop}): that wait would only delay the same end. Idempotent; any thread.
+   * ({@link CallCancel#cancel}): that wait would only delay the same end. Idempotent; any thread.
    *
    * <p>Why: a shut-down or closed {@code HttpClient} refuses every request, before a byte is sent. Left to
    * the executor, each refusal is an attempt "not sent", retried until the attempts run out, and
@@ -246,7 +248,10 @@ public final class CallEngine {
     stopping.forEach(AsyncCall::stop);
     // After the flag: a blocking call added later reads it and is refused, or, if it read it
     // before, is in the set now.
-    blocking.forEach(BlockingCall::stop);
+    // The executor alone knows when the thread is in its backoff: the cancel interrupts that wait
+    // only, never a send or a journal write, and the mark is taken back as the call returns, so the
+    // thread's later calls (through another client on the same executor) back off again.
+    blocking.forEach(CallCancel::cancel);
   }
 
   private boolean isShutDown() {
@@ -304,45 +309,6 @@ public final class CallEngine {
   private static IOException refused() {
     // As the JDK client refuses a request after its shutdown; here before anything is journaled.
     return new IOException("the IdempotentHttpClient was shut down or closed; the keyed call was neither journaled nor sent");
-  }
-
-  /**
-   * One blocking call, for {@link #shutdown()} to end its backoff: the call would only wait it out
-   * to be refused its next attempt by the shut-down transport, so a {@code Retry-After: 60} held
-   * the caller, and {@code awaitTermination}, for 60 s for nothing. The executor alone knows when
-   * the thread is in its backoff ({@link AdapterSupport#cancelBackOff}: it interrupts the thread
-   * only there, never while it sends or writes the journal, and clears that interrupt, so the
-   * caller never sees it); the mark it leaves on the thread is removed as the call returns, so the
-   * thread's later calls (through another client on the same executor) back off again.
-   *
-   * <p>Thread-safe: {@link #stop} comes from the stopping thread, {@link #end} from the call's.
-   */
-  private static final class BlockingCall {
-    private final AdapterSupport support;
-    private final Thread thread;
-    private boolean stopped; // guarded by this
-    private boolean ended; // guarded by this
-
-    BlockingCall(AdapterSupport support, Thread thread) {
-      this.support = support;
-      this.thread = thread;
-    }
-
-    /** Ends the call's backoff, under way or to come, unless the call has returned. */
-    synchronized void stop() {
-      if (!ended && !stopped) {
-        stopped = true;
-        support.cancelBackOff(thread);
-      }
-    }
-
-    /** The call returned: a later stop leaves its thread alone. */
-    synchronized void end() {
-      ended = true;
-      if (stopped) {
-        support.clearBackOffCancel(thread);
-      }
-    }
   }
 
   /**
