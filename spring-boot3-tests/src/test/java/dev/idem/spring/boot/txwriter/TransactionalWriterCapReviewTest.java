@@ -1,0 +1,130 @@
+package dev.idem.spring.boot.txwriter;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.RecordStats;
+import dev.idem.spring.server.Idempotent;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A transactional handler that writes its answer through {@code response.getWriter()} and does not
+ * flush it (the usual way: the container flushes at the end). The writer's encoder holds up to 8 KiB
+ * of text before it reaches the held body, so an answer over {@code idem.server.max-buffered-body-bytes}
+ * is only found over the limit when the guard flushes the writer to take the answer, after the
+ * check for an overflow: the run must still roll back, store nothing and answer 500, not commit the
+ * handler's writes and store and send a cut (here empty) answer that every retry then replays.
+ */
+@SpringBootTest(classes = TransactionalWriterCapReviewTest.App.class,
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
+        "idem.server.store=datasource", "idem.server.max-buffered-body-bytes=" + TransactionalWriterCapReviewTest.CAP,
+        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
+        "idem.client.enabled=false", "idem.outbox.enabled=false"})
+class TransactionalWriterCapReviewTest {
+  static final int CAP = 4096;
+  static final Path DIR;
+
+  static {
+    try {
+      DIR = Files.createTempDirectory("idem-tx-writer-");
+      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
+           Statement st = c.createStatement()) {
+        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
+      }
+    } catch (Exception e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SpringBootApplication
+  @Import(Reports.class)
+  static class App {}
+
+  @RestController
+  static class Reports {
+    private final JdbcTemplate jdbc;
+    final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+
+    Reports(JdbcTemplate jdbc) {
+      this.jdbc = jdbc;
+    }
+
+    /** Writes its row, then {@code chars} characters of text through the writer, unflushed. */
+    @PostMapping("/tx-writer/{item}/{chars}")
+    @Idempotent(transactional = true)
+    void writer(@PathVariable String item, @PathVariable int chars, HttpServletResponse response) throws IOException {
+      runs.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet();
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", item);
+      response.setStatus(201);
+      response.setContentType("text/plain");
+      response.getWriter().write("x".repeat(chars));
+    }
+  }
+
+  @DynamicPropertySource
+  static void stores(DynamicPropertyRegistry registry) {
+    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
+    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+  }
+
+  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @LocalServerPort
+  int port;
+  @Autowired
+  JdbcTemplate jdbc;
+  @Autowired
+  Reports reports;
+  @Autowired
+  IdempotencyGuard guard;
+
+  @Test
+  void anUnflushedWritersAnswerOverTheCapRollsBackInsteadOfCommittingACutAnswer() throws Exception {
+    long completedBefore = guard.stats().completed();
+    int chars = CAP + 1000;  // over the cap, under the writer's own 8 KiB buffer
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-writer/w/" + chars))
+        .header("Idempotency-Key", "k-writer").POST(HttpRequest.BodyPublishers.noBody()).build();
+
+    HttpResponse<byte[]> first = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
+
+    assertEquals(0, rows("w"), "the handler's write was committed although its answer (" + chars
+        + " bytes) is over the " + CAP + " held; the client got " + first.statusCode() + " with "
+        + first.body().length + " bytes");
+    RecordStats s = guard.stats();
+    assertEquals(completedBefore, s.completed(), "a record of the cut answer was stored: " + s);
+    assertEquals(500, first.statusCode());
+
+    HttpResponse<byte[]> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
+    assertEquals(2, reports.runs.get("w").get(), "the retry ran the handler again instead of a replay of "
+        + retried.body().length + " bytes");
+  }
+
+  private int rows(String item) {
+    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
+  }
+}
