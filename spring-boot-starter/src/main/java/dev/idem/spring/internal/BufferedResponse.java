@@ -60,9 +60,21 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     this.limit = limit;
   }
 
-  /** Whether the handler wrote past the limit: its answer was not held whole. */
+  /**
+   * Whether the handler wrote past the limit: its answer was not held whole. Flushes the writer
+   * first: its encoder keeps up to 8 KiB of text that has not reached the body yet (a handler
+   * rarely flushes; the container would, at the end), and the write that overflows may be in it.
+   */
   boolean overflowed() {
+    flushWriter();
     return overflowed;
+  }
+
+  private void flushWriter() {
+    if (writer != null) {
+      // A PrintWriter swallows the TooLarge; room() has noted it.
+      writer.flush();
+    }
   }
 
   /** The most body bytes held. */
@@ -79,9 +91,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   /** What the handler answered. */
   CapturedResponse captured() {
-    if (writer != null) {
-      writer.flush();
-    }
+    flushWriter();
     return new CapturedResponse(status, headers, body.toByteArray());
   }
 
@@ -307,9 +317,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void flushBuffer() {
-    if (writer != null) {
-      writer.flush();
-    }
+    flushWriter();
   }
 
   @Override
@@ -326,9 +334,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void resetBuffer() {
-    if (writer != null) {
-      writer.flush();
-    }
+    flushWriter();
     body.reset();
   }
 

@@ -86,8 +86,9 @@ final class TransactionalGuard {
               throw new ChainFailure(e);
             }
             if (res.overflowed()) {
-              // The handler (or a PrintWriter, which swallows write failures) went on as if its
-              // answer had been written.
+              // The handler (or a PrintWriter, which swallows write failures and may have held
+              // the overflowing text until this check flushed it) went on as if its answer had
+              // been written.
               throw new TooLargeAnswer(res.limit(), null);
             }
             Throwable thrown = HandlerFailures.thrown(req);
