@@ -58,6 +58,14 @@ import org.springframework.web.util.UrlPathHelper;
 public final class GuardFilter extends OncePerRequestFilter implements SmartInitializingSingleton {
   private static final AntPathMatcher PATHS = new AntPathMatcher();
 
+  /**
+   * Set on a request whose transactional run was rolled back because its handler answered
+   * asynchronously (see {@link TransactionalGuard}): the request was answered and ended, and an
+   * async dispatch that still comes with the late answer must run nothing. Here rather than in
+   * TransactionalGuard, which an app without spring-tx never loads.
+   */
+  static final String ABANDONED_ASYNC = GuardFilter.class.getName() + ".ABANDONED_ASYNC";
+
   /** One way to guard: a guard, its servlet filter (with the caller function), and the mode. */
   record Guarded(IdempotencyGuard guard, IdempotencyFilter filter, boolean transactional) {}
 
@@ -153,6 +161,10 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     if (isAsyncDispatch(request)) {
       // The end of an async handler (CompletableFuture, Callable, DeferredResult...): the guard's
       // filter stores and sends its answer when this dispatch returns. Not admitted again.
+      if (request.getAttribute(ABANDONED_ASYNC) != null) {
+        // A transactional run already rolled back and answered 500: the late answer goes nowhere.
+        return;
+      }
       if (request.getAttribute(Claim.ATTRIBUTE) != null) {
         routeGuard.filter().doFilter(request, response, chain);
       } else {
@@ -214,7 +226,10 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
    * a path is known for sure only per request (a route may name one path of a broader mapping, and a
    * more specific mapping may take some of a route's paths), so this check is the guarantee; the
    * startup check ({@link #routeCovering}) fails the app early for the routes that surely reach
-   * such a handler, without refusing an app for an overlap no request can take.
+   * such a handler, without refusing an app for an overlap no request can take. Both see only
+   * annotated controller methods, by their declared return type; whatever answers asynchronously
+   * past them (a functional endpoint's {@code ServerResponse.async}, a method declared to return
+   * {@code Object}) is caught after it ran, by {@link TransactionalGuard}, and rolled back.
    */
   private void refuseAsynchronous(HttpServletRequest request) {
     HandlerMethod hm = handler(request);

@@ -22,6 +22,7 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.support.TransactionTemplate;
+import org.springframework.web.servlet.HandlerMapping;
 
 /**
  * Transactional mode in a Spring app: the claim, the handler (the rest of the filter chain, whose
@@ -43,6 +44,19 @@ import org.springframework.transaction.support.TransactionTemplate;
  * runs the handler again, and fails the same way until the answer fits. Such a handler belongs in
  * lease mode, which streams an answer past {@code maxCapturedBody} to the client and stores it
  * without its body.
+ *
+ * <p>Transactional mode cannot cover a handler that answers asynchronously: the transaction ends
+ * when the handler returns, before such an answer exists. {@link GuardFilter} refuses the
+ * annotated controller methods it can tell from their return type, before they run; everything
+ * else (a functional endpoint's {@code ServerResponse.async(...)}, a method declared to return
+ * {@code Object} that returns a {@code CompletableFuture}, any handler that starts async
+ * processing) is caught here when the chain returns with async processing started. The run then
+ * rolls back (claim and the writes made before the handler returned), nothing is stored, the
+ * request is answered with the guard's 500 ({@link IdempotencyGuard#failedResponse}) and ended
+ * ({@code AsyncContext.complete()}), and the late answer, when it comes, is dropped: it reaches
+ * neither the client nor the store. The error is logged with the request and its mapping. A retry
+ * with the same key runs the handler again and fails the same way: such a handler belongs in lease
+ * mode. What the async part does on its own thread is outside the transaction and not undone.
  *
  * <p>Only this class touches spring-jdbc and spring-tx, so an app without them never loads it.
  */
@@ -85,6 +99,11 @@ final class TransactionalGuard {
               }
               throw new ChainFailure(e);
             }
+            if (req.isAsyncStarted()) {
+              // The answer comes later, on another thread, after this transaction would have
+              // committed with an empty one.
+              throw new AsynchronousAnswer();
+            }
             if (res.overflowed()) {
               // The handler (or a PrintWriter, which swallows write failures and may have held
               // the overflowing text until this check flushed it) went on as if its answer had
@@ -111,6 +130,17 @@ final class TransactionalGuard {
           e.getCause());
       IdempotencyFilter.send(request, response, guard.failedResponse());
       return;
+    } catch (AsynchronousAnswer e) {
+      Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
+      LOG.error("The transactional handler of {} {}{} answered asynchronously: transactional mode commits when the"
+          + " handler returns, before such an answer exists. Rolled back (claim and writes), nothing stored, answering"
+          + " 500; its late answer is dropped. Use lease mode (the default) for this handler: leave it out of the"
+          + " transactional idem.server.routes, or mark it @Idempotent without transactional",
+          request.getMethod(), request.getRequestURI(), pattern == null ? "" : " (mapped to " + pattern + ")");
+      abandonAsync(request);
+      IdempotencyFilter.send(request, response, guard.failedResponse());
+      completeAsync(request);
+      return;
     } catch (AnsweredFailure e) {
       LOG.debug("The guarded handler threw and Spring MVC answered {}; rolled back, not stored",
           e.answer.status(), e.getCause());
@@ -132,6 +162,36 @@ final class TransactionalGuard {
       return;
     }
     IdempotencyFilter.send(request, response, answer);
+  }
+
+  /**
+   * Marks the request so that the async dispatch that may still bring the handler's late answer
+   * ends in {@link GuardFilter} without running anything, and forgets the rolled-back claim, so that
+   * nothing takes that dispatch for a lease-mode one to store.
+   */
+  private static void abandonAsync(HttpServletRequest request) {
+    request.setAttribute(GuardFilter.ABANDONED_ASYNC, Boolean.TRUE);
+    request.removeAttribute(Claim.ATTRIBUTE);
+  }
+
+  /**
+   * Ends the request with what was sent: Spring MVC then drops the late result ("request already
+   * complete") instead of dispatching it. If that result came first, its dispatch is already
+   * pending and cannot be undone; {@link #abandonAsync} makes it a no-op.
+   */
+  private static void completeAsync(HttpServletRequest request) {
+    try {
+      request.getAsyncContext().complete();
+    } catch (IllegalStateException alreadyDispatched) {
+      LOG.debug("The late answer's async dispatch is pending; it will be dropped", alreadyDispatched);
+    }
+  }
+
+  /** The handler returned before its answer existed: Spring MVC finishes it asynchronously. */
+  private static final class AsynchronousAnswer extends RuntimeException {
+    AsynchronousAnswer() {
+      super("the handler answers asynchronously", null, false, false);
+    }
   }
 
   /** The handler threw and Spring MVC answered the exception: what to send after the rollback. */
