@@ -10,6 +10,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.RecordQuery;
 import dev.idem.server.RecordSummary;
 import dev.idem.server.spi.StoredResponse;
+import dev.idem.spring.boot.AppDatabase;
 import dev.idem.spring.server.Idempotent;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.ServletResponseWrapper;
@@ -21,11 +22,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -68,20 +65,9 @@ import org.springframework.web.bind.annotation.RestController;
         "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
         "idem.client.enabled=false", "idem.outbox.enabled=false"})
 class RedirectOverloadsReviewTest {
-  static final Path DIR;
+  static final Path DIR = AppDatabase.withOrders("idem-redirect-");
   static final String DRAFT = "draft before the redirect";
 
-  static {
-    try {
-      DIR = Files.createTempDirectory("idem-redirect-");
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
-           Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
-      }
-    } catch (Exception e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   @SpringBootApplication
   @Import(Orders.class)
@@ -169,8 +155,7 @@ class RedirectOverloadsReviewTest {
 
   @DynamicPropertySource
   static void stores(DynamicPropertyRegistry registry) {
-    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
-    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+    AppDatabase.register(registry, DIR);
   }
 
   static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

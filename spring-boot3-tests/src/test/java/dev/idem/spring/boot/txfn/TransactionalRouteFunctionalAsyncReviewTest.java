@@ -5,17 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.RecordStats;
+import dev.idem.spring.boot.AppDatabase;
 import dev.idem.spring.server.Idempotent;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -131,11 +128,7 @@ class TransactionalRouteFunctionalAsyncReviewTest {
   }
 
   private static ConfigurableApplicationContext start() throws Exception {
-    Path dir = Files.createTempDirectory("idem-tx-fn-async-");
-    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("app.db"));
-         Statement st = c.createStatement()) {
-      st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
-    }
+    Path dir = AppDatabase.withOrders("idem-tx-fn-async-");
     // A functional handler's answer is known only once it ran: the app starts.
     return new SpringApplicationBuilder(App.class).properties(
         "server.port=0", "idem.client.enabled=false", "idem.outbox.enabled=false",

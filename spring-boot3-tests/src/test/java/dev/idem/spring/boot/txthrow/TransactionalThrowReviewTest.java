@@ -3,16 +3,13 @@ package dev.idem.spring.boot.txthrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.spring.boot.AppDatabase;
 import dev.idem.spring.server.Idempotent;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,19 +47,8 @@ import org.springframework.web.servlet.ModelAndView;
         "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
         "idem.client.enabled=false", "idem.outbox.enabled=false"})
 class TransactionalThrowReviewTest {
-  static final Path DIR;
+  static final Path DIR = AppDatabase.withOrders("idem-tx-throw-");
 
-  static {
-    try {
-      DIR = Files.createTempDirectory("idem-tx-throw-");
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
-           Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
-      }
-    } catch (Exception e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   @SpringBootApplication
   @Import(Orders.class)
@@ -126,8 +112,7 @@ class TransactionalThrowReviewTest {
 
   @DynamicPropertySource
   static void stores(DynamicPropertyRegistry registry) {
-    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
-    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+    AppDatabase.register(registry, DIR);
   }
 
   static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.RecordStats;
+import dev.idem.spring.boot.AppDatabase;
 import dev.idem.spring.server.Idempotent;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -11,11 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -47,19 +44,8 @@ import org.springframework.web.bind.annotation.RestController;
         "idem.client.enabled=false", "idem.outbox.enabled=false"})
 class TransactionalWriterCapReviewTest {
   static final int CAP = 4096;
-  static final Path DIR;
+  static final Path DIR = AppDatabase.withOrders("idem-tx-writer-");
 
-  static {
-    try {
-      DIR = Files.createTempDirectory("idem-tx-writer-");
-      try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + DIR.resolve("app.db"));
-           Statement st = c.createStatement()) {
-        st.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, item TEXT NOT NULL)");
-      }
-    } catch (Exception e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   @SpringBootApplication
   @Import(Reports.class)
@@ -88,8 +74,7 @@ class TransactionalWriterCapReviewTest {
 
   @DynamicPropertySource
   static void stores(DynamicPropertyRegistry registry) {
-    registry.add("idem.directory", () -> DIR.resolve("idem").toString());
-    registry.add("spring.datasource.url", () -> "jdbc:sqlite:" + DIR.resolve("app.db"));
+    AppDatabase.register(registry, DIR);
   }
 
   static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
