@@ -607,13 +607,13 @@ public final class InMemoryJournal implements Journal {
 
   @Override
   public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
-    return page(after, limit, OperationRecord::outcomeUndelivered);
+    return page(after, limit, false, OperationRecord::outcomeUndelivered);
   }
 
   @Override
   public List<OperationRecord> findDue(Instant now, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, r -> (r.state() == OperationState.PENDING
+    return page(after, limit, false, r -> (r.state() == OperationState.PENDING
         && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now)))
         || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now)));
   }
@@ -709,16 +709,22 @@ public final class InMemoryJournal implements Journal {
   @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, r -> r.state() == state);
+    return page(after, limit, state.isTerminal(), r -> r.state() == state);
   }
 
-  private List<OperationRecord> page(OperationId after, int limit, Predicate<OperationRecord> filter)
-      throws IdempotencyException {
+  /**
+   * A page of the operations {@code filter} takes, in {@link #ORDER}. A packed operation is finished
+   * and owes no handler its outcome: where {@code packedMayMatch} says the filter takes none such, it
+   * is passed over without being unpacked (a page of the PENDING or undelivered ones would otherwise
+   * unpack every finished operation the journal keeps).
+   */
+  private List<OperationRecord> page(OperationId after, int limit, boolean packedMayMatch,
+      Predicate<OperationRecord> filter) throws IdempotencyException {
     ensureOpen();
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
     for (OperationId id : after == null ? ordered() : ordered().tailSet(after, false)) {
-      OperationRecord r = latest(id);
+      OperationRecord r = packedMayMatch ? latest(id) : unpackedLatest(id);
       if (r != null && filter.test(r)) {
         found.add(r);
         if (found.size() == limit) {
@@ -797,6 +803,17 @@ public final class InMemoryJournal implements Journal {
         order.add(id);
         slot.ordered = true;
       }
+    }
+  }
+
+  /** The latest record of an identity, or null if it was purged or is packed. */
+  private OperationRecord unpackedLatest(OperationId id) {
+    Slot slot = slots.get(id);
+    if (slot == null) {
+      return null;
+    }
+    synchronized (slot) {
+      return slot.removed ? null : slot.record;
     }
   }
 
