@@ -41,8 +41,8 @@ import java.util.function.Predicate;
  * ones whose outcome is still owed to a handler ({@link OperationRecord#outcomeUndelivered}) are
  * always kept: they are work not yet done. The other finished operations are kept up to an
  * estimated {@linkplain #InMemoryJournal(long) size} (default
- * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 16 MiB: some 24,000 operations of a few hundred
- * bytes of body), and past it the ones that finished first are dropped, as a {@link #purge} would
+ * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 16 MiB: some 24,000 keyed POSTs of 90 bytes of body,
+ * fewer with larger bodies or headers), and past it the ones that finished first are dropped, as a {@link #purge} would
  * drop them. Without that bound, a process that never purged (nothing purges this journal by
  * itself) kept every operation it ever ran, until it ran out of memory. A dropped operation is
  * forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key

@@ -53,7 +53,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   /**
    * @param response the container's response, written only by the caller, after the commit
-   * @param limit the most body bytes held, at least 0
+   * @param limit the most body bytes held, at least 1
    */
   BufferedResponse(HttpServletResponse response, long limit) {
     super(response);

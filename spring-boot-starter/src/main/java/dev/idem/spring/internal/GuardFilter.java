@@ -271,7 +271,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
         + " idem.server.transactional=true reaches " + h + ", which answers asynchronously ("
         + h.getReturnType().getSimpleName() + "): transactional mode commits when the method returns, before"
         + " the answer exists. Use lease mode (the default) for this handler: leave it out of the transactional"
-        + " routes, or mark it @Idempotent without transactional; or return the answer itself");
+        + " routes (a route decides before the handler's @Idempotent); or return the answer itself");
   }
 
   private HandlerMethod handler(HttpServletRequest request) {

@@ -134,8 +134,8 @@ final class TransactionalGuard {
       Object pattern = request.getAttribute(HandlerMapping.BEST_MATCHING_PATTERN_ATTRIBUTE);
       LOG.error("The transactional handler of {} {}{} answered asynchronously: transactional mode commits when the"
           + " handler returns, before such an answer exists. Rolled back (claim and writes), nothing stored, answering"
-          + " 500; its late answer is dropped. Use lease mode (the default) for this handler: leave it out of the"
-          + " transactional idem.server.routes, or mark it @Idempotent without transactional",
+          + " 500; its late answer is dropped. Use lease mode (the default) for this handler: @Idempotent without"
+          + " transactional = true, and outside the transactional idem.server.routes (a route decides first)",
           request.getMethod(), request.getRequestURI(), pattern == null ? "" : " (mapped to " + pattern + ")");
       abandonAsync(request);
       IdempotencyFilter.send(request, response, guard.failedResponse());
