@@ -42,10 +42,10 @@ import java.util.function.Predicate;
  * always kept: they are work not yet done. The other finished operations are kept up to an
  * estimated {@linkplain #InMemoryJournal(long) size} (default
  * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 16 MiB: some 24,000 keyed POSTs of 90 bytes of body,
- * fewer with larger bodies or headers), and past it the ones that finished first are dropped, as a {@link #purge} would
- * drop them. Without that bound, a process that never purged (nothing purges this journal by
- * itself) kept every operation it ever ran, until it ran out of memory. A dropped operation is
- * forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
+ * fewer with larger bodies or headers), and past it the ones that finished first are dropped, as a
+ * {@link #purge} would drop them. Without that bound, a process that never purged (nothing purges
+ * this journal by itself) kept every operation it ever ran, until it ran out of memory. A dropped
+ * operation is forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
  * begins it again and sends it with that same key, which the server recognises within its key
  * retention.
  *
@@ -233,9 +233,10 @@ public final class InMemoryJournal implements Journal {
    * later from memory no longer in the processor's cache. In the end-to-end benchmark (2 cores, 32
    * threads, 27,000 to 36,000 calls a second) a journal keeping none kept about 0.05 more of raw
    * OkHttp's rate than the default one, and a bound of 4 MiB no more than the default: what costs is
-   * keeping operations past their call at all, not how many. An app that neither looks up finished operations ({@link #find}, the listings)
-   * nor repeats a finished operation's key (a repeat past the bound is sent again, with the same
-   * key, for the server to recognise) may pass a small bound, or 0.
+   * keeping operations past their call at all, not how many. An app that neither looks up finished
+   * operations ({@link #find}, the listings) nor repeats a finished operation's key (a repeat past
+   * the bound is sent again, with the same key, for the server to recognise) may pass a small bound,
+   * or 0.
    *
    * @param maxFinishedBytes the finished operations' estimated size to keep, 0 or more: 0 keeps
    *     none (an outcome is still returned to its caller, and never dropped while owed to a
@@ -486,7 +487,8 @@ public final class InMemoryJournal implements Journal {
    * the count of droppable operations.
    */
   private void set(Slot slot, OperationRecord next) {
-    // A packed record is finished: it has no place in the due indexes, as none at all.
+    // Null when packed: a packed record is finished, so it has no place in the due indexes, as if
+    // there were none.
     OperationRecord previous = slot.record;
     slot.record = next;
     slot.packed = null;
