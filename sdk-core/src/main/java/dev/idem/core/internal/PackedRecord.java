@@ -188,7 +188,11 @@ public final class PackedRecord {
       }
     }
 
-    /** 0 for null, else the length plus one, then the UTF-8 bytes. */
+    /**
+     * 0 for null; an ASCII string as its length plus one, then a byte a character; any other as
+     * minus its length, then two bytes a character (UTF-16, so that every string comes back as it
+     * was, an unpaired surrogate in an exception's message included, which UTF-8 would replace).
+     */
     void string(String s) {
       if (s == null) {
         i(0);
@@ -199,14 +203,18 @@ public final class PackedRecord {
       int mark = at;
       i(n + 1);
       // Nearly every string of a record is ASCII (names, reasons, header values): written as it is
-      // read, without the array getBytes makes; the length written is then its UTF-8 length too.
+      // read, without the array getBytes makes.
       for (int k = 0; k < n; k++) {
         char c = s.charAt(k);
         if (c >= 0x80) {
           at = mark;
-          byte[] v = s.getBytes(StandardCharsets.UTF_8);
-          i(v.length + 1);
-          raw(v);
+          i(-n);
+          room(2 * n);
+          for (int j = 0; j < n; j++) {
+            char d = s.charAt(j);
+            buf[at++] = (byte) (d >>> 8);
+            buf[at++] = (byte) d;
+          }
           return;
         }
         buf[at++] = (byte) c;
@@ -283,13 +291,20 @@ public final class PackedRecord {
     }
 
     String string() {
-      int n = i() - 1;
-      if (n < 0) {
+      int n = i();
+      if (n == 0) {
         return null;
       }
-      String s = new String(buf, at, n, StandardCharsets.UTF_8);
-      at += n;
-      return s;
+      if (n > 0) {
+        String s = new String(buf, at, n - 1, StandardCharsets.ISO_8859_1);
+        at += n - 1;
+        return s;
+      }
+      char[] chars = new char[-n];
+      for (int k = 0; k < chars.length; k++) {
+        chars[k] = (char) ((buf[at++] & 0xff) << 8 | buf[at++] & 0xff);
+      }
+      return new String(chars);
     }
 
     byte[] bytes() {

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /** {@link PackedRecord} gives back every record it packed, equal in every component. */
 class PackedRecordProperties {
   private static final List<String> TEXTS = List.of("", "a", "create-order", "é à ü", "日本語", "emoji \uD83D\uDE00",
-      "quote \" and \\ and \n newline", "x".repeat(300));
+      "quote \" and \\ and \n newline", "x".repeat(300),
+      "an unpaired surrogate \uD83D in a message", "\uDE00", "é".repeat(200));
   private static final List<String> URIS = List.of("https://api.example.com/v1/orders",
       "http://localhost:8080/", "https://h.example/p%20q?a=1&b=%C3%A9#frag", "https://[::1]:9443/x?empty=",
       "https://user@h.example/caf%C3%A9");
