@@ -64,12 +64,12 @@ public final class InMemoryJournal implements Journal {
    */
   public static final long DEFAULT_MAX_FINISHED_BYTES = 16L * 1024 * 1024;
   /**
-   * What a kept operation costs beyond its packed record: the key and identity, the slot, the map
-   * and queue entries, and the array's header. The live heap of this journal holding 20,000
-   * finished keyed POSTs through the OkHttp adapter came to 686 bytes an operation, of which 432
-   * were the packed records.
+   * What a kept operation costs beyond its packed record and its key's characters: the identity,
+   * the slot, the map and queue entries, the key's objects and the array's header. The live heap of
+   * this journal holding 20,000 finished keyed POSTs through the OkHttp adapter (36-character keys)
+   * came to 686 bytes an operation, of which 432 were the packed records.
    */
-  private static final long SLOT_BYTES = 256;
+  private static final long SLOT_BYTES = 220;
   /**
    * How many more identities than the journal holds operations {@link #begun} may hold before a
    * dropping caller trims it (see {@link #trimBegun}).
@@ -226,7 +226,7 @@ public final class InMemoryJournal implements Journal {
   /**
    * A journal that keeps finished operations up to an estimated size, then drops the ones that
    * finished first. The estimate counts each operation's packed record (its URL, headers, bodies
-   * and attempts) and 256 bytes for the rest (see the class comment).
+   * and attempts), its key, and 220 bytes for the rest (see the class comment).
    *
    * <p>Keeping them costs most where calls are many: at thousands of calls a second, each kept
    * operation lives long enough to be copied by a young collection at least once, and it is dropped
@@ -502,7 +502,7 @@ public final class InMemoryJournal implements Journal {
       // What the operation holds, packed (its URL, headers, bodies and attempts as they are, so an
       // app's large headers count too). A journal that keeps none packs nothing and drops it at
       // once: any weight above its bound of 0 does.
-      slot.weight = slot.packed != null ? SLOT_BYTES + slot.packed.length : 1;
+      slot.weight = slot.packed != null ? weight(slot.begun.id, slot.packed) : 1;
       finishedBytes.addAndGet(slot.weight);
       if (!slot.queued) {
         slot.queued = true;
@@ -516,7 +516,12 @@ public final class InMemoryJournal implements Journal {
 
   /** The heap a finished operation holds while kept, as {@link #set} counts it. Package-private for tests. */
   static long weight(OperationRecord r) {
-    return SLOT_BYTES + PackedRecord.pack(r).length;
+    return weight(r.id(), PackedRecord.pack(r));
+  }
+
+  /** A key lives outside the packed record, and an app's keys may be long: counted as they are. */
+  private static long weight(OperationId id, byte[] packed) {
+    return SLOT_BYTES + id.key().value().length() + packed.length;
   }
 
   /**

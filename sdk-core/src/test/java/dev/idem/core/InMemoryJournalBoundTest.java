@@ -122,6 +122,28 @@ class InMemoryJournalBoundTest {
         "20,000 bytes hold two operations of 8 KB of headers, not " + all(journal, OperationState.SUCCEEDED).size());
   }
 
+  /** Runs to SUCCEEDED an operation of key {@code key} whose request does not hold the key. */
+  private static OperationRecord finishSameRequest(String key) throws Exception {
+    InMemoryJournal journal = new InMemoryJournal();
+    RequestSnapshot req = Requests.order("{}");
+    NewOperation op = new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
+        Fingerprinter.defaults().fingerprint(req), req, T0, false);
+    BeginResult begun = journal.beginAndClaim(op, "p1", Duration.ofMinutes(1));
+    journal.recordAttemptAndTransition(op.id(), begun.lease(), attempt(begun.lease()),
+        Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201), null));
+    return journal.find(op.id()).orElseThrow();
+  }
+
+  @Test
+  void aLongKeyCountsAgainstTheBound() throws Exception {
+    // The key lives outside the packed record: an app's long keys (a business reference, a tenant
+    // prefix) are held for every kept operation too.
+    long shortOne = InMemoryJournal.weight(finishSameRequest("k1"));
+    long longOne = InMemoryJournal.weight(finishSameRequest("k".repeat(200)));
+    assertTrue(longOne - shortOne >= 198, "a 200-character key weighs " + (longOne - shortOne) + " bytes more than a"
+        + " 2-character one");
+  }
+
   @Test
   void operationsInProgressAndOutcomesStillOwedToAHandlerAreNeverDropped() throws Exception {
     InMemoryJournal journal = new InMemoryJournal(0);
