@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.fingerprint.Fingerprinter;
@@ -94,5 +95,40 @@ class InMemoryJournalReviewTest {
     assertEquals(List.of(id("u1"), id("u2")), asked, "every UNCERTAIN operation is asked about");
     assertEquals(OperationState.FAILED, journal.find(id("u2")).orElseThrow().state());
     assertEquals(1, settled);
+  }
+
+  /**
+   * The class Javadoc: past the bound "the ones that finished first are dropped". An operator
+   * re-drives an UNCERTAIN operation and it finishes again; the journal keeps its first place in the
+   * drop order, so the very next finish drops the operation just re-driven and settled (the one the
+   * operator is about to look at) instead of the older ones.
+   */
+  @Test
+  void aReDrivenOperationThatFinishesAgainIsNotDroppedBeforeOperationsThatFinishedEarlier() throws Exception {
+    // What the operations weigh as they end up: a re-driven a with two attempts, c and d with one.
+    InMemoryJournal probe = new InMemoryJournal();
+    finish(probe, "a", OperationState.UNCERTAIN);
+    probe.redrive(id("a"), T0);
+    Lease l = probe.claim(id("a"), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
+    probe.recordAttemptAndTransition(id("a"), l, new AttemptRecord(2, l.generation(), T0, T0,
+        Classification.SUCCESS, 201, null, "HTTP 201", Duration.ZERO, "test"),
+        Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+    long bound = InMemoryJournal.weight(probe.find(id("a")).orElseThrow()) + weight("c", OperationState.SUCCEEDED)
+        + weight("d", OperationState.SUCCEEDED);
+
+    InMemoryJournal journal = new InMemoryJournal(bound);
+    finish(journal, "a", OperationState.UNCERTAIN);
+    finish(journal, "b", OperationState.SUCCEEDED);
+    finish(journal, "c", OperationState.SUCCEEDED);
+    journal.redrive(id("a"), T0);
+    Lease lease = journal.claim(id("a"), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
+    journal.recordAttemptAndTransition(id("a"), lease, new AttemptRecord(2, lease.generation(), T0, T0,
+        Classification.SUCCESS, 201, null, "HTTP 201", Duration.ZERO, "test"),
+        Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+    finish(journal, "d", OperationState.SUCCEEDED);
+
+    assertTrue(journal.find(id("a")).isPresent(), "a finished after b and c (its re-drive settled it), yet it"
+        + " was dropped first: it kept the place of its first finish");
+    assertFalse(journal.find(id("b")).isPresent(), "b finished first, so it goes first");
   }
 }
