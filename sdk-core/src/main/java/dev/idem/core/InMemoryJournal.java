@@ -43,7 +43,10 @@ import java.util.function.Predicate;
  * estimated {@linkplain #InMemoryJournal(long) size} (default
  * {@value #DEFAULT_MAX_FINISHED_BYTES} bytes, 16 MiB: some 24,000 keyed POSTs of 90 bytes of body,
  * fewer with larger bodies or headers), and past it the ones that finished first are dropped, as a
- * {@link #purge} would drop them. Without that bound, a process that never purged (nothing purges
+ * {@link #purge} would drop them: the SUCCEEDED and FAILED ones first, the UNCERTAIN ones only once
+ * none of those is left, since they await reconciliation
+ * ({@link IdempotentExecutor#reconcileUncertain}). A re-driven operation that finishes again counts
+ * as finished then. Without that bound, a process that never purged (nothing purges
  * this journal by itself) kept every operation it ever ran, until it ran out of memory. A dropped
  * operation is forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
  * begins it again and sends it with that same key, which the server recognises within its key
@@ -118,8 +121,13 @@ public final class InMemoryJournal implements Journal {
      * the lock.
      */
     long weight;
-    /** Whether {@code finished} holds this slot; under the lock. */
-    boolean queued;
+    /**
+     * Its latest place in {@code finished} or {@code uncertain}: the slot itself the first time it
+     * may be dropped, a {@link Place} each time after (a re-driven operation that finishes again
+     * has finished last), null before; under the lock. An entry polled that is not the latest is
+     * passed over.
+     */
+    Object place;
     /** Whether its identity was moved into {@code order}; under the lock. */
     boolean ordered;
     /** Its place in {@code begun}, told when the slot leaves the journal. */
@@ -135,6 +143,22 @@ public final class InMemoryJournal implements Journal {
       OperationRecord r = record;
       return r != null ? r : PackedRecord.unpack(begun.id, packed);
     }
+  }
+
+  /**
+   * A place in the drop order of a slot that may be dropped again: re-driven, it finished again.
+   * Its first place is the slot itself, so that the usual finish makes no object for it.
+   */
+  private static final class Place {
+    final Slot slot;
+
+    Place(Slot slot) {
+      this.slot = slot;
+    }
+  }
+
+  private static Slot slotOf(Object place) {
+    return place instanceof Slot s ? s : ((Place) place).slot;
   }
 
   /**
@@ -188,11 +212,18 @@ public final class InMemoryJournal implements Journal {
    */
   private final Set<OperationId> inFlight = ConcurrentHashMap.newKeySet();
   /**
-   * The slots of the operations that may be dropped, in the order they became so (one entry per
-   * slot: a slot re-driven and finished again keeps its first place). Entries of slots that are no
-   * longer droppable are skipped when they come up; those of purged slots are swept by purge.
+   * The places ({@link Slot#place}) of the SUCCEEDED and FAILED operations that may be dropped, in
+   * the order they became so. An entry that is no longer its slot's latest place, or whose slot is
+   * no longer droppable, is passed over when it comes up; those of purged slots are swept by purge.
    */
-  private final ConcurrentLinkedQueue<Slot> finished = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Object> finished = new ConcurrentLinkedQueue<>();
+  /**
+   * The same for the UNCERTAIN ones, dropped only once {@link #finished} holds none: they are the
+   * operations an app still has to reconcile ({@code reconcileUncertain}), and an outage that makes
+   * many of them (timeouts after the request went out) should not push them out behind thousands
+   * of successes finished since. The bound still holds: past it they go too, oldest first.
+   */
+  private final ConcurrentLinkedQueue<Object> uncertain = new ConcurrentLinkedQueue<>();
   /** The summed weights of the droppable operations. */
   private final AtomicLong finishedBytes = new AtomicLong();
   private final long maxFinishedBytes;
@@ -225,7 +256,7 @@ public final class InMemoryJournal implements Journal {
 
   /**
    * A journal that keeps finished operations up to an estimated size, then drops the ones that
-   * finished first. The estimate counts each operation's packed record (its URL, headers, bodies
+   * finished first, the UNCERTAIN ones last (see the class comment). The estimate counts each operation's packed record (its URL, headers, bodies
    * and attempts), its key, and 220 bytes for the rest (see the class comment).
    *
    * <p>Keeping them costs most where calls are many: at thousands of calls a second, each kept
@@ -504,10 +535,9 @@ public final class InMemoryJournal implements Journal {
       // once: any weight above its bound of 0 does.
       slot.weight = slot.packed != null ? weight(slot.begun.id, slot.packed) : 1;
       finishedBytes.addAndGet(slot.weight);
-      if (!slot.queued) {
-        slot.queued = true;
-        finished.add(slot);
-      }
+      Object place = slot.place == null ? slot : new Place(slot);
+      slot.place = place;
+      (next.state() == OperationState.UNCERTAIN ? uncertain : finished).add(place);
     } else if (!droppable && slot.weight != 0) {
       finishedBytes.addAndGet(-slot.weight);
       slot.weight = 0;
@@ -525,19 +555,23 @@ public final class InMemoryJournal implements Journal {
   }
 
   /**
-   * Drops the operations that finished first while the finished ones are over the bound; called
+   * Drops the operations that finished first, the UNCERTAIN ones last, while the finished ones are
+   * over the bound; called
    * with no slot lock held, since it takes other slots' locks.
    */
   private void dropIfOver() {
     boolean dropped = false;
     while (finishedBytes.get() > maxFinishedBytes) {
-      Slot slot = finished.poll();
-      if (slot == null) {
-        break;
+      Object place = finished.poll();
+      if (place == null) {
+        place = uncertain.poll();
+        if (place == null) {
+          break;
+        }
       }
+      Slot slot = slotOf(place);
       synchronized (slot) {
-        slot.queued = false;
-        if (!slot.removed && slot.weight != 0) {
+        if (slot.place == place && !slot.removed && slot.weight != 0) {
           remove(slot);
           dropped = true;
         }
@@ -761,7 +795,8 @@ public final class InMemoryJournal implements Journal {
     }
     // The purged slots' places in the drop order would otherwise wait there until the bound is
     // reached, each keeping its operation's record.
-    finished.removeIf(slot -> slot.removed);
+    finished.removeIf(place -> slotOf(place).removed);
+    uncertain.removeIf(place -> slotOf(place).removed);
     return purged;
   }
 

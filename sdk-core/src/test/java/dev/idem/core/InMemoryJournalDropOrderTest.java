@@ -21,8 +21,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Review findings on {@link InMemoryJournal}'s size bound (drops) racing re-drives. */
-class InMemoryJournalReviewTest {
+/** The order in which {@link InMemoryJournal}'s size bound drops finished operations, and what it meets. */
+class InMemoryJournalDropOrderTest {
   private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
 
   private static NewOperation op(String key) {
@@ -64,7 +64,8 @@ class InMemoryJournalReviewTest {
   @Test
   void reconcileUncertainSurvivesAnOperationDroppedWhileItsReconcilerRuns() throws Exception {
     long bound = weight("u1", OperationState.UNCERTAIN) + weight("u2", OperationState.UNCERTAIN)
-        + weight("t1", OperationState.SUCCEEDED);
+        + weight("t1", OperationState.UNCERTAIN)
+        + 200; // room for u2's reconciled record, heavier by its reason, so that it is kept to be read
     InMemoryJournal journal = new InMemoryJournal(bound);
     finish(journal, "u1", OperationState.UNCERTAIN);
     finish(journal, "u2", OperationState.UNCERTAIN);
@@ -79,9 +80,11 @@ class InMemoryJournalReviewTest {
       settled = idem.reconcileUncertain(record -> {
         asked.add(record.id());
         if (record.id().equals(id("u1"))) {
-          // The app's traffic while the provider is asked about u1: two calls finish.
-          finish(journal, "t1", OperationState.SUCCEEDED);
-          finish(journal, "t2", OperationState.SUCCEEDED);
+          // The app's traffic while the provider is asked about u1: two calls end UNCERTAIN (the
+          // outage goes on), and the bound drops the oldest UNCERTAIN one, u1 (the journal drops
+          // SUCCEEDED and FAILED ones first, but none is left).
+          finish(journal, "t1", OperationState.UNCERTAIN);
+          finish(journal, "t2", OperationState.UNCERTAIN);
         }
         return Reconciliation.failed("the provider has no such charge");
       });
@@ -95,6 +98,36 @@ class InMemoryJournalReviewTest {
     assertEquals(List.of(id("u1"), id("u2")), asked, "every UNCERTAIN operation is asked about");
     assertEquals(OperationState.FAILED, journal.find(id("u2")).orElseThrow().state());
     assertEquals(1, settled);
+  }
+
+  /**
+   * An outage ends calls UNCERTAIN while others keep succeeding: past the bound, the successes go
+   * first, and the UNCERTAIN operations stay for the app to reconcile, older than all of them.
+   */
+  @Test
+  void successesAreDroppedBeforeUncertainOperationsThatFinishedEarlier() throws Exception {
+    long bound = weight("u1", OperationState.UNCERTAIN) + weight("s1", OperationState.SUCCEEDED)
+        + weight("f1", OperationState.FAILED);
+    InMemoryJournal journal = new InMemoryJournal(bound);
+    finish(journal, "u1", OperationState.UNCERTAIN);
+    finish(journal, "s1", OperationState.SUCCEEDED);
+    finish(journal, "f1", OperationState.FAILED);
+    finish(journal, "s2", OperationState.SUCCEEDED);
+    finish(journal, "s3", OperationState.SUCCEEDED);
+
+    assertTrue(journal.find(id("u1")).isPresent(), "the UNCERTAIN operation awaits reconciliation");
+    assertEquals(List.of(id("u1")), journal.findByState(OperationState.UNCERTAIN, null, 10).stream()
+        .map(OperationRecord::id).toList());
+    assertFalse(journal.find(id("s1")).isPresent(), "the oldest success goes first");
+    assertFalse(journal.find(id("f1")).isPresent(), "then the oldest failure");
+    assertTrue(journal.find(id("s3")).isPresent());
+
+    // Only UNCERTAIN ones left over the bound: they go too, oldest first.
+    InMemoryJournal onlyUncertain = new InMemoryJournal(weight("u1", OperationState.UNCERTAIN));
+    finish(onlyUncertain, "u1", OperationState.UNCERTAIN);
+    finish(onlyUncertain, "u2", OperationState.UNCERTAIN);
+    assertFalse(onlyUncertain.find(id("u1")).isPresent(), "the bound holds for UNCERTAIN ones too");
+    assertTrue(onlyUncertain.find(id("u2")).isPresent());
   }
 
   /**
