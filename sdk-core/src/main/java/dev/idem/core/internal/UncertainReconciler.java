@@ -82,7 +82,20 @@ public final class UncertainReconciler {
     }
     checkOpen(settled);  // closed while the reconciler was asked: nothing written for this one
     Instant now = settings.clock().instant();
-    settings.journal().redrive(record.id(), now);
+    try {
+      settings.journal().redrive(record.id(), now);
+    } catch (IllegalStateException e) {
+      // The operation left UNCERTAIN, or the journal, while its reconciler was asked: another pass or
+      // an operator settled it, or a purge or the in-memory journal's bound dropped it. Nothing is
+      // written for it, and the pass goes on to the others instead of ending at this one.
+      Optional<OperationRecord> current = settings.journal().find(record.id());
+      if (current.isPresent() && current.get().state() == OperationState.UNCERTAIN) {
+        throw e;
+      }
+      LOG.info("{} is {} since it was listed for reconciliation; its reconciler's answer is not written",
+          record.id(), current.map(c -> c.state().toString()).orElse("no longer in the journal"));
+      return false;
+    }
     Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
     if (lease.isEmpty()) {
       return false;
