@@ -110,6 +110,8 @@ public final class InMemoryJournal implements Journal {
     OperationRecord record;
     /** The latest record packed, or null; under the lock. */
     byte[] packed;
+    /** The state of the {@link #packed} record, which a listing by state reads instead of unpacking it; under the lock. */
+    OperationState packedState;
     /**
      * Set, under the lock, when purge or the size bound took the slot out of the map: it then
      * holds no operation. Volatile for purge's sweep of {@code finished}, which reads it without
@@ -527,6 +529,7 @@ public final class InMemoryJournal implements Journal {
     boolean droppable = next.state().isTerminal() && !next.outcomeUndelivered();
     if (droppable && maxFinishedBytes != 0) {
       slot.packed = PackedRecord.pack(next);
+      slot.packedState = next.state();
       slot.record = null;
     }
     if (droppable && slot.weight == 0) {
@@ -648,13 +651,13 @@ public final class InMemoryJournal implements Journal {
 
   @Override
   public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
-    return page(after, limit, false, OperationRecord::outcomeUndelivered);
+    return page(after, limit, null, OperationRecord::outcomeUndelivered);
   }
 
   @Override
   public List<OperationRecord> findDue(Instant now, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, false, r -> (r.state() == OperationState.PENDING
+    return page(after, limit, null, r -> (r.state() == OperationState.PENDING
         && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now)))
         || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now)));
   }
@@ -750,22 +753,24 @@ public final class InMemoryJournal implements Journal {
   @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, state.isTerminal(), r -> r.state() == state);
+    return page(after, limit, state.isTerminal() ? state : null, r -> r.state() == state);
   }
 
   /**
    * A page of the operations {@code filter} takes, in {@link #ORDER}. A packed operation is finished
-   * and owes no handler its outcome: where {@code packedMayMatch} says the filter takes none such, it
-   * is passed over without being unpacked (a page of the PENDING or undelivered ones would otherwise
-   * unpack every finished operation the journal keeps).
+   * and owes no handler its outcome: it is unpacked only if it is in {@code packedState}, else
+   * passed over unread (a page of the PENDING, undelivered or UNCERTAIN ones would otherwise
+   * unpack every finished operation the journal keeps, some 24,000 by default).
+   *
+   * @param packedState the state of the packed operations {@code filter} may take, or null for none
    */
-  private List<OperationRecord> page(OperationId after, int limit, boolean packedMayMatch,
+  private List<OperationRecord> page(OperationId after, int limit, OperationState packedState,
       Predicate<OperationRecord> filter) throws IdempotencyException {
     ensureOpen();
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
     for (OperationId id : after == null ? ordered() : ordered().tailSet(after, false)) {
-      OperationRecord r = packedMayMatch ? latest(id) : unpackedLatest(id);
+      OperationRecord r = latestUnlessPacked(id, packedState);
       if (r != null && filter.test(r)) {
         found.add(r);
         if (found.size() == limit) {
@@ -848,14 +853,17 @@ public final class InMemoryJournal implements Journal {
     }
   }
 
-  /** The latest record of an identity, or null if it was purged or is packed. */
-  private OperationRecord unpackedLatest(OperationId id) {
+  /** The latest record of an identity, or null if it was purged or is packed in a state other than {@code packedState}. */
+  private OperationRecord latestUnlessPacked(OperationId id, OperationState packedState) {
     Slot slot = slots.get(id);
     if (slot == null) {
       return null;
     }
     synchronized (slot) {
-      return slot.removed ? null : slot.record;
+      if (slot.removed) {
+        return null;
+      }
+      return slot.record != null || slot.packedState != packedState ? slot.record : slot.record();
     }
   }
 
