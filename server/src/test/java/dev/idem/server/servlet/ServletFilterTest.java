@@ -21,7 +21,10 @@ import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The Servlet filter in a real Jetty 12 (ee10) on a loopback port 0. */
 class ServletFilterTest extends AdapterContract {
@@ -67,6 +70,37 @@ class ServletFilterTest extends AdapterContract {
     assertEquals("true", replayed(declinedAgain).orElse(null));
     assertEquals(1, app.effects("k-w"));
     assertEquals(1, app.effects("k-e"));
+  }
+
+  /**
+   * Review: {@code sendRedirect} and {@code sendError} end the answer. The container drops what is
+   * written after them (Tomcat suspends the response), and {@code sendError} drops what was written
+   * before too; the filter kept both in the answer it sent and stored, so the first client and
+   * every retry got a body the same servlet never sends without the guard.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"redirect-then-write", "stream-redirect-then-write", "error-then-write",
+      "error-msg-then-write", "stream-error-then-write"})
+  void whatIsWrittenAroundSendRedirectOrSendErrorIsNotTheAnswer(String mode) throws Exception {
+    startDefault();
+    String key = "k-" + mode;
+
+    var first = post("/orders", key, null, mode, "{}");
+    var again = post("/orders", key, null, mode, "{}");
+
+    boolean redirect = mode.contains("redirect");
+    assertEquals(redirect ? 302 : 402, first.statusCode());
+    assertEquals("", first.body(), "the container drops the body written after (and for sendError, before) it");
+    assertEquals(redirect ? Optional.of("/orders/done") : Optional.empty(), location(first));
+    assertEquals(first.statusCode(), again.statusCode());
+    assertEquals(first.body(), again.body(), "the retry is replayed what the first client got");
+    assertEquals(location(first), location(again));
+    assertEquals("true", replayed(again).orElse(null));
+    assertEquals(1, app.effects(key), "the handler ran once");
+  }
+
+  private static Optional<String> location(java.net.http.HttpResponse<?> r) {
+    return r.headers().firstValue("Location").map(l -> URI.create(l).getPath());
   }
 
   /**
@@ -146,6 +180,10 @@ class ServletFilterTest extends AdapterContract {
         resp.getWriter().print("written é " + app.effects(key));
         return;
       }
+      if (mode != null && mode.endsWith("-then-write")) {
+        answerThenWrite(mode, resp);
+        return;
+      }
       if ("error402".equals(mode)) {
         resp.sendError(402, "declined");
         return;
@@ -157,6 +195,28 @@ class ServletFilterTest extends AdapterContract {
       }
       resp.setHeader("Set-Cookie", "session=never-stored");
       resp.getOutputStream().write(a.body());
+    }
+
+    /** A draft body, then the answer that ends it ({@code sendRedirect} or {@code sendError}), then more body. */
+    private static void answerThenWrite(String mode, HttpServletResponse resp) throws IOException {
+      resp.setContentType("text/plain");
+      boolean stream = mode.startsWith("stream-");
+      write(resp, stream, "draft");
+      switch (mode.substring(stream ? "stream-".length() : 0)) {
+        case "redirect-then-write" -> resp.sendRedirect("/orders/done");
+        case "error-then-write" -> resp.sendError(402);
+        case "error-msg-then-write" -> resp.sendError(402, "declined");
+        default -> throw new IllegalArgumentException(mode);
+      }
+      write(resp, stream, "written after the answer was sent");
+    }
+
+    private static void write(HttpServletResponse resp, boolean stream, String text) throws IOException {
+      if (stream) {
+        resp.getOutputStream().write(text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+      } else {
+        resp.getWriter().write(text);
+      }
     }
   }
 }

@@ -15,6 +15,7 @@ import dev.idem.spring.server.Idempotent;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.ServletResponseWrapper;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.net.URI;
@@ -67,6 +68,7 @@ import org.springframework.web.bind.annotation.RestController;
 class RedirectOverloadsReviewTest {
   static final Path DIR = AppDatabase.withOrders("idem-redirect-");
   static final String DRAFT = "draft before the redirect";
+  static final String AFTER = "written after the answer was sent";
 
 
   @SpringBootApplication
@@ -98,6 +100,58 @@ class RedirectOverloadsReviewTest {
     @Idempotent(transactional = true)
     void tx(@PathVariable String item, @PathVariable String how, HttpServletResponse response) throws Throwable {
       answer(item, how, response);
+    }
+
+    @PostMapping("/lease/{item}/{how}/then-write")
+    @Idempotent
+    void leaseThenWrite(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws Throwable {
+      answer(item, how, response);
+      response.getWriter().write(AFTER);
+    }
+
+    @PostMapping("/tx/{item}/{how}/then-write")
+    @Idempotent(transactional = true)
+    void txThenWrite(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws Throwable {
+      answer(item, how, response);
+      response.getWriter().write(AFTER);
+    }
+
+    /** The same handler without the guard: what the container itself sends for it. */
+    @PostMapping("/unguarded/{item}/{how}/then-write")
+    void unguardedThenWrite(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws Throwable {
+      answer(item, how, response);
+      response.getWriter().write(AFTER);
+    }
+
+    @PostMapping("/lease-error/{item}/{how}")
+    @Idempotent
+    void leaseError(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws IOException {
+      error(item, how, response);
+    }
+
+    @PostMapping("/tx-error/{item}/{how}")
+    @Idempotent(transactional = true)
+    void txError(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws IOException {
+      error(item, how, response);
+    }
+
+    /** The effect, a draft body, {@code sendError} (with a message or not), then more body. */
+    private void error(String item, String how, HttpServletResponse response) throws IOException {
+      runs.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet();
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", item);
+      response.setContentType("text/plain");
+      response.getWriter().write(DRAFT);
+      if (how.equals("msg")) {
+        response.sendError(402, "declined");
+      } else {
+        response.sendError(402);
+      }
+      response.getWriter().write(AFTER);
     }
 
     /** The effect, a draft body in the buffer, then the redirect spelled as {@code how} says. */
@@ -211,6 +265,74 @@ class RedirectOverloadsReviewTest {
     assertEquals(body, retried.body());
     assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
     assertEquals(1, rows(item));
+  }
+
+  /**
+   * Review: a handler that writes after its redirect. The container commits the response at
+   * {@code sendRedirect} (Tomcat suspends it) and drops what is written after; the guard's wrappers
+   * kept it, so the client got, and every retry was replayed, a body the same handler never sends
+   * without the guard.
+   */
+  @ParameterizedTest(name = "{0} mode, sendRedirect {1}, then a write")
+  @CsvSource({
+      "lease, plain", "lease, status", "lease, keep", "lease, status-keep", "lease, status-clear",
+      "tx,    plain", "tx,    status", "tx,    keep", "tx,    status-keep", "tx,    status-clear"})
+  void aWriteAfterTheRedirectIsDroppedAsTheContainerDropsIt(String mode, String how) throws Exception {
+    assumeTrue(how.equals("plain") || servlet61Present(), "Servlet 6.1 only");
+    String item = mode + "-" + how + "-then-write";
+    HttpResponse<String> container = HTTP.send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/unguarded/unguarded-" + item + "/" + how + "/then-write"))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    HttpRequest request = HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/" + mode + "/" + item + "/" + how + "/then-write"))
+        .header("Idempotency-Key", "k-" + item).POST(HttpRequest.BodyPublishers.noBody()).build();
+
+    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+
+    assertEquals(container.statusCode(), first.statusCode());
+    assertEquals(container.body(), first.body(), "the first client gets what the container sends without the guard");
+    assertEquals(location(container).replace("unguarded-", ""), location(first));
+    assertEquals(first.statusCode(), retried.statusCode());
+    assertEquals(location(first), location(retried));
+    assertEquals(first.body(), retried.body(), "the retry is replayed what the first client got");
+    assertEquals(Optional.of("true"), retried.headers().firstValue("Idempotent-Replayed"));
+    assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
+    assertEquals(1, rows(item));
+  }
+
+  /**
+   * Review: {@code sendError} ends the answer. The container drops the body written before it
+   * (and after it); the guard's wrappers, which hold it as a status without a container error page,
+   * kept both, so the first client got, and every retry was replayed, a half-written body with the
+   * error status.
+   */
+  @ParameterizedTest(name = "{0} mode, sendError {1}")
+  @CsvSource({"lease, sc", "lease, msg", "tx, sc", "tx, msg"})
+  void sendErrorIsStoredAsItsStatusWithoutTheBodyWrittenAroundIt(String mode, String how) throws Exception {
+    String item = mode + "-error-" + how;
+    HttpRequest request = HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/" + mode + "-error/" + item + "/" + how))
+        .header("Idempotency-Key", "k-" + item).POST(HttpRequest.BodyPublishers.noBody()).build();
+
+    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+
+    assertEquals(402, first.statusCode());
+    assertEquals("", first.body(), "the body written around sendError is not the answer");
+    StoredResponse stored = stored("k-" + item);
+    assertEquals(402, stored.status());
+    assertArrayEquals(new byte[0], stored.body());
+    assertEquals(402, retried.statusCode());
+    assertEquals(first.body(), retried.body(), "the retry is replayed what the first client got");
+    assertEquals(Optional.of("true"), retried.headers().firstValue("Idempotent-Replayed"));
+    assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
+    assertEquals(1, rows(item));
+  }
+
+  /** The path of a response's {@code Location} (the container may make it absolute), or "". */
+  private static String location(HttpResponse<?> response) {
+    return response.headers().firstValue("Location").map(l -> URI.create(l).getPath()).orElse("");
   }
 
   private StoredResponse stored(String key) {
