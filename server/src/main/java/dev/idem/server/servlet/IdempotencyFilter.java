@@ -65,8 +65,9 @@ import org.slf4j.LoggerFactory;
  * also when the client goes away while it streams (the handler's effect is done by then).
  * {@code sendError} and {@code sendRedirect} (also Servlet 6.1's {@code sendRedirect} with a
  * status or {@code clearBuffer}) are captured as a status (and {@code Location}) without a
- * container error page; a redirect drops the body written before it unless {@code clearBuffer}
- * is false, as the container does. Form parameters of a guarded request must be read from the
+ * container error page. They end the answer as the container does: the body written before is
+ * dropped ({@code sendError}, and a redirect unless {@code clearBuffer} is false), writes after
+ * are dropped, and the response reads as committed. Form parameters of a guarded request must be read from the
  * body, since the filter has consumed the original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
@@ -583,6 +584,12 @@ public final class IdempotencyFilter implements Filter {
   /** The response as the handler sees it: body held back up to the cap, never committed early. */
   private static final class CapturingResponse extends HttpServletResponseWrapper {
     final BoundedCapture capture;
+    /**
+     * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
+     * point (Tomcat suspends the response); capturing later writes would store and replay a body
+     * that the handler's client never gets without the guard.
+     */
+    private boolean ended;
     private ServletOutputStream stream;
     private PrintWriter writer;
 
@@ -597,12 +604,16 @@ public final class IdempotencyFilter implements Filter {
         stream = new ServletOutputStream() {
           @Override
           public void write(int b) throws IOException {
-            capture.write(b);
+            if (!ended) {
+              capture.write(b);
+            }
           }
 
           @Override
           public void write(byte[] b, int off, int len) throws IOException {
-            capture.write(b, off, len);
+            if (!ended) {
+              capture.write(b, off, len);
+            }
           }
 
           @Override
@@ -642,11 +653,12 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public boolean isCommitted() {
-      return capture.spilled() || super.isCommitted();
+      return ended || capture.spilled() || super.isCommitted();
     }
 
     @Override
     public void resetBuffer() {
+      checkNotEnded();
       // The writer's encoder holds chars not yet in the capture: dropped with the rest.
       flushWriter();
       capture.reset();
@@ -655,19 +667,27 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void reset() {
+      checkNotEnded();
       flushWriter();
       capture.reset();
       super.reset();
     }
 
+    /** Captures the error status; the body written before it is dropped, as the container resets its buffer. */
     @Override
     public void sendError(int sc) {
-      setStatus(sc);
+      sendError(sc, null);
     }
 
+    /** As {@link #sendError(int)}: the message would only go into the container's error page. */
     @Override
     public void sendError(int sc, String msg) {
+      if (isCommitted()) {
+        throw new IllegalStateException("cannot send an error: the response is committed");
+      }
+      resetBuffer();
       setStatus(sc);
+      ended = true;
     }
 
     @Override
@@ -716,9 +736,19 @@ public final class IdempotencyFilter implements Filter {
       }
       if (clearBuffer) {
         resetBuffer();
+      } else {
+        // Text the writer's encoder still holds was written before the redirect: it stays.
+        flushWriter();
       }
       setStatus(sc);
       setHeader("Location", location);
+      ended = true;
+    }
+
+    private void checkNotEnded() {
+      if (ended) {
+        throw new IllegalStateException("the response is committed: sendRedirect or sendError already ended it");
+      }
     }
 
     void finishWriting() throws IOException {

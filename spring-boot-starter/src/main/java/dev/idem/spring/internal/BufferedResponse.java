@@ -24,8 +24,9 @@ import java.util.Map;
  * nothing sent, since the handler's answer goes out only after its transaction committed (the
  * guard answers 503 instead if the commit fails). {@code sendError} and {@code sendRedirect} (also
  * Servlet 6.1's {@code sendRedirect} with a status or {@code clearBuffer}) are held as a status
- * (and {@code Location}), without a container error page; a redirect drops the body written before
- * it unless {@code clearBuffer} is false, as the container does.
+ * (and {@code Location}), without a container error page. They end the answer as the container
+ * does: the body written before is dropped ({@code sendError}, and a redirect unless
+ * {@code clearBuffer} is false), writes after are dropped, and the response reads as committed.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -46,6 +47,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private final Map<String, List<String>> headers = new LinkedHashMap<>();
   private final long limit;
   private boolean overflowed;
+  /**
+   * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
+   * point (Tomcat suspends the response); holding later writes would store and replay a body that
+   * the handler's client never gets without the guard.
+   */
+  private boolean ended;
   private int status = 200;
   private String characterEncoding;
   private ServletOutputStream stream;
@@ -101,12 +108,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       stream = new ServletOutputStream() {
         @Override
         public void write(int b) throws IOException {
+          if (ended) {
+            return;
+          }
           room(1);
           body.write(b);
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
+          if (ended) {
+            return;
+          }
           room(len);
           body.write(b, off, len);
         }
@@ -278,14 +291,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return status;
   }
 
+  /** Holds the error status; the body written before it is dropped, as the container resets its buffer. */
   @Override
   public void sendError(int sc) {
-    this.status = sc;
+    sendError(sc, null);
   }
 
+  /** As {@link #sendError(int)}: the message would only go into the container's error page. */
   @Override
   public void sendError(int sc, String msg) {
+    resetBuffer();
     this.status = sc;
+    ended = true;
   }
 
   @Override
@@ -310,9 +327,20 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   public void sendRedirect(String location, int sc, boolean clearBuffer) {
     if (clearBuffer) {
       resetBuffer();
+    } else {
+      // Text the writer's encoder still holds was written before the redirect: it stays.
+      checkNotEnded();
+      flushWriter();
     }
     this.status = sc;
     setHeader("Location", location);
+    ended = true;
+  }
+
+  private void checkNotEnded() {
+    if (ended) {
+      throw new IllegalStateException("the response is committed: sendRedirect or sendError already ended it");
+    }
   }
 
   @Override
@@ -320,9 +348,10 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     flushWriter();
   }
 
+  /** False until sendRedirect or sendError: nothing is sent before the commit. */
   @Override
   public boolean isCommitted() {
-    return false;
+    return ended;
   }
 
   @Override
@@ -334,6 +363,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void resetBuffer() {
+    checkNotEnded();
     flushWriter();
     body.reset();
   }
