@@ -252,7 +252,9 @@ public final class InboxStore implements AutoCloseable {
   /**
    * Up to {@code limit} entries in {@code state}, oldest first (then by source and event id), each
    * checked like {@link #find}; with {@code after}, only those after it in that order, so that a
-   * listing pages by key instead of by offset.
+   * listing pages by key instead of by offset. Each page walks the index on (state, received_at,
+   * source, event_id) from its cursor (migration {@code listing_order}), so that it reads one page
+   * instead of sorting every event of the state; the WHERE and ORDER BY must keep its columns.
    *
    * @param after the last entry of the previous page, or null for the first page
    */
