@@ -163,6 +163,85 @@ class CancelBackOffTest {
     assertEquals(OperationState.PENDING, h.state(outer));
   }
 
+  /**
+   * Two handles taken at one depth before either call starts (an adapter path that makes a keyed
+   * call of its own between taking its handle and calling the executor): each belongs to its own
+   * call. The later handle's call runs first; a cancel of the earlier handle, for the call still to
+   * come, must not skip that call's backoffs.
+   */
+  @Test
+  void aCancelOfAHandleTakenForALaterCallAtTheSameDepthLeavesTheCallMadeNowAlone() throws Exception {
+    Harness h = new Harness();
+    AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+        UntaggedPolicy.PASS_THROUGH);
+    Operation outer = order(1);
+    Operation inner = Operation.builder("create-token", Requests.order("{\"token\":1}")).build();
+    AtomicBoolean outerCancelled = new AtomicBoolean();
+    AtomicInteger outerSent = new AtomicInteger();
+    AtomicInteger innerSent = new AtomicInteger();
+    try (CallCancel outerCancel = support.callCancel()) {
+      // The inner call is made after the outer handle was taken, before the outer call starts;
+      // the outer call's caller cancels it during the inner call's first attempt.
+      Transport innerTransport = (request, key) -> {
+        if (innerSent.incrementAndGet() == 1) {
+          outerCancelled.set(true);
+          outerCancel.cancel();
+          return response(503);
+        }
+        return response(201);
+      };
+      try (CallCancel innerCancel = support.callCancel()) {
+        assertEquals(201, h.executor.execute(inner, innerTransport).response().status());
+      }
+      assertEquals(List.of(Harness.POLICY.baseDelay()), h.time.sleeps(), "the inner call waited out its backoff");
+
+      assertThrows(OperationPendingException.class,
+          () -> h.executor.execute(outer, refusingOnceCancelled(outerCancelled, outerSent, () -> { })));
+      assertFalse(Thread.currentThread().isInterrupted());
+    }
+    assertEquals(2, innerSent.get());
+    assertEquals(OperationState.SUCCEEDED, h.state(inner));
+    assertEquals(0, outerSent.get(), "the cancelled outer call sent nothing");
+    assertEquals(OperationState.PENDING, h.state(outer));
+    assertEquals(List.of(Harness.POLICY.baseDelay()), h.time.sleeps(), "the cancelled outer call waited out nothing");
+  }
+
+  /**
+   * Closing a cancelled handle takes back its own cancel only: another call's handle taken at the
+   * same depth stays cancelled, and that call skips its backoff.
+   */
+  @Test
+  void closingACancelledHandleLeavesTheCancelOfAnotherCallAtTheSameDepth() throws Exception {
+    Harness h = new Harness();
+    AdapterSupport support = AdapterSupport.of(h.executor, AdapterSupport.DEFAULT_KEY_HEADER, KeyHeaderFormat.BARE,
+        UntaggedPolicy.PASS_THROUGH);
+    Operation outer = order(1);
+    Operation inner = Operation.builder("create-token", Requests.order("{\"token\":1}")).build();
+    AtomicInteger outerSent = new AtomicInteger();
+    try (CallCancel outerCancel = support.callCancel()) {
+      outerCancel.cancel(); // a call timeout that elapsed before the call reached the executor
+      try (CallCancel innerCancel = support.callCancel()) {
+        innerCancel.cancel();
+        assertThrows(OperationPendingException.class, () -> h.executor.execute(inner,
+            refusingOnceCancelled(new AtomicBoolean(true), new AtomicInteger(), () -> { })));
+      }
+      // The outer call: its first attempt goes out (its transport learns of the cancel later,
+      // as OkHttp's does once the attempt on the wire was cut), and it must not back off.
+      Transport outerTransport = (request, key) -> {
+        if (outerSent.incrementAndGet() == 1) {
+          return response(503);
+        }
+        throw new RequestNotSentException("cancelled", new InterruptedIOException("cancelled"));
+      };
+      assertThrows(OperationPendingException.class, () -> h.executor.execute(outer, outerTransport));
+      assertFalse(Thread.currentThread().isInterrupted());
+    }
+    assertEquals(List.of(), h.time.sleeps(), "the cancelled outer call backed off: the inner handle's close took"
+        + " back its cancel");
+    assertEquals(OperationState.PENDING, h.state(outer));
+    assertEquals(OperationState.PENDING, h.state(inner));
+  }
+
   @Test
   void aCancelledCallWaitingForAConcurrentExecutionStopsWaitingAndLeavesThatExecutionAlone() throws Exception {
     CountDownLatch leaderBacksOff = new CountDownLatch(1);
