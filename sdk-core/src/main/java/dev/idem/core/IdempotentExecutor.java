@@ -219,7 +219,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   public Outcome execute(Operation operation, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(transport, "transport");
     // Counted until it returns: close waits for it (the app closes the journal after close).
-    lifecycle.enterSync("execute");
+    lifecycle.enterMarkedSync("execute");
     try {
       return executeCounted(operation, transport);
     } finally {
@@ -489,7 +489,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   public Outcome resume(OperationId id, Transport transport) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(transport, "transport");
-    lifecycle.enterSync("resume"); // counted, as execute
+    lifecycle.enterMarkedSync("resume"); // counted, as execute
     try {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));

@@ -52,10 +52,6 @@ public final class ExecutorLifecycle {
    * the embedded journal's busy timeout (10 s) is the longest a healthy journal call waits.
    */
   static final Duration CLOSE_GRACE = Duration.ofSeconds(10);
-  /** Indexes of {@link #syncDepth}'s counts. */
-  private static final int SYNC = 0;
-  private static final int STARTS = 1;
-
   private final ExecutorPools pools;
   private final AtomicReference<Throwable> backgroundFailure = new AtomicReference<>();
   private final Object lock = new Object();
@@ -71,35 +67,23 @@ public final class ExecutorLifecycle {
    */
   private final AtomicInteger syncCalls = new AtomicInteger();
   /**
-   * What runs on this thread that close waits for: {@code [SYNC]}, the synchronous calls in
-   * progress (nested: a transport may call the executor), and {@code [STARTS]}, the starts of
-   * asynchronous executions ({@link #register}). A close made on this thread is part of them, and
-   * does not wait for them. Its entry is left in place between calls: removing it on every call
-   * (and making it again on the next) cost more than the rest of the bookkeeping; it holds an
-   * {@code int[2]} per thread that called, and goes with the executor (the map's key is weak).
+   * What runs on this thread ({@link ThreadCalls}). Its entry is left in place between calls:
+   * removing it on every call (and making it again on the next) cost more than the rest of the
+   * bookkeeping; it holds one small object per thread that called, and goes with the executor
+   * (the map's key is weak).
    */
-  private final ThreadLocal<int[]> syncDepth = ThreadLocal.withInitial(() -> new int[2]);
+  private final ThreadLocal<ThreadCalls> threadCalls = ThreadLocal.withInitial(ThreadCalls::new);
   /**
-   * Threads of synchronous calls waiting out a backoff ({@link #backOff}), with the depth of the
-   * call that waits (its {@link #syncDepth}), so that a cancel wakes only its own call's wait, not
-   * that of a call nested in it on the same thread; guarded by lock.
+   * Threads of synchronous calls waiting out a backoff ({@link #backOff}), with the mark of the
+   * call that waits (null for a call no caller can cancel), so that a cancel wakes only its own
+   * call's wait, not that of another call on the same thread; guarded by lock. The keys are every
+   * waiting thread, which close wakes.
    */
-  private final Map<Thread, Integer> backingOff = new HashMap<>();
+  private final Map<Thread, CallMark> backingOff = new HashMap<>();
   /** Of those, the ones close interrupted, so that the interrupt is known as close's; guarded by lock. */
   private final Set<Thread> wokenByClose = new HashSet<>();
   /** Of those, the ones {@link #cancelCall} interrupted; guarded by lock. */
   private final Set<Thread> wokenByCaller = new HashSet<>();
-  /**
-   * The synchronous calls their caller cancelled ({@link #cancelCall}), until
-   * {@link #clearCancel}: they wait out no backoff, and no concurrent execution; guarded by lock.
-   * A call, not a thread: a call nested in it on its thread (an interceptor's) is not cancelled.
-   */
-  private final Set<CallMark> canceledCalls = new HashSet<>();
-  /**
-   * The synchronous calls waiting for a concurrent execution of their operation
-   * ({@link #cancelSignal}), with what their cancel completes; guarded by lock.
-   */
-  private final Map<CallMark, CompletableFuture<Void>> joined = new HashMap<>();
   /** Counted down when the first close has waited: a second close waits for it too. */
   private final CountDownLatch closeEnded = new CountDownLatch(1);
 
@@ -156,7 +140,20 @@ public final class ExecutorLifecycle {
    */
   public void enterSync(String call) {
     checkUsable(call);
-    enterChecked(call);
+    enterChecked(call, false);
+  }
+
+  /**
+   * {@link #enterSync} for {@code execute} and {@code resume}, the calls an adapter names
+   * beforehand for its caller's cancel ({@link #markNextCall}): the call takes the mark taken last
+   * on this thread for its depth, if one waits for its call.
+   *
+   * @param call what the caller asked for, for the message
+   * @throws IllegalStateException as {@link #checkUsable}; the call is then not counted
+   */
+  public void enterMarkedSync(String call) {
+    checkUsable(call);
+    enterChecked(call, true);
   }
 
   /**
@@ -168,31 +165,51 @@ public final class ExecutorLifecycle {
    */
   public void enterSyncLeavingReport(String call) {
     checkOpen(call);
-    enterChecked(call);
+    enterChecked(call, false);
   }
 
-  private void enterChecked(String call) {
+  private void enterChecked(String call, boolean marked) {
     syncCalls.incrementAndGet();
     if (closed) {
       // Closed since: not counted, and refused the same way; a close already waiting is woken.
       syncEnded();
       checkOpen(call);
     }
-    syncDepth.get()[SYNC]++;
+    ThreadCalls here = threadCalls.get();
+    here.sync++;
+    if (marked && here.pending != null) {
+      here.bind();
+    }
   }
 
   /**
-   * One synchronous call: the thread it runs on, and its depth there (1 for a call made outside
-   * any other, 2 for one its transport makes, ...), which tells nested calls on one thread apart.
+   * Names the next synchronous call ({@code execute} or {@code resume}) made on this thread at the
+   * depth it has now, for {@link #cancelCall}: an adapter takes it just before it calls the
+   * executor, and {@link #release}s it once that call has returned. A mark taken after it on this
+   * thread for the same depth, before its call started (a keyed call made in between, through
+   * another client on this executor), names the call that starts first: the last one taken. No
+   * lock: a thread-local stack.
    */
-  public record CallMark(Thread thread, int depth) {}
+  public CallMark markNextCall() {
+    ThreadCalls here = threadCalls.get();
+    CallMark mark = new CallMark(Thread.currentThread(), here.sync + 1);
+    mark.below = here.pending;
+    here.pending = mark;
+    return mark;
+  }
 
   /**
-   * The depth that the next synchronous call made on this thread will have: an adapter takes it
-   * just before it calls the executor, for {@link #cancelCall}. A thread-local read, no lock.
+   * The call {@code mark} named has returned, or will never be made: no later call takes it. No
+   * lock: its cancel, if any, ends with it, since no other call has its mark.
+   *
+   * @param mark a mark {@link #markNextCall} made
    */
-  public int nextSyncDepth() {
-    return syncDepth.get()[SYNC] + 1;
+  public void release(CallMark mark) {
+    mark.released = true;
+    if (Thread.currentThread() == mark.thread && !mark.claimed) {
+      threadCalls.get().unlinkPending(mark);
+    }
+    // On another thread, the mark is dropped by the next call that starts on its own.
   }
 
   /**
@@ -214,15 +231,15 @@ public final class ExecutorLifecycle {
    */
   public boolean backOff(Sleeper sleeper, Duration delay) throws InterruptedException {
     Thread self = Thread.currentThread();
-    int depth = syncDepth.get()[SYNC];
+    CallMark mark = threadCalls.get().running();
     synchronized (lock) {
       if (closed) {
         return false;
       }
-      if (!canceledCalls.isEmpty() && canceledCalls.contains(new CallMark(self, depth))) {
+      if (mark != null && mark.canceled) {
         return true;
       }
-      backingOff.put(self, depth);
+      backingOff.put(self, mark);
     }
     try {
       sleeper.sleep(delay);
@@ -244,42 +261,33 @@ public final class ExecutorLifecycle {
 
   /**
    * For an adapter whose caller cancelled a synchronous call (OkHttp's {@code Call.cancel()} and
-   * call timeout stop the attempt on the wire, not a thread that waits): until
-   * {@link #clearCancel}, that call waits out no backoff and no concurrent execution. A backoff it
+   * call timeout stop the attempt on the wire, not a thread that waits): that call, and no other,
+   * waits out no backoff and no concurrent execution, whether it has started or not. A backoff it
    * is waiting out now is cut short by an interrupt, which {@link #backOff} clears; one it comes to
    * later is skipped; its wait for a concurrent execution ends ({@link #cancelSignal}). It is never
    * interrupted while it sends or writes the journal, nor is another call on its thread touched (a
-   * call nested in it, which its transport makes). The call's transport must then refuse the next
-   * attempt (a RequestNotSentException caused by an InterruptedIOException), which leaves the
-   * operation PENDING with its key.
+   * call nested in it, which its transport makes; one made at the same depth before it started,
+   * which has its own mark or none). The call's transport must then refuse the next attempt (a
+   * RequestNotSentException caused by an InterruptedIOException), which leaves the operation
+   * PENDING with its key. The cancel ends with the call: nothing is taken back, no lock is taken
+   * for a call never cancelled, and the thread's later calls, marked anew, back off again.
    *
-   * @param call the call, by its thread and {@link #nextSyncDepth depth}
+   * @param call the call, as {@link #markNextCall} named it
    */
   public void cancelCall(CallMark call) {
     CompletableFuture<Void> waiting;
     synchronized (lock) {
-      canceledCalls.add(call);
-      Thread t = call.thread();
-      Integer waitingDepth = backingOff.get(t);
-      if (waitingDepth != null && waitingDepth == call.depth() && !wokenByClose.contains(t) && wokenByCaller.add(t)) {
+      call.canceled = true;
+      Thread t = call.thread;
+      // The thread waits for this call only if the mark it waits under is this one (a call
+      // nested in it, or one made before it started, has its own or none).
+      if (backingOff.get(t) == call && !wokenByClose.contains(t) && wokenByCaller.add(t)) {
         t.interrupt();
       }
-      waiting = joined.get(call);
+      waiting = call.waiting;
     }
     if (waiting != null) {
       waiting.complete(null);
-    }
-  }
-
-  /**
-   * Ends {@link #cancelCall} for {@code call}, once the cancelled call has returned: the thread's
-   * later calls at that depth back off again.
-   *
-   * @param call the call that was cancelled
-   */
-  public void clearCancel(CallMark call) {
-    synchronized (lock) {
-      canceledCalls.remove(call);
     }
   }
 
@@ -291,13 +299,16 @@ public final class ExecutorLifecycle {
    * the lock.
    */
   public CompletableFuture<Void> cancelSignal() {
-    CallMark self = new CallMark(Thread.currentThread(), syncDepth.get()[SYNC]);
+    CallMark self = threadCalls.get().running();
     CompletableFuture<Void> signal = new CompletableFuture<>();
+    if (self == null) {
+      return signal; // no caller can cancel this call
+    }
     synchronized (lock) {
-      if (canceledCalls.contains(self)) {
+      if (self.canceled) {
         signal.complete(null);
       } else {
-        joined.put(self, signal);
+        self.waiting = signal;
       }
     }
     return signal;
@@ -305,9 +316,11 @@ public final class ExecutorLifecycle {
 
   /** The wait {@link #cancelSignal} was taken for has ended. */
   public void endWait() {
-    CallMark self = new CallMark(Thread.currentThread(), syncDepth.get()[SYNC]);
-    synchronized (lock) {
-      joined.remove(self);
+    CallMark self = threadCalls.get().running();
+    if (self != null) {
+      synchronized (lock) {
+        self.waiting = null;
+      }
     }
   }
 
@@ -343,17 +356,17 @@ public final class ExecutorLifecycle {
    * again: close waits for the call once, on its own thread.
    */
   public void joinSyncCall() {
-    syncDepth.get()[SYNC]++;
+    threadCalls.get().sync++;
   }
 
   /** The current thread no longer works for the call it {@link #joinSyncCall joined}. */
   public void leaveSyncCall() {
-    syncDepth.get()[SYNC]--;
+    threadCalls.get().sync--;
   }
 
   /** A synchronous call {@link #enterSync} counted has returned or thrown. */
   public void exitSync() {
-    syncDepth.get()[SYNC]--;
+    threadCalls.get().exit();
     syncEnded();
   }
 
@@ -384,7 +397,7 @@ public final class ExecutorLifecycle {
    * for it. Call {@link #startEnded} on the same thread.
    */
   boolean register(AsyncDriver driver) {
-    int[] here = syncDepth.get();
+    ThreadCalls here = threadCalls.get();
     synchronized (lock) {
       if (closed) {
         return false;
@@ -394,13 +407,13 @@ public final class ExecutorLifecycle {
     }
     // The start runs on this thread: a close from inside it (its transport's first send) does not
     // wait for it, as for a synchronous call, or it would wait its whole grace for itself.
-    here[STARTS]++;
+    here.starts++;
     return true;
   }
 
   /** The start of an execution {@link #register} admitted has returned. */
   void startEnded() {
-    syncDepth.get()[STARTS]--;
+    threadCalls.get().starts--;
     taskEnded();
   }
 
@@ -509,8 +522,8 @@ public final class ExecutorLifecycle {
   }
 
   private void awaitFirstClose() {
-    int[] here = syncDepth.get();
-    if (here[SYNC] > 0 || here[STARTS] > 0) {
+    ThreadCalls here = threadCalls.get();
+    if (here.sync > 0 || here.starts > 0) {
       return; // called from a synchronous call or a start, which the first close may be waiting for
     }
     try {
@@ -522,9 +535,9 @@ public final class ExecutorLifecycle {
 
   private boolean awaitTasks(Instant deadline) throws InterruptedException {
     // Close called from within a synchronous call, or an asynchronous one's start: not waited for.
-    int[] here = syncDepth.get();
-    int ownCalls = here[SYNC];
-    int ownStarts = here[STARTS];
+    ThreadCalls here = threadCalls.get();
+    int ownCalls = here.sync;
+    int ownStarts = here.starts;
     synchronized (lock) {
       while (tasks > ownStarts || syncCalls.get() > ownCalls) {
         long millis = Duration.between(Instant.now(), deadline).toMillis();
@@ -534,6 +547,71 @@ public final class ExecutorLifecycle {
         lock.wait(millis);
       }
       return true;
+    }
+  }
+
+  /**
+   * What runs on one thread, that thread's only: the synchronous calls in progress there (nested:
+   * a transport may call the executor) and the starts of asynchronous executions
+   * ({@link #register}), which a close made on that thread is part of and does not wait for; and
+   * the marks of its calls ({@link #markNextCall}), on two stacks: those waiting for their call
+   * to start, the last taken on top, and those of the calls in progress, innermost on top.
+   */
+  private static final class ThreadCalls {
+    int sync;
+    int starts;
+    CallMark pending;
+    CallMark bound;
+
+    /** The mark of the synchronous call this thread runs now, or null if none named it. */
+    CallMark running() {
+      CallMark b = bound;
+      return b != null && b.depth == sync ? b : null;
+    }
+
+    /**
+     * The call that just started at depth {@link #sync} takes the last mark taken for that depth,
+     * if any. Marks closed meanwhile, and those taken inside a call that has since returned (for a
+     * depth deeper than this call's), are dropped: their calls will never start.
+     */
+    void bind() {
+      CallMark m = pending;
+      while (m != null && (m.released || m.depth > sync)) {
+        m = m.below;
+      }
+      if (m != null && m.depth == sync) {
+        pending = m.below;
+        m.claimed = true;
+        m.below = bound;
+        bound = m;
+      } else {
+        pending = m;
+      }
+    }
+
+    /** The synchronous call at depth {@link #sync} has ended, and with it its mark's binding. */
+    void exit() {
+      CallMark b = bound;
+      if (b != null && b.depth == sync) {
+        bound = b.below;
+        b.below = null;
+      }
+      sync--;
+    }
+
+    void unlinkPending(CallMark mark) {
+      CallMark above = null;
+      for (CallMark m = pending; m != null; above = m, m = m.below) {
+        if (m == mark) {
+          if (above == null) {
+            pending = m.below;
+          } else {
+            above.below = m.below;
+          }
+          m.below = null;
+          return;
+        }
+      }
     }
   }
 }

@@ -243,7 +243,9 @@ public final class AdapterSupport {
    * that cancels a call without interrupting its thread: take it just before that call and close
    * it once the call has returned (try-with-resources); its {@link CallCancel#cancel()} ends the
    * call's backoff and its wait for a concurrent execution, and touches no other call of the
-   * thread (one nested in it included). Costs a thread-local read; no lock unless cancelled.
+   * thread (one nested in it included, and one made between taking it and calling the executor
+   * with a handle of its own: the handle taken last names the call that starts next). Costs a
+   * thread-local read and a small object; no lock unless cancelled.
    *
    * @return the handle, for the call made next on this thread
    */

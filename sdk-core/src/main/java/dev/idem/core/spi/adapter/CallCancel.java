@@ -1,5 +1,6 @@
 package dev.idem.core.spi.adapter;
 
+import dev.idem.core.internal.CallMark;
 import dev.idem.core.internal.ExecutorLifecycle;
 
 /**
@@ -23,30 +24,29 @@ import dev.idem.core.internal.ExecutorLifecycle;
  *
  * <p>It belongs to that one call: another call made on the same thread while it runs (its
  * transport's, an interceptor fetching a token through the same client) is not cancelled with it,
- * and a call made after it is not either.
+ * nor is one made after it, nor one made between taking it and calling the executor (a body
+ * handler or an interceptor that makes a keyed call through another client on the same executor,
+ * with a handle of its own: the handle taken last on a thread names the call that starts next
+ * there), and closing it takes back no other handle's cancel.
  *
  * <p>Taking and closing one that was never cancelled takes no lock. Thread-safe: {@link #cancel()}
- * may come from any thread, any number of times; after {@link #close()} it does nothing.
+ * may come from any thread, any number of times; after {@link #close()} it does nothing. Close it
+ * on the thread that took it.
  */
 public final class CallCancel implements AutoCloseable {
   private final ExecutorLifecycle lifecycle;
-  private final Thread thread;
-  private final int depth;
+  private final CallMark mark;
   private boolean closed;  // guarded by this
-  /** Whether the executor was told, which close then takes back; guarded by this. */
-  private boolean told;
 
   CallCancel(ExecutorLifecycle lifecycle) {
     this.lifecycle = lifecycle;
-    this.thread = Thread.currentThread();
-    this.depth = lifecycle.nextSyncDepth();
+    this.mark = lifecycle.markNextCall();
   }
 
   /** Cancels the call: see the class comment. Does nothing once closed. */
   public synchronized void cancel() {
     if (!closed) {
-      told = true;
-      lifecycle.cancelCall(new ExecutorLifecycle.CallMark(thread, depth));
+      lifecycle.cancelCall(mark);
     }
   }
 
@@ -55,11 +55,9 @@ public final class CallCancel implements AutoCloseable {
   public synchronized void close() {
     if (!closed) {
       closed = true;
-      // Only a call that was cancelled has anything to take back: the executor keeps its marks
-      // under its one lifecycle lock, which every call of every thread would otherwise take.
-      if (told) {
-        lifecycle.clearCancel(new ExecutorLifecycle.CallMark(thread, depth));
-      }
+      // Nothing to take back under the executor's lock, which every call of every thread would
+      // otherwise take: the cancel was this call's own mark's, which no later call takes.
+      lifecycle.release(mark);
     }
   }
 }
