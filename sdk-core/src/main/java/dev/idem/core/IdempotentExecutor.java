@@ -119,12 +119,8 @@ import java.util.function.Supplier;
  *       attempt on the wire runs to its end and is recorded; the call then stops before its next
  *       attempt (or its next backoff) with {@link OperationPendingException}; a call waiting out a
  *       backoff is woken (its thread's interrupt, which is cleared before the call returns) and
- *       stops the same way. A call waiting for a concurrent execution of the same operation in
- *       this process (single-flight, above), which sends nothing itself, stops waiting at once, as
- *       a backoff does, even while that execution's attempt is on the wire: it throws
- *       {@link OperationPendingException} with the operation's identity and key, and that
- *       execution ends as described here (its attempt recorded, nothing sent after it). Close
- *       waits for these calls to return, so that the journal can be closed after it.</li>
+ *       stops the same way. Close waits for these calls to return, so that the journal can be
+ *       closed after it.</li>
  *   <li>The other calls in progress on other threads that write the journal there ({@code enqueue},
  *       so an outbox {@code submit}; {@code redrive}; {@code reconcileUncertain};
  *       {@code resumePending}, on the caller's thread and on the threads of its own that
@@ -755,11 +751,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    * ({@code execute}, {@code resume}, {@code enqueue}, {@code redrive}, {@code reconcileUncertain},
    * {@code resumePending} with the threads of its own that {@link Builder#resumeConcurrency} gives
    * it, and the start of {@code executeAsync} and {@code resumeAsync}; an attempt on the wire runs
-   * to its end and is recorded, and a backoff, a wait for a concurrent execution of the same
-   * operation or a {@code resumePending} wait for leases held elsewhere is woken), so that the
-   * journal can be closed as soon as this returns. A close made from inside such a call (its
-   * transport, its reconciler, a resume handler, on whichever of the call's threads) does not wait
-   * for that call. What exactly happens is listed in the class
+   * to its end and is recorded, and a backoff or a {@code resumePending} wait for leases held
+   * elsewhere is woken), so that the journal can be closed as soon as this returns. A close made
+   * from inside such a call (its transport, its reconciler, a resume handler, on whichever of the
+   * call's threads) does not wait for that call. What exactly happens is listed in the class
    * comment under "Threads and lifecycle". A journal, scheduler or async executor given to the
    * {@link Builder} is the app's: it is neither closed nor shut down. Idempotent, and safe to call from any thread, but not from
    * the executor's own threads (a listener or a transport callback), which close waits for.

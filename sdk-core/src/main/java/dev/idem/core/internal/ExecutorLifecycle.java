@@ -36,8 +36,7 @@ import org.slf4j.LoggerFactory;
  *       of executeAsync and resumeAsync), counted too: an attempt on the wire at close runs to its
  *       end and is recorded, and the app closes its journal after close returns, so close waits for
  *       them (but not for the thread calling it, which may be one of them, or one of the threads a
- *       call runs on as part of it: {@link #joinSyncCall}). Their waits end at close: a backoff
- *       ({@link #backOff}) and a wait for a concurrent execution ({@link #cancelSignal}).</li>
+ *       call runs on as part of it: {@link #joinSyncCall}).</li>
  *   <li>A failure in background work that no future can carry (a journal write after a
  *       cancellation, an Error after the caller was told): logged at once, and thrown by the app's
  *       next call as the cause of an {@link IllegalStateException}, once; the calls of Idem's own
@@ -85,11 +84,6 @@ public final class ExecutorLifecycle {
   private final Set<Thread> wokenByClose = new HashSet<>();
   /** Of those, the ones {@link #cancelCall} interrupted; guarded by lock. */
   private final Set<Thread> wokenByCaller = new HashSet<>();
-  /**
-   * What ends the synchronous calls waiting for a concurrent execution of their operation
-   * ({@link #cancelSignal}), which close completes; guarded by lock.
-   */
-  private final Set<CompletableFuture<Void>> joined = new HashSet<>();
   /** Counted down when the first close has waited: a second close waits for it too. */
   private final CountDownLatch closeEnded = new CountDownLatch(1);
 
@@ -299,38 +293,32 @@ public final class ExecutorLifecycle {
 
   /**
    * For the synchronous call on this thread about to wait for a concurrent execution of its
-   * operation: a future that its caller's cancel ({@link #cancelCall}) or close completes, already
-   * complete if the call was cancelled or the executor closed already. The call sends nothing while
-   * it waits, so close ends that wait at once, as it ends a backoff. Call {@link #endWait} in a
-   * {@code finally} once the wait ended. Such a wait is rare (the same operation in flight twice in
-   * one process), so it may take the lock.
+   * operation: a future that its caller's cancel ({@link #cancelCall}) completes, already complete
+   * if the call was cancelled already. Call {@link #endWait} in a {@code finally} once the wait
+   * ended. Such a wait is rare (the same operation in flight twice in one process), so it may take
+   * the lock.
    */
   public CompletableFuture<Void> cancelSignal() {
     CallMark self = threadCalls.get().running();
     CompletableFuture<Void> signal = new CompletableFuture<>();
+    if (self == null) {
+      return signal; // no caller can cancel this call
+    }
     synchronized (lock) {
-      if (closed || (self != null && self.canceled)) {
+      if (self.canceled) {
         signal.complete(null);
       } else {
-        joined.add(signal);
-        if (self != null) {
-          self.waiting = signal;
-        }
+        self.waiting = signal;
       }
     }
     return signal;
   }
 
-  /**
-   * The wait {@link #cancelSignal} was taken for has ended.
-   *
-   * @param signal what cancelSignal returned
-   */
-  public void endWait(CompletableFuture<Void> signal) {
+  /** The wait {@link #cancelSignal} was taken for has ended. */
+  public void endWait() {
     CallMark self = threadCalls.get().running();
-    synchronized (lock) {
-      joined.remove(signal);
-      if (self != null && self.waiting == signal) {
+    if (self != null) {
+      synchronized (lock) {
         self.waiting = null;
       }
     }
@@ -479,10 +467,8 @@ public final class ExecutorLifecycle {
   /**
    * Closes the executor; idempotent. In order: new calls are refused; every asynchronous execution
    * in progress completes with an {@code OperationPendingException} (its operation stays in the
-   * journal with its key) and its timers are cancelled; the synchronous calls waiting out a backoff
-   * are woken, and those waiting for a concurrent execution of their operation stop waiting
-   * ({@link #cancelSignal}: they send nothing, and end PENDING at once); the owned scheduler and
-   * pool take no new work; then it waits, up to {@link #CLOSE_GRACE} in all, for work already handed to the pool
+   * journal with its key) and its timers are cancelled; the owned scheduler and pool take no new
+   * work; then it waits, up to {@link #CLOSE_GRACE} in all, for work already handed to the pool
    * (journal writes), for the synchronous calls in progress on other threads (an attempt on the
    * wire runs to its end and is recorded, and the call stops before its next one), and for the
    * owned threads to end. What is still running then is interrupted (the owned threads only). A
@@ -491,7 +477,6 @@ public final class ExecutorLifecycle {
    */
   public void close() {
     List<AsyncDriver> abandoned;
-    List<CompletableFuture<Void>> waits = List.of();
     synchronized (lock) {
       if (closed) {
         abandoned = null;
@@ -499,8 +484,6 @@ public final class ExecutorLifecycle {
         closed = true;
         abandoned = new ArrayList<>(live);
         live.clear();
-        waits = new ArrayList<>(joined);
-        joined.clear();
         for (Thread t : backingOff.keySet()) {
           wokenByClose.add(t);
           if (!wokenByCaller.contains(t)) {
@@ -515,8 +498,6 @@ public final class ExecutorLifecycle {
       awaitFirstClose();
       return;
     }
-    // A call waiting for a concurrent execution sends nothing: it ends now, as a backoff does.
-    waits.forEach(w -> w.complete(null));
     try {
       for (AsyncDriver d : abandoned) {
         d.abandon();

@@ -126,13 +126,12 @@ public final class SyncDriver {
    * Waits for the single-flight leader's outcome, mapping interruption and cancellation to PENDING.
    * The caller's own cancel ({@link ExecutorLifecycle#cancelCall}) ends the wait too: this call
    * sent nothing, and the leader's execution goes on untouched (no interrupt: the leader's thread
-   * and the journal are not this call's). So does the executor's close, as it ends a backoff: the
-   * leader then ends as close ends it (an attempt on the wire is recorded, nothing sent after it).
+   * and the journal are not this call's).
    *
    * @return the leader's outcome; null if the leader failed before its begin, and the caller must
    *     start over ({@link SingleFlight#leaveNotBegun})
-   * @throws OperationPendingException if interrupted, if the leader was cancelled, if this call was
-   *     cancelled by its caller before the leader ended, or if the executor was closed first
+   * @throws OperationPendingException if interrupted, if the leader was cancelled, or if this call
+   *     was cancelled by its caller before the leader ended
    */
   public static Outcome awaitLeader(OperationId id, CompletableFuture<Outcome> leader, ExecutorLifecycle lifecycle)
       throws IdempotencyException {
@@ -142,15 +141,6 @@ public final class SyncDriver {
         CompletableFuture.anyOf(leader, canceled).get();
       }
       if (!leader.isDone()) {
-        if (lifecycle.isClosed()) {
-          throw new OperationPendingException("the IdempotentExecutor was closed while this call waited for a"
-              + " concurrent execution of " + id + ", which records an attempt it has on the wire and sends nothing"
-              + " after it. This call sent nothing; the operation stays in the journal with its key " + id.key()
-              + " (PENDING, or IN_FLIGHT until that attempt is recorded), and a resume or an OutboxDispatcher on a"
-              + " new executor sends it again with the same key",
-              new IllegalStateException("the IdempotentExecutor was closed before the concurrent execution ended"),
-              id, List.of(), null);
-        }
         throw new OperationPendingException("the call was cancelled by its caller while it waited for a concurrent"
             + " execution of " + id + ", which goes on", null, id, List.of(), null);
       }
@@ -171,7 +161,7 @@ public final class SyncDriver {
       throw new OperationPendingException("a concurrent execution of " + id + " was cancelled", e, id, List.of(),
           null);
     } finally {
-      lifecycle.endWait(canceled);
+      lifecycle.endWait();
     }
   }
 
