@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * leader's attempt on the wire run to its end and records it: when that attempt's answer is final
  * (a 400, say), the journal keeps FAILED, a terminal state nothing ever sends again. The follower's
  * caller was told the opposite of what the journal keeps, and waits for a delivery that will never
- * happen. Before e3b9eda the follower got the leader's outcome; close waits for the leader anyway.
+ * happen. Before e3b9eda the follower got the leader's outcome; close waits for the leader anyway. The
+ * answer comes once close has begun, so that the follower is not told anything before it.
  */
 class CloseFollowerToldReviewTest {
   private static final Duration LONG = Duration.ofSeconds(10);
@@ -53,12 +54,18 @@ class CloseFollowerToldReviewTest {
       while (followerThread[0] == null || followerThread[0].getState() != Thread.State.WAITING) {
         Thread.onSpinWait();
       }
-      Future<?> closed = threads.submit(() -> h.executor.close());
-      // Ended by close (e3b9eda), before the leader's attempt has its answer.
+      Thread[] closingThread = new Thread[1];
+      Future<?> closed = threads.submit(() -> {
+        closingThread[0] = Thread.currentThread();
+        h.executor.close();
+      });
+      // Until close waits for the calls in progress (its grace is a timed wait), then the answer.
+      while (closingThread[0] == null || closingThread[0].getState() != Thread.State.TIMED_WAITING) {
+        Thread.onSpinWait();
+      }
+      answer.complete(null);
       OperationException followerTold = assertInstanceOf(OperationException.class,
           follower.get(LONG.toSeconds(), TimeUnit.SECONDS));
-
-      answer.complete(null);
       OperationException leaderTold = assertInstanceOf(OperationException.class,
           leader.get(LONG.toSeconds(), TimeUnit.SECONDS));
       closed.get(LONG.toSeconds(), TimeUnit.SECONDS);

@@ -254,69 +254,9 @@ class ExecutorCloseTest {
 
   /**
    * A synchronous call that joined a concurrent execution of the same operation (single-flight)
-   * sends nothing and only waits. Close ends a leader's wait (its backoff) at once, and an attempt
-   * the leader has on the wire runs to its end and is recorded, after which it stops; but the
-   * follower's wait went on until the leader's attempt ended, though it would send nothing and close
-   * ends every other wait. It must end as a woken backoff does: at once, PENDING with the
-   * operation's key, nothing sent by it.
-   */
-  @Test
-  void closeEndsASynchronousCallWaitingForAConcurrentExecutionAtOnceAsItEndsABackoff() throws Exception {
-    Harness h = new Harness();
-    Operation op = order(1);
-    CompletableFuture<Void> onTheWire = new CompletableFuture<>();
-    CompletableFuture<Void> answer = new CompletableFuture<>();
-    ScriptedTransport t = h.transport(op).then(status(503)).otherwise(status(201));
-    Transport slow = (request, key) -> {
-      onTheWire.complete(null);
-      answer.join();
-      return t.send(request, key);
-    };
-    ExecutorService threads = Executors.newFixedThreadPool(3);
-    try {
-      Future<Object> leader = threads.submit(() -> call(() -> h.executor.execute(op, slow)));
-      onTheWire.get(LONG.toSeconds(), TimeUnit.SECONDS);
-      Thread[] followerThread = new Thread[1];
-      Future<Object> follower = threads.submit(() -> {
-        followerThread[0] = Thread.currentThread();
-        return call(() -> h.executor.execute(op, t));
-      });
-      // Until the follower waits for the leader's result (never a sleep: its thread's state says).
-      while (followerThread[0] == null || followerThread[0].getState() != Thread.State.WAITING) {
-        Thread.onSpinWait();
-      }
-      Future<?> closed = threads.submit(() -> h.executor.close());
-
-      Object told;
-      try {
-        told = follower.get(LONG.toSeconds(), TimeUnit.SECONDS);
-      } catch (java.util.concurrent.TimeoutException e) {
-        throw new AssertionError("close did not end a call waiting for a concurrent execution: it waits for that"
-            + " execution's attempt on the wire");
-      }
-      OperationPendingException e = assertInstanceOf(OperationPendingException.class, told);
-      assertEquals(op.id(), e.operationId());
-      assertTrue(String.valueOf(e.getCause()).contains("closed"), String.valueOf(e.getCause()));
-      assertFalse(leader.isDone(), "the leader's attempt is still on the wire");
-
-      answer.complete(null);
-      OperationPendingException leaderTold = assertInstanceOf(OperationPendingException.class,
-          leader.get(LONG.toSeconds(), TimeUnit.SECONDS));
-      assertEquals(op.id(), leaderTold.operationId());
-      closed.get(LONG.toSeconds(), TimeUnit.SECONDS);
-      OperationRecord r = h.record(op);
-      assertEquals(OperationState.PENDING, r.state());
-      assertEquals(1, r.attempts().size());
-      assertEquals(1, t.count(), "nothing sent after close, by the leader or the follower");
-    } finally {
-      answer.complete(null);
-      threads.shutdownNow();
-    }
-  }
-
-  /**
-   * The same wait while the leader waits out a backoff: close wakes the leader, which ends PENDING
-   * with its key, and the follower ends with it, the same way.
+   * while that execution waits out a backoff: close wakes the leader, which ends PENDING with its
+   * key, and the follower ends with it, the same way. (With the leader's attempt on the wire, the
+   * follower waits for its outcome, as close does: {@code CloseFollowerToldReviewTest}.)
    */
   @Test
   void closeEndsACallWaitingForALeaderInItsBackoffTheWayItEndsTheLeader() throws Exception {
