@@ -114,16 +114,18 @@ import java.util.function.Supplier;
  *   <li>Asynchronous executions in progress: their futures complete at once, exceptionally, with
  *       {@link OperationPendingException}; each operation stays in the journal with its key (PENDING,
  *       or IN_FLIGHT until this executor's lease on it expires if an attempt was on the wire), and a
- *       resume or an outbox on a new executor sends it again with the same key.</li>
+ *       resume or an outbox on a new executor sends it again with the same key. An asynchronous
+ *       call joined to a synchronous execution of the same operation (single-flight) drives none:
+ *       it ends with that execution's outcome, as below.</li>
  *   <li>Synchronous executions in progress on other threads ({@code execute}, {@code resume}): an
  *       attempt on the wire runs to its end and is recorded; the call then stops before its next
  *       attempt (or its next backoff) with {@link OperationPendingException}; a call waiting out a
  *       backoff is woken (its thread's interrupt, which is cleared before the call returns) and
- *       stops the same way. A call waiting for a concurrent execution of the same operation in
- *       this process (single-flight, above) ends with that execution's outcome, as without close,
- *       so that it is told what the journal keeps: at once if that execution was in a backoff (both
- *       then end PENDING), else once its attempt on the wire is recorded. Close waits for these
- *       calls to return, so that the journal can be closed after it.</li>
+ *       stops the same way. A call of either kind waiting for such an execution of the same
+ *       operation in this process (single-flight, above) ends with that execution's outcome, as
+ *       without close, so that it is told what the journal keeps: at once if that execution was in
+ *       a backoff (both then end PENDING), else once its attempt on the wire is recorded. Close
+ *       waits for these calls to return, so that the journal can be closed after it.</li>
  *   <li>The other calls in progress on other threads that write the journal there ({@code enqueue},
  *       so an outbox {@code submit}; {@code redrive}; {@code reconcileUncertain};
  *       {@code resumePending}, on the caller's thread and on the threads of its own that

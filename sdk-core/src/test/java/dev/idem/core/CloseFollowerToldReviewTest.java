@@ -83,6 +83,57 @@ class CloseFollowerToldReviewTest {
     }
   }
 
+  /**
+   * The same with the follower asynchronous ({@code executeAsync} joined to the synchronous
+   * leader): close ends the asynchronous executions it drives at once, PENDING, their late answers
+   * written nowhere; but this one drives nothing, and the leader's attempt is recorded, so its
+   * future completes with the leader's outcome too.
+   */
+  @Test
+  void anAsyncFollowerOfASynchronousLeaderEndsWithTheLeadersOutcomeOnClose() throws Exception {
+    Harness h = new Harness();
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":2}")).build();
+    CompletableFuture<Void> onTheWire = new CompletableFuture<>();
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    ScriptedTransport t = h.transport(op).otherwise(status(400));
+    Transport slow = (request, key) -> {
+      onTheWire.complete(null);
+      answer.join();
+      return t.send(request, key);
+    };
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<Object> leader = threads.submit(() -> call(() -> h.executor.execute(op, slow)));
+      onTheWire.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      CompletableFuture<Outcome> follower = h.executor.executeAsync(op, t);
+      Thread[] closingThread = new Thread[1];
+      Future<?> closed = threads.submit(() -> {
+        closingThread[0] = Thread.currentThread();
+        h.executor.close();
+      });
+      while (closingThread[0] == null || closingThread[0].getState() != Thread.State.TIMED_WAITING) {
+        Thread.onSpinWait();
+      }
+      answer.complete(null);
+      OperationException leaderTold = assertInstanceOf(OperationException.class,
+          leader.get(LONG.toSeconds(), TimeUnit.SECONDS));
+      closed.get(LONG.toSeconds(), TimeUnit.SECONDS);
+      java.util.concurrent.ExecutionException thrown = org.junit.jupiter.api.Assertions.assertThrows(
+          java.util.concurrent.ExecutionException.class, () -> follower.get(LONG.toSeconds(), TimeUnit.SECONDS));
+      OperationException followerTold = assertInstanceOf(OperationException.class, thrown.getCause());
+
+      OperationState kept = h.state(op);
+      assertEquals(OperationState.FAILED, kept);
+      assertEquals(kept, leaderTold.state());
+      assertEquals(kept, followerTold.state(), "the async follower is told what the journal keeps: "
+          + followerTold.getMessage());
+      assertEquals(1, t.count(), "one attempt sent, by the leader");
+    } finally {
+      answer.complete(null);
+      threads.shutdownNow();
+    }
+  }
+
   private static Object call(Callable<Outcome> c) throws Exception {
     try {
       return c.call();
