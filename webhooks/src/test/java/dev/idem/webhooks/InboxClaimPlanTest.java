@@ -27,8 +27,10 @@ import org.sqlite.SQLiteDataSource;
  * lease in one statement, which SQLite reads as two index ranges and then sorts every due event for
  * each claim (a claim takes as many as there are free workers, 4 by default), so that working off a
  * backlog of D due events cost D log D per claim, D² over the backlog, on the inbox's one writer
- * connection, where accepts wait. Asked with EXPLAIN QUERY PLAN of the statements a claim ran.
- * {@link PostgresInboxClaimPlanTest} asks PostgreSQL the same.
+ * connection, where accepts wait. A claim now reads the two ranges of the index one after the other
+ * (expired leases first, then PENDING), each in index order with its own limit. Asked with EXPLAIN
+ * QUERY PLAN of the statements a claim ran. {@link PostgresInboxClaimPlanTest} asks PostgreSQL the
+ * same.
  */
 class InboxClaimPlanTest {
   @TempDir
@@ -72,7 +74,7 @@ class InboxClaimPlanTest {
       store.markDone(first.get(0), 2001);
       List<ClaimedEvent> again = store.claim(2, "b", 4000, 5000);
       assertEquals(List.of("evt_1", "evt_2"), again.stream().map(ClaimedEvent::eventId).toList(),
-          "an expired lease and a due event, oldest due first");
+          "the expired lease first, then a due event");
     }
     return List.copyOf(ds.executedSql);
   }

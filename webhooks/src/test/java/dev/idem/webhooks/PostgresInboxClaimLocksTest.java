@@ -30,7 +30,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * locked, unclaimed, until the claim's transaction ends, and the other instance skips them as if
  * they were claimed. Its claim then comes back empty (its workers idle until the next poll) while
  * due events that no one holds sit in the inbox. The one-statement claim before locked only the
- * rows it took.
+ * rows it took. A claim now takes the expired leases first, then the PENDING ones with the limit
+ * left, and locks only what it takes: A takes the two expired leases, B the two PENDING events
+ * (with the claim above, A took the PENDING ones, due earlier, and B nothing).
  *
  * <p>Deterministic: instance A is held inside its claim's transaction (after the claim statement,
  * at its first attempt-history insert) while instance B claims; then A is let go.
@@ -69,10 +71,10 @@ class PostgresInboxClaimLocksTest {
         }
         List<String> tookA = claimA.get(30, TimeUnit.SECONDS).stream().map(ClaimedEvent::eventId).toList();
 
-        assertEquals(List.of(r + "p1", r + "p2"), tookA, "A takes the two oldest due");
-        assertEquals(List.of(r + "x1", r + "x2"), tookB,
-            "round " + round + ": B, claiming while A's claim was open, found nothing to take although the two"
-                + " expired leases were due and A did not take them: A's claim kept them locked");
+        assertEquals(List.of(r + "p1", r + "p2"), tookB,
+            "round " + round + ": B, claiming while A's claim was open, did not find the two PENDING events"
+                + " due, which A did not take: A's claim kept them locked");
+        assertEquals(List.of(r + "x1", r + "x2"), tookA, "A takes the expired leases first");
         // Everything ends DONE once: nothing was lost either way.
         for (ClaimedEvent e : sa.claim(10, "c", 10_000_000, 10_000_001)) {
           sa.markDone(e, 10_000_000);

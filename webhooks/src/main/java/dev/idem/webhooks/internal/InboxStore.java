@@ -18,7 +18,6 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -39,34 +38,48 @@ public final class InboxStore implements AutoCloseable {
   private static final int MAX_TEXT = 1000;
   private static final String CLAIMED_COLUMNS = "source, event_id, event_type, body, received_at, attempts, runs,"
       + " lease_generation, first_attempt_at, last_delay_ms, body_sha256";
-  // A claim reads the due events, oldest due first, as two ranges of the due index (state,
-  // next_attempt_at), each already in that order, and merges them: one statement with an OR of the
-  // two states made both databases sort every due event for each claim, D log D per claim with a
-  // backlog of D. The PROCESSING range holds only the events in flight, a few per worker.
+  // A claim takes the events whose lease expired first, oldest due first, then the PENDING and due
+  // ones, oldest due first, with the limit the first range left. Each is a range of the due index
+  // (state, next_attempt_at) read in index order with its own LIMIT, so that no claim sorts every
+  // due event (one statement with an OR of the two states did: D log D per claim with a backlog of
+  // D). Expired leases go first: they are work already started whose holder died or overran, few
+  // (at most the events in flight), and usually due before anything still PENDING, since they were
+  // claimed ahead of it. Taking the oldest of both ranges instead would have each range read up to
+  // the limit before the claim chooses, and on PostgreSQL that read is the lock (FOR UPDATE SKIP
+  // LOCKED): the rows read and not taken would stay locked until the claim's transaction ends, and
+  // other instances' claims would skip them as claimed. Range after range, a claim locks only the
+  // rows it takes. SQLite, with its one writer, locks nothing row by row, but takes the same order
+  // so that both databases hand events out alike.
   /** PENDING and due, oldest due first. Parameters: now, limit. */
   private static final String DUE_PENDING = "SELECT source, event_id, next_attempt_at FROM " + T
       + " WHERE state = 'PENDING' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?";
   /** PROCESSING with an expired lease (its holder died or overran), oldest due first. Parameters: now, limit. */
   private static final String LEASE_EXPIRED = "SELECT source, event_id, next_attempt_at FROM " + T
       + " WHERE state = 'PROCESSING' AND lease_until < ? ORDER BY next_attempt_at LIMIT ?";
+  /** PostgreSQL: {@link #pgClaim} of the expired leases. */
+  private static final String PG_CLAIM_EXPIRED = pgClaim(LEASE_EXPIRED);
+  /** PostgreSQL: {@link #pgClaim} of the PENDING and due events. */
+  private static final String PG_CLAIM_PENDING = pgClaim(DUE_PENDING);
+
   /**
-   * PostgreSQL only: claims up to N due rows in one statement, locking them with {@code FOR UPDATE
-   * SKIP LOCKED}, so that instances never wait for or take each other's rows. Each range locks up
-   * to N rows; those not among the N oldest stay locked, unchanged, until this statement's
-   * transaction ends. The claimed rows come back oldest due first, as SQLite's do. Parameters:
-   * now, limit, now, limit, limit, owner, leaseUntil, now.
+   * PostgreSQL only: claims up to N rows of {@code range} in one statement, locking them with
+   * {@code FOR UPDATE SKIP LOCKED}, so that instances never wait for or take each other's rows; the
+   * LIMIT applies to the rows locked, so it locks only those it claims. They come back oldest due
+   * first. A claim runs one per range, in its transaction: a second range's LIMIT computed in the
+   * same statement from the first's count is opaque to the planner, which then plans the update
+   * for a tenth of the range (a hash join over the whole table) instead of N rows. Parameters: now,
+   * limit, owner, leaseUntil, now.
    */
-  private static final String PG_CLAIM = "WITH p AS (" + DUE_PENDING + " FOR UPDATE SKIP LOCKED),"
-      + " x AS (" + LEASE_EXPIRED + " FOR UPDATE SKIP LOCKED),"
-      + " c AS (SELECT source, event_id, next_attempt_at FROM (SELECT * FROM p UNION ALL SELECT * FROM x) d"
-      + " ORDER BY next_attempt_at LIMIT ?),"
-      + " u AS (UPDATE " + T + " i SET state = 'PROCESSING', attempts = i.attempts + 1, runs = i.runs + 1,"
-      + " lease_owner = ?, lease_until = ?, lease_generation = i.lease_generation + 1,"
-      + " first_attempt_at = COALESCE(i.first_attempt_at, ?)"
-      + " FROM c WHERE i.source = c.source AND i.event_id = c.event_id"
-      + " RETURNING " + CLAIMED_COLUMNS.replace("source, event_id", "i.source, i.event_id")
-      + ", c.next_attempt_at AS due_at)"
-      + " SELECT " + CLAIMED_COLUMNS + " FROM u ORDER BY due_at";
+  private static String pgClaim(String range) {
+    return "WITH c AS (" + range + " FOR UPDATE SKIP LOCKED),"
+        + " u AS (UPDATE " + T + " i SET state = 'PROCESSING', attempts = i.attempts + 1, runs = i.runs + 1,"
+        + " lease_owner = ?, lease_until = ?, lease_generation = i.lease_generation + 1,"
+        + " first_attempt_at = COALESCE(i.first_attempt_at, ?)"
+        + " FROM c WHERE i.source = c.source AND i.event_id = c.event_id"
+        + " RETURNING " + CLAIMED_COLUMNS.replace("source, event_id", "i.source, i.event_id")
+        + ", c.next_attempt_at AS due_at)"
+        + " SELECT " + CLAIMED_COLUMNS + " FROM u ORDER BY due_at";
+  }
 
   private final Dialect dialect;
   private final Store store;
@@ -133,14 +146,17 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
-   * Claims up to {@code limit} due events (PENDING and due, or PROCESSING with an expired lease):
-   * each gets a new lease generation, one more attempt, and a started row in the attempt history.
+   * Claims up to {@code limit} due events: first those PROCESSING with an expired lease, then those
+   * PENDING and due, each oldest due first (the comment on the ranges above says why). Each gets a
+   * new lease generation, one more attempt, and a started row in the attempt history.
    */
   public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
     return write(null, s -> {
-      List<ClaimedEvent> claimed = dialect == Dialect.POSTGRESQL
-          ? query(s, PG_CLAIM, InboxStore::claimedRows, now, limit, now, limit, limit, owner, leaseUntil, now)
-          : claimSqlite(s, limit, owner, now, leaseUntil);
+      List<ClaimedEvent> claimed = new ArrayList<>(
+          claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, leaseUntil));
+      if (claimed.size() < limit) {
+        claimed.addAll(claimRange(s, DUE_PENDING, PG_CLAIM_PENDING, limit - claimed.size(), owner, now, leaseUntil));
+      }
       for (ClaimedEvent e : claimed) {
         update(s, "INSERT INTO " + A + " (source, event_id, run, owner, started_at) VALUES (?, ?, ?, ?, ?)",
             e.source(), e.eventId(), e.run(), owner, now);
@@ -149,12 +165,16 @@ public final class InboxStore implements AutoCloseable {
     });
   }
 
-  private static List<ClaimedEvent> claimSqlite(SqlSession s, int limit, String owner, long now, long leaseUntil)
-      throws SQLException {
-    List<DueRow> due = new ArrayList<>(query(s, DUE_PENDING, InboxStore::dueRows, now, limit));
-    due.addAll(query(s, LEASE_EXPIRED, InboxStore::dueRows, now, limit));
-    due.sort(Comparator.comparingLong(DueRow::dueAt));
-    List<DueRow> keys = due.subList(0, Math.min(limit, due.size()));
+  /**
+   * Claims up to {@code limit} rows of {@code range}, oldest due first: on PostgreSQL with
+   * {@code pgClaim}, its claim statement; on SQLite row by row.
+   */
+  private List<ClaimedEvent> claimRange(SqlSession s, String range, String pgClaim, int limit, String owner,
+      long now, long leaseUntil) throws SQLException {
+    if (dialect == Dialect.POSTGRESQL) {
+      return query(s, pgClaim, InboxStore::claimedRows, now, limit, owner, leaseUntil, now);
+    }
+    List<DueRow> keys = query(s, range, InboxStore::dueRows, now, limit);
     List<ClaimedEvent> out = new ArrayList<>(keys.size());
     for (DueRow k : keys) {
       update(s, "UPDATE " + T + " SET state = 'PROCESSING', attempts = attempts + 1, runs = runs + 1,"
@@ -167,14 +187,14 @@ public final class InboxStore implements AutoCloseable {
     return out;
   }
 
-  /** A due event's key and when it became due. */
-  private record DueRow(String source, String eventId, long dueAt) {
+  /** A due event's key. */
+  private record DueRow(String source, String eventId) {
   }
 
   private static List<DueRow> dueRows(ResultSet rs) throws SQLException {
     List<DueRow> out = new ArrayList<>();
     while (rs.next()) {
-      out.add(new DueRow(rs.getString(1), rs.getString(2), rs.getLong(3)));
+      out.add(new DueRow(rs.getString(1), rs.getString(2)));
     }
     return out;
   }
