@@ -152,11 +152,15 @@ public final class WebhookProcessor implements AutoCloseable {
    * thread. For tests with a fake clock, and for apps that drive processing themselves; it may run
    * beside {@link #start()}ed processing (leases keep them apart).
    *
-   * @param max the most events to run
+   * @param max the most events to run, at least 1
    * @return how many events were run
+   * @throws IllegalArgumentException if {@code max} is below 1; nothing is claimed
    * @throws WebhookInboxException if the inbox cannot be read or written
    */
   public int processDue(int max) {
+    if (max < 1) {
+      throw new IllegalArgumentException("max must be at least 1, not " + max);
+    }
     Error broken = loop.brokenBy().orElse(null);
     if (broken != null) {
       throw new WebhookInboxException("the webhook processor stopped after " + broken

@@ -149,8 +149,13 @@ public final class InboxStore implements AutoCloseable {
    * Claims up to {@code limit} due events: first those PROCESSING with an expired lease, then those
    * PENDING and due, each oldest due first (the comment on the ranges above says why). Each gets a
    * new lease generation, one more attempt, and a started row in the attempt history.
+   *
+   * @throws IllegalArgumentException if {@code limit} is below 1, before anything is claimed
    */
   public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1, not " + limit);
+    }
     return write(null, s -> {
       List<ClaimedEvent> claimed = new ArrayList<>(
           claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, leaseUntil));
