@@ -5,15 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.jdbc.support.Explain;
-import dev.idem.jdbc.support.FaultyDataSource;
-import dev.idem.storage.StoreOpener;
+import dev.idem.webhooks.support.InboxStatements;
 import dev.idem.webhooks.internal.ClaimedEvent;
-import dev.idem.webhooks.internal.InboxStore;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import javax.sql.DataSource;
@@ -60,22 +55,14 @@ class InboxClaimPlanTest {
    * claim takes it back with the third).
    */
   static List<String> claimSql(DataSource dataSource) throws Exception {
-    FaultyDataSource ds = new FaultyDataSource(dataSource);
-    StoreOpener opener = new StoreOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), Clock.systemUTC());
-    try (InboxStore store = opener.openDataSource(ds, (name, dialect, s, version, opened) ->
-        new InboxStore(dialect, s, opened, name))) {
-      for (int i = 0; i < 3; i++) {
-        store.insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(),
-            "{}".getBytes(StandardCharsets.UTF_8), null, 1000 + i);
-      }
-      ds.executedSql.clear();
+    return InboxStatements.of(dataSource, store -> {
       List<ClaimedEvent> first = store.claim(2, "a", 2000, 3000);
       assertEquals(List.of("evt_0", "evt_1"), first.stream().map(ClaimedEvent::eventId).toList(), "oldest due first");
       store.markDone(first.get(0), 2001);
       List<ClaimedEvent> again = store.claim(2, "b", 4000, 5000);
       assertEquals(List.of("evt_1", "evt_2"), again.stream().map(ClaimedEvent::eventId).toList(),
           "the expired lease first, then a due event");
-    }
-    return List.copyOf(ds.executedSql);
+    });
   }
+
 }

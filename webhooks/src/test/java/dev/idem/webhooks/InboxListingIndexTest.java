@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.jdbc.support.Explain;
-import dev.idem.jdbc.support.FaultyDataSource;
-import dev.idem.storage.StoreOpener;
-import dev.idem.webhooks.internal.InboxStore;
+import dev.idem.webhooks.support.InboxStatements;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -15,7 +13,6 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -93,25 +90,18 @@ class InboxListingIndexTest {
    * page's (after a cursor), as prepared. The inbox is opened on its schema first, with three events.
    */
   static List<String> listingSql(DataSource dataSource) throws Exception {
-    FaultyDataSource ds = new FaultyDataSource(dataSource);
-    StoreOpener opener = new StoreOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), Clock.systemUTC());
-    try (InboxStore store = opener.openDataSource(ds, (name, dialect, s, version, opened) ->
-        new InboxStore(dialect, s, opened, name))) {
-      for (int i = 0; i < 3; i++) {
-        store.insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(),
-            "{}".getBytes(StandardCharsets.UTF_8), null, 1000 + i);
-      }
-      ds.executedSql.clear();
+    List<String> executed = InboxStatements.of(dataSource, store -> {
       List<InboxEntry> first = store.list(InboxState.PENDING, null, 2);
       assertEquals(2, first.size());
       assertEquals(1, store.list(InboxState.PENDING, first.get(1), 2).size());
-    }
-    List<String> listing = new ArrayList<>(ds.executedSql.stream().filter(sql -> sql.contains("ORDER BY received_at"))
+    });
+    List<String> listing = new ArrayList<>(executed.stream().filter(sql -> sql.contains("ORDER BY received_at"))
         .toList());
     listing.sort((a, b) -> Integer.compare(a.length(), b.length()));
-    assertEquals(2, listing.size(), "a first page and a later page: " + ds.executedSql);
+    assertEquals(2, listing.size(), "a first page and a later page: " + executed);
     return listing;
   }
+
 
   private static void assertListingPlans(Connection c, List<String> pages) throws Exception {
     for (String sql : pages) {
