@@ -35,10 +35,14 @@ import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -90,7 +94,10 @@ import org.slf4j.LoggerFactory;
  *       store ends the leases of a dead run at open, and a named instance
  *       ({@link Builder#instanceId}) ends its own at start, so a restart is served at once. A handler whose
  *       lease expired cannot store its result: {@link #complete} returns
- *       {@link CompletionResult#REFUSED}.</li>
+ *       {@link CompletionResult#REFUSED}. The scheduler only times the renewals: each one's store
+ *       call runs on a small pool of the guard's own ({@link Builder#storeExecutor}), so a renewal
+ *       that hangs (a row lock, a stalled connection) or a long purge holds back no other claim's
+ *       renewal.</li>
  *   <li>Results are kept for 24 h from completion, then purged (every 10 minutes); after retention
  *       the key is new again and a repeat runs the handler again.</li>
  *   <li>Request bodies over 1 MiB get 413 and claim nothing. Response bodies over 1 MiB go to the
@@ -101,7 +108,8 @@ import org.slf4j.LoggerFactory;
  *       {@code Location}, say).</li>
  * </ul>
  *
- * <p>Thread-safe. Close it to stop its lease renewals and purge job.
+ * <p>Thread-safe. Close it to stop its lease renewals and purge job; {@link #close()} waits up to
+ * 5 s for a store call still running.
  */
 public final class IdempotencyGuard implements AutoCloseable {
   /** The default name of the key header. */
@@ -124,10 +132,18 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
   /** The default listener: with it, the guard builds no event, since nobody would hear it. */
   private static final GuardListener NO_LISTENER = GuardListener.none();
+  // Threads for the background store calls (renewals, the purge). More than one, so that a call
+  // that hangs holds back no other claim's renewal; few, since on PostgreSQL each running call
+  // holds a connection of the app's pool, and one of SQLite's runs at a time on its connection.
+  private static final int STORE_THREADS = 4;
+  /** How long {@link #close()} waits for a background store call still running before interrupting it. */
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
   private final Settings s;
   private final Scheduler scheduler;
   private final ScheduledThreadPoolExecutor ownedExecutor;
+  private final Executor storeCalls;
+  private final ThreadPoolExecutor ownedStoreCalls;
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
@@ -155,6 +171,23 @@ public final class IdempotencyGuard implements AutoCloseable {
       executor.scheduleAtFixedRate(() -> { }, keepHeadNanos, keepHeadNanos, TimeUnit.NANOSECONDS);
       this.ownedExecutor = executor;
       this.scheduler = Scheduler.of(executor);
+    }
+    if (s.storeExecutor != null) {
+      this.storeCalls = s.storeExecutor;
+      this.ownedStoreCalls = null;
+    } else {
+      AtomicInteger threads = new AtomicInteger();
+      // Unbounded queue, bounded by what can be in it: each claim has at most one renewal queued or
+      // running (the next is scheduled when it ends), and the purge likewise.
+      ThreadPoolExecutor pool = new ThreadPoolExecutor(STORE_THREADS, STORE_THREADS, 1, TimeUnit.MINUTES,
+          new LinkedBlockingQueue<>(), r -> {
+            Thread t = new Thread(r, "idem-guard-store-" + threads.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+          });
+      pool.allowCoreThreadTimeOut(true); // an idle guard keeps no thread for it
+      this.storeCalls = pool;
+      this.ownedStoreCalls = pool;
     }
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
     // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
@@ -573,8 +606,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   /**
-   * Stops lease renewals and the purge job, and the guard's own scheduler thread if it made one.
-   * Does not close the store. Idempotent.
+   * Stops lease renewals and the purge job, and the guard's own threads if it made them: no store
+   * call starts after this. A store call still running on the guard's own
+   * {@linkplain Builder#storeExecutor store pool} is waited for, up to 5 s, so that the store can
+   * be closed next; one that runs longer is interrupted, with a warning. Does not close the store
+   * or an executor the app gave. Idempotent.
    */
   @Override
   public void close() {
@@ -583,6 +619,19 @@ public final class IdempotencyGuard implements AutoCloseable {
       ownedExecutor.shutdownNow();
     }
     signals.wakeAll();
+    if (ownedStoreCalls != null) {
+      ownedStoreCalls.shutdown(); // what is queued returns at once: every call checks closed first
+      try {
+        if (!ownedStoreCalls.awaitTermination(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+          ownedStoreCalls.shutdownNow();
+          LOG.warn("Closing the idempotency guard: a store call (a lease renewal or the purge) still ran after {};"
+              + " interrupted it", CLOSE_WAIT);
+        }
+      } catch (InterruptedException e) {
+        ownedStoreCalls.shutdownNow();
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   /**
@@ -803,20 +852,55 @@ public final class IdempotencyGuard implements AutoCloseable {
     return new Admission.Respond(reason, response);
   }
 
+  /**
+   * Times the claim's next renewal on the scheduler, whose task only hands the store call to the
+   * store executor: a store call may wait (a lock, a connection, a round trip), and on the
+   * scheduler's one thread a call that hung held back every other claim's renewal until their
+   * leases ran out. Called again when a renewal ends, so that a claim's renewals never overlap.
+   */
   private void scheduleRenewal(Claim claim) {
     if (closed || claim.finished()) {
       return;
     }
-    claim.renewal(scheduler.schedule(() -> renew(claim), s.renewEvery));
+    try {
+      claim.renewal(scheduler.schedule(() -> handOverRenewal(claim), s.renewEvery));
+    } catch (RuntimeException | Error e) {
+      if (!closed) {
+        claim.lost(e);
+        LOG.error("Could not schedule the next lease renewal of {}; its lease runs out in {}", claim, s.lease, e);
+      }
+    }
   }
 
+  /** On the scheduler's thread: hands the renewal to the store executor, and returns. */
+  private void handOverRenewal(Claim claim) {
+    if (closed || claim.finished()) {
+      return;
+    }
+    try {
+      storeCalls.execute(() -> renew(claim));
+    } catch (RuntimeException | Error e) {
+      if (closed) {
+        return;
+      }
+      // An executor of the app's that refuses work: never dropped unseen, tried again at the next turn.
+      claim.lost(e);
+      LOG.error("The store executor refused the lease renewal of {}; trying again in {}", claim, s.renewEvery, e);
+      scheduleRenewal(claim);
+    }
+  }
+
+  /** On the store executor: renews the lease, then schedules the next renewal. */
   private void renew(Claim claim) {
-    if (claim.finished()) {
+    if (closed || claim.finished()) {
       return;
     }
     try {
       Instant now = s.clock.instant();
       if (!s.store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(s.lease))) {
+        if (claim.finished()) {
+          return; // completed or abandoned during the call: its end fenced the renewal off, nothing was lost
+        }
         claim.lost(null);
         LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);
         return;
@@ -826,7 +910,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       claim.lost(e);
       LOG.warn("Could not renew the lease of {}", claim, e);
     } catch (Error e) {
-      // Not rethrown into the scheduler, where it would end unseen and renewals would stop quietly:
+      // Not rethrown into the executor, where it would end unseen and renewals would stop quietly:
       // the claim is marked lost (its completion is then refused if another instance took over), and
       // renewals go on.
       claim.lost(e);
@@ -835,28 +919,55 @@ public final class IdempotencyGuard implements AutoCloseable {
     scheduleRenewal(claim);
   }
 
+  /** Times the next purge; like a renewal, its store call runs on the store executor. */
   private void schedulePurge() {
     if (closed) {
       return;
     }
-    scheduler.schedule(() -> {
-      try {
-        int n = purgeExpired();
-        lastPurgeFailure = null;
-        LOG.debug("Purged {} idempotency records past retention", n);
-      } catch (RuntimeException e) {
-        lastPurgeFailure = e;
-        hear(new GuardEvent.PurgeFailed(e));
-        LOG.error("The idempotency purge failed; records past retention stay until it succeeds", e);
-      } catch (Error e) {
-        // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
-        lastPurgeFailure = new IllegalStateException("the purge failed with " + e, e);
-        hear(new GuardEvent.PurgeFailed(e));
-        LOG.error("The idempotency purge failed with {}; records past retention stay until it succeeds",
-            e.toString(), e);
+    try {
+      scheduler.schedule(this::handOverPurge, s.purgeInterval);
+    } catch (RuntimeException | Error e) {
+      if (!closed) {
+        purgeFailed(new IllegalStateException("the next purge could not be scheduled: " + e, e), e);
       }
-      schedulePurge();
-    }, s.purgeInterval);
+    }
+  }
+
+  private void handOverPurge() {
+    if (closed) {
+      return;
+    }
+    try {
+      storeCalls.execute(this::backgroundPurge);
+    } catch (RuntimeException | Error e) {
+      if (!closed) {
+        purgeFailed(new IllegalStateException("the store executor refused the purge: " + e, e), e);
+        schedulePurge();
+      }
+    }
+  }
+
+  private void backgroundPurge() {
+    if (closed) {
+      return;
+    }
+    try {
+      int n = purgeExpired();
+      lastPurgeFailure = null;
+      LOG.debug("Purged {} idempotency records past retention", n);
+    } catch (RuntimeException e) {
+      purgeFailed(e, e);
+    } catch (Error e) {
+      // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
+      purgeFailed(new IllegalStateException("the purge failed with " + e, e), e);
+    }
+    schedulePurge();
+  }
+
+  private void purgeFailed(RuntimeException failure, Throwable cause) {
+    lastPurgeFailure = failure;
+    hear(new GuardEvent.PurgeFailed(cause));
+    LOG.error("The idempotency purge failed; records past retention stay until it succeeds", cause);
   }
 
   /**
@@ -882,14 +993,44 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Runs lease renewals and the purge job. Default: a daemon thread the guard owns and stops on
-     * {@link IdempotencyGuard#close()}. Tests pass a manual scheduler to make time explicit.
+     * Times lease renewals and the purge job, and a waiting repeat's polls; its tasks never call the
+     * store (that is the {@linkplain #storeExecutor store executor}'s), so they are short. Default:
+     * a daemon thread the guard owns and stops on {@link IdempotencyGuard#close()}. Tests pass a
+     * manual scheduler to make time explicit.
      *
      * @param scheduler the scheduler; the caller keeps ownership
      * @return this builder
      */
     public Builder scheduler(Scheduler scheduler) {
       s.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * Runs the guard's background calls to the store: lease renewals and the purge. The
+     * {@linkplain #scheduler scheduler} only times them and hands each call over, since a store
+     * call can wait (a PostgreSQL round trip, a row lock, a pool's connection, a stalled network),
+     * and on one thread a call that hung held back the renewal of every other claim until their
+     * leases ran out and retries ran their handlers a second time.
+     *
+     * <p>Default: a pool of up to 4 daemon threads that the guard owns, started when needed, and
+     * shuts down on {@link IdempotencyGuard#close()}, which waits up to 5 s for a call still
+     * running and then interrupts it. Four, so that up to three hung calls leave the other claims
+     * renewed; no more, since on PostgreSQL each running call holds a connection from the app's
+     * pool. A claim has at most one renewal queued or running (the next is timed when it ends), so a
+     * hung one holds one thread, not more. A failed renewal is logged and tried again at the next
+     * turn; fencing in the store keeps a renewal that runs after its claim ended from extending it.
+     *
+     * <p>Tests with a manual scheduler pass {@code Runnable::run}, to run the calls on the thread
+     * that moves time. In production give an executor with several threads, or one hung call holds
+     * back every renewal again.
+     *
+     * @param executor runs the store calls; the caller keeps ownership and shuts it down, after
+     *     closing the guard (calls it runs after the close return at once)
+     * @return this builder
+     */
+    public Builder storeExecutor(Executor executor) {
+      s.storeExecutor = Objects.requireNonNull(executor, "executor");
       return this;
     }
 
@@ -1245,6 +1386,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     IdempotencyStore store;
     Clock clock = Clock.systemUTC();
     Scheduler scheduler;
+    Executor storeExecutor;
     String keyHeader = DEFAULT_KEY_HEADER;
     KeyScope scope = KeyScope.CALLER_AND_ROUTE;
     Set<String> keyRequiredMethods = Set.of("POST", "PATCH");

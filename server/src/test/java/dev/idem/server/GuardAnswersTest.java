@@ -29,7 +29,7 @@ class GuardAnswersTest {
   private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
 
   private IdempotencyGuard guard(Consumer<IdempotencyGuard.Builder> settings) {
-    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(null).maxRequestBody(64);
     settings.accept(b);
     return b.build();

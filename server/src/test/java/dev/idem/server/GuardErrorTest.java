@@ -56,7 +56,7 @@ class GuardErrorTest {
   @Test
   void anErrorInThePurgeIsReportedAndThePurgeKeepsItsSchedule() {
     failing.set("purgeExpired");
-    IdempotencyGuard guard = IdempotencyGuard.builder(store()).clock(time.clock()).scheduler(time.scheduler())
+    IdempotencyGuard guard = IdempotencyGuard.builder(store()).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(Duration.ofMinutes(10)).build();
     try {
       time.advance(Duration.ofMinutes(10));  // before, the Error came out of the scheduler here
@@ -74,7 +74,7 @@ class GuardErrorTest {
 
   @Test
   void anErrorInALeaseRenewalMarksTheClaimAndRenewalsGoOn() throws Exception {
-    IdempotencyGuard guard = IdempotencyGuard.builder(store()).clock(time.clock()).scheduler(time.scheduler())
+    IdempotencyGuard guard = IdempotencyGuard.builder(store()).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(null).build();
     try {
       Admission.Proceed p = assertInstanceOf(Admission.Proceed.class, guard.admit(new GuardRequest("POST", "/orders",

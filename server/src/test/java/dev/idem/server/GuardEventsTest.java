@@ -28,7 +28,7 @@ class GuardEventsTest {
   }
 
   private IdempotencyGuard guard(GuardListener listener) {
-    return IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).purgeInterval(null)
+    return IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run).purgeInterval(null)
         .listener(listener).build();
   }
 

@@ -32,7 +32,7 @@ class IdempotencyGuardTest {
   private IdempotencyGuard guard = guard(b -> {});
 
   private IdempotencyGuard guard(Consumer<IdempotencyGuard.Builder> settings) {
-    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(null);
     settings.accept(b);
     return b.build();

@@ -81,7 +81,7 @@ class InFlightWaitTest {
   };
 
   private IdempotencyGuard guard(Consumer<IdempotencyGuard.Builder> settings) {
-    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(null).listener(e -> {
           if (e instanceof GuardEvent.Waited w) {
             heard.add("waited " + w.waited().toMillis() + " ms, " + (w.served() ? "served" : "conflict"));

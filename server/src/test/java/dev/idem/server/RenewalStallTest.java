@@ -120,6 +120,63 @@ class RenewalStallTest {
     assertEquals(CompletionResult.STORED, guard.complete(b.claim(), created()));
   }
 
+  @Test
+  void aRenewalThatEndsAfterItsClaimCompletedDoesNotExtendIt() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+        .build();
+    Admission.Proceed a = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    store.hangRenewalOf = "k-a";
+    clockThread.execute(() -> time.advance(Duration.ofSeconds(10)));
+    assertTrue(store.hung.await(WAIT_SECONDS, TimeUnit.SECONDS));
+
+    assertEquals(CompletionResult.STORED, guard.complete(a.claim(), created()), "the handler ends meanwhile");
+    store.unblock.countDown();
+    assertTrue(store.renewalsReturned.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
+
+    StoredRecord record = store.find(new RecordId("alice", "POST /provision", "k-a")).orElseThrow();
+    assertEquals(RecordState.COMPLETED, record.state());
+    assertEquals(time.now().plusSeconds(20), record.leaseUntil(), "the claim's lease as it was, not renewed");
+    assertFalse(a.claim().leaseLost(), "its end fenced the renewal off: nothing was lost, nothing to warn of");
+  }
+
+  @Test
+  void aFailedRenewalIsTriedAgainAtTheNextTurn() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+        .build();
+    Admission.Proceed b = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-b")));
+    store.failNextRenewal = true;
+    scheduled.drainPermits();
+    clockThread.execute(() -> time.advance(Duration.ofSeconds(10)));
+    assertTrue(scheduled.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS), "the next turn is timed after the failure");
+    assertTrue(b.claim().leaseLost(), "the failure is known to the claim");
+
+    clockThread.execute(() -> time.advance(Duration.ofSeconds(10)));
+    assertTrue(store.renewedB.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS), "tried again 10 s later");
+    assertEquals(time.now().plusSeconds(30), store.find(new RecordId("alice", "POST /provision", "k-b"))
+        .orElseThrow().leaseUntil());
+    assertEquals(CompletionResult.STORED, guard.complete(b.claim(), created()));
+  }
+
+  @Test
+  void closeStartsNoMoreStoreCallsAndWaitsForAHungOneOnlySoLong() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+        .build();
+    assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-b")));
+    store.hangRenewalOf = "k-a";
+    clockThread.execute(() -> time.advance(Duration.ofSeconds(10)));
+    assertTrue(store.hung.await(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertTrue(store.renewedB.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS));
+
+    guard.close(); // waits up to 5 s for A's hung renewal, then interrupts it
+
+    assertTrue(store.interrupted.await(WAIT_SECONDS, TimeUnit.SECONDS),
+        "the hung call was interrupted, not left running");
+    clockThread.submit(() -> time.advance(Duration.ofSeconds(10))).get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertEquals(0, store.renewedB.availablePermits(), "no renewal after close");
+    assertEquals(1, store.renewalsOfA.get());
+  }
+
   private static GuardRequest post(String key) {
     return new GuardRequest("POST", "/provision", null, "application/json", List.of(key), "alice",
         GuardRequest.BodyReader.of("{}".getBytes(StandardCharsets.UTF_8)));
@@ -138,15 +195,19 @@ class RenewalStallTest {
     final CountDownLatch hung = new CountDownLatch(1);
     final CountDownLatch unblock = new CountDownLatch(1);
     final Semaphore renewedB = new Semaphore(0);
+    final Semaphore renewalsReturned = new Semaphore(0);
+    final CountDownLatch interrupted = new CountDownLatch(1);
     final AtomicInteger renewalsOfA = new AtomicInteger();
     volatile String hangRenewalOf;
     volatile boolean hangPurge;
+    volatile boolean failNextRenewal;
 
     private void hang() {
       hung.countDown();
       try {
         unblock.await(60, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
+        interrupted.countDown();
         Thread.currentThread().interrupt();
         throw new IdempotencyStoreException("interrupted while stalled", e);
       }
@@ -160,17 +221,25 @@ class RenewalStallTest {
 
     @Override
     public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
-      if (id.key().equals("k-a")) {
-        renewalsOfA.incrementAndGet();
+      try {
+        if (id.key().equals("k-a")) {
+          renewalsOfA.incrementAndGet();
+        }
+        if (id.key().equals(hangRenewalOf)) {
+          hang();
+        }
+        if (failNextRenewal) {
+          failNextRenewal = false;
+          throw new IdempotencyStoreException("connection reset", null);
+        }
+        boolean renewed = real.renew(id, generation, owner, now, leaseUntil);
+        if (id.key().equals("k-b")) {
+          renewedB.release();
+        }
+        return renewed;
+      } finally {
+        renewalsReturned.release();
       }
-      if (id.key().equals(hangRenewalOf)) {
-        hang();
-      }
-      boolean renewed = real.renew(id, generation, owner, now, leaseUntil);
-      if (id.key().equals("k-b")) {
-        renewedB.release();
-      }
-      return renewed;
     }
 
     @Override

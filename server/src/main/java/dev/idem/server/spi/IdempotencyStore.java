@@ -39,7 +39,9 @@ public interface IdempotencyStore extends AutoCloseable {
       Instant expiresAt);
 
   /**
-   * Extends a live lease.
+   * Extends a live lease. The guard calls it from its store executor, for several claims at once
+   * but never twice at once for one claim; a call may reach the store after the claim was completed
+   * or released, and then changes nothing (the fence above).
    *
    * @param id the operation
    * @param generation the claim's generation

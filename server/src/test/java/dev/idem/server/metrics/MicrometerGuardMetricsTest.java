@@ -42,7 +42,7 @@ class MicrometerGuardMetricsTest {
   void theGuardsNumbersReachTheRegistry() throws Exception {
     InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
     MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, time.clock(), Duration.ZERO);
-    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(null).listener(metrics).build()) {
       Admission.Proceed done = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k1", "{}")));
       time.advance(Duration.ofMillis(250));
@@ -81,7 +81,7 @@ class MicrometerGuardMetricsTest {
   void theOldestUnexpiredKeyThePurgeLagAndThePurgesReachTheRegistry() throws Exception {
     InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
     MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, time.clock(), Duration.ZERO);
-    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .retention(Duration.ofHours(1)).purgeInterval(null).listener(metrics).build()) {
       assertEquals(0, gauge("idem.server.records.oldest.age"), "nothing stored");
       assertEquals(0, gauge("idem.server.purge.lag"));
@@ -118,7 +118,7 @@ class MicrometerGuardMetricsTest {
           return m.invoke(real, args);
         });
     MicrometerGuardMetrics metrics = MicrometerGuardMetrics.bind(registry, store, time.clock(), Duration.ZERO);
-    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+    try (IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler()).storeExecutor(Runnable::run)
         .purgeInterval(Duration.ofMinutes(10)).listener(metrics).build()) {
       time.advance(Duration.ofMinutes(25));
       assertEquals(2, count("idem.server.purge.failures"), "two purges ran, both failed");
