@@ -1,0 +1,106 @@
+package dev.idem.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.spi.BeginResult;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transition;
+import dev.idem.core.support.Requests;
+import dev.idem.core.support.ScriptedTransport;
+import dev.idem.core.testing.VirtualTime;
+import java.lang.reflect.Field;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Review findings on {@link InMemoryJournal}'s two drop queues and on reconcileUncertain's new skip. */
+class InMemoryJournalDropOrderReviewTest {
+  private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
+
+  private static NewOperation op(String key, boolean queued) {
+    RequestSnapshot req = Requests.order("{\"k\":\"" + key + "\"}");
+    return new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
+        Fingerprinter.defaults().fingerprint(req), req, T0, queued);
+  }
+
+  private static OperationId id(String key) {
+    return op(key, false).id();
+  }
+
+  private static AttemptRecord attempt(Lease lease) {
+    return new AttemptRecord(1, lease.generation(), T0, T0, Classification.AMBIGUOUS, null, null, "timeout",
+        Duration.ZERO, "test");
+  }
+
+  private static void finish(InMemoryJournal journal, String key, OperationState end) throws IdempotencyException {
+    BeginResult begun = journal.beginAndClaim(op(key, false), "p1", Duration.ofMinutes(1));
+    journal.recordAttemptAndTransition(begun.record().id(), begun.lease(), attempt(begun.lease()),
+        Transition.finish(end, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+  }
+
+  private static IdempotentExecutor executor(InMemoryJournal journal, VirtualTime time, String owner) {
+    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+  }
+
+  private static int kept(InMemoryJournal journal) throws IdempotencyException {
+    int n = 0;
+    for (OperationState s : OperationState.values()) {
+      n += journal.findByState(s, null, 10_000).size();
+    }
+    return n;
+  }
+
+  private static int queued(InMemoryJournal journal, String queue) throws ReflectiveOperationException {
+    Field f = InMemoryJournal.class.getDeclaredField(queue);
+    f.setAccessible(true);
+    return ((Collection<?>) f.get(journal)).size();
+  }
+
+  /**
+   * The usual life of the default journal in an app that reconciles: calls keep succeeding, now and
+   * then one ends UNCERTAIN, and reconcileUncertain settles it (a re-drive, then FAILED or
+   * SUCCEEDED). The settled operation is later dropped by the bound from its new place in the
+   * SUCCEEDED/FAILED queue, but its first place, the slot itself (with its packed record), stays in
+   * the UNCERTAIN queue: that queue is read only once no SUCCEEDED or FAILED operation is left,
+   * which never happens while calls succeed, and only purge sweeps it. So every operation ever
+   * reconciled stays in memory, beyond the bound, until the process ends or purges.
+   */
+  @Test
+  void reconciledOperationsDroppedByTheBoundDoNotStayInMemory() throws Exception {
+    InMemoryJournal probe = new InMemoryJournal();
+    finish(probe, "probe", OperationState.SUCCEEDED);
+    long bound = 4 * InMemoryJournal.weight(probe.find(id("probe")).orElseThrow());
+    InMemoryJournal journal = new InMemoryJournal(bound);
+    VirtualTime time = new VirtualTime();
+    IdempotentExecutor idem = executor(journal, time, "p1");
+
+    int rounds = 2_000;
+    int settled = 0;
+    for (int i = 0; i < rounds; i++) {
+      finish(journal, "u" + i, OperationState.UNCERTAIN);
+      settled += idem.reconcileUncertain(r -> Reconciliation.failed("the provider has no such charge"));
+      for (int s = 0; s < 4; s++) {
+        finish(journal, "s" + i + "-" + s, OperationState.SUCCEEDED);
+      }
+    }
+
+    assertEquals(rounds, settled, "precondition: every UNCERTAIN operation was reconciled");
+    int kept = kept(journal);
+    assertTrue(kept <= 5, "precondition: the bound holds what it counts (" + kept + " kept)");
+    int stale = queued(journal, "uncertain");
+    assertTrue(stale <= kept, "the journal holds " + kept + " operations, yet its UNCERTAIN drop queue keeps "
+        + stale + " entries: the slots (and packed records) of reconciled operations the bound dropped long ago,"
+        + " outside the bound, for as long as the process runs without a purge");
+  }
+}
