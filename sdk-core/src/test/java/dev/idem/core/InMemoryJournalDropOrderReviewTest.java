@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.resume.Reconciliation;
-import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
@@ -17,7 +16,6 @@ import dev.idem.core.testing.VirtualTime;
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -102,5 +100,56 @@ class InMemoryJournalDropOrderReviewTest {
     assertTrue(stale <= kept, "the journal holds " + kept + " operations, yet its UNCERTAIN drop queue keeps "
         + stale + " entries: the slots (and packed records) of reconciled operations the bound dropped long ago,"
         + " outside the bound, for as long as the process runs without a purge");
+  }
+
+  /**
+   * The class Javadoc: UNCERTAIN operations are dropped "only once none of those [SUCCEEDED, FAILED]
+   * is left". Two callers finish at once in a journal at its bound: A's drop takes the last
+   * SUCCEEDED entry off the queue and is about to lock its slot (held here, deterministically, by
+   * this test, as another listing or purge would hold it); B, seeing the bytes still over, finds
+   * the SUCCEEDED queue empty and drops the oldest UNCERTAIN operation. A then drops the success
+   * too: the journal keeps one operation where it has room for two, and the UNCERTAIN one awaiting
+   * reconciliation was dropped while a success was still there. Run one after the other, the same
+   * two finishes keep both UNCERTAIN operations.
+   */
+  @Test
+  void twoCallersDroppingAtOnceDoNotDropAnUncertainOperationWhileASuccessIsLeft() throws Exception {
+    InMemoryJournal probe = new InMemoryJournal();
+    finish(probe, "u1", OperationState.UNCERTAIN);
+    long w = InMemoryJournal.weight(probe.find(id("u1")).orElseThrow());
+    InMemoryJournal serial = new InMemoryJournal(2 * w + w / 2); // room for two operations
+    for (String k : List.of("u1", "s1", "s2", "u2")) {
+      finish(serial, k, k.startsWith("u") ? OperationState.UNCERTAIN : OperationState.SUCCEEDED);
+    }
+    assertTrue(serial.find(id("u1")).isPresent() && serial.find(id("u2")).isPresent(),
+        "precondition: one after the other, both UNCERTAIN operations are kept");
+
+    InMemoryJournal journal = new InMemoryJournal(2 * w + w / 2);
+    finish(journal, "u1", OperationState.UNCERTAIN);
+    finish(journal, "s1", OperationState.SUCCEEDED);
+
+    Field slotsField = InMemoryJournal.class.getDeclaredField("slots");
+    slotsField.setAccessible(true);
+    Object s1Slot = ((Map<?, ?>) slotsField.get(journal)).get(id("s1"));
+    Thread a = new Thread(() -> {
+      try {
+        finish(journal, "s2", OperationState.SUCCEEDED);
+      } catch (IdempotencyException e) {
+        throw new AssertionError(e);
+      }
+    });
+    synchronized (s1Slot) {
+      a.start();
+      // A has taken s1's entry off the SUCCEEDED queue and waits for s1's lock.
+      while (a.getState() != Thread.State.BLOCKED) {
+        assertTrue(a.isAlive(), "A ended without waiting for s1's lock");
+        Thread.onSpinWait();
+      }
+      finish(journal, "u2", OperationState.UNCERTAIN); // B
+    }
+    a.join();
+
+    assertTrue(journal.find(id("u1")).isPresent(), "u1 (UNCERTAIN, awaiting reconciliation) was dropped while"
+        + " s1 (SUCCEEDED) was still in the journal; it now keeps " + kept(journal) + " operation(s) with room for 2");
   }
 }
