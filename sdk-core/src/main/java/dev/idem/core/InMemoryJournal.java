@@ -130,6 +130,8 @@ public final class InMemoryJournal implements Journal {
      * passed over.
      */
     Object place;
+    /** Whether {@link #place} is in {@code uncertain} rather than {@code finished}; under the lock. */
+    boolean placeUncertain;
     /** Whether its identity was moved into {@code order}; under the lock. */
     boolean ordered;
     /** Its place in {@code begun}, told when the slot leaves the journal. */
@@ -235,6 +237,8 @@ public final class InMemoryJournal implements Journal {
    * only tries it.
    */
   private final ReentrantLock moving = new ReentrantLock();
+  /** Held by the one caller dropping operations over the bound (see {@link #dropIfOver}); only tried. */
+  private final ReentrantLock dropping = new ReentrantLock();
 
   /** A place in {@link #due}. */
   private record DueKey(Instant at, OperationId id) {
@@ -538,9 +542,20 @@ public final class InMemoryJournal implements Journal {
       // once: any weight above its bound of 0 does.
       slot.weight = slot.packed != null ? weight(slot.begun.id, slot.packed) : 1;
       finishedBytes.addAndGet(slot.weight);
-      Object place = slot.place == null ? slot : new Place(slot);
+      Object place;
+      if (slot.place == null) {
+        place = slot;
+      } else {
+        // Re-driven, and finished again. Its earlier place, if still queued, would wait there until
+        // polled, holding the slot and its record: the UNCERTAIN queue is polled only once the other
+        // is empty, so every reconciled operation piled up in it. A walk of the queue, on a
+        // re-driven operation's finish only.
+        (slot.placeUncertain ? uncertain : finished).remove(slot.place);
+        place = new Place(slot);
+      }
       slot.place = place;
-      (next.state() == OperationState.UNCERTAIN ? uncertain : finished).add(place);
+      slot.placeUncertain = next.state() == OperationState.UNCERTAIN;
+      (slot.placeUncertain ? uncertain : finished).add(place);
     } else if (!droppable && slot.weight != 0) {
       finishedBytes.addAndGet(-slot.weight);
       slot.weight = 0;
@@ -564,20 +579,32 @@ public final class InMemoryJournal implements Journal {
    */
   private void dropIfOver() {
     boolean dropped = false;
-    while (finishedBytes.get() > maxFinishedBytes) {
-      Object place = finished.poll();
-      if (place == null) {
-        place = uncertain.poll();
-        if (place == null) {
-          break;
+    // One caller drops at a time. Callers that each polled an entry before any of them had taken
+    // its weight off dropped one operation each, more than the bound asked for, and one that found
+    // the SUCCEEDED queue just emptied by another's poll dropped an UNCERTAIN operation while a
+    // success was left. A caller that finds another dropping leaves the drop to it, which checks
+    // the bound again once it lets go, so that no weight added meanwhile is left over the bound.
+    outer:
+    while (finishedBytes.get() > maxFinishedBytes && dropping.tryLock()) {
+      try {
+        while (finishedBytes.get() > maxFinishedBytes) {
+          Object place = finished.poll();
+          if (place == null) {
+            place = uncertain.poll();
+            if (place == null) {
+              break outer;
+            }
+          }
+          Slot slot = slotOf(place);
+          synchronized (slot) {
+            if (slot.place == place && !slot.removed && slot.weight != 0) {
+              remove(slot);
+              dropped = true;
+            }
+          }
         }
-      }
-      Slot slot = slotOf(place);
-      synchronized (slot) {
-        if (slot.place == place && !slot.removed && slot.weight != 0) {
-          remove(slot);
-          dropped = true;
-        }
+      } finally {
+        dropping.unlock();
       }
     }
     if (dropped && begunCount.sum() > slots.size() + BEGUN_SLACK && moving.tryLock()) {

@@ -21,8 +21,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Review findings on {@link InMemoryJournal}'s two drop queues and on reconcileUncertain's new skip. */
-class InMemoryJournalDropOrderReviewTest {
+/** {@link InMemoryJournal}'s two drop queues: what a re-drive leaves in them, and two callers dropping at once. */
+class InMemoryJournalDropQueuesTest {
   private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
 
   private static NewOperation op(String key, boolean queued) {
