@@ -8,6 +8,7 @@ import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.CompletionSignals;
+import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.CompletionResult;
@@ -37,12 +38,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -132,18 +130,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
   /** The default listener: with it, the guard builds no event, since nobody would hear it. */
   private static final GuardListener NO_LISTENER = GuardListener.none();
-  // Threads for the background store calls (renewals, the purge). More than one, so that a call
-  // that hangs holds back no other claim's renewal; few, since on PostgreSQL each running call
-  // holds a connection of the app's pool, and one of SQLite's runs at a time on its connection.
-  private static final int STORE_THREADS = 4;
-  /** How long {@link #close()} waits for a background store call still running before interrupting it. */
-  private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
 
   private final Settings s;
   private final Scheduler scheduler;
   private final ScheduledThreadPoolExecutor ownedExecutor;
-  private final Executor storeCalls;
-  private final ThreadPoolExecutor ownedStoreCalls;
+  private final StoreCalls storeCalls;
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
@@ -172,23 +163,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       this.ownedExecutor = executor;
       this.scheduler = Scheduler.of(executor);
     }
-    if (s.storeExecutor != null) {
-      this.storeCalls = s.storeExecutor;
-      this.ownedStoreCalls = null;
-    } else {
-      AtomicInteger threads = new AtomicInteger();
-      // Unbounded queue, bounded by what can be in it: each claim has at most one renewal queued or
-      // running (the next is scheduled when it ends), and the purge likewise.
-      ThreadPoolExecutor pool = new ThreadPoolExecutor(STORE_THREADS, STORE_THREADS, 1, TimeUnit.MINUTES,
-          new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, "idem-guard-store-" + threads.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-          });
-      pool.allowCoreThreadTimeOut(true); // an idle guard keeps no thread for it
-      this.storeCalls = pool;
-      this.ownedStoreCalls = pool;
-    }
+    this.storeCalls = new StoreCalls(s.storeExecutor);
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
     // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
     String run = UUID.randomUUID().toString().substring(0, 8);
@@ -619,19 +594,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       ownedExecutor.shutdownNow();
     }
     signals.wakeAll();
-    if (ownedStoreCalls != null) {
-      ownedStoreCalls.shutdown(); // what is queued returns at once: every call checks closed first
-      try {
-        if (!ownedStoreCalls.awaitTermination(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
-          ownedStoreCalls.shutdownNow();
-          LOG.warn("Closing the idempotency guard: a store call (a lease renewal or the purge) still ran after {};"
-              + " interrupted it", CLOSE_WAIT);
-        }
-      } catch (InterruptedException e) {
-        ownedStoreCalls.shutdownNow();
-        Thread.currentThread().interrupt();
-      }
-    }
+    storeCalls.close();
   }
 
   /**
