@@ -8,6 +8,7 @@ import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.CompletionSignals;
+import dev.idem.server.internal.GuardScheduler;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
@@ -38,7 +39,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -132,8 +132,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final GuardListener NO_LISTENER = GuardListener.none();
 
   private final Settings s;
-  private final Scheduler scheduler;
-  private final ScheduledThreadPoolExecutor ownedExecutor;
+  private final GuardScheduler scheduler;
   private final StoreCalls storeCalls;
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
@@ -143,26 +142,7 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   private IdempotencyGuard(Settings settings) {
     this.s = settings;
-    if (s.scheduler != null) {
-      this.scheduler = s.scheduler;
-      this.ownedExecutor = null;
-    } else {
-      ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-        Thread t = new Thread(r, "idem-guard-leases");
-        t.setDaemon(true);
-        return t;
-      });
-      executor.setRemoveOnCancelPolicy(true);
-      // Every claim schedules its renewal (renewEvery ahead) and cancels it when it ends. On a queue
-      // that the previous cancel had emptied, each new renewal became the queue's head, and a new
-      // head wakes the executor's thread to re-arm its timer: one wake-up, a context switch on a
-      // loaded machine, per request. A no-op at half that period keeps an earlier head in the
-      // queue, so a renewal never is one (the thread wakes twice per renewEvery instead).
-      long keepHeadNanos = Math.max(1, s.renewEvery.toNanos() / 2);
-      executor.scheduleAtFixedRate(() -> { }, keepHeadNanos, keepHeadNanos, TimeUnit.NANOSECONDS);
-      this.ownedExecutor = executor;
-      this.scheduler = Scheduler.of(executor);
-    }
+    this.scheduler = new GuardScheduler(s.scheduler, s.renewEvery);
     this.storeCalls = new StoreCalls(s.storeExecutor);
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
     // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
@@ -590,9 +570,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    if (ownedExecutor != null) {
-      ownedExecutor.shutdownNow();
-    }
+    scheduler.close();
     signals.wakeAll();
     storeCalls.close();
   }
