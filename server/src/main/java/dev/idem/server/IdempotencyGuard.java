@@ -9,6 +9,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.CompletionSignals;
 import dev.idem.server.internal.GuardScheduler;
+import dev.idem.server.internal.PurgeJob;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
@@ -137,13 +138,15 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
+  private final PurgeJob purges;
   private volatile boolean closed;
-  private volatile RuntimeException lastPurgeFailure;
 
   private IdempotencyGuard(Settings settings) {
     this.s = settings;
     this.scheduler = new GuardScheduler(s.scheduler, s.renewEvery);
     this.storeCalls = new StoreCalls(s.storeExecutor);
+    this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, this::purgeExpired,
+        cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
     // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
     String run = UUID.randomUUID().toString().substring(0, 8);
@@ -162,9 +165,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         hear(new GuardEvent.Recovered(dead));
       }
     }
-    if (s.purgeInterval != null) {
-      schedulePurge();
-    }
+    purges.start();
   }
 
   /**
@@ -527,7 +528,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return the failure, if the last purge failed
    */
   public Optional<RuntimeException> lastPurgeFailure() {
-    return Optional.ofNullable(lastPurgeFailure);
+    return Optional.ofNullable(purges.lastFailure());
   }
 
   /** @return the name of the key header */
@@ -858,57 +859,6 @@ public final class IdempotencyGuard implements AutoCloseable {
       LOG.error("Renewing the lease of {} failed with {}", claim, e.toString(), e);
     }
     scheduleRenewal(claim);
-  }
-
-  /** Times the next purge; like a renewal, its store call runs on the store executor. */
-  private void schedulePurge() {
-    if (closed) {
-      return;
-    }
-    try {
-      scheduler.schedule(this::handOverPurge, s.purgeInterval);
-    } catch (RuntimeException | Error e) {
-      if (!closed) {
-        purgeFailed(new IllegalStateException("the next purge could not be scheduled: " + e, e), e);
-      }
-    }
-  }
-
-  private void handOverPurge() {
-    if (closed) {
-      return;
-    }
-    try {
-      storeCalls.execute(this::backgroundPurge);
-    } catch (RuntimeException | Error e) {
-      if (!closed) {
-        purgeFailed(new IllegalStateException("the store executor refused the purge: " + e, e), e);
-        schedulePurge();
-      }
-    }
-  }
-
-  private void backgroundPurge() {
-    if (closed) {
-      return;
-    }
-    try {
-      int n = purgeExpired();
-      lastPurgeFailure = null;
-      LOG.debug("Purged {} idempotency records past retention", n);
-    } catch (RuntimeException e) {
-      purgeFailed(e, e);
-    } catch (Error e) {
-      // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
-      purgeFailed(new IllegalStateException("the purge failed with " + e, e), e);
-    }
-    schedulePurge();
-  }
-
-  private void purgeFailed(RuntimeException failure, Throwable cause) {
-    lastPurgeFailure = failure;
-    hear(new GuardEvent.PurgeFailed(cause));
-    LOG.error("The idempotency purge failed; records past retention stay until it succeeds", cause);
   }
 
   /**
