@@ -138,6 +138,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final String instance;
   private final AtomicLong claims = new AtomicLong();
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
+  private final LeaseRenewals renewals;
   private final PurgeJob purges;
   private volatile boolean closed;
 
@@ -145,6 +146,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.s = settings;
     this.scheduler = new GuardScheduler(s.scheduler, s.renewEvery);
     this.storeCalls = new StoreCalls(s.storeExecutor);
+    this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
     this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, this::purgeExpired,
         cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
     // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
@@ -219,7 +221,7 @@ public final class IdempotencyGuard implements AutoCloseable {
           }
           heardWait(p.route(), started, round, true);
           Claim claim = new Claim(p, now, c.generation(), owner, storagePolicy(p.policy()));
-          scheduleRenewal(claim);
+          renewals.start(claim);
           return new Admission.Proceed(claim, p.body());
         }
         if (attempt instanceof ClaimAttempt.Existing e) {
@@ -792,73 +794,6 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   private static Admission respond(Admission.Reason reason, GuardResponse response) {
     return new Admission.Respond(reason, response);
-  }
-
-  /**
-   * Times the claim's next renewal on the scheduler, whose task only hands the store call to the
-   * store executor: a store call may wait (a lock, a connection, a round trip), and on the
-   * scheduler's one thread a call that hung held back every other claim's renewal until their
-   * leases ran out. Called again when a renewal ends, so that a claim's renewals never overlap.
-   */
-  private void scheduleRenewal(Claim claim) {
-    if (closed || claim.finished()) {
-      return;
-    }
-    try {
-      claim.renewal(scheduler.schedule(() -> handOverRenewal(claim), s.renewEvery));
-    } catch (RuntimeException | Error e) {
-      if (!closed) {
-        claim.lost(e);
-        LOG.error("Could not schedule the next lease renewal of {}; its lease runs out in {}", claim, s.lease, e);
-      }
-    }
-  }
-
-  /** On the scheduler's thread: hands the renewal to the store executor, and returns. */
-  private void handOverRenewal(Claim claim) {
-    if (closed || claim.finished()) {
-      return;
-    }
-    try {
-      storeCalls.execute(() -> renew(claim));
-    } catch (RuntimeException | Error e) {
-      if (closed) {
-        return;
-      }
-      // An executor of the app's that refuses work: never dropped unseen, tried again at the next turn.
-      claim.lost(e);
-      LOG.error("The store executor refused the lease renewal of {}; trying again in {}", claim, s.renewEvery, e);
-      scheduleRenewal(claim);
-    }
-  }
-
-  /** On the store executor: renews the lease, then schedules the next renewal. */
-  private void renew(Claim claim) {
-    if (closed || claim.finished()) {
-      return;
-    }
-    try {
-      Instant now = s.clock.instant();
-      if (!s.store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(s.lease))) {
-        if (claim.finished()) {
-          return; // completed or abandoned during the call: its end fenced the renewal off, nothing was lost
-        }
-        claim.lost(null);
-        LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);
-        return;
-      }
-    } catch (RuntimeException e) {
-      // The lease may still be live: keep trying, and let completion decide.
-      claim.lost(e);
-      LOG.warn("Could not renew the lease of {}", claim, e);
-    } catch (Error e) {
-      // Not rethrown into the executor, where it would end unseen and renewals would stop quietly:
-      // the claim is marked lost (its completion is then refused if another instance took over), and
-      // renewals go on.
-      claim.lost(e);
-      LOG.error("Renewing the lease of {} failed with {}", claim, e.toString(), e);
-    }
-    scheduleRenewal(claim);
   }
 
   /**

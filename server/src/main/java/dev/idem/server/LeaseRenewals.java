@@ -1,0 +1,127 @@
+package dev.idem.server;
+
+import dev.idem.core.spi.Scheduler;
+import dev.idem.server.spi.IdempotencyStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the lease of each of a guard's claims alive while its handler runs, until the claim
+ * finishes or the guard closes. A renewal that fails, or finds the lease gone, marks the claim
+ * {@linkplain Claim#leaseLost() lost}, and its completion is then refused if another request took
+ * the operation over; fencing in the store keeps a renewal that runs after its claim ended from
+ * extending it. In this package, not {@code internal}, since it marks {@link Claim}s through their
+ * package-private methods.
+ *
+ * <p>Thread-safe.
+ */
+final class LeaseRenewals {
+  // The guard's logger, not this class's: operators set levels and filters on the guard's name.
+  private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
+
+  private final Scheduler scheduler;
+  private final Executor storeCalls;
+  private final IdempotencyStore store;
+  private final Clock clock;
+  private final Duration lease;
+  private final Duration renewEvery;
+  private final BooleanSupplier closed;
+
+  /**
+   * @param scheduler times the renewals; its tasks only hand the store call over
+   * @param storeCalls runs the renewals' store calls
+   * @param store where the claims' leases are
+   * @param clock the source of now for the renewed leases
+   * @param lease how long a renewal extends a claim's lease, from now
+   * @param renewEvery between the end of one renewal of a claim and its next
+   * @param closed true once the guard is closed: no renewal starts after it
+   */
+  LeaseRenewals(Scheduler scheduler, Executor storeCalls, IdempotencyStore store, Clock clock, Duration lease,
+      Duration renewEvery, BooleanSupplier closed) {
+    this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+    this.storeCalls = Objects.requireNonNull(storeCalls, "storeCalls");
+    this.store = Objects.requireNonNull(store, "store");
+    this.clock = Objects.requireNonNull(clock, "clock");
+    this.lease = Objects.requireNonNull(lease, "lease");
+    this.renewEvery = Objects.requireNonNull(renewEvery, "renewEvery");
+    this.closed = Objects.requireNonNull(closed, "closed");
+  }
+
+  /** Renews the lease of a claim just made, every {@code renewEvery}, until it finishes. */
+  void start(Claim claim) {
+    schedule(claim);
+  }
+
+  /**
+   * Times the claim's next renewal on the scheduler, whose task only hands the store call to the
+   * store executor: a store call may wait (a lock, a connection, a round trip), and on the
+   * scheduler's one thread a call that hung held back every other claim's renewal until their
+   * leases ran out. Called again when a renewal ends, so that a claim's renewals never overlap.
+   */
+  private void schedule(Claim claim) {
+    if (closed.getAsBoolean() || claim.finished()) {
+      return;
+    }
+    try {
+      claim.renewal(scheduler.schedule(() -> handOver(claim), renewEvery));
+    } catch (RuntimeException | Error e) {
+      if (!closed.getAsBoolean()) {
+        claim.lost(e);
+        LOG.error("Could not schedule the next lease renewal of {}; its lease runs out in {}", claim, lease, e);
+      }
+    }
+  }
+
+  /** On the scheduler's thread: hands the renewal to the store executor, and returns. */
+  private void handOver(Claim claim) {
+    if (closed.getAsBoolean() || claim.finished()) {
+      return;
+    }
+    try {
+      storeCalls.execute(() -> renew(claim));
+    } catch (RuntimeException | Error e) {
+      if (closed.getAsBoolean()) {
+        return;
+      }
+      // An executor of the app's that refuses work: never dropped unseen, tried again at the next turn.
+      claim.lost(e);
+      LOG.error("The store executor refused the lease renewal of {}; trying again in {}", claim, renewEvery, e);
+      schedule(claim);
+    }
+  }
+
+  /** On the store executor: renews the lease, then schedules the next renewal. */
+  private void renew(Claim claim) {
+    if (closed.getAsBoolean() || claim.finished()) {
+      return;
+    }
+    try {
+      Instant now = clock.instant();
+      if (!store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(lease))) {
+        if (claim.finished()) {
+          return; // completed or abandoned during the call: its end fenced the renewal off, nothing was lost
+        }
+        claim.lost(null);
+        LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);
+        return;
+      }
+    } catch (RuntimeException e) {
+      // The lease may still be live: keep trying, and let completion decide.
+      claim.lost(e);
+      LOG.warn("Could not renew the lease of {}", claim, e);
+    } catch (Error e) {
+      // Not rethrown into the executor, where it would end unseen and renewals would stop quietly:
+      // the claim is marked lost (its completion is then refused if another instance took over), and
+      // renewals go on.
+      claim.lost(e);
+      LOG.error("Renewing the lease of {} failed with {}", claim, e.toString(), e);
+    }
+    schedule(claim);
+  }
+}
