@@ -25,8 +25,6 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,7 +32,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -129,10 +126,8 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final long POLL_SAFETY_MILLIS = 5_000;
   private static final int MAX_ROUNDS = 400;
   private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
-  /** The default listener: with it, the guard builds no event, since nobody would hear it. */
-  private static final GuardListener NO_LISTENER = GuardListener.none();
 
-  private final Settings s;
+  private final GuardSettings s;
   private final GuardScheduler scheduler;
   private final StoreCalls storeCalls;
   private final String instance;
@@ -142,7 +137,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final PurgeJob purges;
   private volatile boolean closed;
 
-  private IdempotencyGuard(Settings settings) {
+  private IdempotencyGuard(GuardSettings settings) {
     this.s = settings;
     this.scheduler = new GuardScheduler(s.scheduler, s.renewEvery);
     this.storeCalls = new StoreCalls(s.storeExecutor);
@@ -675,7 +670,7 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   /** Tells the listener how a claim ended and how long its handler held it. */
   void ended(Claim claim, CompletionResult result) {
-    if (s.listener == NO_LISTENER) {
+    if (s.listener == GuardSettings.NO_LISTENER) {
       return; // not even the clock is read for an event nobody hears, on every request
     }
     hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), s.clock.instant())));
@@ -800,7 +795,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * Settings for an {@link IdempotencyGuard}. Not thread-safe; build on one thread.
    */
   public static final class Builder {
-    private final Settings s = new Settings();
+    private final GuardSettings s = new GuardSettings();
 
     private Builder(IdempotencyStore store) {
       s.store = Objects.requireNonNull(store, "the guard's store is null; give one, such as"
@@ -1201,63 +1196,6 @@ public final class IdempotencyGuard implements AutoCloseable {
         throw new IllegalArgumentException(name + " must be positive: " + d);
       }
       return d;
-    }
-  }
-
-  /**
-   * A guard's settings: the builder fills one, and each guard keeps a frozen copy, so that a later
-   * call on the builder changes no guard it built.
-   */
-  private static final class Settings implements Cloneable {
-    IdempotencyStore store;
-    Clock clock = Clock.systemUTC();
-    Scheduler scheduler;
-    Executor storeExecutor;
-    String keyHeader = DEFAULT_KEY_HEADER;
-    KeyScope scope = KeyScope.CALLER_AND_ROUTE;
-    Set<String> keyRequiredMethods = Set.of("POST", "PATCH");
-    Map<String, RoutePolicy> routes = new HashMap<>();
-    Duration retention = Duration.ofHours(24);
-    Duration lease = Duration.ofSeconds(30);
-    Duration inFlightRetryAfter = Duration.ofSeconds(1);
-    int mismatchStatus = PROTOCOL.keyReusedStatus();
-    boolean replayMarker = true;
-    StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
-    FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
-    int maxRequestBody = 1 << 20;
-    int maxCapturedBody = 1 << 20;
-    Set<String> replayHeaders = Set.of("content-type", "content-language", "content-location", "location",
-        "etag", "last-modified");
-    Set<String> secretHeaders = RequestSnapshot.DEFAULT_SECRET_HEADERS;
-    Duration purgeInterval = Duration.ofMinutes(10);
-    GuardRenderer renderer = GuardRenderer.problemJson();
-    GuardListener listener = NO_LISTENER;
-    Duration inFlightWait = Duration.ZERO;
-    String requestTimeoutHeader;
-    String instanceId;
-    // Derived once by frozen(), not per request.
-    Duration renewEvery;
-    RoutePolicy keyedRoute;
-    RoutePolicy unkeyedRoute;
-
-    Settings frozen() {
-      Settings f;
-      try {
-        f = (Settings) clone();
-      } catch (CloneNotSupportedException e) {
-        throw new AssertionError(e);
-      }
-      f.keyRequiredMethods = Set.copyOf(keyRequiredMethods);
-      f.routes = Map.copyOf(routes);
-      Set<String> allowed = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
-      allowed.addAll(replayHeaders);
-      // The client's rule for what is a secret, so that no store of Idem keeps a credential.
-      allowed.removeIf(h -> secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
-      f.replayHeaders = Collections.unmodifiableSet(allowed);
-      f.renewEvery = lease.dividedBy(3);
-      f.keyedRoute = new RoutePolicy(true, retention);
-      f.unkeyedRoute = new RoutePolicy(false, retention);
-      return f;
     }
   }
 }
