@@ -9,6 +9,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.CompletionSignals;
 import dev.idem.server.internal.GuardScheduler;
+import dev.idem.server.internal.OwnerTokens;
 import dev.idem.server.internal.PurgeJob;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
@@ -32,15 +33,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -125,13 +123,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   // A scheduler that never runs the poll must not hold a request forever.
   private static final long POLL_SAFETY_MILLIS = 5_000;
   private static final int MAX_ROUNDS = 400;
-  private static final Pattern INSTANCE_ID = Pattern.compile("[A-Za-z0-9._:-]{1,100}");
 
   private final GuardSettings s;
   private final GuardScheduler scheduler;
   private final StoreCalls storeCalls;
-  private final String instance;
-  private final AtomicLong claims = new AtomicLong();
+  private final OwnerTokens owners;
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
   private final LeaseRenewals renewals;
   private final PurgeJob purges;
@@ -144,10 +140,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
     this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, this::purgeExpired,
         cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
-    // A named instance's owner tokens are <id>/<run>/<n>: the run part keeps a restarted instance's
-    // tokens apart from its dead run's, and <id>/ is what the next run ends at start.
-    String run = UUID.randomUUID().toString().substring(0, 8);
-    this.instance = s.instanceId == null ? UUID.randomUUID().toString() : s.instanceId + "/" + run;
+    this.owners = new OwnerTokens(s.instanceId);
     if (s.instanceId != null) {
       int dead;
       try {
@@ -685,7 +678,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   String ownerToken() {
-    return instance + "/" + claims.incrementAndGet();
+    return owners.next();
   }
 
   StoragePolicy storagePolicy(RoutePolicy policy) {
@@ -1166,7 +1159,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      */
     public Builder instanceId(String id) {
       Objects.requireNonNull(id, "id");
-      if (!INSTANCE_ID.matcher(id).matches()) {
+      if (!OwnerTokens.isValidInstanceId(id)) {
         throw new IllegalArgumentException("instanceId must be 1 to 100 letters, digits, '.', '_', ':' or '-': " + id);
       }
       s.instanceId = id;
