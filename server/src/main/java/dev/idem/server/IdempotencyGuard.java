@@ -11,6 +11,7 @@ import dev.idem.server.internal.CompletionSignals;
 import dev.idem.server.internal.GuardScheduler;
 import dev.idem.server.internal.OwnerTokens;
 import dev.idem.server.internal.PurgeJob;
+import dev.idem.server.internal.RepeatPolls;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
@@ -34,11 +35,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -116,16 +113,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
   /** The client's default statuses (the IETF draft's), so that the two halves speak one protocol. */
   private static final ProtocolStatuses PROTOCOL = ProtocolStatuses.ietfDraft();
-  // A repeat waiting for the first request polls the store at these intervals, doubling, unless
-  // this process finishes the operation first and wakes it.
-  private static final Duration FIRST_POLL = Duration.ofMillis(25);
-  private static final Duration LAST_POLL = Duration.ofSeconds(1);
-  // A scheduler that never runs the poll must not hold a request forever.
-  private static final long POLL_SAFETY_MILLIS = 5_000;
   private static final int MAX_ROUNDS = 400;
 
   private final GuardSettings s;
   private final GuardScheduler scheduler;
+  private final RepeatPolls polls;
   private final StoreCalls storeCalls;
   private final OwnerTokens owners;
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
@@ -136,6 +128,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private IdempotencyGuard(GuardSettings settings) {
     this.s = settings;
     this.scheduler = new GuardScheduler(s.scheduler, s.renewEvery);
+    this.polls = new RepeatPolls(scheduler);
     this.storeCalls = new StoreCalls(s.storeExecutor);
     this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
     this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, this::purgeExpired,
@@ -196,7 +189,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Instant started = s.clock.instant();
     Instant now = started;
     Instant deadline = started.plus(waitFor(request));
-    Duration pause = FIRST_POLL;
+    Duration pause = RepeatPolls.FIRST_POLL;
     CompletableFuture<Void> signal = null;
     try {
       for (int round = 0; ; round++) {
@@ -241,7 +234,7 @@ public final class IdempotencyGuard implements AutoCloseable {
           signal = signals.watch(p.id());
         }
         Duration left = Duration.between(now, deadline);
-        if (!pause(signal, pause.compareTo(left) < 0 ? pause : left)) {
+        if (!polls.pause(signal, pause.compareTo(left) < 0 ? pause : left)) {
           heardWait(p.route(), started, round, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
@@ -249,7 +242,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         if (signal.isDone()) {
           signal = null; // used up: the next round watches afresh
         }
-        pause = pause.multipliedBy(2).compareTo(LAST_POLL) > 0 ? LAST_POLL : pause.multipliedBy(2);
+        pause = RepeatPolls.after(pause);
         now = s.clock.instant();
       }
     } finally {
@@ -626,32 +619,6 @@ public final class IdempotencyGuard implements AutoCloseable {
    */
   Duration lockWait(GuardRequest request) {
     return s.inFlightWait.isZero() ? request.callerTimeout() : waitFor(request);
-  }
-
-  /**
-   * Waits until {@code signal} fires or {@code d} passes on the scheduler, whichever is first.
-   *
-   * @return false if interrupted (the interrupt is kept): stop waiting
-   */
-  private boolean pause(CompletableFuture<Void> signal, Duration d) {
-    CompletableFuture<Void> tick = new CompletableFuture<>();
-    Future<?> task;
-    try {
-      task = scheduler.schedule(() -> tick.complete(null), d);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      return false; // the guard is closing: stop waiting
-    }
-    try {
-      CompletableFuture.anyOf(signal, tick).get(d.toMillis() + POLL_SAFETY_MILLIS, TimeUnit.MILLISECONDS);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException | TimeoutException e) {
-      return true; // poll anyway
-    } finally {
-      task.cancel(false);
-    }
   }
 
   private void heardWait(String route, Instant started, int rounds, boolean served) {
