@@ -12,6 +12,7 @@ import dev.idem.server.internal.GuardScheduler;
 import dev.idem.server.internal.OwnerTokens;
 import dev.idem.server.internal.PurgeJob;
 import dev.idem.server.internal.RepeatPolls;
+import dev.idem.server.internal.RequestFingerprints;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
@@ -20,8 +21,6 @@ import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
 import java.io.IOException;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -597,8 +596,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (body.length > s.maxRequestBody) {
       return Prepared.answered(tooLarge());
     }
-    return new Prepared(null, s.scope.id(request.caller(), route, key.key().get().value()), fingerprint(request, body),
-        body, policy, route);
+    return new Prepared(null, s.scope.id(request.caller(), route, key.key().get().value()),
+        RequestFingerprints.of(request, body, s.fingerprintMode), body, policy, route);
   }
 
   Admission tooLarge() {
@@ -694,28 +693,6 @@ public final class IdempotencyGuard implements AutoCloseable {
   private RoutePolicy policy(String method, String route) {
     RoutePolicy p = s.routes.isEmpty() ? null : s.routes.get(route);
     return p != null ? p : s.keyRequiredMethods.contains(method) ? s.keyedRoute : s.unkeyedRoute;
-  }
-
-  private Fingerprint fingerprint(GuardRequest request, byte[] body) {
-    String contentType = s.fingerprintMode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
-    RequestSnapshot snapshot = RequestSnapshot.builder(request.method(), uri(request))
-        .body(body, contentType)
-        .build();
-    return Fingerprinter.defaults().fingerprint(snapshot);
-  }
-
-  private static URI uri(GuardRequest r) {
-    String path = r.path().isEmpty() ? "/" : r.path();
-    try {
-      return new URI("http://idem.invalid" + path + (r.rawQuery() == null ? "" : "?" + r.rawQuery()));
-    } catch (URISyntaxException e) {
-      try {
-        // A path the adapter did not encode: let URI quote it, so it still has one fingerprint.
-        return new URI("http", "idem.invalid", path, r.rawQuery(), null);
-      } catch (URISyntaxException again) {
-        throw new IllegalArgumentException("unusable request path", again);
-      }
-    }
   }
 
   GuardResponse replay(StoredResponse stored) {
