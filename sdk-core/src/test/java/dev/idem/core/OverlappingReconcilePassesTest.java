@@ -1,0 +1,90 @@
+package dev.idem.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.core.fingerprint.Fingerprinter;
+import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.Transition;
+import dev.idem.core.support.Requests;
+import dev.idem.core.support.ScriptedTransport;
+import dev.idem.core.testing.VirtualTime;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two reconcileUncertain passes that overlap on one journal (two executors, or two instances of a
+ * fleet, each reconciling on a schedule) settle each operation once.
+ */
+class OverlappingReconcilePassesTest {
+  private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
+
+  private static NewOperation op(String key, boolean queued) {
+    RequestSnapshot req = Requests.order("{\"k\":\"" + key + "\"}");
+    return new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
+        Fingerprinter.defaults().fingerprint(req), req, T0, queued);
+  }
+
+  private static AttemptRecord attempt(Lease lease) {
+    return new AttemptRecord(1, lease.generation(), T0, T0, Classification.AMBIGUOUS, null, null, "timeout",
+        Duration.ZERO, "test");
+  }
+
+  private static IdempotentExecutor executor(InMemoryJournal journal, VirtualTime time, String owner) {
+    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+  }
+
+  /**
+   * reconcileUncertain says an operation "settled by another pass" is passed over, nothing written
+   * for it. Two passes overlap: pass A settles a queued UNCERTAIN operation as FAILED and its
+   * outcome is handed to the app's handler (a refund, say). Pass B listed it while it was
+   * UNCERTAIN; its re-drive of the now FAILED operation succeeds (FAILED may be re-driven), so B
+   * settles it again, counts it as settled, and the re-drive clears the delivery mark: the next
+   * resume hands the same FAILED outcome to the handler a second time.
+   */
+  @Test
+  void anOperationAnotherPassSettledMeanwhileIsNotSettledAgainNorHandedOverTwice() throws Exception {
+    InMemoryJournal journal = new InMemoryJournal();
+    VirtualTime time = new VirtualTime();
+    NewOperation queued = op("q1", true);
+    journal.begin(queued);
+    Lease lease = journal.claim(queued.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
+    journal.recordAttemptAndTransition(queued.id(), lease, attempt(lease),
+        Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout after the request went out"));
+
+    IdempotentExecutor a = executor(journal, time, "instance-a");
+    IdempotentExecutor b = executor(journal, time, "instance-b");
+    ScriptedTransport transport = new ScriptedTransport(time).otherwise(ScriptedTransport.status(201));
+    List<String> refunds = new ArrayList<>();
+    Map<String, ResumeHandler> handlers = Map.of("create-order",
+        ResumeHandler.of(transport, o -> { }, failure -> refunds.add(failure.getMessage())));
+    int[] settledByA = {-1};
+    OperationRecord[] afterA = new OperationRecord[1];
+
+    int settledByB = b.reconcileUncertain(record -> {
+      // While instance B asks the provider about q1, instance A's pass settles it, and A's resume
+      // hands the FAILED outcome to the handler.
+      settledByA[0] = a.reconcileUncertain(r -> Reconciliation.failed("the provider has no such charge"));
+      a.resumePending(handlers);
+      afterA[0] = journal.find(record.id()).orElseThrow();
+      return Reconciliation.failed("the provider has no such charge");
+    });
+    a.resumePending(handlers);
+
+    assertEquals(1, settledByA[0], "precondition: pass A settled q1");
+    assertEquals(OperationState.FAILED, afterA[0].state(), "precondition");
+    assertEquals(1, refunds.size(), "the FAILED outcome of q1, settled once, was handed to the handler "
+        + refunds.size() + " times: pass B re-drove and settled it again, which cleared its delivery mark");
+    assertEquals(0, settledByB, "pass B counts q1 as settled though pass A had settled it");
+    assertEquals(afterA[0].generation(), journal.find(queued.id()).orElseThrow().generation(),
+        "pass B wrote q1 again (re-drive and claim) after pass A settled it");
+  }
+}
