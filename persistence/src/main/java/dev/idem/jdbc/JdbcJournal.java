@@ -103,7 +103,8 @@ import org.slf4j.LoggerFactory;
  * SUCCEEDED outcome may reach the caller up to that interval before it is durable: a crash in
  * between resends the operation once with its key (docs/journal.md, "The rule"). A normal JVM exit
  * is not a crash: the embedded journal closes itself then ({@link Builder#closeOnShutdown}).
- * {@link #abandon}, {@link #redrive} and {@link #purge} are durable when they return.
+ * {@link #abandon}, {@link #redrive}, {@link #redriveIfUnchanged} and {@link #purge} are durable when
+ * they return.
  * {@link #flush()} makes everything durable now; {@link #close()} flushes.
  *
  * <h2>Crashes</h2>
@@ -138,7 +139,8 @@ import org.slf4j.LoggerFactory;
  * never holds an operation whose identity has one, and every other call answers such an identity,
  * scope or reference as it answers one it does not hold, without asking the database (which would
  * match the other tenant's {@code ?}): {@link #find} and {@link #findByReference} find nothing,
- * {@link #recordOutcomeDelivered} records nothing, {@link #claimAll} claims nothing for it, and
+ * {@link #recordOutcomeDelivered} records nothing, {@link #claimAll} and {@link #redriveIfUnchanged}
+ * change nothing for it, and
  * {@link #claim}, {@link #recordAttempt}, {@link #transition}, {@link #recordAttemptAndTransition},
  * {@link #abandon} and {@link #redrive} throw {@link IllegalStateException} ("no such operation",
  * naming the field and position, never the text), as the in-memory journal does for an unknown
@@ -706,6 +708,42 @@ public final class JdbcJournal implements Journal {
       }
       return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
           .withOutcomeDeliveredAt(null);
+    }));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Atomic: one unit of work reads the row under its lock and re-drives it with an UPDATE whose
+   * WHERE names the state and generation read, so two instances that re-drive the same operation
+   * as they listed it (two reconciliation passes) cannot both succeed. Durable when it returns.
+   * Quarantined: throws a {@link JournalException}, as {@link #redrive} does.
+   */
+  @Override
+  public Optional<OperationRecord> redriveIfUnchanged(OperationRecord asRead, Instant now)
+      throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    OperationState.checkRedrive(asRead.state());
+    OperationId id = asRead.id();
+    long nowNanos = Instants.toNanos(now);
+    if (!holdable(id)) {
+      return Optional.empty(); // never held (see "Text the database cannot store")
+    }
+    String reason = "re-driven from " + asRead.state();
+    return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
+      RawRow raw = table.selectForUpdate(c, id);
+      if (raw == null) {
+        return Optional.<OperationRecord>empty();
+      }
+      Quarantine.failIfQuarantined(raw);
+      OperationRecord r = quarantine.decode(raw);
+      if (r.state() != asRead.state() || r.generation() != asRead.generation()
+          || !table.transitionUnheld(c, id, raw.state(), raw.generation(),
+              new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
+        return Optional.<OperationRecord>empty();
+      }
+      return Optional.of(r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
+          .withOutcomeDeliveredAt(null));
     }));
   }
 

@@ -474,9 +474,42 @@ public final class InMemoryJournal implements Journal {
   public OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException {
     return update(id, r -> {
       OperationState.checkRedrive(r.state());
-      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
-          "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
+      return redriven(r, now);
     });
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Atomic: the check and the re-drive are made under the operation's lock.
+   */
+  @Override
+  public Optional<OperationRecord> redriveIfUnchanged(OperationRecord asRead, Instant now)
+      throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(now, "now");
+    OperationState.checkRedrive(asRead.state());
+    ensureOpen();
+    Slot slot = slots.get(asRead.id());
+    if (slot == null) {
+      return Optional.empty();
+    }
+    OperationRecord updated;
+    synchronized (slot) {
+      OperationRecord r = slot.removed ? null : slot.record();
+      if (r == null || r.state() != asRead.state() || r.generation() != asRead.generation()) {
+        return Optional.empty();
+      }
+      updated = redriven(r, now);
+      set(slot, updated);
+    }
+    dropIfOver();
+    return Optional.of(updated);
+  }
+
+  private static OperationRecord redriven(OperationRecord r, Instant now) {
+    return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
+        "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
   }
 
   /** What a change makes of an operation's record; it throws to change nothing. */

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
  * {@link InMemoryJournal} without a global lock must still be atomic per operation: of many threads
  * that claim one operation at once, exactly one gets the lease; of many that finish it with the
  * leases they saw, only the holder's write lands, and a terminal state never reverts; purging and
- * beginning the same identity concurrently leaves it findable and pageable, never half there.
+ * beginning the same identity concurrently leaves it findable and pageable, never half there; of
+ * many that re-drive one operation as they read it, exactly one does.
  */
 class InMemoryJournalConcurrencyTest {
   private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
@@ -149,6 +150,20 @@ class InMemoryJournalConcurrencyTest {
           10_000).stream().anyMatch(r -> r.id().equals(op.id()));
       // Either gone everywhere, or present in find and in the ordered pages alike.
       assertEquals(found.isPresent(), paged, "round " + round);
+    }
+  }
+
+  @Test
+  void ofManyRedrivesOfOneOperationAsReadExactlyOneLands() throws Exception {
+    for (int round = 0; round < 200; round++) {
+      NewOperation op = op("r" + round);
+      journal.begin(op);
+      Lease lease = journal.claim(op.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
+      OperationRecord asRead = journal.transition(op.id(), lease,
+          Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout"));
+      List<Optional<OperationRecord>> redriven = race(() -> journal.redriveIfUnchanged(asRead, T0.plusSeconds(1)));
+      assertEquals(1, redriven.stream().filter(Optional::isPresent).count(), "round " + round);
+      assertEquals(OperationState.PENDING, journal.find(op.id()).orElseThrow().state(), "round " + round);
     }
   }
 }

@@ -281,6 +281,49 @@ public interface Journal extends AutoCloseable {
   OperationRecord redrive(OperationId id, Instant now) throws IdempotencyException;
 
   /**
+   * Re-drives an operation only if it is still as the caller read it: in the same state (FAILED or
+   * UNCERTAIN) at the same generation. For a caller that lists operations and then acts on each,
+   * as {@code reconcileUncertain} does: another pass, instance or operator may have settled or
+   * re-driven one since it was listed, and a plain {@link #redrive} of it would succeed (a FAILED
+   * operation may be re-driven), clear the delivery recorded for its outcome, and so have that
+   * outcome settled and handed over a second time. This leaves such an operation as it is.
+   *
+   * <p>A journal should check and re-drive as one atomic step: the in-memory journal does both
+   * under the operation's lock, the JDBC journal in one UPDATE fenced by state and generation. The
+   * default, for journals written before this method, reads the operation with {@link #find} and
+   * then calls {@link #redrive}: it is not atomic, so a write by another caller between the two
+   * (a pass that settles the operation) is not seen, and the operation is re-driven from a state
+   * the caller never read. Override it in a journal that more than one pass or instance shares.
+   *
+   * @param asRead the operation as the caller read it ({@link #findByState}, say)
+   * @param now the current time; the operation becomes due at it
+   * @return the updated, PENDING record (same key and snapshot, no delivery recorded); or empty,
+   *     with nothing written, if the operation is in another state or at another generation than
+   *     {@code asRead}, or is no longer in the journal (purged, or dropped by a bound)
+   * @throws IllegalStateException if {@code asRead} is in a state that cannot be re-driven (not
+   *     FAILED or UNCERTAIN)
+   * @throws JournalException if the change could not be made durable
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default Optional<OperationRecord> redriveIfUnchanged(OperationRecord asRead, Instant now)
+      throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(now, "now");
+    OperationState.checkRedrive(asRead.state());
+    Optional<OperationRecord> current = find(asRead.id());
+    if (current.isEmpty() || current.get().state() != asRead.state()
+        || current.get().generation() != asRead.generation()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(redrive(asRead.id(), now));
+    } catch (IllegalStateException e) {
+      // It left FAILED or UNCERTAIN, or the journal, since find: not as read either.
+      return Optional.empty();
+    }
+  }
+
+  /**
    * Records that a resume handler or an outbox awaiter received the outcome of a terminal operation,
    * so that a restart does not hand it again ({@link OperationRecord#outcomeUndelivered()}). A
    * journal may defer the write: losing it in a crash only means that the outcome is handed once

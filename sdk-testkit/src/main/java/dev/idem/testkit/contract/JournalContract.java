@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The behaviour every {@link Journal} implementation must have, as JUnit 5 tests: the
  * {@link Journal} contract (atomic begin, claims and leases, fencing, absorbing terminal states,
- * due order and paging, purge, delivery of outcomes, claims of a batch) and that a journal is
- * storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
+ * due order and paging, purge, delivery of outcomes, claims of a batch, re-drives of an operation
+ * still as read) and that a journal is storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
  * the executor applies the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
  *
  * <pre>{@code
@@ -617,6 +617,62 @@ public abstract class JournalContract {
         null));
     assertEquals(List.of(op.id()), journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList(),
         "its new outcome is owed");
+  }
+
+  @Test
+  void redriveIfUnchangedRedrivesOnlyAnOperationStillAsRead() throws Exception {
+    // As read, then settled by another pass (re-driven, claimed, FAILED) and its outcome delivered.
+    NewOperation settled = queued("{\"n\":1}");
+    OperationRecord listed = finished(settled, OperationState.UNCERTAIN);
+    journal().redrive(settled.id(), T0.plusSeconds(2));
+    Lease lease = journal().claim(settled.id(), "node-other", T0.plusSeconds(2), LEASE).orElseThrow();
+    journal().transition(settled.id(), lease, Transition.finish(OperationState.FAILED, T0.plusSeconds(3), null,
+        "reconciled: no such charge"));
+    journal().recordOutcomeDelivered(settled.id(), T0.plusSeconds(4));
+    OperationRecord afterOther = journal().find(settled.id()).orElseThrow();
+
+    assertEquals(Optional.empty(), journal().redriveIfUnchanged(listed, T0.plusSeconds(5)),
+        "FAILED since it was read as UNCERTAIN");
+    assertEquals(afterOther, journal().find(settled.id()).orElseThrow(), "nothing written, the delivery kept");
+
+    // UNCERTAIN again, but at another generation: re-driven and sent again since it was read.
+    NewOperation resent = begun("{\"n\":2}");
+    Lease first = journal().claim(resent.id(), "n", T0, LEASE).orElseThrow();
+    OperationRecord old = journal().transition(resent.id(), first, Transition.finish(OperationState.UNCERTAIN,
+        T0.plusSeconds(1), null, "timeout"));
+    journal().redrive(resent.id(), T0.plusSeconds(2));
+    Lease second = journal().claim(resent.id(), "n", T0.plusSeconds(2), LEASE).orElseThrow();
+    OperationRecord now = journal().transition(resent.id(), second, Transition.finish(OperationState.UNCERTAIN,
+        T0.plusSeconds(3), null, "timeout again"));
+    assertEquals(Optional.empty(), journal().redriveIfUnchanged(old, T0.plusSeconds(5)),
+        "same state, another generation");
+    assertEquals(now, journal().find(resent.id()).orElseThrow());
+
+    // Still as read: re-driven as redrive does it.
+    NewOperation failed = queued("{\"n\":3}");
+    OperationRecord asRead = finished(failed, OperationState.FAILED);
+    journal().recordOutcomeDelivered(failed.id(), T0.plusSeconds(2));
+    asRead = journal().find(failed.id()).orElseThrow();
+    OperationRecord redriven = journal().redriveIfUnchanged(asRead, T0.plusSeconds(5)).orElseThrow();
+    assertEquals(OperationState.PENDING, redriven.state());
+    assertEquals(asRead.generation(), redriven.generation());
+    assertEquals("re-driven from FAILED", redriven.reason());
+    assertNull(redriven.outcomeDeliveredAt());
+    assertEquals(redriven, journal().find(failed.id()).orElseThrow());
+    assertEquals(Optional.empty(), journal().redriveIfUnchanged(asRead, T0.plusSeconds(6)),
+        "a second caller with the same read finds it PENDING");
+    assertEquals(redriven, journal().find(failed.id()).orElseThrow());
+
+    // Not in the journal (purged), and a read that may not be re-driven at all.
+    NewOperation purged = begun("{\"n\":4}");
+    journal().abandon(purged.id(), Transition.finish(OperationState.FAILED, T0, null, "x"));
+    OperationRecord purgedAsRead = journal().find(purged.id()).orElseThrow();
+    journal().purge(T0.plusSeconds(1));
+    assertEquals(Optional.empty(), journal().find(purged.id()), "precondition: purged");
+    assertEquals(Optional.empty(), journal().redriveIfUnchanged(purgedAsRead, T0.plusSeconds(7)));
+    OperationRecord pending = journal().find(begun("{\"n\":5}").id()).orElseThrow();
+    assertThrows(IllegalStateException.class, () -> journal().redriveIfUnchanged(pending, T0.plusSeconds(8)));
+    assertEquals(pending, journal().find(pending.id()).orElseThrow());
   }
 
   private IdempotencyKey key() {
