@@ -7,7 +7,9 @@ import picocli.CommandLine.Command;
 
 /**
  * Re-drives a FAILED or UNCERTAIN operation: it becomes PENDING with the same key, and the app's
- * next resume sends it.
+ * next resume sends it. Unconditional ({@code Journal.redrive}, not {@code redriveIfUnchanged}): the
+ * operator re-drives the operation they named in whichever of the two states it is in, as
+ * {@code IdempotentExecutor.redrive} does.
  */
 @Command(name = "redrive", description = "Make a FAILED or UNCERTAIN operation PENDING again, same key.")
 final class RedriveCommand extends OperationCommand {

@@ -609,7 +609,10 @@ public final class IdempotentExecutor implements AutoCloseable {
 
   /**
    * Re-drives a FAILED or UNCERTAIN operation: it becomes PENDING again with the same key and
-   * snapshot, ready for {@link #execute} with the same operation, or for a resume.
+   * snapshot, ready for {@link #execute} with the same operation, or for a resume. An operator's
+   * action: it re-drives the operation in whichever of the two states it is in now (a delivery
+   * recorded for its outcome is cleared, so its next outcome is handed over), unlike
+   * {@link #reconcileUncertain}, which re-drives only what is still as it listed it.
    *
    * @param id the operation to re-drive
    * @return the updated, PENDING record
@@ -647,6 +650,13 @@ public final class IdempotentExecutor implements AutoCloseable {
    * not to have happened becomes FAILED. The journal records both through a re-drive and a claim,
    * so the state machine's rules hold. Operations the reconciler cannot settle, or cannot ask
    * about (it throws), stay UNCERTAIN.
+   *
+   * <p>Passes may overlap: on other threads, in other executors, or in other instances that share
+   * the journal. An operation is re-driven only if it is still as the pass listed it (UNCERTAIN, at
+   * the same generation; {@link Journal#redriveIfUnchanged}), so one that another pass or an
+   * operator settled or re-drove while its reconciler was asked is passed over, with an INFO log
+   * line, nothing written and not counted: it is never settled, nor its outcome handed to a resume
+   * handler, twice. The same holds for one purged meanwhile.
    *
    * @param reconciler asks the server (or another source of truth) what became of an operation
    * @return how many operations were settled

@@ -86,6 +86,13 @@ class CloseWaitsForCallerThreadWritesTest {
     }
 
     @Override
+    public Optional<OperationRecord> redriveIfUnchanged(OperationRecord asRead, Instant now)
+        throws IdempotencyException {
+      block(Write.REDRIVE);
+      return written("redriveIfUnchanged", super.redriveIfUnchanged(asRead, now));
+    }
+
+    @Override
     public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
         throws IdempotencyException {
       block(Write.CLAIM);

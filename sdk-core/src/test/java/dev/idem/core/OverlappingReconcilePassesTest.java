@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -86,5 +87,64 @@ class OverlappingReconcilePassesTest {
     assertEquals(0, settledByB, "pass B counts q1 as settled though pass A had settled it");
     assertEquals(afterA[0].generation(), journal.find(queued.id()).orElseThrow().generation(),
         "pass B wrote q1 again (re-drive and claim) after pass A settled it");
+  }
+
+  /**
+   * The same state is not enough: while pass B asks about an UNCERTAIN operation, an operator
+   * re-drives it and a resume sends it again, and it ends UNCERTAIN once more. B's answer was about
+   * the attempts it listed, not the one sent since (which may have taken effect): it is not written.
+   */
+  @Test
+  void anOperationSentAgainSinceItWasListedIsNotSettledOnTheOldAnswer() throws Exception {
+    InMemoryJournal journal = new InMemoryJournal();
+    VirtualTime time = new VirtualTime();
+    NewOperation inline = op("i1", false);
+    journal.begin(inline);
+    Lease first = journal.claim(inline.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
+    journal.recordAttemptAndTransition(inline.id(), first, attempt(first),
+        Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout after the request went out"));
+    IdempotentExecutor b = executor(journal, time, "instance-b");
+    OperationRecord[] sentAgain = new OperationRecord[1];
+
+    int settled = b.reconcileUncertain(record -> {
+      journal.redrive(record.id(), T0);
+      Lease again = journal.claim(record.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
+      journal.recordAttemptAndTransition(record.id(), again, attempt(again),
+          Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout again"));
+      sentAgain[0] = journal.find(record.id()).orElseThrow();
+      return Reconciliation.failed("the provider has no such charge");
+    });
+
+    assertEquals(0, settled);
+    assertEquals(sentAgain[0], journal.find(inline.id()).orElseThrow(), "nothing written after the new attempt");
+  }
+
+  /** An operation purged (or dropped by a bound) while it was asked about is passed over, and the pass goes on. */
+  @Test
+  void anOperationGoneSinceItWasListedIsPassedOverAndThePassGoesOn() throws Exception {
+    InMemoryJournal journal = new InMemoryJournal();
+    VirtualTime time = new VirtualTime();
+    List<OperationId> ids = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      NewOperation o = op("g" + i, false);
+      journal.begin(o);
+      Lease lease = journal.claim(o.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
+      // g0 ends UNCERTAIN at T0, g1 a minute later: a purge before T0 + 1 s takes g0 only.
+      journal.recordAttemptAndTransition(o.id(), lease, attempt(lease),
+          Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(60L * i), null, "timeout"));
+      ids.add(o.id());
+    }
+    IdempotentExecutor b = executor(journal, time, "instance-b");
+
+    int settled = b.reconcileUncertain(record -> {
+      if (record.id().equals(ids.get(0))) {
+        journal.purge(T0.plusSeconds(1)); // UNCERTAIN is terminal: a purge may take it
+      }
+      return Reconciliation.failed("the provider has no such charge");
+    });
+
+    assertEquals(1, settled, "g0 is passed over, g1 settled");
+    assertEquals(Optional.empty(), journal.find(ids.get(0)), "not written back after its purge");
+    assertEquals(OperationState.FAILED, journal.find(ids.get(1)).orElseThrow().state());
   }
 }

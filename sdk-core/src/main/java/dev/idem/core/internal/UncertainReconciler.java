@@ -18,7 +18,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One pass of {@code IdempotentExecutor.reconcileUncertain}. A settled operation goes through
- * re-drive, claim and a fenced transition, so the state machine's rules hold even here.
+ * re-drive, claim and a fenced transition, so the state machine's rules hold even here. The
+ * re-drive is {@code Journal.redriveIfUnchanged}: passes may overlap (two executors, or several
+ * instances on one journal, each reconciling on a schedule), and an operation one pass settled
+ * after another listed it is left to the first, not settled (and its outcome handed over) again.
  *
  * <p>The executor's close waits for a pass in progress (the app closes its journal next), so a pass
  * stops before the next operation once the executor is closed, rather than hold close for its grace
@@ -82,18 +85,14 @@ public final class UncertainReconciler {
     }
     checkOpen(settled);  // closed while the reconciler was asked: nothing written for this one
     Instant now = settings.clock().instant();
-    try {
-      settings.journal().redrive(record.id(), now);
-    } catch (IllegalStateException e) {
-      // The operation left UNCERTAIN, or the journal, while its reconciler was asked: another pass or
-      // an operator settled it, or a purge or the in-memory journal's bound dropped it. Nothing is
-      // written for it, and the pass goes on to the others instead of ending at this one.
-      Optional<OperationRecord> current = settings.journal().find(record.id());
-      if (current.isPresent() && current.get().state() == OperationState.UNCERTAIN) {
-        throw e;
-      }
-      LOG.info("{} is {} since it was listed for reconciliation; its reconciler's answer is not written",
-          record.id(), current.map(c -> c.state().toString()).orElse("no longer in the journal"));
+    // Only if still as listed (UNCERTAIN, same generation), checked and re-driven in one step: an
+    // overlapping pass (another executor, or another instance on the same journal), or an operator,
+    // may have settled it while its reconciler was asked. A re-drive of what it settled as FAILED
+    // would succeed, clear the delivery of that outcome, and have it settled and handed over twice.
+    if (settings.journal().redriveIfUnchanged(record, now).isEmpty()) {
+      LOG.info("{} is no longer UNCERTAIN at generation {}, as it was listed for reconciliation (another pass or"
+          + " an operator settled or re-drove it, or it left the journal); its reconciler's answer is not written",
+          record.id(), record.generation());
       return false;
     }
     Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
