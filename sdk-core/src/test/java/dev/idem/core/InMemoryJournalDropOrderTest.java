@@ -1,53 +1,24 @@
 package dev.idem.core;
 
+import static dev.idem.core.support.JournalOps.executor;
+import static dev.idem.core.support.JournalOps.finish;
+import static dev.idem.core.support.JournalOps.id;
+import static dev.idem.core.support.JournalOps.refinish;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.resume.Reconciliation;
-import dev.idem.core.spi.BeginResult;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.NewOperation;
-import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.spi.Transition;
-import dev.idem.core.support.Requests;
-import dev.idem.core.support.ScriptedTransport;
 import dev.idem.core.testing.VirtualTime;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The order in which {@link InMemoryJournal}'s size bound drops finished operations, and what it meets. */
 class InMemoryJournalDropOrderTest {
-  private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
 
-  private static NewOperation op(String key) {
-    RequestSnapshot req = Requests.order("{\"k\":\"" + key + "\"}");
-    return new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
-        Fingerprinter.defaults().fingerprint(req), req, T0, false);
-  }
 
-  private static OperationId id(String key) {
-    return op(key).id();
-  }
 
-  private static AttemptRecord attempt(Lease lease) {
-    return new AttemptRecord(1, lease.generation(), T0, T0, Classification.SUCCESS, 201, null, "HTTP 201",
-        Duration.ZERO, "test");
-  }
-
-  /** Begins, claims and finishes {@code key} in {@code end}; returns its record (null if dropped at once). */
-  private static OperationRecord finish(InMemoryJournal journal, String key, OperationState end)
-      throws IdempotencyException {
-    BeginResult begun = journal.beginAndClaim(op(key), "p1", Duration.ofMinutes(1));
-    journal.recordAttemptAndTransition(begun.record().id(), begun.lease(), attempt(begun.lease()),
-        Transition.finish(end, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
-    return journal.find(begun.record().id()).orElse(null);
-  }
 
   private static long weight(String key, OperationState end) throws Exception {
     return InMemoryJournal.weight(finish(new InMemoryJournal(), key, end));
@@ -70,8 +41,7 @@ class InMemoryJournalDropOrderTest {
     finish(journal, "u1", OperationState.UNCERTAIN);
     finish(journal, "u2", OperationState.UNCERTAIN);
     VirtualTime time = new VirtualTime();
-    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
-        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+    IdempotentExecutor idem = executor(journal, time, "p1");
     List<OperationId> asked = new ArrayList<>();
 
     Throwable thrown = null;
@@ -141,11 +111,7 @@ class InMemoryJournalDropOrderTest {
     // What the operations weigh as they end up: a re-driven a with two attempts, c and d with one.
     InMemoryJournal probe = new InMemoryJournal();
     finish(probe, "a", OperationState.UNCERTAIN);
-    probe.redrive(id("a"), T0);
-    Lease l = probe.claim(id("a"), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
-    probe.recordAttemptAndTransition(id("a"), l, new AttemptRecord(2, l.generation(), T0, T0,
-        Classification.SUCCESS, 201, null, "HTTP 201", Duration.ZERO, "test"),
-        Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+    refinish(probe, "a", 2, OperationState.SUCCEEDED);
     long bound = InMemoryJournal.weight(probe.find(id("a")).orElseThrow()) + weight("c", OperationState.SUCCEEDED)
         + weight("d", OperationState.SUCCEEDED);
 
@@ -153,11 +119,7 @@ class InMemoryJournalDropOrderTest {
     finish(journal, "a", OperationState.UNCERTAIN);
     finish(journal, "b", OperationState.SUCCEEDED);
     finish(journal, "c", OperationState.SUCCEEDED);
-    journal.redrive(id("a"), T0);
-    Lease lease = journal.claim(id("a"), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
-    journal.recordAttemptAndTransition(id("a"), lease, new AttemptRecord(2, lease.generation(), T0, T0,
-        Classification.SUCCESS, 201, null, "HTTP 201", Duration.ZERO, "test"),
-        Transition.finish(OperationState.SUCCEEDED, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+    refinish(journal, "a", 2, OperationState.SUCCEEDED);
     finish(journal, "d", OperationState.SUCCEEDED);
 
     assertTrue(journal.find(id("a")).isPresent(), "a finished after b and c (its re-drive settled it), yet it"

@@ -1,21 +1,14 @@
 package dev.idem.core;
 
+import static dev.idem.core.support.JournalOps.executor;
+import static dev.idem.core.support.JournalOps.finish;
+import static dev.idem.core.support.JournalOps.id;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.resume.Reconciliation;
-import dev.idem.core.spi.BeginResult;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.NewOperation;
-import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.core.spi.Transition;
-import dev.idem.core.support.Requests;
-import dev.idem.core.support.ScriptedTransport;
 import dev.idem.core.testing.VirtualTime;
 import java.lang.reflect.Field;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -23,33 +16,10 @@ import org.junit.jupiter.api.Test;
 
 /** {@link InMemoryJournal}'s two drop queues: what a re-drive leaves in them, and two callers dropping at once. */
 class InMemoryJournalDropQueuesTest {
-  private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
 
-  private static NewOperation op(String key, boolean queued) {
-    RequestSnapshot req = Requests.order("{\"k\":\"" + key + "\"}");
-    return new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
-        Fingerprinter.defaults().fingerprint(req), req, T0, queued);
-  }
 
-  private static OperationId id(String key) {
-    return op(key, false).id();
-  }
 
-  private static AttemptRecord attempt(Lease lease) {
-    return new AttemptRecord(1, lease.generation(), T0, T0, Classification.AMBIGUOUS, null, null, "timeout",
-        Duration.ZERO, "test");
-  }
 
-  private static void finish(InMemoryJournal journal, String key, OperationState end) throws IdempotencyException {
-    BeginResult begun = journal.beginAndClaim(op(key, false), "p1", Duration.ofMinutes(1));
-    journal.recordAttemptAndTransition(begun.record().id(), begun.lease(), attempt(begun.lease()),
-        Transition.finish(end, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
-  }
-
-  private static IdempotentExecutor executor(InMemoryJournal journal, VirtualTime time, String owner) {
-    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
-        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
-  }
 
   private static int kept(InMemoryJournal journal) throws IdempotencyException {
     int n = 0;

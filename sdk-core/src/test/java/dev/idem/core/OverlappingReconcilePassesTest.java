@@ -1,19 +1,19 @@
 package dev.idem.core;
 
+import static dev.idem.core.support.JournalOps.T0;
+import static dev.idem.core.support.JournalOps.attempt;
+import static dev.idem.core.support.JournalOps.executor;
+import static dev.idem.core.support.JournalOps.op;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.resume.Reconciliation;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
-import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transition;
-import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,23 +25,8 @@ import org.junit.jupiter.api.Test;
  * fleet, each reconciling on a schedule) settle each operation once.
  */
 class OverlappingReconcilePassesTest {
-  private static final Instant T0 = Instant.parse("2026-11-02T10:00:00Z");
 
-  private static NewOperation op(String key, boolean queued) {
-    RequestSnapshot req = Requests.order("{\"k\":\"" + key + "\"}");
-    return new NewOperation(new OperationId("tenant", "create-order", IdempotencyKey.of(key)), null,
-        Fingerprinter.defaults().fingerprint(req), req, T0, queued);
-  }
 
-  private static AttemptRecord attempt(Lease lease) {
-    return new AttemptRecord(1, lease.generation(), T0, T0, Classification.AMBIGUOUS, null, null, "timeout",
-        Duration.ZERO, "test");
-  }
-
-  private static IdempotentExecutor executor(InMemoryJournal journal, VirtualTime time, String owner) {
-    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
-        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
-  }
 
   /**
    * reconcileUncertain says an operation "settled by another pass" is passed over, nothing written
@@ -58,7 +43,7 @@ class OverlappingReconcilePassesTest {
     NewOperation queued = op("q1", true);
     journal.begin(queued);
     Lease lease = journal.claim(queued.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
-    journal.recordAttemptAndTransition(queued.id(), lease, attempt(lease),
+    journal.recordAttemptAndTransition(queued.id(), lease, attempt(1, lease, OperationState.UNCERTAIN),
         Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout after the request went out"));
 
     IdempotentExecutor a = executor(journal, time, "instance-a");
@@ -101,7 +86,7 @@ class OverlappingReconcilePassesTest {
     NewOperation inline = op("i1", false);
     journal.begin(inline);
     Lease first = journal.claim(inline.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
-    journal.recordAttemptAndTransition(inline.id(), first, attempt(first),
+    journal.recordAttemptAndTransition(inline.id(), first, attempt(1, first, OperationState.UNCERTAIN),
         Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout after the request went out"));
     IdempotentExecutor b = executor(journal, time, "instance-b");
     OperationRecord[] sentAgain = new OperationRecord[1];
@@ -109,7 +94,7 @@ class OverlappingReconcilePassesTest {
     int settled = b.reconcileUncertain(record -> {
       journal.redrive(record.id(), T0);
       Lease again = journal.claim(record.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
-      journal.recordAttemptAndTransition(record.id(), again, attempt(again),
+      journal.recordAttemptAndTransition(record.id(), again, attempt(2, again, OperationState.UNCERTAIN),
           Transition.finish(OperationState.UNCERTAIN, T0, null, "timeout again"));
       sentAgain[0] = journal.find(record.id()).orElseThrow();
       return Reconciliation.failed("the provider has no such charge");
@@ -130,7 +115,7 @@ class OverlappingReconcilePassesTest {
       journal.begin(o);
       Lease lease = journal.claim(o.id(), "p0", T0, Duration.ofMinutes(1)).orElseThrow();
       // g0 ends UNCERTAIN at T0, g1 a minute later: a purge before T0 + 1 s takes g0 only.
-      journal.recordAttemptAndTransition(o.id(), lease, attempt(lease),
+      journal.recordAttemptAndTransition(o.id(), lease, attempt(1, lease, OperationState.UNCERTAIN),
           Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(60L * i), null, "timeout"));
       ids.add(o.id());
     }
