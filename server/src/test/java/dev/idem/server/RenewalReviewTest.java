@@ -1,0 +1,156 @@
+package dev.idem.server;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.spi.Scheduler;
+import dev.idem.core.testing.VirtualTime;
+import dev.idem.server.spi.Admission;
+import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.spi.StoredRecord;
+import dev.idem.server.spi.StoredResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review of 8997cc9 (renewals and the purge on the guard's store pool): what a user running the
+ * guard hits when a renewal is slow, and when the guard is closed from one of its own threads.
+ * Time is virtual; store calls that wait do so on the guard's real store threads, and the test
+ * waits for them on latches with a timeout, never a sleep.
+ */
+class RenewalReviewTest {
+  private static final long WAIT_SECONDS = 30;
+  private static final RecordId A = new RecordId("alice", "POST /provision", "k-a");
+
+  private final VirtualTime time = new VirtualTime();
+  private final SlowStore store = new SlowStore();
+  // Counts the tasks the guard times, so that the test moves time on only after a renewal's next
+  // turn was timed (on the store thread).
+  private final Semaphore scheduled = new Semaphore(0);
+  private final Scheduler scheduler = (task, delay) -> {
+    Future<?> f = time.scheduler().schedule(task, delay);
+    scheduled.release();
+    return f;
+  };
+  private IdempotencyGuard guard;
+
+  @AfterEach
+  void tearDown() {
+    store.proceed.countDown();
+    if (guard != null) {
+      guard.close();
+    }
+  }
+
+  /**
+   * A renewal that waited 25 s inside the store (for a connection of the app's pool: Hikari waits
+   * up to 30 s by default; a row lock) but then succeeded wrote a lease from the instant it
+   * started, 10 s + 30 s = 40 s, while the guard times the next renewal 10 s after the call
+   * returned (45 s). From 40 s to 45 s the lease of a handler that still runs is expired and the
+   * claim reports nothing lost: a client's retry takes it over and runs the handler a second time.
+   */
+  @Test
+  void aRenewalThatWaitedInTheStoreLeavesNoGapInTheLease() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+        .build();
+    Admission.Proceed a = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    store.slowRenewal = true;
+    scheduled.drainPermits();
+
+    time.advance(Duration.ofSeconds(10)); // the first renewal is handed to the store pool
+    assertTrue(store.entered.await(WAIT_SECONDS, TimeUnit.SECONDS), "the renewal reached the store");
+    time.jump(Duration.ofSeconds(25)); // it waits 25 s for a connection or a lock, then succeeds
+    store.proceed.countDown();
+    assertTrue(scheduled.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS), "the next renewal is timed");
+    assertFalse(a.claim().leaseLost(), "the renewal succeeded: the guard believes the lease is safe");
+
+    time.advance(Duration.ofSeconds(6)); // 41 s: the handler still runs
+    Instant leaseUntil = store.find(A).orElseThrow().leaseUntil();
+    assertTrue(leaseUntil.isAfter(time.now()),
+        "the lease of a claim whose handler still runs, and whose every renewal succeeded, ran out at "
+            + leaseUntil + " (now " + time.now() + "): the renewal wrote now+30 s from the instant it started,"
+            + " and the next one is timed 10 s after it returned");
+    Admission retry = guard.admit(post("k-a"));
+    assertInstanceOf(Admission.Respond.class, retry,
+        "the client's retry took over the claim of a handler that still runs (every renewal succeeded),"
+            + " and runs the handler a second time: " + retry);
+  }
+
+  private static GuardRequest post(String key) {
+    return new GuardRequest("POST", "/provision", null, "application/json", List.of(key), "alice",
+        GuardRequest.BodyReader.of("{}".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** The in-memory store; a renewal can be made to wait inside the store, and the purge to fail. */
+  private static final class SlowStore implements IdempotencyStore {
+    final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
+    final CountDownLatch entered = new CountDownLatch(1);
+    final CountDownLatch proceed = new CountDownLatch(1);
+    volatile boolean slowRenewal;
+    volatile boolean failPurge;
+
+    @Override
+    public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
+        Instant expiresAt) {
+      return real.claim(id, fingerprint, owner, now, leaseUntil, expiresAt);
+    }
+
+    @Override
+    public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
+      if (slowRenewal) {
+        slowRenewal = false;
+        entered.countDown();
+        try {
+          if (!proceed.await(WAIT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IdempotencyStoreException("the test never let the renewal proceed", null);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IdempotencyStoreException("interrupted", e);
+        }
+      }
+      return real.renew(id, generation, owner, now, leaseUntil);
+    }
+
+    @Override
+    public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
+        Instant expiresAt) {
+      return real.complete(id, generation, owner, now, response, expiresAt);
+    }
+
+    @Override
+    public boolean release(RecordId id, long generation, String owner) {
+      return real.release(id, generation, owner);
+    }
+
+    @Override
+    public int purgeExpired(Instant now) {
+      if (failPurge) {
+        throw new IdempotencyStoreException("the purge's DELETE failed", null);
+      }
+      return real.purgeExpired(now);
+    }
+
+    @Override
+    public Optional<StoredRecord> find(RecordId id) {
+      return real.find(id);
+    }
+
+    @Override
+    public void close() {
+      real.close();
+    }
+  }
+}
