@@ -21,6 +21,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -86,6 +87,35 @@ class RenewalReviewTest {
     assertInstanceOf(Admission.Respond.class, retry,
         "the client's retry took over the claim of a handler that still runs (every renewal succeeded),"
             + " and runs the handler a second time: " + retry);
+  }
+
+  /**
+   * A {@link GuardListener} that closes the guard when the purge fails (a health check that stops
+   * the app, a test harness) runs on the guard's own store thread. close() then waits 5 s for the
+   * store pool to end, which cannot happen while its caller is one of the pool's threads, logs that
+   * a store call "still ran" and interrupts its own caller: the listener's next blocking step (the
+   * store's close, which the docs say to call next) finds its thread interrupted.
+   */
+  @Test
+  void closingTheGuardFromAListenerOnItsStoreThreadNeitherWaitsForItselfNorInterruptsIt() throws Exception {
+    store.failPurge = true;
+    AtomicBoolean interruptedAfterClose = new AtomicBoolean();
+    CountDownLatch listenerDone = new CountDownLatch(1);
+    GuardListener closeOnPurgeFailure = event -> {
+      if (event instanceof GuardEvent.PurgeFailed) {
+        guard.close();
+        interruptedAfterClose.set(Thread.currentThread().isInterrupted());
+        listenerDone.countDown();
+      }
+    };
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler)
+        .purgeInterval(Duration.ofMinutes(10)).listener(closeOnPurgeFailure).build();
+
+    time.advance(Duration.ofMinutes(10)); // the purge runs on the guard's store pool, and fails
+    assertTrue(listenerDone.await(WAIT_SECONDS, TimeUnit.SECONDS), "the listener heard the failed purge");
+    assertFalse(interruptedAfterClose.get(),
+        "close() called on the guard's own store thread (from a listener) waited for its own pool to"
+            + " end, then interrupted the thread it was called on, as if it were a hung store call");
   }
 
   private static GuardRequest post(String key) {
