@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,14 +13,18 @@ import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
+import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -118,6 +123,42 @@ class RenewalReviewTest {
             + " end, then interrupted the thread it was called on, as if it were a hung store call");
   }
 
+  /**
+   * The guard's store pool has an unbounded queue, which its comment bounds by "at most one entry
+   * per live claim". When its 4 threads are held by hung calls (stalled PostgreSQL connections: the
+   * driver's socket timeout is 0 by default, and the store sets no query timeout), every claim that
+   * lives past one renewal period leaves its renewal in the queue, and completing the claim does
+   * not take it out: finish() cancels only the scheduler's timer, which already fired. Each entry
+   * holds the claim and its request body (up to 1 MiB) until a thread frees up, which for a hung
+   * call is never, so the queue grows with traffic after the claims have ended.
+   */
+  @Test
+  void aCompletedClaimLeavesNoRenewalQueuedOnTheStorePool() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+        .build();
+    store.hangKeysStartingWith = "hung-";
+    for (int i = 1; i <= 4; i++) {
+      assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-" + i)));
+    }
+    List<Admission.Proceed> ended = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      ended.add(assertInstanceOf(Admission.Proceed.class, guard.admit(post("done-" + i))));
+    }
+    time.advance(Duration.ofSeconds(10)); // 7 renewals handed over: 4 hang on the pool's 4 threads
+    assertTrue(store.hungCalls.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals hang");
+    for (Admission.Proceed p : ended) {
+      guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
+    }
+
+    Field f = IdempotencyGuard.class.getDeclaredField("ownedStoreCalls");
+    f.setAccessible(true);
+    ThreadPoolExecutor pool = (ThreadPoolExecutor) f.get(guard);
+    assertEquals(0, pool.getQueue().size(),
+        "the store pool's queue still holds the renewals of claims that completed (each with its claim and"
+            + " request body); behind hung calls they stay there for good, one more per claim that lived"
+            + " past a renewal period");
+  }
+
   private static GuardRequest post(String key) {
     return new GuardRequest("POST", "/provision", null, "application/json", List.of(key), "alice",
         GuardRequest.BodyReader.of("{}".getBytes(StandardCharsets.UTF_8)));
@@ -130,6 +171,8 @@ class RenewalReviewTest {
     final CountDownLatch proceed = new CountDownLatch(1);
     volatile boolean slowRenewal;
     volatile boolean failPurge;
+    volatile String hangKeysStartingWith;
+    final Semaphore hungCalls = new Semaphore(0);
 
     @Override
     public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
@@ -139,6 +182,16 @@ class RenewalReviewTest {
 
     @Override
     public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
+      if (hangKeysStartingWith != null && id.key().startsWith(hangKeysStartingWith)) {
+        hungCalls.release();
+        try {
+          proceed.await(WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IdempotencyStoreException("interrupted", e);
+        }
+        return false;
+      }
       if (slowRenewal) {
         slowRenewal = false;
         entered.countDown();
