@@ -27,6 +27,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -159,6 +160,44 @@ class RenewalReviewTest {
             + " past a renewal period");
   }
 
+  /**
+   * The background purge keeps its schedule after an Error from the store (the code says why:
+   * "Rethrown, the purge job would stop for good, unseen"), but not after an Error from the
+   * listener that hears its events: hear() catches only RuntimeExceptions, so a listener that
+   * throws a LinkageError on the purge events (a metrics binder built against another Micrometer,
+   * say) ends backgroundPurge before schedulePurge, and no purge runs again; the store grows for
+   * good, while lastPurgeFailure() reads like one failure that the next purge will clear.
+   */
+  @Test
+  void aListenerThatThrowsAnErrorDoesNotStopThePurgeForGood() {
+    AtomicInteger purges = new AtomicInteger();
+    store.countPurges = purges;
+    GuardListener brokenBinder = event -> {
+      if (event instanceof GuardEvent.Purged || event instanceof GuardEvent.PurgeFailed) {
+        throw new NoSuchMethodError("io.micrometer.core.instrument.Counter.increment(double)");
+      }
+    };
+    // The app's executor logs and swallows what escapes a task, as an app's pool does.
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler)
+        .purgeInterval(Duration.ofMinutes(10)).listener(brokenBinder)
+        .storeExecutor(r -> {
+          try {
+            r.run();
+          } catch (Error escaped) {
+            // what a pool thread's uncaught-exception handler would print
+          }
+        })
+        .build();
+
+    time.advance(Duration.ofMinutes(10));
+    assertEquals(1, purges.get(), "the first purge ran");
+    time.advance(Duration.ofMinutes(10));
+    time.advance(Duration.ofMinutes(10));
+    assertEquals(3, purges.get(),
+        "after a listener's Error on the first purge's event, the guard never purged again: records past"
+            + " retention pile up for good (lastPurgeFailure(): " + guard.lastPurgeFailure() + ")");
+  }
+
   private static GuardRequest post(String key) {
     return new GuardRequest("POST", "/provision", null, "application/json", List.of(key), "alice",
         GuardRequest.BodyReader.of("{}".getBytes(StandardCharsets.UTF_8)));
@@ -171,6 +210,7 @@ class RenewalReviewTest {
     final CountDownLatch proceed = new CountDownLatch(1);
     volatile boolean slowRenewal;
     volatile boolean failPurge;
+    volatile AtomicInteger countPurges;
     volatile String hangKeysStartingWith;
     final Semaphore hungCalls = new Semaphore(0);
 
@@ -220,6 +260,9 @@ class RenewalReviewTest {
 
     @Override
     public int purgeExpired(Instant now) {
+      if (countPurges != null) {
+        countPurges.incrementAndGet();
+      }
       if (failPurge) {
         throw new IdempotencyStoreException("the purge's DELETE failed", null);
       }
