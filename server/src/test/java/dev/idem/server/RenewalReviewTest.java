@@ -151,9 +151,13 @@ class RenewalReviewTest {
       guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
     }
 
-    Field f = IdempotencyGuard.class.getDeclaredField("ownedStoreCalls");
+    // The guard's own pool, now held by its internal.StoreCalls.
+    Field calls = IdempotencyGuard.class.getDeclaredField("storeCalls");
+    calls.setAccessible(true);
+    Object storeCalls = calls.get(guard);
+    Field f = storeCalls.getClass().getDeclaredField("owned");
     f.setAccessible(true);
-    ThreadPoolExecutor pool = (ThreadPoolExecutor) f.get(guard);
+    ThreadPoolExecutor pool = (ThreadPoolExecutor) f.get(storeCalls);
     assertEquals(0, pool.getQueue().size(),
         "the store pool's queue still holds the renewals of claims that completed (each with its claim and"
             + " request body); behind hung calls they stay there for good, one more per claim that lived"
