@@ -10,6 +10,7 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.CompletionResult;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.spi.StoredRecord;
 import dev.idem.server.spi.StoredResponse;
@@ -28,6 +29,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -200,6 +202,35 @@ class RenewalReviewTest {
     assertEquals(3, purges.get(),
         "after a listener's Error on the first purge's event, the guard never purged again: records past"
             + " retention pile up for good (lastPurgeFailure(): " + guard.lastPurgeFailure() + ")");
+  }
+
+  /**
+   * A handler that completes its claim at the moment a renewal of that claim is timing the next
+   * one (after the guard checked that the claim had not finished, before it kept the new timer for
+   * completion to cancel) leaves that timer live: completion cancels only the timer before it. The
+   * live timer keeps the claim and its request body (up to 1 MiB) on the scheduler for one more
+   * renewal period, and then hands a renewal to the store pool for a claim that has ended.
+   */
+  @Test
+  void aClaimThatCompletesWhileItsNextRenewalIsTimedLeavesNoLiveTimer() throws Exception {
+    AtomicReference<Runnable> whileTiming = new AtomicReference<>();
+    Scheduler completingMeanwhile = (task, delay) -> {
+      Runnable meanwhile = whileTiming.getAndSet(null);
+      if (meanwhile != null) {
+        meanwhile.run(); // the handler's thread, at this very moment
+      }
+      return time.scheduler().schedule(task, delay);
+    };
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(completingMeanwhile)
+        .storeExecutor(Runnable::run).purgeInterval(null).build();
+    Admission.Proceed a = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    whileTiming.set(() -> assertEquals(CompletionResult.STORED,
+        guard.complete(a.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)))));
+
+    time.advance(Duration.ofSeconds(10)); // the first renewal runs, and times the next as the claim completes
+    assertEquals(null, whileTiming.get(), "the claim completed while its next renewal was timed");
+    assertEquals(0, time.pendingTasks(),
+        "a renewal timer of a claim that completed is still live, holding the claim and its body");
   }
 
   private static GuardRequest post(String key) {
