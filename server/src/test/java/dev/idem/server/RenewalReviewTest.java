@@ -233,6 +233,29 @@ class RenewalReviewTest {
         "a renewal timer of a claim that completed is still live, holding the claim and its body");
   }
 
+  /**
+   * After one renewal failed (a store blip) and the next one succeeded, the lease is held again and
+   * complete() stores the result, yet leaseLost() still says the lease is lost, and its Javadoc
+   * says that completion "will then be refused": a handler that checks it before committing its
+   * effect gives up a claim it holds, and an operator's metrics count a lost lease that was not.
+   */
+  @Test
+  void aRenewalThatSucceedsAfterAFailedOneClearsLeaseLost() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .storeExecutor(Runnable::run).purgeInterval(null).build();
+    Admission.Proceed a = assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    store.failNextRenewal = true;
+
+    time.advance(Duration.ofSeconds(10)); // the renewal fails: the lease may run out
+    assertTrue(a.claim().leaseLost(), "the failed renewal is known to the claim");
+    time.advance(Duration.ofSeconds(10)); // the next one succeeds: the lease is held again
+    assertEquals(time.now().plusSeconds(30), store.find(A).orElseThrow().leaseUntil());
+    assertFalse(a.claim().leaseLost(),
+        "the lease was renewed after the failure, yet the claim still reports it lost");
+    assertEquals(CompletionResult.STORED,
+        guard.complete(a.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8))));
+  }
+
   private static GuardRequest post(String key) {
     return new GuardRequest("POST", "/provision", null, "application/json", List.of(key), "alice",
         GuardRequest.BodyReader.of("{}".getBytes(StandardCharsets.UTF_8)));
@@ -245,6 +268,7 @@ class RenewalReviewTest {
     final CountDownLatch proceed = new CountDownLatch(1);
     volatile boolean slowRenewal;
     volatile boolean failPurge;
+    volatile boolean failNextRenewal;
     volatile AtomicInteger countPurges;
     volatile String hangKeysStartingWith;
     final Semaphore hungCalls = new Semaphore(0);
@@ -266,6 +290,10 @@ class RenewalReviewTest {
           throw new IdempotencyStoreException("interrupted", e);
         }
         return false;
+      }
+      if (failNextRenewal) {
+        failNextRenewal = false;
+        throw new IdempotencyStoreException("the renewal's UPDATE failed", null);
       }
       if (slowRenewal) {
         slowRenewal = false;
