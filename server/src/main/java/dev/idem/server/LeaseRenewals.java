@@ -39,7 +39,7 @@ final class LeaseRenewals {
    * @param store where the claims' leases are
    * @param clock the source of now for the renewed leases
    * @param lease how long a renewal extends a claim's lease, from now
-   * @param renewEvery between the end of one renewal of a claim and its next
+   * @param renewEvery between the start of one renewal of a claim and its next
    * @param closed true once the guard is closed: no renewal starts after it
    */
   LeaseRenewals(Scheduler scheduler, Executor storeCalls, IdempotencyStore store, Clock clock, Duration lease,
@@ -55,7 +55,7 @@ final class LeaseRenewals {
 
   /** Renews the lease of a claim just made, every {@code renewEvery}, until it finishes. */
   void start(Claim claim) {
-    schedule(claim);
+    schedule(claim, renewEvery);
   }
 
   /**
@@ -64,12 +64,12 @@ final class LeaseRenewals {
    * scheduler's one thread a call that hung held back every other claim's renewal until their
    * leases ran out. Called again when a renewal ends, so that a claim's renewals never overlap.
    */
-  private void schedule(Claim claim) {
+  private void schedule(Claim claim, Duration delay) {
     if (closed.getAsBoolean() || claim.finished()) {
       return;
     }
     try {
-      claim.renewal(scheduler.schedule(() -> handOver(claim), renewEvery));
+      claim.renewal(scheduler.schedule(() -> handOver(claim), delay));
     } catch (RuntimeException | Error e) {
       if (!closed.getAsBoolean()) {
         claim.lost(e);
@@ -92,18 +92,22 @@ final class LeaseRenewals {
       // An executor of the app's that refuses work: never dropped unseen, tried again at the next turn.
       claim.lost(e);
       LOG.error("The store executor refused the lease renewal of {}; trying again in {}", claim, renewEvery, e);
-      schedule(claim);
+      schedule(claim, renewEvery);
     }
   }
 
-  /** On the store executor: renews the lease, then schedules the next renewal. */
+  /** On the store executor: renews the lease, then times the next renewal. */
   private void renew(Claim claim) {
     if (closed.getAsBoolean() || claim.finished()) {
       return;
     }
+    // The lease is written from this instant (the store's fence compares against it, and nothing
+    // later is known before the call), so the next turn is timed from it too: from the call's end, a
+    // call that waited in the store (a pooled connection, a row lock) left the lease it wrote
+    // running out before the next renewal started, while the handler still ran.
+    Instant started = clock.instant();
     try {
-      Instant now = clock.instant();
-      if (!store.renew(claim.id(), claim.generation(), claim.owner(), now, now.plus(lease))) {
+      if (!store.renew(claim.id(), claim.generation(), claim.owner(), started, started.plus(lease))) {
         if (claim.finished()) {
           return; // completed or abandoned during the call: its end fenced the renewal off, nothing was lost
         }
@@ -122,6 +126,20 @@ final class LeaseRenewals {
       claim.lost(e);
       LOG.error("Renewing the lease of {} failed with {}", claim, e.toString(), e);
     }
-    schedule(claim);
+    next(claim, started);
+  }
+
+  /**
+   * Times the next renewal {@code renewEvery} after the last one started, or hands it over at once
+   * if the last call took that long: its lease then runs out {@code lease - renewEvery} or less
+   * after now, and waiting another turn would let it lapse.
+   */
+  private void next(Claim claim, Instant lastStarted) {
+    Duration left = renewEvery.minus(Duration.between(lastStarted, clock.instant()));
+    if (left.isNegative() || left.isZero()) {
+      handOver(claim);
+    } else {
+      schedule(claim, left.compareTo(renewEvery) > 0 ? renewEvery : left); // a clock set back waits no longer
+    }
   }
 }

@@ -97,6 +97,20 @@ class RenewalReviewTest {
             + " and runs the handler a second time: " + retry);
   }
 
+  /** A renewal that took 4 s is followed by the next 10 s after it started, 6 s after it ended. */
+  @Test
+  void theNextRenewalIsTimedFromTheStartOfTheLastOne() throws Exception {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .storeExecutor(Runnable::run).purgeInterval(null).build();
+    assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-a")));
+    store.duringRenewal = () -> time.jump(Duration.ofSeconds(4));
+
+    time.advance(Duration.ofSeconds(10)); // starts at 10 s, writes 40 s, returns at 14 s
+    assertEquals(VirtualTime.DEFAULT_START.plusSeconds(40), store.find(A).orElseThrow().leaseUntil());
+    List<Duration> delays = time.scheduledDelays();
+    assertEquals(Duration.ofSeconds(6), delays.get(delays.size() - 1), "the next turn, 20 s, is 6 s away");
+  }
+
   /**
    * A {@link GuardListener} that closes the guard when the purge fails (a health check that stops
    * the app, a test harness) runs on the guard's own store thread. close() then waits 5 s for the
@@ -269,6 +283,7 @@ class RenewalReviewTest {
     volatile boolean slowRenewal;
     volatile boolean failPurge;
     volatile boolean failNextRenewal;
+    volatile Runnable duringRenewal;
     volatile AtomicInteger countPurges;
     volatile String hangKeysStartingWith;
     final Semaphore hungCalls = new Semaphore(0);
@@ -290,6 +305,10 @@ class RenewalReviewTest {
           throw new IdempotencyStoreException("interrupted", e);
         }
         return false;
+      }
+      Runnable during = duringRenewal;
+      if (during != null) {
+        during.run();
       }
       if (failNextRenewal) {
         failNextRenewal = false;
