@@ -140,6 +140,36 @@ class RenewalReviewTest {
             + " end, then interrupted the thread it was called on, as if it were a hung store call");
   }
 
+  /** Closed from its own store thread, the guard still waits for its other store calls to end. */
+  @Test
+  void closingFromAStoreThreadWaitsForTheOtherStoreCalls() throws Exception {
+    store.failPurge = true;
+    store.hangKeysStartingWith = "hung-";
+    CountDownLatch closing = new CountDownLatch(1);
+    CountDownLatch listenerDone = new CountDownLatch(1);
+    AtomicInteger endedBeforeCloseReturned = new AtomicInteger(-1);
+    GuardListener closeOnPurgeFailure = event -> {
+      if (event instanceof GuardEvent.PurgeFailed) {
+        closing.countDown();
+        guard.close();
+        endedBeforeCloseReturned.set(store.hungCallsEnded.get());
+        listenerDone.countDown();
+      }
+    };
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler)
+        .purgeInterval(Duration.ofMinutes(10)).listener(closeOnPurgeFailure).build();
+    assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-1")));
+    time.advance(Duration.ofSeconds(10)); // its renewal hangs on one store thread
+    assertTrue(store.hungCalls.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS), "the renewal hangs");
+
+    time.advance(Duration.ofMinutes(10)); // the purge fails on another, and its listener closes the guard
+    assertTrue(closing.await(WAIT_SECONDS, TimeUnit.SECONDS), "the listener closes the guard");
+    store.proceed.countDown(); // the hung renewal ends, on its own
+    assertTrue(listenerDone.await(WAIT_SECONDS, TimeUnit.SECONDS), "close() returned");
+    assertEquals(1, endedBeforeCloseReturned.get(), "close() waited for the other store call to end");
+    assertFalse(store.hungCallInterrupted.get(), "and did not interrupt it, as it ended in time");
+  }
+
   /**
    * The guard's store pool has an unbounded queue, which its comment bounds by "at most one entry
    * per live claim". When its 4 threads are held by hung calls (stalled PostgreSQL connections: the
@@ -287,6 +317,8 @@ class RenewalReviewTest {
     volatile AtomicInteger countPurges;
     volatile String hangKeysStartingWith;
     final Semaphore hungCalls = new Semaphore(0);
+    final AtomicInteger hungCallsEnded = new AtomicInteger();
+    final AtomicBoolean hungCallInterrupted = new AtomicBoolean();
 
     @Override
     public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
@@ -301,8 +333,11 @@ class RenewalReviewTest {
         try {
           proceed.await(WAIT_SECONDS, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
+          hungCallInterrupted.set(true);
           Thread.currentThread().interrupt();
           throw new IdempotencyStoreException("interrupted", e);
+        } finally {
+          hungCallsEnded.incrementAndGet();
         }
         return false;
       }
