@@ -4,7 +4,6 @@ import dev.idem.core.fingerprint.Fingerprint;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -29,7 +28,7 @@ public final class Claim {
   private final AtomicBoolean finished = new AtomicBoolean();
   private volatile boolean leaseLost;
   private volatile Throwable renewalFailure;
-  private volatile Future<?> renewal;
+  private volatile Runnable stopRenewals;
 
   Claim(IdempotencyGuard.Prepared p, Instant claimedAt, long generation, String owner, StoragePolicy storagePolicy) {
     this.p = Objects.requireNonNull(p, "p");
@@ -105,8 +104,15 @@ public final class Claim {
     return renewalFailure;
   }
 
-  void renewal(Future<?> f) {
-    renewal = f;
+  /**
+   * Sets what stops the lease renewals when the claim finishes, and runs it at once if the claim
+   * already has: either way it runs (perhaps twice: it is idempotent), never neither.
+   */
+  void renewedBy(Runnable stop) {
+    stopRenewals = stop;
+    if (finished()) {
+      stop.run();
+    }
   }
 
   /** Marks the claim finished; false if it already was. Stops renewing. */
@@ -114,9 +120,9 @@ public final class Claim {
     if (!finished.compareAndSet(false, true)) {
       return false;
     }
-    Future<?> f = renewal;
-    if (f != null) {
-      f.cancel(false);
+    Runnable stop = stopRenewals;
+    if (stop != null) {
+      stop.run();
     }
     return true;
   }

@@ -61,6 +61,19 @@ public final class StoreCalls implements Executor {
   }
 
   /**
+   * Takes a call that has not started off the guard's own pool's queue, so that it holds nothing
+   * there while hung calls hold every thread. Does nothing on an executor of the app's, whose queue
+   * the guard cannot reach, nor for a call already running or done.
+   *
+   * @param call a call handed to {@link #execute}
+   */
+  public void remove(Runnable call) {
+    if (owned != null) {
+      owned.remove(call);
+    }
+  }
+
+  /**
    * Shuts down the guard's own pool, waiting up to 5 s for the calls still running, then interrupts
    * them with a warning. Called on one of the pool's own threads (from within a store call), it
    * neither waits for nor interrupts its own call: it waits for the others only. Leaves an executor
@@ -95,7 +108,8 @@ public final class StoreCalls implements Executor {
 
     Pool() {
       // Unbounded queue, bounded by what can be in it: each live claim has at most one renewal
-      // queued or running (the next is scheduled when it ends), and the purge likewise.
+      // queued or running (the next is scheduled when it ends, and a claim that finishes takes its
+      // queued one out: remove()), and the purge likewise.
       super(STORE_THREADS, STORE_THREADS, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), threadsNamed());
       allowCoreThreadTimeOut(true); // an idle guard keeps no thread for it
     }
