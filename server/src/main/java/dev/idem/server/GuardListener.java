@@ -6,8 +6,9 @@ import java.util.Objects;
 /**
  * Receives {@link GuardEvent}s, for metrics and logs, synchronously, on the request or purge
  * thread that caused them: implementations must be thread-safe and quick. A RuntimeException
- * thrown here is logged and ignored, so a broken listener never changes the guard's answer. The
- * same style as the client's {@code dev.idem.core.event.IdemListener}.
+ * thrown here is logged and ignored, so a broken listener never changes the guard's answer; on the
+ * background purge's thread an Error is too, so that the purge keeps its schedule. The same style
+ * as the client's {@code dev.idem.core.event.IdemListener}.
  */
 @FunctionalInterface
 public interface GuardListener {

@@ -130,8 +130,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.polls = new RepeatPolls(scheduler);
     this.storeCalls = new StoreCalls(s.storeExecutor);
     this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
-    this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, this::purgeExpired,
-        cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
+    this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, () -> s.store.purgeExpired(s.clock.instant()),
+        n -> hear(new GuardEvent.Purged(n)), cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
     this.owners = new OwnerTokens(s.instanceId);
     if (s.instanceId != null) {
       int dead;

@@ -248,6 +248,20 @@ class RenewalReviewTest {
             + " retention pile up for good (lastPurgeFailure(): " + guard.lastPurgeFailure() + ")");
   }
 
+  /** A purge that deleted its records succeeded, whatever the listener that hears it throws. */
+  @Test
+  void aListenerThatThrowsOnPurgedIsNoFailedPurge() {
+    guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .storeExecutor(Runnable::run).purgeInterval(Duration.ofMinutes(10)).listener(event -> {
+          if (event instanceof GuardEvent.Purged) {
+            throw new NoSuchMethodError("io.micrometer.core.instrument.Counter.increment(double)");
+          }
+        }).build();
+
+    time.advance(Duration.ofMinutes(10));
+    assertTrue(guard.lastPurgeFailure().isEmpty(), "the purge succeeded: " + guard.lastPurgeFailure());
+  }
+
   /**
    * A handler that completes its claim at the moment a renewal of that claim is timing the next
    * one (after the guard checked that the claim had not finished, before it kept the new timer for

@@ -7,15 +7,17 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A guard's background purge of records past retention: timed on its scheduler, run on its store
- * executor, and timed again at every interval whatever happened, keeping the last failure until a
- * purge succeeds. A failed purge does not make the guard unsafe (expired records are treated as
- * absent anyway), but the store grows until one succeeds.
+ * executor, and timed again at every interval whatever happened (a listener's exception or Error
+ * included), keeping the last failure until a purge succeeds. A failed purge does not make the
+ * guard unsafe (expired records are treated as absent anyway), but the store grows until one
+ * succeeds.
  *
  * <p>Thread-safe.
  */
@@ -27,6 +29,7 @@ public final class PurgeJob {
   private final Executor storeCalls;
   private final Duration interval;
   private final IntSupplier purge;
+  private final IntConsumer onPurged;
   private final Consumer<Throwable> onFailure;
   private final BooleanSupplier closed;
   private volatile RuntimeException lastFailure;
@@ -36,16 +39,21 @@ public final class PurgeJob {
    * @param storeCalls runs the purge's store call
    * @param interval between the end of one purge and the next; null for none, when the app purges
    *     itself
-   * @param purge deletes the records past retention, and returns how many
-   * @param onFailure hears the cause of each failed purge, after {@link #lastFailure()} holds it
+   * @param purge deletes the records past retention, and returns how many; the store's call only,
+   *     so that what a listener throws is never taken for a failed purge
+   * @param onPurged hears how many records each purge deleted, after {@link #lastFailure()} is
+   *     cleared; what it throws, an Error included, is logged and ignored
+   * @param onFailure hears the cause of each failed purge, after {@link #lastFailure()} holds it;
+   *     what it throws, an Error included, is logged and ignored
    * @param closed true once the guard is closed: no purge starts after it
    */
   public PurgeJob(Scheduler scheduler, Executor storeCalls, Duration interval, IntSupplier purge,
-      Consumer<Throwable> onFailure, BooleanSupplier closed) {
+      IntConsumer onPurged, Consumer<Throwable> onFailure, BooleanSupplier closed) {
     this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
     this.storeCalls = Objects.requireNonNull(storeCalls, "storeCalls");
     this.interval = interval;
     this.purge = Objects.requireNonNull(purge, "purge");
+    this.onPurged = Objects.requireNonNull(onPurged, "onPurged");
     this.onFailure = Objects.requireNonNull(onFailure, "onFailure");
     this.closed = Objects.requireNonNull(closed, "closed");
   }
@@ -94,22 +102,44 @@ public final class PurgeJob {
     if (closed.getAsBoolean()) {
       return;
     }
+    // The next purge is timed whatever this one, or a listener hearing it, throws: escaping, it
+    // ended the job for good, unseen (the executor swallows it), while lastFailure read like one
+    // failure that the next purge would clear.
     try {
-      int n = purge.getAsInt();
+      int n;
+      try {
+        n = purge.getAsInt();
+      } catch (RuntimeException e) {
+        failed(e, e);
+        return;
+      } catch (Error e) {
+        failed(new IllegalStateException("the purge failed with " + e, e), e);
+        return;
+      }
       lastFailure = null;
       LOG.debug("Purged {} idempotency records past retention", n);
-    } catch (RuntimeException e) {
-      failed(e, e);
-    } catch (Error e) {
-      // Rethrown, the purge job would stop for good, unseen: record it and keep the schedule.
-      failed(new IllegalStateException("the purge failed with " + e, e), e);
+      tell(() -> onPurged.accept(n));
+    } finally {
+      schedule();
     }
-    schedule();
   }
 
   private void failed(RuntimeException failure, Throwable cause) {
     lastFailure = failure;
-    onFailure.accept(cause);
     LOG.error("The idempotency purge failed; records past retention stay until it succeeds", cause);
+    tell(() -> onFailure.accept(cause));
+  }
+
+  /**
+   * Tells a listener of the app's, and ignores what it throws, an Error included (a metrics binder
+   * built against another Micrometer throws NoSuchMethodError): on the store executor nobody would
+   * see it, and the purge would stop.
+   */
+  private static void tell(Runnable listener) {
+    try {
+      listener.run();
+    } catch (RuntimeException | Error e) {
+      LOG.error("A guard listener failed on a purge event; ignored, the purge keeps its schedule", e);
+    }
   }
 }
