@@ -64,10 +64,17 @@ public final class Claim {
   }
 
   /**
-   * True once a renewal found the claim gone (its lease expired and perhaps another request took
-   * over) or failed; completion will then be refused.
+   * True while the lease is in doubt: the last renewal failed (the store could not be reached; the
+   * lease may still be live until it runs out, and renewals go on), or found the claim gone (its
+   * lease ran out, and perhaps another request took the operation over; no renewal follows). A
+   * later renewal that succeeds clears it, since the lease is then held again.
    *
-   * @return whether the lease is known to be lost
+   * <p>Completion does not read it: the store decides, and {@link IdempotencyGuard#complete}
+   * returns {@link dev.idem.server.spi.CompletionResult#REFUSED} only if, by then, the lease has
+   * run out or another request took the operation over, which is certain once a renewal found the
+   * claim gone.
+   *
+   * @return whether the lease is in doubt or known to be lost
    */
   public boolean leaseLost() {
     return leaseLost;
@@ -100,6 +107,13 @@ public final class Claim {
     }
   }
 
+  /** A renewal succeeded: the lease is held again, whatever earlier ones met. */
+  void renewed() {
+    renewalFailure = null;
+    leaseLost = false;
+  }
+
+  /** @return what the last renewal failed with, if it failed with an exception; else null */
   Throwable renewalFailure() {
     return renewalFailure;
   }

@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps the lease of each of a guard's claims alive while its handler runs, until the claim
  * finishes or the guard closes. A renewal that fails, or finds the lease gone, marks the claim
- * {@linkplain Claim#leaseLost() lost}, and its completion is then refused if another request took
- * the operation over; fencing in the store keeps a renewal that runs after its claim ended from
- * extending it. In this package, not {@code internal}, since it marks {@link Claim}s through their
+ * {@linkplain Claim#leaseLost() lost}, and one that succeeds clears the mark; completion is refused
+ * if the lease ran out or another request took the operation over; fencing in the store keeps a
+ * renewal that runs after its claim ended from extending it. In this package, not {@code internal}, since it marks {@link Claim}s through their
  * package-private methods.
  *
  * <p>Thread-safe.
@@ -185,6 +185,7 @@ final class LeaseRenewals {
         LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);
         return null;
       }
+      claim.renewed();
     } catch (RuntimeException e) {
       // The lease may still be live: keep trying, and let completion decide.
       claim.lost(e);
