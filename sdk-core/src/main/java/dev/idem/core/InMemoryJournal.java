@@ -110,7 +110,7 @@ public final class InMemoryJournal implements Journal {
     OperationRecord record;
     /** The latest record packed, or null; under the lock. */
     byte[] packed;
-    /** The state of the {@link #packed} record, which a listing by state reads instead of unpacking it; under the lock. */
+    /** The state of the {@link #packed} record, read by a listing instead of unpacking it; under the lock. */
     OperationState packedState;
     /**
      * Set, under the lock, when purge or the size bound took the slot out of the map: it then
@@ -262,8 +262,9 @@ public final class InMemoryJournal implements Journal {
 
   /**
    * A journal that keeps finished operations up to an estimated size, then drops the ones that
-   * finished first, the UNCERTAIN ones last (see the class comment). The estimate counts each operation's packed record (its URL, headers, bodies
-   * and attempts), its key, and 220 bytes for the rest (see the class comment).
+   * finished first, the UNCERTAIN ones last (see the class comment). The estimate counts each
+   * operation's packed record (its URL, headers, bodies and attempts), its key, and 220 bytes for
+   * the rest (see the class comment).
    *
    * <p>Keeping them costs most where calls are many: at thousands of calls a second, each kept
    * operation lives long enough to be copied by a young collection at least once, and it is dropped
@@ -607,8 +608,7 @@ public final class InMemoryJournal implements Journal {
 
   /**
    * Drops the operations that finished first, the UNCERTAIN ones last, while the finished ones are
-   * over the bound; called
-   * with no slot lock held, since it takes other slots' locks.
+   * over the bound; called with no slot lock held, since it takes other slots' locks.
    */
   private void dropIfOver() {
     boolean dropped = false;
@@ -913,7 +913,10 @@ public final class InMemoryJournal implements Journal {
     }
   }
 
-  /** The latest record of an identity, or null if it was purged or is packed in a state other than {@code packedState}. */
+  /**
+   * The latest record of an identity; null if it was purged, or is packed in another state than
+   * {@code packedState}.
+   */
   private OperationRecord latestUnlessPacked(OperationId id, OperationState packedState) {
     Slot slot = slots.get(id);
     if (slot == null) {

@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * finishes or the guard closes. A renewal that fails, or finds the lease gone, marks the claim
  * {@linkplain Claim#leaseLost() lost}, and one that succeeds clears the mark; completion is refused
  * if the lease ran out or another request took the operation over; fencing in the store keeps a
- * renewal that runs after its claim ended from extending it. In this package, not {@code internal}, since it marks {@link Claim}s through their
- * package-private methods.
+ * renewal that runs after its claim ended from extending it. In this package, not
+ * {@code internal}, since it marks {@link Claim}s through their package-private methods.
  *
  * <p>Thread-safe.
  */

@@ -34,12 +34,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of 8997cc9 (renewals and the purge on the guard's store pool): what a user running the
- * guard hits when a renewal is slow, and when the guard is closed from one of its own threads.
+ * The guard's lease renewals and purge job on its store pool (8997cc9), when a renewal is slow, a
+ * claim ends while its renewal waits in the pool's queue, a listener throws, or the guard is closed
+ * from one of its own threads.
  * Time is virtual; store calls that wait do so on the guard's real store threads, and the test
  * waits for them on latches with a timeout, never a sleep.
  */
-class RenewalReviewTest {
+class GuardBackgroundJobsTest {
   private static final long WAIT_SECONDS = 30;
   private static final RecordId A = new RecordId("alice", "POST /provision", "k-a");
 
