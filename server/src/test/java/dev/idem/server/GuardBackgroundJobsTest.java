@@ -5,15 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.server.spi.Admission;
-import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.CompletionResult;
-import dev.idem.server.spi.IdempotencyStore;
-import dev.idem.server.spi.StoredRecord;
-import dev.idem.server.spi.StoredResponse;
+import dev.idem.server.support.ForwardingStore;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -21,7 +17,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
@@ -321,8 +316,7 @@ class GuardBackgroundJobsTest {
   }
 
   /** The in-memory store; a renewal can be made to wait inside the store, and the purge to fail. */
-  private static final class SlowStore implements IdempotencyStore {
-    final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
+  private static final class SlowStore extends ForwardingStore {
     final CountDownLatch entered = new CountDownLatch(1);
     final CountDownLatch proceed = new CountDownLatch(1);
     volatile boolean slowRenewal;
@@ -334,12 +328,6 @@ class GuardBackgroundJobsTest {
     final Semaphore hungCalls = new Semaphore(0);
     final AtomicInteger hungCallsEnded = new AtomicInteger();
     final AtomicBoolean hungCallInterrupted = new AtomicBoolean();
-
-    @Override
-    public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
-        Instant expiresAt) {
-      return real.claim(id, fingerprint, owner, now, leaseUntil, expiresAt);
-    }
 
     @Override
     public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
@@ -380,17 +368,6 @@ class GuardBackgroundJobsTest {
     }
 
     @Override
-    public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
-        Instant expiresAt) {
-      return real.complete(id, generation, owner, now, response, expiresAt);
-    }
-
-    @Override
-    public boolean release(RecordId id, long generation, String owner) {
-      return real.release(id, generation, owner);
-    }
-
-    @Override
     public int purgeExpired(Instant now) {
       if (countPurges != null) {
         countPurges.incrementAndGet();
@@ -399,16 +376,6 @@ class GuardBackgroundJobsTest {
         throw new IdempotencyStoreException("the purge's DELETE failed", null);
       }
       return real.purgeExpired(now);
-    }
-
-    @Override
-    public Optional<StoredRecord> find(RecordId id) {
-      return real.find(id);
-    }
-
-    @Override
-    public void close() {
-      real.close();
     }
   }
 }

@@ -5,21 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.fingerprint.Fingerprint;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.server.spi.Admission;
-import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.CompletionResult;
-import dev.idem.server.spi.IdempotencyStore;
+import dev.idem.server.support.ForwardingStore;
 import dev.idem.server.spi.StoredRecord;
-import dev.idem.server.spi.StoredResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -190,8 +186,7 @@ class RenewalStallTest {
    * The in-memory store, except that the renewal of one key, or the purge, hangs until the test
    * ends (a row lock held elsewhere, a stalled connection); B's renewals are counted.
    */
-  private static final class StallingStore implements IdempotencyStore {
-    final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
+  private static final class StallingStore extends ForwardingStore {
     final CountDownLatch hung = new CountDownLatch(1);
     final CountDownLatch unblock = new CountDownLatch(1);
     final Semaphore renewedB = new Semaphore(0);
@@ -211,12 +206,6 @@ class RenewalStallTest {
         Thread.currentThread().interrupt();
         throw new IdempotencyStoreException("interrupted while stalled", e);
       }
-    }
-
-    @Override
-    public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
-        Instant expiresAt) {
-      return real.claim(id, fingerprint, owner, now, leaseUntil, expiresAt);
     }
 
     @Override
@@ -243,32 +232,11 @@ class RenewalStallTest {
     }
 
     @Override
-    public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
-        Instant expiresAt) {
-      return real.complete(id, generation, owner, now, response, expiresAt);
-    }
-
-    @Override
-    public boolean release(RecordId id, long generation, String owner) {
-      return real.release(id, generation, owner);
-    }
-
-    @Override
     public int purgeExpired(Instant now) {
       if (hangPurge) {
         hang();
       }
       return real.purgeExpired(now);
-    }
-
-    @Override
-    public Optional<StoredRecord> find(RecordId id) {
-      return real.find(id);
-    }
-
-    @Override
-    public void close() {
-      real.close();
     }
   }
 }
