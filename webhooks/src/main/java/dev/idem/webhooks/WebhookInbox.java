@@ -276,6 +276,11 @@ public final class WebhookInbox implements AutoCloseable {
     return store;
   }
 
+  /** An inbox on {@code store}, opened by the caller: for tests that record the statements it runs. */
+  static WebhookInbox over(InboxStore store, Clock clock) {
+    return new WebhookInbox(store, clock);
+  }
+
   /** {@code inbox}, if it can be written: a receiver or processor on a read-only inbox could only fail later. */
   static WebhookInbox writable(WebhookInbox inbox, String user) {
     Objects.requireNonNull(inbox, "inbox");

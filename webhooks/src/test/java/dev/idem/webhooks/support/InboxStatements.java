@@ -29,6 +29,22 @@ public final class InboxStatements {
    * @return the statements {@code work} made the store prepare, in order
    */
   public static List<String> of(DataSource dataSource, Work work) throws Exception {
+    return List.copyOf(run(dataSource, (store, recording) -> work.run(store)).executedSql);
+  }
+
+  /** What a test does with the store, given the data source that records its statements. */
+  public interface RecordedWork {
+    void run(InboxStore store, FaultyDataSource recording) throws Exception;
+  }
+
+  /**
+   * As {@link #of}, for a test that reads the recording itself, such as to count statements by
+   * verb ({@link FaultyDataSource#statements}): it starts empty when {@code work} runs, after the
+   * three events are inserted.
+   *
+   * @return the recording, once the store is closed
+   */
+  public static FaultyDataSource run(DataSource dataSource, RecordedWork work) throws Exception {
     FaultyDataSource ds = new FaultyDataSource(dataSource);
     StoreOpener opener = new StoreOpener(InboxStore.SCHEMA, false, Duration.ofMillis(50), Clock.systemUTC());
     try (InboxStore store = opener.openDataSource(ds, (name, dialect, s, version, opened) ->
@@ -38,8 +54,9 @@ public final class InboxStatements {
             "{}".getBytes(StandardCharsets.UTF_8), null, 1000 + i);
       }
       ds.executedSql.clear();
-      work.run(store);
+      ds.statements.clear();
+      work.run(store, ds);
     }
-    return List.copyOf(ds.executedSql);
+    return ds;
   }
 }
