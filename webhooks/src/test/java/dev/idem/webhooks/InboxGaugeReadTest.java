@@ -3,6 +3,7 @@ package dev.idem.webhooks;
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.jdbc.support.Explain;
@@ -19,7 +20,9 @@ import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -53,6 +56,8 @@ class InboxGaugeReadTest {
         List<String> plan = Explain.plan(c, sql);
         assertFalse(plan.stream().anyMatch(step -> step.startsWith("SCAN idem_webhook_inbox")),
             "a gauge's read goes through every event of the inbox, DONE ones included: " + plan + " for " + sql);
+        assertFalse(plan.stream().anyMatch(step -> step.contains("TEMP B-TREE")),
+            "a gauge's read sorts what it reads: " + plan + " for " + sql);
       }
     }
   }
@@ -60,6 +65,36 @@ class InboxGaugeReadTest {
   @Test
   void scrapesWithinTheRefreshShareOneReading() throws Exception {
     refreshes(sqlite("refresh.db"));
+  }
+
+  @Test
+  void aZeroRefreshReadsTheInboxAtEveryGauge() throws Exception {
+    InboxStatements.run(sqlite("zero.db"), (store, ds) -> {
+      MeterRegistry registry = new SimpleMeterRegistry();
+      WebhookInbox inbox = WebhookInbox.over(store, new VirtualTime(NOW).clock());
+      assertThrows(IllegalArgumentException.class,
+          () -> MicrometerWebhookMetrics.bind(registry, inbox, Duration.ofSeconds(-1)));
+      MicrometerWebhookMetrics.bind(registry, inbox, Duration.ZERO);
+      ds.statements.clear();
+      assertScrape(registry, 3, 60.002, 0, "three events queued, the oldest since 1000 ms");
+      assertEquals(6, selects(ds), "each of the three gauges took a reading of its own");
+    });
+  }
+
+  @Test
+  void countsOfSomeStatesHaveEveryStateAskedForAndNoOther() throws Exception {
+    InboxStatements.run(sqlite("counts.db"), (store, ds) -> {
+      settle(store);
+      WebhookInbox inbox = WebhookInbox.over(store, new VirtualTime(NOW).clock());
+      assertEquals(Map.of(InboxState.PENDING, 1L, InboxState.PROCESSING, 0L, InboxState.DEAD, 1L),
+          inbox.counts(EnumSet.of(InboxState.DEAD, InboxState.PROCESSING, InboxState.PENDING)));
+      assertEquals(Map.of(InboxState.PENDING, 1L, InboxState.PROCESSING, 0L, InboxState.DEAD, 1L,
+          InboxState.DONE, 1L), inbox.counts(), "every state");
+      assertEquals(1, inbox.queueLength());
+      ds.statements.clear();
+      assertEquals(Map.of(), inbox.counts(EnumSet.noneOf(InboxState.class)));
+      assertEquals(0, selects(ds), "no state, no read");
+    });
   }
 
   private SQLiteDataSource sqlite(String file) {

@@ -47,6 +47,7 @@ class MetricsTest {
           .handler("bad", e -> {
             throw new PermanentWebhookException("invalid");
           }).build().processDue(10);
+      time.advance(Duration.ofSeconds(10));  // the gauges' refresh: the next scrape reads the inbox again
 
       assertEquals(0.0, registry.get("idem.webhooks.inbox.queue").gauge().value());
       assertEquals(1.0, registry.get("idem.webhooks.deadletters").gauge().value());

@@ -1,6 +1,5 @@
 package dev.idem.webhooks.metrics;
 
-import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookInbox;
 import dev.idem.storage.StorageSizeGauge;
@@ -9,8 +8,11 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,8 +47,17 @@ import org.slf4j.LoggerFactory;
  * </table>
  *
  * <p>Tags are the configured source names and the fixed reasons, never request data, so the number
- * of meters stays bounded. The gauges query the inbox when read; if it fails they read NaN.
- * Thread-safe.
+ * of meters stays bounded. The queue, age and dead-letter gauges share one reading of the inbox,
+ * taken at most once per {@code refresh} (10 s by default) however many gauges, scrapes and
+ * registries read them. A reading is one count of the queued and dead events
+ * ({@link WebhookInbox#counts(java.util.Set)}, which never reads the DONE events kept for
+ * deduplication) and the oldest queued event (the first entry of an index). A count still reads
+ * every queued event, and on an embedded inbox it runs on the connection that accepts deliveries:
+ * with a backlog of a million events, a refresh holds accepts back for tens of milliseconds, once
+ * per {@code refresh} rather than per gauge and scrape. Within a refresh the counts are as of its
+ * reading and the age grows with the clock. If the inbox fails, the gauges read NaN until the next
+ * refresh ({@code idem.storage.size} measures files or asks PostgreSQL at each read, as for the
+ * other stores). Thread-safe.
  */
 public final class MicrometerWebhookMetrics implements WebhookListener {
   private static final Logger LOG = LoggerFactory.getLogger(MicrometerWebhookMetrics.class);
@@ -55,41 +66,68 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
   private final WebhookInbox inbox;
   private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, Timer> timers = new ConcurrentHashMap<>();
+  private final Duration refresh;
+  // Guarded by this: the gauges of one scrape, and of concurrent scrapes, share one reading.
+  private InboxReading reading;
+  private Instant readAt;
 
-  private MicrometerWebhookMetrics(MeterRegistry registry, WebhookInbox inbox) {
+  private MicrometerWebhookMetrics(MeterRegistry registry, WebhookInbox inbox, Duration refresh) {
     this.registry = registry;
     this.inbox = inbox;
+    this.refresh = refresh;
   }
 
   /**
-   * Creates the listener and registers the inbox gauges.
+   * Creates the listener and registers the inbox gauges, which read the inbox every 10 s at most.
    *
    * @param registry where meters go
    * @param inbox read by the gauges
    * @return the listener
    */
   public static MicrometerWebhookMetrics bind(MeterRegistry registry, WebhookInbox inbox) {
+    return bind(registry, inbox, Duration.ofSeconds(10));
+  }
+
+  /**
+   * Creates the listener and registers the inbox gauges.
+   *
+   * @param registry where meters go
+   * @param inbox read by the gauges; its clock times the refresh and the age
+   * @param refresh how long one reading of the inbox serves the gauges; zero to read at every gauge
+   * @return the listener
+   * @throws IllegalArgumentException if {@code refresh} is negative
+   */
+  public static MicrometerWebhookMetrics bind(MeterRegistry registry, WebhookInbox inbox, Duration refresh) {
+    Objects.requireNonNull(refresh, "refresh");
+    if (refresh.isNegative()) {
+      throw new IllegalArgumentException("refresh must not be negative: " + refresh);
+    }
     MicrometerWebhookMetrics m = new MicrometerWebhookMetrics(Objects.requireNonNull(registry, "registry"),
-        Objects.requireNonNull(inbox, "inbox"));
-    Gauge.builder("idem.webhooks.inbox.queue", m, x -> x.safely(() -> (double) x.inbox.queueLength()))
+        Objects.requireNonNull(inbox, "inbox"), refresh);
+    Gauge.builder("idem.webhooks.inbox.queue", m, x -> x.read(InboxReading::queued))
         .description("webhook events PENDING or PROCESSING").strongReference(true).register(registry);
-    Gauge.builder("idem.webhooks.inbox.oldest.age", m,
-            x -> x.safely(() -> x.inbox.oldestWaiting().toMillis() / 1000.0))
+    Gauge.builder("idem.webhooks.inbox.oldest.age", m, x -> x.read(r -> r.oldestAgeSeconds(x.inbox.clock().instant())))
         .description("how long the oldest queued webhook event has waited").baseUnit("seconds")
         .strongReference(true).register(registry);
-    Gauge.builder("idem.webhooks.deadletters", m, x -> x.safely(() -> (double) x.inbox.counts().get(InboxState.DEAD)))
+    Gauge.builder("idem.webhooks.deadletters", m, x -> x.read(InboxReading::dead))
         .description("webhook dead letters").strongReference(true).register(registry);
     StorageSizeGauge.register(registry, "inbox", inbox::storageSize);
     return m;
   }
 
-  private double safely(java.util.function.DoubleSupplier read) {
-    try {
-      return read.getAsDouble();
-    } catch (RuntimeException e) {
-      LOG.debug("a webhook inbox gauge could not read the inbox: {}", e.toString());
-      return Double.NaN;
+  /** {@code f} of the current reading, taken now if the last one is older than the refresh; NaN if it failed. */
+  private synchronized double read(ToDoubleFunction<InboxReading> f) {
+    Instant now = inbox.clock().instant();
+    if (readAt == null || !now.isBefore(readAt.plus(refresh))) {
+      readAt = now;
+      try {
+        reading = InboxReading.of(inbox, now);
+      } catch (RuntimeException e) {
+        reading = null;
+        LOG.debug("a webhook inbox gauge could not read the inbox: {}", e.toString());
+      }
     }
+    return reading == null ? Double.NaN : f.applyAsDouble(reading);
   }
 
   @Override
