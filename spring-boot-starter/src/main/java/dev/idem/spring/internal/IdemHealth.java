@@ -11,6 +11,7 @@ import dev.idem.webhooks.WebhookInbox;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -84,10 +85,12 @@ public final class IdemHealth {
     WebhookInbox in = inbox.get();
     if (in != null) {
       up &= section(d, "webhooks", wd -> {
-        Map<InboxState, Long> counts = in.counts();
-        wd.put("waiting", in.queueLength());
+        // One read of the states the report shows: a probe every few seconds must not count the
+        // DONE events kept until purgeDone, most of a long-running inbox.
+        Map<InboxState, Long> counts = in.counts(EnumSet.of(InboxState.PENDING, InboxState.PROCESSING, InboxState.DEAD));
+        wd.put("waiting", counts.get(InboxState.PENDING) + counts.get(InboxState.PROCESSING));
         wd.put("oldestWaitingAge", in.oldestWaiting().toString());
-        wd.put("deadLetters", counts.getOrDefault(InboxState.DEAD, 0L));
+        wd.put("deadLetters", counts.get(InboxState.DEAD));
       });
     }
     return new Report(up, d);
