@@ -46,6 +46,59 @@ class VirtualTimeTest {
     assertEquals(Optional.empty(), time.nextDue());
   }
 
+  /**
+   * A task that jumps the clock (a GC pause, a suspended laptop, a store call that took 4 s inside
+   * the task) keeps its jump: advance does not move the clock back to where it was asked to go,
+   * and what the jump made due runs in the same advance, while what lies beyond it waits.
+   */
+  @Test
+  void aJumpMadeByATaskDuringAnAdvanceIsKeptAndWhatItMadeDueRuns() {
+    time.scheduler().schedule(() -> {
+      ran.add("paused@" + time.now());
+      time.jump(Duration.ofSeconds(4));
+      time.scheduler().schedule(() -> ran.add("next@" + time.now()), Duration.ofSeconds(6));
+    }, Duration.ofSeconds(10));
+    time.scheduler().schedule(() -> ran.add("overdue@" + time.now()), Duration.ofSeconds(12));
+    time.scheduler().schedule(() -> ran.add("later@" + time.now()), Duration.ofSeconds(15));
+
+    time.advance(Duration.ofSeconds(10));
+
+    assertEquals(T0.plusSeconds(14), time.now(), "the task's 4 s jump was undone");
+    assertEquals(List.of("paused@" + T0.plusSeconds(10), "overdue@" + T0.plusSeconds(14)), ran,
+        "a task the jump made due runs in the same advance, at the jumped time, never back in time");
+    assertEquals(Optional.of(T0.plusSeconds(15)), time.nextDue());
+    assertEquals(2, time.pendingTasks());
+  }
+
+  /** A jump inside a task that lands short of the advance's target changes nothing. */
+  @Test
+  void aJumpShortOfTheTargetEndsAtTheTarget() {
+    time.scheduler().schedule(() -> time.jump(Duration.ofSeconds(4)), Duration.ofSeconds(10));
+    time.scheduler().schedule(() -> ran.add("at@" + time.now()), Duration.ofSeconds(20));
+
+    time.advance(Duration.ofSeconds(30));
+
+    assertEquals(List.of("at@" + T0.plusSeconds(20)), ran);
+    assertEquals(T0.plusSeconds(30), time.now());
+  }
+
+  /** Without jumps, an advance runs as many tasks as fall due, however many. */
+  @Test
+  void aLongAdvanceRunsEveryTaskDueWithinIt() {
+    int[] ticks = {0};
+    Runnable[] tick = new Runnable[1];
+    tick[0] = () -> {
+      ticks[0]++;
+      time.scheduler().schedule(tick[0], Duration.ofSeconds(1));
+    };
+    time.scheduler().schedule(tick[0], Duration.ofSeconds(1));
+
+    time.advance(Duration.ofSeconds(20_000));
+
+    assertEquals(20_000, ticks[0]);
+    assertEquals(T0.plusSeconds(20_000), time.now());
+  }
+
   @Test
   void aCancelledTaskNeverRunsAndIsNotPending() {
     Future<?> f = time.scheduler().schedule(() -> ran.add("x"), Duration.ofSeconds(1));
