@@ -37,6 +37,8 @@ import java.util.concurrent.CompletableFuture;
 public final class VirtualTime {
   /** Where {@link #VirtualTime()} starts: 2026-01-01T00:00:00Z. */
   public static final Instant DEFAULT_START = Instant.parse("2026-01-01T00:00:00Z");
+  /** How many tasks runUntilIdle, or an advance past its target, runs before it gives up. */
+  private static final int MAX_TASKS = 10_000;
 
   private final List<Duration> waits = new ArrayList<>();
   private final List<Duration> sleeperWaits = new ArrayList<>();
@@ -155,28 +157,45 @@ public final class VirtualTime {
    * Moves the clock forward by {@code d} and runs every task that falls due on the way, each at its
    * due instant.
    *
+   * <p>A {@link #jump} made meanwhile (by a task that simulates a pause inside itself, or by another
+   * thread) is kept: the clock ends at the later of {@code now + d} and where the jump left it,
+   * never back in time. Tasks that the jump made due, up to where the clock then is, run in this
+   * same advance, at that instant (not at their own, which has passed), so that when this returns
+   * no task due at or before {@link #now()} is left; tasks due after it are not run.
+   *
    * @param d how far; zero or positive
    * @throws IllegalArgumentException if {@code d} is negative
+   * @throws IllegalStateException if more than 10,000 tasks due after {@code now + d} ran: tasks
+   *     keep jumping the clock past the next ones they schedule, and the advance would never end
    */
   public void advance(Duration d) {
     Instant target;
     synchronized (this) {
       target = now.plus(forward(d));
     }
+    int pastTarget = 0;
     for (Task next = takeDue(target); next != null; next = takeDue(target)) {
+      // Only tasks that jumps brought in count: an advance over days of a task every second is
+      // fine, but one whose tasks always jump past their next turn would never return.
+      if (next.at.isAfter(target) && ++pastTarget > MAX_TASKS) {
+        throw new IllegalStateException("the clock never settles: more than " + MAX_TASKS + " tasks ran past "
+            + target + ", each brought due by a jump made during the advance");
+      }
       next.run();
     }
   }
 
   /**
    * Takes the first task, moving the clock to its time, if there is one due by {@code until} (any,
-   * if null); else moves the clock to {@code until} (if given) and returns null.
+   * if null) or by the clock itself if a jump moved it past {@code until}; else moves the clock to
+   * {@code until} (if given and ahead) and returns null. The clock never moves back.
    */
   private synchronized Task takeDue(Instant until) {
+    Instant horizon = until == null || now.isAfter(until) ? now : until;
     Task next = tasks.peek();
-    if (next == null || (until != null && next.at.isAfter(until))) {
+    if (next == null || (until != null && next.at.isAfter(horizon))) {
       if (until != null) {
-        now = until;
+        now = horizon;
       }
       return null;
     }
@@ -189,7 +208,8 @@ public final class VirtualTime {
 
   /**
    * Moves the clock forward without running any task: a JVM that paused, a renewal thread that
-   * starved, an attempt that took time. Tasks that fell due run at the next {@link #advance}.
+   * starved, an attempt that took time. Tasks that fell due run at the next {@link #advance}; a
+   * jump made by a task while an advance runs it is kept by that advance, which then runs them.
    *
    * @param d how far; zero or positive
    * @throws IllegalArgumentException if {@code d} is negative
@@ -234,7 +254,7 @@ public final class VirtualTime {
       if (next.run()) {
         ran++;
       }
-      if (ran > 10_000) {
+      if (ran > MAX_TASKS) {
         throw new IllegalStateException("the scheduler never goes idle: more than 10,000 tasks ran");
       }
     }

@@ -82,6 +82,22 @@ class VirtualTimeTest {
     assertEquals(T0.plusSeconds(30), time.now());
   }
 
+  /**
+   * A task that reschedules itself closer than it jumps would keep an advance running forever;
+   * advance stops it the way runUntilIdle stops a scheduler that never goes idle.
+   */
+  @Test
+  void aTaskThatAlwaysJumpsPastItsNextTurnIsStoppedNotLooping() {
+    Runnable[] tick = new Runnable[1];
+    tick[0] = () -> {
+      time.scheduler().schedule(tick[0], Duration.ofSeconds(1));
+      time.jump(Duration.ofSeconds(2));
+    };
+    time.scheduler().schedule(tick[0], Duration.ofSeconds(1));
+
+    assertThrows(IllegalStateException.class, () -> time.advance(Duration.ofSeconds(1)));
+  }
+
   /** Without jumps, an advance runs as many tasks as fall due, however many. */
   @Test
   void aLongAdvanceRunsEveryTaskDueWithinIt() {
