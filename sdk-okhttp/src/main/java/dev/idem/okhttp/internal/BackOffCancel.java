@@ -33,10 +33,20 @@ final class BackOffCancel extends EventListener implements AutoCloseable {
    * {@link #close()}.
    *
    * @return the listener, to close once the executor returned
+   * @throws RuntimeException what {@code call.addEventListener} throws (a {@link Call} of another
+   *     library's, say); the cancel is then closed, so no later call on this thread takes it
    */
   static BackOffCancel listen(Call call, AdapterSupport support) {
     BackOffCancel listener = new BackOffCancel(support.callCancel());
-    call.addEventListener(listener);
+    try {
+      call.addEventListener(listener);
+    } catch (RuntimeException | Error e) {
+      // The executor call it names will never be made: left taken, the mark would be the next
+      // call's on this thread, and a cancel of this call (the listener may be registered anyway)
+      // would reach that call.
+      listener.close();
+      throw e;
+    }
     if (call.isCanceled()) {
       // Canceled before the listener was added: no event will come. (Both may run: harmless.)
       listener.canceled(call);
