@@ -17,13 +17,17 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -134,6 +138,49 @@ class GuardBackgroundJobsTest {
     assertFalse(interruptedAfterClose.get(),
         "close() called on the guard's own store thread (from a listener) waited for its own pool to"
             + " end, then interrupted the thread it was called on, as if it were a hung store call");
+  }
+
+  /**
+   * A store executor of the app's that refuses the purge (a bounded pool that is full) refuses it on
+   * the guard's own scheduler thread, which hands the purge over; so a listener that closes the
+   * guard on {@link GuardEvent.PurgeFailed} calls close() on that thread. close() stopped the
+   * scheduler with shutdownNow(), which interrupts the scheduler's thread: its own caller's. The
+   * listener's next blocking step (closing the store, as the docs say to do next) finds its thread
+   * interrupted.
+   */
+  @Test
+  void closingTheGuardFromAListenerOnItsSchedulerThreadNeitherWaitsForItselfNorInterruptsIt() throws Exception {
+    CompletableFuture<IdempotencyGuard> built = new CompletableFuture<>();
+    AtomicReference<String> heardOn = new AtomicReference<>();
+    AtomicBoolean interruptedAfterClose = new AtomicBoolean(true);
+    AtomicLong closeNanos = new AtomicLong(-1);
+    CountDownLatch listenerDone = new CountDownLatch(1);
+    GuardListener closeOnPurgeFailure = event -> {
+      if (event instanceof GuardEvent.PurgeFailed) {
+        heardOn.set(Thread.currentThread().getName());
+        long start = System.nanoTime();
+        built.join().close();
+        closeNanos.set(System.nanoTime() - start);
+        interruptedAfterClose.set(Thread.currentThread().isInterrupted());
+        listenerDone.countDown();
+      }
+    };
+    Executor full = call -> {
+      throw new RejectedExecutionException("the app's store pool is full");
+    };
+    // No scheduler given: the guard's own thread is the one under test. The first purge is due at
+    // once, and the test waits for it on a latch.
+    guard = IdempotencyGuard.builder(store).storeExecutor(full).purgeInterval(Duration.ofNanos(1))
+        .listener(closeOnPurgeFailure).build();
+    built.complete(guard);
+
+    assertTrue(listenerDone.await(WAIT_SECONDS, TimeUnit.SECONDS), "the listener heard the refused purge");
+    assertEquals("idem-guard-leases", heardOn.get(), "heard on the guard's own scheduler thread");
+    assertFalse(interruptedAfterClose.get(),
+        "close() called on the guard's own scheduler thread (from a listener) interrupted the thread it was"
+            + " called on: stopping the scheduler with shutdownNow() interrupts its own caller");
+    assertTrue(closeNanos.get() < TimeUnit.SECONDS.toNanos(5),
+        "close() on the scheduler's thread waited " + Duration.ofNanos(closeNanos.get()) + " for itself");
   }
 
   /** Closed from its own store thread, the guard still waits for its other store calls to end. */
