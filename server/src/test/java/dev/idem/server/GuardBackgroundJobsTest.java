@@ -21,6 +21,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -181,6 +182,32 @@ class GuardBackgroundJobsTest {
             + " called on: stopping the scheduler with shutdownNow() interrupts its own caller");
     assertTrue(closeNanos.get() < TimeUnit.SECONDS.toNanos(5),
         "close() on the scheduler's thread waited " + Duration.ofNanos(closeNanos.get()) + " for itself");
+  }
+
+  /**
+   * An executor the app gave is the app's: the guard's close() neither shuts it down nor interrupts
+   * a call it runs, so that one executor can serve several guards, each closed on its own.
+   */
+  @Test
+  void closingTheGuardLeavesAStoreExecutorItWasGivenRunning() throws Exception {
+    ThreadPoolExecutor apps = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>());
+    try {
+      store.hangKeysStartingWith = "hung-";
+      guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).storeExecutor(apps)
+          .purgeInterval(null).build();
+      assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-1")));
+      time.advance(Duration.ofSeconds(10)); // its renewal hangs on the app's thread
+      assertTrue(store.hungCalls.tryAcquire(WAIT_SECONDS, TimeUnit.SECONDS), "the renewal hangs");
+
+      guard.close();
+      assertFalse(apps.isShutdown(), "the guard shut down an executor the app gave it");
+      assertFalse(store.hungCallInterrupted.get(), "the guard interrupted a call on the app's executor");
+      store.proceed.countDown();
+      assertEquals("still runs", apps.submit(() -> "still runs").get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertEquals(1, store.hungCallsEnded.get(), "the app's executor ran the hung call to its end");
+    } finally {
+      apps.shutdownNow();
+    }
   }
 
   /** Closed from its own store thread, the guard still waits for its other store calls to end. */
