@@ -547,10 +547,11 @@ public final class IdempotencyGuard implements AutoCloseable {
    * Stops lease renewals and the purge job, and the guard's own threads if it made them: no store
    * call starts after this. A store call still running on the guard's own
    * {@linkplain Builder#storeExecutor store pool} is waited for, up to 5 s, so that the store can
-   * be closed next; one that runs longer is interrupted, with a warning. Called on one of those
-   * threads (by a {@link GuardListener} hearing {@link GuardEvent.PurgeFailed}), it waits for the
-   * other calls only, and never interrupts its own thread. Does not close the store or an executor
-   * the app gave. Idempotent.
+   * be closed next; one that runs longer is interrupted, with a warning. Called on one of the
+   * guard's own threads (by a {@link GuardListener} hearing {@link GuardEvent.PurgeFailed}, which a
+   * failed purge tells on a store thread, and a purge the store executor refused on the scheduler's
+   * thread), it waits for the other calls only, and never interrupts its own thread. Does not close
+   * the store, nor shut down or interrupt an executor or scheduler the app gave. Idempotent.
    */
   @Override
   public void close() {
