@@ -15,7 +15,9 @@ import org.springframework.beans.factory.DisposableBean;
  * Makes the guards of the {@code @Idempotent} handlers whose settings differ from the default
  * guard's (retention, mismatch status, key required, operation scope), all over one store, and
  * closes them at shutdown. Only the default guard purges expired records: one purge covers the
- * whole store. Thread-safe.
+ * whole store. Every guard it makes, the default one too, runs its store calls on one
+ * {@link GuardStorePool}, which it shuts down last, after its guards (the default guard, a bean
+ * that depends on this one, is closed before it). Thread-safe.
  */
 public final class GuardFactory implements DisposableBean {
   /** What sets a guard apart. */
@@ -27,6 +29,7 @@ public final class GuardFactory implements DisposableBean {
   private final String instanceId;
   private final GuardListener listener;
   private final Map<Settings, IdempotencyGuard> guards = new ConcurrentHashMap<>();
+  private final GuardStorePool storeCalls = new GuardStorePool();
   private volatile boolean sealed;
 
   /**
@@ -62,7 +65,7 @@ public final class GuardFactory implements DisposableBean {
 
   private IdempotencyGuard.Builder builder(Settings s) {
     IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).keyHeader(keyHeader).retention(s.retention())
-        .mismatchStatus(s.mismatchStatus()).inFlightWait(inFlightWait).listener(listener)
+        .mismatchStatus(s.mismatchStatus()).inFlightWait(inFlightWait).listener(listener).storeExecutor(storeCalls)
         .scope(s.operationScoped() ? KeyScope.CALLER : KeyScope.CALLER_AND_ROUTE);
     if (!s.keyRequired()) {
       b.keyRequiredMethods(Set.of());
@@ -75,9 +78,15 @@ public final class GuardFactory implements DisposableBean {
     return b;
   }
 
+  /**
+   * Closes the guards it made, then the store pool they share: one wait of at most 5 s in all for a
+   * store call still running (a guard given an executor does not wait for it), instead of one per
+   * guard.
+   */
   @Override
   public void destroy() {
     guards.values().forEach(IdempotencyGuard::close);
     guards.clear();
+    storeCalls.close();
   }
 }
