@@ -788,6 +788,10 @@ public final class IdempotencyGuard implements AutoCloseable {
      * that moves time. In production give an executor with several threads, or one hung call holds
      * back every renewal again.
      *
+     * <p>Several guards may share one executor, to bound an app's store threads (and connections)
+     * as a whole: the Spring Boot starter gives all of its guards one. Each guard's
+     * {@link IdempotencyGuard#close()} leaves it running and waits for none of its calls.
+     *
      * @param executor runs the store calls; the caller keeps ownership and shuts it down, after
      *     closing the guard (calls it runs after the close return at once)
      * @return this builder
