@@ -281,6 +281,39 @@ class GuardBackgroundJobsTest {
   }
 
   /**
+   * The same with a store pool the app gives (the Spring starter gives its guards one they share):
+   * a claim that completes takes its queued renewal off that pool's queue too, or behind hung calls
+   * the queue grows by one entry for every claim that lived past a renewal period.
+   */
+  @Test
+  void aCompletedClaimLeavesNoRenewalQueuedOnAStorePoolTheAppGave() throws Exception {
+    ThreadPoolExecutor given = new ThreadPoolExecutor(4, 4, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>());
+    try {
+      guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
+          .storeExecutor(given).build();
+      store.hangKeysStartingWith = "hung-";
+      for (int i = 1; i <= 4; i++) {
+        assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-" + i)));
+      }
+      List<Admission.Proceed> ended = new ArrayList<>();
+      for (int i = 1; i <= 3; i++) {
+        ended.add(assertInstanceOf(Admission.Proceed.class, guard.admit(post("done-" + i))));
+      }
+      time.advance(Duration.ofSeconds(10)); // 7 renewals handed over: 4 hang on the pool's 4 threads
+      assertTrue(store.hungCalls.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals hang");
+      for (Admission.Proceed p : ended) {
+        guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
+      }
+
+      assertEquals(0, given.getQueue().size(),
+          "the app's store pool still holds the renewals of claims that completed; behind hung calls they"
+              + " stay there for good, one more per claim that lived past a renewal period");
+    } finally {
+      given.shutdownNow();
+    }
+  }
+
+  /**
    * The background purge keeps its schedule after an Error from the store (the code says why:
    * "Rethrown, the purge job would stop for good, unseen"), but not after an Error from the
    * listener that hears its events: hear() catches only RuntimeExceptions, so a listener that
