@@ -780,8 +780,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * renewed; no more, since on PostgreSQL each running call holds a connection from the app's
      * pool. A claim has at most one renewal queued or running (the next is timed when it ends), so a
      * hung one holds one thread, not more; a claim that ends takes its queued renewal off the pool's
-     * queue (off an executor of the app's it cannot, but what stays queued no longer holds the
-     * claim). A failed renewal is logged and tried again at the next turn; fencing in the store
+     * queue, or off an app's executor if it is a {@link java.util.concurrent.ThreadPoolExecutor}
+     * (off any other it cannot, but what stays queued no longer holds the claim). A failed renewal is logged and tried again at the next turn; fencing in the store
      * keeps a renewal that runs after its claim ended from extending it.
      *
      * <p>Tests with a manual scheduler pass {@code Runnable::run}, to run the calls on the thread

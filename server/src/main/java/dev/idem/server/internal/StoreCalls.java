@@ -61,15 +61,16 @@ public final class StoreCalls implements Executor {
   }
 
   /**
-   * Takes a call that has not started off the guard's own pool's queue, so that it holds nothing
-   * there while hung calls hold every thread. Does nothing on an executor of the app's, whose queue
-   * the guard cannot reach, nor for a call already running or done.
+   * Takes a call that has not started off the pool's queue, so that it stays there for nothing
+   * while hung calls hold every thread: the guard's own pool, or an app's {@link ThreadPoolExecutor}
+   * (the Spring starter gives its guards one they share). Does nothing on another kind of executor,
+   * whose queue the guard cannot reach, nor for a call already running or done.
    *
    * @param call a call handed to {@link #execute}
    */
   public void remove(Runnable call) {
-    if (owned != null) {
-      owned.remove(call);
+    if (calls instanceof ThreadPoolExecutor pool) {
+      pool.remove(call);
     }
   }
 

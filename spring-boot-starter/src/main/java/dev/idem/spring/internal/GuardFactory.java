@@ -65,7 +65,7 @@ public final class GuardFactory implements DisposableBean {
 
   private IdempotencyGuard.Builder builder(Settings s) {
     IdempotencyGuard.Builder b = IdempotencyGuard.builder(store).keyHeader(keyHeader).retention(s.retention())
-        .mismatchStatus(s.mismatchStatus()).inFlightWait(inFlightWait).listener(listener).storeExecutor(storeCalls)
+        .mismatchStatus(s.mismatchStatus()).inFlightWait(inFlightWait).listener(listener).storeExecutor(storeCalls.executor())
         .scope(s.operationScoped() ? KeyScope.CALLER : KeyScope.CALLER_AND_ROUTE);
     if (!s.keyRequired()) {
       b.keyRequiredMethods(Set.of());

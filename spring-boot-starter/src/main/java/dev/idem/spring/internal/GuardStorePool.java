@@ -4,7 +4,6 @@ import dev.idem.server.IdempotencyGuard;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe.
  */
-public final class GuardStorePool implements Executor {
+public final class GuardStorePool {
   // The guard's logger, not this class's: operators set levels and filters on the guard's name.
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
   /** As many as one guard's own pool has: a few hung calls leave the other claims renewed. */
@@ -66,14 +65,12 @@ public final class GuardStorePool implements Executor {
   }
 
   /**
-   * Runs a guard's store call.
-   *
-   * @param call the call
-   * @throws java.util.concurrent.RejectedExecutionException once closed
+   * The pool itself, for the guards' {@code storeExecutor}: a guard reaches the queue of a
+   * {@link ThreadPoolExecutor} it is given, and takes a completed claim's queued renewal off it,
+   * where behind hung calls it would stay for good. Close through {@link #close()}, not on it.
    */
-  @Override
-  public void execute(Runnable call) {
-    pool.execute(call);
+  ThreadPoolExecutor executor() {
+    return pool;
   }
 
   /**
