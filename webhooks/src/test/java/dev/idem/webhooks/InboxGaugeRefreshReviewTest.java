@@ -90,6 +90,21 @@ class InboxGaugeRefreshReviewTest {
     });
   }
 
+  @Test
+  void aRefreshTooLongForTheClockServesTheFirstReadingRatherThanNaN() throws Exception {
+    InboxStatements.run(sqlite("forever.db"), (store, ds) -> {
+      VirtualTime time = new VirtualTime(NOW);
+      MeterRegistry registry = new SimpleMeterRegistry();
+      // "Read once": bind accepts it (it is not negative), so it must work.
+      MicrometerWebhookMetrics.bind(registry, WebhookInbox.over(store, time.clock()),
+          Duration.ofSeconds(Long.MAX_VALUE));
+      assertEquals(3, queue(registry), "the first reading");
+      time.advance(Duration.ofSeconds(1));
+      assertEquals(3, queue(registry), "bind accepted the refresh, yet the second read of the gauge overflows"
+          + " readAt.plus(refresh) and the gauge reads NaN from then on");
+    });
+  }
+
   private static double queue(MeterRegistry registry) {
     return registry.get("idem.webhooks.inbox.queue").gauge().value();
   }
