@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToDoubleFunction;
@@ -62,6 +63,9 @@ import org.slf4j.LoggerFactory;
 public final class MicrometerWebhookMetrics implements WebhookListener {
   private static final Logger LOG = LoggerFactory.getLogger(MicrometerWebhookMetrics.class);
 
+  private static final List<String> GAUGES = List.of("idem.webhooks.inbox.queue", "idem.webhooks.inbox.oldest.age",
+      "idem.webhooks.deadletters");
+
   private final MeterRegistry registry;
   private final WebhookInbox inbox;
   private final ConcurrentHashMap<String, Counter> counters = new ConcurrentHashMap<>();
@@ -89,11 +93,13 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
   }
 
   /**
-   * Creates the listener and registers the inbox gauges.
+   * Creates the listener and registers the inbox gauges. Bound again on the same registry (an inbox
+   * closed and reopened), the gauges read the inbox of the last bind.
    *
    * @param registry where meters go
    * @param inbox read by the gauges; its clock times the refresh and the age
-   * @param refresh how long one reading of the inbox serves the gauges; zero to read at every gauge
+   * @param refresh how long one reading of the inbox serves the gauges; zero to read at every gauge.
+   *     A reading also ends when the inbox's clock steps back
    * @return the listener
    * @throws IllegalArgumentException if {@code refresh} is negative
    */
@@ -104,6 +110,14 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
     }
     MicrometerWebhookMetrics m = new MicrometerWebhookMetrics(Objects.requireNonNull(registry, "registry"),
         Objects.requireNonNull(inbox, "inbox"), refresh);
+    // Micrometer hands back a gauge already registered under the same name, still reading the
+    // inbox it was bound to: an inbox closed and reopened, bound again, would go unread (NaN).
+    for (String gauge : GAUGES) {
+      Gauge bound = registry.find(gauge).gauge();
+      if (bound != null) {
+        registry.remove(bound);
+      }
+    }
     Gauge.builder("idem.webhooks.inbox.queue", m, x -> x.read(InboxReading::queued))
         .description("webhook events PENDING or PROCESSING").strongReference(true).register(registry);
     Gauge.builder("idem.webhooks.inbox.oldest.age", m, x -> x.read(r -> r.oldestAgeSeconds(x.inbox.clock().instant())))
@@ -118,7 +132,7 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
   /** {@code f} of the current reading, taken now if the last one is older than the refresh; NaN if it failed. */
   private synchronized double read(ToDoubleFunction<InboxReading> f) {
     Instant now = inbox.clock().instant();
-    if (readAt == null || !now.isBefore(readAt.plus(refresh))) {
+    if (readAt == null || stale(readAt, now)) {
       readAt = now;
       try {
         reading = InboxReading.of(inbox, now);
@@ -128,6 +142,17 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
       }
     }
     return reading == null ? Double.NaN : f.applyAsDouble(reading);
+  }
+
+  /**
+   * Whether the reading taken at {@code readAt} no longer serves at {@code now}: one refresh later,
+   * or as soon as the clock stepped back (an NTP correction), which would otherwise have it serve
+   * for as long as the step. Duration.between, unlike readAt.plus(refresh), cannot overflow with a
+   * refresh as long as Duration allows.
+   */
+  private boolean stale(Instant readAt, Instant now) {
+    Duration since = Duration.between(readAt, now);
+    return since.isNegative() || since.compareTo(refresh) >= 0;
   }
 
   @Override
