@@ -16,7 +16,9 @@ import java.util.Set;
  * <p>This enum is the one place where transitions are decided: every journal calls
  * {@link #checkTransition(OperationState, OperationState)}. Terminal states are absorbing; the only
  * way out of {@link #FAILED} or {@link #UNCERTAIN} is an explicit re-drive
- * ({@link #checkRedrive(OperationState)}), which keeps the key.
+ * ({@link #checkRedrive(OperationState)}), which keeps the key, and out of {@link #UNCERTAIN} a
+ * settlement by reconciliation ({@link #checkSettle(OperationState, OperationState)}), which sends
+ * nothing.
  */
 public enum OperationState {
   /** Recorded durably and waiting for its next attempt (perhaps at {@code nextAttemptAt}). */
@@ -103,6 +105,26 @@ public enum OperationState {
   public static void checkRedrive(OperationState from) {
     if (from != FAILED && from != UNCERTAIN) {
       throw new IllegalStateException("only FAILED or UNCERTAIN operations can be re-driven, not " + from);
+    }
+  }
+
+  /**
+   * Throws unless an operation in {@code from} may be settled as {@code to} by reconciliation
+   * ({@code Journal.settleIfUnchanged}): only an UNCERTAIN operation, and only as SUCCEEDED or
+   * FAILED. A settlement sends nothing: it records what the app found out about the attempts
+   * already made.
+   *
+   * @param from the operation's current state
+   * @param to the state the reconciliation found
+   * @throws IllegalStateException if {@code from} is not UNCERTAIN
+   * @throws IllegalArgumentException if {@code to} is not SUCCEEDED or FAILED
+   */
+  public static void checkSettle(OperationState from, OperationState to) {
+    if (to != SUCCEEDED && to != FAILED) {
+      throw new IllegalArgumentException("an UNCERTAIN operation is settled as SUCCEEDED or FAILED, not " + to);
+    }
+    if (from != UNCERTAIN) {
+      throw new IllegalStateException("only an UNCERTAIN operation can be settled, not one that is " + from);
     }
   }
 }

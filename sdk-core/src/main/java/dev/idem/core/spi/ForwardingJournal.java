@@ -18,9 +18,9 @@ import java.util.Optional;
  * {@link #recordAttempt} and {@link #transition}, so that a subclass overriding those two sees
  * every attempt and every transition (override it too, to hand the delegate the single write).
  * Nor is {@link #beginAndClaim}: it runs this class's {@link #begin} and {@link #claim}.
- * {@link #redriveIfUnchanged} is forwarded as one call, because its check and re-drive must stay
- * one atomic step in the delegate: a subclass overriding {@link #redrive} does not see it (override
- * it too).
+ * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
+ * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
+ * {@link #claim} or {@link #transition} does not see them (override them too).
  *
  * <p>As thread-safe as the delegate and the overriding methods.
  */
@@ -91,6 +91,12 @@ public abstract class ForwardingJournal implements Journal {
   public Optional<OperationRecord> redriveIfUnchanged(OperationRecord asRead, Instant now)
       throws IdempotencyException {
     return delegate.redriveIfUnchanged(asRead, now);
+  }
+
+  @Override
+  public Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+      Transition settlement) throws IdempotencyException {
+    return delegate.settleIfUnchanged(asRead, owner, leaseFor, settlement);
   }
 
   @Override

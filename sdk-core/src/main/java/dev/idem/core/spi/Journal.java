@@ -324,6 +324,68 @@ public interface Journal extends AutoCloseable {
   }
 
   /**
+   * Settles an UNCERTAIN operation as the app's reconciliation found it, in one step, only if it
+   * is still as the caller read it (UNCERTAIN, at the same generation): it becomes
+   * {@code settlement}'s state (SUCCEEDED or FAILED) with its response and reason, nothing sent.
+   * For {@code reconcileUncertain}, which asks the server out of band, often long after the attempt
+   * and past the server's key retention: a SUCCEEDED answer then means the server holds the effect
+   * but no longer knows the key, so the operation must never be sent again, and no state it passes
+   * through on the way may be one a resume sends (PENDING, or IN_FLIGHT with a lease that runs
+   * out): not for another executor or instance resuming the journal meanwhile, nor for a restart
+   * after a crash between two writes.
+   *
+   * <p>The record it leaves is the one a re-drive, a claim under {@code owner} and a finishing
+   * {@link #transition} would leave: {@code owner} as its owner, the generation one above the one
+   * read (so that a lease from before is stale), no lease, no due time, {@code updatedAt} at
+   * {@code settlement.at()}, the response and reason given, the attempts as they were, and no
+   * delivery recorded (a queued operation's new outcome is owed to its handler). Durable when it
+   * returns, as a transition to FAILED is.
+   *
+   * <p>A journal should check and settle as one atomic write: the in-memory journal does it under
+   * the operation's lock, the JDBC journal in one UPDATE fenced by state and generation. The
+   * default, for journals written before this method, makes those three writes:
+   * {@link #redriveIfUnchanged}, a {@link #claim} under {@code owner} for {@code leaseFor}, and
+   * {@link #transition}. It is not atomic: between the first two the operation is PENDING and due,
+   * and a resume that comes by (another executor or instance on the journal, or the restart after
+   * a crash there) sends it again; a crash after the claim leaves it IN_FLIGHT, sent again once the
+   * lease runs out. Override it in any journal a resume may read while a reconciliation runs.
+   *
+   * @param asRead the operation as the caller read it ({@link #findByState}, say); UNCERTAIN
+   * @param owner the name of the settling instance, recorded as the operation's owner
+   * @param leaseFor how long the default's claim lasts; a journal that settles in one write does
+   *     not use it
+   * @param settlement the state found (SUCCEEDED or FAILED), when, the response to keep (required
+   *     for SUCCEEDED) and why; made with {@link Transition#finish}
+   * @return the settled record; or empty, with nothing written, if the operation is in another
+   *     state or at another generation than {@code asRead}, or is no longer in the journal (purged,
+   *     or dropped by a bound). The default also returns empty if another owner claimed it between
+   *     its re-drive and its claim (that owner then sends it)
+   * @throws IllegalArgumentException if {@code settlement}'s state is not SUCCEEDED or FAILED
+   * @throws IllegalStateException if {@code asRead} is not UNCERTAIN
+   * @throws JournalException if the change could not be made durable
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+      Transition settlement) throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(owner, "owner");
+    Objects.requireNonNull(leaseFor, "leaseFor");
+    Objects.requireNonNull(settlement, "settlement");
+    OperationState.checkSettle(asRead.state(), settlement.target());
+    Instant now = settlement.at();
+    if (redriveIfUnchanged(asRead, now).isEmpty()) {
+      return Optional.empty();
+    }
+    // Through Claims, as every claim of the executor: a claim that takes the operation over (another
+    // owner claimed it after the re-drive and its lease ran out) records the attempt it may have sent.
+    Optional<Lease> lease = Claims.claim(this, asRead.id(), owner, now, leaseFor);
+    if (lease.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(transition(asRead.id(), lease.get(), settlement));
+  }
+
+  /**
    * Records that a resume handler or an outbox awaiter received the outcome of a terminal operation,
    * so that a restart does not hand it again ({@link OperationRecord#outcomeUndelivered()}). A
    * journal may defer the write: losing it in a crash only means that the outcome is handed once

@@ -38,8 +38,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The behaviour every {@link Journal} implementation must have, as JUnit 5 tests: the
  * {@link Journal} contract (atomic begin, claims and leases, fencing, absorbing terminal states,
- * due order and paging, purge, delivery of outcomes, claims of a batch, re-drives of an operation
- * still as read) and that a journal is storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
+ * due order and paging, purge, delivery of outcomes, claims of a batch, re-drives and settlements
+ * of an operation still as read) and that a journal is storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
  * the executor applies the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
  *
  * <pre>{@code
@@ -673,6 +673,104 @@ public abstract class JournalContract {
     OperationRecord pending = journal().find(begun("{\"n\":5}").id()).orElseThrow();
     assertThrows(IllegalStateException.class, () -> journal().redriveIfUnchanged(pending, T0.plusSeconds(8)));
     assertEquals(pending, journal().find(pending.id()).orElseThrow());
+  }
+
+  @Test
+  void settleIfUnchangedLeavesWhatReDriveClaimAndTransitionLeftInOneWrite() throws Exception {
+    for (OperationState settledAs : List.of(OperationState.SUCCEEDED, OperationState.FAILED)) {
+      for (boolean queued : List.of(true, false)) {
+        String what = settledAs + (queued ? ", queued" : ", inline");
+        ResponseSnapshot proof = settledAs == OperationState.SUCCEEDED ? ok("{\"order\":\"ord_1\"}") : null;
+        Transition settlement = Transition.finish(settledAs, T0.plusSeconds(9), proof, "reconciled: looked it up");
+        OperationRecord threeSteps = uncertainWithAnAttempt(queued);
+        OperationRecord oneWrite = uncertainWithAnAttempt(queued);
+
+        journal().redrive(threeSteps.id(), settlement.at());
+        Lease lease = journal().claim(threeSteps.id(), "node-r", settlement.at(), LEASE).orElseThrow();
+        journal().transition(threeSteps.id(), lease, settlement);
+        OperationRecord expected = journal().find(threeSteps.id()).orElseThrow();
+        OperationRecord settled = journal().settleIfUnchanged(oneWrite, "node-r", LEASE, settlement).orElseThrow();
+
+        assertEquals(expected, sameIdentityAs(threeSteps, settled), what + ": the record a re-drive, a claim and"
+            + " the finishing transition left, apart from the identity");
+        assertEquals(settled, journal().find(oneWrite.id()).orElseThrow(), what + ": returned as kept");
+        assertEquals(oneWrite.generation() + 1, settled.generation(), what + ": a lease from before is stale");
+        assertEquals(queued, settled.outcomeUndelivered(), what + ": a queued operation's new outcome is owed, even"
+            + " though the UNCERTAIN one was delivered");
+        assertFalse(journal().findDue(T0.plusSeconds(9), null, 100).stream().anyMatch(r -> r.id().equals(oneWrite.id())),
+            what + ": nothing to send");
+      }
+    }
+  }
+
+  @Test
+  void settleIfUnchangedSettlesOnlyAnOperationStillAsRead() throws Exception {
+    Transition failed = Transition.finish(OperationState.FAILED, T0.plusSeconds(9), null, "reconciled: not found");
+
+    // Settled by another pass since it was read, its outcome delivered.
+    OperationRecord listed = uncertainWithAnAttempt(true);
+    journal().settleIfUnchanged(listed, "node-other", LEASE, failed).orElseThrow();
+    journal().recordOutcomeDelivered(listed.id(), T0.plusSeconds(10));
+    OperationRecord afterOther = journal().find(listed.id()).orElseThrow();
+    assertEquals(Optional.empty(), journal().settleIfUnchanged(listed, "node-r", LEASE, failed),
+        "FAILED since it was read as UNCERTAIN");
+    assertEquals(afterOther, journal().find(listed.id()).orElseThrow(), "nothing written, the delivery kept");
+
+    // UNCERTAIN again, at another generation: re-driven and sent again since it was read.
+    OperationRecord old = uncertainWithAnAttempt(false);
+    journal().redrive(old.id(), T0.plusSeconds(2));
+    Lease again = journal().claim(old.id(), "n", T0.plusSeconds(2), LEASE).orElseThrow();
+    OperationRecord now = journal().transition(old.id(), again, Transition.finish(OperationState.UNCERTAIN,
+        T0.plusSeconds(3), null, "timeout again"));
+    assertEquals(Optional.empty(), journal().settleIfUnchanged(old, "node-r", LEASE, failed),
+        "same state, another generation");
+    assertEquals(now, journal().find(old.id()).orElseThrow());
+
+    // Re-driven since it was read, and PENDING.
+    OperationRecord redriven = uncertainWithAnAttempt(false);
+    OperationRecord pendingNow = journal().redrive(redriven.id(), T0.plusSeconds(2));
+    assertEquals(Optional.empty(), journal().settleIfUnchanged(redriven, "node-r", LEASE, failed));
+    assertEquals(pendingNow, journal().find(redriven.id()).orElseThrow());
+
+    // Not in the journal (purged).
+    OperationRecord purged = uncertainWithAnAttempt(false);
+    journal().purge(T0.plusSeconds(2));
+    assertEquals(Optional.empty(), journal().find(purged.id()), "precondition: purged");
+    assertEquals(Optional.empty(), journal().settleIfUnchanged(purged, "node-r", LEASE, failed));
+
+    // A read that may not be settled, and a state that is not a settlement: nothing written.
+    NewOperation failedOp = newOp("{\"n\":9}");
+    OperationRecord notUncertain = finished(failedOp, OperationState.FAILED);
+    assertThrows(IllegalStateException.class, () -> journal().settleIfUnchanged(notUncertain, "node-r", LEASE,
+        failed));
+    assertEquals(notUncertain, journal().find(failedOp.id()).orElseThrow());
+    OperationRecord uncertain = uncertainWithAnAttempt(false);
+    assertThrows(IllegalArgumentException.class, () -> journal().settleIfUnchanged(uncertain, "node-r", LEASE,
+        Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(9), null, "still unknown")));
+    assertEquals(uncertain, journal().find(uncertain.id()).orElseThrow());
+  }
+
+  /**
+   * An operation whose one attempt went out and got no answer: UNCERTAIN at T0 + 1 s, with that
+   * attempt; if queued, its UNCERTAIN outcome was handed to its handler.
+   */
+  private OperationRecord uncertainWithAnAttempt(boolean queued) throws Exception {
+    NewOperation op = queued ? queued("{}") : newOp("{}");
+    journal().begin(op);
+    Lease lease = journal().claim(op.id(), "n", T0, LEASE).orElseThrow();
+    journal().recordAttemptAndTransition(op.id(), lease, attempt(1, lease.generation(), T0),
+        Transition.finish(OperationState.UNCERTAIN, T0.plusSeconds(1), null, "timeout after the request went out"));
+    if (queued) {
+      journal().recordOutcomeDelivered(op.id(), T0.plusSeconds(1));
+    }
+    return journal().find(op.id()).orElseThrow();
+  }
+
+  /** {@code r} with {@code twin}'s identity, so that two operations' records compare on all else. */
+  private static OperationRecord sameIdentityAs(OperationRecord twin, OperationRecord r) {
+    return new OperationRecord(twin.id(), r.reference(), r.fingerprint(), r.request(), r.state(), r.owner(),
+        r.generation(), r.leaseExpiresAt(), r.nextAttemptAt(), r.createdAt(), r.updatedAt(), r.attempts(),
+        r.response(), r.reason(), r.queued(), r.outcomeDeliveredAt());
   }
 
   private IdempotencyKey key() {
