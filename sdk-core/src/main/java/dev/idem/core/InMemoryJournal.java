@@ -45,8 +45,8 @@ import java.util.function.Predicate;
  * fewer with larger bodies or headers), and past it the ones that finished first are dropped, as a
  * {@link #purge} would drop them: the SUCCEEDED and FAILED ones first, the UNCERTAIN ones only once
  * none of those is left, since they await reconciliation
- * ({@link IdempotentExecutor#reconcileUncertain}). A re-driven operation that finishes again counts
- * as finished then. Without that bound, a process that never purged (nothing purges
+ * ({@link IdempotentExecutor#reconcileUncertain}). A re-driven operation that finishes again, or an
+ * UNCERTAIN one that reconciliation settles, counts as finished then. Without that bound, a process that never purged (nothing purges
  * this journal by itself) kept every operation it ever ran, until it ran out of memory. A dropped
  * operation is forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
  * begins it again and sends it with that same key, which the server recognises within its key
@@ -502,6 +502,47 @@ public final class InMemoryJournal implements Journal {
         return Optional.empty();
       }
       updated = redriven(r, now);
+      set(slot, updated);
+    }
+    dropIfOver();
+    return Optional.of(updated);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Atomic: the check and the settlement are one change under the operation's lock, so no
+   * other caller ever reads it PENDING or IN_FLIGHT on the way. {@code leaseFor} is not used.
+   */
+  @Override
+  public Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+      Transition settlement) throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(owner, "owner");
+    Objects.requireNonNull(leaseFor, "leaseFor");
+    Objects.requireNonNull(settlement, "settlement");
+    OperationState.checkSettle(asRead.state(), settlement.target());
+    ensureOpen();
+    Slot slot = slots.get(asRead.id());
+    if (slot == null) {
+      return Optional.empty();
+    }
+    OperationRecord updated;
+    synchronized (slot) {
+      OperationRecord r = slot.removed ? null : slot.record();
+      if (r == null || r.state() != asRead.state() || r.generation() != asRead.generation()) {
+        return Optional.empty();
+      }
+      // What a re-drive, a claim under owner and the finishing transition leave, in one change.
+      updated = r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
+          settlement.response(), settlement.reason()).withOutcomeDeliveredAt(null);
+      // It finishes again, as a re-driven operation does: its weight taken off first, so that set
+      // weighs it anew and moves its place out of the UNCERTAIN drop queue (where it would wait, the
+      // slot with it, until that queue is polled) into the one of its new state.
+      if (slot.weight != 0) {
+        finishedBytes.addAndGet(-slot.weight);
+        slot.weight = 0;
+      }
       set(slot, updated);
     }
     dropIfOver();

@@ -9,7 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.spi.Transition;
+import dev.idem.core.support.JournalOps;
 import dev.idem.core.testing.VirtualTime;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -125,5 +128,32 @@ class InMemoryJournalDropOrderTest {
     assertTrue(journal.find(id("a")).isPresent(), "a finished after b and c (its re-drive settled it), yet it"
         + " was dropped first: it kept the place of its first finish");
     assertFalse(journal.find(id("b")).isPresent(), "b finished first, so it goes first");
+  }
+
+  /**
+   * The class Javadoc: an UNCERTAIN operation that reconciliation settles "counts as finished then".
+   * Settled in one write, it kept its place in the UNCERTAIN drop queue (and its weight as
+   * UNCERTAIN): the successes that finished after it were dropped before it, and it would be dropped
+   * only with the operations still awaiting reconciliation.
+   */
+  @Test
+  void anOperationSettledByReconciliationIsDroppedAsTheFinishedOperationItBecame() throws Exception {
+    Transition failed = Transition.finish(OperationState.FAILED, JournalOps.T0, null, "reconciled: not found");
+    InMemoryJournal probe = new InMemoryJournal();
+    probe.settleIfUnchanged(finish(probe, "u1", OperationState.UNCERTAIN), "p1", Duration.ofMinutes(1), failed);
+    long bound = InMemoryJournal.weight(probe.find(id("u1")).orElseThrow()) + weight("u2", OperationState.UNCERTAIN)
+        + weight("s1", OperationState.SUCCEEDED);
+
+    InMemoryJournal journal = new InMemoryJournal(bound);
+    OperationRecord u1 = finish(journal, "u1", OperationState.UNCERTAIN);
+    finish(journal, "u2", OperationState.UNCERTAIN);
+    journal.settleIfUnchanged(u1, "p1", Duration.ofMinutes(1), failed).orElseThrow();
+    finish(journal, "s1", OperationState.SUCCEEDED);
+    finish(journal, "s2", OperationState.SUCCEEDED);
+
+    assertTrue(journal.find(id("u2")).isPresent(), "u2 awaits reconciliation: the finished ones go first");
+    assertFalse(journal.find(id("u1")).isPresent(), "u1, FAILED before s1 succeeded, goes first of the finished");
+    assertTrue(journal.find(id("s1")).isPresent(), "s1 finished after u1 was settled, yet it was dropped first:"
+        + " the settled u1 kept its place among the UNCERTAIN operations");
   }
 }
