@@ -647,16 +647,23 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * Asks {@code reconciler} about every UNCERTAIN operation and settles those it can: an
    * operation found to have succeeded becomes SUCCEEDED with the proof as its response; one found
-   * not to have happened becomes FAILED. The journal records both through a re-drive and a claim,
-   * so the state machine's rules hold. Operations the reconciler cannot settle, or cannot ask
-   * about (it throws), stay UNCERTAIN.
+   * not to have happened becomes FAILED. Nothing is sent for either: the journal settles each in
+   * one conditional write ({@link Journal#settleIfUnchanged}), from UNCERTAIN straight to the state
+   * found, so a resume running meanwhile (in this executor, another one, or another instance on
+   * the journal), or a restart after a crash in the middle of the pass, never finds it due and
+   * sends it again. That matters most for a success found long after the attempt: past the
+   * server's key retention, a resend would be a second effect. (A journal that keeps that method's
+   * default, written before it, settles in three writes, and does not give this guarantee.) A
+   * settled operation's outcome is owed to its resume handler if it was queued, as after any
+   * finish. Operations the reconciler cannot settle, or cannot ask about (it throws), stay
+   * UNCERTAIN.
    *
    * <p>Passes may overlap: on other threads, in other executors, or in other instances that share
-   * the journal. An operation is re-driven only if it is still as the pass listed it (UNCERTAIN, at
-   * the same generation; {@link Journal#redriveIfUnchanged}), so one that another pass or an
-   * operator settled or re-drove while its reconciler was asked is passed over, with an INFO log
-   * line, nothing written and not counted: it is never settled, nor its outcome handed to a resume
-   * handler, twice. The same holds for one purged meanwhile.
+   * the journal. An operation is settled only if it is still as the pass listed it (UNCERTAIN, at
+   * the same generation), so one that another pass or an operator settled or re-drove while its
+   * reconciler was asked is passed over, with an INFO log line, nothing written and not counted: it
+   * is never settled, nor its outcome handed to a resume handler, twice. The same holds for one
+   * purged meanwhile.
    *
    * @param reconciler asks the server (or another source of truth) what became of an operation
    * @return how many operations were settled

@@ -51,7 +51,7 @@ class CloseWaitsForCallerThreadWritesTest {
     ENQUEUE(Write.BEGIN),
     EXECUTE_ASYNC(Write.BEGIN),
     REDRIVE(Write.REDRIVE),
-    RECONCILE_UNCERTAIN(Write.REDRIVE),
+    RECONCILE_UNCERTAIN(Write.SETTLE),
     /** An operation past its age limit, which resumeAsync ends on the caller's thread (a claim, then FAILED). */
     RESUME_ASYNC_EXPIRED(Write.CLAIM);
 
@@ -62,7 +62,7 @@ class CloseWaitsForCallerThreadWritesTest {
     }
   }
 
-  enum Write { BEGIN, REDRIVE, CLAIM }
+  enum Write { BEGIN, REDRIVE, SETTLE, CLAIM }
 
   private final VirtualTime time = new VirtualTime();
   private final AtomicReference<Write> blockIn = new AtomicReference<>();
@@ -90,6 +90,13 @@ class CloseWaitsForCallerThreadWritesTest {
         throws IdempotencyException {
       block(Write.REDRIVE);
       return written("redriveIfUnchanged", super.redriveIfUnchanged(asRead, now));
+    }
+
+    @Override
+    public Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+        Transition settlement) throws IdempotencyException {
+      block(Write.SETTLE);
+      return written("settleIfUnchanged", super.settleIfUnchanged(asRead, owner, leaseFor, settlement));
     }
 
     @Override

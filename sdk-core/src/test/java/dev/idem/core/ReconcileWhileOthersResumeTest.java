@@ -66,6 +66,12 @@ class ReconcileWhileOthersResumeTest {
       }
 
       @Override
+      public Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+          Transition settlement) throws IdempotencyException {
+        return wrote("settleIfUnchanged", super.settleIfUnchanged(asRead, owner, leaseFor, settlement), afterWrite);
+      }
+
+      @Override
       public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
           throws IdempotencyException {
         return wrote("claim", super.claim(id, owner, now, leaseFor), afterWrite);

@@ -1,7 +1,6 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.IdempotencyException;
-import dev.idem.core.spi.Lease;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
@@ -17,11 +16,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One pass of {@code IdempotentExecutor.reconcileUncertain}. A settled operation goes through
- * re-drive, claim and a fenced transition, so the state machine's rules hold even here. The
- * re-drive is {@code Journal.redriveIfUnchanged}: passes may overlap (two executors, or several
- * instances on one journal, each reconciling on a schedule), and an operation one pass settled
- * after another listed it is left to the first, not settled (and its outcome handed over) again.
+ * One pass of {@code IdempotentExecutor.reconcileUncertain}. A settled operation is written with
+ * {@code Journal.settleIfUnchanged}: one conditional write from UNCERTAIN to the state the
+ * reconciler found, sending nothing. It never passes through PENDING (or IN_FLIGHT), where another
+ * executor's resume, or a restart after a crash between two writes, would send it again: the
+ * reconciler is typically asked long after the attempt, past the server's key retention, and a
+ * SUCCEEDED answer then means a resend is a second effect. The write is conditional because passes
+ * may overlap (two executors, or several instances on one journal, each reconciling on a
+ * schedule): an operation one pass settled after another listed it is left to the first, not
+ * settled (and its outcome handed over) again.
  *
  * <p>The executor's close waits for a pass in progress (the app closes its journal next), so a pass
  * stops before the next operation once the executor is closed, rather than hold close for its grace
@@ -85,22 +88,19 @@ public final class UncertainReconciler {
     }
     checkOpen(settled);  // closed while the reconciler was asked: nothing written for this one
     Instant now = settings.clock().instant();
-    // Only if still as listed (UNCERTAIN, same generation), checked and re-driven in one step: an
+    // Only if still as listed (UNCERTAIN, same generation), checked and settled in one write: an
     // overlapping pass (another executor, or another instance on the same journal), or an operator,
-    // may have settled it while its reconciler was asked. A re-drive of what it settled as FAILED
-    // would succeed, clear the delivery of that outcome, and have it settled and handed over twice.
-    if (settings.journal().redriveIfUnchanged(record, now).isEmpty()) {
+    // may have settled or re-driven it while its reconciler was asked, and the answer is about the
+    // attempts listed, not about one sent since.
+    Optional<OperationRecord> written = settings.journal().settleIfUnchanged(record, settings.owner(),
+        settings.leaseFor(), Transition.finish(r.settledAs(), now,
+            r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
+    if (written.isEmpty()) {
       LOG.info("{} is no longer UNCERTAIN at generation {}, as it was listed for reconciliation (another pass or"
           + " an operator settled or re-drove it, or it left the journal); its reconciler's answer is not written",
           record.id(), record.generation());
       return false;
     }
-    Optional<Lease> lease = Claims.claim(settings.journal(), record.id(), settings.owner(), now, settings.leaseFor());
-    if (lease.isEmpty()) {
-      return false;
-    }
-    settings.journal().transition(record.id(), lease.get(), Transition.finish(r.settledAs(), now,
-        r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
     return true;
   }
 }
