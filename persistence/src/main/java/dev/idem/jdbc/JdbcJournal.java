@@ -103,8 +103,8 @@ import org.slf4j.LoggerFactory;
  * SUCCEEDED outcome may reach the caller up to that interval before it is durable: a crash in
  * between resends the operation once with its key (docs/journal.md, "The rule"). A normal JVM exit
  * is not a crash: the embedded journal closes itself then ({@link Builder#closeOnShutdown}).
- * {@link #abandon}, {@link #redrive}, {@link #redriveIfUnchanged} and {@link #purge} are durable when
- * they return.
+ * {@link #abandon}, {@link #redrive}, {@link #redriveIfUnchanged}, {@link #settleIfUnchanged} and
+ * {@link #purge} are durable when they return.
  * {@link #flush()} makes everything durable now; {@link #close()} flushes.
  *
  * <h2>Crashes</h2>
@@ -139,8 +139,8 @@ import org.slf4j.LoggerFactory;
  * never holds an operation whose identity has one, and every other call answers such an identity,
  * scope or reference as it answers one it does not hold, without asking the database (which would
  * match the other tenant's {@code ?}): {@link #find} and {@link #findByReference} find nothing,
- * {@link #recordOutcomeDelivered} records nothing, {@link #claimAll} and {@link #redriveIfUnchanged}
- * change nothing for it, and
+ * {@link #recordOutcomeDelivered} records nothing, {@link #claimAll}, {@link #redriveIfUnchanged}
+ * and {@link #settleIfUnchanged} change nothing for it, and
  * {@link #claim}, {@link #recordAttempt}, {@link #transition}, {@link #recordAttemptAndTransition},
  * {@link #abandon} and {@link #redrive} throw {@link IllegalStateException} ("no such operation",
  * naming the field and position, never the text), as the in-memory journal does for an unknown
@@ -744,6 +744,47 @@ public final class JdbcJournal implements Journal {
       }
       return Optional.of(r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
           .withOutcomeDeliveredAt(null));
+    }));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Atomic: one unit of work reads the row under its lock and settles it with one UPDATE whose
+   * WHERE names UNCERTAIN and the generation read, writing the state, response (with its checksum),
+   * reason, owner and generation at once, so no other instance ever reads it PENDING or IN_FLIGHT on
+   * the way, and a crash leaves it either UNCERTAIN as read or settled. Durable when it returns.
+   * {@code leaseFor} is not used. Quarantined: throws a {@link JournalException}, as
+   * {@link #redriveIfUnchanged} does.
+   */
+  @Override
+  public Optional<OperationRecord> settleIfUnchanged(OperationRecord asRead, String owner, Duration leaseFor,
+      Transition settlement) throws IdempotencyException {
+    Objects.requireNonNull(asRead, "asRead");
+    Objects.requireNonNull(owner, "owner");
+    Objects.requireNonNull(leaseFor, "leaseFor");
+    Objects.requireNonNull(settlement, "settlement");
+    OperationState.checkSettle(asRead.state(), settlement.target());
+    OperationId id = asRead.id();
+    if (!holdable(id)) {
+      return Optional.empty(); // never held (see "Text the database cannot store")
+    }
+    String responseJson = codec.encodeResponse(settlement.response(), secrets.forResponses());
+    Change change = new Change(settlement.target(), null, Instants.toNanos(settlement.at()), responseJson,
+        OperationTable.cut(settlement.reason()));
+    return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
+      RawRow raw = table.selectForUpdate(c, id);
+      if (raw == null) {
+        return Optional.<OperationRecord>empty();
+      }
+      Quarantine.failIfQuarantined(raw);
+      OperationRecord r = quarantine.decode(raw);
+      if (r.state() != asRead.state() || r.generation() != asRead.generation()
+          || !table.settleUncertain(c, id, raw.generation(), owner, change)) {
+        return Optional.<OperationRecord>empty();
+      }
+      return Optional.of(r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
+          quarantine.decodeResponse(raw, responseJson), change.reason()).withOutcomeDeliveredAt(null));
     }));
   }
 

@@ -289,6 +289,25 @@ public class OperationTable {
   }
 
   /**
+   * Settles an UNCERTAIN row still at {@code expectedGeneration} (reconciliation), in one
+   * statement: the change, and the owner and generation the claim of a settlement through re-drive,
+   * claim and transition wrote, so that the row never passes through a state a resume sends.
+   *
+   * @return false if it changed in between, or is quarantined
+   */
+  public boolean settleUncertain(SqlSession c, OperationId id, long expectedGeneration, String owner, Change ch)
+      throws SQLException {
+    return updatesOne(c, CHANGE + ", owner = ?, generation = ?" + BY_ID
+        + " AND state = 'UNCERTAIN' AND generation = ? AND quarantined_at IS NULL", ps -> {
+          int i = bindChange(ps, ch);
+          ps.setString(i, owner);
+          ps.setLong(i + 1, expectedGeneration + 1);
+          bindId(ps, i + 2, id);
+          ps.setLong(i + 5, expectedGeneration);
+        });
+  }
+
+  /**
    * Every state change clears {@code outcome_delivered_at}: only a terminal row has one, and the
    * only change out of a terminal state is a re-drive, whose next outcome is a new one.
    */
