@@ -46,8 +46,9 @@ import java.util.function.Predicate;
  * {@link #purge} would drop them: the SUCCEEDED and FAILED ones first, the UNCERTAIN ones only once
  * none of those is left, since they await reconciliation
  * ({@link IdempotentExecutor#reconcileUncertain}). A re-driven operation that finishes again, or an
- * UNCERTAIN one that reconciliation settles, counts as finished then. Without that bound, a process that never purged (nothing purges
- * this journal by itself) kept every operation it ever ran, until it ran out of memory. A dropped
+ * UNCERTAIN one that reconciliation settles, counts as finished then. Without that bound, a process
+ * that never purged (nothing purges this journal by itself) kept every operation it ever ran, until
+ * it ran out of memory. A dropped
  * operation is forgotten as after a restart: {@link #find} no longer returns it, and a new call with its key
  * begins it again and sends it with that same key, which the server recognises within its key
  * retention.

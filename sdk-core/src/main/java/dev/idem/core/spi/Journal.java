@@ -339,7 +339,7 @@ public interface Journal extends AutoCloseable {
    * read (so that a lease from before is stale), no lease, no due time, {@code updatedAt} at
    * {@code settlement.at()}, the response and reason given, the attempts as they were, and no
    * delivery recorded (a queued operation's new outcome is owed to its handler). Durable when it
-   * returns, as a transition to FAILED is.
+   * returns, SUCCEEDED as much as FAILED: the app may act on its reconciler's answer at once.
    *
    * <p>A journal should check and settle as one atomic write: the in-memory journal does it under
    * the operation's lock, the JDBC journal in one UPDATE fenced by state and generation. The
@@ -348,7 +348,8 @@ public interface Journal extends AutoCloseable {
    * {@link #transition}. It is not atomic: between the first two the operation is PENDING and due,
    * and a resume that comes by (another executor or instance on the journal, or the restart after
    * a crash there) sends it again; a crash after the claim leaves it IN_FLIGHT, sent again once the
-   * lease runs out. Override it in any journal a resume may read while a reconciliation runs.
+   * lease runs out; and it is only as durable as the journal's {@link #transition}, which may defer
+   * SUCCEEDED. Override it in any journal a resume may read while a reconciliation runs.
    *
    * @param asRead the operation as the caller read it ({@link #findByState}, say); UNCERTAIN
    * @param owner the name of the settling instance, recorded as the operation's owner
