@@ -4,6 +4,7 @@ import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureRule;
 import dev.idem.spring.internal.SpringHeaders;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.SequenceInputStream;
@@ -18,21 +19,33 @@ import org.springframework.http.client.ClientHttpResponse;
  * error body is read up to the cap, because the classifier looks into it; a 2xx body only when
  * its declared length fits. The caller who gets the response reads the captured prefix, then the
  * rest of the live stream. A body not kept is marked with {@link ResponseSnapshot#BODY_NOT_KEPT_HEADER}.
+ * A body that breaks off while it is read leaves the attempt answered (its status decides), with
+ * no body kept; the caller reads what arrived, then an {@link IOException} caused by the break.
  *
  * <p>One per attempt; not thread-safe.
  */
 final class CapturedResponse {
   private final ClientHttpResponse raw;
   private final ResponseSnapshot snapshot;
-  private final byte[] prefix;
-  private final boolean whole;
+  /** What was read of the body, or null if nothing was. */
+  private final Prefix prefix;
   private boolean handedOver;
 
-  private CapturedResponse(ClientHttpResponse raw, ResponseSnapshot snapshot, byte[] prefix, boolean whole) {
+  private CapturedResponse(ClientHttpResponse raw, ResponseSnapshot snapshot, Prefix prefix) {
     this.raw = raw;
     this.snapshot = snapshot;
     this.prefix = prefix;
-    this.whole = whole;
+  }
+
+  /**
+   * What was read of a body: the bytes that arrived, and {@code brokeOff}, the error that ended
+   * the read early, or null if it ended at the body's end or one byte past the cap.
+   */
+  private record Prefix(byte[] bytes, IOException brokeOff) {
+    /** The body, if all of it arrived and fits the cap; else null (not kept). */
+    byte[] whole() {
+      return brokeOff == null && bytes.length <= ResponseSnapshot.MAX_CAPTURED_BODY ? bytes : null;
+    }
   }
 
   /** Reads {@code raw}'s status, headers and bounded body prefix; closes it if that fails. */
@@ -44,10 +57,10 @@ final class CapturedResponse {
       }
       long declared = raw.getHeaders().getContentLength();
       boolean read = CaptureRule.readsBody(status, declared, false);
-      byte[] prefix = read ? prefix(raw) : new byte[0];
+      Prefix prefix = read ? prefix(raw) : null;
       ResponseSnapshot snapshot = CaptureRule.snapshot(status, SpringHeaders.toMap(raw.getHeaders()),
-          read ? prefix : null, declared);
-      return new CapturedResponse(raw, snapshot, prefix, read && prefix.length <= ResponseSnapshot.MAX_CAPTURED_BODY);
+          prefix != null ? prefix.whole() : null, declared);
+      return new CapturedResponse(raw, snapshot, prefix);
     } catch (IOException | RuntimeException | Error e) {
       raw.close();
       throw e;
@@ -57,15 +70,51 @@ final class CapturedResponse {
   /** For a resumed operation, which nobody reads on: the snapshot, and the response closed. */
   static ResponseSnapshot captureAndClose(ClientHttpResponse raw) throws IOException {
     try (raw) {
-      return CaptureRule.snapshot(raw.getStatusCode().value(), SpringHeaders.toMap(raw.getHeaders()), prefix(raw),
-          raw.getHeaders().getContentLength());
+      return CaptureRule.snapshot(raw.getStatusCode().value(), SpringHeaders.toMap(raw.getHeaders()),
+          prefix(raw).whole(), raw.getHeaders().getContentLength());
     }
   }
 
-  // Up to one byte over the cap: enough to tell a body that fits from one that does not.
-  private static byte[] prefix(ClientHttpResponse raw) throws IOException {
-    InputStream in = raw.getBody();
-    return in == null ? new byte[0] : in.readNBytes(ResponseSnapshot.MAX_CAPTURED_BODY + 1);
+  /**
+   * Up to one byte over the cap: enough to tell a body that fits from one that does not. The
+   * status and headers arrived before this runs, so the attempt is answered whatever the body
+   * does: a read that breaks off keeps what arrived and its error (the CaptureRule, as OkHttp's
+   * capture), and never fails the attempt.
+   */
+  private static Prefix prefix(ClientHttpResponse raw) {
+    int limit = ResponseSnapshot.MAX_CAPTURED_BODY + 1;
+    // Grown as bytes arrive, as readNBytes does, which loses them when a read fails.
+    ByteArrayOutputStream received = new ByteArrayOutputStream();
+    try {
+      InputStream in = raw.getBody();
+      byte[] chunk = new byte[8192];
+      for (int n; in != null && received.size() < limit
+          && (n = in.read(chunk, 0, Math.min(chunk.length, limit - received.size()))) != -1; ) {
+        received.write(chunk, 0, n);
+      }
+      return new Prefix(received.toByteArray(), null);
+    } catch (IOException e) {
+      return new Prefix(received.toByteArray(), e);
+    }
+  }
+
+  /** What was read, then the rest of the stream, or the error that broke it off. */
+  private InputStream liveBody() throws IOException {
+    if (prefix == null) {
+      return raw.getBody();
+    }
+    InputStream head = new ByteArrayInputStream(prefix.bytes());
+    IOException brokeOff = prefix.brokeOff();
+    if (brokeOff != null) {
+      // Not the raw stream again: its state after the failed read is the connector's own.
+      return new SequenceInputStream(head, new InputStream() {
+        @Override
+        public int read() throws IOException {
+          throw new IOException("the response body broke off after " + prefix.bytes().length + " bytes", brokeOff);
+        }
+      });
+    }
+    return prefix.whole() != null ? head : new SequenceInputStream(head, raw.getBody());
   }
 
   ResponseSnapshot snapshot() {
@@ -104,8 +153,7 @@ final class CapturedResponse {
       @Override
       public InputStream getBody() throws IOException {
         if (body == null) {
-          InputStream head = new ByteArrayInputStream(prefix);
-          body = whole ? head : new SequenceInputStream(head, raw.getBody());
+          body = liveBody();
         }
         return body;
       }

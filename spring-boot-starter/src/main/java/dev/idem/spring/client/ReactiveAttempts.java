@@ -7,13 +7,14 @@ import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.spring.internal.KeyedConnectors;
 import dev.idem.spring.internal.SpringHeaders;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ProtocolException;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
-import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.web.reactive.function.BodyExtractors;
@@ -34,7 +35,9 @@ import reactor.core.publisher.Mono;
  * <p>A response is read as the other adapters read it: an error body whole (the classifier looks
  * into it), a 2xx body only when its declared length fits {@link ResponseSnapshot#MAX_CAPTURED_BODY};
  * a 2xx of unknown or larger length stays on the wire, unread, for the caller. A read error body
- * is kept in memory for the caller too, up to {@link #MAX_BUFFERED} bytes.
+ * is kept in memory for the caller too, up to {@link #MAX_BUFFERED} bytes. A body that breaks off
+ * while it is read leaves the attempt answered (its status decides), with no body kept; the
+ * caller reads what arrived, then the error that broke it.
  *
  * <p>One per call; the executor uses it from one attempt at a time.
  */
@@ -51,8 +54,11 @@ final class ReactiveAttempts implements AsyncTransport {
   /** Set once the caller went away: no one will take a response, including one still on its way. */
   private volatile boolean abandoned;
 
-  /** One attempt's response: live and unread ({@code body} null), or read into {@code body}. */
-  record Attempt(ClientResponse live, byte[] body, ResponseSnapshot snapshot) {}
+  /**
+   * One attempt's response: live and unread ({@code body} null), or read into {@code body}; a body
+   * that broke off holds what arrived, and {@code brokeOff} the error that ended it.
+   */
+  record Attempt(ClientResponse live, byte[] body, ResponseSnapshot snapshot, Throwable brokeOff) {}
 
   ReactiveAttempts(ClientRequest original, Map<String, List<String>> headers, byte[] body, ExchangeFunction next,
       ClientSupport support) {
@@ -104,19 +110,36 @@ final class ReactiveAttempts implements AsyncTransport {
     Map<String, List<String>> h = SpringHeaders.toMap(r.headers().asHttpHeaders());
     long declared = r.headers().contentLength().orElse(-1L);
     if (!CaptureRule.readsBody(status, declared, false)) {
-      return Mono.just(new Attempt(r, null, CaptureRule.snapshot(status, h, null, declared)));
+      return Mono.just(new Attempt(r, null, CaptureRule.snapshot(status, h, null, declared), null));
     }
-    Flux<DataBuffer> chunks = r.body(BodyExtractors.toDataBuffers());
-    return DataBufferUtils.join(chunks, MAX_BUFFERED)
-        .map(joined -> {
-          byte[] bytes = new byte[joined.readableByteCount()];
-          joined.read(bytes);
-          DataBufferUtils.release(joined);
-          return bytes;
-        })
-        .defaultIfEmpty(new byte[0])
-        .onErrorMap(e -> !(e instanceof IOException), e -> new IOException("reading the response body failed", e))
-        .map(bytes -> new Attempt(r, bytes, CaptureRule.snapshot(status, h, bytes, bytes.length)));
+    return Mono.defer(() -> {
+      ByteArrayOutputStream received = new ByteArrayOutputStream();
+      return r.body(BodyExtractors.toDataBuffers())
+          .doOnNext(chunk -> {
+            try {
+              if (received.size() + (long) chunk.readableByteCount() > MAX_BUFFERED) {
+                throw new DataBufferLimitException("an error body over " + MAX_BUFFERED + " bytes");
+              }
+              byte[] bytes = new byte[chunk.readableByteCount()];
+              chunk.read(bytes);
+              received.writeBytes(bytes);
+            } finally {
+              DataBufferUtils.release(chunk);
+            }
+          })
+          .then(Mono.fromSupplier(() -> {
+            byte[] bytes = received.toByteArray();
+            return new Attempt(r, bytes, CaptureRule.snapshot(status, h, bytes, bytes.length), null);
+          }))
+          // The status and headers arrived, so the attempt is answered whatever the body does (the
+          // CaptureRule, as OkHttp's capture): a body that breaks off is not kept, and the caller
+          // reads what arrived, then the same error.
+          .onErrorResume(e -> !(e instanceof DataBufferLimitException) && !(e instanceof Error),
+              e -> Mono.just(new Attempt(r, received.toByteArray(), CaptureRule.snapshot(status, h, null, declared),
+                  e)))
+          .onErrorMap(e -> !(e instanceof IOException) && !(e instanceof Error),
+              e -> new IOException("reading the response body failed", e));
+    });
   }
 
   /**
@@ -132,8 +155,15 @@ final class ReactiveAttempts implements AsyncTransport {
         return a.live().mutate().request(request).build();
       }
       byte[] kept = a.body();
-      return a.live().mutate().request(request)
-          .body(Flux.defer(() -> Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(kept)))).build();
+      Throwable brokeOff = a.brokeOff();
+      // body(Function), not body(Flux): that one subscribes to the live body again to release it,
+      // which was read already (and, broken off, would only repeat its error, dropped).
+      ClientResponse restored = a.live().mutate().request(request)
+          .body(consumed -> Flux.defer(() -> Flux.concat(
+              Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(kept)),
+              brokeOff == null ? Flux.empty() : Flux.error(brokeOff))))
+          .build();
+      return brokeOff == null ? restored : new BrokenBodyResponse(restored);
     }
     release(a);
     // headers(...) and addAll(String, List): HttpHeaders is a Map on Spring 6.2 and not on 7.
