@@ -78,7 +78,8 @@ final class BodyCapture extends AbstractClientHttpRequest {
     // Joined with a limit of one byte past the cap, so that an oversized body is refused without
     // holding more than that; a body of exactly one byte over gets through the join, and the
     // filter refuses it with ClientSupport.checkBody, the interceptor's check.
-    int max = (int) Math.min(Integer.MAX_VALUE - 8, limit + 1);
+    // Compared before adding: limit + 1 overflows for maxBodyBytes(Long.MAX_VALUE) ("no cap").
+    int max = limit >= Integer.MAX_VALUE - 9 ? Integer.MAX_VALUE - 8 : (int) limit + 1;
     return DataBufferUtils.join(Flux.from(chunks), max).map(joined -> {
       byte[] bytes = new byte[joined.readableByteCount()];
       joined.read(bytes);
