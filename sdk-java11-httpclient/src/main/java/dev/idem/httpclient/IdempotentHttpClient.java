@@ -407,7 +407,8 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * <ul>
    *   <li>an asynchronous call not yet settled ends at once with
    *       {@link dev.idem.core.OperationPendingException}: one waiting out a backoff sends nothing
-   *       more; an attempt on the wire runs to completion, as the wrapped client lets submitted
+   *       more (one whose future the caller completed itself, by {@code orTimeout} say, and which
+   *       went on in the background, too); an attempt on the wire runs to completion, as the wrapped client lets submitted
    *       requests do, and is recorded as ambiguous (its answer reaches no caller);</li>
    *   <li>a blocking {@code send} waiting out a backoff is woken at once (a server's
    *       {@code Retry-After: 60} is not waited out) and ends with

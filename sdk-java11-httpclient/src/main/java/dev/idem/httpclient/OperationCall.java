@@ -231,6 +231,15 @@ public final class OperationCall {
    * the JDK client's cancel does; the journal keeps the operation's outcome (SUCCEEDED, say), and
    * it is not sent again: find it by its key for the stored response.
    *
+   * <p>Completing the future yourself, as {@code future.orTimeout(...)} does when its time is up
+   * (or {@code completeExceptionally}), is not a cancel: you stop waiting, the operation does not
+   * stop. As with the JDK client's own future, the execution goes on in the background with the
+   * same key (its retries, its backoffs) and ends in the journal as it would have: SUCCEEDED,
+   * say, although you saw a {@code TimeoutException}. Find it by its key for the outcome, or cancel
+   * the future instead to leave it PENDING. The client's {@code shutdown()} still stops such an
+   * execution, PENDING with its key, and {@code awaitTermination} waits for it. To bound the call
+   * itself, use the retry policy's {@code deadline}.
+   *
    * @param <T> the body type
    * @param request the request, sent again as it is on every attempt
    * @param handler reads the final response's body

@@ -50,7 +50,10 @@ public final class CallEngine {
   private final Object calls = new Object();
   /** Set by {@link #shutdown()}: no keyed call starts, and no attempt is sent, after it. */
   private volatile boolean shutDown;
-  /** The asynchronous calls not yet settled or stopped, which {@link #shutdown()} stops. */
+  /**
+   * The asynchronous calls whose execution has not ended (settled or stopped), which
+   * {@link #shutdown()} stops, whether or not their caller still waits.
+   */
   private final Set<AsyncCall> running = new HashSet<>();
   /**
    * The blocking calls in progress, from their begin to their return, for {@link #awaitCalls} and
@@ -178,14 +181,20 @@ public final class CallEngine {
         result.completeExceptionally(refused()); // nothing journaled, nothing sent
         return;
       }
-      result.whenComplete((r, e) -> unregister(call));
       CompletableFuture<Outcome> execution;
       try {
         execution = support.executor().executeAsync(op, transport);
       } catch (RuntimeException e) {
+        unregister(call);
         result.completeExceptionally(e);
         return;
       }
+      // Tracked until the execution ends, not the caller's future: a caller's future completed
+      // otherwise than by a cancel (orTimeout, completeExceptionally) leaves the execution going
+      // on in the background, and shutdown() must still find it and end it PENDING; left
+      // untracked, its remaining attempts would be refused by the shut-down client and end it
+      // FAILED, and awaitTermination would not wait for its journal writes.
+      execution.whenComplete((o, e) -> unregister(call));
       call.started(execution);
       result.whenComplete((r, e) -> {
         if (result.isCancelled()) {
@@ -229,8 +238,12 @@ public final class CallEngine {
    * Stops this engine's keyed calls, before the client they go through is shut down or closed
    * (the Idem client's {@code shutdown}, {@code shutdownNow}, and {@code close} of its twin): no keyed call
    * starts after this ({@link #refused}), no attempt is sent, and every asynchronous call not yet
-   * settled ends now, PENDING with its key, as when its executor closes. A call that settled
-   * already (its handler still reading the body) is left alone. A blocking {@code send} ends
+   * settled ends now, PENDING with its key, as when its executor closes; that includes an
+   * execution whose caller stopped waiting (its future completed by {@code orTimeout}), which
+   * goes on in the background until then. An attempt the transport refuses since the shutdown
+   * is recorded as the stopped call's, never as one not sent to retry
+   * ({@link LiveTransport#stopped}). A call that settled already (its handler still reading the
+   * body) is left alone. A blocking {@code send} ends
    * PENDING where it would send its next attempt, which is now if it is waiting out a backoff
    * ({@link CallCancel#cancel}): that wait would only delay the same end. Idempotent; any thread.
    *
@@ -261,7 +274,8 @@ public final class CallEngine {
   /**
    * Whether a keyed call is in progress: a blocking {@code send} that has not returned (one
    * woken from its backoff by {@link #shutdown()} included, until it has written its PENDING end
-   * to the journal and returned), or an asynchronous call not yet settled or stopped.
+   * to the journal and returned), or an asynchronous call whose execution has not ended (settled
+   * or stopped), even if its caller's future completed (by {@code orTimeout}).
    *
    * @return true while one is
    */
@@ -335,6 +349,7 @@ public final class CallEngine {
       }
       if (stop) {
         execution.cancel(false);
+        transport.stopped();
       }
     }
 
@@ -352,6 +367,9 @@ public final class CallEngine {
       }
       if (e != null) {
         e.cancel(false);
+        // After the cancel: an attempt the transport refused since the shutdown is then recorded
+        // as the stopped call's (not sent, the operation PENDING), never as a failure to retry.
+        transport.stopped();
       }
     }
 

@@ -42,6 +42,10 @@ public final class LiveTransport implements Transport, AsyncTransport {
   private boolean cancelled;
   /** Guarded by this: the future of the last attempt sent, which {@link #cancel} cancels. */
   private CompletableFuture<ResponseSnapshot> current;
+  /** Guarded by this: set once the shutdown stopped the call; see {@link #stopped}. */
+  private boolean stopped;
+  /** Guarded by this: the attempt refused after the shutdown, held until {@link #stopped}. */
+  private CompletableFuture<ResponseSnapshot> refusal;
 
   /** Whether the client was shut down; see {@link CallEngine#shutdown()}. */
   private final BooleanSupplier shutDown;
@@ -80,13 +84,21 @@ public final class LiveTransport implements Transport, AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     synchronized (this) {
-      if (cancelled || shutDown.getAsBoolean()) {
-        // The executor passed its own check just before the cancel (or the shutdown, which
-        // cancels its future): nothing goes out after it (the executor, its future cancelled,
-        // still counts this attempt as ambiguous, cautiously).
-        return CompletableFuture.failedFuture(new RequestNotSentException("the call was cancelled, or its client"
-            + " shut down, before this attempt was sent; nothing was sent",
-            new CancellationException("the call was stopped")));
+      if (cancelled || stopped) {
+        // The executor passed its own check just before the cancel, or the shutdown's stop: both
+        // cancelled its future first, so it records this attempt as the stopped call's (not
+        // sent; the operation PENDING), and nothing goes out.
+        return CompletableFuture.failedFuture(notSent());
+      }
+      if (shutDown.getAsBoolean()) {
+        // Shut down, but this call's execution not cancelled yet (the shutdown is on its way to
+        // it, or the executor is still starting it). Refused now, the attempt would count as one
+        // not sent, to retry, and the last one would end the operation FAILED. Held until
+        // stopped(), it is recorded as the stopped call's.
+        if (refusal == null) {
+          refusal = new CompletableFuture<>();
+        }
+        return refusal;
       }
     }
     releaseUnclaimed();
@@ -111,6 +123,27 @@ public final class LiveTransport implements Transport, AsyncTransport {
       sent.cancel(true); // cancelled while this attempt was being handed to the JDK
     }
     return sent;
+  }
+
+  /**
+   * The call's client was shut down and its execution's future cancelled (see
+   * {@link CallEngine#shutdown()}): an attempt refused since the shutdown fails now as not sent,
+   * and so does every later one. Call after cancelling the execution's future.
+   */
+  public void stopped() {
+    CompletableFuture<ResponseSnapshot> held;
+    synchronized (this) {
+      stopped = true;
+      held = refusal;
+    }
+    if (held != null) {
+      held.completeExceptionally(notSent());
+    }
+  }
+
+  private static RequestNotSentException notSent() {
+    return new RequestNotSentException("the call was cancelled, or its client shut down, before this attempt was"
+        + " sent; nothing was sent", new CancellationException("the call was stopped"));
   }
 
   /**
