@@ -26,6 +26,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -42,6 +43,7 @@ public final class CallEngine {
   private final KeyedClient keyed;
   private final AdapterSupport support;
   private final long maxBodyBytes;
+  private final CaptureThreads captureThreads;
 
   /**
    * Guards {@link #shutDown} and {@link #running}; notified as an asynchronous call ends, and as
@@ -71,6 +73,7 @@ public final class CallEngine {
     this.keyed = keyed;
     this.support = support;
     this.maxBodyBytes = maxBodyBytes;
+    this.captureThreads = new CaptureThreads(delegate);
   }
 
   /** The adapter layer's rules this engine applies. */
@@ -159,6 +162,30 @@ public final class CallEngine {
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
+    try {
+      // Not on the caller's thread: the publisher may read a stream as it is subscribed to, and
+      // the journal's begin may wait for a disk sync (see CaptureThreads).
+      captureThreads.execute(() -> {
+        try {
+          begin(request, handler, operation, result);
+        } catch (RuntimeException | Error e) {
+          // On a pool thread, unseen: the caller's future would never complete.
+          result.completeExceptionally(e);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(new IOException("the HttpClient's executor refused the task that reads the"
+          + " request body; the keyed call was neither journaled nor sent", e));
+    }
+    return result;
+  }
+
+  /** Captures the body, then begins the operation and sends it; on a {@link CaptureThreads} thread. */
+  private <T> void begin(HttpRequest request, BodyHandler<T> handler, OperationFactory operation,
+      CompletableFuture<IdempotentHttpResponse<T>> result) {
+    if (result.isDone()) {
+      return; // cancelled before its body was read: nothing read, journaled or sent
+    }
     BodyCapture.capture(request, maxBodyBytes).whenComplete((body, captureError) -> {
       if (captureError != null) {
         result.completeExceptionally(Settling.unwrap(captureError));
@@ -231,7 +258,6 @@ public final class CallEngine {
         });
       });
     });
-    return result;
   }
 
   /**
