@@ -126,7 +126,17 @@ import javax.net.ssl.SSLParameters;
  * authenticate, or the builder refuses it.
  *
  * <h2>Timeouts</h2>
- * The request's {@code timeout} bounds each attempt until its headers (as in HttpClient). Once the
+ * Before anything is journaled, Idem reads the request's body publisher whole. That read is
+ * bounded by the request's {@code timeout} (which in HttpClient covers body publishing too),
+ * else by the retry policy's {@code attemptTimeout}, else by its {@code deadline} (60 s by
+ * default): so a keyed call never waits forever for a publisher that stalls, where HttpClient
+ * without a timeout would. Past it the call fails with {@link java.net.http.HttpTimeoutException}
+ * (the future of {@code sendAsync} on time; the publisher's subscription cancelled), and the
+ * operation never began: nothing was journaled or sent. A publisher that blocks its thread as it
+ * is subscribed to ({@code BodyPublishers.ofInputStream} reads the stream there) holds the calling
+ * thread of {@code send} until that read returns, and fails it then.
+ *
+ * <p>The request's {@code timeout} bounds each attempt until its headers (as in HttpClient). Once the
  * status line and headers have arrived, the attempt is answered and its outcome comes from them:
  * the small body Idem reads for the journal is read for at most that timeout again, in all, and
  * stops before the retry policy's {@code attemptTimeout}; a body not arrived by then is not kept

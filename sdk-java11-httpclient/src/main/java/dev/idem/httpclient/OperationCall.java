@@ -7,11 +7,13 @@ import dev.idem.core.OperationId;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.httpclient.internal.CallEngine;
+import dev.idem.httpclient.internal.OperationFactory;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandler;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -52,6 +54,20 @@ public final class OperationCall {
   private IdempotencyKey key;
   private boolean keyFromReference;
   private boolean fixed;
+  /** Makes this call's operations; knows its policy before the body is read, which it bounds. */
+  private final OperationFactory factory = new OperationFactory() {
+    @Override
+    public Operation make(RequestSnapshot snapshot, List<String> keyHeaderValues) throws IdempotencyException {
+      return toOperation(snapshot, keyHeaderValues);
+    }
+
+    @Override
+    public Optional<RetryPolicy> policy() {
+      synchronized (OperationCall.this) {
+        return Optional.ofNullable(policy);
+      }
+    }
+  };
 
   OperationCall(CallEngine engine, String name) {
     this.engine = engine;
@@ -182,6 +198,10 @@ public final class OperationCall {
    *     host's circuit breaker is open or its retry budget empty, or the client was shut down or
    *     closed during the call: a backoff under way then ends at once, and nothing more is sent)
    * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
+   * @throws java.net.http.HttpTimeoutException the body publisher did not publish the whole body
+   *     within the request's {@code timeout}, else the policy's {@code attemptTimeout}, else its
+   *     {@code deadline} (see "Timeouts" on {@link IdempotentHttpClient}); nothing was journaled
+   *     or sent
    * @throws InterruptedException interrupted (a backoff under way ends at once); the operation stays PENDING with its key, unless the
    *     server had answered: then the journal holds the operation's end, and the message says which
    *     (SUCCEEDED, say) and that it is not sent again; the rest of the response's body is not read
@@ -189,7 +209,7 @@ public final class OperationCall {
    */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
       throws IOException, InterruptedException {
-    return engine.send(request, handler, this::toOperation);
+    return engine.send(request, handler, factory);
   }
 
   /**
@@ -204,6 +224,8 @@ public final class OperationCall {
    * @return the operation's identity (an existing one if this operation was journaled before)
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
    * @throws dev.idem.core.spi.RequestNotSentException if the body publisher fails
+   * @throws java.net.http.HttpTimeoutException if the body publisher is slower than the bound
+   *     {@link #send} names; nothing was journaled
    * @throws dev.idem.core.IdempotencyException if the request's key header breaks the key-header
    *     rule, or the journal fails
    * @throws IOException on any other failure to read the body
@@ -212,7 +234,7 @@ public final class OperationCall {
    *     cannot be journaled faithfully
    */
   public OperationId enqueue(HttpRequest request) throws IOException, InterruptedException {
-    return engine.enqueue(request, this::toOperation);
+    return engine.enqueue(request, factory);
   }
 
   /**
@@ -253,7 +275,7 @@ public final class OperationCall {
    * @return the response, when the operation settles
    */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
-    return engine.sendAsync(request, handler, this::toOperation);
+    return engine.sendAsync(request, handler, factory);
   }
 
   private synchronized Operation toOperation(RequestSnapshot snapshot, List<String> keyHeaderValues)

@@ -5,10 +5,16 @@ import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
+import java.net.http.HttpTimeoutException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Flow;
+import java.util.function.Consumer;
 
 /**
  * Reads a request's {@link BodyPublisher} once, into bytes. The journal needs the exact payload
@@ -21,28 +27,93 @@ public final class BodyCapture {
   private BodyCapture() {}
 
   /**
+   * How long a capture may take, and what set that limit, for the message of its timeout.
+   *
+   * @param limit the longest the publisher may take to publish the whole body
+   * @param source what set it, such as "the request's timeout"
+   */
+  public record Bound(Duration limit, String source) {
+    public Bound {
+      Objects.requireNonNull(limit, "limit");
+    }
+
+    /** The limit in nanoseconds, saturated: a Duration of centuries does not overflow. */
+    long nanos() {
+      try {
+        return Math.max(0, limit.toNanos());
+      } catch (ArithmeticException e) {
+        return Long.MAX_VALUE;
+      }
+    }
+  }
+
+  /**
    * Subscribes to the request's body publisher and collects what it publishes.
    *
    * @param maxBytes the most bytes accepted; a larger body fails with {@link IllegalArgumentException}
+   * @param bound how long the publisher may take; past it the capture fails with
+   *     {@link HttpTimeoutException} and the subscription is cancelled
+   * @param timeouts where that failure is delivered (and so where what depends on the capture
+   *     runs then); never the JDK's shared timer thread, nor a thread the publisher may be blocking
    * @return the bytes (empty for a request without a publisher); fails with
    *     {@link RequestNotSentException} if the publisher signals an error
    */
-  public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes) {
+  public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes, Bound bound,
+      Executor timeouts) {
+    return capture(request, maxBytes, bound, timeouts, f -> { });
+  }
+
+  /**
+   * As {@link #capture(HttpRequest, long, Bound, Executor)}, handing the future to
+   * {@code beforeSubscribe} before the publisher is subscribed to. A publisher may block the thread
+   * in its {@code subscribe} (an InputStream's read) until long after the bound: what is attached
+   * to the future there hears of the timeout on time, where what is attached to the returned
+   * future waits for the subscribe to return.
+   *
+   * @param beforeSubscribe given the future first
+   * @return the same future
+   */
+  public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes, Bound bound,
+      Executor timeouts, Consumer<CompletableFuture<byte[]>> beforeSubscribe) {
     Optional<BodyPublisher> publisher = request.bodyPublisher();
     if (publisher.isEmpty()) {
-      return CompletableFuture.completedFuture(new byte[0]);
+      return handed(CompletableFuture.completedFuture(new byte[0]), beforeSubscribe);
     }
     long declared = publisher.get().contentLength();
     if (declared > maxBytes) {
-      return CompletableFuture.failedFuture(tooLarge(request, maxBytes));
+      return handed(CompletableFuture.failedFuture(tooLarge(request, maxBytes)), beforeSubscribe);
     }
     Collector collector = new Collector(request, maxBytes);
+    // Armed before the subscribe: a publisher may block in it (an InputStream's read), and the
+    // caller must still hear of the timeout on time, as from the JDK client. The JDK's timer
+    // thread only hands the timeout over; the timer is cancelled once the body is in, so it
+    // keeps nothing of the call alive.
+    CompletableFuture<Void> timer = new CompletableFuture<Void>().orTimeout(bound.nanos(),
+        TimeUnit.NANOSECONDS);
+    timer.exceptionally(e -> {
+      timeouts.execute(() -> collector.timeOut(timedOut(request, bound)));
+      return null;
+    });
+    collector.result.whenComplete((bytes, e) -> timer.complete(null));
+    beforeSubscribe.accept(collector.result);
     try {
       publisher.get().subscribe(collector);
     } catch (RuntimeException e) {
       collector.result.completeExceptionally(notCaptured(request, e));
     }
     return collector.result;
+  }
+
+  private static CompletableFuture<byte[]> handed(CompletableFuture<byte[]> f,
+      Consumer<CompletableFuture<byte[]>> beforeSubscribe) {
+    beforeSubscribe.accept(f);
+    return f;
+  }
+
+  private static HttpTimeoutException timedOut(HttpRequest request, Bound bound) {
+    return new HttpTimeoutException("the body publisher of " + target(request) + " did not publish the whole body"
+        + " within " + bound.limit() + " (" + bound.source() + ") while Idem read it for the journal; the"
+        + " operation never began: nothing was journaled or sent");
   }
 
   private static IllegalArgumentException tooLarge(HttpRequest request, long maxBytes) {
@@ -72,11 +143,31 @@ public final class BodyCapture {
     private final HttpRequest request;
     private final long maxBytes;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
-    private Flow.Subscription subscription;
+    private volatile Flow.Subscription subscription;
+    /** Set by {@link #timeOut} before it reads {@link #subscription}, which is set before this is read. */
+    private volatile boolean timedOut;
 
     Collector(HttpRequest request, long maxBytes) {
       this.request = request;
       this.maxBytes = maxBytes;
+    }
+
+    /**
+     * Fails the capture and stops the publisher. Takes no lock: the publisher may hold this
+     * collector's, blocked in a read inside {@code request}.
+     */
+    void timeOut(HttpTimeoutException e) {
+      if (result.isDone()) {
+        return;
+      }
+      // The publisher is stopped before anyone hears of the timeout, so that nothing reads on
+      // for a call that is over.
+      timedOut = true;
+      Flow.Subscription s = subscription;
+      if (s != null) {
+        s.cancel();
+      }
+      result.completeExceptionally(e);
     }
 
     @Override
@@ -86,6 +177,10 @@ public final class BodyCapture {
         return;
       }
       subscription = s;
+      if (timedOut) {
+        s.cancel(); // timed out before the publisher got round to subscribing us
+        return;
+      }
       s.request(Long.MAX_VALUE);
     }
 

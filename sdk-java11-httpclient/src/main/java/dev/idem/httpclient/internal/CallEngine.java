@@ -10,6 +10,7 @@ import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.Operation;
 import dev.idem.core.Outcome;
+import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -86,7 +88,7 @@ public final class CallEngine {
    * the operation made as for a live call, and handed to {@link IdempotentExecutor#enqueue}.
    */
   public OperationId enqueue(HttpRequest request, OperationFactory operation) throws IOException, InterruptedException {
-    byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
+    byte[] body = awaitCapture(capture(request, operation));
     return support.executor().enqueue(make(operation, request, body)).id();
   }
 
@@ -97,7 +99,7 @@ public final class CallEngine {
   /** Sends one operation on the calling thread; see the decorator's Javadoc for what it throws. */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
-    byte[] body = awaitCapture(BodyCapture.capture(request, maxBodyBytes));
+    byte[] body = awaitCapture(capture(request, operation));
     // Taken on this thread right before the executor call it names, for shutdown() to cancel.
     CallCancel call = support.callCancel();
     // Added before the flag is read: a shutdown either sees this call, or this call sees it.
@@ -186,76 +188,83 @@ public final class CallEngine {
     if (result.isDone()) {
       return; // cancelled before its body was read: nothing read, journaled or sent
     }
-    BodyCapture.capture(request, maxBodyBytes).whenComplete((body, captureError) -> {
-      if (captureError != null) {
-        result.completeExceptionally(Settling.unwrap(captureError));
+    // Attached before the publisher is subscribed to, which may block this thread past the bound.
+    BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.timeouts(),
+        f -> f.whenComplete((body, captureError) -> afterCapture(body, captureError, request, handler, operation,
+            result)));
+  }
+
+  /** Begins the operation once its body is in, and sends it; on the thread that completed the capture. */
+  private <T> void afterCapture(byte[] body, Throwable captureError, HttpRequest request, BodyHandler<T> handler,
+      OperationFactory operation, CompletableFuture<IdempotentHttpResponse<T>> result) {
+    if (captureError != null) {
+      result.completeExceptionally(Settling.unwrap(captureError));
+      return;
+    }
+    if (result.isDone()) {
+      return; // cancelled before begin: nothing journaled, nothing sent
+    }
+    Operation op;
+    LiveTransport transport;
+    try {
+      op = make(operation, request, body);
+      transport = new LiveTransport(sender(op), request, body, support, this::isShutDown);
+    } catch (IdempotencyException | RuntimeException e) {
+      result.completeExceptionally(e);
+      return;
+    }
+    AsyncCall call = new AsyncCall(op, transport);
+    if (!register(call)) {
+      result.completeExceptionally(refused()); // nothing journaled, nothing sent
+      return;
+    }
+    CompletableFuture<Outcome> execution;
+    try {
+      execution = support.executor().executeAsync(op, transport);
+    } catch (RuntimeException e) {
+      unregister(call);
+      result.completeExceptionally(e);
+      return;
+    }
+    // Tracked until the execution ends, not the caller's future: a caller's future completed
+    // otherwise than by a cancel (orTimeout, completeExceptionally) leaves the execution going
+    // on in the background, and shutdown() must still find it and end it PENDING; left
+    // untracked, its remaining attempts would be refused by the shut-down client and end it
+    // FAILED, and awaitTermination would not wait for its journal writes.
+    execution.whenComplete((o, e) -> unregister(call));
+    call.started(execution);
+    result.whenComplete((r, e) -> {
+      if (result.isCancelled()) {
+        // The execution first, so that it records the attempt the transport's cancel stops as
+        // the cancelled call's (ambiguous; the operation PENDING), not as a failure to retry.
+        execution.cancel(false);
+        transport.cancel();
+      }
+    });
+    Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {
+      if (error != null) {
+        result.completeExceptionally(call.told(error));
         return;
       }
       if (result.isDone()) {
-        return; // cancelled before begin: nothing journaled, nothing sent
+        transport.abandon(); // cancelled as it settled: no handler to feed
+        return;
       }
-      Operation op;
-      LiveTransport transport;
+      CompletableFuture<IdempotentHttpResponse<T>> responded;
       try {
-        op = make(operation, request, body);
-        transport = new LiveTransport(sender(op), request, body, support, this::isShutDown);
-      } catch (IdempotencyException | RuntimeException e) {
+        responded = respond(settled, handler, transport, request);
+      } catch (RuntimeException | Error e) {
+        // The caller's body subscriber threw as it was handed the body: thrown here, in a
+        // completion callback, it would be swallowed and the caller's future never completed.
         result.completeExceptionally(e);
         return;
       }
-      AsyncCall call = new AsyncCall(op, transport);
-      if (!register(call)) {
-        result.completeExceptionally(refused()); // nothing journaled, nothing sent
-        return;
-      }
-      CompletableFuture<Outcome> execution;
-      try {
-        execution = support.executor().executeAsync(op, transport);
-      } catch (RuntimeException e) {
-        unregister(call);
-        result.completeExceptionally(e);
-        return;
-      }
-      // Tracked until the execution ends, not the caller's future: a caller's future completed
-      // otherwise than by a cancel (orTimeout, completeExceptionally) leaves the execution going
-      // on in the background, and shutdown() must still find it and end it PENDING; left
-      // untracked, its remaining attempts would be refused by the shut-down client and end it
-      // FAILED, and awaitTermination would not wait for its journal writes.
-      execution.whenComplete((o, e) -> unregister(call));
-      call.started(execution);
-      result.whenComplete((r, e) -> {
-        if (result.isCancelled()) {
-          // The execution first, so that it records the attempt the transport's cancel stops as
-          // the cancelled call's (ambiguous; the operation PENDING), not as a failure to retry.
-          execution.cancel(false);
-          transport.cancel();
+      responded.whenComplete((response, e) -> {
+        if (e != null) {
+          result.completeExceptionally(Settling.unwrap(e)); // a failing body handler
+        } else {
+          result.complete(response);
         }
-      });
-      Settling.settleAsync(support, execution, transport::abandon).whenComplete((settled, error) -> {
-        if (error != null) {
-          result.completeExceptionally(call.told(error));
-          return;
-        }
-        if (result.isDone()) {
-          transport.abandon(); // cancelled as it settled: no handler to feed
-          return;
-        }
-        CompletableFuture<IdempotentHttpResponse<T>> responded;
-        try {
-          responded = respond(settled, handler, transport, request);
-        } catch (RuntimeException | Error e) {
-          // The caller's body subscriber threw as it was handed the body: thrown here, in a
-          // completion callback, it would be swallowed and the caller's future never completed.
-          result.completeExceptionally(e);
-          return;
-        }
-        responded.whenComplete((response, e) -> {
-          if (e != null) {
-            result.completeExceptionally(Settling.unwrap(e)); // a failing body handler
-          } else {
-            result.complete(response);
-          }
-        });
       });
     });
   }
@@ -456,6 +465,31 @@ public final class CallEngine {
         s.response().status(), headers, body, request, sent != null ? sent.raw().uri() : original.uri(), version,
         sent != null ? sent.raw().sslSession() : Optional.empty(), s.operationId(), s.state(), s.replayed(), s.fromJournal(),
         s.attempts()));
+  }
+
+  private CompletableFuture<byte[]> capture(HttpRequest request, OperationFactory operation) {
+    return BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.timeouts());
+  }
+
+  /**
+   * How long the body publisher may take: the request's {@code timeout}, which bounds body
+   * publishing in the JDK client too; else the retry policy's per-attempt {@code attemptTimeout},
+   * the same bound in Idem's terms; else its {@code deadline}, which bounds the whole call. The
+   * call's own policy, if it has one, else the executor's. The deadline always exists, so a keyed
+   * call never waits for a stalled publisher forever, where the JDK client without a timeout
+   * would.
+   */
+  private BodyCapture.Bound captureBound(HttpRequest request, OperationFactory operation) {
+    Optional<Duration> timeout = request.timeout();
+    if (timeout.isPresent()) {
+      return new BodyCapture.Bound(timeout.get(), "the request's timeout");
+    }
+    RetryPolicy policy = operation.policy().orElse(support.executor().retryPolicy());
+    Optional<Duration> attempt = policy.attemptTimeout();
+    if (attempt.isPresent()) {
+      return new BodyCapture.Bound(attempt.get(), "the retry policy's attemptTimeout");
+    }
+    return new BodyCapture.Bound(policy.deadline(), "the retry policy's deadline");
   }
 
   private static byte[] awaitCapture(CompletableFuture<byte[]> capture) throws IOException, InterruptedException {

@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Those threads are daemon threads named {@code idem-httpclient-body-N-M}, made on first use
  * (a client used only with {@code send} starts none), as many as calls read bodies at once (a
  * stalled body holds one, as it holds one of the JDK client's), and stopped after 30 s idle; so
- * nothing needs shutting down. Thread-safe.
+ * nothing needs shutting down. They also deliver a capture's timeout ({@link #timeouts()}), for
+ * every call. Thread-safe.
  */
 public final class CaptureThreads implements Executor {
   /** How long an idle thread of Idem's own lives. */
@@ -45,6 +46,16 @@ public final class CaptureThreads implements Executor {
   @Override
   public void execute(Runnable task) {
     (app != null ? app : own()).execute(task);
+  }
+
+  /**
+   * Idem's own threads, whoever runs the reads: where a capture's timeout is delivered, since a
+   * thread of the app's executor may be the one a stalled body blocks.
+   *
+   * @return an executor on Idem's own threads
+   */
+  public Executor timeouts() {
+    return task -> own().execute(task);
   }
 
   private synchronized ThreadPoolExecutor own() {
