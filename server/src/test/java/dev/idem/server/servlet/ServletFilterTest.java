@@ -99,6 +99,46 @@ class ServletFilterTest extends AdapterContract {
     assertEquals(1, app.effects(key), "the handler ran once");
   }
 
+  /**
+   * Review: once {@code sendRedirect} or {@code sendError} ended the answer, the container ignores
+   * the handler's later status, header and content type changes (the response is committed;
+   * Tomcat's facade drops them). The filter passed them on to the answer it sent and stored, so a
+   * handler that sends 404 then sets 200, or redirects then adds a header, got an answer it never
+   * gets without the guard, and every retry was replayed that answer.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"error-then-status", "redirect-then-header", "error-then-content-type"})
+  void changesAfterSendRedirectOrSendErrorAreNotTheAnswer(String mode) throws Exception {
+    startDefault();
+    String key = "k-" + mode;
+
+    var first = post("/orders", key, null, mode, "{}");
+    var again = post("/orders", key, null, mode, "{}");
+
+    int status = switch (mode) {
+      case "error-then-status" -> 404;
+      case "redirect-then-header" -> 302;
+      default -> 402;
+    };
+    assertEquals(status, first.statusCode(), "the status sendRedirect or sendError sent");
+    assertEquals(status, again.statusCode(), "the retry is replayed what the first client got");
+    for (var r : java.util.List.of(first, again)) {
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late"), "a header set after the answer ended");
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late-Int"));
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late-Date"));
+      assertEquals(Optional.empty(), r.headers().firstValue("Content-Language"));
+      assertFalse(r.headers().allValues("Set-Cookie").stream().anyMatch(c -> c.startsWith("late=")),
+          r.headers().allValues("Set-Cookie").toString());
+      assertFalse(r.headers().firstValue("Content-Type").orElse("").contains("json"),
+          "a content type set after the answer ended: " + r.headers().firstValue("Content-Type"));
+      assertEquals(mode.contains("redirect") ? Optional.of("/orders/done") : Optional.empty(), location(r));
+      assertEquals("", r.body());
+    }
+    assertEquals(first.headers().firstValue("Content-Type"), again.headers().firstValue("Content-Type"));
+    assertEquals("true", replayed(again).orElse(null));
+    assertEquals(1, app.effects(key), "the handler ran once");
+  }
+
   private static Optional<String> location(java.net.http.HttpResponse<?> r) {
     return r.headers().firstValue("Location").map(l -> URI.create(l).getPath());
   }
@@ -184,6 +224,11 @@ class ServletFilterTest extends AdapterContract {
         answerThenWrite(mode, resp);
         return;
       }
+      if ("error-then-status".equals(mode) || "redirect-then-header".equals(mode)
+          || "error-then-content-type".equals(mode)) {
+        answerThenChange(mode, resp);
+        return;
+      }
       if ("error402".equals(mode)) {
         resp.sendError(402, "declined");
         return;
@@ -209,6 +254,35 @@ class ServletFilterTest extends AdapterContract {
         default -> throw new IllegalArgumentException(mode);
       }
       write(resp, stream, "written after the answer was sent");
+    }
+
+    /** The answer that ends it ({@code sendRedirect} or {@code sendError}), then changes to its status or headers. */
+    private static void answerThenChange(String mode, HttpServletResponse resp) throws IOException {
+      resp.setContentType("text/plain");
+      switch (mode) {
+        case "error-then-status" -> {
+          resp.sendError(404);
+          resp.setStatus(200);
+        }
+        case "redirect-then-header" -> {
+          resp.sendRedirect("/orders/done");
+          resp.setHeader("Location", "/orders/elsewhere");
+          resp.setHeader("X-Late", "1");
+          resp.addHeader("X-Late", "2");
+          resp.setIntHeader("X-Late-Int", 3);
+          resp.setDateHeader("X-Late-Date", 0L);
+          resp.addCookie(new jakarta.servlet.http.Cookie("late", "1"));
+          resp.setLocale(java.util.Locale.FRANCE);
+          resp.setStatus(200);
+        }
+        case "error-then-content-type" -> {
+          resp.sendError(402);
+          resp.setContentType("application/json");
+          resp.setCharacterEncoding("UTF-16");
+          resp.setContentLength(5);
+        }
+        default -> throw new IllegalArgumentException(mode);
+      }
     }
 
     private static void write(HttpServletResponse resp, boolean stream, String text) throws IOException {

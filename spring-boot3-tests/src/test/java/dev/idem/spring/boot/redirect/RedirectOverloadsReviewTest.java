@@ -140,6 +140,59 @@ class RedirectOverloadsReviewTest {
       error(item, how, response);
     }
 
+    @PostMapping("/lease-late/{item}/{how}")
+    @Idempotent
+    void leaseLate(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws IOException {
+      answerThenChange(item, how, response);
+    }
+
+    @PostMapping("/tx-late/{item}/{how}")
+    @Idempotent(transactional = true)
+    void txLate(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws IOException {
+      answerThenChange(item, how, response);
+    }
+
+    /** The same handler without the guard: what Tomcat itself sends for it. */
+    @PostMapping("/unguarded-late/{item}/{how}")
+    void unguardedLate(@PathVariable String item, @PathVariable String how, HttpServletResponse response)
+        throws IOException {
+      answerThenChange(item, how, response);
+    }
+
+    /**
+     * The effect, then the answer ({@code sendError} or {@code sendRedirect}), then changes to its
+     * status and headers, which the container ignores once the answer ended.
+     */
+    private void answerThenChange(String item, String how, HttpServletResponse response) throws IOException {
+      runs.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet();
+      jdbc.update("INSERT INTO orders(item) VALUES (?)", item);
+      response.setContentType("text/plain");
+      switch (how) {
+        case "error-then-status" -> {
+          response.sendError(404);
+          response.setStatus(200);
+        }
+        case "redirect-then-header" -> {
+          response.sendRedirect("/orders/" + item);
+          response.setHeader("Location", "/orders/elsewhere");
+          response.setHeader("X-Late", "1");
+          response.addHeader("X-Late", "2");
+          response.setIntHeader("X-Late-Int", 3);
+          response.setDateHeader("X-Late-Date", 0L);
+          response.addCookie(new jakarta.servlet.http.Cookie("late", "1"));
+          response.setStatus(200);
+        }
+        case "error-then-content-type" -> {
+          response.sendError(402);
+          response.setContentType("application/json");
+          response.setCharacterEncoding("UTF-16");
+        }
+        default -> throw new IllegalArgumentException(how);
+      }
+    }
+
     /** The effect, a draft body, {@code sendError} (with a message or not), then more body. */
     private void error(String item, String how, HttpServletResponse response) throws IOException {
       runs.computeIfAbsent(item, i -> new AtomicInteger()).incrementAndGet();
@@ -325,6 +378,65 @@ class RedirectOverloadsReviewTest {
     assertArrayEquals(new byte[0], stored.body());
     assertEquals(402, retried.statusCode());
     assertEquals(first.body(), retried.body(), "the retry is replayed what the first client got");
+    assertEquals(Optional.of("true"), retried.headers().firstValue("Idempotent-Replayed"));
+    assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
+    assertEquals(1, rows(item));
+  }
+
+  /**
+   * Review: once {@code sendRedirect} or {@code sendError} ended the answer, Tomcat ignores the
+   * handler's later status and header changes (its response facade reads as committed). The
+   * guard's wrappers took them into the answer they stored (and, in lease mode, passed them to the
+   * container's response), so a handler that sends 404 then sets 200, or redirects then sets a
+   * header or a content type, was answered, and every retry replayed, what the same handler never
+   * answers without the guard.
+   */
+  @ParameterizedTest(name = "{0} mode, {1}")
+  @CsvSource({
+      "lease, error-then-status, 404", "lease, redirect-then-header, 302", "lease, error-then-content-type, 402",
+      "tx,    error-then-status, 404", "tx,    redirect-then-header, 302", "tx,    error-then-content-type, 402"})
+  void changesAfterTheAnswerEndedAreIgnoredAsTheContainerIgnoresThem(String mode, String how, int status)
+      throws Exception {
+    String item = mode + "-late-" + how;
+    HttpResponse<String> container = HTTP.send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/unguarded-late/unguarded-" + item + "/" + how))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    HttpRequest request = HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + port + "/" + mode + "-late/" + item + "/" + how))
+        .header("Idempotency-Key", "k-" + item).POST(HttpRequest.BodyPublishers.noBody()).build();
+
+    HttpResponse<String> first = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+
+    if (how.contains("redirect")) {
+      // (Without the guard a sendError is answered by Boot's error page, not by the handler.)
+      assertEquals(status, container.statusCode(), "Tomcat keeps the status sendRedirect set");
+      assertEquals(Optional.empty(), container.headers().firstValue("X-Late"), "and ignores later headers");
+      assertEquals("/orders/unguarded-" + item, location(container), "and the Location sendRedirect set");
+    }
+    assertEquals(status, first.statusCode(), "the first client gets the status the container sends");
+    StoredResponse stored = stored("k-" + item);
+    assertEquals(status, stored.status(), "the guard stores the answer the first client got");
+    for (String late : List.of("X-Late", "X-Late-Int", "X-Late-Date")) {
+      assertEquals(List.of(), header(stored, late), late + " was set after the answer ended");
+    }
+    assertFalse(header(stored, "Set-Cookie").stream().anyMatch(c -> c.startsWith("late=")), stored.headers().toString());
+    assertFalse(String.join(",", header(stored, "Content-Type")).contains("json"), stored.headers().toString());
+    assertEquals(how.contains("redirect") ? List.of(first.headers().firstValue("Location").orElseThrow()) : List.of(),
+        header(stored, "Location"));
+    if (how.contains("redirect")) {
+      assertEquals("/orders/" + item, location(first), "the Location sendRedirect set");
+    }
+    for (HttpResponse<String> r : List.of(first, retried)) {
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late"));
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late-Int"));
+      assertEquals(Optional.empty(), r.headers().firstValue("X-Late-Date"));
+      assertFalse(r.headers().firstValue("Content-Type").orElse("").contains("json"), r.headers().map().toString());
+    }
+    assertEquals(first.statusCode(), retried.statusCode(), "the retry is replayed what the first client got");
+    assertEquals(location(first), location(retried));
+    assertEquals(first.headers().firstValue("Content-Type"), retried.headers().firstValue("Content-Type"));
+    assertEquals(first.body(), retried.body());
     assertEquals(Optional.of("true"), retried.headers().firstValue("Idempotent-Replayed"));
     assertEquals(1, orders.runs.get(item).get(), "the handler ran once");
     assertEquals(1, rows(item));
