@@ -24,6 +24,7 @@ import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
@@ -41,10 +42,12 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,8 +70,11 @@ import org.slf4j.LoggerFactory;
  * status or {@code clearBuffer}) are captured as a status (and {@code Location}) without a
  * container error page. They end the answer as the container does: the body written before is
  * dropped ({@code sendError}, and a redirect unless {@code clearBuffer} is false), writes after
- * are dropped, and the response reads as committed. Form parameters of a guarded request must be read from the
- * body, since the filter has consumed the original stream. A request that goes async
+ * are dropped, and the response reads as committed: later status, header, cookie, content type and
+ * locale changes are ignored, and {@code reset}, {@code resetBuffer}, {@code setBufferSize} and
+ * {@code setTrailerFields} throw {@link IllegalStateException}, as the container's. Form
+ * parameters of a guarded request must be read from the body, since the filter has consumed the
+ * original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
@@ -586,8 +592,9 @@ public final class IdempotencyFilter implements Filter {
     final BoundedCapture capture;
     /**
      * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
-     * point (Tomcat suspends the response); capturing later writes would store and replay a body
-     * that the handler's client never gets without the guard.
+     * point (Tomcat suspends the response) and ignores later status and header changes (its facade
+     * reads as committed); capturing either would store and replay an answer that the handler's
+     * client never gets without the guard.
      */
     private boolean ended;
     private ServletOutputStream stream;
@@ -743,6 +750,123 @@ public final class IdempotencyFilter implements Filter {
       setStatus(sc);
       setHeader("Location", location);
       ended = true;
+    }
+
+    // Status and header changes go to the container's response, which the guard has kept
+    // uncommitted and whose status and headers it stores: once the answer ended they stop here.
+
+    @Override
+    public void setStatus(int sc) {
+      if (!ended) {
+        super.setStatus(sc);
+      }
+    }
+
+    @Override
+    public void setHeader(String name, String value) {
+      if (!ended) {
+        super.setHeader(name, value);
+      }
+    }
+
+    @Override
+    public void addHeader(String name, String value) {
+      if (!ended) {
+        super.addHeader(name, value);
+      }
+    }
+
+    @Override
+    public void setIntHeader(String name, int value) {
+      if (!ended) {
+        super.setIntHeader(name, value);
+      }
+    }
+
+    @Override
+    public void addIntHeader(String name, int value) {
+      if (!ended) {
+        super.addIntHeader(name, value);
+      }
+    }
+
+    @Override
+    public void setDateHeader(String name, long date) {
+      if (!ended) {
+        super.setDateHeader(name, date);
+      }
+    }
+
+    @Override
+    public void addDateHeader(String name, long date) {
+      if (!ended) {
+        super.addDateHeader(name, date);
+      }
+    }
+
+    @Override
+    public void addCookie(Cookie cookie) {
+      if (!ended) {
+        super.addCookie(cookie);
+      }
+    }
+
+    @Override
+    public void setContentType(String type) {
+      if (!ended) {
+        super.setContentType(type);
+      }
+    }
+
+    @Override
+    public void setCharacterEncoding(String charset) {
+      if (!ended) {
+        super.setCharacterEncoding(charset);
+      }
+    }
+
+    /**
+     * Sets the character encoding as {@link #setCharacterEncoding(String)} does (Servlet 6.1). No
+     * {@code @Override}, since the module compiles against 6.0: there the wrapper's sets it on the
+     * container's response directly, also after the answer ended.
+     *
+     * @param charset the encoding
+     */
+    public void setCharacterEncoding(Charset charset) {
+      setCharacterEncoding(charset.name());
+    }
+
+    @Override
+    public void setContentLength(int len) {
+      if (!ended) {
+        super.setContentLength(len);
+      }
+    }
+
+    @Override
+    public void setContentLengthLong(long len) {
+      if (!ended) {
+        super.setContentLengthLong(len);
+      }
+    }
+
+    @Override
+    public void setLocale(Locale loc) {
+      if (!ended) {
+        super.setLocale(loc);
+      }
+    }
+
+    @Override
+    public void setBufferSize(int size) {
+      checkNotEnded();
+      super.setBufferSize(size);
+    }
+
+    @Override
+    public void setTrailerFields(Supplier<Map<String, String>> supplier) {
+      checkNotEnded();
+      super.setTrailerFields(supplier);
     }
 
     private void checkNotEnded() {

@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The response as a transactional handler writes it: status, headers and body held in memory and
@@ -26,7 +27,10 @@ import java.util.Map;
  * Servlet 6.1's {@code sendRedirect} with a status or {@code clearBuffer}) are held as a status
  * (and {@code Location}), without a container error page. They end the answer as the container
  * does: the body written before is dropped ({@code sendError}, and a redirect unless
- * {@code clearBuffer} is false), writes after are dropped, and the response reads as committed.
+ * {@code clearBuffer} is false), writes after are dropped, and the response reads as committed:
+ * later status, header, cookie and content type changes are ignored, and {@code reset},
+ * {@code resetBuffer}, {@code setBufferSize} and {@code setTrailerFields} throw
+ * {@link IllegalStateException}, as the container's.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -49,8 +53,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private boolean overflowed;
   /**
    * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
-   * point (Tomcat suspends the response); holding later writes would store and replay a body that
-   * the handler's client never gets without the guard.
+   * point (Tomcat suspends the response) and ignores later status and header changes (its facade
+   * reads as committed); holding either would store and replay an answer that the handler's client
+   * never gets without the guard.
    */
   private boolean ended;
   private int status = 200;
@@ -149,6 +154,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   private void put(String name, String value, boolean add) {
+    if (ended) {
+      return;
+    }
     String existing = headers.keySet().stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(name);
     List<String> values = headers.computeIfAbsent(existing, n -> new ArrayList<>());
     if (!add) {
@@ -159,6 +167,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setHeader(String name, String value) {
+    if (ended) {
+      return;
+    }
     if (value == null) {
       headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
     } else {
@@ -222,6 +233,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void addCookie(Cookie cookie) {
+    if (ended) {
+      return;
+    }
     StringBuilder sb = new StringBuilder(cookie.getName()).append('=').append(cookie.getValue() == null ? ""
         : cookie.getValue());
     if (cookie.getPath() != null) {
@@ -241,6 +255,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setContentType(String type) {
+    if (ended) {
+      return;
+    }
     if (type == null) {
       setHeader("Content-Type", null);
       return;
@@ -263,11 +280,23 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setCharacterEncoding(String charset) {
+    if (ended) {
+      return;
+    }
     characterEncoding = charset;
     String type = getContentType();
     if (type != null && !type.toLowerCase(Locale.ROOT).contains("charset")) {
       setHeader("Content-Type", type + ";charset=" + charset);
     }
+  }
+
+  /**
+   * As {@link #setCharacterEncoding(String)} (Servlet 6.1). No {@code @Override}, since the starter
+   * compiles against 6.0: there the wrapper's sets it on the container's response, where the held
+   * answer never sees it.
+   */
+  public void setCharacterEncoding(Charset charset) {
+    setCharacterEncoding(charset.name());
   }
 
   @Override
@@ -283,6 +312,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setStatus(int sc) {
+    if (ended) {
+      return;
+    }
     this.status = sc;
   }
 
@@ -370,4 +402,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setLocale(Locale loc) {}
+
+  /** Throws once the answer ended, as the container's committed response does. */
+  @Override
+  public void setBufferSize(int size) {
+    checkNotEnded();
+    super.setBufferSize(size);
+  }
+
+  /** Throws once the answer ended, as the container's committed response does. */
+  @Override
+  public void setTrailerFields(Supplier<Map<String, String>> supplier) {
+    checkNotEnded();
+    super.setTrailerFields(supplier);
+  }
 }
