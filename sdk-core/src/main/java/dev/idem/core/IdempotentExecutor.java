@@ -405,11 +405,7 @@ public final class IdempotentExecutor implements AutoCloseable {
    * returns at once, never waiting for the journal: the executor's pool writes what is left (a
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
    * ends, unless the transport then fails it with
-   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded). Callers
-   * already waiting on the cancelled execution (single flight) get an
-   * {@link OperationPendingException}; a call for the same operation made after the cancel waits
-   * until that attempt has ended and is recorded, then starts over from the journal with the same
-   * key, so that the key is never sent twice at once from this process.
+   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded).
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -593,24 +589,12 @@ public final class IdempotentExecutor implements AutoCloseable {
       return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
-    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(),
-        request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       if (result.isCancelled()) {
-        // The flight is left only once the attempt on the wire, if any, has ended and is recorded:
-        // a caller that comes meanwhile (a Reactor re-subscription after a timeout, say) waits
-        // until then, then starts over from the journal with the same key. Leaving at once would
-        // let it send beside the attempt still running, and take this execution's lease back as
-        // if its process had died.
-        SingleFlight.Ticket draining = singleFlight.drain(record.id(), ticket);
-        if (draining != null) {
-          driver.offTheWireAfterCancel().whenComplete((v, x) -> singleFlight.leaveNotBegun(record.id(), draining));
-        }
-        // Followers from before the cancel did not cancel anything: tell them what the operation is.
+        // Followers did not cancel anything: tell them what the operation is, as for any caller.
         ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
             + record.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
             e, record.id(), List.of(), null));
-        return;
       } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
@@ -618,7 +602,8 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    driver.start();
+    new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(), request, transport, result,
+        lifecycle).start();
     return result;
   }
 

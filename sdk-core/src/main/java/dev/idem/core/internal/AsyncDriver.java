@@ -62,11 +62,8 @@ public final class AsyncDriver {
   private final CompletableFuture<Outcome> result;
   private final ExecutorLifecycle lifecycle;
 
-  /** Completes once, after a cancel, when no attempt of this execution is on the wire any more. */
-  private final CompletableFuture<Void> offTheWire = new CompletableFuture<>();
-
-  // Written under this lock; volatile for the cancelling thread, which takes no lock.
-  private volatile boolean onTheWire;
+  // Guarded by this.
+  private boolean onTheWire;
   /** Nothing more is sent or written for this execution: it ended, or stopped after a cancel or a close. */
   private boolean finished;
 
@@ -98,11 +95,6 @@ public final class AsyncDriver {
         if (result.isCancelled()) {
           // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
           cancel(backoff);
-          // Read after the cancel was written; send() writes onTheWire, then reads the result: one of
-          // the two sees the other, so an attempt that is sent is always followed to its end.
-          if (!onTheWire) {
-            offTheWire.complete(null);
-          }
         }
       });
       synchronized (this) {
@@ -187,14 +179,6 @@ public final class AsyncDriver {
   private void send() {
     CompletableFuture<ResponseSnapshot> sent;
     onTheWire = true;
-    if (result.isDone()) {
-      // Cancelled or closed since perform() looked: nothing goes out.
-      onTheWire = false;
-      finished = true;
-      release(false, new CancellationException("cancelled before the attempt was sent"));
-      offTheWire.complete(null);
-      return;
-    }
     try {
       sent = transport.sendAsync(request, id.key());
     } catch (RuntimeException e) {
@@ -221,27 +205,7 @@ public final class AsyncDriver {
   }
 
   private synchronized void onAttemptDone(ResponseSnapshot response, Throwable error) {
-    try {
-      attemptDone(response, error);
-    } finally {
-      onTheWire = false;
-      if (result.isCancelled()) {
-        offTheWire.complete(null);
-      }
-    }
-  }
-
-  /**
-   * After a cancel, completes when this execution has no attempt on the wire any more and has
-   * recorded the one it had; never completes if the call was not cancelled. A caller that takes
-   * over the operation in this process waits for it, so that it never sends the key beside an
-   * attempt still running, nor takes this live execution's lease as a dead process's.
-   */
-  public CompletableFuture<Void> offTheWireAfterCancel() {
-    return offTheWire;
-  }
-
-  private void attemptDone(ResponseSnapshot response, Throwable error) {
+    onTheWire = false;
     if (finished) {
       return;
     }

@@ -29,11 +29,9 @@ public final class SingleFlight {
   }
 
   /**
-   * Ends the flight of a leader whose followers must start over ({@link #notBegun}): one whose begin
-   * failed, before anything was journaled or sent for it, rather than hand them a failure that was
-   * the leader's own (its payload, refused as another request's under the same key, may not be
-   * theirs); or a cancelled leader's ({@link #drain}), once its attempt on the wire has ended and is
-   * recorded (its caller went away, theirs did not).
+   * Ends the flight of a leader whose begin failed, before anything was journaled or sent for it:
+   * its followers start over ({@link #notBegun}), rather than take a failure that was the leader's
+   * own (its payload, refused as another request's under the same key, may not be theirs).
    */
   public void leaveNotBegun(OperationId id, Ticket ticket) {
     running.remove(id, ticket.result());
@@ -54,19 +52,6 @@ public final class SingleFlight {
     private NotBegun() {
       super("the leading execution failed before its begin; start over", null, false, false);
     }
-  }
-
-  /**
-   * Keeps the flight of a cancelled leader whose attempt may still be on the wire: callers who join
-   * from now on wait on the returned ticket's result (not on the cancelled leader's, which its
-   * followers from before the cancel already got), until {@link #leaveNotBegun} with it tells them
-   * to start over.
-   *
-   * @return the ticket to leave with, or null if the flight was no longer the leader's
-   */
-  public Ticket drain(OperationId id, Ticket ticket) {
-    CompletableFuture<Outcome> draining = new CompletableFuture<>();
-    return ticket.leader() && running.replace(id, ticket.result(), draining) ? new Ticket(true, draining) : null;
   }
 
   /** Ends the leader's flight; later callers start a new one (and find the journal's record). */
