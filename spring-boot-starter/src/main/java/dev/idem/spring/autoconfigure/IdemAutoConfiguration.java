@@ -82,9 +82,7 @@ public class IdemAutoConfiguration {
   /**
    * The pool for the executor's asynchronous journal work and the WebClient filter's journaling
    * before a first attempt: daemon threads {@code idem-journal-N}, as many as processors (at least
-   * 2), a queue of 1024 tasks, refusing beyond: a new WebClient call is then refused before anything
-   * is journaled, a blocking client's thread does its attempt's journal work itself, and a WebClient
-   * attempt's completion waits for room, off the event loop.
+   * 2), a queue of 1024 tasks, refusing beyond (the executor then waits where the work came from).
    *
    * @return the pool; shut down after the executor closes
    */

@@ -49,8 +49,7 @@ import reactor.core.scheduler.Schedulers;
  * client's codecs, then the operation is journaled on the {@linkplain Builder#journalPool journal
  * pool} (give it the pool the executor uses for its asynchronous journal work, as the starter
  * does), and {@link IdempotentExecutor#executeAsync} does every later journal write on the
- * executor's own pool; an attempt that completes on a Reactor thread is handed to the journal pool
- * first, and waits for room there when it is full. The exceptions of the interceptor arrive as the {@code Mono}'s error,
+ * executor's own pool. The exceptions of the interceptor arrive as the {@code Mono}'s error,
  * unwrapped. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
  * with what Idem did (for an untagged call too). Cancelling the subscription stops further attempts and leaves the operation PENDING
  * with its key; an attempt already on the wire runs to its end and is recorded, and its response,
@@ -114,7 +113,7 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
       BodyCapture captured) {
     Map<String, List<String>> headers = SpringHeaders.toMap(captured.getHeaders());
     byte[] body = captured.bytes();
-    ReactiveAttempts transport = new ReactiveAttempts(request, headers, body, next, support, journalPool);
+    ReactiveAttempts transport = new ReactiveAttempts(request, headers, body, next, support);
     CompletableFuture<ClientResponse> result = new CompletableFuture<>();
     AtomicReference<CompletableFuture<Outcome>> execution = new AtomicReference<>();
     Runnable begin = () -> {

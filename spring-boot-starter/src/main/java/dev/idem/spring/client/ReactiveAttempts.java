@@ -10,13 +10,9 @@ import dev.idem.spring.internal.SpringHeaders;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.ProtocolException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -29,14 +25,12 @@ import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.WebClientRequestException;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * The transport of one live WebClient call: every attempt is the app's request with the captured
  * headers and body bytes and the key header, sent through the rest of the filter chain. Nothing
- * here blocks: the executor hands its journal work to its pool, an attempt that completes on a
- * Reactor thread is handed to the journal pool (waiting for room when it is full), and Reactor's
- * threads only carry bytes.
+ * here blocks: the executor hands its journal work to its pool, and Reactor's threads only carry
+ * bytes.
  *
  * <p>A response is read as the other adapters read it: an error body whole (the classifier looks
  * into it), a 2xx body only when its declared length fits {@link ResponseSnapshot#MAX_CAPTURED_BODY};
@@ -50,15 +44,12 @@ import reactor.core.scheduler.Schedulers;
 final class ReactiveAttempts implements AsyncTransport {
   /** The most of an error body held for the caller: a longer one fails the attempt (ambiguous). */
   static final int MAX_BUFFERED = 1 << 20;
-  /** How long an attempt's completion waits before asking a full journal pool again. */
-  static final Duration HANDOFF_RETRY = Duration.ofMillis(10);
 
   private final ClientRequest original;
   private final Map<String, List<String>> headers;
   private final byte[] body;
   private final ExchangeFunction next;
   private final ClientSupport support;
-  private final Executor journalPool;
   private final AtomicReference<Attempt> last = new AtomicReference<>();
   /** Set once the caller went away: no one will take a response, including one still on its way. */
   private volatile boolean abandoned;
@@ -70,13 +61,12 @@ final class ReactiveAttempts implements AsyncTransport {
   record Attempt(ClientResponse live, byte[] body, ResponseSnapshot snapshot, Throwable brokeOff) {}
 
   ReactiveAttempts(ClientRequest original, Map<String, List<String>> headers, byte[] body, ExchangeFunction next,
-      ClientSupport support, Executor journalPool) {
+      ClientSupport support) {
     this.original = original;
     this.headers = headers;
     this.body = body;
     this.next = next;
     this.support = support;
-    this.journalPool = journalPool;
   }
 
   @Override
@@ -96,7 +86,7 @@ final class ReactiveAttempts implements AsyncTransport {
         .httpRequest(original.httpRequest() != null ? original.httpRequest() : r -> { })
         .body(bytes)
         .build();
-    CompletableFuture<ResponseSnapshot> onTheLoop = next.exchange(attempt)
+    return next.exchange(attempt)
         .contextWrite(KeyedConnectors.markKeyed()) // Boot's connector then follows none of its redirects
         .onErrorMap(WebClientRequestException.class, e -> e.getCause() != null ? e.getCause() : e)
         .flatMap(this::read)
@@ -110,56 +100,6 @@ final class ReactiveAttempts implements AsyncTransport {
           return a.snapshot();
         })
         .toFuture();
-    CompletableFuture<ResponseSnapshot> completed = new CompletableFuture<>();
-    onTheLoop.whenComplete((response, error) -> {
-      Runnable complete = () -> {
-        if (error == null) {
-          completed.complete(response);
-        } else {
-          completed.completeExceptionally(error);
-        }
-      };
-      if (Schedulers.isInNonBlockingThread()) {
-        handOver(complete);
-      } else {
-        complete.run();
-      }
-    });
-    // An attempt timeout cancels the attempt: on the wire, not only its outcome.
-    completed.whenComplete((response, error) -> {
-      if (completed.isCancelled()) {
-        onTheLoop.cancel(true);
-      }
-    });
-    return completed;
-  }
-
-  /**
-   * Completes an attempt on the journal pool rather than a Reactor thread: the executor records
-   * the attempt and decides on the thread that completes it, and when its own pool is full it does
-   * that work on that thread, which for a blocking client slows the client down, but on an event
-   * loop would hold every connection the loop serves for an fsync. A pool that is full is asked
-   * again {@link #HANDOFF_RETRY} later (the completion waits, off the event loop; only the
-   * attempts already on the wire wait so, each with one task); a pool shut down for good leaves
-   * the completion here, for an executor closed before it, which then writes nothing.
-   *
-   * <p>Why here and not in the executor: its fallback (the completing thread does the work) is the
-   * back-pressure a blocking client wants; only this adapter's completing threads must never block.
-   */
-  private void handOver(Runnable complete) {
-    try {
-      journalPool.execute(complete);
-    } catch (RuntimeException refused) {
-      if (journalPool instanceof ExecutorService pool && pool.isShutdown()) {
-        complete.run();
-        return;
-      }
-      try {
-        Schedulers.parallel().schedule(() -> handOver(complete), HANDOFF_RETRY.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (RuntimeException schedulersDisposed) {
-        complete.run(); // Reactor is shutting down: late rather than never
-      }
-    }
   }
 
   private Mono<Attempt> read(ClientResponse r) {
