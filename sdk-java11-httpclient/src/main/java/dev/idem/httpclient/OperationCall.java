@@ -242,12 +242,12 @@ public final class OperationCall {
    * scheduler waits). The future fails with the exceptions listed on {@link #send}, except that
    * there is no interrupt.
    *
-   * <p>The request's body is read, and the operation journaled, off the calling thread, as the JDK
-   * client publishes a body: on the wrapped client's {@code executor()} if it has one, otherwise
-   * on daemon threads of Idem's own ({@code idem-httpclient-body-*}); so a body publisher that
-   * reads a stream ({@code BodyPublishers.ofInputStream}) never holds the caller. If the wrapped
-   * client's executor refuses that task, the future fails with an {@link IOException}, nothing
-   * journaled or sent.
+   * <p>The request's body is read, and the operation journaled, on the calling thread before this
+   * returns (the send and everything after it are not): a {@code shutdown()}, a {@code close()}
+   * or a {@code main} that returns right after finds the operation in the journal, PENDING with its
+   * key, for a resume. A body publisher that reads a stream as it is subscribed to
+   * ({@code BodyPublishers.ofInputStream}) therefore holds the caller for that read, bounded as
+   * the README's "Bodies" says; give such a body from a thread that may block, or as bytes.
    *
    * <p>Cancelling the future before the operation settled stops it as {@code HttpClient}'s own
    * cancel stops an exchange: the attempt on the wire, if any, is cancelled (its connection

@@ -28,7 +28,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -45,7 +44,7 @@ public final class CallEngine {
   private final KeyedClient keyed;
   private final AdapterSupport support;
   private final long maxBodyBytes;
-  private final CaptureThreads captureThreads;
+  private final CaptureThreads captureThreads = new CaptureThreads();
 
   /**
    * Guards {@link #shutDown} and {@link #running}; notified as an asynchronous call ends, and as
@@ -75,7 +74,6 @@ public final class CallEngine {
     this.keyed = keyed;
     this.support = support;
     this.maxBodyBytes = maxBodyBytes;
-    this.captureThreads = new CaptureThreads(delegate);
   }
 
   /** The adapter layer's rules this engine applies. */
@@ -164,25 +162,21 @@ public final class CallEngine {
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) {
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
+    // On the caller's thread, so that the operation is journaled before this returns (a body
+    // publisher that completes as it is subscribed to, as the JDK's own do): a shutdown() or
+    // close() right after, or a main that returns, then finds it in the journal, PENDING with
+    // its key, where a hand-over to another thread left it unjournaled and lost. The price: a
+    // publisher that reads a stream as it is subscribed to (BodyPublishers.ofInputStream) holds
+    // the caller for that read (documented on OperationCall.sendAsync).
     try {
-      // Not on the caller's thread: the publisher may read a stream as it is subscribed to, and
-      // the journal's begin may wait for a disk sync (see CaptureThreads).
-      captureThreads.execute(() -> {
-        try {
-          begin(request, handler, operation, result);
-        } catch (RuntimeException | Error e) {
-          // On a pool thread, unseen: the caller's future would never complete.
-          result.completeExceptionally(e);
-        }
-      });
-    } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new IOException("the HttpClient's executor refused the task that reads the"
-          + " request body; the keyed call was neither journaled nor sent", e));
+      begin(request, handler, operation, result);
+    } catch (RuntimeException | Error e) {
+      result.completeExceptionally(e);
     }
     return result;
   }
 
-  /** Captures the body, then begins the operation and sends it; on a {@link CaptureThreads} thread. */
+  /** Captures the body, then begins the operation and sends it; on the caller's thread. */
   private <T> void begin(HttpRequest request, BodyHandler<T> handler, OperationFactory operation,
       CompletableFuture<IdempotentHttpResponse<T>> result) {
     if (result.isDone()) {
