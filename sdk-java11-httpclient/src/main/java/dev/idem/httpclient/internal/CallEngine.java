@@ -22,6 +22,7 @@ import java.net.http.HttpResponse.BodyHandler;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
@@ -97,6 +98,9 @@ public final class CallEngine {
   /** Sends one operation on the calling thread; see the decorator's Javadoc for what it throws. */
   public <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) throws IOException, InterruptedException {
+    // Checked before anything is journaled or sent, as HttpClient checks it: found null only once
+    // the response came, it failed a call the server had already acted on.
+    Objects.requireNonNull(handler, "handler");
     byte[] body = awaitCapture(capture(request, operation));
     // Taken on this thread right before the executor call it names, for shutdown() to cancel.
     CallCancel call = support.callCancel();
@@ -161,6 +165,7 @@ public final class CallEngine {
    */
   public <T> CompletableFuture<IdempotentHttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       OperationFactory operation) {
+    Objects.requireNonNull(handler, "handler"); // as in send
     CompletableFuture<IdempotentHttpResponse<T>> result = new CompletableFuture<>();
     // On the caller's thread, so that the operation is journaled before this returns (a body
     // publisher that completes as it is subscribed to, as the JDK's own do): a shutdown() or
