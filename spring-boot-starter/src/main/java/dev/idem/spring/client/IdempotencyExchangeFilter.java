@@ -45,7 +45,9 @@ import reactor.core.scheduler.Schedulers;
  *     .retrieve().bodyToMono(Order.class);
  * }</pre>
  *
- * <p>It never blocks a Reactor thread on the journal: the body is encoded in memory with the
+ * <p>It does not block a Reactor thread on the journal while the journal pool has room (when it
+ * is full, the executor records an attempt on the thread that completed it, which for WebClient is
+ * an event loop): the body is encoded in memory with the
  * client's codecs, then the operation is journaled on the {@linkplain Builder#journalPool journal
  * pool} (give it the pool the executor uses for its asynchronous journal work, as the starter
  * does), and {@link IdempotentExecutor#executeAsync} does every later journal write on the
