@@ -31,6 +31,7 @@ public final class GuardFactory implements DisposableBean {
   private final Map<Settings, IdempotencyGuard> guards = new ConcurrentHashMap<>();
   private final GuardStorePool storeCalls = new GuardStorePool();
   private volatile boolean sealed;
+  private boolean closed; // guarded by this
 
   /**
    * @param store the store every guard shares
@@ -58,8 +59,23 @@ public final class GuardFactory implements DisposableBean {
     return builder(s).build();
   }
 
-  /** The guard for {@code s}, made once. */
+  /**
+   * The guard for {@code s}, made once.
+   *
+   * @throws IllegalStateException once {@link #destroy()} began: a guard made then would renew its
+   *     leases on the closed store pool, and no one would close it
+   */
   public IdempotencyGuard guard(Settings s) {
+    IdempotencyGuard made = guards.get(s);
+    return made != null ? made : make(s);
+  }
+
+  // Under this, as destroy() sets closed: no guard is made once the factory began to close.
+  private synchronized IdempotencyGuard make(Settings s) {
+    if (closed) {
+      throw new IllegalStateException("the application context is closing: Idem's guards are closed, and none is"
+          + " made for a handler first seen now");
+    }
     return guards.computeIfAbsent(s, k -> builder(k).purgeInterval(null).build());
   }
 
@@ -85,6 +101,9 @@ public final class GuardFactory implements DisposableBean {
    */
   @Override
   public void destroy() {
+    synchronized (this) {
+      closed = true;
+    }
     guards.values().forEach(IdempotencyGuard::close);
     guards.clear();
     storeCalls.close();
