@@ -42,9 +42,14 @@ final class ReadmePreambles {
         List.of("import org.springframework.web.reactive.function.client.WebClient;"),
         List.of("WebClient.Builder webClientBuilder;", "Object order;")));
     p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #3", Preamble.statements(
+        List.of("import dev.idem.spring.client.IdempotentCall;", "import java.time.Duration;",
+            "import org.springframework.web.reactive.function.client.WebClient;", "import reactor.core.publisher.Mono;",
+            "import reactor.util.retry.Retry;"),
+        List.of("WebClient webClient;", "Object order;")));
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #4", Preamble.statements(
         List.of("import dev.idem.core.IdempotentExecutor;", "import org.springframework.web.client.RestClient;"),
         List.of("RestClient.Builder restClientBuilder;", "IdempotentExecutor executor;", "Object order;")));
-    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #4", Preamble.members(
+    p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #5", Preamble.members(
         List.of(), List.of("interface Tokens { String current(); }")));
     p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));
     // The README's Spring Boot quickstart is a whole app class: its imports are all written.
