@@ -2,7 +2,6 @@ package dev.idem.jdbc;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.spi.BeginResult;
-import dev.idem.core.spi.DeliveredOutcome;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.spi.Journal;
@@ -823,49 +822,6 @@ public final class JdbcJournal implements Journal {
       int recorded = 0;
       for (OperationId id : ids) {
         if (holdable(id) && table.markOutcomeDelivered(c, id, atNanos)) {
-          recorded++;
-        }
-      }
-      return recorded;
-    });
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>One UPDATE fenced by state and generation, a deferred write as
-   * {@link #recordOutcomeDelivered(OperationId, Instant)} is.
-   */
-  @Override
-  public boolean recordOutcomeDelivered(DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
-    Objects.requireNonNull(handedOver, "handedOver");
-    OperationId id = handedOver.id();
-    long atNanos = Instants.toNanos(at);
-    if (!holdable(id)) {
-      return false;
-    }
-    return store.write(Durability.DEFERRED, id, SqlWork.singleStatement(c -> table.markOutcomeDelivered(c, id,
-        handedOver.state(), handedOver.generation(), atNanos)));
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>One deferred unit of work for the batch, each UPDATE fenced as
-   * {@link #recordOutcomeDelivered(DeliveredOutcome, Instant)}'s is.
-   */
-  @Override
-  public int recordDeliveredOutcomes(List<DeliveredOutcome> handedOver, Instant at) throws IdempotencyException {
-    Objects.requireNonNull(handedOver, "handedOver");
-    if (handedOver.isEmpty()) {
-      return 0;
-    }
-    long atNanos = Instants.toNanos(at);
-    return store.write(Durability.DEFERRED, null, c -> {
-      int recorded = 0;
-      for (DeliveredOutcome r : handedOver) {
-        if (holdable(r.id())
-            && table.markOutcomeDelivered(c, r.id(), r.state(), r.generation(), atNanos)) {
           recorded++;
         }
       }

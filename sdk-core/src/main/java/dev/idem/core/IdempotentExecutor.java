@@ -655,11 +655,8 @@ public final class IdempotentExecutor implements AutoCloseable {
    * server's key retention, a resend would be a second effect. (A journal that keeps that method's
    * default, written before it, settles in three writes, and does not give this guarantee.) A
    * settled operation's outcome is owed to its resume handler if it was queued, as after any
-   * finish, even if another instance is handing its UNCERTAIN outcome to the handler meanwhile:
-   * that instance records the delivery of the UNCERTAIN outcome only, fenced by its state and
-   * generation ({@link Journal#recordOutcomeDelivered(dev.idem.core.spi.DeliveredOutcome, java.time.Instant)}), so the
-   * next {@link #resumePending} hands the settled one. Operations the reconciler cannot settle, or
-   * cannot ask about (it throws), stay UNCERTAIN.
+   * finish. Operations the reconciler cannot settle, or cannot ask about (it throws), stay
+   * UNCERTAIN.
    *
    * <p>Passes may overlap: on other threads, in other executors, or in other instances that share
    * the journal. An operation is settled only if it is still as the pass listed it (UNCERTAIN, at

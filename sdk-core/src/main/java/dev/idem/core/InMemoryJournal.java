@@ -4,7 +4,6 @@ import dev.idem.core.internal.Checks;
 import dev.idem.core.internal.DueRule;
 import dev.idem.core.internal.PackedRecord;
 import dev.idem.core.spi.BeginResult;
-import dev.idem.core.spi.DeliveredOutcome;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
@@ -579,24 +578,8 @@ public final class InMemoryJournal implements Journal {
 
   @Override
   public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
-    return markDelivered(id, null, at);
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Atomic: the check of state and generation and the record are made under the operation's lock.
-   */
-  @Override
-  public boolean recordOutcomeDelivered(DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
-    Objects.requireNonNull(handedOver, "handedOver");
-    return markDelivered(handedOver.id(), handedOver, at);
-  }
-
-  /** Marks the outcome of {@code id} delivered; if {@code handedOver} is given, only while it holds that outcome. */
-  private boolean markDelivered(OperationId id, DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
     ensureOpen();
-    Objects.requireNonNull(at, "at");
+    java.util.Objects.requireNonNull(at, "at");
     Slot slot = slots.get(id);
     if (slot == null) {
       return false;
@@ -605,9 +588,6 @@ public final class InMemoryJournal implements Journal {
       OperationRecord r = slot.record();
       if (slot.removed || !r.state().isTerminal() || r.outcomeDeliveredAt() != null) {
         return false;
-      }
-      if (handedOver != null && (r.state() != handedOver.state() || r.generation() != handedOver.generation())) {
-        return false;  // finished again since: that outcome is owed, not this one
       }
       set(slot, r.withOutcomeDeliveredAt(at));
     }

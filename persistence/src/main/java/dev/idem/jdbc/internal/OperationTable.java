@@ -438,24 +438,6 @@ public class OperationTable {
   }
 
   /**
-   * {@link #markOutcomeDelivered}, only if the row is still in {@code state} (terminal) at
-   * {@code generation}: the outcome handed over. A row finished again since (settled by a
-   * reconciliation, or re-driven, claimed and finished) keeps its new outcome owed.
-   *
-   * @return true if this call recorded it
-   */
-  public boolean markOutcomeDelivered(SqlSession c, OperationId id, OperationState state, long generation, long at)
-      throws SQLException {
-    return updatesOne(c, "UPDATE idem_operation SET outcome_delivered_at = ?" + BY_ID
-        + " AND state = ? AND generation = ? AND outcome_delivered_at IS NULL AND quarantined_at IS NULL", ps -> {
-          ps.setLong(1, at);
-          bindId(ps, 2, id);
-          ps.setString(5, state.name());
-          ps.setLong(6, generation);
-        });
-  }
-
-  /**
    * One page of queued, terminal rows whose outcome nobody was recorded as having received, after
    * {@code after}, in identity order. The conditions repeat those of the partial index
    * {@code idem_operation_undelivered} (SQLite, PostgreSQL) word for word, so that the planner

@@ -12,7 +12,6 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.Outcome;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
-import dev.idem.core.spi.DeliveredOutcome;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Transition;
@@ -37,10 +36,7 @@ import org.slf4j.LoggerFactory;
  * between the terminal write and the callback), then pages through the due operations, settles
  * the expired ones, re-sends the rest through their handler's transport, and tells the handler.
  * Each outcome a handler receives without throwing is recorded in the journal
- * ({@code Journal.recordOutcomeDelivered}), so that a restart does not hand it again: fenced by
- * the state and generation of the outcome handed over ({@link HandedOver}), so that an outcome the
- * operation reaches after the hand-over (another instance's reconciliation settles it while the
- * handler runs) stays owed, and the next pass hands it.
+ * ({@code Journal.recordOutcomeDelivered}), so that a restart does not hand it again.
  *
  * <p>The executor's close waits for a pass in progress (the app closes its journal next), with the
  * pass's own threads part of it ({@link ExecutorLifecycle#joinSyncCall}). So once the executor is
@@ -90,7 +86,7 @@ public final class PendingResumer {
    * Outcomes handed over whose delivery is not recorded yet: fewer than {@code concurrency}, and
    * written before the lane that delivered takes its next operation.
    */
-  private List<DeliveredOutcome> toRecord = new ArrayList<>();
+  private List<OperationId> toRecord = new ArrayList<>();
 
   /** What a pass counts for its summary. */
   private enum Tally { EXAMINED, SUCCEEDED, FAILED, UNCERTAIN, PENDING, EXPIRED, UNHANDLED }
@@ -695,7 +691,7 @@ public final class PendingResumer {
         Outcome outcome = step instanceof Step.Done done ? done.outcome() : null;
         OperationException failure = outcome == null ? asOperationException(record, step.failure()) : null;
         if (notify(handler, outcome, failure)) {
-          delivered(DeliveredOutcome.of(record));
+          delivered(record.id());
         }
         switch (record.state()) {
           case SUCCEEDED -> count(Tally.SUCCEEDED);
@@ -720,8 +716,7 @@ public final class PendingResumer {
   }
 
   /**
-   * Records that the handler received the outcome of {@code handedOver} (nothing if it is null), so
-   * that no restart hands it again, unless the operation has finished again since:
+   * Records that the handler received the outcome of {@code id}, so that no restart hands it again:
    * at once with one lane; with several, in one journal write with the others the lanes delivered
    * meanwhile ({@link #recordDelivered}), at the latest when a lane takes its next operation, which
    * spares each operation a turn on a durable journal's writer lock when lanes deliver together,
@@ -730,17 +725,14 @@ public final class PendingResumer {
    * deferred commit could. A journal that cannot be written stops the pass, as every other journal
    * failure does.
    */
-  private void delivered(DeliveredOutcome handedOver) throws JournalException {
-    if (handedOver == null) {
-      return;  // nothing dates it (see HandedOver): what the journal holds stays owed
-    }
+  private void delivered(OperationId id) throws JournalException {
     if (concurrency == 1) {
-      recordDelivered(List.of(handedOver));
+      recordDelivered(List.of(id));
       return;
     }
-    List<DeliveredOutcome> full = null;
+    List<OperationId> full = null;
     synchronized (deliveredLock) {
-      toRecord.add(handedOver);
+      toRecord.add(id);
       if (toRecord.size() >= concurrency) {
         full = toRecord;
         toRecord = new ArrayList<>();
@@ -753,7 +745,7 @@ public final class PendingResumer {
 
   /** Records the deliveries not recorded yet (see {@link #delivered}). */
   private void recordPendingDeliveries() throws JournalException {
-    List<DeliveredOutcome> rest;
+    List<OperationId> rest;
     synchronized (deliveredLock) {
       if (toRecord.isEmpty()) {
         return;
@@ -766,18 +758,18 @@ public final class PendingResumer {
     }
   }
 
-  private void recordDelivered(List<DeliveredOutcome> handedOver) throws JournalException {
+  private void recordDelivered(List<OperationId> ids) throws JournalException {
     try {
-      if (handedOver.size() == 1) {
-        settings.journal().recordOutcomeDelivered(handedOver.get(0), settings.clock().instant());
+      if (ids.size() == 1) {
+        settings.journal().recordOutcomeDelivered(ids.get(0), settings.clock().instant());
       } else {
-        settings.journal().recordDeliveredOutcomes(handedOver, settings.clock().instant());
+        settings.journal().recordOutcomesDelivered(ids, settings.clock().instant());
       }
     } catch (JournalException e) {
       throw e;
     } catch (IdempotencyException e) {
       LOG.warn("could not record that the outcomes of {} were delivered; a later resume may hand them again: {}",
-          handedOver.stream().map(DeliveredOutcome::id).toList(), e.toString());
+          ids, e.toString());
     }
   }
 
@@ -822,7 +814,7 @@ public final class PendingResumer {
         if (ended.isTerminal()) {
           OperationRecord now = settings.journal().find(record.id()).orElse(record);
           if (notify(handler, null, (OperationException) AttemptLoop.settled(now).failure())) {
-            delivered(now.state().isTerminal() ? DeliveredOutcome.of(now) : null);
+            delivered(record.id());
           }
           count(ended == OperationState.FAILED ? Tally.FAILED : Tally.UNCERTAIN);
           return;
@@ -835,12 +827,13 @@ public final class PendingResumer {
       Outcome outcome = job.ticket() == null ? runner.run(record, transport)
           : runner.lead(job.ticket(), record, usableLease(job), transport);
       if (notify(handler, outcome, null)) {
-        delivered(HandedOver.byAttempts(record.id(), OperationState.SUCCEEDED, outcome.attempts()));
+        delivered(record.id());
       }
       count(Tally.SUCCEEDED);
     } catch (OperationException e) {
-      if (notify(handler, null, e)) {
-        delivered(HandedOver.byAttempts(record.id(), e.state(), e.attempts()));
+      boolean terminal = e.state().isTerminal();
+      if (notify(handler, null, e) && terminal) {
+        delivered(record.id());
       }
       switch (e.state()) {
         case FAILED -> count(Tally.FAILED);
@@ -848,9 +841,8 @@ public final class PendingResumer {
         default -> count(Tally.PENDING);
       }
     } catch (IdempotencyKeyReusedException e) {
-      DeliveredOutcome handedOver = failedAsRead(record.id());
       if (notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null))) {
-        delivered(handedOver);
+        delivered(record.id());
       }
       count(Tally.FAILED);
     } catch (JournalException e) {
@@ -858,23 +850,6 @@ public final class PendingResumer {
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
       count(Tally.PENDING);
-    }
-  }
-
-  /**
-   * The FAILED outcome of a key refused as reused, read back before the handler gets it: the
-   * refusal carries no attempts to date it ({@link HandedOver}), and it is a rare ending. Null if
-   * the journal holds another outcome now, or cannot be read: nothing is recorded then, and what
-   * the journal holds stays owed.
-   */
-  private DeliveredOutcome failedAsRead(OperationId id) {
-    try {
-      OperationRecord now = settings.journal().find(id).orElse(null);
-      return now != null && now.state() == OperationState.FAILED ? DeliveredOutcome.of(now) : null;
-    } catch (IdempotencyException e) {
-      LOG.warn("could not read {} back to record its delivery; a later resume may hand its outcome again: {}",
-          id, e.toString());
-      return null;
     }
   }
 

@@ -4,18 +4,14 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.spi.Journal;
-import dev.idem.core.OperationException;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
-import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
-import dev.idem.core.internal.HandedOver;
-import dev.idem.core.spi.DeliveredOutcome;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Instant;
@@ -166,11 +162,6 @@ final class Deliverer {
     if (ending.withoutVerdict()) {
       LOG.debug("delivery of {} ended without a verdict: {}", d.id, cause.toString());
     }
-    // What the app gets, so that the delivery recorded after its callbacks is fenced by it: an
-    // outcome reached meanwhile (a reconciliation elsewhere) stays owed.
-    DeliveredOutcome handedOver = !ending.terminal() ? null
-        : ending.cause() instanceof IdempotencyKeyReusedException ? tracker.failedAsRead(d.id)
-        : ending.handedOver(d.id);
     // Before tracker.end: the delivery that ends the round reads the tally after every other
     // ending has been counted (the tracker's lock orders them).
     d.round.count(ending);
@@ -186,7 +177,7 @@ final class Deliverer {
     // Not for a vanished operation: the callbacks are about outcomes, and it has none.
     if (ending.terminal() && !(cause instanceof IllegalArgumentException)) {
       reg.report(d.id, ending.outcome(), cause);
-      tracker.outcomeDelivered(handedOver);  // the dispatcher delivered it: a restart does not hand it over again
+      tracker.outcomeDelivered(d.id);  // the dispatcher delivered it: a restart does not hand it over again
     }
     if (ended.closed()) {
       return;
@@ -252,18 +243,6 @@ final class Deliverer {
       boolean progress = outcome != null || cause instanceof IdempotencyKeyReusedException
           || (cause instanceof OperationFailedException f && f.lastResponse().isPresent());
       return new Ending(outcome, cause, terminal, progress);
-    }
-
-    /**
-     * The outcome the app is told of, dated by the attempts it reports ({@link HandedOver}): a
-     * success, or a FAILED or UNCERTAIN ending; null for any other (a vanished operation has none, a
-     * key refused as reused reports no attempts).
-     */
-    DeliveredOutcome handedOver(OperationId id) {
-      if (outcome != null) {
-        return HandedOver.byAttempts(id, OperationState.SUCCEEDED, outcome.attempts());
-      }
-      return cause instanceof OperationException oe ? HandedOver.byAttempts(id, oe.state(), oe.attempts()) : null;
     }
 
     /**

@@ -7,13 +7,10 @@ import dev.idem.core.OperationUncertainException;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
-import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Futures;
-import dev.idem.core.internal.HandedOver;
-import dev.idem.core.spi.DeliveredOutcome;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -43,10 +40,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Once an outcome has gone to the app (a handle completed with it, or the registration's
  * callbacks ran), {@link #outcomeDelivered} records that in the journal, so that a restart's
- * {@code resumePending} does not hand the same outcome to a resume handler again. The record is
- * fenced by the state and generation of the outcome handed over ({@link HandedOver}), so that an
- * outcome the operation reaches afterwards (another instance's reconciliation settles it while the
- * callbacks run) stays owed to the resume handler.
+ * {@code resumePending} does not hand the same outcome to a resume handler again.
  *
  * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
  * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
@@ -80,38 +74,17 @@ final class DeliveryTracker {
   }
 
   /**
-   * Records in the journal that the app received the outcome {@code handedOver}, unless the
-   * operation has finished again since (then that outcome stays owed); nothing if it is null.
+   * Records in the journal that the app received the outcome of the terminal operation {@code id}.
    * Called with no lock held, after the handle or callback got it. A failure is logged and
    * swallowed: the outcome is then only handed over again after a restart, marked as read from the
    * journal, which the handlers are told to expect.
    */
-  void outcomeDelivered(DeliveredOutcome handedOver) {
-    if (handedOver == null) {
-      return;
-    }
+  void outcomeDelivered(OperationId id) {
     try {
-      journal.recordOutcomeDelivered(handedOver, clock.instant());
+      journal.recordOutcomeDelivered(id, clock.instant());
     } catch (IdempotencyException | RuntimeException e) {
       LOG.debug("could not record that the outcome of {} was delivered; a restart's resumePending may hand it"
-          + " again ({})", handedOver.id(), e.toString());
-    }
-  }
-
-  /**
-   * The FAILED outcome of a delivery whose key was refused as reused, read back before the app gets
-   * it: the refusal carries no attempts to date it ({@link HandedOver}), and it is a rare ending.
-   * Null if the journal holds another outcome now, no longer holds the operation, or cannot be
-   * read: nothing is recorded then, and what the journal holds stays owed.
-   */
-  DeliveredOutcome failedAsRead(OperationId id) {
-    try {
-      Optional<OperationRecord> now = journal.find(id);
-      return now.isPresent() && now.get().state() == OperationState.FAILED ? DeliveredOutcome.of(now.get()) : null;
-    } catch (IdempotencyException | RuntimeException e) {
-      LOG.debug("could not read {} back to record its delivery; a restart's resumePending may hand it again ({})",
-          id, e.toString());
-      return null;
+          + " again ({})", id, e.toString());
     }
   }
 
@@ -123,7 +96,7 @@ final class DeliveryTracker {
   CompletableFuture<Outcome> handOver(OperationRecord record) {
     CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(record));
     if (record.outcomeUndelivered()) {
-      outcomeDelivered(DeliveredOutcome.of(record));
+      outcomeDelivered(record.id());
     }
     return settled;
   }

@@ -105,18 +105,8 @@ public abstract class ForwardingJournal implements Journal {
   }
 
   @Override
-  public boolean recordOutcomeDelivered(DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
-    return delegate.recordOutcomeDelivered(handedOver, at);
-  }
-
-  @Override
   public int recordOutcomesDelivered(List<OperationId> ids, Instant at) throws IdempotencyException {
     return delegate.recordOutcomesDelivered(ids, at);
-  }
-
-  @Override
-  public int recordDeliveredOutcomes(List<DeliveredOutcome> handedOver, Instant at) throws IdempotencyException {
-    return delegate.recordDeliveredOutcomes(handedOver, at);
   }
 
   @Override

@@ -338,9 +338,7 @@ public interface Journal extends AutoCloseable {
    * {@link #transition} would leave: {@code owner} as its owner, the generation one above the one
    * read (so that a lease from before is stale), no lease, no due time, {@code updatedAt} at
    * {@code settlement.at()}, the response and reason given, the attempts as they were, and no
-   * delivery recorded (a queued operation's new outcome is owed to its handler, even to one that is
-   * being handed the UNCERTAIN outcome meanwhile: that delivery is recorded with
-   * {@link #recordOutcomeDelivered(DeliveredOutcome, Instant)}, at the generation read). Durable when it
+   * delivery recorded (a queued operation's new outcome is owed to its handler). Durable when it
    * returns, SUCCEEDED as much as FAILED: the app may act on its reconciler's answer at once.
    *
    * <p>A journal should check and settle as one atomic write: the in-memory journal does it under
@@ -394,12 +392,6 @@ public interface Journal extends AutoCloseable {
    * journal may defer the write: losing it in a crash only means that the outcome is handed once
    * more, marked as read from the journal. It does not change {@code updatedAt}.
    *
-   * <p>Not fenced: it marks whatever terminal outcome the operation holds when the write lands. If
-   * the operation finished again after its outcome was handed over (a reconciliation settled it,
-   * or a re-drive ran it again), that newer outcome, which nobody received, is marked delivered and
-   * never handed over. The executor calls {@link #recordOutcomeDelivered(DeliveredOutcome, Instant)},
-   * which names the outcome handed over; this one is kept for callers and journals written before.
-   *
    * <p>The default records nothing and returns false: a journal that does not track delivery never
    * hands an outcome again, whether or not a handler received it.
    *
@@ -415,40 +407,10 @@ public interface Journal extends AutoCloseable {
   }
 
   /**
-   * Records that a resume handler or an outbox awaiter received the outcome {@code handedOver}, as
-   * {@link #recordOutcomeDelivered(OperationId, Instant)} does, only if the operation still holds
-   * that outcome: in {@code handedOver}'s (terminal) state at its generation. Between the hand-over
-   * and this write another instance may finish the operation again ({@link #settleIfUnchanged}, or
-   * a re-drive that is claimed and finishes, which take the generation one up); that outcome is
-   * owed to the handler, and this leaves it owed. A re-finish that keeps the generation (a
-   * {@link #redrive} followed by an {@link #abandon}, which the executor never makes) is told apart
-   * only by its state.
-   *
-   * <p>A journal should check and record as one atomic write: the in-memory journal does it under
-   * the operation's lock, the JDBC journal in one UPDATE fenced by state and generation. The
-   * default, for journals written before this method, calls
-   * {@link #recordOutcomeDelivered(OperationId, Instant)}, unfenced: such a journal keeps today's
-   * behaviour and its window. Override it in any journal more than one instance or pass shares.
-   *
-   * @param handedOver the outcome handed over ({@link DeliveredOutcome#of} a record read from the
-   *     journal)
-   * @param at when the outcome was handed over
-   * @return true if this call recorded it; false if a delivery was already recorded, the operation
-   *     is in another state or at another generation than {@code handedOver}, or the journal does
-   *     not hold it (purged)
-   * @throws JournalException if the journal cannot be written
-   * @throws IdempotencyException if the journal fails in any other way
-   */
-  default boolean recordOutcomeDelivered(DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
-    Objects.requireNonNull(handedOver, "handedOver");
-    return recordOutcomeDelivered(handedOver.id(), at);
-  }
-
-  /**
-   * Records that the outcomes of {@code ids} were received, as
-   * {@link #recordOutcomeDelivered(OperationId, Instant)} does for each, unfenced as it is (the
-   * executor calls {@link #recordDeliveredOutcomes}). The default calls that method for each, in
-   * order.
+   * Records that the outcomes of {@code ids} were received, as {@link #recordOutcomeDelivered} does
+   * for each: a resume with several lanes records them a batch at a time, so that a journal can
+   * write them in one unit of work instead of one each. The default calls
+   * {@link #recordOutcomeDelivered} for each, in order.
    *
    * @param ids the operations
    * @param at when their outcomes were handed over
@@ -460,28 +422,6 @@ public interface Journal extends AutoCloseable {
     int recorded = 0;
     for (OperationId id : ids) {
       if (recordOutcomeDelivered(id, at)) {
-        recorded++;
-      }
-    }
-    return recorded;
-  }
-
-  /**
-   * Records that the outcomes {@code handedOver} were received, as
-   * {@link #recordOutcomeDelivered(DeliveredOutcome, Instant)} does for each, fenced as it is: a
-   * resume with several lanes records them a batch at a time, so that a journal can write them in
-   * one unit of work instead of one each. The default calls that method for each, in order.
-   *
-   * @param handedOver the outcomes handed over
-   * @param at when they were handed over
-   * @return how many this call recorded
-   * @throws JournalException if the journal cannot be written (some may have been recorded)
-   * @throws IdempotencyException if the journal fails in any other way
-   */
-  default int recordDeliveredOutcomes(List<DeliveredOutcome> handedOver, Instant at) throws IdempotencyException {
-    int recorded = 0;
-    for (DeliveredOutcome r : handedOver) {
-      if (recordOutcomeDelivered(r, at)) {
         recorded++;
       }
     }

@@ -6,34 +6,22 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
-import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
-import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
-import dev.idem.core.resume.Reconciliation;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
-import dev.idem.core.spi.DeliveredOutcome;
-import dev.idem.core.spi.ForwardingJournal;
-import dev.idem.core.spi.Journal;
 import dev.idem.core.support.FakeHost;
-import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
-import java.net.SocketTimeoutException;
+import dev.idem.core.support.Requests;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -135,68 +123,5 @@ class OutboxOutcomeDeliveryTest {
     assertTrue(handle.isDone());
     assertNotNull(record(op).outcomeDeliveredAt());
     assertEquals(List.of(), resumeAfterRestart());
-  }
-
-  @Test
-  void anOutcomeSettledElsewhereWhileTheCallbacksRanStaysOwedToTheResumeHandler() throws Exception {
-    // Sent, no answer (it may have taken effect), then a 400 to the resend: UNCERTAIN.
-    FakeHost flaky = new FakeHost(time, (key, n, now) -> n == 1
-        ? FakeHost.Reply.fail(new SocketTimeoutException("Read timed out")) : FakeHost.Reply.status(400));
-    IdempotentExecutor reconciling = executor("instance-b");
-    List<Object> callbacks = new CopyOnWriteArrayList<>();
-    List<Integer> settledElsewhere = new CopyOnWriteArrayList<>();
-    // The callbacks, and the delivery record after them, run on the thread that completed the
-    // delivery: the test waits for that record.
-    CountDownLatch recorded = new CountDownLatch(1);
-    Journal dispatcherJournal = new ForwardingJournal(journal) {
-      @Override
-      public boolean recordOutcomeDelivered(OperationId id, Instant at) throws IdempotencyException {
-        try {
-          return super.recordOutcomeDelivered(id, at);
-        } finally {
-          recorded.countDown();
-        }
-      }
-
-      @Override
-      public boolean recordOutcomeDelivered(DeliveredOutcome handedOver, Instant at) throws IdempotencyException {
-        try {
-          return super.recordOutcomeDelivered(handedOver, at);
-        } finally {
-          recorded.countDown();
-        }
-      }
-    };
-    IdempotentExecutor dispatching = IdempotentExecutor.builder().journal(dispatcherJournal).clock(time.clock())
-        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).owner("p1").build();
-    OutboxDispatcher outbox = OutboxDispatcher.builder(dispatching).clock(time.clock())
-        .scheduler(time.scheduler()).registerAsync("create-order", flaky, callbacks::add, failure -> {
-          callbacks.add(failure);
-          // Another instance reconciles while this one's callbacks are busy with UNCERTAIN.
-          try {
-            settledElsewhere.add(reconciling.reconcileUncertain(r -> Reconciliation.succeeded(
-                FakeHost.response(201, Map.of()), "found the order")));
-          } catch (IdempotencyException e) {
-            throw new AssertionError(e);
-          }
-        }).build().start();
-    Operation op = order(3);
-    CompletableFuture<Outcome> handle = outbox.submit(op);
-    time.advance(Duration.ofMinutes(5));
-    assertTrue(recorded.await(10, TimeUnit.SECONDS), "the dispatcher recorded its delivery");
-    outbox.close();
-
-    assertTrue(handle.isCompletedExceptionally(), "the handle got the UNCERTAIN outcome");
-    assertEquals(1, callbacks.size());
-    assertTrue(callbacks.get(0) instanceof OperationUncertainException, callbacks.toString());
-    assertEquals(List.of(1), settledElsewhere, "instance-b settled it while the callbacks ran");
-    OperationRecord r = record(op);
-    assertEquals(OperationState.SUCCEEDED, r.state());
-    assertTrue(r.outcomeUndelivered(), "the SUCCEEDED outcome nobody received is owed: " + r);
-    List<Object> told = resumeAfterRestart();
-    assertEquals(1, told.size());
-    assertTrue(told.get(0) instanceof Outcome o && o.operationId().equals(op.id()), told.toString());
-    assertEquals(List.of(), resumeAfterRestart(), "and handed once");
-    assertEquals(2, flaky.attempts(op.key()), "nothing sent for the settled operation");
   }
 }

@@ -16,7 +16,6 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.BeginResult;
-import dev.idem.core.spi.DeliveredOutcome;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
@@ -618,45 +617,6 @@ public abstract class JournalContract {
         null));
     assertEquals(List.of(op.id()), journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList(),
         "its new outcome is owed");
-  }
-
-  @Test
-  void aDeliveryRecordedForAnOutcomeTheOperationNoLongerHoldsLeavesTheNewOneOwed() throws Exception {
-    // Handed over UNCERTAIN, then settled SUCCEEDED by another instance before the delivery was recorded.
-    NewOperation settled = queued("{\"n\":1}");
-    OperationRecord handedUncertain = finished(settled, OperationState.UNCERTAIN);
-    OperationRecord success = journal().settleIfUnchanged(handedUncertain, "node-b", LEASE,
-        Transition.finish(OperationState.SUCCEEDED, T0.plusSeconds(2), ok("{}"), "reconciled")).orElseThrow();
-    assertFalse(journal().recordOutcomeDelivered(DeliveredOutcome.of(handedUncertain), T0.plusSeconds(3)),
-        "the UNCERTAIN outcome was delivered, not the SUCCEEDED one");
-    assertEquals(success, journal().find(settled.id()).orElseThrow(), "nothing written");
-
-    // Handed over UNCERTAIN, then re-driven, claimed and UNCERTAIN again: same state, a newer generation.
-    NewOperation resent = queued("{\"n\":2}");
-    OperationRecord handedFirst = finished(resent, OperationState.UNCERTAIN);
-    journal().redrive(resent.id(), T0.plusSeconds(2));
-    assertFalse(journal().recordOutcomeDelivered(DeliveredOutcome.of(handedFirst), T0.plusSeconds(2)), "PENDING again: no outcome");
-    Lease lease = journal().claim(resent.id(), "node-c", T0.plusSeconds(2), LEASE).orElseThrow();
-    OperationRecord second = journal().transition(resent.id(), lease, Transition.finish(OperationState.UNCERTAIN,
-        T0.plusSeconds(3), null, "timeout again"));
-
-    // A delivered one, recorded in the same batch: only it is recorded.
-    NewOperation current = queued("{\"n\":3}");
-    OperationRecord handedCurrent = finished(current, OperationState.FAILED);
-    assertEquals(1, journal().recordDeliveredOutcomes(List.of(DeliveredOutcome.of(handedFirst), DeliveredOutcome.of(handedCurrent)), T0.plusSeconds(4)));
-    assertEquals(second, journal().find(resent.id()).orElseThrow(), "nothing written for the older generation");
-    assertEquals(handedCurrent.withOutcomeDeliveredAt(T0.plusSeconds(4)), journal().find(current.id()).orElseThrow());
-
-    List<OperationId> owed = new ArrayList<>(List.of(settled.id(), resent.id()));
-    owed.sort(ORDER);
-    assertEquals(owed, journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList(),
-        "the newer outcomes are owed to their handler");
-
-    // The outcomes they hold now, once handed over, are recorded.
-    assertTrue(journal().recordOutcomeDelivered(DeliveredOutcome.of(success), T0.plusSeconds(5)));
-    assertFalse(journal().recordOutcomeDelivered(DeliveredOutcome.of(success), T0.plusSeconds(6)), "already recorded");
-    assertEquals(1, journal().recordDeliveredOutcomes(List.of(DeliveredOutcome.of(second)), T0.plusSeconds(5)));
-    assertEquals(List.of(), journal().findUndelivered(null, 10));
   }
 
   @Test
