@@ -655,8 +655,11 @@ public final class IdempotentExecutor implements AutoCloseable {
    * server's key retention, a resend would be a second effect. (A journal that keeps that method's
    * default, written before it, settles in three writes, and does not give this guarantee.) A
    * settled operation's outcome is owed to its resume handler if it was queued, as after any
-   * finish. Operations the reconciler cannot settle, or cannot ask about (it throws), stay
-   * UNCERTAIN.
+   * finish; except in one race: settled while a resume is handing that handler the UNCERTAIN
+   * outcome, the resume's record of that delivery, which names no generation, marks the settled
+   * outcome delivered too, and the handler hears of the settlement only by looking the operation
+   * up ({@link #find}). Operations the reconciler cannot settle, or cannot ask about (it throws),
+   * stay UNCERTAIN.
    *
    * <p>Passes may overlap: on other threads, in other executors, or in other instances that share
    * the journal. An operation is settled only if it is still as the pass listed it (UNCERTAIN, at
