@@ -161,12 +161,19 @@ public final class LiveTransport implements Transport, AsyncTransport {
    */
   public void cancel() {
     CompletableFuture<ResponseSnapshot> attempt;
+    CompletableFuture<ResponseSnapshot> held;
     synchronized (this) {
       cancelled = true;
       attempt = current;
+      held = refusal;
     }
     if (attempt != null) {
       attempt.cancel(true);
+    }
+    if (held != null) {
+      // Held for a shutdown's stop that may not come: the caller's cancel took the call out of
+      // the shutdown's reach first. Its execution is cancelled already: not sent, PENDING.
+      held.completeExceptionally(notSent());
     }
     AttemptSender.Result r = last.get();
     if (r != null) {
