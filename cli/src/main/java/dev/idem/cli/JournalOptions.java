@@ -35,7 +35,7 @@ final class JournalOptions {
   private static final Duration OTHER_CONNECTION_WAIT = Duration.ofSeconds(1);
   /** A password in a JDBC URL: H2's {@code ;PASSWORD=pw}, or a query parameter {@code password=pw}. */
   /** A password setting's value runs to the next unescaped separator: H2 reads {@code \;} as part of it. */
-  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&]password=)(?:\\\\.|[^;&\\\\])*");
+  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&][a-z_.-]*password=)(?:\\\\.|[^;&\\\\])*");
 
   /** The command these options are mixed into, for its usage errors. */
   @Spec(Spec.Target.MIXEE)
@@ -138,7 +138,14 @@ final class JournalOptions {
     String pw = password != null ? password : System.getenv("IDEM_JDBC_PASSWORD");
     if (url.startsWith("jdbc:postgresql:")) {
       PGSimpleDataSource ds = new PGSimpleDataSource();
-      ds.setUrl(url);
+      try {
+        ds.setUrl(url);
+      } catch (IllegalArgumentException e) {
+        // Neither the driver's message nor the exception as a cause: it quotes the whole URL,
+        // password included.
+        throw new JournalException("the PostgreSQL driver cannot read the URL " + redacted(url)
+            + " (a typo in its host, port or parameters?)", null);
+      }
       if (user != null) {
         ds.setUser(user);
       }
@@ -258,7 +265,8 @@ final class JournalOptions {
 
   /**
    * {@code url} as a message may show it: the value of every password setting replaced (H2's
-   * {@code ;PASSWORD=}, a query's {@code password=}), whatever the case of its name.
+   * {@code ;PASSWORD=}, a query's {@code password=} or {@code sslpassword=}), whatever the case of
+   * its name.
    */
   static String redacted(String url) {
     return PASSWORD_SETTING.matcher(url).replaceAll("$1***");
