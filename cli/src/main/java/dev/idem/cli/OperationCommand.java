@@ -34,7 +34,14 @@ abstract class OperationCommand extends CliCommand {
 
   @Override
   public final Integer call() throws Exception {
-    OperationId id = new OperationId(scope, operation, IdempotencyKey.of(key));
+    OperationId id;
+    try {
+      id = new OperationId(scope, operation, IdempotencyKey.of(key));
+    } catch (IllegalArgumentException e) {
+      // Bad usage, not a store error: a script that retries on 1 would retry a typo (an unset
+      // shell variable's empty key).
+      throw usage("--scope, --operation and --key name no operation a journal can hold: " + e.getMessage());
+    }
     try (JdbcJournal j = writes() ? journal.openForWriting() : journal.openReadOnly()) {
       Optional<OperationRecord> r = j.find(id);
       if (r.isEmpty()) {
