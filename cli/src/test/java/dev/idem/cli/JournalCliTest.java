@@ -256,7 +256,6 @@ class JournalCliTest {
         {"stats", "--dir", file.toString()},
         {"stats", "--jdbc-url", "jdbc:mysql://nowhere/x"},
         {"stats", "--jdbc-url", "jdbc:h2:" + dir.resolve("nothing")},
-        {"show", "--dir", journal, "--operation", "x", "--key", ""},
         {"show", "--dir", journal, "--operation", "x", "--key", "absent"},
         {"redrive", "--dir", journal, "--scope", "tenant-1", "--operation", "create-order", "--key", "key-pending-1"},
     };
