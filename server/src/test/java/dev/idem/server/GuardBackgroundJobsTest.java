@@ -253,19 +253,7 @@ class GuardBackgroundJobsTest {
   void aCompletedClaimLeavesNoRenewalQueuedOnTheStorePool() throws Exception {
     guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
         .build();
-    store.hangKeysStartingWith = "hung-";
-    for (int i = 1; i <= 4; i++) {
-      assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-" + i)));
-    }
-    List<Admission.Proceed> ended = new ArrayList<>();
-    for (int i = 1; i <= 3; i++) {
-      ended.add(assertInstanceOf(Admission.Proceed.class, guard.admit(post("done-" + i))));
-    }
-    time.advance(Duration.ofSeconds(10)); // 7 renewals handed over: 4 hang on the pool's 4 threads
-    assertTrue(store.hungCalls.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals hang");
-    for (Admission.Proceed p : ended) {
-      guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
-    }
+    completeThreeBehindFourHungRenewals();
 
     // The guard's own pool, now held by its internal.StoreCalls.
     Field calls = IdempotencyGuard.class.getDeclaredField("storeCalls");
@@ -291,25 +279,33 @@ class GuardBackgroundJobsTest {
     try {
       guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(scheduler).purgeInterval(null)
           .storeExecutor(given).build();
-      store.hangKeysStartingWith = "hung-";
-      for (int i = 1; i <= 4; i++) {
-        assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-" + i)));
-      }
-      List<Admission.Proceed> ended = new ArrayList<>();
-      for (int i = 1; i <= 3; i++) {
-        ended.add(assertInstanceOf(Admission.Proceed.class, guard.admit(post("done-" + i))));
-      }
-      time.advance(Duration.ofSeconds(10)); // 7 renewals handed over: 4 hang on the pool's 4 threads
-      assertTrue(store.hungCalls.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals hang");
-      for (Admission.Proceed p : ended) {
-        guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
-      }
+      completeThreeBehindFourHungRenewals();
 
       assertEquals(0, given.getQueue().size(),
           "the app's store pool still holds the renewals of claims that completed; behind hung calls they"
               + " stay there for good, one more per claim that lived past a renewal period");
     } finally {
       given.shutdownNow();
+    }
+  }
+
+  /**
+   * Four claims whose renewals hang on a pool's four threads, and three whose renewals queue
+   * behind them and which then complete.
+   */
+  private void completeThreeBehindFourHungRenewals() throws Exception {
+    store.hangKeysStartingWith = "hung-";
+    for (int i = 1; i <= 4; i++) {
+      assertInstanceOf(Admission.Proceed.class, guard.admit(post("hung-" + i)));
+    }
+    List<Admission.Proceed> ended = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      ended.add(assertInstanceOf(Admission.Proceed.class, guard.admit(post("done-" + i))));
+    }
+    time.advance(Duration.ofSeconds(10)); // 7 renewals handed over: 4 hang on the pool's 4 threads
+    assertTrue(store.hungCalls.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals hang");
+    for (Admission.Proceed p : ended) {
+      guard.complete(p.claim(), new CapturedResponse(201, Map.of(), "done".getBytes(StandardCharsets.UTF_8)));
     }
   }
 
