@@ -1,5 +1,7 @@
 package dev.idem.cli;
 
+import static dev.idem.cli.TerminalText.safe;
+
 import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.RecordPage;
 import dev.idem.server.RecordQuery;
@@ -76,8 +78,10 @@ final class GuardCommand {
       String result = r.status().isPresent() ? " status=" + r.status().getAsInt() : "";
       String lease = r.state() == RecordState.IN_FLIGHT
           ? (r.stuck(now) ? " STUCK lease-ended=" : " lease-until=") + r.leaseUntil() : "";
-      out.printf("%-9s %-16s %-24s %-40s gen=%d holder=%s age=%s%s%s%s expires=%s%n", r.state(), r.id().caller(),
-          r.id().route(), r.id().key(), r.generation(), r.holder(), r.age(now), r.tookOver() ? " took-over" : "",
+      // Caller, route and key are what the service's clients sent: escaped.
+      out.printf("%-9s %-16s %-24s %-40s gen=%d holder=%s age=%s%s%s%s expires=%s%n", r.state(), safe(r.id().caller()),
+          safe(r.id().route()), safe(r.id().key()), r.generation(), safe(r.holder()), r.age(now),
+          r.tookOver() ? " took-over" : "",
           result, lease, r.expiresAt());
     }
   }

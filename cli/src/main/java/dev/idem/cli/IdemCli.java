@@ -21,8 +21,11 @@ import picocli.CommandLine.ScopeType;
  * guard {@code list}, {@code stats}) opens the store read-only: it takes no lock, so it runs beside
  * the live app, and writes no byte of the store's files. The commands that change a store
  * ({@code redrive}, {@code purge --yes}) take it over as its owner does, so they refuse to run while
- * the app has it open. Nothing ever prints a header value or a body, only names and sizes. A store
- * that is not there is refused, never created.
+ * the app has it open. Nothing ever prints a header value or a body, only names and sizes. Text
+ * read from a store (a scope, a reference, a webhook's error) is printed with its control and
+ * invisible format characters escaped ({@code \n}, {@code \}{@code u001b}): a forged row cannot
+ * add a line to a listing or act on the terminal. A store that is not there is refused, never
+ * created.
  *
  * <p>Exit status: 0 done, 1 an error with the store (one line on standard error, starting
  * {@code idem: }), 2 bad usage.
@@ -72,13 +75,15 @@ public final class IdemCli {
   /**
    * The one line an operator sees for a failure: the program's name once, then what went wrong.
    * A message that already carries the prefix (an error re-thrown by a command) is not prefixed
-   * again, and an exception without a message is named by its class instead of "null".
+   * again, and an exception without a message is named by its class instead of "null". A message
+   * may quote a store's text (an identity, a driver's multi-line error), so it is escaped
+   * ({@link TerminalText#safe}): one line, nothing a terminal acts on.
    */
   static String errorLine(Throwable e) {
     String message = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
     while (message.startsWith(PREFIX)) {
       message = message.substring(PREFIX.length());
     }
-    return PREFIX + message;
+    return PREFIX + TerminalText.safe(message);
   }
 }

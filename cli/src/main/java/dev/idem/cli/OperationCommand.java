@@ -45,7 +45,7 @@ abstract class OperationCommand extends CliCommand {
     try (JdbcJournal j = writes() ? journal.openForWriting() : journal.openReadOnly()) {
       Optional<OperationRecord> r = j.find(id);
       if (r.isEmpty()) {
-        err().println(IdemCli.PREFIX + "no operation " + id);
+        err().println(IdemCli.PREFIX + "no operation " + TerminalText.safe(id));
         return 1;
       }
       return act(j, r.get());

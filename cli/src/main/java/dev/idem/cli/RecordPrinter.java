@@ -1,37 +1,40 @@
 package dev.idem.cli;
 
+import static dev.idem.cli.TerminalText.safe;
+
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationRecord;
 import java.io.PrintWriter;
 
 /**
  * Prints records for operators. Header values and bodies are never printed: the journal holds no
- * secrets by design, but bodies may still carry personal data.
+ * secrets by design, but bodies may still carry personal data. Every text field goes through
+ * {@link TerminalText#safe}: a scope, a name, a reference or a reason is whatever the app gave.
  */
 final class RecordPrinter {
   private RecordPrinter() {}
 
   static void line(PrintWriter out, OperationRecord r) {
-    out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), r.id().scope(), r.id().operation(),
-        r.id().key(), r.attempts().size(), r.createdAt(),
-        r.appReference().map(ref -> " ref=" + ref).orElse(""));
+    out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), safe(r.id().scope()),
+        safe(r.id().operation()), safe(r.id().key()), r.attempts().size(), r.createdAt(),
+        r.appReference().map(ref -> " ref=" + safe(ref)).orElse(""));
   }
 
   static void detail(PrintWriter out, OperationRecord r) {
-    out.println("operation:  " + r.id().operation());
-    out.println("scope:      " + r.id().scope());
-    out.println("key:        " + r.id().key());
-    r.appReference().ifPresent(ref -> out.println("reference:  " + ref));
-    out.println("state:      " + r.state() + (r.reason() != null ? " (" + r.reason() + ")" : ""));
-    out.println("request:    " + r.request().method() + " " + r.request().uri() + ", " + r.request().bodyLength()
-        + " body bytes, headers " + r.request().headers().keySet());
-    out.println("fingerprint " + r.fingerprint());
+    out.println("operation:  " + safe(r.id().operation()));
+    out.println("scope:      " + safe(r.id().scope()));
+    out.println("key:        " + safe(r.id().key()));
+    r.appReference().ifPresent(ref -> out.println("reference:  " + safe(ref)));
+    out.println("state:      " + r.state() + (r.reason() != null ? " (" + safe(r.reason()) + ")" : ""));
+    out.println("request:    " + safe(r.request().method()) + " " + safe(r.request().uri()) + ", "
+        + r.request().bodyLength() + " body bytes, headers " + safe(r.request().headers().keySet()));
+    out.println("fingerprint " + safe(r.fingerprint()));
     out.println("created:    " + r.createdAt() + ", updated " + r.updatedAt());
     if (r.nextAttemptAt() != null) {
       out.println("next at:    " + r.nextAttemptAt());
     }
     if (r.owner() != null) {
-      out.println("owner:      " + r.owner() + " generation " + r.generation()
+      out.println("owner:      " + safe(r.owner()) + " generation " + r.generation()
           + (r.leaseExpiresAt() != null ? ", lease until " + r.leaseExpiresAt() : ""));
     }
     r.storedResponse().ifPresent(resp -> out.println("response:   " + resp));
@@ -39,7 +42,7 @@ final class RecordPrinter {
     for (AttemptRecord a : r.attempts()) {
       out.printf("  #%d gen %d %s -> %s %s%s; %s; next delay %s (%s)%n", a.number(), a.generation(), a.startedAt(),
           a.endedAt(), a.classification(), a.status() != null ? " HTTP " + a.status() : "",
-          a.exceptionClass() != null ? a.exceptionClass() : a.reason(), a.delay(), a.decision());
+          safe(a.exceptionClass() != null ? a.exceptionClass() : a.reason()), a.delay(), safe(a.decision()));
     }
   }
 }

@@ -22,7 +22,7 @@ final class RedriveCommand extends OperationCommand {
   int act(JdbcJournal j, OperationRecord found) throws Exception {
     try {
       OperationRecord r = j.redrive(found.id(), Instant.now());
-      out().println("re-driven: " + r.id() + " is " + r.state() + "; the app's next resume sends it with the same key");
+      out().println("re-driven: " + TerminalText.safe(r.id()) + " is " + r.state() + "; the app's next resume sends it with the same key");
       return 0;
     } catch (IllegalStateException e) {
       err().println(IdemCli.errorLine(e));

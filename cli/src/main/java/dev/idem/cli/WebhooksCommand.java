@@ -1,5 +1,7 @@
 package dev.idem.cli;
 
+import static dev.idem.cli.TerminalText.safe;
+
 import dev.idem.webhooks.InboxEntry;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInbox;
@@ -90,10 +92,13 @@ final class WebhooksCommand {
       return 0;
     }
 
-    /** Prints one event, never its payload (it may hold personal data); the error is the handler's own. */
+    /**
+     * Prints one event, never its payload (it may hold personal data). The id and type are the
+     * sender's and the error is the handler's own (often built from the payload): escaped.
+     */
     private void line(InboxEntry e) {
-      out().printf("%-10s %s %s %s attempts=%d received=%s error=%s%n", e.state(), e.source(), e.eventId(),
-          e.eventType(), e.attempts(), e.receivedAt(), e.lastError().orElse("-"));
+      out().printf("%-10s %s %s %s attempts=%d received=%s error=%s%n", e.state(), safe(e.source()),
+          safe(e.eventId()), safe(e.eventType()), e.attempts(), e.receivedAt(), safe(e.lastError().orElse("-")));
     }
   }
 
@@ -158,11 +163,11 @@ final class WebhooksCommand {
     public Integer call() {
       try (WebhookInbox in = openForWriting()) {
         if (!in.redrive(source, eventId)) {
-          err().println(IdemCli.PREFIX + source + "/" + eventId + " is not a dead letter"
+          err().println(IdemCli.PREFIX + safe(source) + "/" + safe(eventId) + " is not a dead letter"
               + in.find(source, eventId).map(e -> " (it is " + e.state() + ")").orElse(" (no such event)"));
           return 1;
         }
-        out().println("re-driven: " + source + "/" + eventId + " is PENDING; the app's processor hands it to its handler"
+        out().println("re-driven: " + safe(source) + "/" + safe(eventId) + " is PENDING; the app's processor hands it to its handler"
             + " again");
       }
       return 0;
