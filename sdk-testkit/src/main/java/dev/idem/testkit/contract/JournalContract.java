@@ -524,6 +524,56 @@ public abstract class JournalContract {
     assertTrue(batched.find(pending.id()).isPresent());
   }
 
+  /**
+   * A queued operation whose outcome no handler has received (the app stopped between its terminal
+   * write and the callback) is how the next {@code resumePending} learns it: purged, the handler
+   * would never hear that the order was charged. It goes with the first purge after its delivery.
+   */
+  @Test
+  void purgeKeepsAFinishedOperationWhoseOutcomeIsOwedToItsHandler() throws Exception {
+    OperationRecord owed = finished(queued("{\"owed\":1}"), OperationState.SUCCEEDED);
+    NewOperation delivered = queued("{\"delivered\":1}");
+    finished(delivered, OperationState.FAILED);
+    journal().recordOutcomeDelivered(delivered.id(), T0.plusSeconds(2));
+    NewOperation inline = newOp("{\"inline\":1}");
+    finished(inline, OperationState.UNCERTAIN);
+
+    assertEquals(2, journal().purge(T0.plusSeconds(50)), "the delivered one and the inline one");
+
+    assertEquals(Optional.of(owed), journal().find(owed.id()), "kept as it was");
+    assertEquals(List.of(owed.id()), journal().findUndelivered(null, 10).stream().map(OperationRecord::id).toList());
+    assertTrue(journal().find(delivered.id()).isEmpty());
+    assertTrue(journal().find(inline.id()).isEmpty());
+
+    assertTrue(journal().recordOutcomeDelivered(owed.id(), T0.plusSeconds(60)));
+    assertEquals(1, journal().purge(T0.plusSeconds(50)), "delivered now: the next purge takes it");
+    assertTrue(journal().find(owed.id()).isEmpty());
+  }
+
+  @Test
+  void aPurgeInBatchesPassesOverOwedOperationsAndDeletesEveryOtherOne() throws Exception {
+    List<OperationId> owed = new ArrayList<>();
+    List<OperationId> old = new ArrayList<>();
+    for (int i = 0; i < 16; i++) {
+      if (i % 2 == 0) {
+        owed.add(finished(queued("{\"owed\":" + i + "}"), OperationState.SUCCEEDED).id());
+      } else {
+        old.add(abandoned(OperationState.FAILED, T0.plusSeconds(1)).id());
+      }
+    }
+
+    Journal batched = journalPurgingInBatchesOf(3);
+    assertEquals(8, batched.purge(T0.plusSeconds(50)), "every old delivered or inline one, whatever the batches met");
+    assertEquals(0, batched.purge(T0.plusSeconds(50)), "nothing is left to purge");
+
+    for (OperationId id : old) {
+      assertTrue(batched.find(id).isEmpty(), id.toString());
+    }
+    for (OperationId id : owed) {
+      assertTrue(batched.find(id).isPresent(), id.toString());
+    }
+  }
+
   @Test
   void aClosedJournalRefusesWork() throws Exception {
     journal().close();
