@@ -14,14 +14,21 @@ import picocli.CommandLine.Option;
 
 /**
  * Deletes finished operations last updated longer ago than a given age. Pending ones are never
- * purged. Without {@code --yes} it only says what it would delete, reading the journal read-only:
- * a deleted record is a key the app can no longer recognise, so the operator confirms first.
+ * purged, nor are finished ones whose outcome is still owed to the app's handler (queued, and not
+ * yet handed over: {@code Journal.purge} keeps them for the app's next {@code resumePending}); both
+ * runs count those apart. Without {@code --yes} it only says what it would delete, reading the
+ * journal read-only: a deleted record is a key the app can no longer recognise, so the operator
+ * confirms first.
  */
-@Command(name = "purge", description = "Delete SUCCEEDED, FAILED and UNCERTAIN operations older than an age"
-    + " (without --yes: only show what would be deleted).")
+@Command(name = "purge", description = "Delete SUCCEEDED, FAILED and UNCERTAIN operations older than an age,"
+    + " except those whose outcome the app's handler has not received yet (without --yes: only show what would"
+    + " be deleted).")
 final class PurgeCommand extends CliCommand {
   /** Candidates printed one per line in a dry run; the rest are counted. */
   static final int SHOWN = 20;
+  /** Why an old finished operation is kept, for both runs. */
+  static final String OWED = "their outcome is owed to the app's handler (queued, not handed over yet);"
+      + " the app's next resumePending hands it over, and a purge after that deletes them.";
 
   @Mixin
   JournalOptions journal;
@@ -42,6 +49,9 @@ final class PurgeCommand extends CliCommand {
         Scan scan = scan(j, cutoff, out);
         out.println("would purge " + scan.candidates + " finished operation(s) last updated before " + cutoff
             + "; nothing was deleted. Run again with --yes to delete them.");
+        if (scan.owed > 0) {
+          out.println(scan.owed + " more finished operation(s) that old are kept: " + OWED);
+        }
         if (scan.unreadable > 0) {
           out.println(scan.unreadable + " finished operation(s) cannot be read (damaged rows) and are not counted:"
               + " purge --yes sets them aside (quarantines them, for inspection) and deletes none of them.");
@@ -56,6 +66,9 @@ final class PurgeCommand extends CliCommand {
       Scan scan = scan(j, cutoff, null);
       int n = j.purge(cutoff);
       out.println("purged " + n + " finished operation(s) older than " + olderThan);
+      if (scan.owed > 0) {
+        out.println(scan.owed + " finished operation(s) that old were kept: " + OWED);
+      }
       if (scan.unreadable > 0) {
         out.println(scan.unreadable + " finished operation(s) could not be read (damaged rows): quarantined for"
             + " inspection, not deleted.");
@@ -66,7 +79,8 @@ final class PurgeCommand extends CliCommand {
 
   /**
    * What a purge at {@code cutoff} would delete: the finished operations read, the ones older than
-   * the cutoff (the first {@link #SHOWN} printed, if {@code out} is given), and those a read skips
+   * the cutoff (the first {@link #SHOWN} printed, if {@code out} is given) but those whose outcome
+   * is owed to a handler (counted apart, as the journal's purge keeps them), and those a read skips
    * because their row cannot be decoded (counted by state, never listed).
    */
   private static Scan scan(JdbcJournal j, Instant cutoff, PrintWriter out) throws Exception {
@@ -82,7 +96,9 @@ final class PurgeCommand extends CliCommand {
         List<OperationRecord> page = j.findByState(state, after, ListCommand.PAGE);
         for (OperationRecord r : page) {
           read++;
-          if (r.updatedAt().isBefore(cutoff)) {
+          if (r.updatedAt().isBefore(cutoff) && r.outcomeUndelivered()) {
+            scan.owed++;
+          } else if (r.updatedAt().isBefore(cutoff)) {
             if (out != null && scan.candidates < SHOWN) {
               RecordPrinter.line(out, r);
             }
@@ -102,6 +118,7 @@ final class PurgeCommand extends CliCommand {
   /** The counts of {@link #scan}. */
   private static final class Scan {
     long candidates;
+    long owed;
     long unreadable;
   }
 }

@@ -894,7 +894,8 @@ public final class InMemoryJournal implements Journal {
       }
       synchronized (slot) {
         OperationRecord r = slot.record();
-        if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before)) {
+        // An owed outcome stays for the next resumePending to hand over (Journal.purge).
+        if (!slot.removed && r.state().isTerminal() && r.updatedAt().isBefore(before) && !r.outcomeUndelivered()) {
           remove(slot);
           purged++;
         }

@@ -554,14 +554,17 @@ public class OperationTable {
 
   /**
    * Deletes at most {@code limit} terminal, unquarantined rows last updated before {@code before}
-   * (nanoseconds): one batch of a purge. It selects the rows through the index on (state,
+   * (nanoseconds) whose outcome no handler is owed (not queued, or a delivery recorded: the next
+   * resume hands an owed one over, so it stays): one batch of a purge. The owed rows are left out
+   * of the SELECT, not skipped after it, so that a batch full of them does not end the purge. It selects the rows through the index on (state,
    * updated_at), locked for this transaction (PostgreSQL: rows another process has locked are
    * skipped, left for a later purge; H2: the store's lock already excludes every other writer),
    * then deletes them by primary key. A DELETE that repeated the conditions had H2 walk that index
    * again for each row; neither database offers a limited DELETE that the other accepts.
    */
   public Purged purge(SqlSession c, long before, int limit) throws SQLException {
-    String condition = "state IN " + TERMINAL + " AND updated_at < ? AND quarantined_at IS NULL";
+    String condition = "state IN " + TERMINAL + " AND updated_at < ? AND quarantined_at IS NULL"
+        + " AND (queued = 0 OR outcome_delivered_at IS NOT NULL)";
     List<RowKey> keys = new ArrayList<>();
     PreparedStatement select = c.prepare("SELECT scope, operation, op_key FROM idem_operation WHERE " + condition
         + " LIMIT ?" + dialect.lockForClaim());

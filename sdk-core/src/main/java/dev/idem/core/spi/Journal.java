@@ -595,9 +595,15 @@ public interface Journal extends AutoCloseable {
 
   /**
    * Deletes terminal operations last updated before {@code before}. Non-terminal operations are
-   * never deleted, however old.
+   * never deleted, however old, and neither is a terminal one whose outcome is still owed to a
+   * handler ({@link OperationRecord#outcomeUndelivered()}: queued, and no delivery recorded), which
+   * is how the next {@code resumePending} hands that outcome over: it goes with the first purge
+   * after its delivery is recorded. A journal that does not track delivery (the defaults of
+   * {@link #recordOutcomeDelivered} and {@link #findUndelivered}) owes nothing, so it may delete
+   * every old terminal operation.
    *
-   * @param before the cut-off: terminal operations updated strictly before it are deleted
+   * @param before the cut-off: terminal operations updated strictly before it, and owed to no
+   *     handler, are deleted
    * @return how many were deleted
    * @throws JournalException if the deletion failed
    * @throws IdempotencyException if the journal fails in any other way
