@@ -58,6 +58,11 @@ final class Deliverer {
   private final DeliveryTracker tracker;
   private final PollLoop loop;
   private final Listener listener;
+  // True while the loop is offline because the journal could not be read, and for no other reason:
+  // the first read that works again then brings it back online. A round that finds due work
+  // decides for itself (its deliveries show whether the target answers), and a round without
+  // progress (the target, not the journal) clears it: the loop stays offline for the target.
+  private volatile boolean offlineForJournal;
 
   Deliverer(IdempotentExecutor executor, Clock clock, Map<String, Registration> registrations, int maxInFlight,
       int pageSize, DeliveryTracker tracker, PollLoop loop, Listener listener) {
@@ -74,7 +79,10 @@ final class Deliverer {
 
   /**
    * Starts delivering what is due, as one round. A journal that cannot be read counts as a poll
-   * without progress.
+   * without progress; the first read that works after it took the loop offline counts as progress
+   * when nothing is due (with nothing to deliver, a working read is the only sign there is; without
+   * it the loop would stay offline, and keep new submissions waiting for its backed-off polls, until
+   * the next delivery).
    *
    * @return false if the journal could not be read
    */
@@ -83,9 +91,18 @@ final class Deliverer {
     try {
       batch = findBatch();
     } catch (IdempotencyException | RuntimeException e) {
+      if (!loop.isOffline()) {
+        offlineForJournal = true;
+      }
       loop.noProgress("the journal cannot be read (" + e.getClass().getSimpleName() + "); nothing is delivered"
           + " until it can be, and every operation stays as the journal holds it", e);
       return false;
+    }
+    if (offlineForJournal) {
+      offlineForJournal = false;
+      if (batch.isEmpty()) {
+        loop.progressed();
+      }
     }
     if (!batch.isEmpty()) {
       // Counted up front, so that the round is not over while later ones are still starting.
@@ -192,6 +209,7 @@ final class Deliverer {
     if (ending.progress()) {
       loop.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
+      offlineForJournal = false;
       loop.noProgress(d.round.describe(), null);
     }
     listener.ended(ending.progress());

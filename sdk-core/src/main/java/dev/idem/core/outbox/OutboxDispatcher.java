@@ -81,7 +81,9 @@ import org.slf4j.LoggerFactory;
  *       dispatcher backs off as a whole: the poll interval doubles up to
  *       {@link Builder#maxPollInterval}, and it logs one WARN that says what became of that poll's
  *       operations. The first delivery that makes progress resets the interval and logs one
- *       INFO.</li>
+ *       INFO; so does, when only the journal took it offline, the first poll that reads the
+ *       journal again and finds nothing due (while offline, a submission waits for the next
+ *       poll).</li>
  *   <li>{@link #shutdown(Duration)} drains the queue with a timeout; {@link #close()} stops at
  *       once. Either way, an operation not delivered stays PENDING in the journal, and an attempt
  *       on the wire is recorded when it ends (it is cancelled, never left half-written), so the
