@@ -4,6 +4,7 @@ import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKeyReusedException;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.spi.Journal;
+import dev.idem.core.OperationException;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationPendingException;
@@ -193,8 +194,17 @@ final class Deliverer {
     }
     // Not for a vanished operation: the callbacks are about outcomes, and it has none.
     if (ending.terminal() && !(cause instanceof IllegalArgumentException)) {
-      reg.report(d.id, ending.outcome(), cause);
-      tracker.outcomeDelivered(d.id);  // the dispatcher delivered it: a restart does not hand it over again
+      // The callbacks hear of what this dispatcher delivered. An ending read from the journal was
+      // another's (an instance of the fleet that delivered it between this poll's read and this
+      // delivery, or an inline call): that one tells its own callbacks and records it, and
+      // recording it here could mark as received an outcome whose callback has not run yet.
+      boolean deliveredHere = deliveredHere(d.id, ending);
+      if (deliveredHere) {
+        reg.report(d.id, ending.outcome(), cause);
+      }
+      if (deliveredHere || waiter != null) {
+        tracker.outcomeDelivered(d.id);  // the app has it: a restart does not hand it over again
+      }
     }
     if (ended.closed()) {
       return;
@@ -213,6 +223,26 @@ final class Deliverer {
       loop.noProgress(d.round.describe(), null);
     }
     listener.ended(ending.progress());
+  }
+
+  /**
+   * Whether this delivery brought the operation to its terminal state, rather than finding it
+   * there. A key-reuse refusal does not say which: the owner the journal holds it under does (a
+   * journal that cannot be read says no; the outcome then stays owed in the journal, which hands
+   * it over later, rather than risk telling it twice).
+   */
+  private boolean deliveredHere(OperationId id, Ending ending) {
+    if (ending.outcome() != null) {
+      return !ending.outcome().fromJournal();
+    }
+    if (ending.cause() instanceof OperationException failure) {
+      return !failure.fromJournal();
+    }
+    try {
+      return journal.find(id).map(r -> executor.owner().equals(r.owner())).orElse(false);
+    } catch (IdempotencyException | RuntimeException e) {
+      return false;
+    }
   }
 
   /**

@@ -563,7 +563,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     /**
      * As {@link #register(String, Transport)}, with callbacks for the outcomes of the operations
      * this dispatcher delivers (including those found in the journal after a restart, which have
-     * no handle). Callbacks run on the thread that completed the delivery; they must be quick and
+     * no handle), not of those it finds already finished by another instance of a fleet or an
+     * inline call. Callbacks run on the thread that completed the delivery; they must be quick and
      * must not throw (an exception is logged and ignored).
      *
      * @param operationName the operation name (as in the operation's identity) to deliver
