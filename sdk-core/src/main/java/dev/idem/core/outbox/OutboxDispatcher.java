@@ -21,6 +21,7 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -124,6 +125,11 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final PollLoop loop;
   private final DeliveryTracker tracker;
   private final Deliverer deliverer;
+  private final Clock clock;
+  private final Duration sweepEvery;
+  // When the next poll sweeps the handles. Read and written by polls only, which the loop runs one
+  // at a time, each after the last has finished (its lock orders them).
+  private Instant nextSweep;
 
   // Locking. `lock` guards the lifecycle: the fields below. The tracker and the loop guard their
   // own state with their own monitors; those are leaves, sometimes taken while holding `lock`,
@@ -139,6 +145,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.executor = b.executor;
     this.journal = b.executor.journal();
     this.pageSize = b.pageSize;
+    this.clock = b.clock;
+    this.sweepEvery = b.pollInterval;
     PollLoop.Builder polls = PollLoop.builder(OutboxDispatcher.class, "idem-outbox", this::poll).clock(b.clock)
         .interval(b.pollInterval).maxInterval(b.maxPollInterval).onBroken(this::stopAfter);
     if (b.scheduler != null) {
@@ -386,9 +394,10 @@ public final class OutboxDispatcher implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * One poll, run by the loop: settle the handles of operations finished elsewhere, start
-   * delivering what is due, then, while draining, check whether the queue is empty (not when the
-   * journal could not be read). An unexpected RuntimeException here backs the loop off.
+   * One poll, run by the loop: settle the handles of operations finished elsewhere (at most once
+   * per poll interval), start delivering what is due, then, while draining, check whether the
+   * queue is empty (not when the journal could not be read). An unexpected RuntimeException here
+   * backs the loop off.
    */
   private void poll() {
     synchronized (lock) {
@@ -402,7 +411,16 @@ public final class OutboxDispatcher implements AutoCloseable {
       stop(false);
       return;
     }
-    tracker.sweep();
+    // Not on every poll: each delivery that makes progress wakes one, and each sweep reads up to
+    // pageSize handles from the journal, so sweeping on the wake-ups of a burst read the journal
+    // about pageSize times per operation delivered. The handles of the dispatcher's own deliveries
+    // complete as those end; the sweep is only for operations finished elsewhere, which a poll
+    // interval's wait does not delay beyond what the regular polls always did.
+    Instant now = clock.instant();
+    if (nextSweep == null || !now.isBefore(nextSweep)) {
+      nextSweep = now.plus(sweepEvery);
+      tracker.sweep();
+    }
     if (deliverer.deliverDue()) {
       checkDrained();
     }
@@ -687,7 +705,8 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     /**
      * @param n operations read from the journal per page, and handles checked against the journal
-     *     per poll (for operations settled elsewhere), at least 1; default 100
+     *     per sweep (for operations settled elsewhere; one sweep per poll interval at most), at
+     *     least 1; default 100
      * @return this builder
      * @throws IllegalArgumentException if below 1
      */
