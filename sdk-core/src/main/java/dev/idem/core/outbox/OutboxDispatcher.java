@@ -313,8 +313,11 @@ public final class OutboxDispatcher implements AutoCloseable {
 
   /**
    * Drains the queue: stops accepting submissions and keeps delivering until no operation of a
-   * registered name is PENDING or IN_FLIGHT in the journal, or until {@code timeout} passes on
-   * the scheduler; then stops as {@link #close()} does. Submissions from now on fail with
+   * registered name is PENDING in the journal or IN_FLIGHT under this executor's owner name or an
+   * expired lease (which this dispatcher takes over), or until {@code timeout} passes on the
+   * scheduler; then stops as {@link #close()} does. An operation IN_FLIGHT under another owner's
+   * live lease is not waited for: in a fleet it is another instance's attempt on the wire, which
+   * that instance records itself. Submissions from now on fail with
    * {@link IllegalStateException}. Called before {@link #start()}, it delivers the queue all the
    * same. Calling it again, or after {@link #close()}, changes nothing and returns the same result.
    *
@@ -459,7 +462,8 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
     }
     try {
-      if (!hasQueued(OperationState.PENDING) && !hasQueued(OperationState.IN_FLIGHT)) {
+      Instant now = clock.instant();
+      if (!hasQueued(OperationState.PENDING, now) && !hasQueued(OperationState.IN_FLIGHT, now)) {
         stop(true);
       }
     } catch (IdempotencyException | RuntimeException e) {
@@ -467,12 +471,18 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
   }
 
-  private boolean hasQueued(OperationState state) throws IdempotencyException {
+  /**
+   * Whether the journal holds an operation of a registered name in {@code state} that is this
+   * dispatcher's to deliver: not one IN_FLIGHT under another owner's lease that has not expired.
+   * That is another live instance's attempt, which it records itself; waiting for it would keep a
+   * rolling deploy's stopping instance waiting out its whole timeout while the others work.
+   */
+  private boolean hasQueued(OperationState state, Instant now) throws IdempotencyException {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = journal.findByState(state, after, pageSize);
       for (OperationRecord r : page) {
-        if (registrations.containsKey(r.id().operation())) {
+        if (registrations.containsKey(r.id().operation()) && !leasedByAnotherLiveOwner(r, now)) {
           return true;
         }
       }
@@ -481,6 +491,11 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
       after = page.get(page.size() - 1).id();
     }
+  }
+
+  private boolean leasedByAnotherLiveOwner(OperationRecord r, Instant now) {
+    return r.state() == OperationState.IN_FLIGHT && r.owner() != null && !r.owner().equals(executor.owner())
+        && r.leaseExpiresAt() != null && r.leaseExpiresAt().isAfter(now);
   }
 
   private void stop(boolean drained) {
