@@ -184,7 +184,38 @@ final class Deliverer {
     // ending has been counted (the tracker's lock orders them).
     d.round.count(ending);
     DeliveryTracker.Ended ended = tracker.end(d, ending.terminal(), ending.progress());
-    CompletableFuture<Outcome> waiter = ended.waiter();
+    try {
+      handOver(d, reg, ending, ended.waiter());
+    } finally {
+      if (ending.terminal()) {
+        tracker.handedOver(d.id);
+      }
+    }
+    if (ended.closed()) {
+      return;
+    }
+    Error error = errorIn(cause);
+    if (error != null) {
+      // From the transport, the journal or a callback: it must not end unseen in a future on a
+      // worker thread, and what it left behind is unknown, so the loop stops.
+      loop.broken(error, "a delivery");
+      return;
+    }
+    if (ending.progress()) {
+      loop.progressed();
+    } else if (ended.roundOver() && !ended.roundProgressed()) {
+      offlineForJournal = false;
+      loop.noProgress(d.round.describe(), null);
+    }
+    listener.ended(ending.progress());
+  }
+
+  /**
+   * Gives the app a delivery's ending: completes the handle, if any, and for a terminal ending
+   * tells the callbacks and records in the journal that the outcome was received.
+   */
+  private void handOver(DeliveryTracker.Delivery d, Registration reg, Ending ending, CompletableFuture<Outcome> waiter) {
+    Throwable cause = ending.cause();
     if (waiter != null) {
       if (ending.outcome() != null) {
         waiter.complete(ending.outcome());
@@ -206,23 +237,6 @@ final class Deliverer {
         tracker.outcomeDelivered(d.id);  // the app has it: a restart does not hand it over again
       }
     }
-    if (ended.closed()) {
-      return;
-    }
-    Error error = errorIn(cause);
-    if (error != null) {
-      // From the transport, the journal or a callback: it must not end unseen in a future on a
-      // worker thread, and what it left behind is unknown, so the loop stops.
-      loop.broken(error, "a delivery");
-      return;
-    }
-    if (ending.progress()) {
-      loop.progressed();
-    } else if (ended.roundOver() && !ended.roundProgressed()) {
-      offlineForJournal = false;
-      loop.noProgress(d.round.describe(), null);
-    }
-    listener.ended(ending.progress());
   }
 
   /**

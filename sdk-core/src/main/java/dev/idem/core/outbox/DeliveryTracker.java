@@ -60,6 +60,10 @@ final class DeliveryTracker {
   // head and puts them back at the tail, so every handle is checked in turn, however many there
   // are. An id whose waiter is gone is dropped when the sweep meets it.
   private final ArrayDeque<OperationId> sweepOrder = new ArrayDeque<>();
+  // Operations whose delivery ended terminal and whose outcome is on its way to the app (handle,
+  // callbacks, then the journal's record that it was received): still owed in the journal, but not
+  // for OwedOutcomes to hand over again.
+  private final Set<OperationId> handingOver = new HashSet<>();
   private boolean closed;
 
   /**
@@ -168,10 +172,23 @@ final class DeliveryTracker {
    */
   synchronized Ended end(Delivery d, boolean terminal, boolean progress) {
     inDelivery.remove(d.id, d);
+    if (terminal) {
+      handingOver.add(d.id);  // until handedOver
+    }
     CompletableFuture<Outcome> waiter = terminal ? waiters.remove(d.id) : null;
     d.round.outstanding--;
     d.round.progressed |= progress;
     return new Ended(waiter, d.round.outstanding == 0, d.round.progressed, closed);
+  }
+
+  /** The outcome of a delivery that {@link #end} took as terminal has gone to the app (or nowhere). */
+  synchronized void handedOver(OperationId id) {
+    handingOver.remove(id);
+  }
+
+  /** Whether {@code id} is in delivery, or its delivery's outcome is being handed over. */
+  synchronized boolean busy(OperationId id) {
+    return inDelivery.containsKey(id) || handingOver.contains(id);
   }
 
   /**

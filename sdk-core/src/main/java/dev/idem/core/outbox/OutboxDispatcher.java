@@ -125,9 +125,10 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final PollLoop loop;
   private final DeliveryTracker tracker;
   private final Deliverer deliverer;
+  private final OwedOutcomes owed;
   private final Clock clock;
   private final Duration sweepEvery;
-  // When the next poll sweeps the handles. Read and written by polls only, which the loop runs one
+  // When the next poll sweeps the handles and looks for owed outcomes. Read and written by polls only, which the loop runs one
   // at a time, each after the last has finished (its lock orders them).
   private Instant nextSweep;
 
@@ -174,6 +175,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize);
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         this::deliveryEnded);
+    this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),
+        b.pageSize);
   }
 
   /**
@@ -397,8 +400,8 @@ public final class OutboxDispatcher implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * One poll, run by the loop: settle the handles of operations finished elsewhere (at most once
-   * per poll interval), start delivering what is due, then, while draining, check whether the
+   * One poll, run by the loop: settle the handles of operations finished elsewhere and hand the
+   * callbacks the outcomes the journal still owes them (both at most once per poll interval), start delivering what is due, then, while draining, check whether the
    * queue is empty (not when the journal could not be read). An unexpected RuntimeException here
    * backs the loop off.
    */
@@ -423,6 +426,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     if (nextSweep == null || !now.isBefore(nextSweep)) {
       nextSweep = now.plus(sweepEvery);
       tracker.sweep();
+      owed.handOver();
     }
     if (deliverer.deliverDue()) {
       checkDrained();
@@ -597,7 +601,13 @@ public final class OutboxDispatcher implements AutoCloseable {
      * As {@link #register(String, Transport)}, with callbacks for the outcomes of the operations
      * this dispatcher delivers (including those found in the journal after a restart, which have
      * no handle), not of those it finds already finished by another instance of a fleet or an
-     * inline call. Callbacks run on the thread that completed the delivery; they must be quick and
+     * inline call. An outcome the journal still owes (a queued operation that ended, but whose
+     * callback a crash prevented or whose receipt was not recorded) is handed to them too, read
+     * from the journal ({@code fromJournal()} true), as {@code resumePending} hands it to a resume
+     * handler: at the first poll if it was written under the executor's own owner name (an earlier
+     * incarnation's), else once its terminal write is older than the executor's
+     * {@link IdempotentExecutor.Builder#leaseFor lease}; so a callback may see an outcome twice,
+     * never zero times, and should deduplicate on {@code operationId()}. Callbacks run on the thread that completed the delivery; they must be quick and
      * must not throw (an exception is logged and ignored).
      *
      * @param operationName the operation name (as in the operation's identity) to deliver

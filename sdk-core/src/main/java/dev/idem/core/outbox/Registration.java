@@ -23,6 +23,11 @@ record Registration(AsyncTransport transport, Consumer<Outcome> onSuccess,
   // Logged under the dispatcher's name, as before it was split out: log configuration keys on it.
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
+  /** Whether outcome callbacks were registered for this name. */
+  boolean hasCallbacks() {
+    return onSuccess != null;
+  }
+
   /**
    * Tells the callbacks, if any, how a delivery of {@code id} ended. A callback that throws is
    * logged and ignored: the journal already holds the operation's state, and one app bug must not

@@ -1,0 +1,77 @@
+package dev.idem.core.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationState;
+import dev.idem.core.Outcome;
+import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.Transition;
+import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.Requests;
+import dev.idem.core.testing.VirtualTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Outcomes the journal owes the outbox callbacks of a dispatcher running alone: another owner's
+ * (an instance that died and came back under another name) once its terminal write is older than
+ * the lease, never while that instance may still be telling its own callbacks.
+ */
+class OwedOutcomesTest {
+  private final VirtualTime time = new VirtualTime();
+  private final InMemoryJournal journal = new InMemoryJournal();
+  private final FakeHost host = new FakeHost(time, FakeHost.always(201));
+
+  private Operation succeededUnder(String owner) throws Exception {
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
+    IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock()).build().enqueue(op);
+    Lease lease = journal.claim(op.id(), owner, time.now(), Duration.ofMinutes(2)).orElseThrow();
+    journal.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, time.now(),
+        FakeHost.response(201, Map.of()), "201"));
+    return op;
+  }
+
+  @Test
+  void anotherOwnersOwedOutcomeIsHandedOnceAfterTheLeaseAndNotBefore() throws Exception {
+    Operation op = succeededUnder("pod-gone");
+    List<Outcome> told = new ArrayList<>();
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).owner("pod-new").clock(time.clock())
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5)
+        .leaseFor(Duration.ofMinutes(2)).build();
+    OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
+        .registerAsync("create-order", host, told::add, e -> { }).build().start();
+
+    time.advance(Duration.ofSeconds(90));
+    assertEquals(List.of(), told, "within the lease, the instance that wrote it may still be telling its callbacks");
+    assertTrue(journal.find(op.id()).orElseThrow().outcomeUndelivered());
+
+    time.advance(Duration.ofMinutes(5));
+    assertEquals(1, told.size(), "handed once after the lease: " + told);
+    assertTrue(told.get(0).fromJournal());
+    assertEquals(op.id(), told.get(0).operationId());
+    assertFalse(journal.find(op.id()).orElseThrow().outcomeUndelivered(), "recorded as received");
+    assertEquals(0, host.totalAttempts(), "nothing sent");
+    outbox.close();
+  }
+
+  @Test
+  void aDispatcherWithoutCallbacksForTheNameLeavesTheOutcomeOwed() throws Exception {
+    Operation op = succeededUnder("pod-0");
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).owner("pod-0").clock(time.clock())
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
+    OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
+        .registerAsync("create-order", host).build().start();
+    time.advance(Duration.ofMinutes(10));
+
+    assertTrue(journal.find(op.id()).orElseThrow().outcomeUndelivered(), "still owed, to resumePending's handlers");
+    outbox.close();
+  }
+}
