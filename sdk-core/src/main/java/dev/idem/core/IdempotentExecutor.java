@@ -116,7 +116,9 @@ import java.util.function.Supplier;
  *       or IN_FLIGHT until this executor's lease on it expires if an attempt was on the wire), and a
  *       resume or an outbox on a new executor sends it again with the same key. An asynchronous
  *       call joined to a synchronous execution of the same operation (single-flight) drives none:
- *       it ends with that execution's outcome, as below.</li>
+ *       it ends with that execution's outcome, as below. A call of either kind waiting for a
+ *       cancelled asynchronous execution of the same operation to write its last journal record
+ *       ({@link #executeAsync}) ends at once with {@link OperationPendingException} too.</li>
  *   <li>Synchronous executions in progress on other threads ({@code execute}, {@code resume}): an
  *       attempt on the wire runs to its end and is recorded; the call then stops before its next
  *       attempt (or its next backoff) with {@link OperationPendingException}; a call waiting out a
@@ -405,7 +407,15 @@ public final class IdempotentExecutor implements AutoCloseable {
    * returns at once, never waiting for the journal: the executor's pool writes what is left (a
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
    * ends, unless the transport then fails it with
-   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded).
+   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded). Callers
+   * already waiting on the cancelled execution (single flight) get an
+   * {@link OperationPendingException}. A call for the same operation made after the cancel (a
+   * Reactor {@code retry()} after a {@code timeout()}, say), synchronous or not, waits until that
+   * execution has written its last journal record (the claim it was taking given back, the attempt
+   * it had on the wire recorded once it ends), then starts over from the journal with the same key:
+   * the key is never sent twice at once from this process, and no attempt is recorded that was not
+   * sent. {@link #close()} ends such a waiting call at once with an
+   * {@link OperationPendingException}.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -589,12 +599,18 @@ public final class IdempotentExecutor implements AutoCloseable {
       return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
+    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(),
+        request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       if (result.isCancelled()) {
-        // Followers did not cancel anything: tell them what the operation is, as for any caller.
+        SingleFlight.Ticket held = holdFlightUntilQuiet(record.id(), ticket, driver.quietAfterCancel());
+        // Followers from before the cancel did not cancel anything: tell them what the operation is.
         ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
             + record.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
             e, record.id(), List.of(), null));
+        if (held != null) {
+          return;
+        }
       } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
@@ -602,9 +618,44 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       singleFlight.leave(record.id(), ticket);
     });
-    new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(), request, transport, result,
-        lifecycle).start();
+    driver.start();
     return result;
+  }
+
+  /**
+   * After a cancel, keeps the operation's flight until the cancelled execution writes nothing more
+   * ({@code quiet}): until then it holds the lease (a claim in progress, or given back just after;
+   * an attempt on the wire, recorded when it ends), and a call for the same operation made
+   * meanwhile (a Reactor re-subscription after a timeout, say) would take that lease over as a dead
+   * process's (an ambiguous attempt for a request never sent, and the give-back then fenced) or
+   * send the key beside the attempt still running. Such a call waits, then starts over from the
+   * journal with the same key; close ends it with {@link OperationPendingException} at once, as it
+   * ends the executions in progress.
+   *
+   * @return the ticket the flight is held under, or null if it need not be (quiet already): then the
+   *     leader leaves it as usual
+   */
+  private SingleFlight.Ticket holdFlightUntilQuiet(OperationId id, SingleFlight.Ticket ticket,
+      CompletableFuture<Void> quiet) {
+    SingleFlight.Ticket held = quiet.isDone() ? null : singleFlight.drain(id, ticket);
+    if (held == null) {
+      return null;
+    }
+    // Ends the waiters only: the flight stays until quiet, so that a call already inside close's
+    // wait cannot take the lease over either.
+    Runnable endWaiters = () -> held.result().completeExceptionally(new OperationPendingException("the"
+        + " IdempotentExecutor was closed while a call for " + id + " waited for a cancelled execution of it to"
+        + " write its last journal record. It stays in the journal with its key " + id.key() + "; resumePending,"
+        + " resumeAsync or an OutboxDispatcher on a new executor sends it again with the same key", null, id,
+        List.of(), null));
+    if (!lifecycle.holdFlight(endWaiters)) {
+      endWaiters.run();
+    }
+    quiet.whenComplete((v, x) -> {
+      lifecycle.flightReleased(endWaiters);
+      singleFlight.leaveNotBegun(id, held);
+    });
+    return held;
   }
 
   /**

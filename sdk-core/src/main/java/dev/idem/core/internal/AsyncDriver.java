@@ -42,7 +42,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       returns. The journal still learns of it, from the pool: a claim taken while the cancel
  *       came is given back at once (the operation is PENDING and due), and an attempt on the wire
  *       is recorded as ambiguous when it ends (PENDING, sent again with the same key), unless it
- *       ends with {@link RequestNotSentException}: then it is not recorded at all.</li>
+ *       ends with {@link RequestNotSentException}: then it is not recorded at all. Until that
+ *       last write is done ({@link #quietAfterCancel}), the executor keeps the operation's single
+ *       flight for this execution.</li>
  * </ul>
  *
  * <p>When the executor closes ({@link #abandon()}), the future fails at once with an
@@ -64,6 +66,16 @@ public final class AsyncDriver {
 
   // Guarded by this.
   private boolean onTheWire;
+  /** How deep this thread is in the driver's lock (a transport that completes at once nests). Guarded by this. */
+  private int held;
+  /**
+   * Whether the driver may still write the journal for this execution: it holds its lock (a claim,
+   * a record, a give-back) or has an attempt on the wire. Written at the lock's outermost entry and
+   * exit; read by a cancelling thread, which takes no lock. See {@link #quietAfterCancel}.
+   */
+  private volatile boolean busy;
+  /** Completes once, after a cancel, when this execution writes nothing more (see {@link #quietAfterCancel}). */
+  private final CompletableFuture<Void> quiet = new CompletableFuture<>();
   /** Nothing more is sent or written for this execution: it ended, or stopped after a cancel or a close. */
   private boolean finished;
 
@@ -95,17 +107,64 @@ public final class AsyncDriver {
         if (result.isCancelled()) {
           // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
           cancel(backoff);
+          quietIfCancelled();
         }
       });
       synchronized (this) {
+        enter();
         try {
           perform(loop.start());
         } catch (IdempotencyException | RuntimeException | Error e) {
           fail(e);
+        } finally {
+          exit();
         }
       }
+      quietIfCancelled();
     } finally {
       lifecycle.startEnded();
+    }
+  }
+
+  /**
+   * After a cancel: completes once this execution writes nothing more to the journal, at once if it
+   * is not writing and has no attempt on the wire, otherwise when the claim or record in progress
+   * (and the give-back after it), or the record of the attempt on the wire, is written. Never
+   * completes if the call was not cancelled, nor while an attempt that never ends is on the wire.
+   * Until then this execution holds the operation's lease, which another execution in this process
+   * would take over as a dead process's (an ambiguous attempt for a request never sent) and send
+   * beside it.
+   *
+   * <p>Call once the result is cancelled, from any thread; takes no lock.
+   */
+  public CompletableFuture<Void> quietAfterCancel() {
+    quietIfCancelled();
+    return quiet;
+  }
+
+  /** At the lock's outermost entry: from here until {@link #exit}, the journal may be written. */
+  private void enter() {
+    if (held++ == 0) {
+      busy = true;
+    }
+  }
+
+  /** At the lock's outermost exit, busy only while an attempt is on the wire. */
+  private void exit() {
+    if (--held == 0) {
+      busy = onTheWire;
+    }
+  }
+
+  /**
+   * Completes {@link #quiet} if the call was cancelled and the driver is not busy. Called after the
+   * lock is released (followers waiting for it start over on this thread, under no lock of this
+   * driver's) and by the cancelling thread: each writes its own flag (busy, the cancel) before
+   * reading the other's, both volatile, so at least one of the two sees both.
+   */
+  private void quietIfCancelled() {
+    if (!busy && result.isCancelled()) {
+      quiet.complete(null);
     }
   }
 
@@ -204,7 +263,19 @@ public final class AsyncDriver {
     });
   }
 
-  private synchronized void onAttemptDone(ResponseSnapshot response, Throwable error) {
+  private void onAttemptDone(ResponseSnapshot response, Throwable error) {
+    synchronized (this) {
+      enter();
+      try {
+        attemptDone(response, error);
+      } finally {
+        exit();
+      }
+    }
+    quietIfCancelled();
+  }
+
+  private void attemptDone(ResponseSnapshot response, Throwable error) {
     onTheWire = false;
     if (finished) {
       return;
@@ -247,7 +318,19 @@ public final class AsyncDriver {
   }
 
   /** On the pool, when the backoff is over. */
-  private synchronized void afterWait() {
+  private void afterWait() {
+    synchronized (this) {
+      enter();
+      try {
+        waited();
+      } finally {
+        exit();
+      }
+    }
+    quietIfCancelled();
+  }
+
+  private void waited() {
     backoff = null;
     if (finished) {
       return;

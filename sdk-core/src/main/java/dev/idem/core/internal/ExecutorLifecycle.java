@@ -29,6 +29,9 @@ import org.slf4j.LoggerFactory;
  *       ({@link #checkUsable}).</li>
  *   <li>The asynchronous executions in progress ({@link AsyncDriver}s): close completes their futures
  *       with an {@code OperationPendingException} at once.</li>
+ *   <li>The single flights held for cancelled executions until they write nothing more
+ *       ({@link #holdFlight}): close ends the calls waiting on them at once, as it ends the
+ *       executions in progress.</li>
  *   <li>The work handed to the pool ({@link #execute}), counted, so that close can wait for journal
  *       writes already running (the app closes its journal next) on the app's pool as on ours.</li>
  *   <li>The calls in progress on the app's threads that write the journal there ({@link #enterSync}:
@@ -56,6 +59,8 @@ public final class ExecutorLifecycle {
   private final AtomicReference<Throwable> backgroundFailure = new AtomicReference<>();
   private final Object lock = new Object();
   private final Set<AsyncDriver> live = new LinkedHashSet<>();  // guarded by lock
+  /** How close ends the calls waiting on each flight held for a cancelled execution; guarded by lock. */
+  private final Set<Runnable> heldFlights = new HashSet<>();
   private volatile boolean closed;  // written under lock
   private int tasks;  // handed to the pool and not yet finished; guarded by lock
   /**
@@ -424,6 +429,25 @@ public final class ExecutorLifecycle {
   }
 
   /**
+   * Adds a single flight held for a cancelled execution until it writes nothing more
+   * ({@link SingleFlight#drain}): close runs {@code endWaiters}, which must end the calls waiting on
+   * that flight without waiting for the execution (its attempt may never end), take no lock and
+   * write nothing. False if closed already: then nobody will, and the caller runs it.
+   */
+  public boolean holdFlight(Runnable endWaiters) {
+    synchronized (lock) {
+      return !closed && heldFlights.add(endWaiters);
+    }
+  }
+
+  /** The flight {@link #holdFlight} added is no longer held: close has nothing to end for it. */
+  public void flightReleased(Runnable endWaiters) {
+    synchronized (lock) {
+      heldFlights.remove(endWaiters);
+    }
+  }
+
+  /**
    * Hands {@code work} to the pool, counted until it ends; whatever it throws is a background
    * failure, never a dead thread.
    *
@@ -467,7 +491,8 @@ public final class ExecutorLifecycle {
   /**
    * Closes the executor; idempotent. In order: new calls are refused; every asynchronous execution
    * in progress completes with an {@code OperationPendingException} (its operation stays in the
-   * journal with its key) and its timers are cancelled; the owned scheduler and pool take no new
+   * journal with its key) and its timers are cancelled, and so does every call waiting on a flight
+   * held for a cancelled execution ({@link #holdFlight}); the owned scheduler and pool take no new
    * work; then it waits, up to {@link #CLOSE_GRACE} in all, for work already handed to the pool
    * (journal writes), for the synchronous calls in progress on other threads (an attempt on the
    * wire runs to its end and is recorded, and the call stops before its next one), and for the
@@ -477,6 +502,7 @@ public final class ExecutorLifecycle {
    */
   public void close() {
     List<AsyncDriver> abandoned;
+    List<Runnable> flights = null;
     synchronized (lock) {
       if (closed) {
         abandoned = null;
@@ -484,6 +510,8 @@ public final class ExecutorLifecycle {
         closed = true;
         abandoned = new ArrayList<>(live);
         live.clear();
+        flights = new ArrayList<>(heldFlights);
+        heldFlights.clear();
         for (Thread t : backingOff.keySet()) {
           wokenByClose.add(t);
           if (!wokenByCaller.contains(t)) {
@@ -501,6 +529,9 @@ public final class ExecutorLifecycle {
     try {
       for (AsyncDriver d : abandoned) {
         d.abandon();
+      }
+      for (Runnable endWaiters : flights) {
+        endWaiters.run();
       }
       pools.shutdown(false);
       Instant deadline = Instant.now().plus(CLOSE_GRACE);
