@@ -21,6 +21,15 @@ abstract class CliCommand implements Callable<Integer> {
     return spec.commandLine().getErr();
   }
 
+  /**
+   * Whether a write of the output has failed (a full disk, a reader that went away): a listing
+   * then stops reading pages, since nothing more of it can be written. The exit status is
+   * {@link IdemCli#main}'s to choose, from the failure itself.
+   */
+  boolean outputFailed() {
+    return out().checkError();
+  }
+
   /** A usage error: picocli prints it with the usage help and exits with status 2. */
   ParameterException usage(String message) {
     return new ParameterException(spec.commandLine(), message);

@@ -1,6 +1,10 @@
 package dev.idem.cli;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.nio.charset.Charset;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ScopeType;
@@ -28,7 +32,9 @@ import picocli.CommandLine.ScopeType;
  * created.
  *
  * <p>Exit status: 0 done, 1 an error with the store (one line on standard error, starting
- * {@code idem: }), 2 bad usage.
+ * {@code idem: }), 2 bad usage, 3 the output could not be written (a full disk, an I/O error; one
+ * line on standard error). A reader that stops reading ({@code | head}) is not an error: the
+ * command ends quietly with its own status.
  */
 // INHERIT: every subcommand has --help and --version too.
 @Command(name = "idem", mixinStandardHelpOptions = true, versionProvider = CliVersion.class, scope = ScopeType.INHERIT,
@@ -40,7 +46,9 @@ public final class IdemCli {
   private IdemCli() {}
 
   /**
-   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store, 2 on bad usage.
+   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store, 2 on bad
+   * usage, 3 when the output could not be written (a full disk; not a reader that went away, which
+   * ends the command quietly with its own status).
    *
    * @param args the command line, such as {@code journal stats --dir DIR}
    */
@@ -50,7 +58,32 @@ public final class IdemCli {
     if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
       System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
     }
-    System.exit(run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    // Not System.out: it keeps only "an error happened", and a full disk must fail the command
+    // where a reader that stopped (| head) must not. This stream keeps the failure itself.
+    FailureRecordingOutputStream stdout = new FailureRecordingOutputStream(new FileOutputStream(FileDescriptor.out));
+    PrintWriter out = new PrintWriter(new OutputStreamWriter(stdout, stdoutCharset()), true);
+    PrintWriter err = new PrintWriter(System.err, true);
+    int status = run(out, err, args);
+    out.flush();
+    System.exit(OutputFailure.exitStatus(status, stdout.failure(), OutputFailure::standardOutputIsPipeOrSocket, err));
+  }
+
+  /**
+   * The charset {@code System.out} would encode with: {@code stdout.encoding} (Java 19 on),
+   * {@code sun.stdout.encoding} (Java 17, set for a console), else the platform's default.
+   */
+  private static Charset stdoutCharset() {
+    for (String property : new String[] {"stdout.encoding", "sun.stdout.encoding"}) {
+      String name = System.getProperty(property);
+      try {
+        if (name != null && Charset.isSupported(name)) {
+          return Charset.forName(name);
+        }
+      } catch (IllegalArgumentException e) {
+        // A name the JDK cannot read: the default, as System.out takes it then.
+      }
+    }
+    return Charset.defaultCharset();
   }
 
   /**
@@ -59,7 +92,8 @@ public final class IdemCli {
    * @param out where results go
    * @param err where errors and usage go
    * @param args the command line, such as {@code journal stats --dir DIR}
-   * @return 0 on success, 1 on an error with a store, 2 on bad usage
+   * @return 0 on success, 1 on an error with a store, 2 on bad usage; a failed write of {@code out}
+   *     is the caller's to notice ({@link PrintWriter#checkError}): a listing stops early after one
    */
   public static int run(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cli = new CommandLine(new IdemCli()).setOut(out).setErr(err)

@@ -39,7 +39,7 @@ final class ListCommand extends CliCommand {
       for (OperationState s : states) {
         total += j.count(s);
         OperationId after = null;
-        while (printed < limit) {
+        while (printed < limit && !outputFailed()) {
           List<OperationRecord> page = j.findByState(s, after, Math.min(PAGE, limit - printed));
           page.forEach(r -> RecordPrinter.line(out, r));
           printed += page.size();

@@ -77,7 +77,7 @@ final class WebhooksCommand {
         // --limit says. The read-only inbox is one snapshot, so the pages and the count agree.
         int printed = 0;
         InboxEntry after = null;
-        while (printed < limit) {
+        while (printed < limit && !outputFailed()) {
           int asked = Math.min(pageSize, limit - printed);
           List<InboxEntry> page = pages.read(in, state, after, asked);
           page.forEach(this::line);
