@@ -23,14 +23,21 @@ import org.junit.jupiter.params.provider.EnumSource;
  * throws in the middle of the first call, after the operation was journaled and claimed: nothing
  * is sent, an undocumented IllegalArgumentException escapes, and the operation is left IN_FLIGHT
  * under a lease with no attempt recorded.
+ *
+ * <p>Either answer keeps the guarantee: the builder refusing such a setting (before any operation
+ * exists), or the first call working. The smallest period resilience4j takes (1 ms) must work.
  */
 class SubMillisecondBreakerOpenForTest {
 
   @ParameterizedTest
   @EnumSource(Driver.class)
   void aSubMillisecondOpenPeriodTheBuilderAcceptedDoesNotBreakTheFirstCall(Driver d) throws Exception {
-    // Accepted at configuration time: "positive" is all the Javadoc asks.
-    CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().openFor(Duration.ofNanos(500_000)).build();
+    CircuitBreakerSettings breaker;
+    try {
+      breaker = CircuitBreakerSettings.builder().openFor(Duration.ofNanos(500_000)).build();
+    } catch (IllegalArgumentException refused) {
+      return; // refused when configured, before any operation exists: fine
+    }
     Harness h = new Harness(Harness.POLICY, b -> b.circuitBreaker(breaker));
     Operation op = Operation.builder("create-order", Requests.order("{\"amount\":1}")).build();
     ScriptedTransport t = h.transport(op).then(status(201));
@@ -48,5 +55,19 @@ class SubMillisecondBreakerOpenForTest {
             + escaped + "; it is left IN_FLIGHT under a lease with " + r.attempts().size() + " attempts recorded");
     assertEquals(1, t.count(), "the request was never sent: " + escaped);
     assertEquals(OperationState.SUCCEEDED, r.state());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Driver.class)
+  void theShortestOpenPeriodTheBreakerTakesServesTheFirstCall(Driver d) throws Exception {
+    CircuitBreakerSettings breaker = CircuitBreakerSettings.builder().openFor(Duration.ofMillis(1)).build();
+    Harness h = new Harness(Harness.POLICY, b -> b.circuitBreaker(breaker));
+    Operation op = Operation.builder("create-order", Requests.order("{\"amount\":1}")).build();
+    ScriptedTransport t = h.transport(op).then(status(201));
+
+    d.run(h, op, t);
+
+    assertEquals(1, t.count());
+    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
   }
 }
