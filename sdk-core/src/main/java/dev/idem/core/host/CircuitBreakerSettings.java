@@ -39,6 +39,8 @@ import java.time.Duration;
  * Immutable and thread-safe.
  */
 public final class CircuitBreakerSettings {
+  /** The shortest open period resilience4j's breaker accepts. */
+  private static final Duration MIN_OPEN_FOR = Duration.ofMillis(1);
   private static final CircuitBreakerSettings DEFAULTS = new Builder().build();
   private static final CircuitBreakerSettings DISABLED = new Builder().enabled(false).build();
 
@@ -124,7 +126,7 @@ public final class CircuitBreakerSettings {
   /**
    * How long a breaker stays open before letting probes through.
    *
-   * @return the open period, positive; default 10 s
+   * @return the open period, at least 1 ms; default 10 s
    */
   public Duration openFor() {
     return openFor;
@@ -195,12 +197,19 @@ public final class CircuitBreakerSettings {
     }
 
     /**
-     * @param openFor how long the breaker stays open, positive; default 10 s
+     * @param openFor how long the breaker stays open, at least 1 ms; default 10 s
      * @return this builder
-     * @throws IllegalArgumentException if zero, negative or above 100 years
+     * @throws IllegalArgumentException if below 1 ms or above 100 years
+     * @throws NullPointerException if {@code openFor} is null
      */
     public Builder openFor(Duration openFor) {
-      this.openFor = Checks.positive(openFor, "openFor");
+      Checks.positive(openFor, "openFor");
+      // resilience4j refuses a shorter wait in the open state, and the per-host breaker is built
+      // at the first attempt to a host, after the operation was claimed: refused here instead.
+      if (openFor.compareTo(MIN_OPEN_FOR) < 0) {
+        throw new IllegalArgumentException("openFor must be at least 1 ms: " + openFor);
+      }
+      this.openFor = openFor;
       return this;
     }
 
