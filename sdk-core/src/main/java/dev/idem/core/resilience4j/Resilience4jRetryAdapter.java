@@ -1,5 +1,6 @@
 package dev.idem.core.resilience4j;
 
+import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import dev.idem.core.DelayFunction;
 import dev.idem.core.spi.ResponseSnapshot;
@@ -42,8 +43,9 @@ import org.slf4j.LoggerFactory;
  *       exception the predicate rejects is PERMANENT; one it accepts is left to the next classifier,
  *       which tells SAFE (never sent) from AMBIGUOUS (may have taken effect)</td></tr>
  *   <tr><td>{@code retryOnResult} (over {@link ResponseSnapshot})</td><td>a response it accepts is
- *       TRANSIENT, or AMBIGUOUS for a 2xx (which may have taken effect); any other response is left to
- *       the next classifier</td></tr>
+ *       retried: AMBIGUOUS where {@link Classifier#defaults()} says it may follow the request's effect
+ *       (2xx, 301, 302, 303, 409), so that giving up after it ends UNCERTAIN, and TRANSIENT otherwise;
+ *       any other response is left to the next classifier</td></tr>
  * </table>
  *
  * <p>What does not map, or maps differently:
@@ -186,7 +188,7 @@ public final class Resilience4jRetryAdapter {
         return Optional.empty();
       }
       String why = "resilience4j retryOnResult matched HTTP " + response.status();
-      return Optional.of(response.isSuccessful() ? Verdict.ambiguous(why + "; it may have taken effect")
+      return Optional.of(mayHaveTakenEffect(response) ? Verdict.ambiguous(why + "; it may have taken effect")
           : Verdict.transientFailure(why));
     }
 
@@ -197,6 +199,16 @@ public final class Resilience4jRetryAdapter {
         return Optional.empty();
       }
       return Optional.of(Verdict.permanent("resilience4j does not retry " + failure.getClass().getSimpleName()));
+    }
+
+    /**
+     * Whether Idem's own table says this response may follow the request's effect (a 2xx, a 301,
+     * 302 or 303 redirect, a 409): retrying it is the predicate's call, but giving up after it must
+     * end UNCERTAIN, never FAILED, so it is retried as AMBIGUOUS rather than TRANSIENT.
+     */
+    private static boolean mayHaveTakenEffect(ResponseSnapshot response) {
+      Classification c = Classifier.defaults().classify(response).orElseThrow().classification();
+      return c == Classification.SUCCESS || c == Classification.AMBIGUOUS;
     }
 
     /**
