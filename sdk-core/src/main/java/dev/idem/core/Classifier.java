@@ -26,6 +26,12 @@ import java.util.Optional;
  * are recognised before any classifier is asked, so that what they mean does not depend on the
  * classifier chain. A classifier that throws is logged (WARN), and {@link #defaults()} judges
  * that attempt instead; the attempt's recorded reason says so.
+ *
+ * <p>An exception is judged more cautiously than a response: only the default table can prove that
+ * nothing was sent (the SAFE row below; a transport or interceptor that knows it sent nothing
+ * throws {@link RequestNotSentException}). For any other exception the request may have taken
+ * effect, whatever the verdict: SUCCESS, SAFE and TRANSIENT are recorded as AMBIGUOUS (still
+ * retried), and PERMANENT stops the retries but ends the operation UNCERTAIN, never FAILED.
  * Implementations must be thread-safe and must not block.
  */
 public interface Classifier {

@@ -382,12 +382,23 @@ public final class AttemptLoop {
         + " as reused with another payload (HTTP " + status + "); operation " + id + " is FAILED"));
   }
 
-  /** Reports that the attempt just sent got no response. */
+  /**
+   * Reports that the attempt just sent got no response. Only the default table can prove that
+   * nothing was sent ({@link #mayHaveBeenSent}); any other failure may have taken effect, whatever
+   * the classifier says: a SUCCESS verdict is overruled to AMBIGUOUS, and so are SAFE and TRANSIENT
+   * verdicts on a failure that may have been sent (retried all the same), so that the attempt's
+   * record says what every later decision needs, in this execution and the next ones (giving up,
+   * a refusal on a later attempt, the age limit): the effect may exist. A PERMANENT verdict stays,
+   * and {@link #permanent} ends UNCERTAIN on the same rule.
+   */
   public Step onFailure(IOException failure) throws IdempotencyException {
     Verdict v = judge(failure).orElse(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
     if (v.classification() == Classification.SUCCESS) {
       // An exception cannot prove success; a classifier that says so is overruled, cautiously.
       v = Verdict.ambiguous(v.reason() + " (an exception cannot mean success)");
+    } else if ((v.classification() == Classification.TRANSIENT || v.classification() == Classification.SAFE)
+        && mayHaveBeenSent(failure)) {
+      v = Verdict.ambiguous(v.reason() + " (no response arrived, so the request may have taken effect)");
     }
     lastWasInFlight = false;
     HostGuard.Health health = HostGuard.healthOf(v.classification());
@@ -487,7 +498,7 @@ public final class AttemptLoop {
     // An earlier SUCCESS counts too: only a crash that lost its transition leaves one behind.
     boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
     record(v, status, failure, now, Duration.ZERO, "permanent: no retry", health);
-    if (failure != null && !provablyNotSent(failure)) {
+    if (mayHaveBeenSent(failure)) {
       // The classifier says "don't retry", but without a response the request may have taken effect.
       String reason = v.reason() + "; no response arrived, so the request may have taken effect";
       finish(OperationState.UNCERTAIN, now, reason);
@@ -505,8 +516,15 @@ public final class AttemptLoop {
         history, lastResponse));
   }
 
-  private static boolean provablyNotSent(IOException failure) {
-    return DefaultClassifier.INSTANCE.classify(failure)
+  /**
+   * Whether an attempt that ended in {@code failure} may have reached the server, and so may have
+   * taken effect: every failure but those the default table proves unsent (connect refused, DNS,
+   * TLS handshake, connect timeout, {@link dev.idem.core.spi.RequestNotSentException}), whatever
+   * the app's classifier said. The one rule for an attempt without a response; false for an
+   * attempt that got one ({@code failure} null).
+   */
+  private static boolean mayHaveBeenSent(IOException failure) {
+    return failure != null && !DefaultClassifier.INSTANCE.classify(failure)
         .map(v -> v.classification() == Classification.SAFE).orElse(false);
   }
 
