@@ -24,8 +24,9 @@ import java.util.Optional;
  * response is taken as PERMANENT and an exception as AMBIGUOUS (the cautious choices). The
  * protocol's own answers (key reused, key in flight, key missing; see {@link ProtocolStatuses})
  * are recognised before any classifier is asked, so that what they mean does not depend on the
- * classifier chain. A classifier that throws is logged (WARN), and {@link #defaults()} judges
- * that attempt instead; the attempt's recorded reason says so.
+ * classifier chain. A classifier that throws, or answers null instead of {@link Optional#empty()},
+ * is logged (WARN), and {@link #defaults()} judges that attempt instead; the attempt's recorded
+ * reason says so.
  *
  * <p>An exception is judged more cautiously than a response: only the default table can prove that
  * nothing was sent (the SAFE row below; a transport or interceptor that knows it sent nothing

@@ -324,34 +324,43 @@ public final class AttemptLoop {
 
   /**
    * The classifier's verdict on a response. The app's classifier is the app's code: if it throws,
-   * the default table judges instead (and the verdict's reason says so), rather than the attempt's
-   * outcome going unrecorded with the operation left IN_FLIGHT.
+   * or answers null instead of {@link Optional#empty()}, the default table judges instead (and the
+   * verdict's reason says so), rather than the attempt's outcome going unrecorded with the
+   * operation left IN_FLIGHT. Null is not taken as "no opinion": that would make a response
+   * PERMANENT, where the classifier most likely meant to leave it to the table.
    */
   private Optional<Verdict> judge(ResponseSnapshot response) {
+    Optional<Verdict> v;
     try {
-      return s.classifier().classify(response);
+      v = s.classifier().classify(response);
     } catch (RuntimeException e) {
-      classifierThrew(e);
-      return DefaultClassifier.INSTANCE.classify(response).map(v -> new Verdict(v.classification(),
-          v.reason() + " (default table: the classifier threw " + e.getClass().getSimpleName() + ")"));
+      return byDefaultTable(DefaultClassifier.INSTANCE.classify(response), e);
     }
+    return v != null ? v : byDefaultTable(DefaultClassifier.INSTANCE.classify(response), null);
   }
 
   /** {@link #judge(ResponseSnapshot)} for an attempt that got no response. */
   private Optional<Verdict> judge(IOException failure) {
+    Optional<Verdict> v;
     try {
-      return s.classifier().classify(failure);
+      v = s.classifier().classify(failure);
     } catch (RuntimeException e) {
-      classifierThrew(e);
-      return DefaultClassifier.INSTANCE.classify(failure).map(v -> new Verdict(v.classification(),
-          v.reason() + " (default table: the classifier threw " + e.getClass().getSimpleName() + ")"));
+      return byDefaultTable(DefaultClassifier.INSTANCE.classify(failure), e);
     }
+    return v != null ? v : byDefaultTable(DefaultClassifier.INSTANCE.classify(failure), null);
   }
 
-  private void classifierThrew(RuntimeException e) {
+  /**
+   * The default table's verdict, for an attempt the classifier failed to judge.
+   *
+   * @param thrown what the classifier threw; null if it answered null
+   */
+  private Optional<Verdict> byDefaultTable(Optional<Verdict> table, RuntimeException thrown) {
     // The class only: its message may quote what the classifier read from the response.
-    LOG.warn("operation {}: the classifier threw {}; Idem's default table judges this attempt instead", id,
-        e.getClass().getName());
+    String what = thrown == null ? "answered null" : "threw " + thrown.getClass().getName();
+    LOG.warn("operation {}: the classifier {}; Idem's default table judges this attempt instead", id, what);
+    String why = thrown == null ? "answered null" : "threw " + thrown.getClass().getSimpleName();
+    return table.map(v -> new Verdict(v.classification(), v.reason() + " (default table: the classifier " + why + ")"));
   }
 
   private Optional<Duration> retryAfter(ResponseSnapshot response) {
