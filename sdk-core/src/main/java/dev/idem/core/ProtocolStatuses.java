@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which answers of the server carry the idempotency protocol's three signals: the key was reused
@@ -35,8 +37,15 @@ import java.util.function.Predicate;
  *       not in progress</td><td>400 whose body names the key</td><td>any other 409</td></tr>
  * </table>
  * Immutable and thread-safe; predicates must be thread-safe and must not block.
+ *
+ * <p>A body predicate that throws (one that parses a JSON error, given a proxy's HTML page) is
+ * logged (WARN) and read the cautious way, as the presets lean: not key reused, not key missing
+ * (either would end the operation FAILED at once), but in flight, which only waits and ends
+ * UNCERTAIN at worst. So a status that both reuse and in flight use is taken as in flight when
+ * the reuse predicate cannot tell. Nothing a predicate throws escapes these methods.
  */
 public final class ProtocolStatuses {
+  private static final Logger LOG = LoggerFactory.getLogger(ProtocolStatuses.class);
   private static final Predicate<ResponseSnapshot> ANY = r -> true;
   private static final Predicate<ResponseSnapshot> NAMES_THE_KEY =
       r -> bodyMentions(r, List.of("idempotency", "idempotent"));
@@ -171,17 +180,31 @@ public final class ProtocolStatuses {
     return words.stream().anyMatch(body::contains);
   }
 
-  private record Signal(int status, Predicate<ResponseSnapshot> body) {
+  /**
+   * One signal: its status, its body predicate, and the answer when that predicate throws (the
+   * app's code; a JSON parser on a proxy's HTML page, say).
+   */
+  private record Signal(int status, Predicate<ResponseSnapshot> body, boolean whenPredicateThrows, String name) {
     boolean test(ResponseSnapshot r) {
-      return r.status() == status && body.test(r);
+      if (r.status() != status) {
+        return false;
+      }
+      try {
+        return body.test(r);
+      } catch (RuntimeException e) {
+        // The class only: its message may quote the body.
+        LOG.warn("the {} body predicate threw {} on an HTTP {}; taken as {}", name, e.getClass().getName(), status,
+            whenPredicateThrows ? "a match" : "no match");
+        return whenPredicateThrows;
+      }
     }
   }
 
   /** Builds {@link ProtocolStatuses}, starting from {@link #ietfDraft()}. Not thread-safe. */
   public static final class Builder {
-    private Signal keyReused = new Signal(422, ANY);
-    private Signal keyMissing = new Signal(400, NAMES_THE_KEY);
-    private Signal inFlight = new Signal(409, ANY);
+    private Signal keyReused = keyReusedSignal(422, ANY);
+    private Signal keyMissing = keyMissingSignal(400, NAMES_THE_KEY);
+    private Signal inFlight = inFlightSignal(409, ANY);
 
     private Builder() {}
 
@@ -201,7 +224,7 @@ public final class ProtocolStatuses {
      * @throws IllegalArgumentException if {@code status} is not a 4xx status
      */
     public Builder keyReused(int status, Predicate<ResponseSnapshot> body) {
-      this.keyReused = signal(status, body);
+      this.keyReused = keyReusedSignal(checked(status), Objects.requireNonNull(body, "body"));
       return this;
     }
 
@@ -213,7 +236,7 @@ public final class ProtocolStatuses {
      * @throws IllegalArgumentException if {@code status} is not a 4xx status
      */
     public Builder keyMissing(int status, Predicate<ResponseSnapshot> body) {
-      this.keyMissing = signal(status, body);
+      this.keyMissing = keyMissingSignal(checked(status), Objects.requireNonNull(body, "body"));
       return this;
     }
 
@@ -224,7 +247,7 @@ public final class ProtocolStatuses {
      * @throws IllegalArgumentException if {@code status} is not a 4xx status
      */
     public Builder inFlight(int status, Predicate<ResponseSnapshot> body) {
-      this.inFlight = signal(status, body);
+      this.inFlight = inFlightSignal(checked(status), Objects.requireNonNull(body, "body"));
       return this;
     }
 
@@ -233,12 +256,25 @@ public final class ProtocolStatuses {
       return new ProtocolStatuses(this);
     }
 
-    private static Signal signal(int status, Predicate<ResponseSnapshot> body) {
-      Objects.requireNonNull(body, "body");
+    private static int checked(int status) {
       if (status < 400 || status > 499) {
         throw new IllegalArgumentException("a protocol signal is a 4xx status: " + status);
       }
-      return new Signal(status, body);
+      return status;
+    }
+
+    // When a predicate cannot tell, the cautious reading: not reuse and not key missing (either
+    // would end FAILED at once), but in flight (a wait, which ends UNCERTAIN at worst).
+    private static Signal keyReusedSignal(int status, Predicate<ResponseSnapshot> body) {
+      return new Signal(status, body, false, "key-reused");
+    }
+
+    private static Signal keyMissingSignal(int status, Predicate<ResponseSnapshot> body) {
+      return new Signal(status, body, false, "key-missing");
+    }
+
+    private static Signal inFlightSignal(int status, Predicate<ResponseSnapshot> body) {
+      return new Signal(status, body, true, "in-flight");
     }
   }
 }
