@@ -70,13 +70,13 @@ public interface RetryBudget {
    * before refills), and users of the AWS SDK already know it.
    *
    * @param capacity tokens per host when full (AWS: 500)
-   * @param retryCost tokens per retry (AWS: 5)
+   * @param retryCost tokens per retry (AWS: 5), at most {@code capacity}
    * @param successRefund tokens returned per successful first attempt (AWS: 1)
    * @param refillPerSecond tokens returned per second of time, 0 for none
    * @param clock the time source for the refill
    * @return a new, thread-safe budget; hosts are tracked separately
-   * @throws IllegalArgumentException if capacity or retryCost is below 1, or successRefund or
-   *     refillPerSecond is negative
+   * @throws IllegalArgumentException if capacity or retryCost is below 1, retryCost is above
+   *     capacity (no retry could ever be afforded), or successRefund or refillPerSecond is negative
    */
   static RetryBudget tokenBucket(int capacity, int retryCost, int successRefund, double refillPerSecond,
       Clock clock) {

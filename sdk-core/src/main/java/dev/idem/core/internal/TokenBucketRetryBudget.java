@@ -19,6 +19,11 @@ public final class TokenBucketRetryBudget implements RetryBudget {
     if (capacity < 1 || retryCost < 1 || successRefund < 0 || !(refillPerSecond >= 0)) {
       throw new IllegalArgumentException("need capacity >= 1, retryCost >= 1, successRefund >= 0, refillPerSecond >= 0");
     }
+    if (retryCost > capacity) {
+      // A bucket never holds more than its capacity: no retry could ever be paid for.
+      throw new IllegalArgumentException("retryCost (" + retryCost + ") must be at most capacity (" + capacity
+          + "), or no retry is ever allowed");
+    }
     this.capacity = capacity;
     this.retryCost = retryCost;
     this.successRefund = successRefund;

@@ -107,7 +107,7 @@ class MicrometerMetricsTest {
     assertEquals(1.0, counter("idem.key.mismatches", "operation", "create-order", "detected.by", "server"));
 
     IdempotentExecutor stingy = executor().circuitBreaker(CircuitBreakerSettings.disabled())
-        .retryBudget(RetryBudget.tokenBucket(1, 5, 1, 0, time.clock())).build();
+        .retryBudget(RetryBudget.tokenBucket(5, 5, 1, 0, time.clock())).build();  // one retry, then none
     assertThrows(OperationPendingException.class,
         () -> stingy.execute(op("charge", 4), new FakeHost(time, FakeHost.always(503))));
     assertEquals(1.0, counter("idem.budget.denials", "operation", "charge"));
