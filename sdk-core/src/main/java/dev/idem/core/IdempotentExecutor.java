@@ -1190,7 +1190,10 @@ public final class IdempotentExecutor implements AutoCloseable {
 
     /**
      * Uniform values in [0, 1) for jitter; default {@link ThreadLocalRandom}. Must be thread-safe
-     * if the executor is shared across threads.
+     * if the executor is shared across threads. It is asked when a retry's delay is chosen, after
+     * the attempt was answered; a value outside [0, 1) (an {@link IllegalArgumentException} then)
+     * or an exception of its own leaves the operation PENDING with that attempt recorded, and the
+     * call throws {@link OperationPendingException} with the exception as its cause.
      *
      * @param random the source of uniform values in [0, 1)
      * @return this builder

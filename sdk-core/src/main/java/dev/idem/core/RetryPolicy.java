@@ -87,6 +87,8 @@ public final class RetryPolicy {
    * @param retryAfter the server's Retry-After hint, if any
    * @param random uniform values in [0, 1), for jitter
    * @return retry after a delay in [0, maxDelay] that ends before the deadline, or stop
+   * @throws IllegalArgumentException if {@code random} gives a value outside [0, 1) when a delay is
+   *     chosen
    */
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, DoubleSupplier random) {
@@ -105,6 +107,8 @@ public final class RetryPolicy {
    * @param response the response of the attempt just made, if it got one
    * @param random uniform values in [0, 1), for jitter
    * @return retry after a delay in [0, maxDelay] that ends before the deadline, or stop
+   * @throws IllegalArgumentException if {@code random} gives a value outside [0, 1) when a delay is
+   *     chosen
    */
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
@@ -128,6 +132,8 @@ public final class RetryPolicy {
    * @param response the in-flight response
    * @param random uniform values in [0, 1), for jitter
    * @return retry after a delay that ends before the deadline, or stop
+   * @throws IllegalArgumentException if {@code random} gives a value outside [0, 1) when a delay is
+   *     chosen
    */
   public RetryDecision decideInFlight(int inFlightAnswers, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
@@ -149,8 +155,11 @@ public final class RetryPolicy {
     Duration custom = null;
     String customFailed = null;
     if (s.delayFunction != null) {
+      // Checked here, not in the function's guard below: a random source out of range is not the
+      // function's fault, and the backoff would refuse the same value.
+      double r = Backoff.unit(random.getAsDouble());
       try {
-        custom = s.delayFunction.delay(retry, previousDelay, random.getAsDouble(), response);
+        custom = s.delayFunction.delay(retry, previousDelay, r, response);
         if (custom == null || custom.isNegative()) {
           custom = Duration.ZERO;
         }

@@ -8,7 +8,10 @@ import java.time.Clock;
  * outage. A first attempt never needs the budget; every retry does. When a retry is denied, the
  * operation stays PENDING (due again later) instead of being sent now.
  *
- * <p>Implementations must be thread-safe.
+ * <p>Implementations must be thread-safe. An exception from {@link #onSuccess} or
+ * {@link #onRetrySuccess} is logged (WARN) and ignored: the attempt's outcome stands. One from
+ * {@link #tryAcquireRetry} sends nothing: the operation goes back to PENDING with its key and the
+ * call throws {@code OperationPendingException} with it as the cause.
  */
 public interface RetryBudget {
   /**

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * The decision engine of one execution of one operation. It claims, records, classifies, decides
  * and writes every state change to the journal; it never sends or waits itself. A driver calls
  * {@link #start()}, performs the {@link Step} it gets, and reports back with
- * {@link #onResponse}, {@link #onFailure} or {@link #afterWait()}.
+ * {@link #onResponse}, {@link #onFailure} or {@link #afterWait()}. Those four entry points are
+ * also where a RuntimeException from the app's own code is caught, once for both drivers (see
+ * {@link #appCodeThrew}).
  *
  * <p>Not thread-safe: one driver uses it at a time (the async driver hands it from one callback to
  * the next, which the futures order).
@@ -139,12 +141,20 @@ public final class AttemptLoop {
    * made with the begin.
    */
   public Step start() throws IdempotencyException {
-    return claim();
+    try {
+      return claim();
+    } catch (RuntimeException e) {
+      return appCodeThrew(e, null, null);
+    }
   }
 
   /** Claims the operation again after a wait. */
   public Step afterWait() throws IdempotencyException {
-    return claim();
+    try {
+      return claim();
+    } catch (RuntimeException e) {
+      return appCodeThrew(e, null, null);
+    }
   }
 
   private Step claim() throws IdempotencyException {
@@ -290,6 +300,14 @@ public final class AttemptLoop {
    * key missing) are recognised first; the classifier judges every other response.
    */
   public Step onResponse(ResponseSnapshot response) throws IdempotencyException {
+    try {
+      return judgeAndDecide(response);
+    } catch (RuntimeException e) {
+      return appCodeThrew(e, response, null);
+    }
+  }
+
+  private Step judgeAndDecide(ResponseSnapshot response) throws IdempotencyException {
     lastResponse = response;
     int status = response.status();
     ProtocolStatuses protocol = s.protocol();
@@ -401,6 +419,14 @@ public final class AttemptLoop {
    * and {@link #permanent} ends UNCERTAIN on the same rule.
    */
   public Step onFailure(IOException failure) throws IdempotencyException {
+    try {
+      return judgeAndDecide(failure);
+    } catch (RuntimeException e) {
+      return appCodeThrew(e, null, failure);
+    }
+  }
+
+  private Step judgeAndDecide(IOException failure) throws IdempotencyException {
     Verdict v = judge(failure).orElse(Verdict.ambiguous("no response: " + failure.getClass().getSimpleName()));
     if (v.classification() == Classification.SUCCESS) {
       // An exception cannot prove success; a classifier that says so is overruled, cautiously.
@@ -446,6 +472,83 @@ public final class AttemptLoop {
         + " delivery sends it when the target answers" + (ageLimit == null ? ""
         : ", or ends it at its age limit at " + ageLimit + " (FAILED if no attempt can have reached the server)"),
         failure, id, history, lastResponse));
+  }
+
+  /**
+   * The safety net under the app's own code that the loop calls once it holds the operation: the
+   * classifier, the protocol's body predicates, the retry policy's delay function, the random
+   * source, the retry budget. Each has its own cautious answer where one exists (the default table
+   * for a classifier, "in flight" for a protocol predicate, the exponential backoff for a delay
+   * function, "ignored" for a budget told of an outcome); anything else they throw, here, after the
+   * claim and before the operation's next state is written, ends the call this way:
+   * <ul>
+   *   <li>The attempt that was sent, if one was and it is not recorded yet, is recorded, judged by
+   *       the default table with the cautious overrules the loop always applies (a 2xx becomes
+   *       AMBIGUOUS, since it was not accepted as a success; a failure is AMBIGUOUS unless provably
+   *       unsent). The history never hides an effect, so whatever ends the operation later (giving
+   *       up, a refusal, its age limit) never makes it FAILED while the effect may exist.</li>
+   *   <li>The operation goes back to PENDING, with its key, due after the policy's
+   *       {@code maxDelay} (or at its age limit), and the host guard's unused permission is given
+   *       back. The call ends with {@link OperationPendingException}, whose cause is the app's
+   *       exception: the caller is told what the journal holds.</li>
+   * </ul>
+   * Why PENDING: not FAILED, since nothing said the operation failed and the effect may exist; not
+   * UNCERTAIN, which is terminal and means Idem gave up, when here it never got to decide, and the
+   * key is still good: sending again with it is what the protocol makes safe (the server completes
+   * or replays), so a resume, a dispatcher, or executing the same operation again carries on, and
+   * at its age limit it ends from its history like any other. Due after {@code maxDelay} rather
+   * than now, so that a bug that throws every time (a random source that answers 1.0) does not have
+   * a dispatcher resend it in a tight loop. And not the raw exception with the operation left
+   * IN_FLIGHT, which held it for the lease's length, told the caller nothing about it, and lost the
+   * attempt from the history.
+   *
+   * <p>Only RuntimeExceptions: the journal's failures are checked IdempotencyExceptions and keep
+   * their meaning; an Error is the drivers' to report. One place, under the four entry points both
+   * drivers call; a try block costs the happy path nothing. If the loop holds no lease (nothing
+   * claimed, or the operation's state already written), {@code e} is rethrown as it is.
+   *
+   * @param response the attempt's response, if the call came from {@link #onResponse}
+   * @param failure the attempt's failure, if the call came from {@link #onFailure}
+   */
+  private Step appCodeThrew(RuntimeException e, ResponseSnapshot response, IOException failure) {
+    if (lease == null) {
+      throw e;
+    }
+    LOG.warn("operation {}: the app's code threw {} while the executor decided its next step; the operation goes"
+        + " back to PENDING with its key", id, e.getClass().getName());
+    String why = "the app's code threw " + e.getClass().getSimpleName() + " while the executor decided its next step";
+    Instant due = null;
+    try {
+      Instant now = s.clock().instant();
+      due = dueAfter(now, policy.maxDelay());
+      boolean answered = response != null || failure != null;
+      if (answered && admitted && unjournaled == null) {
+        // Sent, and not recorded: record it as Idem's own table sees it, cautiously.
+        Verdict v = response != null ? DefaultClassifier.INSTANCE.classify(response).orElseThrow()
+            : DefaultClassifier.INSTANCE.classify(failure).orElseThrow();
+        if (v.classification() == Classification.SUCCESS) {
+          v = Verdict.ambiguous(v.reason() + " (not accepted as a success: " + why + ")");
+        } else {
+          v = new Verdict(v.classification(), v.reason() + " (default table: " + why + ")");
+        }
+        record(v, response == null ? null : response.status(), failure, now, Duration.between(now, due),
+            "not decided; PENDING until " + due, HostGuard.Health.UNKNOWN);
+      }
+      journalTransition(Transition.retryAt(now, due, why));
+      lease = null;
+    } catch (IdempotencyException | RuntimeException w) {
+      // The lease expires on its own, after which the operation is due again: still never lost.
+      e.addSuppressed(w);
+    } finally {
+      if (admitted) {
+        admitted = false;
+        s.guard().release(host);
+      }
+    }
+    return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why + " (see the"
+        + " cause). It keeps its key " + id.key() + " and is sent again with it" + (due == null ? "" : " when due at "
+        + due) + ", by an OutboxDispatcher, resumePending, or executing the same Operation again", e, id, history,
+        lastResponse));
   }
 
   /**
@@ -578,11 +681,12 @@ public final class AttemptLoop {
     AttemptRecord a = new AttemptRecord(history.size() + 1, lease.generation(), attemptStart, end,
         v.classification(), status, exceptionClass(failure), v.reason(), delay,
         decision);
-    s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
-    admitted = false;
     // Journaled with the transition that always follows (journalTransition): one write, not two.
+    // Held before the guard is told, so that the attempt is written whatever happens next.
     unjournaled = a;
     history.add(a);
+    admitted = false;
+    s.guard().record(host, v.classification(), health, Duration.between(attemptStart, end), chargedAsRetry);
     if (s.listening()) {
       s.emit(new IdemEvent.AttemptFinished(id, a, host));
     }

@@ -16,6 +16,18 @@ public final class Backoff {
   }
 
   /**
+   * @return {@code r}
+   * @throws IllegalArgumentException if {@code r} is not in [0, 1), as the executor's random source
+   *     promises
+   */
+  public static double unit(double r) {
+    if (!(r >= 0 && r < 1)) {
+      throw new IllegalArgumentException("random value must lie in [0, 1): " + r);
+    }
+    return r;
+  }
+
+  /**
    * The jittered delay.
    *
    * @param r uniform in [0, 1)
@@ -24,9 +36,7 @@ public final class Backoff {
    */
   public static long jitteredNanos(Jitter jitter, long baseNanos, double multiplier, long capNanos, int retry,
       long previousNanos, double r) {
-    if (!(r >= 0 && r < 1)) {
-      throw new IllegalArgumentException("random value must lie in [0, 1): " + r);
-    }
+    unit(r);
     long exp = exponentialNanos(baseNanos, multiplier, capNanos, retry);
     long d = switch (jitter) {
       case FULL -> (long) (r * exp);

@@ -153,7 +153,18 @@ public final class HostGuard {
         return Refusal.BREAKER_OPEN;
       }
     }
-    if (isRetry && !budget.tryAcquireRetry(host)) {
+    boolean afforded;
+    try {
+      afforded = !isRetry || budget.tryAcquireRetry(host);
+    } catch (RuntimeException e) {
+      // The app's budget threw (AttemptLoop leaves the operation PENDING): the permission the
+      // breaker gave, a half-open probe's maybe, is given back, or the breaker stays shut.
+      if (b != null) {
+        b.breaker.releasePermission();
+      }
+      throw e;
+    }
+    if (!afforded) {
       if (b != null) {
         b.breaker.releasePermission();
       }
@@ -201,10 +212,15 @@ public final class HostGuard {
    */
   public void record(String host, Classification classification, Health health, Duration took, boolean wasRetry) {
     if (classification == Classification.SUCCESS) {
-      if (wasRetry) {
-        budget.onRetrySuccess(host);
-      } else {
-        budget.onSuccess(host);
+      try {
+        if (wasRetry) {
+          budget.onRetrySuccess(host);
+        } else {
+          budget.onSuccess(host);
+        }
+      } catch (RuntimeException e) {
+        // As for a listener: telling the budget of an outcome never changes it.
+        LOG.warn("the retry budget threw {} when told of a success to {}; ignored", e.getClass().getName(), host);
       }
     }
     Breaker b = breaker(host);
