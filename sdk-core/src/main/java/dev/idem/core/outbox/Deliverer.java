@@ -225,10 +225,10 @@ final class Deliverer {
     }
     // Not for a vanished operation: the callbacks are about outcomes, and it has none.
     if (ending.terminal() && !(cause instanceof IllegalArgumentException)) {
-      // The callbacks hear of what this dispatcher delivered. An ending read from the journal was
-      // another's (an instance of the fleet that delivered it between this poll's read and this
-      // delivery, or an inline call): that one tells its own callbacks and records it, and
-      // recording it here could mark as received an outcome whose callback has not run yet.
+      // The callbacks hear at once of what this executor ended. An ending another owner wrote (an
+      // instance of the fleet that delivered it between this poll's read and this delivery) is
+      // that one's to tell its own callbacks and record; recording it here could mark as received
+      // an outcome whose callback has not run yet.
       boolean deliveredHere = deliveredHere(d.id, ending);
       if (deliveredHere) {
         reg.report(d.id, ending.outcome(), cause);
@@ -240,17 +240,22 @@ final class Deliverer {
   }
 
   /**
-   * Whether this delivery brought the operation to its terminal state, rather than finding it
-   * there. A key-reuse refusal does not say which: the owner the journal holds it under does (a
-   * journal that cannot be read says no; the outcome then stays owed in the journal, which hands
-   * it over later, rather than risk telling it twice).
+   * Whether this executor brought the operation to its terminal state, rather than finding it
+   * there as another owner left it. An ending sent now ({@code fromJournal()} false) says so
+   * itself. One read from the journal does not say whose it was: this delivery may have written it
+   * (an operation it ended at its age limit, {@code KeyRetention.expireIfDue}, is read back from
+   * the journal), as may an inline call of the same executor, which tells no callback; or another
+   * instance of the fleet did, which tells its own. A key-reuse refusal does not say either. The
+   * owner the journal holds the operation under does (a journal that cannot be read says no; the
+   * outcome then stays owed in the journal, which hands it over later, rather than risk telling it
+   * twice).
    */
   private boolean deliveredHere(OperationId id, Ending ending) {
-    if (ending.outcome() != null) {
-      return !ending.outcome().fromJournal();
+    if (ending.outcome() != null && !ending.outcome().fromJournal()) {
+      return true;
     }
-    if (ending.cause() instanceof OperationException failure) {
-      return !failure.fromJournal();
+    if (ending.cause() instanceof OperationException failure && !failure.fromJournal()) {
+      return true;
     }
     try {
       return journal.find(id).map(r -> executor.owner().equals(r.owner())).orElse(false);
