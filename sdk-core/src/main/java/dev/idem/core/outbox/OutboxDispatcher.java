@@ -128,9 +128,10 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final OwedOutcomes owed;
   private final Clock clock;
   private final Duration sweepEvery;
-  // When the next poll sweeps the handles and looks for owed outcomes. Read and written by polls only, which the loop runs one
-  // at a time, each after the last has finished (its lock orders them).
-  private Instant nextSweep;
+  // When a poll last swept the handles and looked for owed outcomes, or null before the first.
+  // Read and written by polls only, which the loop runs one at a time, each after the last has
+  // finished (its lock orders them).
+  private Instant lastSweep;
 
   // Locking. `lock` guards the lifecycle: the fields below. The tracker and the loop guard their
   // own state with their own monitors; those are leaves, sometimes taken while holding `lock`,
@@ -423,14 +424,28 @@ public final class OutboxDispatcher implements AutoCloseable {
     // complete as those end; the sweep is only for operations finished elsewhere, which a poll
     // interval's wait does not delay beyond what the regular polls always did.
     Instant now = clock.instant();
-    if (nextSweep == null || !now.isBefore(nextSweep)) {
-      nextSweep = now.plus(sweepEvery);
+    if (sweepDue(now)) {
+      lastSweep = now;
       tracker.sweep();
       owed.handOver();
     }
     if (deliverer.deliverDue()) {
       checkDrained();
     }
+  }
+
+  /**
+   * Whether this poll sweeps: a poll interval after the last sweep, or as soon as the clock stepped
+   * back (an NTP correction), which would otherwise stop the sweeps for as long as the step while
+   * the polls, scheduled by delay, go on. Duration.between, unlike lastSweep.plus(sweepEvery),
+   * cannot overflow with a poll interval as long as the builder allows.
+   */
+  private boolean sweepDue(Instant now) {
+    if (lastSweep == null) {
+      return true;
+    }
+    Duration since = Duration.between(lastSweep, now);
+    return since.isNegative() || since.compareTo(sweepEvery) >= 0;
   }
 
   /**
