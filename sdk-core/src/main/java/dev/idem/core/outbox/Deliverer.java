@@ -212,7 +212,9 @@ final class Deliverer {
 
   /**
    * Gives the app a delivery's ending: completes the handle, if any, and for a terminal ending
-   * tells the callbacks and records in the journal that the outcome was received.
+   * tells the callbacks and records in the journal that the outcome was received, by the rule
+   * {@link DeliveryTracker} states: if the name registered callbacks, only once they were told;
+   * otherwise once a handle got it, or this executor ended it (nobody else is owed it then).
    */
   private void handOver(DeliveryTracker.Delivery d, Registration reg, Ending ending, CompletableFuture<Outcome> waiter) {
     Throwable cause = ending.cause();
@@ -229,12 +231,14 @@ final class Deliverer {
       // instance of the fleet that delivered it between this poll's read and this delivery) is
       // that one's to tell its own callbacks and record; recording it here could mark as received
       // an outcome whose callback has not run yet.
+      // Left unrecorded, an outcome owed to the callbacks that they were not told of here reaches
+      // them through OwedOutcomes once the lease has passed, should that instance never tell them.
       boolean deliveredHere = deliveredHere(d.id, ending);
       if (deliveredHere) {
         reg.report(d.id, ending.outcome(), cause);
       }
-      if (deliveredHere || waiter != null) {
-        tracker.outcomeDelivered(d.id);  // the app has it: a restart does not hand it over again
+      if (deliveredHere || (waiter != null && !tracker.callbacksOwn(d.id))) {
+        tracker.outcomeDelivered(d.id);  // its recipient has it: it is not handed over again
       }
     }
   }

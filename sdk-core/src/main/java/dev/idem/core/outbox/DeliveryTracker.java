@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,9 +39,14 @@ import org.slf4j.LoggerFactory;
  * when {@link #sweep} finds it terminal in the journal. After {@link #close} no delivery starts,
  * and the handles left are handed to the caller to settle.
  *
- * <p>Once an outcome has gone to the app (a handle completed with it, or the registration's
- * callbacks ran), {@link #outcomeDelivered} records that in the journal, so that a restart's
- * {@code resumePending} does not hand the same outcome to a resume handler again.
+ * <p>Once an outcome has gone to its recipient, {@link #outcomeDelivered} records that in the
+ * journal, so that neither a restart's {@code resumePending} nor the dispatcher's
+ * {@link OwedOutcomes} hands the same outcome over again. Who the recipient is (the rule
+ * {@link OutboxDispatcher.Builder#register(String, dev.idem.core.spi.Transport,
+ * java.util.function.Consumer, java.util.function.Consumer) register} states): the callbacks, if
+ * the operation's name registered any ({@code callbacksOwn}); then a handle gets the outcome but
+ * does not take it, and only the callbacks' being told is recorded. Otherwise a handle is the
+ * recipient, and completing one with the outcome records it.
  *
  * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
  * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
@@ -53,6 +59,7 @@ final class DeliveryTracker {
   private final Journal journal;
   private final Clock clock;
   private final int sweepLimit;
+  private final Predicate<OperationId> callbacksOwn;
 
   private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
   private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
@@ -70,36 +77,47 @@ final class DeliveryTracker {
    * @param journal where {@link #sweep} looks operations up, and where deliveries are recorded
    * @param clock stamps the recorded deliveries
    * @param sweepLimit how many handles one sweep checks at most
+   * @param callbacksOwn whether an operation's outcome is owed to outcome callbacks (its name
+   *     registered some) rather than to a handle
    */
-  DeliveryTracker(Journal journal, Clock clock, int sweepLimit) {
+  DeliveryTracker(Journal journal, Clock clock, int sweepLimit, Predicate<OperationId> callbacksOwn) {
     this.journal = journal;
     this.clock = clock;
     this.sweepLimit = sweepLimit;
+    this.callbacksOwn = callbacksOwn;
+  }
+
+  /** Whether the outcome of {@code id} is owed to outcome callbacks, which a handle then leaves it to. */
+  boolean callbacksOwn(OperationId id) {
+    return callbacksOwn.test(id);
   }
 
   /**
    * Records in the journal that the app received the outcome of the terminal operation {@code id}.
-   * Called with no lock held, after the handle or callback got it. A failure is logged and
-   * swallowed: the outcome is then only handed over again after a restart, marked as read from the
-   * journal, which the handlers are told to expect.
+   * Called with no lock held, after its recipient got it. A failure is logged and swallowed: the
+   * outcome stays owed in the journal, so it is handed over again, marked as read from the journal
+   * (which callbacks and handlers are told to expect): to the callbacks by {@link OwedOutcomes}
+   * once the write is older than the executor's lease, and to a resume handler by the next
+   * {@code resumePending}.
    */
   void outcomeDelivered(OperationId id) {
     try {
       journal.recordOutcomeDelivered(id, clock.instant());
     } catch (IdempotencyException | RuntimeException e) {
-      LOG.debug("could not record that the outcome of {} was delivered; a restart's resumePending may hand it"
+      LOG.debug("could not record that the outcome of {} was delivered; it stays owed, and may be handed over"
           + " again ({})", id, e.toString());
     }
   }
 
   /**
    * A handle for a terminal record that is about to go to the app ({@code submit} or {@code await}
-   * of an operation already finished, or a handle settled at stop), recorded as delivered if the
-   * journal still owed it.
+   * of an operation already finished, a handle the sweep settles, or one settled at stop),
+   * recorded as delivered if the journal still owed it to a handle; one owed to the callbacks
+   * stays owed, for {@link OwedOutcomes} to hand them.
    */
   CompletableFuture<Outcome> handOver(OperationRecord record) {
     CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(record));
-    if (record.outcomeUndelivered()) {
+    if (record.outcomeUndelivered() && !callbacksOwn(record.id())) {
       outcomeDelivered(record.id());
     }
     return settled;

@@ -173,7 +173,8 @@ public final class OutboxDispatcher implements AutoCloseable {
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
     this.registrations = Map.copyOf(regs);
-    this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize);
+    this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize,
+        id -> registrations.containsKey(id.operation()) && registrations.get(id.operation()).hasCallbacks());
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),
@@ -223,7 +224,9 @@ public final class OutboxDispatcher implements AutoCloseable {
    * <p>If journaling fails, the handle is already failed ({@code JournalException}, or
    * {@link IdempotencyKeyReusedException} for a key journaled with another request) and nothing
    * will be sent. Submitting an operation the journal already holds returns a handle on it
-   * (completed at once if it is terminal). Cancelling the handle does not cancel delivery.
+   * (completed at once if it is terminal). Cancelling the handle does not cancel delivery. Whether
+   * the handle is the outcome's recipient, recorded as such in the journal, or gets it beside the
+   * name's outcome callbacks, see {@link Builder#register(String, Transport, Consumer, Consumer)}.
    *
    * @param operation the operation to journal and deliver
    * @return a handle on its terminal outcome, a {@link CompletableFuture#copy() copy} per call
@@ -268,7 +271,8 @@ public final class OutboxDispatcher implements AutoCloseable {
    * elsewhere are noticed at the next polls.
    *
    * <p>If the dispatcher has stopped, the handle of an operation that is not terminal is already
-   * failed with {@link OperationPendingException}.
+   * failed with {@link OperationPendingException}. An outcome owed to the name's callbacks stays
+   * owed to them (see {@link Builder#register(String, Transport, Consumer, Consumer)}).
    *
    * @param id the operation
    * @return the handle; already failed with {@link IllegalArgumentException} if the journal has no
@@ -603,6 +607,12 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Delivers operations named {@code operationName} through a synchronous transport, which runs
      * on the worker pool. The transport must re-apply the secret headers kept out of the journal.
      *
+     * <p>Without callbacks, an outcome's recipient is a handle ({@link #submit}, {@link #await}):
+     * completing one with a queued operation's outcome records in the journal that the app received
+     * it, so that {@code resumePending} does not hand it to a resume handler again; so does this
+     * dispatcher's own delivery of it, handle or not (the app asked to hear of none). An outcome no
+     * handle got that another instance or an inline call ended stays owed, for a resume handler.
+     *
      * @param operationName the operation name (as in the operation's identity) to deliver
      * @param transport sends one attempt; called on the worker threads, so it must be thread-safe
      * @return this builder
@@ -613,17 +623,29 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
-     * As {@link #register(String, Transport)}, with callbacks for the outcomes of the operations
-     * this dispatcher delivers (including those found in the journal after a restart, which have
-     * no handle), not of those it finds already finished by another instance of a fleet or an
-     * inline call. An outcome the journal still owes (a queued operation that ended, but whose
-     * callback a crash prevented or whose receipt was not recorded) is handed to them too, read
-     * from the journal ({@code fromJournal()} true), as {@code resumePending} hands it to a resume
-     * handler: at the first poll if it was written under the executor's own owner name (an earlier
-     * incarnation's), else once its terminal write is older than the executor's
-     * {@link IdempotentExecutor.Builder#leaseFor lease}; so a callback may see an outcome twice,
-     * never zero times, and should deduplicate on {@code operationId()}. Callbacks run on the thread that completed the delivery; they must be quick and
-     * must not throw (an exception is logged and ignored).
+     * As {@link #register(String, Transport)}, with callbacks for the outcomes of the operations of
+     * this name. The callbacks are the recipient of every such outcome, and the journal records
+     * one as received only once they were told of it:
+     * <ul>
+     *   <li>They are told at once of each operation this dispatcher's executor ends: its
+     *       deliveries (including those found in the journal after a restart, which have no
+     *       handle, and those it ends at their age limit).</li>
+     *   <li>One that another instance of a fleet ended is that instance's to tell its own callbacks
+     *       and record. Any outcome the journal still owes (a queued operation that ended with no
+     *       receipt recorded: that instance stopped before its callback or before the record, the
+     *       record failed, or an inline call ended it, whose caller got it but records nothing) is
+     *       handed to them, read from the journal ({@code fromJournal()} true), as
+     *       {@code resumePending} hands it to a resume handler: at the first poll if it was
+     *       written under the executor's own owner name by an earlier incarnation, else once its
+     *       terminal write is older than the executor's {@link IdempotentExecutor.Builder#leaseFor
+     *       lease}.</li>
+     *   <li>A handle ({@link #submit}, {@link #await}) on such an operation completes with its
+     *       outcome as well, but does not take it from the callbacks: it records nothing.</li>
+     * </ul>
+     * So a callback may see an outcome twice, never zero times, and should deduplicate on
+     * {@code operationId()}. Callbacks run on the thread that completed the delivery (the poller's,
+     * for an outcome handed from the journal); they must be quick and must not throw (an exception
+     * is logged and ignored, and the outcome counts as told).
      *
      * @param operationName the operation name (as in the operation's identity) to deliver
      * @param transport sends one attempt; called on the worker threads, so it must be thread-safe

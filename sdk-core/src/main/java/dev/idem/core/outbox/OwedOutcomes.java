@@ -20,9 +20,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Hands the registrations' outcome callbacks what the journal still owes them
  * ({@link Journal#findUndelivered}): outcomes of queued operations that ended while no callback was
- * told, because the process stopped between the terminal write and the callback, or between the
- * callback and the record that it ran. {@code resumePending} does this for resume handlers; an app
- * that runs the dispatcher alone (the Spring starter does) has only this.
+ * told: the process stopped between the terminal write and the callback, or between the callback
+ * and the record that it ran; the record failed; or an inline call ended the operation, or a
+ * handle got its outcome, neither of which takes it from the callbacks (the rule
+ * {@link OutboxDispatcher.Builder#register(String, dev.idem.core.spi.Transport,
+ * java.util.function.Consumer, java.util.function.Consumer) register} states).
+ * {@code resumePending} does this for resume handlers; an app that runs the dispatcher alone (the
+ * Spring starter does) has only this.
  *
  * <p>Which outcomes, of names registered with callbacks: one written under the executor's own owner
  * name no later than this dispatcher's first poll, at once (an earlier incarnation's, found after

@@ -15,8 +15,10 @@ import org.slf4j.LoggerFactory;
  * already wrapped onto the worker pool) and the optional outcome callbacks.
  *
  * @param transport sends one attempt, re-applying the secrets kept out of the journal
- * @param onSuccess called when an operation of this name SUCCEEDED through this dispatcher
- * @param onFailure called when one ended FAILED or UNCERTAIN through this dispatcher
+ * @param onSuccess called when an operation of this name SUCCEEDED through this dispatcher, or
+ *     with a success the journal still owes them; null if none was registered
+ * @param onFailure called when one ended FAILED or UNCERTAIN through this dispatcher, or with such
+ *     an ending the journal still owes them; null if none was registered
  */
 record Registration(AsyncTransport transport, Consumer<Outcome> onSuccess,
     Consumer<OperationException> onFailure) {

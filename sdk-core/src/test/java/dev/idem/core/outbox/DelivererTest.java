@@ -44,7 +44,7 @@ class DelivererTest {
   private final PollLoop backoff = PollLoop.builder(OutboxDispatcher.class, "test", () -> { })
       .clock(time.clock()).scheduler(time.scheduler()).interval(Duration.ofSeconds(1))
       .maxInterval(Duration.ofSeconds(60)).build();
-  private final DeliveryTracker tracker = new DeliveryTracker(journal, time.clock(), 100);
+  private final DeliveryTracker tracker = new DeliveryTracker(journal, time.clock(), 100, id -> false);
   private final List<Boolean> ended = new ArrayList<>();
 
   private Deliverer deliverer(Journal j, int maxInFlight, int pageSize) {

@@ -30,7 +30,7 @@ class DeliveryTrackerTest {
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
   private final IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
       .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
-  private final DeliveryTracker tracker = new DeliveryTracker(journal, time.clock(), 2);
+  private final DeliveryTracker tracker = new DeliveryTracker(journal, time.clock(), 2, id -> false);
 
   private static Operation order(int n) {
     return Operation.builder("create-order", Requests.order("{\"n\":" + n + "}")).build();
