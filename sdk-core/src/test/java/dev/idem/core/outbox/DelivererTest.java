@@ -126,6 +126,33 @@ class DelivererTest {
     assertEquals(Duration.ofSeconds(2), backoff.interval());
   }
 
+  /**
+   * The journal took the dispatcher offline while every slot under maxInFlight is taken (deliveries
+   * waiting between attempts count): a poll with no room reads nothing, so it cannot say that the
+   * journal can be read again. It brought the dispatcher back online, reporting isOffline() false
+   * and waking a poll per submission, while the database was still down.
+   */
+  @Test
+  void aPollWithNoRoomLeavesTheDispatcherOfflineForAJournalItDidNotRead() {
+    ForwardingJournal broken = new ForwardingJournal(journal) {
+      @Override
+      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
+          throws IdempotencyException {
+        throw new JournalException("connection refused", null);
+      }
+    };
+    Deliverer d = deliverer(broken, 2, 10);
+    tracker.start(op("create-order", 99).id(), new DeliveryTracker.Round(1));  // waiting for its next attempt
+    assertFalse(d.deliverDue(), "a slot was free: the journal was read, and failed");
+    assertTrue(backoff.isOffline());
+
+    tracker.start(op("create-order", 98).id(), new DeliveryTracker.Round(1));  // no slot free
+    d.deliverDue();
+
+    assertTrue(backoff.isOffline(), "the journal cannot be read, and this poll did not read it");
+    assertEquals(Duration.ofSeconds(2), backoff.interval());
+  }
+
   @Test
   void aDeliveredRoundEndsEachDeliveryAndReportsProgress() throws Exception {
     enqueue("create-order", 3);
