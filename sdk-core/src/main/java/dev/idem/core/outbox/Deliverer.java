@@ -83,14 +83,21 @@ final class Deliverer {
    * without progress; the first read that works after it took the loop offline counts as progress
    * when nothing is due (with nothing to deliver, a working read is the only sign there is; without
    * it the loop would stay offline, and keep new submissions waiting for its backed-off polls, until
-   * the next delivery).
+   * the next delivery). A round with no room under {@code maxInFlight} reads nothing, and so counts
+   * as neither.
    *
    * @return false if the journal could not be read
    */
   boolean deliverDue() {
+    DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
+    if (capacity.room() <= 0) {
+      // Its empty batch says nothing of the journal: only a poll that reads it may bring the loop
+      // back online.
+      return true;
+    }
     List<OperationRecord> batch;
     try {
-      batch = findBatch();
+      batch = findBatch(capacity);
     } catch (IdempotencyException | RuntimeException e) {
       if (!loop.isOffline()) {
         offlineForJournal = true;
@@ -123,7 +130,10 @@ final class Deliverer {
    * executor holds right now is joined by the executor's single-flight, never claimed twice.
    */
   List<OperationRecord> findBatch() throws IdempotencyException {
-    DeliveryTracker.Capacity capacity = tracker.capacity(maxInFlight);
+    return findBatch(tracker.capacity(maxInFlight));
+  }
+
+  private List<OperationRecord> findBatch(DeliveryTracker.Capacity capacity) throws IdempotencyException {
     List<OperationRecord> batch = new ArrayList<>();
     if (capacity.room() <= 0) {
       return batch;
