@@ -73,7 +73,8 @@ class ReviewAnswerEndedByContainerTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"content-length-then-status", "content-length-then-write", "close-then-status"})
+  @ValueSource(strings = {"content-length-then-status", "content-length-then-write", "close-then-status",
+      "content-length-header-then-status", "writer-content-length-then-status", "writer-close-then-status"})
   void changesAfterTheContainerEndedTheAnswerAreNotTheGuardedAnswer(String mode) throws Exception {
     HttpResponse<String> plain = post("/plain/orders", "k-" + mode, mode);
     HttpResponse<String> first = post("/guarded/orders", "k-" + mode, mode);
@@ -134,6 +135,24 @@ class ReviewAnswerEndedByContainerTest {
         case "close-then-status" -> {
           resp.getOutputStream().write(ok);
           resp.getOutputStream().close(); // commits and completes the response
+          resp.setStatus(500);
+          resp.setHeader("X-Late", "1");
+        }
+        case "content-length-header-then-status" -> {
+          resp.setIntHeader("Content-Length", ok.length); // the containers take it as setContentLength
+          resp.getOutputStream().write(ok);
+          resp.setStatus(500);
+          resp.setHeader("X-Late", "1");
+        }
+        case "writer-content-length-then-status" -> {
+          resp.setContentLength(ok.length);
+          resp.getWriter().print("ok"); // not flushed: the container counts the text as it is written
+          resp.setStatus(500);
+          resp.setHeader("X-Late", "1");
+        }
+        case "writer-close-then-status" -> {
+          resp.getWriter().print("ok");
+          resp.getWriter().close();
           resp.setStatus(500);
           resp.setHeader("X-Late", "1");
         }

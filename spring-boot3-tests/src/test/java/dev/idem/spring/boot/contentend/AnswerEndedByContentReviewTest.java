@@ -94,6 +94,27 @@ class AnswerEndedByContentReviewTest {
           response.getOutputStream().write(ok);
           response.getOutputStream().close(); // commits and ends the answer
         }
+        case "content-length-header" -> {
+          response.setHeader("Content-Length", Integer.toString(ok.length)); // Tomcat takes it as setContentLength
+          response.getOutputStream().write(ok);
+        }
+        case "writer-content-length" -> {
+          response.setContentLength(ok.length);
+          response.getWriter().print("ok"); // not flushed: Tomcat counts the text as it is written
+        }
+        case "content-length-then-write" -> {
+          response.setContentLength(ok.length);
+          response.getOutputStream().write(ok);
+          try {
+            response.getOutputStream().write(" and more".getBytes(StandardCharsets.US_ASCII));
+          } catch (IOException refused) {
+            // A container may refuse content past the declared length; the handler carries on.
+          }
+        }
+        case "writer-close" -> {
+          response.getWriter().print("ok");
+          response.getWriter().close();
+        }
         default -> throw new IllegalArgumentException(how);
       }
       response.setStatus(500);
@@ -116,7 +137,10 @@ class AnswerEndedByContentReviewTest {
   Orders orders;
 
   @ParameterizedTest(name = "{0} mode, answer ended by {1}")
-  @CsvSource({"lease, content-length", "lease, close", "tx, content-length", "tx, close"})
+  @CsvSource({"lease, content-length", "lease, close", "tx, content-length", "tx, close",
+      "lease, content-length-header", "tx, content-length-header", "lease, writer-content-length",
+      "tx, writer-content-length", "lease, writer-close", "tx, writer-close",
+      "lease, content-length-then-write", "tx, content-length-then-write"})
   void changesAfterTomcatEndedTheAnswerAreNotTheGuardsAnswer(String mode, String how) throws Exception {
     String item = mode + "-" + how;
     HttpResponse<String> container = HTTP.send(HttpRequest.newBuilder(
