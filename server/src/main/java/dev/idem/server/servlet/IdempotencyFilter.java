@@ -68,11 +68,14 @@ import org.slf4j.LoggerFactory;
  * also when the client goes away while it streams (the handler's effect is done by then).
  * {@code sendError} and {@code sendRedirect} (also Servlet 6.1's {@code sendRedirect} with a
  * status or {@code clearBuffer}) are captured as a status (and {@code Location}) without a
- * container error page. They end the answer as the container does: the body written before is
- * dropped ({@code sendError}, and a redirect unless {@code clearBuffer} is false), writes after
- * are dropped, and the response reads as committed: later status, header, cookie, content type and
- * locale changes are ignored, and {@code reset}, {@code resetBuffer}, {@code setBufferSize} and
- * {@code setTrailerFields} throw {@link IllegalStateException}, as the container's. Form
+ * container error page. They end the answer as the container does, and so do writing all the
+ * content a declared length announced ({@code setContentLength}, {@code setContentLengthLong} or a
+ * {@code Content-Length} header) and closing the output stream or writer: the body written before
+ * is dropped ({@code sendError}, and a redirect unless {@code clearBuffer} is false), writes after
+ * (and past a declared length) are dropped, and the response reads as committed: later status,
+ * header, cookie, content type and locale changes are ignored, and {@code reset},
+ * {@code resetBuffer}, {@code setBufferSize} and {@code setTrailerFields} throw
+ * {@link IllegalStateException}, as the container's. Form
  * parameters of a guarded request must be read from the body, since the filter has consumed the
  * original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
@@ -591,12 +594,18 @@ public final class IdempotencyFilter implements Filter {
   private static final class CapturingResponse extends HttpServletResponseWrapper {
     final BoundedCapture capture;
     /**
-     * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
-     * point (Tomcat suspends the response) and ignores later status and header changes (its facade
-     * reads as committed); capturing either would store and replay an answer that the handler's
-     * client never gets without the guard.
+     * Whether the answer ended: by sendRedirect or sendError, by writing all the content a
+     * declared Content-Length announced, or by closing the output stream or writer (Servlet spec,
+     * closure of the response). The container stops taking body at that point and ignores later
+     * status and header changes (its facade reads as committed); capturing either would store and
+     * replay an answer that the handler's client never gets without the guard. Read it through
+     * {@link #ended()}.
      */
     private boolean ended;
+    /** The Content-Length the handler declared, or -1; body past it is dropped, as the container's. */
+    private long declared = -1;
+    /** Body bytes taken since the last buffer reset, to see when the declared length is reached. */
+    private long written;
     private ServletOutputStream stream;
     private PrintWriter writer;
 
@@ -611,21 +620,28 @@ public final class IdempotencyFilter implements Filter {
         stream = new ServletOutputStream() {
           @Override
           public void write(int b) throws IOException {
-            if (!ended) {
+            if (take(1) == 1) {
               capture.write(b);
             }
           }
 
           @Override
           public void write(byte[] b, int off, int len) throws IOException {
-            if (!ended) {
-              capture.write(b, off, len);
+            int n = take(len);
+            if (n > 0) {
+              capture.write(b, off, n);
             }
           }
 
           @Override
           public void flush() throws IOException {
             capture.flush();
+          }
+
+          /** Ends the answer, as closing the container's stream does; the guard sends it later. */
+          @Override
+          public void close() {
+            ended = true;
           }
 
           @Override
@@ -658,9 +674,44 @@ public final class IdempotencyFilter implements Filter {
       capture.flush();
     }
 
+    /**
+     * How many of the next {@code len} body bytes the answer takes: none once it ended, and none
+     * past a declared length; taking the last declared byte ends it.
+     */
+    private int take(int len) {
+      if (ended) {
+        return 0;
+      }
+      int n = declared < 0 ? len : (int) Math.min(len, Math.max(0, declared - written));
+      written += n;
+      if (declared > 0 && written >= declared) {
+        ended = true;
+      }
+      return n;
+    }
+
+    /** A declared Content-Length (however set) of more than zero that is already written ends the answer. */
+    private void declare(long len) {
+      declared = len;
+      if (len > 0 && written >= len) {
+        ended = true;
+      }
+    }
+
+    /**
+     * Whether the answer ended. With a declared length, the text the writer's encoder still holds
+     * is counted first: the container counts it when written, and the declared end may be in it.
+     */
+    private boolean ended() {
+      if (!ended && declared >= 0) {
+        flushWriter();
+      }
+      return ended;
+    }
+
     @Override
     public boolean isCommitted() {
-      return ended || capture.spilled() || super.isCommitted();
+      return ended() || capture.spilled() || super.isCommitted();
     }
 
     @Override
@@ -669,6 +720,7 @@ public final class IdempotencyFilter implements Filter {
       // The writer's encoder holds chars not yet in the capture: dropped with the rest.
       flushWriter();
       capture.reset();
+      written = 0;
       super.resetBuffer();
     }
 
@@ -677,6 +729,8 @@ public final class IdempotencyFilter implements Filter {
       checkNotEnded();
       flushWriter();
       capture.reset();
+      written = 0;
+      declared = -1;
       super.reset();
     }
 
@@ -757,70 +811,87 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setStatus(int sc) {
-      if (!ended) {
+      if (!ended()) {
         super.setStatus(sc);
       }
     }
 
     @Override
     public void setHeader(String name, String value) {
-      if (!ended) {
+      if (!ended()) {
         super.setHeader(name, value);
+        declaredBy(name, value);
       }
     }
 
     @Override
     public void addHeader(String name, String value) {
-      if (!ended) {
+      if (!ended()) {
         super.addHeader(name, value);
+        declaredBy(name, value);
       }
     }
 
     @Override
     public void setIntHeader(String name, int value) {
-      if (!ended) {
+      if (!ended()) {
         super.setIntHeader(name, value);
+        declaredBy(name, Integer.toString(value));
       }
     }
 
     @Override
     public void addIntHeader(String name, int value) {
-      if (!ended) {
+      if (!ended()) {
         super.addIntHeader(name, value);
+        declaredBy(name, Integer.toString(value));
+      }
+    }
+
+    /** A Content-Length header declares the length as setContentLength does (the containers treat it so). */
+    private void declaredBy(String name, String value) {
+      if ("Content-Length".equalsIgnoreCase(name)) {
+        long len = -1;
+        try {
+          len = value == null ? -1 : Long.parseLong(value.trim());
+        } catch (NumberFormatException notALength) {
+          // Not a length the container would take either: nothing declared.
+        }
+        declare(len);
       }
     }
 
     @Override
     public void setDateHeader(String name, long date) {
-      if (!ended) {
+      if (!ended()) {
         super.setDateHeader(name, date);
       }
     }
 
     @Override
     public void addDateHeader(String name, long date) {
-      if (!ended) {
+      if (!ended()) {
         super.addDateHeader(name, date);
       }
     }
 
     @Override
     public void addCookie(Cookie cookie) {
-      if (!ended) {
+      if (!ended()) {
         super.addCookie(cookie);
       }
     }
 
     @Override
     public void setContentType(String type) {
-      if (!ended) {
+      if (!ended()) {
         super.setContentType(type);
       }
     }
 
     @Override
     public void setCharacterEncoding(String charset) {
-      if (!ended) {
+      if (!ended()) {
         super.setCharacterEncoding(charset);
       }
     }
@@ -838,21 +909,20 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setContentLength(int len) {
-      if (!ended) {
-        super.setContentLength(len);
-      }
+      setContentLengthLong(len);
     }
 
     @Override
     public void setContentLengthLong(long len) {
-      if (!ended) {
+      if (!ended()) {
         super.setContentLengthLong(len);
+        declare(len);
       }
     }
 
     @Override
     public void setLocale(Locale loc) {
-      if (!ended) {
+      if (!ended()) {
         super.setLocale(loc);
       }
     }
@@ -870,8 +940,9 @@ public final class IdempotencyFilter implements Filter {
     }
 
     private void checkNotEnded() {
-      if (ended) {
-        throw new IllegalStateException("the response is committed: sendRedirect or sendError already ended it");
+      if (ended()) {
+        throw new IllegalStateException("the response is committed: sendRedirect, sendError, the declared"
+            + " Content-Length written in full or the closed output stream already ended it");
       }
     }
 

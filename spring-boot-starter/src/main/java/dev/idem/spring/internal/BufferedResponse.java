@@ -26,11 +26,12 @@ import java.util.function.Supplier;
  * guard answers 503 instead if the commit fails). {@code sendError} and {@code sendRedirect} (also
  * Servlet 6.1's {@code sendRedirect} with a status or {@code clearBuffer}) are held as a status
  * (and {@code Location}), without a container error page. They end the answer as the container
- * does: the body written before is dropped ({@code sendError}, and a redirect unless
- * {@code clearBuffer} is false), writes after are dropped, and the response reads as committed:
- * later status, header, cookie and content type changes are ignored, and {@code reset},
- * {@code resetBuffer}, {@code setBufferSize} and {@code setTrailerFields} throw
- * {@link IllegalStateException}, as the container's.
+ * does, and so do writing all the content a declared Content-Length announced and closing the
+ * output stream or writer: the body written before is dropped ({@code sendError}, and a redirect
+ * unless {@code clearBuffer} is false), writes after (and past a declared length) are dropped, and
+ * the response reads as committed: later status, header, cookie and content type changes are
+ * ignored, and {@code reset}, {@code resetBuffer}, {@code setBufferSize} and
+ * {@code setTrailerFields} throw {@link IllegalStateException}, as the container's.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -52,12 +53,15 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private final long limit;
   private boolean overflowed;
   /**
-   * Whether sendRedirect or sendError ended the answer. The container stops taking body at that
-   * point (Tomcat suspends the response) and ignores later status and header changes (its facade
-   * reads as committed); holding either would store and replay an answer that the handler's client
-   * never gets without the guard.
+   * Whether the answer ended: by sendRedirect or sendError, by writing all the content a declared
+   * Content-Length announced, or by closing the output stream or writer (Servlet spec, closure of
+   * the response). The container stops taking body at that point and ignores later status and
+   * header changes (Tomcat's facade reads as committed); holding either would store and replay an
+   * answer that the handler's client never gets without the guard. Read it through {@link #ended()}.
    */
   private boolean ended;
+  /** The Content-Length the handler declared, or -1; body past it is dropped, as Tomcat drops it. */
+  private long declared = -1;
   private int status = 200;
   private String characterEncoding;
   private ServletOutputStream stream;
@@ -113,20 +117,27 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       stream = new ServletOutputStream() {
         @Override
         public void write(int b) throws IOException {
-          if (ended) {
-            return;
+          if (taken(1) == 1) {
+            room(1);
+            body.write(b);
+            endIfDeclaredWritten();
           }
-          room(1);
-          body.write(b);
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-          if (ended) {
-            return;
+          int n = taken(len);
+          if (n > 0) {
+            room(n);
+            body.write(b, off, n);
+            endIfDeclaredWritten();
           }
-          room(len);
-          body.write(b, off, len);
+        }
+
+        /** Ends the answer, as closing Tomcat's stream does; the guard sends it after the commit. */
+        @Override
+        public void close() {
+          ended = true;
         }
 
         @Override
@@ -143,6 +154,32 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return stream;
   }
 
+  /** How many of the next {@code len} body bytes the answer takes: none once it ended, none past a declared length. */
+  private int taken(int len) {
+    if (ended) {
+      return 0;
+    }
+    return declared < 0 ? len : (int) Math.min(len, Math.max(0, declared - body.size()));
+  }
+
+  /** Written in full, a declared Content-Length of more than zero ends the answer. */
+  private void endIfDeclaredWritten() {
+    if (declared > 0 && body.size() >= declared) {
+      ended = true;
+    }
+  }
+
+  /**
+   * Whether the answer ended. With a declared length, the text the writer's encoder still holds
+   * is counted first: Tomcat counts it when written, and the declared end may be in it.
+   */
+  private boolean ended() {
+    if (!ended && declared >= 0) {
+      flushWriter();
+    }
+    return ended;
+  }
+
   @Override
   public PrintWriter getWriter() {
     if (writer == null) {
@@ -154,9 +191,10 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   private void put(String name, String value, boolean add) {
-    if (ended) {
+    if (ended()) {
       return;
     }
+    declaredBy(name, value);
     String existing = headers.keySet().stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(name);
     List<String> values = headers.computeIfAbsent(existing, n -> new ArrayList<>());
     if (!add) {
@@ -167,11 +205,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setHeader(String name, String value) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     if (value == null) {
       headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
+      declaredBy(name, null);
     } else {
       put(name, value, false);
     }
@@ -233,7 +272,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void addCookie(Cookie cookie) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     StringBuilder sb = new StringBuilder(cookie.getName()).append('=').append(cookie.getValue() == null ? ""
@@ -255,7 +294,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setContentType(String type) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     if (type == null) {
@@ -280,7 +319,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setCharacterEncoding(String charset) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     characterEncoding = charset;
@@ -304,15 +343,41 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return characterEncoding;
   }
 
+  /** Not held as a header (the guard sends the body's own length), but it may end the answer. */
   @Override
-  public void setContentLength(int len) {}
+  public void setContentLength(int len) {
+    setContentLengthLong(len);
+  }
 
+  /** As {@link #setContentLength(int)}. */
   @Override
-  public void setContentLengthLong(long len) {}
+  public void setContentLengthLong(long len) {
+    if (!ended()) {
+      declare(len);
+    }
+  }
+
+  /** A Content-Length header declares the length as setContentLength does (Tomcat treats it so). */
+  private void declaredBy(String name, String value) {
+    if ("Content-Length".equalsIgnoreCase(name)) {
+      long len = -1;
+      try {
+        len = value == null ? -1 : Long.parseLong(value.trim());
+      } catch (NumberFormatException notALength) {
+        // Not a length Tomcat would take either: nothing declared.
+      }
+      declare(len);
+    }
+  }
+
+  private void declare(long len) {
+    declared = len;
+    endIfDeclaredWritten();
+  }
 
   @Override
   public void setStatus(int sc) {
-    if (ended) {
+    if (ended()) {
       return;
     }
     this.status = sc;
@@ -370,8 +435,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   private void checkNotEnded() {
-    if (ended) {
-      throw new IllegalStateException("the response is committed: sendRedirect or sendError already ended it");
+    if (ended()) {
+      throw new IllegalStateException("the response is committed: sendRedirect, sendError, the declared"
+          + " Content-Length written in full or the closed output stream already ended it");
     }
   }
 
@@ -380,16 +446,17 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     flushWriter();
   }
 
-  /** False until sendRedirect or sendError: nothing is sent before the commit. */
+  /** False until the answer ended: nothing is sent before the commit. */
   @Override
   public boolean isCommitted() {
-    return ended;
+    return ended();
   }
 
   @Override
   public void reset() {
     resetBuffer();
     headers.clear();
+    declared = -1;
     status = 200;
   }
 
