@@ -27,6 +27,7 @@ import dev.idem.core.internal.EngineSettings;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.ExecutorLifecycle;
 import dev.idem.core.internal.ExecutorPools;
+import dev.idem.core.internal.Futures;
 import dev.idem.core.internal.HostGuard;
 import dev.idem.core.internal.InputChecks;
 import dev.idem.core.internal.KeyRetention;
@@ -133,7 +134,8 @@ import java.util.function.Supplier;
  *       {@code resumePending}, on the caller's thread and on the threads of its own that
  *       {@link Builder#resumeConcurrency} gives it; and the part of {@code executeAsync} and
  *       {@code resumeAsync} that runs on the caller's thread: the begin, the first claim, an expiry
- *       at the age limit): close waits for them too. A {@code reconcileUncertain} closed during its
+ *       at the age limit, and so does their new start after waiting on a single flight, on whichever
+ *       thread it runs): close waits for them too. A {@code reconcileUncertain} closed during its
  *       pass writes nothing after its current operation and throws {@link IllegalStateException};
  *       the operations it did not settle stay UNCERTAIN. A {@code resumePending} closed during its
  *       pass finishes the operations it is resuming (as {@code execute} above), starts no other,
@@ -414,8 +416,8 @@ public final class IdempotentExecutor implements AutoCloseable {
    * execution has written its last journal record (the claim it was taking given back, the attempt
    * it had on the wire recorded once it ends), then starts over from the journal with the same key:
    * the key is never sent twice at once from this process, and no attempt is recorded that was not
-   * sent. {@link #close()} ends such a waiting call at once with an
-   * {@link OperationPendingException}.
+   * sent. Such a waiting call cancelled by its own caller begins and sends nothing, then or later.
+   * {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -451,17 +453,64 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return follow(ticket, () -> startAsync(op, request, transport, p));
+    return follow(ticket, op.id(), () -> startAsync(op, request, transport, p));
   }
 
   /**
-   * A follower's view of the leader's result: a copy (cancelling it cancels nothing else), or, if
-   * the leader failed before its begin, {@code again}.
+   * A follower's view of the leader's result: its own future (cancelling it cancels nothing else),
+   * or, if the flight tells its followers to start over ({@link SingleFlight#notBegun}),
+   * {@code again}'s, unless this follower was cancelled meanwhile: its caller gave up, and nothing is
+   * begun or sent for it any more (an outbox dispatcher's stop cancels its deliveries this way too).
+   * A cancel that lands while {@code again} starts reaches the new execution, as a cancel right
+   * after any call.
    */
-  private static CompletableFuture<Outcome> follow(SingleFlight.Ticket ticket,
+  private CompletableFuture<Outcome> follow(SingleFlight.Ticket ticket, OperationId id,
       Supplier<CompletableFuture<Outcome>> again) {
-    return ticket.result().handle((o, e) -> SingleFlight.notBegun(e) ? again.get() : ticket.result().copy())
-        .thenCompose(f -> f);
+    CompletableFuture<Outcome> mine = new CompletableFuture<>();
+    ticket.result().whenComplete((o, e) -> {
+      if (mine.isDone()) {
+        return;
+      }
+      if (!SingleFlight.notBegun(e)) {
+        if (e != null) {
+          mine.completeExceptionally(e);
+        } else {
+          mine.complete(o);
+        }
+        return;
+      }
+      CompletableFuture<Outcome> next = startOver(id, again);
+      Futures.completeFrom(mine, next);
+      mine.whenComplete((v, x) -> {
+        if (mine.isCancelled()) {
+          next.cancel(true);
+        }
+      });
+    });
+    return mine;
+  }
+
+  /**
+   * A follower's new start, on whichever thread ended the flight it waited on: counted as a call in
+   * progress, so that close waits for its journal work, and refused once closed (nothing journaled
+   * or sent).
+   */
+  private CompletableFuture<Outcome> startOver(OperationId id, Supplier<CompletableFuture<Outcome>> again) {
+    try {
+      lifecycle.enterSyncLeavingReport("a call that waited for another execution of " + id);
+    } catch (IllegalStateException closed) {
+      return CompletableFuture.failedFuture(new OperationPendingException("the IdempotentExecutor was closed while"
+          + " a call for " + id + " waited for another execution of it. It stays in the journal with its key "
+          + id.key() + "; resumePending, resumeAsync or an OutboxDispatcher on a new executor sends it again with"
+          + " the same key", closed, id, List.of(), null));
+    }
+    try {
+      return again.get();
+    } catch (RuntimeException | Error e) {
+      return CompletableFuture.failedFuture(e); // else it would end unseen, and the call never complete
+    } finally {
+      lifecycle.exitSync();
+    }
   }
 
   /**
@@ -579,7 +628,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return follow(ticket, () -> runAsync(record, request, transport, p, inline));
+      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline));
     }
     return leadAsync(ticket, record, null, request, transport, p, inline);
   }
