@@ -119,7 +119,11 @@ import java.util.function.Supplier;
  *       call joined to a synchronous execution of the same operation (single-flight) drives none:
  *       it ends with that execution's outcome, as below. A call of either kind waiting for a
  *       cancelled asynchronous execution of the same operation to write its last journal record
- *       ({@link #executeAsync}) ends at once with {@link OperationPendingException} too.</li>
+ *       ({@link #executeAsync}) ends at once with {@link OperationPendingException} too. An
+ *       asynchronous execution closed while it still writes the journal (a retry's claim, given
+ *       back on the pool) keeps its operation's single flight until that write is done: a call for
+ *       the same operation still in progress then (a {@code resume} close waits for) ends with
+ *       {@link OperationPendingException} rather than take the claim over.</li>
  *   <li>Synchronous executions in progress on other threads ({@code execute}, {@code resume}): an
  *       attempt on the wire runs to its end and is recorded; the call then stops before its next
  *       attempt (or its next backoff) with {@link OperationPendingException}; a call waiting out a
@@ -409,15 +413,18 @@ public final class IdempotentExecutor implements AutoCloseable {
    * returns at once, never waiting for the journal: the executor's pool writes what is left (a
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
    * ends, unless the transport then fails it with
-   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded). Callers
-   * already waiting on the cancelled execution (single flight) get an
-   * {@link OperationPendingException}. A call for the same operation made after the cancel (a
-   * Reactor {@code retry()} after a {@code timeout()}, say), synchronous or not, waits until that
-   * execution has written its last journal record (the claim it was taking given back, the attempt
-   * it had on the wire recorded once it ends), then starts over from the journal with the same key:
-   * the key is never sent twice at once from this process, and no attempt is recorded that was not
-   * sent. Such a waiting call cancelled by its own caller begins and sends nothing, then or later.
-   * {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
+   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded). If the
+   * cancelled execution writes nothing more (it was in a backoff, say), callers already waiting on
+   * it (single flight) get an {@link OperationPendingException} at once, and the journal says
+   * PENDING too. Otherwise every call for the same operation waiting on it, from before the cancel
+   * or made after it (a Reactor {@code retry()} after a {@code timeout()}, say), synchronous or
+   * not, waits until that execution has written its last journal record (the claim it was taking
+   * given back, the attempt it had on the wire recorded once it ends, or the outcome it was
+   * recording as the cancel came), then starts over from the journal with the same key: it gets
+   * the outcome the journal recorded, or sends; the key is never sent twice at once from this
+   * process, and no attempt is recorded that was not sent. Such a waiting call cancelled by its own
+   * caller begins and sends nothing, then or later. {@link #close()} ends such a waiting call at
+   * once with an {@link OperationPendingException}.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -651,60 +658,80 @@ public final class IdempotentExecutor implements AutoCloseable {
     AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(),
         request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
-      if (result.isCancelled()) {
-        SingleFlight.Ticket held = holdFlightUntilQuiet(record.id(), ticket, driver.quietAfterCancel());
-        // Followers from before the cancel did not cancel anything: tell them what the operation is.
+      boolean cancelled = result.isCancelled();
+      // Stopped from outside (a cancel, or close) while it may still write the journal: the flight is
+      // kept until it is quiet. Never so when the driver completed the result itself (abandoned() is
+      // then false, or it lost that race and holding changes nothing for the followers).
+      CompletableFuture<Void> quiet = cancelled || driver.abandoned() ? driver.quietAfterStop() : null;
+      boolean hold = quiet != null && !quiet.isDone();
+      if (cancelled) {
+        if (hold) {
+          // Followers from before the cancel wait with the later ones, then start over from the
+          // journal: told PENDING now, they could contradict the record still being written (the
+          // SUCCEEDED of an answer that came with the cancel).
+          holdFlightUntilQuiet(record.id(), ticket, quiet);
+          return;
+        }
+        // Quiet, so the journal stays as it is (not final): followers did not cancel anything, tell
+        // them what the operation is.
         ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
             + record.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
             e, record.id(), List.of(), null));
-        if (held != null) {
-          return;
-        }
       } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
         ticket.result().complete(o);
       }
-      singleFlight.leave(record.id(), ticket);
+      if (hold) {
+        holdFlightUntilQuiet(record.id(), ticket, quiet); // closed: its followers are told already
+      } else {
+        singleFlight.leave(record.id(), ticket);
+      }
     });
     driver.start();
     return result;
   }
 
   /**
-   * After a cancel, keeps the operation's flight until the cancelled execution writes nothing more
-   * ({@code quiet}): until then it holds the lease (a claim in progress, or given back just after;
-   * an attempt on the wire, recorded when it ends), and a call for the same operation made
-   * meanwhile (a Reactor re-subscription after a timeout, say) would take that lease over as a dead
-   * process's (an ambiguous attempt for a request never sent, and the give-back then fenced) or
-   * send the key beside the attempt still running. Such a call waits, then starts over from the
-   * journal with the same key; close ends it with {@link OperationPendingException} at once, as it
-   * ends the executions in progress.
-   *
-   * @return the ticket the flight is held under, or null if it need not be (quiet already): then the
-   *     leader leaves it as usual
+   * After a cancel or a close, keeps the operation's flight until the stopped execution writes
+   * nothing more ({@code quiet}): until then it holds the lease (a claim in progress, or given back
+   * just after; an attempt on the wire, recorded when it ends), and a call for the same operation
+   * made meanwhile (a Reactor re-subscription after a timeout, say, or a resume close waits for)
+   * would take that lease over as a dead process's (an ambiguous attempt for a request never sent,
+   * and the give-back then fenced) or send the key beside the attempt still running. The calls
+   * waiting on the flight, from before the cancel or after, then start over from the journal with
+   * the same key (on the thread that made it quiet, or on the pool: never on the thread that
+   * cancelled, which must return at once); close ends them with {@link OperationPendingException}
+   * at once, as it ends the executions in progress, and the flight stays until quiet, so that a
+   * call already inside close's wait cannot take the lease over either.
    */
-  private SingleFlight.Ticket holdFlightUntilQuiet(OperationId id, SingleFlight.Ticket ticket,
-      CompletableFuture<Void> quiet) {
-    SingleFlight.Ticket held = quiet.isDone() ? null : singleFlight.drain(id, ticket);
-    if (held == null) {
-      return null;
-    }
-    // Ends the waiters only: the flight stays until quiet, so that a call already inside close's
-    // wait cannot take the lease over either.
-    Runnable endWaiters = () -> held.result().completeExceptionally(new OperationPendingException("the"
-        + " IdempotentExecutor was closed while a call for " + id + " waited for a cancelled execution of it to"
+  private void holdFlightUntilQuiet(OperationId id, SingleFlight.Ticket ticket, CompletableFuture<Void> quiet) {
+    Runnable endWaiters = () -> ticket.result().completeExceptionally(new OperationPendingException("the"
+        + " IdempotentExecutor was closed while a call for " + id + " waited for a stopped execution of it to"
         + " write its last journal record. It stays in the journal with its key " + id.key() + "; resumePending,"
         + " resumeAsync or an OutboxDispatcher on a new executor sends it again with the same key", null, id,
         List.of(), null));
     if (!lifecycle.holdFlight(endWaiters)) {
       endWaiters.run();
     }
-    quiet.whenComplete((v, x) -> {
+    Runnable release = () -> {
       lifecycle.flightReleased(endWaiters);
-      singleFlight.leaveNotBegun(id, held);
+      singleFlight.leaveNotBegun(id, ticket);
+    };
+    Thread stopping = Thread.currentThread();
+    quiet.whenComplete((v, x) -> {
+      if (Thread.currentThread() != stopping) {
+        release.run();
+        return;
+      }
+      // Quiet came between the check and now: the waiters' new start (journal work) is not for
+      // the cancelling thread.
+      try {
+        lifecycle.execute(release, "restarting the calls that waited for a stopped execution of " + id);
+      } catch (RuntimeException refused) {
+        release.run(); // pool full or gone: as AsyncDriver records an attempt, on this thread after all
+      }
     });
-    return held;
   }
 
   /**

@@ -43,13 +43,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       came is given back at once (the operation is PENDING and due), and an attempt on the wire
  *       is recorded as ambiguous when it ends (PENDING, sent again with the same key), unless it
  *       ends with {@link RequestNotSentException}: then it is not recorded at all. Until that
- *       last write is done ({@link #quietAfterCancel}), the executor keeps the operation's single
+ *       last write is done ({@link #quietAfterStop}), the executor keeps the operation's single
  *       flight for this execution.</li>
  * </ul>
  *
  * <p>When the executor closes ({@link #abandon()}), the future fails at once with an
  * {@link OperationPendingException} and the timers stop. A step already running on the pool ends
- * as after a cancel, and close waits for it. An attempt still on the wire is not recorded: the
+ * as after a cancel (and the executor keeps the flight until then, {@link #quietAfterStop}), and
+ * close waits for it. An attempt still on the wire is not recorded: the
  * operation stays IN_FLIGHT under this executor's lease until the lease expires, and is then
  * resumed (its attempt counted as ambiguous) with the same key.
  */
@@ -71,10 +72,12 @@ public final class AsyncDriver {
   /**
    * Whether the driver may still write the journal for this execution: it holds its lock (a claim,
    * a record, a give-back) or has an attempt on the wire. Written at the lock's outermost entry and
-   * exit; read by a cancelling thread, which takes no lock. See {@link #quietAfterCancel}.
+   * exit; read by a cancelling or closing thread, which takes no lock. See {@link #quietAfterStop}.
    */
   private volatile boolean busy;
-  /** Completes once, after a cancel, when this execution writes nothing more (see {@link #quietAfterCancel}). */
+  /** Set by close ({@link #abandon}) before it fails the result: stopped from outside, as by a cancel. */
+  private volatile boolean abandoned;
+  /** Completes once, after a cancel or a close, when this execution writes nothing more (see {@link #quietAfterStop}). */
   private final CompletableFuture<Void> quiet = new CompletableFuture<>();
   /** Nothing more is sent or written for this execution: it ended, or stopped after a cancel or a close. */
   private boolean finished;
@@ -107,7 +110,7 @@ public final class AsyncDriver {
         if (result.isCancelled()) {
           // On the cancelling thread: no lock, no journal. The pool does the rest (see the class comment).
           cancel(backoff);
-          quietIfCancelled();
+          quietIfStopped();
         }
       });
       synchronized (this) {
@@ -120,26 +123,32 @@ public final class AsyncDriver {
           exit();
         }
       }
-      quietIfCancelled();
+      quietIfStopped();
     } finally {
       lifecycle.startEnded();
     }
   }
 
   /**
-   * After a cancel: completes once this execution writes nothing more to the journal, at once if it
-   * is not writing and has no attempt on the wire, otherwise when the claim or record in progress
-   * (and the give-back after it), or the record of the attempt on the wire, is written. Never
-   * completes if the call was not cancelled, nor while an attempt that never ends is on the wire.
-   * Until then this execution holds the operation's lease, which another execution in this process
-   * would take over as a dead process's (an ambiguous attempt for a request never sent) and send
-   * beside it.
+   * After a cancel or a close ({@link #abandoned}): completes once this execution writes nothing
+   * more to the journal, at once if it is not writing and has no attempt on the wire, otherwise when
+   * the claim or record in progress (and the give-back after it), or the record of the attempt on
+   * the wire, is written (after a close: once that attempt ends, recording nothing). Never completes
+   * if the call was neither cancelled nor closed, nor while an attempt that never ends is on the
+   * wire. Until then this execution holds the operation's lease, which another execution in this
+   * process would take over as a dead process's (an ambiguous attempt for a request never sent) and
+   * send beside it.
    *
-   * <p>Call once the result is cancelled, from any thread; takes no lock.
+   * <p>Call once the result is cancelled or abandoned, from any thread; takes no lock.
    */
-  public CompletableFuture<Void> quietAfterCancel() {
-    quietIfCancelled();
+  public CompletableFuture<Void> quietAfterStop() {
+    quietIfStopped();
     return quiet;
+  }
+
+  /** Whether close stopped this execution ({@link #abandon}); from any thread. */
+  public boolean abandoned() {
+    return abandoned;
   }
 
   /** At the lock's outermost entry: from here until {@link #exit}, the journal may be written. */
@@ -157,13 +166,14 @@ public final class AsyncDriver {
   }
 
   /**
-   * Completes {@link #quiet} if the call was cancelled and the driver is not busy. Called after the
-   * lock is released (followers waiting for it start over on this thread, under no lock of this
-   * driver's) and by the cancelling thread: each writes its own flag (busy, the cancel) before
-   * reading the other's, both volatile, so at least one of the two sees both.
+   * Completes {@link #quiet} if the call was cancelled or abandoned and the driver is not busy.
+   * Called after the lock is released (followers waiting for it start over on this thread, under no
+   * lock of this driver's) and by the cancelling or closing thread: each writes its own flag (busy;
+   * the cancel, or {@link #abandoned}) before reading the other's, all volatile, so at least one of
+   * the two sees both.
    */
-  private void quietIfCancelled() {
-    if (!busy && result.isCancelled()) {
+  private void quietIfStopped() {
+    if (!busy && (abandoned || result.isCancelled())) {
       quiet.complete(null);
     }
   }
@@ -173,6 +183,7 @@ public final class AsyncDriver {
    * Called on the closing thread; takes no lock and writes nothing.
    */
   void abandon() {
+    abandoned = true;
     cancel(backoff);
     cancel(attemptTimeout);
     result.completeExceptionally(closedPending());
@@ -272,7 +283,7 @@ public final class AsyncDriver {
         exit();
       }
     }
-    quietIfCancelled();
+    quietIfStopped();
   }
 
   private void attemptDone(ResponseSnapshot response, Throwable error) {
@@ -327,7 +338,7 @@ public final class AsyncDriver {
         exit();
       }
     }
-    quietIfCancelled();
+    quietIfStopped();
   }
 
   private void waited() {

@@ -430,7 +430,7 @@ public final class ExecutorLifecycle {
 
   /**
    * Adds a single flight held for a cancelled execution until it writes nothing more
-   * ({@link SingleFlight#drain}): close runs {@code endWaiters}, which must end the calls waiting on
+   * ({@link AsyncDriver#quietAfterStop}): close runs {@code endWaiters}, which must end the calls waiting on
    * that flight without waiting for the execution (its attempt may never end), take no lock and
    * write nothing. False if closed already: then nobody will, and the caller runs it.
    */
@@ -453,7 +453,7 @@ public final class ExecutorLifecycle {
    *
    * @throws RejectedExecutionException if the pool refuses it (full, closed, shut down by the app)
    */
-  void execute(Runnable work, String what) {
+  public void execute(Runnable work, String what) {
     synchronized (lock) {
       tasks++;
     }

@@ -32,8 +32,9 @@ public final class SingleFlight {
    * Ends a flight whose followers must start over ({@link #notBegun}): that of a leader whose begin
    * failed, before anything was journaled or sent for it, rather than hand them a failure that was
    * the leader's own (its payload, refused as another request's under the same key, may not be
-   * theirs); or that of a cancelled leader ({@link #drain}), once its execution writes nothing more
-   * (its caller went away, theirs did not). Followers already told something else keep it.
+   * theirs); or that of a leader cancelled while its execution could still write the journal, once it
+   * writes nothing more (its caller went away, theirs did not: they start over from what the journal
+   * then holds). Followers already told something else keep it.
    */
   public void leaveNotBegun(OperationId id, Ticket ticket) {
     running.remove(id, ticket.result());
@@ -54,19 +55,6 @@ public final class SingleFlight {
     private NotBegun() {
       super("the leading execution failed before its begin; start over", null, false, false);
     }
-  }
-
-  /**
-   * Keeps the flight of a cancelled leader whose execution may still write the journal (a claim in
-   * progress, an attempt on the wire): callers who join from now on wait on the returned ticket's
-   * result, not on the cancelled leader's (which its followers from before the cancel get), until
-   * {@link #leaveNotBegun} with it tells them to start over from the journal.
-   *
-   * @return the ticket to leave with, or null if the flight was no longer the leader's
-   */
-  public Ticket drain(OperationId id, Ticket ticket) {
-    CompletableFuture<Outcome> draining = new CompletableFuture<>();
-    return ticket.leader() && running.replace(id, ticket.result(), draining) ? new Ticket(true, draining) : null;
   }
 
   /** Ends the leader's flight; later callers start a new one (and find the journal's record). */
