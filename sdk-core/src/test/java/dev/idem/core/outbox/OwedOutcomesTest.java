@@ -62,16 +62,33 @@ class OwedOutcomesTest {
     outbox.close();
   }
 
+  /**
+   * A name this dispatcher delivers without callbacks has no recipient but the dispatcher itself,
+   * which records its own deliveries as received. One whose receipt a crash (or a failed write)
+   * left unrecorded used to stay owed for good: purge keeps owed outcomes, nobody recorded it, and
+   * every poll interval read it again. The Spring starter registers every name this way and runs
+   * no resumePending, so such rows only grew. The dispatcher now records them as its own delivery
+   * would have: its earlier incarnation's at the first poll, another owner's once past the lease.
+   */
   @Test
-  void aDispatcherWithoutCallbacksForTheNameLeavesTheOutcomeOwed() throws Exception {
-    Operation op = succeededUnder("pod-0");
+  void aDispatcherWithoutCallbacksForTheNameRecordsTheOwedOutcomeAsReceived() throws Exception {
+    Operation own = succeededUnder("pod-0");
+    Operation other = succeededUnder("pod-gone");
     IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).owner("pod-0").clock(time.clock())
-        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5)
+        .leaseFor(Duration.ofMinutes(2)).build();
     OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
         .registerAsync("create-order", host).build().start();
-    time.advance(Duration.ofMinutes(10));
 
-    assertTrue(journal.find(op.id()).orElseThrow().outcomeUndelivered(), "still owed, to resumePending's handlers");
+    time.advance(Duration.ofMillis(500));
+    assertFalse(journal.find(own.id()).orElseThrow().outcomeUndelivered(),
+        "the earlier incarnation's outcome is recorded at the first poll, as its own delivery would have");
+    assertTrue(journal.find(other.id()).orElseThrow().outcomeUndelivered(),
+        "within the lease, the instance that wrote it may still record it itself");
+
+    time.advance(Duration.ofMinutes(5));
+    assertFalse(journal.find(other.id()).orElseThrow().outcomeUndelivered(), "recorded once past the lease");
+    assertEquals(0, host.totalAttempts(), "nothing sent");
     outbox.close();
   }
 }
