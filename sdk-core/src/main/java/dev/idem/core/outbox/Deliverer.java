@@ -247,7 +247,7 @@ final class Deliverer {
       if (deliveredHere) {
         reg.report(d.id, ending.outcome(), cause);
       }
-      if (deliveredHere || (waiter != null && !tracker.callbacksOwn(d.id))) {
+      if (deliveredHere || (waiter != null && tracker.handleReceives(d.id))) {
         tracker.outcomeDelivered(d.id);  // its recipient has it: it is not handed over again
       }
     }

@@ -44,9 +44,12 @@ import org.slf4j.LoggerFactory;
  * {@link OwedOutcomes} hands the same outcome over again. Who the recipient is (the rule
  * {@link OutboxDispatcher.Builder#register(String, dev.idem.core.spi.Transport,
  * java.util.function.Consumer, java.util.function.Consumer) register} states): the callbacks, if
- * the operation's name registered any ({@code callbacksOwn}); then a handle gets the outcome but
- * does not take it, and only the callbacks' being told is recorded. Otherwise a handle is the
- * recipient, and completing one with the outcome records it.
+ * the operation's name registered any; then a handle gets the outcome but does not take it, and
+ * only the callbacks' being told is recorded. If the name is registered here without callbacks, a
+ * handle is the recipient ({@code handleReceives}), and completing one with the outcome records it,
+ * as does the dispatcher's own delivery or {@link OwedOutcomes}. A handle on an operation of a name
+ * not registered here records nothing either: its recipient is whoever delivers that name (another
+ * instance's callbacks, which this one does not know of, or a resume handler).
  *
  * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
  * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
@@ -59,7 +62,7 @@ final class DeliveryTracker {
   private final Journal journal;
   private final Clock clock;
   private final int sweepLimit;
-  private final Predicate<OperationId> callbacksOwn;
+  private final Predicate<OperationId> handleReceives;
 
   private final Map<OperationId, Delivery> inDelivery = new HashMap<>();
   private final Map<OperationId, CompletableFuture<Outcome>> waiters = new LinkedHashMap<>();
@@ -77,28 +80,33 @@ final class DeliveryTracker {
    * @param journal where {@link #sweep} looks operations up, and where deliveries are recorded
    * @param clock stamps the recorded deliveries
    * @param sweepLimit how many handles one sweep checks at most
-   * @param callbacksOwn whether an operation's outcome is owed to outcome callbacks (its name
-   *     registered some) rather than to a handle
+   * @param handleReceives whether a handle that gets an operation's outcome is its recipient: its
+   *     name is registered here, without callbacks
    */
-  DeliveryTracker(Journal journal, Clock clock, int sweepLimit, Predicate<OperationId> callbacksOwn) {
+  DeliveryTracker(Journal journal, Clock clock, int sweepLimit, Predicate<OperationId> handleReceives) {
     this.journal = journal;
     this.clock = clock;
     this.sweepLimit = sweepLimit;
-    this.callbacksOwn = callbacksOwn;
+    this.handleReceives = handleReceives;
   }
 
-  /** Whether the outcome of {@code id} is owed to outcome callbacks, which a handle then leaves it to. */
-  boolean callbacksOwn(OperationId id) {
-    return callbacksOwn.test(id);
+  /**
+   * Whether a handle that gets the outcome of {@code id} is its recipient, and records it; false if
+   * the name's callbacks are (here or on the instance that registers it), a handle then leaving it
+   * to them.
+   */
+  boolean handleReceives(OperationId id) {
+    return handleReceives.test(id);
   }
 
   /**
    * Records in the journal that the app received the outcome of the terminal operation {@code id}.
    * Called with no lock held, after its recipient got it. A failure is logged and swallowed: the
-   * outcome stays owed in the journal, so it is handed over again, marked as read from the journal
-   * (which callbacks and handlers are told to expect): to the callbacks by {@link OwedOutcomes}
-   * once the write is older than the executor's lease, and to a resume handler by the next
-   * {@code resumePending}.
+   * outcome stays owed in the journal, and {@link OwedOutcomes} takes it up again once the write
+   * is older than the executor's lease: it hands it to the name's callbacks again, marked as read
+   * from the journal (which they are told to expect), or, for a name registered without callbacks,
+   * whose recipient the dispatcher is, records it then. A {@code resumePending} that runs before
+   * that hands it to a resume handler for the name, if the app has one.
    */
   void outcomeDelivered(OperationId id) {
     try {
@@ -112,12 +120,12 @@ final class DeliveryTracker {
   /**
    * A handle for a terminal record that is about to go to the app ({@code submit} or {@code await}
    * of an operation already finished, a handle the sweep settles, or one settled at stop),
-   * recorded as delivered if the journal still owed it to a handle; one owed to the callbacks
-   * stays owed, for {@link OwedOutcomes} to hand them.
+   * recorded as delivered if the journal still owed it to a handle; one owed to callbacks (here or
+   * on another instance) stays owed, for {@link OwedOutcomes} to hand them.
    */
   CompletableFuture<Outcome> handOver(OperationRecord record) {
     CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(record));
-    if (record.outcomeUndelivered() && !callbacksOwn(record.id())) {
+    if (record.outcomeUndelivered() && handleReceives(record.id())) {
       outcomeDelivered(record.id());
     }
     return settled;

@@ -173,8 +173,12 @@ public final class OutboxDispatcher implements AutoCloseable {
       regs.put(e.getKey(), new Registration(async, b.onSuccess.get(e.getKey()), b.onFailure.get(e.getKey())));
     }
     this.registrations = Map.copyOf(regs);
-    this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize,
-        id -> registrations.containsKey(id.operation()) && registrations.get(id.operation()).hasCallbacks());
+    // A name not registered here is another instance's (or a resume handler's) to record: a handle
+    // here must not take it from callbacks it does not know of.
+    this.tracker = new DeliveryTracker(journal, b.clock, b.pageSize, id -> {
+      Registration reg = registrations.get(id.operation());
+      return reg != null && !reg.hasCallbacks();
+    });
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),
@@ -271,8 +275,10 @@ public final class OutboxDispatcher implements AutoCloseable {
    * elsewhere are noticed at the next polls.
    *
    * <p>If the dispatcher has stopped, the handle of an operation that is not terminal is already
-   * failed with {@link OperationPendingException}. An outcome owed to the name's callbacks stays
-   * owed to them (see {@link Builder#register(String, Transport, Consumer, Consumer)}).
+   * failed with {@link OperationPendingException}. The handle is the outcome's recipient, and
+   * records it, only if the name is registered here without callbacks; an outcome owed to the
+   * name's callbacks stays owed to them, and so does one of a name not registered here, to whoever
+   * delivers that name (see {@link Builder#register(String, Transport, Consumer, Consumer)}).
    *
    * @param id the operation
    * @return the handle; already failed with {@link IllegalArgumentException} if the journal has no
@@ -640,7 +646,10 @@ public final class OutboxDispatcher implements AutoCloseable {
      *       terminal write is older than the executor's {@link IdempotentExecutor.Builder#leaseFor
      *       lease}.</li>
      *   <li>A handle ({@link #submit}, {@link #await}) on such an operation completes with its
-     *       outcome as well, but does not take it from the callbacks: it records nothing.</li>
+     *       outcome as well, but does not take it from the callbacks: it records nothing. Nor does
+     *       a handle on an operation whose name this dispatcher does not register (an
+     *       {@link #await} on an instance that does not deliver that name): the callbacks of the
+     *       instances that do, or a resume handler, are its recipient.</li>
      * </ul>
      * So a callback may see an outcome twice, never zero times, and should deduplicate on
      * {@code operationId()}. Callbacks run on the thread that completed the delivery (the poller's,
