@@ -182,7 +182,13 @@ public final class OutboxDispatcher implements AutoCloseable {
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),
-        b.pageSize);
+        b.pageSize, this::isStopped);
+  }
+
+  private boolean isStopped() {
+    synchronized (lock) {
+      return state == State.STOPPED;
+    }
   }
 
   /**
@@ -411,10 +417,11 @@ public final class OutboxDispatcher implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * One poll, run by the loop: settle the handles of operations finished elsewhere and hand the
-   * callbacks the outcomes the journal still owes them (both at most once per poll interval), start delivering what is due, then, while draining, check whether the
-   * queue is empty (not when the journal could not be read). An unexpected RuntimeException here
-   * backs the loop off.
+   * One poll, run by the loop: settle the handles of operations finished elsewhere and hand over
+   * the outcomes the journal still owes ({@link OwedOutcomes}; both at most once per poll
+   * interval), start delivering what is due, then, while draining, check whether the queue is empty
+   * (not when the journal could not be read). An unexpected RuntimeException here backs the loop
+   * off.
    */
   private void poll() {
     synchronized (lock) {
@@ -613,11 +620,18 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Delivers operations named {@code operationName} through a synchronous transport, which runs
      * on the worker pool. The transport must re-apply the secret headers kept out of the journal.
      *
-     * <p>Without callbacks, an outcome's recipient is a handle ({@link #submit}, {@link #await}):
-     * completing one with a queued operation's outcome records in the journal that the app received
-     * it, so that {@code resumePending} does not hand it to a resume handler again; so does this
-     * dispatcher's own delivery of it, handle or not (the app asked to hear of none). An outcome no
-     * handle got that another instance or an inline call ended stays owed, for a resume handler.
+     * <p>Without callbacks, the app asked to hear of no outcome of this name but through a handle
+     * ({@link #submit}, {@link #await}), so the recipient is a handle or this dispatcher itself:
+     * completing a handle with a queued operation's outcome records in the journal that the app
+     * received it, so that {@code resumePending} does not hand it to a resume handler again; so does
+     * this dispatcher's own delivery of it, handle or not. An outcome the journal still owes (the
+     * process stopped between the terminal write and that record, the record failed, or another
+     * instance or an inline call ended it) is recorded as received by the dispatcher, as its own
+     * delivery would have, when it would have handed it to callbacks (see
+     * {@link #register(String, Transport, Consumer, Consumer)}): otherwise nothing would ever record
+     * it, and {@code Journal.purge} keeps owed outcomes. A resume handler for this name therefore
+     * hears only of what a {@code resumePending} run before that hands it; an app that wants its
+     * resume handlers told of this name's outcomes does not register it here without callbacks.
      *
      * @param operationName the operation name (as in the operation's identity) to deliver
      * @param transport sends one attempt; called on the worker threads, so it must be thread-safe
@@ -654,7 +668,10 @@ public final class OutboxDispatcher implements AutoCloseable {
      * So a callback may see an outcome twice, never zero times, and should deduplicate on
      * {@code operationId()}. Callbacks run on the thread that completed the delivery (the poller's,
      * for an outcome handed from the journal); they must be quick and must not throw (an exception
-     * is logged and ignored, and the outcome counts as told).
+     * is logged and ignored, and the outcome counts as told). A callback handed an outcome from the
+     * journal when the dispatcher stops ({@link #close()} interrupts the poller, and so a callback
+     * that blocks) does not count as told: the outcome stays owed, for the next dispatcher, and
+     * no further one is handed.
      *
      * @param operationName the operation name (as in the operation's identity) to deliver
      * @param transport sends one attempt; called on the worker threads, so it must be thread-safe

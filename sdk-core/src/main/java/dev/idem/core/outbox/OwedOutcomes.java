@@ -14,32 +14,44 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Hands the registrations' outcome callbacks what the journal still owes them
- * ({@link Journal#findUndelivered}): outcomes of queued operations that ended while no callback was
- * told: the process stopped between the terminal write and the callback, or between the callback
- * and the record that it ran; the record failed; or an inline call ended the operation, or a
- * handle got its outcome, neither of which takes it from the callbacks (the rule
+ * Hands over what the journal still owes the recipients of the names this dispatcher delivers
+ * ({@link Journal#findUndelivered}): outcomes of queued operations that ended with no receipt
+ * recorded: the process stopped between the terminal write and the callback (or its own record),
+ * or between the callback and the record; the record failed; or an inline call ended the
+ * operation, or a handle got its outcome, neither of which takes it from the callbacks (the rule
  * {@link OutboxDispatcher.Builder#register(String, dev.idem.core.spi.Transport,
  * java.util.function.Consumer, java.util.function.Consumer) register} states).
  * {@code resumePending} does this for resume handlers; an app that runs the dispatcher alone (the
  * Spring starter does) has only this.
  *
- * <p>Which outcomes, of names registered with callbacks: one written under the executor's own owner
- * name no later than this dispatcher's first poll, at once (an earlier incarnation's, found after
- * a restart under the same name); any other once its terminal write is older than the executor's
- * lease (the instance that wrote it is presumed gone, as its leases would be: a live one tells its
- * callbacks and records that within moments). Operations this dispatcher is delivering, or whose
- * outcome it is handing over, are left alone, and each outcome is read again just before it is
- * handed, so that one recorded meanwhile is not handed twice. Each outcome arrives as read from
- * the journal ({@code fromJournal()} true): the callbacks may have seen it before.
+ * <p>To whom: a name registered with callbacks, to them, read from the journal ({@code fromJournal()}
+ * true: they may have seen it before), then recorded as received. A name registered without
+ * callbacks has the dispatcher itself as recipient (its own delivery records the receipt with or
+ * without a handle): its owed outcome is recorded as received, as that delivery would have, so that
+ * it does not stay owed, and kept from purge, for ever. A name not registered here is left for
+ * whoever delivers it.
  *
- * <p>One page per call, continuing where the last one stopped, so that owed outcomes nobody here
- * takes (names without callbacks, outcomes still within the lease) cost a page per call and hold
- * up nothing. A journal that cannot be read ends the call; the next one carries on.
+ * <p>When: one written under the executor's own owner name no later than this dispatcher's first
+ * call, at once (an earlier incarnation's, found after a restart under the same name); any other
+ * once its terminal write is older than the executor's lease (the instance that wrote it is
+ * presumed gone, as its leases would be: a live one tells its callbacks and records that within
+ * moments). Operations this dispatcher is delivering, or whose outcome it is handing over, are
+ * left alone, and each outcome is read again just before it is handed, so that one recorded
+ * meanwhile is not handed twice.
+ *
+ * <p>How much per call: until one pass has reached the end of the owed outcomes, every page (the
+ * earlier incarnation's are promised at the first poll, wherever they sort); after that one page
+ * per call, continuing where the last one stopped, so that owed outcomes nobody here takes (other
+ * names, outcomes still within the lease) cost a page per call and hold up nothing. A journal that
+ * cannot be read ends the call at the row it could not read; the next one carries on from there.
+ * Once the dispatcher stops, nothing more is handed, and an outcome whose callback ran while it
+ * stopped (the shutdown interrupts the poller, and so the callback) is not recorded: it stays owed,
+ * for the next dispatcher.
  *
  * <p>Not thread-safe: called by the dispatcher's polls, which run one at a time.
  */
@@ -54,16 +66,19 @@ final class OwedOutcomes {
   private final String owner;
   private final Duration presumedGoneAfter;
   private final int pageSize;
+  private final BooleanSupplier stopped;
   private Instant firstCall;
+  private boolean catchingUp = true;
   private OperationId after;
 
   /**
    * @param owner the executor's owner name
    * @param presumedGoneAfter the executor's lease: how old another owner's unrecorded outcome must be
-   * @param pageSize owed outcomes read per call
+   * @param pageSize owed outcomes read per page
+   * @param stopped whether the dispatcher has stopped: hand nothing more
    */
   OwedOutcomes(Journal journal, Clock clock, Map<String, Registration> registrations, DeliveryTracker tracker,
-      String owner, Duration presumedGoneAfter, int pageSize) {
+      String owner, Duration presumedGoneAfter, int pageSize, BooleanSupplier stopped) {
     this.journal = journal;
     this.clock = clock;
     this.registrations = registrations;
@@ -71,39 +86,65 @@ final class OwedOutcomes {
     this.owner = owner;
     this.presumedGoneAfter = presumedGoneAfter;
     this.pageSize = pageSize;
+    this.stopped = stopped;
   }
 
-  /** Reads one page of owed outcomes and hands over those that are due to the callbacks. */
+  /** Reads owed outcomes (every page until a pass is complete, then one) and hands over those due. */
   void handOver() {
     Instant now = clock.instant();
     if (firstCall == null) {
       firstCall = now;
     }
-    List<OperationRecord> page;
-    try {
-      page = journal.findUndelivered(after, pageSize);
-    } catch (IdempotencyException | RuntimeException e) {
-      LOG.debug("could not look for outcomes owed to the callbacks: {}", e.toString());
-      return;
-    }
-    after = page.size() < pageSize ? null : page.get(page.size() - 1).id();
-    for (OperationRecord owed : page) {
-      Registration reg = registrations.get(owed.id().operation());
-      if (reg == null || !reg.hasCallbacks() || !due(owed, now) || tracker.busy(owed.id())) {
-        continue;
-      }
-      Optional<OperationRecord> current;
+    do {
+      List<OperationRecord> page;
       try {
-        current = journal.find(owed.id());
+        page = journal.findUndelivered(after, pageSize);
       } catch (IdempotencyException | RuntimeException e) {
-        LOG.debug("could not read {} to hand its owed outcome over: {}", owed.id(), e.toString());
+        LOG.debug("could not look for owed outcomes: {}", e.toString());
         return;
       }
-      if (current.isEmpty() || !current.get().outcomeUndelivered() || tracker.busy(owed.id())) {
-        continue;
+      for (OperationRecord owed : page) {
+        if (!handOver(owed, now)) {
+          return;  // the cursor stays before this one: the next call starts with it
+        }
+        after = owed.id();
       }
-      hand(reg, current.get());
+      if (page.size() < pageSize) {
+        after = null;
+        catchingUp = false;
+      }
+    } while (catchingUp);
+  }
+
+  /** Hands {@code owed} over if it is due here; false if the call must end before it. */
+  private boolean handOver(OperationRecord owed, Instant now) {
+    if (stopped.getAsBoolean()) {
+      return false;
     }
+    Registration reg = registrations.get(owed.id().operation());
+    if (reg == null || !due(owed, now) || tracker.busy(owed.id())) {
+      return true;
+    }
+    Optional<OperationRecord> current;
+    try {
+      current = journal.find(owed.id());
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not read {} to hand its owed outcome over: {}", owed.id(), e.toString());
+      return false;
+    }
+    if (current.isEmpty() || !current.get().outcomeUndelivered() || tracker.busy(owed.id())) {
+      return true;
+    }
+    if (reg.hasCallbacks()) {
+      tell(reg, current.get());
+      // Cut short by the shutdown (close() interrupts the poller, and so the callback, which the
+      // report then counts as told): not recorded, so the next dispatcher hands it again.
+      if (stopped.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+        return false;
+      }
+    }
+    tracker.outcomeDelivered(owed.id());
+    return true;
   }
 
   private boolean due(OperationRecord owed, Instant now) {
@@ -111,7 +152,7 @@ final class OwedOutcomes {
     return earlierIncarnation || !owed.updatedAt().plus(presumedGoneAfter).isAfter(now);
   }
 
-  private void hand(Registration reg, OperationRecord record) {
+  private void tell(Registration reg, OperationRecord record) {
     Step step = AttemptLoop.settled(record);  // nothing is sent: the outcome is the journal's
     if (step instanceof Step.Done done) {
       reg.report(record.id(), done.outcome(), null);
@@ -123,6 +164,5 @@ final class OwedOutcomes {
               record.response(), true);
       reg.report(record.id(), null, asFailure);
     }
-    tracker.outcomeDelivered(record.id());
   }
 }
