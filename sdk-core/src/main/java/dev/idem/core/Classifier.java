@@ -26,7 +26,9 @@ import java.util.Optional;
  * are recognised before any classifier is asked, so that what they mean does not depend on the
  * classifier chain. A classifier that throws, or answers null instead of {@link Optional#empty()},
  * is logged (WARN), and {@link #defaults()} judges that attempt instead; the attempt's recorded
- * reason says so.
+ * reason says so. That holds for an Error too (a {@code NoClassDefFoundError} for a library
+ * missing at run time, an {@code AssertionError}, a {@code StackOverflowError}), but not for the
+ * JVM's own ({@code OutOfMemoryError}, {@code InternalError}), which the call throws as it is.
  *
  * <p>An exception is judged more cautiously than a response: only the default table can prove that
  * nothing was sent (the SAFE row below; a transport or interceptor that knows it sent nothing

@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * and writes every state change to the journal; it never sends or waits itself. A driver calls
  * {@link #start()}, performs the {@link Step} it gets, and reports back with
  * {@link #onResponse}, {@link #onFailure} or {@link #afterWait()}. Those four entry points are
- * also where a RuntimeException from the app's own code is caught, once for both drivers (see
- * {@link #appCodeThrew}).
+ * also where an exception from the app's own code is caught, once for both drivers (see
+ * {@link #appCodeThrew}); the journal's own failures pass through them unchanged.
  *
  * <p>Not thread-safe: one driver uses it at a time (the async driver hands it from one callback to
  * the next, which the futures order).
@@ -84,6 +84,12 @@ public final class AttemptLoop {
   private boolean lastWasInFlight;
   private Duration previousDelay = Duration.ZERO;
   private ResponseSnapshot lastResponse;
+  /**
+   * The unchecked exception the journal threw (or Idem's own, on what the journal answered), if
+   * one did: {@link #appCodeThrew} passes it on unchanged, since it is no failure of the app's
+   * code. Set only when one is thrown, so that the happy path writes nothing.
+   */
+  private Throwable journalFailure;
 
   /** While the probes of a half-open breaker are out, a waiting call looks again this often. */
   private static final Duration HALF_OPEN_RECHECK = Duration.ofSeconds(1);
@@ -143,7 +149,7 @@ public final class AttemptLoop {
   public Step start() throws IdempotencyException {
     try {
       return claim();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       return appCodeThrew(e, null, null);
     }
   }
@@ -152,7 +158,7 @@ public final class AttemptLoop {
   public Step afterWait() throws IdempotencyException {
     try {
       return claim();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       return appCodeThrew(e, null, null);
     }
   }
@@ -171,8 +177,7 @@ public final class AttemptLoop {
       claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor());
     }
     if (claimed.isEmpty()) {
-      OperationRecord current = s.journal().find(id)
-          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
+      OperationRecord current = current();
       if (current.state().isTerminal()) {
         return settled(s, current);
       }
@@ -188,8 +193,7 @@ public final class AttemptLoop {
       // this claim took over a holder's lease, for which Claims recorded the attempt the holder may
       // have sent. Take the history from the journal, so that numbering goes on and an
       // ambiguous attempt is never forgotten (giving up after it must end UNCERTAIN, not FAILED).
-      OperationRecord current = s.journal().find(id)
-          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
+      OperationRecord current = current();
       history.clear();
       history.addAll(current.attempts());
       takingOver = false;
@@ -206,6 +210,20 @@ public final class AttemptLoop {
       s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     }
     return new Step.Send();
+  }
+
+  /**
+   * The operation as the journal holds it now. A failure to read it, or a record the journal lost,
+   * is the journal's ({@link #journalFailure}), not the app's code's.
+   */
+  private OperationRecord current() throws IdempotencyException {
+    try {
+      return s.journal().find(id)
+          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + id));
+    } catch (RuntimeException | Error e) {
+      journalFailure = e;
+      throw e;
+    }
   }
 
   /**
@@ -302,7 +320,7 @@ public final class AttemptLoop {
   public Step onResponse(ResponseSnapshot response) throws IdempotencyException {
     try {
       return judgeAndDecide(response);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       return appCodeThrew(e, response, null);
     }
   }
@@ -345,13 +363,19 @@ public final class AttemptLoop {
    * or answers null instead of {@link Optional#empty()}, the default table judges instead (and the
    * verdict's reason says so), rather than the attempt's outcome going unrecorded with the
    * operation left IN_FLIGHT. Null is not taken as "no opinion": that would make a response
-   * PERMANENT, where the classifier most likely meant to leave it to the table.
+   * PERMANENT, where the classifier most likely meant to leave it to the table. An Error that is
+   * not {@linkplain #isFatal fatal} is judged around too: a NoClassDefFoundError for an optional
+   * library the classifier reads with, an AssertionError, a StackOverflowError from a recursive
+   * rule are the classifier's failures, not the JVM's.
    */
   private Optional<Verdict> judge(ResponseSnapshot response) {
     Optional<Verdict> v;
     try {
       v = s.classifier().classify(response);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      if (isFatal(e)) {
+        throw e;
+      }
       return byDefaultTable(DefaultClassifier.INSTANCE.classify(response), e);
     }
     return v != null ? v : byDefaultTable(DefaultClassifier.INSTANCE.classify(response), null);
@@ -362,7 +386,10 @@ public final class AttemptLoop {
     Optional<Verdict> v;
     try {
       v = s.classifier().classify(failure);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      if (isFatal(e)) {
+        throw e;
+      }
       return byDefaultTable(DefaultClassifier.INSTANCE.classify(failure), e);
     }
     return v != null ? v : byDefaultTable(DefaultClassifier.INSTANCE.classify(failure), null);
@@ -373,7 +400,7 @@ public final class AttemptLoop {
    *
    * @param thrown what the classifier threw; null if it answered null
    */
-  private Optional<Verdict> byDefaultTable(Optional<Verdict> table, RuntimeException thrown) {
+  private Optional<Verdict> byDefaultTable(Optional<Verdict> table, Throwable thrown) {
     // The class only: its message may quote what the classifier read from the response.
     String what = thrown == null ? "answered null" : "threw " + thrown.getClass().getName();
     LOG.warn("operation {}: the classifier {}; Idem's default table judges this attempt instead", id, what);
@@ -421,7 +448,7 @@ public final class AttemptLoop {
   public Step onFailure(IOException failure) throws IdempotencyException {
     try {
       return judgeAndDecide(failure);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       return appCodeThrew(e, null, failure);
     }
   }
@@ -477,10 +504,11 @@ public final class AttemptLoop {
   /**
    * The safety net under the app's own code that the loop calls once it holds the operation: the
    * classifier, the protocol's body predicates, the retry policy's delay function, the random
-   * source, the retry budget. Each has its own cautious answer where one exists (the default table
-   * for a classifier, "in flight" for a protocol predicate, the exponential backoff for a delay
-   * function, "ignored" for a budget told of an outcome); anything else they throw, here, after the
-   * claim and before the operation's next state is written, ends the call this way:
+   * source, the retry budget, the listener, the clock. Each has its own cautious answer where one
+   * exists (the default table for a classifier, "in flight" for a protocol predicate, the
+   * exponential backoff for a delay function, "ignored" for a budget told of an outcome); anything
+   * else they throw, here, after the claim and before the operation's next state is written, ends
+   * the call this way:
    * <ul>
    *   <li>The attempt that was sent, if one was and it is not recorded yet, is recorded, judged by
    *       the default table with the cautious overrules the loop always applies (a 2xx becomes
@@ -502,22 +530,36 @@ public final class AttemptLoop {
    * IN_FLIGHT, which held it for the lease's length, told the caller nothing about it, and lost the
    * attempt from the history.
    *
-   * <p>Only RuntimeExceptions: the journal's failures are checked IdempotencyExceptions and keep
-   * their meaning; an Error is the drivers' to report. One place, under the four entry points both
-   * drivers call; a try block costs the happy path nothing. If the loop holds no lease (nothing
-   * claimed, or the operation's state already written), {@code e} is rethrown as it is.
+   * <p>What it does not cover, each passed on unchanged, as before the net, with the operation as
+   * the journal last wrote it:
+   * <ul>
+   *   <li>The journal's failures ({@link #journalFailure}): a checked IdempotencyException never
+   *       gets here, and an unchecked one (a decorator's, the SPI's IllegalStateException, Idem's
+   *       own on a record the journal lost) is no failure of the app's code. Writing PENDING over
+   *       it would be wrong both ways: a write that failed before it stored anything took the
+   *       attempt it carried with it (the net's plain PENDING would drop that ambiguous attempt
+   *       from the history, where leaving the operation IN_FLIGHT has the next claim's takeover owe
+   *       it), and one that failed after storing a terminal state would be contradicted.</li>
+   *   <li>A {@linkplain #isFatal fatal} Error: the JVM's, not the app code's.</li>
+   *   <li>Anything once the loop holds no lease (nothing claimed, or the operation's state already
+   *       written).</li>
+   *   <li>A PENDING write that itself fails (the clock throws again, the journal refuses it): the
+   *       app's exception is passed on, the failure suppressed in it, rather than a
+   *       PENDING the journal does not hold; the operation stays IN_FLIGHT until the lease
+   *       expires, and the claim that takes it over then owes its attempt as AMBIGUOUS.</li>
+   * </ul>
+   * One place, under the four entry points both drivers call; a try block costs the happy path
+   * nothing, and {@link #journalFailure} is written only on a failure.
    *
    * @param response the attempt's response, if the call came from {@link #onResponse}
    * @param failure the attempt's failure, if the call came from {@link #onFailure}
    */
-  private Step appCodeThrew(RuntimeException e, ResponseSnapshot response, IOException failure) {
-    if (lease == null) {
-      throw e;
+  private Step appCodeThrew(Throwable e, ResponseSnapshot response, IOException failure) {
+    if (lease == null || e == journalFailure || isFatal(e)) {
+      throw unchecked(e);
     }
-    LOG.warn("operation {}: the app's code threw {} while the executor decided its next step; the operation goes"
-        + " back to PENDING with its key", id, e.getClass().getName());
     String why = "the app's code threw " + e.getClass().getSimpleName() + " while the executor decided its next step";
-    Instant due = null;
+    Instant due;
     try {
       Instant now = s.clock().instant();
       due = dueAfter(now, policy.maxDelay());
@@ -536,19 +578,49 @@ public final class AttemptLoop {
       }
       journalTransition(Transition.retryAt(now, due, why));
       lease = null;
-    } catch (IdempotencyException | RuntimeException w) {
-      // The lease expires on its own, after which the operation is due again: still never lost.
+    } catch (IdempotencyException | RuntimeException | Error w) {
+      if (w instanceof Error error && isFatal(error)) {
+        error.addSuppressed(e);
+        throw error;
+      }
+      // Not PENDING, so not said: the lease expires on its own, and the claim that takes the
+      // operation over then owes the attempt that may have been sent.
+      LOG.warn("operation {}: the app's code threw {} while the executor decided its next step, and the operation"
+          + " could not be put back to PENDING ({}); it stays as the journal last wrote it", id,
+          e.getClass().getName(), w.getClass().getName());
       e.addSuppressed(w);
+      throw unchecked(e);
     } finally {
       if (admitted) {
         admitted = false;
         s.guard().release(host);
       }
     }
+    LOG.warn("operation {}: the app's code threw {} while the executor decided its next step; the operation is"
+        + " back to PENDING with its key, due at {}", id, e.getClass().getName(), due);
     return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why + " (see the"
-        + " cause). It keeps its key " + id.key() + " and is sent again with it" + (due == null ? "" : " when due at "
-        + due) + ", by an OutboxDispatcher, resumePending, or executing the same Operation again", e, id, history,
-        lastResponse));
+        + " cause). It keeps its key " + id.key() + " and is sent again with it when due at " + due + ", by an"
+        + " OutboxDispatcher, resumePending, or executing the same Operation again", e, id, history, lastResponse));
+  }
+
+  /**
+   * Whether an Error means the JVM itself is failing (out of memory, an internal error), so that
+   * nothing more should run on its account: every VirtualMachineError but StackOverflowError. Any
+   * other Error the app's code throws is that code's failure, as a RuntimeException would be: a
+   * LinkageError (a class missing at run time, a static initializer that threw), an AssertionError,
+   * a ServiceConfigurationError; and a StackOverflowError from a recursive rule, which the stack has
+   * unwound by the time it is caught here, below the entry point.
+   */
+  private static boolean isFatal(Throwable e) {
+    return e instanceof VirtualMachineError && !(e instanceof StackOverflowError);
+  }
+
+  /** {@code e}, which the caller caught as a RuntimeException or an Error, as one of the two again. */
+  private static RuntimeException unchecked(Throwable e) {
+    if (e instanceof Error error) {
+      throw error;
+    }
+    return (RuntimeException) e;
   }
 
   /**
@@ -695,15 +767,21 @@ public final class AttemptLoop {
   /**
    * Moves the operation, writing the attempt {@link #record} just ended in the same journal call:
    * every attempt ends in a transition, and the two as one write are one statement in the JDBC
-   * journal instead of two reads and two updates.
+   * journal instead of two reads and two updates. An unchecked failure of the write is marked as
+   * the journal's ({@link #journalFailure}), so that the safety net for the app's code passes it on.
    */
   private void journalTransition(Transition t) throws IdempotencyException {
     AttemptRecord a = unjournaled;
     unjournaled = null;
-    if (a == null) {
-      s.journal().transition(id, lease, t);
-    } else {
-      s.journal().recordAttemptAndTransition(id, lease, a, t);
+    try {
+      if (a == null) {
+        s.journal().transition(id, lease, t);
+      } else {
+        s.journal().recordAttemptAndTransition(id, lease, a, t);
+      }
+    } catch (RuntimeException | Error e) {
+      journalFailure = e;
+      throw e;
     }
   }
 

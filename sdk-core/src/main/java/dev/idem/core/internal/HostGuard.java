@@ -156,7 +156,7 @@ public final class HostGuard {
     boolean afforded;
     try {
       afforded = !isRetry || budget.tryAcquireRetry(host);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       // The app's budget threw (AttemptLoop leaves the operation PENDING): the permission the
       // breaker gave, a half-open probe's maybe, is given back, or the breaker stays shut.
       if (b != null) {
