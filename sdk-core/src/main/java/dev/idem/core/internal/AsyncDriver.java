@@ -231,7 +231,7 @@ public final class AsyncDriver {
       send();
     } else if (step instanceof Step.Wait wait) {
       try {
-        backoff = new Timer(this::afterWait, wait.delay(), "the next attempt of " + id);
+        backoff = new Timer(this::afterWait, wait.delay(), "the next attempt of " + id, false);
         if (result.isDone()) {
           backoff.cancel();  // a cancel or close that came while the timer was made may have missed it
         }
@@ -389,7 +389,7 @@ public final class AsyncDriver {
         // rather than "timed out, may have taken effect".
         sent.cancel(true);
         guarded.completeExceptionally(new AttemptTimeoutException(timeout));
-      }, timeout, "the attempt timeout of " + id);
+      }, timeout, "the attempt timeout of " + id, true);
     } catch (RejectedExecutionException e) {
       // No timer, so nothing would bound this attempt: the call ends PENDING now, and the attempt
       // is recorded (as ambiguous) when it ends, as after a cancel.
@@ -422,18 +422,23 @@ public final class AsyncDriver {
   /**
    * A timer whose task only hands {@code work} to the pool. If the pool is full it tries again a
    * little later; if the pool was shut down by the app (it refuses for good), the call ends
-   * PENDING; if the executor is closed, or the call is over, there is nothing left to do.
+   * PENDING; if the executor is closed there is nothing left to do, nor for a backoff once the call
+   * is over. An attempt timeout still has work after a cancel: it ends the attempt on the wire,
+   * which is what lets the stopped execution go quiet and the operation's flight go.
    */
   private final class Timer {
     private final Runnable work;
     private final String what;
+    /** An attempt timeout (its work ends the attempt on the wire), not a backoff. */
+    private final boolean boundsAttempt;
     private volatile Future<?> scheduled;
     private volatile boolean cancelled;
 
     /** @throws RejectedExecutionException if the scheduler refuses the timer */
-    Timer(Runnable work, Duration delay, String what) {
+    Timer(Runnable work, Duration delay, String what, boolean boundsAttempt) {
       this.work = work;
       this.what = what;
+      this.boundsAttempt = boundsAttempt;
       arm(delay);
     }
 
@@ -461,7 +466,7 @@ public final class AsyncDriver {
       try {
         lifecycle.execute(work, what);
       } catch (RuntimeException refused) {
-        if (cancelled || lifecycle.isClosed() || result.isDone()) {
+        if (cancelled || lifecycle.isClosed() || (result.isDone() && !boundsAttempt)) {
           return;
         }
         try {
