@@ -413,18 +413,22 @@ public final class IdempotentExecutor implements AutoCloseable {
    * returns at once, never waiting for the journal: the executor's pool writes what is left (a
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
    * ends, unless the transport then fails it with
-   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded). If the
-   * cancelled execution writes nothing more (it was in a backoff, say), callers already waiting on
-   * it (single flight) get an {@link OperationPendingException} at once, and the journal says
-   * PENDING too. Otherwise every call for the same operation waiting on it, from before the cancel
-   * or made after it (a Reactor {@code retry()} after a {@code timeout()}, say), synchronous or
-   * not, waits until that execution has written its last journal record (the claim it was taking
-   * given back, the attempt it had on the wire recorded once it ends, or the outcome it was
-   * recording as the cancel came), then starts over from the journal with the same key: it gets
-   * the outcome the journal recorded, or sends; the key is never sent twice at once from this
-   * process, and no attempt is recorded that was not sent. Such a waiting call cancelled by its own
-   * caller begins and sends nothing, then or later. {@link #close()} ends such a waiting call at
-   * once with an {@link OperationPendingException}.
+   * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded; the
+   * attempt timeout, if set, still bounds it). If the cancelled execution writes nothing more (it
+   * was in a backoff, say), callers already waiting on it (single flight) get an
+   * {@link OperationPendingException} at once, and the journal says PENDING too. Otherwise every
+   * call for the same operation waiting on it, from before the cancel or made after it (a Reactor
+   * {@code retry()} after a {@code timeout()}, say), synchronous or not, waits until that execution
+   * has written its last journal record (the claim it was taking given back, the attempt it had on
+   * the wire recorded once it ends, or the outcome it was recording as the cancel came), then
+   * starts over from the journal with the same key: it gets the outcome the journal recorded, or
+   * sends; the key is never sent twice at once from this process, and no attempt is recorded that
+   * was not sent. The same holds when the call ends with {@link OperationPendingException} while
+   * its attempt is still on the wire (the scheduler refused that attempt's timeout, or the pool
+   * refused its hand-over for good): the attempt is recorded as ambiguous when it ends, and calls
+   * for the operation wait for that. Such a
+   * waiting call cancelled by its own caller begins and sends nothing, then or later.
+   * {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
@@ -659,19 +663,21 @@ public final class IdempotentExecutor implements AutoCloseable {
         request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       boolean cancelled = result.isCancelled();
-      // Stopped from outside (a cancel, or close) while it may still write the journal: the flight is
-      // kept until it is quiet. Never so when the driver completed the result itself (abandoned() is
-      // then false, or it lost that race and holding changes nothing for the followers).
-      CompletableFuture<Void> quiet = cancelled || driver.abandoned() ? driver.quietAfterStop() : null;
+      // The call is over while the execution may still write the journal (a cancel, close, or a call
+      // ended PENDING with its attempt still on the wire): the flight is kept until it is quiet. Never
+      // so when the driver completed the result with nothing more to write (stoppedEarly() is then
+      // false, or it lost a race with close and holding changes nothing for the followers).
+      CompletableFuture<Void> quiet = driver.stoppedEarly() ? driver.quietAfterStop() : null;
       boolean hold = quiet != null && !quiet.isDone();
+      if (hold && (cancelled || !driver.abandoned())) {
+        // Followers from before the cancel (or the PENDING end) wait with the later ones, then start
+        // over from the journal: told PENDING now, they could contradict the record still being
+        // written (the SUCCEEDED of an answer that came with the cancel), and a call made while the
+        // attempt is on the wire gets what it ends with rather than another call's refusal.
+        holdFlightUntilQuiet(record.id(), ticket, quiet);
+        return;
+      }
       if (cancelled) {
-        if (hold) {
-          // Followers from before the cancel wait with the later ones, then start over from the
-          // journal: told PENDING now, they could contradict the record still being written (the
-          // SUCCEEDED of an answer that came with the cancel).
-          holdFlightUntilQuiet(record.id(), ticket, quiet);
-          return;
-        }
         // Quiet, so the journal stays as it is (not final): followers did not cancel anything, tell
         // them what the operation is.
         ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
@@ -693,7 +699,8 @@ public final class IdempotentExecutor implements AutoCloseable {
   }
 
   /**
-   * After a cancel or a close, keeps the operation's flight until the stopped execution writes
+   * After a cancel, a close, or a call ended PENDING with its attempt still on the wire (a refused
+   * attempt timeout), keeps the operation's flight until the stopped execution writes
    * nothing more ({@code quiet}): until then it holds the lease (a claim in progress, or given back
    * just after; an attempt on the wire, recorded when it ends), and a call for the same operation
    * made meanwhile (a Reactor re-subscription after a timeout, say, or a resume close waits for)

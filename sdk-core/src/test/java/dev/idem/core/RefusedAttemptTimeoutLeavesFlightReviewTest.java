@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import static dev.idem.core.support.ScriptedTransport.hold;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -64,5 +65,45 @@ class RefusedAttemptTimeoutLeavesFlightReviewTest {
     CompletableFuture<Outcome> again = idem.executeAsync(op, transport); // the app retries the pending call
     assertEquals(1, transport.count(), "key " + op.key() + " sent a second time while its first attempt was still"
         + " on the wire (never answered, never recorded); journal: " + idem.journal().find(op.id()).orElseThrow());
+  }
+
+  @Test
+  void theCallThatWaitedSendsTheSameKeyOnceTheFirstAttemptIsRecordedAndAgreesWithTheJournal() throws Exception {
+    refuse.set(true);
+    CompletableFuture<Outcome> first = idem.executeAsync(op, transport);
+    assertInstanceOf(OperationPendingException.class, assertThrows(ExecutionException.class, first::get).getCause());
+    refuse.set(false);
+    CompletableFuture<Outcome> again = idem.executeAsync(op, transport);
+
+    // The first attempt ends: the caller was told PENDING, so it is recorded as ambiguous (PENDING),
+    // and only then does the waiting call send, with the same key.
+    firstWire.complete(ScriptedTransport.response(201));
+    OperationRecord between = idem.journal().find(op.id()).orElseThrow();
+    assertEquals(1, between.attempts().size(), between.toString());
+    assertEquals(Classification.AMBIGUOUS, between.attempts().get(0).classification(), between.toString());
+    assertEquals(2, transport.count(), "the waiting call sends once the first attempt is recorded");
+    assertFalse(again.isDone());
+
+    secondWire.complete(ScriptedTransport.response(201));
+    assertEquals(201, again.get().response().status());
+    OperationRecord done = idem.journal().find(op.id()).orElseThrow();
+    assertEquals(OperationState.SUCCEEDED, done.state(), done.toString());
+    assertEquals(2, done.attempts().size(), done.toString());
+    assertEquals(op.key(), transport.sent().get(0).key());
+    assertEquals(op.key(), transport.sent().get(1).key());
+  }
+
+  @Test
+  void closeEndsTheCallWaitingForTheAttemptOnTheWireAtOnce() throws Exception {
+    refuse.set(true);
+    CompletableFuture<Outcome> first = idem.executeAsync(op, transport);
+    assertThrows(ExecutionException.class, first::get);
+    refuse.set(false);
+    CompletableFuture<Outcome> again = idem.executeAsync(op, transport);
+    assertFalse(again.isDone(), "it waits for the first attempt");
+
+    idem.close(); // the first attempt is still on the wire and never ends
+    assertInstanceOf(OperationPendingException.class, assertThrows(ExecutionException.class, again::get).getCause());
+    assertEquals(1, transport.count());
   }
 }

@@ -77,7 +77,12 @@ public final class AsyncDriver {
   private volatile boolean busy;
   /** Set by close ({@link #abandon}) before it fails the result: stopped from outside, as by a cancel. */
   private volatile boolean abandoned;
-  /** Completes once, after a cancel or a close, when this execution writes nothing more (see {@link #quietAfterStop}). */
+  /**
+   * Set before the driver ends the call PENDING while its attempt is still on the wire (a refused
+   * attempt timeout): the call is over, but the attempt is recorded when it ends, as after a cancel.
+   */
+  private volatile boolean endedOnTheWire;
+  /** Completes once, after the call stopped early ({@link #stoppedEarly}), when this execution writes nothing more. */
   private final CompletableFuture<Void> quiet = new CompletableFuture<>();
   /** Nothing more is sent or written for this execution: it ended, or stopped after a cancel or a close. */
   private boolean finished;
@@ -130,20 +135,29 @@ public final class AsyncDriver {
   }
 
   /**
-   * After a cancel or a close ({@link #abandoned}): completes once this execution writes nothing
+   * After the call stopped early ({@link #stoppedEarly}): completes once this execution writes nothing
    * more to the journal, at once if it is not writing and has no attempt on the wire, otherwise when
    * the claim or record in progress (and the give-back after it), or the record of the attempt on
    * the wire, is written (after a close: once that attempt ends, recording nothing). Never completes
-   * if the call was neither cancelled nor closed, nor while an attempt that never ends is on the
-   * wire. Until then this execution holds the operation's lease, which another execution in this
+   * if the call did not stop early, nor while an attempt that never ends is on the wire. Until then this execution holds the operation's lease, which another execution in this
    * process would take over as a dead process's (an ambiguous attempt for a request never sent) and
    * send beside it.
    *
-   * <p>Call once the result is cancelled or abandoned, from any thread; takes no lock.
+   * <p>Call once {@link #stoppedEarly} is true, from any thread; takes no lock.
    */
   public CompletableFuture<Void> quietAfterStop() {
     quietIfStopped();
     return quiet;
+  }
+
+  /**
+   * Whether the call ended before this execution did, which may then still write the journal: it
+   * was cancelled, close abandoned it ({@link #abandon}), or the driver ended it PENDING with its
+   * attempt still on the wire. False when the driver completed the call with its outcome, a failure,
+   * or PENDING with nothing more to write. From any thread; takes no lock.
+   */
+  public boolean stoppedEarly() {
+    return abandoned || endedOnTheWire || result.isCancelled();
   }
 
   /** Whether close stopped this execution ({@link #abandon}); from any thread. */
@@ -166,14 +180,14 @@ public final class AsyncDriver {
   }
 
   /**
-   * Completes {@link #quiet} if the call was cancelled or abandoned and the driver is not busy.
-   * Called after the lock is released (followers waiting for it start over on this thread, under no
-   * lock of this driver's) and by the cancelling or closing thread: each writes its own flag (busy;
-   * the cancel, or {@link #abandoned}) before reading the other's, all volatile, so at least one of
-   * the two sees both.
+   * Completes {@link #quiet} if the call stopped early and the driver is not busy. Called after the
+   * lock is released (followers waiting for it start over on this thread, under no lock of this
+   * driver's) and by the thread that stopped the call: each writes its own flag (busy; the cancel,
+   * {@link #abandoned} or {@link #endedOnTheWire}) before reading the other's, all volatile, so at
+   * least one of the two sees both.
    */
   private void quietIfStopped() {
-    if (!busy && (abandoned || result.isCancelled())) {
+    if (!busy && stoppedEarly()) {
       quiet.complete(null);
     }
   }
@@ -189,8 +203,15 @@ public final class AsyncDriver {
     result.completeExceptionally(closedPending());
   }
 
-  /** Ends the call PENDING because {@code what} was refused; the operation keeps its key for a resume. */
-  private void endPending(String what, Throwable refusal) {
+  /**
+   * Ends the call PENDING because {@code what} was refused; the operation keeps its key for a resume.
+   * {@code attemptOnTheWire}: the attempt is still running and is recorded when it ends, so the
+   * executor keeps the operation's flight until then ({@link #stoppedEarly}).
+   */
+  private void endPending(String what, Throwable refusal, boolean attemptOnTheWire) {
+    if (attemptOnTheWire) {
+      endedOnTheWire = true; // before the result completes: leadAsync reads it then
+    }
     result.completeExceptionally(new OperationPendingException(what + "; the operation stays in the journal with its"
         + " key and is sent again by a resume", refusal, id, List.of(), null));
   }
@@ -238,7 +259,7 @@ public final class AsyncDriver {
       } catch (RejectedExecutionException e) {
         // The operation is PENDING in the journal (the loop wrote that before asking to wait).
         finished = true;
-        endPending("the scheduler refused the timer for the next attempt of " + id, e);
+        endPending("the scheduler refused the timer for the next attempt of " + id, e, false);
       }
     } else {
       finished = true;
@@ -392,8 +413,8 @@ public final class AsyncDriver {
       }, timeout, "the attempt timeout of " + id, true);
     } catch (RejectedExecutionException e) {
       // No timer, so nothing would bound this attempt: the call ends PENDING now, and the attempt
-      // is recorded (as ambiguous) when it ends, as after a cancel.
-      endPending("the scheduler refused the attempt timeout of " + id, e);
+      // is recorded (as ambiguous) when it ends, as after a cancel; the flight is kept until then.
+      endPending("the scheduler refused the attempt timeout of " + id, e, true);
       return sent;
     }
     attemptTimeout = timer;
@@ -477,7 +498,7 @@ public final class AsyncDriver {
         } catch (RuntimeException e) {
           refused.addSuppressed(e);
         }
-        endPending("the executor's asyncExecutor refused " + what, refused);
+        endPending("the executor's asyncExecutor refused " + what, refused, boundsAttempt);
       }
     }
 
