@@ -426,9 +426,11 @@ public final class IdempotentExecutor implements AutoCloseable {
    * was not sent. The same holds when the call ends with {@link OperationPendingException} while
    * its attempt is still on the wire (the scheduler refused that attempt's timeout, or the pool
    * refused its hand-over for good): the attempt is recorded as ambiguous when it ends, and calls
-   * for the operation wait for that. Such a
-   * waiting call cancelled by its own caller begins and sends nothing, then or later.
-   * {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
+   * for the operation wait for that. Such a waiting call cancelled by its own caller before it
+   * starts over begins and sends nothing; a cancel that lands while its new start runs (on the
+   * thread that ended the wait) reaches the new execution once that start returns, as a cancel
+   * right after any call: the start may have sent its first attempt by then (with the same key;
+   * recorded when it ends). {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
