@@ -47,9 +47,13 @@ import org.slf4j.LoggerFactory;
  * the operation's name registered any; then a handle gets the outcome but does not take it, and
  * only the callbacks' being told is recorded. If the name is registered here without callbacks, a
  * handle is the recipient ({@code handleReceives}), and completing one with the outcome records it,
- * as does the dispatcher's own delivery or {@link OwedOutcomes}. A handle on an operation of a name
- * not registered here records nothing either: its recipient is whoever delivers that name (another
- * instance's callbacks, which this one does not know of, or a resume handler).
+ * as does the dispatcher's own delivery; an outcome of such a name that the journal still owes
+ * (a crash or a failed record caught it between its end and the receipt, at most the deliveries
+ * in flight then) is not recorded by {@link OwedOutcomes}: it stays owed for a resume handler of
+ * the name, which {@code resumePending} hands it to, and {@code Journal.purge} keeps it until
+ * then. A handle on an operation of a name not registered here records nothing either: its
+ * recipient is whoever delivers that name (another instance's callbacks, which this one does not
+ * know of, or a resume handler).
  *
  * <p>Thread-safe. Its monitor guards every field, including those of {@link Delivery} and
  * {@link Round}. It is a leaf lock: nothing is called while holding it (no journal read, no future
@@ -104,9 +108,10 @@ final class DeliveryTracker {
    * Called with no lock held, after its recipient got it. A failure is logged and swallowed: the
    * outcome stays owed in the journal, and {@link OwedOutcomes} takes it up again once the write
    * is older than the executor's lease: it hands it to the name's callbacks again, marked as read
-   * from the journal (which they are told to expect), or, for a name registered without callbacks,
-   * whose recipient the dispatcher is, records it then. A {@code resumePending} that runs before
-   * that hands it to a resume handler for the name, if the app has one.
+   * from the journal (which they are told to expect). For a name registered without callbacks
+   * nothing here records it: it stays owed until a {@code resumePending} hands it to a resume
+   * handler for the name (an app that runs none keeps it in the journal, which purge does not
+   * delete).
    */
   void outcomeDelivered(OperationId id) {
     try {

@@ -620,18 +620,18 @@ public final class OutboxDispatcher implements AutoCloseable {
      * Delivers operations named {@code operationName} through a synchronous transport, which runs
      * on the worker pool. The transport must re-apply the secret headers kept out of the journal.
      *
-     * <p>Without callbacks, the app asked to hear of no outcome of this name but through a handle
-     * ({@link #submit}, {@link #await}), so the recipient is a handle or this dispatcher itself:
-     * completing a handle with a queued operation's outcome records in the journal that the app
-     * received it, so that {@code resumePending} does not hand it to a resume handler again; so does
-     * this dispatcher's own delivery of it, handle or not. An outcome the journal still owes (the
-     * process stopped between the terminal write and that record, the record failed, or another
-     * instance or an inline call ended it) is recorded as received by the dispatcher, as its own
-     * delivery would have, when it would have handed it to callbacks (see
-     * {@link #register(String, Transport, Consumer, Consumer)}): otherwise nothing would ever record
-     * it, and {@code Journal.purge} keeps owed outcomes. A resume handler for this name therefore
-     * hears only of what a {@code resumePending} run before that hands it; an app that wants its
-     * resume handlers told of this name's outcomes does not register it here without callbacks.
+     * <p>Without callbacks, an outcome's recipient is a handle ({@link #submit}, {@link #await}):
+     * completing one with a queued operation's outcome records in the journal that the app received
+     * it, so that {@code resumePending} does not hand it to a resume handler again; so does this
+     * dispatcher's own delivery of it, handle or not (the app asked to hear of none). An outcome the
+     * journal still owes (a crash, or a failed receipt write, caught the operation between its end
+     * and that record; or another instance or an inline call ended it and no handle here got it)
+     * stays owed: no dispatcher records it, so that a resume handler for this name is told of it.
+     * Such outcomes are at most the deliveries in flight at each crash, and they stay in the
+     * journal ({@code Journal.purge} keeps them) until a {@code resumePending} with a handler for
+     * this name hands them over, after which a purge deletes them. An app that runs no
+     * {@code resumePending} (the Spring starter runs none) hands them over by running one with a
+     * handler for this name at start-up.
      *
      * @param operationName the operation name (as in the operation's identity) to deliver
      * @param transport sends one attempt; called on the worker threads, so it must be thread-safe

@@ -19,22 +19,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Hands over what the journal still owes the recipients of the names this dispatcher delivers
+ * Hands the registrations' outcome callbacks what the journal still owes them
  * ({@link Journal#findUndelivered}): outcomes of queued operations that ended with no receipt
- * recorded: the process stopped between the terminal write and the callback (or its own record),
- * or between the callback and the record; the record failed; or an inline call ended the
+ * recorded: the process stopped between the terminal write and the callback, or between the
+ * callback and the record; the record failed; or an inline call ended the
  * operation, or a handle got its outcome, neither of which takes it from the callbacks (the rule
  * {@link OutboxDispatcher.Builder#register(String, dev.idem.core.spi.Transport,
  * java.util.function.Consumer, java.util.function.Consumer) register} states).
  * {@code resumePending} does this for resume handlers; an app that runs the dispatcher alone (the
  * Spring starter does) has only this.
  *
- * <p>To whom: a name registered with callbacks, to them, read from the journal ({@code fromJournal()}
- * true: they may have seen it before), then recorded as received. A name registered without
- * callbacks has the dispatcher itself as recipient (its own delivery records the receipt with or
- * without a handle): its owed outcome is recorded as received, as that delivery would have, so that
- * it does not stay owed, and kept from purge, for ever. A name not registered here is left for
- * whoever delivers it.
+ * <p>To whom: the callbacks of a name registered with some, read from the journal
+ * ({@code fromJournal()} true: they may have seen it before), then recorded as received. A name
+ * registered without callbacks has nobody here to tell, and its owed outcome is left owed, as is
+ * one of a name not registered here: a resume handler for that name is its recipient, and its only
+ * way to hear of it ({@code resumePending} hands it over; {@code Journal.purge} keeps it until
+ * then). Recording it here would take it from that handler: a crashed instance that runs
+ * {@code resumePending} with a handler for the name when it comes back would never be told. Such an outcome exists only for an
+ * operation that a crash (or a failed receipt write) caught between its end and the receipt: at
+ * most the deliveries in flight at the crash.
  *
  * <p>When: one written under the executor's own owner name no later than this dispatcher's first
  * call, at once (an earlier incarnation's, found after a restart under the same name); any other
@@ -122,7 +125,7 @@ final class OwedOutcomes {
       return false;
     }
     Registration reg = registrations.get(owed.id().operation());
-    if (reg == null || !due(owed, now) || tracker.busy(owed.id())) {
+    if (reg == null || !reg.hasCallbacks() || !due(owed, now) || tracker.busy(owed.id())) {
       return true;
     }
     Optional<OperationRecord> current;
@@ -135,13 +138,11 @@ final class OwedOutcomes {
     if (current.isEmpty() || !current.get().outcomeUndelivered() || tracker.busy(owed.id())) {
       return true;
     }
-    if (reg.hasCallbacks()) {
-      tell(reg, current.get());
-      // Cut short by the shutdown (close() interrupts the poller, and so the callback, which the
-      // report then counts as told): not recorded, so the next dispatcher hands it again.
-      if (stopped.getAsBoolean() || Thread.currentThread().isInterrupted()) {
-        return false;
-      }
+    tell(reg, current.get());
+    // Cut short by the shutdown (close() interrupts the poller, and so the callback, which the
+    // report then counts as told): not recorded, so the next dispatcher hands it again.
+    if (stopped.getAsBoolean() || Thread.currentThread().isInterrupted()) {
+      return false;
     }
     tracker.outcomeDelivered(owed.id());
     return true;
