@@ -51,7 +51,10 @@ import org.slf4j.LoggerFactory;
  * earlier incarnation's are promised at the first poll, wherever they sort); after that one page
  * per call, continuing where the last one stopped, so that owed outcomes nobody here takes (other
  * names, outcomes still within the lease) cost a page per call and hold up nothing. A journal that
- * cannot be read ends the call at the row it could not read; the next one carries on from there.
+ * cannot be read ends the call. A page that cannot be read is read again by the next call; an owed
+ * outcome that cannot be read again before it is handed is passed over, and the next call carries
+ * on after it (the next pass tries it again), so that one that never can be read holds up none
+ * after it.
  * Once the dispatcher stops, nothing more is handed, and an outcome whose callback ran while it
  * stopped (the shutdown interrupts the poller, and so the callback) is not recorded: it stays owed,
  * for the next dispatcher.
@@ -107,10 +110,13 @@ final class OwedOutcomes {
         return;
       }
       for (OperationRecord owed : page) {
-        if (!handOver(owed, now)) {
-          return;  // the cursor stays before this one: the next call starts with it
+        Next next = handOver(owed, now);
+        if (next != Next.END_BEFORE) {
+          after = owed.id();
         }
-        after = owed.id();
+        if (next != Next.CONTINUE) {
+          return;
+        }
       }
       if (page.size() < pageSize) {
         after = null;
@@ -119,33 +125,47 @@ final class OwedOutcomes {
     } while (catchingUp);
   }
 
-  /** Hands {@code owed} over if it is due here; false if the call must end before it. */
-  private boolean handOver(OperationRecord owed, Instant now) {
+  /** What the call does after one owed outcome. */
+  private enum Next {
+    /** Go on with the next one. */
+    CONTINUE,
+    /** End the call; the next one starts after this one. */
+    END_AFTER,
+    /** End the call; the next one starts with this one. */
+    END_BEFORE
+  }
+
+  /** Hands {@code owed} over if it is due here. */
+  private Next handOver(OperationRecord owed, Instant now) {
     if (stopped.getAsBoolean()) {
-      return false;
+      return Next.END_BEFORE;
     }
     Registration reg = registrations.get(owed.id().operation());
     if (reg == null || !reg.hasCallbacks() || !due(owed, now) || tracker.busy(owed.id())) {
-      return true;
+      return Next.CONTINUE;
     }
     Optional<OperationRecord> current;
     try {
       current = journal.find(owed.id());
     } catch (IdempotencyException | RuntimeException e) {
-      LOG.debug("could not read {} to hand its owed outcome over: {}", owed.id(), e.toString());
-      return false;
+      // Passed over, not waited on: a row that fails every time (one the journal cannot decode)
+      // would otherwise keep every owed outcome after it from the callbacks for good. The next
+      // pass over the owed outcomes tries it again.
+      LOG.debug("could not read {} to hand its owed outcome to the callbacks; it stays owed and is tried again on"
+          + " the next pass over the owed outcomes: {}", owed.id(), e.toString());
+      return Next.END_AFTER;
     }
     if (current.isEmpty() || !current.get().outcomeUndelivered() || tracker.busy(owed.id())) {
-      return true;
+      return Next.CONTINUE;
     }
     tell(reg, current.get());
     // Cut short by the shutdown (close() interrupts the poller, and so the callback, which the
     // report then counts as told): not recorded, so the next dispatcher hands it again.
     if (stopped.getAsBoolean() || Thread.currentThread().isInterrupted()) {
-      return false;
+      return Next.END_BEFORE;
     }
     tracker.outcomeDelivered(owed.id());
-    return true;
+    return Next.CONTINUE;
   }
 
   private boolean due(OperationRecord owed, Instant now) {
