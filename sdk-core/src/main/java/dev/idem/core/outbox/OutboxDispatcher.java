@@ -417,10 +417,10 @@ public final class OutboxDispatcher implements AutoCloseable {
   // ---------------------------------------------------------------------------------------------
 
   /**
-   * One poll, run by the loop: settle the handles of operations finished elsewhere and hand over
-   * the outcomes the journal still owes ({@link OwedOutcomes}; both at most once per poll
-   * interval), start delivering what is due, then, while draining, check whether the queue is empty
-   * (not when the journal could not be read). An unexpected RuntimeException here backs the loop
+   * One poll, run by the loop: start delivering what is due, settle the handles of operations
+   * finished elsewhere and hand the callbacks a page of the outcomes the journal still owes them
+   * ({@link OwedOutcomes}; both at most once per poll interval), then, while draining, check
+   * whether the queue is empty (not when the journal could not be read). An unexpected RuntimeException here backs the loop
    * off.
    */
   private void poll() {
@@ -440,13 +440,16 @@ public final class OutboxDispatcher implements AutoCloseable {
     // about pageSize times per operation delivered. The handles of the dispatcher's own deliveries
     // complete as those end; the sweep is only for operations finished elsewhere, which a poll
     // interval's wait does not delay beyond what the regular polls always did.
+    // Delivering first: the sweep and the hand-over read the journal on this thread, and a
+    // restart's deliveries (its earlier incarnation's leased work first) should not wait for them.
+    boolean journalRead = deliverer.deliverDue();
     Instant now = clock.instant();
     if (sweepDue(now)) {
       lastSweep = now;
       tracker.sweep();
       owed.handOver();
     }
-    if (deliverer.deliverDue()) {
+    if (journalRead) {
       checkDrained();
     }
   }
@@ -655,10 +658,15 @@ public final class OutboxDispatcher implements AutoCloseable {
      *       receipt recorded: that instance stopped before its callback or before the record, the
      *       record failed, or an inline call ended it, whose caller got it but records nothing) is
      *       handed to them, read from the journal ({@code fromJournal()} true), as
-     *       {@code resumePending} hands it to a resume handler: at the first poll if it was
-     *       written under the executor's own owner name by an earlier incarnation, else once its
-     *       terminal write is older than the executor's {@link IdempotentExecutor.Builder#leaseFor
-     *       lease}.</li>
+     *       {@code resumePending} hands it to a resume handler: from the first poll on if it
+     *       was written under the executor's own owner name by an earlier incarnation, else once
+     *       its terminal write is older than the executor's
+     *       {@link IdempotentExecutor.Builder#leaseFor lease}. Each poll interval reads one page
+     *       ({@link Builder#pageSize}) of what the journal owes, after the poll's deliveries
+     *       started, so an earlier incarnation's outcome is handed within ceil(backlog / pageSize)
+     *       poll intervals of the first poll, the backlog being the owed outcomes that sort ahead
+     *       of it (of any name, this dispatcher's or not), and another's within a pass over them
+     *       once past the lease.</li>
      *   <li>A handle ({@link #submit}, {@link #await}) on such an operation completes with its
      *       outcome as well, but does not take it from the callbacks: it records nothing. Nor does
      *       a handle on an operation whose name this dispatcher does not register (an
@@ -793,8 +801,9 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     /**
      * @param n operations read from the journal per page, and handles checked against the journal
-     *     per sweep (for operations settled elsewhere; one sweep per poll interval at most), at
-     *     least 1; default 100
+     *     and owed outcomes read per sweep (for operations settled elsewhere, and outcomes the
+     *     journal still owes the callbacks; one sweep per poll interval at most), at least 1;
+     *     default 100
      * @return this builder
      * @throws IllegalArgumentException if below 1
      */

@@ -35,9 +35,9 @@ import org.slf4j.LoggerFactory;
  * one of a name not registered here: a resume handler for that name is its recipient, and its only
  * way to hear of it ({@code resumePending} hands it over; {@code Journal.purge} keeps it until
  * then). Recording it here would take it from that handler: a crashed instance that runs
- * {@code resumePending} with a handler for the name when it comes back would never be told. Such an outcome exists only for an
- * operation that a crash (or a failed receipt write) caught between its end and the receipt: at
- * most the deliveries in flight at the crash.
+ * {@code resumePending} with a handler for the name when it comes back would never be told. Such
+ * an outcome exists only for an operation that a crash (or a failed receipt write) caught between
+ * its end and the receipt: at most the deliveries in flight at the crash.
  *
  * <p>When: one written under the executor's own owner name no later than this dispatcher's first
  * call, at once (an earlier incarnation's, found after a restart under the same name); any other
@@ -47,15 +47,19 @@ import org.slf4j.LoggerFactory;
  * left alone, and each outcome is read again just before it is handed, so that one recorded
  * meanwhile is not handed twice.
  *
- * <p>How much per call: until one pass has reached the end of the owed outcomes, every page (the
- * earlier incarnation's are promised at the first poll, wherever they sort); after that one page
- * per call, continuing where the last one stopped, so that owed outcomes nobody here takes (other
- * names, outcomes still within the lease) cost a page per call and hold up nothing. A journal that
- * cannot be read ends the call. A page that cannot be read is read again by the next call; an owed
- * outcome that cannot be read again before it is handed is passed over, and the next call carries
- * on after it (the next pass tries it again), so that one that never can be read holds up none
- * after it.
- * Once the dispatcher stops, nothing more is handed, and an outcome whose callback ran while it
+ * <p>How much per call: one page, continuing where the last one stopped, so that owed outcomes
+ * nobody here takes (names without callbacks, names not registered here, outcomes still within the
+ * lease) cost a page per call and hold up nothing: the dispatcher calls this after the poll's
+ * deliveries started, once per poll interval at most, on the poller thread. The first call starts
+ * at the first owed outcome, so an earlier incarnation's is handed within ceil(backlog / pageSize)
+ * calls after the first, the backlog being the owed outcomes sorting ahead of it (plus one call
+ * per failed read), not at the first call: reading every page then held up a restart's first
+ * deliveries behind the whole backlog. A journal that cannot be read ends the call. A page that
+ * cannot be read is read again by the next call; an owed outcome that cannot be read again before
+ * it is handed is passed over, and the next call carries on after it (the next pass tries it
+ * again), so that one that never can be read holds up none after it.
+ *
+ * <p>Once the dispatcher stops, nothing more is handed, and an outcome whose callback ran while it
  * stopped (the shutdown interrupts the poller, and so the callback) is not recorded: it stays owed,
  * for the next dispatcher.
  *
@@ -74,7 +78,6 @@ final class OwedOutcomes {
   private final int pageSize;
   private final BooleanSupplier stopped;
   private Instant firstCall;
-  private boolean catchingUp = true;
   private OperationId after;
 
   /**
@@ -95,34 +98,31 @@ final class OwedOutcomes {
     this.stopped = stopped;
   }
 
-  /** Reads owed outcomes (every page until a pass is complete, then one) and hands over those due. */
+  /** Reads one page of owed outcomes and hands over those that are due. */
   void handOver() {
     Instant now = clock.instant();
     if (firstCall == null) {
       firstCall = now;
     }
-    do {
-      List<OperationRecord> page;
-      try {
-        page = journal.findUndelivered(after, pageSize);
-      } catch (IdempotencyException | RuntimeException e) {
-        LOG.debug("could not look for owed outcomes: {}", e.toString());
+    List<OperationRecord> page;
+    try {
+      page = journal.findUndelivered(after, pageSize);
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not look for owed outcomes: {}", e.toString());
+      return;
+    }
+    for (OperationRecord owed : page) {
+      Next next = handOver(owed, now);
+      if (next != Next.END_BEFORE) {
+        after = owed.id();
+      }
+      if (next != Next.CONTINUE) {
         return;
       }
-      for (OperationRecord owed : page) {
-        Next next = handOver(owed, now);
-        if (next != Next.END_BEFORE) {
-          after = owed.id();
-        }
-        if (next != Next.CONTINUE) {
-          return;
-        }
-      }
-      if (page.size() < pageSize) {
-        after = null;
-        catchingUp = false;
-      }
-    } while (catchingUp);
+    }
+    if (page.size() < pageSize) {
+      after = null;  // the end of the owed outcomes: the next call starts a pass again
+    }
   }
 
   /** What the call does after one owed outcome. */
