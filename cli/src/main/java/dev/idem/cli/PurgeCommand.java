@@ -28,8 +28,8 @@ final class PurgeCommand extends CliCommand {
   static final int SHOWN = 20;
   /** Why an old finished operation is kept, for both runs. */
   static final String OWED = "their outcome is owed to the app's handler (queued, not handed over yet);"
-      + " the app's next resumePending or running OutboxDispatcher hands it over, and a purge after that"
-      + " deletes them.";
+      + " the app's next resumePending with a handler for the name (or a running OutboxDispatcher, for a name"
+      + " registered with outcome callbacks) hands it over, and a purge after that deletes them.";
 
   @Mixin
   JournalOptions journal;
