@@ -89,6 +89,11 @@ class DeclaredLengthEdgesReviewTest {
           response.getOutputStream().write("okxyz".getBytes(StandardCharsets.US_ASCII));
           response.setHeader("Content-Length", "2");
         }
+        case "length-then-null-header" -> {
+          response.setContentLength(2);
+          response.setHeader("Content-Length", null); // Tomcat ignores a null header value: 2 stays declared
+          response.getOutputStream().write("okxyz".getBytes(StandardCharsets.US_ASCII));
+        }
         default -> throw new IllegalArgumentException(how);
       }
       response.setStatus(500);
@@ -115,6 +120,12 @@ class DeclaredLengthEdgesReviewTest {
       "lease, length-header-after-more-body", "tx, length-header-after-more-body"})
   void bodyWrittenPastALengthDeclaredLaterIsNotSentStoredOrReplayed(String mode, String how) throws Exception {
     sameAsTomcat(mode, how);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0} mode")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"lease", "tx"})
+  void aNullContentLengthHeaderDoesNotForgetTheDeclaredLength(String mode) throws Exception {
+    sameAsTomcat(mode, "length-then-null-header");
   }
 
   private void sameAsTomcat(String mode, String how) throws Exception {
