@@ -94,6 +94,10 @@ class DeclaredLengthEdgesReviewTest {
           response.setHeader("Content-Length", null); // Tomcat ignores a null header value: 2 stays declared
           response.getOutputStream().write("okxyz".getBytes(StandardCharsets.US_ASCII));
         }
+        case "length-header-with-space" -> {
+          response.setHeader("Content-Length", " 2"); // Tomcat's Long.parseLong refuses it: no length declared
+          response.getOutputStream().write("ok".getBytes(StandardCharsets.US_ASCII));
+        }
         default -> throw new IllegalArgumentException(how);
       }
       response.setStatus(500);
@@ -126,6 +130,12 @@ class DeclaredLengthEdgesReviewTest {
   @org.junit.jupiter.params.provider.ValueSource(strings = {"lease", "tx"})
   void aNullContentLengthHeaderDoesNotForgetTheDeclaredLength(String mode) throws Exception {
     sameAsTomcat(mode, "length-then-null-header");
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0} mode")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"lease", "tx"})
+  void aContentLengthHeaderTomcatCannotParseDeclaresNothing(String mode) throws Exception {
+    sameAsTomcat(mode, "length-header-with-space");
   }
 
   private void sameAsTomcat(String mode, String how) throws Exception {
