@@ -1,0 +1,136 @@
+package dev.idem.server.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.InMemoryIdempotencyStore;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Review of 85c6d4db on Jetty (the container of this module's docs and tests): a length declared
+ * ({@code setContentLength} or a {@code Content-Length} header) after the body it announces was
+ * already written does not end Jetty's answer: Jetty 12 sends the later {@code setStatus(500)} and
+ * header. The guard's {@code declare()} ends the answer there ("already written"), so the handler's
+ * client gets, and every retry is replayed, a 201 that Jetty never sends. Before 85c6d4db the guard
+ * matched Jetty here.
+ *
+ * <p>The same servlet runs under {@code /plain/} without the guard and under {@code /guarded/}
+ * behind it, in one Jetty.
+ */
+class ReviewLengthDeclaredAfterBodyOnJettyTest {
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+  private IdempotencyGuard guard;
+  private Server server;
+  private URI base;
+
+  @BeforeEach
+  void start() throws Exception {
+    guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).replayHeaders(Set.of("Content-Type", "X-Late"))
+        .build();
+    server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.addServlet(new ServletHolder(new LateLengthServlet(runs)), "/*");
+    context.addFilter(new FilterHolder(new IdempotencyFilter(guard, r -> "alice")), "/guarded/*",
+        EnumSet.of(DispatcherType.REQUEST));
+    server.setHandler(context);
+    server.start();
+    base = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/");
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.stop();
+    guard.close();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"stream-then-content-length", "stream-then-content-length-header",
+      "writer-then-content-length-header"})
+  void aLengthDeclaredAfterItsBodyEndsTheGuardedAnswerOnlyIfJettyEndsIt(String mode) throws Exception {
+    HttpResponse<String> plain = post("/plain/orders", mode);
+    HttpResponse<String> first = post("/guarded/orders", mode);
+    HttpResponse<String> again = post("/guarded/orders", mode);
+
+    assertEquals(1, runs.get("/guarded/orders" + mode).get(), "the guarded handler ran once");
+    assertEquals("true", again.headers().firstValue(IdempotencyGuard.REPLAYED_HEADER).orElse(null));
+    for (HttpResponse<String> guarded : List.of(first, again)) {
+      String which = guarded == first ? "the first guarded answer" : "the replay";
+      assertEquals(plain.statusCode() + " X-Late=" + plain.headers().firstValue("X-Late").orElse("-"),
+          guarded.statusCode() + " X-Late=" + guarded.headers().firstValue("X-Late").orElse("-"),
+          which + ": status and late header, against what Jetty sends without the guard");
+      assertEquals(plain.body(), guarded.body(), which + ": body");
+    }
+  }
+
+  private HttpResponse<String> post(String path, String mode) throws Exception {
+    return http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(10))
+        .header("Content-Type", "application/json").header("Idempotency-Key", "k-" + mode).header("X-Mode", mode)
+        .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** Writes its whole body, then declares its length, then changes the status. */
+  static final class LateLengthServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+    private final transient Map<String, AtomicInteger> runs;
+
+    LateLengthServlet(Map<String, AtomicInteger> runs) {
+      this.runs = runs;
+    }
+
+    @Override
+    protected void doPost(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      String mode = req.getHeader("X-Mode");
+      runs.computeIfAbsent(req.getRequestURI() + mode, k -> new AtomicInteger()).incrementAndGet();
+      req.getInputStream().readAllBytes();
+      resp.setStatus(201);
+      resp.setContentType("text/plain;charset=ISO-8859-1");
+      switch (mode) {
+        case "stream-then-content-length" -> {
+          resp.getOutputStream().write("ok".getBytes(StandardCharsets.US_ASCII));
+          resp.setContentLength(2);
+        }
+        case "stream-then-content-length-header" -> {
+          resp.getOutputStream().write("ok".getBytes(StandardCharsets.US_ASCII));
+          resp.setHeader("Content-Length", "2");
+        }
+        case "writer-then-content-length-header" -> {
+          resp.getWriter().print("ok");
+          resp.setHeader("Content-Length", "2");
+        }
+        default -> throw new IllegalArgumentException(mode);
+      }
+      resp.setStatus(500);
+      resp.setHeader("X-Late", "1");
+    }
+  }
+}
