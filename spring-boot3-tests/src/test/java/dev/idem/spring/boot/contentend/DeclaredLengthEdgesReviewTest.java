@@ -102,6 +102,11 @@ class DeclaredLengthEdgesReviewTest {
           response.getOutputStream().write("ok".getBytes(StandardCharsets.US_ASCII));
           response.flushBuffer(); // commits: Tomcat sends 201 and ignores the later status and header
         }
+        case "writer-default-charset" -> {
+          response.getWriter().print("caf\u00e9"); // Tomcat's writer adds ;charset=ISO-8859-1 to the Content-Type
+          response.setStatus(201); // the status stays 201: the case is about the charset
+          return;
+        }
         default -> throw new IllegalArgumentException(how);
       }
       response.setStatus(500);
@@ -147,6 +152,22 @@ class DeclaredLengthEdgesReviewTest {
   @org.junit.jupiter.params.provider.ValueSource(strings = {"lease", "tx"})
   void aStatusSetAfterFlushBufferIsNotTheGuardedAnswer(String mode) throws Exception {
     sameAsTomcat(mode, "flush-then-status");
+  }
+
+  /**
+   * Not from 85c6d4db: getWriter() without a charset makes Tomcat send {@code text/plain;charset=ISO-8859-1};
+   * the guard's writer encodes ISO-8859-1 too but leaves the Content-Type without it, so a client that
+   * defaults to UTF-8 (java.net.http) reads "caf\uFFFD", first and on every replay.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0} mode")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"lease", "tx"})
+  void theWritersDefaultCharsetIsInTheGuardedContentType(String mode) throws Exception {
+    sameAsTomcat(mode, "writer-default-charset");
+    String item = mode + "-writer-default-charset";
+    HttpResponse<String> retried = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/" + mode
+        + "/" + item + "/writer-default-charset")).header("Idempotency-Key", "k-" + item)
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(Optional.of("text/plain;charset=ISO-8859-1"), retried.headers().firstValue("Content-Type"));
   }
 
   private void sameAsTomcat(String mode, String how) throws Exception {
