@@ -3,6 +3,7 @@ package dev.idem.server.internal;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -101,6 +102,20 @@ public final class BoundedCapture extends OutputStream {
   /** @return the body held back, or null once spilled */
   public byte[] held() {
     return held == null ? null : held.toByteArray();
+  }
+
+  /**
+   * Keeps only the first {@code length} bytes held, as a container sends only the bytes a
+   * Content-Length declared after them announces; does nothing once spilled (those bytes went out).
+   *
+   * @param length the bytes to keep, at least 0
+   */
+  public void truncate(int length) {
+    if (held != null && held.size() > length) {
+      byte[] kept = Arrays.copyOf(held.toByteArray(), length);
+      held.reset();
+      held.write(kept, 0, length);
+    }
   }
 
   /** Drops what is held, as a response reset does; does nothing once spilled. */

@@ -75,7 +75,13 @@ import org.slf4j.LoggerFactory;
  * (and past a declared length) are dropped, and the response reads as committed: later status,
  * header, cookie, content type and locale changes are ignored, and {@code reset},
  * {@code resetBuffer}, {@code setBufferSize} and {@code setTrailerFields} throw
- * {@link IllegalStateException}, as the container's. Form
+ * {@link IllegalStateException}, as the container's. A length declared after the body already
+ * reached it cuts the body to it and (if more than zero) ends the answer, as Tomcat does, also on
+ * Jetty, which does neither; a {@code Content-Length} header is parsed as the containers parse it
+ * ({@code " 2"} is no length), and a null one forgets the length (Servlet 6.1). {@code flushBuffer}
+ * commits the status and headers as the container's does: later changes to them are ignored and
+ * the response reads as committed, while the body goes on. {@code getWriter} sets the encoding it
+ * writes in (ISO-8859-1 by default) on the response, so the Content-Type names it. Form
  * parameters of a guarded request must be read from the body, since the filter has consumed the
  * original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
@@ -602,6 +608,12 @@ public final class IdempotencyFilter implements Filter {
      * {@link #ended()}.
      */
     private boolean ended;
+    /**
+     * Whether {@link #flushBuffer()} committed the status and headers: the container sends them
+     * there, so later status and header changes never reach the handler's client (they are ignored
+     * here too), while the body goes on until the answer ends.
+     */
+    private boolean flushed;
     /** The Content-Length the handler declared, or -1; body past it is dropped, as the container's. */
     private long declared = -1;
     /** Body bytes taken since the last buffer reset, to see when the declared length is reached. */
@@ -658,20 +670,35 @@ public final class IdempotencyFilter implements Filter {
       return stream;
     }
 
+    /**
+     * The writer encodes in the response's character encoding (ISO-8859-1 if none), and sets that
+     * encoding on the response as the containers' {@code getWriter()} does, so that the stored and
+     * replayed Content-Type names the charset the body is in ({@code text/plain;charset=ISO-8859-1}):
+     * without it a client that defaults to UTF-8 reads the text wrong, first and on every replay.
+     */
     @Override
     public PrintWriter getWriter() {
       if (writer == null) {
         String enc = getCharacterEncoding();
         Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
+        if (!frozen()) {
+          super.setCharacterEncoding(enc == null ? cs.name() : enc);
+        }
         writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
       }
       return writer;
     }
 
+    /**
+     * Commits the status and headers, as the container's does (Servlet spec): later changes to
+     * them are ignored and {@link #isCommitted()} is true. The body is still held until the guard
+     * stored the answer, and writes go on to it until the answer ends.
+     */
     @Override
     public void flushBuffer() throws IOException {
       finishWriting();
       capture.flush();
+      flushed = true;
     }
 
     /**
@@ -690,9 +717,21 @@ public final class IdempotencyFilter implements Filter {
       return n;
     }
 
-    /** A declared Content-Length (however set) of more than zero that is already written ends the answer. */
+    /**
+     * Takes a declared Content-Length (however set). A length the body has already reached is
+     * taken as Tomcat takes it: body past it is cut off (Tomcat sends only the declared bytes) and,
+     * if more than zero, the answer ends there. Jetty 12 neither ends nor cuts there (it answers
+     * 500 for body past the length, and takes later changes when the body is exactly as long): one
+     * wrapper cannot match both, and the first answer and every replay are this one, on any
+     * container. The Servlet spec's closure of the response ("the amount of content specified ...
+     * has been written") reads the same way as Tomcat.
+     */
     private void declare(long len) {
       declared = len;
+      if (len >= 0 && written > len) {
+        capture.truncate((int) len);
+        written = len;
+      }
       if (len > 0 && written >= len) {
         ended = true;
       }
@@ -709,9 +748,14 @@ public final class IdempotencyFilter implements Filter {
       return ended;
     }
 
+    /** Whether status and headers are final: the answer ended or {@link #flushBuffer()} committed them. */
+    private boolean frozen() {
+      return flushed || ended();
+    }
+
     @Override
     public boolean isCommitted() {
-      return ended() || capture.spilled() || super.isCommitted();
+      return frozen() || capture.spilled() || super.isCommitted();
     }
 
     @Override
@@ -811,14 +855,14 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setStatus(int sc) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setStatus(sc);
       }
     }
 
     @Override
     public void setHeader(String name, String value) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setHeader(name, value);
         declaredBy(name, value);
       }
@@ -826,7 +870,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void addHeader(String name, String value) {
-      if (!ended()) {
+      if (!frozen()) {
         super.addHeader(name, value);
         declaredBy(name, value);
       }
@@ -834,7 +878,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setIntHeader(String name, int value) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setIntHeader(name, value);
         declaredBy(name, Integer.toString(value));
       }
@@ -842,18 +886,25 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void addIntHeader(String name, int value) {
-      if (!ended()) {
+      if (!frozen()) {
         super.addIntHeader(name, value);
         declaredBy(name, Integer.toString(value));
       }
     }
 
-    /** A Content-Length header declares the length as setContentLength does (the containers treat it so). */
+    /**
+     * A Content-Length header declares the length as setContentLength does (the containers treat it
+     * so). The value is parsed as Tomcat and Jetty parse it, {@link Long#parseLong} as it is:
+     * {@code " 2"} is no length there (Tomcat keeps it as a plain header, Jetty throws), so none
+     * here. A null value removes the header and forgets the length, as Servlet 6.1, Tomcat 11 and
+     * Jetty do (Tomcat 10.1 ignores the call and keeps the length; the guard does not follow it
+     * there, so the first answer and its replays are the same on every container).
+     */
     private void declaredBy(String name, String value) {
       if ("Content-Length".equalsIgnoreCase(name)) {
         long len = -1;
         try {
-          len = value == null ? -1 : Long.parseLong(value.trim());
+          len = value == null ? -1 : Long.parseLong(value);
         } catch (NumberFormatException notALength) {
           // Not a length the container would take either: nothing declared.
         }
@@ -863,35 +914,36 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setDateHeader(String name, long date) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setDateHeader(name, date);
       }
     }
 
     @Override
     public void addDateHeader(String name, long date) {
-      if (!ended()) {
+      if (!frozen()) {
         super.addDateHeader(name, date);
       }
     }
 
     @Override
     public void addCookie(Cookie cookie) {
-      if (!ended()) {
+      if (!frozen()) {
         super.addCookie(cookie);
       }
     }
 
     @Override
     public void setContentType(String type) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setContentType(type);
       }
     }
 
     @Override
     public void setCharacterEncoding(String charset) {
-      if (!ended()) {
+      // After getWriter() the writer's encoding is fixed: the containers ignore the call then.
+      if (!frozen() && writer == null) {
         super.setCharacterEncoding(charset);
       }
     }
@@ -914,7 +966,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setContentLengthLong(long len) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setContentLengthLong(len);
         declare(len);
       }
@@ -922,7 +974,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setLocale(Locale loc) {
-      if (!ended()) {
+      if (!frozen()) {
         super.setLocale(loc);
       }
     }
@@ -940,9 +992,9 @@ public final class IdempotencyFilter implements Filter {
     }
 
     private void checkNotEnded() {
-      if (ended()) {
+      if (frozen()) {
         throw new IllegalStateException("the response is committed: sendRedirect, sendError, the declared"
-            + " Content-Length written in full or the closed output stream already ended it");
+            + " Content-Length written in full, the closed output stream or flushBuffer() already committed it");
       }
     }
 

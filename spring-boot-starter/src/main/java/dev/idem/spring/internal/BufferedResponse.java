@@ -13,6 +13,7 @@ import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,7 +32,13 @@ import java.util.function.Supplier;
  * unless {@code clearBuffer} is false), writes after (and past a declared length) are dropped, and
  * the response reads as committed: later status, header, cookie and content type changes are
  * ignored, and {@code reset}, {@code resetBuffer}, {@code setBufferSize} and
- * {@code setTrailerFields} throw {@link IllegalStateException}, as the container's.
+ * {@code setTrailerFields} throw {@link IllegalStateException}, as the container's. A length
+ * declared after the body already reached it cuts the body to it and (if more than zero) ends the
+ * answer, as Tomcat does; a {@code Content-Length} header is parsed as Tomcat parses it
+ * ({@code " 2"} is no length), and a null one forgets the length (Servlet 6.1, Tomcat 11).
+ * {@code flushBuffer} commits the status and headers as Tomcat's does: later changes to them are
+ * ignored and the response reads as committed, while the body goes on. {@code getWriter} sets the
+ * encoding it writes in (ISO-8859-1 by default), so the Content-Type names it, as Tomcat's.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -60,6 +67,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
    * answer that the handler's client never gets without the guard. Read it through {@link #ended()}.
    */
   private boolean ended;
+  /**
+   * Whether {@link #flushBuffer()} committed the status and headers: Tomcat sends them there, so
+   * later status and header changes never reach the handler's client (they are ignored here too),
+   * while the body goes on until the answer ends.
+   */
+  private boolean flushed;
   /** The Content-Length the handler declared, or -1; body past it is dropped, as Tomcat drops it. */
   private long declared = -1;
   private int status = 200;
@@ -180,9 +193,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return ended;
   }
 
+  /**
+   * The writer encodes in the response's character encoding, ISO-8859-1 if none was set, which it
+   * then sets, as Tomcat's {@code getWriter()} does: the held Content-Type names the charset the
+   * body is in ({@code text/plain;charset=ISO-8859-1}), or a client that defaults to UTF-8 would
+   * read the text wrong, first and on every replay.
+   */
   @Override
   public PrintWriter getWriter() {
     if (writer == null) {
+      if (characterEncoding == null) {
+        setCharacterEncoding(StandardCharsets.ISO_8859_1.name());
+      }
       String enc = getCharacterEncoding();
       Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
       writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
@@ -190,8 +212,13 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return writer;
   }
 
+  /** Whether status and headers are final: the answer ended or {@link #flushBuffer()} committed them. */
+  private boolean frozen() {
+    return flushed || ended();
+  }
+
   private void put(String name, String value, boolean add) {
-    if (ended()) {
+    if (frozen()) {
       return;
     }
     declaredBy(name, value);
@@ -205,7 +232,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setHeader(String name, String value) {
-    if (ended()) {
+    if (frozen()) {
       return;
     }
     if (value == null) {
@@ -272,7 +299,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void addCookie(Cookie cookie) {
-    if (ended()) {
+    if (frozen()) {
       return;
     }
     StringBuilder sb = new StringBuilder(cookie.getName()).append('=').append(cookie.getValue() == null ? ""
@@ -294,7 +321,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setContentType(String type) {
-    if (ended()) {
+    if (frozen()) {
       return;
     }
     if (type == null) {
@@ -319,7 +346,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setCharacterEncoding(String charset) {
-    if (ended()) {
+    // After getWriter() the writer's encoding is fixed: Tomcat ignores the call then.
+    if (frozen() || writer != null) {
       return;
     }
     characterEncoding = charset;
@@ -352,17 +380,24 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   /** As {@link #setContentLength(int)}. */
   @Override
   public void setContentLengthLong(long len) {
-    if (!ended()) {
+    if (!frozen()) {
       declare(len);
     }
   }
 
-  /** A Content-Length header declares the length as setContentLength does (Tomcat treats it so). */
+  /**
+   * A Content-Length header declares the length as setContentLength does (Tomcat treats it so).
+   * The value is parsed as Tomcat parses it, {@link Long#parseLong} as it is: {@code " 2"} is no
+   * length there (Tomcat keeps it as a plain header), so none here. A null value removes the header
+   * and forgets the length, as Servlet 6.1 and Tomcat 11 do (Tomcat 10.1 ignores the call and keeps
+   * the length; the guard does not follow it there, so one rule holds in lease and transactional
+   * mode on both, and the first answer and its replays are the same).
+   */
   private void declaredBy(String name, String value) {
     if ("Content-Length".equalsIgnoreCase(name)) {
       long len = -1;
       try {
-        len = value == null ? -1 : Long.parseLong(value.trim());
+        len = value == null ? -1 : Long.parseLong(value);
       } catch (NumberFormatException notALength) {
         // Not a length Tomcat would take either: nothing declared.
       }
@@ -370,14 +405,25 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
   }
 
+  /**
+   * Takes a declared length. A length the body has already reached is taken as Tomcat takes it:
+   * body past it is cut off (Tomcat sends only the declared bytes) and, if more than zero, the
+   * answer ends there (the Servlet spec's "has been written" reads the same way). Jetty does
+   * neither; the lease-mode filter follows the same rule, so both modes answer alike.
+   */
   private void declare(long len) {
     declared = len;
+    if (len >= 0 && body.size() > len) {
+      byte[] kept = Arrays.copyOf(body.toByteArray(), (int) len);
+      body.reset();
+      body.write(kept, 0, kept.length);
+    }
     endIfDeclaredWritten();
   }
 
   @Override
   public void setStatus(int sc) {
-    if (ended()) {
+    if (frozen()) {
       return;
     }
     this.status = sc;
@@ -435,21 +481,27 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   private void checkNotEnded() {
-    if (ended()) {
+    if (frozen()) {
       throw new IllegalStateException("the response is committed: sendRedirect, sendError, the declared"
-          + " Content-Length written in full or the closed output stream already ended it");
+          + " Content-Length written in full, the closed output stream or flushBuffer() already committed it");
     }
   }
 
+  /**
+   * Commits the status and headers, as Tomcat's does (Servlet spec): later changes to them are
+   * ignored and {@link #isCommitted()} is true. Nothing is sent before the transaction commits;
+   * writes go on to the held body until the answer ends.
+   */
   @Override
   public void flushBuffer() {
     flushWriter();
+    flushed = true;
   }
 
-  /** False until the answer ended: nothing is sent before the commit. */
+  /** False until the answer ended or {@link #flushBuffer()} committed it: nothing is sent before the commit. */
   @Override
   public boolean isCommitted() {
-    return ended();
+    return frozen();
   }
 
   @Override
