@@ -103,6 +103,8 @@ class ResumeOrderTest {
         ResumeHandler.of(transport, o -> {}, f -> { throw new AssertionError(f); })));
 
     assertEquals(n, summary.succeeded(), summary.toString());
-    assertEquals(2, most.get(), "at most resumeConcurrency at once");
+    // At most: on a loaded machine the other lane may run every other operation before the slow
+    // one's thread first reaches the transport, and then no two ever overlap.
+    assertTrue(most.get() <= 2, "at most resumeConcurrency at once, was " + most.get());
   }
 }
