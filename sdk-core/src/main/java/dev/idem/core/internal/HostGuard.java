@@ -211,6 +211,19 @@ public final class HostGuard {
    * @param wasRetry whether {@link #admit} charged the attempt to the retry budget
    */
   public void record(String host, Classification classification, Health health, Duration took, boolean wasRetry) {
+    // The breaker first, then the app's budget: an Error from the budget passes on (to AttemptLoop's
+    // safety net, the JVM's own to the caller), and the caller no longer holds the permission, so a
+    // half-open probe's not given back before it would keep the breaker refusing the host for good.
+    Breaker b = breaker(host);
+    if (b != null) {
+      long nanos = Math.max(0, took.toNanos());
+      switch (health) {
+        case UP -> b.onSuccess(nanos);
+        case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
+        default -> b.breaker.releasePermission();
+      }
+      observe(host, b);
+    }
     if (classification == Classification.SUCCESS) {
       try {
         if (wasRetry) {
@@ -223,17 +236,6 @@ public final class HostGuard {
         LOG.warn("the retry budget threw {} when told of a success to {}; ignored", e.getClass().getName(), host);
       }
     }
-    Breaker b = breaker(host);
-    if (b == null) {
-      return;
-    }
-    long nanos = Math.max(0, took.toNanos());
-    switch (health) {
-      case UP -> b.onSuccess(nanos);
-      case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
-      default -> b.breaker.releasePermission();
-    }
-    observe(host, b);
   }
 
   /** Gives back a permission that was not used, for an attempt that was never sent. */
