@@ -513,8 +513,11 @@ public final class AttemptLoop {
    *   <li>The attempt that was sent, if one was and it is not recorded yet, is recorded, judged by
    *       the default table with the cautious overrules the loop always applies (a 2xx becomes
    *       AMBIGUOUS, since it was not accepted as a success; a failure is AMBIGUOUS unless provably
-   *       unsent). The history never hides an effect, so whatever ends the operation later (giving
-   *       up, a refusal, its age limit) never makes it FAILED while the effect may exist.</li>
+   *       unsent). One already recorded but not yet written (a listener or the budget threw once
+   *       it was judged) gets the net's decision, and a SUCCESS there becomes AMBIGUOUS too
+   *       ({@link #undecided}). The history never hides an effect, so whatever ends the operation
+   *       later (giving up, a refusal, its age limit) never makes it FAILED while the effect may
+   *       exist.</li>
    *   <li>The operation goes back to PENDING, with its key, due after the policy's
    *       {@code maxDelay} (or at its age limit), and the host guard's unused permission is given
    *       back. The call ends with {@link OperationPendingException}, whose cause is the app's
@@ -575,6 +578,8 @@ public final class AttemptLoop {
         }
         record(v, response == null ? null : response.status(), failure, now, Duration.between(now, due),
             "not decided; PENDING until " + due, HostGuard.Health.UNKNOWN);
+      } else if (unjournaled != null) {
+        undecided(why, now, due);
       }
       journalTransition(Transition.retryAt(now, due, why));
       lease = null;
@@ -601,6 +606,25 @@ public final class AttemptLoop {
     return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why + " (see the"
         + " cause). It keeps its key " + id.key() + " and is sent again with it when due at " + due + ", by an"
         + " OutboxDispatcher, resumePending, or executing the same Operation again", e, id, history, lastResponse));
+  }
+
+  /**
+   * Rewrites the attempt {@link #record} holds, whose decision the net overrules before it is
+   * written (a listener or budget threw after the attempt was judged: a success, a key refused as
+   * reused, a retry): its decision is the net's PENDING, and a SUCCESS becomes AMBIGUOUS, as for an
+   * attempt the net records itself, since the operation it would have ended SUCCEEDED is PENDING and
+   * a success beside it would read as settled. Any other class stands: it was judged, with the
+   * loop's cautious overrules, before the net took over.
+   */
+  private void undecided(String why, Instant now, Instant due) {
+    AttemptRecord held = unjournaled;
+    boolean success = held.classification() == Classification.SUCCESS;
+    AttemptRecord a = new AttemptRecord(held.number(), held.generation(), held.startedAt(), held.endedAt(),
+        success ? Classification.AMBIGUOUS : held.classification(), held.status(), held.exceptionClass(),
+        held.reason() + (success ? " (not accepted as a success: " : " (not decided: ") + why + ")",
+        Duration.between(now, due), "not decided; PENDING until " + due);
+    unjournaled = a;
+    history.set(history.size() - 1, a);
   }
 
   /**
