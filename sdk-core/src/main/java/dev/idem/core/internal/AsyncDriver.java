@@ -274,6 +274,13 @@ public final class AsyncDriver {
       sent = transport.sendAsync(request, id.key());
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
+    } catch (Error e) {
+      // Thrown by the call, not through its future: recorded as SyncDriver does (PENDING, the
+      // attempt AMBIGUOUS, the permission given back), and no longer on the wire, or the driver
+      // would stay busy for good; the Error then fails the call as it is.
+      onTheWire = false;
+      loop.transportThrew(e);
+      throw e;
     }
     Optional<Duration> timeout = loop.attemptTimeout();
     if (timeout.isPresent()) {

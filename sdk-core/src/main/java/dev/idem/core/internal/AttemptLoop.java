@@ -684,6 +684,27 @@ public final class AttemptLoop {
         + " PENDING and will be sent again with the same key", cause, id, history, lastResponse);
   }
 
+  /**
+   * The transport threw an Error from its send call itself, for the attempt just sent (a custom
+   * transport's AssertionError, a codec's NoClassDefFoundError): no I/O failure, so not retried,
+   * but the request may have gone out. As for an Error the async transport's future completes with
+   * ({@link #interrupted}): the attempt is recorded as ambiguous, the operation goes back to
+   * PENDING with its key, and the guard's permission is given back; the driver then passes the
+   * Error on as it is. A {@linkplain #isFatal fatal} one only has the permission given back, which
+   * is cheap: nothing more runs on its account, and the operation stays IN_FLIGHT until a later
+   * claim takes it over and owes its attempt as AMBIGUOUS.
+   */
+  public void transportThrew(Error e) {
+    if (isFatal(e)) {
+      if (admitted) {
+        admitted = false;
+        s.guard().release(host);
+      }
+      return;
+    }
+    interrupted(true, e);
+  }
+
   private Step succeed(ResponseSnapshot response, Verdict v) throws IdempotencyException {
     Instant now = s.clock().instant();
     record(v, response.status(), null, now, Duration.ZERO, "success", HostGuard.Health.UP);

@@ -91,6 +91,15 @@ public final class SyncDriver {
           // throws RequestNotSentException instead).
           step = loop.onFailure(new TransportFailure(e));
           continue;
+        } catch (Error e) {
+          if (timer != null) {
+            timer.disarm();
+          }
+          // As AsyncDriver does for its transport's Error: PENDING, the attempt AMBIGUOUS, the
+          // breaker's permission given back (else a half-open probe's keeps the host refused for
+          // good); the Error itself reaches the caller.
+          loop.transportThrew(e);
+          throw e;
         }
         step = loop.onResponse(response);
       } else if (step instanceof Step.Wait wait) {
