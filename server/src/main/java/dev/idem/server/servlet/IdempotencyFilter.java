@@ -81,7 +81,9 @@ import org.slf4j.LoggerFactory;
  * ({@code " 2"} is no length), and a null one forgets the length (Servlet 6.1). {@code flushBuffer}
  * commits the status and headers as the container's does: later changes to them are ignored and
  * the response reads as committed, while the body goes on. {@code getWriter} sets the encoding it
- * writes in (ISO-8859-1 by default) on the response, so the Content-Type names it. Form
+ * writes in (ISO-8859-1 by default) on the response for a {@code text/*} type or none, so the
+ * Content-Type names it as the containers' own writer does (for other types, such as JSON, Jetty
+ * names none and neither does the filter). Form
  * parameters of a guarded request must be read from the body, since the filter has consumed the
  * original stream. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
@@ -681,12 +683,22 @@ public final class IdempotencyFilter implements Filter {
       if (writer == null) {
         String enc = getCharacterEncoding();
         Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
-        if (!frozen()) {
+        if (!frozen() && namesCharset(getContentType())) {
           super.setCharacterEncoding(enc == null ? cs.name() : enc);
         }
         writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
       }
       return writer;
+    }
+
+    /**
+     * Whether the containers' own {@code getWriter()} names its charset in this Content-Type: for
+     * {@code text/*} and while none is set, Tomcat and Jetty both do. For other types (JSON, which
+     * RFC 8259 gives no charset parameter) Jetty only assumes UTF-8 and names none, where Tomcat names
+     * it; the filter runs on either, and follows Jetty there, as it did before it named any.
+     */
+    private static boolean namesCharset(String contentType) {
+      return contentType == null || contentType.regionMatches(true, 0, "text/", 0, 5);
     }
 
     /**
