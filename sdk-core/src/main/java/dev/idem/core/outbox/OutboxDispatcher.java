@@ -630,7 +630,9 @@ public final class OutboxDispatcher implements AutoCloseable {
      * journal still owes (a crash, or a failed receipt write, caught the operation between its end
      * and that record; or another instance or an inline call ended it and no handle here got it)
      * stays owed: no dispatcher records it, so that a resume handler for this name is told of it.
-     * Such outcomes are at most the deliveries in flight at each crash, and they stay in the
+     * Such outcomes are the deliveries in flight at each crash, the queued operations
+     * {@code reconcileUncertain} settled (their new outcome is owed again) and those an inline call
+     * ended; they stay in the
      * journal ({@code Journal.purge} keeps them) until a {@code resumePending} with a handler for
      * this name hands them over, after which a purge deletes them. An app that runs no
      * {@code resumePending} (the Spring starter runs none) hands them over by running one with a

@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * way to hear of it ({@code resumePending} hands it over; {@code Journal.purge} keeps it until
  * then). Recording it here would take it from that handler: a crashed instance that runs
  * {@code resumePending} with a handler for the name when it comes back would never be told. Such
- * an outcome exists only for an operation that a crash (or a failed receipt write) caught between
- * its end and the receipt: at most the deliveries in flight at the crash.
+ * an outcome exists for an operation that a crash (or a failed receipt write) caught between its
+ * end and the receipt (at most the deliveries in flight at the crash), one that
+ * {@code reconcileUncertain} settled (its new outcome is owed again), and one an inline call ended.
  *
  * <p>When: one written under the executor's own owner name no later than this dispatcher's first
  * call, at once (an earlier incarnation's, found after a restart under the same name); any other

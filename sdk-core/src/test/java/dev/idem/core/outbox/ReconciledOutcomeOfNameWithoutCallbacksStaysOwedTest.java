@@ -1,35 +1,35 @@
 package dev.idem.core.outbox;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.resume.Reconciliation;
+import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * README, docs/spring.md, docs/journal.md, docs/fleet.md and register's Javadoc (a525368e): an
- * outcome of a name registered without callbacks that the journal still owes "exists only for an
- * operation that a crash (or a failed receipt write) caught between its end and the receipt: at
- * most the deliveries in flight at the crash", and a purge deletes it once a resumePending at
- * start-up handed it over.
- *
- * <p>But reconcileUncertain re-owes the settled outcome of every queued operation it settles
- * (Journal.settleIfUnchanged: "no delivery recorded (a queued operation's new outcome is owed to
- * its handler)"), with no crash and no failed write. A Spring-starter app (every name registered
- * without callbacks, no resumePending but at start-up) that reconciles its UNCERTAIN deliveries
- * while running therefore keeps every reconciled operation owed, and kept from purge, however long
- * the dispatcher runs: OwedOutcomes passes such outcomes over and no other path records them.
+ * A review (d32d321c) found that reconcileUncertain owes a settled queued operation's new outcome
+ * again (Journal.settleIfUnchanged), with no crash and no failed receipt write, while the docs said
+ * an owed outcome of a name registered without callbacks came only from a crash: a Spring-starter
+ * app that reconciles while it runs keeps it owed, and kept from purge, for as long as it runs. The
+ * docs now name reconciliation (and inline calls) as sources; this test holds the code to them: the
+ * dispatcher leaves it owed for a resume handler, purge keeps it, a resumePending with a handler
+ * hands it over once, and a purge then deletes it.
  */
 class ReconciledOutcomeOfNameWithoutCallbacksStaysOwedTest {
   private final VirtualTime time = new VirtualTime();
@@ -37,7 +37,7 @@ class ReconciledOutcomeOfNameWithoutCallbacksStaysOwedTest {
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));
 
   @Test
-  void aReconciledDeliveryOfANameWithoutCallbacksIsNotLeftOwedForEver() throws Exception {
+  void aReconciledDeliveryOfANameWithoutCallbacksStaysOwedForAResumeHandlerThenGoes() throws Exception {
     IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).owner("pod-0").clock(time.clock())
         .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5)
         .leaseFor(Duration.ofMinutes(2)).build();
@@ -63,11 +63,20 @@ class ReconciledOutcomeOfNameWithoutCallbacksStaysOwedTest {
       time.advance(Duration.ofSeconds(1));
     }
     journal.purge(time.now().plus(Duration.ofDays(1)));
+    // As the docs say now: a reconciled outcome of a name without callbacks stays owed, for a resume
+    // handler; the dispatcher does not take it, and purge keeps it.
+    assertTrue(journal.find(op.id()).orElseThrow().outcomeUndelivered(),
+        "the reconciled outcome is owed to a resume handler, and purge must keep it");
 
-    assertTrue(journal.find(op.id()).isEmpty() || !journal.find(op.id()).orElseThrow().outcomeUndelivered(),
-        "the reconciled outcome of a name registered without callbacks stays owed (and kept from purge) with no"
-            + " crash and no failed receipt write, though the docs say such an outcome exists only for the deliveries"
-            + " a crash caught");
+    // The app's resumePending with a handler for the name hands it over once; then a purge deletes it.
+    List<OperationId> told = new ArrayList<>();
+    idem.resumePending(Map.of("untagged-post", ResumeHandler.of((request, key) -> {
+      throw new AssertionError("a finished operation is not sent again");
+    }, outcome -> told.add(op.id()), failure -> { throw new AssertionError(failure); })));
+    assertEquals(List.of(op.id()), told, "the resume handler is told of the reconciled outcome once");
+    assertFalse(journal.find(op.id()).orElseThrow().outcomeUndelivered());
+    journal.purge(time.now().plus(Duration.ofDays(1)));
+    assertTrue(journal.find(op.id()).isEmpty(), "once handed over, a purge deletes it");
     outbox.close();
   }
 }
