@@ -141,25 +141,28 @@ public final class HostGuard {
 
   /**
    * Asks whether an attempt to {@code host} may be sent now. A retry also needs the budget; if
-   * the breaker admitted it but the budget refuses, the breaker's permission is given back.
+   * the breaker admitted it but the budget refuses, the breaker's permission is given back. If
+   * anything after the breaker's permission is taken throws (the listener told of the breaker's
+   * change of state, the app's budget), the permission is given back and the exception passed on.
    */
   public Refusal admit(String host, boolean isRetry) {
     Breaker b = breaker(host);
-    if (b != null) {
-      // An open breaker whose period is over half-opens here.
-      boolean permitted = b.breaker.tryAcquirePermission();
-      observe(host, b);
+    // An open breaker whose period is over half-opens here.
+    boolean permitted = b == null || b.breaker.tryAcquirePermission();
+    boolean afforded;
+    try {
+      if (b != null) {
+        observe(host, b);
+      }
       if (!permitted) {
         return Refusal.BREAKER_OPEN;
       }
-    }
-    boolean afforded;
-    try {
       afforded = !isRetry || budget.tryAcquireRetry(host);
-    } catch (RuntimeException | Error e) {
-      // The app's budget threw (AttemptLoop leaves the operation PENDING): the permission the
-      // breaker gave, a half-open probe's maybe, is given back, or the breaker stays shut.
-      if (b != null) {
+    } catch (Throwable e) {
+      // The listener's Error or the app's budget threw, before AttemptLoop holds the permission
+      // (it leaves the operation PENDING): the permission the breaker gave, a half-open probe's
+      // maybe, is given back here, or no one does and the breaker refuses the host for good.
+      if (b != null && permitted) {
         b.breaker.releasePermission();
       }
       throw e;
