@@ -514,8 +514,8 @@ public final class AttemptLoop {
    *       the default table with the cautious overrules the loop always applies (a 2xx becomes
    *       AMBIGUOUS, since it was not accepted as a success; a failure is AMBIGUOUS unless provably
    *       unsent). One already recorded but not yet written (a listener or the budget threw once
-   *       it was judged) gets the net's decision, and a SUCCESS there becomes AMBIGUOUS too
-   *       ({@link #undecided}). The history never hides an effect, so whatever ends the operation
+   *       it was judged) gets the net's decision, and a SUCCESS there becomes AMBIGUOUS too, as
+   *       does any verdict on a failure that may have been sent ({@link #undecided}). The history never hides an effect, so whatever ends the operation
    *       later (giving up, a refusal, its age limit) never makes it FAILED while the effect may
    *       exist.</li>
    *   <li>The operation goes back to PENDING, with its key, due after the policy's
@@ -579,7 +579,7 @@ public final class AttemptLoop {
         record(v, response == null ? null : response.status(), failure, now, Duration.between(now, due),
             "not decided; PENDING until " + due, HostGuard.Health.UNKNOWN);
       } else if (unjournaled != null) {
-        undecided(why, now, due);
+        undecided(why, now, due, failure);
       }
       journalTransition(Transition.retryAt(now, due, why));
       lease = null;
@@ -611,17 +611,25 @@ public final class AttemptLoop {
   /**
    * Rewrites the attempt {@link #record} holds, whose decision the net overrules before it is
    * written (a listener or budget threw after the attempt was judged: a success, a key refused as
-   * reused, a retry): its decision is the net's PENDING, and a SUCCESS becomes AMBIGUOUS, as for an
-   * attempt the net records itself, since the operation it would have ended SUCCEEDED is PENDING and
-   * a success beside it would read as settled. Any other class stands: it was judged, with the
-   * loop's cautious overrules, before the net took over.
+   * reused, a retry, a permanent failure): its decision is the net's PENDING, and a SUCCESS becomes
+   * AMBIGUOUS, as for an attempt the net records itself, since the operation it would have ended
+   * SUCCEEDED is PENDING and a success beside it would read as settled. So does any other verdict
+   * on a failure that {@linkplain #mayHaveBeenSent may have been sent}: the loop's caution for a
+   * PERMANENT one is in the UNCERTAIN that {@link #permanent} ends with, not in the class, and the
+   * net writes PENDING instead. Any other class stands: it was judged, with the loop's cautious
+   * overrules, before the net took over.
+   *
+   * @param failure the held attempt's failure; null if it got a response
    */
-  private void undecided(String why, Instant now, Instant due) {
+  private void undecided(String why, Instant now, Instant due, IOException failure) {
     AttemptRecord held = unjournaled;
     boolean success = held.classification() == Classification.SUCCESS;
+    boolean ambiguous = success || held.classification() != Classification.AMBIGUOUS && mayHaveBeenSent(failure);
     AttemptRecord a = new AttemptRecord(held.number(), held.generation(), held.startedAt(), held.endedAt(),
-        success ? Classification.AMBIGUOUS : held.classification(), held.status(), held.exceptionClass(),
-        held.reason() + (success ? " (not accepted as a success: " : " (not decided: ") + why + ")",
+        ambiguous ? Classification.AMBIGUOUS : held.classification(), held.status(), held.exceptionClass(),
+        held.reason() + (success ? " (not accepted as a success: "
+            : ambiguous ? " (no response arrived, so the request may have taken effect; not decided: "
+            : " (not decided: ") + why + ")",
         Duration.between(now, due), "not decided; PENDING until " + due);
     unjournaled = a;
     history.set(history.size() - 1, a);
