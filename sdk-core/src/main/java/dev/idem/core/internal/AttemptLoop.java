@@ -657,7 +657,9 @@ public final class AttemptLoop {
 
   /**
    * Leaves the operation PENDING after an interruption or cancellation, recording the attempt that
-   * was on the wire (if any) as ambiguous.
+   * was on the wire (if any) as ambiguous. A listener that throws when told of that attempt (an
+   * Error that is not {@linkplain #isFatal fatal}; it logs a RuntimeException) changes none of it:
+   * the Error is suppressed in {@code cause}.
    *
    * @param onTheWire true if an attempt had been sent and not answered
    * @return the exception to report to the caller
@@ -671,8 +673,19 @@ public final class AttemptLoop {
       if (lease != null) {
         Instant now = s.clock().instant();
         if (onTheWire) {
-          record(Verdict.ambiguous("interrupted while waiting for the response"), null, cause, now, Duration.ZERO,
-              "interrupted; left PENDING", HostGuard.Health.UNKNOWN);
+          try {
+            record(Verdict.ambiguous("interrupted while waiting for the response"), null, cause, now,
+                Duration.ZERO, "interrupted; left PENDING", HostGuard.Health.UNKNOWN);
+          } catch (RuntimeException | Error e) {
+            // A listener's Error on AttemptFinished (a RuntimeException it logs and ignores): the
+            // attempt is held already, so the PENDING write below still carries it, and the
+            // caller still gets the cause, the listener's Error suppressed in it. The JVM's own is
+            // passed on, as the net does, with nothing more run on its account.
+            if (isFatal(e)) {
+              throw e;
+            }
+            cause.addSuppressed(e);
+          }
         }
         journalTransition(Transition.retryAt(now, now, "interrupted or cancelled"));
         lease = null;
