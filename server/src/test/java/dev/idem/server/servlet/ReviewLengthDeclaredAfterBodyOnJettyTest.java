@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.InMemoryIdempotencyStore;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -15,16 +14,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -49,30 +42,20 @@ class ReviewLengthDeclaredAfterBodyOnJettyTest {
   private final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
   private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
   private IdempotencyGuard guard;
-  private Server server;
+  private PlainAndGuardedJetty jetty;
   private URI base;
 
   @BeforeEach
   void start() throws Exception {
     guard = IdempotencyGuard.builder(store).replayHeaders(Set.of("Content-Type", "X-Late"))
         .build();
-    server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
-    ServletContextHandler context = new ServletContextHandler();
-    context.addServlet(new ServletHolder(new LateLengthServlet(runs)), "/*");
-    context.addFilter(new FilterHolder(new IdempotencyFilter(guard, r -> "alice")), "/guarded/*",
-        EnumSet.of(DispatcherType.REQUEST));
-    server.setHandler(context);
-    server.start();
-    base = URI.create("http://127.0.0.1:" + connector.getLocalPort() + "/");
+    jetty = PlainAndGuardedJetty.start(new LateLengthServlet(runs), guard);
+    base = jetty.base;
   }
 
   @AfterEach
   void stop() throws Exception {
-    server.stop();
+    jetty.close();
     guard.close();
   }
 
