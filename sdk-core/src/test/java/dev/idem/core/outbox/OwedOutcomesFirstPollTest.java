@@ -7,18 +7,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
-import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.JournalOps;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,10 +40,7 @@ class OwedOutcomesFirstPollTest {
   /** The earlier incarnation pod-0 journals a SUCCEEDED outcome of {@code name} and dies before its record. */
   private Operation owedUnderPod0(String name, int n) throws Exception {
     Operation op = Operation.builder(name, Requests.order("{\"n\":" + n + "}")).build();
-    IdempotentExecutor.builder().journal(journal).owner("pod-0").clock(time.clock()).build().enqueue(op);
-    Lease lease = journal.claim(op.id(), "pod-0", time.now(), Duration.ofMinutes(2)).orElseThrow();
-    journal.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, time.now(),
-        FakeHost.response(201, Map.of()), "201"));
+    JournalOps.endedOwed(journal, time, "pod-0", op);
     assertTrue(journal.find(op.id()).orElseThrow().outcomeUndelivered());
     return op;
   }

@@ -7,17 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
-import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.JournalOps;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,10 +29,7 @@ class OwedOutcomesTest {
 
   private Operation succeededUnder(String owner) throws Exception {
     Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
-    IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock()).build().enqueue(op);
-    Lease lease = journal.claim(op.id(), owner, time.now(), Duration.ofMinutes(2)).orElseThrow();
-    journal.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, time.now(),
-        FakeHost.response(201, Map.of()), "201"));
+    JournalOps.endedOwed(journal, time, owner, op);
     return op;
   }
 

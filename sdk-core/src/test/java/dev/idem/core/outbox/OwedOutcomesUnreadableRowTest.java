@@ -10,19 +10,16 @@ import dev.idem.core.JournalException;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
-import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.ForwardingJournal;
-import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.Transition;
 import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.JournalOps;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -50,10 +47,7 @@ class OwedOutcomesUnreadableRowTest {
 
   private void owedUnderPod0(int n) throws Exception {
     Operation op = Operation.builder("create-order", Requests.order("{\"n\":" + n + "}")).build();
-    IdempotentExecutor.builder().journal(inner).owner("pod-0").clock(time.clock()).build().enqueue(op);
-    Lease lease = inner.claim(op.id(), "pod-0", time.now(), Duration.ofMinutes(2)).orElseThrow();
-    inner.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, time.now(),
-        FakeHost.response(201, Map.of()), "201"));
+    JournalOps.endedOwed(inner, time, "pod-0", op);
   }
 
   @Test

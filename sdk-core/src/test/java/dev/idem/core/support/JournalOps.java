@@ -5,6 +5,7 @@ import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
@@ -75,6 +76,19 @@ public final class JournalOps {
     Lease lease = journal.claim(id(key), "p1", T0, Duration.ofMinutes(1)).orElseThrow();
     journal.recordAttemptAndTransition(id(key), lease, attempt(number, lease, end),
         Transition.finish(end, T0, ScriptedTransport.response(201, Map.of(), "{}"), null));
+  }
+
+  /**
+   * Queues {@code op} through an executor named {@code owner} and ends it SUCCEEDED (a 201) at
+   * {@code time}'s now, no delivery recorded: an outcome still owed to a handler, as a crash between
+   * an outbox delivery's ending and its receipt leaves it.
+   */
+  public static void endedOwed(Journal journal, VirtualTime time, String owner, Operation op)
+      throws IdempotencyException {
+    IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock()).build().enqueue(op);
+    Lease lease = journal.claim(op.id(), owner, time.now(), Duration.ofMinutes(2)).orElseThrow();
+    journal.transition(op.id(), lease, Transition.finish(OperationState.SUCCEEDED, time.now(),
+        FakeHost.response(201, Map.of()), "201"));
   }
 
   /** An executor named {@code owner} on {@code journal}, its time {@code time}'s. */
