@@ -70,4 +70,31 @@ class PostgresNulCharacterTest {
       assertTrue(e.getMessage().contains("reference"), e.getMessage());
     }
   }
+
+  @Test
+  void reasonsAreStoredWithAReplacementCharacterForEachNulAsOnTheOtherDatabases(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      NulCharacterTest.reasonsAreStoredWithAReplacementCharacterForEachNul(j);
+    }
+  }
+
+  /**
+   * Scope and operation name too, and beginAndClaim; lookups of such text answer as for an identity
+   * the journal does not hold, where they failed as a database error.
+   */
+  @Test
+  void identitiesAndReferencesWithANulAreRefusedAtBeginAndFoundNowhere(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      NulCharacterTest.identitiesAndReferencesWithANulAreRefusedAtBegin(j);
+      NulCharacterTest.lookupsWithANulFindNothing(j);
+    }
+  }
+
+  /** Passed before the fix: request_json holds the NUL as a JSON escape, which PostgreSQL stores. */
+  @Test
+  void aRequestHeaderWithANulIsStoredAsGiven(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      NulCharacterTest.aRequestHeaderWithANulIsStoredAsGiven(j);
+    }
+  }
 }
