@@ -146,6 +146,22 @@ import org.slf4j.LoggerFactory;
  * naming the field and position, never the text), as the in-memory journal does for an unknown
  * identity.
  *
+ * <p>A scope, operation name or reference with a NUL character (U+0000) is refused at begin the
+ * same way ({@link IllegalArgumentException} naming the field, nothing written or sent), on every
+ * database: PostgreSQL's text types cannot store it, and a journal accepts the same identities
+ * whichever database holds it, though SQLite and H2 could store one. On PostgreSQL the other calls
+ * answer such an identity, scope or reference as one the journal does not hold, as above; SQLite
+ * and H2 are asked, and find only what an earlier version may have stored. (The executor refuses
+ * every control character there before it calls the journal; this is for the journal's own
+ * callers.) The in-memory journal and {@code JournalContract} do not refuse one.
+ *
+ * <p>Free text never fails a write: a reason (of a transition, an abandon, a settlement) and a
+ * quarantine's reason are stored with U+FFFD in place of each NUL, on every database, so that a
+ * reason carrying a server's bytes (a transport failure's message) cannot fail the transition of
+ * an attempt already sent; the record returned holds the reason as stored. A reason is also cut to
+ * 2,000 characters. Text inside the JSON columns (an attempt's reason, request and response
+ * headers) is stored as a JSON escape, which every database stores, and reads back as given.
+ *
  * <h2>Bad rows and bad files</h2>
  * A row that cannot be decoded (unknown state, snapshot that is not valid JSON, a stored request
  * that no longer matches the checksum written with it) is quarantined: flagged in place with the
@@ -354,7 +370,8 @@ public final class JdbcJournal implements Journal {
    * {@inheritDoc}
    *
    * @throws IllegalArgumentException if the operation's scope, name or reference holds an unpaired
-   *     UTF-16 surrogate, which no Unicode encoding can store; nothing was sent
+   *     UTF-16 surrogate, which no Unicode encoding can store, or a NUL character, which PostgreSQL
+   *     cannot (refused on every database); nothing was written or sent
    */
   @Override
   public BeginResult begin(NewOperation operation) throws IdempotencyException {
@@ -369,7 +386,8 @@ public final class JdbcJournal implements Journal {
    * and recovery owes it an ambiguous attempt, as for any claim whose attempt was not recorded.
    *
    * @throws IllegalArgumentException if the operation is queued, {@code leaseFor} is not positive, or
-   *     the operation's scope, name or reference holds an unpaired UTF-16 surrogate; nothing was sent
+   *     the operation's scope, name or reference holds an unpaired UTF-16 surrogate or a NUL character;
+   *     nothing was written or sent
    */
   @Override
   public BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
@@ -451,8 +469,8 @@ public final class JdbcJournal implements Journal {
   public List<OperationRecord> findByReference(String scope, String reference) throws IdempotencyException {
     Objects.requireNonNull(scope, "scope");
     Objects.requireNonNull(reference, "reference");
-    if (unpairedSurrogateAt(scope) >= 0 || unpairedSurrogateAt(reference) >= 0) {
-      return List.of(); // begin refuses such text, so no operation has it; the database would read it as '?'
+    if (unaskableAt(scope) >= 0 || unaskableAt(reference) >= 0) {
+      return List.of(); // begin refuses such text, so no operation has it (see unaskableAt)
     }
     return quarantine.decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
   }
@@ -597,7 +615,7 @@ public final class JdbcJournal implements Journal {
     requireHoldable(id);
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
-        OperationTable.cut(t.reason()));
+        OperationTable.storedReason(t.reason()));
     // The response as stored (secret headers stripped, a large body replaced by its marker), decoded
     // here rather than on the writer connection's turn.
     ResponseSnapshot storedResponse = storedForm(responseJson);
@@ -653,7 +671,7 @@ public final class JdbcJournal implements Journal {
     OperationState.checkTransition(OperationState.IN_FLIGHT, t.target());
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
-        OperationTable.cut(t.reason()));
+        OperationTable.storedReason(t.reason()));
     String attemptJson = codec.encodeAttempt(attempt);
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
@@ -677,7 +695,7 @@ public final class JdbcJournal implements Journal {
     requireHoldable(id);
     String responseJson = codec.encodeResponse(t.response(), secrets.forResponses());
     Change change = new Change(t.target(), nanosOrNull(t.nextAttemptAt()), Instants.toNanos(t.at()), responseJson,
-        OperationTable.cut(t.reason()));
+        OperationTable.storedReason(t.reason()));
     return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = existing(table.selectForUpdate(c, id), id);
       Quarantine.failIfQuarantined(raw);
@@ -771,7 +789,7 @@ public final class JdbcJournal implements Journal {
     }
     String responseJson = codec.encodeResponse(settlement.response(), secrets.forResponses());
     Change change = new Change(settlement.target(), null, Instants.toNanos(settlement.at()), responseJson,
-        OperationTable.cut(settlement.reason()));
+        OperationTable.storedReason(settlement.reason()));
     return quarantine.quarantining(() -> store.write(Durability.SYNC, id, c -> {
       RawRow raw = table.selectForUpdate(c, id);
       if (raw == null) {
@@ -893,10 +911,14 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * Refuses text with an unpaired UTF-16 surrogate, which no Unicode encoding can store: sqlite-jdbc
-   * writes it as '?', so scope "t\uD800" was stored as "t?", and one tenant's begin of a key was
-   * answered with another tenant's operation (and its own request never sent). Like a key's
-   * check, the message names the field and the position, never the value.
+   * Refuses text the journal does not store as itself. An unpaired UTF-16 surrogate, which no
+   * Unicode encoding can store: sqlite-jdbc writes it as '?', so scope "t\uD800" was stored as
+   * "t?", and one tenant's begin of a key was answered with another tenant's operation (and its own
+   * request never sent). A NUL (U+0000), which PostgreSQL's text types refuse: a begin with one
+   * failed there as if the database had failed, though the input was at fault. SQLite and H2 store
+   * a NUL, but it is refused on every dialect, so that a journal accepts the same identities
+   * whichever database holds it. Like a key's check, the message names the field and the position,
+   * never the value.
    */
   private static void requireWellFormed(String field, String text) {
     int i = unpairedSurrogateAt(text);
@@ -904,6 +926,11 @@ public final class JdbcJournal implements Journal {
       throw new IllegalArgumentException("the operation's " + field + " has an unpaired UTF-16 surrogate at index "
           + i + ", which the journal cannot store as itself (it would read back as another " + field
           + "); nothing was sent");
+    }
+    i = text.indexOf('\0');
+    if (i >= 0) {
+      throw new IllegalArgumentException("the operation's " + field + " has a NUL character (U+0000) at index " + i
+          + ", which the journal refuses on every database (PostgreSQL cannot store it); nothing was sent");
     }
   }
 
@@ -921,29 +948,40 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * Whether the journal can hold an operation with this identity: none whose scope or operation name
-   * has an unpaired surrogate, since begin refuses those. Every other call that takes an identity
-   * from its caller asks this before the database sees it: the drivers bind "t\uD800" as "t?", so
-   * a find, claim or transition of it reached tenant "t?"'s operation of the same key. (A key is
-   * ASCII.)
+   * Where {@code text} has its first character that this journal's database cannot be asked about,
+   * or -1: an unpaired surrogate (the drivers bind "t\uD800" as "t?", so a find, claim or
+   * transition of it reached tenant "t?"'s operation of the same key), and on PostgreSQL a NUL (the
+   * statement fails, as a database error). SQLite and H2 are asked about a NUL: begin refuses one,
+   * so they find nothing, unless an earlier version stored it, and then they find that operation.
    */
-  private static boolean holdable(OperationId id) {
-    return unpairedSurrogateAt(id.scope()) < 0 && unpairedSurrogateAt(id.operation()) < 0;
+  private int unaskableAt(String text) {
+    int i = unpairedSurrogateAt(text);
+    return i >= 0 || dialect != Dialect.POSTGRESQL ? i : text.indexOf('\0');
+  }
+
+  /**
+   * Whether the journal can hold an operation with this identity: none with text it cannot be asked
+   * about ({@link #unaskableAt}), since begin refuses those. Every other call that takes an identity
+   * from its caller asks this before the database sees it. (A key is visible ASCII.)
+   */
+  private boolean holdable(OperationId id) {
+    return unaskableAt(id.scope()) < 0 && unaskableAt(id.operation()) < 0;
   }
 
   /**
    * Throws, for an identity that is not {@link #holdable}, what a write on any identity the journal
    * does not hold throws (as the in-memory journal does too), saying why, without the text.
    */
-  private static void requireHoldable(OperationId id) {
+  private void requireHoldable(OperationId id) {
     requireHoldable("scope", id.scope());
     requireHoldable("operation name", id.operation());
   }
 
-  private static void requireHoldable(String field, String text) {
-    int i = unpairedSurrogateAt(text);
+  private void requireHoldable(String field, String text) {
+    int i = unaskableAt(text);
     if (i >= 0) {
-      throw new IllegalStateException("no such operation: its " + field + " has an unpaired UTF-16 surrogate at index "
+      throw new IllegalStateException("no such operation: its " + field + " has "
+          + (text.charAt(i) == '\0' ? "a NUL character (U+0000)" : "an unpaired UTF-16 surrogate") + " at index "
           + i + ", which the journal cannot store, so it holds no operation with that identity (begin refuses one)");
     }
   }

@@ -332,7 +332,7 @@ public class OperationTable {
     }
     ps.setLong(3, ch.updatedAt());
     ps.setString(4, ch.responseJson());
-    ps.setString(5, cut(ch.reason()));
+    ps.setString(5, storedReason(ch.reason()));
     return 6;
   }
 
@@ -504,7 +504,7 @@ public class OperationTable {
           ps.setLong(2, generation);
           ps.setString(3, attemptsJson);
           ps.setLong(4, now);
-          ps.setString(5, cut(reason));
+          ps.setString(5, storedReason(reason));
           bindRowKey(ps, 6, rowKey(r));
           ps.setString(9, r.state());
           ps.setLong(10, r.generation());
@@ -540,7 +540,7 @@ public class OperationTable {
     updatesOne(c, "UPDATE idem_operation SET quarantined_at = ?,"
         + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL", ps -> {
           ps.setLong(1, at);
-          ps.setString(2, cut(reason, 500));
+          ps.setString(2, storedText(reason, 500));
           bindRowKey(ps, 3, new RowKey(scope, operation, key));
         });
   }
@@ -698,12 +698,24 @@ public class OperationTable {
     return rs.wasNull() ? null : v;
   }
 
-  /** Cuts a reason to what the reason column holds. */
-  public static String cut(String reason) {
-    return cut(reason, MAX_REASON);
+  /** A reason as the reason column holds it: see {@link #storedText}, at most {@link #MAX_REASON} characters. */
+  public static String storedReason(String reason) {
+    return storedText(reason, MAX_REASON);
   }
 
-  private static String cut(String s, int max) {
-    return s == null || s.length() <= max ? s : s.substring(0, max - 3) + "...";
+  /**
+   * Free text as the journal stores it: each NUL (U+0000) replaced with U+FFFD, then cut to
+   * {@code max} characters. PostgreSQL's text types refuse a NUL, and a reason may carry a server's
+   * bytes (a transport failure's message): a NUL in one failed the transition of an attempt already
+   * sent, and left the operation IN_FLIGHT to be sent and failed again on every resume. It is
+   * replaced on every dialect, though SQLite and H2 would store it, so that a journal reads back
+   * the same text whichever database holds it.
+   */
+  private static String storedText(String s, int max) {
+    if (s == null) {
+      return null;
+    }
+    String t = s.indexOf('\0') < 0 ? s : s.replace('\0', '\uFFFD');
+    return t.length() <= max ? t : t.substring(0, max - 3) + "...";
   }
 }
