@@ -22,8 +22,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Brings a store's schema ({@link Schema}) up to date on open. Migrations are SQL resources named
  * {@code V<n>__<description>.sql} in the dialect's folder, listed in order in its {@code index.txt};
- * the schema's version table records which ran. Only forward migrations exist; a
+ * the schema's version table records which ran (by version number: no checksum of a script is
+ * kept, so a script that already ran is never read again). Only forward migrations exist; a
  * journal whose schema is newer than this code refuses to open rather than misread it.
+ *
+ * <p>A migration runs again, from its first statement, on the open after a process was killed
+ * during it. Where DDL is transactional (SQLite, PostgreSQL) nothing of it was kept, but H2 commits
+ * each DDL statement on its own (and with it the version rows recorded before it): a kill leaves a
+ * prefix of the migration's statements applied and its version unrecorded. Every statement of an
+ * H2 migration is therefore idempotent ({@code CREATE TABLE IF NOT EXISTS},
+ * {@code CREATE INDEX IF NOT EXISTS}, {@code ADD COLUMN IF NOT EXISTS}, {@code DROP ... IF EXISTS}),
+ * so that running it again completes it; a non-idempotent one would fail on what the killed run
+ * left, on every open after.
  */
 public final class Migrator {
   private static final Logger LOG = LoggerFactory.getLogger(Migrator.class);
@@ -52,8 +62,9 @@ public final class Migrator {
 
   /**
    * Applies every migration newer than the journal's version, in one transaction (where the
-   * database has transactional DDL; H2 commits each DDL statement). Runs before the journal opens
-   * for business, on a connection of its own.
+   * database has transactional DDL; H2 commits each DDL statement, which is why its migrations are
+   * idempotent: see the class documentation). Runs before the journal opens for business, on a
+   * connection of its own.
    *
    * @return the schema version after migrating
    */

@@ -1,6 +1,8 @@
 -- Idem journal, schema version 1 (H2).
+-- Every statement is idempotent: H2 commits each DDL statement on its own, so a process killed
+-- between two leaves them half applied, and the next open runs the script again from its start.
 -- Instants are BIGINT nanoseconds since 1970-01-01T00:00:00Z (exact, comparable, dialect-neutral).
-CREATE TABLE idem_operation (
+CREATE TABLE IF NOT EXISTS idem_operation (
   scope             VARCHAR(200)  NOT NULL,
   operation         VARCHAR(200)  NOT NULL,
   op_key            VARCHAR(255)  NOT NULL,
@@ -21,7 +23,7 @@ CREATE TABLE idem_operation (
   quarantine_reason VARCHAR(500),
   PRIMARY KEY (scope, operation, op_key)
 );
-CREATE INDEX idem_operation_state_updated ON idem_operation (state, updated_at);
-CREATE INDEX idem_operation_state_next ON idem_operation (state, next_attempt_at);
-CREATE INDEX idem_operation_reference ON idem_operation (scope, reference);
-CREATE INDEX idem_operation_quarantined ON idem_operation (quarantined_at);
+CREATE INDEX IF NOT EXISTS idem_operation_state_updated ON idem_operation (state, updated_at);
+CREATE INDEX IF NOT EXISTS idem_operation_state_next ON idem_operation (state, next_attempt_at);
+CREATE INDEX IF NOT EXISTS idem_operation_reference ON idem_operation (scope, reference);
+CREATE INDEX IF NOT EXISTS idem_operation_quarantined ON idem_operation (quarantined_at);

@@ -9,5 +9,5 @@
 -- a handler; rows from before this version are inline and never handed over again.
 -- H2 has no partial index; its look for owed outcomes reads the terminal rows (H2 is accepted for
 -- apps that already run it, and is not recommended for the journal).
-ALTER TABLE idem_operation ADD COLUMN queued SMALLINT DEFAULT 0 NOT NULL;
-ALTER TABLE idem_operation ADD COLUMN outcome_delivered_at BIGINT;
+ALTER TABLE idem_operation ADD COLUMN IF NOT EXISTS queued SMALLINT DEFAULT 0 NOT NULL;
+ALTER TABLE idem_operation ADD COLUMN IF NOT EXISTS outcome_delivered_at BIGINT;
