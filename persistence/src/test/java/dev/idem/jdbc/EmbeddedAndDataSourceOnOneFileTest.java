@@ -1,6 +1,8 @@
 package dev.idem.jdbc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.idem.core.JournalException;
@@ -8,6 +10,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.jdbc.support.Ops;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -48,5 +51,54 @@ class EmbeddedAndDataSourceOnOneFileTest {
       }
       assertEquals(OperationState.IN_FLIGHT, embedded.find(op.id()).orElseThrow().state());
     }
+  }
+
+  @Test
+  void anEmbeddedJournalOnAnOpenDataSourceJournalsFileIsRefusedAndLeavesItsInFlightOperationAlone()
+      throws Exception {
+    Path dir = Files.createDirectories(tmp.resolve("j"));
+    Ops ops = new Ops(4);
+    NewOperation op = ops.newOp("{\"amount\":6}");
+    try (JdbcJournal viaDataSource = JdbcJournal.dataSource(sqlite(dir)).open()) {
+      viaDataSource.begin(op);
+      viaDataSource.claim(op.id(), "node", Ops.T0, Duration.ofMinutes(5)).orElseThrow();
+      viaDataSource.flush();
+
+      try (JdbcJournal second = JdbcJournal.embedded(dir).closeOnShutdown(false).open()) {
+        OperationRecord seen = viaDataSource.find(op.id()).orElseThrow();
+        fail("an embedded journal opened on the live DataSource journal's file; the live journal's operation, sent"
+            + " and IN_FLIGHT under its lease, is now " + seen.state() + " with attempts " + seen.attempts());
+      } catch (JournalException refused) {
+        // expected: the file belongs to the open DataSource journal
+      }
+      assertEquals(OperationState.IN_FLIGHT, viaDataSource.find(op.id()).orElseThrow().state());
+    }
+  }
+
+  @Test
+  void eitherOrderIsRefusedWithTheSameMessageAndTheFileOpensOnceTheFirstIsClosed() throws Exception {
+    Path dir = tmp.resolve("j");
+    String embeddedFirst;
+    try (JdbcJournal embedded = JdbcJournal.embedded(dir).closeOnShutdown(false).open()) {
+      embeddedFirst = assertThrows(JournalException.class, () -> JdbcJournal.dataSource(sqlite(dir)).open())
+          .getMessage();
+    }
+    String dataSourceFirst;
+    try (JdbcJournal viaDataSource = JdbcJournal.dataSource(sqlite(dir)).open()) {
+      dataSourceFirst = assertThrows(JournalException.class,
+          () -> JdbcJournal.embedded(dir).closeOnShutdown(false).open()).getMessage();
+    }
+    assertEquals(embeddedFirst, dataSourceFirst);
+    assertTrue(embeddedFirst.contains("already open in this JVM")
+        && embeddedFirst.contains(dir.toRealPath().resolve("idem-journal.db").toString()), embeddedFirst);
+    try (JdbcJournal reopened = JdbcJournal.embedded(dir).closeOnShutdown(false).open()) {
+      assertTrue(reopened.begin(new Ops(5).newOp("{}")).created(), "each close released the file");
+    }
+  }
+
+  private static SQLiteDataSource sqlite(Path dir) {
+    SQLiteDataSource ds = new SQLiteDataSource();
+    ds.setUrl("jdbc:sqlite:" + dir.resolve("idem-journal.db"));
+    return ds;
   }
 }
