@@ -343,8 +343,9 @@ public final class JdbcJournal implements Journal {
    *
    * <p>A SQLite file holds one open journal at a time, as an embedded journal's directory does: the
    * open locks {@code <file>.idem-journal.lock} beside the database until {@link #close()}, and a
-   * second open (another process, or another instance in this JVM) is refused with a
-   * {@link JournalException}. Its recovery would otherwise take the live journal's in-flight
+   * second open (another process, or another instance in this JVM; through a DataSource, or an
+   * embedded journal whose {@code idem-journal.db} this is, which takes the same lock) is refused
+   * with a {@link JournalException}. Its recovery would otherwise take the live journal's in-flight
    * operations for a dead process's, and send them again.
    *
    * <p>H2 is accepted for apps that already run it, and is not recommended for the journal: in our

@@ -146,7 +146,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   /**
    * Opens (creating if needed) an embedded SQLite store, for one process. Needs
-   * {@code org.xerial:sqlite-jdbc} on the class path. Locks {@code <file>.lock}, and ends the lease
+   * {@code org.xerial:sqlite-jdbc} on the class path. Locks {@code <file>.lock} (and
+   * {@code <file>.idem-idempotency-store.lock}, the file's lock that any open of the store on it
+   * takes), and ends the lease
    * of every claim left in flight by an earlier run: that run is dead, so the next request with one
    * of those keys (and the same payload) runs at once.
    *

@@ -33,6 +33,12 @@ import org.slf4j.LoggerFactory;
  *       has the journal open. SQLite's own locks let several processes share a database; a journal
  *       must not be shared, because an embedded journal treats every in-flight lease it finds at
  *       open as a dead process's.</li>
+ *   <li>{@code idem-journal.db.idem-journal.lock}: the lock an open through an app's SQLite
+ *       DataSource takes on the same database file ({@link SqliteFileLock}), locked too, so that
+ *       a journal opened on {@code idem-journal.db} through a DataSource is refused while the
+ *       embedded one is open, and the embedded one while the other is. The directory's lock alone
+ *       kept out only other embedded opens, and each open's crash recovery would have reset the
+ *       other's in-flight operations for a resend.</li>
  *   <li>{@code idem-journal.id}: the journal's id, also stored in the database. A directory with
  *       this file and no database (deleted), an empty database (truncated) or another journal's
  *       database (swapped) is refused with an explanation instead of being answered with a fresh,
@@ -58,25 +64,29 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final Layout layout;
   private final Path directory;
   private final FileChannel lockChannel;
+  private final SqliteFileLock fileLock;
   private final boolean crashed;
   private final String expectedId;
 
-  private EmbeddedFiles(Layout layout, FileChannel lockChannel, boolean crashed, String expectedId) {
+  private EmbeddedFiles(Layout layout, FileChannel lockChannel, SqliteFileLock fileLock, boolean crashed,
+      String expectedId) {
     this.layout = layout;
     this.directory = layout.directory();
     this.lockChannel = lockChannel;
+    this.fileLock = fileLock;
     this.crashed = crashed;
     this.expectedId = expectedId;
   }
 
   /**
    * Creates the directory and the database file if they are missing, with owner-only permissions,
-   * takes the process lock, and checks that the database is the one the directory's id file
-   * names.
+   * takes the process lock and the database file's lock ({@link SqliteFileLock}, the one an open
+   * through an app's DataSource takes), and checks that the database is the one the directory's id
+   * file names.
    *
-   * @throws JournalException if the directory cannot be created or written, another process holds
-   *     the journal, or the database file is missing, empty or another journal's while the id file
-   *     says a journal lived here
+   * @throws JournalException if the directory cannot be created or written, another open (in this
+   *     JVM or another process, embedded or through a DataSource) holds the journal, or the database
+   *     file is missing, empty or another journal's while the id file says a journal lived here
    */
   public static EmbeddedFiles prepare(Layout requested) throws JournalException {
     Path dir = requested.directory().toAbsolutePath().normalize();
@@ -97,10 +107,19 @@ public final class EmbeddedFiles implements AutoCloseable {
               + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null)
           : new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
               + " embedded " + what + " belongs to one process (use PostgreSQL to share one between processes)", null));
+      SqliteFileLock fileLock = null;
       try {
         tighten(layout.lock());
-        return checked(layout, channel);
+        // Taken after the directory's lock, so that two embedded opens still get the message above.
+        // The path is the one an open through a DataSource locks: SQLite's name of the file, real.
+        Path db = layout.database();
+        fileLock = SqliteFileLock.take(Files.exists(db) ? db.toRealPath() : db, what, layout.owner());
+        tighten(fileLock.file());
+        return checked(layout, channel, fileLock);
       } catch (IOException | RuntimeException e) {
+        if (fileLock != null) {
+          fileLock.close();
+        }
         channel.close(); // releases the lock this open took
         throw e;
       }
@@ -131,7 +150,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     return new JournalException("cannot create the " + layout.what() + " in " + dir + ": " + reason, cause);
   }
 
-  private static EmbeddedFiles checked(Layout layout, FileChannel channel)
+  private static EmbeddedFiles checked(Layout layout, FileChannel channel, SqliteFileLock fileLock)
       throws IOException, JournalException {
     Path dir = layout.directory();
     String what = layout.what();
@@ -173,7 +192,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     } else if (Files.isDirectory(db)) {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(layout, channel, crashed, id);
+    return new EmbeddedFiles(layout, channel, fileLock, crashed, id);
   }
 
   /** For a database file that is empty or not the store's, where the id file says store {@code id} lived. */
@@ -268,9 +287,10 @@ public final class EmbeddedFiles implements AutoCloseable {
     return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
   }
 
-  /** Releases the process lock (closing its channel releases it). */
+  /** Releases the database file's lock and the process lock (closing their channels releases them). */
   @Override
   public void close() {
+    fileLock.close();
     try {
       lockChannel.close();
     } catch (IOException ignored) {
@@ -284,8 +304,8 @@ public final class EmbeddedFiles implements AutoCloseable {
       return;
     }
     // The store's own files only: a guard's database may sit in a directory of the app's.
-    for (Path f : new Path[] {layout.database(), layout.wal(), layout.shm(), layout.lock(), layout.id(),
-        layout.open()}) {
+    for (Path f : new Path[] {layout.database(), layout.wal(), layout.shm(), layout.lock(), fileLock.file(),
+        layout.id(), layout.open()}) {
       try {
         tighten(f);
       } catch (NoSuchFileException ignored) {

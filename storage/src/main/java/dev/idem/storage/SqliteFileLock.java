@@ -7,18 +7,22 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * The single-owner lock of a store in an app's SQLite file: an OS lock ({@link FileChannel#tryLock()})
- * on {@code <database file>.idem-<store>.lock} beside it, held from the open until the close, as the
- * embedded store's {@code .lock} file is ({@link EmbeddedFiles}). SQLite's own locks let any number
- * of connections share the file, but such a store treats every in-flight lease it finds at open as
- * a dead process's: a second one opened beside a live one (another process, or another instance in
- * this JVM) would take the live one's operations back and send them again. The lock file is named
+ * The single-owner lock of a store in a SQLite file: an OS lock ({@link FileChannel#tryLock()}) on
+ * {@code <database file>.idem-<store>.lock} beside it, held from the open until the close. Every
+ * writable open of a store takes it for its database file: an open through an app's SQLite
+ * DataSource, and an embedded open ({@link EmbeddedFiles}, which also keeps its own {@code .lock}
+ * file, the one earlier versions took). SQLite's own locks let any number of connections share the
+ * file, but a store treats every in-flight lease it finds at open as a dead process's: a second one
+ * opened beside a live one (another process, or another instance in this JVM, embedded or through a
+ * DataSource) would take the live one's operations back and send them again. The lock file is named
  * after the store, so that the journal, the guard and the inbox may share one app file, one of each.
  */
 final class SqliteFileLock implements AutoCloseable {
+  private final Path file;
   private final FileChannel channel;
 
-  private SqliteFileLock(FileChannel channel) {
+  private SqliteFileLock(Path file, FileChannel channel) {
+    this.file = file;
     this.channel = channel;
   }
 
@@ -40,17 +44,23 @@ final class SqliteFileLock implements AutoCloseable {
     }
     try {
       FileLocks.lock(channel, inThisJvm -> inThisJvm
-          ? new JournalException("the " + what + " in " + database + " is already open in this JVM (it holds " + file
-              + "); share one " + owner + " instance (it is thread-safe) instead of opening it twice", null)
-          : new JournalException("the " + what + " in " + database + " is open in another process (it holds " + file
-              + "); a " + what + " in a SQLite file belongs to one process at a time (use PostgreSQL to share one"
-              + " between processes)", null));
+          ? new JournalException("the " + what + " in " + database + " is already open in this JVM, embedded or"
+              + " through a DataSource (that open holds " + file + "); share one " + owner + " instance (it is"
+              + " thread-safe) instead of opening it twice", null)
+          : new JournalException("the " + what + " in " + database + " is open in another process, embedded or"
+              + " through a DataSource (that process holds " + file + "); a " + what + " in a SQLite file belongs to"
+              + " one process at a time (use PostgreSQL to share one between processes)", null));
     } catch (JournalException e) {
       throw e;
     } catch (IOException e) {
       throw new JournalException("cannot lock the " + what + "'s lock file " + file + ": " + e, e);
     }
-    return new SqliteFileLock(channel);
+    return new SqliteFileLock(file, channel);
+  }
+
+  /** The lock file. */
+  Path file() {
+    return file;
   }
 
   static Path lockFileOf(Path database, String what) {

@@ -114,9 +114,19 @@ public final class StoreOpener {
    * group commit; no write is reported durable before it is on the disk (SQLite's
    * {@code synchronous=FULL}, or, for a store no other connection writes, the store's sync of the
    * {@code -wal} file after each commit: {@link #walSyncOf}). A directory already open in this JVM
-   * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}).
+   * is refused, as is one open in another process, by the lock file ({@link EmbeddedFiles}); so is
+   * a database file a store of this schema has open through an app's DataSource
+   * ({@link #openDataSource}), in this JVM or another process, by the file's own lock, which both
+   * opens take.
+   *
+   * @throws IllegalArgumentException if {@code requested} names another store than the schema
+   *     (the file's lock is named after the store: the two opens would lock different files)
    */
   public <T> T openEmbedded(Layout requested, Finish<T> finish) throws IdempotencyException {
+    if (!requested.what().equals(schema.what())) {
+      throw new IllegalArgumentException("the layout names the " + requested.what() + ", the schema the "
+          + schema.what() + ": an open through a DataSource would lock another file than this one");
+    }
     EmbeddedFiles files = EmbeddedFiles.prepare(requested);
     Layout layout = files.layout();
     Path db = layout.database();
@@ -290,6 +300,9 @@ public final class StoreOpener {
   /**
    * Opens the journal in the database of an app's {@code dataSource}: PostgreSQL gets a connection
    * per call; SQLite and H2 one connection for the journal's life. The DataSource stays the app's.
+   * A SQLite file is locked for the store ({@link SqliteFileLock}) before the first write, and
+   * refused if another open of this store has it, in this JVM or another process, embedded
+   * ({@link #openEmbedded}) or through a DataSource.
    */
   public <T> T openDataSource(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
     Dialect dialect;

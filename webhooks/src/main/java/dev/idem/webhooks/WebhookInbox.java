@@ -40,7 +40,8 @@ import javax.sql.DataSource;
  * <p>Embedded: the directory gets owner-only permissions and holds {@code inbox.db} (WAL, checked
  * at open; every durable write synced before it returns, by a sync of the {@code -wal} file after
  * each group commit; busy timeout 10 s), {@code inbox.lock}, which this process locks
- * while the inbox is open (a second process fails to open it), {@code inbox.id} (the inbox's id,
+ * while the inbox is open (a second process fails to open it), as it locks
+ * {@code inbox.db.idem-webhook-inbox.lock} (the lock any open of the inbox on that file takes), {@code inbox.id} (the inbox's id,
  * also in the database: a deleted, emptied or swapped database is refused rather than silently
  * replaced by an empty one) and {@code inbox.open} (present while open). SQLite's integrity check
  * and a check of the write-ahead log run at open: a damaged inbox is refused with what to do. Since the lock proves the last owner is dead,
