@@ -1,5 +1,6 @@
 package dev.idem.testkit;
 
+import dev.idem.testkit.internal.HeaderFields;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,6 +31,9 @@ public final class Reply {
     if (status < 200 || status > 599) {
       throw new IllegalArgumentException("a final response status is 200..599, not " + status);
     }
+    if (contentType != null) {
+      HeaderFields.requireSendable("Content-Type", contentType);
+    }
     this.status = status;
     this.contentType = contentType;
     this.body = body.clone();
@@ -54,9 +58,10 @@ public final class Reply {
    *
    * @return the reply
    * @param status 200..599
-   * @param contentType the media type, or null to send no {@code Content-Type}
+   * @param contentType the media type, or null to send no {@code Content-Type}; printable ASCII
    * @param body the body bytes, copied; empty for no body
-   * @throws IllegalArgumentException if {@code status} is out of range
+   * @throws IllegalArgumentException if {@code status} is out of range, or {@code contentType} could
+   *     not be sent as a header value (a line break or another control character, non-ASCII)
    */
   public static Reply of(int status, String contentType, byte[] body) {
     return new Reply(status, contentType, Objects.requireNonNull(body, "body"), Map.of());
@@ -66,10 +71,16 @@ public final class Reply {
    * This reply with one more header value, such as the {@code Location} of a created resource or of
    * the operation resource of a 202.
    *
-   * @param name the header name; not {@code Content-Type}, which {@link #of} sets
-   * @param value the value
+   * <p>The field is checked here, as {@link Fault#withHeader} checks its own: one the server could
+   * not write would otherwise surface only after the effect ran and its result was stored, as a
+   * read timeout in the client under test.
+   *
+   * @param name the header name (an HTTP token); not {@code Content-Type}, which {@link #of} sets
+   * @param value the value, tab or printable ASCII
    * @return a copy with the header
-   * @throws IllegalArgumentException if the name is {@code Content-Type}
+   * @throws IllegalArgumentException naming the header, if the name is {@code Content-Type} or the
+   *     field could not be sent (an empty or non-token name, a line break or another control
+   *     character or non-ASCII in the value)
    */
   public Reply withHeader(String name, String value) {
     Objects.requireNonNull(name, "name");
@@ -77,6 +88,7 @@ public final class Reply {
     if (name.equalsIgnoreCase("Content-Type")) {
       throw new IllegalArgumentException("set Content-Type through Reply.of");
     }
+    HeaderFields.requireSendable(name, value);
     Map<String, List<String>> h = new LinkedHashMap<>(headers);
     List<String> values = new ArrayList<>(h.getOrDefault(name, List.of()));
     values.add(value);

@@ -70,6 +70,7 @@ public record FaultSpec(Kind kind, int status, Duration duration, Headers header
    *     {@link Kind#answersItself() the kind} sends no response of its own
    */
   public FaultSpec withHeader(String name, String value) {
+    HeaderFields.requireSendable(name, value);
     return new FaultSpec(kind, status, duration, headers.newBuilder().set(name, value).build());
   }
 }
