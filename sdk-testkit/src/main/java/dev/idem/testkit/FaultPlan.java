@@ -1,9 +1,12 @@
 package dev.idem.testkit;
 
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.http.KeyHeader;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -14,7 +17,8 @@ import java.util.Optional;
  * normally.
  *
  * <p>There are two queues. Faults scheduled {@linkplain #forKey(String, Fault) for a key} go to the
- * next requests carrying that key (quoted or bare, it is the same key) and take precedence; the
+ * next requests carrying that key (quoted or bare, it is the same key: the plan reads the key it is
+ * given with the parser the server reads request headers with) and take precedence; the
  * others go to the next requests in arrival order, whatever their key, including requests without
  * one. A request takes from at most one queue.
  *
@@ -67,9 +71,14 @@ public final class FaultPlan {
   /**
    * Schedules a fault for the next request that carries {@code key}.
    *
-   * @param key the unquoted idempotency key
+   * @param key the idempotency key, bare ({@code k-1}) or quoted as a request header may carry it
+   *     ({@code "k-1"}, as {@link ReceivedRequest#keyHeader()} shows a quoted key); both are the
+   *     key {@code k-1}
    * @param fault the fault
    * @return this plan, for chaining
+   * @throws IllegalArgumentException if no request could carry {@code key} as its key (empty, a
+   *     space, a comma, more than {@value IdempotencyKey#MAX_LENGTH} characters...): the server
+   *     answers 400 to such a request, so the fault could never be taken
    */
   public FaultPlan forKey(String key, Fault fault) {
     return forKey(key, 1, fault);
@@ -79,17 +88,32 @@ public final class FaultPlan {
    * Schedules a fault for each of the next {@code times} requests that carry {@code key}, after
    * those already scheduled for it.
    *
-   * @param key the unquoted idempotency key
+   * @param key the idempotency key, bare or quoted, as for {@link #forKey(String, Fault)}
    * @param times how many requests get it; at least 1
    * @param fault the fault
    * @return this plan, for chaining
-   * @throws IllegalArgumentException if {@code times} is less than 1
+   * @throws IllegalArgumentException if {@code times} is less than 1, or no request could carry
+   *     {@code key} as its key
    */
   public synchronized FaultPlan forKey(String key, int times, Fault fault) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(fault, "fault");
-    byKey.computeIfAbsent(key, k -> new ArrayDeque<>()).addAll(Collections.nCopies(checkTimes(times), fault));
+    String k = requestKey(key);
+    byKey.computeIfAbsent(k, x -> new ArrayDeque<>()).addAll(Collections.nCopies(checkTimes(times), fault));
     return this;
+  }
+
+  /**
+   * The key a request whose key header held {@code key} is taken to carry. Read by the parser the
+   * dispatcher reads requests with, so a fault is planned for exactly the key it will be looked up
+   * by; a key the server would refuse is refused here, since no request could ever take its fault.
+   */
+  private static String requestKey(String key) {
+    KeyHeader parsed = KeyHeader.parse(List.of(key));
+    return parsed.key().map(IdempotencyKey::value).orElseThrow(() -> new IllegalArgumentException(
+        "no request can carry this fault's key, so the fault would never be taken: the key has "
+            + parsed.problem().orElse("no characters") + "; a key is 1 to " + IdempotencyKey.MAX_LENGTH
+            + " visible ASCII characters other than '\"', ',' and '\\', bare or in double quotes"));
   }
 
   /**

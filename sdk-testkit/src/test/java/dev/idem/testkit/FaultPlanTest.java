@@ -2,6 +2,9 @@ package dev.idem.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotencyKey;
 
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -30,6 +33,24 @@ class FaultPlanTest {
     assertEquals(Optional.of(drop), plan.take("k"));
     assertEquals(Optional.of(unavailable), plan.take("k"), "the key's queue is empty, the shared one is next");
     assertEquals(Optional.empty(), plan.take("other"));
+  }
+
+  @Test
+  void aQuotedKeyIsPlannedForTheBareKeyTheServerReadsFromEitherSpelling() {
+    FaultPlan plan = new FaultPlan().forKey("\"k-1\"", drop);
+
+    assertEquals(Optional.empty(), plan.take("\"k-1\""), "the dispatcher never looks up a quoted key");
+    assertEquals(Optional.of(drop), plan.take("k-1"));
+  }
+
+  @Test
+  void aKeyTheServerWouldRefuseIsRefusedAndSaysWhy() {
+    FaultPlan plan = new FaultPlan();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> plan.forKey("a,b", drop));
+    assertTrue(e.getMessage().contains("comma"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> plan.forKey("x".repeat(IdempotencyKey.MAX_LENGTH + 1), drop));
+    assertEquals(0, plan.pending());
   }
 
   @Test
