@@ -30,6 +30,12 @@ import java.util.function.IntFunction;
  * {@link #expectedByte(long)}. The {@code Idempotency-Key} header of every request is recorded, so
  * a test can check the key went out on every attempt.
  *
+ * <p>A request body, sized by {@code Content-Length} (of any size, past 2 GiB too) or sent with
+ * {@code Transfer-Encoding: chunked}, is read to its end and dropped before the answer goes out. A
+ * request whose body has no end the server can find (a Content-Length that is not a length, two
+ * that differ, a transfer coding other than chunked last) gets 400 and is not counted in
+ * {@link #requests()}; nor is one whose client goes away before it is whole.
+ *
  * <p>Binds an ephemeral port on the loopback address. Thread-safe; one daemon thread per connection.
  */
 public final class StreamingBodyServer implements AutoCloseable {
@@ -182,30 +188,23 @@ public final class StreamingBodyServer implements AutoCloseable {
   private void serve(Socket s) {
     try (s) {
       InputStream in = new BufferedInputStream(s.getInputStream());
-      List<String> head = readHead(in);
-      if (head.isEmpty()) {
+      Optional<String> key;
+      try {
+        List<String> head = readHead(in);
+        if (head.isEmpty()) {
+          return;
+        }
+        key = readRequest(head, in);
+      } catch (BadRequest e) {
+        refuse(s.getOutputStream(), e.getMessage());
         return;
+      } catch (IOException e) {
+        return; // the client went away before the whole request arrived: nothing was taken
       }
-      long length = 0;
-      String key = null;
-      for (String line : head.subList(1, head.size())) {
-        int colon = line.indexOf(':');
-        if (colon < 0) {
-          continue;
-        }
-        String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
-        String value = line.substring(colon + 1).trim();
-        if (name.equals("content-length")) {
-          length = Long.parseLong(value);
-        } else if (name.equals("idempotency-key")) {
-          key = value;
-        }
-      }
-      in.readNBytes((int) length);
       int index;
       synchronized (keys) {
         index = keys.size();
-        keys.add(Optional.ofNullable(key));
+        keys.add(key);
       }
       write(s.getOutputStream(), replies.apply(index));
     } catch (IOException e) {
@@ -214,6 +213,107 @@ public final class StreamingBodyServer implements AutoCloseable {
       Thread.currentThread().interrupt();
     } finally {
       open.remove(s);
+    }
+  }
+
+  /**
+   * Reads the rest of a request after its head, the body included, and returns its key header.
+   * The whole body is read (and dropped) before the server answers: closing a socket with request
+   * bytes still unread makes the kernel send a reset, which can overtake the answer, so the client
+   * would lose a reply to a request the server counted.
+   */
+  private static Optional<String> readRequest(List<String> head, InputStream in) throws IOException, BadRequest {
+    List<String> lengths = new ArrayList<>();
+    List<String> codings = new ArrayList<>();
+    String key = null;
+    for (String line : head.subList(1, head.size())) {
+      int colon = line.indexOf(':');
+      if (colon < 0) {
+        continue;
+      }
+      String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+      String value = line.substring(colon + 1).trim();
+      if (name.equals("content-length")) {
+        lengths.add(value);
+      } else if (name.equals("transfer-encoding")) {
+        for (String coding : value.split(",")) {
+          codings.add(coding.trim().toLowerCase(Locale.ROOT));
+        }
+      } else if (name.equals("idempotency-key")) {
+        key = value;
+      }
+    }
+    // RFC 9112, section 6.3: Transfer-Encoding overrides Content-Length, and a request body whose
+    // final coding is not chunked has no length the server could find.
+    if (!codings.isEmpty()) {
+      if (!codings.get(codings.size() - 1).equals("chunked")) {
+        throw new BadRequest("a request body whose last transfer coding is not chunked: " + codings);
+      }
+      skipChunked(in);
+    } else if (!lengths.isEmpty()) {
+      in.skipNBytes(contentLength(lengths));
+    }
+    return Optional.ofNullable(key);
+  }
+
+  /** One Content-Length, as a long: a body over 2 GiB is read to its end like any other. */
+  private static long contentLength(List<String> values) throws BadRequest {
+    if (values.stream().distinct().count() > 1) {
+      throw new BadRequest("Content-Length values that differ: " + values);
+    }
+    String v = values.get(0);
+    if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw new BadRequest("a Content-Length that is not a length: " + v);
+    }
+    return Long.parseLong(v);
+  }
+
+  /** Reads a chunked body to its last chunk and its trailer section, and drops it. */
+  private static void skipChunked(InputStream in) throws IOException, BadRequest {
+    while (true) {
+      String line = readLine(in);
+      if (line == null) {
+        throw new java.io.EOFException("the chunked body ended early");
+      }
+      int ext = line.indexOf(';');
+      String hex = (ext < 0 ? line : line.substring(0, ext)).trim();
+      if (hex.isEmpty() || hex.length() > 15 || !hex.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+        throw new BadRequest("a chunk size that is not one: " + hex);
+      }
+      long size = Long.parseLong(hex, 16);
+      if (size == 0) {
+        String trailer;
+        do {
+          trailer = readLine(in);
+        } while (trailer != null && !trailer.isEmpty());
+        return;
+      }
+      in.skipNBytes(size);
+      String end = readLine(in);
+      if (end == null) {
+        throw new java.io.EOFException("the chunked body ended early");
+      }
+      if (!end.isEmpty()) {
+        throw new BadRequest("a chunk longer than its size");
+      }
+    }
+  }
+
+  /** Answers 400 to a request whose body the server cannot find the end of; it is not counted. */
+  private static void refuse(OutputStream out, String why) throws IOException {
+    byte[] body = why.getBytes(StandardCharsets.UTF_8);
+    out.write(("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
+        + body.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+    out.write(body);
+    out.flush();
+  }
+
+  /** Why a request was refused with 400. */
+  private static final class BadRequest extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BadRequest(String message) {
+      super(message, null, false, false);
     }
   }
 
@@ -257,21 +357,27 @@ public final class StreamingBodyServer implements AutoCloseable {
 
   private static List<String> readHead(InputStream in) throws IOException {
     List<String> lines = new ArrayList<>();
+    String l;
+    while ((l = readLine(in)) != null) {
+      if (l.isEmpty()) {
+        return lines;
+      }
+      lines.add(l);
+    }
+    return List.of();
+  }
+
+  /** One line without its CR LF; null at the end of the stream. */
+  private static String readLine(InputStream in) throws IOException {
     ByteArrayOutputStream line = new ByteArrayOutputStream();
     int b;
     while ((b = in.read()) >= 0) {
       if (b == '\n') {
-        String l = line.toString(StandardCharsets.ISO_8859_1).replace("\r", "");
-        line.reset();
-        if (l.isEmpty()) {
-          return lines;
-        }
-        lines.add(l);
-      } else {
-        line.write(b);
+        return line.toString(StandardCharsets.ISO_8859_1).replace("\r", "");
       }
+      line.write(b);
     }
-    return List.of();
+    return null;
   }
 
   /**
