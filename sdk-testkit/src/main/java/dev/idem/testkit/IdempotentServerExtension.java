@@ -6,6 +6,7 @@ import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
@@ -27,7 +28,12 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  *
  * <p>It also works as {@code @ExtendWith(IdempotentServerExtension.class)}, with default settings,
  * through parameter injection. The server is started before any {@code @BeforeEach} method runs,
- * so those methods may take it as a parameter as well.
+ * so those methods may take it as a parameter as well, and so may {@code @AfterEach} methods (it is
+ * closed after them). There is no server per class: a test class constructor or a
+ * {@code @BeforeAll} or {@code @AfterAll} method that asks for one is refused with a
+ * {@link ParameterResolutionException} (a class-wide server would let records, counters and fault
+ * plans leak between tests); for one server shared by a class, start it in {@code @BeforeAll} and
+ * close it in {@code @AfterAll} yourself.
  *
  * <p>Thread-safety: parameter injection is safe under parallel test execution, because each test's
  * server lives in that test's extension context. {@link #server()} returns the server of the test
@@ -93,8 +99,24 @@ public final class IdempotentServerExtension implements BeforeEachCallback, Afte
     return parameterContext.getParameter().getType() == IdempotentServer.class;
   }
 
+  /**
+   * The running test's server.
+   *
+   * @throws ParameterResolutionException if no test is running with this extension: the parameter
+   *     is one of a test class constructor, or of a {@code @BeforeAll} or {@code @AfterAll} method
+   */
   @Override
   public Object resolveParameter(ParameterContext parameterContext, ExtensionContext extensionContext) {
-    return extensionContext.getStore(NAMESPACE).get(this, IdempotentServer.class);
+    IdempotentServer server = extensionContext.getStore(NAMESPACE).get(this, IdempotentServer.class);
+    if (server == null) {
+      // JUnit would pass a null on to the method, to fail later far from here.
+      throw new ParameterResolutionException("No IdempotentServer for parameter " + parameterContext.getIndex()
+          + " of " + parameterContext.getDeclaringExecutable() + ": " + getClass().getSimpleName()
+          + " starts a fresh server for each test, so a server can be injected into @Test, @BeforeEach and"
+          + " @AfterEach methods only, not into a test class constructor or a @BeforeAll or @AfterAll method."
+          + " For one server shared by the whole class, start it yourself in @BeforeAll"
+          + " (IdempotentServer.start()) and close it in @AfterAll.");
+    }
+    return server;
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import dev.idem.testkit.TestClient.Answer;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -18,6 +19,13 @@ class IdempotentServerExtensionTest {
   @BeforeEach
   void setUp(IdempotentServer server) {
     fromBeforeEach = server;
+  }
+
+  @AfterEach
+  void tearDown(IdempotentServer server) throws Exception {
+    // Still open here: the extension closes it after the @AfterEach methods.
+    assertSame(fromBeforeEach, server);
+    assertEquals(400, new TestClient().post(server.url("/orders"), "k", "{}").status());
   }
 
   @Test
