@@ -37,8 +37,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The behaviour every {@link Journal} implementation must have, as JUnit 5 tests: the
- * {@link Journal} contract (atomic begin, claims and leases, fencing, absorbing terminal states,
- * due order and paging, purge, delivery of outcomes, claims of a batch, re-drives and settlements
+ * {@link Journal} contract (atomic begin, a begin with its claim, claims and leases, fencing,
+ * absorbing terminal states, due order and paging, purge, delivery of outcomes one at a time and a
+ * batch at a time, claims of a batch, re-drives and settlements
  * of an operation still as read) and that a journal is storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
  * the executor applies the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
  *
@@ -136,6 +137,86 @@ public abstract class JournalContract {
     IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class, () -> journal().begin(other));
     assertFalse(e.detectedByServer());
     assertEquals(op.request(), journal().find(op.id()).orElseThrow().request());
+  }
+
+  @Test
+  void beginAndClaimStoresTheClaimThatBeginThenClaimWould() throws Exception {
+    NewOperation op = newOp("{\"n\":1}");
+    NewOperation twin = newOp("{\"n\":1}");
+
+    BeginResult begun = journal().beginAndClaim(op, "node-a", LEASE);
+    journal().begin(twin);
+    Lease twinLease = journal().claim(twin.id(), "node-a", T0, LEASE).orElseThrow();
+
+    assertTrue(begun.created());
+    Lease lease = begun.claimed().orElseThrow(() -> new AssertionError("a new operation is claimed with its begin"));
+    assertEquals(new Lease("node-a", 1, T0.plus(LEASE), false), lease, "a first claim at the operation's createdAt");
+    assertEquals(twinLease, lease);
+    OperationRecord stored = journal().find(op.id()).orElseThrow();
+    OperationRecord expected = journal().find(twin.id()).orElseThrow();
+    assertEquals(expected, sameIdentityAs(expected, stored), "the record a begin and a claim leave, apart from the"
+        + " identity: IN_FLIGHT under the lease, owner and generation");
+    assertEquals(stored, begun.record(), "returned as kept");
+
+    assertTrue(journal().claim(op.id(), "node-b", T0.plusSeconds(29), LEASE).isEmpty(),
+        "the claim excludes other owners until its lease expires");
+    assertFalse(journal().findDue(T0.plusSeconds(1), null, 100).stream().anyMatch(r -> r.id().equals(op.id())),
+        "not due to a resumer while the lease is live");
+    journal().recordAttempt(op.id(), lease, attempt(1, 1, T0));
+    Lease taken = journal().claim(op.id(), "node-b", T0.plus(LEASE), LEASE).orElseThrow();
+    assertEquals(new Lease("node-b", 2, T0.plus(LEASE).plus(LEASE), true), taken, "an expired claim is taken over");
+    assertThrows(StaleOwnerException.class, () -> journal().recordAttempt(op.id(), lease, attempt(2, 1, T0)),
+        "the lease of the begin is fenced off like any other");
+  }
+
+  @Test
+  void beginAndClaimOfAKnownOperationReturnsItAsBeginDoesUnclaimed() throws Exception {
+    NewOperation op = newOp("{}");
+    BeginResult first = journal().beginAndClaim(op, "node-a", LEASE);
+
+    for (String owner : List.of("node-b", "node-a")) {
+      BeginResult again = journal().beginAndClaim(op, owner, LEASE);
+      assertFalse(again.created(), owner);
+      assertTrue(again.claimed().isEmpty(), owner + ": an operation that existed is not claimed with the begin; the"
+          + " caller claims it as for any resume");
+      assertEquals(journal().begin(op), again, owner + ": as begin returns it");
+      assertEquals(first.record(), journal().find(op.id()).orElseThrow(), owner + ": nothing written");
+    }
+
+    NewOperation pending = begun("{\"n\":2}");
+    BeginResult p = journal().beginAndClaim(pending, "node-a", LEASE);
+    assertFalse(p.created());
+    assertTrue(p.claimed().isEmpty());
+    OperationRecord r = journal().find(pending.id()).orElseThrow();
+    assertEquals(OperationState.PENDING, r.state(), "a PENDING operation stays PENDING: not claimed");
+    assertEquals(0, r.generation());
+    assertEquals(p.record(), r);
+  }
+
+  @Test
+  void beginAndClaimRefusesAnotherFingerprintAQueuedOperationAndANonPositiveLease() throws Exception {
+    NewOperation op = newOp("{\"amount\":100}");
+    journal().beginAndClaim(op, "node-a", LEASE);
+    OperationRecord before = journal().find(op.id()).orElseThrow();
+    NewOperation other = op(op.id(), null, "{\"amount\":999}");
+
+    IdempotencyKeyReusedException e = assertThrows(IdempotencyKeyReusedException.class,
+        () -> journal().beginAndClaim(other, "node-b", LEASE));
+    assertFalse(e.detectedByServer());
+    assertEquals(before, journal().find(op.id()).orElseThrow(), "nothing written");
+
+    NewOperation queued = queued("{\"q\":1}");
+    assertThrows(IllegalArgumentException.class, () -> journal().beginAndClaim(queued, "node-a", LEASE),
+        "a queued operation is claimed when it is delivered");
+    assertTrue(journal().find(queued.id()).isEmpty(), "refused before anything was journaled");
+
+    NewOperation unleased = newOp("{\"l\":1}");
+    for (Duration leaseFor : List.of(Duration.ZERO, Duration.ofSeconds(-1))) {
+      assertThrows(IllegalArgumentException.class, () -> journal().beginAndClaim(unleased, "node-a", leaseFor),
+          "lease " + leaseFor);
+    }
+    assertTrue(journal().find(unleased.id()).isEmpty(), "refused before anything was journaled: a PENDING record"
+        + " left behind would be sent by a resume, though the call threw");
   }
 
   @Test
@@ -630,6 +711,66 @@ public abstract class JournalContract {
     assertEquals(done.updatedAt(), r.updatedAt(), "recording who was told changes nothing else");
     assertEquals(done.withOutcomeDeliveredAt(T0.plusSeconds(2)), r);
     assertFalse(journal().recordOutcomeDelivered(id("unknown"), T0), "no such operation: nothing recorded");
+  }
+
+  @Test
+  void recordOutcomesDeliveredRecordsWhatRecordOutcomeDeliveredWouldForEach() throws Exception {
+    Instant at = T0.plusSeconds(5);
+    List<OperationId> oneByOne = deliveryCases();
+    List<OperationId> batch = deliveryCases();
+
+    int expected = 0;
+    for (OperationId id : oneByOne) {
+      if (journal().recordOutcomeDelivered(id, at)) {
+        expected++;
+      }
+    }
+    int recorded = journal().recordOutcomesDelivered(batch, at);
+
+    assertEquals(expected, recorded, "how many it recorded, as recordOutcomeDelivered counts them one by one");
+    for (int i = 0; i < batch.size(); i++) {
+      Optional<OperationRecord> single = journal().find(oneByOne.get(i));
+      Optional<OperationRecord> batched = journal().find(batch.get(i));
+      assertEquals(single, batched.map(r -> sameIdentityAs(single.orElseThrow(), r)), "case " + i);
+    }
+    for (int i = 0; i < 3; i++) {
+      OperationRecord owed = journal().find(batch.get(i)).orElseThrow();
+      assertEquals(at, owed.outcomeDeliveredAt(), "an owed outcome of a terminal operation is recorded: " + owed);
+      assertFalse(owed.outcomeUndelivered());
+    }
+    assertEquals(T0.plusSeconds(2), journal().find(batch.get(3)).orElseThrow().outcomeDeliveredAt(),
+        "a delivery recorded before is kept");
+    for (int i = 4; i < 6; i++) {
+      assertNull(journal().find(batch.get(i)).orElseThrow().outcomeDeliveredAt(), "not terminal: nothing recorded");
+    }
+    assertTrue(journal().findUndelivered(null, 100).isEmpty(), "nothing owed any more");
+    assertEquals(0, journal().recordOutcomesDelivered(List.of(), at));
+  }
+
+  /**
+   * Operations in each case of a delivery, in this order: three owed outcomes (queued and
+   * SUCCEEDED, FAILED, UNCERTAIN), one delivered at T0 + 2 s, one PENDING, one IN_FLIGHT, one
+   * inline SUCCEEDED, one the journal does not hold, and the first one again.
+   */
+  private List<OperationId> deliveryCases() throws Exception {
+    List<OperationId> ids = new ArrayList<>();
+    for (OperationState state : List.of(OperationState.SUCCEEDED, OperationState.FAILED, OperationState.UNCERTAIN)) {
+      ids.add(finished(queued("{\"s\":\"" + state + "\"}"), state).id());
+    }
+    OperationId delivered = finished(queued("{\"delivered\":1}"), OperationState.SUCCEEDED).id();
+    journal().recordOutcomeDelivered(delivered, T0.plusSeconds(2));
+    ids.add(delivered);
+    NewOperation pending = queued("{\"pending\":1}");
+    journal().begin(pending);
+    ids.add(pending.id());
+    NewOperation inFlight = queued("{\"inFlight\":1}");
+    journal().begin(inFlight);
+    journal().claim(inFlight.id(), "n", T0, LEASE).orElseThrow();
+    ids.add(inFlight.id());
+    ids.add(finished(newOp("{\"inline\":1}"), OperationState.SUCCEEDED).id());
+    ids.add(id("unknown"));
+    ids.add(ids.get(0));
+    return ids;
   }
 
   @Test
