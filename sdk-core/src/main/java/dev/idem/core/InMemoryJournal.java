@@ -334,7 +334,8 @@ public final class InMemoryJournal implements Journal {
    * @param owner the name of the claiming instance
    * @param leaseFor how long the claim lasts
    * @return the record, IN_FLIGHT under the lease if this call created it; else as begin returns it
-   * @throws IllegalArgumentException if the operation is queued
+   * @throws IllegalArgumentException if the operation is queued or {@code leaseFor} is not positive;
+   *     nothing is journaled
    * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
    * @throws IdempotencyException if the journal is closed
    */
@@ -343,6 +344,10 @@ public final class InMemoryJournal implements Journal {
       throws IdempotencyException {
     if (operation.queued()) {
       throw new IllegalArgumentException("a queued operation is claimed when it is delivered, not at its begin");
+    }
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      // A lease that has expired as it is taken: any other owner could send the operation at once.
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
     }
     ensureOpen();
     OperationId id = operation.id();

@@ -80,7 +80,7 @@ public interface Journal extends AutoCloseable {
    *     the lease; no lease for an existing operation, or if another owner claimed the new one
    *     first
    * @throws IllegalArgumentException if the operation is queued ({@link #begin} it instead), or
-   *     {@code leaseFor} is not positive
+   *     {@code leaseFor} is not positive; then nothing is journaled
    * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
    * @throws JournalException if the record could not be made durable; then nothing may be sent
    * @throws IdempotencyException if the journal fails in any other way
@@ -89,6 +89,10 @@ public interface Journal extends AutoCloseable {
       throws IdempotencyException {
     if (operation.queued()) {
       throw new IllegalArgumentException("a queued operation is claimed when it is delivered, not at its begin");
+    }
+    if (leaseFor.isNegative() || leaseFor.isZero()) {
+      // Before the begin: a PENDING record left by a call that threw would be sent by a resume.
+      throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
     }
     BeginResult begun = begin(operation);
     if (!begun.created()) {
