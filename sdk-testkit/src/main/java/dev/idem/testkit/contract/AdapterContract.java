@@ -105,6 +105,11 @@ public abstract class AdapterContract {
     server.close();
   }
 
+  /** Closes {@code c} when the scenario ends, before the server. */
+  void closeLater(AutoCloseable c) {
+    closeLater.add(c);
+  }
+
   // ---------------------------------------------------------------- the happy path and retries
 
   @Test
@@ -395,7 +400,7 @@ public abstract class AdapterContract {
         .register("create-order", reopened.resumeTransport())
         .clock(time.clock()).scheduler(time.scheduler()).syncWorkers(1)
         .build().start();
-    closeLater.add(outbox);
+    closeLater(outbox);
     Outcome out = await(time, outbox.await(id));
     assertEquals(201, out.response().status());
     assertSucceededOnce("create-order", key, 1);
