@@ -93,16 +93,40 @@ public abstract class AdapterContract {
   }
 
   /**
-   * Stops what the scenario started.
+   * Stops what the scenario started: everything registered to close later, in order, then the
+   * server, each even if closing an earlier one threw.
    *
-   * @throws Exception if something fails to close
+   * @throws Exception the first failure to close, with any later ones suppressed in it
    */
   @AfterEach
   void stopWorld() throws Exception {
-    for (AutoCloseable c : closeLater) {
-      c.close();
+    Exception failure = null;
+    try {
+      for (AutoCloseable c : closeLater) {
+        try {
+          c.close();
+        } catch (Exception e) {
+          failure = firstOf(failure, e);
+        }
+      }
+    } finally {
+      try {
+        server.close();
+      } catch (RuntimeException e) {
+        failure = firstOf(failure, e);
+      }
     }
-    server.close();
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  private static Exception firstOf(Exception first, Exception next) {
+    if (first == null) {
+      return next;
+    }
+    first.addSuppressed(next);
+    return first;
   }
 
   /** Closes {@code c} when the scenario ends, before the server. */
