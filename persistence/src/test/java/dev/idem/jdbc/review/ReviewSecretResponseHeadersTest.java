@@ -63,6 +63,33 @@ class ReviewSecretResponseHeadersTest {
     }
   }
 
+  /**
+   * The executor refuses a request URI whose query carries {@code X-Amz-Signature} or
+   * {@code access_token} ("the journal would keep it in clear"), but the same credential in a
+   * stored response's {@code Location} (a 201 or 303 to a pre-signed download URL) is stored as it
+   * came, in clear, in response_json.
+   */
+  @Test
+  void aCredentialInTheQueryOfAStoredLocationIsNotStoredInClear() throws Exception {
+    Path dir = tmp.resolve("journal-location");
+    RequestSnapshot request = RequestSnapshot.builder("POST", URI.create("https://api.example.test/v1/exports"))
+        .body("{}".getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+    Operation op = Operation.builder("create-export", request).build();
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir);
+        IdempotentExecutor executor = IdempotentExecutor.builder().journal(journal).build()) {
+      ResponseSnapshot answer = new ResponseSnapshot(201, Map.of("Location", List.of(
+          "https://bucket.example.test/export-1.csv?X-Amz-Credential=AKIAqzPLANTcred&X-Amz-Signature=qzPLANTsig"
+              + "&access_token=qzPLANTaccess")), new byte[0]);
+      executor.execute(op, (r, key) -> answer);
+      assertEquals(OperationState.SUCCEEDED, journal.find(op.id()).orElseThrow().state());
+    }
+    String stored = storedJson(dir);
+    for (String planted : List.of("qzPLANTcred", "qzPLANTsig", "qzPLANTaccess")) {
+      assertFalse(stored.contains(planted), planted + " reached the journal file in a stored Location: " + stored);
+    }
+  }
+
   private static String storedJson(Path dir) throws Exception {
     try (Connection c = DriverManager.getConnection(
             "jdbc:sqlite:" + dir.toRealPath().resolve(EmbeddedFiles.DATABASE_FILE));
