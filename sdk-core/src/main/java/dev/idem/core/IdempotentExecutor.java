@@ -198,14 +198,15 @@ public final class IdempotentExecutor implements AutoCloseable {
     // The engine looks the replay header up in every success: by its lower-case name, which the
     // snapshots' header lookup then takes as it is instead of lower-casing a copy per call.
     this.replayHeader = b.replayHeader;
+    this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
     this.settings = new EngineSettings(b.journal, b.classifier, b.clock, b.random, b.owner, b.leaseFor,
-        b.replayHeader.toLowerCase(Locale.ROOT), b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener), b.protocol);
+        b.replayHeader.toLowerCase(Locale.ROOT), b.listener, new HostGuard(b.breakerSettings, budget, b.clock, b.listener), b.protocol,
+        secrets);
     this.policy = b.policy;
     this.resumeConcurrency = b.resumeConcurrency;
     this.fingerprinter = b.fingerprinter;
     this.sleeper = b.sleeper;
     this.lifecycle = new ExecutorLifecycle(new ExecutorPools(b.scheduler, b.asyncExecutor));
-    this.secrets = new SecretFilter(b.secretHeaders, b.allowedHeaders, b.allowedQueryParameters);
     this.retention = new KeyRetention(settings, b.serverKeyRetention, b.maxPendingAgeOrDefault(),
         b.expiredPendingAction);
     this.referenceKeySecret = b.referenceKeySecret;
@@ -1375,7 +1376,9 @@ public final class IdempotentExecutor implements AutoCloseable {
      * Set-Cookie and any name containing api-key, apikey, token, secret, password, session,
      * signature, auth or credential; {@code Idempotency-Key} is exempt). A header kept out is still
      * sent on live attempts; on a resume after a restart the app's transport (its interceptors or a
-     * header supplier) must re-apply it. Adding wins over {@link #allowHeaders}.
+     * header supplier) must re-apply it. Adding wins over {@link #allowHeaders}. The same names are
+     * left out of the response the journal keeps: the caller gets the response whole, but an
+     * outcome read back from the journal (a repeated call, a resume, after a restart) lacks them.
      *
      * @param names header names, any case
      * @return this builder

@@ -836,9 +836,11 @@ public final class AttemptLoop {
    * journal instead of two reads and two updates. An unchecked failure of the write is marked as
    * the journal's ({@link #journalFailure}), so that the safety net for the app's code passes it on.
    */
-  private void journalTransition(Transition t) throws IdempotencyException {
+  private void journalTransition(Transition transition) throws IdempotencyException {
     AttemptRecord a = unjournaled;
     unjournaled = null;
+    // Only the journal's copy: the caller's outcome or exception keeps the response whole.
+    Transition t = s.secrets().persistable(transition);
     try {
       if (a == null) {
         s.journal().transition(id, lease, t);

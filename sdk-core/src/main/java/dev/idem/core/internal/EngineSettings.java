@@ -25,9 +25,12 @@ import org.slf4j.LoggerFactory;
  * @param listener where events go
  * @param guard the per-host circuit breakers and retry budget
  * @param protocol which responses carry the protocol's key-reused, key-missing and in-flight signals
+ * @param secrets the app's secret rule, which every request and response handed to the journal
+ *     goes through
  */
 public record EngineSettings(Journal journal, Classifier classifier, Clock clock, DoubleSupplier random, String owner,
-    Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard, ProtocolStatuses protocol) {
+    Duration leaseFor, String replayHeader, IdemListener listener, HostGuard guard, ProtocolStatuses protocol,
+    SecretFilter secrets) {
   private static final Logger LOG = LoggerFactory.getLogger(EngineSettings.class);
 
   /**

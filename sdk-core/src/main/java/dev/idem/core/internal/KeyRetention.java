@@ -85,8 +85,9 @@ public final class KeyRetention {
     OperationState target = mayHaveReachedServer(current.attempts()) ? OperationState.UNCERTAIN
         : OperationState.FAILED;
     String reason = reason(Duration.between(current.createdAt(), now), target);
-    settings.journal().transition(record.id(), lease.get(), Transition.finish(target, now, current.response(),
-        reason));
+    // The stored response went through the rule when it was written, unless an earlier version wrote it.
+    settings.journal().transition(record.id(), lease.get(), settings.secrets().persistable(
+        Transition.finish(target, now, current.response(), reason)));
     Duration age = Duration.between(current.createdAt(), now);
     settings.emit(target == OperationState.UNCERTAIN
         ? new IdemEvent.Uncertain(record.id(), current.attempts().size(), age, reason)

@@ -1,20 +1,26 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.Transition;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * Decides what of a request may be journaled: drops secret headers, and refuses a request whose
- * URI carries user info or a secret-looking query parameter (both are part of the URI, which is journaled
- * and logged whole, so it cannot be stripped without changing the request; see
- * {@code IdempotentExecutor.Builder#allowQueryParameters}). Immutable and thread-safe.
+ * Decides what of a request, and of a response, may be journaled: drops secret headers from both,
+ * and refuses a request whose URI carries user info or a secret-looking query parameter (both are
+ * part of the URI, which is journaled and logged whole, so it cannot be stripped without changing
+ * the request; see {@code IdempotentExecutor.Builder#allowQueryParameters}). A response is only
+ * kept, never sent again, so its copy in the journal can lose what the caller's copy has.
+ * Immutable and thread-safe.
  */
 public final class SecretFilter {
   private final Set<String> added;
@@ -57,6 +63,52 @@ public final class SecretFilter {
       }
     }
     return drop == null ? request : request.withoutHeaders(drop);
+  }
+
+  /**
+   * The response to journal: {@code response} without the headers {@link #isSecretHeader} names.
+   * The caller keeps the response it was given; only the journal's copy lacks them, so an outcome
+   * read back from the journal (a repeated call, a resume, after a restart) lacks them too.
+   *
+   * @param response a response, or null
+   * @return {@code response} itself when it has nothing to leave out (most: then nothing is
+   *     allocated), else a copy without it; null for null
+   */
+  public ResponseSnapshot persistable(ResponseSnapshot response) {
+    if (response == null || !hasSecret(response.headers())) {
+      return response;
+    }
+    Map<String, List<String>> kept = new LinkedHashMap<>();
+    response.headers().forEach((name, values) -> {
+      if (!isSecretHeader(name)) {
+        kept.put(name, values);
+      }
+    });
+    return new ResponseSnapshot(response.status(), kept, response.body());
+  }
+
+  /**
+   * {@code t} with its response made {@link #persistable(ResponseSnapshot) persistable}: every
+   * transition the executor hands a journal goes through here.
+   *
+   * @return {@code t} itself when its response (if any) has nothing to leave out
+   */
+  public Transition persistable(Transition t) {
+    ResponseSnapshot kept = persistable(t.response());
+    return kept == t.response() ? t : new Transition(t.target(), t.at(), t.nextAttemptAt(), kept, t.reason());
+  }
+
+  /**
+   * Whether any header needs leaving out. Walks the names only (a key set iterator, no entry
+   * objects), since it runs for every response the executor journals and most have nothing to hide.
+   */
+  private boolean hasSecret(Map<String, List<String>> headers) {
+    for (String name : headers.keySet()) {
+      if (isSecretHeader(name)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -93,8 +93,8 @@ public final class UncertainReconciler {
     // may have settled or re-driven it while its reconciler was asked, and the answer is about the
     // attempts listed, not about one sent since.
     Optional<OperationRecord> written = settings.journal().settleIfUnchanged(record, settings.owner(),
-        settings.leaseFor(), Transition.finish(r.settledAs(), now,
-            r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason()));
+        settings.leaseFor(), settings.secrets().persistable(Transition.finish(r.settledAs(), now,
+            r.response() != null ? r.response() : record.response(), "reconciled: " + r.reason())));
     if (written.isEmpty()) {
       LOG.info("{} is no longer UNCERTAIN at generation {}, as it was listed for reconciliation (another pass or"
           + " an operator settled or re-drove it, or it left the journal); its reconciler's answer is not written",
