@@ -23,6 +23,16 @@ import java.util.stream.Collectors;
  * Immutable and thread-safe.
  */
 public final class SecretFilter {
+  /**
+   * The response headers whose value is a URL that a server may sign or hand a token in (a 201's
+   * or a 303's pre-signed download URL), lower case. Only these two: reading every header value as
+   * a possible URL would cost every response a parse for a rare case.
+   */
+  private static final String LOCATION = "location";
+  private static final String CONTENT_LOCATION = "content-location";
+  /** What a credential's value, or a URL's user info, becomes in a journaled URL. */
+  static final String REDACTED = "redacted";
+
   private final Set<String> added;
   private final Set<String> allowedHeaders;
   private final Set<String> allowedQuery;
@@ -70,6 +80,11 @@ public final class SecretFilter {
    * The caller keeps the response it was given; only the journal's copy lacks them, so an outcome
    * read back from the journal (a repeated call, a resume, after a restart) lacks them too.
    *
+   * <p>{@code Location} and {@code Content-Location} are kept, with the value of every query or
+   * fragment parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
+   * {@code X-Amz-Signature}, an {@code access_token}), and any user info, replaced by
+   * {@value #REDACTED}: the URL still tells where the result is, without the credential to fetch it.
+   *
    * @param response a response, or null
    * @return {@code response} itself when it has nothing to leave out (most: then nothing is
    *     allocated), else a copy without it; null for null
@@ -81,7 +96,7 @@ public final class SecretFilter {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
       if (!isSecretHeader(name)) {
-        kept.put(name, values);
+        kept.put(name, isUrlHeader(name) ? redactUrls(values) : values);
       }
     });
     return new ResponseSnapshot(response.status(), kept, response.body());
@@ -107,8 +122,134 @@ public final class SecretFilter {
       if (isSecretHeader(name)) {
         return true;
       }
+      if (isUrlHeader(name)) {
+        List<String> values = headers.get(name);
+        if (redactUrls(values) != values) {
+          return true;
+        }
+      }
     }
     return false;
+  }
+
+  private static boolean isUrlHeader(String lowerCaseName) {
+    return lowerCaseName.equals(LOCATION) || lowerCaseName.equals(CONTENT_LOCATION);
+  }
+
+  /** {@code values} itself if no URL among them has a credential, else a list with them redacted. */
+  private List<String> redactUrls(List<String> values) {
+    List<String> out = null;
+    for (int i = 0; i < values.size(); i++) { // by index: no iterator for the usual single value
+      String value = values.get(i);
+      String redacted = redactUrl(value);
+      if (out == null && redacted != value) {
+        out = new ArrayList<>(values.subList(0, i));
+      }
+      if (out != null) {
+        out.add(redacted);
+      }
+    }
+    return out == null ? values : out;
+  }
+
+  /**
+   * {@code url} (absolute or relative, as a Location may be) with its user info and the values of
+   * its credential-named query and fragment parameters redacted; {@code url} itself when it has
+   * none. A URL with no query, fragment or {@code @} is answered without allocating.
+   */
+  String redactUrl(String url) {
+    int hash = url.indexOf('#');
+    int query = url.indexOf('?');
+    if (hash >= 0 && query > hash) {
+      query = -1; // a '?' in the fragment is the fragment's
+    }
+    int pathEnd = query >= 0 ? query : hash >= 0 ? hash : url.length();
+    int authority = authorityStart(url, pathEnd);
+    int at = authority < 0 ? -1 : userInfoEnd(url, authority, pathEnd);
+    if (query < 0 && hash < 0 && at < 0) {
+      return url;
+    }
+    StringBuilder out = new StringBuilder(url.length());
+    boolean changed = at >= 0;
+    if (changed) {
+      out.append(url, 0, authority).append(REDACTED).append(url, at, pathEnd);
+    } else {
+      out.append(url, 0, pathEnd);
+    }
+    if (query >= 0) {
+      out.append('?');
+      changed |= redactParameters(url, query + 1, hash >= 0 ? hash : url.length(), out);
+    }
+    if (hash >= 0) {
+      out.append('#');
+      // An OAuth implicit grant's redirect carries its access_token in the fragment, as pairs.
+      changed |= redactParameters(url, hash + 1, url.length(), out);
+    }
+    return changed ? out.toString() : url;
+  }
+
+  /** Where the authority of {@code url} begins (after {@code //}), or -1 for a URL without one. */
+  private static int authorityStart(String url, int pathEnd) {
+    int slashes = url.indexOf("//");
+    if (slashes < 0 || slashes >= pathEnd || (slashes > 0 && url.charAt(slashes - 1) != ':')) {
+      return -1;
+    }
+    return slashes + 2;
+  }
+
+  /** The index of the {@code @} that ends the authority's user info, or -1 if it has none. */
+  private static int userInfoEnd(String url, int authority, int pathEnd) {
+    int end = url.indexOf('/', authority);
+    if (end < 0 || end > pathEnd) {
+      end = pathEnd;
+    }
+    int at = url.lastIndexOf('@', end - 1);
+    return at >= authority ? at : -1;
+  }
+
+  /**
+   * Appends the {@code &}-separated parameters of {@code url} from {@code from} to {@code to}, each
+   * credential-named one with its value redacted.
+   *
+   * @return whether any value was redacted
+   */
+  private boolean redactParameters(String url, int from, int to, StringBuilder out) {
+    boolean changed = false;
+    int start = from;
+    while (start <= to) {
+      int amp = url.indexOf('&', start);
+      int end = amp < 0 || amp > to ? to : amp;
+      int eq = url.indexOf('=', start);
+      if (eq >= 0 && eq < end && end > eq + 1 && isSecretQueryParameter(decode(url.substring(start, eq)))) {
+        out.append(url, start, eq + 1).append(REDACTED);
+        changed = true;
+      } else {
+        out.append(url, start, end);
+      }
+      if (end == to) {
+        break;
+      }
+      out.append('&');
+      start = end + 1;
+    }
+    return changed;
+  }
+
+  private static String decode(String raw) {
+    try {
+      return URLDecoder.decode(raw, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return raw;
+    }
+  }
+
+  /**
+   * Whether a query parameter (its decoded name, exact) holds a credential: the default rule names
+   * it and the app did not allow it. The rule {@link #checkUri} refuses a request URI by, and the
+   * one a stored response's URL is redacted by.
+   */
+  public boolean isSecretQueryParameter(String name) {
+    return !allowedQuery.contains(name) && RequestSnapshot.isSecretByDefault(name);
   }
 
   /**
