@@ -1392,8 +1392,8 @@ public final class IdempotentExecutor implements AutoCloseable {
      * Opts headers out of the default secret rule, so that they are journaled in clear and sent
      * again as stored on a resume: for a header such as {@code X-Session-Id} that the rule matches
      * but that the app knows holds no credential. Default: none. Authorization, Proxy-Authorization,
-     * Cookie and Set-Cookie stay out of {@code JdbcJournal} even when allowed here (it strips them
-     * on its own).
+     * Cookie and Set-Cookie cannot be allowed: naming them here is ignored with a warning at
+     * {@link #build}, and they stay out of every journal, the in-memory one included.
      *
      * @param names header names, any case
      * @return this builder

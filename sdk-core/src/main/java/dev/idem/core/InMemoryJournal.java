@@ -30,6 +30,13 @@ import java.util.function.Predicate;
  * A {@link Journal} in memory. Everything is lost when the process ends, so it keeps keys stable
  * across retries but not across restarts: use the persistence module's journal for that.
  *
+ * <p>It stores the snapshots it is handed as they are. Through an executor they hold no secret:
+ * the executor's rule ran first, including
+ * {@link dev.idem.core.spi.RequestSnapshot#DEFAULT_SECRET_HEADERS}, which it never lets an app
+ * allow. It strips nothing itself, unlike {@code JdbcJournal}, because it never leaves the process
+ * and a check here would cost every call of the executor's default journal a second walk of the
+ * headers the executor has just walked.
+ *
  * <p>Thread-safe, without one global lock: each operation has its own slot, and every change to an
  * operation happens under that slot's lock only, so callers working on different operations never
  * wait for each other (a single monitor for the whole journal was a quarter of the lock waits of

@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decides what of a request, and of a response, may be journaled: drops secret headers from both,
@@ -23,6 +26,7 @@ import java.util.stream.Collectors;
  * Immutable and thread-safe.
  */
 public final class SecretFilter {
+  private static final Logger LOG = LoggerFactory.getLogger(SecretFilter.class);
   /**
    * The response headers whose value is a URL that a server may sign or hand a token in (a 201's
    * or a 303's pre-signed download URL), lower case. Only these two: reading every header value as
@@ -39,13 +43,31 @@ public final class SecretFilter {
 
   /**
    * @param added header names (any case) that are secrets besides the default rule
-   * @param allowedHeaders header names (any case) the app explicitly allows to be journaled
+   * @param allowedHeaders header names (any case) the app explicitly allows to be journaled; the
+   *     exact names of {@link RequestSnapshot#DEFAULT_SECRET_HEADERS} among them are ignored, with a
+   *     warning
    * @param allowedQuery query parameter names (exact) the app explicitly allows in journaled URIs
    */
   public SecretFilter(Set<String> added, Set<String> allowedHeaders, Set<String> allowedQuery) {
     this.added = lower(added);
-    this.allowedHeaders = lower(allowedHeaders);
+    this.allowedHeaders = withoutAlwaysSecret(lower(allowedHeaders));
     this.allowedQuery = Set.copyOf(allowedQuery);
+  }
+
+  /**
+   * The allowed names less Authorization, Proxy-Authorization, Cookie and Set-Cookie, which no
+   * journal the executor writes to may keep, the in-memory one included. Taken out here, once, so
+   * that the per-header test costs nothing more than before.
+   */
+  private static Set<String> withoutAlwaysSecret(Set<String> allowed) {
+    Set<String> ignored = new TreeSet<>(allowed);
+    ignored.retainAll(RequestSnapshot.DEFAULT_SECRET_HEADERS);
+    if (ignored.isEmpty()) {
+      return allowed;
+    }
+    LOG.warn("allowHeaders({}) ignored: Authorization, Proxy-Authorization, Cookie and Set-Cookie are never"
+        + " journaled; the app's transport re-applies them on a resume", ignored);
+    return allowed.stream().filter(n -> !ignored.contains(n)).collect(Collectors.toUnmodifiableSet());
   }
 
   private static Set<String> lower(Set<String> names) {

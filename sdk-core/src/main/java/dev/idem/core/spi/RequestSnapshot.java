@@ -28,9 +28,12 @@ import java.util.TreeMap;
  */
 public final class RequestSnapshot {
   /**
-   * Headers that are secrets by their exact name (lower case). Every journal also strips these, even
-   * when the executor was told to allow them. The executor's default rule is wider: see
-   * {@link #isSecretByDefault(String)}.
+   * Headers that are secrets by their exact name (lower case). The executor keeps these out of
+   * every journal it writes to (requests and stored responses), whatever journal it is and even
+   * when told to allow them: {@code allowHeaders} cannot. {@code JdbcJournal} also strips them on its
+   * own from whatever any caller hands it; {@code InMemoryJournal} keeps what it is handed
+   * directly, since it never leaves the process and a check there would cost every call. The
+   * executor's default rule is wider: see {@link #isSecretByDefault(String)}.
    */
   public static final Set<String> DEFAULT_SECRET_HEADERS =
       Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
