@@ -108,7 +108,8 @@ public final class HostGuard {
   }
 
   /**
-   * The host key of a request URI: lower-case host and explicit port. The calls of a thread mostly
+   * The host key of a request URI: lower-case host and port (the scheme's default if none is
+   * written), never user info, also for a host that {@link URI} reads no host from. The calls of a thread mostly
    * bring the same URI instance (the adapters reuse the URI of the thread's previous call): that
    * one's key is given as it was made, so the breaker's and the budget's maps hash a String whose
    * hash is already computed, instead of a new one built for every call.
@@ -130,12 +131,17 @@ public final class HostGuard {
 
   private static final ThreadLocal<LastHost> LAST_HOST = ThreadLocal.withInitial(LastHost::new);
 
+  /**
+   * Host and port, read through {@link UriAuthority}: a host with an underscore gives no
+   * {@code getHost()}, and its authority holds any user info, which would become the label of
+   * every event, metric tag and breaker reason for the host.
+   */
   private static String hostKey(URI uri) {
-    int port = uri.getPort();
+    int port = UriAuthority.port(uri);
     if (port < 0) {
       port = "https".equalsIgnoreCase(uri.getScheme()) ? 443 : 80;
     }
-    String host = uri.getHost() == null ? String.valueOf(uri.getAuthority()) : uri.getHost();
+    String host = String.valueOf(UriAuthority.host(uri));
     return host.toLowerCase(Locale.ROOT) + ":" + port;
   }
 

@@ -18,12 +18,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decides what of a request, and of a response, may be journaled: drops secret headers from both,
- * and refuses a request whose URI carries user info or a secret-looking query parameter (both are
- * part of the URI, which is journaled and logged whole, so it cannot be stripped without changing
- * the request; see {@code IdempotentExecutor.Builder#allowQueryParameters}). A response is only
- * kept, never sent again, so its copy in the journal can lose what the caller's copy has.
- * Immutable and thread-safe.
+ * Decides what of a request, and of a response, may be journaled. From a request it drops secret
+ * headers and the URI's fragment, and it refuses a request whose URI carries user info or a
+ * secret-looking query parameter (the query is part of the request on the wire and is journaled
+ * whole, so it cannot be stripped without changing the request; see
+ * {@code IdempotentExecutor.Builder#allowQueryParameters}). From a response it drops secret headers
+ * and redacts credentials in a stored URL: a response is only kept, never sent again, so its copy
+ * in the journal can lose what the caller's copy has.
+ *
+ * <p><b>Why the fragment is dropped rather than checked like the query.</b> An HTTP client never
+ * sends a fragment, so the URI without it is exactly what goes on the wire and what a resume must
+ * send again: dropping it loses nothing, where dropping a query parameter would journal another
+ * request. And a fragment has no grammar that a name rule could read: OAuth's implicit flow puts
+ * {@code #access_token=...} there, but an app may as well put a bare token or a route
+ * ({@code #/callback?token=...}), which a check of {@code name=value} pairs would let through.
+ * Dropping every fragment keeps all of them out of the journal, the CLI's {@code show} and the
+ * logs, and refuses no request that could be sent faithfully. The fingerprint never read the
+ * fragment, so a request's fingerprint is the same with or without it.
+ *
+ * <p>User info is refused rather than dropped, although no client sends it either: an app that
+ * put a credential there expects it to authenticate the call, and dropping it silently would hide
+ * that it never does. It is found even when {@link java.net.URI} reads the authority as
+ * registry-based (a host with an underscore), through {@link UriAuthority}.
+ *
+ * <p>Immutable and thread-safe.
  */
 public final class SecretFilter {
   private static final Logger LOG = LoggerFactory.getLogger(SecretFilter.class);
@@ -83,7 +101,12 @@ public final class SecretFilter {
     return !allowedHeaders.contains(n) && RequestSnapshot.isSecretByDefault(n);
   }
 
-  /** The snapshot to journal: {@code request} without its secret headers. */
+  /**
+   * The snapshot to journal: {@code request} without its secret headers and without its URI's
+   * fragment (see the class comment).
+   *
+   * @return {@code request} itself if it has neither, as most requests do
+   */
   public RequestSnapshot persistable(RequestSnapshot request) {
     List<String> drop = null; // made only for a request that has a secret: most have none
     for (String h : request.headers().keySet()) {
@@ -94,7 +117,17 @@ public final class SecretFilter {
         drop.add(h);
       }
     }
-    return drop == null ? request : request.withoutHeaders(drop);
+    RequestSnapshot kept = drop == null ? request : request.withoutHeaders(drop);
+    URI uri = kept.uri();
+    URI sent = UriAuthority.withoutFragment(uri);
+    return sent == uri ? kept : withUri(kept, sent);
+  }
+
+  private static RequestSnapshot withUri(RequestSnapshot request, URI uri) {
+    RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), uri)
+        .body(request.body(), request.contentType().orElse(null));
+    request.headers().forEach((name, values) -> values.forEach(v -> b.header(name, v)));
+    return b.build();
   }
 
   /**
@@ -276,14 +309,15 @@ public final class SecretFilter {
 
   /**
    * Refuses a URI that carries a credential the journal would keep in clear: user info
-   * ({@code https://user:password@host/}), or a query parameter with a secret-looking name that the
-   * app did not allow.
+   * ({@code https://user:password@host/}, also before a host that {@link URI} reads as
+   * registry-based, such as {@code payments_api}), or a query parameter with a secret-looking name
+   * that the app did not allow. The fragment is not checked: {@link #persistable} drops it.
    *
    * @throws IllegalArgumentException naming the parameter (never its value, nor the user info) and
    *     the way out
    */
   public void checkUri(URI uri, String operation) {
-    if (uri.getRawUserInfo() != null) {
+    if (UriAuthority.hasUserInfo(uri)) {
       // HTTP clients do not send it, but the journal, its listings and the logs would keep it.
       throw new IllegalArgumentException("operation " + operation + ": the request URI carries user info (a"
           + " credential, such as user:password@), which would be journaled in clear with the URI; nothing was"
@@ -297,13 +331,8 @@ public final class SecretFilter {
     for (String pair : query.split("&")) {
       int eq = pair.indexOf('=');
       String raw = eq < 0 ? pair : pair.substring(0, eq);
-      String name;
-      try {
-        name = URLDecoder.decode(raw, StandardCharsets.UTF_8);
-      } catch (IllegalArgumentException e) {
-        name = raw;
-      }
-      if (!allowedQuery.contains(name) && RequestSnapshot.isSecretByDefault(name)) {
+      String name = decode(raw);
+      if (isSecretQueryParameter(name)) {
         throw new IllegalArgumentException("operation " + operation + ": query parameter '" + name
             + "' looks like a credential, and the request URI (query included) would be journaled in clear;"
             + " nothing was journaled or sent. Send it in a header that the app's transport adds on every"

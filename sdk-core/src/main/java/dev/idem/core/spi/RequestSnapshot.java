@@ -1,6 +1,7 @@
 package dev.idem.core.spi;
 
 import dev.idem.core.internal.HeaderMaps;
+import dev.idem.core.internal.UriAuthority;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,7 +23,9 @@ import java.util.TreeMap;
  * are equal however the client spelled the names. Secrets do not belong here: the executor removes
  * the headers its rule names (by default {@link #isSecretByDefault(String)}, plus any the app adds,
  * minus any it explicitly allows) before journaling, and the transport re-applies them on every
- * attempt.
+ * attempt. It also journals the URI without its fragment, which no HTTP client sends (an
+ * {@code #access_token=...} would otherwise be kept in clear), and refuses a URI with user info or
+ * a secret-looking query parameter.
  *
  * <p>Immutable and thread-safe; byte arrays are copied in and out.
  */
@@ -79,6 +82,22 @@ public final class RequestSnapshot {
       }
     }
     return false;
+  }
+
+  /**
+   * A URI as Idem's messages and logs show it: scheme, host, port and path, never user info, query
+   * or fragment, any of which may carry a credential. The host is read from the authority even
+   * where {@link URI#getHost()} gives none (a host with an underscore, such as {@code payments_api},
+   * makes {@code URI} read the authority as registry-based). Adapters name requests this way in
+   * their exceptions. Pure and thread-safe.
+   *
+   * @param uri any URI, relative or absolute
+   * @return for example {@code https://api.example.com:8443/v1/orders}; an opaque URI shows only
+   *     its scheme
+   * @throws NullPointerException if uri is null
+   */
+  public static String redactedUri(URI uri) {
+    return UriAuthority.redacted(Objects.requireNonNull(uri, "uri"));
   }
 
   private final String method;
@@ -232,10 +251,13 @@ public final class RequestSnapshot {
     return Objects.hash(method, uri, headers, Arrays.hashCode(body), contentType);
   }
 
-  /** Method, URI and body size only: never header values or the body, which may be sensitive. */
+  /**
+   * Method, {@linkplain #redactedUri redacted} URI and body size only: never header values, the
+   * body, or the URI's user info, query and fragment, which may be sensitive.
+   */
   @Override
   public String toString() {
-    return method + " " + uri + " (" + body.length + " body bytes)";
+    return method + " " + redactedUri(uri) + " (" + body.length + " body bytes)";
   }
 
   /** Builds a {@link RequestSnapshot}. Not thread-safe. */
@@ -253,7 +275,7 @@ public final class RequestSnapshot {
         throw new IllegalArgumentException("method must not be blank");
       }
       if (!uri.isAbsolute()) {
-        throw new IllegalArgumentException("request URI must be absolute: " + uri);
+        throw new IllegalArgumentException("request URI must be absolute: " + redactedUri(uri));
       }
       this.method = method.toUpperCase(Locale.ROOT);
       this.uri = uri;
