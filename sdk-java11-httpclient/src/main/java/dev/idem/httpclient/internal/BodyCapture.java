@@ -1,8 +1,8 @@
 package dev.idem.httpclient.internal;
 
 import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.RequestSnapshot;
 import java.io.ByteArrayOutputStream;
-import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.net.http.HttpTimeoutException;
@@ -129,13 +129,11 @@ public final class BodyCapture {
   }
 
   /**
-   * The request as messages name it: without the URI's query and user info, either of which may
-   * carry a credential, in an exception the app is likely to log.
+   * The request as messages name it: without the URI's user info, query and fragment, any of which
+   * may carry a credential, in an exception the app is likely to log.
    */
   private static String target(HttpRequest request) {
-    URI u = request.uri();
-    return request.method() + " " + u.getScheme() + "://" + u.getHost() + (u.getPort() < 0 ? "" : ":" + u.getPort())
-        + u.getRawPath();
+    return request.method() + " " + RequestSnapshot.redactedUri(request.uri());
   }
 
   private static final class Collector implements Flow.Subscriber<ByteBuffer> {

@@ -3,6 +3,7 @@ package dev.idem.httpclient.internal;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.httpclient.IdempotentHttpResponse;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,10 +43,14 @@ public record BufferedResponse<T>(
     return Optional.empty();
   }
 
-  /** Status and identity only: never header values or the body. */
+  /**
+   * Status and identity only: never header values, the body, or the URI's user info, query and
+   * fragment (the JDK's own response quotes the whole URI; this one is logged by apps that follow
+   * Idem's rule that credentials never reach the logs).
+   */
   @Override
   public String toString() {
-    return "(" + request.method() + " " + uri + ") " + statusCode + " " + state + (replayed ? " replayed" : "")
+    return "(" + request.method() + " " + RequestSnapshot.redactedUri(uri) + ") " + statusCode + " " + state + (replayed ? " replayed" : "")
         + " " + operationId;
   }
 }
