@@ -4,7 +4,9 @@ import static dev.idem.cli.TerminalText.safe;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationRecord;
+import dev.idem.core.spi.RequestSnapshot;
 import java.io.PrintWriter;
+import java.net.URI;
 
 /**
  * Prints records for operators. Header values and bodies are never printed: the journal holds no
@@ -20,13 +22,23 @@ final class RecordPrinter {
         r.appReference().map(ref -> " ref=" + safe(ref)).orElse(""));
   }
 
+  /**
+   * The journaled URI without user info or fragment: the executor keeps both out of the journal,
+   * but a journal written by an older version may hold them. The query stays: it is part of the
+   * request's identity, and the executor journals only parameters the app allowed.
+   */
+  private static String shown(URI uri) {
+    String query = uri.getRawQuery();
+    return RequestSnapshot.redactedUri(uri) + (query == null ? "" : "?" + query);
+  }
+
   static void detail(PrintWriter out, OperationRecord r) {
     out.println("operation:  " + safe(r.id().operation()));
     out.println("scope:      " + safe(r.id().scope()));
     out.println("key:        " + safe(r.id().key()));
     r.appReference().ifPresent(ref -> out.println("reference:  " + safe(ref)));
     out.println("state:      " + r.state() + (r.reason() != null ? " (" + safe(r.reason()) + ")" : ""));
-    out.println("request:    " + safe(r.request().method()) + " " + safe(r.request().uri()) + ", "
+    out.println("request:    " + safe(r.request().method()) + " " + safe(shown(r.request().uri())) + ", "
         + r.request().bodyLength() + " body bytes, headers " + safe(r.request().headers().keySet()));
     out.println("fingerprint " + safe(r.fingerprint()));
     out.println("created:    " + r.createdAt() + ", updated " + r.updatedAt());
