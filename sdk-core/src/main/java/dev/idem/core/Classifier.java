@@ -90,11 +90,18 @@ public interface Classifier {
    *   <tr><td>409 (this key is still in flight)</td><td>AMBIGUOUS</td></tr>
    *   <tr><td>301, 302, 303 (a redirect to GET elsewhere, which is how a server may answer a POST
    *       it processed; the adapters never follow a keyed request's redirect)</td><td>AMBIGUOUS</td></tr>
-   *   <tr><td>408, 425, 429, 500, 502, 503, 504, and other 5xx but 501 and 505</td><td>TRANSIENT</td></tr>
+   *   <tr><td>500, 502, 504, and other 5xx but 501, 503 and 505 (the server may have acted before
+   *       failing: a 500 after the commit, a gateway that lost or gave up waiting for the backend's
+   *       answer)</td><td>AMBIGUOUS</td></tr>
+   *   <tr><td>408, 425, 429, 503 (the server says it did not process the request)</td><td>TRANSIENT</td></tr>
    *   <tr><td>422 (key reused with another payload), 400, other 4xx, 501, 505, 1xx, other 3xx (307
    *       and 308 ask for the same request at another URL: not acted on)</td><td>PERMANENT</td></tr>
    * </table>
-   * It always answers.
+   * It always answers. AMBIGUOUS and TRANSIENT are both retried with the same key; they differ when
+   * the retries give up: after an AMBIGUOUS attempt the operation ends UNCERTAIN, after TRANSIENT
+   * and SAFE ones only, FAILED. Idem's design table had 500, 502 and 504 TRANSIENT, so an order
+   * committed behind a gateway's 502 and followed by an outage's 503s ended FAILED; the guarantee
+   * that failure is never reported while the effect may exist wins over that table.
    *
    * @return the shared, stateless default classifier
    */
@@ -104,8 +111,11 @@ public interface Classifier {
 
   /**
    * Honors a server's explicit hint, such as Stripe's {@code Stripe-Should-Retry}: {@code true}
-   * makes a failed response TRANSIENT, {@code false} makes it PERMANENT; 2xx responses, missing or
-   * garbage values, and exceptions get no opinion. Chain it before {@link #defaults()}.
+   * makes a failed response TRANSIENT, or AMBIGUOUS where {@link #defaults()} says the status may
+   * follow the request's effect (301, 302, 303, 409, 500, 502, 504, other 5xx but 501, 503 and 505),
+   * so that the hint never turns such a status into a FAILED ending; {@code false} makes it
+   * PERMANENT; 2xx responses, missing or garbage values, and exceptions get no opinion. Chain it
+   * before {@link #defaults()}.
    *
    * @param headerName the hint header, case-insensitive
    * @return a classifier that reads that header and abstains when it cannot tell

@@ -94,10 +94,24 @@ class ClassifierTest {
     assertEquals(AMBIGUOUS, of(ScriptedTransport.response(409)));
   }
 
+  /** The server says it did not process the request: retried, and giving up after them alone ends FAILED. */
   @ParameterizedTest(name = "HTTP {0} -> TRANSIENT")
-  @ValueSource(ints = {408, 425, 429, 500, 502, 503, 504, 507, 599})
+  @ValueSource(ints = {408, 425, 429, 503})
   void transientStatuses(int status) {
     assertEquals(TRANSIENT, of(ScriptedTransport.response(status)));
+  }
+
+  /**
+   * A 5xx that does not say "not processed" may follow the effect (a 500 after the commit, a
+   * gateway that lost or gave up waiting for the backend's answer): retried with the key, and
+   * giving up ends UNCERTAIN, never FAILED.
+   */
+  @ParameterizedTest(name = "HTTP {0} -> AMBIGUOUS")
+  @ValueSource(ints = {500, 502, 504, 507, 599})
+  void serverErrorsThatMayFollowTheEffect(int status) {
+    Verdict v = DEFAULTS.classify(ScriptedTransport.response(status)).orElseThrow();
+    assertEquals(AMBIGUOUS, v.classification());
+    assertTrue(v.reason().contains("may have acted"), v.reason());
   }
 
   @ParameterizedTest(name = "HTTP {0} -> PERMANENT")
@@ -142,6 +156,13 @@ class ClassifierTest {
         .orElseThrow().classification());
     assertEquals(TRANSIENT, c.classify(ScriptedTransport.response(400, Map.of("stripe-should-retry", " TRUE "), ""))
         .orElseThrow().classification());
+    assertEquals(TRANSIENT, c.classify(ScriptedTransport.response(503, Map.of("Stripe-Should-Retry", "true"), ""))
+        .orElseThrow().classification());
+    // "retry" never turns a status that may follow the effect into one that ends FAILED
+    for (int mayHaveActed : new int[] {302, 500, 502, 504, 599}) {
+      assertEquals(AMBIGUOUS, c.classify(ScriptedTransport.response(mayHaveActed,
+          Map.of("Stripe-Should-Retry", "true"), "")).orElseThrow().classification(), "HTTP " + mayHaveActed);
+    }
     // no opinion: garbage value, no header, a success, an exception
     assertEquals(TRANSIENT, c.classify(ScriptedTransport.response(503, Map.of("Stripe-Should-Retry", "maybe"), ""))
         .orElseThrow().classification());
@@ -162,7 +183,7 @@ class ClassifierTest {
     assertEquals(TRANSIENT, c.classify(ScriptedTransport.response(404)).orElseThrow().classification());
     assertEquals("replica lag", c.classify(ScriptedTransport.response(404)).orElseThrow().reason());
     assertEquals(PERMANENT, c.classify(ScriptedTransport.response(503)).orElseThrow().classification());
-    assertEquals(TRANSIENT, c.classify(ScriptedTransport.response(502)).orElseThrow().classification());
+    assertEquals(AMBIGUOUS, c.classify(ScriptedTransport.response(502)).orElseThrow().classification());
     assertEquals(SAFE, c.classify(new ConnectException()).orElseThrow().classification());
     // forStatus abstains on everything else, and on exceptions
     Classifier only = Classifier.forStatus(404, Verdict.transientFailure("x"));

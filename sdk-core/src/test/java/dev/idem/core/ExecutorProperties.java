@@ -77,7 +77,10 @@ class ExecutorProperties {
 
   private static final List<Integer> RETRYABLE_STATUSES = List.of(408, 425, 429, 500, 502, 503, 504);
 
-  /** A retryable failure: an exception (safe or ambiguous), 409 in flight, or a transient status. */
+  /**
+   * A retryable failure: an exception (safe or ambiguous), 409 in flight, or a retried status
+   * (TRANSIENT, or AMBIGUOUS for 500, 502 and 504).
+   */
   static Gen<Act> retryable() {
     Gen<Integer> kind = integers().between(0, 9).zip(chance(30), (k, hinted) -> k <= 6 ? k : hinted ? 7 : 8);
     Gen<Long> latency = chance(50).zip(longsWithEdges(0, 30_000), (slow, ms) -> slow ? ms : 0L);

@@ -167,12 +167,12 @@ class ExecutorScenariosTest {
   @ParameterizedTest
   @EnumSource(Driver.class)
   void transientStatusesEndFailedUnlessAnAttemptWasAmbiguous(Driver d) throws Exception {
-    ScriptedTransport t = h.transport(op).otherwise(status(502));
+    ScriptedTransport t = h.transport(op).otherwise(status(503));
     assertThrows(OperationFailedException.class, () -> d.run(h, op, t));
     assertEquals(OperationState.FAILED, h.state(op));
 
     Operation op2 = Operation.builder("create-order", Requests.order("{\"amount\":2}")).build();
-    ScriptedTransport t2 = h.transport(op2).then(fail(new SocketTimeoutException())).otherwise(status(502));
+    ScriptedTransport t2 = h.transport(op2).then(fail(new SocketTimeoutException())).otherwise(status(503));
     assertThrows(OperationUncertainException.class, () -> d.run(h, op2, t2));
     assertEquals(OperationState.UNCERTAIN, h.state(op2));
   }

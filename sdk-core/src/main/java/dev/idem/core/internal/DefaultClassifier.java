@@ -1,5 +1,6 @@
 package dev.idem.core.internal;
 
+import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
@@ -47,14 +48,37 @@ public final class DefaultClassifier implements Classifier {
       // 307 and 308 ask for the same request again at another URL: the server did not act on it.
       case 307, 308 -> Verdict.permanent("HTTP " + s + ": the server asks for the request at another URL"
           + " (not followed for a keyed request)");
-      case 408, 425, 429, 500, 502, 503, 504 -> Verdict.transientFailure("HTTP " + s);
+      // These say the server did not process the request (timed out reading it, too early, too many,
+      // unavailable): retried, and giving up after them alone ends FAILED.
+      case 408, 425, 429, 503 -> Verdict.transientFailure("HTTP " + s);
+      // A 5xx that does not say "not processed" may come after the effect: a 500 thrown after the
+      // commit, a gateway's 502 or 504 for a backend that acted but whose answer was lost or late.
+      // Retried all the same, with the key; giving up ends UNCERTAIN, never FAILED.
+      case 500 -> Verdict.ambiguous("HTTP 500: the server may have acted before failing (an error after its commit)");
+      case 502, 504 -> Verdict.ambiguous("HTTP " + s + ": a gateway lost or gave up waiting for the backend's answer;"
+          + " the backend may have acted");
       case 422 -> Verdict.permanent("HTTP 422: the key was used with another payload");
       case 400 -> Verdict.permanent(mentionsKey(response)
           ? "HTTP 400: the server says the idempotency key is missing or malformed (configuration error)"
           : "HTTP 400");
       case 501, 505 -> Verdict.permanent("HTTP " + s);
-      default -> s >= 500 ? Verdict.transientFailure("HTTP " + s) : Verdict.permanent("HTTP " + s);
+      default -> s >= 500 ? Verdict.ambiguous("HTTP " + s + ": the server may have acted before failing")
+          : Verdict.permanent("HTTP " + s);
     });
+  }
+
+  /**
+   * Whether this table says {@code response} may follow the request's effect: a 2xx, a 301, 302 or
+   * 303, a 409, a 500, 502, 504 or any other 5xx but 501, 503 and 505. Another classifier that
+   * retries such a response must call it AMBIGUOUS rather than TRANSIENT, so that giving up after
+   * it ends UNCERTAIN, never FAILED.
+   *
+   * @param response the attempt's response
+   * @return true if this table classes it SUCCESS or AMBIGUOUS
+   */
+  public static boolean mayFollowEffect(ResponseSnapshot response) {
+    Classification c = INSTANCE.classify(response).orElseThrow().classification();
+    return c == Classification.SUCCESS || c == Classification.AMBIGUOUS;
   }
 
   private static boolean mentionsKey(ResponseSnapshot response) {

@@ -25,7 +25,11 @@ public final class ShouldRetryHeaderClassifier implements Classifier {
       return Optional.empty();
     }
     return response.header(headerKey).map(v -> v.trim().toLowerCase(Locale.ROOT)).flatMap(v -> switch (v) {
-      case "true" -> Optional.of(Verdict.transientFailure("HTTP " + response.status() + ", " + headerName + ": true"));
+      // "Retry" is not "nothing happened": a status the default table says may follow the effect
+      // stays AMBIGUOUS, so that giving up after it ends UNCERTAIN, not FAILED.
+      case "true" -> Optional.of(DefaultClassifier.mayFollowEffect(response)
+          ? Verdict.ambiguous("HTTP " + response.status() + ", " + headerName + ": true; the server may have acted")
+          : Verdict.transientFailure("HTTP " + response.status() + ", " + headerName + ": true"));
       case "false" -> Optional.of(Verdict.permanent("HTTP " + response.status() + ", " + headerName + ": false"));
       default -> Optional.<Verdict>empty();
     });

@@ -1,11 +1,11 @@
 package dev.idem.core.resilience4j;
 
-import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import dev.idem.core.DelayFunction;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.Verdict;
+import dev.idem.core.internal.DefaultClassifier;
 import io.github.resilience4j.core.IntervalBiFunction;
 import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.RetryConfig;
@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  *       which tells SAFE (never sent) from AMBIGUOUS (may have taken effect)</td></tr>
  *   <tr><td>{@code retryOnResult} (over {@link ResponseSnapshot})</td><td>a response it accepts is
  *       retried: AMBIGUOUS where {@link Classifier#defaults()} says it may follow the request's effect
- *       (2xx, 301, 302, 303, 409), so that giving up after it ends UNCERTAIN, and TRANSIENT otherwise;
+ *       (2xx, 301, 302, 303, 409, 500, 502, 504, other 5xx but 501, 503 and 505), so that giving up
+ *       after it ends UNCERTAIN, and TRANSIENT otherwise;
  *       any other response is left to the next classifier</td></tr>
  * </table>
  *
@@ -188,8 +189,10 @@ public final class Resilience4jRetryAdapter {
         return Optional.empty();
       }
       String why = "resilience4j retryOnResult matched HTTP " + response.status();
-      return Optional.of(mayHaveTakenEffect(response) ? Verdict.ambiguous(why + "; it may have taken effect")
-          : Verdict.transientFailure(why));
+      // Retrying is the predicate's call, but giving up after a response Idem's table says may follow
+      // the request's effect must end UNCERTAIN, never FAILED: it is retried as AMBIGUOUS.
+      return Optional.of(DefaultClassifier.mayFollowEffect(response)
+          ? Verdict.ambiguous(why + "; it may have taken effect") : Verdict.transientFailure(why));
     }
 
     @Override
@@ -199,16 +202,6 @@ public final class Resilience4jRetryAdapter {
         return Optional.empty();
       }
       return Optional.of(Verdict.permanent("resilience4j does not retry " + failure.getClass().getSimpleName()));
-    }
-
-    /**
-     * Whether Idem's own table says this response may follow the request's effect (a 2xx, a 301,
-     * 302 or 303 redirect, a 409): retrying it is the predicate's call, but giving up after it must
-     * end UNCERTAIN, never FAILED, so it is retried as AMBIGUOUS rather than TRANSIENT.
-     */
-    private static boolean mayHaveTakenEffect(ResponseSnapshot response) {
-      Classification c = Classifier.defaults().classify(response).orElseThrow().classification();
-      return c == Classification.SUCCESS || c == Classification.AMBIGUOUS;
     }
 
     /**
