@@ -12,8 +12,12 @@ import java.util.function.UnaryOperator;
  * whatever the app added after it got the builder: the interceptors before Idem's (authentication)
  * then run once and their headers are on every attempt (on Spring Framework 6.2, an interceptor
  * after Idem's would be skipped by its retries). A proxy rather than a subclass, so that methods a
- * later Spring adds to the interface pass through too. {@code clone()} is wrapped as well;
- * methods that return the builder itself return the proxy.
+ * later Spring adds to the interface pass through too. Every builder derived from it keeps the
+ * rule: {@code clone()}'s, and {@code mutate()}'s of each client it builds (a mutated client's
+ * builder starts with Idem's interceptor already in its list, so an interceptor added there would
+ * otherwise land after it); for that, {@code build()} returns the client behind a proxy of its
+ * interface whose {@code mutate()} is wrapped, and every other method is the client's own. Methods
+ * that return the builder or the client itself return the proxy.
  */
 public final class LastInChain implements InvocationHandler {
   private final Object target;
@@ -50,7 +54,8 @@ public final class LastInChain implements InvocationHandler {
   @Override
   public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
     Object receiver = target;
-    if (method.getName().equals("build") && method.getParameterCount() == 0) {
+    boolean build = method.getName().equals("build") && method.getParameterCount() == 0;
+    if (build) {
       receiver = beforeBuild.apply(target);
     }
     Object result;
@@ -65,9 +70,34 @@ public final class LastInChain implements InvocationHandler {
     if (method.getName().equals("clone") && type.isInstance(result)) {
       return wrapAny(type, result, beforeBuild);
     }
+    if (build && method.getReturnType().isInterface() && method.getReturnType().isInstance(result)) {
+      return client(method.getReturnType(), result);
+    }
     if (method.getName().equals("equals") && args != null && args.length == 1) {
       return proxy == args[0];
     }
     return result;
+  }
+
+  /** A client this builder built, behind a proxy whose {@code mutate()} gives a builder wrapped as this one is. */
+  private Object client(Class<?> clientType, Object client) {
+    return Proxy.newProxyInstance(clientType.getClassLoader(), new Class<?>[] {clientType}, (proxy, method, args) -> {
+      if (method.getName().equals("equals") && args != null && args.length == 1) {
+        return proxy == args[0];
+      }
+      Object result;
+      try {
+        result = method.invoke(client, args);
+      } catch (InvocationTargetException e) {
+        throw e.getCause();
+      }
+      if (result == client) {
+        return proxy;
+      }
+      if (method.getName().equals("mutate") && method.getParameterCount() == 0 && type.isInstance(result)) {
+        return wrapAny(type, result, beforeBuild);
+      }
+      return result;
+    });
   }
 }
