@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.util.ClassUtils;
 
@@ -20,9 +21,12 @@ import org.springframework.util.ClassUtils;
  * redirect ({@link KeyedRedirects}, {@link KeyedConnectors}).
  * A post-processor rather than Boot's customizer interfaces, which Boot 4 moved to other packages:
  * this works the same on Boot 3.5 and 4.0. Its dependencies are looked up lazily, so that it does
- * not make the journal early.
+ * not make the journal early, and Idem's interceptor and filter (and the executor they need) only
+ * once the context's singletons are made, or at a client's first request if it is built before:
+ * an {@code IdemListener} bean may take a client builder, and the executor is made to collect the
+ * listeners ({@link DeferredInterceptor}).
  */
-public final class ClientPostProcessor implements BeanPostProcessor {
+public final class ClientPostProcessor implements BeanPostProcessor, SmartInitializingSingleton {
   private static final ClassLoader LOADER = ClientPostProcessor.class.getClassLoader();
   private static final boolean REST_CLIENT = ClassUtils.isPresent("org.springframework.web.client.RestClient", LOADER);
   private static final boolean REST_TEMPLATE =
@@ -34,12 +38,13 @@ public final class ClientPostProcessor implements BeanPostProcessor {
   private static final Set<String> REST_TEMPLATE_BUILDERS = Set.of(
       "org.springframework.boot.web.client.RestTemplateBuilder", "org.springframework.boot.restclient.RestTemplateBuilder");
 
-  private final ObjectProvider<IdempotencyInterceptor> interceptor;
   private final ObjectProvider<IdempotentExecutor> executor;
   private final ObjectProvider<Executor> journalPool;
   private final Consumer<IdempotencyExchangeFilter.Builder> filterSettings;
   private final Supplier<String> keyHeader;
   private final ListableBeanFactory beans;
+  private final DeferredInterceptor restInterceptor;
+  private volatile boolean contextReady;
 
   /**
    * @param interceptor the interceptor bean
@@ -54,31 +59,37 @@ public final class ClientPostProcessor implements BeanPostProcessor {
       ObjectProvider<IdempotentExecutor> executor, ObjectProvider<Executor> journalPool,
       Consumer<IdempotencyExchangeFilter.Builder> filterSettings, Supplier<String> keyHeader,
       ListableBeanFactory beans) {
-    this.interceptor = interceptor;
     this.executor = executor;
     this.journalPool = journalPool;
     this.filterSettings = filterSettings;
     this.keyHeader = keyHeader;
     this.beans = beans;
+    this.restInterceptor = new DeferredInterceptor(interceptor, () -> contextReady);
+  }
+
+  /** From now on, a client built gets Idem's interceptor and filter themselves. */
+  @Override
+  public void afterSingletonsInstantiated() {
+    contextReady = true;
   }
 
   @Override
   public Object postProcessAfterInitialization(Object bean, String beanName) {
     String type = bean.getClass().getName();
     if (REST_CLIENT && isA(bean, "org.springframework.web.client.RestClient$Builder")) {
-      return ClientWiring.restClientBuilder(bean, interceptor.getObject());
+      return ClientWiring.restClientBuilder(bean, restInterceptor);
     }
     if (REST_TEMPLATE && isNamed(bean.getClass(), REST_TEMPLATE_BUILDERS)) {
-      return ClientWiring.restTemplateBuilder(bean, interceptor.getObject());
+      return ClientWiring.restTemplateBuilder(bean, restInterceptor);
     }
     if (REST_TEMPLATE && isA(bean, "org.springframework.web.client.RestTemplate")) {
-      ClientWiring.restTemplate(bean, interceptor.getObject());
+      ClientWiring.restTemplate(bean, restInterceptor);
       return bean;
     }
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
-      return WebClientWiring.webClientBuilder(bean, executor.getObject(), journalPool.getObject(), filterSettings,
-          beans);
+      return WebClientWiring.webClientBuilder(bean, executor::getObject, journalPool::getObject, filterSettings,
+          beans, () -> contextReady);
     }
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.

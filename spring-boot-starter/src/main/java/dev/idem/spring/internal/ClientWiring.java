@@ -20,7 +20,7 @@ public final class ClientWiring {
   private ClientWiring() {}
 
   /** The RestClient.Builder bean, wrapped so that {@code interceptor} is last at each build. */
-  public static Object restClientBuilder(Object bean, IdempotencyInterceptor interceptor) {
+  public static Object restClientBuilder(Object bean, DeferredInterceptor interceptor) {
     return LastInChain.wrap(RestClient.Builder.class, (RestClient.Builder) bean, b -> {
       ((RestClient.Builder) b).requestInterceptors(list -> last(list, interceptor));
       return b;
@@ -38,7 +38,7 @@ public final class ClientWiring {
    * @param interceptor the interceptor
    * @return a builder like {@code bean} with the customizer added
    */
-  public static Object restTemplateBuilder(Object bean, IdempotencyInterceptor interceptor) {
+  public static Object restTemplateBuilder(Object bean, DeferredInterceptor interceptor) {
     Method additional = null;
     for (Method m : bean.getClass().getMethods()) {
       if (m.getName().equals("additionalCustomizers") && m.getParameterCount() == 1
@@ -73,18 +73,23 @@ public final class ClientWiring {
   }
 
   /** A RestTemplate bean, with {@code interceptor} added last. */
-  public static void restTemplate(Object bean, IdempotencyInterceptor interceptor) {
+  public static void restTemplate(Object bean, DeferredInterceptor interceptor) {
     RestTemplate template = (RestTemplate) bean;
     List<ClientHttpRequestInterceptor> list = new java.util.ArrayList<>(template.getInterceptors());
     last(list, interceptor);
     template.setInterceptors(list);
   }
 
-  private static void last(List<ClientHttpRequestInterceptor> list, IdempotencyInterceptor ours) {
-    boolean appHasItsOwn = list.stream().anyMatch(i -> i instanceof IdempotencyInterceptor && i != ours);
-    list.removeIf(i -> i == ours);
+  private static void last(List<ClientHttpRequestInterceptor> list, DeferredInterceptor idem) {
+    if (list.stream().anyMatch(i -> i instanceof IdempotencyInterceptor)) {
+      // The app put one there itself: if it is the bean, it is Idem's, to be moved last. It exists
+      // then, so looking it up makes nothing early.
+      idem.get();
+    }
+    boolean appHasItsOwn = list.stream().anyMatch(i -> i instanceof IdempotencyInterceptor && !idem.isIdems(i));
+    list.removeIf(idem::isIdems);
     if (!appHasItsOwn) {
-      list.add(ours);
+      list.add(idem.forChain());
     }
   }
 }

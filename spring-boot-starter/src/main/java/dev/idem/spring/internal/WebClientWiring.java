@@ -5,15 +5,23 @@ import dev.idem.spring.client.IdempotencyExchangeFilter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.http.codec.ClientCodecConfigurer;
 import org.springframework.http.codec.HttpMessageReader;
 import org.springframework.http.codec.HttpMessageWriter;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.reactive.function.client.ClientRequest;
+import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.ExchangeFunction;
 import org.springframework.web.reactive.function.client.ExchangeStrategies;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Mono;
 
 /** Puts Idem on the app's WebClient builders; loaded only when WebFlux is on the class path. */
 public final class WebClientWiring {
@@ -26,33 +34,61 @@ public final class WebClientWiring {
    * The WebClient.Builder bean, wrapped so that a filter is last at each build: the app's own
    * filter bean if it declared one (as its own interceptor bean is the one on its RestClient
    * builders), else a filter made for this builder, which encodes bodies with the builder's own
-   * codecs (as the app configured them).
+   * codecs (as the app configured them). The filter (and the executor it needs) is made only when
+   * that is safe, as {@link DeferredInterceptor} explains: until the context's singletons are
+   * made, a client built gets a filter that makes it at its first request.
    *
+   * @param executor the executor, looked up when the filter is made
+   * @param journalPool the journal pool, looked up when the filter is made
    * @param beans where the app's own filter bean is looked up
+   * @param contextReady true once the context's singletons are made
    */
-  public static Object webClientBuilder(Object bean, IdempotentExecutor executor, Executor journalPool,
-      Consumer<IdempotencyExchangeFilter.Builder> settings, ListableBeanFactory beans) {
-    IdempotencyExchangeFilter appsOwn = appsOwnFilter(beans);
+  public static Object webClientBuilder(Object bean, Supplier<IdempotentExecutor> executor,
+      Supplier<Executor> journalPool, Consumer<IdempotencyExchangeFilter.Builder> settings, ListableBeanFactory beans,
+      BooleanSupplier contextReady) {
+    String appsOwn = appsOwnFilter(beans);
     CodecCapture codecs = appsOwn == null ? new CodecCapture() : null;
-    IdempotencyExchangeFilter filter;
-    if (appsOwn != null) {
-      filter = appsOwn;
-    } else {
-      IdempotencyExchangeFilter.Builder b = IdempotencyExchangeFilter.builder(executor).journalPool(journalPool)
-          .exchangeStrategies(codecs);
+    SingletonSupplier<IdempotencyExchangeFilter> filter = SingletonSupplier.of(() -> {
+      if (appsOwn != null) {
+        return beans.getBean(appsOwn, IdempotencyExchangeFilter.class);
+      }
+      IdempotencyExchangeFilter.Builder b = IdempotencyExchangeFilter.builder(executor.get())
+          .journalPool(journalPool.get()).exchangeStrategies(codecs);
       settings.accept(b);
-      filter = b.build();
-    }
+      return b.build();
+    });
+    AtomicBoolean made = new AtomicBoolean();
+    ExchangeFilterFunction deferred = new ExchangeFilterFunction() {
+      @Override
+      public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
+        IdempotencyExchangeFilter f = filter.obtain();
+        made.set(true);
+        return f.filter(request, next);
+      }
+
+      @Override
+      public String toString() {
+        return "Idem's filter (made at first use)";
+      }
+    };
     return LastInChain.wrap(WebClient.Builder.class, (WebClient.Builder) bean, x -> {
       WebClient.Builder builder = (WebClient.Builder) x;
       if (codecs != null) {
         builder.codecs(codecs);
       }
       builder.filters(list -> {
-        boolean appHasItsOwn = list.stream().anyMatch(f -> f instanceof IdempotencyExchangeFilter && f != filter);
-        list.removeIf((ExchangeFilterFunction f) -> f == filter);
+        if (list.stream().anyMatch(f -> f instanceof IdempotencyExchangeFilter)) {
+          made.set(true); // the app put one there itself: if it is Idem's, it exists, and is moved last
+        }
+        IdempotencyExchangeFilter ours = made.get() || contextReady.getAsBoolean() ? filter.obtain() : null;
+        if (ours != null) {
+          made.set(true);
+        }
+        boolean appHasItsOwn =
+            list.stream().anyMatch(f -> f instanceof IdempotencyExchangeFilter && f != ours);
+        list.removeIf((ExchangeFilterFunction f) -> f == deferred || (ours != null && f == ours));
         if (!appHasItsOwn) {
-          list.add(filter);
+          list.add(ours != null ? ours : deferred);
         }
       });
       return builder;
@@ -60,16 +96,17 @@ public final class WebClientWiring {
   }
 
   /**
-   * The app's own {@link IdempotencyExchangeFilter} bean, if it declared exactly one: Idem's own
-   * ({@link #EXCHANGE_FILTER}) backs off for it, and it replaces Idem's on the builders too. Null if
-   * the app declared none, or more than one (then no one of them is its choice for every builder).
-   * Here, not in the auto-configuration: a method there that names the filter's type fails that
-   * class's introspection in an app without WebFlux.
+   * The name of the app's own {@link IdempotencyExchangeFilter} bean, if it declared exactly one:
+   * Idem's own ({@link #EXCHANGE_FILTER}) backs off for it, and it replaces Idem's on the builders
+   * too. Null if the app declared none, or more than one (then no one of them is its choice for
+   * every builder). Only the name: the bean (and the executor it takes) is made later. Here, not in
+   * the auto-configuration: a method there that names the filter's type fails that class's
+   * introspection in an app without WebFlux.
    */
-  private static IdempotencyExchangeFilter appsOwnFilter(ListableBeanFactory beans) {
+  private static String appsOwnFilter(ListableBeanFactory beans) {
     List<String> own = Arrays.stream(beans.getBeanNamesForType(IdempotencyExchangeFilter.class, false, false))
         .filter(name -> !name.equals(EXCHANGE_FILTER)).toList();
-    return own.size() == 1 ? beans.getBean(own.get(0), IdempotencyExchangeFilter.class) : null;
+    return own.size() == 1 ? own.get(0) : null;
   }
 
   /**

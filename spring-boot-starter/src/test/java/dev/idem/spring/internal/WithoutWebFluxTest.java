@@ -30,7 +30,7 @@ class WithoutWebFluxTest {
       Class<?> wiring = Class.forName(ClientWiring.class.getName(), true, mvcOnly);
       Class<?> restClient = Class.forName("org.springframework.web.client.RestClient", true, mvcOnly);
       Object builder = restClient.getMethod("builder").invoke(null);
-      Class<?> interceptor = Class.forName("dev.idem.spring.client.IdempotencyInterceptor", false, mvcOnly);
+      Class<?> interceptor = Class.forName("dev.idem.spring.internal.DeferredInterceptor", false, mvcOnly);
       Method wrap = wiring.getMethod("restClientBuilder", Object.class, interceptor);
       Object wrapped = wrap.invoke(null, builder, null);
       assertTrue(Class.forName("org.springframework.web.client.RestClient$Builder", false, mvcOnly).isInstance(wrapped));
