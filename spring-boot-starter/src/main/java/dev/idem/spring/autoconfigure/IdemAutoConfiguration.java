@@ -4,18 +4,16 @@ import dev.idem.core.event.IdemListener;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.JournalException;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.metrics.MicrometerMetrics;
-import dev.idem.jdbc.MicrometerJournalMetrics;
 import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.internal.BreakerStates;
+import dev.idem.spring.internal.ExecutorMetrics;
 import dev.idem.spring.internal.IdemLifecycle;
 import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -52,14 +50,18 @@ public class IdemAutoConfiguration {
    * The journal: {@code JdbcJournal.embedded(directory/journal)}, or {@code JdbcJournal.dataSource}
    * over the app's DataSource when {@code idem.journal.store=datasource}. Spring closes it after
    * everything that writes to it, so its own JVM hook is off. An open that fails (another process
-   * has the journal, a damaged file) fails the startup with the journal's message.
+   * has the journal, a damaged file) fails the startup with the journal's message. Not made when
+   * the app declares a {@link Journal} or an {@link IdempotentExecutor} bean of its own: such an
+   * executor brings its journal, and one of the starter's would be a second store (and file) that
+   * nothing writes to; the health indicator, the gauges and the shutdown's flush read
+   * {@link IdempotentExecutor#journal()}.
    *
    * @param properties the settings
    * @param dataSource the app's DataSource, used only for {@code store=datasource}
    * @return the open journal
    */
   @Bean(destroyMethod = "close")
-  @ConditionalOnMissingBean(Journal.class)
+  @ConditionalOnMissingBean({Journal.class, IdempotentExecutor.class})
   public JdbcJournal idemJournal(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
     JdbcJournal.Builder b;
     String where;
@@ -147,19 +149,18 @@ public class IdemAutoConfiguration {
 
   /**
    * Starts and stops the outbox and the webhook processor; at shutdown also closes the executor
-   * (after the outbox drained) and flushes the journal.
+   * (after the outbox drained) and flushes its journal.
    *
    * @param outbox the outbox, if any
    * @param processor the webhook processor, if any
-   * @param journal the journal
    * @param executor the executor
    * @param properties the settings
    * @return the lifecycle
    */
   @Bean
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
-      Journal journal, ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
-    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), journal, executor.getIfAvailable(),
+      ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
+    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), executor.getIfAvailable(),
         properties.shutdownTimeout());
   }
 
@@ -171,20 +172,20 @@ public class IdemAutoConfiguration {
     return owner == null || owner.isBlank() ? null : owner;
   }
 
-  /** Idem's meters on the app's registry, when Micrometer is there (Actuator brings it). */
+  /**
+   * Idem's meters on the app's registry, when Micrometer is there (Actuator brings it); their
+   * gauges read the journal of the executor in use, the app's own executor's included.
+   */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(MeterRegistry.class)
   static class Metrics {
     @Bean
-    IdemListener idemMetrics(ObjectProvider<MeterRegistry> registry, Journal journal) {
+    IdemListener idemMetrics(ObjectProvider<MeterRegistry> registry, ObjectProvider<IdempotentExecutor> executor) {
       MeterRegistry r = registry.getIfAvailable();
       if (r == null) {
         return IdemListener.none();
       }
-      if (journal instanceof JdbcJournal jdbc) {
-        MicrometerJournalMetrics.bind(r, jdbc); // idem.storage.size{store=journal}
-      }
-      return MicrometerMetrics.bind(r, journal, Clock.systemUTC());
+      return new ExecutorMetrics(r, executor::getObject);
     }
   }
 }

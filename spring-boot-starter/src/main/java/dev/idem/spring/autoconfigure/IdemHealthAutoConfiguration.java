@@ -1,7 +1,7 @@
 package dev.idem.spring.autoconfigure;
 
 import dev.idem.core.outbox.OutboxDispatcher;
-import dev.idem.core.spi.Journal;
+import dev.idem.core.IdempotentExecutor;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.spring.internal.BreakerStates;
 import dev.idem.spring.internal.HealthEnabledCondition;
@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * Idem's health indicator ({@code /actuator/health/idem}): the journal takes writes, circuit
@@ -35,7 +36,7 @@ public class IdemHealthAutoConfiguration {
   /**
    * The checks, for either version's indicator.
    *
-   * @param journal the journal
+   * @param executor the executor in use (the app's own, if it declared one), whose journal is checked
    * @param breakers the breaker states
    * @param outbox the outbox, if any
    * @param guard the guard, if any
@@ -43,10 +44,11 @@ public class IdemHealthAutoConfiguration {
    * @return the checks
    */
   @Bean
-  public IdemHealth idemHealth(Journal journal, BreakerStates breakers, ObjectProvider<OutboxDispatcher> outbox,
-      ObjectProvider<IdempotencyGuard> guard, ObjectProvider<WebhookInbox> inbox) {
-    return new IdemHealth(journal, breakers, outbox::getIfAvailable, guard::getIfAvailable, inbox::getIfAvailable,
-        Clock.systemUTC());
+  public IdemHealth idemHealth(ObjectProvider<IdempotentExecutor> executor, BreakerStates breakers,
+      ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<IdempotencyGuard> guard,
+      ObjectProvider<WebhookInbox> inbox) {
+    return new IdemHealth(SingletonSupplier.of(() -> executor.getObject().journal()), breakers, outbox::getIfAvailable,
+        guard::getIfAvailable, inbox::getIfAvailable, Clock.systemUTC());
   }
 
   /** Boot 3.5: spring-boot-actuator's {@code HealthIndicator}. */

@@ -29,7 +29,7 @@ public final class IdemHealth {
   /** The result: up or down, and the details. */
   public record Report(boolean up, Map<String, Object> details) {}
 
-  private final Journal journal;
+  private final Supplier<Journal> journal;
   private final BreakerStates breakers;
   private final Supplier<OutboxDispatcher> outbox;
   private final Supplier<IdempotencyGuard> guard;
@@ -37,14 +37,14 @@ public final class IdemHealth {
   private final Clock clock;
 
   /**
-   * @param journal the journal
+   * @param journal the executor's journal, looked up at each check
    * @param breakers the breaker states
    * @param outbox the outbox, or a supplier of null
    * @param guard the guard, or a supplier of null
    * @param inbox the inbox, or a supplier of null
    * @param clock the clock for ages
    */
-  public IdemHealth(Journal journal, BreakerStates breakers, Supplier<OutboxDispatcher> outbox,
+  public IdemHealth(Supplier<Journal> journal, BreakerStates breakers, Supplier<OutboxDispatcher> outbox,
       Supplier<IdempotencyGuard> guard, Supplier<WebhookInbox> inbox, Clock clock) {
     this.journal = journal;
     this.breakers = breakers;
@@ -58,6 +58,7 @@ public final class IdemHealth {
   public Report check() {
     Map<String, Object> d = new LinkedHashMap<>();
     boolean up = section(d, "journal", j -> {
+      Journal journal = this.journal.get();
       j.put("writable", false); // first among the details, and true only if every read below works
       if (journal instanceof JdbcJournal jdbc) {
         jdbc.flush(); // a commit: proves the journal takes writes now

@@ -2,7 +2,6 @@ package dev.idem.spring.internal;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.outbox.OutboxDispatcher;
-import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.webhooks.WebhookProcessor;
 import java.time.Duration;
@@ -33,7 +32,6 @@ public final class IdemLifecycle implements SmartLifecycle {
 
   private final OutboxDispatcher outbox;
   private final WebhookProcessor processor;
-  private final Journal journal;
   private final IdempotentExecutor executor;
   private final Duration drain;
   private volatile boolean running;
@@ -41,15 +39,14 @@ public final class IdemLifecycle implements SmartLifecycle {
   /**
    * @param outbox the dispatcher, or null
    * @param processor the webhook processor, or null
-   * @param journal the journal
-   * @param executor the executor, closed after the outbox has drained; or null
+   * @param executor the executor, closed after the outbox has drained, its journal flushed after;
+   *     or null
    * @param drain how long a shutdown waits for the outbox
    */
-  public IdemLifecycle(OutboxDispatcher outbox, WebhookProcessor processor, Journal journal,
-      IdempotentExecutor executor, Duration drain) {
+  public IdemLifecycle(OutboxDispatcher outbox, WebhookProcessor processor, IdempotentExecutor executor,
+      Duration drain) {
     this.outbox = outbox;
     this.processor = processor;
-    this.journal = journal;
     this.executor = executor;
     this.drain = drain;
   }
@@ -90,7 +87,7 @@ public final class IdemLifecycle implements SmartLifecycle {
         if (executor != null) {
           executor.close(); // waits for the synchronous calls in progress; see the class comment
         }
-        if (journal instanceof JdbcJournal jdbc) {
+        if (executor != null && executor.journal() instanceof JdbcJournal jdbc) {
           jdbc.flush();
         }
       } catch (Exception | Error e) {
