@@ -15,7 +15,8 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 /**
  * Idem's settings, under idem.*; every one has a default, so a new app needs none. See
  * docs/spring.md for the full list with examples. Bound once at startup and immutable after, so
- * safe to share between threads.
+ * safe to share between threads. A value that cannot mean what it says fails the binding, and so
+ * the startup, with an {@link IllegalArgumentException} naming the property.
  *
  * @param owner This instance's name in leases, claims and the webhook processor's owner column.
  *     Give each instance of a fleet a stable one (a StatefulSet pod's name) so that a restarted
@@ -23,10 +24,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     pod's name on Kubernetes), else a name drawn per process.
  * @param directory The directory of Idem's embedded stores: the journal in journal/, the guard's
  *     records in guard.db, the webhook inbox in webhooks/. Keep it on a persistent volume: it holds
- *     the keys of operations still to deliver. Default idem under the working directory.
+ *     the keys of operations still to deliver. Default idem under the working directory; a blank
+ *     value (what ${IDEM_DIR:} gives when the variable is unset) fails the startup rather than
+ *     putting the stores in the working directory itself.
  * @param shutdownTimeout How long a graceful shutdown waits for the outbox to deliver what is
  *     queued, before the executor and the journal close; what is left stays journaled and is
- *     delivered after the restart. The executor's close then waits up to 10 s more for a
+ *     delivered after the restart (0s: no wait, everything queued is delivered after the restart;
+ *     a negative value fails the startup). The executor's close then waits up to 10 s more for a
  *     synchronous attempt on the wire. Keep both below spring.lifecycle.timeout-per-shutdown-phase
  *     (30 s by default).
  * @param journal The client journal's settings.
@@ -45,6 +49,25 @@ public record IdemProperties(
     @DefaultValue Outbox outbox,
     @DefaultValue Server server,
     @DefaultValue Webhooks webhooks) {
+
+  /**
+   * Refuses what the defaults cannot stand for: a blank directory (an unset {@code ${IDEM_DIR:}})
+   * would put the stores in the working directory, lost at the next deploy, and a negative
+   * shutdown timeout would skip the outbox's drain at once.
+   *
+   * @throws IllegalArgumentException naming the property
+   */
+  public IdemProperties {
+    if (directory == null || directory.isBlank()) {
+      throw new IllegalArgumentException("idem.directory is blank: set it to a directory on a persistent volume (its"
+          + " default is idem, under the working directory); a blank value would put Idem's stores in the working"
+          + " directory itself");
+    }
+    if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
+      throw new IllegalArgumentException("idem.shutdown-timeout is "
+          + (shutdownTimeout == null ? "empty" : shutdownTimeout) + ": it must be 0s (no wait) or more");
+    }
+  }
 
   /** Where a store lives. */
   public enum Store {

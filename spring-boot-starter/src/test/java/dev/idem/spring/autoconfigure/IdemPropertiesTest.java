@@ -2,7 +2,9 @@ package dev.idem.spring.autoconfigure;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.http.KeyHeaderFormat;
@@ -12,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
@@ -102,5 +105,27 @@ class IdemPropertiesTest {
     assertEquals(List.of("whsec_new", "whsec_old"), stripe.secrets());
     assertEquals(Duration.ofMinutes(5), stripe.tolerance());
     assertFalse(stripe.toString().contains("whsec"), "a source never shows its secrets");
+  }
+
+  @Test
+  void aZeroShutdownTimeoutMeansNoWait() {
+    assertEquals(Duration.ZERO, bind(Map.of("idem.shutdown-timeout", "0s")).shutdownTimeout());
+  }
+
+  @Test
+  void aNegativeShutdownTimeoutOrABlankDirectoryIsRefusedNamingTheProperty() {
+    assertRefused(Map.of("idem.shutdown-timeout", "-5s"), "idem.shutdown-timeout is PT-5S");
+    assertRefused(Map.of("idem.directory", ""), "idem.directory is blank");
+    assertRefused(Map.of("idem.directory", "  "), "idem.directory is blank");
+  }
+
+  private static void assertRefused(Map<String, String> values, String message) {
+    BindException e = assertThrows(BindException.class, () -> bind(values));
+    Throwable cause = e; // Boot's failure analysis prints the root cause as the reason
+    while (cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    assertInstanceOf(IllegalArgumentException.class, cause, String.valueOf(cause));
+    assertTrue(cause.getMessage().startsWith(message), cause.getMessage());
   }
 }
