@@ -108,6 +108,16 @@ class IdemPropertiesTest {
   }
 
   @Test
+  void theDefaultShutdownTimeoutAndTheExecutorsCloseFitInBootsDefaultShutdownPhase() {
+    // A graceful shutdown drains the outbox for idem.shutdown-timeout, then the executor's close
+    // waits up to 10 s; Boot gives a lifecycle phase 30 s (timeout-per-shutdown-phase) and then
+    // goes on to close the beans, the journal among them. docs/spring.md: keep the sum below.
+    Duration drainAndClose = bind(Map.of()).shutdownTimeout().plusSeconds(10);
+    assertTrue(drainAndClose.compareTo(Duration.ofSeconds(30)) < 0,
+        "the default shutdown-timeout plus the executor's 10 s close is " + drainAndClose + ", not below Boot's 30 s");
+  }
+
+  @Test
   void aZeroShutdownTimeoutMeansNoWait() {
     assertEquals(Duration.ZERO, bind(Map.of("idem.shutdown-timeout", "0s")).shutdownTimeout());
   }
