@@ -31,8 +31,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *     queued, before the executor and the journal close; what is left stays journaled and is
  *     delivered after the restart (0s: no wait, everything queued is delivered after the restart;
  *     a negative value fails the startup). The executor's close then waits up to 10 s more for a
- *     synchronous attempt on the wire. Keep both below spring.lifecycle.timeout-per-shutdown-phase
- *     (30 s by default).
+ *     synchronous attempt on the wire. Keep the sum below
+ *     spring.lifecycle.timeout-per-shutdown-phase (30 s by default; the default 15 s leaves 5 s to
+ *     spare): past it, Boot stops waiting and goes on to close the beans, the journal among them.
  * @param journal The client journal's settings.
  * @param client The RestClient, RestTemplate and WebClient side's settings.
  * @param outbox The outbox's settings.
@@ -43,7 +44,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 public record IdemProperties(
     String owner,
     @DefaultValue("idem") String directory,
-    @DefaultValue("20s") Duration shutdownTimeout,
+    @DefaultValue("15s") Duration shutdownTimeout,
     @DefaultValue Journal journal,
     @DefaultValue Client client,
     @DefaultValue Outbox outbox,

@@ -33,7 +33,7 @@ class IdemPropertiesTest {
     IdemProperties p = bind(Map.of());
     assertNull(p.owner());
     assertEquals("idem", p.directory());
-    assertEquals(Duration.ofSeconds(20), p.shutdownTimeout());
+    assertEquals(Duration.ofSeconds(15), p.shutdownTimeout());
     assertEquals(IdemProperties.Store.EMBEDDED, p.journal().store());
 
     IdemProperties.Client c = p.client();
