@@ -16,6 +16,9 @@ import java.util.Set;
  * }</pre>
  *
  * <p>If every classifier abstains, the failure is retried. Implementations must be thread-safe.
+ * A RuntimeException thrown by a classifier (or a null answer) is the app's bug, not a verdict: the
+ * processor retries the failure as if every classifier abstained, logs a warning that names the
+ * exception's class (never its message), and records it in the run's decision.
  */
 @FunctionalInterface
 public interface HandlerFailureClassifier {

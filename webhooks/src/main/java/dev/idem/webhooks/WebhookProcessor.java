@@ -220,8 +220,9 @@ public final class WebhookProcessor implements AutoCloseable {
     try {
       runClaimed(e);
     } catch (RuntimeException ex) {
-      // The outcome could not be recorded (the store failed): the lease expires and the event
-      // runs again, so nothing is lost; say so.
+      // The outcome could not be recorded (the store failed; runClaimed keeps what the app's own
+      // callbacks throw from getting here): the lease expires and the event runs again, so nothing
+      // is lost; say so.
       LOG.warn("could not record the outcome of webhook {}/{}; it runs again when its lease ends", e.source(),
           e.eventId(), ex);
     } catch (Error ex) {
@@ -285,26 +286,72 @@ public final class WebhookProcessor implements AutoCloseable {
       }
       return;
     }
-    String error = failure.getClass().getName() + (failure.getMessage() == null ? "" : ": " + failure.getMessage());
-    FailureKind kind = classifier.classify(failure).orElse(FailureKind.RETRY);
+    String error = describe(failure);
+    // From here on, what the app's code (the classifier, the random source) throws is its own bug:
+    // the run is still recorded with the handler's failure, the event judged by a safe fallback,
+    // and nothing blames the store. Left to run(), the event stayed PROCESSING under its lease,
+    // its attempt never ended, and later counted as a run the process died during.
+    FailureKind kind;
+    String classifierFailed = "";
+    try {
+      kind = classifier.classify(failure).orElse(FailureKind.RETRY);
+    } catch (RuntimeException bug) {
+      // Retried as a failure no classifier recognises is. The class only: the message may quote
+      // the handler's failure, and that the event.
+      LOG.warn("the webhook failure classifier threw {} judging {} from webhook {}/{}; the failure is retried as an"
+          + " unclassified one", bug.getClass().getName(), failure.getClass().getName(), e.source(), e.eventId());
+      kind = FailureKind.RETRY;
+      classifierFailed = " (the classifier threw " + bug.getClass().getSimpleName() + ")";
+    }
     if (kind == FailureKind.PERMANENT) {
       dead(e, error, "permanent failure");
       return;
     }
-    RetryDecision d = policy.decide(e.attempts(), Duration.ofMillis(Math.max(0, now - e.firstAttemptAtMs())),
-        Duration.ofMillis(e.lastDelayMs()), Optional.empty(), random);
+    RetryDecision d = decide(e, now);
     if (!d.retry()) {
-      dead(e, error, d.reason());
+      dead(e, error, d.reason() + classifierFailed);
       return;
     }
     if (store.scheduleRetry(e, now, now + d.delay().toMillis(), d.delay().toMillis(), error,
-        d.reason() + ", next in " + d.delay())) {
+        d.reason() + ", next in " + d.delay() + classifierFailed)) {
       LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
           d.delay(), error);
       Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
     } else {
       stale(e);
     }
+  }
+
+  /**
+   * The retry policy's decision on a retryable failure. The policy guards its own delay function;
+   * what it cannot guard is the random source this processor hands it: one that throws, or gives a
+   * value outside [0, 1), decides with the middle of the range instead.
+   */
+  private RetryDecision decide(ClaimedEvent e, long now) {
+    Duration elapsed = Duration.ofMillis(Math.max(0, now - e.firstAttemptAtMs()));
+    Duration previous = Duration.ofMillis(e.lastDelayMs());
+    try {
+      return policy.decide(e.attempts(), elapsed, previous, Optional.empty(), random);
+    } catch (RuntimeException bug) {
+      LOG.warn("the webhook processor's random source failed ({}) deciding the retry of webhook {}/{}; 0.5 decides"
+          + " it instead", bug.getClass().getName(), e.source(), e.eventId());
+      return policy.decide(e.attempts(), elapsed, previous, Optional.empty(), () -> 0.5);
+    }
+  }
+
+  /**
+   * The handler's failure as recorded: its class, and its message if it has one. The message is
+   * the app's code too: one that throws leaves the class alone, with a word on why.
+   */
+  private static String describe(Throwable failure) {
+    String name = failure.getClass().getName();
+    String message;
+    try {
+      message = failure.getMessage();
+    } catch (RuntimeException bug) {
+      return name + " (its getMessage() threw " + bug.getClass().getName() + ")";
+    }
+    return message == null ? name : name + ": " + message;
   }
 
   private void dead(ClaimedEvent e, String error, String decision) {
@@ -409,7 +456,8 @@ public final class WebhookProcessor implements AutoCloseable {
 
     /**
      * @param classifier decides RETRY or PERMANENT for a handler's exception; default
-     *     {@link HandlerFailureClassifier#defaults()}
+     *     {@link HandlerFailureClassifier#defaults()}. One that throws leaves the failure retried,
+     *     as an unclassified one is
      * @return this builder
      */
     public Builder classifier(HandlerFailureClassifier classifier) {
@@ -427,7 +475,9 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * @param random uniform values in [0, 1) for jitter, thread-safe; default {@link ThreadLocalRandom}
+     * @param random uniform values in [0, 1) for jitter, thread-safe; default {@link ThreadLocalRandom}.
+     *     If it throws or gives a value outside [0, 1), that retry is timed as if it gave 0.5, with a
+     *     warning
      * @return this builder
      */
     public Builder random(DoubleSupplier random) {
