@@ -22,6 +22,13 @@ import java.util.Objects;
  * signatures separated by spaces or commas; any may match. Without a timestamp header there is no
  * window and replays are recognised by id and remembered signature only. Immutable, thread-safe.
  *
+ * <p>A timestamp header goes with {@code {timestamp}} in the template, and the other way round: the
+ * window is checked on that header, so it must be signed. A header the signature does not cover is
+ * one an attacker sets freely: a captured delivery re-sent with a fresh value would pass the window,
+ * and once its event is purged it would be accepted and handled again. For a provider that sends a
+ * time but does not sign it, leave the timestamp header unset (no window; replays are then refused
+ * by id and remembered signature, for as long as the inbox keeps the event).
+ *
  * <p>An id header the template does not sign ({@code {id}}) is not covered by the signature: a
  * captured delivery re-sent under a new id is then recognised by its signature alone. While
  * rotating, with several secrets configured, the same signed content has a valid signature under
@@ -38,7 +45,8 @@ import java.util.Objects;
  * @param signatureEncoding HEX or BASE64
  * @param algorithm the JCA MAC algorithm, such as {@code HmacSHA256}
  * @param idHeader the id header, or null to read {@code "id"} from the body
- * @param timestampHeader the timestamp header (epoch seconds), or null when the provider signs none
+ * @param timestampHeader the timestamp header (epoch seconds), signed by {@code {timestamp}} in the
+ *     template, or null when the provider signs none
  * @param typeHeader the type header, or null to read {@code "type"} from the body
  * @param signedContent the signed-content template, with {@code {id}}, {@code {timestamp}} and
  *     {@code {body}}
@@ -74,8 +82,9 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
    * @param secretPrefix as the record's component
    * @throws NullPointerException if a component other than the three optional headers is null
    * @throws IllegalArgumentException if the signed content does not hold {@code {body}} exactly
-   *     once, uses {@code {id}} or {@code {timestamp}} without its header, the signature encoding is
-   *     UTF8, or the algorithm is unknown
+   *     once, uses {@code {id}} or {@code {timestamp}} without its header, a timestamp header is set
+   *     but the signed content lacks {@code {timestamp}}, the signature encoding is UTF8, or the
+   *     algorithm is unknown
    */
   public GenericHmac {
     Objects.requireNonNull(signatureHeader, "signatureHeader");
@@ -96,6 +105,12 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
     if (signedContent.contains("{timestamp}") && timestampHeader == null) {
       throw new IllegalArgumentException("the signed content uses {timestamp}; set timestampHeader");
+    }
+    if (timestampHeader != null && !signedContent.contains("{timestamp}")) {
+      throw new IllegalArgumentException("timestampHeader " + timestampHeader + " is set but the signed content "
+          + signedContent + " does not sign it: its replay window would rest on a header anyone can rewrite. Add"
+          + " {timestamp} to the signed content as the provider signs it, or, if the provider does not sign its"
+          + " time, leave timestampHeader unset (no window; replays are refused by id and remembered signature)");
     }
     try {
       javax.crypto.Mac.getInstance(algorithm);
@@ -171,7 +186,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
-     * @param header the header with the signing time in epoch seconds; default none (no window)
+     * @param header the header with the signing time in epoch seconds, which the signed content must
+     *     sign ({@code {timestamp}}; {@link #build} refuses it otherwise); default none (no window)
      * @return this builder
      */
     public Builder timestampHeader(String header) {
@@ -211,8 +227,9 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
 
     /**
      * @return the scheme description
-     * @throws IllegalArgumentException if the template lacks {@code {body}} or has it twice, or uses
-     *     {@code {id}} or {@code {timestamp}} without the matching header, or the algorithm is unknown
+     * @throws IllegalArgumentException if the template lacks {@code {body}} or has it twice, uses
+     *     {@code {id}} or {@code {timestamp}} without the matching header, or lacks {@code {timestamp}}
+     *     with a timestamp header set, or the algorithm is unknown
      */
     public GenericHmac build() {
       return new GenericHmac(signatureHeader, signaturePrefix, signatureEncoding, algorithm, idHeader,

@@ -2,6 +2,7 @@ package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -62,5 +63,9 @@ class GenericHmacTest {
     assertThrows(IllegalArgumentException.class, () -> GenericHmac.builder("S").signedContent("{body}{body}").build());
     assertThrows(IllegalArgumentException.class,
         () -> GenericHmac.builder("S").signedContent("{timestamp}.{body}").build());
+    String unsignedTime = assertThrows(IllegalArgumentException.class,
+        () -> GenericHmac.builder("S").timestampHeader("X-Time").signedContent("{id}.{body}").idHeader("X-Id").build())
+        .getMessage();
+    assertTrue(unsignedTime.contains("X-Time") && unsignedTime.contains("{timestamp}"), unsignedTime);
   }
 }

@@ -25,8 +25,8 @@ public final class GenericHmacVerifier implements Verifier {
   }
 
   /**
-   * The template signs the timestamp, and the id is signed too ({@link #signsEventId}). A timestamp
-   * header alone is not enough: the template need not include it.
+   * The template signs the timestamp, and the id is signed too ({@link #signsEventId}). GenericHmac
+   * refuses a timestamp header the template does not sign; the template is still what says so.
    */
   @Override
   public boolean signsTimestampAndId() {
