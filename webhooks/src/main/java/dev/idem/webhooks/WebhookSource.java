@@ -184,7 +184,10 @@ public final class WebhookSource {
      * @return this builder
      * @throws NullPointerException if it is null (typically an unset environment variable); the
      *     message names the source and the variable the docs read it from
-     * @throws IllegalArgumentException if it is empty or malformed for the scheme
+     * @throws IllegalArgumentException if it is empty, blank, or malformed for the scheme, or if it
+     *     decodes (a {@code whsec_} base64 secret, a {@link GenericHmac} secret after its prefix) to
+     *     an empty key or one of only whitespace or zero bytes, which anyone could sign with; the
+     *     message names the source, never the secret
      */
     public Builder secret(String secret) {
       if (secret == null) {
@@ -197,7 +200,20 @@ public final class WebhookSource {
         throw new IllegalArgumentException("webhook source \"" + name + "\": the secret is empty; set it to the"
             + " endpoint's signing secret from the sender's dashboard");
       }
-      keys.add(scheme.verifier().key(secret));
+      if (secret.isBlank()) {
+        // A variable set to a space, a secret file holding only a newline: with such a key anyone
+        // could sign deliveries that verify.
+        throw new IllegalArgumentException("webhook source \"" + name + "\": the secret is blank (only whitespace);"
+            + " set it to the endpoint's signing secret from the sender's dashboard");
+      }
+      MacKey key;
+      try {
+        key = scheme.verifier().key(secret);
+      } catch (IllegalArgumentException e) {
+        // The verifiers' and MacKey's messages never quote the secret.
+        throw new IllegalArgumentException("webhook source \"" + name + "\": " + e.getMessage(), e);
+      }
+      keys.add(key);
       return this;
     }
 

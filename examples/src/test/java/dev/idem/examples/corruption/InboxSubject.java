@@ -22,7 +22,8 @@ import java.util.TreeMap;
  */
 final class InboxSubject implements Subject {
   private static final int EVENTS = 40;
-  private static final String SECRET = "whsec_" + java.util.Base64.getEncoder().encodeToString(new byte[24]);
+  // Not the all-zero key: HMAC pads a key with zeros, so that one is the empty key, and refused.
+  private static final String SECRET = "whsec_aWRlbS10ZXN0LXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm";
 
   @Override
   public String name() {

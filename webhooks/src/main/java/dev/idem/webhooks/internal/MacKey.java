@@ -1,5 +1,6 @@
 package dev.idem.webhooks.internal;
 
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.NoSuchAlgorithmException;
 import javax.crypto.Mac;
@@ -19,9 +20,15 @@ public final class MacKey {
   /**
    * @param algorithm a JCA MAC algorithm, such as {@code HmacSHA256}
    * @param key the key bytes, decoded from the secret
-   * @throws IllegalArgumentException if the algorithm is unknown or refuses the key
+   * @throws IllegalArgumentException if the key is one anyone can sign with ({@link #guessable}),
+   *     or the algorithm is unknown or refuses the key; the message never quotes the key
    */
   public MacKey(String algorithm, byte[] key) {
+    if (guessable(key)) {
+      throw new IllegalArgumentException("the secret gives an empty key (it is blank, or decodes to nothing but"
+          + " whitespace or zero bytes), one anyone can sign with; set the endpoint's signing secret from the"
+          + " sender's dashboard");
+    }
     this.algorithm = algorithm;
     this.key = new SecretKeySpec(key, algorithm);
     try {
@@ -32,6 +39,17 @@ public final class MacKey {
     } catch (GeneralSecurityException e) {
       throw new IllegalArgumentException("the " + algorithm + " key is not usable: " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Whether {@code key} is empty, or holds only whitespace (ASCII, or Unicode once read as UTF-8:
+   * a secret variable or file holding spaces or a newline) and zero bytes. HMAC pads a short key
+   * with zeros, so an all-zero key is the empty key, and whitespace is what an unset-but-defined
+   * variable or an empty secret file holds: a sender anyone can impersonate.
+   */
+  static boolean guessable(byte[] key) {
+    return new String(key, StandardCharsets.UTF_8).chars()
+        .allMatch(c -> c == 0 || Character.isWhitespace(c) || Character.isSpaceChar(c));
   }
 
   /**
