@@ -29,6 +29,24 @@ class TooLongValueHintTest {
   }
 
   @Test
+  void postgresLimitNamesTheInboxColumnsOfThatLengthSuchAsTheProcessorsOwner() {
+    // A WebhookProcessor owner over 128 characters: the hint blamed sources, event ids and types.
+    String said = StoreErrors.diagnose("webhook inbox", postgresTooLong(128));
+
+    assertTrue(said.contains("lease_owner") && said.contains("128"), said);
+    assertFalse(said.contains("sources hold"), said);
+  }
+
+  @Test
+  void withoutALimitTheInboxSummaryNamesEveryLimitedColumn() {
+    String said = StoreErrors.diagnose("webhook inbox",
+        new SQLException("ERROR: value too long for some type", "22001"));
+
+    assertTrue(said.contains("sources hold at most 64 characters, event ids and event types 255"), said);
+    assertTrue(said.contains("processor owners 128"), said);
+  }
+
+  @Test
   void aColumnTheDriverNamesIsGivenWithItsLimit() {
     String said = StoreErrors.diagnose("webhook inbox",
         new SQLException("Value too long for column \"SOURCE CHARACTER VARYING(64)\": \"...\"", "22001"));
