@@ -168,7 +168,7 @@ public final class StoreErrors {
       return "the database is closed";
     }
     if (state.equals("22001")) {
-      return TooLongValue.describe(store, TooLongValue.columnOf(e.getMessage()));
+      return TooLongValue.describe(store, TooLongValue.columnOf(e.getMessage()), e.getMessage());
     }
     if (state.startsWith("08")) {
       return "the database connection failed";

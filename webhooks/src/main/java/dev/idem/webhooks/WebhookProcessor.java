@@ -62,6 +62,12 @@ import org.slf4j.LoggerFactory;
 public final class WebhookProcessor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WebhookProcessor.class);
   private static final Duration MAX_POLL_BACKOFF = Duration.ofSeconds(30);
+  /**
+   * The longest owner: {@code lease_owner} and the attempt history's {@code owner} are VARCHAR(128)
+   * (the migrations). PostgreSQL refuses a longer value, and with it every claim; SQLite would
+   * take it, so the builder holds the limit on every dialect, and an inbox can move between them.
+   */
+  static final int MAX_OWNER_CHARS = 128;
 
   /** The default retry policy for handlers: webhooks can wait longer than an HTTP call. */
   public static final RetryPolicy DEFAULT_RETRY_POLICY = RetryPolicy.builder()
@@ -486,12 +492,21 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * @param owner the name in leases and attempt history; default {@code webhooks-<pid>-<random>}
+     * @param owner the name in leases and attempt history, unique per process, at most 128
+     *     characters (the inbox's columns); default {@code webhooks-<pid>-<random>}
      * @return this builder
+     * @throws IllegalArgumentException if it is longer than 128 characters
      */
     public Builder owner(String owner) {
-      this.owner = Objects.requireNonNull(owner, "the webhook processor's owner is null; give a name for its leases"
+      Objects.requireNonNull(owner, "the webhook processor's owner is null; give a name for its leases"
           + " (unique per process), or leave it unset for webhooks-<pid>-<random>");
+      int chars = owner.codePointCount(0, owner.length());
+      if (chars > MAX_OWNER_CHARS) {
+        throw new IllegalArgumentException("the webhook processor's owner has " + chars + " characters; the inbox"
+            + " holds at most " + MAX_OWNER_CHARS + " (lease_owner, and owner in the attempt history), and on"
+            + " PostgreSQL every claim would fail. Give a shorter name, such as the pod name alone");
+      }
+      this.owner = owner;
       return this;
     }
 

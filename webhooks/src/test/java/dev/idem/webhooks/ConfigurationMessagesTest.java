@@ -1,10 +1,13 @@
 package dev.idem.webhooks;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Missing configuration fails with a message that names the setting and says what to give: an
@@ -31,6 +34,18 @@ class ConfigurationMessagesTest {
     assertMessage(() -> WebhookInbox.sqlite(null), "inbox directory", "Path.of(");
     assertMessage(() -> WebhookInbox.postgres(null), "dataSource", "PostgreSQL");
     assertMessage(() -> GenericHmac.builder(null), "signatureHeader", "header");
+  }
+
+  @Test
+  void aProcessorOwnerLongerThanTheInboxColumnsIsRefusedOnTheEmbeddedInboxToo(@TempDir Path dir) {
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      WebhookProcessor.Builder b = WebhookProcessor.builder(inbox);
+      assertEquals("o".repeat(128), b.owner("o".repeat(128)).build().owner());
+      String m = message(() -> b.owner("o".repeat(129)));
+      assertTrue(m.contains("129 characters") && m.contains("at most 128"), m);
+      // Characters, as PostgreSQL counts them: 128 letters outside the BMP are 256 Java chars.
+      assertEquals(128, b.owner("\uD835\uDC00".repeat(128)).build().owner().codePointCount(0, 256));
+    }
   }
 
   private static void assertMessage(Executable call, String setting, String whatToDo) {

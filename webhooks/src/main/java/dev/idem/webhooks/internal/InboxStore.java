@@ -38,7 +38,12 @@ public final class InboxStore implements AutoCloseable {
       "dev/idem/webhooks/migrations/", "idem_webhook_schema_version", "idem_webhook_meta", Schema.Adoption.NONE);
   private static final String T = "idem_webhook_inbox";
   private static final String A = "idem_webhook_attempts";
-  private static final int MAX_TEXT = 1000;
+  // The lengths the migrations give the text columns written from a run's outcome: PostgreSQL
+  // refuses a longer value (SQLite would keep it), and the write recording the outcome with it.
+  /** {@code last_error} and {@code idem_webhook_attempts.error}. */
+  private static final int MAX_ERROR = 1000;
+  /** {@code idem_webhook_attempts.decision}. */
+  private static final int MAX_DECISION = 300;
   private static final String CLAIMED_COLUMNS = "source, event_id, event_type, body, received_at, attempts, runs,"
       + " lease_generation, first_attempt_at, last_delay_ms, body_sha256";
   // A claim takes the events whose lease expired first, oldest due first, then the PENDING and due
@@ -245,11 +250,12 @@ public final class InboxStore implements AutoCloseable {
           + " next_attempt_at = COALESCE(?, next_attempt_at), last_delay_ms = COALESCE(?, last_delay_ms),"
           + " lease_owner = NULL, lease_until = NULL"
           + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?",
-          state.name(), finishedAt, clip(error), nextAt, delayMs, e.source(), e.eventId(), e.generation()) == 1;
+          state.name(), finishedAt, clip(error, MAX_ERROR), nextAt, delayMs, e.source(), e.eventId(),
+          e.generation()) == 1;
       update(s, "UPDATE " + A + " SET ended_at = ?, outcome = ?, error = ?, decision = ?"
-          + " WHERE source = ? AND event_id = ? AND run = ?", now, current ? outcome : "stale", clip(error),
-          clip(current ? decision : "lease lost before completion; nothing changed"), e.source(), e.eventId(),
-          e.run());
+          + " WHERE source = ? AND event_id = ? AND run = ?", now, current ? outcome : "stale", clip(error, MAX_ERROR),
+          clip(current ? decision : "lease lost before completion; nothing changed", MAX_DECISION), e.source(),
+          e.eventId(), e.run());
       return current;
     });
   }
@@ -484,8 +490,16 @@ public final class InboxStore implements AutoCloseable {
     }
   }
 
-  static String clip(String s) {
-    return s == null || s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT);
+  /**
+   * {@code s} cut to at most {@code max} characters, the column's length; never between the two
+   * halves of a surrogate pair, which would leave an unpaired half for the driver to mangle.
+   */
+  static String clip(String s, int max) {
+    if (s == null || s.length() <= max) {
+      return s;
+    }
+    int end = Character.isHighSurrogate(s.charAt(max - 1)) ? max - 1 : max;
+    return s.substring(0, end);
   }
 
   /** Commits what is pending, closes the connection and releases the embedded inbox's lock. Idempotent. */
