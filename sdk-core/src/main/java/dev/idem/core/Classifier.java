@@ -114,8 +114,11 @@ public interface Classifier {
    * makes a failed response TRANSIENT, or AMBIGUOUS where {@link #defaults()} says the status may
    * follow the request's effect (301, 302, 303, 409, 500, 502, 504, other 5xx but 501, 503 and 505),
    * so that the hint never turns such a status into a FAILED ending; {@code false} makes it
-   * PERMANENT; 2xx responses, missing or garbage values, and exceptions get no opinion. Chain it
-   * before {@link #defaults()}.
+   * PERMANENT, except on those same statuses, where it gives no opinion (a PERMANENT verdict there
+   * would end the operation FAILED while the effect may exist; the next classifier decides, and
+   * {@link #defaults()} retries it with the same key, which a server that stored its answer replays,
+   * and ends UNCERTAIN if no 2xx comes); 2xx responses, missing or garbage values, and exceptions get
+   * no opinion. Chain it before {@link #defaults()}.
    *
    * @param headerName the hint header, case-insensitive
    * @return a classifier that reads that header and abstains when it cannot tell

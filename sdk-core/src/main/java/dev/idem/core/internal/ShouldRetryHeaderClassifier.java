@@ -30,7 +30,12 @@ public final class ShouldRetryHeaderClassifier implements Classifier {
       case "true" -> Optional.of(DefaultClassifier.mayFollowEffect(response)
           ? Verdict.ambiguous("HTTP " + response.status() + ", " + headerName + ": true; the server may have acted")
           : Verdict.transientFailure("HTTP " + response.status() + ", " + headerName + ": true"));
-      case "false" -> Optional.of(Verdict.permanent("HTTP " + response.status() + ", " + headerName + ": false"));
+      // "Do not retry" is not "nothing happened" either: on such a status a PERMANENT verdict would end
+      // the operation FAILED while the effect may exist. No opinion there, so the next classifier (the
+      // default table: AMBIGUOUS) decides; retries carry the same key, which a server that stored its
+      // answer replays.
+      case "false" -> DefaultClassifier.mayFollowEffect(response) ? Optional.<Verdict>empty()
+          : Optional.of(Verdict.permanent("HTTP " + response.status() + ", " + headerName + ": false"));
       default -> Optional.<Verdict>empty();
     });
   }
