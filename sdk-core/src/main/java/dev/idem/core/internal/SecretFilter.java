@@ -274,8 +274,8 @@ public final class SecretFilter {
     while (start <= to) {
       int amp = url.indexOf('&', start);
       int end = amp < 0 || amp > to ? to : amp;
-      int eq = url.indexOf('=', start);
-      if (eq >= 0 && eq < end && end > eq + 1 && isSecretQueryParameter(decode(url.substring(start, eq)))) {
+      int eq = indexOf(url, '=', start, end);
+      if (eq >= 0 && end > eq + 1 && isSecretQueryParameter(decode(url.substring(start, eq)))) {
         out.append(url, start, eq + 1).append(REDACTED);
         changed = true;
       } else {
@@ -288,6 +288,20 @@ public final class SecretFilter {
       start = end + 1;
     }
     return changed;
+  }
+
+  /**
+   * The first {@code c} in {@code s} from {@code from} to {@code to}, or -1. Bounded by the pair's
+   * end: {@code s.indexOf(c, from)} scans to the end of the URL for every pair without one, and a
+   * hostile Location of many such pairs cost time quadratic in its length.
+   */
+  private static int indexOf(String s, char c, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (s.charAt(i) == c) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static String decode(String raw) {
