@@ -6,8 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * {@link UnpairedSurrogateScopeTest}'s lookups and writes on PostgreSQL, whose driver also sends an
- * unpaired surrogate as '?'. Failed before the fix, as on SQLite.
+ * {@link UnpairedSurrogateScopeTest}'s lookups and writes, and {@link UnpairedSurrogateReasonTest}'s
+ * reasons, on PostgreSQL, whose driver also sends an unpaired surrogate as '?'. Failed before the
+ * fix, as on SQLite.
  */
 @ExtendWith(PostgresExtension.class)
 class PostgresUnpairedSurrogateTest {
@@ -15,6 +16,13 @@ class PostgresUnpairedSurrogateTest {
   void lookupsAndWritesWithAnUnpairedSurrogateNeverReachAnotherTenantsOperation(PgDatabase db) throws Exception {
     try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
       UnpairedSurrogateScopeTest.lookupsAndWritesNeverReachTheCollidedOperation(j);
+    }
+  }
+
+  @Test
+  void reasonsAreStoredWithAReplacementCharacterForEachUnpairedSurrogate(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      UnpairedSurrogateReasonTest.reasonsAreStoredWithAReplacementCharacterForEachUnpairedSurrogate(j);
     }
   }
 }
