@@ -156,10 +156,11 @@ import org.slf4j.LoggerFactory;
  * callers.) The in-memory journal and {@code JournalContract} do not refuse one.
  *
  * <p>Free text never fails a write: a reason (of a transition, an abandon, a settlement) and a
- * quarantine's reason are stored with U+FFFD in place of each NUL, on every database, so that a
- * reason carrying a server's bytes (a transport failure's message) cannot fail the transition of
- * an attempt already sent; the record returned holds the reason as stored. A reason is also cut to
- * 2,000 characters. Text inside the JSON columns (an attempt's reason, request and response
+ * quarantine's reason are stored with U+FFFD in place of each NUL and each unpaired UTF-16
+ * surrogate, on every database, so that a reason carrying a server's bytes (a transport failure's
+ * message) cannot fail the transition of an attempt already sent; the record returned holds the
+ * reason as stored. A reason is also cut to 2,000 characters (a quarantine's to 500), never inside
+ * a surrogate pair. Text inside the JSON columns (an attempt's reason, request and response
  * headers) is stored as a JSON escape, which every database stores, and reads back as given.
  *
  * <h2>Bad rows and bad files</h2>

@@ -40,6 +40,8 @@ public class OperationTable {
   private static final String IS_TERMINAL = "(state = 'SUCCEEDED' OR state = 'FAILED' OR state = 'UNCERTAIN')";
   /** The longest reason stored; longer ones are cut. */
   static final int MAX_REASON = 2000;
+  /** The quarantine_reason column's length, in characters. */
+  static final int MAX_QUARANTINE_REASON = 500;
 
   private final Dialect dialect;
   /** Made once: it was built per begin, and the statement cache hashed the new string each time. */
@@ -540,7 +542,7 @@ public class OperationTable {
     updatesOne(c, "UPDATE idem_operation SET quarantined_at = ?,"
         + " quarantine_reason = ? WHERE scope = ? AND operation = ? AND op_key = ? AND quarantined_at IS NULL", ps -> {
           ps.setLong(1, at);
-          ps.setString(2, storedText(reason, 500));
+          ps.setString(2, storedText(reason, MAX_QUARANTINE_REASON));
           bindRowKey(ps, 3, new RowKey(scope, operation, key));
         });
   }
@@ -704,18 +706,50 @@ public class OperationTable {
   }
 
   /**
-   * Free text as the journal stores it: each NUL (U+0000) replaced with U+FFFD, then cut to
-   * {@code max} characters. PostgreSQL's text types refuse a NUL, and a reason may carry a server's
-   * bytes (a transport failure's message): a NUL in one failed the transition of an attempt already
-   * sent, and left the operation IN_FLIGHT to be sent and failed again on every resume. It is
-   * replaced on every dialect, though SQLite and H2 would store it, so that a journal reads back
-   * the same text whichever database holds it.
+   * Free text as the journal stores it: each NUL (U+0000) and each unpaired UTF-16 surrogate
+   * replaced with U+FFFD, then cut to {@code max} characters, never inside a surrogate pair.
+   * PostgreSQL's text types refuse a NUL, and a reason may carry a server's bytes (a transport
+   * failure's message): a NUL in one failed the transition of an attempt already sent, and left the
+   * operation IN_FLIGHT to be sent and failed again on every resume. No encoding stores an unpaired
+   * surrogate (the drivers write '?'), so a record returned with one would differ from the record
+   * read back; a cut between a pair's halves would leave one. Both are replaced on every dialect,
+   * though SQLite and H2 would store a NUL, so that a journal reads back the same text whichever
+   * database holds it.
    */
-  private static String storedText(String s, int max) {
+  static String storedText(String s, int max) {
     if (s == null) {
       return null;
     }
-    String t = s.indexOf('\0') < 0 ? s : s.replace('\0', '\uFFFD');
-    return t.length() <= max ? t : t.substring(0, max - 3) + "...";
+    String t = replaceUnstorable(s);
+    if (t.length() <= max) {
+      return t;
+    }
+    int end = max - 3;
+    // Drop the whole pair rather than keep its high half: the text stays a prefix of the reason.
+    if (Character.isHighSurrogate(t.charAt(end - 1))) {
+      end--;
+    }
+    return t.substring(0, end) + "...";
+  }
+
+  /** {@code s} with each NUL and each unpaired surrogate replaced with U+FFFD; {@code s} itself if it has none. */
+  private static String replaceUnstorable(String s) {
+    StringBuilder b = null;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      int width = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
+          ? 2 : 1;
+      boolean unstorable = c == '\0' || (width == 1 && Character.isSurrogate(c));
+      if (unstorable && b == null) {
+        b = new StringBuilder(s.length()).append(s, 0, i);
+      }
+      if (unstorable) {
+        b.append('\uFFFD');
+      } else if (b != null) {
+        b.append(s, i, i + width);
+      }
+      i += width - 1;
+    }
+    return b == null ? s : b.toString();
   }
 }

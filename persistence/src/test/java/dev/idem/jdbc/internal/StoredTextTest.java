@@ -26,6 +26,19 @@ class StoredTextTest {
   }
 
   @Test
+  void aQuarantineReasonCutAtItsColumnNeverSplitsASurrogatePair() {
+    int max = OperationTable.MAX_QUARANTINE_REASON;
+    String reason = "x".repeat(max - 4) + "\uD83D\uDE00" + "y".repeat(10);
+    assertEquals("x".repeat(max - 4) + "...", OperationTable.storedText(reason, max));
+  }
+
+  @Test
+  void aCutAfterAnUnpairedSurrogateKeepsItsReplacement() {
+    String reason = "x".repeat(OperationTable.MAX_REASON - 4) + "\uD83D" + "y".repeat(10);
+    assertEquals("x".repeat(OperationTable.MAX_REASON - 4) + "\uFFFD...", OperationTable.storedReason(reason));
+  }
+
+  @Test
   void aReasonThatFitsIsKeptWithAPairAtItsEnd() {
     String reason = "x".repeat(OperationTable.MAX_REASON - 2) + "\uD83D\uDE00";
     assertEquals(reason, OperationTable.storedReason(reason));
