@@ -34,11 +34,16 @@ import java.util.function.IntFunction;
  * {@code Transfer-Encoding: chunked}, is read to its end and dropped before the answer goes out. A
  * request whose body has no end the server can find (a Content-Length that is not a length, two
  * that differ, a transfer coding other than chunked last) gets 400 and is not counted in
- * {@link #requests()}; nor is one whose client goes away before it is whole.
+ * {@link #requests()}, as does one with a line (request line, header, chunk size or trailer)
+ * longer than 8 KiB, refused without reading on; nor is one whose client goes away before it is
+ * whole, a chunked body included that ends before the empty line closing its trailer section.
  *
  * <p>Binds an ephemeral port on the loopback address. Thread-safe; one daemon thread per connection.
  */
 public final class StreamingBodyServer implements AutoCloseable {
+  /** The longest line of a request head, chunk size or trailer, in bytes without its CR LF. */
+  private static final int MAX_LINE = 8192;
+
   private final ServerSocket socket;
   private final IntFunction<Reply> replies;
   private final List<Optional<String>> keys = new CopyOnWriteArrayList<>();
@@ -282,11 +287,17 @@ public final class StreamingBodyServer implements AutoCloseable {
       }
       long size = Long.parseLong(hex, 16);
       if (size == 0) {
-        String trailer;
-        do {
-          trailer = readLine(in);
-        } while (trailer != null && !trailer.isEmpty());
-        return;
+        // The body ends with the empty line after the trailers (RFC 9112, 7.1): a stream that ends
+        // before it is a request cut short, not counted, as in the chunk data.
+        while (true) {
+          String trailer = readLine(in);
+          if (trailer == null) {
+            throw new java.io.EOFException("the chunked body ended before its trailer section did");
+          }
+          if (trailer.isEmpty()) {
+            return;
+          }
+        }
       }
       in.skipNBytes(size);
       String end = readLine(in);
@@ -355,7 +366,7 @@ public final class StreamingBodyServer implements AutoCloseable {
     out.flush();
   }
 
-  private static List<String> readHead(InputStream in) throws IOException {
+  private static List<String> readHead(InputStream in) throws IOException, BadRequest {
     List<String> lines = new ArrayList<>();
     String l;
     while ((l = readLine(in)) != null) {
@@ -367,8 +378,12 @@ public final class StreamingBodyServer implements AutoCloseable {
     return List.of();
   }
 
-  /** One line without its CR LF; null at the end of the stream. */
-  private static String readLine(InputStream in) throws IOException {
+  /**
+   * One line without its CR LF; null at the end of the stream. A line longer than
+   * {@link #MAX_LINE} bytes (its CR LF not counted) is refused as soon as it passes the limit, so
+   * that a line without end cannot fill the memory.
+   */
+  private static String readLine(InputStream in) throws IOException, BadRequest {
     ByteArrayOutputStream line = new ByteArrayOutputStream();
     int b;
     while ((b = in.read()) >= 0) {
@@ -376,6 +391,11 @@ public final class StreamingBodyServer implements AutoCloseable {
         return line.toString(StandardCharsets.ISO_8859_1).replace("\r", "");
       }
       line.write(b);
+      // One byte past the limit may still be the CR before the LF.
+      if (line.size() > MAX_LINE + 1 || (line.size() == MAX_LINE + 1 && b != '\r')) {
+        throw new BadRequest("a request line, header line, chunk-size line or trailer line longer than "
+            + MAX_LINE + " bytes");
+      }
     }
     return null;
   }
