@@ -1004,6 +1004,9 @@ public final class IdempotentExecutor implements AutoCloseable {
 
   /** Builds an {@link IdempotentExecutor}. Not thread-safe. */
   public static final class Builder {
+    /** The journals' owner column: VARCHAR(200) on PostgreSQL and H2, a length check on SQLite. */
+    private static final int MAX_OWNER = 200;
+
     private Journal journal;
     private RetryPolicy policy = RetryPolicy.ofDefaults();
     private Classifier classifier = Classifier.defaults();
@@ -1296,17 +1299,29 @@ public final class IdempotentExecutor implements AutoCloseable {
      * expire, on a journal that allows it (see {@link Journal#claim}; an {@link InMemoryJournal}
      * never outlives its process, so it has nothing to reclaim). Either way, a dead holder's
      * attempt is counted as ambiguous and the operation is sent again with the same key. Two live
-     * instances must never share a name.
+     * instances must never share a name. The name is stored in every lease as given, so it must be
+     * one every journal stores unchanged: at most 200 characters (the owner column's length; a
+     * Kubernetes pod name may be longer), no control characters (NUL included), no unpaired UTF-16
+     * surrogates.
      *
-     * @param owner the owner name, not blank
+     * @param owner the owner name: not blank, at most 200 characters, no control characters or
+     *     unpaired surrogates
      * @return this builder
-     * @throws IllegalArgumentException if blank
+     * @throws IllegalArgumentException if blank, longer than 200 characters, or holding a control
+     *     character or an unpaired surrogate; the message says which, without the name itself
      */
     public Builder owner(String owner) {
       Objects.requireNonNull(owner, "owner");
       if (owner.isBlank()) {
         throw new IllegalArgumentException("owner must not be blank");
       }
+      // Refused here, at startup, rather than by the database at every claim: the journals' owner
+      // column holds 200 characters.
+      if (owner.length() > MAX_OWNER) {
+        throw new IllegalArgumentException("owner has " + owner.length() + " characters; at most " + MAX_OWNER
+            + " are allowed, the length of the journal's owner column");
+      }
+      InputChecks.text(owner, "owner");
       this.owner = owner;
       return this;
     }
