@@ -6,9 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * {@link UnpairedSurrogateScopeTest}'s lookups and writes, and {@link UnpairedSurrogateReasonTest}'s
- * reasons, on PostgreSQL, whose driver also sends an unpaired surrogate as '?'. Failed before the
- * fix, as on SQLite.
+ * {@link UnpairedSurrogateScopeTest}'s lookups and writes, {@link UnpairedSurrogateReasonTest}'s
+ * reasons and {@link UnpairedSurrogateAttemptTest}'s attempts on PostgreSQL, whose driver also
+ * sends an unpaired surrogate as '?'. Failed before the fix, as on SQLite.
  */
 @ExtendWith(PostgresExtension.class)
 class PostgresUnpairedSurrogateTest {
@@ -23,6 +23,13 @@ class PostgresUnpairedSurrogateTest {
   void reasonsAreStoredWithAReplacementCharacterForEachUnpairedSurrogate(PgDatabase db) throws Exception {
     try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
       UnpairedSurrogateReasonTest.reasonsAreStoredWithAReplacementCharacterForEachUnpairedSurrogate(j);
+    }
+  }
+
+  @Test
+  void anAttemptsTextWithUnpairedSurrogatesReadsBackAsGiven(PgDatabase db) throws Exception {
+    try (JdbcJournal j = JdbcJournal.dataSource(db.dataSource()).open()) {
+      UnpairedSurrogateAttemptTest.anAttemptsTextWithUnpairedSurrogatesReadsBackAsGiven(j);
     }
   }
 }
