@@ -160,8 +160,9 @@ import org.slf4j.LoggerFactory;
  * surrogate, on every database, so that a reason carrying a server's bytes (a transport failure's
  * message) cannot fail the transition of an attempt already sent; the record returned holds the
  * reason as stored. A reason is also cut to 2,000 characters (a quarantine's to 500), never inside
- * a surrogate pair. Text inside the JSON columns (an attempt's reason, request and response
- * headers) is stored as a JSON escape, which every database stores, and reads back as given.
+ * a surrogate pair. A NUL or a surrogate (paired or not) inside the JSON columns (an attempt's
+ * reason, request and response headers) is stored as a JSON escape, which every database stores,
+ * and reads back as given.
  *
  * <h2>Bad rows and bad files</h2>
  * A row that cannot be decoded (unknown state, snapshot that is not valid JSON, a stored request

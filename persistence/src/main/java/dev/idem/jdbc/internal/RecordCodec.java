@@ -41,7 +41,8 @@ public final class RecordCodec {
   private static final int FORMAT = 1;
 
   private final ObjectMapper mapper = new ObjectMapper();
-  private final JsonFactory json = mapper.getFactory();
+  // The mapper shares this factory, so the lists appendAttempt rewrites are escaped the same way.
+  private final JsonFactory json = mapper.getFactory().setCharacterEscapes(new SurrogateEscapes());
   private final int maxStoredResponseBody;
   private final String truncatedBodyHeader;
 
@@ -200,7 +201,13 @@ public final class RecordCodec {
     if (!n.isArray()) {
       throw new CorruptRowException("attempts_json: not a JSON array");
     }
-    String list = n.toString();
+    String list;
+    try {
+      // Not n.toString(): its own factory would write the surrogates the list escapes as themselves.
+      list = mapper.writeValueAsString(n);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException("writing to a string failed", e); // a tree read from text always writes
+    }
     return list.substring(0, list.length() - 1) + (n.isEmpty() ? "" : ",") + encodeAttempt(attempt) + "]";
   }
 
@@ -326,7 +333,8 @@ public final class RecordCodec {
 
   /**
    * One JSON object, written field by field with the streaming generator: the same text as the
-   * tree model's {@code toString} (same escaping, no whitespace), without building the tree.
+   * tree model's {@code toString} (no whitespace), but with every surrogate escaped
+   * ({@link SurrogateEscapes}), without building the tree.
    */
   private String write(int sizeHint, Fields fields) {
     StringWriter out = new StringWriter(sizeHint);

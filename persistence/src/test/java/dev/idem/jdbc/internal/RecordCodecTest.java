@@ -82,7 +82,8 @@ class RecordCodecTest {
    * The columns are written with the streaming generator (issue 28); before, with a tree whose
    * {@code toString} was the text. The tree encoders, as they were, are kept here as the reference:
    * for random values (quotes, control and non-ASCII characters, surrogates, empty and null parts)
-   * the text must be the same, and so must the response's checksum.
+   * the text must be the same, but for surrogates, now written as escapes (an unpaired one was
+   * stored as '?'), and so must the response's checksum.
    */
   @Test
   void theStreamedTextIsTheTextTheTreeEncodersWrote() throws Exception {
@@ -106,12 +107,12 @@ class RecordCodecTest {
       byte[] body = new byte[random.nextInt(100)];
       random.nextBytes(body);
       RequestSnapshot request = b.body(body, i % 2 == 0 ? "application/json; " + text(random) : null).build();
-      assertEquals(treeRequest(request), codec.encodeRequest(request));
+      assertEquals(escapeSurrogates(treeRequest(request)), codec.encodeRequest(request));
 
       ResponseSnapshot response = new ResponseSnapshot(100 + random.nextInt(500), headers, body);
       Set<String> excluded = i % 4 == 0 ? headers.keySet().stream().limit(1).collect(Collectors.toSet()) : Set.of();
       String streamed = codec.encodeResponse(response, excluded);
-      assertEquals(treeResponse(response, excluded, 64), streamed);
+      assertEquals(escapeSurrogates(treeResponse(response, excluded, 64)), streamed);
       assertEquals(response.status(), codec.decodeResponse(streamed).status());
 
       Instant start = Instant.ofEpochSecond(random.nextLong(0, 4_000_000_000L), i % 3 == 0 ? 0 : random.nextInt(1_000_000_000));
@@ -119,7 +120,7 @@ class RecordCodecTest {
           start.plusNanos(random.nextInt(1_000_000_000)), Classification.values()[i % Classification.values().length],
           i % 2 == 0 ? null : 200 + random.nextInt(300), i % 3 == 0 ? null : "java.io." + text(random), text(random),
           Duration.ofNanos(random.nextLong(0, 100_000_000_000L)), text(random));
-      assertEquals(treeAttempt(attempt).toString(), codec.encodeAttempt(attempt));
+      assertEquals(escapeSurrogates(treeAttempt(attempt).toString()), codec.encodeAttempt(attempt));
       assertEquals(List.of(attempt), codec.decodeAttempts(codec.appendAttempt("[]", attempt)));
     }
   }
@@ -142,6 +143,17 @@ class RecordCodecTest {
   // ---- the tree encoders as they were before issue 28's streaming, verbatim
 
   private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  /**
+   * The tree's text with each surrogate as a JSON escape: outside strings JSON text is ASCII, so
+   * every surrogate in it is inside a string.
+   */
+  private static String escapeSurrogates(String json) {
+    StringBuilder b = new StringBuilder(json.length());
+    json.chars().forEach(c -> b.append(Character.isSurrogate((char) c) ? String.format("\\u%04X", c)
+        : String.valueOf((char) c)));
+    return b.toString();
+  }
 
   private static String treeRequest(RequestSnapshot r) {
     ObjectNode n = MAPPER.createObjectNode();
