@@ -57,6 +57,19 @@ class BadPropertiesStartReviewTest {
     }
   }
 
+  /**
+   * The executor refuses an owner its journal would not store as given (over 200 characters, as a
+   * long pod name, control characters); the starter passes {@code idem.owner}, or {@code HOSTNAME}
+   * when it is unset, and the startup failure must say which setting to change.
+   */
+  @Test
+  void anOwnerTheJournalCannotStoreFailsTheStartupNamingTheProperty(@TempDir Path dir) {
+    runner.withPropertyValues("idem.directory=" + dir, "idem.owner=" + "p".repeat(201)).run(context -> {
+      assertNotNull(context.getStartupFailure(), "an owner of 201 characters started the app");
+      assertTrue(messages(context.getStartupFailure()).contains("idem.owner"), messages(context.getStartupFailure()));
+    });
+  }
+
   private static void deleteQuietly(Path p) {
     try (var files = Files.walk(p)) {
       files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
