@@ -142,7 +142,11 @@ public class IdemAutoConfiguration {
         .listener(IdemListener.all(listeners.orderedStream().toList()));
     String owner = owner(properties, environment);
     if (owner != null) {
-      b.owner(owner);
+      try {
+        b.owner(owner);
+      } catch (IllegalArgumentException e) {
+        throw badOwner(e);
+      }
     }
     return b.build();
   }
@@ -162,6 +166,15 @@ public class IdemAutoConfiguration {
       ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
     return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), executor.getIfAvailable(),
         properties.shutdownTimeout());
+  }
+
+  /**
+   * The builder's refusal of the owner name, saying where the name came from: the message alone
+   * does not tell an operator that {@code HOSTNAME} (a long pod name) was read.
+   */
+  static IllegalArgumentException badOwner(IllegalArgumentException e) {
+    return new IllegalArgumentException("idem.owner (or the HOSTNAME environment variable, read when idem.owner is"
+        + " unset) names this instance in the journal: " + e.getMessage(), e);
   }
 
   static String owner(IdemProperties properties, Environment environment) {

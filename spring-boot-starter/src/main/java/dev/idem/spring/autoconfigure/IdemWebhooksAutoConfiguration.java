@@ -115,7 +115,11 @@ public class IdemWebhooksAutoConfiguration {
     }
     String owner = IdemAutoConfiguration.owner(properties, environment);
     if (owner != null) {
-      b.owner(owner);
+      try {
+        b.owner(owner);
+      } catch (IllegalArgumentException e) {
+        throw IdemAutoConfiguration.badOwner(e);
+      }
     }
     return b.build();
   }
