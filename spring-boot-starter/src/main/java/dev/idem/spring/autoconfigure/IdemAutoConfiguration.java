@@ -173,8 +173,17 @@ public class IdemAutoConfiguration {
    * does not tell an operator that {@code HOSTNAME} (a long pod name) was read.
    */
   static IllegalArgumentException badOwner(IllegalArgumentException e) {
+    return badOwner(e, "in the journal");
+  }
+
+  /**
+   * {@link #badOwner(IllegalArgumentException)}, saying where the name is used.
+   *
+   * @param where where the name identifies this instance, e.g. "in the journal"
+   */
+  static IllegalArgumentException badOwner(IllegalArgumentException e, String where) {
     return new IllegalArgumentException("idem.owner (or the HOSTNAME environment variable, read when idem.owner is"
-        + " unset) names this instance in the journal: " + e.getMessage(), e);
+        + " unset) names this instance " + where + ": " + e.getMessage(), e);
   }
 
   static String owner(IdemProperties properties, Environment environment) {

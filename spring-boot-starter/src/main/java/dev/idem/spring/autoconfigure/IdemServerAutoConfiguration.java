@@ -95,6 +95,16 @@ public class IdemServerAutoConfiguration {
     // Only a shared store needs a stable instance name; an embedded one ends dead claims at open.
     String instance = s.store() == IdemProperties.Store.DATASOURCE
         ? IdemAutoConfiguration.owner(properties, environment) : null;
+    if (instance != null) {
+      // The guard's rule for the name is narrower than the journal's (1 to 100 of letters, digits,
+      // . _ : -); checked here, where the failure can say which setting to change, rather than when
+      // the first guard is built.
+      try {
+        IdempotencyGuard.builder(store).instanceId(instance);
+      } catch (IllegalArgumentException e) {
+        throw IdemAutoConfiguration.badOwner(e, "to the idempotency guard's shared store");
+      }
+    }
     return new GuardFactory(store, s.keyHeader(), s.inFlightWait(), instance,
         listeners.orderedStream().toList());
   }
