@@ -2,6 +2,7 @@ package dev.idem.jdbc.internal;
 
 import dev.idem.storage.Dialect;
 import dev.idem.storage.SqlSession;
+import dev.idem.storage.StoredText;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import java.sql.PreparedStatement;
@@ -700,56 +701,17 @@ public class OperationTable {
     return rs.wasNull() ? null : v;
   }
 
-  /** A reason as the reason column holds it: see {@link #storedText}, at most {@link #MAX_REASON} characters. */
+  /**
+   * A reason as the reason column holds it ({@link StoredText}: each NUL as U+FFFD, since
+   * PostgreSQL refuses one and a reason may carry a server's bytes), at most {@link #MAX_REASON}
+   * characters, "..." where it was cut.
+   */
   public static String storedReason(String reason) {
     return storedText(reason, MAX_REASON);
   }
 
-  /**
-   * Free text as the journal stores it: each NUL (U+0000) and each unpaired UTF-16 surrogate
-   * replaced with U+FFFD, then cut to {@code max} characters, never inside a surrogate pair.
-   * PostgreSQL's text types refuse a NUL, and a reason may carry a server's bytes (a transport
-   * failure's message): a NUL in one failed the transition of an attempt already sent, and left the
-   * operation IN_FLIGHT to be sent and failed again on every resume. No encoding stores an unpaired
-   * surrogate (the drivers write '?'), so a record returned with one would differ from the record
-   * read back; a cut between a pair's halves would leave one. Both are replaced on every dialect,
-   * though SQLite and H2 would store a NUL, so that a journal reads back the same text whichever
-   * database holds it.
-   */
+  /** Free text as the journal stores it ({@link StoredText}), cut with a "..." marker. */
   static String storedText(String s, int max) {
-    if (s == null) {
-      return null;
-    }
-    String t = replaceUnstorable(s);
-    if (t.length() <= max) {
-      return t;
-    }
-    int end = max - 3;
-    // Drop the whole pair rather than keep its high half: the text stays a prefix of the reason.
-    if (Character.isHighSurrogate(t.charAt(end - 1))) {
-      end--;
-    }
-    return t.substring(0, end) + "...";
-  }
-
-  /** {@code s} with each NUL and each unpaired surrogate replaced with U+FFFD; {@code s} itself if it has none. */
-  private static String replaceUnstorable(String s) {
-    StringBuilder b = null;
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      int width = Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
-          ? 2 : 1;
-      boolean unstorable = c == '\0' || (width == 1 && Character.isSurrogate(c));
-      if (unstorable && b == null) {
-        b = new StringBuilder(s.length()).append(s, 0, i);
-      }
-      if (unstorable) {
-        b.append('\uFFFD');
-      } else if (b != null) {
-        b.append(s, i, i + width);
-      }
-      i += width - 1;
-    }
-    return b == null ? s : b.toString();
+    return StoredText.of(s, max, "...");
   }
 }

@@ -7,6 +7,7 @@ import dev.idem.storage.StoreOpener;
 import dev.idem.storage.Schema;
 import dev.idem.storage.SqlSession;
 import dev.idem.storage.SqlWork;
+import dev.idem.storage.StoredText;
 import dev.idem.storage.Store;
 import dev.idem.webhooks.AcceptResult;
 import dev.idem.webhooks.InboxEntry;
@@ -38,8 +39,11 @@ public final class InboxStore implements AutoCloseable {
       "dev/idem/webhooks/migrations/", "idem_webhook_schema_version", "idem_webhook_meta", Schema.Adoption.NONE);
   private static final String T = "idem_webhook_inbox";
   private static final String A = "idem_webhook_attempts";
-  // The lengths the migrations give the text columns written from a run's outcome: PostgreSQL
-  // refuses a longer value (SQLite would keep it), and the write recording the outcome with it.
+  // The lengths the migrations give the free-text columns written from a run's outcome: PostgreSQL
+  // refuses a longer value (SQLite would keep it), and the write recording the outcome with it. It
+  // refuses a NUL too, which a handler's message quoting the payload may hold: both go through
+  // StoredText. The identities (source, event id, type, owner) are refused with a NUL before they
+  // get here (WebhookSource, WebhookProcessor.Builder), never changed.
   /** {@code last_error} and {@code idem_webhook_attempts.error}. */
   private static final int MAX_ERROR = 1000;
   /** {@code idem_webhook_attempts.decision}. */
@@ -250,12 +254,13 @@ public final class InboxStore implements AutoCloseable {
           + " next_attempt_at = COALESCE(?, next_attempt_at), last_delay_ms = COALESCE(?, last_delay_ms),"
           + " lease_owner = NULL, lease_until = NULL"
           + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?",
-          state.name(), finishedAt, clip(error, MAX_ERROR), nextAt, delayMs, e.source(), e.eventId(),
+          state.name(), finishedAt, StoredText.of(error, MAX_ERROR), nextAt, delayMs, e.source(), e.eventId(),
           e.generation()) == 1;
       update(s, "UPDATE " + A + " SET ended_at = ?, outcome = ?, error = ?, decision = ?"
-          + " WHERE source = ? AND event_id = ? AND run = ?", now, current ? outcome : "stale", clip(error, MAX_ERROR),
-          clip(current ? decision : "lease lost before completion; nothing changed", MAX_DECISION), e.source(),
-          e.eventId(), e.run());
+          + " WHERE source = ? AND event_id = ? AND run = ?", now, current ? outcome : "stale",
+          StoredText.of(error, MAX_ERROR),
+          StoredText.of(current ? decision : "lease lost before completion; nothing changed", MAX_DECISION),
+          e.source(), e.eventId(), e.run());
       return current;
     });
   }
@@ -488,18 +493,6 @@ public final class InboxStore implements AutoCloseable {
     } catch (IdempotencyException e) {
       throw new WebhookInboxException("the webhook inbox write failed: " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * {@code s} cut to at most {@code max} characters, the column's length; never between the two
-   * halves of a surrogate pair, which would leave an unpaired half for the driver to mangle.
-   */
-  static String clip(String s, int max) {
-    if (s == null || s.length() <= max) {
-      return s;
-    }
-    int end = Character.isHighSurrogate(s.charAt(max - 1)) ? max - 1 : max;
-    return s.substring(0, end);
   }
 
   /** Commits what is pending, closes the connection and releases the embedded inbox's lock. Idempotent. */
