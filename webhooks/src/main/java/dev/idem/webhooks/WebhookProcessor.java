@@ -495,7 +495,7 @@ public final class WebhookProcessor implements AutoCloseable {
      * @param owner the name in leases and attempt history, unique per process, at most 128
      *     characters (the inbox's columns); default {@code webhooks-<pid>-<random>}
      * @return this builder
-     * @throws IllegalArgumentException if it is longer than 128 characters
+     * @throws IllegalArgumentException if it is longer than 128 characters or holds a NUL (U+0000)
      */
     public Builder owner(String owner) {
       Objects.requireNonNull(owner, "the webhook processor's owner is null; give a name for its leases"
@@ -505,6 +505,10 @@ public final class WebhookProcessor implements AutoCloseable {
         throw new IllegalArgumentException("the webhook processor's owner has " + chars + " characters; the inbox"
             + " holds at most " + MAX_OWNER_CHARS + " (lease_owner, and owner in the attempt history), and on"
             + " PostgreSQL every claim would fail. Give a shorter name, such as the pod name alone");
+      }
+      if (owner.indexOf('\0') >= 0) {
+        throw new IllegalArgumentException("the webhook processor's owner holds a NUL (U+0000), which PostgreSQL"
+            + " refuses in its lease_owner column: every claim would fail. Give a name without one");
       }
       this.owner = owner;
       return this;

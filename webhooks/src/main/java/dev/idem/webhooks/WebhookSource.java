@@ -106,9 +106,18 @@ public final class WebhookSource {
     if (id.length() > MAX_ID_CHARS) {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event id is longer than " + MAX_ID_CHARS);
     }
+    // An id or type is an identity (deduplication, routing): stored as sent or refused, never
+    // changed. PostgreSQL refuses a NUL (a JSON body may escape one), and the failed insert
+    // answered 503 on every redelivery; a 400 tells the provider to stop.
+    if (id.indexOf('\0') >= 0) {
+      throw new WebhookRejectedException(RejectionReason.HEADER, "the event id holds a NUL (U+0000)");
+    }
     type = type == null ? "" : type;
     if (type.length() > MAX_ID_CHARS) {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
+    }
+    if (type.indexOf('\0') >= 0) {
+      throw new WebhookRejectedException(RejectionReason.HEADER, "the event type holds a NUL (U+0000)");
     }
     boolean ordered = scheme.verifier().signsTimestampAndId();
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
