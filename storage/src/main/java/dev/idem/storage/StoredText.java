@@ -23,6 +23,7 @@ public final class StoredText {
    * @param max the column's length in characters, at least 1
    * @return {@code s} with each NUL and unpaired surrogate as U+FFFD, cut to at most {@code max}
    *     characters; null for null
+   * @throws IllegalArgumentException if {@code max} is below 1
    */
   public static String of(String s, int max) {
     return of(s, max, "");
@@ -32,10 +33,15 @@ public final class StoredText {
    * @param s the text, or null
    * @param max the column's length in characters, longer than {@code marker}
    * @param marker appended where the text was cut (such as {@code "..."}), within {@code max}
-   * @return {@code s} with each NUL and unpaired surrogate as U+FFFD, cut to at most {@code max} characters, the marker
-   *     included; null for null
+   * @return {@code s} with each NUL and unpaired surrogate as U+FFFD, cut to at most {@code max}
+   *     characters, the marker included; null for null
+   * @throws IllegalArgumentException if {@code max} is not longer than {@code marker}
    */
   public static String of(String s, int max, String marker) {
+    if (max <= marker.length()) {
+      throw new IllegalArgumentException("max " + max + " leaves no room for the text beside the marker \"" + marker
+          + "\"");
+    }
     if (s == null) {
       return null;
     }
@@ -50,6 +56,18 @@ public final class StoredText {
       end--;
     }
     return t.substring(0, end) + marker;
+  }
+
+  /**
+   * Whether {@code s} holds what no store keeps as given: a NUL (PostgreSQL refuses it) or an
+   * unpaired surrogate (the drivers write '?'). An identity holding one is refused, and a look-up by
+   * one finds nothing, since no stored identity holds one.
+   *
+   * @param s the text
+   * @return whether it holds a NUL or an unpaired surrogate
+   */
+  public static boolean hasUnstorable(String s) {
+    return replaceUnstorable(s) != s;
   }
 
   /** {@code s} with each NUL and each unpaired surrogate replaced with U+FFFD; {@code s} itself if it has none. */

@@ -1,5 +1,6 @@
 package dev.idem.webhooks;
 
+import dev.idem.storage.StoredText;
 import dev.idem.webhooks.internal.Headers;
 import dev.idem.webhooks.internal.Hmac;
 import dev.idem.webhooks.internal.JsonFields;
@@ -108,16 +109,20 @@ public final class WebhookSource {
     }
     // An id or type is an identity (deduplication, routing): stored as sent or refused, never
     // changed. PostgreSQL refuses a NUL (a JSON body may escape one), and the failed insert
-    // answered 503 on every redelivery; a 400 tells the provider to stop.
-    if (id.indexOf('\0') >= 0) {
-      throw new WebhookRejectedException(RejectionReason.HEADER, "the event id holds a NUL (U+0000)");
+    // answered 503 on every redelivery; the drivers write an unpaired surrogate (JSON may escape
+    // one too) as '?', so two events' ids became one and the second was taken for a duplicate.
+    // A 400 tells the provider to stop.
+    if (StoredText.hasUnstorable(id)) {
+      throw new WebhookRejectedException(RejectionReason.HEADER,
+          "the event id holds a NUL (U+0000) or an unpaired surrogate, which no store keeps as sent");
     }
     type = type == null ? "" : type;
     if (type.length() > MAX_ID_CHARS) {
       throw new WebhookRejectedException(RejectionReason.HEADER, "the event type is longer than " + MAX_ID_CHARS);
     }
-    if (type.indexOf('\0') >= 0) {
-      throw new WebhookRejectedException(RejectionReason.HEADER, "the event type holds a NUL (U+0000)");
+    if (StoredText.hasUnstorable(type)) {
+      throw new WebhookRejectedException(RejectionReason.HEADER,
+          "the event type holds a NUL (U+0000) or an unpaired surrogate, which no store keeps as sent");
     }
     boolean ordered = scheme.verifier().signsTimestampAndId();
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),

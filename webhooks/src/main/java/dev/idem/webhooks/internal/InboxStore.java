@@ -279,6 +279,9 @@ public final class InboxStore implements AutoCloseable {
 
   /** DEAD to PENDING, due now, attempts reset. False if it is not DEAD. */
   public boolean redrive(String src, String id, long now) {
+    if (StoredText.hasUnstorable(id)) {
+      return false; // no event is stored under such an id, and PostgreSQL would refuse the parameter
+    }
     return write(List.of(src, id), s -> update(s, "UPDATE " + T + " SET state = 'PENDING', attempts = 0,"
         + " first_attempt_at = NULL, last_delay_ms = 0, next_attempt_at = ?, finished_at = NULL"
         + " WHERE source = ? AND event_id = ? AND state = 'DEAD'", now, src, id) == 1);
@@ -306,6 +309,9 @@ public final class InboxStore implements AutoCloseable {
    *     disk): its type or payload are not what the provider sent
    */
   public Optional<InboxEntry> find(String src, String id) {
+    if (StoredText.hasUnstorable(id)) {
+      return Optional.empty(); // as in redrive
+    }
     return read(s -> query(s, "SELECT " + ENTRY_COLUMNS + " FROM " + T + " WHERE source = ? AND event_id = ?",
         this::entries, src, id).stream().findFirst());
   }
@@ -384,6 +390,9 @@ public final class InboxStore implements AutoCloseable {
   }
 
   public List<AttemptRow> attempts(String src, String id) {
+    if (StoredText.hasUnstorable(id)) {
+      return List.of(); // as in redrive
+    }
     return read(s -> query(s, "SELECT run, owner, started_at, ended_at, outcome, error, decision FROM " + A
         + " WHERE source = ? AND event_id = ? ORDER BY run", rs -> {
           List<AttemptRow> out = new ArrayList<>();
