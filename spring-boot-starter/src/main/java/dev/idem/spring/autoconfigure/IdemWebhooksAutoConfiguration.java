@@ -118,7 +118,7 @@ public class IdemWebhooksAutoConfiguration {
       try {
         b.owner(owner);
       } catch (IllegalArgumentException e) {
-        throw IdemAutoConfiguration.badOwner(e);
+        throw IdemAutoConfiguration.badOwner(e, "in the webhook inbox");
       }
     }
     return b.build();
