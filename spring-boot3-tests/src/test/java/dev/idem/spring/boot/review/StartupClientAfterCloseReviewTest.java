@@ -1,7 +1,9 @@
 package dev.idem.spring.boot.review;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
@@ -22,6 +24,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestTemplate;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
@@ -38,7 +41,8 @@ import org.springframework.web.reactive.function.client.WebClient;
  * (With the starter's own beans, only that binder error stops it, before any Idem bean is made.)
  *
  * <p>Expected: a request after close fails without making any executor: the factory ran once,
- * and nothing reached the server.
+ * the call fails saying that the Spring context that made Idem's executor has closed, and nothing
+ * reached the server. The same for a RestTemplate bean, which gets the same stand-in.
  */
 class StartupClientAfterCloseReviewTest {
   @Configuration(proxyBeanMethods = false)
@@ -73,6 +77,11 @@ class StartupClientAfterCloseReviewTest {
     WebClient ordersWebClient(WebClient.Builder builder) {
       return builder.build();
     }
+
+    @Bean
+    RestTemplate ordersRestTemplate() {
+      return new RestTemplate(); // post-processed during startup: gets the same stand-in
+    }
   }
 
   @Test
@@ -93,6 +102,7 @@ class StartupClientAfterCloseReviewTest {
       assertEquals(1, made.get(), "a request after the context closed made a new executor that nothing closes"
           + " (the call " + (thrown == null ? "went through" : "failed: " + thrown) + ")");
       assertEquals(0, server.getRequestCount(), "a POST went out after the context closed");
+      assertClosedContext(thrown);
     }
   }
 
@@ -114,7 +124,41 @@ class StartupClientAfterCloseReviewTest {
       assertEquals(1, made.get(), "a request after the context closed made a new executor that nothing closes"
           + " (the call " + (thrown == null ? "went through" : "failed: " + thrown) + ")");
       assertEquals(0, server.getRequestCount(), "a POST went out after the context closed");
+      assertClosedContext(thrown);
     }
+  }
+
+  @Test
+  void aRestTemplateBeanUsedAfterCloseMakesNoNewExecutor(@TempDir Path dir) throws Exception {
+    AtomicInteger made = new AtomicInteger();
+    AtomicReference<RestTemplate> client = new AtomicReference<>();
+    start(dir, made, context -> client.set(context.getBean("ordersRestTemplate", RestTemplate.class)));
+    try (MockWebServer server = new MockWebServer()) {
+      server.start();
+      server.enqueue(new MockResponse.Builder().code(201).body("{}").build());
+      RuntimeException thrown = null;
+      try {
+        client.get().postForEntity(server.url("/orders").uri(), "{\"item\":\"book\"}", String.class);
+      } catch (RuntimeException e) {
+        thrown = e;
+      }
+      assertEquals(1, made.get(), "a request after the context closed made a new executor that nothing closes"
+          + " (the call " + (thrown == null ? "went through" : "failed: " + thrown) + ")");
+      assertEquals(0, server.getRequestCount(), "a POST went out after the context closed");
+      assertClosedContext(thrown);
+    }
+  }
+
+  /** The call failed, saying why: the context that made Idem's executor has closed. */
+  private static void assertClosedContext(RuntimeException thrown) {
+    assertNotNull(thrown, "the call after close did not fail");
+    Throwable cause = thrown;
+    while (cause != null && !(cause instanceof IllegalStateException
+        && String.valueOf(cause.getMessage()).contains("Spring context that made Idem's executor has closed"))) {
+      cause = cause.getCause();
+    }
+    assertNotNull(cause, "the failure does not say that the context closed: " + thrown);
+    assertTrue(cause.getMessage().contains("not sent"), cause.getMessage());
   }
 
   private static void start(Path dir, AtomicInteger made,
