@@ -7,6 +7,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -24,9 +25,10 @@ import org.springframework.util.ClassUtils;
  * not make the journal early, and Idem's interceptor and filter (and the executor they need) only
  * once the context's singletons are made, or at a client's first request if it is built before:
  * an {@code IdemListener} bean may take a client builder, and the executor is made to collect the
- * listeners ({@link DeferredInterceptor}).
+ * listeners ({@link DeferredInterceptor}). Once the context destroys its beans, such a first
+ * request fails instead of making them again ({@link BeansGone}).
  */
-public final class ClientPostProcessor implements BeanPostProcessor, SmartInitializingSingleton {
+public final class ClientPostProcessor implements BeanPostProcessor, SmartInitializingSingleton, DisposableBean {
   private static final ClassLoader LOADER = ClientPostProcessor.class.getClassLoader();
   private static final boolean REST_CLIENT = ClassUtils.isPresent("org.springframework.web.client.RestClient", LOADER);
   private static final boolean REST_TEMPLATE =
@@ -44,6 +46,7 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
   private final Supplier<String> keyHeader;
   private final ListableBeanFactory beans;
   private final DeferredInterceptor restInterceptor;
+  private final BeansGone gone = new BeansGone();
   private volatile boolean contextReady;
 
   /**
@@ -64,13 +67,22 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
     this.filterSettings = filterSettings;
     this.keyHeader = keyHeader;
     this.beans = beans;
-    this.restInterceptor = new DeferredInterceptor(interceptor, () -> contextReady);
+    this.restInterceptor = new DeferredInterceptor(interceptor, () -> contextReady, gone);
   }
 
   /** From now on, a client built gets Idem's interceptor and filter themselves. */
   @Override
   public void afterSingletonsInstantiated() {
     contextReady = true;
+  }
+
+  /**
+   * The context is destroying its beans (closed, or its refresh failed): a stand-in looking them
+   * up from now on fails, since the factory would make them again once its destruction ends.
+   */
+  @Override
+  public void destroy() {
+    gone.set();
   }
 
   @Override
@@ -89,7 +101,7 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
         && !type.startsWith("jdk.proxy")) {
       return WebClientWiring.webClientBuilder(bean, executor::getObject, journalPool::getObject, filterSettings,
-          beans, () -> contextReady);
+          beans, () -> contextReady, gone);
     }
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.

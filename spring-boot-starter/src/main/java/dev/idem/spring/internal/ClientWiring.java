@@ -81,7 +81,7 @@ public final class ClientWiring {
   }
 
   private static void last(List<ClientHttpRequestInterceptor> list, DeferredInterceptor idem) {
-    if (list.stream().anyMatch(i -> i instanceof IdempotencyInterceptor)) {
+    if (list.stream().anyMatch(i -> i instanceof IdempotencyInterceptor) && idem.canGet()) {
       // The app put one there itself: if it is the bean, it is Idem's, to be moved last. It exists
       // then, so looking it up makes nothing early.
       idem.get();

@@ -36,19 +36,21 @@ public final class WebClientWiring {
    * builders), else a filter made for this builder, which encodes bodies with the builder's own
    * codecs (as the app configured them). The filter (and the executor it needs) is made only when
    * that is safe, as {@link DeferredInterceptor} explains: until the context's singletons are
-   * made, a client built gets a filter that makes it at its first request.
+   * made, a client built gets a filter that makes it at its first request; that request fails
+   * instead if the context has destroyed its beans by then ({@link BeansGone}).
    *
    * @param executor the executor, looked up when the filter is made
    * @param journalPool the journal pool, looked up when the filter is made
    * @param beans where the app's own filter bean is looked up
    * @param contextReady true once the context's singletons are made
+   * @param gone set once the context destroys its beans: no lookup after
    */
-  public static Object webClientBuilder(Object bean, Supplier<IdempotentExecutor> executor,
+  static Object webClientBuilder(Object bean, Supplier<IdempotentExecutor> executor,
       Supplier<Executor> journalPool, Consumer<IdempotencyExchangeFilter.Builder> settings, ListableBeanFactory beans,
-      BooleanSupplier contextReady) {
+      BooleanSupplier contextReady, BeansGone gone) {
     String appsOwn = appsOwnFilter(beans);
     CodecCapture codecs = appsOwn == null ? new CodecCapture() : null;
-    SingletonSupplier<IdempotencyExchangeFilter> filter = SingletonSupplier.of(() -> {
+    SingletonSupplier<IdempotencyExchangeFilter> filter = SingletonSupplier.of(() -> gone.lookUp(() -> {
       if (appsOwn != null) {
         return beans.getBean(appsOwn, IdempotencyExchangeFilter.class);
       }
@@ -56,12 +58,17 @@ public final class WebClientWiring {
           .journalPool(journalPool.get()).exchangeStrategies(codecs);
       settings.accept(b);
       return b.build();
-    });
+    }));
     AtomicBoolean made = new AtomicBoolean();
     ExchangeFilterFunction deferred = new ExchangeFilterFunction() {
       @Override
       public Mono<ClientResponse> filter(ClientRequest request, ExchangeFunction next) {
-        IdempotencyExchangeFilter f = filter.obtain();
+        IdempotencyExchangeFilter f;
+        try {
+          f = filter.obtain();
+        } catch (IllegalStateException e) {
+          return Mono.error(e); // the context closed first: the call fails as a call, not sent
+        }
         made.set(true);
         return f.filter(request, next);
       }
@@ -80,7 +87,9 @@ public final class WebClientWiring {
         if (list.stream().anyMatch(f -> f instanceof IdempotencyExchangeFilter)) {
           made.set(true); // the app put one there itself: if it is Idem's, it exists, and is moved last
         }
-        IdempotencyExchangeFilter ours = made.get() || contextReady.getAsBoolean() ? filter.obtain() : null;
+        // Not once the context destroyed its beans: a client built then fails at its request, not here.
+        IdempotencyExchangeFilter ours =
+            !gone.isSet() && (made.get() || contextReady.getAsBoolean()) ? filter.obtain() : null;
         if (ours != null) {
           made.set(true);
         }
