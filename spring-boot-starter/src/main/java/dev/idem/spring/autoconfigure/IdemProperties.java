@@ -56,6 +56,14 @@ public record IdemProperties(
    * would put the stores in the working directory, lost at the next deploy, and a negative
    * shutdown timeout would skip the outbox's drain at once.
    *
+   * @param owner as the record's {@code owner}
+   * @param directory as the record's {@code directory}; not blank
+   * @param shutdownTimeout as the record's {@code shutdownTimeout}; not negative
+   * @param journal as the record's {@code journal}
+   * @param client as the record's {@code client}
+   * @param outbox as the record's {@code outbox}
+   * @param server as the record's {@code server}
+   * @param webhooks as the record's {@code webhooks}
    * @throws IllegalArgumentException naming the property
    */
   public IdemProperties {
