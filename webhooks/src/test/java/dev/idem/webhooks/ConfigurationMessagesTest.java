@@ -48,6 +48,18 @@ class ConfigurationMessagesTest {
     }
   }
 
+  /**
+   * The drivers store an unpaired surrogate as '?': the attempt history would name another owner
+   * than the processor's. Refused as a NUL is, as the executor refuses such an owner.
+   */
+  @Test
+  void aProcessorOwnerWithAnUnpairedSurrogateIsRefused(@TempDir Path dir) {
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      String m = message(() -> WebhookProcessor.builder(inbox).owner("pod-\uD800"));
+      assertTrue(m.contains("unpaired surrogate"), m);
+    }
+  }
+
   private static void assertMessage(Executable call, String setting, String whatToDo) {
     String m = message(call);
     assertTrue(m.contains(setting) && m.contains(whatToDo), m);
