@@ -5,6 +5,7 @@ import dev.idem.core.spi.RetryDecision;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.poll.PollLoop;
+import dev.idem.storage.StoredText;
 import dev.idem.webhooks.internal.ClaimedEvent;
 import dev.idem.webhooks.internal.InboxStore;
 import dev.idem.webhooks.internal.Listeners;
@@ -495,7 +496,8 @@ public final class WebhookProcessor implements AutoCloseable {
      * @param owner the name in leases and attempt history, unique per process, at most 128
      *     characters (the inbox's columns); default {@code webhooks-<pid>-<random>}
      * @return this builder
-     * @throws IllegalArgumentException if it is longer than 128 characters or holds a NUL (U+0000)
+     * @throws IllegalArgumentException if it is longer than 128 characters or holds a NUL (U+0000) or an
+     *     unpaired surrogate
      */
     public Builder owner(String owner) {
       Objects.requireNonNull(owner, "the webhook processor's owner is null; give a name for its leases"
@@ -506,9 +508,10 @@ public final class WebhookProcessor implements AutoCloseable {
             + " holds at most " + MAX_OWNER_CHARS + " (lease_owner, and owner in the attempt history), and on"
             + " PostgreSQL every claim would fail. Give a shorter name, such as the pod name alone");
       }
-      if (owner.indexOf('\0') >= 0) {
+      if (StoredText.hasUnstorable(owner)) {
         throw new IllegalArgumentException("the webhook processor's owner holds a NUL (U+0000), which PostgreSQL"
-            + " refuses in its lease_owner column: every claim would fail. Give a name without one");
+            + " refuses in its lease_owner column (every claim would fail), or an unpaired surrogate, which the"
+            + " drivers store as '?' (the attempt history would name another owner). Give a name without either");
       }
       this.owner = owner;
       return this;
