@@ -74,8 +74,8 @@ import java.util.function.Supplier;
  *   <li>{@link IllegalArgumentException}, thrown at once by {@code execute}, {@code executeAsync} and
  *       {@code enqueue}: the input cannot be journaled and sent faithfully (a header name or value
  *       with CR/LF or another invalid character, a control character or unpaired surrogate in the
- *       scope, operation name or reference, a query parameter that looks like a credential; see
- *       {@link Builder#allowQueryParameters}). Nothing was journaled or sent.</li>
+ *       scope, operation name or reference, a query or path parameter that looks like a
+ *       credential; see {@link Builder#allowQueryParameters}). Nothing was journaled or sent.</li>
  *   <li>{@link IllegalStateException}, thrown at once by the same methods: an operation made with
  *       {@link Operation#forReference} on an executor without {@link Builder#referenceKeySecret};
  *       or the executor is closed, or reports a background failure (see "Threads and lifecycle").
@@ -1419,15 +1419,20 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
 
     /**
-     * Allows query parameters whose names the secret rule matches ({@code api_key},
-     * {@code access_token}, {@code sessionId}...) to be journaled in clear as part of the URI.
-     * Without this, {@code execute}, {@code executeAsync} and {@code enqueue} refuse such a request
-     * with an {@link IllegalArgumentException} that names the parameter (never its value), before
-     * anything is journaled or sent: the URI is the request's identity and is journaled whole, so
-     * Idem does not rewrite it. Better: move the credential to a header the app's transport adds on
-     * every attempt. Default: none.
+     * Allows query parameters whose names the secret rule matches
+     * ({@link RequestSnapshot#isSecretQueryParameterByDefault(String)}: {@code api_key},
+     * {@code access_token}, {@code sessionId}, {@code sig}, {@code key}...) to be journaled in clear
+     * as part of the URI; the same names as path parameters ({@code ;jsessionid=}); and a query
+     * parameter whose value is a URL carrying a credential ({@code ?next=https://user:pw@host/}),
+     * which is then journaled whole without being read. Without this, {@code execute},
+     * {@code executeAsync} and {@code enqueue} refuse such a request with an
+     * {@link IllegalArgumentException} that names the parameter (never its value), before anything
+     * is journaled or sent: the URI is the request's identity, journaled whole, and the journaled
+     * URI is what a resume sends, so Idem does not rewrite it. Better: move the credential to a
+     * header the app's transport adds on every attempt. In a stored {@code Location}, an allowed
+     * name is kept in clear too. Default: none.
      *
-     * @param names query parameter names, exactly as they appear decoded in the URI
+     * @param names query or path parameter names, exactly as they appear decoded in the URI
      * @return this builder
      */
     public Builder allowQueryParameters(Set<String> names) {

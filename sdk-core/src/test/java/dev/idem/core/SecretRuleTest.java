@@ -12,9 +12,11 @@ import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class SecretRuleTest {
@@ -99,6 +101,76 @@ class SecretRuleTest {
     assertTrue(h.journal.find(op.id()).isEmpty());
     assertThrows(IllegalArgumentException.class, () -> h.executor.enqueue(op));
     assertTrue(h.journal.find(op.id()).isEmpty());
+  }
+
+  /** An Azure SAS signature and a Google API key: secret as query parameter names, not as header names. */
+  @Test
+  void sigAndKeyAreSecretQueryParametersButNotHeaders() {
+    for (String name : List.of("sig", "SIG", "key", "Key")) {
+      assertTrue(RequestSnapshot.isSecretQueryParameterByDefault(name), name);
+      assertFalse(RequestSnapshot.isSecretByDefault(name), name);
+    }
+    for (String name : List.of("se", "sp", "sv", "keys", "signed", "monkey", "Idempotency-Key")) {
+      assertFalse(RequestSnapshot.isSecretQueryParameterByDefault(name), name);
+    }
+    assertTrue(RequestSnapshot.isSecretQueryParameterByDefault("jsessionid"));
+    assertTrue(RequestSnapshot.isSecretQueryParameterByDefault("access_token"));
+  }
+
+  /**
+   * A credential in the path or in a URL nested in a query value is refused like a secret query
+   * parameter: the message names the parameter that holds it, never its value.
+   */
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "https://a.blob.core.windows.net/c/b?sv=2022-11-02&sp=rw&sig=planted-sig|query parameter 'sig'",
+      "https://maps.example.test/geo?address=Paris&key=AIzaplanted|query parameter 'key'",
+      "https://shop.example.test/cart;jsessionid=planted-session/items|path parameter 'jsessionid'",
+      "https://api.example.test/login?next=https://u:planted-pw@idp.example.test/|query parameter 'next' holds a URL",
+      "https://api.example.test/login?redirect=https%3A%2F%2Fidp.example.test%2F%3Fcode%3D1%26token%3Dplanted|query parameter 'redirect' holds a URL",
+  })
+  void aCredentialInThePathOrANestedUrlIsRefusedNamingWhereItIs(String uri, String where) throws Exception {
+    Harness h = new Harness();
+    Operation op = Operation.builder("create-order", Requests.postJson(uri, "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(200));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
+    assertTrue(e.getMessage().contains(where), e.getMessage());
+    assertTrue(e.getMessage().contains("allowQueryParameters"), e.getMessage());
+    assertFalse(e.getMessage().contains("planted"), e.getMessage());
+    assertEquals(0, t.count());
+    assertTrue(h.journal.find(op.id()).isEmpty());
+    assertThrows(IllegalArgumentException.class, () -> h.executor.enqueue(op));
+    assertTrue(h.journal.find(op.id()).isEmpty());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-31&sp=rw&keys=2",
+      "https://shop.example.test/cart;v=2/items?page=1", "https://api.example.test/login?next=https://idp.example.test/cb",
+      "https://api.example.test/login?email=a@b.example.test&q=100%25"})
+  void aUriWithoutACredentialIsAccepted(String uri) throws Exception {
+    Harness h = new Harness();
+    Operation op = Operation.builder("create-order", Requests.postJson(uri, "{}")).build();
+    h.executor.execute(op, h.transport(op).then(status(200)));
+    assertEquals(URI.create(uri), h.record(op).request().uri());
+  }
+
+  /**
+   * Why a request's {@code ?key=} is refused rather than redacted: the journaled URI is what a
+   * resume sends, so a redacted one would send {@code key=redacted}. An app whose {@code key} is
+   * innocent (an object key) allows it, and the resume sends it as given.
+   */
+  @Test
+  void anAllowedKeyIsJournaledAndSentAgainOnResumeAsGiven() throws Exception {
+    Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("key")));
+    String uri = "https://files.example.test/v1/uploads?key=invoices%2F2026%2F1.pdf";
+    Operation op = Operation.builder("upload", Requests.postJson(uri, "{}")).build();
+    h.executor.enqueue(op);
+    ScriptedTransport t = h.transport(op).then(status(201));
+
+    h.executor.resume(op.id(), t);
+
+    assertEquals(URI.create(uri), t.sent().get(0).request().uri());
+    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
   }
 
   @Test

@@ -4,8 +4,6 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import java.net.URI;
-import java.net.URLDecoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,12 +17,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Decides what of a request, and of a response, may be journaled. From a request it drops secret
- * headers and the URI's fragment, and it refuses a request whose URI carries user info or a
- * secret-looking query parameter (the query is part of the request on the wire and is journaled
- * whole, so it cannot be stripped without changing the request; see
- * {@code IdempotentExecutor.Builder#allowQueryParameters}). From a response it drops secret headers
- * and redacts credentials in a stored URL: a response is only kept, never sent again, so its copy
- * in the journal can lose what the caller's copy has.
+ * headers and the URI's fragment, and it refuses a request whose URI carries user info, a
+ * secret-looking query or path parameter, or a URL nested in a query parameter's value that
+ * carries one of these ({@link UrlCredentials}): the path and query are part of the request on the
+ * wire, journaled whole, and the journaled URI is what a resume sends, so they cannot be stripped
+ * without changing the request (see {@code IdempotentExecutor.Builder#allowQueryParameters}). From
+ * a response it drops secret headers and redacts credentials in a stored URL: a response is only
+ * kept, never sent again, so its copy in the journal can lose what the caller's copy has.
  *
  * <p><b>Why the fragment is dropped rather than checked like the query.</b> An HTTP client never
  * sends a fragment, so the URI without it is exactly what goes on the wire and what a resume must
@@ -34,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * ({@code #/callback?token=...}), which a check of {@code name=value} pairs would let through.
  * Dropping every fragment keeps all of them out of the journal, the CLI's {@code show} and the
  * logs, and refuses no request that could be sent faithfully. The fingerprint never read the
- * fragment, so a request's fingerprint is the same with or without it.
+ * fragment, so a request's fingerprint is the same with or without it. A stored
+ * {@code Location}'s fragment is replaced whole for the same reason (a bare {@code #token} would
+ * pass a pair check); kept as {@code #redacted}, it still shows that there was one.
  *
  * <p>User info is refused rather than dropped, although no client sends it either: an app that
  * put a credential there expects it to authenticate the call, and dropping it silently would hide
@@ -52,12 +53,9 @@ public final class SecretFilter {
    */
   private static final String LOCATION = "location";
   private static final String CONTENT_LOCATION = "content-location";
-  /** What a credential's value, or a URL's user info, becomes in a journaled URL. */
-  static final String REDACTED = "redacted";
-
   private final Set<String> added;
   private final Set<String> allowedHeaders;
-  private final Set<String> allowedQuery;
+  private final UrlCredentials urls;
 
   /**
    * @param added header names (any case) that are secrets besides the default rule
@@ -69,7 +67,7 @@ public final class SecretFilter {
   public SecretFilter(Set<String> added, Set<String> allowedHeaders, Set<String> allowedQuery) {
     this.added = lower(added);
     this.allowedHeaders = withoutAlwaysSecret(lower(allowedHeaders));
-    this.allowedQuery = Set.copyOf(allowedQuery);
+    this.urls = new UrlCredentials(allowedQuery);
   }
 
   /**
@@ -135,10 +133,12 @@ public final class SecretFilter {
    * The caller keeps the response it was given; only the journal's copy lacks them, so an outcome
    * read back from the journal (a repeated call, a resume, after a restart) lacks them too.
    *
-   * <p>{@code Location} and {@code Content-Location} are kept, with the value of every query or
-   * fragment parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
-   * {@code X-Amz-Signature}, an {@code access_token}), and any user info, replaced by
-   * {@value #REDACTED}: the URL still tells where the result is, without the credential to fetch it.
+   * <p>{@code Location} and {@code Content-Location} are kept, with their credentials replaced by
+   * {@value UrlCredentials#REDACTED} ({@link UrlCredentials#redact}): any user info, the value of
+   * every query or path parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
+   * {@code X-Amz-Signature}, an Azure SAS's {@code sig}, an {@code access_token}, a
+   * {@code ;jsessionid}), the whole value of a parameter holding a nested URL that carries one, and
+   * the whole fragment: the URL still tells where the result is, without the credential to fetch it.
    *
    * @param response a response, or null
    * @return {@code response} itself when it has nothing to leave out (most: then nothing is
@@ -208,124 +208,31 @@ public final class SecretFilter {
   }
 
   /**
-   * {@code url} (absolute or relative, as a Location may be) with its user info and the values of
-   * its credential-named query and fragment parameters redacted; {@code url} itself when it has
-   * none. A URL with no query, fragment or {@code @} is answered without allocating.
+   * {@code url} with its credentials redacted ({@link UrlCredentials#redact}); {@code url} itself
+   * when it has none.
    */
   String redactUrl(String url) {
-    int hash = url.indexOf('#');
-    int query = url.indexOf('?');
-    if (hash >= 0 && query > hash) {
-      query = -1; // a '?' in the fragment is the fragment's
-    }
-    int pathEnd = query >= 0 ? query : hash >= 0 ? hash : url.length();
-    int authority = authorityStart(url, pathEnd);
-    int at = authority < 0 ? -1 : userInfoEnd(url, authority, pathEnd);
-    if (query < 0 && hash < 0 && at < 0) {
-      return url;
-    }
-    StringBuilder out = new StringBuilder(url.length());
-    boolean changed = at >= 0;
-    if (changed) {
-      out.append(url, 0, authority).append(REDACTED).append(url, at, pathEnd);
-    } else {
-      out.append(url, 0, pathEnd);
-    }
-    if (query >= 0) {
-      out.append('?');
-      changed |= redactParameters(url, query + 1, hash >= 0 ? hash : url.length(), out);
-    }
-    if (hash >= 0) {
-      out.append('#');
-      // An OAuth implicit grant's redirect carries its access_token in the fragment, as pairs.
-      changed |= redactParameters(url, hash + 1, url.length(), out);
-    }
-    return changed ? out.toString() : url;
-  }
-
-  /** Where the authority of {@code url} begins (after {@code //}), or -1 for a URL without one. */
-  private static int authorityStart(String url, int pathEnd) {
-    int slashes = url.indexOf("//");
-    if (slashes < 0 || slashes >= pathEnd || (slashes > 0 && url.charAt(slashes - 1) != ':')) {
-      return -1;
-    }
-    return slashes + 2;
-  }
-
-  /** The index of the {@code @} that ends the authority's user info, or -1 if it has none. */
-  private static int userInfoEnd(String url, int authority, int pathEnd) {
-    int end = url.indexOf('/', authority);
-    if (end < 0 || end > pathEnd) {
-      end = pathEnd;
-    }
-    int at = url.lastIndexOf('@', end - 1);
-    return at >= authority ? at : -1;
+    return urls.redact(url);
   }
 
   /**
-   * Appends the {@code &}-separated parameters of {@code url} from {@code from} to {@code to}, each
-   * credential-named one with its value redacted.
-   *
-   * @return whether any value was redacted
-   */
-  private boolean redactParameters(String url, int from, int to, StringBuilder out) {
-    boolean changed = false;
-    int start = from;
-    while (start <= to) {
-      int amp = url.indexOf('&', start);
-      int end = amp < 0 || amp > to ? to : amp;
-      int eq = indexOf(url, '=', start, end);
-      if (eq >= 0 && end > eq + 1 && isSecretQueryParameter(decode(url.substring(start, eq)))) {
-        out.append(url, start, eq + 1).append(REDACTED);
-        changed = true;
-      } else {
-        out.append(url, start, end);
-      }
-      if (end == to) {
-        break;
-      }
-      out.append('&');
-      start = end + 1;
-    }
-    return changed;
-  }
-
-  /**
-   * The first {@code c} in {@code s} from {@code from} to {@code to}, or -1. Bounded by the pair's
-   * end: {@code s.indexOf(c, from)} scans to the end of the URL for every pair without one, and a
-   * hostile Location of many such pairs cost time quadratic in its length.
-   */
-  private static int indexOf(String s, char c, int from, int to) {
-    for (int i = from; i < to; i++) {
-      if (s.charAt(i) == c) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  private static String decode(String raw) {
-    try {
-      return URLDecoder.decode(raw, StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return raw;
-    }
-  }
-
-  /**
-   * Whether a query parameter (its decoded name, exact) holds a credential: the default rule names
-   * it and the app did not allow it. The rule {@link #checkUri} refuses a request URI by, and the
+   * Whether a query or path parameter (its decoded name, exact) holds a credential: the default
+   * rule ({@link RequestSnapshot#isSecretQueryParameterByDefault}) names it and the app did not
+   * allow it. The rule {@link #checkUri} refuses a request URI by, and the
    * one a stored response's URL is redacted by.
    */
   public boolean isSecretQueryParameter(String name) {
-    return !allowedQuery.contains(name) && RequestSnapshot.isSecretByDefault(name);
+    return urls.isSecretName(name);
   }
 
   /**
    * Refuses a URI that carries a credential the journal would keep in clear: user info
    * ({@code https://user:password@host/}, also before a host that {@link URI} reads as
-   * registry-based, such as {@code payments_api}), or a query parameter with a secret-looking name
-   * that the app did not allow. The fragment is not checked: {@link #persistable} drops it.
+   * registry-based, such as {@code payments_api}), a query or path parameter with a secret-looking
+   * name that the app did not allow ({@code ?sig=}, {@code ;jsessionid=}), or a URL nested in the
+   * value of a query parameter the app did not allow that carries any of these
+   * ({@code ?next=https://user:pw@host/}, encoded or not). The fragment is not checked:
+   * {@link #persistable} drops it.
    *
    * @throws IllegalArgumentException naming the parameter (never its value, nor the user info) and
    *     the way out
@@ -338,21 +245,22 @@ public final class SecretFilter {
           + " journaled or sent. Send the credential in a header that the app's transport adds on every attempt"
           + " (an Authorization header is never journaled)");
     }
-    String query = uri.getRawQuery();
-    if (query == null || query.isEmpty()) {
+    UrlCredentials.Finding found = urls.findInPath(uri.getRawPath());
+    if (found == null) {
+      found = urls.findInQuery(uri.getRawQuery());
+    }
+    if (found == null) {
       return;
     }
-    for (String pair : query.split("&")) {
-      int eq = pair.indexOf('=');
-      String raw = eq < 0 ? pair : pair.substring(0, eq);
-      String name = decode(raw);
-      if (isSecretQueryParameter(name)) {
-        throw new IllegalArgumentException("operation " + operation + ": query parameter '" + name
-            + "' looks like a credential, and the request URI (query included) would be journaled in clear;"
-            + " nothing was journaled or sent. Send it in a header that the app's transport adds on every"
-            + " attempt, or allow it with IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + name
-            + "\"))");
-      }
-    }
+    String what = switch (found.kind()) {
+      case PATH_PARAMETER -> "path parameter '" + found.name() + "' looks like a credential";
+      case NESTED_IN_QUERY_PARAMETER -> "query parameter '" + found.name() + "' holds a URL that carries a"
+          + " credential (user info, or a parameter the secret rule names)";
+      default -> "query parameter '" + found.name() + "' looks like a credential";
+    };
+    throw new IllegalArgumentException("operation " + operation + ": " + what + ", and the request URI (path"
+        + " and query included) would be journaled in clear; nothing was journaled or sent. Send it in a header"
+        + " that the app's transport adds on every attempt, or allow it with"
+        + " IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + found.name() + "\"))");
   }
 }

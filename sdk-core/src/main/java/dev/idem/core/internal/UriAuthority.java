@@ -79,8 +79,9 @@ public final class UriAuthority {
 
   /**
    * The URI as a message or a log line may show it: scheme, host, port and path, never user info,
-   * query or fragment, any of which may carry a credential. A relative URI shows what it has of
-   * these; an opaque one only its scheme.
+   * query or fragment, any of which may carry a credential, and the path with the values of its
+   * credential-named parameters redacted ({@link UrlCredentials#redactPath}). A relative URI shows
+   * what it has of these; an opaque one only its scheme.
    *
    * @param uri any URI
    * @return for example {@code https://api.example.com:8443/v1/orders}
@@ -102,7 +103,8 @@ public final class UriAuthority {
       }
     }
     String path = uri.getRawPath();
-    return path == null ? b.toString() : b.append(path).toString();
+    // A path segment may carry a session id (;jsessionid=): the default rule, as no settings are known here.
+    return path == null ? b.toString() : b.append(UrlCredentials.defaults().redactPath(path)).toString();
   }
 
   /**

@@ -24,8 +24,9 @@ import java.util.TreeMap;
  * the headers its rule names (by default {@link #isSecretByDefault(String)}, plus any the app adds,
  * minus any it explicitly allows) before journaling, and the transport re-applies them on every
  * attempt. It also journals the URI without its fragment, which no HTTP client sends (an
- * {@code #access_token=...} would otherwise be kept in clear), and refuses a URI with user info or
- * a secret-looking query parameter.
+ * {@code #access_token=...} would otherwise be kept in clear), and refuses a URI with user info, a
+ * secret-looking query or path parameter ({@link #isSecretQueryParameterByDefault(String)}), or a
+ * URL nested in a query parameter's value that carries one of these.
  *
  * <p>Immutable and thread-safe; byte arrays are copied in and out.
  */
@@ -49,6 +50,17 @@ public final class RequestSnapshot {
    */
   public static final List<String> DEFAULT_SECRET_NAME_PARTS =
       List.of("api-key", "apikey", "token", "secret", "password", "session", "signature", "auth", "credential");
+
+  /**
+   * Query (and path) parameter names that are secrets by their exact name (lower case), besides
+   * those {@link #isSecretByDefault(String)} names: an Azure shared access signature's {@code sig}
+   * and a Google API key's {@code key}. Only as parameter names, never as header names: exact and
+   * short, they would match innocent headers, and a header left out must be re-applied on resume.
+   * {@code key} is also used innocently ({@code ?key=invoices/1.pdf}); such a request is refused
+   * like any secret-looking query parameter, and the app allows it by name (see
+   * {@link #isSecretQueryParameterByDefault(String)}).
+   */
+  public static final Set<String> DEFAULT_SECRET_QUERY_PARAMETERS = Set.of("sig", "key");
 
   /** The protocol's own header: a key is not a credential, and a resend needs it. */
   private static final String IDEMPOTENCY_KEY = "idempotency-key";
@@ -85,8 +97,26 @@ public final class RequestSnapshot {
   }
 
   /**
+   * The default rule for query parameter names, which also reads a path segment's parameters
+   * ({@code ;jsessionid=}): {@link #isSecretByDefault(String)}, plus the exact names of
+   * {@link #DEFAULT_SECRET_QUERY_PARAMETERS} ({@code sig}, {@code key}), any case. The executor
+   * refuses a request URI with such a parameter (it is sent and journaled as it is; see
+   * {@code IdempotentExecutor.Builder#allowQueryParameters}), and redacts its value in a stored
+   * {@code Location}. Pure and thread-safe.
+   *
+   * @param name a query or path parameter name, decoded, any case
+   * @return true if the default rule treats it as a secret
+   * @throws NullPointerException if name is null
+   */
+  public static boolean isSecretQueryParameterByDefault(String name) {
+    return DEFAULT_SECRET_QUERY_PARAMETERS.contains(name.toLowerCase(Locale.ROOT)) || isSecretByDefault(name);
+  }
+
+  /**
    * A URI as Idem's messages and logs show it: scheme, host, port and path, never user info, query
-   * or fragment, any of which may carry a credential. The host is read from the authority even
+   * or fragment, any of which may carry a credential, and with the value of each path parameter
+   * that {@link #isSecretQueryParameterByDefault(String)} names (a servlet's {@code ;jsessionid=})
+   * replaced by {@code redacted}. The host is read from the authority even
    * where {@link URI#getHost()} gives none (a host with an underscore, such as {@code payments_api},
    * makes {@code URI} read the authority as registry-based). Adapters name requests this way in
    * their exceptions. Pure and thread-safe.

@@ -55,9 +55,22 @@ class SecretFilterResponseTest {
   @CsvSource(delimiter = '|', value = {
       "/v1/exports/1?access_token=t1&page=2|/v1/exports/1?access_token=redacted&page=2",
       "https://b.example.test/f?access%5Ftoken=t1|https://b.example.test/f?access%5Ftoken=redacted",
-      "https://b.example.test/f?X-Amz-Signature=s1#frag|https://b.example.test/f?X-Amz-Signature=redacted#frag",
-      "https://app.example.test/cb#state=s1&access_token=t1|https://app.example.test/cb#state=s1&access_token=redacted",
-      "https://app.example.test/cb#/route?id_token=t1|https://app.example.test/cb#/route?id_token=redacted",
+      "https://b.example.test/f?X-Amz-Signature=s1#frag|https://b.example.test/f?X-Amz-Signature=redacted#redacted",
+      "https://app.example.test/cb#state=s1&access_token=t1|https://app.example.test/cb#redacted",
+      "https://app.example.test/cb#/route?id_token=t1|https://app.example.test/cb#redacted",
+      "https://app.example.test/cb#t1BareToken|https://app.example.test/cb#redacted",
+      "https://b.example.test/f#section-2|https://b.example.test/f#redacted",
+      "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-31&sp=r&sig=s1"
+          + "|https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-31&sp=r&sig=redacted",
+      "https://maps.example.test/geo?address=Paris&KEY=k1|https://maps.example.test/geo?address=Paris&KEY=redacted",
+      "/cart;jsessionid=j1/items;v=2?page=1|/cart;jsessionid=redacted/items;v=2?page=1",
+      "/cart;v=2;JSESSIONID=j1|/cart;v=2;JSESSIONID=redacted",
+      "https://h.example.test/cb?page=1&next=https://u:p1@idp.example.test/|https://h.example.test/cb?page=1&next=redacted",
+      "/cb?redirect=https%3A%2F%2Fu%3Ap1%40idp.example.test%2F&page=1|/cb?redirect=redacted&page=1",
+      "/cb?redirect=https%3A%2F%2Fidp.example.test%2Fcb%3Faccess_token%3Dt1|/cb?redirect=redacted",
+      "/cb?redirect=https%253A%252F%252Fu%253Ap1%2540idp.example.test%252F|/cb?redirect=redacted",
+      "/cb?next=/login;jsessionid=j1|/cb?next=redacted",
+      "/cb?next=https%3A%2F%2Fidp.example.test%2F%23access_token%3Dt1|/cb?next=redacted",
       "//cdn.example.test/f?token=t1|//cdn.example.test/f?token=redacted",
       "https://k1:s1@b.example.test/f|https://redacted@b.example.test/f",
       "https://k1@b.example.test|https://redacted@b.example.test",
@@ -70,9 +83,58 @@ class SecretFilterResponseTest {
   @ValueSource(strings = {"https://b.example.test/f", "/v1/orders/1", "https://b.example.test/f?page=2&sort=asc",
       "https://b.example.test/f?access_token=", "https://b.example.test/f?access_token&x=1",
       "https://b.example.test/f?email=a@b.example.test", "https://b.example.test/a//b?q=1", "/a//b@c", "?", "#",
-      "https://b.example.test/f#section-2"})
+      "https://b.example.test/f?sv=2022-11-02&se=2026-12-31&sp=r&signed=yes&keys=a",
+      "/cart;v=2/items;lang=fr?page=1", "/cb?next=https://idp.example.test/cb?page=2",
+      "/cb?next=https%3A%2F%2Fidp.example.test%2Fcb%3Fpage%3D2%23top", "/cb?q=100%25&r=%zz&s=a;b"})
   void aUrlWithoutACredentialIsKeptAsTheSameString(String url) {
     assertSame(url, filter.redactUrl(url));
+  }
+
+  /**
+   * An allowed name is kept in clear with whatever its value holds; an allowed nested name is kept
+   * inside a nested URL too.
+   */
+  @Test
+  void anAllowedNameIsKeptWithItsNestedUrl() {
+    SecretFilter allowing = new SecretFilter(Set.of(), Set.of(), Set.of("next", "key"));
+    assertSame("/cb?next=https://u:p@idp.example.test/", allowing.redactUrl("/cb?next=https://u:p@idp.example.test/"));
+    assertSame("/cb?r=%2Fmaps%3Fkey%3Dk1", allowing.redactUrl("/cb?r=%2Fmaps%3Fkey%3Dk1"));
+    assertEquals("/cb?r=redacted", filter.redactUrl("/cb?r=%2Fmaps%3Fkey%3Dk1"));
+  }
+
+  /**
+   * A URL nested deeper than MAX_NESTING levels (each a URL in a value, or a percent-decoding) is
+   * not read further: whatever could hold a credential there counts as one.
+   */
+  @Test
+  void aValueNestedBelowTheLastLevelReadCountsAsACredential() {
+    String nested = "x";
+    for (int i = 0; i < UrlCredentials.MAX_NESTING; i++) {
+      nested = "/a?n=" + nested;
+    }
+    assertSame(nested, filter.redactUrl(nested), "innocent at every level read");
+    String deeper = "/a?n=" + nested.replace("n=x", "n=x@y");
+    assertEquals("/a?n=redacted", filter.redactUrl(deeper));
+    String encoded = "y";
+    for (int i = 0; i <= UrlCredentials.MAX_NESTING; i++) {
+      encoded = java.net.URLEncoder.encode("/b?m=" + encoded, java.nio.charset.StandardCharsets.UTF_8);
+    }
+    assertEquals("/a?n=redacted", filter.redactUrl("/a?n=" + encoded));
+  }
+
+  /**
+   * Hostile Locations the size of OkHttp's header limit: each shape once made a search run to the
+   * end of the URL per part (pairs without '=', path parameters, nested values). Run, not timed:
+   * the walk is linear (see UrlCredentials), and a quadratic one would take minutes here.
+   */
+  @Test
+  void hostileShapesAreWalkedWithBoundedSearches() {
+    int n = 256 * 1024;
+    for (String unit : List.of("a&", ";a", "/;", "n=/?", "n=%3F", "n=a@b&", "?n=;&", "n=//x@y/?")) {
+      String url = "https://h.example.test/p?" + unit.repeat(n / unit.length()) + "&token=t1";
+      String redacted = filter.redactUrl(url);
+      assertTrue(redacted.endsWith("token=redacted") || redacted.contains("=redacted"), unit);
+    }
   }
 
   @Test

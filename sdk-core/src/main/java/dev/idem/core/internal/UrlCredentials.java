@@ -1,0 +1,317 @@
+package dev.idem.core.internal;
+
+import dev.idem.core.spi.RequestSnapshot;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+
+/**
+ * The credentials in a URL's text, found by one left-to-right walk of its parts: user info, the
+ * value of a parameter the secret rule names in the query, in a path segment (a servlet's
+ * {@code ;jsessionid=}) or in a nested URL's fragment, and a URL nested in a parameter's value
+ * ({@code ?next=https://user:pw@host/}, or the same percent-encoded) that carries any of these.
+ * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
+ * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
+ *
+ * <p><b>Linear in the URL's length.</b> Every search is bounded by the part it reads (a pair, a
+ * segment), never by the end of the URL: an unbounded {@code indexOf} per pair once cost a hostile
+ * Location time quadratic in its length. A nested URL is walked as a string of its own, and each
+ * walk (each percent-decoding too) is one level of at most {@link #MAX_NESTING}: the values walked
+ * at one level are disjoint pieces of the level above, so every level costs at most the URL's
+ * length, and the whole walk a constant times it. A value still nested, or still encoded, below
+ * the last level counts as a credential: it is redacted, or refused, rather than read further.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class UrlCredentials {
+  /** What a credential becomes in a stored URL. */
+  public static final String REDACTED = "redacted";
+  /** Levels of URLs nested (or percent-encoded) in a parameter's value that are read. */
+  static final int MAX_NESTING = 4;
+  /** The default rule, allowing nothing: for messages, which know no executor's settings. */
+  private static final UrlCredentials DEFAULTS = new UrlCredentials(Set.of());
+
+  private final Set<String> allowed;
+
+  /** @param allowed parameter names (exact, decoded) the app allows in clear, with whatever their values hold */
+  public UrlCredentials(Set<String> allowed) {
+    this.allowed = Set.copyOf(allowed);
+  }
+
+  /** The default rule with nothing allowed. */
+  public static UrlCredentials defaults() {
+    return DEFAULTS;
+  }
+
+  /**
+   * Whether a parameter (its decoded name, exact) holds a credential: the default rule for query
+   * parameters names it and the app did not allow it.
+   */
+  public boolean isSecretName(String name) {
+    return !allowed.contains(name) && RequestSnapshot.isSecretQueryParameterByDefault(name);
+  }
+
+  /** Where a credential was found, for a message: never its value. */
+  public record Finding(Kind kind, String name) {
+    /** What holds the credential. */
+    public enum Kind {
+      USER_INFO, PATH_PARAMETER, QUERY_PARAMETER,
+      /** A URL (or a value too deeply nested to read) in the value of the query parameter {@code name}. */
+      NESTED_IN_QUERY_PARAMETER,
+      /** A stored URL's fragment, whatever it holds. */
+      FRAGMENT
+    }
+  }
+
+  /**
+   * {@code url} (absolute or relative, as a Location may be) with its user info, the values of its
+   * credential-named path and query parameters, the whole value of a query parameter whose nested
+   * URL carries a credential, and its whole fragment replaced by {@value #REDACTED}. The fragment
+   * has no grammar a rule could read (a bare token, a route, pairs), and a stored URL's fragment is
+   * never sent, so none is kept.
+   *
+   * @return {@code url} itself when it has nothing to redact; a URL without {@code ?}, {@code #},
+   *     {@code @} or {@code ;} is answered without allocating
+   */
+  public String redact(String url) {
+    if (!hasAny(url, 0, url.length(), "?#@;")) {
+      return url;
+    }
+    Walk walk = new Walk(url, new StringBuilder(url.length()));
+    walk.url(0, url.length(), 0, true);
+    return walk.found == null ? url : walk.finish();
+  }
+
+  /**
+   * {@code rawPath} with the values of its credential-named path parameters redacted.
+   *
+   * @return {@code rawPath} itself when it has none
+   */
+  public String redactPath(String rawPath) {
+    if (rawPath.indexOf(';') < 0) {
+      return rawPath;
+    }
+    Walk walk = new Walk(rawPath, new StringBuilder(rawPath.length()));
+    walk.pathParameters(0, rawPath.length());
+    return walk.found == null ? rawPath : walk.finish();
+  }
+
+  /** The first credential-named path parameter of a raw path, or null. */
+  public Finding findInPath(String rawPath) {
+    if (rawPath == null || rawPath.indexOf(';') < 0) {
+      return null;
+    }
+    Walk walk = new Walk(rawPath, null);
+    walk.pathParameters(0, rawPath.length());
+    return walk.found;
+  }
+
+  /** The first credential in a raw query (its parameters, or a URL nested in a value), or null. */
+  public Finding findInQuery(String rawQuery) {
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return null;
+    }
+    Walk walk = new Walk(rawQuery, null);
+    walk.pairs(0, rawQuery.length(), 0);
+    return walk.found;
+  }
+
+  /**
+   * One walk over one string. With {@code out}, it copies the string, replacing each credential
+   * (found in increasing order) by {@value #REDACTED}; without, it stops at the first.
+   */
+  private final class Walk {
+    private final String s;
+    private final StringBuilder out;
+    /** The first finding, or null. */
+    private Finding found;
+    /** How far {@code s} has been copied to {@code out}. */
+    private int copied;
+
+    Walk(String s, StringBuilder out) {
+      this.s = s;
+      this.out = out;
+    }
+
+    private boolean done() {
+      return out == null && found != null;
+    }
+
+    private void replace(int from, int to, Finding finding) {
+      if (found == null) {
+        found = finding;
+      }
+      if (out != null) {
+        out.append(s, copied, from).append(REDACTED);
+        copied = to;
+      }
+    }
+
+    String finish() {
+      return out.append(s, copied, s.length()).toString();
+    }
+
+    /**
+     * The URL in {@code [from, to)}: user info, path parameters, query, fragment.
+     *
+     * @param stored whether this is the stored URL itself, whose fragment is redacted whole; a
+     *     nested URL's fragment is read as pairs, since its value is sent with the query
+     */
+    void url(int from, int to, int depth, boolean stored) {
+      int hash = indexOf(s, '#', from, to);
+      int partsEnd = hash < 0 ? to : hash;
+      int query = indexOf(s, '?', from, partsEnd);
+      int pathEnd = query < 0 ? partsEnd : query;
+      int pathStart = from;
+      int authority = authorityStart(from, pathEnd);
+      if (authority >= 0) {
+        int slash = indexOf(s, '/', authority, pathEnd);
+        pathStart = slash < 0 ? pathEnd : slash;
+        int at = lastIndexOf(s, '@', authority, pathStart); // user info may hold '@' (user@corp:pw)
+        if (at >= 0) {
+          replace(authority, at, new Finding(Finding.Kind.USER_INFO, null));
+        }
+      }
+      if (!done()) {
+        pathParameters(pathStart, pathEnd);
+      }
+      if (query >= 0 && !done()) {
+        pairs(query + 1, partsEnd, depth);
+      }
+      if (hash >= 0 && hash + 1 < to && !done()) {
+        if (stored) {
+          replace(hash + 1, to, new Finding(Finding.Kind.FRAGMENT, null));
+        } else {
+          pairs(hash + 1, to, depth);
+        }
+      }
+    }
+
+    /** The {@code ;name=value} parameters of the path segments in {@code [from, to)}. */
+    void pathParameters(int from, int to) {
+      int semi = indexOf(s, ';', from, to);
+      while (semi >= 0 && !done()) {
+        int start = semi + 1;
+        int end = start;
+        while (end < to && s.charAt(end) != ';' && s.charAt(end) != '/') {
+          end++;
+        }
+        int eq = indexOf(s, '=', start, end);
+        if (eq >= 0 && end > eq + 1) {
+          String name = decode(s.substring(start, eq));
+          if (isSecretName(name)) {
+            replace(eq + 1, end, new Finding(Finding.Kind.PATH_PARAMETER, name));
+          }
+        }
+        semi = end < to && s.charAt(end) == ';' ? end : indexOf(s, ';', end, to);
+      }
+    }
+
+    /** The {@code &}-separated {@code name=value} pairs in {@code [from, to)}. */
+    void pairs(int from, int to, int depth) {
+      int start = from;
+      while (start <= to && !done()) {
+        int amp = indexOf(s, '&', start, to);
+        int end = amp < 0 ? to : amp;
+        int eq = indexOf(s, '=', start, end);
+        if (eq >= 0 && end > eq + 1) {
+          String name = decode(s.substring(start, eq));
+          if (isSecretName(name)) {
+            replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
+          } else if (!allowed.contains(name) && nestedCarriesCredential(eq + 1, end, depth)) {
+            // The whole value: re-encoding a redacted nested URL would not give back its spelling.
+            replace(eq + 1, end, new Finding(Finding.Kind.NESTED_IN_QUERY_PARAMETER, name));
+          }
+        }
+        start = end + 1;
+      }
+    }
+
+    /**
+     * Whether the value in {@code [from, to)}, read as a URL (after percent-decoding, each decoding
+     * one level), carries a credential. Only a value with a character that could start one
+     * ({@code @ ? ; #}, or {@code %} for an encoded one) is copied and read; one that would need a
+     * level below {@link #MAX_NESTING} counts as carrying one.
+     */
+    private boolean nestedCarriesCredential(int from, int to, int depth) {
+      if (!hasAny(s, from, to, "%@?;#")) {
+        return false;
+      }
+      int level = depth + 1;
+      if (level > MAX_NESTING) {
+        return true;
+      }
+      String value = s.substring(from, to);
+      while (value.indexOf('%') >= 0) {
+        String decoded = decode(value);
+        if (decoded.equals(value)) {
+          break; // a '%' that is no escape: nothing more to decode
+        }
+        if (level == MAX_NESTING) {
+          return true;
+        }
+        value = decoded;
+        level++;
+      }
+      if (!hasAny(value, 0, value.length(), "@?;#")) {
+        return false;
+      }
+      Walk nested = new Walk(value, null);
+      nested.url(0, value.length(), level, false);
+      return nested.found != null;
+    }
+
+    /**
+     * Where the authority begins, or -1: after a {@code //} that is the first slash and opens the
+     * URL or follows the scheme's colon ({@code /a//b@c} is a path).
+     */
+    private int authorityStart(int from, int pathEnd) {
+      for (int i = from; i + 1 < pathEnd; i++) {
+        char c = s.charAt(i);
+        if (c == '/') {
+          boolean slashes = s.charAt(i + 1) == '/';
+          return slashes && (i == from || s.charAt(i - 1) == ':') ? i + 2 : -1;
+        }
+      }
+      return -1;
+    }
+  }
+
+  /** Whether {@code s} has any of {@code chars} in {@code [from, to)}. */
+  private static boolean hasAny(String s, int from, int to, String chars) {
+    for (int i = from; i < to; i++) {
+      if (chars.indexOf(s.charAt(i)) >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The first {@code c} in {@code [from, to)} of {@code s}, or -1: bounded, see the class comment. */
+  private static int indexOf(String s, char c, int from, int to) {
+    for (int i = from; i < to; i++) {
+      if (s.charAt(i) == c) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The last {@code c} in {@code [from, to)} of {@code s}, or -1. */
+  private static int lastIndexOf(String s, char c, int from, int to) {
+    for (int i = to - 1; i >= from; i--) {
+      if (s.charAt(i) == c) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  private static String decode(String raw) {
+    try {
+      return URLDecoder.decode(raw, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return raw;
+    }
+  }
+}
