@@ -194,14 +194,24 @@ public final class WebhookSource {
      * outside its template), a replay under a new id is refused under whichever secret it carries
      * a signature; what is stored is the MAC under the secret added first.
      *
-     * @param secret as the provider shows it (for example {@code whsec_...})
+     * <p>One line ending at the end, {@code \n} or {@code \r\n}, is dropped: it is the end of the
+     * line of a secret file ({@code echo secret > file}, Docker and Kubernetes secrets made from
+     * one), or of a variable set from such a file, never part of a secret a provider shows on one
+     * line; Spring Boot's {@code configtree:} drops it the same way. Any other line break (a second
+     * one at the end, a lone {@code \r}, one inside) is refused, as no signing secret holds one.
+     * Spaces and tabs, at either end, stay part of the secret: a secret the two parties chose may
+     * end in one.
+     *
+     * @param secret as the provider shows it (for example {@code whsec_...}), or as read from a
+     *     file with its last line ending
      * @return this builder
      * @throws NullPointerException if it is null (typically an unset environment variable); the
      *     message names the source and the variable the docs read it from
-     * @throws IllegalArgumentException if it is empty, blank, or malformed for the scheme, or if it
-     *     decodes (a {@code whsec_} base64 secret, a {@link GenericHmac} secret after its prefix) to
-     *     an empty key or one of only whitespace or zero bytes, which anyone could sign with; the
-     *     message names the source, never the secret
+     * @throws IllegalArgumentException if it is empty, blank, holds a line break besides the one
+     *     line ending dropped at its end, or is malformed for the scheme, or if it decodes (a
+     *     {@code whsec_} base64 secret, a {@link GenericHmac} secret after its prefix) to an empty
+     *     key or one of only whitespace or zero bytes, which anyone could sign with; the message
+     *     names the source, never the secret
      */
     public Builder secret(String secret) {
       if (secret == null) {
@@ -220,9 +230,17 @@ public final class WebhookSource {
         throw new IllegalArgumentException("webhook source \"" + name + "\": the secret is blank (only whitespace);"
             + " set it to the endpoint's signing secret from the sender's dashboard");
       }
+      String kept = withoutLineEnding(secret);
+      if (kept.indexOf('\n') >= 0 || kept.indexOf('\r') >= 0) {
+        // Kept, the secret would be refused as malformed or answer 401 to every delivery, and
+        // neither would say why; dropping more could change a secret that was meant.
+        throw new IllegalArgumentException("webhook source \"" + name + "\": the secret holds a line break (CR or"
+            + " LF); only one line ending at its very end, a secret file's, is dropped. A signing secret is one"
+            + " line: if it is read from a file, leave only the secret's line in it");
+      }
       MacKey key;
       try {
-        key = scheme.verifier().key(secret);
+        key = scheme.verifier().key(kept);
       } catch (IllegalArgumentException e) {
         // The verifiers' and MacKey's messages never quote the secret.
         throw new IllegalArgumentException("webhook source \"" + name + "\": " + e.getMessage(), e);
@@ -265,6 +283,14 @@ public final class WebhookSource {
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock, "clock");
       return this;
+    }
+
+    /** {@code secret} without one {@code \n} or {@code \r\n} at its end, the end of a file's line. */
+    private static String withoutLineEnding(String secret) {
+      if (secret.endsWith("\r\n")) {
+        return secret.substring(0, secret.length() - 2);
+      }
+      return secret.endsWith("\n") ? secret.substring(0, secret.length() - 1) : secret;
     }
 
     /** The environment variable the docs' snippets read a source's secret from: STRIPE_WEBHOOK_SECRET. */
