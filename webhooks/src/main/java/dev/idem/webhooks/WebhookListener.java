@@ -1,5 +1,6 @@
 package dev.idem.webhooks;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -29,7 +30,13 @@ public interface WebhookListener {
   }
 
   /**
-   * A listener that forwards every activity to each of {@code listeners}, in order.
+   * A listener that forwards every activity to each of {@code listeners}, in order, every one of
+   * them even when one before it throws: a broken logging listener never blinds a metrics listener
+   * after it. Once all were told, what they threw is thrown on, the first Error if any, else the
+   * first RuntimeException, with the others added to it as suppressed; the receiver and the
+   * processor then log it (SLF4J, WARN, logger {@code dev.idem.webhooks.WebhookListener}) and
+   * ignore it, as they do for a single listener, or stop on the Error as they always did. The
+   * returned listener is thread-safe if each of {@code listeners} is.
    *
    * @param listeners the listeners, none null
    * @throws NullPointerException if the list or any listener is null
@@ -38,6 +45,39 @@ public interface WebhookListener {
   static WebhookListener all(List<WebhookListener> listeners) {
     List<WebhookListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));
-    return a -> copy.forEach(l -> l.onEvent(a));
+    return a -> tellEach(copy, a);
+  }
+
+  private static void tellEach(List<WebhookListener> listeners, WebhookActivity activity) {
+    Throwable thrown = null;
+    for (WebhookListener l : listeners) {
+      try {
+        l.onEvent(activity);
+      } catch (RuntimeException | Error e) {
+        thrown = withLater(thrown, e);
+      }
+    }
+    if (thrown instanceof Error e) {
+      throw e;
+    }
+    if (thrown != null) {
+      throw (RuntimeException) thrown;
+    }
+  }
+
+  /** The first Error, else the first of the others, the rest suppressed in it: none is lost. */
+  private static Throwable withLater(Throwable first, Throwable later) {
+    if (first == null) {
+      return later;
+    }
+    if (first == later || Arrays.asList(first.getSuppressed()).contains(later)) {
+      return first;  // one exception thrown by two listeners, or self-suppression, which throws
+    }
+    if (later instanceof Error && !(first instanceof Error)) {
+      later.addSuppressed(first);
+      return later;
+    }
+    first.addSuppressed(later);
+    return first;
   }
 }
