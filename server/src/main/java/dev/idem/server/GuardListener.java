@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -29,7 +30,13 @@ public interface GuardListener {
   }
 
   /**
-   * A listener that forwards every event to each of {@code listeners}, in order.
+   * A listener that forwards every event to each of {@code listeners}, in order, every one of them
+   * even when one before it throws: a broken logging listener never blinds a metrics listener
+   * after it. Once all were told, what they threw is thrown on, the first Error if any, else the
+   * first RuntimeException, with the others added to it as suppressed; the guard then logs it
+   * (SLF4J) and ignores it, as it does for a single listener (on a request thread an Error goes on
+   * as it always did, on the purge's thread it is ignored too). The returned listener is
+   * thread-safe if each of {@code listeners} is.
    *
    * @param listeners the listeners, none null
    * @throws NullPointerException if the list or any listener is null
@@ -38,6 +45,39 @@ public interface GuardListener {
   static GuardListener all(List<GuardListener> listeners) {
     List<GuardListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));
-    return e -> copy.forEach(l -> l.onEvent(e));
+    return e -> tellEach(copy, e);
+  }
+
+  private static void tellEach(List<GuardListener> listeners, GuardEvent event) {
+    Throwable thrown = null;
+    for (GuardListener l : listeners) {
+      try {
+        l.onEvent(event);
+      } catch (RuntimeException | Error e) {
+        thrown = withLater(thrown, e);
+      }
+    }
+    if (thrown instanceof Error e) {
+      throw e;
+    }
+    if (thrown != null) {
+      throw (RuntimeException) thrown;
+    }
+  }
+
+  /** The first Error, else the first of the others, the rest suppressed in it: none is lost. */
+  private static Throwable withLater(Throwable first, Throwable later) {
+    if (first == null) {
+      return later;
+    }
+    if (first == later || Arrays.asList(first.getSuppressed()).contains(later)) {
+      return first;  // one exception thrown by two listeners, or self-suppression, which throws
+    }
+    if (later instanceof Error && !(first instanceof Error)) {
+      later.addSuppressed(first);
+      return later;
+    }
+    first.addSuppressed(later);
+    return first;
   }
 }
