@@ -39,11 +39,19 @@ public interface IdemListener {
    *
    * @param listeners the listeners, none null
    * @throws NullPointerException if the list or any listener is null
-   * @return a listener over a copy of the list; later changes to the list have no effect
+   * @return a listener over a copy of the list; later changes to the list have no effect. An
+   *     empty list gives {@link #none()}, so that the executor builds no event for nobody (the
+   *     Spring starter passes every listener bean, often none); a list of one gives that listener
    */
   static IdemListener all(List<IdemListener> listeners) {
     List<IdemListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));
+    if (copy.isEmpty()) {
+      return none();
+    }
+    if (copy.size() == 1) {
+      return copy.get(0);
+    }
     return e -> tellEach(copy, e);
   }
 
