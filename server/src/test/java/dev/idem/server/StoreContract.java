@@ -3,6 +3,7 @@ package dev.idem.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.fingerprint.Fingerprint;
@@ -176,6 +177,28 @@ abstract class StoreContract {
     claimed(ID, A, "o1", T0);
     assertEquals(1, claimed(new RecordId("bob", "POST /orders", "k1"), A, "o2", T0));
     assertEquals(1, claimed(new RecordId("alice", "POST /refunds", "k1"), A, "o3", T0));
+  }
+
+  /**
+   * An identity no database keeps as given (a NUL, which PostgreSQL refuses on every attempt; an
+   * unpaired surrogate, which the drivers write as '?') is refused by every store alike, and never
+   * reaches the record of another identity: on SQLite and PostgreSQL a claim by caller
+   * {@code "t\uD800"} found the record of caller {@code "t?"}, another tenant's.
+   */
+  @Test
+  void anIdentityNoDatabaseKeepsAsGivenIsRefusedAndNeverMeetsAnother() throws Exception {
+    RecordId other = new RecordId("t?", "POST /orders", "k1");
+    long g = claimed(other, A, "o1", T0);
+    store().complete(other, g, "o1", T0, CREATED, T0.plus(RETENTION));
+    List<RecordId> unstorable = List.of(new RecordId("t\uD800", "POST /orders", "k1"),
+        new RecordId("t\u0000", "POST /orders", "k1"), new RecordId("alice", "POST /orders\u0000", "k1"),
+        new RecordId("alice", "POST /orders", "k\uDC00"));
+    for (RecordId id : unstorable) {
+      assertThrows(IllegalArgumentException.class, () -> claim(id, B, "o2", T0), id::toString);
+      assertTrue(store().find(id).isEmpty(), id::toString);
+    }
+    assertEquals(1, store().records(RecordQuery.all(), T0).records().size(), "nothing written");
+    assertEquals(CREATED, store().find(other).orElseThrow().response().orElseThrow(), "the other tenant's, untouched");
   }
 
   @Test

@@ -109,6 +109,26 @@ abstract class TransactionalContract {
     assertEquals(0, store.stats(time.now()).inFlight());
   }
 
+  /**
+   * A caller no database keeps as given (a NUL, which PostgreSQL refuses; an unpaired surrogate,
+   * which the drivers write as '?') is refused before the transaction: the handler never runs, and
+   * a 400 says not to retry. On PostgreSQL each attempt was answered 503, a retry invited forever.
+   */
+  @Test
+  void aCallerNoDatabaseKeepsAsGivenIsRefusedBeforeTheHandlerRuns() throws Exception {
+    start(b -> {});
+    for (String caller : List.of("tenant\u0000b", "t\uD800")) {
+      GuardRequest r = new GuardRequest("POST", "/orders", null, "application/json", List.of("k-nul"), caller,
+          GuardRequest.BodyReader.of("{\"item\":\"A1\"}".getBytes(StandardCharsets.UTF_8)));
+      GuardResponse refused = guard.inTransaction(db.dataSource(), r, (c, claim, body) -> {
+        throw new AssertionError("the handler ran for an identity the store cannot keep");
+      });
+      assertEquals(400, refused.status());
+      assertNull(refused.header("Retry-After"));
+    }
+    assertEquals(0, db.records());
+  }
+
   @Test
   void aHandlerThatThrowsLeavesNeitherRecordNorEffectAndTheRetryRunsOnce() throws Exception {
     start(b -> {});
