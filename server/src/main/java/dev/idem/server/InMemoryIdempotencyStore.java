@@ -59,6 +59,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
       Instant expiresAt) {
     Objects.requireNonNull(fingerprint, "fingerprint");
     Objects.requireNonNull(owner, "owner");
+    // Memory would keep it as given; refused all the same, so that every store answers alike.
+    id.requireStorable();
     if (records.size() >= maxRecords && !records.containsKey(id)) {
       purgeExpired(now);
       if (records.size() >= maxRecords) {

@@ -269,6 +269,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     // and a claim lost there would let one of them run a retry beside the handler still holding it.
     // An answer read from an existing record (409, 422, a replay) waits for that record.
     Durability fresh = dialect == Dialect.POSTGRESQL ? Durability.SYNC : Durability.DEFERRED;
+    id.requireStorable();
     return write(id, s -> claimOn(s, id, fingerprint, owner, now, leaseUntil, expiresAt),
         a -> a instanceof ClaimAttempt.Existing ? Durability.SYNC : fresh);
   }
@@ -315,6 +316,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
   @Override
   public Optional<StoredRecord> find(RecordId id) {
+    // Looked up, such an id would fail on PostgreSQL and find another caller's record on SQLite
+    // (the driver writes the surrogate as '?'); no record is stored under it.
+    if (id.unstorablePart() != null) {
+      return Optional.empty();
+    }
     return read(id, s -> findOn(s, id));
   }
 
@@ -504,6 +510,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   /** The claim, on a connection the caller holds (in a transaction of its own, for transactional mode). */
   static ClaimAttempt claimOn(SqlSession s, RecordId id, Fingerprint fingerprint, String owner, Instant now,
       Instant leaseUntil, Instant expiresAt) throws SQLException {
+    id.requireStorable();
     ClaimAttempt claimed = on(s, CLAIM, ps -> {
       int i = bindId(ps, 1, id);
       ps.setString(i++, fingerprint.hex());

@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import dev.idem.storage.StoredText;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -28,6 +29,35 @@ public record RecordId(String caller, String route, String key) {
     Objects.requireNonNull(caller, "caller");
     Objects.requireNonNull(route, "route");
     Objects.requireNonNull(key, "key");
+  }
+
+  /**
+   * The first part of this id that no store keeps as given, or null if there is none: a NUL, which
+   * PostgreSQL refuses on every write, or an unpaired surrogate, which the drivers write as '?'.
+   * Such an id is refused, never changed: changed, it would share a record with another caller's.
+   *
+   * @return {@code "caller"}, {@code "route"}, {@code "key"} or null
+   */
+  String unstorablePart() {
+    return StoredText.hasUnstorable(caller) ? "caller" : StoredText.hasUnstorable(route) ? "route"
+        : StoredText.hasUnstorable(key) ? "key" : null;
+  }
+
+  /**
+   * This id, if a store can keep it as given; the stores' own check, for a caller of the SPI other
+   * than the guard, which refuses such a request before it reaches its store.
+   *
+   * @throws IllegalArgumentException if a part holds a NUL or an unpaired surrogate
+   */
+  RecordId requireStorable() {
+    String part = unstorablePart();
+    if (part != null) {
+      // The value stays out of the message: it is the caller's, and the log line would carry it.
+      throw new IllegalArgumentException("the " + part + " of this operation holds a NUL or an unpaired surrogate,"
+          + " which no idempotency store keeps as given; refused, never changed, so that it shares no record with"
+          + " another");
+    }
+    return this;
   }
 
   /**

@@ -53,6 +53,11 @@ public record Refusal(Kind kind, int status, String keyHeader, String title, Str
     CLAIM_LOST,
     /** The request body is over the guard's cap (413); nothing was claimed. */
     BODY_TOO_LARGE,
+    /**
+     * The operation's caller or route holds a NUL or an unpaired surrogate, which no store keeps
+     * as given (400): nothing was claimed, and the same request is refused every time.
+     */
+    IDENTITY_UNSTORABLE,
     /** The store failed (503); a retry is safe. */
     STORE_UNAVAILABLE,
     /**

@@ -62,6 +62,8 @@ class GuardAnswersTest {
         Refusal.Kind.KEY_REUSED, reused,
         Refusal.Kind.IN_FLIGHT, inFlight,
         Refusal.Kind.BODY_TOO_LARGE, respond(g, post("k2", "{\"name\":\"" + "x".repeat(100) + "\"}")),
+        Refusal.Kind.IDENTITY_UNSTORABLE, respond(g, new GuardRequest("POST", "/v1/customers", null,
+            "application/json", List.of("k3"), "acct_\u0000", GuardRequest.BodyReader.of(new byte[0]))),
         Refusal.Kind.CLAIM_LOST, g.refusedResponse(),
         Refusal.Kind.STORE_UNAVAILABLE, g.unavailableResponse(),
         Refusal.Kind.HANDLER_FAILED, g.failedResponse());
@@ -72,7 +74,9 @@ class GuardAnswersTest {
     Map<Refusal.Kind, GuardResponse> r = everyRefusal(guard(b -> {}));
     Map<Refusal.Kind, Integer> statuses = Map.of(Refusal.Kind.KEY_MISSING, 400, Refusal.Kind.KEY_MALFORMED, 400,
         Refusal.Kind.KEY_REUSED, 422, Refusal.Kind.IN_FLIGHT, 409, Refusal.Kind.BODY_TOO_LARGE, 413,
-        Refusal.Kind.CLAIM_LOST, 409, Refusal.Kind.STORE_UNAVAILABLE, 503, Refusal.Kind.HANDLER_FAILED, 500);
+        Refusal.Kind.IDENTITY_UNSTORABLE, 400, Refusal.Kind.CLAIM_LOST, 409, Refusal.Kind.STORE_UNAVAILABLE, 503,
+        Refusal.Kind.HANDLER_FAILED, 500);
+    assertEquals(Refusal.Kind.values().length, r.size(), "every kind is given once");
     for (Map.Entry<Refusal.Kind, GuardResponse> e : r.entrySet()) {
       GuardResponse g = e.getValue();
       assertEquals(statuses.get(e.getKey()), g.status(), e.getKey().toString());

@@ -94,6 +94,7 @@ class GuardUnstorableIdentityTest {
 
   private static void assertRefused(Admission a, String what) throws Exception {
     Admission.Respond r = assertInstanceOf(Admission.Respond.class, a, what);
+    assertEquals(Admission.Reason.IDENTITY_UNSTORABLE, r.reason(), what);
     GuardResponse response = r.response();
     assertEquals(400, response.status(), what);
     assertNull(response.header("Retry-After"), what + ": the same request never succeeds, so no retry is invited");

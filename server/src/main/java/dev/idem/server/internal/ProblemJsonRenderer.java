@@ -39,6 +39,7 @@ public final class ProblemJsonRenderer implements GuardRenderer {
       case IN_FLIGHT -> "idempotency-key-in-flight";
       case CLAIM_LOST -> "idempotency-claim-lost";
       case BODY_TOO_LARGE -> "body-too-large";
+      case IDENTITY_UNSTORABLE -> "idempotency-identity-unstorable";
       case STORE_UNAVAILABLE -> "store-unavailable";
       case HANDLER_FAILED -> "handler-failed";
     };

@@ -29,6 +29,7 @@ public final class StripeRenderer implements GuardRenderer {
       case KEY_REUSED -> new Shape(400, "idempotency_error", "idempotency_key_reused");
       case IN_FLIGHT, CLAIM_LOST -> new Shape(409, "idempotency_error", "idempotency_key_in_use");
       case BODY_TOO_LARGE -> new Shape(413, "invalid_request_error", "request_too_large");
+      case IDENTITY_UNSTORABLE -> new Shape(400, "invalid_request_error", "idempotency_identity_unstorable");
       case STORE_UNAVAILABLE -> new Shape(503, "api_error", "idempotency_store_unavailable");
       case HANDLER_FAILED -> new Shape(500, "api_error", "handler_failed");
     };

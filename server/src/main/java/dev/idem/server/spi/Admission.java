@@ -65,6 +65,16 @@ public sealed interface Admission {
     /** The key header is malformed: 400. */
     KEY_MALFORMED,
     /** The body is over the request cap: 413, nothing claimed. */
-    BODY_TOO_LARGE
+    BODY_TOO_LARGE,
+    /**
+     * The operation's identity holds what no store keeps as given: a NUL (U+0000) or an unpaired
+     * UTF-16 surrogate in the caller (what the adapter's caller function returned, such as a
+     * tenant header) or the route. 400, nothing read, claimed or stored. PostgreSQL refuses a NUL
+     * on every write, and the drivers write an unpaired surrogate as '?', so that a caller
+     * {@code t} followed by a lone U+D800 would share the records of the caller {@code "t?"}; the
+     * identity is refused rather than changed, and the same request is refused every time, so a
+     * retry is pointless.
+     */
+    IDENTITY_UNSTORABLE
   }
 }

@@ -27,6 +27,11 @@ public interface IdempotencyStore extends AutoCloseable {
    * same fingerprint (the owner crashed; its request is retried). A takeover increments the
    * generation.
    *
+   * <p>An id with a NUL or an unpaired surrogate in any part is refused, never changed: PostgreSQL
+   * refuses a NUL, and the drivers write an unpaired surrogate as '?', so a changed id would share
+   * another caller's record. The guard never passes one (it answers such a request 400,
+   * {@link Admission.Reason#IDENTITY_UNSTORABLE}); Idem's stores refuse one from any other caller.
+   *
    * @param id the operation
    * @param fingerprint the request's fingerprint
    * @param owner a token unique to this claim
@@ -34,6 +39,8 @@ public interface IdempotencyStore extends AutoCloseable {
    * @param leaseUntil when the new claim's lease ends
    * @param expiresAt when the new record's retention ends
    * @return the claim, or the record that stands in its way
+   * @throws IllegalArgumentException if a part of {@code id} holds a NUL or an unpaired surrogate;
+   *     nothing was written
    */
   ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt);
@@ -89,7 +96,8 @@ public interface IdempotencyStore extends AutoCloseable {
    * Reads a record, for operators and tests.
    *
    * @param id the operation
-   * @return the record, if any, whatever its state or age
+   * @return the record, if any, whatever its state or age; empty for an id that {@link #claim}
+   *     refuses, since none is stored
    */
   Optional<StoredRecord> find(RecordId id);
 
