@@ -1,9 +1,11 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.spi.Scheduler;
 import dev.idem.server.GuardListener;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.KeyScope;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,8 +30,10 @@ public final class GuardFactory implements DisposableBean {
   private final Duration inFlightWait;
   private final String instanceId;
   private final GuardListener listener;
+  private final Clock clock;
+  private final Scheduler scheduler;
   private final Map<Settings, IdempotencyGuard> guards = new ConcurrentHashMap<>();
-  private final GuardStorePool storeCalls = new GuardStorePool();
+  private final GuardStorePool storeCalls;
   private volatile boolean sealed;
   private boolean closed; // guarded by this
 
@@ -42,11 +46,34 @@ public final class GuardFactory implements DisposableBean {
    */
   public GuardFactory(IdempotencyStore store, String keyHeader, Duration inFlightWait, String instanceId,
       List<GuardListener> listeners) {
+    this(store, keyHeader, inFlightWait, instanceId, listeners, null, null, new GuardStorePool());
+  }
+
+  /**
+   * A factory whose guards take their time from {@code clock} and {@code scheduler}, as
+   * {@code IdempotencyGuard.Builder} lets any guard, and run their store calls on {@code storeCalls}:
+   * for tests, which move time themselves ({@code VirtualTime}) instead of waiting out the 10 s of a
+   * lease renewal.
+   *
+   * @param store the store every guard shares
+   * @param keyHeader the key header
+   * @param inFlightWait how long a repeat waits for the first request
+   * @param instanceId the instance's name, or null
+   * @param listeners the guard listeners (metrics)
+   * @param clock the guards' clock, or null for the system clock
+   * @param scheduler times the guards' renewals and purge, or null for a timer thread per guard
+   * @param storeCalls the pool every guard runs its store calls on; {@link #destroy()} closes it
+   */
+  public GuardFactory(IdempotencyStore store, String keyHeader, Duration inFlightWait, String instanceId,
+      List<GuardListener> listeners, Clock clock, Scheduler scheduler, GuardStorePool storeCalls) {
     this.store = store;
     this.keyHeader = keyHeader;
     this.inFlightWait = inFlightWait;
     this.instanceId = instanceId;
     this.listener = GuardListener.all(listeners);
+    this.clock = clock;
+    this.scheduler = scheduler;
+    this.storeCalls = storeCalls;
   }
 
   /** Ends the startup: a guard made from now on takes no instance identity (its build would end live claims). */
@@ -85,6 +112,12 @@ public final class GuardFactory implements DisposableBean {
         .scope(s.operationScoped() ? KeyScope.CALLER : KeyScope.CALLER_AND_ROUTE);
     if (!s.keyRequired()) {
       b.keyRequiredMethods(Set.of());
+    }
+    if (clock != null) {
+      b.clock(clock);
+    }
+    if (scheduler != null) {
+      b.scheduler(scheduler);
     }
     // A named guard ends the claims its identity left in flight when it is built: only before
     // traffic starts, or it would end live ones of this very run.

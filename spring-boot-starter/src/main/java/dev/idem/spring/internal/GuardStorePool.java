@@ -38,9 +38,26 @@ public final class GuardStorePool {
 
   private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
   private final ThreadPoolExecutor pool;
+  private final Duration closeWait;
 
   /** Makes the pool; it starts no thread until a call arrives. */
   public GuardStorePool() {
+    this(CLOSE_WAIT);
+  }
+
+  /**
+   * Makes the pool with another bound on {@link #close()}'s wait: a test that closes it on hung
+   * calls gives zero, to see them interrupted without waiting the 5 s out in real time.
+   *
+   * @param closeWait how long {@link #close()} waits for running calls before it interrupts them;
+   *     zero or positive
+   * @throws IllegalArgumentException if negative
+   */
+  public GuardStorePool(Duration closeWait) {
+    if (closeWait.isNegative()) {
+      throw new IllegalArgumentException("closeWait must not be negative: " + closeWait);
+    }
+    this.closeWait = closeWait;
     AtomicInteger made = new AtomicInteger();
     this.pool = new ThreadPoolExecutor(THREADS, THREADS, 1, TimeUnit.MINUTES, new LinkedBlockingQueue<>(), r -> {
       Thread t = new Thread(() -> {
@@ -85,11 +102,11 @@ public final class GuardStorePool {
       return;
     }
     try {
-      if (!pool.awaitTermination(CLOSE_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+      if (!pool.awaitTermination(closeWait.toNanos(), TimeUnit.NANOSECONDS)) {
         int running = pool.getActiveCount();
         pool.shutdownNow();
         LOG.warn("Closing the idempotency guards: {} store call(s) (a lease renewal or the purge) still ran after {};"
-            + " interrupted them", running, CLOSE_WAIT);
+            + " interrupted them", running, closeWait);
       }
     } catch (InterruptedException e) {
       pool.shutdownNow();

@@ -1,10 +1,12 @@
 package dev.idem.spring.boot;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.server.GuardRequest;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
@@ -18,6 +20,7 @@ import dev.idem.server.spi.StoredResponse;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
 import dev.idem.spring.autoconfigure.IdemServerAutoConfiguration;
 import dev.idem.spring.internal.GuardFactory;
+import dev.idem.spring.internal.GuardStorePool;
 import dev.idem.spring.server.Idempotent;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,6 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -46,8 +50,11 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  * hung store call held the context's shutdown 5 s per guard. The starter's guards now share one
  * pool, closed once after them.
  *
- * <p>The guards' lease renewals run on their own timers (10 s, the default lease's third; the
- * starter offers no scheduler to inject), so this test waits for them, on latches, never a sleep.
+ * <p>Time is the test's: the factory's guards run on a {@link VirtualTime} clock and scheduler, so
+ * their first renewals (10 s on, the default lease's third) are due when the test advances it, and
+ * the pool's close interrupts hung calls without its 5 s wait (the wait's length is the pool's
+ * constant; what this test holds is that there is one pool, and so one wait). The only waits are on
+ * the pool's real threads reaching the store, or ending.
  */
 class GuardStorePoolTest {
   private static final long WAIT_SECONDS = 30;
@@ -62,9 +69,15 @@ class GuardStorePoolTest {
   @Test
   void theGuardsOfAnAppShareOneBoundedStorePoolClosedInOneBoundedWait(@TempDir Path dir) {
     HangingStore store = new HangingStore();
+    VirtualTime time = new VirtualTime();
     new WebApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemServerAutoConfiguration.class))
         .withBean(IdempotencyStore.class, () -> store)
+        // The starter's factory, on the test's time and a pool that closes without waiting in real
+        // time; the default guard, the filter and the order of shutdown stay the starter's.
+        .withAllowBeanDefinitionOverriding(true)
+        .withBean("idemGuardFactory", GuardFactory.class, () -> new GuardFactory(store, "Idempotency-Key",
+            Duration.ZERO, null, List.of(), time.clock(), time.scheduler(), new GuardStorePool(Duration.ZERO)))
         .withBean(RequestMappingHandlerMapping.class, RequestMappingHandlerMapping::new)
         .withUserConfiguration(Handlers.class)
         .withPropertyValues("idem.directory=" + dir, "idem.client.enabled=false", "idem.outbox.enabled=false")
@@ -81,19 +94,23 @@ class GuardStorePoolTest {
               assertInstanceOf(Admission.Proceed.class, guard.admit(post("k-" + claims++)));
             }
           }
-          // Each claim's first renewal is handed to a store thread 10 s on, and hangs there.
+          // Each claim's first renewal is due 10 s on: all of them are handed to store threads
+          // before advance() returns, and hang there (a stalled connection).
+          time.advance(Duration.ofSeconds(10));
           assertTrue(store.entered.tryAcquire(4, WAIT_SECONDS, TimeUnit.SECONDS), "4 renewals reached the store");
-          // Renewals timed for the same instant on other guards would start now, on threads of their own.
-          store.entered.tryAcquire(claims, 2, TimeUnit.SECONDS);
+
+          // The guards wait for none of the calls; the pool interrupts the hung ones, once.
+          context.close();
+          for (Thread t : store.hungOn) {
+            t.join(TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+            assertFalse(t.isAlive(), t.getName() + " still runs a store call after the app closed");
+          }
+          assertEquals(store.hungOn.size(), store.interrupted.get(), "every hung call was interrupted");
+          // A guard with a pool of its own starts a thread for each of its claims' renewals when
+          // they are handed over, and each of them reaches the store: 10 threads for 10 claims.
           assertTrue(store.hungOn.size() <= 4,
               "the app ran " + store.hungOn.size() + " store calls at once, on as many threads, with " + claims
                   + " claims: each of its 5 guards has a store pool of its own, of up to 4 threads");
-
-          long start = System.nanoTime();
-          context.close();
-          Duration closing = Duration.ofNanos(System.nanoTime() - start);
-          assertTrue(closing.compareTo(Duration.ofSeconds(10)) < 0,
-              "closing the app took " + closing + ": 5 s per guard with a hung store call, not one bounded wait");
         });
   }
 
@@ -141,6 +158,7 @@ class GuardStorePoolTest {
     private final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
     final Semaphore entered = new Semaphore(0);
     final Set<Thread> hungOn = ConcurrentHashMap.newKeySet();
+    final AtomicInteger interrupted = new AtomicInteger();
     private final CountDownLatch never = new CountDownLatch(1);
 
     @Override
@@ -151,6 +169,7 @@ class GuardStorePoolTest {
         never.await(WAIT_SECONDS, TimeUnit.SECONDS);
         return false;
       } catch (InterruptedException e) {
+        interrupted.incrementAndGet();
         Thread.currentThread().interrupt();
         throw new IdempotencyStoreException("interrupted", e);
       }
