@@ -1,9 +1,9 @@
 package dev.idem.cli;
 
 import dev.idem.core.OperationId;
-import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.OperationSummary;
 import java.io.PrintWriter;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -12,11 +12,17 @@ import picocli.CommandLine.Option;
 
 /**
  * Lists operations, in one state or in all of them (state by state, in key order), fetched a page
- * at a time so that a journal of millions of rows is never held in memory.
+ * at a time so that a journal of millions of rows is never held in memory, each page as summaries
+ * ({@link JdbcJournal#findSummariesByState}): a page of whole records held every request body and
+ * stored response, which the listing never prints, and 30 operations with 512 KiB bodies (the
+ * journal's default maximum) exhausted a 64 MiB heap.
  */
 @Command(name = "list", description = "List operations, in one state or all.")
 final class ListCommand extends CliCommand {
-  /** Rows fetched per query: bounded memory whatever --limit says. */
+  /**
+   * Rows fetched per query: bounded memory whatever --limit says, and whatever the bodies are (a
+   * summary holds none).
+   */
   static final int PAGE = 500;
 
   @Mixin
@@ -40,7 +46,7 @@ final class ListCommand extends CliCommand {
         total += j.count(s);
         OperationId after = null;
         while (printed < limit && !outputFailed()) {
-          List<OperationRecord> page = j.findByState(s, after, Math.min(PAGE, limit - printed));
+          List<OperationSummary> page = j.findSummariesByState(s, after, Math.min(PAGE, limit - printed));
           page.forEach(r -> RecordPrinter.line(out, r));
           printed += page.size();
           if (page.isEmpty()) {

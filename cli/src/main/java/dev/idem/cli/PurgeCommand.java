@@ -1,9 +1,9 @@
 package dev.idem.cli;
 
 import dev.idem.core.OperationId;
-import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.OperationSummary;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,7 +18,9 @@ import picocli.CommandLine.Option;
  * yet handed over: {@code Journal.purge} keeps them for the app's next {@code resumePending}); both
  * runs count those apart. Without {@code --yes} it only says what it would delete, reading the
  * journal read-only: a deleted record is a key the app can no longer recognise, so the operator
- * confirms first.
+ * confirms first. Both runs read what a listing shows, not the request or stored response (see
+ * {@link #scan}): a finished row damaged only there is listed by the dry run and deleted by
+ * {@code --yes} as the others are.
  */
 @Command(name = "purge", description = "Delete SUCCEEDED, FAILED and UNCERTAIN operations older than an age,"
     + " except those whose outcome the app's handler has not received yet (without --yes: only show what would"
@@ -82,7 +84,9 @@ final class PurgeCommand extends CliCommand {
    * What a purge at {@code cutoff} would delete: the finished operations read, the ones older than
    * the cutoff (the first {@link #SHOWN} printed, if {@code out} is given) but those whose outcome
    * is owed to a handler (counted apart, as the journal's purge keeps them), and those a read skips
-   * because their row cannot be decoded (counted by state, never listed).
+   * because their row cannot be decoded (counted by state, never listed). It reads summaries
+   * ({@link JdbcJournal#findSummariesByState}), a page of which holds no body: whole records held
+   * every request body and stored response of a page of 500, and ran out of a small heap.
    */
   private static Scan scan(JdbcJournal j, Instant cutoff, PrintWriter out) throws Exception {
     Scan scan = new Scan();
@@ -94,8 +98,8 @@ final class PurgeCommand extends CliCommand {
       long read = 0;
       OperationId after = null;
       while (true) {
-        List<OperationRecord> page = j.findByState(state, after, ListCommand.PAGE);
-        for (OperationRecord r : page) {
+        List<OperationSummary> page = j.findSummariesByState(state, after, ListCommand.PAGE);
+        for (OperationSummary r : page) {
           read++;
           if (r.updatedAt().isBefore(cutoff) && r.outcomeUndelivered()) {
             scan.owed++;

@@ -5,6 +5,7 @@ import static dev.idem.cli.TerminalText.safe;
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.jdbc.OperationSummary;
 import java.io.PrintWriter;
 import java.net.URI;
 
@@ -16,9 +17,9 @@ import java.net.URI;
 final class RecordPrinter {
   private RecordPrinter() {}
 
-  static void line(PrintWriter out, OperationRecord r) {
+  static void line(PrintWriter out, OperationSummary r) {
     out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), safe(r.id().scope()),
-        safe(r.id().operation()), safe(r.id().key()), r.attempts().size(), r.createdAt(),
+        safe(r.id().operation()), safe(r.id().key()), r.attempts(), r.createdAt(),
         r.appReference().map(ref -> " ref=" + safe(ref)).orElse(""));
   }
 

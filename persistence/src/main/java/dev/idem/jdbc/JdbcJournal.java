@@ -1003,6 +1003,50 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
+   * One page of operations in {@code state}, ordered by identity and paged as {@link #findByState}
+   * pages, each as a listing shows it: without its request snapshot and stored response, which
+   * this never reads from the database. A page of records holds every request body (up to
+   * {@link Builder#maxRequestBodyBytes} each) and stored response; a page of summaries holds their
+   * identities and attempts only, for a listing of a journal of large bodies in a small heap (the
+   * CLI's {@code journal list} and {@code purge}).
+   *
+   * <p>A row whose identity, state, fingerprint, times or attempts cannot be decoded is skipped,
+   * and quarantined unless the journal is open read-only, as {@link #findByState} does. A row
+   * damaged only in its request or stored response is listed: reading the operation itself
+   * ({@link #find}, or a resume of an unfinished one) finds that damage and quarantines it then.
+   * Thread-safe.
+   *
+   * @param state the state to list
+   * @param after the last identity of the previous page, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} summaries, ordered by identity; fewer than {@code limit} means
+   *     this was the last page
+   * @throws IllegalArgumentException if {@code limit} is less than 1
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  public List<OperationSummary> findSummariesByState(OperationState state, OperationId after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(state, "state");
+    return page(after, limit, (c, cursor, n) -> table.summariesInState(c, state, cursor, n),
+        rows -> quarantine.decodeAll(rows, this::summary));
+  }
+
+  /** A row read without its request and response, as {@link #findSummariesByState} returns it. */
+  private OperationSummary summary(RawRow row) throws CorruptRowException {
+    OperationState state = RecordCodec.state(row.state());
+    OperationId id = RecordCodec.id(row);
+    RecordCodec.fingerprint(row);
+    int attempts = codec.decodeAttempts(row.attemptsJson()).size();
+    try {
+      return new OperationSummary(id, state, row.reference(), attempts, Instants.fromNanos(row.createdAt()),
+          Instants.fromNanos(row.updatedAt()), row.queued() && state.isTerminal() && row.outcomeDeliveredAt() == null);
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new CorruptRowException("row: inconsistent fields (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>Deletes in batches of {@link #PURGE_BATCH} rows, each its own durable transaction, so that a
@@ -1186,18 +1230,31 @@ public final class JdbcJournal implements Journal {
     List<RawRow> fetch(SqlSession c, RowKey after, int limit) throws SQLException;
   }
 
-  /** Fills a page, quarantining undecodable rows and reading on past them. */
+  /** Decodes the rows of one read of a page, leaving out (and quarantining) those that cannot be. */
+  private interface PageDecoder<T> {
+    List<T> decode(List<RawRow> rows) throws IdempotencyException;
+  }
+
+  /** Fills a page of records, quarantining undecodable rows and reading on past them. */
   private List<OperationRecord> page(OperationId after, int limit, PageQuery query) throws IdempotencyException {
+    return page(after, limit, query, rows -> {
+      List<OperationRecord> decoded = quarantine.decodeAll(rows);
+      remember(rows, decoded);
+      return decoded;
+    });
+  }
+
+  /** Fills a page, quarantining undecodable rows and reading on past them. */
+  private <T> List<T> page(OperationId after, int limit, PageQuery query, PageDecoder<T> decoder)
+      throws IdempotencyException {
     checkLimit(limit);
-    List<OperationRecord> result = new ArrayList<>();
+    List<T> result = new ArrayList<>();
     RowKey cursor = after == null ? null : RowKey.of(after);
     while (result.size() < limit) {
       int want = limit - result.size();
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
-      List<OperationRecord> decoded = quarantine.decodeAll(rows);
-      remember(rows, decoded);
-      result.addAll(decoded);
+      result.addAll(decoder.decode(rows));
       if (rows.size() < want) {
         break;
       }

@@ -23,6 +23,11 @@ public class OperationTable {
       + " reason, quarantined_at, quarantine_reason, request_check, queued, outcome_delivered_at";
   /** {@link #COLUMNS} with a NULL in place of {@code request_json}, so that {@code read} still applies. */
   private static final String COLUMNS_WITHOUT_REQUEST = COLUMNS.replace(" request_json,", " NULL,");
+  /**
+   * {@link #COLUMNS} with NULLs in place of {@code request_json} and {@code response_json}, the only
+   * columns whose size follows the bodies: what a listing reads ({@link #summariesInState}).
+   */
+  private static final String COLUMNS_WITHOUT_BODIES = COLUMNS_WITHOUT_REQUEST.replace(" response_json,", " NULL,");
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
   private static final String AFTER = " AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND op_key > ?))))";
   private static final String ORDER = " ORDER BY scope, operation, op_key";
@@ -458,7 +463,21 @@ public class OperationTable {
 
   /** One page of rows in a state, after {@code after}, in identity order. */
   public List<RawRow> inState(SqlSession c, OperationState state, RowKey after, int limit) throws SQLException {
-    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
+    return inState(c, COLUMNS, state, after, limit);
+  }
+
+  /**
+   * {@link #inState} without the request and the stored response (the returned rows' are null), so
+   * that a page of a listing takes memory for identities and attempts, never for bodies.
+   */
+  public List<RawRow> summariesInState(SqlSession c, OperationState state, RowKey after, int limit)
+      throws SQLException {
+    return inState(c, COLUMNS_WITHOUT_BODIES, state, after, limit);
+  }
+
+  private static List<RawRow> inState(SqlSession c, String columns, OperationState state, RowKey after, int limit)
+      throws SQLException {
+    return rows(c, "SELECT " + columns + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
         + (after == null ? "" : AFTER) + ORDER + " LIMIT ?", ps -> {
           ps.setString(1, state.name());
           ps.setInt(bindAfter(ps, 2, after), limit);

@@ -66,12 +66,25 @@ public final class Quarantine {
     }
   }
 
+  /** Reads one value from a row, or explains (without values) why it cannot. */
+  public interface RowDecoder<T> {
+    T decode(RawRow row) throws CorruptRowException;
+  }
+
   /** Decodes rows read outside a unit of work, quarantining (and leaving out) the ones that cannot be. */
   public List<OperationRecord> decodeAll(List<RawRow> rows) throws IdempotencyException {
-    List<OperationRecord> result = new ArrayList<>(rows.size());
+    return decodeAll(rows, codec::decode);
+  }
+
+  /**
+   * Reads {@code decoder}'s value from each row read outside a unit of work, quarantining (and
+   * leaving out) the rows it cannot read, as {@link #decodeAll(List)} does.
+   */
+  public <T> List<T> decodeAll(List<RawRow> rows, RowDecoder<T> decoder) throws IdempotencyException {
+    List<T> result = new ArrayList<>(rows.size());
     for (RawRow row : rows) {
       try {
-        result.add(codec.decode(row));
+        result.add(decoder.decode(row));
       } catch (CorruptRowException e) {
         quarantine(row, e.getMessage());
       }

@@ -262,18 +262,8 @@ public final class RecordCodec {
    */
   public OperationRecord decode(RawRow row, RequestSnapshot request) throws CorruptRowException {
     OperationState state = state(row.state());
-    OperationId id;
-    Fingerprint fingerprint;
-    try {
-      id = new OperationId(row.scope(), row.operation(), IdempotencyKey.of(row.key()));
-    } catch (IllegalArgumentException e) {
-      throw new CorruptRowException("identity columns: invalid scope, operation or key");
-    }
-    try {
-      fingerprint = new Fingerprint(row.fingerprint());
-    } catch (IllegalArgumentException | NullPointerException e) {
-      throw new CorruptRowException("fingerprint: not 64 lower-case hex characters");
-    }
+    OperationId id = id(row);
+    Fingerprint fingerprint = fingerprint(row);
 
     try {
       return new OperationRecord(id, row.reference(), fingerprint, request, state,
@@ -284,6 +274,24 @@ public final class RecordCodec {
           Instants.fromNullable(row.outcomeDeliveredAt()));
     } catch (IllegalArgumentException | NullPointerException e) {
       throw new CorruptRowException("row: inconsistent fields (" + e.getClass().getSimpleName() + ")");
+    }
+  }
+
+  /** Parses a row's identity columns, or explains (without values) why they cannot be. */
+  public static OperationId id(RawRow row) throws CorruptRowException {
+    try {
+      return new OperationId(row.scope(), row.operation(), IdempotencyKey.of(row.key()));
+    } catch (IllegalArgumentException e) {
+      throw new CorruptRowException("identity columns: invalid scope, operation or key");
+    }
+  }
+
+  /** Parses a row's fingerprint column, or explains (without its value) why it cannot be. */
+  public static Fingerprint fingerprint(RawRow row) throws CorruptRowException {
+    try {
+      return new Fingerprint(row.fingerprint());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new CorruptRowException("fingerprint: not 64 lower-case hex characters");
     }
   }
 

@@ -1,0 +1,56 @@
+package dev.idem.jdbc;
+
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationState;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One operation as a listing shows it ({@link JdbcJournal#findSummariesByState}): identity, state,
+ * times and how many attempts were made, without the request snapshot or the stored response, so
+ * that a page of them takes the same memory whatever the bodies are.
+ *
+ * @param id the operation
+ * @param state where it is
+ * @param reference the app's reference, or null if it gave none
+ * @param attempts how many attempts were recorded
+ * @param createdAt when it was begun
+ * @param updatedAt when it last changed
+ * @param outcomeUndelivered whether its outcome is still owed to the app's handler, as {@link
+ *     dev.idem.core.OperationRecord#outcomeUndelivered()} says it
+ */
+public record OperationSummary(OperationId id, OperationState state, String reference, int attempts,
+    Instant createdAt, Instant updatedAt, boolean outcomeUndelivered) {
+  /**
+   * Makes the summary.
+   *
+   * @param id the operation
+   * @param state where it is
+   * @param reference the app's reference, or null
+   * @param attempts how many attempts were recorded, 0 or more
+   * @param createdAt when it was begun
+   * @param updatedAt when it last changed
+   * @param outcomeUndelivered whether its outcome is still owed to the app's handler
+   * @throws NullPointerException if any component but {@code reference} is null
+   * @throws IllegalArgumentException if {@code attempts} is negative
+   */
+  public OperationSummary {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(state, "state");
+    Objects.requireNonNull(createdAt, "createdAt");
+    Objects.requireNonNull(updatedAt, "updatedAt");
+    if (attempts < 0) {
+      throw new IllegalArgumentException("attempts must not be negative: " + attempts);
+    }
+  }
+
+  /**
+   * The app's reference, if it gave one.
+   *
+   * @return the reference, or empty
+   */
+  public Optional<String> appReference() {
+    return Optional.ofNullable(reference);
+  }
+}
