@@ -31,8 +31,8 @@ import picocli.CommandLine.ScopeType;
  * add a line to a listing or act on the terminal. A store that is not there is refused, never
  * created.
  *
- * <p>Exit status: 0 done, 1 an error with the store (one line on standard error, starting
- * {@code idem: }), 2 bad usage, 3 the output could not be written (a full disk, an I/O error; one
+ * <p>Exit status: 0 done, 1 an error with the store, or of the JVM itself such as an {@link
+ * OutOfMemoryError} (one line on standard error, starting {@code idem: }), 2 bad usage, 3 the output could not be written (a full disk, an I/O error; one
  * line on standard error). A reader that stops reading ({@code | head}) is not an error: the
  * command ends quietly with its own status.
  */
@@ -46,8 +46,9 @@ public final class IdemCli {
   private IdemCli() {}
 
   /**
-   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store, 2 on bad
-   * usage, 3 when the output could not be written (a full disk; not a reader that went away, which
+   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store or an {@link
+   * Error} of the JVM (one {@code idem: } line naming it, not a stack trace), 2 on bad usage, 3
+   * when the output could not be written (a full disk; not a reader that went away, which
    * ends the command quietly with its own status).
    *
    * @param args the command line, such as {@code journal stats --dir DIR}
@@ -63,7 +64,19 @@ public final class IdemCli {
     FailureRecordingOutputStream stdout = new FailureRecordingOutputStream(new FileOutputStream(FileDescriptor.out));
     PrintWriter out = new PrintWriter(new OutputStreamWriter(stdout, stdoutCharset()), true);
     PrintWriter err = new PrintWriter(System.err, true);
-    int status = run(out, err, args);
+    int status;
+    try {
+      status = run(out, err, args);
+    } catch (Error e) {
+      // picocli's handler takes exceptions only: an Error (the heap exhausted, a class missing from
+      // a hand-made class path) would otherwise end the program with the JVM's stack trace.
+      status = 1;
+      try {
+        err.println(jvmErrorLine(e));
+      } catch (Error again) {
+        // Not even one line could be made: the status still says the command failed.
+      }
+    }
     out.flush();
     System.exit(OutputFailure.exitStatus(status, stdout.failure(), OutputFailure::standardOutputIsPipeOrSocket, err));
   }
@@ -94,6 +107,8 @@ public final class IdemCli {
    * @param args the command line, such as {@code journal stats --dir DIR}
    * @return 0 on success, 1 on an error with a store, 2 on bad usage; a failed write of {@code out}
    *     is the caller's to notice ({@link PrintWriter#checkError}): a listing stops early after one
+   * @throws Error an {@link Error} of the JVM (such as {@link OutOfMemoryError}) as it was thrown:
+   *     the embedding program decides, as {@link #main} does with its one line
    */
   public static int run(PrintWriter out, PrintWriter err, String... args) {
     CommandLine cli = new CommandLine(new IdemCli()).setOut(out).setErr(err)
@@ -104,6 +119,15 @@ public final class IdemCli {
       return 1;
     });
     return cli.execute(args);
+  }
+
+  /**
+   * The one line for an {@link Error} that ended a command: named by its class, since its message
+   * alone ("Java heap space") does not say what happened.
+   */
+  static String jvmErrorLine(Error e) {
+    return PREFIX + TerminalText.safe(e.toString()) + (e instanceof OutOfMemoryError
+        ? " (the JVM ran out of memory: start it with a larger -Xmx)" : "");
   }
 
   /**
