@@ -1,0 +1,1 @@
+CREATE INDEX g_v ON g (v);
