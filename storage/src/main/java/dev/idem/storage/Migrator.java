@@ -14,8 +14,11 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * {@code V<n>__<description>.sql} in the dialect's folder, listed in order in its {@code index.txt};
  * the schema's version table records which ran (by version number: no checksum of a script is
  * kept, so a script that already ran is never read again). Only forward migrations exist; a
- * journal whose schema is newer than this code refuses to open rather than misread it.
+ * journal whose schema is newer than this code refuses to open rather than misread it, and so does
+ * one whose version table lacks a version below its highest (a row deleted or lost): whether that
+ * migration ran cannot be told, and running it again out of order is not safe.
  *
  * <p>A migration runs again, from its first statement, on the open after a process was killed
  * during it. Where DDL is transactional (SQLite, PostgreSQL) nothing of it was kept, but H2 commits
@@ -86,7 +91,7 @@ public final class Migrator {
       st.execute("CREATE TABLE IF NOT EXISTS " + schema.versionTable() + " (version INT PRIMARY KEY,"
           + " description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL)");
     }
-    int current = currentVersion(c);
+    int current = currentVersion(c, all);
     if (current == 0) {
       current = adopt(c, all);
     }
@@ -107,10 +112,11 @@ public final class Migrator {
    *     than this code (then the app, which migrates on open, must open it first)
    */
   public int currentVersionReadOnly(Connection c) throws IdempotencyException {
-    int latest = migrations().size(); // the newest version this code knows: they are numbered 1, 2, 3...
+    List<Migration> all = migrations();
+    int latest = all.size(); // the newest version this code knows: they are numbered 1, 2, 3...
     int current;
     try {
-      current = currentVersion(c);
+      current = currentVersion(c, all);
     } catch (SQLException e) {
       throw new JournalException("the database is not an Idem " + schema.what() + " (it has no readable "
           + schema.versionTable() + " table)", e);
@@ -143,12 +149,59 @@ public final class Migrator {
     return adopted;
   }
 
-  private int currentVersion(Connection c) throws SQLException {
+  /**
+   * The highest version the version table records, after checking that it records every version
+   * below it too. A row missing below the highest (deleted by hand, lost in a partial restore) would
+   * otherwise pass unseen: whether that migration's changes are in the database cannot be told from
+   * the table, and running it again is not safe either. The SQLite and PostgreSQL scripts are not
+   * idempotent (only H2's are, see the class documentation), and an older script run after a newer
+   * one can undo it (SQLite's V4 and V5 each replace the index of the one before).
+   *
+   * @return the highest version recorded, 0 for none; one beyond {@code all} (a newer Idem's) unchecked
+   * @throws JournalException if a version between 1 and the highest is not recorded
+   */
+  private int currentVersion(Connection c, List<Migration> all) throws SQLException, JournalException {
+    SortedSet<Integer> recorded = new TreeSet<>();
     try (Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT MAX(version) FROM " + schema.versionTable())) {
-      rs.next();
-      return rs.getInt(1);
+        ResultSet rs = st.executeQuery("SELECT version FROM " + schema.versionTable())) {
+      while (rs.next()) {
+        recorded.add(rs.getInt(1));
+      }
     }
+    int highest = recorded.isEmpty() ? 0 : recorded.last();
+    if (highest > all.size()) {
+      return highest; // a newer Idem's schema: refused as such by the callers, whose advice (upgrade) comes first
+    }
+    List<Integer> missing = new ArrayList<>();
+    for (int v = 1; v < highest; v++) {
+      if (!recorded.contains(v)) {
+        missing.add(v);
+      }
+    }
+    if (!missing.isEmpty()) {
+      throw gap(recorded, missing, all);
+    }
+    return highest;
+  }
+
+  private JournalException gap(SortedSet<Integer> recorded, List<Integer> missing, List<Migration> all) {
+    String table = schema.versionTable();
+    StringBuilder names = new StringBuilder();
+    for (int v : missing) {
+      names.append(names.isEmpty() ? "" : ", ").append("version ").append(v).append(" (")
+          .append(all.get(v - 1).resource()).append(')');
+    }
+    Migration first = all.get(missing.get(0) - 1);
+    String reinsert = "; for " + first.resource() + ": INSERT INTO " + table
+        + " (version, description, applied_at) VALUES (" + first.version() + ", '"
+        + first.description().replace('_', ' ') + "', 0)";
+    return new JournalException("the " + schema.what() + " schema's version table " + table + " records "
+        + recorded.stream().map(String::valueOf).collect(Collectors.joining(", ")) + " but not " + names
+        + ": a row was deleted or lost (by hand, or in a partial restore), so Idem cannot tell whether that"
+        + " migration ran, and does not run it again out of order (a migration is not safe to repeat, and an"
+        + " older one may undo a newer one). Restore " + table + " from a backup; or, once you have checked that"
+        + " the database holds what the migration creates (its script is in the Idem jar under "
+        + schema.migrationsFolder(dialect) + "), insert its row again" + reinsert, null);
   }
 
   private void apply(Connection c, Migration m) throws SQLException, JournalException {
