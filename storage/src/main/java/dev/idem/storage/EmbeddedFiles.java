@@ -94,7 +94,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     try {
       createDirectory(dir, requested);
       dir = dir.toRealPath();
-      Layout layout = requested.in(dir);
+      Layout layout = atRealFile(requested.in(dir));
       if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
         throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
             + layout.h2().getFileName() + "), which this version no longer opens: H2 lost committed rows under"
@@ -111,9 +111,8 @@ public final class EmbeddedFiles implements AutoCloseable {
       try {
         tighten(layout.lock());
         // Taken after the directory's lock, so that two embedded opens still get the message above.
-        // The path is the one an open through a DataSource locks: SQLite's name of the file, real.
-        Path db = layout.database();
-        fileLock = SqliteFileLock.take(Files.exists(db) ? db.toRealPath() : db, what, layout.owner());
+        // The database's real path (atRealFile), the one an open through a DataSource locks too.
+        fileLock = SqliteFileLock.take(layout.database(), what, layout.owner());
         tighten(fileLock.file());
         return checked(layout, channel, fileLock);
       } catch (IOException | RuntimeException e) {
@@ -134,6 +133,40 @@ public final class EmbeddedFiles implements AutoCloseable {
     } catch (IOException e) {
       throw cannotWrite(requested.in(dir), e.getClass().getSimpleName(), e);
     }
+  }
+
+  /**
+   * The layout of the file SQLite opens for {@code layout}'s database, which follows symbolic links
+   * (existing or not yet created: {@link RealFile}). A store in an app's file moves, with every
+   * companion file, to the link's target, so that an open by either name finds the same lock, id
+   * and open marker, and syncs and checks the {@code -wal} file SQLite writes, beside the target. A
+   * store that owns its directory cannot move its companions out of it, and SQLite's {@code -wal}
+   * and {@code -shm} files would be outside it, where the store neither syncs nor checks them: a
+   * database file there that links elsewhere is refused.
+   *
+   * @param layout a layout whose directory exists
+   * @throws JournalException for a linked database file in a store's own directory, or a link to a
+   *     directory that does not exist
+   */
+  static Layout atRealFile(Layout layout) throws IOException, JournalException {
+    Path db = layout.database();
+    Path real = RealFile.of(db);
+    if (real.equals(layout.directory().toRealPath().resolve(layout.databaseFile()))) {
+      return layout; // not a link: as given (a read-only open names the directory as it was given)
+    }
+    String what = layout.what();
+    if (layout.ownsFiles()) {
+      throw new JournalException("the " + what + "'s database file " + db + " is a symbolic link to " + real
+          + ": SQLite would keep its -wal and -shm files beside " + real.getFileName() + ", outside " + layout.directory()
+          + ", where the " + what + " neither syncs nor checks them, so its commits would not be durable. Link the"
+          + " whole directory instead, or move the file (with its -wal file, if any, while closed) into "
+          + layout.directory(), null);
+    }
+    if (!Files.isDirectory(real.getParent())) {
+      throw new JournalException("cannot open the " + what + " " + db + ": it is a symbolic link to " + real
+          + ", whose directory does not exist", null);
+    }
+    return Layout.file(real, what, layout.owner());
   }
 
   /**

@@ -27,13 +27,26 @@ final class SqliteFileLock implements AutoCloseable {
   }
 
   /**
-   * Takes the lock of {@code what} in the SQLite file {@code database}.
+   * Takes the lock of {@code what} in the SQLite file {@code database}, beside its real path
+   * ({@link RealFile}): every name of one file (a link, its target, a path through a linked
+   * directory) locks the same lock file, whether the database exists yet or not.
    *
    * @param owner the class an app shares instead of opening the store twice, for messages
    * @throws JournalException if another process or another open in this JVM holds it, or the lock
    *     file cannot be created beside the database
    */
   static SqliteFileLock take(Path database, String what, String owner) throws JournalException {
+    Path real;
+    try {
+      real = RealFile.of(database);
+    } catch (IOException e) {
+      throw new JournalException("cannot resolve the real path of the " + what + "'s database file " + database
+          + " (to lock it): " + e, e);
+    }
+    return takeReal(real, what, owner);
+  }
+
+  private static SqliteFileLock takeReal(Path database, String what, String owner) throws JournalException {
     Path file = lockFileOf(database, what);
     FileChannel channel;
     try {

@@ -238,11 +238,18 @@ public final class StoreOpener {
       throw new JournalException(dir + " is a file; give the " + what + "'s directory (it holds "
           + layout.databaseFile() + ")", null);
     }
-    Path db = layout.database();
     if (!Files.isDirectory(dir)) {
-      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir : db) + ": the directory "
-          + dir + " does not exist", null);
+      throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir : layout.database())
+          + ": the directory " + dir + " does not exist", null);
     }
+    try {
+      // The files SQLite reads through a link, -wal and -shm included, are the target's.
+      layout = EmbeddedFiles.atRealFile(layout);
+    } catch (IOException e) {
+      throw new JournalException("cannot resolve the real path of " + layout.database() + ": " + e, e);
+    }
+    dir = layout.directory();
+    Path db = layout.database();
     if (!Files.exists(db)) {
       if (Files.exists(layout.h2())) {
         throw new JournalException(dir + " holds an H2 journal of Idem 0.1 (" + layout.h2().getFileName()
@@ -460,9 +467,9 @@ public final class StoreOpener {
   }
 
   /**
-   * The file of the main database of a SQLite connection, as SQLite names it (its real path when
-   * it can be had, so that two names of one file share one lock), or null in memory or for a
-   * temporary database.
+   * The file of the main database of a SQLite connection, as SQLite names it, or null in memory or
+   * for a temporary database. {@link SqliteFileLock} locks it by its real path, as an embedded open
+   * of the same file does, so that two names of one file share one lock.
    */
   private static Path sqliteFile(Connection c) throws SQLException, JournalException {
     String file;
@@ -474,12 +481,7 @@ public final class StoreOpener {
       return null;
     }
     try {
-      Path path = Path.of(file).toAbsolutePath().normalize();
-      try {
-        return path.toRealPath();
-      } catch (IOException e) {
-        return path;
-      }
+      return Path.of(file).toAbsolutePath().normalize(); // SqliteFileLock locks its real path
     } catch (InvalidPathException e) {
       throw new JournalException("SQLite names its database file " + file + ", which is no path to lock: " + e, e);
     }
