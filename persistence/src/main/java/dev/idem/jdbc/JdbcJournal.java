@@ -130,7 +130,11 @@ import org.slf4j.LoggerFactory;
  * the caller forgot to. A response body larger than {@link #DEFAULT_MAX_STORED_RESPONSE_BODY} bytes
  * is not stored: the stored response then has an empty body and the header
  * {@link #TRUNCATED_BODY_HEADER} with the original length. A request body larger than
- * {@link #DEFAULT_MAX_REQUEST_BODY} bytes is refused at begin (so it is never sent).
+ * {@link #DEFAULT_MAX_REQUEST_BODY} bytes is refused at begin (so it is never sent), with a
+ * {@link JournalException} that names the limit and how to raise it
+ * ({@link Builder#maxRequestBodyBytes}, up to 700 KiB). The HTTP adapters' own limit
+ * ({@code maxBodyBytes}, 1 MiB by default) is separate and larger: a body between the two passes
+ * the adapter and is refused here.
  *
  * <h2>Text the database cannot store</h2>
  * A scope, operation name or reference with an unpaired UTF-16 surrogate is refused at begin
@@ -191,6 +195,8 @@ public final class JdbcJournal implements Journal {
   public static final String TRUNCATED_BODY_HEADER = "idem-journal-body-truncated";
   /** The largest stored request snapshot (headers and base64 body, as JSON): 1,000,000 characters. */
   static final int MAX_REQUEST_JSON_CHARS = 1_000_000;
+  /** The highest {@link Builder#maxRequestBodyBytes}: 700 KiB, so that the stored JSON fits H2's text columns. */
+  static final int MAX_REQUEST_BODY_CEILING = 700 * 1024;
   /**
    * The longest the shutdown hook ({@link Builder#closeOnShutdown}) waits for the journal to
    * close: 5 seconds. A close normally takes one commit; one that takes longer (a disk that stopped
@@ -405,6 +411,15 @@ public final class JdbcJournal implements Journal {
     return begin(operation, owner, operation.createdAt().plus(leaseFor));
   }
 
+  /** A size as "614400 bytes (600 KiB)": the exact count, and one a reader compares with a limit at a glance. */
+  private static String bytes(long n) {
+    if (n < 1024) {
+      return n + " bytes";
+    }
+    return n + " bytes (" + (n % 1024 == 0 ? Long.toString(n / 1024) : String.format(Locale.ROOT, "%.1f", n / 1024.0))
+        + " KiB)";
+  }
+
   /** @param owner claims the row it inserts under this owner, until {@code leaseExpiresAt}; null: PENDING */
   private BeginResult begin(NewOperation operation, String owner, Instant leaseExpiresAt) throws IdempotencyException {
     Objects.requireNonNull(operation, "operation");
@@ -416,9 +431,14 @@ public final class JdbcJournal implements Journal {
     }
     RequestSnapshot request = secrets.strip(operation.request(), id);
     if (request.bodyLength() > maxRequestBody) {
-      throw new JournalException("cannot journal " + id + ": its request body has " + request.bodyLength()
-          + " bytes, more than the journal's limit of " + maxRequestBody + " (maxRequestBodyBytes); nothing was sent",
-          null);
+      // Often the first the app hears of this limit: an HTTP adapter accepts larger bodies (1 MiB
+      // by default), and openEmbedded, the quickstarts' open, takes no options.
+      throw new JournalException("cannot journal " + id + ": its request body has " + bytes(request.bodyLength())
+          + ", more than the journal's limit of " + bytes(maxRequestBody) + "; nothing was sent. Raise the limit,"
+          + " up to " + bytes(MAX_REQUEST_BODY_CEILING) + ", where the journal is opened:"
+          + " JdbcJournal.embedded(dir).maxRequestBodyBytes(n).open() or"
+          + " JdbcJournal.dataSource(ds).maxRequestBodyBytes(n).open(). An HTTP client's maxBodyBytes is a"
+          + " separate limit, checked before this one", null);
     }
     NewOperation stored = request == operation.request() ? operation
         : new NewOperation(id, operation.reference(), operation.fingerprint(), request, operation.createdAt(),
@@ -1425,8 +1445,8 @@ public final class JdbcJournal implements Journal {
      * @throws IllegalArgumentException if out of range
      */
     public Builder maxRequestBodyBytes(int bytes) {
-      if (bytes < 0 || bytes > 700 * 1024) {
-        throw new IllegalArgumentException("maxRequestBodyBytes must be 0 to 716800: " + bytes);
+      if (bytes < 0 || bytes > MAX_REQUEST_BODY_CEILING) {
+        throw new IllegalArgumentException("maxRequestBodyBytes must be 0 to " + MAX_REQUEST_BODY_CEILING + ": " + bytes);
       }
       this.maxRequestBody = bytes;
       return this;
