@@ -37,12 +37,20 @@ import java.util.function.IntFunction;
  * {@link #requests()}, as does one with a line (request line, header, chunk size or trailer)
  * longer than 8 KiB, refused without reading on; nor is one whose client goes away before it is
  * whole, a chunked body included that ends before the empty line closing its trailer section.
+ * A head (request line and header lines) of more than 100 header lines or 64 KiB, and a trailer
+ * section of more than 100 lines or 64 KiB (bytes of the lines without their CR LF), get 431 as
+ * soon as they pass the limit, as from Apache or Tomcat, and are not counted either: so a client
+ * that sends lines without end neither fills the server's memory nor holds its thread.
  *
  * <p>Binds an ephemeral port on the loopback address. Thread-safe; one daemon thread per connection.
  */
 public final class StreamingBodyServer implements AutoCloseable {
   /** The longest line of a request head, chunk size or trailer, in bytes without its CR LF. */
   private static final int MAX_LINE = 8192;
+  /** The most header lines of a request head, and the most lines of a trailer section. */
+  private static final int MAX_SECTION_LINES = 100;
+  /** The most bytes of a request head, and of a trailer section, without the lines' CR LF. */
+  private static final int MAX_SECTION_BYTES = 64 * 1024;
 
   private final ServerSocket socket;
   private final IntFunction<Reply> replies;
@@ -201,7 +209,7 @@ public final class StreamingBodyServer implements AutoCloseable {
         }
         key = readRequest(head, in);
       } catch (BadRequest e) {
-        refuse(s.getOutputStream(), e.getMessage());
+        refuse(s.getOutputStream(), e.status, e.getMessage());
         return;
       } catch (IOException e) {
         return; // the client went away before the whole request arrived: nothing was taken
@@ -289,6 +297,7 @@ public final class StreamingBodyServer implements AutoCloseable {
       if (size == 0) {
         // The body ends with the empty line after the trailers (RFC 9112, 7.1): a stream that ends
         // before it is a request cut short, not counted, as in the chunk data.
+        Section trailers = new Section("trailer section");
         while (true) {
           String trailer = readLine(in);
           if (trailer == null) {
@@ -297,6 +306,7 @@ public final class StreamingBodyServer implements AutoCloseable {
           if (trailer.isEmpty()) {
             return;
           }
+          trailers.add(trailer, true);
         }
       }
       in.skipNBytes(size);
@@ -310,21 +320,53 @@ public final class StreamingBodyServer implements AutoCloseable {
     }
   }
 
-  /** Answers 400 to a request whose body the server cannot find the end of; it is not counted. */
-  private static void refuse(OutputStream out, String why) throws IOException {
+  /** Answers a request the server refuses (400 or 431); it is not counted. */
+  private static void refuse(OutputStream out, int status, String why) throws IOException {
     byte[] body = why.getBytes(StandardCharsets.UTF_8);
-    out.write(("HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
+    String reason = status == 431 ? "Request Header Fields Too Large" : "Bad Request";
+    out.write(("HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
         + body.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
     out.write(body);
     out.flush();
   }
 
-  /** Why a request was refused with 400. */
+  /** Why a request was refused, and with which status: 400, or 431 for a section too large. */
   private static final class BadRequest extends Exception {
     private static final long serialVersionUID = 1L;
+    final int status;
 
     BadRequest(String message) {
+      this(400, message);
+    }
+
+    BadRequest(int status, String message) {
       super(message, null, false, false);
+      this.status = status;
+    }
+  }
+
+  /**
+   * Counts the lines of a head or trailer section as they come, and refuses the one that takes it
+   * past {@link #MAX_SECTION_LINES} or {@link #MAX_SECTION_BYTES}, before any more is read.
+   */
+  private static final class Section {
+    private final String name;
+    private int lines;
+    private long bytes;
+
+    Section(String name) {
+      this.name = name;
+    }
+
+    void add(String line, boolean countsAsLine) throws BadRequest {
+      if (countsAsLine) {
+        lines++;
+      }
+      bytes += line.length();
+      if (lines > MAX_SECTION_LINES || bytes > MAX_SECTION_BYTES) {
+        throw new BadRequest(431, "a " + name + " of more than " + MAX_SECTION_LINES + " lines or "
+            + MAX_SECTION_BYTES + " bytes");
+      }
     }
   }
 
@@ -368,11 +410,14 @@ public final class StreamingBodyServer implements AutoCloseable {
 
   private static List<String> readHead(InputStream in) throws IOException, BadRequest {
     List<String> lines = new ArrayList<>();
+    Section head = new Section("request head");
     String l;
     while ((l = readLine(in)) != null) {
       if (l.isEmpty()) {
         return lines;
       }
+      // The request line counts in the bytes, not in the lines: those are header lines.
+      head.add(l, !lines.isEmpty());
       lines.add(l);
     }
     return List.of();
