@@ -1,0 +1,70 @@
+package dev.idem.httpclient;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+
+import dev.idem.testkit.IdempotentServer;
+import dev.idem.testkit.IdempotentServerExtension;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpTimeoutException;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * What the app chains on a keyed {@code sendAsync} whose body publisher stalled past its bound ran
+ * on the thread that delivered the timeout, one of Idem's {@code idem-httpclient-body-*}: app code
+ * that blocks there (a join on another call) holds the thread that other calls' timeouts need, so
+ * with those threads capped, calls could wait on each other for good. The JDK's {@code sendAsync}
+ * runs its dependents on the default async pool; so does Idem's now, for a capture that fails off
+ * the caller's thread. The publisher's cancel holds the delivery until the test has chained its
+ * dependent, so that it cannot run on the test's thread; the bound is 1 ns, so it passes at once.
+ */
+class CaptureTimeoutDependentsTest {
+  @RegisterExtension
+  final IdempotentServerExtension serverExtension = new IdempotentServerExtension();
+
+  @Test
+  void theAppsDependentsOfATimedOutSendAsyncRunOffIdemsTimeoutThreads() throws Exception {
+    IdempotentServer server = serverExtension.server();
+    CountDownLatch chained = new CountDownLatch(1);
+    Flow.Publisher<ByteBuffer> silent = s -> s.onSubscribe(new Flow.Subscription() {
+      @Override
+      public void request(long n) { }
+
+      @Override
+      public void cancel() {
+        try {
+          chained.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    });
+    HttpRequest request = HttpRequest.newBuilder(URI.create(server.url("/orders").toString()))
+        .timeout(Duration.ofNanos(1))
+        .POST(HttpRequest.BodyPublishers.fromPublisher(silent, 13))
+        .build();
+    Fixture f = new Fixture();
+
+    CompletableFuture<IdempotentHttpResponse<String>> future =
+        f.client.operation("create-order").sendAsync(request, BodyHandlers.ofString());
+    CompletableFuture<String> dependent = future.handle((r, e) -> {
+      assertInstanceOf(HttpTimeoutException.class, e, "the call fails with the capture's timeout");
+      return Thread.currentThread().getName();
+    });
+    chained.countDown();
+
+    String thread = dependent.get(30, TimeUnit.SECONDS);
+    assertFalse(thread.startsWith("idem-httpclient-body-"), "the app's dependent ran on " + thread);
+    assertEquals(0, server.requestCount(), "nothing was sent");
+  }
+}
