@@ -91,7 +91,17 @@ public final class BodyCapture {
     CompletableFuture<Void> timer = new CompletableFuture<Void>().orTimeout(bound.nanos(),
         TimeUnit.NANOSECONDS);
     timer.exceptionally(e -> {
-      timeouts.execute(() -> collector.timeOut(timedOut(request, bound)));
+      try {
+        timeouts.execute(() -> collector.timeOut(timedOut(request, bound)));
+      } catch (Throwable handOver) {
+        // No thread took the delivery (refused, or the JVM could make none). Thrown here, on the
+        // JDK's timer thread, it would be lost and the call would wait for good: fail it with the
+        // reason. The publisher is not cancelled (that is foreign code, not for the shared timer
+        // thread); the capture ignores whatever it publishes from now on.
+        HttpTimeoutException failed = timedOut(request, bound);
+        failed.initCause(handOver);
+        collector.timeOutUncancelled(failed);
+      }
       return null;
     });
     collector.result.whenComplete((bytes, e) -> timer.complete(null));
@@ -162,9 +172,23 @@ public final class BodyCapture {
       // for a call that is over.
       timedOut = true;
       Flow.Subscription s = subscription;
-      if (s != null) {
-        s.cancel();
+      try {
+        if (s != null) {
+          s.cancel();
+        }
+      } catch (Throwable cancelFailed) {
+        // The call still ends on time, and says what went wrong on the way.
+        e.addSuppressed(cancelFailed);
       }
+      result.completeExceptionally(e);
+    }
+
+    /**
+     * Fails the capture without touching the publisher, for a timeout that no thread of Idem's
+     * could take: a subscription that comes later is still cancelled.
+     */
+    void timeOutUncancelled(HttpTimeoutException e) {
+      timedOut = true;
       result.completeExceptionally(e);
     }
 

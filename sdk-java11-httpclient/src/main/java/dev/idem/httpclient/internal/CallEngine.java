@@ -188,9 +188,27 @@ public final class CallEngine {
       return; // cancelled before its body was read: nothing read, journaled or sent
     }
     // Attached before the publisher is subscribed to, which may block this thread past the bound.
+    Thread caller = Thread.currentThread();
     BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.timeouts(),
-        f -> f.whenComplete((body, captureError) -> afterCapture(body, captureError, request, handler, operation,
-            result)));
+        f -> f.whenComplete((body, captureError) -> {
+          if (captureError != null && Thread.currentThread() != caller) {
+            // Failed on another thread: a timeout on one of Idem's capped delivery threads (or the
+            // JDK's timer thread), or a publisher's own. The app's dependents of the result must
+            // not run there, where app code that blocks would hold what other calls' timeouts
+            // need; they run on the default async pool, as those of the JDK's sendAsync do.
+            try {
+              result.defaultExecutor().execute(() -> afterCapture(null, captureError, request, handler, operation,
+                  result));
+            } catch (Throwable noThread) {
+              // Better here than never: the call must end with its failure.
+              Throwable e = Settling.unwrap(captureError);
+              e.addSuppressed(noThread);
+              result.completeExceptionally(e);
+            }
+          } else {
+            afterCapture(body, captureError, request, handler, operation, result);
+          }
+        }));
   }
 
   /** Begins the operation once its body is in, and sends it; on the thread that completed the capture. */
