@@ -12,7 +12,9 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * future never completed), although the bound had passed. Two ways it failed: no thread could
  * take the delivery (the pool refused it, or the JVM could make no more threads: thrown on the
  * JDK's timer thread, where nobody saw it), and the publisher's {@code cancel} threw before the
- * capture was failed. The bound is 1 ns, so it passes at once; the get's timeout only ends a
- * failing run.
+ * capture was failed. The bound is 1 ns, so it passes at once (even before the publisher is
+ * subscribed to); the get's timeout only ends a failing run.
  */
 class CaptureTimeoutDeliveryTest {
   private static final BodyCapture.Bound AT_ONCE = new BodyCapture.Bound(Duration.ofNanos(1), "the test's bound");
@@ -33,7 +35,7 @@ class CaptureTimeoutDeliveryTest {
   @Test
   void aTimeoutNoThreadTakesStillFailsTheCaptureNamingWhy() {
     RejectedExecutionException refused = new RejectedExecutionException("no thread for the delivery");
-    CompletableFuture<byte[]> capture = BodyCapture.capture(stalled(() -> { }), 1024, AT_ONCE, task -> {
+    CompletableFuture<byte[]> capture = BodyCapture.capture(stalled(() -> { }, new CountDownLatch(1)), 1024, AT_ONCE, task -> {
       throw refused;
     });
     ExecutionException e = assertThrows(ExecutionException.class, () -> capture.get(30, TimeUnit.SECONDS));
@@ -44,26 +46,44 @@ class CaptureTimeoutDeliveryTest {
   @Test
   void aTimeoutWhoseCancelThrowsStillFailsTheCapture() {
     IllegalStateException cancelFailed = new IllegalStateException("the publisher's cancel failed");
+    // The delivery waits until the capture has its subscription, which it then cancels: the bound
+    // passes before the subscribe, and a delivery before it finds nothing to cancel.
+    CountDownLatch subscribed = new CountDownLatch(1);
+    Executor threads = new CaptureThreads().timeouts();
+    Executor afterSubscribe = task -> threads.execute(() -> {
+      try {
+        subscribed.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      task.run();
+    });
     CompletableFuture<byte[]> capture = BodyCapture.capture(stalled(() -> {
       throw cancelFailed;
-    }), 1024, AT_ONCE, new CaptureThreads().timeouts());
+    }, subscribed), 1024, AT_ONCE, afterSubscribe);
     ExecutionException e = assertThrows(ExecutionException.class, () -> capture.get(30, TimeUnit.SECONDS));
     assertInstanceOf(HttpTimeoutException.class, e.getCause());
     assertTrue(Arrays.asList(e.getCause().getSuppressed()).contains(cancelFailed), "suppressed: "
         + Arrays.toString(e.getCause().getSuppressed()));
   }
 
-  /** A request whose publisher subscribes and never publishes; its cancel runs {@code onCancel}. */
-  private static HttpRequest stalled(Runnable onCancel) {
-    Flow.Publisher<ByteBuffer> silent = s -> s.onSubscribe(new Flow.Subscription() {
-      @Override
-      public void request(long n) { }
+  /**
+   * A request whose publisher subscribes, counts {@code subscribed} down, and never publishes; its
+   * cancel runs {@code onCancel}.
+   */
+  private static HttpRequest stalled(Runnable onCancel, CountDownLatch subscribed) {
+    Flow.Publisher<ByteBuffer> silent = s -> {
+      s.onSubscribe(new Flow.Subscription() {
+        @Override
+        public void request(long n) { }
 
-      @Override
-      public void cancel() {
-        onCancel.run();
-      }
-    });
+        @Override
+        public void cancel() {
+          onCancel.run();
+        }
+      });
+      subscribed.countDown();
+    };
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/orders"))
         .POST(HttpRequest.BodyPublishers.fromPublisher(silent, 13))
         .build();
