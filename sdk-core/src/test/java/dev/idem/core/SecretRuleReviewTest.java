@@ -1,0 +1,48 @@
+package dev.idem.core;
+
+import static dev.idem.core.support.ScriptedTransport.status;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import dev.idem.core.support.Harness;
+import dev.idem.core.support.Requests;
+import dev.idem.core.support.ScriptedTransport;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Review of the nested-URL and path-parameter secret rule (UrlCredentials). */
+class SecretRuleReviewTest {
+
+  private static String encode(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  /**
+   * An ordinary OAuth authorize call: redirect_uri is the app's callback, whose return_to is the
+   * page to go back to, a search with a space in it. Each value is percent-encoded once, as any URL
+   * builder does; there is no credential anywhere. Two real nestings, yet the walk decodes the
+   * whole value to a fixpoint (each decoding costing a level) and runs out of its four levels, then
+   * refuses the call claiming the URL "carries a credential".
+   */
+  @Test
+  void aProperlyEncodedRedirectUriWithAReturnPathIsSentAndJournaledAsGiven() throws Exception {
+    String returnTo = "/search?q=red%20shoes";
+    String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
+    String uri = "https://idp.example.test/oauth/authorize?client_id=shop&response_type=code&redirect_uri="
+        + encode(callback);
+    Harness h = new Harness();
+    Operation op = Operation.builder("authorize", Requests.postJson(uri, "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(200));
+
+    h.executor.execute(op, t);
+
+    assertEquals(1, t.count(), "sent once");
+    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+  }
+
+}
