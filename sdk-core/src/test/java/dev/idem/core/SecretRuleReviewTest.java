@@ -45,4 +45,22 @@ class SecretRuleReviewTest {
     assertEquals(OperationState.SUCCEEDED, h.record(op).state());
   }
 
+  /**
+   * A JAX-RS matrix parameter (@MatrixParam("author")) is no credential. Path parameters were never
+   * refused before; the new path walk reads them with the header rule's substring match, so
+   * "author" matches "auth" and the call is refused.
+   */
+  @Test
+  void aMatrixParameterNamedAuthorIsSentAndJournaledAsGiven() throws Exception {
+    String uri = "https://library.example.test/books;author=tolkien;year=1954/reviews";
+    Harness h = new Harness();
+    Operation op = Operation.builder("post-review", Requests.postJson(uri, "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(201));
+
+    h.executor.execute(op, t);
+
+    assertEquals(1, t.count(), "sent once");
+    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+  }
+
 }
