@@ -63,4 +63,24 @@ class SecretRuleReviewTest {
     assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
   }
 
+  /**
+   * A stored Location whose query value is a percent-encoded URL carrying access_token, with one
+   * stray '%' elsewhere in the same value (a server that did not encode "100%"). Lenient decoders
+   * (OkHttp's HttpUrl, browsers, WHATWG URL, Python's unquote) decode every valid escape and keep
+   * the stray one, so the token is live; UrlCredentials' decode gives up on the whole value at the
+   * first malformed escape and then sees no nested URL, so the token is journaled in clear.
+   */
+  @Test
+  void aNestedTokenIsRedactedInAStoredLocationEvenWithAStrayPercentInTheValue() throws Exception {
+    String location = "https://app.example.test/done?next=https%3A%2F%2Fidp.example.test%2Fcb"
+        + "%3Faccess_token%3Dplanted-token%26note%3D100%";
+    Harness h = new Harness();
+    Operation op = Operation.builder("create-export", Requests.order("{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(201, Map.of("Location", location)));
+
+    h.executor.execute(op, t);
+
+    List<String> stored = h.record(op).response().headers().get("location");
+    assertFalse(stored.get(0).contains("planted-token"), "token journaled in clear: " + stored);
+  }
 }
