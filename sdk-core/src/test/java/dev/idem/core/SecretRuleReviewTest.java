@@ -3,6 +3,8 @@ package dev.idem.core;
 import static dev.idem.core.support.ScriptedTransport.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
@@ -13,6 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Review of the nested-URL and path-parameter secret rule (UrlCredentials). */
 class SecretRuleReviewTest {
@@ -43,6 +47,62 @@ class SecretRuleReviewTest {
     assertEquals(1, t.count(), "sent once");
     assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
     assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+  }
+
+  /**
+   * The same shape with ordinary escaped values in the return path (a time, an accented word, a
+   * comma): escapes of the innermost value are text, not one more URL, and cost no level.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"/agenda?at=10%3A00", "/menu?dish=caf%C3%A9", "/tags?any=a%2Cb"})
+  void aRedirectUriWhoseReturnPathHasEscapedValuesIsSentAsGiven(String returnTo) throws Exception {
+    String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
+    String uri = "https://idp.example.test/oauth/authorize?client_id=shop&redirect_uri=" + encode(callback);
+    Harness h = new Harness();
+    Operation op = Operation.builder("authorize", Requests.postJson(uri, "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(200));
+
+    h.executor.execute(op, t);
+
+    assertEquals(1, t.count(), "sent once");
+    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+  }
+
+  /** {@code depth} URLs, each encoded once in the {@code n} (then {@code m}) parameter of the one above. */
+  private static String nested(int depth, String innermostQuery) {
+    String value = "/b?" + innermostQuery;
+    for (int i = 1; i < depth; i++) {
+      value = "/b?m=" + encode(value);
+    }
+    return "https://api.example.test/a?n=" + encode(value);
+  }
+
+  /**
+   * Four properly encoded nested URLs are read to the end, escapes in the last one's values
+   * included; a fifth is not read, and the refusal says so (not that a credential was found) and
+   * names the way out.
+   */
+  @Test
+  void fourNestedUrlsAreReadAndAFifthIsRefusedAsTooDeepToCheck() throws Exception {
+    Harness h = new Harness();
+    Operation four = Operation.builder("four", Requests.postJson(nested(4, "at=10%3A00"), "{}")).build();
+    ScriptedTransport t = h.transport(four).then(status(200));
+    h.executor.execute(four, t);
+    assertEquals(1, t.count(), "four levels read and sent");
+
+    Operation token = Operation.builder("token", Requests.postJson(nested(4, "access_token=planted"), "{}")).build();
+    IllegalArgumentException found = assertThrows(IllegalArgumentException.class,
+        () -> h.executor.execute(token, h.transport(token)));
+    assertTrue(found.getMessage().contains("holds a URL that carries a credential"), found.getMessage());
+
+    Operation five = Operation.builder("five", Requests.postJson(nested(5, "at=10%3A00"), "{}")).build();
+    ScriptedTransport never = h.transport(five);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(five, never));
+    assertTrue(e.getMessage().contains("query parameter 'n'"), e.getMessage());
+    assertTrue(e.getMessage().contains("too deeply nested to check"), e.getMessage());
+    assertFalse(e.getMessage().contains("carries a credential"), e.getMessage());
+    assertTrue(e.getMessage().contains("allowQueryParameters(Set.of(\"n\"))"), e.getMessage());
+    assertEquals(0, never.count());
   }
 
   /**
