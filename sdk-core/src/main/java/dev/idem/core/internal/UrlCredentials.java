@@ -1,7 +1,6 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.spi.RequestSnapshot;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 
@@ -308,10 +307,53 @@ public final class UrlCredentials {
   }
 
   private static String decode(String raw) {
-    try {
-      return URLDecoder.decode(raw, StandardCharsets.UTF_8);
-    } catch (IllegalArgumentException e) {
-      return raw;
+    return decode(raw, 0, raw.length());
+  }
+
+  /**
+   * {@code s[from, to)} percent-decoded as a query value is ({@code +} is a space, escapes are
+   * UTF-8), leniently: every valid escape is decoded and a {@code %} not followed by two hex digits
+   * is kept as written, as OkHttp's {@code HttpUrl}, browsers and the servers behind them read it.
+   * {@link java.net.URLDecoder} refuses the whole value at one stray {@code %} instead, which would
+   * leave a nested URL beside it unread ({@code ...%3Faccess_token%3Dt1%26note%3D100%}). Bytes that
+   * are not UTF-8 become U+FFFD, as in {@code URLDecoder}.
+   */
+  static String decode(String s, int from, int to) {
+    int i = from;
+    while (i < to && s.charAt(i) != '%' && s.charAt(i) != '+') {
+      i++;
     }
+    if (i == to) {
+      return s.substring(from, to); // s itself when it is the whole string
+    }
+    StringBuilder out = new StringBuilder(to - from).append(s, from, i);
+    byte[] bytes = null;
+    while (i < to) {
+      char c = s.charAt(i);
+      if (c == '%' && isEscape(s, i, to)) {
+        if (bytes == null) {
+          bytes = new byte[(to - i) / 3];
+        }
+        int n = 0;
+        while (i < to && s.charAt(i) == '%' && isEscape(s, i, to)) { // a run: one UTF-8 sequence may span escapes
+          bytes[n++] = (byte) (Character.digit(s.charAt(i + 1), 16) << 4 | Character.digit(s.charAt(i + 2), 16));
+          i += 3;
+        }
+        out.append(new String(bytes, 0, n, StandardCharsets.UTF_8));
+      } else {
+        out.append(c == '+' ? ' ' : c);
+        i++;
+      }
+    }
+    return out.toString();
+  }
+
+  /** Whether the {@code %} at {@code i} starts a valid escape that ends before {@code to}. */
+  private static boolean isEscape(String s, int i, int to) {
+    return i + 2 < to && hexDigit(s.charAt(i + 1)) && hexDigit(s.charAt(i + 2));
+  }
+
+  private static boolean hexDigit(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
   }
 }
