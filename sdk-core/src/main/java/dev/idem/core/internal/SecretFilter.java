@@ -252,6 +252,15 @@ public final class SecretFilter {
     if (found == null) {
       return;
     }
+    if (found.kind() == UrlCredentials.Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER) {
+      // Not a finding: the walk stops reading there, to stay linear, so it cannot vouch for it.
+      throw new IllegalArgumentException("operation " + operation + ": query parameter '" + found.name() + "'"
+          + " holds URLs too deeply nested to check for a credential (more than " + UrlCredentials.MAX_NESTING
+          + " levels, each a URL in a query value of the one above), and the request URI (path and query"
+          + " included) would be journaled in clear; nothing was journaled or sent. If its value holds no"
+          + " credential, allow it with IdempotentExecutor.builder().allowQueryParameters(Set.of(\""
+          + found.name() + "\")): it is then journaled and sent as given, without being read");
+    }
     String what = switch (found.kind()) {
       case PATH_PARAMETER -> "path parameter '" + found.name() + "' looks like a credential";
       case NESTED_IN_QUERY_PARAMETER -> "query parameter '" + found.name() + "' holds a URL that carries a"

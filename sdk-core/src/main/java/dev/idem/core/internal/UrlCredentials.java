@@ -14,11 +14,19 @@ import java.util.Set;
  *
  * <p><b>Linear in the URL's length.</b> Every search is bounded by the part it reads (a pair, a
  * segment), never by the end of the URL: an unbounded {@code indexOf} per pair once cost a hostile
- * Location time quadratic in its length. A nested URL is walked as a string of its own, and each
- * walk (each percent-decoding too) is one level of at most {@link #MAX_NESTING}: the values walked
- * at one level are disjoint pieces of the level above, so every level costs at most the URL's
- * length, and the whole walk a constant times it. A value still nested, or still encoded, below
- * the last level counts as a credential: it is redacted, or refused, rather than read further.
+ * Location time quadratic in its length. A nested URL is walked as a string of its own, decoded
+ * once, as its receiver reads a query value; each such walk is one level of at most
+ * {@link #MAX_NESTING}: the values walked at one level are disjoint pieces of the level above, so
+ * every level costs at most the URL's length, and the whole walk a constant times it.
+ *
+ * <p><b>One decoding per nested URL.</b> A nested URL's own query values are decoded when that URL
+ * is walked, not before: decoding the whole value until no escape is left would also decode the
+ * escapes of the URLs inside it and of their values ({@code 10%3A00}, {@code caf%C3%A9}), each
+ * costing a level, and run an ordinary OAuth {@code redirect_uri} (a callback whose
+ * {@code return_to} holds a path) out of levels. Only a value whose one decoding still shows no URL
+ * but escapes that could become one ({@code %253F}: encoded twice) is decoded again, one more level.
+ * A value that would need a level below the last is not read: it is redacted, or refused as too
+ * deeply nested to check ({@link Finding.Kind#NESTED_TOO_DEEP_IN_QUERY_PARAMETER}).
  *
  * <p>Immutable and thread-safe.
  */
@@ -55,8 +63,13 @@ public final class UrlCredentials {
     /** What holds the credential. */
     public enum Kind {
       USER_INFO, PATH_PARAMETER, QUERY_PARAMETER,
-      /** A URL (or a value too deeply nested to read) in the value of the query parameter {@code name}. */
+      /** A URL carrying a credential in the value of the query parameter {@code name}. */
       NESTED_IN_QUERY_PARAMETER,
+      /**
+       * URLs nested in the value of the query parameter {@code name} deeper than
+       * {@link #MAX_NESTING} levels: not read, so not known to be free of credentials.
+       */
+      NESTED_TOO_DEEP_IN_QUERY_PARAMETER,
       /** A stored URL's fragment, whatever it holds. */
       FRAGMENT
     }
@@ -217,9 +230,12 @@ public final class UrlCredentials {
           String name = decode(s.substring(start, eq));
           if (isSecretName(name)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
-          } else if (!allowed.contains(name) && nestedCarriesCredential(eq + 1, end, depth)) {
-            // The whole value: re-encoding a redacted nested URL would not give back its spelling.
-            replace(eq + 1, end, new Finding(Finding.Kind.NESTED_IN_QUERY_PARAMETER, name));
+          } else if (!allowed.contains(name)) {
+            Finding.Kind nested = nested(eq + 1, end, depth);
+            if (nested != null) {
+              // The whole value: re-encoding a redacted nested URL would not give back its spelling.
+              replace(eq + 1, end, new Finding(nested, name));
+            }
           }
         }
         start = end + 1;
@@ -227,37 +243,40 @@ public final class UrlCredentials {
     }
 
     /**
-     * Whether the value in {@code [from, to)}, read as a URL (after percent-decoding, each decoding
-     * one level), carries a credential. Only a value with a character that could start one
-     * ({@code @ ? ; #}, or {@code %} for an encoded one) is copied and read; one that would need a
-     * level below {@link #MAX_NESTING} counts as carrying one.
+     * What the value in {@code [from, to)}, read as a URL after one percent-decoding, carries:
+     * {@link Finding.Kind#NESTED_IN_QUERY_PARAMETER} for a credential,
+     * {@link Finding.Kind#NESTED_TOO_DEEP_IN_QUERY_PARAMETER} if it would need a level below
+     * {@link #MAX_NESTING}, or null. A value that cannot hold a URL part the walk reads (see
+     * {@link #mayHoldUrl}), as most values cannot ({@code red%20shoes}, {@code 10%3A00}), costs
+     * one scan and no copy.
      */
-    private boolean nestedCarriesCredential(int from, int to, int depth) {
-      if (!hasAny(s, from, to, "%@?;#")) {
-        return false;
+    private Finding.Kind nested(int from, int to, int depth) {
+      if (!mayHoldUrl(s, from, to)) {
+        return null;
       }
       int level = depth + 1;
       if (level > MAX_NESTING) {
-        return true;
+        return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER;
       }
-      String value = s.substring(from, to);
-      while (value.indexOf('%') >= 0) {
-        String decoded = decode(value);
-        if (decoded.equals(value)) {
-          break; // a '%' that is no escape: nothing more to decode
+      String value = decode(s, from, to);
+      while (!hasAny(value, 0, value.length(), "@?;#")) {
+        // No URL part after one decoding: either none at all, or encoded twice (%253F), which a
+        // receiver that decodes again would read as a URL: one more decoding, one more level.
+        if (!mayHoldUrl(value, 0, value.length())) {
+          return null;
         }
-        if (level == MAX_NESTING) {
-          return true;
+        if (++level > MAX_NESTING) {
+          return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER;
         }
-        value = decoded;
-        level++;
+        value = decode(value);
       }
-      if (!hasAny(value, 0, value.length(), "@?;#")) {
-        return false;
+      Walk walk = new Walk(value, null);
+      walk.url(0, value.length(), level, false);
+      if (walk.found == null) {
+        return null;
       }
-      Walk nested = new Walk(value, null);
-      nested.url(0, value.length(), level, false);
-      return nested.found != null;
+      return walk.found.kind() == Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER
+          ? Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER : Finding.Kind.NESTED_IN_QUERY_PARAMETER;
     }
 
     /**
@@ -274,6 +293,28 @@ public final class UrlCredentials {
       }
       return -1;
     }
+  }
+
+  /**
+   * Whether {@code s[from, to)}, decoded once, could hold a URL part the walk reads: user info, a
+   * query, path parameters or a fragment ({@code @ ? ; #}, as written or escaped), or an escaped
+   * {@code %} (a value encoded twice).
+   */
+  private static boolean mayHoldUrl(String s, int from, int to) {
+    for (int i = from; i < to; i++) {
+      char c = s.charAt(i);
+      if (c == '@' || c == '?' || c == ';' || c == '#') {
+        return true;
+      }
+      if (c == '%' && isEscape(s, i, to)) {
+        int b = Character.digit(s.charAt(i + 1), 16) << 4 | Character.digit(s.charAt(i + 2), 16);
+        if (b == '@' || b == '?' || b == ';' || b == '#' || b == '%') {
+          return true;
+        }
+        i += 2;
+      }
+    }
+    return false;
   }
 
   /** Whether {@code s} has any of {@code chars} in {@code [from, to)}. */

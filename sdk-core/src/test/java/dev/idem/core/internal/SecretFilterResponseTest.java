@@ -85,7 +85,9 @@ class SecretFilterResponseTest {
       "https://b.example.test/f?email=a@b.example.test", "https://b.example.test/a//b?q=1", "/a//b@c", "?", "#",
       "https://b.example.test/f?sv=2022-11-02&se=2026-12-31&sp=r&signed=yes&keys=a",
       "/cart;v=2/items;lang=fr?page=1", "/cb?next=https://idp.example.test/cb?page=2",
-      "/cb?next=https%3A%2F%2Fidp.example.test%2Fcb%3Fpage%3D2%23top", "/cb?q=100%25&r=%zz&s=a;b"})
+      "/cb?next=https%3A%2F%2Fidp.example.test%2Fcb%3Fpage%3D2%23top", "/cb?q=100%25&r=%zz&s=a;b",
+      "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fsearch%253Fq%253Dred%252520shoes",
+      "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fagenda%253Fat%253D10%25253A00"})
   void aUrlWithoutACredentialIsKeptAsTheSameString(String url) {
     assertSame(url, filter.redactUrl(url));
   }
@@ -103,8 +105,9 @@ class SecretFilterResponseTest {
   }
 
   /**
-   * A URL nested deeper than MAX_NESTING levels (each a URL in a value, or a percent-decoding) is
-   * not read further: whatever could hold a credential there counts as one.
+   * A URL nested deeper than MAX_NESTING levels (each a URL in a value, decoded once; or one more
+   * decoding of a value encoded twice) is not read further: whatever could hold a credential there
+   * counts as one.
    */
   @Test
   void aValueNestedBelowTheLastLevelReadCountsAsACredential() {
@@ -130,7 +133,8 @@ class SecretFilterResponseTest {
   @Test
   void hostileShapesAreWalkedWithBoundedSearches() {
     int n = 256 * 1024;
-    for (String unit : List.of("a&", ";a", "/;", "n=/?", "n=%3F", "n=a@b&", "?n=;&", "n=//x@y/?")) {
+    for (String unit : List.of("a&", ";a", "/;", "n=/?", "n=%3F", "n=a@b&", "?n=;&", "n=//x@y/?", "n=%253F&",
+        "n=%2F%3Fm%3D%2525&")) {
       String url = "https://h.example.test/p?" + unit.repeat(n / unit.length()) + "&token=t1";
       String redacted = filter.redactUrl(url);
       assertTrue(redacted.endsWith("token=redacted") || redacted.contains("=redacted"), unit);
