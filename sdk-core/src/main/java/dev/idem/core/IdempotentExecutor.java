@@ -1422,7 +1422,9 @@ public final class IdempotentExecutor implements AutoCloseable {
      * Allows query parameters whose names the secret rule matches
      * ({@link RequestSnapshot#isSecretQueryParameterByDefault(String)}: {@code api_key},
      * {@code access_token}, {@code sessionId}, {@code sig}, {@code key}...) to be journaled in clear
-     * as part of the URI; the same names as path parameters ({@code ;jsessionid=}); and a query
+     * as part of the URI; path parameters that
+     * {@link RequestSnapshot#isSecretPathParameterByDefault(String)} names ({@code ;jsessionid=},
+     * exact names only, so matrix parameters such as {@code ;author=} need no allow); and a query
      * parameter whose value is a URL carrying a credential ({@code ?next=https://user:pw@host/}),
      * which is then journaled whole without being read. Without this, {@code execute},
      * {@code executeAsync} and {@code enqueue} refuse such a request with an

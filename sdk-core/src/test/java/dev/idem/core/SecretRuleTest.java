@@ -117,6 +117,20 @@ class SecretRuleTest {
     assertTrue(RequestSnapshot.isSecretQueryParameterByDefault("access_token"));
   }
 
+  /** Path parameters by exact name only: matrix parameters (;author=, ;session=) are ordinary. */
+  @Test
+  void pathParametersAreSecretByExactNameOnly() {
+    for (String name : List.of("jsessionid", "JSESSIONID", "sig", "Key")) {
+      assertTrue(RequestSnapshot.isSecretPathParameterByDefault(name), name);
+    }
+    for (String name : List.of("author", "session", "token", "sessionid", "keys", "year")) {
+      assertFalse(RequestSnapshot.isSecretPathParameterByDefault(name), name);
+    }
+    URI matrix = URI.create("https://library.example.test/books;author=tolkien;jsessionid=j1/reviews");
+    assertEquals("https://library.example.test/books;author=tolkien;jsessionid=redacted/reviews",
+        RequestSnapshot.redactedUri(matrix));
+  }
+
   /**
    * A credential in the path or in a URL nested in a query value is refused like a secret query
    * parameter: the message names the parameter that holds it, never its value.

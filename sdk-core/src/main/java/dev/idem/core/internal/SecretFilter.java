@@ -135,8 +135,9 @@ public final class SecretFilter {
    *
    * <p>{@code Location} and {@code Content-Location} are kept, with their credentials replaced by
    * {@value UrlCredentials#REDACTED} ({@link UrlCredentials#redact}): any user info, the value of
-   * every query or path parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
-   * {@code X-Amz-Signature}, an Azure SAS's {@code sig}, an {@code access_token}, a
+   * every query parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
+   * {@code X-Amz-Signature}, an Azure SAS's {@code sig}, an {@code access_token}) and of every path
+   * parameter that {@link RequestSnapshot#isSecretPathParameterByDefault} names (a
    * {@code ;jsessionid}), the whole value of a parameter holding a nested URL that carries one, and
    * the whole fragment: the URL still tells where the result is, without the credential to fetch it.
    *
@@ -216,7 +217,7 @@ public final class SecretFilter {
   }
 
   /**
-   * Whether a query or path parameter (its decoded name, exact) holds a credential: the default
+   * Whether a query parameter (its decoded name, exact) holds a credential: the default
    * rule ({@link RequestSnapshot#isSecretQueryParameterByDefault}) names it and the app did not
    * allow it. The rule {@link #checkUri} refuses a request URI by, and the
    * one a stored response's URL is redacted by.
@@ -228,8 +229,9 @@ public final class SecretFilter {
   /**
    * Refuses a URI that carries a credential the journal would keep in clear: user info
    * ({@code https://user:password@host/}, also before a host that {@link URI} reads as
-   * registry-based, such as {@code payments_api}), a query or path parameter with a secret-looking
-   * name that the app did not allow ({@code ?sig=}, {@code ;jsessionid=}), or a URL nested in the
+   * registry-based, such as {@code payments_api}), a query parameter with a secret-looking name
+   * ({@code ?sig=}) or a path parameter the path rule names ({@code ;jsessionid=}) that the app did
+   * not allow, or a URL nested in the
    * value of a query parameter the app did not allow that carries any of these
    * ({@code ?next=https://user:pw@host/}, encoded or not). The fragment is not checked:
    * {@link #persistable} drops it.

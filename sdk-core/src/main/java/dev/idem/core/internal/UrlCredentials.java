@@ -6,9 +6,10 @@ import java.util.Set;
 
 /**
  * The credentials in a URL's text, found by one left-to-right walk of its parts: user info, the
- * value of a parameter the secret rule names in the query, in a path segment (a servlet's
- * {@code ;jsessionid=}) or in a nested URL's fragment, and a URL nested in a parameter's value
- * ({@code ?next=https://user:pw@host/}, or the same percent-encoded) that carries any of these.
+ * value of a parameter the secret rule names in the query or in a nested URL's fragment, or that
+ * the path parameter rule names in a path segment (a servlet's {@code ;jsessionid=}), and a URL
+ * nested in a parameter's value ({@code ?next=https://user:pw@host/}, or the same
+ * percent-encoded) that carries any of these.
  * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
  * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
  *
@@ -56,6 +57,15 @@ public final class UrlCredentials {
    */
   public boolean isSecretName(String name) {
     return !allowed.contains(name) && RequestSnapshot.isSecretQueryParameterByDefault(name);
+  }
+
+  /**
+   * Whether a path parameter (its decoded name, exact) holds a credential: the default rule for
+   * path parameters names it ({@link RequestSnapshot#isSecretPathParameterByDefault}, exact names
+   * only, since matrix parameters such as {@code ;author=} are ordinary) and the app did not allow it.
+   */
+  public boolean isSecretPathName(String name) {
+    return !allowed.contains(name) && RequestSnapshot.isSecretPathParameterByDefault(name);
   }
 
   /** Where a credential was found, for a message: never its value. */
@@ -211,7 +221,7 @@ public final class UrlCredentials {
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
           String name = decode(s.substring(start, eq));
-          if (isSecretName(name)) {
+          if (isSecretPathName(name)) {
             replace(eq + 1, end, new Finding(Finding.Kind.PATH_PARAMETER, name));
           }
         }

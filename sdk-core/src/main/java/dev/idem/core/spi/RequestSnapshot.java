@@ -25,8 +25,9 @@ import java.util.TreeMap;
  * minus any it explicitly allows) before journaling, and the transport re-applies them on every
  * attempt. It also journals the URI without its fragment, which no HTTP client sends (an
  * {@code #access_token=...} would otherwise be kept in clear), and refuses a URI with user info, a
- * secret-looking query or path parameter ({@link #isSecretQueryParameterByDefault(String)}), or a
- * URL nested in a query parameter's value that carries one of these.
+ * secret-looking query parameter ({@link #isSecretQueryParameterByDefault(String)}) or path
+ * parameter ({@link #isSecretPathParameterByDefault(String)}), or a URL nested in a query
+ * parameter's value that carries one of these.
  *
  * <p>Immutable and thread-safe; byte arrays are copied in and out.
  */
@@ -61,6 +62,9 @@ public final class RequestSnapshot {
    * {@link #isSecretQueryParameterByDefault(String)}).
    */
   public static final Set<String> DEFAULT_SECRET_QUERY_PARAMETERS = Set.of("sig", "key");
+
+  /** A servlet container's session id in a path segment ({@code ;jsessionid=}). */
+  private static final String JSESSIONID = "jsessionid";
 
   /** The protocol's own header: a key is not a credential, and a resend needs it. */
   private static final String IDEMPOTENCY_KEY = "idempotency-key";
@@ -97,14 +101,14 @@ public final class RequestSnapshot {
   }
 
   /**
-   * The default rule for query parameter names, which also reads a path segment's parameters
-   * ({@code ;jsessionid=}): {@link #isSecretByDefault(String)}, plus the exact names of
-   * {@link #DEFAULT_SECRET_QUERY_PARAMETERS} ({@code sig}, {@code key}), any case. The executor
-   * refuses a request URI with such a parameter (it is sent and journaled as it is; see
+   * The default rule for query parameter names: {@link #isSecretByDefault(String)}, plus the exact
+   * names of {@link #DEFAULT_SECRET_QUERY_PARAMETERS} ({@code sig}, {@code key}), any case. The
+   * executor refuses a request URI with such a parameter (it is sent and journaled as it is; see
    * {@code IdempotentExecutor.Builder#allowQueryParameters}), and redacts its value in a stored
-   * {@code Location}. Pure and thread-safe.
+   * {@code Location}. Path parameters have a rule of their own
+   * ({@link #isSecretPathParameterByDefault(String)}). Pure and thread-safe.
    *
-   * @param name a query or path parameter name, decoded, any case
+   * @param name a query parameter name, decoded, any case
    * @return true if the default rule treats it as a secret
    * @throws NullPointerException if name is null
    */
@@ -113,9 +117,28 @@ public final class RequestSnapshot {
   }
 
   /**
+   * The default rule for path parameter names ({@code /cart;jsessionid=...}): exact names only,
+   * any case: {@code jsessionid} (a servlet container's session id) and the names of
+   * {@link #DEFAULT_SECRET_QUERY_PARAMETERS} ({@code sig}, {@code key}). Not the substring rule of
+   * {@link #isSecretByDefault(String)}: path parameters are JAX-RS matrix parameters too
+   * ({@code ;author=tolkien}, {@code ;session=2}), which were never refused before the rule read
+   * the path, and would then be ({@code author} contains {@code auth}). The executor refuses a
+   * request URI with such a parameter, and redacts its value in a stored {@code Location} and in
+   * {@link #redactedUri(URI)}. Pure and thread-safe.
+   *
+   * @param name a path parameter name, decoded, any case
+   * @return true if the default rule treats it as a secret
+   * @throws NullPointerException if name is null
+   */
+  public static boolean isSecretPathParameterByDefault(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
+    return n.equals(JSESSIONID) || DEFAULT_SECRET_QUERY_PARAMETERS.contains(n);
+  }
+
+  /**
    * A URI as Idem's messages and logs show it: scheme, host, port and path, never user info, query
    * or fragment, any of which may carry a credential, and with the value of each path parameter
-   * that {@link #isSecretQueryParameterByDefault(String)} names (a servlet's {@code ;jsessionid=})
+   * that {@link #isSecretPathParameterByDefault(String)} names (a servlet's {@code ;jsessionid=})
    * replaced by {@code redacted}. The host is read from the authority even
    * where {@link URI#getHost()} gives none (a host with an underscore, such as {@code payments_api},
    * makes {@code URI} read the authority as registry-based). Adapters name requests this way in

@@ -65,6 +65,7 @@ class SecretFilterResponseTest {
       "https://maps.example.test/geo?address=Paris&KEY=k1|https://maps.example.test/geo?address=Paris&KEY=redacted",
       "/cart;jsessionid=j1/items;v=2?page=1|/cart;jsessionid=redacted/items;v=2?page=1",
       "/cart;v=2;JSESSIONID=j1|/cart;v=2;JSESSIONID=redacted",
+      "/c/b;Sig=s1;author=a|/c/b;Sig=redacted;author=a",
       "https://h.example.test/cb?page=1&next=https://u:p1@idp.example.test/|https://h.example.test/cb?page=1&next=redacted",
       "/cb?redirect=https%3A%2F%2Fu%3Ap1%40idp.example.test%2F&page=1|/cb?redirect=redacted&page=1",
       "/cb?redirect=https%3A%2F%2Fidp.example.test%2Fcb%3Faccess_token%3Dt1|/cb?redirect=redacted",
@@ -86,6 +87,7 @@ class SecretFilterResponseTest {
       "https://b.example.test/f?sv=2022-11-02&se=2026-12-31&sp=r&signed=yes&keys=a",
       "/cart;v=2/items;lang=fr?page=1", "/cb?next=https://idp.example.test/cb?page=2",
       "/cb?next=https%3A%2F%2Fidp.example.test%2Fcb%3Fpage%3D2%23top", "/cb?q=100%25&r=%zz&s=a;b",
+      "/books;author=tolkien;year=1954/reviews;session=2;token=t?page=1",
       "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fsearch%253Fq%253Dred%252520shoes",
       "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fagenda%253Fat%253D10%25253A00"})
   void aUrlWithoutACredentialIsKeptAsTheSameString(String url) {
