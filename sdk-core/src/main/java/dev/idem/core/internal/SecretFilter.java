@@ -146,15 +146,50 @@ public final class SecretFilter {
    *     allocated), else a copy without it; null for null
    */
   public ResponseSnapshot persistable(ResponseSnapshot response) {
-    if (response == null || !hasSecret(response.headers())) {
+    if (response == null) {
+      return null;
+    }
+    Map<String, List<String>> headers = response.headers();
+    // Walks the names only (a key set iterator, no entry objects) up to the first header that needs
+    // leaving out or redacting, since this runs for every response the executor journals and most
+    // have nothing to hide; that header's redacted URLs are kept, so no URL is walked twice.
+    String first = null;
+    List<String> firstKept = null;
+    for (String name : headers.keySet()) {
+      if (isSecretHeader(name)) {
+        first = name;
+        break;
+      }
+      if (isUrlHeader(name)) {
+        List<String> values = headers.get(name);
+        List<String> redacted = redactUrls(values);
+        if (redacted != values) {
+          first = name;
+          firstKept = redacted;
+          break;
+        }
+      }
+    }
+    if (first == null) {
       return response;
     }
     Map<String, List<String>> kept = new LinkedHashMap<>();
-    response.headers().forEach((name, values) -> {
-      if (!isSecretHeader(name)) {
-        kept.put(name, isUrlHeader(name) ? redactUrls(values) : values);
+    boolean before = true;
+    for (Map.Entry<String, List<String>> e : headers.entrySet()) {
+      String name = e.getKey();
+      if (before && !name.equals(first)) {
+        kept.put(name, e.getValue()); // already found to need nothing
+        continue;
       }
-    });
+      if (before) {
+        before = false;
+        if (firstKept != null) {
+          kept.put(name, firstKept);
+        }
+      } else if (!isSecretHeader(name)) {
+        kept.put(name, isUrlHeader(name) ? redactUrls(e.getValue()) : e.getValue());
+      }
+    }
     return new ResponseSnapshot(response.status(), kept, response.body());
   }
 
@@ -167,25 +202,6 @@ public final class SecretFilter {
   public Transition persistable(Transition t) {
     ResponseSnapshot kept = persistable(t.response());
     return kept == t.response() ? t : new Transition(t.target(), t.at(), t.nextAttemptAt(), kept, t.reason());
-  }
-
-  /**
-   * Whether any header needs leaving out. Walks the names only (a key set iterator, no entry
-   * objects), since it runs for every response the executor journals and most have nothing to hide.
-   */
-  private boolean hasSecret(Map<String, List<String>> headers) {
-    for (String name : headers.keySet()) {
-      if (isSecretHeader(name)) {
-        return true;
-      }
-      if (isUrlHeader(name)) {
-        List<String> values = headers.get(name);
-        if (redactUrls(values) != values) {
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   private static boolean isUrlHeader(String lowerCaseName) {

@@ -92,16 +92,17 @@ public final class UrlCredentials {
    * has no grammar a rule could read (a bare token, a route, pairs), and a stored URL's fragment is
    * never sent, so none is kept.
    *
-   * @return {@code url} itself when it has nothing to redact; a URL without {@code ?}, {@code #},
-   *     {@code @} or {@code ;} is answered without allocating
+   * @return {@code url} itself when it has nothing to redact; the copy is made only once a
+   *     credential is found, so a URL without one costs no copy (and a URL without {@code ?},
+   *     {@code #}, {@code @} or {@code ;} not even a walk)
    */
   public String redact(String url) {
     if (!hasAny(url, 0, url.length(), "?#@;")) {
       return url;
     }
-    Walk walk = new Walk(url, new StringBuilder(url.length()));
+    Walk walk = new Walk(url, true);
     walk.url(0, url.length(), 0, true);
-    return walk.found == null ? url : walk.finish();
+    return walk.finish();
   }
 
   /**
@@ -113,9 +114,9 @@ public final class UrlCredentials {
     if (rawPath.indexOf(';') < 0) {
       return rawPath;
     }
-    Walk walk = new Walk(rawPath, new StringBuilder(rawPath.length()));
+    Walk walk = new Walk(rawPath, true);
     walk.pathParameters(0, rawPath.length());
-    return walk.found == null ? rawPath : walk.finish();
+    return walk.finish();
   }
 
   /** The first credential-named path parameter of a raw path, or null. */
@@ -123,7 +124,7 @@ public final class UrlCredentials {
     if (rawPath == null || rawPath.indexOf(';') < 0) {
       return null;
     }
-    Walk walk = new Walk(rawPath, null);
+    Walk walk = new Walk(rawPath, false);
     walk.pathParameters(0, rawPath.length());
     return walk.found;
   }
@@ -133,44 +134,50 @@ public final class UrlCredentials {
     if (rawQuery == null || rawQuery.isEmpty()) {
       return null;
     }
-    Walk walk = new Walk(rawQuery, null);
+    Walk walk = new Walk(rawQuery, false);
     walk.pairs(0, rawQuery.length(), 0);
     return walk.found;
   }
 
   /**
-   * One walk over one string. With {@code out}, it copies the string, replacing each credential
-   * (found in increasing order) by {@value #REDACTED}; without, it stops at the first.
+   * One walk over one string. Redacting, it copies the string, replacing each credential (found in
+   * increasing order) by {@value #REDACTED}; else it stops at the first.
    */
   private final class Walk {
     private final String s;
-    private final StringBuilder out;
+    private final boolean redacting;
+    /** The copy, made at the first credential: most stored URLs have none, and then need none. */
+    private StringBuilder out;
     /** The first finding, or null. */
     private Finding found;
     /** How far {@code s} has been copied to {@code out}. */
     private int copied;
 
-    Walk(String s, StringBuilder out) {
+    Walk(String s, boolean redacting) {
       this.s = s;
-      this.out = out;
+      this.redacting = redacting;
     }
 
     private boolean done() {
-      return out == null && found != null;
+      return !redacting && found != null;
     }
 
     private void replace(int from, int to, Finding finding) {
       if (found == null) {
         found = finding;
       }
-      if (out != null) {
+      if (redacting) {
+        if (out == null) {
+          out = new StringBuilder(s.length());
+        }
         out.append(s, copied, from).append(REDACTED);
         copied = to;
       }
     }
 
+    /** The redacted copy, or {@code s} itself if nothing was redacted. */
     String finish() {
-      return out.append(s, copied, s.length()).toString();
+      return out == null ? s : out.append(s, copied, s.length()).toString();
     }
 
     /**
@@ -280,7 +287,7 @@ public final class UrlCredentials {
         }
         value = decode(value);
       }
-      Walk walk = new Walk(value, null);
+      Walk walk = new Walk(value, false);
       walk.url(0, value.length(), level, false);
       if (walk.found == null) {
         return null;

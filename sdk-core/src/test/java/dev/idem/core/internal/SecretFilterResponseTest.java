@@ -51,6 +51,23 @@ class SecretFilterResponseTest {
     assertEquals("HTTP 200?", t.reason());
   }
 
+  /** Whichever header is found first to need something, every other one is kept, left out or redacted. */
+  @Test
+  void locationsAndSecretHeadersTogetherAreEachHandledOnce() {
+    ResponseSnapshot r = new ResponseSnapshot(201, Map.of(
+        "Content-Location", List.of("/v1/orders/1?page=2", "/v1/orders/1?sig=s1"),
+        "Location", List.of("/v1/orders/1?token=t1"), "Set-Cookie", List.of("sid=1"),
+        "X-Merchant-Pin", List.of("1234"), "X-Request-Id", List.of("r1"), "A-First", List.of("a")), new byte[0]);
+    assertEquals(new ResponseSnapshot(201, Map.of(
+        "Content-Location", List.of("/v1/orders/1?page=2", "/v1/orders/1?sig=redacted"),
+        "Location", List.of("/v1/orders/1?token=redacted"), "X-Request-Id", List.of("r1"),
+        "A-First", List.of("a")), new byte[0]), filter.persistable(r));
+    ResponseSnapshot plainLocation = new ResponseSnapshot(201, Map.of("Location", List.of("/v1/orders/1?page=2"),
+        "Set-Cookie", List.of("sid=1")), new byte[0]);
+    assertEquals(new ResponseSnapshot(201, Map.of("Location", List.of("/v1/orders/1?page=2")), new byte[0]),
+        filter.persistable(plainLocation));
+  }
+
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "/v1/exports/1?access_token=t1&page=2|/v1/exports/1?access_token=redacted&page=2",
