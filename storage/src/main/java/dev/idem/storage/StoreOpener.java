@@ -245,6 +245,10 @@ public final class StoreOpener {
     try {
       // The files SQLite reads through a link, -wal and -shm included, are the target's.
       layout = EmbeddedFiles.atRealFile(layout);
+    } catch (JournalException e) {
+      // Its own refusal (a linked database file, a link into a missing directory), with the reason
+      // and the fix, as the writable open gives it; JournalException is an IOException too.
+      throw e;
     } catch (IOException e) {
       throw new JournalException("cannot resolve the real path of " + layout.database() + ": " + e, e);
     }
