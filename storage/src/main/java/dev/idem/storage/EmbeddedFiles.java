@@ -378,6 +378,7 @@ public final class EmbeddedFiles implements AutoCloseable {
 
   private static void createDirectory(Path dir, Layout layout) throws IOException, JournalException {
     String what = layout.what();
+    refuseDanglingLink(dir, layout);
     if (!layout.ownsFiles()) {
       // A file in the app's directory: the app made the directory and decides who may read it.
       if (!Files.isDirectory(dir)) {
@@ -399,6 +400,29 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
     if (!Files.isWritable(dir)) {
       throw cannotWrite(layout, "permission denied (read-only directory?)", null);
+    }
+  }
+
+  /**
+   * Refuses a store directory that is, or lies under, a symbolic link whose target does not exist
+   * ({@code /var/lib/app -> /data/app} before the volume is mounted or the directory created). The
+   * target is not created: where it is missing because a volume is not mounted yet, it would be
+   * created on the disk under the mount point, and the store would start empty there and be
+   * hidden by the volume once mounted, forgetting every operation it held in between. The operator
+   * creates it (or mounts the volume) once; a plain missing directory is still created.
+   *
+   * @param dir the store's directory (absolute, normalized), which the caller found missing or not
+   */
+  static void refuseDanglingLink(Path dir, Layout layout) throws IOException, JournalException {
+    for (Path p = dir; p != null && !Files.exists(p); p = p.getParent()) {
+      if (Files.isSymbolicLink(p)) {
+        Path target = p.getParent().resolve(Files.readSymbolicLink(p));
+        String named = p.equals(dir) ? "the " + layout.what() + " directory " + dir + " is"
+            : "the " + layout.what() + " directory " + dir + " is under " + p + ", which is";
+        throw new JournalException(named + " a symbolic link to " + target + ", which does not exist (a volume not"
+            + " mounted yet?). The " + layout.what() + " does not create a link's target, so that it never writes"
+            + " under a volume's mount point: mount the volume, or create " + target + ", then open again", null);
+      }
     }
   }
 

@@ -239,6 +239,13 @@ public final class StoreOpener {
           + layout.databaseFile() + ")", null);
     }
     if (!Files.isDirectory(dir)) {
+      try {
+        EmbeddedFiles.refuseDanglingLink(dir, layout);
+      } catch (JournalException e) {
+        throw e;
+      } catch (IOException e) {
+        LOG.debug("Idem {} {}: cannot read a link on its path ({})", what, dir, e.toString());
+      }
       throw new JournalException("no " + what + " at " + (layout.ownsFiles() ? dir : layout.database())
           + ": the directory " + dir + " does not exist", null);
     }
