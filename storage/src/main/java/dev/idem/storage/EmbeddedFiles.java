@@ -67,15 +67,20 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final SqliteFileLock fileLock;
   private final boolean crashed;
   private final String expectedId;
+  /** The id file {@link #expectedId} was read from: {@link Layout#id()}, or one left beside a link. */
+  private final Path expectedIdFile;
+  /** The id the id file is to hold once the database stores it ({@link #reconcileId}); null if none. */
+  private String idForFile;
 
   private EmbeddedFiles(Layout layout, FileChannel lockChannel, SqliteFileLock fileLock, boolean crashed,
-      String expectedId) {
+      String expectedId, Path expectedIdFile) {
     this.layout = layout;
     this.directory = layout.directory();
     this.lockChannel = lockChannel;
     this.fileLock = fileLock;
     this.crashed = crashed;
     this.expectedId = expectedId;
+    this.expectedIdFile = expectedIdFile;
   }
 
   /**
@@ -94,7 +99,8 @@ public final class EmbeddedFiles implements AutoCloseable {
     try {
       createDirectory(dir, requested);
       dir = dir.toRealPath();
-      Layout layout = atRealFile(requested.in(dir));
+      Layout linked = requested.in(dir);
+      Layout layout = atRealFile(linked);
       if (Files.exists(layout.h2()) && !Files.exists(layout.database())) {
         throw new JournalException("the journal directory " + dir + " holds an H2 journal of Idem 0.1 ("
             + layout.h2().getFileName() + "), which this version no longer opens: H2 lost committed rows under"
@@ -114,7 +120,7 @@ public final class EmbeddedFiles implements AutoCloseable {
         // The database's real path (atRealFile), the one an open through a DataSource locks too.
         fileLock = SqliteFileLock.take(layout.database(), what, layout.owner());
         tighten(fileLock.file());
-        return checked(layout, channel, fileLock);
+        return checked(layout, linked, channel, fileLock);
       } catch (IOException | RuntimeException e) {
         if (fileLock != null) {
           fileLock.close();
@@ -183,13 +189,17 @@ public final class EmbeddedFiles implements AutoCloseable {
     return new JournalException("cannot create the " + layout.what() + " in " + dir + ": " + reason, cause);
   }
 
-  private static EmbeddedFiles checked(Layout layout, FileChannel channel, SqliteFileLock fileLock)
+  /**
+   * @param linked the layout as given, before {@link #atRealFile} moved it beside a link's target:
+   *     where a version before that move kept the id file of a store opened through the link
+   */
+  private static EmbeddedFiles checked(Layout layout, Layout linked, FileChannel channel, SqliteFileLock fileLock)
       throws IOException, JournalException {
     Path dir = layout.directory();
     String what = layout.what();
     String walFile = layout.wal().getFileName().toString();
     Path db = layout.database();
-    Path idFile = layout.id();
+    Path idFile = idFileOf(layout, linked);
     String id = Files.exists(idFile) ? Files.readString(idFile, StandardCharsets.US_ASCII).strip() : null;
     boolean dbExists = Files.exists(db);
     if (id != null && !dbExists) {
@@ -215,7 +225,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (id != null && dbExists && Files.size(db) == 0 && (!Files.exists(wal) || Files.size(wal) == 0)) {
       // Refused before SQLite opens it: SQLite would write a new header into the empty file. (A
       // killed journal may have an empty database file while all its commits are in the -wal.)
-      throw truncatedOrReplaced(layout, id);
+      throw truncatedOrReplaced(layout, idFile, id);
     }
     if (!dbExists) {
       Files.createFile(db, ownerOnly(dir, FILE_PERMISSIONS));
@@ -225,16 +235,34 @@ public final class EmbeddedFiles implements AutoCloseable {
     } else if (Files.isDirectory(db)) {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(layout, channel, fileLock, crashed, id);
+    return new EmbeddedFiles(layout, channel, fileLock, crashed, id, idFile);
   }
 
-  /** For a database file that is empty or not the store's, where the id file says store {@code id} lived. */
-  private static JournalException truncatedOrReplaced(Layout layout, String id) {
+  /**
+   * The id file to check the database against: the layout's, or, for a store reached through a
+   * link that has none beside the target yet, the one a version that kept the companion files beside
+   * the link left there. Carried over (checked against the database, then written beside the target
+   * by {@link #markOpen}) rather than ignored: ignored, the database's own id would be taken as it
+   * is, and a database file swapped before the first open after the upgrade would be accepted, and
+   * vouched for from then on. The file beside the link is left as it is, for a rollback.
+   */
+  private static Path idFileOf(Layout layout, Layout linked) {
+    Path idFile = layout.id();
+    if (linked.equals(layout) || Files.exists(idFile) || !Files.isRegularFile(linked.id())) {
+      return idFile;
+    }
+    LOG.info("Idem {} {}: checking the database against {}, the id file kept beside the link by an earlier"
+        + " version; it is carried over to {}", layout.what(), layout.database(), linked.id(), idFile);
+    return linked.id();
+  }
+
+  /** For a database file that is empty or not the store's, where {@code idFile} says store {@code id} lived. */
+  private static JournalException truncatedOrReplaced(Layout layout, Path idFile, String id) {
     String what = layout.what();
     return new JournalException("the " + what + " database " + layout.database() + " is empty or not a " + what
-        + ", but " + layout.id() + " says " + what + " " + id + " lived here: the file was truncated or replaced."
+        + ", but " + idFile + " says " + what + " " + id + " lived here: the file was truncated or replaced."
         + " Restore it from a backup; or, to start an empty " + what + " and forget everything it held, delete "
-        + layout.id() + " and " + layout.database(), null);
+        + idFile + " and " + layout.database(), null);
   }
 
   /** Where the files are, and how messages name the store. */
@@ -248,8 +276,10 @@ public final class EmbeddedFiles implements AutoCloseable {
   }
 
   /**
-   * Checks the id stored in the database against the directory's id file, and writes whichever is
-   * missing (a new journal, or one made before the id file existed). Then marks the journal open.
+   * Checks the id stored in the database against the id file, and decides what {@link #markOpen}
+   * writes where one is missing: a new id for a new store, or the database's id for a store whose
+   * id file is missing (lost, or from before the id file existed), so that the check holds from
+   * this open on.
    *
    * @param storedId the id in the database, or null if it has none
    * @return the id the database must store, if it has none yet; otherwise null
@@ -257,24 +287,31 @@ public final class EmbeddedFiles implements AutoCloseable {
    *     database has no id (it was truncated or replaced by an empty one)
    */
   public String reconcileId(String storedId) throws JournalException {
-    Path idFile = layout.id();
+    Path idFile = expectedIdFile;
     String what = layout.what();
     if (expectedId != null && storedId == null) {
-      throw truncatedOrReplaced(layout, expectedId);
+      throw truncatedOrReplaced(layout, idFile, expectedId);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
       throw new JournalException("the " + what + " database " + layout.database() + " belongs to " + what + " "
           + storedId + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from"
           + " elsewhere was copied in. Put the right file back, or move the files aside", null);
     }
-    return storedId == null ? UUID.randomUUID().toString() : null;
+    String newId = storedId == null ? UUID.randomUUID().toString() : null;
+    idForFile = newId != null ? newId : storedId;
+    return newId;
   }
 
-  /** Writes the id file (after the database has stored the same id) and marks the journal open. */
+  /**
+   * Writes the id file if it is missing or the database was just given a new id (after the
+   * database has stored it), and marks the journal open.
+   *
+   * @param idToWrite the new id the database now stores, or null ({@link #reconcileId}'s answer)
+   */
   public void markOpen(String idToWrite) throws JournalException {
     try {
       if (idToWrite != null || !Files.exists(layout.id())) {
-        String id = idToWrite != null ? idToWrite : expectedId;
+        String id = idToWrite != null ? idToWrite : idForFile;
         if (id != null) {
           writeDurably(layout.id(), id + "\n");
         }
