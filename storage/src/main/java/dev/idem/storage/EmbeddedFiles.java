@@ -165,8 +165,10 @@ public final class EmbeddedFiles implements AutoCloseable {
       throw new JournalException("the " + what + "'s database file " + db + " is a symbolic link to " + real
           + ": SQLite would keep its -wal and -shm files beside " + real.getFileName() + ", outside " + layout.directory()
           + ", where the " + what + " neither syncs nor checks them, so its commits would not be durable. Link the"
-          + " whole directory instead, or move the file (with its -wal file, if any, while closed) into "
-          + layout.directory(), null);
+          + " whole directory instead, or, while the " + what + " is closed, move " + real + " to " + db
+          + " (in place of the link) and its -wal file, if any, " + real.getFileName() + "-wal, to " + layout.wal()
+          + ": SQLite reads the -wal file named after the database file, and one left under the old name is"
+          + " ignored with the commits it holds", null);
     }
     if (!Files.isDirectory(real.getParent())) {
       throw new JournalException("cannot open the " + what + " " + db + ": it is a symbolic link to " + real

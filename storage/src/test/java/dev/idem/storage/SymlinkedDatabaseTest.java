@@ -137,6 +137,8 @@ class SymlinkedDatabaseTest {
     JournalException e = assertThrows(JournalException.class, () -> embedded(own).close());
     assertTrue(e.getMessage().contains("symbolic link") && e.getMessage().contains(target.toRealPath().toString()),
         e.getMessage());
+    assertTrue(e.getMessage().contains("t.db-wal, to " + dir.toRealPath().resolve("t.db-wal")),
+        "the target's -wal file, and the name it must have once moved: " + e.getMessage());
     assertEquals(Set.of("t.db"), names(elsewhere), "nothing written beside the target");
     assertEquals(0, Files.size(target));
 
