@@ -19,7 +19,7 @@ final class RecordPrinter {
 
   static void line(PrintWriter out, OperationSummary r) {
     out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), safe(r.id().scope()),
-        safe(r.id().operation()), safe(r.id().key()), r.attempts(), r.createdAt(),
+        safe(r.id().operation()), safe(r.id().key()), r.attemptCount(), r.createdAt(),
         r.appReference().map(ref -> " ref=" + safe(ref)).orElse(""));
   }
 

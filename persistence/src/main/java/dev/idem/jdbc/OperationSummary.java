@@ -11,16 +11,20 @@ import java.util.Optional;
  * times and how many attempts were made, without the request snapshot or the stored response, so
  * that a page of them takes the same memory whatever the bodies are.
  *
+ * <p>Immutable and thread-safe: every component is an immutable value. How many attempts were made
+ * is {@link #attemptCount()}, a number, where {@link dev.idem.core.OperationRecord#attempts()} is
+ * the list of the attempts themselves.
+ *
  * @param id the operation
  * @param state where it is
  * @param reference the app's reference, or null if it gave none
- * @param attempts how many attempts were recorded
+ * @param attemptCount how many attempts were recorded
  * @param createdAt when it was begun
  * @param updatedAt when it last changed
  * @param outcomeUndelivered whether its outcome is still owed to the app's handler, as {@link
  *     dev.idem.core.OperationRecord#outcomeUndelivered()} says it
  */
-public record OperationSummary(OperationId id, OperationState state, String reference, int attempts,
+public record OperationSummary(OperationId id, OperationState state, String reference, int attemptCount,
     Instant createdAt, Instant updatedAt, boolean outcomeUndelivered) {
   /**
    * Makes the summary.
@@ -28,20 +32,20 @@ public record OperationSummary(OperationId id, OperationState state, String refe
    * @param id the operation
    * @param state where it is
    * @param reference the app's reference, or null
-   * @param attempts how many attempts were recorded, 0 or more
+   * @param attemptCount how many attempts were recorded, 0 or more
    * @param createdAt when it was begun
    * @param updatedAt when it last changed
    * @param outcomeUndelivered whether its outcome is still owed to the app's handler
    * @throws NullPointerException if any component but {@code reference} is null
-   * @throws IllegalArgumentException if {@code attempts} is negative
+   * @throws IllegalArgumentException if {@code attemptCount} is negative
    */
   public OperationSummary {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(state, "state");
     Objects.requireNonNull(createdAt, "createdAt");
     Objects.requireNonNull(updatedAt, "updatedAt");
-    if (attempts < 0) {
-      throw new IllegalArgumentException("attempts must not be negative: " + attempts);
+    if (attemptCount < 0) {
+      throw new IllegalArgumentException("attemptCount must not be negative: " + attemptCount);
     }
   }
 

@@ -59,6 +59,8 @@ class OperationSummariesTest {
       all.addAll(rest);
       assertEquals(expected, all);
       assertEquals(2, rest.size(), "fewer than the limit: the last page");
+      assertEquals(List.of(1, 1, 1, 1, 1), all.stream().map(OperationSummary::attemptCount).toList(),
+          "each counts its one attempt");
       assertEquals(3, all.stream().filter(OperationSummary::outcomeUndelivered).count(), "the queued ones");
       assertEquals(1, j.findSummariesByState(OperationState.PENDING, null, 10).size());
       assertThrows(IllegalArgumentException.class, () -> j.findSummariesByState(OperationState.FAILED, null, 0));
