@@ -54,7 +54,8 @@ import javax.net.ssl.SSLParameters;
  * {@link UntaggedPolicy#FRESH_KEY}):
  * <ul>
  *   <li>reads the request's body publisher once, and journals the operation before the first byte
- *       is sent;</li>
+ *       is sent (a publisher that publishes fewer or more bytes than its {@code contentLength()}
+ *       declares is refused first with an {@code IOException}, as the JDK client refuses it);</li>
  *   <li>sends every attempt with the same key header and the same bytes, retrying as the
  *       executor's policy and classifier decide (a refused or timed-out connect counts as not
  *       sent, so it ends FAILED, never UNCERTAIN);</li>

@@ -197,7 +197,9 @@ public final class OperationCall {
    * @throws dev.idem.core.OperationPendingException still PENDING (another owner holds it, or the
    *     host's circuit breaker is open or its retry budget empty, or the client was shut down or
    *     closed during the call: a backoff under way then ends at once, and nothing more is sent)
-   * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed; nothing was sent
+   * @throws dev.idem.core.spi.RequestNotSentException the body publisher failed, or published fewer
+   *     or more bytes than its {@code contentLength()} declares (refused by the JDK client too);
+   *     nothing was journaled or sent
    * @throws java.net.http.HttpTimeoutException the body publisher did not publish the whole body
    *     within the request's {@code timeout}, else the policy's {@code attemptTimeout}, else its
    *     {@code deadline} (see "Timeouts" on {@link IdempotentHttpClient}); nothing was journaled
@@ -223,7 +225,8 @@ public final class OperationCall {
    * @param request the request to deliver, with its body
    * @return the operation's identity (an existing one if this operation was journaled before)
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
-   * @throws dev.idem.core.spi.RequestNotSentException if the body publisher fails
+   * @throws dev.idem.core.spi.RequestNotSentException if the body publisher fails, or publishes
+   *     fewer or more bytes than its {@code contentLength()} declares; nothing was journaled
    * @throws java.net.http.HttpTimeoutException if the body publisher is slower than the bound
    *     {@link #send} names; nothing was journaled
    * @throws dev.idem.core.IdempotencyException if the request's key header breaks the key-header

@@ -21,7 +21,11 @@ import java.util.function.Consumer;
  * before anything is sent, and every attempt must carry those same bytes, so the publisher is
  * subscribed exactly once, here, and never again: a one-shot publisher (a stream, a pipe) is
  * therefore safe to retry, and one that cannot be read (already consumed, failing) is refused
- * before the journal or the network sees anything.
+ * before the journal or the network sees anything. So is one whose declared
+ * {@link BodyPublisher#contentLength() contentLength} differs from what it publishes: the JDK client
+ * fails such a request ("Too few bytes returned by the publisher", "Too many bytes in request
+ * body"), while the bytes captured here would be sent whole with their own length, a truncated or
+ * overlong payload the server takes as complete.
  */
 public final class BodyCapture {
   private BodyCapture() {}
@@ -56,7 +60,8 @@ public final class BodyCapture {
    * @param timeouts where that failure is delivered (and so where what depends on the capture
    *     runs then); never the JDK's shared timer thread, nor a thread the publisher may be blocking
    * @return the bytes (empty for a request without a publisher); fails with
-   *     {@link RequestNotSentException} if the publisher signals an error
+   *     {@link RequestNotSentException} if the publisher signals an error, or publishes fewer or
+   *     more bytes than its {@code contentLength} declares (when that is not negative, unknown)
    */
   public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes, Bound bound,
       Executor timeouts) {
@@ -83,7 +88,7 @@ public final class BodyCapture {
     if (declared > maxBytes) {
       return handed(CompletableFuture.failedFuture(tooLarge(request, maxBytes)), beforeSubscribe);
     }
-    Collector collector = new Collector(request, maxBytes);
+    Collector collector = new Collector(request, maxBytes, declared);
     // Armed before the subscribe: a publisher may block in it (an InputStream's read), and the
     // caller must still hear of the timeout on time, as from the JDK client. The JDK's timer
     // thread only hands the timeout over; the timer is cancelled once the body is in, so it
@@ -138,6 +143,19 @@ public final class BodyCapture {
         + " nothing was journaled or sent", cause);
   }
 
+  private static RequestNotSentException tooFew(HttpRequest request, long declared, long published) {
+    return new RequestNotSentException("too few bytes returned by the body publisher of " + target(request)
+        + ": its contentLength declared " + declared + " bytes, it published " + published + " (a stream cut"
+        + " short?); the JDK client refuses such a request, and Idem refuses to journal or send the truncated"
+        + " payload as if whole. Nothing was journaled or sent", null);
+  }
+
+  private static RequestNotSentException tooMany(HttpRequest request, long declared) {
+    return new RequestNotSentException("too many bytes returned by the body publisher of " + target(request)
+        + ": its contentLength declared " + declared + " bytes, it published more (a stale length?); the JDK"
+        + " client refuses such a request, and so does Idem. Nothing was journaled or sent", null);
+  }
+
   /**
    * The request as messages name it: without the URI's user info, query and fragment, any of which
    * may carry a credential, in an exception the app is likely to log.
@@ -150,14 +168,22 @@ public final class BodyCapture {
     final CompletableFuture<byte[]> result = new CompletableFuture<>();
     private final HttpRequest request;
     private final long maxBytes;
+    /** The publisher's contentLength, or negative if it did not know it. */
+    private final long declared;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private volatile Flow.Subscription subscription;
     /** Set by {@link #timeOut} before it reads {@link #subscription}, which is set before this is read. */
     private volatile boolean timedOut;
 
-    Collector(HttpRequest request, long maxBytes) {
+    Collector(HttpRequest request, long maxBytes, long declared) {
       this.request = request;
       this.maxBytes = maxBytes;
+      this.declared = declared;
+    }
+
+    private void fail(Throwable e) {
+      subscription.cancel();
+      result.completeExceptionally(e);
     }
 
     /**
@@ -211,9 +237,15 @@ public final class BodyCapture {
       if (result.isDone()) {
         return;
       }
-      if (out.size() + (long) item.remaining() > maxBytes) {
-        subscription.cancel();
-        result.completeExceptionally(tooLarge(request, maxBytes));
+      long total = out.size() + (long) item.remaining();
+      // Stopped at the first byte past the declared length, as the JDK client stops; the declared
+      // length is never above maxBytes, so this comes first and names the real fault.
+      if (declared >= 0 && total > declared) {
+        fail(tooMany(request, declared));
+        return;
+      }
+      if (total > maxBytes) {
+        fail(tooLarge(request, maxBytes));
         return;
       }
       byte[] chunk = new byte[item.remaining()];
@@ -228,6 +260,10 @@ public final class BodyCapture {
 
     @Override
     public synchronized void onComplete() {
+      if (declared >= 0 && out.size() != declared) {
+        result.completeExceptionally(tooFew(request, declared, out.size()));
+        return;
+      }
       result.complete(out.toByteArray());
     }
   }
