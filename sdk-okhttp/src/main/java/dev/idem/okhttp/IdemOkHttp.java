@@ -75,6 +75,8 @@ import okhttp3.Request;
  *       journal; an {@link dev.idem.core.outbox.OutboxDispatcher} registered with
  *       {@link #transport(OkHttpClient)} for its name delivers it (see the example below).</li>
  *   <li>A one-shot or duplex body: a thrown {@link UnreplayableBodyException}; nothing was sent.</li>
+ *   <li>A body that writes fewer or more bytes than its {@code contentLength()} declares: a thrown
+ *       {@link java.net.ProtocolException}, as from OkHttp alone; nothing was journaled or sent.</li>
  *   <li>An untagged POST or PATCH under {@link UntaggedPolicy#REJECT}: a thrown
  *       {@link dev.idem.core.http.UntaggedRequestException}; nothing was sent.</li>
  *   <li>A key header on the request that differs from the key given with
@@ -238,6 +240,8 @@ public final class IdemOkHttp implements AutoCloseable {
    * @throws dev.idem.core.IdempotencyKeyReusedException if the key is journaled with another request
    * @throws IdempotencyException if the request's key header breaks the key-header rule, or the
    *     journal fails
+   * @throws java.net.ProtocolException if the body writes fewer or more bytes than its
+   *     {@code contentLength()} declares
    * @throws IOException if the body cannot be read
    */
   public OperationId enqueue(Request request) throws IOException {

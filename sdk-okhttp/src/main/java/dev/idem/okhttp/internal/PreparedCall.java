@@ -8,6 +8,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.okhttp.IdempotentOperation;
 import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
+import java.net.ProtocolException;
 import java.time.Duration;
 import okhttp3.HttpUrl;
 import okhttp3.Request;
@@ -41,6 +42,8 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
    * @throws UnreplayableBodyException if the body is one-shot or duplex; nothing was sent
    * @throws IllegalArgumentException if the body is larger than {@code maxBodyBytes}; nothing was
    *     journaled or sent, and reading stopped once it passed the cap
+   * @throws ProtocolException if the body writes fewer or more bytes than its {@code contentLength()}
+   *     declares, which OkHttp alone refuses the same way; nothing was journaled or sent
    * @throws IdempotencyException if the request's own key header breaks the key-header rule
    * @throws IOException if the body cannot be read
    */
@@ -79,37 +82,62 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
   /**
    * The body's bytes, refused once they pass {@code maxBytes}: the whole body is held in memory and
    * journaled, so a file upload or a body that never ends must not be read to its end first. A
-   * declared length over the cap is refused before anything is read.
+   * declared length over the cap is refused before anything is read. A body that writes other
+   * than the length it declares is refused too, as OkHttp refuses it on the wire: every attempt
+   * sends the bytes read here with their own length, so a body cut short or overlong would
+   * otherwise reach the server as a whole request.
    */
   private static byte[] readCapped(Request request, RequestBody body, long maxBytes) throws IOException {
-    if (body.contentLength() > maxBytes) {
+    long declared = body.contentLength();
+    if (declared > maxBytes) {
       throw tooLarge(request, maxBytes);
     }
     Buffer buffer = new Buffer();
-    CappedSink capped = new CappedSink(buffer, maxBytes);
+    // The declared length, when known, is the tighter cap (never above maxBytes): writing past it
+    // stops at once, as OkHttp's own sink stops.
+    CappedSink capped = new CappedSink(buffer, declared >= 0 ? declared : maxBytes);
     BufferedSink sink = Okio.buffer(capped);
     try {
       body.writeTo(sink);
       sink.flush();
     } catch (IOException | RuntimeException e) {
-      if (capped.over) {
-        throw tooLarge(request, maxBytes);
-      }
+      refuseIfOver(capped, request, declared, maxBytes);
       throw e;
     }
-    if (capped.over) {
-      throw tooLarge(request, maxBytes);  // the body swallowed the sink's refusal
+    refuseIfOver(capped, request, declared, maxBytes); // the body may have swallowed the sink's refusal
+    if (declared >= 0 && buffer.size() != declared) {
+      throw new ProtocolException("the request body of " + target(request) + " declared " + declared
+          + " bytes (contentLength()) and wrote " + buffer.size() + " (a stream cut short?); OkHttp refuses such a"
+          + " request (\"expected " + declared + " bytes but received " + buffer.size() + "\"), and so does Idem."
+          + " Nothing was journaled or sent");
     }
     return buffer.readByteArray();
   }
 
+  /** Throws if the body wrote past the sink's cap: its declared length if it had one, else maxBytes. */
+  private static void refuseIfOver(CappedSink capped, Request request, long declared, long maxBytes)
+      throws ProtocolException {
+    if (!capped.over) {
+      return;
+    }
+    if (declared < 0) {
+      throw tooLarge(request, maxBytes);
+    }
+    throw new ProtocolException("the request body of " + target(request) + " declared " + declared
+        + " bytes (contentLength()) and wrote more (a stale length?); OkHttp refuses such a request, and so does"
+        + " Idem. Nothing was journaled or sent");
+  }
+
   /** As the java.net.http adapter words it: a caller's bug, refused before anything is journaled. */
   private static IllegalArgumentException tooLarge(Request request, long maxBytes) {
+    return new IllegalArgumentException("the body of " + target(request) + " is larger than " + maxBytes
+        + " bytes; Idem journals the whole payload, so it refuses bodies above maxBodyBytes. Nothing was sent");
+  }
+
+  /** The request as messages name it: without the query, which may carry a credential. */
+  private static String target(Request request) {
     HttpUrl u = request.url();
-    // Without the query, which may carry a credential, in an exception the app is likely to log.
-    return new IllegalArgumentException("the body of " + request.method() + " " + u.scheme() + "://" + u.host() + ":"
-        + u.port() + u.encodedPath() + " is larger than " + maxBytes + " bytes; Idem journals the whole payload,"
-        + " so it refuses bodies above maxBodyBytes. Nothing was sent");
+    return request.method() + " " + u.scheme() + "://" + u.host() + ":" + u.port() + u.encodedPath();
   }
 
   /** A sink that takes at most {@code max} bytes and fails the write that would pass it. */
@@ -127,7 +155,7 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
     public void write(Buffer source, long byteCount) throws IOException {
       if (byteCount > max - taken) {
         over = true;
-        throw new IOException("request body over maxBodyBytes (" + max + ")");
+        throw new IOException("request body over " + max + " bytes");
       }
       taken += byteCount;
       super.write(source, byteCount);
