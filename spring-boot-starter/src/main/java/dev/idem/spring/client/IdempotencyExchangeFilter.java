@@ -7,6 +7,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterBuilder;
@@ -52,7 +53,9 @@ import reactor.core.scheduler.Schedulers;
  * pool} (give it the pool the executor uses for its asynchronous journal work, as the starter
  * does), and {@link IdempotentExecutor#executeAsync} does every later journal write on the
  * executor's own pool. The exceptions of the interceptor arrive as the {@code Mono}'s error,
- * unwrapped. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
+ * unwrapped; a body whose encoded length differs from a {@code Content-Length} the app set (for a
+ * streamed body, which the encoders leave as set) fails with a
+ * {@link RequestNotSentException} before anything is journaled or sent. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
  * with what Idem did (for an untagged call too). Cancelling the subscription stops further attempts and leaves the operation PENDING
  * with its key; an attempt already on the wire runs to its end and is recorded, and its response,
  * which no one will read, is released (its connection goes back to the pool).
@@ -106,6 +109,17 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
             support.checkBody(captured.bytes().length);
           } catch (IdempotencyException e) {
             return Mono.error(e);
+          }
+          // The encoders set the length of a single value to what they wrote; a length the app set
+          // for a streamed body stays. Every attempt sends the captured bytes with their own length,
+          // so one that differs would turn a request the client never delivers whole (the server
+          // waits for the rest, or reads the first bytes only) into a complete one.
+          long declared = captured.getHeaders().getContentLength();
+          if (declared >= 0 && declared != captured.bytes().length) {
+            return Mono.error(new RequestNotSentException("the request body of " + request.method() + " "
+                + RequestSnapshot.redactedUri(request.url()) + " declared " + declared + " bytes (Content-Length)"
+                + " and encoded to " + captured.bytes().length + "; the JDK and OkHttp clients refuse such a request,"
+                + " and so does Idem. Nothing was journaled or sent", null));
           }
           return keyed(request, next, name.get(), keyed, captured);
         });
