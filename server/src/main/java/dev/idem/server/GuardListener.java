@@ -1,6 +1,6 @@
 package dev.idem.server;
 
-import java.util.Arrays;
+import dev.idem.core.event.EveryListener;
 import java.util.List;
 import java.util.Objects;
 
@@ -45,39 +45,6 @@ public interface GuardListener {
   static GuardListener all(List<GuardListener> listeners) {
     List<GuardListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));
-    return e -> tellEach(copy, e);
-  }
-
-  private static void tellEach(List<GuardListener> listeners, GuardEvent event) {
-    Throwable thrown = null;
-    for (GuardListener l : listeners) {
-      try {
-        l.onEvent(event);
-      } catch (RuntimeException | Error e) {
-        thrown = withLater(thrown, e);
-      }
-    }
-    if (thrown instanceof Error e) {
-      throw e;
-    }
-    if (thrown != null) {
-      throw (RuntimeException) thrown;
-    }
-  }
-
-  /** The first Error, else the first of the others, the rest suppressed in it: none is lost. */
-  private static Throwable withLater(Throwable first, Throwable later) {
-    if (first == null) {
-      return later;
-    }
-    if (first == later || Arrays.asList(first.getSuppressed()).contains(later)) {
-      return first;  // one exception thrown by two listeners, or self-suppression, which throws
-    }
-    if (later instanceof Error && !(first instanceof Error)) {
-      later.addSuppressed(first);
-      return later;
-    }
-    first.addSuppressed(later);
-    return first;
+    return e -> EveryListener.tell(copy, l -> l.onEvent(e));
   }
 }

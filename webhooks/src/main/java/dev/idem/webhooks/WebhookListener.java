@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import java.util.Arrays;
+import dev.idem.core.event.EveryListener;
 import java.util.List;
 import java.util.Objects;
 
@@ -45,39 +45,6 @@ public interface WebhookListener {
   static WebhookListener all(List<WebhookListener> listeners) {
     List<WebhookListener> copy = List.copyOf(listeners);
     copy.forEach(l -> Objects.requireNonNull(l, "listener"));
-    return a -> tellEach(copy, a);
-  }
-
-  private static void tellEach(List<WebhookListener> listeners, WebhookActivity activity) {
-    Throwable thrown = null;
-    for (WebhookListener l : listeners) {
-      try {
-        l.onEvent(activity);
-      } catch (RuntimeException | Error e) {
-        thrown = withLater(thrown, e);
-      }
-    }
-    if (thrown instanceof Error e) {
-      throw e;
-    }
-    if (thrown != null) {
-      throw (RuntimeException) thrown;
-    }
-  }
-
-  /** The first Error, else the first of the others, the rest suppressed in it: none is lost. */
-  private static Throwable withLater(Throwable first, Throwable later) {
-    if (first == null) {
-      return later;
-    }
-    if (first == later || Arrays.asList(first.getSuppressed()).contains(later)) {
-      return first;  // one exception thrown by two listeners, or self-suppression, which throws
-    }
-    if (later instanceof Error && !(first instanceof Error)) {
-      later.addSuppressed(first);
-      return later;
-    }
-    first.addSuppressed(later);
-    return first;
+    return a -> EveryListener.tell(copy, l -> l.onEvent(a));
   }
 }

@@ -1,7 +1,6 @@
 package dev.idem.core.event;
 
 import dev.idem.core.internal.NoListener;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -52,39 +51,6 @@ public interface IdemListener {
     if (copy.size() == 1) {
       return copy.get(0);
     }
-    return e -> tellEach(copy, e);
-  }
-
-  private static void tellEach(List<IdemListener> listeners, IdemEvent event) {
-    Throwable thrown = null;
-    for (IdemListener l : listeners) {
-      try {
-        l.onEvent(event);
-      } catch (RuntimeException | Error e) {
-        thrown = withLater(thrown, e);
-      }
-    }
-    if (thrown instanceof Error e) {
-      throw e;
-    }
-    if (thrown != null) {
-      throw (RuntimeException) thrown;
-    }
-  }
-
-  /** The first Error, else the first of the others, the rest suppressed in it: none is lost. */
-  private static Throwable withLater(Throwable first, Throwable later) {
-    if (first == null) {
-      return later;
-    }
-    if (first == later || Arrays.asList(first.getSuppressed()).contains(later)) {
-      return first;  // one exception thrown by two listeners, or self-suppression, which throws
-    }
-    if (later instanceof Error && !(first instanceof Error)) {
-      later.addSuppressed(first);
-      return later;
-    }
-    first.addSuppressed(later);
-    return first;
+    return e -> EveryListener.tell(copy, l -> l.onEvent(e));
   }
 }
