@@ -1425,7 +1425,8 @@ public final class IdempotentExecutor implements AutoCloseable {
      * as part of the URI; path parameters that
      * {@link RequestSnapshot#isSecretPathParameterByDefault(String)} names ({@code ;jsessionid=},
      * exact names only, so matrix parameters such as {@code ;author=} need no allow); and a query
-     * parameter whose value is a URL carrying a credential ({@code ?next=https://user:pw@host/}),
+     * parameter whose value is a URL carrying a credential ({@code ?next=https://user:pw@host/}, or a
+     * parameter {@link RequestSnapshot#isSecretNestedQueryParameterByDefault(String)} names),
      * which is then journaled whole without being read. Without this, {@code execute},
      * {@code executeAsync} and {@code enqueue} refuse such a request with an
      * {@link IllegalArgumentException} that names the parameter (never its value), before anything

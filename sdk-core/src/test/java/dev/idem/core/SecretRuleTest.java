@@ -117,6 +117,17 @@ class SecretRuleTest {
     assertTrue(RequestSnapshot.isSecretQueryParameterByDefault("access_token"));
   }
 
+  /** A nested URL's parameters by exact name only: a return URL's ?author=, ?session_id= are ordinary. */
+  @Test
+  void nestedQueryParametersAreSecretByExactNameOnly() {
+    for (String name : List.of("access_token", "Token", "api_key", "password", "X-Amz-Signature", "jsessionid", "sig", "KEY")) {
+      assertTrue(RequestSnapshot.isSecretNestedQueryParameterByDefault(name), name);
+    }
+    for (String name : List.of("author", "oauth_provider", "session", "session_id", "sessionId", "keys", "page")) {
+      assertFalse(RequestSnapshot.isSecretNestedQueryParameterByDefault(name), name);
+    }
+  }
+
   /** Path parameters by exact name only: matrix parameters (;author=, ;session=) are ordinary. */
   @Test
   void pathParametersAreSecretByExactNameOnly() {

@@ -6,10 +6,11 @@ import java.util.Set;
 
 /**
  * The credentials in a URL's text, found by one left-to-right walk of its parts: user info, the
- * value of a parameter the secret rule names in the query or in a nested URL's fragment, or that
- * the path parameter rule names in a path segment (a servlet's {@code ;jsessionid=}), and a URL
- * nested in a parameter's value ({@code ?next=https://user:pw@host/}, or the same
- * percent-encoded) that carries any of these.
+ * value of a parameter the secret rule names in the query, or that the path parameter rule names
+ * in a path segment (a servlet's {@code ;jsessionid=}), and a URL nested in a parameter's value
+ * ({@code ?next=https://user:pw@host/}, or the same percent-encoded) that carries user info, such
+ * a path parameter, or a parameter the nested rule names (exact names) in its query or in its
+ * fragment's pairs. A value is read as a URL only if it begins as one (see {@code startsLikeUrl}).
  * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
  * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
  *
@@ -66,6 +67,16 @@ public final class UrlCredentials {
    */
   public boolean isSecretPathName(String name) {
     return !allowed.contains(name) && RequestSnapshot.isSecretPathParameterByDefault(name);
+  }
+
+  /**
+   * Whether a parameter of a URL nested in a query value (its decoded name, exact) holds a
+   * credential: {@link RequestSnapshot#isSecretNestedQueryParameterByDefault} names it (exact names,
+   * since a return URL's {@code ?author=} or {@code ?session_id=} is ordinary) and the app did not
+   * allow it.
+   */
+  public boolean isSecretNestedName(String name) {
+    return !allowed.contains(name) && RequestSnapshot.isSecretNestedQueryParameterByDefault(name);
   }
 
   /** Where a credential was found, for a message: never its value. */
@@ -184,7 +195,9 @@ public final class UrlCredentials {
      * The URL in {@code [from, to)}: user info, path parameters, query, fragment.
      *
      * @param stored whether this is the stored URL itself, whose fragment is redacted whole; a
-     *     nested URL's fragment is read as pairs, since its value is sent with the query
+     *     nested URL's fragment is read as pairs, since its value is sent with the query: after its
+     *     first {@code ?} if it has one, since before it is a hash-routed app's route
+     *     ({@code #/auth/callback?provider=google}), not a name
      */
     void url(int from, int to, int depth, boolean stored) {
       int hash = indexOf(s, '#', from, to);
@@ -211,7 +224,8 @@ public final class UrlCredentials {
         if (stored) {
           replace(hash + 1, to, new Finding(Finding.Kind.FRAGMENT, null));
         } else {
-          pairs(hash + 1, to, depth);
+          int routeQuery = indexOf(s, '?', hash + 1, to);
+          pairs(routeQuery < 0 ? hash + 1 : routeQuery + 1, to, depth);
         }
       }
     }
@@ -236,7 +250,11 @@ public final class UrlCredentials {
       }
     }
 
-    /** The {@code &}-separated {@code name=value} pairs in {@code [from, to)}. */
+    /**
+     * The {@code &}-separated {@code name=value} pairs in {@code [from, to)}: a top-level query's
+     * ({@code depth} 0) names judged by the query rule, a nested URL's by exact names
+     * ({@link #isSecretNestedName}).
+     */
     void pairs(int from, int to, int depth) {
       int start = from;
       while (start <= to && !done()) {
@@ -245,7 +263,7 @@ public final class UrlCredentials {
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
           String name = decode(s.substring(start, eq));
-          if (isSecretName(name)) {
+          if (depth == 0 ? isSecretName(name) : isSecretNestedName(name)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
           } else if (!allowed.contains(name)) {
             Finding.Kind nested = nested(eq + 1, end, depth);
@@ -265,7 +283,9 @@ public final class UrlCredentials {
      * {@link Finding.Kind#NESTED_TOO_DEEP_IN_QUERY_PARAMETER} if it would need a level below
      * {@link #MAX_NESTING}, or null. A value that cannot hold a URL part the walk reads (see
      * {@link #mayHoldUrl}), as most values cannot ({@code red%20shoes}, {@code 10%3A00}), costs
-     * one scan and no copy.
+     * one scan and no copy. A value that holds one but does not begin as a URL does
+     * ({@link #startsLikeUrl}) is text, not a URL: {@code Why is my session slow? auth=ldap},
+     * {@code name;key=asc}.
      */
     private Finding.Kind nested(int from, int to, int depth) {
       if (!mayHoldUrl(s, from, to)) {
@@ -273,13 +293,14 @@ public final class UrlCredentials {
       }
       int level = depth + 1;
       if (level > MAX_NESTING) {
-        return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER;
+        return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER; // not read, URL or text
       }
       String value = decode(s, from, to);
-      while (!hasAny(value, 0, value.length(), "@?;#")) {
-        // No URL part after one decoding: either none at all, or encoded twice (%253F), which a
-        // receiver that decodes again would read as a URL: one more decoding, one more level.
-        if (!mayHoldUrl(value, 0, value.length())) {
+      boolean parts;
+      while (!((parts = hasAny(value, 0, value.length(), "@?;#")) && startsLikeUrl(value))) {
+        // Not a URL after one decoding: either none at all, or encoded twice (%253F, https%253A),
+        // which a receiver that decodes again would read as a URL: one more decoding, one more level.
+        if (!hasUrlEscape(value, parts)) {
           return null;
         }
         if (++level > MAX_NESTING) {
@@ -326,6 +347,65 @@ public final class UrlCredentials {
       if (c == '%' && isEscape(s, i, to)) {
         int b = Character.digit(s.charAt(i + 1), 16) << 4 | Character.digit(s.charAt(i + 2), 16);
         if (b == '@' || b == '?' || b == ';' || b == '#' || b == '%') {
+          return true;
+        }
+        i += 2;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code value} begins as a URL a receiver would follow: after the spaces and controls a
+   * URL parser strips, a scheme ({@code https:}, {@code [A-Za-z][A-Za-z0-9+.-]*:}), a path or
+   * network-path reference ({@code /}, {@code //}, and {@code \}, which browsers read as
+   * {@code /}), or a query- or fragment-only reference ({@code ?}, {@code #}). Free text seldom
+   * does; bounded by the scheme's length.
+   */
+  private static boolean startsLikeUrl(String value) {
+    int n = value.length();
+    int i = 0;
+    while (i < n && value.charAt(i) <= ' ') {
+      i++;
+    }
+    if (i == n) {
+      return false;
+    }
+    char c = value.charAt(i);
+    if (c == '/' || c == '\\' || c == '?' || c == '#') {
+      return true;
+    }
+    if (!isAsciiLetter(c)) {
+      return false;
+    }
+    for (i++; i < n; i++) {
+      c = value.charAt(i);
+      if (c == ':') {
+        return true;
+      }
+      if (!isAsciiLetter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '.' && c != '-') {
+        return false;
+      }
+    }
+    return false;
+  }
+
+  private static boolean isAsciiLetter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  }
+
+  /**
+   * Whether {@code value} has an escape that, decoded once more, could make it a URL: of a URL part
+   * the walk reads ({@code @ ? ; #}) or of a {@code %}; or, when it already holds such a part
+   * ({@code parts}), of the {@code : /} its start lacks ({@code https%3A%2F%2Fh%2Fcb?...}). An
+   * escaped {@code :} alone ({@code 10%3A00}) is text and costs no level.
+   */
+  private static boolean hasUrlEscape(String value, boolean parts) {
+    int n = value.length();
+    for (int i = 0; i < n; i++) {
+      if (value.charAt(i) == '%' && isEscape(value, i, n)) {
+        int b = Character.digit(value.charAt(i + 1), 16) << 4 | Character.digit(value.charAt(i + 2), 16);
+        if ("@?;#%".indexOf(b) >= 0 || (parts && ":/\\".indexOf(b) >= 0)) {
           return true;
         }
         i += 2;

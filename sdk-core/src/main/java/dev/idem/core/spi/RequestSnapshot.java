@@ -63,6 +63,20 @@ public final class RequestSnapshot {
    */
   public static final Set<String> DEFAULT_SECRET_QUERY_PARAMETERS = Set.of("sig", "key");
 
+  /**
+   * Names (lower case, exact) that hold a credential in the query or fragment of a URL nested in a
+   * query parameter's value ({@code ?redirect_uri=https://app/cb?access_token=...}), besides those
+   * {@link #isSecretPathParameterByDefault(String)} names. Exact, not the substring rule of
+   * {@link #isSecretByDefault(String)}: a nested URL is a return address whose own parameters
+   * ({@code ?author=}, {@code ?session_id={CHECKOUT_SESSION_ID}}, {@code ?session=2}) were never
+   * refused before the rule read them. Wider than the path rule, whose matrix parameters include
+   * an ordinary {@code ;token=}: a nested {@code token=} is how implicit grants hand one out.
+   */
+  private static final Set<String> NESTED_SECRET_QUERY_PARAMETERS = Set.of(
+      "access_token", "refresh_token", "id_token", "token", "auth_token", "api_key", "api-key", "apikey",
+      "client_secret", "secret", "password", "signature", "x-amz-signature", "x-amz-credential",
+      "x-amz-security-token", "x-goog-signature", "x-goog-credential");
+
   /** A servlet container's session id in a path segment ({@code ;jsessionid=}). */
   private static final String JSESSIONID = "jsessionid";
 
@@ -133,6 +147,26 @@ public final class RequestSnapshot {
   public static boolean isSecretPathParameterByDefault(String name) {
     String n = name.toLowerCase(Locale.ROOT);
     return n.equals(JSESSIONID) || DEFAULT_SECRET_QUERY_PARAMETERS.contains(n);
+  }
+
+  /**
+   * The default rule for the parameter names of a URL nested in a query parameter's value (its
+   * query, and its fragment's pairs): exact names only, any case: those
+   * {@link #isSecretPathParameterByDefault(String)} names ({@code jsessionid}, {@code sig},
+   * {@code key}) and well-known credential parameters ({@code access_token}, {@code refresh_token},
+   * {@code id_token}, {@code token}, {@code api_key}, {@code apikey}, {@code client_secret},
+   * {@code secret}, {@code password}, {@code signature}, {@code X-Amz-Signature}...). Not the
+   * substring rule of {@link #isSecretQueryParameterByDefault(String)}: a return URL's
+   * {@code ?author=}, {@code ?oauth_provider=} or Stripe's {@code ?session_id={CHECKOUT_SESSION_ID}}
+   * is no credential. The executor refuses a request URI whose nested URL has such a parameter, and
+   * redacts the whole value holding it in a stored {@code Location}. Pure and thread-safe.
+   *
+   * @param name a nested URL's parameter name, decoded, any case
+   * @return true if the default rule treats it as a secret
+   * @throws NullPointerException if name is null
+   */
+  public static boolean isSecretNestedQueryParameterByDefault(String name) {
+    return isSecretPathParameterByDefault(name) || NESTED_SECRET_QUERY_PARAMETERS.contains(name.toLowerCase(Locale.ROOT));
   }
 
   /**

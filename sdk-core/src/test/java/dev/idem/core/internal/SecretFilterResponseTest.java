@@ -89,6 +89,10 @@ class SecretFilterResponseTest {
       "/cb?redirect=https%253A%252F%252Fu%253Ap1%2540idp.example.test%252F|/cb?redirect=redacted",
       "/cb?next=/login;jsessionid=j1|/cb?next=redacted",
       "/cb?next=https%3A%2F%2Fidp.example.test%2F%23access_token%3Dt1|/cb?next=redacted",
+      "/cb?next=https%3A%2F%2Fapp.example.test%2F%23%2Fcallback%3Faccess_token%3Dt1|/cb?next=redacted",
+      "/cb?next=%3Faccess_token%3Dt1|/cb?next=redacted",
+      "/cb?next=%20https%3A%2F%2Fu%3Ap1%40idp.example.test%2F|/cb?next=redacted",
+      "/cb?next=https%253A%252F%252Fidp.example.test%252Fcb%3FAPI_KEY%3Dk1|/cb?next=redacted",
       "//cdn.example.test/f?token=t1|//cdn.example.test/f?token=redacted",
       "https://k1:s1@b.example.test/f|https://redacted@b.example.test/f",
       "https://k1@b.example.test|https://redacted@b.example.test",
@@ -105,6 +109,9 @@ class SecretFilterResponseTest {
       "/cart;v=2/items;lang=fr?page=1", "/cb?next=https://idp.example.test/cb?page=2",
       "/cb?next=https%3A%2F%2Fidp.example.test%2Fcb%3Fpage%3D2%23top", "/cb?q=100%25&r=%zz&s=a;b",
       "/books;author=tolkien;year=1954/reviews;session=2;token=t?page=1",
+      "/cb?next=https%3A%2F%2Fapp.example.test%2F%23%2Faccount%2Ftokens%3Fpage%3D2",
+      "/cb?return_to=%2Fbooks%3Fauthor%3Dtolkien%26session%3D2%26session_id%3D%7BID%7D",
+      "/cb?subject=Why%20is%20my%20session%20slow%3F%20token%3Dx&sort=name%3Bkey%3Dasc",
       "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fsearch%253Fq%253Dred%252520shoes",
       "/cb?redirect_uri=https%3A%2F%2Fapp.example.test%2Fcb%3Freturn_to%3D%252Fagenda%253Fat%253D10%25253A00"})
   void aUrlWithoutACredentialIsKeptAsTheSameString(String url) {
