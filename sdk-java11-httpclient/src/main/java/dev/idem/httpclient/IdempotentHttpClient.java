@@ -133,10 +133,11 @@ import javax.net.ssl.SSLParameters;
  * default): so a keyed call never waits forever for a publisher that stalls, where HttpClient
  * without a timeout would. Past it the call fails with {@link java.net.http.HttpTimeoutException}
  * (the future of {@code sendAsync} on time; the publisher's subscription cancelled), and the
- * operation never began: nothing was journaled or sent. The timeout is delivered on at most
- * {@code max(2, processors)} daemon threads per client ({@code idem-httpclient-body-*}); what the
- * app chains on that failed {@code sendAsync} future runs on the default async pool (as with
- * HttpClient's own {@code sendAsync}), never on them. A publisher that blocks its thread as it
+ * operation never began: nothing was journaled or sent. What the app chains on that failed
+ * {@code sendAsync} future runs on the default async pool (as with HttpClient's own
+ * {@code sendAsync}). The publisher's {@code Subscription.cancel} runs after the call has failed,
+ * on at most {@code max(2, processors)} daemon threads per client ({@code idem-httpclient-body-*}):
+ * a cancel that blocks delays only other calls' cancels, never a call. A publisher that blocks its thread as it
  * is subscribed to ({@code BodyPublishers.ofInputStream} reads the stream there) holds the calling
  * thread of {@code send} until that read returns, and fails it then.
  *

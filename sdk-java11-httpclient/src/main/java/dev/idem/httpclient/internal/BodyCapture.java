@@ -15,6 +15,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Flow;
 import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads a request's {@link BodyPublisher} once, into bytes. The journal needs the exact payload
@@ -28,6 +30,8 @@ import java.util.function.Consumer;
  * overlong payload the server takes as complete.
  */
 public final class BodyCapture {
+  private static final Logger LOG = LoggerFactory.getLogger(BodyCapture.class);
+
   private BodyCapture() {}
 
   /**
@@ -56,16 +60,18 @@ public final class BodyCapture {
    *
    * @param maxBytes the most bytes accepted; a larger body fails with {@link IllegalArgumentException}
    * @param bound how long the publisher may take; past it the capture fails with
-   *     {@link HttpTimeoutException} and the subscription is cancelled
-   * @param timeouts where that failure is delivered (and so where what depends on the capture
-   *     runs then); never the JDK's shared timer thread, nor a thread the publisher may be blocking
+   *     {@link HttpTimeoutException}, on the JDK's timer thread (so what depends on the capture
+   *     must hand anything slow elsewhere), and then the subscription is cancelled
+   * @param cancels where that cancel runs: it is the app's code and may block, so never the JDK's
+   *     shared timer thread, nor a thread the publisher may be blocking; a cancel that blocks there
+   *     delays only other cancels, never a capture's failure
    * @return the bytes (empty for a request without a publisher); fails with
    *     {@link RequestNotSentException} if the publisher signals an error, or publishes fewer or
    *     more bytes than its {@code contentLength} declares (when that is not negative, unknown)
    */
   public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes, Bound bound,
-      Executor timeouts) {
-    return capture(request, maxBytes, bound, timeouts, f -> { });
+      Executor cancels) {
+    return capture(request, maxBytes, bound, cancels, f -> { });
   }
 
   /**
@@ -79,7 +85,7 @@ public final class BodyCapture {
    * @return the same future
    */
   public static CompletableFuture<byte[]> capture(HttpRequest request, long maxBytes, Bound bound,
-      Executor timeouts, Consumer<CompletableFuture<byte[]>> beforeSubscribe) {
+      Executor cancels, Consumer<CompletableFuture<byte[]>> beforeSubscribe) {
     Optional<BodyPublisher> publisher = request.bodyPublisher();
     if (publisher.isEmpty()) {
       return handed(CompletableFuture.completedFuture(new byte[0]), beforeSubscribe);
@@ -90,23 +96,15 @@ public final class BodyCapture {
     }
     Collector collector = new Collector(request, maxBytes, declared);
     // Armed before the subscribe: a publisher may block in it (an InputStream's read), and the
-    // caller must still hear of the timeout on time, as from the JDK client. The JDK's timer
-    // thread only hands the timeout over; the timer is cancelled once the body is in, so it
-    // keeps nothing of the call alive.
+    // caller must still hear of the timeout on time, as from the JDK client. The timeout fails the
+    // capture on the JDK's timer thread, which is safe because nothing of the app's runs on what
+    // depends on the capture (CallEngine hands that to the default async pool); the publisher's
+    // cancel, foreign code that may block, goes to the cancels executor. The timer is cancelled
+    // once the body is in, so it keeps nothing of the call alive.
     CompletableFuture<Void> timer = new CompletableFuture<Void>().orTimeout(bound.nanos(),
         TimeUnit.NANOSECONDS);
     timer.exceptionally(e -> {
-      try {
-        timeouts.execute(() -> collector.timeOut(timedOut(request, bound)));
-      } catch (Throwable handOver) {
-        // No thread took the delivery (refused, or the JVM could make none). Thrown here, on the
-        // JDK's timer thread, it would be lost and the call would wait for good: fail it with the
-        // reason. The publisher is not cancelled (that is foreign code, not for the shared timer
-        // thread); the capture ignores whatever it publishes from now on.
-        HttpTimeoutException failed = timedOut(request, bound);
-        failed.initCause(handOver);
-        collector.timeOutUncancelled(failed);
-      }
+      collector.timeOut(timedOut(request, bound), cancels);
       return null;
     });
     collector.result.whenComplete((bytes, e) -> timer.complete(null));
@@ -172,7 +170,10 @@ public final class BodyCapture {
     private final long declared;
     private final ByteArrayOutputStream out = new ByteArrayOutputStream();
     private volatile Flow.Subscription subscription;
-    /** Set by {@link #timeOut} before it reads {@link #subscription}, which is set before this is read. */
+    /**
+     * Set by {@link #timeOut} before its cancel reads {@link #subscription}, which onSubscribe sets
+     * before it reads this: so one of them cancels a subscription that comes at any time.
+     */
     private volatile boolean timedOut;
 
     Collector(HttpRequest request, long maxBytes, long declared) {
@@ -187,35 +188,40 @@ public final class BodyCapture {
     }
 
     /**
-     * Fails the capture and stops the publisher. Takes no lock: the publisher may hold this
-     * collector's, blocked in a read inside {@code request}.
+     * Fails the capture, then has {@code cancels} stop the publisher. Takes no lock (the publisher
+     * may hold this collector's, blocked in a read inside {@code request}) and runs no app code:
+     * the call ends on time even when the publisher's cancel blocks, as cancels that close a
+     * stream another thread is stuck reading do.
      */
-    void timeOut(HttpTimeoutException e) {
+    void timeOut(HttpTimeoutException e, Executor cancels) {
       if (result.isDone()) {
         return;
       }
-      // The publisher is stopped before anyone hears of the timeout, so that nothing reads on
-      // for a call that is over.
+      // From here on the publisher's signals are ignored (and a subscription that comes later is
+      // cancelled in onSubscribe), so the call ends with this timeout however the cancel goes.
       timedOut = true;
-      Flow.Subscription s = subscription;
       try {
-        if (s != null) {
-          s.cancel();
-        }
-      } catch (Throwable cancelFailed) {
-        // The call still ends on time, and says what went wrong on the way.
-        e.addSuppressed(cancelFailed);
+        cancels.execute(this::cancelForTimeout);
+      } catch (Throwable handOver) {
+        // No thread takes the cancel (refused, or the JVM could make none): the call still ends
+        // on time, and says why its publisher was left uncancelled.
+        e.initCause(handOver);
       }
       result.completeExceptionally(e);
     }
 
-    /**
-     * Fails the capture without touching the publisher, for a timeout that no thread of Idem's
-     * could take: a subscription that comes later is still cancelled.
-     */
-    void timeOutUncancelled(HttpTimeoutException e) {
-      timedOut = true;
-      result.completeExceptionally(e);
+    private void cancelForTimeout() {
+      Flow.Subscription s = subscription;
+      if (s == null) {
+        return; // not subscribed yet: onSubscribe cancels it, seeing timedOut
+      }
+      try {
+        s.cancel();
+      } catch (Throwable cancelFailed) {
+        // The call has already failed with its timeout; this is the publisher's fault, for its owner.
+        LOG.warn("the body publisher of {} threw from Subscription.cancel after its read timed out",
+            target(request), cancelFailed);
+      }
     }
 
     @Override
@@ -234,7 +240,7 @@ public final class BodyCapture {
 
     @Override
     public synchronized void onNext(ByteBuffer item) {
-      if (result.isDone()) {
+      if (timedOut || result.isDone()) {
         return;
       }
       long total = out.size() + (long) item.remaining();
@@ -255,11 +261,17 @@ public final class BodyCapture {
 
     @Override
     public synchronized void onError(Throwable t) {
+      if (timedOut) {
+        return; // the call already ended with its timeout
+      }
       result.completeExceptionally(notCaptured(request, t));
     }
 
     @Override
     public synchronized void onComplete() {
+      if (timedOut) {
+        return; // the call already ended with its timeout
+      }
       if (declared >= 0 && out.size() != declared) {
         result.completeExceptionally(tooFew(request, declared, out.size()));
         return;

@@ -189,13 +189,13 @@ public final class CallEngine {
     }
     // Attached before the publisher is subscribed to, which may block this thread past the bound.
     Thread caller = Thread.currentThread();
-    BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.timeouts(),
+    BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.cancels(),
         f -> f.whenComplete((body, captureError) -> {
           if (captureError != null && Thread.currentThread() != caller) {
-            // Failed on another thread: a timeout on one of Idem's capped delivery threads (or the
-            // JDK's timer thread), or a publisher's own. The app's dependents of the result must
-            // not run there, where app code that blocks would hold what other calls' timeouts
-            // need; they run on the default async pool, as those of the JDK's sendAsync do.
+            // Failed on another thread: a timeout on the JDK's shared timer thread, or a publisher's
+            // own. The app's dependents of the result must not run there, where app code that
+            // blocks would hold every other timeout of the JVM (or the publisher); they run on the
+            // default async pool, as those of the JDK's sendAsync do.
             try {
               result.defaultExecutor().execute(() -> afterCapture(null, captureError, request, handler, operation,
                   result));
@@ -485,7 +485,7 @@ public final class CallEngine {
   }
 
   private CompletableFuture<byte[]> capture(HttpRequest request, OperationFactory operation) {
-    return BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.timeouts());
+    return BodyCapture.capture(request, maxBodyBytes, captureBound(request, operation), captureThreads.cancels());
   }
 
   /**

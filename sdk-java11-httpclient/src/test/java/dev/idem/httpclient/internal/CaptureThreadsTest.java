@@ -22,7 +22,7 @@ class CaptureThreadsTest {
   void aBurstOfDeliveriesRunsOnAtMostTheCapOfThreads() throws Exception {
     int cap = Math.max(2, Runtime.getRuntime().availableProcessors());
     int deliveries = 4 * cap;
-    Executor timeouts = new CaptureThreads().timeouts();
+    Executor timeouts = new CaptureThreads().cancels();
     CountDownLatch handedOver = new CountDownLatch(1);
     CountDownLatch ran = new CountDownLatch(deliveries);
     Set<Thread> threads = ConcurrentHashMap.newKeySet();
