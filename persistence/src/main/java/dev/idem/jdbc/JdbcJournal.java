@@ -195,8 +195,11 @@ public final class JdbcJournal implements Journal {
   public static final String TRUNCATED_BODY_HEADER = "idem-journal-body-truncated";
   /** The largest stored request snapshot (headers and base64 body, as JSON): 1,000,000 characters. */
   static final int MAX_REQUEST_JSON_CHARS = 1_000_000;
-  /** The highest {@link Builder#maxRequestBodyBytes}: 700 KiB, so that the stored JSON fits H2's text columns. */
-  static final int MAX_REQUEST_BODY_CEILING = 700 * 1024;
+  /**
+   * The highest {@link Builder#maxRequestBodyBytes}: 700 KiB (716,800 bytes), so that the stored
+   * JSON fits H2's text columns.
+   */
+  public static final int MAX_REQUEST_BODY_CEILING = 700 * 1024;
   /**
    * The longest the shutdown hook ({@link Builder#closeOnShutdown}) waits for the journal to
    * close: 5 seconds. A close normally takes one commit; one that takes longer (a disk that stopped
@@ -1437,8 +1440,8 @@ public final class JdbcJournal implements Journal {
 
     /**
      * The largest request body that can be journaled; begin refuses larger ones (so they are not
-     * sent). Default {@link #DEFAULT_MAX_REQUEST_BODY}; at most 700 KiB, so that the stored JSON
-     * fits H2's text columns too (a million characters).
+     * sent). Default {@link #DEFAULT_MAX_REQUEST_BODY}; at most {@link #MAX_REQUEST_BODY_CEILING}
+     * (700 KiB), so that the stored JSON fits H2's text columns too (a million characters).
      *
      * @param bytes 0 to 716,800
      * @return this builder

@@ -48,7 +48,8 @@ public class IdemAutoConfiguration {
 
   /**
    * The journal: {@code JdbcJournal.embedded(directory/journal)}, or {@code JdbcJournal.dataSource}
-   * over the app's DataSource when {@code idem.journal.store=datasource}. Spring closes it after
+   * over the app's DataSource when {@code idem.journal.store=datasource}, taking request bodies up
+   * to {@code idem.journal.max-request-body-bytes}. Spring closes it after
    * everything that writes to it, so its own JVM hook is off. An open that fails (another process
    * has the journal, a damaged file) fails the startup with the journal's message. Not made when
    * the app declares a {@link Journal} or an {@link IdempotentExecutor} bean of its own: such an
@@ -75,7 +76,8 @@ public class IdemAutoConfiguration {
       where = dir.toAbsolutePath().toString();
     }
     try {
-      return b.excludeHeaders(properties.client().secretHeaders()).closeOnShutdown(false).open();
+      return b.excludeHeaders(properties.client().secretHeaders())
+          .maxRequestBodyBytes(properties.journal().maxRequestBodyBytes()).closeOnShutdown(false).open();
     } catch (JournalException e) {
       throw new IllegalStateException("Idem could not open its journal (" + where + "): " + e.getMessage(), e);
     }

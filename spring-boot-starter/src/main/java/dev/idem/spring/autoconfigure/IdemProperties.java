@@ -2,6 +2,7 @@ package dev.idem.spring.autoconfigure;
 
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.jdbc.JdbcJournal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -96,13 +97,40 @@ public record IdemProperties(
     GITHUB
   }
 
+  // The default is a literal, not JdbcJournal.DEFAULT_MAX_REQUEST_BODY: the configuration
+  // processor reads defaults from literals only.
   /**
    * The client journal.
    *
    * @param store Where the journal lives: EMBEDDED (SQLite in idem.directory/journal, one process)
    *     or DATASOURCE (the app's DataSource: PostgreSQL for a fleet).
+   * @param maxRequestBodyBytes The largest request body the journal takes, in bytes: 1 to 716800
+   *     (700 KiB). A keyed call with a larger body is refused when it is journaled, before
+   *     anything is sent; idem.client.max-body-bytes (1 MiB by default) is checked first, so a
+   *     call meets the smaller of the two.
    */
-  public record Journal(@DefaultValue("embedded") Store store) {}
+  public record Journal(
+      @DefaultValue("embedded") Store store,
+      @DefaultValue("524288") int maxRequestBodyBytes) {
+
+    /**
+     * Refuses a limit the journal cannot take, or one that would refuse every keyed call with a
+     * body (0 or less), so that the startup fails naming the property rather than the journal's
+     * builder.
+     *
+     * @param store as the record's {@code store}
+     * @param maxRequestBodyBytes as the record's {@code maxRequestBodyBytes}; 1 to
+     *     {@link JdbcJournal#MAX_REQUEST_BODY_CEILING}
+     * @throws IllegalArgumentException naming the property
+     */
+    public Journal {
+      if (maxRequestBodyBytes <= 0 || maxRequestBodyBytes > JdbcJournal.MAX_REQUEST_BODY_CEILING) {
+        throw new IllegalArgumentException("idem.journal.max-request-body-bytes is " + maxRequestBodyBytes
+            + ": it must be 1 to " + JdbcJournal.MAX_REQUEST_BODY_CEILING + " (700 KiB, the journal's ceiling;"
+            + " default " + JdbcJournal.DEFAULT_MAX_REQUEST_BODY + ", 512 KiB)");
+      }
+    }
+  }
 
   // The key headers' defaults are literals, not ProtocolHeaders.KEY: the configuration processor
   // reads defaults from literals only.

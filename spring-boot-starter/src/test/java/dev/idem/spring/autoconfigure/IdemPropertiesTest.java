@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.jdbc.JdbcJournal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ class IdemPropertiesTest {
     assertEquals("idem", p.directory());
     assertEquals(Duration.ofSeconds(15), p.shutdownTimeout());
     assertEquals(IdemProperties.Store.EMBEDDED, p.journal().store());
+    assertEquals(JdbcJournal.DEFAULT_MAX_REQUEST_BODY, p.journal().maxRequestBodyBytes());
 
     IdemProperties.Client c = p.client();
     assertTrue(c.enabled());
