@@ -13,10 +13,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Review: a nested URL's parameter names are judged by the header substring rule, which refuses
- * ordinary callback URLs that were accepted before the nested rule (57fdc7f9).
+ * Review: ordinary requests the nested-URL walk of the secret rule (57fdc7f9) refused as carrying a
+ * credential: a nested URL's parameter names judged by the header substring rule, a nested hash
+ * route read as name=value pairs from its first character, and free text walked as a URL once it
+ * held a '?' or ';'. Each must be sent once and journaled as given.
  */
-class SecretRuleNestedNamesReviewTest {
+class SecretRuleFalsePositiveReviewTest {
 
   private static String encode(String value) {
     return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
@@ -59,5 +61,32 @@ class SecretRuleNestedNamesReviewTest {
   void aRedirectUriWhoseReturnPathHasAnOrdinaryParameterIsSentAsGiven(String returnTo) throws Exception {
     String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
     sentAndJournaledAsGiven("https://idp.example.test/oauth/authorize?client_id=shop&redirect_uri=" + encode(callback));
+  }
+
+  /**
+   * A hash-routed single-page app's return URL (Angular/Vue hash mode): the fragment is a route
+   * with its own query. The walk reads a nested URL's fragment as name=value pairs from its first
+   * character, so the "name" of the first pair is the route itself ({@code /auth/callback?x},
+   * {@code /tokens?page}, {@code /password/reset?step}) and the substring rule matches the route's
+   * path. No parameter of that name exists; nothing here is a credential.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "https://app.example.test/#/auth/callback?provider=google",
+      "https://app.example.test/#/account/tokens?page=2",
+      "https://app.example.test/#/password/reset?step=2",
+      "https://app.example.test/#/sessions/42?tab=notes"})
+  void aHashRoutedReturnUrlIsSentAsGiven(String returnUrl) throws Exception {
+    sentAndJournaledAsGiven("https://pay.example.test/v1/payments?amount=100&return_url=" + encode(returnUrl));
+  }
+
+  /**
+   * Free text is walked as a URL as soon as it holds a '?' or ';': a search for a sentence with a
+   * question mark, or a sort spec with a ';', is refused as "a URL that carries a credential".
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"Why is my session slow? auth=ldap", "name;key=asc"})
+  void freeTextWithAQuestionMarkOrSemicolonIsSentAsGiven(String text) throws Exception {
+    sentAndJournaledAsGiven("https://support.example.test/tickets?subject=" + encode(text));
   }
 }
