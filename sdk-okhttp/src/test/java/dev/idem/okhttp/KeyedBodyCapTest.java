@@ -1,6 +1,7 @@
 package dev.idem.okhttp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -94,5 +95,25 @@ class KeyedBodyCapTest {
     assertEquals(1, server.requestCount());
     assertThrows(IllegalArgumentException.class,
         () -> IdemOkHttp.builder(f.executorBuilder().build()).maxBodyBytes(-1));
+  }
+
+  /**
+   * The refusal is an exception apps log: it names the request as {@code RequestSnapshot.redactedUri}
+   * does, without the value of a servlet's {@code ;jsessionid=} in the path (a session credential)
+   * or the query. Before: the message carried the raw encoded path.
+   */
+  @Test
+  void theRefusalNamesTheRequestWithoutAPathCredential() throws Exception {
+    IdempotentServer server = serverExtension.server();
+    OkHttpClient client = f.idem().install(new OkHttpClient.Builder()).build();
+    IdempotentOperation op = IdempotentOperation.of("upload");
+    Request request = new Request.Builder()
+        .url(server.url("/uploads;jsessionid=S3SSION-SECRET").toString() + "?access_token=Q-SECRET")
+        .post(upload(true, new AtomicLong())).tag(IdempotentOperation.class, op).build();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> client.newCall(request).execute().close());
+    assertTrue(e.getMessage().contains("/uploads;jsessionid=redacted"), e.getMessage());
+    assertFalse(e.getMessage().contains("SECRET"), e.getMessage());
+    assertEquals(0, server.requestCount());
   }
 }
