@@ -10,7 +10,6 @@ import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
 import java.net.ProtocolException;
 import java.time.Duration;
-import okhttp3.HttpUrl;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okio.Buffer;
@@ -134,10 +133,12 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
         + " bytes; Idem journals the whole payload, so it refuses bodies above maxBodyBytes. Nothing was sent");
   }
 
-  /** The request as messages name it: without the query, which may carry a credential. */
+  /**
+   * The request as every adapter's messages name it ({@link RequestSnapshot#redactedUri}): without
+   * the query, user info or a credential-named path parameter's value, since apps log exceptions.
+   */
   private static String target(Request request) {
-    HttpUrl u = request.url();
-    return request.method() + " " + u.scheme() + "://" + u.host() + ":" + u.port() + u.encodedPath();
+    return request.method() + " " + RequestSnapshot.redactedUri(request.url().uri());
   }
 
   /** A sink that takes at most {@code max} bytes and fails the write that would pass it. */
