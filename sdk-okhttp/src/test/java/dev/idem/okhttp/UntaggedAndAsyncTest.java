@@ -6,6 +6,7 @@ import static dev.idem.okhttp.Fixture.keysSent;
 import static dev.idem.okhttp.Fixture.order;
 import static dev.idem.okhttp.Fixture.untaggedPost;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -66,6 +67,21 @@ class UntaggedAndAsyncTest {
     assertTrue(e.getMessage().contains("UntaggedPolicy.REJECT"), e.getMessage());
     assertEquals(0, server.requestCount(), "nothing was sent");
     assertTrue(f.allRecords().isEmpty(), "nothing journaled");
+  }
+
+  /**
+   * The refusal names the request for a log: a servlet session id in its path ({@code ;jsessionid=},
+   * a credential) must not be in it. Before: the raw path was.
+   */
+  @Test
+  void theRejectMessageHoldsNoSessionIdFromThePath() throws Exception {
+    IdemOkHttp idem = IdemOkHttp.builder(f.executorBuilder().build()).untaggedPolicy(UntaggedPolicy.REJECT).build();
+    OkHttpClient client = client(idem);
+    IOException e = assertThrows(IOException.class,
+        () -> client.newCall(untaggedPost(server.url("/orders;jsessionid=S3SSION-SECRET"))).execute());
+    assertTrue(e.getMessage().contains("/orders;jsessionid=redacted"), e.getMessage());
+    assertFalse(e.getMessage().contains("S3SSION-SECRET"), e.getMessage());
+    assertEquals(0, server.requestCount(), "nothing was sent");
   }
 
   @Test
