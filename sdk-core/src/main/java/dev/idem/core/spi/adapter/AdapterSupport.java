@@ -9,6 +9,7 @@ import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.UrlCredentials;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.http.UntaggedRequestException;
@@ -125,7 +126,8 @@ public final class AdapterSupport {
    * Applies the untagged policy to a request the app did not mark as an operation.
    *
    * @param method the HTTP method
-   * @param target the URL or path, for the message only (no query string with secrets, please)
+   * @param target the URL or path, for the message only; its credentials (user info, a
+   *     credential-named query or path parameter, the fragment) are redacted in it
    * @return the operation name to key the call under, or empty to pass it through untouched
    * @throws UntaggedRequestException under {@link UntaggedPolicy#REJECT}, for a POST or PATCH
    */
@@ -137,7 +139,10 @@ public final class AdapterSupport {
     return switch (untaggedPolicy) {
       case PASS_THROUGH -> Optional.empty();
       case FRESH_KEY -> Optional.of(untaggedName(m));
-      case REJECT -> throw new UntaggedRequestException("untagged " + m + " " + target
+      // Redacted here, whatever the adapter passed: a path's ;jsessionid= is a credential, and
+      // apps log this exception.
+      case REJECT -> throw new UntaggedRequestException("untagged " + m + " "
+          + UrlCredentials.defaults().redact(target)
           + " refused by UntaggedPolicy.REJECT: mark it as an operation (an IdempotentOperation tag, or"
           + " client.operation(name)), or choose another UntaggedPolicy; nothing was sent");
     };
