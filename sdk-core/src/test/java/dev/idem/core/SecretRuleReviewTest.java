@@ -18,12 +18,33 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Review of the nested-URL and path-parameter secret rule (UrlCredentials). */
+/**
+ * Review of the nested-URL and path-parameter secret rule (UrlCredentials): what it must refuse or
+ * redact, and the ordinary requests it must send as given.
+ */
 class SecretRuleReviewTest {
 
   private static String encode(String value) {
     return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
   }
+
+  /** Sends {@code uri} as an operation whose server answers {@code status}, and checks it went once, as given. */
+  private static void sentAndJournaledAsGiven(String uri, int status) throws Exception {
+    Harness h = new Harness();
+    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(status));
+
+    h.executor.execute(op, t);
+
+    assertEquals(1, t.count(), "sent once");
+    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+  }
+
+  private static void sentAndJournaledAsGiven(String uri) throws Exception {
+    sentAndJournaledAsGiven(uri, 200);
+  }
+
 
   /**
    * An ordinary OAuth authorize call: redirect_uri is the app's callback, whose return_to is the
@@ -38,15 +59,7 @@ class SecretRuleReviewTest {
     String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
     String uri = "https://idp.example.test/oauth/authorize?client_id=shop&response_type=code&redirect_uri="
         + encode(callback);
-    Harness h = new Harness();
-    Operation op = Operation.builder("authorize", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
-    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+    sentAndJournaledAsGiven(uri);
   }
 
   /**
@@ -58,14 +71,7 @@ class SecretRuleReviewTest {
   void aRedirectUriWhoseReturnPathHasEscapedValuesIsSentAsGiven(String returnTo) throws Exception {
     String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
     String uri = "https://idp.example.test/oauth/authorize?client_id=shop&redirect_uri=" + encode(callback);
-    Harness h = new Harness();
-    Operation op = Operation.builder("authorize", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+    sentAndJournaledAsGiven(uri);
   }
 
   /** {@code depth} URLs, each encoded once in the {@code n} (then {@code m}) parameter of the one above. */
@@ -113,14 +119,7 @@ class SecretRuleReviewTest {
   @Test
   void aMatrixParameterNamedAuthorIsSentAndJournaledAsGiven() throws Exception {
     String uri = "https://library.example.test/books;author=tolkien;year=1954/reviews";
-    Harness h = new Harness();
-    Operation op = Operation.builder("post-review", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(201));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+    sentAndJournaledAsGiven(uri, 201);
   }
 
   /**
@@ -142,5 +141,65 @@ class SecretRuleReviewTest {
 
     List<String> stored = h.record(op).response().headers().get("location");
     assertFalse(stored.get(0).contains("planted-token"), "token journaled in clear: " + stored);
+  }
+
+  // Ordinary requests the first nested walk refused: a nested URL's names judged by the header
+  // substring rule, a nested hash route read as pairs from its first character, free text walked
+  // as a URL. Each is sent once and journaled as given.
+
+
+  /**
+   * Stripe Checkout's documented success_url: {@code session_id={CHECKOUT_SESSION_ID}} is a
+   * template the provider fills in later; the request carries no session id at all, yet the nested
+   * query's {@code session_id} matches the header substring rule ("session").
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "https://shop.example.test/success?session_id={CHECKOUT_SESSION_ID}",
+      "https://shop.example.test/order/complete?sessionId={CHECKOUT_SESSION_ID}"})
+  void aCheckoutSuccessUrlWithAPlaceholderIsSentAsGiven(String successUrl) throws Exception {
+    sentAndJournaledAsGiven("https://pay.example.test/v1/checkout/sessions?mode=payment&success_url="
+        + encode(successUrl) + "&cancel_url=" + encode("https://shop.example.test/cart"));
+  }
+
+  /**
+   * The nested walk applies the header substring rule to a nested URL's parameter names, so an
+   * OAuth redirect_uri whose return path is a page filtered by {@code author} (contains "auth") or
+   * an {@code oauth_provider} hint is refused. 6479add0 exempted exactly this from the path rule
+   * (";author= is ordinary, and path parameters were never refused before the rule read them");
+   * a nested URL's parameters were never refused before the rule read them either.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"/books?author=tolkien", "/login?oauth_provider=google", "/talks?session=2"})
+  void aRedirectUriWhoseReturnPathHasAnOrdinaryParameterIsSentAsGiven(String returnTo) throws Exception {
+    String callback = "https://app.example.test/callback?return_to=" + encode(returnTo);
+    sentAndJournaledAsGiven("https://idp.example.test/oauth/authorize?client_id=shop&redirect_uri=" + encode(callback));
+  }
+
+  /**
+   * A hash-routed single-page app's return URL (Angular/Vue hash mode): the fragment is a route
+   * with its own query. The walk reads a nested URL's fragment as name=value pairs from its first
+   * character, so the "name" of the first pair is the route itself ({@code /auth/callback?x},
+   * {@code /tokens?page}, {@code /password/reset?step}) and the substring rule matches the route's
+   * path. No parameter of that name exists; nothing here is a credential.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "https://app.example.test/#/auth/callback?provider=google",
+      "https://app.example.test/#/account/tokens?page=2",
+      "https://app.example.test/#/password/reset?step=2",
+      "https://app.example.test/#/sessions/42?tab=notes"})
+  void aHashRoutedReturnUrlIsSentAsGiven(String returnUrl) throws Exception {
+    sentAndJournaledAsGiven("https://pay.example.test/v1/payments?amount=100&return_url=" + encode(returnUrl));
+  }
+
+  /**
+   * Free text is walked as a URL as soon as it holds a '?' or ';': a search for a sentence with a
+   * question mark, or a sort spec with a ';', is refused as "a URL that carries a credential".
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"Why is my session slow? auth=ldap", "name;key=asc"})
+  void freeTextWithAQuestionMarkOrSemicolonIsSentAsGiven(String text) throws Exception {
+    sentAndJournaledAsGiven("https://support.example.test/tickets?subject=" + encode(text));
   }
 }
