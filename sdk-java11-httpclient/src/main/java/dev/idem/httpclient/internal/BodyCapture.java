@@ -188,7 +188,8 @@ public final class BodyCapture {
     }
 
     /**
-     * Fails the capture, then has {@code cancels} stop the publisher. Takes no lock (the publisher
+     * Hands the publisher's cancel to {@code cancels} and fails the capture without waiting for that
+     * cancel (a refused hand-over becomes the failure's cause). Takes no lock (the publisher
      * may hold this collector's, blocked in a read inside {@code request}) and runs no app code:
      * the call ends on time even when the publisher's cancel blocks, as cancels that close a
      * stream another thread is stuck reading do.
