@@ -1433,9 +1433,11 @@ public final class IdempotentExecutor implements AutoCloseable {
      * is journaled or sent: the URI is the request's identity, journaled whole, and the journaled
      * URI is what a resume sends, so Idem does not rewrite it. Better: move the credential to a
      * header the app's transport adds on every attempt. In a stored {@code Location}, an allowed
-     * name is kept in clear too. Default: none.
+     * name is kept in clear too. Names match as the rule matches them, ignoring case: allowing
+     * {@code sig} also allows {@code SIG} and {@code Sig}, which the rule refuses alike. Default:
+     * none.
      *
-     * @param names query or path parameter names, exactly as they appear decoded in the URI
+     * @param names query or path parameter names as they appear decoded in the URI, any case
      * @return this builder
      */
     public Builder allowQueryParameters(Set<String> names) {

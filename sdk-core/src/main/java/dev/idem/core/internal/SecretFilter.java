@@ -62,7 +62,8 @@ public final class SecretFilter {
    * @param allowedHeaders header names (any case) the app explicitly allows to be journaled; the
    *     exact names of {@link RequestSnapshot#DEFAULT_SECRET_HEADERS} among them are ignored, with a
    *     warning
-   * @param allowedQuery query parameter names (exact) the app explicitly allows in journaled URIs
+   * @param allowedQuery query parameter names (any case, matched ignoring it, as the rule matches)
+   *     the app explicitly allows in journaled URIs
    */
   public SecretFilter(Set<String> added, Set<String> allowedHeaders, Set<String> allowedQuery) {
     this.added = lower(added);
@@ -233,9 +234,9 @@ public final class SecretFilter {
   }
 
   /**
-   * Whether a query parameter (its decoded name, exact) holds a credential: the default
+   * Whether a query parameter (its decoded name, any case) holds a credential: the default
    * rule ({@link RequestSnapshot#isSecretQueryParameterByDefault}) names it and the app did not
-   * allow it. The rule {@link #checkUri} refuses a request URI by, and the
+   * allow it (in any case). The rule {@link #checkUri} refuses a request URI by, and the
    * one a stored response's URL is redacted by.
    */
   public boolean isSecretQueryParameter(String name) {

@@ -2,7 +2,9 @@ package dev.idem.core.internal;
 
 import dev.idem.core.spi.RequestSnapshot;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * The credentials in a URL's text, found by one left-to-right walk of its parts: user info, the
@@ -40,11 +42,23 @@ public final class UrlCredentials {
   /** The default rule, allowing nothing: for messages, which know no executor's settings. */
   private static final UrlCredentials DEFAULTS = new UrlCredentials(Set.of());
 
+  /** Lower case: the rule matches names in any case, so an allow must too. */
   private final Set<String> allowed;
 
-  /** @param allowed parameter names (exact, decoded) the app allows in clear, with whatever their values hold */
+  /**
+   * @param allowed parameter names (decoded, any case: matched as the rule matches, ignoring case)
+   *     the app allows in clear, with whatever their values hold
+   */
   public UrlCredentials(Set<String> allowed) {
-    this.allowed = Set.copyOf(allowed);
+    this.allowed = allowed.stream().map(n -> n.toLowerCase(Locale.ROOT)).collect(Collectors.toUnmodifiableSet());
+  }
+
+  /**
+   * Whether the app allowed {@code name}, in any case: the rule refuses {@code sig}, {@code Sig} and
+   * {@code SIG} alike, so an allow of one spelling that left the others refused would not be one.
+   */
+  private boolean isAllowed(String name) {
+    return !allowed.isEmpty() && allowed.contains(name.toLowerCase(Locale.ROOT));
   }
 
   /** The default rule with nothing allowed. */
@@ -53,30 +67,31 @@ public final class UrlCredentials {
   }
 
   /**
-   * Whether a parameter (its decoded name, exact) holds a credential: the default rule for query
-   * parameters names it and the app did not allow it.
+   * Whether a parameter (its decoded name, any case) holds a credential: the default rule for query
+   * parameters names it and the app did not allow it (in any case).
    */
   public boolean isSecretName(String name) {
-    return !allowed.contains(name) && RequestSnapshot.isSecretQueryParameterByDefault(name);
+    return !isAllowed(name) && RequestSnapshot.isSecretQueryParameterByDefault(name);
   }
 
   /**
-   * Whether a path parameter (its decoded name, exact) holds a credential: the default rule for
+   * Whether a path parameter (its decoded name, any case) holds a credential: the default rule for
    * path parameters names it ({@link RequestSnapshot#isSecretPathParameterByDefault}, exact names
-   * only, since matrix parameters such as {@code ;author=} are ordinary) and the app did not allow it.
+   * only, since matrix parameters such as {@code ;author=} are ordinary) and the app did not allow
+   * it (in any case).
    */
   public boolean isSecretPathName(String name) {
-    return !allowed.contains(name) && RequestSnapshot.isSecretPathParameterByDefault(name);
+    return !isAllowed(name) && RequestSnapshot.isSecretPathParameterByDefault(name);
   }
 
   /**
-   * Whether a parameter of a URL nested in a query value (its decoded name, exact) holds a
+   * Whether a parameter of a URL nested in a query value (its decoded name, any case) holds a
    * credential: {@link RequestSnapshot#isSecretNestedQueryParameterByDefault} names it (exact names,
    * since a return URL's {@code ?author=} or {@code ?session_id=} is ordinary) and the app did not
-   * allow it.
+   * allow it (in any case).
    */
   public boolean isSecretNestedName(String name) {
-    return !allowed.contains(name) && RequestSnapshot.isSecretNestedQueryParameterByDefault(name);
+    return !isAllowed(name) && RequestSnapshot.isSecretNestedQueryParameterByDefault(name);
   }
 
   /** Where a credential was found, for a message: never its value. */
@@ -265,7 +280,7 @@ public final class UrlCredentials {
           String name = decode(s.substring(start, eq));
           if (depth == 0 ? isSecretName(name) : isSecretNestedName(name)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
-          } else if (!allowed.contains(name)) {
+          } else if (!isAllowed(name)) {
             Finding.Kind nested = nested(eq + 1, end, depth);
             if (nested != null) {
               // The whole value: re-encoding a redacted nested URL would not give back its spelling.

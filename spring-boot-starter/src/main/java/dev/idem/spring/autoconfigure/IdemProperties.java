@@ -162,7 +162,8 @@ public record IdemProperties(
    *     never journaled.
    * @param allowQueryParameters Query parameter names the secret rule matches (api_key,
    *     access_token...) that may be journaled in clear as part of the URI; without this, a keyed
-   *     call to such a URI is refused before anything is journaled or sent.
+   *     call to such a URI is refused before anything is journaled or sent. Matched ignoring case,
+   *     as the rule matches: sig also allows SIG.
    */
   public record Client(
       @DefaultValue("true") boolean enabled,
