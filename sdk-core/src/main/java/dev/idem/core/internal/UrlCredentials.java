@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
  * ({@code ?next=https://user:pw@host/}, or the same percent-encoded) that carries user info, such
  * a path parameter, or a parameter the nested rule names (exact names) in its query or in its
  * fragment's pairs. A value is read as a URL only if it begins as one (see {@code startsLikeUrl}).
+ * A parameter name copied from HTML, {@code amp;sig} from {@code &amp;sig=}, is judged as the name
+ * after {@code amp;} ({@link #withoutHtmlAmp}).
  * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
  * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
  *
@@ -37,6 +39,8 @@ import java.util.stream.Collectors;
 public final class UrlCredentials {
   /** What a credential becomes in a stored URL. */
   public static final String REDACTED = "redacted";
+  /** What a parameter name copied from HTML begins with: the rest of {@code &amp;}. */
+  private static final String HTML_AMP = "amp;";
   /** Levels of URLs nested (or percent-encoded) in a parameter's value that are read. */
   static final int MAX_NESTING = 4;
   /** The default rule, allowing nothing: for messages, which know no executor's settings. */
@@ -268,7 +272,7 @@ public final class UrlCredentials {
     /**
      * The {@code &}-separated {@code name=value} pairs in {@code [from, to)}: a top-level query's
      * ({@code depth} 0) names judged by the query rule, a nested URL's by exact names
-     * ({@link #isSecretNestedName}).
+     * ({@link #isSecretNestedName}), each without a leading {@code amp;} ({@link #withoutHtmlAmp}).
      */
     void pairs(int from, int to, int depth) {
       int start = from;
@@ -277,7 +281,7 @@ public final class UrlCredentials {
         int end = amp < 0 ? to : amp;
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
-          String name = decode(s.substring(start, eq));
+          String name = withoutHtmlAmp(decode(s.substring(start, eq)));
           if (depth == 0 ? isSecretName(name) : isSecretNestedName(name)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
           } else if (!isAllowed(name)) {
@@ -346,6 +350,22 @@ public final class UrlCredentials {
       }
       return -1;
     }
+  }
+
+  /**
+   * {@code name} without the {@code amp;} its start keeps when the URL was copied from HTML with
+   * {@code &amp;} separators ({@code ?sv=2022&amp;sig=...}, or {@code &amp;amp;} escaped twice):
+   * split on {@code &}, such a parameter is named {@code amp;sig}, which no exact name matches,
+   * though it is the {@code sig} the page meant (and that a receiver splitting on {@code ;} too
+   * reads). The rule and the allow list judge the name after it, so the message names the
+   * parameter an app would allow. Any case, as HTML's {@code &AMP;} is the same character.
+   */
+  static String withoutHtmlAmp(String name) {
+    int from = 0;
+    while (name.regionMatches(true, from, HTML_AMP, 0, HTML_AMP.length())) {
+      from += HTML_AMP.length();
+    }
+    return from == 0 ? name : name.substring(from);
   }
 
   /**

@@ -94,6 +94,10 @@ class SecretFilterResponseTest {
       "/cb?next=%20https%3A%2F%2Fu%3Ap1%40idp.example.test%2F|/cb?next=redacted",
       "/cb?next=https%253A%252F%252Fidp.example.test%252Fcb%3FAPI_KEY%3Dk1|/cb?next=redacted",
       "//cdn.example.test/f?token=t1|//cdn.example.test/f?token=redacted",
+      "/c/b?sv=2022-11-02&amp;sp=r&amp;sig=s1|/c/b?sv=2022-11-02&amp;sp=r&amp;sig=redacted",
+      "/c/b?sv=2022-11-02&amp;amp;SIG=s1&amp;se=2026|/c/b?sv=2022-11-02&amp;amp;SIG=redacted&amp;se=2026",
+      "/cb?page=1&amp;next=https://u:p1@idp.example.test/|/cb?page=1&amp;next=redacted",
+      "/cb?next=%2Fcb%3Fa%3D1%26amp%3Bkey%3Dk1|/cb?next=redacted",
       "https://k1:s1@b.example.test/f|https://redacted@b.example.test/f",
       "https://k1@b.example.test|https://redacted@b.example.test",
   })
