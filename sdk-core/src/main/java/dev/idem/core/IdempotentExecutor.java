@@ -1433,7 +1433,10 @@ public final class IdempotentExecutor implements AutoCloseable {
      * is journaled or sent: the URI is the request's identity, journaled whole, and the journaled
      * URI is what a resume sends, so Idem does not rewrite it. Better: move the credential to a
      * header the app's transport adds on every attempt. In a stored {@code Location}, an allowed
-     * name is kept in clear too. Names match as the rule matches them, ignoring case: allowing
+     * name is kept in clear too. The rule also reads a parameter behind an {@code &amp;} copied
+     * from HTML ({@code ?sv=1&amp;sig=...} as {@code sig}) and one after a {@code ;} that servers
+     * splitting on it read ({@code ?a=1;access_token=...} as {@code access_token}); allow the name
+     * the refusal gives. Names match as the rule matches them, ignoring case: allowing
      * {@code sig} also allows {@code SIG} and {@code Sig}, which the rule refuses alike. Default:
      * none.
      *

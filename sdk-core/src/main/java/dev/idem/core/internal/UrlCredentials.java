@@ -14,7 +14,9 @@ import java.util.stream.Collectors;
  * a path parameter, or a parameter the nested rule names (exact names) in its query or in its
  * fragment's pairs. A value is read as a URL only if it begins as one (see {@code startsLikeUrl}).
  * A parameter name copied from HTML, {@code amp;sig} from {@code &amp;sig=}, is judged as the name
- * after {@code amp;} ({@link #withoutHtmlAmp}).
+ * after {@code amp;} ({@link #withoutHtmlAmp}); a {@code ;}-separated {@code NAME=value} inside a
+ * pair ({@code ?a=1;access_token=...}, as servers that split on {@code ;} read it) is judged as a
+ * parameter of its own when the rule names {@code NAME}.
  * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
  * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
  *
@@ -272,7 +274,8 @@ public final class UrlCredentials {
     /**
      * The {@code &}-separated {@code name=value} pairs in {@code [from, to)}: a top-level query's
      * ({@code depth} 0) names judged by the query rule, a nested URL's by exact names
-     * ({@link #isSecretNestedName}), each without a leading {@code amp;} ({@link #withoutHtmlAmp}).
+     * ({@link #isSecretNestedName}), each without a leading {@code amp;} ({@link #withoutHtmlAmp}),
+     * and the {@code ;}-separated pairs inside each ({@link #semicolonPairs}).
      */
     void pairs(int from, int to, int depth) {
       int start = from;
@@ -282,17 +285,48 @@ public final class UrlCredentials {
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
           String name = withoutHtmlAmp(decode(s.substring(start, eq)));
-          if (depth == 0 ? isSecretName(name) : isSecretNestedName(name)) {
+          Finding.Kind nested;
+          if (isSecretPairName(name, depth)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
-          } else if (!isAllowed(name)) {
-            Finding.Kind nested = nested(eq + 1, end, depth);
-            if (nested != null) {
-              // The whole value: re-encoding a redacted nested URL would not give back its spelling.
-              replace(eq + 1, end, new Finding(nested, name));
-            }
+          } else if (!isAllowed(name) && (nested = nested(eq + 1, end, depth)) != null) {
+            // The whole value: re-encoding a redacted nested URL would not give back its spelling.
+            replace(eq + 1, end, new Finding(nested, name));
+          } else {
+            semicolonPairs(start, end, depth);
           }
         }
         start = end + 1;
+      }
+    }
+
+    private boolean isSecretPairName(String name, int depth) {
+      return depth == 0 ? isSecretName(name) : isSecretNestedName(name);
+    }
+
+    /**
+     * The {@code ;}-separated {@code name=value} pairs after the first {@code ;} of the pair in
+     * {@code [from, to)}, whose value, split on {@code &} only, held nothing the rule names: a
+     * server that splits on {@code ;} too (older servlet containers, Rails, Perl's CGI) reads
+     * {@code ?a=1;access_token=...} as an {@code access_token} of its own. Only a piece that is
+     * {@code NAME=value} with a name the rule names counts; any other ({@code q=a;b},
+     * {@code ids=1;2}, {@code sort=name;order=asc}) is text. A piece's value is not read as a URL:
+     * the pair's whole value already was, and reading its pieces again would read the same text
+     * twice at one level. Raw {@code ;} only: an escaped {@code %3B} is no separator to anyone.
+     */
+    private void semicolonPairs(int from, int to, int depth) {
+      int semi = indexOf(s, ';', from, to);
+      while (semi >= 0 && !done()) {
+        int start = semi + 1;
+        int next = indexOf(s, ';', start, to);
+        int end = next < 0 ? to : next;
+        int eq = indexOf(s, '=', start, end);
+        if (eq >= 0 && end > eq + 1) {
+          String name = withoutHtmlAmp(decode(s.substring(start, eq)));
+          if (isSecretPairName(name, depth)) {
+            replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
+          }
+        }
+        semi = next;
       }
     }
 
