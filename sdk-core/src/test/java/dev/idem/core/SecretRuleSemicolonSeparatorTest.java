@@ -86,6 +86,24 @@ class SecretRuleSemicolonSeparatorTest {
     assertEquals(URI.create(uri), h.record(op).request().uri());
   }
 
+  /**
+   * Allowing the pair's own name does not allow what follows a {@code ;} in its value: to a server
+   * that splits on it, that is another parameter, which the app has not allowed.
+   */
+  @Test
+  void allowingThePairsNameDoesNotAllowASeparatedSecretAfterIt() throws Exception {
+    Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("a")));
+    Operation op = Operation.builder("create",
+        Requests.postJson("https://api.example.test/v1/orders?a=1;access_token=planted", "{}")).build();
+    ScriptedTransport t = h.transport(op).then(status(200));
+
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
+
+    assertTrue(e.getMessage().contains("query parameter 'access_token'"), e.getMessage());
+    assertEquals(0, t.count());
+    assertTrue(h.journal.find(op.id()).isEmpty());
+  }
+
   @Test
   void aStoredLocationHasASemicolonSeparatedSecretRedacted() throws Exception {
     Harness h = new Harness();

@@ -312,6 +312,8 @@ public final class UrlCredentials {
      * {@code ids=1;2}, {@code sort=name;order=asc}) is text. A piece's value is not read as a URL:
      * the pair's whole value already was, and reading its pieces again would read the same text
      * twice at one level. Raw {@code ;} only: an escaped {@code %3B} is no separator to anyone.
+     * Read even when the pair's name is allowed: to such a server a piece is another parameter,
+     * which the app allows (or not) by its own name.
      */
     private void semicolonPairs(int from, int to, int depth) {
       int semi = indexOf(s, ';', from, to);
