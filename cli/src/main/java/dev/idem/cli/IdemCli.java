@@ -123,11 +123,13 @@ public final class IdemCli {
 
   /**
    * The one line for an {@link Error} that ended a command: named by its class, since its message
-   * alone ("Java heap space") does not say what happened.
+   * alone ("Java heap space") does not say what happened, and for a class missing from the class
+   * path, by the library it belongs to ({@link MissingLibrary}).
    */
   static String jvmErrorLine(Error e) {
-    return PREFIX + TerminalText.safe(e.toString()) + (e instanceof OutOfMemoryError
-        ? " (the JVM ran out of memory: start it with a larger -Xmx)" : "");
+    String why = e instanceof OutOfMemoryError ? "the JVM ran out of memory: start it with a larger -Xmx"
+        : MissingLibrary.explain(e).orElse(null);
+    return PREFIX + TerminalText.safe(e.toString()) + (why != null ? " (" + why + ")" : "");
   }
 
   /**

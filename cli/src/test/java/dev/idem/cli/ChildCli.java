@@ -23,8 +23,13 @@ record ChildCli(int code, String out, String err) {
   static final String HEAP = "-Xmx64m";
 
   static ChildCli run(Path dir, String... args) throws Exception {
+    return runOn(System.getProperty("java.class.path"), dir, args);
+  }
+
+  /** As {@link #run}, on a class path of the caller's: one with a library left out, say. */
+  static ChildCli runOn(String classPath, Path dir, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        HEAP, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName()));
+        HEAP, "-cp", classPath, IdemCli.class.getName()));
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");

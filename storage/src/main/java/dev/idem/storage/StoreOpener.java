@@ -586,14 +586,50 @@ public final class StoreOpener {
    * sqlite-jdbc's NativeLibraryNotFoundException, neither of which says what to do.
    */
   private static IdempotencyException nativeLibraryError(Throwable e) {
-    if (e instanceof Error err && !(e instanceof UnsatisfiedLinkError || e instanceof NoClassDefFoundError
-        || e instanceof ExceptionInInitializerError)) {
+    if (e instanceof Error err && !sqliteLinkage(err)) {
+      // Any other Error as it is: a class of another library missing from a hand-made class path
+      // (jackson-databind, say) is not SQLite's, and the advice below would send the operator to
+      // remount a directory for nothing.
       throw err;
     }
     String dir = System.getProperty("org.sqlite.tmpdir", System.getProperty("java.io.tmpdir"));
     return new JournalException("cannot load SQLite's native library, which sqlite-jdbc unpacks into " + dir
         + " and loads from there (" + e + "). If that directory is mounted noexec, start the JVM with"
         + " -Dorg.sqlite.tmpdir=<a directory the process may write and execute from>", e);
+  }
+
+  /**
+   * Whether an Error is sqlite-jdbc's failure to load: an {@link UnsatisfiedLinkError}, or a class of
+   * sqlite-jdbc ({@code org.sqlite}) that could not be defined or initialised, since its native
+   * library did not load. A missing class of any other library is not.
+   */
+  private static boolean sqliteLinkage(Error e) {
+    for (Throwable c = e; c != null; c = c.getCause()) {
+      if (c instanceof UnsatisfiedLinkError) {
+        return true;
+      }
+      if (c.getCause() == c) {
+        break;
+      }
+    }
+    if (!(e instanceof NoClassDefFoundError || e instanceof ExceptionInInitializerError)) {
+      return false;
+    }
+    // NoClassDefFoundError names the class ("org/sqlite/core/NativeDB", "Could not initialize class
+    // org.sqlite.core.NativeDB"); an initializer's failure is in a static block of its class.
+    String message = String.valueOf(e.getMessage()).replace('/', '.');
+    if (message.contains("org.sqlite.")) {
+      return true;
+    }
+    Throwable cause = e instanceof ExceptionInInitializerError ? e.getCause() : null;
+    if (cause != null) {
+      for (StackTraceElement f : cause.getStackTrace()) {
+        if (f.getMethodName().equals("<clinit>") && f.getClassName().startsWith("org.sqlite.")) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** sqlite-jdbc reports a library it could not unpack or load as a SQLException with this cause. */
