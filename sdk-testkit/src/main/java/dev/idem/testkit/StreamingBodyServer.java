@@ -42,6 +42,14 @@ import java.util.function.IntFunction;
  * soon as they pass the limit, as from Apache or Tomcat, and are not counted either: so a client
  * that sends lines without end neither fills the server's memory nor holds its thread.
  *
+ * <p>The server waits at most its read timeout ({@link #DEFAULT_READ_TIMEOUT}, 30 s, unless given
+ * to {@link #start(IntFunction, Duration)}) for each next bytes of a request, its head or its body:
+ * a client that connects and sends nothing, or stops in the middle of its request, has its
+ * connection closed then, without an answer, and is not counted, so that it does not hold a
+ * thread of the server for good. The timeout is per read, not for the whole request, so a request
+ * body of any size still arrives while its bytes keep coming. It does not apply while the server
+ * writes its reply.
+ *
  * <p>Binds an ephemeral port on the loopback address. Thread-safe; one daemon thread per connection.
  */
 public final class StreamingBodyServer implements AutoCloseable {
@@ -52,28 +60,63 @@ public final class StreamingBodyServer implements AutoCloseable {
   /** The most bytes of a request head, and of a trailer section, without the lines' CR LF. */
   private static final int MAX_SECTION_BYTES = 64 * 1024;
 
+  /**
+   * How long the server waits for the next bytes of a request unless told otherwise: 30 s, the
+   * order of a common web server's (Apache's {@code Timeout} default is 60 s, its
+   * {@code RequestReadTimeout} 20 to 40 s for the head).
+   */
+  public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(30);
+
   private final ServerSocket socket;
   private final IntFunction<Reply> replies;
+  /** The socket read timeout for requests, in milliseconds, at least 1 (0 would mean none). */
+  private final int readTimeoutMillis;
   private final List<Optional<String>> keys = new CopyOnWriteArrayList<>();
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private final CountDownLatch released = new CountDownLatch(1);
   private final CountDownLatch streamClosed = new CountDownLatch(1);
 
-  private StreamingBodyServer(ServerSocket socket, IntFunction<Reply> replies) {
+  private StreamingBodyServer(ServerSocket socket, IntFunction<Reply> replies, int readTimeoutMillis) {
     this.socket = socket;
     this.replies = replies;
+    this.readTimeoutMillis = readTimeoutMillis;
   }
 
   /**
-   * Starts a server that answers request {@code n} (from 0) with {@code replies.apply(n)}.
+   * Starts a server that answers request {@code n} (from 0) with {@code replies.apply(n)}, with the
+   * {@link #DEFAULT_READ_TIMEOUT} of 30 s.
    *
    * @param replies the reply for each request index; called once per request
    * @return the running server
    * @throws IOException if the port cannot be bound
    */
   public static StreamingBodyServer start(IntFunction<Reply> replies) throws IOException {
+    return start(replies, DEFAULT_READ_TIMEOUT);
+  }
+
+  /**
+   * Starts a server that answers request {@code n} (from 0) with {@code replies.apply(n)}, and that
+   * waits at most {@code readTimeout} for each next bytes of a request before it closes the
+   * connection unanswered and uncounted. A test of a client that stalls gives a short one (a few
+   * hundred milliseconds) rather than waiting for the default.
+   *
+   * @param replies the reply for each request index; called once per request
+   * @param readTimeout the longest wait for the next bytes of a request; positive, at least 1 ms
+   *     once rounded down to milliseconds, and at most {@link Integer#MAX_VALUE} ms
+   * @return the running server
+   * @throws IOException if the port cannot be bound
+   * @throws IllegalArgumentException if {@code readTimeout} is not positive (a socket timeout of 0
+   *     would mean no timeout), under 1 ms, or longer than {@link Integer#MAX_VALUE} ms
+   * @throws NullPointerException if {@code replies} or {@code readTimeout} is null
+   */
+  public static StreamingBodyServer start(IntFunction<Reply> replies, Duration readTimeout) throws IOException {
+    java.util.Objects.requireNonNull(replies, "replies");
+    java.util.Objects.requireNonNull(readTimeout, "readTimeout");
+    if (readTimeout.compareTo(Duration.ofMillis(1)) < 0 || readTimeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+      throw new IllegalArgumentException("readTimeout must be 1 ms to " + Integer.MAX_VALUE + " ms: " + readTimeout);
+    }
     ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    StreamingBodyServer server = new StreamingBodyServer(s, replies);
+    StreamingBodyServer server = new StreamingBodyServer(s, replies, (int) readTimeout.toMillis());
     Thread acceptor = new Thread(server::acceptLoop, "streaming-body-server-accept");
     acceptor.setDaemon(true);
     acceptor.start();
@@ -203,6 +246,9 @@ public final class StreamingBodyServer implements AutoCloseable {
       InputStream in = new BufferedInputStream(s.getInputStream());
       Optional<String> key;
       try {
+        // Bounds every read of the request: a SocketTimeoutException is an IOException, so a
+        // client that stalls is dropped below as one that went away, its request not counted.
+        s.setSoTimeout(readTimeoutMillis);
         List<String> head = readHead(in);
         if (head.isEmpty()) {
           return;
@@ -212,7 +258,9 @@ public final class StreamingBodyServer implements AutoCloseable {
         refuse(s.getOutputStream(), e.status, e.getMessage());
         return;
       } catch (IOException e) {
-        return; // the client went away before the whole request arrived: nothing was taken
+        // The client went away, or sent nothing for the read timeout, before the whole request
+        // arrived: nothing was taken.
+        return;
       }
       int index;
       synchronized (keys) {
