@@ -32,7 +32,9 @@ import picocli.CommandLine.ScopeType;
  * created.
  *
  * <p>Exit status: 0 done, 1 an error with the store, or of the JVM itself such as an {@link
- * OutOfMemoryError} (one line on standard error, starting {@code idem: }), 2 bad usage, 3 the output could not be written (a full disk, an I/O error; one
+ * OutOfMemoryError}, or anything thrown and not caught on another thread of the process, the
+ * journal's or a driver's ({@link BackgroundFailure}: the command ends at once) (one line on
+ * standard error, starting {@code idem: }), 2 bad usage, 3 the output could not be written (a full disk, an I/O error; one
  * line on standard error). A reader that stops reading ({@code | head}) is not an error: the
  * command ends quietly with its own status.
  */
@@ -46,8 +48,10 @@ public final class IdemCli {
   private IdemCli() {}
 
   /**
-   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store or an {@link
-   * Error} of the JVM (one {@code idem: } line naming it, not a stack trace), 2 on bad usage, 3
+   * Runs the CLI and exits with its status: 0 on success, 1 on an error with a store, an {@link
+   * Error} of the JVM, or a throwable no other thread caught (one {@code idem: } line naming it,
+   * not a stack trace; for another thread, its name too, and the process ends at once), 2 on bad
+   * usage, 3
    * when the output could not be written (a full disk; not a reader that went away, which
    * ends the command quietly with its own status).
    *
@@ -64,6 +68,9 @@ public final class IdemCli {
     FailureRecordingOutputStream stdout = new FailureRecordingOutputStream(new FileOutputStream(FileDescriptor.out));
     PrintWriter out = new PrintWriter(new OutputStreamWriter(stdout, stdoutCharset()), true);
     PrintWriter err = new PrintWriter(System.err, true);
+    // Every other thread of the process (the journal's, a driver's): one line and status 1 too,
+    // not the JVM's stack trace and a command that goes on.
+    Thread.setDefaultUncaughtExceptionHandler(new BackgroundFailure(err, out::flush, Runtime.getRuntime()::halt));
     int status;
     try {
       status = run(out, err, args);
