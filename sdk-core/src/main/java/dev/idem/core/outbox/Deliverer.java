@@ -17,8 +17,11 @@ import dev.idem.core.spi.poll.PollLoop;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.function.Predicate;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -59,6 +62,7 @@ final class Deliverer {
   private final DeliveryTracker tracker;
   private final PollLoop loop;
   private final Listener listener;
+  private final DueDeadlines deadlines;
   // True while the loop is offline because the journal could not be read, and for no other reason:
   // the first read that works again then brings it back online. A round that finds due work
   // decides for itself (its deliveries show whether the target answers), and a round without
@@ -66,7 +70,7 @@ final class Deliverer {
   private volatile boolean offlineForJournal;
 
   Deliverer(IdempotentExecutor executor, Clock clock, Map<String, Registration> registrations, int maxInFlight,
-      int pageSize, DeliveryTracker tracker, PollLoop loop, Listener listener) {
+      int pageSize, DeliveryTracker tracker, PollLoop loop, DueDeadlines deadlines, Listener listener) {
     this.executor = executor;
     this.journal = executor.journal();
     this.clock = clock;
@@ -76,6 +80,7 @@ final class Deliverer {
     this.tracker = tracker;
     this.loop = loop;
     this.listener = listener;
+    this.deadlines = deadlines;
   }
 
   /**
@@ -128,6 +133,10 @@ final class Deliverer {
    * taken back at once after a restart under the same name), then the oldest due. An own lease
    * that this dispatcher is delivering is skipped here; one that an inline call of the same
    * executor holds right now is joined by the executor's single-flight, never claimed twice.
+   *
+   * <p>Ahead of those, the operations whose wait kept on the scheduler has passed
+   * ({@link DueDeadlines}) though the journal, read on a wall clock that stepped back, does not
+   * find them due yet; each only while the journal still holds it as it was when the wait began.
    */
   List<OperationRecord> findBatch() throws IdempotencyException {
     return findBatch(tracker.capacity(maxInFlight));
@@ -138,13 +147,31 @@ final class Deliverer {
     if (capacity.room() <= 0) {
       return batch;
     }
+    Set<OperationId> taken = new HashSet<>();
+    for (Map.Entry<OperationId, Instant> e : deadlines.due(capacity.room())) {
+      OperationId id = e.getKey();
+      if (capacity.busy().contains(id)) {
+        continue;  // in delivery: it is kept again, if need be, when that delivery ends
+      }
+      Optional<OperationRecord> r = journal.find(id);
+      if (r.isEmpty()) {
+        deadlines.drop(id);
+      } else if (deadlines.stillDue(r.get(), e.getValue())) {
+        batch.add(r.get());
+        taken.add(id);
+      }
+    }
+    if (batch.size() >= capacity.room()) {
+      return batch;
+    }
     Instant now = clock.instant();
     String owner = executor.owner();
     OperationRecord after = null;
     while (true) {
       List<OperationRecord> page = journal.findDue(now, owner, after, pageSize);
       for (OperationRecord r : page) {
-        if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())) {
+        if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())
+            && !taken.contains(r.id())) {
           batch.add(r);
           if (batch.size() == capacity.room()) {
             return batch;
@@ -165,6 +192,7 @@ final class Deliverer {
     if (d == null) {
       return;  // stopped
     }
+    deadlines.started(id);
     CompletableFuture<Outcome> f;
     try {
       // Not the public resumeAsync: its check would take a background failure of the executor that
@@ -211,6 +239,9 @@ final class Deliverer {
       loop.broken(error, "a delivery");
       return;
     }
+    if (!ending.terminal() && cause instanceof OperationPendingException) {
+      keepWait(d.id);
+    }
     if (ending.progress()) {
       loop.progressed();
     } else if (ended.roundOver() && !ended.roundProgressed()) {
@@ -218,6 +249,19 @@ final class Deliverer {
       loop.noProgress(d.round.describe(), null);
     }
     listener.ended(ending.progress());
+  }
+
+  /**
+   * A delivery ended PENDING: the wait until the due time it journaled is kept on the scheduler
+   * too ({@link DueDeadlines#arm}), so that a wall clock that steps back meanwhile does not
+   * lengthen it. A journal that cannot be read leaves the operation to its journaled due time.
+   */
+  private void keepWait(OperationId id) {
+    try {
+      journal.find(id).ifPresent(deadlines::arm);
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not read {} back to keep its wait: {}", id, e.toString());
+    }
   }
 
   /**

@@ -15,6 +15,7 @@ import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.Checks;
+import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
@@ -103,6 +104,28 @@ import org.slf4j.LoggerFactory;
  * <p>All timing uses the injected {@link Clock} and {@link Scheduler}; give the dispatcher the
  * executor's clock.
  *
+ * <p>Due times and clock steps: a PENDING operation's next attempt time is journaled on the wall
+ * clock, and the journal finds it due by the wall clock. So that a clock that steps back (an NTP
+ * correction) does not hold an operation queued before the step for the length of the step, the
+ * dispatcher never waits longer than the backoff that was chosen, counted on its scheduler (which
+ * waits by delay, so on a clock that does not step):
+ * <ul>
+ *   <li>when one of its deliveries ends PENDING, the wait until the journaled due time, at most
+ *       the longest backoff (below), is also kept on the scheduler, and once it has passed the
+ *       operation is delivered, whatever the wall clock says;</li>
+ *   <li>at the first poll (after a restart only the journaled due times exist) and at each poll
+ *       that finds the wall clock behind where an earlier one read it, the PENDING operations of
+ *       registered names are read once, and each due further ahead of the clock than the longest
+ *       backoff (written on a clock that was ahead: this one before its step, or another host's)
+ *       is delivered once the longest backoff has passed.</li>
+ * </ul>
+ * The longest backoff is the executor's default retry policy's {@code maxDelay} or its circuit
+ * breaker's {@code openFor} plus a millisecond, whichever is longer, and at least one second. A
+ * due time within it of the clock is left to the journal, so operations written after a step
+ * still wait their backoff. An operation is delivered this way only while the journal still holds
+ * it PENDING with the due time its wait began with. At most 10,000 operations are kept at once;
+ * beyond that they wait for their journaled due times.
+ *
  * <p>Thread-safe: every method may be called from any thread. {@link #submit}, {@link #await} and
  * {@link #close} read or write the journal on the calling thread; the others never touch it.
  * Polls run on the scheduler; a delivery's callbacks run on the thread that completed it.
@@ -126,6 +149,7 @@ public final class OutboxDispatcher implements AutoCloseable {
   private final DeliveryTracker tracker;
   private final Deliverer deliverer;
   private final OwedOutcomes owed;
+  private final DueDeadlines deadlines;
   private final Clock clock;
   private final Duration sweepEvery;
   // When a poll last swept the handles and looked for owed outcomes, or null before the first.
@@ -179,8 +203,10 @@ public final class OutboxDispatcher implements AutoCloseable {
       Registration reg = registrations.get(id.operation());
       return reg != null && !reg.hasCallbacks();
     });
+    this.deadlines = new DueDeadlines(journal, b.clock, loop.scheduler(), ExecutorAccess.get().longestWait(executor),
+        registrations::containsKey, b.pageSize);
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
-        this::deliveryEnded);
+        deadlines, this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),
         b.pageSize, this::isStopped);
   }
@@ -444,6 +470,7 @@ public final class OutboxDispatcher implements AutoCloseable {
     // restart's deliveries (its earlier incarnation's leased work first) should not wait for them.
     boolean journalRead = deliverer.deliverDue();
     Instant now = clock.instant();
+    deadlines.scanIfStepped(now);
     if (sweepDue(now)) {
       lastSweep = now;
       tracker.sweep();
@@ -567,6 +594,7 @@ public final class OutboxDispatcher implements AutoCloseable {
         }
       }
     }
+    deadlines.close();
     loop.close();  // last: it interrupts its thread, which may be the one running this
     drainResult.complete(drained);
     LOG.debug("OutboxDispatcher stopped ({})", drained ? "drained" : "operations left PENDING");

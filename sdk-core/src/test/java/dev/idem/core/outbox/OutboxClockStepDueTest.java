@@ -3,11 +3,13 @@ package dev.idem.core.outbox;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
+import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
@@ -132,6 +134,36 @@ class OutboxClockStepDueTest {
     assertEquals(1, host.effects());
     assertEquals(OperationState.SUCCEEDED, record(op).state());
     outbox.close();
+  }
+
+  @Test
+  void anOperationAnotherInstanceQueuedAgainMeanwhileWaitsThatInstancesBackoff() throws Exception {
+    OutboxDispatcher outbox = outbox(executor("pod-0")).start();
+    Operation op = order(1);
+    outbox.submit(op);
+    time.advance(Duration.ofSeconds(2));  // refused: PENDING, and this dispatcher's wait of 10 s begins
+    step = Duration.ofHours(-1);
+    time.advance(Duration.ofSeconds(3));
+
+    // Another instance sends it meanwhile, refused too: PENDING again, due after its own backoff,
+    // on the stepped clock.
+    IdempotentExecutor other = executor("pod-1");
+    assertThrows(OperationPendingException.class, () -> other.resume(op.id(), host));
+    Instant otherDue = record(op).nextAttemptAt();
+    assertTrue(otherDue.isAfter(wall.instant().plus(BACKOFF).minusSeconds(1)), otherDue + " vs " + wall.instant());
+    int attempts = host.totalAttempts();
+
+    host.behave(FakeHost.always(201));
+    while (wall.instant().isBefore(otherDue.minusSeconds(1))) {
+      time.advance(Duration.ofMillis(500));
+      assertEquals(attempts, host.totalAttempts(), "the wait this dispatcher kept ended, but the operation was"
+          + " queued again since, due at " + otherDue + "; sent at " + wall.instant());
+    }
+    time.advance(Duration.ofSeconds(3));
+    assertEquals(1, host.effects());
+    assertEquals(OperationState.SUCCEEDED, record(op).state());
+    outbox.close();
+    other.close();
   }
 
   @Test
