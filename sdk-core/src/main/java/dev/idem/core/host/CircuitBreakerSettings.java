@@ -25,6 +25,10 @@ import java.time.Duration;
  *       other 5xx.</li>
  *   <li>Successes: 2xx, replays included, and every other answer (a 4xx shows the host is up).</li>
  * </ul>
+ * How long an attempt took never counts: resilience4j's slow-call rule (by its defaults, a call
+ * over 60 s is slow and a window of slow calls opens the breaker) is turned off, so a 2xx that
+ * took minutes is a success like any other. A host too slow to answer within the client's read
+ * timeout shows as unanswered attempts (ignored) or as 504s from a gateway (failures).
  *
  * <p>Defaults ({@link #ofDefaults()}), chosen for the low volumes that keyed writes usually have:
  * <ul>

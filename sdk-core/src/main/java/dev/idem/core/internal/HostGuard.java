@@ -39,6 +39,12 @@ public final class HostGuard {
     UNKNOWN
   }
 
+  /**
+   * The longest slow-call threshold resilience4j can hold (it keeps the threshold in nanoseconds):
+   * no recorded duration exceeds it, so no call is ever slow.
+   */
+  static final Duration NEVER_SLOW = Duration.ofNanos(Long.MAX_VALUE);
+
   private final CircuitBreakerSettings settings;
   private final RetryBudget budget;
   private final Clock clock;
@@ -294,6 +300,13 @@ public final class HostGuard {
         // a lock shared by all of them, the lock-free one (same counts) does not.
         .slidingWindowSynchronizationStrategy(CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
         .minimumNumberOfCalls(settings.minimumCalls())
+        // Slow-call counting off: the breaker judges whether the host is reachable and serving, and
+        // a 2xx is a success however long it took. resilience4j's defaults (a call over 60 s is
+        // slow, a window 100% slow opens) would open a healthy slow host's breaker on successes
+        // alone. No call is longer than Long.MAX_VALUE ns (resilience4j marks slow only above the
+        // threshold), and a rate of 100% is never reached by a window with no slow call.
+        .slowCallDurationThreshold(NEVER_SLOW)
+        .slowCallRateThreshold(100)
         .waitDurationInOpenState(settings.openFor())
         .permittedNumberOfCallsInHalfOpenState(settings.halfOpenProbes())
         .clock(clock)
