@@ -12,9 +12,13 @@ import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -23,6 +27,20 @@ import org.slf4j.LoggerFactory;
 /**
  * Guards each target host with a resilience4j circuit breaker and a {@link RetryBudget}: it
  * admits or refuses an attempt before it is sent, and learns from how it ended. Thread-safe.
+ *
+ * <p>Bounded: a host's breaker (about 3.5 KB) is dropped once it holds nothing worth keeping,
+ * that is closed with no failure in its window (a host seen again gets a new, empty one), and was
+ * not used for {@link #IDLE_AFTER}. While more than {@value #MAX_HOSTS} hosts hold one, such empty
+ * breakers are dropped sooner, the longest unused first, once unused for {@link #MIN_IDLE}, and
+ * then the closed ones holding failures that were not used for {@link #IDLE_AFTER}, down to three
+ * quarters of the cap. An open or half-open breaker is never dropped, whatever the number of hosts:
+ * an open host stays refused for its whole open period. The dropping is done, with no thread of
+ * its own, by a call to a host that has no breaker yet (the only call that grows the map), at most
+ * once a minute, or at once when the cap is passed. The guard thus holds at most
+ * {@value #MAX_HOSTS} breakers, or, when more than that cannot be dropped (open, half-open, or used
+ * within the last minute), those plus half as many again before it looks once more. A breaker left
+ * open by a host that is never called again stays until a call to that host finds its open period
+ * over, so many hosts that go down and are then never called (dead callback URLs) still add up.
  */
 public final class HostGuard {
   private static final Logger LOG = LoggerFactory.getLogger(HostGuard.class);
@@ -44,6 +62,19 @@ public final class HostGuard {
    * no recorded duration exceeds it, so no call is ever slow.
    */
   static final Duration NEVER_SLOW = Duration.ofNanos(Long.MAX_VALUE);
+  /** How long a breaker holding nothing worth keeping stays unused before it is dropped. */
+  static final Duration IDLE_AFTER = Duration.ofMinutes(10);
+  /** Past {@link #MAX_HOSTS}, how long an empty breaker stays unused before it may be dropped. */
+  static final Duration MIN_IDLE = Duration.ofMinutes(1);
+  /** Hosts holding a breaker beyond which empty ones are dropped sooner. */
+  static final int MAX_HOSTS = 10_000;
+  private static final long SWEEP_EVERY_MILLIS = 60_000;
+  /**
+   * A breaker's {@link Breaker#lastUsed} is rewritten only when this much older than now: the
+   * calls to a busy host do not each write the shared field. Far below {@link #MIN_IDLE}, so a
+   * breaker found idle was not used since well before the stamp it shows.
+   */
+  private static final long TOUCH_GRAIN_MILLIS = 1_000;
 
   private final CircuitBreakerSettings settings;
   private final RetryBudget budget;
@@ -51,6 +82,12 @@ public final class HostGuard {
   private final IdemListener listener;
   private final ConcurrentHashMap<String, Breaker> breakers = new ConcurrentHashMap<>();
   private final Function<String, Breaker> newBreaker = this::newBreaker;
+  private final int maxHosts;
+  private final AtomicBoolean sweeping = new AtomicBoolean();
+  /** When a call that brings a new host next looks for breakers to drop, in the clock's millis. */
+  private volatile long nextSweepAt;
+  /** Past this many breakers, that call looks at once (raised when too few could be dropped). */
+  private volatile int sweepAbove;
 
   /**
    * A host's resilience4j breaker, and the state this guard last saw it in. Its changes of state
@@ -66,11 +103,19 @@ public final class HostGuard {
     volatile Instant openUntil;
     /** The window's size: the calls it holds once full. */
     private final int windowSize;
+    /** When this breaker was last taken from the map for a call, in the clock's millis. */
+    volatile long lastUsed;
+    /**
+     * Set by the sweep before it drops the breaker, and cleared again if it finds it used since:
+     * a caller that finds it set takes the breaker from the map again (see {@link #breaker}).
+     */
+    volatile boolean retired;
     /** A success that took longer than this is a slow call for resilience4j. */
     private final long slowNanos;
 
-    Breaker(CircuitBreaker breaker) {
+    Breaker(CircuitBreaker breaker, long now) {
       this.breaker = breaker;
+      this.lastUsed = now;
       CircuitBreakerConfig config = breaker.getCircuitBreakerConfig();
       // Only a count-based window is full at a number of calls; any other never lets a success go.
       this.windowSize = config.getSlidingWindowType() == CircuitBreakerConfig.SlidingWindowType.COUNT_BASED
@@ -104,13 +149,32 @@ public final class HostGuard {
       }
       breaker.onSuccess(nanos, TimeUnit.NANOSECONDS);
     }
+
+    /** Closed, as last told, with no failure in its window: a new breaker would do the same. */
+    boolean empty() {
+      return seen.get() == CircuitBreaker.State.CLOSED && breaker.getState() == CircuitBreaker.State.CLOSED
+          && breaker.getMetrics().getNumberOfFailedCalls() == 0;
+    }
+
+    /** Closed, as last told: it admits every call, whatever failures its window holds. */
+    boolean closed() {
+      return seen.get() == CircuitBreaker.State.CLOSED && breaker.getState() == CircuitBreaker.State.CLOSED;
+    }
   }
 
   public HostGuard(CircuitBreakerSettings settings, RetryBudget budget, Clock clock, IdemListener listener) {
+    this(settings, budget, clock, listener, MAX_HOSTS);
+  }
+
+  /** As the public constructor, with the number of hosts past which breakers are dropped sooner. */
+  HostGuard(CircuitBreakerSettings settings, RetryBudget budget, Clock clock, IdemListener listener, int maxHosts) {
     this.settings = settings;
     this.budget = budget;
     this.clock = clock;
     this.listener = listener;
+    this.maxHosts = Checks.atLeastOne(maxHosts, "maxHosts");
+    this.sweepAbove = maxHosts;
+    this.nextSweepAt = clock.millis() + SWEEP_EVERY_MILLIS;
   }
 
   /**
@@ -284,12 +348,111 @@ public final class HostGuard {
     return left.isNegative() ? Duration.ZERO : left.plusMillis(1);
   }
 
+  /** Hosts holding a breaker now; for tests. */
+  int hostsHeld() {
+    return breakers.size();
+  }
+
+  /**
+   * The breaker of {@code host}, stamped as used. A caller that took a breaker just before the
+   * sweep dropped it would record into one no longer in the map, and a failure recorded there
+   * (an opening one too) would be lost. The stamp and {@link Breaker#retired} are the two sides
+   * of a handshake: the caller writes the stamp (or sees a fresh one) and then reads the flag;
+   * the sweep sets the flag and then reads the stamp again. Either the sweep sees the use and
+   * keeps the breaker, or the caller sees the flag and takes the breaker from the map again,
+   * getting a new one if it was dropped.
+   */
   private Breaker breaker(String host) {
     if (!settings.enabled()) {
       return null;
     }
-    Breaker b = breakers.get(host);
-    return b != null ? b : breakers.computeIfAbsent(host, newBreaker);
+    while (true) {
+      Breaker b = breakers.get(host);
+      if (b == null) {
+        // Only a host without a breaker can grow the map: the look for ones to drop is made here.
+        sweepIfDue();
+        b = breakers.computeIfAbsent(host, newBreaker);
+      }
+      long now = clock.millis();
+      if (now - b.lastUsed >= TOUCH_GRAIN_MILLIS) {
+        b.lastUsed = now;
+      }
+      if (!b.retired) {
+        return b;
+      }
+      // The sweep is deciding about this breaker: it drops it, or clears the flag, right away.
+      Thread.onSpinWait();
+    }
+  }
+
+  private void sweepIfDue() {
+    long now = clock.millis();
+    if (now - nextSweepAt < 0 && breakers.size() <= sweepAbove) {
+      return;
+    }
+    if (!sweeping.compareAndSet(false, true)) {
+      return;   // another caller is sweeping
+    }
+    try {
+      sweep(now);
+    } finally {
+      sweeping.set(false);
+    }
+  }
+
+  /** A breaker and its stamp, read once: the sort needs keys that do not change under it. */
+  private record Candidate(String host, Breaker breaker, long lastUsed, boolean empty) {}
+
+  private void sweep(long now) {
+    long idleAfter = IDLE_AFTER.toMillis();
+    long minIdle = MIN_IDLE.toMillis();
+    List<Candidate> spare = new ArrayList<>();
+    breakers.forEach((host, b) -> {
+      long used = b.lastUsed;
+      if (b.empty()) {
+        if (now - used >= idleAfter) {
+          drop(host, b, used);
+        } else if (now - used >= minIdle) {
+          spare.add(new Candidate(host, b, used, true));
+        }
+      } else if (now - used >= idleAfter && b.closed()) {
+        spare.add(new Candidate(host, b, used, false));
+      }
+    });
+    if (breakers.size() > maxHosts) {
+      // Empty ones first, then closed ones holding failures (a new breaker admits the same; only
+      // their stale failures are forgotten), the longest unused first. Never an open one.
+      spare.sort(Comparator.comparing(Candidate::empty).reversed().thenComparingLong(Candidate::lastUsed));
+      int target = maxHosts - maxHosts / 4;
+      for (Candidate c : spare) {
+        if (breakers.size() <= target) {
+          break;
+        }
+        drop(c.host(), c.breaker(), c.lastUsed());
+      }
+    }
+    int left = breakers.size();
+    // Too few could be dropped (most are open, or in use): look again only once the map has grown
+    // by half, so a run of new hosts then costs each call a constant share of the sweeps.
+    sweepAbove = left <= maxHosts ? maxHosts : left + left / 2;
+    nextSweepAt = now + SWEEP_EVERY_MILLIS;
+  }
+
+  /**
+   * Drops the breaker of {@code host} unless it was used since the sweep read its stamp
+   * {@code used}, or is no longer closed (its state is read after the flag is set, so a change
+   * made by a caller that missed the flag is seen). The handshake of {@link #breaker} leaves one
+   * case open: a caller that read the clock and then stalled for {@link #MIN_IDLE} before reading
+   * the flag, and records into the dropped breaker; that needs a thread held off the CPU for a
+   * minute between two reads, and loses that one call's outcome.
+   */
+  private void drop(String host, Breaker b, long used) {
+    b.retired = true;
+    if (b.lastUsed == used && b.closed()) {
+      breakers.remove(host, b);
+    } else {
+      b.retired = false;
+    }
   }
 
   private Breaker newBreaker(String host) {
@@ -311,7 +474,7 @@ public final class HostGuard {
         .permittedNumberOfCallsInHalfOpenState(settings.halfOpenProbes())
         .clock(clock)
         .build();
-    return new Breaker(CircuitBreaker.of("idem-" + host, config));
+    return new Breaker(CircuitBreaker.of("idem-" + host, config), clock.millis());
   }
 
   /**

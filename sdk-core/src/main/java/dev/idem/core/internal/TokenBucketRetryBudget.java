@@ -5,17 +5,45 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
-/** See {@link RetryBudget#tokenBucket}. Thread-safe: each host's bucket has its own lock. */
+/**
+ * See {@link RetryBudget#tokenBucket}. Thread-safe: each host's bucket has its own lock.
+ *
+ * <p>Bounded: a full bucket is the same as the new one a host's next retry would get, so buckets
+ * found full (after their refill) are dropped. This is done on the way of a call that brings a host
+ * without a bucket, at most once a minute, or sooner once more than {@value #MAX_HOSTS} hosts hold
+ * one; no thread of its own. The buckets kept are those of hosts that spent tokens and have not
+ * yet earned them back: with a refill (the default, 1 a second), at most the hosts retried within
+ * the last {@code capacity / refillPerSecond} seconds (500 s by default) beyond the
+ * {@value #MAX_HOSTS}; with none, a host's depleted bucket stays until successes fill it. A depleted
+ * bucket is never dropped, whatever the number of hosts: forgetting it would give a failing host a
+ * fresh budget of retries.
+ */
 public final class TokenBucketRetryBudget implements RetryBudget {
+  /** Hosts with a bucket beyond which the full ones are dropped at once instead of once a minute. */
+  static final int MAX_HOSTS = 10_000;
+  private static final long SWEEP_EVERY_MILLIS = 60_000;
   private final int capacity;
   private final int retryCost;
   private final int successRefund;
   private final double refillPerNano;
   private final Clock clock;
   private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+  private final int maxHosts;
+  private final AtomicBoolean sweeping = new AtomicBoolean();
+  /** When a call that brings a new host next looks for full buckets, in the clock's millis. */
+  private volatile long nextSweepAt;
+  /** Past this many buckets, that call looks at once (raised when too few were full to drop). */
+  private volatile int sweepAbove;
 
   public TokenBucketRetryBudget(int capacity, int retryCost, int successRefund, double refillPerSecond, Clock clock) {
+    this(capacity, retryCost, successRefund, refillPerSecond, clock, MAX_HOSTS);
+  }
+
+  /** As the public constructor, with the number of hosts past which full buckets are dropped at once. */
+  TokenBucketRetryBudget(int capacity, int retryCost, int successRefund, double refillPerSecond, Clock clock,
+      int maxHosts) {
     if (capacity < 1 || retryCost < 1 || successRefund < 0 || !(refillPerSecond >= 0)) {
       throw new IllegalArgumentException("need capacity >= 1, retryCost >= 1, successRefund >= 0, refillPerSecond >= 0");
     }
@@ -29,58 +57,131 @@ public final class TokenBucketRetryBudget implements RetryBudget {
     this.successRefund = successRefund;
     this.refillPerNano = refillPerSecond / 1e9;
     this.clock = Objects.requireNonNull(clock, "clock");
+    this.maxHosts = Checks.atLeastOne(maxHosts, "maxHosts");
+    this.sweepAbove = maxHosts;
+    this.nextSweepAt = clock.millis() + SWEEP_EVERY_MILLIS;
   }
 
   @Override
   public boolean tryAcquireRetry(String host) {
-    Bucket b = bucket(host);
-    synchronized (b) {
-      refill(b);
-      if (b.tokens < retryCost) {
-        return false;
+    while (true) {
+      Bucket b = bucket(host);
+      synchronized (b) {
+        if (b.dropped) {
+          continue;   // dropped as full after this caller found it: the map has its successor
+        }
+        refill(b);
+        if (b.tokens < retryCost) {
+          return false;
+        }
+        b.tokens -= retryCost;
+        return true;
       }
-      b.tokens -= retryCost;
-      return true;
     }
   }
 
   @Override
   public void onSuccess(String host) {
-    Bucket b = bucket(host);
-    if (b.tokens >= capacity) {
-      // A healthy host's bucket is full, and a refund to a full bucket changes nothing (a later
-      // refill starts from full whenever it was last stamped). Skipping the lock here keeps
-      // concurrent callers to one host from queueing on it after every success.
-      return;
-    }
-    synchronized (b) {
-      refill(b);
-      b.tokens = Math.min(capacity, b.tokens + successRefund);
+    while (true) {
+      Bucket b = bucket(host);
+      if (refundTo(b, successRefund)) {
+        return;
+      }
     }
   }
 
   @Override
   public void onRetrySuccess(String host) {
-    Bucket b = bucket(host);
+    while (true) {
+      Bucket b = bucket(host);
+      synchronized (b) {
+        if (b.dropped) {
+          continue;
+        }
+        refill(b);
+        b.tokens = Math.min(capacity, b.tokens + retryCost);
+        return;
+      }
+    }
+  }
+
+  /** Gives {@code refund} tokens back to {@code b}; false if it was dropped meanwhile (nothing given). */
+  private boolean refundTo(Bucket b, int refund) {
+    if (b.tokens >= capacity) {
+      // A healthy host's bucket is full, and a refund to a full bucket changes nothing (a later
+      // refill starts from full whenever it was last stamped). Skipping the lock here keeps
+      // concurrent callers to one host from queueing on it after every success. A dropped bucket
+      // was full too: the refund it misses is one a full bucket would not have taken.
+      return true;
+    }
     synchronized (b) {
+      if (b.dropped) {
+        return false;
+      }
       refill(b);
-      b.tokens = Math.min(capacity, b.tokens + retryCost);
+      b.tokens = Math.min(capacity, b.tokens + refund);
+      return true;
     }
   }
 
   /** Tokens left for {@code host}, after refill; for tests and metrics. */
   public double tokens(String host) {
-    Bucket b = bucket(host);
-    synchronized (b) {
-      refill(b);
-      return b.tokens;
+    while (true) {
+      Bucket b = bucket(host);
+      synchronized (b) {
+        if (b.dropped) {
+          continue;
+        }
+        refill(b);
+        return b.tokens;
+      }
     }
+  }
+
+  /** Hosts holding a bucket now; for tests. */
+  int hostsHeld() {
+    return buckets.size();
   }
 
   private Bucket bucket(String host) {
     // A plain read first: computeIfAbsent would make its capturing lambda on every call.
     Bucket b = buckets.get(host);
-    return b != null ? b : buckets.computeIfAbsent(host, h -> new Bucket(capacity, clock.instant()));
+    if (b != null) {
+      return b;
+    }
+    // Only a host without a bucket can grow the map: the look for full ones to drop is made here.
+    sweepIfDue();
+    return buckets.computeIfAbsent(host, h -> new Bucket(capacity, clock.instant()));
+  }
+
+  private void sweepIfDue() {
+    if (clock.millis() - nextSweepAt < 0 && buckets.size() <= sweepAbove) {
+      return;
+    }
+    if (!sweeping.compareAndSet(false, true)) {
+      return;   // another caller is dropping them
+    }
+    try {
+      buckets.forEach((host, b) -> {
+        synchronized (b) {
+          refill(b);
+          if (b.tokens >= capacity) {
+            // Under the bucket's lock: a caller that finds the bucket dropped goes to the map
+            // again, and gets (or makes) the full bucket that replaces it, so nothing it takes or
+            // gives back is lost.
+            b.dropped = true;
+            buckets.remove(host, b);
+          }
+        }
+      });
+      int left = buckets.size();
+      // Too few were full: look again only once the map has grown by half, so a run of new hosts
+      // while most buckets are depleted costs each call a constant share of the sweeps.
+      sweepAbove = left < maxHosts ? maxHosts : left + left / 2;
+      nextSweepAt = clock.millis() + SWEEP_EVERY_MILLIS;
+    } finally {
+      sweeping.set(false);
+    }
   }
 
   private void refill(Bucket b) {
@@ -96,6 +197,8 @@ public final class TokenBucketRetryBudget implements RetryBudget {
     /** Written under the bucket's lock; volatile for {@link #onSuccess}'s look without it. */
     volatile double tokens;
     Instant refilledAt;
+    /** Set, under the lock, when the bucket leaves the map: its callers go to the map again. */
+    boolean dropped;
 
     Bucket(double tokens, Instant at) {
       this.tokens = tokens;

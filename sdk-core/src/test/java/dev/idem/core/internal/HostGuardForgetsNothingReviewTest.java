@@ -6,9 +6,7 @@ import dev.idem.core.Classification;
 import dev.idem.core.host.CircuitBreakerSettings;
 import dev.idem.core.host.RetryBudget;
 import dev.idem.core.testing.VirtualTime;
-import java.lang.reflect.Field;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,8 +21,8 @@ class HostGuardForgetsNothingReviewTest {
   @Test
   void healthyHostsSeenOnceAreNotRetainedForever() throws Exception {
     VirtualTime time = new VirtualTime();
-    HostGuard guard = new HostGuard(CircuitBreakerSettings.ofDefaults(), RetryBudget.tokenBucket(time.clock()),
-        time.clock(), e -> {});
+    TokenBucketRetryBudget budget = (TokenBucketRetryBudget) RetryBudget.tokenBucket(time.clock());
+    HostGuard guard = new HostGuard(CircuitBreakerSettings.ofDefaults(), budget, time.clock(), e -> {});
     int hosts = 20_000;
     for (int i = 0; i < hosts; i++) {
       String host = "tenant-" + i + ".api.example.com:443";
@@ -33,10 +31,10 @@ class HostGuardForgetsNothingReviewTest {
       time.advance(Duration.ofSeconds(1));   // one call per host, spread over ~5.5 hours
     }
 
-    Field f = HostGuard.class.getDeclaredField("breakers");
-    f.setAccessible(true);
-    int retained = ((Map<?, ?>) f.get(guard)).size();
+    int retained = guard.hostsHeld();
     assertTrue(retained < hosts, "every one of " + hosts + " healthy hosts, each called once hours ago, still holds"
         + " a circuit breaker: " + retained + " retained (~3.5 KB each), and the map is never pruned");
+    assertTrue(budget.hostsHeld() < hosts, "every healthy host keeps a full retry-budget bucket: "
+        + budget.hostsHeld() + " retained");
   }
 }
