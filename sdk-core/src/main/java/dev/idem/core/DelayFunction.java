@@ -8,9 +8,14 @@ import java.util.Optional;
  * A custom backoff, for teams whose schedule is not exponential-with-jitter (for example one
  * adapted from a resilience4j {@code IntervalFunction}). {@link RetryPolicy} still clamps the
  * result to [0, maxDelay], applies the Retry-After floor (and, for a key in flight,
- * {@link RetryPolicy#inFlightMinDelay()}) and stops at the deadline. If the function throws, the
- * exception is logged (WARN) and the policy's own exponential backoff decides that retry; the
- * attempt's record says so.
+ * {@link RetryPolicy#inFlightMinDelay()}) and stops at the deadline. If the function throws a
+ * {@link RuntimeException}, the exception's class is logged (WARN) and the policy's own exponential
+ * backoff decides that retry; the attempt's record says so. An {@link Error} is not caught there:
+ * in the executor, the attempt that was sent is recorded, the operation goes back to PENDING with
+ * its key (due after the policy's {@code maxDelay}) and the call throws
+ * {@code OperationPendingException} with the Error as its cause (the JVM's own, such as
+ * {@code OutOfMemoryError}, are thrown as they are); see "Your code that throws mid-call" in the
+ * client guide.
  *
  * <p>To read the response when choosing a delay (a rate-limit header, say), implement
  * {@link WithResponse} instead. Implementations must be thread-safe and must not block.
