@@ -275,7 +275,8 @@ public final class UrlCredentials {
      * The {@code &}-separated {@code name=value} pairs in {@code [from, to)}: a top-level query's
      * ({@code depth} 0) names judged by the query rule, a nested URL's by exact names
      * ({@link #isSecretNestedName}), each without a leading {@code amp;} ({@link #withoutHtmlAmp}),
-     * and the {@code ;}-separated pairs inside each ({@link #semicolonPairs}).
+     * and the {@code ;}-separated pairs inside each whose value was not read as a URL
+     * ({@link #semicolonPairs}).
      */
     void pairs(int from, int to, int depth) {
       int start = from;
@@ -285,14 +286,19 @@ public final class UrlCredentials {
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
           String name = withoutHtmlAmp(decode(s.substring(start, eq)));
-          Finding.Kind nested;
           if (isSecretPairName(name, depth)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
-          } else if (!isAllowed(name) && (nested = nested(eq + 1, end, depth)) != null) {
-            // The whole value: re-encoding a redacted nested URL would not give back its spelling.
-            replace(eq + 1, end, new Finding(nested, name));
           } else {
-            semicolonPairs(start, end, depth);
+            Nested value = isAllowed(name) ? Nested.TEXT : nested(eq + 1, end, depth);
+            if (value.finding != null) {
+              // The whole value: re-encoding a redacted nested URL would not give back its spelling.
+              replace(eq + 1, end, new Finding(value.finding, name));
+            } else if (value == Nested.TEXT) {
+              // A URL read clean is not split again: its own ';' (a matrix parameter
+              // /books;author=, a return URL's ?lang=en;session_id=) was judged one level down,
+              // by exact names, and the wide top-level rule would misread them.
+              semicolonPairs(start, end, depth);
+            }
           }
         }
         start = end + 1;
@@ -305,7 +311,9 @@ public final class UrlCredentials {
 
     /**
      * The {@code ;}-separated {@code name=value} pairs after the first {@code ;} of the pair in
-     * {@code [from, to)}, whose value, split on {@code &} only, held nothing the rule names: a
+     * {@code [from, to)}, whose value, split on {@code &} only, held nothing the rule names and was
+     * not read as a URL (a URL's own {@code ;}, a matrix parameter {@code /books;author=} or a
+     * return URL's {@code ?lang=en;session_id=}, was judged one level down by exact names): a
      * server that splits on {@code ;} too (older servlet containers, Rails, Perl's CGI) reads
      * {@code ?a=1;access_token=...} as an {@code access_token} of its own. Only a piece that is
      * {@code NAME=value} with a name the rule names counts; any other ({@code q=a;b},
@@ -334,21 +342,20 @@ public final class UrlCredentials {
 
     /**
      * What the value in {@code [from, to)}, read as a URL after one percent-decoding, carries:
-     * {@link Finding.Kind#NESTED_IN_QUERY_PARAMETER} for a credential,
-     * {@link Finding.Kind#NESTED_TOO_DEEP_IN_QUERY_PARAMETER} if it would need a level below
-     * {@link #MAX_NESTING}, or null. A value that cannot hold a URL part the walk reads (see
+     * {@link Nested#CREDENTIAL}, {@link Nested#TOO_DEEP} if it would need a level below
+     * {@link #MAX_NESTING}, {@link Nested#CLEAN_URL}, or {@link Nested#TEXT} if it is no URL. A value that cannot hold a URL part the walk reads (see
      * {@link #mayHoldUrl}), as most values cannot ({@code red%20shoes}, {@code 10%3A00}), costs
      * one scan and no copy. A value that holds one but does not begin as a URL does
      * ({@link #startsLikeUrl}) is text, not a URL: {@code Why is my session slow? auth=ldap},
      * {@code name;key=asc}.
      */
-    private Finding.Kind nested(int from, int to, int depth) {
+    private Nested nested(int from, int to, int depth) {
       if (!mayHoldUrl(s, from, to)) {
-        return null;
+        return Nested.TEXT;
       }
       int level = depth + 1;
       if (level > MAX_NESTING) {
-        return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER; // not read, URL or text
+        return Nested.TOO_DEEP; // not read, URL or text
       }
       String value = decode(s, from, to);
       boolean parts;
@@ -356,20 +363,19 @@ public final class UrlCredentials {
         // Not a URL after one decoding: either none at all, or encoded twice (%253F, https%253A),
         // which a receiver that decodes again would read as a URL: one more decoding, one more level.
         if (!hasUrlEscape(value, parts)) {
-          return null;
+          return Nested.TEXT;
         }
         if (++level > MAX_NESTING) {
-          return Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER;
+          return Nested.TOO_DEEP;
         }
         value = decode(value);
       }
       Walk walk = new Walk(value, false);
       walk.url(0, value.length(), level, false);
       if (walk.found == null) {
-        return null;
+        return Nested.CLEAN_URL;
       }
-      return walk.found.kind() == Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER
-          ? Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER : Finding.Kind.NESTED_IN_QUERY_PARAMETER;
+      return walk.found.kind() == Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER ? Nested.TOO_DEEP : Nested.CREDENTIAL;
     }
 
     /**
@@ -385,6 +391,25 @@ public final class UrlCredentials {
         }
       }
       return -1;
+    }
+  }
+
+  /** What {@link Walk#nested} made of a query value. */
+  private enum Nested {
+    /** Not read as a URL: it cannot hold a URL part, or does not begin as a URL. */
+    TEXT(null),
+    /** Read as a URL, which carries nothing the rules name. */
+    CLEAN_URL(null),
+    /** Read as a URL carrying a credential. */
+    CREDENTIAL(Finding.Kind.NESTED_IN_QUERY_PARAMETER),
+    /** Would need a level below {@link #MAX_NESTING}: not (all) read, so not known clean. */
+    TOO_DEEP(Finding.Kind.NESTED_TOO_DEEP_IN_QUERY_PARAMETER);
+
+    /** What a whole value so judged is redacted or refused as, or null when it is kept. */
+    final Finding.Kind finding;
+
+    Nested(Finding.Kind finding) {
+      this.finding = finding;
     }
   }
 
