@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
  * A parameter name copied from HTML, {@code amp;sig} from {@code &amp;sig=}, is judged as the name
  * after {@code amp;} ({@link #withoutHtmlAmp}); a {@code ;}-separated {@code NAME=value} inside a
  * pair ({@code ?a=1;access_token=...}, as servers that split on {@code ;} read it) is judged as a
- * parameter of its own when the rule names {@code NAME}.
+ * parameter of its own, by its name and by a URL nested in its value, unless the pair's value was
+ * read as a URL (whose own {@code ;} that URL's walk judged).
  * {@link #redact} rewrites them in a URL that is only stored; {@link #findInPath} and
  * {@link #findInQuery} name the first one in a URL that will be sent, which cannot be rewritten.
  *
@@ -316,10 +317,13 @@ public final class UrlCredentials {
      * return URL's {@code ?lang=en;session_id=}, was judged one level down by exact names): a
      * server that splits on {@code ;} too (older servlet containers, Rails, Perl's CGI) reads
      * {@code ?a=1;access_token=...} as an {@code access_token} of its own. Only a piece that is
-     * {@code NAME=value} with a name the rule names counts; any other ({@code q=a;b},
-     * {@code ids=1;2}, {@code sort=name;order=asc}) is text. A piece's value is not read as a URL:
-     * the pair's whole value already was, and reading its pieces again would read the same text
-     * twice at one level. Raw {@code ;} only: an escaped {@code %3B} is no separator to anyone.
+     * {@code NAME=value} with a name the rule names, or whose value is a URL carrying a credential
+     * ({@code ?page=1;next=https://idp/cb?access_token=...}, read as a pair's value is, at the
+     * same depth), counts; any other ({@code q=a;b}, {@code ids=1;2}, {@code sort=name;order=asc})
+     * is text. Reading a piece's value as a URL reads no text twice at one level: the pair's whole
+     * value, the only other candidate, was not read as one (it did not begin as a URL, or its name
+     * is allowed), and the pieces are disjoint, so the walk stays linear. Raw {@code ;} only: an
+     * escaped {@code %3B} is no separator to anyone.
      * Read even when the pair's name is allowed: to such a server a piece is another parameter,
      * which the app allows (or not) by its own name.
      */
@@ -332,8 +336,12 @@ public final class UrlCredentials {
         int eq = indexOf(s, '=', start, end);
         if (eq >= 0 && end > eq + 1) {
           String name = withoutHtmlAmp(decode(s.substring(start, eq)));
+          Nested value;
           if (isSecretPairName(name, depth)) {
             replace(eq + 1, end, new Finding(Finding.Kind.QUERY_PARAMETER, name));
+          } else if (!isAllowed(name) && (value = nested(eq + 1, end, depth)).finding != null) {
+            // As a pair's: the whole piece value, which a ';'-splitting server follows as a URL.
+            replace(eq + 1, end, new Finding(value.finding, name));
           }
         }
         semi = next;
