@@ -1,0 +1,155 @@
+package dev.idem.jdbc.review;
+
+import static dev.idem.jdbc.support.Ops.T0;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.JournalException;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.resume.ResumeHandler;
+import dev.idem.core.spi.Transport;
+import dev.idem.core.testing.VirtualTime;
+import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.support.Ops;
+import dev.idem.jdbc.support.PostgresExtension;
+import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The connection to PostgreSQL drops while the COMMIT of a begin is answered: the server committed
+ * the row, the driver throws an 08006 ("An I/O error occurred while sending to the backend"). The
+ * executor tells the caller "nothing was sent: an operation with no durable record is never sent",
+ * yet the record is durable (IN_FLIGHT, claimed under this instance's name) and another instance
+ * (or this one's own dispatcher, at once) sends it. A caller who believes the message and retries
+ * under a new key gets two effects; one who gives up is contradicted by a send it was told never
+ * happens.
+ */
+@ExtendWith(PostgresExtension.class)
+class ReviewPostgresInDoubtBeginCommitTest {
+  private final Ops ops = new Ops(4242);
+  private final VirtualTime time = new VirtualTime(T0);
+  private final List<IdempotencyKey> sent = new CopyOnWriteArrayList<>();
+  private final Transport server = (request, key) -> {
+    sent.add(key);
+    return Ops.ok("{\"id\":1}");
+  };
+
+  @Test
+  void aBeginWhoseCommitReplyIsLostIsReportedNeverSentButIsSentLater(PgDatabase db) throws Exception {
+    AtomicBoolean dropAfterNextCommit = new AtomicBoolean();
+    DataSource flaky = commitThenDrop(db.dataSource(), dropAfterNextCommit);
+    try (JdbcJournal journalA = JdbcJournal.dataSource(flaky).open();
+        JdbcJournal journalB = JdbcJournal.dataSource(db.dataSource()).open()) {
+      IdempotentExecutor a = executor(journalA, "instance-a");
+      IdempotentExecutor b = executor(journalB, "instance-b");
+      IdempotencyKey key = ops.key();
+      Operation op = Operation.builder("create-order", Ops.request("{\"amount\":100}")).key(key).build();
+
+      dropAfterNextCommit.set(true);
+      JournalException e = assertThrows(JournalException.class, () -> a.execute(op, server));
+      assertTrue(e.getMessage().contains("nothing was sent"), e.getMessage());
+      assertEquals(List.of(), sent);
+
+      OperationId id = new OperationId(op.id().scope(), op.id().operation(), key);
+      Optional<OperationRecord> record = journalB.find(id);
+      time.advance(Duration.ofMinutes(3)); // past instance-a's lease
+      b.resumePending(Map.of("create-order", ResumeHandler.of(server, o -> { }, f -> { })));
+
+      assertEquals(List.of(), sent, "the caller was told \"" + e.getMessage() + "\", but the journal holds "
+          + record.map(r -> r.state() + " owned by " + r.owner()).orElse("nothing")
+          + " and instance-b sent it with key " + key);
+    }
+  }
+
+  private IdempotentExecutor executor(JdbcJournal journal, String owner) {
+    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
+  }
+
+  /** Commits for real, then (once, when armed) throws what pgjdbc throws when the socket breaks. */
+  private static DataSource commitThenDrop(DataSource delegate, AtomicBoolean armed) {
+    return new DataSource() {
+      @Override
+      public Connection getConnection() throws SQLException {
+        return wrap(delegate.getConnection());
+      }
+
+      @Override
+      public Connection getConnection(String user, String password) throws SQLException {
+        return wrap(delegate.getConnection(user, password));
+      }
+
+      private Connection wrap(Connection c) {
+        InvocationHandler h = (proxy, m, args) -> {
+          Object result;
+          try {
+            result = m.invoke(c, args);
+          } catch (InvocationTargetException ite) {
+            throw ite.getCause();
+          }
+          if (m.getName().equals("commit") && armed.compareAndSet(true, false)) {
+            throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
+          }
+          return result;
+        };
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+            new Class<?>[] {Connection.class}, h);
+      }
+
+      @Override
+      public PrintWriter getLogWriter() throws SQLException {
+        return delegate.getLogWriter();
+      }
+
+      @Override
+      public void setLogWriter(PrintWriter out) throws SQLException {
+        delegate.setLogWriter(out);
+      }
+
+      @Override
+      public void setLoginTimeout(int seconds) throws SQLException {
+        delegate.setLoginTimeout(seconds);
+      }
+
+      @Override
+      public int getLoginTimeout() throws SQLException {
+        return delegate.getLoginTimeout();
+      }
+
+      @Override
+      public Logger getParentLogger() {
+        return Logger.getGlobal();
+      }
+
+      @Override
+      public <T> T unwrap(Class<T> iface) throws SQLException {
+        return delegate.unwrap(iface);
+      }
+
+      @Override
+      public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return delegate.isWrapperFor(iface);
+      }
+    };
+  }
+}
