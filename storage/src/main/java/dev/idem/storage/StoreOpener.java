@@ -317,7 +317,9 @@ public final class StoreOpener {
 
   /**
    * Opens the journal in the database of an app's {@code dataSource}: PostgreSQL gets a connection
-   * per call; SQLite and H2 one connection for the journal's life. The DataSource stays the app's.
+   * per call, and the open holds at most one at a time (the migration's is closed before the
+   * finish step runs), so a pool of one connection suffices; SQLite and H2 one connection for the
+   * journal's life. The DataSource stays the app's.
    * A SQLite file is locked for the store ({@link SqliteFileLock}) before the first write, and
    * refused if another open of this store has it, in this JVM or another process, embedded
    * ({@link #openEmbedded}) or through a DataSource.
@@ -325,19 +327,27 @@ public final class StoreOpener {
   public <T> T openDataSource(DataSource dataSource, Finish<T> finish) throws IdempotencyException {
     Dialect dialect;
     String name;
+    Migrator migrator = null;
+    int version = 0;
     try (Connection c = dataSource.getConnection()) {
       dialect = dialectOf(c);
       name = c.getMetaData().getURL();
       if (dialect == Dialect.POSTGRESQL) {
-        Migrator migrator = new Migrator(dialect, schema, clock);
-        return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect),
-            migrator.migrate(c), new Opened(null, false, false,
-                StorageSize.ofTables(schema.what(), name, dataSource, migrator.tables())));
+        migrator = new Migrator(dialect, schema, clock);
+        version = migrator.migrate(c);
       }
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "open", e);
     }
-    return openSingleConnection(name, dialect, dataSource, finish);
+    if (dialect != Dialect.POSTGRESQL) {
+      return openSingleConnection(name, dialect, dataSource, finish);
+    }
+    // The migration's connection is back in the pool before the finish step runs: that step's
+    // first reads (the journal's sweep for unknown states) take connections of their own, and an
+    // open holding one while asking for another would need two at once, failing on a pool of one
+    // and waiting on itself on a pool the app's other work has all but exhausted.
+    return finish.finish(name, dialect, new DataSourceStore(schema.what(), name, dataSource, dialect), version,
+        new Opened(null, false, false, StorageSize.ofTables(schema.what(), name, dataSource, migrator.tables())));
   }
 
   /**
