@@ -18,6 +18,7 @@ import dev.idem.core.spi.Transition;
 import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
+import dev.idem.storage.CommitUnconfirmedException;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
 import dev.idem.storage.Layout;
@@ -458,9 +459,14 @@ public final class JdbcJournal implements Journal {
         requestJson, RequestCheck.of(operation.fingerprint().hex(), requestJson),
         Instants.toNanos(operation.createdAt()), operation.queued(), owner,
         owner == null ? 0 : Instants.toNanos(leaseExpiresAt));
-    RawRow existing = explained(id, "nothing was sent: an operation with no durable record is never sent",
-        () -> store.write(Durability.SYNC, id,
-            SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
+    RawRow existing;
+    try {
+      // null: an unconfirmed commit reaches the catch as it is, and is explained there.
+      existing = explained(id, NOT_BEGUN, null, () -> store.write(Durability.SYNC, id,
+          SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
+    } catch (CommitUnconfirmedException e) {
+      existing = afterUnconfirmedBegin(id, e);
+    }
     if (existing == null) {
       // Nothing goes into the request memo here: the executor ends each attempt of this call with
       // recordAttemptAndTransition, which reads no row, so an entry would only cost every caller a
@@ -480,6 +486,47 @@ public final class JdbcJournal implements Journal {
     }
     return new BeginResult(r, false);
   }
+
+  /**
+   * After a begin whose commit was not confirmed ({@link CommitUnconfirmedException}: the
+   * connection dropped while the database answered the COMMIT, say): its row may be durable, and
+   * then a resume, here or on another instance, would send it. So the row is read again, on a
+   * fresh connection. If it is there, the begin goes on as if it had found it (an existing
+   * operation, not created by this call: the caller claims it as for any resume, and if the row is
+   * IN_FLIGHT under this caller's own claim, that claim is taken over and counted as an ambiguous
+   * attempt, which is more than is known, never less). If it is verifiably absent, nothing was
+   * journaled or sent. If it cannot be read, the caller is told that the operation may have been
+   * journaled, and to retry with the same key, never "nothing was sent".
+   *
+   * @return the row found, which the begin returns as an existing operation
+   * @throws JournalException if the row is absent (nothing journaled) or cannot be read (may be)
+   */
+  private RawRow afterUnconfirmedBegin(OperationId id, CommitUnconfirmedException unconfirmed)
+      throws IdempotencyException {
+    RawRow found;
+    try {
+      found = store.read(id, c -> table.select(c, id, null));
+    } catch (IdempotencyException | RuntimeException readAgain) {
+      unconfirmed.addSuppressed(readAgain);
+      throw new JournalException(unconfirmed.getMessage() + " [" + id + ": " + MAY_BE_BEGUN + "; reading it again"
+          + " failed too: " + readAgain.getMessage() + "]", unconfirmed);
+    }
+    if (found == null) {
+      throw new JournalException(unconfirmed.getMessage() + " [" + id + ": read again, the operation is not in the"
+          + " journal: " + NOT_BEGUN + "]", unconfirmed);
+    }
+    LOG.warn("Idem journal: the commit of the begin of {} was not confirmed ({}), but its record is in the journal;"
+        + " going on with it as an existing operation", id, unconfirmed.getMessage());
+    return found;
+  }
+
+  /** A begin that failed before any durable record: the executor's promise, and why it holds. */
+  private static final String NOT_BEGUN = "nothing was sent: an operation with no durable record is never sent";
+
+  /** A begin whose record may be durable: what it means for the caller. */
+  private static final String MAY_BE_BEGUN = "the operation MAY have been journaled (the database did not"
+      + " confirm the commit): if it was, a resume sends it with this key; nothing was sent by this call."
+      + " Retry with the same key, which finds it if it is there, never with a new one";
 
   @Override
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
@@ -519,7 +566,7 @@ public final class JdbcJournal implements Journal {
     // queued row never claimed is known never to have been sent: it may wait long before its
     // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
-        + " its key", () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
+        + " its key", CLAIM_UNCONFIRMED, () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
       // One statement at most changes the row (the first UPDATE, or the fenced claim after reads),
       // and nothing throws after a change: the store needs no savepoint around it.
       if (table.claimFirstInline(c, id, owner, expiresNanos, nowNanos)) {
@@ -617,7 +664,8 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(attempt, "attempt");
     requireHoldable(id);
     long at = Instants.toNanos(attempt.endedAt());
-    explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(Durability.DEFERRED, id, c -> {
+    explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(
+        Durability.DEFERRED, id, c -> {
       RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
       fence(r, id, lease);
       String attempts;
@@ -652,7 +700,8 @@ public final class JdbcJournal implements Journal {
     // the server replays its answer (see "Durability").
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
-    OperationRecord done = explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
+    OperationRecord done = explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED,
+        () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
       // The request of an operation begun here is known: read the row without it, and parse no JSON
       // request on the writer connection's turn (the largest part of a durable call's CPU).
       RawRow raw = existing(table.selectWithoutRequest(c, id), id);
@@ -701,7 +750,8 @@ public final class JdbcJournal implements Journal {
     String attemptJson = codec.encodeAttempt(attempt);
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
-    explained(id, SENT_ALREADY, () -> quarantine.quarantining(() -> store.write(durability, id, SqlWork.singleStatement(c -> {
+    explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(durability,
+        id, SqlWork.singleStatement(c -> {
       if (!table.appendAttemptAndTransition(c, id, lease.owner(), lease.generation(), attemptJson, change)) {
         RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
         fence(r, id, lease);
@@ -1316,14 +1366,45 @@ public final class JdbcJournal implements Journal {
       + " it again with the same key";
 
   /**
+   * A write after an attempt whose commit was not confirmed: the journal may hold it (then, if it
+   * ended the operation, no resume sends it again) or not (then as {@link #SENT_ALREADY}).
+   */
+  private static final String SENT_ALREADY_UNCONFIRMED = "the attempt was already sent; the database did not"
+      + " confirm the commit of this write, so the journal holds either this write or the operation's last durable"
+      + " state before it (IN_FLIGHT at worst: then a resume counts that attempt as ambiguous and sends it again"
+      + " with the same key); find(id) tells which";
+
+  /** A claim whose commit was not confirmed: it may hold the operation until its lease expires. */
+  private static final String CLAIM_UNCONFIRMED = "nothing was sent for this attempt; the database did not confirm"
+      + " the commit of the claim, so the operation is either in its last durable state or IN_FLIGHT under this"
+      + " claim until its lease expires, and is resumed with its key either way";
+
+  /**
    * Runs a journal call; if it fails for the journal's own reasons (disk full, corrupt file,
    * closed), the message also says what that means for the request: whether it was sent, and what
    * stays durable.
    */
   private static <T> T explained(OperationId id, String consequence, Quarantine.Call<T> call)
       throws IdempotencyException {
+    return explained(id, consequence, consequence, call);
+  }
+
+  /**
+   * As {@link #explained(OperationId, String, Quarantine.Call)}, with {@code ifUnconfirmed} for a
+   * write whose commit was not confirmed ({@link CommitUnconfirmedException}), which may or may not
+   * be durable, so that the message claims no more than is known. Such a failure stays a
+   * CommitUnconfirmedException; with a null {@code ifUnconfirmed} it is thrown as it is, for a
+   * caller that reads the row again to find out (the begin).
+   */
+  private static <T> T explained(OperationId id, String consequence, String ifUnconfirmed, Quarantine.Call<T> call)
+      throws IdempotencyException {
     try {
       return call.run();
+    } catch (CommitUnconfirmedException e) {
+      if (ifUnconfirmed == null) {
+        throw e;
+      }
+      throw new CommitUnconfirmedException(e.getMessage() + " [" + id + ": " + ifUnconfirmed + "]", e);
     } catch (JournalException e) {
       throw new JournalException(e.getMessage() + " [" + id + ": " + consequence + "]", e);
     }

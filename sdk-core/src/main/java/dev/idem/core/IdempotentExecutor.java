@@ -70,7 +70,9 @@ import java.util.function.Supplier;
  *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, owned elsewhere,
  *       or, for a resume, not sent because the target is unreachable).</li>
  *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
- *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent.</li>
+ *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent by
+ *       this call (unless the message says the operation may have been journaled: then a resume
+ *       may send it with its key; retry with the same key).</li>
  *   <li>{@link IllegalArgumentException}, thrown at once by {@code execute}, {@code executeAsync} and
  *       {@code enqueue}: the input cannot be journaled and sent faithfully (a header name or value
  *       with CR/LF or another invalid character, a control character or unpaired surrogate in the

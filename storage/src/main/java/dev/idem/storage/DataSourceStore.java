@@ -56,8 +56,22 @@ public final class DataSourceStore implements Store {
         }
         return work.run(session);
       });
+    } catch (UnconfirmedCommit e) {
+      throw StoreErrors.wrapCommit(what, (durability == null ? "read" : "write") + " on " + name, e.failure);
     } catch (SQLException e) {
       throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, e);
+    }
+  }
+
+  /** A failure of {@code commit()} itself, carried out of {@link #inTransaction} as a SQLException. */
+  static final class UnconfirmedCommit extends SQLException {
+    private static final long serialVersionUID = 1L;
+    final transient Exception failure;
+
+    UnconfirmedCommit(Exception failure) {
+      super(failure.getMessage(), failure instanceof SQLException s ? s.getSQLState() : null,
+          failure instanceof SQLException s ? s.getErrorCode() : 0, failure);
+      this.failure = failure;
     }
   }
 
@@ -70,7 +84,13 @@ public final class DataSourceStore implements Store {
     c.setAutoCommit(false);
     try (CachedStatements session = new CachedStatements(c)) {
       T result = work.run(session);
-      c.commit();
+      try {
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        // The COMMIT may have reached the server and been carried out, its answer lost with the
+        // connection (08006): the work may be durable, and no caller may be told it is not.
+        throw new UnconfirmedCommit(e);
+      }
       return result;
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
       try {

@@ -680,7 +680,8 @@ public final class SingleConnectionStore implements Store {
       }
     } catch (SQLException e) {
       broken = e;
-      failure = StoreErrors.wrap(what, "commit on " + name, e);
+      // Committed or not, nobody can tell until a reopen reads the file: CommitUnconfirmedException.
+      failure = StoreErrors.wrapCommit(what, "commit on " + name, e);
     } catch (JournalException e) {
       failure = e;
     } catch (RuntimeException | Error e) {
@@ -711,10 +712,11 @@ public final class SingleConnectionStore implements Store {
       return null;
     } catch (SQLException e) {
       broken = e;
-      return StoreErrors.wrap(what, "disk sync on " + name, e);
+      // Committed, but perhaps not on the disk: a reopen finds it there, unless the power failed.
+      return StoreErrors.wrapCommit(what, "disk sync on " + name, e);
     } catch (IOException | RuntimeException e) {
       broken = e;
-      return new JournalException(what + " disk sync on " + name + " failed: " + e, e);
+      return StoreErrors.wrapCommit(what, "disk sync on " + name, e);
     } catch (Error e) {
       markBroken(e);
       return e;

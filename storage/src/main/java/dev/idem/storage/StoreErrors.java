@@ -46,6 +46,19 @@ public final class StoreErrors {
   }
 
   /**
+   * For a commit that failed: whether it took effect is unknown ({@link CommitUnconfirmedException}),
+   * and the message says so.
+   *
+   * @param doing what it was doing, such as "commit on /var/lib/app/journal"
+   * @param e the driver's exception, from {@code commit()} or a disk sync after it
+   */
+  public static CommitUnconfirmedException wrapCommit(String store, String doing, Exception e) {
+    String why = e instanceof SQLException s ? diagnose(store, s) + codes(s) : e.toString();
+    return new CommitUnconfirmedException(store + " " + doing + " failed: " + why + "; the database may or may"
+        + " not have committed the write", e);
+  }
+
+  /**
    * For a failure to open the {@code store}'s database file {@code db}: a corrupt or foreign file
    * is named and explained; anything else is worded as {@link #wrap} does.
    */

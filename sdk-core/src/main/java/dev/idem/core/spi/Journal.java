@@ -55,7 +55,10 @@ public interface Journal extends AutoCloseable {
    * @param operation the identity, key, fingerprint and request snapshot to record
    * @return the record and whether this call created it
    * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
-   * @throws JournalException if the record could not be made durable; then nothing may be sent
+   * @throws JournalException if the record could not be made durable; then nothing may be sent. A
+   *     journal that cannot tell whether its write took effect (a commit whose answer was lost) and
+   *     cannot find out says so in the message: the record may then be durable, and is resumed
+   *     with its key like any other
    * @throws IdempotencyException if the journal fails in any other way
    */
   BeginResult begin(NewOperation operation) throws IdempotencyException;
@@ -82,7 +85,10 @@ public interface Journal extends AutoCloseable {
    * @throws IllegalArgumentException if the operation is queued ({@link #begin} it instead), or
    *     {@code leaseFor} is not positive; then nothing is journaled
    * @throws IdempotencyKeyReusedException if the identity exists with another fingerprint
-   * @throws JournalException if the record could not be made durable; then nothing may be sent
+   * @throws JournalException if the record could not be made durable; then nothing may be sent. A
+   *     journal that cannot tell whether its write took effect (a commit whose answer was lost) and
+   *     cannot find out says so in the message: the record may then be durable, and is resumed
+   *     with its key like any other
    * @throws IdempotencyException if the journal fails in any other way
    */
   default BeginResult beginAndClaim(NewOperation operation, String owner, Duration leaseFor)
