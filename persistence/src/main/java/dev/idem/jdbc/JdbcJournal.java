@@ -236,6 +236,8 @@ public final class JdbcJournal implements Journal {
   private final StoreOpener.Opened opened;
   private final int purgeBatch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Set once a takeover was refused for a clock ahead of the database's: warned once, then logged at DEBUG. */
+  private final java.util.concurrent.atomic.AtomicBoolean clockWarned = new java.util.concurrent.atomic.AtomicBoolean();
   /** The registered shutdown hook ({@link Builder#closeOnShutdown}), or null. */
   private volatile Thread shutdownHook;
   private final Duration shutdownCloseTimeout;
@@ -548,6 +550,13 @@ public final class JdbcJournal implements Journal {
     return quarantine.decodeAll(store.read(null, c -> table.byReference(c, scope, reference)));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On PostgreSQL, a claimant whose clock ({@code now}) is more than 5 seconds ahead of the
+   * database's takes over another owner's lease only once that lease has run out by the database's
+   * clock too (read with one query, only for such a takeover); see docs/fleet.md, "Clocks".
+   */
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
@@ -588,6 +597,10 @@ public final class JdbcJournal implements Journal {
       boolean ownLease = leased && owner.equals(r.owner());
       if (!(state == OperationState.PENDING || (state == OperationState.IN_FLIGHT && (!leased || ownLease)))) {
         return Claimed.NONE;
+      }
+      if (state == OperationState.IN_FLIGHT && !leased && r.leaseExpiresAt() != null && !owner.equals(r.owner())
+          && aheadOfTheDatabase(c, id, r.leaseExpiresAt(), nowNanos)) {
+        return Claimed.NONE; // another owner's lease, live by the database's clock
       }
       OperationState.checkTransition(state, OperationState.IN_FLIGHT);
       long generation = r.generation() + 1;
@@ -649,6 +662,48 @@ public final class JdbcJournal implements Journal {
       return leases;
     }, leases -> leases.stream().anyMatch(Optional::isPresent) ? Durability.SYNC : Durability.DEFERRED);
   }
+
+  /**
+   * The check before a PostgreSQL takeover of another owner's lease, which was written with the
+   * holder's clock and has run out by the claimant's ({@code nowNanos}): true (refuse) if the
+   * claimant's clock is ahead of the database's by more than {@link #MAX_CLOCK_AHEAD} and the lease
+   * has not run out by the database's clock. An instance whose clock runs ahead (a VM after a
+   * suspend, a host whose NTP is broken) would otherwise take over every live lease early and send
+   * beside its holder. The database's clock stands for the holder's here: keeping the instances'
+   * clocks in step with it (NTP) is the deployment's part (docs/fleet.md, "Clocks"). Leases stay
+   * written and compared with the instances' clocks, as the journal SPI's {@code now} says; the
+   * database's clock is read only for a takeover, one query, so a claimant that is on time loses
+   * nothing, and one that is ahead waits as long as one on time would. SQLite and H2: one process,
+   * one clock, no check.
+   */
+  private boolean aheadOfTheDatabase(SqlSession c, OperationId id, long leaseExpiresAt, long nowNanos)
+      throws SQLException {
+    if (dialect != Dialect.POSTGRESQL) {
+      return false;
+    }
+    long databaseNow = table.databaseNanos(c);
+    long ahead = nowNanos - databaseNow;
+    if (ahead <= MAX_CLOCK_AHEAD.toNanos() || leaseExpiresAt <= databaseNow) {
+      return false;
+    }
+    if (clockWarned.compareAndSet(false, true)) {
+      LOG.warn("Idem journal {}: this instance's clock is {} ahead of the database's, more than the {} a lease"
+          + " tolerates: it takes over no other owner's lease before that lease runs out by the database's clock"
+          + " (first: {}). Synchronise this host's clock (NTP)", name, Duration.ofNanos(ahead), MAX_CLOCK_AHEAD, id);
+    } else {
+      LOG.debug("Idem journal {}: clock {} ahead of the database's; no takeover of {}", name,
+          Duration.ofNanos(ahead), id);
+    }
+    return true;
+  }
+
+  /**
+   * How far a claimant's clock may run ahead of PostgreSQL's before a takeover is checked against
+   * the database's clock instead (see {@link #aheadOfTheDatabase}): 5 seconds, far beyond what NTP
+   * leaves (milliseconds), and small beside any lease. Within it, a takeover can come that much
+   * before the lease runs out by the holder's clock.
+   */
+  static final Duration MAX_CLOCK_AHEAD = Duration.ofSeconds(5);
 
   /**
    * What a claim did: the lease, if it got one, and whether it must be durable before it returns.

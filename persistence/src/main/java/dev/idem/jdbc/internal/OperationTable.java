@@ -181,6 +181,16 @@ public class OperationTable {
     return selectHead(c, id, true, dialect.lockForClaim());
   }
 
+  /**
+   * PostgreSQL's own clock, now ({@code clock_timestamp()}, not the transaction's start), in
+   * nanoseconds since the epoch as the instants of this table are stored (to the microsecond, the
+   * database's precision). PostgreSQL only.
+   */
+  public long databaseNanos(SqlSession c) throws SQLException {
+    Long micros = scalar(c, "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)", ps -> { });
+    return Math.multiplyExact(micros, 1000L);
+  }
+
   /** True if the identity exists at all. */
   public boolean exists(SqlSession c, OperationId id) throws SQLException {
     return scalar(c, "SELECT 1 FROM idem_operation" + BY_ID, ps -> bindId(ps, 1, id)) != null;

@@ -1,6 +1,5 @@
 package dev.idem.jdbc.review;
 
-import static dev.idem.jdbc.support.Ops.T0;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.IdempotencyKey;
@@ -12,7 +11,12 @@ import dev.idem.jdbc.JdbcJournal;
 import dev.idem.jdbc.support.Ops;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -31,12 +35,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PostgresExtension.class)
 class ReviewPostgresLeaseClockSkewTest {
   private final Ops ops = new Ops(77);
-  private final VirtualTime timeA = new VirtualTime(T0);
-  private final VirtualTime timeB = new VirtualTime(T0.plus(Duration.ofMinutes(2)).plusSeconds(1));
   private final List<String> sends = new CopyOnWriteArrayList<>();
 
   @Test
   void aLiveOneSecondOldLeaseIsNotTakenOverByAnInstanceWhoseClockIsAhead(PgDatabase db) throws Exception {
+    // Instance-a's clock agrees with the database's (NTP); instance-b's runs 2 min 1 s ahead of both.
+    // (The journal judges a takeover against the database's clock: see JdbcJournal's
+    // aheadOfTheDatabase. A fixed T0 would put both instances days behind the test database.)
+    Instant databaseNow = databaseNow(db);
+    VirtualTime timeA = new VirtualTime(databaseNow);
+    VirtualTime timeB = new VirtualTime(databaseNow.plus(Duration.ofMinutes(2)).plusSeconds(1));
     try (JdbcJournal journalA = JdbcJournal.dataSource(db.dataSource()).open();
         JdbcJournal journalB = JdbcJournal.dataSource(db.dataSource()).open()) {
       IdempotentExecutor a = executor(journalA, "instance-a", timeA);
@@ -63,6 +71,14 @@ class ReviewPostgresLeaseClockSkewTest {
 
       assertEquals(List.of("instance-a"), sends, "instance-b took over instance-a's 1-second-old, 2-minute lease"
           + " and sent concurrently (its clock is 2 min 1 s ahead; fleet.md never mentions clocks); instance-a's call ended with " + thrown);
+    }
+  }
+
+  private static Instant databaseNow(PgDatabase db) throws Exception {
+    try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT clock_timestamp()")) {
+      rs.next();
+      return rs.getObject(1, OffsetDateTime.class).toInstant();
     }
   }
 
