@@ -575,7 +575,8 @@ public final class JdbcJournal implements Journal {
     // queued row never claimed is known never to have been sent: it may wait long before its
     // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
-        + " its key", CLAIM_UNCONFIRMED, () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
+        + " its key", CLAIM_UNCONFIRMED,
+        () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
       // One statement at most changes the row (the first UPDATE, or the fenced claim after reads),
       // and nothing throws after a change: the store needs no savepoint around it.
       if (table.claimFirstInline(c, id, owner, expiresNanos, nowNanos)) {

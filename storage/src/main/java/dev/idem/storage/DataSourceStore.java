@@ -57,6 +57,9 @@ public final class DataSourceStore implements Store {
         return work.run(session);
       });
     } catch (UnconfirmedCommit e) {
+      if (durability == null && e.failure instanceof SQLException s) {
+        throw StoreErrors.wrap(what, "read on " + name, s); // a read's commit changes nothing
+      }
       throw StoreErrors.wrapCommit(what, (durability == null ? "read" : "write") + " on " + name, e.failure);
     } catch (SQLException e) {
       throw StoreErrors.wrap(what, (durability == null ? "read" : "write") + " on " + name, e);
