@@ -1,0 +1,101 @@
+package dev.idem.core.outbox;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.Operation;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.RetryPolicy;
+import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.support.FakeHost;
+import dev.idem.core.support.FakeHost.Reply;
+import dev.idem.core.support.Requests;
+import dev.idem.core.testing.VirtualTime;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review of DueDeadlines (commit 1701eca5): the wall-clock-step guard must never send an operation
+ * before the wait that was journaled for it. Same virtual-time setup as OutboxClockStepDueTest.
+ */
+class DueDeadlinesReviewTest {
+  private final VirtualTime time = new VirtualTime();
+  private final InMemoryJournal journal = new InMemoryJournal();
+  private final FakeHost host = new FakeHost(time, FakeHost.always(201));
+  private volatile Duration step = Duration.ZERO;
+
+  private final Clock wall = new Clock() {
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return time.now().plus(step);
+    }
+  };
+
+  private IdempotentExecutor executor(String owner) {
+    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(wall).scheduler(time.scheduler())
+        .sleeper(time.sleeper()).random(() -> 0.5).circuitBreaker(CircuitBreakerSettings.disabled())
+        .asyncExecutor(Runnable::run).build();
+  }
+
+  private OutboxDispatcher outbox(IdempotentExecutor idem) {
+    return OutboxDispatcher.builder(idem).clock(wall).scheduler(time.scheduler()).pollInterval(Duration.ofSeconds(1))
+        .maxPollInterval(Duration.ofSeconds(1)).registerAsync("create-order", host).build();
+  }
+
+  private OperationRecord record(Operation op) throws Exception {
+    return journal.find(op.id()).orElseThrow();
+  }
+
+  /**
+   * pod-0 runs an operation inline with its own policy (maxDelay 10 min, which honours Retry-After
+   * up to that). The server answers 503 Retry-After: 300, so the operation is PENDING, due in 300 s,
+   * while pod-0 waits. pod-1 (same config, default policy maxDelay 10 s) starts meanwhile (a rolling
+   * restart): its first-poll scan takes a due time 300 s ahead as "written on a clock that was
+   * ahead" and sends it after 10 s, 290 s before the server asked, with no clock step at all.
+   */
+  @Test
+  void aRestartedDispatcherSendsAnInlineOperationBeforeTheRetryAfterItsOwnPolicyHonoured() throws Exception {
+    host.behave((key, n, now) -> n == 1 ? Reply.status(503, Map.of("Retry-After", "300")) : Reply.status(201));
+    IdempotentExecutor pod0 = executor("pod-0");
+    RetryPolicy patient = RetryPolicy.builder().maxDelay(Duration.ofMinutes(10)).deadline(Duration.ofMinutes(30))
+        .build();
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).policy(patient).build();
+    pod0.executeAsync(op, host);
+    time.advance(Duration.ofMillis(100));
+    OperationRecord waiting = record(op);
+    assertEquals(OperationState.PENDING, waiting.state());
+    Instant due = waiting.nextAttemptAt();
+    assertTrue(Duration.between(wall.instant(), due).compareTo(Duration.ofSeconds(290)) > 0,
+        "the server's Retry-After was honoured: due at " + due);
+    assertEquals(1, host.totalAttempts());
+
+    IdempotentExecutor pod1 = executor("pod-1");
+    OutboxDispatcher outbox = outbox(pod1).start();  // pod-1 restarts; no clock step anywhere
+    while (wall.instant().isBefore(due.minusSeconds(1))) {
+      time.advance(Duration.ofSeconds(1));
+      assertEquals(1, host.totalAttempts(), "sent at " + wall.instant() + ", though the journal holds it due at "
+          + due + " (the server's Retry-After: 300); the wall clock never stepped");
+    }
+    outbox.close();
+    pod1.close();
+    pod0.close();
+  }
+}
