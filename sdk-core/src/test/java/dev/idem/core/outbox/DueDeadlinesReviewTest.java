@@ -98,4 +98,39 @@ class DueDeadlinesReviewTest {
     pod1.close();
     pod0.close();
   }
+
+  /**
+   * pod-1 claims an operation (IN_FLIGHT, lease 2 min on the wall clock) and dies with its attempt
+   * on the wire. NTP then steps the wall clock back an hour. pod-0's dispatcher, running all along,
+   * should take the operation over once the lease has passed (2 min); the lease's expiry was
+   * journaled on the clock before the step, and nothing keeps that wait on the scheduler, so the
+   * operation stays IN_FLIGHT for the hour as well. (Without the step it is taken over in time.)
+   */
+  @Test
+  void anOperationWhoseHolderDiedBeforeTheWallClockSteppedBackIsTakenOverAfterTheLeaseNotAnHourLater()
+      throws Exception {
+    IdempotentExecutor pod0 = executor("pod-0");
+    OutboxDispatcher outbox = outbox(pod0).start();
+    time.advance(Duration.ofSeconds(3));
+
+    // pod-1's timers run on a scheduler that never runs again: the process is gone.
+    VirtualTime dead = new VirtualTime();
+    IdempotentExecutor pod1 = IdempotentExecutor.builder().journal(journal).owner("pod-1").clock(wall)
+        .scheduler(dead.scheduler()).sleeper(dead.sleeper()).random(() -> 0.5)
+        .circuitBreaker(CircuitBreakerSettings.disabled()).asyncExecutor(Runnable::run).build();
+    host.behave((key, n, now) -> n == 1 ? Reply.hang() : Reply.status(201));
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":2}")).build();
+    pod1.executeAsync(op, host);
+    assertEquals(OperationState.IN_FLIGHT, record(op).state());
+    assertEquals(1, host.totalAttempts());
+
+    step = Duration.ofHours(-1);
+    time.advance(Duration.ofMinutes(2).plusSeconds(15));  // the lease (2 min) has passed, and some polls
+
+    assertEquals(2, host.totalAttempts(), "pod-1's lease of 2 min has passed, but its expiry was journaled on the"
+        + " clock before the step: pod-0 waits the hour out (state " + record(op).state() + ")");
+    assertEquals(OperationState.SUCCEEDED, record(op).state());
+    outbox.close();
+    pod0.close();
+  }
 }
