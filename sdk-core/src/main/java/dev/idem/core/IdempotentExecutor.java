@@ -178,11 +178,6 @@ public final class IdempotentExecutor implements AutoCloseable {
       public ExecutorLifecycle lifecycle(IdempotentExecutor executor) {
         return executor.lifecycle;
       }
-
-      @Override
-      public Duration longestWait(IdempotentExecutor executor) {
-        return AttemptLoop.longestWait(executor.policy, executor.settings.guard());
-      }
     });
   }
 

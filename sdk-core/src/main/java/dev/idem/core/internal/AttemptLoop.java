@@ -93,25 +93,6 @@ public final class AttemptLoop {
 
   /** While the probes of a half-open breaker are out, a waiting call looks again this often. */
   private static final Duration HALF_OPEN_RECHECK = Duration.ofSeconds(1);
-
-  /**
-   * The longest a PENDING operation's next attempt time may lie ahead of the instant it was
-   * written, under {@code policy} and {@code guard}: the policy's {@code maxDelay} (a retry, a
-   * round not sent, an empty budget, the app's code throwing), or the breaker's open period and
-   * its millisecond ({@link HostGuard#untilProbe}), or the half-open recheck, whichever is longest.
-   * A due time further ahead of the clock than this was written by a clock that was ahead: one
-   * that stepped back since, or another host's. Queued delivery treats it as due by this much.
-   *
-   * @return a positive duration, at most about 100 years
-   */
-  public static Duration longestWait(RetryPolicy policy, HostGuard guard) {
-    Duration longest = policy.maxDelay();
-    Duration breaker = guard.openFor().plusMillis(1);
-    if (breaker.compareTo(longest) > 0) {
-      longest = breaker;
-    }
-    return HALF_OPEN_RECHECK.compareTo(longest) > 0 ? HALF_OPEN_RECHECK : longest;
-  }
   /** The reason of a FAILED operation whose key the server refused as reused. */
   public static final String KEY_REUSED_REASON = "key reused: ";
   /** How records journaled before {@link #KEY_REUSED_REASON} existed said the same. */

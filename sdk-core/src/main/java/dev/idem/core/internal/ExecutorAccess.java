@@ -4,7 +4,6 @@ import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.AsyncTransport;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -58,13 +57,6 @@ public abstract class ExecutorAccess {
    */
   public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
       AsyncTransport transport);
-
-  /**
-   * The longest a PENDING operation's next attempt time may lie ahead of the instant the
-   * {@code executor} wrote it ({@link AttemptLoop#longestWait}), for its default retry policy and
-   * its host guard: the outbox dispatcher treats a due time further ahead than this as due by it.
-   */
-  public abstract Duration longestWait(IdempotentExecutor executor);
 
   /** {@code executor}'s lifecycle, for {@code CallCancel}: its per-call cancel marks. */
   public abstract ExecutorLifecycle lifecycle(IdempotentExecutor executor);

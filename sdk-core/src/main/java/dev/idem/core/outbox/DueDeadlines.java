@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Predicate;
@@ -31,26 +32,34 @@ import org.slf4j.LoggerFactory;
  * The scheduler waits by delay (a {@code ScheduledExecutorService} runs on {@link System#nanoTime},
  * which never steps), so a wait kept there ends when the backoff does.
  *
+ * <p>The wait a writer chose is read off the record: the transition that leaves an operation
+ * PENDING journals {@code updatedAt} (when it was written) and {@code nextAttemptAt} (that instant
+ * plus the wait: a backoff, an honoured Retry-After, an empty budget's or an open breaker's wait,
+ * under whatever policy the writer ran), both read off the writer's clock at the same instant. So
+ * {@code nextAttemptAt - updatedAt} is the wait chosen, whatever its length, and a record whose
+ * {@code updatedAt} is after this clock's now was written on a clock that was ahead (this one
+ * before it stepped back, or another host's).
  * <ul>
- *   <li>{@link #arm}: a delivery of this dispatcher ended PENDING. The wait until the due time it
- *       journaled, read now, is kept on the scheduler, at most {@link #longest} (the longest wait
- *       any due time may be written with, {@code AttemptLoop.longestWait}). When it has passed the
- *       operation is due here, whatever the wall clock says.</li>
+ *   <li>{@link #arm}: a delivery of this dispatcher ended PENDING. The record's chosen wait is
+ *       kept on the scheduler, counted from now; when it has passed the operation is due here,
+ *       whatever the wall clock says.</li>
  *   <li>{@link #scanIfStepped}: at the first poll (after a restart only the journal's times exist)
  *       and whenever the wall clock is found behind where an earlier poll read it, the PENDING
- *       operations of registered names are read once, and each whose due time lies further ahead
- *       of the clock than {@link #longest} (written by a clock that was ahead: this one before its
- *       step, or another host's) is due here once {@link #longest} has passed on the scheduler.</li>
+ *       operations of registered names are read once, and each written after this clock's now is
+ *       due here once its chosen wait has passed on the scheduler, counted from that poll.</li>
  * </ul>
- * A due time within {@link #longest} of the clock is left to the journal: an operation written
- * after the step waits its backoff as before. An operation due here is delivered only while the
- * journal still holds it PENDING with the due time it had when its wait began: one another
- * instance or an inline call delivered meanwhile (and perhaps queued again with a new due time of
- * its own) is dropped, never sent ahead of its new backoff.
+ * Neither ever makes an operation due before its writer's wait has passed. A record written at or
+ * before this clock's now is left to the journal's due time, which is right whatever its wait's
+ * length; its limit: one not armed here and written more than a step's length before a step back
+ * (not due by then) waits up to the step's length more, as does an IN_FLIGHT lease journaled on a clock that
+ * was ahead (its expiry is the journal's claim check, not a due time kept here). An operation due
+ * here is delivered only while the journal still holds it PENDING with the due time it had when
+ * its wait began: one another instance or an inline call delivered meanwhile (and perhaps queued
+ * again with a new due time of its own) is dropped, never sent ahead of its new backoff.
  *
  * <p>Bounded: at most {@link #MAX_KEPT} operations are kept at once; beyond that, an operation is
- * left to its journaled due time (a scan that stopped there scans again once its wait has passed).
- * Thread-safe: one monitor, never held while the journal is read or a task scheduled.
+ * left to its journaled due time (a scan that stopped there scans again once its shortest wait has
+ * passed). Thread-safe: one monitor, never held while the journal is read or a task scheduled.
  */
 final class DueDeadlines {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
@@ -60,7 +69,6 @@ final class DueDeadlines {
   private final Journal journal;
   private final Clock clock;
   private final Scheduler scheduler;
-  private final Duration longest;
   private final Predicate<String> registered;
   private final int pageSize;
 
@@ -82,43 +90,34 @@ final class DueDeadlines {
   }
 
   /**
-   * @param longest the longest wait a due time may be written with; positive
    * @param registered whether an operation name is delivered by this dispatcher
    */
-  DueDeadlines(Journal journal, Clock clock, Scheduler scheduler, Duration longest, Predicate<String> registered,
-      int pageSize) {
+  DueDeadlines(Journal journal, Clock clock, Scheduler scheduler, Predicate<String> registered, int pageSize) {
     this.journal = journal;
     this.clock = clock;
     this.scheduler = scheduler;
-    this.longest = longest;
     this.registered = registered;
     this.pageSize = pageSize;
   }
 
   /**
    * A delivery of {@code record}'s operation ended with it PENDING, due at
-   * {@code record.nextAttemptAt()}: it is due here once the wait from now until then (at most
-   * {@link #longest}) has passed on the scheduler.
+   * {@code record.nextAttemptAt()}: it is due here once the wait its writer chose
+   * ({@link #chosenWait}) has passed on the scheduler, counted from now.
    */
   void arm(OperationRecord record) {
     if (record.state() != OperationState.PENDING) {
       return;
     }
     Instant journaledDue = record.nextAttemptAt();
-    Duration wait = journaledDue == null ? Duration.ZERO : Duration.between(clock.instant(), journaledDue);
-    if (wait.isNegative()) {
-      wait = Duration.ZERO;
-    } else if (wait.compareTo(longest) > 0) {
-      wait = longest;  // written on a clock that stepped back since
-    }
-    start(Map.of(record.id(), journaledDue == null ? Instant.MIN : journaledDue), wait, false);
+    start(Map.of(record.id(), journaledDue == null ? Instant.MIN : journaledDue), chosenWait(record), false);
   }
 
   /**
    * At the first call, and whenever {@code now} is behind the instant the last call was given (the
-   * wall clock stepped back): reads the PENDING operations of registered names, and keeps a wait
-   * of {@link #longest} for each due further ahead of {@code now} than that. A journal that cannot
-   * be read is scanned again at the next call.
+   * wall clock stepped back): reads the PENDING operations of registered names, and for each
+   * written after {@code now} (on a clock that was ahead) keeps the wait its writer chose. A journal
+   * that cannot be read is scanned again at the next call.
    */
   void scanIfStepped(Instant now) {
     synchronized (this) {
@@ -131,7 +130,9 @@ final class DueDeadlines {
       }
       scanNeeded = false;
     }
-    Map<OperationId, Instant> ahead = new LinkedHashMap<>();
+    // By wait, so that operations written with the same wait share one scheduler task.
+    TreeMap<Duration, Map<OperationId, Instant>> ahead = new TreeMap<>();
+    int found = 0;
     boolean full = false;
     try {
       int room = room();
@@ -141,13 +142,13 @@ final class DueDeadlines {
         List<OperationRecord> page = journal.findByState(OperationState.PENDING, after, pageSize);
         for (OperationRecord r : page) {
           Instant at = r.nextAttemptAt();
-          if (registered.test(r.id().operation()) && at != null && Duration.between(now, at).compareTo(longest) > 0
-              && !isKept(r.id())) {
-            if (ahead.size() >= room) {
+          if (registered.test(r.id().operation()) && at != null && r.updatedAt().isAfter(now) && !isKept(r.id())) {
+            if (found >= room) {
               full = true;
               break scan;
             }
-            ahead.put(r.id(), at);
+            ahead.computeIfAbsent(chosenWait(r), w -> new LinkedHashMap<>()).put(r.id(), at);
+            found++;
           }
         }
         if (page.size() < pageSize) {
@@ -162,15 +163,33 @@ final class DueDeadlines {
       }
     }
     if (!ahead.isEmpty()) {
-      LOG.info("{} queued operation(s) are due more than {} ahead of the clock, which the longest backoff never"
-          + " asks for: their due times were written on a clock that was ahead (this one before it stepped back, or"
-          + " another host's); they are due in {} instead", ahead.size(), longest, longest);
-      start(ahead, longest, full);
+      LOG.info("{} queued operation(s) were journaled on a clock ahead of this one (this one before it stepped back,"
+          + " or another host's): each is due once the wait chosen for it has passed, {} to {}", found,
+          ahead.firstKey(), ahead.lastKey());
+      // A scan that ran out of room goes on once the shortest of these waits has made some.
+      boolean scanAfter = full;
+      for (Map.Entry<Duration, Map<OperationId, Instant>> e : ahead.entrySet()) {
+        start(e.getValue(), e.getKey(), scanAfter);
+        scanAfter = false;
+      }
     } else if (full) {
       synchronized (this) {
         scanNeeded = true;  // no room at all now: look again at the next poll
       }
     }
+  }
+
+  /**
+   * The wait {@code record}'s writer chose: from the instant it wrote the record (its
+   * {@code updatedAt}, on the writer's clock) to the due time it wrote with it; zero if none.
+   */
+  private static Duration chosenWait(OperationRecord record) {
+    Instant at = record.nextAttemptAt();
+    if (at == null) {
+      return Duration.ZERO;
+    }
+    Duration wait = Duration.between(record.updatedAt(), at);
+    return wait.isNegative() ? Duration.ZERO : wait;
   }
 
   /**
@@ -265,7 +284,7 @@ final class DueDeadlines {
       if (closed) {
         timer.cancel(false);
       } else if (!token.fired) {
-        timers.put(token, timer);  // removed when it fires, within longest
+        timers.put(token, timer);  // removed when it fires
       }
     }
   }

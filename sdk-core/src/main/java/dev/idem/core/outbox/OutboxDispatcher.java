@@ -15,7 +15,6 @@ import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.Checks;
-import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
@@ -107,24 +106,28 @@ import org.slf4j.LoggerFactory;
  * <p>Due times and clock steps: a PENDING operation's next attempt time is journaled on the wall
  * clock, and the journal finds it due by the wall clock. So that a clock that steps back (an NTP
  * correction) does not hold an operation queued before the step for the length of the step, the
- * dispatcher never waits longer than the backoff that was chosen, counted on its scheduler (which
- * waits by delay, so on a clock that does not step):
+ * dispatcher also counts the wait that was chosen for it on its scheduler (which waits by delay, so
+ * on a clock that does not step). The wait chosen is read off the journaled record: its
+ * {@code nextAttemptAt} minus its {@code updatedAt}, both written at the same instant by whoever
+ * left it PENDING (whatever policy, Retry-After, retry budget or breaker chose it):
  * <ul>
- *   <li>when one of its deliveries ends PENDING, the wait until the journaled due time, at most
- *       the longest backoff (below), is also kept on the scheduler, and once it has passed the
- *       operation is delivered, whatever the wall clock says;</li>
+ *   <li>when one of its deliveries ends PENDING, that wait, counted from then, is also kept on the
+ *       scheduler, and once it has passed the operation is delivered, whatever the wall clock
+ *       says;</li>
  *   <li>at the first poll (after a restart only the journaled due times exist) and at each poll
  *       that finds the wall clock behind where an earlier one read it, the PENDING operations of
- *       registered names are read once, and each due further ahead of the clock than the longest
- *       backoff (written on a clock that was ahead: this one before its step, or another host's)
- *       is delivered once the longest backoff has passed.</li>
+ *       registered names are read once, and each whose {@code updatedAt} lies after the clock's
+ *       now (written on a clock that was ahead: this one before its step, or another host's) is
+ *       delivered once its chosen wait has passed, counted from that poll.</li>
  * </ul>
- * The longest backoff is the executor's default retry policy's {@code maxDelay} or its circuit
- * breaker's {@code openFor} plus a millisecond, whichever is longer, and at least one second. A
- * due time within it of the clock is left to the journal, so operations written after a step
- * still wait their backoff. An operation is delivered this way only while the journal still holds
- * it PENDING with the due time its wait began with. At most 10,000 operations are kept at once;
- * beyond that they wait for their journaled due times.
+ * Neither ever sends an operation before the wait chosen for it. Any other operation is left to
+ * its journaled due time, so operations written after a step wait their backoff, however long.
+ * Limits: an operation whose wait no delivery of this dispatcher kept, written more than a step's
+ * length before the step and not due by then, still waits up to the step's length longer, and so
+ * does an IN_FLIGHT operation whose holder died, when its lease's expiry was journaled on a
+ * clock that was ahead (the journal's takeover check reads the wall clock). An operation is delivered this way only while the journal still holds it PENDING
+ * with the due time its wait began with. At most 10,000 operations are kept at once; beyond that
+ * they wait for their journaled due times.
  *
  * <p>Thread-safe: every method may be called from any thread. {@link #submit}, {@link #await} and
  * {@link #close} read or write the journal on the calling thread; the others never touch it.
@@ -203,8 +206,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       Registration reg = registrations.get(id.operation());
       return reg != null && !reg.hasCallbacks();
     });
-    this.deadlines = new DueDeadlines(journal, b.clock, loop.scheduler(), ExecutorAccess.get().longestWait(executor),
-        registrations::containsKey, b.pageSize);
+    this.deadlines = new DueDeadlines(journal, b.clock, loop.scheduler(), registrations::containsKey, b.pageSize);
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         deadlines, this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),

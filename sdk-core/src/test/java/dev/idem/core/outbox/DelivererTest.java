@@ -52,7 +52,7 @@ class DelivererTest {
         .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).build();
     return new Deliverer(idem, time.clock(), Map.of("create-order", new Registration(host, null, null)),
         maxInFlight, pageSize, tracker, backoff, new DueDeadlines(j, time.clock(), time.scheduler(),
-        Duration.ofSeconds(10), "create-order"::equals, pageSize), ended::add);
+        "create-order"::equals, pageSize), ended::add);
   }
 
   private static Operation op(String name, int n) {

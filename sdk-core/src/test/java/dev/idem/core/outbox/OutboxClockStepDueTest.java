@@ -13,7 +13,9 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
+import dev.idem.core.RetryPolicy;
 import dev.idem.core.host.CircuitBreakerSettings;
+import dev.idem.core.host.RetryBudget;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.Requests;
@@ -24,17 +26,20 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
  * A queued operation's next attempt time is journaled on the wall clock. When that clock steps back
  * (an NTP correction of an hour), an operation queued before the step holds a due time an hour
  * ahead of the new clock, and the dispatcher, which reads due times off the wall clock, kept it
- * PENDING for the whole hour although the target was back. The backoff the dispatcher chose is
- * waited on the scheduler (monotonic), and a journaled due time further ahead than any backoff
- * allows counts as due after that longest backoff; backoff still holds for operations written after
- * the step. Virtual time throughout: the host's wall clock is the virtual time plus {@link #step}.
+ * PENDING for the whole hour although the target was back. The wait chosen for it (its journaled
+ * due time minus the instant it was journaled) is waited on the scheduler (monotonic): after the
+ * dispatcher's own delivery, and, for a record journaled after the clock's now (on a clock that was
+ * ahead), from the poll that finds it; backoff still holds for operations written after the step,
+ * and no wait is ever cut short. Virtual time throughout: the host's wall clock is the virtual time plus {@link #step}.
  */
 class OutboxClockStepDueTest {
   /** The default retry policy's maxDelay: how long a round that was not sent waits before the next. */
@@ -166,6 +171,64 @@ class OutboxClockStepDueTest {
     other.close();
   }
 
+  /**
+   * The wait this dispatcher keeps on its scheduler after its own delivery ends PENDING is the one
+   * the journal's writer chose, however long. Here the delivery joined (single-flight) an inline
+   * call of the same executor whose own policy has a maxDelay of 10 min; that call's retry found
+   * the host's retry budget empty, so it left the operation PENDING for its policy's maxDelay,
+   * sixty times the executor's default. No clock step anywhere: it must not be sent before then,
+   * even though the budget has refilled meanwhile.
+   */
+  @Test
+  void anOperationThisDispatcherDeliveredIsNotSentBeforeTheLongerWaitItsOwnPolicyChose() throws Exception {
+    AtomicBoolean budgetEmpty = new AtomicBoolean();
+    RetryBudget budget = new RetryBudget() {
+      @Override
+      public boolean tryAcquireRetry(String h) {
+        return !budgetEmpty.get();
+      }
+
+      @Override
+      public void onSuccess(String h) {}
+    };
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).owner("pod-0").clock(wall)
+        .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5)
+        .circuitBreaker(CircuitBreakerSettings.disabled()).retryBudget(budget).asyncExecutor(Runnable::run).build();
+    OutboxDispatcher outbox = outbox(idem).start();
+    host.behave((key, n, now) -> n == 1 ? Reply.hang() : Reply.status(201));
+    RetryPolicy patient = RetryPolicy.builder().maxDelay(Duration.ofMinutes(10)).deadline(Duration.ofMinutes(30))
+        .build();
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).policy(patient).build();
+    CompletableFuture<Outcome> inline = idem.executeAsync(op, host);
+    time.advance(Duration.ofSeconds(2));  // the dispatcher's polls find the operation and join the call
+    assertEquals(1, host.totalAttempts());
+
+    budgetEmpty.set(true);
+    host.held().get(0).complete(FakeHost.response(503, Map.of()));
+    time.advance(Duration.ofSeconds(1));  // the call's retry is refused by the budget: PENDING
+    budgetEmpty.set(false);
+    assertTrue(inline.isCompletedExceptionally(), "the inline call ended PENDING");
+    OperationRecord waiting = record(op);
+    assertEquals(OperationState.PENDING, waiting.state());
+    Instant due = waiting.nextAttemptAt();
+    assertTrue(Duration.between(wall.instant(), due).compareTo(Duration.ofMinutes(9)) > 0,
+        "PENDING for the operation's own maxDelay: due at " + due);
+    assertEquals(1, host.totalAttempts());
+
+    while (wall.instant().isBefore(due.minusSeconds(1))) {
+      time.advance(Duration.ofSeconds(1));
+      assertEquals(1, host.totalAttempts(), "sent at " + wall.instant() + ", though the journal holds it due at "
+          + due + " (the wait its own policy chose for an empty retry budget); the wall clock never stepped");
+    }
+    time.advance(Duration.ofSeconds(3));
+    assertEquals(2, host.totalAttempts(), "sent once due");
+    assertEquals(host.totalAttempts(), host.attempts(op.key()), "every attempt carried the operation's key");
+    assertEquals(1, host.effects());
+    assertEquals(OperationState.SUCCEEDED, record(op).state());
+    outbox.close();
+    idem.close();
+  }
+
   @Test
   void anOperationQueuedAfterTheStepStillWaitsItsBackoff() throws Exception {
     OutboxDispatcher outbox = outbox(executor("pod-0")).start();
@@ -194,7 +257,7 @@ class OutboxClockStepDueTest {
   }
 
   @Test
-  void afterARestartOnAClockAnHourBehindAnOperationQueuedBeforeIsDeliveredByTheLongestBackoff() throws Exception {
+  void afterARestartOnAClockAnHourBehindAnOperationQueuedBeforeIsDeliveredAfterItsBackoff() throws Exception {
     IdempotentExecutor before = executor("pod-0");
     OutboxDispatcher first = outbox(before).start();
     Operation op = order(1);
@@ -212,7 +275,7 @@ class OutboxClockStepDueTest {
     time.advance(BACKOFF.plusSeconds(3));
 
     assertEquals(1, host.effects(), "the journaled due time lies an hour ahead of the restarted clock; the"
-        + " dispatcher waits no longer than its policy's longest backoff for it");
+        + " dispatcher waits no longer than the backoff that was chosen for it");
     assertEquals(host.totalAttempts(), host.attempts(op.key()));
     assertEquals(OperationState.SUCCEEDED, record(op).state());
     second.close();
