@@ -1,0 +1,158 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.testing.VirtualTime;
+import dev.idem.testkit.webhook.WebhookSigner;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Review: one handler that hangs (a call without a timeout) takes a new worker every lease period,
+ * because the processor re-claims its own still-running event once the lease has expired, and
+ * nothing renews the lease, interrupts the run or keeps the event off that worker. Once every
+ * worker runs the same hung event, no other event is ever processed: all webhook processing of the
+ * app stops, silently, while the endpoint keeps answering 200.
+ *
+ * <p>The same for a handler that is merely slower than the lease: its every success is discarded.
+ *
+ * <p>Fake clock and scheduler (polls run on the test thread); the workers are real threads, waited
+ * for on latches, never a sleep.
+ */
+class ReviewHungHandlerTest {
+  static final Instant T0 = ReceiverTest.T0;
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void oneHungHandlerStopsTheProcessingOfEveryOtherEvent() throws Exception {
+    VirtualTime time = new VirtualTime(T0);
+    CountDownLatch release = new CountDownLatch(1);
+    Semaphore hungEntries = new Semaphore(0);
+    AtomicInteger hungRunning = new AtomicInteger();
+    AtomicInteger hungMaxConcurrent = new AtomicInteger();
+    CountDownLatch okRan = new CountDownLatch(1);
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
+          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookProcessor p = WebhookProcessor.builder(inbox)
+          .handler("report.slow", e -> {
+            hungMaxConcurrent.accumulateAndGet(hungRunning.incrementAndGet(), Math::max);
+            hungEntries.release();
+            try {
+              release.await(); // a call that never returns
+            } finally {
+              hungRunning.decrementAndGet();
+            }
+          })
+          .handler("order.paid", e -> okRan.countDown())
+          .workers(2).lease(Duration.ofMinutes(1)).pollInterval(Duration.ofSeconds(1))
+          .clock(time.clock()).scheduler(time.scheduler()).owner("p1").build();
+      try {
+        p.start();
+        deliver(receiver, time, "evt_hung", "report.slow");
+        time.runDueTasks();
+        assertTrue(hungEntries.tryAcquire(30, TimeUnit.SECONDS), "the hung handler started");
+
+        time.advance(Duration.ofSeconds(61)); // its lease expires; the processor claims it again
+        boolean reRun = hungEntries.tryAcquire(30, TimeUnit.SECONDS);
+
+        deliver(receiver, time, "evt_ok", "order.paid");
+        time.advance(Duration.ofHours(1));
+        boolean okProcessed = okRan.await(10, TimeUnit.SECONDS);
+
+        assertTrue(okProcessed, "an ordinary event accepted after one handler hung is still processed within an"
+            + " hour; actual: never (state " + inbox.find("acme", "evt_ok").orElseThrow().state() + "), because the"
+            + " hung event was re-claimed by this same processor (re-run while its first run still hangs: " + reRun
+            + ", at most " + hungMaxConcurrent.get() + " runs of it at once) until it held every worker");
+        assertEquals(1, hungMaxConcurrent.get(), "each (source, event id) at most once at a time");
+      } finally {
+        release.countDown();
+        p.close();
+      }
+    }
+  }
+
+  /**
+   * The same cause for a handler that is only slow: one that always succeeds after 5.5 minutes,
+   * on the default 5-minute lease. Each run's success is thrown away as "stale" because the
+   * processor re-claimed the event from itself when the lease ran out, the re-run is re-claimed in
+   * turn, and after ten successful runs the event is a dead letter said to have killed the process.
+   */
+  @Test
+  void aHandlerSlightlySlowerThanTheLeaseSucceedsTenTimesAndEndsADeadLetter() throws Exception {
+    VirtualTime time = new VirtualTime(T0);
+    Semaphore entries = new Semaphore(0);
+    java.util.concurrent.LinkedBlockingQueue<CountDownLatch> running = new java.util.concurrent.LinkedBlockingQueue<>();
+    AtomicInteger succeeded = new AtomicInteger();
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
+          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookProcessor p = WebhookProcessor.builder(inbox)
+          .handler("report.build", e -> {
+            CountDownLatch done = new CountDownLatch(1);
+            running.add(done);
+            entries.release();
+            done.await(); // the report takes 5.5 minutes: released by the test when its clock says so
+            succeeded.incrementAndGet();
+          })
+          .clock(time.clock()).scheduler(time.scheduler()).owner("p1").build(); // default 4 workers, 5 min lease
+      try {
+        p.start();
+        deliver(receiver, time, "evt_report", "report.build");
+        time.runDueTasks();
+        assertTrue(entries.tryAcquire(30, TimeUnit.SECONDS), "run 1 started");
+        for (int run = 1; run <= 10; run++) {
+          time.advance(Duration.ofMinutes(5).plusSeconds(1)); // its lease ends; the processor re-claims the event
+          if (run < 10) {
+            assertTrue(entries.tryAcquire(30, TimeUnit.SECONDS), "run " + (run + 1) + " started");
+          }
+          time.advance(Duration.ofSeconds(29)); // 5.5 minutes after it started, run `run` succeeds
+          running.take().countDown();
+          int ended = run;
+          spinUntil(() -> inbox.attempts("acme", "evt_report").get(ended - 1).endedAt().isPresent());
+        }
+        time.advance(Duration.ofMinutes(6));
+        spinUntil(() -> inbox.find("acme", "evt_report").orElseThrow().state() != InboxState.PROCESSING);
+        InboxEntry entry = inbox.find("acme", "evt_report").orElseThrow();
+        assertEquals(InboxState.DONE, entry.state(), "a handler that returned normally marks its event DONE; actual: "
+            + entry.state() + " after " + succeeded.get() + " runs that all returned normally, outcomes "
+            + inbox.attempts("acme", "evt_report").stream().map(a -> a.outcome().orElse("-")).toList()
+            + ", last error '" + entry.lastError().orElse("") + "'");
+      } finally {
+        running.forEach(CountDownLatch::countDown);
+        p.close();
+      }
+    }
+  }
+
+  private static void spinUntil(java.util.function.BooleanSupplier done) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!done.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("not within 30 s");
+      }
+      Thread.onSpinWait();
+    }
+  }
+
+  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
+    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
+    Map<String, List<String>> h = new TreeMap<>();
+    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
+        .headers().forEach((k, v) -> h.put(k, List.of(v)));
+    assertEquals(200, receiver.handle("POST", h, body).status());
+  }
+}
