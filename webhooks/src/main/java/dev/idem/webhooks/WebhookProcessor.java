@@ -41,13 +41,13 @@ import org.slf4j.LoggerFactory;
  *     .start();
  * }</pre>
  *
- * <p>Defaults: 4 workers; a lease of 5 minutes; a poll every second (and at once when this
- * process accepts an event or a worker frees up); retries by {@link #DEFAULT_RETRY_POLICY} (10
- * attempts, 1 s doubling to 10 min, full jitter, within 24 h of the first attempt);
- * {@link HandlerFailureClassifier#defaults()}; an event whose type has no handler, and no default
- * handler, becomes a dead letter (re-drive it once a handler exists). A run that the process did
- * not survive counts as an attempt, so an event that kills the process each time ends as a dead
- * letter instead of looping.
+ * <p>Defaults: 4 workers; a lease of 5 minutes;
+ * a poll every second (and at once when this process accepts an event or a worker frees up);
+ * retries by {@link #DEFAULT_RETRY_POLICY} (1 s doubling to 10 min, full jitter, for 24 h from the
+ * first attempt, at most 500 attempts); {@link HandlerFailureClassifier#defaults()}; an event
+ * whose type has no handler, and no default handler, becomes a dead letter (re-drive it once a
+ * handler exists). A run that the process did not survive counts as an attempt, so an event that
+ * kills the process each time ends as a dead letter instead of looping.
  *
  * <p>Several processors, in one process or many, may share a PostgreSQL inbox: claims use
  * {@code FOR UPDATE SKIP LOCKED}, and a lease is fenced by a generation, so an event runs in one
@@ -70,9 +70,16 @@ public final class WebhookProcessor implements AutoCloseable {
    */
   static final int MAX_OWNER_CHARS = 128;
 
-  /** The default retry policy for handlers: webhooks can wait longer than an HTTP call. */
+  /**
+   * The default retry policy for handlers: webhooks can wait longer than an HTTP call. 1 s doubling
+   * to 10 min, full jitter, for 24 h from the first attempt: the deadline ends the retries, so an
+   * outage of what a handler calls is outlived for up to a day (as the senders themselves retry
+   * for days). The 500 attempts are only a backstop: retries of 5 min on average (full jitter of
+   * the 10 min cap) fill the 24 h in about 300 of them. With 10 attempts, the delays summed to 511 s
+   * at most, and an outage longer than about 8 minutes dead-lettered every event received during it.
+   */
   public static final RetryPolicy DEFAULT_RETRY_POLICY = RetryPolicy.builder()
-      .maxAttempts(10)
+      .maxAttempts(500)
       .baseDelay(Duration.ofSeconds(1))
       .maxDelay(Duration.ofMinutes(10))
       .deadline(Duration.ofHours(24))
