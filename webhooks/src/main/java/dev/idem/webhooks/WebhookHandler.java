@@ -7,7 +7,9 @@ package dev.idem.webhooks;
  * <p>What a handler can rely on:
  * <ul>
  *   <li>only verified events reach it, each (source, event id) at most once at a time across every
- *       processor on the inbox (a lease; keep a run shorter than the processor's lease);</li>
+ *       processor on the inbox (a lease, renewed while it runs: a run may take longer than the
+ *       lease, though a handler that never returns holds its event, and one of the processor's
+ *       workers, until the processor closes);</li>
  *   <li>returning normally marks the event DONE, and a DONE event never runs again, whatever the
  *       sender redelivers;</li>
  *   <li>throwing schedules a retry or, for a permanent failure, a dead letter;</li>

@@ -6,18 +6,23 @@ import dev.idem.core.RetryPolicy;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.poll.PollLoop;
 import dev.idem.storage.StoredText;
+import dev.idem.webhooks.internal.AttemptRow;
 import dev.idem.webhooks.internal.ClaimedEvent;
+import dev.idem.webhooks.internal.EventKey;
 import dev.idem.webhooks.internal.InboxStore;
+import dev.idem.webhooks.internal.LeaseHeartbeat;
 import dev.idem.webhooks.internal.Listeners;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -41,7 +46,7 @@ import org.slf4j.LoggerFactory;
  *     .start();
  * }</pre>
  *
- * <p>Defaults: 4 workers; a lease of 5 minutes;
+ * <p>Defaults: 4 workers; a lease of 5 minutes, renewed every third of it while the handler runs;
  * a poll every second (and at once when this process accepts an event or a worker frees up);
  * retries by {@link #DEFAULT_RETRY_POLICY} (1 s doubling to 10 min, full jitter, for 24 h from the
  * first attempt, at most 500 attempts); {@link HandlerFailureClassifier#defaults()}; an event
@@ -69,6 +74,8 @@ public final class WebhookProcessor implements AutoCloseable {
    * take it, so the builder holds the limit on every dialect, and an inbox can move between them.
    */
   static final int MAX_OWNER_CHARS = 128;
+  /** What {@link #run} returns for a run that did not leave its event PENDING. */
+  private static final long NOT_PENDING = Long.MAX_VALUE;
 
   /**
    * The default retry policy for handlers: webhooks can wait longer than an HTTP call. 1 s doubling
@@ -103,6 +110,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private final PollLoop loop;
   private final Semaphore slots;
   private final Runnable nudge;
+  private final LeaseHeartbeat heartbeat;
 
   private final Object lock = new Object();
   private ExecutorService workers;  // set by start
@@ -130,6 +138,7 @@ public final class WebhookProcessor implements AutoCloseable {
     this.loop = polls.build();
     this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
+    this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease);
   }
 
   /**
@@ -162,9 +171,10 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Claims the events due now (at most {@code max}) and runs them one by one on the calling
-   * thread. For tests with a fake clock, and for apps that drive processing themselves; it may run
-   * beside {@link #start()}ed processing (leases keep them apart).
+   * Runs the events due now (at most {@code max}) one by one on the calling thread, each claimed
+   * just before it runs. For tests with a fake clock, and for apps that drive processing
+   * themselves; it may run beside {@link #start()}ed processing (leases keep them apart). A retry
+   * that one of its runs scheduled waits for the next call.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run
@@ -180,9 +190,30 @@ public final class WebhookProcessor implements AutoCloseable {
       throw new WebhookInboxException("the webhook processor stopped after " + broken
           + "; the events stay in the inbox. Build a new processor", broken);
     }
-    List<ClaimedEvent> claimed = claim(max);
-    claimed.forEach(this::run);
-    return claimed.size();
+    // One claim per run: a batch claimed at once under one lease left the later events waiting
+    // their turn while their leases ran out, and another processor ran them meanwhile (then this
+    // call ran them again, DONE or not). Only the events due when the call began, so that a retry
+    // it schedules is not run again by it; those due again at that very instant (a zero delay on a
+    // clock that stood still) are kept out by name.
+    long dueBy = clock.millis();
+    Set<EventKey> dueAgain = new HashSet<>();
+    int ran = 0;
+    while (ran < max) {
+      Set<EventKey> exclude = new HashSet<>(heartbeat.running());
+      exclude.addAll(dueAgain);
+      long now = clock.millis();
+      List<ClaimedEvent> claimed = store.claim(1, owner, now, dueBy, now + lease.toMillis(), exclude);
+      if (claimed.isEmpty()) {
+        break;
+      }
+      ClaimedEvent e = claimed.get(0);
+      heartbeat.begin(e);
+      if (run(e) <= dueBy) {
+        dueAgain.add(EventKey.of(e));
+      }
+      ran++;
+    }
+    return ran;
   }
 
   /**
@@ -205,8 +236,10 @@ public final class WebhookProcessor implements AutoCloseable {
   private void poll() {
     int free = slots.availablePermits();
     if (free > 0) {
-      for (ClaimedEvent e : claim(free)) {
+      long now = clock.millis();
+      for (ClaimedEvent e : store.claim(free, owner, now, now, now + lease.toMillis(), heartbeat.running())) {
         slots.acquireUninterruptibly();
+        heartbeat.begin(e);
         try {
           workers.execute(() -> {
             try {
@@ -217,22 +250,22 @@ public final class WebhookProcessor implements AutoCloseable {
             }
           });
         } catch (RejectedExecutionException closing) {
-          slots.release();  // closing: the event stays PROCESSING until its lease ends
+          slots.release();
+          heartbeat.end(e);  // closing: the event stays PROCESSING until its lease ends
         }
       }
     }
     loop.progressed();
   }
 
-  /** Claims up to {@code max} due events, under a lease from now. */
-  private List<ClaimedEvent> claim(int max) {
-    long now = clock.millis();
-    return store.claim(max, owner, now, now + lease.toMillis());
-  }
-
-  private void run(ClaimedEvent e) {
+  /**
+   * Runs a claimed event and records the outcome; its lease is renewed until then.
+   *
+   * @return when the event is due again, if this run left it PENDING; else {@link Long#MAX_VALUE}
+   */
+  private long run(ClaimedEvent e) {
     try {
-      runClaimed(e);
+      return runClaimed(e);
     } catch (RuntimeException ex) {
       // The outcome could not be recorded (the store failed; runClaimed keeps what the app's own
       // callbacks throw from getting here): the lease expires and the event runs again, so nothing
@@ -243,7 +276,10 @@ public final class WebhookProcessor implements AutoCloseable {
       // A handler's own Error is the event's failure (runClaimed records it); this one came from
       // the store or a listener while the outcome was being recorded.
       loop.broken(ex, "webhook " + e.source() + "/" + e.eventId());
+    } finally {
+      heartbeat.end(e);
     }
+    return NOT_PENDING;
   }
 
   /**
@@ -258,26 +294,28 @@ public final class WebhookProcessor implements AutoCloseable {
         error.toString(), where, error);
   }
 
-  private void runClaimed(ClaimedEvent e) {
+  /** @return as {@link #run} */
+  private long runClaimed(ClaimedEvent e) {
     if (!e.payloadIntact()) {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
       dead(e, "the stored event fails its SHA-256 checksum: its type or payload changed on disk after it was"
           + " accepted",
           "permanent: damaged payload, never handed to a handler; ask the provider to resend the event, or restore"
               + " the inbox from a backup");
-      return;
+      return NOT_PENDING;
     }
     if (e.attempts() > policy.maxAttempts()) {
-      // Only runs the process did not survive get here: every other path stops at maxAttempts.
-      dead(e, "the process died during " + (e.attempts() - 1) + " runs",
-          "attempts exhausted (" + (e.attempts() - 1) + " of " + policy.maxAttempts() + ")");
-      return;
+      // Every run that records its outcome stops at maxAttempts: only one whose outcome was never
+      // recorded (the process died, or its lease lapsed and the outcome was discarded) gets here.
+      dead(e, lastRunUnrecorded(e), "attempts exhausted (" + (e.attempts() - 1) + " of " + policy.maxAttempts()
+          + ")");
+      return NOT_PENDING;
     }
     WebhookHandler handler = handlers.getOrDefault(e.eventType(), defaultHandler);
     if (handler == null) {
       dead(e, "no handler is registered for type '" + e.eventType() + "'",
           "permanent: no handler; re-drive once one is registered");
-      return;
+      return NOT_PENDING;
     }
     WebhookEvent event = new WebhookEvent(e.source(), e.eventId(), e.eventType(), e.body(),
         Instant.ofEpochMilli(e.receivedAtMs()), e.attempts());
@@ -298,7 +336,7 @@ public final class WebhookProcessor implements AutoCloseable {
       } else {
         stale(e);
       }
-      return;
+      return NOT_PENDING;
     }
     String error = describe(failure);
     // From here on, what the app's code (the classifier, the random source) throws is its own bug:
@@ -319,21 +357,52 @@ public final class WebhookProcessor implements AutoCloseable {
     }
     if (kind == FailureKind.PERMANENT) {
       dead(e, error, "permanent failure");
-      return;
+      return NOT_PENDING;
     }
     RetryDecision d = decide(e, now);
     if (!d.retry()) {
       dead(e, error, d.reason() + classifierFailed);
-      return;
+      return NOT_PENDING;
     }
     if (store.scheduleRetry(e, now, now + d.delay().toMillis(), d.delay().toMillis(), error,
         d.reason() + ", next in " + d.delay() + classifierFailed)) {
       LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
           d.delay(), error);
       Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
-    } else {
-      stale(e);
+      return now + d.delay().toMillis();
     }
+    stale(e);
+    return NOT_PENDING;
+  }
+
+  /**
+   * Why an event's attempts ran out with no outcome recorded for its last one, from the attempt
+   * history. That run either ended when its process died (an embedded inbox records so at its next
+   * open), or has not ended: its process died, or it still runs after its lease lapsed (renewals
+   * failed, the process paused). Not "the process died during N runs": most of the N may have
+   * failed and been retried, and the last may not have been a death at all.
+   */
+  private String lastRunUnrecorded(ClaimedEvent e) {
+    AttemptRow last = null;
+    try {
+      for (AttemptRow a : store.attempts(e.source(), e.eventId())) {
+        if (a.run() == e.run() - 1) {
+          last = a;
+        }
+      }
+    } catch (RuntimeException unreadable) {
+      LOG.warn("could not read the attempt history of webhook {}/{}", e.source(), e.eventId(), unreadable);
+    }
+    if (last == null) {
+      return "no outcome was recorded for its last attempt";
+    }
+    String run = "its last attempt (run " + last.run() + " by " + last.owner() + ", started "
+        + Instant.ofEpochMilli(last.startedAtMs()) + ")";
+    if (last.endedAtMs() != null) {
+      return run + " recorded no outcome: " + (last.decision() != null ? last.decision() : last.outcome());
+    }
+    return run + " never ended: its process died, or it still runs after its lease lapsed (the renewals failed or"
+        + " the process paused)";
   }
 
   /**
@@ -379,8 +448,9 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   private void stale(ClaimedEvent e) {
-    LOG.warn("the lease on webhook {}/{} ended before its run did (run longer than the lease of {}?);"
-        + " its outcome was not recorded, the current holder's counts", e.source(), e.eventId(), lease);
+    LOG.warn("the lease on webhook {}/{} ended before its run did (its renewals failed, or the process paused for"
+        + " longer than the lease of {}); its outcome was not recorded, the current holder's counts", e.source(),
+        e.eventId(), lease);
   }
 
   /**
@@ -525,8 +595,9 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * @param lease how long a claim lasts; a run must end within it, or another processor may
-     *     take the event; default 5 minutes
+     * @param lease how long a claim lasts: renewed every third of it while the handler runs, so
+     *     a run may take longer, while an event whose processor died runs again within one lease;
+     *     default 5 minutes
      * @return this builder
      */
     public Builder lease(Duration lease) {
@@ -565,7 +636,7 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * @param scheduler runs the polls; default a daemon thread this processor owns
+     * @param scheduler runs the polls and the lease renewals; default a daemon thread this processor owns
      * @return this builder
      */
     public Builder scheduler(Scheduler scheduler) {

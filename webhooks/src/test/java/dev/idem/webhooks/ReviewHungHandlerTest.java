@@ -66,12 +66,14 @@ class ReviewHungHandlerTest {
         time.runDueTasks();
         assertTrue(hungEntries.tryAcquire(30, TimeUnit.SECONDS), "the hung handler started");
 
-        time.advance(Duration.ofSeconds(61)); // its lease expires; the processor claims it again
-        boolean reRun = hungEntries.tryAcquire(30, TimeUnit.SECONDS);
+        time.advance(Duration.ofSeconds(61)); // past its first lease: renewed, and never claimed again here
 
         deliver(receiver, time, "evt_ok", "order.paid");
         time.advance(Duration.ofHours(1));
         boolean okProcessed = okRan.await(10, TimeUnit.SECONDS);
+        // A re-run would have been claimed by the polls of the advances above, on this thread, each
+        // claim a row in the attempt history: read it rather than wait for a run that should not come.
+        boolean reRun = inbox.attempts("acme", "evt_hung").size() > 1 || hungEntries.tryAcquire();
 
         assertTrue(okProcessed, "an ordinary event accepted after one handler hung is still processed within an"
             + " hour; actual: never (state " + inbox.find("acme", "evt_ok").orElseThrow().state() + "), because the"
@@ -86,13 +88,14 @@ class ReviewHungHandlerTest {
   }
 
   /**
-   * The same cause for a handler that is only slow: one that always succeeds after 5.5 minutes,
-   * on the default 5-minute lease. Each run's success is thrown away as "stale" because the
-   * processor re-claimed the event from itself when the lease ran out, the re-run is re-claimed in
-   * turn, and after ten successful runs the event is a dead letter said to have killed the process.
+   * The same cause for a handler that is only slow: one that succeeds after 5.5 minutes, on the
+   * default 5-minute lease. Before the lease was renewed, each run's success was thrown away as
+   * "stale" because the processor re-claimed the event from itself when the lease ran out, the
+   * re-run was re-claimed in turn, and after ten successful runs the event was a dead letter said
+   * to have killed the process ("the process died during 10 runs"). Now its one run counts.
    */
   @Test
-  void aHandlerSlightlySlowerThanTheLeaseSucceedsTenTimesAndEndsADeadLetter() throws Exception {
+  void aHandlerSlightlySlowerThanTheLeaseRunsOnceAndItsSuccessCounts() throws Exception {
     VirtualTime time = new VirtualTime(T0);
     Semaphore entries = new Semaphore(0);
     java.util.concurrent.LinkedBlockingQueue<CountDownLatch> running = new java.util.concurrent.LinkedBlockingQueue<>();
@@ -114,23 +117,18 @@ class ReviewHungHandlerTest {
         deliver(receiver, time, "evt_report", "report.build");
         time.runDueTasks();
         assertTrue(entries.tryAcquire(30, TimeUnit.SECONDS), "run 1 started");
-        for (int run = 1; run <= 10; run++) {
-          time.advance(Duration.ofMinutes(5).plusSeconds(1)); // its lease ends; the processor re-claims the event
-          if (run < 10) {
-            assertTrue(entries.tryAcquire(30, TimeUnit.SECONDS), "run " + (run + 1) + " started");
-          }
-          time.advance(Duration.ofSeconds(29)); // 5.5 minutes after it started, run `run` succeeds
-          running.take().countDown();
-          int ended = run;
-          spinUntil(() -> inbox.attempts("acme", "evt_report").get(ended - 1).endedAt().isPresent());
-        }
-        time.advance(Duration.ofMinutes(6));
+        time.advance(Duration.ofMinutes(5).plusSeconds(1)); // past its first lease: renewed, not re-claimed
+        time.advance(Duration.ofSeconds(29)); // 5.5 minutes after it started, the run succeeds
+        running.take().countDown();
         spinUntil(() -> inbox.find("acme", "evt_report").orElseThrow().state() != InboxState.PROCESSING);
         InboxEntry entry = inbox.find("acme", "evt_report").orElseThrow();
         assertEquals(InboxState.DONE, entry.state(), "a handler that returned normally marks its event DONE; actual: "
             + entry.state() + " after " + succeeded.get() + " runs that all returned normally, outcomes "
             + inbox.attempts("acme", "evt_report").stream().map(a -> a.outcome().orElse("-")).toList()
             + ", last error '" + entry.lastError().orElse("") + "'");
+        assertEquals(List.of("done"), inbox.attempts("acme", "evt_report").stream()
+            .map(a -> a.outcome().orElse("-")).toList(), "one run, its outcome recorded");
+        assertEquals(1, succeeded.get());
       } finally {
         running.forEach(CountDownLatch::countDown);
         p.close();

@@ -19,6 +19,8 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.EnumSet;
 import java.util.List;
@@ -157,22 +159,39 @@ public final class InboxStore implements AutoCloseable {
     }));
   }
 
+  /** {@link #claim(int, String, long, long, long, Collection)} of what is due now, excluding nothing. */
+  public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
+    return claim(limit, owner, now, now, leaseUntil, List.of());
+  }
+
   /**
    * Claims up to {@code limit} due events: first those PROCESSING with an expired lease, then those
    * PENDING and due, each oldest due first (the comment on the ranges above says why). Each gets a
    * new lease generation, one more attempt, and a started row in the attempt history.
    *
+   * @param now the time of the claim: the lease and the attempt start from it, and a lease that
+   *     ended before it has expired
+   * @param dueBy the PENDING events due at or before it are claimed: {@code now}, or for a caller
+   *     that claims one event after another, the time it began (a retry it scheduled meanwhile is
+   *     not its to run again)
+   * @param exclude events never to claim, whatever their state: those the caller is running (a run
+   *     that outlived its lease is still running here, and a second run beside it would take one
+   *     more worker each lease, until a hung handler held them all). Bounded by the caller's
+   *     workers (and the few a processDue call ran); empty for none
    * @throws IllegalArgumentException if {@code limit} is below 1, before anything is claimed
    */
-  public List<ClaimedEvent> claim(int limit, String owner, long now, long leaseUntil) {
+  public List<ClaimedEvent> claim(int limit, String owner, long now, long dueBy, long leaseUntil,
+      Collection<EventKey> exclude) {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be at least 1, not " + limit);
     }
+    List<EventKey> excluded = List.copyOf(exclude);
     return write(null, s -> {
       List<ClaimedEvent> claimed = new ArrayList<>(
-          claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, leaseUntil));
+          claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, now, leaseUntil, excluded));
       if (claimed.size() < limit) {
-        claimed.addAll(claimRange(s, DUE_PENDING, PG_CLAIM_PENDING, limit - claimed.size(), owner, now, leaseUntil));
+        claimed.addAll(claimRange(s, DUE_PENDING, PG_CLAIM_PENDING, limit - claimed.size(), owner, now, dueBy,
+            leaseUntil, excluded));
       }
       for (ClaimedEvent e : claimed) {
         update(s, "INSERT INTO " + A + " (source, event_id, run, owner, started_at) VALUES (?, ?, ?, ?, ?)",
@@ -183,15 +202,28 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
-   * Claims up to {@code limit} rows of {@code range}, oldest due first: on PostgreSQL with
-   * {@code pgClaim}, its claim statement; on SQLite row by row.
+   * Claims up to {@code limit} rows of {@code range} (up to {@code bound} in time) but the excluded
+   * ones, oldest due first: on PostgreSQL with {@code pgClaim}, its claim statement (rebuilt with
+   * the exclusion if there is one); on SQLite row by row.
    */
-  private List<ClaimedEvent> claimRange(SqlSession s, String range, String pgClaim, int limit, String owner,
-      long now, long leaseUntil) throws SQLException {
-    if (dialect == Dialect.POSTGRESQL) {
-      return query(s, pgClaim, InboxStore::claimedRows, now, limit, owner, leaseUntil, now);
+  private List<ClaimedEvent> claimRange(SqlSession s, String range, String pgClaim, int limit, String owner, long now,
+      long bound, long leaseUntil, List<EventKey> excluded) throws SQLException {
+    String r = excluding(range, excluded.size());
+    // The range's parameters: its bound in time, then each excluded key, then the limit.
+    List<Object> rangeParams = new ArrayList<>(2 + 2 * excluded.size());
+    rangeParams.add(bound);
+    for (EventKey k : excluded) {
+      rangeParams.add(k.source());
+      rangeParams.add(k.eventId());
     }
-    List<DueRow> keys = query(s, range, InboxStore::dueRows, now, limit);
+    rangeParams.add(limit);
+    if (dialect == Dialect.POSTGRESQL) {
+      String pg = excluded.isEmpty() ? pgClaim : pgClaim(r);
+      List<Object> params = new ArrayList<>(rangeParams);
+      params.addAll(List.of(owner, leaseUntil, now));
+      return query(s, pg, InboxStore::claimedRows, params.toArray());
+    }
+    List<DueRow> keys = query(s, r, InboxStore::dueRows, rangeParams.toArray());
     List<ClaimedEvent> out = new ArrayList<>(keys.size());
     for (DueRow k : keys) {
       update(s, "UPDATE " + T + " SET state = 'PROCESSING', attempts = attempts + 1, runs = runs + 1,"
@@ -202,6 +234,20 @@ public final class InboxStore implements AutoCloseable {
           InboxStore::claimedRows, k.source(), k.eventId()));
     }
     return out;
+  }
+
+  /**
+   * {@code range} without {@code n} events, each bound as (source, event id) after the range's
+   * time. A filter on the rows the due index yields, not a second index: n is at most the
+   * processor's workers.
+   */
+  private static String excluding(String range, int n) {
+    if (n == 0) {
+      return range;
+    }
+    int order = range.indexOf(" ORDER BY ");
+    return range.substring(0, order) + " AND NOT (" + String.join(" OR ",
+        Collections.nCopies(n, "(source = ? AND event_id = ?)")) + ")" + range.substring(order);
   }
 
   /** A due event's key. */
@@ -262,6 +308,30 @@ public final class InboxStore implements AutoCloseable {
           StoredText.of(current ? decision : "lease lost before completion; nothing changed", MAX_DECISION),
           e.source(), e.eventId(), e.run());
       return current;
+    });
+  }
+
+  /**
+   * Extends the leases of events still running, each to {@code leaseUntil}, if it is still the
+   * current one (same generation, still PROCESSING), in one write.
+   *
+   * @return those whose lease had moved on (another processor claimed the event after its lease
+   *     lapsed, or the run already finished): their runs' outcomes will change nothing
+   */
+  public List<ClaimedEvent> renew(List<ClaimedEvent> running, long leaseUntil) {
+    if (running.isEmpty()) {
+      return List.of();
+    }
+    return write(null, s -> {
+      List<ClaimedEvent> lost = new ArrayList<>();
+      for (ClaimedEvent e : running) {
+        if (update(s, "UPDATE " + T + " SET lease_until = ? WHERE source = ? AND event_id = ?"
+            + " AND state = 'PROCESSING' AND lease_generation = ?", leaseUntil, e.source(), e.eventId(),
+            e.generation()) != 1) {
+          lost.add(e);
+        }
+      }
+      return lost;
     });
   }
 

@@ -1,0 +1,141 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.core.spi.Scheduler;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The events one processor is running, and the heartbeat that keeps their leases alive while their
+ * handlers run: every third of the lease it extends each one's lease to a full lease from now, so a
+ * run longer than the lease keeps its event (its outcome counts, and no other processor runs it
+ * beside it), while the lease of a processor that died still lapses within one lease. The heartbeat
+ * runs on the processor's scheduler, only while something runs. The processor also never claims an
+ * event listed here ({@link #running()}): should a renewal fail (the store unreachable, the process
+ * paused) and the lease lapse, the run still going on here is not joined by a second one that
+ * would take one more worker each lease.
+ *
+ * <p>Thread-safe.
+ */
+public final class LeaseHeartbeat {
+  // The processor's logger: operators set levels and filters on its name.
+  private static final Logger LOG = LoggerFactory.getLogger("dev.idem.webhooks.WebhookProcessor");
+
+  private final InboxStore store;
+  private final Clock clock;
+  private final Scheduler scheduler;
+  private final Duration lease;
+  private final Duration every;
+
+  private final Object lock = new Object();
+  /** The events running here, with whether their lease is still theirs to renew. */
+  private final Map<EventKey, Run> running = new HashMap<>();
+  private Future<?> beat;  // the next heartbeat, scheduled while something runs
+
+  /**
+   * @param store where the leases are
+   * @param clock the source of now for the renewed leases
+   * @param scheduler times the heartbeats; a refused one leaves the leases to lapse, as before renewals
+   * @param lease how long a renewal extends a lease, from now; a heartbeat every third of it
+   */
+  public LeaseHeartbeat(InboxStore store, Clock clock, Scheduler scheduler, Duration lease) {
+    this.store = store;
+    this.clock = clock;
+    this.scheduler = scheduler;
+    this.lease = lease;
+    // At least a millisecond: a lease of a few milliseconds must not turn the heartbeat into a spin.
+    this.every = lease.dividedBy(3).isZero() ? Duration.ofMillis(1) : lease.dividedBy(3);
+  }
+
+  /** An event just claimed by this processor: renewed from now on, until {@link #end}. */
+  public void begin(ClaimedEvent e) {
+    synchronized (lock) {
+      running.put(EventKey.of(e), new Run(e));
+      if (beat == null) {
+        scheduleLocked();
+      }
+    }
+  }
+
+  /** The run of {@code e} is over (its outcome recorded or not): no renewal from now on. */
+  public void end(ClaimedEvent e) {
+    synchronized (lock) {
+      Run r = running.get(EventKey.of(e));
+      if (r != null && r.event == e) {
+        running.remove(EventKey.of(e));
+      }
+      if (running.isEmpty() && beat != null) {
+        beat.cancel(false);
+        beat = null;
+      }
+    }
+  }
+
+  /** @return the events running here now, never to be claimed again while they run */
+  public Set<EventKey> running() {
+    synchronized (lock) {
+      return Set.copyOf(running.keySet());
+    }
+  }
+
+  private void scheduleLocked() {
+    try {
+      beat = scheduler.schedule(this::beat, every);
+    } catch (RejectedExecutionException closing) {
+      // The processor is closing and its scheduler takes no more: the leases lapse as they would
+      // without renewals, and the runs still going on are never claimed here again.
+      beat = null;
+    }
+  }
+
+  private void beat() {
+    List<ClaimedEvent> renew = new ArrayList<>();
+    synchronized (lock) {
+      beat = null;
+      for (Run r : running.values()) {
+        if (r.renewing) {
+          renew.add(r.event);
+        }
+      }
+    }
+    try {
+      for (ClaimedEvent lost : store.renew(renew, clock.millis() + lease.toMillis())) {
+        // Finished meanwhile (nothing to say), or claimed by another processor after a lapse: that
+        // run's outcome is recorded as stale when it ends, and said so then.
+        synchronized (lock) {
+          Run r = running.get(EventKey.of(lost));
+          if (r != null && r.event == lost) {
+            r.renewing = false;
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("could not renew the leases of {} running webhook(s); they are tried again in {}, and a lease"
+          + " that lapses meanwhile lets another processor run its event", renew.size(), every, e);
+    } finally {
+      synchronized (lock) {
+        if (!running.isEmpty() && beat == null) {
+          scheduleLocked();
+        }
+      }
+    }
+  }
+
+  /** One event running here. */
+  private static final class Run {
+    final ClaimedEvent event;
+    boolean renewing = true;  // under lock
+
+    Run(ClaimedEvent event) {
+      this.event = event;
+    }
+  }
+}

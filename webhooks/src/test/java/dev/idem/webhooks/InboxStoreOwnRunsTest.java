@@ -1,0 +1,71 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.jdbc.support.PostgresExtension;
+import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
+import dev.idem.webhooks.internal.ClaimedEvent;
+import dev.idem.webhooks.internal.EventKey;
+import dev.idem.webhooks.internal.InboxStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The inbox's statements for a processor's own runs, on both databases: a claim that leaves out
+ * the events the processor runs (expired lease or PENDING alike), and a renewal fenced by the lease
+ * generation.
+ */
+@ExtendWith(PostgresExtension.class)
+class InboxStoreOwnRunsTest {
+  private static final byte[] BODY = "{}".getBytes(StandardCharsets.UTF_8);
+
+  @TempDir
+  Path dir;
+
+  @Test
+  void onSqlite() {
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).open()) {
+      check(inbox.store());
+    }
+  }
+
+  @Test
+  void onPostgres(PgDatabase db) {
+    try (WebhookInbox inbox = WebhookInbox.postgres(db.dataSource()).open()) {
+      check(inbox.store());
+    }
+  }
+
+  private static void check(InboxStore s) {
+    s.insert("acme", "x", "t", digest("x"), List.of(), BODY, null, 100);
+    s.insert("acme", "y", "t", digest("y"), List.of(), BODY, null, 101);
+    s.insert("acme", "z", "t", digest("z"), List.of(), BODY, null, 102);
+    ClaimedEvent x = s.claim(1, "p1", 1000, 1000, 2000, Set.of()).get(0);
+    assertEquals("x", x.eventId());
+
+    // x's lease lapsed at 2000; y and z are PENDING. Leaving out x (expired) and y (pending): z only.
+    List<ClaimedEvent> took = s.claim(10, "p1", 3000, 3000, 4000, Set.of(EventKey.of(x), new EventKey("acme", "y")));
+    assertEquals(List.of("z"), took.stream().map(ClaimedEvent::eventId).toList());
+    assertTrue(s.markDone(took.get(0), 3000));
+
+    // The renewal takes x's lapsed lease back: nobody claimed it meanwhile.
+    assertEquals(List.of(), s.renew(List.of(x), 5000));
+    assertEquals(List.of(), s.claim(10, "p2", 4500, 4500, 9000, Set.of(new EventKey("acme", "y"))),
+        "x's lease runs to 5000 now");
+
+    // Another processor takes x after its lease lapsed: x's renewal is refused.
+    ClaimedEvent x2 = s.claim(10, "p2", 6000, 6000, 7000, Set.of(new EventKey("acme", "y"))).get(0);
+    assertEquals("x", x2.eventId());
+    assertEquals(List.of(x), s.renew(List.of(x), 8000));
+  }
+
+  private static byte[] digest(String id) {
+    return ("sig-" + id).getBytes(StandardCharsets.UTF_8);
+  }
+}
