@@ -111,6 +111,12 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Semaphore slots;
   private final Runnable nudge;
   private final LeaseHeartbeat heartbeat;
+  private final Duration closeGrace;
+  /**
+   * Set by close() just before it interrupts the handlers still running after its grace: their
+   * failure is then the shutdown's, not the event's.
+   */
+  private volatile boolean interruptedByClose;
 
   private final Object lock = new Object();
   private ExecutorService workers;  // set by start
@@ -139,6 +145,7 @@ public final class WebhookProcessor implements AutoCloseable {
     this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
     this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease);
+    this.closeGrace = b.closeGrace;
   }
 
   /**
@@ -208,7 +215,7 @@ public final class WebhookProcessor implements AutoCloseable {
       }
       ClaimedEvent e = claimed.get(0);
       heartbeat.begin(e);
-      if (run(e) <= dueBy) {
+      if (run(e, false) <= dueBy) {
         dueAgain.add(EventKey.of(e));
       }
       ran++;
@@ -243,7 +250,7 @@ public final class WebhookProcessor implements AutoCloseable {
         try {
           workers.execute(() -> {
             try {
-              run(e);
+              run(e, true);
             } finally {
               slots.release();
               loop.wake();
@@ -251,7 +258,7 @@ public final class WebhookProcessor implements AutoCloseable {
           });
         } catch (RejectedExecutionException closing) {
           slots.release();
-          heartbeat.end(e);  // closing: the event stays PROCESSING until its lease ends
+          notRun(e);
         }
       }
     }
@@ -259,13 +266,29 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
+   * Closing: an event claimed but never handed to a worker goes back to PENDING at once, instead of
+   * waiting out its lease as PROCESSING.
+   */
+  private void notRun(ClaimedEvent e) {
+    try {
+      store.release(e, clock.millis(), "not run: the processor closed; not counted as an attempt, due again now");
+    } catch (RuntimeException ex) {
+      LOG.warn("could not hand webhook {}/{} back to the inbox at close; it runs again when its lease ends",
+          e.source(), e.eventId(), ex);
+    } finally {
+      heartbeat.end(e);
+    }
+  }
+
+  /**
    * Runs a claimed event and records the outcome; its lease is renewed until then.
    *
+   * @param onWorker whether on one of this processor's workers, whose handlers close() may interrupt
    * @return when the event is due again, if this run left it PENDING; else {@link Long#MAX_VALUE}
    */
-  private long run(ClaimedEvent e) {
+  private long run(ClaimedEvent e, boolean onWorker) {
     try {
-      return runClaimed(e);
+      return runClaimed(e, onWorker);
     } catch (RuntimeException ex) {
       // The outcome could not be recorded (the store failed; runClaimed keeps what the app's own
       // callbacks throw from getting here): the lease expires and the event runs again, so nothing
@@ -295,7 +318,7 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /** @return as {@link #run} */
-  private long runClaimed(ClaimedEvent e) {
+  private long runClaimed(ClaimedEvent e, boolean onWorker) {
     if (!e.payloadIntact()) {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
       dead(e, "the stored event fails its SHA-256 checksum: its type or payload changed on disk after it was"
@@ -329,6 +352,19 @@ public final class WebhookProcessor implements AutoCloseable {
       }
     }
     long now = clock.millis();
+    if (failure != null && onWorker && interruptedByClose) {
+      // close() interrupted the run after its grace: the shutdown's failure, not the event's. The
+      // event goes back to the inbox uncounted, as close() promises, to run again after a restart
+      // (or on another processor) instead of spending an attempt, or dead-lettering on its last.
+      if (store.release(e, now, "interrupted by the processor's close (" + describe(failure) + "); not counted"
+          + " as an attempt, due again now")) {
+        LOG.info("webhook {}/{} was interrupted by close; it is due again, its attempt not counted", e.source(),
+            e.eventId());
+        return now;
+      }
+      stale(e);
+      return NOT_PENDING;
+    }
     if (failure == null) {
       if (store.markDone(e, now)) {
         Listeners.tell(listener, new WebhookActivity.Processed(e.source(), e.eventType(),
@@ -454,9 +490,11 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Stops claiming, lets running handlers finish (up to 10 s), and shuts down the threads it owns.
-   * Events not finished stay in the inbox: an embedded inbox runs them at its next open, a
-   * PostgreSQL one when their lease ends. Idempotent.
+   * Stops claiming, lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
+   * default 10 s), then interrupts those still running, and shuts down the threads it owns. Events
+   * not finished stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due
+   * at once and its attempt not counted; one whose handler ignores the interrupt runs again when its
+   * lease ends (an embedded inbox: at its next open). Idempotent.
    */
   @Override
   public void close() {
@@ -473,12 +511,15 @@ public final class WebhookProcessor implements AutoCloseable {
     if (w != null) {
       w.shutdown();
       try {
-        if (!w.awaitTermination(10, TimeUnit.SECONDS)) {
-          LOG.warn("webhook handlers still running 10 s after close; their events run again later");
+        if (!w.awaitTermination(closeGrace.toNanos(), TimeUnit.NANOSECONDS)) {
+          LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
+              + " later", closeGrace);
+          interruptedByClose = true;
           w.shutdownNow();
         }
       } catch (InterruptedException ex) {
         Thread.currentThread().interrupt();
+        interruptedByClose = true;
         w.shutdownNow();
       }
     }
@@ -499,6 +540,7 @@ public final class WebhookProcessor implements AutoCloseable {
     private int workers = 4;
     private WebhookListener listener = WebhookListener.none();
     private Scheduler scheduler;
+    private Duration closeGrace = Duration.ofSeconds(10);
 
     private Builder(WebhookInbox inbox) {
       this.inbox = inbox;
@@ -641,6 +683,21 @@ public final class WebhookProcessor implements AutoCloseable {
      */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler, "scheduler");
+      return this;
+    }
+
+    /**
+     * @param grace how long {@link WebhookProcessor#close()} waits for running handlers before it
+     *     interrupts them; zero interrupts at once; default 10 s
+     * @return this builder
+     * @throws IllegalArgumentException if it is negative
+     */
+    public Builder closeGrace(Duration grace) {
+      if (Objects.requireNonNull(grace, "the webhook processor's closeGrace is null; give a Duration, or leave it"
+          + " unset for the default").isNegative()) {
+        throw new IllegalArgumentException("closeGrace must not be negative: " + grace);
+      }
+      this.closeGrace = grace;
       return this;
     }
 

@@ -1,6 +1,7 @@
 package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.jdbc.support.PostgresExtension;
@@ -18,8 +19,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The inbox's statements for a processor's own runs, on both databases: a claim that leaves out
- * the events the processor runs (expired lease or PENDING alike), and a renewal fenced by the lease
- * generation.
+ * the events the processor runs (expired lease or PENDING alike), a renewal fenced by the lease
+ * generation, and a release that hands an event back uncounted.
  */
 @ExtendWith(PostgresExtension.class)
 class InboxStoreOwnRunsTest {
@@ -59,10 +60,24 @@ class InboxStoreOwnRunsTest {
     assertEquals(List.of(), s.claim(10, "p2", 4500, 4500, 9000, Set.of(new EventKey("acme", "y"))),
         "x's lease runs to 5000 now");
 
-    // Another processor takes x after its lease lapsed: x's renewal is refused.
+    // Another processor takes x after its lease lapsed: x's renewal is refused, and so is its release.
     ClaimedEvent x2 = s.claim(10, "p2", 6000, 6000, 7000, Set.of(new EventKey("acme", "y"))).get(0);
     assertEquals("x", x2.eventId());
     assertEquals(List.of(x), s.renew(List.of(x), 8000));
+    assertFalse(s.release(x, 6500, "closed"));
+
+    // p2's run of x is handed back uncounted, due at once; its first attempt's start forgotten only
+    // if it was the first.
+    assertTrue(s.release(x2, 6500, "closed"));
+    ClaimedEvent x3 = s.claim(10, "p3", 6500, 6500, 9000, Set.of(new EventKey("acme", "y"))).get(0);
+    assertEquals("x", x3.eventId());
+    assertEquals(2, x3.attempts(), "p1's run counted, p2's released one not");
+    assertEquals(1000, x3.firstAttemptAtMs(), "the first attempt was p1's");
+    ClaimedEvent y = s.claim(10, "p3", 6500, 6500, 9000, Set.of()).get(0);
+    assertTrue(s.release(y, 6600, "closed"));
+    ClaimedEvent y2 = s.claim(10, "p3", 7000, 7000, 9000, Set.of()).get(0);
+    assertEquals(1, y2.attempts());
+    assertEquals(7000, y2.firstAttemptAtMs(), "a released first attempt is forgotten, start and all");
   }
 
   private static byte[] digest(String id) {

@@ -28,9 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * finished stay in the inbox", and the starter's lifecycle "an event it was running is run again
  * later"; after the restart this one never runs again unless an operator re-drives it.
  *
- * <p>Fake clock and scheduler for the polls; close() waits its own 10 s of real time before it
- * interrupts (not injectable), so the test takes about 10 s. It joins the worker thread, never a
- * sleep.
+ * <p>Fake clock and scheduler for the polls; a close grace of zero, so close() interrupts at once
+ * instead of after its default 10 s of real time. It joins the worker thread, never a sleep.
  */
 class ReviewCloseInterruptTest {
   @TempDir
@@ -63,7 +62,7 @@ class ReviewCloseInterruptTest {
             new CountDownLatch(1).await(); // a slow call (an HTTP request, a lock) when the app is stopped
           })
           .retryPolicy(policy).random(() -> 0.5).listener(listener).workers(1)
-          .clock(time.clock()).scheduler(time.scheduler()).owner("p1").build();
+          .clock(time.clock()).scheduler(time.scheduler()).owner("p1").closeGrace(Duration.ZERO).build();
       deliver(receiver, time, "evt_1");
       assertEquals(1, p.processDue(10)); // the first run fails, on this thread
       assertTrue(firstFailed.await(0, TimeUnit.SECONDS), "the first run failed and was scheduled again");
@@ -80,6 +79,17 @@ class ReviewCloseInterruptTest {
           + " again after the restart; actual: a dead letter, decision '"
           + inbox.attempts("acme", "evt_1").get(1).decision().orElse("") + "', error '"
           + inbox.attempts("acme", "evt_1").get(1).error().orElse("") + "'");
+      InboxEntry entry = inbox.find("acme", "evt_1").orElseThrow();
+      assertEquals(InboxState.PENDING, entry.state(), "back in the inbox");
+      assertEquals(1, entry.attempts(), "the run the shutdown cut short is not counted: only the first failure is");
+      assertEquals(time.now(), entry.nextAttemptAt(), "due at once, for the next processor");
+      assertEquals("interrupted", inbox.attempts("acme", "evt_1").get(1).outcome().orElse(""));
+
+      // After the restart: it runs, and its handler's success counts.
+      WebhookProcessor next = WebhookProcessor.builder(inbox).handler("order.paid", e -> { }).retryPolicy(policy)
+          .clock(time.clock()).owner("p2").build();
+      assertEquals(1, next.processDue(10));
+      assertEquals(InboxState.DONE, inbox.find("acme", "evt_1").orElseThrow().state());
     }
   }
 

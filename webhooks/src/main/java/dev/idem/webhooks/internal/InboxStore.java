@@ -336,6 +336,28 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
+   * A run cut short by its own processor's close, not by the event: PENDING again, due now, and the
+   * attempt not counted (the first attempt's start forgotten with it). The attempt history keeps
+   * the run as interrupted. False if the lease had moved on (nothing changed).
+   */
+  public boolean release(ClaimedEvent e, long now, String decision) {
+    return write(List.of(e.source(), e.eventId()), s -> {
+      // Every right-hand side reads the row as it was before this UPDATE, on both databases.
+      boolean current = update(s, "UPDATE " + T + " SET state = 'PENDING', next_attempt_at = ?,"
+          + " attempts = attempts - 1,"
+          + " first_attempt_at = CASE WHEN attempts <= 1 THEN NULL ELSE first_attempt_at END,"
+          + " lease_owner = NULL, lease_until = NULL"
+          + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?",
+          now, e.source(), e.eventId(), e.generation()) == 1;
+      update(s, "UPDATE " + A + " SET ended_at = ?, outcome = ?, decision = ?"
+          + " WHERE source = ? AND event_id = ? AND run = ?", now, current ? "interrupted" : "stale",
+          StoredText.of(current ? decision : "lease lost before completion; nothing changed", MAX_DECISION),
+          e.source(), e.eventId(), e.run());
+      return current;
+    });
+  }
+
+  /**
    * For an embedded inbox at open: the previous owner is dead (this process holds the lock), so its
    * leases are void now rather than at expiry, and its unfinished runs are recorded as interrupted.
    */
