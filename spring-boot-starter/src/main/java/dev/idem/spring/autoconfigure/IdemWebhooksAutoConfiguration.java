@@ -91,13 +91,23 @@ public class IdemWebhooksAutoConfiguration {
    * @param listener the webhook listener beans (Idem's metrics, the app's own), every one told
    * @param properties the settings
    * @param environment the environment, for the owner name
+   * @param clock a {@link Clock} bean of the app, if any: the clock of leases and due times, the
+   *     one the sources stamp accepted events with ({@link #idemWebhookReceivers}); else the inbox's
    * @return the processor, not started
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   public WebhookProcessor idemWebhookProcessor(WebhookInbox inbox, ObjectProvider<WebhookSubscription> subscriptions,
-      ObjectProvider<WebhookListener> listener, IdemProperties properties, Environment environment) {
+      ObjectProvider<WebhookListener> listener, IdemProperties properties, Environment environment,
+      ObjectProvider<Clock> clock) {
     WebhookProcessor.Builder b = WebhookProcessor.builder(inbox).workers(properties.webhooks().workers());
+    // The sources stamp each event received, and due, by this clock: a processor on another one
+    // (the inbox's system clock) found events accepted under a Clock bean ahead of it due only in
+    // its future, and left them PENDING until then.
+    Clock appClock = clock.getIfAvailable();
+    if (appClock != null) {
+      b.clock(appClock);
+    }
     Set<String> seen = new HashSet<>();
     for (WebhookSubscription s : subscriptions.orderedStream().toList()) {
       if (!seen.add(s.eventType())) {
