@@ -218,6 +218,12 @@ public record IdemProperties(
    *     held in memory until its transaction commits (what is stored is capped separately, at
    *     1 MiB). A handler that writes more is rolled back with nothing stored and answered 500, as
    *     is its retry; use lease mode for such a handler.
+   * @param callerHeader The request header whose value is the caller a key is scoped by (a tenant
+   *     or account id), instead of the user principal's name: for an app that tells its tenants
+   *     apart without Spring Security, behind a gateway that sets this header and drops any value
+   *     a client sent. A keyed request without it is refused 400, never put in a shared scope. Unset
+   *     by default (the principal's name, "anonymous" without one); an IdempotencyCaller bean is
+   *     the other way to give the caller, and only one of the two may be set.
    */
   public record Server(
       @DefaultValue("true") boolean enabled,
@@ -228,7 +234,48 @@ public record IdemProperties(
       @DefaultValue("24h") Duration retention,
       @DefaultValue("422") int mismatchStatus,
       @DefaultValue("0s") Duration inFlightWait,
-      @DefaultValue("8388608") long maxBufferedBodyBytes) {}
+      @DefaultValue("8388608") long maxBufferedBodyBytes,
+      String callerHeader) {
+
+    /**
+     * Refuses a caller header that is no header name, so that the startup fails naming the
+     * property rather than every keyed request being refused for a header no client can send.
+     *
+     * @param enabled as the record's {@code enabled}
+     * @param routes as the record's {@code routes}
+     * @param transactional as the record's {@code transactional}
+     * @param store as the record's {@code store}
+     * @param keyHeader as the record's {@code keyHeader}
+     * @param retention as the record's {@code retention}
+     * @param mismatchStatus as the record's {@code mismatchStatus}
+     * @param inFlightWait as the record's {@code inFlightWait}
+     * @param maxBufferedBodyBytes as the record's {@code maxBufferedBodyBytes}
+     * @param callerHeader as the record's {@code callerHeader}; null (unset), or an HTTP token
+     * @throws IllegalArgumentException naming the property
+     */
+    public Server {
+      if (callerHeader != null && !isToken(callerHeader)) {
+        throw new IllegalArgumentException("idem.server.caller-header is '" + callerHeader + "': it must be a header"
+            + " name (letters, digits and !#$%&'*+-.^_`|~), such as X-Tenant-Id; leave it unset to scope keys by the"
+            + " user principal");
+      }
+    }
+
+    private static boolean isToken(String s) {
+      if (s.isEmpty()) {
+        return false;
+      }
+      for (int i = 0; i < s.length(); i++) {
+        char c = s.charAt(i);
+        boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+        if (!ok) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
 
   /**
    * The webhook inbox.

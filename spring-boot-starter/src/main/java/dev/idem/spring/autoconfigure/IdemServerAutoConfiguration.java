@@ -9,12 +9,15 @@ import dev.idem.spring.internal.GuardFactory;
 import dev.idem.spring.internal.GuardFilter;
 import dev.idem.spring.internal.HandlerFailures;
 import dev.idem.spring.internal.Stores;
+import dev.idem.spring.server.IdempotencyCaller;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -132,15 +135,35 @@ public class IdemServerAutoConfiguration {
    * @param mappings the app's handler mappings
    * @param dataSource the app's DataSource
    * @param beans the bean factory, for the transaction manager
+   * @param callers the app's {@link IdempotencyCaller} bean, if it has one
    * @return the filter
+   * @throws IllegalStateException if both an {@link IdempotencyCaller} bean and
+   *     {@code idem.server.caller-header} are set
    */
   @Bean
   public GuardFilter idemGuardFilter(GuardFactory factory, IdempotencyGuard guard, IdemProperties properties,
-      ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<DataSource> dataSource, BeanFactory beans) {
+      ObjectProvider<RequestMappingHandlerMapping> mappings, ObjectProvider<DataSource> dataSource, BeanFactory beans,
+      ObjectProvider<IdempotencyCaller> callers) {
     IdemProperties.Server s = properties.server();
+    IdempotencyCaller bean = callers.getIfAvailable();
+    Function<HttpServletRequest, String> caller;
+    String callerName;
+    if (s.callerHeader() != null) {
+      if (bean != null) {
+        // Two answers to one question: whichever won, the other would be silently ignored.
+        throw new IllegalStateException("idem.server.caller-header is set and there is an IdempotencyCaller bean:"
+            + " give the guard's caller one way, not both");
+      }
+      String header = s.callerHeader();
+      caller = r -> r.getHeader(header);
+      callerName = "the " + header + " header";
+    } else {
+      caller = bean;
+      callerName = "the app's IdempotencyCaller";
+    }
     return new GuardFilter(factory, guard, defaults(properties), s.routes(), s.transactional(),
         s.store() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
-        dataSource::getIfAvailable, () -> transactionManager(beans), s.maxBufferedBodyBytes());
+        dataSource::getIfAvailable, () -> transactionManager(beans), s.maxBufferedBodyBytes(), caller, callerName);
   }
 
   private static Object transactionManager(BeanFactory beans) {

@@ -1,6 +1,7 @@
 package dev.idem.spring.internal;
 
 import dev.idem.server.Claim;
+import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.servlet.IdempotencyFilter;
 import dev.idem.spring.server.Idempotent;
@@ -10,6 +11,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,9 +24,12 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.ReactiveAdapterRegistry;
@@ -53,10 +58,26 @@ import org.springframework.web.util.UrlPathHelper;
  * {@link IdempotencyGuard#joinTransaction}). Every other request passes untouched.
  *
  * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only for
- * methods other than GET, HEAD and OPTIONS and only if some handler carries the annotation. Thread-safe.
+ * methods other than GET, HEAD and OPTIONS and only if some handler carries the annotation.
+ *
+ * <p>The caller, for key scope, is the app's (an {@code IdempotencyCaller} bean, or the header
+ * {@code idem.server.caller-header} names) if it gave one, else the user principal's name,
+ * "anonymous" without one. With the app's, a keyed request it names no caller for is refused 400
+ * before anything is claimed: falling back to the principal or "anonymous" would put such
+ * requests of every tenant in one scope. Thread-safe.
  */
 public final class GuardFilter extends OncePerRequestFilter implements SmartInitializingSingleton {
+  private static final Logger LOG = LoggerFactory.getLogger(GuardFilter.class);
   private static final AntPathMatcher PATHS = new AntPathMatcher();
+
+  /** The problem type of a keyed request the app's caller function names no caller for. */
+  static final String CALLER_MISSING_TYPE = "urn:idem:problem:idempotency-caller-missing";
+
+  /**
+   * The caller of the request being guarded, resolved once by this filter before the guard's
+   * filter asks for it, so that the app's function runs once per request.
+   */
+  private static final String CALLER = GuardFilter.class.getName() + ".CALLER";
 
   /**
    * Set on a request whose transactional run was rolled back because its handler answered
@@ -83,6 +104,9 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final long maxBufferedBody;
   private final Map<Method, Guarded> byHandler = new ConcurrentHashMap<>();
   private final Map<Method, Boolean> asynchronous = new ConcurrentHashMap<>();
+  private final Function<HttpServletRequest, String> appCaller;
+  private final String appCallerName;
+  private final AtomicBoolean warnedAnonymous = new AtomicBoolean();
   private volatile boolean anyAnnotated = true;
 
   /**
@@ -97,12 +121,19 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
    * @param transactions its transaction manager (transactional mode), as Object: spring-tx may be absent
    * @param maxBufferedBody the most bytes of a transactional handler's answer held until the commit
    *     (see {@link TransactionalGuard}); 1 or more
+   * @param appCaller the app's caller of a request, or null for the user principal's name; null or
+   *     blank from it refuses a keyed request 400
+   * @param appCallerName what {@code appCaller} is, for the refusal's text and the logs (such as
+   *     "the X-Tenant header"); unused without appCaller
    * @throws IllegalArgumentException if a route is not "METHOD /path", or maxBufferedBody is below 1
    */
   public GuardFilter(GuardFactory factory, IdempotencyGuard defaultGuard, GuardFactory.Settings defaults,
       List<String> routes, boolean transactionalRoutes, boolean storeInAppDatabase,
       Supplier<List<RequestMappingHandlerMapping>> mappings, Supplier<DataSource> dataSource,
-      Supplier<Object> transactions, long maxBufferedBody) {
+      Supplier<Object> transactions, long maxBufferedBody, Function<HttpServletRequest, String> appCaller,
+      String appCallerName) {
+    this.appCaller = appCaller;
+    this.appCallerName = appCallerName;
     if (maxBufferedBody < 1) {
       throw new IllegalArgumentException("idem.server.max-buffered-body-bytes must be 1 or more: " + maxBufferedBody);
     }
@@ -175,6 +206,9 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     Guarded g = resolve(request);
     if (g == routeGuard && g.transactional()) {
       refuseAsynchronous(request);
+    }
+    if (g != null && !identifyCaller(g, request, response)) {
+      return;
     }
     if (g == null) {
       chain.doFilter(request, response);
@@ -354,15 +388,81 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   }
 
   /**
-   * Who is asking: the user principal's name ("anonymous" without one); for an operation-scoped
-   * guard, that name and the operation, so that a key is unique per caller and operation.
+   * Resolves the caller of a guarded request once and keeps it on the request for the guard's
+   * filter; or refuses a keyed request the app's caller function names no caller for.
+   *
+   * @return false if the request was answered
+   */
+  private boolean identifyCaller(Guarded g, HttpServletRequest request, HttpServletResponse response)
+      throws IOException {
+    boolean keyed = request.getHeader(g.guard().keyHeader()) != null;
+    String who;
+    if (appCaller != null) {
+      who = appCaller.apply(request);
+      if (who == null || who.isBlank()) {
+        if (keyed) {
+          // Not the principal nor "anonymous": either would put every such tenant in one scope,
+          // where one is replayed another's answer. An unkeyed request has no record to share.
+          IdempotencyFilter.send(request, response, callerMissing(g.guard().keyHeader()));
+          return false;
+        }
+        who = null;
+      }
+    } else {
+      Principal p = request.getUserPrincipal();
+      who = p == null ? null : p.getName();
+      if (who == null && keyed && warnedAnonymous.compareAndSet(false, true)) {
+        LOG.warn("A keyed request reached a guarded route with no user principal, and no caller is configured:"
+            + " every such request shares one key scope (\"anonymous\"), so two clients that pick the same key"
+            + " get one operation and one answer. If the app tells its tenants apart without Spring Security,"
+            + " set idem.server.caller-header or declare an IdempotencyCaller bean (docs/spring.md). Logged once.");
+      }
+    }
+    request.setAttribute(CALLER, who == null ? "anonymous" : who);
+    return true;
+  }
+
+  private GuardResponse callerMissing(String keyHeader) {
+    String detail = "This request has an " + keyHeader + " but " + appCallerName + " names no caller for it;"
+        + " a key is scoped by its caller, so nothing was processed.";
+    String json = "{\"type\":\"" + CALLER_MISSING_TYPE + "\",\"title\":\"The caller of this request is unknown\","
+        + "\"status\":400,\"detail\":" + quote(detail) + "}";
+    return new GuardResponse(400, Map.of("Content-Type", List.of("application/problem+json")),
+        json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static String quote(String s) {
+    StringBuilder out = new StringBuilder(s.length() + 2).append('"');
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '"' || c == '\\') {
+        out.append('\\').append(c);
+      } else if (c < 0x20) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.append('"').toString();
+  }
+
+  /**
+   * Who is asking, as {@link #identifyCaller} found it; for an operation-scoped guard, that and the
+   * operation, so that a key is unique per caller and operation.
    */
   private static Function<HttpServletRequest, String> caller(String operation) {
     return r -> {
-      Principal p = r.getUserPrincipal();
-      String who = p == null ? "anonymous" : p.getName();
+      Object found = r.getAttribute(CALLER);
+      // Always set before the guard's filter runs; the principal is the fallback of a caller the
+      // filter never saw (an async dispatch, which asks none).
+      String who = found instanceof String s ? s : principalOrAnonymous(r);
       return operation == null ? who : who + "|" + operation;
     };
+  }
+
+  private static String principalOrAnonymous(HttpServletRequest r) {
+    Principal p = r.getUserPrincipal();
+    return p == null ? "anonymous" : p.getName();
   }
 
   private void transactional(Guarded g, HttpServletRequest request, HttpServletResponse response, FilterChain chain)

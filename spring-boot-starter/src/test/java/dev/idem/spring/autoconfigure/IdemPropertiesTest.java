@@ -66,6 +66,7 @@ class IdemPropertiesTest {
     assertEquals(422, s.mismatchStatus());
     assertEquals(Duration.ZERO, s.inFlightWait());
     assertEquals(8388608, s.maxBufferedBodyBytes());
+    assertNull(s.callerHeader(), "the principal's name by default");
 
     assertEquals(IdemProperties.Store.EMBEDDED, p.webhooks().store());
     assertEquals(4, p.webhooks().workers());
