@@ -464,10 +464,9 @@ public final class JdbcJournal implements Journal {
     RawRow existing;
     try {
       // null: an unconfirmed commit reaches the catch as it is, and is explained there.
-      existing = explained(id, NOT_BEGUN, null, () -> store.write(Durability.SYNC, id,
-          SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null))));
+      existing = explained(id, NOT_BEGUN, null, () -> insertOrFind(id, row));
     } catch (CommitUnconfirmedException e) {
-      existing = afterUnconfirmedBegin(id, e);
+      existing = afterUnconfirmedBegin(id, row, e);
     }
     if (existing == null) {
       // Nothing goes into the request memo here: the executor ends each attempt of this call with
@@ -489,37 +488,86 @@ public final class JdbcJournal implements Journal {
     return new BeginResult(r, false);
   }
 
+  /** The begin's one write: inserts the row unless its identity exists; null if it inserted it, else the row found. */
+  private RawRow insertOrFind(OperationId id, OperationTable.NewRow row) throws IdempotencyException {
+    return store.write(Durability.SYNC, id,
+        SqlWork.singleStatement(c -> table.insertIfAbsent(c, row) ? null : table.select(c, id, null)));
+  }
+
   /**
    * After a begin whose commit was not confirmed ({@link CommitUnconfirmedException}: the
    * connection dropped while the database answered the COMMIT, say): its row may be durable, and
-   * then a resume, here or on another instance, would send it. So the row is read again, on a
-   * fresh connection. If it is there, the begin goes on as if it had found it (an existing
-   * operation, not created by this call: the caller claims it as for any resume, and if the row is
-   * IN_FLIGHT under this caller's own claim, that claim is taken over and counted as an ambiguous
-   * attempt, which is more than is known, never less). If it is verifiably absent, nothing was
-   * journaled or sent. If it cannot be read, the caller is told that the operation may have been
-   * journaled, and to retry with the same key, never "nothing was sent".
+   * then a resume, here or on another instance, would send it. So the begin's write is made again,
+   * on a fresh connection, rather than the row read: a plain read cannot tell "absent" from "being
+   * committed right now" (PostgreSQL may still be carrying out the COMMIT the client gave up on:
+   * a slow synchronous standby or WAL flush), whereas PostgreSQL makes the insert wait on the
+   * in-doubt insert's unique-index entry until that transaction ends. Then:
    *
-   * @return the row found, which the begin returns as an existing operation
-   * @throws JournalException if the row is absent (nothing journaled) or cannot be read (may be)
+   * <ul>
+   *   <li>it inserts the row: the first write did not take effect, and this one did; the begin
+   *       created the operation, as if nothing had failed;</li>
+   *   <li>it finds the row exactly as this begin wrote it ({@link #writtenBy}): the first write
+   *       took effect, nobody has touched it since, and nothing can have been sent under its claim;
+   *       the begin created the operation, and holds the claim it made;</li>
+   *   <li>it finds any other row: an existing operation, as for any begin that finds one (if it is
+   *       IN_FLIGHT under this owner's claim, the caller takes that claim over and counts an
+   *       ambiguous attempt: more than is known, never less);</li>
+   *   <li>it fails (SQLite and H2: the store is unusable after a failed commit until it is reopened;
+   *       PostgreSQL still unreachable): the caller is told that the operation MAY have been
+   *       journaled and to retry with the same key, never "nothing was sent".</li>
+   * </ul>
+   *
+   * @return null if this begin's write is the row, else the row found, which the begin returns as
+   *     an existing operation
+   * @throws JournalException if the write cannot be made again (the operation may be journaled)
    */
-  private RawRow afterUnconfirmedBegin(OperationId id, CommitUnconfirmedException unconfirmed)
-      throws IdempotencyException {
+  private RawRow afterUnconfirmedBegin(OperationId id, OperationTable.NewRow row,
+      CommitUnconfirmedException unconfirmed) throws IdempotencyException {
     RawRow found;
     try {
-      found = store.read(id, c -> table.select(c, id, null));
-    } catch (IdempotencyException | RuntimeException readAgain) {
-      unconfirmed.addSuppressed(readAgain);
-      throw new JournalException(unconfirmed.getMessage() + " [" + id + ": " + MAY_BE_BEGUN + "; reading it again"
-          + " failed too: " + readAgain.getMessage() + "]", unconfirmed);
+      found = insertOrFind(id, row);
+    } catch (IdempotencyException | RuntimeException again) {
+      unconfirmed.addSuppressed(again);
+      throw new JournalException(unconfirmed.getMessage() + " [" + id + ": " + MAY_BE_BEGUN + "; writing it again"
+          + " failed too: " + again.getMessage() + "]", unconfirmed);
     }
     if (found == null) {
-      throw new JournalException(unconfirmed.getMessage() + " [" + id + ": read again, the operation is not in the"
-          + " journal: " + NOT_BEGUN + "]", unconfirmed);
+      LOG.warn("Idem journal: the commit of the begin of {} was not confirmed ({}); it was not carried out, and the"
+          + " begin was made again", id, unconfirmed.getMessage());
+      return null;
     }
-    LOG.warn("Idem journal: the commit of the begin of {} was not confirmed ({}), but its record is in the journal;"
-        + " going on with it as an existing operation", id, unconfirmed.getMessage());
+    if (writtenBy(found, row)) {
+      LOG.warn("Idem journal: the commit of the begin of {} was not confirmed ({}), but it was carried out; going on"
+          + " with the operation this call created", id, unconfirmed.getMessage());
+      return null;
+    }
+    LOG.warn("Idem journal: the commit of the begin of {} was not confirmed ({}), and the journal holds the operation"
+        + " as another call left it; going on with it as an existing operation", id, unconfirmed.getMessage());
     return found;
+  }
+
+  /**
+   * Whether {@code found} is the row {@code row}'s begin inserted, untouched since: its state,
+   * claim (owner, generation 1, lease expiry; or PENDING and unclaimed), creation and update time,
+   * fingerprint and request, and no attempt. Any later write changes the generation, the update
+   * time or the attempts. Another begin of the same key that wrote the very same row (same
+   * fingerprint and owner, at the same instant) would match too: within one executor such calls
+   * share one begin (single flight), and owners are distinct across instances.
+   */
+  private static boolean writtenBy(RawRow found, OperationTable.NewRow row) {
+    boolean claimed = row.owner() != null;
+    return found.state().equals(claimed ? "IN_FLIGHT" : "PENDING")
+        && Objects.equals(found.owner(), row.owner())
+        && found.generation() == (claimed ? 1 : 0)
+        && Objects.equals(found.leaseExpiresAt(), claimed ? Long.valueOf(row.leaseExpiresAt()) : null)
+        && found.createdAt() == row.createdAt()
+        && found.updatedAt() == row.createdAt()
+        && found.nextAttemptAt() == null
+        && found.quarantinedAt() == null
+        && found.queued() == row.queued()
+        && "[]".equals(found.attemptsJson() == null ? null : found.attemptsJson().strip())
+        && row.fingerprint().equals(found.fingerprint())
+        && Objects.equals(row.requestCheck(), found.requestCheck());
   }
 
   /** A begin that failed before any durable record: the executor's promise, and why it holds. */

@@ -2,12 +2,10 @@ package dev.idem.jdbc.review;
 
 import static dev.idem.jdbc.support.Ops.T0;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.JournalException;
+import dev.idem.core.IdempotencyException;
 import dev.idem.core.Operation;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.spi.Transport;
@@ -28,6 +26,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -50,6 +49,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * retried under a new key gets two effects. A SELECT on a fresh connection cannot tell "absent"
  * from "committing right now"; an INSERT ... ON CONFLICT of the same row would have waited for the
  * in-doubt transaction instead.
+ *
+ * <p>Now the journal makes the begin's insert again on a fresh connection: it waits until the server
+ * has finished the COMMIT, finds the row this call wrote, and the call goes on with it: one send,
+ * with its key, and nothing for another instance's resume. (The test first asserted the message of
+ * the old behaviour; the call no longer fails, so it asserts the one send instead.)
  */
 @ExtendWith(PostgresExtension.class)
 class ReviewPostgresBeginCommitStillRunningTest {
@@ -80,24 +84,59 @@ class ReviewPostgresBeginCommitStillRunningTest {
         Operation op = Operation.builder("create-order", Ops.request("{\"amount\":100}")).key(ops.key()).build();
 
         armed.set(true);
-        JournalException e = assertThrows(JournalException.class,
-            () -> executor(journalA, "instance-a").execute(op, server));
-        assertTrue(e.getMessage().contains("an operation with no durable record is never sent"), e.getMessage());
+        // The begin's write is made again on a fresh connection; on PostgreSQL that insert waits for
+        // the in-doubt transaction (a read would not), so the call runs on a thread of its own.
+        CompletableFuture<Void> call = CompletableFuture.runAsync(() -> {
+          try {
+            executor(journalA, "instance-a").execute(op, server);
+          } catch (IdempotencyException e) {
+            throw new CompletionException(e);
+          }
+        });
+        try (Connection observer = db.dataSource().getConnection()) {
+          awaitWaitingOnTransaction(observer, call);
+        }
 
         // The server finishes the COMMIT it received before the client gave up.
         try (Statement st = holder.createStatement()) {
           st.execute("SELECT pg_advisory_unlock(" + LOCK + ")");
         }
         serverCommit.get().get(30, TimeUnit.SECONDS);
+        call.get(30, TimeUnit.SECONDS); // the row was there: the call went on with it and sent it
+        assertEquals(List.of(op.id().key()), sent, "sent once, by the caller, with its key");
 
         time.advance(Duration.ofMinutes(3)); // past instance-a's lease
         executor(journalB, "instance-b").resumePending(
             Map.of("create-order", ResumeHandler.of(server, o -> { }, f -> { })));
 
-        assertEquals(List.of(), sent, "the caller was told '" + e.getMessage() + "', yet instance-b sent the"
-            + " operation");
+        assertEquals(List.of(op.id().key()), sent, "one send, by the caller; none by instance-b's resume");
       }
     }
+  }
+
+  /**
+   * Until a session waits for another transaction to end (the begin made again, waiting on the
+   * in-doubt insert's unique-index entry): a condition, not a delay. A call that ended first
+   * (it did not wait) is reported as it ended.
+   */
+  private static void awaitWaitingOnTransaction(Connection observer, CompletableFuture<Void> call) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (System.nanoTime() < deadline) {
+      if (call.isDone()) {
+        call.get();
+        throw new AssertionError("the call ended while the begin's COMMIT was still being carried out");
+      }
+      try (Statement st = observer.createStatement();
+          ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'transactionid'"
+              + " AND NOT granted")) {
+        rs.next();
+        if (rs.getLong(1) > 0) {
+          return;
+        }
+      }
+      Thread.onSpinWait();
+    }
+    throw new IllegalStateException("the begin was never made again");
   }
 
   private IdempotentExecutor executor(JdbcJournal journal, String owner) {
