@@ -179,8 +179,11 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @param request the request
    * @return the decision
    * @throws IOException if the body could not be read
-   * @throws IdempotencyStoreException if the store failed; nothing was claimed, answer
-   *     {@link #unavailableResponse()}
+   * @throws IdempotencyStoreException if the store failed; answer {@link #unavailableResponse()}.
+   *     The handler was not run. Usually nothing was claimed; but if the claim's commit was not
+   *     confirmed (the connection dropped while the database answered it), the claim may be durable,
+   *     held by no one, and a retry with the key is then answered "in flight" until its lease
+   *     ({@link Builder#lease}) runs out, after which it runs the handler
    * @throws IllegalStateException if the guard is closed
    */
   public Admission admit(GuardRequest request) throws IOException {
