@@ -26,6 +26,7 @@ public final class Claim {
   private final String owner;
   private final StoragePolicy storagePolicy;
   private final AtomicBoolean finished = new AtomicBoolean();
+  private volatile boolean renewalsStopped;
   private volatile boolean leaseLost;
   private volatile Throwable renewalFailure;
   private volatile Runnable stopRenewals;
@@ -119,26 +120,44 @@ public final class Claim {
   }
 
   /**
-   * Sets what stops the lease renewals when the claim finishes, and runs it at once if the claim
-   * already has: either way it runs (perhaps twice: it is idempotent), never neither.
+   * Sets what stops the lease renewals when the claim's renewals stop, and runs it at once if they
+   * already have: either way it runs (perhaps twice: it is idempotent), never neither.
    */
   void renewedBy(Runnable stop) {
     stopRenewals = stop;
-    if (finished()) {
+    if (renewalsStopped) {
       stop.run();
     }
   }
 
   /** Marks the claim finished; false if it already was. Stops renewing. */
   boolean finish() {
-    if (!finished.compareAndSet(false, true)) {
+    if (!finishKeepingLease()) {
       return false;
     }
+    stopRenewals();
+    return true;
+  }
+
+  /**
+   * Marks the claim finished, so that it is completed or abandoned only once, but leaves its lease
+   * renewed: a completion whose store call fails is tried again, and the lease must stay held
+   * meanwhile, or a retry of the key would take the claim over and run the handler a second time.
+   * The caller calls {@link #stopRenewals()} once the completion has landed or been given up.
+   *
+   * @return false if the claim already was finished
+   */
+  boolean finishKeepingLease() {
+    return finished.compareAndSet(false, true);
+  }
+
+  /** Stops renewing the lease; idempotent. */
+  void stopRenewals() {
+    renewalsStopped = true;
     Runnable stop = stopRenewals;
     if (stop != null) {
       stop.run();
     }
-    return true;
   }
 
   boolean finished() {

@@ -124,6 +124,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final OwnerTokens owners;
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
   private final LeaseRenewals renewals;
+  private final CompletionRetries retries;
   private final PurgeJob purges;
   private volatile boolean closed;
 
@@ -133,6 +134,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.polls = new RepeatPolls(scheduler);
     this.storeCalls = new StoreCalls(s.storeExecutor);
     this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
+    this.retries = new CompletionRetries(scheduler, storeCalls, s.clock, s.lease, s.renewEvery, () -> closed);
     this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, () -> s.store.purgeExpired(s.clock.instant()),
         n -> hear(new GuardEvent.Purged(n)), cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
     this.owners = new OwnerTokens(s.instanceId);
@@ -264,8 +266,12 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @param claim the claim from {@link Admission.Proceed}
    * @param response what the handler answered
    * @return what happened; on {@link CompletionResult#REFUSED} send {@link #refusedResponse()}
-   * @throws IdempotencyStoreException if the store failed; the claim then stays in flight until
-   *     its lease expires
+   * @throws IdempotencyStoreException if the store failed. The claim stays in flight, its lease
+   *     renewed, and the guard tries the completion again in the background (backing off from
+   *     100 ms up to the renewal period) until it lands, the store says the claim was lost, the
+   *     guard closes, or one lease period of failures has passed; meanwhile a retry of the key gets
+   *     409. Send the handler's answer anyway: its effect happened. If the retries give up (or this
+   *     process dies first), the lease runs out and a retry of the key runs the handler again
    * @throws IllegalArgumentException if the status is outside 100..599, or
    *     {@link NullPointerException} if a kept header has a null value: the response cannot be
    *     stored, so the claim is released, as by {@link #abandon}, and a retry runs the handler again
@@ -290,27 +296,49 @@ public final class IdempotencyGuard implements AutoCloseable {
       }
       throw e;
     }
-    if (!claim.finish()) {
+    // Finished (no second completion), but its lease stays renewed until the store call lands: if
+    // it fails, it is tried again in the background, and meanwhile a retry of the key must get 409,
+    // not take the claim over once the lease ran out and run the handler a second time.
+    if (!claim.finishKeepingLease()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
+    CompletionRetries.Attempt attempt = now -> storeCompletion(claim, stored, now);
     CompletionResult result;
     try {
-      if (!stores) {
-        result = s.store.release(claim.id(), claim.generation(), claim.owner())
-            ? CompletionResult.RELEASED : CompletionResult.REFUSED;
-      } else {
-        Instant now = s.clock.instant();
-        result = s.store.complete(claim.id(), claim.generation(), claim.owner(), now, stored,
-            now.plus(claim.retention())) ? CompletionResult.STORED : CompletionResult.REFUSED;
+      result = attempt.run(s.clock.instant());
+    } catch (RuntimeException e) {
+      LOG.warn("Could not store the completion of {}; its lease is kept and the completion tried again", claim, e);
+      try {
+        retries.start(claim, attempt, later -> {
+          signals.signal(claim.id());
+          if (later != null) {
+            ended(claim, later);
+          }
+        });
+      } catch (RuntimeException | Error start) {
+        claim.stopRenewals();
+        e.addSuppressed(start);
       }
-    } finally {
       signals.signal(claim.id());
+      throw e;
     }
+    claim.stopRenewals();
+    signals.signal(claim.id());
     if (result == CompletionResult.REFUSED) {
       LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
     }
     ended(claim, result);
     return result;
+  }
+
+  /** One store call ending a claim: stores its response, or releases it when there is none to store. */
+  private CompletionResult storeCompletion(Claim claim, StoredResponse stored, Instant now) {
+    if (stored == null) {
+      return s.store.release(claim.id(), claim.generation(), claim.owner())
+          ? CompletionResult.RELEASED : CompletionResult.REFUSED;
+    }
+    return s.store.complete(claim.id(), claim.generation(), claim.owner(), now, stored, now.plus(claim.retention()))
+        ? CompletionResult.STORED : CompletionResult.REFUSED;
   }
 
   /**

@@ -179,7 +179,9 @@ final class LeaseRenewals {
     try {
       if (!store.renew(claim.id(), claim.generation(), claim.owner(), started, started.plus(lease))) {
         if (claim.finished()) {
-          return null; // completed or abandoned during the call: its end fenced the renewal off, nothing was lost
+          // Completed or abandoned during the call: its end fenced the renewal off, nothing was lost. (A
+          // completion still being tried again finds a lost claim itself, and says so.)
+          return null;
         }
         claim.lost(null);
         LOG.warn("Lost the lease of {} while its handler ran; its completion will be refused", claim);

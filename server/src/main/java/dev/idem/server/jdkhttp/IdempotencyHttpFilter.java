@@ -204,7 +204,8 @@ public final class IdempotencyHttpFilter extends Filter {
       // The headers as they are, not a copy: the guard keeps only its allowlist, before any change.
       result = guard.complete(p.claim(), new CapturedResponse(capture.status(), exchange.getResponseHeaders(), held));
     } catch (IdempotencyStoreException e) {
-      LOG.error("Could not store the result of {}; its claim stays until the lease expires", p.claim(), e);
+      // The effect exists; the guard keeps the lease and tries the store again in the background.
+      LOG.error("Could not store the result of {}; sending it, and the guard tries the store again", p.claim(), e);
       result = CompletionResult.STORED;
     }
     if (capture.capture.spilled()) {

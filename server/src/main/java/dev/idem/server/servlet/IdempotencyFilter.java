@@ -250,8 +250,9 @@ public final class IdempotencyFilter implements Filter {
     try {
       result = guard.complete(claim, new CapturedResponse(capture.getStatus(), headers(response), held));
     } catch (IdempotencyStoreException e) {
-      // The effect exists but its result is not stored; the client should still learn it.
-      LOG.error("Could not store the result of {}; its claim stays until the lease expires", claim, e);
+      // The effect exists but its result is not stored yet (the guard keeps the lease and tries again
+      // in the background); the client should still learn it.
+      LOG.error("Could not store the result of {}; sending it, and the guard tries the store again", claim, e);
       result = CompletionResult.STORED;
     }
     if (capture.capture.spilled()) {
