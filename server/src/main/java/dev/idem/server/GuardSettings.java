@@ -20,6 +20,8 @@ import java.util.concurrent.Executor;
 final class GuardSettings implements Cloneable {
   /** The default listener: with it, the guard builds no event, since nobody would hear it. */
   static final GuardListener NO_LISTENER = GuardListener.none();
+  /** Stored and replayed with every body, whatever the allowlist: it says how the body's bytes are coded. */
+  static final String CONTENT_ENCODING = "content-encoding";
 
   IdempotencyStore store;
   Clock clock = Clock.systemUTC();
@@ -66,6 +68,9 @@ final class GuardSettings implements Cloneable {
     allowed.addAll(replayHeaders);
     // The client's rule for what is a secret, so that no store of Idem keeps a credential.
     allowed.removeIf(h -> secretHeaders.contains(h) || RequestSnapshot.isSecretByDefault(h));
+    // Kept whatever the allowlist says: it describes the stored body's bytes, which a replay
+    // without it sends as if they were not coded (gzip bytes labelled application/json).
+    allowed.add(CONTENT_ENCODING);
     f.replayHeaders = Collections.unmodifiableSet(allowed);
     f.renewEvery = lease.dividedBy(3);
     f.keyedRoute = new RoutePolicy(true, retention);

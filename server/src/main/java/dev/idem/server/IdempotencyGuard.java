@@ -96,7 +96,8 @@ import org.slf4j.LoggerFactory;
  *   <li>Request bodies over 1 MiB get 413 and claim nothing. Response bodies over 1 MiB go to the
  *       first caller in full but are not stored: the operation is recorded as done with its status
  *       and allowlisted headers, and a replay sends that status and those headers with an empty
- *       body, no {@code Content-Type}, and {@value #REPLAY_BODY_HEADER}{@code : omitted}. The
+ *       body, no {@code Content-Type} nor {@code Content-Encoding}, and
+ *       {@value #REPLAY_BODY_HEADER}{@code : omitted}. The
  *       handler never runs twice for it; a client that needs the representation fetches it (from
  *       {@code Location}, say).</li>
  * </ul>
@@ -731,7 +732,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     // A caller of complete() other than the bundled filters (another framework's, the test kit's)
     // hands the whole body: the cap is the guard's, so it is applied here too.
     if (response.overCap() || response.body().length > s.maxCapturedBody) {
-      kept.keySet().removeIf(n -> n.equalsIgnoreCase("content-type"));
+      // No body is replayed, so nothing the body's headers describe: an empty body labelled gzip
+      // is not even valid gzip.
+      kept.keySet().removeIf(n -> n.equalsIgnoreCase("content-type") || n.equalsIgnoreCase(GuardSettings.CONTENT_ENCODING));
       return new StoredResponse(response.status(), kept, new byte[0], true);
     }
     return new StoredResponse(response.status(), kept, response.body(), false);
@@ -1032,7 +1035,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     /**
      * The response headers stored and replayed. Default {@code Content-Type}, {@code Content-Language},
      * {@code Content-Location}, {@code Location}, {@code ETag}, {@code Last-Modified}. Secret
-     * headers are never stored, even if listed.
+     * headers are never stored, even if listed. {@code Content-Encoding} is stored and replayed with
+     * the body whatever this list says, since it tells how the stored bytes are coded (a replay
+     * without it sends gzip bytes no client can read); a replay without a body (over the capture
+     * cap) sends neither it nor {@code Content-Type}.
      *
      * @param names header names, case-insensitive
      * @return this builder
