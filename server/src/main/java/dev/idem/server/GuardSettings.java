@@ -22,6 +22,8 @@ final class GuardSettings implements Cloneable {
   static final GuardListener NO_LISTENER = GuardListener.none();
   /** Stored and replayed with every body, whatever the allowlist: it says how the body's bytes are coded. */
   static final String CONTENT_ENCODING = "content-encoding";
+  /** Stored and replayed whenever the stored answer carries it, whatever the allowlist: it qualifies the status. */
+  static final String RETRY_AFTER = "retry-after";
 
   IdempotencyStore store;
   Clock clock = Clock.systemUTC();
@@ -37,7 +39,7 @@ final class GuardSettings implements Cloneable {
   // The client's default status (the IETF draft's), so that the two halves speak one protocol.
   int mismatchStatus = ProtocolStatuses.ietfDraft().keyReusedStatus();
   boolean replayMarker = true;
-  StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_503;
+  StoragePolicy storagePolicy = StoragePolicy.STORE_ALL_BUT_TRANSIENT;
   FingerprintMode fingerprintMode = FingerprintMode.CANONICAL_JSON;
   int maxRequestBody = 1 << 20;
   int maxCapturedBody = 1 << 20;
@@ -71,6 +73,9 @@ final class GuardSettings implements Cloneable {
     // Kept whatever the allowlist says: it describes the stored body's bytes, which a replay
     // without it sends as if they were not coded (gzip bytes labelled application/json).
     allowed.add(CONTENT_ENCODING);
+    // Kept too: it qualifies the stored status (a 503 or 429 a policy stores), and a replay without
+    // it drops the server's pacing.
+    allowed.add(RETRY_AFTER);
     f.replayHeaders = Collections.unmodifiableSet(allowed);
     f.renewEvery = lease.dividedBy(3);
     f.keyedRoute = new RoutePolicy(true, retention);

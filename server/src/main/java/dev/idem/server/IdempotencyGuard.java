@@ -77,8 +77,9 @@ import org.slf4j.LoggerFactory;
  *       {@linkplain Builder#requestTimeoutHeader stated timeout}) for the first request's result.</li>
  *   <li>A repeat after it gets the stored status, the allowlisted headers and the body, with
  *       {@value #REPLAYED_HEADER}{@code : true}.</li>
- *   <li>Every result is stored except a 503, which releases the claim, as does a thrown handler
- *       ({@link StoragePolicy#STORE_ALL_BUT_503}): a handler that committed its effect and then
+ *   <li>Every result is stored except a 408, 425, 429 or 503 (the statuses that say "not
+ *       processed, retry", which Idem's client retries), which release the claim, as does a thrown
+ *       handler ({@link StoragePolicy#STORE_ALL_BUT_TRANSIENT}): a handler that committed its effect and then
  *       answered 500 is not run again by the retry.</li>
  *   <li>Refusals are RFC 9457 problem documents; {@link Builder#renderer} shapes them for other
  *       clients ({@link GuardRenderer#stripe()}).</li>
@@ -401,7 +402,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    *       SQLite, which has one writer at a time, every write waits for it up to the connection's
    *       busy timeout, and a wait that ends is answered 503.</li>
    *   <li>The {@linkplain StoragePolicy storage policy} decides the transaction: a stored status
-   *       commits with the handler's writes, and a released one (503 by default) rolls them back
+   *       commits with the handler's writes, and a released one (408, 425, 429 or 503 by default) rolls them back
    *       with the claim, so a 500 and its effect commit together or not at all.</li>
    *   <li>A handler that throws rolls everything back; the exception is rethrown.</li>
    *   <li>A database failure in the guard's own steps or the commit rolls back and is answered
@@ -460,7 +461,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * transaction manager, which supplies its connection (with Spring, {@code
    * DataSourceUtils.getConnection(dataSource)} inside a transactional method). The guard claims,
    * runs the handler and stores the result on that connection, and never commits. It works within
-   * a savepoint: a released status (503 by default) or a thrown handler rolls back to it, undoing
+   * a savepoint: a released status (408, 425, 429 or 503 by default) or a thrown handler rolls back to it, undoing
    * the claim and the handler's writes, and a repeat that waited too long on PostgreSQL is answered
    * 409 with the transaction still usable.
    *
@@ -977,7 +978,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Which results are stored. Default {@link StoragePolicy#STORE_ALL_BUT_503}: a 500 is stored,
+     * Which results are stored. Default {@link StoragePolicy#STORE_ALL_BUT_TRANSIENT} (408, 425, 429
+     * and 503 release the claim): a 500 is stored,
      * since the handler may have committed its effect before it; a route may differ
      * ({@link RoutePolicy#storing}).
      *
@@ -1038,7 +1040,9 @@ public final class IdempotencyGuard implements AutoCloseable {
      * headers are never stored, even if listed. {@code Content-Encoding} is stored and replayed with
      * the body whatever this list says, since it tells how the stored bytes are coded (a replay
      * without it sends gzip bytes no client can read); a replay without a body (over the capture
-     * cap) sends neither it nor {@code Content-Type}.
+     * cap) sends neither it nor {@code Content-Type}. {@code Retry-After} is stored and replayed
+     * whenever the answer carries it, since it qualifies the stored status (a 503 or 429 that
+     * {@link StoragePolicy#STORE_ALL} keeps).
      *
      * @param names header names, case-insensitive
      * @return this builder
