@@ -149,8 +149,11 @@ final class CompletionRetries {
       }
       claim.stopRenewals();
       if (result == CompletionResult.REFUSED) {
-        LOG.error("The completion of {} was refused when tried again: its lease ran out or another request took it"
-            + " over, and that request may run its handler a second time", claim);
+        // Also what a store says when the failed call had committed after all (its reply was lost):
+        // the claim is then completed, not lost, and nothing is wrong; the store cannot tell which.
+        LOG.error("The completion of {} was refused when tried again: its lease ran out and another request may"
+            + " have taken it over (and run its handler a second time), unless the failed try had landed after all",
+            claim);
       } else {
         LOG.info("Stored the completion of {} on a later try", claim);
       }
