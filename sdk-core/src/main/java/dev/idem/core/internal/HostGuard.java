@@ -36,9 +36,14 @@ import org.slf4j.LoggerFactory;
  * quarters of the cap. An open or half-open breaker is never dropped, whatever the number of hosts:
  * an open host stays refused for its whole open period. The dropping is done, with no thread of
  * its own, by a call to a host that has no breaker yet (the only call that grows the map), at most
- * once a minute, or at once when the cap is passed. The guard thus holds at most
- * {@value #MAX_HOSTS} breakers, or, when more than that cannot be dropped (open, half-open, or used
- * within the last minute), those plus half as many again before it looks once more. A breaker left
+ * once a minute, or at once when the map passes its threshold. That threshold is the cap after a
+ * sweep that got down to three quarters of it; after one that could not (the rest open,
+ * half-open, in use, or used within the last minute), it is a quarter above the larger of the cap
+ * and what was left, so that each sweep's scan of the map is paid for by the new hosts since the
+ * last one (a constant share each) and a steady stream of new hosts at the cap does not scan the
+ * map for every other one. The map may thus exceed {@value #MAX_HOSTS} by a quarter (12,500
+ * breakers), or, when more than the cap cannot be dropped, hold those plus a quarter again (plus
+ * the hosts other threads bring while a sweep runs). A breaker left
  * open by a host that is never called again stays until a call to that host finds its open period
  * over, so many hosts that go down and are then never called (dead callback URLs) still add up.
  */
@@ -423,7 +428,7 @@ public final class HostGuard {
       // Empty ones first, then closed ones holding failures (a new breaker admits the same; only
       // their stale failures are forgotten), the longest unused first. Never an open one.
       spare.sort(Comparator.comparing(Candidate::empty).reversed().thenComparingLong(Candidate::lastUsed));
-      int target = maxHosts - maxHosts / 4;
+      int target = CapSweep.target(maxHosts);
       for (Candidate c : spare) {
         if (breakers.size() <= target) {
           break;
@@ -431,10 +436,10 @@ public final class HostGuard {
         drop(c.host(), c.breaker(), c.lastUsed());
       }
     }
-    int left = breakers.size();
-    // Too few could be dropped (most are open, or in use): look again only once the map has grown
-    // by half, so a run of new hosts then costs each call a constant share of the sweeps.
-    sweepAbove = left <= maxHosts ? maxHosts : left + left / 2;
+    // Always head-room: a sweep that dropped only the one or two breakers that just passed
+    // MIN_IDLE would otherwise leave the map at the cap, and the next new host would scan it all
+    // again. See CapSweep for the bound on the map and on the scans per new host.
+    sweepAbove = CapSweep.nextThreshold(breakers.size(), maxHosts);
     nextSweepAt = now + SWEEP_EVERY_MILLIS;
   }
 

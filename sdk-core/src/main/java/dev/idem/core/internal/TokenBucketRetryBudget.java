@@ -18,7 +18,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the last {@code capacity / refillPerSecond} seconds (500 s by default) beyond the
  * {@value #MAX_HOSTS}; with none, a host's depleted bucket stays until successes fill it. A depleted
  * bucket is never dropped, whatever the number of hosts: forgetting it would give a failing host a
- * fresh budget of retries.
+ * fresh budget of retries. After a sweep that left more than three quarters of the cap, the next
+ * size-driven one comes only once the map has grown by a quarter of the larger of the cap and what
+ * was left, so that each sweep's scan is paid for by the new hosts since the last one (a constant
+ * share each): the map may thus exceed {@value #MAX_HOSTS} by a quarter (12,500 buckets), or the
+ * depleted buckets by a quarter of their number.
  */
 public final class TokenBucketRetryBudget implements RetryBudget {
   /** Hosts with a bucket beyond which the full ones are dropped at once instead of once a minute. */
@@ -174,10 +178,10 @@ public final class TokenBucketRetryBudget implements RetryBudget {
           }
         }
       });
-      int left = buckets.size();
-      // Too few were full: look again only once the map has grown by half, so a run of new hosts
-      // while most buckets are depleted costs each call a constant share of the sweeps.
-      sweepAbove = left < maxHosts ? maxHosts : left + left / 2;
+      // Always head-room: a sweep that found only one or two buckets full would otherwise leave
+      // the map at the cap, and the next new host would scan it all again. See CapSweep for the
+      // bound on the map and on the scans per new host.
+      sweepAbove = CapSweep.nextThreshold(buckets.size(), maxHosts);
       nextSweepAt = clock.millis() + SWEEP_EVERY_MILLIS;
     } finally {
       sweeping.set(false);
