@@ -19,6 +19,7 @@ import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -111,10 +112,15 @@ public final class HostGuard {
     /** When this breaker was last taken from the map for a call, in the clock's millis. */
     volatile long lastUsed;
     /**
-     * Set by the sweep before it drops the breaker, and cleared again if it finds it used since:
-     * a caller that finds it set takes the breaker from the map again (see {@link #breaker}).
+     * Set by the sweep before it drops the breaker, and cleared again if it finds it in use or used
+     * since: a caller that finds it set takes the breaker from the map again (see {@link #breaker}).
      */
     volatile boolean retired;
+    /**
+     * Callers between taking this breaker ({@link #breaker}) and their last use of it
+     * ({@link #done}): the sweep never drops a breaker while one is inside resilience4j with it.
+     */
+    final AtomicInteger inUse = new AtomicInteger();
     /** A success that took longer than this is a slow call for resilience4j. */
     private final long slowNanos;
 
@@ -159,6 +165,11 @@ public final class HostGuard {
     boolean empty() {
       return seen.get() == CircuitBreaker.State.CLOSED && breaker.getState() == CircuitBreaker.State.CLOSED
           && breaker.getMetrics().getNumberOfFailedCalls() == 0;
+    }
+
+    /** The failures its window holds now. */
+    int failures() {
+      return breaker.getMetrics().getNumberOfFailedCalls();
     }
 
     /** Closed, as last told: it admits every call, whatever failures its window holds. */
@@ -228,6 +239,14 @@ public final class HostGuard {
    */
   public Refusal admit(String host, boolean isRetry) {
     Breaker b = breaker(host);
+    try {
+      return admit(host, isRetry, b);
+    } finally {
+      done(b);
+    }
+  }
+
+  private Refusal admit(String host, boolean isRetry, Breaker b) {
     // An open breaker whose period is over half-opens here.
     boolean permitted = b == null || b.breaker.tryAcquirePermission();
     boolean afforded;
@@ -300,13 +319,18 @@ public final class HostGuard {
     // half-open probe's not given back before it would keep the breaker refusing the host for good.
     Breaker b = breaker(host);
     if (b != null) {
-      long nanos = Math.max(0, took.toNanos());
-      switch (health) {
-        case UP -> b.onSuccess(nanos);
-        case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
-        default -> b.breaker.releasePermission();
+      try {
+        long nanos = Math.max(0, took.toNanos());
+        switch (health) {
+          case UP -> b.onSuccess(nanos);
+          case DOWN -> b.breaker.onError(nanos, TimeUnit.NANOSECONDS, new IOException("host down: " + classification));
+          default -> b.breaker.releasePermission();
+        }
+        observe(host, b);
+      } finally {
+        // Before the budget: only the breaker's own calls keep it from being dropped.
+        done(b);
       }
-      observe(host, b);
     }
     if (classification == Classification.SUCCESS) {
       try {
@@ -326,7 +350,11 @@ public final class HostGuard {
   public void release(String host) {
     Breaker b = breaker(host);
     if (b != null) {
-      b.breaker.releasePermission();
+      try {
+        b.breaker.releasePermission();
+      } finally {
+        done(b);
+      }
     }
   }
 
@@ -359,13 +387,17 @@ public final class HostGuard {
   }
 
   /**
-   * The breaker of {@code host}, stamped as used. A caller that took a breaker just before the
-   * sweep dropped it would record into one no longer in the map, and a failure recorded there
-   * (an opening one too) would be lost. The stamp and {@link Breaker#retired} are the two sides
-   * of a handshake: the caller writes the stamp (or sees a fresh one) and then reads the flag;
-   * the sweep sets the flag and then reads the stamp again. Either the sweep sees the use and
-   * keeps the breaker, or the caller sees the flag and takes the breaker from the map again,
-   * getting a new one if it was dropped.
+   * The breaker of {@code host}, stamped as used and counted in use ({@link Breaker#inUse}): the
+   * caller must hand it to {@link #done} after its last use of it, on every path. A caller that
+   * took a breaker just before the sweep dropped it would record into one no longer in the map,
+   * and a failure recorded there (an opening one too) would be lost. The count and
+   * {@link Breaker#retired} are the two sides of a handshake: the caller counts itself in and then
+   * reads the flag; the sweep sets the flag and then reads the count. Either the sweep sees the
+   * caller (it is in use, or was until it was done with it, which left its mark in the breaker's
+   * state or window, that the sweep reads after the count) and keeps the breaker, or the caller
+   * sees the flag, counts itself out and takes the breaker from the map again, getting a new one
+   * if it was dropped. This holds however long a caller stalls anywhere in between, and however
+   * the clock moves.
    */
   private Breaker breaker(String host) {
     if (!settings.enabled()) {
@@ -378,6 +410,7 @@ public final class HostGuard {
         sweepIfDue();
         b = breakers.computeIfAbsent(host, newBreaker);
       }
+      b.inUse.getAndIncrement();
       long now = clock.millis();
       if (now - b.lastUsed >= TOUCH_GRAIN_MILLIS) {
         b.lastUsed = now;
@@ -385,8 +418,16 @@ public final class HostGuard {
       if (!b.retired) {
         return b;
       }
+      b.inUse.getAndDecrement();
       // The sweep is deciding about this breaker: it drops it, or clears the flag, right away.
       Thread.onSpinWait();
+    }
+  }
+
+  /** The caller's last use of a breaker from {@link #breaker} is over; null (guard off) is fine. */
+  private static void done(Breaker b) {
+    if (b != null) {
+      b.inUse.getAndDecrement();
     }
   }
 
@@ -406,7 +447,7 @@ public final class HostGuard {
   }
 
   /** A breaker and its stamp, read once: the sort needs keys that do not change under it. */
-  private record Candidate(String host, Breaker breaker, long lastUsed, boolean empty) {}
+  private record Candidate(String host, Breaker breaker, long lastUsed, int failures, boolean empty) {}
 
   private void sweep(long now) {
     long idleAfter = IDLE_AFTER.toMillis();
@@ -416,12 +457,12 @@ public final class HostGuard {
       long used = b.lastUsed;
       if (b.empty()) {
         if (now - used >= idleAfter) {
-          drop(host, b, used);
+          drop(host, b, used, 0);
         } else if (now - used >= minIdle) {
-          spare.add(new Candidate(host, b, used, true));
+          spare.add(new Candidate(host, b, used, 0, true));
         }
       } else if (now - used >= idleAfter && b.closed()) {
-        spare.add(new Candidate(host, b, used, false));
+        spare.add(new Candidate(host, b, used, b.failures(), false));
       }
     });
     if (breakers.size() > maxHosts) {
@@ -433,7 +474,7 @@ public final class HostGuard {
         if (breakers.size() <= target) {
           break;
         }
-        drop(c.host(), c.breaker(), c.lastUsed());
+        drop(c.host(), c.breaker(), c.lastUsed(), c.failures());
       }
     }
     // Always head-room: a sweep that dropped only the one or two breakers that just passed
@@ -444,16 +485,21 @@ public final class HostGuard {
   }
 
   /**
-   * Drops the breaker of {@code host} unless it was used since the sweep read its stamp
-   * {@code used}, or is no longer closed (its state is read after the flag is set, so a change
-   * made by a caller that missed the flag is seen). The handshake of {@link #breaker} leaves one
-   * case open: a caller that read the clock and then stalled for {@link #MIN_IDLE} before reading
-   * the flag, and records into the dropped breaker; that needs a thread held off the CPU for a
-   * minute between two reads, and loses that one call's outcome.
+   * Drops the breaker of {@code host} only if, with {@link Breaker#retired} set, no caller holds
+   * it ({@link Breaker#inUse} is zero), it was not used since the sweep read its stamp
+   * {@code used}, it is still closed, and its window holds the {@code failures} the sweep saw
+   * (none for an empty one). All of that is read after the flag is set and the count found zero,
+   * so it includes whatever every caller that missed the flag did with the breaker: a failure
+   * being recorded (an opening one mid-transition too) keeps the breaker, because its caller is
+   * still counted in, or, once it is done, because the opened state or the changed number of
+   * failures is seen. (A failure that took the place of an older one in a full window of a closed
+   * breaker leaves the number as it was; it is forgotten with the window, as the failures of any
+   * closed breaker dropped past the cap are, and the host is admitted either way.) Every caller
+   * that comes later sees the flag (see {@link #breaker}); none records into a dropped breaker.
    */
-  private void drop(String host, Breaker b, long used) {
+  private void drop(String host, Breaker b, long used, int failures) {
     b.retired = true;
-    if (b.lastUsed == used && b.closed()) {
+    if (b.inUse.get() == 0 && b.lastUsed == used && b.closed() && b.failures() == failures) {
       breakers.remove(host, b);
     } else {
       b.retired = false;
