@@ -508,6 +508,12 @@ public final class WebhookProcessor implements AutoCloseable {
     }
     inbox.removeOnNewWork(nudge);
     loop.close();
+    // Before the grace, not after: a handler that ignores the interrupt would otherwise keep its
+    // event leased (on a scheduler the app gave, which loop.close() leaves running) for as long as
+    // the JVM lives, and no other processor would ever run it. A handler that finishes within the
+    // grace still records its outcome: a lease of a few seconds left is enough, and one that lapsed
+    // meanwhile is recorded as stale, the event run again elsewhere (at least once).
+    heartbeat.close();
     if (w != null) {
       w.shutdown();
       try {

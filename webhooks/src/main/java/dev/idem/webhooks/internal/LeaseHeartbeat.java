@@ -23,6 +23,10 @@ import org.slf4j.LoggerFactory;
  * paused) and the lease lapse, the run still going on here is not joined by a second one that
  * would take one more worker each lease.
  *
+ * <p>{@link #close()} ends the renewals for good: a handler still running after its processor
+ * closed (one that ignored the interrupt) must not keep its event leased for as long as the JVM
+ * lives, on a scheduler the app owns and the processor never shuts down.
+ *
  * <p>Thread-safe.
  */
 public final class LeaseHeartbeat {
@@ -39,6 +43,7 @@ public final class LeaseHeartbeat {
   /** The events running here, with whether their lease is still theirs to renew. */
   private final Map<EventKey, Run> running = new HashMap<>();
   private Future<?> beat;  // the next heartbeat, scheduled while something runs
+  private boolean closed;  // no renewal from then on
 
   /**
    * @param store where the leases are
@@ -55,11 +60,14 @@ public final class LeaseHeartbeat {
     this.every = lease.dividedBy(3).isZero() ? Duration.ofMillis(1) : lease.dividedBy(3);
   }
 
-  /** An event just claimed by this processor: renewed from now on, until {@link #end}. */
+  /**
+   * An event just claimed by this processor: renewed from now on, until {@link #end} (or {@link
+   * #close}; after it, the event is listed as running but never renewed, and its lease lapses).
+   */
   public void begin(ClaimedEvent e) {
     synchronized (lock) {
       running.put(EventKey.of(e), new Run(e));
-      if (beat == null) {
+      if (beat == null && !closed) {
         scheduleLocked();
       }
     }
@@ -73,6 +81,21 @@ public final class LeaseHeartbeat {
         running.remove(EventKey.of(e));
       }
       if (running.isEmpty() && beat != null) {
+        beat.cancel(false);
+        beat = null;
+      }
+    }
+  }
+
+  /**
+   * No renewal from now on (one already writing finishes, and none follows it), of the events
+   * running now or begun later: their leases lapse within one lease, and another processor (another instance, or this app's next one) runs them. The
+   * processor's close calls it before waiting for its handlers. Idempotent.
+   */
+  public void close() {
+    synchronized (lock) {
+      closed = true;
+      if (beat != null) {
         beat.cancel(false);
         beat = null;
       }
@@ -100,6 +123,9 @@ public final class LeaseHeartbeat {
     List<ClaimedEvent> renew = new ArrayList<>();
     synchronized (lock) {
       beat = null;
+      if (closed) {
+        return; // a beat that started before close() cancelled it: no renewal after it
+      }
       for (Run r : running.values()) {
         if (r.renewing) {
           renew.add(r.event);
@@ -122,7 +148,7 @@ public final class LeaseHeartbeat {
           + " that lapses meanwhile lets another processor run its event", renew.size(), every, e);
     } finally {
       synchronized (lock) {
-        if (!running.isEmpty() && beat == null) {
+        if (!running.isEmpty() && beat == null && !closed) {
           scheduleLocked();
         }
       }
