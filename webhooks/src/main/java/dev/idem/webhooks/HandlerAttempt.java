@@ -11,8 +11,9 @@ import java.util.Optional;
  * @param owner the processor that ran it
  * @param startedAt when it was claimed
  * @param endedAt when it ended; empty while running
- * @param outcome {@code done}, {@code retry}, {@code dead}, {@code interrupted} (the process died),
- *     {@code stale} (the lease had moved on); empty while running
+ * @param outcome {@code done}, {@code retry}, {@code dead}, {@code interrupted} (the process died, or
+ *     the processor's close cut the run short: the decision says which, and whether it counted as an
+ *     attempt), {@code stale} (the lease had moved on); empty while running
  * @param error the failure, if any
  * @param decision what was decided and why, such as the retry delay
  */

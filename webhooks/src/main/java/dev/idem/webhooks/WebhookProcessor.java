@@ -51,8 +51,14 @@ import org.slf4j.LoggerFactory;
  * retries by {@link #DEFAULT_RETRY_POLICY} (1 s doubling to 10 min, full jitter, for 24 h from the
  * first attempt, at most 500 attempts); {@link HandlerFailureClassifier#defaults()}; an event
  * whose type has no handler, and no default handler, becomes a dead letter (re-drive it once a
- * handler exists). A run that the process did not survive counts as an attempt, so an event that
- * kills the process each time ends as a dead letter instead of looping.
+ * handler exists). A run that the process did not survive counts as an attempt, and is a run
+ * without an outcome, which the retry policy never sees: after 10 of them since the first attempt
+ * (whatever the policy's attempts and deadline), the event is a dead letter instead of being run
+ * again, so an event that kills the process each time ends as a dead letter after 10 crashes
+ * instead of looping. A handler that hangs holds its worker while the process lives (its lease
+ * renewed, no maximum run time); close() interrupts it, and a run that had lasted the lease or
+ * longer when close() cut it short is counted the same way, so a hang in every process life ends
+ * as a dead letter after 10 of them.
  *
  * <p>Several processors, in one process or many, may share a PostgreSQL inbox: claims use
  * {@code FOR UPDATE SKIP LOCKED}, and a lease is fenced by a generation, so an event runs in one
@@ -74,6 +80,14 @@ public final class WebhookProcessor implements AutoCloseable {
    * take it, so the builder holds the limit on every dialect, and an inbox can move between them.
    */
   static final int MAX_OWNER_CHARS = 128;
+  /**
+   * The most runs of an event that may end without an outcome of their own (the process died
+   * during them, or close() cut them short after a long run) before it is a dead letter instead of
+   * being run again: such runs never reach the retry policy, whose deadline thus never applies to
+   * them, and whose 500 attempts would let an event that kills the process crash-loop the app 500
+   * times. 10, what the default policy's attempts were before its deadline was made to bind.
+   */
+  static final int MAX_UNRECORDED_RUNS = 10;
   /** What {@link #run} returns for a run that did not leave its event PENDING. */
   private static final long NOT_PENDING = Long.MAX_VALUE;
 
@@ -271,7 +285,7 @@ public final class WebhookProcessor implements AutoCloseable {
    */
   private void notRun(ClaimedEvent e) {
     try {
-      store.release(e, clock.millis(), "not run: the processor closed; not counted as an attempt, due again now");
+      store.release(e, clock.millis(), "not run, the processor closed; due again now");
     } catch (RuntimeException ex) {
       LOG.warn("could not hand webhook {}/{} back to the inbox at close; it runs again when its lease ends",
           e.source(), e.eventId(), ex);
@@ -334,6 +348,16 @@ public final class WebhookProcessor implements AutoCloseable {
           + ")");
       return NOT_PENDING;
     }
+    // Each unrecorded run was counted as an attempt, so fewer attempts than the bound need no look
+    // at the history: the common retry costs no extra read.
+    if (e.attempts() > MAX_UNRECORDED_RUNS) {
+      int unrecorded = store.unrecordedRuns(e);
+      if (unrecorded >= MAX_UNRECORDED_RUNS) {
+        dead(e, lastRunUnrecorded(e), unrecorded + " runs ended without an outcome (the process died during them,"
+            + " or close() cut them short after a long run); at most " + MAX_UNRECORDED_RUNS);
+        return NOT_PENDING;
+      }
+    }
     WebhookHandler handler = handlers.getOrDefault(e.eventType(), defaultHandler);
     if (handler == null) {
       dead(e, "no handler is registered for type '" + e.eventType() + "'",
@@ -342,6 +366,7 @@ public final class WebhookProcessor implements AutoCloseable {
     }
     WebhookEvent event = new WebhookEvent(e.source(), e.eventId(), e.eventType(), e.body(),
         Instant.ofEpochMilli(e.receivedAtMs()), e.attempts());
+    long started = clock.millis();
     Throwable failure = null;
     try {
       handler.handle(event);
@@ -353,17 +378,7 @@ public final class WebhookProcessor implements AutoCloseable {
     }
     long now = clock.millis();
     if (failure != null && onWorker && interruptedByClose) {
-      // close() interrupted the run after its grace: the shutdown's failure, not the event's. The
-      // event goes back to the inbox uncounted, as close() promises, to run again after a restart
-      // (or on another processor) instead of spending an attempt, or dead-lettering on its last.
-      if (store.release(e, now, "interrupted by the processor's close (" + describe(failure) + "); not counted"
-          + " as an attempt, due again now")) {
-        LOG.info("webhook {}/{} was interrupted by close; it is due again, its attempt not counted", e.source(),
-            e.eventId());
-        return now;
-      }
-      stale(e);
-      return NOT_PENDING;
+      return cutByClose(e, failure, started, now);
     }
     if (failure == null) {
       if (store.markDone(e, now)) {
@@ -406,6 +421,37 @@ public final class WebhookProcessor implements AutoCloseable {
           d.delay(), error);
       Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
       return now + d.delay().toMillis();
+    }
+    stale(e);
+    return NOT_PENDING;
+  }
+
+  /**
+   * A run close() interrupted after its grace, and that ended with a failure. One shorter than the
+   * lease is the shutdown's failure, not the event's: the event goes back to the inbox uncounted,
+   * as close() promises, to run again after a restart (or on another processor) instead of
+   * spending an attempt, or dead-lettering on its last. One that ran the lease or longer may be a
+   * hung handler: handed back uncounted, it would hang a worker in every process life and never
+   * end, so it goes back due at once but counted, its first attempt kept, and is one of the event's
+   * unrecorded runs ({@link #MAX_UNRECORDED_RUNS}).
+   *
+   * @return as {@link #run}
+   */
+  private long cutByClose(ClaimedEvent e, Throwable failure, long started, long now) {
+    Duration ran = Duration.ofMillis(Math.max(0, now - started));
+    if (ran.compareTo(lease) < 0) {
+      if (store.release(e, now, "interrupted by the processor's close (" + describe(failure) + "); due again now")) {
+        LOG.info("webhook {}/{} was interrupted by close; it is due again, its attempt not counted", e.source(),
+            e.eventId());
+        return now;
+      }
+    } else if (store.releaseCounted(e, now, "interrupted by the processor's close after running " + ran
+        + ", no shorter than the lease of " + lease + " (" + describe(failure) + "); counted as an attempt without"
+        + " an outcome, due again now")) {
+      LOG.warn("webhook {}/{} was interrupted by close after running {}; it is due again, the run counted as an"
+          + " attempt without an outcome (after {} such runs it is a dead letter)", e.source(), e.eventId(), ran,
+          MAX_UNRECORDED_RUNS);
+      return now;
     }
     stale(e);
     return NOT_PENDING;
@@ -493,8 +539,10 @@ public final class WebhookProcessor implements AutoCloseable {
    * Stops claiming, lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
    * default 10 s), then interrupts those still running, and shuts down the threads it owns. Events
    * not finished stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due
-   * at once and its attempt not counted; one whose handler ignores the interrupt runs again when its
-   * lease ends (an embedded inbox: at its next open). Idempotent.
+   * at once, its attempt not counted if the run was shorter than the lease (a longer one, perhaps a
+   * hung handler, counts as an attempt without an outcome: see the class comment); one whose handler
+   * ignores the interrupt runs again when its lease ends, as its lease is no longer renewed from the
+   * start of close() (an embedded inbox: at its next open). Idempotent.
    */
   @Override
   public void close() {

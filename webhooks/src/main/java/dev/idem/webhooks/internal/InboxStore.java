@@ -336,16 +336,38 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
+   * How the decision of a run {@link #release} handed back uncounted begins: such a run is not one
+   * of the event's {@link #unrecordedRuns}.
+   */
+  static final String NOT_COUNTED = "not counted as an attempt: ";
+  /** The decision of a run its process died during, recorded by {@link #voidOrphanedLeases}. */
+  private static final String DIED = "the process died during the run";
+
+  /**
    * A run cut short by its own processor's close, not by the event: PENDING again, due now, and the
    * attempt not counted (the first attempt's start forgotten with it). The attempt history keeps
-   * the run as interrupted. False if the lease had moved on (nothing changed).
+   * the run as interrupted, its decision {@code decision} after "not counted as an attempt: ".
+   * False if the lease had moved on (nothing changed).
    */
   public boolean release(ClaimedEvent e, long now, String decision) {
+    // Every right-hand side reads the row as it was before this UPDATE, on both databases.
+    return handBack(e, now, NOT_COUNTED + decision, " attempts = attempts - 1,"
+        + " first_attempt_at = CASE WHEN attempts <= 1 THEN NULL ELSE first_attempt_at END,");
+  }
+
+  /**
+   * A run its processor's close cut short after it had run a long time: PENDING again, due now, but
+   * the attempt counted and the first attempt's start kept, so that an event whose handler hangs
+   * is one of its {@link #unrecordedRuns} each time, and does not start over in every process life.
+   * The attempt history keeps the run as interrupted. False if the lease had moved on.
+   */
+  public boolean releaseCounted(ClaimedEvent e, long now, String decision) {
+    return handBack(e, now, decision, "");
+  }
+
+  private boolean handBack(ClaimedEvent e, long now, String decision, String attemptsSet) {
     return write(List.of(e.source(), e.eventId()), s -> {
-      // Every right-hand side reads the row as it was before this UPDATE, on both databases.
-      boolean current = update(s, "UPDATE " + T + " SET state = 'PENDING', next_attempt_at = ?,"
-          + " attempts = attempts - 1,"
-          + " first_attempt_at = CASE WHEN attempts <= 1 THEN NULL ELSE first_attempt_at END,"
+      boolean current = update(s, "UPDATE " + T + " SET state = 'PENDING', next_attempt_at = ?," + attemptsSet
           + " lease_owner = NULL, lease_until = NULL"
           + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?",
           now, e.source(), e.eventId(), e.generation()) == 1;
@@ -358,13 +380,27 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
+   * The runs of {@code e} before its current one, since its first attempt (a re-drive starts
+   * over), that recorded no outcome of their own and counted as attempts: the process died during
+   * them (never ended, or recorded so at an embedded inbox's next open), they still run elsewhere
+   * after their lease lapsed, or a close cut them short after a long run ({@link #releaseCounted}).
+   * A run handed back uncounted ({@link #release}) is not one of them.
+   */
+  public int unrecordedRuns(ClaimedEvent e) {
+    return read(s -> query(s, "SELECT COUNT(*) FROM " + A + " WHERE source = ? AND event_id = ? AND run < ?"
+        + " AND started_at >= ? AND (ended_at IS NULL OR (outcome = 'interrupted' AND (decision IS NULL"
+        + " OR decision NOT LIKE ?)))", rs -> rs.next() ? rs.getInt(1) : 0, e.source(), e.eventId(), e.run(),
+        e.firstAttemptAtMs(), NOT_COUNTED + "%"));
+  }
+
+  /**
    * For an embedded inbox at open: the previous owner is dead (this process holds the lock), so its
    * leases are void now rather than at expiry, and its unfinished runs are recorded as interrupted.
    */
   public int voidOrphanedLeases(long now) {
     return write(null, s -> {
       update(s, "UPDATE " + A + " SET ended_at = ?, outcome = 'interrupted',"
-          + " decision = 'the process died during the run' WHERE ended_at IS NULL", now);
+          + " decision = ? WHERE ended_at IS NULL", now, DIED);
       return update(s, "UPDATE " + T + " SET lease_until = 0 WHERE state = 'PROCESSING'");
     });
   }
