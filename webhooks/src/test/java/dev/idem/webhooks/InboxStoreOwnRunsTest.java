@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The inbox's statements for a processor's own runs, on both databases: a claim that leaves out
  * the events the processor runs (expired lease or PENDING alike), a renewal fenced by the lease
- * generation, and a release that hands an event back uncounted.
+ * generation, a release that hands an event back uncounted or counted, and the count of runs
+ * without an outcome.
  */
 @ExtendWith(PostgresExtension.class)
 class InboxStoreOwnRunsTest {
@@ -78,6 +79,23 @@ class InboxStoreOwnRunsTest {
     ClaimedEvent y2 = s.claim(10, "p3", 7000, 7000, 9000, Set.of()).get(0);
     assertEquals(1, y2.attempts());
     assertEquals(7000, y2.firstAttemptAtMs(), "a released first attempt is forgotten, start and all");
+
+    // Runs without an outcome: none. p1's ended as stale (its refused release above), p2's was
+    // handed back uncounted.
+    assertEquals(0, s.unrecordedRuns(x3));
+    // A long run cut short by close: handed back due at once, but counted, its first attempt kept.
+    assertTrue(s.releaseCounted(x3, 8000, "cut after a long run"));
+    ClaimedEvent x4 = s.claim(10, "p4", 8000, 8000, 9500, Set.of(new EventKey("acme", "y"))).get(0);
+    assertEquals("x", x4.eventId());
+    assertEquals(3, x4.attempts(), "p1's and p3's runs counted, p2's not");
+    assertEquals(1000, x4.firstAttemptAtMs());
+    assertEquals(1, s.unrecordedRuns(x4), "p3's counted cut");
+    // One that never ends (its process died) is one too.
+    ClaimedEvent x5 = s.claim(10, "p5", 9600, 9600, 9700, Set.of(new EventKey("acme", "y"))).get(0);
+    assertEquals(x4.run() + 1, x5.run());
+    assertEquals(2, s.unrecordedRuns(x5), "p3's cut and p4's run that never ended");
+    x4 = x5;
+    assertTrue(s.markDone(x4, 8100));
   }
 
   private static byte[] digest(String id) {
