@@ -14,9 +14,8 @@ import dev.idem.jdbc.JdbcJournal;
 import dev.idem.jdbc.support.Ops;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
-import java.io.PrintWriter;
+import dev.idem.jdbc.support.WrappingDataSource;
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -31,7 +30,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -149,31 +147,21 @@ class ReviewPostgresBeginCommitStillRunningTest {
    * goes on with it) and, once the server is seen waiting in it, the client gives up on it as
    * pgjdbc does when its socket times out: 08006, and the connection is unusable from then on.
    */
-  private static final class SlowCommitGivenUp implements DataSource {
-    private final DataSource delegate;
+  private static final class SlowCommitGivenUp extends WrappingDataSource {
     private final AtomicBoolean armed;
     private final AtomicReference<CompletableFuture<Void>> serverCommit;
     private final Connection observer;
 
     SlowCommitGivenUp(DataSource delegate, AtomicBoolean armed,
         AtomicReference<CompletableFuture<Void>> serverCommit, Connection observer) {
-      this.delegate = delegate;
+      super(delegate);
       this.armed = armed;
       this.serverCommit = serverCommit;
       this.observer = observer;
     }
 
     @Override
-    public Connection getConnection() throws SQLException {
-      return wrap(delegate.getConnection());
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      return wrap(delegate.getConnection(user, password));
-    }
-
-    private Connection wrap(Connection c) {
+    protected Connection wrap(Connection c) {
       AtomicBoolean broken = new AtomicBoolean();
       InvocationHandler h = (proxy, m, args) -> {
         if (broken.get()) {
@@ -195,11 +183,7 @@ class ReviewPostgresBeginCommitStillRunningTest {
           awaitCommitWaiting();
           throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
         }
-        try {
-          return m.invoke(c, args);
-        } catch (InvocationTargetException ite) {
-          throw ite.getCause();
-        }
+        return invoke(c, m, args);
       };
       return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
           new Class<?>[] {Connection.class}, h);
@@ -220,41 +204,6 @@ class ReviewPostgresBeginCommitStillRunningTest {
         Thread.onSpinWait();
       }
       throw new IllegalStateException("the commit never reached the server");
-    }
-
-    @Override
-    public PrintWriter getLogWriter() throws SQLException {
-      return delegate.getLogWriter();
-    }
-
-    @Override
-    public void setLogWriter(PrintWriter out) throws SQLException {
-      delegate.setLogWriter(out);
-    }
-
-    @Override
-    public void setLoginTimeout(int seconds) throws SQLException {
-      delegate.setLoginTimeout(seconds);
-    }
-
-    @Override
-    public int getLoginTimeout() throws SQLException {
-      return delegate.getLoginTimeout();
-    }
-
-    @Override
-    public Logger getParentLogger() {
-      return Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      return delegate.unwrap(iface);
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) throws SQLException {
-      return delegate.isWrapperFor(iface);
     }
   }
 }

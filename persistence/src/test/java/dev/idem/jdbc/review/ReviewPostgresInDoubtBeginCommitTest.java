@@ -14,23 +14,15 @@ import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.support.CommitReplyLost;
 import dev.idem.jdbc.support.Ops;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
-import java.io.PrintWriter;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -54,8 +46,7 @@ class ReviewPostgresInDoubtBeginCommitTest {
 
   @Test
   void aBeginWhoseCommitReplyIsLostGoesOnWithTheRowItFindsAndSendsOnceWithItsKey(PgDatabase db) throws Exception {
-    AtomicBoolean dropAfterNextCommit = new AtomicBoolean();
-    DataSource flaky = commitThenDrop(db.dataSource(), dropAfterNextCommit);
+    CommitReplyLost flaky = new CommitReplyLost(db.dataSource()); // commits for real, then throws 08006
     try (JdbcJournal journalA = JdbcJournal.dataSource(flaky).open();
         JdbcJournal journalB = JdbcJournal.dataSource(db.dataSource()).open()) {
       IdempotentExecutor a = executor(journalA, "instance-a");
@@ -63,11 +54,11 @@ class ReviewPostgresInDoubtBeginCommitTest {
       IdempotencyKey key = ops.key();
       Operation op = Operation.builder("create-order", Ops.request("{\"amount\":100}")).key(key).build();
 
-      dropAfterNextCommit.set(true);
+      flaky.armed.set(true);
       // The begin's commit is not confirmed; the row is read again, found, and the call goes on
       // with it (as for an existing operation), rather than telling the caller nothing was sent.
       a.execute(op, server);
-      assertFalse(dropAfterNextCommit.get(), "the begin's commit reply was dropped");
+      assertFalse(flaky.armed.get(), "the begin's commit reply was dropped");
       assertEquals(List.of(key), sent);
 
       OperationId id = new OperationId(op.id().scope(), op.id().operation(), key);
@@ -83,72 +74,5 @@ class ReviewPostgresInDoubtBeginCommitTest {
   private IdempotentExecutor executor(JdbcJournal journal, String owner) {
     return IdempotentExecutor.builder().journal(journal).owner(owner).clock(time.clock())
         .scheduler(time.scheduler()).sleeper(time.sleeper()).random(() -> 0.5).build();
-  }
-
-  /** Commits for real, then (once, when armed) throws what pgjdbc throws when the socket breaks. */
-  private static DataSource commitThenDrop(DataSource delegate, AtomicBoolean armed) {
-    return new DataSource() {
-      @Override
-      public Connection getConnection() throws SQLException {
-        return wrap(delegate.getConnection());
-      }
-
-      @Override
-      public Connection getConnection(String user, String password) throws SQLException {
-        return wrap(delegate.getConnection(user, password));
-      }
-
-      private Connection wrap(Connection c) {
-        InvocationHandler h = (proxy, m, args) -> {
-          Object result;
-          try {
-            result = m.invoke(c, args);
-          } catch (InvocationTargetException ite) {
-            throw ite.getCause();
-          }
-          if (m.getName().equals("commit") && armed.compareAndSet(true, false)) {
-            throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
-          }
-          return result;
-        };
-        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-            new Class<?>[] {Connection.class}, h);
-      }
-
-      @Override
-      public PrintWriter getLogWriter() throws SQLException {
-        return delegate.getLogWriter();
-      }
-
-      @Override
-      public void setLogWriter(PrintWriter out) throws SQLException {
-        delegate.setLogWriter(out);
-      }
-
-      @Override
-      public void setLoginTimeout(int seconds) throws SQLException {
-        delegate.setLoginTimeout(seconds);
-      }
-
-      @Override
-      public int getLoginTimeout() throws SQLException {
-        return delegate.getLoginTimeout();
-      }
-
-      @Override
-      public Logger getParentLogger() {
-        return Logger.getGlobal();
-      }
-
-      @Override
-      public <T> T unwrap(Class<T> iface) throws SQLException {
-        return delegate.unwrap(iface);
-      }
-
-      @Override
-      public boolean isWrapperFor(Class<?> iface) throws SQLException {
-        return delegate.isWrapperFor(iface);
-      }
-    };
   }
 }

@@ -1,13 +1,10 @@
 package dev.idem.jdbc.support;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
@@ -16,8 +13,7 @@ import javax.sql.DataSource;
  * throws when its socket breaks (SQLState 08006). After that, {@link #down} makes every new
  * connection fail, as while the database stays unreachable. Each instance has its own switches.
  */
-public final class CommitReplyLost implements DataSource {
-  private final DataSource delegate;
+public final class CommitReplyLost extends WrappingDataSource {
   /** Armed: the next commit fails (once). */
   public final AtomicBoolean armed = new AtomicBoolean();
   /** Whether the failing commit is carried out first (the reply is lost) or not at all. */
@@ -27,37 +23,24 @@ public final class CommitReplyLost implements DataSource {
   public volatile boolean down;
 
   public CommitReplyLost(DataSource delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   @Override
-  public Connection getConnection() throws SQLException {
+  protected void connecting() throws SQLException {
     if (down) {
       throw new SQLException("Connection to the database refused (simulated)", "08001");
     }
-    return wrap(delegate.getConnection());
   }
 
   @Override
-  public Connection getConnection(String user, String password) throws SQLException {
-    if (down) {
-      throw new SQLException("Connection to the database refused (simulated)", "08001");
-    }
-    return wrap(delegate.getConnection(user, password));
-  }
-
-  private Connection wrap(Connection c) {
+  protected Connection wrap(Connection c) {
     InvocationHandler h = (proxy, m, args) -> {
       boolean failing = m.getName().equals("commit") && armed.compareAndSet(true, false);
       if (failing && !commitFirst) {
         throw lost();
       }
-      Object result;
-      try {
-        result = m.invoke(c, args);
-      } catch (InvocationTargetException ite) {
-        throw ite.getCause();
-      }
+      Object result = invoke(c, m, args);
       if (failing) {
         throw lost();
       }
@@ -72,40 +55,5 @@ public final class CommitReplyLost implements DataSource {
       down = true;
     }
     return new SQLException("An I/O error occurred while sending to the backend.", "08006");
-  }
-
-  @Override
-  public PrintWriter getLogWriter() throws SQLException {
-    return delegate.getLogWriter();
-  }
-
-  @Override
-  public void setLogWriter(PrintWriter out) throws SQLException {
-    delegate.setLogWriter(out);
-  }
-
-  @Override
-  public void setLoginTimeout(int seconds) throws SQLException {
-    delegate.setLoginTimeout(seconds);
-  }
-
-  @Override
-  public int getLoginTimeout() throws SQLException {
-    return delegate.getLoginTimeout();
-  }
-
-  @Override
-  public Logger getParentLogger() {
-    return Logger.getGlobal();
-  }
-
-  @Override
-  public <T> T unwrap(Class<T> iface) throws SQLException {
-    return delegate.unwrap(iface);
-  }
-
-  @Override
-  public boolean isWrapperFor(Class<?> iface) throws SQLException {
-    return delegate.isWrapperFor(iface);
   }
 }

@@ -1,9 +1,6 @@
 package dev.idem.jdbc.support;
 
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -13,15 +10,13 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 
 /**
  * Wraps a DataSource to simulate faults (a full disk: writes and commits throw) and to observe and
  * pause the journal's statements. Each instance has its own switches; nothing is static.
  */
-public final class FaultyDataSource implements DataSource {
-  private final DataSource delegate;
+public final class FaultyDataSource extends WrappingDataSource {
   public volatile boolean failWrites;
   public volatile boolean failCommits;
   public final AtomicInteger commits = new AtomicInteger();
@@ -44,7 +39,7 @@ public final class FaultyDataSource implements DataSource {
   public final CountDownLatch firstSyncHeld = new CountDownLatch(1);
 
   public FaultyDataSource(DataSource delegate) {
-    this.delegate = delegate;
+    super(delegate);
   }
 
   static SQLException diskFull() {
@@ -52,16 +47,7 @@ public final class FaultyDataSource implements DataSource {
   }
 
   @Override
-  public Connection getConnection() throws SQLException {
-    return wrap(delegate.getConnection());
-  }
-
-  @Override
-  public Connection getConnection(String user, String password) throws SQLException {
-    return wrap(delegate.getConnection(user, password));
-  }
-
-  private Connection wrap(Connection c) {
+  protected Connection wrap(Connection c) {
     java.util.concurrent.atomic.AtomicBoolean wrote = new java.util.concurrent.atomic.AtomicBoolean();
     InvocationHandler h = (proxy, m, args) -> {
       switch (m.getName()) {
@@ -128,48 +114,5 @@ public final class FaultyDataSource implements DataSource {
       return invoke(target, m, args);
     };
     return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {type}, h));
-  }
-
-  private static Object invoke(Object target, Method m, Object[] args) throws Throwable {
-    try {
-      return m.invoke(target, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
-  }
-
-  @Override
-  public PrintWriter getLogWriter() throws SQLException {
-    return delegate.getLogWriter();
-  }
-
-  @Override
-  public void setLogWriter(PrintWriter out) throws SQLException {
-    delegate.setLogWriter(out);
-  }
-
-  @Override
-  public void setLoginTimeout(int seconds) throws SQLException {
-    delegate.setLoginTimeout(seconds);
-  }
-
-  @Override
-  public int getLoginTimeout() throws SQLException {
-    return delegate.getLoginTimeout();
-  }
-
-  @Override
-  public Logger getParentLogger() {
-    return Logger.getLogger("dev.idem.jdbc");
-  }
-
-  @Override
-  public <T> T unwrap(Class<T> iface) throws SQLException {
-    return delegate.unwrap(iface);
-  }
-
-  @Override
-  public boolean isWrapperFor(Class<?> iface) throws SQLException {
-    return delegate.isWrapperFor(iface);
   }
 }

@@ -6,8 +6,10 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.sql.SQLTransientConnectionException;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 
@@ -17,25 +19,53 @@ import javax.sql.DataSource;
  * {@code close()}. Not for faults: a connection that broke goes back to the pool as it is. Apps use
  * a real pool (docs/fleet.md).
  */
-public final class PooledDataSource implements DataSource {
+public final class PooledDataSource implements DataSource, AutoCloseable {
   private final DataSource delegate;
+  private final int size;
   private final BlockingQueue<Connection> idle;
   private final java.util.concurrent.Semaphore slots;
+  private final boolean waits;
+  /** The most connections handed out at once. */
+  public final AtomicInteger maxInUse = new AtomicInteger();
 
+  /** A pool whose callers wait for a connection while all {@code size} are in use. */
   public PooledDataSource(DataSource delegate, int size) {
+    this(delegate, size, true);
+  }
+
+  private PooledDataSource(DataSource delegate, int size, boolean waits) {
     this.delegate = delegate;
+    this.size = size;
     this.idle = new ArrayBlockingQueue<>(size);
     this.slots = new java.util.concurrent.Semaphore(size);
+    this.waits = waits;
+  }
+
+  /**
+   * A pool that never waits: with all {@code size} connections in use it refuses at once, with
+   * what HikariCP throws when its connectionTimeout ends (SQLTransientConnectionException), so a
+   * caller that needs a second connection while holding the last one fails rather than hangs.
+   */
+  public static PooledDataSource neverWaiting(DataSource delegate, int size) {
+    return new PooledDataSource(delegate, size, false);
   }
 
   @Override
   public Connection getConnection() throws SQLException {
-    try {
-      slots.acquire();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new SQLException("interrupted while waiting for a connection", e);
+    if (!waits) {
+      if (!slots.tryAcquire()) {
+        throw new SQLTransientConnectionException("PooledDataSource - Connection is not available, request timed out"
+            + " (all " + size + " in use)", "08001");
+      }
+    } else {
+      try {
+        slots.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SQLException("interrupted while waiting for a connection", e);
+      }
     }
+    maxInUse.accumulateAndGet(size - slots.availablePermits(), Math::max);
     Connection real = idle.poll();
     try {
       if (real == null) {
@@ -72,6 +102,14 @@ public final class PooledDataSource implements DataSource {
             throw e.getCause();
           }
         });
+  }
+
+  /** Closes the connections now idle; one still handed out stays open. */
+  @Override
+  public void close() throws SQLException {
+    for (Connection c = idle.poll(); c != null; c = idle.poll()) {
+      c.close();
+    }
   }
 
   @Override
