@@ -1,17 +1,13 @@
 package dev.idem.core;
 
-import static dev.idem.core.support.ScriptedTransport.status;
+import static dev.idem.core.SecretRuleCalls.refusedOnEveryWayIn;
+import static dev.idem.core.SecretRuleCalls.sentOnceAndJournaledAsGiven;
+import static dev.idem.core.SecretRuleCalls.storedLocation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.support.Harness;
-import dev.idem.core.support.Requests;
-import dev.idem.core.support.ScriptedTransport;
 import java.net.URI;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,56 +30,27 @@ class SecretRuleHtmlEscapedQueryTest {
       "https://api.example.test/login?page=1&next=%2Fcb%3Fa%3D1%26amp%3Bkey%3Dplanted|query parameter 'next' holds a URL",
   })
   void anHtmlEscapedSecretIsRefusedBeforeAnythingIsJournaledOrSent(String uri, String where) throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
-
-    assertTrue(e.getMessage().contains(where), e.getMessage());
-    assertFalse(e.getMessage().contains("planted"), e.getMessage());
-    assertEquals(0, t.count(), "never sent");
-    assertTrue(h.journal.find(op.id()).isEmpty(), "nothing journaled");
-    assertThrows(IllegalArgumentException.class, () -> h.executor.enqueue(op));
-    assertTrue(h.journal.find(op.id()).isEmpty(), "nothing journaled by enqueue");
+    refusedOnEveryWayIn(new Harness(), "create", uri, where);
   }
 
   /** The message names the parameter the app allows; allowing it lets the escaped spelling through. */
   @Test
   void allowingTheNamedParameterLetsItsEscapedSpellingThrough() throws Exception {
     Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("sig")));
-    String uri = "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sig=s1";
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count());
-    assertEquals(URI.create(uri), h.record(op).request().uri());
+    sentOnceAndJournaledAsGiven(h, "create", "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sig=s1");
   }
 
   @Test
   void aStoredLocationHasAnEscapedSecretRedacted() throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create-export", Requests.order("{}")).build();
     String location = "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sp=r&amp;sig=planted-sig";
-    h.executor.execute(op, h.transport(op).then(status(201, Map.of("Location", location))));
-
-    List<String> stored = h.record(op).response().headers().get("location");
+    List<String> stored = storedLocation(new Harness(), "create-export", location);
     assertEquals(List.of("https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sp=r&amp;sig=redacted"), stored);
   }
 
   /** Other names behind {@code amp;} are what they were: {@code amp;sp}, {@code amp;page} are kept. */
   @Test
   void anEscapedOrdinaryParameterIsSentAndJournaledAsGiven() throws Exception {
-    Harness h = new Harness();
-    String uri = "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sp=r&amp;page=2&amp;keys=3";
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count());
-    assertEquals(URI.create(uri), h.record(op).request().uri());
+    sentOnceAndJournaledAsGiven(new Harness(), "create",
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&amp;sp=r&amp;page=2&amp;keys=3");
   }
 }

@@ -1,5 +1,7 @@
 package dev.idem.core;
 
+import static dev.idem.core.SecretRuleCalls.sentOnceAndJournaledAsGiven;
+import static dev.idem.core.SecretRuleCalls.storedLocation;
 import static dev.idem.core.support.ScriptedTransport.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -9,11 +11,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.support.Harness;
 import dev.idem.core.support.Requests;
 import dev.idem.core.support.ScriptedTransport;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,15 +30,8 @@ class SecretRuleReviewTest {
 
   /** Sends {@code uri} as an operation whose server answers {@code status}, and checks it went once, as given. */
   private static void sentAndJournaledAsGiven(String uri, int status) throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(status));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
-    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+    OperationRecord record = sentOnceAndJournaledAsGiven(new Harness(), "create", uri, status);
+    assertEquals(OperationState.SUCCEEDED, record.state());
   }
 
   private static void sentAndJournaledAsGiven(String uri) throws Exception {
@@ -133,13 +126,7 @@ class SecretRuleReviewTest {
   void aNestedTokenIsRedactedInAStoredLocationEvenWithAStrayPercentInTheValue() throws Exception {
     String location = "https://app.example.test/done?next=https%3A%2F%2Fidp.example.test%2Fcb"
         + "%3Faccess_token%3Dplanted-token%26note%3D100%";
-    Harness h = new Harness();
-    Operation op = Operation.builder("create-export", Requests.order("{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(201, Map.of("Location", location)));
-
-    h.executor.execute(op, t);
-
-    List<String> stored = h.record(op).response().headers().get("location");
+    List<String> stored = storedLocation(new Harness(), "create-export", location);
     assertFalse(stored.get(0).contains("planted-token"), "token journaled in clear: " + stored);
   }
 

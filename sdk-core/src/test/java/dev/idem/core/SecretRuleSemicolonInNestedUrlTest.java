@@ -1,14 +1,11 @@
 package dev.idem.core;
 
-import static dev.idem.core.support.ScriptedTransport.status;
+import static dev.idem.core.SecretRuleCalls.sentOnceAndJournaledAsGiven;
+import static dev.idem.core.SecretRuleCalls.storedLocation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.support.Harness;
-import dev.idem.core.support.Requests;
-import dev.idem.core.support.ScriptedTransport;
-import java.net.URI;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -34,14 +31,8 @@ class SecretRuleSemicolonInNestedUrlTest {
       "https://api.example.test/v1/login?next=https://app.example.test/cart?lang=fr;session=2",
   })
   void aCleanNestedUrlWithASemicolonIsSentAndJournaledAsGivenAsBefore(String uri) throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("login", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t); // 76dd94ee: IllegalArgumentException "query parameter 'author' looks like a credential"
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
+    // 76dd94ee: IllegalArgumentException "query parameter 'author' looks like a credential"
+    sentOnceAndJournaledAsGiven(new Harness(), "login", uri);
   }
 
   @ParameterizedTest
@@ -50,11 +41,7 @@ class SecretRuleSemicolonInNestedUrlTest {
       "https://app.example.test/orders/1?success_url=https://shop.example.test/done?lang=en;session_id=cs_test_1",
   })
   void aStoredLocationWithACleanNestedUrlKeepsItsMatrixAndReturnParameters(String location) throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create", Requests.order("{}")).build();
-    h.executor.execute(op, h.transport(op).then(status(201, Map.of("Location", location))));
-
     // 76dd94ee stores ...;author=redacted / ...;session_id=redacted
-    assertEquals(List.of(location), h.record(op).response().headers().get("location"));
+    assertEquals(List.of(location), storedLocation(new Harness(), "create", location));
   }
 }

@@ -1,19 +1,16 @@
 package dev.idem.core;
 
-import static dev.idem.core.support.ScriptedTransport.status;
+import static dev.idem.core.SecretRuleCalls.refusedNothingSentOrJournaled;
+import static dev.idem.core.SecretRuleCalls.refusedOnEveryWayIn;
+import static dev.idem.core.SecretRuleCalls.sentOnceAndJournaledAsGiven;
+import static dev.idem.core.SecretRuleCalls.storedLocation;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.support.Harness;
-import dev.idem.core.support.Requests;
-import dev.idem.core.support.ScriptedTransport;
-import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,47 +40,24 @@ class SecretRuleSemicolonSeparatorTest {
   })
   void aSemicolonSeparatedSecretIsRefusedBeforeAnythingIsJournaledOrSent(String uri, String where)
       throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
-
-    assertTrue(e.getMessage().contains(where), e.getMessage());
-    assertFalse(e.getMessage().contains("planted"), e.getMessage());
-    assertEquals(0, t.count(), "never sent");
-    assertTrue(h.journal.find(op.id()).isEmpty(), "nothing journaled");
-    assertThrows(IllegalArgumentException.class, () -> h.executor.enqueue(op));
-    assertTrue(h.journal.find(op.id()).isEmpty(), "nothing journaled by enqueue");
+    refusedOnEveryWayIn(new Harness(), "create", uri, where);
   }
 
   /** A URL nested in a value, whose receiver splits on {@code ;}, is read the same way. */
   @Test
   void aSemicolonSeparatedTokenInANestedUrlIsRefused() throws Exception {
-    Harness h = new Harness();
     String uri = "https://api.example.test/login?next="
         + encode("https://idp.example.test/cb?state=s1;access_token=planted");
-    Operation op = Operation.builder("login", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
 
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
+    IllegalArgumentException e = refusedNothingSentOrJournaled(new Harness(), "login", uri);
 
     assertTrue(e.getMessage().contains("query parameter 'next' holds a URL"), e.getMessage());
-    assertEquals(0, t.count());
-    assertTrue(h.journal.find(op.id()).isEmpty());
   }
 
   @Test
   void allowingTheNamedParameterLetsItThrough() throws Exception {
     Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("access_token")));
-    String uri = "https://api.example.test/v1/orders?a=1;access_token=t1";
-    Operation op = Operation.builder("create", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count());
-    assertEquals(URI.create(uri), h.record(op).request().uri());
+    sentOnceAndJournaledAsGiven(h, "create", "https://api.example.test/v1/orders?a=1;access_token=t1");
   }
 
   /**
@@ -93,25 +67,17 @@ class SecretRuleSemicolonSeparatorTest {
   @Test
   void allowingThePairsNameDoesNotAllowASeparatedSecretAfterIt() throws Exception {
     Harness h = new Harness(Harness.POLICY, b -> b.allowQueryParameters(Set.of("a")));
-    Operation op = Operation.builder("create",
-        Requests.postJson("https://api.example.test/v1/orders?a=1;access_token=planted", "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
 
-    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> h.executor.execute(op, t));
+    IllegalArgumentException e = refusedNothingSentOrJournaled(h, "create",
+        "https://api.example.test/v1/orders?a=1;access_token=planted");
 
     assertTrue(e.getMessage().contains("query parameter 'access_token'"), e.getMessage());
-    assertEquals(0, t.count());
-    assertTrue(h.journal.find(op.id()).isEmpty());
   }
 
   @Test
   void aStoredLocationHasASemicolonSeparatedSecretRedacted() throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("create-export", Requests.order("{}")).build();
     String location = "https://acct.blob.core.windows.net/c/b?sv=2022-11-02;sp=r;sig=planted-sig;se=2026&page=1";
-    h.executor.execute(op, h.transport(op).then(status(201, Map.of("Location", location))));
-
-    List<String> stored = h.record(op).response().headers().get("location");
+    List<String> stored = storedLocation(new Harness(), "create-export", location);
     assertEquals(List.of("https://acct.blob.core.windows.net/c/b?sv=2022-11-02;sp=r;sig=redacted;se=2026&page=1"),
         stored);
   }
@@ -131,14 +97,7 @@ class SecretRuleSemicolonSeparatorTest {
       "https://api.example.test/v1/login?next=%2Fsearch%3Fq%3Da%3Bb%3Dc",
   })
   void anOrdinarySemicolonInAValueIsSentAndJournaledAsGiven(String uri) throws Exception {
-    Harness h = new Harness();
-    Operation op = Operation.builder("search", Requests.postJson(uri, "{}")).build();
-    ScriptedTransport t = h.transport(op).then(status(200));
-
-    h.executor.execute(op, t);
-
-    assertEquals(1, t.count(), "sent once");
-    assertEquals(URI.create(uri), h.record(op).request().uri(), "journaled as given");
-    assertEquals(OperationState.SUCCEEDED, h.record(op).state());
+    OperationRecord record = sentOnceAndJournaledAsGiven(new Harness(), "search", uri);
+    assertEquals(OperationState.SUCCEEDED, record.state());
   }
 }
