@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
@@ -14,55 +13,19 @@ import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Map;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
  * Review of DueDeadlines (commit 1701eca5): the wall-clock-step guard must never send an operation
- * before the wait that was journaled for it. Same virtual-time setup as OutboxClockStepDueTest.
+ * before the wait that was journaled for it. The virtual-time setup is OutboxClockStepDueTest's (WallClockStepFixture).
  */
-class DueDeadlinesReviewTest {
-  private final VirtualTime time = new VirtualTime();
-  private final InMemoryJournal journal = new InMemoryJournal();
-  private final FakeHost host = new FakeHost(time, FakeHost.always(201));
-  private volatile Duration step = Duration.ZERO;
-
-  private final Clock wall = new Clock() {
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return time.now().plus(step);
-    }
-  };
-
-  private IdempotentExecutor executor(String owner) {
-    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(wall).scheduler(time.scheduler())
-        .sleeper(time.sleeper()).random(() -> 0.5).circuitBreaker(CircuitBreakerSettings.disabled())
-        .asyncExecutor(Runnable::run).build();
-  }
-
-  private OutboxDispatcher outbox(IdempotentExecutor idem) {
-    return OutboxDispatcher.builder(idem).clock(wall).scheduler(time.scheduler()).pollInterval(Duration.ofSeconds(1))
-        .maxPollInterval(Duration.ofSeconds(1)).registerAsync("create-order", host).build();
-  }
-
-  private OperationRecord record(Operation op) throws Exception {
-    return journal.find(op.id()).orElseThrow();
+class DueDeadlinesReviewTest extends WallClockStepFixture {
+  DueDeadlinesReviewTest() {
+    super(FakeHost.always(201));
   }
 
   /**

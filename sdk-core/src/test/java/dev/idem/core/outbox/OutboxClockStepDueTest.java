@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
@@ -19,13 +18,9 @@ import dev.idem.core.host.RetryBudget;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.FakeHost.Reply;
 import dev.idem.core.support.Requests;
-import dev.idem.core.testing.VirtualTime;
 import java.net.ConnectException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,56 +34,22 @@ import org.junit.jupiter.api.Test;
  * due time minus the instant it was journaled) is waited on the scheduler (monotonic): after the
  * dispatcher's own delivery, and, for a record journaled after the clock's now (on a clock that was
  * ahead), from the poll that finds it; backoff still holds for operations written after the step,
- * and no wait is ever cut short. Virtual time throughout: the host's wall clock is the virtual time plus {@link #step}.
+ * and no wait is ever cut short. Virtual time throughout: the host's wall clock is the virtual time plus {@code step}.
  */
-class OutboxClockStepDueTest {
+class OutboxClockStepDueTest extends WallClockStepFixture {
   /** The default retry policy's maxDelay: how long a round that was not sent waits before the next. */
   private static final Duration BACKOFF = Duration.ofSeconds(10);
 
-  private final VirtualTime time = new VirtualTime();
-  private final InMemoryJournal journal = new InMemoryJournal();
-  private final FakeHost host = new FakeHost(time, refused());
-  private volatile Duration step = Duration.ZERO;
-
-  private final Clock wall = new Clock() {
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return time.now().plus(step);
-    }
-  };
+  OutboxClockStepDueTest() {
+    super(refused());
+  }
 
   private static FakeHost.Behaviour refused() {
     return (key, n, now) -> Reply.fail(new ConnectException("Connection refused"));
   }
 
-  private IdempotentExecutor executor(String owner) {
-    return IdempotentExecutor.builder().journal(journal).owner(owner).clock(wall).scheduler(time.scheduler())
-        .sleeper(time.sleeper()).random(() -> 0.5).circuitBreaker(CircuitBreakerSettings.disabled())
-        .asyncExecutor(Runnable::run).build();
-  }
-
-  /** Polls every second, backed off or not: what is left is the wait for the operation's due time. */
-  private OutboxDispatcher outbox(IdempotentExecutor idem) {
-    return OutboxDispatcher.builder(idem).clock(wall).scheduler(time.scheduler()).pollInterval(Duration.ofSeconds(1))
-        .maxPollInterval(Duration.ofSeconds(1)).registerAsync("create-order", host).build();
-  }
-
   private static Operation order(int n) {
     return Operation.builder("create-order", Requests.order("{\"n\":" + n + "}")).build();
-  }
-
-  private OperationRecord record(Operation op) throws Exception {
-    return journal.find(op.id()).orElseThrow();
   }
 
   @Test

@@ -4,18 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotentExecutor;
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationState;
 import dev.idem.core.Outcome;
 import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
-import dev.idem.core.testing.VirtualTime;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -27,29 +22,10 @@ import org.junit.jupiter.api.Test;
  * polls go on every second, but no handle settles, and no owed outcome is handed over, until the
  * clock catches up again. Before, every poll swept.
  */
-class OutboxClockStepSweepTest {
-  private final VirtualTime time = new VirtualTime();
-  private final InMemoryJournal journal = new InMemoryJournal();
-  private final FakeHost host = new FakeHost(time, FakeHost.always(201));
-  private volatile Duration step = Duration.ZERO;
-
-  /** The host's wall clock: the virtual time, stepped by {@link #step}. */
-  private final Clock wall = new Clock() {
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return time.now().plus(step);
-    }
-  };
+class OutboxClockStepSweepTest extends WallClockStepFixture {
+  OutboxClockStepSweepTest() {
+    super(FakeHost.always(201));
+  }
 
   @Test
   void aHandleOnAnOperationFinishedInlineCompletesAtTheNextPollsAfterTheWallClockStepsBack() throws Exception {
