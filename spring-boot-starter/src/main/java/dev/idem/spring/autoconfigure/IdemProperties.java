@@ -221,7 +221,8 @@ public record IdemProperties(
    * @param callerHeader The request header whose value is the caller a key is scoped by (a tenant
    *     or account id), instead of the user principal's name: for an app that tells its tenants
    *     apart without Spring Security, behind a gateway that sets this header and drops any value
-   *     a client sent. A keyed request without it is refused 400, never put in a shared scope. Unset
+   *     a client sent. A keyed request without it, with it more than once or with a comma in it
+   *     (a gateway's appended value beside a client's) is refused 400, never put in a shared scope. Unset
    *     by default (the principal's name, "anonymous" without one); an IdempotencyCaller bean is
    *     the other way to give the caller, and only one of the two may be set.
    */

@@ -5,6 +5,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.metrics.MicrometerGuardMetrics;
+import dev.idem.spring.internal.CallerHeader;
 import dev.idem.spring.internal.GuardFactory;
 import dev.idem.spring.internal.GuardFilter;
 import dev.idem.spring.internal.HandlerFailures;
@@ -154,9 +155,9 @@ public class IdemServerAutoConfiguration {
         throw new IllegalStateException("idem.server.caller-header is set and there is an IdempotencyCaller bean:"
             + " give the guard's caller one way, not both");
       }
-      String header = s.callerHeader();
-      caller = r -> r.getHeader(header);
-      callerName = "the " + header + " header";
+      CallerHeader header = new CallerHeader(s.callerHeader());
+      caller = header;
+      callerName = header.description();
     } else {
       caller = bean;
       callerName = "the app's IdempotencyCaller";

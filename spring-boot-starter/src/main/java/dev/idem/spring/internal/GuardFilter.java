@@ -64,7 +64,8 @@ import org.springframework.web.util.UrlPathHelper;
  * {@code idem.server.caller-header} names) if it gave one, else the user principal's name,
  * "anonymous" without one. With the app's, a keyed request it names no caller for is refused 400
  * before anything is claimed: falling back to the principal or "anonymous" would put such
- * requests of every tenant in one scope. Thread-safe.
+ * requests of every tenant in one scope. So is one whose caller header ({@link CallerHeader}) is
+ * given more than once or holds a comma. Thread-safe.
  */
 public final class GuardFilter extends OncePerRequestFilter implements SmartInitializingSingleton {
   private static final Logger LOG = LoggerFactory.getLogger(GuardFilter.class);
@@ -398,12 +399,15 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     boolean keyed = request.getHeader(g.guard().keyHeader()) != null;
     String who;
     if (appCaller != null) {
-      who = appCaller.apply(request);
+      // A caller header given twice names two callers: whichever one were taken, a client could
+      // put its own value beside the gateway's and be scoped as another tenant.
+      String refused = appCaller instanceof CallerHeader h ? h.refusal(request) : null;
+      who = refused == null ? appCaller.apply(request) : null;
       if (who == null || who.isBlank()) {
         if (keyed) {
           // Not the principal nor "anonymous": either would put every such tenant in one scope,
           // where one is replayed another's answer. An unkeyed request has no record to share.
-          IdempotencyFilter.send(request, response, callerMissing(g.guard().keyHeader()));
+          IdempotencyFilter.send(request, response, callerMissing(g.guard().keyHeader(), refused));
           return false;
         }
         who = null;
@@ -422,9 +426,13 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     return true;
   }
 
-  private GuardResponse callerMissing(String keyHeader) {
-    String detail = "This request has an " + keyHeader + " but " + appCallerName + " names no caller for it;"
-        + " a key is scoped by its caller, so nothing was processed.";
+  /**
+   * @param refused why the caller cannot be told (such as a caller header given twice), or null
+   *     when the app's caller names none
+   */
+  private GuardResponse callerMissing(String keyHeader, String refused) {
+    String detail = "This request has an " + keyHeader + " but " + (refused != null ? refused
+        : appCallerName + " names no caller for it") + "; a key is scoped by its caller, so nothing was processed.";
     String json = "{\"type\":\"" + CALLER_MISSING_TYPE + "\",\"title\":\"The caller of this request is unknown\","
         + "\"status\":400,\"detail\":" + quote(detail) + "}";
     return new GuardResponse(400, Map.of("Content-Type", List.of("application/problem+json")),
