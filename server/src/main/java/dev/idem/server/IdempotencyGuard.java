@@ -63,9 +63,10 @@ import org.slf4j.LoggerFactory;
  *       RFC 8941 quoted string, 1 to 255 visible ASCII characters other than {@code "}, {@code ,}
  *       and {@code \}, read by the same parser as the client's ({@link KeyHeader}, which says why).
  *       A malformed key, a second field line, or two keys joined with a comma get 400.</li>
- *   <li>A keyed request whose caller (or route) holds a NUL or an unpaired surrogate gets 400 and
- *       claims nothing ({@link Admission.Reason#IDENTITY_UNSTORABLE}): no store keeps it as given,
- *       and changed it could name another caller.</li>
+ *   <li>A keyed request whose caller (or route) holds a NUL or an unpaired surrogate, or is longer
+ *       than {@link RecordId#MAX_CALLER_BYTES} ({@link RecordId#MAX_ROUTE_BYTES}) bytes in UTF-8,
+ *       gets 400 and claims nothing ({@link Admission.Reason#IDENTITY_UNSTORABLE}): no store keeps
+ *       it as given, and changed it could name another caller.</li>
  *   <li>POST and PATCH require a key (400 without one); other methods run unguarded without a key,
  *       and are guarded with one. Per-route {@link RoutePolicy policies} override this.</li>
  *   <li>A key is scoped per caller and route ({@link KeyScope#CALLER_AND_ROUTE}).</li>
@@ -632,15 +633,15 @@ public final class IdempotencyGuard implements AutoCloseable {
           "The " + s.keyHeader + " header has " + key.problem().orElseThrow() + ".", null))));
     }
     RecordId id = s.scope.id(request.caller(), route, key.key().get().value());
-    String unstorable = id.unstorablePart();
+    String unstorable = id.unstorable();
     if (unstorable != null) {
-      // Refused, never changed: a changed caller could be another tenant's, and share its records.
-      // Only what the scope keeps is checked: under KeyScope.ROUTE the caller is never stored.
+      // Refused, never changed: a changed (or cut) caller could be another tenant's, and share its
+      // records; and not a 503, which a retry never gets past. Only what the scope keeps is
+      // checked: under KeyScope.ROUTE the caller is never stored.
       return Prepared.answered(respond(Admission.Reason.IDENTITY_UNSTORABLE, s.renderer.refusal(new Refusal(
           Refusal.Kind.IDENTITY_UNSTORABLE, 400, s.keyHeader, "The idempotency scope of this request cannot be stored",
-          "The " + unstorable + " this request is scoped by holds a NUL or an unpaired surrogate, which the"
-              + " idempotency store cannot keep as given; nothing was processed, and the same request is refused"
-              + " again.", null))));
+          "The " + unstorable + ", which the idempotency store cannot keep as given (this request is scoped by"
+              + " it); nothing was processed, and the same request is refused again.", null))));
     }
     byte[] body = request.body().read(s.maxRequestBody + 1);
     if (body.length > s.maxRequestBody) {

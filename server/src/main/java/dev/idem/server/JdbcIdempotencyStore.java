@@ -318,7 +318,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   public Optional<StoredRecord> find(RecordId id) {
     // Looked up, such an id would fail on PostgreSQL and find another caller's record on SQLite
     // (the driver writes the surrogate as '?'); no record is stored under it.
-    if (id.unstorablePart() != null) {
+    if (id.unstorable() != null) {
       return Optional.empty();
     }
     return read(id, s -> findOn(s, id));

@@ -18,6 +18,23 @@ import java.util.Objects;
  */
 public record RecordId(String caller, String route, String key) {
   /**
+   * The longest caller a store keeps, in UTF-8 bytes: 1024. With {@link #MAX_ROUTE_BYTES} and the
+   * 255-byte key, an id fits one PostgreSQL btree entry (at most 2704 bytes), which the record's
+   * primary key (caller, route, key) needs; a longer one failed every claim there, a 503 on every
+   * retry. Longer is refused on every store alike.
+   */
+  public static final int MAX_CALLER_BYTES = 1024;
+
+  /**
+   * The longest route a store keeps ({@code "POST /orders/..."}), in UTF-8 bytes: 1024; see
+   * {@link #MAX_CALLER_BYTES}.
+   */
+  public static final int MAX_ROUTE_BYTES = 1024;
+
+  /** The longest key a store keeps, in UTF-8 bytes: the guard's 255 visible ASCII characters. */
+  private static final int MAX_KEY_BYTES = 255;
+
+  /**
    * Makes the record.
    *
    * @param caller the caller scope (an account or tenant id, never a credential), or {@code "*"}
@@ -32,30 +49,62 @@ public record RecordId(String caller, String route, String key) {
   }
 
   /**
-   * The first part of this id that no store keeps as given, or null if there is none: a NUL, which
-   * PostgreSQL refuses on every write, or an unpaired surrogate, which the drivers write as '?'.
-   * Such an id is refused, never changed: changed, it would share a record with another caller's.
+   * Why no store keeps this id as given, or null if one does: the first part that holds a NUL,
+   * which PostgreSQL refuses on every write, or an unpaired surrogate, which the drivers write as
+   * '?'; or a caller or route longer than {@link #MAX_CALLER_BYTES} or {@link #MAX_ROUTE_BYTES}, or
+   * a key longer than 255 bytes, in UTF-8, which PostgreSQL's primary-key index refuses. Such an id
+   * is refused, never changed: changed (or cut), it would share a record with another caller's.
    *
-   * @return {@code "caller"}, {@code "route"}, {@code "key"} or null
+   * @return such as {@code "caller holds a NUL or an unpaired surrogate"}, naming the part but never
+   *     holding its value; or null
    */
-  String unstorablePart() {
-    return StoredText.hasUnstorable(caller) ? "caller" : StoredText.hasUnstorable(route) ? "route"
-        : StoredText.hasUnstorable(key) ? "key" : null;
+  String unstorable() {
+    String[][] parts = {{"caller", caller}, {"route", route}, {"key", key}};
+    int[] limits = {MAX_CALLER_BYTES, MAX_ROUTE_BYTES, MAX_KEY_BYTES};
+    for (int i = 0; i < parts.length; i++) {
+      String value = parts[i][1];
+      if (StoredText.hasUnstorable(value)) {
+        return parts[i][0] + " holds a NUL or an unpaired surrogate";
+      }
+      if (utf8Length(value) > limits[i]) {
+        return parts[i][0] + " is longer than " + limits[i] + " bytes in UTF-8";
+      }
+    }
+    return null;
+  }
+
+  /** The UTF-8 length of {@code s}, without encoding it; an unpaired surrogate counts 3 (it is refused anyway). */
+  private static long utf8Length(String s) {
+    long n = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        n++;
+      } else if (c < 0x800) {
+        n += 2;
+      } else if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+        n += 4;
+        i++;
+      } else {
+        n += 3;
+      }
+    }
+    return n;
   }
 
   /**
    * This id, if a store can keep it as given; the stores' own check, for a caller of the SPI other
    * than the guard, which refuses such a request before it reaches its store.
    *
-   * @throws IllegalArgumentException if a part holds a NUL or an unpaired surrogate
+   * @throws IllegalArgumentException if a part holds a NUL or an unpaired surrogate, or is longer
+   *     than its limit
    */
   RecordId requireStorable() {
-    String part = unstorablePart();
-    if (part != null) {
+    String why = unstorable();
+    if (why != null) {
       // The value stays out of the message: it is the caller's, and the log line would carry it.
-      throw new IllegalArgumentException("the " + part + " of this operation holds a NUL or an unpaired surrogate,"
-          + " which no idempotency store keeps as given; refused, never changed, so that it shares no record with"
-          + " another");
+      throw new IllegalArgumentException("the " + why + ", which no idempotency store keeps as given; refused,"
+          + " never changed, so that it shares no record with another");
     }
     return this;
   }

@@ -54,8 +54,9 @@ public record Refusal(Kind kind, int status, String keyHeader, String title, Str
     /** The request body is over the guard's cap (413); nothing was claimed. */
     BODY_TOO_LARGE,
     /**
-     * The operation's caller or route holds a NUL or an unpaired surrogate, which no store keeps
-     * as given (400): nothing was claimed, and the same request is refused every time.
+     * The operation's caller or route holds a NUL or an unpaired surrogate, or is over its length
+     * limit ({@link RecordId#MAX_CALLER_BYTES}, {@link RecordId#MAX_ROUTE_BYTES}), which no store
+     * keeps as given (400): nothing was claimed, and the same request is refused every time.
      */
     IDENTITY_UNSTORABLE,
     /** The store failed (503); a retry is safe. */

@@ -73,7 +73,10 @@ public sealed interface Admission {
      * on every write, and the drivers write an unpaired surrogate as '?', so that a caller
      * {@code t} followed by a lone U+D800 would share the records of the caller {@code "t?"}; the
      * identity is refused rather than changed, and the same request is refused every time, so a
-     * retry is pointless.
+     * retry is pointless. So is a caller or route longer than
+     * {@link dev.idem.server.RecordId#MAX_CALLER_BYTES} or
+     * {@link dev.idem.server.RecordId#MAX_ROUTE_BYTES} bytes in UTF-8, which PostgreSQL's index of
+     * the records refuses (a 503 on every retry before).
      */
     IDENTITY_UNSTORABLE
   }

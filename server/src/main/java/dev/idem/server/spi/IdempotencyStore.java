@@ -29,8 +29,10 @@ public interface IdempotencyStore extends AutoCloseable {
    *
    * <p>An id with a NUL or an unpaired surrogate in any part is refused, never changed: PostgreSQL
    * refuses a NUL, and the drivers write an unpaired surrogate as '?', so a changed id would share
-   * another caller's record. The guard never passes one (it answers such a request 400,
-   * {@link Admission.Reason#IDENTITY_UNSTORABLE}); Idem's stores refuse one from any other caller.
+   * another caller's record. So is one with a part over its length limit
+   * ({@link RecordId#MAX_CALLER_BYTES}, {@link RecordId#MAX_ROUTE_BYTES}, 255 bytes of key), which
+   * PostgreSQL's primary-key index refuses. The guard never passes one (it answers such a request
+   * 400, {@link Admission.Reason#IDENTITY_UNSTORABLE}); Idem's stores refuse one from any other caller.
    *
    * @param id the operation
    * @param fingerprint the request's fingerprint
@@ -39,8 +41,8 @@ public interface IdempotencyStore extends AutoCloseable {
    * @param leaseUntil when the new claim's lease ends
    * @param expiresAt when the new record's retention ends
    * @return the claim, or the record that stands in its way
-   * @throws IllegalArgumentException if a part of {@code id} holds a NUL or an unpaired surrogate;
-   *     nothing was written
+   * @throws IllegalArgumentException if a part of {@code id} holds a NUL or an unpaired surrogate,
+   *     or is over its length limit; nothing was written
    */
   ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
       Instant expiresAt);
