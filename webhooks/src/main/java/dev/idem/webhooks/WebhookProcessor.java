@@ -255,6 +255,11 @@ public final class WebhookProcessor implements AutoCloseable {
 
   /** One poll, run by the loop: claims as many due events as there are free workers. */
   private void poll() {
+    synchronized (lock) {
+      if (closed) {
+        return; // closing: the loop runs on through the grace only for the lease renewals
+      }
+    }
     int free = slots.availablePermits();
     if (free > 0) {
       long now = clock.millis();
@@ -541,8 +546,8 @@ public final class WebhookProcessor implements AutoCloseable {
    * not finished stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due
    * at once, its attempt not counted if the run was shorter than the lease (a longer one, perhaps a
    * hung handler, counts as an attempt without an outcome: see the class comment); one whose handler
-   * ignores the interrupt runs again when its lease ends, as its lease is no longer renewed from the
-   * start of close() (an embedded inbox: at its next open). Idempotent.
+   * ignores the interrupt runs again when its lease ends, as its lease is renewed through the grace
+   * and no longer after it (an embedded inbox: at its next open). Idempotent.
    */
   @Override
   public void close() {
@@ -555,13 +560,10 @@ public final class WebhookProcessor implements AutoCloseable {
       w = workers;
     }
     inbox.removeOnNewWork(nudge);
-    loop.close();
-    // Before the grace, not after: a handler that ignores the interrupt would otherwise keep its
-    // event leased (on a scheduler the app gave, which loop.close() leaves running) for as long as
-    // the JVM lives, and no other processor would ever run it. A handler that finishes within the
-    // grace still records its outcome: a lease of a few seconds left is enough, and one that lapsed
-    // meanwhile is recorded as stale, the event run again elsewhere (at least once).
-    heartbeat.close();
+    // The loop, and the scheduler it may own, keep running through the grace (a poll now claims
+    // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
+    // grace longer than what was left of a lease let another processor run a handler that was
+    // about to finish within it, beside it. The renewals end with the grace (below).
     if (w != null) {
       w.shutdown();
       try {
@@ -577,6 +579,11 @@ public final class WebhookProcessor implements AutoCloseable {
         w.shutdownNow();
       }
     }
+    // After the grace, not before it, and never later: a handler that ignores the interrupt would
+    // otherwise keep its event leased (on a scheduler the app gave, which loop.close() leaves
+    // running) for as long as the JVM lives, and no other processor would ever run it.
+    heartbeat.close();
+    loop.close();
   }
 
   /** Configures a processor. Not thread-safe. */
