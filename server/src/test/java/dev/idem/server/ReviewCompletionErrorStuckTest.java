@@ -80,4 +80,22 @@ class ReviewCompletionErrorStuckTest {
       guard.close();
     }
   }
+
+  @Test
+  void anErrorInABackgroundRetryKillsTheRetriesButNotTheRenewals() throws Exception {
+    ErrorOnComplete store = new ErrorOnComplete(2);
+    IdempotencyGuard guard = IdempotencyGuard.builder(store).clock(time.clock()).scheduler(time.scheduler())
+        .storeExecutor(ReviewCompletionErrorStuckTest::poolLike).purgeInterval(null).build();
+    try {
+      Admission.Proceed first = assertInstanceOf(Admission.Proceed.class, guard.admit(post()));
+      assertThrows(IdempotencyStoreException.class,
+          () -> guard.complete(first.claim(), CapturedResponse.json(201, "{\"id\":\"ch_1\"}")));
+      time.advance(Duration.ofMinutes(10));
+      Admission a = guard.admit(post());
+      assertNotEquals(Admission.Reason.IN_FLIGHT, a instanceof Admission.Respond r ? r.reason() : null,
+          "ten minutes later the key is still in flight: the retries died, the renewals never stop");
+    } finally {
+      guard.close();
+    }
+  }
 }
