@@ -324,6 +324,14 @@ public final class IdempotencyGuard implements AutoCloseable {
       }
       signals.signal(claim.id());
       throw e;
+    } catch (Error e) {
+      // Not tried again (an OutOfMemoryError, a StackOverflowError or NoClassDefFoundError in a
+      // driver is no store blip), so nothing else would ever stop the renewals: the lease would be
+      // renewed for the guard's life and a retry of the key get 409 forever. Stopped, the lease runs
+      // out and a retry runs the handler again, as when the process dies.
+      claim.stopRenewals();
+      signals.signal(claim.id());
+      throw e;
     }
     claim.stopRenewals();
     signals.signal(claim.id());
