@@ -146,6 +146,12 @@ final class CompletionRetries {
           next();
         }
         return;
+      } catch (Error e) {
+        // Given up, not rethrown: on the pool thread it would end the tries unseen, with the lease
+        // still renewed and the key answering 409 for the guard's life (LeaseRenewals keeps Errors
+        // off its threads too). Given up, the lease runs out and a retry runs the handler again.
+        giveUp(e);
+        return;
       }
       claim.stopRenewals();
       if (result == CompletionResult.REFUSED) {
