@@ -119,6 +119,10 @@ final class CompletionRetries {
       } catch (RuntimeException | Error e) {
         if (closed.getAsBoolean()) {
           giveUp(null);
+        } else if (outOfTime()) {
+          // A refused try counts as a failed one: an executor that keeps refusing (shut down before
+          // the guard) must not keep the key in flight, its lease renewed, for the guard's life.
+          giveUp(e);
         } else {
           // An executor of the app's that refuses work: tried again at the next turn.
           LOG.warn("The store executor refused a completion retry of {}", claim, e);
@@ -138,7 +142,7 @@ final class CompletionRetries {
       try {
         result = attempt.run(clock.instant());
       } catch (RuntimeException e) {
-        if (!clock.instant().isBefore(giveUpAt)) {
+        if (outOfTime()) {
           giveUp(e);
         } else {
           LOG.warn("Could not store the completion of {} again; its lease is kept, trying again in {}", claim,
@@ -164,6 +168,11 @@ final class CompletionRetries {
         LOG.info("Stored the completion of {} on a later try", claim);
       }
       ended.accept(result);
+    }
+
+    /** True once the tries have gone on failing for one lease period: they give up. */
+    private boolean outOfTime() {
+      return !clock.instant().isBefore(giveUpAt);
     }
 
     private void next() {
