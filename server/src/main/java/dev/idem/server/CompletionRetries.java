@@ -19,9 +19,11 @@ import org.slf4j.LoggerFactory;
  * off from {@value #FIRST_PAUSE_MILLIS} ms, doubling, up to the renewal period, timed on the guard's
  * scheduler and run on its store executor, like the renewals. They end when the completion lands,
  * when the store says the claim was lost (its lease ran out, or it was taken over), when the guard
- * closes, or after one lease period of failures: a store that stays down also lets the lease run out
- * in it, and a completion the store keeps refusing must not hold the key in flight forever. Giving
- * up stops the renewals, so the lease then runs out and a retry of the key runs the handler again.
+ * closes, or once the pauses between failed (or refused) attempts add up to one lease period: a
+ * store that stays down also lets the lease run out in it, and a completion the store keeps refusing
+ * must not hold the key in flight forever. The bound is counted on the scheduler, not the wall
+ * clock, so a clock set back does not prolong it; the time the failed store calls took comes on
+ * top. An Error from an attempt gives up at once. Giving up stops the renewals, so the lease then runs out and a retry of the key runs the handler again.
  * In this package, not {@code internal}, since it ends {@link Claim}s through their package-private
  * methods.
  *
@@ -53,7 +55,7 @@ final class CompletionRetries {
    * @param scheduler times the attempts; its tasks only hand the store call over
    * @param storeCalls runs the attempts' store calls
    * @param clock the source of now
-   * @param lease how long the attempts go on failing before they give up
+   * @param lease how long the pauses between failing attempts add up to before they give up
    * @param renewEvery the longest pause between two attempts
    * @param closed true once the guard is closed: no attempt starts after it
    */
@@ -77,7 +79,7 @@ final class CompletionRetries {
    */
   void start(Claim claim, Attempt attempt, Consumer<CompletionResult> ended) {
     Duration first = Duration.ofMillis(FIRST_PAUSE_MILLIS);
-    new Retry(claim, attempt, ended, clock.instant().plus(lease)).schedule(
+    new Retry(claim, attempt, ended).schedule(
         first.compareTo(lastPause) < 0 ? first : lastPause);
   }
 
@@ -86,18 +88,19 @@ final class CompletionRetries {
     private final Claim claim;
     private final Attempt attempt;
     private final Consumer<CompletionResult> ended;
-    private final Instant giveUpAt;
-    private Duration pause; // touched by one attempt at a time
+    // Touched by one attempt at a time, each handed over to the next through the scheduler and executor.
+    private Duration pause;
+    private Duration paused = Duration.ZERO; // the pauses timed so far, this one's included
 
-    Retry(Claim claim, Attempt attempt, Consumer<CompletionResult> ended, Instant giveUpAt) {
+    Retry(Claim claim, Attempt attempt, Consumer<CompletionResult> ended) {
       this.claim = claim;
       this.attempt = attempt;
       this.ended = ended;
-      this.giveUpAt = giveUpAt;
     }
 
     void schedule(Duration delay) {
       pause = delay;
+      paused = paused.plus(delay);
       if (closed.getAsBoolean()) {
         giveUp(null);
         return;
@@ -170,9 +173,13 @@ final class CompletionRetries {
       ended.accept(result);
     }
 
-    /** True once the tries have gone on failing for one lease period: they give up. */
+    /**
+     * True once the pauses between the tries add up to one lease period: they give up. Counted on the
+     * scheduler, not the wall clock, which an NTP step or a restored VM may set back by an hour, and
+     * the key would be held in flight for all of it; the time the failed store calls took comes on top.
+     */
     private boolean outOfTime() {
-      return !clock.instant().isBefore(giveUpAt);
+      return paused.compareTo(lease) >= 0;
     }
 
     private void next() {

@@ -272,7 +272,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IdempotencyStoreException if the store failed. The claim stays in flight, its lease
    *     renewed, and the guard tries the completion again in the background (backing off from
    *     100 ms up to the renewal period) until it lands, the store says the claim was lost, the
-   *     guard closes, or one lease period of failures has passed; meanwhile a retry of the key gets
+   *     guard closes, or the pauses between failed tries add up to one lease period (timed on the
+   *     scheduler, so a wall clock set back does not prolong it); meanwhile a retry of the key gets
    *     409. Send the handler's answer anyway: its effect happened. If the retries give up (or this
    *     process dies first), the lease runs out and a retry of the key runs the handler again
    * @throws IllegalArgumentException if the status is outside 100..599, or
