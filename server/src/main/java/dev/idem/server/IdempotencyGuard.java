@@ -290,9 +290,9 @@ public final class IdempotencyGuard implements AutoCloseable {
       requireHttpStatus(response.status());
       stored = stores ? toStored(response) : null;
     } catch (RuntimeException e) {
-      // Converted before finish(): once finished, the lease is no longer renewed and abandon() does
-      // nothing, so a response the store cannot keep would leave the claim in flight until its
-      // lease ran out. A handler that answers what HTTP cannot carry has failed: release it.
+      // Converted before finish(): once finished, abandon() does nothing, so a response the store
+      // cannot keep would leave the claim in flight (renewed while the completion is retried, then
+      // until its lease ran out). A handler that answers what HTTP cannot carry has failed: release it.
       try {
         abandon(claim);
       } catch (RuntimeException release) {
