@@ -86,26 +86,15 @@ public final class TokenBucketRetryBudget implements RetryBudget {
 
   @Override
   public void onSuccess(String host) {
-    while (true) {
-      Bucket b = bucket(host);
-      if (refundTo(b, successRefund)) {
-        return;
-      }
+    while (!refundTo(bucket(host), successRefund)) {
+      // dropped meanwhile: the next look-up makes a new bucket
     }
   }
 
   @Override
   public void onRetrySuccess(String host) {
-    while (true) {
-      Bucket b = bucket(host);
-      synchronized (b) {
-        if (b.dropped) {
-          continue;
-        }
-        refill(b);
-        b.tokens = Math.min(capacity, b.tokens + retryCost);
-        return;
-      }
+    while (!refundTo(bucket(host), retryCost)) {
+      // dropped meanwhile: the next look-up makes a new bucket
     }
   }
 
