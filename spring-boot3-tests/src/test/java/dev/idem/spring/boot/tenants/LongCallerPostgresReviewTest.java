@@ -12,14 +12,14 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.nio.file.Path;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration;
-import org.springframework.boot.autoconfigure.jdbc.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.mock.web.MockFilterChain;
 import org.springframework.mock.web.MockHttpServletRequest;
@@ -68,11 +68,17 @@ class LongCallerPostgresReviewTest {
       tenant.append((char) ('a' + random.nextInt(26)));
     }
     new WebApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemServerAutoConfiguration.class,
-            DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class))
+        // The app's DataSource as a bean, not Boot's DataSource auto-configuration: this source runs
+        // under Boot 4 too (spring-boot4-tests), where that class moved to another package.
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemServerAutoConfiguration.class))
+        .withBean(DataSource.class, () -> {
+          PGSimpleDataSource ds = new PGSimpleDataSource();
+          ds.setURL(url);
+          ds.setUser("postgres");
+          return ds;
+        })
         .withPropertyValues("idem.client.enabled=false", "idem.outbox.enabled=false", "idem.server.routes=POST /orders",
-            "idem.server.caller-header=X-Tenant-Id", "idem.server.store=datasource", "idem.directory=" + dir,
-            "spring.datasource.url=" + url, "spring.datasource.username=postgres")
+            "idem.server.caller-header=X-Tenant-Id", "idem.server.store=datasource", "idem.directory=" + dir)
         .run(context -> {
           GuardFilter filter = context.getBean(GuardFilter.class);
           Orders orders = new Orders();
