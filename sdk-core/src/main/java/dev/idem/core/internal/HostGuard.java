@@ -32,21 +32,33 @@ import org.slf4j.LoggerFactory;
  * <p>Bounded: a host's breaker (about 3.5 KB) is dropped once it holds nothing worth keeping,
  * that is closed with no failure in its window (a host seen again gets a new, empty one), and was
  * not used for {@link #IDLE_AFTER}. While more than {@value #MAX_HOSTS} hosts hold one, such empty
- * breakers are dropped sooner, the longest unused first, once unused for {@link #MIN_IDLE}, and
- * then the closed ones holding failures that were not used for {@link #IDLE_AFTER}, down to three
- * quarters of the cap. An open or half-open breaker is never dropped, whatever the number of hosts:
- * an open host stays refused for its whole open period. The dropping is done, with no thread of
- * its own, by a call to a host that has no breaker yet (the only call that grows the map), at most
- * once a minute, or at once when the map passes its threshold. That threshold is the cap after a
- * sweep that got down to three quarters of it; after one that could not (the rest open,
- * half-open, in use, or used within the last minute), it is a quarter above the larger of the cap
+ * breakers are dropped sooner, the longest unused first, once unused for {@link #MIN_IDLE}; then
+ * the closed ones holding failures that were not used for {@link #IDLE_AFTER}; then the open ones
+ * whose open period ended {@link #IDLE_AFTER} ago and that were not used for as long (a host that
+ * went down and was not called since: a dead callback URL), down to three quarters of the cap. An
+ * open breaker is never dropped while its open period lasts, whatever the number of hosts: an open
+ * host stays refused for its whole open period. A half-open one is never dropped either (its probes
+ * are out). Open ones past their period are dropped only past the cap, as the closed ones holding
+ * failures are, not always as the empty ones are: such a breaker still knows the host was down,
+ * and a call to it only lets the half-open probes through, where a new breaker would let through
+ * the minimum number of calls before it could open again. A dead callback URL is mostly called
+ * again by a deliverer's retry, at intervals past {@link #IDLE_AFTER}: while memory allows, each
+ * round stays a probe or two. Past the cap the memory wins, since any number of hosts can go down
+ * and stay so.
+ *
+ * <p>The dropping is done, with no thread of its own, by a call to a host that has no breaker yet
+ * (the only call that grows the map), at most once a minute, or at once when the map passes its
+ * threshold. That threshold is the cap after a sweep that got down to three quarters of it; after
+ * one that could not (the rest open within or not long past their period, half-open, in use, or
+ * used lately), it is a quarter above the larger of the cap
  * and what was left, so that each sweep's scan of the map is paid for by the new hosts since the
  * last one (a constant share each) and a steady stream of new hosts at the cap does not scan the
  * map for every other one. The map may thus exceed {@value #MAX_HOSTS} by a quarter (12,500
  * breakers), or, when more than the cap cannot be dropped, hold those plus a quarter again (plus
- * the hosts other threads bring while a sweep runs). A breaker left
- * open by a host that is never called again stays until a call to that host finds its open period
- * over, so many hosts that go down and are then never called (dead callback URLs) still add up.
+ * the hosts other threads bring while a sweep runs). Past the cap, what cannot be dropped is a
+ * breaker in use, half-open, used within {@link #IDLE_AFTER} (within {@link #MIN_IDLE} for an empty
+ * one), or open and not yet {@link #IDLE_AFTER} past its open period: the map is bounded by the
+ * hosts called lately, and hosts that go down and are then never called again do not add up.
  */
 public final class HostGuard {
   private static final Logger LOG = LoggerFactory.getLogger(HostGuard.class);
@@ -68,7 +80,11 @@ public final class HostGuard {
    * no recorded duration exceeds it, so no call is ever slow.
    */
   static final Duration NEVER_SLOW = Duration.ofNanos(Long.MAX_VALUE);
-  /** How long a breaker holding nothing worth keeping stays unused before it is dropped. */
+  /**
+   * How long a breaker holding nothing worth keeping stays unused before it is dropped; past the
+   * cap, also how long a closed one holding failures stays unused, and an open one stays unused and
+   * past its open period, before it may be dropped.
+   */
   static final Duration IDLE_AFTER = Duration.ofMinutes(10);
   /** Past {@link #MAX_HOSTS}, how long an empty breaker stays unused before it may be dropped. */
   static final Duration MIN_IDLE = Duration.ofMinutes(1);
@@ -175,6 +191,15 @@ public final class HostGuard {
     /** Closed, as last told: it admits every call, whatever failures its window holds. */
     boolean closed() {
       return seen.get() == CircuitBreaker.State.CLOSED && breaker.getState() == CircuitBreaker.State.CLOSED;
+    }
+
+    /**
+     * Still open, as last told, with the open period {@code until} that the sweep read: not
+     * half-opened since, nor opened again (which sets a new {@link #openUntil}).
+     */
+    boolean openUntil(Instant until) {
+      return seen.get() == CircuitBreaker.State.OPEN && breaker.getState() == CircuitBreaker.State.OPEN
+          && openUntil == until;
     }
   }
 
@@ -446,8 +471,12 @@ public final class HostGuard {
     }
   }
 
-  /** A breaker and its stamp, read once: the sort needs keys that do not change under it. */
-  private record Candidate(String host, Breaker breaker, long lastUsed, int failures, boolean empty) {}
+  /**
+   * A breaker and its stamp, read once: the sort needs keys that do not change under it. Its rank
+   * is the order in which the cap drops: 0 empty, 1 closed holding failures, 2 open past its period
+   * ({@code openUntil} then is the period the sweep read, else null).
+   */
+  private record Candidate(String host, Breaker breaker, long lastUsed, int failures, int rank, Instant openUntil) {}
 
   private void sweep(long now) {
     long idleAfter = IDLE_AFTER.toMillis();
@@ -459,22 +488,37 @@ public final class HostGuard {
         if (now - used >= idleAfter) {
           drop(host, b, used, 0);
         } else if (now - used >= minIdle) {
-          spare.add(new Candidate(host, b, used, 0, true));
+          spare.add(new Candidate(host, b, used, 0, 0, null));
         }
-      } else if (now - used >= idleAfter && b.closed()) {
-        spare.add(new Candidate(host, b, used, b.failures(), false));
+      } else if (now - used >= idleAfter) {
+        if (b.closed()) {
+          spare.add(new Candidate(host, b, used, b.failures(), 1, null));
+        } else {
+          // Null while the breaker is not open, or for the moment between its opening being seen
+          // and its period being written: kept then.
+          Instant until = b.openUntil;
+          if (until != null && now - until.toEpochMilli() >= idleAfter) {
+            spare.add(new Candidate(host, b, used, 0, 2, until));
+          }
+        }
       }
     });
     if (breakers.size() > maxHosts) {
       // Empty ones first, then closed ones holding failures (a new breaker admits the same; only
-      // their stale failures are forgotten), the longest unused first. Never an open one.
-      spare.sort(Comparator.comparing(Candidate::empty).reversed().thenComparingLong(Candidate::lastUsed));
+      // their stale failures are forgotten), then open ones long past their period (a new breaker
+      // admits more than their probes; only that the host was down long ago is forgotten), the
+      // longest unused first. Never a half-open one, nor an open one within its period.
+      spare.sort(Comparator.comparingInt(Candidate::rank).thenComparingLong(Candidate::lastUsed));
       int target = CapSweep.target(maxHosts);
       for (Candidate c : spare) {
         if (breakers.size() <= target) {
           break;
         }
-        drop(c.host(), c.breaker(), c.lastUsed(), c.failures());
+        if (c.openUntil() == null) {
+          drop(c.host(), c.breaker(), c.lastUsed(), c.failures());
+        } else {
+          dropOpen(c.host(), c.breaker(), c.lastUsed(), c.openUntil());
+        }
       }
     }
     // Always head-room: a sweep that dropped only the one or two breakers that just passed
@@ -500,6 +544,26 @@ public final class HostGuard {
   private void drop(String host, Breaker b, long used, int failures) {
     b.retired = true;
     if (b.inUse.get() == 0 && b.lastUsed == used && b.closed() && b.failures() == failures) {
+      breakers.remove(host, b);
+    } else {
+      b.retired = false;
+    }
+  }
+
+  /**
+   * As {@link #drop}, for an open breaker whose period {@code until} the sweep found long over:
+   * dropped only if, with {@link Breaker#retired} set, no caller holds it, it was not used since
+   * the sweep read its stamp {@code used}, and it is still open with that same period (a caller
+   * that half-opened it, or whose probe failed and opened it again, changed one or the other).
+   * Last, resilience4j itself is asked whether its open period is over, since its own deadline is
+   * the one that counts: two threads that half-open and re-open a breaker at the same moment can
+   * leave {@link Breaker#openUntil} at the older period ({@link #observe}). Refused, it stays open
+   * and unchanged (resilience4j only counts the refused call), and is kept; permitted, it has just
+   * half-opened, and is dropped with that permission: no caller can reach it any more.
+   */
+  private void dropOpen(String host, Breaker b, long used, Instant until) {
+    b.retired = true;
+    if (b.inUse.get() == 0 && b.lastUsed == used && b.openUntil(until) && b.breaker.tryAcquirePermission()) {
       breakers.remove(host, b);
     } else {
       b.retired = false;
