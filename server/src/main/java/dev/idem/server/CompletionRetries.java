@@ -19,11 +19,14 @@ import org.slf4j.LoggerFactory;
  * off from {@value #FIRST_PAUSE_MILLIS} ms, doubling, up to the renewal period, timed on the guard's
  * scheduler and run on its store executor, like the renewals. They end when the completion lands,
  * when the store says the claim was lost (its lease ran out, or it was taken over), when the guard
- * closes, or once the pauses between failed (or refused) attempts add up to one lease period: a
- * store that stays down also lets the lease run out in it, and a completion the store keeps refusing
- * must not hold the key in flight forever. The bound is counted on the scheduler, not the wall
- * clock, so a clock set back does not prolong it; the time the failed store calls took comes on
- * top. An Error from an attempt gives up at once. Giving up stops the renewals, so the lease then runs out and a retry of the key runs the handler again.
+ * closes, or once one lease period has passed since the first failure: a store that stays down also
+ * lets the lease run out in it, and a completion the store keeps refusing (or a store whose calls
+ * each fail slowly) must not hold the key in flight forever. That period is measured on the guard's
+ * clock, the failed store calls' own time included, and no attempt starts after it (the last pause is
+ * shortened to end there); the pauses timed on the scheduler count too, so a clock set back does not
+ * prolong it. Only the store call of the last attempt, started within the period, may run past it. An
+ * Error from an attempt gives up at once. Giving up stops the renewals, so the lease then runs out
+ * and a retry of the key runs the handler again.
  * In this package, not {@code internal}, since it ends {@link Claim}s through their package-private
  * methods.
  *
@@ -55,7 +58,7 @@ final class CompletionRetries {
    * @param scheduler times the attempts; its tasks only hand the store call over
    * @param storeCalls runs the attempts' store calls
    * @param clock the source of now
-   * @param lease how long the pauses between failing attempts add up to before they give up
+   * @param lease how long after the first failure the attempts give up
    * @param renewEvery the longest pause between two attempts
    * @param closed true once the guard is closed: no attempt starts after it
    */
@@ -88,6 +91,7 @@ final class CompletionRetries {
     private final Claim claim;
     private final Attempt attempt;
     private final Consumer<CompletionResult> ended;
+    private final Instant firstFailure; // on the guard's clock: the retries end one lease after it
     // Touched by one attempt at a time, each handed over to the next through the scheduler and executor.
     private Duration pause;
     private Duration paused = Duration.ZERO; // the pauses timed so far, this one's included
@@ -96,6 +100,7 @@ final class CompletionRetries {
       this.claim = claim;
       this.attempt = attempt;
       this.ended = ended;
+      this.firstFailure = clock.instant();
     }
 
     void schedule(Duration delay) {
@@ -129,7 +134,7 @@ final class CompletionRetries {
         } else {
           // An executor of the app's that refuses work: tried again at the next turn.
           LOG.warn("The store executor refused a completion retry of {}", claim, e);
-          next();
+          schedule(nextPause());
         }
       }
     }
@@ -148,9 +153,10 @@ final class CompletionRetries {
         if (outOfTime()) {
           giveUp(e);
         } else {
-          LOG.warn("Could not store the completion of {} again; its lease is kept, trying again in {}", claim,
-              pause.multipliedBy(2).compareTo(lastPause) > 0 ? lastPause : pause.multipliedBy(2), e);
-          next();
+          Duration after = nextPause();
+          LOG.warn("Could not store the completion of {} again; its lease is kept, trying again in {}", claim, after,
+              e);
+          schedule(after);
         }
         return;
       } catch (Error e) {
@@ -174,17 +180,33 @@ final class CompletionRetries {
     }
 
     /**
-     * True once the pauses between the tries add up to one lease period: they give up. Counted on the
-     * scheduler, not the wall clock, which an NTP step or a restored VM may set back by an hour, and
-     * the key would be held in flight for all of it; the time the failed store calls took comes on top.
+     * How long the tries have taken since the first failure: on the guard's clock, so that the store
+     * calls' own time counts (a store whose calls each time out after 10 s would otherwise hold the key
+     * in flight for several leases), but never less than the pauses timed on the scheduler, since an
+     * NTP step or a restored VM may set the clock back by an hour, and the key would be held in flight
+     * for all of it. A clock stepped forward ends the tries early; it also makes every lease in the
+     * store look run out, to every other request, so the early end loses nothing more.
      */
-    private boolean outOfTime() {
-      return paused.compareTo(lease) >= 0;
+    private Duration spent() {
+      Duration measured = Duration.between(firstFailure, clock.instant());
+      return measured.compareTo(paused) > 0 ? measured : paused;
     }
 
-    private void next() {
+    /** True once one lease period has passed since the first failure: the tries give up. */
+    private boolean outOfTime() {
+      return spent().compareTo(lease) >= 0;
+    }
+
+    /**
+     * The pause before the next try: double the last, at most the renewal period, and ending no
+     * later than one lease after the first failure, so that the last try still starts within it.
+     * Only called when not {@link #outOfTime()}, so positive.
+     */
+    private Duration nextPause() {
       Duration doubled = pause.multipliedBy(2);
-      schedule(doubled.compareTo(lastPause) > 0 ? lastPause : doubled);
+      Duration next = doubled.compareTo(lastPause) > 0 ? lastPause : doubled;
+      Duration left = lease.minus(spent());
+      return next.compareTo(left) > 0 ? left : next;
     }
 
     private void giveUp(Throwable cause) {

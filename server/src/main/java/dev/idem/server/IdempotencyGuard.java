@@ -272,10 +272,11 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws IdempotencyStoreException if the store failed. The claim stays in flight, its lease
    *     renewed, and the guard tries the completion again in the background (backing off from
    *     100 ms up to the renewal period) until it lands, the store says the claim was lost, the
-   *     guard closes, or the pauses between failed tries add up to one lease period (timed on the
-   *     scheduler, so a wall clock set back does not prolong it); meanwhile a retry of the key gets
-   *     409. Send the handler's answer anyway: its effect happened. If the retries give up (or this
-   *     process dies first), the lease runs out and a retry of the key runs the handler again
+   *     guard closes, or one lease period has passed since this failure (on the guard's clock, the
+   *     failed store calls' time included; never less than the pauses timed on the scheduler, so a
+   *     wall clock set back does not prolong it); meanwhile a retry of the key gets 409. Send the
+   *     handler's answer anyway: its effect happened. If the retries give up (or this process dies
+   *     first), the lease runs out and a retry of the key runs the handler again
    * @throws IllegalArgumentException if the status is outside 100..599, or
    *     {@link NullPointerException} if a kept header has a null value: the response cannot be
    *     stored, so the claim is released, as by {@link #abandon}, and a retry runs the handler again

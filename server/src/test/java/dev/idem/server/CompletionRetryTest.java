@@ -3,6 +3,7 @@ package dev.idem.server;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.server.spi.Admission;
@@ -106,6 +107,65 @@ class CompletionRetryTest {
       assertEquals(tries, store.completes.get(), "no more tries after the give-up");
       // What docs/server.md states: once given up, the lease runs out and a retry runs the handler again.
       assertInstanceOf(Admission.Proceed.class, guard.admit(post()));
+    } finally {
+      guard.close();
+    }
+  }
+
+  /** A store whose completions each take {@code took} (the clock jumps, no task runs meanwhile), then fail. */
+  private final class SlowFailingCompletions extends ForwardingStore {
+    final Duration took;
+    final List<Instant> tried = new ArrayList<>();
+
+    SlowFailingCompletions(Duration took) {
+      this.took = took;
+    }
+
+    @Override
+    public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
+        Instant expiresAt) {
+      tried.add(time.now());
+      time.jump(took);
+      throw new IdempotencyStoreException("statement timeout", null);
+    }
+  }
+
+  @Test
+  void aSlowFailingStoreIsGivenUpWithinOneLeaseOfTheFirstFailureCountingTheCallsTime() throws Exception {
+    SlowFailingCompletions store = new SlowFailingCompletions(Duration.ofSeconds(10));
+    IdempotencyGuard guard = guard(store, new ArrayList<>());
+    AtomicInteger charges = new AtomicInteger();
+    try {
+      Admission.Proceed first = assertInstanceOf(Admission.Proceed.class, guard.admit(post()));
+      charges.incrementAndGet();
+      assertThrows(IdempotencyStoreException.class,
+          () -> guard.complete(first.claim(), CapturedResponse.json(201, "{}")));
+      Instant firstFailure = time.now(); // the first call took 10 s
+      time.advance(Duration.ofMinutes(10));
+      Instant giveUpBy = firstFailure.plus(Duration.ofSeconds(30));
+      assertTrue(store.tried.size() > 1, "tried again: " + store.tried);
+      assertTrue(store.tried.stream().allMatch(t -> !t.isAfter(giveUpBy)),
+          "no try starts more than one lease after the first failure, the store calls' time counted: " + store.tried);
+      assertEquals(RecordState.IN_FLIGHT, store.find(first.claim().id()).orElseThrow().state());
+      assertEquals(1, charges.get());
+      assertInstanceOf(Admission.Proceed.class, guard.admit(post()), "given up, the lease ran out: the handler runs");
+    } finally {
+      guard.close();
+    }
+  }
+
+  @Test
+  void aSlowFailingStoreHoldsTheKeyNoLongerThanTheRetriesLeaseAndTheLeaseItLeaves() throws Exception {
+    SlowFailingCompletions store = new SlowFailingCompletions(Duration.ofSeconds(10));
+    IdempotencyGuard guard = guard(store, new ArrayList<>());
+    try {
+      Admission.Proceed first = assertInstanceOf(Admission.Proceed.class, guard.admit(post()));
+      assertThrows(IdempotencyStoreException.class,
+          () -> guard.complete(first.claim(), CapturedResponse.json(201, "{}")));
+      // One lease of retries (whose last call may take its 10 s past it), then the lease they kept runs out.
+      time.advance(Duration.ofSeconds(30 + 10 + 30));
+      Admission a = guard.admit(post());
+      assertInstanceOf(Admission.Proceed.class, a, "still held at " + time.now() + " after tries at " + store.tried);
     } finally {
       guard.close();
     }
