@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Tries again, in the background, a completion whose store call failed (a connection reset, a pool
- * timeout: a blip). The claim's lease stays renewed by {@link LeaseRenewals} meanwhile, so a retry
+ * timeout: a blip): the storing of a handler's answer, or the release of a claim (a status the
+ * storage policy does not keep, or {@link IdempotencyGuard#abandon} after the handler threw). The claim's lease stays renewed by {@link LeaseRenewals} meanwhile, so a retry
  * of its key gets 409, never a takeover that would run the handler a second time. The attempts back
  * off from {@value #FIRST_PAUSE_MILLIS} ms, doubling, up to the renewal period, timed on the guard's
  * scheduler and run on its store executor, like the renewals. They end when the completion lands,

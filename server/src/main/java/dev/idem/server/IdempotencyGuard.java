@@ -307,7 +307,23 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (!claim.finishKeepingLease()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
-    CompletionRetries.Attempt attempt = now -> storeCompletion(claim, stored, now);
+    CompletionResult result = end(claim, now -> storeCompletion(claim, stored, now));
+    if (result == CompletionResult.REFUSED) {
+      LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
+    }
+    ended(claim, result);
+    return result;
+  }
+
+  /**
+   * Runs the store call that ends a claim finished with its lease kept, and stops the renewals once
+   * it landed. If it fails, {@link CompletionRetries} tries it again in the background with the lease
+   * still renewed, and tells the listener how it ended.
+   *
+   * @return what the store call came to
+   * @throws RuntimeException what the store call failed with, once the retries have started
+   */
+  private CompletionResult end(Claim claim, CompletionRetries.Attempt attempt) {
     CompletionResult result;
     try {
       result = attempt.run(s.clock.instant());
@@ -337,10 +353,6 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
     claim.stopRenewals();
     signals.signal(claim.id());
-    if (result == CompletionResult.REFUSED) {
-      LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
-    }
-    ended(claim, result);
     return result;
   }
 
@@ -355,22 +367,24 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   /**
-   * Releases a claim whose handler threw, so that a retry runs it again. Stops renewing the lease.
-   * Does nothing if the claim was already completed or abandoned.
+   * Releases a claim whose handler threw, so that a retry runs it again. Stops renewing the lease
+   * once the release landed. Does nothing if the claim was already completed or abandoned.
    *
    * @param claim the claim from {@link Admission.Proceed}
-   * @throws IdempotencyStoreException if the store failed; the claim then stays in flight until
-   *     its lease expires
+   * @throws IdempotencyStoreException if the store failed. As for a failed {@link #complete}, the
+   *     claim stays in flight, its lease renewed, and the guard tries the release again in the
+   *     background (backing off from 100 ms, for at most one lease period); meanwhile a retry of the
+   *     key gets 409, never a second run of the handler beside this one, and once the release
+   *     landed a retry runs the handler. If the retries give up, the lease runs out and a retry
+   *     then runs the handler
    */
   public void abandon(Claim claim) {
     Objects.requireNonNull(claim, "claim");
-    if (claim.finish()) {
-      try {
-        s.store.release(claim.id(), claim.generation(), claim.owner());
-      } finally {
-        signals.signal(claim.id());
-      }
-      ended(claim, CompletionResult.RELEASED);
+    // Finished, but with its lease kept until the release lands: a release that fails is tried again
+    // as a completion is, so that one store blip does not hold the key 409 for a whole lease, and
+    // meanwhile no retry can take the claim over.
+    if (claim.finishKeepingLease()) {
+      ended(claim, end(claim, now -> storeCompletion(claim, null, now)));
     }
   }
 

@@ -192,7 +192,8 @@ public final class IdempotencyHttpFilter extends Filter {
       try {
         guard.abandon(p.claim());
       } catch (IdempotencyStoreException e) {
-        LOG.error("Could not release {}; it stays until its lease expires", p.claim(), e);
+        LOG.error("Could not release {}; it is tried again in the background, and a retry of its key gets 409"
+            + " meanwhile", p.claim(), e);
       }
       exchange.getResponseHeaders().clear();
       send(exchange, guard.failedResponse());
