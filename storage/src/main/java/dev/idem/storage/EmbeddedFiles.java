@@ -63,7 +63,7 @@ public final class EmbeddedFiles implements AutoCloseable {
 
   private final Layout layout;
   private final Path directory;
-  private final FileChannel lockChannel;
+  private final FileLocks.Held lock;
   private final SqliteFileLock fileLock;
   private final boolean crashed;
   private final String expectedId;
@@ -72,11 +72,11 @@ public final class EmbeddedFiles implements AutoCloseable {
   /** The id the id file is to hold once the database stores it ({@link #reconcileId}); null if none. */
   private String idForFile;
 
-  private EmbeddedFiles(Layout layout, FileChannel lockChannel, SqliteFileLock fileLock, boolean crashed,
+  private EmbeddedFiles(Layout layout, FileLocks.Held lock, SqliteFileLock fileLock, boolean crashed,
       String expectedId, Path expectedIdFile) {
     this.layout = layout;
     this.directory = layout.directory();
-    this.lockChannel = lockChannel;
+    this.lock = lock;
     this.fileLock = fileLock;
     this.crashed = crashed;
     this.expectedId = expectedId;
@@ -107,8 +107,7 @@ public final class EmbeddedFiles implements AutoCloseable {
             + " repeated kills. Finish or re-drive its operations with Idem 0.1 first, or move the directory aside to"
             + " start a new SQLite journal here", null);
       }
-      FileChannel channel = FileChannel.open(layout.lock(), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      FileLocks.lock(channel, inThisJvm -> inThisJvm
+      FileLocks.Held lock = FileLocks.lock(layout.lock(), inThisJvm -> inThisJvm
           ? new JournalException("the " + what + " at " + layout.database() + " is already open in this JVM; share"
               + " one " + layout.owner() + " instance (it is thread-safe) instead of opening it twice", null)
           : new JournalException("the " + what + " at " + layout.database() + " is open in another process; an"
@@ -120,12 +119,12 @@ public final class EmbeddedFiles implements AutoCloseable {
         // The database's real path (atRealFile), the one an open through a DataSource locks too.
         fileLock = SqliteFileLock.take(layout.database(), what, layout.owner());
         tighten(fileLock.file());
-        return checked(layout, linked, channel, fileLock);
+        return checked(layout, linked, lock, fileLock);
       } catch (IOException | RuntimeException e) {
         if (fileLock != null) {
           fileLock.close();
         }
-        channel.close(); // releases the lock this open took
+        lock.close(); // releases the lock this open took
         throw e;
       }
     } catch (JournalException e) {
@@ -195,7 +194,7 @@ public final class EmbeddedFiles implements AutoCloseable {
    * @param linked the layout as given, before {@link #atRealFile} moved it beside a link's target:
    *     where a version before that move kept the id file of a store opened through the link
    */
-  private static EmbeddedFiles checked(Layout layout, Layout linked, FileChannel channel, SqliteFileLock fileLock)
+  private static EmbeddedFiles checked(Layout layout, Layout linked, FileLocks.Held lock, SqliteFileLock fileLock)
       throws IOException, JournalException {
     Path dir = layout.directory();
     String what = layout.what();
@@ -237,7 +236,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     } else if (Files.isDirectory(db)) {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
-    return new EmbeddedFiles(layout, channel, fileLock, crashed, id, idFile);
+    return new EmbeddedFiles(layout, lock, fileLock, crashed, id, idFile);
   }
 
   /**
@@ -359,15 +358,11 @@ public final class EmbeddedFiles implements AutoCloseable {
     return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
   }
 
-  /** Releases the database file's lock and the process lock (closing their channels releases them). */
+  /** Releases the database file's lock and the process lock ({@link FileLocks.Held#close()}). */
   @Override
   public void close() {
     fileLock.close();
-    try {
-      lockChannel.close();
-    } catch (IOException ignored) {
-      // nothing left to do: the OS drops the lock with the process
-    }
+    lock.close();
   }
 
   /** Sets {@code rw-------} on every journal file (SQLite may have added its -wal and -shm files). */

@@ -4,52 +4,200 @@ import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * The OS lock that keeps a store to one owner: {@link FileChannel#tryLock()} on a lock file, held
  * while its channel stays open (closing the channel, or the process ending, releases it). The
  * embedded store ({@link EmbeddedFiles}) and a store in an app's SQLite file
- * ({@link SqliteFileLock}) both take theirs here, and say in their own words who holds it. Stateless.
+ * ({@link SqliteFileLock}) both take theirs here, and say in their own words who holds it.
+ *
+ * <p>The lock is a POSIX record lock on Linux and macOS (fcntl), which belongs to the process, not
+ * to the descriptor: the kernel drops all of the process's locks on a file as soon as the process
+ * closes <em>any</em> descriptor of that file. A second open of a store in this JVM (a second Spring
+ * context in a test JVM, a retry loop around an open, a duplicate bean) must therefore be refused
+ * without opening the lock file at all: opened, refused and closed, it would release the lock the
+ * first open still holds, and another process could then open the store and resend this one's
+ * in-flight operations. So this class keeps the one registry that must be process-wide, as the
+ * kernel's lock is: every lock file this JVM (this class loader) keeps a descriptor of, by the
+ * file's identity ({@link BasicFileAttributes#fileKey()}: device and inode, so a hard link, a
+ * symbolic link or a bind mount of a held file is the same file), checked with a {@code stat}
+ * before any descriptor is opened. A descriptor of a lock file is closed only when this JVM holds
+ * no lock on that file, or when the lock it holds is being released.
+ *
+ * <p>Thread-safe: taking and releasing a lock are serialized on the registry (opens are rare, and
+ * {@code tryLock} does not wait), so that no close of one can fall between another's check and its
+ * lock.
  */
 final class FileLocks {
+  /**
+   * Every lock file this class keeps a descriptor of, by identity ({@link #identityOf}). Guarded by
+   * itself. Bounded by the lock files this JVM has tried to lock and not released.
+   */
+  private static final Map<Object, Slot> SLOTS = new HashMap<>();
+
   private FileLocks() {}
 
   /** What a store says when its lock is held. */
   @FunctionalInterface
   interface Refusal {
     /**
-     * @param inThisJvm true if another open in this JVM holds the lock ({@link FileChannel#tryLock()}
-     *     throws {@link OverlappingFileLockException} then), false if another process does
+     * @param inThisJvm true if another open in this JVM holds the lock, false if another process does
      */
     JournalException held(boolean inThisJvm);
   }
 
   /**
-   * Takes the lock of the lock file open in {@code channel}, or closes the channel: on return the
-   * channel holds the lock; on any exception it is closed.
-   *
-   * @throws JournalException from {@code refusal}, if this JVM or another process holds the lock
-   * @throws IOException if the lock could not be tried
+   * A lock this JVM holds on a lock file, until {@link #close()}. Thread-safe; closing twice is harmless.
    */
-  static void lock(FileChannel channel, Refusal refusal) throws IOException {
-    boolean locked;
-    try {
-      locked = channel.tryLock() != null;
-    } catch (OverlappingFileLockException e) {
-      closeQuietly(channel);
-      throw refusal.held(true);
-    } catch (IOException | RuntimeException e) {
-      closeQuietly(channel);
-      throw e;
+  static final class Held implements AutoCloseable {
+    private final Object identity;
+    private final Slot slot;
+
+    private Held(Object identity, Slot slot) {
+      this.identity = identity;
+      this.slot = slot;
     }
-    if (!locked) {
-      closeQuietly(channel);
-      throw refusal.held(false);
+
+    /** Releases the lock: closes the lock file's descriptors, then forgets the file, in that order. */
+    @Override
+    public void close() {
+      synchronized (SLOTS) {
+        if (SLOTS.get(identity) != slot) {
+          return; // already released
+        }
+        // Closed before the file is forgotten: an open that finds it forgotten may then open and
+        // lock the file, and a close after its lock would release that lock too.
+        slot.closeAll();
+        SLOTS.remove(identity);
+      }
     }
   }
 
+  /**
+   * A lock file's descriptor kept open by this JVM: the one holding its lock, or one parked because
+   * another holder in this JVM outside this registry (a copy of this class in another class loader)
+   * held the lock when it was opened. A parked descriptor cannot be closed without releasing that
+   * holder's lock; it is tried again by the next open of the same file instead of opening another.
+   */
+  private static final class Slot {
+    final FileChannel channel;
+    boolean locked;
+    /** Descriptors of the file opened by a lock attempt that lost a race with a rename; closed with the slot. */
+    final List<FileChannel> strays = new ArrayList<>(1);
+
+    Slot(FileChannel channel) {
+      this.channel = channel;
+    }
+
+    void closeAll() {
+      closeQuietly(channel);
+      strays.forEach(FileLocks::closeQuietly);
+      strays.clear();
+    }
+  }
+
+  /**
+   * Takes the lock of {@code file}, creating the file if it is missing. Refuses without opening a
+   * descriptor of the file if this JVM already holds its lock under any name.
+   *
+   * @return the lock, held until its {@link Held#close()}
+   * @throws JournalException from {@code refusal}, if this JVM or another process holds the lock
+   * @throws IOException if the file cannot be created or opened, or the lock could not be tried
+   */
+  static Held lock(Path file, Refusal refusal) throws IOException {
+    synchronized (SLOTS) {
+      Object before = identityOf(file);
+      Slot slot = before == null ? null : SLOTS.get(before);
+      if (slot != null) {
+        if (slot.locked) {
+          throw refusal.held(true);
+        }
+        return lockParked(before, slot, refusal);
+      }
+      FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      Object identity;
+      try {
+        identity = identityOf(file);
+        if (identity == null) {
+          throw new NoSuchFileException(file.toString(), null, "removed as soon as it was opened");
+        }
+      } catch (IOException | RuntimeException e) {
+        closeQuietly(channel); // this JVM holds no lock on the file: the check above found none
+        throw e;
+      }
+      Slot known = SLOTS.get(identity);
+      if (known != null) {
+        // The name was renamed onto a file this JVM keeps open between the check and the open: the
+        // new descriptor stays open until that file's lock is released, since closing it would
+        // release that lock now.
+        known.strays.add(channel);
+        throw refusal.held(true);
+      }
+      boolean locked;
+      try {
+        locked = channel.tryLock() != null;
+      } catch (OverlappingFileLockException e) {
+        // Held in this JVM, but not through this registry (another class loader's copy of this
+        // class): closing the descriptor would release that lock. Parked, and tried again by the
+        // next open of this file rather than opening one more descriptor each time.
+        SLOTS.put(identity, new Slot(channel));
+        throw refusal.held(true);
+      } catch (IOException | RuntimeException e) {
+        closeQuietly(channel); // the JVM holds no lock on the file (tryLock would have said so)
+        throw e;
+      }
+      if (!locked) {
+        closeQuietly(channel); // held by another process only: this JVM has nothing to lose
+        throw refusal.held(false);
+      }
+      Slot taken = new Slot(channel);
+      taken.locked = true;
+      SLOTS.put(identity, taken);
+      return new Held(identity, taken);
+    }
+  }
+
+  /** Tries the lock again on a parked descriptor of the file; it stays parked if refused. */
+  private static Held lockParked(Object identity, Slot slot, Refusal refusal) throws IOException {
+    boolean locked;
+    try {
+      locked = slot.channel.tryLock() != null;
+    } catch (OverlappingFileLockException e) {
+      throw refusal.held(true);
+    }
+    if (!locked) {
+      throw refusal.held(false);
+    }
+    slot.locked = true;
+    return new Held(identity, slot);
+  }
+
+  /**
+   * The identity of a file, following links, without opening it: its {@link BasicFileAttributes#fileKey()}
+   * (device and inode), or, where the file system has none, its real path. Null if it does not exist.
+   */
+  private static Object identityOf(Path file) throws IOException {
+    BasicFileAttributes attributes;
+    try {
+      attributes = Files.readAttributes(file, BasicFileAttributes.class);
+    } catch (NoSuchFileException e) {
+      return null;
+    }
+    Object key = attributes.fileKey();
+    return key != null ? key : file.toRealPath();
+  }
+
   /** Closes a lock file's channel, which releases its lock. */
-  static void closeQuietly(FileChannel channel) {
+  private static void closeQuietly(FileChannel channel) {
     try {
       channel.close();
     } catch (IOException ignored) {

@@ -4,7 +4,6 @@ import dev.idem.core.JournalException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 
 /**
  * The single-owner lock of a store in a SQLite file: an OS lock ({@link FileChannel#tryLock()}) on
@@ -19,11 +18,11 @@ import java.nio.file.StandardOpenOption;
  */
 final class SqliteFileLock implements AutoCloseable {
   private final Path file;
-  private final FileChannel channel;
+  private final FileLocks.Held held;
 
-  private SqliteFileLock(Path file, FileChannel channel) {
+  private SqliteFileLock(Path file, FileLocks.Held held) {
     this.file = file;
-    this.channel = channel;
+    this.held = held;
   }
 
   /**
@@ -48,15 +47,9 @@ final class SqliteFileLock implements AutoCloseable {
 
   private static SqliteFileLock takeReal(Path database, String what, String owner) throws JournalException {
     Path file = lockFileOf(database, what);
-    FileChannel channel;
+    FileLocks.Held held;
     try {
-      channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-    } catch (IOException e) {
-      throw new JournalException("cannot create the " + what + "'s lock file " + file + " beside " + database
-          + ": " + e, e);
-    }
-    try {
-      FileLocks.lock(channel, inThisJvm -> inThisJvm
+      held = FileLocks.lock(file, inThisJvm -> inThisJvm
           ? new JournalException("the " + what + " in " + database + " is already open in this JVM, embedded or"
               + " through a DataSource (that open holds " + file + "); share one " + owner + " instance (it is"
               + " thread-safe) instead of opening it twice", null)
@@ -66,9 +59,10 @@ final class SqliteFileLock implements AutoCloseable {
     } catch (JournalException e) {
       throw e;
     } catch (IOException e) {
-      throw new JournalException("cannot lock the " + what + "'s lock file " + file + ": " + e, e);
+      throw new JournalException("cannot create or lock the " + what + "'s lock file " + file + " beside " + database
+          + ": " + e, e);
     }
-    return new SqliteFileLock(file, channel);
+    return new SqliteFileLock(file, held);
   }
 
   /** The lock file. */
@@ -80,9 +74,9 @@ final class SqliteFileLock implements AutoCloseable {
     return database.resolveSibling(database.getFileName() + ".idem-" + what.replace(' ', '-') + ".lock");
   }
 
-  /** Releases the lock (closing its channel releases it); the file stays, as the embedded store's does. */
+  /** Releases the lock ({@link FileLocks.Held#close()}); the file stays, as the embedded store's does. */
   @Override
   public void close() {
-    FileLocks.closeQuietly(channel);
+    held.close();
   }
 }

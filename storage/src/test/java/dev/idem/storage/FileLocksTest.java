@@ -1,0 +1,90 @@
+package dev.idem.storage;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.idem.core.JournalException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link FileLocks} refuses a second lock of a file this JVM holds without opening a descriptor of
+ * it, by whatever name it is asked for: on Linux, closing any descriptor of the file would drop the
+ * process's POSIX lock on it (the other-process half is proven with child JVMs in persistence,
+ * webhooks and server). The descriptors are counted in {@code /proc/self/fd}.
+ */
+class FileLocksTest {
+  private static final FileLocks.Refusal REFUSAL = inThisJvm -> new JournalException(
+      inThisJvm ? "held in this JVM" : "held by another process", null);
+
+  @TempDir
+  Path tmp;
+
+  @Test
+  void aHeldFileIsRefusedByEveryNameWithoutOpeningADescriptorOfIt() throws Exception {
+    assumeTrue(Files.isDirectory(Path.of("/proc/self/fd")), "Linux: descriptors are counted in /proc/self/fd");
+    Path file = tmp.resolve("store.lock");
+    Path hardLink = tmp.resolve("hard.lock");
+    Path symbolicLink = tmp.resolve("symbolic.lock");
+    Path linkedDirectory = tmp.resolve("linked-dir");
+    try (FileLocks.Held held = FileLocks.lock(file, REFUSAL)) {
+      Files.createLink(hardLink, file);
+      Files.createSymbolicLink(symbolicLink, file);
+      Files.createSymbolicLink(linkedDirectory, tmp);
+      assertEquals(1, descriptorsOf(file));
+      for (Path name : new Path[] {file, hardLink, symbolicLink, linkedDirectory.resolve("store.lock")}) {
+        JournalException refused = assertThrows(JournalException.class, () -> FileLocks.lock(name, REFUSAL));
+        assertEquals("held in this JVM", refused.getMessage(), name.toString());
+        assertEquals(1, descriptorsOf(file), "a refused lock by " + name + " opened a descriptor of the file");
+      }
+    }
+    assertEquals(0, descriptorsOf(file), "released, the file has no descriptor left");
+  }
+
+  @Test
+  void aReleasedFileCanBeLockedAgainAndASecondReleaseChangesNothing() throws Exception {
+    Path file = tmp.resolve("store.lock");
+    FileLocks.Held first = FileLocks.lock(file, REFUSAL);
+    first.close();
+    try (FileLocks.Held second = FileLocks.lock(file, REFUSAL)) {
+      first.close(); // a stale handle must not release the lock another open now holds
+      JournalException refused = assertThrows(JournalException.class, () -> FileLocks.lock(file, REFUSAL));
+      assertEquals("held in this JVM", refused.getMessage());
+    }
+    FileLocks.lock(file, REFUSAL).close();
+  }
+
+  @Test
+  void aFileReplacedUnderItsNameIsAnotherFile() throws Exception {
+    Path file = tmp.resolve("store.lock");
+    try (FileLocks.Held held = FileLocks.lock(file, REFUSAL)) {
+      Files.move(file, tmp.resolve("moved.lock"));
+      // A new file under the old name is not the held one; the moved one, by its new name, is.
+      FileLocks.lock(file, REFUSAL).close();
+      JournalException refused = assertThrows(JournalException.class,
+          () -> FileLocks.lock(tmp.resolve("moved.lock"), REFUSAL));
+      assertEquals("held in this JVM", refused.getMessage());
+    }
+  }
+
+  /** How many of this process's descriptors are open on {@code file}, by any name (device and inode). */
+  private static long descriptorsOf(Path file) throws IOException {
+    Object key = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
+    try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+      return fds.filter(fd -> {
+        try {
+          return key.equals(Files.readAttributes(fd, BasicFileAttributes.class).fileKey());
+        } catch (IOException e) {
+          return false; // closed meanwhile (the listing's own descriptor)
+        }
+      }).count();
+    }
+  }
+}
