@@ -1390,8 +1390,10 @@ public final class IdempotentExecutor implements AutoCloseable {
     /**
      * More headers to keep out of the journal (case-insensitive), in addition to the default rule
      * ({@link RequestSnapshot#isSecretByDefault(String)}: Authorization, Proxy-Authorization, Cookie,
-     * Set-Cookie and any name containing api-key, apikey, token, secret, password, session,
-     * signature, auth or credential; {@code Idempotency-Key} is exempt). A header kept out is still
+     * Set-Cookie, any name containing api-key, apikey, token, secret, password, session,
+     * signature, auth or credential, and any name that is key or ends in -key, such as
+     * Ocp-Apim-Subscription-Key; {@code Idempotency-Key} and {@code X-Idempotency-Key} are exempt). A
+     * header kept out is still
      * sent on live attempts; on a resume after a restart the app's transport (its interceptors or a
      * header supplier) must re-apply it. Adding wins over {@link #allowHeaders}. The same names are
      * left out of the response the journal keeps: the caller gets the response whole, but an

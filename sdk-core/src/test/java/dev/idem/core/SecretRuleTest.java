@@ -25,14 +25,19 @@ class SecretRuleTest {
   @ParameterizedTest
   @ValueSource(strings = {"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "X_API_KEY",
       "apikey", "X-Auth-Token", "X-Client-Secret", "X-Password", "X-Session-Id", "X-Hub-Signature-256",
-      "X-Amz-Security-Token", "X-Amz-Credential", "api.key", "access_token"})
+      "X-Amz-Security-Token", "X-Amz-Credential", "api.key", "access_token",
+      // Named *-Key: each the whole credential of its API (Azure API Management, Azure Functions,
+      // Datadog, Cosmos DB); journaled in clear until a review on 2026-12-06.
+      "Ocp-Apim-Subscription-Key", "x-functions-key", "DD-APPLICATION-KEY", "X-Master-Key", "access_key",
+      "X.Master.Key", "key", "KEY"})
   void theDefaultRuleTreatsTheseNamesAsSecrets(String name) {
     assertTrue(RequestSnapshot.isSecretByDefault(name), name);
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"Idempotency-Key", "idempotency-key", "Content-Type", "Accept", "X-Request-Id",
-      "X-Request-Source", "amount"})
+  @ValueSource(strings = {"Idempotency-Key", "idempotency-key", "idempotency_key", "X-Idempotency-Key",
+      "Cko-Idempotency-Key", "Content-Type", "Accept", "X-Request-Id", "X-Request-Source", "amount", "X-Keyword",
+      "Keys", "Monkey", "X-Key-Id", "X-Keys"})
   void theseAreNot(String name) {
     assertFalse(RequestSnapshot.isSecretByDefault(name), name);
   }
@@ -52,6 +57,30 @@ class SecretRuleTest {
     h.executor.execute(op, t);
     assertEquals(Set.of("x-request-source"), h.record(op).request().headers().keySet());
     assertEquals("planted-api-key-1", t.sent().get(0).request().header("x-api-key").orElseThrow());
+  }
+
+  /**
+   * A credential header named *-Key stays out of the journal, and of the stored response, but is
+   * sent; an idempotency key header of another name is kept.
+   */
+  @Test
+  void keyNamedCredentialHeadersStayOutOfTheJournalButReachTheWire() throws Exception {
+    Harness h = new Harness();
+    RequestSnapshot request = RequestSnapshot.builder("POST", URI.create("https://api.example.com/v1/orders"))
+        .header("Ocp-Apim-Subscription-Key", "planted-subscription-key-1")
+        .header("x-functions-key", "planted-functions-key-2")
+        .header("X-Idempotency-Key", "not-a-credential")
+        .body("{}".getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+    Operation op = Operation.builder("create-order", request).build();
+    ScriptedTransport t = h.transport(op).then(status(201,
+        java.util.Map.of("X-Master-Key", "planted-echo-3", "X-Idempotency-Key", "echoed")));
+    h.executor.execute(op, t);
+    assertEquals(Set.of("x-idempotency-key"), h.record(op).request().headers().keySet());
+    assertTrue(h.record(op).response().header("x-master-key").isEmpty());
+    assertEquals("echoed", h.record(op).response().header("x-idempotency-key").orElseThrow());
+    assertEquals("planted-subscription-key-1",
+        t.sent().get(0).request().header("ocp-apim-subscription-key").orElseThrow());
   }
 
   @Test
@@ -104,14 +133,22 @@ class SecretRuleTest {
     assertTrue(h.journal.find(op.id()).isEmpty());
   }
 
-  /** An Azure SAS signature and a Google API key: secret as query parameter names, not as header names. */
+  /**
+   * An Azure SAS signature: secret as a query parameter name, not as a header name. A Google API
+   * key's {@code key} is secret as both (a header named {@code Key} is a credential too).
+   */
   @Test
-  void sigAndKeyAreSecretQueryParametersButNotHeaders() {
+  void sigIsASecretQueryParameterButNotAHeaderKeyIsBoth() {
     for (String name : List.of("sig", "SIG", "key", "Key")) {
       assertTrue(RequestSnapshot.isSecretQueryParameterByDefault(name), name);
+    }
+    for (String name : List.of("sig", "SIG")) {
       assertFalse(RequestSnapshot.isSecretByDefault(name), name);
     }
-    for (String name : List.of("se", "sp", "sv", "keys", "signed", "monkey", "Idempotency-Key")) {
+    for (String name : List.of("subscription-key", "access_key")) {
+      assertTrue(RequestSnapshot.isSecretQueryParameterByDefault(name), name);
+    }
+    for (String name : List.of("se", "sp", "sv", "keys", "signed", "monkey", "Idempotency-Key", "idempotency_key")) {
       assertFalse(RequestSnapshot.isSecretQueryParameterByDefault(name), name);
     }
     assertTrue(RequestSnapshot.isSecretQueryParameterByDefault("jsessionid"));

@@ -48,6 +48,8 @@ public final class RequestSnapshot {
    * lower-cased and with {@code _} and {@code .} read as {@code -}, contains one of them. Wide on
    * purpose: a false positive costs a header the transport must re-apply (or an explicit allow),
    * a false negative leaves a credential readable in a file for as long as the journal keeps it.
+   * A name ending in {@code -key} is a secret too ({@link #isSecretByDefault(String)}): a fragment
+   * {@code key} would also match {@code X-Keyword} or {@code Monkey}.
    */
   public static final List<String> DEFAULT_SECRET_NAME_PARTS =
       List.of("api-key", "apikey", "token", "secret", "password", "session", "signature", "auth", "credential");
@@ -55,11 +57,12 @@ public final class RequestSnapshot {
   /**
    * Query (and path) parameter names that are secrets by their exact name (lower case), besides
    * those {@link #isSecretByDefault(String)} names: an Azure shared access signature's {@code sig}
-   * and a Google API key's {@code key}. Only as parameter names, never as header names: exact and
-   * short, they would match innocent headers, and a header left out must be re-applied on resume.
-   * {@code key} is also used innocently ({@code ?key=invoices/1.pdf}); such a request is refused
-   * like any secret-looking query parameter, and the app allows it by name (see
-   * {@link #isSecretQueryParameterByDefault(String)}).
+   * and a Google API key's {@code key}. {@code sig} only as a parameter name, never as a header
+   * name: exact and short, it would match innocent headers, and a header left out must be
+   * re-applied on resume ({@code key} is a secret header name too, by
+   * {@link #isSecretByDefault(String)}'s {@code -key} rule). {@code key} is also used innocently
+   * ({@code ?key=invoices/1.pdf}); such a request is refused like any secret-looking query
+   * parameter, and the app allows it by name (see {@link #isSecretQueryParameterByDefault(String)}).
    */
   public static final Set<String> DEFAULT_SECRET_QUERY_PARAMETERS = Set.of("sig", "key");
 
@@ -82,6 +85,13 @@ public final class RequestSnapshot {
 
   /** The protocol's own header: a key is not a credential, and a resend needs it. */
   private static final String IDEMPOTENCY_KEY = "idempotency-key";
+  /**
+   * The ending that makes a name a secret ({@link #isSecretByDefault(String)}), read after
+   * {@code _} and {@code .} become {@code -}: {@code Ocp-Apim-Subscription-Key},
+   * {@code x-functions-key}, {@code DD-APPLICATION-KEY}, {@code X-Master-Key} are each the whole
+   * credential of their API. An ending, not a fragment: {@code X-Keyword}, {@code monkey} are not.
+   */
+  private static final String KEY_SUFFIX = "-key";
   /** What {@link HeaderMaps#normalize} makes of no headers, made once. */
   private static final Map<String, List<String>> NO_HEADERS = HeaderMaps.normalize(Map.of());
   /** The body of a snapshot without one: shared, since a body array is never written to. */
@@ -90,8 +100,14 @@ public final class RequestSnapshot {
   /**
    * The default rule for secret names: the exact names of {@link #DEFAULT_SECRET_HEADERS}, plus any
    * name that contains one of {@link #DEFAULT_SECRET_NAME_PARTS} (so {@code X-Api-Key},
-   * {@code api_key}, {@code X-Auth-Token}, {@code X-Session-Id}, {@code password}...).
-   * {@code Idempotency-Key} is exempt. Pure and thread-safe.
+   * {@code api_key}, {@code X-Auth-Token}, {@code X-Session-Id}, {@code password}...), plus any
+   * name that is {@code key} or ends in {@code -key} (or {@code _key}, {@code .key}: so
+   * {@code Ocp-Apim-Subscription-Key}, {@code x-functions-key}, {@code DD-APPLICATION-KEY},
+   * {@code X-Master-Key}, {@code access_key}). An idempotency key header is exempt:
+   * {@code Idempotency-Key}, and any name ending in {@code -idempotency-key}
+   * ({@code X-Idempotency-Key}, {@code Cko-Idempotency-Key}) is the key, not a credential. (The
+   * adapters never put their key header, whatever its name, into a snapshot: each attempt, a resume
+   * included, sends the journaled key in it.) Pure and thread-safe.
    *
    * @param name a header or query parameter name, any case
    * @return true if the default rule treats it as a secret
@@ -111,7 +127,19 @@ public final class RequestSnapshot {
         return true;
       }
     }
-    return false;
+    return isKeyNamed(dashed);
+  }
+
+  /**
+   * Whether a name (lower case, {@code _} and {@code .} read as {@code -}) is {@code key} or ends in
+   * {@code -key}, other than an idempotency key's name.
+   */
+  private static boolean isKeyNamed(String dashed) {
+    if (dashed.equals("key")) {
+      return true;
+    }
+    return dashed.endsWith(KEY_SUFFIX) && !dashed.equals(IDEMPOTENCY_KEY)
+        && !dashed.endsWith("-" + IDEMPOTENCY_KEY);
   }
 
   /**
