@@ -103,6 +103,17 @@ public interface Classifier {
    * committed behind a gateway's 502 and followed by an outage's 503s ended FAILED; the guarantee
    * that failure is never reported while the effect may exist wins over that table.
    *
+   * <p><b>A replayed answer stops the retries.</b> Whatever classifier is set, a response the
+   * server marks as the replay of its stored answer for the key (the executor's
+   * {@link IdempotentExecutor#replayHeader()}, {@code Idempotent-Replayed: true}) that the classifier
+   * would retry (AMBIGUOUS, TRANSIENT or SAFE) is not retried: another attempt with the same key
+   * only gets the same answer. A replayed 303 See Other (after a POST: "done, the result is there")
+   * ends the operation SUCCEEDED with that response, as a replayed 2xx does; any other replayed
+   * status ends it at once as giving up would, UNCERTAIN if any attempt may have taken effect (a
+   * replayed 500, 502, 301 or 302 may), FAILED only if none may have (a stored 503). A first 303
+   * without the marker stays AMBIGUOUS. A replayed status the classifier calls PERMANENT or SUCCESS
+   * ends as it would without the marker.
+   *
    * @return the shared, stateless default classifier
    */
   static Classifier defaults() {

@@ -351,11 +351,51 @@ public final class AttemptLoop {
       default -> {
         Instant now = s.clock().instant();
         attemptsThisRun++;
+        if (isReplayed(response)) {
+          yield replayed(response, v, status, health, now);
+        }
         RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay,
             retryAfter(response), Optional.of(response), s.random());
         yield retryOrGiveUp(v, status, null, d, health, now);
       }
     };
+  }
+
+  /** The SEE OTHER status: after a POST, "done; the result is there". */
+  private static final int SEE_OTHER = 303;
+
+  /**
+   * A response the classifier would retry, which the server marked as the replay of its stored
+   * answer for this key ({@link EngineSettings#replayHeader()}: true). Another attempt with the same
+   * key would only get the same answer again, so the retries stop here:
+   * <ul>
+   *   <li>a 303 See Other is the server's stored "done, the result is there" (Post/Redirect/Get):
+   *       the request was processed, and the server says so by replaying it. SUCCEEDED with that
+   *       response, as a replayed 2xx is. Only a replayed one: a first 303 may come from something
+   *       other than the handler that stores answers (a login redirect), so it stays ambiguous and
+   *       is retried, and the retry's replay, or a 2xx, settles it.</li>
+   *   <li>any other status (a stored 500, 502, a 301 or 302, which do not say the request was done,
+   *       a 2xx the app's classifier would not call a success): giving up at once, by the rule of
+   *       every give-up, UNCERTAIN if this or an earlier attempt may have taken effect (an ambiguous
+   *       status does), never FAILED while the effect may exist; FAILED only if every attempt was
+   *       SAFE or TRANSIENT (a stored 503 that says "not processed").</li>
+   * </ul>
+   * A replayed 4xx, or anything the classifier calls PERMANENT or SUCCESS, never gets here: those
+   * end as they would without the marker.
+   */
+  private Step replayed(ResponseSnapshot response, Verdict v, int status, HostGuard.Health health, Instant now)
+      throws IdempotencyException {
+    if (status == SEE_OTHER) {
+      return succeed(response, Verdict.success("HTTP 303 replayed: the server's stored answer for this key, a See"
+          + " Other to the result of the request it processed"));
+    }
+    return retryOrGiveUp(v, status, null, RetryDecision.stop("the server replayed its stored answer for this key ("
+        + s.replayHeader() + ": true), which another attempt would only get again"), health, now);
+  }
+
+  /** Whether the server marked {@code response} as the replay of its stored answer for the key. */
+  private boolean isReplayed(ResponseSnapshot response) {
+    return response.header(s.replayHeader()).map(h -> h.trim().equalsIgnoreCase("true")).orElse(false);
   }
 
   /**
@@ -731,7 +771,7 @@ public final class AttemptLoop {
     record(v, response.status(), null, now, Duration.ZERO, "success", HostGuard.Health.UP);
     journalTransition(Transition.finish(OperationState.SUCCEEDED, now, response, null));
     lease = null;
-    boolean replayed = response.header(s.replayHeader()).map(h -> h.trim().equalsIgnoreCase("true")).orElse(false);
+    boolean replayed = isReplayed(response);
     if (replayed) {
       s.emit(new IdemEvent.ReplaySeen(id));
     }
