@@ -9,7 +9,7 @@ import dev.idem.core.JournalException;
  * Callers that would otherwise say "nothing was written" must not: the write may be there, and a
  * resume may act on it.
  */
-public final class CommitUnconfirmedException extends JournalException {
+public sealed class CommitUnconfirmedException extends JournalException permits FilesReplacedException {
   private static final long serialVersionUID = 1L;
 
   /**

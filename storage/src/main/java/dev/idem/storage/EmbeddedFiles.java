@@ -71,6 +71,8 @@ public final class EmbeddedFiles implements AutoCloseable {
   private final Path expectedIdFile;
   /** The id the id file is to hold once the database stores it ({@link #reconcileId}); null if none. */
   private String idForFile;
+  /** The database file the store's connection opened ({@link #databaseOpened}); null before. */
+  private volatile FileIdentity database;
 
   private EmbeddedFiles(Layout layout, FileLocks.Held lock, SqliteFileLock fileLock, boolean crashed,
       String expectedId, Path expectedIdFile) {
@@ -324,6 +326,23 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
   }
 
+  /**
+   * Records which file the store's connection opened at {@link Layout#database()}: call it once the
+   * connection has opened it. The store checks, before it acknowledges a commit and at close, that
+   * the path still leads to it ({@link FileIdentity}); the close's marks are not written beside a
+   * file that is not it.
+   *
+   * @throws JournalException if the file cannot be read
+   */
+  FileIdentity databaseOpened() throws JournalException {
+    try {
+      database = FileIdentity.of(layout.database());
+      return database;
+    } catch (IOException e) {
+      throw new JournalException("cannot read the " + layout.what() + " file " + layout.database() + ": " + e, e);
+    }
+  }
+
   /** Marks a clean close: the next open has nothing to recover. */
   public void markClosed() {
     try {
@@ -343,6 +362,12 @@ public final class EmbeddedFiles implements AutoCloseable {
    * lost. With a {@code -wal} file left, the crash marker stays as it is.
    */
   public void markClosedAfterFailure() {
+    FileIdentity opened = database;
+    if (opened != null && opened.change() != null) {
+      // The files were removed or replaced under the store (its close said so): whatever is at the
+      // path now (nothing, a restored backup) is not what this process wrote, and gets no mark of it.
+      return;
+    }
     if (Files.exists(layout.wal())) {
       return;
     }

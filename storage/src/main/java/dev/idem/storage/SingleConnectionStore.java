@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -62,6 +63,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>If a commit fails, the store is broken: every later call throws, because callers that were
  * waiting cannot know whether their record is on disk (and so must not send).
+ *
+ * <p>An embedded store's database file is checked after each commit round's commit and sync, before
+ * any caller is told, and at close ({@link FileIdentity}, one {@code stat} per round): if its path
+ * no longer leads to the file the store opened (its directory was removed, say), SQLite wrote the
+ * round to files the next open will not find, so the round's callers get a
+ * {@link CommitUnconfirmedException}, the store is broken, and its close throws too, rather than
+ * return as a clean close that a reopen (which then starts an empty store) would contradict.
  */
 public final class SingleConnectionStore implements Store {
   private static final Logger LOG = LoggerFactory.getLogger(SingleConnectionStore.class);
@@ -84,6 +92,13 @@ public final class SingleConnectionStore implements Store {
    * file, which may be shared); null when there is nothing to watch. Under the statement lock.
    */
   private final ForeignWriters foreignWriters;
+  /** The embedded store's database file, or null: see {@link #filesGone}. */
+  private final FileIdentity databaseFile;
+  /**
+   * The failure that said the database file was removed or replaced while open, or null; once set,
+   * the store is broken, and its close throws it too, because a reopen will not find what it held.
+   */
+  private final AtomicReference<JournalException> filesGone = new AtomicReference<>();
   /**
    * True while commits are followed by {@link #diskSync}; false for good once a store that synced
    * outside its lock has switched to {@code synchronous=FULL}. Under the statement lock.
@@ -154,6 +169,18 @@ public final class SingleConnectionStore implements Store {
    */
   SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters) throws SQLException {
+    this(what, name, connection, diskSync, deferredCommitInterval, sharedDatabase, foreignWriters, null);
+  }
+
+  /**
+   * @param databaseFile the database file the connection opened (an embedded store's), checked
+   *     before each commit round is acknowledged and at close ({@link FileIdentity}); null for an
+   *     app's DataSource, whose files the store does not own
+   */
+  SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters,
+      FileIdentity databaseFile) throws SQLException {
+    this.databaseFile = databaseFile;
     this.foreignWriters = foreignWriters;
     this.syncAfterCommit = diskSync != null;
     this.othersExpected = foreignWriters == null;
@@ -279,7 +306,7 @@ public final class SingleConnectionStore implements Store {
   private <T> boolean execute(CommitWaiter<T> unit) {
     long mustBeDurable;
     try {
-      StoreErrors.checkUsable(what, name, closedHow, broken);
+      checkUsable(closedHow);
       unit.result = runAtomically(unit.work);
       if (unit.decide == null) {
         mustBeDurable = syncWritesVisibleTo(unit.row);
@@ -473,7 +500,7 @@ public final class SingleConnectionStore implements Store {
     long target;
     statementLock.lock();
     try {
-      StoreErrors.checkUsable(what, name, closedHow, broken);
+      checkUsable(closedHow);
       target = executedSeq;
     } finally {
       unlockStatements();
@@ -694,6 +721,11 @@ public final class SingleConnectionStore implements Store {
       failure = syncToDisk();
     }
     if (failure == null && committed) {
+      // After the commit and its sync, before anyone is told: the commit is durable only if it went
+      // to the file the next open reads. One stat per round, however many callers it covers.
+      failure = filesGone();
+    }
+    if (failure == null && committed) {
       durableSeq = target;
     }
     for (CommitWaiter<?> w : batch) {
@@ -721,6 +753,40 @@ public final class SingleConnectionStore implements Store {
       markBroken(e);
       return e;
     }
+  }
+
+  /**
+   * Null if the database file is still the one opened (or the store has none to check); otherwise
+   * breaks the store, and returns the failure that says so, which is also what its close throws.
+   * The commit it follows went to a file the next open will not read (removed) or not to the file
+   * it will read (replaced): it MAY be in files someone moved aside, but is not durable where the
+   * store lives, so it is a commit whose outcome the store cannot vouch for
+   * ({@link FilesReplacedException}, a {@link CommitUnconfirmedException}), never one reported durable.
+   */
+  private FilesReplacedException filesGone() {
+    if (databaseFile == null) {
+      return null;
+    }
+    JournalException known = filesGone.get();
+    if (known == null) {
+      String change = databaseFile.change();
+      if (change == null) {
+        return null;
+      }
+      known = new JournalException("the " + what + "'s files were removed or replaced while it"
+          + " was open: " + databaseFile.path() + " is no longer the file it opened (" + change + "; a deploy script"
+          + " or a temp-file cleaner?). What was written since it was opened may be lost (operations begun or updated,"
+          + " deliveries accepted): it went to the removed file, and the next open at " + databaseFile.path()
+          + " will not find it. The " + what + " refuses every call from now on. Stop the app, put the files back"
+          + " (or restore them from a backup) before opening it again, and reconcile what was pending or uncertain"
+          + " with the other side: an open that finds no files starts an empty " + what, null);
+      if (filesGone.compareAndSet(null, known)) {
+        LOG.error("Idem {} {}: {}", what, name, known.getMessage());
+      }
+      known = filesGone.get();
+      markBroken(known);
+    }
+    return new FilesReplacedException(what + " commit on " + name + " is not durable: " + known.getMessage(), known);
   }
 
   /**
@@ -799,7 +865,19 @@ public final class SingleConnectionStore implements Store {
   }
 
   private void failIfBroken() throws JournalException {
-    StoreErrors.checkUsable(what, name, null, broken);
+    checkUsable(null);
+  }
+
+  /**
+   * {@link StoreErrors#checkUsable}, except for a store whose files were found removed: that is said
+   * whole, since a reopen, which cures other failures, would start an empty store.
+   */
+  private void checkUsable(String closedHow) throws JournalException {
+    JournalException gone = filesGone.get();
+    if (gone != null && closedHow == null) {
+      throw new JournalException(what + " " + name + " is unusable: " + gone.getMessage(), gone);
+    }
+    StoreErrors.checkUsable(what, name, closedHow, broken);
   }
 
   /**
@@ -809,6 +887,10 @@ public final class SingleConnectionStore implements Store {
    * commit. (Flushing first and marking afterwards let a deferred write slip in between: its
    * caller was told it was written, and the connection's close rolled it back.) Callers that come
    * later get a {@link JournalException} saying the journal is closed, and how.
+   *
+   * @throws JournalException if the last commit or closing the connection failed, or the database
+   *     file was found removed or replaced (now or by an earlier commit round): then what was
+   *     journaled since the open is not where the next open looks
    */
   @Override
   public void close(String how) throws IdempotencyException {
@@ -867,6 +949,17 @@ public final class SingleConnectionStore implements Store {
       }
     } finally {
       unlockStatements();
+    }
+    // Also after a round that had nothing to commit, and after another failure: a close that
+    // returns quietly tells the caller a reopen finds what was journaled, which it will not.
+    FilesReplacedException gone = filesGone();
+    if (gone != null) {
+      JournalException closeFailure = new JournalException(what + " close of " + name + ": "
+          + gone.getCause().getMessage(), gone.getCause());
+      if (failure != null && failure.getCause() != gone.getCause()) {
+        closeFailure.addSuppressed(failure); // failed otherwise too; the lost files are what the caller must hear of
+      }
+      failure = closeFailure;
     }
     if (failure != null) {
       throw failure;

@@ -144,6 +144,8 @@ public final class StoreOpener {
         throw new JournalException("SQLite kept " + db + " in journal mode " + mode + " instead of WAL (the file"
             + " system may not support its shared memory): move it to a local disk", null);
       }
+      // The file SQLite has open now: commits are acknowledged only while the path still leads to it.
+      FileIdentity opened = files.databaseOpened();
       // SQLite's own check of every page and every index entry, at open: a damaged file is refused
       // with an explanation before the store reads a row from it, rather than failing later on
       // whichever page a query happens to touch. integrity_check, not quick_check: a damaged entry
@@ -172,7 +174,7 @@ public final class StoreOpener {
             + " it ({})", schema.what(), name, shared);
       }
       store = new SingleConnectionStore(schema.what(), name, connection, walSync, deferredCommitInterval,
-          !layout.ownsFiles(), watch);
+          !layout.ownsFiles(), watch, opened);
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {

@@ -1,0 +1,54 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The inbox's directory removed while it is open (a deploy script, a temp-file cleaner): SQLite
+ * keeps writing the removed files, so an accept acknowledged then would be forgotten by the next
+ * open, and the sender, told 2xx, never redelivers. No delivery may be acknowledged from then on,
+ * and the close must not look clean.
+ */
+class InboxFilesRemovedTest {
+  @TempDir
+  Path tmp;
+
+  @Test
+  void anAcceptAfterTheDirectoryWasRemovedIsNotAcknowledged() throws Exception {
+    Path dir = tmp.resolve("inbox");
+    WebhookInbox inbox = WebhookInbox.sqlite(dir).open();
+    assertEquals(AcceptResult.ACCEPTED, inbox.accept(event("evt_1", 1)));
+    deleteTree(dir);
+
+    WebhookInboxException accept = assertThrows(WebhookInboxException.class, () -> inbox.accept(event("evt_2", 2)));
+    assertTrue(accept.getMessage().contains("files were removed or replaced"), accept.getMessage());
+    WebhookInboxException close = assertThrows(WebhookInboxException.class, inbox::close);
+    assertTrue(close.getMessage().contains("files were removed or replaced"), close.getMessage());
+    assertFalse(Files.exists(dir), "the close recreated " + dir);
+  }
+
+  private static VerifiedWebhook event(String id, int n) {
+    return new VerifiedWebhook("acme", id, "order.paid", null, Instant.ofEpochMilli(1000 + n),
+        ("{\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8), new byte[] {(byte) n, 7});
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (Stream<Path> all = Files.walk(dir)) {
+      for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+}
