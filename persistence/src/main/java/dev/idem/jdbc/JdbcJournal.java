@@ -19,6 +19,7 @@ import dev.idem.jdbc.internal.CorruptRowException;
 import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.CommitUnconfirmedException;
+import dev.idem.storage.FilesReplacedException;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
 import dev.idem.storage.Layout;
@@ -465,6 +466,10 @@ public final class JdbcJournal implements Journal {
     try {
       // null: an unconfirmed commit reaches the catch as it is, and is explained there.
       existing = explained(id, NOT_BEGUN, null, () -> insertOrFind(id, row));
+    } catch (FilesReplacedException e) {
+      // Committed, into files the next open will not read: writing it again cannot help (the store
+      // is unusable now), and "the database did not confirm the commit" would not be the reason.
+      throw new CommitUnconfirmedException(e.getMessage() + " [" + id + ": " + BEGUN_IN_LOST_FILES + "]", e);
     } catch (CommitUnconfirmedException e) {
       existing = afterUnconfirmedBegin(id, row, e);
     }
@@ -577,6 +582,12 @@ public final class JdbcJournal implements Journal {
   private static final String MAY_BE_BEGUN = "the operation MAY have been journaled (the database did not"
       + " confirm the commit): if it was, a resume sends it with this key; nothing was sent by this call."
       + " Retry with the same key, which finds it if it is there, never with a new one";
+
+  /** A begin committed into files that were removed or replaced under the journal: what it means for the caller. */
+  private static final String BEGUN_IN_LOST_FILES = "the operation MAY have been journaled, but it is NOT durable:"
+      + " its commit went to the removed or replaced files, and a reopen finds it only if those files are put back"
+      + " (then a resume sends it with this key); nothing was sent by this call. Retry with the same key, never with"
+      + " a new one";
 
   @Override
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {
