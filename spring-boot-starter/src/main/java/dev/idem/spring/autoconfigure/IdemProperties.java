@@ -13,11 +13,17 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 // Records bound through their constructors: the configuration processor takes each property's
 // description from the @param tag and its default from @DefaultValue, so the metadata and
 // docs/spring.md keep their names, descriptions and defaults.
+// ignoreUnknownFields = false: every idem.* key the starter reads is bound here (the
+// @ConditionalOnProperty enabled flags are fields too, and webhooks.sources is a map whose keys are
+// names), so a key not bound is a misspelling; ignored, it would leave the default in force
+// (idem.client.untaged-policy=reject, a journal in ./idem for idem.directroy) without a word.
 /**
  * Idem's settings, under idem.*; every one has a default, so a new app needs none. See
  * docs/spring.md for the full list with examples. Bound once at startup and immutable after, so
  * safe to share between threads. A value that cannot mean what it says fails the binding, and so
- * the startup, with an {@link IllegalArgumentException} naming the property.
+ * the startup, with an {@link IllegalArgumentException} naming the property, and so does a key
+ * under idem. that names no property here (a misspelt {@code idem.client.untaged-policy}), with
+ * Spring's binding error naming the key.
  *
  * @param owner This instance's name in leases, claims and the webhook processor's owner column.
  *     Give each instance of a fleet a stable one (a StatefulSet pod's name) so that a restarted
@@ -41,7 +47,7 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param server The server guard's settings.
  * @param webhooks The webhook inbox's settings.
  */
-@ConfigurationProperties(prefix = "idem")
+@ConfigurationProperties(prefix = "idem", ignoreUnknownFields = false)
 public record IdemProperties(
     String owner,
     @DefaultValue("idem") String directory,
