@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
@@ -412,6 +413,17 @@ public final class OutboxDispatcher implements AutoCloseable {
   @Override
   public void close() {
     stop(false);
+  }
+
+  /**
+   * The operation names this dispatcher delivers: those registered on its builder. An operation of
+   * another name is left where it is (another dispatcher's, or a resume handler's), so a caller that
+   * journals for this dispatcher alone (as {@link #submit} does) can refuse any other name up front.
+   *
+   * @return the names, immutable (empty if the builder registered none)
+   */
+  public Set<String> operationNames() {
+    return registrations.keySet();
   }
 
   /**

@@ -388,6 +388,15 @@ class OutboxDispatcherTest {
     outbox.close();
   }
 
+  /** What a caller that journals for this dispatcher alone (the Spring interceptor's enqueue) checks names against. */
+  @Test
+  void operationNamesAreTheRegisteredOnesAndImmutable() {
+    OutboxDispatcher outbox = outbox(executor().build()).registerAsync("refund", host).build();
+    assertEquals(java.util.Set.of("create-order", "refund"), outbox.operationNames());
+    assertThrows(UnsupportedOperationException.class, () -> outbox.operationNames().add("other"));
+    outbox.close();
+  }
+
   /** Counts polls of the journal; everything else passes through. */
   static final class CountingJournal extends ForwardingJournal {
     int findDueCalls;

@@ -9,6 +9,7 @@ import dev.idem.spring.internal.ClientPostProcessor;
 import dev.idem.spring.internal.WebClientWiring;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -20,6 +21,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.util.function.SingletonSupplier;
 
 /**
  * The client side: the {@link IdempotencyInterceptor} on every {@code RestClient.Builder},
@@ -37,22 +39,35 @@ public class IdemClientAutoConfiguration {
   public IdemClientAutoConfiguration() {}
 
   /**
-   * The interceptor, with {@code idem.client.*}'s key header, format, untagged policy and cap.
+   * The interceptor, with {@code idem.client.*}'s key header, format, untagged policy and cap; its
+   * {@code enqueue} refuses a name the outbox bean does not deliver.
    *
    * @param executor the executor
    * @param properties the settings
+   * @param outbox the outbox, looked up at the first enqueue (it is made after the interceptor,
+   *     with its resume transport)
    * @return the interceptor
    */
   @Bean
   @ConditionalOnMissingBean
-  public IdempotencyInterceptor idemInterceptor(IdempotentExecutor executor, IdemProperties properties) {
+  public IdempotencyInterceptor idemInterceptor(IdempotentExecutor executor, IdemProperties properties,
+      ObjectProvider<OutboxDispatcher> outbox) {
     IdemProperties.Client c = properties.client();
     if (c.untaggedPolicy() == UntaggedPolicy.PASS_THROUGH) {
       LOG.warn("idem.client.untagged-policy=pass-through: a POST or PATCH without an IdempotentCall goes out without an"
           + " idempotency key and is not journaled; a retry of it may take effect twice");
     }
     return IdempotencyInterceptor.builder(executor).keyHeader(c.keyHeader()).keyFormat(c.keyFormat())
-        .untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).build();
+        .untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).outbox(outbox(outbox)).build();
+  }
+
+  /**
+   * The outbox bean for an enqueue check, looked up once it exists: none with
+   * {@code idem.outbox.enabled=false} (or more than one of the app's own), and then no name is
+   * refused, as what delivers queued operations is the app's.
+   */
+  static Supplier<OutboxDispatcher> outbox(ObjectProvider<OutboxDispatcher> outbox) {
+    return SingletonSupplier.of(outbox::getIfUnique);
   }
 
   /**
@@ -63,17 +78,19 @@ public class IdemClientAutoConfiguration {
    * @param pool the journal pool
    * @param properties the settings
    * @param beans the bean factory, where the app's own WebClient filter bean is looked up
+   * @param outbox the outbox, which the filters' enqueue checks names against
    * @return the post-processor
    */
   @Bean
   public static ClientPostProcessor idemClientPostProcessor(ObjectProvider<IdempotencyInterceptor> interceptor,
       ObjectProvider<IdempotentExecutor> executor,
       @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) ObjectProvider<Executor> pool,
-      ObjectProvider<IdemProperties> properties, ListableBeanFactory beans) {
+      ObjectProvider<IdemProperties> properties, ListableBeanFactory beans, ObjectProvider<OutboxDispatcher> outbox) {
+    Supplier<OutboxDispatcher> delivering = outbox(outbox);
     return new ClientPostProcessor(interceptor, executor, pool, b -> {
       IdemProperties.Client c = properties.getObject().client();
       b.keyHeader(c.keyHeader()).keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy())
-          .maxBodyBytes(c.maxBodyBytes());
+          .maxBodyBytes(c.maxBodyBytes()).outbox(delivering);
     }, () -> properties.getObject().client().keyHeader(), beans);
   }
 
@@ -109,10 +126,11 @@ public class IdemClientAutoConfiguration {
     @Bean(WebClientWiring.EXCHANGE_FILTER)
     @ConditionalOnMissingBean
     IdempotencyExchangeFilter idemExchangeFilter(IdempotentExecutor executor, IdemProperties properties,
-        @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool) {
+        @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) Executor pool, ObjectProvider<OutboxDispatcher> outbox) {
       IdemProperties.Client c = properties.client();
       return IdempotencyExchangeFilter.builder(executor).journalPool(pool).keyHeader(c.keyHeader())
-          .keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).build();
+          .keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes())
+          .outbox(outbox(outbox)).build();
     }
   }
 }

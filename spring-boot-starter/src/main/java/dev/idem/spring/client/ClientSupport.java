@@ -5,6 +5,7 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
+import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.spring.internal.SpringHeaders;
@@ -13,20 +14,26 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Supplier;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.RequestEntity;
 
 /**
  * What the RestClient interceptor and the WebClient filter share: the adapter layer's rules
- * ({@link AdapterSupport}), the body cap, and how a request becomes an operation. Immutable.
+ * ({@link AdapterSupport}), the body cap, the outbox enqueue checks names against, and how a
+ * request becomes an operation. Immutable.
  */
 final class ClientSupport {
   final AdapterSupport rules;
   final long maxBodyBytes; // 0 or more: AdapterBuilder checks it
+  private final Supplier<OutboxDispatcher> outbox; // null, or returns null: enqueue checks no name
 
-  ClientSupport(AdapterSupport rules, long maxBodyBytes) {
+  ClientSupport(AdapterSupport rules, long maxBodyBytes, Supplier<OutboxDispatcher> outbox) {
     this.rules = rules;
     this.maxBodyBytes = maxBodyBytes;
+    this.outbox = outbox;
   }
 
   IdempotentExecutor executor() {
@@ -89,12 +96,34 @@ final class ClientSupport {
     if (request.getMethod() == null) {
       throw new IllegalArgumentException("the request has no method");
     }
+    checkDelivered(operation);
     byte[] body = bytes(request.getBody());
     checkBody(body.length);
     String method = request.getMethod().name();
     RequestSnapshot snapshot = snapshot(method, request.getUrl(), request.getHeaders(), body);
     IdempotentCall call = key == null ? IdempotentCall.named(operation) : IdempotentCall.named(operation).withKey(key);
     return executor().enqueue(operation(operation, call, snapshot, request.getHeaders())).id();
+  }
+
+  /**
+   * Refuses, before anything is journaled, a name the outbox has no transport for: journaled, it
+   * would stay PENDING for good (the outbox skips names it does not deliver, at every poll and at
+   * the shutdown's drain), while the caller was told it is queued. The same refusal as
+   * {@link OutboxDispatcher#submit}'s.
+   */
+  private void checkDelivered(String operation) {
+    OutboxDispatcher dispatcher = outbox == null ? null : outbox.get();
+    if (dispatcher == null) {
+      return;
+    }
+    Set<String> names = dispatcher.operationNames();
+    if (!names.contains(operation)) {
+      throw new IllegalArgumentException("no transport is registered for operation '" + operation + "' in the outbox,"
+          + " which delivers " + new TreeSet<>(names) + "; nothing was journaled. Add the name to"
+          + " idem.outbox.operations, or register a transport for it with an OutboxCustomizer bean"
+          + " (b.register(\"" + operation + "\", interceptor.resumeTransport(...))) when its calls need headers the"
+          + " journal does not keep, such as Authorization");
+    }
   }
 
   private static byte[] bytes(Object body) {

@@ -7,6 +7,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.OperationId;
 import dev.idem.core.Outcome;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
@@ -22,6 +23,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.springframework.http.RequestEntity;
 import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.web.reactive.function.client.ClientRequest;
@@ -200,6 +202,9 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
    * @param request the request, its body a {@code byte[]} or a {@code String}
    * @return the operation's identity
    * @throws IdempotencyException if it cannot be journaled
+   * @throws IllegalArgumentException if the {@linkplain Builder#outbox outbox} has no transport for
+   *     {@code operation} (the starter's: not in idem.outbox.operations nor registered by an
+   *     OutboxCustomizer), or the body is of another type; nothing was journaled
    */
   public OperationId enqueue(String operation, RequestEntity<?> request) throws IdempotencyException {
     return support.enqueue(operation, null, request);
@@ -249,6 +254,7 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
    */
   public static final class Builder extends AdapterBuilder<Builder> {
     private final IdempotentExecutor executor;
+    private Supplier<OutboxDispatcher> outbox;
     private Executor journalPool;
     private ExchangeStrategies strategies = ExchangeStrategies.withDefaults();
 
@@ -285,12 +291,29 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
     }
 
     /**
+     * The outbox that delivers what {@code enqueue} journals: {@code enqueue} then refuses, with an
+     * {@link IllegalArgumentException} and before anything is journaled, an operation name it has
+     * no transport for ({@link OutboxDispatcher#operationNames()}), which no one would ever send.
+     * Looked up at each {@code enqueue}, since the outbox is usually built after this, with its
+     * {@code resumeTransport}; while it returns null, every name is taken. Default: none, every name
+     * is taken (what delivers it, an outbox elsewhere or {@code resumePending}, is the app's). The
+     * starter sets its outbox bean.
+     *
+     * @param outbox returns the outbox, or null for none (yet)
+     * @return this builder
+     */
+    public Builder outbox(Supplier<OutboxDispatcher> outbox) {
+      this.outbox = Objects.requireNonNull(outbox, "outbox");
+      return this;
+    }
+
+    /**
      * Builds the filter.
      *
      * @return the filter
      */
     public IdempotencyExchangeFilter build() {
-      return new IdempotencyExchangeFilter(this, new ClientSupport(support(executor), bodyCap()));
+      return new IdempotencyExchangeFilter(this, new ClientSupport(support(executor), bodyCap(), outbox));
     }
   }
 }

@@ -7,6 +7,7 @@ import dev.idem.core.Operation;
 import dev.idem.core.OperationFailedException;
 import dev.idem.core.OperationId;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterBuilder;
@@ -16,6 +17,7 @@ import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.Optional;
 import java.util.function.Function;
 import org.springframework.http.HttpRequest;
@@ -114,7 +116,10 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
   /**
    * Journals a request for queued delivery without sending it: an
    * {@link dev.idem.core.outbox.OutboxDispatcher} that registered a {@link #resumeTransport}
-   * for {@code operation} sends it, now or after a restart.
+   * for {@code operation} sends it, now or after a restart. A name the {@linkplain Builder#outbox
+   * outbox} has no transport for is refused before anything is journaled (with the starter: a
+   * name neither in {@code idem.outbox.operations} nor registered by an {@code OutboxCustomizer}),
+   * since no one would ever send it.
    *
    * @param operation the operation name
    * @param request the request; its body already encoded, as {@code byte[]} or {@code String}
@@ -122,7 +127,8 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
    * @return the operation's identity
    * @throws IdempotencyException if it cannot be journaled (the key is journaled with another
    *     request, the journal failed, the body is over the cap)
-   * @throws IllegalArgumentException if the body is of another type
+   * @throws IllegalArgumentException if the outbox has no transport for {@code operation}, or the
+   *     body is of another type; nothing was journaled
    */
   public OperationId enqueue(String operation, RequestEntity<?> request) throws IdempotencyException {
     return support.enqueue(operation, null, request);
@@ -136,6 +142,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
    * @param request the request, its body a {@code byte[]} or a {@code String}
    * @return the operation's identity
    * @throws IdempotencyException if it cannot be journaled
+   * @throws IllegalArgumentException as for {@link #enqueue(String, RequestEntity)}
    */
   public OperationId enqueue(String operation, IdempotencyKey key, RequestEntity<?> request)
       throws IdempotencyException {
@@ -192,10 +199,28 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
    */
   public static final class Builder extends AdapterBuilder<Builder> {
     private final IdempotentExecutor executor;
+    private Supplier<OutboxDispatcher> outbox;
 
     private Builder(IdempotentExecutor executor) {
       super(UntaggedPolicy.FRESH_KEY);
       this.executor = Objects.requireNonNull(executor, "executor");
+    }
+
+    /**
+     * The outbox that delivers what {@code enqueue} journals: {@code enqueue} then refuses, with an
+     * {@link IllegalArgumentException} and before anything is journaled, an operation name it has
+     * no transport for ({@link OutboxDispatcher#operationNames()}), which no one would ever send.
+     * Looked up at each {@code enqueue}, since the outbox is usually built after this, with its
+     * {@code resumeTransport}; while it returns null, every name is taken. Default: none, every name
+     * is taken (what delivers it, an outbox elsewhere or {@code resumePending}, is the app's). The
+     * starter sets its outbox bean.
+     *
+     * @param outbox returns the outbox, or null for none (yet)
+     * @return this builder
+     */
+    public Builder outbox(Supplier<OutboxDispatcher> outbox) {
+      this.outbox = Objects.requireNonNull(outbox, "outbox");
+      return this;
     }
 
     /**
@@ -204,7 +229,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
      * @return the interceptor
      */
     public IdempotencyInterceptor build() {
-      return new IdempotencyInterceptor(new ClientSupport(support(executor), bodyCap()));
+      return new IdempotencyInterceptor(new ClientSupport(support(executor), bodyCap(), outbox));
     }
   }
 }

@@ -58,6 +58,9 @@ public final class IdemLifecycle implements SmartLifecycle {
     }
     if (outbox != null) {
       outbox.start();
+      if (executor != null) {
+        UndeliveredNames.warn(executor, outbox.operationNames());
+      }
     }
     running = true;
   }

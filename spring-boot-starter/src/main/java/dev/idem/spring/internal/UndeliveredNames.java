@@ -1,0 +1,71 @@
+package dev.idem.spring.internal;
+
+import dev.idem.core.IdempotencyException;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * At startup, says once what the outbox will never send: the PENDING operations in the journal
+ * whose name it has no transport for. The outbox skips such names without a word (in the SDK they
+ * may be another dispatcher's), and the interceptor's {@code enqueue} refuses them now, but a journal
+ * written by an older version, or before a name was dropped from {@code idem.outbox.operations},
+ * may still hold some: they would stay PENDING for good (their age limit is applied only by a
+ * delivery), the app believing them queued.
+ *
+ * <p>Bounded: it reads at most {@link #MAX_PAGES} pages of {@link #PAGE} records (each holds its
+ * request, up to the journal's body limit), on the starting thread, and says when it stopped short.
+ */
+final class UndeliveredNames {
+  private static final Logger LOG = LoggerFactory.getLogger(UndeliveredNames.class);
+  static final int PAGE = 100;
+  static final int MAX_PAGES = 100;
+
+  private UndeliveredNames() {}
+
+  /**
+   * Logs one WARN naming each PENDING operation name not in {@code delivered}, with its count, if
+   * there is any; a journal that cannot be read is left to the health indicator (logged at DEBUG).
+   *
+   * @return the counts per undelivered name (empty if none, or if the journal could not be read)
+   */
+  static Map<String, Integer> warn(IdempotentExecutor executor, Set<String> delivered) {
+    Map<String, Integer> undelivered = new TreeMap<>();
+    boolean complete = false;
+    try {
+      OperationId after = null;
+      for (int page = 0; page < MAX_PAGES; page++) {
+        List<OperationRecord> records = executor.list(OperationState.PENDING, after, PAGE);
+        for (OperationRecord r : records) {
+          String name = r.id().operation();
+          if (!delivered.contains(name)) {
+            undelivered.merge(name, 1, Integer::sum);
+          }
+        }
+        if (records.size() < PAGE) {
+          complete = true;
+          break;
+        }
+        after = records.get(records.size() - 1).id();
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      LOG.debug("could not look for PENDING operations the outbox does not deliver: {}", e.toString());
+      return Map.of();
+    }
+    if (!undelivered.isEmpty()) {
+      LOG.warn("The journal holds PENDING operations of names the outbox has no transport for, which it will never"
+          + " send: {}{}. Add each name to idem.outbox.operations (or register a transport for it with an"
+          + " OutboxCustomizer bean) to deliver them with their keys, or resume them once with"
+          + " IdempotentExecutor.resumePending and a ResumeHandler for the name", undelivered,
+          complete ? "" : " (among the first " + PAGE * MAX_PAGES + " PENDING operations; there are more)");
+    }
+    return undelivered;
+  }
+}
