@@ -249,9 +249,14 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * A transport for operations journaled by an earlier process, which have no secrets in their
    * snapshot: {@code headers} supplies them (for example a fresh Authorization) for each attempt.
    *
+   * <p>Every attempt is bounded: by the timeout its request was sent or queued with, else by
+   * {@code timeout}, else by the retry policy's {@code attemptTimeout}, else by 30 s (see
+   * "Timeouts" in {@link ResumeTransport}).
+   *
    * @return the transport
    * @param headers returns headers to add to a journaled request; called once per attempt
-   * @param timeout the response timeout of each attempt, or null for none
+   * @param timeout the response timeout of each attempt whose request had none, or null for the
+   *     retry policy's {@code attemptTimeout}, else 30 s
    */
   public ResumeTransport resumeTransport(Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
     return newResumeTransport(headers, timeout);
@@ -263,7 +268,9 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    * client.resumeTransport())}. Use {@link #resumeTransport(Function, Duration)} when the calls need
    * headers the journal does not keep (Authorization and other secrets).
    *
-   * @return the transport, with no extra headers and no per-attempt timeout
+   * @return the transport, with no extra headers; each attempt is bounded by its request's timeout,
+   *     else the retry policy's {@code attemptTimeout}, else 30 s (see "Timeouts" in
+   *     {@link ResumeTransport})
    */
   public ResumeTransport resumeTransport() {
     return newResumeTransport(r -> Map.of(), null);

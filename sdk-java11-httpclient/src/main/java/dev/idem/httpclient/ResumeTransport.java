@@ -34,21 +34,49 @@ import java.util.function.Function;
  *     .start();
  * }</pre>
  *
- * <p>Supplied headers replace snapshot headers of the same name. Thread-safe if the supplier is.
+ * <p>Supplied headers replace snapshot headers of the same name.
+ *
+ * <h2>Timeouts</h2>
+ * Each attempt is bounded, as a live {@code send} of the same request would be: by the timeout the
+ * request was sent or queued with ({@code HttpRequest.Builder.timeout}, kept with the operation in
+ * the journal, see {@link RequestSnapshot#timeout()}); for a request that had none (or was
+ * journaled before timeouts were kept), by the transport's {@code timeout}; without one, by the
+ * retry policy's {@code attemptTimeout}; and without that, by 30 s. Never unbounded: a queued
+ * delivery is driven by a dispatcher whose lane and lease wait on it, and an attempt to a server that
+ * accepts the connection and never answers would otherwise hold them forever, never retried. 30 s
+ * is the read timeout Idem's other defaults use (the testkit's {@code StreamingBodyServer}) and
+ * half the retry policy's default 60 s deadline, so an attempt that timed out still leaves time
+ * for a retry with the same key. An attempt past its timeout fails with
+ * {@link java.net.http.HttpTimeoutException}, an ambiguous attempt the executor retries with the
+ * same key. The body read for the journal, once the headers are in, is bounded by the same timeout
+ * (see "Timeouts" in {@link IdempotentHttpClient}).
+ *
+ * <p>The HTTP version and {@code expectContinue} of the original request are not journaled: each
+ * attempt uses the wrapped client's version, without {@code Expect: 100-continue}.
+ *
+ * <p>Thread-safe if the supplier is.
  */
 public final class ResumeTransport implements Transport, AsyncTransport {
   private final AttemptSender sender;
   private final AdapterSupport support;
   private final Function<RequestSnapshot, Map<String, String>> headers;
-  private final AttemptRequests.Settings settings;
+  /** The timeout of an attempt whose request had none; see "Timeouts". */
+  private final Duration fallbackTimeout;
 
+  /**
+   * @param attemptTimeout the retry policy's attemptTimeout, or null
+   * @param timeout the app's timeout for attempts whose request had none, or null
+   */
   ResumeTransport(KeyedClient client, Duration attemptTimeout, AdapterSupport support,
       Function<RequestSnapshot, Map<String, String>> headers, Duration timeout) {
     this.sender = AttemptSender.forResume(client, attemptTimeout);
     this.support = support;
     this.headers = headers;
-    this.settings = new AttemptRequests.Settings(Optional.ofNullable(timeout), Optional.empty(), false);
+    this.fallbackTimeout = timeout != null ? timeout : attemptTimeout != null ? attemptTimeout : DEFAULT_TIMEOUT;
   }
+
+  /** The last resort of "Timeouts": an attempt never waits without end. */
+  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
@@ -92,6 +120,8 @@ public final class ResumeTransport implements Transport, AsyncTransport {
         all.put(name, List.of(value));
       });
     }
+    AttemptRequests.Settings settings = new AttemptRequests.Settings(
+        Optional.of(request.timeout().orElse(fallbackTimeout)), Optional.empty(), false);
     return AttemptRequests.build(request.method(), request.uri(), all, request.body(), settings,
         support.headerName(), support.headerValue(key));
   }

@@ -25,6 +25,8 @@ final class EndlessBodyServer implements AutoCloseable {
   final CountDownLatch received = new CountDownLatch(1);
   final CountDownLatch bodyStarted = new CountDownLatch(1);
   final CountDownLatch clientClosed = new CountDownLatch(1);
+  /** The Idempotency-Key header of every request read, in order of arrival. */
+  final java.util.List<String> keys = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final int hangOn;
   private final boolean endless;
   /** If set, every connection answers this status line and headers, then sends nothing more. */
@@ -82,7 +84,11 @@ final class EndlessBodyServer implements AutoCloseable {
   private void serve(Socket s, int n) {
     try (s) {
       InputStream in = new BufferedInputStream(s.getInputStream());
-      if (!RawRequest.read(in)) {
+      if (!RawRequest.read(in, h -> {
+        if (h.regionMatches(true, 0, "idempotency-key:", 0, 16)) {
+          keys.add(h.substring(16).trim());
+        }
+      })) {
         return;
       }
       received.countDown();

@@ -14,6 +14,15 @@ final class RawRequest {
    * @return false if the stream ended first
    */
   static boolean read(InputStream in) throws IOException {
+    return read(in, l -> { });
+  }
+
+  /**
+   * Reads a request's head and its Content-Length body, handing each header line to {@code headers}.
+   *
+   * @return false if the stream ended first
+   */
+  static boolean read(InputStream in, java.util.function.Consumer<String> headers) throws IOException {
     int length = 0;
     StringBuilder line = new StringBuilder();
     while (true) {
@@ -31,6 +40,7 @@ final class RawRequest {
         in.readNBytes(length);
         return true;
       }
+      headers.accept(l);
       if (l.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
         length = Integer.parseInt(l.substring(15).trim());
       }

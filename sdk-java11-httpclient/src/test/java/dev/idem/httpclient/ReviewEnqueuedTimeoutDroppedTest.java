@@ -43,6 +43,9 @@ class ReviewEnqueuedTimeoutDroppedTest {
       assertEquals(201, outcome.response().status());
       assertEquals(OperationState.SUCCEEDED, f.record(id).state());
       assertEquals(2, server.connections.get(), "one timed-out attempt (the request's 500 ms), then one answered");
+      assertEquals(java.util.List.of(id.key().value(), id.key().value()), server.keys,
+          "both attempts carry the operation's key");
+      assertEquals(2, f.record(id).attempts().size(), "the timed-out attempt is journaled, then the answered one");
     }
   }
 }

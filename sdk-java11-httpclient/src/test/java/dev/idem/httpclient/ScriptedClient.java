@@ -29,6 +29,8 @@ final class ScriptedClient extends HttpClient {
   private final boolean afterBody;
   final AtomicInteger exchanges = new AtomicInteger();
   final AtomicLong bytesTaken = new AtomicLong();
+  /** Every request it was handed, in order. */
+  final java.util.List<HttpRequest> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   ScriptedClient(Exception failure, boolean afterBody) {
     this.failure = failure;
@@ -38,6 +40,7 @@ final class ScriptedClient extends HttpClient {
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException {
     exchanges.incrementAndGet();
+    requests.add(request);
     if (afterBody) {
       drain(request);
     }

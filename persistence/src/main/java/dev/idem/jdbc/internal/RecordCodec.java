@@ -21,6 +21,7 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Iterator;
@@ -70,6 +71,11 @@ public final class RecordCodec {
       if (r.contentType().isPresent()) {
         g.writeStringField("contentType", r.contentType().get());
       }
+      // Optional, so that journals written before it existed read as they were (no timeout), and a
+      // reader that predates it ignores it: the format version stays 1.
+      if (r.timeout().isPresent()) {
+        g.writeStringField("timeout", r.timeout().get().toString());
+      }
       // Jackson's default base64 is java.util.Base64's basic encoding (padded, no line feeds),
       // written straight into the output: no intermediate string to copy and scan for escapes.
       g.writeBinaryField("body", r.body());
@@ -85,8 +91,12 @@ public final class RecordCodec {
       forEachHeader(n.get("headers"), "request_json", b::header);
       JsonNode ct = n.get("contentType");
       b.body(base64(n, "body", "request_json"), ct == null || ct.isNull() ? null : ct.asText());
+      JsonNode timeout = n.get("timeout");
+      if (timeout != null && !timeout.isNull()) {
+        b.timeout(IsoText.duration(text(n, "timeout", "request_json")));
+      }
       return b.build();
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | DateTimeParseException e) {
       throw new CorruptRowException("request_json: invalid request snapshot (" + e.getClass().getSimpleName() + ")");
     }
   }

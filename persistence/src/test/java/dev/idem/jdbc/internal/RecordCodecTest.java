@@ -79,6 +79,25 @@ class RecordCodecTest {
   }
 
   /**
+   * A request's own timeout is kept (a queued delivery is bounded by it), as an optional field, so
+   * rows written before it read as they were (no timeout) and keep their text.
+   */
+  @Test
+  void aRequestsTimeoutIsKeptAndOldRowsReadWithoutOne() throws Exception {
+    RequestSnapshot request = RequestSnapshot.builder("POST", URI.create("https://api.example/orders"))
+        .body("{}".getBytes(StandardCharsets.UTF_8), "application/json").timeout(Duration.ofMillis(500)).build();
+    String text = codec.encodeRequest(request);
+    assertEquals("{\"v\":1,\"method\":\"POST\",\"uri\":\"https://api.example/orders\",\"headers\":{},"
+        + "\"contentType\":\"application/json\",\"timeout\":\"PT0.5S\",\"body\":\"e30=\"}", text);
+    assertEquals(request, codec.decodeRequest(text));
+
+    RequestSnapshot old = codec.decodeRequest("{\"v\":1,\"method\":\"POST\",\"uri\":\"https://api.example/orders\","
+        + "\"headers\":{},\"contentType\":\"application/json\",\"body\":\"e30=\"}");
+    assertEquals(java.util.Optional.empty(), old.timeout());
+    assertEquals(request.toBuilder().timeout(null).build(), old);
+  }
+
+  /**
    * The columns are written with the streaming generator (issue 28); before, with a tree whose
    * {@code toString} was the text. The tree encoders, as they were, are kept here as the reference:
    * for random values (quotes, control and non-ASCII characters, surrogates, empty and null parts)

@@ -61,6 +61,12 @@ public final class PackedRecord {
     w.string(request.contentType().orElse(null));
     w.headers(request.headers());
     w.bytes(request.body());
+    Duration timeout = request.timeout().orElse(null);
+    w.b(timeout == null ? NULL : PRESENT);
+    if (timeout != null) {
+      w.l(timeout.getSeconds());
+      w.i(timeout.getNano());
+    }
     w.b((byte) r.state().ordinal());
     w.string(r.owner());
     w.l(r.generation());
@@ -112,7 +118,11 @@ public final class PackedRecord {
     RequestSnapshot.Builder b = RequestSnapshot.builder(in.string(), URI.create(in.string()));
     String contentType = in.string();
     in.headers().forEach((name, values) -> values.forEach(v -> b.header(name, v)));
-    RequestSnapshot request = b.body(in.bytes(), contentType).build();
+    b.body(in.bytes(), contentType);
+    if (in.b() != NULL) {
+      b.timeout(Duration.ofSeconds(in.l(), in.i()));
+    }
+    RequestSnapshot request = b.build();
     OperationState state = STATES[in.b()];
     String owner = in.string();
     long generation = in.l();

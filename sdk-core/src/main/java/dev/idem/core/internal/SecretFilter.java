@@ -124,7 +124,8 @@ public final class SecretFilter {
 
   private static RequestSnapshot withUri(RequestSnapshot request, URI uri) {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), uri)
-        .body(request.body(), request.contentType().orElse(null));
+        .body(request.body(), request.contentType().orElse(null))
+        .timeout(request.timeout().orElse(null));
     request.headers().forEach((name, values) -> values.forEach(v -> b.header(name, v)));
     return b.build();
   }

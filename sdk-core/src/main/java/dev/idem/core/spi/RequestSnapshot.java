@@ -3,6 +3,7 @@ package dev.idem.core.spi;
 import dev.idem.core.internal.HeaderMaps;
 import dev.idem.core.internal.UriAuthority;
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -17,7 +18,8 @@ import java.util.TreeMap;
 
 /**
  * What is needed to send a request again, possibly from another process after a restart: method,
- * URI, persistable headers, body bytes and content type.
+ * URI, persistable headers, body bytes and content type, and the request's own response timeout if
+ * it had one (so that a queued or resumed attempt is bounded as the live one would have been).
  *
  * <p>Header names are stored in lower case, in sorted order, so two snapshots of the same request
  * are equal however the client spelled the names. Secrets do not belong here: the executor removes
@@ -220,6 +222,7 @@ public final class RequestSnapshot {
   private final Map<String, List<String>> headers;
   private final byte[] body;
   private final String contentType;
+  private final Duration timeout;
 
   private RequestSnapshot(Builder b) {
     this.method = b.method;
@@ -229,6 +232,7 @@ public final class RequestSnapshot {
     // it is safe: a second copy per snapshot bought nothing.
     this.body = b.body;
     this.contentType = b.contentType;
+    this.timeout = b.timeout;
   }
 
   /**
@@ -245,11 +249,12 @@ public final class RequestSnapshot {
   /**
    * Returns a builder primed with this snapshot's contents.
    *
-   * @return a new builder holding this snapshot's method, URI, headers and body; this snapshot is
+   * @return a new builder holding this snapshot's method, URI, headers, body and timeout; this snapshot is
    *     not changed
    */
   public Builder toBuilder() {
     Builder b = new Builder(method, uri).body(body, contentType);
+    b.timeout = timeout;
     headers.forEach((k, v) -> v.forEach(value -> b.header(k, value)));
     return b;
   }
@@ -319,6 +324,20 @@ public final class RequestSnapshot {
   }
 
   /**
+   * The request's own response timeout, as the app set it on the request it sent or queued (for
+   * example {@code HttpRequest.Builder.timeout} in java.net.http). Transports that re-send a
+   * journaled snapshot bound each attempt by it, as the live call would have. Not a secret, and
+   * not part of the request's fingerprint: the same request with another timeout is the same
+   * operation.
+   *
+   * @return the timeout, or empty if the request had none (and for snapshots journaled before
+   *     timeouts were kept)
+   */
+  public Optional<Duration> timeout() {
+    return Optional.ofNullable(timeout);
+  }
+
+  /**
    * Returns a copy without the named headers (case-insensitive).
    *
    * @param names header names to drop
@@ -347,6 +366,7 @@ public final class RequestSnapshot {
     Builder b = new Builder(method, uri);
     b.body = body;
     b.contentType = contentType;
+    b.timeout = timeout;
     headers.forEach((k, v) -> {
       if (!lower.contains(k)) {
         v.forEach(value -> b.header(k, value));
@@ -358,12 +378,13 @@ public final class RequestSnapshot {
   @Override
   public boolean equals(Object o) {
     return o instanceof RequestSnapshot s && method.equals(s.method) && uri.equals(s.uri)
-        && headers.equals(s.headers) && Arrays.equals(body, s.body) && Objects.equals(contentType, s.contentType);
+        && headers.equals(s.headers) && Arrays.equals(body, s.body) && Objects.equals(contentType, s.contentType)
+        && Objects.equals(timeout, s.timeout);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(method, uri, headers, Arrays.hashCode(body), contentType);
+    return Objects.hash(method, uri, headers, Arrays.hashCode(body), contentType, timeout);
   }
 
   /**
@@ -382,6 +403,7 @@ public final class RequestSnapshot {
     private final Map<String, List<String>> headers = new TreeMap<>();
     private byte[] body = NO_BODY;
     private String contentType;
+    private Duration timeout;
 
     private Builder(String method, URI uri) {
       Objects.requireNonNull(method, "method");
@@ -422,6 +444,21 @@ public final class RequestSnapshot {
     public Builder body(byte[] bytes, String mediaType) {
       this.body = Objects.requireNonNull(bytes, "body").clone();
       this.contentType = mediaType;
+      return this;
+    }
+
+    /**
+     * Sets the request's own response timeout (see {@link RequestSnapshot#timeout()}).
+     *
+     * @param timeout a positive duration, or null for none (the default)
+     * @return this builder
+     * @throws IllegalArgumentException if {@code timeout} is zero or negative
+     */
+    public Builder timeout(Duration timeout) {
+      if (timeout != null && (timeout.isZero() || timeout.isNegative())) {
+        throw new IllegalArgumentException("timeout must be positive: " + timeout);
+      }
+      this.timeout = timeout;
       return this;
     }
 

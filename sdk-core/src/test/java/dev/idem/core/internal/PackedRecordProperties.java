@@ -57,6 +57,7 @@ class PackedRecordProperties {
         URI.create(pick(rnd, URIS)));
     headers(rnd).forEach((k, v) -> v.forEach(value -> b.header(k, value)));
     RequestSnapshot request = b.body(bytes(rnd), rnd.nextBoolean() ? null : "application/json; charset=utf-8")
+        .timeout(rnd.nextBoolean() ? null : Duration.ofSeconds(rnd.nextInt(100), 1 + rnd.nextInt(999_999_999)))
         .build();
     int n = rnd.nextInt(4);
     List<AttemptRecord> attempts = new ArrayList<>();

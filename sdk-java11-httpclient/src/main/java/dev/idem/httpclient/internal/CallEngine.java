@@ -455,7 +455,10 @@ public final class CallEngine {
    */
   RequestSnapshot snapshot(HttpRequest request, byte[] body) {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), request.uri())
-        .body(body, request.headers().firstValue("Content-Type").orElse(null));
+        .body(body, request.headers().firstValue("Content-Type").orElse(null))
+        // Kept so that a queued delivery or a resume after a restart bounds its attempts as this
+        // call does (HttpRequest.Builder refuses a timeout that is not positive, as the snapshot does).
+        .timeout(request.timeout().orElse(null));
     request.headers().map().forEach((name, values) -> {
       if (!name.equalsIgnoreCase(support.headerName())) {
         values.forEach(v -> b.header(name, v));
