@@ -11,6 +11,7 @@ import dev.idem.core.spi.Transport;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
@@ -28,12 +29,26 @@ import okhttp3.Response;
  * gets the interceptor and the {@link FollowUpGuard} added if it lacks them (a copy, sharing its
  * connection pool and dispatcher). A response's body is read for the journal under a
  * {@link CaptureDeadline} (the client's read timeout for the whole captured body, and the
- * executor's default attempt timeout), then closed. Thread-safe.
+ * executor's default attempt timeout), then closed.
+ *
+ * <p>Every attempt is bounded. A snapshot that kept its request's own timeout (one journaled by
+ * the java.net.http adapter, {@link RequestSnapshot#timeout()}) gets it as the call's timeout.
+ * Otherwise the client's timeouts apply (OkHttp's default 10 s read timeout bounds a server that
+ * never answers), unless the client has neither a read nor a call timeout and the retry policy no
+ * {@code attemptTimeout}: then the call gets {@link #DEFAULT_TIMEOUT}, since an attempt that waits
+ * without end would hold its outbox lane and lease forever, never retried with its key.
+ * Thread-safe.
  */
 public final class ClientTransport implements Transport, AsyncTransport {
   private final OkHttpClient client;
   private final AdapterSupport settings;
   private final Duration attemptTimeout;
+
+  /**
+   * The call timeout of an attempt nothing else bounds: 30 s, as the java.net.http adapter's
+   * resume transport, and half the retry policy's default 60 s deadline.
+   */
+  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
   /**
    * @param client the app's client
@@ -50,6 +65,7 @@ public final class ClientTransport implements Transport, AsyncTransport {
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
     long started = System.nanoTime();
     Call call = newCall(request, key);
+    Duration bound = bound(request, call);
     Response response;
     try {
       response = call.execute();
@@ -65,19 +81,40 @@ public final class ClientTransport implements Transport, AsyncTransport {
       }
       throw e;
     }
-    return capture(response, started);
+    return capture(response, started, bound);
   }
 
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     long started = System.nanoTime();
-    return CallFutures.enqueue(newCall(request, key), response -> capture(response, started));
+    Call call = newCall(request, key);
+    Duration bound = bound(request, call);
+    return CallFutures.enqueue(call, response -> capture(response, started, bound));
   }
 
-  private ResponseSnapshot capture(Response response, long started) {
+  /**
+   * Sets the call's timeout where the class comment says one is needed.
+   *
+   * @return the call timeout set, or null if the client's own timeouts bound the attempt
+   */
+  private Duration bound(RequestSnapshot request, Call call) {
+    Duration bound = request.timeout().orElse(null);
+    if (bound == null && client.readTimeoutMillis() <= 0 && client.callTimeoutMillis() <= 0 && attemptTimeout == null) {
+      bound = DEFAULT_TIMEOUT;
+    }
+    if (bound != null) {
+      call.timeout().timeout(bound.toNanos(), TimeUnit.NANOSECONDS);
+    }
+    return bound;
+  }
+
+  private ResponseSnapshot capture(Response response, long started, Duration bound) {
     Duration read = client.readTimeoutMillis() <= 0 ? null : Duration.ofMillis(client.readTimeoutMillis());
-    return ResponseCapture.captureAndClose(response, CaptureDeadline.of(System.nanoTime(), read, started,
-        attemptTimeout));
+    // A call timeout counts from the call's start, as an attempt timeout does: the body read for
+    // the journal stops just before it would cut the connection.
+    Duration whole = bound == null ? attemptTimeout
+        : attemptTimeout == null || bound.compareTo(attemptTimeout) < 0 ? bound : attemptTimeout;
+    return ResponseCapture.captureAndClose(response, CaptureDeadline.of(System.nanoTime(), read, started, whole));
   }
 
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {
