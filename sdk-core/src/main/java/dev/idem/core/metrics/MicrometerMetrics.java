@@ -52,12 +52,14 @@ import org.slf4j.LoggerFactory;
  *       empty retry budget</td></tr>
  *   <tr><td>{@code idem.breaker.rejections}</td><td>counter</td><td>operation</td><td>attempts held back by
  *       an open circuit breaker</td></tr>
- *   <tr><td>{@code idem.breaker.transitions}</td><td>counter</td><td>host, to</td><td>circuit breaker state
- *       changes</td></tr>
+ *   <tr><td>{@code idem.breaker.transitions}</td><td>counter</td><td>to ({@code OPEN}, {@code HALF_OPEN},
+ *       {@code CLOSED})</td><td>circuit breaker state changes, of all hosts; which host changed is in the
+ *       {@link IdemEvent.BreakerStateChanged} event (for a listener that logs it), not in a tag</td></tr>
  * </table>
  *
- * <p>Meters are tagged by operation name, never by key, scope or anything from a request, so their
- * number stays bounded by the number of operation names. The gauges query the journal when they are
+ * <p>Meters are tagged by operation name, never by key, scope or anything from a request (not even
+ * the host: an app may call an unbounded number of callback hosts), so their number stays bounded by
+ * the number of operation names. The gauges query the journal when they are
  * read ({@link Journal#count} and {@link Journal#oldestCreatedAt}); if it fails they read NaN.
  * Thread-safe.
  */
@@ -117,7 +119,9 @@ public final class MicrometerMetrics implements IdemListener {
     } else if (event instanceof IdemEvent.BreakerRejected e) {
       count("idem.breaker.rejections", e.id().operation());
     } else if (event instanceof IdemEvent.BreakerStateChanged e) {
-      counter("idem.breaker.transitions", "host", e.host(), "to", e.to()).increment();
+      // Not tagged by host: breakers are per host, and HostGuard is built for an unbounded stream of
+      // them (per-customer callback URLs), while a meter, once registered, is never dropped.
+      counter("idem.breaker.transitions", "to", e.to()).increment();
     }
   }
 
