@@ -13,6 +13,7 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -65,6 +66,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class MicrometerMetrics implements IdemListener {
   private static final Logger LOG = LoggerFactory.getLogger(MicrometerMetrics.class);
+  private static final List<String> GAUGES = List.of("idem.operations.pending", "idem.operations.pending.oldest.age");
 
   private final MeterRegistry registry;
   private final Journal journal;
@@ -78,7 +80,9 @@ public final class MicrometerMetrics implements IdemListener {
   }
 
   /**
-   * Creates the listener and registers the two queue gauges on {@code registry}.
+   * Creates the listener and registers the two queue gauges on {@code registry}. Bound again on the
+   * same registry (a journal closed and reopened, or replaced), the gauges read the journal of the
+   * last bind.
    *
    * @param registry where meters go
    * @param journal the executor's journal, read by the gauges
@@ -89,6 +93,13 @@ public final class MicrometerMetrics implements IdemListener {
   public static MicrometerMetrics bind(MeterRegistry registry, Journal journal, Clock clock) {
     MicrometerMetrics m = new MicrometerMetrics(Objects.requireNonNull(registry, "registry"),
         Objects.requireNonNull(journal, "journal"), Objects.requireNonNull(clock, "clock"));
+    // Micrometer hands back a gauge already registered under the same name, still reading (and
+    // holding) the journal it was bound to: a journal closed and reopened, bound again, would go
+    // unread. Removed as StorageSizeGauge and the other binders do; their helper lives in the
+    // storage module, above this one, hence these few lines of its own.
+    for (String gauge : GAUGES) {
+      registry.find(gauge).gauges().forEach(registry::remove);
+    }
     Gauge.builder("idem.operations.pending", m, MicrometerMetrics::pending)
         .description("PENDING operations in the journal").strongReference(true).register(registry);
     Gauge.builder("idem.operations.pending.oldest.age", m, MicrometerMetrics::oldestPendingAgeSeconds)
