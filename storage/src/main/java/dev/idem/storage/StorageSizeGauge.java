@@ -28,12 +28,8 @@ public final class StorageSizeGauge {
    * @param store the {@code store} tag: "journal", "guard" or "inbox"
    */
   public static void register(MeterRegistry registry, String store, StorageSize size) {
-    // Micrometer hands back a gauge already registered under the same name and tag, still
-    // measuring the store it was made for: a store closed and reopened would be measured no more.
-    Gauge bound = registry.find(NAME).tag("store", store).gauge();
-    if (bound != null) {
-      registry.remove(bound);
-    }
+    // A store closed and reopened would otherwise be measured no more: see StoreGauges.unbind.
+    StoreGauges.unbind(registry, NAME, "store", store);
     Gauge.builder(NAME, size, s -> read(store, s)).tag("store", store).baseUnit("bytes")
         .description("bytes the store takes on disk (SQLite: database and -wal files; PostgreSQL: its tables)")
         .strongReference(true).register(registry);

@@ -3,6 +3,7 @@ package dev.idem.webhooks.metrics;
 import dev.idem.webhooks.WebhookActivity;
 import dev.idem.webhooks.WebhookInbox;
 import dev.idem.storage.StorageSizeGauge;
+import dev.idem.storage.StoreGauges;
 import dev.idem.webhooks.WebhookListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -113,10 +114,7 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
     // Micrometer hands back a gauge already registered under the same name, still reading the
     // inbox it was bound to: an inbox closed and reopened, bound again, would go unread (NaN).
     for (String gauge : GAUGES) {
-      Gauge bound = registry.find(gauge).gauge();
-      if (bound != null) {
-        registry.remove(bound);
-      }
+      StoreGauges.unbind(registry, gauge);
     }
     Gauge.builder("idem.webhooks.inbox.queue", m, x -> x.read(InboxReading::queued))
         .description("webhook events PENDING or PROCESSING").strongReference(true).register(registry);
@@ -132,7 +130,8 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
   /** {@code f} of the current reading, taken now if the last one is older than the refresh; NaN if it failed. */
   private synchronized double read(ToDoubleFunction<InboxReading> f) {
     Instant now = inbox.clock().instant();
-    if (readAt == null || stale(readAt, now)) {
+    // A reading ends one refresh later, or as soon as the clock steps back (StoreGauges.stale).
+    if (readAt == null || StoreGauges.stale(readAt, now, refresh)) {
       readAt = now;
       try {
         reading = InboxReading.of(inbox, now);
@@ -142,17 +141,6 @@ public final class MicrometerWebhookMetrics implements WebhookListener {
       }
     }
     return reading == null ? Double.NaN : f.applyAsDouble(reading);
-  }
-
-  /**
-   * Whether the reading taken at {@code readAt} no longer serves at {@code now}: one refresh later,
-   * or as soon as the clock stepped back (an NTP correction), which would otherwise have it serve
-   * for as long as the step. Duration.between, unlike readAt.plus(refresh), cannot overflow with a
-   * refresh as long as Duration allows.
-   */
-  private boolean stale(Instant readAt, Instant now) {
-    Duration since = Duration.between(readAt, now);
-    return since.isNegative() || since.compareTo(refresh) >= 0;
   }
 
   @Override
