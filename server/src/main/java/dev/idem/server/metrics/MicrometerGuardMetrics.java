@@ -8,6 +8,7 @@ import dev.idem.server.spi.IdempotencyStore;
 import dev.idem.server.JdbcIdempotencyStore;
 import dev.idem.server.RecordStats;
 import dev.idem.storage.StorageSizeGauge;
+import dev.idem.storage.StoreGauges;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -80,6 +82,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class MicrometerGuardMetrics implements GuardListener {
   private static final Logger LOG = LoggerFactory.getLogger(MicrometerGuardMetrics.class);
+  private static final List<String> GAUGES = List.of("idem.server.records", "idem.server.records.stuck",
+      "idem.server.inflight.oldest.age", "idem.server.records.oldest.age", "idem.server.purge.lag");
 
   private final MeterRegistry registry;
   private final IdempotencyStore store;
@@ -129,13 +133,16 @@ public final class MicrometerGuardMetrics implements GuardListener {
   }
 
   /**
-   * Creates the listener and registers the gauges.
+   * Creates the listener and registers the gauges. Bound again on the same registry (a store closed
+   * and reopened, or replaced), the gauges read the store of the last bind.
    *
    * @param registry where meters go
    * @param store read by the gauges: the guard's store
    * @param clock the guard's clock, to tell stuck claims and ages
-   * @param refresh how long one reading of the store serves the gauges; zero to read at every gauge
+   * @param refresh how long one reading of the store serves the gauges; zero to read at every gauge.
+   *     A reading also ends when the clock steps back
    * @return the listener, to pass to {@link IdempotencyGuard.Builder#listener}
+   * @throws IllegalArgumentException if {@code refresh} is negative
    */
   public static MicrometerGuardMetrics bind(MeterRegistry registry, IdempotencyStore store, Clock clock,
       Duration refresh) {
@@ -148,6 +155,11 @@ public final class MicrometerGuardMetrics implements GuardListener {
         Objects.requireNonNull(clock, "clock"), refresh);
     if (store instanceof JdbcIdempotencyStore jdbc) {
       StorageSizeGauge.register(registry, "guard", jdbc::storageSize);
+    }
+    // Micrometer hands back a gauge already registered under the same name and tags, still reading
+    // (and holding) the store it was bound to: a store closed and reopened, bound again, would go unread.
+    for (String gauge : GAUGES) {
+      StoreGauges.unbind(registry, gauge);
     }
     m.gauge("idem.server.records", "in_flight", s -> s.inFlight(), "records in flight");
     m.gauge("idem.server.records", "completed", s -> s.completed(), "records with a stored result");
@@ -180,7 +192,9 @@ public final class MicrometerGuardMetrics implements GuardListener {
 
   private synchronized double read(ToDoubleFunction<RecordStats> f) {
     Instant now = clock.instant();
-    if (readAt == null || !now.isBefore(readAt.plus(refresh))) {
+    // A reading ends one refresh later, or as soon as the clock steps back: else a wall clock
+    // stepped back an hour would freeze every gauge for that hour (StoreGauges.stale).
+    if (readAt == null || StoreGauges.stale(readAt, now, refresh)) {
       readAt = now;
       try {
         stats = store.stats(now);
