@@ -35,7 +35,10 @@ public sealed interface GuardEvent {
    * clock): its result {@link CompletionResult#STORED stored}, or the claim
    * {@link CompletionResult#RELEASED released} (a status the storage policy does not keep, or a
    * handler that threw), or {@link CompletionResult#REFUSED refused}: the lease was lost, the
-   * handler ran and its result was not stored, so its outcome is unknown to a retry.
+   * handler ran and its result was not stored, so its outcome is unknown to a retry. A completion
+   * whose store call failed and whose retries in the background gave up (the store stayed down for
+   * a lease period, or the guard closed first) also ends {@code REFUSED}, when it is given up: its
+   * lease then runs out and a retry of the key runs the handler again.
    */
   record Completed(String route, CompletionResult result, Duration processing) implements GuardEvent {}
 

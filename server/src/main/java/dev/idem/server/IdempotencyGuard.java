@@ -332,9 +332,9 @@ public final class IdempotencyGuard implements AutoCloseable {
       try {
         retries.start(claim, attempt, later -> {
           signals.signal(claim.id());
-          if (later != null) {
-            ended(claim, later);
-          }
+          // Given up (null): the result was never stored and the lease runs out, so a retry runs
+          // the handler again; an unknown outcome, counted as REFUSED, as a lost lease is.
+          ended(claim, later != null ? later : CompletionResult.REFUSED);
         });
       } catch (RuntimeException | Error start) {
         claim.stopRenewals();

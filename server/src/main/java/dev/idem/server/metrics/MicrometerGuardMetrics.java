@@ -69,8 +69,9 @@ import org.slf4j.LoggerFactory;
  *       failed</td></tr>
  *   <tr><td>{@code idem.server.processing}</td><td>timer</td><td>result ({@code stored},
  *       {@code released}, {@code refused})</td><td>how long claims were held, from the claim to their end
- *       (processing time); {@code refused}: the lease was lost and the handler's result not stored, so
- *       its outcome is unknown to a retry</td></tr>
+ *       (processing time); {@code refused}: the lease was lost, or the store retries of a failed
+ *       completion were given up, and the handler's result not stored, so its outcome is unknown to a
+ *       retry: alert on these during a store outage</td></tr>
  *   <tr><td>{@code idem.server.waits}</td><td>timer</td><td>outcome ({@code served}, {@code conflict})</td>
  *       <td>repeats that waited for the first request</td></tr>
  * </table>
