@@ -96,8 +96,7 @@ public final class Migrator {
       current = adopt(c, all);
     }
     if (current > all.size()) {
-      throw new JournalException("the " + schema.what() + " schema is at version " + current
-          + ", newer than this Idem version supports (" + all.size() + "); upgrade Idem to open it", null);
+      throw newer(current, all.size());
     }
     for (Migration m : all.subList(current, all.size())) {
       apply(c, m);
@@ -108,8 +107,9 @@ public final class Migrator {
   /**
    * The schema version of a journal opened read-only, which is never migrated.
    *
-   * @throws JournalException if the database is not a journal, or its schema is older or newer
-   *     than this code (then the app, which migrates on open, must open it first)
+   * @throws JournalException if the database is not a journal, or its schema is older than this
+   *     code (then the app, which migrates on open, must open it first) or newer (then this code,
+   *     such as the CLI, must be upgraded)
    */
   public int currentVersionReadOnly(Connection c) throws IdempotencyException {
     List<Migration> all = migrations();
@@ -121,12 +121,26 @@ public final class Migrator {
       throw new JournalException("the database is not an Idem " + schema.what() + " (it has no readable "
           + schema.versionTable() + " table)", e);
     }
-    if (current != latest) {
-      throw new JournalException("the " + schema.what() + " schema is at version " + current + ", and this Idem"
-          + " reads version " + latest + " only; open the " + schema.what() + " once with this Idem version (which"
-          + " migrates it) or use the matching tool version", null);
+    if (current > latest) {
+      // Opening it with this version cannot help: no Idem migrates a schema down.
+      throw newer(current, latest);
+    }
+    if (current < latest) {
+      throw new JournalException("the " + schema.what() + " schema is at version " + current + ", older than the"
+          + " version " + latest + " this Idem reads; open the " + schema.what() + " once with this Idem version"
+          + " (which migrates it) or use the matching tool version", null);
     }
     return current;
+  }
+
+  /**
+   * The refusal of a schema that a newer Idem migrated, in the same words for the app's open and
+   * for a read-only tool (the CLI): what to upgrade is this code, never the store.
+   */
+  private JournalException newer(int current, int latest) {
+    return new JournalException("the " + schema.what() + " schema is at version " + current
+        + ", newer than this Idem version supports (" + latest + "); upgrade Idem to open it (the app's Idem"
+        + " library, or the Idem CLI if that is what opened it); no Idem migrates a schema down", null);
   }
 
   /**
