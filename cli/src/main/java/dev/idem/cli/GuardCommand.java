@@ -67,6 +67,14 @@ final class GuardCommand {
       try (JdbcIdempotencyStore s = openReadOnly()) {
         RecordPage page = s.records(new RecordQuery(state, stuck, olderThan, limit), now);
         page.records().forEach(r -> line(out, r, now));
+        // Named, so that the operator can find each row; as the journal's list does with a row it
+        // cannot read, the rest are listed rather than the command failing.
+        page.unreadable().forEach(id -> out.printf("%-9s %-16s %-24s %-40s (a state this Idem does not know)%n",
+            "UNREADABLE", safe(id.caller()), safe(id.route()), safe(id.key())));
+        if (!page.unreadable().isEmpty()) {
+          out.println(page.unreadable().size() + " record(s) cannot be read (a state this Idem does not know: a newer"
+              + " Idem's, or a hand edit) and are not counted below");
+        }
         String what = (stuck ? "stuck " : "") + (state != null ? state + " " : "") + "record(s)";
         out.println(page.more() ? page.records().size() + " " + what + " shown; more exist: raise --limit or narrow"
             + " with --state, --stuck or --older-than" : page.records().size() + " " + what);
@@ -99,6 +107,10 @@ final class GuardCommand {
         out.printf("%-9s %d%n", RecordState.COMPLETED, st.completed());
         out.printf("%-9s %d%n", RecordState.RELEASED, st.released());
         out.printf("%-9s %d%n", "STUCK", st.stuck());
+        if (st.unreadable() > 0) {
+          out.println(st.unreadable() + " record(s) cannot be read (a state this Idem does not know: a newer Idem's,"
+              + " or a hand edit) and are not counted above; guard list names them");
+        }
         out.println("oldest in flight: " + st.oldestInFlight().map(t -> t + " (" + seconds(st.oldestInFlightAge(now))
             + " ago)").orElse("none"));
         // How far back keys are honoured (near the retention when the purge works) and how far the

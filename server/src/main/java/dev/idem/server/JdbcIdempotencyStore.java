@@ -347,18 +347,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
         ps.setInt(i, query.limit() + 1);
         List<RecordSummary> out = new ArrayList<>();
+        List<RecordId> unreadable = new ArrayList<>();
+        boolean more = false;
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
+            if (out.size() + unreadable.size() == query.limit()) {
+              more = true; // the one row past the limit
+              break;
+            }
+            RecordId id = new RecordId(rs.getString(1), rs.getString(2), rs.getString(3));
+            RecordState state = stateOf(rs.getString(4));
+            if (state == null) {
+              // One record this Idem cannot read must not hide every other: skipped and named.
+              unreadable.add(id);
+              continue;
+            }
             int status = rs.getInt(10);
             OptionalInt stored = rs.wasNull() ? OptionalInt.empty() : OptionalInt.of(status);
-            out.add(new RecordSummary(new RecordId(rs.getString(1), rs.getString(2), rs.getString(3)),
-                RecordState.valueOf(rs.getString(4)), rs.getLong(5), Instant.ofEpochMilli(rs.getLong(7)),
+            out.add(new RecordSummary(id, state, rs.getLong(5), Instant.ofEpochMilli(rs.getLong(7)),
                 Instant.ofEpochMilli(rs.getLong(8)), Instant.ofEpochMilli(rs.getLong(9)),
                 RecordSummary.holderOf(rs.getString(6)), rs.getInt(11) != 0, stored));
           }
         }
-        boolean more = out.size() > query.limit();
-        return new RecordPage(more ? out.subList(0, query.limit()) : out, more);
+        return new RecordPage(out, more, unreadable);
       }
     });
   }
@@ -366,7 +377,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   @Override
   public RecordStats stats(Instant now) {
     return read(null, s -> {
-      long[] n = new long[4];
+      long[] n = new long[5];
       Instant oldest = null;
       Instant oldestUnexpired = null;
       Instant oldestPurgeable = null;
@@ -378,7 +389,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
           while (rs.next()) {
             oldestUnexpired = earlier(oldestUnexpired, rs.getLong(5), rs.wasNull());
             oldestPurgeable = earlier(oldestPurgeable, rs.getLong(6), rs.wasNull());
-            switch (RecordState.valueOf(rs.getString(1))) {
+            RecordState state = stateOf(rs.getString(1));
+            if (state == null) {
+              n[4] += rs.getLong(2); // counted apart, as records lists them apart
+              continue;
+            }
+            switch (state) {
               case IN_FLIGHT -> {
                 n[0] = rs.getLong(2);
                 n[1] = rs.getLong(3);
@@ -391,8 +407,21 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
       }
       return new RecordStats(n[0], n[1], n[2], n[3], Optional.ofNullable(oldest),
-          Optional.ofNullable(oldestUnexpired), Optional.ofNullable(oldestPurgeable));
+          Optional.ofNullable(oldestUnexpired), Optional.ofNullable(oldestPurgeable), n[4]);
     });
+  }
+
+  /**
+   * The state a row stores, or null for one this Idem does not know (a newer Idem's state, a
+   * hand edit such as {@code 'released'}): the operator's reads skip and count such a row.
+   */
+  private static RecordState stateOf(String stored) {
+    for (RecordState state : RecordState.values()) {
+      if (state.name().equals(stored)) {
+        return state;
+      }
+    }
+    return null;
   }
 
   /** The earlier of {@code a} and the epoch-millis column just read, which may be NULL. */

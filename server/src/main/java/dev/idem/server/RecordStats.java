@@ -18,9 +18,11 @@ import java.util.Optional;
  *     back the store remembers keys (seed 000's "oldest unexpired key")
  * @param oldestPurgeable when the oldest record past retention and still stored expired, if any:
  *     how far the purge is behind (seed 000's "purge lag")
+ * @param unreadable records in a state this Idem does not know (a newer Idem's, a hand edit),
+ *     counted in no state above; 0 for the in-memory store, which cannot hold one
  */
 public record RecordStats(long inFlight, long stuck, long completed, long released, Optional<Instant> oldestInFlight,
-    Optional<Instant> oldestUnexpired, Optional<Instant> oldestPurgeable) {
+    Optional<Instant> oldestUnexpired, Optional<Instant> oldestPurgeable, long unreadable) {
   /**
    * Makes the record.
    *
@@ -31,12 +33,30 @@ public record RecordStats(long inFlight, long stuck, long completed, long releas
    * @param oldestInFlight when the oldest in-flight claim was made, if any
    * @param oldestUnexpired when the oldest record still within retention was claimed, if any
    * @param oldestPurgeable when the oldest record past retention and still stored expired, if any
+   * @param unreadable records in a state this Idem does not know
    * @throws NullPointerException if an {@code Optional} is null
    */
   public RecordStats {
     Objects.requireNonNull(oldestInFlight, "oldestInFlight");
     Objects.requireNonNull(oldestUnexpired, "oldestUnexpired");
     Objects.requireNonNull(oldestPurgeable, "oldestPurgeable");
+  }
+
+  /**
+   * The counts of a store in which every record could be read ({@link #unreadable} 0).
+   *
+   * @param inFlight records in flight, stuck ones included
+   * @param stuck in-flight records whose lease has expired
+   * @param completed records with a stored result
+   * @param released records released by a failed run
+   * @param oldestInFlight when the oldest in-flight claim was made, if any
+   * @param oldestUnexpired when the oldest record still within retention was claimed, if any
+   * @param oldestPurgeable when the oldest record past retention and still stored expired, if any
+   * @throws NullPointerException if an {@code Optional} is null
+   */
+  public RecordStats(long inFlight, long stuck, long completed, long released, Optional<Instant> oldestInFlight,
+      Optional<Instant> oldestUnexpired, Optional<Instant> oldestPurgeable) {
+    this(inFlight, stuck, completed, released, oldestInFlight, oldestUnexpired, oldestPurgeable, 0);
   }
 
   /**
@@ -51,7 +71,7 @@ public record RecordStats(long inFlight, long stuck, long completed, long releas
    * @throws NullPointerException if oldestInFlight is null
    */
   public RecordStats(long inFlight, long stuck, long completed, long released, Optional<Instant> oldestInFlight) {
-    this(inFlight, stuck, completed, released, oldestInFlight, Optional.empty(), Optional.empty());
+    this(inFlight, stuck, completed, released, oldestInFlight, Optional.empty(), Optional.empty(), 0);
   }
 
   /**
