@@ -2,12 +2,14 @@ package dev.idem.cli;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
-import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * {@code idem}, the operators' command line: an Idem journal, a webhook inbox and a server guard's
@@ -63,11 +65,21 @@ public final class IdemCli {
     if (System.getProperty("org.slf4j.simpleLogger.defaultLogLevel") == null) {
       System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
     }
+    // The same for the libraries that log through java.util.logging (the PostgreSQL driver warns of
+    // a bad port in two lines, a timestamp first, before the one idem: line). A logging
+    // configuration of the operator's own (-Djava.util.logging.config.file) is left as it is.
+    if (System.getProperty("java.util.logging.config.file") == null
+        && System.getProperty("java.util.logging.config.class") == null) {
+      Logger.getLogger("").setLevel(Level.SEVERE);
+    }
     // Not System.out: it keeps only "an error happened", and a full disk must fail the command
     // where a reader that stopped (| head) must not. This stream keeps the failure itself.
     FailureRecordingOutputStream stdout = new FailureRecordingOutputStream(new FileOutputStream(FileDescriptor.out));
-    PrintWriter out = new PrintWriter(new OutputStreamWriter(stdout, stdoutCharset()), true);
-    PrintWriter err = new PrintWriter(System.err, true);
+    // Both in the charset System.out and System.err would use, with what it cannot encode escaped
+    // rather than printed as '?' (EncodableWriter).
+    PrintWriter out = new PrintWriter(EncodableWriter.of(stdout, stdoutCharset()), true);
+    PrintWriter err = new PrintWriter(EncodableWriter.of(System.err, charset("stderr.encoding", "sun.stderr.encoding")),
+        true);
     // Every other thread of the process (the journal's, a driver's): one line and status 1 too,
     // not the JVM's stack trace and a command that goes on.
     Thread.setDefaultUncaughtExceptionHandler(new BackgroundFailure(err, out::flush, Runtime.getRuntime()::halt));
@@ -93,7 +105,12 @@ public final class IdemCli {
    * {@code sun.stdout.encoding} (Java 17, set for a console), else the platform's default.
    */
   private static Charset stdoutCharset() {
-    for (String property : new String[] {"stdout.encoding", "sun.stdout.encoding"}) {
+    return charset("stdout.encoding", "sun.stdout.encoding");
+  }
+
+  /** The charset the first of {@code properties} names that the JDK supports, else the platform's default. */
+  private static Charset charset(String... properties) {
+    for (String property : properties) {
       String name = System.getProperty(property);
       try {
         if (name != null && Charset.isSupported(name)) {
@@ -124,6 +141,18 @@ public final class IdemCli {
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       cmd.getErr().println(errorLine(e));
       return 1;
+    });
+    // picocli's own handler, but with the message redacted: picocli quotes the values it refuses
+    // (a --jdbc-url given twice, an unmatched argument), and a URL may carry a password.
+    cli.setParameterExceptionHandler((e, given) -> {
+      CommandLine cmd = e.getCommandLine();
+      PrintWriter w = cmd.getErr();
+      w.println(cmd.getColorScheme().errorText(JournalOptions.redacted(String.valueOf(e.getMessage()))));
+      if (!UnmatchedArgumentException.printSuggestions(e, w)) {
+        cmd.usage(w, cmd.getColorScheme());
+      }
+      return cmd.getExitCodeExceptionMapper() != null ? cmd.getExitCodeExceptionMapper().getExitCode(e)
+          : cmd.getCommandSpec().exitCodeOnInvalidInput();
     });
     return cli.execute(args);
   }

@@ -1,5 +1,7 @@
 package dev.idem.cli;
 
+import java.nio.charset.CharsetEncoder;
+
 /**
  * Makes text read from a store safe to print on an operator's terminal. A scope, an operation
  * name, an app reference, a webhook's source, id and type, a handler's error, a guard record's
@@ -15,7 +17,9 @@ package dev.idem.cli;
  * how bash's {@code $'...'} reads them, so an operator can paste an identity back into
  * {@code show --scope $'...'}. Ordinary text, accented and non-Latin letters and emoji included,
  * is printed as it is; a backslash too, so {@code \n} on the screen is an escape or two characters
- * typed as such, which only a store can tell apart.
+ * typed as such, which only a store can tell apart. Where the output's charset cannot encode a
+ * letter (US-ASCII in the POSIX locale), {@link EncodableWriter} escapes it the same way
+ * ({@link #encodable}), rather than let the encoder print {@code ?}.
  *
  * <p>Stateless and thread-safe.
  */
@@ -50,13 +54,53 @@ final class TerminalText {
         b.append("\\r");
       } else if (cp == '\t') {
         b.append("\\t");
-      } else if (Character.isBmpCodePoint(cp)) {
-        b.append(String.format("\\u%04x", cp));
       } else {
-        b.append(String.format("\\U%08x", cp));
+        appendEscape(b, cp);
       }
     }
     return b.toString();
+  }
+
+  /**
+   * {@code text} with every character that {@code encoder} cannot encode escaped as {@link #safe}
+   * escapes ({@code \}{@code u00e9}, {@code \}{@code U0001f600}). An encoder replaces such a
+   * character with {@code ?}: in the POSIX locale (cron, systemd, an exec into an image without
+   * {@code LANG}) the output charset is US-ASCII, and two scopes that differ in one accented letter
+   * would print as the same row, neither of them as it is stored.
+   *
+   * @param text what is about to be written
+   * @param encoder the output's encoder, used for {@link CharsetEncoder#canEncode} only; not
+   *     thread-safe, so the caller's own
+   * @return the text, every character of it encodable; the same text if it all was
+   */
+  static String encodable(CharSequence text, CharsetEncoder encoder) {
+    StringBuilder b = null;
+    int i = 0;
+    while (i < text.length()) {
+      int cp = Character.codePointAt(text, i);
+      int next = i + Character.charCount(cp);
+      // ASCII needs no look-up: every charset a JVM picks for a locale encodes it.
+      if (cp < 0x80 || encoder.canEncode(text.subSequence(i, next))) {
+        if (b != null) {
+          b.appendCodePoint(cp);
+        }
+      } else {
+        if (b == null) {
+          b = new StringBuilder(text.length() + 16).append(text, 0, i);
+        }
+        appendEscape(b, cp);
+      }
+      i = next;
+    }
+    return b == null ? text.toString() : b.toString();
+  }
+
+  private static void appendEscape(StringBuilder b, int cp) {
+    if (Character.isBmpCodePoint(cp)) {
+      b.append(String.format("\\u%04x", cp));
+    } else {
+      b.append(String.format("\\U%08x", cp));
+    }
   }
 
   /**

@@ -45,4 +45,23 @@ class TerminalTextTest {
   void anythingIsPrintedByItsStringForm() {
     assertEquals("[a\\nb]", TerminalText.safe(java.util.List.of("a\nb")));
   }
+
+  @Test
+  void whatTheOutputCharsetCannotEncodeIsEscapedAndTheRestKept() {
+    var ascii = java.nio.charset.StandardCharsets.US_ASCII.newEncoder();
+    assertEquals("caf\\u00e9 caf\\u00e8 \\U0001f600 a\\b", TerminalText.encodable("caf\u00e9 caf\u00e8 \ud83d\ude00 a\\b", ascii));
+    assertEquals("caf\u00e9", TerminalText.encodable("caf\u00e9", java.nio.charset.StandardCharsets.ISO_8859_1.newEncoder()));
+    String plain = "caf plain";
+    assertSame(plain, TerminalText.encodable(plain, ascii));
+  }
+
+  @Test
+  void aSurrogatePairSplitAcrossTwoWritesIsEscapedWhole() throws Exception {
+    var bytes = new java.io.ByteArrayOutputStream();
+    try (java.io.Writer w = EncodableWriter.of(bytes, java.nio.charset.StandardCharsets.US_ASCII)) {
+      w.write("x\ud83d");
+      w.write("\ude00y\u00e9");
+    }
+    assertEquals("x\\U0001f600y\\u00e9", bytes.toString(java.nio.charset.StandardCharsets.US_ASCII));
+  }
 }
