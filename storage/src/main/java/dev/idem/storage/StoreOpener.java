@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,32 +47,80 @@ public final class StoreOpener {
   }
 
   /**
-   * What an open found and holds.
-   *
-   * @param files the embedded journal's files (released on close), or null for a DataSource
-   * @param singleProcess true if no other process can use the database (embedded, or an app's
-   *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
-   * @param crashed true if the last process stopped without closing the journal (embedded only)
-   * @param size what the store takes on disk, for its {@link StorageSizeGauge}
-   * @param fileLock the single-owner lock of a store in an app's SQLite file (released on close),
-   *     or null
+   * What an open found and holds. Its {@link #close} runs once: a store's close is idempotent, and
+   * a second one must not mark a clean close again (that would delete the open marker of a store
+   * opened on the same file since, whose crash would then look like a clean close) nor release a
+   * lock again. Thread-safe.
    */
-  public record Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size,
-      AutoCloseable fileLock) {
+  public static final class Opened {
+    private final EmbeddedFiles files;
+    private final boolean singleProcess;
+    private final boolean crashed;
+    private final StorageSize size;
+    private final AutoCloseable fileLock;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * @param files the embedded journal's files (released on close), or null for a DataSource
+     * @param singleProcess true if no other process can use the database (embedded, or an app's
+     *     SQLite or H2 DataSource): then an IN_FLIGHT lease found at open belongs to a dead process
+     * @param crashed true if the last process stopped without closing the journal (embedded only)
+     * @param size what the store takes on disk, for its {@link StorageSizeGauge}
+     * @param fileLock the single-owner lock of a store in an app's SQLite file (released on close),
+     *     or null
+     */
+    public Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size,
+        AutoCloseable fileLock) {
+      this.files = files;
+      this.singleProcess = singleProcess;
+      this.crashed = crashed;
+      this.size = size;
+      this.fileLock = fileLock;
+    }
+
     /** What an open found, holding no lock beside an app's SQLite file. */
     public Opened(EmbeddedFiles files, boolean singleProcess, boolean crashed, StorageSize size) {
       this(files, singleProcess, crashed, size, null);
+    }
+
+    /** The embedded journal's files (released on close), or null for a DataSource. */
+    public EmbeddedFiles files() {
+      return files;
+    }
+
+    /** True if no other process can use the database: an IN_FLIGHT lease found at open is a dead process's. */
+    public boolean singleProcess() {
+      return singleProcess;
+    }
+
+    /** True if the last process stopped without closing the journal (embedded only). */
+    public boolean crashed() {
+      return crashed;
+    }
+
+    /** What the store takes on disk, for its {@link StorageSizeGauge}. */
+    public StorageSize size() {
+      return size;
+    }
+
+    /** The single-owner lock of a store in an app's SQLite file (released on close), or null. */
+    public AutoCloseable fileLock() {
+      return fileLock;
     }
 
     /**
      * Closes {@code store}, then, for an embedded store, marks a clean close (only if no failed
      * write broke the store: then the next open recovers as after a crash) and releases the
      * single-owner lock (for a store in an app's SQLite file, its {@link #fileLock()}), whatever the
-     * close threw.
+     * close threw. Only the first call does anything; later ones return at once (the files may
+     * belong to another open by then).
      *
      * @param how how it was closed ({@link Store#close(String)})
      */
     public void close(Store store, String how) throws IdempotencyException {
+      if (!closed.compareAndSet(false, true)) {
+        return;
+      }
       boolean clean = false;
       try {
         store.close(how);
