@@ -211,11 +211,8 @@ public final class EmbeddedFiles implements AutoCloseable {
           + " a backup; or, to start an empty " + what + " and forget everything it held, delete " + idFile, null);
     }
     boolean crashed = Files.exists(layout.open());
-    // A store sharing its file with the app's connections (the guard's) may find its -wal file
-    // legitimately gone after a crash: their last clean close removed it, and the -shm index with
-    // it. An index left that says frames were committed means the -wal file went some other way.
     if (crashed && id != null && !Files.exists(layout.wal())
-        && (layout.ownsFiles() || WalIndex.committedFrames(layout.shm(), null) > 0)
+        && (layout.ownsFiles() || indexLeftBehind(layout))
         && !walCheckpointedAtClose(layout)) {
       // SQLite removes the -wal file only when the last connection closes cleanly. After a crash it
       // holds commits not yet copied into the database: without it the journal would silently be
@@ -239,6 +236,27 @@ public final class EmbeddedFiles implements AutoCloseable {
       throw new JournalException("the " + what + " file " + db + " is a directory", null);
     }
     return new EmbeddedFiles(layout, lock, fileLock, crashed, id, idFile);
+  }
+
+  /**
+   * Whether a store sharing its file with the app's connections (the guard's), crashed and without
+   * a {@code -wal} file, finds SQLite's {@code -shm} index left beside it. Those connections may
+   * legitimately have removed the {@code -wal} file after the crash: their last clean close does,
+   * and removes the index with it, the index first (SQLite's sqlite3WalClose), so a clean close
+   * never leaves an index beside no {@code -wal} file. One left (not empty: SQLite sizes it when it
+   * maps it) means the {@code -wal} file went some other way. Known from the file's attributes
+   * alone: reading the index would take a descriptor of the {@code -shm} file, and closing it would
+   * drop the POSIX locks the app's connections in this JVM hold on it ({@link WalCheck}). The
+   * {@code -wal} file is looked for again after the index: an app connection opening meanwhile
+   * creates the {@code -wal} file before the index.
+   */
+  private static boolean indexLeftBehind(Layout layout) throws IOException {
+    Path shm = layout.shm();
+    try {
+      return Files.isRegularFile(shm) && Files.size(shm) > 0 && !Files.exists(layout.wal());
+    } catch (NoSuchFileException e) {
+      return false; // removed meanwhile, by the clean close of an app's connection
+    }
   }
 
   /**

@@ -33,6 +33,20 @@ import java.nio.file.StandardOpenOption;
  * transaction alone looks exactly like a write cut short by a crash (or written back out of order),
  * and is not caught: that transaction is then lost as if it had never been committed.
  *
+ * <p>The index is read only for a store that owns its files ({@link Layout#ownsFiles()}: the
+ * journal, the inbox), never for one in a file the app's connections share (the guard's). Reading
+ * it takes a descriptor of the {@code -shm} file, and closing that descriptor drops every POSIX lock
+ * this process holds on the file, SQLite's WAL locks included: another process could then take
+ * itself for the first connection and rebuild the index under this JVM's live mapping
+ * (sqlite.org/howtocorrupt.html, 2.2). The app's connections in this JVM are invisible here and may
+ * open the file at any moment, so for a shared file the frames alone are checked. A store that
+ * owns its files reads the index while it holds their lock, before its own connection opens: no
+ * writable store has them open, in this JVM or elsewhere, and none can open them while this store
+ * holds that lock. A read-only store in this JVM may lose its lock on the index, but only a writer
+ * rebuilds the index, and a read-only store elsewhere that then finds the lock free reads without
+ * writing ({@code readonly_shm}). (An app's own connections on a store's private database file are
+ * not supported: the directory is the store's.)
+ *
  * <p>This reads the documented WAL format (sqlite.org/fileformat2.html, "The Write-Ahead Log") and
  * writes nothing; SQLite itself does all recovery.
  */
@@ -53,7 +67,7 @@ final class WalCheck {
     }
     String problem;
     try {
-      problem = problem(wal, layout.shm());
+      problem = problem(wal, layout.ownsFiles() ? layout : null);
     } catch (IOException e) {
       throw new JournalException("cannot read the " + what + "'s write-ahead log " + wal + ": " + e, e);
     }
@@ -64,9 +78,10 @@ final class WalCheck {
   }
 
   /**
+   * @param indexOf the store whose {@code -shm} index may be read (see above), or null
    * @return null if the WAL may be handed to SQLite, else what is wrong with it
    */
-  private static String problem(Path wal, Path shm) throws IOException {
+  private static String problem(Path wal, Layout indexOf) throws IOException {
     try (FileChannel ch = FileChannel.open(wal, StandardOpenOption.READ)) {
       long size = ch.size();
       if (size == 0) {
@@ -136,7 +151,7 @@ final class WalCheck {
       }
       byte[] salts = new byte[8];
       header.get(16, salts);
-      long committed = WalIndex.committedFrames(shm, salts);
+      long committed = indexOf == null ? -1 : WalIndex.committedFrames(indexOf.shm(), salts);
       if (committed > intactFrames) {
         return "its -shm index says " + committed + " frames were committed, but only the first " + intactFrames
             + " are intact (the file was cut short or damaged after its commits were acknowledged)";

@@ -17,6 +17,10 @@ import java.util.Arrays;
  * one, which only says less). A {@code -wal} file with fewer intact frames than that lost commits
  * that were acknowledged: cut at a frame boundary, or damaged in its last transaction, which the
  * frames alone cannot tell from a write a crash cut short.
+ *
+ * <p>It opens and closes a descriptor of the {@code -shm} file, which drops every POSIX lock this
+ * process holds on that file, SQLite's own: call it only where that cannot let another process
+ * rebuild the index under a connection of this JVM ({@link WalCheck}).
  */
 final class WalIndex {
   private static final int HEADER_COPY = 48;
@@ -27,10 +31,7 @@ final class WalIndex {
 
   /**
    * @param shm the {@code -shm} file
-   * @param walSalts the 8 salt bytes of the {@code -wal} file's header, as stored; null for any
-   *     generation (SQLite removes the {@code -shm} file with the {@code -wal} file when its last
-   *     connection closes cleanly, so an index that counts frames beside no {@code -wal} file means
-   *     the {@code -wal} file was removed by something else)
+   * @param walSalts the 8 salt bytes of the {@code -wal} file's header, as stored
    * @return the committed frame count the index records for this WAL generation, or -1 if it
    *     cannot say (no index, a damaged one, or one of another generation)
    */
@@ -53,7 +54,7 @@ final class WalIndex {
     }
     ByteBuffer h = ByteBuffer.wrap(first).order(ByteOrder.nativeOrder());
     if (h.getInt(0) != VERSION || first[12] != 1
-        || (walSalts != null && !Arrays.equals(Arrays.copyOfRange(first, 32, 40), walSalts))) {
+        || !Arrays.equals(Arrays.copyOfRange(first, 32, 40), walSalts)) {
       return -1;
     }
     return Integer.toUnsignedLong(h.getInt(16));
