@@ -48,6 +48,14 @@ public sealed interface IdemEvent {
   /** An attempt was not sent because the host's circuit breaker is open; the operation stays PENDING. */
   record BreakerRejected(OperationId id, String host) implements IdemEvent {}
 
-  /** A host's circuit breaker changed state, for example from CLOSED to OPEN. */
+  /**
+   * A host's circuit breaker changed state, for example from CLOSED to OPEN; states are named as
+   * resilience4j names them ({@code CLOSED}, {@code OPEN}, {@code HALF_OPEN}). A change from
+   * {@code OPEN} straight to {@code CLOSED}, with no {@code HALF_OPEN} between, is a reset, not a
+   * recovery seen by probes: breakers are kept for a bounded number of hosts and, past that
+   * number, the breaker of a host whose open period ended long ago and that was not called since
+   * may be forgotten. The host's next call gets a new, closed breaker, as a host never called does.
+   * A listener that keeps each host's last state thus needs no other event.
+   */
   record BreakerStateChanged(String host, String from, String to) implements IdemEvent {}
 }

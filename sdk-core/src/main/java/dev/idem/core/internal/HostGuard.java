@@ -44,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * the minimum number of calls before it could open again. A dead callback URL is mostly called
  * again by a deliverer's retry, at intervals past {@link #IDLE_AFTER}: while memory allows, each
  * round stays a probe or two. Past the cap the memory wins, since any number of hosts can go down
- * and stay so.
+ * and stay so. The listener is told of such a drop as of a reset, OPEN to CLOSED (see
+ * {@link IdemEvent.BreakerStateChanged}): the host's next call gets a new, closed breaker, which may
+ * never change state again, so nothing else would correct the OPEN it was last told.
  *
  * <p>The dropping is done, with no thread of its own, by a call to a host that has no breaker yet
  * (the only call that grows the map), at most once a minute, or at once when the map passes its
@@ -559,12 +561,23 @@ public final class HostGuard {
    * the one that counts: two threads that half-open and re-open a breaker at the same moment can
    * leave {@link Breaker#openUntil} at the older period ({@link #observe}). Refused, it stays open
    * and unchanged (resilience4j only counts the refused call), and is kept; permitted, it has just
-   * half-opened, and is dropped with that permission: no caller can reach it any more.
+   * half-opened, and is dropped with that permission: no caller can reach it any more. The
+   * listener, last told OPEN, is then told OPEN to CLOSED: the host is admitted as a new host is.
    */
   private void dropOpen(String host, Breaker b, long used, Instant until) {
     b.retired = true;
     if (b.inUse.get() == 0 && b.lastUsed == used && b.openUntil(until) && b.breaker.tryAcquirePermission()) {
       breakers.remove(host, b);
+      // The listener was last told OPEN, and the host's new breaker starts closed and may never
+      // change state: without this, whatever tracks the hosts' states (the Spring starter's health)
+      // would show the host open for good. Told as resilience4j's reset, OPEN to CLOSED with no
+      // HALF_OPEN between, which is what forgetting it amounts to (see BreakerStateChanged). Told
+      // after the removal, not while the breaker is retired: callers to the host would spin
+      // through the listener's call, forever if it calls the host itself. A new breaker's first
+      // change, made and told by another thread in between, can then reach the listener before
+      // this one; its next change corrects that (as a merged change in observe is corrected).
+      tell(new IdemEvent.BreakerStateChanged(host, CircuitBreaker.State.OPEN.name(),
+          CircuitBreaker.State.CLOSED.name()));
     } else {
       b.retired = false;
     }
@@ -607,8 +620,12 @@ public final class HostGuard {
       return;
     }
     b.openUntil = now == CircuitBreaker.State.OPEN ? clock.instant().plus(settings.openFor()) : null;
+    tell(new IdemEvent.BreakerStateChanged(host, was.name(), now.name()));
+  }
+
+  private void tell(IdemEvent.BreakerStateChanged change) {
     try {
-      listener.onEvent(new IdemEvent.BreakerStateChanged(host, was.name(), now.name()));
+      listener.onEvent(change);
     } catch (RuntimeException e) {
       // As resilience4j's publisher did: a listener never changes what the breaker does.
       LOG.warn("an IdemListener threw on a breaker's change of state; ignored", e);

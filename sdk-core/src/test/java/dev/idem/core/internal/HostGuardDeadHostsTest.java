@@ -83,6 +83,13 @@ class HostGuardDeadHostsTest {
     time.advance(openFor.plus(HostGuard.IDLE_AFTER).plusMinutes(1));
     succeed(guard, "new.example.com:443");   // brings the sweep: down to three quarters of the cap
     assertTrue(guard.hostsHeld() <= 10, "held " + guard.hostsHeld());
+    // Each dropped open breaker is told as a reset, OPEN to CLOSED: the listener, last told OPEN,
+    // would otherwise keep the host open for good. The dead host, among the longest unused, went.
+    int dropped = 21 + 1 - guard.hostsHeld();
+    List<IdemEvent.BreakerStateChanged> told = events.subList(21, events.size());
+    assertEquals(dropped, told.size(), "told " + told);
+    assertTrue(told.contains(new IdemEvent.BreakerStateChanged(dead, "OPEN", "CLOSED")), "told " + told);
+    assertTrue(told.stream().allMatch(c -> c.from().equals("OPEN") && c.to().equals("CLOSED")), "told " + told);
 
     events.clear();
     // A fresh, closed breaker: it admits every call, not just the one half-open probe.
