@@ -35,6 +35,23 @@ abstract class CliCommand implements Callable<Integer> {
     return new ParameterException(spec.commandLine(), message);
   }
 
+  /**
+   * Refuses an empty or blank location ({@code --dir}, {@code --jdbc-url}, {@code --inbox},
+   * {@code --store}) as bad usage naming the option. It is an unset shell variable
+   * ({@code --dir "$JOURNAL_DIR"}), never a place: an empty path resolves to the current directory,
+   * where {@code purge --yes} once deleted whatever journal the operator happened to stand in.
+   *
+   * @param value the option's value, or null when not given (the option's group decides then)
+   * @return {@code value}
+   */
+  static <T> T requireLocation(CommandSpec spec, String option, T value) {
+    if (value != null && value.toString().isBlank()) {
+      throw new ParameterException(spec.commandLine(), option + " is empty (an unset shell variable?)"
+          + (option.equals("--jdbc-url") ? "" : "; for the current directory, give " + option + " ."));
+    }
+    return value;
+  }
+
   void requireLimit(int limit) {
     if (limit < 1) {
       // A negative limit once printed "0 operations" while operations existed.

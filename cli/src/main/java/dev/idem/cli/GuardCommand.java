@@ -33,7 +33,7 @@ final class GuardCommand {
     Path file;
 
     JdbcIdempotencyStore openReadOnly() {
-      return JdbcIdempotencyStore.openReadOnly(file);
+      return JdbcIdempotencyStore.openReadOnly(requireLocation(spec, "--store", file));
     }
   }
 

@@ -147,7 +147,9 @@ public final class IdemCli {
     cli.setParameterExceptionHandler((e, given) -> {
       CommandLine cmd = e.getCommandLine();
       PrintWriter w = cmd.getErr();
-      w.println(cmd.getColorScheme().errorText(JournalOptions.redacted(String.valueOf(e.getMessage()))));
+      // Prefixed as every other error line is: a usage error is an error too, and a script or an
+      // operator searching a log for "idem: " finds it.
+      w.println(cmd.getColorScheme().errorText(PREFIX + JournalOptions.redacted(String.valueOf(e.getMessage()))));
       if (!UnmatchedArgumentException.printSuggestions(e, w)) {
         cmd.usage(w, cmd.getColorScheme());
       }

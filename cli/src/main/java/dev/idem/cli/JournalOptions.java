@@ -67,10 +67,17 @@ final class JournalOptions {
    * embedded journal also takes no lock and writes no byte, so it can be read while the app runs.
    */
   JdbcJournal openReadOnly() throws JournalException {
+    requireLocation();
     if (location.dir != null) {
       return JdbcJournal.openReadOnly(location.dir);
     }
     return openJdbc(true);
+  }
+
+  /** Refuses an empty or blank --dir or --jdbc-url before anything is opened. */
+  private void requireLocation() {
+    CliCommand.requireLocation(command, "--dir", location.dir);
+    CliCommand.requireLocation(command, "--jdbc-url", location.jdbcUrl);
   }
 
   private JdbcJournal openJdbc(boolean readOnly) throws JournalException {
@@ -119,6 +126,7 @@ final class JournalOptions {
    * at the wrong directory must get an error, not an empty new journal.
    */
   JdbcJournal openForWriting() throws dev.idem.core.IdempotencyException {
+    requireLocation();
     if (location.dir != null) {
       JdbcJournal.openReadOnly(location.dir).close(); // the same checks and messages: is a journal there?
       return JdbcJournal.openEmbedded(location.dir);

@@ -32,12 +32,12 @@ final class WebhooksCommand {
 
     /** Read-only, beside the owner: no lock, nothing written. */
     WebhookInbox openReadOnly() {
-      return WebhookInbox.openReadOnly(dir);
+      return WebhookInbox.openReadOnly(requireLocation(spec, "--inbox", dir));
     }
 
     /** As the owner: for a re-drive; refused while the app has the inbox open. */
     WebhookInbox openForWriting() {
-      WebhookInbox.openReadOnly(dir).close(); // the same checks and messages: is an inbox there?
+      WebhookInbox.openReadOnly(requireLocation(spec, "--inbox", dir)).close(); // the same checks and messages: is an inbox there?
       return WebhookInbox.sqlite(dir).open();
     }
   }

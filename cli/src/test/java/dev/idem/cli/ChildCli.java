@@ -28,12 +28,28 @@ record ChildCli(int code, String out, String err) {
 
   /** As {@link #run}, on a class path of the caller's: one with a library left out, say. */
   static ChildCli runOn(String classPath, Path dir, String... args) throws Exception {
+    return runOn(classPath, null, dir, args);
+  }
+
+  /**
+   * As {@link #run}, in the working directory {@code workingDir}: what a relative (or empty) path
+   * resolves against. Standard output and error go to files in {@code dir}, not in it.
+   */
+  static ChildCli runIn(Path workingDir, Path dir, String... args) throws Exception {
+    return runOn(System.getProperty("java.class.path"), workingDir, dir, args);
+  }
+
+  private static ChildCli runOn(String classPath, Path workingDir, Path dir, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         HEAP, "-cp", classPath, IdemCli.class.getName()));
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");
-    Process p = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    if (workingDir != null) {
+      pb.directory(workingDir.toFile());
+    }
+    Process p = pb.redirectOutput(out.toFile()).redirectError(err.toFile()).start();
     if (!p.waitFor(120, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       assertTrue(false, "the CLI did not finish in 120 s");
