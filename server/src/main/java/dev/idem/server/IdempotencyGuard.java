@@ -389,6 +389,36 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   /**
+   * Lets go of a claim whose handler may still be running but whose answer will never reach the
+   * guard, such as an async request that the Servlet container timed out: the container answers
+   * the client itself and does not stop the async work, whose effect may still happen. Releasing
+   * the claim, as {@link #abandon} does, would let a retry of the key run the handler a second
+   * time beside the first. Instead nothing is stored and the claim is not released: its lease stays
+   * renewed for one more lease period ({@link Builder#lease}, 30 s by default) after this call, then
+   * the renewals stop and the lease runs out, so the key stays in flight for between one and two
+   * lease periods after this call. Meanwhile a retry of the key gets 409 (or waits, with
+   * {@link Builder#inFlightWait}); after it, a retry runs the handler again, as after a crash. A
+   * handler that may run longer than that past its async timeout needs a longer lease. Never calls
+   * the store. Does nothing if the claim was already completed, abandoned or let go.
+   *
+   * @param claim the claim from {@link Admission.Proceed}
+   */
+  public void letGo(Claim claim) {
+    Objects.requireNonNull(claim, "claim");
+    if (!claim.finishKeepingLease()) {
+      return;
+    }
+    // Bounded: the handler's end may never be seen (the container has already completed the request),
+    // and a key renewed until then could be held in flight for the guard's life.
+    try {
+      scheduler.schedule(claim::stopRenewals, s.lease);
+    } catch (RuntimeException | Error e) {
+      // The guard is closing (its renewals stop too): the lease runs out on its own.
+      claim.stopRenewals();
+    }
+  }
+
+  /**
    * What to send instead of a response whose completion was {@link CompletionResult#REFUSED}: a
    * 409 with {@code Retry-After} (when configured), since another request may now hold the
    * operation and a retry will get its result.

@@ -90,8 +90,12 @@ import org.slf4j.LoggerFactory;
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
  * an async dispatch (otherwise a container that closes the response before notifying listeners,
- * such as Jetty, sends it unstored and the claim is released). A timeout or an error releases the
- * claim, as a thrown handler does.
+ * such as Jetty, sends it unstored and the claim is released). A timeout or an error does not
+ * release the claim: the container answers the client itself but does not stop the async work, and
+ * a retry let in then would run the handler beside it. Nothing is stored, and the claim is let go
+ * ({@link IdempotencyGuard#letGo}): its key stays in flight (409) for one to two lease periods, then
+ * a retry runs the handler again. An async dispatch that throws releases the claim, as a thrown
+ * handler does.
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
  * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
@@ -224,7 +228,16 @@ public final class IdempotencyFilter implements Filter {
   private static void asyncDispatch(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws IOException, ServletException {
     AsyncEnd end = (AsyncEnd) request.getAttribute(ASYNC_ATTRIBUTE);
-    chain.doFilter(request, response);
+    try {
+      chain.doFilter(request, response);
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      // The handler threw on this thread, which is the end of its run unless it went async again:
+      // then its work may go on elsewhere, and the container's onError lets the claim go instead.
+      if (end != null && !request.isAsyncStarted()) {
+        end.threw(e);
+      }
+      throw e;
+    }
     if (end != null && !request.isAsyncStarted()) {
       end.complete();
     }
@@ -272,8 +285,11 @@ public final class IdempotencyFilter implements Filter {
    * response wrapper is what the async processing writes to ({@code startAsync} is given it, also
    * without arguments), so the capture ends up holding its answer. The answer is stored and sent
    * before the response closes: by {@link AsyncContext#complete()} (the context is wrapped), or
-   * at the end of an async dispatch that this filter sees. A timeout or an error releases the claim,
-   * as for a thrown handler, and lets what the container or framework then answers through unstored.
+   * at the end of an async dispatch that this filter sees. A timeout or an error lets the claim go
+   * ({@link IdempotencyGuard#letGo}) without storing or releasing it, since the async work may still
+   * run (the container does not stop it, and its later {@code complete()} is too late to be seen: the
+   * request has been answered and recycled), and lets what the container or framework then answers
+   * through unstored. An async dispatch that throws releases the claim, as a thrown handler does.
    * Only the first end counts.
    */
   private final class AsyncEnd implements AsyncListener {
@@ -281,7 +297,8 @@ public final class IdempotencyFilter implements Filter {
     private final CapturingResponse capture;
     private final HttpServletResponse response;
     private final AtomicBoolean ended = new AtomicBoolean();
-    private volatile boolean released;
+    /** The claim was let go or released without an answer: what goes out is not stored. */
+    private volatile boolean unstored;
     /** Whether the request went async; only the thread that runs the chain writes it. */
     private volatile boolean started;
 
@@ -307,8 +324,8 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void onComplete(AsyncEvent event) throws IOException {
-      if (released) {
-        // The claim is gone (timeout, error): the answer goes out as it is, never stored.
+      if (unstored) {
+        // Timeout, error, thrown dispatch: the answer goes out as it is, never stored.
         byte[] held = capture.capture.held();
         if (held != null && held.length > 0 && !response.isCommitted()) {
           writeBody(response, held);
@@ -331,12 +348,16 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      release(event);
+      letGo("timed out", event);
     }
 
+    /**
+     * As a timeout, not as a thrown handler: the container reports an error of the request (its
+     * connection broke, say) while the async work may still be running on its own thread.
+     */
     @Override
     public void onError(AsyncEvent event) {
-      release(event);
+      letGo("failed", event);
     }
 
     @Override
@@ -345,16 +366,38 @@ public final class IdempotencyFilter implements Filter {
       event.getAsyncContext().addListener(this);
     }
 
-    private void release(AsyncEvent event) {
+    /**
+     * The async processing ended without an answer while the handler may still run: keeps the key in
+     * flight, bounded, rather than let a retry run the handler beside it. An answer that was
+     * streaming to a client that went away is recorded without its body, as for a thrown handler.
+     */
+    private void letGo(String how, AsyncEvent event) {
       if (!ended.compareAndSet(false, true)) {
         return;
       }
-      released = true;
-      IOException cause = new IOException("async processing of " + claim + " ended without an answer",
-          event.getThrowable());
-      failed(claim, capture, response, cause);
-      if (cause.getSuppressed().length > 0) {
-        LOG.error("Could not release the claim of {}", claim, cause);
+      unstored = true;
+      if (capture.capture.outputFailed()) {
+        failed(claim, capture, response, new IOException("async processing of " + claim + " " + how,
+            event.getThrowable()));
+        return;
+      }
+      guard.letGo(claim);
+      LOG.warn("The async processing of {} {} while its handler may still run; nothing is stored, and its key stays"
+          + " in flight until its lease runs out (one to two lease periods), then a retry runs the handler again",
+          claim, how);
+    }
+
+    /** The async dispatch threw and ended the handler's run: releases the claim, as for a thrown handler. */
+    void threw(Throwable e) {
+      if (!ended.compareAndSet(false, true)) {
+        return;
+      }
+      unstored = true;
+      int suppressed = e.getSuppressed().length;
+      failed(claim, capture, response, e);
+      if (e.getSuppressed().length > suppressed) {
+        LOG.error("Could not release the claim of {}; the guard tries the release again in the background", claim,
+            e.getSuppressed()[suppressed]);
       }
     }
   }
