@@ -38,6 +38,23 @@ final class CompletionRetries {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyGuard.class);
   private static final long FIRST_PAUSE_MILLIS = 100;
 
+  /**
+   * What the completion's store call does, for the log lines: storing an answer, or releasing the
+   * claim. A release that fails or is given up lets a retry run the handler, as the release would
+   * have; only a lost store means a handler may have run twice.
+   */
+  enum Kind {
+    /** Stores the handler's answer. */
+    STORE,
+    /** Releases the claim: the handler threw, or its answer is one the storage policy does not keep. */
+    RELEASE;
+
+    /** "store the completion of Claim{..}" or "release Claim{..}", as a verb phrase. */
+    String act(Claim claim) {
+      return this == STORE ? "store the completion of " + claim : "release " + claim;
+    }
+  }
+
   /** One try of the completion's store call. */
   interface Attempt {
     /**
@@ -78,12 +95,14 @@ final class CompletionRetries {
    *
    * @param claim the claim, finished but with its lease renewed
    * @param attempt the store call
+   * @param kind what the store call does, for the log lines
    * @param ended told what the completion came to, or null if it was given up; the claim's
    *     renewals are stopped before it is told
    */
-  void start(Claim claim, Attempt attempt, Consumer<CompletionResult> ended) {
+  void start(Claim claim, Attempt attempt, Kind kind, Consumer<CompletionResult> ended) {
+    Objects.requireNonNull(kind, "kind");
     Duration first = Duration.ofMillis(FIRST_PAUSE_MILLIS);
-    new Retry(claim, attempt, ended).schedule(
+    new Retry(claim, attempt, kind, ended).schedule(
         first.compareTo(lastPause) < 0 ? first : lastPause);
   }
 
@@ -91,15 +110,17 @@ final class CompletionRetries {
   private final class Retry implements Runnable {
     private final Claim claim;
     private final Attempt attempt;
+    private final Kind kind;
     private final Consumer<CompletionResult> ended;
     private final Instant firstFailure; // on the guard's clock: the retries end one lease after it
     // Touched by one attempt at a time, each handed over to the next through the scheduler and executor.
     private Duration pause;
     private Duration paused = Duration.ZERO; // the pauses timed so far, this one's included
 
-    Retry(Claim claim, Attempt attempt, Consumer<CompletionResult> ended) {
+    Retry(Claim claim, Attempt attempt, Kind kind, Consumer<CompletionResult> ended) {
       this.claim = claim;
       this.attempt = attempt;
+      this.kind = kind;
       this.ended = ended;
       this.firstFailure = clock.instant();
     }
@@ -134,7 +155,7 @@ final class CompletionRetries {
           giveUp(e);
         } else {
           // An executor of the app's that refuses work: tried again at the next turn.
-          LOG.warn("The store executor refused a completion retry of {}", claim, e);
+          LOG.warn("The store executor refused a try to {} again", kind.act(claim), e);
           schedule(nextPause());
         }
       }
@@ -155,8 +176,7 @@ final class CompletionRetries {
           giveUp(e);
         } else {
           Duration after = nextPause();
-          LOG.warn("Could not store the completion of {} again; its lease is kept, trying again in {}", claim, after,
-              e);
+          LOG.warn("Could not {} again; its lease is kept, trying again in {}", kind.act(claim), after, e);
           schedule(after);
         }
         return;
@@ -168,12 +188,19 @@ final class CompletionRetries {
         return;
       }
       claim.stopRenewals();
-      if (result == CompletionResult.REFUSED) {
+      if (result == CompletionResult.REFUSED && kind == Kind.RELEASE) {
+        // A lost claim is what the release was for: a retry may run the handler again.
+        LOG.warn("Could not {} when tried again: its lease had run out (a retry may have taken it over and run the"
+            + " handler again, as the release would have let it), unless the failed try had landed after all",
+            kind.act(claim));
+      } else if (result == CompletionResult.REFUSED) {
         // Also what a store says when the failed call had committed after all (its reply was lost):
         // the claim is then completed, not lost, and nothing is wrong; the store cannot tell which.
         LOG.error("The completion of {} was refused when tried again: its lease ran out and another request may"
             + " have taken it over (and run its handler a second time), unless the failed try had landed after all",
             claim);
+      } else if (kind == Kind.RELEASE) {
+        LOG.info("Released {} on a later try", claim);
       } else {
         LOG.info("Stored the completion of {} on a later try", claim);
       }
@@ -213,8 +240,12 @@ final class CompletionRetries {
     private void giveUp(Throwable cause) {
       claim.stopRenewals();
       if (closed.getAsBoolean()) {
-        LOG.warn("The guard closed before the completion of {} was stored; its lease runs out, and a retry of its key"
-            + " then runs the handler again", claim);
+        LOG.warn("The guard closed before it could {}; its lease runs out, and a retry of its key then runs the"
+            + " handler again", kind.act(claim));
+      } else if (kind == Kind.RELEASE) {
+        // What the release was for, only later: a warning, not an error.
+        LOG.warn("Gave up trying to release {}; its lease runs out, and a retry of its key then runs the handler"
+            + " again", claim, cause);
       } else {
         LOG.error("Gave up storing the completion of {}; its lease runs out, and a retry of its key then runs the"
             + " handler again", claim, cause);

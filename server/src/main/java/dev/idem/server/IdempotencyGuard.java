@@ -307,7 +307,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (!claim.finishKeepingLease()) {
       throw new IllegalStateException(claim + " was already completed or abandoned");
     }
-    CompletionResult result = end(claim, now -> storeCompletion(claim, stored, now));
+    CompletionResult result = end(claim, stored == null ? CompletionRetries.Kind.RELEASE : CompletionRetries.Kind.STORE,
+        now -> storeCompletion(claim, stored, now));
     if (result == CompletionResult.REFUSED) {
       LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
     }
@@ -323,14 +324,14 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return what the store call came to
    * @throws RuntimeException what the store call failed with, once the retries have started
    */
-  private CompletionResult end(Claim claim, CompletionRetries.Attempt attempt) {
+  private CompletionResult end(Claim claim, CompletionRetries.Kind kind, CompletionRetries.Attempt attempt) {
     CompletionResult result;
     try {
       result = attempt.run(s.clock.instant());
     } catch (RuntimeException e) {
-      LOG.warn("Could not store the completion of {}; its lease is kept and the completion tried again", claim, e);
+      LOG.warn("Could not {}; its lease is kept and the call tried again in the background", kind.act(claim), e);
       try {
-        retries.start(claim, attempt, later -> {
+        retries.start(claim, attempt, kind, later -> {
           signals.signal(claim.id());
           // Given up (null): the result was never stored and the lease runs out, so a retry runs
           // the handler again; an unknown outcome, counted as REFUSED, as a lost lease is.
@@ -384,7 +385,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     // as a completion is, so that one store blip does not hold the key 409 for a whole lease, and
     // meanwhile no retry can take the claim over.
     if (claim.finishKeepingLease()) {
-      ended(claim, end(claim, now -> storeCompletion(claim, null, now)));
+      ended(claim, end(claim, CompletionRetries.Kind.RELEASE, now -> storeCompletion(claim, null, now)));
     }
   }
 
