@@ -33,9 +33,28 @@ import picocli.CommandLine.Spec;
 final class JournalOptions {
   /** How long a changing command waits for another connection's lock on a SQLite file: 1 s. */
   private static final Duration OTHER_CONNECTION_WAIT = Duration.ofSeconds(1);
-  /** A password in a JDBC URL: H2's {@code ;PASSWORD=pw}, or a query parameter {@code password=pw}. */
-  /** A password setting's value runs to the next unescaped separator: H2 reads {@code \;} as part of it. */
-  private static final Pattern PASSWORD_SETTING = Pattern.compile("(?i)([;?&][a-z_.-]*password=)(?:\\\\.|[^;&\\\\])*");
+  /**
+   * H2's {@code ;PASSWORD=pw} (or {@code ;CIPHER_PASSWORD=}): the value runs to the next unescaped
+   * {@code ;}, as H2 reads it ({@code \;} is part of it, and so are {@code &} and spaces), or to a
+   * closing brace or quote then a space or comma: where picocli's message closes the quoted value.
+   */
+  private static final Pattern H2_PASSWORD =
+      Pattern.compile("(?i)(;[a-z_.-]*password=)(?:\\\\.|(?![}'][\\s,])[^;\\\\])*");
+  /**
+   * A query's {@code password=pw} or {@code sslpassword=pw} (PostgreSQL, SQLite): the value runs to
+   * the next {@code &}, as pgjdbc reads it, or to a space (never part of a URL) or a closing brace or
+   * quote then a space or comma, closing a value quoted in a message.
+   */
+  private static final Pattern QUERY_PASSWORD = Pattern.compile("(?i)([?&][a-z_.-]*password=)(?:(?![}'][\\s,])[^&\\s])*");
+  /**
+   * The password in a URL's user-info, {@code //user:pw@host} (a DATABASE_URL with {@code jdbc:}
+   * put before it): from the first {@code :} after the user to the last {@code @} before a
+   * {@code ?}, {@code #} or space, so that a password with an {@code @} or a {@code /} in it is
+   * blanked whole. The user may hold an {@code @} too (Azure's {@code user@server}).
+   */
+  private static final Pattern USER_INFO_PASSWORD = Pattern.compile("(//[^/?#:\\s]*:)[^?#\\s]*@");
+  /** A PostgreSQL URL with a user-info part, {@code //user@host} or {@code //user:pw@host}. */
+  private static final Pattern USER_INFO = Pattern.compile("jdbc:postgresql://[^?#\\s]*@");
 
   /** The command these options are mixed into, for its usage errors. */
   @Spec(Spec.Target.MIXEE)
@@ -146,13 +165,21 @@ final class JournalOptions {
     String pw = password != null ? password : System.getenv("IDEM_JDBC_PASSWORD");
     if (url.startsWith("jdbc:postgresql:")) {
       PGSimpleDataSource ds = new PGSimpleDataSource();
+      // pgjdbc has no user-info (user:pw@host, a DATABASE_URL with jdbc: put before it): with a port
+      // it would take "user:pw@host" for the host name, and send the password to the name lookup.
+      boolean userInfo = USER_INFO.matcher(url).lookingAt();
       try {
+        if (userInfo) {
+          throw new IllegalArgumentException("user-info");
+        }
         ds.setUrl(url);
       } catch (IllegalArgumentException e) {
         // Neither the driver's message nor the exception as a cause: it quotes the whole URL,
         // password included.
-        throw new JournalException("the PostgreSQL driver cannot read the URL " + redacted(url)
-            + " (a typo in its host, port or parameters?)", null);
+        throw new JournalException("the PostgreSQL driver cannot read the URL " + redacted(url) + (userInfo
+            ? ": it takes the user and password as ?user=...&password=... (or --user and IDEM_JDBC_PASSWORD),"
+                + " not as user:password@ before the host"
+            : " (a typo in its host, port or parameters?)"), null);
       }
       if (user != null) {
         ds.setUser(user);
@@ -272,12 +299,15 @@ final class JournalOptions {
   }
 
   /**
-   * {@code url} as a message may show it: the value of every password setting replaced (H2's
-   * {@code ;PASSWORD=}, a query's {@code password=} or {@code sslpassword=}), whatever the case of
-   * its name.
+   * {@code url} as a message may show it: every password in it replaced (H2's {@code ;PASSWORD=},
+   * a query's {@code password=} or {@code sslpassword=}, whatever the case of the name, and the
+   * user-info's {@code user:pw@}). Also applied to a whole message that quotes URLs (picocli's usage
+   * errors): each password ends where its parameter does, so the rest of the message stays.
    */
   static String redacted(String url) {
-    return PASSWORD_SETTING.matcher(url).replaceAll("$1***");
+    String settingsHidden = QUERY_PASSWORD.matcher(H2_PASSWORD.matcher(url).replaceAll("$1***")).replaceAll("$1***");
+    // The user-info last: a password setting's value may hold an @ that is not the host's.
+    return USER_INFO_PASSWORD.matcher(settingsHidden).replaceAll("$1***@");
   }
 
   /**
