@@ -154,10 +154,10 @@ public class IdemAutoConfiguration {
   }
 
   /**
-   * Starts and stops the outbox and the webhook processor; at shutdown also closes the executor
-   * (after the outbox drained) and flushes its journal.
+   * Starts and stops every outbox and the webhook processor; at shutdown also closes the executor
+   * (after every outbox drained) and flushes its journal.
    *
-   * @param outbox the outbox, if any
+   * @param outbox the outboxes (every OutboxDispatcher bean), if any
    * @param processor the webhook processor, if any
    * @param executor the executor
    * @param properties the settings
@@ -166,7 +166,9 @@ public class IdemAutoConfiguration {
   @Bean
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
       ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
-    return new IdemLifecycle(outbox.getIfAvailable(), processor.getIfAvailable(), executor.getIfAvailable(),
+    // Every dispatcher bean, not getIfAvailable's one: an app may give a partner a dispatcher of its
+    // own, and two beans without a @Primary must neither fail the startup nor go undrained.
+    return new IdemLifecycle(outbox.orderedStream().toList(), processor.getIfAvailable(), executor.getIfAvailable(),
         properties.shutdownTimeout());
   }
 

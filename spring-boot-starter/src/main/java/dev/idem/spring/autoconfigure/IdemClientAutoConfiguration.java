@@ -7,6 +7,7 @@ import dev.idem.spring.client.IdempotencyExchangeFilter;
 import dev.idem.spring.client.IdempotencyInterceptor;
 import dev.idem.spring.internal.ClientPostProcessor;
 import dev.idem.spring.internal.WebClientWiring;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.function.Supplier;
@@ -40,12 +41,12 @@ public class IdemClientAutoConfiguration {
 
   /**
    * The interceptor, with {@code idem.client.*}'s key header, format, untagged policy and cap; its
-   * {@code enqueue} refuses a name the outbox bean does not deliver.
+   * {@code enqueue} refuses a name no outbox bean delivers.
    *
    * @param executor the executor
    * @param properties the settings
-   * @param outbox the outbox, looked up at the first enqueue (it is made after the interceptor,
-   *     with its resume transport)
+   * @param outbox the outbox beans, looked up at the first enqueue (they are made after the
+   *     interceptor, with its resume transport)
    * @return the interceptor
    */
   @Bean
@@ -58,16 +59,21 @@ public class IdemClientAutoConfiguration {
           + " idempotency key and is not journaled; a retry of it may take effect twice");
     }
     return IdempotencyInterceptor.builder(executor).keyHeader(c.keyHeader()).keyFormat(c.keyFormat())
-        .untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).outbox(outbox(outbox)).build();
+        .untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes()).outboxes(outboxes(outbox)).build();
   }
 
   /**
-   * The outbox bean for an enqueue check, looked up once it exists: none with
-   * {@code idem.outbox.enabled=false} (or more than one of the app's own), and then no name is
+   * Every outbox bean, for an enqueue check against the union of their names, looked up once one
+   * exists: an app may declare several (a slow partner with a dispatcher of its own, its own
+   * maxInFlight), each delivering its own names, so checking one of them (getIfUnique's primary)
+   * would refuse the others'. None with {@code idem.outbox.enabled=false}, and then no name is
    * refused, as what delivers queued operations is the app's.
    */
-  static Supplier<OutboxDispatcher> outbox(ObjectProvider<OutboxDispatcher> outbox) {
-    return SingletonSupplier.of(outbox::getIfUnique);
+  static Supplier<List<OutboxDispatcher>> outboxes(ObjectProvider<OutboxDispatcher> outbox) {
+    return SingletonSupplier.of(() -> {
+      List<OutboxDispatcher> all = outbox.orderedStream().toList();
+      return all.isEmpty() ? null : all; // null: looked up again at the next enqueue
+    });
   }
 
   /**
@@ -78,7 +84,7 @@ public class IdemClientAutoConfiguration {
    * @param pool the journal pool
    * @param properties the settings
    * @param beans the bean factory, where the app's own WebClient filter bean is looked up
-   * @param outbox the outbox, which the filters' enqueue checks names against
+   * @param outbox the outbox beans, whose names the filters' enqueue checks against
    * @return the post-processor
    */
   @Bean
@@ -86,11 +92,11 @@ public class IdemClientAutoConfiguration {
       ObjectProvider<IdempotentExecutor> executor,
       @Qualifier(IdemAutoConfiguration.JOURNAL_POOL) ObjectProvider<Executor> pool,
       ObjectProvider<IdemProperties> properties, ListableBeanFactory beans, ObjectProvider<OutboxDispatcher> outbox) {
-    Supplier<OutboxDispatcher> delivering = outbox(outbox);
+    Supplier<List<OutboxDispatcher>> delivering = outboxes(outbox);
     return new ClientPostProcessor(interceptor, executor, pool, b -> {
       IdemProperties.Client c = properties.getObject().client();
       b.keyHeader(c.keyHeader()).keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy())
-          .maxBodyBytes(c.maxBodyBytes()).outbox(delivering);
+          .maxBodyBytes(c.maxBodyBytes()).outboxes(delivering);
     }, () -> properties.getObject().client().keyHeader(), beans);
   }
 
@@ -130,7 +136,7 @@ public class IdemClientAutoConfiguration {
       IdemProperties.Client c = properties.client();
       return IdempotencyExchangeFilter.builder(executor).journalPool(pool).keyHeader(c.keyHeader())
           .keyFormat(c.keyFormat()).untaggedPolicy(c.untaggedPolicy()).maxBodyBytes(c.maxBodyBytes())
-          .outbox(outbox(outbox)).build();
+          .outboxes(outboxes(outbox)).build();
     }
   }
 }

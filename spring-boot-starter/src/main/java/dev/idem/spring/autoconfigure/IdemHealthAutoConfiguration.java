@@ -38,7 +38,7 @@ public class IdemHealthAutoConfiguration {
    *
    * @param executor the executor in use (the app's own, if it declared one), whose journal is checked
    * @param breakers the breaker states
-   * @param outbox the outbox, if any
+   * @param outbox the outboxes, if any: every OutboxDispatcher bean (an app may declare several)
    * @param guard the guard, if any
    * @param inbox the inbox, if any
    * @return the checks
@@ -47,7 +47,8 @@ public class IdemHealthAutoConfiguration {
   public IdemHealth idemHealth(ObjectProvider<IdempotentExecutor> executor, BreakerStates breakers,
       ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<IdempotencyGuard> guard,
       ObjectProvider<WebhookInbox> inbox) {
-    return new IdemHealth(SingletonSupplier.of(() -> executor.getObject().journal()), breakers, outbox::getIfAvailable,
+    return new IdemHealth(SingletonSupplier.of(() -> executor.getObject().journal()), breakers,
+        () -> outbox.orderedStream().toList(),
         guard::getIfAvailable, inbox::getIfAvailable, Clock.systemUTC());
   }
 

@@ -11,6 +11,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.spring.internal.SpringHeaders;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -28,9 +29,10 @@ import org.springframework.http.RequestEntity;
 final class ClientSupport {
   final AdapterSupport rules;
   final long maxBodyBytes; // 0 or more: AdapterBuilder checks it
-  private final Supplier<OutboxDispatcher> outbox; // null, or returns null: enqueue checks no name
+  // null, or returns null or none: enqueue checks no name
+  private final Supplier<? extends Collection<OutboxDispatcher>> outbox;
 
-  ClientSupport(AdapterSupport rules, long maxBodyBytes, Supplier<OutboxDispatcher> outbox) {
+  ClientSupport(AdapterSupport rules, long maxBodyBytes, Supplier<? extends Collection<OutboxDispatcher>> outbox) {
     this.rules = rules;
     this.maxBodyBytes = maxBodyBytes;
     this.outbox = outbox;
@@ -106,20 +108,24 @@ final class ClientSupport {
   }
 
   /**
-   * Refuses, before anything is journaled, a name the outbox has no transport for: journaled, it
-   * would stay PENDING for good (the outbox skips names it does not deliver, at every poll and at
+   * Refuses, before anything is journaled, a name no outbox has a transport for: journaled, it
+   * would stay PENDING for good (a dispatcher skips names it does not deliver, at every poll and at
    * the shutdown's drain), while the caller was told it is queued. The same refusal as
-   * {@link OutboxDispatcher#submit}'s.
+   * {@link OutboxDispatcher#submit}'s, against every dispatcher's names: an app may give a slow
+   * partner a dispatcher of its own (its own maxInFlight), and that dispatcher delivers its names.
    */
   private void checkDelivered(String operation) {
-    OutboxDispatcher dispatcher = outbox == null ? null : outbox.get();
-    if (dispatcher == null) {
+    Collection<OutboxDispatcher> dispatchers = outbox == null ? null : outbox.get();
+    if (dispatchers == null || dispatchers.isEmpty()) {
       return;
     }
-    Set<String> names = dispatcher.operationNames();
+    Set<String> names = new TreeSet<>();
+    for (OutboxDispatcher d : dispatchers) {
+      names.addAll(d.operationNames());
+    }
     if (!names.contains(operation)) {
       throw new IllegalArgumentException("no transport is registered for operation '" + operation + "' in the outbox,"
-          + " which delivers " + new TreeSet<>(names) + "; nothing was journaled. Add the name to"
+          + " which delivers " + names + "; nothing was journaled. Add the name to"
           + " idem.outbox.operations, or register a transport for it with an OutboxCustomizer bean"
           + " (b.register(\"" + operation + "\", interceptor.resumeTransport(...))) when its calls need headers the"
           + " journal does not keep, such as Authorization");

@@ -15,6 +15,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
 import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
@@ -199,7 +200,7 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
    */
   public static final class Builder extends AdapterBuilder<Builder> {
     private final IdempotentExecutor executor;
-    private Supplier<OutboxDispatcher> outbox;
+    private Supplier<? extends Collection<OutboxDispatcher>> outbox;
 
     private Builder(IdempotentExecutor executor) {
       super(UntaggedPolicy.FRESH_KEY);
@@ -207,19 +208,20 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
     }
 
     /**
-     * The outbox that delivers what {@code enqueue} journals: {@code enqueue} then refuses, with an
-     * {@link IllegalArgumentException} and before anything is journaled, an operation name it has
-     * no transport for ({@link OutboxDispatcher#operationNames()}), which no one would ever send.
-     * Looked up at each {@code enqueue}, since the outbox is usually built after this, with its
-     * {@code resumeTransport}; while it returns null, every name is taken. Default: none, every name
-     * is taken (what delivers it, an outbox elsewhere or {@code resumePending}, is the app's). The
-     * starter sets its outbox bean.
+     * The outboxes that deliver what {@code enqueue} journals: {@code enqueue} then refuses, with an
+     * {@link IllegalArgumentException} and before anything is journaled, an operation name none of
+     * them has a transport for (the union of their {@link OutboxDispatcher#operationNames()}), which
+     * no one would ever send. Looked up at each {@code enqueue}, since an outbox is usually built
+     * after this, with its {@code resumeTransport}; while it returns null or an empty collection,
+     * every name is taken. Default: none, every name is taken (what delivers it, an outbox elsewhere
+     * or {@code resumePending}, is the app's). The starter sets every {@link OutboxDispatcher} bean.
      *
-     * @param outbox returns the outbox, or null for none (yet)
+     * @param outboxes returns the outboxes, or null or none for none (yet)
      * @return this builder
+     * @throws NullPointerException if {@code outboxes} is null
      */
-    public Builder outbox(Supplier<OutboxDispatcher> outbox) {
-      this.outbox = Objects.requireNonNull(outbox, "outbox");
+    public Builder outboxes(Supplier<? extends Collection<OutboxDispatcher>> outboxes) {
+      this.outbox = Objects.requireNonNull(outboxes, "outboxes");
       return this;
     }
 

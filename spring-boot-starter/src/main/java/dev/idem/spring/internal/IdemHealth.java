@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -31,7 +32,7 @@ public final class IdemHealth {
 
   private final Supplier<Journal> journal;
   private final BreakerStates breakers;
-  private final Supplier<OutboxDispatcher> outbox;
+  private final Supplier<List<OutboxDispatcher>> outbox;
   private final Supplier<IdempotencyGuard> guard;
   private final Supplier<WebhookInbox> inbox;
   private final Clock clock;
@@ -39,12 +40,12 @@ public final class IdemHealth {
   /**
    * @param journal the executor's journal, looked up at each check
    * @param breakers the breaker states
-   * @param outbox the outbox, or a supplier of null
+   * @param outbox the outboxes (every OutboxDispatcher bean), possibly none
    * @param guard the guard, or a supplier of null
    * @param inbox the inbox, or a supplier of null
    * @param clock the clock for ages
    */
-  public IdemHealth(Supplier<Journal> journal, BreakerStates breakers, Supplier<OutboxDispatcher> outbox,
+  public IdemHealth(Supplier<Journal> journal, BreakerStates breakers, Supplier<List<OutboxDispatcher>> outbox,
       Supplier<IdempotencyGuard> guard, Supplier<WebhookInbox> inbox, Clock clock) {
     this.journal = journal;
     this.breakers = breakers;
@@ -70,9 +71,16 @@ public final class IdemHealth {
       j.put("writable", true);
     });
     d.put("openBreakers", breakers.notClosed());
-    OutboxDispatcher o = outbox.get();
-    if (o != null) {
-      d.put("outbox", Map.of("inDelivery", o.inDelivery(), "offline", o.isOffline()));
+    List<OutboxDispatcher> outboxes = outbox.get();
+    if (!outboxes.isEmpty()) {
+      // Several (a partner with a dispatcher of its own): the sum in delivery, offline if any is.
+      int inDelivery = 0;
+      boolean offline = false;
+      for (OutboxDispatcher o : outboxes) {
+        inDelivery += o.inDelivery();
+        offline |= o.isOffline();
+      }
+      d.put("outbox", Map.of("inDelivery", inDelivery, "offline", offline));
     }
     IdempotencyGuard g = guard.get();
     if (g != null) {

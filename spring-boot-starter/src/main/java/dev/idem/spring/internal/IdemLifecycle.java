@@ -5,16 +5,21 @@ import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.webhooks.WebhookProcessor;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Starts the outbox and the webhook processor with the context, and at a graceful shutdown, after
+ * Starts the outboxes and the webhook processor with the context, and at a graceful shutdown, after
  * the web server has stopped taking and finished its requests (it stops in an earlier phase):
- * drains the outbox (up to {@code idem.shutdown-timeout}; what is left stays journaled and is
- * delivered after the restart), stops the processor (an event it was running is run again later:
+ * drains every outbox, all at once (each up to {@code idem.shutdown-timeout}; what is left stays
+ * journaled and is delivered after the restart), and once every one has drained or given up, stops
+ * the processor (an event it was running is run again later:
  * handlers are at least once), closes the executor, and flushes the journal, so that every outcome
  * told to a caller is durable before the journal closes as a bean.
  *
@@ -30,22 +35,23 @@ public final class IdemLifecycle implements SmartLifecycle {
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 4096;
   private static final Logger LOG = LoggerFactory.getLogger(IdemLifecycle.class);
 
-  private final OutboxDispatcher outbox;
+  private final List<OutboxDispatcher> outboxes;
   private final WebhookProcessor processor;
   private final IdempotentExecutor executor;
   private final Duration drain;
   private volatile boolean running;
 
   /**
-   * @param outbox the dispatcher, or null
+   * @param outboxes the dispatchers (every OutboxDispatcher bean: an app may give a partner one of
+   *     its own), possibly none
    * @param processor the webhook processor, or null
-   * @param executor the executor, closed after the outbox has drained, its journal flushed after;
+   * @param executor the executor, closed after every outbox has drained, its journal flushed after;
    *     or null
-   * @param drain how long a shutdown waits for the outbox
+   * @param drain how long a shutdown waits for the outboxes, which drain at the same time
    */
-  public IdemLifecycle(OutboxDispatcher outbox, WebhookProcessor processor, IdempotentExecutor executor,
+  public IdemLifecycle(List<OutboxDispatcher> outboxes, WebhookProcessor processor, IdempotentExecutor executor,
       Duration drain) {
-    this.outbox = outbox;
+    this.outboxes = List.copyOf(outboxes);
     this.processor = processor;
     this.executor = executor;
     this.drain = drain;
@@ -56,11 +62,14 @@ public final class IdemLifecycle implements SmartLifecycle {
     if (processor != null) {
       processor.start();
     }
-    if (outbox != null) {
+    Set<String> delivered = new HashSet<>();
+    for (OutboxDispatcher outbox : outboxes) {
       outbox.start();
-      if (executor != null) {
-        UndeliveredNames.warn(executor, outbox.operationNames());
-      }
+      delivered.addAll(outbox.operationNames());
+    }
+    if (!outboxes.isEmpty() && executor != null) {
+      // Every dispatcher's names: a name another dispatcher delivers will be sent.
+      UndeliveredNames.warn(executor, delivered);
     }
     running = true;
   }
@@ -74,15 +83,21 @@ public final class IdemLifecycle implements SmartLifecycle {
 
   @Override
   public void stop(Runnable callback) {
-    CompletableFuture<Boolean> drained = outbox == null ? CompletableFuture.completedFuture(true)
-        : outbox.shutdown(drain);
-    // On a thread of its own: the outbox completes `drained` on its poller thread, which its
+    // Every outbox at once, so that the shutdown waits drain at most, not drain per outbox; the
+    // executor closes only after the last one has drained or given up, as a delivery in progress
+    // needs it (and the journal) open to record its outcome.
+    List<CompletableFuture<Boolean>> each = new ArrayList<>();
+    for (OutboxDispatcher outbox : outboxes) {
+      each.add(shutdown(outbox));
+    }
+    CompletableFuture<Void> drained = CompletableFuture.allOf(each.toArray(CompletableFuture[]::new));
+    // On a thread of its own: an outbox completes its future on its poller thread, which its
     // shutdown interrupts, and the executor's close below waits (bounded) for calls in progress.
-    drained.whenCompleteAsync((all, error) -> {
+    drained.whenCompleteAsync((none, error) -> {
       try {
-        if (Boolean.FALSE.equals(all)) {
-          LOG.info("Idem: the outbox did not drain within {}; what is left stays journaled and is delivered after"
-              + " the restart, with the same keys", drain);
+        if (each.stream().anyMatch(f -> Boolean.FALSE.equals(f.getNow(true)))) {
+          LOG.info("Idem: {} did not drain within {}; what is left stays journaled and is delivered after"
+              + " the restart, with the same keys", outboxes.size() == 1 ? "the outbox" : "an outbox", drain);
         }
         if (processor != null) {
           processor.close();
@@ -104,6 +119,22 @@ public final class IdemLifecycle implements SmartLifecycle {
       t.setDaemon(true);
       t.start();
     });
+  }
+
+  /**
+   * One outbox's drain, false if it failed: a failure is that outbox's alone, logged, and the
+   * shutdown goes on to close the executor once the others are done.
+   */
+  private CompletableFuture<Boolean> shutdown(OutboxDispatcher outbox) {
+    try {
+      return outbox.shutdown(drain).exceptionally(e -> {
+        LOG.warn("Idem: an outbox's drain failed; what is left stays journaled and is delivered after the restart", e);
+        return false;
+      });
+    } catch (RuntimeException e) {
+      LOG.warn("Idem: an outbox's drain failed; what is left stays journaled and is delivered after the restart", e);
+      return CompletableFuture.completedFuture(false);
+    }
   }
 
   @Override

@@ -13,9 +13,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * At startup, says once what the outbox will never send: the PENDING operations in the journal
- * whose name it has no transport for. The outbox skips such names without a word (in the SDK they
- * may be another dispatcher's), and the interceptor's {@code enqueue} refuses them now, but a journal
+ * At startup, says once what no outbox will ever send: the PENDING operations in the journal whose
+ * name no OutboxDispatcher bean has a transport for (the caller passes the union of every
+ * dispatcher's names: a name the app's second dispatcher delivers will be sent). A dispatcher skips
+ * names it does not deliver without a word (they may be another dispatcher's), and the interceptor's {@code enqueue} refuses them now, but a journal
  * written by an older version, or before a name was dropped from {@code idem.outbox.operations},
  * may still hold some: they would stay PENDING for good (their age limit is applied only by a
  * delivery), the app believing them queued.
@@ -31,7 +32,8 @@ final class UndeliveredNames {
   private UndeliveredNames() {}
 
   /**
-   * Logs one WARN naming each PENDING operation name not in {@code delivered}, with its count, if
+   * Logs one WARN naming each PENDING operation name not in {@code delivered} (every outbox's
+   * names), with its count, if
    * there is any; a journal that cannot be read is left to the health indicator (logged at DEBUG).
    *
    * @return the counts per undelivered name (empty if none, or if the journal could not be read)
@@ -56,12 +58,12 @@ final class UndeliveredNames {
         after = records.get(records.size() - 1).id();
       }
     } catch (IdempotencyException | RuntimeException e) {
-      LOG.debug("could not look for PENDING operations the outbox does not deliver: {}", e.toString());
+      LOG.debug("could not look for PENDING operations no outbox delivers: {}", e.toString());
       return Map.of();
     }
     if (!undelivered.isEmpty()) {
-      LOG.warn("The journal holds PENDING operations of names the outbox has no transport for, which it will never"
-          + " send: {}{}. Add each name to idem.outbox.operations (or register a transport for it with an"
+      LOG.warn("The journal holds PENDING operations of names no outbox has a transport for, which none will"
+          + " ever send: {}{}. Add each name to idem.outbox.operations (or register a transport for it with an"
           + " OutboxCustomizer bean) to deliver them with their keys, or resume them once with"
           + " IdempotentExecutor.resumePending and a ResumeHandler for the name", undelivered,
           complete ? "" : " (among the first " + PAGE * MAX_PAGES + " PENDING operations; there are more)");

@@ -102,7 +102,7 @@ class EnqueueNamesTest {
     });
     String log = output.getAll();
     assertTrue(log.contains("{create-order=1}") && log.contains("idem.outbox.operations"), log);
-    assertEquals(1, log.split("PENDING operations of names the outbox has no transport for", -1).length - 1,
+    assertEquals(1, log.split("PENDING operations of names no outbox has a transport for", -1).length - 1,
         "said once: " + log);
   }
 }
