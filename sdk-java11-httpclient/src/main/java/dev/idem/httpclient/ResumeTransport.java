@@ -7,6 +7,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.AttemptBound;
 import dev.idem.httpclient.internal.AttemptRequests;
 import dev.idem.httpclient.internal.AttemptSender;
 import dev.idem.httpclient.internal.KeyedClient;
@@ -72,11 +73,8 @@ public final class ResumeTransport implements Transport, AsyncTransport {
     this.sender = AttemptSender.forResume(client, attemptTimeout);
     this.support = support;
     this.headers = headers;
-    this.fallbackTimeout = timeout != null ? timeout : attemptTimeout != null ? attemptTimeout : DEFAULT_TIMEOUT;
+    this.fallbackTimeout = AttemptBound.fallback(timeout, attemptTimeout);
   }
-
-  /** The last resort of "Timeouts": an attempt never waits without end. */
-  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {

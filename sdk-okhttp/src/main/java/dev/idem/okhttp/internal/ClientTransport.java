@@ -3,6 +3,7 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.AttemptBound;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
@@ -45,10 +46,10 @@ public final class ClientTransport implements Transport, AsyncTransport {
   private final Duration attemptTimeout;
 
   /**
-   * The call timeout of an attempt nothing else bounds: 30 s, as the java.net.http adapter's
-   * resume transport, and half the retry policy's default 60 s deadline.
+   * The call timeout of an attempt nothing else bounds: {@link AttemptBound#DEFAULT}, as every
+   * adapter's resume transport.
    */
-  static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+  static final Duration DEFAULT_TIMEOUT = AttemptBound.DEFAULT;
 
   /**
    * @param client the app's client
