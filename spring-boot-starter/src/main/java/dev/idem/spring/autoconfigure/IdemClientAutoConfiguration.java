@@ -21,7 +21,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.annotation.Bean;
-import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.util.function.SingletonSupplier;
 
 /**
@@ -102,7 +101,8 @@ public class IdemClientAutoConfiguration {
 
   /**
    * The outbox: delivers the operations named in {@code idem.outbox.operations} (queued ones, and
-   * those a crash or restart left pending) through a JDK client with the journaled request, plus
+   * those a crash or restart left pending) through a JDK client with the journaled request, each
+   * attempt bounded (its journaled timeout, else {@code idem.client.attempt-timeout}, else 30 s), plus
    * whatever {@link OutboxCustomizer} beans register. Started and drained by the lifecycle.
    *
    * @param executor the executor
@@ -117,9 +117,9 @@ public class IdemClientAutoConfiguration {
   public OutboxDispatcher idemOutbox(IdempotentExecutor executor, IdempotencyInterceptor interceptor,
       IdemProperties properties, ObjectProvider<OutboxCustomizer> customizers) {
     OutboxDispatcher.Builder b = OutboxDispatcher.builder(executor).syncWorkers(properties.outbox().workers());
-    JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory();
     for (String name : properties.outbox().operations()) {
-      b.register(name, interceptor.resumeTransport(factory, r -> Map.of()));
+      // The interceptor's own JDK client, shared by these names: each attempt bounded, never unbounded.
+      b.register(name, interceptor.resumeTransport(r -> Map.of()));
     }
     customizers.orderedStream().forEach(c -> c.customize(b));
     return b.build();

@@ -155,7 +155,8 @@ public record IdemProperties(
    *     before anything is sent.
    * @param maxAttempts The most attempts per operation, the first included.
    * @param attemptTimeout The longest one attempt may take before it is abandoned as ambiguous and
-   *     retried with the same key; none by default.
+   *     retried with the same key; none by default (the outbox's own deliveries are still bounded:
+   *     by their journaled request timeout, else 30 s).
    * @param deadline The longest an operation may take from its first attempt; 60 s by default.
    * @param serverKeyRetention How long the target servers keep a key; an operation still pending
    *     past it is not re-sent blindly.

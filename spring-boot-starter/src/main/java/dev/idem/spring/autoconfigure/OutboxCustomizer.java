@@ -10,10 +10,15 @@ import dev.idem.core.outbox.OutboxDispatcher;
  * <pre>{@code
  * @Bean
  * OutboxCustomizer payments(IdempotencyInterceptor idem, TokenSource tokens) {
- *   return outbox -> outbox.register("create-payment", idem.resumeTransport(new JdkClientHttpRequestFactory(),
- *       request -> Map.of("Authorization", "Bearer " + tokens.current())));
+ *   return outbox -> outbox.register("create-payment",
+ *       idem.resumeTransport(request -> Map.of("Authorization", "Bearer " + tokens.current())));
  * }
  * }</pre>
+ *
+ * That transport bounds each attempt as the starter's own deliveries are (the request's journaled
+ * timeout, else {@code idem.client.attempt-timeout}, else 30 s). A transport built on the app's own
+ * request factory ({@code idem.resumeTransport(factory, ...)}) is bounded by that factory's timeouts
+ * instead: give it a read timeout.
  *
  * The names in {@code idem.outbox.operations} are registered first, with the journaled request
  * as it is; do not register those again.

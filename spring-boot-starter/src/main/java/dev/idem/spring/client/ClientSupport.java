@@ -10,6 +10,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.spring.internal.SpringHeaders;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.List;
@@ -31,6 +32,7 @@ final class ClientSupport {
   final long maxBodyBytes; // 0 or more: AdapterBuilder checks it
   // null, or returns null or none: enqueue checks no name
   private final Supplier<? extends Collection<OutboxDispatcher>> outbox;
+  private BoundedJdkRequests jdk; // guarded by this; made by the first resume transport that needs it
 
   ClientSupport(AdapterSupport rules, long maxBodyBytes, Supplier<? extends Collection<OutboxDispatcher>> outbox) {
     this.rules = rules;
@@ -40,6 +42,18 @@ final class ClientSupport {
 
   IdempotentExecutor executor() {
     return rules.executor();
+  }
+
+  /**
+   * The JDK client the resume transports without an app factory share: one per interceptor or
+   * filter (its connections and selector thread), made when first needed, as Spring's
+   * {@code new JdkClientHttpRequestFactory()} makes its client.
+   */
+  synchronized BoundedJdkRequests jdkRequests() {
+    if (jdk == null) {
+      jdk = new BoundedJdkRequests(HttpClient.newHttpClient());
+    }
+    return jdk;
   }
 
   String keyHeader() {

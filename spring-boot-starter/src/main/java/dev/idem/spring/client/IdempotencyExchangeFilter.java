@@ -227,10 +227,25 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
 
   /**
    * A transport for journaled operations, to register with an
-   * {@link dev.idem.core.outbox.OutboxDispatcher} (whose workers may block); see
-   * {@link IdempotencyInterceptor#resumeTransport(ClientHttpRequestFactory, Function)}.
+   * {@link dev.idem.core.outbox.OutboxDispatcher} (whose workers may block), through a JDK
+   * {@code HttpClient} this filter's resume transports share, every attempt bounded by its
+   * request's journaled timeout, else the retry policy's {@code attemptTimeout}, else 30 s; see
+   * {@link IdempotencyInterceptor#resumeTransport(Function)}.
    *
-   * @param factory the request factory, such as {@code new JdkClientHttpRequestFactory()}
+   * @param headers returns the headers to add to a journaled request (secrets); called once per attempt
+   * @return the transport
+   */
+  public Transport resumeTransport(Function<RequestSnapshot, Map<String, String>> headers) {
+    return new FactoryTransport(support.jdkRequests(), support, Objects.requireNonNull(headers, "headers"));
+  }
+
+  /**
+   * A transport for journaled operations, to register with an
+   * {@link dev.idem.core.outbox.OutboxDispatcher} (whose workers may block); see
+   * {@link IdempotencyInterceptor#resumeTransport(ClientHttpRequestFactory, Function)}. The factory's own
+   * timeouts bound each attempt: give it a read timeout.
+   *
+   * @param factory the request factory, such as a {@code JdkClientHttpRequestFactory} with a read timeout
    * @param headers returns the headers to add to a journaled request (secrets); called once per attempt
    * @return the transport
    */

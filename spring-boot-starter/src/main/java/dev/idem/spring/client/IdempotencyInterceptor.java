@@ -153,9 +153,34 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
   /**
    * A transport for journaled operations (queued ones, or those a restart left PENDING), to
    * register with an {@link dev.idem.core.outbox.OutboxDispatcher} per operation name. It sends
-   * the journaled snapshot through {@code factory}, without interceptors.
+   * the journaled snapshot, without interceptors, plus the headers {@code headers} returns (those
+   * the journal does not keep: Authorization and other secrets), through a JDK {@code HttpClient}
+   * this interceptor makes when first needed and its resume transports share.
    *
-   * @param factory the request factory, such as {@code new JdkClientHttpRequestFactory()}
+   * <p>Every attempt is bounded: the status, headers and body must arrive within the timeout its
+   * request was journaled with ({@link RequestSnapshot#timeout()}), else the executor's retry
+   * policy's {@code attemptTimeout}, else {@link dev.idem.core.spi.adapter.AttemptBound#DEFAULT 30 s};
+   * an attempt past it fails as a timed-out attempt, which the executor retries with the same key.
+   * Never unbounded: an outbox worker waits on each attempt, and a server that accepts and never
+   * answers would otherwise hold it and the operation's claim forever. The starter's outbox
+   * delivers {@code idem.outbox.operations} through this transport.
+   *
+   * @param headers returns the headers to add to a journaled request; called once per attempt
+   * @return the transport
+   */
+  public Transport resumeTransport(Function<RequestSnapshot, Map<String, String>> headers) {
+    return new FactoryTransport(support.jdkRequests(), support, Objects.requireNonNull(headers, "headers"));
+  }
+
+  /**
+   * A transport for journaled operations (queued ones, or those a restart left PENDING), to
+   * register with an {@link dev.idem.core.outbox.OutboxDispatcher} per operation name. It sends
+   * the journaled snapshot through {@code factory}, without interceptors. The factory's own
+   * timeouts bound each attempt (and the retry policy's {@code attemptTimeout}, if it has one): give
+   * it a read timeout, or an attempt to a server that never answers waits forever, holding its
+   * outbox worker; {@link #resumeTransport(Function)} bounds every attempt itself.
+   *
+   * @param factory the request factory, such as a {@code JdkClientHttpRequestFactory} with a read timeout
    * @return the transport, with no extra headers
    */
   public Transport resumeTransport(ClientHttpRequestFactory factory) {
@@ -164,7 +189,8 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
 
   /**
    * {@link #resumeTransport(ClientHttpRequestFactory)} with headers the journal does not keep
-   * (Authorization and other secrets), added to each attempt.
+   * (Authorization and other secrets), added to each attempt. As there, the factory's own timeouts
+   * bound each attempt.
    *
    * @param factory the request factory
    * @param headers returns the headers to add to a journaled request; called once per attempt
