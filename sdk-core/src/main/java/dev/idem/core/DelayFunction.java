@@ -23,10 +23,11 @@ import java.util.Optional;
 @FunctionalInterface
 public interface DelayFunction {
   /**
+   * {@return the delay before this retry; null counts as zero}
+   *
    * @param retry 1 for the first retry
    * @param previous the previous delay, {@link Duration#ZERO} before the first retry
    * @param random uniform in [0, 1), for jitter
-   * @return the delay before this retry; null counts as zero
    */
   Duration delay(int retry, Duration previous, double random);
 

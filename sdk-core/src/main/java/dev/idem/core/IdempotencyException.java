@@ -28,6 +28,8 @@ public class IdempotencyException extends IOException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates an exception with a message and the failure behind it.
+   *
    * @param message what happened, free of secrets and request bodies
    * @param cause the underlying failure, or null
    */

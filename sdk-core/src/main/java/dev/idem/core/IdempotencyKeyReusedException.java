@@ -14,6 +14,8 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
   private final boolean detectedByServer;
 
   /**
+   * Creates the exception for an operation whose key was reused with another payload.
+   *
    * @param operationId the operation whose key was reused
    * @param detectedByServer false when refused locally before sending, true after the server's
    *     "key reused" answer

@@ -890,8 +890,8 @@ public final class IdempotentExecutor implements AutoCloseable {
   }
 
   /**
-   * @return which responses this executor takes as the protocol's key-reused, key-missing and
-   *     in-flight answers (for adapters that map them to their own API)
+   * {@return which responses this executor takes as the protocol's key-reused, key-missing and
+   * in-flight answers (for adapters that map them to their own API)}
    */
   public ProtocolStatuses protocol() {
     return settings.protocol();

@@ -13,6 +13,8 @@ public class JournalException extends IdempotencyException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for a journal read or write that failed.
+   *
    * @param message what failed, and where
    * @param cause the underlying failure, or null
    */

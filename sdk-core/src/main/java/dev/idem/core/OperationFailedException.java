@@ -10,6 +10,8 @@ public class OperationFailedException extends OperationException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for an operation that ended FAILED during this execution.
+   *
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
    * @param operationId the operation
@@ -22,6 +24,9 @@ public class OperationFailedException extends OperationException {
   }
 
   /**
+   * Creates the exception for an operation that ended FAILED, saying whether this execution found
+   * it already FAILED in the journal.
+   *
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
    * @param operationId the operation

@@ -10,6 +10,8 @@ public class OperationPendingException extends OperationException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for an operation left PENDING, to be sent again with the same key.
+   *
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
    * @param operationId the operation

@@ -10,6 +10,8 @@ public class OperationUncertainException extends OperationException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for an operation that ended UNCERTAIN during this execution.
+   *
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
    * @param operationId the operation
@@ -22,6 +24,9 @@ public class OperationUncertainException extends OperationException {
   }
 
   /**
+   * Creates the exception for an operation that ended UNCERTAIN, saying whether this execution
+   * found it already UNCERTAIN in the journal.
+   *
    * @param message why, free of secrets and request bodies
    * @param cause the last failure, or null
    * @param operationId the operation

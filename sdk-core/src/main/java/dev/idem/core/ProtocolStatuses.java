@@ -129,40 +129,43 @@ public final class ProtocolStatuses {
   }
 
   /**
+   * {@return true if it says the key was used with another payload}
+   *
    * @param response a response
-   * @return true if it says the key was used with another payload
    */
   public boolean isKeyReused(ResponseSnapshot response) {
     return keyReused.test(response);
   }
 
   /**
+   * {@return true if it says a request with this key is still in flight (and not key reuse)}
+   *
    * @param response a response
-   * @return true if it says a request with this key is still in flight (and not key reuse)
    */
   public boolean isInFlight(ResponseSnapshot response) {
     return !isKeyReused(response) && inFlight.test(response);
   }
 
   /**
+   * {@return true if it says the key is missing or malformed (and neither of the other signals)}
+   *
    * @param response a response
-   * @return true if it says the key is missing or malformed (and neither of the other signals)
    */
   public boolean isKeyMissing(ResponseSnapshot response) {
     return !isKeyReused(response) && !isInFlight(response) && keyMissing.test(response);
   }
 
-  /** @return the status that means key reuse */
+  /** {@return the status that means key reuse} */
   public int keyReusedStatus() {
     return keyReused.status;
   }
 
-  /** @return the status that means key missing */
+  /** {@return the status that means key missing} */
   public int keyMissingStatus() {
     return keyMissing.status;
   }
 
-  /** @return the status that means in flight */
+  /** {@return the status that means in flight} */
   public int inFlightStatus() {
     return inFlight.status;
   }
@@ -209,6 +212,8 @@ public final class ProtocolStatuses {
     private Builder() {}
 
     /**
+     * Sets the status that means key reuse, whatever the body.
+     *
      * @param status the status that means key reuse, whatever the body; default 422
      * @return this builder
      * @throws IllegalArgumentException if {@code status} is not a 4xx status
@@ -218,6 +223,8 @@ public final class ProtocolStatuses {
     }
 
     /**
+     * Sets the status that means key reuse, and which responses of that status mean it.
+     *
      * @param status the status that means key reuse; default 422
      * @param body accepts the responses of that status that mean it; default any
      * @return this builder
@@ -229,6 +236,9 @@ public final class ProtocolStatuses {
     }
 
     /**
+     * Sets the status that means the key is missing or malformed, and which responses of that status
+     * mean it.
+     *
      * @param status the status that means key missing or malformed; default 400
      * @param body accepts the responses of that status that mean it; default: the body contains
      *     "idempotency" or "idempotent" (a plain 400 is the app's own validation error)
@@ -241,6 +251,9 @@ public final class ProtocolStatuses {
     }
 
     /**
+     * Sets the status that means a request with this key is still in flight, and which responses of
+     * that status mean it.
+     *
      * @param status the status that means a request with this key is still in flight; default 409
      * @param body accepts the responses of that status that mean it; default any
      * @return this builder
@@ -251,7 +264,7 @@ public final class ProtocolStatuses {
       return this;
     }
 
-    /** @return the settings */
+    /** {@return the settings} */
     public ProtocolStatuses build() {
       return new ProtocolStatuses(this);
     }

@@ -334,6 +334,9 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets the least wait after a "key still in flight" answer, growing by the multiplier with each
+     * such answer and capped at maxDelay.
+     *
      * @param minDelay the least wait after a "key still in flight" answer, growing by the
      *     multiplier with each such answer and capped at maxDelay; positive; default 1 s
      * @return this builder
@@ -345,6 +348,9 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets how many "key still in flight" answers one execution waits through, apart from
+     * maxAttempts.
+     *
      * @param attempts how many "key still in flight" answers one execution waits through, apart
      *     from maxAttempts; at least 1; default 20
      * @return this builder
@@ -356,6 +362,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets how long one attempt may take.
+     *
      * @param timeout how long one attempt may take; positive; default none (the HTTP client's own
      *     timeouts apply)
      * @return this builder
@@ -367,6 +375,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets a custom backoff replacing baseDelay, multiplier and jitter.
+     *
      * @param fn a custom backoff replacing baseDelay, multiplier and jitter; null (the default)
      *     restores them. Called on the threads that run attempts, so it must be thread-safe.
      * @return this builder
@@ -377,6 +387,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets how many attempts one execution may make, counting the first.
+     *
      * @param maxAttempts attempts allowed, counting the first; 1 disables retries; default 5
      * @return this builder
      * @throws IllegalArgumentException if below 1
@@ -390,6 +402,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets how long one execution may take, from its first attempt.
+     *
      * @param deadline how long one execution may take, from its first attempt; positive; default 60
      *     s
      * @return this builder
@@ -401,6 +415,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets the delay before the first retry, before jitter.
+     *
      * @param baseDelay the delay before the first retry, before jitter; positive; default 200 ms
      * @return this builder
      * @throws IllegalArgumentException if zero, negative or above 100 years
@@ -411,6 +427,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets the growth factor, at least 1.0.
+     *
      * @param multiplier the growth factor, at least 1.0; default 2.0
      * @return this builder
      * @throws IllegalArgumentException if below 1.0 or not finite
@@ -424,6 +442,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets the cap on any delay.
+     *
      * @param maxDelay the cap on any delay; positive; default 10 s
      * @return this builder
      * @throws IllegalArgumentException if zero, negative or above 100 years
@@ -434,6 +454,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets the jitter mode.
+     *
      * @param jitter the jitter mode; default {@link Jitter#FULL}
      * @return this builder
      */
@@ -443,6 +465,8 @@ public final class RetryPolicy {
     }
 
     /**
+     * Sets whether Retry-After sets a floor (capped at maxDelay) on the next delay.
+     *
      * @param honor whether Retry-After sets a floor (capped at maxDelay) on the next delay; default true
      * @return this builder
      */
@@ -452,7 +476,8 @@ public final class RetryPolicy {
     }
 
     /**
-     * @return the policy
+     * {@return the policy}
+     *
      * @throws IllegalArgumentException if maxDelay is shorter than baseDelay
      */
     public RetryPolicy build() {

@@ -168,6 +168,8 @@ public final class CircuitBreakerSettings {
     }
 
     /**
+     * Sets the failure rate, in percent of the sliding window, that opens the breaker.
+     *
      * @param percent failure rate that opens the breaker, in (0, 100]; default 50
      * @return this builder
      * @throws IllegalArgumentException if outside (0, 100]
@@ -181,6 +183,8 @@ public final class CircuitBreakerSettings {
     }
 
     /**
+     * Sets how many recent attempts the sliding window holds.
+     *
      * @param size attempts in the window, at least 1; default 20
      * @return this builder
      * @throws IllegalArgumentException if below 1
@@ -191,6 +195,8 @@ public final class CircuitBreakerSettings {
     }
 
     /**
+     * Sets how many attempts the breaker must see before it may open.
+     *
      * @param calls attempts seen before the breaker may open, at least 1; default 10
      * @return this builder
      * @throws IllegalArgumentException if below 1
@@ -201,6 +207,8 @@ public final class CircuitBreakerSettings {
     }
 
     /**
+     * Sets how long the breaker stays open before it lets probes through.
+     *
      * @param openFor how long the breaker stays open, at least 1 ms; default 10 s
      * @return this builder
      * @throws IllegalArgumentException if below 1 ms or above 100 years
@@ -218,6 +226,8 @@ public final class CircuitBreakerSettings {
     }
 
     /**
+     * Sets how many probe attempts the half-open breaker lets through.
+     *
      * @param probes attempts let through when half-open, at least 1; default 3
      * @return this builder
      * @throws IllegalArgumentException if below 1

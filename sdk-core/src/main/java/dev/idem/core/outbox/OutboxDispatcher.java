@@ -823,6 +823,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Sets the number of threads in the default worker pool.
+     *
      * @param n threads of the default worker pool, at least 1; default 4
      * @return this builder
      * @throws IllegalArgumentException if below 1
@@ -833,6 +835,9 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Sets how many operations may be in delivery at once (including those waiting between
+     * attempts).
+     *
      * @param n operations in delivery at once (including those waiting between attempts); default
      *     32
      * @return this builder
@@ -844,6 +849,9 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Sets the page size: operations read from the journal per page, and handles checked and owed
+     * outcomes read per sweep.
+     *
      * @param n operations read from the journal per page, and handles checked against the journal
      *     and owed outcomes read per sweep (for operations settled elsewhere, and outcomes the
      *     journal still owes the callbacks; one sweep per poll interval at most), at least 1;
@@ -857,6 +865,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Sets the poll interval while deliveries make progress.
+     *
      * @param interval the poll interval while deliveries make progress, positive; default 1 s
      * @return this builder
      * @throws IllegalArgumentException if zero, negative or above 100 years
@@ -867,6 +877,8 @@ public final class OutboxDispatcher implements AutoCloseable {
     }
 
     /**
+     * Sets the longest poll interval while backed off.
+     *
      * @param interval the longest poll interval while backed off, positive; default 1 min
      * @return this builder
      * @throws IllegalArgumentException if zero, negative or above 100 years

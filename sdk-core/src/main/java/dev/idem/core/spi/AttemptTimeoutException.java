@@ -11,7 +11,11 @@ import java.time.Duration;
 public class AttemptTimeoutException extends IOException {
   private static final long serialVersionUID = 1L;
 
-  /** @param timeout the timeout that ran out */
+  /**
+   * Creates the exception for an attempt that ran past its timeout.
+   *
+   * @param timeout the timeout that ran out
+   */
   public AttemptTimeoutException(Duration timeout) {
     super("attempt did not finish within " + timeout);
   }

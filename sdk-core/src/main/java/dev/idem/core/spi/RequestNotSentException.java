@@ -12,6 +12,8 @@ public class RequestNotSentException extends IOException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for a request that never reached the network.
+   *
    * @param message what prevented sending
    * @param cause the underlying failure, or null
    */

@@ -32,6 +32,8 @@ public final class ResponseSnapshot {
   private final byte[] body;
 
   /**
+   * Captures a response: its status, its headers and a copy of its body.
+   *
    * @param status the HTTP status code, 100 to 599
    * @param headers header values by name (names are lower-cased here)
    * @param body the body bytes, copied

@@ -13,6 +13,8 @@ public class StaleOwnerException extends IdempotencyException {
   private final transient OperationId operationId;
 
   /**
+   * Creates the exception for a journal write refused because its lease is no longer current.
+   *
    * @param operationId the operation
    * @param lease the stale lease
    * @param current a description of the current owner and generation

@@ -343,6 +343,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
+     * Sets the clock the loop reads poll times from.
+     *
      * @param clock the time source for poll times; default {@link Clock#systemUTC()}
      * @return this builder
      */
@@ -352,6 +354,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
+     * Sets the scheduler that runs the polls.
+     *
      * @param scheduler runs the polls; not shut down by the loop. Default: a daemon thread the loop
      *     owns and shuts down on {@link PollLoop#close()}
      * @return this builder
@@ -362,6 +366,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
+     * Sets the wait between polls while they make progress.
+     *
      * @param interval the wait between polls while they make progress, positive; default 1 s
      * @return this builder
      */
@@ -371,6 +377,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
+     * Sets the longest wait between polls while backed off.
+     *
      * @param maxInterval the longest wait between polls while backed off; default 1 min
      * @return this builder
      */
@@ -380,6 +388,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
+     * Sets the handler that runs once the loop stopped for an Error (see {@link PollLoop#broken}).
+     *
      * @param handler runs after the loop stopped for an Error (see {@link PollLoop#broken}), with
      *     the Error and where it happened, to say so and release the owner's work; it must not
      *     throw. Default: one ERROR line in the owner's log
@@ -391,7 +401,8 @@ public final class PollLoop implements AutoCloseable {
     }
 
     /**
-     * @return a new loop, not yet polling
+     * {@return a new loop, not yet polling}
+     *
      * @throws IllegalArgumentException if the interval is not positive, or the maximum is shorter
      */
     public PollLoop build() {
