@@ -28,7 +28,7 @@ public record CapturedResponse(int status, Map<String, List<String>> headers, by
     Objects.requireNonNull(headers, "headers");
   }
 
-  /** @return true when the body was over the cap and was not captured */
+  /** {@return true when the body was over the cap and was not captured} */
   public boolean overCap() {
     return body == null;
   }

@@ -39,7 +39,7 @@ public final class Claim {
     this.storagePolicy = Objects.requireNonNull(storagePolicy, "storagePolicy");
   }
 
-  /** @return the operation held */
+  /** {@return the operation held} */
   public RecordId id() {
     return p.id();
   }
@@ -54,12 +54,12 @@ public final class Claim {
     return p.id().operationId();
   }
 
-  /** @return the fencing generation: 1 for the first claim, one more per takeover */
+  /** {@return the fencing generation: 1 for the first claim, one more per takeover} */
   public long generation() {
     return generation;
   }
 
-  /** @return the fingerprint of the claiming request */
+  /** {@return the fingerprint of the claiming request} */
   public Fingerprint fingerprint() {
     return p.fingerprint();
   }

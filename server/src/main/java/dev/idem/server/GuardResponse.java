@@ -19,6 +19,8 @@ public final class GuardResponse {
   private final byte[] body;
 
   /**
+   * Creates the response the guard tells an adapter to send.
+   *
    * @param status the HTTP status
    * @param headers header names to values, in order; copied
    * @param body the body; copied
@@ -32,12 +34,12 @@ public final class GuardResponse {
     this.body = Objects.requireNonNull(body, "body").clone();
   }
 
-  /** @return the HTTP status */
+  /** {@return the HTTP status} */
   public int status() {
     return status;
   }
 
-  /** @return the headers to send, in order; unmodifiable */
+  /** {@return the headers to send, in order; unmodifiable} */
   public Map<String, List<String>> headers() {
     return headers;
   }
@@ -57,12 +59,12 @@ public final class GuardResponse {
     return null;
   }
 
-  /** @return a copy of the body */
+  /** {@return a copy of the body} */
   public byte[] body() {
     return body.clone();
   }
 
-  /** @return the body decoded as UTF-8 */
+  /** {@return the body decoded as UTF-8} */
   public String bodyUtf8() {
     return new String(body, StandardCharsets.UTF_8);
   }

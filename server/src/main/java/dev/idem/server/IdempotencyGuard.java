@@ -605,7 +605,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     return Optional.ofNullable(purges.lastFailure());
   }
 
-  /** @return the name of the key header */
+  /** {@return the name of the key header} */
   public String keyHeader() {
     return s.keyHeader;
   }
@@ -620,17 +620,17 @@ public final class IdempotencyGuard implements AutoCloseable {
     return s.requestTimeoutHeader;
   }
 
-  /** @return the longest request body the guard reads, in bytes */
+  /** {@return the longest request body the guard reads, in bytes} */
   public int maxRequestBody() {
     return s.maxRequestBody;
   }
 
-  /** @return the longest response body an adapter captures for storage, in bytes */
+  /** {@return the longest response body an adapter captures for storage, in bytes} */
   public int maxCapturedBody() {
     return s.maxCapturedBody;
   }
 
-  /** @return the store */
+  /** {@return the store} */
   public IdempotencyStore store() {
     return s.store;
   }

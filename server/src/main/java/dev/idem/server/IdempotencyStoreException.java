@@ -10,6 +10,8 @@ public class IdempotencyStoreException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   /**
+   * Creates the exception for a store read or write that failed.
+   *
    * @param message what failed
    * @param cause the underlying failure, or null
    */

@@ -38,6 +38,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   }
 
   /**
+   * A store of at most {@code maxRecords} records.
+   *
    * @param maxRecords the most records held at once; at least 1
    * @throws IllegalArgumentException if {@code maxRecords} is less than 1
    */

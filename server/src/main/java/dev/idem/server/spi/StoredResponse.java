@@ -24,6 +24,8 @@ public final class StoredResponse {
   private final boolean bodyOmitted;
 
   /**
+   * Creates the response a store keeps for replay.
+   *
    * @param status the HTTP status, 100..599
    * @param headers header names (as the handler spelled them) to values; copied
    * @param body the body, copied; must be empty when {@code bodyOmitted}
@@ -47,22 +49,22 @@ public final class StoredResponse {
     this.bodyOmitted = bodyOmitted;
   }
 
-  /** @return the HTTP status */
+  /** {@return the HTTP status} */
   public int status() {
     return status;
   }
 
-  /** @return the stored headers, in the order stored; unmodifiable */
+  /** {@return the stored headers, in the order stored; unmodifiable} */
   public Map<String, List<String>> headers() {
     return headers;
   }
 
-  /** @return a copy of the body; empty when none was sent or it was omitted */
+  /** {@return a copy of the body; empty when none was sent or it was omitted} */
   public byte[] body() {
     return body.clone();
   }
 
-  /** @return true when the body was over the capture cap and was not stored */
+  /** {@return true when the body was over the capture cap and was not stored} */
   public boolean bodyOmitted() {
     return bodyOmitted;
   }
