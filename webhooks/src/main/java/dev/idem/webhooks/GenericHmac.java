@@ -149,6 +149,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the prefix written before each signature, such as {@code sha256=}.
+     *
      * @param prefix written before each signature, such as {@code sha256=}; default none
      * @return this builder
      */
@@ -158,6 +160,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets how the signature is encoded: HEX (default) or BASE64.
+     *
      * @param encoding HEX (default) or BASE64
      * @return this builder
      * @throws NullPointerException if {@code encoding} is null (UTF8 is refused by {@link #build})
@@ -168,6 +172,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the JCA MAC algorithm: HmacSHA256 (default), HmacSHA512, HmacSHA1...
+     *
      * @param algorithm a JCA MAC algorithm: HmacSHA256 (default), HmacSHA512, HmacSHA1...
      * @return this builder
      */
@@ -177,6 +183,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the header with the event id.
+     *
      * @param header the header with the event id; default none (the body's {@code "id"})
      * @return this builder
      */
@@ -186,6 +194,9 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the header with the signing time in epoch seconds, which the signed content must sign
+     * as {@code {timestamp}}.
+     *
      * @param header the header with the signing time in epoch seconds, which the signed content must
      *     sign ({@code {timestamp}}; {@link #build} refuses it otherwise); default none (no window)
      * @return this builder
@@ -196,6 +207,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the header with the event type.
+     *
      * @param header the header with the event type; default none (the body's {@code "type"})
      * @return this builder
      */
@@ -205,6 +218,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets the signed content, for example {@code {id}.{timestamp}.{body}}.
+     *
      * @param template the signed content, for example {@code {id}.{timestamp}.{body}}; {@code {body}}
      *     must appear exactly once and stands for the raw bytes; default {@code {body}}
      * @return this builder
@@ -215,6 +230,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
+     * Sets how the secrets are written, and a prefix to strip before decoding them.
+     *
      * @param encoding how secrets are written: UTF8 (default), BASE64 or HEX
      * @param prefix removed before decoding, such as {@code whsec_}; empty for none
      * @return this builder
@@ -226,7 +243,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     }
 
     /**
-     * @return the scheme description
+     * {@return the scheme description}
+     *
      * @throws IllegalArgumentException if the template lacks {@code {body}} or has it twice, uses
      *     {@code {id}} or {@code {timestamp}} without the matching header, or lacks {@code {timestamp}}
      *     with a timestamp header set, or the algorithm is unknown

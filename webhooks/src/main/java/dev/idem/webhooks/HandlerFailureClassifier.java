@@ -23,14 +23,16 @@ import java.util.Set;
 @FunctionalInterface
 public interface HandlerFailureClassifier {
   /**
+   * {@return the kind, or empty for no opinion}
+   *
    * @param failure what the handler threw
-   * @return the kind, or empty for no opinion
    */
   Optional<FailureKind> classify(Throwable failure);
 
   /**
+   * {@return the chain}
+   *
    * @param next asked when this one abstains
-   * @return the chain
    */
   default HandlerFailureClassifier orElse(HandlerFailureClassifier next) {
     Objects.requireNonNull(next, "next");
@@ -61,9 +63,10 @@ public interface HandlerFailureClassifier {
   }
 
   /**
+   * {@return a classifier that answers {@code kind} for {@code type} and abstains otherwise}
+   *
    * @param type an exception class; its subclasses match too
    * @param kind the kind for it
-   * @return a classifier that answers {@code kind} for {@code type} and abstains otherwise
    */
   static HandlerFailureClassifier forType(Class<? extends Throwable> type, FailureKind kind) {
     Objects.requireNonNull(type, "type");

@@ -25,7 +25,11 @@ import java.util.Objects;
 public final class JdkWebhookHandler implements HttpHandler {
   private final WebhookReceiver receiver;
 
-  /** @param receiver the endpoint to serve */
+  /**
+   * Creates a handler that serves the receiver's endpoint.
+   *
+   * @param receiver the endpoint to serve
+   */
   public JdkWebhookHandler(WebhookReceiver receiver) {
     this.receiver = Objects.requireNonNull(receiver, "receiver");
   }

@@ -5,12 +5,18 @@ package dev.idem.webhooks;
  * does not exist, or fails validation): the event goes to the dead letters at once.
  */
 public class PermanentWebhookException extends Exception {
-  /** @param message why retrying cannot help */
+  /**
+   * Creates the exception for an event that retrying cannot help.
+   *
+   * @param message why retrying cannot help
+   */
   public PermanentWebhookException(String message) {
     super(message);
   }
 
   /**
+   * Creates the exception for an event that retrying cannot help, with the failure behind it.
+   *
    * @param message why retrying cannot help
    * @param cause the underlying failure
    */

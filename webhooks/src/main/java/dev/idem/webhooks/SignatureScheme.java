@@ -35,30 +35,34 @@ public final class SignatureScheme {
     this.verifier = verifier;
   }
 
-  /** @return the Standard Webhooks scheme (as used by Svix and others) */
+  /** {@return the Standard Webhooks scheme (as used by Svix and others)} */
   public static SignatureScheme standardWebhooks() {
     return new SignatureScheme(new StandardWebhooksVerifier());
   }
 
-  /** @return Stripe's {@code Stripe-Signature} scheme */
+  /** {@return Stripe's {@code Stripe-Signature} scheme} */
   public static SignatureScheme stripe() {
     return new SignatureScheme(new StripeVerifier());
   }
 
-  /** @return GitHub's {@code X-Hub-Signature-256} scheme */
+  /** {@return GitHub's {@code X-Hub-Signature-256} scheme} */
   public static SignatureScheme github() {
     return new SignatureScheme(new GitHubVerifier());
   }
 
   /**
+   * {@return that scheme}
+   *
    * @param spec the description of a provider's HMAC scheme
-   * @return that scheme
    */
   public static SignatureScheme hmac(GenericHmac spec) {
     return new SignatureScheme(new GenericHmacVerifier(Objects.requireNonNull(spec, "spec")));
   }
 
-  /** @return the scheme's name: {@code standard-webhooks}, {@code stripe}, {@code github} or {@code hmac} */
+  /**
+   * {@return the scheme's name: {@code standard-webhooks}, {@code stripe}, {@code github} or
+   * {@code hmac}}
+   */
   public String name() {
     return verifier.name();
   }

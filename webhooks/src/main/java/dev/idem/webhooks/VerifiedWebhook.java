@@ -36,36 +36,36 @@ public final class VerifiedWebhook {
     this.otherSignatureDigests = otherSignatureDigests;
   }
 
-  /** @return the source's name, as configured on {@link WebhookSource} */
+  /** {@return the source's name, as configured on {@link WebhookSource}} */
   public String source() {
     return source;
   }
 
   /**
-   * @return the provider's event id (Standard Webhooks {@code webhook-id}, Stripe's body {@code id},
-   *     GitHub's {@code X-GitHub-Delivery}); for a provider that sends none, {@code sha256:} and the
-   *     hex digest of the body
+   * {@return the provider's event id (Standard Webhooks {@code webhook-id}, Stripe's body
+   * {@code id}, GitHub's {@code X-GitHub-Delivery}); for a provider that sends none,
+   * {@code sha256:} and the hex digest of the body}
    */
   public String eventId() {
     return eventId;
   }
 
-  /** @return the event type; empty when the delivery names none */
+  /** {@return the event type; empty when the delivery names none} */
   public String eventType() {
     return eventType;
   }
 
-  /** @return when the provider signed it, for schemes that sign a timestamp */
+  /** {@return when the provider signed it, for schemes that sign a timestamp} */
   public Optional<Instant> signedAt() {
     return Optional.ofNullable(signedAt);
   }
 
-  /** @return when the receiver's clock verified it */
+  /** {@return when the receiver's clock verified it} */
   public Instant receivedAt() {
     return receivedAt;
   }
 
-  /** @return a copy of the raw body bytes, exactly as signed */
+  /** {@return a copy of the raw body bytes, exactly as signed} */
   public byte[] body() {
     return body.clone();
   }

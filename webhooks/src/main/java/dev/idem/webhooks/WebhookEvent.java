@@ -17,7 +17,7 @@ import java.time.Instant;
  */
 public record WebhookEvent(String source, String eventId, String eventType, byte[] body, Instant receivedAt,
     int attempt) {
-  /** @return the body decoded as UTF-8 */
+  /** {@return the body decoded as UTF-8} */
   public String bodyAsString() {
     return new String(body, StandardCharsets.UTF_8);
   }

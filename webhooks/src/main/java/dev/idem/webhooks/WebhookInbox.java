@@ -140,9 +140,10 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
+   * {@return the event's entry, if the inbox holds it}
+   *
    * @param source the source's name
    * @param eventId the event id
-   * @return the event's entry, if the inbox holds it
    * @throws WebhookInboxException if the inbox cannot be read, or the stored event fails its
    *     checksum (its type or payload changed on disk after it was accepted; the processor makes it
    *     a dead letter, never handing it to a handler)
@@ -261,7 +262,8 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
-   * @return the queue length: events PENDING or PROCESSING, counted as {@link #counts(Set)} does
+   * {@return the queue length: events PENDING or PROCESSING, counted as {@link #counts(Set)} does}
+   *
    * @throws WebhookInboxException if the inbox cannot be read
    */
   public long queueLength() {
@@ -281,9 +283,10 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
+   * {@return every handler run recorded for the event, first first}
+   *
    * @param source the source's name
    * @param eventId the event id
-   * @return every handler run recorded for the event, first first
    */
   public List<HandlerAttempt> attempts(String source, String eventId) {
     return store.attempts(source, eventId).stream().map(a -> new HandlerAttempt(a.run(), a.owner(),
@@ -303,7 +306,7 @@ public final class WebhookInbox implements AutoCloseable {
     return store.purgeDone(clock.instant().minus(olderThan).toEpochMilli());
   }
 
-  /** @return the clock the inbox stamps events with */
+  /** {@return the clock the inbox stamps events with} */
   public Clock clock() {
     return clock;
   }
@@ -353,6 +356,8 @@ public final class WebhookInbox implements AutoCloseable {
     }
 
     /**
+     * Sets the clock that stamps received, due and finished times.
+     *
      * @param clock stamps received, due and finished times; default {@link Clock#systemUTC()}
      * @return this builder
      */

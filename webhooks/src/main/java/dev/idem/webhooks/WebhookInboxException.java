@@ -7,6 +7,8 @@ package dev.idem.webhooks;
  */
 public final class WebhookInboxException extends RuntimeException {
   /**
+   * Creates the exception for an inbox operation that could not be done durably.
+   *
    * @param message what failed
    * @param cause the underlying failure, or null
    */

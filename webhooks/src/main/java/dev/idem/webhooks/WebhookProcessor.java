@@ -163,8 +163,9 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
+   * {@return a builder}
+   *
    * @param inbox the inbox to process
-   * @return a builder
    * @throws IllegalArgumentException if the inbox was opened read-only
    */
   public static Builder builder(WebhookInbox inbox) {
@@ -238,15 +239,15 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * @return the Error that stopped background processing, if one did (it stays, whatever a poll
-   *     still running at that moment does next); else the last failure of a background poll since
-   *     processing last worked, if any
+   * {@return the Error that stopped background processing, if one did (it stays, whatever a poll
+   * still running at that moment does next); else the last failure of a background poll since
+   * processing last worked, if any}
    */
   public Optional<Throwable> lastPollFailure() {
     return loop.lastFailure();
   }
 
-  /** @return the name written into leases and the attempt history */
+  /** {@return the name written into leases and the attempt history} */
   public String owner() {
     return owner;
   }
@@ -608,6 +609,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Registers the handler for one event type.
+     *
      * @param eventType the type, exactly as the sender names it
      * @param handler runs for events of that type
      * @return this builder
@@ -623,6 +626,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the handler for events whose type has no handler of its own.
+     *
      * @param handler runs for events whose type has no handler; default none (they become dead letters)
      * @return this builder
      */
@@ -632,6 +637,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the retry policy (attempts, backoff, jitter and deadline) for failing handlers.
+     *
      * @param policy attempts, backoff, jitter and deadline for failing handlers (Retry-After plays no
      *     part); default {@link #DEFAULT_RETRY_POLICY}
      * @return this builder
@@ -642,6 +649,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the classifier that decides RETRY or PERMANENT for a handler's exception.
+     *
      * @param classifier decides RETRY or PERMANENT for a handler's exception; default
      *     {@link HandlerFailureClassifier#defaults()}. One that throws leaves the failure retried,
      *     as an unclassified one is
@@ -653,6 +662,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the clock for leases and retry times.
+     *
      * @param clock for leases and retry times; default the inbox's clock
      * @return this builder
      */
@@ -662,6 +673,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the source of uniform values in [0, 1) for jitter.
+     *
      * @param random uniform values in [0, 1) for jitter, thread-safe; default {@link ThreadLocalRandom}.
      *     If it throws or gives a value outside [0, 1), that retry is timed as if it gave 0.5, with a
      *     warning
@@ -673,6 +686,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the owner name written into leases and the attempt history.
+     *
      * @param owner the name in leases and attempt history, unique per process, at most 128
      *     characters (the inbox's columns); default {@code webhooks-<pid>-<random>}
      * @return this builder
@@ -698,6 +713,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets how long a claim lasts before another processor may take the event over.
+     *
      * @param lease how long a claim lasts: renewed every third of it while the handler runs, so
      *     a run may take longer, while an event whose processor died runs again within one lease;
      *     default 5 minutes
@@ -709,6 +726,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets how often to look for due events (retries included).
+     *
      * @param interval how often to look for due events (retries included); default 1 s
      * @return this builder
      */
@@ -718,6 +737,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets how many handlers may run at once.
+     *
      * @param workers handlers that may run at once; default 4
      * @return this builder
      */
@@ -730,6 +751,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the listener that hears processed events, retries and dead letters.
+     *
      * @param listener hears processed events, retries and dead letters; default none
      * @return this builder
      */
@@ -739,6 +762,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets the scheduler that runs the polls and the lease renewals.
+     *
      * @param scheduler runs the polls and the lease renewals; default a daemon thread this processor owns
      * @return this builder
      */
@@ -748,6 +773,9 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
+     * Sets how long {@link WebhookProcessor#close()} waits for running handlers before it
+     * interrupts them.
+     *
      * @param grace how long {@link WebhookProcessor#close()} waits for running handlers before it
      *     interrupts them; zero interrupts at once; default 10 s
      * @return this builder
@@ -762,7 +790,7 @@ public final class WebhookProcessor implements AutoCloseable {
       return this;
     }
 
-    /** @return the processor, not yet started */
+    /** {@return the processor, not yet started} */
     public WebhookProcessor build() {
       return new WebhookProcessor(this);
     }

@@ -47,9 +47,10 @@ public final class WebhookReceiver {
   }
 
   /**
+   * {@return a builder}
+   *
    * @param source the sender this endpoint serves
    * @param inbox where accepted events go
-   * @return a builder
    * @throws IllegalArgumentException if the inbox was opened read-only
    */
   public static Builder builder(WebhookSource source, WebhookInbox inbox) {
@@ -190,7 +191,7 @@ public final class WebhookReceiver {
     Listeners.tell(listener, activity);
   }
 
-  /** @return the source this endpoint serves */
+  /** {@return the source this endpoint serves} */
   public WebhookSource source() {
     return source;
   }
@@ -207,6 +208,8 @@ public final class WebhookReceiver {
     }
 
     /**
+     * Sets the listener that hears accepts, duplicates and rejections.
+     *
      * @param listener hears accepts, duplicates and rejections; default none
      * @return this builder
      */
@@ -215,7 +218,7 @@ public final class WebhookReceiver {
       return this;
     }
 
-    /** @return the receiver */
+    /** {@return the receiver} */
     public WebhookReceiver build() {
       return new WebhookReceiver(this);
     }

@@ -11,6 +11,8 @@ public final class WebhookRejectedException extends Exception {
   private final RejectionReason reason;
 
   /**
+   * Creates the exception for a delivery that failed verification.
+   *
    * @param reason the category
    * @param message what was wrong, without secrets or body bytes
    */

@@ -27,7 +27,7 @@ public record WebhookResponse(int status, String body, Map<String, String> heade
     headers = Map.copyOf(headers);
   }
 
-  /** @return true for 2xx */
+  /** {@return true for 2xx} */
   public boolean isSuccess() {
     return status >= 200 && status < 300;
   }

@@ -135,27 +135,27 @@ public final class WebhookSource {
             + " bytes; the cap is " + maxBodyBytes);
   }
 
-  /** @return the source's name */
+  /** {@return the source's name} */
   public String name() {
     return name;
   }
 
-  /** @return the signature scheme */
+  /** {@return the signature scheme} */
   public SignatureScheme scheme() {
     return scheme;
   }
 
-  /** @return how far a signed timestamp may be from now, either way */
+  /** {@return how far a signed timestamp may be from now, either way} */
   public Duration tolerance() {
     return tolerance;
   }
 
-  /** @return the largest body accepted, in bytes */
+  /** {@return the largest body accepted, in bytes} */
   public int maxBodyBytes() {
     return maxBodyBytes;
   }
 
-  /** @return the clock verification uses */
+  /** {@return the clock verification uses} */
   public Clock clock() {
     return clock;
   }
@@ -250,6 +250,8 @@ public final class WebhookSource {
     }
 
     /**
+     * Sets how far a signed timestamp may be from now, either way.
+     *
      * @param tolerance how far a signed timestamp may be from now, either way; default 300 s
      * @return this builder
      * @throws IllegalArgumentException if negative
@@ -264,6 +266,8 @@ public final class WebhookSource {
     }
 
     /**
+     * Sets the largest body accepted.
+     *
      * @param maxBodyBytes the largest body accepted; default 1 MiB (1,048,576)
      * @return this builder
      * @throws IllegalArgumentException if below 1
@@ -277,6 +281,8 @@ public final class WebhookSource {
     }
 
     /**
+     * Sets the clock for the timestamp window.
+     *
      * @param clock the clock for the timestamp window; default {@link Clock#systemUTC()}
      * @return this builder
      */
@@ -299,7 +305,8 @@ public final class WebhookSource {
     }
 
     /**
-     * @return the source
+     * {@return the source}
+     *
      * @throws IllegalStateException if no secret was added
      */
     public WebhookSource build() {

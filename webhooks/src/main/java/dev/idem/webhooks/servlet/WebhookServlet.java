@@ -28,7 +28,11 @@ import java.util.Objects;
 public final class WebhookServlet extends HttpServlet {
   private final transient WebhookReceiver receiver;
 
-  /** @param receiver the endpoint to serve */
+  /**
+   * Creates a servlet that serves the receiver's endpoint.
+   *
+   * @param receiver the endpoint to serve
+   */
   public WebhookServlet(WebhookReceiver receiver) {
     this.receiver = Objects.requireNonNull(receiver, "receiver");
   }
