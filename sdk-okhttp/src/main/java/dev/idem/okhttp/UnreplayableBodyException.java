@@ -11,7 +11,11 @@ import dev.idem.core.IdempotencyException;
 public class UnreplayableBodyException extends IdempotencyException {
   private static final long serialVersionUID = 1L;
 
-  /** @param message which kind of body, and what to do instead */
+  /**
+   * Creates the exception for a request whose body cannot be sent again.
+   *
+   * @param message which kind of body, and what to do instead
+   */
   public UnreplayableBodyException(String message) {
     super(message, null);
   }

@@ -56,15 +56,16 @@ public record WebhookDelivery(String eventId, String eventType, Map<String, Stri
     return new WebhookDelivery(eventId, eventType, headers, b);
   }
 
-  /** @return a copy with the middle body byte changed */
+  /** {@return a copy with the middle body byte changed} */
   public WebhookDelivery tampered() {
     return tamperedAt(body.length / 2);
   }
 
   /**
+   * {@return the copy}
+   *
    * @param name a header to add or replace
    * @param value its value
-   * @return the copy
    */
   public WebhookDelivery withHeader(String name, String value) {
     Map<String, String> h = new LinkedHashMap<>(headers);
@@ -74,9 +75,10 @@ public record WebhookDelivery(String eventId, String eventType, Map<String, Stri
   }
 
   /**
+   * {@return a copy whose body is longer by {@code extraBytes}}
+   *
    * @param extraBytes how many bytes to append to the body (the signature no longer matters:
    *     the receiver must refuse it by size before verifying)
-   * @return a copy whose body is longer by {@code extraBytes}
    */
   public WebhookDelivery padded(int extraBytes) {
     byte[] b = java.util.Arrays.copyOf(body, body.length + extraBytes);

@@ -31,9 +31,14 @@ import java.util.Random;
  * <p>Thread-safe when its {@link Sleeper} is. The backoff sleeps through the injected sleeper.
  */
 public final class WebhookSender {
-  /** What one {@link #deliver} did. */
+  /**
+   * What one {@link #deliver} did.
+   *
+   * @param statuses the HTTP status of each attempt, in order; -1 for an I/O failure
+   * @param delivered true if an attempt got a 2xx answer
+   */
   public record Outcome(List<Integer> statuses, boolean delivered) {
-    /** @return attempts made */
+    /** {@return attempts made} */
     public int attempts() {
       return statuses.size();
     }
@@ -60,10 +65,11 @@ public final class WebhookSender {
   }
 
   /**
+   * {@return a builder}
+   *
    * @param endpoint where to POST
    * @param signer the provider's scheme
    * @param secret the shared secret
-   * @return a builder
    */
   public static Builder to(URI endpoint, WebhookSigner signer, String secret) {
     return new Builder(endpoint, signer, secret);
@@ -95,8 +101,9 @@ public final class WebhookSender {
   }
 
   /**
+   * {@return a sender like this one that signs with {@code otherSecret}}
+   *
    * @param otherSecret for example a secret rotated out
-   * @return a sender like this one that signs with {@code otherSecret}
    */
   public WebhookSender withSecret(String otherSecret) {
     return new Builder(endpoint, signer, otherSecret).clock(clock).httpClient(http)
@@ -186,6 +193,8 @@ public final class WebhookSender {
     }
 
     /**
+     * Sets the clock whose time the sender signs.
+     *
      * @param clock the signing clock; default system UTC
      * @return this builder
      */
@@ -195,6 +204,8 @@ public final class WebhookSender {
     }
 
     /**
+     * Sets the HTTP client the sender posts with.
+     *
      * @param http the client; default a new HTTP/1.1 client
      * @return this builder
      */
@@ -204,6 +215,9 @@ public final class WebhookSender {
     }
 
     /**
+     * Sets how often and how patiently {@link #deliver} retries a delivery the receiver did not
+     * accept.
+     *
      * @param maxAttempts attempts per {@link #deliver}, default 5
      * @param baseDelay the first backoff, doubled each retry, default 100 ms
      * @param sleeper how to wait; default {@link Sleeper#system()}; tests pass one that advances a
@@ -220,7 +234,7 @@ public final class WebhookSender {
       return this;
     }
 
-    /** @return the sender */
+    /** {@return the sender} */
     public WebhookSender build() {
       if (http == null) {
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
