@@ -47,7 +47,11 @@ import org.slf4j.LoggerFactory;
  * once it passes the cap and is recorded without its body, also when the client goes away while
  * it streams (the handler's effect is done by then). The handler must finish its response before
  * {@code handle} returns; one that returns without {@code sendResponseHeaders} has failed: the
- * client gets a 500 and the claim is released, as when it throws.
+ * client gets a 500 and the claim is released, as when it throws. The JDK server has no async
+ * processing the filter could see (unlike the Servlet filter's {@code startAsync}), so work a handler
+ * hands to another thread is not tracked: when {@code handle} throws or returns without a status,
+ * a retry runs the handler again, also beside such work. A handler whose effect happens off its
+ * thread must wait for it before it answers.
  *
  * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
  * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in

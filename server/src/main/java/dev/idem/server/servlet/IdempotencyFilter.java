@@ -94,8 +94,9 @@ import org.slf4j.LoggerFactory;
  * release the claim: the container answers the client itself but does not stop the async work, and
  * a retry let in then would run the handler beside it. Nothing is stored, and the claim is let go
  * ({@link IdempotencyGuard#letGo}): its key stays in flight (409) for one to two lease periods, then
- * a retry runs the handler again. An async dispatch that throws releases the claim, as a thrown
- * handler does.
+ * a retry runs the handler again. A handler (or an async dispatch) that throws after it went async
+ * lets its claim go in the same way, since the work it started may still run; one that throws
+ * without going async releases the claim, so that a retry runs it again.
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
  * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
@@ -214,7 +215,13 @@ public final class IdempotencyFilter implements Filter {
       }
       capture.finishWriting();
     } catch (IOException | ServletException | RuntimeException | Error e) {
-      failed(p.claim(), capture, response, e);
+      if (request.end.started) {
+        // The handler went async, then threw: the work it started may still run, and make its
+        // effect, on another thread. Let the claim go rather than release it.
+        request.end.threwWhileAsync(e);
+      } else {
+        failed(p.claim(), capture, response, e);
+      }
       throw e;
     }
     finish(p.claim(), capture, response);
@@ -232,9 +239,13 @@ public final class IdempotencyFilter implements Filter {
       chain.doFilter(request, response);
     } catch (IOException | ServletException | RuntimeException | Error e) {
       // The handler threw on this thread, which is the end of its run unless it went async again:
-      // then its work may go on elsewhere, and the container's onError lets the claim go instead.
-      if (end != null && !request.isAsyncStarted()) {
-        end.threw(e);
+      // then its work may go on elsewhere, and the claim is let go instead.
+      if (end != null) {
+        if (request.isAsyncStarted()) {
+          end.threwWhileAsync(e);
+        } else {
+          end.threw(e);
+        }
       }
       throw e;
     }
@@ -289,8 +300,9 @@ public final class IdempotencyFilter implements Filter {
    * ({@link IdempotencyGuard#letGo}) without storing or releasing it, since the async work may still
    * run (the container does not stop it, and its later {@code complete()} is too late to be seen: the
    * request has been answered and recycled), and lets what the container or framework then answers
-   * through unstored. An async dispatch that throws releases the claim, as a thrown handler does.
-   * Only the first end counts.
+   * through unstored. A handler or async dispatch that throws after going async lets the claim go
+   * in the same way; an async dispatch that throws without going async again releases the claim, as
+   * a thrown handler does. Only the first end counts.
    */
   private final class AsyncEnd implements AsyncListener {
     private final Claim claim;
@@ -348,7 +360,7 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      letGo("timed out", event);
+      letGo("timed out", event.getThrowable());
     }
 
     /**
@@ -357,7 +369,7 @@ public final class IdempotencyFilter implements Filter {
      */
     @Override
     public void onError(AsyncEvent event) {
-      letGo("failed", event);
+      letGo("failed", event.getThrowable());
     }
 
     @Override
@@ -371,20 +383,34 @@ public final class IdempotencyFilter implements Filter {
      * flight, bounded, rather than let a retry run the handler beside it. An answer that was
      * streaming to a client that went away is recorded without its body, as for a thrown handler.
      */
-    private void letGo(String how, AsyncEvent event) {
+    private void letGo(String how, Throwable cause) {
       if (!ended.compareAndSet(false, true)) {
         return;
       }
       unstored = true;
       if (capture.capture.outputFailed()) {
-        failed(claim, capture, response, new IOException("async processing of " + claim + " " + how,
-            event.getThrowable()));
+        failed(claim, capture, response, new IOException("async processing of " + claim + " " + how, cause));
         return;
       }
       guard.letGo(claim);
       LOG.warn("The async processing of {} {} while its handler may still run; nothing is stored, and its key stays"
           + " in flight until its lease runs out (one to two lease periods), then a retry runs the handler again",
           claim, how);
+    }
+
+    /**
+     * The handler threw on the request thread (the first dispatch or an async one) after it went
+     * async: the throw ends this thread's part only, and the async work it started may still run and
+     * make its effect, so the claim is let go as for a timeout, never released. This is done here,
+     * on the throwing thread, rather than left to the container's {@code onError}: it then does not
+     * depend on the container reporting the error, nor on whether the async work completes before the
+     * container gets to it (whose answer would reach no client: the container answers the error).
+     * If the async processing already ended (the work completed before the throw), its answer stays
+     * stored. A handler that started async without handing any work off keeps its key in flight too:
+     * the filter cannot tell the two apart, and a 409 for a lease period is the safe mistake.
+     */
+    void threwWhileAsync(Throwable e) {
+      letGo("threw after it went async", e);
     }
 
     /** The async dispatch threw and ended the handler's run: releases the claim, as for a thrown handler. */
