@@ -16,6 +16,7 @@ import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.TransactionalHandler;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RequestBody;
 import dev.idem.server.internal.TimeoutHeader;
 import java.io.ByteArrayInputStream;
@@ -25,6 +26,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -68,12 +70,22 @@ import org.slf4j.LoggerFactory;
  * }));
  * }</pre>
  *
+ * <p>While the guard's store is down, every keyed request is answered 503, and the outage is
+ * logged (at ERROR, on this class's logger) without flooding the log: the first failure with its
+ * stack trace, then at most one line per 60 seconds (on the system clock) with the count of the
+ * failures since the last line and the latest one's message, and one WARN with the last count once
+ * requests get through again (with the first success an interval after the last line). Each filter
+ * instance counts its own.
+ *
  * <p>Thread-safe.
  */
 public final class IdempotencyHttpFilter extends Filter {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyHttpFilter.class);
 
   private final IdempotencyGuard guard;
+  /** The store-outage log of this filter: one line per interval, not one per request. */
+  private final RateLimitedLog storeDown = new RateLimitedLog(LOG, "Idempotency store unavailable; answering 503",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
   private final Function<HttpExchange, String> caller;
 
   /**
@@ -110,8 +122,9 @@ public final class IdempotencyHttpFilter extends Filter {
     Admission admission;
     try {
       admission = guard.admit(request);
+      storeDown.succeeded();
     } catch (IdempotencyStoreException e) {
-      LOG.error("Idempotency store unavailable; answering 503", e);
+      storeDown.failed(e);
       answer(exchange, read, guard.unavailableResponse());
       return;
     }

@@ -9,6 +9,7 @@ import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.internal.BoundedCapture;
+import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RequestBody;
 import dev.idem.server.internal.TimeoutHeader;
 import jakarta.servlet.AsyncContext;
@@ -38,6 +39,7 @@ import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -105,6 +107,13 @@ import org.slf4j.LoggerFactory;
  * <p>A servlet on a transactional route calls the guard itself, with the helpers here:
  * {@code IdempotencyFilter.send(request, response, guard.inTransaction(dataSource, filter.guardRequest(request), handler))}.
  *
+ * <p>While the guard's store is down, every keyed request is answered 503, and the outage is
+ * logged (at ERROR, on this class's logger) without flooding the log: the first failure with its
+ * stack trace, then at most one line per 60 seconds (on the system clock) with the count of the
+ * failures since the last line and the latest one's message, and one WARN with the last count once
+ * requests get through again (with the first success an interval after the last line). Each filter
+ * instance counts its own.
+ *
  * <p>Thread-safe.
  */
 public final class IdempotencyFilter implements Filter {
@@ -113,6 +122,9 @@ public final class IdempotencyFilter implements Filter {
   private static final String ASYNC_ATTRIBUTE = IdempotencyFilter.class.getName() + ".async";
 
   private final IdempotencyGuard guard;
+  /** The store-outage log of this filter: one line per interval, not one per request. */
+  private final RateLimitedLog storeDown = new RateLimitedLog(LOG, "Idempotency store unavailable; answering 503",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
   private final Function<HttpServletRequest, String> caller;
 
   /**
@@ -155,8 +167,9 @@ public final class IdempotencyFilter implements Filter {
     Admission admission;
     try {
       admission = guard.admit(g);
+      storeDown.succeeded();
     } catch (IdempotencyStoreException e) {
-      LOG.error("Idempotency store unavailable; answering 503", e);
+      storeDown.failed(e);
       send(request, response, guard.unavailableResponse());
       return;
     }
