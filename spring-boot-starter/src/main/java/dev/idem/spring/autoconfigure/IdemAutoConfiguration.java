@@ -8,6 +8,7 @@ import dev.idem.core.outbox.OutboxDispatcher;
 import dev.idem.core.spi.Journal;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.internal.BreakerStates;
+import dev.idem.spring.internal.DispatcherNames;
 import dev.idem.spring.internal.ExecutorMetrics;
 import dev.idem.spring.internal.IdemLifecycle;
 import dev.idem.spring.internal.Stores;
@@ -19,6 +20,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -155,17 +157,22 @@ public class IdemAutoConfiguration {
 
   /**
    * Starts and stops every outbox and the webhook processor; at shutdown also closes the executor
-   * (after every outbox drained) and flushes its journal.
+   * (after every outbox drained) and flushes its journal. Two OutboxDispatcher beans that register
+   * the same operation name fail the startup, before either starts, naming the name and both beans:
+   * each would deliver that name's operations, through whichever transport claimed one first.
    *
    * @param outbox the outboxes (every OutboxDispatcher bean), if any
    * @param processor the webhook processor, if any
    * @param executor the executor
    * @param properties the settings
+   * @param beans the context, for the dispatchers' bean names
    * @return the lifecycle
+   * @throws IllegalStateException if an operation name is registered on more than one dispatcher
    */
   @Bean
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
-      ObjectProvider<IdempotentExecutor> executor, IdemProperties properties) {
+      ObjectProvider<IdempotentExecutor> executor, IdemProperties properties, ListableBeanFactory beans) {
+    DispatcherNames.requireOneDispatcherPerName(beans.getBeansOfType(OutboxDispatcher.class));
     // Every dispatcher bean, not getIfAvailable's one: an app may give a partner a dispatcher of its
     // own, and two beans without a @Primary must neither fail the startup nor go undrained.
     return new IdemLifecycle(outbox.orderedStream().toList(), processor.getIfAvailable(), executor.getIfAvailable(),

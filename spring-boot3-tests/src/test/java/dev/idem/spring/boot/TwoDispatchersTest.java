@@ -45,6 +45,7 @@ import org.springframework.http.client.JdkClientHttpRequestFactory;
  * either dispatcher and refuses one neither delivers, naming both dispatchers' names; the shutdown
  * drains both before the executor closes, so each queued operation is delivered once under its
  * key; the health report covers both; and the startup WARN names only what no dispatcher delivers.
+ * Two dispatchers registering the same name fail the startup, naming the name and both beans.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class TwoDispatchersTest {
@@ -99,6 +100,45 @@ class TwoDispatchersTest {
     assertFalse(log.contains("partner-b=1"), "partner-b is the second dispatcher's: " + log);
   }
 
+  /**
+   * Both would deliver partner-a, and which transport (with its client's settings, base URL and
+   * auth) sent a queued operation would depend on which claimed it first. The startup is refused
+   * before either starts: the queued operation is not sent and stays PENDING, for the app fixed.
+   */
+  @Test
+  void twoDispatchersRegisteringOneNameFailTheStartupNamingTheNameAndBothBeans(@TempDir Path dir) throws Exception {
+    try (IdempotentServer server = IdempotentServer.start()) {
+      IdempotencyKey key = IdempotencyKey.generate();
+      OperationId id = new OperationId(OperationId.DEFAULT_SCOPE, "partner-a", key);
+      try (JdbcJournal journal = JdbcJournal.openEmbedded(dir.resolve("journal"));
+          IdempotentExecutor older = IdempotentExecutor.builder().journal(journal).build()) {
+        older.enqueue(Operation.builder("partner-a", RequestSnapshot.builder("POST", server.url("/a"))
+            .body("{}".getBytes(StandardCharsets.UTF_8), "application/json").build()).key(key).build());
+      }
+      runner.withPropertyValues("idem.directory=" + dir, "idem.shutdown-timeout=0s")
+          .withUserConfiguration(TwoDispatchersOneName.class)
+          .run(context -> {
+            Throwable failure = context.getStartupFailure();
+            assertNotNull(failure, "two dispatchers deliver partner-a");
+            Throwable root = failure;
+            while (root.getCause() != null) {
+              root = root.getCause();
+            }
+            String message = root.getMessage();
+            assertTrue(root instanceof IllegalStateException, root.toString());
+            assertTrue(message.contains("'partner-a'"), message);
+            assertTrue(message.contains("'partnerA'") && message.contains("'partnerAOther'"), message);
+            assertTrue(message.contains("one OutboxDispatcher bean only"), message);
+            assertFalse(message.contains("partner-b"), "partner-b is one dispatcher's: " + message);
+          });
+      assertEquals(0, server.requestCount(), "neither dispatcher started");
+      try (JdbcJournal journal = JdbcJournal.openEmbedded(dir.resolve("journal"));
+          IdempotentExecutor after = IdempotentExecutor.builder().journal(journal).build()) {
+        assertEquals(OperationState.PENDING, after.find(id).orElseThrow().state(), "still queued");
+      }
+    }
+  }
+
   @Configuration(proxyBeanMethods = false)
   static class TwoDispatchers {
     @Bean(destroyMethod = "close")
@@ -126,6 +166,22 @@ class TwoDispatchersTest {
     @Bean(destroyMethod = "close")
     OutboxDispatcher partnerB(IdempotentExecutor executor, IdempotencyInterceptor idem) {
       return new TwoDispatchers().partnerB(executor, idem);
+    }
+  }
+
+  /** partner-a on two beans: the second one also delivers partner-b. */
+  @Configuration(proxyBeanMethods = false)
+  static class TwoDispatchersOneName {
+    @Bean(destroyMethod = "close")
+    OutboxDispatcher partnerA(IdempotentExecutor executor, IdempotencyInterceptor idem) {
+      return new TwoDispatchers().partnerA(executor, idem);
+    }
+
+    @Bean(destroyMethod = "close")
+    OutboxDispatcher partnerAOther(IdempotentExecutor executor, IdempotencyInterceptor idem) {
+      return OutboxDispatcher.builder(executor).maxInFlight(2)
+          .register("partner-a", idem.resumeTransport(new JdkClientHttpRequestFactory()))
+          .register("partner-b", idem.resumeTransport(new JdkClientHttpRequestFactory())).build();
     }
   }
 }
