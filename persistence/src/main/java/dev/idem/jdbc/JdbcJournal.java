@@ -20,6 +20,7 @@ import dev.idem.jdbc.internal.CorruptRowFound;
 import dev.idem.jdbc.internal.CrashRecovery;
 import dev.idem.storage.CommitUnconfirmedException;
 import dev.idem.storage.FilesReplacedException;
+import dev.idem.storage.LockLostException;
 import dev.idem.storage.Dialect;
 import dev.idem.storage.Durability;
 import dev.idem.storage.Layout;
@@ -470,6 +471,10 @@ public final class JdbcJournal implements Journal {
       // Committed, into files the next open will not read: writing it again cannot help (the store
       // is unusable now), and "the database did not confirm the commit" would not be the reason.
       throw new CommitUnconfirmedException(e.getMessage() + " [" + id + ": " + BEGUN_IN_LOST_FILES + "]", e);
+    } catch (LockLostException e) {
+      // Committed, but the lock file went: another process may own the journal. As above, the store
+      // is unusable, and the database did confirm the commit.
+      throw new CommitUnconfirmedException(e.getMessage() + " [" + id + ": " + BEGUN_WITHOUT_LOCK + "]", e);
     } catch (CommitUnconfirmedException e) {
       existing = afterUnconfirmedBegin(id, row, e);
     }
@@ -588,6 +593,11 @@ public final class JdbcJournal implements Journal {
       + " its commit went to the removed or replaced files, and a reopen finds it only if those files are put back"
       + " (then a resume sends it with this key); nothing was sent by this call. Retry with the same key, never with"
       + " a new one";
+
+  /** A begin committed after the journal's lock file was removed: what it means for the caller. */
+  private static final String BEGUN_WITHOUT_LOCK = "the operation MAY have been journaled: its commit is in the"
+      + " journal's file, which another process may own now (a resume there would send it with this key);"
+      + " nothing was sent by this call. Retry with the same key, never with a new one";
 
   @Override
   public Optional<OperationRecord> find(OperationId id) throws IdempotencyException {

@@ -9,7 +9,8 @@ import dev.idem.core.JournalException;
  * Callers that would otherwise say "nothing was written" must not: the write may be there, and a
  * resume may act on it.
  */
-public sealed class CommitUnconfirmedException extends JournalException permits FilesReplacedException {
+public sealed class CommitUnconfirmedException extends JournalException
+    permits FilesReplacedException, LockLostException {
   private static final long serialVersionUID = 1L;
 
   /**

@@ -229,6 +229,7 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
     if (!dbExists) {
       Files.createFile(db, ownerOnly(dir, FILE_PERMISSIONS));
+      fileLock.guardDatabase(); // it did not exist when the lock was taken
     } else if (!Files.isWritable(db)) {
       throw new JournalException("the " + what + " file " + db + " is read-only; the " + what + " needs to write it"
           + " before anything is sent", null);
@@ -361,6 +362,14 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
   }
 
+  /**
+   * The lock file every writable open of this database takes ({@link SqliteFileLock}), as it was
+   * locked: the store checks on each commit round that its path still names it.
+   */
+  FileIdentity lockFile() {
+    return fileLock.locked();
+  }
+
   /** Marks a clean close: the next open has nothing to recover. */
   public void markClosed() {
     try {
@@ -384,6 +393,11 @@ public final class EmbeddedFiles implements AutoCloseable {
     if (opened != null && opened.change() != null) {
       // The files were removed or replaced under the store (its close said so): whatever is at the
       // path now (nothing, a restored backup) is not what this process wrote, and gets no mark of it.
+      return;
+    }
+    if (fileLock.locked().change() != null) {
+      // Its lock file was removed or replaced: another process may own the store now, and the open
+      // marker be that process's, which a mark of this close would overwrite.
       return;
     }
     if (Files.exists(layout.wal())) {

@@ -33,6 +33,14 @@ import java.util.Map;
  * before any descriptor is opened. A descriptor of a lock file is closed only when this JVM holds
  * no lock on that file, or when the lock it holds is being released.
  *
+ * <p>A lock file can be removed while it is held (a temp-file cleaner, a deploy script clearing
+ * "stale" lock files): the lock stays on the unlinked file, and the next open creates and locks a
+ * new one. So a lock may also guard the file it stands for ({@link Guard}, a store's database
+ * file): this JVM refuses a second lock for a file it already guards, whatever became of the lock
+ * file, again with a {@code stat} only; and the holder can tell, with one {@code stat}, whether the
+ * lock file's path still names the file it locked ({@link Held#file()}). Another process cannot be
+ * kept out that way: nothing it can check without a lock file says that this one holds the store.
+ *
  * <p>Thread-safe: taking and releasing a lock are serialized on the registry (opens are rare, and
  * {@code tryLock} does not wait), so that no close of one can fall between another's check and its
  * lock.
@@ -43,6 +51,11 @@ final class FileLocks {
    * itself. Bounded by the lock files this JVM has tried to lock and not released.
    */
   private static final Map<Object, Slot> SLOTS = new HashMap<>();
+  /**
+   * The files this JVM's held locks guard ({@link Guard}), by {@link Guard#kind} and identity. Guarded
+   * by {@link #SLOTS}. Bounded by the held locks: one entry each at most.
+   */
+  private static final Map<List<Object>, Held> GUARDED = new HashMap<>();
 
   private FileLocks() {}
 
@@ -56,15 +69,57 @@ final class FileLocks {
   }
 
   /**
+   * The file a lock stands for (a store's database file), and which kind of lock of it this is (a
+   * file may hold several stores, one lock each): while the lock is held, this JVM refuses another
+   * lock of the same kind for the same file, found by its identity, even after the lock file was
+   * removed and a new one could be locked.
+   *
+   * @param file the guarded file; it may not exist yet ({@link Held#guardNow()})
+   * @param kind what the lock is for, such as the store's name
+   */
+  record Guard(Path file, String kind) {}
+
+  /**
    * A lock this JVM holds on a lock file, until {@link #close()}. Thread-safe; closing twice is harmless.
    */
   static final class Held implements AutoCloseable {
     private final Object identity;
     private final Slot slot;
+    private final Guard guard;
+    /** The key this lock guards in {@link #GUARDED}, or null; under {@link #SLOTS}. */
+    private List<Object> guarded;
 
-    private Held(Object identity, Slot slot) {
+    private Held(Object identity, Slot slot, Guard guard) {
       this.identity = identity;
       this.slot = slot;
+      this.guard = guard;
+    }
+
+    /**
+     * The lock file as it was locked: {@link FileIdentity#change()} says whether its path still
+     * names that file, with one {@code stat}. Once it does not, another process may hold a lock
+     * on the file now at the path (or may take one), and with it the store.
+     */
+    FileIdentity file() {
+      return slot.file;
+    }
+
+    /**
+     * Guards the {@link Guard} file from now on, if it exists and is not guarded yet: for a file
+     * created after the lock was taken. A {@code stat}, no descriptor.
+     */
+    void guardNow() throws IOException {
+      synchronized (SLOTS) {
+        if (guard == null || guarded != null || SLOTS.get(identity) != slot) {
+          return;
+        }
+        Object file = identityOf(guard.file());
+        if (file != null) {
+          List<Object> key = List.of(guard.kind(), file);
+          GUARDED.putIfAbsent(key, this);
+          guarded = GUARDED.get(key) == this ? key : null;
+        }
+      }
     }
 
     /** Releases the lock: closes the lock file's descriptors, then forgets the file, in that order. */
@@ -78,6 +133,10 @@ final class FileLocks {
         // lock the file, and a close after its lock would release that lock too.
         slot.closeAll();
         SLOTS.remove(identity);
+        if (guarded != null) {
+          GUARDED.remove(guarded, this);
+          guarded = null;
+        }
       }
     }
   }
@@ -90,12 +149,15 @@ final class FileLocks {
    */
   private static final class Slot {
     final FileChannel channel;
+    /** The file the channel has open, as found just after it was opened. */
+    final FileIdentity file;
     boolean locked;
     /** Descriptors of the file opened by a lock attempt that lost a race with a rename; closed with the slot. */
     final List<FileChannel> strays = new ArrayList<>(1);
 
-    Slot(FileChannel channel) {
+    Slot(FileChannel channel, FileIdentity file) {
       this.channel = channel;
+      this.file = file;
     }
 
     void closeAll() {
@@ -114,6 +176,36 @@ final class FileLocks {
    * @throws IOException if the file cannot be created or opened, or the lock could not be tried
    */
   static Held lock(Path file, Refusal refusal) throws IOException {
+    return lock(file, null, refusal);
+  }
+
+  /**
+   * Like {@link #lock(Path, Refusal)}, and refuses too if this JVM holds a lock that guards the same
+   * file as {@code guard}, under any lock file (one removed since included); the lock taken guards
+   * it, if it exists, until released ({@link Held#guardNow()} for a file created later).
+   *
+   * @param guard the file the lock stands for, or null
+   */
+  static Held lock(Path file, Guard guard, Refusal refusal) throws IOException {
+    synchronized (SLOTS) {
+      if (guard != null) {
+        Object guarded = identityOf(guard.file());
+        if (guarded != null && GUARDED.containsKey(List.of(guard.kind(), guarded))) {
+          throw refusal.held(true);
+        }
+      }
+      Held held = lockFile(file, guard, refusal);
+      try {
+        held.guardNow();
+      } catch (IOException | RuntimeException e) {
+        held.close(); // the file cannot be read: the open fails, and holds nothing
+        throw e;
+      }
+      return held;
+    }
+  }
+
+  private static Held lockFile(Path file, Guard guard, Refusal refusal) throws IOException {
     synchronized (SLOTS) {
       Object before = identityOf(file);
       Slot slot = before == null ? null : SLOTS.get(before);
@@ -121,15 +213,18 @@ final class FileLocks {
         if (slot.locked) {
           throw refusal.held(true);
         }
-        return lockParked(before, slot, refusal);
+        return lockParked(before, slot, guard, refusal);
       }
       FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       Object identity;
+      FileIdentity opened;
       try {
-        identity = identityOf(file);
-        if (identity == null) {
+        BasicFileAttributes attributes = attributesOf(file);
+        if (attributes == null) {
           throw new NoSuchFileException(file.toString(), null, "removed as soon as it was opened");
         }
+        identity = identityOf(file, attributes);
+        opened = new FileIdentity(file, attributes.fileKey(), attributes.creationTime());
       } catch (IOException | RuntimeException e) {
         closeQuietly(channel); // this JVM holds no lock on the file: the check above found none
         throw e;
@@ -149,7 +244,7 @@ final class FileLocks {
         // Held in this JVM, but not through this registry (another class loader's copy of this
         // class): closing the descriptor would release that lock. Parked, and tried again by the
         // next open of this file rather than opening one more descriptor each time.
-        SLOTS.put(identity, new Slot(channel));
+        SLOTS.put(identity, new Slot(channel, opened));
         throw refusal.held(true);
       } catch (IOException | RuntimeException e) {
         closeQuietly(channel); // the JVM holds no lock on the file (tryLock would have said so)
@@ -159,15 +254,15 @@ final class FileLocks {
         closeQuietly(channel); // held by another process only: this JVM has nothing to lose
         throw refusal.held(false);
       }
-      Slot taken = new Slot(channel);
+      Slot taken = new Slot(channel, opened);
       taken.locked = true;
       SLOTS.put(identity, taken);
-      return new Held(identity, taken);
+      return new Held(identity, taken, guard);
     }
   }
 
   /** Tries the lock again on a parked descriptor of the file; it stays parked if refused. */
-  private static Held lockParked(Object identity, Slot slot, Refusal refusal) throws IOException {
+  private static Held lockParked(Object identity, Slot slot, Guard guard, Refusal refusal) throws IOException {
     boolean locked;
     try {
       locked = slot.channel.tryLock() != null;
@@ -178,7 +273,7 @@ final class FileLocks {
       throw refusal.held(false);
     }
     slot.locked = true;
-    return new Held(identity, slot);
+    return new Held(identity, slot, guard);
   }
 
   /**
@@ -186,14 +281,22 @@ final class FileLocks {
    * (device and inode), or, where the file system has none, its real path. Null if it does not exist.
    */
   private static Object identityOf(Path file) throws IOException {
-    BasicFileAttributes attributes;
+    BasicFileAttributes attributes = attributesOf(file);
+    return attributes == null ? null : identityOf(file, attributes);
+  }
+
+  private static Object identityOf(Path file, BasicFileAttributes attributes) throws IOException {
+    Object key = attributes.fileKey();
+    return key != null ? key : file.toRealPath();
+  }
+
+  /** The attributes of a file, following links; null if it does not exist. */
+  private static BasicFileAttributes attributesOf(Path file) throws IOException {
     try {
-      attributes = Files.readAttributes(file, BasicFileAttributes.class);
+      return Files.readAttributes(file, BasicFileAttributes.class);
     } catch (NoSuchFileException e) {
       return null;
     }
-    Object key = attributes.fileKey();
-    return key != null ? key : file.toRealPath();
   }
 
   /** Closes a lock file's channel, which releases its lock. */

@@ -70,6 +70,13 @@ import org.slf4j.LoggerFactory;
  * round to files the next open will not find, so the round's callers get a
  * {@link CommitUnconfirmedException}, the store is broken, and its close throws too, rather than
  * return as a clean close that a reopen (which then starts an empty store) would contradict.
+ *
+ * <p>The lock file that keeps a store in a SQLite file to one process ({@link SqliteFileLock}) is
+ * checked the same way, with one more {@code stat} per round: removed or replaced, it no longer
+ * keeps anyone out, and another process may have opened the store and taken its in-flight
+ * operations back for a resend. The round's callers then get a {@link LockLostException} (their
+ * commit is in the database, but another owner may act on it), and the store is broken, so that
+ * this process acts on the store no more.
  */
 public final class SingleConnectionStore implements Store {
   private static final Logger LOG = LoggerFactory.getLogger(SingleConnectionStore.class);
@@ -94,11 +101,17 @@ public final class SingleConnectionStore implements Store {
   private final ForeignWriters foreignWriters;
   /** The embedded store's database file, or null: see {@link #filesGone}. */
   private final FileIdentity databaseFile;
+  /** The lock file that keeps the store to this process, as it was locked, or null: see {@link #filesGone}. */
+  private final FileIdentity lockFile;
   /**
-   * The failure that said the database file was removed or replaced while open, or null; once set,
-   * the store is broken, and its close throws it too, because a reopen will not find what it held.
+   * The failure that said the database file (or the lock file) was removed or replaced while open,
+   * or null; once set, the store is broken, and its close throws it too, because a reopen will not
+   * find what it held (or another process may own the store).
    */
-  private final AtomicReference<JournalException> filesGone = new AtomicReference<>();
+  private final AtomicReference<Gone> filesGone = new AtomicReference<>();
+
+  /** What {@link #filesGone} found, and whether about the lock file (else the database file). */
+  private record Gone(JournalException reason, boolean lockFile) {}
   /**
    * True while commits are followed by {@link #diskSync}; false for good once a store that synced
    * outside its lock has switched to {@code synchronous=FULL}. Under the statement lock.
@@ -169,18 +182,21 @@ public final class SingleConnectionStore implements Store {
    */
   SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters) throws SQLException {
-    this(what, name, connection, diskSync, deferredCommitInterval, sharedDatabase, foreignWriters, null);
+    this(what, name, connection, diskSync, deferredCommitInterval, sharedDatabase, foreignWriters, null, null);
   }
 
   /**
    * @param databaseFile the database file the connection opened (an embedded store's), checked
    *     before each commit round is acknowledged and at close ({@link FileIdentity}); null for an
    *     app's DataSource, whose files the store does not own
+   * @param lockFile the lock file that keeps the store to this process ({@link SqliteFileLock}), as
+   *     it was locked, checked as {@code databaseFile} is; null if there is none (H2, PostgreSQL)
    */
   SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters,
-      FileIdentity databaseFile) throws SQLException {
+      FileIdentity databaseFile, FileIdentity lockFile) throws SQLException {
     this.databaseFile = databaseFile;
+    this.lockFile = lockFile;
     this.foreignWriters = foreignWriters;
     this.syncAfterCommit = diskSync != null;
     this.othersExpected = foreignWriters == null;
@@ -722,7 +738,8 @@ public final class SingleConnectionStore implements Store {
     }
     if (failure == null && committed) {
       // After the commit and its sync, before anyone is told: the commit is durable only if it went
-      // to the file the next open reads. One stat per round, however many callers it covers.
+      // to the file the next open reads, and acts for this process only while its lock file keeps
+      // others out. One stat of each per round, however many callers it covers.
       failure = filesGone();
     }
     if (failure == null && committed) {
@@ -762,31 +779,54 @@ public final class SingleConnectionStore implements Store {
    * it will read (replaced): it MAY be in files someone moved aside, but is not durable where the
    * store lives, so it is a commit whose outcome the store cannot vouch for
    * ({@link FilesReplacedException}, a {@link CommitUnconfirmedException}), never one reported durable.
+   *
+   * <p>Then, likewise, null if the lock file's path still names the file this process locked (or
+   * there is none); otherwise a {@link LockLostException}: the commit is in the database, but
+   * another process may own the store now, and act on it.
    */
-  private FilesReplacedException filesGone() {
-    if (databaseFile == null) {
+  private CommitUnconfirmedException filesGone() {
+    if (databaseFile == null && lockFile == null) {
       return null;
     }
-    JournalException known = filesGone.get();
+    Gone known = filesGone.get();
     if (known == null) {
-      String change = databaseFile.change();
-      if (change == null) {
+      String change = databaseFile == null ? null : databaseFile.change();
+      String lockChange = change != null || lockFile == null ? null : lockFile.change();
+      if (change == null && lockChange == null) {
         return null;
       }
-      known = new JournalException("the " + what + "'s files were removed or replaced while it"
-          + " was open: " + databaseFile.path() + " is no longer the file it opened (" + change + "; a deploy script"
-          + " or a temp-file cleaner?). What was written since it was opened may be lost (operations begun or updated,"
-          + " deliveries accepted): it went to the removed file, and the next open at " + databaseFile.path()
-          + " will not find it. The " + what + " refuses every call from now on. Stop the app, put the files back"
-          + " (or restore them from a backup) before opening it again, and reconcile what was pending or uncertain"
-          + " with the other side: an open that finds no files starts an empty " + what, null);
-      if (filesGone.compareAndSet(null, known)) {
-        LOG.error("Idem {} {}: {}", what, name, known.getMessage());
+      Gone found = change != null ? new Gone(databaseGone(change), false) : new Gone(lockGone(lockChange), true);
+      if (filesGone.compareAndSet(null, found)) {
+        LOG.error("Idem {} {}: {}", what, name, found.reason().getMessage());
       }
       known = filesGone.get();
-      markBroken(known);
+      markBroken(known.reason());
     }
-    return new FilesReplacedException(what + " commit on " + name + " is not durable: " + known.getMessage(), known);
+    JournalException reason = known.reason();
+    return known.lockFile()
+        ? new LockLostException(what + " commit on " + name + " is not confirmed: " + reason.getMessage(), reason)
+        : new FilesReplacedException(what + " commit on " + name + " is not durable: " + reason.getMessage(), reason);
+  }
+
+  private JournalException databaseGone(String change) {
+    return new JournalException("the " + what + "'s files were removed or replaced while it"
+        + " was open: " + databaseFile.path() + " is no longer the file it opened (" + change + "; a deploy script"
+        + " or a temp-file cleaner?). What was written since it was opened may be lost (operations begun or updated,"
+        + " deliveries accepted): it went to the removed file, and the next open at " + databaseFile.path()
+        + " will not find it. The " + what + " refuses every call from now on. Stop the app, put the files back"
+        + " (or restore them from a backup) before opening it again, and reconcile what was pending or uncertain"
+        + " with the other side: an open that finds no files starts an empty " + what, null);
+  }
+
+  private JournalException lockGone(String change) {
+    return new JournalException("the " + what + "'s lock file " + lockFile.path() + " was removed or replaced while"
+        + " the " + what + " was open (" + change + "; a temp-file cleaner, or a script clearing \"stale\" lock"
+        + " files?): the lock this process holds is on the removed file and keeps nobody out, so another process"
+        + " may own the " + what + " now, and may already have taken this process's in-flight work back to do it"
+        + " again. The " + what + " refuses every call from now on, so that this process acts on it no more. Stop"
+        + " this app and any other process that opened " + name + ", then open it in one process only (the open"
+        + " creates the lock file again), and check what was in flight with the other side. Never remove the lock"
+        + " files of a running app", null);
   }
 
   /**
@@ -870,12 +910,13 @@ public final class SingleConnectionStore implements Store {
 
   /**
    * {@link StoreErrors#checkUsable}, except for a store whose files were found removed: that is said
-   * whole, since a reopen, which cures other failures, would start an empty store.
+   * whole, since a reopen, which cures other failures, would start an empty store (or, for a removed
+   * lock file, would make one more owner).
    */
   private void checkUsable(String closedHow) throws JournalException {
-    JournalException gone = filesGone.get();
+    Gone gone = filesGone.get();
     if (gone != null && closedHow == null) {
-      throw new JournalException(what + " " + name + " is unusable: " + gone.getMessage(), gone);
+      throw new JournalException(what + " " + name + " is unusable: " + gone.reason().getMessage(), gone.reason());
     }
     StoreErrors.checkUsable(what, name, closedHow, broken);
   }
@@ -952,7 +993,7 @@ public final class SingleConnectionStore implements Store {
     }
     // Also after a round that had nothing to commit, and after another failure: a close that
     // returns quietly tells the caller a reopen finds what was journaled, which it will not.
-    FilesReplacedException gone = filesGone();
+    CommitUnconfirmedException gone = filesGone();
     if (gone != null) {
       JournalException closeFailure = new JournalException(what + " close of " + name + ": "
           + gone.getCause().getMessage(), gone.getCause());

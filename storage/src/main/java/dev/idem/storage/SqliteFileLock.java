@@ -49,7 +49,9 @@ final class SqliteFileLock implements AutoCloseable {
     Path file = lockFileOf(database, what);
     FileLocks.Held held;
     try {
-      held = FileLocks.lock(file, inThisJvm -> inThisJvm
+      // Guarding the database file itself: an open in this JVM is refused even after the lock file
+      // was removed (and a new one could be locked).
+      held = FileLocks.lock(file, new FileLocks.Guard(database, what), inThisJvm -> inThisJvm
           ? new JournalException("the " + what + " in " + database + " is already open in this JVM, embedded or"
               + " through a DataSource (that open holds " + file + "); share one " + owner + " instance (it is"
               + " thread-safe) instead of opening it twice", null)
@@ -68,6 +70,22 @@ final class SqliteFileLock implements AutoCloseable {
   /** The lock file. */
   Path file() {
     return file;
+  }
+
+  /**
+   * The lock file as it was locked. The store checks with it, on each commit round, that the
+   * path still names that file: once it does not, another process can take the lock, and the store.
+   */
+  FileIdentity locked() {
+    return held.file();
+  }
+
+  /**
+   * Guards the database file from now on, for one created after the lock was taken: a second open
+   * in this JVM is then refused by the database file's identity, whatever became of the lock file.
+   */
+  void guardDatabase() throws IOException {
+    held.guardNow();
   }
 
   static Path lockFileOf(Path database, String what) {

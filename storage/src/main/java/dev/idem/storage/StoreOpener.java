@@ -223,7 +223,7 @@ public final class StoreOpener {
             + " it ({})", schema.what(), name, shared);
       }
       store = new SingleConnectionStore(schema.what(), name, connection, walSync, deferredCommitInterval,
-          !layout.ownsFiles(), watch, opened);
+          !layout.ownsFiles(), watch, opened, files.lockFile());
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
@@ -526,7 +526,10 @@ public final class StoreOpener {
       // Shared: the app's own connections write this database. An idle store's read left open
       // would pin a snapshot, and with it the -wal file, which the app's checkpoints could then
       // never restart: it would grow with every write the app makes.
-      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, true);
+      // The lock file is checked on each commit round, as an embedded store's is: removed, it lets
+      // another process in. The database file is the app's, and not checked.
+      store = new SingleConnectionStore(schema.what(), name, main, diskSync, deferredCommitInterval, true, null,
+          null, lock == null ? null : lock.locked());
       return finish.finish(name, dialect, store, version, new Opened(null, true, false, filesOf(dialect, main),
           lock));
     } catch (SQLException e) {

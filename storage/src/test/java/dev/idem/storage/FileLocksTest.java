@@ -1,6 +1,8 @@
 package dev.idem.storage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -71,6 +73,52 @@ class FileLocksTest {
       JournalException refused = assertThrows(JournalException.class,
           () -> FileLocks.lock(tmp.resolve("moved.lock"), REFUSAL));
       assertEquals("held in this JVM", refused.getMessage());
+    }
+  }
+
+  /**
+   * A lock file removed while held (a temp-file cleaner): the holder can tell with a stat, and a
+   * second lock in this JVM is still refused by the file it guards, before any lock file is created
+   * or opened; released, the guard goes with the lock.
+   */
+  @Test
+  void aRemovedLockFileIsSeenByItsHolderAndTheGuardedFileStillRefusesASecondLockInThisJvm() throws Exception {
+    Path file = tmp.resolve("store.lock");
+    Path database = Files.createFile(tmp.resolve("store.db"));
+    Path hardLink = tmp.resolve("linked.db");
+    FileLocks.Guard guard = new FileLocks.Guard(database, "store");
+    try (FileLocks.Held held = FileLocks.lock(file, guard, REFUSAL)) {
+      assertNull(held.file().change());
+      Files.delete(file);
+      assertEquals("it is gone", held.file().change());
+
+      JournalException refused = assertThrows(JournalException.class, () -> FileLocks.lock(file, guard, REFUSAL));
+      assertEquals("held in this JVM", refused.getMessage());
+      assertFalse(Files.exists(file), "the refused lock created a lock file");
+      Files.createLink(hardLink, database);
+      JournalException byLink = assertThrows(JournalException.class,
+          () -> FileLocks.lock(tmp.resolve("linked.lock"), new FileLocks.Guard(hardLink, "store"), REFUSAL));
+      assertEquals("held in this JVM", byLink.getMessage());
+      // Another kind of lock of the same file (another store in it) is not refused by this one.
+      FileLocks.lock(tmp.resolve("other.lock"), new FileLocks.Guard(database, "other store"), REFUSAL).close();
+
+      Files.writeString(file, "");
+      assertEquals("another file is in its place", held.file().change());
+    }
+    FileLocks.lock(file, guard, REFUSAL).close();
+  }
+
+  /** A guarded file created after the lock was taken is guarded once {@link FileLocks.Held#guardNow()} runs. */
+  @Test
+  void aGuardedFileCreatedAfterTheLockIsGuardedFromGuardNowOn() throws Exception {
+    Path file = tmp.resolve("store.lock");
+    Path database = tmp.resolve("store.db");
+    FileLocks.Guard guard = new FileLocks.Guard(database, "store");
+    try (FileLocks.Held held = FileLocks.lock(file, guard, REFUSAL)) {
+      Files.createFile(database);
+      held.guardNow();
+      Files.delete(file);
+      assertThrows(JournalException.class, () -> FileLocks.lock(file, guard, REFUSAL));
     }
   }
 

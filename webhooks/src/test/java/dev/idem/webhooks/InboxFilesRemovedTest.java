@@ -19,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The inbox's directory removed while it is open (a deploy script, a temp-file cleaner): SQLite
  * keeps writing the removed files, so an accept acknowledged then would be forgotten by the next
  * open, and the sender, told 2xx, never redelivers. No delivery may be acknowledged from then on,
- * and the close must not look clean.
+ * and the close must not look clean. Likewise for its lock files removed.
  */
 class InboxFilesRemovedTest {
   @TempDir
@@ -37,6 +37,28 @@ class InboxFilesRemovedTest {
     WebhookInboxException close = assertThrows(WebhookInboxException.class, inbox::close);
     assertTrue(close.getMessage().contains("files were removed or replaced"), close.getMessage());
     assertFalse(Files.exists(dir), "the close recreated " + dir);
+  }
+
+  /**
+   * Its lock files removed (a script clearing "stale" lock files): another process could open the
+   * inbox and run this one's unfinished deliveries again, so no accept is acknowledged from then on.
+   */
+  @Test
+  void anAcceptAfterTheLockFilesWereRemovedIsNotAcknowledged() throws Exception {
+    Path dir = tmp.resolve("inbox");
+    WebhookInbox inbox = WebhookInbox.sqlite(dir).open();
+    assertEquals(AcceptResult.ACCEPTED, inbox.accept(event("evt_1", 1)));
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path lock : files.filter(f -> f.getFileName().toString().endsWith(".lock")).toList()) {
+        Files.delete(lock);
+      }
+    }
+
+    WebhookInboxException accept = assertThrows(WebhookInboxException.class, () -> inbox.accept(event("evt_2", 2)));
+    assertTrue(accept.getMessage().contains("lock file") && accept.getMessage().contains("another process may own"),
+        accept.getMessage());
+    WebhookInboxException close = assertThrows(WebhookInboxException.class, inbox::close);
+    assertTrue(close.getMessage().contains("lock file"), close.getMessage());
   }
 
   private static VerifiedWebhook event(String id, int n) {

@@ -1,0 +1,116 @@
+package dev.idem.jdbc;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.JournalException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.spi.NewOperation;
+import dev.idem.jdbc.support.ChildJvm;
+import dev.idem.jdbc.support.Ops;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.sqlite.SQLiteDataSource;
+
+/**
+ * The lock files of an open journal removed (a temp-file cleaner, a deploy script clearing "stale"
+ * lock files): the OS lock stays on the unlinked file, and the next open creates and locks a new
+ * one, so a second owner gets in, and its crash recovery takes the first one's in-flight
+ * operations back. The holder stops at its next commit round, before any caller hears of it.
+ */
+class EmbeddedJournalLockFileRemovedTest {
+  @TempDir
+  Path tmp;
+
+  @Test
+  void anotherProcessOpensTheJournalOnceItsLockFilesAreRemovedAndTheHolderStopsAtItsNextCommit() throws Exception {
+    Path dir = tmp.resolve("journal");
+    Ops ops = new Ops(41);
+    NewOperation inFlight = ops.newOp("{\"n\":1}");
+    NewOperation after = ops.newOp("{\"n\":2}");
+    JdbcJournal journal = JdbcJournal.openEmbedded(dir);
+    journal.beginAndClaim(inFlight, "parent", Duration.ofMinutes(5));
+    assertEquals(2, removeLockFiles(dir));
+
+    // The limit that remains: nothing at the path says that this process still holds the journal,
+    // so another process opens it (and its recovery takes this process's lease back).
+    ChildJvm.Result other = ChildJvm.run(tmp, OpenJournalChild.class, dir.toString());
+    assertEquals(1, other.exitCode(), other.output());
+    assertTrue(other.output().contains("OPENED"), other.output());
+    OperationRecord seen = journal.find(inFlight.id()).orElseThrow();
+    assertFalse(seen.state() == OperationState.IN_FLIGHT && "parent".equals(seen.owner()),
+        "the other process's recovery left this process's lease alone: " + seen);
+
+    // The holder's next commit round finds its lock file gone: no caller is told the write is
+    // durable, nothing is sent by this call, and the journal refuses every later call.
+    JournalException begin = assertThrows(JournalException.class, () -> journal.begin(after));
+    String m = begin.getMessage();
+    assertTrue(m.contains("lock file") && m.contains("another process may own"), m);
+    assertTrue(m.contains(dir.resolve("idem-journal.db.idem-journal.lock").toString()), m);
+    assertTrue(m.contains("nothing was sent by this call"), m);
+    JournalException find = assertThrows(JournalException.class, () -> journal.find(inFlight.id()));
+    assertTrue(find.getMessage().contains("lock file"), find.getMessage());
+    JournalException close = assertThrows(JournalException.class, journal::close);
+    assertTrue(close.getMessage().contains("lock file"), close.getMessage());
+  }
+
+  @Test
+  void aSecondOpenInThisJvmIsRefusedAfterTheLockFilesWereRemoved() throws Exception {
+    Path dir = tmp.resolve("journal");
+    NewOperation inFlight = new Ops(42).newOp("{\"n\":1}");
+    try (JdbcJournal journal = JdbcJournal.openEmbedded(dir)) {
+      journal.beginAndClaim(inFlight, "first", Duration.ofMinutes(5));
+      assertEquals(2, removeLockFiles(dir));
+
+      JournalException refused = assertThrows(JournalException.class, () -> JdbcJournal.openEmbedded(dir));
+      assertTrue(refused.getMessage().contains("already open in this JVM"), refused.getMessage());
+      JournalException refusedToo = assertThrows(JournalException.class,
+          () -> JdbcJournal.dataSource(sqlite(dir.resolve("idem-journal.db"))).open());
+      assertTrue(refusedToo.getMessage().contains("already open in this JVM"), refusedToo.getMessage());
+      // Refused before the recovery: the first open's lease is as it left it.
+      assertEquals("first", journal.find(inFlight.id()).orElseThrow().owner());
+    } catch (JournalException expected) {
+      // the close says the lock file went; what matters here is the refusal above
+      assertTrue(expected.getMessage().contains("lock file"), expected.getMessage());
+    }
+  }
+
+  @Test
+  void aJournalInAnAppsSqliteFileStopsAtItsNextCommitOnceItsLockFileIsRemoved() throws Exception {
+    Path file = tmp.resolve("app.db");
+    Ops ops = new Ops(43);
+    JdbcJournal journal = JdbcJournal.dataSource(sqlite(file)).open();
+    journal.begin(ops.newOp("{\"n\":1}"));
+    Files.delete(tmp.resolve("app.db.idem-journal.lock"));
+
+    JournalException begin = assertThrows(JournalException.class, () -> journal.begin(ops.newOp("{\"n\":2}")));
+    assertTrue(begin.getMessage().contains("lock file") && begin.getMessage().contains("another process may own"),
+        begin.getMessage());
+    assertThrows(JournalException.class, journal::close);
+  }
+
+  private static int removeLockFiles(Path dir) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      List<Path> locks = files.filter(f -> f.getFileName().toString().endsWith(".lock")).toList();
+      for (Path lock : locks) {
+        Files.delete(lock);
+      }
+      return locks.size();
+    }
+  }
+
+  private static SQLiteDataSource sqlite(Path file) {
+    SQLiteDataSource ds = new SQLiteDataSource();
+    ds.setUrl("jdbc:sqlite:" + file);
+    return ds;
+  }
+}
