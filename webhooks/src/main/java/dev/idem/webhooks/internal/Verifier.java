@@ -51,8 +51,24 @@ public interface Verifier {
   SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long nowSeconds, long toleranceSeconds)
       throws WebhookRejectedException;
 
-  /** Rejects a timestamp more than {@code tolerance} seconds away from now, either way. */
+  /**
+   * The largest signed time, either side of the epoch, in seconds, that is checked against the
+   * window: the inbox stores it in epoch milliseconds, and {@code Instant.ofEpochSecond} takes it
+   * (a smaller range than Instant's). Within it, {@code now - timestamp} cannot overflow.
+   */
+  long MAX_SECONDS = Long.MAX_VALUE / 1000;
+
+  /**
+   * Rejects a timestamp more than {@code tolerance} seconds away from now, either way, or too far
+   * from the epoch to be a time at all. The bound comes first: a signed {@code Long.MIN_VALUE + now}
+   * made both subtractions overflow to a negative number, passed the window and then made
+   * {@code Instant.ofEpochSecond} throw out of the receiver instead of answering 400.
+   */
   static void checkWindow(long timestamp, long now, long tolerance) throws WebhookRejectedException {
+    if (timestamp > MAX_SECONDS || timestamp < -MAX_SECONDS) {
+      throw new WebhookRejectedException(RejectionReason.TIMESTAMP,
+          "signed " + timestamp + " s from the epoch, not a time the window can be checked against");
+    }
     if (now - timestamp > tolerance) {
       throw new WebhookRejectedException(RejectionReason.TIMESTAMP,
           "signed " + (now - timestamp) + " s ago, more than the tolerance of " + tolerance + " s");
