@@ -19,7 +19,9 @@ import java.util.Objects;
  * <p>Defaults: HmacSHA256, hex, no prefix, signed content {@code {body}}, secrets taken as their
  * UTF-8 bytes, the id read from the body's top-level {@code "id"} when there is no id header, the
  * type from a type header or else the body's {@code "type"}. The signature header may hold several
- * signatures separated by spaces or commas; any may match. Without a timestamp header there is no
+ * signatures separated by spaces or commas; any may match. Each is found by its prefix, which may
+ * itself hold a comma (Svix's {@code v1,}, where the header is {@code v1,<base64> v1,<base64>}); a
+ * piece without the prefix, such as {@code t=...} beside {@code v1=...}, is ignored. Without a timestamp header there is no
  * window and replays are recognised by id and remembered signature only. Immutable, thread-safe.
  *
  * <p>A timestamp header goes with {@code {timestamp}} in the template, and the other way round: the
@@ -83,8 +85,8 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
    * @throws NullPointerException if a component other than the three optional headers is null
    * @throws IllegalArgumentException if the signed content does not hold {@code {body}} exactly
    *     once, uses {@code {id}} or {@code {timestamp}} without its header, a timestamp header is set
-   *     but the signed content lacks {@code {timestamp}}, the signature encoding is UTF8, or the
-   *     algorithm is unknown
+   *     but the signed content lacks {@code {timestamp}}, the signature encoding is UTF8, the
+   *     signature prefix holds a space, or the algorithm is unknown
    */
   public GenericHmac {
     Objects.requireNonNull(signatureHeader, "signatureHeader");
@@ -95,6 +97,11 @@ public record GenericHmac(String signatureHeader, String signaturePrefix, Encodi
     Objects.requireNonNull(secretPrefix, "secretPrefix");
     if (Objects.requireNonNull(signatureEncoding, "signatureEncoding") == Encoding.UTF8) {
       throw new IllegalArgumentException("a signature is HEX or BASE64");
+    }
+    if (signaturePrefix.indexOf(' ') >= 0) {
+      // signatures are separated by spaces: such a prefix would never be found, and every delivery refused
+      throw new IllegalArgumentException("the signature prefix \"" + signaturePrefix + "\" holds a space, which"
+          + " separates signatures in the header; give the prefix written before each signature, such as \"v1,\"");
     }
     int first = signedContent.indexOf("{body}");
     if (first < 0 || signedContent.indexOf("{body}", first + 1) >= 0) {

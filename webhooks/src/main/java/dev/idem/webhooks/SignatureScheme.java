@@ -15,8 +15,9 @@ import java.util.Objects;
  *   <caption>Schemes</caption>
  *   <tr><th>scheme</th><th>signature</th><th>event id</th><th>window</th></tr>
  *   <tr><td>{@link #standardWebhooks()}</td><td>{@code webhook-signature: v1,<base64> ...} over
- *       {@code id.timestamp.body}, secret {@code whsec_<base64>}</td><td>{@code webhook-id}</td>
- *       <td>{@code webhook-timestamp}</td></tr>
+ *       {@code id.timestamp.body}, secret {@code whsec_<base64>}; or the same under
+ *       {@code svix-signature}</td><td>{@code webhook-id} (or {@code svix-id})</td>
+ *       <td>{@code webhook-timestamp} (or {@code svix-timestamp})</td></tr>
  *   <tr><td>{@link #stripe()}</td><td>{@code Stripe-Signature: t=..,v1=<hex>,...} over
  *       {@code t.body}, the whole {@code whsec_...} string as key</td><td>body {@code "id"}</td>
  *       <td>{@code t}</td></tr>
@@ -35,7 +36,12 @@ public final class SignatureScheme {
     this.verifier = verifier;
   }
 
-  /** {@return the Standard Webhooks scheme (as used by Svix and others)} */
+  /**
+   * {@return the Standard Webhooks scheme (as used by Svix and others)} A delivery without
+   * {@code webhook-signature} is read from Svix's names for the same scheme, {@code svix-id},
+   * {@code svix-timestamp} and {@code svix-signature} (Clerk and Resend send those): one set of names
+   * or the other, never a mix, and the {@code webhook-*} set when a delivery carries both.
+   */
   public static SignatureScheme standardWebhooks() {
     return new SignatureScheme(new StandardWebhooksVerifier());
   }

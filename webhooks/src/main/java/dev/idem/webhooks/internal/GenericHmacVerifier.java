@@ -66,12 +66,9 @@ public final class GenericHmacVerifier implements Verifier {
     byte[] pre = fill(before, id, ts);
     byte[] post = fill(after, id, ts);
     List<byte[]> given = new ArrayList<>();
-    for (String s : sigs.split("[ ,]")) {
-      if (!s.isEmpty() && s.startsWith(spec.signaturePrefix())) {
-        String v = s.substring(spec.signaturePrefix().length());
-        given.add(spec.signatureEncoding() == GenericHmac.Encoding.HEX
-            ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v));
-      }
+    for (String v : signatures(sigs, spec.signaturePrefix())) {
+      given.add(spec.signatureEncoding() == GenericHmac.Encoding.HEX
+          ? Hmac.fromHex(v.toLowerCase(java.util.Locale.ROOT)) : Hmac.fromBase64(v));
     }
     List<byte[]> matched = Verifier.match("HMAC", keys, !signsEventId(), given, pre, body, post);
     if (timestamp != null) {
@@ -79,6 +76,37 @@ public final class GenericHmacVerifier implements Verifier {
     }
     return new SchemeResult(id, spec.typeHeader() == null ? null : headers.first(spec.typeHeader()), timestamp,
         matched);
+  }
+
+  /**
+   * The signatures in the header: each follows the prefix at the start of a piece, pieces being
+   * separated by spaces or commas, and runs to the next space or comma (neither occurs in hex or
+   * base64). The prefix is matched before the piece is cut at a comma, so that a prefix holding one
+   * (Svix's {@code v1,} under {@code svix-signature}) is found whole: splitting on commas first cut
+   * every {@code v1,<base64>} in two, and no genuine delivery verified. A piece that does not start
+   * with the prefix ({@code t=...} beside {@code v1=...}) is skipped, as before.
+   */
+  static List<String> signatures(String header, String prefix) {
+    List<String> found = new ArrayList<>();
+    for (String piece : header.split(" ")) {
+      int i = 0;
+      while (i < piece.length()) {
+        int end;
+        if (piece.startsWith(prefix, i)) {
+          int from = i + prefix.length();
+          end = piece.indexOf(',', from);
+          end = end < 0 ? piece.length() : end;
+          if (end > from) {
+            found.add(piece.substring(from, end));
+          }
+        } else {
+          end = piece.indexOf(',', i);
+          end = end < 0 ? piece.length() : end;
+        }
+        i = end + 1;
+      }
+    }
+    return found;
   }
 
   /** One pass over the template, so that an id containing "{timestamp}" is not substituted again. */

@@ -10,11 +10,21 @@ import java.util.List;
  * being the base64 after {@code whsec_}; {@code webhook-signature} holds space-separated
  * {@code v1,<base64>} entries, any of which may match (the sender signs with old and new secrets
  * while rotating).
+ *
+ * <p>Svix, which wrote the specification, sends the same scheme under {@code svix-id},
+ * {@code svix-timestamp} and {@code svix-signature} (Clerk, Resend and others deliver through it),
+ * so a delivery without {@code webhook-signature} is read from the {@code svix-*} names. One set or
+ * the other, never a mix: a delivery with both is read from the {@code webhook-*} names alone. The
+ * signature covers the id and the timestamp whichever names carried them, so accepting both names
+ * accepts nothing a sender did not sign.
  */
 public final class StandardWebhooksVerifier implements Verifier {
   public static final String ID = "webhook-id";
   public static final String TIMESTAMP = "webhook-timestamp";
   public static final String SIGNATURE = "webhook-signature";
+  static final String SVIX_ID = "svix-id";
+  static final String SVIX_TIMESTAMP = "svix-timestamp";
+  static final String SVIX_SIGNATURE = "svix-signature";
 
   @Override
   public String name() {
@@ -46,10 +56,11 @@ public final class StandardWebhooksVerifier implements Verifier {
   @Override
   public SchemeResult verify(Headers headers, byte[] body, List<MacKey> keys, long now, long tolerance)
       throws WebhookRejectedException {
-    String id = headers.require(ID);
-    String ts = headers.require(TIMESTAMP);
-    String sigs = headers.require(SIGNATURE);
-    long timestamp = Verifier.seconds(TIMESTAMP, ts);
+    boolean svix = headers.first(SIGNATURE) == null && headers.first(SVIX_SIGNATURE) != null;
+    String id = headers.require(svix ? SVIX_ID : ID);
+    String ts = headers.require(svix ? SVIX_TIMESTAMP : TIMESTAMP);
+    String sigs = headers.require(svix ? SVIX_SIGNATURE : SIGNATURE);
+    long timestamp = Verifier.seconds(svix ? SVIX_TIMESTAMP : TIMESTAMP, ts);
     byte[] prefix = (id + "." + ts + ".").getBytes(StandardCharsets.UTF_8);
     List<byte[]> given = new ArrayList<>();
     for (String entry : sigs.split(" ")) {
