@@ -1,11 +1,21 @@
 package dev.idem.webhooks;
 
-/** What the inbox did with a verified delivery. Each is answered 2xx. */
+/**
+ * What the inbox did with a verified delivery. Each is answered 2xx but {@link #CONFLICT}, answered
+ * 409.
+ */
 public enum AcceptResult {
   /** Stored durably as a new event; it will be processed. */
   ACCEPTED,
   /** The event id was already in the inbox (a provider's retry): nothing was stored. */
   DUPLICATE,
   /** The very signature of an accepted delivery came again (a replay): nothing was stored. */
-  REPLAY
+  REPLAY,
+  /**
+   * The event id was already in the inbox with another payload (or type): not a retry, which
+   * carries the same content, but a sender's bug or a forgery under a reused id. Nothing was stored,
+   * and the stored event is unchanged. Told apart by the stored event's checksum; an event stored
+   * before inboxes kept one is taken as a {@link #DUPLICATE}.
+   */
+  CONFLICT
 }

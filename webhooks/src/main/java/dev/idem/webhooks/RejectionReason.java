@@ -17,7 +17,13 @@ public enum RejectionReason {
    */
   REPLAY("replay"),
   /** The body is longer than the source's cap. */
-  TOO_LARGE("too-large");
+  TOO_LARGE("too-large"),
+  /**
+   * A validly signed delivery reuses the id of an accepted event with another payload or type
+   * ({@link AcceptResult#CONFLICT}). Answered 409, so that it is not taken for delivered, logged at
+   * WARN; nothing is stored and the accepted event is unchanged.
+   */
+  CONFLICT("conflict");
 
   private final String tag;
 

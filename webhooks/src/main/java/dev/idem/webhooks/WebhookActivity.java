@@ -28,7 +28,8 @@ public sealed interface WebhookActivity {
   record Duplicate(String source) implements WebhookActivity {}
 
   /**
-   * A delivery was refused (REPLAY included: answered 2xx, but never stored).
+   * A delivery was refused (REPLAY included: answered 2xx, but never stored; CONFLICT included: the id
+   * of an accepted event with another payload).
    *
    * @param source the source's name
    * @param reason why the delivery was refused

@@ -31,7 +31,8 @@ import javax.sql.DataSource;
  * <p>{@link #accept} is one durable insert keyed by (source, event id): it returns after the commit,
  * so an endpoint that answers 2xx after it never acknowledges what a crash could lose. Concurrent
  * accepts share commits (group commit, on the same storage layer as the journal and the guard).
- * PostgreSQL takes a connection from the DataSource per call. A known event id ({@link AcceptResult#DUPLICATE}) or an already accepted signature
+ * PostgreSQL takes a connection from the DataSource per call. A known event id ({@link AcceptResult#DUPLICATE},
+ * or {@link AcceptResult#CONFLICT} when the stored event has another payload or type) or an already accepted signature
  * ({@link AcceptResult#REPLAY}; for a source with several secrets that does not sign its event id,
  * the signed content's MAC under any of them) inserts nothing. Events are kept until
  * {@link #purgeDone} removes finished ones; deduplication by id reaches back exactly as far as the
@@ -125,7 +126,8 @@ public final class WebhookInbox implements AutoCloseable {
    * Stores a verified delivery, durably, before returning.
    *
    * @param webhook what {@link WebhookSource#verify} returned
-   * @return ACCEPTED (stored, will be processed), DUPLICATE or REPLAY (nothing stored)
+   * @return ACCEPTED (stored, will be processed), DUPLICATE, REPLAY or CONFLICT (the id of a stored event
+   *     with another payload or type); nothing is stored but for ACCEPTED
    * @throws WebhookInboxException if it could not be stored durably: nothing may be acknowledged
    */
   public AcceptResult accept(VerifiedWebhook webhook) {

@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * <p>It never runs business logic: the {@link WebhookProcessor} does, from the inbox, so the sender
  * gets its answer as soon as the event is on disk and does not time out and retry for nothing. It
  * answers 2xx only after the event is durable, or when the inbox already had it. A rejected
- * delivery stores nothing and is logged at DEBUG without body, signature or secret.
+ * delivery stores nothing and is logged at DEBUG without body, signature or secret; but a validly
+ * signed delivery reusing an accepted event's id with another payload is answered 409
+ * ({@link RejectionReason#CONFLICT}) and logged at WARN with the source and event id only.
  *
  * <p>Thread-safe; one instance serves all request threads.
  */
@@ -35,6 +37,8 @@ public final class WebhookReceiver {
   // Shared answers: a response is immutable, and these are the common case of every delivery.
   private static final WebhookResponse ACCEPTED = new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
   private static final WebhookResponse DUPLICATE = new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
+  private static final WebhookResponse CONFLICT = new WebhookResponse(409,
+      "{\"status\":\"rejected\",\"reason\":\"" + RejectionReason.CONFLICT.tag() + "\"}", Map.of());
 
   private final WebhookSource source;
   private final WebhookInbox inbox;
@@ -98,6 +102,17 @@ public final class WebhookReceiver {
       case DUPLICATE -> {
         tell(new WebhookActivity.Duplicate(source.name()));
         return DUPLICATE;
+      }
+      case CONFLICT -> {
+        // Not a retry (a retry carries the same content): a sender's bug or a forgery under a reused
+        // id. Answering the first result would drop this payload unseen (seed 001: same key, other
+        // content is a conflict, refused explicitly). A non-2xx shows as a failed delivery on the
+        // sender's side, which retries it and gets the same answer; WARN, never the body.
+        LOG.warn("webhook {}/{} refused with 409: a validly signed delivery reuses the id of an accepted event"
+            + " with another payload; the accepted event is kept unchanged, this one is not stored",
+            source.name(), verified.eventId());
+        tell(new WebhookActivity.Rejected(source.name(), RejectionReason.CONFLICT));
+        return CONFLICT;
       }
       default -> {
         // A 2xx, so that a sender that lost our first answer and re-sent the same request stops.
@@ -177,6 +192,7 @@ public final class WebhookReceiver {
       case SIGNATURE -> 401;
       case TOO_LARGE -> 413;
       case REPLAY -> 200;
+      case CONFLICT -> 409;
       default -> 400;
     };
     return new WebhookResponse(status, "{\"status\":\"rejected\",\"reason\":\"" + e.reason().tag() + "\"}", Map.of());

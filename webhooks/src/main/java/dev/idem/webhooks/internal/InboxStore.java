@@ -13,6 +13,7 @@ import dev.idem.webhooks.AcceptResult;
 import dev.idem.webhooks.InboxEntry;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInboxException;
+import java.security.MessageDigest;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -122,7 +123,8 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
-   * One durable insert keyed by (source, event id); a known id or signature inserts nothing. The
+   * One durable insert keyed by (source, event id); a known id or signature inserts nothing, and a
+   * known id whose stored checksum differs from this delivery's is a CONFLICT, not a DUPLICATE. The
    * event is stored with its checksum ({@link EventChecksum}), checked when it is claimed or read.
    * Its only write is the insert, so it runs without a savepoint (issue 28).
    *
@@ -154,8 +156,17 @@ public final class InboxStore implements AutoCloseable {
           checksum) == 1) {
         return AcceptResult.ACCEPTED;
       }
-      return query(s, "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest = ?", ResultSet::next, src,
-          digest) ? AcceptResult.REPLAY : AcceptResult.DUPLICATE;
+      if (query(s, "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest = ?", ResultSet::next, src,
+          digest)) {
+        return AcceptResult.REPLAY;
+      }
+      // The id is known: a retry carries the same content, so the same checksum (over source, id,
+      // type and payload). Another one is a conflict, not a duplicate to answer like the first. A
+      // row from before the checksum column (null) cannot tell: a duplicate, as it always was.
+      byte[] stored = query(s, "SELECT body_sha256 FROM " + T + " WHERE source = ? AND event_id = ?",
+          rs -> rs.next() ? rs.getBytes(1) : null, src, id);
+      return stored == null || MessageDigest.isEqual(stored, checksum) ? AcceptResult.DUPLICATE
+          : AcceptResult.CONFLICT;
     }));
   }
 

@@ -1,0 +1,79 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.core.testing.VirtualTime;
+import dev.idem.testkit.webhook.WebhookSigner;
+import dev.idem.webhooks.support.InboxRows;
+import dev.idem.webhooks.support.RecordingListener;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The id of an accepted event, validly signed, with another payload: refused with 409 and a
+ * {@code conflict} rejection on every attempt, the accepted event unchanged and handled once; a
+ * retry of the accepted payload is still a plain duplicate.
+ */
+class SameIdOtherBodyConflictTest {
+  static final String SECRET = ReceiverTest.SECRET;
+  static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
+
+  @TempDir
+  Path dir;
+
+  final VirtualTime time = new VirtualTime(T0);
+  final RecordingListener listener = new RecordingListener();
+  WebhookInbox inbox;
+
+  @AfterEach
+  void close() {
+    if (inbox != null) {
+      inbox.close();
+    }
+  }
+
+  @Test
+  void anotherPayloadUnderAnAcceptedIdIsAConflictEveryTime() throws Exception {
+    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    WebhookSource source = WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
+        .clock(time.clock()).build();
+    WebhookReceiver r = WebhookReceiver.builder(source, inbox).listener(listener).build();
+    List<byte[]> handled = new java.util.concurrent.CopyOnWriteArrayList<>();
+    AtomicInteger runs = new AtomicInteger();
+    WebhookProcessor p = WebhookProcessor.builder(inbox).clock(time.clock()).owner("p1")
+        .handler("payment.succeeded", e -> {
+          runs.incrementAndGet();
+          handled.add(e.body());
+        }).build();
+
+    byte[] first = ReceiverTest.body("evt_1", "amount 1299");
+    byte[] other = ReceiverTest.body("evt_1", "amount 999999");
+    assertEquals(200, ReceiverTest.post(r, WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1",
+        "payment.succeeded", T0, first)).status());
+    for (int attempt = 0; attempt < 2; attempt++) {  // the sender retries the non-2xx: same answer
+      time.advance(Duration.ofSeconds(30));
+      WebhookResponse b = ReceiverTest.post(r, WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1",
+          "payment.succeeded", time.clock().instant(), other));
+      assertEquals(409, b.status());
+      assertEquals("{\"status\":\"rejected\",\"reason\":\"conflict\"}", b.body());
+    }
+    time.advance(Duration.ofSeconds(30));
+    WebhookResponse retry = ReceiverTest.post(r, WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, "msg_1",
+        "payment.succeeded", time.clock().instant(), first));
+    assertEquals("{\"status\":\"duplicate\"}", retry.body());
+
+    assertEquals(List.of("accepted payment.succeeded", "rejected conflict", "rejected conflict", "duplicate"),
+        listener.events);
+    assertEquals(1, InboxRows.count(dir));
+    p.processDue(10);
+    assertEquals(1, runs.get());
+    assertArrayEquals(first, handled.get(0), "the accepted payload, unchanged");
+  }
+}
