@@ -297,15 +297,29 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
-   * Deletes DONE events that finished more than {@code olderThan} ago, with their history. After
-   * that, a redelivery of such an event is no longer recognised by its id (for Standard Webhooks
-   * and Stripe the timestamp window still rejects an old replay; GitHub signs no time).
+   * Deletes DONE events that finished more than {@code olderThan} ago and, for a scheme that signs a
+   * time, were signed more than {@code olderThan} (and one second, the window's granularity) ago,
+   * with their history. After that, a redelivery or replay of such an event is no longer recognised
+   * by its id nor its signature: only the timestamp window still refuses it, and only once its
+   * signed time is more than the source's tolerance ago. Give an {@code olderThan} of at least the
+   * largest {@link WebhookSource#tolerance()} of the sources writing to this inbox (300 s by
+   * default; days, for the usual retention, is far more), and a replay of a purged event is outside
+   * its window, even from a sender whose clock ran ahead of ours (its signed time is what counts, not
+   * when we finished it, which is why events signed less than {@code olderThan} ago are kept). With
+   * less, a replay still inside the window is accepted and handled again. GitHub and a
+   * {@link GenericHmac} without a timestamp header sign no time: nothing refuses a replay of a
+   * purged event of theirs, so keep those as long as the sender may redeliver.
    *
-   * @param olderThan how long to keep finished events
+   * @param olderThan how long to keep finished events, after they finished and after they were
+   *     signed; at least the sources' tolerance for the replay defence to hold
    * @return how many were deleted
+   * @throws WebhookInboxException if the inbox was opened read-only, or the delete failed
    */
   public int purgeDone(Duration olderThan) {
-    return store.purgeDone(clock.instant().minus(olderThan).toEpochMilli());
+    long before = clock.instant().minus(olderThan).toEpochMilli();
+    // The window compares whole seconds: a time signed in the second just past the bound may
+    // still be inside it for a moment, so the signed-time bound is one second earlier.
+    return store.purgeDone(before, before - 1000);
   }
 
   /** {@return the clock the inbox stamps events with} */

@@ -58,12 +58,25 @@ class ReviewPurgeInsideWindowReplayTest {
     assertEquals(1, runs.get());
 
     time.advance(source.tolerance().plusSeconds(1));
-    assertEquals(1, inbox.purgeDone(source.tolerance()), "kept for as long as the tolerance, then purged");
+    // Finished more than the tolerance ago, but signed less: a replay would still pass the window,
+    // so the purge keeps it (before the fix it was deleted here, and the replay below handled again).
+    assertEquals(0, inbox.purgeDone(source.tolerance()), "kept while its signed time is inside the window");
 
     WebhookResponse replay = ReceiverTest.post(r, d);  // the very same captured request
     p.processDue(10);
 
     assertEquals(1, runs.get(), "the replay of an already handled delivery ran the handler again; answer: "
         + replay.status() + " " + replay.body());
+    assertEquals("{\"status\":\"duplicate\",\"reason\":\"replay\"}", replay.body());
+
+    // Once its signed time is more than the tolerance (and the window's one-second granularity) ago,
+    // it is purged, and the window refuses the replay.
+    time.advance(Duration.ofSeconds(61));
+    assertEquals(1, inbox.purgeDone(source.tolerance()));
+    WebhookResponse late = ReceiverTest.post(r, d);
+    p.processDue(10);
+    assertEquals(400, late.status());
+    assertEquals("{\"status\":\"rejected\",\"reason\":\"timestamp\"}", late.body());
+    assertEquals(1, runs.get());
   }
 }

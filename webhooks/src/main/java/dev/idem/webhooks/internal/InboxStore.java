@@ -426,12 +426,20 @@ public final class InboxStore implements AutoCloseable {
         + " WHERE source = ? AND event_id = ? AND state = 'DEAD'", now, src, id) == 1);
   }
 
-  /** Deletes DONE events finished before {@code beforeMs}, with their attempt history. */
-  public int purgeDone(long beforeMs) {
+  /**
+   * Deletes DONE events finished before {@code beforeMs} and, if signed with a time, signed before
+   * {@code signedBeforeMs}, with their attempt history. The second bound keeps an event while a
+   * replay of its delivery would still pass the timestamp window: a sender whose clock runs ahead
+   * signs up to the tolerance after we finish, so the finish time alone let a purged delivery be
+   * accepted again.
+   */
+  public int purgeDone(long beforeMs, long signedBeforeMs) {
     return write(null, s -> {
       update(s, "DELETE FROM " + A + " WHERE EXISTS (SELECT 1 FROM " + T + " i WHERE i.source = " + A + ".source"
-          + " AND i.event_id = " + A + ".event_id AND i.state = 'DONE' AND i.finished_at < ?)", beforeMs);
-      return update(s, "DELETE FROM " + T + " WHERE state = 'DONE' AND finished_at < ?", beforeMs);
+          + " AND i.event_id = " + A + ".event_id AND i.state = 'DONE' AND i.finished_at < ?"
+          + " AND (i.signed_at IS NULL OR i.signed_at < ?))", beforeMs, signedBeforeMs);
+      return update(s, "DELETE FROM " + T + " WHERE state = 'DONE' AND finished_at < ?"
+          + " AND (signed_at IS NULL OR signed_at < ?)", beforeMs, signedBeforeMs);
     });
   }
 
