@@ -12,6 +12,8 @@ import dev.idem.webhooks.internal.EventKey;
 import dev.idem.webhooks.internal.InboxStore;
 import dev.idem.webhooks.internal.LeaseHeartbeat;
 import dev.idem.webhooks.internal.Listeners;
+import dev.idem.webhooks.internal.RetryTimers;
+import dev.idem.webhooks.internal.RunWatchdog;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -55,17 +57,26 @@ import org.slf4j.LoggerFactory;
  * without an outcome, which the retry policy never sees: after 10 of them since the first attempt
  * (whatever the policy's attempts and deadline), the event is a dead letter instead of being run
  * again, so an event that kills the process each time ends as a dead letter after 10 crashes
- * instead of looping. A handler that hangs holds its worker while the process lives (its lease
- * renewed, no maximum run time); close() interrupts it, and a run that had lasted the lease or
- * longer when close() cut it short is counted the same way, so a hang in every process life ends
- * as a dead letter after 10 of them.
+ * instead of looping. A run on the workers is bounded by the {@linkplain Builder#maxRunTime
+ * maximum run time} (default 15 minutes): a handler that hangs is interrupted then, and the run
+ * counts as a failed attempt, retried or dead-lettered by the policy. close() interrupts a handler
+ * too, and a run that had lasted the lease or longer when close() cut it short counts as a run
+ * without an outcome, so a hang in every process life ends as a dead letter after 10 of them.
  *
  * <p>Several processors, in one process or many, may share a PostgreSQL inbox: claims use
  * {@code FOR UPDATE SKIP LOCKED}, and a lease is fenced by a generation, so an event runs in one
  * place at a time and a completion from a holder whose lease expired changes nothing. See
  * {@link WebhookHandler} for what handlers can rely on (at least once, no ordering).
  *
- * <p>All timing uses the injected {@link Clock}, {@link Scheduler} and randomness. Thread-safe.
+ * <p>All timing uses the injected {@link Clock}, {@link Scheduler} and randomness. The inbox
+ * records wall-clock instants from the clock, but the waits do not rest on its progress alone: a
+ * retry this processor schedules is also timed on the scheduler, and claimed once its delay has
+ * passed there, up to its recorded due time, whatever the clock says; so a clock that never moves
+ * ({@code Clock.fixed}, as apps give in test configuration) still sees its retries run, where
+ * timed by the clock alone they never became due. Only this processor's own retries on its
+ * workers: one scheduled elsewhere or before a restart, an expired lease, and the retries of
+ * {@link #processDue} are due by the clock alone. The maximum run time is timed on the scheduler
+ * too. Thread-safe.
  * A failing poll (the store is down) is logged once per outage and reported by
  * {@link #lastPollFailure()}; each failed poll doubles the wait before the next one, up to 30 s
  * (or the poll interval, if longer), and the first poll that works again logs one INFO and goes
@@ -107,6 +118,13 @@ public final class WebhookProcessor implements AutoCloseable {
       .jitter(Jitter.FULL)
       .build();
 
+  /**
+   * The default {@linkplain Builder#maxRunTime maximum run time} of a handler, per attempt: 15
+   * minutes, three default leases, so a handler slower than one lease (it is renewed) still
+   * finishes, while one that hangs on a call without a timeout frees its event and its worker.
+   */
+  public static final Duration DEFAULT_MAX_RUN_TIME = Duration.ofMinutes(15);
+
   private final WebhookInbox inbox;
   private final InboxStore store;
   private final Map<String, WebhookHandler> handlers;
@@ -125,6 +143,9 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Semaphore slots;
   private final Runnable nudge;
   private final LeaseHeartbeat heartbeat;
+  private final RetryTimers retryTimers;
+  private final Duration maxRunTime;
+  private final RunWatchdog watchdog;
   private final Duration closeGrace;
   /**
    * Set by close() just before it interrupts the handlers still running after its grace: their
@@ -159,6 +180,9 @@ public final class WebhookProcessor implements AutoCloseable {
     this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
     this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease);
+    this.retryTimers = new RetryTimers(loop.scheduler(), nudge);
+    this.maxRunTime = b.maxRunTime;
+    this.watchdog = new RunWatchdog(loop.scheduler(), maxRunTime);
     this.closeGrace = b.closeGrace;
   }
 
@@ -196,7 +220,9 @@ public final class WebhookProcessor implements AutoCloseable {
    * Runs the events due now (at most {@code max}) one by one on the calling thread, each claimed
    * just before it runs. For tests with a fake clock, and for apps that drive processing
    * themselves; it may run beside {@link #start()}ed processing (leases keep them apart). A retry
-   * that one of its runs scheduled waits for the next call.
+   * that one of its runs scheduled waits for the next call, and is due by the clock alone: under a
+   * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
+   * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run
@@ -264,25 +290,49 @@ public final class WebhookProcessor implements AutoCloseable {
     int free = slots.availablePermits();
     if (free > 0) {
       long now = clock.millis();
-      for (ClaimedEvent e : store.claim(free, owner, now, now, now + lease.toMillis(), heartbeat.running())) {
-        slots.acquireUninterruptibly();
-        heartbeat.begin(e);
-        try {
-          workers.execute(() -> {
-            try {
-              run(e, true);
-            } finally {
-              slots.release();
-              loop.wake();
-            }
-          });
-        } catch (RejectedExecutionException closing) {
-          slots.release();
-          notRun(e);
+      // First the retries whose wait this processor's scheduler timed to its end, up to the due
+      // time recorded for each, whatever the clock says: one that stands still never reaches it.
+      for (Map.Entry<EventKey, Long> r : retryTimers.elapsed(free)) {
+        if (r.getValue() <= now) {
+          // Due by the clock too (the usual case, a clock that moves): the claim below takes it,
+          // in its turn, with no write of its own.
+          retryTimers.claimed(r.getKey(), r.getValue());
+          continue;
+        }
+        Optional<ClaimedEvent> claimed = store.claimRetry(r.getKey(), owner, now, Math.max(now, r.getValue()),
+            now + lease.toMillis());
+        retryTimers.claimed(r.getKey(), r.getValue());
+        if (claimed.isPresent()) {
+          dispatch(claimed.get());
+          free--;
+        }
+      }
+      if (free > 0) {
+        for (ClaimedEvent e : store.claim(free, owner, now, now, now + lease.toMillis(), heartbeat.running())) {
+          dispatch(e);
         }
       }
     }
     loop.progressed();
+  }
+
+  /** Hands an event this poll claimed to a worker. */
+  private void dispatch(ClaimedEvent e) {
+    slots.acquireUninterruptibly();
+    heartbeat.begin(e);
+    try {
+      workers.execute(() -> {
+        try {
+          run(e, true);
+        } finally {
+          slots.release();
+          loop.wake();
+        }
+      });
+    } catch (RejectedExecutionException closing) {
+      slots.release();
+      notRun(e);
+    }
   }
 
   /**
@@ -374,6 +424,9 @@ public final class WebhookProcessor implements AutoCloseable {
         Instant.ofEpochMilli(e.receivedAtMs()), e.attempts());
     long started = clock.millis();
     Throwable failure = null;
+    // Only on this processor's own workers: processDue runs on the app's thread, not this
+    // processor's to interrupt.
+    RunWatchdog.Run limit = onWorker ? watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e)) : null;
     try {
       handler.handle(event);
     } catch (Throwable t) {
@@ -381,8 +434,21 @@ public final class WebhookProcessor implements AutoCloseable {
       if (t instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
+    } finally {
+      if (limit != null) {
+        limit.end();
+      }
+    }
+    boolean overran = limit != null && limit.exceeded();
+    if (overran && !interruptedByClose) {
+      // The interrupt was this processor's, for the handler only: recording the outcome on this
+      // thread must not see it.
+      Thread.interrupted();
     }
     long now = clock.millis();
+    if (failure != null && overran) {
+      return overran(e, failure, now);
+    }
     if (failure != null && onWorker && interruptedByClose) {
       return cutByClose(e, failure, started, now);
     }
@@ -425,6 +491,40 @@ public final class WebhookProcessor implements AutoCloseable {
         d.reason() + ", next in " + d.delay() + classifierFailed)) {
       LOG.debug("webhook {}/{} failed (attempt {}), retry in {}: {}", e.source(), e.eventId(), e.attempts(),
           d.delay(), error);
+      if (onWorker) {
+        // Also timed on the scheduler: see RetryTimers. processDue's retries wait for a later call,
+        // due by the clock, as documented there.
+        retryTimers.schedule(EventKey.of(e), now + d.delay().toMillis(), d.delay());
+      }
+      Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
+      return now + d.delay().toMillis();
+    }
+    stale(e);
+    return NOT_PENDING;
+  }
+
+  /**
+   * A run that lasted longer than the {@linkplain Builder#maxRunTime maximum run time}, was
+   * interrupted, and ended with a failure: a failed attempt, retried or dead-lettered by the retry
+   * policy like any other, whatever the classifier would say of the failure (most often what the
+   * interrupt itself caused, not the event's fault).
+   *
+   * @return as {@link #run}
+   */
+  private long overran(ClaimedEvent e, Throwable failure, long now) {
+    String error = "the handler ran longer than the maximum run time of " + maxRunTime + " and was interrupted ("
+        + describe(failure) + ")";
+    LOG.warn("webhook {}/{} of type '{}': its handler ran longer than the maximum run time of {} and was"
+        + " interrupted; the run counts as a failed attempt ({})", e.source(), e.eventId(), e.eventType(), maxRunTime,
+        failure.getClass().getName());
+    RetryDecision d = decide(e, now);
+    if (!d.retry()) {
+      dead(e, error, d.reason());
+      return NOT_PENDING;
+    }
+    if (store.scheduleRetry(e, now, now + d.delay().toMillis(), d.delay().toMillis(), error,
+        d.reason() + ", next in " + d.delay())) {
+      retryTimers.schedule(EventKey.of(e), now + d.delay().toMillis(), d.delay());
       Listeners.tell(listener, new WebhookActivity.RetryScheduled(e.source(), e.eventType(), d.delay()));
       return now + d.delay().toMillis();
     }
@@ -584,6 +684,8 @@ public final class WebhookProcessor implements AutoCloseable {
     // otherwise keep its event leased (on a scheduler the app gave, which loop.close() leaves
     // running) for as long as the JVM lives, and no other processor would ever run it.
     heartbeat.close();
+    retryTimers.close();
+    watchdog.close();
     loop.close();
   }
 
@@ -603,6 +705,7 @@ public final class WebhookProcessor implements AutoCloseable {
     private WebhookListener listener = WebhookListener.none();
     private Scheduler scheduler;
     private Duration closeGrace = Duration.ofSeconds(10);
+    private Duration maxRunTime = DEFAULT_MAX_RUN_TIME;
 
     private Builder(WebhookInbox inbox) {
       this.inbox = inbox;
@@ -662,7 +765,9 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * Sets the clock for leases and retry times.
+     * Sets the clock for leases and retry times. A clock that never moves ({@code Clock.fixed})
+     * is fine for this processor's own retries, which are also timed on its scheduler (see the
+     * class comment).
      *
      * @param clock for leases and retry times; default the inbox's clock
      * @return this builder
@@ -762,9 +867,10 @@ public final class WebhookProcessor implements AutoCloseable {
     }
 
     /**
-     * Sets the scheduler that runs the polls and the lease renewals.
+     * Sets the scheduler that runs the polls, the lease renewals and the other timers.
      *
-     * @param scheduler runs the polls and the lease renewals; default a daemon thread this processor owns
+     * @param scheduler runs the polls, the lease renewals, the waits of this processor's retries
+     *     and the maximum run time; default a daemon thread this processor owns
      * @return this builder
      */
     public Builder scheduler(Scheduler scheduler) {
@@ -787,6 +893,31 @@ public final class WebhookProcessor implements AutoCloseable {
         throw new IllegalArgumentException("closeGrace must not be negative: " + grace);
       }
       this.closeGrace = grace;
+      return this;
+    }
+
+    /**
+     * Sets the longest a handler may run, per attempt, on this processor's workers.
+     *
+     * <p>When a run lasts longer, the processor interrupts the handler's thread (at most a quarter
+     * of the limit later: the limit is timed by a beat every quarter of it, on the
+     * {@linkplain #scheduler scheduler}, not read from the clock) and stops renewing the event's
+     * lease. A handler that then ends (the interrupt ended its wait, or it threw) has
+     * made a failed attempt, retried or dead-lettered by the {@linkplain #retryPolicy retry policy}
+     * like any other, whatever the {@linkplain #classifier classifier} would say of the failure; a
+     * handler that returns normally despite the interrupt has succeeded. A handler that ignores the
+     * interrupt keeps its worker until it returns, but no longer its event: the lease lapses within
+     * one lease and another processor may run it (this one never runs it twice at once). Runs of
+     * {@link WebhookProcessor#processDue} are on the caller's thread and are not bounded.
+     *
+     * @param maxRunTime the longest a handler may run per attempt, positive; default
+     *     {@link #DEFAULT_MAX_RUN_TIME} (15 minutes: three default leases, so a handler slower than
+     *     one lease still finishes)
+     * @return this builder
+     * @throws IllegalArgumentException if it is zero or negative
+     */
+    public Builder maxRunTime(Duration maxRunTime) {
+      this.maxRunTime = positive(maxRunTime, "maxRunTime");
       return this;
     }
 

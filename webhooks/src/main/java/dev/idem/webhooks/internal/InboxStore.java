@@ -71,6 +71,15 @@ public final class InboxStore implements AutoCloseable {
   /** PROCESSING with an expired lease (its holder died or overran), oldest due first. Parameters: now, limit. */
   private static final String LEASE_EXPIRED = "SELECT source, event_id, next_attempt_at FROM " + T
       + " WHERE state = 'PROCESSING' AND lease_until < ? ORDER BY next_attempt_at LIMIT ?";
+  /**
+   * One event, PENDING and due by a bound: a retry whose wait the processor timed on its scheduler
+   * ({@link #claimRetry}). The primary key finds it. Parameters: bound, source, event id, limit.
+   */
+  private static final String ONE_PENDING = "SELECT source, event_id, next_attempt_at FROM " + T
+      + " WHERE state = 'PENDING' AND next_attempt_at <= ? AND source = ? AND event_id = ? ORDER BY next_attempt_at"
+      + " LIMIT ?";
+  /** PostgreSQL: {@link #pgClaim} of {@link #ONE_PENDING}. */
+  private static final String PG_CLAIM_ONE = pgClaim(ONE_PENDING);
   /** PostgreSQL: {@link #pgClaim} of the expired leases. */
   private static final String PG_CLAIM_EXPIRED = pgClaim(LEASE_EXPIRED);
   /** PostgreSQL: {@link #pgClaim} of the PENDING and due events. */
@@ -199,17 +208,41 @@ public final class InboxStore implements AutoCloseable {
     List<EventKey> excluded = List.copyOf(exclude);
     return write(null, s -> {
       List<ClaimedEvent> claimed = new ArrayList<>(
-          claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, now, leaseUntil, excluded));
+          claimRange(s, LEASE_EXPIRED, PG_CLAIM_EXPIRED, limit, owner, now, now, List.of(), leaseUntil, excluded));
       if (claimed.size() < limit) {
         claimed.addAll(claimRange(s, DUE_PENDING, PG_CLAIM_PENDING, limit - claimed.size(), owner, now, dueBy,
-            leaseUntil, excluded));
+            List.of(), leaseUntil, excluded));
       }
-      for (ClaimedEvent e : claimed) {
-        update(s, "INSERT INTO " + A + " (source, event_id, run, owner, started_at) VALUES (?, ?, ?, ?, ?)",
-            e.source(), e.eventId(), e.run(), owner, now);
-      }
+      started(s, claimed, owner, now);
       return claimed;
     });
+  }
+
+  /**
+   * Claims one event if it is PENDING and due by {@code dueBy}, as {@link #claim} would: a retry
+   * that the processor scheduled and whose wait it timed on its scheduler, claimed when that wait
+   * is over whatever the clock says (a clock that stands still never reaches a due time ahead of
+   * it). The bound is the due time that processor recorded, so a retry moved later meanwhile (run
+   * and failed again elsewhere) is not claimed early.
+   *
+   * @return the claimed event, or empty if it is not PENDING (running, finished, claimed
+   *     elsewhere) or is due after {@code dueBy}
+   */
+  public Optional<ClaimedEvent> claimRetry(EventKey key, String owner, long now, long dueBy, long leaseUntil) {
+    return write(null, s -> {
+      List<ClaimedEvent> claimed = claimRange(s, ONE_PENDING, PG_CLAIM_ONE, 1, owner, now, dueBy,
+          List.of(key.source(), key.eventId()), leaseUntil, List.of());
+      started(s, claimed, owner, now);
+      return claimed.stream().findFirst();
+    });
+  }
+
+  /** A started row in the attempt history for each event just claimed. */
+  private static void started(SqlSession s, List<ClaimedEvent> claimed, String owner, long now) throws SQLException {
+    for (ClaimedEvent e : claimed) {
+      update(s, "INSERT INTO " + A + " (source, event_id, run, owner, started_at) VALUES (?, ?, ?, ?, ?)",
+          e.source(), e.eventId(), e.run(), owner, now);
+    }
   }
 
   /**
@@ -218,11 +251,13 @@ public final class InboxStore implements AutoCloseable {
    * the exclusion if there is one); on SQLite row by row.
    */
   private List<ClaimedEvent> claimRange(SqlSession s, String range, String pgClaim, int limit, String owner, long now,
-      long bound, long leaseUntil, List<EventKey> excluded) throws SQLException {
+      long bound, List<Object> boundParams, long leaseUntil, List<EventKey> excluded) throws SQLException {
     String r = excluding(range, excluded.size());
-    // The range's parameters: its bound in time, then each excluded key, then the limit.
-    List<Object> rangeParams = new ArrayList<>(2 + 2 * excluded.size());
+    // The range's parameters: its bound in time and those of its own that follow it (the key of
+    // ONE_PENDING), then each excluded key, then the limit.
+    List<Object> rangeParams = new ArrayList<>(2 + boundParams.size() + 2 * excluded.size());
     rangeParams.add(bound);
+    rangeParams.addAll(boundParams);
     for (EventKey k : excluded) {
       rangeParams.add(k.source());
       rangeParams.add(k.eventId());

@@ -88,6 +88,20 @@ public final class LeaseHeartbeat {
   }
 
   /**
+   * The run of {@code e} outlived its maximum run time: its lease is no longer renewed, so that it
+   * lapses within one lease and another processor may run the event, should the handler ignore the
+   * interrupt. The event stays listed as {@linkplain #running() running} here until {@link #end}.
+   */
+  public void abandon(ClaimedEvent e) {
+    synchronized (lock) {
+      Run r = running.get(EventKey.of(e));
+      if (r != null && r.event == e) {
+        r.renewing = false;
+      }
+    }
+  }
+
+  /**
    * No renewal from now on (one already writing finishes, and none follows it), of the events
    * running now or begun later: their leases lapse within one lease, and another processor (another instance, or this app's next one) runs them. The
    * processor's close calls it before waiting for its handlers. Idempotent.

@@ -1,0 +1,143 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.core.spi.Scheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * The maximum run time of a processor's handler attempts. Timed on the processor's
+ * {@link Scheduler}, not read from its clock: a fake scheduler drives it in tests, and a clock that
+ * does not move ({@code Clock.fixed}) cannot leave a hung handler unbounded. One beat every quarter
+ * of the limit while something runs (as the {@link LeaseHeartbeat} does), not a timer per run: a
+ * timer per run, cancelled when the run ends, would stay in a {@code ScheduledThreadPoolExecutor}'s
+ * queue until its time, a quarter of an hour of them at the processor's rate. A run is interrupted
+ * at the fifth beat after it began: more than the limit after it began, at most a quarter more.
+ * {@link Run#end()} and the beat exclude each other, so no interrupt reaches the thread after its
+ * run ended. Thread-safe.
+ */
+public final class RunWatchdog {
+  /** Beats per limit: a run is interrupted after more than this many. */
+  static final int BEATS = 4;
+
+  private final Scheduler scheduler;
+  private final Duration every;
+
+  private final Object lock = new Object();
+  private final Set<Run> running = new HashSet<>();  // under lock
+  private long beats;  // under lock
+  private Future<?> beat;  // under lock; the next beat, scheduled while something runs
+  private boolean closed;  // under lock
+
+  /**
+   * @param scheduler times the beats; one that refuses them (closing) leaves the runs unbounded,
+   *     as close() interrupts them itself
+   * @param limit the longest a run may take
+   */
+  public RunWatchdog(Scheduler scheduler, Duration limit) {
+    this.scheduler = scheduler;
+    // At least a millisecond: a limit of a few milliseconds must not turn the beat into a spin.
+    Duration d = limit.dividedBy(BEATS);
+    this.every = d.isZero() ? Duration.ofMillis(1) : d;
+  }
+
+  /**
+   * A handler begins to run on {@code thread}.
+   *
+   * @param onExceeded runs once the limit passed, after the interrupt, on the scheduler's thread;
+   *     it must not block
+   * @return the run, to {@link Run#end()} when the handler returned or threw
+   */
+  public Run begin(Thread thread, Runnable onExceeded) {
+    Run r = new Run(thread, onExceeded);
+    synchronized (lock) {
+      r.startBeat = beats;
+      running.add(r);
+      if (beat == null && !closed) {
+        scheduleLocked();
+      }
+    }
+    return r;
+  }
+
+  /** No beat from now on: the runs still going on are unbounded (close() interrupts them). Idempotent. */
+  public void close() {
+    synchronized (lock) {
+      closed = true;
+      if (beat != null) {
+        beat.cancel(false);
+        beat = null;
+      }
+    }
+  }
+
+  private void scheduleLocked() {
+    try {
+      beat = scheduler.schedule(this::beat, every);
+    } catch (RejectedExecutionException closing) {
+      beat = null;
+    }
+  }
+
+  private void beat() {
+    List<Run> exceeded = new ArrayList<>();
+    synchronized (lock) {
+      beat = null;
+      if (closed) {
+        return;
+      }
+      beats++;
+      for (Run r : running) {
+        if (beats - r.startBeat > BEATS) {
+          exceeded.add(r);
+        }
+      }
+      for (Run r : exceeded) {
+        running.remove(r);
+        r.exceeded = true;
+        r.thread.interrupt();
+      }
+      if (!running.isEmpty()) {
+        scheduleLocked();
+      }
+    }
+    for (Run r : exceeded) {
+      r.onExceeded.run();
+    }
+  }
+
+  /** One handler attempt being timed. */
+  public final class Run {
+    private final Thread thread;
+    private final Runnable onExceeded;
+    private long startBeat;  // under lock
+    private boolean exceeded;  // under lock
+
+    private Run(Thread thread, Runnable onExceeded) {
+      this.thread = thread;
+      this.onExceeded = onExceeded;
+    }
+
+    /** The run ended: no interrupt from now on. Idempotent. */
+    public void end() {
+      synchronized (lock) {
+        running.remove(this);
+        if (running.isEmpty() && beat != null) {
+          beat.cancel(false);
+          beat = null;
+        }
+      }
+    }
+
+    /** {@return whether the limit passed before the run ended (its thread was interrupted)} */
+    public boolean exceeded() {
+      synchronized (lock) {
+        return exceeded;
+      }
+    }
+  }
+}
