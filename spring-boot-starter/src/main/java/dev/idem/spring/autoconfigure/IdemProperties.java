@@ -291,12 +291,15 @@ public record IdemProperties(
    * @param store Where the inbox lives: EMBEDDED (idem.directory/webhooks) or DATASOURCE
    *     (PostgreSQL only).
    * @param workers The processor's worker threads.
+   * @param maxRunTime The longest a handler may run per attempt: then its thread is interrupted and
+   *     the run counts as a failed attempt, retried or dead-lettered by the retry policy. Positive.
    * @param sources The senders, by name: each gets an endpoint (default /webhooks/NAME) that
    *     verifies and stores its deliveries.
    */
   public record Webhooks(
       @DefaultValue("embedded") Store store,
       @DefaultValue("4") int workers,
+      @DefaultValue("15m") Duration maxRunTime,
       @DefaultValue Map<String, Source> sources) {}
 
   /**

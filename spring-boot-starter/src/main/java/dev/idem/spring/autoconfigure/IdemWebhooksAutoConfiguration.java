@@ -100,7 +100,8 @@ public class IdemWebhooksAutoConfiguration {
   public WebhookProcessor idemWebhookProcessor(WebhookInbox inbox, ObjectProvider<WebhookSubscription> subscriptions,
       ObjectProvider<WebhookListener> listener, IdemProperties properties, Environment environment,
       ObjectProvider<Clock> clock) {
-    WebhookProcessor.Builder b = WebhookProcessor.builder(inbox).workers(properties.webhooks().workers());
+    WebhookProcessor.Builder b = WebhookProcessor.builder(inbox).workers(properties.webhooks().workers())
+        .maxRunTime(properties.webhooks().maxRunTime());
     // The sources stamp each event received, and due, by this clock: a processor on another one
     // (the inbox's system clock) found events accepted under a Clock bean ahead of it due only in
     // its future, and left them PENDING until then.
