@@ -21,8 +21,10 @@ public final class OkHttpSnapshots {
   /**
    * Snapshots a request whose body was read into {@code body}, leaving out the key header (the
    * transport sets it on every attempt from the journaled key, so it is not part of the request).
+   * {@code type} is the type of the body that wrote those bytes, which is not always the request's
+   * own (a multipart body gets its boundary from the key, see {@link PreparedCall}).
    */
-  public static RequestSnapshot snapshot(Request request, byte[] body, String keyHeader) {
+  public static RequestSnapshot snapshot(Request request, byte[] body, MediaType type, String keyHeader) {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), uriOf(request.url()));
     Headers headers = request.headers();
     for (int i = 0; i < headers.size(); i++) {
@@ -30,9 +32,7 @@ public final class OkHttpSnapshots {
         b.header(headers.name(i), headers.value(i));
       }
     }
-    RequestBody rb = request.body();
     if (body != null) {
-      MediaType type = rb == null ? null : rb.contentType();
       b.body(body, type == null ? null : type.toString());
     }
     return b.build();
