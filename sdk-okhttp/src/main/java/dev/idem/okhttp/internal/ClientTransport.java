@@ -65,7 +65,12 @@ public final class ClientTransport implements Transport, AsyncTransport {
   @Override
   public ResponseSnapshot send(RequestSnapshot request, IdempotencyKey key) throws IOException {
     long started = System.nanoTime();
-    Call call = newCall(request, key);
+    Call call;
+    try {
+      call = newCall(request, key);
+    } catch (RuntimeException e) {
+      throw FollowUps.notBuilt(e);
+    }
     Duration bound = bound(request, call);
     Response response;
     try {
@@ -88,7 +93,12 @@ public final class ClientTransport implements Transport, AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     long started = System.nanoTime();
-    Call call = newCall(request, key);
+    Call call;
+    try {
+      call = newCall(request, key);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(FollowUps.notBuilt(e));
+    }
     Duration bound = bound(request, call);
     return CallFutures.enqueue(call, response -> capture(response, started, bound));
   }
@@ -118,6 +128,12 @@ public final class ClientTransport implements Transport, AsyncTransport {
     return ResponseCapture.captureAndClose(response, CaptureDeadline.of(System.nanoTime(), read, started, whole));
   }
 
+  /**
+   * The attempt's OkHttp call.
+   *
+   * @throws RuntimeException if OkHttp cannot carry the journaled request ({@link OkHttpSnapshots#toRequest});
+   *     the callers report it as a request not sent
+   */
   private Call newCall(RequestSnapshot request, IdempotencyKey key) {
     Request r = OkHttpSnapshots.toRequest(request);
     Request.Builder b = r.newBuilder()

@@ -85,6 +85,18 @@ final class FollowUps {
   }
 
   /**
+   * A failure to build an attempt's request (OkHttp's builders refuse a URL, header or method/body
+   * pair the journaled request has), as the request not sent that it is: nothing of it can have
+   * reached the network, so it must not count as an ambiguous attempt, which would end the
+   * operation UNCERTAIN though the server never saw it.
+   */
+  static RequestNotSentException notBuilt(RuntimeException e) {
+    // The class only: OkHttp's message may quote a journaled header's value.
+    return new RequestNotSentException("OkHttp could not build this attempt's request (" + e.getClass().getName()
+        + "), so nothing of it was sent", e);
+  }
+
+  /**
    * {@link #proceed(Interceptor.Chain, Request)} for an attempt built by {@link #keyed} with
    * {@code tag}, which is not looked up again (OkHttp's tag look-up allocates).
    */

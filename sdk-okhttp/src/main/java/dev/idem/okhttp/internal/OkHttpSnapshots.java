@@ -101,11 +101,18 @@ public final class OkHttpSnapshots {
   /**
    * Rebuilds a request from a journaled snapshot, for a resume. Secret headers are not in it: the
    * app's own interceptors add them on the way out.
+   *
+   * @throws IllegalArgumentException if OkHttp cannot carry the snapshot (a URI it does not take, a
+   *     header name it refuses, a body on a method that must not have one); nothing was sent
    */
   public static Request toRequest(RequestSnapshot snapshot) {
     LastParsed last = LAST_PARSED.get();
-    Request.Builder b = new Request.Builder().url(last.url(snapshot.uri()));
-    snapshot.headers().forEach((name, values) -> values.forEach(v -> b.addHeader(name, v)));
+    // addUnsafeNonAscii, as toResponse: OkHttp lets an app send a non-ASCII value (its
+    // Headers.Builder.addUnsafeNonAscii), the live attempt sent it and the journal kept it, so
+    // every later attempt must be able to send it too (Request.Builder.addHeader refuses it).
+    Headers.Builder headers = new Headers.Builder();
+    snapshot.headers().forEach((name, values) -> values.forEach(v -> headers.addUnsafeNonAscii(name, v)));
+    Request.Builder b = new Request.Builder().url(last.url(snapshot.uri())).headers(headers.build());
     RequestBody body = null;
     if (snapshot.bodyLength() > 0 || needsBody(snapshot.method())) {
       MediaType type = snapshot.contentType().map(last::mediaType).orElse(null);
