@@ -39,7 +39,10 @@ public enum FollowUpGuard implements Interceptor {
           + request.url().redact() + ") for a keyed attempt that already had one on the wire; Idem stopped it,"
           + " because every request on the wire must be a journaled attempt. Idem retries with the same key");
     }
-    return holdFollowUpHeaders(chain.proceed(request), attempt);
+    Response response = chain.proceed(request);
+    // Kept so that a refused second request can be judged by what the first one was answered.
+    attempt.answered(response);
+    return holdFollowUpHeaders(response, attempt);
   }
 
   /**

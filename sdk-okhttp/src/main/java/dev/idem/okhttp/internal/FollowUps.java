@@ -1,6 +1,11 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.Classification;
+import dev.idem.core.Classifier;
+import dev.idem.core.Verdict;
 import dev.idem.core.spi.RequestNotSentException;
+import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
@@ -85,6 +90,42 @@ final class FollowUps {
   }
 
   /**
+   * The failure {@code e} as an attempt the server did not act on, if it is {@link FollowUpGuard}'s
+   * refusal of a second request and the attempt's only request on the wire was answered with a
+   * status that proves no effect; null otherwise. That is the usual token-refresh interceptor below
+   * Idem (the README puts credentials there): on a 401 it refreshes and proceeds again, the guard
+   * refuses that (one request per attempt), and the attempt's answer is the 401, on which the
+   * server did nothing. Counting it as ambiguous would make a later permanent refusal (a 402)
+   * UNCERTAIN; as a request not acted on it is retried with the same key (a journaled attempt of its
+   * own, after the policy's backoff), through the app's interceptor again, now with the new token.
+   * An answer the default table takes as a possible effect (a 2xx, 301/302/303, 409, most 5xx) or
+   * one of the protocol's own keeps the attempt ambiguous.
+   */
+  static RequestNotSentException answeredWithoutEffect(KeyedAttempt tag, Throwable e) {
+    boolean refused = false;
+    Throwable t = e;
+    for (int depth = 0; t != null && depth < 16 && !refused; depth++, t = t.getCause()) {
+      refused = t instanceof FollowUpRefusedException;
+    }
+    Response answer = refused ? tag.firstAnswer() : null;
+    if (answer == null) {
+      return null;
+    }
+    ResponseSnapshot snapshot = new ResponseSnapshot(answer.code(),
+        AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
+        new byte[0]);
+    Classification c = Classifier.defaults().classify(snapshot).map(Verdict::classification)
+        .orElse(Classification.PERMANENT);
+    if (c == Classification.SUCCESS || c == Classification.AMBIGUOUS || answer.code() == 409) {
+      return null;
+    }
+    return new RequestNotSentException("the only request of this keyed attempt on the wire was answered HTTP "
+        + answer.code() + ", which proves no effect, and Idem refused the second request an interceptor below it"
+        + " tried (a credential refresh?): one request per attempt. Idem sends the operation again with the same"
+        + " key, as a journaled attempt of its own", e);
+  }
+
+  /**
    * A failure to build an attempt's request (OkHttp's builders refuse a URL, header or method/body
    * pair the journaled request has), as the request not sent that it is: nothing of it can have
    * reached the network, so it must not count as an ambiguous attempt, which would end the
@@ -101,7 +142,16 @@ final class FollowUps {
    * {@code tag}, which is not looked up again (OkHttp's tag look-up allocates).
    */
   static Response proceed(Interceptor.Chain chain, Request attempt, KeyedAttempt tag) throws IOException {
-    Response response = once(chain).proceed(attempt);
+    Response response;
+    try {
+      response = once(chain).proceed(attempt);
+    } catch (IOException | RuntimeException e) {
+      RequestNotSentException noEffect = answeredWithoutEffect(tag, e);
+      if (noEffect != null) {
+        throw noEffect;
+      }
+      throw e;
+    }
     if (response.priorResponse() != null) {
       // OkHttp already sent a follow-up of its own: on a client without FollowUpGuard, a 301, 302
       // or 303 turned into a GET, or, when an interceptor below Idem replaced the one-shot body

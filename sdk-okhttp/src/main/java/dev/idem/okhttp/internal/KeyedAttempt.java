@@ -22,6 +22,21 @@ final class KeyedAttempt {
   /** Whether the guard replaced the response's Cache-Control with {@code no-store}. */
   private boolean cacheControlReplaced;
 
+  /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
+  private Response firstAnswer;
+
+  /** Remembers the answer to the attempt's first request (its status and headers are read later). */
+  synchronized void answered(Response response) {
+    if (firstAnswer == null) {
+      firstAnswer = response;
+    }
+  }
+
+  /** The answer to the attempt's first request on the wire, or null if it got none. */
+  synchronized Response firstAnswer() {
+    return firstAnswer;
+  }
+
   /** Counts one request of this attempt reaching the network; true only for the first. */
   synchronized boolean firstOnTheWire() {
     return ++requests == 1;
