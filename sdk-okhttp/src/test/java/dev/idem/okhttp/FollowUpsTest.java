@@ -8,9 +8,9 @@ import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RequestSnapshot;
-import dev.idem.okhttp.internal.FollowUpRefusedException;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
@@ -120,8 +120,9 @@ class FollowUpsTest {
   /**
    * A bodyless keyed request through an HTTP proxy that asks for credentials: OkHttp's proxy
    * authenticator re-sends it, and no one-shot body can stop that. The follow-up guard of
-   * {@link IdemOkHttp#install} refuses the second request before it reaches the network; the
-   * attempt counts as ambiguous (its request went out) and Idem sends the next one itself.
+   * {@link IdemOkHttp#install} refuses the second request before it reaches the network. The
+   * attempt's only request on the wire was answered 407, which proves the server did not act, so
+   * the attempt counts as not acted on (not ambiguous) and Idem sends the next one itself.
    */
   @Test
   void aFollowUpNothingElseStopsIsRefusedBeforeTheWireAndRetriedAsAnAttempt() throws Exception {
@@ -147,8 +148,8 @@ class FollowUpsTest {
     assertEquals(2, requestsWith(op.key()), "the refused follow-up never reached the wire");
     assertEquals(2, rec.attempts().size(), "requests on the wire = attempts in the journal");
     AttemptRecord first = rec.attempts().get(0);
-    assertEquals(Classification.AMBIGUOUS, first.classification());
-    assertEquals(FollowUpRefusedException.class.getName(), first.exceptionClass());
+    assertEquals(Classification.SAFE, first.classification(), first.toString());
+    assertEquals(RequestNotSentException.class.getName(), first.exceptionClass());
   }
 
   @Test
