@@ -60,8 +60,14 @@ import reactor.core.scheduler.Schedulers;
  * streamed body, which the encoders leave as set) fails with a
  * {@link RequestNotSentException} before anything is journaled or sent. The response's {@code request().getAttributes()} hold the {@link IdempotentCall}
  * with what Idem did (for an untagged call too). Cancelling the subscription stops further attempts and leaves the operation PENDING
- * with its key; an attempt already on the wire runs to its end and is recorded, and its response,
- * which no one will read, is released (its connection goes back to the pool).
+ * with its key; an attempt already on the wire is left to answer and is recorded, and its response,
+ * which no one will read, is released (its connection goes back to the pool). It is bounded from
+ * the cancel as a queued attempt is ({@link dev.idem.core.spi.adapter.AttemptBound}: its journaled
+ * timeout, else the retry policy's {@code attemptTimeout}, else 30 s, timed by the executor's
+ * scheduler): past that, its exchange is cancelled (its connection closed) and it is recorded as
+ * ambiguous, so that a target that never answers holds neither a connection nor the operation's
+ * single flight for good. Of an error body, at most 64 KiB and one byte is read for the journal;
+ * the caller reads those bytes, then the rest of the live body.
  *
  * <p>Add it last among the filters, so that the ones before it (authentication) run once and their
  * headers are on every attempt. Thread-safe.

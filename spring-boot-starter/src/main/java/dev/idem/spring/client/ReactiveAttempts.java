@@ -2,20 +2,22 @@ package dev.idem.spring.client;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
+import dev.idem.core.spi.adapter.AttemptBound;
 import dev.idem.core.spi.adapter.CaptureRule;
+import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.spring.internal.KeyedConnectors;
 import dev.idem.spring.internal.SpringHeaders;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.net.ProtocolException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.BodyInserter;
@@ -32,19 +34,16 @@ import reactor.core.publisher.Mono;
  * here blocks: the executor hands its journal work to its pool, and Reactor's threads only carry
  * bytes.
  *
- * <p>A response is read as the other adapters read it: an error body whole (the classifier looks
- * into it), a 2xx body only when its declared length fits {@link ResponseSnapshot#MAX_CAPTURED_BODY};
- * a 2xx of unknown or larger length stays on the wire, unread, for the caller. A read error body
- * is kept in memory for the caller too, up to {@link #MAX_BUFFERED} bytes. A body that breaks off
- * while it is read leaves the attempt answered (its status decides), with no body kept; the
- * caller reads what arrived, then the error that broke it.
+ * <p>A response is read as the other adapters read it ({@link CapturedResponse}): an error body up
+ * to one byte over {@link ResponseSnapshot#MAX_CAPTURED_BODY} (the classifier looks into it), a 2xx
+ * body only when its declared length fits; the caller gets what was read, then the rest of the
+ * live body ({@link BodyPrefix}), and a 2xx of unknown or larger length stays on the wire, unread.
+ * A body that breaks off while it is read leaves the attempt answered (its status decides), with
+ * no body kept; the caller reads what arrived, then the error that broke it.
  *
  * <p>One per call; the executor uses it from one attempt at a time.
  */
 final class ReactiveAttempts implements AsyncTransport {
-  /** The most of an error body held for the caller: a longer one fails the attempt (ambiguous). */
-  static final int MAX_BUFFERED = 1 << 20;
-
   private final ClientRequest original;
   private final Map<String, List<String>> headers;
   private final byte[] body;
@@ -53,12 +52,14 @@ final class ReactiveAttempts implements AsyncTransport {
   private final AtomicReference<Attempt> last = new AtomicReference<>();
   /** Set once the caller went away: no one will take a response, including one still on its way. */
   private volatile boolean abandoned;
+  /** The last attempt sent. */
+  private volatile OnTheWire onTheWire;
 
   /**
-   * One attempt's response: live and unread ({@code body} null), or read into {@code body}; a body
-   * that broke off holds what arrived, and {@code brokeOff} the error that ended it.
+   * One attempt's response: live and unread ({@code prefix} null), or with its body's bounded
+   * prefix read (the rest, if any, still on the wire).
    */
-  record Attempt(ClientResponse live, byte[] body, ResponseSnapshot snapshot, Throwable brokeOff) {}
+  record Attempt(ClientResponse live, BodyPrefix prefix, ResponseSnapshot snapshot) {}
 
   ReactiveAttempts(ClientRequest original, Map<String, List<String>> headers, byte[] body, ExchangeFunction next,
       ClientSupport support) {
@@ -86,7 +87,7 @@ final class ReactiveAttempts implements AsyncTransport {
         .httpRequest(original.httpRequest() != null ? original.httpRequest() : r -> { })
         .body(bytes)
         .build();
-    return next.exchange(attempt)
+    CompletableFuture<ResponseSnapshot> exchange = next.exchange(attempt)
         .contextWrite(KeyedConnectors.markKeyed()) // Boot's connector then follows none of its redirects
         .onErrorMap(WebClientRequestException.class, e -> e.getCause() != null ? e.getCause() : e)
         .flatMap(this::read)
@@ -100,6 +101,78 @@ final class ReactiveAttempts implements AsyncTransport {
           return a.snapshot();
         })
         .toFuture();
+    // The executor's own attempt timeout cancels what it is given: that cancel reaches the
+    // exchange (toFuture's cancel cancels the subscription), which lets the connection go.
+    CompletableFuture<ResponseSnapshot> sent = new CompletableFuture<>();
+    exchange.whenComplete((r, e) -> {
+      if (e == null) {
+        sent.complete(r);
+      } else {
+        sent.completeExceptionally(e);
+      }
+    });
+    sent.whenComplete((r, e) -> {
+      if (sent.isCancelled()) {
+        exchange.cancel(true);
+      }
+    });
+    OnTheWire attemptNow = new OnTheWire(request, exchange, sent);
+    onTheWire = attemptNow;
+    // Set, then check, as abandon() sets its flag, then reads onTheWire: one of the two bounds it.
+    if (abandoned) {
+      attemptNow.bound();
+    }
+    return sent;
+  }
+
+  /**
+   * The attempt on the wire: {@code exchange} is the WebClient's, {@code sent} what the executor
+   * waits on. Once its caller went away, nothing else may bound it: no one cancels the exchange,
+   * and with no {@code idem.client.attempt-timeout} (the default) an attempt to a target that took
+   * the request and never answers would hold its connection, and the operation's single flight,
+   * for good.
+   */
+  private final class OnTheWire {
+    private final RequestSnapshot request;
+    private final CompletableFuture<ResponseSnapshot> exchange;
+    private final CompletableFuture<ResponseSnapshot> sent;
+    private final AtomicBoolean bounded = new AtomicBoolean();
+
+    OnTheWire(RequestSnapshot request, CompletableFuture<ResponseSnapshot> exchange,
+        CompletableFuture<ResponseSnapshot> sent) {
+      this.request = request;
+      this.exchange = exchange;
+      this.sent = sent;
+    }
+
+    /**
+     * Bounds the attempt from now on as every resumed or queued attempt is bounded
+     * ({@link AttemptBound}: the request's journaled timeout, else the retry policy's attempt
+     * timeout, else 30 s), on the executor's scheduler. Past it the exchange is cancelled (its
+     * connection closed) and the attempt ends as ambiguous: it may have reached the server.
+     * Once per attempt.
+     */
+    void bound() {
+      if (sent.isDone() || !bounded.compareAndSet(false, true)) {
+        return;
+      }
+      Duration bound = AttemptBound.of(request, null,
+          support.executor().retryPolicy().attemptTimeout().orElse(null));
+      Runnable cut = () -> {
+        if (sent.completeExceptionally(new AttemptTimeoutException(bound))) {
+          exchange.cancel(true);
+        }
+      };
+      Future<?> timer;
+      try {
+        timer = support.rules.schedule(cut, bound);
+      } catch (RejectedExecutionException e) {
+        // The executor is closed: no timer will come, and no one waits for this attempt.
+        cut.run();
+        return;
+      }
+      sent.whenComplete((r, e) -> timer.cancel(false));
+    }
   }
 
   private Mono<Attempt> read(ClientResponse r) {
@@ -110,36 +183,13 @@ final class ReactiveAttempts implements AsyncTransport {
     Map<String, List<String>> h = SpringHeaders.toMap(r.headers().asHttpHeaders());
     long declared = r.headers().contentLength().orElse(-1L);
     if (!CaptureRule.readsBody(status, declared, false)) {
-      return Mono.just(new Attempt(r, null, CaptureRule.snapshot(status, h, null, declared), null));
+      return Mono.just(new Attempt(r, null, CaptureRule.snapshot(status, h, null, declared)));
     }
-    return Mono.defer(() -> {
-      ByteArrayOutputStream received = new ByteArrayOutputStream();
-      return r.body(BodyExtractors.toDataBuffers())
-          .doOnNext(chunk -> {
-            try {
-              if (received.size() + (long) chunk.readableByteCount() > MAX_BUFFERED) {
-                throw new DataBufferLimitException("an error body over " + MAX_BUFFERED + " bytes");
-              }
-              byte[] bytes = new byte[chunk.readableByteCount()];
-              chunk.read(bytes);
-              received.writeBytes(bytes);
-            } finally {
-              DataBufferUtils.release(chunk);
-            }
-          })
-          .then(Mono.fromSupplier(() -> {
-            byte[] bytes = received.toByteArray();
-            return new Attempt(r, bytes, CaptureRule.snapshot(status, h, bytes, bytes.length), null);
-          }))
-          // The status and headers arrived, so the attempt is answered whatever the body does (the
-          // CaptureRule, as OkHttp's capture): a body that breaks off is not kept, and the caller
-          // reads what arrived, then the same error.
-          .onErrorResume(e -> !(e instanceof DataBufferLimitException) && !(e instanceof Error),
-              e -> Mono.just(new Attempt(r, received.toByteArray(), CaptureRule.snapshot(status, h, null, declared),
-                  e)))
-          .onErrorMap(e -> !(e instanceof IOException) && !(e instanceof Error),
-              e -> new IOException("reading the response body failed", e));
-    });
+    // A bounded prefix, as CapturedResponse reads a RestClient's: the classifier and the journal
+    // need no more, and the rest of a long body stays on the wire for the caller, so that a long
+    // error body neither fills the memory nor fails an attempt the server answered.
+    return BodyPrefix.of(r.body(BodyExtractors.toDataBuffers()))
+        .map(p -> new Attempt(r, p, CaptureRule.snapshot(status, h, p.whole(), declared)));
   }
 
   /**
@@ -151,19 +201,14 @@ final class ReactiveAttempts implements AsyncTransport {
     Attempt a = last.getAndSet(null);
     CallRequest request = new CallRequest(original, call);
     if (a != null && a.snapshot() == response) {
-      if (a.body() == null) {
+      if (a.prefix() == null) {
         return a.live().mutate().request(request).build();
       }
-      byte[] kept = a.body();
-      Throwable brokeOff = a.brokeOff();
+      BodyPrefix prefix = a.prefix();
       // body(Function), not body(Flux): that one subscribes to the live body again to release it,
-      // which was read already (and, broken off, would only repeat its error, dropped).
-      ClientResponse restored = a.live().mutate().request(request)
-          .body(consumed -> Flux.defer(() -> Flux.concat(
-              Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(kept)),
-              brokeOff == null ? Flux.empty() : Flux.error(brokeOff))))
-          .build();
-      return brokeOff == null ? restored : new BrokenBodyResponse(restored);
+      // which the prefix holds already.
+      ClientResponse restored = a.live().mutate().request(request).body(consumed -> prefix.body()).build();
+      return prefix.brokeOff() == null ? restored : new BrokenBodyResponse(restored);
     }
     release(a);
     // headers(...) and addAll(String, List): HttpHeaders is a Map on Spring 6.2 and not on 7.
@@ -176,12 +221,17 @@ final class ReactiveAttempts implements AsyncTransport {
 
   /**
    * The caller went away: releases the last live response, and every response that arrives from
-   * now on (the attempt on the wire is not cancelled: the executor records its answer), so that
-   * their connections go back to the pool.
+   * now on, so that their connections go back to the pool. The attempt on the wire is left to
+   * answer (the executor records its answer) within its bound ({@link OnTheWire#bound()}), then
+   * cancelled.
    */
   void abandon() {
     abandoned = true;
     releaseLast();
+    OnTheWire attempt = onTheWire;
+    if (attempt != null) {
+      attempt.bound();
+    }
   }
 
   /** Releases the last live response's unread body, unless it was handed over. */
@@ -190,7 +240,12 @@ final class ReactiveAttempts implements AsyncTransport {
   }
 
   private static void release(Attempt a) {
-    if (a != null && a.body() == null) {
+    if (a == null) {
+      return;
+    }
+    if (a.prefix() != null) {
+      a.prefix().release();
+    } else {
       a.live().releaseBody().subscribe(v -> { }, e -> { });
     }
   }

@@ -15,11 +15,13 @@ import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.http.UntaggedRequestException;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.HeaderMaps;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Future;
 import java.util.function.IntFunction;
 
 /**
@@ -240,6 +242,24 @@ public final class AdapterSupport {
    */
   public IdempotentExecutor executor() {
     return executor;
+  }
+
+  /**
+   * Runs {@code task} once after {@code delay} on the executor's scheduler
+   * ({@link IdempotentExecutor.Builder#scheduler}), the one that times the executor's own attempt
+   * timeouts: an adapter's timer for an attempt then keeps the same time as the executor's (a
+   * {@link dev.idem.core.testing.VirtualTime} in tests). For an attempt the executor no longer
+   * bounds: one whose caller went away, which no attempt timeout may bound (see {@link AttemptBound}).
+   *
+   * @param task what to run; short, and it must not call the journal (it shares the executor's timer thread)
+   * @param delay how long to wait first
+   * @return a handle that cancels the task
+   * @throws java.util.concurrent.RejectedExecutionException if the scheduler takes no more tasks
+   *     (the executor is closed, or the app's scheduler is shut down)
+   */
+  public Future<?> schedule(Runnable task, Duration delay) {
+    return ExecutorAccess.get().lifecycle(executor).scheduler()
+        .schedule(Objects.requireNonNull(task, "task"), Objects.requireNonNull(delay, "delay"));
   }
 
   /**

@@ -74,6 +74,32 @@ class WebClientLargeErrorBodyReviewTest {
           assertEquals(1, exchanges.get(), "the 400 was sent again with the same key, as if no answer had come");
           assertInstanceOf(WebClientResponseException.BadRequest.class, error,
               "the 400 did not reach retrieve()'s status handling");
+          assertEquals(1, executor.journal().findByState(OperationState.FAILED, null, 10).size(),
+              "the refused operation is not journaled FAILED");
+        });
+  }
+
+  /** The caller reads all of a long error body: the prefix Idem read, then the rest, live. */
+  @Test
+  void theWholeLongErrorBodyReachesTheCaller(@TempDir Path dir) {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemClientAutoConfiguration.class))
+        .withPropertyValues("idem.directory=" + dir, "idem.outbox.enabled=false")
+        .withBean(WebClient.Builder.class, WebClient::builder)
+        .run(context -> {
+          WebClient client = context.getBean(WebClient.Builder.class)
+              .exchangeFunction(request -> reactor.core.publisher.Mono.just(ClientResponse.create(HttpStatus.BAD_REQUEST)
+                  .header("Content-Type", "text/plain").body(errorBody()).build()))
+              .build();
+          Long read = client.post().uri("http://api.example/orders").contentType(MediaType.APPLICATION_JSON)
+              .attributes(IdempotentCall.named("create-order")).bodyValue("{\"qty\":1}")
+              .exchangeToMono(r -> r.bodyToFlux(DataBuffer.class).map(b -> {
+                long n = b.readableByteCount();
+                org.springframework.core.io.buffer.DataBufferUtils.release(b);
+                return n;
+              }).reduce(0L, Long::sum))
+              .block(Duration.ofSeconds(60));
+          assertEquals(BODY, read);
         });
   }
 

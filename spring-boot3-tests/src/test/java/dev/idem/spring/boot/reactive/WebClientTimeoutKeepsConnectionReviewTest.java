@@ -3,6 +3,13 @@ package dev.idem.spring.boot.reactive;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.spi.adapter.AttemptBound;
+import dev.idem.core.testing.VirtualTime;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
 import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
 import dev.idem.spring.client.IdempotentCall;
@@ -12,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +30,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -43,7 +53,9 @@ import reactor.netty.resources.ConnectionProvider;
  *
  * <p>Here the host's pool has one connection (as a pool of any size has after as many timeouts).
  * The control: a plain WebClient on the same pool frees the connection when the caller cancels,
- * and a GET then gets through. Expected: the same with Boot's (keyed) WebClient.Builder.
+ * and a GET then gets through. Expected: the same with Boot's (keyed) WebClient.Builder, once the
+ * abandoned attempt's bound ({@link AttemptBound}, 30 s here; fake time) has passed: the exchange is
+ * then cancelled and the attempt recorded as ambiguous.
  */
 class WebClientTimeoutKeepsConnectionReviewTest {
   private HttpServer server;
@@ -126,12 +138,47 @@ class WebClientTimeoutKeepsConnectionReviewTest {
         .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemClientAutoConfiguration.class))
         .withPropertyValues("idem.directory=" + dir, "idem.outbox.enabled=false")
         .withBean(WebClient.Builder.class, WebClient::builder)
+        // The executor's scheduler times the bound of an abandoned attempt (AttemptBound: 30 s
+        // when nothing else is given): fake time, so that it passes at once.
+        .withBean(VirtualTime.class, VirtualTime::new)
+        .withUserConfiguration(FakeTimeExecutor.class)
         .run(context -> {
+          VirtualTime time = context.getBean(VirtualTime.class);
+          IdempotentExecutor executor = context.getBean(IdempotentExecutor.class);
           WebClient keyed = context.getBean(WebClient.Builder.class).clientConnector(onePerHost("keyed")).build();
           postThenTimeOut(keyed, IdempotentCall.named("create-order"));
+          time.advance(AttemptBound.DEFAULT);
           assertEquals("pong", ping(keyed, url("/ping")),
               "the keyed POST's connection is still taken after its caller's timeout() cancelled it,"
                   + " and the next request to the host cannot get one");
+          // The attempt is recorded as ambiguous (it reached the target), and the operation, whose
+          // caller went away, stays PENDING with its key: its single flight is free again.
+          OperationRecord record = awaitRecorded(executor);
+          assertEquals(1, record.attempts().size(), record.toString());
+          assertEquals(Classification.AMBIGUOUS, record.attempts().get(0).classification(), record.toString());
         });
+  }
+
+  /** The PENDING operation once its attempt is recorded (on the executor's pool), within 20 s. */
+  private static OperationRecord awaitRecorded(IdempotentExecutor executor) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (true) {
+      List<OperationRecord> pending = executor.journal().findByState(OperationState.PENDING, null, 10);
+      if (pending.size() == 1 && !pending.get(0).attempts().isEmpty()) {
+        return pending.get(0);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the abandoned attempt was not recorded: " + pending);
+      }
+      Thread.sleep(10); // waits on the executor's pool, not on time: fake time drives the bound
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class FakeTimeExecutor {
+    @Bean(destroyMethod = "close")
+    IdempotentExecutor idemExecutor(VirtualTime time) {
+      return IdempotentExecutor.builder().journal(new InMemoryJournal()).scheduler(time.scheduler()).build();
+    }
   }
 }
