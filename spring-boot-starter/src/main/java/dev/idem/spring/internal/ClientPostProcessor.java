@@ -95,7 +95,8 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
       return ClientWiring.restTemplateBuilder(bean, restInterceptor);
     }
     if (REST_TEMPLATE && isA(bean, "org.springframework.web.client.RestTemplate")) {
-      ClientWiring.restTemplate(bean, restInterceptor);
+      ClientWiring.restTemplate(bean, beanName, restInterceptor, keyHeader.get(),
+          attemptTimeoutSet(beans));
       return bean;
     }
     if (WEB_CLIENT && isA(bean, "org.springframework.web.reactive.function.client.WebClient$Builder")
@@ -112,6 +113,15 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
       return KeyedConnectors.wrapBuilder(bean);
     }
     return bean;
+  }
+
+  /** Whether idem.client.attempt-timeout is set, read from the environment (making no Idem bean early). */
+  private static boolean attemptTimeoutSet(ListableBeanFactory f) {
+    try {
+      return f.getBean(org.springframework.core.env.Environment.class).containsProperty("idem.client.attempt-timeout");
+    } catch (org.springframework.beans.BeansException e) {
+      return false;
+    }
   }
 
   private static boolean isNamed(Class<?> type, Set<String> names) {

@@ -6,6 +6,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.List;
+import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
 import org.springframework.web.client.RestTemplate;
@@ -53,7 +54,7 @@ public final class ClientWiring {
     Object customizer = Proxy.newProxyInstance(customizerType.getClassLoader(), new Class<?>[] {customizerType},
         (proxy, method, args) -> switch (method.getName()) {
           case "customize" -> {
-            restTemplate(args[0], interceptor);
+            addLast((RestTemplate) args[0], interceptor);
             yield null;
           }
           case "equals" -> proxy == args[0];
@@ -72,9 +73,40 @@ public final class ClientWiring {
     }
   }
 
-  /** A RestTemplate bean, with {@code interceptor} added last. */
-  public static void restTemplate(Object bean, DeferredInterceptor interceptor) {
+  /**
+   * A RestTemplate bean, with {@code interceptor} added last, and its request factory's keyed
+   * requests bounded by the attempt timeout if the factory does not stop on an interrupt
+   * ({@link KeyedAttemptTimeouts}).
+   *
+   * @param beanName the bean's name, for a WARN
+   * @param keyHeader the key header
+   * @param attemptTimeoutSet whether idem.client.attempt-timeout is set (for a WARN only)
+   */
+  public static void restTemplate(Object bean, String beanName, DeferredInterceptor interceptor, String keyHeader,
+      boolean attemptTimeoutSet) {
     RestTemplate template = (RestTemplate) bean;
+    List<ClientHttpRequestInterceptor> list = new java.util.ArrayList<>(template.getInterceptors());
+    last(list, interceptor);
+    // Without interceptors, getRequestFactory() is the template's own factory, not the chain over it.
+    template.setInterceptors(List.of());
+    ClientHttpRequestFactory factory = template.getRequestFactory();
+    ClientHttpRequestFactory bounded = KeyedAttemptTimeouts.bound(factory,
+        () -> {
+          try {
+            return interceptor.get().executor().retryPolicy().attemptTimeout().orElse(null);
+          } catch (IllegalStateException e) {
+            return null; // the context is gone: the interceptor refuses the call anyway
+          }
+        }, keyHeader,
+        "RestTemplate bean '" + beanName + "'", attemptTimeoutSet);
+    if (bounded != factory) {
+      template.setRequestFactory(bounded);
+    }
+    template.setInterceptors(list);
+  }
+
+  /** {@code interceptor} added last to a template Boot's RestTemplateBuilder built. */
+  private static void addLast(RestTemplate template, DeferredInterceptor interceptor) {
     List<ClientHttpRequestInterceptor> list = new java.util.ArrayList<>(template.getInterceptors());
     last(list, interceptor);
     template.setInterceptors(list);

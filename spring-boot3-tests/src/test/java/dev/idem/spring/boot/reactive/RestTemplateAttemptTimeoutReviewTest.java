@@ -1,13 +1,20 @@
 package dev.idem.spring.boot.reactive;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
 import dev.idem.spring.autoconfigure.IdemAutoConfiguration;
 import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -88,6 +95,12 @@ class RestTemplateAttemptTimeoutReviewTest {
           long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
           assertTrue(ms < 8_000, "with idem.client.attempt-timeout=1s and 2 attempts, the keyed POST of a"
               + " new RestTemplate() bean took " + ms + " ms (until the target let go): " + result);
+          // Both attempts were cut short as ambiguous (they reached the target), with one key.
+          List<OperationRecord> uncertain = context.getBean(IdempotentExecutor.class).journal()
+              .findByState(OperationState.UNCERTAIN, null, 10);
+          assertEquals(1, uncertain.size(), String.valueOf(uncertain));
+          assertEquals(List.of(Classification.AMBIGUOUS, Classification.AMBIGUOUS),
+              uncertain.get(0).attempts().stream().map(AttemptRecord::classification).toList(), uncertain.toString());
         });
   }
 }
