@@ -1,8 +1,8 @@
 package dev.idem.webhooks;
 
 /**
- * What the inbox did with a verified delivery. Each is answered 2xx but {@link #CONFLICT}, answered
- * 409.
+ * What the inbox did with a verified delivery. Each is answered 2xx; {@link #CONFLICT} is also
+ * logged at WARN and counted as a rejection (see {@link RejectionReason#CONFLICT}).
  */
 public enum AcceptResult {
   /** Stored durably as a new event; it will be processed. */

@@ -20,8 +20,11 @@ public enum RejectionReason {
   TOO_LARGE("too-large"),
   /**
    * A validly signed delivery reuses the id of an accepted event with another payload or type
-   * ({@link AcceptResult#CONFLICT}). Answered 409, so that it is not taken for delivered, logged at
-   * WARN; nothing is stored and the accepted event is unchanged.
+   * ({@link AcceptResult#CONFLICT}). Logged at WARN (source and event id) and counted as this
+   * rejection, so that it is never dropped unseen; nothing is stored and the accepted event, the
+   * one processed, is unchanged. Answered 2xx ({@code {"status":"duplicate","reason":"conflict"}}):
+   * a sender retries a non-2xx for days, and may disable the endpoint, while no retry could change
+   * the answer, and some senders render fields of an event again on each delivery.
    */
   CONFLICT("conflict");
 

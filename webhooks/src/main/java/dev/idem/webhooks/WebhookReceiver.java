@@ -25,8 +25,9 @@ import org.slf4j.LoggerFactory;
  * gets its answer as soon as the event is on disk and does not time out and retry for nothing. It
  * answers 2xx only after the event is durable, or when the inbox already had it. A rejected
  * delivery stores nothing and is logged at DEBUG without body, signature or secret; but a validly
- * signed delivery reusing an accepted event's id with another payload is answered 409
- * ({@link RejectionReason#CONFLICT}) and logged at WARN with the source and event id only.
+ * signed delivery reusing an accepted event's id with another payload is logged at WARN with the
+ * source and event id only, and told to the listener as a {@link RejectionReason#CONFLICT}
+ * rejection; it is answered 2xx (see {@link RejectionReason#CONFLICT} for why).
  *
  * <p>Thread-safe; one instance serves all request threads.
  */
@@ -37,8 +38,8 @@ public final class WebhookReceiver {
   // Shared answers: a response is immutable, and these are the common case of every delivery.
   private static final WebhookResponse ACCEPTED = new WebhookResponse(200, "{\"status\":\"accepted\"}", Map.of());
   private static final WebhookResponse DUPLICATE = new WebhookResponse(200, "{\"status\":\"duplicate\"}", Map.of());
-  private static final WebhookResponse CONFLICT = new WebhookResponse(409,
-      "{\"status\":\"rejected\",\"reason\":\"" + RejectionReason.CONFLICT.tag() + "\"}", Map.of());
+  private static final WebhookResponse CONFLICT = new WebhookResponse(200,
+      "{\"status\":\"duplicate\",\"reason\":\"" + RejectionReason.CONFLICT.tag() + "\"}", Map.of());
 
   private final WebhookSource source;
   private final WebhookInbox inbox;
@@ -104,13 +105,14 @@ public final class WebhookReceiver {
         return DUPLICATE;
       }
       case CONFLICT -> {
-        // Not a retry (a retry carries the same content): a sender's bug or a forgery under a reused
-        // id. Answering the first result would drop this payload unseen (seed 001: same key, other
-        // content is a conflict, refused explicitly). A non-2xx shows as a failed delivery on the
-        // sender's side, which retries it and gets the same answer; WARN, never the body.
-        LOG.warn("webhook {}/{} refused with 409: a validly signed delivery reuses the id of an accepted event"
-            + " with another payload; the accepted event is kept unchanged, this one is not stored",
-            source.name(), verified.eventId());
+        // Not a byte-for-byte retry: a sender's bug, a forgery under a reused id, or a sender that
+        // renders some fields again on each delivery. Never dropped unseen (seed 001: same key, other
+        // content is a conflict): WARN and a rejection of its own. But answered 2xx: a sender retries
+        // a non-2xx for days and may then disable the endpoint, and none of its retries could change
+        // the answer; the accepted event is the one that gets processed. WARN, never the body.
+        LOG.warn("webhook {}/{}: a validly signed delivery reuses the id of an accepted event with another"
+            + " payload; answered 2xx (conflict), not stored: the accepted event is kept unchanged and is the"
+            + " one processed. Check the sender's side for why the id was reused", source.name(), verified.eventId());
         tell(new WebhookActivity.Rejected(source.name(), RejectionReason.CONFLICT));
         return CONFLICT;
       }
@@ -191,8 +193,7 @@ public final class WebhookReceiver {
     int status = switch (e.reason()) {
       case SIGNATURE -> 401;
       case TOO_LARGE -> 413;
-      case REPLAY -> 200;
-      case CONFLICT -> 409;
+      case REPLAY, CONFLICT -> 200;
       default -> 400;
     };
     return new WebhookResponse(status, "{\"status\":\"rejected\",\"reason\":\"" + e.reason().tag() + "\"}", Map.of());
