@@ -97,8 +97,10 @@ import org.slf4j.LoggerFactory;
  * a retry let in then would run the handler beside it. Nothing is stored, and the claim is let go
  * ({@link IdempotencyGuard#letGo}): its key stays in flight (409) for one to two lease periods, then
  * a retry runs the handler again. A handler (or an async dispatch) that throws after it went async
- * lets its claim go in the same way, since the work it started may still run; one that throws
- * without going async releases the claim, so that a retry runs it again.
+ * never releases its claim, since the work it started may still run: an answer that still comes
+ * through the filter (the async dispatch the work asked for, or {@code complete()}) is stored and
+ * sent, and if the async processing ends otherwise, the claim is let go in the same way. One that
+ * throws without going async releases the claim, so that a retry runs it again.
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
  * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
@@ -230,7 +232,8 @@ public final class IdempotencyFilter implements Filter {
     } catch (IOException | ServletException | RuntimeException | Error e) {
       if (request.end.started) {
         // The handler went async, then threw: the work it started may still run, and make its
-        // effect, on another thread. Let the claim go rather than release it.
+        // effect, on another thread, and may still end the async processing with its answer.
+        // Never release the claim; the end of the async processing decides.
         request.end.threwWhileAsync(e);
       } else {
         failed(p.claim(), capture, response, e);
@@ -252,7 +255,7 @@ public final class IdempotencyFilter implements Filter {
       chain.doFilter(request, response);
     } catch (IOException | ServletException | RuntimeException | Error e) {
       // The handler threw on this thread, which is the end of its run unless it went async again:
-      // then its work may go on elsewhere, and the claim is let go instead.
+      // then its work may go on elsewhere, and the end of that async processing decides.
       if (end != null) {
         if (request.isAsyncStarted()) {
           end.threwWhileAsync(e);
@@ -313,9 +316,10 @@ public final class IdempotencyFilter implements Filter {
    * ({@link IdempotencyGuard#letGo}) without storing or releasing it, since the async work may still
    * run (the container does not stop it, and its later {@code complete()} is too late to be seen: the
    * request has been answered and recycled), and lets what the container or framework then answers
-   * through unstored. A handler or async dispatch that throws after going async lets the claim go
-   * in the same way; an async dispatch that throws without going async again releases the claim, as
-   * a thrown handler does. Only the first end counts.
+   * through unstored. A handler or async dispatch that throws after going async is decided when its
+   * async processing ends: by its answer if that still comes through this filter (an async dispatch
+   * or {@code complete()}), else the claim is let go in the same way; an async dispatch that throws
+   * without going async again releases the claim, as a thrown handler does. Only the first end counts.
    */
   private final class AsyncEnd implements AsyncListener {
     private final Claim claim;
@@ -326,6 +330,11 @@ public final class IdempotencyFilter implements Filter {
     private volatile boolean unstored;
     /** Whether the request went async; only the thread that runs the chain writes it. */
     private volatile boolean started;
+    /**
+     * What the handler threw on a request thread after it went async, or null: the async processing
+     * has not ended by it, and lets the claim go at its end unless an answer came through first.
+     */
+    private volatile Throwable threwWhileAsync;
 
     AsyncEnd(Claim claim, CapturingResponse capture, HttpServletResponse response) {
       this.claim = claim;
@@ -349,6 +358,13 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void onComplete(AsyncEvent event) throws IOException {
+      Throwable threw = threwWhileAsync;
+      if (threw != null) {
+        // The handler threw after it went async, and the async processing ended without an answer
+        // through this filter (or the claim was let go already): the container answered the error
+        // itself, while the work the handler started may still run.
+        letGo("threw after it went async", threw);
+      }
       if (unstored) {
         // Timeout, error, thrown dispatch: the answer goes out as it is, never stored.
         byte[] held = capture.capture.held();
@@ -378,10 +394,16 @@ public final class IdempotencyFilter implements Filter {
 
     /**
      * As a timeout, not as a thrown handler: the container reports an error of the request (its
-     * connection broke, say) while the async work may still be running on its own thread.
+     * connection broke, say) while the async work may still be running on its own thread. After the
+     * handler threw on a request thread this decides nothing: the container reports that throw here
+     * and may still run the async dispatch the work asked for before it (Jetty 12 does), whose answer
+     * must be stored; {@code onComplete}, which always follows, lets the claim go if none came.
      */
     @Override
     public void onError(AsyncEvent event) {
+      if (threwWhileAsync != null) {
+        return;
+      }
       letGo("failed", event.getThrowable());
     }
 
@@ -414,16 +436,19 @@ public final class IdempotencyFilter implements Filter {
     /**
      * The handler threw on the request thread (the first dispatch or an async one) after it went
      * async: the throw ends this thread's part only, and the async work it started may still run and
-     * make its effect, so the claim is let go as for a timeout, never released. This is done here,
-     * on the throwing thread, rather than left to the container's {@code onError}: it then does not
-     * depend on the container reporting the error, nor on whether the async work completes before the
-     * container gets to it (whose answer would reach no client: the container answers the error).
-     * If the async processing already ended (the work completed before the throw), its answer stays
-     * stored. A handler that started async without handing any work off keeps its key in flight too:
-     * the filter cannot tell the two apart, and a 409 for a lease period is the safe mistake.
+     * make its effect, so the claim is never released. Nor is it decided here: the work may have
+     * asked for an async dispatch already (how Spring MVC's Callable and DeferredResult end), which
+     * the container still runs after the throw and whose answer must then be stored, or it may end
+     * the async processing with {@code complete()}. The claim stays held, and renewed, until the
+     * async processing ends, which the container always reports once {@code startAsync} happened:
+     * an answer through this filter first is stored and sent; otherwise {@code onComplete},
+     * {@code onError} or {@code onTimeout} lets the claim go, as for a timeout. If the async
+     * processing already ended (the work completed before the throw), its answer stays stored. A
+     * handler that started async without handing any work off keeps its key in flight too: the
+     * filter cannot tell the two apart, and a 409 for a lease period is the safe mistake.
      */
     void threwWhileAsync(Throwable e) {
-      letGo("threw after it went async", e);
+      threwWhileAsync = e;
     }
 
     /** The async dispatch threw and ended the handler's run: releases the claim, as for a thrown handler. */

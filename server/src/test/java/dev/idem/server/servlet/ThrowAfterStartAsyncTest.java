@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -127,6 +128,25 @@ class ThrowAfterStartAsyncTest {
     assertEquals(1, count(effects, "k-redispatch"));
   }
 
+  /**
+   * The async work made its effect and completed the async processing before the request thread
+   * threw: its answer was stored then, and a retry replays it rather than waiting for the lease.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void theAnswerOfWorkThatCompletedBeforeTheThrowIsStoredAndReplayed(boolean mappedForAsync) throws Exception {
+    start(mappedForAsync ? EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC)
+        : EnumSet.of(DispatcherType.REQUEST));
+
+    post("/completed", "k-completed");
+    assertEquals(1, count(effects, "k-completed"));
+    HttpResponse<String> retry = post("/completed", "k-completed");
+
+    assertEquals(1, count(runs, "k-completed"));
+    assertEquals(201, retry.statusCode(), retry.body());
+    assertEquals("charged", retry.body());
+  }
+
   private static int count(Map<String, AtomicInteger> counts, String key) {
     AtomicInteger n = counts.get(key);
     return n == null ? 0 : n.get();
@@ -140,7 +160,8 @@ class ThrowAfterStartAsyncTest {
 
   /**
    * Starts a charge on a worker, then fails on the request thread (a later step of the handler); on
-   * {@code /redispatch} it does so on an async dispatch.
+   * {@code /redispatch} it does so on an async dispatch; on {@code /completed} the work completes before
+   * the throw.
    */
   private final class StartThenThrow extends HttpServlet {
     private static final long serialVersionUID = 1L;
@@ -158,6 +179,28 @@ class ThrowAfterStartAsyncTest {
         }
       }
       AsyncContext async = req.startAsync();
+      if (req.getRequestURI().equals("/completed")) {
+        CountDownLatch completed = new CountDownLatch(1);
+        workers.execute(() -> {
+          try {
+            effects.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+            HttpServletResponse r = (HttpServletResponse) async.getResponse();
+            r.setStatus(201);
+            r.getOutputStream().write("charged".getBytes(StandardCharsets.UTF_8));
+            async.complete();
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          } finally {
+            completed.countDown();
+          }
+        });
+        try {
+          completed.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        throw new IllegalStateException("a later step of the handler failed");
+      }
       workers.execute(() -> {
         try {
           downstreamAnswers.await(); // the charge is in progress downstream
