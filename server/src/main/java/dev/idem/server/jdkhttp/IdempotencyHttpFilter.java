@@ -18,6 +18,7 @@ import dev.idem.server.TransactionalHandler;
 import dev.idem.server.internal.BoundedCapture;
 import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RequestBody;
+import dev.idem.server.internal.StoreReached;
 import dev.idem.server.internal.TimeoutHeader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -74,7 +75,8 @@ import org.slf4j.LoggerFactory;
  * logged (at ERROR, on this class's logger) without flooding the log: the first failure with its
  * stack trace, then at most one line per 60 seconds (on the system clock) with the count of the
  * failures since the last line and the latest one's message, and one WARN with the last count once
- * requests get through again (with the first success an interval after the last line). Each filter
+ * requests get through again (with the first success an interval after the last line): only an
+ * answer from the store counts as one, not an unkeyed request or a 400 for a missing key. Each filter
  * instance counts its own.
  *
  * <p>Thread-safe.
@@ -122,11 +124,14 @@ public final class IdempotencyHttpFilter extends Filter {
     Admission admission;
     try {
       admission = guard.admit(request);
-      storeDown.succeeded();
     } catch (IdempotencyStoreException e) {
       storeDown.failed(e);
       answer(exchange, read, guard.unavailableResponse());
       return;
+    }
+    if (StoreReached.by(admission)) {
+      // Only an answer from the store says it is back: not an unkeyed GET, nor a 400 for a missing key.
+      storeDown.succeeded();
     }
     if (admission instanceof Admission.Unguarded) {
       chain.doFilter(exchange);
