@@ -76,8 +76,11 @@ import org.slf4j.LoggerFactory;
  * stack trace, then at most one line per 60 seconds (on the system clock) with the count of the
  * failures since the last line and the latest one's message, and one WARN with the last count once
  * requests get through again (with the first success an interval after the last line): only an
- * answer from the store counts as one, not an unkeyed request or a 400 for a missing key. Each filter
- * instance counts its own.
+ * answer from the store counts as one, not an unkeyed request or a 400 for a missing key. Results
+ * the store did not take (sent anyway, and stored later by the guard) are logged in the same way,
+ * and so are the failures of {@link #inTransaction} handlers (a database that is down fails every
+ * one; a handler's own failures are then also logged one line per interval, with the latest one's
+ * message, after the first with its stack trace). Each filter instance counts its own.
  *
  * <p>Thread-safe.
  */
@@ -87,6 +90,20 @@ public final class IdempotencyHttpFilter extends Filter {
   private final IdempotencyGuard guard;
   /** The store-outage log of this filter: one line per interval, not one per request. */
   private final RateLimitedLog storeDown = new RateLimitedLog(LOG, "Idempotency store unavailable; answering 503",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
+  /**
+   * The log of results the store did not take: during an outage every request admitted before it
+   * ends that way, so this too is one line per interval, not one per request.
+   */
+  private final RateLimitedLog resultNotStored = new RateLimitedLog(LOG,
+      "Could not store the result of a request; sending it, and the guard tries the store again",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
+  /**
+   * The log of failed transactional routes: while their database is down every request fails so, so
+   * this too is one line per interval, not one per request.
+   */
+  private final RateLimitedLog transactionFailed = new RateLimitedLog(LOG,
+      "A transactional handler failed; its transaction was rolled back; answering 500",
       RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
   private final Function<HttpExchange, String> caller;
 
@@ -181,8 +198,11 @@ public final class IdempotencyHttpFilter extends Filter {
       GuardResponse answer;
       try {
         answer = guard.inTransaction(dataSource, guardRequest(exchange, read), handler);
+        // Not an unkeyed shortcut: the DataSource gave a connection for every answer, so what failed
+        // (no connection, a thrown handler) no longer does for this request.
+        transactionFailed.succeeded();
       } catch (SQLException | RuntimeException e) {
-        LOG.error("A transactional handler failed; its transaction was rolled back", e);
+        transactionFailed.failed(e);
         answer = guard.failedResponse();
       }
       answer(exchange, read, answer);
@@ -226,9 +246,11 @@ public final class IdempotencyHttpFilter extends Filter {
     try {
       // The headers as they are, not a copy: the guard keeps only its allowlist, before any change.
       result = guard.complete(p.claim(), new CapturedResponse(capture.status(), exchange.getResponseHeaders(), held));
+      resultNotStored.succeeded();
     } catch (IdempotencyStoreException e) {
       // The effect exists; the guard keeps the lease and tries the store again in the background.
-      LOG.error("Could not store the result of {}; sending it, and the guard tries the store again", p.claim(), e);
+      LOG.debug("Could not store the result of {}", p.claim());
+      resultNotStored.failed(e);
       result = CompletionResult.STORED;
     }
     if (capture.capture.spilled()) {

@@ -115,8 +115,9 @@ import org.slf4j.LoggerFactory;
  * stack trace, then at most one line per 60 seconds (on the system clock) with the count of the
  * failures since the last line and the latest one's message, and one WARN with the last count once
  * requests get through again (with the first success an interval after the last line): only an
- * answer from the store counts as one, not an unkeyed request or a 400 for a missing key. Each filter
- * instance counts its own.
+ * answer from the store counts as one, not an unkeyed request or a 400 for a missing key. Results
+ * the store did not take (sent anyway, and stored later by the guard) are logged in the same way.
+ * Each filter instance counts its own.
  *
  * <p>Thread-safe.
  */
@@ -128,6 +129,13 @@ public final class IdempotencyFilter implements Filter {
   private final IdempotencyGuard guard;
   /** The store-outage log of this filter: one line per interval, not one per request. */
   private final RateLimitedLog storeDown = new RateLimitedLog(LOG, "Idempotency store unavailable; answering 503",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
+  /**
+   * The log of results the store did not take: during an outage every request admitted before it
+   * ends that way, so this too is one line per interval, not one per request.
+   */
+  private final RateLimitedLog resultNotStored = new RateLimitedLog(LOG,
+      "Could not store the result of a request; sending it, and the guard tries the store again",
       RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
   private final Function<HttpServletRequest, String> caller;
 
@@ -294,10 +302,12 @@ public final class IdempotencyFilter implements Filter {
     CompletionResult result;
     try {
       result = guard.complete(claim, new CapturedResponse(capture.getStatus(), headers(response), held));
+      resultNotStored.succeeded();
     } catch (IdempotencyStoreException e) {
       // The effect exists but its result is not stored yet (the guard keeps the lease and tries again
       // in the background); the client should still learn it.
-      LOG.error("Could not store the result of {}; sending it, and the guard tries the store again", claim, e);
+      LOG.debug("Could not store the result of {}", claim);
+      resultNotStored.failed(e);
       result = CompletionResult.STORED;
     }
     if (capture.capture.spilled()) {

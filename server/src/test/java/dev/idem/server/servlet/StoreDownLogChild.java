@@ -2,11 +2,13 @@ package dev.idem.server.servlet;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.idem.core.fingerprint.Fingerprint;
+import dev.idem.server.CapturedResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.RecordId;
 import dev.idem.server.jdkhttp.IdempotencyHttpFilter;
 import dev.idem.server.spi.ClaimAttempt;
+import dev.idem.server.spi.StoredResponse;
 import dev.idem.server.support.ForwardingStore;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -17,13 +19,20 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.lang.reflect.Proxy;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.TreeMap;
+import javax.sql.DataSource;
 
 /**
  * A child JVM for {@link StoreDownLogTest}: both filters in front of a store that is down, each sent
- * {@code args[0]} keyed requests; prints the statuses they answered. Its log (slf4j-simple, to
+ * {@code args[0]} keyed requests; prints the statuses they answered. With {@code args[1]} =
+ * {@code "complete"} the store claims but takes no result, and a transactional route of the JDK
+ * filter, whose DataSource gives no connection, is sent as many too. Its log (slf4j-simple, to
  * stderr) is what the test reads.
  */
 public final class StoreDownLogChild {
@@ -31,7 +40,14 @@ public final class StoreDownLogChild {
 
   public static void main(String[] args) throws Exception {
     int requests = Integer.parseInt(args[0]);
-    IdempotencyGuard guard = IdempotencyGuard.builder(new ForwardingStore() {
+    boolean completeFails = args.length > 1 && args[1].equals("complete");
+    IdempotencyGuard guard = IdempotencyGuard.builder(completeFails ? new ForwardingStore() {
+      @Override
+      public boolean complete(RecordId id, long generation, String owner, Instant now, StoredResponse response,
+          Instant expiresAt) {
+        throw new IdempotencyStoreException("store down", null);
+      }
+    } : new ForwardingStore() {
       @Override
       public ClaimAttempt claim(RecordId id, Fingerprint fingerprint, String owner, Instant now, Instant leaseUntil,
           Instant expiresAt) {
@@ -52,12 +68,22 @@ public final class StoreDownLogChild {
       exchange.sendResponseHeaders(201, -1);
       exchange.close();
     }).getFilters().add(new IdempotencyHttpFilter(guard));
+    DataSource down = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+        new Class<?>[] {DataSource.class}, (proxy, method, arguments) -> {
+          throw new SQLException("connection refused");
+        });
+    jdk.createContext("/tx", new IdempotencyHttpFilter(guard).inTransaction(down,
+        (connection, claim, body) -> CapturedResponse.json(201, "{}")));
     jdk.start();
     TreeMap<Integer, Integer> statuses = new TreeMap<>();
     HttpClient http = HttpClient.newHttpClient();
     try (PlainAndGuardedJetty jetty = PlainAndGuardedJetty.start(ok, guard)) {
-      for (URI uri : new URI[] {jetty.base.resolve("guarded/orders"),
-          URI.create("http://127.0.0.1:" + jdk.getAddress().getPort() + "/orders")}) {
+      List<URI> uris = new ArrayList<>(List.of(jetty.base.resolve("guarded/orders"),
+          URI.create("http://127.0.0.1:" + jdk.getAddress().getPort() + "/orders")));
+      if (completeFails) {
+        uris.add(URI.create("http://127.0.0.1:" + jdk.getAddress().getPort() + "/tx"));
+      }
+      for (URI uri : uris) {
         for (int i = 0; i < requests; i++) {
           HttpResponse<Void> r = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
               .header("Idempotency-Key", "k-" + i).POST(HttpRequest.BodyPublishers.ofString("{}")).build(),

@@ -33,6 +33,26 @@ class StoreDownLogTest {
     assertEquals(2, count(out, "dev.idem.server.IdempotencyStoreException: store down"), "one stack trace per filter");
   }
 
+  /**
+   * The same for results the store does not take (each request admitted, its result sent, the store
+   * then failing) and for a transactional route whose database gives no connection: once with the
+   * stack trace, not once per request.
+   */
+  @Test
+  void resultsTheStoreDoesNotTakeAndFailedTransactionsAreLoggedOnceNotOncePerRequest() throws Exception {
+    ChildJvm.Result child = ChildJvm.run(tmp, StoreDownLogChild.class, "40", "complete");
+
+    String out = child.output();
+    assertEquals(0, child.exitCode(), out);
+    assertTrue(out.contains("statuses {201=80, 500=40}"), out);
+    assertEquals(1, count(out, "ERROR dev.idem.server.servlet.IdempotencyFilter - Could not store the result"), out);
+    assertEquals(1, count(out, "ERROR dev.idem.server.jdkhttp.IdempotencyHttpFilter - Could not store the result"),
+        out);
+    assertEquals(1, count(out, "ERROR dev.idem.server.jdkhttp.IdempotencyHttpFilter - A transactional handler"
+        + " failed"), out);
+    assertEquals(1, count(out, "java.sql.SQLException: connection refused"), "one stack trace");
+  }
+
   private static int count(String text, String what) {
     Matcher m = Pattern.compile(Pattern.quote(what)).matcher(text);
     int n = 0;
