@@ -1,0 +1,38 @@
+package dev.idem.testkit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Review (testkit): {@link EffectHandler}'s Javadoc says "If the handler throws, the effect still
+ * counts, no result is stored, and the client gets a 500". That holds for a RuntimeException only:
+ * a handler that throws an Error (an AssertionError from a JUnit assertion a test put in its
+ * handler, the most natural thing to throw in a test) gets no answer at all. The dispatcher's
+ * runHandler catches RuntimeException; the Error escapes into MockWebServer, which neither answers
+ * nor closes the connection, so the client waits for its own read timeout (forever with
+ * java.net.http's default of no timeout) and the assertion's message is never seen by the test.
+ */
+class HandlerErrorReviewTest {
+  @Test
+  void aHandlerThatFailsAnAssertionAnswers500LikeAnyOtherThrowingHandler() throws Exception {
+    EffectHandler asserting = request -> {
+      // A test checking what its client sent, inside the handler, and finding it wrong.
+      assertEquals("{\"qty\":2}", new String(request.body()), "the client sent the wrong body");
+      return Reply.json(201, "{}");
+    };
+    try (IdempotentServer server = IdempotentServer.builder().handler(asserting).start()) {
+      TestClient client = new TestClient(Duration.ofSeconds(5));
+      TestClient.Answer first;
+      try {
+        first = client.post(server.url("/orders"), "k-assert", "{\"qty\":1}");
+      } catch (IOException e) {
+        throw new AssertionError("the documented 500 never came: " + e, e);
+      }
+      assertEquals(500, first.status(), "EffectHandler: a handler that throws gets the client a 500");
+      assertEquals(1, server.effectCount("k-assert"), "the effect counts");
+    }
+  }
+}
