@@ -192,7 +192,7 @@ public final class VirtualTime {
    */
   private synchronized Task takeDue(Instant until) {
     Instant horizon = until == null || now.isAfter(until) ? now : until;
-    Task next = tasks.peek();
+    Task next = nextLive();
     if (next == null || (until != null && next.at.isAfter(horizon))) {
       if (until != null) {
         now = horizon;
@@ -202,6 +202,21 @@ public final class VirtualTime {
     tasks.poll();
     if (next.at.isAfter(now)) {
       now = next.at;
+    }
+    return next;
+  }
+
+  /**
+   * The first task that has neither run nor been cancelled, left in the queue; cancelled tasks ahead
+   * of it are dropped. Dropping them here, never by moving the clock to them, keeps a cancelled
+   * task from stopping {@link #runNextTask} or pulling {@link #runUntilIdle}'s clock to an instant
+   * at which nothing was due. Caller holds the lock.
+   */
+  private Task nextLive() {
+    Task next = tasks.peek();
+    while (next != null && next.handle.isDone()) {
+      tasks.poll();
+      next = tasks.peek();
     }
     return next;
   }
@@ -224,14 +239,16 @@ public final class VirtualTime {
   }
 
   /**
-   * Advances to the next scheduled task and runs it (with any other due at the same instant).
+   * Advances to the next task that has not been cancelled and runs it (with any other due at the
+   * same instant or before). Cancelled tasks ahead of it are dropped and do not move the clock, as
+   * {@link #nextDue()} and {@link #pendingTasks()} already skip them.
    *
-   * @return true if a task was scheduled, false if none is
+   * @return true if a task ran, false if none is pending (none scheduled, or all cancelled)
    */
   public boolean runNextTask() {
     Duration until;
     synchronized (this) {
-      Task next = tasks.peek();
+      Task next = nextLive();
       if (next == null) {
         return false;
       }
@@ -243,7 +260,8 @@ public final class VirtualTime {
 
   /**
    * Runs scheduled tasks in due order, moving the clock to each, until none is left (tasks that
-   * schedule others included).
+   * schedule others included). Cancelled tasks are dropped without moving the clock: it ends at the
+   * last task that ran.
    *
    * @return how many tasks ran (cancelled ones are not counted)
    * @throws IllegalStateException if more than 10,000 tasks ran: the scheduler never goes idle

@@ -124,6 +124,23 @@ class VirtualTimeTest {
     assertEquals(List.of(), ran);
   }
 
+  /** A cancelled task is dropped where it stands: the clock stops at the last task that ran. */
+  @Test
+  void cancelledTasksDoNotMoveTheClock() {
+    time.scheduler().schedule(() -> ran.add("live"), Duration.ofSeconds(2));
+    Future<?> later = time.scheduler().schedule(() -> ran.add("cancelled"), Duration.ofSeconds(9));
+    assertTrue(later.cancel(false));
+
+    assertEquals(1, time.runUntilIdle());
+    assertEquals(List.of("live"), ran);
+    assertEquals(T0.plusSeconds(2), time.now(), "not moved on to the cancelled task's instant");
+
+    Future<?> only = time.scheduler().schedule(() -> ran.add("x"), Duration.ofSeconds(3));
+    assertTrue(only.cancel(false));
+    assertFalse(time.runNextTask(), "nothing to run: the only task was cancelled");
+    assertEquals(T0.plusSeconds(2), time.now());
+  }
+
   @Test
   void theSleeperAdvancesTheClockAndEveryWaitIsRecordedByWhereItCameFrom() throws Exception {
     time.scheduler().schedule(() -> ran.add("poll"), Duration.ofSeconds(3));
