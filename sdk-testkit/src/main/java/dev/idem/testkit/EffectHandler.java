@@ -9,7 +9,11 @@ package dev.idem.testkit;
  *
  * <p>If the handler throws, the effect still counts (the action may have got part-way, which is
  * exactly the case a test wants to see), no result is stored, and the client gets a 500; a retry
- * with the same key runs the handler again.
+ * with the same key runs the handler again. This holds for an {@link Error} too, such as the
+ * {@link AssertionError} of a JUnit assertion inside the handler; in addition, the first Error a
+ * handler threw is rethrown by {@link IdempotentServer#close()} (so by
+ * {@link IdempotentServerExtension} after each test), and the test fails with its message. A
+ * {@link VirtualMachineError} such as {@link OutOfMemoryError} is not caught.
  */
 @FunctionalInterface
 public interface EffectHandler {

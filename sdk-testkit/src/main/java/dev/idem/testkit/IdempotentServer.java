@@ -231,12 +231,27 @@ public final class IdempotentServer implements AutoCloseable {
   /**
    * Stops the server and frees its port. Requests held by a slow-processing or delayed-response
    * fault are cut short. Counters and recorded requests stay readable. Idempotent.
+   *
+   * <p>If an {@link EffectHandler} threw an {@link Error} (a failed assertion in a test's handler,
+   * say), the first such Error is rethrown here, once the server is stopped, so that the test
+   * fails with the handler's own message rather than only with whatever the client made of its
+   * 500. It is rethrown once: a second close returns normally. Exceptions are not rethrown: a
+   * handler that throws one plays an effect that failed part-way, which a test may well intend.
+   *
+   * @throws Error the first Error an effect handler threw, if any (not yet reported)
    */
   @Override
   public void close() {
-    dispatcher.close();
-    server.close();
-    guard.close();
+    try {
+      dispatcher.close();
+      server.close();
+    } finally {
+      guard.close();
+    }
+    Error handlerError = dispatcher.takeHandlerError();
+    if (handlerError != null) {
+      throw handlerError;
+    }
   }
 
   @Override

@@ -35,6 +35,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * plans leak between tests); for one server shared by a class, start it in {@code @BeforeAll} and
  * close it in {@code @AfterAll} yourself.
  *
+ * <p>A failed assertion inside the server's {@link EffectHandler} fails the test: the client gets a
+ * 500, and {@code afterEach} rethrows the handler's first {@link Error} when it closes the server
+ * (see {@link IdempotentServer#close()}).
+ *
  * <p>Thread-safety: parameter injection is safe under parallel test execution, because each test's
  * server lives in that test's extension context. {@link #server()} returns the server of the test
  * most recently started through this instance, so with a shared instance (a static field, or

@@ -1,6 +1,9 @@
 package dev.idem.testkit;
 
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -14,6 +17,9 @@ import org.junit.jupiter.api.Test;
  * runHandler catches RuntimeException; the Error escapes into MockWebServer, which neither answers
  * nor closes the connection, so the client waits for its own read timeout (forever with
  * java.net.http's default of no timeout) and the assertion's message is never seen by the test.
+ *
+ * <p>Fixed: the client gets the 500, and {@link IdempotentServer#close()} rethrows the handler's
+ * assertion (once), so the test fails with its message.
  */
 class HandlerErrorReviewTest {
   @Test
@@ -23,7 +29,8 @@ class HandlerErrorReviewTest {
       assertEquals("{\"qty\":2}", new String(request.body()), "the client sent the wrong body");
       return Reply.json(201, "{}");
     };
-    try (IdempotentServer server = IdempotentServer.builder().handler(asserting).start()) {
+    IdempotentServer server = IdempotentServer.builder().handler(asserting).start();
+    try {
       TestClient client = new TestClient(Duration.ofSeconds(5));
       TestClient.Answer first;
       try {
@@ -33,6 +40,14 @@ class HandlerErrorReviewTest {
       }
       assertEquals(500, first.status(), "EffectHandler: a handler that throws gets the client a 500");
       assertEquals(1, server.effectCount("k-assert"), "the effect counts");
+      assertEquals(500, client.post(server.url("/orders"), "k-assert", "{\"qty\":1}").status(),
+          "nothing stored: a retry runs the handler again");
+      assertEquals(2, server.effectCount("k-assert"));
+    } finally {
+      AssertionError reported = assertThrows(AssertionError.class, server::close,
+          "close() reports the handler's failed assertion, so the test fails with it");
+      assertTrue(reported.getMessage().startsWith("the client sent the wrong body"), reported.getMessage());
+      assertDoesNotThrow(server::close, "reported once");
     }
   }
 }

@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
@@ -55,6 +56,8 @@ public final class IdempotencyDispatcher extends Dispatcher {
   private final RequestLog log;
   private final Function<String, Optional<FaultSpec>> faults;
   private final CountDownLatch closing = new CountDownLatch(1);
+  // The first Error a handler threw: a failed assertion in a test's handler, kept for close().
+  private final AtomicReference<Error> handlerError = new AtomicReference<>();
 
   /**
    * The test kit's own settings of one server, already validated by the public builder; the
@@ -194,13 +197,36 @@ public final class IdempotencyDispatcher extends Dispatcher {
         "The effect handler threw; nothing was stored.");
   }
 
-  /** Runs the handler; null if it threw (or returned null), which counts as a failed effect. */
+  /**
+   * Runs the handler; null if it threw (or returned null), which counts as a failed effect.
+   *
+   * <p>An Error is a failed effect too: most often an AssertionError from a test's assertion in its
+   * handler. Left to MockWebServer, it would kill the connection's thread without an answer (the
+   * client waits for its read timeout) and show only on stderr, so it answers the handler-failed
+   * 500 like an exception, and the first one is kept for {@link #takeHandlerError()} to report.
+   * A VirtualMachineError (out of memory, stack overflow) is left to propagate: nothing here can
+   * answer reliably after one.
+   */
   private Reply runHandler(EffectRequest effect) {
     try {
       return config.handler().execute(effect);
     } catch (RuntimeException e) {
       return null;
+    } catch (VirtualMachineError e) {
+      throw e;
+    } catch (Error e) {
+      handlerError.compareAndSet(null, e);
+      return null;
     }
+  }
+
+  /**
+   * The first Error a handler threw since the last call, and forgets it, so that it is reported once.
+   *
+   * @return that Error, or null if no handler threw one
+   */
+  public Error takeHandlerError() {
+    return handlerError.getAndSet(null);
   }
 
   /** The response of a fault that replaces processing. */
