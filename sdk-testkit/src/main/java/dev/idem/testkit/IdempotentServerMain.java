@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Runs the {@link IdempotentServer reference server} as a program, outside JUnit: for manual tests,
@@ -46,10 +47,16 @@ import java.util.concurrent.TimeUnit;
  *   <tr><td>{@code --fingerprint raw-bytes}</td><td>{@code canonical-json}</td><td>{@link IdempotentServer.Builder#fingerprintMode}</td></tr>
  * </table>
  *
- * <p>Exit status: 0 after a normal stop, 2 on bad usage (the message says which flag), 1 if the
- * port cannot be bound. The server listens on the loopback address only.
+ * <p>Exit status: 0 after a normal stop (Ctrl-C or SIGTERM, once the summary is printed), 2 on bad
+ * usage (the message says which flag), 1 if the port cannot be bound. To exit 0 rather than the
+ * JVM's 130 or 143 for the signal, the program halts the JVM at the end of its shutdown hook, so
+ * shutdown hooks of other code in the same JVM (an agent, a logging back end on the class path)
+ * may be cut short; if closing the server takes longer than 5 seconds, the JVM exits with the
+ * signal's status instead. The server listens on the loopback address only.
  */
 public final class IdempotentServerMain {
+  /** How long the shutdown hook waits for the server to stop and print its summary. */
+  private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(5);
   /** Keys listed one by one in the summary; the rest are counted. */
   static final int KEYS_SHOWN = 20;
 
@@ -70,19 +77,34 @@ public final class IdempotentServerMain {
   public static void main(String[] args) throws InterruptedException {
     CountDownLatch stop = new CountDownLatch(1);
     CountDownLatch finished = new CountDownLatch(1);
+    // Set once the server stopped serving because the hook asked it to, and run() then returned 0.
+    AtomicBoolean stoppedNormally = new AtomicBoolean();
     // Ctrl-C and SIGTERM run this hook; it lets run() close the server and print its summary
     // before the JVM halts.
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       stop.countDown();
+      boolean done;
       try {
-        finished.await(5, TimeUnit.SECONDS);
+        done = finished.await(SHUTDOWN_WAIT.toMillis(), TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        return;
+      }
+      if (done && stoppedNormally.get()) {
+        // Ctrl-C and SIGTERM are this program's normal stop, yet a JVM stopped by a signal exits
+        // 128 + the signal (130, 143), and a hook cannot change that but by halting. Halting
+        // skips the hooks still running and the JVM's own deleteOnExit hook: this program
+        // registers no other hook and deletes no file on exit, and the summary is already
+        // printed and flushed. A stop that did not finish in time keeps the signal's status.
+        System.out.flush();
+        System.err.flush();
+        Runtime.getRuntime().halt(0);
       }
     }, "idem-reference-server-stop"));
     int code;
     try {
       code = run(args, System.out, System.err, server -> stop.await());
+      stoppedNormally.set(code == 0 && stop.getCount() == 0);
     } finally {
       finished.countDown();
     }
