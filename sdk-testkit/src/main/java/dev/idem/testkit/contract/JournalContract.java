@@ -33,6 +33,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,6 +62,15 @@ import org.junit.jupiter.api.Test;
  * SQLite, H2 and PostgreSQL. Times are fixed instants, never a clock. One test closes the journal
  * to check that it then refuses work; the subclass closes its journal after each test (closing
  * twice must be harmless). Not thread-safe: one instance per test, as JUnit makes.
+ *
+ * <p>The journal itself must be thread-safe, and three tests call it from 4 threads at once,
+ * each thread calling it for the same 40 operations in turn, over 5 rounds: claims of PENDING
+ * operations, claims of operations whose lease expired, and begins (and begins with a claim) of
+ * new operations. Per operation, exactly one claim may win and exactly one begin may create; a
+ * claim that reads the record and then writes it without checking again (a SELECT, then an
+ * unconditional UPDATE) lets two owners hold one operation and fails them. The journal must answer
+ * a lost race as it answers a claim of a held operation (empty) or a begin of a known one (not
+ * created), not throw. Every wait is bounded (30 seconds); nothing sleeps.
  */
 public abstract class JournalContract {
   /** The instant every scenario starts at. */
@@ -240,6 +256,98 @@ public abstract class JournalContract {
     assertEquals("node-b", r.owner());
     assertEquals(2, r.generation());
     assertEquals(b.expiresAt(), r.leaseExpiresAt());
+  }
+
+  @Test
+  void concurrentClaimsOfOnePendingOperationGrantExactlyOneLease() throws Exception {
+    Journal journal = journal();
+    try (Race race = new Race()) {
+      for (int round = 0; round < ROUNDS; round++) {
+        List<NewOperation> ops = new ArrayList<>();
+        for (int n = 0; n < OPS_PER_ROUND; n++) {
+          ops.add(begun("{\"round\":" + round + ",\"n\":" + n + "}"));
+        }
+        List<List<Optional<Lease>>> byRacer = race.run(ops.size(),
+            (i, n) -> journal.claim(ops.get(n).id(), "node-" + i, T0, LEASE));
+
+        for (int n = 0; n < ops.size(); n++) {
+          String what = "round " + round + ", operation " + n + ": claims of one PENDING operation at once";
+          Lease won = onlyOne(column(byRacer, n), what);
+          assertFalse(won.takeover(), what + ": a PENDING operation is claimed, not taken over");
+          assertEquals(1, won.generation(), what);
+          assertHeldBy(journal.find(ops.get(n).id()).orElseThrow(), won, what);
+        }
+      }
+    }
+  }
+
+  @Test
+  void concurrentClaimsOfAnExpiredLeaseTakeItOverExactlyOnce() throws Exception {
+    Journal journal = journal();
+    Instant expired = T0.plus(LEASE);
+    try (Race race = new Race()) {
+      for (int round = 0; round < ROUNDS; round++) {
+        List<NewOperation> ops = new ArrayList<>();
+        for (int n = 0; n < OPS_PER_ROUND; n++) {
+          NewOperation op = begun("{\"round\":" + round + ",\"n\":" + n + "}");
+          journal.claim(op.id(), "node-gone", T0, LEASE).orElseThrow();
+          ops.add(op);
+        }
+        List<List<Optional<Lease>>> byRacer = race.run(ops.size(),
+            (i, n) -> journal.claim(ops.get(n).id(), "node-" + i, expired, LEASE));
+
+        for (int n = 0; n < ops.size(); n++) {
+          String what = "round " + round + ", operation " + n + ": claims of one expired lease at once";
+          Lease won = onlyOne(column(byRacer, n), what);
+          assertTrue(won.takeover(), what + ": node-gone's lease expired while it was IN_FLIGHT");
+          assertEquals(2, won.generation(), what);
+          assertHeldBy(journal.find(ops.get(n).id()).orElseThrow(), won, what);
+        }
+      }
+    }
+  }
+
+  @Test
+  void concurrentBeginsOfOneNewOperationCreateItExactlyOnce() throws Exception {
+    Journal journal = journal();
+    try (Race race = new Race()) {
+      for (int round = 0; round < ROUNDS; round++) {
+        List<NewOperation> ops = new ArrayList<>();
+        for (int n = 0; n < OPS_PER_ROUND; n++) {
+          ops.add(newOp("{\"round\":" + round + ",\"n\":" + n + "}"));
+        }
+        // Even racers begin, odd ones begin with a claim, as a plain executor and a claiming one would.
+        List<List<BeginResult>> byRacer = race.run(ops.size(), (i, n) -> i % 2 == 0 ? journal.begin(ops.get(n))
+            : journal.beginAndClaim(ops.get(n), "node-" + i, LEASE));
+
+        for (int n = 0; n < ops.size(); n++) {
+          String what = "round " + round + ", operation " + n + ": begins of one new operation at once";
+          List<BeginResult> results = column(byRacer, n);
+          List<Integer> created = new ArrayList<>();
+          for (int i = 0; i < results.size(); i++) {
+            BeginResult r = results.get(i);
+            assertEquals(ops.get(n).id(), r.record().id(), what);
+            if (r.created()) {
+              created.add(i);
+            } else {
+              assertTrue(r.claimed().isEmpty(), what + ": an operation that existed is not claimed with the begin");
+            }
+          }
+          assertEquals(1, created.size(), what + ": created by racers " + created);
+          BeginResult creator = results.get(created.get(0));
+          OperationRecord stored = journal.find(ops.get(n).id()).orElseThrow();
+          if (created.get(0) % 2 == 0) {
+            assertTrue(creator.claimed().isEmpty(), what + ": a plain begin claims nothing");
+            assertEquals(OperationState.PENDING, stored.state(), what);
+            assertEquals(0, stored.generation(), what);
+          } else {
+            Lease won = creator.claimed().orElseThrow(() -> new AssertionError(what
+                + ": the new operation is claimed with the begin that created it"));
+            assertHeldBy(stored, won, what);
+          }
+        }
+      }
+    }
   }
 
   @Test
@@ -955,6 +1063,113 @@ public abstract class JournalContract {
       journal().recordOutcomeDelivered(op.id(), T0.plusSeconds(1));
     }
     return journal().find(op.id()).orElseThrow();
+  }
+
+  /** Threads that race in the concurrent tests. */
+  private static final int RACERS = 4;
+  /** Rounds of each concurrent test. */
+  private static final int ROUNDS = 5;
+  /** Operations raced for in a round, one after the other: a race each. */
+  private static final int OPS_PER_ROUND = 40;
+
+  /** The one lease granted among {@code leases}; fails if none or several were. */
+  private static Lease onlyOne(List<Optional<Lease>> leases, String what) {
+    List<Lease> granted = leases.stream().flatMap(Optional::stream).toList();
+    assertEquals(1, granted.size(), what + ": exactly one lease may be granted, not " + granted);
+    return granted.get(0);
+  }
+
+  /** Each racer's result for operation {@code n}, in racer order. */
+  private static <T> List<T> column(List<List<T>> byRacer, int n) {
+    return byRacer.stream().map(results -> results.get(n)).toList();
+  }
+
+  /** The record is IN_FLIGHT under exactly {@code lease}. */
+  private static void assertHeldBy(OperationRecord r, Lease lease, String what) {
+    assertEquals(OperationState.IN_FLIGHT, r.state(), what);
+    assertEquals(lease.owner(), r.owner(), what + ": the record's owner is the one whose lease was granted");
+    assertEquals(lease.generation(), r.generation(), what);
+    assertEquals(lease.expiresAt(), r.leaseExpiresAt(), what);
+  }
+
+  /** One racer's call for one operation; {@code racer} is 0..RACERS-1, {@code op} the operation's index. */
+  @FunctionalInterface
+  private interface RacerCall<T> {
+    T call(int racer, int op) throws Exception;
+  }
+
+  /**
+   * {@code RACERS} threads that start each of their calls together: a race per operation. A latch
+   * or barrier would line them up but release them one after the other, each woken by the OS in
+   * turn, so late that the first racer's call is over before the next one starts; and racers that
+   * started together drift apart after one call. So before each operation the racers line up on a
+   * counter and spin (yielding now and then, for a machine with fewer CPUs than racers) until all
+   * have arrived, and those the CPUs are running start at once. Every wait is bounded; nothing
+   * sleeps.
+   */
+  private static final class Race implements AutoCloseable {
+    private static final long WAIT_SECONDS = 30;
+    private final ExecutorService threads = Executors.newFixedThreadPool(RACERS, r -> {
+      Thread t = new Thread(r, "journal-contract-racer");
+      t.setDaemon(true);
+      return t;
+    });
+
+    /**
+     * Races on operations 0..ops-1 in turn: every racer calls {@code call} for operation n once
+     * all have finished operation n - 1. Each racer's results, in racer order, each in operation
+     * order; a racer's exception fails the test with it.
+     */
+    <T> List<List<T>> run(int ops, RacerCall<T> call) throws Exception {
+      AtomicInteger arrived = new AtomicInteger();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+      List<Future<List<T>>> calls = new ArrayList<>();
+      for (int i = 0; i < RACERS; i++) {
+        int racer = i;
+        calls.add(threads.submit(() -> {
+          List<T> mine = new ArrayList<>();
+          for (int n = 0; n < ops; n++) {
+            arrived.incrementAndGet();
+            int all = (n + 1) * RACERS;
+            for (int spins = 1; arrived.get() < all; spins++) {
+              if (System.nanoTime() - deadline > 0) {
+                throw new TimeoutException("the racers did not all reach operation " + n + " within "
+                    + WAIT_SECONDS + " s");
+              }
+              if (spins % 256 == 0) {
+                Thread.yield();
+              } else {
+                Thread.onSpinWait();
+              }
+            }
+            mine.add(call.call(racer, n));
+          }
+          return mine;
+        }));
+      }
+      List<List<T>> results = new ArrayList<>();
+      for (Future<List<T>> f : calls) {
+        try {
+          results.add(f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+        } catch (ExecutionException e) {
+          // The journal's own exception, as a single-threaded test would see it.
+          if (e.getCause() instanceof Exception cause) {
+            throw cause;
+          }
+          if (e.getCause() instanceof Error error) {
+            throw error;
+          }
+          throw e;
+        }
+      }
+      return results;
+    }
+
+    @Override
+    public void close() throws Exception {
+      threads.shutdownNow();
+      threads.awaitTermination(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
   }
 
   /** {@code r} with {@code twin}'s identity, so that two operations' records compare on all else. */
