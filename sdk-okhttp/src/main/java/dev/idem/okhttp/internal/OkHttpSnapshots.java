@@ -22,7 +22,7 @@ public final class OkHttpSnapshots {
    * Snapshots a request whose body was read into {@code body}, leaving out the key header (the
    * transport sets it on every attempt from the journaled key, so it is not part of the request).
    * {@code type} is the type of the body that wrote those bytes, which is not always the request's
-   * own (a multipart body gets its boundary from the key, see {@link PreparedCall}).
+   * own (a multipart body gets a boundary derived from its content, see {@link ContentBoundary}).
    */
   public static RequestSnapshot snapshot(Request request, byte[] body, MediaType type, String keyHeader) {
     RequestSnapshot.Builder b = RequestSnapshot.builder(request.method(), uriOf(request.url()));

@@ -10,15 +10,12 @@ import dev.idem.okhttp.UnreplayableBodyException;
 import java.io.IOException;
 import java.net.ProtocolException;
 import java.time.Duration;
-import okhttp3.Headers;
 import okhttp3.MediaType;
-import okhttp3.MultipartBody;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okio.Buffer;
 import okio.BufferedSink;
 import okio.ForwardingSink;
-import okio.HashingSink;
 import okio.Okio;
 import okio.Sink;
 
@@ -74,65 +71,19 @@ public record PreparedCall(Request request, RequestBody body, Operation operatio
         op = op.withKey(key);
       }
     }
-    if (body instanceof MultipartBody multipart) {
-      body = withContentBoundary(multipart, maxBodyBytes);
-    }
     // Read the body once, here, before anything is sent: those bytes are journaled and sent on every
-    // attempt, so the payload cannot drift between attempts.
+    // attempt, so the payload cannot drift between attempts. Once only: a part backed by a stream
+    // (not marked one-shot, as most are not) has nothing left to write a second time.
     byte[] bytes = body == null ? null : readCapped(request, body, maxBodyBytes);
     MediaType type = body == null ? null : body.contentType();
+    ContentBoundary.Rebound rebound = bytes == null ? null : ContentBoundary.of(bytes, type);
+    if (rebound != null) {
+      bytes = rebound.bytes();
+      type = rebound.type();
+    }
     RequestBody frozen = bytes == null ? null : RequestBody.create(bytes, type);
     RequestSnapshot snapshot = OkHttpSnapshots.snapshot(request, bytes, type, support.headerName());
     return new PreparedCall(request, frozen, op.toOperation(snapshot));
-  }
-
-  /**
-   * {@code body} with a boundary derived from its own content (type, each part's headers, type and
-   * bytes) instead of the one it has; same type, same parts, in order. OkHttp's
-   * {@code MultipartBody.Builder} picks a random boundary for each body, so the same upload built
-   * again for the same operation (a job that re-processes an item under
-   * {@code IdempotentOperation.forReference}) would differ from the journaled bytes in the boundary
-   * alone, and be refused as a key reused with another payload instead of being answered from the
-   * journal. Fixing the boundary here, rather than having the fingerprint skip it, keeps one set of
-   * bytes per payload everywhere: the journaled body and its Content-Type, every attempt on the
-   * wire, a resume's, and what a server's own payload check (which fingerprints the raw body too)
-   * sees under the key. It comes from the content, not the key, since a reference's key is only
-   * derived by the executor; a SHA-256 in hex cannot occur in the content it is a hash of.
-   *
-   * <p>The parts are written once more for the hash, so a body with a one-shot or duplex part, or
-   * one over {@code maxBytes} (refused when read), keeps its boundary.
-   */
-  static RequestBody withContentBoundary(MultipartBody body, long maxBytes) throws IOException {
-    for (MultipartBody.Part part : body.parts()) {
-      if (part.body().isOneShot() || part.body().isDuplex()) {
-        return body;
-      }
-    }
-    HashingSink hash = HashingSink.sha256(Okio.blackhole());
-    CappedSink capped = new CappedSink(hash, maxBytes);
-    try (BufferedSink sink = Okio.buffer(capped)) {
-      sink.writeUtf8(body.type().toString()).writeByte('\n');
-      for (MultipartBody.Part part : body.parts()) {
-        Headers headers = part.headers();
-        for (int i = 0; headers != null && i < headers.size(); i++) {
-          sink.writeUtf8(headers.name(i)).writeByte(':').writeUtf8(headers.value(i)).writeByte('\n');
-        }
-        MediaType type = part.body().contentType();
-        sink.writeUtf8(type == null ? "" : type.toString()).writeByte('\n');
-        part.body().writeTo(sink);
-        sink.writeByte('\n');
-      }
-    } catch (IOException e) {
-      if (capped.over) {
-        return body; // too large: readCapped refuses it
-      }
-      throw e;
-    }
-    MultipartBody.Builder b = new MultipartBody.Builder("idem-" + hash.hash().hex()).setType(body.type());
-    for (MultipartBody.Part part : body.parts()) {
-      b.addPart(part);
-    }
-    return b.build();
   }
 
   /**
