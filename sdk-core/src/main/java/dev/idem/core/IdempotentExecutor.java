@@ -890,6 +890,18 @@ public final class IdempotentExecutor implements AutoCloseable {
   }
 
   /**
+   * The classifier this executor judges each attempt with, so that an adapter that must judge an
+   * answer the executor never sees (the first answer of an attempt whose follow-up the adapter
+   * refused) judges it as the app configured, not by the default table.
+   *
+   * @return the classifier given to {@link Builder#classifier}, {@link Classifier#defaults()} by
+   *     default; its thread-safety is the app's classifier's
+   */
+  public Classifier classifier() {
+    return settings.classifier();
+  }
+
+  /**
    * {@return which responses this executor takes as the protocol's key-reused, key-missing and
    * in-flight answers (for adapters that map them to their own API)}
    */

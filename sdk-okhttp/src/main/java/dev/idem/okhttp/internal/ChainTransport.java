@@ -78,7 +78,7 @@ final class ChainTransport implements Transport {
       throw new RequestNotSentException("the OkHttp call was canceled (or its call timeout elapsed) before this"
           + " attempt was sent; the operation stays PENDING with its key", canceled());
     }
-    KeyedAttempt tag = new KeyedAttempt();
+    KeyedAttempt tag = new KeyedAttempt(settings);
     Request attempt = FollowUps.keyed(request.newBuilder().header(settings.headerName(), settings.headerValue(key))
         .tag(Tags.CALL_RESULT, last.callResult), request.method(), body, tag);
     FollowUps.AttemptBody sent = (FollowUps.AttemptBody) attempt.body();

@@ -141,6 +141,6 @@ public final class ClientTransport implements Transport, AsyncTransport {
         .tag(Tags.RESUME_ATTEMPT, ResumeAttempt.INSTANCE);
     // One KeyedAttempt per OkHttp call (see LiveCallTransport): an app interceptor above Idem
     // that calls proceed again cannot put a second request of this attempt on the wire.
-    return client.newCall(FollowUps.keyed(b, r.method(), r.body(), new KeyedAttempt()));
+    return client.newCall(FollowUps.keyed(b, r.method(), r.body(), new KeyedAttempt(settings)));
   }
 }

@@ -1,12 +1,13 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.Classification;
-import dev.idem.core.Classifier;
+import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Verdict;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
+import java.util.Optional;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
@@ -44,15 +45,16 @@ final class FollowUps {
    * @param chain the chain of the call (the live call's, or a resumed attempt's own)
    * @param attempt the attempt, with its key header; made a {@linkplain #keyed keyed} one here
    *     unless it is one already
+   * @param support the adapter's rules, for an attempt made a keyed one here
    * @return the attempt's response, as the server sent it
    * @throws RequestNotSentException if the chain below failed before the attempt's body was
    *     written (an interceptor whose token refresh failed, a refused connection)
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
-  static Response proceed(Interceptor.Chain chain, Request attempt) throws IOException {
+  static Response proceed(Interceptor.Chain chain, Request attempt, AdapterSupport support) throws IOException {
     KeyedAttempt tag = attempt.tag(Tags.KEYED_ATTEMPT);
     if (tag == null) {
-      tag = new KeyedAttempt();
+      tag = new KeyedAttempt(support);
       attempt = keyed(attempt.newBuilder(), attempt.method(), attempt.body(), tag);
     }
     // This attempt is its own OkHttp call (resumed, enqueued by the call factory), so whatever is
@@ -98,8 +100,11 @@ final class FollowUps {
    * server did nothing. Counting it as ambiguous would make a later permanent refusal (a 402)
    * UNCERTAIN; as a request not acted on it is retried with the same key (a journaled attempt of its
    * own, after the policy's backoff), through the app's interceptor again, now with the new token.
-   * An answer the default table takes as a possible effect (a 2xx, 301/302/303, 409, most 5xx) or
-   * one of the protocol's own keeps the attempt ambiguous.
+   * The answer is judged as the executor judges an attempt's (its status and headers; the body is
+   * gone): the protocol's key-reused or in-flight answer keeps the attempt ambiguous, and otherwise
+   * the executor's own classifier decides. Only its PERMANENT, TRANSIENT or SAFE proves no effect;
+   * SUCCESS, AMBIGUOUS (an app that calls a mesh's 503 ambiguous), no opinion, or a classifier that
+   * throws keeps the attempt ambiguous, so the app's classifier is never overruled towards FAILED.
    */
   static RequestNotSentException answeredWithoutEffect(KeyedAttempt tag, Throwable e) {
     boolean refused = false;
@@ -114,15 +119,35 @@ final class FollowUps {
     ResponseSnapshot snapshot = new ResponseSnapshot(answer.code(),
         AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
         new byte[0]);
-    Classification c = Classifier.defaults().classify(snapshot).map(Verdict::classification)
-        .orElse(Classification.PERMANENT);
-    if (c == Classification.SUCCESS || c == Classification.AMBIGUOUS || answer.code() == 409) {
+    if (!provesNoEffect(tag.support(), snapshot)) {
       return null;
     }
     return new RequestNotSentException("the only request of this keyed attempt on the wire was answered HTTP "
         + answer.code() + ", which proves no effect, and Idem refused the second request an interceptor below it"
         + " tried (a credential refresh?): one request per attempt. Idem sends the operation again with the same"
         + " key, as a journaled attempt of its own", e);
+  }
+
+  /** Whether the executor of {@code support} would take {@code answer} as having had no effect. */
+  private static boolean provesNoEffect(AdapterSupport support, ResponseSnapshot answer) {
+    ProtocolStatuses protocol = support.executor().protocol();
+    if (protocol.isKeyReused(answer) || protocol.isInFlight(answer)) {
+      return false;
+    }
+    if (protocol.isKeyMissing(answer)) {
+      return true;  // the executor's own verdict on it is PERMANENT
+    }
+    Optional<Verdict> v;
+    try {
+      v = support.executor().classifier().classify(answer);
+    } catch (RuntimeException | LinkageError | AssertionError e) {
+      return false;  // the app's classifier failed: nothing proves the answer had no effect
+    }
+    if (v == null || v.isEmpty()) {
+      return false;
+    }
+    Classification c = v.get().classification();
+    return c == Classification.PERMANENT || c == Classification.TRANSIENT || c == Classification.SAFE;
   }
 
   /**

@@ -50,7 +50,7 @@ public final class IdempotencyInterceptor implements Interceptor {
     if (request.tag(Tags.RESUME_ATTEMPT) != null) {
       // An attempt of an operation the executor already drives (resumed, or an enqueued call's):
       // it carries its key, and goes out as one request like every other attempt.
-      return FollowUps.proceed(chain, request);
+      return FollowUps.proceed(chain, request, support);
     }
     IdempotentOperation op = request.tag(Tags.OPERATION);
     if (op == null) {

@@ -1,5 +1,6 @@
 package dev.idem.okhttp.internal;
 
+import dev.idem.core.spi.adapter.AdapterSupport;
 import java.util.ArrayList;
 import java.util.List;
 import okhttp3.Response;
@@ -16,6 +17,8 @@ import okhttp3.Response;
  * <p>Thread-safe: the guard and the interceptor may run on different threads of one call.
  */
 final class KeyedAttempt {
+  /** The adapter's rules, whose executor's classifier judges the first answer (see {@link FollowUps}). */
+  private final AdapterSupport support;
   private int requests;
   /** Null until the guard holds a header back, which few attempts see. */
   private List<String[]> held;
@@ -24,6 +27,16 @@ final class KeyedAttempt {
 
   /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
   private Response firstAnswer;
+
+  /** @param support the adapter's rules, whose executor drives the attempt */
+  KeyedAttempt(AdapterSupport support) {
+    this.support = support;
+  }
+
+  /** The adapter's rules, whose executor drives the attempt. */
+  AdapterSupport support() {
+    return support;
+  }
 
   /** Remembers the answer to the attempt's first request (its status and headers are read later). */
   synchronized void answered(Response response) {

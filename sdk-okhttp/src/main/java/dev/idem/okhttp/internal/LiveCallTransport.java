@@ -62,7 +62,7 @@ final class LiveCallTransport implements AsyncTransport {
     // Its KeyedAttempt is made here, once per OkHttp call, not by the interceptor on each pass: an
     // app interceptor above Idem that retries (calls proceed again) must not get a second request
     // of this attempt onto the wire, and the shared tag lets FollowUpGuard refuse it.
-    Request attempt = FollowUps.keyed(b, request.method(), body, new KeyedAttempt());
+    Request attempt = FollowUps.keyed(b, request.method(), body, new KeyedAttempt(settings));
     Call call = client.newCall(attempt);
     listeners.forEach(call::addEventListener);
     synchronized (this) {
