@@ -98,6 +98,40 @@ class EmbeddedJournalLockFileRemovedTest {
     assertThrows(JournalException.class, journal::close);
   }
 
+  /**
+   * The close of a journal that lost its lock file takes the lock again to mark its close: here
+   * another process holds it, so the open marker (that process's) is left as it is, and that
+   * process keeps the journal to itself.
+   */
+  @Test
+  void theCloseLeavesTheOpenMarkerToAnotherProcessThatHoldsTheJournalNow() throws Exception {
+    Path dir = tmp.resolve("journal");
+    Ops ops = new Ops(44);
+    NewOperation first = ops.newOp("{\"n\":1}");
+    JdbcJournal journal = JdbcJournal.openEmbedded(dir);
+    journal.begin(first);
+    assertEquals(2, removeLockFiles(dir));
+    try (ChildJvm.Running other = ChildJvm.start("HOLDING", HoldJournalChild.class,
+        dir.toString())) {
+      other.awaitReady(Duration.ofSeconds(60));
+      Path marker = dir.resolve("idem-journal.open");
+      assertEquals("open", Files.readString(marker).strip(), "the other process's open marker");
+
+      assertThrows(JournalException.class, () -> journal.begin(ops.newOp("{\"n\":2}")));
+      assertThrows(JournalException.class, journal::close);
+      assertEquals("open", Files.readString(marker).strip(), "the close marked the other process's marker");
+      // The close's attempt to lock again released nothing of the other process's.
+      ChildJvm.Result third = ChildJvm.run(tmp, OpenJournalChild.class, dir.toString());
+      assertEquals(0, third.exitCode(), third.output());
+      assertTrue(third.output().contains("open in another process"), third.output());
+
+      other.terminate(Duration.ofSeconds(60)); // SIGTERM: its shutdown hook closes the journal
+    }
+    try (JdbcJournal reopened = JdbcJournal.openEmbedded(dir)) {
+      assertTrue(reopened.find(first.id()).isPresent());
+    }
+  }
+
   private static int removeLockFiles(Path dir) throws IOException {
     try (Stream<Path> files = Files.list(dir)) {
       List<Path> locks = files.filter(f -> f.getFileName().toString().endsWith(".lock")).toList();

@@ -387,6 +387,11 @@ public final class EmbeddedFiles implements AutoCloseable {
    * open still recovers as after a crash, but must not ask for a {@code -wal} file that held
    * nothing. Without this mark it refused to open, asking for a backup of a file that was never
    * lost. With a {@code -wal} file left, the crash marker stays as it is.
+   *
+   * <p>A store whose lock file was removed or replaced while it was open takes the lock again at
+   * the lock file's path first, and marks its close only while it holds it: then no other process
+   * owns the store, and the marker is this process's. Held by another process, the marker may be
+   * that process's, and is left alone.
    */
   public void markClosedAfterFailure() {
     FileIdentity opened = database;
@@ -395,11 +400,42 @@ public final class EmbeddedFiles implements AutoCloseable {
       // path now (nothing, a restored backup) is not what this process wrote, and gets no mark of it.
       return;
     }
-    if (fileLock.locked().change() != null) {
-      // Its lock file was removed or replaced: another process may own the store now, and the open
-      // marker be that process's, which a mark of this close would overwrite.
+    if (fileLock.locked().change() == null) {
+      markCheckpointed();
       return;
     }
+    // Its lock file was removed or replaced. Left unmarked, the crash marker would outlive the -wal
+    // file SQLite's last close just removed, and the reopen the lock-lost error asks for would be
+    // refused as if acknowledged commits were lost (a user would restore an old backup).
+    SqliteFileLock again;
+    try {
+      again = fileLock.takeAgain();
+    } catch (IOException e) {
+      LOG.warn("Idem {} {}: cannot lock {} again after its lock file was removed, so {} is left as it is ({})",
+          layout.what(), directory, fileLock.file(), layout.open().getFileName(), e.toString());
+      return;
+    }
+    if (again == null) {
+      // Another process owns the store now: the open marker may be that process's, which a mark of
+      // this close would overwrite.
+      LOG.warn("Idem {} {}: another process holds {} now; {} is left to it", layout.what(), directory,
+          fileLock.file(), layout.open().getFileName());
+      return;
+    }
+    try {
+      tighten(again.file()); // created again by this close, as by an open
+      markCheckpointed();
+    } catch (IOException e) {
+      LOG.warn("Idem {} {}: cannot set the permissions of {} ({})", layout.what(), directory, again.file(),
+          e.toString());
+      markCheckpointed();
+    } finally {
+      again.close();
+    }
+  }
+
+  /** Marks a failed close after which SQLite left no {@code -wal} file ({@link #markClosedAfterFailure}). */
+  private void markCheckpointed() {
     if (Files.exists(layout.wal())) {
       return;
     }

@@ -81,6 +81,25 @@ final class SqliteFileLock implements AutoCloseable {
   }
 
   /**
+   * Takes this lock again at the lock file's path, for a store whose lock file was removed or
+   * replaced while it held it ({@link #locked()}): at its close, to tell whether another process
+   * owns the store now. Without a guard, since this lock still guards the database file; through
+   * {@link FileLocks}, so that no descriptor of a file this JVM holds is opened and closed (which
+   * would drop its POSIX locks): the file at the path is opened only if this JVM holds no lock on it.
+   *
+   * @return the lock, held until its {@link #close()}; null if another process (or another open in
+   *     this JVM) holds the lock file now at the path
+   * @throws IOException if the lock file cannot be created or opened
+   */
+  SqliteFileLock takeAgain() throws IOException {
+    try {
+      return new SqliteFileLock(file, FileLocks.lock(file, null, inThisJvm -> new JournalException("held", null)));
+    } catch (JournalException held) {
+      return null;
+    }
+  }
+
+  /**
    * Guards the database file from now on, for one created after the lock was taken: a second open
    * in this JVM is then refused by the database file's identity, whatever became of the lock file.
    */

@@ -61,6 +61,30 @@ class InboxFilesRemovedTest {
     assertTrue(close.getMessage().contains("lock file"), close.getMessage());
   }
 
+  /**
+   * The close after its lock files were removed takes the lock again (nobody else holds it) and
+   * marks the close, so that the reopen the error asks for opens the inbox instead of refusing it
+   * as if acknowledged deliveries were lost with its -wal file, which SQLite's last close removed.
+   */
+  @Test
+  void theInboxReopensAfterAStopForItsRemovedLockFiles() throws Exception {
+    Path dir = tmp.resolve("inbox");
+    WebhookInbox inbox = WebhookInbox.sqlite(dir).open();
+    assertEquals(AcceptResult.ACCEPTED, inbox.accept(event("evt_1", 1)));
+    try (Stream<Path> files = Files.list(dir)) {
+      for (Path lock : files.filter(f -> f.getFileName().toString().endsWith(".lock")).toList()) {
+        Files.delete(lock);
+      }
+    }
+    assertThrows(WebhookInboxException.class, () -> inbox.accept(event("evt_2", 2)));
+    assertThrows(WebhookInboxException.class, inbox::close);
+
+    try (WebhookInbox reopened = WebhookInbox.sqlite(dir).open()) {
+      // The delivery accepted before the stop is there: the same one again is a replay.
+      assertEquals(AcceptResult.REPLAY, reopened.accept(event("evt_1", 1)));
+    }
+  }
+
   private static VerifiedWebhook event(String id, int n) {
     return new VerifiedWebhook("acme", id, "order.paid", null, Instant.ofEpochMilli(1000 + n),
         ("{\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8), new byte[] {(byte) n, 7});
