@@ -644,7 +644,7 @@ public final class JdbcJournal implements Journal {
     // queued row never claimed is known never to have been sent: it may wait long before its
     // dispatch, and a crash in between must not count it as an ambiguous attempt.
     return explained(id, "nothing was sent for this attempt; the operation keeps its last durable state and"
-        + " its key", CLAIM_UNCONFIRMED,
+        + " its key", CLAIM_IF_UNCONFIRMED,
         () -> quarantine.quarantining(() -> store.writeDeciding(id, SqlWork.singleStatement(c -> {
       // One statement at most changes the row (the first UPDATE, or the fenced claim after reads),
       // and nothing throws after a change: the store needs no savepoint around it.
@@ -789,7 +789,7 @@ public final class JdbcJournal implements Journal {
     Objects.requireNonNull(attempt, "attempt");
     requireHoldable(id);
     long at = Instants.toNanos(attempt.endedAt());
-    explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(
+    explained(id, SENT_ALREADY, SENT_ALREADY_IF_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(
         Durability.DEFERRED, id, c -> {
       RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
       fence(r, id, lease);
@@ -825,7 +825,7 @@ public final class JdbcJournal implements Journal {
     // the server replays its answer (see "Durability").
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
-    OperationRecord done = explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED,
+    OperationRecord done = explained(id, SENT_ALREADY, SENT_ALREADY_IF_UNCONFIRMED,
         () -> quarantine.quarantining(() -> store.write(durability, id, c -> {
       // The request of an operation begun here is known: read the row without it, and parse no JSON
       // request on the writer connection's turn (the largest part of a durable call's CPU).
@@ -875,7 +875,7 @@ public final class JdbcJournal implements Journal {
     String attemptJson = codec.encodeAttempt(attempt);
     Durability durability = t.target() == OperationState.FAILED || t.target() == OperationState.UNCERTAIN
         ? Durability.SYNC : Durability.DEFERRED;
-    explained(id, SENT_ALREADY, SENT_ALREADY_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(durability,
+    explained(id, SENT_ALREADY, SENT_ALREADY_IF_UNCONFIRMED, () -> quarantine.quarantining(() -> store.write(durability,
         id, SqlWork.singleStatement(c -> {
       if (!table.appendAttemptAndTransition(c, id, lease.owner(), lease.generation(), attemptJson, change)) {
         RawRow r = existing(table.selectAttemptsForUpdate(c, id), id);
@@ -1505,31 +1505,83 @@ public final class JdbcJournal implements Journal {
       + " claim until its lease expires, and is resumed with its key either way";
 
   /**
-   * Runs a journal call; if it fails for the journal's own reasons (disk full, corrupt file,
-   * closed), the message also says what that means for the request: whether it was sent, and what
-   * stays durable.
+   * A write after an attempt, committed after the journal's lock file was removed: the database
+   * confirmed it, but another process may own the journal, and this one refuses every call now, so
+   * find(id) cannot tell anything; a reopen in one process can.
    */
-  private static <T> T explained(OperationId id, String consequence, Quarantine.Call<T> call)
-      throws IdempotencyException {
-    return explained(id, consequence, consequence, call);
-  }
+  private static final String SENT_ALREADY_LOCK_LOST = "the attempt was already sent; this write's commit is in the"
+      + " journal's file, but the journal's lock file was removed, so another process may own the journal and act"
+      + " on the operation (a resume there counts that attempt as ambiguous and sends it again with the same key),"
+      + " and this write may not stand as made. This journal refuses every call now (find(id) too): stop every"
+      + " process that opened it, reopen it in one process only, and read the operation there";
+
+  /** A claim committed after the journal's lock file was removed: as {@link #SENT_ALREADY_LOCK_LOST}. */
+  private static final String CLAIM_LOCK_LOST = "nothing was sent for this attempt; the claim's commit is in the"
+      + " journal's file, but the journal's lock file was removed, so another process may own the journal and"
+      + " resume the operation with its key. This journal refuses every call now (find(id) too): stop every"
+      + " process that opened it, reopen it in one process only, and read the operation there";
 
   /**
-   * As {@link #explained(OperationId, String, Quarantine.Call)}, with {@code ifUnconfirmed} for a
-   * write whose commit was not confirmed ({@link CommitUnconfirmedException}), which may or may not
-   * be durable, so that the message claims no more than is known. Such a failure stays a
-   * CommitUnconfirmedException; with a null {@code ifUnconfirmed} it is thrown as it is, for a
-   * caller that reads the row again to find out (the begin).
+   * A write after an attempt, committed into files removed or replaced under the journal: not
+   * durable where the journal lives, and the journal refuses every call now, so find(id) cannot tell.
    */
-  private static <T> T explained(OperationId id, String consequence, String ifUnconfirmed, Quarantine.Call<T> call)
-      throws IdempotencyException {
+  private static final String SENT_ALREADY_IN_LOST_FILES = "the attempt was already sent; this write is NOT"
+      + " durable: its commit went to the removed or replaced files, which a reopen reads only if they are put"
+      + " back. A reopen finds the operation as the files it opens hold it (IN_FLIGHT at worst: then a resume"
+      + " counts that attempt as ambiguous and sends it again with the same key). This journal refuses every call"
+      + " now (find(id) too)";
+
+  /** A claim committed into files removed or replaced under the journal. */
+  private static final String CLAIM_IN_LOST_FILES = "nothing was sent for this attempt; the claim is NOT durable:"
+      + " its commit went to the removed or replaced files, which a reopen reads only if they are put back, and"
+      + " the operation is resumed with its key either way. This journal refuses every call now (find(id) too)";
+
+  /**
+   * What a write whose commit is not confirmed means for the caller, by why it is not: the
+   * database did not confirm it ({@link CommitUnconfirmedException}), the lock file went
+   * ({@link LockLostException}), or the files did ({@link FilesReplacedException}). The last two
+   * break the journal, so their words never send the caller to find(id).
+   */
+  private record IfUnconfirmed(String commitUnknown, String lockLost, String filesLost) {
+    String of(CommitUnconfirmedException e) {
+      if (e instanceof LockLostException) {
+        return lockLost;
+      }
+      return e instanceof FilesReplacedException ? filesLost : commitUnknown;
+    }
+  }
+
+  private static final IfUnconfirmed SENT_ALREADY_IF_UNCONFIRMED = new IfUnconfirmed(SENT_ALREADY_UNCONFIRMED,
+      SENT_ALREADY_LOCK_LOST, SENT_ALREADY_IN_LOST_FILES);
+  private static final IfUnconfirmed CLAIM_IF_UNCONFIRMED = new IfUnconfirmed(CLAIM_UNCONFIRMED, CLAIM_LOCK_LOST,
+      CLAIM_IN_LOST_FILES);
+
+  /**
+   * Runs a journal call; if it fails for the journal's own reasons (disk full, corrupt file,
+   * closed), the message also says what that means for the request: whether it was sent, and what
+   * stays durable. {@code ifUnconfirmed} is for a write whose commit was not confirmed
+   * ({@link CommitUnconfirmedException}), which may or may not be durable, so that the message
+   * claims no more than is known, in the words for its reason ({@link IfUnconfirmed}). Such a
+   * failure stays a CommitUnconfirmedException, of the same class; with a null
+   * {@code ifUnconfirmed} it is thrown as it is, for a caller that reads the row again to find out
+   * (the begin).
+   */
+  private static <T> T explained(OperationId id, String consequence, IfUnconfirmed ifUnconfirmed,
+      Quarantine.Call<T> call) throws IdempotencyException {
     try {
       return call.run();
     } catch (CommitUnconfirmedException e) {
       if (ifUnconfirmed == null) {
         throw e;
       }
-      throw new CommitUnconfirmedException(e.getMessage() + " [" + id + ": " + ifUnconfirmed + "]", e);
+      String message = e.getMessage() + " [" + id + ": " + ifUnconfirmed.of(e) + "]";
+      if (e instanceof LockLostException) {
+        throw new LockLostException(message, e);
+      }
+      if (e instanceof FilesReplacedException) {
+        throw new FilesReplacedException(message, e);
+      }
+      throw new CommitUnconfirmedException(message, e);
     } catch (JournalException e) {
       throw new JournalException(e.getMessage() + " [" + id + ": " + consequence + "]", e);
     }

@@ -8,7 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.JournalException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
+import dev.idem.core.spi.Transition;
+import dev.idem.storage.LockLostException;
 import dev.idem.jdbc.support.ChildJvm;
 import dev.idem.jdbc.support.Ops;
 import java.io.IOException;
@@ -130,6 +135,44 @@ class EmbeddedJournalLockFileRemovedTest {
     try (JdbcJournal reopened = JdbcJournal.openEmbedded(dir)) {
       assertTrue(reopened.find(first.id()).isPresent());
     }
+  }
+
+  /**
+   * A claim and an attempt's outcome committed after the lock file went are explained in their own
+   * words: the database did confirm them, and find(id) only throws now.
+   */
+  @Test
+  void aClaimAndAnAttemptsOutcomeAfterTheLockFileWentSendNobodyToFind() throws Exception {
+    Ops ops = new Ops(45);
+    NewOperation retried = ops.newOp("{\"n\":1}");
+    JdbcJournal journal = JdbcJournal.dataSource(sqlite(tmp.resolve("app.db"))).open();
+    journal.begin(retried);
+    Lease first = journal.claim(retried.id(), "n", Ops.T0, Duration.ofMinutes(5)).orElseThrow();
+    journal.transition(retried.id(), first, Transition.retryAt(Ops.T0, Ops.T0, "503"));
+    journal.begin(ops.newOp("{\"n\":2}")); // durable, with the deferred writes before it
+    Files.delete(tmp.resolve("app.db.idem-journal.lock"));
+
+    // Not an inline operation's first claim: durable before it returns, so the round finds the lock file gone.
+    LockLostException claim = assertThrows(LockLostException.class,
+        () -> journal.claim(retried.id(), "n", Ops.T0, Duration.ofMinutes(5)));
+    String m = claim.getMessage();
+    assertTrue(m.contains("nothing was sent for this attempt") && m.contains("reopen it in one process only"), m);
+    assertFalse(m.contains("did not confirm"), m);
+    assertThrows(JournalException.class, journal::close);
+
+    NewOperation sent = ops.newOp("{\"n\":3}");
+    JdbcJournal other = JdbcJournal.dataSource(sqlite(tmp.resolve("other.db"))).open();
+    other.begin(sent);
+    Lease lease = other.claim(sent.id(), "n", Ops.T0, Duration.ofMinutes(5)).orElseThrow();
+    Files.delete(tmp.resolve("other.db.idem-journal.lock"));
+    LockLostException outcome = assertThrows(LockLostException.class, () -> other.recordAttemptAndTransition(
+        sent.id(), lease, new AttemptRecord(1, lease.generation(), Ops.T0, Ops.T0, Classification.AMBIGUOUS, null,
+            "java.io.IOException", "reset", Duration.ZERO, "give up"),
+        Transition.finish(OperationState.UNCERTAIN, Ops.T0, null, "reset")));
+    String o = outcome.getMessage();
+    assertTrue(o.contains("the attempt was already sent") && o.contains("reopen it in one process only"), o);
+    assertFalse(o.contains("find(id) tells which") || o.contains("did not confirm"), o);
+    assertThrows(JournalException.class, other::close);
   }
 
   private static int removeLockFiles(Path dir) throws IOException {
