@@ -8,8 +8,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,14 +33,12 @@ public final class LeaseHeartbeat {
 
   private final InboxStore store;
   private final Clock clock;
-  private final Scheduler scheduler;
   private final Duration lease;
-  private final Duration every;
 
   private final Object lock = new Object();
   /** The events running here, with whether their lease is still theirs to renew. */
   private final Map<EventKey, Run> running = new HashMap<>();
-  private Future<?> beat;  // the next heartbeat, scheduled while something runs
+  private final BeatChain beat;  // under lock; beating while something runs
   private boolean closed;  // no renewal from then on
 
   /**
@@ -54,10 +50,12 @@ public final class LeaseHeartbeat {
   public LeaseHeartbeat(InboxStore store, Clock clock, Scheduler scheduler, Duration lease) {
     this.store = store;
     this.clock = clock;
-    this.scheduler = scheduler;
     this.lease = lease;
     // At least a millisecond: a lease of a few milliseconds must not turn the heartbeat into a spin.
-    this.every = lease.dividedBy(3).isZero() ? Duration.ofMillis(1) : lease.dividedBy(3);
+    // A scheduler that refuses a beat (the processor closing) leaves the leases to lapse as they
+    // would without renewals, and the runs still going on are never claimed here again.
+    Duration every = lease.dividedBy(3);
+    this.beat = new BeatChain(scheduler, every.isZero() ? Duration.ofMillis(1) : every, this::beat);
   }
 
   /**
@@ -67,8 +65,8 @@ public final class LeaseHeartbeat {
   public void begin(ClaimedEvent e) {
     synchronized (lock) {
       running.put(EventKey.of(e), new Run(e));
-      if (beat == null && !closed) {
-        scheduleLocked();
+      if (!closed) {
+        beat.startLocked();
       }
     }
   }
@@ -80,9 +78,8 @@ public final class LeaseHeartbeat {
       if (r != null && r.event == e) {
         running.remove(EventKey.of(e));
       }
-      if (running.isEmpty() && beat != null) {
-        beat.cancel(false);
-        beat = null;
+      if (running.isEmpty()) {
+        beat.stopLocked();
       }
     }
   }
@@ -109,10 +106,7 @@ public final class LeaseHeartbeat {
   public void close() {
     synchronized (lock) {
       closed = true;
-      if (beat != null) {
-        beat.cancel(false);
-        beat = null;
-      }
+      beat.stopLocked();
     }
   }
 
@@ -123,22 +117,13 @@ public final class LeaseHeartbeat {
     }
   }
 
-  private void scheduleLocked() {
-    try {
-      beat = scheduler.schedule(this::beat, every);
-    } catch (RejectedExecutionException closing) {
-      // The processor is closing and its scheduler takes no more: the leases lapse as they would
-      // without renewals, and the runs still going on are never claimed here again.
-      beat = null;
-    }
-  }
-
-  private void beat() {
+  private void beat(long ticket) {
     List<ClaimedEvent> renew = new ArrayList<>();
     synchronized (lock) {
-      beat = null;
-      if (closed) {
-        return; // a beat that started before close() cancelled it: no renewal after it
+      // Stale: it started before close() or the last run's end() cancelled it. No renewal after
+      // close(); and renewing, it would reschedule beside a chain begun since: renewals twice as often.
+      if (!beat.claimLocked(ticket)) {
+        return;
       }
       for (Run r : running.values()) {
         if (r.renewing) {
@@ -159,11 +144,13 @@ public final class LeaseHeartbeat {
       }
     } catch (RuntimeException e) {
       LOG.warn("could not renew the leases of {} running webhook(s); they are tried again in {}, and a lease"
-          + " that lapses meanwhile lets another processor run its event", renew.size(), every, e);
+          + " that lapses meanwhile lets another processor run its event", renew.size(), beat.every(), e);
     } finally {
       synchronized (lock) {
-        if (!running.isEmpty() && beat == null && !closed) {
-          scheduleLocked();
+        // Unless stale by now: a stop meanwhile, or a begin() that started a chain while this
+        // beat wrote (none was pending), which carries on in its place.
+        if (!running.isEmpty() && !closed) {
+          beat.rescheduleLocked(ticket);
         }
       }
     }

@@ -6,8 +6,6 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The maximum run time of a processor's handler attempts. Timed on the processor's
@@ -24,13 +22,10 @@ public final class RunWatchdog {
   /** Beats per limit: a run is interrupted after more than this many. */
   static final int BEATS = 4;
 
-  private final Scheduler scheduler;
-  private final Duration every;
-
   private final Object lock = new Object();
+  private final BeatChain beat;  // under lock; beating while something runs
   private final Set<Run> running = new HashSet<>();  // under lock
   private long beats;  // under lock
-  private Future<?> beat;  // under lock; the next beat, scheduled while something runs
   private boolean closed;  // under lock
 
   /**
@@ -39,10 +34,9 @@ public final class RunWatchdog {
    * @param limit the longest a run may take
    */
   public RunWatchdog(Scheduler scheduler, Duration limit) {
-    this.scheduler = scheduler;
     // At least a millisecond: a limit of a few milliseconds must not turn the beat into a spin.
     Duration d = limit.dividedBy(BEATS);
-    this.every = d.isZero() ? Duration.ofMillis(1) : d;
+    this.beat = new BeatChain(scheduler, d.isZero() ? Duration.ofMillis(1) : d, this::beat);
   }
 
   /**
@@ -57,8 +51,8 @@ public final class RunWatchdog {
     synchronized (lock) {
       r.startBeat = beats;
       running.add(r);
-      if (beat == null && !closed) {
-        scheduleLocked();
+      if (!closed) {
+        beat.startLocked();
       }
     }
     return r;
@@ -68,26 +62,16 @@ public final class RunWatchdog {
   public void close() {
     synchronized (lock) {
       closed = true;
-      if (beat != null) {
-        beat.cancel(false);
-        beat = null;
-      }
+      beat.stopLocked();
     }
   }
 
-  private void scheduleLocked() {
-    try {
-      beat = scheduler.schedule(this::beat, every);
-    } catch (RejectedExecutionException closing) {
-      beat = null;
-    }
-  }
-
-  private void beat() {
+  private void beat(long ticket) {
     List<Run> exceeded = new ArrayList<>();
     synchronized (lock) {
-      beat = null;
-      if (closed) {
+      // Stale: it started before the last run's end() or close() cancelled it. Counting it, a chain
+      // begun since would beat beside it, timing the runs at twice the rate.
+      if (!beat.claimLocked(ticket)) {
         return;
       }
       beats++;
@@ -102,7 +86,7 @@ public final class RunWatchdog {
         r.thread.interrupt();
       }
       if (!running.isEmpty()) {
-        scheduleLocked();
+        beat.rescheduleLocked(ticket);
       }
     }
     for (Run r : exceeded) {
@@ -126,9 +110,8 @@ public final class RunWatchdog {
     public void end() {
       synchronized (lock) {
         running.remove(this);
-        if (running.isEmpty() && beat != null) {
-          beat.cancel(false);
-          beat = null;
+        if (running.isEmpty()) {
+          beat.stopLocked();
         }
       }
     }

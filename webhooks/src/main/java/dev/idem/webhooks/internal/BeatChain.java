@@ -1,0 +1,92 @@
+package dev.idem.webhooks.internal;
+
+import dev.idem.core.spi.Scheduler;
+import java.time.Duration;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.LongConsumer;
+
+/**
+ * A beat that reschedules itself on a {@link Scheduler} while its owner has something to time: the
+ * chain behind {@link RunWatchdog} and {@link LeaseHeartbeat}. Each scheduled beat carries a ticket,
+ * and only the beat holding the current one counts. {@link #stopLocked()} cancels the pending beat,
+ * but {@code cancel(false)} cannot stop one whose task already started (waiting for the owner's
+ * lock): the ticket makes that beat stale, so it neither does its work nor schedules another. Without
+ * it, a new {@link #startLocked()} between the cancel and the stale beat taking the lock would leave
+ * two chains, each rescheduling itself: beats at twice the rate.
+ *
+ * <p>Not thread-safe on its own: every method is called under the owner's lock, the beat's
+ * {@link #claimLocked} included (first thing in the beat, in the same locked block as its work).
+ */
+final class BeatChain {
+  private final Scheduler scheduler;
+  private final Duration every;
+  private final LongConsumer beat;
+
+  private Future<?> next;  // the pending beat; null if none is pending
+  private long current;  // the ticket of the current beat; any other is stale
+
+  /**
+   * @param beat the owner's beat, given its ticket: it begins with {@link #claimLocked} and ends
+   *     with {@link #rescheduleLocked}, both under the owner's lock
+   */
+  BeatChain(Scheduler scheduler, Duration every, LongConsumer beat) {
+    this.scheduler = scheduler;
+    this.every = every;
+    this.beat = beat;
+  }
+
+  /** The period of the beats. */
+  Duration every() {
+    return every;
+  }
+
+  /**
+   * Schedules a beat unless one is pending. One running outside the lock (a heartbeat's write)
+   * becomes stale, and does not reschedule: this one takes over the chain.
+   */
+  void startLocked() {
+    if (next == null) {
+      scheduleLocked();
+    }
+  }
+
+  /** No beat from now on (until {@link #startLocked()}): a beat already started is stale. */
+  void stopLocked() {
+    current++;
+    if (next != null) {
+      next.cancel(false);
+      next = null;
+    }
+  }
+
+  /**
+   * First thing in a beat: whether beat {@code ticket} is still the current one, no longer pending
+   * if so. False: it was stopped (and maybe another started) after its task began; it must return
+   * without doing its work or rescheduling.
+   */
+  boolean claimLocked(long ticket) {
+    if (ticket != current) {
+      return false;
+    }
+    next = null;
+    return true;
+  }
+
+  /** Last thing in a beat that still has something to time: the next beat, unless this one went stale. */
+  void rescheduleLocked(long ticket) {
+    if (ticket == current) {
+      scheduleLocked();
+    }
+  }
+
+  private void scheduleLocked() {
+    long ticket = ++current;
+    try {
+      next = scheduler.schedule(() -> beat.accept(ticket), every);
+    } catch (RejectedExecutionException closing) {
+      // The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means.
+      next = null;
+    }
+  }
+}
