@@ -17,7 +17,9 @@ import reactor.core.publisher.Sinks;
  * RestClient's), then stops asking for more: the rest stays on the wire, for the caller who gets
  * the response ({@link #body()}: the prefix, then the rest, read as the caller asks for it). So an
  * error body of any length holds at most the prefix and one chunk in memory, and never fails the
- * attempt. The status and headers arrived before this runs, so a body that breaks off while the
+ * attempt. Every live chunk is released by someone: the caller who takes it, else this class (a
+ * chunk the sink refuses or still holds when the caller cancels, or one delivered after the body
+ * was let go, as Reactive Streams 2.8 allows). The status and headers arrived before this runs, so a body that breaks off while the
  * prefix is read leaves the attempt answered: the caller reads what arrived, then the same error.
  *
  * <p>One per attempt. The upstream's signals are serial (Reactive Streams); {@link #body()} may be
@@ -54,8 +56,17 @@ final class BodyPrefix extends BaseSubscriber<DataBuffer> {
 
   @Override
   protected void hookOnNext(DataBuffer chunk) {
+    if (isDisposed()) {
+      // Asked for before the caller (or release()) let the body go, delivered after (Reactive
+      // Streams 2.8): no one will read it, and a pooled buffer must be released by someone.
+      DataBufferUtils.release(chunk);
+      return;
+    }
     if (!reading) {
-      rest.tryEmitNext(chunk); // asked for by the caller
+      // Asked for by the caller; a sink the caller cancelled meanwhile refuses it, and then it is ours.
+      if (rest.tryEmitNext(chunk).isFailure()) {
+        DataBufferUtils.release(chunk);
+      }
       return;
     }
     try {
@@ -124,7 +135,12 @@ final class BodyPrefix extends BaseSubscriber<DataBuffer> {
     byte[] head = received.toByteArray();
     return Flux.concat(
         Mono.fromSupplier(() -> DefaultDataBufferFactory.sharedInstance.wrap(head)),
-        rest.asFlux().doOnRequest(this::request).doOnCancel(this::dispose));
+        rest.asFlux()
+            // What the sink still holds when the caller cancels (chunks asked for, not yet taken)
+            // is discarded: released, since some are the live body's pooled buffers.
+            .doOnDiscard(DataBuffer.class, DataBufferUtils::release)
+            .doOnRequest(this::request)
+            .doOnCancel(this::dispose));
   }
 
   /** Lets the live body go, unread (its connection is closed): for a response no one will read. */
