@@ -106,7 +106,8 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
     }
     if (KeyedRedirects.isFactoryBuilder(bean)) {
       // Boot's clients' request factories: a keyed request's redirect is Idem's to see, not theirs to follow.
-      return KeyedRedirects.wrapBuilder(bean, keyHeader.get());
+      // Its keyed twin also gets the attempt timeout where it does not stop on an interrupt.
+      return KeyedRedirects.wrapBuilder(bean, keyHeader.get(), ClientWiring.attemptTimeout(restInterceptor));
     }
     if (WEB_CLIENT && KeyedConnectors.isConnectorBuilder(bean)) {
       // Boot's WebClient connector: the same rule, chosen by the filter's mark in the Reactor context.

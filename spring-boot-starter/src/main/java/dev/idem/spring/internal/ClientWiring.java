@@ -5,7 +5,9 @@ import java.lang.reflect.Array;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
 import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.web.client.RestClient;
@@ -90,19 +92,26 @@ public final class ClientWiring {
     // Without interceptors, getRequestFactory() is the template's own factory, not the chain over it.
     template.setInterceptors(List.of());
     ClientHttpRequestFactory factory = template.getRequestFactory();
-    ClientHttpRequestFactory bounded = KeyedAttemptTimeouts.bound(factory,
-        () -> {
-          try {
-            return interceptor.get().executor().retryPolicy().attemptTimeout().orElse(null);
-          } catch (IllegalStateException e) {
-            return null; // the context is gone: the interceptor refuses the call anyway
-          }
-        }, keyHeader,
+    ClientHttpRequestFactory bounded = KeyedAttemptTimeouts.bound(factory, attemptTimeout(interceptor), keyHeader,
         "RestTemplate bean '" + beanName + "'", attemptTimeoutSet);
     if (bounded != factory) {
       template.setRequestFactory(bounded);
     }
     template.setInterceptors(list);
+  }
+
+  /**
+   * The attempt timeout of the executor behind {@code interceptor}, read at a keyed request (the
+   * interceptor exists by then: it set the key header); null for none.
+   */
+  static Supplier<Duration> attemptTimeout(DeferredInterceptor interceptor) {
+    return () -> {
+      try {
+        return interceptor.get().executor().retryPolicy().attemptTimeout().orElse(null);
+      } catch (IllegalStateException e) {
+        return null; // the context is gone: the interceptor refuses the call anyway
+      }
+    };
   }
 
   /** {@code interceptor} added last to a template Boot's RestTemplateBuilder built. */

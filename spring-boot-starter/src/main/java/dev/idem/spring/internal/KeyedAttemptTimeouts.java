@@ -1,11 +1,19 @@
 package dev.idem.spring.internal;
 
+import java.io.IOException;
 import java.lang.reflect.Field;
 import java.net.HttpURLConnection;
+import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.client.AbstractClientHttpRequestFactoryWrapper;
 import org.springframework.http.client.ClientHttpRequest;
 import org.springframework.http.client.ClientHttpRequestFactory;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
@@ -18,20 +26,37 @@ import org.springframework.http.client.SimpleClientHttpRequestFactory;
  * target that took the request and never answers would wait for good. So a keyed request of such
  * a factory gets its connection's connect and read timeouts lowered to the attempt timeout (as the
  * OkHttp adapter lowers its call's timeouts); the app's other requests keep the factory as it is.
- * A request is found to be keyed by its key header, as {@link KeyedRedirects} finds it. Apache
- * HttpClient 5's classic factory cannot be bounded per request from here: it gets a WARN instead.
- * Stateless and thread-safe.
+ * A request is found to be keyed by its key header, as {@link KeyedRedirects} finds it.
+ *
+ * <p>The timeouts are lowered where the HttpURLConnection is made, whatever sits over it: the
+ * keyed twin of the starter's own {@link KeyedRedirects} (Boot's RestTemplateBuilder and
+ * RestClient.Builder with {@code spring.http.client.factory=simple}), and the simple factory inside
+ * Spring's wrapping factories ({@code BufferingClientHttpRequestFactory} and the like,
+ * {@link FactoryWrappers}). Apache HttpClient 5's classic factory cannot be bounded per request from
+ * here, nor can a factory Idem cannot see into: each gets a WARN instead. Thread-safe.
  */
 final class KeyedAttemptTimeouts {
   private static final Logger LOG = LoggerFactory.getLogger(KeyedAttemptTimeouts.class);
   private static final String SIMPLE_REQUEST = "org.springframework.http.client.SimpleClientHttpRequest";
   private static final String APACHE = "org.springframework.http.client.HttpComponentsClientHttpRequestFactory";
+  /** Spring's factories whose requests end on an interrupt: nothing to lower. */
+  private static final Set<String> INTERRUPTIBLE = Set.of(
+      "org.springframework.http.client.JdkClientHttpRequestFactory",
+      "org.springframework.http.client.ReactorClientHttpRequestFactory",
+      "org.springframework.http.client.ReactorNettyClientRequestFactory",
+      "org.springframework.http.client.JettyClientHttpRequestFactory");
+  /**
+   * Whether the WARN for an HttpURLConnection out of reach was logged: once per JVM, since the
+   * cause (a Spring release that moved the field) is the same for every request.
+   */
+  private static final AtomicBoolean UNREACHABLE_WARNED = new AtomicBoolean();
 
   private KeyedAttemptTimeouts() {}
 
   /**
-   * {@code factory}, with its keyed requests bounded by the attempt timeout if it is Spring's
-   * simple factory; else {@code factory} itself.
+   * {@code factory}, with its keyed requests bounded by the attempt timeout where they are made by
+   * Spring's simple factory (itself, or inside a wrapper Idem can see through); else
+   * {@code factory} itself, with a WARN if it may not stop on an interrupt.
    *
    * @param attemptTimeout the attempt timeout, read at each keyed request; null for none
    * @param keyHeader the key header Idem's interceptor sets
@@ -40,17 +65,70 @@ final class KeyedAttemptTimeouts {
    */
   static ClientHttpRequestFactory bound(ClientHttpRequestFactory factory, Supplier<Duration> attemptTimeout,
       String keyHeader, String where, boolean attemptTimeoutSet) {
-    if (factory instanceof SimpleClientHttpRequestFactory) {
-      ClientHttpRequestFactory keyed = (uri, method) -> lower(factory.createRequest(uri, method), attemptTimeout.get());
-      return KeyedRedirects.routing(factory, keyed, keyHeader);
+    List<ClientHttpRequestFactory> opaque = new ArrayList<>(1);
+    ClientHttpRequestFactory bounded = bound(factory, attemptTimeout, keyHeader, opaque);
+    if (attemptTimeoutSet) {
+      opaque.forEach(f -> warn(f, factory, where));
     }
-    if (attemptTimeoutSet && isA(factory.getClass(), APACHE)) {
+    return bounded;
+  }
+
+  /**
+   * {@code factory}, with every request bounded where Spring's simple factory makes it: for a
+   * factory that only keyed requests reach (the twin of {@link KeyedRedirects}). No WARN here:
+   * the client's bean, if any, gets it.
+   */
+  static ClientHttpRequestFactory every(ClientHttpRequestFactory factory, Supplier<Duration> attemptTimeout) {
+    return bound(factory, attemptTimeout, null, new ArrayList<>(1));
+  }
+
+  /**
+   * @param keyHeader null when every request is keyed
+   * @param opaque collects the factories that may not stop on an interrupt and cannot be bounded
+   */
+  private static ClientHttpRequestFactory bound(ClientHttpRequestFactory factory, Supplier<Duration> attemptTimeout,
+      String keyHeader, List<ClientHttpRequestFactory> opaque) {
+    if (factory instanceof Lowering) {
+      return factory;
+    }
+    if (factory instanceof SimpleClientHttpRequestFactory) {
+      ClientHttpRequestFactory lowering = new Lowering(factory, attemptTimeout);
+      return keyHeader == null ? lowering : KeyedRedirects.routing(factory, lowering, keyHeader);
+    }
+    if (factory instanceof KeyedRedirects.Routing routing) {
+      // Only the twin gets keyed requests, and every request it gets is keyed.
+      ClientHttpRequestFactory keyed = bound(routing.keyed(), attemptTimeout, null, opaque);
+      return keyed == routing.keyed() ? factory
+          : KeyedRedirects.routing(routing.others(), keyed, routing.keyHeader());
+    }
+    if (factory instanceof AbstractClientHttpRequestFactoryWrapper wrapper) {
+      ClientHttpRequestFactory delegate = FactoryWrappers.delegate(wrapper);
+      if (delegate == null) {
+        opaque.add(factory);
+        return factory;
+      }
+      ClientHttpRequestFactory bounded = bound(delegate, attemptTimeout, keyHeader, opaque);
+      return bounded == delegate ? factory : FactoryWrappers.over(wrapper, bounded);
+    }
+    if (!isA(factory.getClass(), INTERRUPTIBLE)) {
+      opaque.add(factory);
+    }
+    return factory;
+  }
+
+  private static void warn(ClientHttpRequestFactory opaque, ClientHttpRequestFactory factory, String where) {
+    if (isA(opaque.getClass(), Set.of(APACHE))) {
       LOG.warn("{} sends through Apache HttpClient 5 (HttpComponentsClientHttpRequestFactory), whose blocking reads"
           + " do not stop on an interrupt: idem.client.attempt-timeout cannot cut its keyed attempts short, and an"
           + " attempt to a server that never answers waits for the client's own response timeout. Give its"
           + " request factory a read timeout no longer than the attempt timeout, or use the JDK factory", where);
+    } else {
+      LOG.warn("{} sends through a request factory Idem cannot see into ({}{}): idem.client.attempt-timeout cannot"
+          + " lower its timeouts, and if its blocking reads do not stop on an interrupt, a keyed attempt to a server"
+          + " that never answers waits for the client's own read timeout. Give it a read timeout no longer than"
+          + " the attempt timeout, or use the JDK factory", where, opaque.getClass().getName(),
+          opaque == factory ? "" : ", inside " + factory.getClass().getName());
     }
-    return factory;
   }
 
   /** Lowers the connect and read timeouts of a simple factory's request to at most {@code timeout}. */
@@ -64,8 +142,14 @@ final class KeyedAttemptTimeouts {
       f.setAccessible(true);
       connection = (HttpURLConnection) f.get(request);
     } catch (ReflectiveOperationException | RuntimeException e) {
-      // A Spring release that keeps the connection elsewhere: the attempt is sent unbounded, as before.
-      LOG.debug("cannot reach the HttpURLConnection of {} to bound a keyed attempt", request.getClass(), e);
+      // A Spring release that keeps the connection elsewhere: the attempt is sent unbounded, as
+      // before; said once, at WARN, since every keyed attempt of this client now goes unbounded.
+      if (UNREACHABLE_WARNED.compareAndSet(false, true)) {
+        LOG.warn("cannot reach the HttpURLConnection of {} ({}): idem.client.attempt-timeout cannot bound the keyed"
+            + " attempts of Spring's SimpleClientHttpRequestFactory, and an attempt to a server that never answers"
+            + " waits for the factory's own read timeout. Give the factory a read timeout no longer than the attempt"
+            + " timeout, or use the JDK factory", request.getClass().getName(), e.toString());
+      }
       return request;
     }
     // At least 1 ms: 0 means "no timeout" to HttpURLConnection.
@@ -75,9 +159,23 @@ final class KeyedAttemptTimeouts {
     return request;
   }
 
-  private static boolean isA(Class<?> type, String name) {
+  /** A simple factory whose every request is bounded by the attempt timeout read at its creation. */
+  private record Lowering(ClientHttpRequestFactory simple, Supplier<Duration> attemptTimeout)
+      implements ClientHttpRequestFactory {
+    @Override
+    public ClientHttpRequest createRequest(URI uri, HttpMethod method) throws IOException {
+      return lower(simple.createRequest(uri, method), attemptTimeout.get());
+    }
+
+    @Override
+    public String toString() {
+      return "attempt-timeout bounded " + simple;
+    }
+  }
+
+  private static boolean isA(Class<?> type, Set<String> names) {
     for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      if (c.getName().equals(name)) {
+      if (names.contains(c.getName())) {
         return true;
       }
     }

@@ -1,6 +1,12 @@
 package dev.idem.spring.internal;
 
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Supplier;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.client.ClientHttpRequest;
 import org.springframework.http.client.ClientHttpRequestFactory;
 
 /**
@@ -36,13 +42,30 @@ public final class KeyedRedirects {
    * @return a proxy of the builder's interface
    */
   public static Object wrapBuilder(Object builder, String keyHeader) {
+    return wrapBuilder(builder, keyHeader, null);
+  }
+
+  /**
+   * As {@link #wrapBuilder(Object, String)}, and the twin's requests (all keyed) are bounded by
+   * the attempt timeout where the twin does not stop on an interrupt ({@link KeyedAttemptTimeouts}):
+   * so a client built in a service's constructor, no bean, is bounded as a bean is.
+   *
+   * @param attemptTimeout the attempt timeout, read at each keyed request (null from it: none);
+   *     null for no bound at all
+   */
+  public static Object wrapBuilder(Object builder, String keyHeader, Supplier<Duration> attemptTimeout) {
     Objects.requireNonNull(keyHeader, "keyHeader");
     Class<?> type = RedirectTwins.builderInterface(builder.getClass(), BUILDER);
     if (type == null) {
       throw new IllegalArgumentException(builder.getClass() + " is not a " + BUILDER);
     }
-    return RedirectTwins.wrap(builder, type, "KeyedRedirects", (others, keyed) ->
-        routing((ClientHttpRequestFactory) others, (ClientHttpRequestFactory) keyed, keyHeader));
+    return RedirectTwins.wrap(builder, type, "KeyedRedirects", (others, keyed) -> {
+      ClientHttpRequestFactory twin = (ClientHttpRequestFactory) keyed;
+      if (attemptTimeout != null) {
+        twin = KeyedAttemptTimeouts.every(twin, attemptTimeout);
+      }
+      return routing((ClientHttpRequestFactory) others, twin, keyHeader);
+    });
   }
 
   /**
@@ -59,6 +82,15 @@ public final class KeyedRedirects {
     Objects.requireNonNull(others, "others");
     Objects.requireNonNull(keyed, "keyed");
     Objects.requireNonNull(keyHeader, "keyHeader");
-    return (uri, method) -> new RoutedRequest(uri, method, others, keyed, keyHeader);
+    return new Routing(others, keyed, keyHeader);
+  }
+
+  /** A factory of {@link #routing}: a record, so that {@link KeyedAttemptTimeouts} can see its twin. */
+  record Routing(ClientHttpRequestFactory others, ClientHttpRequestFactory keyed, String keyHeader)
+      implements ClientHttpRequestFactory {
+    @Override
+    public ClientHttpRequest createRequest(URI uri, HttpMethod method) throws IOException {
+      return new RoutedRequest(uri, method, others, keyed, keyHeader);
+    }
   }
 }
