@@ -8,6 +8,7 @@ import dev.idem.spring.autoconfigure.IdemClientAutoConfiguration;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,16 +18,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.http.client.HttpClientAutoConfiguration;
-import org.springframework.boot.autoconfigure.web.client.RestTemplateAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-import org.springframework.boot.web.client.RestTemplateBuilder;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.ApplicationContext;
 import org.springframework.http.HttpEntity;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.MediaType;
 import org.springframework.http.client.BufferingClientHttpRequestFactory;
 import org.springframework.http.client.SimpleClientHttpRequestFactory;
+import org.springframework.util.ClassUtils;
 import org.springframework.web.client.RestTemplate;
 
 /**
@@ -76,10 +76,11 @@ class RestTemplateWrappedSimpleFactoryReviewTest {
   @Test
   void attemptTimeoutBoundsAKeyedCallOfBootsRestTemplateBuilderOnTheSimpleFactory(@TempDir Path dir) {
     new ApplicationContextRunner()
-        .withConfiguration(AutoConfigurations.of(HttpClientAutoConfiguration.class,
-            RestTemplateAutoConfiguration.class, IdemAutoConfiguration.class, IdemClientAutoConfiguration.class))
+        .withConfiguration(AutoConfigurations.of(present(BOOT_AUTO_CONFIGURATIONS)))
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemClientAutoConfiguration.class))
         .withPropertyValues("idem.directory=" + dir, "idem.outbox.enabled=false", "idem.client.attempt-timeout=1s",
-            "idem.client.max-attempts=1", "spring.http.client.factory=simple")
+            "idem.client.max-attempts=1", "spring.http.client.factory=simple",
+            "spring.http.clients.imperative.factory=simple") // Boot 3.5's name, Boot 4.0's
         .withUserConfiguration(BuilderTemplate.class)
         .run(context -> assertBounded(context, "a RestTemplate bean from Boot's RestTemplateBuilder"
             + " (spring.http.client.factory=simple)"));
@@ -97,11 +98,30 @@ class RestTemplateWrappedSimpleFactoryReviewTest {
             + "new SimpleClientHttpRequestFactory()))"));
   }
 
+  /** Boot's HTTP client and RestTemplate auto-configurations: Boot 3.5's names, then Boot 4.0's. */
+  private static final List<String> BOOT_AUTO_CONFIGURATIONS = List.of(
+      "org.springframework.boot.autoconfigure.http.client.HttpClientAutoConfiguration",
+      "org.springframework.boot.autoconfigure.web.client.RestTemplateAutoConfiguration",
+      "org.springframework.boot.http.client.autoconfigure.HttpClientAutoConfiguration",
+      "org.springframework.boot.http.client.autoconfigure.imperative.ImperativeHttpClientAutoConfiguration",
+      "org.springframework.boot.restclient.autoconfigure.RestTemplateAutoConfiguration");
+  /** Boot 3.5's and Boot 4.0's names of RestTemplateBuilder. */
+  private static final List<String> BUILDER = List.of("org.springframework.boot.web.client.RestTemplateBuilder",
+      "org.springframework.boot.restclient.RestTemplateBuilder");
+
+  private static Class<?>[] present(List<String> names) {
+    ClassLoader loader = RestTemplateWrappedSimpleFactoryReviewTest.class.getClassLoader();
+    return names.stream().filter(n -> ClassUtils.isPresent(n, loader))
+        .map(n -> ClassUtils.resolveClassName(n, loader)).toArray(Class<?>[]::new);
+  }
+
   @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
   static class BuilderTemplate {
+    /** As a service does: {@code restTemplateBuilder.build()} (Boot's builder, reached by its name). */
     @org.springframework.context.annotation.Bean
-    RestTemplate restTemplate(RestTemplateBuilder builder) {
-      return builder.build();
+    RestTemplate restTemplate(ListableBeanFactory beans) throws ReflectiveOperationException {
+      Class<?> type = present(BUILDER)[0];
+      return (RestTemplate) type.getMethod("build").invoke(beans.getBean(type));
     }
   }
 
