@@ -238,6 +238,8 @@ public final class JdbcJournal implements Journal {
   private final StoreOpener.Opened opened;
   private final int purgeBatch;
   private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+  /** Counted down when the close that won {@link #closed} has finished, however it ended. */
+  private final java.util.concurrent.CountDownLatch closeFinished = new java.util.concurrent.CountDownLatch(1);
   /** Set once a takeover was refused for a clock ahead of the database's: warned once, then logged at DEBUG. */
   private final java.util.concurrent.atomic.AtomicBoolean clockWarned = new java.util.concurrent.atomic.AtomicBoolean();
   /** The registered shutdown hook ({@link Builder#closeOnShutdown}), or null. */
@@ -1329,7 +1331,9 @@ public final class JdbcJournal implements Journal {
    * Flushes deferred writes and releases the journal's connections (not an app-supplied
    * DataSource) and, for an embedded journal, its directory lock; a clean close tells the next
    * open that nothing was left in flight. Removes the shutdown hook ({@link
-   * Builder#closeOnShutdown}). Idempotent; later calls on the journal throw
+   * Builder#closeOnShutdown}) once done: a JVM that begins to exit while it runs (SIGTERM while
+   * {@code main} closes the journal) waits for it, at most {@link #SHUTDOWN_CLOSE_TIMEOUT}, rather
+   * than halting in its middle. Idempotent; later calls on the journal throw
    * {@link JournalException}. Calls running on other threads while it closes either complete
    * (and are durable) or throw that exception; none is lost after it returned.
    *
@@ -1345,15 +1349,22 @@ public final class JdbcJournal implements Journal {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    Thread hook = shutdownHook;
-    if (hook != null) {
-      try {
-        Runtime.getRuntime().removeShutdownHook(hook);
-      } catch (IllegalStateException exiting) {
-        // the JVM is shutting down (this may be the hook's own close): the hook is running or done
+    try {
+      opened.close(store, how);
+    } finally {
+      closeFinished.countDown();
+      // Removed once the close is done, not before: a JVM that begins to exit meanwhile (SIGTERM
+      // while the app's main thread closes the journal) runs the hook, and the hook waits for this
+      // close (closeAtExit) rather than the JVM halting in the middle of it.
+      Thread hook = shutdownHook;
+      if (hook != null) {
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException exiting) {
+          // the JVM is shutting down (this may be the hook's own close): the hook is running or done
+        }
       }
     }
-    opened.close(store, how);
   }
 
   @Override
@@ -1390,14 +1401,24 @@ public final class JdbcJournal implements Journal {
    * hold up the JVM's exit (that thread is a daemon, and the JVM stops it when the hooks are done).
    * Calls that other threads make meanwhile complete or throw a {@link JournalException} that says
    * the journal was closed at exit.
+   *
+   * <p>A close the app already started on another thread (a {@code main} that closes its
+   * resources at the end, when SIGTERM arrives) is waited for in the same way, within the same
+   * bound: the JVM halts once the hooks are done, and returning at once let it halt in the middle of
+   * that close, before its last commit or before it marked the close clean. (A close cut after
+   * SQLite removed the {@code -wal} file is still reopened without loss, whatever the bound: see
+   * {@code EmbeddedFiles.markCheckpointedAtClose}.)
    */
   private void closeAtExit() {
     Thread closer = new Thread(() -> {
       try {
         close(CLOSED_AT_EXIT);
+        closeFinished.await(); // a close another thread started: bounded by the join below
       } catch (IdempotencyException | RuntimeException e) {
         LOG.warn("Idem journal {}: closing it at JVM exit failed; the next open recovers as after a crash ({})",
             name, e.toString());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }, "idem-journal-close-at-exit");
     closer.setDaemon(true);

@@ -44,7 +44,10 @@ import org.slf4j.LoggerFactory;
  *       database (swapped) is refused with an explanation instead of being answered with a fresh,
  *       empty journal that would forget every pending operation.</li>
  *   <li>{@code idem-journal.open}: present while a process has the journal open and removed by a
- *       clean close. Finding it at open means the last process stopped without closing: a crash.</li>
+ *       clean close. Finding it at open means the last process stopped without closing: a crash. A
+ *       clean close rewrites it before SQLite's last close removes the {@code -wal} file
+ *       ({@link #markCheckpointedAtClose}), so that a close cut there is not taken for a lost
+ *       {@code -wal} file.</li>
  * </ul>
  */
 public final class EmbeddedFiles implements AutoCloseable {
@@ -56,6 +59,11 @@ public final class EmbeddedFiles implements AutoCloseable {
   public static final String WAL_FILE = DATABASE_FILE + "-wal";
   /** The open marker's content after a failed close that left no {@code -wal} file. */
   private static final String WAL_CHECKPOINTED = "closed after a failure; -wal checkpointed";
+  /**
+   * The open marker's content while a clean close finishes: every commit is in the database file,
+   * and SQLite's last close may remove the {@code -wal} file ({@link #markCheckpointedAtClose}).
+   */
+  private static final String CLOSING_CHECKPOINTED = "closing; -wal checkpointed";
 
   static final Set<PosixFilePermission> DIRECTORY_PERMISSIONS = PosixFilePermissions.fromString("rwx------");
   static final Set<PosixFilePermission> FILE_PERMISSIONS = PosixFilePermissions.fromString("rw-------");
@@ -448,7 +456,29 @@ public final class EmbeddedFiles implements AutoCloseable {
   }
 
   private static boolean walCheckpointedAtClose(Layout layout) throws IOException {
-    return Files.readString(layout.open(), StandardCharsets.US_ASCII).strip().equals(WAL_CHECKPOINTED);
+    String marker = Files.readString(layout.open(), StandardCharsets.US_ASCII).strip();
+    return marker.equals(WAL_CHECKPOINTED) || marker.equals(CLOSING_CHECKPOINTED);
+  }
+
+  /**
+   * Marks, during a clean close, that SQLite has checkpointed every commit into the database file
+   * (and synced it), before SQLite's last close removes the {@code -wal} file and before
+   * {@link #markClosed} removes the marker. A JVM that halts in between (SIGTERM while the app's
+   * own thread closes the store: the shutdown hook waits for that close only so long) leaves this
+   * mark: the next open recovers as after a crash, but does not refuse the store for a missing
+   * {@code -wal} file that held nothing the database lacks. Without it, the next open found the
+   * plain open marker and no {@code -wal} file, and asked for a backup of an intact store. The
+   * mark is true from the moment it is written: the store has no other writer, and its own are
+   * stopped. Only a store that owns its files marks it (in an app's file, other connections may
+   * write after the checkpoint). A failure to write it is logged and leaves the marker as it was.
+   */
+  void markCheckpointedAtClose() {
+    try {
+      writeDurably(layout.open(), CLOSING_CHECKPOINTED + "\n");
+    } catch (IOException e) {
+      LOG.warn("Idem {} {}: cannot mark {} before the close's last step ({})", layout.what(), directory,
+          layout.open().getFileName(), e.toString());
+    }
   }
 
   /** Releases the database file's lock and the process lock ({@link FileLocks.Held#close()}). */

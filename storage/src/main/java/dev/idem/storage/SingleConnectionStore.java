@@ -100,6 +100,8 @@ public final class SingleConnectionStore implements Store {
    */
   private final ForeignWriters foreignWriters;
   /** The embedded store's database file, or null: see {@link #filesGone}. */
+  /** See the constructor; null if the store's close has nothing to mark before SQLite's last close. */
+  private final Runnable checkpointedAtClose;
   private final FileIdentity databaseFile;
   /** The lock file that keeps the store to this process, as it was locked, or null: see {@link #filesGone}. */
   private final FileIdentity lockFile;
@@ -195,6 +197,20 @@ public final class SingleConnectionStore implements Store {
   SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
       Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters,
       FileIdentity databaseFile, FileIdentity lockFile) throws SQLException {
+    this(what, name, connection, diskSync, deferredCommitInterval, sharedDatabase, foreignWriters, databaseFile,
+        lockFile, null);
+  }
+
+  /**
+   * @param checkpointedAtClose for an embedded store that owns its files: run by a clean close
+   *     once SQLite has checkpointed every commit into the database file, before the connection's
+   *     close (SQLite's last close, which removes the {@code -wal} file); it records that in the
+   *     open marker ({@link EmbeddedFiles#markCheckpointedAtClose}). Null for any other store.
+   */
+  SingleConnectionStore(String what, String name, Connection connection, DiskSync diskSync,
+      Duration deferredCommitInterval, boolean sharedDatabase, ForeignWriters foreignWriters,
+      FileIdentity databaseFile, FileIdentity lockFile, Runnable checkpointedAtClose) throws SQLException {
+    this.checkpointedAtClose = checkpointedAtClose;
     this.databaseFile = databaseFile;
     this.lockFile = lockFile;
     this.foreignWriters = foreignWriters;
@@ -922,6 +938,36 @@ public final class SingleConnectionStore implements Store {
   }
 
   /**
+   * Before SQLite's last close, which checkpoints the {@code -wal} file into the database and
+   * removes it, and before the open marker is removed: checkpoints every commit now (PASSIVE: it
+   * waits for no one; this store is the file's only connection) and, if all of them were copied
+   * and synced into the database file, tells {@link #checkpointedAtClose}. A JVM that halts after
+   * SQLite removed the {@code -wal} file and before the marker was removed (its shutdown hook gave
+   * up on a close another thread was running) then leaves a marker saying the {@code -wal} file held
+   * nothing the database lacks, instead of one the next open must take for a lost {@code -wal}
+   * file. A checkpoint that fails or copies only part marks nothing: SQLite's close then keeps
+   * the {@code -wal} file as well.
+   */
+  private void markCheckpointed() {
+    try {
+      connection.setAutoCommit(true); // a checkpoint waits for no transaction of its own connection
+      try (Statement st = connection.createStatement();
+          java.sql.ResultSet rs = st.executeQuery("PRAGMA wal_checkpoint(PASSIVE)")) {
+        // busy, frames in the -wal file, frames checkpointed
+        if (rs.next() && rs.getInt(1) == 0 && rs.getInt(2) >= 0 && rs.getInt(2) == rs.getInt(3)) {
+          checkpointedAtClose.run();
+        } else {
+          LOG.debug("Idem {} {}: the close's checkpoint did not copy every frame; the open marker stays as it is",
+              what, name);
+        }
+      }
+    } catch (SQLException e) {
+      LOG.debug("Idem {} {}: the close's checkpoint failed; the open marker stays as it is ({})", what, name,
+          e.toString());
+    }
+  }
+
+  /**
    * Closes the store: from the moment it is marked closed (under the statement lock) no unit of
    * work starts, and every unit that ran before is committed, then the connection is closed. A
    * unit that ran before the mark and whose caller still waits for its commit is covered by that
@@ -981,6 +1027,10 @@ public final class SingleConnectionStore implements Store {
           } catch (SQLException alreadyRolledBack) {
             // SQLite may have rolled the transaction back itself when the write failed
           }
+        } else if (failure == null && checkpointedAtClose != null && sqlite && filesGone() == null) {
+          // (Files removed or replaced under the store: the marker at the path is not this
+          // process's to vouch for; the close throws below.)
+          markCheckpointed();
         }
         connection.close();
       } catch (SQLException e) {

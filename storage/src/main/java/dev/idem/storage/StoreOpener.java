@@ -223,7 +223,10 @@ public final class StoreOpener {
             + " it ({})", schema.what(), name, shared);
       }
       store = new SingleConnectionStore(schema.what(), name, connection, walSync, deferredCommitInterval,
-          !layout.ownsFiles(), watch, opened, files.lockFile());
+          !layout.ownsFiles(), watch, opened, files.lockFile(),
+          // Only a store that owns its files is the database's only writer: in an app's file, the
+          // app's connections may commit after the close's checkpoint.
+          layout.ownsFiles() ? files::markCheckpointedAtClose : null);
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
