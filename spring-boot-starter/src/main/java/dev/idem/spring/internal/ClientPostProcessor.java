@@ -125,7 +125,8 @@ public final class ClientPostProcessor implements BeanPostProcessor, SmartInitia
     }
   }
 
-  private static boolean isNamed(Class<?> type, Set<String> names) {
+  /** Whether {@code type} or a superclass has one of {@code names}: no class is loaded to tell. */
+  static boolean isNamed(Class<?> type, Set<String> names) {
     for (Class<?> c = type; c != null; c = c.getSuperclass()) {
       if (names.contains(c.getName())) {
         return true;

@@ -110,14 +110,14 @@ final class KeyedAttemptTimeouts {
       ClientHttpRequestFactory bounded = bound(delegate, attemptTimeout, keyHeader, opaque);
       return bounded == delegate ? factory : FactoryWrappers.over(wrapper, bounded);
     }
-    if (!isA(factory.getClass(), INTERRUPTIBLE)) {
+    if (!ClientPostProcessor.isNamed(factory.getClass(), INTERRUPTIBLE)) {
       opaque.add(factory);
     }
     return factory;
   }
 
   private static void warn(ClientHttpRequestFactory opaque, ClientHttpRequestFactory factory, String where) {
-    if (isA(opaque.getClass(), Set.of(APACHE))) {
+    if (ClientPostProcessor.isNamed(opaque.getClass(), Set.of(APACHE))) {
       LOG.warn("{} sends through Apache HttpClient 5 (HttpComponentsClientHttpRequestFactory), whose blocking reads"
           + " do not stop on an interrupt: idem.client.attempt-timeout cannot cut its keyed attempts short, and an"
           + " attempt to a server that never answers waits for the client's own response timeout. Give its"
@@ -171,15 +171,6 @@ final class KeyedAttemptTimeouts {
     public String toString() {
       return "attempt-timeout bounded " + simple;
     }
-  }
-
-  private static boolean isA(Class<?> type, Set<String> names) {
-    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-      if (names.contains(c.getName())) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private static int lowest(int current, int bound) {
