@@ -1,6 +1,7 @@
 package dev.idem.server;
 
 import dev.idem.core.spi.Scheduler;
+import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.StoreCalls;
 import dev.idem.server.spi.CompletionResult;
 import java.time.Clock;
@@ -11,6 +12,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * Tries again, in the background, a completion whose store call failed (a connection reset, a pool
@@ -28,6 +30,11 @@ import org.slf4j.LoggerFactory;
  * prolong it. Only the store call of the last attempt, started within the period, may run past it. An
  * Error from an attempt gives up at once. Giving up stops the renewals, so the lease then runs out
  * and a retry of the key runs the handler again.
+ *
+ * <p>A store that is down fails every request's completion and each of its retries: the failed
+ * retries, the refused hand-overs and the give-ups are each logged once per
+ * {@link RateLimitedLog#DEFAULT_INTERVAL}, with the first one's stack trace, not once per claim or
+ * retry; which claim and when it is tried again is logged at DEBUG.
  * In this package, not {@code internal}, since it ends {@link Claim}s through their package-private
  * methods.
  *
@@ -71,6 +78,11 @@ final class CompletionRetries {
   private final Duration lease;
   private final Duration lastPause;
   private final BooleanSupplier closed;
+  // One per concern, so that one flooding does not hide another; owned by the guard through this.
+  private final RateLimitedLog retryFailed;
+  private final RateLimitedLog executorRefused;
+  private final RateLimitedLog gaveUpStoring;
+  private final RateLimitedLog gaveUpReleasing;
 
   /**
    * @param scheduler times the attempts; its tasks only hand the store call over
@@ -88,6 +100,15 @@ final class CompletionRetries {
     this.lease = Objects.requireNonNull(lease, "lease");
     this.lastPause = Objects.requireNonNull(renewEvery, "renewEvery");
     this.closed = Objects.requireNonNull(closed, "closed");
+    this.retryFailed = new RateLimitedLog(LOG, "Could not store a completion or release a claim when tried again;"
+        + " its lease is kept and the call tried again", RateLimitedLog.DEFAULT_INTERVAL, clock, Level.WARN);
+    this.executorRefused = new RateLimitedLog(LOG, "The store executor refused a try to store a completion or release"
+        + " a claim again; tried again at the next turn", RateLimitedLog.DEFAULT_INTERVAL, clock, Level.WARN);
+    this.gaveUpStoring = new RateLimitedLog(LOG, "Gave up storing the completion of a claim; its lease runs out, and"
+        + " a retry of its key then runs the handler again", RateLimitedLog.DEFAULT_INTERVAL, clock);
+    // What the release was for, only later: a warning, not an error.
+    this.gaveUpReleasing = new RateLimitedLog(LOG, "Gave up trying to release a claim; its lease runs out, and a"
+        + " retry of its key then runs the handler again", RateLimitedLog.DEFAULT_INTERVAL, clock, Level.WARN);
   }
 
   /**
@@ -146,6 +167,7 @@ final class CompletionRetries {
       }
       try {
         storeCalls.execute(this);
+        executorRefused.succeeded();
       } catch (RuntimeException | Error e) {
         if (closed.getAsBoolean()) {
           giveUp(null);
@@ -155,8 +177,10 @@ final class CompletionRetries {
           giveUp(e);
         } else {
           // An executor of the app's that refuses work: tried again at the next turn.
-          LOG.warn("The store executor refused a try to {} again", kind.act(claim), e);
-          schedule(nextPause());
+          Duration after = nextPause();
+          LOG.debug("The store executor refused a try to {} again; trying again in {}", kind.act(claim), after, e);
+          executorRefused.failed(e);
+          schedule(after);
         }
       }
     }
@@ -176,7 +200,8 @@ final class CompletionRetries {
           giveUp(e);
         } else {
           Duration after = nextPause();
-          LOG.warn("Could not {} again; its lease is kept, trying again in {}", kind.act(claim), after, e);
+          LOG.debug("Could not {} again; its lease is kept, trying again in {}", kind.act(claim), after, e);
+          retryFailed.failed(e);
           schedule(after);
         }
         return;
@@ -188,6 +213,10 @@ final class CompletionRetries {
         return;
       }
       claim.stopRenewals();
+      // The store answered: the outage, if any, is over (each reports what it counted since its line).
+      retryFailed.succeeded();
+      gaveUpStoring.succeeded();
+      gaveUpReleasing.succeeded();
       if (result == CompletionResult.REFUSED && kind == Kind.RELEASE) {
         // A lost claim is what the release was for: a retry may run the handler again.
         LOG.warn("Could not {} when tried again: its lease had run out (a retry may have taken it over and run the"
@@ -242,13 +271,11 @@ final class CompletionRetries {
       if (closed.getAsBoolean()) {
         LOG.warn("The guard closed before it could {}; its lease runs out, and a retry of its key then runs the"
             + " handler again", kind.act(claim));
-      } else if (kind == Kind.RELEASE) {
-        // What the release was for, only later: a warning, not an error.
-        LOG.warn("Gave up trying to release {}; its lease runs out, and a retry of its key then runs the handler"
-            + " again", claim, cause);
       } else {
-        LOG.error("Gave up storing the completion of {}; its lease runs out, and a retry of its key then runs the"
-            + " handler again", claim, cause);
+        LOG.debug("Gave up trying to {}; its lease runs out, and a retry of its key then runs the handler again",
+            kind.act(claim), cause);
+        // Not closed, so given up for a failure (only a closed guard gives up without one).
+        (kind == Kind.RELEASE ? gaveUpReleasing : gaveUpStoring).failed(cause);
       }
       ended.accept(null);
     }

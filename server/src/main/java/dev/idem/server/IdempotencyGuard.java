@@ -11,6 +11,7 @@ import dev.idem.server.internal.CompletionSignals;
 import dev.idem.server.internal.GuardScheduler;
 import dev.idem.server.internal.OwnerTokens;
 import dev.idem.server.internal.PurgeJob;
+import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RepeatPolls;
 import dev.idem.server.internal.RequestFingerprints;
 import dev.idem.server.internal.StoreCalls;
@@ -39,6 +40,7 @@ import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The server half of the idempotency protocol (seed 000), for any framework: an atomic claim per
@@ -128,6 +130,9 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final CompletionSignals<RecordId> signals = new CompletionSignals<>();
   private final LeaseRenewals renewals;
   private final CompletionRetries retries;
+  // Per-request failures that a store outage repeats on every request: logged once per interval.
+  private final RateLimitedLog completionFailed;
+  private final RateLimitedLog transactionFailed;
   private final PurgeJob purges;
   private volatile boolean closed;
 
@@ -138,6 +143,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.storeCalls = new StoreCalls(s.storeExecutor);
     this.renewals = new LeaseRenewals(scheduler, storeCalls, s.store, s.clock, s.lease, s.renewEvery, () -> closed);
     this.retries = new CompletionRetries(scheduler, storeCalls, s.clock, s.lease, s.renewEvery, () -> closed);
+    this.completionFailed = new RateLimitedLog(LOG, "Could not store a completion or release a claim; its lease is"
+        + " kept and the call tried again in the background", RateLimitedLog.DEFAULT_INTERVAL, s.clock, Level.WARN);
+    this.transactionFailed = TransactionalRun.failureLog(s.clock);
     this.purges = new PurgeJob(scheduler, storeCalls, s.purgeInterval, () -> s.store.purgeExpired(s.clock.instant()),
         n -> hear(new GuardEvent.Purged(n)), cause -> hear(new GuardEvent.PurgeFailed(cause)), () -> closed);
     this.owners = new OwnerTokens(s.instanceId);
@@ -329,7 +337,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     try {
       result = attempt.run(s.clock.instant());
     } catch (RuntimeException e) {
-      LOG.warn("Could not {}; its lease is kept and the call tried again in the background", kind.act(claim), e);
+      LOG.debug("Could not {}; its lease is kept and the call tried again in the background", kind.act(claim), e);
+      completionFailed.failed(e);
       try {
         retries.start(claim, attempt, kind, later -> {
           signals.signal(claim.id());
@@ -352,6 +361,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       signals.signal(claim.id());
       throw e;
     }
+    completionFailed.succeeded();
     claim.stopRenewals();
     signals.signal(claim.id());
     return result;
@@ -758,6 +768,11 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   Clock clock() {
     return s.clock;
+  }
+
+  /** Where this guard's transactional runs log their own failed steps, once per interval. */
+  RateLimitedLog transactionFailures() {
+    return transactionFailed;
   }
 
   Duration lease() {

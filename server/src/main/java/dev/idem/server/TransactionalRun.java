@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.CompletionResult;
@@ -9,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -34,12 +36,23 @@ final class TransactionalRun {
   private final boolean owned;
   private final Dialect dialect;
   private Savepoint savepoint;
+  /** Whether a step of the guard's failed (answered 503), for the guard's log of such failures. */
+  private boolean stepFailed;
 
   private TransactionalRun(IdempotencyGuard guard, Connection c, boolean owned, Dialect dialect) {
     this.guard = guard;
     this.c = c;
     this.owned = owned;
     this.dialect = dialect;
+  }
+
+  /**
+   * The guard's log of failed transactional steps: a database that is down fails every request's,
+   * logged once per interval with the first one's stack trace (the step is in the failure's message).
+   */
+  static RateLimitedLog failureLog(Clock clock) {
+    return new RateLimitedLog(LOG, "Transactional step failed and was rolled back; answering 503",
+        RateLimitedLog.DEFAULT_INTERVAL, clock);
   }
 
   static GuardResponse run(IdempotencyGuard guard, Connection c, GuardRequest request, TransactionalHandler handler,
@@ -72,9 +85,9 @@ final class TransactionalRun {
         if (body.length > guard.maxRequestBody()) {
           return ((Admission.Respond) guard.tooLarge()).response();
         }
-        return run.unguarded(handler, body);
+        return run.reported(run.unguarded(handler, body));
       }
-      return run.guarded(p, request, handler);
+      return run.reported(run.guarded(p, request, handler));
     } catch (Throwable t) {
       // Restoring auto-commit below commits whatever is still open: a failure that no step rolled
       // back would commit the handler's writes with an IN_FLIGHT claim and no result.
@@ -91,6 +104,14 @@ final class TransactionalRun {
         }
       }
     }
+  }
+
+  /** Tells the guard's log whether this run's steps reached the database, on an owned transaction. */
+  private GuardResponse reported(GuardResponse response) {
+    if (owned && !stepFailed) {
+      guard.transactionFailures().succeeded();
+    }
+    return response;
   }
 
   private GuardResponse unguarded(TransactionalHandler handler, byte[] body) throws SQLException {
@@ -239,7 +260,11 @@ final class TransactionalRun {
     if (!owned) {
       throw new IdempotencyStoreException("transactional " + step + " failed: " + e.getMessage(), e);
     }
-    LOG.error("Transactional {} failed and was rolled back; answering 503", step, e);
+    stepFailed = true;
+    LOG.debug("Transactional {} failed and was rolled back; answering 503", step, e);
+    // Wrapped to name the step, in the stack trace and in the latest failure of a summary line.
+    guard.transactionFailures().failed(new IdempotencyStoreException("transactional " + step + " failed: "
+        + e.getMessage(), e));
     return guard.unavailable("The request was not completed, or its result could not be confirmed; retry: the"
         + " retry gets the stored result if there is one.");
   }

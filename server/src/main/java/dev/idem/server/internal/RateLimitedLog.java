@@ -5,11 +5,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import org.slf4j.Logger;
+import org.slf4j.event.Level;
 
 /**
  * Logs a failure that may repeat on every request, such as the guard's store being down, without
- * flooding the log: the first failure is logged at ERROR with its stack trace; further ones within
- * the interval after a line are only counted, and the first one after it logs one ERROR line, without
+ * flooding the log: the first failure is logged at ERROR (or the level given) with its stack trace;
+ * further ones within the interval after a line are only counted, and the first one after it logs one
+ * line at that level, without
  * a stack trace, with the count and the latest failure's message. So an outage costs one line per
  * interval however many requests fail. A success ({@link #succeeded()}) once the interval after the
  * last line has passed logs the failures counted since as one WARN line, and the next failure after
@@ -31,6 +33,7 @@ public final class RateLimitedLog {
   private final String what;
   private final Duration interval;
   private final Clock clock;
+  private final Level level;
   /** When the last line was logged; null before the first failure and after a success reported. */
   private Instant lastLine;
   /** Failures not logged since the last line; written under the lock, read without it by succeeded(). */
@@ -48,6 +51,17 @@ public final class RateLimitedLog {
    * @throws IllegalArgumentException if the interval is not positive
    */
   public RateLimitedLog(Logger log, String what, Duration interval, Clock clock) {
+    this(log, what, interval, clock, Level.ERROR);
+  }
+
+  /**
+   * Like {@link #RateLimitedLog(Logger, String, Duration, Clock)}, for a failure that is not an
+   * error, such as a call that is tried again, logged at {@code level} (the line on success stays WARN).
+   *
+   * @param level the level of the failure lines
+   */
+  public RateLimitedLog(Logger log, String what, Duration interval, Clock clock, Level level) {
+    this.level = Objects.requireNonNull(level, "level");
     this.log = Objects.requireNonNull(log, "log");
     this.what = Objects.requireNonNull(what, "what");
     this.interval = Objects.requireNonNull(interval, "interval");
@@ -81,11 +95,11 @@ public final class RateLimitedLog {
       latestAt = null;
     }
     if (summarized == 0) {
-      log.error(what, failure);
+      log.atLevel(level).setCause(failure).log(what);
     } else {
       // The stack trace went out with the first line, and the failure goes on: a count is enough.
-      log.error("{}: {} more times in {} (not logged one by one; latest: {})", what, summarized + 1, span,
-          failure.toString());
+      log.atLevel(level).log("{}: {} more times in {} (not logged one by one; latest: {})", what, summarized + 1,
+          span, failure.toString());
     }
   }
 

@@ -136,6 +136,21 @@ class RateLimitedLogTest {
     assertEquals(2, logger.lines().size(), logger.lines().toString());
   }
 
+  /** A failure that is not an error (a call tried again) logs its lines at the level given. */
+  @Test
+  void theLinesComeAtTheLevelGiven() {
+    RateLimitedLog warn = new RateLimitedLog(logger, "Tried again", INTERVAL, clock, Level.WARN);
+    warn.failed(down("refused 0"));
+    warn.failed(down("refused 1"));
+    clock.plus(INTERVAL);
+    warn.failed(down("refused 2"));
+
+    List<Line> lines = logger.lines();
+    assertEquals(2, lines.size(), lines.toString());
+    lines.forEach(l -> assertEquals(Level.WARN, l.level(), l.toString()));
+    assertTrue(lines.get(0).throwable() != null);
+  }
+
   private static IdempotencyStoreException down(String message) {
     return new IdempotencyStoreException(message, null);
   }
