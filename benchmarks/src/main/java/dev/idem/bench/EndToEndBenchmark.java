@@ -22,9 +22,10 @@ import okhttp3.OkHttpClient;
  * What a keyed POST costs end to end: every row of issue 18's table (raw OkHttp, Failsafe,
  * resilience4j-retry, a Stripe-style UUID header, Idem in memory, also keeping no finished
  * operation, Idem durable) against one loopback JDK HttpServer, at 1 thread (µs per call) and at
- * 32 threads (calls/s), each with its ratio to raw measured in the same run, and the floor row
+ * 32 threads (calls/s), each with its ratio to raw measured in the same run, and the floor rows
  * (raw OkHttp plus its key committed first by a textbook group commit, {@link GroupCommitFloor}:
- * what a textbook durable design keeps of raw's rate); then the goals P1 to P4, and a JFR
+ * what a textbook durable design keeps of raw's rate; and raw OkHttp plus a textbook in-memory key,
+ * {@link InMemoryFloor}, keeping finished operations and keeping none, under P1c); then the goals P1 to P4, and a JFR
  * breakdown of Idem's two paths.
  *
  * <p>Method: a warm-up of every row, then slices; in each slice every row runs for the slice's time
@@ -43,7 +44,7 @@ import okhttp3.OkHttpClient;
  * {@code idem.bench.warmupMillis} (3000), {@code idem.bench.threads} (32),
  * {@code idem.bench.p4.operations} (100000), {@code idem.bench.profileMillis} (10000; 0 skips the
  * profile), {@code idem.bench.rows} (blank for every row; else short names such as
- * {@code memory,memory-none,durable,floor}; also {@code guard} and {@code webhook} for the server
+ * {@code memory,memory-none,memory-floor,memory-floor-none,durable,floor}; also {@code guard} and {@code webhook} for the server
  * side: raw always runs, and P2 to P4 only with the durable row). The one argument is the output
  * directory (default {@code target/bench-e2e}).
  */
@@ -239,6 +240,18 @@ public final class EndToEndBenchmark {
         StringBuilder floorLine = new StringBuilder();
         ServerBenchmark.floor(floorLine, "P3", manyRatio[durable], manyRatio[durableFloor]);
         md.append('\n').append(floorLine).append('\n');
+      }
+      int memoryFloor = find(rows, Strategies.MEMORY_FLOOR);
+      int memoryFloorNone = find(rows, Strategies.MEMORY_FLOOR_KEEPING_NONE);
+      if (memory >= 0 && memoryFloor >= 0) {
+        StringBuilder floorLine = new StringBuilder();
+        ServerBenchmark.floor(floorLine, "P1c", manyRatio[memory], manyRatio[memoryFloor], 0.90);
+        if (memoryKeepingNone >= 0 && memoryFloorNone >= 0) {
+          floorLine.append(String.format(Locale.ROOT, "P1c keeping none: the floor keeping none kept %.2f of raw's"
+              + " rate, Idem keeping none %.2f, which is %.2f of it%n", manyRatio[memoryFloorNone],
+              manyRatio[memoryKeepingNone], manyRatio[memoryKeepingNone] / manyRatio[memoryFloorNone]));
+        }
+        md.append('\n').append(floorLine);
       }
       md.append(keepingNone);
       System.out.println();

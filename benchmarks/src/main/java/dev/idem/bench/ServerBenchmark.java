@@ -124,9 +124,14 @@ final class ServerBenchmark {
 
   /** What the floor row (one durable write, no Idem code) kept of the baseline, and Idem's share of that. */
   static void floor(StringBuilder md, String id, double idem, double floor) {
+    floor(md, id, idem, floor, 0.50);
+  }
+
+  /** What a floor row (no Idem code) kept of the baseline against a goal of {@code goal}, and Idem's share of it. */
+  static void floor(StringBuilder md, String id, double idem, double floor, double goal) {
     md.append(String.format(Locale.ROOT, "%s against its floor: the floor row kept %.2f of the baseline's rate, so the"
-        + " goal's 0.50 is %s it; Idem kept %.2f, which is %.2f of the floor's%n", id, floor,
-        floor < 0.50 ? "above" : "at or below", idem, idem / floor));
+        + " goal's %.2f is %s it; Idem kept %.2f, which is %.2f of the floor's%n", id, floor, goal,
+        floor < goal ? "above" : "at or below", idem, idem / floor));
   }
 
   private static void goal(StringBuilder md, String id, String what, double value, double atLeast) {

@@ -38,6 +38,9 @@ final class Strategies {
   static final String IDEM_MEMORY_KEEPING_NONE = "Idem, in-memory journal keeping no finished operation";
   static final String IDEM_DURABLE = "Idem, durable embedded journal (SQLite)";
   static final String FLOOR = "the floor: raw OkHttp + its key committed to SQLite first (group commit, no Idem code)";
+  static final String MEMORY_FLOOR = "the in-memory floor: raw OkHttp + a DRBG key, a SHA-256 fingerprint and a record"
+      + " in a map, keeping 24,000 finished (no Idem code)";
+  static final String MEMORY_FLOOR_KEEPING_NONE = "the in-memory floor keeping no finished operation";
 
   private Strategies() {
   }
@@ -45,12 +48,14 @@ final class Strategies {
   /** Every row, raw first (the baseline). */
   static List<Strategy> all(OkHttpClient base, URI url) {
     return List.of(raw(base, url), failsafe(base, url), resilience4j(base, url), uuidHeader(base, url),
-        idemInMemory(base, url), idemInMemoryKeepingNone(base, url), idemDurable(base, url), durableFloor(base, url));
+        idemInMemory(base, url), idemInMemoryKeepingNone(base, url), memoryFloor(base, url, InMemoryFloor.DEFAULT_KEEP),
+        memoryFloor(base, url, 0), idemDurable(base, url), durableFloor(base, url));
   }
 
   /**
    * The rows named in {@code filter} (comma-separated short names: raw, failsafe, resilience4j, uuid,
-   * memory, memory-none, durable, floor; blank for all), raw always first, for iterating on one row.
+   * memory, memory-none, memory-floor, memory-floor-none, durable, floor; blank for all), raw always first, for
+   * iterating on one row.
    */
   static List<Strategy> selected(OkHttpClient base, URI url, String filter) {
     if (filter == null || filter.isBlank()) {
@@ -72,6 +77,12 @@ final class Strategies {
     }
     if (names.contains("memory-none")) {
       rows.add(idemInMemoryKeepingNone(base, url));
+    }
+    if (names.contains("memory-floor")) {
+      rows.add(memoryFloor(base, url, InMemoryFloor.DEFAULT_KEEP));
+    }
+    if (names.contains("memory-floor-none")) {
+      rows.add(memoryFloor(base, url, 0));
     }
     if (names.contains("durable")) {
       rows.add(idemDurable(base, url));
@@ -150,6 +161,24 @@ final class Strategies {
         public void close() throws IOException {
           floor.close();
         }
+      };
+    });
+  }
+
+  /**
+   * The least keying a call in memory costs, with no Idem code ({@link InMemoryFloor}): P1c's goal
+   * is a ratio to raw; this row says how much of raw's rate the in-memory work the guarantee asks
+   * for keeps on this machine, keeping {@code keep} finished operations as the default journal
+   * keeps about as many (or none, beside the journal keeping none).
+   */
+  static Strategy memoryFloor(OkHttpClient client, URI url, int keep) {
+    String target = url.toString();
+    return strategy(keep == 0 ? MEMORY_FLOOR_KEEPING_NONE : MEMORY_FLOOR, dir -> {
+      InMemoryFloor floor = new InMemoryFloor(keep);
+      return () -> {
+        String key = floor.begin("POST", target, BODY);
+        send(client, post(url).header(LoopbackServer.KEY_HEADER, key).build());
+        floor.finish(key, 201);
       };
     });
   }

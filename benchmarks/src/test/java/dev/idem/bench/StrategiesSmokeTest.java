@@ -1,6 +1,8 @@
 package dev.idem.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.internal.JsonCanonicalizer;
 import java.nio.charset.StandardCharsets;
@@ -58,7 +60,9 @@ class StrategiesSmokeTest {
   @Test
   void keyedRowsSendAFreshKeyOnEveryCall() throws Exception {
     for (Strategy s : Set.of(Strategies.uuidHeader(client, server.url()), Strategies.idemInMemory(client, server.url()),
-        Strategies.idemInMemoryKeepingNone(client, server.url()), Strategies.idemDurable(client, server.url()))) {
+        Strategies.idemInMemoryKeepingNone(client, server.url()), Strategies.idemDurable(client, server.url()),
+        Strategies.memoryFloor(client, server.url(), InMemoryFloor.DEFAULT_KEEP), Strategies.memoryFloor(client,
+            server.url(), 0))) {
       long requests = server.requests();
       long keyed = server.keyedRequests();
       Set<String> keysBefore = new HashSet<>(server.keys());
@@ -69,6 +73,26 @@ class StrategiesSmokeTest {
       fresh.removeAll(keysBefore);
       assertEquals(CALLS, fresh.size(), s.label() + ": one new key per logical call");
     }
+  }
+
+  @Test
+  void theInMemoryFloorKeepsItsBoundOfFinishedOperationsAndNoMore() {
+    InMemoryFloor keeping = new InMemoryFloor(2);
+    InMemoryFloor none = new InMemoryFloor(0);
+    List<String> keys = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      String key = keeping.begin("POST", server.url().toString(), Strategies.BODY);
+      keys.add(key);
+      keeping.finish(key, 201);
+      String other = none.begin("POST", server.url().toString(), Strategies.BODY);
+      none.finish(other, 201);
+      assertFalse(none.knows(other), "keeping none forgets a finished operation");
+    }
+    assertEquals(5, new HashSet<>(keys).size(), "a fresh key per operation");
+    assertEquals(2, keeping.kept());
+    assertFalse(keeping.knows(keys.get(2)), "the oldest are dropped");
+    assertTrue(keeping.knows(keys.get(3)) && keeping.knows(keys.get(4)), "the newest are found by their key");
+    assertEquals(0, none.kept());
   }
 
   @Test
