@@ -18,7 +18,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,10 +35,6 @@ class ProcessorMaxRunTimeTest {
   Path dir;
 
   @Test
-  @Disabled("flaky: failed once in 5 CI runs (2026-12-06, 94335f5f): after RetryScheduled the event read"
-      + " PROCESSING, not PENDING; cause not found yet (a second run claimed early, or an interrupt at the fourth"
-      + " beat that the non-blocking check before missed). The bound itself: the other two tests here and the"
-      + " starter's WebhookProcessorMaxRunTimeTest")
   void aHangingHandlerIsInterruptedAfterTheDefaultMaxRunTimeAndRetried() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
     Semaphore entered = new Semaphore(0);
@@ -77,16 +72,22 @@ class ProcessorMaxRunTimeTest {
         assertEquals(InboxState.PROCESSING, inbox.find("acme", "evt_hang").orElseThrow().state());
 
         // The limit is timed by a beat every quarter of it, from the run's start (nothing else
-        // runs): interrupted at the fifth, 18:45 after it began. There exactly, so that the retry
-        // the overrun schedules (0.5 s later) is not yet due.
-        time.advance(Duration.ofMinutes(4).plusSeconds(45));
+        // runs): interrupted at the fifth, 18:45 after it began. There exactly (15:00 + 3:45), so
+        // that nothing claims the retry before it is read below: it is due 0.5 s later, timed to
+        // 18:45.5, and the next poll is at 19:00. An advance past those ran them on this thread
+        // while the worker recorded the overrun: whenever the worker had let go of the run first,
+        // they claimed the retry, and the event read PROCESSING (run 2) instead of PENDING.
+        time.advance(Duration.ofMinutes(3).plusSeconds(45));
         assertTrue(interrupted.tryAcquire(30, TimeUnit.SECONDS), "the hanging handler was interrupted once it had"
             + " run for longer than the default maximum run time of 15 minutes; actual: still running, its lease renewed, its"
             + " worker held (state " + inbox.find("acme", "evt_hang").orElseThrow().state() + ")");
         assertTrue(recorded.tryAcquire(30, TimeUnit.SECONDS), "its outcome was recorded");
         InboxEntry entry = inbox.find("acme", "evt_hang").orElseThrow();
-        assertEquals(InboxState.PENDING, entry.state(), "a failed attempt, to be retried by the policy");
+        assertEquals(InboxState.PENDING, entry.state(), "a failed attempt, to be retried by the policy, not"
+            + " yet claimed again: " + entry + ", runs " + runs.get() + ", " + inbox.attempts("acme", "evt_hang"));
         assertEquals(1, entry.attempts());
+        assertEquals(ReceiverTest.T0.plus(Duration.ofMinutes(18).plusSeconds(45).plusMillis(500)), entry.nextAttemptAt(),
+            "recorded at the fifth beat, 18:45, with the retry 0.5 s after it");
         assertEquals(List.of("retry"), inbox.attempts("acme", "evt_hang").stream()
             .map(a -> a.outcome().orElse("-")).toList());
         assertTrue(entry.lastError().orElse("").contains("maximum run time of PT15M"), entry.lastError().orElse(""));
