@@ -83,6 +83,20 @@ public final class Migrator {
   }
 
   private int migrateInTransaction(Connection c, List<Migration> all) throws SQLException, IdempotencyException {
+    if (dialect == Dialect.POSTGRESQL && versionTableExists(c)) {
+      // A schema already current needs no DDL and no lock: a least-privilege role (SELECT, INSERT,
+      // UPDATE and DELETE only, no CREATE on the schema, PostgreSQL 15's default) opens it. The
+      // CREATE TABLE IF NOT EXISTS below would need CREATE on the schema even for a table that
+      // exists (PostgreSQL checks the privilege first). A version read here that is behind (or a
+      // table another open is creating right now) takes the locked path below, which reads again.
+      int current = currentVersion(c, all);
+      if (current > all.size()) {
+        throw newer(current, all.size());
+      }
+      if (current == all.size()) {
+        return current;
+      }
+    }
     String lock = dialect.migrationLockSql();
     try (Statement st = c.createStatement()) {
       if (lock != null) {
@@ -102,6 +116,19 @@ public final class Migrator {
       apply(c, m);
     }
     return all.size();
+  }
+
+  /**
+   * Whether the version table is visible on the connection's search path (PostgreSQL's
+   * {@code to_regclass}, which reads the catalog and needs no privilege on the table).
+   */
+  private boolean versionTableExists(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, schema.versionTable());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
   }
 
   /**

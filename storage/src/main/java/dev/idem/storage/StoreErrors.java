@@ -3,6 +3,8 @@ package dev.idem.storage;
 import dev.idem.core.JournalException;
 import java.sql.SQLException;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Turns JDBC failures into {@link JournalException}s whose messages say what could not be done and
@@ -31,6 +33,11 @@ public final class StoreErrors {
   static final int H2_FILE_CREATION_FAILED = 90062;
   /** H2: "Database is already closed". */
   static final int H2_DATABASE_CALLED_AT_SHUTDOWN = 90121;
+
+  /** SQL standard (PostgreSQL, H2): "insufficient privilege", a privilege of the database role missing. */
+  static final String INSUFFICIENT_PRIVILEGE = "42501";
+  private static final Pattern PERMISSION_DENIED = Pattern.compile(
+      "permission denied for (schema|table|relation|sequence|function|database) \"?([\\w.$]+)\"?");
 
   private StoreErrors() {
   }
@@ -169,6 +176,9 @@ public final class StoreErrors {
     if (e.getErrorCode() == H2_FILE_CORRUPTED) {
       return "the " + store + " file is corrupted";
     }
+    if (state.equals(INSUFFICIENT_PRIVILEGE)) {
+      return missingPrivilege(store, e.getMessage());
+    }
     if (text.contains("permission denied") || text.contains("access denied") || text.contains("accessdenied")
         || text.contains("operation not permitted")) {
       return "permission denied on the " + store + " files";
@@ -190,6 +200,27 @@ public final class StoreErrors {
       return "the database is shutting down or refused the operation";
     }
     return "a database error";
+  }
+
+  /**
+   * A database role's missing privilege (SQLState 42501), named from PostgreSQL's "permission
+   * denied for schema public" or "... for table idem_operation" where the message says it: not the
+   * store's files, which a database server's store does not have.
+   */
+  static String missingPrivilege(String store, String message) {
+    Matcher m = PERMISSION_DENIED.matcher(message == null ? "" : message);
+    if (m.find() && m.group(1).equalsIgnoreCase("schema")) {
+      return "the database role lacks a privilege on schema " + m.group(2) + " (USAGE, to use the " + store
+          + "'s tables; CREATE, to create or migrate them, which an open needs only while the " + store + "'s"
+          + " schema is new or older than this Idem version: open it once as a role that may create tables,"
+          + " such as the schema's owner; see docs/fleet.md, \"Database privileges\")";
+    }
+    if (m.find(0)) {
+      return "the database role lacks a privilege on " + m.group(1) + " " + m.group(2) + " (the " + store
+          + " needs SELECT, INSERT, UPDATE and DELETE on its tables; see docs/fleet.md, \"Database privileges\")";
+    }
+    return "the database role lacks a privilege the " + store + " needs (USAGE on the schema, and SELECT, INSERT,"
+        + " UPDATE and DELETE on its tables; see docs/fleet.md, \"Database privileges\")";
   }
 
   private static String chainText(Throwable t) {
