@@ -387,6 +387,7 @@ public final class StoreOpener {
       dialect = dialectOf(c);
       name = c.getMetaData().getURL();
       if (dialect == Dialect.POSTGRESQL) {
+        refuseNonUtf8(c, name);
         migrator = new Migrator(dialect, schema, clock);
         version = migrator.migrate(c);
       }
@@ -484,6 +485,29 @@ public final class StoreOpener {
       return path.isEmpty() || path.startsWith(":") ? null : Path.of(path);
     } catch (URISyntaxException | InvalidPathException e) {
       return null;
+    }
+  }
+
+  /**
+   * Refuses a PostgreSQL database whose encoding is not UTF8, before anything is created in it. A
+   * LATIN1 (or SQL_ASCII, WIN1252, ...) database stores the text of requests, responses and
+   * reasons only as long as each character has an equivalent in its encoding: the first one that
+   * has none (a server's reason with "€" or "–") fails the write (SQLState 22P05), and a failed
+   * outcome write after an attempt went out leaves the operation IN_FLIGHT, sent again by every
+   * resume. Refused at open, the app learns it before anything is sent.
+   */
+  private void refuseNonUtf8(Connection c, String name) throws SQLException, JournalException {
+    String encoding;
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("SHOW server_encoding")) {
+      encoding = rs.next() ? rs.getString(1) : null;
+    }
+    if (encoding != null && !encoding.equalsIgnoreCase("UTF8")) {
+      throw new JournalException("the " + schema.what() + "'s PostgreSQL database " + name + " has encoding "
+          + encoding + ", not UTF8: a text with a character outside " + encoding + " (such as a euro sign in a server's"
+          + " reason) could not be stored, and an outcome that cannot be recorded leaves its operation in flight,"
+          + " to be sent again. Nothing was created in it. Use a database created with ENCODING 'UTF8' (CREATE"
+          + " DATABASE ... ENCODING 'UTF8' TEMPLATE template0), or move the data into one (pg_dump, then"
+          + " pg_restore into the UTF8 database); see docs/fleet.md, \"Database encoding\"", null);
     }
   }
 
