@@ -125,7 +125,10 @@ import org.slf4j.LoggerFactory;
  * before returning; durable writes commit with {@code synchronous_commit = on}, the deferred ones
  * with {@code off}. Claims use {@code SELECT ... FOR UPDATE SKIP LOCKED} and a fencing generation,
  * so each pending operation is resumed by one process at a time, and a completion from a stale
- * owner updates nothing and throws {@link StaleOwnerException}.
+ * owner updates nothing and throws {@link StaleOwnerException}. The claim of one named operation
+ * ({@link #claim}) waits up to 1.5 seconds for a row another transaction has locked (most often
+ * another instance's due-page read, held for milliseconds) before it reports the operation as not
+ * claimable now; a batch's claims ({@link #claimAll}) skip such a row at once.
  *
  * <h2>Secrets and sizes</h2>
  * Headers named in {@link RequestSnapshot#DEFAULT_SECRET_HEADERS} (and any given to
@@ -631,6 +634,16 @@ public final class JdbcJournal implements Journal {
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
+    return claim(id, owner, now, leaseFor, true);
+  }
+
+  /**
+   * @param waitForRowLock on PostgreSQL, whether a row another transaction has locked is waited for
+   *     (up to {@link #CLAIM_ROW_LOCK_WAIT}: the claim of one named row) or skipped at once (a
+   *     batch's: {@link #claimAll}, whose rows another instance may be claiming right now)
+   */
+  private Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor,
+      boolean waitForRowLock) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(owner, "owner");
     if (leaseFor.isNegative() || leaseFor.isZero()) {
@@ -656,10 +669,18 @@ public final class JdbcJournal implements Journal {
       }
       RawRow r = table.selectForClaim(c, id);
       if (r == null) {
-        if (table.exists(c, id)) {
-          return Claimed.NONE; // another process is claiming or updating it right now
+        if (!table.exists(c, id)) {
+          throw new IllegalStateException("no such operation: " + id);
         }
-        throw new IllegalStateException("no such operation: " + id);
+        // Locked by another transaction: another instance's claim or update, or only its due-page
+        // read (findDue, FOR UPDATE SKIP LOCKED), which holds the lock for milliseconds and claims
+        // nothing. The claim of one named row waits for it, briefly; a batch skips it.
+        r = waitForRowLock ? table.selectForClaimWaiting(c, id, CLAIM_ROW_LOCK_WAIT) : null;
+        if (r == null) {
+          LOG.debug("Idem journal {}: {} not claimed: another process is claiming or updating it right now",
+              name, id);
+          return Claimed.NONE;
+        }
       }
       Quarantine.failIfQuarantined(r);
       OperationState state = Quarantine.state(r);
@@ -702,9 +723,12 @@ public final class JdbcJournal implements Journal {
     if (leaseFor.isNegative() || leaseFor.isZero()) {
       throw new IllegalArgumentException("leaseFor must be positive: " + leaseFor);
     }
-    if (!dialect.lockForClaim().isEmpty() || asRead.isEmpty()) {
+    if (asRead.isEmpty()) {
+      return List.of();
+    }
+    if (!dialect.lockForClaim().isEmpty()) {
       // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must skip.
-      return Journal.super.claimAll(asRead, owner, now, leaseFor);
+      return claimEachSkippingLocked(asRead, owner, now, leaseFor);
     }
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
@@ -768,6 +792,45 @@ public final class JdbcJournal implements Journal {
     }
     return true;
   }
+
+  /**
+   * PostgreSQL: {@link Journal#claimAll}'s default (one claim at a time, those made before a failure
+   * given back), with each claim skipping a row another transaction has locked rather than waiting
+   * for it: the batch's rows are due rows other instances read and claim too, and a batch waiting
+   * on each would hold up every other row behind it.
+   */
+  private List<Optional<Lease>> claimEachSkippingLocked(List<OperationRecord> asRead, String owner, Instant now,
+      Duration leaseFor) throws IdempotencyException {
+    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+    try {
+      for (OperationRecord r : asRead) {
+        leases.add(claim(r.id(), owner, now, leaseFor, false));
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      for (int i = 0; i < leases.size(); i++) {
+        Optional<Lease> lease = leases.get(i);
+        if (lease.isPresent() && !lease.get().takeover()) {
+          try {
+            transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
+          } catch (IdempotencyException | RuntimeException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+        }
+      }
+      throw e;
+    }
+    return leases;
+  }
+
+  /**
+   * PostgreSQL: how long the claim of one named row ({@link #claim}: an app's execute or resume of
+   * one operation, the executor's claim after its begin) waits for another transaction's lock on
+   * the row before it reports the operation as not claimable now: 1.5 seconds, set for the claim's
+   * own transaction only ({@code lock_timeout}, {@code SET LOCAL}). The lock it meets is most often
+   * another instance's due-page read, which lasts milliseconds; a claim or update by another
+   * instance commits as quickly. A batch's claims ({@link #claimAll}) do not wait.
+   */
+  static final Duration CLAIM_ROW_LOCK_WAIT = Duration.ofMillis(1500);
 
   /**
    * How far a claimant's clock may run ahead of PostgreSQL's before a takeover is checked against

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -141,10 +142,42 @@ class PostgresFleetTest {
           ps.setString(1, busy.id().key().value());
           ps.executeQuery().close();
         }
-        assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isEmpty());
         assertEquals(List.of(free.id()), journal.findDue(T0, null, 10).stream().map(OperationRecord::id).toList());
+        // A batch's claim (claimAll: the dispatcher's and resumePending's) skips the locked row at once;
+        // the claim of one named row waits for it, for a bounded time (the next test).
+        List<OperationRecord> asRead = List.of(journal.find(busy.id()).orElseThrow(),
+            journal.find(free.id()).orElseThrow());
+        List<Optional<Lease>> claimed = journal.claimAll(asRead, "n", T0, LEASE);
+        assertTrue(claimed.get(0).isEmpty(), "the locked row is skipped");
+        assertTrue(claimed.get(1).isPresent(), "the free one is claimed");
         other.rollback();
       }
+      assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isPresent());
+    }
+  }
+
+  /**
+   * The claim of one named row waits for another transaction's lock on it, up to
+   * {@link JdbcJournal#CLAIM_ROW_LOCK_WAIT}, and then returns empty, its transaction still usable;
+   * a lock released within the wait is claimed through (ReviewPostgresResumeMeetsAnotherInstancesDuePageTest).
+   */
+  @Test
+  void aNamedClaimOfARowLockedLongerThanItsWaitReturnsEmpty(PgDatabase db) throws Exception {
+    PGSimpleDataSource ds = db.dataSource();
+    try (JdbcJournal journal = JdbcJournal.dataSource(ds).open()) {
+      NewOperation busy = ops.newOp("{}");
+      journal.begin(busy);
+      try (Connection other = ds.getConnection()) {
+        other.setAutoCommit(false);
+        try (PreparedStatement ps = other.prepareStatement(
+            "SELECT 1 FROM idem_operation WHERE op_key = ? FOR UPDATE")) {
+          ps.setString(1, busy.id().key().value());
+          ps.executeQuery().close();
+        }
+        assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isEmpty());
+        other.rollback();
+      }
+      assertEquals(OperationState.PENDING, journal.find(busy.id()).orElseThrow().state());
       assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isPresent());
     }
   }

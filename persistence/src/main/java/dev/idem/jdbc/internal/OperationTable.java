@@ -182,6 +182,39 @@ public class OperationTable {
   }
 
   /**
+   * Reads the fencing columns and attempts of a row to claim it, as {@link #selectForClaim} does,
+   * but waits up to {@code wait} for another transaction's lock on it (PostgreSQL {@code FOR UPDATE}
+   * under a {@code lock_timeout} set for this transaction only), for the claim of one named row: the
+   * lock it meets is most often another instance's due-page read ({@code FOR UPDATE SKIP LOCKED}),
+   * held for milliseconds, which is no holder of the operation. The wait runs in a savepoint, so
+   * that a lock not granted in time leaves the transaction usable. PostgreSQL only.
+   *
+   * @return the row, locked; or null if its lock was not granted within {@code wait}
+   */
+  public RawRow selectForClaimWaiting(SqlSession c, OperationId id, java.time.Duration wait) throws SQLException {
+    java.sql.Connection connection = c.connection();
+    java.sql.Savepoint savepoint = connection.setSavepoint();
+    try {
+      try (PreparedStatement ps = connection.prepareStatement("SELECT set_config('lock_timeout', ?, true)")) {
+        ps.setString(1, Math.max(1, wait.toMillis()) + "ms");
+        ps.executeQuery().close();
+      }
+      RawRow row = selectHead(c, id, true, dialect.lockForUpdate());
+      connection.releaseSavepoint(savepoint);
+      return row;
+    } catch (SQLException e) {
+      if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+        throw e;
+      }
+      connection.rollback(savepoint); // the transaction goes on; lock_timeout reverts with the savepoint
+      return null;
+    }
+  }
+
+  /** PostgreSQL's {@code lock_not_available}: a lock not granted within {@code lock_timeout}. */
+  private static final String LOCK_NOT_AVAILABLE = "55P03";
+
+  /**
    * PostgreSQL's own clock, now ({@code clock_timestamp()}, not the transaction's start), in
    * nanoseconds since the epoch as the instants of this table are stored (to the microsecond, the
    * database's precision). PostgreSQL only.

@@ -181,9 +181,7 @@ public final class AttemptLoop {
       if (current.state().isTerminal()) {
         return settled(s, current);
       }
-      return new Step.Fail(new OperationPendingException("operation " + id + " is " + current.state()
-          + " under owner " + current.owner() + " until " + current.leaseExpiresAt()
-          + "; it will be sent again with the same key when that lease expires", null, id, current.attempts(),
+      return new Step.Fail(new OperationPendingException(notClaimed(current), null, id, current.attempts(),
           current.response()));
     }
     lease = claimed.get();
@@ -210,6 +208,21 @@ public final class AttemptLoop {
       s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     }
     return new Step.Send();
+  }
+
+  /**
+   * Why a claim returned nothing, from the record read after it: a live lease is named with its
+   * owner; a record that no lease holds (PENDING, no owner) was being claimed or updated by another
+   * process at the moment of the claim (on PostgreSQL, its row was locked), which is no lease.
+   */
+  private String notClaimed(OperationRecord current) {
+    if (current.state() == OperationState.IN_FLIGHT && current.owner() != null) {
+      return "operation " + id + " is IN_FLIGHT under owner " + current.owner() + " until "
+          + current.leaseExpiresAt() + "; it will be sent again with the same key when that lease expires";
+    }
+    return "operation " + id + " is " + current.state() + " and held by no lease, but another process was claiming"
+        + " or updating it when this call tried to claim it, so this call did not claim it and sent nothing; it"
+        + " keeps its key: call again to send it (unless that process did), or wait for its outcome";
   }
 
   /**
