@@ -69,7 +69,10 @@ import java.util.function.Supplier;
  *   <li>{@link OperationUncertainException}: UNCERTAIN; an attempt may have taken effect.</li>
  *   <li>{@link OperationPendingException}: still PENDING (interrupted, cancelled, owned elsewhere,
  *       or, for a resume, not sent because the target is unreachable).</li>
- *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request.</li>
+ *   <li>{@link IdempotencyKeyReusedException}: the key belongs to another request (FAILED, when the
+ *       server says so and no earlier attempt may have taken effect; after one that may have, the
+ *       server's refusal ends the operation UNCERTAIN instead, with
+ *       {@link OperationUncertainException}).</li>
  *   <li>{@link JournalException}: the journal failed; if it failed at begin, nothing was sent by
  *       this call (unless the message says the operation may have been journaled: then a resume
  *       may send it with its key; retry with the same key).</li>

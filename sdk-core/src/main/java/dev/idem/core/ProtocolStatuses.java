@@ -17,10 +17,14 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>key reused</b>: the operation ends FAILED and the call throws
  *       {@link IdempotencyKeyReusedException} (with a {@link IdemEvent.KeyMismatch} event), on the
- *       execution that got the answer and on every later execution that finds it in the journal;</li>
+ *       execution that got the answer and on every later execution that finds it in the journal.
+ *       After an earlier attempt that may have taken effect (a read timeout, a 500), the server
+ *       most likely holds the key from that attempt: the operation ends UNCERTAIN instead, with
+ *       {@link OperationUncertainException}, as for any permanent answer then;</li>
  *   <li><b>in flight</b>: not a failure but a wait, bounded by the policy's deadline and
  *       {@link RetryPolicy#maxInFlightAttempts()}, at least {@link RetryPolicy#inFlightMinDelay()};</li>
- *   <li><b>key missing</b>: a configuration error; the operation ends FAILED at once.</li>
+ *   <li><b>key missing</b>: a configuration error; the operation ends FAILED at once (UNCERTAIN
+ *       after an earlier attempt that may have taken effect).</li>
  * </ul>
  * A status matches a signal only if the signal's body predicate accepts the response too. Key
  * reuse is tested first, then in flight, then key missing, so one status may mean two signals

@@ -476,14 +476,31 @@ public final class AttemptLoop {
     return retryOrGiveUp(v, response.status(), null, d, HostGuard.Health.UNKNOWN, now);
   }
 
-  /** The server refused the key as used with another payload: FAILED, and never retried. */
+  /**
+   * The server refused the key as used with another payload: never retried. FAILED, with
+   * {@link IdempotencyKeyReusedException}, unless an earlier attempt may have taken effect (a read
+   * timeout, a 500): then the server most likely holds this key from that attempt and refuses the
+   * retry for something that changed in between (a refreshed header), or answers so to a duplicate
+   * it processed; the effect may exist, so it ends UNCERTAIN, as {@link #permanent} does for any
+   * other permanent answer after such an attempt. Reporting FAILED would invite a resubmission
+   * with a new key: a second effect.
+   */
   private Step keyReused(int status) throws IdempotencyException {
     Instant now = s.clock().instant();
     lastWasInFlight = false;
+    // An earlier SUCCESS counts too, as in permanent(): only a crash that lost its transition leaves one.
+    boolean ambiguousBefore = history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
     String reason = KEY_REUSED_REASON + "HTTP " + status + ": the server holds this key for another payload";
     record(Verdict.permanent(reason), status, null, now, Duration.ZERO, "permanent: key reused",
         HostGuard.Health.UP);
     s.emit(new IdemEvent.KeyMismatch(id, true));
+    if (ambiguousBefore) {
+      String uncertain = reason + ", after an earlier ambiguous or successful attempt, which may have taken effect"
+          + " (the server may hold the key from that attempt)";
+      finish(OperationState.UNCERTAIN, now, uncertain);
+      return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + uncertain, null,
+          id, history, lastResponse));
+    }
     finish(OperationState.FAILED, now, reason);
     return new Step.Fail(new IdempotencyKeyReusedException(id, true, "server refused key " + id.key()
         + " as reused with another payload (HTTP " + status + "); operation " + id + " is FAILED"));
