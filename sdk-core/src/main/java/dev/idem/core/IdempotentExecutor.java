@@ -229,6 +229,12 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * Executes an operation on the calling thread, waiting between attempts with the sleeper.
    *
+   * <p>An operation the journal holds already, unfinished (a call that ended PENDING, executed
+   * again), is sent again with its key as {@link #resume} would send it, and, as there, not if it
+   * reached its age limit ({@link Builder#maxPendingAge}): it then ends FAILED if no attempt can
+   * have reached the server, UNCERTAIN otherwise, and nothing is sent (see
+   * {@link ExpiredPendingAction}).
+   *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before anything is sent
    * @param transport sends one attempt; called once per attempt with the same key
@@ -983,11 +989,29 @@ public final class IdempotentExecutor implements AutoCloseable {
    */
   private BeginResult beginLeading(NewOperation op, SingleFlight.Ticket ticket) throws IdempotencyException {
     try {
-      return begin(op, true);
+      BeginResult begun = begin(op, true);
+      return begun.created() ? begun : new BeginResult(expiredOrAsIs(begun.record()), false, null);
     } catch (IdempotencyException | RuntimeException | Error e) {
       singleFlight.leaveNotBegun(op.id(), ticket);
       throw e;
     }
+  }
+
+  /**
+   * An operation an inline call found journaled already, ended first if it reached its age limit,
+   * as {@link #resume} would end it: a record days old may have an attempt that took effect, and
+   * once the server has forgotten its key a resend could run it twice, so "executing the same
+   * Operation again" sends nothing then either ({@link KeyRetention#expireIfDue}: FAILED if no
+   * attempt can have reached the server, else UNCERTAIN; never under
+   * {@link ExpiredPendingAction#RESEND}).
+   *
+   * @return the record as the journal holds it after the expiry, or {@code record} if it did not apply
+   */
+  private OperationRecord expiredOrAsIs(OperationRecord record) throws IdempotencyException {
+    if (record.state().isTerminal() || !retention.expireIfDue(record).isTerminal()) {
+      return record;
+    }
+    return settings.journal().find(record.id()).orElse(record);
   }
 
   /** @param claim claim the operation if this call creates it ({@link Journal#beginAndClaim}) */

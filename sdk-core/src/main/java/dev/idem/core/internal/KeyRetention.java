@@ -23,7 +23,10 @@ import org.slf4j.LoggerFactory;
  * {@code maxPendingAge} after its creation, which is never above the retention. At the limit the
  * operation ends: FAILED if no attempt can have reached the server (a never-sent operation can
  * honestly fail), UNCERTAIN otherwise. Under {@link ExpiredPendingAction#RESEND} there is no age
- * limit. Inline calls are not subject to it: they end within their own deadline.
+ * limit. An inline call (execute, executeAsync) that creates its operation is not subject to it:
+ * it ends within its own deadline. One that finds its operation journaled already, unfinished,
+ * is: executing the same Operation again is a resend as much as a resume is, so the executor ends
+ * such an operation here first, as resume does, and sends nothing.
  *
  * <p>Thread-safe: immutable, and the journal it writes is thread-safe.
  */
