@@ -9,9 +9,13 @@ import picocli.CommandLine.Command;
  * Re-drives a FAILED or UNCERTAIN operation: it becomes PENDING with the same key, and the app's
  * next resume sends it. Unconditional ({@code Journal.redrive}, not {@code redriveIfUnchanged}): the
  * operator re-drives the operation they named in whichever of the two states it is in, as
- * {@code IdempotentExecutor.redrive} does.
+ * {@code IdempotentExecutor.redrive} does. The operation counts as created at the re-drive, so
+ * queued delivery's age limit ({@code maxPendingAge}) counts from it (see {@code Journal.redrive}).
  */
-@Command(name = "redrive", description = "Make a FAILED or UNCERTAIN operation PENDING again, same key.")
+@Command(name = "redrive", description = {"Make a FAILED or UNCERTAIN operation PENDING again, same key.",
+    "Its age limit (maxPendingAge) counts from the re-drive: the operation counts as created now, so queued"
+        + " delivery sends it even if it ended at its age limit. Re-drive an UNCERTAIN operation only once you"
+        + " know its effect does not exist: past the server's key retention a duplicate is not caught."})
 final class RedriveCommand extends OperationCommand {
   @Override
   boolean writes() {

@@ -986,13 +986,21 @@ public final class JdbcJournal implements Journal {
       OperationRecord r = quarantine.decode(raw);
       OperationState.checkRedrive(r.state());
       String reason = "re-driven from " + r.state();
-      if (!table.transitionUnheld(c, id, raw.state(), raw.generation(),
+      if (!table.redriveUnheld(c, id, raw.state(), raw.generation(),
           new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
         throw new IllegalStateException("operation " + id + " changed while it was being re-driven; try again");
       }
-      return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
-          .withOutcomeDeliveredAt(null);
+      return redriven(r, now, reason);
     }));
+  }
+
+  /**
+   * {@code r} as a re-drive at {@code now} leaves it: begun anew, {@code created_at} too, since the
+   * age limit of queued delivery counts from it (see {@link Journal#redrive}).
+   */
+  private static OperationRecord redriven(OperationRecord r, Instant now, String reason) {
+    return new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), OperationState.PENDING,
+        r.owner(), r.generation(), null, null, now, now, r.attempts(), null, reason, r.queued(), null);
   }
 
   /**
@@ -1022,12 +1030,11 @@ public final class JdbcJournal implements Journal {
       Quarantine.failIfQuarantined(raw);
       OperationRecord r = quarantine.decode(raw);
       if (r.state() != asRead.state() || r.generation() != asRead.generation()
-          || !table.transitionUnheld(c, id, raw.state(), raw.generation(),
+          || !table.redriveUnheld(c, id, raw.state(), raw.generation(),
               new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
         return Optional.<OperationRecord>empty();
       }
-      return Optional.of(r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null, reason)
-          .withOutcomeDeliveredAt(null));
+      return Optional.of(redriven(r, now, reason));
     }));
   }
 
@@ -1067,8 +1074,10 @@ public final class JdbcJournal implements Journal {
           || !table.settleUncertain(c, id, raw.generation(), owner, change)) {
         return Optional.<OperationRecord>empty();
       }
-      return Optional.of(r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
-          quarantine.decodeResponse(raw, responseJson), change.reason()).withOutcomeDeliveredAt(null));
+      // As a re-drive (created_at moved to it), a claim and the finishing transition leave it.
+      return Optional.of(new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(),
+          settlement.target(), owner, r.generation() + 1, null, null, settlement.at(), settlement.at(), r.attempts(),
+          quarantine.decodeResponse(raw, responseJson), change.reason(), r.queued(), null));
     }));
   }
 

@@ -762,6 +762,14 @@ public final class IdempotentExecutor implements AutoCloseable {
    * recorded for its outcome is cleared, so its next outcome is handed over), unlike
    * {@link #reconcileUncertain}, which re-drives only what is still as it listed it.
    *
+   * <p>The age limit of queued delivery ({@link Builder#maxPendingAge}) counts from the re-drive,
+   * not from the operation's first creation: the journal records the re-drive as its new
+   * {@code createdAt} ({@link Journal#redrive}). A re-drive is an explicit decision, made after
+   * reconciling, to send the operation again; counted from the creation, an operation re-driven
+   * after its age limit would be ended again, unsent, by the next resume or dispatcher. Re-drive
+   * an UNCERTAIN operation past the server's key retention only once you know its effect does not
+   * exist: the server no longer knows the key, so a resend that duplicates it is not caught.
+   *
    * @param id the operation to re-drive
    * @return the updated, PENDING record
    * @throws IllegalStateException if the operation is in any other state

@@ -546,9 +546,11 @@ public final class InMemoryJournal implements Journal {
       if (r == null || r.state() != asRead.state() || r.generation() != asRead.generation()) {
         return Optional.empty();
       }
-      // What a re-drive, a claim under owner and the finishing transition leave, in one change.
-      updated = r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
-          settlement.response(), settlement.reason()).withOutcomeDeliveredAt(null);
+      // What a re-drive (createdAt moved to it), a claim under owner and the finishing transition
+      // leave, in one change.
+      updated = new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), settlement.target(), owner,
+          r.generation() + 1, null, null, settlement.at(), settlement.at(), r.attempts(), settlement.response(),
+          settlement.reason(), r.queued(), null);
       // It finishes again, as a re-driven operation does: its weight taken off first, so that set
       // weighs it anew and moves its place out of the UNCERTAIN drop queue (where it would wait, the
       // slot with it, until that queue is polled) into the one of its new state.
@@ -562,9 +564,14 @@ public final class InMemoryJournal implements Journal {
     return Optional.of(updated);
   }
 
+  /**
+   * {@code r} re-driven at {@code now}: begun anew, {@code createdAt} too, since the age limit of
+   * queued delivery counts from it (see {@link Journal#redrive}).
+   */
   private static OperationRecord redriven(OperationRecord r, Instant now) {
-    return r.with(OperationState.PENDING, r.owner(), r.generation(), null, null, now, null,
-        "re-driven from " + r.state()).withOutcomeDeliveredAt(null);
+    return new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), OperationState.PENDING,
+        r.owner(), r.generation(), null, null, now, now, r.attempts(), null, "re-driven from " + r.state(),
+        r.queued(), null);
   }
 
   /** What a change makes of an operation's record; it throws to change nothing. */

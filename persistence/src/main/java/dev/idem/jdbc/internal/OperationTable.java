@@ -340,21 +340,41 @@ public class OperationTable {
   }
 
   /**
+   * A re-drive of a row still in {@code expectedState} at {@code expectedGeneration}:
+   * {@link #transitionUnheld}, with {@code created_at} moved to the re-drive ({@code ch}'s update
+   * time), from which the age limit of queued delivery counts (see {@code Journal.redrive}).
+   *
+   * @return false if it changed in between
+   */
+  public boolean redriveUnheld(SqlSession c, OperationId id, String expectedState, long expectedGeneration,
+      Change ch) throws SQLException {
+    return updatesOne(c, CHANGE + ", created_at = ?" + BY_ID + " AND state = ? AND generation = ?", ps -> {
+      int i = bindChange(ps, ch);
+      ps.setLong(i, ch.updatedAt());
+      bindId(ps, i + 1, id);
+      ps.setString(i + 4, expectedState);
+      ps.setLong(i + 5, expectedGeneration);
+    });
+  }
+
+  /**
    * Settles an UNCERTAIN row still at {@code expectedGeneration} (reconciliation), in one
    * statement: the change, and the owner and generation the claim of a settlement through re-drive,
-   * claim and transition wrote, so that the row never passes through a state a resume sends.
+   * claim and transition wrote (and {@code created_at}, which the re-drive moves to the change's
+   * update time), so that the row never passes through a state a resume sends.
    *
    * @return false if it changed in between, or is quarantined
    */
   public boolean settleUncertain(SqlSession c, OperationId id, long expectedGeneration, String owner, Change ch)
       throws SQLException {
-    return updatesOne(c, CHANGE + ", owner = ?, generation = ?" + BY_ID
+    return updatesOne(c, CHANGE + ", owner = ?, generation = ?, created_at = ?" + BY_ID
         + " AND state = 'UNCERTAIN' AND generation = ? AND quarantined_at IS NULL", ps -> {
           int i = bindChange(ps, ch);
           ps.setString(i, owner);
           ps.setLong(i + 1, expectedGeneration + 1);
-          bindId(ps, i + 2, id);
-          ps.setLong(i + 5, expectedGeneration);
+          ps.setLong(i + 2, ch.updatedAt());
+          bindId(ps, i + 3, id);
+          ps.setLong(i + 6, expectedGeneration);
         });
   }
 

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * The age limit of queued delivery, and the server's key retention behind it. Once the server
  * forgets a key, a resend of an operation that may already have taken effect runs it a second
  * time; so queued delivery (resume, an outbox) stops sending an operation at its age limit,
- * {@code maxPendingAge} after its creation, which is never above the retention. At the limit the
+ * {@code maxPendingAge} after its creation (or its last re-drive, which begins it anew: see
+ * {@code Journal.redrive}), which is never above the retention. At the limit the
  * operation ends: FAILED if no attempt can have reached the server (a never-sent operation can
  * honestly fail), UNCERTAIN otherwise. Under {@link ExpiredPendingAction#RESEND} there is no age
  * limit. An inline call (execute, executeAsync) that creates its operation is not subject to it:

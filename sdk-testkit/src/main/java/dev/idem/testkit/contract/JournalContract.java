@@ -546,6 +546,8 @@ public abstract class JournalContract {
     assertEquals(op.id(), r.id());
     assertEquals("re-driven from UNCERTAIN", r.reason());
     assertEquals(r, journal().find(op.id()).orElseThrow());
+    assertEquals(T0.plusSeconds(60), r.createdAt(), "begun anew at the re-drive: the age limit counts from it");
+    assertEquals(T0.plusSeconds(60), r.updatedAt());
     assertEquals(List.of(r), journal().findDue(T0.plusSeconds(60), null, 5));
     assertEquals(2, journal().claim(op.id(), "n", T0.plusSeconds(61), LEASE).orElseThrow().generation());
     assertThrows(IllegalStateException.class, () -> journal().redrive(op.id(), T0.plusSeconds(62)));
@@ -957,6 +959,7 @@ public abstract class JournalContract {
     assertEquals(asRead.generation(), redriven.generation());
     assertEquals("re-driven from FAILED", redriven.reason());
     assertNull(redriven.outcomeDeliveredAt());
+    assertEquals(T0.plusSeconds(5), redriven.createdAt(), "begun anew at the re-drive, as redrive does it");
     assertEquals(redriven, journal().find(failed.id()).orElseThrow());
     assertEquals(Optional.empty(), journal().redriveIfUnchanged(asRead, T0.plusSeconds(6)),
         "a second caller with the same read finds it PENDING");
