@@ -1,0 +1,91 @@
+package dev.idem.webhooks;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.testing.VirtualTime;
+import dev.idem.testkit.webhook.WebhookSigner;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Review: {@link WebhookProcessor#close()} interrupts the handlers still running after its grace
+ * and returns at once, without waiting for the interrupted runs to end and record their outcome.
+ * close() promises that such an event "goes back to PENDING, due at once, its attempt not counted"
+ * (cutByClose / InboxStore.release). But that write happens on the worker after close() returned,
+ * and what an app does right after close() is close the inbox: try-with-resources in the
+ * quickstart's order, or the Spring starter (IdemLifecycle.stop closes the processor, then the
+ * context destroys the inbox bean). Any handler that takes a moment to unwind (a rollback, a
+ * finally block, a connection closed on the interrupt) finds the inbox closed: the hand-back is
+ * lost ("could not record the outcome ... runs again when its lease ends"), the event stays
+ * PROCESSING, and at the next open the run is recorded as "the process died during the run":
+ * counted as an attempt and as one of the 10 unrecorded runs that dead-letter an event. On
+ * PostgreSQL the event stays leased for the rest of its lease (5 min) instead of being due at once
+ * for the other instances.
+ *
+ * <p>Fake clock and scheduler; close grace zero. The handler's unwinding is held on a semaphore
+ * until the app has closed the inbox, standing in for any cleanup; the worker is joined, no sleep.
+ */
+class ReviewCloseReturnsBeforeOutcomeTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void closeWaitsForTheInterruptedRunToHandItsEventBack() throws Exception {
+    VirtualTime time = new VirtualTime(ReceiverTest.T0);
+    CountDownLatch running = new CountDownLatch(1);
+    Semaphore unwind = new Semaphore(0);
+    AtomicReference<Thread> worker = new AtomicReference<>();
+    WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
+        SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+    WebhookProcessor p = WebhookProcessor.builder(inbox)
+        .handler("order.paid", e -> {
+          worker.set(Thread.currentThread());
+          running.countDown();
+          try {
+            new CountDownLatch(1).await(); // a slow call when the app is stopped
+          } finally {
+            unwind.acquireUninterruptibly(); // its cleanup: a rollback, a connection closed
+          }
+        })
+        .workers(1).clock(time.clock()).scheduler(time.scheduler()).owner("p1").closeGrace(Duration.ZERO).build();
+    deliver(receiver, time, "evt_1");
+    p.start();
+    time.runDueTasks();
+    assertTrue(running.await(30, TimeUnit.SECONDS), "the handler runs");
+
+    // The app stops, as the quickstart's try-with-resources or the Spring context does.
+    p.close();
+    inbox.close();
+    unwind.release();
+    worker.get().join(30_000);
+
+    try (WebhookInbox reopened = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      InboxEntry entry = reopened.find("acme", "evt_1").orElseThrow();
+      List<HandlerAttempt> runs = reopened.attempts("acme", "evt_1");
+      assertEquals(0, entry.attempts(), "close() cut the run short: its attempt is not counted (close()'s"
+          + " promise); actual: counted, the run recorded as '" + runs.get(0).outcome().orElse("") + "', decision '"
+          + runs.get(0).decision().orElse("") + "'");
+      assertTrue(runs.get(0).decision().orElse("").startsWith("not counted as an attempt"),
+          "recorded as handed back by close(), not as a process death: " + runs.get(0).decision().orElse(""));
+    }
+  }
+
+  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
+    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
+    Map<String, List<String>> h = new TreeMap<>();
+    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body)
+        .headers().forEach((k, v) -> h.put(k, List.of(v)));
+    assertEquals(200, receiver.handle("POST", h, body).status());
+  }
+}
