@@ -26,6 +26,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -125,6 +126,18 @@ public final class WebhookProcessor implements AutoCloseable {
    */
   public static final Duration DEFAULT_MAX_RUN_TIME = Duration.ofMinutes(15);
 
+  /**
+   * How long {@link #close()} waits, after it interrupted the handlers still running past its
+   * grace, for their runs to end and hand their events back. An interrupted run records its outcome
+   * on its worker (back to PENDING, its attempt not counted: {@link #cutByClose}); what an app does
+   * right after close() is close the inbox, and a run that had not written by then lost its
+   * hand-back (the event stayed PROCESSING, and counted as a run the process died during). 5 s
+   * covers the unwinding of a handler that answers the interrupt (a rollback, a finally block, a
+   * connection closed) while keeping close() bounded; a handler that ignores the interrupt longer
+   * than that is left behind (see {@link #close()}).
+   */
+  static final Duration CLOSE_HAND_BACK_WAIT = Duration.ofSeconds(5);
+
   private final WebhookInbox inbox;
   private final InboxStore store;
   private final Map<String, WebhookHandler> handlers;
@@ -157,6 +170,11 @@ public final class WebhookProcessor implements AutoCloseable {
   private ExecutorService workers;  // set by start
   private boolean started;
   private boolean closed;
+  /**
+   * Counted down when the first close() has finished: a later close() waits for it, since its
+   * caller goes on to close the inbox, under the handlers the first one is still waiting for.
+   */
+  private final CountDownLatch closeDone = new CountDownLatch(1);
 
   private WebhookProcessor(Builder b) {
     this.inbox = b.inbox;
@@ -643,23 +661,54 @@ public final class WebhookProcessor implements AutoCloseable {
 
   /**
    * Stops claiming, lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
-   * default 10 s), then interrupts those still running, and shuts down the threads it owns. Events
-   * not finished stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due
-   * at once, its attempt not counted if the run was shorter than the lease (a longer one, perhaps a
-   * hung handler, counts as an attempt without an outcome: see the class comment); one whose handler
-   * ignores the interrupt runs again when its lease ends, as its lease is renewed through the grace
-   * and no longer after it (an embedded inbox: at its next open). Idempotent.
+   * default 10 s), then interrupts those still running, waits up to 5 s more for the interrupted
+   * runs to end and record their outcome, and shuts down the threads it owns. Events not finished
+   * stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due at once, its
+   * attempt not counted if the run was shorter than the lease (a longer one, perhaps a hung
+   * handler, counts as an attempt without an outcome: see the class comment). A handler that
+   * ignores the interrupt for longer than those 5 s is left behind on its (daemon) thread: close()
+   * returns without its outcome, its lease is renewed no longer, and the event runs again when its
+   * lease ends, on another processor or after a restart (an embedded inbox: at its next open, which
+   * records the run as one the process died during, counted as an attempt without an outcome).
+   *
+   * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe: a call made while
+   * another is still closing waits for that one to finish (for up to the grace plus 5 s as well),
+   * so that whoever closes the inbox next does not close it under the runs still being waited for.
+   * A caller interrupted while waiting stops waiting and keeps its interrupt status.
    */
   @Override
   public void close() {
     ExecutorService w;
+    boolean first;
     synchronized (lock) {
-      if (closed) {
-        return;
-      }
+      first = !closed;
       closed = true;
       w = workers;
     }
+    if (!first) {
+      awaitFirstClose(); // outside the lock: the polls of the first close's grace take it
+      return;
+    }
+    try {
+      shutDown(w);
+    } finally {
+      closeDone.countDown();
+    }
+  }
+
+  /** A later close(): waits, bounded as the first close itself is, for the first to finish. */
+  private void awaitFirstClose() {
+    try {
+      if (!closeDone.await(closeGrace.plus(CLOSE_HAND_BACK_WAIT).toNanos(), TimeUnit.NANOSECONDS)) {
+        LOG.warn("the webhook processor's first close() had not finished {} after a later close() was called;"
+            + " this one returns without it", closeGrace.plus(CLOSE_HAND_BACK_WAIT));
+      }
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void shutDown(ExecutorService w) {
     inbox.removeOnNewWork(nudge);
     // The loop, and the scheduler it may own, keep running through the grace (a poll now claims
     // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
@@ -673,8 +722,15 @@ public final class WebhookProcessor implements AutoCloseable {
               + " later", closeGrace);
           interruptedByClose = true;
           w.shutdownNow();
+          // The interrupted runs hand their events back on their workers: wait for that, bounded,
+          // since the caller's next step is usually to close the inbox they write to.
+          if (!w.awaitTermination(CLOSE_HAND_BACK_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+            LOG.warn("webhook handlers still running {} after they were interrupted at close; they are left behind,"
+                + " and their events run again when their leases end", CLOSE_HAND_BACK_WAIT);
+          }
         }
       } catch (InterruptedException ex) {
+        // The caller wants close() over now: no further wait.
         Thread.currentThread().interrupt();
         interruptedByClose = true;
         w.shutdownNow();

@@ -32,8 +32,10 @@ import org.junit.jupiter.api.io.TempDir;
  * PostgreSQL the event stays leased for the rest of its lease (5 min) instead of being due at once
  * for the other instances.
  *
- * <p>Fake clock and scheduler; close grace zero. The handler's unwinding is held on a semaphore
- * until the app has closed the inbox, standing in for any cleanup; the worker is joined, no sleep.
+ * <p>Fake clock and scheduler; close grace zero. The handler's unwinding is held on a semaphore,
+ * standing in for any cleanup, and let go once close() is seen waiting (its thread state): close()
+ * waits a bounded time for it, so a cleanup held until after the inbox closed could not be waited
+ * for by any bounded close(). The worker is joined, no sleep.
  */
 class ReviewCloseReturnsBeforeOutcomeTest {
   @TempDir
@@ -64,10 +66,18 @@ class ReviewCloseReturnsBeforeOutcomeTest {
     time.runDueTasks();
     assertTrue(running.await(30, TimeUnit.SECONDS), "the handler runs");
 
-    // The app stops, as the quickstart's try-with-resources or the Spring context does.
-    p.close();
-    inbox.close();
+    // The app stops, as the quickstart's try-with-resources or the Spring context does: close(),
+    // then the inbox. The handler unwinds while close() is still running (seen waiting by its
+    // thread state, no sleep); a close() that returned without waiting fails here.
+    Thread closing = new Thread(p::close, "close");
+    closing.start();
+    while (closing.getState() != Thread.State.TIMED_WAITING) {
+      assertTrue(closing.isAlive(), "close() returned before the interrupted run handed its event back");
+      Thread.onSpinWait();
+    }
     unwind.release();
+    closing.join(30_000);
+    inbox.close();
     worker.get().join(30_000);
 
     try (WebhookInbox reopened = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {

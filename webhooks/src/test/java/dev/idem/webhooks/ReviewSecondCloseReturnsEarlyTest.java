@@ -28,8 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * then finishes within the grace, successfully, cannot record DONE: the event stays PROCESSING,
  * is counted at the next open as a run the process died during, and its handler runs again.
  *
- * <p>Fake clock and scheduler; the grace is an hour so nothing depends on real time. The first
- * close runs on a thread of its own and is seen waiting by its thread state; no sleep.
+ * <p>Fake clock and scheduler; the grace is an hour so nothing depends on real time. Both closes
+ * run on threads of their own and are seen waiting by their thread state; no sleep.
  */
 class ReviewSecondCloseReturnsEarlyTest {
   @TempDir
@@ -65,9 +65,17 @@ class ReviewSecondCloseReturnsEarlyTest {
       assertTrue(firstClose.isAlive(), "the first close() waits out its grace for the running handler");
       Thread.onSpinWait();
     }
-    p.close(); // the bean's destroy method, after Boot stopped waiting for the phase
-    inbox.close(); // the next bean destroyed
+    // The bean's destroy method, after Boot stopped waiting for the phase: it must wait for the
+    // first close (seen waiting by its thread state) instead of returning at once.
+    Thread secondClose = new Thread(p::close, "second-close");
+    secondClose.start();
+    while (secondClose.getState() != Thread.State.TIMED_WAITING) {
+      assertTrue(secondClose.isAlive(), "the second close() returned while the first still waits out its grace");
+      Thread.onSpinWait();
+    }
     finish.countDown(); // the handler finishes within the grace, successfully
+    secondClose.join(30_000);
+    inbox.close(); // the next bean destroyed, once the second close() returned
     worker.get().join(30_000);
     firstClose.join(30_000);
 
