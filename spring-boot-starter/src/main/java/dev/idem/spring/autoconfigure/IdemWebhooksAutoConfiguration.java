@@ -71,16 +71,28 @@ public class IdemWebhooksAutoConfiguration {
    *
    * @param properties the settings
    * @param dataSource the app's DataSource, for {@code store=datasource} (PostgreSQL)
+   * @param clock a {@link Clock} bean of the app, if any: the clock the inbox stamps re-driven,
+   *     purged and waiting events by, as the sources and the processor have it; else the system's
    * @return the open inbox; closed at shutdown
    */
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
-  public WebhookInbox idemWebhookInbox(IdemProperties properties, ObjectProvider<DataSource> dataSource) {
+  public WebhookInbox idemWebhookInbox(IdemProperties properties, ObjectProvider<DataSource> dataSource,
+      ObjectProvider<Clock> clock) {
+    WebhookInbox.Builder b;
     if (properties.webhooks().store() == IdemProperties.Store.DATASOURCE) {
-      DataSource ds = Stores.required(dataSource, "idem.webhooks.store");
-      return WebhookInbox.postgres(ds).open();
+      b = WebhookInbox.postgres(Stores.required(dataSource, "idem.webhooks.store"));
+    } else {
+      b = WebhookInbox.sqlite(Path.of(properties.directory()).resolve("webhooks"));
     }
-    return WebhookInbox.sqlite(Path.of(properties.directory()).resolve("webhooks")).open();
+    // The sources stamp received times, and the processor due times, by the app's clock: redrive
+    // on another one (the system's) made a dead letter due only in the processor's future under a
+    // Clock bean behind it, and it never ran again.
+    Clock appClock = clock.getIfAvailable();
+    if (appClock != null) {
+      b.clock(appClock);
+    }
+    return b.open();
   }
 
   /**
