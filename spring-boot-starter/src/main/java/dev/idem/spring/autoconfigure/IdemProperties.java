@@ -313,17 +313,22 @@ public record IdemProperties(
    * @param path The endpoint's path, one exact path starting with '/' (no '*' pattern); default
    *     /webhooks/NAME.
    * @param tolerance How far a signed timestamp may be from now, either way.
+   * @param maxBodyBytes The largest delivery body the endpoint takes, in bytes; a larger one is
+   *     answered 413 without being buffered. Default 1 MiB (1048576); GitHub's deliveries reach
+   *     25 MB (26214400). Below 1 fails the startup.
    */
   public record Source(
       Scheme scheme,
       @DefaultValue List<String> secrets,
       String path,
-      @DefaultValue("5m") Duration tolerance) {
+      @DefaultValue("5m") Duration tolerance,
+      @DefaultValue("1048576") int maxBodyBytes) {
 
     /** Names the scheme and counts the secrets; never shows them. */
     @Override
     public String toString() {
-      return "Source[" + scheme + ", " + secrets.size() + " secrets, path " + path + "]";
+      return "Source[" + scheme + ", " + secrets.size() + " secrets, path " + path + ", max " + maxBodyBytes
+          + " bytes]";
     }
   }
 }

@@ -257,7 +257,12 @@ public class IdemWebhooksAutoConfiguration {
       case GITHUB -> SignatureScheme.github();
       case STANDARD_WEBHOOKS -> SignatureScheme.standardWebhooks();
     };
-    WebhookSource.Builder b = WebhookSource.builder(name, scheme).tolerance(s.tolerance());
+    if (s.maxBodyBytes() < 1) {
+      throw new IllegalStateException("idem.webhooks.sources." + name + ".max-body-bytes is " + s.maxBodyBytes()
+          + "; give the largest delivery body to take, in bytes, at least 1 (default 1048576, 1 MiB)");
+    }
+    WebhookSource.Builder b = WebhookSource.builder(name, scheme).tolerance(s.tolerance())
+        .maxBodyBytes(s.maxBodyBytes());
     if (clock != null) {
       b.clock(clock);
     }
