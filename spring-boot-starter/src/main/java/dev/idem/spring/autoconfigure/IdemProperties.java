@@ -37,10 +37,13 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * @param shutdownTimeout How long a graceful shutdown waits for the outbox to deliver what is
  *     queued, before the executor and the journal close; what is left stays journaled and is
  *     delivered after the restart (0s: no wait, everything queued is delivered after the restart;
- *     a negative value fails the startup). The executor's close then waits up to 10 s more for a
- *     synchronous attempt on the wire. Keep the sum below
- *     spring.lifecycle.timeout-per-shutdown-phase (30 s by default; the default 15 s leaves 5 s to
- *     spare): past it, Boot stops waiting and goes on to close the beans, the journal among them.
+ *     a negative value fails the startup). With webhooks, the processor's stop comes next, up to
+ *     15 s (its 10 s grace for running handlers, then 5 s for the interrupted ones to hand their
+ *     events back); the executor's close then waits up to 10 s more for a synchronous attempt on
+ *     the wire. Keep the sum below spring.lifecycle.timeout-per-shutdown-phase (30 s by default;
+ *     without webhooks the default 15 s leaves 5 s to spare, with them the defaults sum to 40 s:
+ *     raise the phase timeout): past it, Boot stops waiting and goes on to close the beans, the
+ *     journal among them.
  * @param journal The client journal's settings.
  * @param client The RestClient, RestTemplate and WebClient side's settings.
  * @param outbox The outbox's settings.
