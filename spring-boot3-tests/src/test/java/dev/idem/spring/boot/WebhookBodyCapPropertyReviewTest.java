@@ -67,4 +67,21 @@ class WebhookBodyCapPropertyReviewTest {
               + response.getContentAsString());
         });
   }
+
+  @Test
+  void aCapBelowOneByteFailsTheStartupNamingTheKey(@TempDir Path dir) {
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(IdemAutoConfiguration.class, IdemWebhooksAutoConfiguration.class))
+        .withPropertyValues("idem.directory=" + dir, "idem.webhooks.sources.github.scheme=github",
+            "idem.webhooks.sources.github.secrets[0]=github-webhook-secret",
+            "idem.webhooks.sources.github.max-body-bytes=0")
+        .run(context -> {
+          assertTrue(context.getStartupFailure() != null, "a cap of 0 bytes would refuse every delivery");
+          String all = "";
+          for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            all += t.getMessage() + "\n";
+          }
+          assertTrue(all.contains("idem.webhooks.sources.github.max-body-bytes is 0"), all);
+        });
+  }
 }
