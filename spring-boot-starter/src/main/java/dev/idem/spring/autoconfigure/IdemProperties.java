@@ -183,7 +183,7 @@ public record IdemProperties(
       @DefaultValue("1048576") long maxBodyBytes,
       @DefaultValue("3") int maxAttempts,
       Duration attemptTimeout,
-      Duration deadline,
+      @DefaultValue("60s") Duration deadline,
       @DefaultValue("24h") Duration serverKeyRetention,
       @DefaultValue Set<String> secretHeaders,
       @DefaultValue Set<String> allowHeaders,

@@ -46,7 +46,7 @@ class IdemPropertiesTest {
     assertEquals(1048576, c.maxBodyBytes());
     assertEquals(3, c.maxAttempts());
     assertNull(c.attemptTimeout());
-    assertNull(c.deadline());
+    assertEquals(Duration.ofSeconds(60), c.deadline());
     assertEquals(Duration.ofHours(24), c.serverKeyRetention());
     assertEquals(Set.of(), c.secretHeaders());
     assertEquals(Set.of(), c.allowHeaders());
