@@ -249,14 +249,14 @@ public record IdemProperties(
       String callerHeader) {
 
     /**
-     * Refuses a caller header that is no header name, so that the startup fails naming the
+     * Refuses a key or caller header that is no header name, so that the startup fails naming the
      * property rather than every keyed request being refused for a header no client can send.
      *
      * @param enabled as the record's {@code enabled}
      * @param routes as the record's {@code routes}
      * @param transactional as the record's {@code transactional}
      * @param store as the record's {@code store}
-     * @param keyHeader as the record's {@code keyHeader}
+     * @param keyHeader as the record's {@code keyHeader}; an HTTP token
      * @param retention as the record's {@code retention}
      * @param mismatchStatus as the record's {@code mismatchStatus}
      * @param inFlightWait as the record's {@code inFlightWait}
@@ -265,6 +265,13 @@ public record IdemProperties(
      * @throws IllegalArgumentException naming the property
      */
     public Server {
+      // The client's key-header is checked by its adapter's builder; the guard only looks the name up,
+      // so without this a name with a colon or a space started the app and refused every keyed request.
+      if (keyHeader == null || !isToken(keyHeader)) {
+        throw new IllegalArgumentException("idem.server.key-header is " + (keyHeader == null ? "empty" : "'"
+            + keyHeader + "'") + ": it must be a header name (letters, digits and !#$%&'*+-.^_`|~), such as"
+            + " Idempotency-Key (the default)");
+      }
       if (callerHeader != null && !isToken(callerHeader)) {
         throw new IllegalArgumentException("idem.server.caller-header is '" + callerHeader + "': it must be a header"
             + " name (letters, digits and !#$%&'*+-.^_`|~), such as X-Tenant-Id; leave it unset to scope keys by the"
