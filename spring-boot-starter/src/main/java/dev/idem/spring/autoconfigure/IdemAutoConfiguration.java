@@ -26,6 +26,7 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -35,7 +36,9 @@ import org.springframework.core.env.Environment;
  * Idem's core for a Spring Boot app: the journal (embedded SQLite in {@code idem.directory}, or the
  * app's DataSource), the executor, the pool for their asynchronous journal work, and the
  * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
- * backs off if the app defines its own of the same type.
+ * backs off if the app defines its own of the same type. In a reactive app, settings that only a
+ * Spring MVC app serves ({@code idem.server.routes}, {@code idem.webhooks.sources}) fail the
+ * startup with an {@link IllegalStateException} naming the property.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -203,6 +206,35 @@ public class IdemAutoConfiguration {
       owner = environment.getProperty("HOSTNAME");
     }
     return owner == null || owner.isBlank() ? null : owner;
+  }
+
+  /**
+   * Refuses, in a reactive app, the settings that only the servlet auto-configurations serve: the
+   * guard and the webhook endpoints are servlet filters, so there such settings bound and nothing
+   * served them (deliveries got 404, guarded routes ran once per retry) without a word, which is
+   * what ignoreUnknownFields = false refuses for a misspelt key. The condition names no WebFlux
+   * type, so an app without WebFlux never loads one.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+  static class ReactiveApp {
+    ReactiveApp(IdemProperties properties) {
+      IdemProperties.Server server = properties.server();
+      if (server.enabled() && !server.routes().isEmpty()) {
+        throw servletOnly("idem.server.routes " + server.routes(), "the guard is a servlet filter",
+            "; or set idem.server.enabled=false");
+      }
+      if (!properties.webhooks().sources().isEmpty()) {
+        throw servletOnly("idem.webhooks.sources " + properties.webhooks().sources().keySet(),
+            "the webhook endpoints are a servlet filter", "");
+      }
+    }
+
+    private static IllegalStateException servletOnly(String setting, String why, String orElse) {
+      return new IllegalStateException(setting + " is set, but this is a reactive (WebFlux) app and " + why
+          + " that only a servlet (Spring MVC) app runs: nothing would serve it. Remove the setting, or run the"
+          + " app on Spring MVC" + orElse);
+    }
   }
 
   /**
