@@ -18,6 +18,22 @@ import java.lang.annotation.Target;
  * Order create(@RequestBody OrderDraft draft) { return orders.insert(draft); }
  * }</pre>
  *
+ * <p>A handler that needs the request's key (to pass it on as the key of a call it makes) takes a
+ * parameter of type {@link dev.idem.core.IdempotencyKey}: the starter gives it the key the guard
+ * admitted the request under, the same whether the client sent it bare ({@code abc-123}) or as the
+ * IETF draft's quoted string ({@code "abc-123"}); it is null for a request that ran without a key
+ * ({@link #keyRequired()} false). Reading the header with {@code @RequestHeader} instead gives the
+ * quotes too, which {@code IdempotencyKey.of} refuses.
+ *
+ * <pre>{@code
+ * @PostMapping("/orders")
+ * @Idempotent
+ * String order(IdempotencyKey key, @RequestBody String order) {
+ *   return payments.post().uri("/charges").attributes(IdempotentCall.named("charge").withKey(key))
+ *       .body(order).retrieve().body(String.class);
+ * }
+ * }</pre>
+ *
  * <p>On a class it applies to every handler method of the class. The starter reads it at request
  * time through the handler mappings, before the body is read; routes can also be named in
  * {@code idem.server.routes} without an annotation. Unset attributes take the

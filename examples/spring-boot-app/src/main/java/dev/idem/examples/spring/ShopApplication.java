@@ -11,7 +11,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.http.MediaType;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
-import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
 
@@ -38,9 +37,10 @@ public class ShopApplication {
   /** The guard: a retried order (the same key) runs once and gets the same answer. */
   @PostMapping("/orders")
   @Idempotent
-  String order(@RequestHeader("Idempotency-Key") String key, @RequestBody String order) {
-    // The order's key is the charge's key: if this handler runs again, it cannot charge twice.
-    IdempotentCall charge = IdempotentCall.named("charge").withKey(IdempotencyKey.of(key));
+  String order(IdempotencyKey key, @RequestBody String order) {
+    // The order's key (as the guard read it, bare or quoted) is the charge's key: if this handler
+    // runs again, it cannot charge twice.
+    IdempotentCall charge = IdempotentCall.named("charge").withKey(key);
     return payments.post().uri("/charges").attributes(charge).contentType(MediaType.APPLICATION_JSON).body(order)
         .retrieve().body(String.class);
   }
