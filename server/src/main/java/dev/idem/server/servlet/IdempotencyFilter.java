@@ -19,9 +19,7 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -31,10 +29,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
-import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
@@ -42,6 +37,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -86,9 +82,13 @@ import org.slf4j.LoggerFactory;
  * the response reads as committed, while the body goes on. {@code getWriter} sets the encoding it
  * writes in (ISO-8859-1 by default) on the response for a {@code text/*} type or none, so the
  * Content-Type names it as the containers' own writer does (for other types, such as JSON, Jetty
- * names none and neither does the filter). Form
- * parameters of a guarded request must be read from the body, since the filter has consumed the
- * original stream. A request that goes async
+ * names none and neither does the filter). The
+ * handler reads the body the filter read (through {@code getInputStream} or {@code getReader}) and,
+ * for a form-encoded POST, its parameters ({@code getParameter} and the rest: the query's first,
+ * then the body's, decoded in the request's character encoding, ISO-8859-1 if it names none), as
+ * the container would have parsed them had the filter not read the body. A form-encoded body that a
+ * filter mapped before this one consumed (one that read the parameters, as a CSRF check does) is
+ * fingerprinted by its parameters, canonically ordered, since its bytes are gone. A request that goes async
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
@@ -194,7 +194,7 @@ public final class IdempotencyFilter implements Filter {
       send(request, response, r.response());
     } else {
       Admission.Proceed p = (Admission.Proceed) admission;
-      CachedBodyRequest cached = new CachedBodyRequest(request, p.body());
+      GuardedRequest cached = new GuardedRequest(request, p.body());
       cached.setAttribute(Claim.ATTRIBUTE, p.claim());
       run(cached, new CapturingResponse(response, guard.maxCapturedBody()), response, chain, p);
     }
@@ -217,16 +217,51 @@ public final class IdempotencyFilter implements Filter {
         timeoutHeader == null ? null : TimeoutHeader.parse(request.getHeader(timeoutHeader)));
   }
 
+  /**
+   * The body to fingerprint. A form-encoded body that a filter ahead of the guard has consumed (it
+   * read the request's parameters: Spring's {@code FormContentFilter} for PUT, PATCH and DELETE,
+   * a CSRF check, or the container on its behalf for a POST) reads empty here although the request
+   * declares one; fingerprinting that would make every form to the route alike, and a key reused
+   * with another form would be replayed, not refused. Its parameters, which is all anyone can still
+   * read of it, are fingerprinted instead, canonically ordered ({@link FormBody#canonical}), and the
+   * request is marked so that the handler is not handed them as its body.
+   */
   private static byte[] readBody(HttpServletRequest request, int limit) throws IOException {
     long declared = request.getHeader("Transfer-Encoding") != null ? -1 : request.getContentLengthLong();
     byte[] body = RequestBody.read(request.getInputStream(), declared, limit);
     if (body.length == declared) {
       UnreadBody.readToEnd(request);
     }
+    if (body.length == 0 && declared != 0 && FormBody.isForm(request.getContentType())) {
+      request.setAttribute(FormBody.FINGERPRINTED_PARAMETERS, Boolean.TRUE);
+      byte[] parameters = FormBody.canonical(request.getParameterMap());
+      // Over the cap, the guard refuses it (413) as it does a body that long.
+      return parameters.length > limit ? Arrays.copyOf(parameters, limit) : parameters;
+    }
     return body;
   }
 
-  private void run(CachedBodyRequest request, CapturingResponse capture, HttpServletResponse response,
+  /**
+   * The request as a handler behind the guard gets it, for a servlet or filter that calls the guard
+   * itself (a transactional route): the body the guard read replayed through
+   * {@link HttpServletRequest#getInputStream()} and {@link HttpServletRequest#getReader()}, and for
+   * a form-encoded POST ({@code application/x-www-form-urlencoded}) the parameters parsed from it,
+   * after the query's, in the request's character encoding (ISO-8859-1 if it has none), since the
+   * container parses none from a body the guard has read. A form that a filter ahead of the guard
+   * consumed keeps the parameters that filter or the container parsed, and has no body to replay.
+   * The filter hands its chain this same view.
+   *
+   * @param request the request the guard admitted, as given to {@link #guardRequest}
+   * @param body the body the guard handed the handler ({@code Admission.Proceed.body()}, or the
+   *     transactional handler's {@code body}); not copied
+   * @return the request for the handler; as thread-safe as a request is
+   * @throws NullPointerException if request or body is null
+   */
+  public static HttpServletRequest withBody(HttpServletRequest request, byte[] body) {
+    return new CachedBodyRequest(Objects.requireNonNull(request, "request"), Objects.requireNonNull(body, "body"));
+  }
+
+  private void run(GuardedRequest request, CapturingResponse capture, HttpServletResponse response,
       FilterChain chain, Admission.Proceed p) throws IOException, ServletException {
     request.capture = capture;
     request.end = new AsyncEnd(p.claim(), capture, response);
@@ -636,48 +671,15 @@ public final class IdempotencyFilter implements Filter {
     response.getOutputStream().flush();
   }
 
-  /** The request as the handler sees it: its body replayed from the bytes the guard read. */
-  private static final class CachedBodyRequest extends HttpServletRequestWrapper {
-    private final byte[] body;
+  /** The request as the handler sees it: its body replayed, and its claim's end if it goes async. */
+  private static final class GuardedRequest extends CachedBodyRequest {
     /** The response the chain was given; null only before the chain runs. */
     CapturingResponse capture;
     /** The end of the claim if the request goes async; null only before the chain runs. */
     AsyncEnd end;
 
-    CachedBodyRequest(HttpServletRequest request, byte[] body) {
-      super(request);
-      this.body = body;
-    }
-
-    @Override
-    public ServletInputStream getInputStream() {
-      ByteArrayInputStream in = new ByteArrayInputStream(body);
-      return new ServletInputStream() {
-        @Override
-        public int read() throws IOException {
-          return in.read();
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          return in.read(b, off, len);
-        }
-
-        @Override
-        public boolean isFinished() {
-          return in.available() == 0;
-        }
-
-        @Override
-        public boolean isReady() {
-          return true;
-        }
-
-        @Override
-        public void setReadListener(ReadListener listener) {
-          throw new IllegalStateException("guarded requests are read synchronously");
-        }
-      };
+    GuardedRequest(HttpServletRequest request, byte[] body) {
+      super(request, body);
     }
 
     /**
@@ -711,13 +713,6 @@ public final class IdempotencyFilter implements Filter {
     @Override
     public AsyncContext getAsyncContext() {
       return new GuardedAsyncContext(super.getAsyncContext(), this);
-    }
-
-    @Override
-    public BufferedReader getReader() {
-      String enc = getCharacterEncoding();
-      Charset cs = enc == null ? StandardCharsets.UTF_8 : Charset.forName(enc);
-      return new BufferedReader(new InputStreamReader(getInputStream(), cs));
     }
   }
 

@@ -50,7 +50,12 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 @ConditionalOnClass(name = {"jakarta.servlet.Filter", "org.springframework.web.servlet.DispatcherServlet"})
 @ConditionalOnProperty(prefix = "idem.server", name = "enabled", matchIfMissing = true)
 public class IdemServerAutoConfiguration {
-  /** The filter's order: after Spring Security's chain (-100), so that the caller's principal is known. */
+  /**
+   * The filter's order: after Spring Security's chain (-100), so that the caller's principal is
+   * known. Boot's {@code FormContentFilter} (-9900) and Security's CSRF check run before it and
+   * consume a form-encoded body by reading its parameters; the guard then fingerprints those
+   * parameters, canonically ordered, rather than move ahead of Security and lose the principal.
+   */
   public static final int FILTER_ORDER = 0;
 
   /** Makes the auto-configuration; Spring calls it. */

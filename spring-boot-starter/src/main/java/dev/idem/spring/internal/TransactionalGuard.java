@@ -80,7 +80,7 @@ final class TransactionalGuard {
         Connection c = DataSourceUtils.getConnection(ds);
         try {
           return guard.joinTransaction(c, guardRequest, (conn, claim, body) -> {
-            CachedBodyRequest req = new CachedBodyRequest(request, body);
+            HttpServletRequest req = IdempotencyFilter.withBody(request, body);
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
             }
