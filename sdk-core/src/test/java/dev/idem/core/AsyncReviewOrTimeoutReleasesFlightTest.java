@@ -35,11 +35,15 @@ class AsyncReviewOrTimeoutReleasesFlightTest {
   private final IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
       .sleeper(time.sleeper()).scheduler(time.scheduler()).random(() -> 0.5).asyncExecutor(Runnable::run).build();
 
+  private volatile boolean answerAtOnce;
   /** Every attempt started, in order; none completes until the test completes it. */
   private final List<CompletableFuture<ResponseSnapshot>> onTheWire = new CopyOnWriteArrayList<>();
   private final AsyncTransport transport = (request, key) -> {
     CompletableFuture<ResponseSnapshot> f = new CompletableFuture<>();
     onTheWire.add(f);
+    if (answerAtOnce) {
+      f.complete(new ResponseSnapshot(201, Map.of(), new byte[0]));
+    }
     return f;
   };
   private final Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
@@ -63,5 +67,33 @@ class AsyncReviewOrTimeoutReleasesFlightTest {
 
     assertEquals(1, onTheWire.size(), "the same key was sent again while its first request was still on the"
         + " wire; journal: " + journal.find(op.id()).orElseThrow() + "; again: " + again);
+  }
+
+  /**
+   * Single flight, seen from a second caller: B joins A's execution with no timeout of its own; A's
+   * caller gives up (orTimeout). B must get the operation's outcome (as after A's cancel: B waits for
+   * the attempt on the wire, then starts over from the journal with the same key), not A's private
+   * TimeoutException.
+   */
+  @Test
+  void aFollowerGetsTheOutcomeNotTheLeadersOwnTimeout() throws Exception {
+    CompletableFuture<Outcome> a = idem.executeAsync(op, transport);
+    CompletableFuture<Outcome> b = idem.executeAsync(op, transport);
+    assertEquals(1, onTheWire.size(), "one send for both callers");
+
+    a.completeExceptionally(new TimeoutException()); // A's orTimeout
+    answerAtOnce = true; // any later attempt (B's start-over with the same key) is answered at once
+    onTheWire.get(0).complete(new ResponseSnapshot(201, Map.of(), new byte[0]));
+
+    java.util.concurrent.ExecutionException bFailed = null;
+    Outcome bOutcome = null;
+    try {
+      bOutcome = b.get(10, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      bFailed = e;
+    }
+    assertEquals(null, bFailed == null ? null : bFailed.getCause().toString(),
+        "B (no timeout of its own) failed with A's private timeout; the operation itself went on");
+    assertEquals(201, bOutcome.response().status());
   }
 }
