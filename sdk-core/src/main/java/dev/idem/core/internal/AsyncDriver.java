@@ -336,6 +336,15 @@ public final class AsyncDriver {
         return;
       }
       Throwable cause = Futures.unwrap(error);
+      if (cause instanceof RequestNotSentException && SyncDriver.isCancellation(cause)) {
+        // The transport saw its call cancelled before this attempt was sent (the cancel reached it
+        // before it reached this driver's future: the app cancelled while the first claim was
+        // written, say). As in SyncDriver: stop, PENDING, and no attempt recorded, since none was
+        // sent; recorded as a not-sent attempt it would be retried for a caller who is gone.
+        finished = true;
+        result.completeExceptionally(loop.interrupted(false, cause));
+        return;
+      }
       Step next;
       if (cause == null) {
         next = loop.onResponse(response);

@@ -216,7 +216,7 @@ public final class SyncDriver {
   }
 
   /** A plain InterruptedIOException (not a timeout subclass) anywhere in the chain means cancelled. */
-  private static boolean isCancellation(Throwable e) {
+  static boolean isCancellation(Throwable e) {
     for (Throwable t : Causes.of(e)) {
       if (t.getClass() == InterruptedIOException.class) {
         return true;

@@ -6,6 +6,8 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.AsyncTransport;
 import dev.idem.core.spi.RequestSnapshot;
+import dev.idem.core.spi.RequestNotSentException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -67,7 +69,15 @@ final class LiveCallTransport implements AsyncTransport {
     listeners.forEach(call::addEventListener);
     synchronized (this) {
       if (canceled) {
-        return CompletableFuture.failedFuture(new java.io.InterruptedIOException("canceled"));
+        // Cancelled before this attempt's call exists on the wire (the app's cancel or the call
+        // timeout landed while the executor claimed it, or during a backoff): nothing was sent, so
+        // the attempt must not be recorded as one that may have taken effect, which would turn a
+        // later permanent refusal into UNCERTAIN. The InterruptedIOException cause tells the
+        // executor to stop and leave the operation PENDING, as ChainTransport does for a live call.
+        InterruptedIOException why = new InterruptedIOException("the OkHttp call was canceled (or its call timeout"
+            + " elapsed); the operation stays PENDING with its key");
+        return CompletableFuture.failedFuture(new RequestNotSentException("the OkHttp call was canceled before this"
+            + " attempt was sent; the operation stays PENDING with its key", why));
       }
       current = call;
     }
