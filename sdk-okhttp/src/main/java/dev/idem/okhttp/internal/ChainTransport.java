@@ -88,14 +88,14 @@ final class ChainTransport implements Transport {
     try {
       raw = FollowUps.proceed(bounded, attempt, tag);
     } catch (RequestNotSentException e) {
-      checkNotCanceled(e);
+      checkNotCanceled(e, true);
       throw e;
     } catch (IOException e) {
-      checkNotCanceled(e);
       // As for a RuntimeException below: an interceptor under ours that fails before proceeding
       // (the one adding Authorization, when its token refresh fails) or a refused connection sent
       // nothing, and must not make the operation UNCERTAIN.
       RequestNotSentException notSent = FollowUps.notSent(sent, e);
+      checkNotCanceled(e, notSent != null);
       if (notSent != null) {
         throw notSent;
       }
@@ -147,11 +147,21 @@ final class ChainTransport implements Transport {
     return bounded;
   }
 
-  private void checkNotCanceled(IOException cause) throws InterruptedIOException {
+  /**
+   * If the call was canceled, stops the execution (PENDING) with the cancel. {@code notSent}: nothing
+   * of this attempt was written, so the cancel is wrapped in RequestNotSentException, which keeps
+   * the attempt out of the journal; a plain InterruptedIOException would record it as one that may
+   * have taken effect, and a later permanent refusal would end UNCERTAIN.
+   */
+  private void checkNotCanceled(IOException cause, boolean notSent) throws IOException {
     if (chain.call().isCanceled()) {
       InterruptedIOException e = canceled();
       if (cause != null) {
         e.initCause(cause);
+      }
+      if (notSent) {
+        throw new RequestNotSentException("the OkHttp call was canceled (or its call timeout elapsed) before this"
+            + " attempt was written; the operation stays PENDING with its key", e);
       }
       throw e;
     }
