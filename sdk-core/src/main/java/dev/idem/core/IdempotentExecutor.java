@@ -426,7 +426,11 @@ public final class IdempotentExecutor implements AutoCloseable {
    * claim taken meanwhile is given back; an attempt on the wire is recorded as ambiguous when it
    * ends, unless the transport then fails it with
    * {@link dev.idem.core.spi.RequestNotSentException}, which leaves no attempt recorded; the
-   * attempt timeout, if set, still bounds it). If the cancelled execution writes nothing more (it
+   * attempt timeout, if set, still bounds it). Completing the returned future in any other way
+   * ({@code orTimeout}, {@code completeOnTimeout}, {@code complete}, {@code completeExceptionally})
+   * is the same as cancelling it: the execution stops as below, and what the app put in the future
+   * is that caller's alone, never handed to the other calls waiting on the operation (single
+   * flight), which get the operation's outcome. If the cancelled execution writes nothing more (it
    * was in a backoff, say), callers already waiting on it (single flight) get an
    * {@link OperationPendingException} at once, and the journal says PENDING too. Otherwise every
    * call for the same operation waiting on it, from before the cancel or made after it (a Reactor
@@ -709,7 +713,9 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
     });
     driver.start();
-    return result;
+    // Not result itself: the app completing the future it gets (orTimeout, say) must end this
+    // execution as a cancel does, never hand its own value to the followers (see AsyncDriver#caller).
+    return driver.caller();
   }
 
   /**

@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *       timeout) only hands its work to the pool, so one executor's slow journal cannot delay
  *       another's timers. When the pool is full, the timer tries again {@link #HANDOFF_RETRY}
  *       later.</li>
- *   <li>Never a thread that cancels the future: cancelling only stops the backoff timer and
+ *   <li>Never a thread that cancels the future (or completes it in any other way, see
+ *       {@link #caller()}): cancelling only stops the backoff timer and
  *       returns. The journal still learns of it, from the pool: a claim taken while the cancel
  *       came is given back at once (the operation is PENDING and due), and an attempt on the wire
  *       is recorded as ambiguous when it ends (PENDING, sent again with the same key), unless it
@@ -62,7 +63,10 @@ public final class AsyncDriver {
   private final OperationId id;
   private final RequestSnapshot request;
   private final AsyncTransport transport;
+  /** The execution's own future: completed only by this driver, by close ({@link #abandon}), or cancelled. */
   private final CompletableFuture<Outcome> result;
+  /** The caller's future ({@link #caller()}): completes with {@link #result}; done first, it cancels it. */
+  private final CompletableFuture<Outcome> caller = new CompletableFuture<>();
   private final ExecutorLifecycle lifecycle;
 
   // Guarded by this.
@@ -99,6 +103,33 @@ public final class AsyncDriver {
     this.transport = transport;
     this.result = result;
     this.lifecycle = lifecycle;
+    Futures.completeFrom(caller, result);
+    caller.whenComplete((o, e) -> {
+      if (!result.isDone()) {
+        result.cancel(false); // completed by the app, not from result: the caller stopped waiting
+      }
+    });
+  }
+
+  /**
+   * The future to hand the caller: it completes with the execution's {@code result}, and any other
+   * completion of it (a cancel; also {@code orTimeout}, {@code completeOnTimeout}, {@code complete}
+   * or {@code completeExceptionally} by the app) cancels the execution, from the completing thread,
+   * exactly as a cancel: the backoff timer stops, the attempt on the wire is recorded when it ends,
+   * the executor keeps the operation's single flight until then ({@link #stoppedEarly}), and the
+   * calls waiting on the flight start over from the journal.
+   *
+   * <p>Why a future of its own, rather than a flag the driver sets before it completes
+   * {@code result} itself: with one shared future every check of "is the call over" in this driver
+   * and in the executor would have to tell the driver's completion from the app's, and the value
+   * the app put in it (its own TimeoutException, say) would still be what the operation's
+   * single-flight followers are handed. Kept apart, {@code result} is completed only by the driver,
+   * by close, or by a cancel, so the existing cancel handling covers every early end unchanged, and
+   * followers never see a value private to one caller. The price is one more future per execution.
+   * The same split as the java.net.http adapter's dependent attempt futures.
+   */
+  public CompletableFuture<Outcome> caller() {
+    return caller;
   }
 
   /** Claims the operation and sends its first attempt, on the calling thread; call once. */
