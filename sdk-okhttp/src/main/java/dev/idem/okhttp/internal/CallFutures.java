@@ -4,6 +4,7 @@ import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.RequestBody;
@@ -57,7 +58,11 @@ final class CallFutures {
         // executor cancelled has its future done already; OkHttp also cancels the call when an
         // interceptor throws a RuntimeException, so being canceled says nothing here.
         RequestNotSentException notSent = e instanceof RequestNotSentException ? null
-            : FollowUps.notSent(attemptBody, e);
+            : e.getCause() instanceof RejectedExecutionException refused
+                // The dispatcher's executor refused the call (the app shut its client down after
+                // this attempt's own check): nothing was written, and the call stops PENDING.
+                ? LiveCallTransport.stoppedBeforeSend("the OkHttp client's dispatcher refused the call", refused)
+                : FollowUps.notSent(attemptBody, e);
         result.completeExceptionally(notSent != null ? notSent : e);
       }
 

@@ -72,12 +72,17 @@ final class LiveCallTransport implements AsyncTransport {
         // Cancelled before this attempt's call exists on the wire (the app's cancel or the call
         // timeout landed while the executor claimed it, or during a backoff): nothing was sent, so
         // the attempt must not be recorded as one that may have taken effect, which would turn a
-        // later permanent refusal into UNCERTAIN. The InterruptedIOException cause tells the
-        // executor to stop and leave the operation PENDING, as ChainTransport does for a live call.
-        InterruptedIOException why = new InterruptedIOException("the OkHttp call was canceled (or its call timeout"
-            + " elapsed); the operation stays PENDING with its key");
-        return CompletableFuture.failedFuture(new RequestNotSentException("the OkHttp call was canceled before this"
-            + " attempt was sent; the operation stays PENDING with its key", why));
+        // later permanent refusal into UNCERTAIN.
+        return CompletableFuture.failedFuture(stoppedBeforeSend("the OkHttp call was canceled (or its call timeout"
+            + " elapsed)", null));
+      }
+      if (client.dispatcher().executorService().isShutdown()) {
+        // The app shut its client down (during a backoff, say): the dispatcher refuses every
+        // attempt before a byte is written. As a plain not-sent attempt each would be retried at
+        // once until the attempts ran out, ending the operation FAILED for good although the
+        // target could still take it; as the java.net.http adapter's stopped transport does, the
+        // call stops instead and the operation stays PENDING with its key for a resume.
+        return CompletableFuture.failedFuture(stoppedBeforeSend("the OkHttp client's dispatcher was shut down", null));
       }
       current = call;
     }
@@ -102,6 +107,21 @@ final class LiveCallTransport implements AsyncTransport {
       }
       return captured;
     });
+  }
+
+  /**
+   * An attempt refused before anything of it was sent because its call, or the client, stopped:
+   * RequestNotSentException, so that it is not recorded as an attempt that may have taken effect,
+   * caused by a plain InterruptedIOException, which tells the executor to stop and leave the
+   * operation PENDING rather than retry (the convention ChainTransport and the java.net.http
+   * adapter's LiveTransport follow).
+   */
+  static RequestNotSentException stoppedBeforeSend(String why, Throwable cause) {
+    InterruptedIOException stopped = new InterruptedIOException(why + "; the operation stays PENDING with its key");
+    if (cause != null) {
+      stopped.initCause(cause);
+    }
+    return new RequestNotSentException(why + " before this attempt was sent; nothing was sent", stopped);
   }
 
   /** Cancels the attempt on the wire, if any, and every later one. */
