@@ -12,6 +12,9 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -38,7 +41,8 @@ import java.util.function.Supplier;
  * ({@code " 2"} is no length), and a null one forgets the length (Servlet 6.1, Tomcat 11).
  * {@code flushBuffer} commits the status and headers as Tomcat's does: later changes to them are
  * ignored and the response reads as committed, while the body goes on. {@code getWriter} sets the
- * encoding it writes in (ISO-8859-1 by default), so the Content-Type names it, as Tomcat's.
+ * encoding it writes in (ISO-8859-1 by default), so the Content-Type names it, as Tomcat's. Date
+ * headers are IMF-fixdate, as the container writes them.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -258,16 +262,23 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     addHeader(name, Integer.toString(value));
   }
 
+  /**
+   * IMF-fixdate (RFC 9110 section 5.6.7), which senders must write and the container writes. Not
+   * {@link DateTimeFormatter#RFC_1123_DATE_TIME}: it writes a one-digit day ({@code Sat, 1 Feb
+   * 2025}), which strict parsers refuse. The same pattern as the testkit's {@code HttpDates}, which
+   * the starter cannot use: the testkit is a test dependency.
+   */
+  private static final DateTimeFormatter IMF_FIXDATE =
+      DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US).withZone(ZoneOffset.UTC);
+
   @Override
   public void setDateHeader(String name, long date) {
-    setHeader(name, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        java.time.Instant.ofEpochMilli(date).atZone(java.time.ZoneOffset.UTC)));
+    setHeader(name, IMF_FIXDATE.format(Instant.ofEpochMilli(date)));
   }
 
   @Override
   public void addDateHeader(String name, long date) {
-    addHeader(name, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        java.time.Instant.ofEpochMilli(date).atZone(java.time.ZoneOffset.UTC)));
+    addHeader(name, IMF_FIXDATE.format(Instant.ofEpochMilli(date)));
   }
 
   @Override
