@@ -44,6 +44,12 @@ import java.util.function.Supplier;
  * encoding it writes in (ISO-8859-1 by default), so the Content-Type names it, as Tomcat's. Date
  * headers are IMF-fixdate, as the container writes them.
  *
+ * <p>Cookies are held as {@link Cookie} objects, not as {@code Set-Cookie} text: after the commit
+ * {@link #addCookiesTo} hands them to the container, which renders them as it renders the same
+ * handler's cookies unguarded (Domain, SameSite, Partitioned and its own defaults). So no
+ * {@code Set-Cookie} is ever in {@link #captured()}: it is a secret the guard never stores, and a
+ * replay carries none.
+ *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
  * handler then does (a {@code PrintWriter} swallows the failure): the answer can no longer go out
@@ -61,6 +67,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   private final ByteArrayOutputStream body = new ByteArrayOutputStream();
   private final Map<String, List<String>> headers = new LinkedHashMap<>();
+  /**
+   * The {@code Set-Cookie} lines in the order the handler made them: a copy of each
+   * {@code addCookie}'s cookie (the container renders a cookie when it is added, so later changes
+   * to the handler's object do not count), or the text of a {@code Set-Cookie} header it set.
+   */
+  private final List<SetCookie> cookies = new ArrayList<>();
   private final long limit;
   private boolean overflowed;
   /**
@@ -226,6 +238,13 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     declaredBy(name, value);
+    if (isSetCookie(name)) {
+      if (!add) {
+        cookies.clear();
+      }
+      cookies.add(new SetCookie(null, value));
+      return;
+    }
     String existing = headers.keySet().stream().filter(n -> n.equalsIgnoreCase(name)).findFirst().orElse(name);
     List<String> values = headers.computeIfAbsent(existing, n -> new ArrayList<>());
     if (!add) {
@@ -241,6 +260,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     if (value == null) {
       headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
+      if (isSetCookie(name)) {
+        cookies.clear();
+      }
       declaredBy(name, null);
     } else {
       put(name, value, false);
@@ -283,7 +305,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public boolean containsHeader(String name) {
-    return headers.keySet().stream().anyMatch(n -> n.equalsIgnoreCase(name));
+    return isSetCookie(name) ? !cookies.isEmpty() : headers.keySet().stream().anyMatch(n -> n.equalsIgnoreCase(name));
   }
 
   @Override
@@ -295,6 +317,10 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   @Override
   public Collection<String> getHeaders(String name) {
     List<String> out = new ArrayList<>();
+    if (isSetCookie(name)) {
+      cookies.forEach(c -> out.add(c.text()));
+      return out;
+    }
     headers.forEach((n, v) -> {
       if (n.equalsIgnoreCase(name)) {
         out.addAll(v);
@@ -305,29 +331,74 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public Collection<String> getHeaderNames() {
-    return new ArrayList<>(headers.keySet());
+    List<String> names = new ArrayList<>(headers.keySet());
+    if (!cookies.isEmpty()) {
+      names.add("Set-Cookie");
+    }
+    return names;
   }
 
+  /** Held, a copy of it, for the container to render after the commit ({@link #addCookiesTo}). */
   @Override
   public void addCookie(Cookie cookie) {
     if (frozen()) {
       return;
     }
-    StringBuilder sb = new StringBuilder(cookie.getName()).append('=').append(cookie.getValue() == null ? ""
-        : cookie.getValue());
-    if (cookie.getPath() != null) {
-      sb.append("; Path=").append(cookie.getPath());
+    cookies.add(new SetCookie((Cookie) cookie.clone(), null));
+  }
+
+  /**
+   * Adds the handler's cookies and {@code Set-Cookie} headers, in the order it made them, to the
+   * container's response, which renders the cookies itself, as it does unguarded. Call it after the
+   * commit, just before the handler's answer is sent, and only then: never for a refusal, nor a
+   * replay (no cookie is stored: Set-Cookie is a secret).
+   *
+   * @param container the container's response, not committed yet
+   */
+  void addCookiesTo(HttpServletResponse container) {
+    for (SetCookie c : cookies) {
+      if (c.cookie() != null) {
+        container.addCookie(c.cookie());
+      } else {
+        container.addHeader("Set-Cookie", c.line());
+      }
     }
-    if (cookie.getMaxAge() >= 0) {
-      sb.append("; Max-Age=").append(cookie.getMaxAge());
+  }
+
+  private static boolean isSetCookie(String name) {
+    return "Set-Cookie".equalsIgnoreCase(name);
+  }
+
+  /** A held Set-Cookie: a cookie the container renders, or a header's text (then cookie is null). */
+  private record SetCookie(Cookie cookie, String line) {
+    /**
+     * The text, for a handler that reads its Set-Cookie headers back. For a cookie, a rendering of
+     * its attributes in the RFC 6265 form; what is sent is the container's rendering.
+     */
+    String text() {
+      if (cookie == null) {
+        return line;
+      }
+      StringBuilder sb = new StringBuilder(cookie.getName()).append('=')
+          .append(cookie.getValue() == null ? "" : cookie.getValue());
+      cookie.getAttributes().forEach((name, value) -> {
+        // Flags are rendered below from their getters; a comment is not sent (RFC 6265 has none).
+        if (!"Secure".equalsIgnoreCase(name) && !"HttpOnly".equalsIgnoreCase(name)
+            && !"Comment".equalsIgnoreCase(name)) {
+          sb.append("; ").append(name);
+          if (value != null && !value.isEmpty()) {
+            sb.append('=').append(value);
+          }
+        }
+      });
+      if (cookie.getSecure()) {
+        sb.append("; Secure");
+      }
+      if (cookie.isHttpOnly()) {
+        sb.append("; HttpOnly");
+      }
+      return sb.toString();
     }
-    if (cookie.getSecure()) {
-      sb.append("; Secure");
-    }
-    if (cookie.isHttpOnly()) {
-      sb.append("; HttpOnly");
-    }
-    addHeader("Set-Cookie", sb.toString());
   }
 
   @Override
@@ -519,6 +590,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   public void reset() {
     resetBuffer();
     headers.clear();
+    cookies.clear();
     declared = -1;
     status = 200;
   }

@@ -75,6 +75,8 @@ final class TransactionalGuard {
     TransactionTemplate tx = new TransactionTemplate((PlatformTransactionManager) manager);
     GuardRequest guardRequest = filter.guardRequest(request);
     GuardResponse answer;
+    // Made here so that the cookies of a handler that ran can be added after the commit.
+    BufferedResponse res = new BufferedResponse(response, bufferLimit);
     try {
       answer = tx.execute(status -> {
         Connection c = DataSourceUtils.getConnection(ds);
@@ -84,7 +86,6 @@ final class TransactionalGuard {
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
             }
-            BufferedResponse res = new BufferedResponse(response, bufferLimit);
             HandlerFailures.watch(req);
             try {
               chain.doFilter(req, res);
@@ -144,6 +145,7 @@ final class TransactionalGuard {
     } catch (AnsweredFailure e) {
       LOG.debug("The guarded handler threw and Spring MVC answered {}; rolled back, not stored",
           e.answer.status(), e.getCause());
+      res.addCookiesTo(response);
       IdempotencyFilter.send(request, response,
           new GuardResponse(e.answer.status(), e.answer.headers(), e.answer.body() == null ? new byte[0] : e.answer.body()));
       return;
@@ -161,6 +163,8 @@ final class TransactionalGuard {
       IdempotencyFilter.send(request, response, guard.unavailableResponse());
       return;
     }
+    // None if the handler did not run (a replay, a conflict): the answer is the handler's only if it ran.
+    res.addCookiesTo(response);
     IdempotencyFilter.send(request, response, answer);
   }
 
