@@ -2,6 +2,7 @@ package dev.idem.spring.internal;
 
 import dev.idem.server.CapturedResponse;
 import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.ServletResponse;
 import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
@@ -48,7 +49,8 @@ import java.util.function.Supplier;
  * {@link #addCookiesTo} hands them to the container, which renders them as it renders the same
  * handler's cookies unguarded (Domain, SameSite, Partitioned and its own defaults). So no
  * {@code Set-Cookie} is ever in {@link #captured()}: it is a secret the guard never stores, and a
- * replay carries none.
+ * replay carries none. {@code setLocale} sets {@code Content-Language}, and the charset the
+ * container maps the locale to, as the container does.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -93,6 +95,13 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private long declared = -1;
   private int status = 200;
   private String characterEncoding;
+  /**
+   * Whether the handler chose the encoding (setCharacterEncoding, a charset in setContentType, or
+   * getWriter's default): the one a locale maps to is not chosen, so another locale replaces it.
+   */
+  private boolean encodingChosen;
+  /** What setLocale set, or null: the container's default then. */
+  private Locale locale;
   private ServletOutputStream stream;
   private PrintWriter writer;
 
@@ -411,12 +420,14 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     String t = type;
-    if (characterEncoding != null && t.startsWith("text/") && !t.toLowerCase(Locale.ROOT).contains("charset")) {
+    // Any type, as Tomcat: a charset set before (setCharacterEncoding, a locale's) is named.
+    if (characterEncoding != null && !t.toLowerCase(Locale.ROOT).contains("charset")) {
       t = t + ";charset=" + characterEncoding;
     }
     int i = t.toLowerCase(Locale.ROOT).indexOf("charset=");
     if (i >= 0) {
       characterEncoding = t.substring(i + "charset=".length()).trim();
+      encodingChosen = true;
     }
     setHeader("Content-Type", t);
   }
@@ -433,10 +444,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     characterEncoding = charset;
+    encodingChosen = true;
     String type = getContentType();
-    if (type != null && !type.toLowerCase(Locale.ROOT).contains("charset")) {
-      setHeader("Content-Type", type + ";charset=" + charset);
+    if (type != null) {
+      setHeader("Content-Type", withCharset(type, charset));
     }
+  }
+
+  /** The content type naming this charset in place of any it named. */
+  private static String withCharset(String type, String charset) {
+    return type.replaceAll("(?i)\\s*;\\s*charset\\s*=[^;]*", "") + ";charset=" + charset;
   }
 
   /**
@@ -591,6 +608,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     resetBuffer();
     headers.clear();
     cookies.clear();
+    locale = null;
     declared = -1;
     status = 200;
   }
@@ -602,8 +620,55 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     body.reset();
   }
 
+  /**
+   * Sets {@code Content-Language} (on the replay allowlist, so it is stored), and, unless the
+   * handler chose an encoding or got the writer, the charset the container maps the locale to,
+   * as Tomcat does ({@code fr-FR} and {@code application/json;charset=UTF-8} in Spring Boot).
+   * Ignored once the response is committed, as the container's.
+   */
   @Override
-  public void setLocale(Locale loc) {}
+  public void setLocale(Locale loc) {
+    if (frozen()) {
+      return;
+    }
+    locale = loc;
+    setHeader("Content-Language", loc == null ? null : loc.toLanguageTag());
+    if (loc == null || writer != null || encodingChosen) {
+      return;
+    }
+    String mapped = mappedCharset(loc);
+    if (mapped != null) {
+      characterEncoding = mapped;
+      String type = getContentType();
+      if (type != null) {
+        setHeader("Content-Type", withCharset(type, mapped));
+      }
+    }
+  }
+
+  /**
+   * The charset the container maps the locale to, or null if it maps none. Only the container
+   * knows its locale-encoding mapping (the deployment descriptor's, Spring Boot's
+   * {@code server.servlet.encoding.mapping}, Tomcat's own en and fr to UTF-8), and the Servlet API
+   * reads it only through {@code setLocale}: the locale is passed on to the container's response,
+   * as the lease-mode filter passes it, and its charset read back. The answer sent after the commit
+   * sets its own Content-Language and Content-Type over what this leaves there; the guard's own
+   * answer after a rollback (500, 503) may keep that Content-Language, which the Servlet API cannot
+   * take back.
+   */
+  private String mappedCharset(Locale loc) {
+    ServletResponse container = getResponse();
+    String before = container.getCharacterEncoding();
+    container.setLocale(loc);
+    String after = container.getCharacterEncoding();
+    return after == null || after.equalsIgnoreCase(before) ? null : after;
+  }
+
+  /** What setLocale set, else the container's default. */
+  @Override
+  public Locale getLocale() {
+    return locale != null ? locale : super.getLocale();
+  }
 
   /** Throws once the answer ended, as the container's committed response does. */
   @Override
