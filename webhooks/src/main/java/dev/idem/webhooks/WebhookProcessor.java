@@ -671,8 +671,9 @@ public final class WebhookProcessor implements AutoCloseable {
    * lease ends, on another processor or after a restart (an embedded inbox: at its next open, which
    * records the run as one the process died during, counted as an attempt without an outcome).
    *
-   * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe: a call made while
-   * another is still closing waits for that one to finish (for up to the grace plus 5 s as well),
+   * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe: a call made after
+   * the first one finished returns at once; a call made while another is still closing waits for
+   * that one to finish (for up to the grace plus 5 s as well),
    * so that whoever closes the inbox next does not close it under the runs still being waited for.
    * A caller interrupted while waiting stops waiting and keeps its interrupt status.
    */
@@ -686,7 +687,9 @@ public final class WebhookProcessor implements AutoCloseable {
       w = workers;
     }
     if (!first) {
-      awaitFirstClose(); // outside the lock: the polls of the first close's grace take it
+      if (closeDone.getCount() > 0) {
+        awaitFirstClose(); // outside the lock: the polls of the first close's grace take it
+      }
       return;
     }
     try {
@@ -696,12 +699,18 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
-  /** A later close(): waits, bounded as the first close itself is, for the first to finish. */
+  /**
+   * A later close() while the first is still closing: waits, bounded as the first close itself is,
+   * for the first to finish.
+   */
   private void awaitFirstClose() {
     try {
-      if (!closeDone.await(closeGrace.plus(CLOSE_HAND_BACK_WAIT).toNanos(), TimeUnit.NANOSECONDS)) {
-        LOG.warn("the webhook processor's first close() had not finished {} after a later close() was called;"
-            + " this one returns without it", closeGrace.plus(CLOSE_HAND_BACK_WAIT));
+      long grace = saturatedNanos(closeGrace);
+      long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
+      long bound = grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack;
+      if (!closeDone.await(bound, TimeUnit.NANOSECONDS)) {
+        LOG.warn("the webhook processor's first close() had not finished {} plus {} after a later close() was called;"
+            + " this one returns without it", closeGrace, CLOSE_HAND_BACK_WAIT);
       }
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();
@@ -709,15 +718,42 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   private void shutDown(ExecutorService w) {
-    inbox.removeOnNewWork(nudge);
+    try {
+      inbox.removeOnNewWork(nudge);
+      awaitWorkers(w);
+    } finally {
+      // After the grace, not before it, and never later: a handler that ignores the interrupt would
+      // otherwise keep its event leased (on a scheduler the app gave, which loop.close() leaves
+      // running) for as long as the JVM lives, and no other processor would ever run it. In a
+      // finally: whatever went wrong while waiting, nothing of this processor stays scheduled.
+      heartbeat.close();
+      retryTimers.close();
+      watchdog.close();
+      loop.close();
+    }
+  }
+
+  /**
+   * A Duration in nanoseconds, saturated at {@link Long#MAX_VALUE} (about 292 years) instead of
+   * overflowing: a grace of "however long it takes" ({@code ChronoUnit.FOREVER}) waits that long.
+   */
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException tooLong) {
+      return Long.MAX_VALUE;
+    }
+  }
+
+  private void awaitWorkers(ExecutorService w) {
     // The loop, and the scheduler it may own, keep running through the grace (a poll now claims
     // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
     // grace longer than what was left of a lease let another processor run a handler that was
-    // about to finish within it, beside it. The renewals end with the grace (below).
+    // about to finish within it, beside it. The renewals end with the grace (shutDown).
     if (w != null) {
       w.shutdown();
       try {
-        if (!w.awaitTermination(closeGrace.toNanos(), TimeUnit.NANOSECONDS)) {
+        if (!w.awaitTermination(saturatedNanos(closeGrace), TimeUnit.NANOSECONDS)) {
           LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
               + " later", closeGrace);
           interruptedByClose = true;
@@ -736,13 +772,6 @@ public final class WebhookProcessor implements AutoCloseable {
         w.shutdownNow();
       }
     }
-    // After the grace, not before it, and never later: a handler that ignores the interrupt would
-    // otherwise keep its event leased (on a scheduler the app gave, which loop.close() leaves
-    // running) for as long as the JVM lives, and no other processor would ever run it.
-    heartbeat.close();
-    retryTimers.close();
-    watchdog.close();
-    loop.close();
   }
 
   /** Configures a processor. Not thread-safe. */
@@ -939,7 +968,8 @@ public final class WebhookProcessor implements AutoCloseable {
      * interrupts them.
      *
      * @param grace how long {@link WebhookProcessor#close()} waits for running handlers before it
-     *     interrupts them; zero interrupts at once; default 10 s
+     *     interrupts them; zero interrupts at once; default 10 s; any length, one beyond about 292
+     *     years ({@code Long.MAX_VALUE} nanoseconds, {@code ChronoUnit.FOREVER}) waits that long
      * @return this builder
      * @throws IllegalArgumentException if it is negative
      */
