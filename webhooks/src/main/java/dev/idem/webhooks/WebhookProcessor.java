@@ -14,6 +14,7 @@ import dev.idem.webhooks.internal.LeaseHeartbeat;
 import dev.idem.webhooks.internal.Listeners;
 import dev.idem.webhooks.internal.RetryTimers;
 import dev.idem.webhooks.internal.RunWatchdog;
+import dev.idem.webhooks.internal.WorkerRuns;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -160,6 +161,8 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Duration maxRunTime;
   private final RunWatchdog watchdog;
   private final Duration closeGrace;
+  /** The workers running an event now: close() from a handler must not wait for its own run. */
+  private final WorkerRuns runs = new WorkerRuns();
   /**
    * Set by close() just before it interrupts the handlers still running after its grace: their
    * failure is then the shutdown's, not the event's.
@@ -340,11 +343,16 @@ public final class WebhookProcessor implements AutoCloseable {
     heartbeat.begin(e);
     try {
       workers.execute(() -> {
+        runs.enter();
         try {
           run(e, true);
         } finally {
-          slots.release();
-          loop.wake();
+          try {
+            slots.release();
+            loop.wake();
+          } finally {
+            runs.exit();
+          }
         }
       });
     } catch (RejectedExecutionException closing) {
@@ -676,6 +684,13 @@ public final class WebhookProcessor implements AutoCloseable {
    * that one to finish (for up to the grace plus 5 s as well),
    * so that whoever closes the inbox next does not close it under the runs still being waited for.
    * A caller interrupted while waiting stops waiting and keeps its interrupt status.
+   *
+   * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
+   * cannot end while it waits, so close() then waits for the other runs only, as above (and, if
+   * another close() is already under way, returns at once: that one waits for this run). It does
+   * not interrupt the calling handler, whose event is recorded as usual when it returns (DONE if it
+   * returns normally); but from then on its lease is no longer renewed, nor its run bounded by the
+   * {@linkplain Builder#maxRunTime maximum run time}, so it should return soon after.
    */
   @Override
   public void close() {
@@ -687,7 +702,9 @@ public final class WebhookProcessor implements AutoCloseable {
       w = workers;
     }
     if (!first) {
-      if (closeDone.getCount() > 0) {
+      // A handler's close() during another one does not wait for it: that one waits for this
+      // handler's run, which cannot end while its handler waits.
+      if (closeDone.getCount() > 0 && !runs.callerIsRunning()) {
         awaitFirstClose(); // outside the lock: the polls of the first close's grace take it
       }
       return;
@@ -752,15 +769,18 @@ public final class WebhookProcessor implements AutoCloseable {
     // about to finish within it, beside it. The renewals end with the grace (shutDown).
     if (w != null) {
       w.shutdown();
+      // Called by a handler on one of the workers: the pool cannot terminate before this very run
+      // ends, so wait for the other runs only, and leave this one uninterrupted.
+      boolean fromHandler = runs.callerIsRunning();
       try {
-        if (!w.awaitTermination(saturatedNanos(closeGrace), TimeUnit.NANOSECONDS)) {
+        if (!awaitRuns(w, fromHandler, saturatedNanos(closeGrace))) {
           LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
               + " later", closeGrace);
           interruptedByClose = true;
-          w.shutdownNow();
+          interruptRuns(w, fromHandler);
           // The interrupted runs hand their events back on their workers: wait for that, bounded,
           // since the caller's next step is usually to close the inbox they write to.
-          if (!w.awaitTermination(CLOSE_HAND_BACK_WAIT.toNanos(), TimeUnit.NANOSECONDS)) {
+          if (!awaitRuns(w, fromHandler, CLOSE_HAND_BACK_WAIT.toNanos())) {
             LOG.warn("webhook handlers still running {} after they were interrupted at close; they are left behind,"
                 + " and their events run again when their leases end", CLOSE_HAND_BACK_WAIT);
           }
@@ -769,8 +789,30 @@ public final class WebhookProcessor implements AutoCloseable {
         // The caller wants close() over now: no further wait.
         Thread.currentThread().interrupt();
         interruptedByClose = true;
-        w.shutdownNow();
+        interruptRuns(w, fromHandler);
       }
+    }
+  }
+
+  /**
+   * Waits for the runs on the workers to end: the pool's termination, or, for a handler's own
+   * close(), the other runs than the caller's.
+   */
+  private boolean awaitRuns(ExecutorService w, boolean fromHandler, long nanos) throws InterruptedException {
+    return fromHandler ? runs.awaitOthers(nanos) : w.awaitTermination(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Interrupts the runs still going on, and drops the ones queued. shutdownNow() interrupts every
+   * worker, so for a handler's own close() the caller's interrupt status is put back as it was: its
+   * own close() does not cut its run short. (shutdownNow() rather than interrupting the others one
+   * by one: it also reaches a worker that took a queued run and has not begun it yet.)
+   */
+  private void interruptRuns(ExecutorService w, boolean fromHandler) {
+    boolean wasInterrupted = Thread.currentThread().isInterrupted();
+    w.shutdownNow();
+    if (fromHandler && !wasInterrupted) {
+      Thread.interrupted();
     }
   }
 
