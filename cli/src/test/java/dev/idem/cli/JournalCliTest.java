@@ -76,6 +76,32 @@ class JournalCliTest {
   }
 
   @Test
+  void redrivePastTheAgeLimitAfterAnAttemptThatReachedTheServerWarnsNamingTheOperation() throws Exception {
+    // key-failed-1 got a 402 (it reached the server) on 2026-01-01, long past an 18 h age limit.
+    CliRun past = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
+        "charge-card", "--key", "key-failed-1");
+    assertEquals(0, past.code(), past.err());
+    assertTrue(past.err().contains("warning") && past.err().contains("key-failed-1")
+        && past.err().contains("UNCERTAIN again, unsent"), past.err());
+
+    // Within the age limit (an ambiguous attempt just now): re-driven without a warning.
+    OperationId recent = new OperationId("tenant-1", "charge-card", IdempotencyKey.of("key-recent-1"));
+    try (JdbcJournal j = JdbcJournal.openEmbedded(dir.resolve("journal"))) {
+      Instant now = Instant.now();
+      RequestSnapshot snap = RequestSnapshot.builder("POST", URI.create("https://api.example/charges")).build();
+      j.begin(new NewOperation(recent, null, Fingerprinter.defaults().fingerprint(snap), snap, now));
+      Lease lease = j.claim(recent, "test", now, Duration.ofMinutes(1)).orElseThrow();
+      j.recordAttempt(recent, lease, new AttemptRecord(1, lease.generation(), now, now.plusMillis(5),
+          Classification.AMBIGUOUS, null, "java.net.SocketTimeoutException", "read timeout", Duration.ZERO, "give up"));
+      j.transition(recent, lease, Transition.finish(OperationState.UNCERTAIN, now.plusMillis(5), null, "timeout"));
+    }
+    CliRun within = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
+        "charge-card", "--key", "key-recent-1");
+    assertEquals(0, within.code(), within.err());
+    assertFalse(within.err().contains("warning"), within.err());
+  }
+
+  @Test
   void redriveOfAPendingOperationIsRefusedClearly() {
     CliRun r = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
         "create-order", "--key", "key-pending-1");

@@ -987,7 +987,7 @@ public final class JdbcJournal implements Journal {
       OperationState.checkRedrive(r.state());
       String reason = "re-driven from " + r.state();
       if (!table.redriveUnheld(c, id, raw.state(), raw.generation(),
-          new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
+          new Change(OperationState.PENDING, null, nowNanos, null, reason), restartsAge(r))) {
         throw new IllegalStateException("operation " + id + " changed while it was being re-driven; try again");
       }
       return redriven(r, now, reason);
@@ -995,12 +995,24 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * {@code r} as a re-drive at {@code now} leaves it: begun anew, {@code created_at} too, since the
-   * age limit of queued delivery counts from it (see {@link Journal#redrive}).
+   * {@code r} as a re-drive at {@code now} leaves it: {@code created_at} moved to {@code now} if
+   * {@code restartsAge} (see {@link #restartsAge}), else kept.
    */
   private static OperationRecord redriven(OperationRecord r, Instant now, String reason) {
     return new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), OperationState.PENDING,
-        r.owner(), r.generation(), null, null, now, now, r.attempts(), null, reason, r.queued(), null);
+        r.owner(), r.generation(), null, null, restartsAge(r) ? now : r.createdAt(), now, r.attempts(), null, reason,
+        r.queued(), null);
+  }
+
+  /**
+   * Whether a re-drive of {@code r} moves its {@code created_at}, from which queued delivery's age
+   * limit counts, to the re-drive: only if no attempt may have reached the server (see
+   * {@link Journal#redrive}). Decided here, on the row read under its lock: its attempts cannot
+   * change before the UPDATE, which is fenced by the state and generation read (attempts are only
+   * added under a claim, which moves the generation).
+   */
+  private static boolean restartsAge(OperationRecord r) {
+    return r.attempts().stream().noneMatch(AttemptRecord::mayHaveReachedServer);
   }
 
   /**
@@ -1031,7 +1043,7 @@ public final class JdbcJournal implements Journal {
       OperationRecord r = quarantine.decode(raw);
       if (r.state() != asRead.state() || r.generation() != asRead.generation()
           || !table.redriveUnheld(c, id, raw.state(), raw.generation(),
-              new Change(OperationState.PENDING, null, nowNanos, null, reason))) {
+              new Change(OperationState.PENDING, null, nowNanos, null, reason), restartsAge(r))) {
         return Optional.<OperationRecord>empty();
       }
       return Optional.of(redriven(r, now, reason));
@@ -1074,10 +1086,9 @@ public final class JdbcJournal implements Journal {
           || !table.settleUncertain(c, id, raw.generation(), owner, change)) {
         return Optional.<OperationRecord>empty();
       }
-      // As a re-drive (created_at moved to it), a claim and the finishing transition leave it.
-      return Optional.of(new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(),
-          settlement.target(), owner, r.generation() + 1, null, null, settlement.at(), settlement.at(), r.attempts(),
-          quarantine.decodeResponse(raw, responseJson), change.reason(), r.queued(), null));
+      // As a re-drive, a claim and the finishing transition leave it; created_at kept (nothing is sent).
+      return Optional.of(r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
+          quarantine.decodeResponse(raw, responseJson), change.reason()).withOutcomeDeliveredAt(null));
     }));
   }
 

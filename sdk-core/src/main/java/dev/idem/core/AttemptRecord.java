@@ -91,4 +91,16 @@ public record AttemptRecord(
   public boolean mayHaveTakenEffect() {
     return classification == Classification.AMBIGUOUS || classification == Classification.SUCCESS;
   }
+
+  /**
+   * Whether this attempt may have reached the server: every attempt but one certainly not sent
+   * ({@link Classification#SAFE}: connection refused, DNS failure, no route...). The server's key
+   * retention may have started at such an attempt, so queued delivery's age limit keeps counting
+   * from the operation's creation once one is in its history (see {@code Journal.redrive}).
+   *
+   * @return whether the attempt was classified anything but SAFE
+   */
+  public boolean mayHaveReachedServer() {
+    return classification != Classification.SAFE;
+  }
 }

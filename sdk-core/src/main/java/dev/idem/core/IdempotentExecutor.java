@@ -265,7 +265,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
-        return SyncDriver.finish(AttemptLoop.settled(settings, record));
+        return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
       }
       Outcome out = SyncDriver.awaitLeader(op.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -278,7 +278,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       boolean inline)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
-      return SyncDriver.finish(AttemptLoop.settled(settings, record));
+      return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
     }
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
@@ -299,7 +299,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
       Transport transport, RetryPolicy p, boolean inline) throws IdempotencyException {
     try {
-      Outcome out = record.state().isTerminal() ? SyncDriver.finish(AttemptLoop.settled(settings, record))
+      Outcome out = record.state().isTerminal() ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
           : SyncDriver.drive(new AttemptLoop(settings, record, claimed, p, inline, retention), request,
               record.id().key(), transport, sleeper, lifecycle);
       ticket.result().complete(out);
@@ -477,7 +477,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
-        return AsyncDriver.completed(AttemptLoop.settled(settings, record));
+        return AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
@@ -587,7 +587,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
       if (retention.expireIfDue(record).isTerminal()) {
-        return SyncDriver.finish(AttemptLoop.settled(settings, settings.journal().find(id).orElse(record)));
+        return SyncDriver.finish(AttemptLoop.settled(settings, retention, settings.journal().find(id).orElse(record)));
       }
       return runSync(record, record.request(), transport, policy, false);
     } finally {
@@ -642,7 +642,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       }
       r = record.get();
       if (retention.expireIfDue(r).isTerminal()) {
-        return AsyncDriver.completed(AttemptLoop.settled(settings, settings.journal().find(id).orElse(r)));
+        return AsyncDriver.completed(AttemptLoop.settled(settings, retention, settings.journal().find(id).orElse(r)));
       }
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
@@ -653,7 +653,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
       AsyncTransport transport, RetryPolicy p, boolean inline) {
     if (record.state().isTerminal()) {
-      return AsyncDriver.completed(AttemptLoop.settled(settings, record));
+      return AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
@@ -665,7 +665,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
       RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline) {
     if (record.state().isTerminal()) {
-      CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, record));
+      CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
       settled.whenComplete((o, e) -> {
         singleFlight.leave(record.id(), ticket);
         if (e != null) {
@@ -768,13 +768,16 @@ public final class IdempotentExecutor implements AutoCloseable {
    * recorded for its outcome is cleared, so its next outcome is handed over), unlike
    * {@link #reconcileUncertain}, which re-drives only what is still as it listed it.
    *
-   * <p>The age limit of queued delivery ({@link Builder#maxPendingAge}) counts from the re-drive,
-   * not from the operation's first creation: the journal records the re-drive as its new
-   * {@code createdAt} ({@link Journal#redrive}). A re-drive is an explicit decision, made after
-   * reconciling, to send the operation again; counted from the creation, an operation re-driven
-   * after its age limit would be ended again, unsent, by the next resume or dispatcher. Re-drive
-   * an UNCERTAIN operation past the server's key retention only once you know its effect does not
-   * exist: the server no longer knows the key, so a resend that duplicates it is not caught.
+   * <p>The age limit of queued delivery ({@link Builder#maxPendingAge}) counts from the re-drive
+   * only for an operation no attempt of which may have reached the server (never sent, or only
+   * refused connections): the journal records the re-drive as its new {@code createdAt}
+   * ({@link Journal#redrive}), so an order that ended FAILED at its age limit through an outage is
+   * sent by the next resume. Once an attempt may have reached the server, the age limit keeps
+   * counting from the creation: the server's retention of the key may have started at that
+   * attempt, and a resend after it forgets the key would not be caught. Re-driving such an
+   * operation past its age limit is logged as a WARN naming it: the next resume ends it UNCERTAIN
+   * again, unsent (under {@link ExpiredPendingAction#RESEND} it is resent with that key). Reconcile
+   * it instead, and if its effect does not exist, send it again as a new operation, with a new key.
    *
    * @param id the operation to re-drive
    * @return the updated, PENDING record
@@ -785,7 +788,9 @@ public final class IdempotentExecutor implements AutoCloseable {
   public OperationRecord redrive(OperationId id) throws IdempotencyException {
     lifecycle.enterSync("redrive"); // counted, as execute: close waits for its journal write
     try {
-      return settings.journal().redrive(id, settings.clock().instant());
+      OperationRecord redriven = settings.journal().redrive(id, settings.clock().instant());
+      retention.warnIfRedriveCannotSend(redriven);
+      return redriven;
     } finally {
       lifecycle.exitSync();
     }

@@ -546,11 +546,10 @@ public final class InMemoryJournal implements Journal {
       if (r == null || r.state() != asRead.state() || r.generation() != asRead.generation()) {
         return Optional.empty();
       }
-      // What a re-drive (createdAt moved to it), a claim under owner and the finishing transition
-      // leave, in one change.
-      updated = new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), settlement.target(), owner,
-          r.generation() + 1, null, null, settlement.at(), settlement.at(), r.attempts(), settlement.response(),
-          settlement.reason(), r.queued(), null);
+      // What a re-drive, a claim under owner and the finishing transition leave, in one change;
+      // createdAt kept: a settlement sends nothing, and the creation time orders findByReference.
+      updated = r.with(settlement.target(), owner, r.generation() + 1, null, null, settlement.at(),
+          settlement.response(), settlement.reason()).withOutcomeDeliveredAt(null);
       // It finishes again, as a re-driven operation does: its weight taken off first, so that set
       // weighs it anew and moves its place out of the UNCERTAIN drop queue (where it would wait, the
       // slot with it, until that queue is polled) into the one of its new state.
@@ -565,12 +564,14 @@ public final class InMemoryJournal implements Journal {
   }
 
   /**
-   * {@code r} re-driven at {@code now}: begun anew, {@code createdAt} too, since the age limit of
-   * queued delivery counts from it (see {@link Journal#redrive}).
+   * {@code r} re-driven at {@code now}: {@code createdAt} moves to {@code now} only if no attempt
+   * may have reached the server, since the age limit of queued delivery counts from it and must
+   * keep bounding the time since an attempt that may have (see {@link Journal#redrive}).
    */
   private static OperationRecord redriven(OperationRecord r, Instant now) {
+    Instant createdAt = r.attempts().stream().anyMatch(AttemptRecord::mayHaveReachedServer) ? r.createdAt() : now;
     return new OperationRecord(r.id(), r.reference(), r.fingerprint(), r.request(), OperationState.PENDING,
-        r.owner(), r.generation(), null, null, now, now, r.attempts(), null, "re-driven from " + r.state(),
+        r.owner(), r.generation(), null, null, createdAt, now, r.attempts(), null, "re-driven from " + r.state(),
         r.queued(), null);
   }
 

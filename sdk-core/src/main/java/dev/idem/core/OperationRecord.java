@@ -23,8 +23,9 @@ import java.util.Optional;
  * @param generation the fencing generation, 0 before the first claim
  * @param leaseExpiresAt when the current claim expires, or null
  * @param nextAttemptAt when a PENDING operation is due, or null for "now"
- * @param createdAt when it was begun, or last re-driven ({@link Journal#redrive}), from which
- *     queued delivery's age limit counts
+ * @param createdAt when it was begun, from which queued delivery's age limit counts; a re-drive
+ *     ({@link Journal#redrive}) moves it to the re-drive only while no attempt may have reached
+ *     the server
  * @param updatedAt when it last changed
  * @param attempts every recorded attempt, oldest first
  * @param response the stored response of a finished operation, or null
@@ -66,7 +67,7 @@ public record OperationRecord(
    * @param generation the fencing generation, 0 before the first claim
    * @param leaseExpiresAt when the current claim expires, or null
    * @param nextAttemptAt when a PENDING operation is due, or null for "now"
-   * @param createdAt when it was begun, or last re-driven
+   * @param createdAt when it was begun, or re-driven with no attempt that may have reached the server
    * @param updatedAt when it last changed
    * @param attempts every recorded attempt, oldest first; copied into an immutable list
    * @param response the stored response of a finished operation, or null

@@ -341,13 +341,17 @@ public class OperationTable {
 
   /**
    * A re-drive of a row still in {@code expectedState} at {@code expectedGeneration}:
-   * {@link #transitionUnheld}, with {@code created_at} moved to the re-drive ({@code ch}'s update
-   * time), from which the age limit of queued delivery counts (see {@code Journal.redrive}).
+   * {@link #transitionUnheld}, with {@code created_at}, from which the age limit of queued delivery
+   * counts, moved to the re-drive ({@code ch}'s update time) if {@code restartAge}; the caller
+   * decides it from the attempts of the row it read under its lock (see {@code Journal.redrive}).
    *
    * @return false if it changed in between
    */
   public boolean redriveUnheld(SqlSession c, OperationId id, String expectedState, long expectedGeneration,
-      Change ch) throws SQLException {
+      Change ch, boolean restartAge) throws SQLException {
+    if (!restartAge) {
+      return transitionUnheld(c, id, expectedState, expectedGeneration, ch);
+    }
     return updatesOne(c, CHANGE + ", created_at = ?" + BY_ID + " AND state = ? AND generation = ?", ps -> {
       int i = bindChange(ps, ch);
       ps.setLong(i, ch.updatedAt());
@@ -360,21 +364,21 @@ public class OperationTable {
   /**
    * Settles an UNCERTAIN row still at {@code expectedGeneration} (reconciliation), in one
    * statement: the change, and the owner and generation the claim of a settlement through re-drive,
-   * claim and transition wrote (and {@code created_at}, which the re-drive moves to the change's
-   * update time), so that the row never passes through a state a resume sends.
+   * claim and transition wrote, so that the row never passes through a state a resume sends.
+   * {@code created_at} is kept: a settlement sends nothing, so no age limit is at stake, and the
+   * creation time orders listings.
    *
    * @return false if it changed in between, or is quarantined
    */
   public boolean settleUncertain(SqlSession c, OperationId id, long expectedGeneration, String owner, Change ch)
       throws SQLException {
-    return updatesOne(c, CHANGE + ", owner = ?, generation = ?, created_at = ?" + BY_ID
+    return updatesOne(c, CHANGE + ", owner = ?, generation = ?" + BY_ID
         + " AND state = 'UNCERTAIN' AND generation = ? AND quarantined_at IS NULL", ps -> {
           int i = bindChange(ps, ch);
           ps.setString(i, owner);
           ps.setLong(i + 1, expectedGeneration + 1);
-          ps.setLong(i + 2, ch.updatedAt());
-          bindId(ps, i + 3, id);
-          ps.setLong(i + 6, expectedGeneration);
+          bindId(ps, i + 2, id);
+          ps.setLong(i + 5, expectedGeneration);
         });
   }
 

@@ -54,6 +54,8 @@ public final class AttemptLoop {
    * {@link KeyRetention}); null for an inline call, or when there is no age limit.
    */
   private final Instant ageLimit;
+  /** The age limit, for the advice given with an operation found finished. */
+  private final KeyRetention retention;
   /**
    * Queued delivery of an operation whose last attempt, before this execution, was certainly not
    * sent: the target was unreachable when it was last tried, so this execution is a probe, and one
@@ -123,6 +125,7 @@ public final class AttemptLoop {
     this.claimedAtBegin = claimed;
     this.inline = inline;
     this.ageLimit = inline ? null : retention.ageLimitOf(record).orElse(null);
+    this.retention = retention;
     List<AttemptRecord> before = record.attempts();
     this.probing = !inline && !before.isEmpty()
         && before.get(before.size() - 1).classification() == Classification.SAFE;
@@ -179,7 +182,7 @@ public final class AttemptLoop {
     if (claimed.isEmpty()) {
       OperationRecord current = current();
       if (current.state().isTerminal()) {
-        return settled(s, current);
+        return settled(s, retention, current);
       }
       return new Step.Fail(new OperationPendingException(notClaimed(current), null, id, current.attempts(),
           current.response()));
@@ -293,6 +296,19 @@ public final class AttemptLoop {
    * as on the execution that got the refusal: {@link IdempotencyKeyReusedException}.
    */
   public static Step settled(OperationRecord record) {
+    return settled(record, false);
+  }
+
+  /**
+   * {@link #settled(OperationRecord)}; {@code redriveCannotSend} if an attempt may have reached the
+   * server and the operation is past its age limit ({@link KeyRetention#redriveCannotSend}): the
+   * server may have forgotten the key, so a re-drive with the same key is no safe retry (and queued
+   * delivery ends it again, unsent), and the message does not advise one.
+   */
+  static Step settled(OperationRecord record, boolean redriveCannotSend) {
+    String pastLimit = "; a re-drive would not send it: an attempt may have reached the server more than its age"
+        + " limit (maxPendingAge) ago, and the server may have forgotten the key. Reconcile it; if its effect does"
+        + " not exist, send it again as a new operation (a new key)";
     return switch (record.state()) {
       case SUCCEEDED -> new Step.Done(new Outcome(record.id(), record.response(), false, true, record.attempts()));
       case FAILED -> isKeyReused(record)
@@ -300,10 +316,12 @@ public final class AttemptLoop {
               + record.id().key() + " as reused with another payload; operation " + record.id()
               + " already ended FAILED (" + record.reason() + "); nothing was sent"))
           : new Step.Fail(new OperationFailedException("operation " + record.id()
-              + " already ended FAILED (" + record.reason() + "); re-drive it to try again with the same key", null,
+              + " already ended FAILED (" + record.reason() + ")"
+              + (redriveCannotSend ? pastLimit : "; re-drive it to try again with the same key"), null,
               record.id(), record.attempts(), record.response(), true));
       case UNCERTAIN -> new Step.Fail(new OperationUncertainException("operation " + record.id()
-          + " already ended UNCERTAIN (" + record.reason() + "); reconcile or re-drive it with the same key", null,
+          + " already ended UNCERTAIN (" + record.reason() + ")"
+          + (redriveCannotSend ? pastLimit : "; reconcile or re-drive it with the same key"), null,
           record.id(), record.attempts(), record.response(), true));
       default -> throw new IllegalStateException(record.state() + " is not terminal");
     };
@@ -311,10 +329,11 @@ public final class AttemptLoop {
 
   /**
    * {@link #settled(OperationRecord)}, telling the listener of a key refused as reused, as the
-   * execution that got the refusal did.
+   * execution that got the refusal did, and advising a re-drive only where {@code retention} says
+   * one can still send the operation safely.
    */
-  public static Step settled(EngineSettings settings, OperationRecord record) {
-    Step step = settled(record);
+  public static Step settled(EngineSettings settings, KeyRetention retention, OperationRecord record) {
+    Step step = settled(record, retention.redriveCannotSend(record));
     if (step.failure() instanceof IdempotencyKeyReusedException) {
       settings.emit(new IdemEvent.KeyMismatch(record.id(), true));
     }

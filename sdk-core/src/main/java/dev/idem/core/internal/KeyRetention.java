@@ -1,7 +1,6 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.AttemptRecord;
-import dev.idem.core.Classification;
 import dev.idem.core.resume.ExpiredPendingAction;
 import dev.idem.core.event.IdemEvent;
 import dev.idem.core.IdempotencyException;
@@ -20,8 +19,11 @@ import org.slf4j.LoggerFactory;
  * The age limit of queued delivery, and the server's key retention behind it. Once the server
  * forgets a key, a resend of an operation that may already have taken effect runs it a second
  * time; so queued delivery (resume, an outbox) stops sending an operation at its age limit,
- * {@code maxPendingAge} after its creation (or its last re-drive, which begins it anew: see
- * {@code Journal.redrive}), which is never above the retention. At the limit the
+ * {@code maxPendingAge} after its creation, which is never above the retention. A re-drive
+ * moves the creation to the re-drive only while no attempt may have reached the server (a
+ * never-sent operation begins anew); once one may have, the server's retention of the key may
+ * have started at it, so the limit keeps counting from the first creation (see
+ * {@code Journal.redrive}). At the limit the
  * operation ends: FAILED if no attempt can have reached the server (a never-sent operation can
  * honestly fail), UNCERTAIN otherwise. Under {@link ExpiredPendingAction#RESEND} there is no age
  * limit. An inline call (execute, executeAsync) that creates its operation is not subject to it:
@@ -101,6 +103,33 @@ public final class KeyRetention {
     return target;
   }
 
+  /**
+   * True if a re-drive of {@code record} with the same key cannot safely send it: an attempt may
+   * have reached the server and the operation is past its age limit, which a re-drive does not
+   * move for it ({@code Journal.redrive}); the server may have forgotten the key, and queued
+   * delivery ends it again, unsent (under RESEND it would be resent with the forgotten key).
+   */
+  public boolean redriveCannotSend(OperationRecord record) {
+    return mayHaveReachedServer(record.attempts())
+        && !settings.clock().instant().isBefore(record.createdAt().plus(maxPendingAge));
+  }
+
+  /**
+   * Warns, naming the operation, that {@code redriven} was re-driven although
+   * {@link #redriveCannotSend} holds for it: the operator's re-drive does not deliver it.
+   */
+  public void warnIfRedriveCannotSend(OperationRecord redriven) {
+    if (!redriveCannotSend(redriven)) {
+      return;
+    }
+    LOG.warn("operation {} re-driven past its age limit of {} (created {}) after an attempt that may have reached"
+        + " the server, which may have forgotten its key: {}; reconcile it, and if its effect does not exist send it"
+        + " again as a new operation (a new key)", redriven.id(), maxPendingAge, redriven.createdAt(),
+        action == ExpiredPendingAction.RESEND
+            ? "under ExpiredPendingAction.RESEND the next resume sends it again with that key, unprotected"
+            : "the next resume ends it UNCERTAIN again, unsent");
+  }
+
   /** Why an operation ended at its age limit, in {@code target}. */
   String reason(Duration age, OperationState target) {
     String limit = "not sent again: pending " + age + " after creation, at its age limit (maxPendingAge "
@@ -113,9 +142,10 @@ public final class KeyRetention {
 
   /**
    * Whether any attempt in {@code attempts} may have reached the server: every one except those
-   * certainly not sent (SAFE: connection refused, DNS failure, no route...).
+   * certainly not sent (SAFE: connection refused, DNS failure, no route...); see
+   * {@link AttemptRecord#mayHaveReachedServer}.
    */
   public static boolean mayHaveReachedServer(List<AttemptRecord> attempts) {
-    return attempts.stream().anyMatch(a -> a.classification() != Classification.SAFE);
+    return attempts.stream().anyMatch(AttemptRecord::mayHaveReachedServer);
   }
 }

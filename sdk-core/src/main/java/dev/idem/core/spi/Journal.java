@@ -281,16 +281,21 @@ public interface Journal extends AutoCloseable {
    * Re-drives a FAILED or UNCERTAIN operation: back to PENDING, due now, same key and snapshot.
    * A delivery recorded for its old outcome is cleared: its next outcome is a new one.
    *
-   * <p>The operation is begun anew at {@code now}: its {@link OperationRecord#createdAt()} becomes
-   * {@code now} (and so does its {@code updatedAt}), its attempts kept with their own times. The
-   * age limit of queued delivery ({@code maxPendingAge}) counts from the creation; a re-drive is
-   * an operator's explicit decision, after reconciling, that the operation be sent again, so its
-   * age limit counts from the re-drive. Were the creation kept, an operation re-driven after its
-   * age limit (one that ended FAILED, never sent, through an outage longer than the limit) would be
-   * ended again by the next resume or dispatcher, sending nothing, and could never be delivered.
+   * <p>Its {@link OperationRecord#createdAt()}, from which the age limit of queued delivery
+   * ({@code maxPendingAge}) counts, moves to {@code now} only if no attempt in its history may have
+   * reached the server ({@link AttemptRecord#mayHaveReachedServer}: none, or only attempts certainly
+   * not sent): such an operation is begun anew, so that one re-driven after its age limit (it ended
+   * FAILED, never sent, through an outage longer than the limit) is sent, not ended again by the
+   * next resume or dispatcher. Otherwise {@code createdAt} is kept: the server's retention of the
+   * key may have started at that attempt, and the age limit, which stands for the retention, must
+   * keep bounding the time since it, so that such an operation is never resent with a key the
+   * server has forgotten (past its age limit, the next resume ends it UNCERTAIN again, unsent, under
+   * the default action). {@code updatedAt} becomes {@code now}; the attempts are kept with their own
+   * times. The journal decides on the record as it re-drives it, in the same atomic step.
    *
    * @param id the operation to re-drive
-   * @param now the current time; the operation becomes due at it, and counts as created at it
+   * @param now the current time; the operation becomes due at it, and counts as created at it if
+   *     no attempt may have reached the server
    * @return the updated, PENDING record
    * @throws IllegalStateException if it is in any other state, or no operation has that identity
    * @throws JournalException if the change could not be made durable
@@ -313,7 +318,8 @@ public interface Journal extends AutoCloseable {
    * (a pass that settles the operation) is not seen, and the operation is re-driven from a state
    * the caller never read. Override it in a journal that more than one pass or instance shares.
    *
-   * <p>Re-drives as {@link #redrive} does: the operation counts as created at {@code now}.
+   * <p>Re-drives as {@link #redrive} does: the operation counts as created at {@code now} only if
+   * no attempt may have reached the server.
    *
    * @param asRead the operation as the caller read it ({@link #findByState}, say)
    * @param now the current time; the operation becomes due at it
@@ -355,8 +361,9 @@ public interface Journal extends AutoCloseable {
    * after a crash between two writes.
    *
    * <p>The record it leaves is the one a re-drive, a claim under {@code owner} and a finishing
-   * {@link #transition} would leave: {@code createdAt} at {@code settlement.at()} (as a re-drive
-   * leaves it), {@code owner} as its owner, the generation one above the one
+   * {@link #transition} would leave: {@code createdAt} as it was (a settlement sends nothing, so no
+   * age limit is at stake; the creation time is kept for listings such as {@link #findByReference}),
+   * {@code owner} as its owner, the generation one above the one
    * read (so that a lease from before is stale), no lease, no due time, {@code updatedAt} at
    * {@code settlement.at()}, the response and reason given, the attempts as they were, and no
    * delivery recorded (a queued operation's new outcome is owed to its handler). Durable when it

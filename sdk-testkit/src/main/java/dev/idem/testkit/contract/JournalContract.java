@@ -546,11 +546,39 @@ public abstract class JournalContract {
     assertEquals(op.id(), r.id());
     assertEquals("re-driven from UNCERTAIN", r.reason());
     assertEquals(r, journal().find(op.id()).orElseThrow());
-    assertEquals(T0.plusSeconds(60), r.createdAt(), "begun anew at the re-drive: the age limit counts from it");
+    assertEquals(T0.plusSeconds(60), r.createdAt(), "no attempt may have reached the server: begun anew at the"
+        + " re-drive, the age limit counts from it");
     assertEquals(T0.plusSeconds(60), r.updatedAt());
     assertEquals(List.of(r), journal().findDue(T0.plusSeconds(60), null, 5));
     assertEquals(2, journal().claim(op.id(), "n", T0.plusSeconds(61), LEASE).orElseThrow().generation());
     assertThrows(IllegalStateException.class, () -> journal().redrive(op.id(), T0.plusSeconds(62)));
+  }
+
+  @Test
+  void redriveMovesCreatedAtOnlyWhenNoAttemptMayHaveReachedTheServer() throws Exception {
+    // Only attempts certainly not sent (connection refused): begun anew at the re-drive.
+    NewOperation refused = begun("{\"r\":1}");
+    Lease lease = journal().claim(refused.id(), "n", T0, LEASE).orElseThrow();
+    AttemptRecord notSent = new AttemptRecord(1, lease.generation(), T0, T0.plusMillis(5), Classification.SAFE, null,
+        "java.net.ConnectException", "connection refused", Duration.ZERO, "give up");
+    journal().recordAttemptAndTransition(refused.id(), lease, notSent,
+        Transition.finish(OperationState.FAILED, T0.plusSeconds(1), null, "refused"));
+    OperationRecord anew = journal().redrive(refused.id(), T0.plusSeconds(60));
+    assertEquals(T0.plusSeconds(60), anew.createdAt(), "never sent: the age limit counts from the re-drive");
+    assertEquals(anew, journal().find(refused.id()).orElseThrow());
+
+    // An attempt that may have reached the server: createdAt kept, by redrive and redriveIfUnchanged,
+    // so that the age limit keeps bounding the time since it (the server's key retention).
+    OperationRecord ambiguous = uncertainWithAnAttempt(false);
+    OperationRecord kept = journal().redrive(ambiguous.id(), T0.plusSeconds(60));
+    assertEquals(ambiguous.createdAt(), kept.createdAt(), "an attempt may have reached the server: creation kept");
+    assertEquals(T0.plusSeconds(60), kept.updatedAt());
+    assertEquals(kept, journal().find(ambiguous.id()).orElseThrow());
+
+    OperationRecord listed = uncertainWithAnAttempt(true);
+    OperationRecord keptToo = journal().redriveIfUnchanged(listed, T0.plusSeconds(60)).orElseThrow();
+    assertEquals(listed.createdAt(), keptToo.createdAt(), "redriveIfUnchanged re-drives as redrive does");
+    assertEquals(keptToo, journal().find(listed.id()).orElseThrow());
   }
 
   @Test
@@ -959,7 +987,7 @@ public abstract class JournalContract {
     assertEquals(asRead.generation(), redriven.generation());
     assertEquals("re-driven from FAILED", redriven.reason());
     assertNull(redriven.outcomeDeliveredAt());
-    assertEquals(T0.plusSeconds(5), redriven.createdAt(), "begun anew at the re-drive, as redrive does it");
+    assertEquals(T0.plusSeconds(5), redriven.createdAt(), "no attempt: begun anew at the re-drive, as redrive does it");
     assertEquals(redriven, journal().find(failed.id()).orElseThrow());
     assertEquals(Optional.empty(), journal().redriveIfUnchanged(asRead, T0.plusSeconds(6)),
         "a second caller with the same read finds it PENDING");
@@ -997,6 +1025,8 @@ public abstract class JournalContract {
             + " the finishing transition left, apart from the identity");
         assertEquals(settled, journal().find(oneWrite.id()).orElseThrow(), what + ": returned as kept");
         assertEquals(oneWrite.generation() + 1, settled.generation(), what + ": a lease from before is stale");
+        assertEquals(oneWrite.createdAt(), settled.createdAt(), what + ": a settlement sends nothing; the creation"
+            + " time is kept");
         assertEquals(queued, settled.outcomeUndelivered(), what + ": a queued operation's new outcome is owed, even"
             + " though the UNCERTAIN one was delivered");
         assertFalse(journal().findDue(T0.plusSeconds(9), null, 100).stream().anyMatch(r -> r.id().equals(oneWrite.id())),
