@@ -47,6 +47,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
@@ -283,7 +284,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        return lead(ticket, record, null, request, transport, p, inline);
+        return lead(ticket, expiredLeading(record, ticket), null, request, transport, p, inline);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -412,6 +413,11 @@ public final class IdempotentExecutor implements AutoCloseable {
           public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
               throws IdempotencyException {
             return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false);
+          }
+
+          @Override
+          public OperationRecord expire(OperationRecord record) throws IdempotencyException {
+            return expireInFlight(record);
           }
         }, resumeConcurrency));
   }
@@ -586,9 +592,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     try {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
-      if (retention.expireIfDue(record).isTerminal()) {
-        return SyncDriver.finish(AttemptLoop.settled(settings, retention, settings.journal().find(id).orElse(record)));
-      }
+      // Its age limit is applied in its flight, by runSync's leader (expiredLeading).
       return runSync(record, record.request(), transport, policy, false);
     } finally {
       lifecycle.exitSync();
@@ -640,10 +644,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       if (record.isEmpty()) {
         return CompletableFuture.failedFuture(new IllegalArgumentException("no such operation in the journal: " + id));
       }
-      r = record.get();
-      if (retention.expireIfDue(r).isTerminal()) {
-        return AsyncDriver.completed(AttemptLoop.settled(settings, retention, settings.journal().find(id).orElse(r)));
-      }
+      r = record.get();  // its age limit is applied in its flight, by runAsync's leader (expiredLeading)
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -659,7 +660,13 @@ public final class IdempotentExecutor implements AutoCloseable {
     if (!ticket.leader()) {
       return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline));
     }
-    return leadAsync(ticket, record, null, request, transport, p, inline);
+    OperationRecord current;
+    try {
+      current = expiredLeading(record, ticket);
+    } catch (IdempotencyException | RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return leadAsync(ticket, current, null, request, transport, p, inline);
   }
 
   private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
@@ -1031,6 +1038,57 @@ public final class IdempotentExecutor implements AutoCloseable {
       return record;
     }
     return settings.journal().find(record.id()).orElse(record);
+  }
+
+  /**
+   * {@link #expiredOrAsIs} for the leader of {@code record}'s flight (resume, resumeAsync, an
+   * outbox delivery, a resume pass): the age limit is applied inside the single flight, as every
+   * claim this executor makes is. Outside it, the expiry's claim (an owner may re-claim its own
+   * lease) took over the live lease of an execution of the same operation running in this
+   * executor (an inline call, or another expiry), recording a phantom "the holder stopped"
+   * attempt and failing that execution on a stale lease. If it fails, the flight ends not begun:
+   * its followers start over.
+   */
+  private OperationRecord expiredLeading(OperationRecord record, SingleFlight.Ticket ticket)
+      throws IdempotencyException {
+    try {
+      return expiredOrAsIs(record);
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      singleFlight.leaveNotBegun(record.id(), ticket);
+      throw e;
+    }
+  }
+
+  /**
+   * Ends {@code record} at its age limit for a resume pass that sends it no attempt, inside its
+   * single flight (see {@link #expiredLeading}): an execution of it running in this executor (an
+   * inline call whose attempt outlived the limit) is waited for, and the record is read again
+   * after it. The flight ends not begun, so callers that waited start over from the journal.
+   *
+   * @return the record as the journal then holds it: ended, finished by the execution waited for,
+   *     or as it was if the age limit does not apply
+   */
+  private OperationRecord expireInFlight(OperationRecord record) throws IdempotencyException {
+    OperationRecord current = record;
+    while (!current.state().isTerminal()) {
+      SingleFlight.Ticket ticket = singleFlight.join(current.id());
+      if (ticket.leader()) {
+        try {
+          return expiredOrAsIs(current);
+        } finally {
+          singleFlight.leaveNotBegun(current.id(), ticket);
+        }
+      }
+      try {
+        SyncDriver.awaitLeader(current.id(), ticket.result(), lifecycle);
+      } catch (IdempotencyException | CompletionException e) {
+        if (!ticket.result().isDone()) {
+          throw e;  // this call was cancelled or interrupted while it waited, not the execution's end
+        }
+      }
+      current = settings.journal().find(current.id()).orElse(current);
+    }
+    return current;
   }
 
   /** @param claim claim the operation if this call creates it ({@link Journal#beginAndClaim}) */

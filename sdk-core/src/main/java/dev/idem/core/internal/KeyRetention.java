@@ -74,6 +74,11 @@ public final class KeyRetention {
    * Ends {@code record} if it has reached its age limit and the action is not RESEND: FAILED if no
    * attempt can have reached the server, else UNCERTAIN. Nothing is sent.
    *
+   * <p>Call it only as the leader of the operation's single flight: its claim is made under this
+   * executor's owner, and the journal lets an owner re-claim its own lease, so outside the flight
+   * it would take over the live lease of an execution of the same operation running in this
+   * executor, and record a phantom attempt for it.
+   *
    * @return the state it was ended in; otherwise PENDING (not expired, RESEND, or held by another
    *     owner, whose own resume decides)
    */

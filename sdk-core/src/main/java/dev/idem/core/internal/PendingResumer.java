@@ -57,6 +57,13 @@ public final class PendingResumer {
      */
     Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
         throws IdempotencyException;
+
+    /**
+     * Ends {@code record} at its age limit ({@link KeyRetention#expireIfDue}) inside its flight,
+     * waiting first for an execution of it running in this executor, whose live lease an expiry
+     * outside the flight would take over; returns the record as the journal then holds it.
+     */
+    OperationRecord expire(OperationRecord record) throws IdempotencyException;
   }
 
   /**
@@ -810,13 +817,18 @@ public final class PendingResumer {
     try {
       if (job.ticket() == null && retention.isExpired(record)) {
         count(Tally.EXPIRED);
-        OperationState ended = retention.expireIfDue(record);
-        if (ended.isTerminal()) {
-          OperationRecord now = settings.journal().find(record.id()).orElse(record);
-          if (notify(handler, null, (OperationException) AttemptLoop.settled(now).failure())) {
+        OperationRecord now = runner.expire(record);  // in its flight: never over a live execution here
+        if (now.state().isTerminal()) {
+          Step step = AttemptLoop.settled(now);
+          Outcome finished = step instanceof Step.Done done ? done.outcome() : null;  // by the execution waited for
+          if (notify(handler, finished, (OperationException) step.failure())) {
             delivered(record.id());
           }
-          count(ended == OperationState.FAILED ? Tally.FAILED : Tally.UNCERTAIN);
+          count(switch (now.state()) {
+            case SUCCEEDED -> Tally.SUCCEEDED;
+            case FAILED -> Tally.FAILED;
+            default -> Tally.UNCERTAIN;
+          });
           return;
         }
       }

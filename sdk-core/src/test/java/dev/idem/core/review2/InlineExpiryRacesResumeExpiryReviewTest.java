@@ -25,6 +25,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -68,12 +70,25 @@ class InlineExpiryRacesResumeExpiryReviewTest {
     time.advance(Duration.ofHours(19));  // the dispatcher was down: never sent, past the 18 h age limit
 
     ScriptedTransport transport = new ScriptedTransport(time).otherwise(ScriptedTransport.status(201));
-    List<Throwable> appSaw = new ArrayList<>();
+    List<Throwable> appSaw = new CopyOnWriteArrayList<>();
+    Thread[] app = new Thread[1];
     beforeFirstFinish.add(() -> {
-      try {
-        idem.execute(op, transport);
-      } catch (Exception e) {
-        appSaw.add(e);
+      // The app's call, on its own thread, lands between the pass's claim and transition. (Run on
+      // the pass's thread, as first written, it would wait for the pass's own flight: a deadlock
+      // no real app can produce.) The pass goes on once the call waits (the operation's flight)
+      // or has ended.
+      app[0] = new Thread(() -> {
+        try {
+          idem.execute(op, transport);
+        } catch (Exception e) {
+          appSaw.add(e);
+        }
+      });
+      app[0].start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (app[0].getState() != Thread.State.WAITING && app[0].getState() != Thread.State.TERMINATED
+          && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
       }
     });
     try {
@@ -81,6 +96,7 @@ class InlineExpiryRacesResumeExpiryReviewTest {
     } catch (Exception passFailed) {
       appSaw.add(passFailed);  // the pass's own transition meets a stale lease
     }
+    app[0].join(TimeUnit.SECONDS.toMillis(10));
 
     OperationRecord r = memory.find(op.id()).orElseThrow();
     assertEquals(0, transport.count(), "nothing may be sent past the age limit");
