@@ -36,6 +36,11 @@ public final class StoreErrors {
 
   /** SQL standard (PostgreSQL, H2): "insufficient privilege", a privilege of the database role missing. */
   static final String INSUFFICIENT_PRIVILEGE = "42501";
+  /**
+   * PostgreSQL's {@code query_canceled}: one statement cancelled ({@code statement_timeout}, or a
+   * cancel request), not the server shutting down.
+   */
+  static final String QUERY_CANCELED = "57014";
   private static final Pattern PERMISSION_DENIED = Pattern.compile(
       "permission denied for (schema|table|relation|sequence|function|database) \"?([\\w.$]+)\"?");
 
@@ -195,6 +200,14 @@ public final class StoreErrors {
     }
     if (state.startsWith("08")) {
       return "the database connection failed";
+    }
+    if (state.equals(QUERY_CANCELED)) {
+      // Not a shutdown (57P01-57P03): the server cancelled this one statement and goes on.
+      return text.contains("statement timeout")
+          ? "the statement was cancelled by the connection's statement_timeout (set on the database role, the"
+              + " database or the pool's connections), which is shorter than the statement took"
+          : "the statement was cancelled (by statement_timeout, or a cancel request from the app or an"
+              + " administrator)";
     }
     if (state.startsWith("57")) {
       return "the database is shutting down or refused the operation";

@@ -187,9 +187,12 @@ public class OperationTable {
    * under a {@code lock_timeout} set for this transaction only), for the claim of one named row: the
    * lock it meets is most often another instance's due-page read ({@code FOR UPDATE SKIP LOCKED}),
    * held for milliseconds, which is no holder of the operation. The wait runs in a savepoint, so
-   * that a lock not granted in time leaves the transaction usable. PostgreSQL only.
+   * that a lock not granted in time leaves the transaction usable; a statement cancelled by the app's
+   * own {@code statement_timeout} before the wait was over counts as a lock not granted. PostgreSQL
+   * only.
    *
-   * @return the row, locked; or null if its lock was not granted within {@code wait}
+   * @return the row, locked; or null if its lock was not granted within {@code wait} (or within the
+   *     connection's {@code statement_timeout}, if shorter)
    */
   public RawRow selectForClaimWaiting(SqlSession c, OperationId id, java.time.Duration wait) throws SQLException {
     java.sql.Connection connection = c.connection();
@@ -203,16 +206,16 @@ public class OperationTable {
       connection.releaseSavepoint(savepoint);
       return row;
     } catch (SQLException e) {
-      if (!LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+      // Our lock_timeout (55P03), or the app's own statement_timeout shorter than the wait (57014, set on
+      // its role, database or pool): either way the lock was not granted in the time allowed, which is
+      // "not claimable now", not a failure of the journal.
+      if (!dialect.isLockWaitOver(e)) {
         throw e;
       }
       connection.rollback(savepoint); // the transaction goes on; lock_timeout reverts with the savepoint
       return null;
     }
   }
-
-  /** PostgreSQL's {@code lock_not_available}: a lock not granted within {@code lock_timeout}. */
-  private static final String LOCK_NOT_AVAILABLE = "55P03";
 
   /**
    * PostgreSQL's own clock, now ({@code clock_timestamp()}, not the transaction's start), in
