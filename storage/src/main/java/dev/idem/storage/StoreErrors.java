@@ -43,6 +43,12 @@ public final class StoreErrors {
   static final String QUERY_CANCELED = "57014";
   private static final Pattern PERMISSION_DENIED = Pattern.compile(
       "permission denied for (schema|table|relation|sequence|function|database) \"?([\\w.$]+)\"?");
+  /**
+   * PostgreSQL's "must be owner of table idem_operation": DDL on an object (ALTER TABLE, CREATE
+   * INDEX on it), which no grant allows, only ownership.
+   */
+  private static final Pattern MUST_BE_OWNER = Pattern.compile(
+      "must be owner of (?:(table|relation|index|schema|sequence|view|database|function|type) )?\"?([\\w.$]+)\"?");
 
   private StoreErrors() {
   }
@@ -218,9 +224,20 @@ public final class StoreErrors {
   /**
    * A database role's missing privilege (SQLState 42501), named from PostgreSQL's "permission
    * denied for schema public" or "... for table idem_operation" where the message says it: not the
-   * store's files, which a database server's store does not have.
+   * store's files, which a database server's store does not have. "must be owner of table ..." (a
+   * migration's DDL run by a role that has every grant but does not own the table) says that the
+   * migration needs the owner.
    */
   static String missingPrivilege(String store, String message) {
+    Matcher owner = MUST_BE_OWNER.matcher(message == null ? "" : message);
+    if (owner.find()) {
+      String object = (owner.group(1) == null ? "" : owner.group(1) + " ") + owner.group(2);
+      return "the database role lacks a privilege on " + object + " that no GRANT gives: only its owner (or a"
+          + " member of the owning role) may change it, and creating or migrating the " + store + "'s schema"
+          + " (a new index or column after an Idem upgrade) changes it. Run that open as the role that owns the"
+          + " " + store + "'s tables (the one that created them), then let the instances open it with their"
+          + " least privileges; see docs/fleet.md, \"Database privileges\"";
+    }
     Matcher m = PERMISSION_DENIED.matcher(message == null ? "" : message);
     if (m.find() && m.group(1).equalsIgnoreCase("schema")) {
       return "the database role lacks a privilege on schema " + m.group(2) + " (USAGE, to use the " + store

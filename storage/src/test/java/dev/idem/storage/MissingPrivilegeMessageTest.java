@@ -35,4 +35,13 @@ class MissingPrivilegeMessageTest {
     assertFalse(m.contains("files"), m);
     assertTrue(m.contains("lacks a privilege"), m);
   }
+
+  @Test
+  void aMigrationByARoleThatDoesNotOwnTheTableSaysItNeedsTheOwner() {
+    String m = StoreErrors.wrap("journal", "schema migration",
+        new SQLException("ERROR: must be owner of table idem_operation", "42501")).getMessage();
+    assertTrue(m.contains("table idem_operation"), m);
+    assertTrue(m.contains("owner"), m);
+    assertFalse(m.contains("SELECT, INSERT, UPDATE and DELETE"), "names privileges the role has: " + m);
+  }
 }
