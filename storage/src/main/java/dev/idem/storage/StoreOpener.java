@@ -489,25 +489,63 @@ public final class StoreOpener {
   }
 
   /**
-   * Refuses a PostgreSQL database whose encoding is not UTF8, before anything is created in it. A
-   * LATIN1 (or SQL_ASCII, WIN1252, ...) database stores the text of requests, responses and
-   * reasons only as long as each character has an equivalent in its encoding: the first one that
-   * has none (a server's reason with "€" or "–") fails the write (SQLState 22P05), and a failed
-   * outcome write after an attempt went out leaves the operation IN_FLIGHT, sent again by every
-   * resume. Refused at open, the app learns it before anything is sent.
+   * Refuses, before anything is created, a PostgreSQL database or connection through which text
+   * would not be kept exactly as given:
+   * <ul>
+   *   <li>a database whose {@code server_encoding} is LATIN1, WIN1252, ...: a text with a character
+   *       that has no equivalent there (a server's reason with "€" or "–") fails the write (SQLState
+   *       22P05), and a failed outcome write after an attempt went out leaves the operation
+   *       IN_FLIGHT, sent again by every resume;</li>
+   *   <li>SQL_ASCII: it stores whatever bytes it is given (so the driver's UTF-8 round-trips), but
+   *       counts a column's length in bytes: a reason of up to its column's length in characters,
+   *       some of them outside ASCII, is too long for it (22001) and fails the outcome write in the
+   *       same way; and it checks nothing that other clients write;</li>
+   *   <li>a connection whose {@code client_encoding} is not UTF8 (a pool's init SQL, a role's or the
+   *       database's default, {@code PGCLIENTENCODING} with {@code allowEncodingChanges}): the
+   *       server converts text to and from it, so non-ASCII characters are refused or silently
+   *       changed (a euro sign read back as "â¬"). The connection the open uses stands for the
+   *       others: a pool sets up each of its connections the same way.</li>
+   * </ul>
+   * Refused at open, the app learns it before anything is sent.
    */
   private void refuseNonUtf8(Connection c, String name) throws SQLException, JournalException {
-    String encoding;
-    try (Statement st = c.createStatement(); var rs = st.executeQuery("SHOW server_encoding")) {
-      encoding = rs.next() ? rs.getString(1) : null;
+    String server = show(c, "server_encoding");
+    String what = schema.what();
+    if (server != null && server.equalsIgnoreCase("SQL_ASCII")) {
+      throw new JournalException("the " + what + "'s PostgreSQL database " + name + " has encoding SQL_ASCII, not"
+          + " UTF8: SQL_ASCII keeps the bytes it is given but counts a column's length in bytes, not characters,"
+          + " so a text within its column's length but with characters outside ASCII (a server's reason with a"
+          + " euro sign, 3 bytes in UTF-8) is too long for it, and an outcome that cannot be recorded leaves its"
+          + " operation in flight, to be sent again; nor does it check that other clients write valid UTF-8."
+          + " Nothing was created in it. Use a database created with ENCODING 'UTF8' (CREATE DATABASE ... ENCODING"
+          + " 'UTF8' TEMPLATE template0); the " + what + "'s tables of an earlier Idem version move into it"
+          + " unchanged (pg_dump, then pg_restore into the UTF8 database: what Idem wrote is UTF-8 already); see"
+          + " docs/fleet.md, \"Database encoding\"", null);
     }
-    if (encoding != null && !encoding.equalsIgnoreCase("UTF8")) {
-      throw new JournalException("the " + schema.what() + "'s PostgreSQL database " + name + " has encoding "
-          + encoding + ", not UTF8: a text with a character outside " + encoding + " (such as a euro sign in a server's"
+    if (server != null && !server.equalsIgnoreCase("UTF8")) {
+      throw new JournalException("the " + what + "'s PostgreSQL database " + name + " has encoding "
+          + server + ", not UTF8: a text with a character outside " + server + " (such as a euro sign in a server's"
           + " reason) could not be stored, and an outcome that cannot be recorded leaves its operation in flight,"
           + " to be sent again. Nothing was created in it. Use a database created with ENCODING 'UTF8' (CREATE"
           + " DATABASE ... ENCODING 'UTF8' TEMPLATE template0), or move the data into one (pg_dump, then"
           + " pg_restore into the UTF8 database); see docs/fleet.md, \"Database encoding\"", null);
+    }
+    String client = show(c, "client_encoding");
+    if (client != null && !client.equalsIgnoreCase("UTF8")) {
+      throw new JournalException("the " + what + "'s connections to PostgreSQL database " + name + " use"
+          + " client_encoding " + client + ", not UTF8: the server converts text to and from " + client + ", so a"
+          + " character outside it is refused or stored changed (a euro sign read back as mojibake). Nothing was"
+          + " created in it. Remove what sets client_encoding on these connections (a pool's connection init SQL"
+          + " such as SET client_encoding, an ALTER ROLE or ALTER DATABASE ... SET client_encoding default, or"
+          + " PGCLIENTENCODING with the driver's allowEncodingChanges): the driver talks UTF8 unless told"
+          + " otherwise; see docs/fleet.md, \"Database encoding\"", null);
+    }
+  }
+
+  /** A PostgreSQL setting as {@code SHOW} reports it, or null if it reports none. */
+  private static String show(Connection c, String setting) throws SQLException {
+    try (Statement st = c.createStatement(); var rs = st.executeQuery("SHOW " + setting)) {
+      return rs.next() ? rs.getString(1) : null;
     }
   }
 

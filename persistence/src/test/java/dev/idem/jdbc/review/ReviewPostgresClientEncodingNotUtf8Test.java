@@ -1,6 +1,7 @@
 package dev.idem.jdbc.review;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.JournalException;
@@ -50,7 +51,9 @@ class ReviewPostgresClientEncodingNotUtf8Test {
     try {
       j = JdbcJournal.dataSource(ds).open();
     } catch (JournalException refused) {
-      return; // refused at open, before anything was sent
+      // refused at open, before anything was sent, naming the setting and its value
+      assertTrue(refused.getMessage().contains("client_encoding LATIN1"), refused.getMessage());
+      return;
     }
     try (JdbcJournal journal = j) {
       OperationId id = new OperationId("tenant-a", "charge", IdempotencyKey.of("order-client-enc-1"));
