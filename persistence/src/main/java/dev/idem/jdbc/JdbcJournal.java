@@ -125,10 +125,12 @@ import org.slf4j.LoggerFactory;
  * before returning; durable writes commit with {@code synchronous_commit = on}, the deferred ones
  * with {@code off}. Claims use {@code SELECT ... FOR UPDATE SKIP LOCKED} and a fencing generation,
  * so each pending operation is resumed by one process at a time, and a completion from a stale
- * owner updates nothing and throws {@link StaleOwnerException}. The claim of one named operation
- * ({@link #claim}) waits up to 1.5 seconds for a row another transaction has locked (most often
- * another instance's due-page read, held for milliseconds) before it reports the operation as not
- * claimable now; a batch's claims ({@link #claimAll}) skip such a row at once.
+ * owner updates nothing and throws {@link StaleOwnerException}. The claim of an operation an app's
+ * call named ({@link #claimWaiting}: an execute of an existing operation, a resume(id)) waits up
+ * to 1.5 seconds for a row another transaction has locked (most often another instance's due-page
+ * read, held for milliseconds) before it reports the operation as not claimable now; a background
+ * pass's claims ({@link #claim}, {@link #claimAll}: a resume pass, an outbox dispatcher) skip such
+ * a row at once, so that instances never wait on each other.
  *
  * <h2>Secrets and sizes</h2>
  * Headers named in {@link RequestSnapshot#DEFAULT_SECRET_HEADERS} (and any given to
@@ -630,17 +632,35 @@ public final class JdbcJournal implements Journal {
    * <p>On PostgreSQL, a claimant whose clock ({@code now}) is more than 5 seconds ahead of the
    * database's takes over another owner's lease only once that lease has run out by the database's
    * clock too (read with one query, only for such a takeover); see docs/fleet.md, "Clocks".
+   *
+   * <p>On PostgreSQL, a row another transaction has locked (another instance claiming or updating
+   * it, or only reading its due page) is skipped at once: empty. {@link #claimWaiting} waits for it.
    */
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    return claim(id, owner, now, leaseFor, false);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On PostgreSQL, a row another transaction has locked is waited for, up to 1.5 seconds (a
+   * {@code lock_timeout} set for this claim's transaction only, or the connection's
+   * {@code statement_timeout} if shorter), before the claim returns empty. On SQLite and H2 this is
+   * {@link #claim}: one connection serializes every unit, so no row is ever found locked.
+   */
+  @Override
+  public Optional<Lease> claimWaiting(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
     return claim(id, owner, now, leaseFor, true);
   }
 
   /**
    * @param waitForRowLock on PostgreSQL, whether a row another transaction has locked is waited for
-   *     (up to {@link #CLAIM_ROW_LOCK_WAIT}: the claim of one named row) or skipped at once (a
-   *     batch's: {@link #claimAll}, whose rows another instance may be claiming right now)
+   *     (up to {@link #CLAIM_ROW_LOCK_WAIT}: {@link #claimWaiting}, the claim of an operation an app's
+   *     call named) or skipped at once ({@link #claim}: a background pass's, whose rows other
+   *     instances read and claim too)
    */
   private Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor,
       boolean waitForRowLock) throws IdempotencyException {
@@ -674,7 +694,7 @@ public final class JdbcJournal implements Journal {
         }
         // Locked by another transaction: another instance's claim or update, or only its due-page
         // read (findDue, FOR UPDATE SKIP LOCKED), which holds the lock for milliseconds and claims
-        // nothing. The claim of one named row waits for it, briefly; a batch skips it.
+        // nothing. The claim of an operation the app's call named waits for it, briefly; others skip it.
         r = waitForRowLock ? table.selectForClaimWaiting(c, id, CLAIM_ROW_LOCK_WAIT) : null;
         if (r == null) {
           LOG.debug("Idem journal {}: {} not claimed: another process is claiming or updating it right now",
@@ -713,7 +733,8 @@ public final class JdbcJournal implements Journal {
    * work, all claimed or none, made durable by one commit (one disk sync for the batch), with one
    * fenced UPDATE per operation and nothing read: an operation is claimed only if its row is still
    * at the state and generation it was read at, so that its lease and owner are as read too. On
-   * PostgreSQL, one claim at a time ({@code SKIP LOCKED} for each, as {@link #claim}).
+   * PostgreSQL, {@link Journal#claimAll}'s default: one {@link #claim} at a time, each skipping a
+   * row another transaction has locked.
    */
   @Override
   public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
@@ -728,7 +749,7 @@ public final class JdbcJournal implements Journal {
     }
     if (!dialect.lockForClaim().isEmpty()) {
       // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must skip.
-      return claimEachSkippingLocked(asRead, owner, now, leaseFor);
+      return Journal.super.claimAll(asRead, owner, now, leaseFor);
     }
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);
@@ -794,41 +815,13 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * PostgreSQL: {@link Journal#claimAll}'s default (one claim at a time, those made before a failure
-   * given back), with each claim skipping a row another transaction has locked rather than waiting
-   * for it: the batch's rows are due rows other instances read and claim too, and a batch waiting
-   * on each would hold up every other row behind it.
-   */
-  private List<Optional<Lease>> claimEachSkippingLocked(List<OperationRecord> asRead, String owner, Instant now,
-      Duration leaseFor) throws IdempotencyException {
-    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
-    try {
-      for (OperationRecord r : asRead) {
-        leases.add(claim(r.id(), owner, now, leaseFor, false));
-      }
-    } catch (IdempotencyException | RuntimeException e) {
-      for (int i = 0; i < leases.size(); i++) {
-        Optional<Lease> lease = leases.get(i);
-        if (lease.isPresent() && !lease.get().takeover()) {
-          try {
-            transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
-          } catch (IdempotencyException | RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
-          }
-        }
-      }
-      throw e;
-    }
-    return leases;
-  }
-
-  /**
-   * PostgreSQL: how long the claim of one named row ({@link #claim}: an app's execute or resume of
-   * one operation, the executor's claim after its begin) waits for another transaction's lock on
+   * PostgreSQL: how long the claim of an operation an app's call named ({@link #claimWaiting}: an
+   * execute of an existing operation, a resume(id) of one) waits for another transaction's lock on
    * the row before it reports the operation as not claimable now: 1.5 seconds, set for the claim's
    * own transaction only ({@code lock_timeout}, {@code SET LOCAL}). The lock it meets is most often
    * another instance's due-page read, which lasts milliseconds; a claim or update by another
-   * instance commits as quickly. A batch's claims ({@link #claimAll}) do not wait.
+   * instance commits as quickly. A background pass's claims ({@link #claim}, {@link #claimAll}) do
+   * not wait.
    */
   static final Duration CLAIM_ROW_LOCK_WAIT = Duration.ofMillis(1500);
 

@@ -143,8 +143,12 @@ class PostgresFleetTest {
           ps.executeQuery().close();
         }
         assertEquals(List.of(free.id()), journal.findDue(T0, null, 10).stream().map(OperationRecord::id).toList());
-        // A batch's claim (claimAll: the dispatcher's and resumePending's) skips the locked row at once;
-        // the claim of one named row waits for it, for a bounded time (the next test).
+        // A background pass's claims (claim, claimAll: the dispatcher's and resumePending's) skip the locked
+        // row at once; the claim of an operation the app's call named waits for it, bounded (the next test).
+        long start = System.nanoTime();
+        assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isEmpty(), "the locked row is skipped");
+        assertTrue(Duration.ofNanos(System.nanoTime() - start).compareTo(JdbcJournal.CLAIM_ROW_LOCK_WAIT) < 0,
+            "claim skips a locked row, it does not wait for it");
         List<OperationRecord> asRead = List.of(journal.find(busy.id()).orElseThrow(),
             journal.find(free.id()).orElseThrow());
         List<Optional<Lease>> claimed = journal.claimAll(asRead, "n", T0, LEASE);
@@ -157,7 +161,8 @@ class PostgresFleetTest {
   }
 
   /**
-   * The claim of one named row waits for another transaction's lock on it, up to
+   * The claim of an operation an app's call named ({@code claimWaiting}) waits for another
+   * transaction's lock on it, up to
    * {@link JdbcJournal#CLAIM_ROW_LOCK_WAIT}, and then returns empty, its transaction still usable;
    * a lock released within the wait is claimed through (ReviewPostgresResumeMeetsAnotherInstancesDuePageTest).
    */
@@ -174,7 +179,7 @@ class PostgresFleetTest {
           ps.setString(1, busy.id().key().value());
           ps.executeQuery().close();
         }
-        assertTrue(journal.claim(busy.id(), "n", T0, LEASE).isEmpty());
+        assertTrue(journal.claimWaiting(busy.id(), "n", T0, LEASE).isEmpty());
         other.rollback();
       }
       assertEquals(OperationState.PENDING, journal.find(busy.id()).orElseThrow().state());

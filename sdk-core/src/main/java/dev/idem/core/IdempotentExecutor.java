@@ -262,7 +262,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       SingleFlight.Ticket ticket = singleFlight.join(op.id());
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true);
+        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true);
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -275,8 +275,12 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
   }
 
+  /**
+   * @param named whether the app's call named this operation ({@code resume(id)}): its claim may wait
+   *     briefly for another process holding it ({@link Journal#claimWaiting}); false for a resume pass
+   */
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
-      boolean inline)
+      boolean inline, boolean named)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
@@ -284,7 +288,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        return lead(ticket, expiredLeading(record, ticket), null, request, transport, p, inline);
+        return lead(ticket, expiredLeading(record, ticket), null, request, transport, p, inline, named);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -298,10 +302,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    * outcome to the flight's followers.
    */
   private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
-      Transport transport, RetryPolicy p, boolean inline) throws IdempotencyException {
+      Transport transport, RetryPolicy p, boolean inline, boolean named) throws IdempotencyException {
     try {
       Outcome out = record.state().isTerminal() ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
-          : SyncDriver.drive(new AttemptLoop(settings, record, claimed, p, inline, retention), request,
+          : SyncDriver.drive(new AttemptLoop(settings, record, claimed, p, inline, named, retention), request,
               record.id().key(), transport, sleeper, lifecycle);
       ticket.result().complete(out);
       return out;
@@ -406,13 +410,13 @@ public final class IdempotentExecutor implements AutoCloseable {
         () -> new PendingResumer(settings, retention, singleFlight, lifecycle, new PendingResumer.Runner() {
           @Override
           public Outcome run(OperationRecord record, Transport transport) throws IdempotencyException {
-            return runSync(record, record.request(), transport, policy, false);
+            return runSync(record, record.request(), transport, policy, false, false);
           }
 
           @Override
           public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
               throws IdempotencyException {
-            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false);
+            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false, false);
           }
 
           @Override
@@ -479,7 +483,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     try {
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true);
+        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true, true);
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -593,7 +597,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
       // Its age limit is applied in its flight, by runSync's leader (expiredLeading).
-      return runSync(record, record.request(), transport, policy, false);
+      return runSync(record, record.request(), transport, policy, false, true);
     } finally {
       lifecycle.exitSync();
     }
@@ -631,13 +635,13 @@ public final class IdempotentExecutor implements AutoCloseable {
       lifecycle.enterSyncLeavingReport("resumeAsync");
     }
     try {
-      return resumeAsyncCounted(id, transport);
+      return resumeAsyncCounted(id, transport, appsCall);
     } finally {
       lifecycle.exitSync();
     }
   }
 
-  private CompletableFuture<Outcome> resumeAsyncCounted(OperationId id, AsyncTransport transport) {
+  private CompletableFuture<Outcome> resumeAsyncCounted(OperationId id, AsyncTransport transport, boolean appsCall) {
     OperationRecord r;
     try {
       Optional<OperationRecord> record = settings.journal().find(id);
@@ -648,17 +652,18 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return runAsync(r, r.request(), transport, policy, false);
+    // The app's resumeAsync(id) names its operation; an outbox dispatcher's delivery is a background pass.
+    return runAsync(r, r.request(), transport, policy, false, appsCall);
   }
 
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
-      AsyncTransport transport, RetryPolicy p, boolean inline) {
+      AsyncTransport transport, RetryPolicy p, boolean inline, boolean named) {
     if (record.state().isTerminal()) {
       return AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline));
+      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline, named));
     }
     OperationRecord current;
     try {
@@ -666,11 +671,11 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return leadAsync(ticket, current, null, request, transport, p, inline);
+    return leadAsync(ticket, current, null, request, transport, p, inline, named);
   }
 
   private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
-      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline) {
+      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline, boolean named) {
     if (record.state().isTerminal()) {
       CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
       settled.whenComplete((o, e) -> {
@@ -684,7 +689,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
-    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, retention), record.id(),
+    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, named, retention), record.id(),
         request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       boolean cancelled = result.isCancelled();

@@ -49,6 +49,8 @@ public final class AttemptLoop {
   private final String host;
   private final Instant createdAt;
   private final boolean inline;
+  /** Whether the app's call named this operation: its claims may wait briefly ({@link Claims#claim}). */
+  private final boolean named;
   /**
    * Queued delivery only: from this instant the operation is not sent again (see
    * {@link KeyRetention}); null for an inline call, or when there is no age limit.
@@ -101,27 +103,26 @@ public final class AttemptLoop {
   private static final String LEGACY_KEY_REUSED_REASON = "HTTP 422: the key was used with another payload";
 
   /**
+   * @param claimed the lease the journal gave with the begin ({@link dev.idem.core.spi.Journal#beginAndClaim}),
+   *     under which {@code record} is IN_FLIGHT: the first attempt is sent under it, with no claim
+   *     of its own; null to claim at {@link #start()}
    * @param inline true for a caller waiting for the outcome (execute, executeAsync): an open breaker
    *     is waited out within the deadline, and the policy's bounds end the operation, FAILED if
    *     nothing was sent. False for queued delivery (resume, a dispatcher), for which an unreachable
    *     target is a state, not a failure: an operation that was not sent (refused, unresolvable,
    *     breaker open, budget empty) goes back to PENDING, and the deliverer comes back for it on its
    *     own schedule, until its age limit
+   * @param named true if the app's call named this operation (execute, executeAsync, resume(id),
+   *     resumeAsync(id)): its claims go through {@link dev.idem.core.spi.Journal#claimWaiting}, which
+   *     may wait briefly for another process holding it, since an empty claim fails the app's call.
+   *     False for a background pass (resumePending, an outbox dispatcher's delivery), whose claims
+   *     skip such an operation at once, so that instances never wait on each other
    * @param retention gives queued delivery its age limit
    */
-  public AttemptLoop(EngineSettings settings, OperationRecord record, RetryPolicy policy, boolean inline,
-      KeyRetention retention) {
-    this(settings, record, null, policy, inline, retention);
-  }
-
-  /**
-   * @param claimed the lease the journal gave with the begin ({@link dev.idem.core.spi.Journal#beginAndClaim}),
-   *     under which {@code record} is IN_FLIGHT: the first attempt is sent under it, with no claim
-   *     of its own; null to claim at {@link #start()}
-   */
   public AttemptLoop(EngineSettings settings, OperationRecord record, Lease claimed, RetryPolicy policy,
-      boolean inline, KeyRetention retention) {
+      boolean inline, boolean named, KeyRetention retention) {
     this.s = settings;
+    this.named = named;
     this.claimedAtBegin = claimed;
     this.inline = inline;
     this.ageLimit = inline ? null : retention.ageLimitOf(record).orElse(null);
@@ -177,7 +178,7 @@ public final class AttemptLoop {
       claimed = Optional.of(claimedAtBegin);
       claimedAtBegin = null;
     } else {
-      claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor());
+      claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor(), named);
     }
     if (claimed.isEmpty()) {
       OperationRecord current = current();

@@ -31,7 +31,21 @@ public final class Claims {
    */
   public static Optional<Lease> claim(Journal journal, OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
-    Optional<Lease> claimed = journal.claim(id, owner, now, leaseFor);
+    return claim(journal, id, owner, now, leaseFor, false);
+  }
+
+  /**
+   * {@link #claim(Journal, OperationId, String, Instant, Duration)}, through
+   * {@link Journal#claimWaiting} if {@code named}.
+   *
+   * @param named whether an app's call named this one operation (execute of an existing operation,
+   *     resume(id)): its claim may wait briefly for another process holding it at this moment; a
+   *     background pass's does not, so that instances never wait on each other
+   */
+  public static Optional<Lease> claim(Journal journal, OperationId id, String owner, Instant now, Duration leaseFor,
+      boolean named) throws IdempotencyException {
+    Optional<Lease> claimed = named ? journal.claimWaiting(id, owner, now, leaseFor)
+        : journal.claim(id, owner, now, leaseFor);
     if (claimed.isPresent() && claimed.get().takeover()) {
       recordOwedAttempt(journal, id, claimed.get(), now);
     }

@@ -17,7 +17,11 @@ import java.util.Optional;
  * {@link #recordAttemptAndTransition} is not forwarded as one call: it runs this class's
  * {@link #recordAttempt} and {@link #transition}, so that a subclass overriding those two sees
  * every attempt and every transition (override it too, to hand the delegate the single write).
- * Nor is {@link #beginAndClaim}: it runs this class's {@link #begin} and {@link #claim}.
+ * Nor is {@link #beginAndClaim}: it runs this class's {@link #begin} and {@link #claim}. Nor is
+ * {@link #claimWaiting} (the claim of an operation an app's call named): it runs this class's
+ * {@link #claim}, so that a subclass overriding {@link #claim} sees every claim; the delegate's own
+ * brief wait for a row another process holds is then not made (override {@link #claimWaiting} to
+ * forward it: {@code delegate().claimWaiting(...)}).
  * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
  * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
  * {@link #claim} or {@link #transition} does not see them (override them too).

@@ -161,6 +161,35 @@ public interface Journal extends AutoCloseable {
   Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor) throws IdempotencyException;
 
   /**
+   * Claims one operation that an app's call named, as {@link #claim} does, but may first wait,
+   * briefly and for a bounded time the journal chooses, for another process that is claiming or
+   * updating it at this very moment, rather than return empty at once. The executor calls it for
+   * an {@code execute} of an existing operation and a {@code resume(id)} or {@code resumeAsync(id)}
+   * by the app, where an empty claim fails the app's call ({@code OperationPendingException}: call
+   * again) although the other process may be done in milliseconds. Background passes (a resume
+   * pass, an outbox dispatcher's deliveries) call {@link #claim}, so that instances sharing a
+   * journal never wait on each other.
+   *
+   * <p>The default calls {@link #claim}: right for every journal whose claim never returns empty
+   * for a claimable operation that another process merely holds for a moment. The JDBC journal on
+   * PostgreSQL overrides it: its {@link #claim} skips a row another transaction has locked, and
+   * this method waits up to 1.5 seconds for that lock.
+   *
+   * @param id the operation to claim
+   * @param owner the name of the claiming instance, unique among live instances
+   * @param now the current time of the caller's clock; the lease expires at {@code now + leaseFor}
+   * @param leaseFor how long the claim lasts before another owner may take over
+   * @return as {@link #claim}: the new lease, or empty when the operation is terminal, held by
+   *     another owner's live lease, or still held by another process when the wait was over
+   * @throws JournalException as {@link #claim}
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default Optional<Lease> claimWaiting(OperationId id, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    return claim(id, owner, now, leaseFor);
+  }
+
+  /**
    * Claims several operations for sending, as {@link #claim} claims one, in one durable write where
    * the journal can: a resume with several lanes claims the operations it is about to send a batch
    * at a time, so that a durable journal makes one write (one disk sync) for the batch instead of

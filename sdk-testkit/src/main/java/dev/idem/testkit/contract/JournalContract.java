@@ -389,6 +389,23 @@ public abstract class JournalContract {
     assertTrue(journal().claimAll(List.of(), "node-me", now, LEASE).isEmpty());
   }
 
+  /**
+   * {@code claimWaiting} (the claim of an operation an app's call named) claims as {@code claim}
+   * does when nothing else holds the operation: a lease for a free one, none under another owner's
+   * live lease (it may wait briefly for a process holding the row, never for a lease).
+   */
+  @Test
+  void claimWaitingClaimsAsClaimDoes() throws Exception {
+    NewOperation op = begun("{}");
+    Lease lease = journal().claimWaiting(op.id(), "node-a", T0, LEASE).orElseThrow();
+    assertEquals(1, lease.generation());
+    assertFalse(lease.takeover());
+    assertEquals(OperationState.IN_FLIGHT, journal().find(op.id()).orElseThrow().state());
+    assertTrue(journal().claimWaiting(op.id(), "node-b", T0.plusSeconds(1), LEASE).isEmpty(),
+        "another owner's live lease is not waited out");
+    assertThrows(IllegalStateException.class, () -> journal().claimWaiting(id("x"), "n", T0, LEASE));
+  }
+
   @Test
   void claimOfAnUnknownOperationIsAnError() {
     assertThrows(IllegalStateException.class, () -> journal().claim(id("x"), "n", T0, LEASE));
