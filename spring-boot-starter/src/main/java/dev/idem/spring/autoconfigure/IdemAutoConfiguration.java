@@ -10,11 +10,13 @@ import dev.idem.jdbc.JdbcJournal;
 import dev.idem.spring.internal.BreakerStates;
 import dev.idem.spring.internal.DispatcherNames;
 import dev.idem.spring.internal.ExecutorMetrics;
+import dev.idem.spring.internal.GuardedKeyArgument;
 import dev.idem.spring.internal.IdemLifecycle;
 import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -31,14 +33,18 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
+import org.springframework.web.method.support.HandlerMethodArgumentResolver;
+import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
 /**
  * Idem's core for a Spring Boot app: the journal (embedded SQLite in {@code idem.directory}, or the
  * app's DataSource), the executor, the pool for their asynchronous journal work, and the
  * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
- * backs off if the app defines its own of the same type. In a reactive app, settings that only a
- * Spring MVC app serves ({@code idem.server.routes}, {@code idem.webhooks.sources}) fail the
- * startup with an {@link IllegalStateException} naming the property.
+ * backs off if the app defines its own of the same type. In a Spring MVC app, also the handler
+ * parameter of type {@link dev.idem.core.IdempotencyKey} (whether or not the guard is on). In a
+ * reactive app, settings that only a Spring MVC app serves ({@code idem.server.routes},
+ * {@code idem.webhooks.sources}) fail the startup with an {@link IllegalStateException} naming the
+ * property.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -234,6 +240,30 @@ public class IdemAutoConfiguration {
       return new IllegalStateException(setting + " is set, but this is a reactive (WebFlux) app and " + why
           + " that only a servlet (Spring MVC) app runs: nothing would serve it. Remove the setting, or run the"
           + " app on Spring MVC" + orElse);
+    }
+  }
+
+  /**
+   * Lets a Spring MVC handler take the request's key as a parameter of type
+   * {@link dev.idem.core.IdempotencyKey}: the key the guard admitted the request under (see
+   * {@link GuardedKeyArgument}), null for a request that ran without a claim. Registered whenever
+   * Spring MVC serves the app, {@code idem.server.enabled=false} included: without it Spring MVC's
+   * catch-all {@code @ModelAttribute} handling would make the parameter through IdempotencyKey's
+   * private constructor and bind its value from the query string or form fields, a key the client
+   * wrote and {@code IdempotencyKey.of} never checked.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnClass(name = "org.springframework.web.servlet.config.annotation.WebMvcConfigurer")
+  static class MvcKeyArgument {
+    @Bean
+    WebMvcConfigurer idemKeyArgument() {
+      return new WebMvcConfigurer() {
+        @Override
+        public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
+          resolvers.add(new GuardedKeyArgument());
+        }
+      };
     }
   }
 

@@ -8,7 +8,6 @@ import dev.idem.server.metrics.MicrometerGuardMetrics;
 import dev.idem.spring.internal.CallerHeader;
 import dev.idem.spring.internal.GuardFactory;
 import dev.idem.spring.internal.GuardFilter;
-import dev.idem.spring.internal.GuardedKeyArgument;
 import dev.idem.spring.internal.HandlerFailures;
 import dev.idem.spring.internal.Stores;
 import dev.idem.spring.server.IdempotencyCaller;
@@ -19,7 +18,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.List;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
@@ -33,17 +31,16 @@ import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
-import org.springframework.web.method.support.HandlerMethodArgumentResolver;
-import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 
 /**
  * The server half in a Spring MVC app: the guard's store (embedded SQLite in
  * {@code idem.directory}/guard.db, or the app's DataSource), the guard, and one filter that guards
  * the routes named in {@code idem.server.routes} and the handlers marked
- * {@link dev.idem.spring.server.Idempotent}, and the handler parameter of type
- * {@link dev.idem.core.IdempotencyKey}, which gets the key the guard admitted the request under.
- * Off with {@code idem.server.enabled=false}.
+ * {@link dev.idem.spring.server.Idempotent}. Off with {@code idem.server.enabled=false}. (The
+ * handler parameter of type {@link dev.idem.core.IdempotencyKey}, the key the guard admitted the
+ * request under, is IdemAutoConfiguration's: it must be null, not bound from the request, with the
+ * guard off too.)
  */
 @AutoConfiguration(after = IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -195,23 +192,6 @@ public class IdemServerAutoConfiguration {
   @Bean
   public HandlerFailures idemHandlerFailures() {
     return new HandlerFailures();
-  }
-
-  /**
-   * Lets a guarded handler take the request's key as a parameter of type
-   * {@link dev.idem.core.IdempotencyKey}: the key the guard parsed, the same for the bare and the
-   * quoted spelling of the header (null for a request that ran without a claim).
-   *
-   * @return the configurer that adds the argument resolver to Spring MVC's
-   */
-  @Bean
-  public WebMvcConfigurer idemKeyArgument() {
-    return new WebMvcConfigurer() {
-      @Override
-      public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
-        resolvers.add(new GuardedKeyArgument());
-      }
-    };
   }
 
   /**

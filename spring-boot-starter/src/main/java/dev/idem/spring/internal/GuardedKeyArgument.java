@@ -19,7 +19,7 @@ import org.springframework.web.method.support.ModelAndViewContainer;
  * not cover. Stateless and thread-safe.
  */
 public final class GuardedKeyArgument implements HandlerMethodArgumentResolver {
-  /** Makes the resolver; the server auto-configuration registers it with Spring MVC. */
+  /** Makes the resolver; the starter registers it with Spring MVC, whether or not the guard is on. */
   public GuardedKeyArgument() {}
 
   @Override
