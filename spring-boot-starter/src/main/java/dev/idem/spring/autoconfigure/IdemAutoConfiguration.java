@@ -12,6 +12,7 @@ import dev.idem.spring.internal.DispatcherNames;
 import dev.idem.spring.internal.ExecutorMetrics;
 import dev.idem.spring.internal.GuardedKeyArgument;
 import dev.idem.spring.internal.IdemLifecycle;
+import dev.idem.spring.internal.ReactiveIdempotentHandlers;
 import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -24,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -42,9 +44,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
  * backs off if the app defines its own of the same type. In a Spring MVC app, also the handler
  * parameter of type {@link dev.idem.core.IdempotencyKey} (whether or not the guard is on). In a
- * reactive app, settings that only a Spring MVC app serves ({@code idem.server.routes},
- * {@code idem.webhooks.sources}) fail the startup with an {@link IllegalStateException} naming the
- * property.
+ * reactive app, what only a Spring MVC app serves ({@code idem.server.routes},
+ * {@code idem.webhooks.sources}, and, unless {@code idem.server.enabled=false}, a handler marked
+ * {@code @Idempotent}) fails the startup with an {@link IllegalStateException} naming it.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -218,14 +220,21 @@ public class IdemAutoConfiguration {
    * Refuses, in a reactive app, the settings that only the servlet auto-configurations serve: the
    * guard and the webhook endpoints are servlet filters, so there such settings bound and nothing
    * served them (deliveries got 404, guarded routes ran once per retry) without a word, which is
-   * what ignoreUnknownFields = false refuses for a misspelt key. The condition names no WebFlux
-   * type, so an app without WebFlux never loads one.
+   * what ignoreUnknownFields = false refuses for a misspelt key. The same goes for a handler marked
+   * {@code @Idempotent}, checked once every bean is defined and made (a controller's type is known
+   * then): see {@link ReactiveIdempotentHandlers}. The condition names no WebFlux type, so an app
+   * without WebFlux never loads one.
    */
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-  static class ReactiveApp {
-    ReactiveApp(IdemProperties properties) {
+  static class ReactiveApp implements SmartInitializingSingleton {
+    private final boolean serverEnabled;
+    private final ListableBeanFactory beans;
+
+    ReactiveApp(IdemProperties properties, ListableBeanFactory beans) {
+      this.beans = beans;
       IdemProperties.Server server = properties.server();
+      this.serverEnabled = server.enabled();
       if (server.enabled() && !server.routes().isEmpty()) {
         throw servletOnly("idem.server.routes " + server.routes(), "the guard is a servlet filter",
             "; or set idem.server.enabled=false");
@@ -233,6 +242,14 @@ public class IdemAutoConfiguration {
       if (!properties.webhooks().sources().isEmpty()) {
         throw servletOnly("idem.webhooks.sources " + properties.webhooks().sources().keySet(),
             "the webhook endpoints are a servlet filter", "");
+      }
+    }
+
+    @Override
+    public void afterSingletonsInstantiated() {
+      // idem.server.enabled=false says the app knows nothing guards it here (as for the routes).
+      if (serverEnabled) {
+        ReactiveIdempotentHandlers.refuse(beans);
       }
     }
 

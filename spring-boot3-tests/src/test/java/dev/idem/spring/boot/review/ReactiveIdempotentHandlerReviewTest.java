@@ -78,4 +78,15 @@ class ReactiveIdempotentHandlerReviewTest {
           + " same Idempotency-Key ran the handler again");
     }
   }
+
+  /** The app that turned the guard off knows nothing guards it: its @Idempotent handler starts, as its routes do. */
+  @Test
+  void withTheServerOffAnIdempotentHandlerInAReactiveAppStarts(@TempDir Path dir) {
+    try (ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
+        .web(WebApplicationType.REACTIVE).properties("server.port=0", "server.address=127.0.0.1",
+            "idem.directory=" + dir.resolve("idem"), "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
+            "idem.client.enabled=false", "idem.outbox.enabled=false", "idem.server.enabled=false").run()) {
+      assertEquals(0, context.getBean(Orders.class).runs.get());
+    }
+  }
 }
