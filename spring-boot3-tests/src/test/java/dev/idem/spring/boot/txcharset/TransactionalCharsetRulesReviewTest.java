@@ -72,6 +72,11 @@ class TransactionalCharsetRulesReviewTest {
           response.setHeader("Content-Type", "text/plain;charset=UTF-8");
           response.getWriter().write("12 €");
         }
+        case "type-after-writer" -> {
+          // After getWriter the charset is fixed (ISO-8859-1): Tomcat ignores the type's charset.
+          response.getWriter().write("{\"price\":\"12\"}");
+          response.setContentType("application/json;charset=UTF-8");
+        }
         default -> throw new IllegalArgumentException(kind);
       }
     }
@@ -91,6 +96,12 @@ class TransactionalCharsetRulesReviewTest {
   @Test
   void aContentTypeHeaderNamesTheWritersCharset() throws Exception {
     sameAnswers("header-type");
+  }
+
+  /** getWriter then setContentType("...;charset=UTF-8"): the held type names a charset the body is not in. */
+  @Test
+  void aCharsetAfterGetWriterIsIgnoredAsTomcatIgnoresIt() throws Exception {
+    sameAnswers("type-after-writer");
   }
 
   private void sameAnswers(String kind) throws Exception {
