@@ -77,6 +77,13 @@ class TransactionalCharsetRulesReviewTest {
           response.getWriter().write("{\"price\":\"12\"}");
           response.setContentType("application/json;charset=UTF-8");
         }
+        case "locale-reset" -> {
+          response.setLocale(Locale.FRANCE);
+          response.reset();
+          response.setStatus(201);
+          response.setContentType("application/octet-stream");
+          response.getOutputStream().write(new byte[] {1, 2, 3});
+        }
         default -> throw new IllegalArgumentException(kind);
       }
     }
@@ -102,6 +109,12 @@ class TransactionalCharsetRulesReviewTest {
   @Test
   void aCharsetAfterGetWriterIsIgnoredAsTomcatIgnoresIt() throws Exception {
     sameAnswers("type-after-writer");
+  }
+
+  /** setLocale then reset(): the locale passed to the container's response stays there. */
+  @Test
+  void resetForgetsTheLocaleAndItsCharset() throws Exception {
+    sameAnswers("locale-reset");
   }
 
   private void sameAnswers(String kind) throws Exception {
