@@ -84,6 +84,11 @@ class TransactionalCharsetRulesReviewTest {
           response.setContentType("application/octet-stream");
           response.getOutputStream().write(new byte[] {1, 2, 3});
         }
+        case "locale-header-type" -> {
+          response.setLocale(Locale.FRANCE);
+          response.setHeader("Content-Type", "image/png");
+          response.getOutputStream().write(new byte[] {1, 2, 3});
+        }
         default -> throw new IllegalArgumentException(kind);
       }
     }
@@ -115,6 +120,12 @@ class TransactionalCharsetRulesReviewTest {
   @Test
   void resetForgetsTheLocaleAndItsCharset() throws Exception {
     sameAnswers("locale-reset");
+  }
+
+  /** setLocale then a Content-Type header: the first answer gets the container's charset, the replay not. */
+  @Test
+  void theReplayHasTheFirstAnswersContentTypeAfterSetLocale() throws Exception {
+    sameAnswers("locale-header-type");
   }
 
   private void sameAnswers(String kind) throws Exception {
