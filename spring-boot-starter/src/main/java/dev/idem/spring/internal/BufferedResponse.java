@@ -50,7 +50,10 @@ import java.util.function.Supplier;
  * handler's cookies unguarded (Domain, SameSite, Partitioned and its own defaults). So no
  * {@code Set-Cookie} is ever in {@link #captured()}: it is a secret the guard never stores, and a
  * replay carries none. {@code setLocale} sets {@code Content-Language}, and the charset the
- * container maps the locale to, as the container does.
+ * container maps the locale to, as the container does; the container's response is left without
+ * the locale. A {@code Content-Type} header is taken as {@code setContentType}, as Tomcat takes it:
+ * its charset is the writer's. After {@code getWriter} a type's charset is ignored (the body's is
+ * named), and {@code reset} forgets the locale, the encoding and the writer, as Tomcat's.
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -102,6 +105,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private boolean encodingChosen;
   /** What setLocale set, or null: the container's default then. */
   private Locale locale;
+  /** The container's locale before {@link #mappedCharset} first set one there, or null before. */
+  private Locale containerLocale;
   private ServletOutputStream stream;
   private PrintWriter writer;
 
@@ -267,6 +272,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     if (frozen()) {
       return;
     }
+    if (isContentType(name) && value != null) {
+      // Tomcat takes the header as setContentType (Spring writes the type with addHeader): its
+      // charset becomes the writer's, or the charset chosen before is named.
+      setContentType(value);
+      return;
+    }
     if (value == null) {
       headers.keySet().removeIf(n -> n.equalsIgnoreCase(name));
       if (isSetCookie(name)) {
@@ -278,9 +289,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
   }
 
+  /** A Content-Type replaces the type, as {@link #setHeader} (Tomcat: a single-valued header). */
   @Override
   public void addHeader(String name, String value) {
+    if (isContentType(name) && value != null) {
+      setContentType(value);
+      return;
+    }
     put(name, value, true);
+  }
+
+  private static boolean isContentType(String name) {
+    return "Content-Type".equalsIgnoreCase(name);
   }
 
   @Override
@@ -420,6 +440,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     String t = type;
+    if (writer != null && characterEncoding != null) {
+      // The writer's encoding is fixed: Tomcat ignores the type's charset then (usingWriter) and
+      // names the one the body is in, or a client would decode the body with the wrong charset.
+      put("Content-Type", withCharset(t, characterEncoding), false);
+      return;
+    }
     // Any type, as Tomcat: a charset set before (setCharacterEncoding, a locale's) is named.
     if (characterEncoding != null && !t.toLowerCase(Locale.ROOT).contains("charset")) {
       t = t + ";charset=" + characterEncoding;
@@ -429,7 +455,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       characterEncoding = t.substring(i + "charset=".length()).trim();
       encodingChosen = true;
     }
-    setHeader("Content-Type", t);
+    put("Content-Type", t, false);
   }
 
   @Override
@@ -447,14 +473,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     encodingChosen = true;
     String type = getContentType();
     if (type != null) {
-      setHeader("Content-Type", withCharset(type, charset));
+      put("Content-Type", withCharset(type, charset), false);
     }
   }
 
   /** The content type naming this charset in place of any it named. */
   private static String withCharset(String type, String charset) {
-    return type.replaceAll("(?i)\\s*;\\s*charset\\s*=[^;]*", "") + ";charset=" + charset;
+    return type.replaceAll(CHARSET_PARAMETER, "") + ";charset=" + charset;
   }
+
+  private static final String CHARSET_PARAMETER = "(?i)\\s*;\\s*charset\\s*=[^;]*";
 
   /**
    * As {@link #setCharacterEncoding(String)} (Servlet 6.1). No {@code @Override}, since the starter
@@ -603,12 +631,20 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return frozen();
   }
 
+  /**
+   * Clears the body, status, headers, cookies, locale and encoding, as Tomcat's reset does: a
+   * charset chosen or mapped from a locale before is forgotten, and the next {@code getWriter}
+   * takes the encoding set after it (Tomcat clears usingWriter).
+   */
   @Override
   public void reset() {
     resetBuffer();
     headers.clear();
     cookies.clear();
     locale = null;
+    characterEncoding = null;
+    encodingChosen = false;
+    writer = null;
     declared = -1;
     status = 200;
   }
@@ -633,15 +669,23 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     locale = loc;
     setHeader("Content-Language", loc == null ? null : loc.toLanguageTag());
-    if (loc == null || writer != null || encodingChosen) {
+    if (writer != null || encodingChosen) {
+      return;
+    }
+    String type = getContentType();
+    if (loc == null) {
+      // Tomcat forgets a locale's charset with the locale.
+      characterEncoding = null;
+      if (type != null) {
+        put("Content-Type", type.replaceAll(CHARSET_PARAMETER, ""), false);
+      }
       return;
     }
     String mapped = mappedCharset(loc);
     if (mapped != null) {
       characterEncoding = mapped;
-      String type = getContentType();
       if (type != null) {
-        setHeader("Content-Type", withCharset(type, mapped));
+        put("Content-Type", withCharset(type, mapped), false);
       }
     }
   }
@@ -649,25 +693,42 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   /**
    * The charset the container maps the locale to, or null if it maps none. Only the container
    * knows its locale-encoding mapping (the deployment descriptor's, Spring Boot's
-   * {@code server.servlet.encoding.mapping}, Tomcat's own en and fr to UTF-8), and the Servlet API
-   * reads it only through {@code setLocale}: the locale is passed on to the container's response,
-   * as the lease-mode filter passes it, and its charset read back. The answer sent after the commit
-   * sets its own Content-Language and Content-Type over what this leaves there; the guard's own
-   * answer after a rollback (500, 503) may keep that Content-Language, which the Servlet API cannot
-   * take back.
+   * {@code server.servlet.encoding.mapping}, Tomcat's own), and the Servlet API reads it only
+   * through {@code setLocale}: the locale is set on the container's response, its charset read
+   * back, and the container's response put back as it was, so that nothing of the handler's locale
+   * stays there: a reset or a rollback forgets it (the guard's own 500 or 503 carries no
+   * Content-Language of the handler's), and the answer sent after the commit carries only what is
+   * held. A locale set on the container's response before the guard (one other than the JVM's
+   * default, which the container reads when none was set and which sends no Content-Language) is
+   * set back; otherwise it is cleared with {@code setLocale(null)}, which Tomcat 10.1 and 11 take
+   * as "no locale": no Content-Language, the locale's charset forgotten unless one was chosen. (An
+   * outer filter that set the JVM's default locale itself loses its Content-Language.)
    */
   private String mappedCharset(Locale loc) {
     ServletResponse container = getResponse();
+    if (container.isCommitted()) {
+      return null;
+    }
+    if (containerLocale == null) {
+      containerLocale = container.getLocale();
+    }
+    Locale localeBefore = container.getLocale();
     String before = container.getCharacterEncoding();
     container.setLocale(loc);
     String after = container.getCharacterEncoding();
+    boolean setBefore = localeBefore != null && !localeBefore.equals(Locale.getDefault());
+    container.setLocale(setBefore ? localeBefore : null);
     return after == null || after.equalsIgnoreCase(before) ? null : after;
   }
 
   /** What setLocale set, else the container's default. */
   @Override
   public Locale getLocale() {
-    return locale != null ? locale : super.getLocale();
+    if (locale != null) {
+      return locale;
+    }
+    // The container's, as it was before a probe (after one that cleared it, Tomcat's reads null).
+    return containerLocale != null ? containerLocale : super.getLocale();
   }
 
   /** Throws once the answer ended, as the container's committed response does. */
