@@ -7,6 +7,8 @@ import java.nio.charset.Charset;
 import java.nio.charset.IllegalCharsetNameException;
 import java.nio.charset.StandardCharsets;
 import java.nio.charset.UnsupportedCharsetException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -27,6 +29,16 @@ final class FormBody {
   static final String FINGERPRINTED_PARAMETERS = FormBody.class.getName() + ".fingerprintedParameters";
 
   private static final String FORM_TYPE = "application/x-www-form-urlencoded";
+
+  /**
+   * Tomcat's request attribute for a form or query it could not decode in full (a broken
+   * {@code %}-escape, too many parameters): it dropped the pairs it could not read and goes on.
+   * Jetty refuses such a form instead (400 from {@code getParameter}), so it sets nothing.
+   */
+  static final String TOMCAT_PARSE_FAILED = "org.apache.catalina.parameter_parse_failed";
+
+  /** Marks a digest in place of a canonical encoding; {@link #canonical} never holds a NUL. */
+  private static final byte DIGEST_MARK = 0;
 
   private FormBody() {}
 
@@ -67,7 +79,25 @@ final class FormBody {
   }
 
   /**
-   * The parameters of a form body, in body order, decoded as the containers decode them: pairs
+   * The number of pairs in a form body: its {@code &}-separated parts that are not empty, each of
+   * which {@link #parse} reads (or drops) as one parameter value.
+   */
+  static int pairs(byte[] body) {
+    int pairs = 0;
+    boolean inPair = false;
+    for (byte b : body) {
+      if (b == '&') {
+        inPair = false;
+      } else if (!inPair) {
+        inPair = true;
+        pairs++;
+      }
+    }
+    return pairs;
+  }
+
+  /**
+   * The parameters of a form body, in body order, decoded as Tomcat decodes them: pairs
    * split at {@code &}, name and value at the first {@code =} (a bare name has the value
    * {@code ""}), {@code +} is a space, {@code %XX} a byte of the charset. A pair without a name, or
    * one that is not validly percent-encoded, is skipped, as Tomcat skips it.
@@ -120,5 +150,40 @@ final class FormBody {
       }
     });
     return out.toString().getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * What stands for a canonical encoding too long to hand the guard within its cap: a NUL, which
+   * no canonical encoding holds, then its SHA-256, so that it is one fingerprint for the same
+   * parameters and another for different ones. The encoding escapes what the client may have sent
+   * as it is, up to 9 bytes for one, so its length says nothing of the body's. Cut to
+   * {@code most} bytes under a cap smaller than a digest.
+   */
+  static byte[] digest(byte[] canonical, int most) {
+    try {
+      byte[] sha = MessageDigest.getInstance("SHA-256").digest(canonical);
+      byte[] out = new byte[sha.length + 1];
+      out[0] = DIGEST_MARK;
+      System.arraycopy(sha, 0, out, 1, sha.length);
+      return out.length <= most ? out : Arrays.copyOf(out, Math.max(0, most));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JDK has SHA-256", e);
+    }
+  }
+
+  /**
+   * The fewest bytes a form body with these parameters can have: each name and value in the
+   * charset (an escape only lengthens it), with {@code =} and {@code &} between. The body's length
+   * when its Content-Length is not known (a chunked body): at least this, and maybe more.
+   */
+  static long leastLength(Map<String, String[]> parameters, Charset charset) {
+    long length = 0;
+    for (Map.Entry<String, String[]> e : parameters.entrySet()) {
+      long name = e.getKey().getBytes(charset).length;
+      for (String value : e.getValue()) {
+        length += name + 2 + (value == null ? 0 : value.getBytes(charset).length);
+      }
+    }
+    return Math.max(0, length - 1);
   }
 }

@@ -37,7 +37,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -122,6 +121,15 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe.
  */
 public final class IdempotencyFilter implements Filter {
+  /**
+   * The most pairs (parameter values) a keyed form POST may hold when the guard reads its body,
+   * 1000, as Jetty's {@code maxFormKeys} and Tomcat 10.1's {@code maxParameterCount} default: the
+   * container parses no parameters from a body the guard read, so its limit does not apply, and
+   * the guard keeps it. A form with more is refused 400 ({@link UnreadableFormException}), as the
+   * container refuses it.
+   */
+  public static final int MAX_FORM_PAIRS = 1000;
+
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
   /** The request attribute that holds the pending end of an admitted request that went async. */
   private static final String ASYNC_ATTRIBUTE = IdempotencyFilter.class.getName() + ".async";
@@ -179,6 +187,9 @@ public final class IdempotencyFilter implements Filter {
     Admission admission;
     try {
       admission = guard.admit(g);
+    } catch (UnreadableFormException e) {
+      refuse(request, response, e);
+      return;
     } catch (IdempotencyStoreException e) {
       storeDown.failed(e);
       send(request, response, guard.unavailableResponse());
@@ -224,19 +235,53 @@ public final class IdempotencyFilter implements Filter {
    * declares one; fingerprinting that would make every form to the route alike, and a key reused
    * with another form would be replayed, not refused. Its parameters, which is all anyone can still
    * read of it, are fingerprinted instead, canonically ordered ({@link FormBody#canonical}), and the
-   * request is marked so that the handler is not handed them as its body.
+   * request is marked so that the handler is not handed them as its body. Such a form is held to
+   * the cap by the length the client sent (its Content-Length), not by its canonical encoding,
+   * which escapes what the client may have sent as it is; an encoding longer than the cap is
+   * fingerprinted by its digest. One the container could not decode in full (Tomcat drops the
+   * pairs it cannot read) is refused: its parameters no longer tell it from another form.
+   *
+   * <p>A form POST the guard reads itself, whose parameters the handler gets from the guard's
+   * parse ({@link CachedBodyRequest}), is refused when it holds more than {@link #MAX_FORM_PAIRS}
+   * pairs, as the container refuses it: the guard's read bypasses the container's limit.
+   *
+   * <p>A {@code multipart/*} body is left to the container, which parses it into the parts the
+   * handler reads, and fingerprinted by its parts ({@link MultipartBody}); if the servlet has no
+   * multipart configuration, it is read as any other body, and the handler finds no parts.
    */
   private static byte[] readBody(HttpServletRequest request, int limit) throws IOException {
+    if (MultipartBody.isMultipart(request.getContentType())) {
+      byte[] parts = MultipartBody.fingerprint(request, limit);
+      if (parts != null) {
+        // The container holds the parts for the handler; the stream is the container's, read.
+        request.setAttribute(FormBody.FINGERPRINTED_PARAMETERS, Boolean.TRUE);
+        return parts;
+      }
+    }
     long declared = request.getHeader("Transfer-Encoding") != null ? -1 : request.getContentLengthLong();
     byte[] body = RequestBody.read(request.getInputStream(), declared, limit);
     if (body.length == declared) {
       UnreadBody.readToEnd(request);
     }
     if (body.length == 0 && declared != 0 && FormBody.isForm(request.getContentType())) {
+      Map<String, String[]> parameters = request.getParameterMap();
+      if (request.getAttribute(FormBody.TOMCAT_PARSE_FAILED) != null) {
+        throw new UnreadableFormException("The form could not be decoded in full (a broken %-escape, or more"
+            + " parameters than the server takes); its parameters cannot tell it from another form, so it is"
+            + " refused under an idempotency key. Nothing was processed.");
+      }
       request.setAttribute(FormBody.FINGERPRINTED_PARAMETERS, Boolean.TRUE);
-      byte[] parameters = FormBody.canonical(request.getParameterMap());
-      // Over the cap, the guard refuses it (413) as it does a body that long.
-      return parameters.length > limit ? Arrays.copyOf(parameters, limit) : parameters;
+      long sent = declared > 0 ? declared : FormBody.leastLength(parameters, FormBody.charset(request));
+      if (sent >= limit) {
+        // Over the cap, the guard refuses it (413) as it does a body that long.
+        return new byte[limit];
+      }
+      byte[] canonical = FormBody.canonical(parameters);
+      return canonical.length < limit ? canonical : FormBody.digest(canonical, limit - 1);
+    }
+    if (body.length < limit && FormBody.hasBodyParameters(request) && FormBody.pairs(body) > MAX_FORM_PAIRS) {
+      throw new UnreadableFormException("The form has more than " + MAX_FORM_PAIRS + " parameters. Nothing was"
+          + " processed.");
     }
     return body;
   }
@@ -652,6 +697,25 @@ public final class IdempotencyFilter implements Filter {
       response.setHeader("Connection", "close");
     }
     write(response, answer);
+  }
+
+  /**
+   * Answers a keyed form the guard cannot take ({@link UnreadableFormException}) 400, with the
+   * exception's message as the reason, as the container answers a form it cannot parse (its error
+   * page renders it). Nothing was claimed.
+   *
+   * @param request the request whose body reader threw
+   * @param response the servlet response, not yet committed
+   * @param e what the body reader threw
+   * @throws IOException if writing fails
+   */
+  public static void refuse(HttpServletRequest request, HttpServletResponse response, UnreadableFormException e)
+      throws IOException {
+    Objects.requireNonNull(e, "e");
+    if (!UnreadBody.drop(request)) {
+      response.setHeader("Connection", "close");
+    }
+    response.sendError(400, e.getMessage());
   }
 
   private static void write(HttpServletResponse response, GuardResponse g) throws IOException {

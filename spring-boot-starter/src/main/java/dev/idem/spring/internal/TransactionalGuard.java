@@ -7,6 +7,7 @@ import dev.idem.server.GuardResponse;
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.servlet.IdempotencyFilter;
+import dev.idem.server.servlet.UnreadableFormException;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -151,6 +152,11 @@ final class TransactionalGuard {
       return;
     } catch (ChainFailure e) {
       Throwable cause = e.getCause();
+      if (cause instanceof UnreadableFormException unreadable) {
+        // The guard's read of the body refused it, before any claim: answered as the lease-mode filter does.
+        IdempotencyFilter.refuse(request, response, unreadable);
+        return;
+      }
       if (cause instanceof IOException io) {
         throw io;
       }
