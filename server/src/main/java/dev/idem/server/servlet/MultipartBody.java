@@ -49,6 +49,10 @@ final class MultipartBody {
       // and the empty body the guard reads is refused no less than the container would.
       return null;
     } catch (ServletException malformed) {
+      if (causedBy(malformed, IllegalStateException.class)) {
+        // Jetty 12.1 wraps its "no multipart config" (and a part over the limits) in a ServletException.
+        return null;
+      }
       throw new UnreadableFormException("The multipart body could not be parsed: " + malformed.getMessage()
           + ". Nothing was processed.");
     }
@@ -79,6 +83,15 @@ final class MultipartBody {
       System.arraycopy(digest, 0, out, 1, out.length - 1);
     }
     return out;
+  }
+
+  private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+    for (Throwable c = t.getCause(); c != null && c != t; t = c, c = c.getCause()) {
+      if (type.isInstance(c)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** A string or its absence, length-prefixed, so that no two sequences of them run together. */
