@@ -83,4 +83,32 @@ class FormBodyTest {
           throw new UnsupportedOperationException(method.getName());
         });
   }
+
+  @Test
+  void pairsCountTheNonEmptyPartsAsTheParseReadsThem() {
+    assertEquals(0, FormBody.pairs(new byte[0]));
+    assertEquals(3, FormBody.pairs("a=1&&b&=2&".getBytes(StandardCharsets.US_ASCII)));
+    assertEquals(1, FormBody.pairs("a=1%26".getBytes(StandardCharsets.US_ASCII)));
+  }
+
+  @Test
+  void aDigestStandsApartFromEveryCanonicalEncodingAndFromAnotherFormsDigest() {
+    byte[] one = FormBody.canonical(Map.of("v", new String[] {"{{{"}));
+    byte[] other = FormBody.canonical(Map.of("v", new String[] {"{{}"}));
+    assertEquals(33, FormBody.digest(one, 100).length);
+    assertEquals(0, FormBody.digest(one, 100)[0], "a NUL, which no canonical encoding holds");
+    assertArrayEquals(FormBody.digest(one, 100), FormBody.digest(one.clone(), 100));
+    assertFalse(java.util.Arrays.equals(FormBody.digest(one, 100), FormBody.digest(other, 100)));
+    assertEquals(20, FormBody.digest(one, 20).length, "cut under a cap smaller than a digest");
+  }
+
+  @Test
+  void theLeastLengthOfAFormIsItsParametersUnescaped() {
+    Map<String, String[]> parameters = new LinkedHashMap<>();
+    parameters.put("v", new String[] {"{{", "caf\u00e9"});
+    parameters.put("b", new String[] {""});
+    // v={{&v=café&b= : 4 + 1 + 7 (é is 2 bytes in UTF-8) + 1 + 2
+    assertEquals(15, FormBody.leastLength(parameters, StandardCharsets.UTF_8));
+    assertEquals(0, FormBody.leastLength(Map.of(), StandardCharsets.UTF_8));
+  }
 }
