@@ -20,6 +20,8 @@ import java.util.Map;
  * without this a handler's {@code getParameter} (Spring's {@code @RequestParam}) finds only the
  * query's. A form an earlier filter consumed (it read the parameters, as a CSRF check does) is no
  * body here: the request's parameters are the container's (or that filter's wrapper's) as they are.
+ * Nor is a multipart body the container parsed for the guard: its parts and parameters are the
+ * container's ({@code getParts()} passes through).
  *
  * <p>Not thread-safe beyond what a request is: the parameters are parsed once, on first use.
  */

@@ -23,8 +23,9 @@ import java.util.TreeMap;
  */
 final class FormBody {
   /**
-   * Set on a request whose form body was consumed before the guard (a filter read its parameters):
-   * the guard fingerprinted {@link #canonical} of its parameters, which are no body to replay.
+   * Set on a request whose form body was consumed before the guard (a filter read its parameters),
+   * or whose multipart body the container parsed for the guard ({@link MultipartBody}): the guard
+   * fingerprinted its parameters or parts, which are no body to replay.
    */
   static final String FINGERPRINTED_PARAMETERS = FormBody.class.getName() + ".fingerprintedParameters";
 
