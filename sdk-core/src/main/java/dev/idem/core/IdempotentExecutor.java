@@ -498,10 +498,11 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * A follower's view of the leader's result: its own future (cancelling it cancels nothing else),
    * or, if the flight tells its followers to start over ({@link SingleFlight#notBegun}),
-   * {@code again}'s, unless this follower was cancelled meanwhile: its caller gave up, and nothing is
-   * begun or sent for it any more (an outbox dispatcher's stop cancels its deliveries this way too).
-   * A cancel that lands while {@code again} starts reaches the new execution, as a cancel right
-   * after any call.
+   * {@code again}'s, unless this follower's future was completed meanwhile (cancelled, or completed by
+   * the app, say by {@code orTimeout}): its caller gave up, and nothing is begun or sent for it any
+   * more (an outbox dispatcher's stop cancels its deliveries this way too). Such an early end that
+   * lands while or after {@code again} starts stops the new execution, as a cancel right after any
+   * call does.
    */
   private CompletableFuture<Outcome> follow(SingleFlight.Ticket ticket, OperationId id,
       Supplier<CompletableFuture<Outcome>> again) {
@@ -519,12 +520,9 @@ public final class IdempotentExecutor implements AutoCloseable {
         return;
       }
       CompletableFuture<Outcome> next = startOver(id, again);
-      Futures.completeFrom(mine, next);
-      mine.whenComplete((v, x) -> {
-        if (mine.isCancelled()) {
-          next.cancel(true);
-        }
-      });
+      // Any early end of mine (a cancel, or the app's orTimeout or completeExceptionally) stops next,
+      // as it does a leader's caller future (AsyncDriver#caller).
+      Futures.relayStoppingOnEarlyEnd(mine, next);
     });
     return mine;
   }

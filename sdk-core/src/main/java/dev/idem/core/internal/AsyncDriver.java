@@ -103,12 +103,7 @@ public final class AsyncDriver {
     this.transport = transport;
     this.result = result;
     this.lifecycle = lifecycle;
-    Futures.completeFrom(caller, result);
-    caller.whenComplete((o, e) -> {
-      if (!result.isDone()) {
-        result.cancel(false); // completed by the app, not from result: the caller stopped waiting
-      }
-    });
+    Futures.relayStoppingOnEarlyEnd(caller, result);
   }
 
   /**

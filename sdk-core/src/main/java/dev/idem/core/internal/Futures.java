@@ -4,7 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
-/** The two things the drivers and the outbox do with futures that the JDK has no one call for. Stateless. */
+/** The few things the drivers and the outbox do with futures that the JDK has no one call for. Stateless. */
 public final class Futures {
   private Futures() {}
 
@@ -23,6 +23,23 @@ public final class Futures {
         target.completeExceptionally(error);
       } else {
         target.complete(value);
+      }
+    });
+  }
+
+  /**
+   * Makes {@code caller} the app's view of {@code execution}: it completes as {@code execution}
+   * does, and any other completion of it (a cancel, {@code orTimeout}, {@code completeOnTimeout},
+   * {@code complete} or {@code completeExceptionally} by the app) cancels {@code execution}, on the
+   * completing thread. Told apart by {@code execution} not being done yet: a completion relayed
+   * from it runs only after it is done.
+   */
+  public static <T> void relayStoppingOnEarlyEnd(CompletableFuture<T> caller,
+      CompletableFuture<? extends T> execution) {
+    completeFrom(caller, execution);
+    caller.whenComplete((value, error) -> {
+      if (!execution.isDone()) {
+        execution.cancel(false); // completed by the app, not from execution: the caller stopped waiting
       }
     });
   }
