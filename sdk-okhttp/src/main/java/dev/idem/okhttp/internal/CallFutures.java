@@ -32,15 +32,23 @@ final class CallFutures {
       /**
        * The executor cancels an attempt when its timeout fires. One still waiting in OkHttp's
        * dispatcher queue (the host's connection slots taken) has written nothing: it ends as not
-       * sent, so that it is not recorded as an attempt that may have taken effect.
+       * sent, so that it is not recorded as an attempt that may have taken effect. That verdict is
+       * the body's refusal, atomic with its write (see FollowUps.AttemptBody): once refused, the
+       * call can no longer send it, however the dispatcher races with this cancel; if writing won,
+       * this is an ordinary cancel of an attempt that may have been sent. A bodyless request has
+       * no write to refuse (its headers may be all there is), so its cancel is always the ordinary
+       * one.
        */
       @Override
       public boolean cancel(boolean mayInterruptIfRunning) {
-        if (attemptBody != null && !attemptBody.written() && completeExceptionally(new RequestNotSentException(
-            "cancelled (its attempt timeout, say) before its request body was written; it waited for a"
-                + " connection or a dispatcher slot", null))) {
+        if (attemptBody != null && !isDone() && attemptBody.refuse()) {
+          // Before completing: what depends on this future runs now, on this thread, and the
+          // call must be stopped first (it could not send the body anyway).
           call.cancel();
-          return true;
+          if (completeExceptionally(new RequestNotSentException("cancelled (its attempt timeout, say) before its"
+              + " request body was written; it waited for a connection or a dispatcher slot", null))) {
+            return true;
+          }
         }
         return super.cancel(mayInterruptIfRunning);
       }

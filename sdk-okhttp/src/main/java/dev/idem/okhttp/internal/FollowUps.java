@@ -8,6 +8,7 @@ import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
@@ -84,7 +85,8 @@ final class FollowUps {
    * its headers may have been all there was).
    */
   static RequestNotSentException notSent(AttemptBody body, Exception e) {
-    if (body == null || body.written()) {
+    // refuse(), not a look at written(): the verdict holds only if nothing can write the body later.
+    if (body == null || !body.refuse()) {
       return null;
     }
     return new RequestNotSentException("the OkHttp chain threw " + e.getClass().getName() + " (" + e.getMessage()
@@ -223,20 +225,32 @@ final class FollowUps {
   }
 
   /**
-   * A keyed attempt's body: one-shot, so that OkHttp never writes it twice, and remembering
-   * whether anything started writing it (before that, the server cannot have seen the request).
+   * A keyed attempt's body: one-shot, so that OkHttp never writes it twice, and the one place that
+   * decides whether the attempt was sent. Before its body is written the server cannot have seen
+   * the request, but "not written yet" is only a verdict once nothing can write it afterwards: a
+   * cancel's look followed by OkHttp's dispatcher promoting the call would record as not sent a
+   * request that then goes out. So the body moves once, atomically, from not started either to
+   * {@linkplain #refuse refused} (the attempt is not sent, and a later write fails with an
+   * IOException before a byte of it) or to writing (the attempt may have been sent). Thread-safe.
    */
   static final class AttemptBody extends RequestBody {
+    private static final int NOT_STARTED = 0;
+    private static final int WRITING = 1;
+    private static final int REFUSED = 2;
+
     private final RequestBody delegate;
-    private volatile boolean written;
+    private final AtomicInteger state = new AtomicInteger(NOT_STARTED);
 
     AttemptBody(RequestBody delegate) {
       this.delegate = delegate;
     }
 
-    /** Whether OkHttp (or an interceptor) started writing the body. */
-    boolean written() {
-      return written;
+    /**
+     * Makes sure nothing of the body is ever written, if nothing of it was: true if it never will be
+     * (refused now or before), false if writing it started and the request may have gone out.
+     */
+    boolean refuse() {
+      return state.compareAndSet(NOT_STARTED, REFUSED) || state.get() == REFUSED;
     }
 
     @Override
@@ -256,7 +270,12 @@ final class FollowUps {
 
     @Override
     public void writeTo(BufferedSink sink) throws IOException {
-      written = true;
+      if (!state.compareAndSet(NOT_STARTED, WRITING) && state.get() == REFUSED) {
+        // The attempt was already recorded as not sent (its timeout cancelled it while it waited
+        // for a dispatcher slot, say): nothing of it may go out now.
+        throw new IOException("this keyed attempt was cancelled and recorded as not sent before its body was"
+            + " written; it is not sent now");
+      }
       delegate.writeTo(sink);
     }
   }
