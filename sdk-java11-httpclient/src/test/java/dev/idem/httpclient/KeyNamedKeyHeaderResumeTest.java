@@ -46,8 +46,10 @@ class KeyNamedKeyHeaderResumeTest {
           .build();
       assertThrows(OperationUncertainException.class, () -> call.send(request, BodyHandlers.ofString()));
 
-      // "After the restart": a new executor and client over the same journal.
-      IdempotentExecutor after = IdempotentExecutor.builder().journal(shared).build();
+      // "After the restart", moments later on the same virtual clock (an executor on the system clock
+      // would find the operation past its age limit and, as it may have reached the server, end it
+      // UNCERTAIN unsent): a new executor and client over the same journal.
+      IdempotentExecutor after = IdempotentExecutor.builder().journal(shared).clock(before.time.clock()).build();
       IdempotentHttpClient client = IdempotentHttpClient.builder(Fixture.JDK).idempotentExecutor(after)
           .keyHeader("X-Request-Key").build();
       OperationRecord rec = after.findByReference("default", "cart-11").get(0);
