@@ -184,6 +184,13 @@ class Round2QueuedAttemptTimeoutRaceTest {
           Thread.currentThread().interrupt();
         }
       }
+
+      @Override
+      public void canceled(Call call) {
+        // The timeout's cancel runs on the executor's pool, after advance() returns: the body is
+        // released only once it has cancelled the call, or the response could win the race.
+        cancelled.countDown();
+      }
     }).build();
     Call.Factory calls = idem.callFactory(client);
     Request order = new Request.Builder().url(server.url("/orders").toString())
@@ -194,7 +201,7 @@ class Round2QueuedAttemptTimeoutRaceTest {
     assertTrue(bodyWritten.await(10, TimeUnit.SECONDS));
 
     time.advance(Duration.ofSeconds(2)); // the attempt timeout, while the body is being written
-    cancelled.countDown();
+    assertTrue(cancelled.await(10, TimeUnit.SECONDS), "the attempt timeout never cancelled the call");
     try {
       a.body.get(10, TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException ignored) {
