@@ -146,7 +146,9 @@ class WebClientTimeoutKeepsConnectionReviewTest {
           VirtualTime time = context.getBean(VirtualTime.class);
           IdempotentExecutor executor = context.getBean(IdempotentExecutor.class);
           WebClient keyed = context.getBean(WebClient.Builder.class).clientConnector(onePerHost("keyed")).build();
+          int boundsBefore = java.util.Collections.frequency(time.scheduledDelays(), AttemptBound.DEFAULT);
           postThenTimeOut(keyed, IdempotentCall.named("create-order"));
+          awaitBoundScheduled(time, boundsBefore);
           time.advance(AttemptBound.DEFAULT);
           assertEquals("pong", ping(keyed, url("/ping")),
               "the keyed POST's connection is still taken after its caller's timeout() cancelled it,"
@@ -157,6 +159,21 @@ class WebClientTimeoutKeepsConnectionReviewTest {
           assertEquals(1, record.attempts().size(), record.toString());
           assertEquals(Classification.AMBIGUOUS, record.attempts().get(0).classification(), record.toString());
         });
+  }
+
+  /**
+   * The abandoned attempt's bound is armed by whichever of the cancel and the send comes last, and
+   * the send may set its attempt on the wire on a Reactor thread after the target already has the
+   * request: advancing the clock before the timer is armed would leave it 30 s in the future.
+   */
+  private static void awaitBoundScheduled(VirtualTime time, int before) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (java.util.Collections.frequency(time.scheduledDelays(), AttemptBound.DEFAULT) <= before) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the abandoned attempt's bound was never armed: " + time.scheduledDelays());
+      }
+      Thread.sleep(10); // waits on the send's Reactor thread, not on time: fake time drives the bound
+    }
   }
 
   /** The PENDING operation once its attempt is recorded (on the executor's pool), within 20 s. */
