@@ -4,6 +4,7 @@ import dev.idem.core.AttemptRecord;
 import dev.idem.core.resume.ExpiredPendingAction;
 import dev.idem.core.event.IdemEvent;
 import dev.idem.core.IdempotencyException;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.Lease;
@@ -92,18 +93,50 @@ public final class KeyRetention {
       return OperationState.PENDING;
     }
     // Read again under the claim: taking over an expired lease may have added the holder's attempt.
-    OperationRecord current = settings.journal().find(record.id()).orElse(record);
+    return end(record.id(), lease.get(), settings.journal().find(record.id()).orElse(record), now);
+  }
+
+  /**
+   * {@link #expireIfDue} for an operation the caller claimed already, as a concurrent resume pass
+   * claims a batch before a lane takes each of its operations: if it has reached its age limit
+   * (and the action is not RESEND), it is ended under {@code lease}, which that consumes, as
+   * {@code expireIfDue} ends it under its own claim. Call it as the leader of the operation's
+   * single flight, for the reason {@code expireIfDue} gives.
+   *
+   * @param asRead the operation as read before the claim
+   * @param lease the caller's claim of it
+   * @return the state it was ended in; otherwise PENDING, and the caller still holds {@code lease}
+   *     (not expired, RESEND, or re-driven since it was read: its age counts from the re-drive then)
+   * @throws IdempotencyException from the journal; the claim is then left as it is (the journal's
+   *     {@code StaleOwnerException} if another owner took it over meanwhile)
+   */
+  public OperationState expireClaimed(OperationRecord asRead, Lease lease) throws IdempotencyException {
+    if (!isExpired(asRead) || action == ExpiredPendingAction.RESEND) {
+      return OperationState.PENDING;  // a re-drive only moves the creation later: not expired now either
+    }
+    // Read under the claim: a takeover added the holder's attempt, and a re-drive since the read
+    // moved the creation.
+    OperationRecord current = settings.journal().find(asRead.id()).orElse(asRead);
+    if (!isExpired(current)) {
+      return OperationState.PENDING;
+    }
+    return end(asRead.id(), lease, current, settings.clock().instant());
+  }
+
+  /** Ends {@code current}, read under {@code lease}, at its age limit: nothing is sent. */
+  private OperationState end(OperationId id, Lease lease, OperationRecord current, Instant now)
+      throws IdempotencyException {
     OperationState target = mayHaveReachedServer(current.attempts()) ? OperationState.UNCERTAIN
         : OperationState.FAILED;
     String reason = reason(Duration.between(current.createdAt(), now), target);
     // The stored response went through the rule when it was written, unless an earlier version wrote it.
-    settings.journal().transition(record.id(), lease.get(), settings.secrets().persistable(
+    settings.journal().transition(id, lease, settings.secrets().persistable(
         Transition.finish(target, now, current.response(), reason)));
     Duration age = Duration.between(current.createdAt(), now);
     settings.emit(target == OperationState.UNCERTAIN
-        ? new IdemEvent.Uncertain(record.id(), current.attempts().size(), age, reason)
-        : new IdemEvent.Failed(record.id(), current.attempts().size(), age, reason));
-    LOG.warn("operation {} reached its age limit of {} unsent or unanswered; marked {}", record.id(), maxPendingAge,
+        ? new IdemEvent.Uncertain(id, current.attempts().size(), age, reason)
+        : new IdemEvent.Failed(id, current.attempts().size(), age, reason));
+    LOG.warn("operation {} reached its age limit of {} unsent or unanswered; marked {}", id, maxPendingAge,
         target);
     return target;
   }

@@ -819,16 +819,18 @@ public final class PendingResumer {
         count(Tally.EXPIRED);
         OperationRecord now = runner.expire(record);  // in its flight: never over a live execution here
         if (now.state().isTerminal()) {
-          Step step = AttemptLoop.settled(now);
-          Outcome finished = step instanceof Step.Done done ? done.outcome() : null;  // by the execution waited for
-          if (notify(handler, finished, (OperationException) step.failure())) {
-            delivered(record.id());
-          }
-          count(switch (now.state()) {
-            case SUCCEEDED -> Tally.SUCCEEDED;
-            case FAILED -> Tally.FAILED;
-            default -> Tally.UNCERTAIN;
-          });
+          tellSettled(handler, now);  // SUCCEEDED if the execution waited for finished it
+          return;
+        }
+      }
+      // Its batch was claimed before the age limit, and the lane takes it now, perhaps long after
+      // (the other lanes' sends were slow): checked again here, so that nothing is sent past the
+      // limit with a key the server may have forgotten.
+      if (job.ticket() != null && retention.isExpired(record)) {
+        OperationRecord ended = expireTaken(job);
+        if (ended != null) {
+          count(Tally.EXPIRED);
+          tellSettled(handler, ended);
           return;
         }
       }
@@ -863,6 +865,51 @@ public final class PendingResumer {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
       count(Tally.PENDING);
     }
+  }
+
+  /** Tells the handler the outcome of {@code ended}, journaled without a send of this pass, and counts it. */
+  private void tellSettled(ResumeHandler handler, OperationRecord ended) throws JournalException {
+    Step step = AttemptLoop.settled(ended);
+    Outcome finished = step instanceof Step.Done done ? done.outcome() : null;
+    if (notify(handler, finished, (OperationException) step.failure())) {
+      delivered(ended.id());
+    }
+    count(switch (ended.state()) {
+      case SUCCEEDED -> Tally.SUCCEEDED;
+      case FAILED -> Tally.FAILED;
+      default -> Tally.UNCERTAIN;
+    });
+  }
+
+  /**
+   * Ends a job that a lane takes past its age limit as the age limit ends it
+   * ({@link KeyRetention#expireIfDue}), in the flight the job leads: under the batch's claim, which
+   * that consumes, or, if the batch did not get one, under a claim of its own. Once ended, the
+   * flight ends not begun, so that executions that joined it start over from the journal.
+   *
+   * @return the operation as the journal then holds it; null if it was not ended (RESEND, re-driven
+   *     since it was read, or held by another owner), and the job is sent as before, still leading
+   *     its flight
+   */
+  private OperationRecord expireTaken(Job job) throws IdempotencyException {
+    OperationRecord record = job.record();
+    OperationRecord ended;
+    try {
+      OperationState state = job.lease() != null ? retention.expireClaimed(record, job.lease())
+          : retention.expireIfDue(record);
+      if (!state.isTerminal()) {
+        return null;
+      }
+      ended = settings.journal().find(record.id())
+          .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + record.id()));
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      // Not sent: an unwritten end leaves the claim IN_FLIGHT under this owner, which the next
+      // resume takes back at once; the flight's followers start over from the journal.
+      flight.leaveNotBegun(record.id(), job.ticket());
+      throw e;
+    }
+    flight.leaveNotBegun(record.id(), job.ticket());
+    return ended;
   }
 
   /**
