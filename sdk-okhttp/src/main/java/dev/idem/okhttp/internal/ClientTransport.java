@@ -79,8 +79,13 @@ public final class ClientTransport implements Transport, AsyncTransport {
       throw e;
     } catch (IOException | RuntimeException e) {
       // An interceptor above Idem's (added before install) that failed before proceeding wrote
-      // nothing; below it, FollowUps has decided already.
-      RequestNotSentException notSent = call.isCanceled() ? null : FollowUps.notSent(
+      // nothing; below it, FollowUps has decided already, except for a canceled call, which it
+      // leaves to its caller. Here that is this attempt's own call timeout (nothing else cancels a
+      // resumed attempt's call): OkHttp's plain InterruptedIOException("timeout"). Before the body
+      // was written it is a request not sent, as CallFutures makes it on the asynchronous path (the
+      // executor then stops and leaves the operation PENDING, with no attempt that may have taken
+      // effect); once writing started, refuse() says so and the attempt stays ambiguous.
+      RequestNotSentException notSent = FollowUps.notSent(
           call.request().body() instanceof FollowUps.AttemptBody b ? b : null, e);
       if (notSent != null) {
         throw notSent;
