@@ -2,30 +2,18 @@ package dev.idem.spring.boot.txcharset;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.spring.boot.AppDatabase;
-import dev.idem.spring.server.Idempotent;
+import dev.idem.spring.boot.SameHandlerAnswers;
+import dev.idem.spring.boot.SameHandlerRoutes;
+import dev.idem.spring.boot.TransactionalTomcatTest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.web.bind.annotation.PathVariable;
-import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -33,38 +21,20 @@ import org.springframework.web.bind.annotation.RestController;
  * transactional mode, and replayed must carry the same Content-Type, Content-Language and bytes.
  */
 @SpringBootTest(classes = TransactionalCharsetRulesReviewTest.App.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "idem.server.store=datasource",
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
-        "idem.client.enabled=false", "idem.outbox.enabled=false"})
-class TransactionalCharsetRulesReviewTest {
-  static final Path DIR = AppDatabase.withOrders("idem-tx-charset-rules-");
-
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class TransactionalCharsetRulesReviewTest extends TransactionalTomcatTest {
   @SpringBootApplication
   @Import(Answers.class)
   static class App {}
 
   @RestController
-  static class Answers {
-    private final JdbcTemplate jdbc;
-
+  static class Answers extends SameHandlerRoutes {
     Answers(JdbcTemplate jdbc) {
-      this.jdbc = jdbc;
+      super(jdbc);
     }
 
-    @PostMapping("/tx/{kind}")
-    @Idempotent(transactional = true)
-    void guarded(@PathVariable String kind, HttpServletResponse response) throws IOException {
-      jdbc.update("INSERT INTO orders(item) VALUES (?)", kind);
-      answer(kind, response);
-    }
-
-    @PostMapping("/plain/{kind}")
-    void plain(@PathVariable String kind, HttpServletResponse response) throws IOException {
-      answer(kind, response);
-    }
-
-    private static void answer(String kind, HttpServletResponse response) throws IOException {
+    @Override
+    protected void answer(String kind, HttpServletResponse response) throws IOException {
       response.setStatus(201);
       switch (kind) {
         case "header-type" -> {
@@ -94,16 +64,6 @@ class TransactionalCharsetRulesReviewTest {
     }
   }
 
-  @DynamicPropertySource
-  static void stores(DynamicPropertyRegistry registry) {
-    AppDatabase.register(registry, DIR);
-  }
-
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  @LocalServerPort
-  int port;
-
   /** setHeader("Content-Type", "...;charset=UTF-8") then getWriter: the held writer ignores the charset. */
   @Test
   void aContentTypeHeaderNamesTheWritersCharset() throws Exception {
@@ -129,27 +89,13 @@ class TransactionalCharsetRulesReviewTest {
   }
 
   private void sameAnswers(String kind) throws Exception {
-    HttpResponse<byte[]> plain = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/plain/" + kind))
-        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofByteArray());
-    HttpRequest keyed = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx/" + kind))
-        .header("Idempotency-Key", "k-" + kind).POST(HttpRequest.BodyPublishers.noBody()).build();
-    HttpResponse<byte[]> guarded = HTTP.send(keyed, HttpResponse.BodyHandlers.ofByteArray());
-    HttpResponse<byte[]> replay = HTTP.send(keyed, HttpResponse.BodyHandlers.ofByteArray());
+    SameHandlerAnswers a = sameHandlerAnswers(kind);
 
-    assertEquals(201, plain.statusCode());
-    assertEquals(Optional.of("true"), replay.headers().firstValue("Idempotent-Replayed"));
-    assertEquals(bytes(plain.body()), bytes(guarded.body()), "the first answer's bytes");
-    assertEquals(bytes(plain.body()), bytes(replay.body()), "the replay's bytes");
+    assertEquals(201, a.plain().statusCode());
+    a.assertReplayed();
+    a.assertBodiesAsUnguarded();
     for (String h : List.of("Content-Type", "Content-Language")) {
-      Optional<String> want = plain.headers().firstValue(h);
-      assertEquals(want, guarded.headers().firstValue(h), h + " of the first answer (unguarded: " + want + ")");
-      assertEquals(want, replay.headers().firstValue(h), h + " of the replay (unguarded: " + want + ")");
+      a.assertAsUnguarded(h);
     }
-  }
-
-  private static List<Byte> bytes(byte[] b) {
-    Byte[] boxed = new Byte[b.length];
-    Arrays.setAll(boxed, i -> b[i]);
-    return List.of(boxed);
   }
 }

@@ -2,26 +2,17 @@ package dev.idem.spring.boot.txcookie;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.spring.boot.AppDatabase;
-import dev.idem.spring.server.Idempotent;
+import dev.idem.spring.boot.SameHandlerAnswers;
+import dev.idem.spring.boot.SameHandlerRoutes;
+import dev.idem.spring.boot.TransactionalTomcatTest;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
@@ -38,38 +29,20 @@ import org.springframework.web.bind.annotation.RestController;
  * and the two {@code Set-Cookie} values are compared.
  */
 @SpringBootTest(classes = TransactionalCookieAttributesReviewTest.App.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "idem.server.store=datasource",
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
-        "idem.client.enabled=false", "idem.outbox.enabled=false"})
-class TransactionalCookieAttributesReviewTest {
-  static final Path DIR = AppDatabase.withOrders("idem-tx-cookie-");
-
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class TransactionalCookieAttributesReviewTest extends TransactionalTomcatTest {
   @SpringBootApplication
   @Import(Sessions.class)
   static class App {}
 
   @RestController
-  static class Sessions {
-    private final JdbcTemplate jdbc;
-
+  static class Sessions extends SameHandlerRoutes {
     Sessions(JdbcTemplate jdbc) {
-      this.jdbc = jdbc;
+      super(jdbc);
     }
 
-    @PostMapping("/tx-cookie")
-    @Idempotent(transactional = true)
-    void guarded(HttpServletResponse response) {
-      jdbc.update("INSERT INTO orders(item) VALUES (?)", "cookie");
-      answer(response);
-    }
-
-    @PostMapping("/plain-cookie")
-    void plain(HttpServletResponse response) {
-      answer(response);
-    }
-
-    private static void answer(HttpServletResponse response) {
+    @Override
+    protected void answer(String kind, HttpServletResponse response) {
       Cookie session = new Cookie("sid", "abc123");
       session.setDomain("example.com");
       session.setPath("/");
@@ -81,28 +54,14 @@ class TransactionalCookieAttributesReviewTest {
     }
   }
 
-  @DynamicPropertySource
-  static void stores(DynamicPropertyRegistry registry) {
-    AppDatabase.register(registry, DIR);
-  }
-
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  @LocalServerPort
-  int port;
-
   @Test
   void theGuardedAnswerCarriesTheSameCookieAsTheUnguardedOne() throws Exception {
-    HttpResponse<String> plain = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/plain-cookie"))
-        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-    HttpResponse<String> guarded = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-cookie"))
-        .header("Idempotency-Key", "k-cookie").POST(HttpRequest.BodyPublishers.noBody()).build(),
-        HttpResponse.BodyHandlers.ofString());
+    SameHandlerAnswers a = sameHandlerAnswers("cookie");
 
-    assertEquals(201, plain.statusCode());
-    assertEquals(201, guarded.statusCode());
-    List<String> expected = plain.headers().allValues("Set-Cookie");
-    assertEquals(expected, guarded.headers().allValues("Set-Cookie"),
+    assertEquals(201, a.plain().statusCode());
+    assertEquals(201, a.guarded().statusCode());
+    List<String> expected = a.plain().headers().allValues("Set-Cookie");
+    assertEquals(expected, a.guarded().headers().allValues("Set-Cookie"),
         "the transactional route's cookie lost attributes the container sends for the same handler unguarded");
   }
 }
