@@ -5,17 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.RecordStats;
-import dev.idem.spring.boot.AppDatabase;
+import dev.idem.spring.boot.TransactionalTomcatTest;
 import dev.idem.spring.server.Idempotent;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,11 +22,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -43,15 +37,11 @@ import org.springframework.web.bind.annotation.RestController;
  * retry with the same key runs the handler again and commits nothing either.
  */
 @SpringBootTest(classes = TransactionalAnswerCapReviewTest.App.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "idem.server.store=datasource", "idem.server.max-buffered-body-bytes=" + TransactionalAnswerCapReviewTest.CAP,
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
-        "idem.client.enabled=false", "idem.outbox.enabled=false"})
-class TransactionalAnswerCapReviewTest {
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "idem.server.max-buffered-body-bytes=" + TransactionalAnswerCapReviewTest.CAP)
+class TransactionalAnswerCapReviewTest extends TransactionalTomcatTest {
   static final int CAP = 2 * 1024 * 1024;
   static final int HUGE = 32 * 1024 * 1024;
-  static final Path DIR = AppDatabase.withOrders("idem-tx-cap-");
-
 
   @SpringBootApplication
   @Import(Reports.class)
@@ -110,26 +100,10 @@ class TransactionalAnswerCapReviewTest {
     }
   }
 
-  @DynamicPropertySource
-  static void stores(DynamicPropertyRegistry registry) {
-    AppDatabase.register(registry, DIR);
-  }
-
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  @LocalServerPort
-  int port;
-  @Autowired
-  JdbcTemplate jdbc;
   @Autowired
   Reports reports;
   @Autowired
   IdempotencyGuard guard;
-
-  private HttpRequest post(String path, String key) {
-    return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).header("Idempotency-Key", key)
-        .POST(HttpRequest.BodyPublishers.noBody()).build();
-  }
 
   @Test
   void aStreamedAnswerOverTheCapIsNotHeldRollsBackAndIsNotStoredAndTheRetryDoesTheSame() throws Exception {
@@ -191,9 +165,5 @@ class TransactionalAnswerCapReviewTest {
     RecordStats s = guard.stats();
     assertEquals(0, s.inFlight() + s.stuck() + s.released(), s.toString());
     assertEquals(completedBefore, s.completed(), "no record for the key: " + s);
-  }
-
-  private int rows(String item) {
-    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
   }
 }

@@ -3,13 +3,11 @@ package dev.idem.spring.boot.txthrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.spring.boot.AppDatabase;
+import dev.idem.spring.boot.TransactionalTomcatTest;
 import dev.idem.spring.server.Idempotent;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,13 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -42,14 +37,8 @@ import org.springframework.web.servlet.ModelAndView;
  * it. The write the handler meant to abandon is committed, and every retry gets the stored 409.
  */
 @SpringBootTest(classes = TransactionalThrowReviewTest.App.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "idem.server.store=datasource",
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
-        "idem.client.enabled=false", "idem.outbox.enabled=false"})
-class TransactionalThrowReviewTest {
-  static final Path DIR = AppDatabase.withOrders("idem-tx-throw-");
-
-
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class TransactionalThrowReviewTest extends TransactionalTomcatTest {
   @SpringBootApplication
   @Import(Orders.class)
   static class App {}
@@ -110,17 +99,6 @@ class TransactionalThrowReviewTest {
     }
   }
 
-  @DynamicPropertySource
-  static void stores(DynamicPropertyRegistry registry) {
-    AppDatabase.register(registry, DIR);
-  }
-
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  @LocalServerPort
-  int port;
-  @Autowired
-  JdbcTemplate jdbc;
   @Autowired
   Orders orders;
 
@@ -132,7 +110,7 @@ class TransactionalThrowReviewTest {
         HttpResponse.BodyHandlers.ofString());
 
     assertEquals(409, r.statusCode(), r.body());
-    assertEquals(0, jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = 'out-of-stock'", Integer.class),
+    assertEquals(0, rows("out-of-stock"),
         "the handler threw after its INSERT; transactional mode promises everything rolls back");
   }
 
@@ -166,9 +144,5 @@ class TransactionalThrowReviewTest {
     assertEquals(Optional.of("true"), replayed.headers().firstValue("Idempotent-Replayed"));
     assertEquals(1, rows(item), "one row per key");
     assertEquals(2, orders.calls.get(item).get(), "the handler ran twice: once throwing, once succeeding");
-  }
-
-  private int rows(String item) {
-    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
   }
 }

@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.RecordStats;
-import dev.idem.spring.boot.AppDatabase;
+import dev.idem.spring.boot.TransactionalTomcatTest;
 import dev.idem.spring.server.Idempotent;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,11 +17,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Import;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
@@ -38,14 +32,10 @@ import org.springframework.web.bind.annotation.RestController;
  * handler's writes and store and send a cut (here empty) answer that every retry then replays.
  */
 @SpringBootTest(classes = TransactionalWriterCapReviewTest.App.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "idem.server.store=datasource", "idem.server.max-buffered-body-bytes=" + TransactionalWriterCapReviewTest.CAP,
-        "spring.datasource.hikari.connection-init-sql=PRAGMA busy_timeout = 5000",
-        "idem.client.enabled=false", "idem.outbox.enabled=false"})
-class TransactionalWriterCapReviewTest {
+    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "idem.server.max-buffered-body-bytes=" + TransactionalWriterCapReviewTest.CAP)
+class TransactionalWriterCapReviewTest extends TransactionalTomcatTest {
   static final int CAP = 4096;
-  static final Path DIR = AppDatabase.withOrders("idem-tx-writer-");
-
 
   @SpringBootApplication
   @Import(Reports.class)
@@ -72,17 +62,6 @@ class TransactionalWriterCapReviewTest {
     }
   }
 
-  @DynamicPropertySource
-  static void stores(DynamicPropertyRegistry registry) {
-    AppDatabase.register(registry, DIR);
-  }
-
-  static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
-  @LocalServerPort
-  int port;
-  @Autowired
-  JdbcTemplate jdbc;
   @Autowired
   Reports reports;
   @Autowired
@@ -92,8 +71,7 @@ class TransactionalWriterCapReviewTest {
   void anUnflushedWritersAnswerOverTheCapRollsBackInsteadOfCommittingACutAnswer() throws Exception {
     long completedBefore = guard.stats().completed();
     int chars = CAP + 1000;  // over the cap, under the writer's own 8 KiB buffer
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/tx-writer/w/" + chars))
-        .header("Idempotency-Key", "k-writer").POST(HttpRequest.BodyPublishers.noBody()).build();
+    HttpRequest request = post("/tx-writer/w/" + chars, "k-writer");
 
     HttpResponse<byte[]> first = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
 
@@ -107,9 +85,5 @@ class TransactionalWriterCapReviewTest {
     HttpResponse<byte[]> retried = HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
     assertEquals(2, reports.runs.get("w").get(), "the retry ran the handler again instead of a replay of "
         + retried.body().length + " bytes");
-  }
-
-  private int rows(String item) {
-    return jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE item = ?", Integer.class, item);
   }
 }
