@@ -15,6 +15,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 
@@ -65,7 +66,24 @@ final class ScriptedClient extends HttpClient {
     return sendAsync(request, handler);
   }
 
+  /**
+   * Takes the request's body now, counting its bytes in {@link #bytesTaken}: what a client whose
+   * exchange went on after it had reported a failure (one that gave up waiting without stopping
+   * the exchange under it, say) writes later.
+   *
+   * @return the error the body's publisher signalled instead of (the rest of) the body, or null
+   */
+  Throwable takeBodyLate(HttpRequest request) {
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    drain(request, error);
+    return error.get();
+  }
+
   private void drain(HttpRequest request) {
+    drain(request, new AtomicReference<>());
+  }
+
+  private void drain(HttpRequest request, AtomicReference<Throwable> error) {
     request.bodyPublisher().orElseThrow().subscribe(new Flow.Subscriber<ByteBuffer>() {
       @Override
       public void onSubscribe(Flow.Subscription s) {
@@ -78,7 +96,9 @@ final class ScriptedClient extends HttpClient {
       }
 
       @Override
-      public void onError(Throwable t) {}
+      public void onError(Throwable t) {
+        error.set(t);
+      }
 
       @Override
       public void onComplete() {}

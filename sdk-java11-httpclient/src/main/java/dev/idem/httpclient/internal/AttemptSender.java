@@ -295,7 +295,9 @@ public final class AttemptSender {
       return new RequestNotSentException("could not connect (" + e.getClass().getSimpleName()
           + "); no byte of the request was sent", e);
     }
-    if (tracker != null && !tracker.pulled() && !(e instanceof RequestNotSentException)) {
+    // refuse(), not a look at whether the body was pulled yet: the verdict holds only if the
+    // client cannot take the body after it (see PullTrackingPublisher).
+    if (tracker != null && !(e instanceof RequestNotSentException) && tracker.refuse()) {
       return new RequestNotSentException("the HTTP client failed with " + e.getClass().getName()
           + " before it took any byte of the request body, so the server cannot have processed it", e);
     }

@@ -1,23 +1,37 @@
 package dev.idem.httpclient.internal;
 
+import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.nio.ByteBuffer;
 import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An attempt's body publisher that remembers whether the client pulled any byte of the body. The
+ * An attempt's body publisher, and the one place that decides whether the attempt was sent. The
  * JDK client takes the body from its publisher only once the connection is up and the request
  * headers are on their way, so a failure before the first byte was pulled left the server without
  * the body it needs (a non-empty Content-Length it never got): nothing can have been processed,
  * and the attempt is safe. This is what java.net.http lets one observe of "before or after the
  * request was written"; OkHttp's adapter does the same with its RequestBody's writeTo.
  *
+ * <p>"Not pulled yet" is only a verdict once nothing can pull the body afterwards: the client may
+ * report a failure and still take the body (the JDK's HTTP/2 stream completes the response future
+ * of a cancelled exchange before it stops sending DATA frames; an app's HttpClient decorator that
+ * gives up waiting may leave the exchange under it running), and a look at a flag followed by that
+ * pull would record as not sent a request that then goes out whole. So the body moves once,
+ * atomically, from untouched either to {@linkplain #refuse refused} (the attempt is not sent; a
+ * later subscriber gets an IOException instead of a byte) or to pulled (it may have been sent).
+ *
  * <p>Thread-safe.
  */
 final class PullTrackingPublisher implements BodyPublisher {
+  private static final int UNTOUCHED = 0;
+  private static final int PULLED = 1;
+  private static final int REFUSED = 2;
+
   private final BodyPublisher delegate;
-  private volatile boolean pulled;
+  private final AtomicInteger state = new AtomicInteger(UNTOUCHED);
 
   private PullTrackingPublisher(BodyPublisher delegate) {
     this.delegate = delegate;
@@ -35,9 +49,23 @@ final class PullTrackingPublisher implements BodyPublisher {
     return HttpRequest.newBuilder(attempt, (name, value) -> true).method(attempt.method(), tracker[0]).build();
   }
 
-  /** Whether the client took any byte of the body (so the request may have reached the server whole). */
-  boolean pulled() {
-    return pulled;
+  /**
+   * Makes sure no byte of the body is ever handed to the client, if none was: true if none ever
+   * will be (refused now or before), false if the client took some and the request may have
+   * reached the server whole.
+   */
+  boolean refuse() {
+    return state.compareAndSet(UNTOUCHED, REFUSED) || state.get() == REFUSED;
+  }
+
+  /** Whether a byte may be handed to the client: true once pulled, false once refused. */
+  private boolean pull() {
+    return state.compareAndSet(UNTOUCHED, PULLED) || state.get() == PULLED;
+  }
+
+  private static IOException refusal() {
+    return new IOException("this attempt was recorded as not sent before the HTTP client took its body; it is not"
+        + " sent now");
   }
 
   @Override
@@ -47,26 +75,56 @@ final class PullTrackingPublisher implements BodyPublisher {
 
   @Override
   public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
+    if (state.get() == REFUSED) {
+      subscriber.onSubscribe(new Flow.Subscription() {
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+      });
+      subscriber.onError(refusal());
+      return;
+    }
     delegate.subscribe(new Flow.Subscriber<ByteBuffer>() {
+      // Written and read only in the delegate's signals, which are serial (Reactive Streams 1.3).
+      private Flow.Subscription upstream;
+      private boolean failed;
+
       @Override
       public void onSubscribe(Flow.Subscription subscription) {
+        upstream = subscription;
         subscriber.onSubscribe(subscription);
       }
 
       @Override
       public void onNext(ByteBuffer item) {
-        pulled = true;
+        if (failed) {
+          return;
+        }
+        if (!pull()) {
+          // Refused since this subscription began: the attempt is recorded as not sent, so this
+          // byte and every later one stay here, and the client's exchange fails.
+          failed = true;
+          upstream.cancel();
+          subscriber.onError(refusal());
+          return;
+        }
         subscriber.onNext(item);
       }
 
       @Override
       public void onError(Throwable throwable) {
-        subscriber.onError(throwable);
+        if (!failed) {
+          subscriber.onError(throwable);
+        }
       }
 
       @Override
       public void onComplete() {
-        subscriber.onComplete();
+        if (!failed) {
+          subscriber.onComplete();
+        }
       }
     });
   }
