@@ -11,13 +11,16 @@ import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.net.http.HttpTimeoutException;
+import java.time.Duration;
 import java.util.concurrent.ExecutionException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -61,6 +64,36 @@ class NotSentVerdictHoldsTest {
         "the journal says FAILED, never sent, so no byte of the body may go out after that verdict");
     assertNotNull(refused, "the late subscriber is told the body is refused, so its exchange fails");
     assertTrue(refused instanceof IOException, refused.toString());
+  }
+
+  /**
+   * The sound side, pinned: the executor's attempt timeout cancels an asynchronous attempt whose
+   * body the client has not taken yet. The cancel does not make it "not sent" by a look at the
+   * body (the client may take it as the cancel lands): the attempt is recorded as ambiguous, and
+   * with maxAttempts(1) the operation ends UNCERTAIN, never FAILED.
+   */
+  @Test
+  void anAttemptTimeoutBeforeTheBodyIsTakenIsAmbiguous() throws Exception {
+    Fixture f = new Fixture();
+    ScriptedClient silent = ScriptedClient.silent();
+    IdempotentHttpClient client = IdempotentHttpClient.builder(silent).idempotentExecutor(f.executor).build();
+    OperationCall call = client.operation("create-order").key(IdempotencyKey.generate())
+        .policy(RetryPolicy.builder().maxAttempts(1).attemptTimeout(Duration.ofSeconds(1)).build());
+
+    OperationException thrown = send(Mode.ASYNC, f, call); // f.await fires the timeout in virtual time
+    assertTrue(thrown instanceof OperationUncertainException, thrown.toString());
+    OperationRecord record = f.record(thrown.operationId());
+    assertEquals(OperationState.UNCERTAIN, record.state());
+    assertEquals(1, silent.exchanges.get());
+    assertEquals(1, record.attempts().size());
+    assertEquals(Classification.AMBIGUOUS, record.attempts().get(0).classification(),
+        record.attempts().get(0).toString());
+
+    // The cancel reached the client's exchange, whose failure then refused the untaken body: the
+    // abandoned request cannot go out later either (the record stays ambiguous, which allows for
+    // both).
+    assertTrue(silent.takeBodyLate(silent.requests.get(0)) instanceof IOException);
+    assertEquals(0, silent.bytesTaken.get());
   }
 
   private static OperationException send(Mode mode, Fixture f, OperationCall call) throws Exception {

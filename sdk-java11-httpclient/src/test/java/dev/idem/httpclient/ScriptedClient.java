@@ -24,6 +24,7 @@ import javax.net.ssl.SSLParameters;
  * byte of the request body (as a client does when it cannot get a connection, or a proxy
  * selector or an authenticator throws) or after it took the whole body (as when the connection
  * breaks while the response is awaited). Counts the bytes it took, so a test can tell the sides apart.
+ * Or, {@linkplain #silent silent}, an asynchronous client that takes nothing and never answers.
  */
 final class ScriptedClient extends HttpClient {
   private final Exception failure;
@@ -38,8 +39,19 @@ final class ScriptedClient extends HttpClient {
     this.afterBody = afterBody;
   }
 
+  /**
+   * A client whose {@code sendAsync} takes no byte of the body and never completes (a request
+   * waiting for a connection, or for its turn to be written); only cancelling its future ends it.
+   */
+  static ScriptedClient silent() {
+    return new ScriptedClient(null, false);
+  }
+
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler) throws IOException {
+    if (failure == null) {
+      throw new UnsupportedOperationException("a silent client answers sendAsync only");
+    }
     exchanges.incrementAndGet();
     requests.add(request);
     if (afterBody) {
@@ -53,6 +65,11 @@ final class ScriptedClient extends HttpClient {
 
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, HttpResponse.BodyHandler<T> handler) {
+    if (failure == null) {
+      exchanges.incrementAndGet();
+      requests.add(request);
+      return new CompletableFuture<>();
+    }
     try {
       return CompletableFuture.completedFuture(send(request, handler));
     } catch (IOException | RuntimeException e) {
