@@ -201,6 +201,16 @@ public final class AttemptLoop {
       takingOver = false;
     }
     generationSeen = lease.generation();
+    if (ageLimit != null && !now.isBefore(ageLimit)) {
+      // Queued delivery schedules every retry to end before the age limit, but a sleeper or a
+      // scheduler can wake late (a suspended machine, a GC pause, an overloaded scheduler): the
+      // limit is checked again here, before each attempt, so that nothing is sent past it with a
+      // key the server may have forgotten.
+      Step ended = endAtAgeLimit();
+      if (ended != null) {
+        return ended;
+      }
+    }
     chargedAsRetry = !history.isEmpty() && !lastWasInFlight;
     HostGuard.Refusal refusal = s.guard().admit(host, chargedAsRetry);
     if (refusal != HostGuard.Refusal.NONE) {
@@ -212,6 +222,26 @@ public final class AttemptLoop {
       s.emit(new IdemEvent.AttemptStarted(id, history.size() + 1, host));
     }
     return new Step.Send();
+  }
+
+  /**
+   * Ends the operation this loop holds under {@link #lease} at its age limit, as
+   * {@link KeyRetention#expireClaimed} ends it (UNCERTAIN if an attempt may have reached the
+   * server, else FAILED), consuming the lease; nothing is sent.
+   *
+   * @return the step for the operation so ended; null if the limit does not apply after all (a
+   *     re-drive since this loop read it moved its creation), and the loop still holds the lease
+   */
+  private Step endAtAgeLimit() throws IdempotencyException {
+    Lease held = lease;
+    // Not ours to give back if the end fails: the journal may have written it. The claim is then
+    // left as it is, and the net (appCodeThrew) passes the failure on instead of writing PENDING.
+    lease = null;
+    if (!retention.expireClaimed(current(), held).isTerminal()) {
+      lease = held;
+      return null;
+    }
+    return settled(s, retention, current());
   }
 
   /**
