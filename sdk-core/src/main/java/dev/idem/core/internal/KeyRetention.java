@@ -72,6 +72,14 @@ public final class KeyRetention {
   }
 
   /**
+   * True if queued delivery ends {@code record} rather than send it: it is unfinished, has reached
+   * its age limit, and the action is not RESEND.
+   */
+  public boolean endsAtAgeLimit(OperationRecord record) {
+    return action != ExpiredPendingAction.RESEND && isExpired(record);
+  }
+
+  /**
    * Ends {@code record} if it has reached its age limit and the action is not RESEND: FAILED if no
    * attempt can have reached the server, else UNCERTAIN. Nothing is sent.
    *

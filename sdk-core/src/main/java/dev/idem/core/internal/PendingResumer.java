@@ -815,18 +815,23 @@ public final class PendingResumer {
   private void resumeOne(Job job, ResumeHandler handler) throws JournalException {
     OperationRecord record = job.record();
     try {
-      if (job.ticket() == null && retention.isExpired(record)) {
-        count(Tally.EXPIRED);
+      if (job.ticket() == null && retention.endsAtAgeLimit(record)) {
         OperationRecord now = runner.expire(record);  // in its flight: never over a live execution here
         if (now.state().isTerminal()) {
-          tellSettled(handler, now);  // SUCCEEDED if the execution waited for finished it
+          // Expired only if it ended unsent: not a SUCCEEDED the execution waited for finished it
+          // with; and not at all if it is still to be sent (held by another owner), as ResumeSummary
+          // counts it.
+          if (now.state() != OperationState.SUCCEEDED) {
+            count(Tally.EXPIRED);
+          }
+          tellSettled(handler, now);
           return;
         }
       }
       // Its batch was claimed before the age limit, and the lane takes it now, perhaps long after
       // (the other lanes' sends were slow): checked again here, so that nothing is sent past the
       // limit with a key the server may have forgotten.
-      if (job.ticket() != null && retention.isExpired(record)) {
+      if (job.ticket() != null && retention.endsAtAgeLimit(record)) {
         OperationRecord ended = expireTaken(job);
         if (ended != null) {
           count(Tally.EXPIRED);
