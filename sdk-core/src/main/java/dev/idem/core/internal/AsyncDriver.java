@@ -12,6 +12,7 @@ import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.RequestNotSentException;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
@@ -297,7 +298,12 @@ public final class AsyncDriver {
     CompletableFuture<ResponseSnapshot> sent;
     onTheWire = true;
     try {
-      sent = transport.sendAsync(request, id.key());
+      Instant ageLimit = loop.ageLimit();
+      // A transport that may hold the attempt (a worker pool's queue) checks the limit again when
+      // it lets the attempt go: the claim's check, just before, does not cover the hold.
+      sent = ageLimit != null && transport instanceof AgeLimitAwareTransport limited
+          ? limited.sendAsync(request, id.key(), ageLimit)
+          : transport.sendAsync(request, id.key());
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     } catch (Error e) {
@@ -369,6 +375,11 @@ public final class AsyncDriver {
         // sent; recorded as a not-sent attempt it would be retried for a caller who is gone.
         finished = true;
         result.completeExceptionally(loop.interrupted(false, cause));
+        return;
+      }
+      if (cause instanceof PastAgeLimitException pastLimit) {
+        // Held by the transport until the age limit, and not sent: ended as at a claim past it.
+        perform(loop.notSentAtAgeLimit(pastLimit));
         return;
       }
       Step next;

@@ -141,6 +141,36 @@ public final class AttemptLoop {
     this.createdAt = record.createdAt();
   }
 
+  /**
+   * From this instant queued delivery sends this operation no attempt; null for an inline call, or
+   * when there is no age limit (RESEND).
+   */
+  Instant ageLimit() {
+    return ageLimit;
+  }
+
+  /**
+   * Reports that the attempt {@link #start()} or {@link #afterWait()} let go was not sent because
+   * the transport held it until the age limit ({@link AgeLimitAwareTransport}): the operation ends
+   * at its age limit, as at a claim past it, under the claim made for the attempt, and no attempt
+   * is recorded; the guard's permission is given back unused. If the limit does not apply after all
+   * (the executor's clock disagrees with the transport's), the claim is given back and the
+   * operation is PENDING, due now.
+   */
+  public Step notSentAtAgeLimit(PastAgeLimitException notSent) throws IdempotencyException {
+    Step ended;
+    try {
+      ended = endAtAgeLimit();
+    } finally {
+      if (lease == null && admitted) {
+        // Ended (or its end failed): nothing was sent on this permission.
+        admitted = false;
+        s.guard().release(host);
+      }
+    }
+    return ended != null ? ended : new Step.Fail(interrupted(false, notSent));
+  }
+
   /** The policy's per-attempt timeout, if it has one. */
   public Optional<Duration> attemptTimeout() {
     return policy.attemptTimeout();

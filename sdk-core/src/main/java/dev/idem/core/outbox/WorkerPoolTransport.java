@@ -1,6 +1,7 @@
 package dev.idem.core.outbox;
 
-import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.internal.AgeLimitAwareTransport;
+import dev.idem.core.internal.PastAgeLimitException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
@@ -33,16 +34,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * the attempt itself. The executor then records it as not sent and claims the operation afresh
  * before its next attempt, which a takeover makes it lose.
  *
+ * <p>The executor checks the operation's age limit at that claim too, and hands the limit over
+ * with the attempt ({@link AgeLimitAwareTransport}): an attempt that a worker takes at or past it
+ * is not sent ({@link PastAgeLimitException}), since the server may have forgotten its key by then,
+ * and the executor ends the operation at its age limit, UNCERTAIN or FAILED, without recording an
+ * attempt.
+ *
  * @param transport sends one attempt on a worker thread
  * @param workers runs the attempts; owned by whoever created it
  * @param clock measures how long an attempt waited for a worker
  * @param maxWait the longest wait after which an attempt is still sent (half the executor's lease)
  */
 record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, Duration maxWait)
-    implements AsyncTransport {
+    implements AgeLimitAwareTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
-    Attempt attempt = new Attempt(this, request, key);
+    return sendAsync(request, key, null);
+  }
+
+  /** @param ageLimit from this instant a worker does not send the attempt; null for none */
+  @Override
+  public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key,
+      Instant ageLimit) {
+    Attempt attempt = new Attempt(this, request, key, ageLimit);
     try {
       workers.execute(attempt);
     } catch (RejectedExecutionException e) {
@@ -64,11 +78,14 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
     private final RequestSnapshot request;
     private final IdempotencyKey key;
     private final Instant queuedAt;
+    /** The operation's age limit, from which the attempt is not sent; null for none. */
+    private final Instant ageLimit;
 
-    Attempt(WorkerPoolTransport pool, RequestSnapshot request, IdempotencyKey key) {
+    Attempt(WorkerPoolTransport pool, RequestSnapshot request, IdempotencyKey key, Instant ageLimit) {
       this.pool = pool;
       this.request = request;
       this.key = key;
+      this.ageLimit = ageLimit;
       this.queuedAt = pool.clock.instant();
     }
 
@@ -77,7 +94,15 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
       if (!taken.compareAndSet(false, true)) {
         return; // cancelled or dropped while it waited for a worker: never sent
       }
-      Duration waited = Duration.between(queuedAt, pool.clock.instant());
+      Instant now = pool.clock.instant();
+      if (ageLimit != null && !now.isBefore(ageLimit)) {
+        // Checked first: past the limit the operation ends, where a long wait only defers it.
+        result.completeExceptionally(new CompletionException(new PastAgeLimitException("the attempt waited for a"
+            + " worker until " + now + ", at or past its operation's age limit " + ageLimit + " (maxPendingAge),"
+            + " so it was not sent: the server may have forgotten its key")));
+        return;
+      }
+      Duration waited = Duration.between(queuedAt, now);
       if (waited.compareTo(pool.maxWait) >= 0) {
         result.completeExceptionally(new CompletionException(new RequestNotSentException("the attempt waited "
             + waited + " for a worker, at least half the executor's lease (" + pool.maxWait + "), so it was not"

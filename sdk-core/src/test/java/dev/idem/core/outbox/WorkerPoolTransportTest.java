@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.Operation;
+import dev.idem.core.internal.PastAgeLimitException;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.support.FakeHost;
@@ -15,6 +16,7 @@ import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -126,5 +128,39 @@ class WorkerPoolTransportTest {
     ExecutionException e = assertThrows(ExecutionException.class, f::get);
     assertInstanceOf(RequestNotSentException.class, e.getCause());
     assertEquals(List.of(), sent, "never sent");
+  }
+  @Test
+  void anAttemptAWorkerTakesAtItsOperationsAgeLimitIsNotSentEvenWithinItsWaitBound() {
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return FakeHost.response(201, Map.of());
+    }, manual, time.clock(), MAX_WAIT);
+    Instant ageLimit = time.now().plusSeconds(10);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key(), ageLimit);
+    time.advance(Duration.ofSeconds(10));
+    queued.get(0).run();
+
+    ExecutionException e = assertThrows(ExecutionException.class, f::get);
+    PastAgeLimitException past = assertInstanceOf(PastAgeLimitException.class, e.getCause());
+    assertTrue(past.getMessage().contains("age limit"), past.getMessage());
+    assertEquals(List.of(), sent, "never sent");
+  }
+
+  @Test
+  void anAttemptAWorkerTakesBeforeItsOperationsAgeLimitIsSent() throws Exception {
+    List<IdempotencyKey> sent = new ArrayList<>();
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      sent.add(key);
+      return FakeHost.response(201, Map.of());
+    }, manual, time.clock(), MAX_WAIT);
+
+    CompletableFuture<ResponseSnapshot> f = t.sendAsync(op.request(), op.key(), time.now().plusSeconds(10));
+    time.advance(Duration.ofSeconds(10).minusMillis(1));
+    queued.get(0).run();
+
+    assertEquals(201, f.get().status());
+    assertEquals(List.of(op.key()), sent);
   }
 }
