@@ -13,6 +13,7 @@ import dev.idem.spring.internal.ExecutorMetrics;
 import dev.idem.spring.internal.GuardedKeyArgument;
 import dev.idem.spring.internal.IdemLifecycle;
 import dev.idem.spring.internal.ReactiveIdempotentHandlers;
+import dev.idem.spring.internal.SetProperties;
 import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -22,6 +23,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -30,6 +32,7 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -44,9 +47,10 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
  * backs off if the app defines its own of the same type. In a Spring MVC app, also the handler
  * parameter of type {@link dev.idem.core.IdempotencyKey} (whether or not the guard is on). In a
- * reactive app, what only a Spring MVC app serves ({@code idem.server.routes},
- * {@code idem.webhooks.sources}, and, unless {@code idem.server.enabled=false}, a handler marked
- * {@code @Idempotent}) fails the startup with an {@link IllegalStateException} naming it.
+ * reactive app, and in one that serves no web requests, what only a Spring MVC app serves
+ * ({@code idem.webhooks.sources}, and, unless {@code idem.server.enabled=false}, any
+ * {@code idem.server.*} setting and, in a reactive app, a handler marked {@code @Idempotent}) fails
+ * the startup with an {@link IllegalStateException} naming it.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -231,18 +235,10 @@ public class IdemAutoConfiguration {
     private final boolean serverEnabled;
     private final ListableBeanFactory beans;
 
-    ReactiveApp(IdemProperties properties, ListableBeanFactory beans) {
+    ReactiveApp(IdemProperties properties, Environment environment, ListableBeanFactory beans) {
       this.beans = beans;
-      IdemProperties.Server server = properties.server();
-      this.serverEnabled = server.enabled();
-      if (server.enabled() && !server.routes().isEmpty()) {
-        throw servletOnly("idem.server.routes " + server.routes(), "the guard is a servlet filter",
-            "; or set idem.server.enabled=false");
-      }
-      if (!properties.webhooks().sources().isEmpty()) {
-        throw servletOnly("idem.webhooks.sources " + properties.webhooks().sources().keySet(),
-            "the webhook endpoints are a servlet filter", "");
-      }
+      this.serverEnabled = properties.server().enabled();
+      refuseServletOnly(properties, environment, "a reactive (WebFlux) app");
     }
 
     @Override
@@ -252,12 +248,53 @@ public class IdemAutoConfiguration {
         ReactiveIdempotentHandlers.refuse(beans);
       }
     }
+  }
 
-    private static IllegalStateException servletOnly(String setting, String why, String orElse) {
-      return new IllegalStateException(setting + " is set, but this is a reactive (WebFlux) app and " + why
-          + " that only a servlet (Spring MVC) app runs: nothing would serve it. Remove the setting, or run the"
-          + " app on Spring MVC" + orElse);
+  /**
+   * Refuses, in an app that serves no web requests (a batch job, a consumer: no servlet and no
+   * reactive web server), the same settings as {@link ReactiveApp}: nothing there runs the guard or
+   * the webhook endpoints either, and such an app often shares its configuration with the web app
+   * it sits beside, which is how a setting that guards nothing comes to be there.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnNotWebApplication
+  static class NotWebApp {
+    NotWebApp(IdemProperties properties, Environment environment) {
+      refuseServletOnly(properties, environment, "an app that serves no web requests (neither a servlet nor a"
+          + " reactive web app)");
     }
+  }
+
+  /**
+   * Throws if the app sets {@code idem.webhooks.sources}, or, unless {@code idem.server.enabled=false},
+   * any {@code idem.server.*} key (a default's value given explicitly included): each says the app
+   * believes a guard runs, and in an app that is no servlet app none does, so a retried keyed
+   * request would run its handler again.
+   *
+   * @param app what the app is, for the message, such as "a reactive (WebFlux) app"
+   */
+  private static void refuseServletOnly(IdemProperties properties, Environment environment, String app) {
+    IdemProperties.Server server = properties.server();
+    if (server.enabled()) {
+      List<String> set = SetProperties.of(environment, "idem.server", IdemProperties.Server.class);
+      if (!set.isEmpty()) {
+        String named = set.stream().map(k -> k.equals("idem.server.routes") ? k + " " + server.routes() : k)
+            .collect(Collectors.joining(", "));
+        throw servletOnly(named, set.size() > 1, app, "the guard is a servlet filter",
+            "; or set idem.server.enabled=false");
+      }
+    }
+    if (!properties.webhooks().sources().isEmpty()) {
+      throw servletOnly("idem.webhooks.sources " + properties.webhooks().sources().keySet(), false, app,
+          "the webhook endpoints are a servlet filter", "");
+    }
+  }
+
+  private static IllegalStateException servletOnly(String setting, boolean several, String app, String why,
+      String orElse) {
+    return new IllegalStateException(setting + (several ? " are" : " is") + " set, but this is " + app + " and "
+        + why + " that only a servlet (Spring MVC) app runs: nothing would serve " + (several ? "them" : "it")
+        + ". Remove the setting" + (several ? "s" : "") + ", or run the app on Spring MVC" + orElse);
   }
 
   /**
