@@ -1034,12 +1034,17 @@ public final class IdempotentExecutor implements AutoCloseable {
    * attempt can have reached the server, else UNCERTAIN; never under
    * {@link ExpiredPendingAction#RESEND}).
    *
-   * @return the record as the journal holds it after the expiry, or {@code record} if it did not apply
+   * @return the record as the journal holds it after the expiry, or after an expiry that did not
+   *     end it after all (re-driven since {@code record} was read, or held by another owner); or
+   *     {@code record} if the age limit did not apply to it
    */
   private OperationRecord expiredOrAsIs(OperationRecord record) throws IdempotencyException {
-    if (record.state().isTerminal() || !retention.expireIfDue(record).isTerminal()) {
+    if (record.state().isTerminal() || !retention.endsAtAgeLimit(record)) {
       return record;
     }
+    retention.expireIfDue(record);
+    // Read again whether it ended or not: one re-driven since it was read is sent, and an
+    // execution given the stale record would count its age limit from the old creation.
     return settings.journal().find(record.id()).orElse(record);
   }
 

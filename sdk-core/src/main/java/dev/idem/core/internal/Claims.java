@@ -2,15 +2,20 @@ package dev.idem.core.internal;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.IdempotencyException;
+import dev.idem.core.JournalException;
 import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.spi.Journal;
 import dev.idem.core.spi.Lease;
+import dev.idem.core.spi.StaleOwnerException;
 import dev.idem.core.spi.Takeover;
+import dev.idem.core.spi.Transition;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every claim the executor makes goes through here, so that the takeover rule ({@link Takeover})
@@ -18,7 +23,32 @@ import java.util.Optional;
  * operation over.
  */
 public final class Claims {
+  private static final Logger LOG = LoggerFactory.getLogger(Claims.class);
+
   private Claims() {
+  }
+
+  /**
+   * Gives back {@code lease}, a claim of {@code id} under which nothing was sent: the operation is
+   * PENDING again, due {@code now}, so that it stays known as never sent by this claim and the next
+   * deliverer takes it at once. A claim another owner took over meanwhile is theirs (nothing is
+   * written); one that cannot be given back for another reason is taken back when its lease
+   * expires (logged).
+   *
+   * @param why the reason written with the give-back
+   * @throws JournalException if the journal cannot be written
+   */
+  public static void giveBack(Journal journal, OperationId id, Lease lease, Instant now, String why)
+      throws JournalException {
+    try {
+      journal.transition(id, lease, Transition.retryAt(now, now, why));
+    } catch (JournalException e) {
+      throw e;
+    } catch (StaleOwnerException e) {
+      LOG.debug("the claim of {} was taken over before it was given back: {}", id, e.toString());
+    } catch (IdempotencyException e) {
+      LOG.warn("could not give back the claim of {}; it is taken back when its lease expires: {}", id, e.toString());
+    }
   }
 
   /**

@@ -81,15 +81,19 @@ public final class KeyRetention {
 
   /**
    * Ends {@code record} if it has reached its age limit and the action is not RESEND: FAILED if no
-   * attempt can have reached the server, else UNCERTAIN. Nothing is sent.
+   * attempt can have reached the server, else UNCERTAIN. Nothing is sent. It claims the operation
+   * and decides on the record read under that claim ({@link #expireClaimed}), not on
+   * {@code record}: an operation re-driven since it was read (its age counts from the re-drive
+   * then) is not ended, and the claim is given back (PENDING, due now), so that the caller sends it.
    *
    * <p>Call it only as the leader of the operation's single flight: its claim is made under this
    * executor's owner, and the journal lets an owner re-claim its own lease, so outside the flight
    * it would take over the live lease of an execution of the same operation running in this
    * executor, and record a phantom attempt for it.
    *
-   * @return the state it was ended in; otherwise PENDING (not expired, RESEND, or held by another
-   *     owner, whose own resume decides)
+   * @return the state it was ended in; otherwise PENDING (not expired, RESEND, re-driven since it
+   *     was read, or held by another owner, whose own resume decides)
+   * @throws IdempotencyException from the journal
    */
   public OperationState expireIfDue(OperationRecord record) throws IdempotencyException {
     if (!isExpired(record) || action == ExpiredPendingAction.RESEND) {
@@ -100,8 +104,14 @@ public final class KeyRetention {
     if (lease.isEmpty()) {
       return OperationState.PENDING;
     }
-    // Read again under the claim: taking over an expired lease may have added the holder's attempt.
-    return end(record.id(), lease.get(), settings.journal().find(record.id()).orElse(record), now);
+    OperationState ended = expireClaimed(record, lease.get());
+    if (!ended.isTerminal()) {
+      // Re-driven between the caller's read and this claim: young again. Kept, the claim would hold
+      // it IN_FLIGHT, unsent, until its lease expired; given back, the caller sends it now.
+      Claims.giveBack(settings.journal(), record.id(), lease.get(), settings.clock().instant(),
+          "claimed to end at its age limit, given back unsent: re-driven since it was read");
+    }
+    return ended;
   }
 
   /**

@@ -13,8 +13,6 @@ import dev.idem.core.Outcome;
 import dev.idem.core.resume.ResumeHandler;
 import dev.idem.core.resume.ResumeSummary;
 import dev.idem.core.spi.Lease;
-import dev.idem.core.spi.StaleOwnerException;
-import dev.idem.core.spi.Transition;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.Sleeper;
 import java.time.Duration;
@@ -539,16 +537,7 @@ public final class PendingResumer {
   }
 
   private void giveBack(OperationId id, Lease lease) throws JournalException {
-    Instant now = settings.clock().instant();
-    try {
-      settings.journal().transition(id, lease, Transition.retryAt(now, now, "claimed by a resume, given back unsent"));
-    } catch (JournalException e) {
-      throw e;
-    } catch (StaleOwnerException e) {
-      LOG.debug("the claim of {} was taken over before it was given back: {}", id, e.toString());
-    } catch (IdempotencyException e) {
-      LOG.warn("could not give back the claim of {}; it is taken back when its lease expires: {}", id, e.toString());
-    }
+    Claims.giveBack(settings.journal(), id, lease, settings.clock().instant(), "claimed by a resume, given back unsent");
   }
 
   /** One lane: resumes due operations until there are none, or the executor is closed. */
@@ -827,6 +816,7 @@ public final class PendingResumer {
           tellSettled(handler, now);
           return;
         }
+        record = now;  // not ended after all (re-driven since the page read it): sent as the journal holds it
       }
       // Its batch was claimed before the age limit, and the lane takes it now, perhaps long after
       // (the other lanes' sends were slow): checked again here, so that nothing is sent past the
