@@ -262,7 +262,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       SingleFlight.Ticket ticket = singleFlight.join(op.id());
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true);
+        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true, null);
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -278,9 +278,12 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * @param named whether the app's call named this operation ({@code resume(id)}): its claim may wait
    *     briefly for another process holding it ({@link Journal#claimWaiting}); false for a resume pass
+   * @param atAgeLimit run if this call (not an execution it waited for) ends the operation at its
+   *     age limit, sending nothing, before its failure is thrown; null if no one asks (a resume
+   *     pass counts it as expired)
    */
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
-      boolean inline, boolean named)
+      boolean inline, boolean named, Runnable atAgeLimit)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
@@ -288,7 +291,8 @@ public final class IdempotentExecutor implements AutoCloseable {
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        return lead(ticket, expiredLeading(record, ticket), null, request, transport, p, inline, named);
+        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, request, transport, p, inline, named,
+            atAgeLimit);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -300,16 +304,24 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * Runs the execution the caller leads, under the begin's claim if there was one, and hands its
    * outcome to the flight's followers.
+   *
+   * @param atAgeLimit as for {@link #runSync}: run if the execution's claim before an attempt ends
+   *     the operation at its age limit ({@link AttemptLoop#endedAtAgeLimit}); null if no one asks
    */
   private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
-      Transport transport, RetryPolicy p, boolean inline, boolean named) throws IdempotencyException {
+      Transport transport, RetryPolicy p, boolean inline, boolean named, Runnable atAgeLimit)
+      throws IdempotencyException {
+    AttemptLoop loop = record.state().isTerminal() ? null
+        : new AttemptLoop(settings, record, claimed, p, inline, named, retention);
     try {
-      Outcome out = record.state().isTerminal() ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
-          : SyncDriver.drive(new AttemptLoop(settings, record, claimed, p, inline, named, retention), request,
-              record.id().key(), transport, sleeper, lifecycle);
+      Outcome out = loop == null ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
+          : SyncDriver.drive(loop, request, record.id().key(), transport, sleeper, lifecycle);
       ticket.result().complete(out);
       return out;
     } catch (IdempotencyException | RuntimeException | Error e) {
+      if (atAgeLimit != null && loop != null && loop.endedAtAgeLimit()) {
+        atAgeLimit.run();
+      }
       ticket.result().completeExceptionally(e);
       throw e;
     } finally {
@@ -409,19 +421,21 @@ public final class IdempotentExecutor implements AutoCloseable {
     return PendingResumer.resumeWaiting(handlers, waitForLeased, settings, sleeper, lifecycle,
         () -> new PendingResumer(settings, retention, singleFlight, lifecycle, new PendingResumer.Runner() {
           @Override
-          public Outcome run(OperationRecord record, Transport transport) throws IdempotencyException {
-            return runSync(record, record.request(), transport, policy, false, false);
-          }
-
-          @Override
-          public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
+          public Outcome run(OperationRecord record, Transport transport, Runnable atAgeLimit)
               throws IdempotencyException {
-            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false, false);
+            return runSync(record, record.request(), transport, policy, false, false, atAgeLimit);
           }
 
           @Override
-          public OperationRecord expire(OperationRecord record) throws IdempotencyException {
-            return expireInFlight(record);
+          public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport,
+              Runnable atAgeLimit) throws IdempotencyException {
+            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false,
+                false, atAgeLimit);
+          }
+
+          @Override
+          public OperationRecord expire(OperationRecord record, Runnable atAgeLimit) throws IdempotencyException {
+            return expireInFlight(record, atAgeLimit);
           }
         }, resumeConcurrency));
   }
@@ -595,7 +609,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
       // Its age limit is applied in its flight, by runSync's leader (expiredLeading).
-      return runSync(record, record.request(), transport, policy, false, true);
+      return runSync(record, record.request(), transport, policy, false, true, null);
     } finally {
       lifecycle.exitSync();
     }
@@ -665,7 +679,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     OperationRecord current;
     try {
-      current = expiredLeading(record, ticket);
+      current = expiredLeading(record, ticket, null);
     } catch (IdempotencyException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -1019,7 +1033,7 @@ public final class IdempotentExecutor implements AutoCloseable {
   private BeginResult beginLeading(NewOperation op, SingleFlight.Ticket ticket) throws IdempotencyException {
     try {
       BeginResult begun = begin(op, true);
-      return begun.created() ? begun : new BeginResult(expiredOrAsIs(begun.record()), false, null);
+      return begun.created() ? begun : new BeginResult(expiredOrAsIs(begun.record(), null), false, null);
     } catch (IdempotencyException | RuntimeException | Error e) {
       singleFlight.leaveNotBegun(op.id(), ticket);
       throw e;
@@ -1034,15 +1048,18 @@ public final class IdempotentExecutor implements AutoCloseable {
    * attempt can have reached the server, else UNCERTAIN; never under
    * {@link ExpiredPendingAction#RESEND}).
    *
+   * @param atAgeLimit run if this call ends the operation at its age limit; null if no one asks
    * @return the record as the journal holds it after the expiry, or after an expiry that did not
    *     end it after all (re-driven since {@code record} was read, or held by another owner); or
    *     {@code record} if the age limit did not apply to it
    */
-  private OperationRecord expiredOrAsIs(OperationRecord record) throws IdempotencyException {
+  private OperationRecord expiredOrAsIs(OperationRecord record, Runnable atAgeLimit) throws IdempotencyException {
     if (record.state().isTerminal() || !retention.endsAtAgeLimit(record)) {
       return record;
     }
-    retention.expireIfDue(record);
+    if (retention.expireIfDue(record).isTerminal() && atAgeLimit != null) {
+      atAgeLimit.run();
+    }
     // Read again whether it ended or not: one re-driven since it was read is sent, and an
     // execution given the stale record would count its age limit from the old creation.
     return settings.journal().find(record.id()).orElse(record);
@@ -1057,10 +1074,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    * attempt and failing that execution on a stale lease. If it fails, the flight ends not begun:
    * its followers start over.
    */
-  private OperationRecord expiredLeading(OperationRecord record, SingleFlight.Ticket ticket)
+  private OperationRecord expiredLeading(OperationRecord record, SingleFlight.Ticket ticket, Runnable atAgeLimit)
       throws IdempotencyException {
     try {
-      return expiredOrAsIs(record);
+      return expiredOrAsIs(record, atAgeLimit);
     } catch (IdempotencyException | RuntimeException | Error e) {
       singleFlight.leaveNotBegun(record.id(), ticket);
       throw e;
@@ -1073,16 +1090,18 @@ public final class IdempotentExecutor implements AutoCloseable {
    * inline call whose attempt outlived the limit) is waited for, and the record is read again
    * after it. The flight ends not begun, so callers that waited start over from the journal.
    *
+   * @param atAgeLimit run if this call ends the operation at its age limit, not if the execution it
+   *     waited for ended it (sent and refused, say)
    * @return the record as the journal then holds it: ended, finished by the execution waited for,
    *     or as it was if the age limit does not apply
    */
-  private OperationRecord expireInFlight(OperationRecord record) throws IdempotencyException {
+  private OperationRecord expireInFlight(OperationRecord record, Runnable atAgeLimit) throws IdempotencyException {
     OperationRecord current = record;
     while (!current.state().isTerminal()) {
       SingleFlight.Ticket ticket = singleFlight.join(current.id());
       if (ticket.leader()) {
         try {
-          return expiredOrAsIs(current);
+          return expiredOrAsIs(current, atAgeLimit);
         } finally {
           singleFlight.leaveNotBegun(current.id(), ticket);
         }

@@ -70,6 +70,8 @@ public final class AttemptLoop {
   private boolean takingOver;
   /** Whether the attempt in progress was charged to the host's retry budget. */
   private boolean chargedAsRetry;
+  /** Whether this execution ended the operation at its age limit ({@link #endAtAgeLimit}). */
+  private boolean endedAtAgeLimit;
 
   private Lease lease;
   /** The attempt {@link #record} ended, until {@link #journalTransition} writes it with its transition. */
@@ -169,6 +171,15 @@ public final class AttemptLoop {
       }
     }
     return ended != null ? ended : new Step.Fail(interrupted(false, notSent));
+  }
+
+  /**
+   * Whether this execution ended the operation at its age limit, sending nothing (a claim past the
+   * limit, or an attempt held until it): its failure is then that end, which a resume pass counts
+   * as expired. Read it after the loop's last step.
+   */
+  public boolean endedAtAgeLimit() {
+    return endedAtAgeLimit;
   }
 
   /** The policy's per-attempt timeout, if it has one. */
@@ -271,6 +282,7 @@ public final class AttemptLoop {
       lease = held;
       return null;
     }
+    endedAtAgeLimit = true;
     return settled(s, retention, current());
   }
 

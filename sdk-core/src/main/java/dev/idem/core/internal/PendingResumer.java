@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -46,22 +47,32 @@ import org.slf4j.LoggerFactory;
 public final class PendingResumer {
   /** How one journaled operation is executed: the executor's single-flight synchronous path. */
   public interface Runner {
-    /** Runs {@code record} in its flight: leads it, claiming it first, or waits for its leader. */
-    Outcome run(OperationRecord record, Transport transport) throws IdempotencyException;
+    /**
+     * Runs {@code record} in its flight: leads it, claiming it first, or waits for its leader.
+     *
+     * @param atAgeLimit run if this execution (not a leader it waited for) ends the operation at
+     *     its age limit, sending nothing, before its failure is thrown
+     */
+    Outcome run(OperationRecord record, Transport transport, Runnable atAgeLimit) throws IdempotencyException;
 
     /**
      * Leads the flight {@code ticket} (a leader's, joined by the caller), sending under
      * {@code claimed}, or claiming first if it is null; leaves the flight when it ends.
+     *
+     * @param atAgeLimit as for {@link #run}
      */
-    Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport)
-        throws IdempotencyException;
+    Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport,
+        Runnable atAgeLimit) throws IdempotencyException;
 
     /**
      * Ends {@code record} at its age limit ({@link KeyRetention#expireIfDue}) inside its flight,
      * waiting first for an execution of it running in this executor, whose live lease an expiry
      * outside the flight would take over; returns the record as the journal then holds it.
+     *
+     * @param atAgeLimit run if this call ended it: not if the execution it waited for ended it
+     *     (which may have sent it, and had it refused)
      */
-    OperationRecord expire(OperationRecord record) throws IdempotencyException;
+    OperationRecord expire(OperationRecord record, Runnable atAgeLimit) throws IdempotencyException;
   }
 
   /**
@@ -803,14 +814,18 @@ public final class PendingResumer {
 
   private void resumeOne(Job job, ResumeHandler handler) throws JournalException {
     OperationRecord record = job.record();
+    // Set when this pass ends the operation at its age limit, unsent: before a send, or at the
+    // claim before an attempt (a backoff that woke past the limit). Only then is it expired, as
+    // ResumeSummary counts it: not when an execution it waited for ended it (sent and refused, or
+    // SUCCEEDED), nor when it is still to be sent (held by another owner).
+    AtomicBoolean atAgeLimit = new AtomicBoolean();
+    Runnable endedAtAgeLimit = () -> atAgeLimit.set(true);
     try {
       if (job.ticket() == null && retention.endsAtAgeLimit(record)) {
-        OperationRecord now = runner.expire(record);  // in its flight: never over a live execution here
+        // In its flight: never over a live execution here.
+        OperationRecord now = runner.expire(record, endedAtAgeLimit);
         if (now.state().isTerminal()) {
-          // Expired only if it ended unsent: not a SUCCEEDED the execution waited for finished it
-          // with; and not at all if it is still to be sent (held by another owner), as ResumeSummary
-          // counts it.
-          if (now.state() != OperationState.SUCCEEDED) {
+          if (atAgeLimit.get()) {
             count(Tally.EXPIRED);
           }
           tellSettled(handler, now);
@@ -833,8 +848,8 @@ public final class PendingResumer {
       if (transport == null) {
         return;
       }
-      Outcome outcome = job.ticket() == null ? runner.run(record, transport)
-          : runner.lead(job.ticket(), record, usableLease(job), transport);
+      Outcome outcome = job.ticket() == null ? runner.run(record, transport, endedAtAgeLimit)
+          : runner.lead(job.ticket(), record, usableLease(job), transport, endedAtAgeLimit);
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
@@ -848,6 +863,9 @@ public final class PendingResumer {
         case FAILED -> count(Tally.FAILED);
         case UNCERTAIN -> count(Tally.UNCERTAIN);
         default -> count(Tally.PENDING);
+      }
+      if (terminal && atAgeLimit.get()) {
+        count(Tally.EXPIRED);
       }
     } catch (IdempotencyKeyReusedException e) {
       if (notify(handler, null, new OperationFailedException(e.getMessage(), e, record.id(), record.attempts(), null))) {
