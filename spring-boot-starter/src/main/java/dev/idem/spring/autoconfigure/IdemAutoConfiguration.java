@@ -32,7 +32,6 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnNotWebApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -47,10 +46,12 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * lifecycle that drains the outbox and flushes the journal at a graceful shutdown. Every bean
  * backs off if the app defines its own of the same type. In a Spring MVC app, also the handler
  * parameter of type {@link dev.idem.core.IdempotencyKey} (whether or not the guard is on). In a
- * reactive app, and in one that serves no web requests, what only a Spring MVC app serves
- * ({@code idem.webhooks.sources}, and, unless {@code idem.server.enabled=false}, any
- * {@code idem.server.*} setting and, in a reactive app, a handler marked {@code @Idempotent}) fails
- * the startup with an {@link IllegalStateException} naming it.
+ * reactive app, what only a Spring MVC app serves ({@code idem.webhooks.sources}, and, unless
+ * {@code idem.server.enabled=false}, any {@code idem.server.*} setting and a handler marked
+ * {@code @Idempotent}) fails the startup with an {@link IllegalStateException} naming it. An app
+ * that serves no web requests is not refused: a {@code @SpringBootTest(webEnvironment = NONE)} of a
+ * Spring MVC app, and the parent of a context hierarchy whose web child runs the guard, are such
+ * apps, and the application type cannot tell them from a batch job.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -247,21 +248,6 @@ public class IdemAutoConfiguration {
       if (serverEnabled) {
         ReactiveIdempotentHandlers.refuse(beans);
       }
-    }
-  }
-
-  /**
-   * Refuses, in an app that serves no web requests (a batch job, a consumer: no servlet and no
-   * reactive web server), the same settings as {@link ReactiveApp}: nothing there runs the guard or
-   * the webhook endpoints either, and such an app often shares its configuration with the web app
-   * it sits beside, which is how a setting that guards nothing comes to be there.
-   */
-  @Configuration(proxyBeanMethods = false)
-  @ConditionalOnNotWebApplication
-  static class NotWebApp {
-    NotWebApp(IdemProperties properties, Environment environment) {
-      refuseServletOnly(properties, environment, "an app that serves no web requests (neither a servlet nor a"
-          + " reactive web app)");
     }
   }
 
