@@ -42,7 +42,10 @@ import okhttp3.HttpUrl;
  *   <li>a repeat while the first is still being processed gets 409 with {@code Retry-After};
  *   <li>a repeat with a different fingerprint gets 422, a problem body saying the key was reused;
  *   <li>a request without a key gets 400 if its method requires one (POST and PATCH by default),
- *       and simply runs the handler otherwise; a malformed key always gets 400.
+ *       and simply runs the handler otherwise; a malformed key always gets 400;
+ *   <li>a body larger than {@link Builder#maxBodySize} (1 MiB by default) gets 413 before anything
+ *       else, as from a real API's front end: nothing claimed, no effect, and never more than the
+ *       limit held in memory.
  * </ul>
  *
  * <p>Real servers differ, and the builder can make this one behave like them (the flavours): the
@@ -89,6 +92,11 @@ public final class IdempotentServer implements AutoCloseable {
   public static final String DEFAULT_KEY_HEADER = ProtocolHeaders.KEY;
   /** The default name of the header that names the caller. */
   public static final String DEFAULT_CALLER_HEADER = "X-Caller";
+  /**
+   * The default {@linkplain Builder#maxBodySize largest request body} the server takes: 1 MiB, the
+   * default of nginx's {@code client_max_body_size}, a common front of real APIs.
+   */
+  public static final long DEFAULT_MAX_BODY_SIZE = 1L << 20;
 
   private final MockWebServer server = new MockWebServer();
   private final EffectCounters store = new EffectCounters();
@@ -102,6 +110,9 @@ public final class IdempotentServer implements AutoCloseable {
     this.guard = guard;
     this.dispatcher = new IdempotencyDispatcher(settings, guard, store, log, key -> plan.take(key).map(Fault::spec));
     server.setDispatcher(dispatcher);
+    // MockWebServer keeps the whole body by default; past the limit it reads and discards, so that
+    // a huge upload costs the limit in memory, not its size (the dispatcher answers it 413).
+    server.setBodyLimit(settings.maxBodySize());
     InetAddress loopback = InetAddress.getLoopbackAddress();
     try {
       server.start(loopback, port);
@@ -273,6 +284,7 @@ public final class IdempotentServer implements AutoCloseable {
     private boolean sendInFlightRetryAfter = true;
     private EffectHandler handler = new DefaultEffectHandler();
     private Clock clock = Clock.systemUTC();
+    private long maxBodySize = DEFAULT_MAX_BODY_SIZE;
     private int port;
 
     private Builder() {}
@@ -302,6 +314,28 @@ public final class IdempotentServer implements AutoCloseable {
         throw new IllegalArgumentException("port must be 0 (any free port) or 1..65535, not " + port);
       }
       this.port = port;
+      return this;
+    }
+
+    /**
+     * The largest request body, in bytes, the server takes. A request with a larger body is answered
+     * 413 (a problem document, {@code urn:idem:problem:content-too-large}) before any fault or
+     * processing, as a real API or the proxy in front of it would: no effect, nothing claimed, so
+     * a retry with the same key and a smaller body is a first attempt. Such a request is still
+     * recorded, its {@linkplain ReceivedRequest#body() body} cut to its first {@code bytes} bytes:
+     * the server reads the rest and discards it, so that it never holds more than this much of one
+     * body in memory however large the upload. Default {@value #DEFAULT_MAX_BODY_SIZE} (1 MiB); a
+     * test that uploads more raises it.
+     *
+     * @param bytes the largest body taken; positive
+     * @return this builder
+     * @throws IllegalArgumentException if zero or negative
+     */
+    public Builder maxBodySize(long bytes) {
+      if (bytes <= 0) {
+        throw new IllegalArgumentException("maxBodySize must be positive, not " + bytes);
+      }
+      this.maxBodySize = bytes;
       return this;
     }
 
@@ -478,7 +512,7 @@ public final class IdempotentServer implements AutoCloseable {
     public IdempotentServer start() {
       IdempotencyGuard.Builder g = guardBuilder().inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null);
       guardSettings.values().forEach(setting -> setting.accept(g));
-      return new IdempotentServer(g.build(), new IdempotencyDispatcher.Settings(callerHeader, handler, clock), port);
+      return new IdempotentServer(g.build(), new IdempotencyDispatcher.Settings(callerHeader, handler, clock, maxBodySize), port);
     }
   }
 }

@@ -66,8 +66,9 @@ public final class IdempotencyDispatcher extends Dispatcher {
    * @param callerHeader the name of the header that names the caller
    * @param handler the business action
    * @param clock the source of "now" for HTTP-dates
+   * @param maxBodySize the largest request body taken, in bytes; a larger one is answered 413
    */
-  public record Settings(String callerHeader, EffectHandler handler, Clock clock) {}
+  public record Settings(String callerHeader, EffectHandler handler, Clock clock, long maxBodySize) {}
 
   /**
    * @param config settings
@@ -102,6 +103,13 @@ public final class IdempotencyDispatcher extends Dispatcher {
     log.append(method, path, caller, keyValues.stream().findFirst(),
         new String(body, StandardCharsets.UTF_8), key, headers(request.getHeaders()));
 
+    // Before the fault plan: a real API's front end refuses the upload before anything else sees
+    // it, and the body here is only its first maxBodySize bytes, which must not be fingerprinted.
+    if (request.getBodySize() > config.maxBodySize()) {
+      return Responses.of(Responses.problem(413, TYPE_PREFIX + "content-too-large", "Request body too large",
+          "The request body has " + request.getBodySize() + " bytes; this server takes at most "
+              + config.maxBodySize() + ". Nothing was processed.")).build();
+    }
     FaultSpec fault = faults.apply(key).orElse(null);
     if (fault != null && fault.kind().preventsProcessing()) {
       return withExtraHeaders(instead(fault), fault).build();
