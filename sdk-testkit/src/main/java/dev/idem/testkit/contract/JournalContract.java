@@ -48,7 +48,8 @@ import org.junit.jupiter.api.Test;
  * absorbing terminal states, due order and paging, purge, delivery of outcomes one at a time and a
  * batch at a time, claims of a batch, re-drives and settlements
  * of an operation still as read) and that a journal is storage (a takeover is reported by {@link Lease#takeover()} and nothing else is recorded for it:
- * the executor applies the takeover rule). Extend it once per journal and return a fresh, empty journal for each test:
+ * the executor applies the takeover rule), and the counts and oldest creation time per state that
+ * metrics and health read. Extend it once per journal and return a fresh, empty journal for each test:
  *
  * <pre>{@code
  * class MyJournalContractTest extends JournalContract {
@@ -711,6 +712,31 @@ public abstract class JournalContract {
     assertEquals(List.of(failed.id()),
         journal().findByState(OperationState.FAILED, null, 10).stream().map(OperationRecord::id).toList());
     assertThrows(IllegalArgumentException.class, () -> journal().findByState(OperationState.FAILED, null, 0));
+  }
+
+  /**
+   * {@link Journal#count} and {@link Journal#oldestCreatedAt} feed the pending-queue gauges and the
+   * health indicator; the SPI asks a journal to answer each with one query, so each is checked here
+   * against what its default, paging through {@link Journal#findByState}, would answer.
+   */
+  @Test
+  void countAndOldestCreatedAtSeeOnlyTheOperationsInTheirState() throws Exception {
+    begunAt(T0.plusSeconds(10));
+    begunAt(T0.plusSeconds(5));
+    begunAt(T0.plusSeconds(20));
+    NewOperation claimed = begunAt(T0.plusSeconds(1));
+    assertTrue(journal().claim(claimed.id(), "owner-a", T0.plusSeconds(30), LEASE).isPresent());
+    abandoned(OperationState.FAILED, T0.plusSeconds(40));   // created at T0, the oldest of all
+
+    assertEquals(3, journal().count(OperationState.PENDING));
+    assertEquals(1, journal().count(OperationState.IN_FLIGHT));
+    assertEquals(1, journal().count(OperationState.FAILED));
+    assertEquals(0, journal().count(OperationState.SUCCEEDED));
+    assertEquals(Optional.of(T0.plusSeconds(5)), journal().oldestCreatedAt(OperationState.PENDING),
+        "the oldest PENDING operation, not the newest nor the oldest of another state");
+    assertEquals(Optional.of(T0.plusSeconds(1)), journal().oldestCreatedAt(OperationState.IN_FLIGHT));
+    assertEquals(Optional.of(T0), journal().oldestCreatedAt(OperationState.FAILED));
+    assertEquals(Optional.empty(), journal().oldestCreatedAt(OperationState.SUCCEEDED));
   }
 
   @Test

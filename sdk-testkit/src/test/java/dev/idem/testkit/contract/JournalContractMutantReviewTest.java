@@ -3,6 +3,7 @@ package dev.idem.testkit.contract;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.BeginResult;
 import dev.idem.core.spi.Journal;
@@ -84,6 +85,36 @@ class JournalContractMutantReviewTest {
     List<String> failed = runContract("recordOutcomesDelivered", (delegate, args) -> ((List<?>) args[0]).size());
     assertFalse(failed.isEmpty(),
         "a journal whose recordOutcomesDelivered records nothing passes every JournalContract test");
+  }
+
+  @Test
+  void aCountThatIgnoresTheStateFailsTheContract() throws Exception {
+    // The SPI asks journals to answer count with one query, and JdbcJournal does; one whose query
+    // lost its WHERE counts every operation. The pending-queue gauge and the health indicator read
+    // it, and no contract test called it.
+    List<String> failed = runContract("count", (delegate, args) -> {
+      long all = 0;
+      for (OperationState state : OperationState.values()) {
+        all += delegate.count(state);
+      }
+      return all;
+    });
+    assertFalse(failed.isEmpty(), "a journal whose count ignores the state passes every JournalContract test");
+  }
+
+  @Test
+  void anOldestCreatedAtThatGivesTheNewestFailsTheContract() throws Exception {
+    // MAX for MIN: the oldest-pending-age gauge then reads the youngest operation's age, and a
+    // stuck backlog never shows.
+    List<String> failed = runContract("oldestCreatedAt", (delegate, args) -> {
+      java.time.Instant newest = null;
+      for (OperationRecord r : delegate.findByState((OperationState) args[0], null, 10_000)) {
+        newest = newest == null || r.createdAt().isAfter(newest) ? r.createdAt() : newest;
+      }
+      return java.util.Optional.ofNullable(newest);
+    });
+    assertFalse(failed.isEmpty(),
+        "a journal whose oldestCreatedAt gives the newest operation passes every JournalContract test");
   }
 
   /** Runs each contract test on a fresh mutant; the names of those that failed. */
