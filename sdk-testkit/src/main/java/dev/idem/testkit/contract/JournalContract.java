@@ -391,6 +391,36 @@ public abstract class JournalContract {
   }
 
   /**
+   * Every way to claim takes the lease the caller asks for, not one of the journal's choosing: the
+   * executor sizes its lease to its longest attempt, and a shorter lease would let another instance
+   * take the operation over while the first is still sending it. Every other test asks for
+   * {@link #LEASE}, so this one asks for another.
+   */
+  @Test
+  void everyClaimTakesTheLeaseAskedFor() throws Exception {
+    Duration asked = Duration.ofMinutes(7);
+    NewOperation claimed = begun("{}");
+    NewOperation waited = begun("{}");
+    NewOperation batched = begun("{}");
+    NewOperation inline = newOp("{}");
+
+    assertEquals(T0.plus(asked), journal().claim(claimed.id(), "node-a", T0, asked).orElseThrow().expiresAt(),
+        "claim");
+    assertEquals(T0.plus(asked), journal().claimWaiting(waited.id(), "node-a", T0, asked).orElseThrow().expiresAt(),
+        "claimWaiting");
+    OperationRecord asRead = journal().find(batched.id()).orElseThrow();
+    assertEquals(T0.plus(asked), journal().claimAll(List.of(asRead), "node-a", T0, asked).get(0).orElseThrow()
+        .expiresAt(), "claimAll");
+    assertEquals(T0.plus(asked), journal().beginAndClaim(inline, "node-a", asked).claimed().orElseThrow().expiresAt(),
+        "beginAndClaim, at the operation's createdAt");
+    for (NewOperation op : List.of(claimed, waited, batched, inline)) {
+      assertEquals(T0.plus(asked), journal().find(op.id()).orElseThrow().leaseExpiresAt(), "the stored lease");
+    }
+    assertTrue(journal().claim(claimed.id(), "node-b", T0.plus(asked).minusNanos(1), LEASE).isEmpty(),
+        "the lease asked for is live until it expires");
+  }
+
+  /**
    * {@code claimWaiting} (the claim of an operation an app's call named) claims as {@code claim}
    * does when nothing else holds the operation: a lease for a free one, none under another owner's
    * live lease (it may wait briefly for a process holding the row, never for a lease).
@@ -764,6 +794,16 @@ public abstract class JournalContract {
     assertTrue(journal().find(oldDone.id()).isEmpty());
     assertTrue(journal().find(newDone.id()).isPresent());
     assertTrue(journal().find(oldPending.id()).isPresent());
+  }
+
+  @Test
+  void purgeKeepsAnOperationUpdatedExactlyAtTheCutoff() throws Exception {
+    NewOperation done = abandoned(OperationState.FAILED, T0.plusSeconds(50));
+
+    assertEquals(0, journal().purge(T0.plusSeconds(50)), "strictly before the cutoff: not at it");
+    assertTrue(journal().find(done.id()).isPresent());
+    assertEquals(1, journal().purge(T0.plusSeconds(50).plusNanos(1)));
+    assertTrue(journal().find(done.id()).isEmpty());
   }
 
   @Test

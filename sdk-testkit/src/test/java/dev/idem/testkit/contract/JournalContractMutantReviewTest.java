@@ -3,6 +3,7 @@ package dev.idem.testkit.contract;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.BeginResult;
@@ -12,6 +13,8 @@ import dev.idem.core.spi.NewOperation;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -115,6 +118,22 @@ class JournalContractMutantReviewTest {
     });
     assertFalse(failed.isEmpty(),
         "a journal whose oldestCreatedAt gives the newest operation passes every JournalContract test");
+  }
+
+  @Test
+  void aClaimThatIgnoresTheLeaseAskedForFailsTheContract() throws Exception {
+    // A lease of its own choosing (30 s, which is also the contract's LEASE, so every claim looked
+    // right): an executor configured for longer leases is taken over while it is still sending.
+    List<String> failed = runContract("claim", (delegate, args) -> delegate.claim((OperationId) args[0],
+        (String) args[1], (Instant) args[2], Duration.ofSeconds(30)));
+    assertFalse(failed.isEmpty(), "a journal whose claim ignores leaseFor passes every JournalContract test");
+  }
+
+  @Test
+  void aPurgeThatAlsoDeletesAtTheCutoffFailsTheContract() throws Exception {
+    // The SPI says "updated strictly before": a purge by <= instead of < deletes one instant too many.
+    List<String> failed = runContract("purge", (delegate, args) -> delegate.purge(((Instant) args[0]).plusNanos(1)));
+    assertFalse(failed.isEmpty(), "a journal whose purge deletes at the cutoff passes every JournalContract test");
   }
 
   /** Runs each contract test on a fresh mutant; the names of those that failed. */
