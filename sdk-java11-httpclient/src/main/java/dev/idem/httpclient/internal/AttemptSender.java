@@ -31,7 +31,8 @@ import java.util.function.Consumer;
  * at the wire, to be {@linkplain Result#attach handed} to the caller or
  * {@linkplain Result#release released}. It translates the JDK's failures into the transport
  * contract: a refused or timed-out connect, or any failure (an IOException or a RuntimeException)
- * before the client pulled a byte of the body, provably sent nothing and becomes
+ * before the client pulled a byte of the body (of a request without {@code Expect: 100-continue},
+ * whose head may be acted on before the body is asked for), provably sent nothing and becomes
  * {@link RequestNotSentException} (SAFE, so exhaustion ends FAILED rather than UNCERTAIN, whatever
  * classifier the app installs); an interrupt becomes {@link InterruptedIOException}, which the
  * executor turns into a PENDING operation.
@@ -288,7 +289,9 @@ public final class AttemptSender {
   /**
    * What a failure of the exchange means: nothing sent if the client could not connect, or failed
    * before it pulled a byte of the body; otherwise the failure itself, which the executor records
-   * as an ambiguous attempt.
+   * as an ambiguous attempt. An attempt with {@code Expect: 100-continue} has no tracker (its head
+   * may have been acted on before any body was asked for, see {@link PullTrackingPublisher}), so
+   * only a failed connect makes it not sent.
    */
   private static Exception classify(Exception e, PullTrackingPublisher tracker) {
     if (e instanceof ConnectException || e instanceof HttpConnectTimeoutException) {

@@ -23,6 +23,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * atomically, from untouched either to {@linkplain #refuse refused} (the attempt is not sent; a
  * later subscriber gets an IOException instead of a byte) or to pulled (it may have been sent).
  *
+ * <p>{@code Expect: 100-continue} breaks the premise, so such an attempt is not tracked at all: its
+ * failures are ambiguous, as a bodyless request's are. With {@link HttpRequest#expectContinue()}
+ * the client sends the request head, key included, and then waits for the server's answer before
+ * it takes a byte of the body; a server that acts on the head (a handler that never reads the body
+ * runs once the head is in) may have applied the request, and that wait is its whole processing
+ * time, so "the body was never pulled" no longer means "the server cannot have acted". An
+ * {@code Expect} header that gets through to the attempt (the JDK restricts it; a system property
+ * can allow it) is treated the same way.
+ *
  * <p>Thread-safe.
  */
 final class PullTrackingPublisher implements BodyPublisher {
@@ -39,14 +48,26 @@ final class PullTrackingPublisher implements BodyPublisher {
 
   /**
    * The attempt with its body publisher wrapped, or the attempt itself when it has no body to
-   * tell by (a bodyless request counts as sent once the client had it).
+   * tell by (a bodyless request counts as sent once the client had it) or when the body does not
+   * tell ({@link #expectsContinue}: its head goes out, and may be acted on, before the body).
    */
   static HttpRequest track(HttpRequest attempt, PullTrackingPublisher[] tracker) {
-    if (attempt.bodyPublisher().isEmpty() || attempt.bodyPublisher().get().contentLength() <= 0) {
+    if (attempt.bodyPublisher().isEmpty() || attempt.bodyPublisher().get().contentLength() <= 0
+        || expectsContinue(attempt)) {
       return attempt;
     }
     tracker[0] = new PullTrackingPublisher(attempt.bodyPublisher().get());
     return HttpRequest.newBuilder(attempt, (name, value) -> true).method(attempt.method(), tracker[0]).build();
+  }
+
+  /**
+   * Whether the client sends {@code attempt}'s head and waits for the server before its body:
+   * {@link HttpRequest#expectContinue()}, or an {@code Expect: 100-continue} header (any case) that
+   * the JDK let through.
+   */
+  static boolean expectsContinue(HttpRequest attempt) {
+    return attempt.expectContinue()
+        || attempt.headers().allValues("Expect").stream().anyMatch(v -> v.trim().equalsIgnoreCase("100-continue"));
   }
 
   /**
