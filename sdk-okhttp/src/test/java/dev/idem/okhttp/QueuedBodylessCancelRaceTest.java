@@ -14,6 +14,7 @@ import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -96,6 +97,24 @@ class QueuedBodylessCancelRaceTest {
     IdempotentServer server = serverExtension.server();
     IdempotentOperation op = IdempotentOperation.of("cancel-order");
     assertRefusedAndNotSent(server, op, race(server, op, b -> b.url(server.url("/orders/1").toString()).delete()));
+  }
+
+  /**
+   * A POST with {@code Expect: 100-continue}: OkHttp flushes its head, key included, before it
+   * writes the body, so refusing the body would no longer keep the request off the wire. Its body
+   * is never refused, and its cancel is the ordinary one, as a bodyless request's: however the race
+   * goes, the attempt is ambiguous, never "not sent" (which would end the operation FAILED).
+   */
+  @Test
+  void aPostWithExpectContinueTimedOutAsItIsPromotedIsAmbiguous() throws Exception {
+    IdempotentServer server = serverExtension.server();
+    IdempotentOperation op = IdempotentOperation.of("cancel-order");
+    OperationRecord r = race(server, op, b -> b.url(server.url("/orders/1/cancel").toString())
+        .header("Expect", "100-continue").post(RequestBody.create("{}".getBytes(StandardCharsets.UTF_8))));
+
+    assertEquals(1, r.attempts().size(), r.toString());
+    assertEquals(Classification.AMBIGUOUS, r.attempts().get(0).classification(), r.toString());
+    assertEquals(OperationState.UNCERTAIN, r.state(), r.toString());
   }
 
   private static void assertRefusedAndNotSent(IdempotentServer server, IdempotentOperation op, OperationRecord r) {
@@ -251,6 +270,10 @@ class QueuedBodylessCancelRaceTest {
       java.util.function.Consumer<Request.Builder> request) throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch attemptEnded = new CountDownLatch(1);
+    // An attempt with Expect: 100-continue waits for the server's 100 before its body, and the
+    // test server records a request only once it has the body (it sends no 100 of its own): the
+    // window closes once the attempt's head is out instead.
+    CountDownLatch expectHeadOut = new CountDownLatch(1);
     AtomicInteger armed = new AtomicInteger(-1);
     Executor hooked = command -> {
       if (armed.get() >= 0 && armed.getAndIncrement() == 1) {
@@ -258,7 +281,8 @@ class QueuedBodylessCancelRaceTest {
         // and the queued attempt is promoted while the cancel is still under way.
         release.countDown();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (keyed(server, op) == 0 && attemptEnded.getCount() > 0 && System.nanoTime() < deadline) {
+        while (keyed(server, op) == 0 && attemptEnded.getCount() > 0 && expectHeadOut.getCount() > 0
+            && System.nanoTime() < deadline) {
           Thread.onSpinWait();
         }
       }
@@ -283,6 +307,13 @@ class QueuedBodylessCancelRaceTest {
           @Override
           public void callEnd(Call call) {
             ended(call);
+          }
+
+          @Override
+          public void requestHeadersEnd(Call call, Request request) {
+            if (request.url().encodedPath().startsWith("/orders") && request.header("Expect") != null) {
+              expectHeadOut.countDown();
+            }
           }
 
           private void ended(Call call) {

@@ -37,7 +37,9 @@ final class CallFutures {
        * call can no longer send it, however the dispatcher races with this cancel; if writing won,
        * this is an ordinary cancel of an attempt that may have been sent. A bodyless request has
        * no write to refuse (its headers may be all there is), so its cancel is always the ordinary
-       * one.
+       * one; so is that of a request with Expect: 100-continue, whose body is never refused (its
+       * head may go out and be acted on first), even while it waits in the queue: nothing here
+       * proves the call has not started.
        */
       @Override
       public boolean cancel(boolean mayInterruptIfRunning) {

@@ -112,7 +112,8 @@ final class ChainTransport implements Transport {
       // interceptor below ours threw, say) the server cannot have seen the request: safe. After
       // it (OkHttp's RetryAndFollowUpInterceptor throws NumberFormatException on a Retry-After
       // beyond an int, once the response has arrived) the request went out: the executor makes
-      // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent.
+      // it an ambiguous attempt. A bodyless request cannot tell, so it counts as sent, as does one
+      // with Expect: 100-continue (its head goes out before the body; see FollowUps.AttemptBody).
       RequestNotSentException notSent = FollowUps.notSent(sent, e);
       if (notSent != null) {
         throw notSent;

@@ -84,7 +84,8 @@ public final class ClientTransport implements Transport, AsyncTransport {
       // resumed attempt's call): OkHttp's plain InterruptedIOException("timeout"). Before the body
       // was written it is a request not sent, as CallFutures makes it on the asynchronous path (the
       // executor then stops and leaves the operation PENDING, with no attempt that may have taken
-      // effect); once writing started, refuse() says so and the attempt stays ambiguous.
+      // effect); once writing started, or for an attempt with Expect: 100-continue (its head may
+      // have been acted on already), refuse() says so and the attempt stays ambiguous.
       RequestNotSentException notSent = FollowUps.notSent(
           call.request().body() instanceof FollowUps.AttemptBody b ? b : null, e);
       if (notSent != null) {

@@ -21,6 +21,11 @@ import okhttp3.Response;
  * that would still send a second request of the same attempt is refused here, before it reaches
  * the network, with {@link FollowUpRefusedException}.
  *
+ * <p>It also sees the attempt's request as it goes to the network: if that carries
+ * {@code Expect: 100-continue} (added by an interceptor below Idem), the attempt's body is made
+ * {@linkplain FollowUps.AttemptBody#headFirst head-first} before the head goes out, so that no
+ * failure of it is called not sent.
+ *
  * <p>Stateless (the state is in each attempt's tag) and thread-safe.
  */
 public enum FollowUpGuard implements Interceptor {
@@ -38,6 +43,14 @@ public enum FollowUpGuard implements Interceptor {
       throw new FollowUpRefusedException("OkHttp was about to send another request (" + request.method() + " "
           + request.url().redact() + ") for a keyed attempt that already had one on the wire; Idem stopped it,"
           + " because every request on the wire must be a journaled attempt. Idem retries with the same key");
+    }
+    FollowUps.AttemptBody body = attempt.body();
+    if (body != null && FollowUps.expectsContinue(request) && !body.headFirst()) {
+      // An interceptor below Idem added Expect: 100-continue to an attempt already recorded as not
+      // sent (cancelled while it waited for a connection, say): OkHttp would flush its head, key
+      // included, before it found the body refused. Nothing of it has reached the network yet.
+      throw new IOException("this keyed attempt was cancelled and recorded as not sent before its request went out;"
+          + " it is not sent now");
     }
     Response response = chain.proceed(request);
     // Kept so that a refused second request can be judged by what the first one was answered.

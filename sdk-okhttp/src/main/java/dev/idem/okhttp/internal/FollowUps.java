@@ -49,7 +49,8 @@ final class FollowUps {
    * @param support the adapter's rules, for an attempt made a keyed one here
    * @return the attempt's response, as the server sent it
    * @throws RequestNotSentException if the chain below failed before the attempt's body was
-   *     written (an interceptor whose token refresh failed, a refused connection)
+   *     written (an interceptor whose token refresh failed, a refused connection), unless the
+   *     attempt carries {@code Expect: 100-continue} (see {@link AttemptBody})
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
   static Response proceed(Interceptor.Chain chain, Request attempt, AdapterSupport support) throws IOException {
@@ -82,7 +83,8 @@ final class FollowUps {
   /**
    * The failure {@code e} of an attempt as a request not sent, if nothing of {@code body} was
    * written; null if it was, or if there is no body to tell by (a bodyless request counts as sent:
-   * its headers may have been all there was).
+   * its headers may have been all there was), or if the body does not tell (a
+   * {@linkplain AttemptBody#headFirst head-first} one, sent with {@code Expect: 100-continue}).
    */
   static RequestNotSentException notSent(AttemptBody body, Exception e) {
     // refuse(), not a look at written(): the verdict holds only if nothing can write the body later.
@@ -221,22 +223,61 @@ final class FollowUps {
     if (body != null && !(body instanceof AttemptBody)) {
       b.method(method, new AttemptBody(body));
     }
-    return b.build();
+    Request attempt = b.build();
+    if (attempt.body() instanceof AttemptBody sent) {
+      tag.body(sent);
+      if (expectsContinue(attempt)) {
+        // Before anyone else has the body: it starts as one whose head may be acted on alone, so
+        // no cancel or failure can call the attempt not sent (see AttemptBody). (A body already
+        // refused is one whose attempt was recorded as not sent; it is never written.)
+        sent.headFirst();
+      }
+    }
+    return attempt;
+  }
+
+  /**
+   * Whether OkHttp sends {@code request}'s headers and waits for the server's answer before it
+   * writes the body: an {@code Expect: 100-continue} header (name and value in any case), which
+   * OkHttp's {@code CallServerInterceptor} honours for HTTP/1.1 and HTTP/2 alike. Any value of the
+   * header counts, not only the last one OkHttp looks at: erring this way only makes a failure
+   * ambiguous.
+   */
+  static boolean expectsContinue(Request request) {
+    for (String value : request.headers("Expect")) {
+      if (value.trim().equalsIgnoreCase("100-continue")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
    * A keyed attempt's body: one-shot, so that OkHttp never writes it twice, and the one place that
-   * decides whether the attempt was sent. Before its body is written the server cannot have seen
-   * the request, but "not written yet" is only a verdict once nothing can write it afterwards: a
-   * cancel's look followed by OkHttp's dispatcher promoting the call would record as not sent a
-   * request that then goes out. So the body moves once, atomically, from not started either to
+   * decides whether the attempt was sent. The premise: before its body is written the server
+   * cannot have processed the request (OkHttp's HTTP/1.1 exchange buffers the headers and flushes
+   * them with the body, and a server cannot act on a request whose non-empty body it never got).
+   * But "not written yet" is only a verdict once nothing can write it afterwards: a cancel's look
+   * followed by OkHttp's dispatcher promoting the call would record as not sent a request that then
+   * goes out. So the body moves once, atomically, from not started either to
    * {@linkplain #refuse refused} (the attempt is not sent, and a later write fails with an
-   * IOException before a byte of it) or to writing (the attempt may have been sent). Thread-safe.
+   * IOException before a byte of it) or to writing (the attempt may have been sent).
+   *
+   * <p>{@code Expect: 100-continue} breaks the premise: OkHttp flushes the headers, key included,
+   * and waits for the server's answer before it writes a byte of the body, and a server that acts
+   * on the headers (a handler that never reads the body runs once they arrive) may apply the
+   * request in that wait, which is its whole processing time. Such a body is made
+   * {@linkplain #headFirst head-first} before it can be refused: it is never refused, and every
+   * failure or cancel of its attempt is ambiguous, as a bodyless request's is. {@link FollowUps#keyed}
+   * does so for an attempt that carries the header; {@link FollowUpGuard} for one whose header was
+   * added below Idem, before the request reaches the network. Thread-safe.
    */
   static final class AttemptBody extends RequestBody {
     private static final int NOT_STARTED = 0;
     private static final int WRITING = 1;
     private static final int REFUSED = 2;
+    /** The request's head may be acted on before (or without) its body: never refused. */
+    private static final int HEAD_FIRST = 3;
 
     private final RequestBody delegate;
     private final AtomicInteger state = new AtomicInteger(NOT_STARTED);
@@ -251,6 +292,16 @@ final class FollowUps {
      */
     boolean refuse() {
       return state.compareAndSet(NOT_STARTED, REFUSED) || state.get() == REFUSED;
+    }
+
+    /**
+     * Makes the body one that is never refused, because its request's head goes out (and may be
+     * acted on) before it is written ({@code Expect: 100-continue}): true if it now is one (or
+     * writing it started), false if it was refused already, when the attempt is recorded as not
+     * sent and its head must not go out either.
+     */
+    boolean headFirst() {
+      return state.compareAndSet(NOT_STARTED, HEAD_FIRST) || state.get() != REFUSED;
     }
 
     @Override

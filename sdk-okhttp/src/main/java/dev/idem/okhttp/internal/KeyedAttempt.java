@@ -28,6 +28,9 @@ final class KeyedAttempt {
   /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
   private Response firstAnswer;
 
+  /** The attempt's body as {@link FollowUps#keyed} made it; null for a bodyless attempt. */
+  private FollowUps.AttemptBody body;
+
   /** @param support the adapter's rules, whose executor drives the attempt */
   KeyedAttempt(AdapterSupport support) {
     this.support = support;
@@ -36,6 +39,16 @@ final class KeyedAttempt {
   /** The adapter's rules, whose executor drives the attempt. */
   AdapterSupport support() {
     return support;
+  }
+
+  /** Remembers the attempt's body, whose verdict the guard may have to settle (see {@link FollowUpGuard}). */
+  synchronized void body(FollowUps.AttemptBody body) {
+    this.body = body;
+  }
+
+  /** The attempt's body as {@link FollowUps#keyed} made it, or null if it has none. */
+  synchronized FollowUps.AttemptBody body() {
+    return body;
   }
 
   /** Remembers the answer to the attempt's first request (its status and headers are read later). */
