@@ -234,7 +234,9 @@ public final class IdempotentExecutor implements AutoCloseable {
    * again), is sent again with its key as {@link #resume} would send it, and, as there, not if it
    * reached its age limit ({@link Builder#maxPendingAge}): it then ends FAILED if no attempt can
    * have reached the server, UNCERTAIN otherwise, and nothing is sent (see
-   * {@link ExpiredPendingAction}).
+   * {@link ExpiredPendingAction}). Nor is it retried at or past that limit: a retry that would fall
+   * there, or a backoff that ends there, is not sent, and the call ends the operation the same way.
+   * An operation this call creates has no age limit within the call: its policy's deadline bounds it.
    *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before anything is sent
@@ -262,7 +264,8 @@ public final class IdempotentExecutor implements AutoCloseable {
       SingleFlight.Ticket ticket = singleFlight.join(op.id());
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true, null);
+        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true,
+            begun.created(), null);
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -292,7 +295,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
         return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, request, transport, p, inline, named,
-            atAgeLimit);
+            false, atAgeLimit);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -305,14 +308,16 @@ public final class IdempotentExecutor implements AutoCloseable {
    * Runs the execution the caller leads, under the begin's claim if there was one, and hands its
    * outcome to the flight's followers.
    *
+   * @param created whether this call's begin created the operation: an inline call is then not
+   *     subject to its age limit; one that found it journaled already is ({@link KeyRetention})
    * @param atAgeLimit as for {@link #runSync}: run if the execution's claim before an attempt ends
    *     the operation at its age limit ({@link AttemptLoop#endedAtAgeLimit}); null if no one asks
    */
   private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
-      Transport transport, RetryPolicy p, boolean inline, boolean named, Runnable atAgeLimit)
+      Transport transport, RetryPolicy p, boolean inline, boolean named, boolean created, Runnable atAgeLimit)
       throws IdempotencyException {
     AttemptLoop loop = record.state().isTerminal() ? null
-        : new AttemptLoop(settings, record, claimed, p, inline, named, retention);
+        : new AttemptLoop(settings, record, claimed, p, inline, named, created, retention);
     try {
       Outcome out = loop == null ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
           : SyncDriver.drive(loop, request, record.id().key(), transport, sleeper, lifecycle);
@@ -430,7 +435,7 @@ public final class IdempotentExecutor implements AutoCloseable {
           public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport,
               Runnable atAgeLimit) throws IdempotencyException {
             return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false,
-                false, atAgeLimit);
+                false, false, atAgeLimit);
           }
 
           @Override
@@ -472,6 +477,9 @@ public final class IdempotentExecutor implements AutoCloseable {
    * right after any call: the start may have sent its first attempt by then (with the same key;
    * recorded when it ends). {@link #close()} ends such a waiting call at once with an {@link OperationPendingException}.
    *
+   * <p>An operation the journal holds already, unfinished, is subject to its age limit as in
+   * {@link #execute}: not sent, nor retried, at or past it.
+   *
    * @param operation the logical operation: its identity (and so its key), request and optional
    *     policy; journaled before this method returns
    * @param transport sends one attempt without blocking; called once per attempt with the same key
@@ -497,7 +505,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     try {
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true, true);
+        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true, true, begun.created());
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -683,11 +691,13 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return leadAsync(ticket, current, null, request, transport, p, inline, named);
+    return leadAsync(ticket, current, null, request, transport, p, inline, named, false);
   }
 
+  /** @param created as for {@link #lead}: whether this call's begin created the operation */
   private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
-      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline, boolean named) {
+      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline, boolean named,
+      boolean created) {
     if (record.state().isTerminal()) {
       CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
       settled.whenComplete((o, e) -> {
@@ -701,7 +711,8 @@ public final class IdempotentExecutor implements AutoCloseable {
       return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
-    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, named, retention), record.id(),
+    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, named, created, retention),
+        record.id(),
         request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       boolean cancelled = result.isCancelled();

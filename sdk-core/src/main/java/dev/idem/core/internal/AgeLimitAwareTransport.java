@@ -16,8 +16,9 @@ import java.util.concurrent.CompletableFuture;
  * hold: at or past it, the attempt fails with {@link PastAgeLimitException}, unsent, and the
  * executor ends the operation as the age limit ends it anywhere else.
  *
- * <p>Internal: the executor only passes the limit to queued delivery with an age limit (not to an
- * inline call, nor under {@code ExpiredPendingAction.RESEND}); otherwise it calls the plain
+ * <p>Internal: the executor only passes the limit to an execution with an age limit (queued
+ * delivery, or an inline call of an operation journaled before it; not under
+ * {@code ExpiredPendingAction.RESEND}); otherwise it calls the plain
  * {@link #sendAsync(RequestSnapshot, IdempotencyKey)}. Implementations are thread-safe, as any
  * {@link AsyncTransport}.
  */

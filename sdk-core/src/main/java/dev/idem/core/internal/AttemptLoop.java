@@ -52,8 +52,9 @@ public final class AttemptLoop {
   /** Whether the app's call named this operation: its claims may wait briefly ({@link Claims#claim}). */
   private final boolean named;
   /**
-   * Queued delivery only: from this instant the operation is not sent again (see
-   * {@link KeyRetention}); null for an inline call, or when there is no age limit.
+   * From this instant the operation is not sent again (see {@link KeyRetention}): for queued
+   * delivery, and for an inline call that found its operation journaled already; null for an inline
+   * call that created it (its deadline bounds it), or when there is no age limit.
    */
   private final Instant ageLimit;
   /** The age limit, for the advice given with an operation found finished. */
@@ -119,15 +120,19 @@ public final class AttemptLoop {
    *     may wait briefly for another process holding it, since an empty claim fails the app's call.
    *     False for a background pass (resumePending, an outbox dispatcher's delivery), whose claims
    *     skip such an operation at once, so that instances never wait on each other
-   * @param retention gives queued delivery its age limit
+   * @param created true if this (inline) call created the operation with its begin: it is then not
+   *     subject to the age limit, since it ends within its own deadline. An inline call that found
+   *     the operation journaled already is a resend as much as a resume is, and is (see
+   *     {@link KeyRetention}); ignored for queued delivery, which always is
+   * @param retention gives the execution its age limit
    */
   public AttemptLoop(EngineSettings settings, OperationRecord record, Lease claimed, RetryPolicy policy,
-      boolean inline, boolean named, KeyRetention retention) {
+      boolean inline, boolean named, boolean created, KeyRetention retention) {
     this.s = settings;
     this.named = named;
     this.claimedAtBegin = claimed;
     this.inline = inline;
-    this.ageLimit = inline ? null : retention.ageLimitOf(record).orElse(null);
+    this.ageLimit = inline && created ? null : retention.ageLimitOf(record).orElse(null);
     this.retention = retention;
     List<AttemptRecord> before = record.attempts();
     this.probing = !inline && !before.isEmpty()
@@ -144,8 +149,8 @@ public final class AttemptLoop {
   }
 
   /**
-   * From this instant queued delivery sends this operation no attempt; null for an inline call, or
-   * when there is no age limit (RESEND).
+   * From this instant this execution sends the operation no attempt; null for an inline call that
+   * created it, or when there is no age limit (RESEND).
    */
   Instant ageLimit() {
     return ageLimit;
@@ -942,16 +947,26 @@ public final class AttemptLoop {
 
   private Step retryOrGiveUp(Verdict v, Integer status, IOException failure, RetryDecision d,
       HostGuard.Health health, Instant now) throws IdempotencyException {
+    boolean atAgeLimit = false;
     if (d.retry() && ageLimit != null && !now.plus(d.delay()).isBefore(ageLimit)) {
-      // Queued delivery sends nothing at or past the age limit: leave the operation due at it, for
-      // the next deliverer to end (KeyRetention.expireIfDue) with everything its history says.
-      String why = v.reason() + "; the next attempt would fall at or past the age limit " + ageLimit;
-      Instant due = dueAfter(now, d.delay());
-      record(v, status, failure, now, Duration.between(now, due), "not retried: age limit", health);
-      journalTransition(Transition.retryAt(now, due, why));
-      lease = null;
-      return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why
-          + "; it ends then, UNCERTAIN or FAILED, without being sent again", failure, id, history, lastResponse));
+      if (inline) {
+        // An inline call of an operation journaled before it sends nothing at or past the age limit
+        // either, and its caller waits for an outcome: it gives up now, as at its policy's bounds,
+        // but ends it as the limit would with the same history (UNCERTAIN if an attempt may have
+        // reached the server, else FAILED), rather than leave it PENDING for a deliverer it may not run.
+        d = RetryDecision.stop("the next attempt would fall at or past the age limit " + ageLimit);
+        atAgeLimit = true;
+      } else {
+        // Queued delivery sends nothing at or past the age limit: leave the operation due at it, for
+        // the next deliverer to end (KeyRetention.expireIfDue) with everything its history says.
+        String why = v.reason() + "; the next attempt would fall at or past the age limit " + ageLimit;
+        Instant due = dueAfter(now, d.delay());
+        record(v, status, failure, now, Duration.between(now, due), "not retried: age limit", health);
+        journalTransition(Transition.retryAt(now, due, why));
+        lease = null;
+        return new Step.Fail(new OperationPendingException("operation " + id + " is PENDING: " + why
+            + "; it ends then, UNCERTAIN or FAILED, without being sent again", failure, id, history, lastResponse));
+      }
     }
     record(v, status, failure, now, d.delay(), d.reason(), health);
     if (d.retry()) {
@@ -963,14 +978,16 @@ public final class AttemptLoop {
       previousDelay = d.delay();
       return new Step.Wait(d.delay());
     }
-    boolean uncertain = history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
+    boolean uncertain = atAgeLimit ? KeyRetention.mayHaveReachedServer(history)
+        : history.stream().anyMatch(AttemptRecord::mayHaveTakenEffect);
     String reason = "gave up: " + d.reason() + "; last attempt: " + v.reason();
     finish(uncertain ? OperationState.UNCERTAIN : OperationState.FAILED, now, reason);
     LOG.warn("operation {} {} after {} attempts: {}", id, uncertain ? "is UNCERTAIN" : "FAILED", history.size(),
         reason);
     if (uncertain) {
       return new Step.Fail(new OperationUncertainException("operation " + id + " is UNCERTAIN: " + reason
-          + "; an attempt may have taken effect", failure, id, history, lastResponse));
+          + (atAgeLimit ? "; an attempt may have reached the server, which may forget its key past the age limit"
+              : "; an attempt may have taken effect"), failure, id, history, lastResponse));
     }
     return new Step.Fail(new OperationFailedException("operation " + id + " FAILED: " + reason, failure, id, history,
         lastResponse));

@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
  * limit. An inline call (execute, executeAsync) that creates its operation is not subject to it:
  * it ends within its own deadline. One that finds its operation journaled already, unfinished,
  * is: executing the same Operation again is a resend as much as a resume is, so the executor ends
- * such an operation here first, as resume does, and sends nothing.
+ * such an operation here first, as resume does, and sends nothing; and the call's attempt loop
+ * has the limit too, so that no retry of it goes out at or past it ({@code AttemptLoop}).
  *
  * <p>Thread-safe: immutable, and the journal it writes is thread-safe.
  */
