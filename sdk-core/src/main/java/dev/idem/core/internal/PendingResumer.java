@@ -837,12 +837,15 @@ public final class PendingResumer {
       // (the other lanes' sends were slow): checked again here, so that nothing is sent past the
       // limit with a key the server may have forgotten.
       if (job.ticket() != null && retention.endsAtAgeLimit(record)) {
-        OperationRecord ended = expireTaken(job);
-        if (ended != null) {
-          count(Tally.EXPIRED);
-          tellSettled(handler, ended);
+        OperationRecord now = expireTaken(job, endedAtAgeLimit);
+        if (now.state().isTerminal()) {
+          if (atAgeLimit.get()) {
+            count(Tally.EXPIRED);
+          }
+          tellSettled(handler, now);
           return;
         }
+        record = now;  // not ended after all (re-driven since the page read it): sent as the journal holds it
       }
       Transport transport = transportOf(handler, job);
       if (transport == null) {
@@ -900,20 +903,24 @@ public final class PendingResumer {
    * that consumes, or, if the batch did not get one, under a claim of its own. Once ended, the
    * flight ends not begun, so that executions that joined it start over from the journal.
    *
-   * @return the operation as the journal then holds it; null if it was not ended (RESEND, re-driven
-   *     since it was read, or held by another owner), and the job is sent as before, still leading
-   *     its flight
+   * @param atAgeLimit run if this call ends the operation at its age limit
+   * @return the operation as the journal then holds it, read again whether it was ended or not.
+   *     If it is finished (ended here, or by another owner that held it), the flight is left. If not
+   *     (re-driven since it was read, or held by another owner), the job still leads its flight
+   *     (under the batch's claim, if it had one) and is sent as this record: sent as the stale page
+   *     record, a re-driven operation would take its age limit from its old creation, and its first
+   *     retry would "fall past" a limit it no longer has
    */
-  private OperationRecord expireTaken(Job job) throws IdempotencyException {
+  private OperationRecord expireTaken(Job job, Runnable atAgeLimit) throws IdempotencyException {
     OperationRecord record = job.record();
-    OperationRecord ended;
+    OperationRecord now;
     try {
       OperationState state = job.lease() != null ? retention.expireClaimed(record, job.lease())
           : retention.expireIfDue(record);
-      if (!state.isTerminal()) {
-        return null;
+      if (state.isTerminal()) {
+        atAgeLimit.run();
       }
-      ended = settings.journal().find(record.id())
+      now = settings.journal().find(record.id())
           .orElseThrow(() -> new IllegalStateException("operation vanished from the journal: " + record.id()));
     } catch (IdempotencyException | RuntimeException | Error e) {
       // Not sent: an unwritten end leaves the claim IN_FLIGHT under this owner, which the next
@@ -921,8 +928,10 @@ public final class PendingResumer {
       flight.leaveNotBegun(record.id(), job.ticket());
       throw e;
     }
-    flight.leaveNotBegun(record.id(), job.ticket());
-    return ended;
+    if (now.state().isTerminal()) {
+      flight.leaveNotBegun(record.id(), job.ticket());
+    }
+    return now;
   }
 
   /**
