@@ -821,23 +821,13 @@ public final class PendingResumer {
     AtomicBoolean atAgeLimit = new AtomicBoolean();
     Runnable endedAtAgeLimit = () -> atAgeLimit.set(true);
     try {
-      if (job.ticket() == null && retention.endsAtAgeLimit(record)) {
-        // In its flight: never over a live execution here.
-        OperationRecord now = runner.expire(record, endedAtAgeLimit);
-        if (now.state().isTerminal()) {
-          if (atAgeLimit.get()) {
-            count(Tally.EXPIRED);
-          }
-          tellSettled(handler, now);
-          return;
-        }
-        record = now;  // not ended after all (re-driven since the page read it): sent as the journal holds it
-      }
-      // Its batch was claimed before the age limit, and the lane takes it now, perhaps long after
-      // (the other lanes' sends were slow): checked again here, so that nothing is sent past the
-      // limit with a key the server may have forgotten.
-      if (job.ticket() != null && retention.endsAtAgeLimit(record)) {
-        OperationRecord now = expireTaken(job, endedAtAgeLimit);
+      if (retention.endsAtAgeLimit(record)) {
+        // Without a ticket: expired in its flight, never over a live execution here. With one, its
+        // batch was claimed before the age limit, and the lane takes it now, perhaps long after (the
+        // other lanes' sends were slow): checked again here, so that nothing is sent past the limit
+        // with a key the server may have forgotten.
+        OperationRecord now = job.ticket() == null ? runner.expire(record, endedAtAgeLimit)
+            : expireTaken(job, endedAtAgeLimit);
         if (now.state().isTerminal()) {
           if (atAgeLimit.get()) {
             count(Tally.EXPIRED);
