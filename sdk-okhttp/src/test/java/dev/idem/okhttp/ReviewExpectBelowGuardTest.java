@@ -47,6 +47,19 @@ class ReviewExpectBelowGuardTest {
     assertHeadOutIsAmbiguous(client);
   }
 
+  @Test
+  void expectHeaderAddedBelowInterceptorOnlyClientIsAmbiguous() throws Exception {
+    IdempotentExecutor executor = f.executorBuilder()
+        .retryPolicy(RetryPolicy.builder().maxAttempts(1).build()).build();
+    IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+    OkHttpClient client = new OkHttpClient.Builder().retryOnConnectionFailure(false)
+        .addInterceptor(idem.interceptor())
+        .addInterceptor(chain -> chain.proceed(
+            chain.request().newBuilder().header("Expect", "100-continue").build()))
+        .build();
+    assertHeadOutIsAmbiguous(client);
+  }
+
   private void assertHeadOutIsAmbiguous(OkHttpClient client) throws Exception {
     try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       CompletableFuture<String> head = CompletableFuture.supplyAsync(() -> {
