@@ -208,6 +208,14 @@ public final class IdemOkHttp implements AutoCloseable {
    * own. They must not retry: a second {@code proceed} of one attempt is refused with an
    * IOException before it reaches the network, and the attempt counts as ambiguous.
    *
+   * <p>An {@code Expect: 100-continue} header on an attempt, wherever it was added (the request,
+   * an interceptor below Idem's, a network interceptor added before or after this call), makes
+   * the attempt count as sent once it may have reached the network: Idem judges the request
+   * OkHttp finally writes (through an event listener it adds to each keyed call), because OkHttp
+   * sends such a request's headers, key included, before its body. An interceptor below Idem's that
+   * builds a new request instead of {@code newBuilder()} drops Idem's tag, and Idem cannot tell
+   * that request's attempt (nor stop its follow-ups).
+   *
    * @param builder the app's client builder
    * @return the same builder, for chaining
    * @throws NullPointerException if {@code builder} is null
@@ -286,7 +294,10 @@ public final class IdemOkHttp implements AutoCloseable {
    * keeps every follow-up off keyed attempts. This interceptor alone does not stop a 301, 302 or
    * 303 followed with a GET, nor any follow-up once an interceptor below it replaces the request
    * body; such an attempt counts as ambiguous (see "Every request on the wire is a journaled
-   * attempt" above).
+   * attempt" above). An {@code Expect: 100-continue} header that an interceptor below it adds is
+   * honoured as with {@link #install}: the attempt counts as sent once it may have reached the
+   * network (Idem sees the request OkHttp writes through an event listener of the call, not through
+   * the guard).
    *
    * @return the application interceptor
    */

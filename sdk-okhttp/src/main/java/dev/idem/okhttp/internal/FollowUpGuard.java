@@ -22,9 +22,11 @@ import okhttp3.Response;
  * the network, with {@link FollowUpRefusedException}.
  *
  * <p>It also sees the attempt's request as it goes to the network: if that carries
- * {@code Expect: 100-continue} (added by an interceptor below Idem), the attempt's body is made
- * {@linkplain FollowUps.AttemptBody#headFirst head-first} before the head goes out, so that no
- * failure of it is called not sent.
+ * {@code Expect: 100-continue} (added by an application interceptor below Idem), the attempt's
+ * body is made {@linkplain FollowUps.AttemptBody#headFirst head-first} before the head goes out,
+ * so that no failure of it is called not sent, or, if the attempt was recorded as not sent
+ * already, it is refused before a connection is sought. A header a network interceptor after this
+ * one adds it cannot see: {@link ExpectContinueWatch} judges the request OkHttp finally writes.
  *
  * <p>Stateless (the state is in each attempt's tag) and thread-safe.
  */

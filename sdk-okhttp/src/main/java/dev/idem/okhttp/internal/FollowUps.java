@@ -173,6 +173,9 @@ final class FollowUps {
   static Response proceed(Interceptor.Chain chain, Request attempt, KeyedAttempt tag) throws IOException {
     Response response;
     try {
+      // Before anything goes down: only the call's listener sees the request OkHttp writes, after
+      // every interceptor, and so an Expect: 100-continue header no interceptor of Idem's saw.
+      ExpectContinueWatch.watch(chain.call());
       response = once(chain).proceed(attempt);
     } catch (IOException | RuntimeException e) {
       RequestNotSentException noEffect = answeredWithoutEffect(tag, e);
@@ -269,8 +272,10 @@ final class FollowUps {
    * request in that wait, which is its whole processing time. Such a body is made
    * {@linkplain #headFirst head-first} before it can be refused: it is never refused, and every
    * failure or cancel of its attempt is ambiguous, as a bodyless request's is. {@link FollowUps#keyed}
-   * does so for an attempt that carries the header; {@link FollowUpGuard} for one whose header was
-   * added below Idem, before the request reaches the network. Thread-safe.
+   * does so for an attempt that carries the header; {@link FollowUpGuard} for one whose header an
+   * application interceptor below Idem added, before the request reaches the network; and
+   * {@link ExpectContinueWatch}, the call's event listener, for the request OkHttp finally writes
+   * (a header a network interceptor added, on any client), before its head is flushed. Thread-safe.
    */
   static final class AttemptBody extends RequestBody {
     private static final int NOT_STARTED = 0;
