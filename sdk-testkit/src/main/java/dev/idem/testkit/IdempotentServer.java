@@ -325,15 +325,17 @@ public final class IdempotentServer implements AutoCloseable {
      * recorded, its {@linkplain ReceivedRequest#body() body} cut to its first {@code bytes} bytes:
      * the server reads the rest and discards it, so that it never holds more than this much of one
      * body in memory however large the upload. Default {@value #DEFAULT_MAX_BODY_SIZE} (1 MiB); a
-     * test that uploads more raises it.
+     * test that uploads more raises it (the idempotency guard's own cap on the body it
+     * fingerprints is set to the same value). A body taken is held in one byte array, hence the
+     * upper bound.
      *
-     * @param bytes the largest body taken; positive
+     * @param bytes the largest body taken; from 1 to {@code Integer.MAX_VALUE - 1}
      * @return this builder
-     * @throws IllegalArgumentException if zero or negative
+     * @throws IllegalArgumentException if zero, negative or over {@code Integer.MAX_VALUE - 1}
      */
     public Builder maxBodySize(long bytes) {
-      if (bytes <= 0) {
-        throw new IllegalArgumentException("maxBodySize must be positive, not " + bytes);
+      if (bytes <= 0 || bytes >= Integer.MAX_VALUE) {
+        throw new IllegalArgumentException("maxBodySize must be from 1 to " + (Integer.MAX_VALUE - 1) + ", not " + bytes);
       }
       this.maxBodySize = bytes;
       return this;
@@ -510,7 +512,10 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws UncheckedIOException if the port cannot be bound
      */
     public IdempotentServer start() {
-      IdempotencyGuard.Builder g = guardBuilder().inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null);
+      // The guard refuses bodies over its own cap (1 MiB by default) with a 413 of its own: without
+      // this, a maxBodySize above 1 MiB would let a body past the front end only to be refused there.
+      IdempotencyGuard.Builder g = guardBuilder().inFlightRetryAfter(sendInFlightRetryAfter ? inFlightRetryAfter : null)
+          .maxRequestBody((int) maxBodySize);
       guardSettings.values().forEach(setting -> setting.accept(g));
       return new IdempotentServer(g.build(), new IdempotencyDispatcher.Settings(callerHeader, handler, clock, maxBodySize), port);
     }

@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.testkit.support.HeapLimitedJvm;
@@ -48,6 +49,27 @@ class RequestBodyLimitTest {
       assertEquals(201, a.status(), a.body());
       assertEquals(1, server.effectCount("k-16"));
     }
+  }
+
+  @Test
+  void aLimitRaisedAboveTheDefaultTakesALargerBody() throws Exception {
+    // The guard behind the front end has a request body cap of its own (1 MiB by default); a
+    // raised maxBodySize must raise it too, or the upload still gets 413, from the guard.
+    try (IdempotentServer server = IdempotentServer.builder().maxBodySize(4L << 20).start()) {
+      String twoMiB = "{\"doc\":\"" + "x".repeat(2 << 20) + "\"}";
+      TestClient.Answer a = client.post(server.url("/documents"), "k-upload", twoMiB);
+      assertEquals(201, a.status(), a.body());
+      assertEquals(1, server.effectCount("k-upload"));
+      assertEquals(twoMiB, server.recordedRequests().get(0).body());
+    }
+  }
+
+  @Test
+  void aLimitOverWhatOneArrayHoldsIsRefused() {
+    // The body is held in one byte array to be fingerprinted.
+    IdempotentServer.Builder builder = IdempotentServer.builder();
+    assertThrows(IllegalArgumentException.class, () -> builder.maxBodySize(Integer.MAX_VALUE));
+    builder.maxBodySize(Integer.MAX_VALUE - 1);
   }
 
   @Test
