@@ -45,6 +45,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   <tr><td>{@code --no-replay-marker}</td><td>mark replays</td><td>{@link IdempotentServer.Builder#replayMarker}</td></tr>
  *   <tr><td>{@code --store-server-errors}</td><td>5xx not stored</td><td>{@link IdempotentServer.Builder#storeServerErrors}</td></tr>
  *   <tr><td>{@code --fingerprint raw-bytes}</td><td>{@code canonical-json}</td><td>{@link IdempotentServer.Builder#fingerprintMode}</td></tr>
+ *   <tr><td>{@code --max-body-size BYTES}</td><td>1048576 (1 MiB)</td><td>{@link IdempotentServer.Builder#maxBodySize}</td></tr>
  * </table>
  *
  * <p>Exit status: 0 after a normal stop (Ctrl-C or SIGTERM, once the summary is printed), 2 on bad
@@ -64,6 +65,7 @@ public final class IdempotentServerMain {
       "usage: IdempotentServerMain [--port N] [--key-header NAME] [--caller-header NAME]",
       "         [--mismatch-status 4xx] [--in-flight-retry-after SECONDS | --no-in-flight-retry-after]",
       "         [--no-replay-marker] [--store-server-errors] [--fingerprint canonical-json|raw-bytes]",
+      "         [--max-body-size BYTES]",
       "Runs Idem's reference idempotent server on 127.0.0.1 until Ctrl-C (port 0: any free port).");
 
   private IdempotentServerMain() {}
@@ -174,6 +176,7 @@ public final class IdempotentServerMain {
         case "--no-replay-marker" -> b.replayMarker(false);
         case "--store-server-errors" -> b.storeServerErrors(true);
         case "--fingerprint" -> b.fingerprintMode(fingerprint(value(flag, rest)));
+        case "--max-body-size" -> b.maxBodySize(longNumber(flag, rest));
         default -> throw new IllegalArgumentException("unknown flag " + flag);
       }
     }
@@ -191,6 +194,17 @@ public final class IdempotentServerMain {
     String v = value(flag, rest);
     try {
       return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(flag + " takes a whole number, not " + v);
+    }
+  }
+
+  // Parsed as the builder's long, so that a number too large for it gets the builder's message
+  // (its range) rather than "not a whole number".
+  private static long longNumber(String flag, Deque<String> rest) {
+    String v = value(flag, rest);
+    try {
+      return Long.parseLong(v);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException(flag + " takes a whole number, not " + v);
     }

@@ -128,6 +128,9 @@ class IdempotentServerMainTest {
         {"--port", "70000"},
         {"--mismatch-status", "200"},
         {"--fingerprint", "sha1"},
+        {"--max-body-size", "0"},
+        {"--max-body-size", "1MiB"},
+        {"--max-body-size", Long.toString(4L << 30)},   // over what the builder takes: its message
     };
     for (String[] args : bad) {
       try (Run run = new Run(args)) {
