@@ -322,9 +322,10 @@ public final class IdempotentServer implements AutoCloseable {
      * 413 (a problem document, {@code urn:idem:problem:content-too-large}) before any fault or
      * processing, as a real API or the proxy in front of it would: no effect, nothing claimed, so
      * a retry with the same key and a smaller body is a first attempt. Such a request is still
-     * recorded, its {@linkplain ReceivedRequest#body() body} cut to its first {@code bytes} bytes:
-     * the server reads the rest and discards it, so that it never holds more than this much of one
-     * body in memory however large the upload. Default {@value #DEFAULT_MAX_BODY_SIZE} (1 MiB); a
+     * recorded, its {@linkplain ReceivedRequest#body() body} cut to its first {@code bytes} bytes
+     * (or the one to three fewer that end a whole character): the server reads the rest and
+     * discards it, so that it never holds more than this much of one body in memory however large
+     * the upload. Default {@value #DEFAULT_MAX_BODY_SIZE} (1 MiB); a
      * test that uploads more raises it (the idempotency guard's own cap on the body it
      * fingerprints is set to the same value). A body taken is held in one byte array, hence the
      * upper bound.

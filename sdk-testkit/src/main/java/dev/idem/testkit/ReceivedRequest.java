@@ -20,8 +20,10 @@ import java.util.Optional;
  * @param path the encoded request path, without the query
  * @param caller the caller scope, {@code "anonymous"} when the request named none
  * @param keyHeader the raw value of the key header exactly as sent (quotes included), if present
- * @param body the request body decoded as UTF-8; empty when there was none; only its first
- *     {@link IdempotentServer.Builder#maxBodySize} bytes when it was larger (and answered 413)
+ * @param body the request body decoded as UTF-8; empty when there was none; when it was larger
+ *     than {@link IdempotentServer.Builder#maxBodySize} (and answered 413), only its first
+ *     characters, at most that many bytes and never a character cut in two: a prefix of the text
+ *     sent
  * @param headers every request header as received: names in lower case, in the order they first
  *     appeared, each with its values in the order sent; unmodifiable. It includes what the client
  *     added on its own ({@code Host}, {@code Content-Length}, {@code User-Agent} and the like).
@@ -37,8 +39,10 @@ public record ReceivedRequest(
    * @param path the encoded request path, without the query
    * @param caller the caller scope, {@code "anonymous"} when the request named none
    * @param keyHeader the raw value of the key header exactly as sent (quotes included), if present
-   * @param body the request body decoded as UTF-8; empty when there was none; only its first
-   *     {@link IdempotentServer.Builder#maxBodySize} bytes when it was larger (and answered 413)
+   * @param body the request body decoded as UTF-8; empty when there was none; when it was larger
+   *     than {@link IdempotentServer.Builder#maxBodySize} (and answered 413), only its first
+   *     characters, at most that many bytes and never a character cut in two: a prefix of the text
+   *     sent
    * @param headers every request header as received: names in lower case, in the order they first appeared, each with its values in the order sent; unmodifiable. It includes what the client added on its own ({@code Host}, {@code Content-Length}, {@code User-Agent} and the like).
    * @throws NullPointerException if any component is null
    * @throws IllegalArgumentException if a header has no values

@@ -100,8 +100,11 @@ public final class IdempotencyDispatcher extends Dispatcher {
     String key = KeyHeader.parse(keyValues).key().map(IdempotencyKey::value).orElse(null);
     ByteString rawBody = request.getBody();
     byte[] body = rawBody == null ? new byte[0] : rawBody.toByteArray();
+    // A body over the limit arrives cut at maxBodySize bytes, maybe inside a character, which
+    // would decode to a trailing U+FFFD: recorded up to the last whole character instead.
+    int recorded = request.getBodySize() > body.length ? wholeCharacters(body) : body.length;
     log.append(method, path, caller, keyValues.stream().findFirst(),
-        new String(body, StandardCharsets.UTF_8), key, headers(request.getHeaders()));
+        new String(body, 0, recorded, StandardCharsets.UTF_8), key, headers(request.getHeaders()));
 
     // Before the fault plan: a real API's front end refuses the upload before anything else sees
     // it, and the body here is only its first maxBodySize bytes, which must not be fingerprinted.
@@ -117,6 +120,26 @@ public final class IdempotencyDispatcher extends Dispatcher {
     boolean slow = fault != null && fault.kind() == FaultSpec.Kind.SLOW_PROCESSING;
     MockResponse.Builder response = process(request, caller, keyValues, body, slow ? fault.duration() : null);
     return fault == null ? response.build() : withExtraHeaders(after(fault, response), fault).build();
+  }
+
+  /**
+   * How many of {@code bytes}, a prefix of UTF-8 text, end with a whole character: all of them, or
+   * fewer by the one to three bytes of a character the cut split. Bytes that are not UTF-8 are
+   * left as they are (they decode to U+FFFD, as in a body that was not cut).
+   */
+  static int wholeCharacters(byte[] bytes) {
+    int n = bytes.length;
+    int lead = n - 1;
+    // Back over continuation bytes (10xxxxxx) to the byte that starts the last character.
+    while (lead >= 0 && n - lead < 4 && (bytes[lead] & 0xC0) == 0x80) {
+      lead--;
+    }
+    if (lead < 0) {
+      return n;
+    }
+    int b = bytes[lead] & 0xFF;
+    int length = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 && b <= 0xEF ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 1;
+    return n - lead < length ? lead : n;
   }
 
   private static MockResponse.Builder withExtraHeaders(MockResponse.Builder response, FaultSpec fault) {
