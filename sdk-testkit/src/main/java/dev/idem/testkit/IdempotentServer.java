@@ -48,6 +48,10 @@ import okhttp3.HttpUrl;
  *       limit held in memory.
  * </ul>
  *
+ * <p>It does not answer {@code Expect: 100-continue} (MockWebServer reads the body before the
+ * dispatcher sees the head, so a {@code 100 Continue} could only go to every request): a client
+ * that waits for one times out (see docs/testkit.md).
+ *
  * <p>Real servers differ, and the builder can make this one behave like them (the flavours): the
  * status for a reused key ({@link Builder#mismatchStatus}), a 409 with or without
  * {@code Retry-After} ({@link Builder#sendInFlightRetryAfter}), the replay marker on or off
