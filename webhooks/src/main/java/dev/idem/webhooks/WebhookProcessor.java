@@ -161,13 +161,11 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Duration maxRunTime;
   private final RunWatchdog watchdog;
   private final Duration closeGrace;
-  /** The workers running an event now: close() from a handler must not wait for its own run. */
-  private final WorkerRuns runs = new WorkerRuns();
   /**
-   * Set by close() just before it interrupts the handlers still running after its grace: their
-   * failure is then the shutdown's, not the event's.
+   * The workers running an event now: close() from a handler must not wait for its own run, and a
+   * run's failure is the shutdown's only if close() interrupted that run ({@link #cutByClose}).
    */
-  private volatile boolean interruptedByClose;
+  private final WorkerRuns runs = new WorkerRuns();
 
   private final Object lock = new Object();
   private ExecutorService workers;  // set by start
@@ -343,7 +341,15 @@ public final class WebhookProcessor implements AutoCloseable {
     heartbeat.begin(e);
     try {
       workers.execute(() -> {
-        runs.enter();
+        if (!runs.enter()) {
+          // Queued until close() had already cut the runs short: handed back, not begun.
+          try {
+            notRun(e);
+          } finally {
+            slots.release();
+          }
+          return;
+        }
         try {
           run(e, true);
         } finally {
@@ -453,6 +459,10 @@ public final class WebhookProcessor implements AutoCloseable {
     // Only on this processor's own workers: processDue runs on the app's thread, not this
     // processor's to interrupt.
     RunWatchdog.Run limit = onWorker ? watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e)) : null;
+    // Whether close() interrupted THIS run while its handler ran: a handler that called close()
+    // itself, or had already returned or thrown when close() interrupted the others, is judged by
+    // its own outcome, not by the shutdown going on beside it.
+    boolean cut = false;
     try {
       handler.handle(event);
     } catch (Throwable t) {
@@ -461,12 +471,13 @@ public final class WebhookProcessor implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     } finally {
+      cut = onWorker && runs.handlerEnded();
       if (limit != null) {
         limit.end();
       }
     }
     boolean overran = limit != null && limit.exceeded();
-    if (overran && !interruptedByClose) {
+    if (overran && !cut) {
       // The interrupt was this processor's, for the handler only: recording the outcome on this
       // thread must not see it.
       Thread.interrupted();
@@ -475,7 +486,7 @@ public final class WebhookProcessor implements AutoCloseable {
     if (failure != null && overran) {
       return overran(e, failure, now);
     }
-    if (failure != null && onWorker && interruptedByClose) {
+    if (failure != null && cut) {
       return cutByClose(e, failure, started, now);
     }
     if (failure == null) {
@@ -673,8 +684,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * runs to end and record their outcome, and shuts down the threads it owns. Events not finished
    * stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due at once, its
    * attempt not counted if the run was shorter than the lease (a longer one, perhaps a hung
-   * handler, counts as an attempt without an outcome: see the class comment). A handler that
-   * ignores the interrupt for longer than those 5 s is left behind on its (daemon) thread: close()
+   * handler, counts as an attempt without an outcome: see the class comment). Only the runs close()
+   * interrupted are judged so: a handler that had already returned or thrown when close()
+   * interrupted the others is recorded by its own outcome, and a claimed event whose run had not
+   * begun goes back to PENDING without running. A handler that ignores the interrupt for longer
+   * than those 5 s is left behind on its (daemon) thread: close()
    * returns without its outcome, its lease is renewed no longer, and the event runs again when its
    * lease ends, on another processor or after a restart (an embedded inbox: at its next open, which
    * records the run as one the process died during, counted as an attempt without an outcome).
@@ -688,9 +702,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
    * cannot end while it waits, so close() then waits for the other runs only, as above (and, if
    * another close() is already under way, returns at once: that one waits for this run). It does
-   * not interrupt the calling handler, whose event is recorded as usual when it returns (DONE if it
-   * returns normally); but from then on its lease is no longer renewed, nor its run bounded by the
-   * {@linkplain Builder#maxRunTime maximum run time}, so it should return soon after.
+   * not interrupt the calling handler, whose event is recorded as usual when it returns: DONE if it
+   * returns normally, and if it throws, its failure is the handler's own (retried or a dead letter
+   * as any other), not one close() caused; but from then on its lease is no longer renewed, nor its
+   * run bounded by the {@linkplain Builder#maxRunTime maximum run time}, so it should return soon
+   * after.
    */
   @Override
   public void close() {
@@ -776,8 +792,12 @@ public final class WebhookProcessor implements AutoCloseable {
         if (!awaitRuns(w, fromHandler, saturatedNanos(closeGrace))) {
           LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
               + " later", closeGrace);
-          interruptedByClose = true;
-          interruptRuns(w, fromHandler);
+          // Interrupted and marked one by one, each run whose handler still runs (not the caller's):
+          // so each run's failure is judged by whether close() interrupted it. shutdownNow()
+          // interrupted every worker, the caller and the runs recording their own outcome too, and
+          // dropped the queued runs with their events still leased; a queued run now begins no more
+          // and hands its event back (dispatch).
+          runs.cutShort();
           // The interrupted runs hand their events back on their workers: wait for that, bounded,
           // since the caller's next step is usually to close the inbox they write to.
           if (!awaitRuns(w, fromHandler, CLOSE_HAND_BACK_WAIT.toNanos())) {
@@ -788,8 +808,7 @@ public final class WebhookProcessor implements AutoCloseable {
       } catch (InterruptedException ex) {
         // The caller wants close() over now: no further wait.
         Thread.currentThread().interrupt();
-        interruptedByClose = true;
-        interruptRuns(w, fromHandler);
+        runs.cutShort();
       }
     }
   }
@@ -800,20 +819,6 @@ public final class WebhookProcessor implements AutoCloseable {
    */
   private boolean awaitRuns(ExecutorService w, boolean fromHandler, long nanos) throws InterruptedException {
     return fromHandler ? runs.awaitOthers(nanos) : w.awaitTermination(nanos, TimeUnit.NANOSECONDS);
-  }
-
-  /**
-   * Interrupts the runs still going on, and drops the ones queued. shutdownNow() interrupts every
-   * worker, so for a handler's own close() the caller's interrupt status is put back as it was: its
-   * own close() does not cut its run short. (shutdownNow() rather than interrupting the others one
-   * by one: it also reaches a worker that took a queued run and has not begun it yet.)
-   */
-  private void interruptRuns(ExecutorService w, boolean fromHandler) {
-    boolean wasInterrupted = Thread.currentThread().isInterrupted();
-    w.shutdownNow();
-    if (fromHandler && !wasInterrupted) {
-      Thread.interrupted();
-    }
   }
 
   /** Configures a processor. Not thread-safe. */

@@ -1,26 +1,45 @@
 package dev.idem.webhooks.internal;
 
-import java.util.HashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The threads of one processor's pool that are running one of its events now. close() may be
- * called by a handler (a kill switch, a handler that finds the app misconfigured): waiting for the
- * pool to terminate would then wait for the caller's own run, which cannot end while it waits, so
- * close() asks here whether its caller is one of these threads, and if so waits for the others
- * only.
+ * The threads of one processor's pool that are running one of its events now, and which of those
+ * runs close() cut short.
+ *
+ * <p>close() may be called by a handler (a kill switch, a handler that finds the app misconfigured):
+ * waiting for the pool to terminate would then wait for the caller's own run, which cannot end while
+ * it waits, so close() asks here whether its caller is one of these threads, and if so waits for the
+ * others only.
+ *
+ * <p>After its grace, close() interrupts the handlers still running ({@link #cutShort()}), and a
+ * failure of theirs is then the shutdown's, not the event's. That is known per run, not for the
+ * processor as a whole: a handler that called close() itself, or whose handler had already returned
+ * or thrown when close() interrupted the others, was not interrupted by it, and is judged by its own
+ * outcome. The mark and the interrupt are made under the same lock as {@link #handlerEnded()}, so a
+ * run counts as cut short exactly when close() interrupted it while its handler was running.
  *
  * <p>Bounded: a thread is listed only during its run, so at most one per worker. Thread-safe.
  */
 public final class WorkerRuns {
   private final Object lock = new Object();
-  private final Set<Thread> running = new HashSet<>();  // guarded by lock
+  private final Map<Thread, Run> running = new HashMap<>();  // guarded by lock
+  private boolean cut;  // guarded by lock: close() has cut the runs short; no run begins any more
 
-  /** The calling thread begins a run: until {@link #exit()}, it counts as running one. */
-  public void enter() {
+  /**
+   * The calling thread begins a run: until {@link #exit()}, it counts as running one.
+   *
+   * @return false, and nothing is listed, if close() has already cut the runs short: a run a worker
+   *     takes from the queue after that must not begin (its event is handed back instead)
+   */
+  public boolean enter() {
     synchronized (lock) {
-      running.add(Thread.currentThread());
+      if (cut) {
+        return false;
+      }
+      running.put(Thread.currentThread(), new Run());
+      return true;
     }
   }
 
@@ -35,7 +54,43 @@ public final class WorkerRuns {
   /** {@return whether the calling thread is running one of the events, between enter and exit} */
   public boolean callerIsRunning() {
     synchronized (lock) {
-      return running.contains(Thread.currentThread());
+      return running.containsKey(Thread.currentThread());
+    }
+  }
+
+  /**
+   * The calling thread's handler has returned or thrown: close() no longer interrupts this run.
+   *
+   * @return whether close() interrupted the run before (cut it short); false for a thread that is
+   *     not running one of the events between enter and exit ({@code processDue} on the app's thread)
+   */
+  public boolean handlerEnded() {
+    synchronized (lock) {
+      Run r = running.get(Thread.currentThread());
+      if (r == null) {
+        return false;
+      }
+      r.handlerEnded = true;
+      return r.cut;
+    }
+  }
+
+  /**
+   * close(), after its grace: interrupts the threads whose handlers are still running (or about to
+   * run), but not the calling thread (a handler's own close() does not cut its run short), marks
+   * those runs cut short, and lets no run begin from now on. Runs whose handler has ended are left
+   * alone: their outcome is their own, being recorded. Idempotent.
+   */
+  public void cutShort() {
+    Thread self = Thread.currentThread();
+    synchronized (lock) {
+      cut = true;
+      for (Map.Entry<Thread, Run> r : running.entrySet()) {
+        if (r.getKey() != self && !r.getValue().handlerEnded && !r.getValue().cut) {
+          r.getValue().cut = true;
+          r.getKey().interrupt();
+        }
+      }
     }
   }
 
@@ -63,6 +118,12 @@ public final class WorkerRuns {
   }
 
   private boolean othersDone(Thread self) {
-    return running.isEmpty() || (running.size() == 1 && running.contains(self));
+    return running.isEmpty() || (running.size() == 1 && running.containsKey(self));
+  }
+
+  /** One thread's run. */
+  private static final class Run {
+    boolean handlerEnded;  // guarded by the outer lock
+    boolean cut;  // guarded by the outer lock
   }
 }
