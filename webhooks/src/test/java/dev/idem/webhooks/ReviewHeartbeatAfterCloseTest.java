@@ -1,6 +1,7 @@
 package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
@@ -26,7 +27,11 @@ import org.junit.jupiter.api.io.TempDir;
  * (the replacement built after a context refresh, another instance) ever gets the event.
  *
  * <p>Fake clock and scheduler (the renewals run on the test thread); the worker is a real thread,
- * waited for on latches and joined, never a sleep.
+ * waited for on latches and joined, never a sleep. close() waits up to 5 s of real time for the
+ * interrupted handler to end ({@code CLOSE_HAND_BACK_WAIT}), which this one never does: instead of
+ * waiting them out, the test interrupts the closing thread once close() is seen in that wait (its
+ * thread state and stack), which ends the wait as close() documents for an interrupted caller, and
+ * stops the renewals on the same path (shutDown's finally) as a wait that ran out.
  */
 class ReviewHeartbeatAfterCloseTest {
   @TempDir
@@ -36,6 +41,7 @@ class ReviewHeartbeatAfterCloseTest {
   void aClosedProcessorKeepsRenewingTheLeaseOfAHandlerThatIgnoredTheInterrupt() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
     CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch interrupted = new CountDownLatch(1);
     CountDownLatch unblock = new CountDownLatch(1);
     AtomicReference<Thread> worker = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
@@ -51,6 +57,7 @@ class ReviewHeartbeatAfterCloseTest {
                 done = unblock.await(1, TimeUnit.DAYS);
               } catch (InterruptedException ignored) {
                 // swallowed, as a blocking socket read effectively does
+                interrupted.countDown();
               }
             }
           })
@@ -66,7 +73,18 @@ class ReviewHeartbeatAfterCloseTest {
         time.runDueTasks();
         assertTrue(entered.await(30, TimeUnit.SECONDS), "the handler started");
 
-        p1.close(); // grace zero: interrupts the handler at once; it ignores the interrupt
+        // Grace zero: close() interrupts the handler at once; it ignores the interrupt, and close()
+        // waits for it (bounded), then stops the renewals. Its wait is cut short here (see above).
+        Thread closing = new Thread(p1::close, "close");
+        closing.start();
+        assertTrue(interrupted.await(30, TimeUnit.SECONDS), "close() interrupted the handler");
+        while (!(closing.getState() == Thread.State.TIMED_WAITING && waitsForTermination(closing))) {
+          assertTrue(closing.isAlive(), "close() waits for the interrupted handler before it returns");
+          Thread.onSpinWait();
+        }
+        closing.interrupt();
+        closing.join(30_000);
+        assertFalse(closing.isAlive(), "close() returned");
 
         time.advance(Duration.ofMinutes(30)); // thirty leases after the close
 
@@ -86,5 +104,14 @@ class ReviewHeartbeatAfterCloseTest {
         }
       }
     }
+  }
+
+  private static boolean waitsForTermination(Thread t) {
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if (frame.getMethodName().equals("awaitTermination")) {
+        return true;
+      }
+    }
+    return false;
   }
 }
