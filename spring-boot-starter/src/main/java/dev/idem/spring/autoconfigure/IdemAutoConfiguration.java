@@ -32,6 +32,7 @@ import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -48,7 +49,9 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * parameter of type {@link dev.idem.core.IdempotencyKey} (whether or not the guard is on). In a
  * reactive app, what only a Spring MVC app serves ({@code idem.webhooks.sources}, and, unless
  * {@code idem.server.enabled=false}, any {@code idem.server.*} setting and a handler marked
- * {@code @Idempotent}) fails the startup with an {@link IllegalStateException} naming it. An app
+ * {@code @Idempotent}) fails the startup with an {@link IllegalStateException} naming it; so does,
+ * unless {@code idem.server.enabled=false}, any {@code idem.server.*} setting in a servlet app
+ * without Spring MVC (a Jersey app: the guard needs Spring MVC, the webhook endpoints do not). An app
  * that serves no web requests is not refused: a {@code @SpringBootTest(webEnvironment = NONE)} of a
  * Spring MVC app, and the parent of a context hierarchy whose web child runs the guard, are such
  * apps, and the application type cannot tell them from a batch job.
@@ -60,6 +63,12 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 public class IdemAutoConfiguration {
   /** The name of the pool that does Idem's asynchronous journal work (WebClient calls, backoff timers). */
   public static final String JOURNAL_POOL = "idemJournalPool";
+
+  /**
+   * The class whose presence makes a servlet app a Spring MVC app, for the guard's auto-configuration
+   * and for {@link ServletAppWithoutMvc}: one name, so that the refusal is the guard's absence exactly.
+   */
+  static final String SPRING_MVC = "org.springframework.web.servlet.DispatcherServlet";
 
   /** Makes the auto-configuration; Spring calls it. */
   public IdemAutoConfiguration() {}
@@ -239,7 +248,15 @@ public class IdemAutoConfiguration {
     ReactiveApp(IdemProperties properties, Environment environment, ListableBeanFactory beans) {
       this.beans = beans;
       this.serverEnabled = properties.server().enabled();
-      refuseServletOnly(properties, environment, "a reactive (WebFlux) app");
+      String app = "a reactive (WebFlux) app";
+      refuseServerSettings(properties, environment, app,
+          "the guard is a servlet filter that only a servlet (Spring MVC) app runs",
+          "run the app on Spring MVC; or set idem.server.enabled=false");
+      if (!properties.webhooks().sources().isEmpty()) {
+        throw unserved("idem.webhooks.sources " + properties.webhooks().sources().keySet(), false, app,
+            "the webhook endpoints are a servlet filter that only a servlet (Spring MVC) app runs",
+            "run the app on Spring MVC");
+      }
     }
 
     @Override
@@ -252,35 +269,56 @@ public class IdemAutoConfiguration {
   }
 
   /**
-   * Throws if the app sets {@code idem.webhooks.sources}, or, unless {@code idem.server.enabled=false},
-   * any {@code idem.server.*} key (a default's value given explicitly included): each says the app
-   * believes a guard runs, and in an app that is no servlet app none does, so a retried keyed
-   * request would run its handler again.
-   *
-   * @param app what the app is, for the message, such as "a reactive (WebFlux) app"
+   * Refuses, in a servlet app without Spring MVC (a Jersey app, say), every {@code idem.server.*}
+   * setting: the guard's auto-configuration needs Spring MVC (it finds the routes and the
+   * {@code @Idempotent} handlers it guards through Spring MVC's handler mappings), so there such
+   * settings bound and no guard ran, and the app's owners believed its endpoints guarded. The
+   * webhook endpoints are a plain servlet filter and serve such an app, so its
+   * {@code idem.webhooks.sources} are not refused. A non-web context (a
+   * {@code @SpringBootTest(webEnvironment = NONE)}, a hierarchy's parent) is no servlet app and is
+   * not refused either.
    */
-  private static void refuseServletOnly(IdemProperties properties, Environment environment, String app) {
-    IdemProperties.Server server = properties.server();
-    if (server.enabled()) {
-      List<String> set = SetProperties.of(environment, "idem.server", IdemProperties.Server.class);
-      if (!set.isEmpty()) {
-        String named = set.stream().map(k -> k.equals("idem.server.routes") ? k + " " + server.routes() : k)
-            .collect(Collectors.joining(", "));
-        throw servletOnly(named, set.size() > 1, app, "the guard is a servlet filter",
-            "; or set idem.server.enabled=false");
-      }
-    }
-    if (!properties.webhooks().sources().isEmpty()) {
-      throw servletOnly("idem.webhooks.sources " + properties.webhooks().sources().keySet(), false, app,
-          "the webhook endpoints are a servlet filter", "");
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  @ConditionalOnMissingClass(SPRING_MVC)
+  static class ServletAppWithoutMvc {
+    ServletAppWithoutMvc(IdemProperties properties, Environment environment) {
+      refuseServerSettings(properties, environment, "a servlet app without Spring MVC (no " + SPRING_MVC
+          + " on the class path, as in a Jersey app)", "the guard runs only where Spring MVC serves the requests"
+          + " (it finds the routes and handlers it guards through Spring MVC's handler mappings)",
+          "serve the guarded routes with Spring MVC controllers; or set"
+          + " idem.server.enabled=false");
     }
   }
 
-  private static IllegalStateException servletOnly(String setting, boolean several, String app, String why,
-      String orElse) {
+  /**
+   * Throws, unless {@code idem.server.enabled=false}, if the app sets any {@code idem.server.*} key (a
+   * default's value given explicitly included): each says the app believes a guard runs, and where
+   * the caller checks none does, so a retried keyed request would run its handler again.
+   *
+   * @param app what the app is, for the message, such as "a reactive (WebFlux) app"
+   * @param why why no guard runs in such an app
+   * @param fix what the user can do besides removing the settings
+   */
+  private static void refuseServerSettings(IdemProperties properties, Environment environment, String app,
+      String why, String fix) {
+    IdemProperties.Server server = properties.server();
+    if (!server.enabled()) {
+      return;
+    }
+    List<String> set = SetProperties.of(environment, "idem.server", IdemProperties.Server.class);
+    if (!set.isEmpty()) {
+      String named = set.stream().map(k -> k.equals("idem.server.routes") ? k + " " + server.routes() : k)
+          .collect(Collectors.joining(", "));
+      throw unserved(named, set.size() > 1, app, why, fix);
+    }
+  }
+
+  private static IllegalStateException unserved(String setting, boolean several, String app, String why,
+      String fix) {
     return new IllegalStateException(setting + (several ? " are" : " is") + " set, but this is " + app + " and "
-        + why + " that only a servlet (Spring MVC) app runs: nothing would serve " + (several ? "them" : "it")
-        + ". Remove the setting" + (several ? "s" : "") + ", or run the app on Spring MVC" + orElse);
+        + why + ": nothing would serve " + (several ? "them" : "it") + ". Remove the setting"
+        + (several ? "s" : "") + ", or " + fix);
   }
 
   /**

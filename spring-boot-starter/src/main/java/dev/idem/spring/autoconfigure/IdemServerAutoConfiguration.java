@@ -37,14 +37,16 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
  * The server half in a Spring MVC app: the guard's store (embedded SQLite in
  * {@code idem.directory}/guard.db, or the app's DataSource), the guard, and one filter that guards
  * the routes named in {@code idem.server.routes} and the handlers marked
- * {@link dev.idem.spring.server.Idempotent}. Off with {@code idem.server.enabled=false}. (The
+ * {@link dev.idem.spring.server.Idempotent}. Off with {@code idem.server.enabled=false}. Not made
+ * in a servlet app without Spring MVC (a Jersey app), where {@link IdemAutoConfiguration} fails the
+ * startup on any {@code idem.server.*} setting instead of letting the app start unguarded. (The
  * handler parameter of type {@link dev.idem.core.IdempotencyKey}, the key the guard admitted the
  * request under, is IdemAutoConfiguration's: it must be null, not bound from the request, with the
  * guard off too.)
  */
 @AutoConfiguration(after = IdemAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnClass(name = {"jakarta.servlet.Filter", "org.springframework.web.servlet.DispatcherServlet"})
+@ConditionalOnClass(name = {"jakarta.servlet.Filter", IdemAutoConfiguration.SPRING_MVC})
 @ConditionalOnProperty(prefix = "idem.server", name = "enabled", matchIfMissing = true)
 public class IdemServerAutoConfiguration {
   /**
