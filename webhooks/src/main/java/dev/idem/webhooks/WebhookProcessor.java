@@ -172,6 +172,11 @@ public final class WebhookProcessor implements AutoCloseable {
   private boolean started;
   private boolean closed;
   /**
+   * Whether the first close() was a handler's (set under lock by it): that close() does not wait
+   * for its own run, so a later close() from outside the workers waits for it.
+   */
+  private boolean closedByHandler;
+  /**
    * Counted down when the first close() has finished: a later close() waits for it, since its
    * caller goes on to close the inbox, under the handlers the first one is still waiting for.
    */
@@ -459,6 +464,11 @@ public final class WebhookProcessor implements AutoCloseable {
     // Only on this processor's own workers: processDue runs on the app's thread, not this
     // processor's to interrupt.
     RunWatchdog.Run limit = onWorker ? watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e)) : null;
+    if (limit != null) {
+      // Known to the run: close() orders its cut against the watchdog's interrupt, and a handler's
+      // own close() stops this timing.
+      runs.timedBy(limit);
+    }
     // Whether close() interrupted THIS run while its handler ran: a handler that called close()
     // itself, or had already returned or thrown when close() interrupted the others, is judged by
     // its own outcome, not by the shutdown going on beside it.
@@ -483,11 +493,15 @@ public final class WebhookProcessor implements AutoCloseable {
       Thread.interrupted();
     }
     long now = clock.millis();
-    if (failure != null && overran) {
-      return overran(e, failure, now);
-    }
+    // Cut before overran: close() never cuts a run the watchdog has already interrupted
+    // (WorkerRuns.cutShort), so a run that is both was cut first, and its maximum run time passed
+    // while it unwound from close()'s interrupt: the failure is the shutdown's, handed back as
+    // close() promises, not a counted attempt (on the last one, a dead letter).
     if (failure != null && cut) {
       return cutByClose(e, failure, started, now);
+    }
+    if (failure != null && overran) {
+      return overran(e, failure, now);
     }
     if (failure == null) {
       if (store.markDone(e, now)) {
@@ -684,19 +698,24 @@ public final class WebhookProcessor implements AutoCloseable {
    * runs to end and record their outcome, and shuts down the threads it owns. Events not finished
    * stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due at once, its
    * attempt not counted if the run was shorter than the lease (a longer one, perhaps a hung
-   * handler, counts as an attempt without an outcome: see the class comment). Only the runs close()
-   * interrupted are judged so: a handler that had already returned or thrown when close()
-   * interrupted the others is recorded by its own outcome, and a claimed event whose run had not
-   * begun goes back to PENDING without running. A handler that ignores the interrupt for longer
-   * than those 5 s is left behind on its (daemon) thread: close()
-   * returns without its outcome, its lease is renewed no longer, and the event runs again when its
-   * lease ends, on another processor or after a restart (an embedded inbox: at its next open, which
-   * records the run as one the process died during, counted as an attempt without an outcome).
+   * handler, counts as an attempt without an outcome: see the class comment), even if its
+   * {@linkplain Builder#maxRunTime maximum run time} passes while it unwinds from the interrupt.
+   * Only the runs close() interrupted are judged so: a handler that had already returned or thrown
+   * when close() interrupted the others is recorded by its own outcome, one the maximum run time had
+   * already interrupted counts as a failed attempt (as that limit says) though close() interrupts
+   * it again, and a claimed event whose run had not begun goes back to PENDING without running. A
+   * handler that ignores the interrupt for longer than those 5 s is left behind on its (daemon)
+   * thread: close() returns without its outcome, its lease is renewed no longer, and the event runs
+   * again when its lease ends, on another processor or after a restart (an embedded inbox: at its
+   * next open, which records the run as one the process died during, counted as an attempt without
+   * an outcome).
    *
-   * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe: a call made after
-   * the first one finished returns at once; a call made while another is still closing waits for
-   * that one to finish (for up to the grace plus 5 s as well),
-   * so that whoever closes the inbox next does not close it under the runs still being waited for.
+   * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe. A later call, made
+   * while the first is still closing or after it, waits for that one to finish, and, if the first
+   * came from a handler, for that handler's run as well (which the handler's own close() cannot
+   * wait for), so that whoever closes the inbox next does not close it under a run still recording
+   * its outcome; it too returns within the grace plus 5 s of its call, and does not interrupt
+   * anything. A later call from a handler returns at once (the other close() waits for its run).
    * A caller interrupted while waiting stops waiting and keeps its interrupt status.
    *
    * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
@@ -704,56 +723,88 @@ public final class WebhookProcessor implements AutoCloseable {
    * another close() is already under way, returns at once: that one waits for this run). It does
    * not interrupt the calling handler, whose event is recorded as usual when it returns: DONE if it
    * returns normally, and if it throws, its failure is the handler's own (retried or a dead letter
-   * as any other), not one close() caused; but from then on its lease is no longer renewed, nor its
-   * run bounded by the {@linkplain Builder#maxRunTime maximum run time}, so it should return soon
-   * after.
+   * as any other), not one close() caused. From the call on, its run is no longer bounded by the
+   * {@linkplain Builder#maxRunTime maximum run time} (whose interrupt would otherwise end close()'s
+   * wait for the others; an interrupt the limit made before the call is set aside during close()'s
+   * waits and set again when it returns), and once this close() has returned its lease is no longer
+   * renewed, so it should return soon after.
    */
   @Override
   public void close() {
+    // A handler's own close(): its run is no longer timed from here on. The watchdog's interrupt,
+    // meant for the handler's attempt, would end the wait below as if the caller wanted close()
+    // over at once, and cut the other runs short without their grace.
+    boolean fromHandler = runs.callerIsRunning();
+    boolean limitPassed = fromHandler && runs.stopTimingCaller();
     ExecutorService w;
     boolean first;
     synchronized (lock) {
       first = !closed;
       closed = true;
+      if (first) {
+        closedByHandler = fromHandler;
+      }
       w = workers;
     }
     if (!first) {
-      // A handler's close() during another one does not wait for it: that one waits for this
-      // handler's run, which cannot end while its handler waits.
-      if (closeDone.getCount() > 0 && !runs.callerIsRunning()) {
-        awaitFirstClose(); // outside the lock: the polls of the first close's grace take it
+      // A handler's close() during or after another one does not wait: the other waits for this
+      // handler's run (or has finished, and a later close() from outside the workers waits for it),
+      // which cannot end while its handler waits.
+      if (!fromHandler) {
+        awaitClosed(w); // outside the lock: the polls of the first close's grace take it
       }
       return;
     }
+    // The limit passed before the handler called close(), and its interrupt may still be pending:
+    // it is the handler's, not a wish to end close() at once. Set aside for the waits, given back.
+    boolean watchdogInterrupt = limitPassed && Thread.interrupted();
     try {
-      shutDown(w);
+      shutDown(w, fromHandler);
     } finally {
       closeDone.countDown();
+      if (watchdogInterrupt) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
   /**
-   * A later close() while the first is still closing: waits, bounded as the first close itself is,
-   * for the first to finish.
+   * A later close() from outside the workers: waits, bounded as the first close itself is (the
+   * grace plus 5 s, from this call), for the first to finish, and, if the first was a handler's, for
+   * the runs still on the workers, that handler's among them: its close() returned while its run
+   * went on, and this caller's next step, closing the inbox, would lose that run's outcome.
    */
-  private void awaitFirstClose() {
+  private void awaitClosed(ExecutorService w) {
+    long start = System.nanoTime();
+    long grace = saturatedNanos(closeGrace);
+    long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
+    long bound = grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack;
     try {
-      long grace = saturatedNanos(closeGrace);
-      long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
-      long bound = grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack;
       if (!closeDone.await(bound, TimeUnit.NANOSECONDS)) {
         LOG.warn("the webhook processor's first close() had not finished {} plus {} after a later close() was called;"
             + " this one returns without it", closeGrace, CLOSE_HAND_BACK_WAIT);
+        return;
+      }
+      boolean byHandler;
+      synchronized (lock) {
+        byHandler = closedByHandler;
+      }
+      // Differences of nanoTime readings stay right across the overflow of start + bound; a
+      // negative remainder only asks whether the pool has terminated.
+      if (byHandler && w != null && !w.awaitTermination(bound - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
+        LOG.warn("webhook handlers still running {} plus {} after a later close() was called (one of them closed the"
+            + " processor); they are left behind, and their events run again when their leases end", closeGrace,
+            CLOSE_HAND_BACK_WAIT);
       }
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();
     }
   }
 
-  private void shutDown(ExecutorService w) {
+  private void shutDown(ExecutorService w, boolean fromHandler) {
     try {
       inbox.removeOnNewWork(nudge);
-      awaitWorkers(w);
+      awaitWorkers(w, fromHandler);
     } finally {
       // After the grace, not before it, and never later: a handler that ignores the interrupt would
       // otherwise keep its event leased (on a scheduler the app gave, which loop.close() leaves
@@ -778,7 +829,7 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
-  private void awaitWorkers(ExecutorService w) {
+  private void awaitWorkers(ExecutorService w, boolean fromHandler) {
     // The loop, and the scheduler it may own, keep running through the grace (a poll now claims
     // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
     // grace longer than what was left of a lease let another processor run a handler that was
@@ -787,7 +838,6 @@ public final class WebhookProcessor implements AutoCloseable {
       w.shutdown();
       // Called by a handler on one of the workers: the pool cannot terminate before this very run
       // ends, so wait for the other runs only, and leave this one uninterrupted.
-      boolean fromHandler = runs.callerIsRunning();
       try {
         if (!awaitRuns(w, fromHandler, saturatedNanos(closeGrace))) {
           LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"

@@ -18,7 +18,14 @@ import java.util.concurrent.TimeUnit;
  * processor as a whole: a handler that called close() itself, or whose handler had already returned
  * or thrown when close() interrupted the others, was not interrupted by it, and is judged by its own
  * outcome. The mark and the interrupt are made under the same lock as {@link #handlerEnded()}, so a
- * run counts as cut short exactly when close() interrupted it while its handler was running.
+ * run counts as cut short exactly when close() interrupted it while its handler was running (and
+ * the watchdog had not interrupted it first, below).
+ *
+ * <p>Each run also carries its {@linkplain RunWatchdog maximum run time} ({@link #timedBy}), so that
+ * the two interrupts are ordered: a run the watchdog already interrupted does not count as cut short
+ * (it overran, and is judged so), and a run close() cut short is judged cut whatever the watchdog
+ * does after; and a handler's own close() stops timing its run ({@link #stopTimingCaller()}), whose
+ * interrupt would otherwise land in close()'s wait.
  *
  * <p>Bounded: a thread is listed only during its run, so at most one per worker. Thread-safe.
  */
@@ -41,6 +48,42 @@ public final class WorkerRuns {
       running.put(Thread.currentThread(), new Run());
       return true;
     }
+  }
+
+  /**
+   * The calling thread's run is bounded by {@code limit} from now on: see {@link #cutShort()} and
+   * {@link #stopTimingCaller()}. Nothing for a thread that is not running one of the events.
+   */
+  public void timedBy(RunWatchdog.Run limit) {
+    synchronized (lock) {
+      Run r = running.get(Thread.currentThread());
+      if (r != null) {
+        r.limit = limit;
+      }
+    }
+  }
+
+  /**
+   * A handler's own close(): its run is no longer bounded by the maximum run time (it waits in
+   * close() for the other runs, and the watchdog's interrupt, meant for the handler, would end that
+   * wait as if the caller wanted close() over).
+   *
+   * @return whether the limit had already passed (the watchdog interrupted the calling thread);
+   *     false for a thread that is not running one of the events, or whose run is not timed
+   */
+  public boolean stopTimingCaller() {
+    RunWatchdog.Run limit;
+    synchronized (lock) {
+      Run r = running.get(Thread.currentThread());
+      limit = r == null ? null : r.limit;
+    }
+    if (limit == null) {
+      return false;
+    }
+    // After end(), no beat interrupts this thread any more (RunWatchdog excludes the two), so
+    // exceeded() read after it is final.
+    limit.end();
+    return limit.exceeded();
   }
 
   /** The calling thread's run is over, its outcome recorded. */
@@ -79,7 +122,9 @@ public final class WorkerRuns {
    * close(), after its grace: interrupts the threads whose handlers are still running (or about to
    * run), but not the calling thread (a handler's own close() does not cut its run short), marks
    * those runs cut short, and lets no run begin from now on. Runs whose handler has ended are left
-   * alone: their outcome is their own, being recorded. Idempotent.
+   * alone: their outcome is their own, being recorded. The runs the watchdog has already
+   * interrupted are interrupted again (a handler may have swallowed the first interrupt) but not
+   * marked: they overran before close() cut anything, and are judged so. Idempotent.
    */
   public void cutShort() {
     Thread self = Thread.currentThread();
@@ -87,7 +132,10 @@ public final class WorkerRuns {
       cut = true;
       for (Map.Entry<Thread, Run> r : running.entrySet()) {
         if (r.getKey() != self && !r.getValue().handlerEnded && !r.getValue().cut) {
-          r.getValue().cut = true;
+          // overran() takes the watchdog's lock, under which its beat marks and interrupts a run:
+          // either the beat came first (the run overran) or it comes after this mark (the run was
+          // cut short). The watchdog never takes this lock, so the nesting cannot deadlock.
+          r.getValue().cut = !r.getValue().overran();
           r.getKey().interrupt();
         }
       }
@@ -125,5 +173,10 @@ public final class WorkerRuns {
   private static final class Run {
     boolean handlerEnded;  // guarded by the outer lock
     boolean cut;  // guarded by the outer lock
+    RunWatchdog.Run limit;  // guarded by the outer lock; null until timed (never, for an untimed run)
+
+    boolean overran() {
+      return limit != null && limit.exceeded();
+    }
   }
 }
