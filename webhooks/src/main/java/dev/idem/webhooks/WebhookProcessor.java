@@ -172,10 +172,11 @@ public final class WebhookProcessor implements AutoCloseable {
   private boolean started;
   private boolean closed;
   /**
-   * Whether the first close() was a handler's (set under lock by it): that close() does not wait
-   * for its own run, so a later close() from outside the workers waits for it.
+   * Whether the first close() saw the workers' pool terminate (guarded by lock). When it did not (a
+   * handler's close(), which cannot wait for its own run; one whose caller was interrupted; one
+   * that left runs behind), a later close() from outside the workers waits for the runs still going.
    */
-  private boolean closedByHandler;
+  private boolean poolEnded;
   /**
    * Counted down when the first close() has finished: a later close() waits for it, since its
    * caller goes on to close the inbox, under the handlers the first one is still waiting for.
@@ -712,9 +713,9 @@ public final class WebhookProcessor implements AutoCloseable {
    *
    * <p>So close() returns within the grace plus 5 s. Idempotent and thread-safe. A later call, made
    * while the first is still closing or after it, waits for that one to finish, and, if the first
-   * came from a handler, for that handler's run as well (which the handler's own close() cannot
-   * wait for), so that whoever closes the inbox next does not close it under a run still recording
-   * its outcome; it too returns within the grace plus 5 s of its call, and does not interrupt
+   * did not see every run end (it came from a handler, whose own run it cannot wait for; its
+   * caller was interrupted; runs were left behind), for the runs still going as well, so that
+   * whoever closes the inbox next does not close it under a run still recording its outcome; it too returns within the grace plus 5 s of its call, and does not interrupt
    * anything. A later call from a handler returns at once (the other close() waits for its run).
    * A caller interrupted while waiting stops waiting and keeps its interrupt status.
    *
@@ -741,9 +742,6 @@ public final class WebhookProcessor implements AutoCloseable {
     synchronized (lock) {
       first = !closed;
       closed = true;
-      if (first) {
-        closedByHandler = fromHandler;
-      }
       w = workers;
     }
     if (!first) {
@@ -770,9 +768,10 @@ public final class WebhookProcessor implements AutoCloseable {
 
   /**
    * A later close() from outside the workers: waits, bounded as the first close itself is (the
-   * grace plus 5 s, from this call), for the first to finish, and, if the first was a handler's, for
-   * the runs still on the workers, that handler's among them: its close() returned while its run
-   * went on, and this caller's next step, closing the inbox, would lose that run's outcome.
+   * grace plus 5 s, from this call), for the first to finish, and, if the first did not see the
+   * pool end, for the runs still on the workers: a handler's close() returned while its own run went
+   * on, an interrupted one returned without waiting for the runs it cut short to hand their events
+   * back, and this caller's next step, closing the inbox, would lose those outcomes.
    */
   private void awaitClosed(ExecutorService w) {
     long start = System.nanoTime();
@@ -785,16 +784,15 @@ public final class WebhookProcessor implements AutoCloseable {
             + " this one returns without it", closeGrace, CLOSE_HAND_BACK_WAIT);
         return;
       }
-      boolean byHandler;
+      boolean runsLeft;
       synchronized (lock) {
-        byHandler = closedByHandler;
+        runsLeft = !poolEnded;
       }
       // Differences of nanoTime readings stay right across the overflow of start + bound; a
       // negative remainder only asks whether the pool has terminated.
-      if (byHandler && w != null && !w.awaitTermination(bound - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
-        LOG.warn("webhook handlers still running {} plus {} after a later close() was called (one of them closed the"
-            + " processor); they are left behind, and their events run again when their leases end", closeGrace,
-            CLOSE_HAND_BACK_WAIT);
+      if (runsLeft && w != null && !w.awaitTermination(bound - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
+        LOG.warn("webhook handlers still running {} plus {} after a later close() was called; they are left behind,"
+            + " and their events run again when their leases end", closeGrace, CLOSE_HAND_BACK_WAIT);
       }
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();
@@ -834,32 +832,48 @@ public final class WebhookProcessor implements AutoCloseable {
     // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
     // grace longer than what was left of a lease let another processor run a handler that was
     // about to finish within it, beside it. The renewals end with the grace (shutDown).
-    if (w != null) {
-      w.shutdown();
-      // Called by a handler on one of the workers: the pool cannot terminate before this very run
-      // ends, so wait for the other runs only, and leave this one uninterrupted.
-      try {
-        if (!awaitRuns(w, fromHandler, saturatedNanos(closeGrace))) {
-          LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
-              + " later", closeGrace);
-          // Interrupted and marked one by one, each run whose handler still runs (not the caller's):
-          // so each run's failure is judged by whether close() interrupted it. shutdownNow()
-          // interrupted every worker, the caller and the runs recording their own outcome too, and
-          // dropped the queued runs with their events still leased; a queued run now begins no more
-          // and hands its event back (dispatch).
-          runs.cutShort();
-          // The interrupted runs hand their events back on their workers: wait for that, bounded,
-          // since the caller's next step is usually to close the inbox they write to.
-          if (!awaitRuns(w, fromHandler, CLOSE_HAND_BACK_WAIT.toNanos())) {
-            LOG.warn("webhook handlers still running {} after they were interrupted at close; they are left behind,"
-                + " and their events run again when their leases end", CLOSE_HAND_BACK_WAIT);
-          }
-        }
-      } catch (InterruptedException ex) {
-        // The caller wants close() over now: no further wait.
-        Thread.currentThread().interrupt();
+    if (w == null) {
+      markPoolEnded();
+      return;
+    }
+    w.shutdown();
+    boolean ended = false;
+    // Called by a handler on one of the workers: the pool cannot terminate before this very run
+    // ends, so wait for the other runs only, and leave this one uninterrupted.
+    try {
+      ended = awaitRuns(w, fromHandler, saturatedNanos(closeGrace));
+      if (!ended) {
+        LOG.warn("webhook handlers still running {} after close; they are interrupted, and their events run again"
+            + " later", closeGrace);
+        // Interrupted and marked one by one, each run whose handler still runs (not the caller's):
+        // so each run's failure is judged by whether close() interrupted it. shutdownNow()
+        // interrupted every worker, the caller and the runs recording their own outcome too, and
+        // dropped the queued runs with their events still leased; a queued run now begins no more
+        // and hands its event back (dispatch).
         runs.cutShort();
+        // The interrupted runs hand their events back on their workers: wait for that, bounded,
+        // since the caller's next step is usually to close the inbox they write to.
+        ended = awaitRuns(w, fromHandler, CLOSE_HAND_BACK_WAIT.toNanos());
+        if (!ended) {
+          LOG.warn("webhook handlers still running {} after they were interrupted at close; they are left behind,"
+              + " and their events run again when their leases end", CLOSE_HAND_BACK_WAIT);
+        }
       }
+    } catch (InterruptedException ex) {
+      // The caller wants close() over now: no further wait (a later close() waits for the
+      // hand-backs, since the pool was not seen to end).
+      Thread.currentThread().interrupt();
+      runs.cutShort();
+    }
+    // A handler's close() saw the other runs end, not the pool: its own run goes on.
+    if (ended && !fromHandler) {
+      markPoolEnded();
+    }
+  }
+
+  private void markPoolEnded() {
+    synchronized (lock) {
+      poolEnded = true;
     }
   }
 
