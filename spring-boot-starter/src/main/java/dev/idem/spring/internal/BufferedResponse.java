@@ -42,8 +42,11 @@ import java.util.function.Supplier;
  * ({@code " 2"} is no length), and a null one forgets the length (Servlet 6.1, Tomcat 11).
  * {@code flushBuffer} commits the status and headers as Tomcat's does: later changes to them are
  * ignored and the response reads as committed, while the body goes on. {@code getWriter} sets the
- * encoding it writes in (ISO-8859-1 by default), so the Content-Type names it, as Tomcat's. Date
- * headers are IMF-fixdate, as the container writes them.
+ * encoding it writes in (the container's default if the handler chose none: ISO-8859-1, or the
+ * context's response encoding), so the Content-Type names it, as Tomcat's. Until the handler
+ * chooses one, {@code getCharacterEncoding} reads the container's without choosing it: the
+ * Content-Type gains no charset from it. Date headers are IMF-fixdate, as the container writes
+ * them.
  *
  * <p>Cookies are held as {@link Cookie} objects, not as {@code Set-Cookie} text: after the commit
  * {@link #addCookiesTo} hands them to the container, which renders them as it renders the same
@@ -224,19 +227,24 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   /**
-   * The writer encodes in the response's character encoding, ISO-8859-1 if none was set, which it
-   * then sets, as Tomcat's {@code getWriter()} does: the held Content-Type names the charset the
-   * body is in ({@code text/plain;charset=ISO-8859-1}), or a client that defaults to UTF-8 would
-   * read the text wrong, first and on every replay.
+   * The writer encodes in the response's character encoding ({@link #getCharacterEncoding()}: the
+   * container's default if the handler chose none), which it then sets, as Tomcat's
+   * {@code getWriter()} does: the held Content-Type names the charset the body is in
+   * ({@code text/plain;charset=ISO-8859-1}), or a client that defaults to UTF-8 would read the
+   * text wrong, first and on every replay.
    */
   @Override
   public PrintWriter getWriter() {
     if (writer == null) {
-      if (characterEncoding == null) {
-        setCharacterEncoding(StandardCharsets.ISO_8859_1.name());
-      }
       String enc = getCharacterEncoding();
-      Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
+      if (enc == null) {
+        // A container that names no default (Tomcat always names one): the Servlet spec's.
+        enc = StandardCharsets.ISO_8859_1.name();
+      }
+      if (characterEncoding == null) {
+        setCharacterEncoding(enc);
+      }
+      Charset cs = Charset.forName(enc);
       writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
     }
     return writer;
@@ -493,9 +501,17 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     setCharacterEncoding(charset.name());
   }
 
+  /**
+   * The encoding the handler chose (or its locale's), else the container's response's: the
+   * Servlet spec's ISO-8859-1, the context's response encoding, or one a filter before the guard
+   * set there. Never null where the container's is not, so that handler code which encodes with it
+   * ({@code new OutputStreamWriter(out, response.getCharacterEncoding())}) works guarded as it
+   * does unguarded. Reading the container's does not choose it: the held Content-Type gains no
+   * charset from it, as Tomcat's does not.
+   */
   @Override
   public String getCharacterEncoding() {
-    return characterEncoding;
+    return characterEncoding != null ? characterEncoding : super.getCharacterEncoding();
   }
 
   /** Not held as a header (the guard sends the body's own length), but it may end the answer. */
