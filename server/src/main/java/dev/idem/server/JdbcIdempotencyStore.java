@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
  * if missing, and upgraded in place by versioned migrations (a database made by an earlier version
  * is adopted as it is).
  *
- * <p>The claim is one statement, {@code INSERT ... ON CONFLICT DO UPDATE ... WHERE <takeover
- * allowed> RETURNING}: the database's primary key decides which of two simultaneous requests
- * wins, in this process or another. Completion, renewal and release are {@code UPDATE}s fenced by
+ * <p>The claim of a new key is one statement, {@code INSERT ... ON CONFLICT DO NOTHING}; a key
+ * already stored is claimed, in the same transaction, by {@code INSERT ... ON CONFLICT DO UPDATE ...
+ * WHERE <takeover allowed> RETURNING}: the database's primary key decides which of two simultaneous
+ * requests wins, in this process or another. Completion, renewal and release are {@code UPDATE}s fenced by
  * generation, owner token and (for completion and renewal) an unexpired lease, so a stale handler
  * changes nothing. Times are stored as epoch milliseconds.
  *
