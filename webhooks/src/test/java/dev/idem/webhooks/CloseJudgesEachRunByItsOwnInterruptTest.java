@@ -9,15 +9,11 @@ import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -179,48 +175,5 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
     WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
         .headers().forEach((k, v) -> h.put(k, List.of(v)));
     assertEquals(200, receiver.handle("POST", h, body).status());
-  }
-
-  /**
-   * The virtual clock, but the next reading on one chosen thread waits (uninterruptibly: close()
-   * may interrupt that thread) until the test lets it go.
-   */
-  private static final class HoldingClock extends Clock {
-    private final Clock delegate;
-    private final AtomicReference<Thread> holdOn = new AtomicReference<>();
-    final CountDownLatch held = new CountDownLatch(1);
-    final Semaphore release = new Semaphore(0);
-
-    HoldingClock(Clock delegate) {
-      this.delegate = delegate;
-    }
-
-    void holdNextReadingOn(Thread t) {
-      holdOn.set(t);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return delegate.getZone();
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public long millis() {
-      return instant().toEpochMilli();
-    }
-
-    @Override
-    public Instant instant() {
-      if (holdOn.compareAndSet(Thread.currentThread(), null)) {
-        held.countDown();
-        release.acquireUninterruptibly();
-      }
-      return delegate.instant();
-    }
   }
 }

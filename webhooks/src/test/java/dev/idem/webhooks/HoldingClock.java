@@ -1,0 +1,54 @@
+package dev.idem.webhooks;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A test clock over another one, whose next reading on one chosen thread waits (uninterruptibly:
+ * close() may interrupt that thread) until the test lets it go: a run held at the reading before it
+ * records its outcome, so that a test can close the processor or the inbox under it, without sleeps.
+ */
+final class HoldingClock extends Clock {
+  private final Clock delegate;
+  private final AtomicReference<Thread> holdOn = new AtomicReference<>();
+  /** Counted down when the chosen thread has reached its held reading. */
+  final CountDownLatch held = new CountDownLatch(1);
+  /** Released by the test to let the held reading go on. */
+  final Semaphore release = new Semaphore(0);
+
+  HoldingClock(Clock delegate) {
+    this.delegate = delegate;
+  }
+
+  void holdNextReadingOn(Thread t) {
+    holdOn.set(t);
+  }
+
+  @Override
+  public ZoneId getZone() {
+    return delegate.getZone();
+  }
+
+  @Override
+  public Clock withZone(ZoneId zone) {
+    throw new UnsupportedOperationException();
+  }
+
+  @Override
+  public long millis() {
+    return instant().toEpochMilli();
+  }
+
+  @Override
+  public Instant instant() {
+    if (holdOn.compareAndSet(Thread.currentThread(), null)) {
+      held.countDown();
+      release.acquireUninterruptibly();
+    }
+    return delegate.instant();
+  }
+}
