@@ -37,8 +37,10 @@ import java.util.Map;
  * "stale" lock files): the lock stays on the unlinked file, and the next open creates and locks a
  * new one. So a lock may also guard the file it stands for ({@link Guard}, a store's database
  * file): this JVM refuses a second lock for a file it already guards, whatever became of the lock
- * file, again with a {@code stat} only; and the holder can tell, with one {@code stat}, whether the
- * lock file's path still names the file it locked ({@link Held#file()}). Another process cannot be
+ * file, again with a {@code stat} only, as long as the guarded file keeps its path or the lock
+ * file keeps its own (a guarded file gone from both may have had its inode reused by a new file:
+ * {@link Held#standsFor}); and the holder can tell, with one {@code stat}, whether the lock file's
+ * path still names the file it locked ({@link Held#file()}). Another process cannot be
  * kept out that way: nothing it can check without a lock file says that this one holds the store.
  *
  * <p>Thread-safe: taking and releasing a lock are serialized on the registry (opens are rare, and
@@ -116,10 +118,41 @@ final class FileLocks {
         Object file = identityOf(guard.file());
         if (file != null) {
           List<Object> key = List.of(guard.kind(), file);
+          Held holder = GUARDED.get(key);
+          if (holder != null && holder != this && !holder.standsFor(file)) {
+            holder.forgetGuard();
+          }
           GUARDED.putIfAbsent(key, this);
           guarded = GUARDED.get(key) == this ? key : null;
         }
       }
+    }
+
+    /**
+     * Whether this lock still stands for the guarded file {@code identity}: its lock file is still
+     * at its path, or its guarded file's path still names {@code identity}. Neither, and the file
+     * this lock guarded has left both paths: a directory removed with the store still open (a test's
+     * temp directory, a cleaner). Its inode is then free once nothing keeps it open (SQLite's
+     * connections closed), and a new file elsewhere may get it: that file is not this lock's, and
+     * must not be refused as if it were. What such a guard gives up is one case only: the same
+     * file, hard-linked elsewhere before both paths went, opened again in this JVM; its holder has
+     * seen its lock file go ({@link #file()}) and stops acknowledging commits by then.
+     */
+    private boolean standsFor(Object identity) {
+      if (slot.file.change() == null) {
+        return true;
+      }
+      try {
+        return identity.equals(identityOf(guard.file()));
+      } catch (IOException e) {
+        return true; // unreadable is not gone: refused, as before
+      }
+    }
+
+    /** Stops guarding (under {@link #SLOTS}): the guarded file is no longer this lock's ({@link #standsFor}). */
+    private void forgetGuard() {
+      GUARDED.remove(guarded, this);
+      guarded = null;
     }
 
     /** Releases the lock: closes the lock file's descriptors, then forgets the file, in that order. */
@@ -134,8 +167,7 @@ final class FileLocks {
         slot.closeAll();
         SLOTS.remove(identity);
         if (guarded != null) {
-          GUARDED.remove(guarded, this);
-          guarded = null;
+          forgetGuard();
         }
       }
     }
@@ -190,8 +222,12 @@ final class FileLocks {
     synchronized (SLOTS) {
       if (guard != null) {
         Object guarded = identityOf(guard.file());
-        if (guarded != null && GUARDED.containsKey(List.of(guard.kind(), guarded))) {
-          throw refusal.held(true);
+        Held holder = guarded == null ? null : GUARDED.get(List.of(guard.kind(), guarded));
+        if (holder != null) {
+          if (holder.standsFor(guarded)) {
+            throw refusal.held(true);
+          }
+          holder.forgetGuard();
         }
       }
       Held held = lockFile(file, guard, refusal);

@@ -122,6 +122,62 @@ class FileLocksTest {
     }
   }
 
+  /**
+   * A store left open while its directory was removed (a test's temp directory, a cleaner) must not
+   * refuse a new database that got the removed one's inode: ext4 reuses inodes, and a fresh database
+   * in a new temp directory was refused as "already open in this JVM" (a CI run of 969c176b). A
+   * hard link made before the removal stands in for the reused inode: the same identity, with both
+   * of the holder's paths gone.
+   */
+  @Test
+  void aGuardedFileGoneFromItsPathWithItsLockFileNoLongerRefusesTheFileThatHasItsIdentity() throws Exception {
+    Path dir = Files.createDirectory(tmp.resolve("removed"));
+    Path database = Files.createFile(dir.resolve("store.db"));
+    Path reused = tmp.resolve("new.db");
+    Files.createLink(reused, database);
+    FileLocks.Guard newGuard = new FileLocks.Guard(reused, "store");
+    try (FileLocks.Held held = FileLocks.lock(dir.resolve("store.lock"), new FileLocks.Guard(database, "store"),
+        REFUSAL)) {
+      Files.delete(dir.resolve("store.lock"));
+      Files.delete(database);
+      Files.delete(dir);
+      assertEquals("it is gone", held.file().change());
+
+      try (FileLocks.Held next = FileLocks.lock(tmp.resolve("new.lock"), newGuard, REFUSAL)) {
+        Files.delete(tmp.resolve("new.lock"));
+        assertThrows(JournalException.class, () -> FileLocks.lock(tmp.resolve("again.lock"), newGuard, REFUSAL),
+            "the new lock guards the new file, whatever becomes of its lock file");
+        held.close();
+        assertThrows(JournalException.class, () -> FileLocks.lock(tmp.resolve("again.lock"), newGuard, REFUSAL),
+            "releasing the old lock released the new lock's guard");
+      }
+    }
+    FileLocks.lock(tmp.resolve("again.lock"), newGuard, REFUSAL).close();
+  }
+
+  /** The same, for a database created after its lock was taken ({@link FileLocks.Held#guardNow()}). */
+  @Test
+  void aGuardedFileCreatedAfterTheLockTakesTheGuardFromALockWhoseFileLeftBothPaths() throws Exception {
+    Path dir = Files.createDirectory(tmp.resolve("removed"));
+    Path database = Files.createFile(dir.resolve("store.db"));
+    Path kept = Files.createLink(tmp.resolve("kept.db"), database);
+    Path reused = tmp.resolve("new.db");
+    FileLocks.Guard newGuard = new FileLocks.Guard(reused, "store");
+    try (FileLocks.Held held = FileLocks.lock(dir.resolve("store.lock"), new FileLocks.Guard(database, "store"),
+        REFUSAL)) {
+      Files.delete(dir.resolve("store.lock"));
+      Files.delete(database);
+      Files.delete(dir);
+      try (FileLocks.Held next = FileLocks.lock(tmp.resolve("new.lock"), newGuard, REFUSAL)) {
+        Files.move(kept, reused); // the database appears after the lock, with the old file's inode
+        next.guardNow();
+        Files.delete(tmp.resolve("new.lock"));
+        assertThrows(JournalException.class, () -> FileLocks.lock(tmp.resolve("again.lock"), newGuard, REFUSAL),
+            "the new lock did not take the guard of its database");
+      }
+    }
+  }
+
   /** How many of this process's descriptors are open on {@code file}, by any name (device and inode). */
   private static long descriptorsOf(Path file) throws IOException {
     Object key = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
