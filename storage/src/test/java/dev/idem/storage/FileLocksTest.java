@@ -131,16 +131,9 @@ class FileLocksTest {
    */
   @Test
   void aGuardedFileGoneFromItsPathWithItsLockFileNoLongerRefusesTheFileThatHasItsIdentity() throws Exception {
-    Path dir = Files.createDirectory(tmp.resolve("removed"));
-    Path database = Files.createFile(dir.resolve("store.db"));
     Path reused = tmp.resolve("new.db");
-    Files.createLink(reused, database);
     FileLocks.Guard newGuard = new FileLocks.Guard(reused, "store");
-    try (FileLocks.Held held = FileLocks.lock(dir.resolve("store.lock"), new FileLocks.Guard(database, "store"),
-        REFUSAL)) {
-      Files.delete(dir.resolve("store.lock"));
-      Files.delete(database);
-      Files.delete(dir);
+    try (FileLocks.Held held = lockedThenRemovedLeaving(reused)) {
       assertEquals("it is gone", held.file().change());
 
       try (FileLocks.Held next = FileLocks.lock(tmp.resolve("new.lock"), newGuard, REFUSAL)) {
@@ -158,16 +151,10 @@ class FileLocksTest {
   /** The same, for a database created after its lock was taken ({@link FileLocks.Held#guardNow()}). */
   @Test
   void aGuardedFileCreatedAfterTheLockTakesTheGuardFromALockWhoseFileLeftBothPaths() throws Exception {
-    Path dir = Files.createDirectory(tmp.resolve("removed"));
-    Path database = Files.createFile(dir.resolve("store.db"));
-    Path kept = Files.createLink(tmp.resolve("kept.db"), database);
+    Path kept = tmp.resolve("kept.db");
     Path reused = tmp.resolve("new.db");
     FileLocks.Guard newGuard = new FileLocks.Guard(reused, "store");
-    try (FileLocks.Held held = FileLocks.lock(dir.resolve("store.lock"), new FileLocks.Guard(database, "store"),
-        REFUSAL)) {
-      Files.delete(dir.resolve("store.lock"));
-      Files.delete(database);
-      Files.delete(dir);
+    try (FileLocks.Held held = lockedThenRemovedLeaving(kept)) {
       try (FileLocks.Held next = FileLocks.lock(tmp.resolve("new.lock"), newGuard, REFUSAL)) {
         Files.move(kept, reused); // the database appears after the lock, with the old file's inode
         next.guardNow();
@@ -176,6 +163,22 @@ class FileLocksTest {
             "the new lock did not take the guard of its database");
       }
     }
+  }
+
+  /**
+   * A lock guarding a database, whose directory (lock file and database) was then removed while it
+   * is held; {@code link} is left as a hard link to the removed database: its inode, as a new file
+   * could get it.
+   */
+  private FileLocks.Held lockedThenRemovedLeaving(Path link) throws IOException {
+    Path dir = Files.createDirectory(tmp.resolve("removed"));
+    Path database = Files.createFile(dir.resolve("store.db"));
+    Files.createLink(link, database);
+    FileLocks.Held held = FileLocks.lock(dir.resolve("store.lock"), new FileLocks.Guard(database, "store"), REFUSAL);
+    Files.delete(dir.resolve("store.lock"));
+    Files.delete(database);
+    Files.delete(dir);
+    return held;
   }
 
   /** How many of this process's descriptors are open on {@code file}, by any name (device and inode). */
