@@ -467,8 +467,9 @@ public final class WebhookProcessor implements AutoCloseable {
     RunWatchdog.Run limit = onWorker ? watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e)) : null;
     if (limit != null) {
       // Known to the run: close() orders its cut against the watchdog's interrupt, and a handler's
-      // own close() stops this timing.
-      runs.timedBy(limit);
+      // own close() stops this timing, and holds the event's lease again if the limit had let it go:
+      // close() may wait out a grace longer than the lease, and the handler runs on meanwhile.
+      runs.timedBy(limit, () -> heartbeat.keep(e));
     }
     // Whether close() interrupted THIS run while its handler ran: a handler that called close()
     // itself, or had already returned or thrown when close() interrupted the others, is judged by
@@ -728,7 +729,16 @@ public final class WebhookProcessor implements AutoCloseable {
    * {@linkplain Builder#maxRunTime maximum run time} (whose interrupt would otherwise end close()'s
    * wait for the others; an interrupt the limit made before the call is set aside during close()'s
    * waits and set again when it returns), and once this close() has returned its lease is no longer
-   * renewed, so it should return soon after.
+   * renewed, so it should return soon after. If the limit had already passed when the handler called
+   * close() (it was interrupted, and its lease was no longer renewed, so that a hung handler frees
+   * its event), its lease is renewed again from the call on (from the heartbeat's next beat, within a
+   * third of the lease), for as long as close() waits: a handler that closes the processor is not
+   * hung, and with a grace longer than the lease another processor would otherwise claim the event
+   * and run it beside this one, which goes on to record its own outcome: the event processed twice.
+   * close() does not return at once instead: as the first close() it still owes the other runs their
+   * grace and their hand-back, and its wait is bounded (grace plus 5 s). A lease that another
+   * processor took over before the call stays lost (that run counts, and this one's outcome is
+   * not recorded).
    */
   @Override
   public void close() {
@@ -1104,7 +1114,8 @@ public final class WebhookProcessor implements AutoCloseable {
      * like any other, whatever the {@linkplain #classifier classifier} would say of the failure; a
      * handler that returns normally despite the interrupt has succeeded. A handler that ignores the
      * interrupt keeps its worker until it returns, but no longer its event: the lease lapses within
-     * one lease and another processor may run it (this one never runs it twice at once). Runs of
+     * one lease and another processor may run it (this one never runs it twice at once), unless it
+     * calls {@link WebhookProcessor#close()}, which holds the lease again while it waits. Runs of
      * {@link WebhookProcessor#processDue} are on the caller's thread and are not bounded.
      *
      * @param maxRunTime the longest a handler may run per attempt, positive; default

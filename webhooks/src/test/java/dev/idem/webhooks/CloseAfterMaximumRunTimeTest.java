@@ -7,15 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
+import dev.idem.webhooks.support.InboxRows;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -157,6 +160,96 @@ class CloseAfterMaximumRunTimeTest {
       assertEquals(1, slow.attempts());
       // The kill switch returned normally despite the interrupt: it succeeded (see maxRunTime).
       assertEquals(InboxState.DONE, inbox.find("acme", "evt_stop").orElseThrow().state());
+    }
+  }
+
+  /**
+   * A handler whose maximum run time passed (its lease abandoned, so that a hung handler frees its
+   * event) and which then closes the processor itself is no longer a hung handler: it waits in
+   * close() for the other runs, through a grace (1 h) much longer than the lease (1 min), and then
+   * finishes. Its lease must stay its own meanwhile: another processor on the same inbox must not
+   * claim the event and run it beside it (the receiver promises each event processed once).
+   */
+  @Test
+  void aHandlerWhoseLimitPassedKeepsItsLeaseWhileItWaitsInItsOwnClose() throws Exception {
+    VirtualTime time = new VirtualTime(ReceiverTest.T0);
+    Map<String, AtomicInteger> ran = new ConcurrentHashMap<>();
+    AtomicReference<WebhookProcessor> self = new AtomicReference<>();
+    AtomicReference<Thread> stopWorker = new AtomicReference<>();
+    AtomicReference<Thread> slowWorker = new AtomicReference<>();
+    CountDownLatch stopRunning = new CountDownLatch(1);
+    Semaphore goClose = new Semaphore(0);
+    CountDownLatch slowRunning = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    CountDownLatch closeReturned = new CountDownLatch(1);
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      WebhookReceiver receiver = receiver(inbox, time);
+      WebhookProcessor p1 = WebhookProcessor.builder(inbox)
+          .handler("app.stop", e -> {
+            ran.computeIfAbsent(e.eventId(), k -> new AtomicInteger()).incrementAndGet();
+            stopWorker.set(Thread.currentThread());
+            stopRunning.countDown();
+            goClose.acquireUninterruptibly(); // past its limit: interrupted, its lease abandoned
+            self.get().close(); // the kill switch: waits for the other run, within the grace
+            Thread.interrupted(); // the limit's interrupt, given back: this handler does not care
+            closeReturned.countDown();
+          })
+          .handler("order.paid", e -> {
+            ran.computeIfAbsent(e.eventId(), k -> new AtomicInteger()).incrementAndGet();
+            slowWorker.set(Thread.currentThread());
+            slowRunning.countDown();
+            finish.await(); // a call that finishes within the grace
+          })
+          .workers(2).maxRunTime(Duration.ofMinutes(4)).lease(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofHours(1)).clock(time.clock()).scheduler(time.scheduler())
+          .owner("p1").closeGrace(Duration.ofHours(1)).build();
+      self.set(p1);
+      // Another instance sharing the inbox, driven by this thread.
+      WebhookHandler counting = e -> ran.computeIfAbsent(e.eventId(), k -> new AtomicInteger()).incrementAndGet();
+      WebhookProcessor p2 = WebhookProcessor.builder(inbox).handler("app.stop", counting)
+          .handler("order.paid", counting).lease(Duration.ofMinutes(1)).clock(time.clock())
+          .scheduler(time.scheduler()).owner("p2").build();
+      deliver(receiver, time, "evt_stop", "app.stop");
+      p1.start();
+      time.runDueTasks();
+      assertTrue(stopRunning.await(30, TimeUnit.SECONDS), "the kill switch runs");
+      time.advance(Duration.ofMinutes(3)); // three watchdog beats (one a minute)
+      deliver(receiver, time, "evt_slow", "order.paid");
+      time.runDueTasks();
+      assertTrue(slowRunning.await(30, TimeUnit.SECONDS), "the other handler runs");
+      time.advance(Duration.ofMinutes(2)); // the fifth beat: the kill switch's limit passed, not the other's
+      Thread stop = stopWorker.get();
+
+      goClose.release();
+      while (!(stop.getState() == Thread.State.TIMED_WAITING && in(stop, "awaitOthers"))) {
+        assertTrue(closeReturned.getCount() > 0, "close() waits for the other run");
+        Thread.onSpinWait();
+      }
+      // Two leases later (the other run is still within its limit and the grace): whoever looks
+      // for due events now must not find the kill switch's, whose handler is still running here.
+      time.advance(Duration.ofMinutes(2));
+      String holder = InboxRows.leaseHolder(dir, "acme", "evt_stop");
+      int ranByOther = p2.processDue(10);
+
+      finish.countDown();
+      assertTrue(closeReturned.await(30, TimeUnit.SECONDS), "close() returned");
+      slowWorker.get().join(30_000);
+      stop.join(30_000);
+      assertFalse(slowWorker.get().isAlive() || stop.isAlive(), "the workers left");
+      p2.close();
+
+      InboxEntry entry = inbox.find("acme", "evt_stop").orElseThrow();
+      assertEquals(1, ran.get("evt_stop").get(), "the kill switch's event ran beside its handler, waiting in"
+          + " close(): lease at that moment " + holder + " (now " + time.now().toEpochMilli() + "), " + entry);
+      assertEquals(0, ranByOther, "the other processor found nothing due");
+      assertTrue(holder.startsWith("p1@") && Long.parseLong(holder.substring(3)) > time.now().toEpochMilli(),
+          "the kill switch's lease is still p1's while its close() waits: " + holder);
+      assertEquals(InboxState.DONE, entry.state(), entry.toString());
+      assertEquals(1, entry.attempts(), entry.toString());
+      assertEquals(1, entry.runs(), entry.toString());
+      InboxEntry slow = inbox.find("acme", "evt_slow").orElseThrow();
+      assertEquals(InboxState.DONE, slow.state(), slow.toString());
+      assertEquals(1, ran.get("evt_slow").get());
     }
   }
 

@@ -92,8 +92,24 @@ public final class LeaseHeartbeat {
   public void abandon(ClaimedEvent e) {
     synchronized (lock) {
       Run r = running.get(EventKey.of(e));
-      if (r != null && r.event == e) {
+      if (r != null && r.event == e && !r.kept) {
         r.renewing = false;
+      }
+    }
+  }
+
+  /**
+   * The run of {@code e} is no longer bounded by its maximum run time (its handler called the
+   * processor's close(), and waits there for the other runs): its lease is renewed again from the
+   * next beat, whether {@link #abandon} came before this call or comes after it, until {@link #end}
+   * or {@link #close}. A lease another processor took over meanwhile stays lost.
+   */
+  public void keep(ClaimedEvent e) {
+    synchronized (lock) {
+      Run r = running.get(EventKey.of(e));
+      if (r != null && r.event == e) {
+        r.kept = true;
+        r.renewing = !r.lost;
       }
     }
   }
@@ -139,6 +155,7 @@ public final class LeaseHeartbeat {
           Run r = running.get(EventKey.of(lost));
           if (r != null && r.event == lost) {
             r.renewing = false;
+            r.lost = true;
           }
         }
       }
@@ -160,6 +177,8 @@ public final class LeaseHeartbeat {
   private static final class Run {
     final ClaimedEvent event;
     boolean renewing = true;  // under lock
+    boolean kept;  // under lock: out of its maximum run time, never abandoned (keep)
+    boolean lost;  // under lock: a renewal found the lease another's
 
     Run(ClaimedEvent event) {
       this.event = event;

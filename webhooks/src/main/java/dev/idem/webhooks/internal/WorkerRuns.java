@@ -53,12 +53,17 @@ public final class WorkerRuns {
   /**
    * The calling thread's run is bounded by {@code limit} from now on: see {@link #cutShort()} and
    * {@link #stopTimingCaller()}. Nothing for a thread that is not running one of the events.
+   *
+   * @param untimed undoes what the limit does besides the interrupt (its lease abandoned): run by
+   *     {@link #stopTimingCaller()} on the caller's thread, once the limit can no longer pass; it
+   *     must not block
    */
-  public void timedBy(RunWatchdog.Run limit) {
+  public void timedBy(RunWatchdog.Run limit, Runnable untimed) {
     synchronized (lock) {
       Run r = running.get(Thread.currentThread());
       if (r != null) {
         r.limit = limit;
+        r.untimed = untimed;
       }
     }
   }
@@ -66,16 +71,21 @@ public final class WorkerRuns {
   /**
    * A handler's own close(): its run is no longer bounded by the maximum run time (it waits in
    * close() for the other runs, and the watchdog's interrupt, meant for the handler, would end that
-   * wait as if the caller wanted close() over).
+   * wait as if the caller wanted close() over). Nor by what the limit did to its lease: the
+   * {@code untimed} given to {@link #timedBy} runs, so that a run whose limit had passed holds its
+   * event again while close() waits (a grace longer than the lease would otherwise let another
+   * processor run the event beside it).
    *
    * @return whether the limit had already passed (the watchdog interrupted the calling thread);
    *     false for a thread that is not running one of the events, or whose run is not timed
    */
   public boolean stopTimingCaller() {
     RunWatchdog.Run limit;
+    Runnable untimed;
     synchronized (lock) {
       Run r = running.get(Thread.currentThread());
       limit = r == null ? null : r.limit;
+      untimed = r == null ? null : r.untimed;
     }
     if (limit == null) {
       return false;
@@ -83,6 +93,7 @@ public final class WorkerRuns {
     // After end(), no beat interrupts this thread any more (RunWatchdog excludes the two), so
     // exceeded() read after it is final.
     limit.end();
+    untimed.run();
     return limit.exceeded();
   }
 
@@ -174,6 +185,7 @@ public final class WorkerRuns {
     boolean handlerEnded;  // guarded by the outer lock
     boolean cut;  // guarded by the outer lock
     RunWatchdog.Run limit;  // guarded by the outer lock; null until timed (never, for an untimed run)
+    Runnable untimed;  // guarded by the outer lock; set with limit
 
     boolean overran() {
       return limit != null && limit.exceeded();

@@ -37,6 +37,22 @@ public final class InboxRows {
     }
   }
 
+  /**
+   * Who holds the lease on an event, and until when: {@code "owner@leaseUntilMillis"}, or
+   * {@code "none"} when it is not leased.
+   */
+  public static String leaseHolder(Path dir, String source, String eventId) throws SQLException {
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT lease_owner, lease_until FROM idem_webhook_inbox WHERE source = '"
+            + source.replace("'", "''") + "' AND event_id = '" + eventId.replace("'", "''") + "'")) {
+      if (!rs.next() || rs.getString(1) == null) {
+        return "none";
+      }
+      return rs.getString(1) + "@" + rs.getLong(2);
+    }
+  }
+
   /** Runs one update on the inbox file (close the inbox first); returns the rows it changed. */
   public static int update(Path dir, String sql) throws SQLException {
     try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("inbox.db"));
