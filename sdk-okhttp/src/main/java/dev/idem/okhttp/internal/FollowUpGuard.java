@@ -26,7 +26,7 @@ import okhttp3.Response;
  * body is made {@linkplain FollowUps.AttemptBody#headFirst head-first} before the head goes out,
  * so that no failure of it is called not sent, or, if the attempt was recorded as not sent
  * already, it is refused before a connection is sought. A header a network interceptor after this
- * one adds it cannot see: {@link ExpectContinueWatch} judges the request OkHttp finally writes.
+ * one adds it cannot see: {@link HeadFirstWatch} judges the request OkHttp finally writes.
  *
  * <p>Stateless (the state is in each attempt's tag) and thread-safe.
  */

@@ -50,7 +50,8 @@ final class FollowUps {
    * @return the attempt's response, as the server sent it
    * @throws RequestNotSentException if the chain below failed before the attempt's body was
    *     written (an interceptor whose token refresh failed, a refused connection), unless the
-   *     attempt carries {@code Expect: 100-continue} (see {@link AttemptBody})
+   *     attempt carries {@code Expect: 100-continue} or its head was being written on an HTTP/2
+   *     connection (see {@link AttemptBody})
    * @throws IOException as {@code chain.proceed} does, or {@link FollowUpRefusedException}
    */
   static Response proceed(Interceptor.Chain chain, Request attempt, AdapterSupport support) throws IOException {
@@ -62,7 +63,8 @@ final class FollowUps {
     // This attempt is its own OkHttp call (resumed, enqueued by the call factory), so whatever is
     // thrown here is all the executor learns of it: as is, an IOException or OkHttp's wrapping of a
     // RuntimeException counts as an ambiguous attempt, and the operation ends UNCERTAIN though
-    // nothing was sent. Before the body was written the server cannot have seen the request.
+    // nothing was sent. Before the body was written the server cannot have seen the request
+    // (unless its head went first: Expect: 100-continue, HTTP/2; see AttemptBody).
     AttemptBody body = attempt.body() instanceof AttemptBody b ? b : null;
     try {
       return proceed(chain, attempt, tag);
@@ -84,7 +86,8 @@ final class FollowUps {
    * The failure {@code e} of an attempt as a request not sent, if nothing of {@code body} was
    * written; null if it was, or if there is no body to tell by (a bodyless request counts as sent:
    * its headers may have been all there was), or if the body does not tell (a
-   * {@linkplain AttemptBody#headFirst head-first} one, sent with {@code Expect: 100-continue}).
+   * {@linkplain AttemptBody#headFirst head-first} one: sent with {@code Expect: 100-continue}, or
+   * whose head OkHttp started writing on an HTTP/2 connection).
    */
   static RequestNotSentException notSent(AttemptBody body, Exception e) {
     // refuse(), not a look at written(): the verdict holds only if nothing can write the body later.
@@ -174,8 +177,9 @@ final class FollowUps {
     Response response;
     try {
       // Before anything goes down: only the call's listener sees the request OkHttp writes, after
-      // every interceptor, and so an Expect: 100-continue header no interceptor of Idem's saw.
-      ExpectContinueWatch.watch(chain.call());
+      // every interceptor (an Expect: 100-continue header no interceptor of Idem's saw), and the
+      // connection it goes on (HTTP/2 puts the head on the wire before the body).
+      HeadFirstWatch.watch(chain.call(), tag);
       response = once(chain).proceed(attempt);
     } catch (IOException | RuntimeException e) {
       RequestNotSentException noEffect = answeredWithoutEffect(tag, e);
@@ -274,8 +278,15 @@ final class FollowUps {
    * failure or cancel of its attempt is ambiguous, as a bodyless request's is. {@link FollowUps#keyed}
    * does so for an attempt that carries the header; {@link FollowUpGuard} for one whose header an
    * application interceptor below Idem added, before the request reaches the network; and
-   * {@link ExpectContinueWatch}, the call's event listener, for the request OkHttp finally writes
-   * (a header a network interceptor added, on any client), before its head is flushed. Thread-safe.
+   * {@link HeadFirstWatch}, the call's event listener, for the request OkHttp finally writes
+   * (a header a network interceptor added, on any client), before its head is flushed.
+   *
+   * <p>HTTP/2 breaks it too: OkHttp writes the HEADERS frame into the connection's shared frame
+   * writer before the body, and anything that flushes the writer (another stream's frames, the
+   * RST_STREAM sent when this stream's body fails) puts the head, key included, on the wire, where
+   * a server that dispatches on HEADERS may act on it. {@link HeadFirstWatch} makes the body
+   * head-first just before OkHttp starts writing the head on a connection that is not HTTP/1.x;
+   * before that (no connection yet, a refused one) the rule holds on any protocol. Thread-safe.
    */
   static final class AttemptBody extends RequestBody {
     private static final int NOT_STARTED = 0;

@@ -17,9 +17,8 @@ final class Tags {
   static final KClass<CallResult> CALL_RESULT = JvmClassMappingKt.getKotlinClass(CallResult.class);
   static final KClass<KeyedAttempt> KEYED_ATTEMPT = JvmClassMappingKt.getKotlinClass(KeyedAttempt.class);
   static final KClass<IdempotencyResult> RESULT = JvmClassMappingKt.getKotlinClass(IdempotencyResult.class);
-  /** A call's tag (not a request's): the call has {@link ExpectContinueWatch} as a listener. */
-  static final KClass<ExpectContinueWatch> EXPECT_CONTINUE_WATCH =
-      JvmClassMappingKt.getKotlinClass(ExpectContinueWatch.class);
+  /** A call's tag (not a request's): the call's {@link HeadFirstWatch}, one of its listeners. */
+  static final KClass<HeadFirstWatch> HEAD_FIRST_WATCH = JvmClassMappingKt.getKotlinClass(HeadFirstWatch.class);
 
   private Tags() {}
 }
