@@ -12,6 +12,7 @@ import dev.idem.spring.internal.DispatcherNames;
 import dev.idem.spring.internal.ExecutorMetrics;
 import dev.idem.spring.internal.GuardedKeyArgument;
 import dev.idem.spring.internal.IdemLifecycle;
+import dev.idem.spring.internal.IdempotentPlacement;
 import dev.idem.spring.internal.ReactiveIdempotentHandlers;
 import dev.idem.spring.internal.SetProperties;
 import dev.idem.spring.internal.Stores;
@@ -29,10 +30,12 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -54,7 +57,10 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * without Spring MVC (a Jersey app: the guard needs Spring MVC, the webhook endpoints do not). An app
  * that serves no web requests is not refused: a {@code @SpringBootTest(webEnvironment = NONE)} of a
  * Spring MVC app, and the parent of a context hierarchy whose web child runs the guard, are such
- * apps, and the application type cannot tell them from a batch job.
+ * apps, and the application type cannot tell them from a batch job. In every app, unless
+ * {@code idem.server.enabled=false}, a bean carrying {@code @Idempotent} where the guard never reads
+ * it (a {@code @Service} method, a JAX-RS resource, a class without a handler method) fails the
+ * startup, naming it.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -265,6 +271,29 @@ public class IdemAutoConfiguration {
       if (serverEnabled) {
         ReactiveIdempotentHandlers.refuse(beans);
       }
+    }
+  }
+
+  /**
+   * Refuses a bean that carries {@code @Idempotent} where the guard never reads it (a method that is
+   * not a Spring MVC handler method, a class without one: a {@code @Service} method, a JAX-RS
+   * resource), naming it, once every bean is made: see {@link IdempotentPlacement}. Its authors
+   * believe it guarded and would get a duplicate effect for every retry. Not with
+   * {@code idem.server.enabled=false}: the app turned the guard off on purpose, so no annotation is
+   * read anywhere and none is refused (as the reactive app's handlers and the routes are not).
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnProperty(prefix = "idem.server", name = "enabled", matchIfMissing = true)
+  static class IdempotentPlacementCheck implements SmartInitializingSingleton {
+    private final ConfigurableListableBeanFactory beans;
+
+    IdempotentPlacementCheck(ConfigurableListableBeanFactory beans) {
+      this.beans = beans;
+    }
+
+    @Override
+    public void afterSingletonsInstantiated() {
+      IdempotentPlacement.refuseMisplaced(beans);
     }
   }
 

@@ -38,6 +38,15 @@ import java.lang.annotation.Target;
  * time through the handler mappings, before the body is read; routes can also be named in
  * {@code idem.server.routes} without an annotation. Unset attributes take the
  * {@code idem.server.*} defaults.
+ *
+ * <p>It works only there: on a Spring MVC handler method ({@code @RequestMapping},
+ * {@code @PostMapping}... on a {@code @Controller}), or on a controller class, for its handler
+ * methods. It is not AOP advice: on a {@code @Service} or {@code @Component} method, a JAX-RS
+ * (Jersey) resource, a functional endpoint's handler or a class without a handler method nothing
+ * would read it, so such a bean fails the startup with an {@link IllegalStateException} naming the
+ * class and method (unless {@code idem.server.enabled=false}, which turns the guard off on purpose).
+ * Guard a functional endpoint with {@code idem.server.routes}, and an endpoint Spring MVC does not
+ * serve with the server module's {@code IdempotencyFilter}.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

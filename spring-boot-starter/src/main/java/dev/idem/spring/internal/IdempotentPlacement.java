@@ -1,0 +1,229 @@
+package dev.idem.spring.internal;
+
+import dev.idem.spring.server.Idempotent;
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.springframework.aop.framework.autoproxy.AutoProxyUtils;
+import org.springframework.aop.scope.ScopedProxyUtils;
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.stereotype.Controller;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Finds the beans that carry {@link Idempotent} where no guard reads it, so that the startup can
+ * refuse them: the guard reads the annotation through Spring MVC's handler mappings, on a handler
+ * method or on the class of one, and nowhere else. It is not AOP advice: on a {@code @Service} or
+ * {@code @Component} method, a JAX-RS (Jersey) resource, a functional endpoint's handler or a class
+ * without a handler method, it does nothing, and a retry with the same key runs the method again
+ * while its authors believe it guarded.
+ *
+ * <p>What it reads: the bean's own class, as Spring's {@code @EventListener} processor does (the
+ * class a proxy was made for: {@link AutoProxyUtils#determineTargetClass}, then
+ * {@link ClassUtils#getUserClass} for a CGLIB subclass), and the annotation as the guard reads it
+ * ({@link AnnotatedElementUtils} find semantics: meta-annotations, superclass and interface
+ * methods). Only the context's beans are read, by type: nothing is scanned or instantiated.
+ *
+ * <p>What is a handler: a method some {@code RequestMappingHandlerMapping} of the context or its
+ * ancestors registered, Spring MVC's or WebFlux's (found by class name, so that an app without
+ * WebFlux, or without Spring MVC, loads neither; a WebFlux handler is refused elsewhere, see
+ * {@link ReactiveIdempotentHandlers}). A context without such a mapping (a
+ * {@code @SpringBootTest(webEnvironment = NONE)}, the parent of a hierarchy whose web child serves the
+ * requests, a Jersey app) is judged by the rule those mappings apply: a request-mapping method
+ * ({@code @RequestMapping} or {@code @HttpExchange}, meta-annotations included) of a
+ * {@code @Controller} class, so that the controllers of a Spring MVC app do not fail where no
+ * dispatcher runs.
+ */
+public final class IdempotentPlacement {
+  /** Spring MVC's and WebFlux's mapping of annotated handler methods, by name: neither is required. */
+  private static final List<String> MAPPINGS = List.of(
+      "org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping",
+      "org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping");
+
+  /** What makes a method a handler of a {@code @Controller} class, by name: spring-web may be absent. */
+  private static final List<String> MAPPING_ANNOTATIONS = List.of(
+      "org.springframework.web.bind.annotation.RequestMapping",
+      "org.springframework.web.service.annotation.HttpExchange");
+
+  private IdempotentPlacement() {}
+
+  /**
+   * Throws if a bean of the context carries {@link Idempotent} on a method that is not a handler
+   * method, or on a class that has no handler method.
+   *
+   * @param beans the context's bean factory, every singleton made
+   * @throws IllegalStateException naming each such method ({@code Class.method}) and class, where
+   *     the annotation works, and what guards other endpoints
+   */
+  public static void refuseMisplaced(ConfigurableListableBeanFactory beans) {
+    Handlers handlers = handlers(beans);
+    TreeSet<String> misplaced = new TreeSet<>();
+    Set<Class<?>> seen = new HashSet<>();
+    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
+      if (ScopedProxyUtils.isScopedTarget(name)) {
+        continue;  // its proxy, under the plain name, stands for it
+      }
+      Class<?> type = beanClass(beans, name);
+      if (type == null || !seen.add(type) || !AnnotationUtils.isCandidateClass(type, Idempotent.class)) {
+        continue;
+      }
+      boolean onClass = AnnotatedElementUtils.hasAnnotation(type, Idempotent.class);
+      Map<Method, Boolean> marked = MethodIntrospector.selectMethods(type,
+          (MethodIntrospector.MetadataLookup<Boolean>) m -> AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)
+              ? Boolean.TRUE : null);
+      for (Method m : marked.keySet()) {
+        if (!handlers.isHandler(type, m)) {
+          misplaced.add(type.getName() + "." + m.getName() + " (not a handler method)");
+        }
+      }
+      if (onClass && !handlers.hasHandler(type)) {
+        misplaced.add(type.getName() + " (a class with no handler method)");
+      }
+    }
+    if (!misplaced.isEmpty()) {
+      throw new IllegalStateException("@Idempotent marks " + new ArrayList<>(misplaced) + ", where nothing reads it:"
+          + " the guard reads it only on a Spring MVC handler method (a @RequestMapping, @PostMapping... method of a"
+          + " @Controller), or on a controller class for its handler methods. It is no AOP advice: on a @Service or"
+          + " @Component method, a JAX-RS (Jersey) resource, a functional route's handler or a class without handler"
+          + " methods it guards nothing, and a retry with the same Idempotency-Key runs the method again. Put it on"
+          + " the Spring MVC handler that serves the request; guard other Spring MVC endpoints with"
+          + " idem.server.routes, and endpoints that Spring MVC does not serve with the server module's"
+          + " IdempotencyFilter (dev.idem.server.servlet); or remove the annotation");
+    }
+  }
+
+  /** The class the bean was made from: a proxy's target class, a CGLIB subclass's superclass. */
+  private static Class<?> beanClass(ConfigurableListableBeanFactory beans, String name) {
+    Class<?> type;
+    try {
+      type = AutoProxyUtils.determineTargetClass(beans, name);
+    } catch (RuntimeException unresolvable) {
+      return null;  // as Spring's @EventListener processor: a type that cannot be known carries nothing to read
+    }
+    return type == null ? null : ClassUtils.getUserClass(type);
+  }
+
+  private static Handlers handlers(ConfigurableListableBeanFactory beans) {
+    ClassLoader loader = beans.getBeanClassLoader();
+    Map<Class<?>, List<Method>> registered = new HashMap<>();
+    boolean anyMapping = false;
+    for (String mappingType : MAPPINGS) {
+      if (!ClassUtils.isPresent(mappingType, loader)) {
+        continue;
+      }
+      Class<?> type = ClassUtils.resolveClassName(mappingType, loader);
+      for (Object mapping : BeanFactoryUtils.beansOfTypeIncludingAncestors(beans, type, true, false).values()) {
+        anyMapping = true;
+        WebHandlers.addHandlerMethods(type, mapping, beans, registered);
+      }
+    }
+    if (anyMapping) {
+      return new Registered(registered);
+    }
+    List<Class<? extends Annotation>> mappingAnnotations = new ArrayList<>();
+    for (String name : MAPPING_ANNOTATIONS) {
+      if (ClassUtils.isPresent(name, loader)) {
+        @SuppressWarnings("unchecked")
+        Class<? extends Annotation> a = (Class<? extends Annotation>) ClassUtils.resolveClassName(name, loader);
+        mappingAnnotations.add(a);
+      }
+    }
+    return new ByRule(mappingAnnotations);
+  }
+
+  /** Which methods of a bean's class are handler methods. */
+  private interface Handlers {
+    boolean isHandler(Class<?> type, Method m);
+
+    boolean hasHandler(Class<?> type);
+  }
+
+  /** The handler methods the context's mappings registered, by the bean class they were found on. */
+  private record Registered(Map<Class<?>, List<Method>> byType) implements Handlers {
+    @Override
+    public boolean isHandler(Class<?> type, Method m) {
+      for (Method h : byType.getOrDefault(type, List.of())) {
+        // The mapping registers the method it selected, as this check does; by signature too, in
+        // case one of them took a bridge or the other a superclass's declaration.
+        if (h.equals(m) || h.getName().equals(m.getName()) && Arrays.equals(h.getParameterTypes(), m.getParameterTypes())) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    @Override
+    public boolean hasHandler(Class<?> type) {
+      return !byType.getOrDefault(type, List.of()).isEmpty();
+    }
+  }
+
+  /** Without a mapping to ask: the mappings' rule, a request-mapping method of a {@code @Controller} class. */
+  private record ByRule(List<Class<? extends Annotation>> mappingAnnotations) implements Handlers {
+    @Override
+    public boolean isHandler(Class<?> type, Method m) {
+      return AnnotatedElementUtils.hasAnnotation(type, Controller.class) && mapped(m);
+    }
+
+    @Override
+    public boolean hasHandler(Class<?> type) {
+      return AnnotatedElementUtils.hasAnnotation(type, Controller.class)
+          && !MethodIntrospector.selectMethods(type,
+              (MethodIntrospector.MetadataLookup<Boolean>) m -> mapped(m) ? Boolean.TRUE : null).isEmpty();
+    }
+
+    private boolean mapped(Method m) {
+      for (Class<? extends Annotation> a : mappingAnnotations) {
+        if (AnnotatedElementUtils.hasAnnotation(m, a)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /**
+   * What names spring-web's {@code HandlerMethod}: loaded only when a mapping exists, so that an
+   * app without spring-web (a batch job) never loads it.
+   */
+  private static final class WebHandlers {
+    private WebHandlers() {}
+
+    /**
+     * Adds the mapping's handler methods under the class the mapping saw and, for a bean it holds
+     * by name, under the class that bean was made from (for a JDK proxy the mapping sees the
+     * proxy's class).
+     */
+    static void addHandlerMethods(Class<?> mappingType, Object mapping, ConfigurableListableBeanFactory beans,
+        Map<Class<?>, List<Method>> into) {
+      Object methods;
+      try {
+        methods = mappingType.getMethod("getHandlerMethods").invoke(mapping);
+      } catch (ReflectiveOperationException e) {
+        throw new IllegalStateException("Idem could not read the handler methods of " + mappingType.getName(), e);
+      }
+      for (Object value : ((Map<?, ?>) methods).values()) {
+        org.springframework.web.method.HandlerMethod hm = (org.springframework.web.method.HandlerMethod) value;
+        Class<?> seen = ClassUtils.getUserClass(hm.getBeanType());
+        into.computeIfAbsent(seen, k -> new ArrayList<>()).add(hm.getMethod());
+        if (hm.getBean() instanceof String name) {
+          Class<?> made = beanClass(beans, name);
+          if (made != null && made != seen) {
+            into.computeIfAbsent(made, k -> new ArrayList<>()).add(hm.getMethod());
+          }
+        }
+      }
+    }
+  }
+}
