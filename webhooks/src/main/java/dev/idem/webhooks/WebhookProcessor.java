@@ -32,6 +32,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.DoubleSupplier;
@@ -161,6 +162,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Duration maxRunTime;
   private final RunWatchdog watchdog;
   private final Duration closeGrace;
+  private final ThreadFactory workerThreads;
   /**
    * The workers running an event now: close() from a handler must not wait for its own run, and a
    * run's failure is the shutdown's only if close() interrupted that run ({@link #cutByClose}).
@@ -209,6 +211,7 @@ public final class WebhookProcessor implements AutoCloseable {
     this.maxRunTime = b.maxRunTime;
     this.watchdog = new RunWatchdog(loop.scheduler(), maxRunTime);
     this.closeGrace = b.closeGrace;
+    this.workerThreads = b.workerThreads;
   }
 
   /**
@@ -234,7 +237,7 @@ public final class WebhookProcessor implements AutoCloseable {
         throw new IllegalStateException("start a processor once, before closing it");
       }
       started = true;
-      workers = Executors.newFixedThreadPool(workerCount, PollLoop.daemonThreads("idem-webhooks-worker"));
+      workers = Executors.newFixedThreadPool(workerCount, workerThreads);
     }
     inbox.onNewWork(nudge);
     loop.start();
@@ -912,6 +915,7 @@ public final class WebhookProcessor implements AutoCloseable {
     private Scheduler scheduler;
     private Duration closeGrace = Duration.ofSeconds(10);
     private Duration maxRunTime = DEFAULT_MAX_RUN_TIME;
+    private ThreadFactory workerThreads = PollLoop.daemonThreads("idem-webhooks-worker");
 
     private Builder(WebhookInbox inbox) {
       this.inbox = inbox;
@@ -1126,6 +1130,20 @@ public final class WebhookProcessor implements AutoCloseable {
      */
     public Builder maxRunTime(Duration maxRunTime) {
       this.maxRunTime = positive(maxRunTime, "maxRunTime");
+      return this;
+    }
+
+    /**
+     * Sets the factory of the workers' threads. Package-private, for tests only: a test's factory
+     * can hold a new worker before it takes its first task (a run handed to a worker but not yet
+     * begun), which no callback of this processor's can, since none of its code runs there.
+     *
+     * @param threads makes the workers' threads; default daemon threads named
+     *     {@code idem-webhooks-worker-N}
+     * @return this builder
+     */
+    Builder workerThreads(ThreadFactory threads) {
+      this.workerThreads = Objects.requireNonNull(threads, "threads");
       return this;
     }
 
