@@ -348,14 +348,19 @@ public final class WebhookProcessor implements AutoCloseable {
   private void dispatch(ClaimedEvent e) {
     slots.acquireUninterruptibly();
     heartbeat.begin(e);
+    // Counted from here, not from when a worker begins it: close()'s shutdown of the pool lets a
+    // run already handed over go on, so a handler's close() must wait for it too (WorkerRuns).
+    runs.queued();
     try {
       workers.execute(() -> {
         if (!runs.enter()) {
-          // Queued until close() had already cut the runs short: handed back, not begun.
+          // Queued until close() had already cut the runs short: handed back, not begun, and
+          // counted until then, so that a handler's close() returns after the write.
           try {
             notRun(e);
           } finally {
             slots.release();
+            runs.notRun();
           }
           return;
         }
@@ -372,7 +377,11 @@ public final class WebhookProcessor implements AutoCloseable {
       });
     } catch (RejectedExecutionException closing) {
       slots.release();
-      notRun(e);
+      try {
+        notRun(e);
+      } finally {
+        runs.notRun();
+      }
     }
   }
 
@@ -725,7 +734,12 @@ public final class WebhookProcessor implements AutoCloseable {
    *
    * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
    * cannot end while it waits, so close() then waits for the other runs only, as above (and, if
-   * another close() is already under way, returns at once: that one waits for this run). It does
+   * another close() is already under way, returns at once: that one waits for this run). The other
+   * runs include those a poll had handed to a worker that had not begun them yet (the shutdown of
+   * the pool lets them go on): one that begins within the grace runs as any other, its lease renewed
+   * and its maximum run time timed, and close() waits for its outcome; one that the cut after the
+   * grace keeps from beginning hands its event back (due now, its attempt not counted) before
+   * close() returns. It does
    * not interrupt the calling handler, whose event is recorded as usual when it returns: DONE if it
    * returns normally, and if it throws, its failure is the handler's own (retried or a dead letter
    * as any other), not one close() caused. From the call on, its run is no longer bounded by the

@@ -253,7 +253,7 @@ class CloseAfterMaximumRunTimeTest {
     }
   }
 
-  private static boolean in(Thread t, String method) {
+  static boolean in(Thread t, String method) {
     for (StackTraceElement frame : t.getStackTrace()) {
       if (frame.getMethodName().equals(method)) {
         return true;
@@ -262,12 +262,12 @@ class CloseAfterMaximumRunTimeTest {
     return false;
   }
 
-  private static WebhookReceiver receiver(WebhookInbox inbox, VirtualTime time) {
+  static WebhookReceiver receiver(WebhookInbox inbox, VirtualTime time) {
     return WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
         .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
   }
 
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
+  static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
     byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
     Map<String, List<String>> h = new TreeMap<>();
     WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)

@@ -27,24 +27,57 @@ import java.util.concurrent.TimeUnit;
  * does after; and a handler's own close() stops timing its run ({@link #stopTimingCaller()}), whose
  * interrupt would otherwise land in close()'s wait.
  *
- * <p>Bounded: a thread is listed only during its run, so at most one per worker. Thread-safe.
+ * <p>A run counts from the moment a poll hands it to the pool ({@link #queued()}), not only from
+ * when a worker begins it: the pool's shutdown lets a run already handed to it go on, so a handler's
+ * close() that waited only for the runs begun returned while a worker was about to begin one (the
+ * worker not yet started, or still finishing its run before), which then ran with no lease renewal
+ * and no watchdog, or, queued past the cut, handed its event back after close() had returned.
+ *
+ * <p>Bounded: a thread is listed only during its run, so at most one per worker, and the runs
+ * handed to the pool are at most one per worker (the processor's slots). Thread-safe.
  */
 public final class WorkerRuns {
   private final Object lock = new Object();
   private final Map<Thread, Run> running = new HashMap<>();  // guarded by lock
+  private int queued;  // guarded by lock: runs handed to the pool, neither begun nor handed back yet
   private boolean cut;  // guarded by lock: close() has cut the runs short; no run begins any more
 
   /**
-   * The calling thread begins a run: until {@link #exit()}, it counts as running one.
+   * A poll hands a run to the pool: until {@link #enter()} begins it, or {@link #notRun()} after
+   * it was refused, it counts as one of the runs a handler's close() waits for. Call it before
+   * handing the run over, so that no close() can look between the two.
+   */
+  public void queued() {
+    synchronized (lock) {
+      queued++;
+    }
+  }
+
+  /**
+   * A run {@link #queued()} will not begin, and its event has been handed back (or could not be):
+   * the pool refused it, or {@link #enter()} did. It counts no more.
+   */
+  public void notRun() {
+    synchronized (lock) {
+      queued--;
+      lock.notifyAll();
+    }
+  }
+
+  /**
+   * The calling thread begins a run it was handed ({@link #queued()}): until {@link #exit()}, it
+   * counts as running one.
    *
    * @return false, and nothing is listed, if close() has already cut the runs short: a run a worker
-   *     takes from the queue after that must not begin (its event is handed back instead)
+   *     takes from the queue after that must not begin (its event is handed back instead, and
+   *     {@link #notRun()} called once it has been: until then it still counts as queued)
    */
   public boolean enter() {
     synchronized (lock) {
       if (cut) {
         return false;
       }
+      queued--;
       running.put(Thread.currentThread(), new Run());
       return true;
     }
@@ -154,7 +187,8 @@ public final class WorkerRuns {
   }
 
   /**
-   * Waits until no thread but the caller is running an event.
+   * Waits until no thread but the caller is running an event, and no run handed to the pool is
+   * still to begin or to hand its event back.
    *
    * @param nanos the longest wait; {@link Long#MAX_VALUE} is about 292 years
    * @return whether the others had all ended within it
@@ -177,7 +211,7 @@ public final class WorkerRuns {
   }
 
   private boolean othersDone(Thread self) {
-    return running.isEmpty() || (running.size() == 1 && running.containsKey(self));
+    return queued == 0 && (running.isEmpty() || (running.size() == 1 && running.containsKey(self)));
   }
 
   /** One thread's run. */
