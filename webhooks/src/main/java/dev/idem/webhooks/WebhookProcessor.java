@@ -174,6 +174,12 @@ public final class WebhookProcessor implements AutoCloseable {
   private boolean started;
   private boolean closed;
   /**
+   * Polls under way (guarded by lock): begun before close() was called, such a poll may still claim
+   * events, which the pool, shut down by then, refuses, and which the poll hands back. close() waits
+   * for it, so that the hand-back is written before the caller's next step (closing the inbox).
+   */
+  private int polls;
+  /**
    * Whether the first close() saw the workers' pool terminate (guarded by lock). When it did not (a
    * handler's close(), which cannot wait for its own run; one whose caller was interrupted; one
    * that left runs behind), a later close() from outside the workers waits for the runs still going.
@@ -314,7 +320,19 @@ public final class WebhookProcessor implements AutoCloseable {
       if (closed) {
         return; // closing: the loop runs on through the grace only for the lease renewals
       }
+      polls++;
     }
+    try {
+      claimAndDispatch();
+    } finally {
+      synchronized (lock) {
+        polls--;
+        lock.notifyAll();
+      }
+    }
+  }
+
+  private void claimAndDispatch() {
     int free = slots.availablePermits();
     if (free > 0) {
       long now = clock.millis();
@@ -707,7 +725,9 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Stops claiming, lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
+   * Stops claiming (a poll already under way when it is called may still claim: what it claims
+   * then goes back to PENDING, not run, its attempt not counted, before close() returns, within the
+   * bounds below), lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
    * default 10 s), then interrupts those still running, waits up to 5 s more for the interrupted
    * runs to end and record their outcome, and shuts down the threads it owns. Events not finished
    * stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due at once, its
@@ -898,6 +918,26 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits until no poll is under way (none begins any more: close() has set {@code closed}).
+   *
+   * @return whether none was within {@code nanos}
+   */
+  private boolean awaitPoll(long nanos) throws InterruptedException {
+    // Differences of nanoTime readings stay right across the overflow of start + nanos.
+    long start = System.nanoTime();
+    synchronized (lock) {
+      while (polls > 0) {
+        long left = nanos - (System.nanoTime() - start);
+        if (left <= 0) {
+          return false;
+        }
+        TimeUnit.NANOSECONDS.timedWait(lock, left);
+      }
+      return true;
+    }
+  }
+
   private void markPoolEnded() {
     synchronized (lock) {
       poolEnded = true;
@@ -905,11 +945,19 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Waits for the runs on the workers to end: the pool's termination, or, for a handler's own
-   * close(), the other runs than the caller's.
+   * Waits for a poll under way to end, then for the runs on the workers to end: the pool's
+   * termination, or, for a handler's own close(), the other runs than the caller's. The poll first:
+   * what it claims from now on the pool refuses, and it hands that back; what it handed over before
+   * is then counted by the pool and the runs.
    */
   private boolean awaitRuns(ExecutorService w, boolean fromHandler, long nanos) throws InterruptedException {
-    return fromHandler ? runs.awaitOthers(nanos) : w.awaitTermination(nanos, TimeUnit.NANOSECONDS);
+    // Differences of nanoTime readings stay right across the overflow of start + nanos.
+    long start = System.nanoTime();
+    if (!awaitPoll(nanos)) {
+      return false;
+    }
+    long left = nanos - (System.nanoTime() - start);
+    return fromHandler ? runs.awaitOthers(left) : w.awaitTermination(left, TimeUnit.NANOSECONDS);
   }
 
   /** Configures a processor. Not thread-safe. */

@@ -17,6 +17,11 @@ final class HoldingClock extends Clock {
   private final AtomicReference<Thread> holdOn = new AtomicReference<>();
   /** Counted down when the chosen thread has reached its held reading. */
   final CountDownLatch held = new CountDownLatch(1);
+  /**
+   * A permit each time a chosen thread has reached its held reading: for a test that holds a
+   * thread more than once (choosing it again while it is held, before releasing it).
+   */
+  final Semaphore holds = new Semaphore(0);
   /** Released by the test to let the held reading go on. */
   final Semaphore release = new Semaphore(0);
 
@@ -47,6 +52,7 @@ final class HoldingClock extends Clock {
   public Instant instant() {
     if (holdOn.compareAndSet(Thread.currentThread(), null)) {
       held.countDown();
+      holds.release();
       release.acquireUninterruptibly();
     }
     return delegate.instant();
