@@ -1,18 +1,18 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
@@ -251,27 +251,5 @@ class CloseAfterMaximumRunTimeTest {
       assertEquals(InboxState.DONE, slow.state(), slow.toString());
       assertEquals(1, ran.get("evt_slow").get());
     }
-  }
-
-  static boolean in(Thread t, String method) {
-    for (StackTraceElement frame : t.getStackTrace()) {
-      if (frame.getMethodName().equals(method)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  static WebhookReceiver receiver(WebhookInbox inbox, VirtualTime time) {
-    return WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-        .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-  }
-
-  static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,8 +1,8 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.CloseAfterMaximumRunTimeTest.deliver;
-import static dev.idem.webhooks.CloseAfterMaximumRunTimeTest.in;
-import static dev.idem.webhooks.CloseAfterMaximumRunTimeTest.receiver;
+import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,12 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -52,7 +50,7 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
     AtomicReference<Thread> slowWorker = new AtomicReference<>();
     AtomicReference<Thread> stopWorker = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = receiver(inbox);
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             slowWorker.set(Thread.currentThread());
@@ -68,8 +66,8 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
           .retryPolicy(policy).random(() -> 0.5).workers(2).clock(time.clock()).scheduler(time.scheduler())
           .owner("p1").closeGrace(Duration.ZERO).build();
       self.set(p);
-      deliver(receiver, "evt_slow", "order.paid");
-      deliver(receiver, "evt_stop", "app.stop");
+      deliver(receiver, time, "evt_slow", "order.paid");
+      deliver(receiver, time, "evt_stop", "app.stop");
       p.start();
       time.runDueTasks();
       assertTrue(slowRunning.await(30, TimeUnit.SECONDS), "the slow handler runs");
@@ -98,7 +96,7 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
     AtomicReference<Thread> failingWorker = new AtomicReference<>();
     HoldingClock clock = new HoldingClock(time.clock());
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = receiver(inbox);
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             slowWorker.set(Thread.currentThread());
@@ -119,8 +117,8 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
           })
           .retryPolicy(policy).random(() -> 0.5).workers(2).clock(clock).scheduler(time.scheduler())
           .owner("p1").closeGrace(Duration.ZERO).build();
-      deliver(receiver, "evt_slow", "order.paid");
-      deliver(receiver, "evt_failed", "order.failed");
+      deliver(receiver, time, "evt_slow", "order.paid");
+      deliver(receiver, time, "evt_failed", "order.failed");
       p.start();
       time.runDueTasks();
       assertTrue(slowRunning.await(30, TimeUnit.SECONDS), "the slow handler runs");
@@ -162,18 +160,5 @@ class CloseJudgesEachRunByItsOwnInterruptTest {
     Thread t = worker.get();
     t.join(30_000);
     assertFalse(t.isAlive(), t.getName() + " left: its run's outcome is recorded");
-  }
-
-  private WebhookReceiver receiver(WebhookInbox inbox) {
-    return WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-        .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-  }
-
-  private void deliver(WebhookReceiver receiver, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

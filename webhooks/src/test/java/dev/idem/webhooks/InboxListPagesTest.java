@@ -1,17 +1,16 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,13 +38,13 @@ class InboxListPagesTest {
     WebhookReceiver acme = receiver(inbox, "acme", time);
     WebhookReceiver zeta = receiver(inbox, "zeta", time);
     // Three events in one millisecond, out of key order, from two sources; then two later ones.
-    deliver(zeta, "evt_1", time);
-    deliver(acme, "evt_3", time);
-    deliver(acme, "evt_2", time);
+    deliver(zeta, time, "evt_1");
+    deliver(acme, time, "evt_3");
+    deliver(acme, time, "evt_2");
     time.advance(Duration.ofSeconds(1));
-    deliver(acme, "evt_9", time);
+    deliver(acme, time, "evt_9");
     time.advance(Duration.ofSeconds(1));
-    deliver(acme, "evt_0", time);
+    deliver(acme, time, "evt_0");
 
     List<String> whole = ids(inbox.list(InboxState.PENDING, 100));
     assertEquals(List.of("acme/evt_2", "acme/evt_3", "zeta/evt_1", "acme/evt_9", "acme/evt_0"), whole);
@@ -63,19 +62,6 @@ class InboxListPagesTest {
     }
     assertEquals(List.of(), inbox.list(InboxState.DEAD, null, 10));
     assertThrows(IllegalArgumentException.class, () -> inbox.list(InboxState.PENDING, null, 0));
-  }
-
-  private static WebhookReceiver receiver(WebhookInbox inbox, String source, VirtualTime time) {
-    return WebhookReceiver.builder(WebhookSource.builder(source, SignatureScheme.standardWebhooks())
-        .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-  }
-
-  private static void deliver(WebhookReceiver receiver, String id, VirtualTime time) {
-    Map<String, List<String>> h = new TreeMap<>();
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body).headers()
-        .forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 
   private static List<String> ids(List<InboxEntry> entries) {

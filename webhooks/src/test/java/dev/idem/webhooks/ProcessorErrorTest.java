@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,14 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -51,7 +49,7 @@ class ProcessorErrorTest {
           .listener(throwingOnProcessed(error)).pollInterval(Duration.ofMillis(20)).build();
       try {
         p.start();
-        deliver(receiver, "evt_1", Instant.now());
+        deliver(receiver, Instant.now(), "evt_1", "order.paid");
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (p.lastPollFailure().isEmpty() && System.nanoTime() < deadline) {
           Thread.onSpinWait();
@@ -93,12 +91,11 @@ class ProcessorErrorTest {
       }
     };
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-          .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { }).listener(listener)
           .scheduler(manual).workers(2).build();
       try {
-        deliver(receiver, "evt_1", T0);
+        deliver(receiver, T0, "evt_1", "order.paid");
         p.start();
         polls.take().run();  // claims evt_1; its worker, past its own clock read, waits in the listener
         assertTrue(inListener.await(10, TimeUnit.SECONDS), "the worker reached the listener");
@@ -153,13 +150,5 @@ class ProcessorErrorTest {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, String id, Instant signedAt) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", signedAt, body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

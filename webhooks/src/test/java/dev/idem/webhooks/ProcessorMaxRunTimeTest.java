@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -8,12 +10,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +42,7 @@ class ProcessorMaxRunTimeTest {
     AtomicInteger runs = new AtomicInteger();
     Semaphore recorded = new Semaphore(0);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      deliver(inbox, time, "evt_hang");
+      deliver(receiver(inbox, time), time, "evt_hang");
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             runs.incrementAndGet();
@@ -110,7 +109,7 @@ class ProcessorMaxRunTimeTest {
     Semaphore entered = new Semaphore(0);
     CountDownLatch never = new CountDownLatch(1);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      deliver(inbox, time, "evt_hang");
+      deliver(receiver(inbox, time), time, "evt_hang");
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             entered.release();
@@ -168,15 +167,5 @@ class ProcessorMaxRunTimeTest {
       }
     }
     return false;
-  }
-
-  private static void deliver(WebhookInbox inbox, VirtualTime time, String id) {
-    WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-        SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

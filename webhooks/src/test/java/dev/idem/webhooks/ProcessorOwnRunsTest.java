@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,12 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -113,11 +112,6 @@ class ProcessorOwnRunsTest {
     }
   }
 
-  private static WebhookReceiver receiver(WebhookInbox inbox, VirtualTime time) {
-    return WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-        .secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-  }
-
   private static void spinUntil(java.util.function.BooleanSupplier done) {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!done.getAsBoolean()) {
@@ -126,13 +120,5 @@ class ProcessorOwnRunsTest {
       }
       Thread.onSpinWait();
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,16 +1,13 @@
 package dev.idem.webhooks;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -37,7 +34,7 @@ class ProcessorThreadsTest {
           .pollInterval(java.time.Duration.ofHours(1)).build().start();
       List<Thread> owned;
       try {
-        deliver(receiver, "evt_1");
+        deliver(receiver, Instant.now(), "evt_1", "order.paid");
         assertTrue(handled.await(30, TimeUnit.SECONDS), "run without waiting for the hourly poll");
         owned = Thread.getAllStackTraces().keySet().stream()
             .filter(t -> t.getName().startsWith("idem-webhooks-") && !before.contains(t)
@@ -54,13 +51,5 @@ class ProcessorThreadsTest {
         assertFalse(t.isAlive(), t.getName() + " outlived close()");
       }
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", Instant.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,15 +1,14 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -44,8 +43,7 @@ class ReviewCloseFromHandlerTest {
     CountDownLatch closed = new CountDownLatch(1);
     AtomicReference<Boolean> interruptedAfter = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("app.stop", e -> {
             worker.set(Thread.currentThread());
@@ -57,7 +55,7 @@ class ReviewCloseFromHandlerTest {
           .workers(2).clock(time.clock()).scheduler(time.scheduler()).owner("p1").closeGrace(Duration.ofHours(1))
           .build();
       self.set(p);
-      deliver(receiver, time, "evt_1");
+      deliver(receiver, time, "evt_1", "app.stop");
       p.start();
       time.runDueTasks();
       assertTrue(closing.await(30, TimeUnit.SECONDS), "the handler runs");
@@ -71,7 +69,7 @@ class ReviewCloseFromHandlerTest {
             break;
           }
           Thread w = worker.get();
-          if (w.getState() == Thread.State.TIMED_WAITING && waitsForTermination(w)) {
+          if (w.getState() == Thread.State.TIMED_WAITING && in(w, "awaitTermination")) {
             break;
           }
           Thread.onSpinWait();
@@ -85,22 +83,5 @@ class ReviewCloseFromHandlerTest {
       assertEquals(false, interruptedAfter.get(), "the handler was not interrupted by its own close()");
       assertEquals(InboxState.DONE, inbox.find("acme", "evt_1").orElseThrow().state());
     }
-  }
-
-  private static boolean waitsForTermination(Thread t) {
-    for (StackTraceElement frame : t.getStackTrace()) {
-      if (frame.getMethodName().equals("awaitTermination")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "app.stop", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "app.stop", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,5 +1,7 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -7,12 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,8 +48,7 @@ class ReviewCloseInterruptTest {
       }
     };
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             if (runs.incrementAndGet() == 1) {
@@ -91,13 +88,5 @@ class ReviewCloseInterruptTest {
       assertEquals(1, next.processDue(10));
       assertEquals(InboxState.DONE, inbox.find("acme", "evt_1").orElseThrow().state());
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,16 +1,15 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -45,8 +44,7 @@ class ReviewHeartbeatAfterCloseTest {
     CountDownLatch unblock = new CountDownLatch(1);
     AtomicReference<Thread> worker = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p1 = WebhookProcessor.builder(inbox)
           .handler("report.build", e -> {
             worker.set(Thread.currentThread());
@@ -65,11 +63,7 @@ class ReviewHeartbeatAfterCloseTest {
           .owner("p1").build();
       try {
         p1.start();
-        byte[] body = WebhookSigner.jsonEvent("evt_1", "report.build", "{}");
-        Map<String, List<String>> h = new TreeMap<>();
-        WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, "evt_1", "report.build", time.now(), body)
-            .headers().forEach((k, v) -> h.put(k, List.of(v)));
-        assertEquals(200, receiver.handle("POST", h, body).status());
+        deliver(receiver, time, "evt_1", "report.build");
         time.runDueTasks();
         assertTrue(entered.await(30, TimeUnit.SECONDS), "the handler started");
 
@@ -78,7 +72,7 @@ class ReviewHeartbeatAfterCloseTest {
         Thread closing = new Thread(p1::close, "close");
         closing.start();
         assertTrue(interrupted.await(30, TimeUnit.SECONDS), "close() interrupted the handler");
-        while (!(closing.getState() == Thread.State.TIMED_WAITING && waitsForTermination(closing))) {
+        while (!(closing.getState() == Thread.State.TIMED_WAITING && in(closing, "awaitTermination"))) {
           assertTrue(closing.isAlive(), "close() waits for the interrupted handler before it returns");
           Thread.onSpinWait();
         }
@@ -104,14 +98,5 @@ class ReviewHeartbeatAfterCloseTest {
         }
       }
     }
-  }
-
-  private static boolean waitsForTermination(Thread t) {
-    for (StackTraceElement frame : t.getStackTrace()) {
-      if (frame.getMethodName().equals("awaitTermination")) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -1,16 +1,15 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -45,8 +44,7 @@ class ReviewHungHandlerTest {
     AtomicInteger hungMaxConcurrent = new AtomicInteger();
     CountDownLatch okRan = new CountDownLatch(1);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("report.slow", e -> {
             hungMaxConcurrent.accumulateAndGet(hungRunning.incrementAndGet(), Math::max);
@@ -101,8 +99,7 @@ class ReviewHungHandlerTest {
     java.util.concurrent.LinkedBlockingQueue<CountDownLatch> running = new java.util.concurrent.LinkedBlockingQueue<>();
     AtomicInteger succeeded = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("report.build", e -> {
             CountDownLatch done = new CountDownLatch(1);
@@ -144,13 +141,5 @@ class ReviewHungHandlerTest {
       }
       Thread.onSpinWait();
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,15 +1,13 @@
 package dev.idem.webhooks;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -42,13 +40,8 @@ class ReviewHungRunUnboundedTest {
     CountDownLatch never = new CountDownLatch(1);
     AtomicReference<Thread> worker = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-      byte[] body = WebhookSigner.jsonEvent("evt_hang", "order.paid", "{}");
-      Map<String, List<String>> h = new TreeMap<>();
-      WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, "evt_hang", "order.paid", time.now(), body)
-          .headers().forEach((k, v) -> h.put(k, List.of(v)));
-      assertEquals(200, receiver.handle("POST", h, body).status());
+      WebhookReceiver receiver = receiver(inbox, time);
+      deliver(receiver, time, "evt_hang");
 
       for (int life = 1; life <= 2; life++) {
         WebhookProcessor p = WebhookProcessor.builder(inbox)

@@ -1,16 +1,15 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.Await;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,8 +42,7 @@ class ReviewLeaseLapsesDuringGraceTest {
     CountDownLatch finish = new CountDownLatch(1);
     AtomicInteger secondRuns = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p1 = WebhookProcessor.builder(inbox)
           .handler("report.build", e -> {
             entered.countDown();
@@ -57,11 +55,7 @@ class ReviewLeaseLapsesDuringGraceTest {
       Thread closer = new Thread(p1::close, "closer");
       try {
         p1.start();
-        byte[] body = WebhookSigner.jsonEvent("evt_1", "report.build", "{}");
-        Map<String, List<String>> h = new TreeMap<>();
-        WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, "evt_1", "report.build", time.now(), body)
-            .headers().forEach((k, v) -> h.put(k, List.of(v)));
-        assertEquals(200, receiver.handle("POST", h, body).status());
+        deliver(receiver, time, "evt_1", "report.build");
         time.runDueTasks();
         assertTrue(entered.await(30, TimeUnit.SECONDS), "the handler started");
 

@@ -1,14 +1,12 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,13 +35,8 @@ class ReviewPoisonEventCrashLoopTest {
     Duration lease = Duration.ofMinutes(5);
     AtomicInteger handed = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
-      byte[] body = WebhookSigner.jsonEvent("evt_poison", "invoice.created", "{}");
-      Map<String, List<String>> h = new TreeMap<>();
-      WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, "evt_poison", "invoice.created", time.now(), body)
-          .headers().forEach((k, v) -> h.put(k, List.of(v)));
-      assertEquals(200, receiver.handle("POST", h, body).status());
+      WebhookReceiver receiver = receiver(inbox, time);
+      deliver(receiver, time, "evt_poison", "invoice.created");
 
       // 25 h of crash loop, a restart every 5 minutes: each life claims the event and dies in its handler.
       int deaths = 0;

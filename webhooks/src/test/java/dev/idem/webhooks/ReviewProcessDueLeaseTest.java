@@ -1,14 +1,12 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -37,8 +35,7 @@ class ReviewProcessDueLeaseTest {
     AtomicInteger thirdRuns = new AtomicInteger();
     AtomicReference<WebhookProcessor> other = new AtomicReference<>();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookHandler threeMinutes = e -> time.jump(Duration.ofMinutes(3));
       WebhookHandler secondThenOtherPolls = e -> {
         time.jump(Duration.ofMinutes(3));
@@ -62,13 +59,5 @@ class ReviewProcessDueLeaseTest {
           + "; its lease ran out while it waited its turn in processDue's batch, the other processor ran it to DONE,"
           + " and processDue then ran the DONE event again (\"a DONE event never runs again\")");
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,15 +1,13 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -43,8 +41,7 @@ class ReviewSecondCloseReturnsEarlyTest {
     AtomicInteger runs = new AtomicInteger();
     AtomicReference<Thread> worker = new AtomicReference<>();
     WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
-    WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-        SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+    WebhookReceiver receiver = receiver(inbox, time);
     WebhookProcessor p = WebhookProcessor.builder(inbox)
         .handler("order.paid", e -> {
           runs.incrementAndGet();
@@ -86,13 +83,5 @@ class ReviewSecondCloseReturnsEarlyTest {
           + reopened.attempts("acme", "evt_1").get(0).decision().orElse("") + "', to be run again");
     }
     assertEquals(1, runs.get());
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,16 +1,14 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,8 +49,7 @@ class RvWhcloseLaterCloseAfterHandlersCloseTest {
     AtomicInteger runs = new AtomicInteger();
     CountDownLatch stopRequested = new CountDownLatch(1);
     WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
-    WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-        SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+    WebhookReceiver receiver = receiver(inbox, time);
     WebhookProcessor p = WebhookProcessor.builder(inbox)
         .handler("app.stop", e -> {
           runs.incrementAndGet();
@@ -66,7 +63,7 @@ class RvWhcloseLaterCloseAfterHandlersCloseTest {
         .workers(2).clock(clock).scheduler(time.scheduler()).owner("p1").closeGrace(Duration.ofHours(1))
         .build();
     self.set(p);
-    deliver(receiver, time, "evt_stop");
+    deliver(receiver, time, "evt_stop", "app.stop");
     p.start();
     time.runDueTasks();
     assertTrue(stopRequested.await(30, TimeUnit.SECONDS), "the kill switch ran");
@@ -104,13 +101,5 @@ class RvWhcloseLaterCloseAfterHandlersCloseTest {
           + last.decision().orElse("") + "', to be run again");
     }
     assertEquals(1, runs.get());
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "app.stop", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "app.stop", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

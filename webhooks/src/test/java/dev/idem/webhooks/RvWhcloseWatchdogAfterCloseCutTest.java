@@ -1,17 +1,15 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -45,8 +43,7 @@ class RvWhcloseWatchdogAfterCloseCutTest {
     CountDownLatch cut = new CountDownLatch(1);
     Semaphore unwound = new Semaphore(0);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("order.paid", e -> {
             worker.set(Thread.currentThread());
@@ -85,13 +82,5 @@ class RvWhcloseWatchdogAfterCloseCutTest {
       assertEquals(0, entry.attempts(), "not counted");
       assertTrue(run.decision().orElse("").startsWith("not counted as an attempt"), run.toString());
     }
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, "order.paid", time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

@@ -1,16 +1,15 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.WebhookDeliveries.deliver;
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -53,8 +52,7 @@ class RvWhcloseWatchdogEndsHandlersCloseTest {
     CountDownLatch finish = new CountDownLatch(1);
     CountDownLatch slowInterrupted = new CountDownLatch(1);
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
-      WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme",
-          SignatureScheme.standardWebhooks()).secret(ReceiverTest.SECRET).clock(time.clock()).build(), inbox).build();
+      WebhookReceiver receiver = receiver(inbox, time);
       WebhookProcessor p = WebhookProcessor.builder(inbox)
           .handler("app.stop", e -> {
             stopWorker.set(Thread.currentThread());
@@ -121,22 +119,5 @@ class RvWhcloseWatchdogEndsHandlersCloseTest {
   private static boolean waitingUninterrupted(Thread t) {
     return !t.isInterrupted() && t.getState() == Thread.State.TIMED_WAITING && in(t, "awaitOthers")
         && !t.isInterrupted();
-  }
-
-  private static boolean in(Thread t, String method) {
-    for (StackTraceElement frame : t.getStackTrace()) {
-      if (frame.getMethodName().equals(method)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static void deliver(WebhookReceiver receiver, VirtualTime time, String id, String type) {
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(ReceiverTest.SECRET, id, type, time.now(), body)
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
   }
 }

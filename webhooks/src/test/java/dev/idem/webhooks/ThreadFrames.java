@@ -1,0 +1,19 @@
+package dev.idem.webhooks;
+
+/**
+ * What a thread under test is doing, read from its stack: the close() tests wait for a thread to
+ * be parked in a named method (close()'s wait for the other runs, for the pool) instead of sleeping.
+ */
+final class ThreadFrames {
+  private ThreadFrames() {}
+
+  /** Whether {@code method} is on {@code t}'s stack now. */
+  static boolean in(Thread t, String method) {
+    for (StackTraceElement frame : t.getStackTrace()) {
+      if (frame.getMethodName().equals(method)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
