@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,7 +69,7 @@ class CloseAfterMaximumRunTimeTest {
       Thread closing = new Thread(p::close, "close");
       closing.start();
       // Grace zero: close() cuts the runs short at once, then waits (parked) for their hand-back.
-      while (!(closing.getState() == Thread.State.TIMED_WAITING && in(closing, "awaitTermination"))) {
+      while (!parkedIn(closing, "awaitTermination")) {
         assertTrue(closing.isAlive(), "close() waits for the run to end");
         Thread.onSpinWait();
       }
@@ -142,7 +142,7 @@ class CloseAfterMaximumRunTimeTest {
 
       goClose.release();
       // The handler's close() waits for the other run (it was not ended by the pending interrupt).
-      while (!(stop.getState() == Thread.State.TIMED_WAITING && in(stop, "awaitOthers"))) {
+      while (!parkedIn(stop, "awaitOthers")) {
         assertTrue(closeReturned.getCount() > 0, "close() waits for the other run");
         Thread.onSpinWait();
       }
@@ -221,7 +221,7 @@ class CloseAfterMaximumRunTimeTest {
       Thread stop = stopWorker.get();
 
       goClose.release();
-      while (!(stop.getState() == Thread.State.TIMED_WAITING && in(stop, "awaitOthers"))) {
+      while (!parkedIn(stop, "awaitOthers")) {
         assertTrue(closeReturned.getCount() > 0, "close() waits for the other run");
         Thread.onSpinWait();
       }

@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -210,7 +210,7 @@ class CloseFromHandlerQueuedRunTest {
   /** Until the handler's close() has returned, or is seen parked in its wait for the other runs. */
   private static void awaitReturnedOrWaiting(Thread closing, CountDownLatch returned) {
     while (returned.getCount() > 0
-        && !(closing.getState() == Thread.State.TIMED_WAITING && in(closing, "awaitOthers"))) {
+        && !parkedIn(closing, "awaitOthers")) {
       assertTrue(closing.isAlive(), "the closing handler's worker is alive");
       Thread.onSpinWait();
     }

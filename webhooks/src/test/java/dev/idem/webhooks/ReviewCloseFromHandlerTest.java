@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,7 +69,7 @@ class ReviewCloseFromHandlerTest {
             break;
           }
           Thread w = worker.get();
-          if (w.getState() == Thread.State.TIMED_WAITING && in(w, "awaitTermination")) {
+          if (parkedIn(w, "awaitTermination")) {
             break;
           }
           Thread.onSpinWait();

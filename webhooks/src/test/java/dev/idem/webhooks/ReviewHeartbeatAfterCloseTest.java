@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -72,7 +72,7 @@ class ReviewHeartbeatAfterCloseTest {
         Thread closing = new Thread(p1::close, "close");
         closing.start();
         assertTrue(interrupted.await(30, TimeUnit.SECONDS), "close() interrupted the handler");
-        while (!(closing.getState() == Thread.State.TIMED_WAITING && in(closing, "awaitTermination"))) {
+        while (!parkedIn(closing, "awaitTermination")) {
           assertTrue(closing.isAlive(), "close() waits for the interrupted handler before it returns");
           Thread.onSpinWait();
         }

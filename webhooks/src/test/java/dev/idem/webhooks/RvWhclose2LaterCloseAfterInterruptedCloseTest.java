@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -69,7 +69,7 @@ class RvWhclose2LaterCloseAfterInterruptedCloseTest {
     // A first close() whose caller is interrupted while it waits through the grace.
     Thread first = new Thread(p::close, "first-close");
     first.start();
-    while (!(first.getState() == Thread.State.TIMED_WAITING && in(first, "awaitTermination"))) {
+    while (!parkedIn(first, "awaitTermination")) {
       assertTrue(first.isAlive(), "the first close() waits for the run");
       Thread.onSpinWait();
     }

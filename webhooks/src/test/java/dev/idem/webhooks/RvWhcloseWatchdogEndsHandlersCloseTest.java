@@ -1,6 +1,6 @@
 package dev.idem.webhooks;
 
-import static dev.idem.webhooks.ThreadFrames.in;
+import static dev.idem.webhooks.ThreadFrames.parkedIn;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -85,7 +85,7 @@ class RvWhcloseWatchdogEndsHandlersCloseTest {
 
       goClose.countDown();
       Thread stop = stopWorker.get();
-      while (!(stop.getState() == Thread.State.TIMED_WAITING && in(stop, "awaitOthers"))) {
+      while (!parkedIn(stop, "awaitOthers")) {
         assertTrue(closeReturned.getCount() > 0, "the handler's close() waits for the other run");
         Thread.onSpinWait();
       }
@@ -117,7 +117,7 @@ class RvWhcloseWatchdogEndsHandlersCloseTest {
   }
 
   private static boolean waitingUninterrupted(Thread t) {
-    return !t.isInterrupted() && t.getState() == Thread.State.TIMED_WAITING && in(t, "awaitOthers")
+    return !t.isInterrupted() && parkedIn(t, "awaitOthers")
         && !t.isInterrupted();
   }
 }

@@ -7,6 +7,14 @@ package dev.idem.webhooks;
 final class ThreadFrames {
   private ThreadFrames() {}
 
+  /**
+   * Whether {@code t} is parked with a timeout (TIMED_WAITING) with {@code method} on its stack: a
+   * bounded wait, such as close()'s for the runs or for the pool, has begun.
+   */
+  static boolean parkedIn(Thread t, String method) {
+    return t.getState() == Thread.State.TIMED_WAITING && in(t, method);
+  }
+
   /** Whether {@code method} is on {@code t}'s stack now. */
   static boolean in(Thread t, String method) {
     for (StackTraceElement frame : t.getStackTrace()) {
