@@ -1,22 +1,16 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.testing.VirtualTime;
-import dev.idem.testkit.webhook.WebhookSigner;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The app's code that the processor calls while it records a handler's failure, beside the
@@ -25,36 +19,21 @@ import org.junit.jupiter.api.io.TempDir;
  * listener. A bug in any of them must not leave the event PROCESSING under its lease with its run
  * never ended: the run is recorded, and the event retried on the policy's schedule or dead-lettered.
  */
-class AppCallbackFailureTest {
+class AppCallbackFailureTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final RetryPolicy POLICY = RetryPolicy.builder().maxAttempts(3).baseDelay(Duration.ofSeconds(10))
       .maxDelay(Duration.ofMinutes(1)).deadline(Duration.ofHours(1)).jitter(Jitter.FULL).build();
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
-  WebhookInbox inbox;
   WebhookReceiver receiver;
 
   @BeforeEach
   void open() {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
-    receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-        .secret(SECRET).clock(time.clock()).build(), inbox).build();
-  }
-
-  @AfterEach
-  void close() {
-    inbox.close();
+    openInbox();
+    receiver = receiver(inbox, time);
   }
 
   void deliver(String id) {
-    byte[] body = WebhookSigner.jsonEvent(id, "order.paid", "{}");
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, id, "order.paid", time.clock().instant(), body).headers()
-        .forEach((k, v) -> h.put(k, List.of(v)));
-    assertEquals(200, receiver.handle("POST", h, body).status());
+    WebhookDeliveries.deliver(receiver, time, id);
   }
 
   /** An exception whose message the app computes, with a bug. */

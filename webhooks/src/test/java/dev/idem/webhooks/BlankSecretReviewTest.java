@@ -3,40 +3,24 @@ package dev.idem.webhooks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * WebhookSource refuses an empty secret (an unset-but-defined variable) but takes one of blanks,
  * such as {@code STRIPE_WEBHOOK_SECRET=" "} or a secret file holding only a newline: the endpoint
  * then verifies deliveries that anyone can sign, with the blank key, and stores them.
  */
-class BlankSecretReviewTest {
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
+class BlankSecretReviewTest extends InboxOnVirtualClock {
 
   @Test
   void aBlankSecretIsTakenAndADeliveryForgedWithItIsStored() throws Exception {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     String blank = " \n";
     WebhookSource source;
     try {

@@ -5,18 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A classifier that throws while judging a handler's failure (here the common
@@ -24,23 +20,13 @@ import org.junit.jupiter.api.io.TempDir;
  * PROCESSING under its lease, its attempt never ended: the run is neither retried on the policy's
  * schedule nor recorded, and the processor logs that the store failed.
  */
-class ClassifierFailureReviewTest {
+class ClassifierFailureReviewTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    inbox.close();
-  }
 
   @Test
   void aClassifierThatThrowsLeavesTheEventProcessingUntilItsLeaseEnds() {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookReceiver receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
         .secret(SECRET).clock(time.clock()).build(), inbox).build();
     byte[] body = WebhookSigner.jsonEvent("evt_1", "order.paid", "{}");

@@ -1,20 +1,17 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.idem.testkit.webhook.WebhookSigner;
-import dev.idem.core.testing.VirtualTime;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A handler's exception whose cause chain loops (a -> b -> a, which Throwable allows: initCause only
@@ -23,25 +20,14 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Found by a review on 2026-12-03; failed before the fix.
  */
-class HandlerFailureCycleTest {
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
+class HandlerFailureCycleTest extends InboxOnVirtualClock {
   final java.time.Clock clock = time.clock();
-  WebhookInbox inbox;
   WebhookReceiver receiver;
 
   @BeforeEach
   void open() {
-    inbox = WebhookInbox.sqlite(dir).clock(clock).open();
-    receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks())
-        .secret(ReceiverTest.SECRET).clock(clock).build(), inbox).build();
-  }
-
-  @AfterEach
-  void close() {
-    inbox.close();
+    openInbox();
+    receiver = receiver(inbox, time);
   }
 
   @Test

@@ -1,65 +1,43 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Jitter;
 import dev.idem.core.RetryPolicy;
-import dev.idem.testkit.webhook.WebhookSigner;
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.webhooks.support.RecordingListener;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Processing on a fake clock, driven by {@link WebhookProcessor#processDue}: retries at the times
  * sdk-core's RetryPolicy chooses, dead letters for permanent failures and spent attempts, re-drive,
  * and the attempt history.
  */
-class ProcessorTest {
+class ProcessorTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final Instant T0 = ReceiverTest.T0;
   static final RetryPolicy POLICY = RetryPolicy.builder().maxAttempts(3).baseDelay(Duration.ofSeconds(10))
       .maxDelay(Duration.ofMinutes(5)).deadline(Duration.ofHours(1)).jitter(Jitter.FULL).build();
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
-
   final java.time.Clock clock = time.clock();
   final RecordingListener listener = new RecordingListener();
-  WebhookInbox inbox;
   WebhookReceiver receiver;
 
   @BeforeEach
   void open() {
-    inbox = WebhookInbox.sqlite(dir).clock(clock).open();
-    receiver = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
-        .clock(clock).build(), inbox).build();
-  }
-
-  @AfterEach
-  void close() {
-    inbox.close();
+    openInbox();
+    receiver = receiver(inbox, time);
   }
 
   void deliver(String id, String type) {
-    Map<String, List<String>> h = new TreeMap<>();
-    WebhookSigner.STANDARD_WEBHOOKS.sign(SECRET, id, type, clock.instant(), WebhookSigner.jsonEvent(id, type, "{}"))
-        .headers().forEach((k, v) -> h.put(k, List.of(v)));
-    byte[] body = WebhookSigner.jsonEvent(id, type, "{}");
-    assertEquals(200, receiver.handle("POST", h, body).status());
+    WebhookDeliveries.deliver(receiver, time, id, type);
   }
 
   WebhookProcessor.Builder processor() {

@@ -7,46 +7,29 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.webhooks.support.RecordingListener;
 import java.io.ByteArrayInputStream;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The receiving endpoint against the embedded inbox: what is accepted once, what is a duplicate,
  * and what is refused with which reason, checked against the rows actually in the inbox file.
  */
-class ReceiverTest {
+class ReceiverTest extends InboxOnVirtualClock {
   static final String SECRET = "whsec_aWRlbS10ZXN0LXNlY3JldC0wMTIzNDU2Nzg5YWJjZGVm";
   static final String OLD_SECRET = "whsec_aWRlbS1yb3RhdGVkLXNlY3JldC1mZWRjYmE5ODc2NTQzMjEw";
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
-
   final java.time.Clock clock = time.clock();
   final RecordingListener listener = new RecordingListener();
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
 
   WebhookReceiver receiver(SignatureScheme scheme, String... secrets) {
-    inbox = WebhookInbox.sqlite(dir).clock(clock).open();
+    openInbox();
     WebhookSource.Builder b = WebhookSource.builder("acme", scheme).clock(clock).maxBodyBytes(1024);
     for (String s : secrets) {
       b.secret(s);

@@ -2,16 +2,12 @@ package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookDelivery;
 import dev.idem.testkit.webhook.WebhookSigner;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Review (verify): {@code WebhookInbox.purgeDone}'s Javadoc says that after a purge "for Standard
@@ -23,26 +19,14 @@ import org.junit.jupiter.api.io.TempDir;
  * one second after the purge, is still inside the window, is accepted as a new event and runs the
  * handler a second time. Nothing in the docs says how long to keep events for the replay defence to hold.
  */
-class ReviewPurgeInsideWindowReplayTest {
+class ReviewPurgeInsideWindowReplayTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
 
   @Test
   void aReplayOfAPurgedDeliveryStillInsideTheWindowIsAcceptedAndHandledAgain() throws Exception {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookSource source = WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
         .clock(time.clock()).build();
     WebhookReceiver r = WebhookReceiver.builder(source, inbox).build();

@@ -3,17 +3,13 @@ package dev.idem.webhooks;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
 import dev.idem.webhooks.support.RecordingListener;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Review (verify): a validly signed delivery that reuses an accepted event id with a different
@@ -24,27 +20,15 @@ import org.junit.jupiter.api.io.TempDir;
  * content: a conflict, refused with an explicit code, never the first result returned silently. The
  * inbox already has what it needs to tell them apart (the stored payload and its checksum).
  */
-class ReviewSameIdOtherBodyTest {
+class ReviewSameIdOtherBodyTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
   final RecordingListener listener = new RecordingListener();
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
 
   @Test
   void theSameEventIdWithAnotherSignedPayloadIsNotASilentDuplicate() throws Exception {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookSource source = WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
         .clock(time.clock()).build();
     WebhookReceiver r = WebhookReceiver.builder(source, inbox).listener(listener).build();

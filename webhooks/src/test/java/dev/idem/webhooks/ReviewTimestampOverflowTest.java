@@ -2,18 +2,14 @@ package dev.idem.webhooks;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.core.testing.VirtualTime;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Review (verify): {@code Verifier.checkWindow} subtracts with plain {@code long} arithmetic. For the
@@ -24,26 +20,14 @@ import org.junit.jupiter.api.io.TempDir;
  * delivery" (the servlet or HttpServer then answers 500 or drops the connection instead of a 400
  * {@code timestamp} rejection, and the sender retries it forever).
  */
-class ReviewTimestampOverflowTest {
+class ReviewTimestampOverflowTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-  @TempDir
-  Path dir;
-
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
 
   @Test
   void aSignedTimestampThatOverflowsTheWindowArithmeticIsATimestampRejectionNotAnException() throws Exception {
-    VirtualTime time = new VirtualTime(T0);
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookSource source = WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
         .clock(time.clock()).build();
     WebhookReceiver r = WebhookReceiver.builder(source, inbox).build();

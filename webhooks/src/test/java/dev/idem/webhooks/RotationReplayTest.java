@@ -5,12 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
 import dev.idem.webhooks.support.RecordingListener;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
@@ -18,9 +16,7 @@ import java.util.List;
 import java.util.Map;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Replays during a secret rotation, for a scheme that does not sign its event id (a
@@ -33,31 +29,22 @@ import org.junit.jupiter.api.io.TempDir;
  * matched only, so a captured delivery re-sent with one of its two signatures dropped and a new id
  * was accepted and processed a second time.
  */
-class RotationReplayTest {
+class RotationReplayTest extends InboxOnVirtualClock {
   static final String NEW = "new-s3cret";
   static final String OLD = "old-s3cret";
   static final Instant T0 = Instant.parse("2026-12-04T09:00:00Z");
   static final GenericHmac UNSIGNED_ID = GenericHmac.builder("X-Acme-Signature").signaturePrefix("sha256=")
       .idHeader("X-Acme-Id").typeHeader("X-Acme-Type").build();
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
-  final RecordingListener listener = new RecordingListener();
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
+  RotationReplayTest() {
+    super(T0);
   }
 
-  /** A receiver on the embedded inbox in {@code dir} (closing the one before), with {@code secrets} in order. */
+  final RecordingListener listener = new RecordingListener();
+
+  /** A receiver on a newly opened embedded inbox in {@code dir}, with {@code secrets} in order. */
   WebhookReceiver receiver(GenericHmac scheme, String... secrets) {
-    close();
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookSource.Builder b = WebhookSource.builder("acme", SignatureScheme.hmac(scheme)).clock(time.clock());
     for (String s : secrets) {
       b.secret(s);
@@ -171,8 +158,7 @@ class RotationReplayTest {
   void aGitHubReplayUnderANewDeliveryIdSignedWithTheOtherSecretIsRefused() throws Exception {
     // GitHub signs neither its delivery id nor a time, and sends one signature: a delivery signed
     // with the old secret, then the same content signed with the new one under another id.
-    close();
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookReceiver r = WebhookReceiver.builder(WebhookSource.builder("acme", SignatureScheme.github())
         .secret(NEW).secret(OLD).clock(time.clock()).build(), inbox).listener(listener).build();
     byte[] body = BODY.getBytes(StandardCharsets.UTF_8);

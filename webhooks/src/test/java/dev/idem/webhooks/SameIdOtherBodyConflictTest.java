@@ -3,45 +3,29 @@ package dev.idem.webhooks;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
 import dev.idem.webhooks.support.InboxRows;
 import dev.idem.webhooks.support.RecordingListener;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The id of an accepted event, validly signed, with another payload: a {@code conflict} rejection
  * on every attempt, answered 2xx (so that the sender stops), the accepted event unchanged and handled
  * once; a retry of the accepted payload is still a plain duplicate.
  */
-class SameIdOtherBodyConflictTest {
+class SameIdOtherBodyConflictTest extends InboxOnVirtualClock {
   static final String SECRET = ReceiverTest.SECRET;
   static final Instant T0 = Instant.parse("2026-12-01T12:00:00Z");
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(T0);
   final RecordingListener listener = new RecordingListener();
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    if (inbox != null) {
-      inbox.close();
-    }
-  }
 
   @Test
   void anotherPayloadUnderAnAcceptedIdIsAConflictEveryTime() throws Exception {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     WebhookSource source = WebhookSource.builder("acme", SignatureScheme.standardWebhooks()).secret(SECRET)
         .clock(time.clock()).build();
     WebhookReceiver r = WebhookReceiver.builder(source, inbox).listener(listener).build();

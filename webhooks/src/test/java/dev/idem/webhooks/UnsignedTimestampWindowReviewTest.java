@@ -4,9 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.testing.VirtualTime;
 import dev.idem.testkit.webhook.WebhookSigner;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
@@ -14,9 +12,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * GenericHmac takes a timestampHeader whose value the signed-content template never covers (no
@@ -24,19 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
  * captured delivery re-sent with a fresh header passes it. Once the event is purged, the replay is
  * accepted and its handler runs a second time, though the source was configured with a window.
  */
-class UnsignedTimestampWindowReviewTest {
+class UnsignedTimestampWindowReviewTest extends InboxOnVirtualClock {
   static final String SECRET = "s3cret";
 
-  @TempDir
-  Path dir;
-
-  final VirtualTime time = new VirtualTime(ReceiverTest.T0);
-  WebhookInbox inbox;
-
-  @AfterEach
-  void close() {
-    inbox.close();
-  }
 
   static String hmac(byte[] body) throws Exception {
     Mac mac = Mac.getInstance("HmacSHA256");
@@ -46,7 +32,7 @@ class UnsignedTimestampWindowReviewTest {
 
   @Test
   void aCaptureReSentWithAFreshUnsignedTimestampPassesTheWindowAndRunsAgainAfterPurge() throws Exception {
-    inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open();
+    openInbox();
     // A provider that sends X-Acme-Time; the user sets it as the window's header.
     GenericHmac acme;
     try {
