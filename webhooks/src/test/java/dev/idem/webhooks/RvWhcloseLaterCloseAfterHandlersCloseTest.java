@@ -1,5 +1,6 @@
 package dev.idem.webhooks;
 
+import static dev.idem.webhooks.ThreadFrames.awaitEndedOrWaiting;
 import static dev.idem.webhooks.WebhookDeliveries.deliver;
 import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -72,13 +73,7 @@ class RvWhcloseLaterCloseAfterHandlersCloseTest {
     // main: processor.close(), then inbox.close() (try-with-resources order).
     Thread mainClose = new Thread(p::close, "main-close");
     mainClose.start();
-    while (true) {
-      Thread.State s = mainClose.getState();
-      if (s == Thread.State.TERMINATED || s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) {
-        break; // returned (the defect), or waits for the run (as expected)
-      }
-      Thread.onSpinWait();
-    }
+    awaitEndedOrWaiting(mainClose); // returned (the defect), or waits for the run (as expected)
     boolean returnedUnderTheRun = mainClose.getState() == Thread.State.TERMINATED;
     if (returnedUnderTheRun) {
       inbox.close(); // main's next step

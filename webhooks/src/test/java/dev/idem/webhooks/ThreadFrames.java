@@ -15,6 +15,20 @@ final class ThreadFrames {
     return t.getState() == Thread.State.TIMED_WAITING && in(t, method);
   }
 
+  /**
+   * Spins until {@code t} has ended or waits (parked, with or without a timeout): a close() that
+   * either returned or waits for something, whichever it does; the caller reads which.
+   */
+  static void awaitEndedOrWaiting(Thread t) {
+    while (true) {
+      Thread.State s = t.getState();
+      if (s == Thread.State.TERMINATED || s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING) {
+        return;
+      }
+      Thread.onSpinWait();
+    }
+  }
+
   /** Whether {@code method} is on {@code t}'s stack now. */
   static boolean in(Thread t, String method) {
     for (StackTraceElement frame : t.getStackTrace()) {
