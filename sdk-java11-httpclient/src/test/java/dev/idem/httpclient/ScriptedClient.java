@@ -25,18 +25,38 @@ import javax.net.ssl.SSLParameters;
  * selector or an authenticator throws) or after it took the whole body (as when the connection
  * breaks while the response is awaited). Counts the bytes it took, so a test can tell the sides apart.
  * Or, {@linkplain #silent silent}, an asynchronous client that takes nothing and never answers.
+ * Or, {@linkplain #headThenFailure head first}, a client that writes the request's head to its
+ * server and fails before it takes the body, as the JDK does when its request timeout fires
+ * between the two.
  */
 final class ScriptedClient extends HttpClient {
   private final Exception failure;
   private final boolean afterBody;
+  private final boolean headFirst;
   final AtomicInteger exchanges = new AtomicInteger();
   final AtomicLong bytesTaken = new AtomicLong();
   /** Every request it was handed, in order. */
   final java.util.List<HttpRequest> requests = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   ScriptedClient(Exception failure, boolean afterBody) {
+    this(failure, afterBody, false);
+  }
+
+  private ScriptedClient(Exception failure, boolean afterBody, boolean headFirst) {
     this.failure = failure;
     this.afterBody = afterBody;
+    this.headFirst = headFirst;
+  }
+
+  /**
+   * A client that does what the JDK's does up to the head and then fails: it asks the body's length
+   * for the head ({@code Content-Length}), writes the head, key included, to the request's server
+   * (a plain HTTP/1.1 head on a new connection), and fails with {@code failure} before it takes a
+   * byte of the body (the JDK takes the body only once the head was handed to the connection, so
+   * its request timeout or a cancel can land in between).
+   */
+  static ScriptedClient headThenFailure(Exception failure) {
+    return new ScriptedClient(failure, false, true);
   }
 
   /**
@@ -54,6 +74,9 @@ final class ScriptedClient extends HttpClient {
     }
     exchanges.incrementAndGet();
     requests.add(request);
+    if (headFirst) {
+      writeHead(request);
+    }
     if (afterBody) {
       drain(request);
     }
@@ -94,6 +117,29 @@ final class ScriptedClient extends HttpClient {
     AtomicReference<Throwable> error = new AtomicReference<>();
     drain(request, error);
     return error.get();
+  }
+
+  private void writeHead(HttpRequest request) throws IOException {
+    StringBuilder head = new StringBuilder(request.method()).append(' ').append(request.uri().getRawPath())
+        .append(" HTTP/1.1\r\nHost: ").append(request.uri().getAuthority()).append("\r\n");
+    request.headers().map().forEach((name, values) -> values.forEach(v -> head.append(name).append(": ")
+        .append(v).append("\r\n")));
+    request.bodyPublisher().ifPresent(p -> head.append("Content-Length: ").append(p.contentLength()).append("\r\n"));
+    head.append("\r\n");
+    // Left open: the connection outlives the failure, as the JDK's may; the test's server closes it.
+    java.net.Socket socket = new java.net.Socket(request.uri().getHost(), request.uri().getPort());
+    socket.getOutputStream().write(head.toString().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+    socket.getOutputStream().flush();
+    heads.add(socket);
+  }
+
+  /** The connections {@link #headThenFailure} opened; closed by {@link #closeHeads}. */
+  private final java.util.List<java.net.Socket> heads = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  void closeHeads() throws IOException {
+    for (java.net.Socket s : heads) {
+      s.close();
+    }
   }
 
   private void drain(HttpRequest request) {

@@ -31,8 +31,9 @@ import java.util.function.Consumer;
  * at the wire, to be {@linkplain Result#attach handed} to the caller or
  * {@linkplain Result#release released}. It translates the JDK's failures into the transport
  * contract: a refused or timed-out connect, or any failure (an IOException or a RuntimeException)
- * before the client pulled a byte of the body (of a request without {@code Expect: 100-continue},
- * whose head may be acted on before the body is asked for), provably sent nothing and becomes
+ * before the client began the request (asked the body's length for the head, or took a byte of
+ * the body; of a request with a body and without {@code Expect: 100-continue}, see
+ * {@link PullTrackingPublisher}), provably sent nothing and becomes
  * {@link RequestNotSentException} (SAFE, so exhaustion ends FAILED rather than UNCERTAIN, whatever
  * classifier the app installs); an interrupt becomes {@link InterruptedIOException}, which the
  * executor turns into a PENDING operation.
@@ -288,7 +289,8 @@ public final class AttemptSender {
 
   /**
    * What a failure of the exchange means: nothing sent if the client could not connect, or failed
-   * before it pulled a byte of the body; otherwise the failure itself, which the executor records
+   * before it began the request (asked the body's length to compose the head, or took a byte of
+   * the body); otherwise the failure itself, which the executor records
    * as an ambiguous attempt. An attempt with {@code Expect: 100-continue} has no tracker (its head
    * may have been acted on before any body was asked for, see {@link PullTrackingPublisher}), so
    * only a failed connect makes it not sent.
@@ -298,11 +300,12 @@ public final class AttemptSender {
       return new RequestNotSentException("could not connect (" + e.getClass().getSimpleName()
           + "); no byte of the request was sent", e);
     }
-    // refuse(), not a look at whether the body was pulled yet: the verdict holds only if the
-    // client cannot take the body after it (see PullTrackingPublisher).
+    // refuse(), not a look at whether the request was begun yet: the verdict holds only if the
+    // client cannot compose the head or take the body after it (see PullTrackingPublisher).
     if (tracker != null && !(e instanceof RequestNotSentException) && tracker.refuse()) {
       return new RequestNotSentException("the HTTP client failed with " + e.getClass().getName()
-          + " before it took any byte of the request body, so the server cannot have processed it", e);
+          + " before it began the request (its head, key included, was not composed), so the server cannot"
+          + " have processed it", e);
     }
     return e;
   }

@@ -1,6 +1,7 @@
 package dev.idem.httpclient.internal;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.nio.ByteBuffer;
@@ -8,27 +9,37 @@ import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An attempt's body publisher, and the one place that decides whether the attempt was sent. The
- * JDK client takes the body from its publisher only once the connection is up and the request
- * headers are on their way, so a failure before the first byte was pulled left the server without
- * the body it needs (a non-empty Content-Length it never got): nothing can have been processed,
- * and the attempt is safe. This is what java.net.http lets one observe of "before or after the
- * request was written"; OkHttp's adapter does the same with its RequestBody's writeTo.
+ * An attempt's body publisher, and the one place that decides whether the attempt was sent. A
+ * client cannot write the head of a request with a body without asking the body's length first:
+ * the head carries it ({@code Content-Length}, or {@code Transfer-Encoding: chunked} when it is
+ * unknown; on HTTP/2 the {@code content-length} field and whether HEADERS ends the stream). The
+ * JDK client asks it just before it composes the head and never earlier (JDK 17 and 25:
+ * {@code Http1Request.headers()} in {@code Http1Exchange.sendHeadersAsync}, after the connection
+ * is up; {@code Stream.sendHeadersAsync} on HTTP/2, before the HEADERS frame), and takes the body
+ * itself only after the head was handed to the connection. So a failure before the client asked
+ * the length left the server without the request's head, key included: nothing can have been
+ * processed, and the attempt is safe. A failure after it, even before the first byte of the body
+ * was taken, is not: the head may be on the wire, and a server that acts on the head (a servlet
+ * runs once the head is parsed, and a handler that ignores the body acts then; an HTTP/2 server
+ * that dispatches on HEADERS) may have applied the request. "No byte of the body taken" alone,
+ * the rule before, called such an attempt not sent. This is what java.net.http lets one observe
+ * of "before or after the request was written"; OkHttp's adapter tells it from its call's events.
  *
- * <p>"Not pulled yet" is only a verdict once nothing can pull the body afterwards: the client may
- * report a failure and still take the body (the JDK's HTTP/2 stream completes the response future
- * of a cancelled exchange before it stops sending DATA frames; an app's HttpClient decorator that
- * gives up waiting may leave the exchange under it running), and a look at a flag followed by that
- * pull would record as not sent a request that then goes out whole. So the body moves once,
- * atomically, from untouched either to {@linkplain #refuse refused} (the attempt is not sent; a
- * later subscriber gets an IOException instead of a byte) or to pulled (it may have been sent).
+ * <p>"Not begun yet" is only a verdict once nothing can begin the request afterwards: the client
+ * may report a failure and still go on (the JDK's HTTP/2 stream completes the response future of
+ * a cancelled exchange before it stops sending DATA frames; an app's HttpClient decorator that
+ * gives up waiting may leave the exchange under it running), and a look at a flag followed by the
+ * client's next step would record as not sent a request that then goes out. So the request moves
+ * once, atomically, from untouched either to {@linkplain #refuse refused} (the attempt is not
+ * sent; asking the length then throws, so no head is composed, and a subscriber gets an
+ * IOException instead of a byte) or to begun (the length asked or a byte taken: it may have been
+ * sent).
  *
- * <p>{@code Expect: 100-continue} breaks the premise, so such an attempt is not tracked at all: its
- * failures are ambiguous, as a bodyless request's are. With {@link HttpRequest#expectContinue()}
- * the client sends the request head, key included, and then waits for the server's answer before
- * it takes a byte of the body; a server that acts on the head (a handler that never reads the body
- * runs once the head is in) may have applied the request, and that wait is its whole processing
- * time, so "the body was never pulled" no longer means "the server cannot have acted". An
+ * <p>{@code Expect: 100-continue} is not tracked at all: its failures are ambiguous, as a
+ * bodyless request's are. With {@link HttpRequest#expectContinue()} the client sends the request
+ * head, key included, and then waits for the server's answer before it takes a byte of the body;
+ * a server that acts on the head may have applied the request in that wait. (Asking the length
+ * for the head tells that too; the attempt is left untracked so that nothing depends on it.) An
  * {@code Expect} header that gets through to the attempt (the JDK restricts it; a system property
  * can allow it) is treated the same way.
  *
@@ -36,7 +47,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class PullTrackingPublisher implements BodyPublisher {
   private static final int UNTOUCHED = 0;
-  private static final int PULLED = 1;
+  /** The client asked the length for the head, or took a byte: the request may have been sent. */
+  private static final int BEGUN = 1;
   private static final int REFUSED = 2;
 
   private final BodyPublisher delegate;
@@ -71,26 +83,38 @@ final class PullTrackingPublisher implements BodyPublisher {
   }
 
   /**
-   * Makes sure no byte of the body is ever handed to the client, if none was: true if none ever
-   * will be (refused now or before), false if the client took some and the request may have
-   * reached the server whole.
+   * Makes sure the client never begins the request, if it has not: true if it never will (refused
+   * now or before: no head composed, no byte of the body handed over), false if it asked the
+   * body's length for the head or took a byte, and the request may have reached the server.
    */
   boolean refuse() {
     return state.compareAndSet(UNTOUCHED, REFUSED) || state.get() == REFUSED;
   }
 
-  /** Whether a byte may be handed to the client: true once pulled, false once refused. */
-  private boolean pull() {
-    return state.compareAndSet(UNTOUCHED, PULLED) || state.get() == PULLED;
+  /**
+   * Whether the client may go on with the request (compose its head, take a byte): true once
+   * begun, false once refused.
+   */
+  private boolean begin() {
+    return state.compareAndSet(UNTOUCHED, BEGUN) || state.get() == BEGUN;
   }
 
   private static IOException refusal() {
-    return new IOException("this attempt was recorded as not sent before the HTTP client took its body; it is not"
+    return new IOException("this attempt was recorded as not sent before the HTTP client began it; it is not"
         + " sent now");
   }
 
+  /**
+   * The body's length, asked by the client for the request's head: from here the request may be
+   * on the wire. Throws {@link UncheckedIOException} once the attempt was recorded as not sent,
+   * which fails the exchange before its head is composed (the JDK fails the exchange on any
+   * throwable there).
+   */
   @Override
   public long contentLength() {
+    if (!begin()) {
+      throw new UncheckedIOException(refusal());
+    }
     return delegate.contentLength();
   }
 
@@ -123,7 +147,7 @@ final class PullTrackingPublisher implements BodyPublisher {
         if (failed) {
           return;
         }
-        if (!pull()) {
+        if (!begin()) {
           // Refused since this subscription began: the attempt is recorded as not sent, so this
           // byte and every later one stay here, and the client's exchange fails.
           failed = true;

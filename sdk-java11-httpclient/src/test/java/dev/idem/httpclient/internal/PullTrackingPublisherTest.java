@@ -5,9 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.ByteBuffer;
@@ -65,6 +67,35 @@ class PullTrackingPublisherTest {
 
     assertFalse(tracker.refuse(), "the client took the body: the request may have reached the server");
     assertFalse(tracker.refuse());
+  }
+
+  /**
+   * The client asks the body's length to compose the head (Content-Length): from then the head,
+   * key included, may be on the wire before any byte of the body is taken, so the attempt is no
+   * longer "not sent".
+   */
+  @Test
+  void aLengthAskedForTheHeadMayHaveBeenSent() {
+    PullTrackingPublisher tracker = tracked();
+    assertEquals(BODY.length(), tracker.contentLength());
+
+    assertFalse(tracker.refuse(), "the head may be out, though no byte of the body was taken");
+    Taker taker = new Taker();
+    tracker.subscribe(taker);
+    taker.subscription.get().request(Long.MAX_VALUE);
+    assertEquals(BODY.length(), taker.bytes.get(), "the request goes on whole");
+    assertTrue(taker.completed);
+  }
+
+  /** Once recorded as not sent, the client cannot compose the head: asking the length fails it. */
+  @Test
+  void afterTheVerdictTheHeadCannotBeComposed() {
+    PullTrackingPublisher tracker = tracked();
+    assertTrue(tracker.refuse());
+
+    UncheckedIOException e = assertThrows(UncheckedIOException.class, tracker::contentLength);
+    assertInstanceOf(IOException.class, e.getCause());
+    assertTrue(tracker.refuse(), "the verdict stays");
   }
 
   private static PullTrackingPublisher tracked() {

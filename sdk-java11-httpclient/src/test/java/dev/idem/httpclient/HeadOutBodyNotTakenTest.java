@@ -1,0 +1,195 @@
+package dev.idem.httpclient;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.RetryPolicy;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Proxy;
+import java.net.ProxySelector;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpTimeoutException;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The body rule ("no byte of the body taken, so the server cannot have acted") must not outlive
+ * the request's head. The JDK client composes and writes the head first (Http1Exchange
+ * sendHeadersAsync: Http1Request.headers(), then the write; on HTTP/2 Stream.sendHeadersAsync and
+ * its HEADERS frame) and subscribes to the body publisher only once the head was handed to the
+ * connection (sendBodyAsync, after headersSentCF; Stream.sendBodyImpl). A failure in between (its
+ * request timeout, {@code HttpRequest.timeout}, firing there) leaves a server that acts on the head
+ * (a servlet runs once the head is parsed; a handler that ignores the body acts then; an HTTP/2
+ * server that dispatches on HEADERS) with the keyed request. Before the fix such an attempt was
+ * recorded as not sent (SAFE), and maxAttempts(1) ended FAILED. Now "not sent" needs the head not
+ * begun: the client had not asked the body's length, which the head carries and which the JDK asks
+ * just before composing it, on every protocol.
+ *
+ * <p>The window is not held open inside the real JDK client (nothing of the app's runs between
+ * the head write and the body pull but the JDK's own executor hop), so the first test uses a
+ * client that follows the JDK's order and writes a real head to a plain socket on an ephemeral
+ * port. The others pin what the fix rests on with the real JDK client: a head that reached a
+ * server is never not sent, and a failure before any connection still is.
+ */
+class HeadOutBodyNotTakenTest {
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void headWrittenThenRequestTimeoutBeforeTheBodyIsUncertain(Mode mode) throws Exception {
+    Fixture f = new Fixture();
+    ScriptedClient scripted = ScriptedClient.headThenFailure(new HttpTimeoutException("request timed out"));
+    IdempotentHttpClient client = IdempotentHttpClient.builder(scripted).idempotentExecutor(f.executor).build();
+    try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<String> head = headThenReset(ss);
+      IdempotencyKey key = IdempotencyKey.generate();
+      OperationCall call = client.operation("cancel-order").key(key)
+          .policy(RetryPolicy.builder().maxAttempts(1).build());
+      OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:"
+          + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
+
+      assertKeyedHead(head.get(10, TimeUnit.SECONDS), key);
+      assertEquals(0, scripted.bytesTaken.get(), "the client never took a byte of the body");
+      OperationRecord r = f.record(thrown.operationId());
+      assertEquals(OperationState.UNCERTAIN, r.state(),
+          "the server had the keyed head and may have applied it, yet the attempt was recorded as not sent: " + r);
+      assertOneAttempt(r, Classification.AMBIGUOUS, key);
+    } finally {
+      scripted.closeHeads();
+    }
+  }
+
+  /** The real JDK client: a server that reads the keyed head and resets the connection. */
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void headThatReachedTheServerIsNeverNotSent(Mode mode) throws Exception {
+    Fixture f = new Fixture();
+    try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<String> head = headThenReset(ss);
+      IdempotencyKey key = IdempotencyKey.generate();
+      OperationCall call = f.client.operation("cancel-order").key(key)
+          .policy(RetryPolicy.builder().maxAttempts(1).build());
+      OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:"
+          + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
+
+      assertKeyedHead(head.get(10, TimeUnit.SECONDS), key);
+      OperationRecord r = f.record(thrown.operationId());
+      assertEquals(OperationState.UNCERTAIN, r.state(), r.toString());
+      assertOneAttempt(r, Classification.AMBIGUOUS, key);
+    }
+  }
+
+  /**
+   * The twin before the head, through the real JDK client: a proxy selector that fails runs before
+   * any connection, so the head was never begun and the attempt stays not sent (FAILED).
+   */
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void failureBeforeAnyConnectionStaysNotSent(Mode mode) throws Exception {
+    Fixture f = new Fixture();
+    HttpClient failingProxy = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .proxy(new ProxySelector() {
+          @Override
+          public List<Proxy> select(URI uri) {
+            throw new IllegalStateException("proxy selector failed");
+          }
+
+          @Override
+          public void connectFailed(URI uri, SocketAddress sa, IOException ioe) {}
+        }).build();
+    IdempotentHttpClient client = IdempotentHttpClient.builder(failingProxy).idempotentExecutor(f.executor).build();
+    IdempotencyKey key = IdempotencyKey.generate();
+    OperationCall call = client.operation("cancel-order").key(key)
+        .policy(RetryPolicy.builder().maxAttempts(1).build());
+    OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:9/orders/42/cancel"),
+        "{\"qty\":1}"));
+
+    OperationRecord r = f.record(thrown.operationId());
+    assertEquals(OperationState.FAILED, r.state(), r.toString());
+    assertOneAttempt(r, Classification.SAFE, key);
+  }
+
+  /**
+   * The twin after a connection but before the head, through the real JDK client: the JDK composes
+   * the head only once the TLS handshake is done (AsyncSSLConnection.finishConnect), so a handshake
+   * that fails (the server closes the connection at once) stays not sent (FAILED).
+   */
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void failedTlsHandshakeStaysNotSent(Mode mode) throws Exception {
+    Fixture f = new Fixture();
+    try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+        try (Socket s = ss.accept()) {
+          s.setSoLinger(true, 0); // no handshake: the connection is reset at once
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      IdempotencyKey key = IdempotencyKey.generate();
+      OperationCall call = f.client.operation("cancel-order").key(key)
+          .policy(RetryPolicy.builder().maxAttempts(1).build());
+      OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("https://127.0.0.1:"
+          + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
+      closed.get(10, TimeUnit.SECONDS);
+
+      OperationRecord r = f.record(thrown.operationId());
+      assertEquals(OperationState.FAILED, r.state(), r.toString());
+      assertOneAttempt(r, Classification.SAFE, key);
+    }
+  }
+
+  /** A server that reads one request head and resets the connection: it acted on the head. */
+  private static CompletableFuture<String> headThenReset(ServerSocket ss) {
+    return CompletableFuture.supplyAsync(() -> {
+      try (Socket s = ss.accept()) {
+        String h = ExpectContinueHeadersOutNotSentTest.readHead(s.getInputStream());
+        s.setSoLinger(true, 0);
+        return h;
+      } catch (IOException e) {
+        throw new RuntimeException(e);
+      }
+    });
+  }
+
+  private static void assertKeyedHead(String head, IdempotencyKey key) {
+    assertTrue(head.toLowerCase(Locale.ROOT).contains(key.value().toLowerCase(Locale.ROOT)),
+        "the server got the keyed request head: " + head);
+  }
+
+  private static void assertOneAttempt(OperationRecord r, Classification expected, IdempotencyKey key) {
+    assertEquals(1, r.attempts().size(), r.attempts().toString());
+    AttemptRecord a = r.attempts().get(0);
+    assertEquals(expected, a.classification(), a.toString());
+    assertEquals(key, r.id().key(), "the operation keeps the key the server saw");
+  }
+
+  private static OperationException fail(Mode mode, Fixture f, OperationCall call, HttpRequest request) {
+    if (mode == Mode.SYNC) {
+      return assertThrows(OperationException.class, () -> call.send(request, BodyHandlers.ofString()));
+    }
+    Exception e = assertThrows(Exception.class, () -> f.await(call.sendAsync(request, BodyHandlers.ofString())));
+    if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
+      e = c;
+    }
+    assertTrue(e instanceof OperationException, e.toString());
+    return (OperationException) e;
+  }
+}
