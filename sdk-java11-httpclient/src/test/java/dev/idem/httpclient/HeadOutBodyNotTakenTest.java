@@ -12,6 +12,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Proxy;
 import java.net.ProxySelector;
@@ -23,11 +24,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -129,16 +132,22 @@ class HeadOutBodyNotTakenTest {
   /**
    * The twin after a connection but before the head, through the real JDK client: the JDK composes
    * the head only once the TLS handshake is done (AsyncSSLConnection.finishConnect), so a handshake
-   * that fails (the server closes the connection at once) stays not sent (FAILED).
+   * that fails (the server answers the ClientHello in plain text) stays not sent (FAILED).
    */
   @ParameterizedTest
   @EnumSource(Mode.class)
   void failedTlsHandshakeStaysNotSent(Mode mode) throws Exception {
     Fixture f = new Fixture();
     try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+      CompletableFuture<Integer> helloByte = CompletableFuture.supplyAsync(() -> {
         try (Socket s = ss.accept()) {
-          s.setSoLinger(true, 0); // no handshake: the connection is reset at once
+          int first = s.getInputStream().read(); // the ClientHello began
+          s.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+              .getBytes(StandardCharsets.ISO_8859_1));
+          s.getOutputStream().flush();
+          s.shutdownOutput();
+          s.getInputStream().transferTo(OutputStream.nullOutputStream()); // until the client gives up
+          return first;
         } catch (IOException e) {
           throw new RuntimeException(e);
         }
@@ -148,8 +157,13 @@ class HeadOutBodyNotTakenTest {
           .policy(RetryPolicy.builder().maxAttempts(1).build());
       OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("https://127.0.0.1:"
           + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
-      closed.get(10, TimeUnit.SECONDS);
+      assertEquals(0x16, helloByte.get(10, TimeUnit.SECONDS), "a TLS handshake record, no request head");
 
+      boolean ssl = false;
+      for (Throwable t = thrown; t != null; t = t.getCause()) {
+        ssl |= t instanceof SSLException;
+      }
+      assertTrue(ssl, "the handshake failed (not the request timeout): " + thrown);
       OperationRecord r = f.record(thrown.operationId());
       assertEquals(OperationState.FAILED, r.state(), r.toString());
       assertOneAttempt(r, Classification.SAFE, key);
