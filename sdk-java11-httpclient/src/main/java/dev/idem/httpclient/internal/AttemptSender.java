@@ -136,7 +136,7 @@ public final class AttemptSender {
       if (challenge != null) {
         return Result.answered(challenge.answer());
       }
-      Exception classified = classify(e, tracker[0]);
+      Exception classified = classify(e, tracker[0], attempt);
       if (classified instanceof IOException io) {
         throw io;
       }
@@ -205,7 +205,7 @@ public final class AttemptSender {
     try {
       sent = client.get().sendAsync(tracked, HttpResponse.BodyHandlers.ofPublisher());
     } catch (RuntimeException e) {
-      return CompletableFuture.failedFuture(classify(e, tracker[0]));
+      return CompletableFuture.failedFuture(classify(e, tracker[0], attempt));
     }
     // A caller that stops waiting (the executor's attempt timeout, a cancelled call) cancels
     // `out`: the cancel must reach the JDK's exchange, which otherwise keeps the abandoned
@@ -251,7 +251,7 @@ public final class AttemptSender {
         return;
       }
       out.completeExceptionally(cause instanceof IOException || cause instanceof RuntimeException
-          ? classify((Exception) cause, tracker[0]) : cause);
+          ? classify((Exception) cause, tracker[0], attempt) : cause);
     });
     return out;
   }
@@ -294,11 +294,29 @@ public final class AttemptSender {
    * as an ambiguous attempt. An attempt with {@code Expect: 100-continue} has no tracker (its head
    * may have been acted on before any body was asked for, see {@link PullTrackingPublisher}), so
    * only a failed connect makes it not sent.
+   *
+   * <p>A failed connect is the last exchange's failure only: the JDK retries an exchange itself on
+   * a new connection when a reused one turned out closed after the head went out on it (a GET or
+   * HEAD, and any method with {@code jdk.httpclient.enableAllMethodRetry}), and when that
+   * connect is refused (the server went down right after it read the request) the
+   * {@code ConnectException} is all the caller sees. So with a tracker the tracker decides, as for
+   * any failure (an earlier exchange asked the length for its head: sent); without one, a failed
+   * connect proves nothing was sent only where the JDK would not have retried.
    */
-  private static Exception classify(Exception e, PullTrackingPublisher tracker) {
+  private static Exception classify(Exception e, PullTrackingPublisher tracker, HttpRequest attempt) {
     if (e instanceof ConnectException || e instanceof HttpConnectTimeoutException) {
-      return new RequestNotSentException("could not connect (" + e.getClass().getSimpleName()
-          + "); no byte of the request was sent", e);
+      if (tracker != null ? tracker.refuse() : !JdkRetries.mayRetryOnNewConnection(attempt)) {
+        return new RequestNotSentException("could not connect (" + e.getClass().getSimpleName()
+            + "); no byte of the request was sent", e);
+      }
+      // Not its cause: the executor's table calls any failure caused by a refused connect not sent.
+      IOException maybeSent = new IOException("the HTTP client's last exchange could not connect ("
+          + e.getClass().getSimpleName() + "), but an earlier exchange of this attempt may have sent the request"
+          + (tracker != null ? " (the client had asked its body's length for a head)"
+              : " (the JDK sends a GET or HEAD again on a new connection when a reused one closed after its head"
+                  + " went out, and any method with jdk.httpclient.enableAllMethodRetry)"));
+      maybeSent.addSuppressed(e);
+      return maybeSent;
     }
     // refuse(), not a look at whether the request was begun yet: the verdict holds only if the
     // client cannot compose the head or take the body after it (see PullTrackingPublisher).
