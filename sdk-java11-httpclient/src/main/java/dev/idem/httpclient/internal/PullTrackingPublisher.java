@@ -59,13 +59,15 @@ final class PullTrackingPublisher implements BodyPublisher {
   }
 
   /**
-   * The attempt with its body publisher wrapped, or the attempt itself when it has no body to
-   * tell by (a bodyless request counts as sent once the client had it) or when the body does not
-   * tell ({@link #expectsContinue}: its head goes out, and may be acted on, before the body).
+   * The attempt with its body publisher wrapped, or the attempt itself when it has no publisher to
+   * tell by (a request built without one, as {@code GET()} builds it, counts as sent once the
+   * client had it) or when the publisher does not tell ({@link #expectsContinue}: its head goes
+   * out, and may be acted on, before the body). An empty body ({@code noBody()}, a zero-length
+   * array) or one of unknown length is tracked too: the client asks its length for the head all
+   * the same ({@code Content-Length: 0}, or chunked), and that ask is what tells.
    */
   static HttpRequest track(HttpRequest attempt, PullTrackingPublisher[] tracker) {
-    if (attempt.bodyPublisher().isEmpty() || attempt.bodyPublisher().get().contentLength() <= 0
-        || expectsContinue(attempt)) {
+    if (attempt.bodyPublisher().isEmpty() || expectsContinue(attempt)) {
       return attempt;
     }
     tracker[0] = new PullTrackingPublisher(attempt.bodyPublisher().get());
