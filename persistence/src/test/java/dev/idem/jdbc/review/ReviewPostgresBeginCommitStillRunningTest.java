@@ -27,10 +27,14 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -52,24 +56,35 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * has finished the COMMIT, finds the row this call wrote, and the call goes on with it: one send,
  * with its key, and nothing for another instance's resume. (The test first asserted the message of
  * the old behaviour; the call no longer fails, so it asserts the one send instead.)
+ *
+ * <p>The call and the server's COMMIT each block a thread at the same time (the call waits until the
+ * COMMIT is seen waiting), so they run on threads of the test's own, not on CompletableFuture's
+ * default executor: with 2 CPUs that is a new thread per task on JDK 17 but, from JDK 25 on, the
+ * common ForkJoinPool with parallelism 1, whose one worker would wait for the COMMIT queued behind it.
  */
 @ExtendWith(PostgresExtension.class)
 class ReviewPostgresBeginCommitStillRunningTest {
   private static final long LOCK = 424242;
   private final Ops ops = new Ops(5151);
   private final VirtualTime time = new VirtualTime(T0);
+  private final ExecutorService threads = Executors.newCachedThreadPool();
   private final List<IdempotencyKey> sent = new CopyOnWriteArrayList<>();
   private final Transport server = (request, key) -> {
     sent.add(key);
     return Ops.ok("{\"id\":1}");
   };
 
+  @AfterEach
+  void stopThreads() {
+    threads.shutdownNow();
+  }
+
   @Test
   void aBeginReportedNeverSentIsNeverSent(PgDatabase db) throws Exception {
     AtomicBoolean armed = new AtomicBoolean();
     AtomicReference<CompletableFuture<Void>> serverCommit = new AtomicReference<>();
     try (Connection holder = db.dataSource().getConnection()) {
-      SlowCommitGivenUp flaky = new SlowCommitGivenUp(db.dataSource(), armed, serverCommit, holder);
+      SlowCommitGivenUp flaky = new SlowCommitGivenUp(db.dataSource(), armed, serverCommit, holder, threads);
       try (JdbcJournal journalA = JdbcJournal.dataSource(flaky).open();
           JdbcJournal journalB = JdbcJournal.dataSource(db.dataSource()).open()) {
         try (Statement st = holder.createStatement()) {
@@ -90,7 +105,7 @@ class ReviewPostgresBeginCommitStillRunningTest {
           } catch (IdempotencyException e) {
             throw new CompletionException(e);
           }
-        });
+        }, threads);
         try (Connection observer = db.dataSource().getConnection()) {
           awaitWaitingOnTransaction(observer, call);
         }
@@ -151,13 +166,15 @@ class ReviewPostgresBeginCommitStillRunningTest {
     private final AtomicBoolean armed;
     private final AtomicReference<CompletableFuture<Void>> serverCommit;
     private final Connection observer;
+    private final Executor threads;
 
     SlowCommitGivenUp(DataSource delegate, AtomicBoolean armed,
-        AtomicReference<CompletableFuture<Void>> serverCommit, Connection observer) {
+        AtomicReference<CompletableFuture<Void>> serverCommit, Connection observer, Executor threads) {
       super(delegate);
       this.armed = armed;
       this.serverCommit = serverCommit;
       this.observer = observer;
+      this.threads = threads;
     }
 
     @Override
@@ -179,7 +196,7 @@ class ReviewPostgresBeginCommitStillRunningTest {
             } catch (SQLException e) {
               throw new IllegalStateException(e);
             }
-          }));
+          }, threads));
           awaitCommitWaiting();
           throw new SQLException("An I/O error occurred while sending to the backend.", "08006");
         }
