@@ -174,7 +174,7 @@ class OutputWriteFailureTest {
   /** The CLI's main in a child JVM, so that its standard output is a real file or pipe. */
   private static ProcessBuilder cli(String... args) {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), IdemCli.class.getName()));
+        ChildCli.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName()));
     cmd.addAll(List.of(args));
     return new ProcessBuilder(cmd);
   }

@@ -66,7 +66,7 @@ class ReviewAsciiLocaleTest {
   /** The CLI in a JVM of its own, in the POSIX ("C") locale, as cron or an exec into a bare image runs it. */
   private Run runInPosixLocale(String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        ChildCli.HEAP, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName()));
+        ChildCli.HEAP, ChildCli.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName()));
     cmd.addAll(List.of(args));
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");

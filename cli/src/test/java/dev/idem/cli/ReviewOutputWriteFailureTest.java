@@ -44,7 +44,7 @@ class ReviewOutputWriteFailureTest {
     }
     Path err = dir.resolve("err.txt");
     Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-cp", System.getProperty("java.class.path"), IdemCli.class.getName(),
+        ChildCli.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName(),
         "journal", "list", "--dir", journal.toString()))
         .redirectOutput(full)
         .redirectError(err.toFile())
