@@ -160,8 +160,13 @@ class CliJarIT {
         "-Dorg.sqlite.tmpdir=" + natives, "-jar", JAR.toString()));
     cmd.addAll(List.of(args));
     Process p = new ProcessBuilder(cmd).start();
-    CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()));
-    CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
+    // A thread per stream, both reading at once: on CompletableFuture's default executor (from
+    // JDK 25 on with 2 CPUs, the common pool with one worker) stderr was read only after stdout's
+    // end, and a child that filled the stderr pipe first would hang until the 60 s below.
+    CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()),
+        task -> new Thread(task, "cli-stdout").start());
+    CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()),
+        task -> new Thread(task, "cli-stderr").start());
     if (!p.waitFor(60, TimeUnit.SECONDS)) {
       p.destroyForcibly();
       throw new AssertionError("idem did not finish in 60 s: " + cmd);

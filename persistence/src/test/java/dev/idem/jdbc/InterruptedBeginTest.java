@@ -46,13 +46,16 @@ class InterruptedBeginTest {
       CountDownLatch release = new CountDownLatch(1);
       ds.holdFirstSync = release;
       int insertsBefore = ds.inserts.get();
+      // On a thread of its own: the first begin must run beside this one. CompletableFuture's
+      // default executor is, from JDK 25 on with 2 CPUs, the common pool with one worker, which a
+      // task an earlier test left blocked there would hold back.
       CompletableFuture<?> first = CompletableFuture.runAsync(() -> {
         try {
           journal.begin(other);
         } catch (Exception e) {
           throw new RuntimeException(e);
         }
-      });
+      }, task -> new Thread(task, "first-begin").start());
       assertTrue(ds.firstSyncHeld.await(10, TimeUnit.SECONDS), "the first begin never reached its disk sync");
       // Releases the held sync once the interrupted begin has run its INSERT and parked for the
       // round: it must not wait for the caller, which now waits for that round.
