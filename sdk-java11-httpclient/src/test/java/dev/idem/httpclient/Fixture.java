@@ -67,6 +67,17 @@ final class Fixture {
   Fixture(java.util.function.Consumer<IdempotentExecutor.Builder> executorConfig,
       java.util.function.Consumer<IdempotentHttpClient.Builder> clientConfig, Sleeper sleepHook,
       Sleeper waitHook) {
+    this(JDK, executorConfig, clientConfig, sleepHook, waitHook);
+  }
+
+  /** Around {@code jdk} instead of the shared HTTP/1.1 client (TLS, HTTP/2). */
+  Fixture(HttpClient jdk, java.util.function.Consumer<IdempotentExecutor.Builder> executorConfig) {
+    this(jdk, executorConfig, c -> { }, null, null);
+  }
+
+  private Fixture(HttpClient jdk, java.util.function.Consumer<IdempotentExecutor.Builder> executorConfig,
+      java.util.function.Consumer<IdempotentHttpClient.Builder> clientConfig, Sleeper sleepHook,
+      Sleeper waitHook) {
     Sleeper sleeper = sleepHook == null ? time.sleeper() : d -> {
       sleepHook.sleep(d);
       time.sleeper().sleep(d);
@@ -90,7 +101,7 @@ final class Fixture {
         .classifier(Classifier.defaults());
     executorConfig.accept(eb);
     executor = eb.build();
-    IdempotentHttpClient.Builder cb = IdempotentHttpClient.builder(JDK).idempotentExecutor(executor);
+    IdempotentHttpClient.Builder cb = IdempotentHttpClient.builder(jdk).idempotentExecutor(executor);
     clientConfig.accept(cb);
     client = cb.build();
   }

@@ -1,0 +1,237 @@
+package dev.idem.httpclient;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.idem.core.AttemptRecord;
+import dev.idem.core.Classification;
+import dev.idem.core.IdempotencyKey;
+import dev.idem.core.OperationException;
+import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationState;
+import dev.idem.core.OperationUncertainException;
+import dev.idem.core.RetryPolicy;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import mockwebserver3.Dispatcher;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import mockwebserver3.SocketEffect;
+import okhttp3.Protocol;
+import okhttp3.tls.HandshakeCertificates;
+import okhttp3.tls.HeldCertificate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The decorator over HTTP/2, end to end: the real JDK client negotiates h2 by ALPN with a
+ * MockWebServer over TLS. Over HTTP/2 the JDK sends the HEADERS frame, the key in it, before it
+ * takes a byte of the body, so an attempt whose answer never came must count as maybe sent
+ * (HeadOutBodyNotTakenTest shows that order with a scripted client; here it is the real client on
+ * the real protocol). Each case asserts what the server did per key, on which protocol, and what
+ * the journal keeps.
+ */
+class Http2EndToEndTest {
+  private static final HeldCertificate CERT = new HeldCertificate.Builder()
+      .commonName("localhost")
+      .addSubjectAlternativeName("localhost")
+      .addSubjectAlternativeName("127.0.0.1")
+      .build();
+  /** One client for the class: HTTP/2 preferred, trusting only the test's certificate. */
+  private static final HttpClient H2 = HttpClient.newBuilder()
+      .version(HttpClient.Version.HTTP_2)
+      .sslContext(new HandshakeCertificates.Builder().addTrustedCertificate(CERT.certificate()).build().sslContext())
+      .connectTimeout(Duration.ofSeconds(5))
+      .build();
+
+  private final KeyedServer keyed = new KeyedServer();
+  private MockWebServer server;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new MockWebServer();
+    server.useHttps(new HandshakeCertificates.Builder().heldCertificate(CERT).build().sslSocketFactory());
+    server.setProtocols(List.of(Protocol.HTTP_2, Protocol.HTTP_1_1));
+    server.setDispatcher(keyed);
+    server.start();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void anAnswerLostWithItsConnectionIsAskedForAgainUnderTheSameKeyAndTakesEffectOnce(Mode mode) throws Exception {
+    keyed.firstAnswer = new SocketEffect.CloseSocket();
+    Fixture f = new Fixture(H2, b -> { });
+    IdempotencyKey key = IdempotencyKey.generate();
+
+    IdempotentHttpResponse<String> r = mode.send(f, f.client.operation("create-order").key(key),
+        post(), BodyHandlers.ofString());
+
+    assertEquals(201, r.statusCode());
+    assertEquals(HttpClient.Version.HTTP_2, r.version(), "the answer came over HTTP/2");
+    assertEquals("{\"effect\":1}", r.body(), "the first effect's answer, replayed");
+    assertEquals(1, keyed.effects(), "one effect in all");
+    assertEquals(List.of("HTTP/2 " + key.value(), "HTTP/2 " + key.value()), keyed.seen(),
+        "both attempts over HTTP/2, with the same key");
+    OperationRecord rec = f.record(r.operationId());
+    assertEquals(OperationState.SUCCEEDED, rec.state(), rec.toString());
+    assertEquals(2, rec.attempts().size(), rec.attempts().toString());
+    assertTrue(rec.attempts().get(0).mayHaveTakenEffect(), "the lost answer's attempt: " + rec.attempts().get(0));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void anAnswerLostWithItsConnectionAndNoAttemptLeftIsUncertainNotFailed(Mode mode) throws Exception {
+    keyed.firstAnswer = new SocketEffect.CloseSocket();
+    assertLastAttemptUncertain(mode);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void aStreamResetAfterTheServerActedIsUncertainNotFailed(Mode mode) throws Exception {
+    // RST_STREAM with INTERNAL_ERROR (2): the stream ends, the connection stays.
+    keyed.firstAnswer = new SocketEffect.CloseStream(2);
+    assertLastAttemptUncertain(mode);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Mode.class)
+  void aConnectionLostAsTheKeyedHeadersArriveIsUncertainNotFailed(Mode mode) throws Exception {
+    // The server closes the connection as the stream's HEADERS frame (the key in it) arrives,
+    // before it reads the body: it never acts, but it had the keyed head, so "not sent" would be
+    // a lie. (The body Idem sends is its own copy of the journaled bytes, which the client takes
+    // right after the head; the window where only the head is out cannot be held here, see
+    // HeadOutBodyNotTakenTest for it with a scripted client.)
+    keyed.onHeaders = new SocketEffect.CloseSocket();
+    Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
+    IdempotencyKey key = IdempotencyKey.generate();
+
+    OperationException thrown = assertThrows(OperationException.class,
+        () -> mode.send(f, f.client.operation("create-order").key(key), post(), BodyHandlers.ofString()));
+
+    assertInstanceOf(OperationUncertainException.class, thrown, "the server had the keyed head: " + thrown);
+    assertEquals(0, keyed.effects(), "the server never read the body, so never acted");
+    // What the server books for a stream it cut at its start: the line, no headers.
+    assertEquals(List.of("HTTP/2 null"), keyed.seen(), "no keyed request reached the dispatcher");
+    OperationRecord rec = f.record(thrown.operationId());
+    assertEquals(OperationState.UNCERTAIN, rec.state(), rec.toString());
+    assertEquals(1, rec.attempts().size(), rec.attempts().toString());
+    assertEquals(Classification.AMBIGUOUS, rec.attempts().get(0).classification(), rec.attempts().toString());
+  }
+
+  /** One attempt allowed, the server acts and its answer is lost: the journal must say maybe. */
+  private void assertLastAttemptUncertain(Mode mode) throws Exception {
+    Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
+    IdempotencyKey key = IdempotencyKey.generate();
+
+    OperationException thrown = assertThrows(OperationException.class,
+        () -> mode.send(f, f.client.operation("create-order").key(key), post(), BodyHandlers.ofString()));
+
+    assertInstanceOf(OperationUncertainException.class, thrown, "the server acted on it: " + thrown);
+    assertEquals(1, keyed.effects(), "the server acted once");
+    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
+    OperationRecord rec = f.record(thrown.operationId());
+    assertEquals(OperationState.UNCERTAIN, rec.state(), rec.toString());
+    AttemptRecord a = rec.attempts().get(0);
+    assertEquals(Classification.AMBIGUOUS, a.classification(), a.toString());
+  }
+
+  private HttpRequest post() {
+    return Fixture.post(server.url("/orders").uri(), "{\"sku\":\"42\"}");
+  }
+
+  /**
+   * Acts once per key and answers every request of a key with that effect (as a server honouring
+   * idempotency keys does): a retry under another key would be a second effect. The first
+   * request's answer gets {@link #firstAnswer}.
+   */
+  private static final class KeyedServer extends Dispatcher {
+    volatile SocketEffect firstAnswer;
+    /** For the first stream, as its headers arrive, before its body is read (HTTP/2 only). */
+    volatile SocketEffect onHeaders;
+    private final Map<String, Integer> effectOfKey = new ConcurrentHashMap<>();
+    private final AtomicInteger effects = new AtomicInteger();
+    private final List<String> seen = new ArrayList<>();
+
+    @Override
+    public MockResponse dispatch(RecordedRequest request) {
+      String key = request.getHeaders().get("Idempotency-Key");
+      boolean first;
+      synchronized (seen) {
+        seen.add(request.getVersion() + " " + key);
+        first = seen.size() == 1;
+      }
+      if (key == null) {
+        return new MockResponse.Builder().code(400).build();
+      }
+      int effect = effectOfKey.computeIfAbsent(key, k -> effects.incrementAndGet());
+      MockResponse.Builder answer = new MockResponse.Builder().code(201)
+          .addHeader("Content-Type", "application/json").body("{\"effect\":" + effect + "}");
+      SocketEffect onFirst = firstAnswer;
+      if (first && onFirst != null) {
+        answer.onResponseStart(onFirst);  // where HTTP/1.1 reads it
+      }
+      return answer.build();
+    }
+
+    /**
+     * Over HTTP/2, mockwebserver3 5.5.1 takes the request-start and response-start effects from
+     * {@code peek()}, asked as a stream's headers arrive, not from the dispatched response; so the
+     * first stream's effects are given here, to the stream handler only.
+     */
+    @Override
+    public MockResponse peek() {
+      SocketEffect onFirst = firstAnswer;
+      SocketEffect onHead = onHeaders;
+      synchronized (seen) {
+        if (!seen.isEmpty() || (onFirst == null && onHead == null) || !askedForAStream()) {
+          return super.peek();
+        }
+      }
+      MockResponse.Builder b = new MockResponse.Builder();
+      if (onFirst != null) {
+        b.onResponseStart(onFirst);
+      }
+      if (onHead != null) {
+        b.onRequestStart(onHead);
+      }
+      return b.build();
+    }
+
+    /**
+     * Whether the HTTP/2 stream handler asks: the server also peeks as it accepts a connection,
+     * before the TLS handshake, where a request-start effect would fail the handshake instead.
+     */
+    private static boolean askedForAStream() {
+      return StackWalker.getInstance().walk(frames -> frames.anyMatch(
+          fr -> fr.getClassName().endsWith("Http2SocketHandler") && fr.getMethodName().equals("onStream")));
+    }
+
+    /** Effects in all, under any key. */
+    int effects() {
+      return effects.get();
+    }
+
+    List<String> seen() {
+      synchronized (seen) {
+        return List.copyOf(seen);
+      }
+    }
+  }
+}
