@@ -324,7 +324,8 @@ public final class AttemptLoop {
    * The host's breaker is open or its retry budget is empty: nothing is sent, and the operation
    * goes back to PENDING, due when the host may take it again. Never FAILED. An open breaker is
    * waited out, if the deadline leaves time for the half-open probe; otherwise the call ends
-   * PENDING and a deliverer sends it later.
+   * PENDING and a deliverer sends it later. A wait never runs past the age limit: it ends there,
+   * and the claim after it ends the operation as the limit says.
    */
   private Step refused(HostGuard.Refusal refusal, Instant now) throws IdempotencyException {
     boolean breaker = refusal == HostGuard.Refusal.BREAKER_OPEN;
@@ -332,6 +333,12 @@ public final class AttemptLoop {
     if (breaker && inline) {
       Duration untilProbe = s.guard().untilProbe(host);
       Duration wait = untilProbe.compareTo(HALF_OPEN_RECHECK) > 0 ? untilProbe : HALF_OPEN_RECHECK;
+      if (ageLimit != null && ageLimit.isAfter(now) && Duration.between(now, ageLimit).compareTo(wait) < 0) {
+        // Nothing is sent at or past the age limit: the claim after a wait to it ends the operation
+        // there, rather than a look at the breaker up to an open period later. A limit already
+        // passed is one that did not apply at this claim (a re-drive moved the creation): no cap.
+        wait = Duration.between(now, ageLimit);
+      }
       Duration left = policy.deadline().minus(Duration.between(runStart, now));
       if (wait.compareTo(left) < 0) {
         String why = "circuit breaker open for " + host + "; waiting " + wait + " for its half-open probe";
