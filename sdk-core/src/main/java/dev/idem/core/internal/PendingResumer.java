@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
@@ -109,6 +110,15 @@ public final class PendingResumer {
 
   /** The pass's tallies, by ordinal: resumes of one page may run on several threads. */
   private final AtomicIntegerArray counts = new AtomicIntegerArray(Tally.values().length);
+  /**
+   * The operations the lanes examined and left unfinished, with the tally each got (PENDING or
+   * UNHANDLED): another owner may claim one of them before the pass ends, and the closing count of
+   * leases held elsewhere ({@link #countLeasedElsewhere}) must not examine it a second time. Only
+   * these, since an operation the pass ended is not IN_FLIGHT at its end: a pass keeps no id of
+   * what it resumed to an end, only of what it left (all of a backlog while its target is down, an
+   * id each, where the pages themselves, whole requests, are let go).
+   */
+  private final Map<OperationId, Tally> leftUnfinished = new ConcurrentHashMap<>();
   /** Counted on the caller's thread, after the lanes ended. */
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
@@ -582,6 +592,7 @@ public final class PendingResumer {
       ResumeHandler handler = handlers.get(job.record().id().operation());
       if (handler == null) {
         count(Tally.UNHANDLED);
+        leftUnfinished.put(job.record().id(), Tally.UNHANDLED);
       } else {
         resumeOne(job, handler);
       }
@@ -784,6 +795,11 @@ public final class PendingResumer {
    * Counts the operations IN_FLIGHT under another owner's live lease, which this pass does not
    * touch, and the earliest of those leases' expiries (for {@link #resumeWaiting}), so that a
    * startup resume never misses them silently. This owner's own leases were in the due pages.
+   *
+   * <p>One the lanes examined already (due when its page was read, and claimed by another owner
+   * before or after the lane's own claim) is not examined again: one left for want of a handler
+   * stays counted as that, and one left PENDING is counted as leased elsewhere instead, since that
+   * owner holds it now and a waiting resume waits for its lease as for any other.
    */
   private void countLeasedElsewhere(Map<String, ResumeHandler> handlers) throws IdempotencyException {
     OperationId after = null;
@@ -794,9 +810,16 @@ public final class PendingResumer {
         if (!record.isLeasedAt(now) || settings.owner().equals(record.owner())) {
           continue;  // expired since the due pages were read, or this owner's: the next pass takes it
         }
-        count(Tally.EXAMINED);
+        Tally examined = leftUnfinished.remove(record.id());
+        if (examined == Tally.PENDING) {
+          uncount(Tally.PENDING);
+        } else if (examined == null) {
+          count(Tally.EXAMINED);
+        }
         if (!handlers.containsKey(record.id().operation())) {
-          count(Tally.UNHANDLED);
+          if (examined == null) {
+            count(Tally.UNHANDLED);
+          }
           continue;
         }
         leasedElsewhere++;
@@ -855,7 +878,7 @@ public final class PendingResumer {
       switch (e.state()) {
         case FAILED -> count(Tally.FAILED);
         case UNCERTAIN -> count(Tally.UNCERTAIN);
-        default -> count(Tally.PENDING);
+        default -> leftPending(record.id());
       }
       if (terminal && atAgeLimit.get()) {
         count(Tally.EXPIRED);
@@ -869,7 +892,7 @@ public final class PendingResumer {
       throw e;
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
-      count(Tally.PENDING);
+      leftPending(record.id());
     }
   }
 
@@ -949,7 +972,7 @@ public final class PendingResumer {
     notify(handler, null, new OperationPendingException("operation " + record.id() + " was not sent: " + why
         + ". It stays PENDING with its key, and the next resume sends it", thrown, record.id(), record.attempts(),
         record.response()));
-    count(Tally.PENDING);
+    leftPending(record.id());
     return null;
   }
 
@@ -977,6 +1000,17 @@ public final class PendingResumer {
 
   private void count(Tally what) {
     counts.incrementAndGet(what.ordinal());
+  }
+
+  /** Takes back a count made for an operation now counted under another tally. */
+  private void uncount(Tally what) {
+    counts.decrementAndGet(what.ordinal());
+  }
+
+  /** Counts {@code id} as left PENDING by its lane, and remembers it for {@link #countLeasedElsewhere}. */
+  private void leftPending(OperationId id) {
+    count(Tally.PENDING);
+    leftUnfinished.put(id, Tally.PENDING);
   }
 
   private int tally(Tally what) {

@@ -5,12 +5,20 @@ import dev.idem.core.IdempotentExecutor;
 /**
  * What one {@link IdempotentExecutor#resumePending} call did.
  *
+ * <p>A pass counts each operation it looks at once in {@code examined}, and in exactly one of
+ * {@code succeeded}, {@code failed}, {@code uncertain}, {@code stillPending}, {@code unhandled} and
+ * {@code leasedElsewhere}, which so add up to {@code examined}. An operation found held by another
+ * owner when the pass tried to claim it is counted in {@code leasedElsewhere} if that owner still
+ * holds it when the pass ends, else in {@code stillPending}. A call that waits for leases held
+ * elsewhere adds up its passes' counts (an operation looked at by two passes is counted by each),
+ * but for {@code leasedElsewhere}, which is the last pass's.
+ *
  * @param examined operations looked at: due ones, and ones IN_FLIGHT under a live lease
  * @param succeeded resumed and SUCCEEDED
  * @param failed resumed and FAILED, or ended FAILED at their age limit, never sent
  * @param uncertain resumed and UNCERTAIN, or ended UNCERTAIN at their age limit
- * @param stillPending left PENDING (owned elsewhere, interrupted, scheduled again, or not sent
- *     because the target is unreachable)
+ * @param stillPending left PENDING (owned elsewhere when claimed, but no longer at the pass's end;
+ *     interrupted, scheduled again, or not sent because the target is unreachable)
  * @param expired of {@code failed} and {@code uncertain}, how many were not sent because they
  *     reached their age limit ({@code maxPendingAge}, below the server's key retention)
  * @param unhandled skipped because no handler is registered for their operation name
