@@ -100,17 +100,30 @@ public final class LeaseHeartbeat {
 
   /**
    * The run of {@code e} is no longer bounded by its maximum run time (its handler called the
-   * processor's close(), and waits there for the other runs): its lease is renewed again from the
-   * next beat, whether {@link #abandon} came before this call or comes after it, until {@link #end}
-   * or {@link #close}. A lease another processor took over meanwhile stays lost.
+   * processor's close(), and waits there for the other runs): its lease is renewed again, at once
+   * on the calling thread (a write to the inbox) and then at each beat, whether {@link #abandon}
+   * came before this call or comes after it, until {@link #end} or {@link #close}. At once, not from
+   * the next beat: an abandoned lease ends a lease after its last renewal, which for an event
+   * claimed between two beats is not a beat, so waiting for the next one left a gap, up to a third
+   * of a lease, in which another processor claimed the event and ran it beside this run. A lease
+   * another processor took over meanwhile stays lost (the renewal is fenced by the claim's
+   * generation), and is not tried again. A renewal that fails is logged and tried again at the next
+   * beat, as a beat's is.
    */
   public void keep(ClaimedEvent e) {
+    boolean renewNow;
     synchronized (lock) {
       Run r = running.get(EventKey.of(e));
-      if (r != null && r.event == e) {
-        r.kept = true;
-        r.renewing = !r.lost;
+      if (r == null || r.event != e) {
+        return;
       }
+      r.kept = true;
+      r.renewing = !r.lost;
+      renewNow = r.renewing && !closed;
+    }
+    // Outside the lock, as a beat writes: the beats and end() must not wait for the inbox.
+    if (renewNow) {
+      renew(List.of(e));
     }
   }
 
@@ -134,7 +147,7 @@ public final class LeaseHeartbeat {
   }
 
   private void beat(long ticket) {
-    List<ClaimedEvent> renew = new ArrayList<>();
+    List<ClaimedEvent> due = new ArrayList<>();
     synchronized (lock) {
       // Stale: it started before close() or the last run's end() cancelled it. No renewal after
       // close(); and renewing, it would reschedule beside a chain begun since: renewals twice as often.
@@ -143,12 +156,31 @@ public final class LeaseHeartbeat {
       }
       for (Run r : running.values()) {
         if (r.renewing) {
-          renew.add(r.event);
+          due.add(r.event);
         }
       }
     }
     try {
-      for (ClaimedEvent lost : store.renew(renew, clock.millis() + lease.toMillis())) {
+      renew(due);
+    } finally {
+      synchronized (lock) {
+        // Unless stale by now: a stop meanwhile, or a begin() that started a chain while this
+        // beat wrote (none was pending), which carries on in its place.
+        if (!running.isEmpty() && !closed) {
+          beat.rescheduleLocked(ticket);
+        }
+      }
+    }
+  }
+
+  /**
+   * Extends the leases of {@code events} to a full lease from now, outside the lock. A lease found
+   * lost stays lost: no renewal of it from then on. A failure is logged: the events stay renewing,
+   * tried again at the next beat.
+   */
+  private void renew(List<ClaimedEvent> events) {
+    try {
+      for (ClaimedEvent lost : store.renew(events, clock.millis() + lease.toMillis())) {
         // Finished meanwhile (nothing to say), or claimed by another processor after a lapse: that
         // run's outcome is recorded as stale when it ends, and said so then.
         synchronized (lock) {
@@ -161,15 +193,7 @@ public final class LeaseHeartbeat {
       }
     } catch (RuntimeException e) {
       LOG.warn("could not renew the leases of {} running webhook(s); they are tried again in {}, and a lease"
-          + " that lapses meanwhile lets another processor run its event", renew.size(), beat.every(), e);
-    } finally {
-      synchronized (lock) {
-        // Unless stale by now: a stop meanwhile, or a begin() that started a chain while this
-        // beat wrote (none was pending), which carries on in its place.
-        if (!running.isEmpty() && !closed) {
-          beat.rescheduleLocked(ticket);
-        }
-      }
+          + " that lapses meanwhile lets another processor run its event", events.size(), beat.every(), e);
     }
   }
 

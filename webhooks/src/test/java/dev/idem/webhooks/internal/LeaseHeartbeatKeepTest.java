@@ -52,10 +52,60 @@ class LeaseHeartbeatKeepTest {
     });
   }
 
+  /**
+   * Review (rv-whgap): keep() renews the lease in the call, not from the next beat: an abandoned
+   * lease may end before that beat (an event claimed between two beats), and another processor
+   * claimed it in the gap.
+   */
+  @Test
+  void keepRenewsTheLeaseAtOnceNotAtTheNextBeat() throws Exception {
+    SQLiteDataSource sqlite = new SQLiteDataSource();
+    sqlite.setUrl("jdbc:sqlite:" + dir.resolve("inbox.db"));
+    InboxStatements.run(sqlite, (store, recording) -> {
+      Clock clock = Clock.fixed(Instant.ofEpochMilli(170_000), ZoneOffset.UTC); // 10 s before the lease ends
+      List<ClaimedEvent> claimed = store.claim(1, "p1", 2000, 2000 + 180_000);
+      HandScheduler s = new HandScheduler();
+      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3));
+      h.begin(claimed.get(0));
+      h.abandon(claimed.get(0));
+
+      h.keep(claimed.get(0)); // no beat runs
+      assertEquals(List.of(350_000L), leasesUntil(sqlite), "renewed in keep(), to a lease from now");
+      h.close();
+    });
+  }
+
+  /** A lease another processor took over after it lapsed stays that processor's: keep() does not take it back. */
+  @Test
+  void keepLeavesALeaseAnotherProcessorTookOverToIt() throws Exception {
+    SQLiteDataSource sqlite = new SQLiteDataSource();
+    sqlite.setUrl("jdbc:sqlite:" + dir.resolve("inbox.db"));
+    InboxStatements.run(sqlite, (store, recording) -> {
+      Clock clock = Clock.fixed(Instant.ofEpochMilli(190_000), ZoneOffset.UTC);
+      ClaimedEvent mine = store.claim(1, "p1", 2000, 2000 + 180_000).get(0);
+      HandScheduler s = new HandScheduler();
+      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3));
+      h.begin(mine);
+      h.abandon(mine);
+      ClaimedEvent theirs = store.claim(1, "p2", 185_000, 185_000 + 180_000).get(0); // after the lapse
+      assertEquals(mine.eventId(), theirs.eventId());
+
+      h.keep(mine);
+      s.period();
+      h.close();
+      assertEquals(List.of(), leasesUntil(sqlite), "nothing of p1's");
+      assertEquals(List.of(365_000L), leasesUntil(sqlite, "p2"), "p2's lease as p2 took it");
+    });
+  }
+
   private static List<Long> leasesUntil(SQLiteDataSource sqlite) throws Exception {
+    return leasesUntil(sqlite, "p1");
+  }
+
+  private static List<Long> leasesUntil(SQLiteDataSource sqlite, String owner) throws Exception {
     List<Long> out = new ArrayList<>();
     try (Connection c = sqlite.getConnection(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT lease_until FROM idem_webhook_inbox WHERE lease_owner = 'p1'"
+        ResultSet rs = st.executeQuery("SELECT lease_until FROM idem_webhook_inbox WHERE lease_owner = '" + owner + "'"
             + " ORDER BY event_id")) {
       while (rs.next()) {
         out.add(rs.getLong(1));
