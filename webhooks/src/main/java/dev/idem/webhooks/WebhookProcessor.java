@@ -354,8 +354,18 @@ public final class WebhookProcessor implements AutoCloseable {
         }
       }
       if (free > 0) {
-        for (ClaimedEvent e : store.claim(free, owner, now, now, now + lease.toMillis(), heartbeat.running())) {
-          dispatch(e);
+        List<ClaimedEvent> claimed = store.claim(free, owner, now, now, now + lease.toMillis(), heartbeat.running());
+        for (int i = 0; i < claimed.size(); i++) {
+          try {
+            dispatch(claimed.get(i));
+          } catch (RuntimeException | Error noWorker) {
+            // The rest of the batch was claimed for workers this poll cannot hand it to now: back to
+            // PENDING too, rather than left to lapse as runs without an outcome.
+            for (ClaimedEvent rest : claimed.subList(i + 1, claimed.size())) {
+              handBackUnrun(rest, noWorker);
+            }
+            throw noWorker;
+          }
         }
       }
     }
@@ -400,6 +410,21 @@ public final class WebhookProcessor implements AutoCloseable {
       } finally {
         runs.notRun();
       }
+    } catch (RuntimeException | Error noWorker) {
+      // The pool could not start a worker for it (OutOfMemoryError: unable to create native thread,
+      // or whatever its thread factory threw): no handler ran, so the event goes back as at close
+      // (PENDING, due now, its attempt not counted; left to lapse, it would wait a lease and count
+      // as a run without an outcome), and the slot and the queued run are given back, or close()
+      // from a handler would wait out its grace for this run, and the processor run one worker
+      // short for good. Thrown on, the failure is the poll's: an Error stops background processing,
+      // another failure is a failed poll, retried after the backoff; both lastPollFailure() reports.
+      slots.release();
+      try {
+        handBackUnrun(e, noWorker);
+      } finally {
+        runs.notRun();
+      }
+      throw noWorker;
     }
   }
 
@@ -408,11 +433,36 @@ public final class WebhookProcessor implements AutoCloseable {
    * waiting out its lease as PROCESSING.
    */
   private void notRun(ClaimedEvent e) {
+    notRun(e, "not run, the processor closed; due again now", "at close");
+  }
+
+  /**
+   * An event claimed but not handed to a worker, the pool having failed with {@code noWorker}:
+   * back to PENDING at once, as at close. A failure to write that is added to {@code noWorker}
+   * (the poll's failure, thrown on), the event then left to its lease.
+   */
+  private void handBackUnrun(ClaimedEvent e, Throwable noWorker) {
     try {
-      store.release(e, clock.millis(), "not run, the processor closed; due again now");
+      notRun(e, "not run, no worker could take it (" + noWorker + "); due again now",
+          "after its worker failed to start");
+    } catch (Error handBackFailed) {
+      if (handBackFailed != noWorker) {  // the JVM may throw one preallocated OutOfMemoryError again
+        noWorker.addSuppressed(handBackFailed);
+      }
+    }
+  }
+
+  /**
+   * An event claimed but never handed to a worker goes back to PENDING, due now, its attempt not
+   * counted (no handler ran), and is no longer listed as running here. A failure to write it is
+   * logged: the event then runs again when its lease ends.
+   */
+  private void notRun(ClaimedEvent e, String decision, String when) {
+    try {
+      store.release(e, clock.millis(), decision);
     } catch (RuntimeException ex) {
-      LOG.warn("could not hand webhook {}/{} back to the inbox at close; it runs again when its lease ends",
-          e.source(), e.eventId(), ex);
+      LOG.warn("could not hand webhook {}/{} back to the inbox {}; it runs again when its lease ends",
+          e.source(), e.eventId(), when, ex);
     } finally {
       heartbeat.end(e);
     }

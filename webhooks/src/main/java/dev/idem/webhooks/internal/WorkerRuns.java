@@ -55,7 +55,8 @@ public final class WorkerRuns {
 
   /**
    * A run {@link #queued()} will not begin, and its event has been handed back (or could not be):
-   * the pool refused it, or {@link #enter()} did. It counts no more.
+   * the pool refused it or could not start a worker for it, or {@link #enter()} refused it. It
+   * counts no more.
    */
   public void notRun() {
     synchronized (lock) {
