@@ -115,10 +115,15 @@ public final class PendingResumer {
    * UNHANDLED): another owner may claim one of them before the pass ends, and the closing count of
    * leases held elsewhere ({@link #countLeasedElsewhere}) must not examine it a second time. Only
    * these, since an operation the pass ended is not IN_FLIGHT at its end: a pass keeps no id of
-   * what it resumed to an end, only of what it left (all of a backlog while its target is down, an
-   * id each, where the pages themselves, whole requests, are let go).
+   * what it resumed to an end, only of what it left, and of no more than {@link #REMEMBERED_LEFT}
+   * of those: while its target is down a pass leaves its whole backlog, and the pages themselves
+   * are let go as the pass goes, so the heap a pass takes must not grow with the journal for an
+   * exact count. Past that many, one that another owner claims after its lane left it may be
+   * examined twice.
    */
   private final Map<OperationId, Tally> leftUnfinished = new ConcurrentHashMap<>();
+  /** At most this many ids in {@link #leftUnfinished}: about 2 MB of heap. */
+  static final int REMEMBERED_LEFT = 10_000;
   /** Counted on the caller's thread, after the lanes ended. */
   private int leasedElsewhere;
   private Instant earliestForeignExpiry;
@@ -592,7 +597,7 @@ public final class PendingResumer {
       ResumeHandler handler = handlers.get(job.record().id().operation());
       if (handler == null) {
         count(Tally.UNHANDLED);
-        leftUnfinished.put(job.record().id(), Tally.UNHANDLED);
+        remember(job.record().id(), Tally.UNHANDLED);
       } else {
         resumeOne(job, handler);
       }
@@ -1010,7 +1015,14 @@ public final class PendingResumer {
   /** Counts {@code id} as left PENDING by its lane, and remembers it for {@link #countLeasedElsewhere}. */
   private void leftPending(OperationId id) {
     count(Tally.PENDING);
-    leftUnfinished.put(id, Tally.PENDING);
+    remember(id, Tally.PENDING);
+  }
+
+  /** Remembers {@code id} as left with {@code tally}, while fewer than {@link #REMEMBERED_LEFT} are. */
+  private void remember(OperationId id, Tally tally) {
+    if (leftUnfinished.size() < REMEMBERED_LEFT) {
+      leftUnfinished.put(id, tally);
+    }
   }
 
   private int tally(Tally what) {
