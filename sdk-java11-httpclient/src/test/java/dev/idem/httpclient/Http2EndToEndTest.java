@@ -13,23 +13,13 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.RetryPolicy;
+import dev.idem.testkit.tls.KeyedHttp2Server;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import mockwebserver3.Dispatcher;
-import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
-import mockwebserver3.RecordedRequest;
 import mockwebserver3.SocketEffect;
-import okhttp3.Protocol;
-import okhttp3.tls.HandshakeCertificates;
-import okhttp3.tls.HeldCertificate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,39 +34,29 @@ import org.junit.jupiter.params.provider.EnumSource;
  * the journal keeps.
  */
 class Http2EndToEndTest {
-  private static final HeldCertificate CERT = new HeldCertificate.Builder()
-      .commonName("localhost")
-      .addSubjectAlternativeName("localhost")
-      .addSubjectAlternativeName("127.0.0.1")
-      .build();
-  /** One client for the class: HTTP/2 preferred, trusting only the test's certificate. */
+  /** One client for the class: HTTP/2 preferred, trusting only the test server's certificate. */
   private static final HttpClient H2 = HttpClient.newBuilder()
       .version(HttpClient.Version.HTTP_2)
-      .sslContext(new HandshakeCertificates.Builder().addTrustedCertificate(CERT.certificate()).build().sslContext())
+      .sslContext(KeyedHttp2Server.clientContext())
       .connectTimeout(Duration.ofSeconds(5))
       .build();
 
-  private final KeyedServer keyed = new KeyedServer();
-  private MockWebServer server;
+  private KeyedHttp2Server keyed;
 
   @BeforeEach
   void start() throws Exception {
-    server = new MockWebServer();
-    server.useHttps(new HandshakeCertificates.Builder().heldCertificate(CERT).build().sslSocketFactory());
-    server.setProtocols(List.of(Protocol.HTTP_2, Protocol.HTTP_1_1));
-    server.setDispatcher(keyed);
-    server.start();
+    keyed = KeyedHttp2Server.start();
   }
 
   @AfterEach
   void stop() {
-    server.close();
+    keyed.close();
   }
 
   @ParameterizedTest
   @EnumSource(Mode.class)
   void anAnswerLostWithItsConnectionIsAskedForAgainUnderTheSameKeyAndTakesEffectOnce(Mode mode) throws Exception {
-    keyed.firstAnswer = new SocketEffect.CloseSocket();
+    keyed.cutFirstAnswer(new SocketEffect.CloseSocket());
     Fixture f = new Fixture(H2, b -> { });
     IdempotencyKey key = IdempotencyKey.generate();
 
@@ -98,7 +78,7 @@ class Http2EndToEndTest {
   @ParameterizedTest
   @EnumSource(Mode.class)
   void anAnswerLostWithItsConnectionAndNoAttemptLeftIsUncertainNotFailed(Mode mode) throws Exception {
-    keyed.firstAnswer = new SocketEffect.CloseSocket();
+    keyed.cutFirstAnswer(new SocketEffect.CloseSocket());
     assertLastAttemptUncertain(mode);
   }
 
@@ -106,7 +86,7 @@ class Http2EndToEndTest {
   @EnumSource(Mode.class)
   void aStreamResetAfterTheServerActedIsUncertainNotFailed(Mode mode) throws Exception {
     // RST_STREAM with INTERNAL_ERROR (2): the stream ends, the connection stays.
-    keyed.firstAnswer = new SocketEffect.CloseStream(2);
+    keyed.cutFirstAnswer(new SocketEffect.CloseStream(2));
     assertLastAttemptUncertain(mode);
   }
 
@@ -118,7 +98,7 @@ class Http2EndToEndTest {
     // a lie. (The body Idem sends is its own copy of the journaled bytes, which the client takes
     // right after the head; the window where only the head is out cannot be held here, see
     // HeadOutBodyNotTakenTest for it with a scripted client.)
-    keyed.onHeaders = new SocketEffect.CloseSocket();
+    keyed.cutFirstHeaders(new SocketEffect.CloseSocket());
     Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
     IdempotencyKey key = IdempotencyKey.generate();
 
@@ -153,85 +133,6 @@ class Http2EndToEndTest {
   }
 
   private HttpRequest post() {
-    return Fixture.post(server.url("/orders").uri(), "{\"sku\":\"42\"}");
-  }
-
-  /**
-   * Acts once per key and answers every request of a key with that effect (as a server honouring
-   * idempotency keys does): a retry under another key would be a second effect. The first
-   * request's answer gets {@link #firstAnswer}.
-   */
-  private static final class KeyedServer extends Dispatcher {
-    volatile SocketEffect firstAnswer;
-    /** For the first stream, as its headers arrive, before its body is read (HTTP/2 only). */
-    volatile SocketEffect onHeaders;
-    private final Map<String, Integer> effectOfKey = new ConcurrentHashMap<>();
-    private final AtomicInteger effects = new AtomicInteger();
-    private final List<String> seen = new ArrayList<>();
-
-    @Override
-    public MockResponse dispatch(RecordedRequest request) {
-      String key = request.getHeaders().get("Idempotency-Key");
-      boolean first;
-      synchronized (seen) {
-        seen.add(request.getVersion() + " " + key);
-        first = seen.size() == 1;
-      }
-      if (key == null) {
-        return new MockResponse.Builder().code(400).build();
-      }
-      int effect = effectOfKey.computeIfAbsent(key, k -> effects.incrementAndGet());
-      MockResponse.Builder answer = new MockResponse.Builder().code(201)
-          .addHeader("Content-Type", "application/json").body("{\"effect\":" + effect + "}");
-      SocketEffect onFirst = firstAnswer;
-      if (first && onFirst != null) {
-        answer.onResponseStart(onFirst);  // where HTTP/1.1 reads it
-      }
-      return answer.build();
-    }
-
-    /**
-     * Over HTTP/2, mockwebserver3 5.5.1 takes the request-start and response-start effects from
-     * {@code peek()}, asked as a stream's headers arrive, not from the dispatched response; so the
-     * first stream's effects are given here, to the stream handler only.
-     */
-    @Override
-    public MockResponse peek() {
-      SocketEffect onFirst = firstAnswer;
-      SocketEffect onHead = onHeaders;
-      synchronized (seen) {
-        if (!seen.isEmpty() || (onFirst == null && onHead == null) || !askedForAStream()) {
-          return super.peek();
-        }
-      }
-      MockResponse.Builder b = new MockResponse.Builder();
-      if (onFirst != null) {
-        b.onResponseStart(onFirst);
-      }
-      if (onHead != null) {
-        b.onRequestStart(onHead);
-      }
-      return b.build();
-    }
-
-    /**
-     * Whether the HTTP/2 stream handler asks: the server also peeks as it accepts a connection,
-     * before the TLS handshake, where a request-start effect would fail the handshake instead.
-     */
-    private static boolean askedForAStream() {
-      return StackWalker.getInstance().walk(frames -> frames.anyMatch(
-          fr -> fr.getClassName().endsWith("Http2SocketHandler") && fr.getMethodName().equals("onStream")));
-    }
-
-    /** Effects in all, under any key. */
-    int effects() {
-      return effects.get();
-    }
-
-    List<String> seen() {
-      synchronized (seen) {
-        return List.copyOf(seen);
-      }
-    }
+    return Fixture.post(keyed.url("/orders").uri(), "{\"sku\":\"42\"}");
   }
 }
