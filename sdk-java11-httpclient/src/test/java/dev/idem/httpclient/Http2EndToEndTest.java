@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.OperationException;
@@ -79,7 +78,10 @@ class Http2EndToEndTest {
   @EnumSource(Mode.class)
   void anAnswerLostWithItsConnectionAndNoAttemptLeftIsUncertainNotFailed(Mode mode) throws Exception {
     keyed.cutFirstAnswer(new SocketEffect.CloseSocket());
-    assertLastAttemptUncertain(mode);
+    IdempotencyKey key = IdempotencyKey.generate();
+    assertUncertain(sendOnce(mode, key));
+    assertEquals(1, keyed.effects(), "the server acted once");
+    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
   }
 
   @ParameterizedTest
@@ -87,7 +89,10 @@ class Http2EndToEndTest {
   void aStreamResetAfterTheServerActedIsUncertainNotFailed(Mode mode) throws Exception {
     // RST_STREAM with INTERNAL_ERROR (2): the stream ends, the connection stays.
     keyed.cutFirstAnswer(new SocketEffect.CloseStream(2));
-    assertLastAttemptUncertain(mode);
+    IdempotencyKey key = IdempotencyKey.generate();
+    assertUncertain(sendOnce(mode, key));
+    assertEquals(1, keyed.effects(), "the server acted once");
+    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
   }
 
   @ParameterizedTest
@@ -99,37 +104,26 @@ class Http2EndToEndTest {
     // right after the head; the window where only the head is out cannot be held here, see
     // HeadOutBodyNotTakenTest for it with a scripted client.)
     keyed.cutFirstHeaders(new SocketEffect.CloseSocket());
-    Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
-    IdempotencyKey key = IdempotencyKey.generate();
-
-    OperationException thrown = assertThrows(OperationException.class,
-        () -> mode.send(f, f.client.operation("create-order").key(key), post(), BodyHandlers.ofString()));
-
-    assertInstanceOf(OperationUncertainException.class, thrown, "the server had the keyed head: " + thrown);
+    assertUncertain(sendOnce(mode, IdempotencyKey.generate()));
     assertEquals(0, keyed.effects(), "the server never read the body, so never acted");
     // What the server books for a stream it cut at its start: the line, no headers.
     assertEquals(List.of("HTTP/2 null"), keyed.seen(), "no keyed request reached the dispatcher");
-    OperationRecord rec = f.record(thrown.operationId());
+  }
+
+  /** Sends a keyed order with one attempt allowed, which must fail; the journal's record of it. */
+  private OperationRecord sendOnce(Mode mode, IdempotencyKey key) throws Exception {
+    Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
+    OperationException thrown = assertThrows(OperationException.class,
+        () -> mode.send(f, f.client.operation("create-order").key(key), post(), BodyHandlers.ofString()));
+    assertInstanceOf(OperationUncertainException.class, thrown, "the server had the keyed request: " + thrown);
+    return f.record(thrown.operationId());
+  }
+
+  /** What the journal must say when the server had the keyed request and no answer came: maybe. */
+  private static void assertUncertain(OperationRecord rec) {
     assertEquals(OperationState.UNCERTAIN, rec.state(), rec.toString());
     assertEquals(1, rec.attempts().size(), rec.attempts().toString());
     assertEquals(Classification.AMBIGUOUS, rec.attempts().get(0).classification(), rec.attempts().toString());
-  }
-
-  /** One attempt allowed, the server acts and its answer is lost: the journal must say maybe. */
-  private void assertLastAttemptUncertain(Mode mode) throws Exception {
-    Fixture f = new Fixture(H2, b -> b.retryPolicy(RetryPolicy.builder().maxAttempts(1).build()));
-    IdempotencyKey key = IdempotencyKey.generate();
-
-    OperationException thrown = assertThrows(OperationException.class,
-        () -> mode.send(f, f.client.operation("create-order").key(key), post(), BodyHandlers.ofString()));
-
-    assertInstanceOf(OperationUncertainException.class, thrown, "the server acted on it: " + thrown);
-    assertEquals(1, keyed.effects(), "the server acted once");
-    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
-    OperationRecord rec = f.record(thrown.operationId());
-    assertEquals(OperationState.UNCERTAIN, rec.state(), rec.toString());
-    AttemptRecord a = rec.attempts().get(0);
-    assertEquals(Classification.AMBIGUOUS, a.classification(), a.toString());
   }
 
   private HttpRequest post() {
