@@ -77,22 +77,14 @@ class Http2EndToEndTest {
   @ParameterizedTest
   @EnumSource(Mode.class)
   void anAnswerLostWithItsConnectionAndNoAttemptLeftIsUncertainNotFailed(Mode mode) throws Exception {
-    keyed.cutFirstAnswer(new SocketEffect.CloseSocket());
-    IdempotencyKey key = IdempotencyKey.generate();
-    assertUncertain(sendOnce(mode, key));
-    assertEquals(1, keyed.effects(), "the server acted once");
-    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
+    assertAnswerCutUncertain(mode, new SocketEffect.CloseSocket());
   }
 
   @ParameterizedTest
   @EnumSource(Mode.class)
   void aStreamResetAfterTheServerActedIsUncertainNotFailed(Mode mode) throws Exception {
     // RST_STREAM with INTERNAL_ERROR (2): the stream ends, the connection stays.
-    keyed.cutFirstAnswer(new SocketEffect.CloseStream(2));
-    IdempotencyKey key = IdempotencyKey.generate();
-    assertUncertain(sendOnce(mode, key));
-    assertEquals(1, keyed.effects(), "the server acted once");
-    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
+    assertAnswerCutUncertain(mode, new SocketEffect.CloseStream(2));
   }
 
   @ParameterizedTest
@@ -108,6 +100,15 @@ class Http2EndToEndTest {
     assertEquals(0, keyed.effects(), "the server never read the body, so never acted");
     // What the server books for a stream it cut at its start: the line, no headers.
     assertEquals(List.of("HTTP/2 null"), keyed.seen(), "no keyed request reached the dispatcher");
+  }
+
+  /** The server acts, then {@code cut} takes its answer; one attempt allowed: UNCERTAIN. */
+  private void assertAnswerCutUncertain(Mode mode, SocketEffect cut) throws Exception {
+    keyed.cutFirstAnswer(cut);
+    IdempotencyKey key = IdempotencyKey.generate();
+    assertUncertain(sendOnce(mode, key));
+    assertEquals(1, keyed.effects(), "the server acted once");
+    assertEquals(List.of("HTTP/2 " + key.value()), keyed.seen(), "one attempt, over HTTP/2, keyed");
   }
 
   /** Sends a keyed order with one attempt allowed, which must fail; the journal's record of it. */

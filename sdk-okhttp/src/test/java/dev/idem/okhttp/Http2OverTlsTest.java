@@ -62,18 +62,12 @@ class Http2OverTlsTest {
 
   @Test
   void anAnswerLostWithItsConnectionAndNoAttemptLeftIsUncertainNotFailed() throws Exception {
-    server.cutFirstAnswer(new SocketEffect.CloseSocket());
-    OperationRecord rec = sendOnce();
-    assertEquals(1, server.effects(), "the server acted once");
-    assertUncertain(rec);
+    assertAnswerCutUncertain(new SocketEffect.CloseSocket());
   }
 
   @Test
   void aStreamResetAfterTheServerActedIsUncertainNotFailed() throws Exception {
-    server.cutFirstAnswer(new SocketEffect.CloseStream(2));  // RST_STREAM, INTERNAL_ERROR
-    OperationRecord rec = sendOnce();
-    assertEquals(1, server.effects(), "the server acted once");
-    assertUncertain(rec);
+    assertAnswerCutUncertain(new SocketEffect.CloseStream(2));  // RST_STREAM, INTERNAL_ERROR
   }
 
   @Test
@@ -82,6 +76,14 @@ class Http2OverTlsTest {
     server.cutFirstHeaders(new SocketEffect.CloseSocket());
     OperationRecord rec = sendOnce();
     assertEquals(0, server.effects(), "the server never read the body, so never acted");
+    assertUncertain(rec);
+  }
+
+  /** The server acts, then {@code cut} takes its answer; one attempt allowed: UNCERTAIN. */
+  private void assertAnswerCutUncertain(SocketEffect cut) throws Exception {
+    server.cutFirstAnswer(cut);
+    OperationRecord rec = sendOnce();
+    assertEquals(1, server.effects(), "the server acted once");
     assertUncertain(rec);
   }
 
