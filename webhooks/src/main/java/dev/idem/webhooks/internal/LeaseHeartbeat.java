@@ -100,30 +100,29 @@ public final class LeaseHeartbeat {
 
   /**
    * The run of {@code e} is no longer bounded by its maximum run time (its handler called the
-   * processor's close(), and waits there for the other runs): its lease is renewed again, at once
-   * on the calling thread (a write to the inbox) and then at each beat, whether {@link #abandon}
-   * came before this call or comes after it, until {@link #end} or {@link #close}. At once, not from
-   * the next beat: an abandoned lease ends a lease after its last renewal, which for an event
-   * claimed between two beats is not a beat, so waiting for the next one left a gap, up to a third
-   * of a lease, in which another processor claimed the event and ran it beside this run. A lease
+   * processor's close(), and waits there for the other runs): its lease is renewed again, whether
+   * {@link #abandon} came before this call or comes after it, until {@link #end} or {@link #close}.
+   * If it had been abandoned, a beat is moved to now, so that its lease is renewed at once: an
+   * abandoned lease ends a lease after its last renewal, which for an event claimed between two
+   * beats was not at a beat, so waiting for the next one left a gap, up to a third of a lease, in
+   * which another processor claimed the event and ran it beside this run. The renewal runs on the
+   * scheduler, as every beat does, never on the calling thread: the handler's close() must not wait
+   * for the inbox (a locked row, a database that does not answer) before it stops claiming. A lease
    * another processor took over meanwhile stays lost (the renewal is fenced by the claim's
-   * generation), and is not tried again. A renewal that fails is logged and tried again at the next
-   * beat, as a beat's is.
+   * generation), and is not tried again.
    */
   public void keep(ClaimedEvent e) {
-    boolean renewNow;
     synchronized (lock) {
       Run r = running.get(EventKey.of(e));
       if (r == null || r.event != e) {
         return;
       }
+      boolean wasAbandoned = !r.renewing;
       r.kept = true;
       r.renewing = !r.lost;
-      renewNow = r.renewing && !closed;
-    }
-    // Outside the lock, as a beat writes: the beats and end() must not wait for the inbox.
-    if (renewNow) {
-      renew(List.of(e));
+      if (wasAbandoned && r.renewing && !closed) {
+        beat.nowLocked();
+      }
     }
   }
 

@@ -89,8 +89,8 @@ public final class WorkerRuns {
    * {@link #stopTimingCaller()}. Nothing for a thread that is not running one of the events.
    *
    * @param untimed undoes what the limit does besides the interrupt (its lease abandoned): run by
-   *     {@link #stopTimingCaller()} on the caller's thread, once the limit can no longer pass, with
-   *     no lock held and the limit's interrupt set aside; it may write to the inbox
+   *     {@link #stopTimingCaller()} on the caller's thread, once the limit can no longer pass; it
+   *     must not block
    */
   public void timedBy(RunWatchdog.Run limit, Runnable untimed) {
     synchronized (lock) {
@@ -127,18 +127,8 @@ public final class WorkerRuns {
     // After end(), no beat interrupts this thread any more (RunWatchdog excludes the two), so
     // exceeded() read after it is final.
     limit.end();
-    boolean exceeded = limit.exceeded();
-    // The limit's interrupt, if still pending, was meant for the handler, not for untimed's write
-    // (a pool's getConnection fails on an interrupted thread): set aside, and given back.
-    boolean interrupted = exceeded && Thread.interrupted();
-    try {
-      untimed.run();
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-    return exceeded;
+    untimed.run();
+    return limit.exceeded();
   }
 
   /** The calling thread's run is over, its outcome recorded. */
