@@ -118,7 +118,7 @@ public final class PendingResumer {
    * what it resumed to an end, only of what it left, and of no more than {@link #REMEMBERED_LEFT}
    * of those: while its target is down a pass leaves its whole backlog, and the pages themselves
    * are let go as the pass goes, so the heap a pass takes must not grow with the journal for an
-   * exact count. Past that many, one that another owner claims after its lane left it may be
+   * exact count. Past that many, one that another owner held or claimed while the pass ran may be
    * examined twice.
    */
   private final Map<OperationId, Tally> leftUnfinished = new ConcurrentHashMap<>();

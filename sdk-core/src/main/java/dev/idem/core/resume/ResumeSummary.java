@@ -12,8 +12,8 @@ import dev.idem.core.IdempotentExecutor;
  * holds it when the pass ends, else in {@code stillPending}. A call that waits for leases held
  * elsewhere adds up its passes' counts (an operation looked at by two passes is counted by each),
  * but for {@code leasedElsewhere}, which is the last pass's. A pass that leaves more than 10,000
- * operations unfinished (its target down, say) does not remember every one of them: one that
- * another owner claims after the pass left it may then be counted twice.
+ * operations unfinished (its target down, say) does not remember every one of them: past those,
+ * one that another owner held, or claimed, while the pass ran may be counted twice.
  *
  * @param examined operations looked at: due ones, and ones IN_FLIGHT under a live lease
  * @param succeeded resumed and SUCCEEDED
