@@ -59,8 +59,8 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
  * Spring MVC app, and the parent of a context hierarchy whose web child runs the guard, are such
  * apps, and the application type cannot tell them from a batch job. In every app, unless
  * {@code idem.server.enabled=false}, a bean carrying {@code @Idempotent} where the guard never reads
- * it (a {@code @Service} method, a JAX-RS resource, a class without a handler method) fails the
- * startup, naming it.
+ * it (a {@code @Service} method, a JAX-RS resource, a class without a handler method; in a servlet
+ * app without Spring MVC's mapping, every one) fails the startup, naming it.
  */
 @AutoConfiguration(afterName = {
     "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",   // Boot 3
@@ -293,9 +293,20 @@ public class IdemAutoConfiguration {
 
     @Override
     public void afterSingletonsInstantiated() {
-      IdempotentPlacement.refuseMisplaced(beans);
+      // This context's own marker only: a non-web child of a servlet parent serves no requests.
+      boolean servletApp = beans.getBeanNamesForType(ServletApp.class, false, false).length > 0;
+      IdempotentPlacement.refuseMisplaced(beans, servletApp);
     }
   }
+
+  /**
+   * Made only in a servlet web app, by Boot's own test of the application type, so that
+   * {@link IdempotentPlacementCheck} can tell a context that serves servlet requests (where a mark
+   * no Spring MVC mapping reads guards nothing) from one that serves none.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+  static class ServletApp {}
 
   /**
    * Refuses, in a servlet app without Spring MVC (a Jersey app, say), every {@code idem.server.*}

@@ -38,12 +38,15 @@ import org.springframework.util.ClassUtils;
  * <p>What is a handler: a method some {@code RequestMappingHandlerMapping} of the context or its
  * ancestors registered, Spring MVC's or WebFlux's (found by class name, so that an app without
  * WebFlux, or without Spring MVC, loads neither; a WebFlux handler is refused elsewhere, see
- * {@link ReactiveIdempotentHandlers}). A context without such a mapping (a
+ * {@link ReactiveIdempotentHandlers}). A context that serves no requests and has no such mapping (a
  * {@code @SpringBootTest(webEnvironment = NONE)}, the parent of a hierarchy whose web child serves the
- * requests, a Jersey app) is judged by the rule those mappings apply: a request-mapping method
+ * requests) is judged by the rule those mappings apply: a request-mapping method
  * ({@code @RequestMapping} or {@code @HttpExchange}, meta-annotations included) of a
  * {@code @Controller} class, so that the controllers of a Spring MVC app do not fail where no
- * dispatcher runs.
+ * dispatcher runs. A servlet web app is not such a context: it serves requests, and where neither it
+ * nor an ancestor holds Spring MVC's mapping (a Jersey app; Spring MVC on the class path with its
+ * auto-configuration excluded) the guard finds no handler to read the annotation on, so every mark
+ * there, a controller's included, is refused.
  */
 public final class IdempotentPlacement {
   /** Spring MVC's and WebFlux's mapping of annotated handler methods, by name: neither is required. */
@@ -60,35 +63,32 @@ public final class IdempotentPlacement {
 
   /**
    * Throws if a bean of the context carries {@link Idempotent} on a method that is not a handler
-   * method, or on a class that has no handler method.
+   * method, or on a class that has no handler method; in a servlet web app that no Spring MVC
+   * mapping serves (none in the context or its ancestors), wherever it is.
    *
    * @param beans the context's bean factory, every singleton made
+   * @param servletApp whether the context is a servlet web app (it serves requests: a mark that no
+   *     mapping reads there guards nothing), rather than a context that serves none
+   *     ({@code webEnvironment = NONE}, a hierarchy's parent) or a reactive app
    * @throws IllegalStateException naming each such method ({@code Class.method}) and class, where
    *     the annotation works, and what guards other endpoints
    */
-  public static void refuseMisplaced(ConfigurableListableBeanFactory beans) {
-    Handlers handlers = handlers(beans);
+  public static void refuseMisplaced(ConfigurableListableBeanFactory beans, boolean servletApp) {
+    ClassLoader loader = beans.getBeanClassLoader();
+    if (servletApp && !hasServletMapping(beans, loader)) {
+      refuseAll(beans, new ByRule(mappingAnnotations(loader)));
+      return;
+    }
+    Handlers handlers = handlers(beans, loader);
     TreeSet<String> misplaced = new TreeSet<>();
-    Set<Class<?>> seen = new HashSet<>();
-    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
-      if (ScopedProxyUtils.isScopedTarget(name)) {
-        continue;  // its proxy, under the plain name, stands for it
-      }
-      Class<?> type = beanClass(beans, name);
-      if (type == null || !seen.add(type) || !AnnotationUtils.isCandidateClass(type, Idempotent.class)) {
-        continue;
-      }
-      boolean onClass = AnnotatedElementUtils.hasAnnotation(type, Idempotent.class);
-      Map<Method, Boolean> marked = MethodIntrospector.selectMethods(type,
-          (MethodIntrospector.MetadataLookup<Boolean>) m -> AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)
-              ? Boolean.TRUE : null);
-      for (Method m : marked.keySet()) {
-        if (!handlers.isHandler(type, m)) {
-          misplaced.add(type.getName() + "." + m.getName() + " (not a handler method)");
+    for (Marked marked : marked(beans)) {
+      for (Method m : marked.methods()) {
+        if (!handlers.isHandler(marked.type(), m)) {
+          misplaced.add(marked.type().getName() + "." + m.getName() + " (not a handler method)");
         }
       }
-      if (onClass && !handlers.hasHandler(type)) {
-        misplaced.add(type.getName() + " (a class with no handler method)");
+      if (marked.onClass() && !handlers.hasHandler(marked.type())) {
+        misplaced.add(marked.type().getName() + " (a class with no handler method)");
       }
     }
     if (!misplaced.isEmpty()) {
@@ -103,6 +103,69 @@ public final class IdempotentPlacement {
     }
   }
 
+  /**
+   * Refuses every mark of a servlet app that no Spring MVC mapping serves, naming a class-level
+   * mark by the methods it was meant for (those a mapping would take), or the class if it has none.
+   */
+  private static void refuseAll(ConfigurableListableBeanFactory beans, ByRule rule) {
+    TreeSet<String> unread = new TreeSet<>();
+    for (Marked marked : marked(beans)) {
+      String name = marked.type().getName();
+      marked.methods().forEach(m -> unread.add(name + "." + m.getName()));
+      if (marked.onClass()) {
+        Set<Method> meant = rule.handlerMethods(marked.type());
+        meant.forEach(m -> unread.add(name + "." + m.getName()));
+        if (meant.isEmpty()) {
+          unread.add(name);
+        }
+      }
+    }
+    if (!unread.isEmpty()) {
+      throw new IllegalStateException("@Idempotent marks " + new ArrayList<>(unread) + ", but this is a servlet app"
+          + " without Spring MVC serving it (no Spring MVC RequestMappingHandlerMapping in the context: a Jersey app,"
+          + " or Spring MVC's auto-configuration excluded), and the guard finds the handlers it reads the annotation"
+          + " on only through that mapping: nothing reads it, and a retry with the same Idempotency-Key runs the"
+          + " method again. Serve these endpoints with Spring MVC controllers, or guard them with the server"
+          + " module's IdempotencyFilter (dev.idem.server.servlet) and remove the annotation; or set"
+          + " idem.server.enabled=false");
+    }
+  }
+
+  /** A bean class that carries the annotation: on the class, on methods, or both. */
+  private record Marked(Class<?> type, boolean onClass, Set<Method> methods) {}
+
+  private static List<Marked> marked(ConfigurableListableBeanFactory beans) {
+    List<Marked> found = new ArrayList<>();
+    Set<Class<?>> seen = new HashSet<>();
+    for (String name : beans.getBeanNamesForType(Object.class, true, false)) {
+      if (ScopedProxyUtils.isScopedTarget(name)) {
+        continue;  // its proxy, under the plain name, stands for it
+      }
+      Class<?> type = beanClass(beans, name);
+      if (type == null || !seen.add(type) || !AnnotationUtils.isCandidateClass(type, Idempotent.class)) {
+        continue;
+      }
+      boolean onClass = AnnotatedElementUtils.hasAnnotation(type, Idempotent.class);
+      Map<Method, Boolean> methods = MethodIntrospector.selectMethods(type,
+          (MethodIntrospector.MetadataLookup<Boolean>) m -> AnnotatedElementUtils.hasAnnotation(m, Idempotent.class)
+              ? Boolean.TRUE : null);
+      if (onClass || !methods.isEmpty()) {
+        found.add(new Marked(type, onClass, methods.keySet()));
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Whether Spring MVC's mapping is in the context or an ancestor: the guard's filter asks the same
+   * beans for a request's handler (a child's mapping, which it cannot see, does not count).
+   */
+  private static boolean hasServletMapping(ConfigurableListableBeanFactory beans, ClassLoader loader) {
+    String mvc = MAPPINGS.get(0);
+    return ClassUtils.isPresent(mvc, loader) && BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beans,
+        ClassUtils.resolveClassName(mvc, loader), true, false).length > 0;
+  }
+
   /** The class the bean was made from: a proxy's target class, a CGLIB subclass's superclass. */
   private static Class<?> beanClass(ConfigurableListableBeanFactory beans, String name) {
     Class<?> type;
@@ -114,8 +177,7 @@ public final class IdempotentPlacement {
     return type == null ? null : ClassUtils.getUserClass(type);
   }
 
-  private static Handlers handlers(ConfigurableListableBeanFactory beans) {
-    ClassLoader loader = beans.getBeanClassLoader();
+  private static Handlers handlers(ConfigurableListableBeanFactory beans, ClassLoader loader) {
     Map<Class<?>, List<Method>> registered = new HashMap<>();
     boolean anyMapping = false;
     for (String mappingType : MAPPINGS) {
@@ -128,9 +190,10 @@ public final class IdempotentPlacement {
         WebHandlers.addHandlerMethods(type, mapping, beans, registered);
       }
     }
-    if (anyMapping) {
-      return new Registered(registered);
-    }
+    return anyMapping ? new Registered(registered) : new ByRule(mappingAnnotations(loader));
+  }
+
+  private static List<Class<? extends Annotation>> mappingAnnotations(ClassLoader loader) {
     List<Class<? extends Annotation>> mappingAnnotations = new ArrayList<>();
     for (String name : MAPPING_ANNOTATIONS) {
       if (ClassUtils.isPresent(name, loader)) {
@@ -139,7 +202,7 @@ public final class IdempotentPlacement {
         mappingAnnotations.add(a);
       }
     }
-    return new ByRule(mappingAnnotations);
+    return mappingAnnotations;
   }
 
   /** Which methods of a bean's class are handler methods. */
@@ -178,9 +241,15 @@ public final class IdempotentPlacement {
 
     @Override
     public boolean hasHandler(Class<?> type) {
-      return AnnotatedElementUtils.hasAnnotation(type, Controller.class)
-          && !MethodIntrospector.selectMethods(type,
-              (MethodIntrospector.MetadataLookup<Boolean>) m -> mapped(m) ? Boolean.TRUE : null).isEmpty();
+      return !handlerMethods(type).isEmpty();
+    }
+
+    Set<Method> handlerMethods(Class<?> type) {
+      if (!AnnotatedElementUtils.hasAnnotation(type, Controller.class)) {
+        return Set.of();
+      }
+      return MethodIntrospector.selectMethods(type,
+          (MethodIntrospector.MetadataLookup<Boolean>) m -> mapped(m) ? Boolean.TRUE : null).keySet();
     }
 
     private boolean mapped(Method m) {

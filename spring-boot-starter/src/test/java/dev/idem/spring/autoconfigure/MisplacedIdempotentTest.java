@@ -225,6 +225,59 @@ class MisplacedIdempotentTest {
     });
   }
 
+  /**
+   * A Jersey app's {@code @RestController}: a request-mapping method of a controller, but no Spring
+   * MVC mapping runs in this servlet app, so no guard reads the mark and a retried request runs the
+   * method again. The rule that lets a controller pass where no mapping runs is for contexts that
+   * serve no requests (webEnvironment = NONE, a hierarchy's parent), not for a servlet app.
+   */
+  @Test
+  void aControllerMarkedIdempotentInAServletAppWithoutSpringMvcFailsTheStartup(@TempDir java.nio.file.Path dir) {
+    jersey.withPropertyValues("idem.directory=" + dir).withBean(Orders.class).withBean(ClassLevelOrders.class)
+        .run(context -> {
+          String m = messages(context.getStartupFailure());
+          assertTrue(m.contains(Orders.class.getName() + ".create"), m);
+          assertTrue(m.contains(ClassLevelOrders.class.getName() + ".create"), m);
+          assertTrue(m.contains("without Spring MVC") && m.contains("idem.server.enabled=false"), m);
+        });
+    // The way out: the guard turned off on purpose.
+    jersey.withPropertyValues("idem.directory=" + dir, "idem.server.enabled=false").withBean(Orders.class)
+        .run(context -> assertNull(context.getStartupFailure()));
+  }
+
+  /**
+   * Spring MVC on the class path, but no Spring MVC mapping in the context (its auto-configuration
+   * excluded, or a servlet app that never configured it): the guard's filter runs and guards
+   * {@code idem.server.routes} by path, but it finds {@code @Idempotent} handlers only through that
+   * mapping, so the mark is read nowhere.
+   */
+  @Test
+  void aControllerMarkedIdempotentInAServletAppWithoutAnMvcMappingFailsTheStartup(@TempDir java.nio.file.Path dir) {
+    new WebApplicationContextRunner().withConfiguration(IDEM)
+        .withPropertyValues("idem.outbox.enabled=false", "idem.directory=" + dir).withBean(Orders.class)
+        .run(context -> {
+          String m = messages(context.getStartupFailure());
+          assertTrue(m.contains(Orders.class.getName() + ".create"), m);
+          assertTrue(m.contains("idem.server.enabled=false"), m);
+        });
+  }
+
+  /**
+   * A hierarchy (SpringApplicationBuilder.child): the parent serves no requests and keeps its rule;
+   * the servlet child, whose Spring MVC mapping serves the controller, guards it.
+   */
+  @Test
+  void aHierarchyWhoseServletChildRunsSpringMvcStartsAndIsGuarded(@TempDir java.nio.file.Path dir) {
+    notWeb.withPropertyValues("idem.directory=" + dir.resolve("parent")).withBean(Orders.class).run(parent -> {
+      assertNull(parent.getStartupFailure());
+      mvc.withParent(parent).withPropertyValues("idem.directory=" + dir.resolve("child"))
+          .withBean(ClassLevelOrders.class).run(child -> {
+            assertNull(child.getStartupFailure());
+            assertOncePerKey(http(child), "/class-orders", () -> child.getBean(ClassLevelOrders.class).runs.get());
+          });
+    });
+  }
+
   @Test
   void aMarkedClassWithoutHandlerMethodsFailsTheStartup(@TempDir java.nio.file.Path dir) {
     mvc.withPropertyValues("idem.directory=" + dir).withBean(Ledger.class).run(context -> {

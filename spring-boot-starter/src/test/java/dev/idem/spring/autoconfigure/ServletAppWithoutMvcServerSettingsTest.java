@@ -1,11 +1,21 @@
 package dev.idem.spring.autoconfigure;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.spring.internal.GuardFilter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -14,6 +24,9 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.mock.web.MockFilterChain;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 
 /**
  * A servlet web app without Spring MVC (a Jersey app: spring-web and a servlet container, no
@@ -112,6 +125,39 @@ class ServletAppWithoutMvcServerSettingsTest {
           assertNull(context.getStartupFailure());
           assertTrue(context.containsBean("idemGuardFilter"));
         });
+  }
+
+  /**
+   * Spring MVC on the class path but no Spring MVC mapping (its auto-configuration excluded): the
+   * guard's filter is made, and a route is a path that it guards whatever servlet serves it, so
+   * the settings are served and not refused. (An {@code @Idempotent} mark is: see
+   * MisplacedIdempotentTest.)
+   */
+  @Test
+  void aRouteGuardsAServletThatSpringMvcDoesNotServe(@TempDir Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir, "idem.server.routes=POST /orders").run(context -> {
+      assertNull(context.getStartupFailure());
+      AtomicInteger runs = new AtomicInteger();
+      HttpServlet jaxRs = new HttpServlet() {
+        @Override
+        protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
+          response.getWriter().write("created #" + runs.incrementAndGet());
+        }
+      };
+      GuardFilter guard = context.getBean(GuardFilter.class);
+      List<String> answers = new ArrayList<>();
+      for (String key : List.of("k-1", "k-1", "k-2")) {
+        MockHttpServletRequest request = new MockHttpServletRequest("POST", "/orders");
+        request.addHeader("Idempotency-Key", key);
+        request.setContentType("text/plain");
+        request.setContent("a".getBytes(StandardCharsets.UTF_8));
+        MockHttpServletResponse response = new MockHttpServletResponse();
+        new MockFilterChain(jaxRs, guard).doFilter(request, response);
+        answers.add(response.getContentAsString());
+      }
+      assertEquals(List.of("created #1", "created #1", "created #2"), answers);
+      assertEquals(2, runs.get(), "the servlet ran once per key");
+    });
   }
 
   /** The key as the message names it: idem.server.in-flight-wait for in_flight_wait, routes for routes[0]. */
