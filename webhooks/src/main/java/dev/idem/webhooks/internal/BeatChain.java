@@ -80,23 +80,10 @@ final class BeatChain {
     }
   }
 
-  /**
-   * A beat at once, in place of the pending one (if any), the chain going on from it: what the
-   * owner times needs its work now, not at the next beat. A beat already started becomes stale.
-   */
-  void nowLocked() {
-    stopLocked();
-    scheduleLocked(Duration.ZERO);
-  }
-
   private void scheduleLocked() {
-    scheduleLocked(every);
-  }
-
-  private void scheduleLocked(Duration in) {
     long ticket = ++current;
     try {
-      next = scheduler.schedule(() -> beat.accept(ticket), in);
+      next = scheduler.schedule(() -> beat.accept(ticket), every);
     } catch (RejectedExecutionException closing) {
       // The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means.
       next = null;

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,7 @@ public final class LeaseHeartbeat {
   private final InboxStore store;
   private final Clock clock;
   private final Duration lease;
+  private final Scheduler scheduler;
 
   private final Object lock = new Object();
   /** The events running here, with whether their lease is still theirs to renew. */
@@ -51,6 +53,7 @@ public final class LeaseHeartbeat {
     this.store = store;
     this.clock = clock;
     this.lease = lease;
+    this.scheduler = scheduler;
     // At least a millisecond: a lease of a few milliseconds must not turn the heartbeat into a spin.
     // A scheduler that refuses a beat (the processor closing) leaves the leases to lapse as they
     // would without renewals, and the runs still going on are never claimed here again.
@@ -101,15 +104,17 @@ public final class LeaseHeartbeat {
   /**
    * The run of {@code e} is no longer bounded by its maximum run time (its handler called the
    * processor's close(), and waits there for the other runs): its lease is renewed again, whether
-   * {@link #abandon} came before this call or comes after it, until {@link #end} or {@link #close}.
-   * If it had been abandoned, a beat is moved to now, so that its lease is renewed at once: an
-   * abandoned lease ends a lease after its last renewal, which for an event claimed between two
-   * beats was not at a beat, so waiting for the next one left a gap, up to a third of a lease, in
-   * which another processor claimed the event and ran it beside this run. The renewal runs on the
-   * scheduler, as every beat does, never on the calling thread: the handler's close() must not wait
-   * for the inbox (a locked row, a database that does not answer) before it stops claiming. A lease
-   * another processor took over meanwhile stays lost (the renewal is fenced by the claim's
-   * generation), and is not tried again.
+   * {@link #abandon} came before this call or comes after it, at each beat until {@link #end} or
+   * {@link #close}. If it had been abandoned, it is also renewed at once, to a lease from now, by a
+   * task of its own on the scheduler: an abandoned lease ends a lease after its last renewal, which
+   * for an event claimed between two beats was not at a beat, so waiting for the next one left a
+   * gap, up to a third of a lease, in which another processor claimed the event and ran it beside
+   * this run. Not on the calling thread: the handler's close() must not wait for the inbox (a locked
+   * row, a database that does not answer) before it stops claiming. And not as a beat: the close()
+   * that follows ends the beats, maybe before the scheduler ran this one, and the handler, whose run
+   * goes on after its close() returns, is owed a lease from its call. A lease another processor took
+   * over meanwhile stays lost (the renewal is fenced by the claim's generation), and is not tried
+   * again; one the scheduler refuses (an app's scheduler shut down first) is logged.
    */
   public void keep(ClaimedEvent e) {
     synchronized (lock) {
@@ -120,9 +125,15 @@ public final class LeaseHeartbeat {
       boolean wasAbandoned = !r.renewing;
       r.kept = true;
       r.renewing = !r.lost;
-      if (wasAbandoned && r.renewing && !closed) {
-        beat.nowLocked();
+      if (!wasAbandoned || !r.renewing || closed) {
+        return;
       }
+    }
+    try {
+      scheduler.schedule(() -> renew(List.of(e)), Duration.ZERO);
+    } catch (RejectedExecutionException refused) {
+      LOG.warn("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler refused the task;"
+          + " it is renewed at the next beat, if any", e.source(), e.eventId());
     }
   }
 
