@@ -98,8 +98,9 @@ class Http2EndToEndTest {
     keyed.cutFirstHeaders(new SocketEffect.CloseSocket());
     assertUncertain(sendOnce(mode, IdempotencyKey.generate()));
     assertEquals(0, keyed.effects(), "the server never read the body, so never acted");
-    // What the server books for a stream it cut at its start: the line, no headers.
-    assertEquals(List.of("HTTP/2 null"), keyed.seen(), "no keyed request reached the dispatcher");
+    // The server may book the stream it cut (the line, no headers), after the client saw the cut.
+    assertTrue(keyed.seen().stream().allMatch(r -> r.equals("HTTP/2 null")),
+        "no keyed request reached the dispatcher: " + keyed.seen());
   }
 
   /** The server acts, then {@code cut} takes its answer; one attempt allowed: UNCERTAIN. */

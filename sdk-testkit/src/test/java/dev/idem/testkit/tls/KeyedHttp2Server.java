@@ -92,8 +92,9 @@ public final class KeyedHttp2Server implements AutoCloseable {
   }
 
   /**
-   * What reached the dispatcher, in order: each request's protocol and key ("HTTP/2 key"; the
-   * server books a stream it cut at its start as "HTTP/2 null": the line, no headers).
+   * What reached the dispatcher, in order: each request's protocol and key ("HTTP/2 key"; a
+   * stream cut at its start may be booked as "HTTP/2 null", the line without headers, and only
+   * after the client saw the cut).
    */
   public List<String> seen() {
     synchronized (keyed.seen) {
