@@ -832,6 +832,7 @@ public final class WebhookProcessor implements AutoCloseable {
     // A handler's own close(): its run is no longer timed from here on. The watchdog's interrupt,
     // meant for the handler's attempt, would end the wait below as if the caller wanted close()
     // over at once, and cut the other runs short without their grace.
+    long start = System.nanoTime();
     boolean fromHandler = runs.callerIsRunning();
     boolean limitPassed = fromHandler && runs.stopTimingCaller();
     ExecutorService w;
@@ -854,7 +855,7 @@ public final class WebhookProcessor implements AutoCloseable {
     // it is the handler's, not a wish to end close() at once. Set aside for the waits, given back.
     boolean watchdogInterrupt = limitPassed && Thread.interrupted();
     try {
-      shutDown(w, fromHandler);
+      shutDown(w, fromHandler, start);
     } finally {
       closeDone.countDown();
       if (watchdogInterrupt) {
@@ -896,7 +897,8 @@ public final class WebhookProcessor implements AutoCloseable {
     }
   }
 
-  private void shutDown(ExecutorService w, boolean fromHandler) {
+  /** @param start when close() was called ({@code System.nanoTime()}), from which its bound counts */
+  private void shutDown(ExecutorService w, boolean fromHandler, long start) {
     try {
       inbox.removeOnNewWork(nudge);
       awaitWorkers(w, fromHandler);
@@ -906,6 +908,12 @@ public final class WebhookProcessor implements AutoCloseable {
       // running) for as long as the JVM lives, and no other processor would ever run it. In a
       // finally: whatever went wrong while waiting, nothing of this processor stays scheduled.
       heartbeat.close();
+      // Before loop.close() shuts down the scheduler it owns, which drops what it has not run yet;
+      // within close()'s bound (the grace plus 5 s), and never more than those 5 s.
+      long grace = saturatedNanos(closeGrace);
+      long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
+      long left = (grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack) - (System.nanoTime() - start);
+      heartbeat.awaitKeptRenewals(Duration.ofNanos(Math.max(0, Math.min(handBack, left))));
       retryTimers.close();
       watchdog.close();
       loop.close();

@@ -8,7 +8,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +46,8 @@ public final class LeaseHeartbeat {
   private final Map<EventKey, Run> running = new HashMap<>();
   private final BeatChain beat;  // under lock; beating while something runs
   private boolean closed;  // no renewal from then on
+  /** The at-once renewals {@link #keep} scheduled, for {@link #awaitKeptRenewals}; under lock. */
+  private final List<Future<?>> keptRenewals = new ArrayList<>();
 
   /**
    * @param store where the leases are
@@ -114,7 +120,9 @@ public final class LeaseHeartbeat {
    * that follows ends the beats, maybe before the scheduler ran this one, and the handler, whose run
    * goes on after its close() returns, is owed a lease from its call. A lease another processor took
    * over meanwhile stays lost (the renewal is fenced by the claim's generation), and is not tried
-   * again; one the scheduler refuses (an app's scheduler shut down first) is logged.
+   * again; one the scheduler refuses (an app's scheduler shut down first) is logged. The
+   * processor's close() waits for it (bounded) before it shuts down a scheduler it owns, which
+   * would drop it unrun: {@link #awaitKeptRenewals}.
    */
   public void keep(ClaimedEvent e) {
     synchronized (lock) {
@@ -130,10 +138,44 @@ public final class LeaseHeartbeat {
       }
     }
     try {
-      scheduler.schedule(() -> renew(List.of(e)), Duration.ZERO);
-    } catch (RejectedExecutionException refused) {
-      LOG.warn("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler refused the task;"
-          + " it is renewed at the next beat, if any", e.source(), e.eventId());
+      Future<?> renewal = scheduler.schedule(() -> renew(List.of(e)), Duration.ZERO);
+      synchronized (lock) {
+        keptRenewals.add(renewal);
+      }
+    } catch (RuntimeException refused) {
+      // Refused (an app's scheduler shut down first) or worse: the kill switch goes on all the same.
+      LOG.warn("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler did not take the"
+          + " task; it is renewed at the next beat, if any", e.source(), e.eventId(), refused);
+    }
+  }
+
+  /**
+   * Waits, up to {@code bound}, for the at-once renewals {@link #keep} scheduled: the processor's
+   * close calls it before it shuts down a scheduler it owns, which would drop one not run yet (a
+   * handler's close() with nothing to wait for gets there at once), and the handler, whose run goes
+   * on, would lose the lease it is owed. Returns early if interrupted, the interrupt kept.
+   */
+  public void awaitKeptRenewals(Duration bound) {
+    List<Future<?>> pending;
+    synchronized (lock) {
+      pending = List.copyOf(keptRenewals);
+      keptRenewals.clear();
+    }
+    long start = System.nanoTime();
+    long nanos = bound.toNanos();
+    for (Future<?> f : pending) {
+      try {
+        f.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException ex) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (TimeoutException ex) {
+        LOG.warn("a webhook lease renewal owed to a handler that closed its processor had not run {} into close();"
+            + " that lease may end before the handler does", bound);
+        return;
+      } catch (ExecutionException | CancellationException ex) {
+        // renew() logs its own failures; an Error there is the scheduler's to report.
+      }
     }
   }
 

@@ -15,6 +15,8 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.sqlite.SQLiteDataSource;
@@ -98,6 +100,38 @@ class LeaseHeartbeatKeepTest {
       h.close();
       assertEquals(List.of(), leasesUntil(sqlite), "nothing of p1's");
       assertEquals(List.of(365_000L), leasesUntil(sqlite, "p2"), "p2's lease as p2 took it");
+    });
+  }
+
+  /**
+   * The processor's close() waits for the at-once renewal before it shuts down the scheduler it
+   * owns, which would drop a task not run yet: awaitKeptRenewals returns once it ran, the lease
+   * renewed, and within its bound when it does not run.
+   */
+  @Test
+  void awaitKeptRenewalsReturnsOnceTheRenewalRanAndAtItsBoundOtherwise() throws Exception {
+    SQLiteDataSource sqlite = new SQLiteDataSource();
+    sqlite.setUrl("jdbc:sqlite:" + dir.resolve("inbox.db"));
+    InboxStatements.run(sqlite, (store, recording) -> {
+      VirtualTime time = new VirtualTime(Instant.ofEpochMilli(170_000));
+      List<ClaimedEvent> claimed = store.claim(2, "p1", 2000, 2000 + 180_000);
+      LeaseHeartbeat h = new LeaseHeartbeat(store, time.clock(), time.scheduler(), Duration.ofMinutes(3));
+      h.begin(claimed.get(0));
+      h.abandon(claimed.get(0));
+      h.keep(claimed.get(0));
+      h.close();  // the close that follows: no beat from now on, the kept renewal still owed
+
+      CompletableFuture<Void> waited = CompletableFuture.runAsync(() -> h.awaitKeptRenewals(Duration.ofMinutes(1)),
+          r -> new Thread(r, "closing").start());
+      time.runDueTasks();  // the scheduler gets to it: the kept renewal (the beat was cancelled)
+      waited.get(30, TimeUnit.SECONDS);
+      assertEquals(List.of(350_000L, 182_000L), leasesUntil(sqlite), "the kept lease renewed, the other untouched");
+
+      h.begin(claimed.get(1));
+      h.abandon(claimed.get(1));
+      h.keep(claimed.get(1));  // closed: nothing scheduled, nothing to wait for
+      h.awaitKeptRenewals(Duration.ZERO);
+      assertEquals(0, time.pendingTasks(), time.pendingTasks() + " tasks left");
     });
   }
 
