@@ -719,12 +719,6 @@ final class BufferedResponse extends HttpServletResponseWrapper {
    * set back; otherwise it is cleared with {@code setLocale(null)}, which Tomcat 10.1 and 11 take
    * as "no locale": no Content-Language, the locale's charset forgotten unless one was chosen. (An
    * outer filter that set the JVM's default locale itself loses its Content-Language.)
-   *
-   * <p>A charset read back unchanged is ambiguous: {@code getCharacterEncoding()} answers the
-   * container's default when none is set, so a locale mapped to that very charset (de to
-   * ISO-8859-1, Tomcat's default) reads as one with no mapping, while the container names it in its
-   * Content-Type. Then {@link #namesCharset} asks the one place the Servlet API tells a set charset
-   * from a default: the content type.
    */
   private String mappedCharset(Locale loc) {
     ServletResponse container = getResponse();
@@ -738,31 +732,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     String before = container.getCharacterEncoding();
     container.setLocale(loc);
     String after = container.getCharacterEncoding();
-    boolean named = after != null && (!after.equalsIgnoreCase(before) || namesCharset(container));
     boolean setBefore = localeBefore != null && !localeBefore.equals(Locale.getDefault());
     container.setLocale(setBefore ? localeBefore : null);
-    if (before != null && !before.equalsIgnoreCase(container.getCharacterEncoding())) {
-      // namesCharset cleared a charset an outer filter chose (setContentType(null) forgets it): set back.
-      container.setCharacterEncoding(before);
-    }
-    return named ? after : null;
-  }
-
-  /**
-   * Whether the container's content type names a charset: one set, or mapped from a locale, rather
-   * than the default {@code getCharacterEncoding()} falls back to. With no content type on the
-   * container (the guard holds the handler's), a bare type is set for the look and taken back with
-   * {@code setContentType(null)}, which leaves no type and no charset: as it was, unless an outer
-   * filter had chosen one, which the caller sets back.
-   */
-  private static boolean namesCharset(ServletResponse container) {
-    String type = container.getContentType();
-    if (type == null) {
-      container.setContentType("text/plain");
-      type = container.getContentType();
-      container.setContentType(null);
-    }
-    return type != null && type.toLowerCase(Locale.ROOT).contains("charset=");
+    return after == null || after.equalsIgnoreCase(before) ? null : after;
   }
 
   /** What setLocale set, else the container's default. */
