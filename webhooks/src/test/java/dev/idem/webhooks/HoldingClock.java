@@ -6,6 +6,7 @@ import java.time.ZoneId;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * A test clock over another one, whose next reading on one chosen thread waits (uninterruptibly:
@@ -14,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class HoldingClock extends Clock {
   private final Clock delegate;
-  private final AtomicReference<Thread> holdOn = new AtomicReference<>();
+  private final AtomicReference<Predicate<Thread>> holdOn = new AtomicReference<>();
   /** Counted down when the chosen thread has reached its held reading. */
   final CountDownLatch held = new CountDownLatch(1);
   /**
@@ -30,7 +31,12 @@ final class HoldingClock extends Clock {
   }
 
   void holdNextReadingOn(Thread t) {
-    holdOn.set(t);
+    holdOn.set(th -> th == t);
+  }
+
+  /** Holds the next reading on a thread {@code which} accepts (one the test has no hold of: a pool's). */
+  void holdNextReadingOn(Predicate<Thread> which) {
+    holdOn.set(which);
   }
 
   @Override
@@ -50,7 +56,8 @@ final class HoldingClock extends Clock {
 
   @Override
   public Instant instant() {
-    if (holdOn.compareAndSet(Thread.currentThread(), null)) {
+    Predicate<Thread> which = holdOn.get();
+    if (which != null && which.test(Thread.currentThread()) && holdOn.compareAndSet(which, null)) {
       held.countDown();
       holds.release();
       release.acquireUninterruptibly();
