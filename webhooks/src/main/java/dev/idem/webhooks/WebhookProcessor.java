@@ -818,10 +818,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * waits and set again when it returns), and once this close() has returned its lease is no longer
    * renewed, so it should return soon after. If the limit had already passed when the handler called
    * close() (it was interrupted, and its lease was no longer renewed, so that a hung handler frees
-   * its event), its lease is renewed again from the call on (at once, by a task on the
-   * scheduler, then at each of the heartbeat's beats), for as long as close() waits: a handler that closes the processor is not
-   * hung, and with a grace longer than the lease another processor would otherwise claim the event
-   * and run it beside this one, which goes on to record its own outcome: the event processed twice.
+   * its event), its lease is renewed again from the call on (at once, by a task on the scheduler,
+   * then at each of the heartbeat's beats), for as long as close() waits: a handler that closes the
+   * processor is not hung, and with a grace longer than the lease another processor would otherwise
+   * claim the event and run it beside this one, which goes on to record its own outcome: the event
+   * processed twice.
    * close() does not return at once instead: as the first close() it still owes the other runs their
    * grace and their hand-back, and its wait is bounded (grace plus 5 s). A lease that another
    * processor took over before the call stays lost (that run counts, and this one's outcome is
