@@ -155,6 +155,8 @@ public final class WebhookProcessor implements AutoCloseable {
   // The shared poll loop: the poll schedule, the backoff while the inbox cannot be read, the Error
   // that stopped processing, and the poller thread.
   private final PollLoop loop;
+  /** Whether {@link #loop} runs on a scheduler it made (and shuts down), not one the app gave. */
+  private final boolean ownsScheduler;
   private final Semaphore slots;
   private final Runnable nudge;
   private final LeaseHeartbeat heartbeat;
@@ -210,6 +212,7 @@ public final class WebhookProcessor implements AutoCloseable {
       polls.scheduler(b.scheduler);
     }
     this.loop = polls.build();
+    this.ownsScheduler = b.scheduler == null;
     this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
     this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease);
@@ -909,12 +912,16 @@ public final class WebhookProcessor implements AutoCloseable {
       // running) for as long as the JVM lives, and no other processor would ever run it. In a
       // finally: whatever went wrong while waiting, nothing of this processor stays scheduled.
       heartbeat.close();
-      // Before loop.close() shuts down the scheduler it owns, which drops what it has not run yet;
-      // within close()'s bound (the grace plus 5 s), and never more than those 5 s.
-      long grace = saturatedNanos(closeGrace);
-      long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
-      long left = (grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack) - (System.nanoTime() - start);
-      heartbeat.awaitKeptRenewals(Duration.ofNanos(Math.max(0, Math.min(handBack, left))));
+      if (ownsScheduler) {
+        // Before loop.close() shuts down the scheduler it owns, which drops what it has not run
+        // yet (an app's scheduler runs it later); within close()'s bound (the grace plus 5 s), and
+        // never more than those 5 s.
+        long grace = saturatedNanos(closeGrace);
+        long handBack = CLOSE_HAND_BACK_WAIT.toNanos();
+        long bound = grace > Long.MAX_VALUE - handBack ? Long.MAX_VALUE : grace + handBack;
+        long left = bound - (System.nanoTime() - start);
+        heartbeat.awaitKeptRenewals(Duration.ofNanos(Math.max(0, Math.min(handBack, left))));
+      }
       retryTimers.close();
       watchdog.close();
       loop.close();
