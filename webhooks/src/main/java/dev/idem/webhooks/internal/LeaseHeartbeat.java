@@ -142,10 +142,11 @@ public final class LeaseHeartbeat {
       synchronized (lock) {
         keptRenewals.add(renewal);
       }
-    } catch (RuntimeException refused) {
-      // Refused (an app's scheduler shut down first) or worse: the kill switch goes on all the same.
-      LOG.warn("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler did not take the"
-          + " task; it is renewed at the next beat, if any", e.source(), e.eventId(), refused);
+    } catch (RuntimeException | Error refused) {
+      // Refused (an app's scheduler shut down first) or worse (no thread could be made): the kill
+      // switch goes on all the same, since this runs in close() before it stops claiming.
+      LOG.error("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler did not take"
+          + " the task; it is renewed at the next beat, if any", e.source(), e.eventId(), refused);
     }
   }
 
@@ -153,7 +154,8 @@ public final class LeaseHeartbeat {
    * Waits, up to {@code bound}, for the at-once renewals {@link #keep} scheduled: the processor's
    * close calls it before it shuts down a scheduler it owns, which would drop one not run yet (a
    * handler's close() with nothing to wait for gets there at once), and the handler, whose run goes
-   * on, would lose the lease it is owed. Returns early if interrupted, the interrupt kept.
+   * on, would lose the lease it is owed. An interrupt does not end this short wait (the handler is
+   * owed its lease whatever the closing caller wants): it is kept, and set again on return.
    */
   public void awaitKeptRenewals(Duration bound) {
     List<Future<?>> pending;
@@ -163,18 +165,27 @@ public final class LeaseHeartbeat {
     }
     long start = System.nanoTime();
     long nanos = bound.toNanos();
-    for (Future<?> f : pending) {
-      try {
-        f.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException ex) {
+    boolean interrupted = false;
+    try {
+      for (Future<?> f : pending) {
+        while (true) {
+          try {
+            f.get(Math.max(0, nanos - (System.nanoTime() - start)), TimeUnit.NANOSECONDS);
+            break;
+          } catch (InterruptedException ex) {
+            interrupted = true;
+          } catch (TimeoutException ex) {
+            LOG.warn("a webhook lease renewal owed to a handler that closed its processor had not run {} into"
+                + " close(); that lease may end before the handler does", bound);
+            return;
+          } catch (ExecutionException | CancellationException ex) {
+            break;  // renew() logs its own failures; an Error there is the scheduler's to report
+          }
+        }
+      }
+    } finally {
+      if (interrupted) {
         Thread.currentThread().interrupt();
-        return;
-      } catch (TimeoutException ex) {
-        LOG.warn("a webhook lease renewal owed to a handler that closed its processor had not run {} into close();"
-            + " that lease may end before the handler does", bound);
-        return;
-      } catch (ExecutionException | CancellationException ex) {
-        // renew() logs its own failures; an Error there is the scheduler's to report.
       }
     }
   }
