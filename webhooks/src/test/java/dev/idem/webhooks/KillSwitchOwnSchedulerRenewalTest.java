@@ -19,34 +19,35 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review (rvkeep2) of fca1bb32: {@code LeaseHeartbeat.keep} renews an abandoned lease by a one-shot
- * task on the processor's scheduler ({@code scheduler.schedule(() -> renew(List.of(e)), ZERO)}), "never
- * cancelled by the close that follows". But when the app gave no scheduler, the scheduler is the
- * one the poll loop owns, and the handler's own close() ends in {@code shutDown} with
- * {@code loop.close()}, which calls {@code ownedScheduler.shutdownNow()}: a task still queued is
- * dropped without running (and no RejectedExecutionException is thrown, so nothing is logged either).
- * The one scheduler thread is shared by the polls, the heartbeat's beats and the watchdog: if it is
- * busy when keep() queues the renewal (here: a heartbeat beat reading the clock, as one would be
- * while its write waits for a slow database), or simply not yet woken, the handler's thread (a few
- * lock operations, no other run to wait for) reaches {@code shutdownNow()} first. The abandoned lease
- * is then never renewed: it ends where the maximum run time left it. This is the default setup
- * (no {@code Builder.scheduler}), and the very gap 240b9cbc, 503bddeb and fca1bb32 set out to close;
- * the existing tests use the virtual scheduler, which is never shut down, and so miss it.
+ * A handler past its maximum run time (its lease abandoned) that closes its processor is owed a
+ * lease from its call: keep() queues that renewal on the processor's scheduler. With no scheduler
+ * given, the scheduler is the processor's own, and close() ends with {@code shutdownNow()} on it,
+ * which drops a task still queued; the one scheduler thread may be busy (a beat's or a poll's write)
+ * or not yet awake. The abandoned lease would then end where the limit left it, and another
+ * processor run the event beside the handler's run, which goes on after its close(): processed
+ * twice. Reviews rvkeep2 (a close() with nothing to wait for: failed before 5e439242, runs=2 in 13 of
+ * 20 runs even without a hold) and rvkeep3 (a close() interrupted while it waits for another run:
+ * failed before 9de0832e).
  *
- * <p>Why it matters: the handler's run goes on after its close() returns; another processor claims
- * the event once that lease ends and runs it beside this run: processed twice.
- *
- * <p>Here: lease 600 ms, maximum run time 100 ms (the processor's own scheduler times beats in real
- * time; the leases are on the virtual clock, frozen unless the test moves it). The kill switch is
- * claimed at T0 (lease until T0 + 600 ms), interrupted by its limit (abandoned); the next beat is held
- * at its clock reading on the scheduler thread (HoldingClock), so the renewal keep() queues waits
- * behind it; the clock moves to T0 + 599 ms, the handler calls close(); the beat is let go once
- * close() returned or waits for the renewal (it waits, bounded, before it shuts the scheduler
- * down); the clock moves past T0 + 600 ms and a second processor looks. No sleep: latches only.
+ * <p>Lease 600 ms and maximum run time 100 ms on the processor's own scheduler (real time); the
+ * leases on the virtual clock, which moves only when the test moves it. The scheduler thread is held
+ * at a clock reading (HoldingClock), so the renewal waits behind it; the hold is let go once close()
+ * returned or waits for the renewal; the clock passes the old lease end and a second processor
+ * looks. Latches and thread states only, no sleep.
  */
-class RvRvkeep2OwnSchedulerDropsKeptRenewalTest extends InboxOnVirtualClock {
+class KillSwitchOwnSchedulerRenewalTest extends InboxOnVirtualClock {
   @Test
-  void aHandlersCloseOnTheProcessorsOwnSchedulerStillRenewsItsAbandonedLease() throws Exception {
+  void aHandlersCloseWithNothingToWaitForStillRenewsItsAbandonedLease() throws Exception {
+    killSwitchWithBusyScheduler(false);
+  }
+
+  @Test
+  void aHandlersCloseInterruptedWhileItWaitsForAnotherRunStillRenewsItsAbandonedLease() throws Exception {
+    killSwitchWithBusyScheduler(true);
+  }
+
+  /** @param interrupted whether another run is going, and the kill switch is interrupted waiting for it */
+  private void killSwitchWithBusyScheduler(boolean interrupted) throws Exception {
     Map<String, AtomicInteger> ran = new ConcurrentHashMap<>();
     AtomicReference<WebhookProcessor> self = new AtomicReference<>();
     AtomicReference<Thread> stopWorker = new AtomicReference<>();
@@ -54,6 +55,8 @@ class RvRvkeep2OwnSchedulerDropsKeptRenewalTest extends InboxOnVirtualClock {
     Semaphore goClose = new Semaphore(0);
     CountDownLatch closeReturned = new CountDownLatch(1);
     Semaphore finish = new Semaphore(0);
+    CountDownLatch slowRunning = new CountDownLatch(1);
+    Semaphore slowFinish = new Semaphore(0);
     HoldingClock clock = new HoldingClock(time.clock());
     WebhookInbox inbox = openInbox();
     WebhookReceiver receiver = receiver(inbox, time);
@@ -67,10 +70,15 @@ class RvRvkeep2OwnSchedulerDropsKeptRenewalTest extends InboxOnVirtualClock {
             limitPassed.countDown();
           }
           goClose.acquireUninterruptibly();
-          self.get().close(); // the kill switch; nothing else runs, so it does not wait
+          self.get().close(); // the kill switch
           Thread.interrupted();
           closeReturned.countDown();
           finish.acquireUninterruptibly(); // the rest of its step, after close()
+        })
+        .handler("order.paid", e -> {
+          ran.computeIfAbsent(e.eventId(), k -> new AtomicInteger()).incrementAndGet();
+          slowRunning.countDown();
+          slowFinish.acquireUninterruptibly(); // the run the kill switch's close() waits for
         })
         .workers(2).maxRunTime(Duration.ofMillis(100)).lease(Duration.ofMillis(600))
         .pollInterval(Duration.ofHours(1)).clock(clock) // no scheduler: the processor's own
@@ -84,39 +92,48 @@ class RvRvkeep2OwnSchedulerDropsKeptRenewalTest extends InboxOnVirtualClock {
     long claimedAt = time.now().toEpochMilli();
     p1.start();
     assertTrue(limitPassed.await(30, TimeUnit.SECONDS), "the kill switch runs past its maximum run time");
-    // The watchdog's task (interrupt, then abandon) reads no clock: the next reading on the
-    // scheduler thread is a later task's, a heartbeat beat's renewal (nothing renewing: abandoned).
-    // Only p1 reads this clock; its own scheduler thread is named idem-webhooks-poller-*.
+    if (interrupted) {
+      deliver(receiver, time, "evt_slow", "order.paid");
+      assertTrue(slowRunning.await(30, TimeUnit.SECONDS), "the other handler runs");
+    }
+    // The next clock reading on p1's scheduler thread (a beat's renewal, or a poll) is held; only p1
+    // reads this clock, and its own scheduler thread is named idem-webhooks-poller-*.
     clock.holdNextReadingOn(th -> th.getName().startsWith("idem-webhooks-poller"));
-    assertTrue(clock.held.await(30, TimeUnit.SECONDS), "a beat reads the clock on the scheduler thread");
+    assertTrue(clock.held.await(30, TimeUnit.SECONDS), "the scheduler thread reads the clock");
     time.advance(Duration.ofMillis(599));
     assertEquals("p1@" + (claimedAt + 600), InboxRows.leaseHolder(dir, "acme", "evt_stop"),
         "abandoned: its lease still ends a lease after the claim");
 
-    goClose.release(); // the handler calls close(): keep() queues the renewal behind the beat
+    goClose.release(); // the kill switch calls close(): keep() queues the renewal behind the held reading
     Thread closing = stopWorker.get();
+    if (interrupted) {
+      while (!parkedIn(closing, "awaitOthers")) {
+        assertTrue(closeReturned.getCount() > 0, "close() waits for the other run");
+        Thread.onSpinWait();
+      }
+      closing.interrupt(); // the app stops close()'s wait for the other runs
+    }
     while (closeReturned.getCount() > 0 && !parkedIn(closing, "awaitKeptRenewals")) {
       Thread.onSpinWait(); // close() returned at once (the renewal dropped), or waits for it
     }
-    clock.release.release(); // the beat goes on (the scheduler was busy a moment: a write, a poll)
+    clock.release.release(); // the scheduler thread goes on (it was busy a moment: a write, a poll)
     assertTrue(closeReturned.await(30, TimeUnit.SECONDS), "close() returns");
     long closedAt = time.now().toEpochMilli();
     String afterClose = InboxRows.leaseHolder(dir, "acme", "evt_stop");
 
-    time.advance(Duration.ofMillis(2)); // past the old lease end; the handler still finishing its step
+    time.advance(Duration.ofMillis(2)); // past the old lease end; the kill switch still finishing its step
     int ranByOther = p2.processDue(10);
 
     finish.release();
-    Thread stop = stopWorker.get();
-    stop.join(30_000);
-    assertFalse(stop.isAlive(), "the kill switch's worker left");
+    slowFinish.release();
+    closing.join(30_000);
+    assertFalse(closing.isAlive(), "the kill switch's worker left");
     p2.close();
 
     InboxEntry entry = inbox.find("acme", "evt_stop").orElseThrow();
     assertEquals(1, ran.get("evt_stop").get(), "the kill switch's event ran again beside its handler: its close()"
         + " (at " + closedAt + ") left the lease at " + afterClose + ", not renewed to a lease from the call ("
-        + (closedAt + 600) + "): the renewal keep() queued on the processor's own scheduler was dropped by"
-        + " shutdownNow() (a beat held on the scheduler thread meanwhile); the other processor ran " + ranByOther + "; " + entry);
+        + (closedAt + 600) + "); the other processor ran " + ranByOther + "; " + entry);
     assertEquals(0, ranByOther, "the other processor found nothing due");
     assertEquals(InboxState.DONE, entry.state(), entry.toString());
     assertEquals(1, entry.attempts(), entry.toString());
