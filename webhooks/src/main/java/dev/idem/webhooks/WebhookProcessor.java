@@ -260,9 +260,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * that one of its runs scheduled waits for the next call, and is due by the clock alone: under a
    * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
    * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
+   * Once {@link #close()} was called (by one of its own handlers too: the kill switch), it claims
+   * nothing more: the event running then finishes, and the call returns.
    *
    * @param max the most events to run, at least 1
-   * @return how many events were run
+   * @return how many events were run (0 after close)
    * @throws IllegalArgumentException if {@code max} is below 1; nothing is claimed
    * @throws WebhookInboxException if the inbox cannot be read or written
    */
@@ -284,6 +286,11 @@ public final class WebhookProcessor implements AutoCloseable {
     Set<EventKey> dueAgain = new HashSet<>();
     int ran = 0;
     while (ran < max) {
+      synchronized (lock) {
+        if (closed) {
+          break;  // a handler's close(), the kill switch, stops this call's claims too
+        }
+      }
       Set<EventKey> exclude = new HashSet<>(heartbeat.running());
       exclude.addAll(dueAgain);
       long now = clock.millis();
