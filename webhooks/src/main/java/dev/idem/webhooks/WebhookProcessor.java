@@ -810,7 +810,9 @@ public final class WebhookProcessor implements AutoCloseable {
    * caller was interrupted; runs were left behind), for the runs still going as well, so that
    * whoever closes the inbox next does not close it under a run still recording its outcome; it too returns within the grace plus 5 s of its call, and does not interrupt
    * anything. A later call from a handler returns at once (the other close() waits for its run).
-   * A caller interrupted while waiting stops waiting and keeps its interrupt status.
+   * A caller interrupted while waiting stops waiting and keeps its interrupt status (but for the
+   * short wait, at most 5 s, for a lease renewal owed to a handler that closed the processor, see
+   * below).
    *
    * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
    * cannot end while it waits, so close() then waits for the other runs only, as above (and, if

@@ -142,11 +142,15 @@ public final class LeaseHeartbeat {
       synchronized (lock) {
         keptRenewals.add(renewal);
       }
-    } catch (RuntimeException | Error refused) {
-      // Refused (an app's scheduler shut down first) or worse (no thread could be made): the kill
-      // switch goes on all the same, since this runs in close() before it stops claiming.
-      LOG.error("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler did not take"
-          + " the task; it is renewed at the next beat, if any", e.source(), e.eventId(), refused);
+    } catch (RuntimeException refused) {
+      // Refused: an app's scheduler shut down before the processor (the poll loop says so too).
+      LOG.warn("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler refused the"
+          + " task; it is renewed at the next beat, if any", e.source(), e.eventId(), refused);
+    } catch (Error failed) {
+      // No thread could be made, say: the kill switch goes on all the same, since this runs in
+      // close() before it stops claiming.
+      LOG.error("could not renew the lease of webhook {}/{} at its handler's close(): the scheduler failed;"
+          + " it is renewed at the next beat, if any", e.source(), e.eventId(), failed);
     }
   }
 
