@@ -182,13 +182,6 @@ public final class WebhookProcessor implements AutoCloseable {
    */
   private int polls;
   /**
-   * The threads inside {@link #processDue} (guarded by lock), each also counted in {@link #polls}
-   * for the whole call, its runs included: close() waits for those runs within the grace as for the
-   * workers', their leases renewed, except for the call the closing thread itself is in (a handler
-   * run by processDue that closes the processor: the kill switch).
-   */
-  private final Set<Thread> dueCallers = new HashSet<>();
-  /**
    * Whether the first close() saw the workers' pool terminate (guarded by lock). When it did not (a
    * handler's close(), which cannot wait for its own run; one whose caller was interrupted; one
    * that left runs behind), a later close() from outside the workers waits for the runs still going.
@@ -268,9 +261,7 @@ public final class WebhookProcessor implements AutoCloseable {
    * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
    * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
    * Once {@link #close()} was called (by one of its own handlers too: the kill switch), it claims
-   * nothing more: the event running then finishes, and the call returns; an event it claims as
-   * close() is called goes back to PENDING unrun. A close() from another thread waits for the call's
-   * run within its grace, the lease renewed meanwhile, as for the workers' runs.
+   * nothing more: the event running then finishes, and the call returns.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run (0 after close)
@@ -291,53 +282,30 @@ public final class WebhookProcessor implements AutoCloseable {
     // call ran them again, DONE or not). Only the events due when the call began, so that a retry
     // it schedules is not run again by it; those due again at that very instant (a zero delay on a
     // clock that stood still) are kept out by name.
-    synchronized (lock) {
-      if (closed) {
-        return 0;
-      }
-      // Counted as a poll under way for the whole call: close() waits for it (within the grace,
-      // the leases of its runs renewed meanwhile) and for the hand-back of what it claims after.
-      polls++;
-      dueCallers.add(Thread.currentThread());
-    }
-    try {
-      long dueBy = clock.millis();
-      Set<EventKey> dueAgain = new HashSet<>();
-      int ran = 0;
-      while (ran < max && !closedNow()) {
-        Set<EventKey> exclude = new HashSet<>(heartbeat.running());
-        exclude.addAll(dueAgain);
-        long now = clock.millis();
-        List<ClaimedEvent> claimed = store.claim(1, owner, now, dueBy, now + lease.toMillis(), exclude);
-        if (claimed.isEmpty()) {
-          break;
-        }
-        ClaimedEvent e = claimed.get(0);
-        heartbeat.begin(e);
-        if (closedNow()) {
-          notRun(e);  // claimed as close() was called: back to PENDING, not run, as a poll's
-          break;
-        }
-        if (run(e, false) <= dueBy) {
-          dueAgain.add(EventKey.of(e));
-        }
-        ran++;
-      }
-      return ran;
-    } finally {
+    long dueBy = clock.millis();
+    Set<EventKey> dueAgain = new HashSet<>();
+    int ran = 0;
+    while (ran < max) {
       synchronized (lock) {
-        polls--;
-        dueCallers.remove(Thread.currentThread());
-        lock.notifyAll();
+        if (closed) {
+          break;  // a handler's close(), the kill switch, stops this call's claims too
+        }
       }
+      Set<EventKey> exclude = new HashSet<>(heartbeat.running());
+      exclude.addAll(dueAgain);
+      long now = clock.millis();
+      List<ClaimedEvent> claimed = store.claim(1, owner, now, dueBy, now + lease.toMillis(), exclude);
+      if (claimed.isEmpty()) {
+        break;
+      }
+      ClaimedEvent e = claimed.get(0);
+      heartbeat.begin(e);
+      if (run(e, false) <= dueBy) {
+        dueAgain.add(EventKey.of(e));
+      }
+      ran++;
     }
-  }
-
-  /** Whether close() was called: no claim from then on, by a poll or a processDue call. */
-  private boolean closedNow() {
-    synchronized (lock) {
-      return closed;
-    }
+    return ran;
   }
 
   /**
@@ -987,16 +955,6 @@ public final class WebhookProcessor implements AutoCloseable {
     // grace longer than what was left of a lease let another processor run a handler that was
     // about to finish within it, beside it. The renewals end with the grace (shutDown).
     if (w == null) {
-      // Never started: no workers, but the app's threads may be in processDue, whose runs get
-      // the grace as the workers' do (their leases renewed meanwhile).
-      try {
-        if (!awaitPoll(saturatedNanos(closeGrace))) {
-          LOG.warn("webhook handlers run by processDue still running {} after close; their leases are no longer"
-              + " renewed, and their events may run again elsewhere", closeGrace);
-        }
-      } catch (InterruptedException ex) {
-        Thread.currentThread().interrupt();
-      }
       markPoolEnded();
       return;
     }
@@ -1044,8 +1002,7 @@ public final class WebhookProcessor implements AutoCloseable {
     // Differences of nanoTime readings stay right across the overflow of start + nanos.
     long start = System.nanoTime();
     synchronized (lock) {
-      // Not the processDue call the closing thread itself is in (its handler closed the processor).
-      while (polls > (dueCallers.contains(Thread.currentThread()) ? 1 : 0)) {
+      while (polls > 0) {
         long left = nanos - (System.nanoTime() - start);
         if (left <= 0) {
           return false;
