@@ -261,7 +261,10 @@ public final class WebhookProcessor implements AutoCloseable {
    * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
    * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
    * Once {@link #close()} was called (by one of its own handlers too: the kill switch), it claims
-   * nothing more: the event running then finishes, and the call returns.
+   * nothing more: the event running then finishes, and the call returns. A claim under way on this
+   * thread as another thread calls close() still runs its event, and close() does not wait for (nor
+   * renew the lease of) a run of this method: close the processor from the thread that drives it,
+   * or after its call returned.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run (0 after close)
