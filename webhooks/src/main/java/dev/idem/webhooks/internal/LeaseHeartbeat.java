@@ -140,6 +140,8 @@ public final class LeaseHeartbeat {
     try {
       Future<?> renewal = scheduler.schedule(() -> renew(List.of(e)), Duration.ZERO);
       synchronized (lock) {
+        // Those already run are let go: with an app's scheduler nobody awaits them.
+        keptRenewals.removeIf(Future::isDone);
         keptRenewals.add(renewal);
       }
     } catch (RuntimeException refused) {
@@ -259,8 +261,9 @@ public final class LeaseHeartbeat {
         }
       }
     } catch (RuntimeException e) {
-      LOG.warn("could not renew the leases of {} running webhook(s); they are tried again in {}, and a lease"
-          + " that lapses meanwhile lets another processor run its event", events.size(), beat.every(), e);
+      LOG.warn("could not renew the leases of {} running webhook(s); they are tried again at the next beat (every"
+          + " {}) while the processor is open, and a lease that lapses meanwhile lets another processor run its"
+          + " event", events.size(), beat.every(), e);
     }
   }
 
