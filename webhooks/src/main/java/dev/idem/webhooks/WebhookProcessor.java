@@ -215,10 +215,10 @@ public final class WebhookProcessor implements AutoCloseable {
     this.ownsScheduler = b.scheduler == null;
     this.nudge = loop::wake;
     this.slots = new Semaphore(b.workers);
-    this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease);
-    this.retryTimers = new RetryTimers(loop.scheduler(), nudge);
+    this.heartbeat = new LeaseHeartbeat(store, clock, loop.scheduler(), lease, loop::broken);
+    this.retryTimers = new RetryTimers(loop.scheduler(), nudge, loop::broken);
     this.maxRunTime = b.maxRunTime;
-    this.watchdog = new RunWatchdog(loop.scheduler(), maxRunTime);
+    this.watchdog = new RunWatchdog(loop.scheduler(), maxRunTime, loop::broken);
     this.closeGrace = b.closeGrace;
     this.workerThreads = b.workerThreads;
   }
@@ -508,7 +508,8 @@ public final class WebhookProcessor implements AutoCloseable {
 
   /**
    * The loop stopped for an Error (OutOfMemoryError, StackOverflowError, a listener's own) outside
-   * a handler: what it left behind is unknown, so background processing stops instead of dying
+   * a handler, in a poll, an outcome's recording or a timer (a lease renewal, the watchdog, a
+   * retry's timer): what it left behind is unknown, so background processing stops instead of dying
    * unseen on a pool thread. It is logged at ERROR, {@link #lastPollFailure()} returns it, and
    * {@link #processDue} throws, naming it. Unfinished events stay in the inbox for the next
    * processor.

@@ -4,6 +4,7 @@ import dev.idem.core.spi.Scheduler;
 import java.time.Duration;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 import java.util.function.LongConsumer;
 
 /**
@@ -15,6 +16,10 @@ import java.util.function.LongConsumer;
  * it, a new {@link #startLocked()} between the cancel and the stale beat taking the lock would leave
  * two chains, each rescheduling itself: beats at twice the rate.
  *
+ * <p>An Error a beat throws (OutOfMemoryError, StackOverflowError) goes to the owner's error sink,
+ * the processor's poll loop, which stops processing and names it to the next call: left to the
+ * scheduler, it would end up unseen in a Future nobody reads.
+ *
  * <p>Not thread-safe on its own: every method is called under the owner's lock, the beat's
  * {@link #claimLocked} included (first thing in the beat, in the same locked block as its work).
  */
@@ -22,6 +27,8 @@ final class BeatChain {
   private final Scheduler scheduler;
   private final Duration every;
   private final LongConsumer beat;
+  private final BiConsumer<Error, String> onError;
+  private final String name;
 
   private Future<?> next;  // the pending beat; null if none is pending
   private long current;  // the ticket of the current beat; any other is stale
@@ -29,11 +36,15 @@ final class BeatChain {
   /**
    * @param beat the owner's beat, given its ticket: it begins with {@link #claimLocked} and ends
    *     with {@link #rescheduleLocked}, both under the owner's lock
+   * @param onError given an Error the beat threw, and {@code name}; called with no lock held
+   * @param name the owner, for that report: "the lease heartbeat", ...
    */
-  BeatChain(Scheduler scheduler, Duration every, LongConsumer beat) {
+  BeatChain(Scheduler scheduler, Duration every, LongConsumer beat, BiConsumer<Error, String> onError, String name) {
     this.scheduler = scheduler;
     this.every = every;
     this.beat = beat;
+    this.onError = onError;
+    this.name = name;
   }
 
   /** The period of the beats. */
@@ -83,10 +94,18 @@ final class BeatChain {
   private void scheduleLocked() {
     long ticket = ++current;
     try {
-      next = scheduler.schedule(() -> beat.accept(ticket), every);
+      next = scheduler.schedule(() -> run(ticket), every);
     } catch (RejectedExecutionException closing) {
       // The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means.
       next = null;
+    }
+  }
+
+  private void run(long ticket) {
+    try {
+      beat.accept(ticket);
+    } catch (Error e) {
+      onError.accept(e, name);
     }
   }
 }

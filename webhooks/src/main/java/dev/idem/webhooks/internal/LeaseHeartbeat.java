@@ -13,6 +13,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * closed (one that ignored the interrupt) must not keep its event leased for as long as the JVM
  * lives, on a scheduler the app owns and the processor never shuts down.
  *
+ * <p>An Error in a renewal or a beat (OutOfMemoryError, StackOverflowError, one from the JDBC
+ * driver) goes to {@code onError}, the processor's poll loop, which stops claiming and names it to
+ * the next call; the beats go on renewing the runs still going, since their handlers do.
+ *
  * <p>Thread-safe.
  */
 public final class LeaseHeartbeat {
@@ -40,6 +45,7 @@ public final class LeaseHeartbeat {
   private final Clock clock;
   private final Duration lease;
   private final Scheduler scheduler;
+  private final BiConsumer<Error, String> onError;
 
   private final Object lock = new Object();
   /** The events running here, with whether their lease is still theirs to renew. */
@@ -54,17 +60,22 @@ public final class LeaseHeartbeat {
    * @param clock the source of now for the renewed leases
    * @param scheduler times the heartbeats; a refused one leaves the leases to lapse, as before renewals
    * @param lease how long a renewal extends a lease, from now; a heartbeat every third of it
+   * @param onError given an Error a renewal or a beat threw (and where), with no lock held: the
+   *     processor stops for it
    */
-  public LeaseHeartbeat(InboxStore store, Clock clock, Scheduler scheduler, Duration lease) {
+  public LeaseHeartbeat(InboxStore store, Clock clock, Scheduler scheduler, Duration lease,
+      BiConsumer<Error, String> onError) {
     this.store = store;
     this.clock = clock;
     this.lease = lease;
     this.scheduler = scheduler;
+    this.onError = onError;
     // At least a millisecond: a lease of a few milliseconds must not turn the heartbeat into a spin.
     // A scheduler that refuses a beat (the processor closing) leaves the leases to lapse as they
     // would without renewals, and the runs still going on are never claimed here again.
     Duration every = lease.dividedBy(3);
-    this.beat = new BeatChain(scheduler, every.isZero() ? Duration.ofMillis(1) : every, this::beat);
+    this.beat = new BeatChain(scheduler, every.isZero() ? Duration.ofMillis(1) : every, this::beat, onError,
+        "the lease heartbeat");
   }
 
   /**
@@ -185,7 +196,7 @@ public final class LeaseHeartbeat {
                 + " close(); that lease may end before the handler does", bound);
             return;
           } catch (ExecutionException | CancellationException ex) {
-            break;  // renew() logs its own failures; an Error there is the scheduler's to report
+            break;  // renew() reports its own failures, an Error included
           }
         }
       }
@@ -245,7 +256,8 @@ public final class LeaseHeartbeat {
   /**
    * Extends the leases of {@code events} to a full lease from now, outside the lock. A lease found
    * lost stays lost: no renewal of it from then on. A failure is logged: the events stay renewing,
-   * tried again at the next beat.
+   * tried again at the next beat. An Error goes to {@code onError} and is not thrown on: the beat
+   * that called this reschedules all the same, and a kept renewal's Future ends normally.
    */
   private void renew(List<ClaimedEvent> events) {
     try {
@@ -264,6 +276,8 @@ public final class LeaseHeartbeat {
       LOG.warn("could not renew the leases of {} running webhook(s); they are tried again at the next beat (every"
           + " {}) while the processor is open, and a lease that lapses meanwhile lets another processor run its"
           + " event", events.size(), beat.every(), e);
+    } catch (Error e) {
+      onError.accept(e, "the lease heartbeat, renewing the leases of " + events.size() + " running webhook(s)");
     }
   }
 

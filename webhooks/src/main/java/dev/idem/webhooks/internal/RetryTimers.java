@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiConsumer;
 
 /**
  * The retries one processor scheduled, each also timed on its {@link Scheduler}: when a retry's
@@ -30,6 +31,7 @@ public final class RetryTimers {
 
   private final Scheduler scheduler;
   private final Runnable wake;
+  private final BiConsumer<Error, String> onError;
   private final Object lock = new Object();
   /** Retries whose wait is still running, with its timer. */
   private final Map<EventKey, Timer> waiting = new HashMap<>();
@@ -40,10 +42,13 @@ public final class RetryTimers {
   /**
    * @param scheduler times the waits: the processor's
    * @param wake asks the processor for a poll, once a wait is over
+   * @param onError given an Error a timer threw (and where): the processor stops for it, instead
+   *     of the Error ending up unseen in a Future nobody reads
    */
-  public RetryTimers(Scheduler scheduler, Runnable wake) {
+  public RetryTimers(Scheduler scheduler, Runnable wake, BiConsumer<Error, String> onError) {
     this.scheduler = scheduler;
     this.wake = wake;
+    this.onError = onError;
   }
 
   /**
@@ -114,14 +119,18 @@ public final class RetryTimers {
   }
 
   private void elapse(EventKey key, Timer t) {
-    synchronized (lock) {
-      if (closed || waiting.get(key) != t) {
-        return;
+    try {
+      synchronized (lock) {
+        if (closed || waiting.get(key) != t) {
+          return;
+        }
+        waiting.remove(key);
+        elapsed.put(key, t.dueAtMs);
       }
-      waiting.remove(key);
-      elapsed.put(key, t.dueAtMs);
+      wake.run();
+    } catch (Error e) {
+      onError.accept(e, "a retry's timer");
     }
-    wake.run();
   }
 
   /** One retry's wait. */

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.BiConsumer;
 
 /**
  * The maximum run time of a processor's handler attempts. Timed on the processor's
@@ -32,11 +33,13 @@ public final class RunWatchdog {
    * @param scheduler times the beats; one that refuses them (closing) leaves the runs unbounded,
    *     as close() interrupts them itself
    * @param limit the longest a run may take
+   * @param onError given an Error a beat threw (and where): the processor stops for it
    */
-  public RunWatchdog(Scheduler scheduler, Duration limit) {
+  public RunWatchdog(Scheduler scheduler, Duration limit, BiConsumer<Error, String> onError) {
     // At least a millisecond: a limit of a few milliseconds must not turn the beat into a spin.
     Duration d = limit.dividedBy(BEATS);
-    this.beat = new BeatChain(scheduler, d.isZero() ? Duration.ofMillis(1) : d, this::beat);
+    this.beat = new BeatChain(scheduler, d.isZero() ? Duration.ofMillis(1) : d, this::beat, onError,
+        "the maximum run time's watchdog");
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.idem.webhooks.internal;
 
+import static dev.idem.webhooks.internal.BackgroundErrors.UNEXPECTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.webhooks.internal.ReviewWatchdogDoubleBeatTest.HandScheduler;
@@ -34,7 +35,7 @@ class LeaseHeartbeatDoubleBeatTest {
       List<ClaimedEvent> claimed = store.claim(2, "p1", 2000, 2000 + 180_000);
       assertEquals(2, claimed.size(), "the inbox's first two events are due");
       HandScheduler s = new HandScheduler();
-      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3)); // a heartbeat a minute
+      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3), UNEXPECTED); // a heartbeat a minute
       recording.writeCommits.set(0);
 
       h.begin(claimed.get(0));

@@ -1,5 +1,6 @@
 package dev.idem.webhooks.internal;
 
+import static dev.idem.webhooks.internal.BackgroundErrors.UNEXPECTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.testing.VirtualTime;
@@ -41,7 +42,7 @@ class LeaseHeartbeatKeepTest {
       List<ClaimedEvent> claimed = store.claim(2, "p1", 2000, 2000 + 180_000);
       assertEquals(2, claimed.size(), "the inbox's first two events are due");
       HandScheduler s = new HandScheduler();
-      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3)); // a heartbeat a minute
+      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3), UNEXPECTED); // a heartbeat a minute
       h.begin(claimed.get(0));
       h.begin(claimed.get(1));
 
@@ -68,7 +69,7 @@ class LeaseHeartbeatKeepTest {
     InboxStatements.run(sqlite, (store, recording) -> {
       VirtualTime time = new VirtualTime(Instant.ofEpochMilli(170_000)); // 10 s before the lease ends
       List<ClaimedEvent> claimed = store.claim(1, "p1", 2000, 2000 + 180_000);
-      LeaseHeartbeat h = new LeaseHeartbeat(store, time.clock(), time.scheduler(), Duration.ofMinutes(3));
+      LeaseHeartbeat h = new LeaseHeartbeat(store, time.clock(), time.scheduler(), Duration.ofMinutes(3), UNEXPECTED);
       h.begin(claimed.get(0));  // its next beat a minute from now
       h.abandon(claimed.get(0));
 
@@ -89,7 +90,7 @@ class LeaseHeartbeatKeepTest {
       Clock clock = Clock.fixed(Instant.ofEpochMilli(190_000), ZoneOffset.UTC);
       ClaimedEvent mine = store.claim(1, "p1", 2000, 2000 + 180_000).get(0);
       HandScheduler s = new HandScheduler();
-      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3));
+      LeaseHeartbeat h = new LeaseHeartbeat(store, clock, s, Duration.ofMinutes(3), UNEXPECTED);
       h.begin(mine);
       h.abandon(mine);
       ClaimedEvent theirs = store.claim(1, "p2", 185_000, 185_000 + 180_000).get(0); // after the lapse
@@ -115,7 +116,7 @@ class LeaseHeartbeatKeepTest {
     InboxStatements.run(sqlite, (store, recording) -> {
       VirtualTime time = new VirtualTime(Instant.ofEpochMilli(170_000));
       List<ClaimedEvent> claimed = store.claim(2, "p1", 2000, 2000 + 180_000);
-      LeaseHeartbeat h = new LeaseHeartbeat(store, time.clock(), time.scheduler(), Duration.ofMinutes(3));
+      LeaseHeartbeat h = new LeaseHeartbeat(store, time.clock(), time.scheduler(), Duration.ofMinutes(3), UNEXPECTED);
       h.begin(claimed.get(0));
       h.abandon(claimed.get(0));
       h.keep(claimed.get(0));

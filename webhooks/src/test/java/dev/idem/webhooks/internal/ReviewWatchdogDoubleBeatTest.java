@@ -1,5 +1,6 @@
 package dev.idem.webhooks.internal;
 
+import static dev.idem.webhooks.internal.BackgroundErrors.UNEXPECTED;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
@@ -61,7 +62,7 @@ class ReviewWatchdogDoubleBeatTest {
   @Test
   void aBeatStartedAsTheLastRunEndedDoesNotDoubleTheBeatRate() {
     HandScheduler s = new HandScheduler();
-    RunWatchdog w = new RunWatchdog(s, Duration.ofMinutes(4)); // a beat a minute; interrupted after 5 beats
+    RunWatchdog w = new RunWatchdog(s, Duration.ofMinutes(4), UNEXPECTED); // a beat a minute; interrupted after 5 beats
     RunWatchdog.Run first = w.begin(new Thread(() -> { }), () -> { });
     Runnable startedBeat = s.tasks.get(0); // the executor has just picked this beat up...
     first.end();                            // ...when the last run ends and cancels it (too late to stop it)
