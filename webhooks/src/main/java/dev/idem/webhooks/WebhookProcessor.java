@@ -302,7 +302,12 @@ public final class WebhookProcessor implements AutoCloseable {
         break;
       }
       ClaimedEvent e = claimed.get(0);
-      heartbeat.begin(e);
+      try {
+        heartbeat.begin(e);
+      } catch (RuntimeException | Error noBeat) {
+        handBackUnrun(e, noBeat, "its lease heartbeat could not be scheduled");
+        throw noBeat;
+      }
       if (run(e, false) <= dueBy) {
         dueAgain.add(EventKey.of(e));
       }
@@ -375,7 +380,7 @@ public final class WebhookProcessor implements AutoCloseable {
             // The rest of the batch was claimed for workers this poll cannot hand it to now: back to
             // PENDING too, rather than left to lapse as runs without an outcome.
             for (ClaimedEvent rest : claimed.subList(i + 1, claimed.size())) {
-              handBackUnrun(rest, noWorker);
+              handBackUnrun(rest, noWorker, "the poll failed before it");
             }
             throw noWorker;
           }
@@ -388,7 +393,16 @@ public final class WebhookProcessor implements AutoCloseable {
   /** Hands an event this poll claimed to a worker. */
   private void dispatch(ClaimedEvent e) {
     slots.acquireUninterruptibly();
-    heartbeat.begin(e);
+    try {
+      heartbeat.begin(e);
+    } catch (RuntimeException | Error noBeat) {
+      // The scheduler could not take its heartbeat (one that starts its threads on demand and
+      // cannot start one: OutOfMemoryError): nothing would renew its lease, so it is not run; it
+      // goes back as when no worker could start, and the failure is the poll's.
+      slots.release();
+      handBackUnrun(e, noBeat, "its lease heartbeat could not be scheduled");
+      throw noBeat;
+    }
     // Counted from here, not from when a worker begins it: close()'s shutdown of the pool lets a
     // run already handed over go on, so a handler's close() must wait for it too (WorkerRuns).
     runs.queued();
@@ -433,7 +447,7 @@ public final class WebhookProcessor implements AutoCloseable {
       // another failure is a failed poll, retried after the backoff; both lastPollFailure() reports.
       slots.release();
       try {
-        handBackUnrun(e, noWorker);
+        handBackUnrun(e, noWorker, "no worker could take it");
       } finally {
         runs.notRun();
       }
@@ -450,14 +464,14 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * An event claimed but not handed to a worker, the pool having failed with {@code noWorker}:
-   * back to PENDING at once, as at close. A failure to write that is added to {@code noWorker}
-   * (the poll's failure, thrown on), the event then left to its lease.
+   * An event claimed but not run, the pool or the scheduler having failed with {@code noWorker}
+   * ({@code why}: "no worker could take it", ...): back to PENDING at once, as at close. A failure
+   * to write that is added to {@code noWorker} (the poll's failure, thrown on), the event then left
+   * to its lease.
    */
-  private void handBackUnrun(ClaimedEvent e, Throwable noWorker) {
+  private void handBackUnrun(ClaimedEvent e, Throwable noWorker, String why) {
     try {
-      notRun(e, "not run, no worker could take it (" + noWorker + "); due again now",
-          "after its worker failed to start");
+      notRun(e, "not run, " + why + " (" + noWorker + "); due again now", "after " + why);
     } catch (Error handBackFailed) {
       if (handBackFailed != noWorker) {  // the JVM may throw one preallocated OutOfMemoryError again
         noWorker.addSuppressed(handBackFailed);

@@ -32,6 +32,7 @@ final class BeatChain {
 
   private Future<?> next;  // the pending beat; null if none is pending
   private long current;  // the ticket of the current beat; any other is stale
+  private long issued;  // the last ticket given out: current is one of them, or one never scheduled
 
   /**
    * @param beat the owner's beat, given its ticket: it begins with {@link #claimLocked} and ends
@@ -55,6 +56,9 @@ final class BeatChain {
   /**
    * Schedules a beat unless one is pending. One running outside the lock (a heartbeat's write)
    * becomes stale, and does not reschedule: this one takes over the chain.
+   *
+   * @throws Error or RuntimeException as the scheduler threw it (not a refusal): the chain is as it
+   *     was, and a beat the scheduler may have queued before it threw is stale
    */
   void startLocked() {
     if (next == null) {
@@ -64,7 +68,7 @@ final class BeatChain {
 
   /** No beat from now on (until {@link #startLocked()}): a beat already started is stale. */
   void stopLocked() {
-    current++;
+    current = ++issued;
     if (next != null) {
       next.cancel(false);
       next = null;
@@ -92,11 +96,17 @@ final class BeatChain {
   }
 
   private void scheduleLocked() {
-    long ticket = ++current;
+    // The new ticket is current only once the scheduler took its beat. A scheduler that fails
+    // (ScheduledThreadPoolExecutor queues the task, then cannot start a thread: OutOfMemoryError)
+    // leaves the chain as it was, a beat running outside the lock still current and rescheduling,
+    // and the beat it may have queued stale: tickets are never given out twice.
+    long ticket = ++issued;
     try {
       next = scheduler.schedule(() -> run(ticket), every);
+      current = ticket;
     } catch (RejectedExecutionException closing) {
       // The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means.
+      current = ticket;
       next = null;
     }
   }

@@ -81,12 +81,22 @@ public final class LeaseHeartbeat {
   /**
    * An event just claimed by this processor: renewed from now on, until {@link #end} (or {@link
    * #close}; after it, the event is listed as running but never renewed, and its lease lapses).
+   *
+   * @throws Error or RuntimeException if the scheduler failed to take the first beat (it cannot
+   *     start a thread, say): the event is not listed, nothing renews it, and the caller hands it back
    */
   public void begin(ClaimedEvent e) {
+    EventKey key = EventKey.of(e);
+    Run run = new Run(e);
     synchronized (lock) {
-      running.put(EventKey.of(e), new Run(e));
+      running.put(key, run);
       if (!closed) {
-        beat.startLocked();
+        try {
+          beat.startLocked();
+        } catch (RuntimeException | Error failed) {
+          running.remove(key, run);
+          throw failed;
+        }
       }
     }
   }

@@ -48,6 +48,8 @@ public final class RunWatchdog {
    * @param onExceeded runs once the limit passed, after the interrupt, on the scheduler's thread;
    *     it must not block
    * @return the run, to {@link Run#end()} when the handler returned or threw
+   * @throws Error or RuntimeException if the scheduler failed to take the first beat: the run is not
+   *     timed, so no later beat interrupts the thread (by then running something else)
    */
   public Run begin(Thread thread, Runnable onExceeded) {
     Run r = new Run(thread, onExceeded);
@@ -55,7 +57,12 @@ public final class RunWatchdog {
       r.startBeat = beats;
       running.add(r);
       if (!closed) {
-        beat.startLocked();
+        try {
+          beat.startLocked();
+        } catch (RuntimeException | Error failed) {
+          running.remove(r);
+          throw failed;
+        }
       }
     }
     return r;
