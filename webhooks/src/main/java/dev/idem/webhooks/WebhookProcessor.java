@@ -239,8 +239,11 @@ public final class WebhookProcessor implements AutoCloseable {
    *
    * @return this processor
    * @throws IllegalStateException if started twice or after close
+   * @throws WebhookInboxException if processing already stopped for an Error (in a
+   *     {@link #processDue} call, or one of its timers): a processor that stopped never polls
    */
   public WebhookProcessor start() {
+    failIfBroken();
     synchronized (lock) {
       if (started || closed) {
         throw new IllegalStateException("start a processor once, before closing it");
@@ -269,17 +272,15 @@ public final class WebhookProcessor implements AutoCloseable {
    * @param max the most events to run, at least 1
    * @return how many events were run (0 after close)
    * @throws IllegalArgumentException if {@code max} is below 1; nothing is claimed
-   * @throws WebhookInboxException if the inbox cannot be read or written
+   * @throws WebhookInboxException if the inbox cannot be read or written, or if processing stopped
+   *     for an Error (a background poll's, a timer's, an earlier call's), before this call or
+   *     between two of its events: the Error is its cause
    */
   public int processDue(int max) {
     if (max < 1) {
       throw new IllegalArgumentException("max must be at least 1, not " + max);
     }
-    Error broken = loop.brokenBy().orElse(null);
-    if (broken != null) {
-      throw new WebhookInboxException("the webhook processor stopped after " + broken
-          + "; the events stay in the inbox. Build a new processor", broken);
-    }
+    failIfBroken();
     // One claim per run: a batch claimed at once under one lease left the later events waiting
     // their turn while their leases ran out, and another processor ran them meanwhile (then this
     // call ran them again, DONE or not). Only the events due when the call began, so that a retry
@@ -294,6 +295,7 @@ public final class WebhookProcessor implements AutoCloseable {
           break;  // a handler's close(), the kill switch, stops this call's claims too
         }
       }
+      failIfBroken();  // stopped meanwhile: by a poll, a timer, another processDue
       Set<EventKey> exclude = new HashSet<>(heartbeat.running());
       exclude.addAll(dueAgain);
       long now = clock.millis();
@@ -314,6 +316,14 @@ public final class WebhookProcessor implements AutoCloseable {
       ran++;
     }
     return ran;
+  }
+
+  private void failIfBroken() {
+    Error broken = loop.brokenBy().orElse(null);
+    if (broken != null) {
+      throw new WebhookInboxException("the webhook processor stopped after " + broken
+          + "; the events stay in the inbox. Build a new processor", broken);
+    }
   }
 
   /**
@@ -410,9 +420,12 @@ public final class WebhookProcessor implements AutoCloseable {
       workers.execute(() -> {
         if (!runs.enter()) {
           // Queued until close() had already cut the runs short: handed back, not begun, and
-          // counted until then, so that a handler's close() returns after the write.
+          // counted until then, so that a handler's close() returns after the write. An Error
+          // there is the loop's, not the pool thread's to print to stderr.
           try {
             notRun(e);
+          } catch (Error ex) {
+            loop.broken(ex, "handing back webhook " + e.source() + "/" + e.eventId() + " at close");
           } finally {
             slots.release();
             runs.notRun();

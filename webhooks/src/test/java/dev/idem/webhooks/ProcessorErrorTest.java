@@ -117,6 +117,38 @@ class ProcessorErrorTest {
     }
   }
 
+  /**
+   * Review rverr: a processDue call went on claiming and running events after an Error had stopped
+   * processing (here its own first event's listener threw), and start() on a processor stopped so
+   * returned normally and never polled. Now the call throws before its next claim, leaving the rest
+   * PENDING for the next processor, and start() refuses, naming the Error.
+   */
+  @Test
+  void aProcessorStoppedByAnErrorClaimsNoMoreInProcessDueAndRefusesToStart() throws Exception {
+    InjectedError error = new InjectedError();
+    VirtualTime time = new VirtualTime(T0);
+    try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
+      WebhookReceiver receiver = receiver(inbox, time);
+      deliver(receiver, T0, "evt_1", "order.paid");
+      deliver(receiver, T0, "evt_2", "order.paid");
+      deliver(receiver, T0, "evt_3", "order.paid");
+      try (WebhookProcessor p = WebhookProcessor.builder(inbox).handler("order.paid", e -> { })
+          .listener(throwingOnProcessed(error)).clock(time.clock()).scheduler(time.scheduler()).build()) {
+        WebhookInboxException stopped = assertThrows(WebhookInboxException.class, () -> p.processDue(10));
+        assertSame(error, stopped.getCause());
+        long done = java.util.stream.Stream.of("evt_1", "evt_2", "evt_3")
+            .filter(id -> inbox.find("acme", id).orElseThrow().state() == InboxState.DONE).count();
+        long pending = java.util.stream.Stream.of("evt_1", "evt_2", "evt_3")
+            .filter(id -> inbox.find("acme", id).orElseThrow().state() == InboxState.PENDING).count();
+        assertEquals(1, done, "the event whose listener threw was done");
+        assertEquals(2, pending, "the others never claimed after the Error, left for the next processor");
+
+        WebhookInboxException refused = assertThrows(WebhookInboxException.class, p::start);
+        assertSame(error, refused.getCause(), "start() names the Error instead of a processor that never polls");
+      }
+    }
+  }
+
   private static void spinUntil(java.util.function.BooleanSupplier done, String what) {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
     while (!done.getAsBoolean()) {

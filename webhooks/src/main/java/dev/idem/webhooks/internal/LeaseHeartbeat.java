@@ -237,27 +237,33 @@ public final class LeaseHeartbeat {
   }
 
   private void beat(long ticket) {
-    List<ClaimedEvent> due = new ArrayList<>();
-    synchronized (lock) {
-      // Stale: it started before close() or the last run's end() cancelled it. No renewal after
-      // close(); and renewing, it would reschedule beside a chain begun since: renewals twice as often.
-      if (!beat.claimLocked(ticket)) {
-        return;
-      }
-      for (Run r : running.values()) {
-        if (r.renewing) {
-          due.add(r.event);
+    // Once claimed, the chain is this beat's to carry on whatever fails (an OutOfMemoryError while
+    // it lists the events, say), so that the runs going on keep their leases.
+    boolean claimed = false;
+    try {
+      List<ClaimedEvent> due = new ArrayList<>();
+      synchronized (lock) {
+        // Stale: it started before close() or the last run's end() cancelled it. No renewal after
+        // close(); and renewing, it would reschedule beside a chain begun since: renewals twice as often.
+        if (!beat.claimLocked(ticket)) {
+          return;
+        }
+        claimed = true;
+        for (Run r : running.values()) {
+          if (r.renewing) {
+            due.add(r.event);
+          }
         }
       }
-    }
-    try {
       renew(due);
     } finally {
-      synchronized (lock) {
-        // Unless stale by now: a stop meanwhile, or a begin() that started a chain while this
-        // beat wrote (none was pending), which carries on in its place.
-        if (!running.isEmpty() && !closed) {
-          beat.rescheduleLocked(ticket);
+      if (claimed) {
+        synchronized (lock) {
+          // Unless stale by now: a stop meanwhile, or a begin() that started a chain while this
+          // beat wrote (none was pending), which carries on in its place.
+          if (!running.isEmpty() && !closed) {
+            beat.rescheduleLocked(ticket);
+          }
         }
       }
     }
