@@ -239,8 +239,9 @@ public final class WebhookProcessor implements AutoCloseable {
    *
    * @return this processor
    * @throws IllegalStateException if started twice or after close
-   * @throws WebhookInboxException if processing already stopped for an Error (in a
-   *     {@link #processDue} call, or one of its timers): a processor that stopped never polls
+   * @throws WebhookInboxException if processing already stopped for an Error (one recording an
+   *     outcome in a {@link #processDue} call, or one of the processor's timers): a processor that
+   *     stopped never polls
    */
   public WebhookProcessor start() {
     failIfBroken();
@@ -585,7 +586,18 @@ public final class WebhookProcessor implements AutoCloseable {
     Throwable failure = null;
     // Only on this processor's own workers: processDue runs on the app's thread, not this
     // processor's to interrupt.
-    RunWatchdog.Run limit = onWorker ? watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e)) : null;
+    RunWatchdog.Run limit = null;
+    if (onWorker) {
+      try {
+        limit = watchdog.begin(Thread.currentThread(), () -> heartbeat.abandon(e));
+      } catch (RuntimeException | Error noWatch) {
+        // The scheduler could not take the watchdog's beat: a run it cannot bound is not begun.
+        // Back to PENDING, its attempt not counted, as when its lease heartbeat could not be
+        // scheduled; thrown on, an Error stops processing (run()).
+        handBackUnrun(e, noWatch, "its maximum run time could not be timed");
+        throw noWatch;
+      }
+    }
     if (limit != null) {
       // Known to the run: close() orders its cut against the watchdog's interrupt, and a handler's
       // own close() stops this timing, and holds the event's lease again if the limit had let it go:

@@ -62,7 +62,17 @@ final class BeatChain {
    */
   void startLocked() {
     if (next == null) {
-      scheduleLocked();
+      // The new ticket is current only once the scheduler took its beat: one that fails
+      // (ScheduledThreadPoolExecutor queues the task, then cannot start a thread: OutOfMemoryError)
+      // leaves the chain as it was, a beat running outside the lock still current and rescheduling,
+      // and the beat it may have queued stale. The owner undoes its begin.
+      long ticket = ++issued;
+      try {
+        next = scheduler.schedule(() -> run(ticket), every);
+        current = ticket;
+      } catch (RejectedExecutionException closing) {
+        refusedLocked(ticket);
+      }
     }
   }
 
@@ -88,27 +98,32 @@ final class BeatChain {
     return true;
   }
 
-  /** Last thing in a beat that still has something to time: the next beat, unless this one went stale. */
+  /**
+   * Last thing in a beat that still has something to time: the next beat, unless this one went
+   * stale.
+   *
+   * @throws Error or RuntimeException as the scheduler threw it (not a refusal): the new beat is
+   *     current all the same, since a scheduler that queued it before it failed (as
+   *     ScheduledThreadPoolExecutor does when it cannot start a thread) runs it once it can, and it
+   *     carries the chain on; the next {@link #startLocked()} schedules a chain in its place
+   */
   void rescheduleLocked(long ticket) {
     if (ticket == current) {
-      scheduleLocked();
+      long following = ++issued;
+      current = following;
+      next = null;
+      try {
+        next = scheduler.schedule(() -> run(following), every);
+      } catch (RejectedExecutionException closing) {
+        refusedLocked(following);
+      }
     }
   }
 
-  private void scheduleLocked() {
-    // The new ticket is current only once the scheduler took its beat. A scheduler that fails
-    // (ScheduledThreadPoolExecutor queues the task, then cannot start a thread: OutOfMemoryError)
-    // leaves the chain as it was, a beat running outside the lock still current and rescheduling,
-    // and the beat it may have queued stale: tickets are never given out twice.
-    long ticket = ++issued;
-    try {
-      next = scheduler.schedule(() -> run(ticket), every);
-      current = ticket;
-    } catch (RejectedExecutionException closing) {
-      // The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means.
-      current = ticket;
-      next = null;
-    }
+  /** The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means. */
+  private void refusedLocked(long ticket) {
+    current = ticket;
+    next = null;
   }
 
   private void run(long ticket) {

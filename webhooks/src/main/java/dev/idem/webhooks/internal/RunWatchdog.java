@@ -78,29 +78,34 @@ public final class RunWatchdog {
 
   private void beat(long ticket) {
     List<Run> exceeded = new ArrayList<>();
-    synchronized (lock) {
-      // Stale: it started before the last run's end() or close() cancelled it. Counting it, a chain
-      // begun since would beat beside it, timing the runs at twice the rate.
-      if (!beat.claimLocked(ticket)) {
-        return;
-      }
-      beats++;
-      for (Run r : running) {
-        if (beats - r.startBeat > BEATS) {
-          exceeded.add(r);
+    try {
+      synchronized (lock) {
+        // Stale: it started before the last run's end() or close() cancelled it. Counting it, a chain
+        // begun since would beat beside it, timing the runs at twice the rate.
+        if (!beat.claimLocked(ticket)) {
+          return;
+        }
+        beats++;
+        for (Run r : running) {
+          if (beats - r.startBeat > BEATS) {
+            exceeded.add(r);
+          }
+        }
+        for (Run r : exceeded) {
+          running.remove(r);
+          r.exceeded = true;
+          r.thread.interrupt();
+        }
+        if (!running.isEmpty()) {
+          beat.rescheduleLocked(ticket);
         }
       }
+    } finally {
+      // Even past a reschedule the scheduler failed: a run taken out and interrupted here is timed
+      // by nothing else, and its lease must be let go.
       for (Run r : exceeded) {
-        running.remove(r);
-        r.exceeded = true;
-        r.thread.interrupt();
+        r.onExceeded.run();
       }
-      if (!running.isEmpty()) {
-        beat.rescheduleLocked(ticket);
-      }
-    }
-    for (Run r : exceeded) {
-      r.onExceeded.run();
     }
   }
 
