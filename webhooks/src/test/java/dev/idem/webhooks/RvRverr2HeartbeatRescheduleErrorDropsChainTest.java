@@ -11,9 +11,7 @@ import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -46,21 +44,8 @@ class RvRverr2HeartbeatRescheduleErrorDropsChainTest {
   @Test
   void aRescheduleTheSchedulerQueuedThenFailedStillRenewsTheRunningHandlersLease() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread: possibly out of memory or"
-        + " process/resource limits reached");
-    AtomicBoolean armed = new AtomicBoolean(true);
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        Future<?> queued = time.scheduler().schedule(task, delay); // queued first, as STPE does
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".LeaseHeartbeat") && f.getMethodName().equals("beat")))
-            && armed.getAndSet(false)) {
-          throw noThread; // ...then ensurePrestart() cannot start the next thread
-        }
-        return queued;
-      }
-    };
+    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "LeaseHeartbeat", "beat");
+    OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch p1Running = new CountDownLatch(1);
     CountDownLatch p1MayReturn = new CountDownLatch(1);
     AtomicInteger p2Ran = new AtomicInteger();

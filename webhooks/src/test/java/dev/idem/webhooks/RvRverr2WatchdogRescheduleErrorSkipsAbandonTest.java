@@ -5,16 +5,13 @@ import static dev.idem.webhooks.WebhookDeliveries.receiver;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,21 +40,8 @@ class RvRverr2WatchdogRescheduleErrorSkipsAbandonTest {
   @Test
   void aRunTheWatchdogInterruptedHasItsLeaseLetGoEvenIfTheRescheduleFails() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread: possibly out of memory or"
-        + " process/resource limits reached");
-    AtomicInteger watchdogReschedules = new AtomicInteger();
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        Future<?> queued = time.scheduler().schedule(task, delay); // queued first, as STPE does
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".RunWatchdog") && f.getMethodName().equals("beat")))
-            && watchdogReschedules.incrementAndGet() == 5) {
-          throw noThread; // the fifth beat's reschedule: ensurePrestart() cannot start a thread
-        }
-        return queued;
-      }
-    };
+    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingAt(time.scheduler(), "RunWatchdog", "beat", 5);
+    OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch aRunning = new CountDownLatch(1);
     CountDownLatch bRunning = new CountDownLatch(1);
     CountDownLatch mayReturn = new CountDownLatch(1);

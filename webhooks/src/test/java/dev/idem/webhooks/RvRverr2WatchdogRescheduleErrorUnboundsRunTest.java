@@ -6,14 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,21 +39,8 @@ class RvRverr2WatchdogRescheduleErrorUnboundsRunTest {
   @Test
   void aWatchdogRescheduleTheSchedulerQueuedThenFailedStillBoundsTheRun() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread: possibly out of memory or"
-        + " process/resource limits reached");
-    AtomicBoolean armed = new AtomicBoolean(true);
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        Future<?> queued = time.scheduler().schedule(task, delay); // queued first, as STPE does
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".RunWatchdog") && f.getMethodName().equals("beat")))
-            && armed.getAndSet(false)) {
-          throw noThread; // ...then ensurePrestart() cannot start the next thread
-        }
-        return queued;
-      }
-    };
+    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "RunWatchdog", "beat");
+    OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch p1Running = new CountDownLatch(1);
     CountDownLatch p1MayReturn = new CountDownLatch(1);
     AtomicInteger interrupts = new AtomicInteger();

@@ -9,8 +9,6 @@ import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,21 +39,8 @@ class RvRverr2WatchdogStartFailsHoldsEventTest {
   @Test
   void anEventWhoseWatchdogCouldNotStartGoesBackToPendingAtOnce() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread: possibly out of memory or"
-        + " process/resource limits reached");
-    AtomicBoolean armed = new AtomicBoolean(true);
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        Future<?> queued = time.scheduler().schedule(task, delay); // queued first, as STPE does
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".RunWatchdog") && f.getMethodName().equals("begin")))
-            && armed.getAndSet(false)) {
-          throw noThread; // ...then ensurePrestart() cannot start the thread
-        }
-        return queued;
-      }
-    };
+    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "RunWatchdog", "begin");
+    OutOfMemoryError noThread = lazyThreads.error();
     AtomicInteger p1Ran = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
       WebhookReceiver receiver = receiver(inbox, time);

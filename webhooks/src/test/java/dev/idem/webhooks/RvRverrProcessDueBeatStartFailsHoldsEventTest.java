@@ -6,12 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,21 +35,8 @@ class RvRverrProcessDueBeatStartFailsHoldsEventTest {
   @Test
   void anEventWhoseHeartbeatCouldNotStartInProcessDueRunsLater() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread: possibly out of memory or"
-        + " process/resource limits reached");
-    AtomicBoolean armed = new AtomicBoolean(true);
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        Future<?> queued = time.scheduler().schedule(task, delay); // queued first, as STPE does
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".LeaseHeartbeat") && f.getMethodName().equals("begin")))
-            && armed.getAndSet(false)) {
-          throw noThread; // ...then ensurePrestart() cannot start the thread
-        }
-        return queued;
-      }
-    };
+    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "LeaseHeartbeat", "begin");
+    OutOfMemoryError noThread = lazyThreads.error();
     AtomicInteger ran = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {
       WebhookReceiver receiver = receiver(inbox, time);
