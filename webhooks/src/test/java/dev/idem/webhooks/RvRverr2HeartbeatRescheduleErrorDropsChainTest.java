@@ -44,7 +44,7 @@ class RvRverr2HeartbeatRescheduleErrorDropsChainTest {
   @Test
   void aRescheduleTheSchedulerQueuedThenFailedStillRenewsTheRunningHandlersLease() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "LeaseHeartbeat", "beat");
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "LeaseHeartbeat", "beat", 1);
     OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch p1Running = new CountDownLatch(1);
     CountDownLatch p1MayReturn = new CountDownLatch(1);

@@ -40,7 +40,7 @@ class RvRverr2WatchdogRescheduleErrorSkipsAbandonTest {
   @Test
   void aRunTheWatchdogInterruptedHasItsLeaseLetGoEvenIfTheRescheduleFails() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingAt(time.scheduler(), "RunWatchdog", "beat", 5);
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "RunWatchdog", "beat", 5);
     OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch aRunning = new CountDownLatch(1);
     CountDownLatch bRunning = new CountDownLatch(1);

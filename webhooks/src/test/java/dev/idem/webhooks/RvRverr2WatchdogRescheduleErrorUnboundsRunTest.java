@@ -39,7 +39,7 @@ class RvRverr2WatchdogRescheduleErrorUnboundsRunTest {
   @Test
   void aWatchdogRescheduleTheSchedulerQueuedThenFailedStillBoundsTheRun() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "RunWatchdog", "beat");
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "RunWatchdog", "beat", 1);
     OutOfMemoryError noThread = lazyThreads.error();
     CountDownLatch p1Running = new CountDownLatch(1);
     CountDownLatch p1MayReturn = new CountDownLatch(1);

@@ -39,7 +39,7 @@ class RvRverr2WatchdogStartFailsHoldsEventTest {
   @Test
   void anEventWhoseWatchdogCouldNotStartGoesBackToPendingAtOnce() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "RunWatchdog", "begin");
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "RunWatchdog", "begin", 1);
     OutOfMemoryError noThread = lazyThreads.error();
     AtomicInteger p1Ran = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {

@@ -6,14 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.idem.core.spi.Scheduler;
 import dev.idem.core.testing.VirtualTime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -42,19 +39,8 @@ class RvRverr3WatchdogRescheduleHeapOomUnboundsRunTest {
   @Test
   void aWatchdogRescheduleThatFailsBeforeQueueingStillBoundsTheRun() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    OutOfMemoryError heap = new OutOfMemoryError("Java heap space");
-    AtomicBoolean armed = new AtomicBoolean(true);
-    Scheduler lazyThreads = new Scheduler() {
-      @Override
-      public Future<?> schedule(Runnable task, Duration delay) {
-        if (StackWalker.getInstance().walk(frames -> frames.anyMatch(
-            f -> f.getClassName().endsWith(".RunWatchdog") && f.getMethodName().equals("beat")))
-            && armed.getAndSet(false)) {
-          throw heap; // allocating the task or growing the queue: nothing queued
-        }
-        return time.scheduler().schedule(task, delay);
-      }
-    };
+    FailingScheduler lazyThreads = FailingScheduler.failBeforeQueueing(time.scheduler(), "RunWatchdog", "beat", 1);
+    OutOfMemoryError heap = lazyThreads.error();
     CountDownLatch p1Running = new CountDownLatch(1);
     CountDownLatch p1MayReturn = new CountDownLatch(1);
     AtomicInteger interrupts = new AtomicInteger();

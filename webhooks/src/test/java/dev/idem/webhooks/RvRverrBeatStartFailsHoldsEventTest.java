@@ -38,7 +38,7 @@ class RvRverrBeatStartFailsHoldsEventTest {
   @Test
   void anEventWhoseHeartbeatCouldNotStartIsNotHeldByTheStoppedProcessorForever() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "LeaseHeartbeat", "begin");
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "LeaseHeartbeat", "begin", 1);
     OutOfMemoryError noThread = lazyThreads.error();
     AtomicInteger p1Ran = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {

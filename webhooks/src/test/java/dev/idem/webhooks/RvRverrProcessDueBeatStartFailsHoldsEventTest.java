@@ -35,7 +35,7 @@ class RvRverrProcessDueBeatStartFailsHoldsEventTest {
   @Test
   void anEventWhoseHeartbeatCouldNotStartInProcessDueRunsLater() throws Exception {
     VirtualTime time = new VirtualTime(ReceiverTest.T0);
-    QueueThenFailScheduler lazyThreads = QueueThenFailScheduler.failingOnce(time.scheduler(), "LeaseHeartbeat", "begin");
+    FailingScheduler lazyThreads = FailingScheduler.queueThenFail(time.scheduler(), "LeaseHeartbeat", "begin", 1);
     OutOfMemoryError noThread = lazyThreads.error();
     AtomicInteger ran = new AtomicInteger();
     try (WebhookInbox inbox = WebhookInbox.sqlite(dir).clock(time.clock()).open()) {

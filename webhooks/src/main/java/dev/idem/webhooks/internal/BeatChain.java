@@ -102,21 +102,39 @@ final class BeatChain {
    * Last thing in a beat that still has something to time: the next beat, unless this one went
    * stale.
    *
-   * @throws Error or RuntimeException as the scheduler threw it (not a refusal): the new beat is
-   *     current all the same, since a scheduler that queued it before it failed (as
-   *     ScheduledThreadPoolExecutor does when it cannot start a thread) runs it once it can, and it
-   *     carries the chain on; the next {@link #startLocked()} schedules a chain in its place
+   * <p>A scheduler that fails (not a refusal) may have queued the beat first
+   * (ScheduledThreadPoolExecutor when it cannot start a thread) or not (the heap ran out before it
+   * queued it), and which cannot be told: the beat is asked for once more. If the scheduler takes
+   * it, it carries the chain on, the first (if queued) stale. If it fails again, its ticket stays
+   * current, so that a beat the scheduler queued still carries the chain on; one it did not queue
+   * leaves the chain ended, the leases to lapse as when the process is paused (the next
+   * {@link #startLocked()} starts a chain again).
+   *
+   * @throws Error or RuntimeException the scheduler's first failure, for the owner to report
    */
   void rescheduleLocked(long ticket) {
     if (ticket == current) {
-      long following = ++issued;
-      current = following;
-      next = null;
       try {
-        next = scheduler.schedule(() -> run(following), every);
-      } catch (RejectedExecutionException closing) {
-        refusedLocked(following);
+        scheduleNextLocked();
+      } catch (RuntimeException | Error failed) {
+        try {
+          scheduleNextLocked();
+        } catch (RuntimeException | Error again) {
+          // Reported as the first: a JVM may throw the same preallocated OutOfMemoryError again.
+        }
+        throw failed;
       }
+    }
+  }
+
+  private void scheduleNextLocked() {
+    long following = ++issued;
+    current = following;
+    next = null;
+    try {
+      next = scheduler.schedule(() -> run(following), every);
+    } catch (RejectedExecutionException closing) {
+      refusedLocked(following);
     }
   }
 

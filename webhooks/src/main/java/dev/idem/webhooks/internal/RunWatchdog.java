@@ -4,6 +4,7 @@ import dev.idem.core.spi.Scheduler;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -77,7 +78,7 @@ public final class RunWatchdog {
   }
 
   private void beat(long ticket) {
-    List<Run> exceeded = new ArrayList<>();
+    List<Run> cut = List.of();
     try {
       synchronized (lock) {
         // Stale: it started before the last run's end() or close() cancelled it. Counting it, a chain
@@ -85,25 +86,30 @@ public final class RunWatchdog {
         if (!beat.claimLocked(ticket)) {
           return;
         }
-        beats++;
-        for (Run r : running) {
-          if (beats - r.startBeat > BEATS) {
-            exceeded.add(r);
+        // Once claimed, the chain is this beat's to carry on whatever fails (an OutOfMemoryError),
+        // and a run is listed in cut (sized first, so adding cannot fail) as it is interrupted.
+        try {
+          beats++;
+          cut = new ArrayList<>(running.size());
+          for (Iterator<Run> it = running.iterator(); it.hasNext(); ) {
+            Run r = it.next();
+            if (beats - r.startBeat > BEATS) {
+              it.remove();
+              r.exceeded = true;
+              r.thread.interrupt();
+              cut.add(r);
+            }
           }
-        }
-        for (Run r : exceeded) {
-          running.remove(r);
-          r.exceeded = true;
-          r.thread.interrupt();
-        }
-        if (!running.isEmpty()) {
-          beat.rescheduleLocked(ticket);
+        } finally {
+          if (!running.isEmpty()) {
+            beat.rescheduleLocked(ticket);
+          }
         }
       }
     } finally {
-      // Even past a reschedule the scheduler failed: a run taken out and interrupted here is timed
-      // by nothing else, and its lease must be let go.
-      for (Run r : exceeded) {
+      // Even past a failure above: a run taken out and interrupted here is timed by nothing else,
+      // and its lease must be let go; one not cut is still timed, its lease kept.
+      for (Run r : cut) {
         r.onExceeded.run();
       }
     }
