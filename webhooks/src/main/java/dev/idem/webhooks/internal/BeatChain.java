@@ -6,6 +6,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiConsumer;
 import java.util.function.LongConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A beat that reschedules itself on a {@link Scheduler} while its owner has something to time: the
@@ -24,6 +26,9 @@ import java.util.function.LongConsumer;
  * {@link #claimLocked} included (first thing in the beat, in the same locked block as its work).
  */
 final class BeatChain {
+  // The processor's logger: operators set levels and filters on its name.
+  private static final Logger LOG = LoggerFactory.getLogger("dev.idem.webhooks.WebhookProcessor");
+
   private final Scheduler scheduler;
   private final Duration every;
   private final LongConsumer beat;
@@ -149,6 +154,10 @@ final class BeatChain {
       beat.accept(ticket);
     } catch (Error e) {
       onError.accept(e, name);
+    } catch (RuntimeException e) {
+      // Only an app's scheduler failing a reschedule gets here (the beats catch their own): said,
+      // not left in a Future nobody reads.
+      LOG.warn("{} failed at a beat: {}; its beats may have stopped", name, e.toString(), e);
     }
   }
 }

@@ -39,6 +39,27 @@ class TimerErrorsTest {
     assertEquals("the maximum run time's watchdog", reported.get(0).getValue());
   }
 
+  /**
+   * An app's scheduler that fails a reschedule with a RuntimeException (not a refusal): logged, not
+   * thrown into the scheduler's thread, and not an Error to stop the processor for.
+   */
+  @Test
+  void aRuntimeExceptionFromTheSchedulerAtABeatIsNotThrownIntoIt() {
+    HandScheduler hand = new HandScheduler();
+    int[] schedules = {0};
+    dev.idem.core.spi.Scheduler failingReschedules = (task, delay) -> {
+      if (++schedules[0] > 1) {
+        throw new IllegalStateException("simulated: the app's scheduler failed");
+      }
+      return hand.schedule(task, delay);
+    };
+    RunWatchdog w = new RunWatchdog(failingReschedules, Duration.ofMinutes(4), sink);
+    w.begin(new Thread(() -> { }), () -> { });
+    hand.period(); // the first beat; its reschedule fails twice
+    assertEquals(3, schedules[0], "the first beat, then its reschedule asked for twice");
+    assertEquals(List.of(), reported, "no Error to report");
+  }
+
   @Test
   void anErrorInARetrysTimerGoesToTheSink() {
     HandScheduler s = new HandScheduler();
