@@ -38,6 +38,11 @@ final class BeatChain {
   private Future<?> next;  // the pending beat; null if none is pending
   private long current;  // the ticket of the current beat; any other is stale
   private long issued;  // the last ticket given out: current is one of them, or one never scheduled
+  /**
+   * A second ticket that counts too, or 0: after a reschedule failed twice, either attempt may
+   * have been queued, and the first to run carries the chain on (it makes the other stale).
+   */
+  private long alternate;
 
   /**
    * @param beat the owner's beat, given its ticket: it begins with {@link #claimLocked} and ends
@@ -75,6 +80,7 @@ final class BeatChain {
       try {
         next = scheduler.schedule(() -> run(ticket), every);
         current = ticket;
+        alternate = 0;
       } catch (RejectedExecutionException closing) {
         refusedLocked(ticket);
       }
@@ -84,6 +90,7 @@ final class BeatChain {
   /** No beat from now on (until {@link #startLocked()}): a beat already started is stale. */
   void stopLocked() {
     current = ++issued;
+    alternate = 0;
     if (next != null) {
       next.cancel(false);
       next = null;
@@ -96,9 +103,11 @@ final class BeatChain {
    * without doing its work or rescheduling.
    */
   boolean claimLocked(long ticket) {
-    if (ticket != current) {
+    if (ticket != current && ticket != alternate) {
       return false;
     }
+    current = ticket;
+    alternate = 0;
     next = null;
     return true;
   }
@@ -110,10 +119,10 @@ final class BeatChain {
    * <p>A scheduler that fails (not a refusal) may have queued the beat first
    * (ScheduledThreadPoolExecutor when it cannot start a thread) or not (the heap ran out before it
    * queued it), and which cannot be told: the beat is asked for once more. If the scheduler takes
-   * it, it carries the chain on, the first (if queued) stale. If it fails again, its ticket stays
-   * current, so that a beat the scheduler queued still carries the chain on; one it did not queue
-   * leaves the chain ended, the leases to lapse as when the process is paused (the next
-   * {@link #startLocked()} starts a chain again).
+   * it, it carries the chain on, the first (if queued) stale. If it fails again, both tickets count
+   * until one of them runs, so that a beat the scheduler queued, either, carries the chain on; if
+   * it queued neither, the chain has ended, the leases to lapse as when the process is paused (the
+   * next {@link #startLocked()} starts a chain again).
    *
    * @throws Error or RuntimeException the scheduler's first failure, for the owner to report
    */
@@ -122,10 +131,12 @@ final class BeatChain {
       try {
         scheduleNextLocked();
       } catch (RuntimeException | Error failed) {
+        long first = current;
         try {
           scheduleNextLocked();
         } catch (RuntimeException | Error again) {
           // Reported as the first: a JVM may throw the same preallocated OutOfMemoryError again.
+          alternate = first;
         }
         throw failed;
       }
@@ -135,6 +146,7 @@ final class BeatChain {
   private void scheduleNextLocked() {
     long following = ++issued;
     current = following;
+    alternate = 0;
     next = null;
     try {
       next = scheduler.schedule(() -> run(following), every);
