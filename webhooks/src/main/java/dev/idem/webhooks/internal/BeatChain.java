@@ -158,6 +158,7 @@ final class BeatChain {
   /** The scheduler is closing and takes no more: no beat, as if stopped; the owner says what that means. */
   private void refusedLocked(long ticket) {
     current = ticket;
+    alternate = 0;
     next = null;
   }
 
