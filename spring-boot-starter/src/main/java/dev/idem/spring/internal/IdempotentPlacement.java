@@ -80,18 +80,35 @@ public final class IdempotentPlacement {
       return;
     }
     Handlers handlers = handlers(beans, loader);
+    // In a servlet app, a controller's request mapping that the context's mappings did not register:
+    // Spring MVC's own mapping is missing and another one (Actuator's) is there. Said so, or its
+    // author looks at the method.
+    ByRule rule = servletApp && handlers instanceof Registered ? new ByRule(mappingAnnotations(loader)) : null;
+    boolean unregistered = false;
     TreeSet<String> misplaced = new TreeSet<>();
     for (Marked marked : marked(beans)) {
       for (Method m : marked.methods()) {
-        if (!handlers.isHandler(marked.type(), m)) {
-          misplaced.add(marked.type().getName() + "." + m.getName() + " (not a handler method)");
+        if (handlers.isHandler(marked.type(), m)) {
+          continue;
         }
+        boolean controllers = rule != null && rule.isHandler(marked.type(), m);
+        unregistered |= controllers;
+        misplaced.add(marked.type().getName() + "." + m.getName() + (controllers
+            ? " (a controller's request mapping that no Spring MVC mapping registered)" : " (not a handler method)"));
       }
       if (marked.onClass() && !handlers.hasHandler(marked.type())) {
-        misplaced.add(marked.type().getName() + " (a class with no handler method)");
+        boolean controllers = rule != null && rule.hasHandler(marked.type());
+        unregistered |= controllers;
+        misplaced.add(marked.type().getName() + (controllers
+            ? " (a controller whose request mappings no Spring MVC mapping registered)"
+            : " (a class with no handler method)"));
       }
     }
     if (!misplaced.isEmpty()) {
+      String why = !unregistered ? "" : " The context's request mappings (" + String.join(", ", mappingNames(beans, loader))
+          + ") did not register a controller marked here, so Spring MVC does not serve it: is Spring MVC's"
+          + " auto-configuration (WebMvcAutoConfiguration) excluded? Spring MVC's own RequestMappingHandlerMapping"
+          + " registers the @Controller beans of its context.";
       throw new IllegalStateException("@Idempotent marks " + new ArrayList<>(misplaced) + ", where nothing reads it:"
           + " the guard reads it only on a Spring MVC handler method (a @RequestMapping, @PostMapping... method of a"
           + " @Controller), or on a controller class for its handler methods. It is no AOP advice: on a @Service or"
@@ -99,8 +116,20 @@ public final class IdempotentPlacement {
           + " methods it guards nothing, and a retry with the same Idempotency-Key runs the method again. Put it on"
           + " the Spring MVC handler that serves the request; guard other Spring MVC endpoints with"
           + " idem.server.routes, and endpoints that Spring MVC does not serve with the server module's"
-          + " IdempotencyFilter (dev.idem.server.servlet); or remove the annotation");
+          + " IdempotencyFilter (dev.idem.server.servlet); or remove the annotation." + why);
     }
+  }
+
+  /** The beans that are request mappings, Spring MVC's or WebFlux's type or a subclass, by name. */
+  private static List<String> mappingNames(ConfigurableListableBeanFactory beans, ClassLoader loader) {
+    List<String> names = new ArrayList<>();
+    for (String mappingType : MAPPINGS) {
+      if (ClassUtils.isPresent(mappingType, loader)) {
+        names.addAll(Arrays.asList(BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beans,
+            ClassUtils.resolveClassName(mappingType, loader), true, false)));
+      }
+    }
+    return names;
   }
 
   /**

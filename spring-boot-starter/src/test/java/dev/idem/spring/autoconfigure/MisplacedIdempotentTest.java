@@ -263,6 +263,39 @@ class MisplacedIdempotentTest {
   }
 
   /**
+   * Spring MVC's own mapping absent (its auto-configuration excluded), but another
+   * RequestMappingHandlerMapping in the context that takes no application controller (as Spring Boot
+   * Actuator's endpoint mapping): the controller's mark is refused as in the test above, and the
+   * refusal says why (no mapping registered this controller's request mapping) instead of calling a
+   * {@code @PostMapping} method of a {@code @RestController} "not a handler method", which sends its
+   * author looking at the method rather than at the missing Spring MVC configuration.
+   */
+  @Test
+  void aControllerNoMappingRegisteredIsRefusedAsSuchWhereAnotherMappingRuns(@TempDir java.nio.file.Path dir) {
+    new WebApplicationContextRunner().withConfiguration(IDEM)
+        .withPropertyValues("idem.outbox.enabled=false", "idem.directory=" + dir)
+        .withBean(EndpointsOnlyMapping.class).withBean(Orders.class).withBean(Ledger.class)
+        .run(context -> {
+          String m = messages(context.getStartupFailure());
+          assertTrue(m.contains(Orders.class.getName() + ".create (a controller's request mapping that no Spring MVC"
+              + " mapping registered)"), m);
+          assertFalse(m.contains(Orders.class.getName() + ".create (not a handler method)"), m);
+          assertTrue(m.contains("auto-configuration"), m);
+          // A mark that is misplaced whatever the mappings keeps its wording.
+          assertTrue(m.contains(Ledger.class.getName() + " (a class with no handler method)"), m);
+        });
+  }
+
+  /** A mapping of its own endpoints only, as Actuator's: it registers no application controller. */
+  static class EndpointsOnlyMapping extends org.springframework.web.servlet.mvc.method.annotation
+      .RequestMappingHandlerMapping {
+    @Override
+    protected boolean isHandler(Class<?> beanType) {
+      return false;
+    }
+  }
+
+  /**
    * A hierarchy (SpringApplicationBuilder.child): the parent serves no requests and keeps its rule;
    * the servlet child, whose Spring MVC mapping serves the controller, guards it.
    */
