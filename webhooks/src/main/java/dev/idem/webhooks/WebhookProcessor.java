@@ -166,8 +166,9 @@ public final class WebhookProcessor implements AutoCloseable {
   private final Duration closeGrace;
   private final ThreadFactory workerThreads;
   /**
-   * The workers running an event now: close() from a handler must not wait for its own run, and a
-   * run's failure is the shutdown's only if close() interrupted that run ({@link #cutByClose}).
+   * The threads running an event now, the workers' and those in processDue: close() waits for them
+   * but never for its caller's own run (a handler's close()), and a run's failure is the shutdown's
+   * only if close() interrupted that run ({@link #cutByClose}).
    */
   private final WorkerRuns runs = new WorkerRuns();
 
@@ -265,10 +266,13 @@ public final class WebhookProcessor implements AutoCloseable {
    * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
    * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
    * Once {@link #close()} was called (by one of its own handlers too: the kill switch), it claims
-   * nothing more: the event running then finishes, and the call returns. A claim under way on this
-   * thread as another thread calls close() still runs its event, and close() does not wait for (nor
-   * renew the lease of) a run of this method: close the processor from the thread that drives it,
-   * or after its call returned.
+   * nothing more: the event running then finishes, and the call returns; an event it was claiming
+   * as close() was called goes back to PENDING unrun, its attempt not counted, before close()
+   * returns. A close() from another thread treats a run of this method as a worker's: it waits for
+   * it within its grace, the lease renewed meanwhile, then interrupts the calling thread (the
+   * call returns with the interrupt status its handler left) and waits up to 5 s more for the run to
+   * record its outcome; a later close() waits for a run still going. A close() made by a handler
+   * this method runs (or by one it runs inside another handler's call) never waits for that run.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run (0 after close)
@@ -291,32 +295,53 @@ public final class WebhookProcessor implements AutoCloseable {
     Set<EventKey> dueAgain = new HashSet<>();
     int ran = 0;
     while (ran < max) {
-      synchronized (lock) {
-        if (closed) {
-          break;  // a handler's close(), the kill switch, stops this call's claims too
-        }
-      }
       failIfBroken();  // stopped meanwhile: by a poll, a timer, another processDue
       Set<EventKey> exclude = new HashSet<>(heartbeat.running());
       exclude.addAll(dueAgain);
       long now = clock.millis();
-      List<ClaimedEvent> claimed = store.claim(1, owner, now, dueBy, now + lease.toMillis(), exclude);
-      if (claimed.isEmpty()) {
+      // Listed as a run before the look at `closed`, which close() sets before it looks at the
+      // runs: either this call sees close() and claims nothing, or close() sees this run and waits
+      // for it (within its grace, its lease renewed, cut short after it) as for a worker's.
+      if (!runs.enterDue()) {
         break;
       }
-      ClaimedEvent e = claimed.get(0);
       try {
-        heartbeat.begin(e);
-      } catch (RuntimeException | Error noBeat) {
-        handBackUnrun(e, noBeat, "its lease heartbeat could not be scheduled");
-        throw noBeat;
+        if (closedNow()) {
+          break;  // close(), a handler's too (the kill switch), stops this call's claims
+        }
+        List<ClaimedEvent> claimed = store.claim(1, owner, now, dueBy, now + lease.toMillis(), exclude);
+        if (claimed.isEmpty()) {
+          break;
+        }
+        ClaimedEvent e = claimed.get(0);
+        if (closedNow()) {
+          // Claimed as close() was called: back to PENDING unrun, uncounted, before close(), which
+          // waits for this run, returns (as a poll's claim then is).
+          notRun(e);
+          break;
+        }
+        try {
+          heartbeat.begin(e);
+        } catch (RuntimeException | Error noBeat) {
+          handBackUnrun(e, noBeat, "its lease heartbeat could not be scheduled");
+          throw noBeat;
+        }
+        if (run(e, false) <= dueBy) {
+          dueAgain.add(EventKey.of(e));
+        }
+        ran++;
+      } finally {
+        runs.exit();
       }
-      if (run(e, false) <= dueBy) {
-        dueAgain.add(EventKey.of(e));
-      }
-      ran++;
     }
     return ran;
+  }
+
+  /** Whether close() was called: a processDue call claims nothing from then on. */
+  private boolean closedNow() {
+    synchronized (lock) {
+      return closed;
+    }
   }
 
   private void failIfBroken() {
@@ -616,7 +641,7 @@ public final class WebhookProcessor implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     } finally {
-      cut = onWorker && runs.handlerEnded();
+      cut = runs.handlerEnded();
       if (limit != null) {
         limit.end();
       }
@@ -828,9 +853,11 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Stops claiming (a poll already under way when it is called may still claim: what it claims
-   * then goes back to PENDING, not run, its attempt not counted, before close() returns, within the
-   * bounds below), lets running handlers finish (up to the {@linkplain Builder#closeGrace grace},
+   * Stops claiming (a poll, or a {@link #processDue} call on another thread, already under way when
+   * it is called may still claim: what it claims then goes back to PENDING, not run, its attempt not
+   * counted, before close() returns, within the bounds below), lets running handlers finish, those
+   * of the workers and those {@link #processDue} calls run on the app's threads alike, but never the
+   * caller's own run (up to the {@linkplain Builder#closeGrace grace},
    * default 10 s), then interrupts those still running, waits up to 5 s more for the interrupted
    * runs to end and record their outcome, and shuts down the threads it owns. Events not finished
    * stay in the inbox: one whose handler the interrupt ended goes back to PENDING, due at once, its
@@ -857,8 +884,10 @@ public final class WebhookProcessor implements AutoCloseable {
    * short wait, at most 5 s, for a lease renewal owed to a handler that closed the processor, see
    * below).
    *
-   * <p>A handler may call close() (a kill switch, a handler that stops consuming): its own run
-   * cannot end while it waits, so close() then waits for the other runs only, as above (and, if
+   * <p>A handler may call close() (a kill switch, a handler that stops consuming), whether it runs
+   * on a worker or in a {@link #processDue} call (one nested in another handler's too, whose run
+   * close() does not wait for either): its own run cannot end while it waits, so close() then
+   * waits for the other runs only, as above (and, if
    * another close() is already under way, returns at once: that one waits for this run). The other
    * runs include those a poll had handed to a worker that had not begun them yet (the shutdown of
    * the pool lets them go on): one that begins within the grace runs as any other, its lease renewed
@@ -943,8 +972,10 @@ public final class WebhookProcessor implements AutoCloseable {
         runsLeft = !poolEnded;
       }
       // Differences of nanoTime readings stay right across the overflow of start + bound; a
-      // negative remainder only asks whether the pool has terminated.
-      if (runsLeft && w != null && !w.awaitTermination(bound - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
+      // negative remainder only asks whether the runs have ended. The pool, then the runs, those
+      // of processDue calls too, which the pool's termination knows nothing of.
+      if (runsLeft && ((w != null && !w.awaitTermination(bound - (System.nanoTime() - start), TimeUnit.NANOSECONDS))
+          || !runs.awaitOthers(bound - (System.nanoTime() - start)))) {
         LOG.warn("webhook handlers still running {} plus {} after a later close() was called; they are left behind,"
             + " and their events run again when their leases end", closeGrace, CLOSE_HAND_BACK_WAIT);
       }
@@ -996,15 +1027,14 @@ public final class WebhookProcessor implements AutoCloseable {
     // The loop, and the scheduler it may own, keep running through the grace (a poll now claims
     // nothing: it sees `closed`), so that the leases of the events still running are renewed: a
     // grace longer than what was left of a lease let another processor run a handler that was
-    // about to finish within it, beside it. The renewals end with the grace (shutDown).
-    if (w == null) {
-      markPoolEnded();
-      return;
+    // about to finish within it, beside it. The renewals end with the grace (shutDown). The runs
+    // waited for are the workers' and those of processDue calls on the app's threads (never
+    // started: the latter only), but never the caller's own (a handler's close(), on a worker or
+    // in processDue: its run cannot end while it waits).
+    if (w != null) {
+      w.shutdown();
     }
-    w.shutdown();
     boolean ended = false;
-    // Called by a handler on one of the workers: the pool cannot terminate before this very run
-    // ends, so wait for the other runs only, and leave this one uninterrupted.
     try {
       ended = awaitRuns(w, fromHandler, saturatedNanos(closeGrace));
       if (!ended) {
@@ -1016,7 +1046,7 @@ public final class WebhookProcessor implements AutoCloseable {
         // dropped the queued runs with their events still leased; a queued run now begins no more
         // and hands its event back (dispatch).
         runs.cutShort();
-        // The interrupted runs hand their events back on their workers: wait for that, bounded,
+        // The interrupted runs hand their events back on their threads: wait for that, bounded,
         // since the caller's next step is usually to close the inbox they write to.
         ended = awaitRuns(w, fromHandler, CLOSE_HAND_BACK_WAIT.toNanos());
         if (!ended) {
@@ -1026,11 +1056,12 @@ public final class WebhookProcessor implements AutoCloseable {
       }
     } catch (InterruptedException ex) {
       // The caller wants close() over now: no further wait (a later close() waits for the
-      // hand-backs, since the pool was not seen to end).
+      // hand-backs, since the runs were not seen to end).
       Thread.currentThread().interrupt();
       runs.cutShort();
     }
-    // A handler's close() saw the other runs end, not the pool: its own run goes on.
+    // A handler's close() saw the other runs end, not its own: it goes on, and a later close()
+    // from outside waits for it.
     if (ended && !fromHandler) {
       markPoolEnded();
     }
@@ -1063,8 +1094,9 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * Waits for a poll under way to end, then for the runs on the workers to end: the pool's
-   * termination, or, for a handler's own close(), the other runs than the caller's. The poll first:
+   * Waits for a poll under way to end, then, from outside the workers, for the pool's termination,
+   * then for the runs still going but the caller's own: for a handler's close(), those on the other
+   * workers; for any, those of processDue calls, which the pool knows nothing of. The poll first:
    * what it claims from now on the pool refuses, and it hands that back; what it handed over before
    * is then counted by the pool and the runs.
    */
@@ -1074,8 +1106,10 @@ public final class WebhookProcessor implements AutoCloseable {
     if (!awaitPoll(nanos)) {
       return false;
     }
-    long left = nanos - (System.nanoTime() - start);
-    return fromHandler ? runs.awaitOthers(left) : w.awaitTermination(left, TimeUnit.NANOSECONDS);
+    if (!fromHandler && w != null && !w.awaitTermination(nanos - (System.nanoTime() - start), TimeUnit.NANOSECONDS)) {
+      return false;
+    }
+    return runs.awaitOthers(nanos - (System.nanoTime() - start));
   }
 
   /** Configures a processor. Not thread-safe. */

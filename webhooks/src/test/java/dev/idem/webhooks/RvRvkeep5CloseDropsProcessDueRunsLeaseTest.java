@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,9 +34,6 @@ class RvRvkeep5CloseDropsProcessDueRunsLeaseTest extends InboxOnVirtualClock {
   private static final Duration LEASE = Duration.ofSeconds(30);
 
   @Test
-  @Disabled("known defect, open: close() from another thread neither waits for a handler running in "
-      + "processDue nor renews its lease through the grace (a fix, d6ed53f0, was reverted after "
-      + "review rvkeep6)")
   void aHandlerRunningInProcessDueKeepsItsLeaseThroughAnotherThreadsClose() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);

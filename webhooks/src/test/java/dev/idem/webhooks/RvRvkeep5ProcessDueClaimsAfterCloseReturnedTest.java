@@ -10,7 +10,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,9 +32,6 @@ import org.junit.jupiter.api.Test;
  */
 class RvRvkeep5ProcessDueClaimsAfterCloseReturnedTest extends InboxOnVirtualClock {
   @Test
-  @Disabled("known defect, open: processDue checks closed before each claim, but a claim in flight as "
-      + "close() is called from another thread still runs its event (a fix, d6ed53f0, was "
-      + "reverted after review rvkeep6)")
   void processDueClaimsNothingAfterCloseReturned() throws Exception {
     List<String> ran = new CopyOnWriteArrayList<>();
     WebhookInbox inbox = openInbox();

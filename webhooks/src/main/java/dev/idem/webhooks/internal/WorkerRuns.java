@@ -1,12 +1,14 @@
 package dev.idem.webhooks.internal;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The threads of one processor's pool that are running one of its events now, and which of those
- * runs close() cut short.
+ * The threads running one of a processor's events now (its pool's workers, and the app's threads
+ * inside its {@code processDue}), and which of those runs close() cut short.
  *
  * <p>close() may be called by a handler (a kill switch, a handler that finds the app misconfigured):
  * waiting for the pool to terminate would then wait for the caller's own run, which cannot end while
@@ -33,8 +35,16 @@ import java.util.concurrent.TimeUnit;
  * worker not yet started, or still finishing its run before), which then ran with no lease renewal
  * and no watchdog, or, queued past the cut, handed its event back after close() had returned.
  *
- * <p>Bounded: a thread is listed only during its run, so at most one per worker, and the runs
- * handed to the pool are at most one per worker (the processor's slots). Thread-safe.
+ * <p>A {@code processDue} call lists its thread too ({@link #enterDue()}), from just before each
+ * claim: close() then waits for it, renews its lease and cuts it short after the grace as it does
+ * a worker's run, and a claim it makes while close() is being called is handed back before close()
+ * returns. A thread may run one event inside another (a handler, or a listener, that calls
+ * {@code processDue}): its runs are stacked, the innermost on top, and the thread is listed until
+ * the outermost ends, so that close() from either never waits for its own thread.
+ *
+ * <p>Bounded: a thread is listed only during its runs, at most one per worker plus one per nested
+ * {@code processDue} call of the app's, and the runs handed to the pool are at most one per worker
+ * (the processor's slots). Thread-safe.
  */
 public final class WorkerRuns {
   private final Object lock = new Object();
@@ -79,9 +89,32 @@ public final class WorkerRuns {
         return false;
       }
       queued--;
-      running.put(Thread.currentThread(), new Run());
+      push();
       return true;
     }
+  }
+
+  /**
+   * The calling thread, inside {@code processDue}, is about to claim an event and run it: until
+   * {@link #exit()}, it counts as running one (as a worker's run, but not handed over by a poll:
+   * nothing {@linkplain #queued() queued}). The caller checks, after this, that close() had not been
+   * called: so either it sees close() and claims nothing, or close() sees this run and waits for it.
+   *
+   * @return false, and nothing is listed, if close() has already cut the runs short
+   */
+  public boolean enterDue() {
+    synchronized (lock) {
+      if (cut) {
+        return false;
+      }
+      push();
+      return true;
+    }
+  }
+
+  private void push() {
+    Thread self = Thread.currentThread();
+    running.put(self, new Run(running.get(self)));
   }
 
   /**
@@ -114,27 +147,37 @@ public final class WorkerRuns {
    *     false for a thread that is not running one of the events, or whose run is not timed
    */
   public boolean stopTimingCaller() {
-    RunWatchdog.Run limit;
-    Runnable untimed;
+    // Every run of the thread, not only the innermost: a worker's handler that calls processDue,
+    // whose handler then closes the processor, is still timed by the worker's run below.
+    List<Run> timed = new ArrayList<>();
     synchronized (lock) {
-      Run r = running.get(Thread.currentThread());
-      limit = r == null ? null : r.limit;
-      untimed = r == null ? null : r.untimed;
+      for (Run r = running.get(Thread.currentThread()); r != null; r = r.outer) {
+        if (r.limit != null) {
+          timed.add(r);
+        }
+      }
     }
-    if (limit == null) {
-      return false;
+    boolean exceeded = false;
+    for (Run r : timed) {
+      // After end(), no beat interrupts this thread any more (RunWatchdog excludes the two), so
+      // exceeded() read after it is final.
+      r.limit.end();
+      r.untimed.run();
+      exceeded |= r.limit.exceeded();
     }
-    // After end(), no beat interrupts this thread any more (RunWatchdog excludes the two), so
-    // exceeded() read after it is final.
-    limit.end();
-    untimed.run();
-    return limit.exceeded();
+    return exceeded;
   }
 
-  /** The calling thread's run is over, its outcome recorded. */
+  /** The calling thread's innermost run is over, its outcome recorded (or nothing was claimed). */
   public void exit() {
     synchronized (lock) {
-      running.remove(Thread.currentThread());
+      Thread self = Thread.currentThread();
+      Run r = running.get(self);
+      if (r == null || r.outer == null) {
+        running.remove(self);
+      } else {
+        running.put(self, r.outer);
+      }
       lock.notifyAll();
     }
   }
@@ -150,7 +193,7 @@ public final class WorkerRuns {
    * The calling thread's handler has returned or thrown: close() no longer interrupts this run.
    *
    * @return whether close() interrupted the run before (cut it short); false for a thread that is
-   *     not running one of the events between enter and exit ({@code processDue} on the app's thread)
+   *     not running one of the events between enter and exit
    */
   public boolean handlerEnded() {
     synchronized (lock) {
@@ -175,13 +218,24 @@ public final class WorkerRuns {
     Thread self = Thread.currentThread();
     synchronized (lock) {
       cut = true;
-      for (Map.Entry<Thread, Run> r : running.entrySet()) {
-        if (r.getKey() != self && !r.getValue().handlerEnded && !r.getValue().cut) {
-          // overran() takes the watchdog's lock, under which its beat marks and interrupts a run:
-          // either the beat came first (the run overran) or it comes after this mark (the run was
-          // cut short). The watchdog never takes this lock, so the nesting cannot deadlock.
-          r.getValue().cut = !r.getValue().overran();
-          r.getKey().interrupt();
+      for (Map.Entry<Thread, Run> t : running.entrySet()) {
+        if (t.getKey() == self) {
+          continue;
+        }
+        boolean interrupt = false;
+        // Each of the thread's stacked runs whose handler still runs (an outer handler waits in a
+        // nested processDue whose run is recording its outcome): each is judged by this mark.
+        for (Run r = t.getValue(); r != null; r = r.outer) {
+          if (!r.handlerEnded && !r.cut) {
+            // overran() takes the watchdog's lock, under which its beat marks and interrupts a
+            // run: either the beat came first (the run overran) or it comes after this mark (the
+            // run was cut short). The watchdog never takes this lock, so the nesting cannot deadlock.
+            r.cut = !r.overran();
+            interrupt = true;
+          }
+        }
+        if (interrupt) {
+          t.getKey().interrupt();
         }
       }
     }
@@ -217,10 +271,15 @@ public final class WorkerRuns {
 
   /** One thread's run. */
   private static final class Run {
+    final Run outer;  // the run this one is nested in, on the same thread; null if none
     boolean handlerEnded;  // guarded by the outer lock
     boolean cut;  // guarded by the outer lock
     RunWatchdog.Run limit;  // guarded by the outer lock; null until timed (never, for an untimed run)
     Runnable untimed;  // guarded by the outer lock; set with limit
+
+    Run(Run outer) {
+      this.outer = outer;
+    }
 
     boolean overran() {
       return limit != null && limit.exceeded();
