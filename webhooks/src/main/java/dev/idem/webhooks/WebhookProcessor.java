@@ -104,6 +104,8 @@ public final class WebhookProcessor implements AutoCloseable {
   static final int MAX_UNRECORDED_RUNS = 10;
   /** What {@link #run} returns for a run that did not leave its event PENDING. */
   private static final long NOT_PENDING = Long.MAX_VALUE;
+  /** {@link #run}'s answer for a run close() cut short before its handler started: handed back unrun. */
+  private static final long NOT_RUN = Long.MIN_VALUE;
 
   /**
    * The default retry policy for handlers: webhooks can wait longer than an HTTP call. 1 s doubling
@@ -269,9 +271,13 @@ public final class WebhookProcessor implements AutoCloseable {
    * nothing more: the event running then finishes, and the call returns; an event it was claiming
    * as close() was called goes back to PENDING unrun, its attempt not counted, before close()
    * returns. A close() from another thread treats a run of this method as a worker's: it waits for
-   * it within its grace, the lease renewed meanwhile, then interrupts the calling thread (the
-   * call returns with the interrupt status its handler left) and waits up to 5 s more for the run to
-   * record its outcome; a later close() waits for a run still going. A close() made by a handler
+   * it within its grace, the lease renewed meanwhile, then (or at once, if the thread calling
+   * close() is interrupted while it waits) interrupts the calling thread, but only while one of
+   * its handlers runs, and waits up to 5 s more for the run to record its outcome; a later close()
+   * waits for a run still going. A run whose handler had not started by then never starts it: its
+   * event goes back to PENDING unrun, uncounted. A handler that returns normally though interrupted
+   * succeeded, and the interrupt close() made is taken back (the call does not return it to the
+   * app); after one that throws, the call returns with the interrupt status the handler left. A close() made by a handler
    * this method runs (or by one it runs inside another handler's call) never waits for that run.
    *
    * @param max the most events to run, at least 1
@@ -326,7 +332,11 @@ public final class WebhookProcessor implements AutoCloseable {
           handBackUnrun(e, noBeat, "its lease heartbeat could not be scheduled");
           throw noBeat;
         }
-        if (run(e, false) <= dueBy) {
+        long dueAt = run(e, false);
+        if (dueAt == NOT_RUN) {
+          break;  // close() cut this run short before its handler started: handed back, not counted
+        }
+        if (dueAt <= dueBy) {
           dueAgain.add(EventKey.of(e));
         }
         ran++;
@@ -537,8 +547,9 @@ public final class WebhookProcessor implements AutoCloseable {
   /**
    * Runs a claimed event and records the outcome; its lease is renewed until then.
    *
-   * @param onWorker whether on one of this processor's workers, whose handlers close() may interrupt
-   * @return when the event is due again, if this run left it PENDING; else {@link Long#MAX_VALUE}
+   * @param onWorker whether on one of this processor's workers (timed by the maximum run time)
+   * @return when the event is due again, if this run left it PENDING; {@link #NOT_RUN} if close()
+   *     cut it short before its handler started (handed back unrun); else {@link #NOT_PENDING}
    */
   private long run(ClaimedEvent e, boolean onWorker) {
     try {
@@ -633,6 +644,18 @@ public final class WebhookProcessor implements AutoCloseable {
     // itself, or had already returned or thrown when close() interrupted the others, is judged by
     // its own outcome, not by the shutdown going on beside it.
     boolean cut = false;
+    if (!runs.handlerStarts()) {
+      // close() cut the runs short before this handler started: it does not start after close()
+      // returned (which waits for this hand-back, bounded), and the event goes back unrun.
+      if (limit != null) {
+        limit.end();
+        if (limit.exceeded()) {
+          Thread.interrupted();  // the watchdog's, meant for a handler that never started
+        }
+      }
+      notRun(e);
+      return NOT_RUN;
+    }
     try {
       handler.handle(event);
     } catch (Throwable t) {
@@ -641,7 +664,7 @@ public final class WebhookProcessor implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     } finally {
-      cut = runs.handlerEnded();
+      cut = runs.handlerEnded(failure == null);
       if (limit != null) {
         limit.end();
       }
@@ -867,7 +890,11 @@ public final class WebhookProcessor implements AutoCloseable {
    * Only the runs close() interrupted are judged so: a handler that had already returned or thrown
    * when close() interrupted the others is recorded by its own outcome, one the maximum run time had
    * already interrupted counts as a failed attempt (as that limit says) though close() interrupts
-   * it again, and a claimed event whose run had not begun goes back to PENDING without running. A
+   * it again, and a claimed event whose handler had not started goes back to PENDING without
+   * running. Only a thread whose handler is running is interrupted (not one claiming, handing an
+   * event back, or recording an outcome or a dead letter); a handler that returns normally though
+   * interrupted has succeeded, and the interrupt close() made is taken back before its outcome is
+   * recorded. A
    * handler that ignores the interrupt for longer than those 5 s is left behind on its (daemon)
    * thread: close() returns without its outcome, its lease is renewed no longer, and the event runs
    * again when its lease ends, on another processor or after a restart (an embedded inbox: at its
@@ -880,7 +907,8 @@ public final class WebhookProcessor implements AutoCloseable {
    * caller was interrupted; runs were left behind), for the runs still going as well, so that
    * whoever closes the inbox next does not close it under a run still recording its outcome; it too returns within the grace plus 5 s of its call, and does not interrupt
    * anything. A later call from a handler returns at once (the other close() waits for its run).
-   * A caller interrupted while waiting stops waiting and keeps its interrupt status (but for the
+   * A caller interrupted while waiting stops waiting, cuts the runs short at once as the end of the
+   * grace would (without waiting for their hand-back), and keeps its interrupt status (but for the
    * short wait, at most 5 s, for a lease renewal owed to a handler that closed the processor, see
    * below).
    *

@@ -190,27 +190,72 @@ public final class WorkerRuns {
   }
 
   /**
-   * The calling thread's handler has returned or thrown: close() no longer interrupts this run.
+   * The calling thread's run is about to call its handler: from now until {@link #handlerEnded},
+   * close() may interrupt the thread. Before, it never does: the thread is then in the processor's
+   * own code (a claim, a hand-back, a dead letter no handler sees), and for a {@code processDue}
+   * run it is the app's thread, which would carry an interrupt nothing of its own asked for back to
+   * the app.
    *
+   * @return false if close() has already cut the runs short: the handler must not start (the
+   *     caller hands the event back, unrun, so that no handler starts after close() returned);
+   *     true for a thread that is not running one of the events
+   */
+  public boolean handlerStarts() {
+    synchronized (lock) {
+      if (cut) {
+        return false;
+      }
+      Run r = running.get(Thread.currentThread());
+      if (r != null) {
+        r.handlerRunning = true;
+      }
+      return true;
+    }
+  }
+
+  /**
+   * The calling thread's handler has returned or thrown: close() no longer interrupts this run.
+   * If close() cut the run short but the handler returned normally (it finished its work anyway, or
+   * had returned just before the cut's interrupt landed), the interrupt close() made is taken back
+   * here, so that neither the outcome's recording nor the app's thread after {@code processDue}
+   * sees it; an interrupt the thread already had before the cut is left, as is one an outer run of
+   * the thread still needs (its handler runs on, cut short too).
+   *
+   * @param returnedNormally whether the handler returned rather than threw
    * @return whether close() interrupted the run before (cut it short); false for a thread that is
    *     not running one of the events between enter and exit
    */
-  public boolean handlerEnded() {
+  public boolean handlerEnded(boolean returnedNormally) {
     synchronized (lock) {
       Run r = running.get(Thread.currentThread());
       if (r == null) {
         return false;
       }
       r.handlerEnded = true;
+      if (r.cut && returnedNormally && !r.interruptedBeforeCut && !outerCutRunning(r)) {
+        // Under the lock: cutShort interrupts only under it, and no more for this run from now on.
+        Thread.interrupted();
+      }
       return r.cut;
     }
   }
 
+  private static boolean outerCutRunning(Run r) {
+    for (Run o = r.outer; o != null; o = o.outer) {
+      if (o.cut && !o.handlerEnded) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
-   * close(), after its grace: interrupts the threads whose handlers are still running (or about to
-   * run), but not the calling thread (a handler's own close() does not cut its run short), marks
-   * those runs cut short, and lets no run begin from now on. Runs whose handler has ended are left
-   * alone: their outcome is their own, being recorded. The runs the watchdog has already
+   * close(), after its grace: interrupts the threads whose handlers are running (between
+   * {@link #handlerStarts()} and {@link #handlerEnded}), but not the calling thread (a handler's own
+   * close() does not cut its run short), marks those runs cut short, and lets no run begin, nor any
+   * handler start, from now on. Runs whose handler has not started (a claim, a hand-back, a dead
+   * letter recorded without a handler) or has ended are not interrupted: the thread is in the
+   * processor's own code, and the outcome of an ended one is its own, being recorded. The runs the watchdog has already
    * interrupted are interrupted again (a handler may have swallowed the first interrupt) but not
    * marked: they overran before close() cut anything, and are judged so. Idempotent.
    */
@@ -223,14 +268,16 @@ public final class WorkerRuns {
           continue;
         }
         boolean interrupt = false;
+        boolean interruptedBefore = t.getKey().isInterrupted();
         // Each of the thread's stacked runs whose handler still runs (an outer handler waits in a
         // nested processDue whose run is recording its outcome): each is judged by this mark.
         for (Run r = t.getValue(); r != null; r = r.outer) {
-          if (!r.handlerEnded && !r.cut) {
+          if (r.handlerRunning && !r.handlerEnded && !r.cut) {
             // overran() takes the watchdog's lock, under which its beat marks and interrupts a
             // run: either the beat came first (the run overran) or it comes after this mark (the
             // run was cut short). The watchdog never takes this lock, so the nesting cannot deadlock.
             r.cut = !r.overran();
+            r.interruptedBeforeCut = interruptedBefore;
             interrupt = true;
           }
         }
@@ -272,7 +319,9 @@ public final class WorkerRuns {
   /** One thread's run. */
   private static final class Run {
     final Run outer;  // the run this one is nested in, on the same thread; null if none
+    boolean handlerRunning;  // guarded by the outer lock: handlerStarts() said yes
     boolean handlerEnded;  // guarded by the outer lock
+    boolean interruptedBeforeCut;  // guarded by the outer lock: the thread was already interrupted when cut
     boolean cut;  // guarded by the outer lock
     RunWatchdog.Run limit;  // guarded by the outer lock; null until timed (never, for an untimed run)
     Runnable untimed;  // guarded by the outer lock; set with limit
