@@ -219,7 +219,9 @@ public final class WorkerRuns {
    * had returned just before the cut's interrupt landed), the interrupt close() made is taken back
    * here, so that neither the outcome's recording nor the app's thread after {@code processDue}
    * sees it; an interrupt the thread already had before the cut is left, as is one an outer run of
-   * the thread still needs (its handler runs on, cut short too).
+   * the thread still needs (its handler runs on, cut short too, or overran and interrupted again).
+   * One interrupt flag serves all: an interrupt the app or the handler itself set after the cut is
+   * taken back with it.
    *
    * @param returnedNormally whether the handler returned rather than threw
    * @return whether close() interrupted the run before (cut it short); false for a thread that is
@@ -232,7 +234,7 @@ public final class WorkerRuns {
         return false;
       }
       r.handlerEnded = true;
-      if (r.cut && returnedNormally && !r.interruptedBeforeCut && !outerCutRunning(r)) {
+      if (r.cut && returnedNormally && !r.interruptedBeforeCut && !outerHandlerRunning(r)) {
         // Under the lock: cutShort interrupts only under it, and no more for this run from now on.
         Thread.interrupted();
       }
@@ -240,9 +242,14 @@ public final class WorkerRuns {
     }
   }
 
-  private static boolean outerCutRunning(Run r) {
+  /**
+   * Whether an outer run of the thread has its handler still running: the cut that marked {@code r}
+   * interrupted the thread for it too, as cut short or, if it had overran, again (its handler may
+   * have swallowed the watchdog's interrupt, review rpd2), and it still needs that interrupt.
+   */
+  private static boolean outerHandlerRunning(Run r) {
     for (Run o = r.outer; o != null; o = o.outer) {
-      if (o.cut && !o.handlerEnded) {
+      if (o.handlerRunning && !o.handlerEnded) {
         return true;
       }
     }
