@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -35,33 +33,21 @@ class CloseBeforeProcessDueHandlerStartsTest extends InboxOnVirtualClock {
     deliver(receiver, time, "evt_1", "report.build");
     time.advance(Duration.ofMillis(1));
 
-    CompletableFuture<Boolean> interruptedAfter = new CompletableFuture<>();
-    CompletableFuture<Integer> ran = new CompletableFuture<>();
-    Thread app = new Thread(() -> {
-      try {
-        ran.complete(p.processDue(1));
-      } catch (Throwable t) {
-        ran.completeExceptionally(t);
-      } finally {
-        interruptedAfter.complete(Thread.interrupted());
-      }
-    }, "app-thread");
+    ProcessDueThread app = new ProcessDueThread(() -> p.processDue(1));
     // Held at the first clock reading of the run (when its handler is about to start): claimed,
     // listed, no handler running.
-    clock.holdNextReadingOn(th -> th == app && Arrays.stream(th.getStackTrace())
-        .anyMatch(f -> f.getClassName().equals(WebhookProcessor.class.getName())
-            && f.getMethodName().equals("runClaimed")));
+    clock.holdNextReadingIn(app.thread, "runClaimed");
     app.start();
     assertTrue(clock.held.await(30, TimeUnit.SECONDS), "the run claimed its event");
 
     p.close(); // grace out, cut, bounded hand-back wait, returns
     clock.release.release();
 
-    assertEquals(0, ran.get(30, TimeUnit.SECONDS), "no event ran");
+    assertEquals(0, app.ran(), "no event ran");
     assertEquals(0, runs.get(), "the handler did not start after close() had cut the run short");
     InboxEntry after = inbox.find("acme", "evt_1").orElseThrow();
     assertEquals(InboxState.PENDING, after.state(), "handed back unrun");
     assertEquals(0, after.attempts(), "its attempt not counted");
-    assertFalse(interruptedAfter.get(30, TimeUnit.SECONDS), "no handler ran: close() did not interrupt the thread");
+    assertFalse(app.interruptedAfter(), "no handler ran: close() did not interrupt the thread");
   }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -39,25 +38,14 @@ class CloseCutProcessDueHandlerReturnsNormallyTest extends InboxOnVirtualClock {
     deliver(receiver, time, "evt_1", "report.build");
     time.advance(Duration.ofMillis(1));
 
-    CompletableFuture<Boolean> interruptedAfter = new CompletableFuture<>();
-    CompletableFuture<Integer> ran = new CompletableFuture<>();
-    Thread app = new Thread(() -> {
-      try {
-        ran.complete(p.processDue(1));
-      } catch (Throwable t) {
-        ran.completeExceptionally(t);
-      } finally {
-        interruptedAfter.complete(Thread.interrupted());
-      }
-    }, "app-thread");
-    app.start();
+    ProcessDueThread app = new ProcessDueThread(() -> p.processDue(1)).start();
     assertTrue(entered.await(30, TimeUnit.SECONDS), "the handler started");
     p.close();
 
-    assertEquals(1, ran.get(30, TimeUnit.SECONDS));
+    assertEquals(1, app.ran());
     InboxEntry after = inbox.find("acme", "evt_1").orElseThrow();
     assertEquals(InboxState.DONE, after.state(), "the handler returned normally: its outcome is its own");
     assertEquals(1, after.attempts());
-    assertFalse(interruptedAfter.get(30, TimeUnit.SECONDS), "the interrupt close() made was taken back");
+    assertFalse(app.interruptedAfter(), "the interrupt close() made was taken back");
   }
 }

@@ -3,6 +3,7 @@ package dev.idem.webhooks;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,6 +38,12 @@ final class HoldingClock extends Clock {
   /** Holds the next reading on a thread {@code which} accepts (one the test has no hold of: a pool's). */
   void holdNextReadingOn(Predicate<Thread> which) {
     holdOn.set(which);
+  }
+
+  /** Holds the next reading {@code t} makes inside {@code method} of {@link WebhookProcessor}. */
+  void holdNextReadingIn(Thread t, String method) {
+    holdOn.set(th -> th == t && Arrays.stream(th.getStackTrace()).anyMatch(
+        f -> f.getClassName().equals(WebhookProcessor.class.getName()) && f.getMethodName().equals(method)));
   }
 
   @Override

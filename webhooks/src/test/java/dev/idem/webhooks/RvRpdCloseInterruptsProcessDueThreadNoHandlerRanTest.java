@@ -7,8 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -46,31 +44,19 @@ class RvRpdCloseInterruptsProcessDueThreadNoHandlerRanTest extends InboxOnVirtua
     deliver(receiver, time, "evt_1", "report.build");
     time.advance(Duration.ofMillis(1));
 
-    CompletableFuture<Boolean> interruptedAfter = new CompletableFuture<>();
-    CompletableFuture<Integer> ran = new CompletableFuture<>();
-    Thread app = new Thread(() -> {
-      try {
-        ran.complete(p.processDue(1));
-      } catch (Throwable t) {
-        ran.completeExceptionally(t);
-      } finally {
-        // What the app's next piece of work on this thread would find.
-        interruptedAfter.complete(Thread.interrupted());
-      }
-    }, "app-thread");
+    ProcessDueThread app = new ProcessDueThread(() -> p.processDue(1));
     // Hold the app's thread at the clock reading of the dead-letter write (WebhookProcessor.dead):
     // inside processDue, no handler running.
-    clock.holdNextReadingOn(th -> th == app && Arrays.stream(th.getStackTrace())
-        .anyMatch(f -> f.getClassName().equals(WebhookProcessor.class.getName()) && f.getMethodName().equals("dead")));
+    clock.holdNextReadingIn(app.thread, "dead");
     app.start();
     assertTrue(clock.held.await(30, TimeUnit.SECONDS), "processDue reached the dead-letter write");
 
     p.close(); // the app's shutdown, on another thread: grace out, cut, bounded hand-back wait, returns
     clock.release.release();
 
-    assertEquals(1, ran.get(30, TimeUnit.SECONDS), "processDue dead-lettered its one event");
+    assertEquals(1, app.ran(), "processDue dead-lettered its one event");
     assertEquals(InboxState.DEAD, inbox.find("acme", "evt_1").orElseThrow().state());
-    assertFalse(interruptedAfter.get(30, TimeUnit.SECONDS),
+    assertFalse(app.interruptedAfter(),
         "processDue returned to the app with its thread interrupted by close(), though no handler of it ran");
   }
 }
