@@ -168,7 +168,11 @@ public final class WorkerRuns {
     return exceeded;
   }
 
-  /** The calling thread's innermost run is over, its outcome recorded (or nothing was claimed). */
+  /**
+   * The calling thread's innermost run is over, its outcome recorded (or nothing was claimed). If
+   * close() has cut the runs short and an outer run of the thread still runs its handler, the
+   * thread is interrupted again for that handler.
+   */
   public void exit() {
     synchronized (lock) {
       Thread self = Thread.currentThread();
@@ -177,6 +181,12 @@ public final class WorkerRuns {
         running.remove(self);
       } else {
         running.put(self, r.outer);
+        if (cut && outerHandlerRunning(r)) {
+          // cutShort interrupted the thread once for all its runs, and the inner handler may have
+          // used that interrupt up (caught it and returned, or thrown a failure wrapping it; review
+          // rpd3): the outer handler, cut short or overran, is given it back as the call returns.
+          self.interrupt();
+        }
       }
       lock.notifyAll();
     }
@@ -218,8 +228,9 @@ public final class WorkerRuns {
    * If close() cut the run short but the handler returned normally (it finished its work anyway, or
    * had returned just before the cut's interrupt landed), the interrupt close() made is taken back
    * here, so that neither the outcome's recording nor the app's thread after {@code processDue}
-   * sees it; an interrupt the thread already had before the cut is left, as is one an outer run of
-   * the thread still needs (its handler runs on, cut short too, or overran and interrupted again).
+   * sees it; an interrupt the thread already had before the cut is left. An outer run of the
+   * thread whose handler runs on (cut short too, or overran and interrupted again) gets it back at
+   * {@link #exit()}.
    * One interrupt flag serves all: an interrupt the app or the handler itself set after the cut is
    * taken back with it.
    *
@@ -234,7 +245,9 @@ public final class WorkerRuns {
         return false;
       }
       r.handlerEnded = true;
-      if (r.cut && returnedNormally && !r.interruptedBeforeCut && !outerHandlerRunning(r)) {
+      // An outer handler still running gets the interrupt back at exit(), once this run's outcome
+      // is recorded.
+      if (r.cut && returnedNormally && !r.interruptedBeforeCut) {
         // Under the lock: cutShort interrupts only under it, and no more for this run from now on.
         Thread.interrupted();
       }
@@ -243,9 +256,9 @@ public final class WorkerRuns {
   }
 
   /**
-   * Whether an outer run of the thread has its handler still running: the cut that marked {@code r}
-   * interrupted the thread for it too, as cut short or, if it had overran, again (its handler may
-   * have swallowed the watchdog's interrupt, review rpd2), and it still needs that interrupt.
+   * Whether an outer run of the thread has its handler still running: a cut interrupted the thread
+   * for it too, as cut short or, if it had overran, again (its handler may have swallowed the
+   * watchdog's interrupt, review rpd2), and it still needs that interrupt.
    */
   private static boolean outerHandlerRunning(Run r) {
     for (Run o = r.outer; o != null; o = o.outer) {
