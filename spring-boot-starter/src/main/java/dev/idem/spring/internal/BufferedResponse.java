@@ -454,14 +454,15 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       put("Content-Type", withCharset(t, characterEncoding), false);
       return;
     }
-    // Any type, as Tomcat: a charset set before (setCharacterEncoding, a locale's) is named.
-    if (characterEncoding != null && !t.toLowerCase(Locale.ROOT).contains("charset")) {
-      t = t + ";charset=" + characterEncoding;
-    }
     int i = t.toLowerCase(Locale.ROOT).indexOf("charset=");
     if (i >= 0) {
       characterEncoding = t.substring(i + "charset=".length()).trim();
       encodingChosen = true;
+    } else if (characterEncoding != null && !t.toLowerCase(Locale.ROOT).contains("charset")) {
+      // Any type, as Tomcat: a charset set before (setCharacterEncoding, a locale's) is named. Naming
+      // it does not choose it: a locale's stays a locale's, and a later setLocale still replaces it
+      // (Tomcat's setContentType leaves isCharacterEncodingSet as it was for a type without one).
+      t = t + ";charset=" + characterEncoding;
     }
     put("Content-Type", t, false);
   }
@@ -707,18 +708,30 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   /**
-   * The charset the container maps the locale to, or null if it maps none. Only the container
-   * knows its locale-encoding mapping (the deployment descriptor's, Spring Boot's
-   * {@code server.servlet.encoding.mapping}, Tomcat's own), and the Servlet API reads it only
-   * through {@code setLocale}: the locale is set on the container's response, its charset read
-   * back, and the container's response put back as it was, so that nothing of the handler's locale
-   * stays there: a reset or a rollback forgets it (the guard's own 500 or 503 carries no
-   * Content-Language of the handler's), and the answer sent after the commit carries only what is
-   * held. A locale set on the container's response before the guard (one other than the JVM's
-   * default, which the container reads when none was set and which sends no Content-Language) is
-   * set back; otherwise it is cleared with {@code setLocale(null)}, which Tomcat 10.1 and 11 take
-   * as "no locale": no Content-Language, the locale's charset forgotten unless one was chosen. (An
-   * outer filter that set the JVM's default locale itself loses its Content-Language.)
+   * The charset the container names after the locale is set, or null if it names none: the one it
+   * maps the locale to, or one it had before that the locale does not replace (a charset an outer
+   * filter chose, which no locale replaces). Only the container knows its locale-encoding mapping
+   * (the deployment descriptor's, Spring Boot's {@code server.servlet.encoding.mapping}, Tomcat's
+   * own), and the Servlet API reads it only through {@code setLocale}: the locale is set on the
+   * container's response, what it names read back, and the container's response put back as it
+   * was, so that nothing of the handler's locale stays there: a reset or a rollback forgets it (the
+   * guard's own 500 or 503 carries no Content-Language of the handler's), and the answer sent after
+   * the commit carries only what is held.
+   *
+   * <p>The charset is read from the container's content type, not from
+   * {@code getCharacterEncoding()}: that answers the container's default when no charset is set, so
+   * a locale mapped to the default (de to ISO-8859-1, Tomcat's) would read as one with no mapping,
+   * while the container names it. With no content type on the container (the guard holds the
+   * handler's), a bare one is set for the look and taken back with {@code setContentType(null)},
+   * which forgets the container's charset too. So what was there is told apart first: a charset
+   * chosen (by an outer filter's {@code setCharacterEncoding}, Boot's forced encoding) survives
+   * {@code setLocale(null)} on Tomcat 10.1 and 11, a locale's does not, and a chosen one is set back
+   * with {@code setCharacterEncoding}, chosen as it was; a locale's comes back with the locale. A
+   * locale set on the container's response before the guard (one other than the JVM's default,
+   * which the container reads when none was set and which sends no Content-Language) is set back;
+   * otherwise it is cleared with {@code setLocale(null)}, which Tomcat takes as "no locale": no
+   * Content-Language, the locale's charset forgotten unless one was chosen. (An outer filter that
+   * set the JVM's default locale itself loses its Content-Language.)
    */
   private String mappedCharset(Locale loc) {
     ServletResponse container = getResponse();
@@ -729,12 +742,30 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       containerLocale = container.getLocale();
     }
     Locale localeBefore = container.getLocale();
-    String before = container.getCharacterEncoding();
-    container.setLocale(loc);
-    String after = container.getCharacterEncoding();
     boolean setBefore = localeBefore != null && !localeBefore.equals(Locale.getDefault());
+    String before = container.getCharacterEncoding();
+    boolean typeBefore = container.getContentType() != null;
+    if (!typeBefore) {
+      container.setContentType("text/plain");
+    }
+    container.setLocale(loc);
+    String mapped = namesCharset(container) ? container.getCharacterEncoding() : null;
+    container.setLocale(null);
+    boolean chosen = namesCharset(container);
+    if (!typeBefore) {
+      container.setContentType(null);
+    }
     container.setLocale(setBefore ? localeBefore : null);
-    return after == null || after.equalsIgnoreCase(before) ? null : after;
+    if (chosen) {
+      container.setCharacterEncoding(before);
+    }
+    return mapped;
+  }
+
+  /** Whether the container's content type names a charset: one set, not the default it falls back to. */
+  private static boolean namesCharset(ServletResponse container) {
+    String type = container.getContentType();
+    return type != null && type.toLowerCase(Locale.ROOT).contains("charset=");
   }
 
   /** What setLocale set, else the container's default. */

@@ -9,7 +9,6 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.Optional;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -53,10 +52,6 @@ class RvrvspringLocaleAfterContentTypeTest extends TransactionalTomcatTest {
   }
 
   @Test
-  @Disabled("known defect, open: BufferedResponse cannot tell a locale mapped to the container's default charset"
-      + " (de to ISO-8859-1) from a locale with no mapping (mappedCharset), and marks a locale's charset chosen"
-      + " once a bare content type names it; a probe through the container's content type (76af604f) broke a"
-      + " forced default charset (RvrvspringForcedCharsetLocaleTwiceTest) and was reverted")
   void aLocaleAfterABareContentTypeStillSetsTheCharsetAsUnguarded() throws Exception {
     SameHandlerAnswers a = sameHandlerAnswers("after");
 
