@@ -445,6 +445,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     if (type == null) {
       setHeader("Content-Type", null);
+      if (writer == null) {
+        // Tomcat's setContentType(null) forgets the charset too (chosen or a locale's): the next
+        // type and getWriter() fall back to the container's default.
+        characterEncoding = null;
+        encodingChosen = false;
+      }
       return;
     }
     String t = type;
@@ -479,10 +485,11 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     characterEncoding = charset;
-    encodingChosen = true;
+    // A null clears the encoding (Servlet 6, Tomcat): nothing is chosen, a later locale's charset counts.
+    encodingChosen = charset != null;
     String type = getContentType();
     if (type != null) {
-      put("Content-Type", withCharset(type, charset), false);
+      put("Content-Type", charset == null ? type.replaceAll(CHARSET_PARAMETER, "") : withCharset(type, charset), false);
     }
   }
 
