@@ -277,8 +277,10 @@ public final class WebhookProcessor implements AutoCloseable {
    * waits for a run still going. A run whose handler had not started by then never starts it: its
    * event goes back to PENDING unrun, uncounted. A handler that returns normally though interrupted
    * succeeded, and the interrupt close() made is taken back (the call does not return it to the
-   * app); after one that throws, the call returns with the interrupt status the handler left. A close() made by a handler
-   * this method runs (or by one it runs inside another handler's call) never waits for that run.
+   * app, but to an outer handler on the same thread, one whose own processDue call ran it, that
+   * close() interrupted too); after one that throws, the call returns with the interrupt status the
+   * handler left. A close() made by a handler this method runs (or by one it runs inside another
+   * handler's call) never waits for that run, nor interrupts it or the handlers around it.
    *
    * @param max the most events to run, at least 1
    * @return how many events were run (0 after close)

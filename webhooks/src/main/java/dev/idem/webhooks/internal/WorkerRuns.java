@@ -170,8 +170,8 @@ public final class WorkerRuns {
 
   /**
    * The calling thread's innermost run is over, its outcome recorded (or nothing was claimed). If
-   * close() has cut the runs short and an outer run of the thread still runs its handler, the
-   * thread is interrupted again for that handler.
+   * close() interrupted an outer run of the thread whose handler still runs, the thread is
+   * interrupted again for that handler (the inner one may have used the interrupt up).
    */
   public void exit() {
     synchronized (lock) {
@@ -181,7 +181,7 @@ public final class WorkerRuns {
         running.remove(self);
       } else {
         running.put(self, r.outer);
-        if (cut && outerHandlerRunning(r)) {
+        if (outerInterruptedByCutRunning(r)) {
           // cutShort interrupted the thread once for all its runs, and the inner handler may have
           // used that interrupt up (caught it and returned, or thrown a failure wrapping it; review
           // rpd3): the outer handler, cut short or overran, is given it back as the call returns.
@@ -256,13 +256,14 @@ public final class WorkerRuns {
   }
 
   /**
-   * Whether an outer run of the thread has its handler still running: a cut interrupted the thread
-   * for it too, as cut short or, if it had overran, again (its handler may have swallowed the
-   * watchdog's interrupt, review rpd2), and it still needs that interrupt.
+   * Whether an outer run of the thread, whose handler still runs, was interrupted by the cut, as cut
+   * short or, if it had overran, again (its handler may have swallowed the watchdog's interrupt,
+   * review rpd2): it still needs that interrupt. Not one the cut skipped (the closing thread's own
+   * runs, a handler's kill switch nested in it: review rpd4).
    */
-  private static boolean outerHandlerRunning(Run r) {
+  private static boolean outerInterruptedByCutRunning(Run r) {
     for (Run o = r.outer; o != null; o = o.outer) {
-      if (o.handlerRunning && !o.handlerEnded) {
+      if (o.interruptedByCut && !o.handlerEnded) {
         return true;
       }
     }
@@ -298,6 +299,7 @@ public final class WorkerRuns {
             // run was cut short). The watchdog never takes this lock, so the nesting cannot deadlock.
             r.cut = !r.overran();
             r.interruptedBeforeCut = interruptedBefore;
+            r.interruptedByCut = true;
             interrupt = true;
           }
         }
@@ -342,6 +344,7 @@ public final class WorkerRuns {
     boolean handlerRunning;  // guarded by the outer lock: handlerStarts() said yes
     boolean handlerEnded;  // guarded by the outer lock
     boolean interruptedBeforeCut;  // guarded by the outer lock: the thread was already interrupted when cut
+    boolean interruptedByCut;  // guarded by the outer lock: cutShort interrupted the thread for this run
     boolean cut;  // guarded by the outer lock
     RunWatchdog.Run limit;  // guarded by the outer lock; null until timed (never, for an untimed run)
     Runnable untimed;  // guarded by the outer lock; set with limit
