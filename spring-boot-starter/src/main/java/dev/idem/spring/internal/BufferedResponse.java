@@ -154,7 +154,23 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   /** What the handler answered. */
   CapturedResponse captured() {
     flushWriter();
-    return new CapturedResponse(status, headers, body.toByteArray());
+    return new CapturedResponse(status, withContainersType(), body.toByteArray());
+  }
+
+  /**
+   * The held headers, with the container's content type naming the handler's charset if the
+   * handler set no type: a filter before the guard set that type on the container's response, and
+   * Tomcat names the charset the handler's locale, {@code setCharacterEncoding} or writer set on it
+   * ({@code text/plain;charset=UTF-8}), which the container's response here never got.
+   */
+  private Map<String, List<String>> withContainersType() {
+    String type = getResponse().getContentType();
+    if (characterEncoding == null || type == null || containsHeader("Content-Type")) {
+      return headers;
+    }
+    Map<String, List<String>> out = new LinkedHashMap<>(headers);
+    out.put("Content-Type", List.of(withCharset(type, characterEncoding)));
+    return out;
   }
 
   @Override
