@@ -353,8 +353,19 @@ public final class WorkerRuns {
       this.outer = outer;
     }
 
+    /**
+     * Whether the maximum run time of this run, or of a run it is nested in, has passed: a nested
+     * processDue run has no limit of its own, it runs on the time of the worker's run it is in, and
+     * a handler that limit interrupted failed an attempt, as docs/webhooks.md says, even if close()
+     * interrupts it again (review rpd5).
+     */
     boolean overran() {
-      return limit != null && limit.exceeded();
+      for (Run r = this; r != null; r = r.outer) {
+        if (r.limit != null && r.limit.exceeded()) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 }
