@@ -354,14 +354,19 @@ public final class WorkerRuns {
     }
 
     /**
-     * Whether the maximum run time of this run, or of a run it is nested in, has passed: a nested
-     * processDue run has no limit of its own, it runs on the time of the worker's run it is in, and
-     * a handler that limit interrupted failed an attempt, as docs/webhooks.md says, even if close()
-     * interrupts it again (review rpd5).
+     * Whether the maximum run time of this run, or of a run it is nested in whose handler still
+     * runs, has passed: a processDue run nested in a handler has no limit of its own, it runs on the
+     * time of the worker's run it is in, and a handler that limit interrupted failed an attempt, as
+     * docs/webhooks.md says, even if close() interrupts it again (review rpd5). Not the limit of a
+     * run whose handler has ended (a listener's processDue after it): that limit interrupts nothing
+     * more (review rpd6).
      */
     boolean overran() {
-      for (Run r = this; r != null; r = r.outer) {
-        if (r.limit != null && r.limit.exceeded()) {
+      if (limit != null && limit.exceeded()) {
+        return true;
+      }
+      for (Run o = outer; o != null; o = o.outer) {
+        if (o.handlerRunning && !o.handlerEnded && o.limit != null && o.limit.exceeded()) {
           return true;
         }
       }
