@@ -266,7 +266,9 @@ public final class WebhookProcessor implements AutoCloseable {
    * themselves; it may run beside {@link #start()}ed processing (leases keep them apart). A retry
    * that one of its runs scheduled waits for the next call, and is due by the clock alone: under a
    * clock that never moves it never becomes due (advance a fake clock between calls). Its runs are
-   * not bounded by the {@linkplain Builder#maxRunTime maximum run time}: the thread is the caller's.
+   * not bounded by a {@linkplain Builder#maxRunTime maximum run time} of their own: the thread is the
+   * caller's. Called from a handler a worker runs, it is on that worker's run, whose maximum run time
+   * interrupts whatever the thread runs then (the nested handler's failure counts as its attempt).
    * Once {@link #close()} was called (by one of its own handlers too: the kill switch), it claims
    * nothing more: the event running then finishes, and the call returns; an event it was claiming
    * as close() was called goes back to PENDING unrun, its attempt not counted, before close()
