@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import dev.idem.server.internal.SecretPathParameters;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -12,10 +13,19 @@ import java.util.Objects;
  * <p>The body is read lazily, through {@link BodyReader}, and only when the request carries a
  * valid key: a request the guard lets through untouched keeps its body stream for the handler.
  *
+ * <p>The path is kept without its credential path parameters: each {@code ;name} or
+ * {@code ;name=value}, in any segment, whose name (percent-decoded, any case) sdk-core's
+ * {@code RequestSnapshot.isSecretPathParameterByDefault} names (a servlet container's
+ * {@code ;jsessionid=}, {@code ;sig=}, {@code ;key=}); the rest stays as given, raw. The guard
+ * makes the record's route and the fingerprint from this path, so such a parameter is no part of a
+ * request's identity (a retry whose session id changed is the same operation) and is never stored
+ * or logged.
+ *
  * <p>Immutable and thread-safe, if the body reader is.
  *
  * @param method the HTTP method; upper-cased
- * @param path the raw (encoded) path, without the query, such as {@code /orders}
+ * @param path the raw (encoded) path, without the query, such as {@code /orders}; kept without
+ *     its credential path parameters (see above)
  * @param rawQuery the raw query without {@code ?}, or null
  * @param contentType the request's {@code Content-Type}, or null
  * @param keyHeaderValues every value of the key header, in order; empty when absent
@@ -32,7 +42,8 @@ public record GuardRequest(String method, String path, String rawQuery, String c
    * Makes the record.
    *
    * @param method the HTTP method; upper-cased
-   * @param path the raw (encoded) path, without the query, such as {@code /orders}
+   * @param path the raw (encoded) path, without the query, such as {@code /orders}; its credential
+   *     path parameters are removed
    * @param rawQuery the raw query without {@code ?}, or null
    * @param contentType the request's {@code Content-Type}, or null
    * @param keyHeaderValues every value of the key header, in order; empty when absent
@@ -44,7 +55,9 @@ public record GuardRequest(String method, String path, String rawQuery, String c
    */
   public GuardRequest {
     method = Objects.requireNonNull(method, "method").toUpperCase(Locale.ROOT);
-    Objects.requireNonNull(path, "path");
+    // Here, not in one adapter: every adapter (servlet, JDK HttpServer, the app's own) builds
+    // this record from a raw path, and the route, fingerprint, logs and route policies all read it.
+    path = SecretPathParameters.removedFrom(Objects.requireNonNull(path, "path"));
     keyHeaderValues = List.copyOf(keyHeaderValues);
     caller = caller == null || caller.isBlank() ? "anonymous" : caller;
     Objects.requireNonNull(body, "body");
@@ -57,7 +70,8 @@ public record GuardRequest(String method, String path, String rawQuery, String c
    * A request whose caller did not say how long it waits.
    *
    * @param method the HTTP method; upper-cased
-   * @param path the raw (encoded) path, without the query, such as {@code /orders}
+   * @param path the raw (encoded) path, without the query, such as {@code /orders}; its credential
+   *     path parameters are removed
    * @param rawQuery the raw query without {@code ?}, or null
    * @param contentType the request's {@code Content-Type}, or null
    * @param keyHeaderValues every value of the key header, in order; empty when absent

@@ -965,7 +965,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * A policy for one route, such as a longer retention for {@code POST /payments}.
      *
      * @param method the HTTP method
-     * @param path the raw path, exactly as requests spell it (no templates)
+     * @param path the raw path, exactly as requests spell it (no templates), without credential path
+     *     parameters such as {@code ;jsessionid=} (the guard matches requests without them: {@link GuardRequest})
      * @param policy the route's settings
      * @return this builder
      */

@@ -126,9 +126,10 @@ final class TransactionalGuard {
         }
       });
     } catch (TooLargeAnswer e) {
+      // The guard's path, not getRequestURI(): no ;jsessionid= (a credential) in a log line.
       LOG.error("The transactional handler of {} {} wrote an answer over the {} bytes held until its transaction"
           + " commits (idem.server.max-buffered-body-bytes); rolled back, nothing stored, answering 500. Raise the"
-          + " limit, or use lease mode for this handler", request.getMethod(), request.getRequestURI(), e.limit,
+          + " limit, or use lease mode for this handler", request.getMethod(), guardRequest.path(), e.limit,
           e.getCause());
       IdempotencyFilter.send(request, response, guard.failedResponse());
       return;
@@ -138,7 +139,7 @@ final class TransactionalGuard {
           + " handler returns, before such an answer exists. Rolled back (claim and writes), nothing stored, answering"
           + " 500; its late answer is dropped. Use lease mode (the default) for this handler: @Idempotent without"
           + " transactional = true, and outside the transactional idem.server.routes (a route decides first)",
-          request.getMethod(), request.getRequestURI(), pattern == null ? "" : " (mapped to " + pattern + ")");
+          request.getMethod(), guardRequest.path(), pattern == null ? "" : " (mapped to " + pattern + ")");
       abandonAsync(request);
       IdempotencyFilter.send(request, response, guard.failedResponse());
       completeAsync(request);
