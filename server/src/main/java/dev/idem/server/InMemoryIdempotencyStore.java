@@ -19,9 +19,12 @@ import java.util.concurrent.ConcurrentMap;
  * An {@link IdempotencyStore} in this JVM's memory, for tests, the test kit and single-instance
  * services that accept losing their records on restart (a restart then makes every key new).
  *
- * <p>Bounded: at most {@code maxRecords} records (100,000 by default). When full, a claim first
- * purges expired records, and if the store is still full it throws
- * {@link IdempotencyStoreException} rather than forget a live record.
+ * <p>Bounded: at most {@code maxRecords} records (100,000 by default). When full, a claim of a new
+ * key first drops the records past their retention and the released ones (a released record is
+ * taken over by any request with its key, so forgetting it changes no answer; it only leaves
+ * {@link IdempotencyGuard#records} sooner), and if the store is still full, every record in flight
+ * or completed within its retention, it throws {@link IdempotencyStoreException} rather than forget
+ * one.
  *
  * <p>Thread-safe: each step is one {@link ConcurrentMap#compute}, atomic per operation.
  */
@@ -64,10 +67,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     // Memory would keep it as given; refused all the same, so that every store answers alike.
     id.requireStorable();
     if (records.size() >= maxRecords && !records.containsKey(id)) {
-      purgeExpired(now);
+      makeRoom(now);
       if (records.size() >= maxRecords) {
-        throw new IdempotencyStoreException("the in-memory idempotency store holds " + maxRecords
-            + " live records, its limit", null);
+        throw new IdempotencyStoreException("the in-memory idempotency store is full (" + maxRecords
+            + " records, its limit), each in flight or completed within its retention (expired and released"
+            + " records were dropped to make room)", null);
       }
     }
     Entry[] before = new Entry[1];
@@ -147,6 +151,23 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
       });
     }
     return n[0];
+  }
+
+  /**
+   * Drops what a full store can forget without losing a live record: records past retention, and
+   * released ones, which any request with their key takes over whatever its payload (so dropping
+   * one changes no answer), but which would otherwise hold their slot for the whole retention: after
+   * an outage of 503s or thrown handlers, new keys were refused for a day.
+   *
+   * <p>Fencing: a released claim can write nothing more, to its record or to a new one. The key's
+   * next claim makes a new record of generation 1, as after a purge, rather than remember the
+   * dropped generation (which is the memory being given back); a late write of the released claim
+   * (a renewal already under way, a {@link CompletionRetries} retry whose first try landed) still
+   * changes nothing, because {@link #update} requires the claim's owner token as well as its
+   * generation, and the guard gives every claim a token of its own, never reused.
+   */
+  private void makeRoom(Instant now) {
+    changeEach(e -> Takeover.purgeable(e.record(), now) || e.record().state() == RecordState.RELEASED ? null : e);
   }
 
   @Override
