@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Locale;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -69,8 +70,9 @@ final class GuardCommand {
         page.records().forEach(r -> line(out, r, now));
         // Named, so that the operator can find each row; as the journal's list does with a row it
         // cannot read, the rest are listed rather than the command failing.
-        page.unreadable().forEach(id -> out.printf("%-9s %-16s %-24s %-40s (a state this Idem does not know)%n",
-            "UNREADABLE", safe(id.caller()), safe(id.route()), safe(id.key())));
+        page.unreadable().forEach(id -> out.printf(Locale.ROOT,
+            "%-9s %-16s %-24s %-40s (a state this Idem does not know)%n", "UNREADABLE", safe(id.caller()),
+            safe(id.route()), safe(id.key())));
         if (!page.unreadable().isEmpty()) {
           out.println(page.unreadable().size() + " record(s) cannot be read (a state this Idem does not know: a newer"
               + " Idem's, or a hand edit) and are not counted below");
@@ -87,8 +89,8 @@ final class GuardCommand {
       String lease = r.state() == RecordState.IN_FLIGHT
           ? (r.stuck(now) ? " STUCK lease-ended=" : " lease-until=") + r.leaseUntil() : "";
       // Caller, route and key are what the service's clients sent: escaped.
-      out.printf("%-9s %-16s %-24s %-40s gen=%d holder=%s age=%s%s%s%s expires=%s%n", r.state(), safe(r.id().caller()),
-          safe(r.id().route()), safe(r.id().key()), r.generation(), safe(r.holder()), r.age(now),
+      out.printf(Locale.ROOT, "%-9s %-16s %-24s %-40s gen=%d holder=%s age=%s%s%s%s expires=%s%n", r.state(),
+          safe(r.id().caller()), safe(r.id().route()), safe(r.id().key()), r.generation(), safe(r.holder()), r.age(now),
           r.tookOver() ? " took-over" : "",
           result, lease, r.expiresAt());
     }
@@ -103,10 +105,10 @@ final class GuardCommand {
       Instant now = Instant.now();
       try (JdbcIdempotencyStore s = openReadOnly()) {
         RecordStats st = s.stats(now);
-        out.printf("%-9s %d%n", RecordState.IN_FLIGHT, st.inFlight());
-        out.printf("%-9s %d%n", RecordState.COMPLETED, st.completed());
-        out.printf("%-9s %d%n", RecordState.RELEASED, st.released());
-        out.printf("%-9s %d%n", "STUCK", st.stuck());
+        out.printf(Locale.ROOT, "%-9s %d%n", RecordState.IN_FLIGHT, st.inFlight());
+        out.printf(Locale.ROOT, "%-9s %d%n", RecordState.COMPLETED, st.completed());
+        out.printf(Locale.ROOT, "%-9s %d%n", RecordState.RELEASED, st.released());
+        out.printf(Locale.ROOT, "%-9s %d%n", "STUCK", st.stuck());
         if (st.unreadable() > 0) {
           out.println(st.unreadable() + " record(s) cannot be read (a state this Idem does not know: a newer Idem's,"
               + " or a hand edit) and are not counted above; guard list names them");

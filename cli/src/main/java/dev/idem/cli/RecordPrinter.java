@@ -8,6 +8,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.OperationSummary;
 import java.io.PrintWriter;
 import java.net.URI;
+import java.util.Locale;
 
 /**
  * Prints records for operators. Header values and bodies are never printed: the journal holds no
@@ -18,8 +19,10 @@ final class RecordPrinter {
   private RecordPrinter() {}
 
   static void line(PrintWriter out, OperationSummary r) {
-    out.printf("%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(), safe(r.id().scope()),
-        safe(r.id().operation()), safe(r.id().key()), r.attemptCount(), r.createdAt(),
+    // Locale.ROOT here and in every format of the CLI: counts in ASCII digits whatever the host's
+    // locale (fa_IR prints %d as Persian digits), so that a script reading the output can parse them.
+    out.printf(Locale.ROOT, "%-10s %-12s %-28s %-40s attempts=%d created=%s%s%n", r.state(),
+        safe(r.id().scope()), safe(r.id().operation()), safe(r.id().key()), r.attemptCount(), r.createdAt(),
         r.appReference().map(ref -> " ref=" + safe(ref)).orElse(""));
   }
 
@@ -53,8 +56,8 @@ final class RecordPrinter {
     r.storedResponse().ifPresent(resp -> out.println("response:   " + resp));
     out.println("attempts:");
     for (AttemptRecord a : r.attempts()) {
-      out.printf("  #%d gen %d %s -> %s %s%s; %s; next delay %s (%s)%n", a.number(), a.generation(), a.startedAt(),
-          a.endedAt(), a.classification(), a.status() != null ? " HTTP " + a.status() : "",
+      out.printf(Locale.ROOT, "  #%d gen %d %s -> %s %s%s; %s; next delay %s (%s)%n", a.number(), a.generation(),
+          a.startedAt(), a.endedAt(), a.classification(), a.status() != null ? " HTTP " + a.status() : "",
           safe(a.exceptionClass() != null ? a.exceptionClass() : a.reason()), a.delay(), safe(a.decision()));
     }
   }

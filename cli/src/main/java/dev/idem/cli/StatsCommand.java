@@ -5,6 +5,7 @@ import dev.idem.jdbc.JdbcJournal;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -19,7 +20,7 @@ final class StatsCommand extends CliCommand {
     PrintWriter out = out();
     try (JdbcJournal j = journal.openReadOnly()) {
       for (OperationState s : OperationState.values()) {
-        out.printf("%-10s %d%n", s, j.count(s));
+        out.printf(Locale.ROOT, "%-10s %d%n", s, j.count(s));
       }
       j.oldestCreatedAt(OperationState.PENDING).ifPresent(t ->
           out.println("oldest PENDING age: " + Duration.between(t, Instant.now()).withNanos(0)));

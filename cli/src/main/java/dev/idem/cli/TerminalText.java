@@ -1,6 +1,7 @@
 package dev.idem.cli;
 
 import java.nio.charset.CharsetEncoder;
+import java.util.Locale;
 
 /**
  * Makes text read from a store safe to print on an operator's terminal. A scope, an operation
@@ -97,9 +98,9 @@ final class TerminalText {
 
   private static void appendEscape(StringBuilder b, int cp) {
     if (Character.isBmpCodePoint(cp)) {
-      b.append(String.format("\\u%04x", cp));
+      b.append(String.format(Locale.ROOT, "\\u%04x", cp));
     } else {
-      b.append(String.format("\\U%08x", cp));
+      b.append(String.format(Locale.ROOT, "\\U%08x", cp));
     }
   }
 

@@ -8,6 +8,7 @@ import dev.idem.webhooks.WebhookInbox;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -97,7 +98,7 @@ final class WebhooksCommand {
      * sender's and the error is the handler's own (often built from the payload): escaped.
      */
     private void line(InboxEntry e) {
-      out().printf("%-10s %s %s %s attempts=%d received=%s error=%s%n", e.state(), safe(e.source()),
+      out().printf(Locale.ROOT, "%-10s %s %s %s attempts=%d received=%s error=%s%n", e.state(), safe(e.source()),
           safe(e.eventId()), safe(e.eventType()), e.attempts(), e.receivedAt(), safe(e.lastError().orElse("-")));
     }
   }
@@ -140,7 +141,7 @@ final class WebhooksCommand {
       PrintWriter out = out();
       try (WebhookInbox in = openReadOnly()) {
         for (Map.Entry<InboxState, Long> c : in.counts().entrySet()) {
-          out.printf("%-10s %d%n", c.getKey(), c.getValue());
+          out.printf(Locale.ROOT, "%-10s %d%n", c.getKey(), c.getValue());
         }
         if (in.queueLength() > 0) {
           out.println("oldest waiting: " + in.oldestWaiting().withNanos(0));
