@@ -14,10 +14,13 @@ import java.util.Locale;
  * <p>So every character that is not text you can see is printed as an escape: {@code \n},
  * {@code \r}, {@code \t}, and {@code \}{@code u001b} for the others (C0 controls, DEL, C1
  * controls, Unicode format characters such as bidi overrides and zero-width spaces, the line and
- * paragraph separators, and unpaired surrogates), {@code \}{@code U000e0001} beyond the Basic Multilingual Plane. That is
+ * paragraph separators, unpaired surrogates, and every other default-ignorable code point: the
+ * combining grapheme joiner, variation selectors, the Hangul fillers),
+ * {@code \}{@code U000e0001} beyond the Basic Multilingual Plane. That is
  * how bash's {@code $'...'} reads them, so an operator can paste an identity back into
  * {@code show --scope $'...'}. Ordinary text, accented and non-Latin letters and emoji included,
- * is printed as it is; a backslash too, so {@code \n} on the screen is an escape or two characters
+ * is printed as it is (an emoji's variation selector U+FE0F, which only picks its look, as an
+ * escape); a backslash too, so {@code \n} on the screen is an escape or two characters
  * typed as such, which only a store can tell apart. Where the output's charset cannot encode a
  * letter (US-ASCII in the POSIX locale), {@link EncodableWriter} escapes it the same way
  * ({@link #encodable}), rather than let the encoder print {@code ?}.
@@ -114,7 +117,31 @@ final class TerminalText {
     return switch (Character.getType(cp)) {
       case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,
           Character.SURROGATE -> true;
-      default -> false;
+      default -> defaultIgnorable(cp);
     };
+  }
+
+  /**
+   * Unicode's Default_Ignorable_Code_Point, as pairs of first and last code point, in order: what
+   * a renderer shows as nothing when it has no glyph for it. Most are format characters (escaped
+   * by category already), but not all: the combining grapheme joiner U+034F, the Khmer inherent
+   * vowels, the Mongolian and the other variation selectors (nonspacing marks), the Hangul fillers
+   * U+115F, U+1160, U+3164 and U+FFA0 (letters), and the unassigned ones kept for future such
+   * characters. Printed raw, {@code acme} followed by U+034F lists as {@code acme}. Java has no query for the
+   * property, hence the table: from DerivedCoreProperties.txt of Unicode 14.0.0, ranges merged.
+   */
+  private static final int[] DEFAULT_IGNORABLE = {
+    0x00AD, 0x00AD, 0x034F, 0x034F, 0x061C, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180F,
+    0x200B, 0x200F, 0x202A, 0x202E, 0x2060, 0x206F, 0x3164, 0x3164, 0xFE00, 0xFE0F, 0xFEFF, 0xFEFF,
+    0xFFA0, 0xFFA0, 0xFFF0, 0xFFF8, 0x1BCA0, 0x1BCA3, 0x1D173, 0x1D17A, 0xE0000, 0xE0FFF,
+  };
+
+  private static boolean defaultIgnorable(int cp) {
+    for (int i = 0; i < DEFAULT_IGNORABLE.length && DEFAULT_IGNORABLE[i] <= cp; i += 2) {
+      if (cp <= DEFAULT_IGNORABLE[i + 1]) {
+        return true;
+      }
+    }
+    return false;
   }
 }

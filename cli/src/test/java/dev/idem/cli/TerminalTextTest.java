@@ -36,6 +36,27 @@ class TerminalTextTest {
     assertEquals("tag\\U000e0041", TerminalText.safe("tag\udb40\udc41"), "a tag character, beyond the BMP");
   }
 
+  /** Unicode 14.0.0's DerivedCoreProperties.txt, Default_Ignorable_Code_Point, ranges merged. */
+  @Test
+  void everyDefaultIgnorableCodePointIsEscapedAndItsNeighboursAreNot() {
+    int[] ranges = {0x00AD, 0x00AD, 0x034F, 0x034F, 0x061C, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180F,
+        0x200B, 0x200F, 0x202A, 0x202E, 0x2060, 0x206F, 0x3164, 0x3164, 0xFE00, 0xFE0F, 0xFEFF, 0xFEFF, 0xFFA0, 0xFFA0,
+        0xFFF0, 0xFFF8, 0x1BCA0, 0x1BCA3, 0x1D173, 0x1D17A, 0xE0000, 0xE0FFF};
+    for (int i = 0; i < ranges.length; i += 2) {
+      for (int cp = ranges[i]; cp <= ranges[i + 1]; cp++) {
+        String expected = Character.isBmpCodePoint(cp) ? String.format(java.util.Locale.ROOT, "a\\u%04x", cp)
+            : String.format(java.util.Locale.ROOT, "a\\U%08x", cp);
+        assertEquals(expected, TerminalText.safe("a" + Character.toString(cp)), Integer.toHexString(cp));
+      }
+    }
+    // Letters and marks next to them that a terminal shows: printed as they are.
+    for (int cp : new int[] {0x034E, 0x0350, 0x115E, 0x1161, 0x17B3, 0x17B6, 0x3163, 0x3165, 0xFE10, 0xFF9F, 0xFFA1,
+        0x1D172, 0x1D17B}) {
+      String s = "a" + Character.toString(cp);
+      assertEquals(s, TerminalText.safe(s), Integer.toHexString(cp));
+    }
+  }
+
   @Test
   void anUnpairedSurrogateIsEscapedNotPrintedAsAQuestionMark() {
     assertEquals("x\\ud800y", TerminalText.safe("x\ud800y"));
