@@ -27,13 +27,14 @@ final class RecordPrinter {
   }
 
   /**
-   * The journaled URI without user info or fragment: the executor keeps both out of the journal,
-   * but a journal written by an older version may hold them. The query stays: it is part of the
-   * request's identity, and the executor journals only parameters the app allowed.
+   * The journaled URI without user info or fragment, and with the value of each credential its
+   * path or query holds replaced by {@code redacted}, the name kept ({@link StoredQuery}): the
+   * executor keeps all of them out of the journal, but a journal written by an older version may
+   * hold them. The rest of the query stays: it is part of the request's identity.
    */
   private static String shown(URI uri) {
     String query = uri.getRawQuery();
-    return RequestSnapshot.redactedUri(uri) + (query == null ? "" : "?" + query);
+    return RequestSnapshot.redactedUri(uri) + (query == null ? "" : "?" + StoredQuery.shown(query));
   }
 
   static void detail(PrintWriter out, OperationRecord r) {
