@@ -3,11 +3,11 @@ package dev.idem.cli;
 import static dev.idem.cli.TerminalText.safe;
 
 import dev.idem.webhooks.InboxEntry;
+import dev.idem.webhooks.InboxPage;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInbox;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -43,10 +43,10 @@ final class WebhooksCommand {
     }
   }
 
-  /** How a listing reads one page of an inbox: {@link WebhookInbox#list(InboxState, InboxEntry, int)}. */
+  /** How a listing reads one page of an inbox: {@link WebhookInbox#page(InboxState, InboxEntry, int)}. */
   @FunctionalInterface
   interface PageReader {
-    List<InboxEntry> read(WebhookInbox inbox, InboxState state, InboxEntry after, int limit);
+    InboxPage read(WebhookInbox inbox, InboxState state, InboxEntry after, int limit);
   }
 
   /**
@@ -62,7 +62,7 @@ final class WebhooksCommand {
     private final PageReader pages;
 
     Listing() {
-      this(ListCommand.PAGE, WebhookInbox::list);
+      this(ListCommand.PAGE, WebhookInbox::page);
     }
 
     /** For a test that watches the pages read. */
@@ -77,20 +77,45 @@ final class WebhooksCommand {
         // A page at a time, each printed before the next is read: memory stays one page whatever
         // --limit says. The read-only inbox is one snapshot, so the pages and the count agree.
         int printed = 0;
+        int damaged = 0;
         InboxEntry after = null;
         while (printed < limit && !outputFailed()) {
           int asked = Math.min(pageSize, limit - printed);
-          List<InboxEntry> page = pages.read(in, state, after, asked);
-          page.forEach(this::line);
-          printed += page.size();
-          if (page.size() < asked) {
+          InboxPage page = pages.read(in, state, after, asked);
+          // A damaged event named in its place and the rest listed, as guard list does with a
+          // record it cannot read: the processor makes a damaged event a dead letter on purpose,
+          // so failing here hid every dead letter for as long as that one stayed.
+          for (InboxEntry e : page.events()) {
+            if (page.isDamaged(e)) {
+              damagedLine(e);
+            } else {
+              line(e);
+            }
+          }
+          damaged += page.damaged().size();
+          printed += page.events().size();
+          if (page.events().size() < asked) {
             break;
           }
-          after = page.get(page.size() - 1);
+          after = page.last().orElseThrow();
+        }
+        if (damaged > 0) {
+          out().println(damaged + " event(s) cannot be read (damaged rows: the stored type or payload fails its"
+              + " SHA-256 checksum, changed on disk after it was accepted): never handed to a handler; ask the"
+              + " provider to resend it, or restore the inbox from a backup");
         }
         out().println(shown(printed, in.counts().get(state), what));
       }
       return 0;
+    }
+
+    /**
+     * Names a damaged event: its identity and state can be read, its type may be the changed one,
+     * so it is printed as stored, escaped, and marked.
+     */
+    private void damagedLine(InboxEntry e) {
+      out().printf(Locale.ROOT, "%-10s %s %s %s state=%s received=%s (fails its checksum)%n", "DAMAGED",
+          safe(e.source()), safe(e.eventId()), safe(e.eventType()), e.state(), e.receivedAt());
     }
 
     /**

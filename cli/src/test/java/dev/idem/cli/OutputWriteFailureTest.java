@@ -13,6 +13,7 @@ import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
 import dev.idem.webhooks.InboxEntry;
+import dev.idem.webhooks.InboxPage;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInbox;
 import java.io.BufferedReader;
@@ -132,8 +133,8 @@ class OutputWriteFailureTest {
     List<Integer> asked = new ArrayList<>();
     WebhooksCommand.PageReader endless = (in, state, after, n) -> {
       asked.add(n);
-      return IntStream.range(0, n).mapToObj(i -> new InboxEntry("acme", "evt_" + asked.size() + "_" + i, "order.paid",
-          state, 1, 1, Instant.EPOCH, Instant.EPOCH, Optional.empty(), Optional.empty())).toList();
+      return new InboxPage(IntStream.range(0, n).mapToObj(i -> new InboxEntry("acme", "evt_" + asked.size() + "_" + i,
+          "order.paid", state, 1, 1, Instant.EPOCH, Instant.EPOCH, Optional.empty(), Optional.empty())).toList());
     };
     Writer dead = new Writer() {
       @Override

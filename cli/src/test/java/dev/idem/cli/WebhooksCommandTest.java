@@ -115,10 +115,10 @@ class WebhooksCommandTest {
     List<Integer> asked = new ArrayList<>();
     WebhooksCommand.PageReader watched = (in, state, after, n) -> {
       asked.add(n);
-      return in.list(state, after, n);
+      return in.page(state, after, n);
     };
     String all = listPending(new WebhooksCommand.ListEvents(3, watched), inboxDir, "100");
-    String oneRead = listPending(new WebhooksCommand.ListEvents(1000, WebhookInbox::list), inboxDir, "100");
+    String oneRead = listPending(new WebhooksCommand.ListEvents(1000, WebhookInbox::page), inboxDir, "100");
 
     assertEquals(oneRead, all, "the same output as one read of every event");
     assertEquals(expectedOrder, idsIn(all), all);

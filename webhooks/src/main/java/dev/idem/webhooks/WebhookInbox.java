@@ -194,7 +194,8 @@ public final class WebhookInbox implements AutoCloseable {
    * @return up to {@code limit} events in {@code state} after {@code after}, oldest first; fewer
    *     than {@code limit} only at the end
    * @throws IllegalArgumentException if {@code limit} is below 1
-   * @throws WebhookInboxException as {@link #find} does
+   * @throws WebhookInboxException as {@link #find} does (a damaged event fails the whole page:
+   *     {@link #page} marks it instead)
    */
   public List<InboxEntry> list(InboxState state, InboxEntry after, int limit) {
     Objects.requireNonNull(state, "state");
@@ -202,6 +203,32 @@ public final class WebhookInbox implements AutoCloseable {
       throw new IllegalArgumentException("limit must be at least 1, not " + limit);
     }
     return store.list(state, after, limit);
+  }
+
+  /**
+   * The next page of events in one state, as {@link #list(InboxState, InboxEntry, int)} reads it,
+   * for an operator's listing: an event that fails its checksum (its type or payload changed on
+   * disk after it was accepted) is listed in its place and marked ({@link InboxPage#damaged})
+   * instead of failing the read, so that one damaged event, which the processor makes a dead letter, does not hide the
+   * others. Give the page's {@link InboxPage#last} as {@code after} to read the next one. Pages of
+   * an inbox opened read-only all come from its one snapshot, as for {@code list}.
+   *
+   * @param state the state
+   * @param after the last event of the previous page ({@link InboxPage#last}), or null for the first
+   *     page
+   * @param limit the most events to read, intact and damaged together, at least 1
+   * @return up to {@code limit} events in {@code state} after {@code after}, oldest first; fewer
+   *     than {@code limit} only at the end
+   * @throws NullPointerException if {@code state} is null
+   * @throws IllegalArgumentException if {@code limit} is below 1
+   * @throws WebhookInboxException if the inbox cannot be read
+   */
+  public InboxPage page(InboxState state, InboxEntry after, int limit) {
+    Objects.requireNonNull(state, "state");
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1, not " + limit);
+    }
+    return store.page(state, after, limit);
   }
 
   /**

@@ -89,6 +89,30 @@ class InboxPayloadChecksumTest {
     }
   }
 
+  /**
+   * An operator's listing ({@code idem webhooks dead-letters}) read pages with {@code list}, so one
+   * damaged dead letter, which the processor makes on purpose, hid all the others. {@code page}
+   * marks it in its place, and the next page starts after it even when it ends a page.
+   */
+  @Test
+  void aPageMarksADamagedEventInItsPlaceAndTheNextPageGoesOnAfterIt() throws Exception {
+    accept("evt_a", "{\"total\":\"11.00\"}");
+    accept("evt_b", "{\"total\":\"12.00\"}");
+    accept("evt_c", "{\"total\":\"13.00\"}");
+    sql("UPDATE idem_webhook_inbox SET body = CAST('{\"total\":\"92.00\"}' AS BLOB) WHERE event_id = 'evt_b'");
+    try (WebhookInbox inbox = WebhookInbox.openReadOnly(dir)) {
+      InboxPage first = inbox.page(InboxState.PENDING, null, 2);
+      assertEquals(List.of("evt_a", "evt_b"), first.events().stream().map(InboxEntry::eventId).toList());
+      assertEquals(List.of("evt_b"), first.damaged().stream().map(InboxEntry::eventId).toList());
+      assertTrue(first.isDamaged(first.events().get(1)) && !first.isDamaged(first.events().get(0)));
+      InboxPage second = inbox.page(InboxState.PENDING, first.last().orElseThrow(), 2);
+      assertEquals(List.of("evt_c"), second.events().stream().map(InboxEntry::eventId).toList());
+      assertEquals(List.of(), second.damaged());
+      assertEquals(List.of(), inbox.page(InboxState.PENDING, second.last().orElseThrow(), 2).events());
+      assertThrows(IllegalArgumentException.class, () -> inbox.page(InboxState.PENDING, null, 0));
+    }
+  }
+
   @Test
   void aRowWithoutAChecksumFromBeforeTheColumnIsHandledAsBefore() throws Exception {
     accept("evt_2", "{\"total\":\"34.00\"}");

@@ -11,6 +11,7 @@ import dev.idem.storage.StoredText;
 import dev.idem.storage.Store;
 import dev.idem.webhooks.AcceptResult;
 import dev.idem.webhooks.InboxEntry;
+import dev.idem.webhooks.InboxPage;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInboxException;
 import java.security.MessageDigest;
@@ -508,13 +509,37 @@ public final class InboxStore implements AutoCloseable {
    * @param after the last entry of the previous page, or null for the first page
    */
   public List<InboxEntry> list(InboxState state, InboxEntry after, int limit) {
+    return listing(state, after, limit, this::entries);
+  }
+
+  /**
+   * As {@link #list}, but an entry that fails its checksum is marked in the page rather than
+   * thrown: an operator's listing of dead letters must not be hidden by the damaged one the
+   * processor made a dead letter on purpose.
+   */
+  public InboxPage page(InboxState state, InboxEntry after, int limit) {
+    return listing(state, after, limit, rs -> {
+      List<InboxEntry> events = new ArrayList<>();
+      List<InboxEntry> damaged = new ArrayList<>();
+      while (rs.next()) {
+        InboxEntry e = entry(rs);
+        events.add(e);
+        if (!intact(rs, 11)) {
+          damaged.add(e);
+        }
+      }
+      return new InboxPage(events, damaged);
+    });
+  }
+
+  private <R> R listing(InboxState state, InboxEntry after, int limit, Rows<R> rows) {
     if (after == null) {
       return read(s -> query(s, "SELECT " + ENTRY_COLUMNS + " FROM " + T
-          + " WHERE state = ? ORDER BY received_at, source, event_id LIMIT ?", this::entries, state.name(), limit));
+          + " WHERE state = ? ORDER BY received_at, source, event_id LIMIT ?", rows, state.name(), limit));
     }
     return read(s -> query(s, "SELECT " + ENTRY_COLUMNS + " FROM " + T
         + " WHERE state = ? AND (received_at, source, event_id) > (?, ?, ?)"
-        + " ORDER BY received_at, source, event_id LIMIT ?", this::entries, state.name(),
+        + " ORDER BY received_at, source, event_id LIMIT ?", rows, state.name(),
         after.receivedAt().toEpochMilli(), after.source(), after.eventId(), limit));
   }
 
@@ -592,14 +617,19 @@ public final class InboxStore implements AutoCloseable {
     List<InboxEntry> out = new ArrayList<>();
     while (rs.next()) {
       requireIntact(rs, 11);
-      long finished = rs.getLong(9);
-      boolean noFinish = rs.wasNull();
-      out.add(new InboxEntry(rs.getString(1), rs.getString(2), rs.getString(3), InboxState.valueOf(rs.getString(4)),
-          rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7)), Instant.ofEpochMilli(rs.getLong(8)),
-          noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)),
-          Optional.ofNullable(rs.getString(10))));
+      out.add(entry(rs));
     }
     return out;
+  }
+
+  /** The entry of the current row of {@link #ENTRY_COLUMNS}, unchecked. */
+  private static InboxEntry entry(ResultSet rs) throws SQLException {
+    long finished = rs.getLong(9);
+    boolean noFinish = rs.wasNull();
+    return new InboxEntry(rs.getString(1), rs.getString(2), rs.getString(3), InboxState.valueOf(rs.getString(4)),
+        rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7)), Instant.ofEpochMilli(rs.getLong(8)),
+        noFinish ? Optional.empty() : Optional.of(Instant.ofEpochMilli(finished)),
+        Optional.ofNullable(rs.getString(10)));
   }
 
   /** {@link dev.idem.webhooks.WebhookInbox#storageSize()}. */
@@ -616,14 +646,19 @@ public final class InboxStore implements AutoCloseable {
    * {@code body}, and checksum, in the next, disagree: it changed on disk after it was accepted.
    */
   private void requireIntact(ResultSet rs, int body) throws SQLException {
-    if (!EventChecksum.matches(rs.getBytes(body + 1), rs.getString(1), rs.getString(2), rs.getString(3),
-        rs.getBytes(body))) {
+    if (!intact(rs, body)) {
       throw new WebhookInboxException("the webhook inbox " + name + " holds event " + rs.getString(1) + "/"
           + rs.getString(2) + " damaged: it fails its SHA-256 checksum, so its stored type or payload changed on disk"
           + " after it was accepted. It is never handed to a handler; ask the provider to resend it, or restore the"
           + " inbox from a backup", null);
     }
   }
+  /** Whether a row (as {@link #requireIntact} reads it) matches its checksum. */
+  private static boolean intact(ResultSet rs, int body) throws SQLException {
+    return EventChecksum.matches(rs.getBytes(body + 1), rs.getString(1), rs.getString(2), rs.getString(3),
+        rs.getBytes(body));
+  }
+
 
   /** Runs {@code sql} with {@code params} (null as SQL NULL) on a statement the session may keep. */
   private static int update(SqlSession s, String sql, Object... params) throws SQLException {
