@@ -28,13 +28,14 @@ final class RecordPrinter {
 
   /**
    * The journaled URI without user info or fragment, and with the value of each credential its
-   * path or query holds replaced by {@code redacted}, the name kept ({@link StoredQuery}): the
+   * path or query holds replaced by {@code redacted}, the name kept
+   * ({@link RequestSnapshot#redactedQuery}, the executor's own rule): the
    * executor keeps all of them out of the journal, but a journal written by an older version may
    * hold them. The rest of the query stays: it is part of the request's identity.
    */
   private static String shown(URI uri) {
     String query = uri.getRawQuery();
-    return RequestSnapshot.redactedUri(uri) + (query == null ? "" : "?" + StoredQuery.shown(query));
+    return RequestSnapshot.redactedUri(uri) + (query == null ? "" : "?" + RequestSnapshot.redactedQuery(query));
   }
 
   static void detail(PrintWriter out, OperationRecord r) {

@@ -2,6 +2,7 @@ package dev.idem.core.spi;
 
 import dev.idem.core.internal.HeaderMaps;
 import dev.idem.core.internal.UriAuthority;
+import dev.idem.core.internal.UrlCredentials;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -215,6 +216,29 @@ public final class RequestSnapshot {
    */
   public static String redactedUri(URI uri) {
     return UriAuthority.redacted(Objects.requireNonNull(uri, "uri"));
+  }
+
+  /**
+   * A raw query as a stored request may be shown: every parameter as written and in order, with
+   * the value of each that holds a credential replaced by {@code redacted}, its name kept. A value
+   * holds one if its parameter's name is one {@link #isSecretQueryParameterByDefault(String)}
+   * names, or if it is a URL (or a percent-encoded one) that carries user info, a path parameter
+   * {@link #isSecretPathParameterByDefault(String)} names, or a query parameter
+   * {@link #isSecretNestedQueryParameterByDefault(String)} names. The executor applies the same
+   * rule, with the app's allowances, before it journals a request (and refuses to send one it
+   * cannot journal without a credential); this is for showing what another tool, or an older
+   * version of Idem whose rule knew fewer names, has stored. Linear in the query's length; pure
+   * and thread-safe.
+   *
+   * @param rawQuery a raw (encoded) query, without its {@code ?}
+   * @return {@code rawQuery} itself where nothing in it holds a credential
+   * @throws NullPointerException if rawQuery is null
+   */
+  public static String redactedQuery(String rawQuery) {
+    Objects.requireNonNull(rawQuery, "rawQuery");
+    // One rule, one walk: the executor's own (UrlCredentials), read on the query alone.
+    String redacted = UrlCredentials.defaults().redact("?" + rawQuery);
+    return redacted.substring(1);
   }
 
   private final String method;
