@@ -1543,8 +1543,8 @@ public final class IdempotentExecutor implements AutoCloseable {
 
     /**
      * More headers to keep out of the journal (case-insensitive), in addition to the default rule
-     * ({@link RequestSnapshot#isSecretByDefault(String)}: Authorization, Proxy-Authorization, Cookie,
-     * Set-Cookie, any name containing api-key, apikey, token, secret, password, session,
+     * ({@link RequestSnapshot#isSecretByDefault(String)}: Authorization, Proxy-Authorization, DPoP,
+     * Cookie, Set-Cookie, any name containing api-key, apikey, token, secret, password, session,
      * signature, auth or credential, and any name that is key or ends in -key, such as
      * Ocp-Apim-Subscription-Key; {@code Idempotency-Key} and {@code X-Idempotency-Key} are exempt). A
      * header kept out is still
@@ -1565,7 +1565,7 @@ public final class IdempotentExecutor implements AutoCloseable {
      * Opts headers out of the default secret rule, so that they are journaled in clear and sent
      * again as stored on a resume: for a header such as {@code X-Session-Id} that the rule matches
      * but that the app knows holds no credential. Default: none. Authorization, Proxy-Authorization,
-     * Cookie and Set-Cookie cannot be allowed: naming them here is ignored with a warning at
+     * DPoP, Cookie and Set-Cookie cannot be allowed: naming them here is ignored with a warning at
      * {@link #build}, and they stay out of every journal, the in-memory one included.
      *
      * @param names header names, any case

@@ -83,6 +83,29 @@ class SecretRuleTest {
         t.sent().get(0).request().header("ocp-apim-subscription-key").orElseThrow());
   }
 
+  /**
+   * A DPoP proof (RFC 9449) is a credential bound to its access token, which the rule already keeps
+   * out (Authorization: DPoP ...): journaled, it would be readable in the file and, on a resume,
+   * sent stale without its token. It stays out, even when the app names it in allowHeaders; a live
+   * attempt still sends it.
+   */
+  @Test
+  void aDpopProofStaysOutOfTheJournalEvenWhenAllowedButReachesTheWire() throws Exception {
+    Harness h = new Harness(Harness.POLICY, b -> b.allowHeaders(Set.of("DPoP")));
+    RequestSnapshot request = RequestSnapshot.builder("POST", URI.create("https://api.example.com/v1/orders"))
+        .header("Authorization", "DPoP planted-access-token-1")
+        .header("DPoP", "eyJ0eXAiOiJkcG9wK2p3dCJ9.planted-proof-2.sig")
+        .header("X-Request-Source", "checkout")
+        .body("{}".getBytes(StandardCharsets.UTF_8), "application/json")
+        .build();
+    Operation op = Operation.builder("create-order", request).build();
+    ScriptedTransport t = h.transport(op).then(status(201));
+    h.executor.execute(op, t);
+    assertEquals(Set.of("x-request-source"), h.record(op).request().headers().keySet());
+    assertEquals("eyJ0eXAiOiJkcG9wK2p3dCJ9.planted-proof-2.sig", t.sent().get(0).request().header("dpop").orElseThrow());
+    assertTrue(RequestSnapshot.DEFAULT_SECRET_HEADERS.contains("dpop"));
+  }
+
   @Test
   void theAppCanOptOutOfTheRuleAndAddItsOwnNames() throws Exception {
     Harness h = new Harness(Harness.POLICY,

@@ -1127,7 +1127,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     /**
      * Headers never stored, whatever the allowlist says, besides those the client's rule calls
      * secret ({@link RequestSnapshot#isSecretByDefault(String)}: {@code Authorization},
-     * {@code Proxy-Authorization}, {@code Cookie}, {@code Set-Cookie}, and any name containing
+     * {@code Proxy-Authorization}, {@code DPoP}, {@code Cookie}, {@code Set-Cookie}, and any name containing
      * {@code token}, {@code secret}, {@code auth}, {@code session}..., and any name ending in
      * {@code -key} but an idempotency key's). The names given here are
      * added to those.

@@ -72,7 +72,7 @@ public final class SecretFilter {
   }
 
   /**
-   * The allowed names less Authorization, Proxy-Authorization, Cookie and Set-Cookie, which no
+   * The allowed names less Authorization, Proxy-Authorization, DPoP, Cookie and Set-Cookie, which no
    * journal the executor writes to may keep, the in-memory one included. Taken out here, once, so
    * that the per-header test costs nothing more than before.
    */
@@ -82,7 +82,7 @@ public final class SecretFilter {
     if (ignored.isEmpty()) {
       return allowed;
     }
-    LOG.warn("allowHeaders({}) ignored: Authorization, Proxy-Authorization, Cookie and Set-Cookie are never"
+    LOG.warn("allowHeaders({}) ignored: Authorization, Proxy-Authorization, DPoP, Cookie and Set-Cookie are never"
         + " journaled; the app's transport re-applies them on a resume", ignored);
     return allowed.stream().filter(n -> !ignored.contains(n)).collect(Collectors.toUnmodifiableSet());
   }

@@ -41,10 +41,12 @@ public final class RequestSnapshot {
    * when told to allow them: {@code allowHeaders} cannot. {@code JdbcJournal} also strips them on its
    * own from whatever any caller hands it; {@code InMemoryJournal} keeps what it is handed
    * directly, since it never leaves the process and a check there would cost every call. The
-   * executor's default rule is wider: see {@link #isSecretByDefault(String)}.
+   * executor's default rule is wider: see {@link #isSecretByDefault(String)}. {@code dpop} is an
+   * RFC 9449 proof of possession, a credential bound to the access token {@code Authorization}
+   * carries: useless and stale without it on a resume, and a replayable proof in the file.
    */
   public static final Set<String> DEFAULT_SECRET_HEADERS =
-      Set.of("authorization", "proxy-authorization", "cookie", "set-cookie");
+      Set.of("authorization", "proxy-authorization", "dpop", "cookie", "set-cookie");
 
   /**
    * Fragments that make a header or query parameter name a secret by default when the name,

@@ -164,11 +164,11 @@ public record IdemProperties(
    * @param serverKeyRetention How long the target servers keep a key; an operation still pending
    *     past it is not re-sent blindly.
    * @param secretHeaders Header names never journaled, besides those of the default rule
-   *     (Authorization, Proxy-Authorization, Cookie, Set-Cookie, and names containing token,
+   *     (Authorization, Proxy-Authorization, DPoP, Cookie, Set-Cookie, and names containing token,
    *     secret, auth, session...).
    * @param allowHeaders Header names the default secret rule matches but that hold no credential
    *     (X-Session-Id, say): journaled in clear and sent again as stored on a resume. A name in
-   *     secretHeaders stays secret; Authorization, Proxy-Authorization, Cookie and Set-Cookie are
+   *     secretHeaders stays secret; Authorization, Proxy-Authorization, DPoP, Cookie and Set-Cookie are
    *     never journaled.
    * @param allowQueryParameters Query parameter names the secret rule matches (api_key,
    *     access_token...) that may be journaled in clear as part of the URI; without this, a keyed
