@@ -91,8 +91,11 @@ import org.slf4j.LoggerFactory;
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
- * an async dispatch (otherwise a container that closes the response before notifying listeners,
- * such as Jetty, sends it unstored and the claim is released). A timeout or an error does not
+ * an async dispatch. Otherwise, on a container that completes the response before notifying
+ * listeners (Jetty), only the committed status goes out, with no body (the body the filter holds
+ * back is never written); nothing is stored, the claim is released, and a
+ * WARN says "map the filter for ASYNC dispatches too": a retry of the key runs the handler again.
+ * A timeout or an error does not
  * release the claim: the container answers the client itself but does not stop the async work, and
  * a retry let in then would run the handler beside it. Nothing is stored, and the claim is let go
  * ({@link IdempotencyGuard#letGo}): its key stays in flight (409) for one to two lease periods, then
