@@ -575,12 +575,12 @@ public final class WebhookProcessor implements AutoCloseable {
   }
 
   /**
-   * The loop stopped for an Error (OutOfMemoryError, StackOverflowError, a listener's own) outside
-   * a handler, in a poll, an outcome's recording or a timer (a lease renewal, the watchdog, a
-   * retry's timer): what it left behind is unknown, so background processing stops instead of dying
-   * unseen on a pool thread. It is logged at ERROR, {@link #lastPollFailure()} returns it, and
-   * {@link #processDue} throws, naming it. Unfinished events stay in the inbox for the next
-   * processor.
+   * The loop stopped for an Error (OutOfMemoryError, StackOverflowError; from a listener only the
+   * JVM's own) outside a handler, in a poll, an outcome's recording or a timer (a lease renewal,
+   * the watchdog, a retry's timer): what it left behind is unknown, so background processing stops
+   * instead of dying unseen on a pool thread. It is logged at ERROR, {@link #lastPollFailure()}
+   * returns it, and {@link #processDue} throws, naming it. Unfinished events stay in the inbox for
+   * the next processor.
    */
   private void stopped(Error error, String where) {
     LOG.error("webhook processing stopped: {} in {}; the events stay in the inbox for the next processor",

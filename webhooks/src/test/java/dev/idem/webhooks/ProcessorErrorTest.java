@@ -22,14 +22,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 15: an Error outside a handler (here a listener's, thrown while the outcome is recorded)
- * killed a worker thread of the started processor, unseen by the app: nothing said processing had
- * a problem. Now background processing stops, {@link WebhookProcessor#lastPollFailure()} returns
+ * Issue 15: an Error outside a handler (here the JVM's own, which a listener throws while the
+ * outcome is recorded; a listener's other Errors are logged and ignored) killed a worker thread of
+ * the started processor, unseen by the app: nothing said processing had a problem. Now background processing stops, {@link WebhookProcessor#lastPollFailure()} returns
  * the Error, and {@link WebhookProcessor#processDue} fails fast, naming it. (A handler's own Error
  * is that event's failure, recorded and retried like any other.)
  */
 class ProcessorErrorTest {
-  static final class InjectedError extends Error {
+  static final class InjectedError extends VirtualMachineError {
     InjectedError() {
       super("injected");
     }

@@ -11,12 +11,31 @@ public final class Listeners {
 
   private Listeners() {}
 
-  /** Calls {@code listener}; a RuntimeException is logged and ignored (an Error is not caught). */
+  /**
+   * Calls {@code listener}; what it throws is logged and ignored, an Error included: a metrics
+   * binder built against another Micrometer throws NoSuchMethodError on every activity, and after
+   * the durable accept that would replace the sender's 200 (a redelivery, then a duplicate). The
+   * JVM's own failure is passed on (the processor then stops, as for any Error outside a handler).
+   */
   public static void tell(WebhookListener listener, WebhookActivity activity) {
     try {
       listener.onEvent(activity);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      if (isFatal(e)) {
+        throw e;
+      }
       LOG.warn("a webhook listener threw on {}; ignored", activity.getClass().getSimpleName(), e);
     }
+  }
+
+  /**
+   * Whether {@code e} is the JVM's own failure, after which nothing more should run on its account:
+   * every VirtualMachineError but StackOverflowError (whose stack has unwound by the time it is
+   * caught here), the rule of sdk-core's {@code AttemptLoop.isFatal}. Kept here, not shared with
+   * sdk-core: no module uses another's internals. Any other Error (a LinkageError, an
+   * AssertionError) is the listener's own failure, as a RuntimeException is.
+   */
+  private static boolean isFatal(Throwable e) {
+    return e instanceof VirtualMachineError && !(e instanceof StackOverflowError);
   }
 }
