@@ -6,10 +6,13 @@ import java.util.Objects;
 
 /**
  * Receives {@link GuardEvent}s, for metrics and logs, synchronously, on the request or purge
- * thread that caused them: implementations must be thread-safe and quick. A RuntimeException
- * thrown here is logged and ignored, so a broken listener never changes the guard's answer; on the
- * background purge's thread an Error is too, so that the purge keeps its schedule. The same style
- * as the client's {@code dev.idem.core.event.IdemListener}.
+ * thread that caused them: implementations must be thread-safe and quick. What is thrown here is
+ * logged and ignored, an Error included (a metrics binder built against another Micrometer throws
+ * NoSuchMethodError), so a broken listener never changes the guard's answer and the purge keeps its
+ * schedule; only the JVM's own failure (a VirtualMachineError other than StackOverflowError, such
+ * as OutOfMemoryError) is passed on, on a request's thread (on the purge's thread, where no one
+ * would see it, it is logged too). The same style as the client's
+ * {@code dev.idem.core.event.IdemListener}.
  */
 @FunctionalInterface
 public interface GuardListener {
@@ -34,8 +37,8 @@ public interface GuardListener {
    * even when one before it throws: a broken logging listener never blinds a metrics listener
    * after it. Once all were told, what they threw is thrown on, the first Error if any, else the
    * first RuntimeException, with the others added to it as suppressed; the guard then logs it
-   * (SLF4J) and ignores it, as it does for a single listener (on a request thread an Error goes on
-   * as it always did, on the purge's thread it is ignored too). The returned listener is
+   * (SLF4J) and ignores it, as it does for a single listener (the JVM's own failure excepted, as
+   * above). The returned listener is
    * thread-safe if each of {@code listeners} is.
    *
    * @param listeners the listeners, none null

@@ -8,6 +8,7 @@ import dev.idem.core.http.ProtocolHeaders;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.server.internal.CompletionSignals;
+import dev.idem.server.internal.FatalErrors;
 import dev.idem.server.internal.GuardScheduler;
 import dev.idem.server.internal.OwnerTokens;
 import dev.idem.server.internal.PurgeJob;
@@ -750,10 +751,18 @@ public final class IdempotencyGuard implements AutoCloseable {
     hear(new GuardEvent.Completed(claim.route(), result, Duration.between(claim.claimedAt(), s.clock.instant())));
   }
 
+  /**
+   * Tells the listener; what it throws is logged and ignored, an Error included, so that the
+   * answer (stored already, or a replay) never changes: a metrics binder built against another
+   * Micrometer throws NoSuchMethodError on every event. The JVM's own failure is passed on.
+   */
   void hear(GuardEvent event) {
     try {
       s.listener.onEvent(event);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
+      if (FatalErrors.isFatal(e)) {
+        throw e;
+      }
       LOG.warn("A guard listener failed; ignored", e);
     }
   }
@@ -1172,7 +1181,8 @@ public final class IdempotencyGuard implements AutoCloseable {
      * Hears the guard's {@link GuardEvent}s (conflicts, mismatches, takeovers, waits, replays, how
      * claims ended, purges), for metrics ({@code dev.idem.server.metrics.MicrometerGuardMetrics})
      * and logs; several at once with {@link GuardListener#all}. Default {@link GuardListener#none()}.
-     * An exception it throws is logged and never changes the guard's answer.
+     * What it throws, an Error included, is logged and never changes the guard's answer; only the
+     * JVM's own failure (a VirtualMachineError other than StackOverflowError) is passed on.
      *
      * @param listener the listener; thread-safe and quick
      * @return this builder

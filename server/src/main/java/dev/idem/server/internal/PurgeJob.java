@@ -133,7 +133,9 @@ public final class PurgeJob {
   /**
    * Tells a listener of the app's, and ignores what it throws, an Error included (a metrics binder
    * built against another Micrometer throws NoSuchMethodError): on the store executor nobody would
-   * see it, and the purge would stop.
+   * see it, and the purge would stop. The JVM's own failure ({@link FatalErrors}) too, unlike on a
+   * request thread: passed on from here it would reach only the executor's future, which no one
+   * reads, so the log is the one place it is seen.
    */
   private static void tell(Runnable listener) {
     try {
