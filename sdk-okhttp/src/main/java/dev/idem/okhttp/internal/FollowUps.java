@@ -201,7 +201,14 @@ final class FollowUps {
           + " interceptor IdemOkHttp.install adds, and the follow-up was a GET or the attempt's body was replaced"
           + " below Idem. The attempt counts as ambiguous; build the client with IdemOkHttp.install");
     }
-    return tag.restore(response);
+    try {
+      return tag.restore(response);
+    } catch (RuntimeException | Error e) {
+      // Whatever is thrown here counts as an ambiguous attempt, whose response nobody else will
+      // see: its body holds the connection, which would otherwise never go back to the pool.
+      response.close();
+      throw e;
+    }
   }
 
   /**

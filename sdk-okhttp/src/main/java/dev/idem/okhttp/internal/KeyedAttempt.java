@@ -3,6 +3,7 @@ package dev.idem.okhttp.internal;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.util.ArrayList;
 import java.util.List;
+import okhttp3.Headers;
 import okhttp3.Response;
 
 /**
@@ -92,15 +93,18 @@ final class KeyedAttempt {
     if (held == null || held.isEmpty()) {
       return response;  // the guard replaces Cache-Control only along with a held header
     }
-    Response.Builder b = response.newBuilder();
+    Headers.Builder b = response.headers().newBuilder();
     if (cacheControlReplaced) {
       cacheControlReplaced = false;
-      b.removeHeader(FollowUpGuard.CACHE_CONTROL);
+      b.removeAll(FollowUpGuard.CACHE_CONTROL);
     }
     for (String[] h : held) {
-      b.addHeader(h[0], h[1]);
+      // The values came from the wire, which OkHttp reads leniently (a raw UTF-8 Location, a
+      // garbage Retry-After): the strict addHeader would refuse one after the answer arrived, and
+      // the attempt would count as ambiguous. The names are the guard's own constants.
+      b.addUnsafeNonAscii(h[0], h[1]);
     }
     held.clear();
-    return b.build();
+    return response.newBuilder().headers(b.build()).build();
   }
 }
