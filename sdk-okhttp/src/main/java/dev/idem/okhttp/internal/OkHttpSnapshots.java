@@ -4,7 +4,9 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import okhttp3.Headers;
 import okhttp3.HttpUrl;
 import okhttp3.MediaType;
@@ -13,9 +15,13 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Conversions between OkHttp's requests and responses and the core's snapshots. Stateless. */
 public final class OkHttpSnapshots {
+  private static final Logger LOG = LoggerFactory.getLogger(OkHttpSnapshots.class);
+
   private OkHttpSnapshots() {}
 
   /**
@@ -157,6 +163,54 @@ public final class OkHttpSnapshots {
 
   private static final ThreadLocal<LastParsed> LAST_PARSED = ThreadLocal.withInitial(LastParsed::new);
 
+  /**
+   * The name under which OkHttp can carry a response header it read from the wire, or null if it
+   * cannot carry that header at all. OkHttp reads a response's header lines leniently:
+   * {@code X-Trace-Id : abc} (whitespace before the colon, which RFC 9112 section 5.1 forbids)
+   * keeps the space in the name, and a line without a colon, or starting with one, gets the empty
+   * name. Its {@code Headers.Builder} refuses both names when a response is built, even through
+   * {@code addUnsafeNonAscii}, so a stored answer holding one could never be replayed. RFC 9112
+   * has a proxy remove such whitespace before it forwards the response, so the name is trimmed of
+   * spaces and tabs; a name still refused (empty, or with a control, space or non-ASCII character
+   * inside) names no header anyone could ask for, and its header is left out.
+   *
+   * @param name a header name as OkHttp read it, or as a journal stored it
+   * @return {@code name}, trimmed if need be, or null if OkHttp cannot carry it
+   */
+  static String carriedName(String name) {
+    if (isCarried(name)) {
+      return name;  // every name a conforming server sends: no copy
+    }
+    int start = 0;
+    int end = name.length();
+    while (start < end && isOws(name.charAt(start))) {
+      start++;
+    }
+    while (end > start && isOws(name.charAt(end - 1))) {
+      end--;
+    }
+    String trimmed = name.substring(start, end);
+    return isCarried(trimmed) ? trimmed : null;
+  }
+
+  /** Whether OkHttp's builders take {@code name}: not empty, and only visible ASCII (its own check). */
+  static boolean isCarried(String name) {
+    if (name.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c <= ' ' || c > '~') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isOws(char c) {
+    return c == ' ' || c == '\t';
+  }
+
   // OkHttp refuses these methods without a body; an empty one is what the app sent.
   private static boolean needsBody(String method) {
     return switch (method.toUpperCase(Locale.ROOT)) {
@@ -171,7 +225,24 @@ public final class OkHttpSnapshots {
    */
   public static Response toResponse(ResponseSnapshot snapshot, Request request) {
     Headers.Builder headers = new Headers.Builder();
-    snapshot.headers().forEach((name, values) -> values.forEach(v -> headers.addUnsafeNonAscii(name, v)));
+    int dropped = 0;
+    for (Map.Entry<String, List<String>> header : snapshot.headers().entrySet()) {
+      // A journal written before ResponseCapture normalised names may hold one OkHttp refuses to
+      // build (addUnsafeNonAscii relaxes the value only): the replay of an operation that did
+      // succeed must not fail on it, on this call or on any later one.
+      String name = carriedName(header.getKey());
+      if (name == null) {
+        dropped += header.getValue().size();
+        continue;
+      }
+      for (String value : header.getValue()) {
+        headers.addUnsafeNonAscii(name, value);
+      }
+    }
+    if (dropped > 0) {
+      // Neither the name nor the value: either may be anything the server wrote.
+      LOG.debug("Left {} stored response header line(s) without a usable name out of a replayed response", dropped);
+    }
     MediaType type = snapshot.header("content-type").map(MediaType::parse).orElse(null);
     return new Response.Builder()
         .request(request)

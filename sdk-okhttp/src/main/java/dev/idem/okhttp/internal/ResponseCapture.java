@@ -5,6 +5,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.CaptureDeadline;
 import dev.idem.core.spi.adapter.CaptureRule;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import okhttp3.Headers;
@@ -12,6 +13,8 @@ import okhttp3.Response;
 import okio.Buffer;
 import okio.BufferedSource;
 import okio.Timeout;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The {@link CaptureRule} on an OkHttp response: what is read stays in the body's own buffer, so
@@ -25,6 +28,8 @@ import okio.Timeout;
  * rest of the body goes on to the caller as it arrives. Stateless.
  */
 final class ResponseCapture {
+  private static final Logger LOG = LoggerFactory.getLogger(ResponseCapture.class);
+
   private ResponseCapture() {}
 
   /**
@@ -76,7 +81,37 @@ final class ResponseCapture {
    * {@link Headers#toMultimap()}, whose sorted map and mutable lists the snapshot would copy.
    */
   private static Map<String, List<String>> headers(Headers headers) {
-    return AdapterSupport.headerLines(headers.size(), headers::name, headers::value);
+    int n = headers.size();
+    for (int i = 0; i < n; i++) {
+      if (!OkHttpSnapshots.isCarried(headers.name(i))) {
+        return carried(headers);
+      }
+    }
+    return AdapterSupport.headerLines(n, headers::name, headers::value);
+  }
+
+  /**
+   * The headers with each name as {@link OkHttpSnapshots#carriedName} gives it, for a response
+   * OkHttp read leniently: the journal then holds only names its replay can build (a stored answer
+   * that cannot be replayed fails every later call of an operation that succeeded), and a trimmed
+   * name is found by the classifier and the app as the server meant it.
+   */
+  private static Map<String, List<String>> carried(Headers headers) {
+    List<String> names = new ArrayList<>(headers.size());
+    List<String> values = new ArrayList<>(headers.size());
+    for (int i = 0; i < headers.size(); i++) {
+      String name = OkHttpSnapshots.carriedName(headers.name(i));
+      if (name != null) {
+        names.add(name);
+        values.add(headers.value(i));
+      }
+    }
+    if (names.size() < headers.size()) {
+      // Neither the name nor the value: either may be anything the server wrote.
+      LOG.debug("Left {} response header line(s) without a usable name out of the journal",
+          headers.size() - names.size());
+    }
+    return AdapterSupport.headerLines(names.size(), names::get, values::get);
   }
 
   /**
