@@ -44,7 +44,11 @@ import org.slf4j.LoggerFactory;
  * {@code RuntimeException} or {@code Error} from {@code onResponse} closes the response (its body
  * may hold the connection) and is rethrown to the dispatcher thread's uncaught exception handler,
  * where OkHttp's own calls send it too. An {@code IOException} from {@code onResponse} closes the
- * response and is logged at WARN (method and redacted URL), as OkHttp logs its own.
+ * response and is logged at WARN (method and redacted URL), as OkHttp logs its own. Anything else
+ * thrown while the callback's answer is made (a bug, a stored answer that cannot be rebuilt) never
+ * leaves the callback unanswered: as OkHttp does with a throwable from its interceptor chain, the
+ * call is canceled, {@code onFailure} gets an {@code IOException} ("canceled due to ...") that
+ * carries it as a suppressed exception, and it is then rethrown on the dispatcher thread.
  *
  * <p>Call semantics: one {@code execute} or {@code enqueue} per call ({@link IllegalStateException}
  * after that), {@link #clone()} makes a fresh call for the same request (same tag, so the same
@@ -103,7 +107,7 @@ final class IdemCall implements Call {
   public void enqueue(Callback callback) {
     markExecuted();
     if (canceled) {
-      deliver(callback, null, new IOException("Canceled"));
+      deliver(callback, null, new IOException("Canceled"), null);
       return;
     }
     timeout.enter();
@@ -117,11 +121,12 @@ final class IdemCall implements Call {
       transport = live;
       started = factory.settings().executor().executeAsync(call.operation(), live);
     } catch (IOException e) {
-      deliver(callback, null, e);
+      deliver(callback, null, e, null);
       return;
     } catch (RuntimeException e) {
       // Bad input or a missing reference key secret: refused before anything was journaled or sent.
-      deliver(callback, null, new IdempotencyException(e.getMessage() + " (" + e.getClass().getSimpleName() + ")", e));
+      deliver(callback, null, new IdempotencyException(e.getMessage() + " (" + e.getClass().getSimpleName() + ")", e),
+          null);
       return;
     }
     execution = started;
@@ -131,16 +136,33 @@ final class IdemCall implements Call {
     started.whenComplete((outcome, error) -> {
       Response response = null;
       IOException failure = null;
+      Throwable unexpected = null;
       try {
-        response = settle(live, outcome, unwrap(error));
+        try {
+          response = settle(live, outcome, unwrap(error));
+        } finally {
+          // Only the response handed over keeps its body open; any other is closed, unread.
+          live.last.release();
+        }
       } catch (IOException e) {
         failure = e;
-      } finally {
-        // Only the response handed over keeps its body open; any other is closed, unread.
-        live.last.release();
+      } catch (RuntimeException | Error e) {
+        // Thrown inside a CompletableFuture stage, it would be swallowed and the callback never
+        // called: the app's call (a Retrofit enqueue, a suspend function) would wait for good. As
+        // OkHttp's AsyncCall does with a throwable from its chain: the call is canceled, the
+        // callback's onFailure gets an IOException carrying it, and it is rethrown on the
+        // dispatcher thread after that (see deliver). The journal keeps the operation's outcome.
+        if (response != null) {
+          response.close();
+          response = null;
+        }
+        unexpected = e;
+        failure = new IOException("canceled due to " + e);
+        failure.addSuppressed(e);
+        cancel();
       }
       try {
-        deliver(callback, response, failure);
+        deliver(callback, response, failure, unexpected);
       } catch (RuntimeException | Error e) {
         // The client's dispatcher refused the callback (shut down), so it ran here, on the thread
         // that settled the operation (usually one of Idem's), inside a CompletableFuture stage that
@@ -178,11 +200,23 @@ final class IdemCall implements Call {
     throw new IOException("unexpected failure of operation " + operation + ": " + error, error);
   }
 
-  private void deliver(Callback callback, Response response, IOException failure) {
+  /**
+   * Calls the callback on the client's dispatcher: {@code onFailure} with {@code failure} if there
+   * is one, otherwise {@code onResponse}. {@code rethrown}, the unexpected throwable behind
+   * {@code failure} (or null), is thrown on that thread after {@code onFailure}, as OkHttp's
+   * AsyncCall rethrows one to its dispatcher thread's uncaught exception handler.
+   */
+  private void deliver(Callback callback, Response response, IOException failure, Throwable rethrown) {
     timeout.exit();
     Runnable run = () -> {
       if (failure != null) {
         callback.onFailure(this, failure);
+        if (rethrown instanceof RuntimeException e) {
+          throw e;
+        }
+        if (rethrown instanceof Error e) {
+          throw e;
+        }
         return;
       }
       try {
