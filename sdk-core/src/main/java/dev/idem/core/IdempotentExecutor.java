@@ -357,6 +357,12 @@ public final class IdempotentExecutor implements AutoCloseable {
    * the server, UNCERTAIN otherwise (see {@link ExpiredPendingAction}). Operations whose name has
    * no handler are left as they are and counted as unhandled.
    *
+   * <p>A handler whose {@link ResumeHandler#transport()} throws a RuntimeException or returns null
+   * gets an {@link OperationPendingException}, its operation stays PENDING, unsent, and the pass
+   * goes on with the others. If it throws an Error, the pass ends with that Error (after the
+   * operations being resumed on other lanes end), as any Error from the app's code does: that
+   * operation stays PENDING, unsent, and so do the others the pass did not start.
+   *
    * <p>Operations IN_FLIGHT under a live lease are looked at too. Those leased under this
    * executor's own {@link Builder#owner} belong to an earlier incarnation of this instance (or to
    * an execution running in this executor now, which is then waited for): they are resumed first,

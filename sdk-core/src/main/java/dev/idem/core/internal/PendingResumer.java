@@ -562,6 +562,18 @@ public final class PendingResumer {
     }
   }
 
+  /**
+   * {@link #notSent} for a job whose lane is failing with {@code failure}, which is thrown on: a
+   * failure to give the claim back is added to it (the flight is left either way).
+   */
+  private void notSentAfter(Job job, Throwable failure) {
+    try {
+      notSent(job);
+    } catch (JournalException | RuntimeException | Error e) {
+      failure.addSuppressed(e);
+    }
+  }
+
   private void giveBack(OperationId id, Lease lease) throws JournalException {
     Claims.giveBack(settings.journal(), id, lease, settings.clock().instant(), "claimed by a resume, given back unsent");
   }
@@ -848,14 +860,24 @@ public final class PendingResumer {
     // SUCCEEDED), nor when it is still to be sent (held by another owner).
     AtomicBoolean atAgeLimit = new AtomicBoolean();
     Runnable endedAtAgeLimit = () -> atAgeLimit.set(true);
+    // True while this lane leads the job's flight (under the batch's claim, if any) and nothing it
+    // called left it yet: a failure then must leave it and give the claim back, or every later call
+    // for the operation in this process waits for a flight no one leads.
+    boolean leadsUnsent = job.ticket() != null;
     try {
       if (retention.endsAtAgeLimit(record)) {
         // Without a ticket: expired in its flight, never over a live execution here. With one, its
         // batch was claimed before the age limit, and the lane takes it now, perhaps long after (the
         // other lanes' sends were slow): checked again here, so that nothing is sent past the limit
         // with a key the server may have forgotten.
-        OperationRecord now = job.ticket() == null ? runner.expire(record, endedAtAgeLimit)
-            : expireTaken(job, endedAtAgeLimit);
+        OperationRecord now;
+        if (job.ticket() == null) {
+          now = runner.expire(record, endedAtAgeLimit);
+        } else {
+          leadsUnsent = false;  // expireTaken leaves the flight if it fails or ends the operation
+          now = expireTaken(job, endedAtAgeLimit);
+          leadsUnsent = !now.state().isTerminal();
+        }
         if (now.state().isTerminal()) {
           if (atAgeLimit.get()) {
             count(Tally.EXPIRED);
@@ -865,6 +887,9 @@ public final class PendingResumer {
         }
         record = now;  // not ended after all (re-driven since the page read it): sent as the journal holds it
       }
+      // From here the job's flight is left by transportOf when there is no transport, by
+      // usableLease if it fails, and by lead in every case.
+      leadsUnsent = false;
       Transport transport = transportOf(handler, job);
       if (transport == null) {
         return;
@@ -898,6 +923,11 @@ public final class PendingResumer {
     } catch (IdempotencyException e) {
       LOG.warn("resuming {} failed: {}", record.id(), e.toString());
       leftPending(record.id());
+    } catch (RuntimeException | Error e) {
+      if (leadsUnsent) {
+        notSentAfter(job, e);
+      }
+      throw e;
     }
   }
 
@@ -955,7 +985,9 @@ public final class PendingResumer {
   /**
    * The handler's transport, or null after telling the handler why there is none: its
    * {@code transport()} threw (a credential not loaded yet, say) or returned null. Nothing is sent,
-   * so the operation stays PENDING, its claim given back, and the pass goes on with the others.
+   * so the operation stays PENDING, its claim given back, and the pass goes on with the others. An
+   * Error from {@code transport()} is thrown on, after the same hand-back (its flight left, its
+   * claim given back): the pass ends with it, as a pass one at a time does.
    */
   private Transport transportOf(ResumeHandler handler, Job job) throws JournalException {
     Transport transport;
@@ -965,6 +997,12 @@ public final class PendingResumer {
     } catch (RuntimeException e) {
       transport = null;
       thrown = e;
+    } catch (Throwable e) {
+      // An Error (a class the app's handler loads, an assertion, or the JVM's own) ends the pass,
+      // as with one lane, where nothing is claimed or joined before the transport is asked for.
+      // Here the job was: nothing is sent, so its claim is given back and its flight left first.
+      notSentAfter(job, e);
+      throw e;
     }
     if (transport != null) {
       return transport;

@@ -51,7 +51,11 @@ import java.util.function.Consumer;
  */
 public interface ResumeHandler {
   /**
-   * Sends a journaled snapshot, re-applying secret headers.
+   * Sends a journaled snapshot, re-applying secret headers. Asked for by {@code resumePending}
+   * once per operation it is about to send. If it throws a RuntimeException or returns null, that
+   * operation is not sent (it stays PENDING) and {@link #onFailure} gets an
+   * {@link OperationPendingException} saying why; an Error ends the {@code resumePending} pass,
+   * with that operation PENDING and unsent.
    *
    * @return the transport for this operation name; it must re-apply the headers kept out of the
    *     journal
