@@ -355,7 +355,10 @@ public final class IdempotentExecutor implements AutoCloseable {
    * target answers. An operation that reaches its age limit ({@link Builder#maxPendingAge}, below
    * the server's key retention) is not sent again: it ends FAILED if no attempt can have reached
    * the server, UNCERTAIN otherwise (see {@link ExpiredPendingAction}). Operations whose name has
-   * no handler are left as they are and counted as unhandled.
+   * no handler are left as they are and counted as unhandled. A name the map holds with a null
+   * value has no handler: a map filled from optional configuration ("no handler for this name in
+   * this deployment") works as one without the name, with one lane or several, rather than fail the
+   * whole pass for it, as a pass one at a time always treated it.
    *
    * <p>A handler whose {@link ResumeHandler#transport()} throws a RuntimeException or returns null
    * gets an {@link OperationPendingException}, its operation stays PENDING, unsent, and the pass

@@ -482,7 +482,7 @@ public final class PendingResumer {
       List<Integer> at = new ArrayList<>(taken.size());
       for (int i = 0; i < jobs.length; i++) {
         OperationRecord r = taken.get(i);
-        SingleFlight.Ticket ticket = handlers.containsKey(r.id().operation()) && !retention.isExpired(r)
+        SingleFlight.Ticket ticket = handlers.get(r.id().operation()) != null && !retention.isExpired(r)
             ? flight.join(r.id()) : null;
         if (ticket == null || !ticket.leader()) {
           jobs[i] = new Job(r, null, null);
@@ -610,6 +610,9 @@ public final class PendingResumer {
       if (handler == null) {
         count(Tally.UNHANDLED);
         remember(job.record().id(), Tally.UNHANDLED);
+        // Claimed only if the map held a handler when its batch was claimed (an app's map changed
+        // since): left as it is, as without a handler, not IN_FLIGHT with its flight taken.
+        notSent(job);
       } else {
         resumeOne(job, handler);
       }
@@ -833,7 +836,7 @@ public final class PendingResumer {
         } else if (examined == null) {
           count(Tally.EXAMINED);
         }
-        if (!handlers.containsKey(record.id().operation())) {
+        if (handlers.get(record.id().operation()) == null) {
           if (examined == null) {
             count(Tally.UNHANDLED);
           }
