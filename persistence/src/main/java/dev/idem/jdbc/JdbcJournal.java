@@ -123,7 +123,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>On PostgreSQL every call takes a connection from the app's DataSource (use a pool) and commits
  * before returning; durable writes commit with {@code synchronous_commit = on}, the deferred ones
- * with {@code off}. Claims use {@code SELECT ... FOR UPDATE SKIP LOCKED} and a fencing generation,
+ * with {@code off}. Every transaction runs at READ COMMITTED, whatever the connection's default
+ * (set for that transaction only; the claims below rely on it: docs/fleet.md, "Isolation"). Claims use {@code SELECT ... FOR UPDATE SKIP LOCKED} and a fencing generation,
  * so each pending operation is resumed by one process at a time, and a completion from a stale
  * owner updates nothing and throws {@link StaleOwnerException}. The claim of an operation an app's
  * call named ({@link #claimWaiting}: an execute of an existing operation, a resume(id)) waits up

@@ -15,6 +15,12 @@ import javax.sql.DataSource;
  * the WAL is flushed) and DEFERRED work with {@code synchronous_commit = off} (visible to everyone
  * at once, flushed by the WAL writer shortly after). Both are set per transaction
  * ({@code SET LOCAL}), so a pooled connection keeps its own settings.
+ *
+ * <p>On PostgreSQL every unit of work, read or write, runs at READ COMMITTED whatever the
+ * connection's default (a database's or role's {@code default_transaction_isolation}, a pool's
+ * {@code transactionIsolation}): set for that transaction only ({@code SET TRANSACTION}, in the
+ * same round trip as the durability setting of a write), so the pooled connection keeps its own.
+ * The claims rely on it ({@link Dialect#transactionStartSql} says why).
  */
 public final class DataSourceStore implements Store {
   private final String what;
@@ -47,15 +53,7 @@ public final class DataSourceStore implements Store {
       throw StoreErrors.wrap(what, "connection to " + name, e);
     }
     try (Connection c = connection) {
-      return inTransaction(c, session -> {
-        String setting = durability == null ? null : dialect.synchronousCommitSql(durability);
-        if (setting != null) {
-          try (Statement st = c.createStatement()) {
-            st.execute(setting);
-          }
-        }
-        return work.run(session);
-      });
+      return inTransaction(c, dialect.transactionStartSql(durability), work);
     } catch (UnconfirmedCommit e) {
       if (durability == null && e.failure instanceof SQLException s) {
         throw StoreErrors.wrap(what, "read on " + name, s); // a read's commit changes nothing
@@ -81,11 +79,20 @@ public final class DataSourceStore implements Store {
   /**
    * Runs {@code work} on {@code c} in one transaction: committed if it returns, rolled back if it
    * throws. Its statements are closed at its end; the connection's auto-commit mode is restored.
+   *
+   * @param startSql the transaction's first statement ({@link Dialect#transactionStartSql}), or
+   *     null for none
    */
-  static <T> T inTransaction(Connection c, SqlWork<T> work) throws SQLException, IdempotencyException {
+  static <T> T inTransaction(Connection c, String startSql, SqlWork<T> work)
+      throws SQLException, IdempotencyException {
     boolean autoCommit = c.getAutoCommit();
     c.setAutoCommit(false);
     try (CachedStatements session = new CachedStatements(c)) {
+      if (startSql != null) {
+        try (Statement st = c.createStatement()) {
+          st.execute(startSql);
+        }
+      }
       T result = work.run(session);
       try {
         c.commit();

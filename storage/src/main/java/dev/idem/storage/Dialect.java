@@ -78,6 +78,33 @@ public enum Dialect {
   }
 
   /**
+   * What a store's transaction on a shared database runs as its first statement, or null if
+   * nothing: on PostgreSQL, READ COMMITTED for this transaction ({@code SET TRANSACTION}, which lasts
+   * only for the transaction and leaves the pooled connection's session as it was), followed, for a
+   * write, by its {@link #synchronousCommitSql commit durability}, in one statement string (one
+   * round trip).
+   *
+   * <p>Why READ COMMITTED, whatever the database's, role's or pool's default: the claim protocol
+   * reads a row {@code FOR UPDATE} and, having waited for another instance's lock on it, must see
+   * that instance's committed change (READ COMMITTED re-reads the row; REPEATABLE READ and
+   * SERIALIZABLE fail with 40001 instead, a journal failure where the caller must be told the
+   * operation is pending); and a migration that waited for another's advisory lock must read the
+   * version table as the other left it, not through a snapshot taken before the wait (it would
+   * migrate again and fail on tables that exist). The single-connection dialects need nothing: one
+   * connection per store serializes every unit of work, and no other process writes its tables.
+   *
+   * @param durability the write's, or null for a read or a migration (the session's
+   *     {@code synchronous_commit} then applies)
+   */
+  public String transactionStartSql(Durability durability) {
+    if (this != POSTGRESQL) {
+      return null;
+    }
+    String isolation = "SET TRANSACTION ISOLATION LEVEL READ COMMITTED";
+    return durability == null ? isolation : isolation + "; " + synchronousCommitSql(durability);
+  }
+
+  /**
    * The locking clause for reading a row that is about to be claimed: PostgreSQL skips rows another
    * node is claiming right now, so two nodes never wait on each other for the same operation.
    */

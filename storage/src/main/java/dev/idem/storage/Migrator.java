@@ -76,7 +76,10 @@ public final class Migrator {
   public int migrate(Connection c) throws IdempotencyException {
     List<Migration> all = migrations();
     try {
-      return DataSourceStore.inTransaction(c, session -> migrateInTransaction(c, all));
+      // At READ COMMITTED whatever the connection's default: the version read after the advisory
+      // lock must see what the migration that held it committed (Dialect#transactionStartSql).
+      return DataSourceStore.inTransaction(c, dialect.transactionStartSql(null),
+          session -> migrateInTransaction(c, all));
     } catch (SQLException e) {
       throw StoreErrors.wrap(schema.what(), "schema migration", e);
     }
