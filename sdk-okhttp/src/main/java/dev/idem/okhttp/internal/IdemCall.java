@@ -237,11 +237,24 @@ final class IdemCall implements Call {
         throw e;
       }
     };
+    // Once only: a dispatcher that runs tasks on the submitting thread (an inline executor in
+    // tests, a full pool with CallerRunsPolicy) throws what the callback threw out of execute, after
+    // the callback ran; telling it again would answer the call twice (review rtoday2).
+    AtomicBoolean ran = new AtomicBoolean();
+    Runnable once = () -> {
+      if (ran.compareAndSet(false, true)) {
+        run.run();
+      }
+    };
     try {
-      factory.client().dispatcher().executorService().execute(run);
+      factory.client().dispatcher().executorService().execute(once);
     } catch (RuntimeException e) {
-      // The client was shut down: tell the callback on this thread rather than never.
-      run.run();
+      if (ran.get()) {
+        throw e;  // the callback's own, on this thread: it goes where the dispatcher's would
+      }
+      // The client was shut down (refused before the callback ran): tell the callback on this
+      // thread rather than never.
+      once.run();
     }
   }
 
