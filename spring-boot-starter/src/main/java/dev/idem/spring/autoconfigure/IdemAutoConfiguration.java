@@ -19,7 +19,11 @@ import dev.idem.spring.internal.Stores;
 import dev.idem.webhooks.WebhookProcessor;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -188,26 +192,45 @@ public class IdemAutoConfiguration {
 
   /**
    * Starts and stops every outbox and the webhook processor; at shutdown also closes the executor
-   * (after every outbox drained) and flushes its journal. Two OutboxDispatcher beans that register
-   * the same operation name fail the startup, before either starts, naming the name and both beans:
-   * each would deliver that name's operations, through whichever transport claimed one first.
+   * (after every outbox drained) and flushes its journal. Only this context's own beans: in a
+   * context hierarchy, a child whose executor, outbox or processor backed off for its parent's
+   * (they are found there) uses them but neither starts nor stops them; the parent's lifecycle
+   * does, and the child's close leaves them running. What the child defines itself (an executor
+   * of its own beside the parent's) its own lifecycle starts and stops. Two OutboxDispatcher beans
+   * of this context that register the same operation name fail the startup, before either starts,
+   * naming the name and both beans: each would deliver that name's operations, through whichever
+   * transport claimed one first.
    *
    * @param outbox the outboxes (every OutboxDispatcher bean), if any
    * @param processor the webhook processor, if any
    * @param executor the executor
    * @param properties the settings
-   * @param beans the context, for the dispatchers' bean names
+   * @param beans this context's bean factory, for its own beans and the dispatchers' bean names
    * @return the lifecycle
    * @throws IllegalStateException if an operation name is registered on more than one dispatcher
    */
   @Bean
   public IdemLifecycle idemLifecycle(ObjectProvider<OutboxDispatcher> outbox, ObjectProvider<WebhookProcessor> processor,
       ObjectProvider<IdempotentExecutor> executor, IdemProperties properties, ListableBeanFactory beans) {
-    DispatcherNames.requireOneDispatcherPerName(beans.getBeansOfType(OutboxDispatcher.class));
+    // The providers also resolve from the ancestors: a child's lifecycle holding its parent's beans
+    // started the parent's outbox a second time (the child failed to start) and, when the child
+    // closed, closed the parent's executor (the still running parent then refused every keyed call).
+    // getBeansOfType and getBeanNamesForType look at this context's own beans only.
+    Map<String, OutboxDispatcher> own = beans.getBeansOfType(OutboxDispatcher.class);
+    DispatcherNames.requireOneDispatcherPerName(own);
+    Set<OutboxDispatcher> local = Collections.newSetFromMap(new IdentityHashMap<>());
+    local.addAll(own.values());
     // Every dispatcher bean, not getIfAvailable's one: an app may give a partner a dispatcher of its
-    // own, and two beans without a @Primary must neither fail the startup nor go undrained.
-    return new IdemLifecycle(outbox.orderedStream().toList(), processor.getIfAvailable(), executor.getIfAvailable(),
-        properties.shutdownTimeout());
+    // own, and two beans without a @Primary must neither fail the startup nor go undrained. The
+    // provider's stream for their order (@Order on a @Bean method is known to the factory only).
+    List<OutboxDispatcher> outboxes = outbox.orderedStream().filter(local::contains).toList();
+    // getIfAvailable looks at this context first, so where it has one of its own it is that one.
+    return new IdemLifecycle(outboxes, local(beans, WebhookProcessor.class) ? processor.getIfAvailable() : null,
+        local(beans, IdempotentExecutor.class) ? executor.getIfAvailable() : null, properties.shutdownTimeout());
+  }
+
+  private static boolean local(ListableBeanFactory beans, Class<?> type) {
+    return beans.getBeanNamesForType(type).length > 0;
   }
 
   /**

@@ -29,6 +29,9 @@ import org.springframework.context.SmartLifecycle;
  * and while the clients' own resources are alive (Reactor Netty's stop in phase 0, after this
  * one, and kills the connections under an attempt). A context stopped here is not restarted with
  * Idem: the executor stays closed.
+ *
+ * <p>It is given only its own context's beans: in a context hierarchy a child that uses its
+ * parent's executor and outbox must neither start them again nor close them when it closes.
  */
 public final class IdemLifecycle implements SmartLifecycle {
   /** After the web server's graceful shutdown (DEFAULT_PHASE - 1024) and its stop (- 2048). */
