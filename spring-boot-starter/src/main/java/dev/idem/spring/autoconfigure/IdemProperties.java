@@ -2,6 +2,7 @@ package dev.idem.spring.autoconfigure;
 
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.jdbc.JdbcJournal;
 import java.time.Duration;
 import java.util.List;
@@ -85,6 +86,37 @@ public record IdemProperties(
     if (shutdownTimeout == null || shutdownTimeout.isNegative()) {
       throw new IllegalArgumentException("idem.shutdown-timeout is "
           + (shutdownTimeout == null ? "empty" : shutdownTimeout) + ": it must be 0s (no wait) or more");
+    }
+  }
+
+  /**
+   * The longest duration the core's builders take for a setting (36525 days, 100 years): a longer
+   * one would overflow when added to an instant. The same limit as theirs, so that a value is
+   * refused here exactly when the builder would refuse it, but naming the property.
+   */
+  static final Duration MAX_DURATION = Duration.ofDays(36_525);
+
+  /**
+   * Refuses, naming the property, a duration the core's builders refuse (they say
+   * "deadline must be positive", a name no setting has).
+   *
+   * @throws IllegalArgumentException if {@code d} is null, zero, negative or above {@link #MAX_DURATION}
+   */
+  private static void requirePositive(Duration d, String property) {
+    if (d == null || d.isZero() || d.isNegative() || d.compareTo(MAX_DURATION) > 0) {
+      throw new IllegalArgumentException(property + " must be positive and at most 36525d (100 years), was "
+          + (d == null ? "empty" : d));
+    }
+  }
+
+  /**
+   * Refuses, naming the property, a number below what the core's builders take.
+   *
+   * @throws IllegalArgumentException if {@code n} is below {@code least}
+   */
+  private static void requireAtLeast(long n, long least, String property, String why) {
+    if (n < least) {
+      throw new IllegalArgumentException(property + " must be at least " + least + ", was " + n + why);
     }
   }
 
@@ -187,7 +219,52 @@ public record IdemProperties(
       @DefaultValue("24h") Duration serverKeyRetention,
       @DefaultValue Set<String> secretHeaders,
       @DefaultValue Set<String> allowHeaders,
-      @DefaultValue Set<String> allowQueryParameters) {}
+      @DefaultValue Set<String> allowQueryParameters) {
+
+    /**
+     * Refuses what the retry policy's, the executor's and the client adapters' builders refuse,
+     * with the same limits, so that the startup fails naming the property rather than in the
+     * builders, whose messages name their own parameters ({@code maxAttempts}) and no property.
+     *
+     * @param enabled as the record's {@code enabled}
+     * @param untaggedPolicy as the record's {@code untaggedPolicy}
+     * @param keyHeader as the record's {@code keyHeader}; printable ASCII without spaces or colons
+     * @param keyFormat as the record's {@code keyFormat}
+     * @param maxBodyBytes as the record's {@code maxBodyBytes}; 0 or more
+     * @param maxAttempts as the record's {@code maxAttempts}; at least 1
+     * @param attemptTimeout as the record's {@code attemptTimeout}; null (none), or positive
+     * @param deadline as the record's {@code deadline}; null (the policy's own 60 s), or positive
+     * @param serverKeyRetention as the record's {@code serverKeyRetention}; positive
+     * @param secretHeaders as the record's {@code secretHeaders}
+     * @param allowHeaders as the record's {@code allowHeaders}
+     * @param allowQueryParameters as the record's {@code allowQueryParameters}
+     * @throws IllegalArgumentException naming the property; a duration may be at most 36525 days
+     */
+    public Client {
+      if (keyHeader == null) {
+        throw new IllegalArgumentException("idem.client.key-header is empty: it must be a header name, such as"
+            + " Idempotency-Key (the default)");
+      }
+      try {
+        // The adapters' own rule, not a copy: a name their builder takes must bind, and only such a name.
+        AdapterSupport.checkHeaderName(keyHeader);
+      } catch (IllegalArgumentException notAName) {
+        // Without it as cause: Boot's failure analysis shows the root cause, which names no property.
+        throw new IllegalArgumentException("idem.client.key-header must be a header name (printable ASCII without"
+            + " spaces or colons), such as Idempotency-Key (the default), was '" + keyHeader + "'");
+      }
+      requireAtLeast(maxBodyBytes, 0, "idem.client.max-body-bytes", "");
+      requireAtLeast(maxAttempts, 1, "idem.client.max-attempts", " (it counts the first attempt; 1 turns retries"
+          + " off)");
+      if (attemptTimeout != null) {
+        requirePositive(attemptTimeout, "idem.client.attempt-timeout");
+      }
+      if (deadline != null) {
+        requirePositive(deadline, "idem.client.deadline");
+      }
+      requirePositive(serverKeyRetention, "idem.client.server-key-retention");
+    }
+  }
 
   /**
    * Queued delivery and what a restart left pending.
@@ -202,7 +279,21 @@ public record IdemProperties(
   public record Outbox(
       @DefaultValue("true") boolean enabled,
       @DefaultValue({"untagged-post", "untagged-patch"}) List<String> operations,
-      @DefaultValue("2") int workers) {}
+      @DefaultValue("2") int workers) {
+
+    /**
+     * Refuses what the dispatcher's builder refuses, naming the property: its message names its
+     * own parameter ({@code syncWorkers}), which no setting or page of the docs mentions.
+     *
+     * @param enabled as the record's {@code enabled}
+     * @param operations as the record's {@code operations}
+     * @param workers as the record's {@code workers}; at least 1
+     * @throws IllegalArgumentException naming the property
+     */
+    public Outbox {
+      requireAtLeast(workers, 1, "idem.outbox.workers", "");
+    }
+  }
 
   /**
    * The server guard, for the app's own endpoints.

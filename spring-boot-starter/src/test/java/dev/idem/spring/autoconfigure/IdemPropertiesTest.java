@@ -7,8 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.core.IdempotentExecutor;
+import dev.idem.core.InMemoryJournal;
+import dev.idem.core.RetryPolicy;
 import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
+import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.jdbc.JdbcJournal;
 import java.time.Duration;
 import java.util.List;
@@ -130,6 +134,40 @@ class IdemPropertiesTest {
     assertRefused(Map.of("idem.shutdown-timeout", "-5s"), "idem.shutdown-timeout is PT-5S");
     assertRefused(Map.of("idem.directory", ""), "idem.directory is blank");
     assertRefused(Map.of("idem.directory", "  "), "idem.directory is blank");
+  }
+
+  @Test
+  void theClientsLimitsAreTheBuildersExactly() {
+    // The records check what the builders would refuse, to name the property; a limit of their own
+    // (narrower or wider) would refuse a value the builder takes, or start an app the builder fails.
+    Duration longest = IdemProperties.MAX_DURATION;
+    IdemProperties p = bind(Map.of("idem.client.deadline", longest.toDays() + "d",
+        "idem.client.attempt-timeout", longest.toDays() + "d", "idem.client.server-key-retention", longest.toDays() + "d",
+        "idem.client.max-attempts", "1", "idem.client.max-body-bytes", "0", "idem.outbox.workers", "1",
+        "idem.client.key-header", "X~Key!"));
+    RetryPolicy.builder().deadline(p.client().deadline()).attemptTimeout(p.client().attemptTimeout())
+        .maxAttempts(p.client().maxAttempts()).build();
+    IdempotentExecutor.builder().journal(new InMemoryJournal()).serverKeyRetention(p.client().serverKeyRetention())
+        .build().close();
+    AdapterSupport.checkHeaderName(p.client().keyHeader());
+
+    Duration tooLong = longest.plusSeconds(1);
+    assertThrows(IllegalArgumentException.class, () -> RetryPolicy.builder().deadline(tooLong));
+    assertRefused(Map.of("idem.client.deadline", tooLong.toSeconds() + "s"), "idem.client.deadline must be positive");
+    assertThrows(IllegalArgumentException.class, () -> AdapterSupport.checkHeaderName("Idempotency-Key:"));
+    assertRefused(Map.of("idem.client.key-header", "Idempotency-Key:"), "idem.client.key-header must be a header name");
+  }
+
+  @Test
+  void aBadClientOrOutboxValueIsRefusedNamingTheProperty() {
+    assertRefused(Map.of("idem.client.max-attempts", "0"), "idem.client.max-attempts must be at least 1, was 0");
+    assertRefused(Map.of("idem.client.deadline", "0s"), "idem.client.deadline must be positive");
+    assertRefused(Map.of("idem.client.attempt-timeout", "-1s"), "idem.client.attempt-timeout must be positive");
+    assertRefused(Map.of("idem.client.server-key-retention", "0s"),
+        "idem.client.server-key-retention must be positive");
+    assertRefused(Map.of("idem.client.max-body-bytes", "-1"), "idem.client.max-body-bytes must be at least 0, was -1");
+    assertRefused(Map.of("idem.client.key-header", "Idempotency Key"), "idem.client.key-header must be a header name");
+    assertRefused(Map.of("idem.outbox.workers", "0"), "idem.outbox.workers must be at least 1, was 0");
   }
 
   private static void assertRefused(Map<String, String> values, String message) {
