@@ -401,7 +401,26 @@ public record IdemProperties(
       @DefaultValue("embedded") Store store,
       @DefaultValue("4") int workers,
       @DefaultValue("15m") Duration maxRunTime,
-      @DefaultValue Map<String, Source> sources) {}
+      @DefaultValue Map<String, Source> sources) {
+
+    /**
+     * Refuses what the processor's builder refuses, naming the property: its messages name its own
+     * parameters ({@code workers}, {@code maxRunTime}) and no property.
+     *
+     * @param store as the record's {@code store}
+     * @param workers as the record's {@code workers}; at least 1
+     * @param maxRunTime as the record's {@code maxRunTime}; positive (the processor has no ceiling)
+     * @param sources as the record's {@code sources}
+     * @throws IllegalArgumentException naming the property
+     */
+    public Webhooks {
+      requireAtLeast(workers, 1, "idem.webhooks.workers", "");
+      if (maxRunTime == null || maxRunTime.isZero() || maxRunTime.isNegative()) {
+        throw new IllegalArgumentException("idem.webhooks.max-run-time must be positive, was "
+            + (maxRunTime == null ? "empty" : maxRunTime));
+      }
+    }
+  }
 
   /**
    * One webhook sender.

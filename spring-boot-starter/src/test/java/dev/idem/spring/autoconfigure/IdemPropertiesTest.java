@@ -170,6 +170,17 @@ class IdemPropertiesTest {
     assertRefused(Map.of("idem.outbox.workers", "0"), "idem.outbox.workers must be at least 1, was 0");
   }
 
+  @Test
+  void aBadWebhooksWorkersOrMaxRunTimeIsRefusedNamingTheProperty() {
+    assertRefused(Map.of("idem.webhooks.workers", "0"), "idem.webhooks.workers must be at least 1, was 0");
+    assertRefused(Map.of("idem.webhooks.max-run-time", "0s"), "idem.webhooks.max-run-time must be positive, was PT0S");
+    assertRefused(Map.of("idem.webhooks.max-run-time", "-1m"), "idem.webhooks.max-run-time must be positive");
+    // The processor's own limits, no narrower: it takes one worker and any positive run time.
+    IdemProperties p = bind(Map.of("idem.webhooks.workers", "1", "idem.webhooks.max-run-time", "1ms"));
+    assertEquals(1, p.webhooks().workers());
+    assertEquals(Duration.ofMillis(1), p.webhooks().maxRunTime());
+  }
+
   private static void assertRefused(Map<String, String> values, String message) {
     BindException e = assertThrows(BindException.class, () -> bind(values));
     Throwable cause = e; // Boot's failure analysis prints the root cause as the reason
