@@ -187,6 +187,12 @@ final class WebhooksCommand {
 
     @Override
     public Integer call() {
+      if (source.isEmpty() || eventId.isEmpty()) {
+        // Bad usage, not a missing event: a script that retries on 1 would retry a typo (an unset
+        // shell variable), as the journal's commands refuse an empty --key.
+        throw usage("--source and --event-id name no event an inbox can hold: "
+            + (source.isEmpty() ? "--source" : "--event-id") + " is empty");
+      }
       try (WebhookInbox in = openForWriting()) {
         if (!in.redrive(source, eventId)) {
           err().println(IdemCli.PREFIX + safe(source) + "/" + safe(eventId) + " is not a dead letter"

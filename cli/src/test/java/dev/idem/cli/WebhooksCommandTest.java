@@ -76,6 +76,25 @@ class WebhooksCommandTest {
     }
   }
 
+  /**
+   * An empty --source or --event-id (an unset shell variable) names no event: bad usage, status 2,
+   * as the journal's commands answer an empty --key, not 1 ("no such event"), which a script that
+   * retries on 1 would retry. Review rcli. The inbox is neither opened nor created.
+   */
+  @Test
+  void anEmptySourceOrEventIdIsBadUsage() {
+    Path inboxDir = dir.resolve("inbox");
+    try (WebhookInbox inbox = WebhookInbox.sqlite(inboxDir).open()) {
+      assertEquals(0, inbox.list(InboxState.DEAD, null, 10).size());
+    }
+    for (String[] ids : new String[][] {{"", "evt_1"}, {"acme", ""}, {"", ""}}) {
+      CliRun redrive = run("webhooks", "redrive", "--inbox", inboxDir.toString(), "--source", ids[0], "--event-id",
+          ids[1]);
+      assertEquals(2, redrive.code(), "source '" + ids[0] + "', event id '" + ids[1] + "': " + redrive.err());
+      assertTrue(redrive.err().contains("--source") && redrive.err().contains("--event-id"), redrive.err());
+    }
+  }
+
   @Test
   void aDirectoryWithoutAnInboxIsRefusedAndNotCreated() {
     Path missing = dir.resolve("nope");
