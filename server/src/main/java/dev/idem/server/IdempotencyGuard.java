@@ -28,6 +28,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -802,12 +803,15 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
-  /** The response as the store keeps it: allowlisted headers, and no body past the capture cap. */
+  /**
+   * The response as the store keeps it: allowlisted headers, the URLs among them with their
+   * credentials redacted, and no body past the capture cap.
+   */
   StoredResponse toStored(CapturedResponse response) {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
       if (s.replayHeaders.contains(name)) { // case-insensitive: no lower-cased copy per header
-        kept.put(name, values);
+        kept.put(name, isUrlHeader(name) ? redactedUrls(values) : values);
       }
     });
     // A caller of complete() other than the bundled filters (another framework's, the test kit's)
@@ -819,6 +823,30 @@ public final class IdempotencyGuard implements AutoCloseable {
       return new StoredResponse(response.status(), kept, new byte[0], true);
     }
     return new StoredResponse(response.status(), kept, response.body(), false);
+  }
+
+  /**
+   * A header whose value is a URL the guard may store: a presigned URL's signature, a servlet
+   * container's {@code ;jsessionid=} (encodeRedirectURL) or user info in it would otherwise be kept
+   * in clear, and sent to whoever retries with the key. The live answer keeps the handler's own.
+   */
+  private static boolean isUrlHeader(String name) {
+    return name.equalsIgnoreCase("location") || name.equalsIgnoreCase("content-location");
+  }
+
+  private static List<String> redactedUrls(List<String> values) {
+    List<String> out = null;
+    for (int i = 0; i < values.size(); i++) {
+      String v = values.get(i);
+      String r = RequestSnapshot.redactedUrl(v);
+      if (r != v && out == null) {
+        out = new ArrayList<>(values.subList(0, i));
+      }
+      if (out != null) {
+        out.add(r);
+      }
+    }
+    return out == null ? values : out;
   }
 
   private RoutePolicy policy(String method, String route) {
@@ -1118,7 +1146,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     /**
      * The response headers stored and replayed. Default {@code Content-Type}, {@code Content-Language},
      * {@code Content-Location}, {@code Location}, {@code ETag}, {@code Last-Modified}. Secret
-     * headers are never stored, even if listed. {@code Content-Encoding} is stored and replayed with
+     * headers are never stored, even if listed; a stored {@code Location} or
+     * {@code Content-Location} has the credentials in its URL and its fragment redacted
+     * ({@code RequestSnapshot.redactedUrl}), so a replay carries the redacted URL. {@code Content-Encoding} is stored and replayed with
      * the body whatever this list says, since it tells how the stored bytes are coded (a replay
      * without it sends gzip bytes no client can read); a replay without a body (over the capture
      * cap) sends neither it nor {@code Content-Type}. {@code Retry-After} is stored and replayed

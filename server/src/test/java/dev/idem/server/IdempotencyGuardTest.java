@@ -110,6 +110,27 @@ class IdempotencyGuardTest {
     assertEquals(java.util.Set.of("location"), lowerCase(stored.headers().keySet()));
   }
 
+  /**
+   * A Location or Content-Location may carry a credential in its URL: a presigned download URL's
+   * signature, a servlet container's ;jsessionid= from encodeRedirectURL, user info. The first
+   * answer carries it as the handler made it; the store, and so every replay, has its values
+   * redacted by the client's rule for stored URLs (review rguard: stored in clear).
+   */
+  @Test
+  void aCredentialInAStoredLocationIsRedactedAndTheRestKept() throws Exception {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Location", List.of("https://files.example/o/1.pdf?X-Amz-Signature=planted-sig-1&X-Amz-Expires=300"));
+    headers.put("Content-Location", List.of("/orders/1;jsessionid=planted-session-2"));
+    GuardResponse first = send(json("k1", "{}"), 201, headers, "order-");
+    GuardResponse again = send(json("k1", "{}"));
+    assertEquals(1, effects.get());
+    assertTrue(first.header("Location").contains("planted-sig-1"), "the live answer is the handler's own");
+    StoredResponse stored = store.find(new RecordId("alice", "POST /orders", "k1")).orElseThrow().response().orElseThrow();
+    assertFalse(stored.headers().toString().contains("planted"), "stored in clear: " + stored.headers());
+    assertEquals("https://files.example/o/1.pdf?X-Amz-Signature=redacted&X-Amz-Expires=300", again.header("Location"));
+    assertEquals("/orders/1;jsessionid=redacted", again.header("Content-Location"));
+  }
+
   private static java.util.Set<String> lowerCase(java.util.Set<String> names) {
     return names.stream().map(n -> n.toLowerCase(java.util.Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
   }

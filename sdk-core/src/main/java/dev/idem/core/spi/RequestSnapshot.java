@@ -221,6 +221,22 @@ public final class RequestSnapshot {
   }
 
   /**
+   * A URL (absolute or relative, as a {@code Location} header holds one) as it may be stored: its
+   * user info, the value of each credential its path or query holds (by the rules
+   * {@link #redactedQuery} applies), and its fragment (which no rule can read, and which a stored
+   * URL never needs) replaced by {@code redacted}; everything else as written. The executor keeps
+   * the URLs of the responses it journals this way; the server guard the {@code Location} and
+   * {@code Content-Location} it stores. Linear in the URL's length; pure and thread-safe.
+   *
+   * @param url a URL as sent or received, raw (encoded)
+   * @return {@code url} itself where nothing in it holds a credential and it has no fragment
+   * @throws NullPointerException if url is null
+   */
+  public static String redactedUrl(String url) {
+    return UrlCredentials.defaults().redact(Objects.requireNonNull(url, "url"));
+  }
+
+  /**
    * A raw query as a stored request may be shown: every parameter as written and in order, with
    * the value of each that holds a credential replaced by {@code redacted}, its name kept. A value
    * holds one if its parameter's name is one {@link #isSecretQueryParameterByDefault(String)}
