@@ -165,6 +165,7 @@ final class ReadmePreambles {
             "import dev.idem.webhooks.WebhookSource;",
             "import dev.idem.webhooks.servlet.WebhookServlet;",
             "import java.nio.file.Path;",
+            "import java.util.concurrent.Executors;",
             "import org.eclipse.jetty.ee10.servlet.ServletContextHandler;",
             "import org.eclipse.jetty.ee10.servlet.ServletHolder;"),
         List.of("ServletContextHandler context;", "HttpServer server;", "void fulfil(WebhookEvent event) { }")));
