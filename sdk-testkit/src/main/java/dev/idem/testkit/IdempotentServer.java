@@ -244,8 +244,15 @@ public final class IdempotentServer implements AutoCloseable {
   }
 
   /**
-   * Stops the server and frees its port. Requests held by a slow-processing or delayed-response
-   * fault are cut short. Counters and recorded requests stay readable. Idempotent.
+   * Stops the server and frees its port. Counters and recorded requests stay readable. Idempotent.
+   *
+   * <p>A request held by a {@linkplain Fault#slowProcessing slow-processing} fault is cut short
+   * and answered 503 ({@code urn:idem:problem:shutting-down}) without an effect; close() waits,
+   * at most 5 s, for those answers to be written before it closes the connections. Once close()
+   * has begun no handler starts: a request admitted meanwhile (a duplicate that waited for the
+   * slow one's key with {@link Builder#inFlightWait}, say) gets the same 503, or, if it is
+   * admitted only after the connections closed, its connection cut. A handler already running is
+   * not waited for, and a response held by a delayed-response fault has its connection cut.
    *
    * <p>If an {@link EffectHandler} threw an {@link Error} (a failed assertion in a test's handler,
    * say), the first such Error is rethrown here, once the server is stopped, so that the test
@@ -267,6 +274,11 @@ public final class IdempotentServer implements AutoCloseable {
     if (handlerError != null) {
       throw handlerError;
     }
+  }
+
+  // For this package's tests: the guard's store shows when a request has claimed its key.
+  IdempotencyGuard guard() {
+    return guard;
   }
 
   @Override

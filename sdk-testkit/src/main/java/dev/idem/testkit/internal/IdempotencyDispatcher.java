@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import mockwebserver3.Dispatcher;
@@ -49,6 +50,9 @@ import okio.ByteString;
  */
 public final class IdempotencyDispatcher extends Dispatcher {
   private static final String TYPE_PREFIX = "urn:idem:problem:";
+  // How long close() waits for the 503s of the requests it woke to be written: on loopback that
+  // takes milliseconds; the bound only keeps a client that stopped reading from stalling close().
+  private static final Duration ANSWERS_BOUND = Duration.ofSeconds(5);
 
   private final Settings config;
   private final IdempotencyGuard guard;
@@ -56,6 +60,8 @@ public final class IdempotencyDispatcher extends Dispatcher {
   private final RequestLog log;
   private final Function<String, Optional<FaultSpec>> faults;
   private final CountDownLatch closing = new CountDownLatch(1);
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final ShutdownAnswers answers = new ShutdownAnswers();
   // The first Error a handler threw: a failed assertion in a test's handler, kept for close().
   private final AtomicReference<Error> handlerError = new AtomicReference<>();
 
@@ -118,8 +124,24 @@ public final class IdempotencyDispatcher extends Dispatcher {
       return withExtraHeaders(instead(fault), fault).build();
     }
     boolean slow = fault != null && fault.kind() == FaultSpec.Kind.SLOW_PROCESSING;
-    MockResponse.Builder response = process(request, caller, keyValues, body, slow ? fault.duration() : null);
-    return fault == null ? response.build() : withExtraHeaders(after(fault, response), fault).build();
+    // Taken before the claim, so that a close() that sees the claim also waits for the answer.
+    ShutdownAnswers.Hold hold = slow ? answers.hold() : null;
+    boolean answered = false;
+    try {
+      MockResponse.Builder response = process(request, caller, keyValues, body, slow ? fault.duration() : null, hold);
+      MockResponse built = fault == null ? response.build() : withExtraHeaders(after(fault, response), fault).build();
+      answered = true;
+      return built;
+    } finally {
+      if (hold != null) {
+        // A dispatch that threw writes no answer, whatever it had handed the hold to.
+        if (answered) {
+          hold.dispatched();
+        } else {
+          hold.release();
+        }
+      }
+    }
   }
 
   /**
@@ -158,14 +180,42 @@ public final class IdempotencyDispatcher extends Dispatcher {
     return out;
   }
 
-  /** Wakes requests held by a slow-processing fault, so that the server can shut down promptly. */
+  /**
+   * Wakes requests held by a slow-processing fault, so that the server can shut down promptly,
+   * and waits (at most 5 s) until their 503s are written, so that closing the sockets next does
+   * not cut them off. From now on no handler starts: a request admitted later (a duplicate that
+   * waited for the woken one's key, say) is answered the same 503. Only the first call waits;
+   * MockWebServer calls this again from its own close().
+   */
   @Override
   public void close() {
     closing.countDown();
+    if (closed.compareAndSet(false, true)) {
+      try {
+        answers.awaitReleased(ANSWERS_BOUND);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
+  // Built per request: a MockResponse body is read once.
+  private static MockResponse.Builder shuttingDown(ShutdownAnswers.Hold hold) {
+    MockResponse.Builder response = Responses.of(Responses.problem(503, TYPE_PREFIX + "shutting-down",
+        "The server is shutting down", "The request was not processed."));
+    return hold == null ? response : hold.releasedOnceWritten(response);
+  }
+
+  private boolean closing() {
+    return closing.getCount() == 0;
+  }
+
+  /**
+   * @param processingTime the slow-processing fault's wait, or null
+   * @param hold the request's place among the answers close() waits for (a slow request's), or null
+   */
   private MockResponse.Builder process(RecordedRequest request, String caller, List<String> keyValues, byte[] body,
-      Duration processingTime) throws InterruptedException {
+      Duration processingTime, ShutdownAnswers.Hold hold) throws InterruptedException {
     GuardRequest g = new GuardRequest(request.getMethod(), request.getUrl().encodedPath(),
         request.getUrl().encodedQuery(), request.getHeaders().get("Content-Type"), keyValues, caller,
         GuardRequest.BodyReader.of(body));
@@ -179,6 +229,12 @@ public final class IdempotencyDispatcher extends Dispatcher {
       return of(respond.response());
     }
     if (admission instanceof Admission.Unguarded) {
+      if (closing()) {
+        return shuttingDown(hold);
+      }
+      if (hold != null) {
+        hold.release();
+      }
       // A method that needs no key (GET, say) just runs: there is nothing to deduplicate.
       long n = store.countEffect(null);
       Reply reply = runHandler(new EffectRequest(n, caller, g.method(), g.path(), null, body));
@@ -189,9 +245,15 @@ public final class IdempotencyDispatcher extends Dispatcher {
     boolean ran = false;
     boolean finished = false;
     try {
-      if (processingTime != null && closing.await(processingTime.toNanos(), TimeUnit.NANOSECONDS)) {
-        return Responses.of(Responses.problem(503, TYPE_PREFIX + "shutting-down", "The server is shutting down",
-            "The request was not processed."));
+      // Checked after the claim, not only before: closing wakes a slow request, which abandons its
+      // claim, and the guard then hands the key to a duplicate that waited for it (inFlightWait).
+      // An effect run then would be one that close() was meant to cut short.
+      if (closing() || processingTime != null && closing.await(processingTime.toNanos(), TimeUnit.NANOSECONDS)) {
+        return shuttingDown(hold);
+      }
+      if (hold != null) {
+        // It runs its handler, which close() does not wait for.
+        hold.release();
       }
       long n = store.countEffect(key);
       ran = true;
