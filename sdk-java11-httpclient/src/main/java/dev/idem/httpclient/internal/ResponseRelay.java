@@ -148,6 +148,7 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
       }
     }
     if (to != null) {
+      // A throw here goes to the JDK, which cancels the exchange and tells this relay's onError.
       to.onNext(item);
     } else if (pullMore) {
       upstream.request(1);
@@ -207,8 +208,26 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
     synchronized (this) {
       downstream = subscriber;
     }
-    subscriber.onSubscribe(new Downstream(subscriber));
+    try {
+      subscriber.onSubscribe(new Downstream(subscriber));
+    } catch (Throwable t) {
+      // Its onNext of the prefix, called from its own request, may be what threw.
+      subscriberThrew();
+      throw t;
+    }
     return subscriber.getBody().toCompletableFuture();
+  }
+
+  /**
+   * The caller's subscriber threw from a method this relay called on the caller's thread (its
+   * onSubscribe, or its onNext of the prefix from its own request), where the JDK never sees the
+   * throw: by Reactive Streams rule 2.13 its subscription is cancelled. Cancels the body at the
+   * wire, as the JDK client does, so the connection is not left open with the rest of the body
+   * unread, and drops what was held for it. The subscriber gets no further signal from the body;
+   * the throw goes on to whoever called.
+   */
+  private void subscriberThrew() {
+    cancel();
   }
 
   /**
@@ -263,6 +282,16 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
         subscriber.onError(new IllegalArgumentException("non-positive request: " + n)); // rule 3.9
         return;
       }
+      try {
+        deliver(n);
+      } catch (Throwable t) {
+        subscriberThrew();
+        throw t;
+      }
+    }
+
+    /** Sends the prefix, or the end, or passes the demand upstream; throws what the subscriber throws. */
+    private void deliver(long n) {
       List<ByteBuffer> first = null;
       boolean end;
       Throwable failed;
