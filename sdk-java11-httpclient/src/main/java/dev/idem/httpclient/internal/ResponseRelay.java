@@ -42,6 +42,10 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
   private BodySubscriber<?> downstream;
   /** Whether the caller's subscriber got (or needed no) prefix: only then do live signals go to it directly. */
   private boolean prefixSent;
+  /** Whether a thread is sending the caller's subscriber what is held; others only add demand then. */
+  private boolean draining;
+  /** What the caller's subscriber asked for and was not yet sent or passed upstream, while items are held. */
+  private long demand;
   /** Whether the caller's subscriber got onComplete or onError. */
   private boolean terminated;
 
@@ -290,36 +294,87 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
       }
     }
 
-    /** Sends the prefix, or the end, or passes the demand upstream; throws what the subscriber throws. */
+    /**
+     * Sends what is held (the prefix, then any item that arrived meanwhile) as far as the demand
+     * goes, then the end if the body ended, else hands the rest of the demand upstream and lets
+     * live items go to the subscriber directly. One thread at a time sends held items: a request
+     * made meanwhile (from the subscriber's onNext, or another thread) only adds its demand, and an
+     * item arriving meanwhile (a capture stopped at its time limit may still have one coming) is
+     * held behind the prefix, so signals stay in series and bytes in order. Throws what the
+     * subscriber throws.
+     */
     private void deliver(long n) {
-      List<ByteBuffer> first = null;
-      boolean end;
-      Throwable failed;
+      boolean live = false;
       synchronized (ResponseRelay.this) {
         if (terminated) {
           return;
         }
-        if (!prefixSent) {
-          prefixSent = true;
-          if (!prefix.isEmpty()) {
-            first = List.copyOf(prefix);
-            prefix.clear();
-            n--;
+        if (prefixSent) {
+          live = true;
+        } else {
+          demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
+          if (draining) {
+            return;
+          }
+          draining = true;
+        }
+      }
+      if (live) {
+        upstream.request(n);
+        return;
+      }
+      boolean drained = false;
+      try {
+        while (true) {
+          List<ByteBuffer> next = null;
+          boolean end = false;
+          Throwable failed = null;
+          long rest = 0;
+          synchronized (ResponseRelay.this) {
+            if (terminated) {
+              return;
+            }
+            if (!prefix.isEmpty()) {
+              if (demand == 0) {
+                return; // held until the subscriber asks
+              }
+              next = List.copyOf(prefix);
+              prefix.clear();
+              demand--;
+            } else {
+              end = complete;
+              failed = error;
+              terminated = end || failed != null;
+              if (!terminated) {
+                prefixSent = true;
+                rest = demand;
+                demand = 0;
+              }
+              drained = true;
+              draining = false;
+            }
+          }
+          if (next != null) {
+            subscriber.onNext(next);
+          } else if (failed != null) {
+            subscriber.onError(failed);
+            return;
+          } else if (end) {
+            subscriber.onComplete();
+            return;
+          } else {
+            if (rest > 0) {
+              upstream.request(rest);
+            }
+            return;
           }
         }
-        end = complete;
-        failed = error;
-        terminated = end || failed != null;
-      }
-      if (first != null) {
-        subscriber.onNext(first);
-      }
-      if (failed != null) {
-        subscriber.onError(failed);
-      } else if (end) {
-        subscriber.onComplete();
-      } else if (n > 0) {
-        upstream.request(n);
+      } finally {
+        if (!drained) {
+          synchronized (ResponseRelay.this) {
+            draining = false;
+          }
+        }
       }
     }
 
