@@ -48,6 +48,11 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
   private long demand;
   /** Whether the caller's subscriber got onComplete or onError. */
   private boolean terminated;
+  /**
+   * Whether the capture asked the wire for an item that has not arrived yet: a capture stopped at
+   * its time limit leaves one, which the hand-over counts against the subscriber's demand.
+   */
+  private boolean requestedAhead;
 
   ResponseRelay() {}
 
@@ -120,6 +125,7 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
         upstream = s;
       }
       pull = !cancel && capturing;
+      requestedAhead |= pull;
     }
     if (cancel) {
       s.cancel();
@@ -139,12 +145,14 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
       }
       to = prefixSent ? downstream : null;
       if (to == null) {
+        requestedAhead = false;
         prefix.addAll(item);
         for (ByteBuffer b : item) {
           prefixBytes += b.remaining();
         }
         // One item at a time while capturing, so at most one item beyond the cap is ever held.
         pullMore = capturing && prefixBytes <= CAP;
+        requestedAhead = pullMore;
         done = capturing && !pullMore;
         if (done) {
           capturing = false;
@@ -189,6 +197,7 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
         complete = true;
       }
       capturing = false;
+      requestedAhead = false;
     }
     if (to != null) {
       if (failure != null) {
@@ -332,22 +341,38 @@ public final class ResponseRelay implements Flow.Subscriber<List<ByteBuffer>> {
           long rest = 0;
           synchronized (ResponseRelay.this) {
             if (terminated) {
+              drained = true;
+              draining = false;
               return;
             }
             if (!prefix.isEmpty()) {
               if (demand == 0) {
-                return; // held until the subscriber asks
+                // Held until the subscriber asks; draining is cleared in this same lock, so that a
+                // request that comes next drains it (cleared later, such a request only added its
+                // demand, and the held item stalled for good: review rtoday3).
+                drained = true;
+                draining = false;
+                return;
               }
               next = List.copyOf(prefix);
               prefix.clear();
               demand--;
+            } else if (requestedAhead && demand == 0 && !complete && error == null) {
+              // An item the capture asked for is still coming, and the subscriber asked for nothing
+              // more: it is held when it comes, until the subscriber asks (going to the subscriber
+              // directly, it would exceed its demand: rule 1.1, review rtoday3).
+              drained = true;
+              draining = false;
+              return;
             } else {
               end = complete;
               failed = error;
               terminated = end || failed != null;
               if (!terminated) {
                 prefixSent = true;
-                rest = demand;
+                // The item the capture asked for, if still coming, is one of the demand.
+                rest = requestedAhead ? demand - 1 : demand;
+                requestedAhead = false;
                 demand = 0;
               }
               drained = true;
