@@ -1,29 +1,23 @@
 package dev.idem.httpclient.internal;
 
+import static dev.idem.httpclient.internal.RelayFixtures.bytes;
+import static dev.idem.httpclient.internal.RelayFixtures.response;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.spi.adapter.CaptureDeadline;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpHeaders;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import dev.idem.httpclient.internal.RelayFixtures.Upstream;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
-import javax.net.ssl.SSLSession;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -115,76 +109,5 @@ class PrefixThenLiveOrderTest {
         body.complete(seen.toString());
       }
     }
-  }
-
-  /** The JDK's body subscription, counting the items asked for. */
-  private static final class Upstream implements Flow.Subscription, Flow.Publisher<List<ByteBuffer>> {
-    final AtomicLong requested = new AtomicLong();
-    final AtomicBoolean cancelled = new AtomicBoolean();
-
-    @Override
-    public void subscribe(Flow.Subscriber<? super List<ByteBuffer>> s) {
-      s.onSubscribe(this);
-    }
-
-    @Override
-    public void request(long n) {
-      requested.addAndGet(n);
-    }
-
-    @Override
-    public void cancel() {
-      cancelled.set(true);
-    }
-  }
-
-  private static ByteBuffer bytes(String s) {
-    return ByteBuffer.wrap(s.getBytes(StandardCharsets.US_ASCII));
-  }
-
-  /** A 400 with no declared length, whose body is {@code body}. */
-  private static HttpResponse<Flow.Publisher<List<ByteBuffer>>> response(Flow.Publisher<List<ByteBuffer>> body) {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/orders")).build();
-    return new HttpResponse<>() {
-      @Override
-      public int statusCode() {
-        return 400;
-      }
-
-      @Override
-      public HttpRequest request() {
-        return request;
-      }
-
-      @Override
-      public Optional<HttpResponse<Flow.Publisher<List<ByteBuffer>>>> previousResponse() {
-        return Optional.empty();
-      }
-
-      @Override
-      public HttpHeaders headers() {
-        return HttpHeaders.of(Map.of(), (a, b) -> true);
-      }
-
-      @Override
-      public Flow.Publisher<List<ByteBuffer>> body() {
-        return body;
-      }
-
-      @Override
-      public Optional<SSLSession> sslSession() {
-        return Optional.empty();
-      }
-
-      @Override
-      public URI uri() {
-        return request.uri();
-      }
-
-      @Override
-      public HttpClient.Version version() {
-        return HttpClient.Version.HTTP_1_1;
-      }
-    };
   }
 }
