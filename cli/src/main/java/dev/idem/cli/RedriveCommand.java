@@ -28,10 +28,16 @@ import picocli.CommandLine.Option;
 final class RedriveCommand extends OperationCommand {
   private static final Logger LOG = LoggerFactory.getLogger(RedriveCommand.class);
 
-  /** The app's age limit, known only to the app: the executor's default unless told. */
-  @Option(names = "--max-pending-age", paramLabel = "DURATION", defaultValue = "PT18H",
-      description = "The app's maxPendingAge (ISO-8601, default ${DEFAULT-VALUE}, the executor's default), for the"
-          + " warning about a re-drive past it.")
+  /**
+   * The app's age limit, known only to the app. Not defaulted: an app's {@code maxPendingAge} is by
+   * default three quarters of its {@code serverKeyRetention}, which the CLI cannot see, and a guessed
+   * limit told operators the opposite of what the app then did (a warning to send the order again
+   * under a new key for an operation the app still resent with the old one: two effects).
+   */
+  @Option(names = "--max-pending-age", paramLabel = "DURATION",
+      description = "The app's maxPendingAge (ISO-8601, e.g. PT18H, the executor's default for the default"
+          + " serverKeyRetention of 24 h). With it, a re-drive of an operation an attempt of which may have reached the"
+          + " server says whether the app's next resume sends it; without it, the CLI says what that depends on.")
   Duration maxPendingAge;
 
   @Override
@@ -44,9 +50,23 @@ final class RedriveCommand extends OperationCommand {
     try {
       Instant now = Instant.now();
       OperationRecord r = j.redrive(found.id(), now);
-      out().println("re-driven: " + TerminalText.safe(r.id()) + " is " + r.state() + "; the app's next resume sends it with the same key");
-      if (r.attempts().stream().anyMatch(AttemptRecord::mayHaveReachedServer)
-          && !now.isBefore(r.createdAt().plus(maxPendingAge))) {
+      String name = TerminalText.safe(r.id());
+      if (r.attempts().stream().noneMatch(AttemptRecord::mayHaveReachedServer)) {
+        // Begun anew: its age limit counts from now (Journal.redrive), whatever the app's limit is.
+        out().println("re-driven: " + name + " is " + r.state() + "; the app's next resume sends it with the same key");
+        return 0;
+      }
+      out().println("re-driven: " + name + " is " + r.state() + "; an attempt may have reached the server, so its age"
+          + " limit counts from its creation at " + r.createdAt());
+      if (maxPendingAge == null) {
+        String warning = "operation " + r.id() + " was created " + age(now, r.createdAt()) + " ago and an attempt of it"
+            + " may have reached the server: the app's next resume sends it with the same key only if it is within the"
+            + " app's maxPendingAge (by default three quarters of its serverKeyRetention: PT18H for the default 24 h);"
+            + " past that, the resume ends it UNCERTAIN without sending it. Give --max-pending-age with the app's value"
+            + " for a definite answer";
+        LOG.warn("{}", warning);
+        err().println(IdemCli.PREFIX + "warning: " + TerminalText.safe(warning));
+      } else if (!now.isBefore(r.createdAt().plus(maxPendingAge))) {
         String warning = "operation " + r.id() + " was re-driven past its age limit (maxPendingAge " + maxPendingAge
             + " after its creation at " + r.createdAt() + ") after an attempt that may have reached the server, which"
             + " may have forgotten its key: the app's next resume ends it UNCERTAIN again, unsent (under"
@@ -54,11 +74,23 @@ final class RedriveCommand extends OperationCommand {
             + " does not exist send it again as a new operation (a new key)";
         LOG.warn("{}", warning);
         err().println(IdemCli.PREFIX + "warning: " + TerminalText.safe(warning));
+      } else {
+        out().println("the app's next resume sends it with the same key if it runs before "
+            + r.createdAt().plus(maxPendingAge) + " (maxPendingAge " + maxPendingAge + ")");
       }
       return 0;
     } catch (IllegalStateException e) {
       err().println(IdemCli.errorLine(e));
       return 1;
     }
+  }
+
+  /** Whole hours, or minutes under two hours: enough for an operator to weigh against the app's limit. */
+  private static String age(Instant now, Instant createdAt) {
+    Duration d = Duration.between(createdAt, now);
+    if (d.isNegative()) {
+      return "0 min";
+    }
+    return d.toHours() >= 2 ? d.toHours() + " h" : d.toMinutes() + " min";
   }
 }

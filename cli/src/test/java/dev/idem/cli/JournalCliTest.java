@@ -79,7 +79,7 @@ class JournalCliTest {
   void redrivePastTheAgeLimitAfterAnAttemptThatReachedTheServerWarnsNamingTheOperation() throws Exception {
     // key-failed-1 got a 402 (it reached the server) on 2026-01-01, long past an 18 h age limit.
     CliRun past = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
-        "charge-card", "--key", "key-failed-1");
+        "charge-card", "--key", "key-failed-1", "--max-pending-age", "PT18H");
     assertEquals(0, past.code(), past.err());
     assertTrue(past.err().contains("warning") && past.err().contains("key-failed-1")
         && past.err().contains("UNCERTAIN again, unsent"), past.err());
@@ -96,9 +96,10 @@ class JournalCliTest {
       j.transition(recent, lease, Transition.finish(OperationState.UNCERTAIN, now.plusMillis(5), null, "timeout"));
     }
     CliRun within = run("redrive", "--dir", dir.resolve("journal").toString(), "--scope", "tenant-1", "--operation",
-        "charge-card", "--key", "key-recent-1");
+        "charge-card", "--key", "key-recent-1", "--max-pending-age", "PT18H");
     assertEquals(0, within.code(), within.err());
     assertFalse(within.err().contains("warning"), within.err());
+    assertTrue(within.out().contains("sends it with the same key if it runs before"), within.out());
   }
 
   @Test
