@@ -1030,9 +1030,20 @@ public final class PendingResumer {
    */
   private Lease usableLease(Job job) throws JournalException {
     Lease lease = job.lease();
-    if (lease == null
-        || !Duration.between(settings.clock().instant(), lease.expiresAt()).minus(settings.leaseFor().dividedBy(2))
-            .isNegative()) {
+    if (lease == null) {
+      return null;
+    }
+    boolean late;
+    try {
+      late = Duration.between(settings.clock().instant(), lease.expiresAt()).minus(settings.leaseFor().dividedBy(2))
+          .isNegative();
+    } catch (RuntimeException | Error e) {
+      // The app's clock failed between the claim and the send: nothing is sent, so the claim is
+      // given back (if the clock answers now) and the flight left, as for any such failure.
+      notSentAfter(job, e);
+      throw e;
+    }
+    if (!late) {
       return lease;
     }
     try {
