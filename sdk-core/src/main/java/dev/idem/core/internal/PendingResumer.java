@@ -480,32 +480,34 @@ public final class PendingResumer {
       List<OperationRecord> toClaim = new ArrayList<>(taken.size());
       List<SingleFlight.Ticket> tickets = new ArrayList<>(taken.size());
       List<Integer> at = new ArrayList<>(taken.size());
-      for (int i = 0; i < jobs.length; i++) {
-        OperationRecord r = taken.get(i);
-        SingleFlight.Ticket ticket = handlers.get(r.id().operation()) != null && !retention.isExpired(r)
-            ? flight.join(r.id()) : null;
-        if (ticket == null || !ticket.leader()) {
-          jobs[i] = new Job(r, null, null);
-        } else {
-          toClaim.add(r);
-          tickets.add(ticket);
-          at.add(i);
+      List<Optional<Lease>> leases = List.of();
+      try {
+        for (int i = 0; i < jobs.length; i++) {
+          OperationRecord r = taken.get(i);
+          // The app's map (and the clock the expiry reads) may throw for a later operation: the
+          // flights joined for the earlier ones are left below, or their next call waits for them.
+          SingleFlight.Ticket ticket = handlers.get(r.id().operation()) != null && !retention.isExpired(r)
+              ? flight.join(r.id()) : null;
+          if (ticket == null || !ticket.leader()) {
+            jobs[i] = new Job(r, null, null);
+          } else {
+            toClaim.add(r);
+            tickets.add(ticket);
+            at.add(i);
+          }
         }
-      }
-      if (!toClaim.isEmpty()) {
-        List<Optional<Lease>> leases;
-        try {
+        if (!toClaim.isEmpty()) {
           leases = Claims.claimAll(settings.journal(), toClaim, settings.owner(), settings.clock().instant(),
               settings.leaseFor());
-        } catch (IdempotencyException | RuntimeException | Error e) {
-          for (int i = 0; i < toClaim.size(); i++) {
-            flight.leaveNotBegun(toClaim.get(i).id(), tickets.get(i));
-          }
-          throw e;
         }
-        for (int i = 0; i < toClaim.size(); i++) {
-          jobs[at.get(i)] = new Job(toClaim.get(i), tickets.get(i), leases.get(i).orElse(null));
+      } catch (IdempotencyException | RuntimeException | Error e) {
+        for (int i = 0; i < tickets.size(); i++) {
+          flight.leaveNotBegun(toClaim.get(i).id(), tickets.get(i));
         }
+        throw e;
+      }
+      for (int i = 0; i < toClaim.size(); i++) {
+        jobs[at.get(i)] = new Job(toClaim.get(i), tickets.get(i), leases.get(i).orElse(null));
       }
       return List.of(jobs);
     }
