@@ -240,10 +240,16 @@ public final class PendingResumer {
       // The handlers received these outcomes before the failure: recorded if the journal still
       // can be written, so that the next resume does not hand them again. The claims no lane
       // took are given back, so that they stay known as never sent.
-      try {
-        if (batches != null) {
+      // A give-back that fails in any way is added to the failure, not thrown in its place, and
+      // does not keep the deliveries from being recorded.
+      if (batches != null) {
+        try {
           batches.giveBackUnsent();
+        } catch (IdempotencyException | RuntimeException | Error suppressed) {
+          e.addSuppressed(suppressed);
         }
+      }
+      try {
         recordPendingDeliveries();
       } catch (IdempotencyException | RuntimeException suppressed) {
         e.addSuppressed(suppressed);
@@ -522,7 +528,9 @@ public final class PendingResumer {
     /**
      * Gives back what was claimed and not taken by a lane: PENDING again, due now, never sent (a
      * crash before this leaves them claimed, which a restart treats as maybe sent). Call once the
-     * lanes have ended.
+     * lanes have ended. Every job is given back whatever the others' give-back threw (a journal's
+     * RuntimeException or Error too, not only a JournalException): the first failure is thrown once
+     * all were tried, the others added to it.
      */
     void giveBackUnsent() throws JournalException {
       List<Job> left;
@@ -531,16 +539,26 @@ public final class PendingResumer {
         left = new ArrayList<>(ready);
         ready.clear();
       }
-      JournalException failure = null;
+      Throwable failure = null;
       for (Job job : left) {
         try {
           notSent(job);
-        } catch (JournalException e) {
-          failure = failure == null ? e : failure;
+        } catch (JournalException | RuntimeException | Error e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
         }
       }
+      if (failure instanceof JournalException je) {
+        throw je;
+      }
+      if (failure instanceof RuntimeException re) {
+        throw re;
+      }
       if (failure != null) {
-        throw failure;
+        throw (Error) failure;
       }
     }
   }
