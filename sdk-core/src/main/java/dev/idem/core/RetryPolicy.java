@@ -2,6 +2,7 @@ package dev.idem.core;
 
 import dev.idem.core.internal.Backoff;
 import dev.idem.core.internal.Checks;
+import dev.idem.core.internal.UnaskedDelay;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RetryDecision;
 import java.time.Duration;
@@ -113,6 +114,7 @@ public final class RetryPolicy {
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
     if (attemptsMade >= s.maxAttempts) {
+      notAsked();
       return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + s.maxAttempts + ")");
     }
     return schedule(attemptsMade, elapsed, previousDelay, retryAfter, response, random, 0, "");
@@ -138,6 +140,7 @@ public final class RetryPolicy {
   public RetryDecision decideInFlight(int inFlightAnswers, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
     if (inFlightAnswers >= s.maxInFlightAttempts) {
+      notAsked();
       return RetryDecision.stop("in-flight attempts exhausted (" + inFlightAnswers + " of " + s.maxInFlightAttempts
           + ")");
     }
@@ -145,6 +148,13 @@ public final class RetryPolicy {
         inFlightAnswers);
     return schedule(inFlightAnswers, elapsed, previousDelay, retryAfter, response, random, floor,
         "key in flight, at least " + Duration.ofNanos(floor));
+  }
+
+  /** Tells a delay function that holds something for its next call that this decision did not ask it. */
+  private void notAsked() {
+    if (s.delayFunction instanceof UnaskedDelay unasked) {
+      unasked.notAsked();
+    }
   }
 
   private RetryDecision schedule(int retry, Duration elapsed, Duration previousDelay, Optional<Duration> retryAfter,

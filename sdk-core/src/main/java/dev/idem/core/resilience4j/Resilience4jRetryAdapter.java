@@ -1,11 +1,13 @@
 package dev.idem.core.resilience4j;
 
+import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import dev.idem.core.DelayFunction;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.Verdict;
 import dev.idem.core.internal.DefaultClassifier;
+import dev.idem.core.internal.UnaskedDelay;
 import io.github.resilience4j.core.IntervalBiFunction;
 import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.RetryConfig;
@@ -75,8 +77,10 @@ import org.slf4j.LoggerFactory;
  * policy's decision. The exception of an attempt that got none travels from this adapter's
  * classifier to its delay function on the thread that classified the attempt (the executor
  * classifies and decides the delay in one step on one thread), so the classifier must be used
- * together with the policy; if it is not, the function receives {@code Either.left} of an
- * {@link IOException} saying the outcome is unknown.
+ * together with the policy; if it is not, or if a classifier placed before this adapter's judged
+ * the attempt (so that this one was not asked), the function receives {@code Either.left} of an
+ * {@link IOException} saying the outcome is unknown, never the exception of an earlier attempt on
+ * that thread (one of another operation, which stopped without a delay).
  */
 public final class Resilience4jRetryAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(Resilience4jRetryAdapter.class);
@@ -146,7 +150,31 @@ public final class Resilience4jRetryAdapter {
    * @return a classifier to use together with {@link #retryPolicy()} (see the class comment)
    */
   public Classifier classifier(Classifier next) {
-    return predicates.orElse(next);
+    Classifier chain = predicates.orElse(next);
+    return new Classifier() {
+      @Override
+      public Optional<Verdict> classify(ResponseSnapshot response) {
+        return chain.classify(response);
+      }
+
+      @Override
+      public Optional<Verdict> classify(IOException failure) {
+        // The note is for the delay of a retry. After a PERMANENT verdict, or none (the app's
+        // classifiers after this one decide), no delay may follow, and a note left here would be
+        // read by the next delay on this thread: another operation's, judged by an app's
+        // classifier placed before this one.
+        boolean keep = false;
+        try {
+          Optional<Verdict> v = chain.classify(failure);
+          keep = v != null && v.isPresent() && v.get().classification() != Classification.PERMANENT;
+          return v;
+        } finally {
+          if (!keep) {
+            lastOutcome.remove();
+          }
+        }
+      }
+    };
   }
 
   /**
@@ -154,8 +182,18 @@ public final class Resilience4jRetryAdapter {
    * wrapped into one that ignores the outcome), so one path serves them all.
    */
   private DelayFunction delays(RetryConfig config) {
-    IntervalBiFunction<ResponseSnapshot> bi = config.getIntervalBiFunction();
-    return (DelayFunction.WithResponse) (retry, previous, random, response) -> {
+    return new Intervals(config.getIntervalBiFunction(), lastOutcome);
+  }
+
+  /**
+   * The config's intervals as a delay function. Every note the classifier keeps is used or dropped
+   * by the decision that follows it: read here when a retry's delay is asked for, dropped when the
+   * attempts ran out ({@link UnaskedDelay}), so that no later delay on the thread reads it.
+   */
+  private record Intervals(IntervalBiFunction<ResponseSnapshot> bi,
+      ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome) implements DelayFunction.WithResponse, UnaskedDelay {
+    @Override
+    public Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response) {
       // The response comes with the decision itself (a "key in flight" answer skips the classifier,
       // so what the classifier last noted on this thread may belong to another operation); only an
       // attempt without one needs the exception the classifier noted just before.
@@ -168,7 +206,12 @@ public final class Resilience4jRetryAdapter {
         failure = Either.left(new IOException("the outcome of the failed attempt is unknown to this delay function"));
       }
       return millis(bi.apply(retry, failure));
-    };
+    }
+
+    @Override
+    public void notAsked() {
+      lastOutcome.remove();
+    }
   }
 
   private static Duration millis(Long ms) {
