@@ -143,13 +143,15 @@ public final class IdemCli {
       return 1;
     });
     // picocli's own handler, but with the message redacted: picocli quotes the values it refuses
-    // (a --jdbc-url given twice, an unmatched argument), and a URL may carry a password.
+    // (a --jdbc-url given twice, an unmatched argument), and a URL may carry a password, and so may
+    // a mistyped option (--pasword=hunter2: UsageErrorText).
     cli.setParameterExceptionHandler((e, given) -> {
       CommandLine cmd = e.getCommandLine();
       PrintWriter w = cmd.getErr();
+      String message = UsageErrorText.withoutOptionValues(String.valueOf(e.getMessage()), cmd.getCommandSpec(), given);
       // Prefixed as every other error line is: a usage error is an error too, and a script or an
       // operator searching a log for "idem: " finds it.
-      w.println(cmd.getColorScheme().errorText(PREFIX + JournalOptions.redacted(String.valueOf(e.getMessage()))));
+      w.println(cmd.getColorScheme().errorText(PREFIX + JournalOptions.redacted(message)));
       if (!UnmatchedArgumentException.printSuggestions(e, w)) {
         cmd.usage(w, cmd.getColorScheme());
       }
