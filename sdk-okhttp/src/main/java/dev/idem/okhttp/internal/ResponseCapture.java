@@ -82,34 +82,57 @@ final class ResponseCapture {
    */
   private static Map<String, List<String>> headers(Headers headers) {
     int n = headers.size();
+    int retryAfters = 0;
+    boolean allCarried = true;
     for (int i = 0; i < n; i++) {
-      if (!OkHttpSnapshots.isCarried(headers.name(i))) {
-        return carried(headers);
+      String name = headers.name(i);
+      allCarried &= OkHttpSnapshots.isCarried(name);
+      if (name.equalsIgnoreCase(RETRY_AFTER)) {
+        retryAfters++;
       }
     }
-    return AdapterSupport.headerLines(n, headers::name, headers::value);
+    if (allCarried && retryAfters <= 1) {
+      return AdapterSupport.headerLines(n, headers::name, headers::value);
+    }
+    return kept(headers);
   }
+
+  private static final String RETRY_AFTER = "Retry-After";
 
   /**
    * The headers with each name as {@link OkHttpSnapshots#carriedName} gives it, for a response
    * OkHttp read leniently: the journal then holds only names its replay can build (a stored answer
    * that cannot be replayed fails every later call of an operation that succeeded), and a trimmed
-   * name is found by the classifier and the app as the server meant it.
+   * name is found by the classifier and the app as the server meant it. Of several
+   * {@code Retry-After} lines (a proxy's beside the server's), only the last is kept: OkHttp's
+   * {@link Response#header} reads the last, so the app and its interceptors wait for that one,
+   * and the core, which reads a snapshot's first value, must not wait for another (nor a
+   * classifier read another, nor a replay answer another).
    */
-  private static Map<String, List<String>> carried(Headers headers) {
+  private static Map<String, List<String>> kept(Headers headers) {
     List<String> names = new ArrayList<>(headers.size());
     List<String> values = new ArrayList<>(headers.size());
+    int lastRetryAfter = -1;
     for (int i = 0; i < headers.size(); i++) {
       String name = OkHttpSnapshots.carriedName(headers.name(i));
       if (name != null) {
+        if (name.equalsIgnoreCase(RETRY_AFTER)) {
+          lastRetryAfter = names.size();
+        }
         names.add(name);
         values.add(headers.value(i));
       }
     }
-    if (names.size() < headers.size()) {
+    int unusable = headers.size() - names.size();
+    if (unusable > 0) {
       // Neither the name nor the value: either may be anything the server wrote.
-      LOG.debug("Left {} response header line(s) without a usable name out of the journal",
-          headers.size() - names.size());
+      LOG.debug("Left {} response header line(s) without a usable name out of the journal", unusable);
+    }
+    for (int i = names.size() - 1; i >= 0; i--) {
+      if (i != lastRetryAfter && names.get(i).equalsIgnoreCase(RETRY_AFTER)) {
+        names.remove(i);
+        values.remove(i);
+      }
     }
     return AdapterSupport.headerLines(names.size(), names::get, values::get);
   }
