@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
+import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -78,6 +79,20 @@ class LenientHeaderNamesTest {
     assertEquals("abc", replay.header("X-Trace-Id"));
     assertEquals("1", replay.header("X-Lead"));
     assertEquals("gr\u00f6\u00dfe", replay.header("X-Plain"), "a non-ASCII value is kept, as before");
+  }
+
+  @Test
+  void aReplayOfAnOlderJournalsAnswerTakesItsMediaTypeFromTheTrimmedName() throws IOException {
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Content-Type ", List.of("application/json; charset=utf-8"));
+    ResponseSnapshot old = new ResponseSnapshot(201, headers, "{\"id\":\"ord_1\"}".getBytes());
+
+    Response replay = OkHttpSnapshots.toResponse(old, new Request.Builder().url("http://localhost/orders").build());
+
+    assertEquals("application/json; charset=utf-8", replay.header("Content-Type"));
+    assertEquals(MediaType.get("application/json; charset=utf-8"), replay.body().contentType(),
+        "the body's media type, as the replayed header says");
+    assertEquals("{\"id\":\"ord_1\"}", replay.body().string());
   }
 
   private static Set<String> names(Set<String> all, String name) {

@@ -243,13 +243,18 @@ public final class OkHttpSnapshots {
       // Neither the name nor the value: either may be anything the server wrote.
       LOG.debug("Left {} stored response header line(s) without a usable name out of a replayed response", dropped);
     }
-    MediaType type = snapshot.header("content-type").map(MediaType::parse).orElse(null);
+    Headers built = headers.build();
+    // From the headers as replayed, not the snapshot's: an older journal's "Content-Type " is
+    // found only under its trimmed name. And as OkHttp gives a live body its type, from the last
+    // Content-Type line, so the body's type and the replay's header("Content-Type") agree.
+    String contentType = built.get("Content-Type");
+    MediaType type = contentType == null ? null : MediaType.parse(contentType);
     return new Response.Builder()
         .request(request)
         .protocol(Protocol.HTTP_1_1)
         .code(snapshot.status())
         .message("")
-        .headers(headers.build())
+        .headers(built)
         .body(ResponseBody.create(snapshot.body(), type))
         .build();
   }
