@@ -348,14 +348,27 @@ public record IdemProperties(
      * @param transactional as the record's {@code transactional}
      * @param store as the record's {@code store}
      * @param keyHeader as the record's {@code keyHeader}; an HTTP token
-     * @param retention as the record's {@code retention}
-     * @param mismatchStatus as the record's {@code mismatchStatus}
-     * @param inFlightWait as the record's {@code inFlightWait}
-     * @param maxBufferedBodyBytes as the record's {@code maxBufferedBodyBytes}
+     * @param retention as the record's {@code retention}; positive, at most 36525 days
+     * @param mismatchStatus as the record's {@code mismatchStatus}; 400 to 499
+     * @param inFlightWait as the record's {@code inFlightWait}; 0s to 5m
+     * @param maxBufferedBodyBytes as the record's {@code maxBufferedBodyBytes}; at least 1
      * @param callerHeader as the record's {@code callerHeader}; null (unset), or an HTTP token
      * @throws IllegalArgumentException naming the property
      */
     public Server {
+      // The guard's builder's own limits (its messages name its parameters, not the property), and
+      // the 100-year ceiling of every other duration setting: the guard adds the retention to an
+      // instant on every keyed request.
+      requirePositive(retention, "idem.server.retention");
+      if (inFlightWait == null || inFlightWait.isNegative() || inFlightWait.compareTo(MAX_IN_FLIGHT_WAIT) > 0) {
+        throw new IllegalArgumentException("idem.server.in-flight-wait must be 0s to 5m, was "
+            + (inFlightWait == null ? "empty" : inFlightWait));
+      }
+      if (mismatchStatus < 400 || mismatchStatus > 499) {
+        throw new IllegalArgumentException("idem.server.mismatch-status must be a 4xx (422, the default; or 409, 417),"
+            + " was " + mismatchStatus);
+      }
+      requireAtLeast(maxBufferedBodyBytes, 1, "idem.server.max-buffered-body-bytes", "");
       // The client's key-header is checked by its adapter's builder; the guard only looks the name up,
       // so without this a name with a colon or a space started the app and refused every keyed request.
       if (keyHeader == null || !isToken(keyHeader)) {
@@ -369,6 +382,9 @@ public record IdemProperties(
             + " user principal");
       }
     }
+
+    /** The longest wait the guard's builder takes ({@code IdempotencyGuard.Builder.inFlightWait}). */
+    private static final Duration MAX_IN_FLIGHT_WAIT = Duration.ofMinutes(5);
 
     private static boolean isToken(String s) {
       if (s.isEmpty()) {
@@ -410,7 +426,7 @@ public record IdemProperties(
      * @param store as the record's {@code store}
      * @param workers as the record's {@code workers}; at least 1
      * @param maxRunTime as the record's {@code maxRunTime}; positive (the processor has no ceiling)
-     * @param sources as the record's {@code sources}
+     * @param sources as the record's {@code sources}; a source's tolerance not negative
      * @throws IllegalArgumentException naming the property
      */
     public Webhooks {
@@ -419,6 +435,15 @@ public record IdemProperties(
         throw new IllegalArgumentException("idem.webhooks.max-run-time must be positive, was "
             + (maxRunTime == null ? "empty" : maxRunTime));
       }
+      // Here, not in Source, which does not know its own name. The source builder's limit: any
+      // tolerance not negative (0s takes only a timestamp of this very second).
+      sources.forEach((name, source) -> {
+        Duration tolerance = source.tolerance();
+        if (tolerance == null || tolerance.isNegative()) {
+          throw new IllegalArgumentException("idem.webhooks.sources." + name + ".tolerance must not be negative, was "
+              + (tolerance == null ? "empty" : tolerance) + " (default 5m)");
+        }
+      });
     }
   }
 

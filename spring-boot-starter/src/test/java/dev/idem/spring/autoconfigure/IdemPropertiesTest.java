@@ -14,6 +14,10 @@ import dev.idem.core.http.KeyHeaderFormat;
 import dev.idem.core.http.UntaggedPolicy;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.InMemoryIdempotencyStore;
+import dev.idem.webhooks.SignatureScheme;
+import dev.idem.webhooks.WebhookSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -179,6 +183,52 @@ class IdemPropertiesTest {
     IdemProperties p = bind(Map.of("idem.webhooks.workers", "1", "idem.webhooks.max-run-time", "1ms"));
     assertEquals(1, p.webhooks().workers());
     assertEquals(Duration.ofMillis(1), p.webhooks().maxRunTime());
+  }
+
+  @Test
+  void theServersLimitsAreTheGuardsBuilders() {
+    // The smallest and largest values the guard's builder takes bind, and build a guard; the
+    // retention has the 100-year ceiling of every duration setting besides (the guard adds it to an
+    // instant on every keyed request).
+    IdemProperties p = bind(Map.of("idem.server.retention", "1ns", "idem.server.in-flight-wait", "5m",
+        "idem.server.mismatch-status", "400", "idem.server.max-buffered-body-bytes", "1"));
+    IdempotencyGuard.builder(new InMemoryIdempotencyStore()).retention(p.server().retention())
+        .inFlightWait(p.server().inFlightWait()).mismatchStatus(p.server().mismatchStatus()).build().close();
+    p = bind(Map.of("idem.server.retention", IdemProperties.MAX_DURATION.toDays() + "d",
+        "idem.server.in-flight-wait", "0s", "idem.server.mismatch-status", "499"));
+    IdempotencyGuard.builder(new InMemoryIdempotencyStore()).retention(p.server().retention())
+        .inFlightWait(p.server().inFlightWait()).mismatchStatus(p.server().mismatchStatus()).build().close();
+
+    // One past them the builder refuses, and so does the binding, naming the property.
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+        .retention(Duration.ZERO));
+    assertRefused(Map.of("idem.server.retention", "0s"), "idem.server.retention must be positive");
+    assertRefused(Map.of("idem.server.retention", "-1ns"), "idem.server.retention must be positive");
+    assertRefused(Map.of("idem.server.retention", (IdemProperties.MAX_DURATION.toDays() + 1) + "d"),
+        "idem.server.retention must be positive and at most 36525d");
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+        .inFlightWait(Duration.ofMinutes(5).plusNanos(1)));
+    assertRefused(Map.of("idem.server.in-flight-wait", "301s"), "idem.server.in-flight-wait must be 0s to 5m");
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+        .inFlightWait(Duration.ofNanos(-1)));
+    assertRefused(Map.of("idem.server.in-flight-wait", "-1ns"), "idem.server.in-flight-wait must be 0s to 5m");
+    assertThrows(IllegalArgumentException.class, () -> IdempotencyGuard.builder(new InMemoryIdempotencyStore())
+        .mismatchStatus(500));
+    assertRefused(Map.of("idem.server.mismatch-status", "500"), "idem.server.mismatch-status must be a 4xx");
+    assertRefused(Map.of("idem.server.mismatch-status", "399"), "idem.server.mismatch-status must be a 4xx");
+    assertRefused(Map.of("idem.server.max-buffered-body-bytes", "0"),
+        "idem.server.max-buffered-body-bytes must be at least 1, was 0");
+  }
+
+  @Test
+  void aWebhookSourcesToleranceIsTheSourceBuildersExactly() {
+    IdemProperties p = bind(Map.of("idem.webhooks.sources.stripe.tolerance", "0s"));
+    WebhookSource.builder("stripe", SignatureScheme.stripe()).tolerance(p.webhooks().sources().get("stripe").tolerance());
+
+    assertThrows(IllegalArgumentException.class,
+        () -> WebhookSource.builder("stripe", SignatureScheme.stripe()).tolerance(Duration.ofNanos(-1)));
+    assertRefused(Map.of("idem.webhooks.sources.stripe.tolerance", "-1ns"),
+        "idem.webhooks.sources.stripe.tolerance must not be negative");
   }
 
   private static void assertRefused(Map<String, String> values, String message) {
