@@ -359,8 +359,14 @@ public final class AsyncDriver {
           // transport says it never sent it (an attempt still queued for a worker when the
           // dispatcher closed, say): recording that one as ambiguous would turn a later permanent
           // refusal into UNCERTAIN although no request with this key ever reached the target.
-          if (Futures.unwrap(error) instanceof RequestNotSentException) {
+          if (Futures.unwrap(error) instanceof RequestNotSentException notSent) {
             release(false, new CancellationException("cancelled; the attempt in progress was never sent"));
+            Error fatal = AttemptLoop.fatalCauseOfUnsent(notSent);
+            if (fatal != null) {
+              // Not sent because the JVM is failing: nobody waits for this call, so, as for an
+              // Error thrown once the call was over (fail), the next call reports it.
+              lifecycle.backgroundFailed(fatal, "the attempt of " + id + " that was not sent after its call was over");
+            }
           } else {
             release(true, new CancellationException("cancelled while an attempt was on the wire"));
           }

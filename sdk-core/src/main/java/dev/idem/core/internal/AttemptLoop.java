@@ -618,8 +618,17 @@ public final class AttemptLoop {
    * record says what every later decision needs, in this execution and the next ones (giving up,
    * a refusal on a later attempt, the age limit): the effect may exist. A PERMANENT verdict stays,
    * and {@link #permanent} ends UNCERTAIN on the same rule.
+   *
+   * <p>A failure that proves nothing was sent because the JVM itself is failing (a
+   * {@link dev.idem.core.spi.RequestNotSentException} caused by a {@linkplain #isFatal fatal}
+   * Error, such as a worker pool's {@code OutOfMemoryError: unable to create native thread}) is
+   * not judged: see {@link #notSentThenFatal}.
    */
   public Step onFailure(IOException failure) throws IdempotencyException {
+    Error fatal = fatalCauseOfUnsent(failure);
+    if (fatal != null) {
+      throw notSentThenFatal(failure, fatal);
+    }
     try {
       return judgeAndDecide(failure);
     } catch (RuntimeException | Error e) {
@@ -649,6 +658,69 @@ public final class AttemptLoop {
       return notSent(v, failure, now);
     }
     return retryOrGiveUp(v, null, failure, d, health, now);
+  }
+
+  /**
+   * The {@linkplain #isFatal fatal} Error that caused {@code failure}, if the default table proves
+   * it unsent; else null.
+   */
+  static Error fatalCauseOfUnsent(IOException failure) {
+    if (failure.getCause() == null || mayHaveBeenSent(failure)) {
+      return null;
+    }
+    for (Throwable t : Causes.of(failure.getCause())) {
+      if (isFatal(t)) {
+        return (Error) t;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The attempt was not sent because the JVM is failing ({@link #onFailure}): the two rules for
+   * it hold together. Its record says not sent (SAFE, by Idem's default table, not the app's
+   * classifier, which is not run on its account), so that the next claim does not owe it as
+   * ambiguous and an operation that never left the process can still end FAILED; the operation
+   * goes back to PENDING, due now, and the guard's permission is given back unused. Then the Error
+   * is passed on unchanged, as a fatal Error the transport throws itself is
+   * ({@link #transportThrew}): nothing more runs on its account, no retry, no backoff. If the
+   * record or its write fails, that failure is suppressed in the Error, and the operation stays
+   * as the journal last wrote it (IN_FLIGHT, owed as ambiguous by the claim that takes it over),
+   * as after a fatal Error from the transport; a listener that throws when told of the attempt
+   * changes none of it (its failure is suppressed in the Error too).
+   *
+   * @return never: throws {@code fatal}
+   */
+  private Error notSentThenFatal(IOException failure, Error fatal) {
+    try {
+      if (lease != null) {
+        Instant now = s.clock().instant();
+        Verdict table = DefaultClassifier.INSTANCE.classify(failure).orElseThrow();
+        String why = table.reason() + " (the JVM failed with " + fatal.getClass().getName() + ")";
+        try {
+          record(new Verdict(table.classification(), why), null, failure, now, Duration.ZERO,
+              "not sent; PENDING, due now: the JVM failed", HostGuard.Health.UNKNOWN);
+        } catch (RuntimeException | Error e) {
+          // A listener's Error on AttemptFinished, as in interrupted(): the attempt is held
+          // already, so the PENDING write below still carries it.
+          if (e != fatal) {
+            fatal.addSuppressed(e);
+          }
+        }
+        journalTransition(Transition.retryAt(now, now, why));
+        lease = null;
+      }
+    } catch (IdempotencyException | RuntimeException | Error e) {
+      if (e != fatal) {
+        fatal.addSuppressed(e);
+      }
+    } finally {
+      if (admitted) {
+        admitted = false;
+        s.guard().release(host);
+      }
+    }
+    throw fatal;
   }
 
   /**

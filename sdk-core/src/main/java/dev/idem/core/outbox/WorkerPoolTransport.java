@@ -22,10 +22,18 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * through {@link dev.idem.core.IdempotentExecutor#resumeAsync} and holds no thread of its own
  * during backoff; only the attempt itself occupies a worker.
  *
- * <p>A pool that refuses the task (it is shut down, as when the dispatcher stops) means that
- * nothing was sent, so the attempt fails with {@link RequestNotSentException}, which the
- * classifier sees as safe to send again. An {@link IOException} from the transport reaches the
- * executor as the cause of a {@link CompletionException}, as any failed async attempt does.
+ * <p>A pool whose {@code execute} throws, before a worker took the attempt, means that nothing
+ * was sent, so the attempt fails with {@link RequestNotSentException}, which the classifier sees
+ * as safe to send again, with what the pool threw as its cause: a refusal (it is shut down, as
+ * when the dispatcher stops), an app-given pool's own failure, or the JVM's (a
+ * {@code ThreadPoolExecutor} that cannot start a worker throws
+ * {@code OutOfMemoryError: unable to create native thread}). The executor records such an attempt
+ * as not sent and, for the JVM's own Error, leaves the operation PENDING and passes the Error on
+ * as it is, which stops the dispatcher. An attempt that a worker took although {@code execute}
+ * threw (the task was queued before the pool failed) is that worker's to send and report; the
+ * Error is then passed on at once, as the transport's own. An {@link IOException} from the
+ * transport reaches the executor as the cause of a {@link CompletionException}, as any failed
+ * async attempt does.
  *
  * <p>The executor claims the operation (its lease starts) when it hands the attempt over here, not
  * when a worker takes it. An attempt that waited for a worker for {@code maxWait} or longer is not
@@ -59,8 +67,15 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
     Attempt attempt = new Attempt(this, request, key, ageLimit);
     try {
       workers.execute(attempt);
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.failedFuture(new RequestNotSentException("the worker pool is shut down", e));
+    } catch (RuntimeException | Error e) {
+      // Any throwable, not only a refusal: the attempt's own flag, not the exception's class, says
+      // whether a worker may still send it (a ThreadPoolExecutor queues the task before it starts a
+      // worker, which can then fail), and taking it here makes sure none will.
+      String why = e instanceof RejectedExecutionException ? "the worker pool is shut down"
+          : "the worker pool failed to take the attempt (" + e.getClass().getName() + ")";
+      if (!attempt.notSent(why, e) && e instanceof Error error) {
+        throw error;
+      }
     }
     return attempt.result;
   }
@@ -119,14 +134,15 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
 
     /** Dropped from the pool's queue before a worker took it: nothing was sent. */
     void dropped() {
-      notSent("the dispatcher stopped before a worker sent this attempt");
+      notSent("the dispatcher stopped before a worker sent this attempt", null);
     }
 
-    private boolean notSent(String why) {
+    /** Ends the attempt as not sent, unless a worker took it first; returns whether it did. */
+    private boolean notSent(String why, Throwable cause) {
       if (!taken.compareAndSet(false, true)) {
         return false;
       }
-      result.completeExceptionally(new CompletionException(new RequestNotSentException(why, null)));
+      result.completeExceptionally(new CompletionException(new RequestNotSentException(why, cause)));
       return true;
     }
 
@@ -137,7 +153,7 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
     private final class NotStartedAware extends CompletableFuture<ResponseSnapshot> {
       @Override
       public boolean cancel(boolean mayInterruptIfRunning) {
-        return notSent("cancelled (its attempt timeout, say) while it waited for a worker")
+        return notSent("cancelled (its attempt timeout, say) while it waited for a worker", null)
             || super.cancel(mayInterruptIfRunning);
       }
     }

@@ -26,7 +26,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -50,6 +49,10 @@ import org.junit.jupiter.api.Test;
  * process, whose target then stays down until the age limit, ends UNCERTAIN. The pool's refusal is
  * certain, so the transport can say so ({@code RequestNotSentException} with the Error as its cause,
  * which still lets the dispatcher stop and name it).
+ *
+ * <p>Fixed: the transport does, and the attempt loop records an attempt not sent because of the
+ * JVM's own Error as not sent, leaves the operation PENDING, and passes the Error on unchanged
+ * (NotSentForFatalErrorTest covers the other paths).
  */
 class RvRoutboxWorkerStartErrorMarksUnsentAttemptAmbiguousTest {
   private static final Duration AGE_LIMIT = Duration.ofHours(1);
@@ -63,10 +66,6 @@ class RvRoutboxWorkerStartErrorMarksUnsentAttemptAmbiguousTest {
   }
 
   @Test
-  @Disabled("open (review routbox, 2026-12-07): reporting the pool's Error as RequestNotSentException"
-      + " records the attempt as not sent, but the executor then retries it with backoff instead of the"
-      + " dispatcher stopping for the JVM's own Error, as the isFatal rule says it must; the fix needs the"
-      + " attempt loop to record a not-sent attempt and still pass a fatal Error on")
   void anOrderThatNeverLeftTheProcessEndsFailedNotUncertainAtItsAgeLimit() throws Exception {
     Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
     AtomicInteger sent = new AtomicInteger();
