@@ -404,7 +404,8 @@ public final class OutboxDispatcher implements AutoCloseable {
    * Stops at once: no more polls, deliveries in progress are cancelled (an operation waiting for
    * its next attempt stays PENDING; an attempt on the wire is recorded as ambiguous when it ends,
    * leaving the operation PENDING, as long as the executor is open; an attempt still queued for a
-   * worker of the dispatcher's own pool is dropped unsent and not recorded), handles of undelivered
+   * worker, of the dispatcher's own pool or of one given with {@link Builder#workers}, is dropped
+   * unsent and not recorded), handles of undelivered
    * operations complete with {@link OperationPendingException}, and the pools this dispatcher
    * created are shut down. Returns at once: it neither waits for the journal nor closes the
    * executor, which the app closes next. Nothing is lost: the next dispatcher on the same journal
@@ -599,14 +600,16 @@ public final class OutboxDispatcher implements AutoCloseable {
     for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : closed.orphans().entrySet()) {
       Futures.completeFrom(e.getValue(), findSettled(e.getKey()));
     }
-    if (ownedWorkers != null) {
-      // Attempts still queued for a worker were never sent: told so, their operations go back to
-      // PENDING instead of staying IN_FLIGHT under this dispatcher's lease.
-      for (Runnable dropped : ownedWorkers.shutdownNow()) {
-        if (dropped instanceof WorkerPoolTransport.Attempt attempt) {
-          attempt.dropped();
-        }
+    // Attempts still queued for a worker, of its own pool or the app's, were never sent: told so,
+    // their operations go back to PENDING instead of staying IN_FLIGHT under this dispatcher's
+    // lease, and no worker sends them after this close.
+    for (Registration reg : registrations.values()) {
+      if (reg.transport() instanceof WorkerPoolTransport pool) {
+        pool.close();
       }
+    }
+    if (ownedWorkers != null) {
+      ownedWorkers.shutdownNow();  // what its queue held was dropped just above
     }
     deadlines.close();
     loop.close();  // last: it interrupts its thread, which may be the one running this
@@ -807,7 +810,9 @@ public final class OutboxDispatcher implements AutoCloseable {
 
     /**
      * Runs synchronous transports; default a fixed pool of {@link #syncWorkers} daemon threads
-     * owned by the dispatcher. An executor given here is not shut down by the dispatcher.
+     * owned by the dispatcher. An executor given here is not shut down by the dispatcher, but the
+     * attempts it still holds when the dispatcher stops are not sent: a worker that takes one then
+     * runs nothing.
      *
      * <p>An attempt is claimed when it is queued here; one that waits for a worker for half the
      * executor's {@link IdempotentExecutor.Builder#leaseFor lease} or longer is not sent (another

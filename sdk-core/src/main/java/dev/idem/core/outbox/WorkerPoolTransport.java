@@ -11,8 +11,10 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -48,13 +50,45 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and the executor ends the operation at its age limit, UNCERTAIN or FAILED, without recording an
  * attempt.
  *
- * @param transport sends one attempt on a worker thread
- * @param workers runs the attempts; owned by whoever created it
- * @param clock measures how long an attempt waited for a worker
- * @param maxWait the longest wait after which an attempt is still sent (half the executor's lease)
+ * <p>When the dispatcher stops ({@link #close()}), the attempts still waiting for a worker are
+ * not sent, whoever's the pool is: an app-given pool is not the dispatcher's to shut down, and its
+ * queue would otherwise have a worker send them after the dispatcher closed.
  */
-record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, Duration maxWait)
-    implements AgeLimitAwareTransport {
+final class WorkerPoolTransport implements AgeLimitAwareTransport {
+  private final Transport transport;
+  private final Executor workers;
+  private final Clock clock;
+  private final Duration maxWait;
+  /** The attempts handed to the pool that no worker took yet, for {@link #close()}. */
+  private final Set<Attempt> queued = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
+
+  /**
+   * @param transport sends one attempt on a worker thread
+   * @param workers runs the attempts; owned by whoever created it
+   * @param clock measures how long an attempt waited for a worker
+   * @param maxWait the longest wait after which an attempt is still sent (half the executor's lease)
+   */
+  WorkerPoolTransport(Transport transport, Executor workers, Clock clock, Duration maxWait) {
+    this.transport = transport;
+    this.workers = workers;
+    this.clock = clock;
+    this.maxWait = maxWait;
+  }
+
+  /**
+   * The dispatcher stopped: every attempt no worker took yet ends not sent, now, and so does any
+   * attempt handed over from now on (a delivery that was letting one go as the dispatcher
+   * stopped). Idempotent.
+   */
+  void close() {
+    closed = true;
+    // After the flag: an attempt added after this pass sees it (sendAsync adds, then reads it).
+    for (Attempt attempt : queued) {
+      attempt.dropped();
+    }
+  }
+
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     return sendAsync(request, key, null);
@@ -65,6 +99,11 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key,
       Instant ageLimit) {
     Attempt attempt = new Attempt(this, request, key, ageLimit);
+    queued.add(attempt);
+    if (closed) {
+      attempt.dropped();
+      return attempt.result;
+    }
     try {
       workers.execute(attempt);
     } catch (RuntimeException | Error e) {
@@ -109,6 +148,7 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
       if (!taken.compareAndSet(false, true)) {
         return; // cancelled or dropped while it waited for a worker: never sent
       }
+      pool.queued.remove(this);
       Instant now = pool.clock.instant();
       if (ageLimit != null && !now.isBefore(ageLimit)) {
         // Checked first: past the limit the operation ends, where a long wait only defers it.
@@ -132,7 +172,7 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
       }
     }
 
-    /** Dropped from the pool's queue before a worker took it: nothing was sent. */
+    /** Dropped before a worker took it (the dispatcher stopped): nothing was sent. */
     void dropped() {
       notSent("the dispatcher stopped before a worker sent this attempt", null);
     }
@@ -142,6 +182,7 @@ record WorkerPoolTransport(Transport transport, Executor workers, Clock clock, D
       if (!taken.compareAndSet(false, true)) {
         return false;
       }
+      pool.queued.remove(this);
       result.completeExceptionally(new CompletionException(new RequestNotSentException(why, cause)));
       return true;
     }
