@@ -15,7 +15,6 @@ import dev.idem.core.OperationState;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
 import dev.idem.core.internal.Checks;
-import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.Scheduler;
 import dev.idem.core.spi.Transport;
 import dev.idem.core.spi.poll.PollLoop;
@@ -130,8 +129,8 @@ import org.slf4j.LoggerFactory;
  * with the due time its wait began with. At most 10,000 operations are kept at once; beyond that
  * they wait for their journaled due times.
  *
- * <p>Thread-safe: every method may be called from any thread. {@link #submit}, {@link #await} and
- * {@link #close} read or write the journal on the calling thread; the others never touch it.
+ * <p>Thread-safe: every method may be called from any thread. {@link #submit} and {@link #await}
+ * read or write the journal on the calling thread; the others never read it.
  * Polls run on the scheduler; a delivery's callbacks run on the thread that completed it.
  */
 public final class OutboxDispatcher implements AutoCloseable {
@@ -405,10 +404,11 @@ public final class OutboxDispatcher implements AutoCloseable {
    * its next attempt stays PENDING; an attempt on the wire is recorded as ambiguous when it ends,
    * leaving the operation PENDING, as long as the executor is open; an attempt still queued for a
    * worker, of the dispatcher's own pool or of one given with {@link Builder#workers}, is dropped
-   * unsent and not recorded), handles of undelivered
-   * operations complete with {@link OperationPendingException}, and the pools this dispatcher
-   * created are shut down. Returns at once: it neither waits for the journal nor closes the
-   * executor, which the app closes next. Nothing is lost: the next dispatcher on the same journal
+   * unsent and not recorded), handles of operations it did not see end complete with
+   * {@link OperationPendingException} (so does one that another instance ended since this
+   * dispatcher last looked: the journal keeps that outcome, and {@link #await} on the next
+   * dispatcher gives it), and the pools this dispatcher created are shut down. Returns at once: it
+   * neither reads nor waits for the journal, nor closes the executor, which the app closes next. Nothing is lost: the next dispatcher on the same journal
    * delivers what is left. Idempotent.
    */
   @Override
@@ -597,8 +597,11 @@ public final class OutboxDispatcher implements AutoCloseable {
     for (CompletableFuture<Outcome> f : closed.running()) {
       f.cancel(false);
     }
+    // Not read from the journal first, for the outcome of one that ended elsewhere since the last
+    // sweep: close returns at once, and a journal that answers slowly (a database gone away) would
+    // hold it that long per handle. Such an outcome stays in the journal, owed to its recipient.
     for (Map.Entry<OperationId, CompletableFuture<Outcome>> e : closed.orphans().entrySet()) {
-      Futures.completeFrom(e.getValue(), findSettled(e.getKey()));
+      e.getValue().completeExceptionally(stoppedPending(e.getKey()));
     }
     // Attempts still queued for a worker, of its own pool or the app's, were never sent: told so,
     // their operations go back to PENDING instead of staying IN_FLIGHT under this dispatcher's
@@ -617,24 +620,12 @@ public final class OutboxDispatcher implements AutoCloseable {
     LOG.debug("OutboxDispatcher stopped ({})", drained ? "drained" : "operations left PENDING");
   }
 
-  /** The terminal result of {@code id} if it has one, else a pending failure. */
-  private CompletableFuture<Outcome> findSettled(OperationId id) {
-    try {
-      Optional<OperationRecord> r = journal.find(id);
-      if (r.isPresent() && r.get().state().isTerminal()) {
-        return tracker.handOver(r.get());
-      }
-    } catch (IdempotencyException | RuntimeException e) {
-      // Fall through: report it as pending, which it is as far as anyone knows.
-    }
-    return CompletableFuture.failedFuture(stoppedPending(id));
-  }
-
   private OperationPendingException stoppedPending(OperationId id) {
     Error error = loop.brokenBy().orElse(null);
     return new OperationPendingException("the OutboxDispatcher stopped" + (error == null ? "" : " after " + error)
-        + " before delivering " + id + "; it is PENDING in the journal with its key, and the next dispatcher (or"
-        + " resumePending) delivers it", error, id, List.of(), null);
+        + " before delivering " + id + "; it stays in the journal with its key, PENDING unless another instance"
+        + " ended it meanwhile, and the next dispatcher (or resumePending) delivers it; await(id) there gives its"
+        + " outcome", error, id, List.of(), null);
   }
 
   /** A transport registered as synchronous, to run on the worker pool. */
