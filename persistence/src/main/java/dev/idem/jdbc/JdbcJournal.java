@@ -1564,19 +1564,23 @@ public final class JdbcJournal implements Journal {
    * Keeps the requests of the unfinished operations of a page just read (findDue, above all: the
    * resume that follows claims, sends and finishes each), so that their transitions need not parse
    * them again. Each was checked against its row's request_check when it was decoded.
+   *
+   * <p>The rows are matched by their identity as stored, never parsed: the page holds the rows
+   * decoding just set aside too, and one whose key today's rules refuse (an older version accepted
+   * a comma) threw out of the whole page here, so one such row stopped every resume pass.
    */
   private void remember(List<RawRow> rows, List<OperationRecord> decoded) {
     if (decoded.isEmpty()) {
       return;
     }
-    java.util.Map<OperationId, String> checks = new java.util.HashMap<>(rows.size() * 2);
+    java.util.Map<RowKey, String> checks = new java.util.HashMap<>(rows.size() * 2);
     for (RawRow r : rows) {
       if (r.requestCheck() != null) {
-        checks.put(new OperationId(r.scope(), r.operation(), dev.idem.core.IdempotencyKey.of(r.key())), r.requestCheck());
+        checks.put(new RowKey(r.scope(), r.operation(), r.key()), r.requestCheck());
       }
     }
     for (OperationRecord r : decoded) {
-      String check = checks.get(r.id());
+      String check = checks.get(RowKey.of(r.id()));
       if (check != null && !r.state().isTerminal()) {
         requests.put(r.id(), check, r.request());
       }
