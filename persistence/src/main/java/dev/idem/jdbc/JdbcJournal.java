@@ -145,6 +145,15 @@ import org.slf4j.LoggerFactory;
  * ({@code maxBodyBytes}, 1 MiB by default) is separate and larger: a body between the two passes
  * the adapter and is refused here.
  *
+ * <p>A page of records ({@link #findDue}, {@link #findByState}, {@link #findUndelivered}) is read
+ * from the database a part at a time: one read stops taking rows once they hold 4 Mi characters of
+ * stored text (request, response and attempts JSON; a row larger than that is read alone), and the
+ * next read goes on from its last row, until the page is full or no row is left. So the text read
+ * at once no longer follows the page size times the bodies (on SQLite; PostgreSQL's and H2's
+ * drivers receive the rows a read asked for before the first is taken); the page returned still
+ * holds up to its size of whole records, every request body decoded (a resume holds up to two
+ * pages of 100 at once: with bodies near the 512 KiB limit, about 100 MB of heap).
+ *
  * <h2>Text the database cannot store</h2>
  * A scope, operation name or reference with an unpaired UTF-16 surrogate is refused at begin
  * ({@link IllegalArgumentException}, nothing sent): no Unicode encoding can store it, and both
@@ -1160,7 +1169,7 @@ public final class JdbcJournal implements Journal {
         RowKey from = cursor;
         List<RawRow> rows = store.read(null, c -> table.ownLeases(c, nowNanos, owner, from, want));
         addDecoded(rows, result);
-        if (rows.size() < want) {
+        if (OperationTable.lastRows(rows, want)) {
           break;
         }
         cursor = OperationTable.rowKey(rows.get(rows.size() - 1));
@@ -1174,7 +1183,7 @@ public final class JdbcJournal implements Journal {
       long fromDueAt = dueAt;
       List<RawRow> rows = store.read(null, c -> table.dueOldestFirst(c, nowNanos, fromDueAt, from, want));
       addDecoded(rows, result);
-      if (rows.size() < want) {
+      if (OperationTable.lastRows(rows, want)) {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);
@@ -1551,7 +1560,7 @@ public final class JdbcJournal implements Journal {
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
       result.addAll(decoder.decode(rows));
-      if (rows.size() < want) {
+      if (OperationTable.lastRows(rows, want)) {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);

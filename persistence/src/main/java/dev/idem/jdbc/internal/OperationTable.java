@@ -28,6 +28,14 @@ public class OperationTable {
    * columns whose size follows the bodies: what a listing reads ({@link #summariesInState}).
    */
   private static final String COLUMNS_WITHOUT_BODIES = COLUMNS_WITHOUT_REQUEST.replace(" response_json,", " NULL,");
+  /**
+   * The most stored text (the request, response and attempts JSON, in characters) one read of a
+   * page takes from the database before it stops, the journal reading on from the last row it
+   * took: 4 Mi characters, about six requests with 512 KiB bodies (stored as base64), or a page of
+   * 100 small ones in one read. A page of 100 such requests was read whole, 68 MB of text before
+   * the first was decoded, and a resume of them ran out of a 64 MiB heap before its first send.
+   */
+  public static final long PAGE_READ_CHARS = 4L * 1024 * 1024;
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
   private static final String AFTER = " AND (scope > ? OR (scope = ? AND (operation > ? OR (operation = ? AND op_key > ?))))";
   private static final String ORDER = " ORDER BY scope, operation, op_key";
@@ -416,7 +424,7 @@ public class OperationTable {
 
   /** One page of rows due at {@code now}, after {@code after}, in identity order. */
   public List<RawRow> due(SqlSession c, long now, RowKey after, int limit) throws SQLException {
-    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND " + DUE_NOW
+    return pageRows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND " + DUE_NOW
         + (after == null ? "" : AFTER) + ORDER + " LIMIT ?" + dialect.lockForClaim(), ps -> {
           ps.setLong(1, now);
           ps.setLong(2, now);
@@ -465,7 +473,7 @@ public class OperationTable {
    * Few (what one instance held), read through the state index.
    */
   public List<RawRow> ownLeases(SqlSession c, long now, String owner, RowKey after, int limit) throws SQLException {
-    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
+    return pageRows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
         + " AND owner = ? AND lease_expires_at > ?"
         + (after == null ? "" : " AND (scope, operation, op_key) > (?, ?, ?)")
         + ORDER + " LIMIT ?" + dialect.lockForClaim(), ps -> {
@@ -489,7 +497,7 @@ public class OperationTable {
         // page 180,000 rows in, against under 1 ms).
         + (after == null ? "" : " AND " + DUE_AT + " >= ? AND (" + DUE_AT + ", scope, operation, op_key) > (?, ?, ?, ?)")
         + " ORDER BY " + DUE_AT + ", scope, operation, op_key LIMIT ?" + dialect.lockForClaim();
-    return rows(c, sql, ps -> {
+    return pageRows(c, sql, ps -> {
       ps.setLong(1, now);
       ps.setLong(2, now);
       int i = 3;
@@ -525,7 +533,7 @@ public class OperationTable {
    * is {@link #IS_TERMINAL} (version 5).
    */
   public List<RawRow> undelivered(SqlSession c, RowKey after, int limit) throws SQLException {
-    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation" + indexedBy("idem_operation_undelivered")
+    return pageRows(c, "SELECT " + COLUMNS + " FROM idem_operation" + indexedBy("idem_operation_undelivered")
         + " WHERE queued = 1 AND outcome_delivered_at IS NULL"
         + " AND " + IS_TERMINAL + " AND quarantined_at IS NULL" + (after == null ? "" : AFTER) + ORDER
         + " LIMIT ?", ps -> ps.setInt(bindAfter(ps, 1, after), limit));
@@ -547,7 +555,7 @@ public class OperationTable {
 
   private static List<RawRow> inState(SqlSession c, String columns, OperationState state, RowKey after, int limit)
       throws SQLException {
-    return rows(c, "SELECT " + columns + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
+    return pageRows(c, "SELECT " + columns + " FROM idem_operation WHERE quarantined_at IS NULL AND state = ?"
         + (after == null ? "" : AFTER) + ORDER + " LIMIT ?", ps -> {
           ps.setString(1, state.name());
           ps.setInt(bindAfter(ps, 2, after), limit);
@@ -726,6 +734,51 @@ public class OperationTable {
       }
       return rows;
     });
+  }
+
+  /**
+   * Runs a query of one page's rows, as {@link #rows} does, but stops taking rows once those taken
+   * hold {@link #PAGE_READ_CHARS} of stored text: the rows after it are never copied out of the
+   * database (SQLite steps to a row only when asked). At least one row, however large.
+   */
+  private static List<RawRow> pageRows(SqlSession c, String sql, Binder binder) throws SQLException {
+    return run(c, sql, binder, ps -> {
+      List<RawRow> rows = new ArrayList<>();
+      long chars = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (chars < PAGE_READ_CHARS && rs.next()) {
+          RawRow r = read(rs);
+          rows.add(r);
+          chars += storedChars(r);
+        }
+      }
+      return rows;
+    });
+  }
+
+  /**
+   * Whether a paged read asked for {@code asked} rows and got {@code rows} because no more rows
+   * match, rather than because it stopped at {@link #PAGE_READ_CHARS}: the caller pages on from
+   * the last row unless this is true.
+   */
+  public static boolean lastRows(List<RawRow> rows, int asked) {
+    if (rows.size() >= asked) {
+      return false;
+    }
+    long chars = 0;
+    for (RawRow r : rows) {
+      chars += storedChars(r);
+    }
+    return chars < PAGE_READ_CHARS;
+  }
+
+  /** The characters of a row's columns whose size follows its bodies and attempts. */
+  private static long storedChars(RawRow r) {
+    return length(r.requestJson()) + length(r.responseJson()) + length(r.attemptsJson());
+  }
+
+  private static long length(String s) {
+    return s == null ? 0 : s.length();
   }
 
   /** Runs a query of one number: its first row's first column, or null (no row, or SQL NULL). */
