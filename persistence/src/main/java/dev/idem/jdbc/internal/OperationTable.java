@@ -580,10 +580,12 @@ public class OperationTable {
    * Rows a dead process may have left on the wire ({@link CrashRecovery}): IN_FLIGHT ones, and,
    * after a crash, inline PENDING ones never durably claimed. (A queued row's first claim is
    * durable, so a queued row at generation 0 was never claimed, and never sent.) Settled rows no
-   * longer match, so each call returns the next page.
+   * longer match, so each call returns the next page. Without the request and the stored response
+   * (the returned rows' are null), which a settlement neither reads nor keeps: a page of 500 whole
+   * rows of large requests ran out of a small heap in the open after a crash, at every restart.
    */
   public List<RawRow> inDoubt(SqlSession c, boolean neverClaimedToo, int limit) throws SQLException {
-    return rows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE quarantined_at IS NULL AND"
+    return rows(c, "SELECT " + COLUMNS_WITHOUT_BODIES + " FROM idem_operation WHERE quarantined_at IS NULL AND"
         + " (state = 'IN_FLIGHT' OR (? = 1 AND state = 'PENDING' AND generation = 0 AND queued = 0))" + ORDER
         + " LIMIT ?", ps -> {
           ps.setInt(1, neverClaimedToo ? 1 : 0);
