@@ -15,8 +15,8 @@ import java.nio.file.StandardOpenOption;
  * is closed for every thread. The store then took the failed sync for a broken disk and refused
  * every later call until reopened, although nothing was wrong with the file. So a sync whose
  * channel was closed under it (by an interrupt of its own thread or of another syncing thread)
- * opens the channel again and syncs again with its thread's interrupt set aside, then sets the
- * interrupt back for the caller to see. After {@link #close} a sync fails.
+ * opens the channel again and syncs again with its thread's interrupt set aside, as many times as
+ * interrupts come, then sets the interrupt back for the caller to see. After {@link #close} a sync fails.
  *
  * <p>Thread-safe: concurrent syncs share the channel; only reopening it is serialized.
  */
@@ -43,16 +43,24 @@ final class WalSync implements DiskSync {
   @Override
   public void sync() throws IOException {
     FileChannel used = channel;
+    boolean interrupted = false;
     try {
-      used.force(false);
-    } catch (ClosedChannelException e) {
-      boolean interrupted = Thread.interrupted();
-      try {
-        reopened(used, e).force(false);
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
+      while (true) {
+        try {
+          used.force(false);
+          return;
+        } catch (ClosedChannelException e) {
+          // Another interrupt may come while the channel is reopened or during the next force
+          // (a second interrupter: a close cutting a handler short after a watchdog interrupted
+          // it): each one is set aside in turn. The loop ends when a force succeeds or the reopen
+          // fails (closed, or the file cannot be opened), so it never spins on a broken file.
+          interrupted |= Thread.interrupted();
+          used = reopened(used, e);
         }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }
