@@ -442,6 +442,19 @@ public final class EmbeddedFiles implements AutoCloseable {
     }
   }
 
+  /**
+   * After an open that failed once SQLite had opened the database, whose connection is closed now:
+   * marks it as {@link #markClosedAfterFailure} marks a failed close (only if SQLite's last close
+   * left no {@code -wal} file), if an open marker is there, this open's ({@link #markOpen}) or a
+   * crashed process's. A store closed cleanly before the failed open has none, and gets none: the
+   * next open does not recover it as after a crash.
+   */
+  void markFailedOpen() {
+    if (Files.exists(layout.open())) {
+      markClosedAfterFailure();
+    }
+  }
+
   /** Marks a failed close after which SQLite left no {@code -wal} file ({@link #markClosedAfterFailure}). */
   private void markCheckpointed() {
     if (Files.exists(layout.wal())) {

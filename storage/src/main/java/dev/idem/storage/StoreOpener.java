@@ -230,7 +230,20 @@ public final class StoreOpener {
       return finish.finish(name, Dialect.SQLITE, store, version, new Opened(files, true, files.crashed(),
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
-      closeQuietly(store, walSync, connection, files);
+      closeQuietly(store, walSync, connection);
+      if (connection != null) {
+        // SQLite opened the file, so its close just now was its last: it may have checkpointed the
+        // -wal file (this open's commits, or a crashed process's) into the database and removed
+        // it, under an open marker (this open's, or the crashed process's) that says the -wal file
+        // holds commits. Left so, every later open, of any version, is refused as one whose
+        // acknowledged commits were lost. Marked as a failed close is, while the locks are held.
+        try {
+          files.markFailedOpen();
+        } catch (RuntimeException markFailed) {
+          e.addSuppressed(markFailed);
+        }
+      }
+      closeQuietly(files);
       throw openFailure(db, e);
     }
   }
