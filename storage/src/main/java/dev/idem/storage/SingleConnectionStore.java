@@ -749,25 +749,45 @@ public final class SingleConnectionStore implements Store {
     } finally {
       unlockStatements();
     }
-    if (failure == null && sync) {
-      failure = syncToDisk();
+    try {
+      if (failure == null && sync) {
+        failure = syncToDisk();
+      }
+      if (failure == null && committed) {
+        // After the commit and its sync, before anyone is told: the commit is durable only if it
+        // went to the file the next open reads, and acts for this process only while its lock file
+        // keeps others out. One stat of each per round, however many callers it covers.
+        failure = filesGone();
+      }
+    } catch (RuntimeException | Error e) {
+      // (An OutOfMemoryError in the stat, say.) Whether the round is durable where the next open
+      // looks is unknown: no one may be told it is, and the store is unusable from now on.
+      markBroken(e);
+      failure = e;
     }
-    if (failure == null && committed) {
-      // After the commit and its sync, before anyone is told: the commit is durable only if it went
-      // to the file the next open reads, and acts for this process only while its lock file keeps
-      // others out. One stat of each per round, however many callers it covers.
-      failure = filesGone();
+    int told = 0;
+    try {
+      if (failure == null && committed) {
+        durableSeq = target;
+      }
+      for (CommitWaiter<?> w : batch) {
+        w.finish(failure);
+        told++;
+      }
+      if (failure != null) {
+        failAwaiting(failure);
+      }
+    } catch (RuntimeException | Error e) {
+      markBroken(e);
+      throw e;
+    } finally {
+      // Whatever was thrown above: a caller of the batch left waiting, or the round left held,
+      // would park every later write and the close for ever.
+      for (int i = told; i < batch.size(); i++) {
+        batch.get(i).finish(failure != null ? failure : broken);
+      }
+      releaseRound();
     }
-    if (failure == null && committed) {
-      durableSeq = target;
-    }
-    for (CommitWaiter<?> w : batch) {
-      w.finish(failure);
-    }
-    if (failure != null) {
-      failAwaiting(failure);
-    }
-    releaseRound();
   }
 
   /** Syncs the last commit to the disk; the failure (which breaks the store), or null. */
