@@ -46,6 +46,12 @@ final class CommitWaiter<T> {
   private volatile int state;
   /** The sequence number that must be durable before the caller returns; set before it is listed. */
   long seq;
+  /**
+   * The sequence number of the unit's own write, or 0 (a read, a flush): once a round made it
+   * durable, its caller is told it was written, whatever broke the store since. Set under the
+   * statement lock, before the caller reads it.
+   */
+  long wrote;
   /** Set before DONE. */
   T result;
   /** Why the unit or its commit failed, or null; set before DONE. */

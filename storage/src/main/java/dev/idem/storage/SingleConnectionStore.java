@@ -348,6 +348,7 @@ public final class SingleConnectionStore implements Store {
       } else {
         transactionHasWrites = true;
         mustBeDurable = written(unit.row, unit.decide.apply(unit.result));
+        unit.wrote = executedSeq;
       }
     } catch (IdempotencyException | RuntimeException | Error e) {
       unit.end(e);
@@ -418,7 +419,14 @@ public final class SingleConnectionStore implements Store {
     if (waiter.failure != null) {
       rethrow(waiter.failure);
     }
-    failIfBroken();
+    // A write a round made durable (committed, synced, its files checked) was done, whatever
+    // broke the store since (the next group's statements run during the round's sync): told it
+    // as a plain JournalException, a journal's begin would be explained as "nothing was sent"
+    // and retried under a new key, while the next resume sends the durable record under the old
+    // one. A read, or a write not durable yet (it would be rolled back), is refused as before.
+    if (waiter.wrote == 0 || waiter.wrote > durableSeq) {
+      failIfBroken();
+    }
   }
 
   private static void rethrow(Throwable failure) throws IdempotencyException {
