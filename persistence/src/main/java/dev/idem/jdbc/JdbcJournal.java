@@ -207,6 +207,11 @@ public final class JdbcJournal implements Journal {
   /** The default longest wait before a deferred write is committed (SQLite, H2): 100 ms. */
   public static final Duration DEFAULT_DEFERRED_COMMIT_INTERVAL = Duration.ofMillis(100);
   /**
+   * The longest {@link Builder#deferredCommitInterval}: {@code Long.MAX_VALUE} nanoseconds (about
+   * 292 years), the longest delay the store can schedule its background commit after.
+   */
+  private static final Duration MAX_DEFERRED_COMMIT_INTERVAL = Duration.ofNanos(Long.MAX_VALUE);
+  /**
    * Set on a stored response whose body was too large to keep; the value is the original body
    * length in bytes, and the stored body is empty.
    */
@@ -1776,13 +1781,19 @@ public final class JdbcJournal implements Journal {
      * made durable when no durable write comes along to carry it. Default
      * {@link #DEFAULT_DEFERRED_COMMIT_INTERVAL}.
      *
-     * @param interval positive
+     * @param interval positive, and at most {@code Long.MAX_VALUE} nanoseconds (about 292 years)
      * @return this builder
-     * @throws IllegalArgumentException if not positive
+     * @throws IllegalArgumentException if not positive, or longer than that
      */
     public Builder deferredCommitInterval(Duration interval) {
       if (interval.isNegative() || interval.isZero()) {
         throw new IllegalArgumentException("deferredCommitInterval must be positive: " + interval);
+      }
+      if (interval.compareTo(MAX_DEFERRED_COMMIT_INTERVAL) > 0) {
+        // The store schedules its background commit in nanoseconds: a longer interval does not fit,
+        // and each deferred write would then be committed before its caller returns instead.
+        throw new IllegalArgumentException("deferredCommitInterval must be at most " + MAX_DEFERRED_COMMIT_INTERVAL
+            + " (the longest a delay in nanoseconds can be): " + interval);
       }
       this.deferredCommitInterval = interval;
       return this;

@@ -142,6 +142,8 @@ public final class SingleConnectionStore implements Store {
   /** Rows with a SYNC write that may not be durable yet, and that write's sequence number. */
   private final Map<Object, Long> unsyncedRows = new HashMap<>();
   private boolean flushScheduled;
+  /** True once a failure to schedule the background commit was logged (once, not per write). */
+  private boolean flushFailureLogged;
   /**
    * Null while open; then how it was closed ({@link Store#close(String)}). Written under the
    * statement lock, so that no unit of work starts after it is set; volatile for the flusher's
@@ -496,13 +498,18 @@ public final class SingleConnectionStore implements Store {
     }
   }
 
-  /** Records a write just run; returns the sequence number that must be durable before it returns. */
+  /**
+   * Records a write just run; returns the sequence number that must be durable before it returns.
+   * Throws only an Error from scheduling the background flush, after breaking the store.
+   */
   private long written(Object row, Durability durability) {
     long seq = ++executedSeq;
     if (durability == Durability.DEFERRED) {
-      if (!flushScheduled) {
-        flushScheduled = true;
-        flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+      if (!flushScheduled && !scheduleFlush()) {
+        // No background commit will come for it: its caller waits for a round, as for a SYNC
+        // write. Told it failed, the caller would see its write committed by the next round
+        // anyway: its savepoint is released, so it cannot be undone alone.
+        return seq;
       }
       return syncWritesVisibleTo(row);
     }
@@ -517,6 +524,33 @@ public final class SingleConnectionStore implements Store {
       unsyncedRows.put(row, seq);
     }
     return seq;
+  }
+
+  /**
+   * Schedules the background commit of the deferred writes; under the statement lock. False if it
+   * cannot be scheduled (the interval does not fit in nanoseconds, the executor refuses): then the
+   * next deferred write tries again. An Error (no thread for the flusher: "unable to create native
+   * thread") breaks the store, as an Error in a unit does, and is thrown: the write it follows is
+   * then never committed, which is what its caller is told.
+   */
+  private boolean scheduleFlush() {
+    flushScheduled = true;
+    try {
+      flusher.schedule(this::backgroundFlush, deferredCommitInterval.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (RuntimeException e) {
+      flushScheduled = false;
+      if (!flushFailureLogged) {
+        flushFailureLogged = true;
+        LOG.warn("Idem {} {}: cannot schedule the background commit of deferred writes ({}); each is committed"
+            + " before its caller returns instead", what, name, e.toString());
+      }
+      return false;
+    } catch (Error e) {
+      flushScheduled = false;
+      markBroken(e);
+      throw e;
+    }
   }
 
   /**
