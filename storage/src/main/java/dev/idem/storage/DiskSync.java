@@ -3,7 +3,6 @@ package dev.idem.storage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
 /**
@@ -37,24 +36,10 @@ public interface DiskSync extends AutoCloseable {
   /**
    * H2's {@code CHECKPOINT SYNC} on a second connection (so that it does not block the statements
    * of the next group): for an H2 DataSource given by the app, whose file the journal does not
-   * know.
+   * know. It runs on a thread of its own: H2 clears an interrupt that reaches its file I/O, and the
+   * syncing caller's interrupt is kept for it instead.
    */
   static DiskSync ofCheckpoint(Connection syncConnection) throws SQLException {
-    PreparedStatement checkpoint = syncConnection.prepareStatement("CHECKPOINT SYNC");
-    return new DiskSync() {
-      @Override
-      public void sync() throws SQLException {
-        checkpoint.execute();
-      }
-
-      @Override
-      public void close() throws SQLException {
-        try {
-          checkpoint.close();
-        } finally {
-          syncConnection.close();
-        }
-      }
-    };
+    return new CheckpointSync(syncConnection);
   }
 }
