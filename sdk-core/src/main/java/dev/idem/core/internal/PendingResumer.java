@@ -246,13 +246,17 @@ public final class PendingResumer {
         try {
           batches.giveBackUnsent();
         } catch (IdempotencyException | RuntimeException | Error suppressed) {
-          e.addSuppressed(suppressed);
+          if (suppressed != e) {  // one instance thrown twice (a preallocated Error): self-suppression throws
+            e.addSuppressed(suppressed);
+          }
         }
       }
       try {
         recordPendingDeliveries();
       } catch (IdempotencyException | RuntimeException suppressed) {
-        e.addSuppressed(suppressed);
+        if (suppressed != e) {
+          e.addSuppressed(suppressed);
+        }
       }
       throw e;
     }
@@ -546,7 +550,9 @@ public final class PendingResumer {
         } catch (JournalException | RuntimeException | Error e) {
           if (failure == null) {
             failure = e;
-          } else {
+          } else if (e != failure) {
+            // One instance thrown by two give-backs (a preallocated OutOfMemoryError, the JIT's
+            // shared NullPointerException): self-suppression would throw here and stop the loop.
             failure.addSuppressed(e);
           }
         }
@@ -590,7 +596,9 @@ public final class PendingResumer {
     try {
       notSent(job);
     } catch (JournalException | RuntimeException | Error e) {
-      failure.addSuppressed(e);
+      if (e != failure) {  // the give-back threw the lane's own failure again: self-suppression throws
+        failure.addSuppressed(e);
+      }
     }
   }
 
