@@ -17,7 +17,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A synchronous {@link Transport} run on a worker pool, so the dispatcher drives every transport
@@ -33,7 +33,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * as not sent and, for the JVM's own Error, leaves the operation PENDING and passes the Error on
  * as it is, which stops the dispatcher. An attempt that a worker took although {@code execute}
  * threw (the task was queued before the pool failed) is that worker's to send and report; the
- * Error is then passed on at once, as the transport's own. An {@link IOException} from the
+ * Error is then passed on at once, as the transport's own. One that {@link #close()} dropped while
+ * {@code execute} ran is not sent, as when {@code execute} throws first: it fails with
+ * {@link RequestNotSentException}, what the pool threw as its cause. An {@link IOException} from the
  * transport reaches the executor as the cause of a {@link CompletionException}, as any failed
  * async attempt does.
  *
@@ -112,9 +114,19 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
       // worker, which can then fail), and taking it here makes sure none will.
       String why = e instanceof RejectedExecutionException ? "the worker pool is shut down"
           : "the worker pool failed to take the attempt (" + e.getClass().getName() + ")";
-      if (!attempt.notSent(why, e) && e instanceof Error error) {
-        throw error;
+      if (attempt.notSent(why, e)) {
+        return attempt.result;
       }
+      if (attempt.takenByWorker()) {
+        if (e instanceof Error error) {
+          throw error;
+        }
+        return attempt.result;
+      }
+      // close() dropped it while execute ran (no one else holds its future yet, so no cancel did):
+      // still never sent, and what the pool threw is told with it, as when this catch ends it. Its
+      // own future, ended without that cause, is one no caller will see.
+      return CompletableFuture.failedFuture(new CompletionException(new RequestNotSentException(why, e)));
     }
     return attempt.result;
   }
@@ -126,8 +138,12 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
    */
   static final class Attempt implements Runnable {
     final CompletableFuture<ResponseSnapshot> result = new NotStartedAware();
-    /** A worker took the attempt, or it ended before one did: exactly one of them wins this. */
-    private final AtomicBoolean taken = new AtomicBoolean();
+    /**
+     * Null until a worker took the attempt ({@link Taker#WORKER}) or it ended unsent before one
+     * did ({@link Taker#NOT_SENT}): exactly one of them wins this, and which one says whether the
+     * attempt may have been sent.
+     */
+    private final AtomicReference<Taker> taken = new AtomicReference<>();
     private final WorkerPoolTransport pool;
     private final RequestSnapshot request;
     private final IdempotencyKey key;
@@ -145,7 +161,7 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
 
     @Override
     public void run() {
-      if (!taken.compareAndSet(false, true)) {
+      if (!taken.compareAndSet(null, Taker.WORKER)) {
         return; // cancelled or dropped while it waited for a worker: never sent
       }
       pool.queued.remove(this);
@@ -179,12 +195,23 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
 
     /** Ends the attempt as not sent, unless a worker took it first; returns whether it did. */
     private boolean notSent(String why, Throwable cause) {
-      if (!taken.compareAndSet(false, true)) {
+      if (!taken.compareAndSet(null, Taker.NOT_SENT)) {
         return false;
       }
       pool.queued.remove(this);
       result.completeExceptionally(new CompletionException(new RequestNotSentException(why, cause)));
       return true;
+    }
+
+    /** Whether a worker took the attempt (and may have sent it), rather than it ending unsent. */
+    boolean takenByWorker() {
+      return taken.get() == Taker.WORKER;
+    }
+
+    /** Who ended the attempt's wait for a worker. */
+    private enum Taker {
+      WORKER,
+      NOT_SENT
     }
 
     /**
