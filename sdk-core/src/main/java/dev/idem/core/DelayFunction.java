@@ -1,6 +1,7 @@
 package dev.idem.core;
 
 import dev.idem.core.spi.ResponseSnapshot;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -18,7 +19,9 @@ import java.util.Optional;
  * client guide.
  *
  * <p>To read the response when choosing a delay (a rate-limit header, say), implement
- * {@link WithResponse} instead. Implementations must be thread-safe and must not block.
+ * {@link WithResponse} instead; to read the exception of an attempt that got no response, override
+ * {@link #delay(int, Duration, double, Optional, Optional)}. Implementations must be thread-safe and
+ * must not block.
  */
 @FunctionalInterface
 public interface DelayFunction {
@@ -32,8 +35,8 @@ public interface DelayFunction {
   Duration delay(int retry, Duration previous, double random);
 
   /**
-   * The delay, knowing the response of the attempt just made. The policy calls this one; by
-   * default it ignores the response and asks {@link #delay(int, Duration, double)}.
+   * The delay, knowing the response of the attempt just made. By default it ignores the response
+   * and asks {@link #delay(int, Duration, double)}.
    *
    * @param retry 1 for the first retry
    * @param previous the previous delay, {@link Duration#ZERO} before the first retry
@@ -43,6 +46,26 @@ public interface DelayFunction {
    */
   default Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response) {
     return delay(retry, previous, random);
+  }
+
+  /**
+   * The delay, knowing how the attempt just made ended: its response, or the exception of an
+   * attempt that got none. The policy calls this one, with what the executor decides on (the
+   * decision's own arguments, never what an earlier attempt left behind); by default it ignores
+   * the exception and asks {@link #delay(int, Duration, double, Optional)}.
+   *
+   * @param retry 1 for the first retry
+   * @param previous the previous delay, {@link Duration#ZERO} before the first retry
+   * @param random uniform in [0, 1), for jitter
+   * @param response the response of the attempt just made; empty if it got none
+   * @param failure the exception of the attempt just made, if it got no response; empty if it got
+   *     one, or if whoever asked the policy did not say (see {@link RetryPolicy#decide(int, Duration,
+   *     Duration, Optional, Optional, Optional, java.util.function.DoubleSupplier)})
+   * @return the delay before this retry; null counts as zero
+   */
+  default Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response,
+      Optional<IOException> failure) {
+    return delay(retry, previous, random, response);
   }
 
   /**

@@ -2,9 +2,9 @@ package dev.idem.core;
 
 import dev.idem.core.internal.Backoff;
 import dev.idem.core.internal.Checks;
-import dev.idem.core.internal.UnaskedDelay;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.RetryDecision;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -113,11 +113,34 @@ public final class RetryPolicy {
    */
   public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
+    return decide(attemptsMade, elapsed, previousDelay, retryAfter, response, Optional.empty(), random);
+  }
+
+  /**
+   * Decides what follows a failed, retryable attempt, letting a {@link DelayFunction} read the
+   * response, or the exception of an attempt that got none
+   * ({@link DelayFunction#delay(int, Duration, double, Optional, Optional)}). The executor calls
+   * this one.
+   *
+   * @param attemptsMade attempts made so far in this execution, at least 1, not counting in-flight
+   *     answers
+   * @param elapsed time since the first attempt of this execution started
+   * @param previousDelay the delay chosen before the last attempt, {@link Duration#ZERO} if none
+   * @param retryAfter the server's Retry-After hint, if any
+   * @param response the response of the attempt just made, if it got one
+   * @param failure the exception of the attempt just made, if it got no response
+   * @param random uniform values in [0, 1), for jitter
+   * @return retry after a delay in [0, maxDelay] that ends before the deadline, or stop
+   * @throws IllegalArgumentException if {@code random} gives a value outside [0, 1) when a delay is
+   *     chosen
+   */
+  public RetryDecision decide(int attemptsMade, Duration elapsed, Duration previousDelay,
+      Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, Optional<IOException> failure,
+      DoubleSupplier random) {
     if (attemptsMade >= s.maxAttempts) {
-      notAsked();
       return RetryDecision.stop("attempts exhausted (" + attemptsMade + " of " + s.maxAttempts + ")");
     }
-    return schedule(attemptsMade, elapsed, previousDelay, retryAfter, response, random, 0, "");
+    return schedule(attemptsMade, elapsed, previousDelay, retryAfter, response, failure, random, 0, "");
   }
 
   /**
@@ -140,25 +163,18 @@ public final class RetryPolicy {
   public RetryDecision decideInFlight(int inFlightAnswers, Duration elapsed, Duration previousDelay,
       Optional<Duration> retryAfter, Optional<ResponseSnapshot> response, DoubleSupplier random) {
     if (inFlightAnswers >= s.maxInFlightAttempts) {
-      notAsked();
       return RetryDecision.stop("in-flight attempts exhausted (" + inFlightAnswers + " of " + s.maxInFlightAttempts
           + ")");
     }
     long floor = Backoff.exponentialNanos(s.inFlightMinDelay.toNanos(), s.multiplier, s.maxDelay.toNanos(),
         inFlightAnswers);
-    return schedule(inFlightAnswers, elapsed, previousDelay, retryAfter, response, random, floor,
+    return schedule(inFlightAnswers, elapsed, previousDelay, retryAfter, response, Optional.empty(), random, floor,
         "key in flight, at least " + Duration.ofNanos(floor));
   }
 
-  /** Tells a delay function that holds something for its next call that this decision did not ask it. */
-  private void notAsked() {
-    if (s.delayFunction instanceof UnaskedDelay unasked) {
-      unasked.notAsked();
-    }
-  }
-
   private RetryDecision schedule(int retry, Duration elapsed, Duration previousDelay, Optional<Duration> retryAfter,
-      Optional<ResponseSnapshot> response, DoubleSupplier random, long floorNanos, String floorReason) {
+      Optional<ResponseSnapshot> response, Optional<IOException> failure, DoubleSupplier random, long floorNanos,
+      String floorReason) {
     Duration remaining = s.deadline.minus(elapsed);
     long nanos;
     String reason;
@@ -169,7 +185,7 @@ public final class RetryPolicy {
       // function's fault, and the backoff would refuse the same value.
       double r = Backoff.unit(random.getAsDouble());
       try {
-        custom = s.delayFunction.delay(retry, previousDelay, r, response);
+        custom = s.delayFunction.delay(retry, previousDelay, r, response, failure);
         if (custom == null || custom.isNegative()) {
           custom = Duration.ZERO;
         }

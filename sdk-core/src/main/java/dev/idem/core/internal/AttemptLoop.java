@@ -653,7 +653,7 @@ public final class AttemptLoop {
     Instant now = s.clock().instant();
     attemptsThisRun++;
     RetryDecision d = policy.decide(attemptsThisRun, Duration.between(runStart, now), previousDelay,
-        Optional.empty(), Optional.empty(), s.random());
+        Optional.empty(), Optional.empty(), Optional.of(failure), s.random());
     if (!inline && v.classification() == Classification.SAFE && (probing || !d.retry())) {
       return notSent(v, failure, now);
     }

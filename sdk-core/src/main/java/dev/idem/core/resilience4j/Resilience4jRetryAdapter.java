@@ -1,13 +1,11 @@
 package dev.idem.core.resilience4j;
 
-import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import dev.idem.core.DelayFunction;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.RetryPolicy;
 import dev.idem.core.Verdict;
 import dev.idem.core.internal.DefaultClassifier;
-import dev.idem.core.internal.UnaskedDelay;
 import io.github.resilience4j.core.IntervalBiFunction;
 import io.github.resilience4j.core.functions.Either;
 import io.github.resilience4j.retry.RetryConfig;
@@ -73,26 +71,23 @@ import org.slf4j.LoggerFactory;
  *       executor's injected random, so they are not reproducible in tests.</li>
  * </ul>
  *
- * <p>Immutable and thread-safe. An {@code IntervalBiFunction} gets the attempt's response with the
- * policy's decision. The exception of an attempt that got none travels from this adapter's
- * classifier to its delay function on the thread that classified the attempt (the executor
- * classifies and decides the delay in one step on one thread), so the classifier must be used
- * together with the policy; if it is not, or if a classifier placed before this adapter's judged
- * the attempt (so that this one was not asked), the function receives {@code Either.left} of an
- * {@link IOException} saying the outcome is unknown, never the exception of an earlier attempt on
- * that thread (one of another operation, which stopped without a delay).
+ * <p>Immutable and thread-safe. An {@code IntervalBiFunction} gets the attempt's response, or the
+ * exception of an attempt that got none, with the policy's decision itself
+ * ({@link DelayFunction#delay(int, Duration, double, Optional, Optional)}), whichever classifier
+ * judged the attempt. Only a caller of {@link RetryPolicy#decide} that passes neither (the
+ * executor always passes one) has the function receive {@code Either.left} of an
+ * {@link IOException} saying the outcome is unknown.
  */
 public final class Resilience4jRetryAdapter {
   private static final Logger LOG = LoggerFactory.getLogger(Resilience4jRetryAdapter.class);
 
   private final RetryPolicy policy;
   private final Classifier predicates;
-  private final ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome = new ThreadLocal<>();
 
   @SuppressWarnings("unchecked")  // resilience4j types its result predicate loosely; a throw is caught in test()
   private Resilience4jRetryAdapter(RetryConfig config, RetryPolicy base) {
     this.predicates = new PredicateClassifier(config.getExceptionPredicate(),
-        (Predicate<Object>) config.getResultPredicate(), lastOutcome);
+        (Predicate<Object>) config.getResultPredicate());
     this.policy = base.toBuilder().maxAttempts(config.getMaxAttempts()).delayFunction(delays(config)).build();
   }
 
@@ -136,7 +131,7 @@ public final class Resilience4jRetryAdapter {
   /**
    * The config's predicates, then {@link Classifier#defaults()}.
    *
-   * @return a classifier to use together with {@link #retryPolicy()} (see the class comment)
+   * @return a classifier, usually used together with {@link #retryPolicy()}
    */
   public Classifier classifier() {
     return classifier(Classifier.defaults());
@@ -147,34 +142,10 @@ public final class Resilience4jRetryAdapter {
    *
    * @param next the classifier asked when the predicates leave a result open; it should always
    *     answer
-   * @return a classifier to use together with {@link #retryPolicy()} (see the class comment)
+   * @return a classifier, usually used together with {@link #retryPolicy()}
    */
   public Classifier classifier(Classifier next) {
-    Classifier chain = predicates.orElse(next);
-    return new Classifier() {
-      @Override
-      public Optional<Verdict> classify(ResponseSnapshot response) {
-        return chain.classify(response);
-      }
-
-      @Override
-      public Optional<Verdict> classify(IOException failure) {
-        // The note is for the delay of a retry. After a PERMANENT verdict, or none (the app's
-        // classifiers after this one decide), no delay may follow, and a note left here would be
-        // read by the next delay on this thread: another operation's, judged by an app's
-        // classifier placed before this one.
-        boolean keep = false;
-        try {
-          Optional<Verdict> v = chain.classify(failure);
-          keep = v != null && v.isPresent() && v.get().classification() != Classification.PERMANENT;
-          return v;
-        } finally {
-          if (!keep) {
-            lastOutcome.remove();
-          }
-        }
-      }
-    };
+    return predicates.orElse(next);
   }
 
   /**
@@ -182,35 +153,35 @@ public final class Resilience4jRetryAdapter {
    * wrapped into one that ignores the outcome), so one path serves them all.
    */
   private DelayFunction delays(RetryConfig config) {
-    return new Intervals(config.getIntervalBiFunction(), lastOutcome);
+    return new Intervals(config.getIntervalBiFunction());
   }
 
   /**
-   * The config's intervals as a delay function. Every note the classifier keeps is used or dropped
-   * by the decision that follows it: read here when a retry's delay is asked for, dropped when the
-   * attempts ran out ({@link UnaskedDelay}), so that no later delay on the thread reads it.
+   * The config's intervals as a delay function. The attempt's outcome comes with the decision
+   * itself, never from a note kept per thread: such a note, made by this adapter's classifier, was
+   * left for the next operation on the thread whenever a decision did not read it (an operation
+   * with a policy of its own, a classifier placed before this one).
    */
-  private record Intervals(IntervalBiFunction<ResponseSnapshot> bi,
-      ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome) implements DelayFunction.WithResponse, UnaskedDelay {
+  private record Intervals(IntervalBiFunction<ResponseSnapshot> bi) implements DelayFunction {
     @Override
-    public Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response) {
-      // The response comes with the decision itself (a "key in flight" answer skips the classifier,
-      // so what the classifier last noted on this thread may belong to another operation); only an
-      // attempt without one needs the exception the classifier noted just before.
-      Either<Throwable, ResponseSnapshot> failure = lastOutcome.get();
-      lastOutcome.remove();
-      if (response.isPresent()) {
-        return millis(bi.apply(retry, Either.right(response.get())));
-      }
-      if (failure == null || failure.isRight()) {
-        failure = Either.left(new IOException("the outcome of the failed attempt is unknown to this delay function"));
-      }
-      return millis(bi.apply(retry, failure));
+    public Duration delay(int retry, Duration previous, double random) {
+      return delay(retry, previous, random, Optional.empty(), Optional.empty());
     }
 
     @Override
-    public void notAsked() {
-      lastOutcome.remove();
+    public Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response) {
+      return delay(retry, previous, random, response, Optional.empty());
+    }
+
+    @Override
+    public Duration delay(int retry, Duration previous, double random, Optional<ResponseSnapshot> response,
+        Optional<IOException> failure) {
+      if (response.isPresent()) {
+        return millis(bi.apply(retry, Either.right(response.get())));
+      }
+      Throwable thrown = failure.isPresent() ? failure.get()
+          : new IOException("the outcome of the failed attempt is unknown to this delay function");
+      return millis(bi.apply(retry, Either.left(thrown)));
     }
   }
 
@@ -218,16 +189,12 @@ public final class Resilience4jRetryAdapter {
     return ms == null || ms < 0 ? Duration.ZERO : Duration.ofMillis(ms);
   }
 
-  /**
-   * resilience4j's predicates as a classifier that abstains whenever they allow a retry; it notes
-   * each attempt's outcome in {@code lastOutcome} for the interval function.
-   */
-  private record PredicateClassifier(Predicate<Throwable> retryOnException, Predicate<Object> retryOnResult,
-      ThreadLocal<Either<Throwable, ResponseSnapshot>> lastOutcome) implements Classifier {
+  /** resilience4j's predicates as a classifier that abstains whenever they allow a retry. */
+  private record PredicateClassifier(Predicate<Throwable> retryOnException, Predicate<Object> retryOnResult)
+      implements Classifier {
 
     @Override
     public Optional<Verdict> classify(ResponseSnapshot response) {
-      lastOutcome.remove();  // the delay function gets the response itself; no failure is pending
       if (retryOnResult == null || !test(retryOnResult, response, false)) {
         return Optional.empty();
       }
@@ -240,7 +207,6 @@ public final class Resilience4jRetryAdapter {
 
     @Override
     public Optional<Verdict> classify(IOException failure) {
-      lastOutcome.set(Either.left(failure));
       if (retryOnException == null || test(retryOnException, failure, true)) {
         return Optional.empty();
       }

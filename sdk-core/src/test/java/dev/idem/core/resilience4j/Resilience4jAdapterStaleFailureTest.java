@@ -30,13 +30,13 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The adapter hands its interval function the exception of an attempt that got no response
- * through a per-thread note its classifier makes. With the app's own classifier before the
+ * The adapter handed its interval function the exception of an attempt that got no response
+ * through a per-thread note its classifier made. With the app's own classifier before the
  * adapter's (docs/client.md: "put your special cases first"), an attempt that classifier judges
  * never reaches the adapter's, so its delay read whatever an earlier attempt on the thread had
  * noted and not used: the last attempt of another operation, which stopped without a delay
  * (refused by the config's ignoreExceptions, or its attempts ran out). The function must get the
- * documented "outcome unknown" instead, never another operation's exception.
+ * attempt's own exception, which now comes with the policy's decision, never another operation's.
  */
 class Resilience4jAdapterStaleFailureTest {
   private final VirtualTime time = new VirtualTime();
@@ -134,8 +134,8 @@ class Resilience4jAdapterStaleFailureTest {
     Throwable seen = seenByIntervals.get(0);
     assertTrue(firstsFailures.stream().noneMatch(e -> e == seen),
         "the second operation's delay was handed the first operation's exception: " + seen);
-    assertTrue(seen instanceof IOException && seen.getMessage().contains("unknown"),
-        "the app's classifier judged the attempt, so its outcome is unknown to the adapter: " + seen);
+    assertTrue(seen instanceof ConnectException && seen.getMessage().equals("refused"),
+        "the app's classifier judged the attempt; its delay still gets the attempt's own exception: " + seen);
     assertEquals(firstsFailures.subList(0, timedOutAttempts - 1), seenForFirst,
         "the first operation's own delays got its own exceptions");
   }
