@@ -555,7 +555,9 @@ public final class AsyncDriver {
             return;
           }
         } catch (RuntimeException e) {
-          refused.addSuppressed(e);
+          if (e != refused) {
+            refused.addSuppressed(e);
+          }
         }
         endPending("the executor's asyncExecutor refused " + what, refused, boundsAttempt);
       }

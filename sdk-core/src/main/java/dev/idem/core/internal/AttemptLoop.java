@@ -831,7 +831,9 @@ public final class AttemptLoop {
       lease = null;
     } catch (IdempotencyException | RuntimeException | Error w) {
       if (w instanceof Error error && isFatal(error)) {
-        error.addSuppressed(e);
+        if (error != e) {
+          error.addSuppressed(e);
+        }
         throw error;
       }
       // Not PENDING, so not said: the lease expires on its own, and the claim that takes the
@@ -839,7 +841,9 @@ public final class AttemptLoop {
       LOG.warn("operation {}: the app's code threw {} while the executor decided its next step, and the operation"
           + " could not be put back to PENDING ({}); it stays as the journal last wrote it", id,
           e.getClass().getName(), w.getClass().getName());
-      e.addSuppressed(w);
+      if (w != e) {
+        e.addSuppressed(w);
+      }
       throw unchecked(e);
     } finally {
       if (admitted) {
@@ -930,7 +934,9 @@ public final class AttemptLoop {
             if (isFatal(e)) {
               throw e;
             }
-            cause.addSuppressed(e);
+            if (e != cause) {
+              cause.addSuppressed(e);
+            }
           }
         }
         journalTransition(Transition.retryAt(now, now, "interrupted or cancelled"));
@@ -938,7 +944,9 @@ public final class AttemptLoop {
       }
     } catch (IdempotencyException | RuntimeException e) {
       // The lease expires on its own, after which the operation is due again: still never lost.
-      cause.addSuppressed(e);
+      if (e != cause) {
+        cause.addSuppressed(e);
+      }
     } finally {
       if (admitted) {
         // Admitted, then stopped before it was sent: the permission (a half-open probe's, maybe)

@@ -236,7 +236,11 @@ public interface Journal extends AutoCloseable {
           try {
             transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
           } catch (IdempotencyException | RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
+            // One instance thrown twice (a driver's kept failure) cannot suppress itself: the
+            // IllegalArgumentException would replace the journal's failure and stop the give-back.
+            if (suppressed != e) {
+              e.addSuppressed(suppressed);
+            }
           }
         }
       }
