@@ -26,17 +26,23 @@ import org.junit.jupiter.api.Test;
  * that is shutting down: the effect count a test asserts after close() is wrong.
  */
 class RvRtestkitCloseRunsWaitingDuplicateTest {
+  /**
+   * A thread per task: these tasks block until each other's progress, and from JDK 25 on the
+   * default async pool of a 2-CPU machine (parallelism 1) runs them one after the other.
+   */
+  private static final java.util.concurrent.Executor THREAD_PER_TASK = task -> new Thread(task).start();
+
   @Test
   void aDuplicateWaitingForASlowRequestRunsNoEffectWhenTheServerCloses() throws Exception {
     IdempotentServer server = IdempotentServer.builder().inFlightWait(Duration.ofSeconds(30)).start();
     URI url = server.url("/orders");
     server.plan().forKey("k-close", Fault.slowProcessing(Duration.ofSeconds(30)));
     TestClient client = new TestClient(Duration.ofSeconds(60));
-    CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> post(client, url));
+    CompletableFuture<Answer> first = CompletableFuture.supplyAsync(() -> post(client, url), THREAD_PER_TASK);
     IdempotencyGuard guard = server.guard();
     // The first request has claimed its key (the guard's store holds its record).
     await(() -> ((dev.idem.server.InMemoryIdempotencyStore) guard.store()).size() == 1);
-    CompletableFuture<Answer> duplicate = CompletableFuture.supplyAsync(() -> post(client, url));
+    CompletableFuture<Answer> duplicate = CompletableFuture.supplyAsync(() -> post(client, url), THREAD_PER_TASK);
     await(() -> server.requestCount() == 2);
 
     server.close();

@@ -62,6 +62,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith(PostgresExtension.class)
 class RvRpgRepeatableReadIsolationTest {
+  /**
+   * A thread per task: these tasks block until each other's progress, and from JDK 25 on the
+   * default async pool of a 2-CPU machine (parallelism 1) runs them one after the other.
+   */
+  private static final java.util.concurrent.Executor THREAD_PER_TASK = task -> new Thread(task).start();
+
   @Test
   void aNamedClaimRacingAnotherInstancesClaimIsPendingUnderRepeatableRead(PgDatabase db) throws Exception {
     try (Connection admin = db.dataSource().getConnection(); Statement st = admin.createStatement()) {
@@ -96,7 +102,7 @@ class RvRpgRepeatableReadIsolationTest {
         } catch (Throwable t) {
           return t;
         }
-      });
+      }, THREAD_PER_TASK);
       awaitALockWait(watcher, podBResume, podBStarted);
       podA.commit(); // pod-a's claim lands while pod-b waits
 
@@ -124,8 +130,8 @@ class RvRpgRepeatableReadIsolationTest {
       try (Statement st = gate.createStatement()) {
         st.execute("SELECT pg_advisory_xact_lock(1768187245)");
       }
-      CompletableFuture<Object> podA = CompletableFuture.supplyAsync(() -> open(db));
-      CompletableFuture<Object> podB = CompletableFuture.supplyAsync(() -> open(db));
+      CompletableFuture<Object> podA = CompletableFuture.supplyAsync(() -> open(db), THREAD_PER_TASK);
+      CompletableFuture<Object> podB = CompletableFuture.supplyAsync(() -> open(db), THREAD_PER_TASK);
       awaitLockWaits(watcher, 2, podA, podB);
       gate.rollback(); // one pod migrates, then the other
       Object a = podA.get(60, TimeUnit.SECONDS);
