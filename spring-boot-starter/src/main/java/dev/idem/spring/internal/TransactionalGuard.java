@@ -22,6 +22,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -31,9 +32,12 @@ import org.springframework.web.servlet.HandlerMapping;
  * on one connection, in one transaction that Spring begins and commits. The answer is sent only
  * after the commit; a failed commit or a rolled-back transaction (an inner
  * {@code @Transactional} marked it rollback-only) is answered 503: nothing committed, so a retry
- * is safe. A handler that throws rolls everything back: an exception Spring MVC left unanswered goes
- * on to the container, and the answer Spring MVC made of one ({@link HandlerFailures}) is sent but
- * not stored, so that the retry runs the handler again.
+ * is safe. The handler's pending ORM changes are flushed when it returns, inside the guard's
+ * savepoint, so that an answer the guard releases (408, 425, 429, 503) takes them with the claim;
+ * a failure of that flush is answered as the commit's would be. A handler that throws rolls
+ * everything back: an exception Spring MVC left unanswered goes on to the container, and the
+ * answer Spring MVC made of one ({@link HandlerFailures}) is sent but not stored, so that the
+ * retry runs the handler again.
  *
  * <p>The answer is held in memory until the commit, up to a limit
  * ({@code idem.server.max-buffered-body-bytes}, 8 MiB by default; what is stored is capped
@@ -117,6 +121,7 @@ final class TransactionalGuard {
               // A runtime exception, so that the guard and then Spring roll back the claim and the write.
               throw new AnsweredFailure(res.captured(), thrown);
             }
+            flush(status);
             return res.captured();
           });
         } catch (IOException | SQLException e) {
@@ -165,6 +170,11 @@ final class TransactionalGuard {
         throw se;
       }
       throw new ServletException(cause);
+    } catch (FlushFailure e) {
+      LOG.warn("The transactional handler's changes could not be written to the database (flushed before its"
+          + " transaction commits); rolled back, answering 503 (a retry is safe)", e.getCause());
+      IdempotencyFilter.send(request, response, guard.unavailableResponse());
+      return;
     } catch (IdempotencyStoreException | TransactionException e) {
       LOG.warn("Idempotency transaction did not commit; answering 503 (a retry is safe)", e);
       IdempotencyFilter.send(request, response, guard.unavailableResponse());
@@ -173,6 +183,22 @@ final class TransactionalGuard {
     // None if the handler did not run (a replay, a conflict): the answer is the handler's only if it ran.
     res.addCookiesTo(response);
     IdempotencyFilter.send(request, response, answer);
+  }
+
+  /**
+   * Writes what the handler left pending in its ORM session (JPA, Hibernate: they write at the
+   * commit) while the guard's savepoint still covers it. Else a released answer (408, 425, 429,
+   * 503), which the guard undoes by rolling back to its savepoint, would leave those changes
+   * unwritten, and the commit that follows would write and commit them: every retry of the key
+   * would make its effect again. Written here, they go with the claim whatever the guard decides,
+   * whether Spring's transaction is the guard's or one it joined.
+   */
+  private static void flush(TransactionStatus status) {
+    try {
+      status.flush();
+    } catch (RuntimeException e) {
+      throw new FlushFailure(e);
+    }
   }
 
   /**
@@ -222,6 +248,16 @@ final class TransactionalGuard {
     TooLargeAnswer(long limit, Throwable cause) {
       super("the answer is over " + limit + " bytes", cause);
       this.limit = limit;
+    }
+  }
+
+  /**
+   * The handler's pending ORM changes failed to reach the database: the failure its commit would
+   * have had, found before it. Rolls the transaction back.
+   */
+  private static final class FlushFailure extends RuntimeException {
+    FlushFailure(RuntimeException cause) {
+      super(cause);
     }
   }
 
