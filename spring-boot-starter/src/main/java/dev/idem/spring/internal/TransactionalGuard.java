@@ -23,6 +23,8 @@ import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionException;
 import org.springframework.transaction.TransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.servlet.HandlerMapping;
 
@@ -31,13 +33,14 @@ import org.springframework.web.servlet.HandlerMapping;
  * JdbcTemplate or JPA joins the transaction, since it is bound to the thread) and the stored result
  * on one connection, in one transaction that Spring begins and commits. The answer is sent only
  * after the commit; a failed commit or a rolled-back transaction (an inner
- * {@code @Transactional} marked it rollback-only) is answered 503: nothing committed, so a retry
- * is safe. The handler's pending ORM changes are flushed when it returns, inside the guard's
- * savepoint, so that an answer the guard releases (408, 425, 429, 503) takes them with the claim;
- * a failure of that flush is answered as the commit's would be. A handler that throws rolls
- * everything back: an exception Spring MVC left unanswered goes on to the container, and the
- * answer Spring MVC made of one ({@link HandlerFailures}) is sent but not stored, so that the
- * retry runs the handler again.
+ * {@code @Transactional} marked it rollback-only), however the transaction manager reports it
+ * (JPA's, flushing at the commit, throws a translated {@code DataAccessException}), is answered
+ * 503: nothing committed, so a retry is safe. The handler's pending ORM changes are flushed when it
+ * returns, inside the guard's savepoint, so that an answer the guard releases (408, 425, 429, 503)
+ * takes them with the claim; a failure of that flush is answered as the commit's would be. A
+ * handler that throws rolls everything back: an exception Spring MVC left unanswered goes on to
+ * the container, and the answer Spring MVC made of one ({@link HandlerFailures}) is sent but
+ * not stored, so that the retry runs the handler again.
  *
  * <p>The answer is held in memory until the commit, up to a limit
  * ({@code idem.server.max-buffered-body-bytes}, 8 MiB by default; what is stored is capped
@@ -82,11 +85,23 @@ final class TransactionalGuard {
     GuardResponse answer;
     // Made here so that the cookies of a handler that ran can be added after the commit.
     BufferedResponse res = new BufferedResponse(response, bufferLimit);
+    // Whether the callback returned (so a failure after it is the commit's), and how the
+    // transaction ended (TransactionSynchronization.STATUS_*; -1 while unknown).
+    boolean[] returned = {false};
+    int[] outcome = {-1};
     try {
       answer = tx.execute(status -> {
+        if (status.isNewTransaction() && TransactionSynchronizationManager.isSynchronizationActive()) {
+          TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCompletion(int completion) {
+              outcome[0] = completion;
+            }
+          });
+        }
         Connection c = DataSourceUtils.getConnection(ds);
         try {
-          return guard.joinTransaction(c, guardRequest, (conn, claim, body) -> {
+          GuardResponse answered = guard.joinTransaction(c, guardRequest, (conn, claim, body) -> {
             HttpServletRequest req = IdempotencyFilter.withBody(request, body);
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
@@ -124,6 +139,8 @@ final class TransactionalGuard {
             flush(status);
             return res.captured();
           });
+          returned[0] = true;
+          return answered;
         } catch (IOException | SQLException e) {
           throw new ChainFailure(e);
         } finally {
@@ -176,6 +193,18 @@ final class TransactionalGuard {
       IdempotencyFilter.send(request, response, guard.unavailableResponse());
       return;
     } catch (IdempotencyStoreException | TransactionException e) {
+      LOG.warn("Idempotency transaction did not commit; answering 503 (a retry is safe)", e);
+      IdempotencyFilter.send(request, response, guard.unavailableResponse());
+      return;
+    } catch (RuntimeException e) {
+      if (!returned[0] || outcome[0] == TransactionSynchronization.STATUS_COMMITTED) {
+        // The handler's or the guard's own failure, or one after the commit (an afterCommit
+        // callback): not a commit that failed, so not "nothing committed, retry".
+        throw e;
+      }
+      // The commit itself failed, however the transaction manager translated it (JPA flushing at
+      // the commit: a DataAccessException, not a TransactionException). Nothing committed, or
+      // its outcome is unknown: a retry either runs it again or gets the stored answer.
       LOG.warn("Idempotency transaction did not commit; answering 503 (a retry is safe)", e);
       IdempotencyFilter.send(request, response, guard.unavailableResponse());
       return;
