@@ -60,6 +60,10 @@ import org.springframework.web.util.UrlPathHelper;
  * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only for
  * methods other than GET, HEAD and OPTIONS and only if some handler carries the annotation.
  *
+ * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
+ * filter, which refuses it if the guard requires a key and otherwise passes it on untouched (its
+ * body neither read nor limited), never through a transactional run.
+ *
  * <p>The caller, for key scope, is the app's (an {@code IdempotencyCaller} bean, or the header
  * {@code idem.server.caller-header} names) if it gave one, else the user principal's name,
  * "anonymous" without one. With the app's, a keyed request it names no caller for is refused 400
@@ -205,7 +209,11 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       return;
     }
     Guarded g = resolve(request);
-    if (g == routeGuard && g.transactional()) {
+    // Without a key nothing is claimed or stored: the lease-mode filter refuses it if a key is
+    // required and else passes it on untouched, as for a lease-mode handler. A transactional run
+    // would read its body into memory under the guard's cap (413 past it) for nothing.
+    boolean transactional = g != null && g.transactional() && request.getHeader(g.guard().keyHeader()) != null;
+    if (transactional && g == routeGuard) {
       refuseAsynchronous(request);
     }
     if (g != null && !identifyCaller(g, request, response)) {
@@ -213,7 +221,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     }
     if (g == null) {
       chain.doFilter(request, response);
-    } else if (g.transactional()) {
+    } else if (transactional) {
       transactional(g, request, response, chain);
     } else {
       g.filter().doFilter(request, response, chain);
