@@ -57,8 +57,10 @@ import org.springframework.web.util.UrlPathHelper;
  * mode (in a Spring transaction on the app's DataSource, through
  * {@link IdempotencyGuard#joinTransaction}). Every other request passes untouched.
  *
- * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only for
- * methods other than GET, HEAD and OPTIONS and only if some handler carries the annotation.
+ * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only if some
+ * handler carries the annotation, and for GET, HEAD and OPTIONS only if such a handler's mapping
+ * takes one of them: a marked GET handler is guarded as a GET route is (a keyed request runs it
+ * at most once per key; an unkeyed one runs unguarded).
  *
  * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
  * filter, which refuses it if the guard requires a key and otherwise passes it on untouched (its
@@ -113,6 +115,8 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final String appCallerName;
   private final AtomicBoolean warnedAnonymous = new AtomicBoolean();
   private volatile boolean anyAnnotated = true;
+  /** Whether a marked handler's mapping takes GET, HEAD or OPTIONS (or any method). */
+  private volatile boolean anySafeAnnotated = true;
 
   /**
    * @param factory makes the guards of annotated handlers
@@ -171,12 +175,16 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   @Override
   public void afterSingletonsInstantiated() {
     boolean found = false;
+    boolean safe = false;
     for (RequestMappingHandlerMapping m : mappings.get()) {
       for (Map.Entry<RequestMappingInfo, HandlerMethod> e : m.getHandlerMethods().entrySet()) {
         HandlerMethod hm = e.getValue();
         Idempotent a = annotation(hm);
         if (a != null) {
           found = true;
+          Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
+          safe |= methods.isEmpty() || methods.contains(RequestMethod.GET) || methods.contains(RequestMethod.HEAD)
+              || methods.contains(RequestMethod.OPTIONS);
           guarded(hm.getMethod(), a);
         }
         if (routeGuard.transactional()) {
@@ -188,6 +196,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       }
     }
     anyAnnotated = found;
+    anySafeAnnotated = safe;
     factory.seal();
   }
 
@@ -251,7 +260,8 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
         return routeGuard;
       }
     }
-    if (!anyAnnotated || method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS")) {
+    boolean safe = method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS");
+    if (!anyAnnotated || safe && !anySafeAnnotated) {
       return null;
     }
     HandlerMethod hm = handler(request);

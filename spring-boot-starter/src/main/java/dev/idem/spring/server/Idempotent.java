@@ -10,7 +10,10 @@ import java.lang.annotation.Target;
  * Guards a Spring MVC handler with Idem's idempotency guard: a request with an
  * {@code Idempotency-Key} runs the handler at most once per key, a repeat gets the stored result
  * (marked {@code Idempotent-Replayed: true}), a key reused with another payload is refused, and a
- * POST or PATCH without a key is answered 400 (unless {@link #keyRequired()} is false).
+ * POST or PATCH without a key is answered 400 (unless {@link #keyRequired()} is false). A request
+ * without a key of any other method (GET included: a marked GET handler is guarded, as a GET route
+ * is), or to a handler whose key is not required, runs unguarded, its body not read by the guard,
+ * in lease and transactional mode alike.
  *
  * <pre>{@code
  * @PostMapping("/orders")
