@@ -5,7 +5,11 @@ package dev.idem.webhooks;
  * logged at WARN and counted as a rejection (see {@link RejectionReason#CONFLICT}).
  */
 public enum AcceptResult {
-  /** Stored durably as a new event; it will be processed. */
+  /**
+   * Stored durably as a new event; it will be processed. Also the resend of an event whose stored
+   * payload fails its checksum (changed on disk): its payload, which matches the checksum, is stored
+   * in place of the damaged one, and a dead letter for that damage is due again.
+   */
   ACCEPTED,
   /** The event id was already in the inbox (a provider's retry): nothing was stored. */
   DUPLICATE,

@@ -127,7 +127,8 @@ public final class WebhookInbox implements AutoCloseable {
    *
    * @param webhook what {@link WebhookSource#verify} returned
    * @return ACCEPTED (stored, will be processed), DUPLICATE, REPLAY or CONFLICT (the id of a stored event
-   *     with another payload or type); nothing is stored but for ACCEPTED
+   *     with another payload or type); nothing is stored but for ACCEPTED (a new event, or the
+   *     resend of an event whose stored payload fails its checksum, stored in its place)
    * @throws WebhookInboxException if it could not be stored durably: nothing may be acknowledged
    */
   public AcceptResult accept(VerifiedWebhook webhook) {

@@ -591,8 +591,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private long runClaimed(ClaimedEvent e, boolean onWorker) {
     if (!e.payloadIntact()) {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
-      dead(e, "the stored event fails its SHA-256 checksum: its type or payload changed on disk after it was"
-          + " accepted",
+      dead(e, InboxStore.DAMAGED,
           "permanent: damaged payload, never handed to a handler; ask the provider to resend the event, or restore"
               + " the inbox from a backup");
       return NOT_PENDING;

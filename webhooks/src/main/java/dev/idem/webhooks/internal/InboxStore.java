@@ -136,7 +136,12 @@ public final class InboxStore implements AutoCloseable {
    * One durable insert keyed by (source, event id); a known id or signature inserts nothing, and a
    * known id whose stored checksum differs from this delivery's is a CONFLICT, not a DUPLICATE. The
    * event is stored with its checksum ({@link EventChecksum}), checked when it is claimed or read.
-   * Its only write is the insert, so it runs without a savepoint (issue 28).
+   * A new event's only write is the insert, so it runs without a savepoint (issue 28).
+   *
+   * <p>One DUPLICATE writes: the resend of an event whose stored payload fails its checksum (the
+   * resend every message about the damage asks for). Its checksum equals the stored one, so it is
+   * the content the provider sent: its payload replaces the damaged one and an event made a dead
+   * letter for that damage is due again ({@link #repair}), answered ACCEPTED.
    *
    * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * @param otherDigests what the same signed content was stored as under the other configured
@@ -149,7 +154,7 @@ public final class InboxStore implements AutoCloseable {
     byte[] checksum = EventChecksum.of(src, id, type, body);
     String otherSql = otherDigests.isEmpty() ? null : "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest"
         + " IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
-    return write(List.of(src, id), SqlWork.singleStatement(s -> {
+    AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
       if (otherSql != null) {
         Object[] params = new Object[1 + otherDigests.size()];
         params[0] = src;
@@ -173,11 +178,71 @@ public final class InboxStore implements AutoCloseable {
       // The id is known: a retry carries the same content, so the same checksum (over source, id,
       // type and payload). Another one is a conflict, not a duplicate to answer like the first. A
       // row from before the checksum column (null) cannot tell: a duplicate, as it always was.
-      byte[] stored = query(s, "SELECT body_sha256 FROM " + T + " WHERE source = ? AND event_id = ?",
-          rs -> rs.next() ? rs.getBytes(1) : null, src, id);
-      return stored == null || MessageDigest.isEqual(stored, checksum) ? AcceptResult.DUPLICATE
-          : AcceptResult.CONFLICT;
+      Known known = query(s, KNOWN, Known::read, src, id);
+      if (known == null || known.checksum() == null) {
+        return AcceptResult.DUPLICATE;
+      }
+      if (!MessageDigest.isEqual(known.checksum(), checksum)) {
+        return AcceptResult.CONFLICT;
+      }
+      // A duplicate's write, if it needs one, runs in a unit of its own (below): this one's
+      // promise is one statement, which keeps the first accept of an event without a savepoint.
+      return known.needsRepair(src, id) ? null : AcceptResult.DUPLICATE;
     }));
+    return r != null ? r : repair(src, id, type, body, checksum, receivedAtMs);
+  }
+
+  /**
+   * How the processor's dead letter for a stored event that fails its checksum begins (its
+   * {@code last_error}): {@link #repair} makes such an event due again.
+   */
+  public static final String DAMAGED = "the stored event fails its SHA-256 checksum: its type or payload changed on"
+      + " disk after it was accepted";
+
+  /** What {@link #insert} reads of a known event: {@link Known}'s columns. Parameters: source, event id. */
+  private static final String KNOWN = "SELECT body_sha256, state, last_error, event_type, body FROM " + T
+      + " WHERE source = ? AND event_id = ?";
+
+  /** A known event as {@link #KNOWN} reads it. */
+  private record Known(byte[] checksum, String state, String lastError, String type, byte[] body) {
+    static Known read(ResultSet rs) throws SQLException {
+      return rs.next() ? new Known(rs.getBytes(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getBytes(5))
+          : null;
+    }
+
+    /** Whether its stored type or payload fails its checksum, or it is a dead letter for that. */
+    boolean needsRepair(String src, String id) {
+      return !EventChecksum.matches(checksum, src, id, type, body)
+          || (InboxState.DEAD.name().equals(state) && lastError != null && lastError.startsWith(DAMAGED));
+    }
+  }
+
+  /**
+   * A delivery whose checksum equals that of a stored event found damaged: the resend the damage's
+   * messages ask for. Read again in this write (the event may have changed since the insert's
+   * read): if it still needs the repair, its type and payload become this delivery's (the content
+   * its checksum was taken over), and a dead letter for the damage is due now, as a redrive makes
+   * it (attempts reset, history kept). A dead letter for another reason keeps its state, now
+   * intact for a redrive; a DONE event is not run again.
+   *
+   * @return ACCEPTED if the event is PENDING now (due again, or waiting already), else DUPLICATE
+   */
+  private AcceptResult repair(String src, String id, String type, byte[] body, byte[] checksum, long now) {
+    return write(List.of(src, id), s -> {
+      Known known = query(s, KNOWN, Known::read, src, id);
+      if (known == null || known.checksum() == null || !MessageDigest.isEqual(known.checksum(), checksum)
+          || !known.needsRepair(src, id)) {
+        return AcceptResult.DUPLICATE; // purged or repaired meanwhile
+      }
+      update(s, "UPDATE " + T + " SET event_type = ?, body = ? WHERE source = ? AND event_id = ?", type, body, src,
+          id);
+      if (update(s, "UPDATE " + T + " SET state = 'PENDING', attempts = 0, first_attempt_at = NULL,"
+          + " last_delay_ms = 0, next_attempt_at = ?, finished_at = NULL WHERE source = ? AND event_id = ?"
+          + " AND state = 'DEAD' AND last_error LIKE ?", now, src, id, DAMAGED + "%") == 1) {
+        return AcceptResult.ACCEPTED;
+      }
+      return InboxState.PENDING.name().equals(known.state()) ? AcceptResult.ACCEPTED : AcceptResult.DUPLICATE;
+    });
   }
 
   /** {@link #claim(int, String, long, long, long, Collection)} of what is due now, excluding nothing. */
