@@ -327,7 +327,10 @@ public final class WebhookInbox implements AutoCloseable {
   /**
    * Deletes DONE events that finished more than {@code olderThan} ago and, for a scheme that signs a
    * time, were signed more than {@code olderThan} (and one second, the window's granularity) ago,
-   * with their history. After that, a redelivery or replay of such an event is no longer recognised
+   * with their history. An event's signed time is that of the latest delivery of it the inbox
+   * answered: a provider's retry signed again later (answered duplicate) or a conflicting delivery
+   * under its id moves it forward, so that a replay of that later delivery is outside its window
+   * too once the event is purged. After that, a redelivery or replay of such an event is no longer recognised
    * by its id nor its signature: only the timestamp window still refuses it, and only once its
    * signed time is more than the source's tolerance ago. Give an {@code olderThan} of at least the
    * largest {@link WebhookSource#tolerance()} of the sources writing to this inbox (300 s by

@@ -138,10 +138,12 @@ public final class InboxStore implements AutoCloseable {
    * event is stored with its checksum ({@link EventChecksum}), checked when it is claimed or read.
    * A new event's only write is the insert, so it runs without a savepoint (issue 28).
    *
-   * <p>One DUPLICATE writes: the resend of an event whose stored payload fails its checksum (the
-   * resend every message about the damage asks for). Its checksum equals the stored one, so it is
-   * the content the provider sent: its payload replaces the damaged one and an event made a dead
-   * letter for that damage is due again ({@link #repair}), answered ACCEPTED.
+   * <p>A delivery of a known event writes in two cases only ({@link #answerKnown}): one signed
+   * later than the event moves its signed time ({@link #purgeDone}), and the resend of an event
+   * whose stored payload fails its checksum (the resend every message about the damage asks for;
+   * its checksum equals the stored one, so it is the content the provider sent) replaces the
+   * damaged payload, and an event made a dead letter for that damage is due again, answered
+   * ACCEPTED.
    *
    * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * @param otherDigests what the same signed content was stored as under the other configured
@@ -175,64 +177,100 @@ public final class InboxStore implements AutoCloseable {
           digest)) {
         return AcceptResult.REPLAY;
       }
-      // The id is known: a retry carries the same content, so the same checksum (over source, id,
-      // type and payload). Another one is a conflict, not a duplicate to answer like the first. A
-      // row from before the checksum column (null) cannot tell: a duplicate, as it always was.
+      // The id is known. What this delivery changes, if anything, is written in a unit of its own
+      // (answerKnown): this one's promise is one statement, which keeps the first accept of an
+      // event without a savepoint.
       Known known = query(s, KNOWN, Known::read, src, id);
-      if (known == null || known.checksum() == null) {
-        return AcceptResult.DUPLICATE;
+      if (known == null) {
+        return AcceptResult.DUPLICATE; // purged since the insert's conflict: it was DONE
       }
-      if (!MessageDigest.isEqual(known.checksum(), checksum)) {
-        return AcceptResult.CONFLICT;
-      }
-      // A duplicate's write, if it needs one, runs in a unit of its own (below): this one's
-      // promise is one statement, which keeps the first accept of an event without a savepoint.
-      return known.needsRepair(src, id) ? null : AcceptResult.DUPLICATE;
+      return known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
     }));
-    return r != null ? r : repair(src, id, type, body, checksum, receivedAtMs);
+    return r != null ? r : answerKnown(src, id, type, body, checksum, signedAtMs, receivedAtMs);
   }
 
   /**
    * How the processor's dead letter for a stored event that fails its checksum begins (its
-   * {@code last_error}): {@link #repair} makes such an event due again.
+   * {@code last_error}): {@link #answerKnown} makes such an event due again.
    */
   public static final String DAMAGED = "the stored event fails its SHA-256 checksum: its type or payload changed on"
       + " disk after it was accepted";
 
   /** What {@link #insert} reads of a known event: {@link Known}'s columns. Parameters: source, event id. */
-  private static final String KNOWN = "SELECT body_sha256, state, last_error, event_type, body FROM " + T
+  private static final String KNOWN = "SELECT body_sha256, signed_at, state, last_error, event_type, body FROM " + T
       + " WHERE source = ? AND event_id = ?";
 
   /** A known event as {@link #KNOWN} reads it. */
-  private record Known(byte[] checksum, String state, String lastError, String type, byte[] body) {
+  private record Known(byte[] checksum, Long signedAtMs, String state, String lastError, String type, byte[] body) {
     static Known read(ResultSet rs) throws SQLException {
-      return rs.next() ? new Known(rs.getBytes(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getBytes(5))
-          : null;
+      if (!rs.next()) {
+        return null;
+      }
+      long signed = rs.getLong(2);
+      Long signedAt = rs.wasNull() ? null : signed;
+      return new Known(rs.getBytes(1), signedAt, rs.getString(3), rs.getString(4), rs.getString(5), rs.getBytes(6));
+    }
+
+    /**
+     * What a delivery of it with {@code checksum} is: a retry carries the same content, so the same
+     * checksum (over source, id, type and payload); another one is a CONFLICT, not a duplicate to
+     * answer like the first. A row from before the checksum column (null) cannot tell: a
+     * DUPLICATE, as it always was.
+     */
+    AcceptResult answer(byte[] deliveryChecksum) {
+      return checksum == null || MessageDigest.isEqual(checksum, deliveryChecksum) ? AcceptResult.DUPLICATE
+          : AcceptResult.CONFLICT;
+    }
+
+    /** Whether a delivery signed at {@code signedAtMs} (null: no signed time) was signed after all it holds. */
+    boolean signedEarlierThan(Long deliverySignedAtMs) {
+      return deliverySignedAtMs != null && (signedAtMs == null || signedAtMs < deliverySignedAtMs);
     }
 
     /** Whether its stored type or payload fails its checksum, or it is a dead letter for that. */
-    boolean needsRepair(String src, String id) {
+    boolean damaged(String src, String id) {
       return !EventChecksum.matches(checksum, src, id, type, body)
           || (InboxState.DEAD.name().equals(state) && lastError != null && lastError.startsWith(DAMAGED));
+    }
+
+    /** Whether {@link #answerKnown} would change anything for this delivery. */
+    boolean changedBy(String src, String id, byte[] deliveryChecksum, Long deliverySignedAtMs) {
+      return signedEarlierThan(deliverySignedAtMs)
+          || (checksum != null && answer(deliveryChecksum) == AcceptResult.DUPLICATE && damaged(src, id));
     }
   }
 
   /**
-   * A delivery whose checksum equals that of a stored event found damaged: the resend the damage's
-   * messages ask for. Read again in this write (the event may have changed since the insert's
-   * read): if it still needs the repair, its type and payload become this delivery's (the content
-   * its checksum was taken over), and a dead letter for the damage is due now, as a redrive makes
-   * it (attempts reset, history kept). A dead letter for another reason keeps its state, now
-   * intact for a redrive; a DONE event is not run again.
+   * A delivery of an event already stored, which changes it ({@link Known#changedBy}). The event is
+   * read again in this write (it may have changed since the insert's read).
    *
-   * @return ACCEPTED if the event is PENDING now (due again, or waiting already), else DUPLICATE
+   * <p>Its signed time, if later than the event's, becomes the event's: {@link #purgeDone} keeps
+   * an event until the last delivery answered for it (DUPLICATE or CONFLICT included) is outside
+   * the timestamp window, since a replay of that delivery would be taken for a new event once the
+   * event is purged.
+   *
+   * <p>A DUPLICATE of an event whose stored type or payload fails its checksum is the resend the
+   * damage's messages ask for: its content is what the checksum was taken over, so it replaces the
+   * damaged one, and a dead letter for the damage is due now, as a redrive makes it (attempts
+   * reset, history kept). A dead letter for another reason keeps its state, now intact for a
+   * redrive; a DONE event is not run again.
+   *
+   * @return as {@link #insert}; ACCEPTED for a repaired event that is PENDING now (due again, or
+   *     waiting already)
    */
-  private AcceptResult repair(String src, String id, String type, byte[] body, byte[] checksum, long now) {
+  private AcceptResult answerKnown(String src, String id, String type, byte[] body, byte[] checksum, Long signedAtMs,
+      long now) {
     return write(List.of(src, id), s -> {
       Known known = query(s, KNOWN, Known::read, src, id);
-      if (known == null || known.checksum() == null || !MessageDigest.isEqual(known.checksum(), checksum)
-          || !known.needsRepair(src, id)) {
-        return AcceptResult.DUPLICATE; // purged or repaired meanwhile
+      if (known == null) {
+        return AcceptResult.DUPLICATE; // purged meanwhile: it was DONE
+      }
+      if (known.signedEarlierThan(signedAtMs)) {
+        update(s, "UPDATE " + T + " SET signed_at = ? WHERE source = ? AND event_id = ?", signedAtMs, src, id);
+      }
+      AcceptResult answer = known.answer(checksum);
+      if (answer != AcceptResult.DUPLICATE || known.checksum() == null || !known.damaged(src, id)) {
+        return answer;
       }
       update(s, "UPDATE " + T + " SET event_type = ?, body = ? WHERE source = ? AND event_id = ?", type, body, src,
           id);
@@ -532,7 +570,9 @@ public final class InboxStore implements AutoCloseable {
    * {@code signedBeforeMs}, with their attempt history. The second bound keeps an event while a
    * replay of its delivery would still pass the timestamp window: a sender whose clock runs ahead
    * signs up to the tolerance after we finish, so the finish time alone let a purged delivery be
-   * accepted again.
+   * accepted again. The signed time is the latest of every delivery answered for the event, a
+   * re-signed retry answered DUPLICATE (or a CONFLICT) included ({@link #answerKnown}): a replay of
+   * that retry would otherwise be accepted as a new event inside its window.
    */
   public int purgeDone(long beforeMs, long signedBeforeMs) {
     return write(null, s -> {
