@@ -18,14 +18,16 @@ public final class VerifiedWebhook {
   private final byte[] body;
   private final byte[] signatureDigest;
   private final List<byte[]> otherSignatureDigests;
+  private final boolean idSigned;
 
+  /** A delivery of a scheme that does not sign its event id (the safe assumption), with one secret. */
   VerifiedWebhook(String source, String eventId, String eventType, Instant signedAt, Instant receivedAt, byte[] body,
       byte[] signatureDigest) {
-    this(source, eventId, eventType, signedAt, receivedAt, body, signatureDigest, List.of());
+    this(source, eventId, eventType, signedAt, receivedAt, body, signatureDigest, List.of(), false);
   }
 
   VerifiedWebhook(String source, String eventId, String eventType, Instant signedAt, Instant receivedAt, byte[] body,
-      byte[] signatureDigest, List<byte[]> otherSignatureDigests) {
+      byte[] signatureDigest, List<byte[]> otherSignatureDigests, boolean idSigned) {
     this.source = source;
     this.eventId = eventId;
     this.eventType = eventType;
@@ -34,6 +36,7 @@ public final class VerifiedWebhook {
     this.body = body;
     this.signatureDigest = signatureDigest;
     this.otherSignatureDigests = otherSignatureDigests;
+    this.idSigned = idSigned;
   }
 
   /** {@return the source's name, as configured on {@link WebhookSource}} */
@@ -86,6 +89,14 @@ public final class VerifiedWebhook {
    */
   List<byte[]> otherSignatureDigests() {
     return otherSignatureDigests;
+  }
+
+  /**
+   * Whether the scheme signs the event id, so that a replay cannot carry another one: the inbox then
+   * need not remember the signatures of later deliveries of the event to refuse their replays.
+   */
+  boolean idSigned() {
+    return idSigned;
   }
 
   @Override

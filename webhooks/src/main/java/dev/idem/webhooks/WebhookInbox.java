@@ -134,7 +134,7 @@ public final class WebhookInbox implements AutoCloseable {
   public AcceptResult accept(VerifiedWebhook webhook) {
     Objects.requireNonNull(webhook, "webhook");
     AcceptResult r = store.insert(webhook.source(), webhook.eventId(), webhook.eventType(), webhook.signatureDigest(),
-        webhook.otherSignatureDigests(), webhook.rawBody(), webhook.signedAt().map(Instant::toEpochMilli).orElse(null),
+        webhook.otherSignatureDigests(), webhook.idSigned(), webhook.rawBody(), webhook.signedAt().map(Instant::toEpochMilli).orElse(null),
         webhook.receivedAt().toEpochMilli());
     if (r == AcceptResult.ACCEPTED) {
       onNewWork.forEach(Runnable::run);

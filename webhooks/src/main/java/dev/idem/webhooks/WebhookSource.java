@@ -126,7 +126,8 @@ public final class WebhookSource {
     }
     boolean ordered = scheme.verifier().signsTimestampAndId();
     return new VerifiedWebhook(name, id, type, r.timestamp() == null ? null : Instant.ofEpochSecond(r.timestamp()),
-        now, copyBody ? rawBody.clone() : rawBody, SignatureDigest.of(r, ordered), SignatureDigest.others(r, ordered));
+        now, copyBody ? rawBody.clone() : rawBody, SignatureDigest.of(r, ordered), SignatureDigest.others(r, ordered),
+        scheme.verifier().signsEventId());
   }
 
   WebhookRejectedException tooLarge(long length) {

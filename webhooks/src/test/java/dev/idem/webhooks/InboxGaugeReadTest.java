@@ -139,7 +139,7 @@ class InboxGaugeReadTest {
       assertScrape(registry, 1, 60, 1, "the first scrape");
       assertEquals(2, selects(ds), "one reading serves the three gauges, one count and the oldest queued event,"
           + " rather than a count per gauge: " + ds.executedSql);
-      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), "{}".getBytes(StandardCharsets.UTF_8),
+      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), false, "{}".getBytes(StandardCharsets.UTF_8),
           null, NOW.toEpochMilli());
       ds.statements.clear();
       time.advance(Duration.ofSeconds(5));

@@ -64,7 +64,7 @@ class InboxGaugeRefreshReviewTest {
       assertEquals(3, queue(registry), "three events queued");
 
       clock.offset = Duration.ofHours(-1); // NTP steps the wall clock back an hour
-      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), "{}".getBytes(StandardCharsets.UTF_8),
+      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), false, "{}".getBytes(StandardCharsets.UTF_8),
           null, 2000);
       time.advance(Duration.ofSeconds(30)); // three refreshes of 10 s pass
       assertEquals(4, queue(registry), "30 s after the clock stepped back an hour, three times the 10 s refresh,"
@@ -83,7 +83,7 @@ class InboxGaugeRefreshReviewTest {
       assertEquals(3, queue(registry), "three events queued");
 
       clock.offset = Duration.ofSeconds(-1);
-      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), "{}".getBytes(StandardCharsets.UTF_8),
+      store.insert("acme", "evt_3", "order.paid", new byte[] {3}, List.of(), false, "{}".getBytes(StandardCharsets.UTF_8),
           null, 2000);
       assertEquals(4, queue(registry), "with Duration.ZERO documented as 'reads at every gauge', a clock one"
           + " second behind the last reading serves that reading instead");

@@ -45,9 +45,9 @@ class InboxStoreOwnRunsTest {
   }
 
   private static void check(InboxStore s) {
-    s.insert("acme", "x", "t", digest("x"), List.of(), BODY, null, 100);
-    s.insert("acme", "y", "t", digest("y"), List.of(), BODY, null, 101);
-    s.insert("acme", "z", "t", digest("z"), List.of(), BODY, null, 102);
+    s.insert("acme", "x", "t", digest("x"), List.of(), false, BODY, null, 100);
+    s.insert("acme", "y", "t", digest("y"), List.of(), false, BODY, null, 101);
+    s.insert("acme", "z", "t", digest("z"), List.of(), false, BODY, null, 102);
     ClaimedEvent x = s.claim(1, "p1", 1000, 1000, 2000, Set.of()).get(0);
     assertEquals("x", x.eventId());
 

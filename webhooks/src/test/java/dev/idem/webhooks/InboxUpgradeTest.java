@@ -67,7 +67,7 @@ class InboxUpgradeTest {
         Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT MAX(version) FROM idem_webhook_schema_version")) {
       rs.next();
-      assertEquals(4, rs.getInt(1), "versioned from now on");
+      assertEquals(5, rs.getInt(1), "versioned from now on");
     }
     assertTrue(Files.exists(dir.resolve("inbox.id")), "and it has an id, so a swapped database is refused");
     try (WebhookInbox reader = WebhookInbox.openReadOnly(dir)) {

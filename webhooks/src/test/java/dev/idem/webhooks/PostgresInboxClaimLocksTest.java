@@ -51,12 +51,12 @@ class PostgresInboxClaimLocksTest {
         InboxStore sb = b.store();
         String r = "r" + round + "_";
         // Two events claimed by an instance that then died: their leases end at 1,100.
-        sa.insert("acme", r + "x1", "order.paid", digest(r + "x1"), List.of(), BODY, null, 900);
-        sa.insert("acme", r + "x2", "order.paid", digest(r + "x2"), List.of(), BODY, null, 901);
+        sa.insert("acme", r + "x1", "order.paid", digest(r + "x1"), List.of(), false, BODY, null, 900);
+        sa.insert("acme", r + "x2", "order.paid", digest(r + "x2"), List.of(), false, BODY, null, 901);
         assertEquals(2, sa.claim(2, "dead", 1000, 1100).size(), "the dead instance's claim");
         // Two events received earlier (a provider's late delivery), due before them.
-        sa.insert("acme", r + "p1", "order.paid", digest(r + "p1"), List.of(), BODY, null, 800);
-        sa.insert("acme", r + "p2", "order.paid", digest(r + "p2"), List.of(), BODY, null, 801);
+        sa.insert("acme", r + "p1", "order.paid", digest(r + "p1"), List.of(), false, BODY, null, 800);
+        sa.insert("acme", r + "p2", "order.paid", digest(r + "p2"), List.of(), false, BODY, null, 801);
 
         long now = 2000 + round;
         held.arm();

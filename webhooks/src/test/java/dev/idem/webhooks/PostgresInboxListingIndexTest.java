@@ -57,7 +57,7 @@ class PostgresInboxListingIndexTest {
     try (Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
         ResultSet rs = st.executeQuery("SELECT MAX(version) FROM idem_webhook_schema_version")) {
       rs.next();
-      assertEquals(3, rs.getInt(1), "migrated on open");
+      assertEquals(4, rs.getInt(1), "migrated on open");
       assertTrue(indexes(c).contains(LISTING_INDEX), "the upgraded inbox has the listing index: " + indexes(c));
       assertListingPlans(c, InboxListingIndexTest.listingSql(db.dataSource()));
     }

@@ -25,7 +25,7 @@ class PostgresLongDecisionTest {
   void aDecisionLongerThanItsColumnIsClippedNotAFailedWrite(PgDatabase db) {
     try (WebhookInbox inbox = WebhookInbox.postgres(db.dataSource()).open()) {
       InboxStore store = inbox.store();
-      store.insert("acme", "evt_1", "order.paid", new byte[] {1}, List.of(), "{}".getBytes(StandardCharsets.UTF_8),
+      store.insert("acme", "evt_1", "order.paid", new byte[] {1}, List.of(), false, "{}".getBytes(StandardCharsets.UTF_8),
           null, 1000);
       ClaimedEvent e = store.claim(1, "p1", 1000, 61_000).get(0);
       String decision = "backoff FULL jitter, retry 1 (the classifier threw " + "Very".repeat(100)

@@ -54,7 +54,7 @@ class ProcessDueLimitTest {
     AtomicInteger handled = new AtomicInteger();
     long now = time.clock().millis();
     for (int i = 0; i < 2; i++) {
-      inbox.store().insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(),
+      inbox.store().insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(), false,
           "{}".getBytes(StandardCharsets.UTF_8), null, now - 10 + i);
     }
     try (WebhookProcessor p = WebhookProcessor.builder(inbox).clock(time.clock())

@@ -43,6 +43,8 @@ public final class InboxStore implements AutoCloseable {
       "dev/idem/webhooks/migrations/", "idem_webhook_schema_version", "idem_webhook_meta", Schema.Adoption.NONE);
   private static final String T = "idem_webhook_inbox";
   private static final String A = "idem_webhook_attempts";
+  /** The signatures of deliveries answered for a known event, where the id is unsigned ({@link #answerKnown}). */
+  private static final String SIG = "idem_webhook_signatures";
   // The lengths the migrations give the free-text columns written from a run's outcome: PostgreSQL
   // refuses a longer value (SQLite would keep it), and the write recording the outcome with it. It
   // refuses a NUL too, which a handler's message quoting the payload may hold: both go through
@@ -146,26 +148,34 @@ public final class InboxStore implements AutoCloseable {
    * ACCEPTED.
    *
    * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
+   * <p>Where the scheme does not sign the event id, the signature of a delivery answered for a
+   * known event (DUPLICATE or CONFLICT) is remembered too ({@link #answerKnown}), and each delivery
+   * looks for its signatures among those first: one indexed read more per delivery, for such a
+   * source only. A replay of a provider's re-signed retry under a new id is then refused like a
+   * replay of the accepted delivery.
+   *
+   * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * @param otherDigests what the same signed content was stored as under the other configured
    *     secrets ({@link SignatureDigest#others}): if the source holds one, the delivery is a replay
    *     and nothing is inserted. Empty, hence no extra read, for one secret or a scheme that signs
    *     its event id.
+   * @param idSigned whether the scheme signs the event id ({@link Verifier#signsEventId()}): a
+   *     replay then cannot carry another id, and is refused by its id
    */
   public AcceptResult insert(String src, String id, String type, byte[] digest, List<byte[]> otherDigests,
-      byte[] body, Long signedAtMs, long receivedAtMs) {
+      boolean idSigned, byte[] body, Long signedAtMs, long receivedAtMs) {
     byte[] checksum = EventChecksum.of(src, id, type, body);
     String otherSql = otherDigests.isEmpty() ? null : "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest"
         + " IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
+    String answeredSql = idSigned ? null : "SELECT 1 FROM " + SIG + " WHERE source = ? AND signature_digest"
+        + " IN (?" + ", ?".repeat(otherDigests.size()) + ")";
     AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
-      if (otherSql != null) {
-        Object[] params = new Object[1 + otherDigests.size()];
-        params[0] = src;
-        for (int i = 0; i < otherDigests.size(); i++) {
-          params[i + 1] = otherDigests.get(i);
-        }
-        if (query(s, otherSql, ResultSet::next, params)) {
-          return AcceptResult.REPLAY;
-        }
+      if (otherSql != null && query(s, otherSql, ResultSet::next, digestParams(src, List.of(), otherDigests))) {
+        return AcceptResult.REPLAY;
+      }
+      if (answeredSql != null && query(s, answeredSql, ResultSet::next, digestParams(src, List.of(digest),
+          otherDigests))) {
+        return AcceptResult.REPLAY;
       }
       if (update(s, "INSERT INTO " + T + " (source, event_id, event_type, signature_digest, body, signed_at,"
           + " received_at, state, next_attempt_at, body_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)"
@@ -184,9 +194,18 @@ public final class InboxStore implements AutoCloseable {
       if (known == null) {
         return AcceptResult.DUPLICATE; // purged since the insert's conflict: it was DONE
       }
-      return known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
+      return !idSigned || known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
     }));
-    return r != null ? r : answerKnown(src, id, type, body, checksum, signedAtMs, receivedAtMs);
+    return r != null ? r : answerKnown(src, id, type, digest, idSigned, body, checksum, signedAtMs, receivedAtMs);
+  }
+
+  /** The parameters of a read of a source's signatures: the source, then {@code first}, then {@code more}. */
+  private static Object[] digestParams(String src, List<byte[]> first, List<byte[]> more) {
+    List<Object> params = new ArrayList<>(1 + first.size() + more.size());
+    params.add(src);
+    params.addAll(first);
+    params.addAll(more);
+    return params.toArray();
   }
 
   /**
@@ -241,8 +260,15 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
-   * A delivery of an event already stored, which changes it ({@link Known#changedBy}). The event is
-   * read again in this write (it may have changed since the insert's read).
+   * A delivery of an event already stored, which changes it ({@link Known#changedBy}), or any such
+   * delivery where the event id is not signed. The event is read again in this write (it may have
+   * changed since the insert's read).
+   *
+   * <p>Where the event id is not signed, the delivery's signature is remembered ({@code
+   * idem_webhook_signatures}, with its signed time and the event's id), since a copy of it under a
+   * new id would otherwise pass as a new event: {@link #insert} looks there too. Written only
+   * here, never on a new event's accept; {@link #purgeDone} removes it once its signed time is
+   * outside the window, or, without one, with its event.
    *
    * <p>Its signed time, if later than the event's, becomes the event's: {@link #purgeDone} keeps
    * an event until the last delivery answered for it (DUPLICATE or CONFLICT included) is outside
@@ -258,12 +284,16 @@ public final class InboxStore implements AutoCloseable {
    * @return as {@link #insert}; ACCEPTED for a repaired event that is PENDING now (due again, or
    *     waiting already)
    */
-  private AcceptResult answerKnown(String src, String id, String type, byte[] body, byte[] checksum, Long signedAtMs,
-      long now) {
+  private AcceptResult answerKnown(String src, String id, String type, byte[] digest, boolean idSigned, byte[] body,
+      byte[] checksum, Long signedAtMs, long now) {
     return write(List.of(src, id), s -> {
       Known known = query(s, KNOWN, Known::read, src, id);
       if (known == null) {
         return AcceptResult.DUPLICATE; // purged meanwhile: it was DONE
+      }
+      if (!idSigned) {
+        update(s, "INSERT INTO " + SIG + " (source, signature_digest, event_id, signed_at) VALUES (?, ?, ?, ?)"
+            + " ON CONFLICT DO NOTHING", src, digest, id, signedAtMs);
       }
       if (known.signedEarlierThan(signedAtMs)) {
         update(s, "UPDATE " + T + " SET signed_at = ? WHERE source = ? AND event_id = ?", signedAtMs, src, id);
@@ -572,15 +602,21 @@ public final class InboxStore implements AutoCloseable {
    * signs up to the tolerance after we finish, so the finish time alone let a purged delivery be
    * accepted again. The signed time is the latest of every delivery answered for the event, a
    * re-signed retry answered DUPLICATE (or a CONFLICT) included ({@link #answerKnown}): a replay of
-   * that retry would otherwise be accepted as a new event inside its window.
+   * that retry would otherwise be accepted as a new event inside its window. The remembered
+   * signatures of answered deliveries ({@link #answerKnown}) go when signed before
+   * {@code signedBeforeMs} (a replay of theirs is outside the window, whatever their event's
+   * state), or, without a signed time, with their event.
    */
   public int purgeDone(long beforeMs, long signedBeforeMs) {
     return write(null, s -> {
       update(s, "DELETE FROM " + A + " WHERE EXISTS (SELECT 1 FROM " + T + " i WHERE i.source = " + A + ".source"
           + " AND i.event_id = " + A + ".event_id AND i.state = 'DONE' AND i.finished_at < ?"
           + " AND (i.signed_at IS NULL OR i.signed_at < ?))", beforeMs, signedBeforeMs);
-      return update(s, "DELETE FROM " + T + " WHERE state = 'DONE' AND finished_at < ?"
+      int purged = update(s, "DELETE FROM " + T + " WHERE state = 'DONE' AND finished_at < ?"
           + " AND (signed_at IS NULL OR signed_at < ?)", beforeMs, signedBeforeMs);
+      update(s, "DELETE FROM " + SIG + " WHERE signed_at < ? OR (signed_at IS NULL AND NOT EXISTS (SELECT 1 FROM "
+          + T + " i WHERE i.source = " + SIG + ".source AND i.event_id = " + SIG + ".event_id))", signedBeforeMs);
+      return purged;
     });
   }
 

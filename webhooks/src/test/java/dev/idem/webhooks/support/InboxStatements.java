@@ -50,7 +50,7 @@ public final class InboxStatements {
     try (InboxStore store = opener.openDataSource(ds, (name, dialect, s, version, opened) ->
         new InboxStore(dialect, s, opened, name))) {
       for (int i = 0; i < 3; i++) {
-        store.insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(),
+        store.insert("acme", "evt_" + i, "order.paid", new byte[] {(byte) i}, List.of(), false,
             "{}".getBytes(StandardCharsets.UTF_8), null, 1000 + i);
       }
       ds.executedSql.clear();
