@@ -11,14 +11,19 @@ public enum AcceptResult {
    * in place of the damaged one, and a dead letter for that damage is due again.
    */
   ACCEPTED,
-  /** The event id was already in the inbox (a provider's retry): nothing was stored. */
+  /**
+   * The event id was already in the inbox (a provider's retry): nothing of it was stored but what
+   * replay defence needs, its signed time if later than the event's (kept until it is outside the
+   * window, see {@link WebhookInbox#purgeDone}) and, where the scheme does not sign the event id,
+   * its signature.
+   */
   DUPLICATE,
   /** The very signature of an accepted delivery came again (a replay): nothing was stored. */
   REPLAY,
   /**
    * The event id was already in the inbox with another payload (or type): not a retry, which
-   * carries the same content, but a sender's bug or a forgery under a reused id. Nothing was stored,
-   * and the stored event is unchanged. Told apart by the stored event's checksum; an event stored
+   * carries the same content, but a sender's bug or a forgery under a reused id. Nothing was stored
+   * but what replay defence needs (as for a {@link #DUPLICATE}), and the stored event is unchanged. Told apart by the stored event's checksum; an event stored
    * before inboxes kept one is taken as a {@link #DUPLICATE}.
    */
   CONFLICT

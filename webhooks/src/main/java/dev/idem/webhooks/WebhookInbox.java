@@ -34,7 +34,8 @@ import javax.sql.DataSource;
  * PostgreSQL takes a connection from the DataSource per call. A known event id ({@link AcceptResult#DUPLICATE},
  * or {@link AcceptResult#CONFLICT} when the stored event has another payload or type) or an already accepted signature
  * ({@link AcceptResult#REPLAY}; for a source with several secrets that does not sign its event id,
- * the signed content's MAC under any of them) inserts nothing. Events are kept until
+ * the signed content's MAC under any of them) inserts no event (a duplicate or conflict leaves only
+ * what replay defence needs: see {@link AcceptResult#DUPLICATE}). Events are kept until
  * {@link #purgeDone} removes finished ones; deduplication by id reaches back exactly as far as the
  * events kept.
  *
