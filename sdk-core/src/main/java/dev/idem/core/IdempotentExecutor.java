@@ -847,7 +847,8 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @param state the state to list
    * @param after the last identity of the previous page, or null for the first
    * @param limit the page size, at least 1
-   * @return at most {@code limit} records, ordered by identity; fewer means this was the last page
+   * @return at most {@code limit} records, ordered by identity; possibly fewer while more follow (a
+   *     journal may bound a page by its bytes: see {@link Journal}); empty means there are no more
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
    */

@@ -293,7 +293,7 @@ public final class PendingResumer {
     private OperationRecord lastRead;
     /** True while a lane reads a page, outside the lock. */
     private boolean reading;
-    /** True once a page shorter than {@link #PAGE} was read: nothing is due after it. */
+    /** True once an empty page was read: nothing is due after the last one read. */
     private boolean allRead;
     private boolean stopped;
 
@@ -392,7 +392,7 @@ public final class PendingResumer {
             stopped = true;  // the read failed: it is thrown below, and no lane takes more
           } else {
             ahead = read;
-            allRead = read.size() < PAGE;
+            allRead = read.isEmpty();  // a short page may have more after it (Journal's paged reads)
             if (!read.isEmpty()) {
               lastRead = read.get(read.size() - 1);
             }
@@ -765,7 +765,7 @@ public final class PendingResumer {
           default -> count(Tally.UNCERTAIN);
         }
       }
-      if (page.size() < PAGE) {
+      if (page.isEmpty()) {
         return;
       }
       after = page.get(page.size() - 1).id();
@@ -876,7 +876,7 @@ public final class PendingResumer {
           earliestForeignExpiry = expiry;
         }
       }
-      if (page.size() < PAGE) {
+      if (page.isEmpty()) {
         return;
       }
       after = page.get(page.size() - 1).id();

@@ -54,14 +54,14 @@ public final class UncertainReconciler {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = settings.journal().findByState(OperationState.UNCERTAIN, after, PAGE);
+      if (page.isEmpty()) {
+        return settled;  // only an empty page is the last: a journal may return short ones
+      }
       for (OperationRecord record : page) {
         checkOpen(settled);
         if (settle(record, reconciler, settled)) {
           settled++;
         }
-      }
-      if (page.size() < PAGE) {
-        return settled;
       }
       after = page.get(page.size() - 1).id();
     }

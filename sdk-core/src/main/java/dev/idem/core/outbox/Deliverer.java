@@ -169,6 +169,9 @@ final class Deliverer {
     OperationRecord after = null;
     while (true) {
       List<OperationRecord> page = journal.findDue(now, owner, after, pageSize);
+      if (page.isEmpty()) {
+        return batch;  // only an empty page is the last: a journal may return short ones
+      }
       for (OperationRecord r : page) {
         if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())
             && !taken.contains(r.id())) {
@@ -177,9 +180,6 @@ final class Deliverer {
             return batch;
           }
         }
-      }
-      if (page.size() < pageSize) {
-        return batch;
       }
       after = page.get(page.size() - 1);
     }

@@ -140,6 +140,9 @@ final class DueDeadlines {
       scan:
       while (true) {
         List<OperationRecord> page = journal.findByState(OperationState.PENDING, after, pageSize);
+        if (page.isEmpty()) {
+          break;  // only an empty page is the last: a journal may return short ones
+        }
         for (OperationRecord r : page) {
           Instant at = r.nextAttemptAt();
           if (registered.test(r.id().operation()) && at != null && r.updatedAt().isAfter(now) && !isKept(r.id())) {
@@ -150,9 +153,6 @@ final class DueDeadlines {
             ahead.computeIfAbsent(chosenWait(r), w -> new LinkedHashMap<>()).put(r.id(), at);
             found++;
           }
-        }
-        if (page.size() < pageSize) {
-          break;
         }
         after = page.get(page.size() - 1).id();
       }

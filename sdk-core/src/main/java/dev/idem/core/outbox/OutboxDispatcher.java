@@ -562,13 +562,13 @@ public final class OutboxDispatcher implements AutoCloseable {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = journal.findByState(state, after, pageSize);
+      if (page.isEmpty()) {
+        return false;  // only an empty page is the last: a journal may return short ones
+      }
       for (OperationRecord r : page) {
         if (registrations.containsKey(r.id().operation()) && !leasedByAnotherLiveOwner(r, now)) {
           return true;
         }
-      }
-      if (page.size() < pageSize) {
-        return false;
       }
       after = page.get(page.size() - 1).id();
     }

@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * lease) cost a page per call and hold up nothing: the dispatcher calls this after the poll's
  * deliveries started, once per poll interval at most, on the poller thread. The first call starts
  * at the first owed outcome, so an earlier incarnation's is handed within ceil(backlog / pageSize)
- * calls after the first, the backlog being the owed outcomes sorting ahead of it (plus one call
+ * calls after the first (more if the journal returns short pages), the backlog being the owed outcomes sorting ahead of it (plus one call
  * per failed read), not at the first call: reading every page then held up a restart's first
  * deliveries behind the whole backlog. A journal that cannot be read ends the call. A page that
  * cannot be read is read again by the next call; an owed outcome that cannot be read again before
@@ -121,8 +121,10 @@ final class OwedOutcomes {
         return;
       }
     }
-    if (page.size() < pageSize) {
-      after = null;  // the end of the owed outcomes: the next call starts a pass again
+    if (page.isEmpty()) {
+      // The end of the owed outcomes (only an empty page is the last: a journal may return short
+      // ones): the next call starts a pass again.
+      after = null;
     }
   }
 

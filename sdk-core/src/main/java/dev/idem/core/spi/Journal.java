@@ -43,6 +43,13 @@ import java.util.Optional;
  *   <li>A journal is storage: it applies no safety rule of its own. A claim that takes an
  *       IN_FLIGHT operation over says so ({@link Lease#takeover()}) and records nothing else; the
  *       executor records the attempt the previous holder may have sent ({@link Takeover}).</li>
+ *   <li>Paged reads ({@link #findDue}, {@link #findByState}, {@link #findUndelivered}) return at
+ *       most the page size asked for, and may return fewer even when more follow: an empty page,
+ *       and only an empty page, is the last. So a journal can bound a page by the bytes it holds
+ *       (the JDBC journal stops a page at about 4 Mi characters of stored text: 100 requests with
+ *       bodies near the 512 KiB limit took about 100 MB of heap, and a resume holds two pages);
+ *       callers page on from the last record until a page comes back empty. A non-empty page
+ *       always makes progress: every record in it is after {@code after}.</li>
  *   <li>Methods are thread-safe.</li>
  * </ul>
  * The test kit's {@code JournalContract} checks an implementation against this contract.
@@ -500,8 +507,8 @@ public interface Journal extends AutoCloseable {
    *
    * @param after the last identity of the previous page, or null for the first page
    * @param limit the page size, at least 1
-   * @return at most {@code limit} records, ordered by identity; fewer than {@code limit} means this
-   *     was the last page
+   * @return at most {@code limit} records, ordered by identity; possibly fewer while more follow
+   *     (see the class comment); empty means there are no more
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
    */
@@ -518,8 +525,8 @@ public interface Journal extends AutoCloseable {
    * @param now the current time against which due times and leases are compared
    * @param after the last identity of the previous page, or null for the first page
    * @param limit the page size, at least 1
-   * @return at most {@code limit} due records, ordered by identity; fewer than {@code limit} means
-   *     this was the last page
+   * @return at most {@code limit} due records, ordered by identity; possibly fewer while more follow
+   *     (see the class comment); empty means there are no more
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
    */
@@ -555,8 +562,8 @@ public interface Journal extends AutoCloseable {
    * @param owner the name of the caller's instance (its executor's owner)
    * @param after the last record of the previous page, as returned, or null for the first page
    * @param limit the page size, at least 1
-   * @return at most {@code limit} due records, in the order above; fewer than {@code limit} means
-   *     this was the last page
+   * @return at most {@code limit} due records, in the order above; possibly fewer while more
+   *     follow (see the class comment); empty means there are no more
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
    */
@@ -567,30 +574,43 @@ public interface Journal extends AutoCloseable {
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> page = new ArrayList<>(Math.min(limit, 1024));
     OperationId cursor = after == null ? null : after.id();
+    // A page of the parts' pages may be short while more follow (and leases of others are left
+    // out of the first part, own leases out of the second): each part reads on until it found
+    // something or came back empty, so that this returns empty only at the end of both, and
+    // returns what it found at once rather than filling the page past the short pages' bound.
     if (after == null || DueRule.isOwnLease(after, owner, now)) {
-      while (page.size() < limit) {
+      while (true) {
         List<OperationRecord> leased = findByState(OperationState.IN_FLIGHT, cursor, limit);
+        if (leased.isEmpty()) {
+          break;
+        }
         for (OperationRecord r : leased) {
           if (DueRule.isOwnLease(r, owner, now) && page.size() < limit) {
             page.add(r);
           }
         }
-        if (page.size() == limit) {
+        if (!page.isEmpty()) {
           return page;
-        }
-        if (leased.size() < limit) {
-          break;
         }
         cursor = leased.get(leased.size() - 1).id();
       }
       cursor = null;
     }
-    for (OperationRecord r : findDue(now, cursor, limit - page.size())) {
-      if (!DueRule.isOwnLease(r, owner, now)) {
-        page.add(r);
+    while (true) {
+      List<OperationRecord> due = findDue(now, cursor, limit);
+      if (due.isEmpty()) {
+        return page;
       }
+      for (OperationRecord r : due) {
+        if (!DueRule.isOwnLease(r, owner, now)) {
+          page.add(r);
+        }
+      }
+      if (!page.isEmpty()) {
+        return page;
+      }
+      cursor = due.get(due.size() - 1).id();
     }
-    return page;
   }
 
   /**
@@ -599,8 +619,8 @@ public interface Journal extends AutoCloseable {
    * @param state the state to list
    * @param after the last identity of the previous page, or null for the first page
    * @param limit the page size, at least 1
-   * @return at most {@code limit} records, ordered by identity; fewer than {@code limit} means this
-   *     was the last page
+   * @return at most {@code limit} records, ordered by identity; possibly fewer while more follow
+   *     (see the class comment); empty means there are no more
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
    */
@@ -620,10 +640,10 @@ public interface Journal extends AutoCloseable {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = findByState(state, after, 500);
-      n += page.size();
-      if (page.size() < 500) {
+      if (page.isEmpty()) {
         return n;
       }
+      n += page.size();
       after = page.get(page.size() - 1).id();
     }
   }
@@ -647,7 +667,7 @@ public interface Journal extends AutoCloseable {
           oldest = r.createdAt();
         }
       }
-      if (page.size() < 500) {
+      if (page.isEmpty()) {
         return Optional.ofNullable(oldest);
       }
       after = page.get(page.size() - 1).id();

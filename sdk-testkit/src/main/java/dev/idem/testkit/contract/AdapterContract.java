@@ -506,7 +506,12 @@ public abstract class AdapterContract {
   private List<OperationRecord> allRecords() throws IOException {
     List<OperationRecord> all = new ArrayList<>();
     for (OperationState s : OperationState.values()) {
-      all.addAll(journal.findByState(s, null, 100));
+      OperationId after = null;
+      // Paged to an empty page: a journal may return short pages while more follow.
+      for (List<OperationRecord> page; !(page = journal.findByState(s, after, 100)).isEmpty(); ) {
+        all.addAll(page);
+        after = page.get(page.size() - 1).id();
+      }
     }
     return all;
   }

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * may still hold some: they would stay PENDING for good (their age limit is applied only by a
  * delivery), the app believing them queued.
  *
- * <p>Bounded: it reads at most {@link #MAX_PAGES} pages of {@link #PAGE} records (each holds its
+ * <p>Bounded: it reads at most {@link #MAX_PAGES} times {@link #PAGE} records (each holds its
  * request, up to the journal's body limit), on the starting thread, and says when it stopped short.
  */
 final class UndeliveredNames {
@@ -43,18 +43,23 @@ final class UndeliveredNames {
     boolean complete = false;
     try {
       OperationId after = null;
-      for (int page = 0; page < MAX_PAGES; page++) {
-        List<OperationRecord> records = executor.list(OperationState.PENDING, after, PAGE);
+      // Bounded by the records read, not by pages: a journal may return short pages (only an
+      // empty one is the last), and 100 pages of one record would have stopped this at 100.
+      int read = 0;
+      while (read < PAGE * MAX_PAGES) {
+        List<OperationRecord> records = executor.list(OperationState.PENDING, after,
+            Math.min(PAGE, PAGE * MAX_PAGES - read));
+        if (records.isEmpty()) {
+          complete = true;
+          break;
+        }
         for (OperationRecord r : records) {
           String name = r.id().operation();
           if (!delivered.contains(name)) {
             undelivered.merge(name, 1, Integer::sum);
           }
         }
-        if (records.size() < PAGE) {
-          complete = true;
-          break;
-        }
+        read += records.size();
         after = records.get(records.size() - 1).id();
       }
     } catch (IdempotencyException | RuntimeException e) {
