@@ -145,14 +145,17 @@ import org.slf4j.LoggerFactory;
  * ({@code maxBodyBytes}, 1 MiB by default) is separate and larger: a body between the two passes
  * the adapter and is refused here.
  *
- * <p>A page of records ({@link #findDue}, {@link #findByState}, {@link #findUndelivered}) is read
- * from the database a part at a time: one read stops taking rows once they hold 4 Mi characters of
- * stored text (request, response and attempts JSON; a row larger than that is read alone), and the
- * next read goes on from its last row, until the page is full or no row is left. So the text read
- * at once no longer follows the page size times the bodies (on SQLite; PostgreSQL's and H2's
- * drivers receive the rows a read asked for before the first is taken); the page returned still
- * holds up to its size of whole records, every request body decoded (a resume holds up to two
- * pages of 100 at once: with bodies near the 512 KiB limit, about 100 MB of heap).
+ * <p>A page ({@link #findDue}, by owner or by identity, {@link #findByState},
+ * {@link #findUndelivered}, {@link #findSummariesByState}) is bounded by its stored text as well as
+ * by its size: a read stops taking rows once they hold 4 Mi characters of stored text (request,
+ * response and attempts JSON; at least one row, however large), and the page ends there, short,
+ * as the {@link Journal} contract allows (only an empty page is the last; the caller pages on from
+ * its last record). It reads on past that only while every row it took was set aside as
+ * undecodable. So a page of records with bodies near the 512 KiB limit holds about six of them
+ * (about 4 MB of decoded bodies; a resume holds two pages), not 100 (about 100 MB). On SQLite the
+ * rows after the cut are never copied out of the database; PostgreSQL's and H2's drivers receive
+ * every row a read asked for before the first is taken, so there it bounds what is decoded and
+ * held, not what the driver receives.
  *
  * <h2>Text the database cannot store</h2>
  * A scope, operation name or reference with an unpaired UTF-16 surrogate is refused at begin
@@ -1168,6 +1171,7 @@ public final class JdbcJournal implements Journal {
     long nowNanos = Instants.toNanos(now);
     List<OperationRecord> result = new ArrayList<>();
     RowKey cursor = after == null ? null : RowKey.of(after.id());
+    long chars = 0;
     if (after == null || (after.isLeasedAt(now) && owner.equals(after.owner()))) {
       while (result.size() < limit) {
         int want = limit - result.size();
@@ -1176,6 +1180,10 @@ public final class JdbcJournal implements Journal {
         addDecoded(rows, result);
         if (OperationTable.lastRows(rows, want)) {
           break;
+        }
+        chars += OperationTable.storedChars(rows);
+        if (shortPageDue(result, chars)) {
+          return result;  // the next page goes on from its last own lease
         }
         cursor = OperationTable.rowKey(rows.get(rows.size() - 1));
       }
@@ -1191,11 +1199,24 @@ public final class JdbcJournal implements Journal {
       if (OperationTable.lastRows(rows, want)) {
         break;
       }
+      chars += OperationTable.storedChars(rows);
+      if (shortPageDue(result, chars)) {
+        break;
+      }
       RawRow last = rows.get(rows.size() - 1);
       cursor = OperationTable.rowKey(last);
       dueAt = OperationTable.dueAt(last);
     }
     return result;
+  }
+
+  /**
+   * Whether a page holding {@code result}, read from rows of {@code chars} characters of stored
+   * text, ends here short: once its reads took {@link OperationTable#PAGE_READ_CHARS}, unless every
+   * row they took was set aside as undecodable (an empty page would say there is no more).
+   */
+  private static boolean shortPageDue(List<?> result, long chars) {
+    return !result.isEmpty() && chars >= OperationTable.PAGE_READ_CHARS;
   }
 
   private void addDecoded(List<RawRow> rows, List<OperationRecord> into) throws IdempotencyException {
@@ -1310,8 +1331,8 @@ public final class JdbcJournal implements Journal {
    * @param state the state to list
    * @param after the last identity of the previous page, or null for the first page
    * @param limit the page size, at least 1
-   * @return at most {@code limit} summaries, ordered by identity; fewer than {@code limit} means
-   *     this was the last page
+   * @return at most {@code limit} summaries, ordered by identity; possibly fewer while more follow
+   *     (as {@link #findByState}); empty means there are no more
    * @throws IllegalArgumentException if {@code limit} is less than 1
    * @throws JournalException if the journal cannot be read
    * @throws IdempotencyException if the journal fails in any other way
@@ -1545,7 +1566,10 @@ public final class JdbcJournal implements Journal {
     List<T> decode(List<RawRow> rows) throws IdempotencyException;
   }
 
-  /** Fills a page of records, quarantining undecodable rows and reading on past them. */
+  /**
+   * Reads a page of records, quarantining undecodable rows and reading on past them, short once
+   * its reads took {@link OperationTable#PAGE_READ_CHARS}.
+   */
   private List<OperationRecord> page(OperationId after, int limit, PageQuery query) throws IdempotencyException {
     return page(after, limit, query, rows -> {
       List<OperationRecord> decoded = quarantine.decodeAll(rows);
@@ -1554,18 +1578,26 @@ public final class JdbcJournal implements Journal {
     });
   }
 
-  /** Fills a page, quarantining undecodable rows and reading on past them. */
+  /**
+   * Reads a page, quarantining undecodable rows and reading on past them, short once its reads
+   * took {@link OperationTable#PAGE_READ_CHARS} (see {@link #shortPageDue}).
+   */
   private <T> List<T> page(OperationId after, int limit, PageQuery query, PageDecoder<T> decoder)
       throws IdempotencyException {
     checkLimit(limit);
     List<T> result = new ArrayList<>();
     RowKey cursor = after == null ? null : RowKey.of(after);
+    long chars = 0;
     while (result.size() < limit) {
       int want = limit - result.size();
       RowKey from = cursor;
       List<RawRow> rows = store.read(null, c -> query.fetch(c, from, want));
       result.addAll(decoder.decode(rows));
       if (OperationTable.lastRows(rows, want)) {
+        break;
+      }
+      chars += OperationTable.storedChars(rows);
+      if (shortPageDue(result, chars)) {
         break;
       }
       RawRow last = rows.get(rows.size() - 1);

@@ -30,10 +30,12 @@ public class OperationTable {
   private static final String COLUMNS_WITHOUT_BODIES = COLUMNS_WITHOUT_REQUEST.replace(" response_json,", " NULL,");
   /**
    * The most stored text (the request, response and attempts JSON, in characters) one read of a
-   * page takes from the database before it stops, the journal reading on from the last row it
-   * took: 4 Mi characters, about six requests with 512 KiB bodies (stored as base64), or a page of
-   * 100 small ones in one read. A page of 100 such requests was read whole, 68 MB of text before
-   * the first was decoded, and a resume of them ran out of a 64 MiB heap before its first send.
+   * page takes from the database before it stops: 4 Mi characters, about six requests with 512 KiB
+   * bodies (stored as base64), or a page of 100 small ones in one read. The journal returns a page
+   * cut there as a short page (the SPI allows it: only an empty page is the last), and reads on
+   * past it only while every row it took was set aside as undecodable. A page of 100 such requests
+   * was read whole, 68 MB of text before the first was decoded, and a resume of them ran out of a
+   * 64 MiB heap before its first send.
    */
   public static final long PAGE_READ_CHARS = 4L * 1024 * 1024;
   private static final String BY_ID = " WHERE scope = ? AND operation = ? AND op_key = ?";
@@ -764,14 +766,19 @@ public class OperationTable {
    * the last row unless this is true.
    */
   public static boolean lastRows(List<RawRow> rows, int asked) {
-    if (rows.size() >= asked) {
-      return false;
-    }
+    return rows.size() < asked && storedChars(rows) < PAGE_READ_CHARS;
+  }
+
+  /**
+   * The characters of the columns of {@code rows} whose size follows their bodies and attempts: what
+   * a paged read counts against {@link #PAGE_READ_CHARS}.
+   */
+  public static long storedChars(List<RawRow> rows) {
     long chars = 0;
     for (RawRow r : rows) {
       chars += storedChars(r);
     }
-    return chars < PAGE_READ_CHARS;
+    return chars;
   }
 
   /** The characters of a row's columns whose size follows its bodies and attempts. */
