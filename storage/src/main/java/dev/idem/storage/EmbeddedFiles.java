@@ -318,18 +318,44 @@ public final class EmbeddedFiles implements AutoCloseable {
    */
   public String reconcileId(String storedId) throws JournalException {
     Path idFile = expectedIdFile;
-    String what = layout.what();
     if (expectedId != null && storedId == null) {
       throw truncatedOrReplaced(layout, idFile, expectedId);
     }
     if (expectedId != null && !expectedId.equals(storedId)) {
-      throw new JournalException("the " + what + " database " + layout.database() + " belongs to " + what + " "
-          + storedId + ", not to " + what + " " + expectedId + " named by " + idFile + ": a database file from"
-          + " elsewhere was copied in. Put the right file back, or move the files aside", null);
+      throw copiedIn(storedId);
     }
     String newId = storedId == null ? UUID.randomUUID().toString() : null;
     idForFile = newId != null ? newId : storedId;
     return newId;
+  }
+
+  /**
+   * Refuses, before SQLite opens the database to write, a database file whose own pages (read
+   * without its {@code -wal} file) hold another store's id. Refused after that open, its SQLite
+   * close would be the last one and checkpoint this store's {@code -wal} file (after a crash, its
+   * acknowledged commits) into the foreign file and remove it: lost with the right file put back.
+   * An id only in the {@code -wal} file (a crashed new store) is not seen here; {@link #reconcileId}
+   * checks it once SQLite has opened the file.
+   *
+   * @param idInFile the id the database file's pages hold, or null if none or unknown
+   * @throws JournalException if it is another store's
+   */
+  void refuseForeign(String idInFile) throws JournalException {
+    if (expectedId != null && idInFile != null && !expectedId.equals(idInFile)) {
+      throw copiedIn(idInFile);
+    }
+  }
+
+  /** Whether the id file names a store the database must be ({@link #refuseForeign}). */
+  boolean expectsId() {
+    return expectedId != null;
+  }
+
+  private JournalException copiedIn(String storedId) {
+    String what = layout.what();
+    return new JournalException("the " + what + " database " + layout.database() + " belongs to " + what + " "
+        + storedId + ", not to " + what + " " + expectedId + " named by " + expectedIdFile + ": a database file from"
+        + " elsewhere was copied in. Put the right file back, or move the files aside", null);
   }
 
   /**
@@ -443,11 +469,14 @@ public final class EmbeddedFiles implements AutoCloseable {
   }
 
   /**
-   * After an open that failed once SQLite had opened the database, whose connection is closed now:
-   * marks it as {@link #markClosedAfterFailure} marks a failed close (only if SQLite's last close
-   * left no {@code -wal} file), if an open marker is there, this open's ({@link #markOpen}) or a
-   * crashed process's. A store closed cleanly before the failed open has none, and gets none: the
-   * next open does not recover it as after a crash.
+   * After an open that failed once SQLite had opened the database and {@link #reconcileId} had
+   * found it this store's, whose connection is closed now: marks it as
+   * {@link #markClosedAfterFailure} marks a failed close (only if SQLite's last close left no
+   * {@code -wal} file), if an open marker is there, this open's ({@link #markOpen}) or a crashed
+   * process's. A store closed cleanly before the failed open has none, and gets none: the next open
+   * does not recover it as after a crash. Not for a file not found to be this store's: the
+   * {@code -wal} file SQLite's close checkpointed went into that file, and the marker must go on
+   * saying that the store's own file lacks it.
    */
   void markFailedOpen() {
     if (Files.exists(layout.open())) {

@@ -182,8 +182,12 @@ public final class StoreOpener {
     Connection connection = null;
     DiskSync walSync = null;
     Store store = null;
+    boolean ours = false;
     try {
       WalCheck.refuseDamaged(schema.what(), layout);
+      if (files.expectsId()) {
+        files.refuseForeign(idInDatabaseFile(db));
+      }
       connection = sqliteDataSource(db, false, false).getConnection();
       String mode = pragma(connection, "journal_mode");
       if (!"wal".equalsIgnoreCase(mode)) {
@@ -206,6 +210,7 @@ public final class StoreOpener {
       }
       // Before the migration, which would turn an emptied file into a fresh journal.
       String newId = files.reconcileId(Meta.getIfPresent(connection, schema.metaTable(), Meta.JOURNAL_ID));
+      ours = true;
       Migrator migrator = new Migrator(Dialect.SQLITE, schema, clock);
       int version = migrator.migrate(connection);
       if (newId != null) {
@@ -231,12 +236,14 @@ public final class StoreOpener {
           StorageSize.ofFiles(db, layout.wal())));
     } catch (SQLException | IdempotencyException | RuntimeException | Error e) {
       closeQuietly(store, walSync, connection);
-      if (connection != null) {
+      if (connection != null && ours) {
         // SQLite opened the file, so its close just now was its last: it may have checkpointed the
         // -wal file (this open's commits, or a crashed process's) into the database and removed
         // it, under an open marker (this open's, or the crashed process's) that says the -wal file
         // holds commits. Left so, every later open, of any version, is refused as one whose
         // acknowledged commits were lost. Marked as a failed close is, while the locks are held.
+        // Only for the store's own file: checkpointed into another one (refused as not this
+        // store's, or as emptied), those commits are not in the file the marker speaks for.
         try {
           files.markFailedOpen();
         } catch (RuntimeException markFailed) {
@@ -245,6 +252,26 @@ public final class StoreOpener {
       }
       closeQuietly(files);
       throw openFailure(db, e);
+    }
+  }
+
+  /**
+   * The store id in the database file's own pages, read as immutable (no lock taken, nothing
+   * written, the {@code -wal} file not read); null if it has none or it cannot be read so (SQLite's
+   * read-write open then decides, as before). For {@link EmbeddedFiles#refuseForeign}.
+   */
+  private String idInDatabaseFile(Path db) {
+    try {
+      if (Files.size(db) == 0) {
+        return null;
+      }
+      try (Connection c = sqliteDataSource(db, true, true).getConnection()) {
+        return Meta.getIfPresent(c, schema.metaTable(), Meta.JOURNAL_ID);
+      }
+    } catch (IOException | SQLException | RuntimeException e) {
+      LOG.debug("Idem {} {}: cannot read the id in the database file before opening it ({})", schema.what(), db,
+          e.toString());
+      return null;
     }
   }
 
