@@ -339,9 +339,11 @@ public final class SingleConnectionStore implements Store {
    */
   private <T> boolean execute(CommitWaiter<T> unit) {
     long mustBeDurable;
+    boolean ran = false;
     try {
       checkUsable(closedHow);
       unit.result = runAtomically(unit.work);
+      ran = true;
       if (unit.decide == null) {
         mustBeDurable = syncWritesVisibleTo(unit.row);
         if (sharedDatabase && !transactionHasWrites) {
@@ -353,6 +355,11 @@ public final class SingleConnectionStore implements Store {
         unit.wrote = executedSeq;
       }
     } catch (IdempotencyException | RuntimeException | Error e) {
+      if (ran && unit.decide != null) {
+        // The write's statements ran and its savepoint is released: it cannot be undone alone, and
+        // the next round would commit it while its caller is told it failed. Nothing commits now.
+        markBroken(e);
+      }
       unit.end(e);
       return true;
     }
