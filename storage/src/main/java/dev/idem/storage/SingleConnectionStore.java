@@ -159,6 +159,12 @@ public final class SingleConnectionStore implements Store {
   private final AtomicBoolean committing = new AtomicBoolean();
   private volatile long durableSeq;
   private volatile Throwable broken;
+  /**
+   * The highest sequence number a commit was asked for (set before the commit, under the statement
+   * lock). A write at or below it that is not durable while the store is broken was committed, or
+   * its commit's outcome is unknown: nothing rolls it back ({@link #awaitRound}).
+   */
+  private volatile long commitAskedSeq;
 
   /**
    * @param what the store in messages and its flusher thread's name ({@link Schema#what()})
@@ -432,8 +438,18 @@ public final class SingleConnectionStore implements Store {
     // broke the store since (the next group's statements run during the round's sync): told it
     // as a plain JournalException, a journal's begin would be explained as "nothing was sent"
     // and retried under a new key, while the next resume sends the durable record under the old
-    // one. A read, or a write not durable yet (it would be rolled back), is refused as before.
+    // one. A write a round committed, or asked to commit, that did not end durable (its commit,
+    // sync or file check failed: nothing rolls it back) is told its commit is unconfirmed, as that
+    // round's callers are. A read, or a write no commit covered (it will be rolled back), is
+    // refused as before.
     if (waiter.wrote == 0 || waiter.wrote > durableSeq) {
+      Throwable brokenBy;
+      if (waiter.wrote != 0 && (brokenBy = broken) != null && waiter.wrote <= commitAskedSeq) {
+        // (Or a round still syncing it, beside which the store broke: "unconfirmed" is true then too.)
+        throw new CommitUnconfirmedException(what + " " + name + " is unusable after a failed write (" + brokenBy
+            + "), and this write's commit is not confirmed: it was committed, or its commit failed, in a round"
+            + " whose sync or check did not succeed; the database may or may not hold it", brokenBy);
+      }
       failIfBroken();
     }
   }
@@ -777,6 +793,7 @@ public final class SingleConnectionStore implements Store {
               + " a file the app's connections share (expected once if they do, as in transactional mode)", what,
               name, switchToFull);
         }
+        commitAskedSeq = target;
         connection.commit();
         committed = true;
         transactionHasWrites = false;
