@@ -1064,6 +1064,8 @@ public final class SingleConnectionStore implements Store {
    * @throws JournalException if the last commit or closing the connection failed, or the database
    *     file was found removed or replaced (now or by an earlier commit round): then what was
    *     journaled since the open is not where the next open looks
+   * @throws RuntimeException or {@link Error} that the last commit round met (the store is broken,
+   *     its commit unconfirmed), once the store is closed all the same
    */
   @Override
   public void close(String how) throws IdempotencyException {
@@ -1079,6 +1081,7 @@ public final class SingleConnectionStore implements Store {
     } finally {
       unlockStatements();
     }
+    Throwable fatal = null;
     if (broken == null) {
       try {
         awaitDurable(target);
@@ -1086,6 +1089,12 @@ public final class SingleConnectionStore implements Store {
         failure = e;
       } catch (IdempotencyException e) {
         failure = new JournalException(what + " close of " + name + " failed: " + e.getMessage(), e);
+      } catch (RuntimeException | Error e) {
+        // The last round failed (an OutOfMemoryError in its file check, say): the closing steps
+        // below still run, or the flusher, the disk sync and the connection stay open under a
+        // store whose next close() returns at once. Thrown once they ran.
+        markBroken(e);
+        fatal = e;
       }
     }
     statementLock.lock();
@@ -1129,7 +1138,18 @@ public final class SingleConnectionStore implements Store {
     }
     // Also after a round that had nothing to commit, and after another failure: a close that
     // returns quietly tells the caller a reopen finds what was journaled, which it will not.
-    CommitUnconfirmedException gone = filesGone();
+    CommitUnconfirmedException gone;
+    try {
+      gone = filesGone();
+    } catch (RuntimeException | Error e) {
+      if (fatal == null) {
+        throw e;
+      }
+      if (e != fatal) {
+        fatal.addSuppressed(e);
+      }
+      gone = null;
+    }
     if (gone != null) {
       JournalException closeFailure = new JournalException(what + " close of " + name + ": "
           + gone.getCause().getMessage(), gone.getCause());
@@ -1137,6 +1157,12 @@ public final class SingleConnectionStore implements Store {
         closeFailure.addSuppressed(failure); // failed otherwise too; the lost files are what the caller must hear of
       }
       failure = closeFailure;
+    }
+    if (fatal != null) {
+      if (failure != null) {
+        fatal.addSuppressed(failure);
+      }
+      rethrow(fatal);
     }
     if (failure != null) {
       throw failure;
