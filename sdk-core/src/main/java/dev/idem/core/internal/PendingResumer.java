@@ -391,15 +391,37 @@ public final class PendingResumer {
           if (read == null) {
             stopped = true;  // the read failed: it is thrown below, and no lane takes more
           } else {
-            ahead = read;
-            allRead = read.isEmpty();  // a short page may have more after it (Journal's paged reads)
-            if (!read.isEmpty()) {
-              lastRead = read.get(read.size() - 1);
+            int arrived = firstArrivedAfterThePass(read);
+            ahead = arrived < 0 ? read : List.copyOf(read.subList(0, arrived));
+            // A short page may have more after it (Journal's paged reads): only an empty one ends
+            // the pass, or one that reached what became due after the pass began (below).
+            allRead = read.isEmpty() || arrived >= 0;
+            if (!ahead.isEmpty()) {
+              lastRead = ahead.get(ahead.size() - 1);
             }
           }
           notifyAll();
         }
       }
+    }
+
+    /**
+     * Where in {@code page} the operations that became due after this pass's instant begin (begun,
+     * enqueued or re-driven since: a PENDING operation with no next attempt time is due from its
+     * last change), or -1. Pages are in the order of when each became due (own leases first), so
+     * all that follow it did too. The pass stops there: under steady traffic each page read found
+     * what the app had begun while the last was resumed, and a pass that reads on to an empty page
+     * never ended (its startup call never returned, close() waited out its grace); they are the
+     * app's calls and its outbox's to send, not a resume's.
+     */
+    private int firstArrivedAfterThePass(List<OperationRecord> page) {
+      for (int i = 0; i < page.size(); i++) {
+        OperationRecord r = page.get(i);
+        if (!DueRule.isOwnLease(r, settings.owner(), now) && DueRule.dueSince(r).isAfter(now)) {
+          return i;
+        }
+      }
+      return -1;
     }
 
     /** No operation is handed out after this: the rest stay in the journal for the next resume. */
