@@ -425,7 +425,8 @@ public final class StoreOpener {
     int version = 0;
     try (Connection c = dataSource.getConnection()) {
       dialect = dialectOf(c);
-      name = c.getMetaData().getURL();
+      // Once, here: the name is in toString(), every StoreErrors message and the health details.
+      name = JdbcUrls.shown(c.getMetaData().getURL());
       if (dialect == Dialect.POSTGRESQL) {
         refuseNonUtf8(c, name);
         migrator = new Migrator(dialect, schema, clock);
@@ -471,7 +472,7 @@ public final class StoreOpener {
     try {
       c = dataSource.getConnection();
       Dialect dialect = dialectOf(c);
-      String name = c.getMetaData().getURL();
+      String name = JdbcUrls.shown(c.getMetaData().getURL());
       if (dialect != Dialect.SQLITE) {
         c.setReadOnly(true);
         c.setTransactionIsolation(dialect == Dialect.POSTGRESQL ? Connection.TRANSACTION_REPEATABLE_READ
