@@ -11,6 +11,7 @@ import dev.idem.spring.internal.GuardFilter;
 import dev.idem.spring.internal.HandlerFailures;
 import dev.idem.spring.internal.Stores;
 import dev.idem.spring.server.IdempotencyCaller;
+import dev.idem.storage.JdbcUrls;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
@@ -80,7 +81,7 @@ public class IdemServerAutoConfiguration {
       Path file = Stores.sqliteFile(url);
       if (file == null) {
         throw new IllegalStateException("idem.server.store=datasource works on PostgreSQL and on a SQLite file; the"
-            + " app's DataSource is " + url);
+            + " app's DataSource is " + JdbcUrls.shown(url));
       }
       return JdbcIdempotencyStore.sqlite(file);
     }
