@@ -34,6 +34,16 @@ public record CapturedResponse(int status, Map<String, List<String>> headers, by
   }
 
   /**
+   * Status, header names and body size, as {@link GuardResponse}'s: never a header value, which may
+   * be a {@code Set-Cookie} session or a token the handler answers with, nor the body.
+   */
+  @Override
+  public String toString() {
+    return "CapturedResponse{" + status + ", headers=" + headers.keySet() + ", "
+        + (body == null ? "body over the cap" : body.length + " body bytes") + "}";
+  }
+
+  /**
    * A JSON response, as a handler returns one in transactional mode.
    *
    * @param status the HTTP status

@@ -1,5 +1,6 @@
 package dev.idem.server;
 
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.server.internal.SecretPathParameters;
 import java.io.IOException;
 import java.time.Duration;
@@ -82,6 +83,18 @@ public record GuardRequest(String method, String path, String rawQuery, String c
   public GuardRequest(String method, String path, String rawQuery, String contentType, List<String> keyHeaderValues,
       String caller, BodyReader body) {
     this(method, path, rawQuery, contentType, keyHeaderValues, caller, body, null);
+  }
+
+  /**
+   * Method, path, the query with the value of each credential it holds redacted
+   * ({@code RequestSnapshot.redactedQuery}), content type, caller, how many key values and the
+   * caller's timeout: never a raw query, which may carry {@code ?access_token=}.
+   */
+  @Override
+  public String toString() {
+    return "GuardRequest{" + method + " " + path + (rawQuery == null ? "" : "?" + RequestSnapshot.redactedQuery(rawQuery))
+        + ", contentType=" + contentType + ", " + keyHeaderValues.size() + " key value(s), caller=" + caller
+        + (callerTimeout == null ? "" : ", callerTimeout=" + callerTimeout) + "}";
   }
 
   /**
