@@ -54,10 +54,14 @@ public final class RequestSnapshot {
    * purpose: a false positive costs a header the transport must re-apply (or an explicit allow),
    * a false negative leaves a credential readable in a file for as long as the journal keeps it.
    * A name ending in {@code -key} is a secret too ({@link #isSecretByDefault(String)}): a fragment
-   * {@code key} would also match {@code X-Keyword} or {@code Monkey}.
+   * {@code key} would also match {@code X-Keyword} or {@code Monkey}. The short spellings of a
+   * password ({@code pwd}, {@code passwd}, {@code passphrase}), a bare {@code jwt}
+   * ({@code ?jwt=}, {@code X-JWT-Assertion}) and OAuth's {@code client-assertion} (a signed JWT
+   * that authenticates the client) are each a credential no other fragment names.
    */
   public static final List<String> DEFAULT_SECRET_NAME_PARTS =
-      List.of("api-key", "apikey", "token", "secret", "password", "session", "signature", "auth", "credential");
+      List.of("api-key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "session",
+          "signature", "auth", "credential", "jwt", "client-assertion");
 
   /**
    * Query (and path) parameter names that are secrets by their exact name (lower case), besides
@@ -82,8 +86,8 @@ public final class RequestSnapshot {
    */
   private static final Set<String> NESTED_SECRET_QUERY_PARAMETERS = Set.of(
       "access_token", "refresh_token", "id_token", "token", "auth_token", "api_key", "api-key", "apikey",
-      "client_secret", "secret", "password", "signature", "x-amz-signature", "x-amz-credential",
-      "x-amz-security-token", "x-goog-signature", "x-goog-credential");
+      "client_secret", "client_assertion", "secret", "password", "passwd", "pwd", "jwt", "signature",
+      "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential");
 
   /** A servlet container's session id in a path segment ({@code ;jsessionid=}). */
   private static final String JSESSIONID = "jsessionid";
@@ -105,7 +109,8 @@ public final class RequestSnapshot {
   /**
    * The default rule for secret names: the exact names of {@link #DEFAULT_SECRET_HEADERS}, plus any
    * name that contains one of {@link #DEFAULT_SECRET_NAME_PARTS} (so {@code X-Api-Key},
-   * {@code api_key}, {@code X-Auth-Token}, {@code X-Session-Id}, {@code password}...), plus any
+   * {@code api_key}, {@code X-Auth-Token}, {@code X-Session-Id}, {@code password}, {@code pwd},
+   * {@code X-JWT-Assertion}...), plus any
    * name that is {@code key} or ends in {@code -key} (or {@code _key}, {@code .key}: so
    * {@code Ocp-Apim-Subscription-Key}, {@code x-functions-key}, {@code DD-APPLICATION-KEY},
    * {@code X-Master-Key}, {@code access_key}). An idempotency key header is exempt:
@@ -187,7 +192,7 @@ public final class RequestSnapshot {
    * query, and its fragment's pairs): exact names only, any case: those
    * {@link #isSecretPathParameterByDefault(String)} names ({@code jsessionid}, {@code sig},
    * {@code key}) and well-known credential parameters ({@code access_token}, {@code refresh_token},
-   * {@code id_token}, {@code token}, {@code api_key}, {@code apikey}, {@code client_secret},
+   * {@code id_token}, {@code token}, {@code api_key}, {@code apikey}, {@code client_secret}, {@code jwt},
    * {@code secret}, {@code password}, {@code signature}, {@code X-Amz-Signature}...). Not the
    * substring rule of {@link #isSecretQueryParameterByDefault(String)}: a return URL's
    * {@code ?author=}, {@code ?oauth_provider=} or Stripe's {@code ?session_id={CHECKOUT_SESSION_ID}}
