@@ -1,5 +1,6 @@
 package dev.idem.spring.internal;
 
+import dev.idem.core.spi.RequestSnapshot;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.Enumeration;
 import java.util.Objects;
@@ -11,7 +12,9 @@ import java.util.function.Function;
  * Gateway's {@code AddRequestHeader}, Envoy's default {@code append}) leaves a client's value
  * first: read with {@code getHeader}, the client would name the tenant, and be replayed that
  * tenant's answers. So a second field line, or a comma (two values a proxy joined), makes the
- * caller unknown, as the guard treats a doubled {@code Idempotency-Key}. Thread-safe (stateless).
+ * caller unknown, as the guard treats a doubled {@code Idempotency-Key}. A header the secret rule
+ * names a credential is refused as the caller header: the caller is stored in clear. Thread-safe
+ * (stateless).
  */
 public final class CallerHeader implements Function<HttpServletRequest, String> {
   private final String name;
@@ -19,9 +22,20 @@ public final class CallerHeader implements Function<HttpServletRequest, String> 
   /**
    * @param name the header's name
    * @throws NullPointerException if name is null
+   * @throws IllegalArgumentException if the secret rule names the header a credential
+   *     ({@link RequestSnapshot#isSecretByDefault}: {@code X-Api-Key}, {@code Authorization},
+   *     {@code Cookie}...)
    */
   public CallerHeader(String name) {
     this.name = Objects.requireNonNull(name, "name");
+    // The caller is stored as given in every guard record (the caller column, `idem guard list`,
+    // a Claim in a log line): scoping keys by an API key this way would keep the key in clear.
+    if (RequestSnapshot.isSecretByDefault(name)) {
+      throw new IllegalArgumentException("idem.server.caller-header is " + name + ", a header Idem's secret rule"
+          + " names a credential: its value would be stored in clear as the caller of every guard record, and"
+          + " shown by `idem guard list` and in logs. Name a header that holds an account or tenant id, or"
+          + " declare an IdempotencyCaller bean that maps the credential to its tenant (docs/spring.md)");
+    }
   }
 
   /**

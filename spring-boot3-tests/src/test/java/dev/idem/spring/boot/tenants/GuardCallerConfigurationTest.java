@@ -17,6 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -28,8 +30,8 @@ import org.springframework.mock.web.MockHttpServletResponse;
 /**
  * How the starter's guard learns the caller: the app's {@link IdempotencyCaller} bean (a null
  * answer refuses a keyed request), one WARN when keyed requests come with no principal and no
- * configured caller, and the startup failures for a caller given twice or a header that is no
- * header name. The guard filter is driven directly, as the container would, on a guarded route.
+ * configured caller, and the startup failures for a caller given twice, a credential as the
+ * caller header, or a header that is no header name. The guard filter is driven directly, as the container would, on a guarded route.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class GuardCallerConfigurationTest {
@@ -138,6 +140,18 @@ class GuardCallerConfigurationTest {
       assertNotNull(context.getStartupFailure(), "'X Tenant' started the app");
       String m = messages(context.getStartupFailure());
       assertTrue(m.contains("idem.server.caller-header"), m);
+    });
+  }
+
+  /** The caller is stored in clear in every record: a credential header must not be it. */
+  @ParameterizedTest
+  @ValueSource(strings = {"X-Api-Key", "Authorization", "Cookie", "X-Auth-Token"})
+  void aCallerHeaderTheSecretRuleNamesFailsTheStartup(String header, @TempDir Path dir) {
+    runner.withPropertyValues("idem.directory=" + dir, "idem.server.caller-header=" + header).run(context -> {
+      assertNotNull(context.getStartupFailure(), header + " as the caller header started the app");
+      String m = messages(context.getStartupFailure());
+      assertTrue(m.contains("idem.server.caller-header is " + header) && m.contains("credential")
+          && m.contains("IdempotencyCaller"), m);
     });
   }
 
