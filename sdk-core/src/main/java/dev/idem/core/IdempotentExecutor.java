@@ -182,6 +182,11 @@ public final class IdempotentExecutor implements AutoCloseable {
       public ExecutorLifecycle lifecycle(IdempotentExecutor executor) {
         return executor.lifecycle;
       }
+
+      @Override
+      public SecretFilter secrets(IdempotentExecutor executor) {
+        return executor.secrets;
+      }
     });
   }
 
@@ -1038,6 +1043,11 @@ public final class IdempotentExecutor implements AutoCloseable {
     Operation operation = withKey(requested);
     InputChecks.check(operation);
     secrets.checkUri(operation.request().uri(), operation.id().operation());
+    if (!SecretFilter.isUntaggedName(operation.id().operation())) {
+      // An untagged call's form body is its adapter's to judge: it passes such a call through
+      // unjournaled (AdapterSupport.passesUntaggedUnjournaled) rather than fail a call the app never marked.
+      secrets.checkFormBody(operation.request(), operation.id().operation());
+    }
     RequestSnapshot persisted = secrets.persistable(operation.request());
     return new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant(), queued);

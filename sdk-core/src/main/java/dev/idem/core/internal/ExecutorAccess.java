@@ -60,4 +60,7 @@ public abstract class ExecutorAccess {
 
   /** {@code executor}'s lifecycle, for {@code CallCancel}: its per-call cancel marks. */
   public abstract ExecutorLifecycle lifecycle(IdempotentExecutor executor);
+
+  /** {@code executor}'s secret rule, with the app's allowances: for an adapter's untagged calls. */
+  public abstract SecretFilter secrets(IdempotentExecutor executor);
 }

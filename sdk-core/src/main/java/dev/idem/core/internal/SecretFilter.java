@@ -4,6 +4,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transition;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -291,5 +292,59 @@ public final class SecretFilter {
         + " and query included) would be journaled in clear; nothing was journaled or sent. Send it in a header"
         + " that the app's transport adds on every attempt, or allow it with"
         + " IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + found.name() + "\"))");
+  }
+  /**
+   * The first credential in a form body ({@code application/x-www-form-urlencoded}, any case,
+   * parameters ignored), by the rule and the allowances {@link #checkUri} reads the query by: a
+   * form body is a query string by grammar ({@code client_secret=}, {@code password=}), and it is
+   * journaled whole as the URI is. Null for any other body, or a form body without one.
+   */
+  public UrlCredentials.Finding findInFormBody(String contentType, byte[] body) {
+    if (body == null || body.length == 0 || contentType == null || !isForm(contentType)) {
+      return null;
+    }
+    // ISO-8859-1 maps each byte to one char: the walk reads names and percent escapes, which are
+    // ASCII, and decodes escapes as UTF-8 itself; no byte sequence can fail to decode.
+    return urls.findInQuery(new String(body, StandardCharsets.ISO_8859_1));
+  }
+
+  /**
+   * Refuses a request whose form body holds a field the query's rule names a credential
+   * ({@link #findInFormBody(String, byte[])}): journaled whole, the body would keep it in clear, and a journaled
+   * body is what a resume sends, so it cannot be rewritten either.
+   *
+   * @throws IllegalArgumentException naming the field (never its value) and the way out
+   */
+  public void checkFormBody(RequestSnapshot request, String operation) {
+    if (request.bodyLength() == 0 || !request.contentType().map(SecretFilter::isForm).orElse(false)) {
+      return; // no copy of a body that is not a form
+    }
+    UrlCredentials.Finding found = findInFormBody(request.contentType().get(), request.body());
+    if (found == null) {
+      return;
+    }
+    String what = found.kind() == UrlCredentials.Finding.Kind.QUERY_PARAMETER
+        ? "looks like a credential" : "holds a URL that carries a credential, or one too deeply nested to check";
+    throw new IllegalArgumentException("operation " + operation + ": form body field '" + found.name() + "' "
+        + what + ", and the request body would be journaled in clear; nothing was journaled or sent. Send it in a"
+        + " header that the app's transport adds on every attempt (an OAuth client's client_secret_basic"
+        + " Authorization, for one), send the request untagged (it then goes out unjournaled), or allow it with"
+        + " IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + found.name() + "\"))");
+  }
+
+  /**
+   * Whether {@code operation} is a name the untagged policy gives ({@code untagged-post},
+   * {@code untagged-patch}: {@code AdapterSupport.untaggedName}), whose form body
+   * {@link #checkFormBody} leaves to the adapter.
+   */
+  public static boolean isUntaggedName(String operation) {
+    return operation.equals("untagged-post") || operation.equals("untagged-patch");
+  }
+
+  /** Whether a Content-Type is {@code application/x-www-form-urlencoded}, whatever its parameters. */
+  private static boolean isForm(String contentType) {
+    int semi = contentType.indexOf(';');
+    String type = (semi < 0 ? contentType : contentType.substring(0, semi)).trim();
+    return type.equalsIgnoreCase("application/x-www-form-urlencoded");
   }
 }

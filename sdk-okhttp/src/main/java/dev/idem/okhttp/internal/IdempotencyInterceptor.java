@@ -1,6 +1,7 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.OperationFailedException;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import dev.idem.core.spi.adapter.Settlement;
 import dev.idem.okhttp.IdempotencyResult;
@@ -53,7 +54,8 @@ public final class IdempotencyInterceptor implements Interceptor {
       return FollowUps.proceed(chain, request, support);
     }
     IdempotentOperation op = request.tag(Tags.OPERATION);
-    if (op == null) {
+    boolean untagged = op == null;
+    if (untagged) {
       Optional<String> name = support.untaggedOperationName(request.method(), request.url().encodedPath());
       if (name.isEmpty()) {
         return chain.proceed(request);
@@ -61,6 +63,14 @@ public final class IdempotencyInterceptor implements Interceptor {
       op = IdempotentOperation.of(name.get());
     }
     PreparedCall call = PreparedCall.of(request, op, support, maxBodyBytes);
+    if (untagged) {
+      RequestSnapshot snapshot = call.operation().request();
+      if (support.passesUntaggedUnjournaled(snapshot.contentType().orElse(null), snapshot.body())) {
+        // A form body with a credential (an OAuth token call): out once, unjournaled, as under
+        // PASS_THROUGH; the bytes read above, since a stream-backed body was consumed by the read.
+        return chain.proceed(request.newBuilder().method(request.method(), call.body()).build());
+      }
+    }
     ChainTransport transport = new ChainTransport(chain, call, support, call.attemptTimeout(support));
     try {
       Settlement settled;

@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Supplier;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
 import org.springframework.http.RequestEntity;
 
 /**
@@ -71,6 +72,12 @@ final class ClientSupport {
     }
     // The path only: a query string may carry what the app considers secret.
     return rules.untaggedOperationName(method, uri.getRawPath());
+  }
+
+  /** See {@link dev.idem.core.spi.adapter.AdapterSupport#passesUntaggedUnjournaled}. */
+  boolean passesUntaggedUnjournaled(HttpHeaders headers, byte[] body) {
+    MediaType type = headers.getContentType();
+    return type != null && rules.passesUntaggedUnjournaled(type.toString(), body);
   }
 
   void checkBody(int length) throws IdempotencyException {

@@ -91,7 +91,9 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
       throws IOException {
     IdempotentCall call = IdempotentCall.from(request.getAttributes()).orElse(null);
     Optional<String> name = support.operationName(call, request.getMethod().name(), request.getURI());
-    if (name.isEmpty()) {
+    if (name.isEmpty() || (call == null && support.passesUntaggedUnjournaled(request.getHeaders(), body))) {
+      // The second: an untagged form body with a credential (an OAuth token call), which the
+      // executor would refuse to journal: out once, unjournaled, as under PASS_THROUGH.
       return execution.execute(request, body);
     }
     support.checkBody(body.length);

@@ -151,6 +151,24 @@ public final class AdapterSupport {
   }
 
   /**
+   * Whether an untagged call that {@link #untaggedOperationName} keyed (under
+   * {@link UntaggedPolicy#FRESH_KEY}) must go out as under {@code PASS_THROUGH} instead: its form
+   * body ({@code application/x-www-form-urlencoded}) holds a field the executor's query rule names
+   * a credential (an OAuth token request's {@code client_secret=}, a password grant's
+   * {@code password=}). The executor refuses to journal such a body, and refusing an untagged
+   * call the app never marked would break its token calls; unjournaled, the credential stays out
+   * of the journal as the call goes out once, as every untagged call does under
+   * {@code PASS_THROUGH}. A tagged call is refused instead ({@link IdempotentExecutor#execute}).
+   *
+   * @param contentType the request's Content-Type, or null
+   * @param body the request body, not changed
+   * @return true if the call must pass through unjournaled
+   */
+  public boolean passesUntaggedUnjournaled(String contentType, byte[] body) {
+    return ExecutorAccess.get().secrets(executor).findInFormBody(contentType, body) != null;
+  }
+
+  /**
    * The rule for a key header already on the request (see the class comment).
    *
    * @param headerValues the values of {@link #headerName()} on the request, possibly empty
