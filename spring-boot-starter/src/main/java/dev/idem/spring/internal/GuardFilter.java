@@ -63,8 +63,9 @@ import org.springframework.web.util.UrlPathHelper;
  * at most once per key; an unkeyed one runs unguarded).
  *
  * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
- * filter, which refuses it if the guard requires a key and otherwise passes it on untouched (its
- * body neither read nor limited), never through a transactional run.
+ * filter, which refuses it if the guard requires a key and otherwise passes it on (its body
+ * neither read nor limited), never through a transactional run; a transactional handler's request
+ * then runs in a plain Spring transaction of its own (see {@link TransactionalGuard}).
  *
  * <p>The caller, for key scope, is the app's (an {@code IdempotencyCaller} bean, or the header
  * {@code idem.server.caller-header} names) if it gave one, else the user principal's name,
@@ -222,7 +223,8 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     // required and else passes it on untouched, as for a lease-mode handler. A transactional run
     // would read its body into memory under the guard's cap (413 past it) for nothing.
     boolean transactional = g != null && g.transactional() && request.getHeader(g.guard().keyHeader()) != null;
-    if (transactional && g == routeGuard) {
+    if (g == routeGuard && g.transactional()) {
+      // Keyed or not, such a request runs in a transaction that ends when the handler returns.
       refuseAsynchronous(request);
     }
     if (g != null && !identifyCaller(g, request, response)) {
@@ -232,6 +234,13 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       chain.doFilter(request, response);
     } else if (transactional) {
       transactional(g, request, response, chain);
+    } else if (g.transactional()) {
+      // Unkeyed: its handler, written for transactional mode, still relies on a transaction for
+      // its writes (JPA writes nothing without one). The lease-mode filter refuses it if a key is
+      // required; else the handler runs in a plain transaction of its own, its body unread.
+      Object manager = Objects.requireNonNull(transactions.get(), "transactions");
+      g.filter().doFilter(request, response, (req, res) -> TransactionalGuard.runUnkeyed(g.guard(), manager,
+          maxBufferedBody, (HttpServletRequest) req, (HttpServletResponse) res, chain));
     } else {
       g.filter().doFilter(request, response, chain);
     }

@@ -27,6 +27,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.util.UrlPathHelper;
 
 /**
  * Transactional mode in a Spring app: the claim, the handler (the rest of the filter chain, whose
@@ -78,9 +79,90 @@ final class TransactionalGuard {
     return beans.getBeanProvider(PlatformTransactionManager.class).getIfAvailable();
   }
 
+  /**
+   * A request without a key to a transactional handler (one whose key is not required): nothing
+   * is claimed or stored, and its body is neither read nor limited, but its handler, written for
+   * transactional mode, still runs in a transaction, begun and committed as the guard's own would
+   * be (same manager, same settings): without one, a JPA handler's change would never be written,
+   * and a JdbcTemplate handler's writes would each commit alone. As in the keyed run, the answer
+   * is held until the commit (up to the same limit; past it, or for an answer that comes
+   * asynchronously, the transaction rolls back and the guard's 500 is sent), a failed commit is
+   * answered 503, and a handler that throws rolls it back, whether its exception goes on to the
+   * container or Spring MVC answered it (that answer is then sent).
+   */
+  static void runUnkeyed(IdempotencyGuard guard, Object manager, long bufferLimit, HttpServletRequest request,
+      HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
+    BufferedResponse res = new BufferedResponse(response, bufferLimit);
+    boolean[] returned = {false};
+    CapturedResponse answer;
+    try {
+      answer = template(manager).execute(status -> {
+        HandlerFailures.watch(request);
+        try {
+          chain.doFilter(request, res);
+        } catch (IOException | ServletException | RuntimeException e) {
+          if (res.overflowed()) {
+            throw new TooLargeAnswer(res.limit(), e);
+          }
+          if (e instanceof RuntimeException r) {
+            throw r;
+          }
+          throw new ChainFailure(e);
+        }
+        if (request.isAsyncStarted()) {
+          throw new AsynchronousAnswer();
+        }
+        if (res.overflowed()) {
+          throw new TooLargeAnswer(res.limit(), null);
+        }
+        if (HandlerFailures.thrown(request) != null) {
+          // Spring MVC answered the handler's exception: its half-done writes must not commit.
+          status.setRollbackOnly();
+        }
+        returned[0] = true;
+        return res.captured();
+      });
+    } catch (TooLargeAnswer e) {
+      LOG.error("The transactional handler of {} {} (no key) wrote an answer over the {} bytes held until its"
+          + " transaction commits (idem.server.max-buffered-body-bytes); rolled back, answering 500",
+          request.getMethod(), UrlPathHelper.defaultInstance.getPathWithinApplication(request), e.limit, e.getCause());
+      IdempotencyFilter.send(request, response, guard.failedResponse());
+      return;
+    } catch (AsynchronousAnswer e) {
+      LOG.error("The transactional handler of {} {} (no key) answered asynchronously: its transaction ends when"
+          + " the handler returns. Rolled back, answering 500; use lease mode for this handler",
+          request.getMethod(), UrlPathHelper.defaultInstance.getPathWithinApplication(request));
+      abandonAsync(request);
+      IdempotencyFilter.send(request, response, guard.failedResponse());
+      completeAsync(request);
+      return;
+    } catch (ChainFailure e) {
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
+      throw (ServletException) e.getCause();
+    } catch (RuntimeException e) {
+      if (!returned[0]) {
+        throw e;
+      }
+      // The commit failed (TransactionException, or JPA's translated DataAccessException).
+      LOG.warn("The transaction of an unkeyed request to a transactional handler did not commit; answering 503", e);
+      IdempotencyFilter.send(request, response, guard.unavailableResponse());
+      return;
+    }
+    res.addCookiesTo(response);
+    IdempotencyFilter.send(request, response,
+        new GuardResponse(answer.status(), answer.headers(), answer.body() == null ? new byte[0] : answer.body()));
+  }
+
+  /** The transaction the guard begins for a transactional handler's request, keyed or not. */
+  private static TransactionTemplate template(Object manager) {
+    return new TransactionTemplate((PlatformTransactionManager) manager);
+  }
+
   static void run(IdempotencyGuard guard, IdempotencyFilter filter, DataSource ds, Object manager, long bufferLimit,
       HttpServletRequest request, HttpServletResponse response, FilterChain chain) throws IOException, ServletException {
-    TransactionTemplate tx = new TransactionTemplate((PlatformTransactionManager) manager);
+    TransactionTemplate tx = template(manager);
     GuardRequest guardRequest = filter.guardRequest(request);
     GuardResponse answer;
     // Made here so that the cookies of a handler that ran can be added after the commit.
