@@ -81,6 +81,18 @@ public final class Claim {
     return leaseLost;
   }
 
+  /**
+   * Whether a result with this status is stored under this claim, or releases it, as the storage
+   * policy of its route (else the guard's) decides. A transactional run that owns its transaction
+   * rolls it back on a release, so that the commit's callbacks do not run for work undone.
+   *
+   * @param status an HTTP status
+   * @return true if such a result is stored and replayed, false if it releases the claim
+   */
+  public boolean stores(int status) {
+    return storagePolicy.stores(status);
+  }
+
   String route() {
     return p.route();
   }

@@ -41,7 +41,11 @@ import org.springframework.web.util.UrlPathHelper;
  * takes them with the claim; a failure of that flush is answered as the commit's would be. A
  * handler that throws rolls everything back: an exception Spring MVC left unanswered goes on to
  * the container, and the answer Spring MVC made of one ({@link HandlerFailures}) is sent but
- * not stored, so that the retry runs the handler again.
+ * not stored, so that the retry runs the handler again. A released answer rolls back the
+ * transaction when the guard began it (not only to the guard's savepoint), so that nothing the
+ * handler left for the commit (a before-commit listener's insert, an after-commit callback) runs.
+ * In a transaction the guard joined, it can undo only its savepoint: what the handler registered
+ * with the transaction runs when its owner commits.
  *
  * <p>The answer is held in memory until the commit, up to a limit
  * ({@code idem.server.max-buffered-body-bytes}, 8 MiB by default; what is stored is capped
@@ -183,7 +187,10 @@ final class TransactionalGuard {
         }
         Connection c = DataSourceUtils.getConnection(ds);
         try {
+          Claim[] claimed = {null};
+          CapturedResponse[] handled = {null};
           GuardResponse answered = guard.joinTransaction(c, guardRequest, (conn, claim, body) -> {
+            claimed[0] = claim;
             HttpServletRequest req = IdempotencyFilter.withBody(request, body);
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
@@ -219,8 +226,17 @@ final class TransactionalGuard {
               throw new AnsweredFailure(res.captured(), thrown);
             }
             flush(status);
-            return res.captured();
+            handled[0] = res.captured();
+            return handled[0];
           });
+          if (claimed[0] != null && handled[0] != null && !claimed[0].stores(handled[0].status())
+              && status.isNewTransaction()) {
+            // Released: the guard rolled back to its savepoint, but a commit would still run what
+            // the handler left for it (a before-commit outbox insert, an after-commit message),
+            // once per retry. A joined transaction is the caller's to end: the savepoint is all
+            // the guard can undo there.
+            status.setRollbackOnly();
+          }
           returned[0] = true;
           return answered;
         } catch (IOException | SQLException e) {
