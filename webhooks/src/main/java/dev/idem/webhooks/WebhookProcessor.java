@@ -591,10 +591,7 @@ public final class WebhookProcessor implements AutoCloseable {
   private long runClaimed(ClaimedEvent e, boolean onWorker) {
     if (!e.payloadIntact()) {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
-      dead(e, InboxStore.DAMAGED,
-          "permanent: damaged payload, never handed to a handler; ask the provider to resend the event, or restore"
-              + " the inbox from a backup");
-      return NOT_PENDING;
+      return damaged(e);
     }
     if (e.attempts() > policy.maxAttempts()) {
       // Every run that records its outcome stops at maxAttempts: only one whose outcome was never
@@ -869,6 +866,35 @@ public final class WebhookProcessor implements AutoCloseable {
       Listeners.tell(listener, new WebhookActivity.DeadLettered(e.source(), e.eventType()));
     } else {
       stale(e);
+    }
+  }
+
+  /**
+   * A dead letter for the claimed copy's damage, unless a resend repaired the stored event since
+   * the claim (it was answered duplicate, so it is not sent again): then it is due again now.
+   *
+   * @return as {@link #run}
+   */
+  private long damaged(ClaimedEvent e) {
+    long now = clock.millis();
+    String decision = "permanent: damaged payload, never handed to a handler; ask the provider to resend the event,"
+        + " or restore the inbox from a backup";
+    switch (store.markDamaged(e, now, InboxStore.DAMAGED, decision)) {
+      case DEAD -> {
+        LOG.warn("webhook {}/{} of type '{}' is a dead letter after {} attempt(s): {} ({})", e.source(), e.eventId(),
+            e.eventType(), e.attempts(), InboxStore.DAMAGED, decision);
+        Listeners.tell(listener, new WebhookActivity.DeadLettered(e.source(), e.eventType()));
+        return NOT_PENDING;
+      }
+      case HANDED_BACK -> {
+        LOG.info("webhook {}/{} was repaired by a resend while this run held it damaged; it is due again",
+            e.source(), e.eventId());
+        return now;
+      }
+      default -> {
+        stale(e);
+        return NOT_PENDING;
+      }
     }
   }
 

@@ -165,17 +165,24 @@ public final class InboxStore implements AutoCloseable {
   public AcceptResult insert(String src, String id, String type, byte[] digest, List<byte[]> otherDigests,
       boolean idSigned, byte[] body, Long signedAtMs, long receivedAtMs) {
     byte[] checksum = EventChecksum.of(src, id, type, body);
-    String otherSql = otherDigests.isEmpty() ? null : "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest"
-        + " IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
-    String answeredSql = idSigned ? null : "SELECT 1 FROM " + SIG + " WHERE source = ? AND signature_digest"
+    String otherSql = otherDigests.isEmpty() ? null : "SELECT event_id FROM " + T + " WHERE source = ? AND"
+        + " signature_digest IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
+    String answeredSql = idSigned ? null : "SELECT event_id FROM " + SIG + " WHERE source = ? AND signature_digest"
         + " IN (?" + ", ?".repeat(otherDigests.size()) + ")";
     AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
-      if (otherSql != null && query(s, otherSql, ResultSet::next, digestParams(src, List.of(), otherDigests))) {
-        return AcceptResult.REPLAY;
+      if (otherSql != null) {
+        AcceptResult seen = seenSignature(s, query(s, otherSql, InboxStore::eventIds,
+            digestParams(src, List.of(), otherDigests)), src, id, checksum);
+        if (seen != NOT_SEEN) {
+          return seen;
+        }
       }
-      if (answeredSql != null && query(s, answeredSql, ResultSet::next, digestParams(src, List.of(digest),
-          otherDigests))) {
-        return AcceptResult.REPLAY;
+      if (answeredSql != null) {
+        AcceptResult seen = seenSignature(s, query(s, answeredSql, InboxStore::eventIds,
+            digestParams(src, List.of(digest), otherDigests)), src, id, checksum);
+        if (seen != NOT_SEEN) {
+          return seen;
+        }
       }
       if (update(s, "INSERT INTO " + T + " (source, event_id, event_type, signature_digest, body, signed_at,"
           + " received_at, state, next_attempt_at, body_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)"
@@ -183,9 +190,10 @@ public final class InboxStore implements AutoCloseable {
           checksum) == 1) {
         return AcceptResult.ACCEPTED;
       }
-      if (query(s, "SELECT 1 FROM " + T + " WHERE source = ? AND signature_digest = ?", ResultSet::next, src,
-          digest)) {
-        return AcceptResult.REPLAY;
+      AcceptResult seen = seenSignature(s, query(s, "SELECT event_id FROM " + T + " WHERE source = ? AND"
+          + " signature_digest = ?", InboxStore::eventIds, src, digest), src, id, checksum);
+      if (seen != NOT_SEEN) {
+        return seen;
       }
       // The id is known. What this delivery changes, if anything, is written in a unit of its own
       // (answerKnown): this one's promise is one statement, which keeps the first accept of an
@@ -197,6 +205,40 @@ public final class InboxStore implements AutoCloseable {
       return !idSigned || known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
     }));
     return r != null ? r : answerKnown(src, id, type, digest, idSigned, body, checksum, signedAtMs, receivedAtMs);
+  }
+
+  /** What {@link #seenSignature} answers for a signature no event holds: go on. */
+  private static final AcceptResult NOT_SEEN = null;
+
+  /**
+   * The answer to a delivery whose signature (or its copy under another secret) the events
+   * {@code holders} hold already: none, {@link #NOT_SEEN}; another event, a REPLAY. Only this very
+   * event, a REPLAY too (the delivery was answered before), unless the stored event fails its
+   * checksum and the delivery's content is what it was accepted with: that is the resend the
+   * damage's messages ask for, and where the scheme signs neither the event id nor a time (GitHub
+   * signs the body alone) it carries the accepted delivery's very signature. Then null as well, for
+   * {@link #insert} to hand it to {@link #answerKnown}, which repairs the event.
+   */
+  private AcceptResult seenSignature(SqlSession s, List<String> holders, String src, String id, byte[] checksum)
+      throws SQLException {
+    if (holders.isEmpty()) {
+      return NOT_SEEN;
+    }
+    for (String holder : holders) {
+      if (!id.equals(holder)) {
+        return AcceptResult.REPLAY;
+      }
+    }
+    Known known = query(s, KNOWN, Known::read, src, id);
+    return known != null && known.repairedBy(src, id, checksum) ? NOT_SEEN : AcceptResult.REPLAY;
+  }
+
+  private static List<String> eventIds(ResultSet rs) throws SQLException {
+    List<String> ids = new ArrayList<>(1);
+    while (rs.next()) {
+      ids.add(rs.getString(1));
+    }
+    return ids;
   }
 
   /** The parameters of a read of a source's signatures: the source, then {@code first}, then {@code more}. */
@@ -254,8 +296,12 @@ public final class InboxStore implements AutoCloseable {
 
     /** Whether {@link #answerKnown} would change anything for this delivery. */
     boolean changedBy(String src, String id, byte[] deliveryChecksum, Long deliverySignedAtMs) {
-      return signedEarlierThan(deliverySignedAtMs)
-          || (checksum != null && answer(deliveryChecksum) == AcceptResult.DUPLICATE && damaged(src, id));
+      return signedEarlierThan(deliverySignedAtMs) || repairedBy(src, id, deliveryChecksum);
+    }
+
+    /** Whether a delivery with {@code deliveryChecksum} is the content it was accepted with, while it is damaged. */
+    boolean repairedBy(String src, String id, byte[] deliveryChecksum) {
+      return checksum != null && answer(deliveryChecksum) == AcceptResult.DUPLICATE && damaged(src, id);
     }
   }
 
@@ -464,9 +510,63 @@ public final class InboxStore implements AutoCloseable {
     return finish(e, now, InboxState.PENDING, null, nextAt, delayMs, error, "retry", decision);
   }
 
-  /** A permanent failure or attempts spent: DEAD. False if the lease had moved on. */
+  /**
+   * A permanent failure or attempts spent: DEAD. False if the lease had moved on. A dead letter for
+   * damage ({@code error} starting with {@link #DAMAGED}) is {@link #markDamaged}: true too if a
+   * resend repaired the event since its claim and it is handed back instead.
+   */
   public boolean markDead(ClaimedEvent e, long now, String error, String decision) {
+    if (error != null && error.startsWith(DAMAGED)) {
+      return markDamaged(e, now, error, decision) != DamagedRun.STALE;
+    }
     return finish(e, now, InboxState.DEAD, now, null, null, error, "dead", decision);
+  }
+
+  /** What {@link #markDamaged} did with a run whose claimed copy of the event failed its checksum. */
+  public enum DamagedRun {
+    /** A dead letter for the damage. */
+    DEAD,
+    /** A resend repaired the stored event after the claim: PENDING again, due now, the attempt not counted. */
+    HANDED_BACK,
+    /** The lease had moved on: nothing changed. */
+    STALE
+  }
+
+  /**
+   * A run whose claimed copy of the event fails its checksum: a dead letter, but only if the stored
+   * type and payload are still the ones claimed, checked in the dead letter's own UPDATE. A resend
+   * that arrived during the claim ({@link #answerKnown}) replaced them with what the checksum was
+   * taken over and was answered duplicate, so its sender will not send it again: the event is handed
+   * back due now, uncounted, as {@link #release} does, for its next claim to run it.
+   */
+  public DamagedRun markDamaged(ClaimedEvent e, long now, String error, String decision) {
+    return write(List.of(e.source(), e.eventId()), s -> {
+      if (update(s, "UPDATE " + T + " SET state = 'DEAD', finished_at = ?, last_error = ?, lease_owner = NULL,"
+          + " lease_until = NULL WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?"
+          + " AND event_type = ? AND body = ?", now, StoredText.of(error, MAX_ERROR), e.source(), e.eventId(),
+          e.generation(), e.eventType(), e.body()) == 1) {
+        endAttempt(s, e, now, "dead", error, decision);
+        return DamagedRun.DEAD;
+      }
+      String repaired = NOT_COUNTED + "a resend repaired the stored event after this run claimed it damaged";
+      if (update(s, "UPDATE " + T + " SET state = 'PENDING', next_attempt_at = ?," + UNCOUNT
+          + " lease_owner = NULL, lease_until = NULL"
+          + " WHERE source = ? AND event_id = ? AND state = 'PROCESSING' AND lease_generation = ?",
+          now, e.source(), e.eventId(), e.generation()) == 1) {
+        endAttempt(s, e, now, "interrupted", null, repaired);
+        return DamagedRun.HANDED_BACK;
+      }
+      endAttempt(s, e, now, "stale", error, "lease lost before completion; nothing changed");
+      return DamagedRun.STALE;
+    });
+  }
+
+  /** Ends the attempt row of {@code e}'s run. */
+  private static void endAttempt(SqlSession s, ClaimedEvent e, long now, String outcome, String error,
+      String decision) throws SQLException {
+    update(s, "UPDATE " + A + " SET ended_at = ?, outcome = ?, error = ?, decision = ?"
+        + " WHERE source = ? AND event_id = ? AND run = ?", now, outcome, StoredText.of(error, MAX_ERROR),
+        StoredText.of(decision, MAX_DECISION), e.source(), e.eventId(), e.run());
   }
 
   /**
@@ -531,9 +631,12 @@ public final class InboxStore implements AutoCloseable {
    */
   public boolean release(ClaimedEvent e, long now, String decision) {
     // Every right-hand side reads the row as it was before this UPDATE, on both databases.
-    return handBack(e, now, NOT_COUNTED + decision, " attempts = attempts - 1,"
-        + " first_attempt_at = CASE WHEN attempts <= 1 THEN NULL ELSE first_attempt_at END,");
+    return handBack(e, now, NOT_COUNTED + decision, UNCOUNT);
   }
+
+  /** The SET clauses of a hand-back that does not count the run as an attempt. */
+  private static final String UNCOUNT = " attempts = attempts - 1,"
+      + " first_attempt_at = CASE WHEN attempts <= 1 THEN NULL ELSE first_attempt_at END,";
 
   /**
    * A run its processor's close cut short after it had run a long time: PENDING again, due now, but
