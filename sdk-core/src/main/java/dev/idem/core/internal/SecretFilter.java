@@ -295,9 +295,13 @@ public final class SecretFilter {
   }
   /**
    * The first credential in a form body ({@code application/x-www-form-urlencoded}, any case,
-   * parameters ignored), by the rule and the allowances {@link #checkUri} reads the query by: a
-   * form body is a query string by grammar ({@code client_secret=}, {@code password=}), and it is
-   * journaled whole as the URI is. Null for any other body, or a form body without one.
+   * parameters ignored): a field whose exact name holds one ({@code client_secret=},
+   * {@code password=}, {@code refresh_token=}: the names of a URL nested in a query,
+   * {@link RequestSnapshot#isSecretNestedQueryParameterByDefault}), or a URL in a value carrying
+   * one, with the allowances {@link #checkUri} reads the query by. Exact names, not the query's
+   * substring rule: a payment API's form body (Stripe's) names fields freely
+   * ({@code metadata[author]}, {@code metadata[session_id]}), and those must not be refused. Null
+   * for any other body, or a form body without one.
    */
   public UrlCredentials.Finding findInFormBody(String contentType, byte[] body) {
     if (body == null || body.length == 0 || contentType == null || !isForm(contentType)) {
@@ -305,7 +309,7 @@ public final class SecretFilter {
     }
     // ISO-8859-1 maps each byte to one char: the walk reads names and percent escapes, which are
     // ASCII, and decodes escapes as UTF-8 itself; no byte sequence can fail to decode.
-    return urls.findInQuery(new String(body, StandardCharsets.ISO_8859_1));
+    return urls.findInFormFields(new String(body, StandardCharsets.ISO_8859_1));
   }
 
   /**

@@ -162,6 +162,23 @@ public final class UrlCredentials {
     return walk.found;
   }
 
+  /**
+   * The first credential in a form body's {@code name=value} pairs, or null: a field whose exact
+   * name holds one ({@link #isSecretNestedName}: {@code client_secret}, {@code password},
+   * {@code refresh_token}...), or a URL nested in a value that carries one.
+   */
+  public Finding findInFormFields(String formBody) {
+    if (formBody == null || formBody.isEmpty()) {
+      return null;
+    }
+    Walk walk = new Walk(formBody, false);
+    // Read as a nested URL's query is: by exact names (access_token=, client_secret=, password=).
+    // A payment API's form body (Stripe's) names fields freely, metadata[author]=, metadata[session_id]=,
+    // account_token=, which the query's substring rule would refuse on every call.
+    walk.pairs(0, formBody.length(), 1);
+    return walk.found;
+  }
+
   /** The first credential in a raw query (its parameters, or a URL nested in a value), or null. */
   public Finding findInQuery(String rawQuery) {
     if (rawQuery == null || rawQuery.isEmpty()) {
