@@ -43,7 +43,7 @@ public final class InboxStore implements AutoCloseable {
       "dev/idem/webhooks/migrations/", "idem_webhook_schema_version", "idem_webhook_meta", Schema.Adoption.NONE);
   private static final String T = "idem_webhook_inbox";
   private static final String A = "idem_webhook_attempts";
-  /** The signatures of deliveries answered for a known event, where the id is unsigned ({@link #answerKnown}). */
+  /** The signatures of deliveries answered for a known event, where the id is unsigned ({@link #insert}). */
   private static final String SIG = "idem_webhook_signatures";
   // The lengths the migrations give the free-text columns written from a run's outcome: PostgreSQL
   // refuses a longer value (SQLite would keep it), and the write recording the outcome with it. It
@@ -147,12 +147,15 @@ public final class InboxStore implements AutoCloseable {
    * damaged payload, and an event made a dead letter for that damage is due again, answered
    * ACCEPTED.
    *
-   * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * <p>Where the scheme does not sign the event id, the signature of a delivery answered for a
-   * known event (DUPLICATE or CONFLICT) is remembered too ({@link #answerKnown}), and each delivery
-   * looks for its signatures among those first: one indexed read more per delivery, for such a
-   * source only. A replay of a provider's re-signed retry under a new id is then refused like a
-   * replay of the accepted delivery.
+   * known event (DUPLICATE or CONFLICT) is remembered too ({@code idem_webhook_signatures}, with
+   * its signed time and the event's id), and each delivery looks for its signatures among those
+   * first: one indexed read more per delivery, for such a source only. A replay of a provider's
+   * re-signed retry under a new id is then refused like a replay of the accepted delivery. It is
+   * remembered in the same unit (transaction) that finds the id known, before any answer: written
+   * later, a copy of the delivery under a new id could come in between and be accepted. A new
+   * event's accept never writes it; {@link #purgeDone} removes it once its signed time is outside
+   * the window, or, without one, with its event.
    *
    * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * @param otherDigests what the same signed content was stored as under the other configured
@@ -195,16 +198,25 @@ public final class InboxStore implements AutoCloseable {
       if (seen != NOT_SEEN) {
         return seen;
       }
-      // The id is known. What this delivery changes, if anything, is written in a unit of its own
-      // (answerKnown): this one's promise is one statement, which keeps the first accept of an
-      // event without a savepoint.
+      // The id is known. What this delivery changes of the event, if anything, is written in a
+      // unit of its own (answerKnown): this one's promise is one statement, which keeps the first
+      // accept of an event without a savepoint.
       Known known = query(s, KNOWN, Known::read, src, id);
       if (known == null) {
         return AcceptResult.DUPLICATE; // purged since the insert's conflict: it was DONE
       }
-      return !idSigned || known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
+      AcceptResult answer = known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
+      if (!idSigned) {
+        // Remembered here, with the decision that the delivery is this known event's, not in
+        // answerKnown's later unit: in between, a copy of it under a new id found no signature
+        // and was accepted as a new event. The unit's only write that can change anything (the
+        // INSERT above changed nothing), and its last statement, so the promise holds.
+        update(s, "INSERT INTO " + SIG + " (source, signature_digest, event_id, signed_at) VALUES (?, ?, ?, ?)"
+            + " ON CONFLICT DO NOTHING", src, digest, id, signedAtMs);
+      }
+      return answer;
     }));
-    return r != null ? r : answerKnown(src, id, type, digest, idSigned, body, checksum, signedAtMs, receivedAtMs);
+    return r != null ? r : answerKnown(src, id, type, body, checksum, signedAtMs, receivedAtMs);
   }
 
   /** What {@link #seenSignature} answers for a signature no event holds: go on. */
@@ -306,15 +318,9 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
-   * A delivery of an event already stored, which changes it ({@link Known#changedBy}), or any such
-   * delivery where the event id is not signed. The event is read again in this write (it may have
-   * changed since the insert's read).
-   *
-   * <p>Where the event id is not signed, the delivery's signature is remembered ({@code
-   * idem_webhook_signatures}, with its signed time and the event's id), since a copy of it under a
-   * new id would otherwise pass as a new event: {@link #insert} looks there too. Written only
-   * here, never on a new event's accept; {@link #purgeDone} removes it once its signed time is
-   * outside the window, or, without one, with its event.
+   * A delivery of an event already stored, which changes it ({@link Known#changedBy}). The event
+   * is read again in this write (it may have changed since the insert's read). Where the event id
+   * is not signed, the delivery's signature was remembered already, by {@link #insert}'s unit.
    *
    * <p>Its signed time, if later than the event's, becomes the event's: {@link #purgeDone} keeps
    * an event until the last delivery answered for it (DUPLICATE or CONFLICT included) is outside
@@ -330,16 +336,12 @@ public final class InboxStore implements AutoCloseable {
    * @return as {@link #insert}; ACCEPTED for a repaired event that is PENDING now (due again, or
    *     waiting already)
    */
-  private AcceptResult answerKnown(String src, String id, String type, byte[] digest, boolean idSigned, byte[] body,
-      byte[] checksum, Long signedAtMs, long now) {
+  private AcceptResult answerKnown(String src, String id, String type, byte[] body, byte[] checksum, Long signedAtMs,
+      long now) {
     return write(List.of(src, id), s -> {
       Known known = query(s, KNOWN, Known::read, src, id);
       if (known == null) {
         return AcceptResult.DUPLICATE; // purged meanwhile: it was DONE
-      }
-      if (!idSigned) {
-        update(s, "INSERT INTO " + SIG + " (source, signature_digest, event_id, signed_at) VALUES (?, ?, ?, ?)"
-            + " ON CONFLICT DO NOTHING", src, digest, id, signedAtMs);
       }
       if (known.signedEarlierThan(signedAtMs)) {
         update(s, "UPDATE " + T + " SET signed_at = ? WHERE source = ? AND event_id = ?", signedAtMs, src, id);
@@ -706,7 +708,7 @@ public final class InboxStore implements AutoCloseable {
    * accepted again. The signed time is the latest of every delivery answered for the event, a
    * re-signed retry answered DUPLICATE (or a CONFLICT) included ({@link #answerKnown}): a replay of
    * that retry would otherwise be accepted as a new event inside its window. The remembered
-   * signatures of answered deliveries ({@link #answerKnown}) go when signed before
+   * signatures of answered deliveries ({@link #insert}) go when signed before
    * {@code signedBeforeMs} (a replay of theirs is outside the window, whatever their event's
    * state), or, without a signed time, with their event.
    */
