@@ -121,6 +121,11 @@ public final class HeaderMaps {
     return Map.copyOf(table);
   }
 
+  /** The lower-case names of the fixed table of common header names. */
+  static Set<String> commonLowerCaseNames() {
+    return Set.copyOf(COMMON_NAMES.values());
+  }
+
   /** {@code name} in lower case; a common name's without a copy. */
   static String lowerCase(String name) {
     String known = COMMON_NAMES.get(name);

@@ -54,6 +54,16 @@ public final class SecretFilter {
    */
   private static final String LOCATION = "location";
   private static final String CONTENT_LOCATION = "content-location";
+  /**
+   * The common header names ({@link HeaderMaps}' fixed table: {@code content-type}, {@code date},
+   * {@code idempotency-key}...) that the default rule does not name, found by that rule itself
+   * once. Every name of every journaled request and response goes through {@link #isSecretHeader},
+   * and most are these: a set lookup answers what the rule's fourteen substring scans would (a
+   * profile of one in-memory call put the rule at a tenth of Idem's own work).
+   */
+  private static final Set<String> COMMON_NOT_SECRET = HeaderMaps.commonLowerCaseNames().stream()
+      .filter(n -> !RequestSnapshot.isSecretByDefault(n))
+      .collect(Collectors.toUnmodifiableSet());
   private final Set<String> added;
   private final Set<String> allowedHeaders;
   private final UrlCredentials urls;
@@ -97,6 +107,9 @@ public final class SecretFilter {
     String n = name.toLowerCase(Locale.ROOT);
     if (added.contains(n)) {
       return true;
+    }
+    if (COMMON_NOT_SECRET.contains(n)) {
+      return false;
     }
     return !allowedHeaders.contains(n) && RequestSnapshot.isSecretByDefault(n);
   }
