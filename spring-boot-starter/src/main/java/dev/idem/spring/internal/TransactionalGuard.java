@@ -101,25 +101,7 @@ final class TransactionalGuard {
     CapturedResponse answer;
     try {
       answer = template(manager).execute(status -> {
-        HandlerFailures.watch(request);
-        try {
-          chain.doFilter(request, res);
-        } catch (IOException | ServletException | RuntimeException e) {
-          if (res.overflowed()) {
-            throw new TooLargeAnswer(res.limit(), e);
-          }
-          if (e instanceof RuntimeException r) {
-            throw r;
-          }
-          throw new ChainFailure(e);
-        }
-        if (request.isAsyncStarted()) {
-          throw new AsynchronousAnswer();
-        }
-        if (res.overflowed()) {
-          throw new TooLargeAnswer(res.limit(), null);
-        }
-        if (HandlerFailures.thrown(request) != null) {
+        if (runChain(request, res, chain) != null) {
           // Spring MVC answered the handler's exception: its half-done writes must not commit.
           status.setRollbackOnly();
         }
@@ -195,32 +177,7 @@ final class TransactionalGuard {
             if (claim != null) {
               req.setAttribute(Claim.ATTRIBUTE, claim);
             }
-            HandlerFailures.watch(req);
-            try {
-              chain.doFilter(req, res);
-            } catch (IOException | ServletException | RuntimeException e) {
-              // Whatever the write's failure became on its way out (a converter's exception, the
-              // container's), the cause is the cut answer.
-              if (res.overflowed()) {
-                throw new TooLargeAnswer(res.limit(), e);
-              }
-              if (e instanceof RuntimeException r) {
-                throw r;
-              }
-              throw new ChainFailure(e);
-            }
-            if (req.isAsyncStarted()) {
-              // The answer comes later, on another thread, after this transaction would have
-              // committed with an empty one.
-              throw new AsynchronousAnswer();
-            }
-            if (res.overflowed()) {
-              // The handler (or a PrintWriter, which swallows write failures and may have held
-              // the overflowing text until this check flushed it) went on as if its answer had
-              // been written.
-              throw new TooLargeAnswer(res.limit(), null);
-            }
-            Throwable thrown = HandlerFailures.thrown(req);
+            Throwable thrown = runChain(req, res, chain);
             if (thrown != null) {
               // A runtime exception, so that the guard and then Spring roll back the claim and the write.
               throw new AnsweredFailure(res.captured(), thrown);
@@ -310,6 +267,44 @@ final class TransactionalGuard {
     // None if the handler did not run (a replay, a conflict): the answer is the handler's only if it ran.
     res.addCookiesTo(response);
     IdempotencyFilter.send(request, response, answer);
+  }
+
+  /**
+   * Runs the rest of the filter chain (the handler) inside the transaction's callback, its answer
+   * held in {@code res}, and throws what must roll the transaction back: {@link TooLargeAnswer}
+   * for an answer over the buffer's limit, {@link AsynchronousAnswer} for one that comes after the
+   * handler returned, {@link ChainFailure} for a checked exception of the chain (a runtime one
+   * goes on as it is). The same for a keyed run and an unkeyed one, so that both roll back alike.
+   *
+   * @return the handler's exception that Spring MVC answered (its answer is in {@code res}), or
+   *     null if the handler did not throw
+   */
+  private static Throwable runChain(HttpServletRequest request, BufferedResponse res, FilterChain chain) {
+    HandlerFailures.watch(request);
+    try {
+      chain.doFilter(request, res);
+    } catch (IOException | ServletException | RuntimeException e) {
+      // Whatever the write's failure became on its way out (a converter's exception, the
+      // container's), the cause is the cut answer.
+      if (res.overflowed()) {
+        throw new TooLargeAnswer(res.limit(), e);
+      }
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new ChainFailure(e);
+    }
+    if (request.isAsyncStarted()) {
+      // The answer comes later, on another thread, after this transaction would have committed
+      // with an empty one.
+      throw new AsynchronousAnswer();
+    }
+    if (res.overflowed()) {
+      // The handler (or a PrintWriter, which swallows write failures and may have held the
+      // overflowing text until this check flushed it) went on as if its answer had been written.
+      throw new TooLargeAnswer(res.limit(), null);
+    }
+    return HandlerFailures.thrown(request);
   }
 
   /**
