@@ -58,9 +58,11 @@ import org.springframework.web.util.UrlPathHelper;
  * {@link IdempotencyGuard#joinTransaction}). Every other request passes untouched.
  *
  * <p>Handlers are looked up through the app's {@link RequestMappingHandlerMapping}s, only if some
- * handler carries the annotation, and for GET, HEAD and OPTIONS only if such a handler's mapping
- * takes one of them: a marked GET handler is guarded as a GET route is (a keyed request runs it
- * at most once per key; an unkeyed one runs unguarded).
+ * handler carries the annotation, and for GET, HEAD and OPTIONS only if a handler marked itself
+ * takes one of them: a GET handler marked itself is guarded as a GET route is (a keyed request
+ * runs it at most once per key; an unkeyed one runs unguarded). A mark on the controller class
+ * guards its handlers for the other methods only (POST, PUT, PATCH, DELETE): a class's reads
+ * would otherwise share the guard's records with its writes, a keyed GET answered a stale copy.
  *
  * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
  * filter, which refuses it if the guard requires a key and otherwise passes it on (its body
@@ -116,7 +118,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final String appCallerName;
   private final AtomicBoolean warnedAnonymous = new AtomicBoolean();
   private volatile boolean anyAnnotated = true;
-  /** Whether a marked handler's mapping takes GET, HEAD or OPTIONS (or any method). */
+  /** Whether the mapping of a handler marked itself takes GET, HEAD or OPTIONS (or any method). */
   private volatile boolean anySafeAnnotated = true;
 
   /**
@@ -176,16 +178,18 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   @Override
   public void afterSingletonsInstantiated() {
     boolean found = false;
-    boolean safe = false;
+    boolean safeMarked = false;
     for (RequestMappingHandlerMapping m : mappings.get()) {
       for (Map.Entry<RequestMappingInfo, HandlerMethod> e : m.getHandlerMethods().entrySet()) {
         HandlerMethod hm = e.getValue();
-        Idempotent a = annotation(hm);
+        Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
+        boolean takesSafe = methods.isEmpty() || methods.stream().anyMatch(x -> safe(x.name()));
+        boolean takesUnsafe = methods.isEmpty() || methods.stream().anyMatch(x -> !safe(x.name()));
+        Idempotent own = ownMark(hm);
+        Idempotent a = own != null ? own : takesUnsafe ? classMark(hm) : null;
         if (a != null) {
           found = true;
-          Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
-          safe |= methods.isEmpty() || methods.contains(RequestMethod.GET) || methods.contains(RequestMethod.HEAD)
-              || methods.contains(RequestMethod.OPTIONS);
+          safeMarked |= own != null && takesSafe;
           guarded(hm.getMethod(), a);
         }
         if (routeGuard.transactional()) {
@@ -197,7 +201,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       }
     }
     anyAnnotated = found;
-    anySafeAnnotated = safe;
+    anySafeAnnotated = safeMarked;
     factory.seal();
   }
 
@@ -269,7 +273,7 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
         return routeGuard;
       }
     }
-    boolean safe = method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS");
+    boolean safe = safe(method);
     if (!anyAnnotated || safe && !anySafeAnnotated) {
       return null;
     }
@@ -277,7 +281,10 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     if (hm == null) {
       return null;
     }
-    Idempotent a = annotation(hm);
+    Idempotent a = ownMark(hm);
+    if (a == null && !safe) {
+      a = classMark(hm);
+    }
     return a == null ? null : guarded(hm.getMethod(), a);
   }
 
@@ -359,9 +366,23 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     }
   }
 
-  private static Idempotent annotation(HandlerMethod hm) {
-    Idempotent a = AnnotatedElementUtils.findMergedAnnotation(hm.getMethod(), Idempotent.class);
-    return a != null ? a : AnnotatedElementUtils.findMergedAnnotation(hm.getBeanType(), Idempotent.class);
+  /**
+   * Whether a class's mark leaves requests of this method alone: GET, HEAD and OPTIONS read, and
+   * are answered fresh; guarded with the class's writes, a keyed read would be answered a stored
+   * copy for the retention. A handler marked itself is guarded for them too.
+   */
+  private static boolean safe(String method) {
+    return method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS");
+  }
+
+  /** The handler method's own mark (its interfaces' and superclasses' declarations too), or null. */
+  private static Idempotent ownMark(HandlerMethod hm) {
+    return AnnotatedElementUtils.findMergedAnnotation(hm.getMethod(), Idempotent.class);
+  }
+
+  /** The mark of the handler's controller class, for requests of the methods that are not {@link #safe}. */
+  private static Idempotent classMark(HandlerMethod hm) {
+    return AnnotatedElementUtils.findMergedAnnotation(hm.getBeanType(), Idempotent.class);
   }
 
   private Guarded guarded(Method handler, Idempotent a) {

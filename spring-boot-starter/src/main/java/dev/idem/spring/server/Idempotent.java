@@ -11,8 +11,8 @@ import java.lang.annotation.Target;
  * {@code Idempotency-Key} runs the handler at most once per key, a repeat gets the stored result
  * (marked {@code Idempotent-Replayed: true}), a key reused with another payload is refused, and a
  * POST or PATCH without a key is answered 400 (unless {@link #keyRequired()} is false). A request
- * without a key of any other method (GET included: a marked GET handler is guarded, as a GET route
- * is), or to a handler whose key is not required, runs unguarded, its body not read by the guard,
+ * without a key of any other method (GET included: a GET handler marked itself is guarded, as a
+ * GET route is), or to a handler whose key is not required, runs unguarded, its body not read by the guard,
  * in lease and transactional mode alike.
  *
  * <pre>{@code
@@ -37,7 +37,11 @@ import java.lang.annotation.Target;
  * }
  * }</pre>
  *
- * <p>On a class it applies to every handler method of the class. The starter reads it at request
+ * <p>On a class it applies to every handler method of the class, for requests of the unsafe
+ * methods only (POST, PUT, PATCH, DELETE): the class's GET, HEAD and OPTIONS requests run
+ * unguarded, key or not, and store nothing, so that a read is answered fresh rather than a stored
+ * copy. A handler's own mark (a GET handler that makes an effect) guards it for every method it
+ * takes, GET included; it takes precedence over the class's. The starter reads it at request
  * time through the handler mappings, before the body is read; routes can also be named in
  * {@code idem.server.routes} without an annotation. Unset attributes take the
  * {@code idem.server.*} defaults.
