@@ -1099,20 +1099,36 @@ public final class SingleConnectionStore implements Store {
     }
     statementLock.lock();
     try {
-      flusher.shutdownNow();
-      session.close();
+      // Each step on its own: one that throws (a RuntimeException from the flusher's shutdown, a
+      // disk sync's close) must not skip the connection's close, or the file stays open in this
+      // process and its lock is released under it. The first failure is thrown, later ones ride
+      // along suppressed.
+      try {
+        flusher.shutdownNow();
+      } catch (RuntimeException | Error e) {
+        fatal = firstOf(fatal, e);
+      }
+      try {
+        session.close();
+      } catch (RuntimeException | Error e) {
+        fatal = firstOf(fatal, e);
+      }
       if (foreignWriters != null) {
         try {
           foreignWriters.close();
         } catch (SQLException e) {
-          failure = StoreErrors.wrap(what, "close of " + name, e);
+          failure = firstOf(failure, StoreErrors.wrap(what, "close of " + name, e));
+        } catch (RuntimeException | Error e) {
+          fatal = firstOf(fatal, e);
         }
       }
       if (diskSync != null) {
         try {
           diskSync.close();
         } catch (SQLException | IOException e) {
-          failure = new JournalException(what + " close of " + name + " failed: " + e, e);
+          failure = firstOf(failure, new JournalException(what + " close of " + name + " failed: " + e, e));
+        } catch (RuntimeException | Error e) {
+          fatal = firstOf(fatal, e);
         }
       }
       try {
@@ -1122,16 +1138,21 @@ public final class SingleConnectionStore implements Store {
           } catch (SQLException alreadyRolledBack) {
             // SQLite may have rolled the transaction back itself when the write failed
           }
-        } else if (failure == null && checkpointedAtClose != null && sqlite && filesGone() == null) {
+        } else if (failure == null && fatal == null && checkpointedAtClose != null && sqlite
+            && filesGone() == null) {
           // (Files removed or replaced under the store: the marker at the path is not this
           // process's to vouch for; the close throws below.)
           markCheckpointed();
         }
+      } catch (RuntimeException | Error e) {
+        fatal = firstOf(fatal, e);
+      }
+      try {
         connection.close();
       } catch (SQLException e) {
-        if (failure == null) {
-          failure = StoreErrors.wrap(what, "close of " + name, e);
-        }
+        failure = firstOf(failure, StoreErrors.wrap(what, "close of " + name, e));
+      } catch (RuntimeException | Error e) {
+        fatal = firstOf(fatal, e);
       }
     } finally {
       unlockStatements();
@@ -1167,5 +1188,16 @@ public final class SingleConnectionStore implements Store {
     if (failure != null) {
       throw failure;
     }
+  }
+
+  /** {@code first} if there was one (with {@code later} suppressed), else {@code later}. */
+  private static <T extends Throwable> T firstOf(T first, T later) {
+    if (first == null) {
+      return later;
+    }
+    if (first != later) {
+      first.addSuppressed(later);
+    }
+    return first;
   }
 }
