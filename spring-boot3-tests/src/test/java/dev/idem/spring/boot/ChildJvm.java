@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -43,11 +46,46 @@ final class ChildJvm {
    */
   static void await(BooleanSupplier condition, Process child, Path log, String what)
       throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
-    while (!condition.getAsBoolean()) {
-      assertTrue(child.isAlive(), what + ": the child died: " + Files.readString(log));
-      assertTrue(System.nanoTime() < deadline, what + ": not within " + WAIT_SECONDS + " s");
-      Thread.sleep(50); // a child JVM at work: nothing to wait on but what it writes
+    await(condition, child, log, what, Duration.ofSeconds(WAIT_SECONDS));
+  }
+
+  /** As {@link #await(BooleanSupplier, Process, Path, String)}, failing after {@code timeout}. */
+  static void await(BooleanSupplier condition, Process child, Path log, String what, Duration timeout)
+      throws IOException, InterruptedException {
+    boolean met = false;
+    try {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (!condition.getAsBoolean()) {
+        assertTrue(child.isAlive(), what + ": the child died: " + Files.readString(log));
+        assertTrue(System.nanoTime() < deadline, what + ": not within " + timeout.toSeconds() + " s");
+        Thread.sleep(50); // a child JVM at work: nothing to wait on but what it writes
+      }
+      met = true;
+    } finally {
+      // The caller gets no Process back to end when this throws: a child left running would hold
+      // its port, its files and a share of the machine past the test.
+      if (!met) {
+        destroy(child);
+      }
+    }
+  }
+
+  /**
+   * Ends {@code child} and every process it started, and waits (bounded) for them to go. The
+   * descendants are listed first: once the child is gone they are no longer its descendants.
+   */
+  static void destroy(Process child) {
+    List<ProcessHandle> all = new ArrayList<>(child.descendants().toList());
+    all.add(child.toHandle());
+    all.forEach(ProcessHandle::destroyForcibly);
+    try {
+      for (ProcessHandle p : all) {
+        p.onExit().get(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // killed forcibly; nothing more to do than wait, which the bound ended
     }
   }
 }
