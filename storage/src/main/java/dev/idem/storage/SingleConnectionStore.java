@@ -1065,7 +1065,9 @@ public final class SingleConnectionStore implements Store {
    *     file was found removed or replaced (now or by an earlier commit round): then what was
    *     journaled since the open is not where the next open looks
    * @throws RuntimeException or {@link Error} that the last commit round met (the store is broken,
-   *     its commit unconfirmed), once the store is closed all the same
+   *     its commit unconfirmed), or that a closing step threw (the flusher's shutdown, a disk
+   *     sync's close), once every closing step ran, the connection's close among them; the first
+   *     failure is thrown, later ones are suppressed on it
    */
   @Override
   public void close(String how) throws IdempotencyException {
