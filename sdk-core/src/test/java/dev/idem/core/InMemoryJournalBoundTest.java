@@ -72,10 +72,10 @@ class InMemoryJournalBoundTest {
     OperationId after = null;
     while (true) {
       List<OperationRecord> page = journal.findByState(state, after, 500);
-      found.addAll(page);
-      if (page.size() < 500) {
-        return found;
+      if (page.isEmpty()) {
+        return found; // only an empty page is the last
       }
+      found.addAll(page);
       after = page.get(page.size() - 1).id();
     }
   }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.testkit.IdempotentServer;
@@ -85,7 +86,11 @@ final class Fixture {
   List<OperationRecord> allRecords() throws IOException {
     List<OperationRecord> all = new ArrayList<>();
     for (OperationState s : OperationState.values()) {
-      all.addAll(journal.findByState(s, null, 100));
+      OperationId after = null;
+      for (List<OperationRecord> page; !(page = journal.findByState(s, after, 100)).isEmpty(); ) {
+        all.addAll(page);
+        after = page.get(page.size() - 1).id();
+      }
     }
     return all;
   }

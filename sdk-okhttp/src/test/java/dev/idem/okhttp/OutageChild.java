@@ -96,8 +96,13 @@ public final class OutageChild {
       }
     }
     for (OperationState s : OperationState.values()) {
-      List<OperationRecord> in = journal.findByState(s, null, 1000);
-      System.out.println("journal " + s + "=" + in.size());
+      int in = 0;
+      OperationId after = null;
+      for (List<OperationRecord> page; !(page = journal.findByState(s, after, 1000)).isEmpty(); ) {
+        in += page.size();
+        after = page.get(page.size() - 1).id();
+      }
+      System.out.println("journal " + s + "=" + in);
     }
     System.out.println("attempts=" + attempts.get() + " attemptsWithAnotherKey=" + withAnotherKey.get());
   }

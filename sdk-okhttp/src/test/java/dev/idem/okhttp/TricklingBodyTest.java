@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.InMemoryJournal;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.ResponseSnapshot;
@@ -140,7 +141,11 @@ class TricklingBodyTest {
   private void assertAnsweredOnce(IdempotencyKey key) throws Exception {
     List<OperationRecord> all = new java.util.ArrayList<>();
     for (OperationState state : OperationState.values()) {
-      all.addAll(journal.findByState(state, null, 10));
+      OperationId after = null;
+      for (List<OperationRecord> page; !(page = journal.findByState(state, after, 10)).isEmpty(); ) {
+        all.addAll(page);
+        after = page.get(page.size() - 1).id();
+      }
     }
     OperationRecord rec = all.stream().filter(r -> r.id().key().equals(key)).findFirst()
         .orElseThrow(() -> new AssertionError("not journaled: " + key));

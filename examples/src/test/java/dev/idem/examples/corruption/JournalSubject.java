@@ -2,6 +2,7 @@ package dev.idem.examples.corruption;
 
 import dev.idem.core.IdempotencyException;
 import dev.idem.core.OperationRecord;
+import dev.idem.core.OperationId;
 import dev.idem.core.OperationState;
 import dev.idem.core.spi.Lease;
 import dev.idem.core.spi.NewOperation;
@@ -82,8 +83,14 @@ final class JournalSubject implements Subject {
         picture.put(op.id().key().value(), r.map(JournalSubject::describe).orElse("missing"));
       }
       // A finished operation that is due would be sent again: part of the picture.
-      for (OperationRecord due : j.findDue(Instant.parse("2200-01-01T00:00:00Z"), null, 1000)) {
-        picture.merge(due.id().key().value(), " due", String::concat);
+      // Paged to an empty page: a journal may end a page short while more follow.
+      Instant later = Instant.parse("2200-01-01T00:00:00Z");
+      OperationId after = null;
+      for (List<OperationRecord> page; !(page = j.findDue(later, after, 1000)).isEmpty(); ) {
+        for (OperationRecord due : page) {
+          picture.merge(due.id().key().value(), " due", String::concat);
+        }
+        after = page.get(page.size() - 1).id();
       }
     }
     return picture;
