@@ -72,7 +72,12 @@ import javax.net.ssl.SSLParameters;
  * </ul>
  * Plain {@link #send} and {@link #sendAsync} pass GET, PUT, DELETE and every other method through
  * untouched; what they do with an untagged POST or PATCH is the {@link UntaggedPolicy}, by default
- * {@link UntaggedPolicy#PASS_THROUGH}. A push-promise handler is ignored for keyed calls.
+ * {@link UntaggedPolicy#PASS_THROUGH}. A push-promise handler is ignored for keyed calls. Under
+ * {@link UntaggedPolicy#FRESH_KEY}, an untagged POST or PATCH whose form body
+ * ({@code application/x-www-form-urlencoded}, read as a keyed call's body is, bounded) holds a
+ * credential field ({@code client_secret=}, {@code password=}: an OAuth token call) goes out once
+ * through the wrapped client, unjournaled and without a key, as under {@code PASS_THROUGH}: the
+ * journal never holds the credential.
  *
  * <h2>Closing</h2>
  * {@link #close()} closes only what this client made: the executor made by {@link #create} or by a
@@ -313,7 +318,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
     if (name.isEmpty()) {
       return delegate.send(request, handler);
     }
-    return engine.send(request, handler, untagged(name.get()));
+    return engine.sendUntagged(request, handler, untagged(name.get()));
   }
 
   /**
@@ -322,19 +327,21 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
    */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler) {
-    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler));
+    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler), r -> delegate.sendAsync(r, handler));
   }
 
   /** As {@link #sendAsync(HttpRequest, BodyHandler)}; push promises reach the handler only for calls passed through. */
   @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
       PushPromiseHandler<T> pushPromiseHandler) {
-    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler, pushPromiseHandler));
+    return sendAsync(request, handler, () -> delegate.sendAsync(request, handler, pushPromiseHandler),
+        r -> delegate.sendAsync(r, handler, pushPromiseHandler));
   }
 
   /** An untagged call: journaled if its method is, else {@code passThrough}; REJECT fails the future. */
   private <T> CompletableFuture<HttpResponse<T>> sendAsync(HttpRequest request, BodyHandler<T> handler,
-      Supplier<CompletableFuture<HttpResponse<T>>> passThrough) {
+      Supplier<CompletableFuture<HttpResponse<T>>> passThrough,
+      Function<HttpRequest, CompletableFuture<HttpResponse<T>>> unjournaled) {
     Optional<String> name;
     try {
       name = support.untaggedOperationName(request.method(), target(request));
@@ -344,7 +351,7 @@ public final class IdempotentHttpClient extends HttpClient implements AutoClosea
     if (name.isEmpty()) {
       return passThrough.get();
     }
-    return CallEngine.widen(engine.sendAsync(request, handler, untagged(name.get())));
+    return engine.sendAsyncUntagged(request, handler, untagged(name.get()), unjournaled);
   }
 
   // The path only: a query string may carry what the app considers secret.

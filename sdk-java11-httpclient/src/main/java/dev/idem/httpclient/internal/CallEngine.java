@@ -30,6 +30,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Runs one keyed call, sync or async: capture the body once, snapshot the request, hand the
@@ -101,7 +103,26 @@ public final class CallEngine {
     // Checked before anything is journaled or sent, as HttpClient checks it: found null only once
     // the response came, it failed a call the server had already acted on.
     Objects.requireNonNull(handler, "handler");
+    return send(request, handler, operation, awaitCapture(capture(request, operation)));
+  }
+
+  /**
+   * Sends an untagged call the untagged policy keyed: as {@link #send}, unless its captured form
+   * body holds a credential ({@link AdapterSupport#passesUntaggedUnjournaled}); that call goes out
+   * once through the app's client, unjournaled and without a key, as under {@code PASS_THROUGH}.
+   */
+  public <T> HttpResponse<T> sendUntagged(HttpRequest request, BodyHandler<T> handler, OperationFactory operation)
+      throws IOException, InterruptedException {
+    Objects.requireNonNull(handler, "handler");
     byte[] body = awaitCapture(capture(request, operation));
+    if (passesUnjournaled(request, body)) {
+      return delegate.send(withBody(request, body), handler);
+    }
+    return send(request, handler, operation, body);
+  }
+
+  private <T> IdempotentHttpResponse<T> send(HttpRequest request, BodyHandler<T> handler, OperationFactory operation,
+      byte[] body) throws IOException, InterruptedException {
     // Taken on this thread right before the executor call it names, for shutdown() to cancel.
     CallCancel call = support.callCancel();
     // Added before the flag is read: a shutdown either sees this call, or this call sees it.
@@ -174,16 +195,71 @@ public final class CallEngine {
     // publisher that reads a stream as it is subscribed to (BodyPublishers.ofInputStream) holds
     // the caller for that read (documented on OperationCall.sendAsync).
     try {
-      begin(request, handler, operation, result);
+      begin(request, handler, operation, result, null);
     } catch (RuntimeException | Error e) {
       result.completeExceptionally(e);
     }
     return result;
   }
 
+  /**
+   * As {@link #sendAsync}, for an untagged call the untagged policy keyed; if its captured form
+   * body holds a credential, the call goes out once through {@code passThrough} instead (the app's
+   * client, given the request with the captured bytes as its body), unjournaled and without a key,
+   * as under {@code PASS_THROUGH}; cancelling the result then cancels that exchange.
+   */
+  public <T> CompletableFuture<HttpResponse<T>> sendAsyncUntagged(HttpRequest request, BodyHandler<T> handler,
+      OperationFactory operation, Function<HttpRequest, CompletableFuture<HttpResponse<T>>> passThrough) {
+    Objects.requireNonNull(handler, "handler");
+    CompletableFuture<IdempotentHttpResponse<T>> keyed = new CompletableFuture<>();
+    CompletableFuture<HttpResponse<T>> result = widen(keyed);
+    Predicate<byte[]> passed = body -> {
+      if (!passesUnjournaled(request, body)) {
+        return false;
+      }
+      // The keyed future is left incomplete: nothing was journaled, and result is completed here.
+      CompletableFuture<HttpResponse<T>> sent;
+      try {
+        sent = passThrough.apply(withBody(request, body));
+      } catch (RuntimeException | Error e) {
+        result.completeExceptionally(e);
+        return true;
+      }
+      result.whenComplete((r, e) -> {
+        if (result.isCancelled()) {
+          sent.cancel(true);
+        }
+      });
+      sent.whenComplete((r, e) -> {
+        if (e != null) {
+          result.completeExceptionally(Settling.unwrap(e));
+        } else {
+          result.complete(r);
+        }
+      });
+      return true;
+    };
+    try {
+      begin(request, handler, operation, keyed, passed);
+    } catch (RuntimeException | Error e) {
+      keyed.completeExceptionally(e);
+    }
+    return result;
+  }
+
+  private boolean passesUnjournaled(HttpRequest request, byte[] body) {
+    return support.passesUntaggedUnjournaled(request.headers().firstValue("Content-Type").orElse(null), body);
+  }
+
+  /** The request with the captured bytes as its body: its own publisher may be spent by the capture. */
+  private static HttpRequest withBody(HttpRequest request, byte[] body) {
+    return HttpRequest.newBuilder(request, (name, value) -> true)
+        .method(request.method(), HttpRequest.BodyPublishers.ofByteArray(body)).build();
+  }
+
   /** Captures the body, then begins the operation and sends it; on the caller's thread. */
   private <T> void begin(HttpRequest request, BodyHandler<T> handler, OperationFactory operation,
-      CompletableFuture<IdempotentHttpResponse<T>> result) {
+      CompletableFuture<IdempotentHttpResponse<T>> result, Predicate<byte[]> passed) {
     if (result.isDone()) {
       return; // cancelled before its body was read: nothing read, journaled or sent
     }
@@ -198,7 +274,7 @@ public final class CallEngine {
             // default async pool, as those of the JDK's sendAsync do.
             try {
               result.defaultExecutor().execute(() -> afterCapture(null, captureError, request, handler, operation,
-                  result));
+                  result, passed));
             } catch (Throwable noThread) {
               // Better here than never: the call must end with its failure.
               Throwable e = Settling.unwrap(captureError);
@@ -206,20 +282,23 @@ public final class CallEngine {
               result.completeExceptionally(e);
             }
           } else {
-            afterCapture(body, captureError, request, handler, operation, result);
+            afterCapture(body, captureError, request, handler, operation, result, passed);
           }
         }));
   }
 
   /** Begins the operation once its body is in, and sends it; on the thread that completed the capture. */
   private <T> void afterCapture(byte[] body, Throwable captureError, HttpRequest request, BodyHandler<T> handler,
-      OperationFactory operation, CompletableFuture<IdempotentHttpResponse<T>> result) {
+      OperationFactory operation, CompletableFuture<IdempotentHttpResponse<T>> result, Predicate<byte[]> passed) {
     if (captureError != null) {
       result.completeExceptionally(Settling.unwrap(captureError));
       return;
     }
     if (result.isDone()) {
       return; // cancelled before begin: nothing journaled, nothing sent
+    }
+    if (passed != null && passed.test(body)) {
+      return; // sent unjournaled: an untagged form body with a credential
     }
     Operation op;
     LiveTransport transport;

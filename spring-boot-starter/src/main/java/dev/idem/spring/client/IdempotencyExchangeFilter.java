@@ -112,6 +112,11 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
             e -> new IdempotencyException("the request body is over the " + support.maxBodyBytes + " bytes a keyed call"
                 + " may journal (maxBodyBytes); nothing was journaled or sent", e))
         .flatMap(captured -> {
+          if (call == null && support.passesUntaggedUnjournaled(captured.getHeaders(), captured.bytes())) {
+            // An untagged form body with a credential (an OAuth token call), which the executor
+            // would refuse to journal: out once, unjournaled, as under PASS_THROUGH.
+            return next.exchange(unjournaled(request, captured));
+          }
           // The capture holds up to one byte past the cap (a larger body already failed above):
           // the interceptor's check decides, so that both clients refuse exactly the same bodies.
           try {
@@ -194,6 +199,22 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
         transport.abandon();
       }
     });
+  }
+
+  /**
+   * The request as the app made it, with the captured bytes as its body: the capture has run its
+   * body inserter once already, and a body that streams from a one-shot source cannot be encoded twice.
+   */
+  private static ClientRequest unjournaled(ClientRequest request, BodyCapture captured) {
+    byte[] body = captured.bytes();
+    Map<String, List<String>> headers = SpringHeaders.toMap(captured.getHeaders());
+    return ClientRequest.from(request)
+        .headers(h -> {
+          SpringHeaders.replaceAll(h, headers);
+          h.setContentLength(body.length);
+        })
+        .body((message, context) -> message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(body))))
+        .build();
   }
 
   private static void release(ClientResponse response) {
