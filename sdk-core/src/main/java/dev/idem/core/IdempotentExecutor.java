@@ -1043,11 +1043,9 @@ public final class IdempotentExecutor implements AutoCloseable {
     Operation operation = withKey(requested);
     InputChecks.check(operation);
     secrets.checkUri(operation.request().uri(), operation.id().operation());
-    if (!SecretFilter.isUntaggedName(operation.id().operation())) {
-      // An untagged call's form body is its adapter's to judge: it passes such a call through
-      // unjournaled (AdapterSupport.passesUntaggedUnjournaled) rather than fail a call the app never marked.
-      secrets.checkFormBody(operation.request(), operation.id().operation());
-    }
+    // Every operation, whatever its name: an adapter passes an untagged call with such a body
+    // through unjournaled before keying it (AdapterSupport.passesUntaggedUnjournaled).
+    secrets.checkFormBody(operation.request(), operation.id().operation());
     RequestSnapshot persisted = secrets.persistable(operation.request());
     return new NewOperation(operation.id(), operation.reference().orElse(null),
         fingerprinter.fingerprint(persisted), persisted, settings.clock().instant(), queued);

@@ -349,15 +349,6 @@ public final class SecretFilter {
         + " IdempotentExecutor.builder().allowQueryParameters(Set.of(\"" + found.name() + "\"))");
   }
 
-  /**
-   * Whether {@code operation} is a name the untagged policy gives ({@code untagged-post},
-   * {@code untagged-patch}: {@code AdapterSupport.untaggedName}), whose form body
-   * {@link #checkFormBody} leaves to the adapter.
-   */
-  public static boolean isUntaggedName(String operation) {
-    return operation.equals("untagged-post") || operation.equals("untagged-patch");
-  }
-
   /** Whether a Content-Type is {@code application/x-www-form-urlencoded}, whatever its parameters. */
   private static boolean isForm(String contentType) {
     int semi = contentType.indexOf(';');

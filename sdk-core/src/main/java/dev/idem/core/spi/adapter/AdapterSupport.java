@@ -158,7 +158,9 @@ public final class AdapterSupport {
    * {@code password=}). The executor refuses to journal such a body, and refusing an untagged
    * call the app never marked would break its token calls; unjournaled, the credential stays out
    * of the journal as the call goes out once, as every untagged call does under
-   * {@code PASS_THROUGH}. A tagged call is refused instead ({@link IdempotentExecutor#execute}).
+   * {@code PASS_THROUGH}. Ask before keying the call: the executor refuses every operation whose
+   * form body holds such a field, whatever its name ({@link IdempotentExecutor#execute}), so a
+   * tagged call is refused, and an untagged one an adapter keyed without asking would be too.
    *
    * @param contentType the request's Content-Type, or null
    * @param body the request body, not changed
