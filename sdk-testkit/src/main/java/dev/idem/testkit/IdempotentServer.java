@@ -1,6 +1,7 @@
 package dev.idem.testkit;
 
 import dev.idem.core.http.ProtocolHeaders;
+import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.server.FingerprintMode;
 import dev.idem.server.GuardRenderer;
 import dev.idem.server.IdempotencyGuard;
@@ -376,12 +377,22 @@ public final class IdempotentServer implements AutoCloseable {
      *
      * @param name a header name, matched case-insensitively
      * @return this builder
-     * @throws IllegalArgumentException if blank
+     * @throws IllegalArgumentException if blank, or if Idem's secret rule names the header a
+     *     credential ({@link RequestSnapshot#isSecretByDefault}: {@code Authorization},
+     *     {@code Cookie}, {@code X-Api-Key}...), as the Spring starter's
+     *     {@code idem.server.caller-header} is refused
      */
     public Builder callerHeader(String name) {
       Objects.requireNonNull(name, "callerHeader");
       if (name.isBlank()) {
         throw new IllegalArgumentException("callerHeader must not be blank");
+      }
+      // The caller is kept in clear in every record of the server's store, as a real guard's is:
+      // a test suite that scopes keys by its API key would teach the pattern the starter refuses.
+      if (RequestSnapshot.isSecretByDefault(name)) {
+        throw new IllegalArgumentException("callerHeader is " + name + ", a header Idem's secret rule names a"
+            + " credential: its value would be kept in clear as the caller of every stored answer. Name a header"
+            + " that holds an account or tenant id");
       }
       this.callerHeader = name;
       return this;
