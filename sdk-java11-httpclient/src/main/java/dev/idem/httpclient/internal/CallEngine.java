@@ -297,8 +297,14 @@ public final class CallEngine {
     if (result.isDone()) {
       return; // cancelled before begin: nothing journaled, nothing sent
     }
-    if (passed != null && passed.test(body)) {
-      return; // sent unjournaled: an untagged form body with a credential
+    try {
+      if (passed != null && passed.test(body)) {
+        return; // sent unjournaled: an untagged form body with a credential
+      }
+    } catch (RuntimeException | Error e) {
+      // In a completion callback a throw is swallowed, and the caller's future never completes.
+      result.completeExceptionally(e);
+      return;
     }
     Operation op;
     LiveTransport transport;
