@@ -153,7 +153,9 @@ public final class InboxStore implements AutoCloseable {
    * first: one indexed read more per delivery, for such a source only. A replay of a provider's
    * re-signed retry under a new id is then refused like a replay of the accepted delivery. It is
    * remembered in the same unit (transaction) that finds the id known, before any answer: written
-   * later, a copy of the delivery under a new id could come in between and be accepted. A new
+   * later, a copy of the delivery under a new id could come in between and be accepted. Its
+   * change (the signed time) is {@link #answerKnown}'s second unit: should that fail, the retry of
+   * the same delivery is still that event's ({@link #seenSignature}), not a replay. A new
    * event's accept never writes it; {@link #purgeDone} removes it once its signed time is outside
    * the window, or, without one, with its event.
    *
@@ -175,14 +177,14 @@ public final class InboxStore implements AutoCloseable {
     AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
       if (otherSql != null) {
         AcceptResult seen = seenSignature(s, query(s, otherSql, InboxStore::eventIds,
-            digestParams(src, List.of(), otherDigests)), src, id, checksum);
+            digestParams(src, List.of(), otherDigests)), false, src, id, checksum, signedAtMs);
         if (seen != NOT_SEEN) {
           return seen;
         }
       }
       if (answeredSql != null) {
         AcceptResult seen = seenSignature(s, query(s, answeredSql, InboxStore::eventIds,
-            digestParams(src, List.of(digest), otherDigests)), src, id, checksum);
+            digestParams(src, List.of(digest), otherDigests)), true, src, id, checksum, signedAtMs);
         if (seen != NOT_SEEN) {
           return seen;
         }
@@ -194,7 +196,7 @@ public final class InboxStore implements AutoCloseable {
         return AcceptResult.ACCEPTED;
       }
       AcceptResult seen = seenSignature(s, query(s, "SELECT event_id FROM " + T + " WHERE source = ? AND"
-          + " signature_digest = ?", InboxStore::eventIds, src, digest), src, id, checksum);
+          + " signature_digest = ?", InboxStore::eventIds, src, digest), false, src, id, checksum, signedAtMs);
       if (seen != NOT_SEEN) {
         return seen;
       }
@@ -230,9 +232,21 @@ public final class InboxStore implements AutoCloseable {
    * damage's messages ask for, and where the scheme signs neither the event id nor a time (GitHub
    * signs the body alone) it carries the accepted delivery's very signature. Then null as well, for
    * {@link #insert} to hand it to {@link #answerKnown}, which repairs the event.
+   *
+   * <p>A signature remembered for this very event ({@code remembered}: found among those of
+   * deliveries answered for a known event) is that delivery again. While it would still change
+   * the event (its signed time not yet the event's, or the repair), it is answered as the known
+   * event's delivery it is: insert's unit remembers it before answerKnown's unit writes that
+   * change, and when the second unit fails (answered 503, "retry") the provider's retry of the very
+   * same request must not be told a replay, nor the event's signed time stay behind. Once the
+   * change is written, the same request again changes nothing and is a REPLAY, as before. A copy
+   * under another id is a REPLAY either way, and one of an event purged since is too.
+   *
+   * @param remembered whether {@code holders} come from {@code idem_webhook_signatures}, not the
+   *     events' own signatures
    */
-  private AcceptResult seenSignature(SqlSession s, List<String> holders, String src, String id, byte[] checksum)
-      throws SQLException {
+  private AcceptResult seenSignature(SqlSession s, List<String> holders, boolean remembered, String src, String id,
+      byte[] checksum, Long signedAtMs) throws SQLException {
     if (holders.isEmpty()) {
       return NOT_SEEN;
     }
@@ -242,7 +256,11 @@ public final class InboxStore implements AutoCloseable {
       }
     }
     Known known = query(s, KNOWN, Known::read, src, id);
-    return known != null && known.repairedBy(src, id, checksum) ? NOT_SEEN : AcceptResult.REPLAY;
+    if (known == null) {
+      return AcceptResult.REPLAY;
+    }
+    boolean resend = remembered ? known.changedBy(src, id, checksum, signedAtMs) : known.repairedBy(src, id, checksum);
+    return resend ? NOT_SEEN : AcceptResult.REPLAY;
   }
 
   private static List<String> eventIds(ResultSet rs) throws SQLException {
