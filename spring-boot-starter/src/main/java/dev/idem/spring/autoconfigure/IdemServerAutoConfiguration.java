@@ -22,6 +22,7 @@ import java.time.Clock;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -146,7 +147,7 @@ public class IdemServerAutoConfiguration {
    * @param properties the settings
    * @param mappings the app's handler mappings
    * @param dataSource the app's DataSource
-   * @param beans the bean factory, for the transaction manager
+   * @param beans the bean factory, for the transaction manager and the classes the handlers were made from
    * @param callers the app's {@link IdempotencyCaller} bean, if it has one
    * @return the filter
    * @throws IllegalStateException if both an {@link IdempotencyCaller} bean and
@@ -175,7 +176,8 @@ public class IdemServerAutoConfiguration {
     }
     return new GuardFilter(factory, guard, defaults(properties), s.routes(), s.transactional(),
         s.store() == IdemProperties.Store.DATASOURCE, () -> mappings.orderedStream().toList(),
-        dataSource::getIfAvailable, () -> transactionManager(beans), s.maxBufferedBodyBytes(), caller, callerName);
+        dataSource::getIfAvailable, () -> transactionManager(beans), s.maxBufferedBodyBytes(), caller, callerName,
+        beans instanceof ConfigurableListableBeanFactory c ? c : null);
   }
 
   private static Object transactionManager(BeanFactory beans) {

@@ -31,6 +31,7 @@ import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.ResolvableType;
@@ -63,6 +64,9 @@ import org.springframework.web.util.UrlPathHelper;
  * runs it at most once per key; an unkeyed one runs unguarded). A mark on the controller class
  * guards its handlers for the other methods only (POST, PUT, PATCH, DELETE): a class's reads
  * would otherwise share the guard's records with its writes, a keyed GET answered a stale copy.
+ * Marks are read on the class the handler's bean was made from and on that class's method
+ * ({@link HandlerTarget}), as the startup's {@link IdempotentPlacement} reads them: behind a JDK
+ * proxy, the implementation's, not the mapped interface's.
  *
  * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
  * filter, which refuses it if the guard requires a key and otherwise passes it on (its body
@@ -112,7 +116,11 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   private final Supplier<Object> transactions;
   private final boolean storeInAppDatabase;
   private final long maxBufferedBody;
-  private final Map<Method, Guarded> byHandler = new ConcurrentHashMap<>();
+  /** By the handler's class and method: controllers inheriting one method may be marked apart. */
+  private final Map<HandlerTarget, Guarded> byHandler = new ConcurrentHashMap<>();
+  /** Where each registered handler's marks are read, found once (a bean definition and a reflective lookup). */
+  private final Map<HandlerMethod, HandlerTarget> targets = new ConcurrentHashMap<>();
+  private final ConfigurableListableBeanFactory beans;
   private final Map<Method, Boolean> asynchronous = new ConcurrentHashMap<>();
   private final Function<HttpServletRequest, String> appCaller;
   private final String appCallerName;
@@ -137,13 +145,16 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
    *     blank from it refuses a keyed request 400
    * @param appCallerName what {@code appCaller} is, for the refusal's text and the logs (such as
    *     "the X-Tenant header"); unused without appCaller
+   * @param beans the bean factory the handlers' bean names resolve in, to read their marks on the
+   *     class each bean was made from (a JDK proxy's target); null reads them on the mapping's class
    * @throws IllegalArgumentException if a route is not "METHOD /path", or maxBufferedBody is below 1
    */
   public GuardFilter(GuardFactory factory, IdempotencyGuard defaultGuard, GuardFactory.Settings defaults,
       List<String> routes, boolean transactionalRoutes, boolean storeInAppDatabase,
       Supplier<List<RequestMappingHandlerMapping>> mappings, Supplier<DataSource> dataSource,
       Supplier<Object> transactions, long maxBufferedBody, Function<HttpServletRequest, String> appCaller,
-      String appCallerName) {
+      String appCallerName, ConfigurableListableBeanFactory beans) {
+    this.beans = beans;
     this.appCaller = appCaller;
     this.appCallerName = appCallerName;
     if (maxBufferedBody < 1) {
@@ -185,12 +196,13 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
         Set<RequestMethod> methods = e.getKey().getMethodsCondition().getMethods();
         boolean takesSafe = methods.isEmpty() || methods.stream().anyMatch(x -> safe(x.name()));
         boolean takesUnsafe = methods.isEmpty() || methods.stream().anyMatch(x -> !safe(x.name()));
-        Idempotent own = ownMark(hm);
-        Idempotent a = own != null ? own : takesUnsafe ? classMark(hm) : null;
+        HandlerTarget t = target(hm);
+        Idempotent own = ownMark(t);
+        Idempotent a = own != null ? own : takesUnsafe ? classMark(t) : null;
         if (a != null) {
           found = true;
           safeMarked |= own != null && takesSafe;
-          guarded(hm.getMethod(), a);
+          guarded(t, a);
         }
         if (routeGuard.transactional()) {
           Route r = routeCovering(e.getKey());
@@ -281,11 +293,12 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     if (hm == null) {
       return null;
     }
-    Idempotent a = ownMark(hm);
+    HandlerTarget t = target(hm);
+    Idempotent a = ownMark(t);
     if (a == null && !safe) {
-      a = classMark(hm);
+      a = classMark(t);
     }
-    return a == null ? null : guarded(hm.getMethod(), a);
+    return a == null ? null : guarded(t, a);
   }
 
   /**
@@ -375,18 +388,33 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     return method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS");
   }
 
+  /**
+   * Where the handler's marks are read, the same at startup and per request: a request's handler
+   * is resolved from the one the mapping registered, which is the key. Only handlers registered by
+   * bean name are kept: they are as many as the mappings hold, while a mapping of its own could
+   * make a handler of a new instance per request.
+   */
+  private HandlerTarget target(HandlerMethod hm) {
+    HandlerMethod registered = hm.getResolvedFromHandlerMethod() != null ? hm.getResolvedFromHandlerMethod() : hm;
+    if (!(registered.getBean() instanceof String)) {
+      return HandlerTarget.of(registered, beans);
+    }
+    return targets.computeIfAbsent(registered, r -> HandlerTarget.of(r, beans));
+  }
+
   /** The handler method's own mark (its interfaces' and superclasses' declarations too), or null. */
-  private static Idempotent ownMark(HandlerMethod hm) {
-    return AnnotatedElementUtils.findMergedAnnotation(hm.getMethod(), Idempotent.class);
+  private static Idempotent ownMark(HandlerTarget t) {
+    return AnnotatedElementUtils.findMergedAnnotation(t.method(), Idempotent.class);
   }
 
   /** The mark of the handler's controller class, for requests of the methods that are not {@link #safe}. */
-  private static Idempotent classMark(HandlerMethod hm) {
-    return AnnotatedElementUtils.findMergedAnnotation(hm.getBeanType(), Idempotent.class);
+  private static Idempotent classMark(HandlerTarget t) {
+    return AnnotatedElementUtils.findMergedAnnotation(t.type(), Idempotent.class);
   }
 
-  private Guarded guarded(Method handler, Idempotent a) {
-    return byHandler.computeIfAbsent(handler, h -> {
+  private Guarded guarded(HandlerTarget target, Idempotent a) {
+    return byHandler.computeIfAbsent(target, t -> {
+      Method h = t.method();
       Duration retention = a.retention().isBlank() ? defaults.retention() : DurationStyle.detectAndParse(a.retention());
       int mismatch = a.mismatchStatus() == 0 ? defaults.mismatchStatus() : a.mismatchStatus();
       String operation = a.operation().isBlank() ? null : a.operation();

@@ -195,8 +195,11 @@ public final class IdempotentPlacement {
         ClassUtils.resolveClassName(mvc, loader), true, false).length > 0;
   }
 
-  /** The class the bean was made from: a proxy's target class, a CGLIB subclass's superclass. */
-  private static Class<?> beanClass(ConfigurableListableBeanFactory beans, String name) {
+  /**
+   * The class the bean was made from: a proxy's target class, a CGLIB subclass's superclass; null
+   * if it cannot be known. The guard reads a handler's marks on the same class ({@link HandlerTarget}).
+   */
+  static Class<?> beanClass(ConfigurableListableBeanFactory beans, String name) {
     Class<?> type;
     try {
       type = AutoProxyUtils.determineTargetClass(beans, name);
