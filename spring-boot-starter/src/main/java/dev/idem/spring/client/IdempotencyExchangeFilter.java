@@ -112,11 +112,6 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
             e -> new IdempotencyException("the request body is over the " + support.maxBodyBytes + " bytes a keyed call"
                 + " may journal (maxBodyBytes); nothing was journaled or sent", e))
         .flatMap(captured -> {
-          if (call == null && support.passesUntaggedUnjournaled(captured.getHeaders(), captured.bytes())) {
-            // An untagged form body with a credential (an OAuth token call), which the executor
-            // would refuse to journal: out once, unjournaled, as under PASS_THROUGH.
-            return next.exchange(unjournaled(request, captured));
-          }
           // The capture holds up to one byte past the cap (a larger body already failed above):
           // the interceptor's check decides, so that both clients refuse exactly the same bodies.
           try {
@@ -134,6 +129,13 @@ public final class IdempotencyExchangeFilter implements ExchangeFilterFunction {
                 + RequestSnapshot.redactedUri(request.url()) + " declared " + declared + " bytes (Content-Length)"
                 + " and encoded to " + captured.bytes().length + "; the JDK and OkHttp clients refuse such a request,"
                 + " and so does Idem. Nothing was journaled or sent", null));
+          }
+          if (call == null && support.passesUntaggedUnjournaled(captured.getHeaders(), captured.bytes())) {
+            // An untagged form body with a credential (an OAuth token call), which the executor
+            // would refuse to journal: out once, unjournaled, as under PASS_THROUGH. After the
+            // checks above, as the other clients do: a body cut short of its Content-Length sent
+            // whole would be a different request (a truncated password=).
+            return next.exchange(unjournaled(request, captured));
           }
           return keyed(request, next, name.get(), keyed, captured);
         });
