@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import org.springframework.aop.framework.autoproxy.AutoProxyUtils;
+import org.springframework.aop.scope.ScopedObject;
 import org.springframework.aop.scope.ScopedProxyUtils;
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -203,6 +204,16 @@ public final class IdempotentPlacement {
     Class<?> type;
     try {
       type = AutoProxyUtils.determineTargetClass(beans, name);
+      if (type != null && ScopedObject.class.isAssignableFrom(type)) {
+        // A scoped proxy (a request-scoped controller): its definition names no target class, and
+        // with proxyMode INTERFACES its type is a JDK proxy, whose methods carry no mark. The
+        // scoped target's class is the one the marks are on, as Spring's @EventListener processor
+        // reads it.
+        Class<?> target = AutoProxyUtils.determineTargetClass(beans, ScopedProxyUtils.getTargetBeanName(name));
+        if (target != null) {
+          type = target;
+        }
+      }
     } catch (RuntimeException unresolvable) {
       return null;  // as Spring's @EventListener processor: a type that cannot be known carries nothing to read
     }
