@@ -175,44 +175,48 @@ public final class InboxStore implements AutoCloseable {
     String answeredSql = idSigned ? null : "SELECT event_id FROM " + SIG + " WHERE source = ? AND signature_digest"
         + " IN (?" + ", ?".repeat(otherDigests.size()) + ")";
     AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
-      if (otherSql != null) {
-        AcceptResult seen = seenSignature(s, query(s, otherSql, InboxStore::eventIds,
-            digestParams(src, List.of(), otherDigests)), false, src, id, checksum, signedAtMs);
-        if (seen != NOT_SEEN) {
-          return seen;
-        }
+      if (otherSql != null && seenSignature(s, query(s, otherSql, InboxStore::eventIds,
+          digestParams(src, List.of(), otherDigests)), false, src, id, checksum, signedAtMs) == Seen.REPLAY) {
+        return AcceptResult.REPLAY;
       }
-      if (answeredSql != null) {
-        AcceptResult seen = seenSignature(s, query(s, answeredSql, InboxStore::eventIds,
-            digestParams(src, List.of(digest), otherDigests)), true, src, id, checksum, signedAtMs);
-        if (seen != NOT_SEEN) {
-          return seen;
-        }
+      Seen remembered = answeredSql == null ? Seen.NONE : seenSignature(s, query(s, answeredSql,
+          InboxStore::eventIds, digestParams(src, List.of(digest), otherDigests)), true, src, id, checksum, signedAtMs);
+      if (remembered == Seen.REPLAY) {
+        return AcceptResult.REPLAY;
       }
-      if (update(s, "INSERT INTO " + T + " (source, event_id, event_type, signature_digest, body, signed_at,"
-          + " received_at, state, next_attempt_at, body_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING', ?, ?)"
-          + " ON CONFLICT DO NOTHING", src, id, type, digest, body, signedAtMs, receivedAtMs, receivedAtMs,
+      // A remembered signature's resend is this known event's: never inserted. The KNOWN read that
+      // found the event takes no lock, so on PostgreSQL (READ COMMITTED) a purge can commit since
+      // and delete it; the INSERT would then accept an event already processed as a new one, its
+      // signature, signed later than the event, still remembered (a replay had the purge come
+      // first). A repair found under another secret's signature still tries the insert, as it did:
+      // purged meanwhile, it is accepted as it would be had the purge come first, its signatures
+      // gone with the event.
+      boolean conflicted = remembered == Seen.NONE;
+      if (conflicted && update(s, "INSERT INTO " + T + " (source, event_id, event_type, signature_digest, body,"
+          + " signed_at, received_at, state, next_attempt_at, body_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, 'PENDING',"
+          + " ?, ?) ON CONFLICT DO NOTHING", src, id, type, digest, body, signedAtMs, receivedAtMs, receivedAtMs,
           checksum) == 1) {
         return AcceptResult.ACCEPTED;
       }
-      AcceptResult seen = seenSignature(s, query(s, "SELECT event_id FROM " + T + " WHERE source = ? AND"
-          + " signature_digest = ?", InboxStore::eventIds, src, digest), false, src, id, checksum, signedAtMs);
-      if (seen != NOT_SEEN) {
-        return seen;
+      if (seenSignature(s, query(s, "SELECT event_id FROM " + T + " WHERE source = ? AND signature_digest = ?",
+          InboxStore::eventIds, src, digest), false, src, id, checksum, signedAtMs) == Seen.REPLAY) {
+        return AcceptResult.REPLAY;
       }
       // The id is known. What this delivery changes of the event, if anything, is written in a
       // unit of its own (answerKnown): this one's promise is one statement, which keeps the first
       // accept of an event without a savepoint.
       Known known = query(s, KNOWN, Known::read, src, id);
       if (known == null) {
-        return AcceptResult.DUPLICATE; // purged since the insert's conflict: it was DONE
+        // Purged since (it was DONE): after the insert's conflict, a duplicate; a remembered
+        // signature's resend, a replay, as it is once its event is purged.
+        return conflicted ? AcceptResult.DUPLICATE : AcceptResult.REPLAY;
       }
       AcceptResult answer = known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
       if (!idSigned) {
         // Remembered here, with the decision that the delivery is this known event's, not in
         // answerKnown's later unit: in between, a copy of it under a new id found no signature
         // and was accepted as a new event. The unit's only write that can change anything (the
-        // INSERT above changed nothing), and its last statement, so the promise holds.
+        // INSERT above, if tried, changed nothing), and its last statement, so the promise holds.
         update(s, "INSERT INTO " + SIG + " (source, signature_digest, event_id, signed_at) VALUES (?, ?, ?, ?)"
             + " ON CONFLICT DO NOTHING", src, digest, id, signedAtMs);
       }
@@ -221,17 +225,25 @@ public final class InboxStore implements AutoCloseable {
     return r != null ? r : answerKnown(src, id, type, body, checksum, signedAtMs, receivedAtMs);
   }
 
-  /** What {@link #seenSignature} answers for a signature no event holds: go on. */
-  private static final AcceptResult NOT_SEEN = null;
+  /** What {@link #seenSignature} found of a delivery's signature. */
+  private enum Seen {
+    /** No event holds it: go on to the accept. */
+    NONE,
+    /** Only this very event, and the delivery is its resend: answered as a known event's delivery. */
+    RESEND,
+    /** A replay: answered {@link AcceptResult#REPLAY}. */
+    REPLAY
+  }
 
   /**
-   * The answer to a delivery whose signature (or its copy under another secret) the events
-   * {@code holders} hold already: none, {@link #NOT_SEEN}; another event, a REPLAY. Only this very
+   * What a delivery whose signature (or its copy under another secret) the events
+   * {@code holders} hold already is: none, {@link Seen#NONE}; another event, a REPLAY. Only this very
    * event, a REPLAY too (the delivery was answered before), unless the stored event fails its
    * checksum and the delivery's content is what it was accepted with: that is the resend the
    * damage's messages ask for, and where the scheme signs neither the event id nor a time (GitHub
-   * signs the body alone) it carries the accepted delivery's very signature. Then null as well, for
-   * {@link #insert} to hand it to {@link #answerKnown}, which repairs the event.
+   * signs the body alone) it carries the accepted delivery's very signature. Then
+   * {@link Seen#RESEND}, for {@link #insert} to hand it to {@link #answerKnown}, which repairs the
+   * event.
    *
    * <p>A signature remembered for this very event ({@code remembered}: found among those of
    * deliveries answered for a known event) is that delivery again. While it would still change
@@ -240,27 +252,29 @@ public final class InboxStore implements AutoCloseable {
    * change, and when the second unit fails (answered 503, "retry") the provider's retry of the very
    * same request must not be told a replay, nor the event's signed time stay behind. Once the
    * change is written, the same request again changes nothing and is a REPLAY, as before. A copy
-   * under another id is a REPLAY either way, and one of an event purged since is too.
+   * under another id is a REPLAY either way, and one of an event purged since is too: {@link #insert}
+   * answers such a resend from its known-event path, without trying the accept's INSERT, which a
+   * purge committed since this read would let through.
    *
    * @param remembered whether {@code holders} come from {@code idem_webhook_signatures}, not the
    *     events' own signatures
    */
-  private AcceptResult seenSignature(SqlSession s, List<String> holders, boolean remembered, String src, String id,
+  private Seen seenSignature(SqlSession s, List<String> holders, boolean remembered, String src, String id,
       byte[] checksum, Long signedAtMs) throws SQLException {
     if (holders.isEmpty()) {
-      return NOT_SEEN;
+      return Seen.NONE;
     }
     for (String holder : holders) {
       if (!id.equals(holder)) {
-        return AcceptResult.REPLAY;
+        return Seen.REPLAY;
       }
     }
     Known known = query(s, KNOWN, Known::read, src, id);
     if (known == null) {
-      return AcceptResult.REPLAY;
+      return Seen.REPLAY;
     }
     boolean resend = remembered ? known.changedBy(src, id, checksum, signedAtMs) : known.repairedBy(src, id, checksum);
-    return resend ? NOT_SEEN : AcceptResult.REPLAY;
+    return resend ? Seen.RESEND : Seen.REPLAY;
   }
 
   private static List<String> eventIds(ResultSet rs) throws SQLException {
