@@ -8,18 +8,12 @@ import dev.idem.storage.Store;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** A store whose n-th write from when {@code countdown} is set to n fails, before it runs, as a lost connection. */
-final class FailingNthWrite implements Store {
-  private final Store store;
+final class FailingNthWrite extends ForwardingStore {
   private final AtomicInteger countdown;
 
   FailingNthWrite(Store store, AtomicInteger countdown) {
-    this.store = store;
+    super(store);
     this.countdown = countdown;
-  }
-
-  @Override
-  public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
-    return store.read(row, work);
   }
 
   @Override
@@ -28,25 +22,5 @@ final class FailingNthWrite implements Store {
       throw new JournalException("connection to the inbox lost (test)", null);
     }
     return store.write(durability, row, work);
-  }
-
-  @Override
-  public boolean broken() {
-    return store.broken();
-  }
-
-  @Override
-  public boolean readOnly() {
-    return store.readOnly();
-  }
-
-  @Override
-  public void flush() throws IdempotencyException {
-    store.flush();
-  }
-
-  @Override
-  public void close(String how) throws IdempotencyException {
-    store.close(how);
   }
 }

@@ -127,18 +127,12 @@ class ResignedRetrySignatureAtomicTest {
   }
 
   /** A store that runs the hook, once, after the next write has committed and before it returns. */
-  private static final class AfterFirstWrite implements Store {
-    private final Store store;
+  private static final class AfterFirstWrite extends ForwardingStore {
     private final AtomicReference<Runnable> hook;
 
     AfterFirstWrite(Store store, AtomicReference<Runnable> hook) {
-      this.store = store;
+      super(store);
       this.hook = hook;
-    }
-
-    @Override
-    public <T> T read(Object row, SqlWork<T> work) throws IdempotencyException {
-      return store.read(row, work);
     }
 
     @Override
@@ -149,26 +143,6 @@ class ResignedRetrySignatureAtomicTest {
         h.run();
       }
       return result;
-    }
-
-    @Override
-    public boolean broken() {
-      return store.broken();
-    }
-
-    @Override
-    public boolean readOnly() {
-      return store.readOnly();
-    }
-
-    @Override
-    public void flush() throws IdempotencyException {
-      store.flush();
-    }
-
-    @Override
-    public void close(String how) throws IdempotencyException {
-      store.close(how);
     }
   }
 }

@@ -126,12 +126,11 @@ class RvRtoday12RememberedRetryPurgedMidUnitTest {
    * the accept's INSERT into the inbox table; after it, the known path's reads, where the purge's
    * commit is visible too.
    */
-  static final class HookBeforeAcceptInsert implements Store {
-    private final Store store;
+  static final class HookBeforeAcceptInsert extends ForwardingStore {
     private final AtomicReference<Runnable> hook;
 
     HookBeforeAcceptInsert(Store store, AtomicReference<Runnable> hook) {
-      this.store = store;
+      super(store);
       this.hook = hook;
     }
 
@@ -177,26 +176,6 @@ class RvRtoday12RememberedRetryPurgedMidUnitTest {
           s.release(statement);
         }
       };
-    }
-
-    @Override
-    public boolean broken() {
-      return store.broken();
-    }
-
-    @Override
-    public boolean readOnly() {
-      return store.readOnly();
-    }
-
-    @Override
-    public void flush() throws IdempotencyException {
-      store.flush();
-    }
-
-    @Override
-    public void close(String how) throws IdempotencyException {
-      store.close(how);
     }
   }
 }
