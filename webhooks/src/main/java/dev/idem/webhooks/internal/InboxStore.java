@@ -206,12 +206,16 @@ public final class InboxStore implements AutoCloseable {
       // unit of its own (answerKnown): this one's promise is one statement, which keeps the first
       // accept of an event without a savepoint.
       Known known = query(s, KNOWN, Known::read, src, id);
-      if (known == null) {
-        // Purged since (it was DONE): after the insert's conflict, a duplicate; a remembered
-        // signature's resend, a replay, as it is once its event is purged.
-        return conflicted ? AcceptResult.DUPLICATE : AcceptResult.REPLAY;
+      if (known == null && !conflicted) {
+        // Purged since (it was DONE): a remembered signature's resend is a replay, as it is once
+        // its event is purged.
+        return AcceptResult.REPLAY;
       }
-      AcceptResult answer = known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
+      // Purged since the insert's conflict (it was DONE): a duplicate, whose signature is
+      // remembered all the same. Answered without it, a copy under a new id inside its window
+      // would be accepted, which neither order of the purge and this delivery gives.
+      AcceptResult answer = known == null ? AcceptResult.DUPLICATE
+          : known.changedBy(src, id, checksum, signedAtMs) ? null : known.answer(checksum);
       if (!idSigned) {
         // Remembered here, with the decision that the delivery is this known event's, not in
         // answerKnown's later unit: in between, a copy of it under a new id found no signature
