@@ -91,12 +91,16 @@ public final class IdempotencyInterceptor implements ClientHttpRequestIntercepto
       throws IOException {
     IdempotentCall call = IdempotentCall.from(request.getAttributes()).orElse(null);
     Optional<String> name = support.operationName(call, request.getMethod().name(), request.getURI());
-    if (name.isEmpty() || (call == null && support.passesUntaggedUnjournaled(request.getHeaders(), body))) {
-      // The second: an untagged form body with a credential (an OAuth token call), which the
-      // executor would refuse to journal: out once, unjournaled, as under PASS_THROUGH.
+    if (name.isEmpty()) {
       return execution.execute(request, body);
     }
     support.checkBody(body.length);
+    if (call == null && support.passesUntaggedUnjournaled(request.getHeaders(), body)) {
+      // An untagged form body with a credential (an OAuth token call), which the executor would
+      // refuse to journal: out once, unjournaled, as under PASS_THROUGH. After the body's bound,
+      // as the other clients check it: the same call is refused or sent whichever client makes it.
+      return execution.execute(request, body);
+    }
     if (call == null) {
       // An untagged call the policy keys: its result is found the same way, among the request's
       // attributes (RestClient's exchange(...) hands that request over).
