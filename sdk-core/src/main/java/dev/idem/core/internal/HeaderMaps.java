@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.BiConsumer;
 
 /**
  * The one header representation snapshots share: lower-case names, sorted, values in order,
@@ -173,6 +174,12 @@ public final class HeaderMaps {
     @Override
     public Collection<List<String>> values() {
       return view.values();
+    }
+
+    /** The sorted map's own walk: the entry set's iteration wraps each entry in an object. */
+    @Override
+    public void forEach(BiConsumer<? super String, ? super List<String>> action) {
+      view.forEach(action);
     }
   }
 }
