@@ -26,7 +26,11 @@ import okhttp3.ResponseBody;
  * {@code idem.bench.overhead.rounds} (9 measured rounds, alternating the rows),
  * {@code idem.bench.overhead.warmupRounds} (5 rounds first, not counted: on a loaded machine the JIT
  * takes tens of seconds to compile Idem's path, and the rounds before show the interpreter),
- * {@code idem.bench.overhead.millis} (2000 per row and round).
+ * {@code idem.bench.overhead.millis} (2000 per row and round), {@code idem.bench.overhead.evictKiB} (0:
+ * before each call of either row, write one byte in every 64 of an array this large, so that each
+ * call starts with the processor's caches holding that array instead of the last call's code and
+ * data, as a call over a real socket does after the kernel, the other threads and the wait; the
+ * walk's own CPU is in both rows, so Idem's difference holds only what its work costs from cold).
  */
 public final class OverheadBenchmark {
   private OverheadBenchmark() {
@@ -42,6 +46,8 @@ public final class OverheadBenchmark {
     int rounds = Integer.getInteger("idem.bench.overhead.rounds", 9);
     long millis = Long.getLong("idem.bench.overhead.millis", 2000);
     int warmupRounds = Integer.getInteger("idem.bench.overhead.warmupRounds", 5);
+    int evictKiB = Integer.getInteger("idem.bench.overhead.evictKiB", 0);
+    byte[] evict = new byte[Math.max(0, evictKiB) * 1024];
     Interceptor answer = chain -> new Response.Builder().request(chain.request()).protocol(Protocol.HTTP_1_1)
         .code(201).message("Created").header("Content-Type", "application/json")
         .body(ResponseBody.create(new byte[] {'{', '}'}, Strategies.JSON)).build();
@@ -51,14 +57,15 @@ public final class OverheadBenchmark {
     double[] rawBytes = new double[rounds];
     double[] idemBytes = new double[rounds];
     System.out.printf(Locale.ROOT, "Idem overhead benchmark: %d rounds (after %d of warm-up) x %d ms per row;"
-        + " load average at start: %s%n", rounds, warmupRounds, millis, Stats.loadAverage());
+        + " caches evicted before each call by %d KiB; load average at start: %s%n", rounds, warmupRounds, millis,
+        evict.length / 1024, Stats.loadAverage());
     for (int r = -warmupRounds; r < rounds; r++) {
       // A fresh journal each round, as in the end-to-end rows.
       IdemOkHttp idem = IdemOkHttp.builder(IdempotentExecutor.builder().journal(new InMemoryJournal()).build()).build();
       OkHttpClient withIdem = new OkHttpClient.Builder().addInterceptor(idem.interceptor()).addInterceptor(answer)
           .retryOnConnectionFailure(false).build();
-      double[] a = perCall(raw, false, millis);
-      double[] b = perCall(withIdem, true, millis);
+      double[] a = perCall(raw, false, millis, evict);
+      double[] b = perCall(withIdem, true, millis, evict);
       if (r >= 0) {
         rawCpu[r] = a[0];
         idemCpu[r] = b[0];
@@ -82,7 +89,7 @@ public final class OverheadBenchmark {
   }
 
   /** The calling thread's CPU µs and heap bytes allocated per call. */
-  private static double[] perCall(OkHttpClient client, boolean keyed, long millis) throws Exception {
+  private static double[] perCall(OkHttpClient client, boolean keyed, long millis, byte[] evict) throws Exception {
     ThreadMXBean mx = ManagementFactory.getThreadMXBean();
     com.sun.management.ThreadMXBean heap = (com.sun.management.ThreadMXBean) mx;
     long end = System.nanoTime() + millis * 1_000_000L;
@@ -90,6 +97,9 @@ public final class OverheadBenchmark {
     long bytes = heap.getCurrentThreadAllocatedBytes();
     long cpu = mx.getCurrentThreadCpuTime();
     while (System.nanoTime() < end) {
+      for (int i = 0; i < evict.length; i += 64) {
+        evict[i]++;
+      }
       Request.Builder b = new Request.Builder().url("http://127.0.0.1:8080/orders")
           .post(RequestBody.create(Strategies.BODY, Strategies.JSON));
       if (keyed) {
