@@ -14,6 +14,8 @@ import dev.idem.webhooks.InboxEntry;
 import dev.idem.webhooks.InboxPage;
 import dev.idem.webhooks.InboxState;
 import dev.idem.webhooks.WebhookInboxException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -159,6 +161,15 @@ public final class InboxStore implements AutoCloseable {
    * event's accept never writes it; {@link #purgeDone} removes it once its signed time is outside
    * the window, or, without one, with its event.
    *
+   * <p>On PostgreSQL (READ COMMITTED) the unit of such a source first takes a transaction-scoped
+   * advisory lock on (source, {@code digest}), so that two units looking up and remembering the
+   * same signature run one after the other: a copy under a new id whose unit overlapped the one
+   * remembering the signature read before that row was committed and was accepted as a new event.
+   * It costs one more round trip per delivery of such a source (none where the id is signed, none
+   * on SQLite, whose one writer runs the units one after another anyway), and deliveries carrying
+   * the same signature wait for each other's commit. The lock changes nothing, so a new event's
+   * accept still writes with its one INSERT.
+   *
    * @param digest what is stored of the signature, unique per source ({@link SignatureDigest#of})
    * @param otherDigests what the same signed content was stored as under the other configured
    *     secrets ({@link SignatureDigest#others}): if the source holds one, the delivery is a replay
@@ -174,7 +185,15 @@ public final class InboxStore implements AutoCloseable {
         + " signature_digest IN (?" + ", ?".repeat(otherDigests.size() - 1) + ")";
     String answeredSql = idSigned ? null : "SELECT event_id FROM " + SIG + " WHERE source = ? AND signature_digest"
         + " IN (?" + ", ?".repeat(otherDigests.size()) + ")";
+    boolean lockSignature = !idSigned && dialect == Dialect.POSTGRESQL;
     AcceptResult r = write(List.of(src, id), SqlWork.singleStatement(s -> {
+      if (lockSignature) {
+        // Before the first read of the signatures: a unit that remembers this signature holds the
+        // lock until its commit, so this unit's reads (READ COMMITTED: each statement reads what
+        // is committed when it starts) see that row, and the other way round. Without it, a copy
+        // under a new id read before the retry's unit committed, and was accepted as a new event.
+        query(s, PG_SIGNATURE_LOCK, rs -> null, signatureLockKey(src, digest));
+      }
       if (otherSql != null && seenSignature(s, query(s, otherSql, InboxStore::eventIds,
           digestParams(src, List.of(), otherDigests)), false, src, id, checksum, signedAtMs) == Seen.REPLAY) {
         return AcceptResult.REPLAY;
@@ -227,6 +246,23 @@ public final class InboxStore implements AutoCloseable {
       return answer;
     }));
     return r != null ? r : answerKnown(src, id, type, body, checksum, signedAtMs, receivedAtMs);
+  }
+
+  /**
+   * PostgreSQL: the lock on a (source, signature) that {@link #insert}'s unit takes first where the
+   * event id is unsigned, held until the unit's transaction ends. Parameter: {@link #signatureLockKey}.
+   */
+  private static final String PG_SIGNATURE_LOCK = "SELECT pg_advisory_xact_lock(?)";
+
+  /**
+   * The advisory lock key of {@code digest} in {@code src}: the first 8 bytes of a SHA-256 over
+   * both. Two signatures sharing a key (one chance in 2^64 for two at once) only wait for each
+   * other; the database's one other advisory lock (the migrations', {@link Dialect}) is held only
+   * while a migration runs.
+   */
+  private static long signatureLockKey(String src, byte[] digest) {
+    byte[] h = Hmac.sha256(src.getBytes(StandardCharsets.UTF_8), new byte[1], digest);
+    return ByteBuffer.wrap(h, 0, Long.BYTES).getLong();
   }
 
   /** What {@link #seenSignature} found of a delivery's signature. */
