@@ -23,6 +23,7 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.EnumMap;
@@ -162,7 +163,7 @@ public final class InboxStore implements AutoCloseable {
    * the window, or, without one, with its event.
    *
    * <p>On PostgreSQL (READ COMMITTED) the unit of such a source first takes a transaction-scoped
-   * advisory lock on (source, {@code digest}), so that two units looking up and remembering the
+   * advisory lock on (source, digest) for {@code digest} and each of {@code otherDigests}, so that two units looking up and remembering the
    * same signature run one after the other: a copy under a new id whose unit overlapped the one
    * remembering the signature read before that row was committed and was accepted as a new event.
    * It costs one more round trip per delivery of such a source (none where the id is signed, none
@@ -192,7 +193,9 @@ public final class InboxStore implements AutoCloseable {
         // lock until its commit, so this unit's reads (READ COMMITTED: each statement reads what
         // is committed when it starts) see that row, and the other way round. Without it, a copy
         // under a new id read before the retry's unit committed, and was accepted as a new event.
-        query(s, PG_SIGNATURE_LOCK, rs -> null, signatureLockKey(src, digest));
+        for (long key : signatureLockKeys(src, digest, otherDigests)) {
+          query(s, PG_SIGNATURE_LOCK, rs -> null, key);
+        }
       }
       if (otherSql != null && seenSignature(s, query(s, otherSql, InboxStore::eventIds,
           digestParams(src, List.of(), otherDigests)), false, src, id, checksum, signedAtMs) == Seen.REPLAY) {
@@ -253,6 +256,24 @@ public final class InboxStore implements AutoCloseable {
    * event id is unsigned, held until the unit's transaction ends. Parameter: {@link #signatureLockKey}.
    */
   private static final String PG_SIGNATURE_LOCK = "SELECT pg_advisory_xact_lock(?)";
+
+  /**
+   * The advisory lock keys of a delivery: one per digest it is looked up by, {@code digest} and
+   * {@code otherDigests}, sorted. Every one, not the first alone: during a rotation an instance that
+   * still has only the old secret stores and remembers the old secret's digest, which one with both
+   * secrets looks up among its others; locked by its first digest only, each took its own lock and
+   * the two units overlapped as before. Sorted, so that two units taking several never wait for
+   * each other in a cycle.
+   */
+  private static long[] signatureLockKeys(String src, byte[] digest, List<byte[]> otherDigests) {
+    long[] keys = new long[1 + otherDigests.size()];
+    keys[0] = signatureLockKey(src, digest);
+    for (int i = 0; i < otherDigests.size(); i++) {
+      keys[i + 1] = signatureLockKey(src, otherDigests.get(i));
+    }
+    Arrays.sort(keys);
+    return keys;
+  }
 
   /**
    * The advisory lock key of {@code digest} in {@code src}: the first 8 bytes of a SHA-256 over
