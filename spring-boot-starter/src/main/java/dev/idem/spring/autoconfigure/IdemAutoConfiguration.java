@@ -300,7 +300,8 @@ public class IdemAutoConfiguration {
   /**
    * Refuses a bean that carries {@code @Idempotent} where the guard never reads it (a method that is
    * not a Spring MVC handler method, a class without one: a {@code @Service} method, a JAX-RS
-   * resource), naming it, once every bean is made: see {@link IdempotentPlacement}. Its authors
+   * resource; a controller class whose handlers take GET, HEAD or OPTIONS only, which a class mark
+   * leaves alone), naming it, once every bean is made: see {@link IdempotentPlacement}. Its authors
    * believe it guarded and would get a duplicate effect for every retry. Not with
    * {@code idem.server.enabled=false}: the app turned the guard off on purpose, so no annotation is
    * read anywhere and none is refused (as the reactive app's handlers and the routes are not).

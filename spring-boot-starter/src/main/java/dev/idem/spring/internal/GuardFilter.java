@@ -380,12 +380,11 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   }
 
   /**
-   * Whether a class's mark leaves requests of this method alone: GET, HEAD and OPTIONS read, and
-   * are answered fresh; guarded with the class's writes, a keyed read would be answered a stored
-   * copy for the retention. A handler marked itself is guarded for them too.
+   * Whether a class's mark leaves requests of this method alone ({@link SafeMethods}). A handler
+   * marked itself is guarded for them too.
    */
   private static boolean safe(String method) {
-    return method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS");
+    return SafeMethods.isSafe(method);
   }
 
   /**

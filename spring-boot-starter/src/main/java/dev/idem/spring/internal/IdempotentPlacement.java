@@ -2,12 +2,14 @@ package dev.idem.spring.internal;
 
 import dev.idem.spring.server.Idempotent;
 import java.lang.annotation.Annotation;
+import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -18,6 +20,7 @@ import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
@@ -48,6 +51,13 @@ import org.springframework.util.ClassUtils;
  * nor an ancestor holds Spring MVC's mapping (a Jersey app; Spring MVC on the class path with its
  * auto-configuration excluded) the guard finds no handler to read the annotation on, so every mark
  * there, a controller's included, is refused.
+ *
+ * <p>A mark on a controller class guards its handlers for the methods {@link SafeMethods} does not
+ * leave alone (POST, PUT, PATCH, DELETE...) only, so a class mark none of whose handlers may take
+ * one (each mapped to GET, HEAD or OPTIONS only) guards nothing, and is refused too. A mapping
+ * without a method condition takes every method, so its class's mark is kept. Which methods a
+ * handler takes is its mapping's method condition where a mapping registered it, else the mapping
+ * annotations' {@code method}, the class's and the method's together, as Spring MVC combines them.
  */
 public final class IdempotentPlacement {
   /** Spring MVC's and WebFlux's mapping of annotated handler methods, by name: neither is required. */
@@ -64,7 +74,8 @@ public final class IdempotentPlacement {
 
   /**
    * Throws if a bean of the context carries {@link Idempotent} on a method that is not a handler
-   * method, or on a class that has no handler method; in a servlet web app that no Spring MVC
+   * method, or on a class that has no handler method or none that may take an unsafe method (only
+   * GET, HEAD, OPTIONS: a class mark guards none of them); in a servlet web app that no Spring MVC
    * mapping serves (none in the context or its ancestors), wherever it is.
    *
    * @param beans the context's bean factory, every singleton made
@@ -72,7 +83,8 @@ public final class IdempotentPlacement {
    *     mapping reads there guards nothing), rather than a context that serves none
    *     ({@code webEnvironment = NONE}, a hierarchy's parent) or a reactive app
    * @throws IllegalStateException naming each such method ({@code Class.method}) and class, where
-   *     the annotation works, and what guards other endpoints
+   *     the annotation works, and what guards other endpoints; naming a class mark that guards
+   *     nothing for its safe-only handlers apart, with why
    */
   public static void refuseMisplaced(ConfigurableListableBeanFactory beans, boolean servletApp) {
     ClassLoader loader = beans.getBeanClassLoader();
@@ -87,6 +99,7 @@ public final class IdempotentPlacement {
     ByRule rule = servletApp && handlers instanceof Registered ? new ByRule(mappingAnnotations(loader)) : null;
     boolean unregistered = false;
     TreeSet<String> misplaced = new TreeSet<>();
+    TreeSet<String> safeOnly = new TreeSet<>();
     for (Marked marked : marked(beans)) {
       for (Method m : marked.methods()) {
         if (handlers.isHandler(marked.type(), m)) {
@@ -103,14 +116,17 @@ public final class IdempotentPlacement {
         misplaced.add(marked.type().getName() + (controllers
             ? " (a controller whose request mappings no Spring MVC mapping registered)"
             : " (a class with no handler method)"));
+      } else if (marked.onClass() && !handlers.hasUnsafeHandler(marked.type())) {
+        safeOnly.add(marked.type().getName());
       }
     }
+    List<String> refusals = new ArrayList<>();
     if (!misplaced.isEmpty()) {
       String why = !unregistered ? "" : " The context's request mappings (" + String.join(", ", mappingNames(beans, loader))
           + ") did not register a controller marked here, so Spring MVC does not serve it: is Spring MVC's"
           + " auto-configuration (WebMvcAutoConfiguration) excluded? Spring MVC's own RequestMappingHandlerMapping"
           + " registers the @Controller beans of its context.";
-      throw new IllegalStateException("@Idempotent marks " + new ArrayList<>(misplaced) + ", where nothing reads it:"
+      refusals.add("@Idempotent marks " + new ArrayList<>(misplaced) + ", where nothing reads it:"
           + " the guard reads it only on a Spring MVC handler method (a @RequestMapping, @PostMapping... method of a"
           + " @Controller), or on a controller class for its handler methods. It is no AOP advice: on a @Service or"
           + " @Component method, a JAX-RS (Jersey) resource, a functional route's handler or a class without handler"
@@ -118,6 +134,17 @@ public final class IdempotentPlacement {
           + " the Spring MVC handler that serves the request; guard other Spring MVC endpoints with"
           + " idem.server.routes, and endpoints that Spring MVC does not serve with the server module's"
           + " IdempotencyFilter (dev.idem.server.servlet); or remove the annotation." + why);
+    }
+    if (!safeOnly.isEmpty()) {
+      refusals.add("@Idempotent on the controller class " + new ArrayList<>(safeOnly) + " guards nothing: a class's"
+          + " mark guards its handlers for unsafe methods only (POST, PUT, PATCH, DELETE), and no handler of it takes"
+          + " one (each is mapped to GET, HEAD or OPTIONS only), so every request to it runs unguarded, key or not."
+          + " Put @Idempotent on the handlers that must be guarded (a handler's own mark guards it for GET too: an"
+          + " export, a confirm link that makes an effect), or on a class whose handlers take unsafe methods; or"
+          + " remove the class's mark.");
+    }
+    if (!refusals.isEmpty()) {
+      throw new IllegalStateException(String.join(" ", refusals));
     }
   }
 
@@ -222,6 +249,7 @@ public final class IdempotentPlacement {
 
   private static Handlers handlers(ConfigurableListableBeanFactory beans, ClassLoader loader) {
     Map<Class<?>, List<Method>> registered = new HashMap<>();
+    Set<Class<?>> takingUnsafe = new HashSet<>();
     boolean anyMapping = false;
     for (String mappingType : MAPPINGS) {
       if (!ClassUtils.isPresent(mappingType, loader)) {
@@ -230,10 +258,10 @@ public final class IdempotentPlacement {
       Class<?> type = ClassUtils.resolveClassName(mappingType, loader);
       for (Object mapping : BeanFactoryUtils.beansOfTypeIncludingAncestors(beans, type, true, false).values()) {
         anyMapping = true;
-        WebHandlers.addHandlerMethods(type, mapping, beans, registered);
+        WebHandlers.addHandlerMethods(type, mapping, beans, registered, takingUnsafe);
       }
     }
-    return anyMapping ? new Registered(registered) : new ByRule(mappingAnnotations(loader));
+    return anyMapping ? new Registered(registered, takingUnsafe) : new ByRule(mappingAnnotations(loader));
   }
 
   private static List<Class<? extends Annotation>> mappingAnnotations(ClassLoader loader) {
@@ -253,10 +281,19 @@ public final class IdempotentPlacement {
     boolean isHandler(Class<?> type, Method m);
 
     boolean hasHandler(Class<?> type);
+
+    /**
+     * Whether a handler method of the class may take a method that is not {@link SafeMethods safe}
+     * (its mapping names one, or none: then it takes every method), which a class mark guards.
+     */
+    boolean hasUnsafeHandler(Class<?> type);
   }
 
-  /** The handler methods the context's mappings registered, by the bean class they were found on. */
-  private record Registered(Map<Class<?>, List<Method>> byType) implements Handlers {
+  /**
+   * The handler methods the context's mappings registered, by the bean class they were found on,
+   * and the classes with a handler whose mapping may take an unsafe method.
+   */
+  private record Registered(Map<Class<?>, List<Method>> byType, Set<Class<?>> takingUnsafe) implements Handlers {
     @Override
     public boolean isHandler(Class<?> type, Method m) {
       for (Method h : byType.getOrDefault(type, List.of())) {
@@ -273,6 +310,11 @@ public final class IdempotentPlacement {
     public boolean hasHandler(Class<?> type) {
       return !byType.getOrDefault(type, List.of()).isEmpty();
     }
+
+    @Override
+    public boolean hasUnsafeHandler(Class<?> type) {
+      return takingUnsafe.contains(type);
+    }
   }
 
   /** Without a mapping to ask: the mappings' rule, a request-mapping method of a {@code @Controller} class. */
@@ -285,6 +327,40 @@ public final class IdempotentPlacement {
     @Override
     public boolean hasHandler(Class<?> type) {
       return !handlerMethods(type).isEmpty();
+    }
+
+    @Override
+    public boolean hasUnsafeHandler(Class<?> type) {
+      Set<String> classMethods = methods(type);
+      for (Method m : handlerMethods(type)) {
+        Set<String> taken = new HashSet<>(classMethods);
+        taken.addAll(methods(m));  // Spring MVC's combination of the two method conditions: their union
+        if (taken.isEmpty() || !taken.stream().allMatch(SafeMethods::isSafe)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    /**
+     * The HTTP methods the element's mapping annotations name ({@code @RequestMapping}'s
+     * {@code method}, {@code @HttpExchange}'s, meta-annotations such as {@code @GetMapping}
+     * included); none if they name none.
+     */
+    private Set<String> methods(AnnotatedElement element) {
+      Set<String> methods = new HashSet<>();
+      for (Class<? extends Annotation> a : mappingAnnotations) {
+        AnnotationAttributes attributes = AnnotatedElementUtils.findMergedAnnotationAttributes(element, a, false, false);
+        Object named = attributes == null ? null : attributes.get("method");
+        if (named instanceof Object[] many) {
+          for (Object one : many) {
+            methods.add(one instanceof Enum<?> e ? e.name() : String.valueOf(one));
+          }
+        } else if (named instanceof String one && !one.isBlank()) {
+          methods.add(one.trim().toUpperCase(Locale.ROOT));
+        }
+      }
+      return methods;
     }
 
     Set<Method> handlerMethods(Class<?> type) {
@@ -315,27 +391,51 @@ public final class IdempotentPlacement {
     /**
      * Adds the mapping's handler methods under the class the mapping saw and, for a bean it holds
      * by name, under the class that bean was made from (for a JDK proxy the mapping sees the
-     * proxy's class).
+     * proxy's class); and those classes to {@code takingUnsafe} for a handler whose mapping may take
+     * an unsafe method.
      */
     static void addHandlerMethods(Class<?> mappingType, Object mapping, ConfigurableListableBeanFactory beans,
-        Map<Class<?>, List<Method>> into) {
+        Map<Class<?>, List<Method>> into, Set<Class<?>> takingUnsafe) {
       Object methods;
       try {
         methods = mappingType.getMethod("getHandlerMethods").invoke(mapping);
       } catch (ReflectiveOperationException e) {
         throw new IllegalStateException("Idem could not read the handler methods of " + mappingType.getName(), e);
       }
-      for (Object value : ((Map<?, ?>) methods).values()) {
-        org.springframework.web.method.HandlerMethod hm = (org.springframework.web.method.HandlerMethod) value;
+      for (Map.Entry<?, ?> e : ((Map<?, ?>) methods).entrySet()) {
+        org.springframework.web.method.HandlerMethod hm = (org.springframework.web.method.HandlerMethod) e.getValue();
+        boolean unsafe = takesUnsafe(e.getKey());
         Class<?> seen = ClassUtils.getUserClass(hm.getBeanType());
         into.computeIfAbsent(seen, k -> new ArrayList<>()).add(hm.getMethod());
+        if (unsafe) {
+          takingUnsafe.add(seen);
+        }
         if (hm.getBean() instanceof String name) {
           Class<?> made = beanClass(beans, name);
           if (made != null && made != seen) {
             into.computeIfAbsent(made, k -> new ArrayList<>()).add(hm.getMethod());
+            if (unsafe) {
+              takingUnsafe.add(made);
+            }
           }
         }
       }
+    }
+
+    /**
+     * Whether a mapping's {@code RequestMappingInfo} (Spring MVC's or WebFlux's: read by name) may
+     * take a method that is not {@link SafeMethods safe}: it names one, or none. One that cannot be
+     * read counts as taking one: a class mark is refused only where it surely guards nothing.
+     */
+    private static boolean takesUnsafe(Object info) {
+      Set<?> named;
+      try {
+        Object condition = info.getClass().getMethod("getMethodsCondition").invoke(info);
+        named = (Set<?>) condition.getClass().getMethod("getMethods").invoke(condition);
+      } catch (ReflectiveOperationException | RuntimeException unreadable) {
+        return true;
+      }
+      return named.isEmpty() || !named.stream().allMatch(m -> SafeMethods.isSafe(String.valueOf(m)));
     }
   }
 }

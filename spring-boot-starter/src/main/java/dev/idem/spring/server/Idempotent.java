@@ -41,7 +41,10 @@ import java.lang.annotation.Target;
  * methods only (POST, PUT, PATCH, DELETE): the class's GET, HEAD and OPTIONS requests run
  * unguarded, key or not, and store nothing, so that a read is answered fresh rather than a stored
  * copy. A handler's own mark (a GET handler that makes an effect) guards it for every method it
- * takes, GET included; it takes precedence over the class's. The starter reads it at request
+ * takes, GET included; it takes precedence over the class's. A class mark none of whose handlers
+ * may take an unsafe method (each mapped to GET, HEAD or OPTIONS only) would guard nothing, so it
+ * fails the startup with an {@link IllegalStateException} naming the class; a mapping that names
+ * no method takes every method, POST included. The starter reads it at request
  * time through the handler mappings, before the body is read; routes can also be named in
  * {@code idem.server.routes} without an annotation. Unset attributes take the
  * {@code idem.server.*} defaults.

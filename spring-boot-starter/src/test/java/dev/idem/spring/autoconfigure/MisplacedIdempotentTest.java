@@ -38,8 +38,11 @@ import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.SimpleTransactionStatus;
+import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.context.WebApplicationContext;
 import org.springframework.web.reactive.config.EnableWebFlux;
@@ -154,6 +157,65 @@ class MisplacedIdempotentTest {
 
     public String describe(String order) {
       return "order " + order;
+    }
+  }
+
+  /**
+   * Class-level on a controller whose handlers take GET, HEAD and OPTIONS only: a class's mark
+   * guards none of them (they read, and are answered fresh), so it guards nothing.
+   */
+  @RestController
+  @Idempotent
+  static class ReadOnlyPrices {
+    @GetMapping("/ro-price")
+    String price() {
+      return "price";
+    }
+
+    @RequestMapping(path = "/ro-price-meta", method = {RequestMethod.HEAD, RequestMethod.OPTIONS})
+    String meta() {
+      return "meta";
+    }
+  }
+
+  /** Class-level on a controller whose mapping names no method: it takes POST too, which the mark guards. */
+  @RestController
+  @Idempotent
+  static class AnyMethodPrices {
+    final AtomicInteger runs = new AtomicInteger();
+
+    @RequestMapping("/any-price")
+    String price() {
+      return "price #" + runs.incrementAndGet();
+    }
+  }
+
+  /** A GET handler of a class mapped to POST: Spring MVC combines the two, so it takes POST too. */
+  @RestController
+  @Idempotent
+  @RequestMapping(path = "/class-post", method = RequestMethod.POST)
+  static class ClassMappedToPost {
+    final AtomicInteger runs = new AtomicInteger();
+
+    @GetMapping
+    String price() {
+      return "price #" + runs.incrementAndGet();
+    }
+  }
+
+  /** Read-only mappings declared on an interface; the implementation behind a JDK proxy carries the class mark. */
+  @RestController
+  interface PricesApi {
+    @GetMapping("/proxied-price")
+    String price();
+  }
+
+  @Idempotent
+  @Transactional
+  static class ProxiedReadOnlyPrices implements PricesApi {
+    @Override
+    public String price() {
+      return "price";
     }
   }
 
@@ -340,6 +402,48 @@ class MisplacedIdempotentTest {
           assertNull(context.getStartupFailure());
           assertTrue(Proxy.isProxyClass(context.getBean(Invoices.class).getClass()));
         });
+  }
+
+  /**
+   * A class mark none of whose handlers takes an unsafe method guards no request, in a Spring MVC
+   * app (its mapping's methods) as in a context without one (the mapping annotations' methods).
+   */
+  @Test
+  void aClassMarkOnAControllerThatTakesOnlySafeMethodsFailsTheStartup(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir.resolve("mvc")).withBean(ReadOnlyPrices.class).run(context -> {
+      String m = messages(context.getStartupFailure());
+      assertTrue(m.contains("[" + ReadOnlyPrices.class.getName() + "] guards nothing")
+          && m.contains("no handler of it takes one"), m);
+    });
+    notWeb.withPropertyValues("idem.directory=" + dir.resolve("not-web")).withBean(ReadOnlyPrices.class)
+        .run(context -> {
+          String m = messages(context.getStartupFailure());
+          assertTrue(m.contains("[" + ReadOnlyPrices.class.getName() + "] guards nothing"), m);
+        });
+  }
+
+  /** Behind a JDK proxy the mapping sees the $Proxy class; the mark is the implementation's. */
+  @Test
+  void aClassMarkOnAJdkProxiedControllerThatTakesOnlySafeMethodsFailsTheStartup(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir).withUserConfiguration(InterfaceProxies.class)
+        .withBean(ProxiedReadOnlyPrices.class).run(context -> {
+          String m = messages(context.getStartupFailure());
+          assertTrue(m.contains("[" + ProxiedReadOnlyPrices.class.getName() + "] guards nothing"), m);
+        });
+  }
+
+  /** A mapping without a method condition, or combined with a class's POST, takes POST: guarded, kept. */
+  @Test
+  void aClassMarkWithAHandlerThatMayTakeAnUnsafeMethodStartsAndGuardsIt(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir.resolve("mvc")).withBean(AnyMethodPrices.class)
+        .withBean(ClassMappedToPost.class).run(context -> {
+          assertNull(context.getStartupFailure());
+          Http http = http(context);
+          assertOncePerKey(http, "/any-price", () -> context.getBean(AnyMethodPrices.class).runs.get());
+          assertOncePerKey(http, "/class-post", () -> context.getBean(ClassMappedToPost.class).runs.get());
+        });
+    notWeb.withPropertyValues("idem.directory=" + dir.resolve("not-web")).withBean(AnyMethodPrices.class)
+        .withBean(ClassMappedToPost.class).run(context -> assertNull(context.getStartupFailure()));
   }
 
   /** The guard switched off on purpose: no guard reads any annotation, and none is refused. */
