@@ -116,7 +116,11 @@ public final class IdempotentPlacement {
         misplaced.add(marked.type().getName() + (controllers
             ? " (a controller whose request mappings no Spring MVC mapping registered)"
             : " (a class with no handler method)"));
-      } else if (marked.onClass() && !handlers.hasUnsafeHandler(marked.type())) {
+      } else if (marked.onClass() && marked.type().getDeclaredAnnotation(Idempotent.class) != null
+          && !handlers.hasUnsafeHandler(marked.type())) {
+        // Only a mark written on this very class: one it inherits from a base class or a stereotype
+        // it shares with other controllers guards their writes, and refusing the app for a read-only
+        // one among them would name a class without a mark of its own and advise unguarding the rest.
         safeOnly.add(marked.type().getName());
       }
     }
