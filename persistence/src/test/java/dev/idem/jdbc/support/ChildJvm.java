@@ -30,15 +30,49 @@ public final class ChildJvm {
   /** Like {@link #run(Path, Class, String...)}, with options for the child JVM (such as -D properties). */
   public static Result run(Path workDir, List<String> jvmOptions, Class<?> mainClass, String... args)
       throws IOException, InterruptedException {
+    return run(workDir, jvmOptions, Duration.ofSeconds(60), mainClass, args);
+  }
+
+  /** Like {@link #run(Path, List, Class, String...)}, giving up after {@code timeout}. */
+  static Result run(Path workDir, List<String> jvmOptions, Duration timeout, Class<?> mainClass, String... args)
+      throws IOException, InterruptedException {
     List<String> command = command(jvmOptions, mainClass, args);
     Path log = Files.createTempFile(workDir, "child", ".log");
     Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new IllegalStateException("child JVM " + mainClass.getSimpleName() + " did not finish in 60 s:\n"
-          + Files.readString(log));
+    boolean finished = false;
+    try {
+      finished = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } finally {
+      // Also when the wait is interrupted: a child left running holds its files, ports and CPU.
+      if (!finished) {
+        destroy(p);
+      }
+    }
+    if (!finished) {
+      throw new IllegalStateException("child JVM " + mainClass.getSimpleName() + " did not finish in " + timeout
+          + ":\n" + Files.readString(log));
     }
     return new Result(p.exitValue(), Files.readString(log));
+  }
+
+  /**
+   * Ends {@code child} and every process it started (SIGKILL), and waits (at most 10 s each) for them
+   * to go, so that none outlives the test. The descendants are listed first: once the child is gone
+   * they are no longer its descendants.
+   */
+  public static void destroy(Process child) {
+    List<ProcessHandle> all = new ArrayList<>(child.descendants().toList());
+    all.add(child.toHandle());
+    all.forEach(ProcessHandle::destroyForcibly);
+    try {
+      for (ProcessHandle p : all) {
+        p.onExit().get(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // killed forcibly; nothing more to do than wait, which the bound ended
+    }
   }
 
   /**
@@ -103,21 +137,28 @@ public final class ChildJvm {
       }
     }
 
-    /** Sends SIGTERM ({@link Process#destroy()}) and waits for the child to exit. */
+    /**
+     * Sends SIGTERM ({@link Process#destroy()}) and waits for the child to exit; what it started and
+     * left behind is ended too.
+     */
     public Result terminate(Duration timeout) throws InterruptedException {
+      // Listed before the SIGTERM: once the child is gone, what it started is no longer its descendants.
+      List<ProcessHandle> started = process.descendants().toList();
       process.destroy();
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
+        destroy(process);
         throw new IllegalStateException("child JVM " + name + " did not exit within " + timeout + " of SIGTERM:\n"
             + output);
       }
+      started.forEach(ProcessHandle::destroyForcibly);
       reader.join(timeout.toMillis());
       return new Result(process.exitValue(), output.toString());
     }
 
+    /** Ends the child and what it started, at once (SIGKILL), if they still run. */
     @Override
     public void close() {
-      process.destroyForcibly();
+      destroy(process);
     }
   }
 }
