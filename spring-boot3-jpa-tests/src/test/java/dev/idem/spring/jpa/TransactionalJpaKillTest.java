@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.IdempotencyKey;
+import dev.idem.jdbc.support.ChildProcesses;
 import dev.idem.jdbc.support.PostgresExtension;
 import dev.idem.jdbc.support.PostgresExtension.PgDatabase;
 import java.io.IOException;
@@ -51,32 +52,31 @@ class TransactionalJpaKillTest {
     String before = IdempotencyKey.generate().value();
     String after = IdempotencyKey.generate().value();
 
-    Process first = start(dir, "before-commit:a", datasource);
-    assertTrue(post(dir, before, "a").isEmpty(), "the first run died inside the handler");
-    awaitDeath(first);
-    assertEquals(0, rows(pg), "nothing committed before the kill");
+    // However this fails, no child outlives it (its port, its files, a share of the machine).
+    try (ChildProcesses children = new ChildProcesses()) {
+      Process first = start(children, dir, "before-commit:a", datasource);
+      assertTrue(post(dir, before, "a").isEmpty(), "the first run died inside the handler");
+      awaitDeath(first);
+      assertEquals(0, rows(pg), "nothing committed before the kill");
 
-    Process second = start(dir, "after-commit:b", datasource);
-    HttpResponse<String> retried = post(dir, before, "a").orElseThrow();
-    assertEquals(201, retried.statusCode(), retried.body());
-    assertTrue(retried.headers().firstValue("Idempotent-Replayed").isEmpty(), "the handler ran again");
-    assertTrue(post(dir, after, "b").isEmpty(), "the second run died after the commit");
-    awaitDeath(second);
-    assertEquals(2, rows(pg), "a's row, and b's committed row");
+      Process second = start(children, dir, "after-commit:b", datasource);
+      HttpResponse<String> retried = post(dir, before, "a").orElseThrow();
+      assertEquals(201, retried.statusCode(), retried.body());
+      assertTrue(retried.headers().firstValue("Idempotent-Replayed").isEmpty(), "the handler ran again");
+      assertTrue(post(dir, after, "b").isEmpty(), "the second run died after the commit");
+      awaitDeath(second);
+      assertEquals(2, rows(pg), "a's row, and b's committed row");
 
-    Process third = start(dir, "", datasource);
-    try {
+      start(children, dir, "", datasource);
       HttpResponse<String> replay = post(dir, after, "b").orElseThrow();
       assertEquals(201, replay.statusCode(), replay.body());
       assertEquals(Optional.of("true"), replay.headers().firstValue("Idempotent-Replayed"));
       assertEquals(2, rows(pg), "one row per key");
-    } finally {
-      third.destroyForcibly();
-      third.waitFor(10, TimeUnit.SECONDS);
     }
   }
 
-  private static Process start(Path dir, String kill, List<String> datasource) throws IOException, InterruptedException {
+  private static Process start(ChildProcesses children, Path dir, String kill, List<String> datasource)
+      throws IOException, InterruptedException {
     Files.deleteIfExists(dir.resolve("port"));
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     List<String> cmd = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "-XX:TieredStopAtLevel=1",
@@ -85,7 +85,7 @@ class TransactionalJpaKillTest {
         "-cp", System.getProperty("java.class.path"), JpaKillChild.class.getName(), dir.toString()));
     cmd.addAll(datasource);
     Path log = dir.resolve("child-" + (kill.isEmpty() ? "last" : kill.replace(':', '-')) + ".log");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process p = children.add(new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (!Files.exists(dir.resolve("port"))) {
       assertTrue(p.isAlive(), "the child died at startup: " + Files.readString(log));

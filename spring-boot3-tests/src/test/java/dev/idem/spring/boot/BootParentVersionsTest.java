@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.idem.jdbc.support.ChildProcesses;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,12 +53,14 @@ class BootParentVersionsTest {
     app(dir.resolve("plain"), "plain", boot, Map.of());
     app(dir.resolve("fixed"), "fixed", boot, Map.of("sqlite-jdbc.version", sqlite, jacksonProperty, jackson));
 
-    Process p = new ProcessBuilder("mvn", "-B", "-q", "-s", dir.resolve("settings.xml").toString(),
-        "-Dmaven.repo.local=" + local, "org.apache.maven.plugins:maven-dependency-plugin:"
-        + property("idem.dependency-plugin.version") + ":tree", "-DoutputFile=tree.txt")
-        .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("mvn.log").toFile()).start();
-    assertTrue(p.waitFor(4, TimeUnit.MINUTES), "mvn did not finish");
-    assertEquals(0, p.exitValue(), Files.readString(dir.resolve("mvn.log")));
+    try (ChildProcesses children = new ChildProcesses()) { // an mvn that does not finish is not left running
+      Process p = children.add(new ProcessBuilder("mvn", "-B", "-q", "-s", dir.resolve("settings.xml").toString(),
+          "-Dmaven.repo.local=" + local, "org.apache.maven.plugins:maven-dependency-plugin:"
+          + property("idem.dependency-plugin.version") + ":tree", "-DoutputFile=tree.txt")
+          .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(dir.resolve("mvn.log").toFile()).start());
+      assertTrue(p.waitFor(4, TimeUnit.MINUTES), "mvn did not finish");
+      assertEquals(0, p.exitValue(), Files.readString(dir.resolve("mvn.log")));
+    }
 
     String plain = Files.readString(dir.resolve("plain/tree.txt"));
     String fixed = Files.readString(dir.resolve("fixed/tree.txt"));

@@ -8,9 +8,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -70,22 +67,8 @@ final class ChildJvm {
     }
   }
 
-  /**
-   * Ends {@code child} and every process it started, and waits (bounded) for them to go. The
-   * descendants are listed first: once the child is gone they are no longer its descendants.
-   */
+  /** Ends {@code child} and every process it started, and waits (bounded) for them to go. */
   static void destroy(Process child) {
-    List<ProcessHandle> all = new ArrayList<>(child.descendants().toList());
-    all.add(child.toHandle());
-    all.forEach(ProcessHandle::destroyForcibly);
-    try {
-      for (ProcessHandle p : all) {
-        p.onExit().get(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      // killed forcibly; nothing more to do than wait, which the bound ended
-    }
+    dev.idem.jdbc.support.ChildJvm.destroy(child); // the modules' one way to end a child: see there
   }
 }
