@@ -1,6 +1,7 @@
 package dev.idem.jdbc.support;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -39,6 +41,38 @@ class ChildJvmTest {
 
     assertTrue(Files.exists(pidFile), "premise: the child started its own JVM within the time");
     assertFalse(alive(pidFile), "the process the child started is ended when run gives up");
+  }
+
+  /** As when a test runs the child on a pool it shuts down with shutdownNow when it fails. */
+  @Test
+  void aRunWhoseWaitIsInterruptedEndsTheChildAndWhatItStarted() throws Exception {
+    Path pidFile = dir.resolve("leaf.pid");
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    Thread waiting = new Thread(() -> {
+      try {
+        ChildJvm.run(dir, List.of(), Duration.ofSeconds(60), SpawningChild.class, pidFile.toString());
+        ended.complete(null);
+      } catch (Throwable t) {
+        ended.complete(t);
+      }
+    }, "waits-for-the-child");
+    waiting.start();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!Files.exists(pidFile)) {
+      assertTrue(System.nanoTime() < deadline, "premise: the child started its own JVM");
+      Thread.sleep(20); // a JVM starting another: nothing to wait on but the file it writes
+    }
+    assertTrue(alive(pidFile), "premise: the child runs the JVM it started");
+    long leaf = pid(pidFile);
+    ProcessHandle child = ProcessHandle.current().children().filter(c -> c.children().anyMatch(d -> d.pid() == leaf))
+        .findFirst().orElseThrow(() -> new AssertionError("premise: the child runs the JVM it started"));
+    seen.add(child);
+
+    waiting.interrupt();
+
+    assertInstanceOf(InterruptedException.class, ended.get(30, TimeUnit.SECONDS), "run gave up on the interrupt");
+    assertFalse(child.isAlive(), "the child is ended");
+    assertFalse(alive(pidFile), "and so is the process it started");
   }
 
   @Test
