@@ -9,6 +9,7 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.examples.childjvm.ChildJvm;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.support.ChildProcesses;
 import dev.idem.okhttp.IdemOkHttp;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.ReceivedRequest;
@@ -58,12 +59,14 @@ class CrashLoopTest {
     Random random = new Random(SEED);
     int killedDuringStartup = 0;
     int exitedOnTheirOwn = 0;
-    try (IdempotentServer server = IdempotentServer.start()) {
+    // The children are closed first: however a cycle fails, none outlives the test.
+    try (IdempotentServer server = IdempotentServer.start(); ChildProcesses children = new ChildProcesses()) {
       String base = server.url("/").toString();
       for (int cycle = 0; cycle < CYCLES; cycle++) {
         String[] mode = MODES[cycle % MODES.length];
         Path log = tmp.resolve("child-" + cycle + ".log");
-        Process child = child(dir, base, mode[0], mode[1], acks, cycle).redirectOutput(log.toFile()).start();
+        Process child = children.add(
+            child(dir, base, mode[0], mode[1], acks, cycle).redirectOutput(log.toFile()).start());
         boolean duringStartup = random.nextInt(5) == 0;
         long delayMs = random.nextInt(301);
         if (duringStartup) {
