@@ -12,6 +12,7 @@ import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.support.ChildProcesses;
 import dev.idem.webhooks.InboxEntry;
 import dev.idem.webhooks.InboxPage;
 import dev.idem.webhooks.InboxState;
@@ -59,30 +60,34 @@ class OutputWriteFailureTest {
     Path err = dir.resolve("err.txt");
     ProcessBuilder pb = cli("journal", "list", "--dir", journal.toString()).redirectOutput(full).redirectError(err.toFile());
     pb.environment().put("LC_ALL", "C"); // strerror's text in English, to read it below
-    Process p = pb.start();
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end");
-    List<String> lines = Files.readAllLines(err, StandardCharsets.UTF_8);
-    assertEquals(OutputFailure.STATUS, p.exitValue(), "stderr: " + lines);
-    assertEquals(List.of("idem: standard output could not be written (No space left on device): what was printed is"
-        + " incomplete"), lines);
+    try (ChildProcesses children = new ChildProcesses()) { // a CLI that does not end is not left running
+      Process p = children.add(pb.start());
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end");
+      List<String> lines = Files.readAllLines(err, StandardCharsets.UTF_8);
+      assertEquals(OutputFailure.STATUS, p.exitValue(), "stderr: " + lines);
+      assertEquals(List.of("idem: standard output could not be written (No space left on device): what was printed"
+          + " is incomplete"), lines);
+    }
   }
 
   @Test
   void aReaderThatStopsAfterTheFirstLineEndsTheListingQuietlyWithStatusZero() throws Exception {
     Path journal = journalOf(ROWS);
     Path err = dir.resolve("err.txt");
-    Process p = cli("journal", "list", "--dir", journal.toString(), "--limit", String.valueOf(ROWS))
-        .redirectError(err.toFile()).start();
-    // As "| head -1": read one line and go. The rest (over 200 KB) cannot fit in the pipe, so
-    // the CLI's writes meet a closed pipe (EPIPE) whatever the timing.
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String first = out.readLine();
-      assertTrue(first != null && first.startsWith("PENDING"), "first line: " + first);
+    try (ChildProcesses children = new ChildProcesses()) { // a CLI that does not end is not left running
+      Process p = children.add(cli("journal", "list", "--dir", journal.toString(), "--limit", String.valueOf(ROWS))
+          .redirectError(err.toFile()).start());
+      // As "| head -1": read one line and go. The rest (over 200 KB) cannot fit in the pipe, so
+      // the CLI's writes meet a closed pipe (EPIPE) whatever the timing.
+      try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        String first = out.readLine();
+        assertTrue(first != null && first.startsWith("PENDING"), "first line: " + first);
+      }
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end after its reader left");
+      String stderr = Files.readString(err, StandardCharsets.UTF_8);
+      assertEquals(0, p.exitValue(), "stderr: " + stderr);
+      assertEquals("", stderr, "a reader that stopped is not an error");
     }
-    assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end after its reader left");
-    String stderr = Files.readString(err, StandardCharsets.UTF_8);
-    assertEquals(0, p.exitValue(), "stderr: " + stderr);
-    assertEquals("", stderr, "a reader that stopped is not an error");
   }
 
   @Test

@@ -9,6 +9,7 @@ import dev.idem.core.fingerprint.Fingerprinter;
 import dev.idem.core.spi.NewOperation;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.jdbc.JdbcJournal;
+import dev.idem.jdbc.support.ChildProcesses;
 import java.io.File;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -43,15 +44,18 @@ class ReviewOutputWriteFailureTest {
       }
     }
     Path err = dir.resolve("err.txt");
-    Process p = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        ChildCli.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName(),
-        "journal", "list", "--dir", journal.toString()))
-        .redirectOutput(full)
-        .redirectError(err.toFile())
-        .start();
-    assumeTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end");
-    int code = p.exitValue();
-    assertNotEquals(0, code, "nothing of the listing was written (/dev/full), yet the exit status was 0; stderr: "
-        + Files.readString(err, StandardCharsets.UTF_8));
+    try (ChildProcesses children = new ChildProcesses()) { // a CLI that does not end is not left running
+      Process p = children.add(new ProcessBuilder(List.of(
+          Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          ChildCli.NATIVE_ACCESS, "-cp", System.getProperty("java.class.path"), IdemCli.class.getName(),
+          "journal", "list", "--dir", journal.toString()))
+          .redirectOutput(full)
+          .redirectError(err.toFile())
+          .start());
+      assumeTrue(p.waitFor(60, TimeUnit.SECONDS), "the CLI did not end");
+      int code = p.exitValue();
+      assertNotEquals(0, code, "nothing of the listing was written (/dev/full), yet the exit status was 0; stderr: "
+          + Files.readString(err, StandardCharsets.UTF_8));
+    }
   }
 }
