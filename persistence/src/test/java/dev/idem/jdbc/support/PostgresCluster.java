@@ -125,8 +125,16 @@ public final class PostgresCluster implements AutoCloseable {
     Path out = root.resolve("cmd.log");
     Process p = new ProcessBuilder(full).directory(root.toFile()).redirectErrorStream(true)
         .redirectOutput(out.toFile()).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
+    boolean ended;
+    try {
+      ended = p.waitFor(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      ChildJvm.destroy(p);
+      throw e;
+    }
+    if (!ended) {
+      // With what it started: runuser's pg_ctl, and the server a start left behind.
+      ChildJvm.destroy(p);
       throw new IOException("timed out: " + String.join(" ", command));
     }
     if (p.exitValue() != 0) {
