@@ -22,6 +22,9 @@ import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.stereotype.Controller;
 import org.springframework.util.ClassUtils;
 
@@ -100,7 +103,16 @@ public final class IdempotentPlacement {
     boolean unregistered = false;
     TreeSet<String> misplaced = new TreeSet<>();
     TreeSet<String> safeOnly = new TreeSet<>();
-    for (Marked marked : marked(beans)) {
+    List<Marked> all = marked(beans);
+    // Whether a class mark guards some write, by where it comes from (markSource): a base class's or
+    // a stereotype's mark that one read-only controller carries may guard another's writes.
+    Map<Object, Boolean> guardsWrites = new HashMap<>();
+    for (Marked marked : all) {
+      if (marked.onClass() && handlers.hasHandler(marked.type())) {
+        guardsWrites.merge(markSource(marked.type()), handlers.hasUnsafeHandler(marked.type()), Boolean::logicalOr);
+      }
+    }
+    for (Marked marked : all) {
       for (Method m : marked.methods()) {
         if (handlers.isHandler(marked.type(), m)) {
           continue;
@@ -116,12 +128,11 @@ public final class IdempotentPlacement {
         misplaced.add(marked.type().getName() + (controllers
             ? " (a controller whose request mappings no Spring MVC mapping registered)"
             : " (a class with no handler method)"));
-      } else if (marked.onClass() && marked.type().getDeclaredAnnotation(Idempotent.class) != null
-          && !handlers.hasUnsafeHandler(marked.type())) {
-        // Only a mark written on this very class: one it inherits from a base class or a stereotype
-        // it shares with other controllers guards their writes, and refusing the app for a read-only
-        // one among them would name a class without a mark of its own and advise unguarding the rest.
-        safeOnly.add(marked.type().getName());
+      } else if (marked.onClass() && !guardsWrites.getOrDefault(markSource(marked.type()), true)) {
+        // No class carrying this mark takes an unsafe method. One that guards another controller's
+        // writes is kept: refusing the app for a read-only controller sharing it would advise
+        // unguarding the rest.
+        safeOnly.add(marked.type().getName() + markOrigin(marked.type()));
       }
     }
     List<String> refusals = new ArrayList<>();
@@ -150,6 +161,35 @@ public final class IdempotentPlacement {
     if (!refusals.isEmpty()) {
       throw new IllegalStateException(String.join(" ", refusals));
     }
+  }
+
+  /**
+   * Where a class's {@code @Idempotent} comes from, as the guard finds it: the annotation type of a
+   * stereotype that carries it (every class using the stereotype shares the mark), else the class
+   * that declares it (the class itself, or the base class or interface it inherits it from).
+   */
+  private static Object markSource(Class<?> type) {
+    MergedAnnotation<Idempotent> mark = MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY)
+        .get(Idempotent.class);
+    if (!mark.isPresent()) {
+      return type;
+    }
+    if (mark.getDistance() > 0) {
+      return mark.getRoot().getType();
+    }
+    return mark.getSource() != null ? mark.getSource() : type;
+  }
+
+  /** How a refused class carries its mark, when not written on it: named in the refusal. */
+  private static String markOrigin(Class<?> type) {
+    Object source = markSource(type);
+    if (source instanceof Class<?> c && c.isAnnotation()) {
+      return " (marked through @" + c.getSimpleName() + ", which no controller with an unsafe handler carries)";
+    }
+    if (source instanceof Class<?> c && c != type) {
+      return " (its mark inherited from " + c.getName() + ", which no controller with an unsafe handler inherits)";
+    }
+    return "";
   }
 
   /** The beans that are request mappings, Spring MVC's or WebFlux's type or a subclass, by name. */

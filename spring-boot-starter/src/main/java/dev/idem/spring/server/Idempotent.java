@@ -43,9 +43,9 @@ import java.lang.annotation.Target;
  * copy. A handler's own mark (a GET handler that makes an effect) guards it for every method it
  * takes, GET included; it takes precedence over the class's. A class mark none of whose handlers
  * may take an unsafe method (each mapped to GET, HEAD or OPTIONS only) would guard nothing, so it
- * fails the startup with an {@link IllegalStateException} naming the class (a mark written on the
- * class itself: one inherited from a base class or a shared stereotype is kept); a mapping that
- * names no method takes every method, POST included. The starter reads it at request
+ * fails the startup with an {@link IllegalStateException} naming the class (a mark inherited from a
+ * base class or carried through a stereotype is kept while some controller carrying it takes an
+ * unsafe method); a mapping that names no method takes every method, POST included. The starter reads it at request
  * time through the handler mappings, before the body is read; routes can also be named in
  * {@code idem.server.routes} without an annotation. Unset attributes take the
  * {@code idem.server.*} defaults.
