@@ -58,14 +58,22 @@ public final class ChildJvm {
   /**
    * Ends {@code child} and every process it started (SIGKILL), and waits (at most 10 s each) for them
    * to go, so that none outlives the test. The descendants are listed first: once the child is gone
-   * they are no longer its descendants.
+   * they are no longer its descendants. And kept only if the child is still alive after the listing:
+   * the JDK lists an ended child's descendants by its pid alone, so once that pid is reused they are
+   * the children of a process the test does not own (review rtoday17).
    */
   public static void destroy(Process child) {
-    List<ProcessHandle> all = new ArrayList<>(child.descendants().toList());
-    all.add(child.toHandle());
-    all.forEach(ProcessHandle::destroyForcibly);
+    List<ProcessHandle> descendants = new ArrayList<>(child.descendants().toList());
+    if (!child.isAlive()) {
+      descendants.clear();
+    }
+    descendants.forEach(ProcessHandle::destroyForcibly);
+    // The Process itself, not its pid: an ended child's handle, and even its onExit, wait on whoever
+    // has its pid now; waitFor reads the child's own exit.
+    child.destroyForcibly();
     try {
-      for (ProcessHandle p : all) {
+      child.waitFor(10, TimeUnit.SECONDS);
+      for (ProcessHandle p : descendants) {
         p.onExit().get(10, TimeUnit.SECONDS);
       }
     } catch (InterruptedException e) {

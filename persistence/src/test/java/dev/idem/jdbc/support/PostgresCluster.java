@@ -93,9 +93,20 @@ public final class PostgresCluster implements AutoCloseable {
 
   /** Starts the server on this cluster's port (pg_ctl start, waiting until it accepts connections). */
   private void startServer() throws IOException, InterruptedException {
-    run(List.of(bin.resolve("pg_ctl").toString(), "start", "-w", "-t", "30", "-D", data.toString(),
-        "-l", root.resolve("server.log").toString(),
-        "-o", "-p " + port + " -k " + root + " -c listen_addresses=127.0.0.1 -c max_connections=60"));
+    try {
+      run(List.of(bin.resolve("pg_ctl").toString(), "start", "-w", "-t", "30", "-D", data.toString(),
+          "-l", root.resolve("server.log").toString(),
+          "-o", "-p " + port + " -k " + root + " -c listen_addresses=127.0.0.1 -c max_connections=60"));
+    } catch (IOException startFailed) {
+      // pg_ctl gives up on a slow server after its -t and exits 1, leaving the postmaster it forked
+      // starting, orphaned beyond run's reach: stopped through its pid file, or it outlives the test.
+      try {
+        run(List.of(bin.resolve("pg_ctl").toString(), "stop", "-m", "immediate", "-w", "-D", data.toString()));
+      } catch (IOException stopFailed) {
+        startFailed.addSuppressed(stopFailed); // none running: nothing to stop
+      }
+      throw startFailed;
+    }
   }
 
   /**
