@@ -58,15 +58,13 @@ public final class ChildJvm {
   /**
    * Ends {@code child} and every process it started (SIGKILL), and waits (at most 10 s each) for them
    * to go, so that none outlives the test. The descendants are listed first: once the child is gone
-   * they are no longer its descendants. And kept only if the child is still alive after the listing:
-   * the JDK lists an ended child's descendants by its pid alone, so once that pid is reused they are
-   * the children of a process the test does not own (review rtoday17).
+   * they are no longer its descendants. And listed only if the child has not been reaped before the
+   * listing: the JDK lists an ended child's descendants by its pid alone, so once that pid is reused
+   * they are the children of a process the test does not own (review rtoday17). Checked before, not
+   * after: a child that ends while they are listed leaves them orphans, still to be ended (rtoday20).
    */
   public static void destroy(Process child) {
-    List<ProcessHandle> descendants = new ArrayList<>(child.descendants().toList());
-    if (!child.isAlive()) {
-      descendants.clear();
-    }
+    List<ProcessHandle> descendants = child.isAlive() ? new ArrayList<>(child.descendants().toList()) : List.of();
     descendants.forEach(ProcessHandle::destroyForcibly);
     // The Process itself, not its pid: an ended child's handle, and even its onExit, wait on whoever
     // has its pid now; waitFor reads the child's own exit.
@@ -151,7 +149,8 @@ public final class ChildJvm {
      */
     public Result terminate(Duration timeout) throws InterruptedException {
       // Listed before the SIGTERM: once the child is gone, what it started is no longer its descendants.
-      List<ProcessHandle> started = process.descendants().toList();
+      // Not for a child already reaped: its pid may be another process's now (see destroy).
+      List<ProcessHandle> started = process.isAlive() ? process.descendants().toList() : List.of();
       process.destroy();
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         destroy(process);
