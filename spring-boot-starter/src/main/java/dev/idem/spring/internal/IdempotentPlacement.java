@@ -164,9 +164,10 @@ public final class IdempotentPlacement {
   }
 
   /**
-   * Where a class's {@code @Idempotent} comes from, as the guard finds it: the annotation type of a
-   * stereotype that carries it (every class using the stereotype shares the mark), else the class
-   * that declares it (the class itself, or the base class or interface it inherits it from).
+   * Where a class's {@code @Idempotent} comes from, as the guard finds it: the annotation type that
+   * carries it (every class using that stereotype, directly or through another one built on it,
+   * shares the mark), else the class that declares it (the class itself, or the base class or
+   * interface it inherits it from).
    */
   private static Object markSource(Class<?> type) {
     MergedAnnotation<Idempotent> mark = MergedAnnotations.from(type, SearchStrategy.TYPE_HIERARCHY)
@@ -175,7 +176,9 @@ public final class IdempotentPlacement {
       return type;
     }
     if (mark.getDistance() > 0) {
-      return mark.getRoot().getType();
+      // The annotation that carries @Idempotent, not the one written on the class: a stereotype built
+      // on a guarded stereotype shares its mark (review rtoday19).
+      return mark.getMetaSource().getType();
     }
     return mark.getSource() != null ? mark.getSource() : type;
   }
