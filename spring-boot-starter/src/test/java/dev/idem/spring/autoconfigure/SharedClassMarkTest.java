@@ -1,7 +1,9 @@
 package dev.idem.spring.autoconfigure;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.spring.internal.GuardFilter;
 import dev.idem.spring.server.Idempotent;
@@ -29,22 +31,15 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.EnableWebMvc;
 
 /**
- * Review of c6eb41ac (class mark on a safe-only controller refused at startup): the refusal also
- * hits a class mark the controller only INHERITS, from a shared base class or a composed
- * stereotype annotation, which the guard reads by find semantics and which apps use to guard the
- * writes of every controller at once. Such an app starts today and guards its write controllers;
- * after c6eb41ac it fails to start as soon as one read-only controller (health info, a catalog)
- * shares the base or the stereotype, and the message names that read-only controller
- * ("@Idempotent on the controller class [...Catalog] guards nothing ... remove the class's mark"),
- * a class that carries no mark of its own and cannot remove it without unguarding every other
- * controller. Where: {@code IdempotentPlacement.refuseMisplaced}, the new
- * {@code else if (marked.onClass() && !handlers.hasUnsafeHandler(...))} branch, with
- * {@code marked.onClass()} computed by {@code AnnotatedElementUtils.hasAnnotation} (find
- * semantics: superclasses, interfaces, meta-annotations). The mark the author believes guards
- * something (on the base / the stereotype) does guard the write controllers, so nothing is
- * misplaced; only a mark declared on the safe-only controller itself guards nothing.
+ * A class-level {@code @Idempotent} that a controller carries from somewhere shared (a base class, a
+ * stereotype, a stereotype built on another) is judged with every class that carries it from there:
+ * kept while one of them takes an unsafe method (it guards that one's writes), refused when none
+ * does (it guards nothing), as a mark written on a safe-only controller is. Reviews rtoday16 (an
+ * inherited mark shared with a write controller refused), rtoday18 (an alias or base class used only
+ * by read-only controllers started silently) and rtoday19 (a stereotype nested two levels split
+ * from the one it is built on).
  */
-class RvRtoday16InheritedClassMarkTest {
+class SharedClassMarkTest {
   private static final AutoConfigurations IDEM = AutoConfigurations.of(IdemAutoConfiguration.class,
       IdemClientAutoConfiguration.class, IdemServerAutoConfiguration.class, IdemWebhooksAutoConfiguration.class);
 
@@ -121,6 +116,125 @@ class RvRtoday16InheritedClassMarkTest {
               + " no longer starts: " + messages(context.getStartupFailure()));
           assertOncePerKey(http(context), "/rv16-st-orders", context.getBean(StereotypeOrders.class).runs);
         });
+  }
+
+  /** The app's own name for {@code @Idempotent(keyRequired = false)}: written on a class, it is that class's mark. */
+  @Target({ElementType.TYPE, ElementType.METHOD})
+  @Retention(RetentionPolicy.RUNTIME)
+  @Idempotent(keyRequired = false)
+  @interface IdempotentNoKey {}
+
+  /** Its only use in the app: a controller whose handlers all take GET. */
+  @RestController
+  @IdempotentNoKey
+  static class ComposedReadOnlyPrices {
+    @GetMapping("/rv18-composed-prices")
+    String list() {
+      return "prices";
+    }
+  }
+
+  /** A marked base class that only read-only controllers extend. */
+  @Idempotent
+  abstract static class ReadApi {}
+
+  @RestController
+  static class BaseReadOnlyPrices extends ReadApi {
+    @GetMapping("/rv18-base-prices")
+    String list() {
+      return "prices";
+    }
+  }
+
+  @Test
+  void aComposedMarkUsedOnlyOnASafeOnlyControllerIsRefused(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir).withBean(ComposedReadOnlyPrices.class).run(context -> {
+      Throwable failure = context.getStartupFailure();
+      assertNotNull(failure, "@IdempotentNoKey (a composed @Idempotent) written on a controller whose only handler"
+          + " takes GET guards nothing, and no other class carries it, yet the app started silently: ab5eca10"
+          + " keeps every mark that is not a direct @Idempotent (getDeclaredAnnotation)");
+      String m = messages(failure);
+      assertTrue(m.contains(ComposedReadOnlyPrices.class.getName()) && m.contains("guards nothing"), m);
+    });
+  }
+
+  @Test
+  void aBaseClassMarkThatOnlySafeOnlyControllersInheritIsRefused(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir).withBean(BaseReadOnlyPrices.class).run(context -> {
+      Throwable failure = context.getStartupFailure();
+      assertNotNull(failure, "the @Idempotent on ReadApi, which only a controller whose only handler takes GET"
+          + " extends, guards no request in the app, yet the app started silently (ab5eca10: an inherited mark is"
+          + " never refused, though here it guards no other class's writes)");
+      String m = messages(failure);
+      assertTrue(m.contains(BaseReadOnlyPrices.class.getName()) || m.contains(ReadApi.class.getName()), m);
+    });
+  }
+
+  /** The app's stereotype of its API controllers: every one of them guarded. */
+  @Target(ElementType.TYPE)
+  @Retention(RetentionPolicy.RUNTIME)
+  @RestController
+  @Idempotent
+  @interface ApiStereotype {}
+
+  /** A stereotype built on it (an admin area): the same mark, two levels down. */
+  @Target(ElementType.TYPE)
+  @Retention(RetentionPolicy.RUNTIME)
+  @ApiStereotype
+  @interface AdminStereotype {}
+
+  /** Write controller through the nested stereotype: its POST is guarded by @ApiStereotype's mark. */
+  @AdminStereotype
+  static class AdminRefunds {
+    @PostMapping("/rv19-admin-refunds")
+    String refund() {
+      return "refunded";
+    }
+  }
+
+  /** Read-only controller through the inner stereotype: shares @ApiStereotype's mark with AdminRefunds. */
+  @ApiStereotype
+  static class Catalog {
+    @GetMapping("/rv19-catalog")
+    String list() {
+      return "catalog";
+    }
+  }
+
+  /** Write controller through the inner stereotype. */
+  @ApiStereotype
+  static class Orders {
+    @PostMapping("/rv19-orders")
+    String create() {
+      return "order";
+    }
+  }
+
+  /** Read-only controller through the nested stereotype: shares @ApiStereotype's mark with Orders. */
+  @AdminStereotype
+  static class AdminReport {
+    @GetMapping("/rv19-admin-report")
+    String report() {
+      return "report";
+    }
+  }
+
+  @Test
+  void aReadOnlyControllerSharingTheMarkWithANestedStereotypesWriterStarts(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir).withBean(AdminRefunds.class).withBean(Catalog.class)
+        .run(context -> assertNull(context.getStartupFailure(), () -> "@ApiStereotype's @Idempotent guards"
+            + " AdminRefunds' POST (carried through @AdminStereotype), and Catalog shares that mark, yet the app was refused:"
+            + " markSource groups AdminRefunds under @AdminStereotype (the root annotation), apart from @ApiStereotype: "
+            + messages(context.getStartupFailure())));
+  }
+
+  @Test
+  void aNestedStereotypesReadOnlyControllerSharingTheMarkWithAWriterStarts(@TempDir java.nio.file.Path dir) {
+    mvc.withPropertyValues("idem.directory=" + dir).withBean(Orders.class).withBean(AdminReport.class)
+        .run(context -> assertNull(context.getStartupFailure(), () -> "AdminReport carries @ApiStereotype's"
+            + " @Idempotent (through @AdminStereotype), the mark that guards Orders' POST, yet the app was refused:"
+            + " markSource groups AdminReport under @AdminStereotype (the root annotation), apart from @ApiStereotype: "
+            + messages(context.getStartupFailure())));
   }
 
   private static DispatcherServlet http(WebApplicationContext context) throws Exception {
