@@ -27,6 +27,7 @@ import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -84,29 +85,18 @@ class PostgresRememberedSignatureOverlapTest {
       // unit is about to remember that signature, a copy of the retry under a new id comes in.
       time.advance(Duration.ofSeconds(10));
       String t1 = secs();
-      AtomicReference<CompletableFuture<WebhookResponse>> copy = new AtomicReference<>();
-      AtomicReference<String> copyState = new AtomicReference<>("not started (setup)");
-      beforeRemember.set(() -> {
-        CompletableFuture<WebhookResponse> f = CompletableFuture.supplyAsync(() -> {
-          try {
-            return r.handle("POST", headers("ev-2", t1), body);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }, other);
-        copy.set(f);
-        copyState.set(awaitAnsweredOrWaiting(db, f));
-      });
+      Overlap copy = new Overlap();
+      beforeRemember.set(copy.starting(db, other, () -> r.handle("POST", headers("ev-2", t1), body)));
       WebhookResponse retried = r.handle("POST", headers("ev-1", t1), body);
-      WebhookResponse copied = copy.get().get(30, TimeUnit.SECONDS);
+      WebhookResponse copied = copy.answer();
 
       List<ClaimedEvent> claimed = store.claim(10, "p1", time.clock().millis(), time.clock().millis() + 60_000);
       assertAll(
-          () -> assertTrue(copyState.get().equals("answered") || copyState.get().equals("waiting"),
-              "the copy's delivery overlapped the retry's unit (setup): " + copyState.get()),
+          () -> assertTrue(copy.overlapped(),
+              "the copy's delivery overlapped the retry's unit (setup): " + copy.state),
           () -> assertEquals("{\"status\":\"duplicate\"}", retried.body(), "the retry of ev-1 is its duplicate"),
           () -> assertEquals(REPLAY, copied.body(), "a copy of the retry under a new id, whose unit overlapped the"
-              + " one remembering its signature, must be refused as a replay, not accepted (" + copyState.get()
+              + " one remembering its signature, must be refused as a replay, not accepted (" + copy.state
               + " while the retry's unit was open)"),
           () -> assertEquals(List.of("ev-1"), claimed.stream().map(ClaimedEvent::eventId).toList(),
               "only ev-1 is stored to run: the copy stored as ev-2 is the same event processed twice"));
@@ -137,31 +127,20 @@ class PostgresRememberedSignatureOverlapTest {
       // reaches instance A.
       time.advance(Duration.ofSeconds(10));
       String t1 = secs();
-      AtomicReference<CompletableFuture<WebhookResponse>> copy = new AtomicReference<>();
-      AtomicReference<String> copyState = new AtomicReference<>("not started (setup)");
-      beforeRemember.set(() -> {
-        CompletableFuture<WebhookResponse> f = CompletableFuture.supplyAsync(() -> {
-          try {
-            return onA.handle("POST", headers("ev-2", t1), body);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }, other);
-        copy.set(f);
-        copyState.set(awaitAnsweredOrWaiting(db, f));
-      });
+      Overlap copy = new Overlap();
+      beforeRemember.set(copy.starting(db, other, () -> onA.handle("POST", headers("ev-2", t1), body)));
       WebhookResponse retried = onB.handle("POST", headers("ev-1", t1), body);
-      WebhookResponse copied = copy.get().get(30, TimeUnit.SECONDS);
+      WebhookResponse copied = copy.answer();
 
       List<ClaimedEvent> claimed = storeA.claim(10, "p1", time.clock().millis(), time.clock().millis() + 60_000);
       assertAll(
-          () -> assertTrue(copyState.get().equals("answered") || copyState.get().equals("waiting"),
-              "the copy's delivery overlapped the retry's unit (setup): " + copyState.get()),
+          () -> assertTrue(copy.overlapped(),
+              "the copy's delivery overlapped the retry's unit (setup): " + copy.state),
           () -> assertEquals("{\"status\":\"duplicate\"}", retried.body(), "the retry of ev-1 is its duplicate"),
           () -> assertEquals(REPLAY, copied.body(), "a copy of the retry under a new id on the instance that has the"
               + " new secret too, overlapping the unit that remembers the retry's signature on the instance that has"
               + " only the old one, must be refused as a replay (it is, one after the other); the advisory lock is"
-              + " keyed on the first digest only, so the units took different locks (" + copyState.get()
+              + " keyed on the first digest only, so the units took different locks (" + copy.state
               + " while the retry's unit was open)"),
           () -> assertEquals(List.of("ev-1"), claimed.stream().map(ClaimedEvent::eventId).toList(),
               "only ev-1 is stored to run: the copy stored as ev-2 is the same event processed twice"));
@@ -193,35 +172,55 @@ class PostgresRememberedSignatureOverlapTest {
       WebhookReceiver onA = receiver(WebhookInbox.over(storeA, time.clock()), NEW, OLD);
       byte[] body = BODY.getBytes(StandardCharsets.UTF_8);
       String t0 = secs();
-      AtomicReference<CompletableFuture<WebhookResponse>> copy = new AtomicReference<>();
-      AtomicReference<String> copyState = new AtomicReference<>("not started (setup)");
-      afterAccept.set(() -> {
-        CompletableFuture<WebhookResponse> f = CompletableFuture.supplyAsync(() -> {
-          try {
-            return onA.handle("POST", headers("ev-2", t0), body);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        }, other);
-        copy.set(f);
-        copyState.set(awaitAnsweredOrWaiting(db, f));
-      });
+      Overlap copy = new Overlap();
+      afterAccept.set(copy.starting(db, other, () -> onA.handle("POST", headers("ev-2", t0), body)));
       WebhookResponse accepted = onB.handle("POST", headers("ev-1", t0), body);
-      WebhookResponse copied = copy.get().get(30, TimeUnit.SECONDS);
+      WebhookResponse copied = copy.answer();
 
       List<ClaimedEvent> claimed = storeA.claim(10, "p1", time.clock().millis(), time.clock().millis() + 60_000);
       assertAll(
-          () -> assertTrue(copyState.get().equals("answered") || copyState.get().equals("waiting"),
-              "the copy's delivery overlapped the accept's unit (setup): " + copyState.get()),
+          () -> assertTrue(copy.overlapped(),
+              "the copy's delivery overlapped the accept's unit (setup): " + copy.state),
           () -> assertEquals("{\"status\":\"accepted\"}", accepted.body(), "ev-1 is accepted"),
           () -> assertEquals(REPLAY, copied.body(), "a copy of ev-1's delivery under a new id on the instance that has"
               + " the new secret too, overlapping ev-1's accept on the instance that has only the old one, must be"
               + " refused as a replay (it is, one after the other); the advisory lock is keyed on the first digest"
-              + " only (" + copyState.get() + " while the accept's unit was open)"),
+              + " only (" + copy.state + " while the accept's unit was open)"),
           () -> assertEquals(List.of("ev-1"), claimed.stream().map(ClaimedEvent::eventId).toList(),
               "only ev-1 is stored to run: the copy stored as ev-2 is the same event processed twice"));
     } finally {
       other.shutdownNow();
+    }
+  }
+
+  /**
+   * A copy's delivery, started on {@code on} from inside another unit (a store hook), and what was
+   * seen of it before that unit went on: answered, or waiting for a lock.
+   */
+  private static final class Overlap {
+    private final AtomicReference<CompletableFuture<WebhookResponse>> copy = new AtomicReference<>();
+    volatile String state = "not started (setup)";
+
+    Runnable starting(PgDatabase db, ExecutorService on, Callable<WebhookResponse> delivery) {
+      return () -> {
+        CompletableFuture<WebhookResponse> f = CompletableFuture.supplyAsync(() -> {
+          try {
+            return delivery.call();
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        }, on);
+        copy.set(f);
+        state = awaitAnsweredOrWaiting(db, f);
+      };
+    }
+
+    boolean overlapped() {
+      return state.equals("answered") || state.equals("waiting");
+    }
+
+    WebhookResponse answer() throws Exception {
+      return copy.get().get(30, TimeUnit.SECONDS);
     }
   }
 
