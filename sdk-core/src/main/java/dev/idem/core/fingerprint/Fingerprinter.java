@@ -3,6 +3,7 @@ package dev.idem.core.fingerprint;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.internal.CanonicalJsonCheck;
 import dev.idem.core.internal.JsonCanonicalizer;
+import dev.idem.core.internal.SnapshotAccess;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -76,7 +77,8 @@ public final class Fingerprinter {
       update(sha, name);
       update(sha, String.join(",", request.headers().getOrDefault(name, List.of())));
     }
-    byte[] body = request.body();
+    // Read, not copied: canonicalizing makes a new array, and the digest only reads.
+    byte[] body = SnapshotAccess.get().body(request);
     // Bodies a serializer wrote compactly with sorted keys are already canonical: checking that
     // costs one pass over the bytes, where canonicalizing parses and re-writes them. Both give the
     // same bytes to hash (see CanonicalJsonCheck).
@@ -88,7 +90,7 @@ public final class Fingerprinter {
   }
 
   private static boolean isJson(RequestSnapshot request) {
-    String ct = request.contentType().orElse(null);
+    String ct = SnapshotAccess.get().contentType(request);
     if (ct == null) {
       return false;
     }

@@ -60,9 +60,9 @@ public final class PackedRecord {
     w.hex(r.fingerprint().hex());
     w.string(request.method());
     w.string(request.uri().toString());
-    w.string(request.contentType().orElse(null));
+    w.string(SnapshotAccess.get().contentType(request));
     w.headers(request.headers());
-    w.bytes(request.body());
+    w.bytes(SnapshotAccess.get().body(request));
     Duration timeout = request.timeout().orElse(null);
     w.b(timeout == null ? NULL : PRESENT);
     if (timeout != null) {
@@ -99,7 +99,7 @@ public final class PackedRecord {
     if (response != null) {
       w.i(response.status());
       w.headers(response.headers());
-      w.bytes(response.body());
+      w.bytes(SnapshotAccess.get().body(response));
     }
     w.string(r.reason());
     w.b(r.queued() ? PRESENT : NULL);
@@ -122,7 +122,7 @@ public final class PackedRecord {
     RequestSnapshot request = r.request();
     ResponseSnapshot response = r.response();
     int n = size(r.reference()) + FINGERPRINT_BYTES + size(request.method()) + size(request.uri().toString())
-        + size(request.contentType().orElse(null)) + size(request.headers()) + sizeOfBytes(request.bodyLength());
+        + size(SnapshotAccess.get().contentType(request)) + size(request.headers()) + sizeOfBytes(request.bodyLength());
     Duration timeout = request.timeout().orElse(null);
     n += 1 + (timeout == null ? 0 : 8 + varint(timeout.getNano()));
     n += 1 + size(r.owner()) + 8 + size(r.leaseExpiresAt()) + size(r.nextAttemptAt()) + size(r.createdAt())

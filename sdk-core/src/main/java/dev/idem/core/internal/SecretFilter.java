@@ -54,6 +54,8 @@ public final class SecretFilter {
    */
   private static final String LOCATION = "location";
   private static final String CONTENT_LOCATION = "content-location";
+  private static final String FORM = "application/x-www-form-urlencoded";
+
   /**
    * The common header names ({@link HeaderMaps}' fixed table: {@code content-type}, {@code date},
    * {@code idempotency-key}...) that the default rule does not name, found by that rule itself
@@ -333,10 +335,12 @@ public final class SecretFilter {
    * @throws IllegalArgumentException naming the field (never its value) and the way out
    */
   public void checkFormBody(RequestSnapshot request, String operation) {
-    if (request.bodyLength() == 0 || !request.contentType().map(SecretFilter::isForm).orElse(false)) {
-      return; // no copy of a body that is not a form
+    // Runs on every keyed call: no copy, Optional or substring for a body that is not a form.
+    String contentType = SnapshotAccess.get().contentType(request);
+    if (request.bodyLength() == 0 || contentType == null || !isForm(contentType)) {
+      return;
     }
-    UrlCredentials.Finding found = findInFormBody(request.contentType().get(), request.body());
+    UrlCredentials.Finding found = findInFormBody(contentType, SnapshotAccess.get().body(request));
     if (found == null) {
       return;
     }
@@ -351,8 +355,18 @@ public final class SecretFilter {
 
   /** Whether a Content-Type is {@code application/x-www-form-urlencoded}, whatever its parameters. */
   private static boolean isForm(String contentType) {
-    int semi = contentType.indexOf(';');
-    String type = (semi < 0 ? contentType : contentType.substring(0, semi)).trim();
-    return type.equalsIgnoreCase("application/x-www-form-urlencoded");
+    // What trim() then equalsIgnoreCase said of the part before any ';', without the substrings.
+    int end = contentType.indexOf(';');
+    if (end < 0) {
+      end = contentType.length();
+    }
+    int start = 0;
+    while (start < end && contentType.charAt(start) <= ' ') {
+      start++;
+    }
+    while (end > start && contentType.charAt(end - 1) <= ' ') {
+      end--;
+    }
+    return end - start == FORM.length() && contentType.regionMatches(true, start, FORM, 0, FORM.length());
   }
 }

@@ -1,6 +1,7 @@
 package dev.idem.core.spi;
 
 import dev.idem.core.internal.HeaderMaps;
+import dev.idem.core.internal.SnapshotAccess;
 import dev.idem.core.internal.UriAuthority;
 import dev.idem.core.internal.UrlCredentials;
 import java.net.URI;
@@ -262,6 +263,25 @@ public final class RequestSnapshot {
     // One rule, one walk: the executor's own (UrlCredentials), read on the query alone.
     String redacted = UrlCredentials.defaults().redact("?" + rawQuery);
     return redacted.substring(1);
+  }
+
+  static {
+    SnapshotAccess.install(new SnapshotAccess() {
+      @Override
+      public byte[] body(RequestSnapshot request) {
+        return request.body;
+      }
+
+      @Override
+      public byte[] body(ResponseSnapshot response) {
+        return response.sharedBody();
+      }
+
+      @Override
+      public String contentType(RequestSnapshot request) {
+        return request.contentType;
+      }
+    });
   }
 
   private final String method;

@@ -85,6 +85,11 @@ public final class ResponseSnapshot {
     return body.clone();
   }
 
+  /** The body array itself, for {@link dev.idem.core.internal.SnapshotAccess}: never written to. */
+  byte[] sharedBody() {
+    return body;
+  }
+
   /**
    * The body length in bytes, without copying it.
    *

@@ -258,6 +258,9 @@ final class FollowUps {
    * ambiguous.
    */
   static boolean expectsContinue(Request request) {
+    if (request.header("Expect") == null) {
+      return false;  // nearly every request: asked twice per attempt, and headers(name) makes a list
+    }
     for (String value : request.headers("Expect")) {
       if (value.trim().equalsIgnoreCase("100-continue")) {
         return true;
