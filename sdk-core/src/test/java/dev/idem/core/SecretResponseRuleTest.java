@@ -105,4 +105,28 @@ class SecretResponseRuleTest {
         + "&X-Amz-Signature=redacted#redacted"), stored.get("location"), "the fragment whole, see SecretFilterResponseTest");
     assertEquals(List.of("/exports/1?page=2"), stored.get("content-location"), "nothing to redact");
   }
+
+  /**
+   * A Link or Refresh carries URLs as Location does: a next-page link with a token in it, a
+   * pre-signed download link, a refresh to a URL with a token. They were journaled in clear.
+   */
+  @ParameterizedTest
+  @EnumSource(Harness.Driver.class)
+  void theUrlsOfAStoredLinkAndRefreshHaveTheirCredentialsRedacted(Harness.Driver driver) throws Exception {
+    Operation op = Operation.builder("list-exports", Requests.order("{}")).build();
+    String link = "<https://api.example.test/exports?page=2&access_token=planted-next>; rel=\"next\", <" + SIGNED
+        + ">; rel=\"enclosure\"";
+    String refresh = "5; url=https://api.example.test/done?token=planted-refresh";
+    ScriptedTransport t = h.transport(op).then(status(201, Map.of("Link", link, "Refresh", refresh)));
+
+    Outcome out = driver.run(h, op, t);
+
+    assertEquals(link, out.response().header("Link").orElseThrow(), "the caller's copy");
+    assertEquals(refresh, out.response().header("Refresh").orElseThrow());
+    Map<String, List<String>> stored = h.record(op).response().headers();
+    assertFalse(stored.toString().contains("planted"), "stored in clear: " + stored);
+    assertEquals(List.of("<https://api.example.test/exports?page=2&access_token=redacted>; rel=\"next\", <"
+        + SIGNED_REDACTED + ">; rel=\"enclosure\""), stored.get("link"));
+    assertEquals(List.of("5; url=https://api.example.test/done?token=redacted"), stored.get("refresh"));
+  }
 }

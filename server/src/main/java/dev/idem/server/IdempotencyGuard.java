@@ -811,7 +811,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
       if (s.replayHeaders.contains(name)) { // case-insensitive: no lower-cased copy per header
-        kept.put(name, isUrlHeader(name) ? redactedUrls(values) : values);
+        kept.put(name, redactedUrls(name, values));
       }
     });
     // A caller of complete() other than the bundled filters (another framework's, the test kit's)
@@ -826,19 +826,18 @@ public final class IdempotencyGuard implements AutoCloseable {
   }
 
   /**
-   * A header whose value is a URL the guard may store: a presigned URL's signature, a servlet
-   * container's {@code ;jsessionid=} (encodeRedirectURL) or user info in it would otherwise be kept
-   * in clear, and sent to whoever retries with the key. The live answer keeps the handler's own.
+   * {@code values} of the header {@code name} as the store keeps them: the URLs that
+   * {@code Location}, {@code Content-Location}, {@code Link} and {@code Refresh} carry with their
+   * credentials redacted ({@link RequestSnapshot#redactedHeaderValue}): a presigned URL's
+   * signature, a servlet container's {@code ;jsessionid=} (encodeRedirectURL), user info or a
+   * next-page link's token would otherwise be kept in clear, and sent to whoever retries with the
+   * key. The live answer keeps the handler's own. {@code values} itself where nothing is redacted.
    */
-  private static boolean isUrlHeader(String name) {
-    return name.equalsIgnoreCase("location") || name.equalsIgnoreCase("content-location");
-  }
-
-  private static List<String> redactedUrls(List<String> values) {
+  private static List<String> redactedUrls(String name, List<String> values) {
     List<String> out = null;
     for (int i = 0; i < values.size(); i++) {
       String v = values.get(i);
-      String r = RequestSnapshot.redactedUrl(v);
+      String r = RequestSnapshot.redactedHeaderValue(name, v);
       if (r != v && out == null) {
         out = new ArrayList<>(values.subList(0, i));
       }
@@ -1147,8 +1146,9 @@ public final class IdempotencyGuard implements AutoCloseable {
      * The response headers stored and replayed. Default {@code Content-Type}, {@code Content-Language},
      * {@code Content-Location}, {@code Location}, {@code ETag}, {@code Last-Modified}. Secret
      * headers are never stored, even if listed; a stored {@code Location} or
-     * {@code Content-Location} has the credentials in its URL and its fragment redacted
-     * ({@code RequestSnapshot.redactedUrl}), so a replay carries the redacted URL. {@code Content-Encoding} is stored and replayed with
+     * {@code Content-Location}, and a {@code Link} or {@code Refresh} if listed, has the credentials
+     * in its URLs and their fragments redacted ({@code RequestSnapshot.redactedHeaderValue}), so a
+     * replay carries the redacted URLs. {@code Content-Encoding} is stored and replayed with
      * the body whatever this list says, since it tells how the stored bytes are coded (a replay
      * without it sends gzip bytes no client can read); a replay without a body (over the capture
      * cap) sends neither it nor {@code Content-Type}. {@code Retry-After} is stored and replayed

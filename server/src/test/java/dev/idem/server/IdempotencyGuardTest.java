@@ -131,6 +131,28 @@ class IdempotencyGuardTest {
     assertEquals("/orders/1;jsessionid=redacted", again.header("Content-Location"));
   }
 
+  /**
+   * A Link or Refresh the app allowlists carries URLs as Location does (a next-page link with a
+   * token, a pre-signed download link): the store, and so every replay, has them redacted.
+   */
+  @Test
+  void theUrlsOfAnAllowlistedLinkAndRefreshAreRedactedInTheStore() throws Exception {
+    guard = guard(b -> b.replayHeaders(java.util.Set.of("Link", "Refresh")));
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    headers.put("Link", List.of("</orders?page=2&access_token=planted-next>; rel=\"next\"",
+        "<https://files.example/o/1.pdf?X-Amz-Signature=planted-sig>; rel=\"enclosure\""));
+    headers.put("Refresh", List.of("0; url=/orders/1;jsessionid=planted-session"));
+    GuardResponse first = send(json("k1", "{}"), 201, headers, "order-");
+    GuardResponse again = send(json("k1", "{}"));
+    assertEquals(1, effects.get());
+    assertTrue(first.header("Refresh").contains("planted-session"), "the live answer is the handler's own");
+    StoredResponse stored = store.find(new RecordId("alice", "POST /orders", "k1")).orElseThrow().response().orElseThrow();
+    assertFalse(stored.headers().toString().contains("planted"), "stored in clear: " + stored.headers());
+    assertEquals("0; url=/orders/1;jsessionid=redacted", again.header("Refresh"));
+    assertTrue(again.headers().toString().contains("</orders?page=2&access_token=redacted>; rel=\"next\""),
+        again.headers().toString());
+  }
+
   private static java.util.Set<String> lowerCase(java.util.Set<String> names) {
     return names.stream().map(n -> n.toLowerCase(java.util.Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
   }

@@ -47,13 +47,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class SecretFilter {
   private static final Logger LOG = LoggerFactory.getLogger(SecretFilter.class);
-  /**
-   * The response headers whose value is a URL that a server may sign or hand a token in (a 201's
-   * or a 303's pre-signed download URL), lower case. Only these two: reading every header value as
-   * a possible URL would cost every response a parse for a rare case.
-   */
-  private static final String LOCATION = "location";
-  private static final String CONTENT_LOCATION = "content-location";
   private static final String FORM = "application/x-www-form-urlencoded";
 
   /**
@@ -151,7 +144,9 @@ public final class SecretFilter {
    * The caller keeps the response it was given; only the journal's copy lacks them, so an outcome
    * read back from the journal (a repeated call, a resume, after a restart) lacks them too.
    *
-   * <p>{@code Location} and {@code Content-Location} are kept, with their credentials replaced by
+   * <p>{@code Location}, {@code Content-Location}, and the URLs in {@code Link} and {@code Refresh}
+   * ({@link UrlHeaders}; only these: reading every header value as a possible URL would cost every
+   * response a parse for a rare case) are kept, with their credentials replaced by
    * {@value UrlCredentials#REDACTED} ({@link UrlCredentials#redact}): any user info, the value of
    * every query parameter that {@link #isSecretQueryParameter} names (a pre-signed URL's
    * {@code X-Amz-Signature}, an Azure SAS's {@code sig}, an {@code access_token}) and of every path
@@ -178,9 +173,9 @@ public final class SecretFilter {
         first = name;
         break;
       }
-      if (isUrlHeader(name)) {
+      if (UrlHeaders.carriesUrls(name)) {
         List<String> values = headers.get(name);
-        List<String> redacted = redactUrls(values);
+        List<String> redacted = redactUrls(name, values);
         if (redacted != values) {
           first = name;
           firstKept = redacted;
@@ -205,7 +200,7 @@ public final class SecretFilter {
           kept.put(name, firstKept);
         }
       } else if (!isSecretHeader(name)) {
-        kept.put(name, isUrlHeader(name) ? redactUrls(e.getValue()) : e.getValue());
+        kept.put(name, UrlHeaders.carriesUrls(name) ? redactUrls(name, e.getValue()) : e.getValue());
       }
     }
     return new ResponseSnapshot(response.status(), kept, response.body());
@@ -222,16 +217,15 @@ public final class SecretFilter {
     return kept == t.response() ? t : new Transition(t.target(), t.at(), t.nextAttemptAt(), kept, t.reason());
   }
 
-  private static boolean isUrlHeader(String lowerCaseName) {
-    return lowerCaseName.equals(LOCATION) || lowerCaseName.equals(CONTENT_LOCATION);
-  }
-
-  /** {@code values} itself if no URL among them has a credential, else a list with them redacted. */
-  private List<String> redactUrls(List<String> values) {
+  /**
+   * {@code values} of the header {@code name} itself if no URL among them has a credential, else a
+   * list with them redacted ({@link UrlHeaders}).
+   */
+  private List<String> redactUrls(String name, List<String> values) {
     List<String> out = null;
     for (int i = 0; i < values.size(); i++) { // by index: no iterator for the usual single value
       String value = values.get(i);
-      String redacted = redactUrl(value);
+      String redacted = UrlHeaders.redact(name, value, urls);
       if (out == null && redacted != value) {
         out = new ArrayList<>(values.subList(0, i));
       }

@@ -4,6 +4,7 @@ import dev.idem.core.internal.HeaderMaps;
 import dev.idem.core.internal.SnapshotAccess;
 import dev.idem.core.internal.UriAuthority;
 import dev.idem.core.internal.UrlCredentials;
+import dev.idem.core.internal.UrlHeaders;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -231,8 +232,8 @@ public final class RequestSnapshot {
    * user info, the value of each credential its path or query holds (by the rules
    * {@link #redactedQuery} applies), and its fragment (which no rule can read, and which a stored
    * URL never needs) replaced by {@code redacted}; everything else as written. The executor keeps
-   * the URLs of the responses it journals this way; the server guard the {@code Location} and
-   * {@code Content-Location} it stores. Linear in the URL's length; pure and thread-safe.
+   * the URLs of the responses it journals this way, and the server guard those it stores (see
+   * {@link #redactedHeaderValue} for the headers that carry them). Linear in the URL's length; pure and thread-safe.
    *
    * @param url a URL as sent or received, raw (encoded)
    * @return {@code url} itself where nothing in it holds a credential and it has no fragment
@@ -240,6 +241,26 @@ public final class RequestSnapshot {
    */
   public static String redactedUrl(String url) {
     return UrlCredentials.defaults().redact(Objects.requireNonNull(url, "url"));
+  }
+
+  /**
+   * A response header's value as it may be stored: for {@code Location} and
+   * {@code Content-Location} the URL {@linkplain #redactedUrl redacted}; for {@code Link} (RFC 8288)
+   * every target between {@code <} and {@code >} and every {@code anchor} parameter, and for
+   * {@code Refresh} the URL after the delay, redacted the same way (such as a next-page link with a
+   * token in its query, or a pre-signed download link); any other
+   * header's value as it is. The executor keeps the responses it journals this way; the server
+   * guard the headers it stores. Linear in the value's length; pure and thread-safe.
+   *
+   * @param name the header's name, any case
+   * @param value its value, raw, as received
+   * @return {@code value} itself where nothing in it is redacted
+   * @throws NullPointerException if name or value is null
+   */
+  public static String redactedHeaderValue(String name, String value) {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(value, "value");
+    return UrlHeaders.carriesUrls(name) ? UrlHeaders.redact(name, value, UrlCredentials.defaults()) : value;
   }
 
   /**
