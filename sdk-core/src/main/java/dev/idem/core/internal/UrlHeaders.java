@@ -1,21 +1,23 @@
 package dev.idem.core.internal;
 
-import java.util.Locale;
-
 /**
  * The response headers whose values carry URLs, and those values with the URLs' credentials
  * redacted ({@link UrlCredentials#redact}), for the copies of a response that are stored (the
  * executor's journal, the server guard's store):
  * <ul>
  *   <li>{@code Location} and {@code Content-Location}: the value is one URL;</li>
- *   <li>{@code Link} (RFC 8288): every target between {@code <} and {@code >}, and the value of
- *       every {@code anchor} parameter (a next-page link with a token in its query, a pre-signed
- *       download link);</li>
- *   <li>{@code Refresh}: the URL after the delay ({@code 5; url=https://...}, quoted or not).</li>
+ *   <li>{@code Link} (RFC 8288): every target between {@code <} and {@code >}, the value of every
+ *       {@code anchor} parameter, and every URL of an {@code imagesrcset} parameter (the HTML
+ *       standard's srcset of a preload link): a next-page link with a token in its query, a
+ *       pre-signed download or image link. Quoted strings are skipped whole, so a {@code <},
+ *       {@code ;} or {@code #} in a title is not read as a target, a parameter or a fragment;</li>
+ *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
+ *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
+ *       {@code ,}, an optional {@code url=}, optional quotes).</li>
  * </ul>
- * Everything else in a value is kept as written. A {@code <} without its {@code >} in a Link, or a
- * quote without its end in a Refresh, runs to the end of the value, so a value cut short is
- * redacted to its end rather than passed over. Pure and thread-safe.
+ * Everything else in a value is kept as written. A {@code <} without its {@code >}, or a quote
+ * without its end, runs to the end of the value, so a value cut short is redacted to its end rather
+ * than passed over. Linear in the value's length; pure and thread-safe.
  */
 public final class UrlHeaders {
   private static final String LOCATION = "location";
@@ -27,14 +29,7 @@ public final class UrlHeaders {
 
   /** Whether a header, by its name in any case, carries URLs that {@link #redact} reads. */
   public static boolean carriesUrls(String name) {
-    // By length first: this runs for every header of every response that is stored.
-    return switch (name.length()) {
-      case 4 -> name.equalsIgnoreCase(LINK);
-      case 7 -> name.equalsIgnoreCase(REFRESH);
-      case 8 -> name.equalsIgnoreCase(LOCATION);
-      case 16 -> name.equalsIgnoreCase(CONTENT_LOCATION);
-      default -> false;
-    };
+    return kind(name) != null;
   }
 
   /**
@@ -44,110 +39,152 @@ public final class UrlHeaders {
    * @return {@code value} itself when nothing in it is redacted, or when the header carries no URL
    */
   public static String redact(String name, String value, UrlCredentials urls) {
-    String n = name.toLowerCase(Locale.ROOT);
-    return switch (n) {
-      case LOCATION, CONTENT_LOCATION -> urls.redact(value);
+    String kind = kind(name);
+    if (kind == null) {
+      return value;
+    }
+    return switch (kind) {
       case LINK -> link(value, urls);
       case REFRESH -> refresh(value, urls);
-      default -> value;
+      default -> urls.redact(value);
     };
   }
 
+  /**
+   * Which of the four headers {@code name} is, or null. One case-insensitive comparison, the same
+   * for {@link #carriesUrls} and {@link #redact}, so that no name is said to carry URLs and then
+   * passed over. By length first: this runs for every header of every response that is stored.
+   */
+  private static String kind(String name) {
+    String kind = switch (name.length()) {
+      case 4 -> LINK;
+      case 7 -> REFRESH;
+      case 8 -> LOCATION;
+      case 16 -> CONTENT_LOCATION;
+      default -> null;
+    };
+    return kind != null && name.equalsIgnoreCase(kind) ? kind : null;
+  }
+
+  /**
+   * A Link's targets, and its {@code anchor} and {@code imagesrcset} parameters (the HTML
+   * standard's srcset of a preload link: URLs with descriptors), redacted. Quoted strings are
+   * skipped whole, so a {@code <}, {@code ;} or {@code #} in a title is not read as a target, a
+   * parameter or a fragment.
+   */
   private static String link(String value, UrlCredentials urls) {
-    StringBuilder out = null;
-    int copied = 0;
+    Rewrite out = new Rewrite(value, urls);
     int n = value.length();
     int i = 0;
     while (i < n) {
-      int start;
-      int end;
       char c = value.charAt(i);
       if (c == '<') {
-        start = i + 1;
-        int close = value.indexOf('>', start);
-        end = close < 0 ? n : close;
-      } else if (isAnchorAt(value, i)) {
-        start = valueStart(value, i + "anchor".length());
-        if (start < 0) {
-          i++;
-          continue;
-        }
-        if (start < n && value.charAt(start) == '"') {
-          start++;
-          int close = value.indexOf('"', start);
-          end = close < 0 ? n : close;
-        } else {
-          end = start;
-          while (end < n && ";, \t".indexOf(value.charAt(end)) < 0) {
-            end++;
-          }
-        }
+        int close = value.indexOf('>', i + 1);
+        int end = close < 0 ? n : close;
+        out.redact(i + 1, end);
+        i = end + 1;
+      } else if (c == '"') {
+        i = quotedEnd(value, i) + 1;
+      } else if (c == ';') {
+        i = parameter(value, i + 1, out);
       } else {
         i++;
-        continue;
       }
-      String url = value.substring(start, end);
-      String redacted = urls.redact(url);
-      if (redacted != url) {
-        if (out == null) {
-          out = new StringBuilder(n + 16);
-        }
-        out.append(value, copied, start).append(redacted);
-        copied = end;
-      }
-      i = end + 1;
     }
-    if (out == null) {
-      return value;
-    }
-    return out.append(value, copied, n).toString();
+    return out.finish();
   }
 
-  /** Whether {@code anchor} starts a parameter name at {@code i}: after {@code ;} and any spaces. */
-  private static boolean isAnchorAt(String value, int i) {
-    if (!value.regionMatches(true, i, "anchor", 0, "anchor".length())) {
-      return false;
-    }
-    int before = i - 1;
-    while (before >= 0 && (value.charAt(before) == ' ' || value.charAt(before) == '\t')) {
-      before--;
-    }
-    return before >= 0 && value.charAt(before) == ';';
-  }
-
-  /** Where a parameter's value starts after its name ends at {@code i} ({@code = } with spaces), or -1. */
-  private static int valueStart(String value, int i) {
+  /**
+   * Reads the parameter that starts at {@code i} (after its {@code ;}), redacting the URLs of an
+   * {@code anchor} or {@code imagesrcset}; returns where the scan goes on.
+   */
+  private static int parameter(String value, int i, Rewrite out) {
     int n = value.length();
-    while (i < n && (value.charAt(i) == ' ' || value.charAt(i) == '\t')) {
+    i = skipSpaces(value, i);
+    int nameStart = i;
+    while (i < n && isTokenChar(value.charAt(i))) {
       i++;
     }
+    int nameEnd = i;
+    i = skipSpaces(value, i);
     if (i >= n || value.charAt(i) != '=') {
-      return -1;
+      return i;
     }
-    i++;
-    while (i < n && (value.charAt(i) == ' ' || value.charAt(i) == '\t')) {
-      i++;
+    i = skipSpaces(value, i + 1);
+    int start;
+    int end;
+    int next;
+    if (i < n && value.charAt(i) == '"') {
+      start = i + 1;
+      end = quotedEnd(value, i);
+      next = end + 1;
+    } else {
+      start = i;
+      end = i;
+      while (end < n && ";, \t".indexOf(value.charAt(end)) < 0) {
+        end++;
+      }
+      next = end;
     }
-    return i;
+    int nameLength = nameEnd - nameStart;
+    if (nameLength == 6 && value.regionMatches(true, nameStart, "anchor", 0, 6)) {
+      out.redact(start, end);
+    } else if (nameLength == 11 && value.regionMatches(true, nameStart, "imagesrcset", 0, 11)) {
+      srcset(value, start, end, out);
+    }
+    return next;
   }
 
+  /** Each candidate's URL of the srcset in {@code [start, end)}: the run up to a space, less trailing commas. */
+  private static void srcset(String value, int start, int end, Rewrite out) {
+    int j = start;
+    while (j < end) {
+      while (j < end && (isSpace(value.charAt(j)) || value.charAt(j) == ',')) {
+        j++;
+      }
+      int urlStart = j;
+      while (j < end && !isSpace(value.charAt(j))) {
+        j++;
+      }
+      int urlEnd = j;
+      while (urlEnd > urlStart && value.charAt(urlEnd - 1) == ',') {
+        urlEnd--;
+      }
+      if (urlEnd > urlStart) {
+        out.redact(urlStart, urlEnd);
+      }
+      if (urlEnd < j) {
+        continue; // the URL ended with the candidate's comma: no descriptors
+      }
+      while (j < end && value.charAt(j) != ',') {
+        j++;
+      }
+    }
+  }
+
+  /**
+   * A Refresh's URL, read as the HTML standard's refresh parser reads it: after the delay (digits
+   * and dots), spaces and at most one {@code ;} or {@code ,}, an optional {@code url=}, and
+   * optional quotes. Whatever follows the delay is taken for the URL even where a browser would
+   * ignore the header, since the journal would keep it all the same.
+   */
   private static String refresh(String value, UrlCredentials urls) {
     int n = value.length();
-    int i = 0;
-    while (i < n && value.charAt(i) != ';' && value.charAt(i) != ',') {
+    int i = skipSpaces(value, 0);
+    while (i < n && (Character.isDigit(value.charAt(i)) || value.charAt(i) == '.')) {
       i++;
+    }
+    i = skipSpaces(value, i);
+    if (i < n && (value.charAt(i) == ';' || value.charAt(i) == ',')) {
+      i = skipSpaces(value, i + 1);
     }
     if (i >= n) {
       return value; // a delay alone
     }
-    i++;
-    while (i < n && (value.charAt(i) == ' ' || value.charAt(i) == '\t')) {
-      i++;
-    }
     if (value.regionMatches(true, i, "url", 0, 3)) {
-      int start = valueStart(value, i + 3);
-      if (start >= 0) {
-        i = start;
+      int j = skipSpaces(value, i + 3);
+      if (j < n && value.charAt(j) == '=') {
+        i = skipSpaces(value, j + 1);
       }
     }
     int end = n;
@@ -157,8 +194,72 @@ public final class UrlHeaders {
       int close = value.indexOf(quote, i);
       end = close < 0 ? n : close;
     }
-    String url = value.substring(i, end);
-    String redacted = urls.redact(url);
-    return redacted == url ? value : value.substring(0, i) + redacted + value.substring(end);
+    Rewrite out = new Rewrite(value, urls);
+    out.redact(i, end);
+    return out.finish();
+  }
+
+  /**
+   * The index of the {@code "} that closes the quoted string opening at {@code open}, a
+   * backslash escaping the character after it; the value's length if none does.
+   */
+  private static int quotedEnd(String value, int open) {
+    int n = value.length();
+    for (int i = open + 1; i < n; i++) {
+      char c = value.charAt(i);
+      if (c == '\\') {
+        i++;
+      } else if (c == '"') {
+        return i;
+      }
+    }
+    return n;
+  }
+
+  private static int skipSpaces(String value, int i) {
+    while (i < value.length() && isSpace(value.charAt(i))) {
+      i++;
+    }
+    return i;
+  }
+
+  private static boolean isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+  }
+
+  /** RFC 9110's tchar. */
+  private static boolean isTokenChar(char c) {
+    return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
+  }
+
+  /** A value rewritten where its URLs change; the value itself until one does. */
+  private static final class Rewrite {
+    private final String value;
+    private final UrlCredentials urls;
+    private StringBuilder out;
+    private int copied;
+
+    Rewrite(String value, UrlCredentials urls) {
+      this.value = value;
+      this.urls = urls;
+    }
+
+    /** Redacts the URL in {@code [start, end)}, which begins at or after every earlier one's end. */
+    void redact(int start, int end) {
+      String url = value.substring(start, end);
+      String redacted = urls.redact(url);
+      if (redacted == url) {
+        return;
+      }
+      if (out == null) {
+        out = new StringBuilder(value.length() + 16);
+      }
+      out.append(value, copied, start).append(redacted);
+      copied = end;
+    }
+
+    String finish() {
+      return out == null ? value : out.append(value, copied, value.length()).toString();
+    }
   }
 }
