@@ -9,11 +9,15 @@ package dev.idem.core.internal;
  *   <li>{@code Link} (RFC 8288): every target between {@code <} and {@code >}, the value of every
  *       {@code anchor} parameter, and every URL of an {@code imagesrcset} parameter (the HTML
  *       standard's srcset of a preload link): a next-page link with a token in its query, a
- *       pre-signed download or image link. Quoted strings are skipped whole, so a {@code <},
- *       {@code ;} or {@code #} in a title is not read as a target, a parameter or a fragment;</li>
+ *       pre-signed download or image link. A parameter's quoted value is skipped whole, so a
+ *       {@code <}, {@code ;} or {@code #} in a title is not read as a target, a parameter or a
+ *       fragment, and a stray quote elsewhere (a title's unescaped inch mark) hides nothing;
+ *       an unquoted {@code anchor} runs to a space or comma, its own {@code ;jsessionid=}
+ *       included;</li>
  *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
  *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
- *       {@code ,}, an optional {@code url=}, optional quotes).</li>
+ *       {@code ,}, an optional {@code url=}, optional quotes), but read to the last quote rather
+ *       than the first.</li>
  * </ul>
  * Everything else in a value is kept as written. A {@code <} without its {@code >}, or a quote
  * without its end, runs to the end of the value, so a value cut short is redacted to its end rather
@@ -68,9 +72,9 @@ public final class UrlHeaders {
 
   /**
    * A Link's targets, and its {@code anchor} and {@code imagesrcset} parameters (the HTML
-   * standard's srcset of a preload link: URLs with descriptors), redacted. Quoted strings are
-   * skipped whole, so a {@code <}, {@code ;} or {@code #} in a title is not read as a target, a
-   * parameter or a fragment.
+   * standard's srcset of a preload link: URLs with descriptors), redacted. A parameter's quoted
+   * value is skipped whole (see the class comment); a quote anywhere else is read as any other
+   * character.
    */
   private static String link(String value, UrlCredentials urls) {
     Rewrite out = new Rewrite(value, urls);
@@ -83,8 +87,6 @@ public final class UrlHeaders {
         int end = close < 0 ? n : close;
         out.redact(i + 1, end);
         i = end + 1;
-      } else if (c == '"') {
-        i = quotedEnd(value, i) + 1;
       } else if (c == ';') {
         i = parameter(value, i + 1, out);
       } else {
@@ -106,6 +108,7 @@ public final class UrlHeaders {
       i++;
     }
     int nameEnd = i;
+    boolean anchor = nameEnd - nameStart == 6 && value.regionMatches(true, nameStart, "anchor", 0, 6);
     i = skipSpaces(value, i);
     if (i >= n || value.charAt(i) != '=') {
       return i;
@@ -121,15 +124,20 @@ public final class UrlHeaders {
     } else {
       start = i;
       end = i;
-      while (end < n && ";, \t".indexOf(value.charAt(end)) < 0) {
+      // An unquoted anchor is outside RFC 8288's grammar, but servers write one (an
+      // encodeURL("/cart") with its ;jsessionid=): it runs to a space or comma, not to a ';'.
+      String stops = anchor ? ", \t" : ";, \t";
+      while (end < n && stops.indexOf(value.charAt(end)) < 0) {
         end++;
       }
       next = end;
+      while (anchor && end > start && value.charAt(end - 1) == ';') {
+        end--;
+      }
     }
-    int nameLength = nameEnd - nameStart;
-    if (nameLength == 6 && value.regionMatches(true, nameStart, "anchor", 0, 6)) {
+    if (anchor) {
       out.redact(start, end);
-    } else if (nameLength == 11 && value.regionMatches(true, nameStart, "imagesrcset", 0, 11)) {
+    } else if (nameEnd - nameStart == 11 && value.regionMatches(true, nameStart, "imagesrcset", 0, 11)) {
       srcset(value, start, end, out);
     }
     return next;
@@ -189,10 +197,12 @@ public final class UrlHeaders {
     }
     int end = n;
     if (i < n && (value.charAt(i) == '"' || value.charAt(i) == '\'')) {
+      // To the last such quote, not the first: an apostrophe is a legal URL character
+      // (/authors/o'reilly), and a browser that stops at it still leaves the rest in the journal.
       char quote = value.charAt(i);
       i++;
-      int close = value.indexOf(quote, i);
-      end = close < 0 ? n : close;
+      int close = value.lastIndexOf(quote);
+      end = close < i ? n : close;
     }
     Rewrite out = new Rewrite(value, urls);
     out.redact(i, end);
