@@ -12,12 +12,12 @@ package dev.idem.core.internal;
  *       pre-signed download or image link. A parameter's quoted value is skipped whole, so a
  *       {@code <}, {@code ;} or {@code #} in a title is not read as a target, a parameter or a
  *       fragment, and a stray quote elsewhere (a title's unescaped inch mark) hides nothing;
- *       an unquoted {@code anchor} runs to a space or comma, its own {@code ;jsessionid=}
- *       included;</li>
+ *       an unquoted {@code anchor} runs to a space, a comma or a {@code ;} before a space, its
+ *       own {@code ;jsessionid=} included;</li>
  *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
  *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
- *       {@code ,}, an optional {@code url=}, optional quotes), but read to the last quote rather
- *       than the first.</li>
+ *       {@code ,}, an optional {@code url=}, optional quotes), but a quoted URL is closed only by a
+ *       quote that ends the value, not by the first one.</li>
  * </ul>
  * Everything else in a value is kept as written. A {@code <} without its {@code >}, or a quote
  * without its end, runs to the end of the value, so a value cut short is redacted to its end rather
@@ -125,15 +125,13 @@ public final class UrlHeaders {
       start = i;
       end = i;
       // An unquoted anchor is outside RFC 8288's grammar, but servers write one (an
-      // encodeURL("/cart") with its ;jsessionid=): it runs to a space or comma, not to a ';'.
-      String stops = anchor ? ", \t" : ";, \t";
-      while (end < n && stops.indexOf(value.charAt(end)) < 0) {
+      // encodeURL("/cart") with its ;jsessionid=): it runs to a space or comma, or to a ';' that
+      // a space follows (the usual "; " before the next parameter), which the scan then reads.
+      while (end < n && ", \t".indexOf(value.charAt(end)) < 0
+          && !(value.charAt(end) == ';' && (!anchor || end + 1 >= n || isSpace(value.charAt(end + 1))))) {
         end++;
       }
       next = end;
-      while (anchor && end > start && value.charAt(end - 1) == ';') {
-        end--;
-      }
     }
     if (anchor) {
       out.redact(start, end);
@@ -197,12 +195,16 @@ public final class UrlHeaders {
     }
     int end = n;
     if (i < n && (value.charAt(i) == '"' || value.charAt(i) == '\'')) {
-      // To the last such quote, not the first: an apostrophe is a legal URL character
-      // (/authors/o'reilly), and a browser that stops at it still leaves the rest in the journal.
+      // Closed only by a quote that ends the value, not the first one: an apostrophe is a legal URL
+      // character (/authors/o'reilly), and a browser that stops at it still leaves the rest in the
+      // journal. Without such a quote the URL runs to the end.
       char quote = value.charAt(i);
       i++;
-      int close = value.lastIndexOf(quote);
-      end = close < i ? n : close;
+      int last = n;
+      while (last > i && isSpace(value.charAt(last - 1))) {
+        last--;
+      }
+      end = last > i && value.charAt(last - 1) == quote ? last - 1 : n;
     }
     Rewrite out = new Rewrite(value, urls);
     out.redact(i, end);
