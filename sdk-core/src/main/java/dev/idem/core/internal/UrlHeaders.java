@@ -12,12 +12,13 @@ package dev.idem.core.internal;
  *       pre-signed download or image link. A parameter's quoted value is skipped whole, so a
  *       {@code <}, {@code ;} or {@code #} in a title is not read as a target, a parameter or a
  *       fragment, and a stray quote elsewhere (a title's unescaped inch mark) hides nothing;
- *       an unquoted {@code anchor} runs to a space, a comma or a {@code ;} before a space, its
- *       own {@code ;jsessionid=} included;</li>
+ *       an unquoted {@code anchor} runs to a {@code ;}, a space or the comma before the next
+ *       link, and a parameter named as a credential (the {@code ;jsessionid=} an unquoted anchor
+ *       carries) has its value replaced whole;</li>
  *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
  *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
- *       {@code ,}, an optional {@code url=}, optional quotes), but a quoted URL is closed only by a
- *       quote that ends the value, not by the first one.</li>
+ *       {@code ,}, an optional {@code url=}, optional quotes), but a quoted URL is closed only by
+ *       its last quote, and only when nothing but separators follows it.</li>
  * </ul>
  * Everything else in a value is kept as written. A {@code <} without its {@code >}, or a quote
  * without its end, runs to the end of the value, so a value cut short is redacted to its end rather
@@ -124,11 +125,11 @@ public final class UrlHeaders {
     } else {
       start = i;
       end = i;
-      // An unquoted anchor is outside RFC 8288's grammar, but servers write one (an
-      // encodeURL("/cart") with its ;jsessionid=): it runs to a space or comma, or to a ';' that
-      // a space follows (the usual "; " before the next parameter), which the scan then reads.
-      while (end < n && ", \t".indexOf(value.charAt(end)) < 0
-          && !(value.charAt(end) == ';' && (!anchor || end + 1 >= n || isSpace(value.charAt(end + 1))))) {
+      // A token, as RFC 8288 has it: to a ';', a space or a comma, where the scan goes on. An
+      // unquoted anchor is a URL outside that grammar (an encodeURL("/cart") with its
+      // ;jsessionid=, whose ';' the scan then reads as a parameter: see below); its comma ends it
+      // only before the next link's '<', since a query may hold one (?fields=id,name).
+      while (end < n && !endsToken(value, end, anchor)) {
         end++;
       }
       next = end;
@@ -137,8 +138,28 @@ public final class UrlHeaders {
       out.redact(start, end);
     } else if (nameEnd - nameStart == 11 && value.regionMatches(true, nameStart, "imagesrcset", 0, 11)) {
       srcset(value, start, end, out);
+    } else if (nameEnd > nameStart && out.isSecretName(value.substring(nameStart, nameEnd))) {
+      // A parameter named as a credential is one, wherever it stands: the ;jsessionid= that an
+      // unquoted anchor's URL carries, or a link parameter of its own.
+      out.replace(start, end);
     }
     return next;
+  }
+
+  /** Whether the unquoted value (an anchor's, if {@code anchor}) ends at {@code i}. */
+  private static boolean endsToken(String value, int i, boolean anchor) {
+    char c = value.charAt(i);
+    if (c == ';' || isSpace(c)) {
+      return true;
+    }
+    if (c != ',') {
+      return false;
+    }
+    if (!anchor) {
+      return true;
+    }
+    int j = skipSpaces(value, i + 1);
+    return j >= value.length() || value.charAt(j) == '<';
   }
 
   /** Each candidate's URL of the srcset in {@code [start, end)}: the run up to a space, less trailing commas. */
@@ -195,16 +216,13 @@ public final class UrlHeaders {
     }
     int end = n;
     if (i < n && (value.charAt(i) == '"' || value.charAt(i) == '\'')) {
-      // Closed only by a quote that ends the value, not the first one: an apostrophe is a legal URL
-      // character (/authors/o'reilly), and a browser that stops at it still leaves the rest in the
-      // journal. Without such a quote the URL runs to the end.
+      // Closed by the last such quote, and only if nothing but separators follows it: an apostrophe
+      // is a legal URL character (/authors/o'reilly), and a browser that stops at it still leaves
+      // the rest in the journal. Without such a quote the URL runs to the end.
       char quote = value.charAt(i);
       i++;
-      int last = n;
-      while (last > i && isSpace(value.charAt(last - 1))) {
-        last--;
-      }
-      end = last > i && value.charAt(last - 1) == quote ? last - 1 : n;
+      int close = value.lastIndexOf(quote);
+      end = close >= i && onlySeparatorsAfter(value, close) ? close : n;
     }
     Rewrite out = new Rewrite(value, urls);
     out.redact(i, end);
@@ -226,6 +244,17 @@ public final class UrlHeaders {
       }
     }
     return n;
+  }
+
+  /** Whether nothing but spaces, {@code ;} and {@code ,} follows {@code i}. */
+  private static boolean onlySeparatorsAfter(String value, int i) {
+    for (int j = i + 1; j < value.length(); j++) {
+      char c = value.charAt(j);
+      if (!isSpace(c) && c != ';' && c != ',') {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static int skipSpaces(String value, int i) {
@@ -267,6 +296,23 @@ public final class UrlHeaders {
         out = new StringBuilder(value.length() + 16);
       }
       out.append(value, copied, start).append(redacted);
+      copied = end;
+    }
+
+    /** Whether a parameter of this name holds a credential, by the query's and the path's rules. */
+    boolean isSecretName(String name) {
+      return urls.isSecretName(name) || urls.isSecretPathName(name);
+    }
+
+    /** Replaces {@code [start, end)} whole by {@value UrlCredentials#REDACTED}, unless it is empty. */
+    void replace(int start, int end) {
+      if (start >= end) {
+        return;
+      }
+      if (out == null) {
+        out = new StringBuilder(value.length() + 16);
+      }
+      out.append(value, copied, start).append(UrlCredentials.REDACTED);
       copied = end;
     }
 
