@@ -1,5 +1,8 @@
 package dev.idem.core.internal;
 
+import java.util.Locale;
+import java.util.Set;
+
 /**
  * The response headers whose values carry URLs, and those values with the URLs' credentials
  * redacted ({@link UrlCredentials#redact}), for the copies of a response that are stored (the
@@ -12,9 +15,9 @@ package dev.idem.core.internal;
  *       pre-signed download or image link. A parameter's quoted value is skipped whole, so a
  *       {@code <}, {@code ;} or {@code #} in a title is not read as a target, a parameter or a
  *       fragment, and a stray quote elsewhere (a title's unescaped inch mark) hides nothing;
- *       an unquoted {@code anchor} runs to a {@code ;}, a space or the comma before the next
- *       link, and a parameter named as a credential (the {@code ;jsessionid=} an unquoted anchor
- *       carries) has its value replaced whole;</li>
+ *       an unquoted {@code anchor} (outside the RFC's grammar, but written) is read as a URL, its
+ *       own {@code ;jsessionid=} or {@code ?fields=id,name} included, up to a space, the comma
+ *       before the next link or the {@code ;} of the next parameter;</li>
  *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
  *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
  *       {@code ,}, an optional {@code url=}, optional quotes), but a quoted URL is closed only by
@@ -29,6 +32,14 @@ public final class UrlHeaders {
   private static final String CONTENT_LOCATION = "content-location";
   private static final String LINK = "link";
   private static final String REFRESH = "refresh";
+
+  /**
+   * The Link parameters RFC 8288 and the HTML standard define, lower case: where one starts after
+   * an unquoted anchor, the anchor has ended.
+   */
+  private static final Set<String> LINK_PARAMETERS = Set.of("rel", "rev", "anchor", "hreflang", "media", "title",
+      "title*", "type", "as", "crossorigin", "integrity", "nonce", "imagesrcset", "imagesizes", "fetchpriority",
+      "referrerpolicy", "blocking", "sizes");
 
   private UrlHeaders() {}
 
@@ -126,10 +137,8 @@ public final class UrlHeaders {
       start = i;
       end = i;
       // A token, as RFC 8288 has it: to a ';', a space or a comma, where the scan goes on. An
-      // unquoted anchor is a URL outside that grammar (an encodeURL("/cart") with its
-      // ;jsessionid=, whose ';' the scan then reads as a parameter: see below); its comma ends it
-      // only before the next link's '<', since a query may hold one (?fields=id,name).
-      while (end < n && !endsToken(value, end, anchor)) {
+      // unquoted anchor is a URL outside that grammar, read as one (see endsUnquotedAnchor).
+      while (end < n && !(anchor ? endsUnquotedAnchor(value, end) : endsToken(value.charAt(end)))) {
         end++;
       }
       next = end;
@@ -138,28 +147,50 @@ public final class UrlHeaders {
       out.redact(start, end);
     } else if (nameEnd - nameStart == 11 && value.regionMatches(true, nameStart, "imagesrcset", 0, 11)) {
       srcset(value, start, end, out);
-    } else if (nameEnd > nameStart && out.isSecretName(value.substring(nameStart, nameEnd))) {
-      // A parameter named as a credential is one, wherever it stands: the ;jsessionid= that an
-      // unquoted anchor's URL carries, or a link parameter of its own.
-      out.replace(start, end);
     }
     return next;
   }
 
-  /** Whether the unquoted value (an anchor's, if {@code anchor}) ends at {@code i}. */
-  private static boolean endsToken(String value, int i, boolean anchor) {
+  private static boolean endsToken(char c) {
+    return c == ';' || c == ',' || isSpace(c);
+  }
+
+  /**
+   * Whether an unquoted anchor, a URL outside RFC 8288's grammar that servers still write (an
+   * {@code encodeURL("/cart")}), ends at {@code i}. Its own {@code ;} and {@code ,} are the URL's
+   * ({@code ;jsessionid=}, a matrix parameter, {@code ?fields=id,name}), left to the URL rule; it
+   * ends at a space, at the comma before the next link's {@code <}, or at a {@code ;} that starts
+   * the next parameter: one of the Link parameters the RFC and the HTML standard name, or any
+   * whose value is quoted (a URL holds no {@code "}).
+   */
+  private static boolean endsUnquotedAnchor(String value, int i) {
     char c = value.charAt(i);
-    if (c == ';' || isSpace(c)) {
+    int n = value.length();
+    if (isSpace(c)) {
       return true;
     }
-    if (c != ',') {
+    if (c == ',') {
+      int j = skipSpaces(value, i + 1);
+      return j >= n || value.charAt(j) == '<';
+    }
+    if (c != ';') {
       return false;
     }
-    if (!anchor) {
+    int nameStart = skipSpaces(value, i + 1);
+    int nameEnd = nameStart;
+    while (nameEnd < n && isTokenChar(value.charAt(nameEnd))) {
+      nameEnd++;
+    }
+    int after = skipSpaces(value, nameEnd);
+    if (nameEnd > nameStart && LINK_PARAMETERS.contains(value.substring(nameStart, nameEnd).toLowerCase(Locale.ROOT))
+        && (after >= n || "=;,".indexOf(value.charAt(after)) >= 0)) {
       return true;
     }
-    int j = skipSpaces(value, i + 1);
-    return j >= value.length() || value.charAt(j) == '<';
+    if (after < n && value.charAt(after) == '=') {
+      int v = skipSpaces(value, after + 1);
+      return v < n && value.charAt(v) == '"';
+    }
+    return false;
   }
 
   /** Each candidate's URL of the srcset in {@code [start, end)}: the run up to a space, less trailing commas. */
@@ -296,23 +327,6 @@ public final class UrlHeaders {
         out = new StringBuilder(value.length() + 16);
       }
       out.append(value, copied, start).append(redacted);
-      copied = end;
-    }
-
-    /** Whether a parameter of this name holds a credential, by the query's and the path's rules. */
-    boolean isSecretName(String name) {
-      return urls.isSecretName(name) || urls.isSecretPathName(name);
-    }
-
-    /** Replaces {@code [start, end)} whole by {@value UrlCredentials#REDACTED}, unless it is empty. */
-    void replace(int start, int end) {
-      if (start >= end) {
-        return;
-      }
-      if (out == null) {
-        out = new StringBuilder(value.length() + 16);
-      }
-      out.append(value, copied, start).append(UrlCredentials.REDACTED);
       copied = end;
     }
 
