@@ -1,8 +1,5 @@
 package dev.idem.core.internal;
 
-import java.util.Locale;
-import java.util.Set;
-
 /**
  * The response headers whose values carry URLs, and those values with the URLs' credentials
  * redacted ({@link UrlCredentials#redact}), for the copies of a response that are stored (the
@@ -16,8 +13,9 @@ import java.util.Set;
  *       {@code <}, {@code ;} or {@code #} in a title is not read as a target, a parameter or a
  *       fragment, and a stray quote elsewhere (a title's unescaped inch mark) hides nothing;
  *       an unquoted {@code anchor} (outside the RFC's grammar, but written) is read as a URL, its
- *       own {@code ;jsessionid=} or {@code ?fields=id,name} included, up to a space, the comma
- *       before the next link or the {@code ;} of the next parameter;</li>
+ *       own {@code ;jsessionid=}, matrix parameters and {@code ?fields=id,name} included, up to a
+ *       space, the comma before the next link, or a {@code ;} whose parameter has a quoted
+ *       value;</li>
  *   <li>{@code Refresh}: the URL after the delay, as the HTML standard's refresh parser finds it
  *       ({@code 5; url=https://...}, {@code 5 url=...}, {@code 0,'...'}: spaces, one {@code ;} or
  *       {@code ,}, an optional {@code url=}, optional quotes), but a quoted URL is closed only by
@@ -32,14 +30,6 @@ public final class UrlHeaders {
   private static final String CONTENT_LOCATION = "content-location";
   private static final String LINK = "link";
   private static final String REFRESH = "refresh";
-
-  /**
-   * The Link parameters RFC 8288 and the HTML standard define, lower case: where one starts after
-   * an unquoted anchor, the anchor has ended.
-   */
-  private static final Set<String> LINK_PARAMETERS = Set.of("rel", "rev", "anchor", "hreflang", "media", "title",
-      "title*", "type", "as", "crossorigin", "integrity", "nonce", "imagesrcset", "imagesizes", "fetchpriority",
-      "referrerpolicy", "blocking", "sizes");
 
   private UrlHeaders() {}
 
@@ -141,6 +131,11 @@ public final class UrlHeaders {
       while (end < n && !(anchor ? endsUnquotedAnchor(value, end) : endsToken(value.charAt(end)))) {
         end++;
       }
+      // An anchor's trailing ';' (before "; nopush", say) starts the next parameter, which the
+      // scan reads from there; it is no part of the URL, whose last value would take it along.
+      while (anchor && end > start && value.charAt(end - 1) == ';') {
+        end--;
+      }
       next = end;
     }
     if (anchor) {
@@ -158,10 +153,10 @@ public final class UrlHeaders {
   /**
    * Whether an unquoted anchor, a URL outside RFC 8288's grammar that servers still write (an
    * {@code encodeURL("/cart")}), ends at {@code i}. Its own {@code ;} and {@code ,} are the URL's
-   * ({@code ;jsessionid=}, a matrix parameter, {@code ?fields=id,name}), left to the URL rule; it
-   * ends at a space, at the comma before the next link's {@code <}, or at a {@code ;} that starts
-   * the next parameter: one of the Link parameters the RFC and the HTML standard name, or any
-   * whose value is quoted (a URL holds no {@code "}).
+   * ({@code ;jsessionid=}, a matrix parameter such as {@code ;type=suv}, a query split on
+   * {@code ;}, {@code ?fields=id,name}), left to the URL rule, so no name can cut it short; it ends
+   * at a space, at the comma before the next link's {@code <}, or at a {@code ;} whose parameter
+   * has a quoted value (a URL holds no {@code "}): the compact {@code ;title="..."} spelling.
    */
   private static boolean endsUnquotedAnchor(String value, int i) {
     char c = value.charAt(i);
@@ -176,16 +171,11 @@ public final class UrlHeaders {
     if (c != ';') {
       return false;
     }
-    int nameStart = skipSpaces(value, i + 1);
-    int nameEnd = nameStart;
+    int nameEnd = skipSpaces(value, i + 1);
     while (nameEnd < n && isTokenChar(value.charAt(nameEnd))) {
       nameEnd++;
     }
     int after = skipSpaces(value, nameEnd);
-    if (nameEnd > nameStart && LINK_PARAMETERS.contains(value.substring(nameStart, nameEnd).toLowerCase(Locale.ROOT))
-        && (after >= n || "=;,".indexOf(value.charAt(after)) >= 0)) {
-      return true;
-    }
     if (after < n && value.charAt(after) == '=') {
       int v = skipSpaces(value, after + 1);
       return v < n && value.charAt(v) == '"';
