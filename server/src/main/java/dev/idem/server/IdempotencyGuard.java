@@ -811,7 +811,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Map<String, List<String>> kept = new LinkedHashMap<>();
     response.headers().forEach((name, values) -> {
       if (s.replayHeaders.contains(name)) { // case-insensitive: no lower-cased copy per header
-        kept.put(name, redactedUrls(name, values));
+        kept.put(name, storedValues(name, values));
       }
     });
     // A caller of complete() other than the bundled filters (another framework's, the test kit's)
@@ -833,7 +833,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    * next-page link's token would otherwise be kept in clear, and sent to whoever retries with the
    * key. The live answer keeps the handler's own. {@code values} itself where nothing is redacted.
    */
-  private static List<String> redactedUrls(String name, List<String> values) {
+  private static List<String> storedValues(String name, List<String> values) {
     List<String> out = null;
     for (int i = 0; i < values.size(); i++) {
       String v = values.get(i);

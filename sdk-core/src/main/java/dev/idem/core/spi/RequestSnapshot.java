@@ -233,7 +233,8 @@ public final class RequestSnapshot {
    * {@link #redactedQuery} applies), and its fragment (which no rule can read, and which a stored
    * URL never needs) replaced by {@code redacted}; everything else as written. The executor keeps
    * the URLs of the responses it journals this way, and the server guard those it stores (see
-   * {@link #redactedHeaderValue} for the headers that carry them). Linear in the URL's length; pure and thread-safe.
+   * {@link #redactedHeaderValue} for the headers that carry them). Linear in the URL's length;
+   * pure and thread-safe.
    *
    * @param url a URL as sent or received, raw (encoded)
    * @return {@code url} itself where nothing in it holds a credential and it has no fragment
@@ -246,11 +247,12 @@ public final class RequestSnapshot {
   /**
    * A response header's value as it may be stored: for {@code Location} and
    * {@code Content-Location} the URL {@linkplain #redactedUrl redacted}; for {@code Link} (RFC 8288)
-   * every target between {@code <} and {@code >} and every {@code anchor} parameter, and for
-   * {@code Refresh} the URL after the delay, redacted the same way (such as a next-page link with a
-   * token in its query, or a pre-signed download link); any other
-   * header's value as it is. The executor keeps the responses it journals this way; the server
-   * guard the headers it stores. Linear in the value's length; pure and thread-safe.
+   * every target between {@code <} and {@code >}, every {@code anchor} parameter and every URL of a
+   * preload's {@code imagesrcset}, and for {@code Refresh} the URL after the delay, redacted the
+   * same way (such as a next-page link with a token in its query, or a pre-signed download link);
+   * the header name in any case; any other header's value as it is. The executor keeps the
+   * responses it journals this way; the server guard the headers it stores. Linear in the value's
+   * length; pure and thread-safe.
    *
    * @param name the header's name, any case
    * @param value its value, raw, as received
@@ -260,7 +262,7 @@ public final class RequestSnapshot {
   public static String redactedHeaderValue(String name, String value) {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(value, "value");
-    return UrlHeaders.carriesUrls(name) ? UrlHeaders.redact(name, value, UrlCredentials.defaults()) : value;
+    return UrlHeaders.redact(name, value, UrlCredentials.defaults());
   }
 
   /**

@@ -3,15 +3,16 @@ package dev.idem.core.internal;
 import static dev.idem.core.support.Props.qt;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 import dev.idem.core.spi.RequestSnapshot;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Locale;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -35,10 +36,14 @@ class SecretFilterFormTypeProperties {
   @Test
   void aFormIsWhatTrimThenEqualsIgnoreCaseSaid() {
     byte[] credential = "password=hunter2".getBytes(StandardCharsets.UTF_8);
+    // Both answers must come up, or the property would hold vacuously.
+    AtomicInteger forms = new AtomicInteger();
+    AtomicInteger others = new AtomicInteger();
     qt(3000).forAll(longs().all()).checkAssert(seed -> {
       Random random = new Random(seed);
       String type = pick(random, SPACES) + pick(random, TYPES) + pick(random, SPACES) + pick(random, PARAMETERS);
       boolean form = earlierIsForm(type);
+      (form ? forms : others).incrementAndGet();
       assertEquals(form, filter.findInFormBody(type, credential) != null, "'" + type + "'");
       RequestSnapshot request = RequestSnapshot.builder("POST", URI.create("https://h.example/token"))
           .body(credential, type).build();
@@ -48,6 +53,7 @@ class SecretFilterFormTypeProperties {
         filter.checkFormBody(request, "op");
       }
     });
+    assertTrue(forms.get() > 100 && others.get() > 100, forms + " forms, " + others + " others");
   }
 
   private static boolean earlierIsForm(String contentType) {
@@ -58,13 +64,5 @@ class SecretFilterFormTypeProperties {
 
   private static String pick(Random random, List<String> from) {
     return from.get(random.nextInt(from.size()));
-  }
-
-  @Test
-  void theCasesThatMatterAreAmongTheExamples() {
-    // The property above would pass vacuously if no example were a form, or every one.
-    assertEquals(true, earlierIsForm(" APPLICATION/x-www-form-urlencoded\t; charset=utf-8"));
-    assertEquals(false, earlierIsForm("application/x-www-form-urlencoded\u00a0"));
-    assertEquals(FORM.toUpperCase(Locale.ROOT), TYPES.get(1));
   }
 }
