@@ -35,6 +35,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * IOException instead of a byte) or to begun (the length asked or a byte taken: it may have been
  * sent).
  *
+ * <p>The length asked is taken as "begun" even where the JDK asks it for a head that cannot go
+ * out: a TLS handshake that the server's answer fails while the client's TLS writer is still in
+ * its loop can complete the connection's ALPN future normally (SSLFlowDelegate.Writer, JDK 17 and
+ * 25), and the JDK then composes the head on a connection that sends nothing. Such an attempt is
+ * ambiguous, on the safe side; nothing outside the JDK's connection tells it apart.
+ *
  * <p>{@code Expect: 100-continue} is not tracked at all: its failures are ambiguous, as a
  * bodyless request's are. With {@link HttpRequest#expectContinue()} the client sends the request
  * head, key included, and then waits for the server's answer before it takes a byte of the body;
