@@ -13,20 +13,30 @@ import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.ConnectException;
 import java.net.InetAddress;
+import java.net.NoRouteToHostException;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse.BodyHandlers;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import javax.net.ssl.SSLHandshakeException;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Review (rv-notsent): the JDK client's own retry of a request that went out on a stale pooled
@@ -105,15 +115,21 @@ class RvNotsentStaleConnectionRetryTest {
    * The same branch for a request with a body, whose tracker knows better: a client that took the
    * whole body and then failed with a ConnectException (the JDK with
    * jdk.httpclient.enableAllMethodRetry after a stale connection, or an app HttpClient decorator
-   * that retries a failed exchange itself and whose retry's connect is refused). classify() checks
+   * that retries a failed exchange itself and whose retry's connect is refused). classify() checked
    * "instanceof ConnectException" before the PullTrackingPublisher's verdict (begun), so the
-   * attempt is "not sent" although every byte of the keyed request was handed over.
+   * attempt was "not sent" although every byte of the keyed request was handed over.
+   *
+   * <p>And every other failure that the default table calls not sent by its type, which came
+   * through untouched before: the retry's TLS handshake failing (an SSLHandshakeException, bare or
+   * as the cause of the JDK's IOException; also what the JDK reports when the server ends the
+   * connection during a TLS 1.3 post-handshake message after it read the head), an unknown host
+   * or no route on the retry's lookup, its connect timing out.
    */
-  @ParameterizedTest
-  @org.junit.jupiter.params.provider.EnumSource(Mode.class)
-  void connectExceptionAfterTheBodyWasTakenIsNotNotSent(Mode mode) throws Exception {
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("modesAndNotSentTypes")
+  void notSentTypeAfterTheBodyWasTakenIsNotNotSent(Mode mode, String name, Exception failure) throws Exception {
     Fixture f = new Fixture();
-    ScriptedClient scripted = new ScriptedClient(new java.net.ConnectException("Connection refused"), true);
+    ScriptedClient scripted = new ScriptedClient(failure, true);
     IdempotentHttpClient client = IdempotentHttpClient.builder(scripted).idempotentExecutor(f.executor).build();
     IdempotencyKey key = IdempotencyKey.generate();
     OperationCall call = client.operation("cancel-order").key(key).policy(RetryPolicy.builder().maxAttempts(1).build());
@@ -132,8 +148,24 @@ class RvNotsentStaleConnectionRetryTest {
     assertEquals(9, scripted.bytesTaken.get(), "the client took the whole body");
     OperationRecord r = f.record(thrown.operationId());
     assertEquals(1, r.attempts().size(), r.attempts().toString());
-    assertEquals(OperationState.UNCERTAIN, r.state(), "the body was taken (the tracker says begun), yet the"
-        + " ConnectException made the attempt 'not sent': " + r);
+    assertEquals(OperationState.UNCERTAIN, r.state(), "the body was taken (the tracker says begun), yet "
+        + name + " made the attempt 'not sent': " + r);
     assertEquals(Classification.AMBIGUOUS, r.attempts().get(0).classification(), r.toString());
+    assertEquals(key, r.id().key());
+  }
+
+  static Stream<Arguments> modesAndNotSentTypes() {
+    List<Arguments> failures = List.of(
+        Arguments.of("ConnectException", new ConnectException("Connection refused")),
+        Arguments.of("HttpConnectTimeoutException", new HttpConnectTimeoutException("HTTP connect timed out")),
+        Arguments.of("SSLHandshakeException", new SSLHandshakeException("Remote host terminated the handshake")),
+        Arguments.of("IOException caused by SSLHandshakeException",
+            new IOException("Remote host terminated the handshake",
+                new SSLHandshakeException("Remote host terminated the handshake"))),
+        Arguments.of("UnknownHostException", new UnknownHostException("orders.example")),
+        Arguments.of("NoRouteToHostException", new NoRouteToHostException("No route to host")),
+        Arguments.of("SocketTimeoutException (connect)", new SocketTimeoutException("connect timed out")));
+    return Stream.of(Mode.values()).flatMap(mode -> failures.stream()
+        .map(a -> Arguments.of(mode, a.get()[0], a.get()[1])));
   }
 }

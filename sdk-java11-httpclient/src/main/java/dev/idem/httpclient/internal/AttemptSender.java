@@ -1,5 +1,7 @@
 package dev.idem.httpclient.internal;
 
+import dev.idem.core.Classification;
+import dev.idem.core.Classifier;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
@@ -39,6 +41,8 @@ import java.util.function.Consumer;
  * executor turns into a PENDING operation.
  */
 public final class AttemptSender {
+  private static final Classifier DEFAULT_TABLE = Classifier.defaults();
+
   private final KeyedClient client;
   private final boolean forResume;
   private final Duration attemptTimeout;
@@ -302,28 +306,40 @@ public final class AttemptSender {
    * {@code ConnectException} is all the caller sees. So with a tracker the tracker decides, as for
    * any failure (an earlier exchange asked the length for its head: sent); without one, a failed
    * connect proves nothing was sent only where the JDK would not have retried.
+   *
+   * <p>The same holds for every failure that Idem's default table calls not sent by its type (an
+   * {@code SSLHandshakeException}, an unknown host, no route, a connect timeout), not only a
+   * refused connect: the new connection's TLS handshake can fail as well, and a server can end the
+   * connection during a TLS 1.3 post-handshake message after it read the head, which the JDK
+   * reports as a handshake that the remote host terminated. Once the request may have begun, such a
+   * failure is handed on with its type hidden (kept as a suppressed exception), so that the table
+   * records the attempt ambiguous, never not sent.
    */
   private static Exception classify(Exception e, PullTrackingPublisher tracker, HttpRequest attempt) {
-    if (e instanceof ConnectException || e instanceof HttpConnectTimeoutException) {
-      if (tracker != null ? tracker.refuse() : !JdkRetries.mayRetryOnNewConnection(attempt)) {
-        return new RequestNotSentException("could not connect (" + e.getClass().getSimpleName()
-            + "); no byte of the request was sent", e);
-      }
-      // Not its cause: the executor's table calls any failure caused by a refused connect not sent.
-      IOException maybeSent = new IOException("the HTTP client's last exchange could not connect ("
-          + e.getClass().getSimpleName() + "), but an earlier exchange of this attempt may have sent the request"
+    if (e instanceof RequestNotSentException) {
+      return e;
+    }
+    boolean connectFailed = e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
+    // refuse(), not a look at whether the request was begun yet: the verdict holds only if the
+    // client cannot compose the head or take the body after it (see PullTrackingPublisher).
+    boolean notBegun = tracker != null ? tracker.refuse() : connectFailed && !JdkRetries.mayRetryOnNewConnection(attempt);
+    if (notBegun) {
+      return new RequestNotSentException(connectFailed
+          ? "could not connect (" + e.getClass().getSimpleName() + "); no byte of the request was sent"
+          : "the HTTP client failed with " + e.getClass().getName() + " before it began the request (its head,"
+              + " key included, was not composed), so the server cannot have processed it", e);
+    }
+    boolean mayHaveGoneOut = tracker != null || JdkRetries.mayRetryOnNewConnection(attempt);
+    if (mayHaveGoneOut && e instanceof IOException io && DEFAULT_TABLE.classify(io)
+        .map(v -> v.classification() == Classification.SAFE).orElse(false)) {
+      // Not its cause: the table calls any failure caused by these types not sent.
+      IOException maybeSent = new IOException("the HTTP client failed with " + e.getClass().getSimpleName()
+          + " (" + e.getMessage() + "), but the request may have been sent before"
           + (tracker != null ? " (the client had asked its body's length for a head)"
               : " (the JDK sends a GET or HEAD again on a new connection when a reused one closed after its head"
                   + " went out, and any method with jdk.httpclient.enableAllMethodRetry)"));
       maybeSent.addSuppressed(e);
       return maybeSent;
-    }
-    // refuse(), not a look at whether the request was begun yet: the verdict holds only if the
-    // client cannot compose the head or take the body after it (see PullTrackingPublisher).
-    if (tracker != null && !(e instanceof RequestNotSentException) && tracker.refuse()) {
-      return new RequestNotSentException("the HTTP client failed with " + e.getClass().getName()
-          + " before it began the request (its head, key included, was not composed), so the server cannot"
-          + " have processed it", e);
     }
     return e;
   }
