@@ -110,15 +110,28 @@ public final class SecretFilter {
   }
 
   /**
-   * The snapshot to journal: {@code request} without its secret headers and without its URI's
-   * fragment (see the class comment).
+   * The snapshot to journal: {@code request} without its secret headers, without a header that
+   * carries a URL with a credential in it, and without its URI's fragment (see the class comment).
    *
-   * @return {@code request} itself if it has neither, as most requests do
+   * <p>A {@code Referer}, {@code Location}, {@code Content-Location}, {@code Link} or
+   * {@code Refresh} ({@link UrlHeaders}) is left out whole when a stored response's copy of it would
+   * have anything redacted (user info, a parameter the query or path rule names, a URL nested in a
+   * query value that carries one, a fragment): an app that sends {@code Referer:
+   * https://app.example/cb?access_token=...} would otherwise have the token journaled in clear.
+   * Left out, not redacted: what is journaled is what a resume sends, and a resume is better
+   * without the header (which the app's transport can add again, as it adds {@code Authorization})
+   * than with a URL the app never sent. Not refused, unlike such a URI: the header is not the
+   * request's identity, and these headers are informational to the servers Idem calls. The app
+   * keeps such a header in clear by naming it in {@code allowHeaders}, or a parameter in
+   * {@code allowQueryParameters}.
+   *
+   * @return {@code request} itself if it has none of these, as most requests do
    */
   public RequestSnapshot persistable(RequestSnapshot request) {
     List<String> drop = null; // made only for a request that has a secret: most have none
-    for (String h : request.headers().keySet()) {
-      if (isSecretHeader(h)) {
+    Map<String, List<String>> headers = request.headers();
+    for (String h : headers.keySet()) {
+      if (isSecretHeader(h) || carriesUrlCredential(h, headers.get(h))) {
         if (drop == null) {
           drop = new ArrayList<>();
         }
@@ -129,6 +142,23 @@ public final class SecretFilter {
     URI uri = kept.uri();
     URI sent = UriAuthority.withoutFragment(uri);
     return sent == uri ? kept : withUri(kept, sent);
+  }
+
+  /**
+   * Whether a request header that carries URLs ({@link UrlHeaders}) holds one with anything a
+   * stored copy would redact, and the app did not allow the header by name.
+   */
+  private boolean carriesUrlCredential(String name, List<String> values) {
+    if (!UrlHeaders.carriesUrls(name) || allowedHeaders.contains(name.toLowerCase(Locale.ROOT))) {
+      return false;
+    }
+    for (int i = 0; i < values.size(); i++) {
+      String value = values.get(i);
+      if (UrlHeaders.redact(name, value, urls) != value) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static RequestSnapshot withUri(RequestSnapshot request, URI uri) {

@@ -1,11 +1,12 @@
 package dev.idem.core.internal;
 
 /**
- * The response headers whose values carry URLs, and those values with the URLs' credentials
- * redacted ({@link UrlCredentials#redact}), for the copies of a response that are stored (the
- * executor's journal, the server guard's store):
+ * The headers whose values carry URLs, and those values with the URLs' credentials redacted
+ * ({@link UrlCredentials#redact}), for the copies of a response that are stored (the executor's
+ * journal, the server guard's store), and to tell which of a request's headers the journal must
+ * leave out ({@link SecretFilter#persistable(dev.idem.core.spi.RequestSnapshot)}):
  * <ul>
- *   <li>{@code Location} and {@code Content-Location}: the value is one URL;</li>
+ *   <li>{@code Location}, {@code Content-Location} and {@code Referer}: the value is one URL;</li>
  *   <li>{@code Link} (RFC 8288): every target between {@code <} and {@code >}, the value of every
  *       {@code anchor} parameter, and every URL of an {@code imagesrcset} parameter (the HTML
  *       standard's srcset of a preload link): a next-page link with a token in its query, a
@@ -30,6 +31,7 @@ public final class UrlHeaders {
   private static final String CONTENT_LOCATION = "content-location";
   private static final String LINK = "link";
   private static final String REFRESH = "refresh";
+  private static final String REFERER = "referer";
 
   private UrlHeaders() {}
 
@@ -57,14 +59,14 @@ public final class UrlHeaders {
   }
 
   /**
-   * Which of the four headers {@code name} is, or null. One case-insensitive comparison, the same
+   * Which of the five headers {@code name} is, or null. One case-insensitive comparison, the same
    * for {@link #carriesUrls} and {@link #redact}, so that no name is said to carry URLs and then
    * passed over. By length first: this runs for every header of every response that is stored.
    */
   private static String kind(String name) {
     String kind = switch (name.length()) {
       case 4 -> LINK;
-      case 7 -> REFRESH;
+      case 7 -> name.charAt(3) == 'r' || name.charAt(3) == 'R' ? REFRESH : REFERER;
       case 8 -> LOCATION;
       case 16 -> CONTENT_LOCATION;
       default -> null;

@@ -248,7 +248,8 @@ public final class RequestSnapshot {
    * A response header's value as it may be stored: for {@code Location} and
    * {@code Content-Location} the URL {@linkplain #redactedUrl redacted}; for {@code Link} (RFC 8288)
    * every target between {@code <} and {@code >}, every {@code anchor} parameter and every URL of a
-   * preload's {@code imagesrcset}, and for {@code Refresh} the URL after the delay, redacted the
+   * preload's {@code imagesrcset}, for {@code Refresh} the URL after the delay, and for
+   * {@code Referer} its URL, redacted the
    * same way (such as a next-page link with a token in its query, or a pre-signed download link);
    * the header name in any case; any other header's value as it is. The executor keeps the
    * responses it journals this way; the server guard the headers it stores. Linear in the value's

@@ -73,14 +73,24 @@ class UrlHeadersTest {
   }
 
   @Test
-  void onlyTheFourHeadersCarryUrls() {
-    for (String name : new String[] {"Location", "content-location", "LINK", "Refresh"}) {
+  void onlyTheFiveHeadersCarryUrls() {
+    for (String name : new String[] {"Location", "content-location", "LINK", "Refresh", "Referer", "REFERER"}) {
       assertTrue(UrlHeaders.carriesUrls(name), name);
     }
-    for (String name : new String[] {"Linkx", "X-Location", "Content-Type", "Refresher", ""}) {
+    for (String name : new String[] {"Linkx", "X-Location", "Content-Type", "Refresher", "", "Referrer", "Refxxxx",
+        "Refrxxx", "Xeferer", "Xefresh"}) {
       assertFalse(UrlHeaders.carriesUrls(name), name);
       String value = "https://h.example.test/x?token=t1";
       assertSame(value, UrlHeaders.redact(name, value, urls), name);
     }
+  }
+
+  /** Same length, told apart: a Referer is one URL, a Refresh a delay and then one. */
+  @Test
+  void aRefererIsOneUrlAndARefreshADelayFirst() {
+    assertEquals("https://h.example.test/x?token=redacted",
+        UrlHeaders.redact("rEfErEr", "https://h.example.test/x?token=t1", urls));
+    assertEquals("0; url=https://h.example.test/x?token=redacted",
+        UrlHeaders.redact("REFRESH", "0; url=https://h.example.test/x?token=t1", urls));
   }
 }
