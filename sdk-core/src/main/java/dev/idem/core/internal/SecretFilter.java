@@ -131,7 +131,7 @@ public final class SecretFilter {
     List<String> drop = null; // made only for a request that has a secret: most have none
     Map<String, List<String>> headers = request.headers();
     for (String h : headers.keySet()) {
-      if (isSecretHeader(h) || carriesUrlCredential(h, headers.get(h))) {
+      if (isSecretHeader(h) || carriesUrlCredential(h, headers)) {
         if (drop == null) {
           drop = new ArrayList<>();
         }
@@ -148,10 +148,12 @@ public final class SecretFilter {
    * Whether a request header that carries URLs ({@link UrlHeaders}) holds one with anything a
    * stored copy would redact, and the app did not allow the header by name.
    */
-  private boolean carriesUrlCredential(String name, List<String> values) {
+  private boolean carriesUrlCredential(String name, Map<String, List<String>> headers) {
+    // The name first: most requests carry none of these headers, and then nothing more is looked up.
     if (!UrlHeaders.carriesUrls(name) || allowedHeaders.contains(name.toLowerCase(Locale.ROOT))) {
       return false;
     }
+    List<String> values = headers.get(name);
     for (int i = 0; i < values.size(); i++) {
       String value = values.get(i);
       if (UrlHeaders.redact(name, value, urls) != value) {
