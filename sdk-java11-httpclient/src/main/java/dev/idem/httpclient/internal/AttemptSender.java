@@ -24,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLHandshakeException;
 
 /**
  * Sends one attempt through the {@link KeyedClient} (the wrapped client, or its twin without
@@ -307,13 +308,20 @@ public final class AttemptSender {
    * any failure (an earlier exchange asked the length for its head: sent); without one, a failed
    * connect proves nothing was sent only where the JDK would not have retried.
    *
-   * <p>The same holds for every failure that Idem's default table calls not sent by its type (an
-   * {@code SSLHandshakeException}, an unknown host, no route, a connect timeout), not only a
-   * refused connect: the new connection's TLS handshake can fail as well, and a server can end the
-   * connection during a TLS 1.3 post-handshake message after it read the head, which the JDK
-   * reports as a handshake that the remote host terminated. Once the request may have begun, such a
-   * failure is handed on with its type hidden (kept as a suppressed exception), so that the table
-   * records the attempt ambiguous, never not sent.
+   * <p>The same holds for the other failures that Idem's default table calls not sent by their
+   * type, an unknown host, no route, a connect timeout: they come from making a connection, so
+   * after the request began they come from another connection than the one that may have carried
+   * its head. Such a failure is handed on with its type hidden (kept as a suppressed exception),
+   * so that the table records the attempt ambiguous, never not sent.
+   *
+   * <p>Not an {@code SSLHandshakeException}, unless the JDK may have sent the request on an earlier
+   * connection ({@link JdkRetries}): on one connection it comes after the head only when the
+   * server's TLS refused the handshake that the client had finished, as TLS 1.3 lets a client
+   * finish before the server has judged its certificate (mutual TLS with a missing or untrusted
+   * client certificate: the JDK composes the head, the server answers with an alert). The server's
+   * application never had a byte of that request, so it stays not sent, as it was before the
+   * client began it. What this leaves: an app's own {@code HttpClient} decorator that sends a
+   * failed exchange again itself, whose second connection's handshake fails, is recorded not sent.
    */
   private static Exception classify(Exception e, PullTrackingPublisher tracker, HttpRequest attempt) {
     if (e instanceof RequestNotSentException) {
@@ -329,9 +337,11 @@ public final class AttemptSender {
           : "the HTTP client failed with " + e.getClass().getName() + " before it began the request (its head,"
               + " key included, was not composed), so the server cannot have processed it", e);
     }
-    boolean mayHaveGoneOut = tracker != null || JdkRetries.mayRetryOnNewConnection(attempt);
+    boolean jdkMayHaveRetried = JdkRetries.mayRetryOnNewConnection(attempt);
+    boolean mayHaveGoneOut = tracker != null || jdkMayHaveRetried;
     if (mayHaveGoneOut && e instanceof IOException io && DEFAULT_TABLE.classify(io)
-        .map(v -> v.classification() == Classification.SAFE).orElse(false)) {
+        .map(v -> v.classification() == Classification.SAFE).orElse(false)
+        && (jdkMayHaveRetried || !causedBy(io, SSLHandshakeException.class))) {
       // Not its cause: the table calls any failure caused by these types not sent.
       IOException maybeSent = new IOException("the HTTP client failed with " + e.getClass().getSimpleName()
           + " (" + e.getMessage() + "), but the request may have been sent before"
@@ -342,6 +352,15 @@ public final class AttemptSender {
       return maybeSent;
     }
     return e;
+  }
+
+  private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+    for (int depth = 0; t != null && depth < 10; t = t.getCause(), depth++) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The server's 401 that the keyed client's authenticator declined, if that is what failed. */
