@@ -1,6 +1,7 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.Classification;
+import dev.idem.core.Classifier;
 import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Verdict;
 import dev.idem.core.spi.RequestNotSentException;
@@ -9,6 +10,7 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLHandshakeException;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
@@ -38,6 +40,8 @@ import okio.BufferedSink;
  * from OkHttp put back. Stateless.
  */
 final class FollowUps {
+  private static final Classifier DEFAULT_TABLE = Classifier.defaults();
+
   private FollowUps() {}
 
   /**
@@ -80,6 +84,42 @@ final class FollowUps {
       }
       throw e;
     }
+  }
+
+  /**
+   * {@code e} itself, or, if the request may have gone out before it, an IOException that hides
+   * the type by which Idem's default table would call it not sent (kept as a suppressed
+   * exception). A refused connect, an unknown host, no route, a connect timeout after a head of
+   * the attempt had begun come from a later connection: OkHttp following a 303 with a GET on a
+   * client without {@link FollowUpGuard}, an interceptor below Idem that proceeds again. Without
+   * this the attempt was SAFE and the operation FAILED although the server had the keyed request.
+   * An {@code SSLHandshakeException} is hidden only if the call connected again after the head: on
+   * the connection that carried it, it means the server's TLS refused the handshake the client had
+   * finished (TLS 1.3 with a client certificate the server does not take), and the server's
+   * application never had the request.
+   */
+  static IOException typeHiddenIfSentBefore(KeyedAttempt tag, IOException e) {
+    if (!tag.headWasStarted() || DEFAULT_TABLE.classify(e).map(v -> v.classification() != Classification.SAFE)
+        .orElse(true)) {
+      return e;
+    }
+    if (!tag.connectedAfterHead() && causedBy(e, SSLHandshakeException.class)) {
+      return e;
+    }
+    IOException maybeSent = new IOException("the OkHttp call failed with " + e.getClass().getSimpleName() + " ("
+        + e.getMessage() + ") after a request head of this keyed attempt had gone out"
+        + (tag.connectedAfterHead() ? ", on a later connection" : "") + ": the request may have been sent");
+    maybeSent.addSuppressed(e);
+    return maybeSent;
+  }
+
+  private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
+    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
+      if (type.isInstance(t)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -185,6 +225,9 @@ final class FollowUps {
       RequestNotSentException noEffect = answeredWithoutEffect(tag, e);
       if (noEffect != null) {
         throw noEffect;
+      }
+      if (e instanceof IOException io) {
+        throw typeHiddenIfSentBefore(tag, io);
       }
       throw e;
     }

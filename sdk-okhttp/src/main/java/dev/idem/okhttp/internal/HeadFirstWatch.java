@@ -1,6 +1,8 @@
 package dev.idem.okhttp.internal;
 
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Proxy;
 import okhttp3.Call;
 import okhttp3.Connection;
 import okhttp3.EventListener;
@@ -29,6 +31,11 @@ import okhttp3.Request;
  *       request, once its head is in the connection's buffer and before OkHttp flushes it to wait
  *       for {@code 100 Continue}.</li>
  * </ul>
+ *
+ * <p>It also tells the attempt when OkHttp begins writing one of its heads, and when the call makes
+ * or takes a connection after that ({@link KeyedAttempt#connectedAfterHead}), by which
+ * {@link FollowUps} tells a failure of the connection that carried the request from one of a
+ * later connection.
  *
  * <p>If the body was refused already (its attempt was recorded as not sent: a cancel that raced
  * with OkHttp starting the call), the head must not go out either. On a multiplexed connection the
@@ -67,7 +74,19 @@ final class HeadFirstWatch extends EventListener {
   }
 
   @Override
+  public void connectStart(Call call, InetSocketAddress address, Proxy proxy) {
+    KeyedAttempt current = attempt;
+    if (current != null) {
+      current.connecting();
+    }
+  }
+
+  @Override
   public void connectionAcquired(Call call, Connection connection) {
+    KeyedAttempt current = attempt;
+    if (current != null) {
+      current.connecting();
+    }
     Protocol protocol = connection.protocol();
     // Anything but HTTP/1.x: a protocol added to OkHttp later is judged the cautious way.
     multiplexed = protocol != Protocol.HTTP_1_1 && protocol != Protocol.HTTP_1_0;
@@ -80,10 +99,13 @@ final class HeadFirstWatch extends EventListener {
 
   @Override
   public void requestHeadersStart(Call call) {
+    KeyedAttempt current = attempt;
+    if (current != null) {
+      current.headStarted();
+    }
     if (!multiplexed) {
       return;
     }
-    KeyedAttempt current = attempt;
     FollowUps.AttemptBody body = current == null ? null : current.body();
     if (body != null && !body.headFirst()) {
       // OkHttp's exchange takes an IOException from here as its own failure to write the head

@@ -26,6 +26,14 @@ final class KeyedAttempt {
   /** Whether the guard replaced the response's Cache-Control with {@code no-store}. */
   private boolean cacheControlReplaced;
 
+  /** Whether OkHttp began writing a request head of this attempt (its call's event). */
+  private volatile boolean headStarted;
+  /**
+   * Whether the call made or took a connection after a head of this attempt had begun: a second
+   * connection, for a follow-up or for an interceptor below Idem that proceeds again.
+   */
+  private volatile boolean connectionAfterHead;
+
   /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
   private Response firstAnswer;
 
@@ -67,6 +75,31 @@ final class KeyedAttempt {
   /** Counts one request of this attempt reaching the network; true only for the first. */
   synchronized boolean firstOnTheWire() {
     return ++requests == 1;
+  }
+
+  /** Notes that OkHttp began writing a request head of this attempt. */
+  void headStarted() {
+    headStarted = true;
+  }
+
+  /** Notes that the call is making or taking a connection (see {@link #connectionAfterHead}). */
+  void connecting() {
+    if (headStarted) {
+      connectionAfterHead = true;
+    }
+  }
+
+  /** Whether OkHttp began writing a request head of this attempt: it may have been sent. */
+  boolean headWasStarted() {
+    return headStarted;
+  }
+
+  /**
+   * Whether the call made or took a connection after a head of this attempt had begun: a failure
+   * of that connection says nothing of the request that went out before it.
+   */
+  boolean connectedAfterHead() {
+    return connectionAfterHead;
   }
 
   /** Remembers a header the guard removed from the attempt's response. */
