@@ -1,5 +1,7 @@
 package dev.idem.httpclient;
 
+import dev.idem.core.OperationException;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -153,6 +155,25 @@ final class Fixture {
 
   OperationRecord record(OperationId id) throws Exception {
     return executor.find(id).orElseThrow(() -> new AssertionError("not journaled: " + id));
+  }
+
+  /**
+   * The OperationException {@code call} fails {@code request} with, sent as {@code mode} says:
+   * {@code send}, or {@code sendAsync} {@linkplain #await awaited}. Fails the test if the call
+   * succeeds or fails otherwise.
+   */
+  OperationException failure(Mode mode, OperationCall call, HttpRequest request) {
+    if (mode == Mode.SYNC) {
+      return org.junit.jupiter.api.Assertions.assertThrows(OperationException.class,
+          () -> call.send(request, java.net.http.HttpResponse.BodyHandlers.ofString()));
+    }
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+        () -> await(call.sendAsync(request, java.net.http.HttpResponse.BodyHandlers.ofString())));
+    if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
+      e = c;
+    }
+    org.junit.jupiter.api.Assertions.assertTrue(e instanceof OperationException, e.toString());
+    return (OperationException) e;
   }
 
   /**

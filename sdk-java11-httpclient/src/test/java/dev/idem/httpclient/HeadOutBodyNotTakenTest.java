@@ -1,7 +1,6 @@
 package dev.idem.httpclient;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
@@ -21,12 +20,10 @@ import java.net.SocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse.BodyHandlers;
 import java.net.http.HttpTimeoutException;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLHandshakeException;
@@ -67,7 +64,7 @@ class HeadOutBodyNotTakenTest {
       IdempotencyKey key = IdempotencyKey.generate();
       OperationCall call = client.operation("cancel-order").key(key)
           .policy(RetryPolicy.builder().maxAttempts(1).build());
-      OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:"
+      OperationException thrown = f.failure(mode, call, Fixture.post(URI.create("http://127.0.0.1:"
           + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
 
       assertKeyedHead(head.get(10, TimeUnit.SECONDS), key);
@@ -91,7 +88,7 @@ class HeadOutBodyNotTakenTest {
       IdempotencyKey key = IdempotencyKey.generate();
       OperationCall call = f.client.operation("cancel-order").key(key)
           .policy(RetryPolicy.builder().maxAttempts(1).build());
-      OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:"
+      OperationException thrown = f.failure(mode, call, Fixture.post(URI.create("http://127.0.0.1:"
           + ss.getLocalPort() + "/orders/42/cancel"), "{\"qty\":1}"));
 
       assertKeyedHead(head.get(10, TimeUnit.SECONDS), key);
@@ -123,7 +120,7 @@ class HeadOutBodyNotTakenTest {
     IdempotencyKey key = IdempotencyKey.generate();
     OperationCall call = client.operation("cancel-order").key(key)
         .policy(RetryPolicy.builder().maxAttempts(1).build());
-    OperationException thrown = fail(mode, f, call, Fixture.post(URI.create("http://127.0.0.1:9/orders/42/cancel"),
+    OperationException thrown = f.failure(mode, call, Fixture.post(URI.create("http://127.0.0.1:9/orders/42/cancel"),
         "{\"qty\":1}"));
 
     OperationRecord r = f.record(thrown.operationId());
@@ -175,7 +172,7 @@ class HeadOutBodyNotTakenTest {
             .build();
         default -> Fixture.post(uri, body);
       };
-      OperationException thrown = fail(mode, f, call, request);
+      OperationException thrown = f.failure(mode, call, request);
       assertEquals(-1, firstByte.get(10, TimeUnit.SECONDS), "the server accepted the connection and got no byte");
 
       boolean handshake = false;
@@ -217,17 +214,5 @@ class HeadOutBodyNotTakenTest {
     AttemptRecord a = r.attempts().get(0);
     assertEquals(expected, a.classification(), a.toString());
     assertEquals(key, r.id().key(), "the operation keeps the key the server saw");
-  }
-
-  private static OperationException fail(Mode mode, Fixture f, OperationCall call, HttpRequest request) {
-    if (mode == Mode.SYNC) {
-      return assertThrows(OperationException.class, () -> call.send(request, BodyHandlers.ofString()));
-    }
-    Exception e = assertThrows(Exception.class, () -> f.await(call.sendAsync(request, BodyHandlers.ofString())));
-    if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
-      e = c;
-    }
-    assertTrue(e instanceof OperationException, e.toString());
-    return (OperationException) e;
   }
 }

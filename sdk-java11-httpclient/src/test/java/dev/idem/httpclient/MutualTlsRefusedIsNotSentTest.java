@@ -1,8 +1,6 @@
 package dev.idem.httpclient;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
 import dev.idem.core.Classification;
@@ -16,9 +14,7 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse.BodyHandlers;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLHandshakeException;
@@ -83,17 +79,7 @@ class MutualTlsRefusedIsNotSentTest {
           .policy(RetryPolicy.builder().maxAttempts(1).build());
       HttpRequest request = Fixture.post(URI.create("https://127.0.0.1:" + ss.getLocalPort() + "/payments"),
           "{\"amount\":100}");
-      OperationException thrown;
-      if (mode == Mode.SYNC) {
-        thrown = assertThrows(OperationException.class, () -> call.send(request, BodyHandlers.ofString()));
-      } else {
-        Exception e = assertThrows(Exception.class, () -> f.await(call.sendAsync(request, BodyHandlers.ofString())));
-        if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
-          e = c;
-        }
-        assertTrue(e instanceof OperationException, e.toString());
-        thrown = (OperationException) e;
-      }
+      OperationException thrown = f.failure(mode, call, request);
       assertEquals("refused", server.get(10, TimeUnit.SECONDS),
           "the server's TLS refused the client's certificate: its application never saw the request");
 

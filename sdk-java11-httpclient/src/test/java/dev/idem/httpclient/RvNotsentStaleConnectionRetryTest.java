@@ -1,7 +1,6 @@
 package dev.idem.httpclient;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.AttemptRecord;
@@ -29,7 +28,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import javax.net.ssl.SSLHandshakeException;
@@ -88,17 +86,7 @@ class RvNotsentStaleConnectionRetryTest {
     OperationCall call = client.operation("get-order").key(key)
         .policy(maxAttempts == 1 ? RetryPolicy.builder().maxAttempts(1).build() : Fixture.POLICY);
     HttpRequest request = HttpRequest.newBuilder(base.resolve("/orders/42")).GET().build();
-    OperationException thrown;
-    if (mode == Mode.SYNC) {
-      thrown = assertThrows(OperationException.class, () -> call.send(request, BodyHandlers.ofString()));
-    } else {
-      Exception e = assertThrows(Exception.class, () -> f.await(call.sendAsync(request, BodyHandlers.ofString())));
-      if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
-        e = c;
-      }
-      assertTrue(e instanceof OperationException, e.toString());
-      thrown = (OperationException) e;
-    }
+    OperationException thrown = f.failure(mode, call, request);
 
     String head = secondHead.get(10, TimeUnit.SECONDS);
     assertTrue(head.toLowerCase(Locale.ROOT).contains(key.value().toLowerCase(Locale.ROOT)),
@@ -137,17 +125,7 @@ class RvNotsentStaleConnectionRetryTest {
     URI uri = URI.create("http://127.0.0.1:9/orders/42/cancel");
     HttpRequest request = method.equals("GET") ? HttpRequest.newBuilder(uri).GET().build()
         : Fixture.post(uri, "{\"qty\":1}");
-    OperationException thrown;
-    if (mode == Mode.SYNC) {
-      thrown = assertThrows(OperationException.class, () -> call.send(request, BodyHandlers.ofString()));
-    } else {
-      Exception e = assertThrows(Exception.class, () -> f.await(call.sendAsync(request, BodyHandlers.ofString())));
-      if (e instanceof ExecutionException ee && ee.getCause() instanceof Exception c) {
-        e = c;
-      }
-      assertTrue(e instanceof OperationException, e.toString());
-      thrown = (OperationException) e;
-    }
+    OperationException thrown = f.failure(mode, call, request);
     assertEquals(method.equals("GET") ? 0 : 9, scripted.bytesTaken.get(), "the client took the whole body");
     OperationRecord r = f.record(thrown.operationId());
     assertEquals(1, r.attempts().size(), r.attempts().toString());

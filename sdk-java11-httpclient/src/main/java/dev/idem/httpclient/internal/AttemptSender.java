@@ -1,10 +1,9 @@
 package dev.idem.httpclient.internal;
 
-import dev.idem.core.Classification;
-import dev.idem.core.Classifier;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.CaptureDeadline;
+import dev.idem.core.spi.adapter.SentBefore;
 import dev.idem.core.spi.adapter.Settling;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -24,7 +23,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
-import javax.net.ssl.SSLHandshakeException;
 
 /**
  * Sends one attempt through the {@link KeyedClient} (the wrapped client, or its twin without
@@ -42,8 +40,6 @@ import javax.net.ssl.SSLHandshakeException;
  * executor turns into a PENDING operation.
  */
 public final class AttemptSender {
-  private static final Classifier DEFAULT_TABLE = Classifier.defaults();
-
   private final KeyedClient client;
   private final boolean forResume;
   private final Duration attemptTimeout;
@@ -328,39 +324,23 @@ public final class AttemptSender {
       return e;
     }
     boolean connectFailed = e instanceof ConnectException || e instanceof HttpConnectTimeoutException;
+    boolean jdkMayHaveRetried = JdkRetries.mayRetryOnNewConnection(attempt);
     // refuse(), not a look at whether the request was begun yet: the verdict holds only if the
     // client cannot compose the head or take the body after it (see PullTrackingPublisher).
-    boolean notBegun = tracker != null ? tracker.refuse() : connectFailed && !JdkRetries.mayRetryOnNewConnection(attempt);
+    boolean notBegun = tracker != null ? tracker.refuse() : connectFailed && !jdkMayHaveRetried;
     if (notBegun) {
       return new RequestNotSentException(connectFailed
           ? "could not connect (" + e.getClass().getSimpleName() + "); no byte of the request was sent"
           : "the HTTP client failed with " + e.getClass().getName() + " before it began the request (its head,"
               + " key included, was not composed), so the server cannot have processed it", e);
     }
-    boolean jdkMayHaveRetried = JdkRetries.mayRetryOnNewConnection(attempt);
-    boolean mayHaveGoneOut = tracker != null || jdkMayHaveRetried;
-    if (mayHaveGoneOut && e instanceof IOException io && DEFAULT_TABLE.classify(io)
-        .map(v -> v.classification() == Classification.SAFE).orElse(false)
-        && (jdkMayHaveRetried || !causedBy(io, SSLHandshakeException.class))) {
-      // Not its cause: the table calls any failure caused by these types not sent.
-      IOException maybeSent = new IOException("the HTTP client failed with " + e.getClass().getSimpleName()
-          + " (" + e.getMessage() + "), but the request may have been sent before"
-          + (tracker != null ? " (the client had asked its body's length for a head)"
-              : " (the JDK sends a GET or HEAD again on a new connection when a reused one closed after its head"
-                  + " went out, and any method with jdk.httpclient.enableAllMethodRetry)"));
-      maybeSent.addSuppressed(e);
-      return maybeSent;
+    if ((tracker != null || jdkMayHaveRetried) && e instanceof IOException io && SentBefore.typedNotSent(io)
+        && (jdkMayHaveRetried || !SentBefore.handshakeFailed(io))) {
+      return SentBefore.hidden(io, tracker != null ? "the client had asked its body's length for a head"
+          : "the JDK sends a GET or HEAD again on a new connection when a reused one closed after its head went"
+              + " out, and any method with jdk.httpclient.enableAllMethodRetry");
     }
     return e;
-  }
-
-  private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
-    for (int depth = 0; t != null && depth < 10; t = t.getCause(), depth++) {
-      if (type.isInstance(t)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /** The server's 401 that the keyed client's authenticator declined, if that is what failed. */

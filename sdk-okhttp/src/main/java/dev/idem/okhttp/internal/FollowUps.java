@@ -1,16 +1,15 @@
 package dev.idem.okhttp.internal;
 
 import dev.idem.core.Classification;
-import dev.idem.core.Classifier;
 import dev.idem.core.ProtocolStatuses;
 import dev.idem.core.Verdict;
 import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.adapter.AdapterSupport;
+import dev.idem.core.spi.adapter.SentBefore;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SSLHandshakeException;
 import okhttp3.Authenticator;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
@@ -40,8 +39,6 @@ import okio.BufferedSink;
  * from OkHttp put back. Stateless.
  */
 final class FollowUps {
-  private static final Classifier DEFAULT_TABLE = Classifier.defaults();
-
   private FollowUps() {}
 
   /**
@@ -99,27 +96,12 @@ final class FollowUps {
    * application never had the request.
    */
   static IOException typeHiddenIfSentBefore(KeyedAttempt tag, IOException e) {
-    if (!tag.headWasStarted() || DEFAULT_TABLE.classify(e).map(v -> v.classification() != Classification.SAFE)
-        .orElse(true)) {
+    if (!tag.headWasStarted() || !SentBefore.typedNotSent(e)
+        || !tag.connectedAfterHead() && SentBefore.handshakeFailed(e)) {
       return e;
     }
-    if (!tag.connectedAfterHead() && causedBy(e, SSLHandshakeException.class)) {
-      return e;
-    }
-    IOException maybeSent = new IOException("the OkHttp call failed with " + e.getClass().getSimpleName() + " ("
-        + e.getMessage() + ") after a request head of this keyed attempt had gone out"
-        + (tag.connectedAfterHead() ? ", on a later connection" : "") + ": the request may have been sent");
-    maybeSent.addSuppressed(e);
-    return maybeSent;
-  }
-
-  private static boolean causedBy(Throwable t, Class<? extends Throwable> type) {
-    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
-      if (type.isInstance(t)) {
-        return true;
-      }
-    }
-    return false;
+    return SentBefore.hidden(e, "a request head of this keyed attempt had gone out"
+        + (tag.connectedAfterHead() ? ", and this failure is of a later connection" : ""));
   }
 
   /**

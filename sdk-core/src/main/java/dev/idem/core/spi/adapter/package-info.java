@@ -5,7 +5,8 @@
  * on the untagged policy, on untagged operation names, on a key header already on the request, on
  * the server's "key missing" answer and on the replay header; and both read and keep a response
  * body by {@link dev.idem.core.spi.adapter.CaptureRule}, under
- * {@link dev.idem.core.spi.adapter.CaptureDeadline}. Applications using an adapter never
+ * {@link dev.idem.core.spi.adapter.CaptureDeadline}; and both tell a failure that came after the
+ * request may have gone out by {@link dev.idem.core.spi.adapter.SentBefore}. Applications using an adapter never
  * name these types.
  */
 package dev.idem.core.spi.adapter;
