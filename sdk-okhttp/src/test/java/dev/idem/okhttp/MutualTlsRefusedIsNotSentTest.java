@@ -9,59 +9,91 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLHandshakeException;
-import mockwebserver3.MockResponse;
-import mockwebserver3.MockWebServer;
+import javax.net.ssl.SSLSocket;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
-import okhttp3.Response;
+import okhttp3.tls.HandshakeCertificates;
+import okhttp3.tls.HeldCertificate;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * What the hiding of "not sent" types after a head went out ({@code FollowUps.typeHiddenIfSentBefore})
- * must leave alone: an {@code SSLHandshakeException} on the connection that carried the head, with
- * no later connection. That is a mutual-TLS server (a bank's, a payment network's) refusing the
- * client's certificate over TLS 1.3: the client finishes its handshake before the server judges
- * the certificate, so OkHttp writes the head and the body, and the server's alert comes after. The
- * server's TLS refused the connection; its application never had the request, so the attempt is
- * not sent and the operation FAILED.
+ * must leave alone: a mutual-TLS server (a bank's, a payment network's) refusing the client's
+ * certificate, missing or untrusted. Over TLS 1.3 the client finishes its handshake before the
+ * server judges the certificate, so OkHttp writes the head and the body, key included, and the
+ * server's refusal comes after, as an {@code SSLHandshakeException} that the call's own exchange
+ * fails with. The server's TLS refused the connection (its {@code startHandshake} fails): its
+ * application never had a byte of the request. The attempt is not sent, the operation FAILED,
+ * with the interceptor alone and with {@code install}.
  *
- * <p>Against a real mutual-TLS server the client's failure is that exception or, when the server's
- * close wins the race with the client's write, a {@code SocketException}, which stays ambiguous (on
- * the safe side); so a network interceptor stands in for the alert here: it lets the request go
- * out on a real connection and then fails with the exception the alert raises.
+ * <p>The server's TLS layer does not close the TCP connection under it (autoClose off), as a
+ * server that closes at once would race the client's write: that write then fails with a
+ * {@code SocketException} instead, which stays ambiguous (the safe side).
  */
 class MutualTlsRefusedIsNotSentTest {
+  private static final HeldCertificate SERVER = new HeldCertificate.Builder().commonName("localhost")
+      .addSubjectAlternativeName("127.0.0.1").build();
+  private static final HeldCertificate UNTRUSTED_CLIENT = new HeldCertificate.Builder().commonName("app").build();
+
   final Fixture f = new Fixture();
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"interceptor", "install"})
-  void aHandshakeRefusedOnTheConnectionThatCarriedTheHeadIsNotSent(String how) throws Exception {
-    try (MockWebServer server = new MockWebServer()) {
-      server.enqueue(new MockResponse.Builder().code(201).body("{}").build());
-      server.start();
-      IdempotentExecutor executor = f.executorBuilder().retryPolicy(RetryPolicy.builder().maxAttempts(1).build())
-          .build();
-      IdemOkHttp idem = IdemOkHttp.builder(executor).build();
-      OkHttpClient.Builder b = new OkHttpClient.Builder();
-      OkHttpClient client = (how.equals("install") ? idem.install(b) : b.addInterceptor(idem.interceptor()))
-          .addNetworkInterceptor(chain -> {
-            try (Response ignored = chain.proceed(chain.request())) {
-              throw new SSLHandshakeException("Received fatal alert: certificate_required");
-            }
-          }).build();
+  @ParameterizedTest(name = "{0}, {1}")
+  @CsvSource({"interceptor, no client certificate", "interceptor, untrusted client certificate",
+      "install, no client certificate", "install, untrusted client certificate"})
+  void aServerRefusingTheClientCertificateProcessedNothing(String how, String clientCert) throws Exception {
+    HandshakeCertificates serverCerts = new HandshakeCertificates.Builder().heldCertificate(SERVER)
+        .addTrustedCertificate(SERVER.certificate()).build(); // trusts no client certificate
+    HandshakeCertificates.Builder cb = new HandshakeCertificates.Builder().addTrustedCertificate(SERVER.certificate());
+    if (clientCert.startsWith("untrusted")) {
+      cb.heldCertificate(UNTRUSTED_CLIENT);
+    }
+    HandshakeCertificates clientCerts = cb.build();
+    IdempotentExecutor executor = f.executorBuilder().retryPolicy(RetryPolicy.builder().maxAttempts(1).build()).build();
+    IdemOkHttp idem = IdemOkHttp.builder(executor).build();
+    OkHttpClient.Builder b = new OkHttpClient.Builder()
+        .sslSocketFactory(clientCerts.sslSocketFactory(), clientCerts.trustManager());
+    OkHttpClient client = how.equals("install") ? idem.install(b).build() : b.addInterceptor(idem.interceptor()).build();
+    try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
+        try (Socket plain = listener.accept()) {
+          SSLSocket tls = (SSLSocket) serverCerts.sslContext().getSocketFactory()
+              .createSocket(plain, null, plain.getPort(), false);
+          tls.setUseClientMode(false);
+          tls.setNeedClientAuth(true);
+          try {
+            tls.startHandshake();
+            return "handshake completed, the application read " + tls.getInputStream().read();
+          } catch (SSLHandshakeException e) {
+            // Left open under the TLS layer until the client gives up: its encrypted head is read
+            // as bytes and dropped, never decrypted.
+            plain.getInputStream().transferTo(OutputStream.nullOutputStream());
+            return "refused";
+          }
+        } catch (IOException e) {
+          return e.toString();
+        }
+      });
       IdempotentOperation op = IdempotentOperation.of("create-payment");
-      Request post = new Request.Builder().url(server.url("/payments"))
+      Request post = new Request.Builder().url("https://127.0.0.1:" + listener.getLocalPort() + "/payments")
           .post(RequestBody.create(Fixture.ORDER, Fixture.JSON)).tag(IdempotentOperation.class, op).build();
 
       IOException thrown = assertThrows(IOException.class, () -> client.newCall(post).execute().close());
 
-      assertEquals(1, server.getRequestCount(), "the head and body went out on one connection");
+      assertEquals("refused", server.get(10, TimeUnit.SECONDS),
+          "the server's TLS refused the client's certificate: its application never saw the request");
       OperationRecord r = f.record(op);
       String what = "the call threw " + thrown + "; journal: " + r;
       assertEquals(1, r.attempts().size(), what);
+      assertEquals(SSLHandshakeException.class.getName(), r.attempts().get(0).exceptionClass(), what);
       assertEquals(Classification.SAFE, r.attempts().get(0).classification(), what);
       assertEquals(OperationState.FAILED, r.state(), what);
       assertEquals(op.key(), r.id().key());

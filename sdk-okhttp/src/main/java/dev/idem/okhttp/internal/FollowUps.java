@@ -84,24 +84,54 @@ final class FollowUps {
   }
 
   /**
-   * {@code e} itself, or, if the request may have gone out before it, an IOException that hides
-   * the type by which Idem's default table would call it not sent (kept as a suppressed
-   * exception). A refused connect, an unknown host, no route, a connect timeout after a head of
-   * the attempt had begun come from a later connection: OkHttp following a 303 with a GET on a
-   * client without {@link FollowUpGuard}, an interceptor below Idem that proceeds again. Without
-   * this the attempt was SAFE and the operation FAILED although the server had the keyed request.
-   * An {@code SSLHandshakeException} is hidden only if the call connected again after the head: on
-   * the connection that carried it, it means the server's TLS refused the handshake the client had
-   * finished (TLS 1.3 with a client certificate the server does not take), and the server's
-   * application never had the request.
+   * {@code e} itself, or, if the request may have gone out before it, {@code e} with the type by
+   * which Idem's default table would call it not sent hidden ({@link SentBefore#hidden}). A refused
+   * connect, an unknown host, no route, a connect timeout after a head of the attempt had begun come
+   * from a later connection: OkHttp following a 303 with a GET on a client without
+   * {@link FollowUpGuard}, an interceptor below Idem that proceeds again or fails over through a
+   * client of its own. Before, such an attempt was SAFE and the operation FAILED although the
+   * server had the keyed request.
+   *
+   * <p>Left as they are: a failure after an answer that proves no effect (a 503, a 401, judged as
+   * {@link #answeredWithoutEffect} judges it): with the guard that request was the attempt's only
+   * one on the wire, and the failure's own request never connected. And an
+   * {@code SSLHandshakeException} that this call's own exchange failed with, with no connection
+   * made after the head: on the connection that carried the head it means the server's TLS refused
+   * the handshake the client had finished (TLS 1.3 with a client certificate the server does not
+   * take), and the server's application never had the request.
    */
   static IOException typeHiddenIfSentBefore(KeyedAttempt tag, IOException e) {
-    if (!tag.headWasStarted() || !SentBefore.typedNotSent(e)
-        || !tag.connectedAfterHead() && SentBefore.handshakeFailed(e)) {
+    if (!tag.headWasStarted() || !SentBefore.typedNotSent(e) || firstAnswerProvesNoEffect(tag)
+        || refusedHandshakeOfTheHeadsConnection(tag, e)) {
       return e;
     }
     return SentBefore.hidden(e, "a request head of this keyed attempt had gone out"
         + (tag.connectedAfterHead() ? ", and this failure is of a later connection" : ""));
+  }
+
+  private static boolean refusedHandshakeOfTheHeadsConnection(KeyedAttempt tag, IOException e) {
+    if (tag.connectedAfterHead() || !SentBefore.handshakeFailed(e)) {
+      return false;
+    }
+    IOException own = tag.exchangeFailure();
+    Throwable t = e;
+    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
+      if (t == own) {
+        return SentBefore.handshakeFailed(own);
+      }
+    }
+    return false;
+  }
+
+  private static boolean firstAnswerProvesNoEffect(KeyedAttempt tag) {
+    Response answer = tag.firstAnswer();
+    return answer != null && provesNoEffect(tag.support(), snapshotOf(answer));
+  }
+
+  private static ResponseSnapshot snapshotOf(Response answer) {
+    return new ResponseSnapshot(answer.code(),
+        AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
+        new byte[0]);
   }
 
   /**
@@ -145,10 +175,7 @@ final class FollowUps {
     if (answer == null) {
       return null;
     }
-    ResponseSnapshot snapshot = new ResponseSnapshot(answer.code(),
-        AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
-        new byte[0]);
-    if (!provesNoEffect(tag.support(), snapshot)) {
+    if (!provesNoEffect(tag.support(), snapshotOf(answer))) {
       return null;
     }
     return new RequestNotSentException("the only request of this keyed attempt on the wire was answered HTTP "

@@ -32,10 +32,11 @@ import okhttp3.Request;
  *       for {@code 100 Continue}.</li>
  * </ul>
  *
- * <p>It also tells the attempt when OkHttp begins writing one of its heads, and when the call makes
- * or takes a connection after that ({@link KeyedAttempt#connectedAfterHead}), by which
- * {@link FollowUps} tells a failure of the connection that carried the request from one of a
- * later connection.
+ * <p>It also tells the attempt when OkHttp begins writing one of its heads, when the call makes
+ * or takes a connection after that ({@link KeyedAttempt#connectedAfterHead}), and what an exchange
+ * of the call failed with ({@link KeyedAttempt#exchangeFailure}), by which {@link FollowUps} tells
+ * a failure of the connection that carried the request from one of a later connection or of
+ * another call.
  *
  * <p>If the body was refused already (its attempt was recorded as not sent: a cancel that raced
  * with OkHttp starting the call), the head must not go out either. On a multiplexed connection the
@@ -112,6 +113,23 @@ final class HeadFirstWatch extends EventListener {
       // (the event is fired inside its try); any other exception would escape its bookkeeping.
       throw HeadFirstWatch.<RuntimeException>unchecked(new IOException("this keyed attempt was cancelled and recorded as"
           + " not sent before its request went out; its HTTP/2 HEADERS are not written now"));
+    }
+  }
+
+  @Override
+  public void requestFailed(Call call, IOException ioe) {
+    exchangeFailed(ioe);
+  }
+
+  @Override
+  public void responseFailed(Call call, IOException ioe) {
+    exchangeFailed(ioe);
+  }
+
+  private void exchangeFailed(IOException ioe) {
+    KeyedAttempt current = attempt;
+    if (current != null) {
+      current.exchangeFailed(ioe);
     }
   }
 

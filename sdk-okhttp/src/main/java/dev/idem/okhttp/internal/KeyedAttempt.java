@@ -1,5 +1,6 @@
 package dev.idem.okhttp.internal;
 
+import java.io.IOException;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +34,9 @@ final class KeyedAttempt {
    * connection, for a follow-up or for an interceptor below Idem that proceeds again.
    */
   private volatile boolean connectionAfterHead;
+
+  /** What the call's last exchange of this attempt failed with, as its listener saw it; null if none. */
+  private volatile IOException exchangeFailure;
 
   /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
   private Response firstAnswer;
@@ -100,6 +104,19 @@ final class KeyedAttempt {
    */
   boolean connectedAfterHead() {
     return connectionAfterHead;
+  }
+
+  /** Notes what an exchange of this attempt on the call failed with (its request or its response). */
+  void exchangeFailed(IOException failure) {
+    exchangeFailure = failure;
+  }
+
+  /**
+   * What the call's last exchange of this attempt failed with, as the call's own listener saw it,
+   * or null: a failure thrown by another call (an interceptor's own client) is never this.
+   */
+  IOException exchangeFailure() {
+    return exchangeFailure;
   }
 
   /** Remembers a header the guard removed from the attempt's response. */
