@@ -63,7 +63,7 @@ class FailoverClientHandshakeAfterHeadTest {
       CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
         try (listener; Socket s = listener.accept()) {
           // The primary has the keyed order, then its connection drops before the answer.
-          return RedirectFollowUpRefusedTest.readRequest(s.getInputStream());
+          return KeyedPosts.readRequest(s.getInputStream());
         } catch (IOException e) {
           throw new RuntimeException(e);
         }

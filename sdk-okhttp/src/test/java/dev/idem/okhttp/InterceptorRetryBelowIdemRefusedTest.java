@@ -2,21 +2,18 @@ package dev.idem.okhttp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +21,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.RequestBody;
 import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 
@@ -85,7 +81,7 @@ class InterceptorRetryBelowIdemRefusedTest {
     String base = "http://127.0.0.1:" + listener.getLocalPort();
     CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
       try (Socket s = listener.accept()) {
-        String request = RedirectFollowUpRefusedTest.readRequest(s.getInputStream());
+        String request = KeyedPosts.readRequest(s.getInputStream());
         // The server (or the gateway before it) has the keyed order and goes down: listener first,
         // so that the second request's connect is refused, whenever it comes.
         listener.close();
@@ -119,8 +115,7 @@ class InterceptorRetryBelowIdemRefusedTest {
     };
     OkHttpClient client = idem.install(new OkHttpClient.Builder()).addInterceptor(retryOnce).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    Request post = new Request.Builder().url(base + "/orders").post(RequestBody.create(Fixture.ORDER, Fixture.JSON))
-        .tag(IdempotentOperation.class, op).build();
+    Request post = KeyedPosts.order(base, op);
 
     Throwable thrown;
     if (enqueued) {
@@ -132,11 +127,7 @@ class InterceptorRetryBelowIdemRefusedTest {
     }
 
     String request = received.get(10, TimeUnit.SECONDS);
-    assertTrue(request.startsWith("POST /orders "), request);
-    assertTrue(request.toLowerCase(Locale.ROOT).contains(
-        AdapterSupport.DEFAULT_KEY_HEADER.toLowerCase(Locale.ROOT) + ": " + op.key().value()),
-        "the server had the keyed head: " + request);
-    assertTrue(request.endsWith(Fixture.ORDER), "and the whole body: " + request);
+    KeyedPosts.assertHadTheKeyedPost(request, op);
     assertEquals(2, proceeds.get(), "the app's interceptor proceeded twice");
     OperationRecord r = f.record(op);
     String what = "the server had the keyed POST; the call threw " + thrown + "; journal: " + r;

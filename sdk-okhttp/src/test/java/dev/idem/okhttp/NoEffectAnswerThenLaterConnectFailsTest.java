@@ -83,7 +83,7 @@ class NoEffectAnswerThenLaterConnectFailsTest {
     String base = "http://127.0.0.1:" + listener.getLocalPort();
     CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
       try (listener; Socket s = listener.accept()) {
-        String request = RedirectFollowUpRefusedTest.readRequest(s.getInputStream());
+        String request = KeyedPosts.readRequest(s.getInputStream());
         OutputStream out = s.getOutputStream();
         out.write("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
@@ -110,8 +110,7 @@ class NoEffectAnswerThenLaterConnectFailsTest {
     IdemOkHttp idem = IdemOkHttp.builder(executor).build();
     OkHttpClient client = idem.install(new OkHttpClient.Builder()).addInterceptor(tokenRefresh).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    Request post = new Request.Builder().url(base + "/orders").post(RequestBody.create(Fixture.ORDER, Fixture.JSON))
-        .tag(IdempotentOperation.class, op).build();
+    Request post = KeyedPosts.order(base, op);
     Throwable thrown = assertThrows(IOException.class, () -> client.newCall(post).execute().close());
     client.connectionPool().evictAll();
     assertTrue(received.get(10, TimeUnit.SECONDS).startsWith("POST /orders "));
@@ -129,7 +128,7 @@ class NoEffectAnswerThenLaterConnectFailsTest {
     String base = "http://127.0.0.1:" + listener.getLocalPort();
     CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
       try (Socket s = listener.accept()) {
-        String request = RedirectFollowUpRefusedTest.readRequest(s.getInputStream());
+        String request = KeyedPosts.readRequest(s.getInputStream());
         OutputStream out = s.getOutputStream();
         if (serverGoesDown) {
           listener.close();  // before the answer: the retry's connect is refused whenever it comes
@@ -163,8 +162,7 @@ class NoEffectAnswerThenLaterConnectFailsTest {
     };
     OkHttpClient client = idem.install(new OkHttpClient.Builder()).addInterceptor(retryOn503).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    Request post = new Request.Builder().url(base + "/orders").post(RequestBody.create(Fixture.ORDER, Fixture.JSON))
-        .tag(IdempotentOperation.class, op).build();
+    Request post = KeyedPosts.order(base, op);
     Throwable thrown = assertThrows(IOException.class, () -> client.newCall(post).execute().close());
     client.connectionPool().evictAll();
     assertTrue(received.get(10, TimeUnit.SECONDS).startsWith("POST /orders "));

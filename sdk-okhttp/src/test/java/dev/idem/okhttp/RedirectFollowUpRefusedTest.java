@@ -2,16 +2,13 @@ package dev.idem.okhttp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.idem.core.Classification;
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
-import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -19,14 +16,11 @@ import java.net.Socket;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import okhttp3.Dns;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
-import okhttp3.RequestBody;
-import okhttp3.Response;
 import okhttp3.tls.HandshakeCertificates;
 import okhttp3.tls.HeldCertificate;
 import org.junit.jupiter.api.Test;
@@ -100,7 +94,7 @@ class RedirectFollowUpRefusedTest {
     String base = "http://127.0.0.1:" + listener.getLocalPort();
     CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
       try (Socket s = listener.accept()) {
-        String request = readRequest(s.getInputStream());
+        String request = KeyedPosts.readRequest(s.getInputStream());
         // The server processed the order and goes down: listener first, so the follow-up GET that
         // OkHttp sends for the 303 finds nobody listening (no race with OkHttp's next connect).
         listener.close();
@@ -126,45 +120,16 @@ class RedirectFollowUpRefusedTest {
     };
     OkHttpClient client = new OkHttpClient.Builder().addInterceptor(idem.interceptor()).dns(dns).build();
     IdempotentOperation op = IdempotentOperation.of("create-order");
-    Request post = new Request.Builder().url(base + "/orders").post(RequestBody.create(Fixture.ORDER, Fixture.JSON))
-        .tag(IdempotentOperation.class, op).build();
+    Request post = KeyedPosts.order(base, op);
 
     IOException thrown = assertThrows(IOException.class, () -> client.newCall(post).execute().close());
 
     String request = received.get(10, TimeUnit.SECONDS);
-    assertTrue(request.startsWith("POST /orders "), request);
-    assertTrue(request.toLowerCase(Locale.ROOT).contains(
-        AdapterSupport.DEFAULT_KEY_HEADER.toLowerCase(Locale.ROOT) + ": " + op.key().value()),
-        "the server had the keyed head: " + request);
-    assertTrue(request.endsWith(Fixture.ORDER), "and the whole body: " + request);
+    KeyedPosts.assertHadTheKeyedPost(request, op);
     OperationRecord r = f.record(op);
     String what = "the server had the keyed POST and answered 303; the call threw " + thrown + "; journal: " + r;
     assertEquals(1, r.attempts().size(), what);
     assertEquals(Classification.AMBIGUOUS, r.attempts().get(0).classification(), what);
     assertEquals(OperationState.UNCERTAIN, r.state(), what);
-  }
-
-  /** Reads a request's head and its Content-Length body; returns both, as ISO-8859-1 text. */
-  static String readRequest(InputStream in) throws IOException {
-    StringBuilder head = new StringBuilder();
-    int length = 0;
-    for (String line = readLine(in); !line.isEmpty(); line = readLine(in)) {
-      head.append(line).append('\n');
-      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
-        length = Integer.parseInt(line.substring("content-length:".length()).trim());
-      }
-    }
-    byte[] body = in.readNBytes(length);
-    return head + "\n" + new String(body, StandardCharsets.ISO_8859_1);
-  }
-
-  private static String readLine(InputStream in) throws IOException {
-    StringBuilder line = new StringBuilder();
-    for (int c = in.read(); c != -1 && c != '\n'; c = in.read()) {
-      if (c != '\r') {
-        line.append((char) c);
-      }
-    }
-    return line.toString();
   }
 }
