@@ -26,36 +26,27 @@ import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of e5af0790 (FollowUps.typeHiddenIfSentBefore): once a head of the keyed attempt began,
- * every "not sent" typed failure is made AMBIGUOUS, even when the attempt's only request on the
- * wire was answered with a status that proves no effect (a 503, a 401), and the failure comes from
- * a second request that never connected (or from a side call an interceptor below Idem makes).
- *
- * <p>What was wrong (found in review, fixed in FollowUps.typeHiddenIfSentBefore): the server answered the keyed POST 503 (the default table: TRANSIENT, not
- * processed) or 401 (PERMANENT), and nothing else of the attempt reached any server; yet the
- * attempt is recorded AMBIGUOUS and the operation ends UNCERTAIN. Before e5af0790 it was SAFE and
- * ended FAILED, which is correct: the server did nothing. The same situation where the second
- * request's connection is a pooled one is judged by {@code FollowUps.answeredWithoutEffect} (the
- * guard refuses it, the 503 proves no effect: SAFE, FAILED, see the contrast test below), so the
- * verdict now hangs on whether the server happened to close the connection after its 503 (it
- * usually does when going down, {@code Connection: close}), exactly the arbitrariness
- * answeredWithoutEffect exists to avoid.
- *
- * <p>Why it matters: UNCERTAIN makes users reconcile by hand an order the server provably never
- * processed; and a retrying "retry on 503" interceptor or a token-refresh interceptor below Idem
- * (where the README puts credentials) are the common interceptors this hits whenever the backend
- * or the auth server is down.
+ * A keyed POST answered with a status that proves no effect (a 503, a 401), then a failure of a
+ * later connection (an interceptor below Idem that retries on 503, a token refresh whose auth
+ * server is down). A review of e5af0790 asked for such an attempt to stay SAFE, as the guard's
+ * refusal of a second request on the same connection makes it ({@code FollowUps.answeredWithoutEffect},
+ * the contrast case below); the next review showed why it is not: the answer proves the first
+ * request had no effect, not that nothing else went out, and an interceptor that fails over
+ * through a client of its own can have had a standby read the request before the failure came
+ * ({@link NoEffectAnswerThenFailoverStandbyReadItTest}). A failure after the head proves nothing,
+ * so the attempt is AMBIGUOUS and the operation UNCERTAIN: on the safe side, and it can be sent
+ * again with its key. The contrast stays: a refused second request is Idem's own guard speaking.
  */
 class NoEffectAnswerThenLaterConnectFailsTest {
   final Fixture f = new Fixture();
 
   /** A 503 with Connection: close, the server goes down, the interceptor's retry is refused. */
   @Test
-  void a503AnsweredKeyedPostRetriedBelowIdemIntoARefusedConnectIsFailedNotUncertain() throws Exception {
+  void a503AnsweredKeyedPostRetriedBelowIdemIntoARefusedConnectIsUncertain() throws Exception {
     OperationRecord r = answerThenRetryBelowIdem(true);
-    assertEquals(Classification.SAFE, r.attempts().get(0).classification(),
-        "the only request on the wire was answered 503 (no effect): " + r);
-    assertEquals(OperationState.FAILED, r.state(), r.toString());
+    assertEquals(Classification.AMBIGUOUS, r.attempts().get(0).classification(),
+        "a failure after the head proves nothing of what else went out: " + r);
+    assertEquals(OperationState.UNCERTAIN, r.state(), r.toString());
   }
 
   /**
@@ -72,10 +63,11 @@ class NoEffectAnswerThenLaterConnectFailsTest {
   /**
    * A token-refresh interceptor below Idem: the keyed POST is answered 401, the interceptor asks
    * the (down) auth server for a new token with its own client, which throws ConnectException.
-   * The keyed request had no effect (401), its second request never left.
+   * The keyed request had no effect (401) and its second request never left, but nothing in the
+   * failure proves that: AMBIGUOUS.
    */
   @Test
-  void a401AnsweredKeyedPostWhoseTokenRefreshCannotConnectIsFailedNotUncertain() throws Exception {
+  void a401AnsweredKeyedPostWhoseTokenRefreshCannotConnectIsUncertain() throws Exception {
     ServerSocket authDown = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
     String authUrl = "http://127.0.0.1:" + authDown.getLocalPort() + "/token";
     authDown.close();
@@ -117,10 +109,10 @@ class NoEffectAnswerThenLaterConnectFailsTest {
     authClient.dispatcher().executorService().shutdown();
     authClient.connectionPool().evictAll();
     OperationRecord r = f.record(op);
-    String what = "the keyed POST was answered 401 and nothing else of it left; the call threw " + thrown + "; " + r;
+    String what = "the keyed POST was answered 401, then the call threw " + thrown + "; " + r;
     assertEquals(1, r.attempts().size(), what);
-    assertEquals(Classification.SAFE, r.attempts().get(0).classification(), what);
-    assertEquals(OperationState.FAILED, r.state(), what);
+    assertEquals(Classification.AMBIGUOUS, r.attempts().get(0).classification(), what);
+    assertEquals(OperationState.UNCERTAIN, r.state(), what);
   }
 
   private OperationRecord answerThenRetryBelowIdem(boolean serverGoesDown) throws Exception {

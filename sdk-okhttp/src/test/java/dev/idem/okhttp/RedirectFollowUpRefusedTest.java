@@ -67,8 +67,7 @@ class RedirectFollowUpRefusedTest {
 
   /**
    * The same with the 303 pointing at an HTTPS host whose certificate the client does not trust:
-   * the follow-up's handshake fails (an SSLHandshakeException, which on the connection that
-   * carried the head would mean not sent; see MutualTlsRefusedIsNotSentTest), on a later connection.
+   * the follow-up's handshake fails with an SSLHandshakeException, on a later connection.
    */
   @Test
   void aKeyedPostAnswered303ToAHostWithAnUntrustedCertificateIsUncertainNotFailed() throws Exception {

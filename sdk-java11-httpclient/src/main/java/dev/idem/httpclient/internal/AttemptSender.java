@@ -305,19 +305,15 @@ public final class AttemptSender {
    * connect proves nothing was sent only where the JDK would not have retried.
    *
    * <p>The same holds for the other failures that Idem's default table calls not sent by their
-   * type, an unknown host, no route, a connect timeout: they come from making a connection, so
-   * after the request began they come from another connection than the one that may have carried
-   * its head. Such a failure is handed on with its type hidden (kept as a suppressed exception),
-   * so that the table records the attempt ambiguous, never not sent.
-   *
-   * <p>Not an {@code SSLHandshakeException}, unless the JDK may have sent the request on an earlier
-   * connection ({@link JdkRetries}): on one connection it comes after the head only when the
-   * server's TLS refused the handshake that the client had finished, as TLS 1.3 lets a client
-   * finish before the server has judged its certificate (mutual TLS with a missing or untrusted
-   * client certificate: the JDK composes the head, the server answers with an alert). The server's
-   * application never had a byte of that request, so it stays not sent, as it was before the
-   * client began it. What this leaves: an app's own {@code HttpClient} decorator that sends a
-   * failed exchange again itself, whose second connection's handshake fails, is recorded not sent.
+   * type, an unknown host, no route, a connect timeout, a failed TLS handshake: once the request
+   * may have begun, such a failure is handed on with its type hidden ({@link SentBefore#hidden}), so
+   * that the table records the attempt ambiguous, never not sent. The connection-making ones come
+   * from another connection than the one that may have carried the head. A TLS handshake failure
+   * can come after the head on the same connection: a mutual-TLS server refusing the client's
+   * certificate after a TLS 1.3 client finished its side (its application never had the request),
+   * but also a TLS 1.2 server that renegotiates for a client certificate after its application read
+   * the request (IIS, Kestrel's delayed certificate, Apache's per-location client auth); the client
+   * cannot tell them apart, so both are ambiguous.
    */
   private static Exception classify(Exception e, PullTrackingPublisher tracker, HttpRequest attempt) {
     if (e instanceof RequestNotSentException) {
@@ -334,8 +330,7 @@ public final class AttemptSender {
           : "the HTTP client failed with " + e.getClass().getName() + " before it began the request (its head,"
               + " key included, was not composed), so the server cannot have processed it", e);
     }
-    if ((tracker != null || jdkMayHaveRetried) && e instanceof IOException io && SentBefore.typedNotSent(io)
-        && (jdkMayHaveRetried || !SentBefore.handshakeFailed(io))) {
+    if ((tracker != null || jdkMayHaveRetried) && e instanceof IOException io && SentBefore.typedNotSent(io)) {
       return SentBefore.hidden(io, tracker != null ? "the client had asked its body's length for a head"
           : "the JDK sends a GET or HEAD again on a new connection when a reused one closed after its head went"
               + " out, and any method with jdk.httpclient.enableAllMethodRetry");

@@ -84,48 +84,28 @@ final class FollowUps {
   }
 
   /**
-   * {@code e} itself, or, if the request may have gone out before it, {@code e} with the type by
+   * {@code e} itself, or, if a request head of the attempt had begun, {@code e} with the type by
    * which Idem's default table would call it not sent hidden ({@link SentBefore#hidden}). A refused
-   * connect, an unknown host, no route, a connect timeout after a head of the attempt had begun come
-   * from a later connection: OkHttp following a 303 with a GET on a client without
-   * {@link FollowUpGuard}, an interceptor below Idem that proceeds again or fails over through a
-   * client of its own. Before, such an attempt was SAFE and the operation FAILED although the
-   * server had the keyed request.
+   * connect, an unknown host, no route, a connect timeout after the head come from a later
+   * connection: OkHttp following a 303 with a GET on a client without {@link FollowUpGuard}, an
+   * interceptor below Idem that proceeds again or fails over through a client of its own. Before,
+   * such an attempt was SAFE and the operation FAILED although the server had the keyed request.
    *
-   * <p>Left as they are: a failure after an answer that proves no effect (a 503, a 401, judged as
-   * {@link #answeredWithoutEffect} judges it): with the guard that request was the attempt's only
-   * one on the wire, and the failure's own request never connected. And an
-   * {@code SSLHandshakeException} that this call's own exchange failed with, with no connection
-   * made after the head: on the connection that carried the head it means the server's TLS refused
-   * the handshake the client had finished (TLS 1.3 with a client certificate the server does not
-   * take), and the server's application never had the request.
+   * <p>No exception, after three rounds of review found each one fooled. Not an answer that proves
+   * no effect (a 503): a failover interceptor's own client may have sent the request to a standby
+   * that read it before the failure came. Not a TLS handshake failure of the call's own exchange,
+   * though a mutual-TLS server that refuses the client's certificate after a TLS 1.3 client
+   * finished its side never passed the request on: a TLS 1.2 server that renegotiates for a client
+   * certificate after its application read the request (IIS, Kestrel's delayed certificate,
+   * Apache's per-location client auth) fails the same exchange with the same exception, and a
+   * failover interceptor can rethrow it. So a mutual-TLS refusal after the head is AMBIGUOUS: on the
+   * safe side, and the operation can be sent again with its key once the certificate is fixed.
    */
   static IOException typeHiddenIfSentBefore(KeyedAttempt tag, IOException e) {
-    if (!tag.headWasStarted() || !SentBefore.typedNotSent(e) || firstAnswerProvesNoEffect(tag)
-        || refusedHandshakeOfTheHeadsConnection(tag, e)) {
+    if (!tag.headWasStarted() || !SentBefore.typedNotSent(e)) {
       return e;
     }
-    return SentBefore.hidden(e, "a request head of this keyed attempt had gone out"
-        + (tag.connectedAfterHead() ? ", and this failure is of a later connection" : ""));
-  }
-
-  private static boolean refusedHandshakeOfTheHeadsConnection(KeyedAttempt tag, IOException e) {
-    if (tag.connectedAfterHead() || !SentBefore.handshakeFailed(e)) {
-      return false;
-    }
-    IOException own = tag.exchangeFailure();
-    Throwable t = e;
-    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
-      if (t == own) {
-        return SentBefore.handshakeFailed(own);
-      }
-    }
-    return false;
-  }
-
-  private static boolean firstAnswerProvesNoEffect(KeyedAttempt tag) {
-    Response answer = tag.firstAnswer();
-    return answer != null && provesNoEffect(tag.support(), snapshotOf(answer));
+    return SentBefore.hidden(e, "a request head of this keyed attempt had gone out");
   }
 
   private static ResponseSnapshot snapshotOf(Response answer) {

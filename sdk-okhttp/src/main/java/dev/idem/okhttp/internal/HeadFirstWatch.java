@@ -1,8 +1,6 @@
 package dev.idem.okhttp.internal;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.net.Proxy;
 import okhttp3.Call;
 import okhttp3.Connection;
 import okhttp3.EventListener;
@@ -32,11 +30,9 @@ import okhttp3.Request;
  *       for {@code 100 Continue}.</li>
  * </ul>
  *
- * <p>It also tells the attempt when OkHttp begins writing one of its heads, when the call makes
- * or takes a connection after that ({@link KeyedAttempt#connectedAfterHead}), and what an exchange
- * of the call failed with ({@link KeyedAttempt#exchangeFailure}), by which {@link FollowUps} tells
- * a failure of the connection that carried the request from one of a later connection or of
- * another call.
+ * <p>It also tells the attempt when OkHttp begins writing one of its heads
+ * ({@link KeyedAttempt#headWasStarted}): from then on no failure's type proves the request was not
+ * sent ({@link FollowUps#typeHiddenIfSentBefore}).
  *
  * <p>If the body was refused already (its attempt was recorded as not sent: a cancel that raced
  * with OkHttp starting the call), the head must not go out either. On a multiplexed connection the
@@ -75,19 +71,7 @@ final class HeadFirstWatch extends EventListener {
   }
 
   @Override
-  public void connectStart(Call call, InetSocketAddress address, Proxy proxy) {
-    KeyedAttempt current = attempt;
-    if (current != null) {
-      current.connecting();
-    }
-  }
-
-  @Override
   public void connectionAcquired(Call call, Connection connection) {
-    KeyedAttempt current = attempt;
-    if (current != null) {
-      current.connecting();
-    }
     Protocol protocol = connection.protocol();
     // Anything but HTTP/1.x: a protocol added to OkHttp later is judged the cautious way.
     multiplexed = protocol != Protocol.HTTP_1_1 && protocol != Protocol.HTTP_1_0;
@@ -113,23 +97,6 @@ final class HeadFirstWatch extends EventListener {
       // (the event is fired inside its try); any other exception would escape its bookkeeping.
       throw HeadFirstWatch.<RuntimeException>unchecked(new IOException("this keyed attempt was cancelled and recorded as"
           + " not sent before its request went out; its HTTP/2 HEADERS are not written now"));
-    }
-  }
-
-  @Override
-  public void requestFailed(Call call, IOException ioe) {
-    exchangeFailed(ioe);
-  }
-
-  @Override
-  public void responseFailed(Call call, IOException ioe) {
-    exchangeFailed(ioe);
-  }
-
-  private void exchangeFailed(IOException ioe) {
-    KeyedAttempt current = attempt;
-    if (current != null) {
-      current.exchangeFailed(ioe);
     }
   }
 

@@ -1,6 +1,5 @@
 package dev.idem.okhttp.internal;
 
-import java.io.IOException;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,14 +28,6 @@ final class KeyedAttempt {
 
   /** Whether OkHttp began writing a request head of this attempt (its call's event). */
   private volatile boolean headStarted;
-  /**
-   * Whether the call made or took a connection after a head of this attempt had begun: a second
-   * connection, for a follow-up or for an interceptor below Idem that proceeds again.
-   */
-  private volatile boolean connectionAfterHead;
-
-  /** What the call's last exchange of this attempt failed with, as its listener saw it; null if none. */
-  private volatile IOException exchangeFailure;
 
   /** The answer to the attempt's first request on the wire, as the guard got it; null until then. */
   private Response firstAnswer;
@@ -86,37 +77,9 @@ final class KeyedAttempt {
     headStarted = true;
   }
 
-  /** Notes that the call is making or taking a connection (see {@link #connectionAfterHead}). */
-  void connecting() {
-    if (headStarted) {
-      connectionAfterHead = true;
-    }
-  }
-
   /** Whether OkHttp began writing a request head of this attempt: it may have been sent. */
   boolean headWasStarted() {
     return headStarted;
-  }
-
-  /**
-   * Whether the call made or took a connection after a head of this attempt had begun: a failure
-   * of that connection says nothing of the request that went out before it.
-   */
-  boolean connectedAfterHead() {
-    return connectionAfterHead;
-  }
-
-  /** Notes what an exchange of this attempt on the call failed with (its request or its response). */
-  void exchangeFailed(IOException failure) {
-    exchangeFailure = failure;
-  }
-
-  /**
-   * What the call's last exchange of this attempt failed with, as the call's own listener saw it,
-   * or null: a failure thrown by another call (an interceptor's own client) is never this.
-   */
-  IOException exchangeFailure() {
-    return exchangeFailure;
   }
 
   /** Remembers a header the guard removed from the attempt's response. */

@@ -4,7 +4,6 @@ import dev.idem.core.Classification;
 import dev.idem.core.Classifier;
 import java.io.IOException;
 import java.util.Objects;
-import javax.net.ssl.SSLHandshakeException;
 
 /**
  * A transport failure that comes after the request may already have gone out, told as such. Idem's
@@ -16,11 +15,11 @@ import javax.net.ssl.SSLHandshakeException;
  * that went out first. An adapter that knows the request may have gone out hands such a failure on
  * through {@link #hidden}, so that the table records the attempt ambiguous.
  *
- * <p>A failed TLS handshake after the head, on the connection that carried it, is another matter:
- * TLS 1.3 lets a client finish its handshake before the server judges the client's certificate, so
- * a client writes the head and the server's refusal (mutual TLS with a missing or untrusted
- * certificate) comes after; the server's application never had the request. Adapters tell the two
- * apart by {@link #handshakeFailed} and what they know of the connections.
+ * <p>A failed TLS handshake after the head can also come from the connection that carried it: a
+ * mutual-TLS server refusing the client's certificate after a TLS 1.3 client finished its side
+ * (the server's application never had the request), but also a TLS 1.2 server renegotiating for a
+ * client certificate after its application read the request. A client cannot tell them apart, so
+ * it is hidden too.
  *
  * <p>Stateless and thread-safe.
  */
@@ -40,22 +39,6 @@ public final class SentBefore {
   public static boolean typedNotSent(IOException failure) {
     Objects.requireNonNull(failure, "failure");
     return DEFAULT_TABLE.classify(failure).map(v -> v.classification() == Classification.SAFE).orElse(false);
-  }
-
-  /**
-   * Whether {@code failure}'s cause chain (up to 16 deep) holds an {@code SSLHandshakeException}.
-   *
-   * @param failure any throwable, or null (false)
-   * @return whether a TLS handshake failed
-   */
-  public static boolean handshakeFailed(Throwable failure) {
-    Throwable t = failure;
-    for (int depth = 0; t != null && depth < 16; t = t.getCause(), depth++) {
-      if (t instanceof SSLHandshakeException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   /**
