@@ -91,27 +91,21 @@ final class FollowUps {
    * interceptor below Idem that proceeds again or fails over through a client of its own. Before,
    * such an attempt was SAFE and the operation FAILED although the server had the keyed request.
    *
-   * <p>No exception, after three rounds of review found each one fooled. Not an answer that proves
-   * no effect (a 503): a failover interceptor's own client may have sent the request to a standby
-   * that read it before the failure came. Not a TLS handshake failure of the call's own exchange,
-   * though a mutual-TLS server that refuses the client's certificate after a TLS 1.3 client
-   * finished its side never passed the request on: a TLS 1.2 server that renegotiates for a client
-   * certificate after its application read the request (IIS, Kestrel's delayed certificate,
-   * Apache's per-location client auth) fails the same exchange with the same exception, and a
-   * failover interceptor can rethrow it. So a mutual-TLS refusal after the head is AMBIGUOUS: on the
-   * safe side, and the operation can be sent again with its key once the certificate is fixed.
+   * <p>No exception. Not after an answer that proves no effect (a 503): a failover interceptor's own
+   * client may have sent the request to a standby that read it before the failure came. Not a TLS
+   * handshake failure of the call's own exchange, though a mutual-TLS server that refuses the
+   * client's certificate after a TLS 1.3 client finished its side never passed the request on: a
+   * TLS 1.2 server that renegotiates for a client certificate after its application read the
+   * request (IIS, Kestrel's delayed certificate, Apache's per-location client auth) fails the same
+   * exchange with the same exception, and a failover interceptor can rethrow either. So a mutual-TLS
+   * refusal after the head is AMBIGUOUS: on the safe side, and the operation can be sent again with
+   * its key once the certificate is fixed.
    */
   static IOException typeHiddenIfSentBefore(KeyedAttempt tag, IOException e) {
     if (!tag.headWasStarted() || !SentBefore.typedNotSent(e)) {
       return e;
     }
     return SentBefore.hidden(e, "a request head of this keyed attempt had gone out");
-  }
-
-  private static ResponseSnapshot snapshotOf(Response answer) {
-    return new ResponseSnapshot(answer.code(),
-        AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
-        new byte[0]);
   }
 
   /**
@@ -155,7 +149,10 @@ final class FollowUps {
     if (answer == null) {
       return null;
     }
-    if (!provesNoEffect(tag.support(), snapshotOf(answer))) {
+    ResponseSnapshot snapshot = new ResponseSnapshot(answer.code(),
+        AdapterSupport.headerLines(answer.headers().size(), answer.headers()::name, answer.headers()::value),
+        new byte[0]);
+    if (!provesNoEffect(tag.support(), snapshot)) {
       return null;
     }
     return new RequestNotSentException("the only request of this keyed attempt on the wire was answered HTTP "
