@@ -60,14 +60,8 @@ class FailoverClientHandshakeAfterHeadTest {
       });
       ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
       String base = "http://127.0.0.1:" + listener.getLocalPort();
-      CompletableFuture<String> received = CompletableFuture.supplyAsync(() -> {
-        try (listener; Socket s = listener.accept()) {
-          // The primary has the keyed order, then its connection drops before the answer.
-          return KeyedPosts.readRequest(s.getInputStream());
-        } catch (IOException e) {
-          throw new RuntimeException(e);
-        }
-      });
+      // The primary has the keyed order, then its connection drops before the answer.
+      CompletableFuture<String> received = KeyedPosts.readsOneRequestThenDrops(listener);
       OkHttpClient standbyClient = new OkHttpClient();
       String standbyUrl = "https://127.0.0.1:" + standby.getLocalPort();
       Interceptor failover = chain -> {

@@ -5,10 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocket;
 import okhttp3.Request;
 import okhttp3.RequestBody;
+import okhttp3.tls.HandshakeCertificates;
 
 /**
  * The keyed order POST the "may have been sent" tests send to a raw socket server, and what such a
@@ -30,6 +37,48 @@ final class KeyedPosts {
         AdapterSupport.DEFAULT_KEY_HEADER.toLowerCase(Locale.ROOT) + ": " + op.key().value()),
         "the server had the keyed head: " + request);
     assertTrue(request.endsWith(Fixture.ORDER), "and the whole body: " + request);
+  }
+
+  /**
+   * A server on {@code listener} that reads one request, head and body, and drops the connection
+   * without an answer (it has the keyed order and may have acted on it); what it read. Closes
+   * {@code listener} after its one connection.
+   */
+  static CompletableFuture<String> readsOneRequestThenDrops(ServerSocket listener) {
+    return CompletableFuture.supplyAsync(() -> {
+      try (listener; Socket s = listener.accept()) {
+        return readRequest(s.getInputStream());
+      } catch (IOException e) {
+        throw new RuntimeException(e);
+      }
+    });
+  }
+
+  /**
+   * A mutual-TLS server on {@code listener} that requires a client certificate {@code certs} does
+   * not trust: "refused" once its TLS refused the handshake. The TCP connection under the refused
+   * TLS stays open until the client gives up (the client's encrypted head is read as bytes and
+   * dropped, never decrypted), so that the client's write never races a close. Closes
+   * {@code listener} after its one connection.
+   */
+  static CompletableFuture<String> mutualTlsRefusing(ServerSocket listener, HandshakeCertificates certs) {
+    return CompletableFuture.supplyAsync(() -> {
+      try (listener; Socket plain = listener.accept()) {
+        SSLSocket tls = (SSLSocket) certs.sslContext().getSocketFactory()
+            .createSocket(plain, null, plain.getPort(), false);
+        tls.setUseClientMode(false);
+        tls.setNeedClientAuth(true);
+        try {
+          tls.startHandshake();
+          return "handshake completed, the application read " + tls.getInputStream().read();
+        } catch (SSLHandshakeException e) {
+          plain.getInputStream().transferTo(OutputStream.nullOutputStream());
+          return "refused";
+        }
+      } catch (IOException e) {
+        return e.toString();
+      }
+    });
   }
 
   /** Reads a request's head and its Content-Length body; returns both, as ISO-8859-1 text. */

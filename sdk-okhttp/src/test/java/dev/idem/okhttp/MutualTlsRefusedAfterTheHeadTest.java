@@ -10,14 +10,11 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.SSLSocket;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -66,25 +63,7 @@ class MutualTlsRefusedAfterTheHeadTest {
         .sslSocketFactory(clientCerts.sslSocketFactory(), clientCerts.trustManager());
     OkHttpClient client = how.equals("install") ? idem.install(b).build() : b.addInterceptor(idem.interceptor()).build();
     try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<String> server = CompletableFuture.supplyAsync(() -> {
-        try (Socket plain = listener.accept()) {
-          SSLSocket tls = (SSLSocket) serverCerts.sslContext().getSocketFactory()
-              .createSocket(plain, null, plain.getPort(), false);
-          tls.setUseClientMode(false);
-          tls.setNeedClientAuth(true);
-          try {
-            tls.startHandshake();
-            return "handshake completed, the application read " + tls.getInputStream().read();
-          } catch (SSLHandshakeException e) {
-            // Left open under the TLS layer until the client gives up: its encrypted head is read
-            // as bytes and dropped, never decrypted.
-            plain.getInputStream().transferTo(OutputStream.nullOutputStream());
-            return "refused";
-          }
-        } catch (IOException e) {
-          return e.toString();
-        }
-      });
+      CompletableFuture<String> server = KeyedPosts.mutualTlsRefusing(listener, serverCerts);
       IdempotentOperation op = IdempotentOperation.of("create-payment");
       Request post = new Request.Builder().url("https://127.0.0.1:" + listener.getLocalPort() + "/payments")
           .post(RequestBody.create(Fixture.ORDER, Fixture.JSON)).tag(IdempotentOperation.class, op).build();

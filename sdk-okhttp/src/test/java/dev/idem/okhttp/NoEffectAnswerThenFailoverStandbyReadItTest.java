@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * request through a client of its own is invisible to it, and the failure it finally throws says
  * nothing about the requests it sent before.
  *
- * <p>What is wrong: the primary answers the keyed POST 503 (no effect). The failover interceptor
+ * <p>What was wrong (fixed by 8c7ebf68, which dropped the exception): the primary answers the keyed POST 503 (no effect). The failover interceptor
  * (the usual shape: try each standby region in turn, throw the last failure) sends it to standby A,
  * which reads the whole request, key and body, and drops the connection before answering (it may
  * have placed the order); standby B refuses the connection. The interceptor throws B's
@@ -66,14 +66,8 @@ class NoEffectAnswerThenFailoverStandbyReadItTest {
         throw new RuntimeException(e);
       }
     });
-    CompletableFuture<String> standbyAGot = CompletableFuture.supplyAsync(() -> {
-      try (standbyAListener; Socket s = standbyAListener.accept()) {
-        // Standby A has the keyed order, head and body, and goes away before it answers.
-        return KeyedPosts.readRequest(s.getInputStream());
-      } catch (IOException e) {
-        throw new RuntimeException(e);
-      }
-    });
+    // Standby A has the keyed order, head and body, and goes away before it answers.
+    CompletableFuture<String> standbyAGot = KeyedPosts.readsOneRequestThenDrops(standbyAListener);
     OkHttpClient standbyClient = new OkHttpClient();
     Interceptor failover = chain -> {
       Response first = chain.proceed(chain.request());

@@ -10,15 +10,12 @@ import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationState;
 import dev.idem.core.RetryPolicy;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.SSLSocket;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -34,7 +31,7 @@ import org.junit.jupiter.api.Test;
  * only that the <em>primary's</em> request was refused; it says nothing of what an interceptor below
  * Idem sent afterwards through a client of its own, which the call's listener never sees.
  *
- * <p>What is wrong: the primary (TLS 1.3, client certificate required) refuses the app's
+ * <p>What was wrong (fixed by 8c7ebf68, which dropped the exception): the primary (TLS 1.3, client certificate required) refuses the app's
  * certificate (after a rotation its trust store lacks the new CA): its application never had the
  * request. A failover interceptor then sends the keyed POST to the standby region through its own
  * client; the standby reads all of it, key and body, and drops the connection before answering (it
@@ -62,31 +59,9 @@ class RefusedHandshakeRethrownAfterFailoverTest {
         .addTrustedCertificate(SERVER.certificate()).build();
     try (ServerSocket primary = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
         ServerSocket standby = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<String> primarySaw = CompletableFuture.supplyAsync(() -> {
-        try (Socket plain = primary.accept()) {
-          SSLSocket tls = (SSLSocket) serverCerts.sslContext().getSocketFactory()
-              .createSocket(plain, null, plain.getPort(), false);
-          tls.setUseClientMode(false);
-          tls.setNeedClientAuth(true);
-          try {
-            tls.startHandshake();
-            return "handshake completed";
-          } catch (SSLHandshakeException e) {
-            plain.getInputStream().transferTo(OutputStream.nullOutputStream());
-            return "refused";
-          }
-        } catch (IOException e) {
-          return e.toString();
-        }
-      });
-      CompletableFuture<String> standbySaw = CompletableFuture.supplyAsync(() -> {
-        try (Socket s = standby.accept()) {
-          // The standby has the keyed order, head and body, and goes away before it answers.
-          return KeyedPosts.readRequest(s.getInputStream());
-        } catch (IOException e) {
-          throw new RuntimeException(e);
-        }
-      });
+      CompletableFuture<String> primarySaw = KeyedPosts.mutualTlsRefusing(primary, serverCerts);
+      // The standby has the keyed order, head and body, and goes away before it answers.
+      CompletableFuture<String> standbySaw = KeyedPosts.readsOneRequestThenDrops(standby);
       String base = "https://127.0.0.1:" + primary.getLocalPort();
       String standbyUrl = "http://127.0.0.1:" + standby.getLocalPort();
       OkHttpClient standbyClient = new OkHttpClient();

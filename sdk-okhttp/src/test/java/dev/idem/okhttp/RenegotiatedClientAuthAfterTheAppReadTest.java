@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * {@code ClientCertificateMode.DelayCertificate} and {@code GetClientCertificateAsync()}, Apache's
  * per-location {@code SSLVerifyClient}).
  *
- * <p>What is wrong: the server (TLS 1.2, no client certificate asked in the handshake) reads the
+ * <p>What was wrong (fixed by 8c7ebf68, which dropped the exception): the server (TLS 1.2, no client certificate asked in the handshake) reads the
  * keyed POST, head and body, in its application, then asks for a client certificate by
  * renegotiating; the app has none, the renegotiation fails, and OkHttp's exchange fails reading the
  * response with an SSLHandshakeException. Idem calls the attempt SAFE and the operation FAILED,
