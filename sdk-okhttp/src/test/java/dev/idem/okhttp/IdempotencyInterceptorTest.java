@@ -20,6 +20,7 @@ import dev.idem.core.spi.Sleeper;
 import dev.idem.testkit.Fault;
 import dev.idem.testkit.IdempotentServer;
 import dev.idem.testkit.IdempotentServerExtension;
+import dev.idem.testkit.Reply;
 import dev.idem.testkit.ReceivedRequest;
 import dev.idem.core.testing.VirtualTime;
 import java.io.IOException;
@@ -245,37 +246,52 @@ class IdempotencyInterceptorTest {
   // 6: another process holds the key in flight; this one waits Retry-After, then gets the replay.
   @Test
   void inFlight409WaitsRetryAfterThenGetsTheReplay() throws Exception {
-    IdempotentOperation op = IdempotentOperation.of("create-order");
-    String key = op.key().value();
-    server.plan().forKey(key, Fault.slowProcessing(Duration.ofMillis(300)));
-    OkHttpClient first = client(IdemOkHttp.builder(f.executorBuilder().journal(new InMemoryJournal()).build()).build());
-    ExecutorService background = Executors.newSingleThreadExecutor();
-    try {
-      Future<Integer> firstCall = background.submit(() -> {
-        try (Response r = first.newCall(order(op, "{\"qty\":1}")).execute()) {
-          return r.code();
+    serverExtension.server().close();
+    // The first request holds its claim until the second client has had its 409: waiting for the
+    // server to have received the first request is not enough, as the second could claim first.
+    CountDownLatch claimed = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (IdempotentServer held = IdempotentServer.builder().handler(request -> {
+      claimed.countDown();
+      try {
+        release.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return Reply.json(201, "{\"id\":\"o-1\"}");
+    }).start()) {
+      server = held;
+      IdempotentOperation op = IdempotentOperation.of("create-order");
+      String key = op.key().value();
+      OkHttpClient first = client(IdemOkHttp.builder(f.executorBuilder().journal(new InMemoryJournal()).build()).build());
+      ExecutorService background = Executors.newSingleThreadExecutor();
+      try {
+        Future<Integer> firstCall = background.submit(() -> {
+          try (Response r = first.newCall(order(op, "{\"qty\":1}")).execute()) {
+            return r.code();
+          }
+        });
+        assertTrue(claimed.await(10, TimeUnit.SECONDS), "the first request claimed the key");
+        VirtualTime mine = new VirtualTime();
+        IdempotentExecutor second = f.executorBuilder().clock(mine.clock()).sleeper(d -> {
+          release.countDown();
+          server.awaitEffects(key, 1, Duration.ofSeconds(5));
+          mine.sleeper().sleep(d);
+        }).build();
+        try (Response r = client(IdemOkHttp.builder(second).build()).newCall(order(op, "{\"qty\":1}")).execute()) {
+          assertEquals(201, r.code());
+          assertTrue(IdempotencyResult.of(r).orElseThrow().replayed());
         }
-      });
-      while (server.requestCount() == 0) {
-        Thread.onSpinWait();
+        assertEquals(List.of(Duration.ofSeconds(1)), mine.sleeps(), "waited the server's Retry-After");
+        assertEquals(201, firstCall.get(10, TimeUnit.SECONDS));
+      } finally {
+        release.countDown();
+        background.shutdownNow();
       }
-      VirtualTime mine = new VirtualTime();
-      IdempotentExecutor second = f.executorBuilder().clock(mine.clock()).sleeper(d -> {
-        server.awaitEffects(key, 1, Duration.ofSeconds(5));
-        mine.sleeper().sleep(d);
-      }).build();
-      try (Response r = client(IdemOkHttp.builder(second).build()).newCall(order(op, "{\"qty\":1}")).execute()) {
-        assertEquals(201, r.code());
-        assertTrue(IdempotencyResult.of(r).orElseThrow().replayed());
-      }
-      assertEquals(List.of(Duration.ofSeconds(1)), mine.sleeps(), "waited the server's Retry-After");
-      assertEquals(201, firstCall.get(10, TimeUnit.SECONDS));
-    } finally {
-      background.shutdownNow();
+      assertEquals(1, server.effectCount(key));
+      assertSameKeyOnEveryRequest(op, 3);
+      assertEquals(Optional.of(409), record(op).attempts().get(0).statusCode());
     }
-    assertEquals(1, server.effectCount(key));
-    assertSameKeyOnEveryRequest(op, 3);
-    assertEquals(Optional.of(409), record(op).attempts().get(0).statusCode());
   }
 
   // 7
