@@ -4,6 +4,7 @@ import com.sun.net.httpserver.Filter;
 import com.sun.net.httpserver.Headers;
 import com.sun.net.httpserver.HttpContext;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpsExchange;
 import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpPrincipal;
 import dev.idem.server.spi.Admission;
@@ -56,8 +57,14 @@ import org.slf4j.LoggerFactory;
  * a retry runs the handler again, also beside such work. A handler whose effect happens off its
  * thread must wait for it before it answers.
  *
- * <p>The caller, for key scope, is the exchange's principal (from an {@code Authenticator}) by
- * default; requests without one are {@code "anonymous"}. The handler finds its {@link Claim} in
+ * <p>The caller, for key scope, is the exchange's principal by default; requests without one are
+ * {@code "anonymous"}. The JDK server runs a context's own filters before the context's
+ * {@code Authenticator}, so this filter never sees the principal an {@code Authenticator} finds,
+ * and its exchange would break the {@code Authenticator}: on a context with one, every request is
+ * answered 500 ({@link IdempotencyGuard#failedResponse()}, nothing claimed) and the cause is logged
+ * at ERROR. Authenticate in a {@link Filter} added before this one (it may set
+ * {@code HttpExchange.setAttribute}), and pass the caller it found with
+ * {@link #IdempotencyHttpFilter(IdempotencyGuard, Function)}. The handler finds its {@link Claim} in
  * the exchange attribute {@value Claim#ATTRIBUTE} (for {@link Claim#operationId()}) of the
  * exchange it is given; the filter holds it there itself, since the JDK's exchanges share their
  * context's attributes.
@@ -105,6 +112,10 @@ public final class IdempotencyHttpFilter extends Filter {
   private final RateLimitedLog transactionFailed = new RateLimitedLog(LOG,
       "A transactional handler failed; its transaction was rolled back; answering 500",
       RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
+  /** A context with an Authenticator: refused, one line per interval. */
+  private final RateLimitedLog authenticatorAfterGuard = new RateLimitedLog(LOG,
+      "IdempotencyHttpFilter cannot guard a context with an Authenticator; answering 500",
+      RateLimitedLog.DEFAULT_INTERVAL, Clock.systemUTC());
   private final Function<HttpExchange, String> caller;
 
   /**
@@ -136,6 +147,18 @@ public final class IdempotencyHttpFilter extends Filter {
 
   @Override
   public void doFilter(HttpExchange exchange, Chain chain) throws IOException {
+    if (exchange.getHttpContext().getAuthenticator() != null) {
+      // The JDK server runs a context's own filters before its Authenticator (a system filter): the
+      // guard would see no principal, store the Authenticator's 401 challenge as a key's answer, and
+      // hand the Authenticator its capturing exchange, which it casts to the JDK's own class and
+      // fails on (no answer at all). Nothing is claimed; every request says so until it is fixed.
+      authenticatorAfterGuard.failed(new IllegalStateException("the context " + exchange.getHttpContext().getPath()
+          + " has an Authenticator, which the JDK server runs after this filter; authenticate in a Filter added"
+          + " before this one instead, and pass the caller it found to new IdempotencyHttpFilter(guard, caller)"));
+      exchange.getResponseHeaders().set("Connection", "close"); // its body is left unread
+      send(exchange, guard.failedResponse());
+      return;
+    }
     BodyRead read = new BodyRead();
     GuardRequest request = guardRequest(exchange, read);
     Admission admission;
@@ -212,7 +235,7 @@ public final class IdempotencyHttpFilter extends Filter {
   private void run(HttpExchange exchange, Chain chain, Admission.Proceed p) throws IOException {
     CapturingExchange capture = new CapturingExchange(exchange, p.body(), p.claim(), guard.maxCapturedBody());
     try {
-      chain.doFilter(capture);
+      chain.doFilter(exchange instanceof HttpsExchange https ? new SecureExchangeView(capture, https) : capture);
     } catch (IOException | RuntimeException | Error e) {
       // Not when no status was sent: then the spill itself refused, as the JDK's own stream would.
       if (capture.capture.outputFailed() && capture.statusSent()) {
