@@ -66,14 +66,15 @@ public final class Claim {
 
   /**
    * True while the lease is in doubt: the last renewal failed (the store could not be reached; the
-   * lease may still be live until it runs out, and renewals go on), or found the claim gone (its
-   * lease ran out, and perhaps another request took the operation over; no renewal follows). A
+   * lease may still be live until it runs out, and renewals go on), or found the claim gone (another
+   * request took the operation over after its lease ran out; no renewal follows). A
    * later renewal that succeeds clears it, since the lease is then held again.
    *
    * <p>Completion does not read it: the store decides, and {@link IdempotencyGuard#complete}
-   * returns {@link dev.idem.server.spi.CompletionResult#REFUSED} only if, by then, the lease has
-   * run out or another request took the operation over, which is certain once a renewal found the
-   * claim gone.
+   * returns {@link dev.idem.server.spi.CompletionResult#REFUSED} only if, by then, another request
+   * took the operation over, which is certain once a renewal found the claim gone. A lease that
+   * ran out with nobody taking it over does not refuse it: the generation, which every takeover
+   * bumps, is the fence.
    *
    * @return whether the lease is in doubt or known to be lost
    */

@@ -21,7 +21,7 @@ import org.slf4j.event.Level;
  * of its key gets 409, never a takeover that would run the handler a second time. The attempts back
  * off from {@value #FIRST_PAUSE_MILLIS} ms, doubling, up to the renewal period, timed on the guard's
  * scheduler and run on its store executor, like the renewals. They end when the completion lands,
- * when the store says the claim was lost (its lease ran out, or it was taken over), when the guard
+ * when the store says the claim was lost (taken over after its lease ran out), when the guard
  * closes, or once one lease period has passed since the first failure: a store that stays down also
  * lets the lease run out in it, and a completion the store keeps refusing (or a store whose calls
  * each fail slowly) must not hold the key in flight forever. That period is measured on the guard's

@@ -16,6 +16,7 @@ import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RepeatPolls;
 import dev.idem.server.internal.RequestFingerprints;
 import dev.idem.server.internal.StoreCalls;
+import dev.idem.server.internal.StoredHeaderValue;
 import dev.idem.server.spi.Admission;
 import dev.idem.server.spi.ClaimAttempt;
 import dev.idem.server.spi.CompletionResult;
@@ -92,8 +93,9 @@ import org.slf4j.event.Level;
  *       lease expires and the next request with the key runs the handler again; an embedded SQLite
  *       store ends the leases of a dead run at open, and a named instance
  *       ({@link Builder#instanceId}) ends its own at start, so a restart is served at once. A handler whose
- *       lease expired cannot store its result: {@link #complete} returns
- *       {@link CompletionResult#REFUSED}. The scheduler only times the renewals: each one's store
+ *       claim was taken over (after its lease ran out) cannot store its result: {@link #complete}
+ *       returns {@link CompletionResult#REFUSED}; one whose lease ran out with nobody taking it
+ *       over still stores it, since no other handler can have run. The scheduler only times the renewals: each one's store
  *       call runs on a small pool of the guard's own ({@link Builder#storeExecutor}), so a renewal
  *       that hangs (a row lock, a stalled connection) or a long purge holds back no other claim's
  *       renewal.</li>
@@ -208,7 +210,11 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
     Instant started = s.clock.instant();
     Instant now = started;
-    Instant deadline = started.plus(waitFor(request));
+    Duration wait = waitFor(request);
+    // The wait is measured on the clock and, in case the clock steps back (which pushed a deadline
+    // on the clock away: a repeat then held its thread until MAX_ROUNDS, minutes), also by the
+    // pauses it made: whichever is longer ends it, as CompletionRetries does.
+    Duration paused = Duration.ZERO;
     Duration pause = RepeatPolls.FIRST_POLL;
     CompletableFuture<Void> signal = null;
     try {
@@ -242,7 +248,9 @@ public final class IdempotencyGuard implements AutoCloseable {
         // In flight (or released or purged between the claim and the read: the next round claims it).
         now = s.clock.instant();
         boolean vanished = !(attempt instanceof ClaimAttempt.Existing);
-        if ((!now.isBefore(deadline) && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
+        Duration measured = Duration.between(started, now);
+        Duration spent = measured.compareTo(paused) > 0 ? measured : paused;
+        if ((spent.compareTo(wait) >= 0 && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
           heardWait(p.route(), started, round, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
@@ -253,8 +261,10 @@ public final class IdempotencyGuard implements AutoCloseable {
         if (signal == null) {
           signal = signals.watch(p.id());
         }
-        Duration left = Duration.between(now, deadline);
-        if (!polls.pause(signal, pause.compareTo(left) < 0 ? pause : left)) {
+        Duration left = wait.minus(spent);
+        Duration thisPause = pause.compareTo(left) < 0 ? pause : left;
+        paused = paused.plus(thisPause);
+        if (!polls.pause(signal, thisPause)) {
           heardWait(p.route(), started, round, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
@@ -320,7 +330,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     CompletionResult result = end(claim, stored == null ? CompletionRetries.Kind.RELEASE : CompletionRetries.Kind.STORE,
         now -> storeCompletion(claim, stored, now));
     if (result == CompletionResult.REFUSED) {
-      LOG.warn("Refused a stale completion of {}: its lease expired or another request took it over", claim);
+      LOG.warn("Refused a stale completion of {}: another request took it over after its lease ran out", claim);
     }
     ended(claim, result);
     return result;
@@ -831,13 +841,14 @@ public final class IdempotencyGuard implements AutoCloseable {
    * credentials redacted ({@link RequestSnapshot#redactedHeaderValue}): a presigned URL's
    * signature, a servlet container's {@code ;jsessionid=} (encodeRedirectURL), user info or a
    * next-page link's token would otherwise be kept in clear, and sent to whoever retries with the
-   * key. The live answer keeps the handler's own. {@code values} itself where nothing is redacted.
+   * key. The live answer keeps the handler's own. Control characters are stored as spaces
+   * ({@link StoredHeaderValue}). {@code values} itself where nothing is changed.
    */
   private static List<String> storedValues(String name, List<String> values) {
     List<String> out = null;
     for (int i = 0; i < values.size(); i++) {
       String v = values.get(i);
-      String r = RequestSnapshot.redactedHeaderValue(name, v);
+      String r = RequestSnapshot.redactedHeaderValue(name, StoredHeaderValue.of(v));
       if (r != v && out == null) {
         out = new ArrayList<>(values.subList(0, i));
       }

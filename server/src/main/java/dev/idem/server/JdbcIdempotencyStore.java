@@ -119,10 +119,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
       + " RETURNING generation, owner, taken_over";
   private static final String FENCE = " WHERE caller = ? AND route = ? AND idem_key = ? AND generation = ? AND owner = ?"
       + " AND state = 'IN_FLIGHT'";
-  private static final String RENEW = "UPDATE " + T + " SET lease_until = ?" + FENCE + " AND lease_until > ?";
+  // Renewal and completion are fenced by generation and owner, not by the lease: a lease that ran
+  // out with nobody taking over is still this claim's (IdempotencyStore.complete says why).
+  private static final String RENEW = "UPDATE " + T + " SET lease_until = ?" + FENCE;
   private static final String STORE_RESULT = "UPDATE " + T
       + " SET state = 'COMPLETED', status = ?, headers = ?, body = ?, body_omitted = ?, expires_at = ?" + FENCE;
-  private static final String COMPLETE = STORE_RESULT + " AND lease_until > ?";
   private static final String RELEASE = "UPDATE " + T + " SET state = 'RELEASED'" + FENCE;
   private static final String PURGE = "DELETE FROM " + T
       + " WHERE expires_at <= ? AND NOT (state = 'IN_FLIGHT' AND lease_until > ?)";
@@ -286,8 +287,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
   public boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil) {
     return write(Durability.DEFERRED, id, RENEW, ps -> {
       ps.setLong(1, leaseUntil.toEpochMilli());
-      int i = bindFence(ps, 2, id, generation, owner);
-      ps.setLong(i, now.toEpochMilli());
+      bindFence(ps, 2, id, generation, owner);
       return ps.executeUpdate() == 1;
     });
   }
@@ -298,9 +298,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     // Sealed before the write: the checksum's SHA-256 then runs beside other requests' statements,
     // not under the one connection's statement lock, where every other request would wait for it.
     Sealed sealed = seal(id, response);
-    return write(Durability.SYNC, id, COMPLETE, ps -> {
-      int i = bindResult(ps, id, generation, owner, response, sealed, expiresAt);
-      ps.setLong(i, now.toEpochMilli());
+    return write(Durability.SYNC, id, STORE_RESULT, ps -> {
+      bindResult(ps, id, generation, owner, response, sealed, expiresAt);
       return ps.executeUpdate() == 1;
     });
   }

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * Keeps the lease of each of a guard's claims alive while its handler runs, until the claim
  * finishes or the guard closes. A renewal that fails, or finds the lease gone, marks the claim
  * {@linkplain Claim#leaseLost() lost}, and one that succeeds clears the mark; completion is refused
- * if the lease ran out or another request took the operation over; fencing in the store keeps a
+ * if another request took the operation over (a lease that ran out with nobody taking it over is
+ * still held, and renewed); fencing in the store keeps a
  * renewal that runs after its claim ended from extending it. In this package, not
  * {@code internal}, since it marks {@link Claim}s through their package-private methods.
  *

@@ -294,10 +294,21 @@ class IdempotencyGuardTest {
   }
 
   @Test
-  void aHandlerWhoseLeaseExpiredCannotStoreEvenWithoutATakeover() throws Exception {
+  void aHandlerWhoseLeaseRanOutWithNobodyTakingItOverStillStoresItsResult() throws Exception {
     Admission.Proceed p = assertInstanceOf(Admission.Proceed.class, guard.admit(json("k-exp", "{}")));
     time.jump(Duration.ofSeconds(31));
-    time.advance(Duration.ZERO); // the overdue renewal runs, and finds the lease gone
+    time.advance(Duration.ZERO); // the overdue renewal runs: nobody took the claim, so it is renewed
+    assertFalse(p.claim().leaseLost());
+    assertEquals(CompletionResult.STORED, guard.complete(p.claim(), new CapturedResponse(201, Map.of(), new byte[0])));
+    assertEquals("true", send(json("k-exp", "{}")).header(IdempotencyGuard.REPLAYED_HEADER));
+  }
+
+  @Test
+  void aHandlerWhoseClaimWasTakenOverCannotStore() throws Exception {
+    Admission.Proceed p = assertInstanceOf(Admission.Proceed.class, guard.admit(json("k-exp", "{}")));
+    time.jump(Duration.ofSeconds(31));
+    assertInstanceOf(Admission.Proceed.class, guard.admit(json("k-exp", "{}")), "taken over");
+    time.advance(Duration.ZERO); // the overdue renewal runs, and finds the claim gone
     assertTrue(p.claim().leaseLost());
     assertEquals(CompletionResult.REFUSED, guard.complete(p.claim(), new CapturedResponse(201, Map.of(), new byte[0])));
   }

@@ -135,12 +135,26 @@ abstract class StoreContract {
   }
 
   @Test
-  void completionAfterTheLeaseExpiredIsRefusedEvenWithoutATakeover() throws Exception {
+  void aLeaseThatRanOutWithNobodyTakingItOverIsStillTheClaimsToRenewAndComplete() throws Exception {
     long g = claimed(ID, A, "o1", T0);
-    Instant late = T0.plus(LEASE);
+    Instant late = T0.plus(LEASE).plusSeconds(5);
+    assertTrue(store().renew(ID, g, "o1", late, late.plus(LEASE)));
+    assertEquals(RecordState.IN_FLIGHT, existing(claim(ID, A, "thief", late.plusSeconds(1))).state(), "renewed");
+    Instant later = late.plus(LEASE).plusSeconds(5);
+    assertTrue(store().complete(ID, g, "o1", later, CREATED, later.plus(RETENTION)));
+    assertEquals(RecordState.COMPLETED, store().find(ID).orElseThrow().state());
+    assertEquals(g, store().find(ID).orElseThrow().generation());
+  }
+
+  @Test
+  void aTakeoverAfterTheLeaseRanOutFencesTheFirstHoldersRenewalAndCompletion() throws Exception {
+    long g = claimed(ID, A, "o1", T0);
+    Instant late = T0.plus(LEASE).plusSeconds(1);
+    assertInstanceOf(ClaimAttempt.Claimed.class, claim(ID, A, "o2", late));
     assertFalse(store().renew(ID, g, "o1", late, late.plus(LEASE)));
     assertFalse(store().complete(ID, g, "o1", late, CREATED, late.plus(RETENTION)));
     assertEquals(RecordState.IN_FLIGHT, store().find(ID).orElseThrow().state());
+    assertEquals(g + 1, store().find(ID).orElseThrow().generation());
   }
 
   @Test

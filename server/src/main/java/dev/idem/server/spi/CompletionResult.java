@@ -9,8 +9,8 @@ public enum CompletionResult {
   /** The storage policy keeps no result for this status (a 5xx by default); the claim was released. */
   RELEASED,
   /**
-   * The claim is no longer this handler's: its lease expired, and perhaps another request took the
-   * operation over. Nothing was stored, and the response must not be published; send
+   * The claim is no longer this handler's: another request took the operation over (after its
+   * lease ran out), or it was purged or ended otherwise. Nothing was stored, and the response must not be published; send
    * {@link IdempotencyGuard#refusedResponse()} instead.
    */
   REFUSED

@@ -48,22 +48,30 @@ public interface IdempotencyStore extends AutoCloseable {
       Instant expiresAt);
 
   /**
-   * Extends a live lease. The guard calls it from its store executor, for several claims at once
-   * but never twice at once for one claim; a call may reach the store after the claim was completed
-   * or released, and then changes nothing (the fence above).
+   * Extends the lease of a claim still held: IN_FLIGHT at {@code generation} under {@code owner}.
+   * The guard calls it from its store executor, for several claims at once but never twice at once
+   * for one claim; a call may reach the store after the claim was completed or released, and then
+   * changes nothing (the fence above). A lease that ran out with nobody taking the claim over is
+   * still held (see {@link #complete}), so it is renewed.
    *
    * @param id the operation
    * @param generation the claim's generation
    * @param owner the claim's owner token
-   * @param now the current time: an already expired lease is not renewed
+   * @param now the current time (the bundled stores do not need it: the fence is the generation)
    * @param leaseUntil the new end of the lease
-   * @return false if the claim is no longer held (expired, taken over, completed)
+   * @return false if the claim is no longer held (taken over, completed, released, purged)
    */
   boolean renew(RecordId id, long generation, String owner, Instant now, Instant leaseUntil);
 
   /**
-   * Stores the result of a claimed operation, if the claim is still held and its lease has not
-   * expired.
+   * Stores the result of a claimed operation, if the claim is still held: IN_FLIGHT at
+   * {@code generation} under {@code owner}. The fence is the generation, not the lease: every
+   * takeover bumps it, so an unchanged generation proves that no other handler ran, and a handler
+   * whose lease ran out (a store outage that stopped its renewals, a long pause) with nobody taking
+   * it over stores its result, which every retry is then replayed. (A store that also refused an
+   * expired lease, as the bundled ones did before, answered such a handler 409 and left the record
+   * to be taken over: the retry ran the handler a second time.) The store's write is atomic
+   * against a takeover's, so one of the two wins.
    *
    * @param id the operation
    * @param generation the claim's generation
