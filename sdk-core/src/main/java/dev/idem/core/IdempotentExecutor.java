@@ -328,7 +328,9 @@ public final class IdempotentExecutor implements AutoCloseable {
           : SyncDriver.drive(loop, request, record.id().key(), transport, sleeper, lifecycle);
       ticket.result().complete(out);
       return out;
-    } catch (IdempotencyException | RuntimeException | Error e) {
+    } catch (Throwable e) {
+      // Any Throwable, also a checked one a transport threw without declaring it: a single flight
+      // left uncompleted makes every concurrent call of the operation wait forever.
       if (atAgeLimit != null && loop != null && loop.endedAtAgeLimit()) {
         atAgeLimit.run();
       }

@@ -48,6 +48,12 @@ public final class SyncDriver {
     Optional<Duration> attemptTimeout = loop.attemptTimeout();
     while (true) {
       if (step instanceof Step.Send) {
+        if (Thread.currentThread().isInterrupted()) {
+          // Interrupted before the attempt went out (while the journal claimed it, say, which waits
+          // uninterruptibly and restores the flag): nothing is sent, so the attempt is not recorded
+          // as one that may have been (a later refusal would then end UNCERTAIN, not FAILED).
+          throw loop.interrupted(false, new InterruptedIOException("interrupted before the attempt was sent"));
+        }
         ResponseSnapshot response;
         AttemptTimer timer;
         try {
@@ -100,6 +106,24 @@ public final class SyncDriver {
           // good); the Error itself reaches the caller.
           loop.transportThrew(e);
           throw e;
+        } catch (Exception e) {
+          // A checked exception the transport does not declare: OkHttp 5's Call.execute throws
+          // InterruptedException when the thread is interrupted while it connects (an app's
+          // interrupt, or our own attempt timer's). Unhandled, it left the operation IN_FLIGHT under
+          // a live lease, with its single flight never completed and its timer still armed.
+          InterruptedIOException io = new InterruptedIOException("the attempt ended with "
+              + e.getClass().getName());
+          io.initCause(e);
+          if (timer != null && timer.disarm()) {
+            step = loop.onFailure(timer.timeoutException(io));
+            continue;
+          }
+          if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+            throw loop.interrupted(true, io);
+          }
+          step = loop.onFailure(new TransportFailure(new java.lang.reflect.UndeclaredThrowableException(e)));
+          continue;
         }
         step = loop.onResponse(response);
       } else if (step instanceof Step.Wait wait) {

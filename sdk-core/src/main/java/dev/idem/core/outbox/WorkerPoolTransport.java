@@ -8,6 +8,7 @@ import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.core.spi.ResponseSnapshot;
 import dev.idem.core.spi.Transport;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -185,6 +186,19 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
         result.complete(pool.transport.send(request, key));
       } catch (IOException | RuntimeException | Error e) {
         result.completeExceptionally(new CompletionException(e));
+      } catch (Exception e) {
+        // A checked exception the transport throws undeclared (OkHttp 5's InterruptedException
+        // when a stopping dispatcher interrupts a worker while it connects): the attempt may be
+        // out. Left uncaught, the attempt's future never completed.
+        IOException io;
+        if (e instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+          io = new InterruptedIOException("the attempt was interrupted");
+        } else {
+          io = new IOException("the transport threw " + e.getClass().getName());
+        }
+        io.initCause(e);
+        result.completeExceptionally(new CompletionException(io));
       }
     }
 

@@ -65,6 +65,31 @@ class WorkerPoolTransportTest {
   }
 
   @Test
+  void anUndeclaredInterruptedExceptionFromTheTransportFailsTheAttemptAsInterrupted() throws Exception {
+    // OkHttp 5's Call.execute throws InterruptedException, undeclared, when the worker is
+    // interrupted while it connects; before, it escaped the worker and the attempt never ended.
+    WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
+      throw WorkerPoolTransportTest.<RuntimeException>sneaky(new InterruptedException("connect interrupted"));
+    }, Runnable::run, time.clock(), MAX_WAIT);
+
+    CompletableFuture<ResponseSnapshot> f;
+    try {
+      f = t.sendAsync(op.request(), op.key());
+    } finally {
+      assertTrue(Thread.interrupted(), "the worker's interrupt is kept");
+    }
+
+    ExecutionException e = assertThrows(ExecutionException.class, () -> f.get(1, java.util.concurrent.TimeUnit.SECONDS));
+    assertInstanceOf(InterruptedException.class,
+        assertInstanceOf(java.io.InterruptedIOException.class, e.getCause()).getCause());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E sneaky(Throwable t) throws E {
+    throw (E) t;
+  }
+
+  @Test
   void aPoolThatRefusesTheTaskMeansNothingWasSent() {
     WorkerPoolTransport t = new WorkerPoolTransport((request, key) -> {
       throw new AssertionError("never called");

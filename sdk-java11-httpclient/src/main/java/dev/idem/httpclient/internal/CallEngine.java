@@ -320,6 +320,15 @@ public final class CallEngine {
       result.completeExceptionally(refused()); // nothing journaled, nothing sent
       return;
     }
+    // Before the execution starts: a cancel while the journal writes the begin and first claim
+    // (a body publisher completing on another thread has already returned the caller's future)
+    // must keep the first attempt from being handed to the client. The execution itself is
+    // cancelled below, once it exists.
+    result.whenComplete((r, e) -> {
+      if (result.isCancelled()) {
+        transport.cancel();
+      }
+    });
     CompletableFuture<Outcome> execution;
     try {
       execution = support.executor().executeAsync(op, transport);

@@ -12,7 +12,6 @@ import dev.idem.core.spi.adapter.AdapterSupport;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.http.HttpRequest;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -143,7 +142,7 @@ public final class LiveTransport implements Transport, AsyncTransport {
 
   private static RequestNotSentException notSent() {
     return new RequestNotSentException("the call was cancelled, or its client shut down, before this attempt was"
-        + " sent; nothing was sent", new CancellationException("the call was stopped"));
+        + " sent; nothing was sent", new InterruptedIOException("the call was stopped"));
   }
 
   /**

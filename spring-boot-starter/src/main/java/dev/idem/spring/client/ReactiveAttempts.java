@@ -6,9 +6,11 @@ import dev.idem.core.spi.adapter.AttemptBound;
 import dev.idem.core.spi.adapter.CaptureRule;
 import dev.idem.core.spi.AttemptTimeoutException;
 import dev.idem.core.spi.AsyncTransport;
+import dev.idem.core.spi.RequestNotSentException;
 import dev.idem.core.spi.RequestSnapshot;
 import dev.idem.spring.internal.KeyedConnectors;
 import dev.idem.spring.internal.SpringHeaders;
+import java.io.InterruptedIOException;
 import java.net.ProtocolException;
 import java.time.Duration;
 import java.util.List;
@@ -73,6 +75,13 @@ final class ReactiveAttempts implements AsyncTransport {
   @Override
   public CompletableFuture<ResponseSnapshot> sendAsync(RequestSnapshot request, IdempotencyKey key) {
     releaseLast();
+    if (abandoned) {
+      // Cancelled while the journal wrote the begin and first claim, before the filter held the
+      // execution to cancel it: nothing goes out, and the operation stays PENDING with nothing
+      // recorded (docs/spring.md: no further attempt is sent once a cancel ends a keyed call).
+      return CompletableFuture.failedFuture(new RequestNotSentException("the call was cancelled before this attempt"
+          + " was sent; nothing was sent", new InterruptedIOException("the call was cancelled")));
+    }
     String keyValue = support.rules.headerValue(key);
     BodyInserter<byte[], org.springframework.http.client.reactive.ClientHttpRequest> bytes =
         (message, context) -> message.writeWith(Mono.fromSupplier(() -> message.bufferFactory().wrap(body)));
