@@ -23,6 +23,7 @@ import dev.idem.core.spi.Transport;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Checks;
+import dev.idem.core.internal.DueRule;
 import dev.idem.core.internal.EngineSettings;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.ExecutorLifecycle;
@@ -173,9 +174,14 @@ public final class IdempotentExecutor implements AutoCloseable {
   static {
     ExecutorAccess.install(new ExecutorAccess() {
       @Override
-      public CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
+      public boolean runsHere(IdempotentExecutor executor, OperationId id) {
+        return executor.singleFlight.isRunning(id);
+      }
+
+      @Override
+      public CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationRecord asRead,
           AsyncTransport transport) {
-        return executor.resumeAsync(id, transport, false);
+        return executor.resumeAsync(asRead.id(), transport, Objects.requireNonNull(asRead, "asRead"));
       }
 
       @Override
@@ -654,14 +660,16 @@ public final class IdempotentExecutor implements AutoCloseable {
    * @throws NullPointerException at once, if {@code id} or {@code transport} is null; nothing was sent
    */
   public CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport) {
-    return resumeAsync(id, transport, true);
+    return resumeAsync(id, transport, null);
   }
 
   /**
-   * @param appsCall the app's own call, which reports a background failure; false for an outbox
-   *     dispatcher's delivery ({@link ExecutorAccess}), which leaves it for the app's next call
+   * @param asRead null for the app's own call, which reports a background failure; for an outbox
+   *     dispatcher's delivery ({@link ExecutorAccess}), which leaves it for the app's next call, the
+   *     record as the dispatcher read it
    */
-  private CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport, boolean appsCall) {
+  private CompletableFuture<Outcome> resumeAsync(OperationId id, AsyncTransport transport, OperationRecord asRead) {
+    boolean appsCall = asRead == null;
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(transport, "transport");
     // Counted while its journal work runs on this thread (an expiry, the first claim): close waits for it.
@@ -671,13 +679,15 @@ public final class IdempotentExecutor implements AutoCloseable {
       lifecycle.enterSyncLeavingReport("resumeAsync");
     }
     try {
-      return resumeAsyncCounted(id, transport, appsCall);
+      return resumeAsyncCounted(id, transport, asRead);
     } finally {
       lifecycle.exitSync();
     }
   }
 
-  private CompletableFuture<Outcome> resumeAsyncCounted(OperationId id, AsyncTransport transport, boolean appsCall) {
+  private CompletableFuture<Outcome> resumeAsyncCounted(OperationId id, AsyncTransport transport,
+      OperationRecord asRead) {
+    boolean appsCall = asRead == null;
     OperationRecord r;
     try {
       Optional<OperationRecord> record = settings.journal().find(id);
@@ -687,6 +697,16 @@ public final class IdempotentExecutor implements AutoCloseable {
       r = record.get();  // its age limit is applied in its flight, by runAsync's leader (expiredLeading)
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
+    }
+    if (!appsCall && (r.state() != asRead.state() || r.generation() != asRead.generation())
+        && !DueRule.isDueFor(r, settings.owner(), settings.clock().instant())) {
+      // A delivery of a record read a moment ago (a due page): another instance sent the operation
+      // since and journaled it PENDING until its backoff or the server's Retry-After. The journal's
+      // claim takes any PENDING operation, so it would go out again at once; it waits for its due
+      // time. (Unchanged, it is sent as the dispatcher decided: its own wait on the scheduler
+      // outlasts a wall clock stepped back.)
+      return CompletableFuture.failedFuture(new OperationPendingException("not due: changed since the due read, it"
+          + " is next due at " + r.nextAttemptAt(), null, id, r.attempts(), r.storedResponse().orElse(null)));
     }
     // The app's resumeAsync(id) names its operation; an outbox dispatcher's delivery is a background pass.
     return runAsync(r, r.request(), transport, policy, false, appsCall);

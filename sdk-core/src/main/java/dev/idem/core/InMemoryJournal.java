@@ -412,10 +412,19 @@ public final class InMemoryJournal implements Journal {
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
+    return claimIf(id, null, owner, now, leaseFor);
+  }
+
+  /** {@link #claim}, and only if the operation is still at {@code asRead}'s state and generation, if given. */
+  private Optional<Lease> claimIf(OperationId id, OperationRecord asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
     ensureOpen();
     Slot slot = existing(id);
     synchronized (slot) {
       OperationRecord r = current(slot, id);
+      if (asRead != null && (r.state() != asRead.state() || r.generation() != asRead.generation())) {
+        return Optional.empty();
+      }
       // An expired lease, or the claimant's own: a restarted instance under a stable owner name takes
       // back what its previous incarnation held (within one process, SingleFlight keeps executions of
       // one operation from overlapping).
@@ -430,6 +439,23 @@ public final class InMemoryJournal implements Journal {
           null, null));
       return Optional.of(lease);
     }
+  }
+
+  /**
+   * Claims each operation as {@link #claim} does, but only if it is still at the state and
+   * generation it was read at ({@code asRead}): one that changed since (another instance sent it
+   * and journaled it PENDING until its backoff or the server's Retry-After, say) is left, and its
+   * lease is empty, so that the caller looks at it again instead of sending it at once.
+   */
+  @Override
+  public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+    for (OperationRecord read : asRead) {
+      // Nothing here fails once open but a close, and a closed journal's claims are moot.
+      leases.add(claimIf(read.id(), read, owner, now, leaseFor));
+    }
+    return leases;
   }
 
   @Override

@@ -435,6 +435,13 @@ public final class AttemptLoop {
    * key missing) are recognised first; the classifier judges every other response.
    */
   public Step onResponse(ResponseSnapshot response) throws IdempotencyException {
+    if (response == null) {
+      // The transport was called and answered nothing (an app's wrapper that swallowed the
+      // client's response): the request may have gone out, so a failed attempt, ambiguous. Judged
+      // as a response, it threw, and the safety net took it for an attempt never answered, so a
+      // later permanent refusal ended the operation FAILED.
+      return onFailure(new TransportFailure(new NullPointerException("the transport returned no response")));
+    }
     try {
       return judgeAndDecide(response);
     } catch (RuntimeException | Error e) {
@@ -646,7 +653,9 @@ public final class AttemptLoop {
       v = Verdict.ambiguous(v.reason() + " (no response arrived, so the request may have taken effect)");
     }
     lastWasInFlight = false;
-    HostGuard.Health health = HostGuard.healthOf(v.classification());
+    // Not sent for the client's own reason (its worker queue): nothing about the host.
+    HostGuard.Health health = NotSentLocally.in(failure) ? HostGuard.Health.UNKNOWN
+        : HostGuard.healthOf(v.classification());
     if (v.classification() == Classification.PERMANENT) {
       return permanent(v, null, failure, health);
     }
@@ -735,7 +744,7 @@ public final class AttemptLoop {
     Duration wait = Duration.between(now, due);
     String why = v.reason() + "; the target is unreachable";
     record(v, null, failure, now, wait, "not sent; PENDING until " + due + ", while the target is unreachable",
-        HostGuard.Health.DOWN);
+        NotSentLocally.in(failure) ? HostGuard.Health.UNKNOWN : HostGuard.Health.DOWN);
     s.emit(new IdemEvent.RetryScheduled(id, wait, why));
     journalTransition(Transition.retryAt(now, due, why));
     lease = null;

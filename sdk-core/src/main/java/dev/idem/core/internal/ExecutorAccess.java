@@ -2,6 +2,7 @@ package dev.idem.core.internal;
 
 import dev.idem.core.IdempotentExecutor;
 import dev.idem.core.OperationId;
+import dev.idem.core.OperationRecord;
 import dev.idem.core.Outcome;
 import dev.idem.core.spi.AsyncTransport;
 import java.util.concurrent.CompletableFuture;
@@ -52,11 +53,23 @@ public abstract class ExecutorAccess {
    * executor is closed, but it leaves a background failure the executor has not reported yet for the
    * app's next call, to which the executor promised it (the engine would only log it).
    *
+   * <p>{@code asRead} is the record as the engine read it (a due page, its own re-read): one that
+   * changed since, and is not due any more (another instance sent it and journaled it PENDING until
+   * its backoff or the server's Retry-After), is not sent: the delivery ends PENDING. The journal's
+   * claim takes any PENDING operation, so it would go out again at once.
+   *
    * @throws IllegalStateException at once, if the executor is closed; nothing was sent
-   * @throws NullPointerException at once, if {@code id} or {@code transport} is null
+   * @throws NullPointerException at once, if {@code asRead} or {@code transport} is null
    */
-  public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationId id,
+  public abstract CompletableFuture<Outcome> resumeAsync(IdempotentExecutor executor, OperationRecord asRead,
       AsyncTransport transport);
+
+  /**
+   * Whether an execution of {@code id} runs in {@code executor} now (an app's inline call on the
+   * wire, say): an outbox dispatcher leaves such an operation, which its due page lists under this
+   * owner's live lease, to that execution, instead of joining it as a delivery of its own.
+   */
+  public abstract boolean runsHere(IdempotentExecutor executor, OperationId id);
 
   /** {@code executor}'s lifecycle, for {@code CallCancel}: its per-call cancel marks. */
   public abstract ExecutorLifecycle lifecycle(IdempotentExecutor executor);

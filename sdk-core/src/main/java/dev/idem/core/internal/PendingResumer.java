@@ -940,6 +940,35 @@ public final class PendingResumer {
         }
         record = now;  // not ended after all (re-driven since the page read it): sent as the journal holds it
       }
+      if (job.lease() == null) {
+        // Not claimed by a batch (one lane, or the batch's claim refused it: it changed since its
+        // page was read). Another instance may have sent it since and journaled it PENDING until
+        // its backoff or the server's Retry-After; a claim of it alone takes any PENDING operation,
+        // so it would go out again at once: it is sent only if still due, and otherwise left to the
+        // pass that finds it due.
+        OperationRecord current;
+        try {
+          current = settings.journal().find(record.id()).orElse(null);
+        } catch (IdempotencyException | RuntimeException | Error e) {
+          if (job.ticket() != null) {
+            flight.leaveNotBegun(record.id(), job.ticket());
+          }
+          throw e;
+        }
+        if (current == null || !DueRule.isDueFor(current, settings.owner(), settings.clock().instant())) {
+          if (job.ticket() != null) {
+            flight.leaveNotBegun(record.id(), job.ticket());
+          }
+          leadsUnsent = false;
+          if (current != null && current.state().isTerminal()) {
+            tellSettled(handler, current);
+          } else if (current != null) {
+            leftPending(record.id());
+          }
+          return;
+        }
+        record = current;
+      }
       // From here the job's flight is left by transportOf when there is no transport, by
       // usableLease if it fails, and by lead in every case.
       leadsUnsent = false;

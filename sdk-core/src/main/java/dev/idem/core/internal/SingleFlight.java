@@ -57,6 +57,11 @@ public final class SingleFlight {
     }
   }
 
+  /** Whether an execution of {@code id} runs in this process now (a leader has not left its flight). */
+  public boolean isRunning(OperationId id) {
+    return running.containsKey(id);
+  }
+
   /** Ends the leader's flight; later callers start a new one (and find the journal's record). */
   public void leave(OperationId id, Ticket ticket) {
     if (ticket.leader()) {

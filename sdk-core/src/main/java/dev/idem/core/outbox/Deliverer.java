@@ -11,6 +11,7 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
+import dev.idem.core.internal.DueRule;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.poll.PollLoop;
@@ -174,7 +175,7 @@ final class Deliverer {
       }
       for (OperationRecord r : page) {
         if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())
-            && !taken.contains(r.id())) {
+            && !taken.contains(r.id()) && !runsHere(r, owner, now)) {
           batch.add(r);
           if (batch.size() == capacity.room()) {
             return batch;
@@ -183,6 +184,18 @@ final class Deliverer {
       }
       after = page.get(page.size() - 1);
     }
+  }
+
+  /**
+   * Whether {@code r} is under this owner's live lease because an execution of it runs in this
+   * executor now (an app's inline call on the wire): that execution ends it and tells its own
+   * caller. Joined as a delivery, its outcome reached the dispatcher's callbacks or not depending on
+   * whether a poll fell while it was on the wire, and the joins held delivery slots that queued
+   * operations waited for. (Under a live lease of this owner's that no execution here holds, it is
+   * an earlier incarnation's, which a delivery takes back.)
+   */
+  private boolean runsHere(OperationRecord r, String owner, Instant now) {
+    return DueRule.isOwnLease(r, owner, now) && ExecutorAccess.get().runsHere(executor, r.id());
   }
 
   private void deliver(OperationRecord record, DeliveryTracker.Round round) {
@@ -197,7 +210,7 @@ final class Deliverer {
     try {
       // Not the public resumeAsync: its check would take a background failure of the executor that
       // was promised to the app's next call, and a delivery would only log it.
-      f = ExecutorAccess.get().resumeAsync(executor, id, reg.transport());
+      f = ExecutorAccess.get().resumeAsync(executor, record, reg.transport());
     } catch (RuntimeException e) {
       f = CompletableFuture.failedFuture(e);
     }

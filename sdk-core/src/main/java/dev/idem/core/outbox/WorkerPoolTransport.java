@@ -1,6 +1,7 @@
 package dev.idem.core.outbox;
 
 import dev.idem.core.internal.AgeLimitAwareTransport;
+import dev.idem.core.internal.NotSentLocally;
 import dev.idem.core.internal.PastAgeLimitException;
 import dev.idem.core.IdempotencyKey;
 import dev.idem.core.spi.RequestNotSentException;
@@ -127,7 +128,7 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
       // close() dropped it while execute ran (no one else holds its future yet, so no cancel did):
       // still never sent, and what the pool threw is told with it, as when this catch ends it. Its
       // own future, ended without that cause, is one no caller will see.
-      return CompletableFuture.failedFuture(new CompletionException(new RequestNotSentException(why, e)));
+      return CompletableFuture.failedFuture(new CompletionException(new NotSentLocally(why, e)));
     }
     return attempt.result;
   }
@@ -176,7 +177,7 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
       }
       Duration waited = Duration.between(queuedAt, now);
       if (waited.compareTo(pool.maxWait) >= 0) {
-        result.completeExceptionally(new CompletionException(new RequestNotSentException("the attempt waited "
+        result.completeExceptionally(new CompletionException(new NotSentLocally("the attempt waited "
             + waited + " for a worker, at least half the executor's lease (" + pool.maxWait + "), so it was not"
             + " sent: another owner may have taken the operation over meanwhile. Add syncWorkers or lower"
             + " maxInFlight if this recurs", null)));
@@ -213,7 +214,7 @@ final class WorkerPoolTransport implements AgeLimitAwareTransport {
         return false;
       }
       pool.queued.remove(this);
-      result.completeExceptionally(new CompletionException(new RequestNotSentException(why, cause)));
+      result.completeExceptionally(new CompletionException(new NotSentLocally(why, cause)));
       return true;
     }
 
