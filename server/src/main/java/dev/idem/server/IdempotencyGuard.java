@@ -263,14 +263,20 @@ public final class IdempotencyGuard implements AutoCloseable {
         }
         Duration left = wait.minus(spent);
         Duration thisPause = pause.compareTo(left) < 0 ? pause : left;
-        paused = paused.plus(thisPause);
+        Instant pauseStart = s.clock.instant();
         if (!polls.pause(signal, thisPause)) {
           heardWait(p.route(), started, round, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
         }
         if (signal.isDone()) {
+          // Woken by the key's signal, perhaps early (a completion's first store failure also
+          // signals): only the time the clock saw counts, within the pause, or the wait ended early.
+          Duration took = Duration.between(pauseStart, s.clock.instant());
+          paused = paused.plus(took.isNegative() ? Duration.ZERO : took.compareTo(thisPause) > 0 ? thisPause : took);
           signal = null; // used up: the next round watches afresh
+        } else {
+          paused = paused.plus(thisPause);
         }
         pause = RepeatPolls.after(pause);
         now = s.clock.instant();

@@ -33,14 +33,12 @@ public final class RequestFingerprints {
 
   private static URI uri(GuardRequest r) {
     String path = r.path().isEmpty() ? "/" : r.path();
-    // Without its credentials: a retry whose token was refreshed is the same operation.
-    String query = SecretQueryParameters.removedFrom(r.rawQuery());
     try {
-      return new URI("http://idem.invalid" + path + (query == null ? "" : "?" + query));
+      return new URI("http://idem.invalid" + path + (r.rawQuery() == null ? "" : "?" + r.rawQuery()));
     } catch (URISyntaxException e) {
       try {
         // A path the adapter did not encode: let URI quote it, so it still has one fingerprint.
-        return new URI("http", "idem.invalid", path, query, null);
+        return new URI("http", "idem.invalid", path, r.rawQuery(), null);
       } catch (URISyntaxException again) {
         throw new IllegalArgumentException("unusable request path", again);
       }
