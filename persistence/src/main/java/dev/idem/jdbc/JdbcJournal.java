@@ -657,7 +657,7 @@ public final class JdbcJournal implements Journal {
   @Override
   public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
-    return claim(id, owner, now, leaseFor, false);
+    return claim(id, owner, now, leaseFor, false, null);
   }
 
   /**
@@ -671,7 +671,7 @@ public final class JdbcJournal implements Journal {
   @Override
   public Optional<Lease> claimWaiting(OperationId id, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
-    return claim(id, owner, now, leaseFor, true);
+    return claim(id, owner, now, leaseFor, true, null);
   }
 
   /**
@@ -681,7 +681,7 @@ public final class JdbcJournal implements Journal {
    *     instances read and claim too)
    */
   private Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor,
-      boolean waitForRowLock) throws IdempotencyException {
+      boolean waitForRowLock, OperationRecord asRead) throws IdempotencyException {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(owner, "owner");
     if (leaseFor.isNegative() || leaseFor.isZero()) {
@@ -722,6 +722,9 @@ public final class JdbcJournal implements Journal {
       }
       Quarantine.failIfQuarantined(r);
       OperationState state = Quarantine.state(r);
+      if (asRead != null && (state != asRead.state() || r.generation() != asRead.generation())) {
+        return Claimed.NONE; // changed since it was read (claimAll): the caller looks at it again
+      }
       boolean leased = state == OperationState.IN_FLIGHT && r.leaseExpiresAt() != null
           && r.leaseExpiresAt() > nowNanos;
       // An expired lease, or the claimant's own (a restarted instance under a stable owner name).
@@ -742,6 +745,36 @@ public final class JdbcJournal implements Journal {
       return new Claimed(Optional.of(new Lease(owner, generation, expiresAt, state == OperationState.IN_FLIGHT)),
           generation > 1 || r.queued());
     }), claimed -> claimed.durable() ? Durability.SYNC : Durability.DEFERRED))).lease();
+  }
+
+  /**
+   * {@link #claimAll} on PostgreSQL: {@link #claim} for each operation, fenced on its state and
+   * generation as read. As the SPI's default, the claims made before a failure are given back (not
+   * a takeover's, whose holder may have sent: held, it owes an ambiguous attempt).
+   */
+  private List<Optional<Lease>> claimEachAsRead(List<OperationRecord> asRead, String owner, Instant now,
+      Duration leaseFor) throws IdempotencyException {
+    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
+    try {
+      for (OperationRecord r : asRead) {
+        leases.add(claim(r.id(), owner, now, leaseFor, false, r));
+      }
+    } catch (IdempotencyException | RuntimeException e) {
+      for (int i = 0; i < leases.size(); i++) {
+        Optional<Lease> lease = leases.get(i);
+        if (lease.isPresent() && !lease.get().takeover()) {
+          try {
+            transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
+          } catch (IdempotencyException | RuntimeException suppressed) {
+            if (suppressed != e) {
+              e.addSuppressed(suppressed);
+            }
+          }
+        }
+      }
+      throw e;
+    }
+    return leases;
   }
 
   /**
@@ -766,8 +799,10 @@ public final class JdbcJournal implements Journal {
       return List.of();
     }
     if (!dialect.lockForClaim().isEmpty()) {
-      // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must skip.
-      return Journal.super.claimAll(asRead, owner, now, leaseFor);
+      // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must
+      // skip: one claim at a time, each fenced on the state and generation read (another instance
+      // may have sent one since and journaled it PENDING until its backoff or Retry-After).
+      return claimEachAsRead(asRead, owner, now, leaseFor);
     }
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);

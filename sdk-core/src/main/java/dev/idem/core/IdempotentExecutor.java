@@ -698,7 +698,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    if (!appsCall && (r.state() != asRead.state() || r.generation() != asRead.generation())
+    if (!appsCall && !r.state().isTerminal() && (r.state() != asRead.state() || r.generation() != asRead.generation())
         && !DueRule.isDueFor(r, settings.owner(), settings.clock().instant())) {
       // A delivery of a record read a moment ago (a due page): another instance sent the operation
       // since and journaled it PENDING until its backoff or the server's Retry-After. The journal's

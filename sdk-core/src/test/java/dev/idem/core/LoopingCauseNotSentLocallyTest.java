@@ -12,7 +12,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Review (core2) of 4ffc716d: NotSentLocally.in(failure), now called by AttemptLoop for every failed
+ * Regression test for a defect found by review, described as it was; fixed: NotSentLocally.in walks a bounded cause list (Causes.of).
+ *
+ * <p>Review (core2) of 4ffc716d: NotSentLocally.in(failure), now called by AttemptLoop for every failed
  * attempt (judgeAndDecide, and notSent), walks the cause chain with {@code t.getCause()} and stops
  * only at null or a self-cause, which getCause never returns. A chain that loops through two
  * exceptions (initCause refuses only a direct self-cause) is followed round forever: the call hangs
@@ -23,7 +25,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>The hang is detected with a preemptive timeout (no sleep): the call ends at once when it works.
  */
-class RvCore2LoopingCauseHangsNotSentLocallyTest {
+class LoopingCauseNotSentLocallyTest {
   @ParameterizedTest
   @EnumSource(Harness.Driver.class)
   void aFailureWithALoopingCauseChainIsRetriedNotFollowedForever(Harness.Driver driver) {

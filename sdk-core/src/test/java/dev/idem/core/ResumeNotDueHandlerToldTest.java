@@ -26,7 +26,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Review (core2) of 4ffc716d: PendingResumer.resumeOne's new "still due?" check, for an operation
+ * Regression test for a defect found by review, described as it was; fixed: the handler is told OperationPendingException for an operation left as not due.
+ *
+ * <p>Review (core2) of 4ffc716d: PendingResumer.resumeOne's new "still due?" check, for an operation
  * its batch did not claim (every operation with one lane), leaves an operation that another
  * instance took between the page read and the claim with {@code leftPending(id)} only: it is
  * counted in {@code ResumeSummary.stillPending}, but its {@link ResumeHandler#onFailure} is never
@@ -41,7 +43,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * stillPending, and tells the handler nothing: an app that tracks its queued operations through
  * the handler (or logs/alerts "still pending" from onFailure) never hears of it.
  */
-class RvCore2ResumeNotDueHandlerNotToldTest {
+class ResumeNotDueHandlerToldTest {
   private static final Duration LEASE = Duration.ofMinutes(2);
 
   @ParameterizedTest

@@ -31,7 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Review (core2) of 4ffc716d on PostgreSQL, the fleet journal: resumePending with
+ * Regression test for a defect found by review, described as it was; fixed: JdbcJournal.claimAll on PostgreSQL claims each operation fenced on its state and generation as read.
+ *
+ * <p>Review (core2) of 4ffc716d on PostgreSQL, the fleet journal: resumePending with
  * resumeConcurrency(2). Pod A's pass reads its due page; pod B (its dispatcher read the page too)
  * sends the operation, is answered 503 Retry-After: 5, and journals it PENDING, due in 5 s. Pod A's
  * batch claim is JdbcJournal.claimAll, which on PostgreSQL is the SPI's unfenced default (one
@@ -40,7 +42,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * server's Retry-After. The commit fixed this only for the outbox and the one-lane pass.
  */
 @ExtendWith(PostgresExtension.class)
-class RvCore2PostgresResumeBatchClaimFleetBackoffTest {
+class PostgresResumeBatchClaimFleetBackoffTest {
   private final VirtualTime time = new VirtualTime();
 
   @Test

@@ -257,7 +257,11 @@ public final class AttemptLoop {
         return ended;
       }
     }
-    chargedAsRetry = !history.isEmpty() && !lastWasInFlight;
+    // Not a retry after an attempt the client itself kept from being sent (its worker queue was
+    // full): charged as one, a full queue emptied the host's retry budget, and the app's inline
+    // calls to that healthy host could then not retry a 503.
+    chargedAsRetry = !history.isEmpty() && !lastWasInFlight
+        && !NotSentLocally.class.getName().equals(history.get(history.size() - 1).exceptionClass());
     HostGuard.Refusal refusal = s.guard().admit(host, chargedAsRetry);
     if (refusal != HostGuard.Refusal.NONE) {
       return refused(refusal, now);

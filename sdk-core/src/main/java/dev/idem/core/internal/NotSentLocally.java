@@ -23,12 +23,9 @@ public final class NotSentLocally extends RequestNotSentException {
 
   /** Whether {@code failure} is, or was caused by, an attempt not sent for the client's own reason. */
   public static boolean in(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
+    for (Throwable t : Causes.of(failure)) {  // bounded: a cause chain may loop
       if (t instanceof NotSentLocally) {
         return true;
-      }
-      if (t.getCause() == t) {
-        return false;
       }
     }
     return false;

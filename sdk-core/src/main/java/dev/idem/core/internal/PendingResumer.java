@@ -963,6 +963,10 @@ public final class PendingResumer {
           if (current != null && current.state().isTerminal()) {
             tellSettled(handler, current);
           } else if (current != null) {
+            // As a claim refused because another process holds it tells it: still PENDING.
+            notify(handler, null, new OperationPendingException("not due: changed since it was read (another"
+                + " process holds it, or queued it until " + current.nextAttemptAt() + ")", null, current.id(),
+                current.attempts(), current.storedResponse().orElse(null)));
             leftPending(record.id());
           }
           return;

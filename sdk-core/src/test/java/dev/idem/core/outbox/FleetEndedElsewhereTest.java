@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review (core2) of 4ffc716d: IdempotentExecutor.resumeAsyncCounted ends a dispatcher's delivery
+ * Regression test for a defect found by review, described as it was; fixed: the not-due check leaves terminal records to settle as before.
+ *
+ * <p>Review (core2) of 4ffc716d: IdempotentExecutor.resumeAsyncCounted ends a dispatcher's delivery
  * with OperationPendingException ("not due: changed since the due read, it is next due at null")
  * whenever the record changed since the due page and {@code !DueRule.isDueFor(r)}, and isDueFor is
  * false for every terminal state. So an operation another instance of the fleet delivered to
@@ -38,7 +40,7 @@ import org.junit.jupiter.api.Test;
  *
  * <p>Deterministic: pod B's delivery runs between pod A's due read and pod A's delivery.
  */
-class RvCore2FleetEndedElsewhereTakenForNotDueTest {
+class FleetEndedElsewhereTest {
   private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, FakeHost.always(201));

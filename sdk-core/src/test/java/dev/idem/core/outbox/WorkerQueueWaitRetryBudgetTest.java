@@ -22,7 +22,9 @@ import java.util.concurrent.Executor;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review (core2) of 4ffc716d: attempts the outbox did not send for its own reason (its worker
+ * Regression test for a defect found by review, described as it was; fixed: an attempt after one NotSentLocally is not charged as a retry.
+ *
+ * <p>Review (core2) of 4ffc716d: attempts the outbox did not send for its own reason (its worker
  * queue, NotSentLocally) no longer count against the host's breaker, "which says nothing of the
  * host", but each next attempt of such an operation is still charged to the host's retry budget as
  * a retry (AttemptLoop.claim: chargedAsRetry = history non-empty, and a NotSentLocally attempt is in
@@ -36,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * <p>The budget is small (two retries) so that a dozen deliveries drain it; the default (500 tokens,
  * 5 per retry) is drained the same way by a hundred. The breaker is disabled to isolate the budget.
  */
-class RvCore2WorkerQueueWaitDrainsRetryBudgetTest {
+class WorkerQueueWaitRetryBudgetTest {
   private final VirtualTime time = new VirtualTime();
   private final InMemoryJournal journal = new InMemoryJournal();
   private final FakeHost host = new FakeHost(time, (key, n, now) -> n == 1 ? Reply.status(503) : Reply.status(201));
