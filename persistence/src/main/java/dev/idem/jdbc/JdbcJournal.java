@@ -748,33 +748,13 @@ public final class JdbcJournal implements Journal {
   }
 
   /**
-   * {@link #claimAll} on PostgreSQL: {@link #claim} for each operation, fenced on its state and
-   * generation as read. As the SPI's default, the claims made before a failure are given back (not
-   * a takeover's, whose holder may have sent: held, it owes an ambiguous attempt).
+   * {@inheritDoc} Fenced: the row is claimed only if it is still at {@code asRead}'s state and
+   * generation (on PostgreSQL a row another transaction holds is skipped, as {@link #claim} does).
    */
-  private List<Optional<Lease>> claimEachAsRead(List<OperationRecord> asRead, String owner, Instant now,
-      Duration leaseFor) throws IdempotencyException {
-    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
-    try {
-      for (OperationRecord r : asRead) {
-        leases.add(claim(r.id(), owner, now, leaseFor, false, r));
-      }
-    } catch (IdempotencyException | RuntimeException e) {
-      for (int i = 0; i < leases.size(); i++) {
-        Optional<Lease> lease = leases.get(i);
-        if (lease.isPresent() && !lease.get().takeover()) {
-          try {
-            transition(asRead.get(i).id(), lease.get(), Transition.retryAt(now, now, "claim given back: " + e));
-          } catch (IdempotencyException | RuntimeException suppressed) {
-            if (suppressed != e) {
-              e.addSuppressed(suppressed);
-            }
-          }
-        }
-      }
-      throw e;
-    }
-    return leases;
+  @Override
+  public Optional<Lease> claimIfUnchanged(OperationRecord asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    return claim(Objects.requireNonNull(asRead, "asRead").id(), owner, now, leaseFor, false, asRead);
   }
 
   /**
@@ -784,8 +764,8 @@ public final class JdbcJournal implements Journal {
    * work, all claimed or none, made durable by one commit (one disk sync for the batch), with one
    * fenced UPDATE per operation and nothing read: an operation is claimed only if its row is still
    * at the state and generation it was read at, so that its lease and owner are as read too. On
-   * PostgreSQL, {@link Journal#claimAll}'s default: one {@link #claim} at a time, each skipping a
-   * row another transaction has locked.
+   * PostgreSQL, {@link Journal#claimAll}'s default: one {@link #claimIfUnchanged} at a time, each
+   * skipping a row another transaction has locked.
    */
   @Override
   public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
@@ -800,9 +780,9 @@ public final class JdbcJournal implements Journal {
     }
     if (!dialect.lockForClaim().isEmpty()) {
       // An UPDATE on PostgreSQL would wait for a row another node is claiming, which a claim must
-      // skip: one claim at a time, each fenced on the state and generation read (another instance
-      // may have sent one since and journaled it PENDING until its backoff or Retry-After).
-      return claimEachAsRead(asRead, owner, now, leaseFor);
+      // skip: the default, one claimIfUnchanged at a time (another instance may have sent one since
+      // and journaled it PENDING until its backoff or Retry-After).
+      return Journal.super.claimAll(asRead, owner, now, leaseFor);
     }
     long nowNanos = Instants.toNanos(now);
     Instant expiresAt = now.plus(leaseFor);

@@ -441,21 +441,11 @@ public final class InMemoryJournal implements Journal {
     }
   }
 
-  /**
-   * Claims each operation as {@link #claim} does, but only if it is still at the state and
-   * generation it was read at ({@code asRead}): one that changed since (another instance sent it
-   * and journaled it PENDING until its backoff or the server's Retry-After, say) is left, and its
-   * lease is empty, so that the caller looks at it again instead of sending it at once.
-   */
+  /** {@inheritDoc} Fenced: an operation that changed since {@code asRead} is left. */
   @Override
-  public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now, Duration leaseFor)
+  public Optional<Lease> claimIfUnchanged(OperationRecord asRead, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
-    List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
-    for (OperationRecord read : asRead) {
-      // Nothing here fails once open but a close, and a closed journal's claims are moot.
-      leases.add(claimIf(read.id(), read, owner, now, leaseFor));
-    }
-    return leases;
+    return claimIf(asRead.id(), asRead, owner, now, leaseFor);
   }
 
   @Override

@@ -22,9 +22,10 @@ import java.util.Optional;
  * {@link #claim}, so that a subclass overriding {@link #claim} sees every claim; the delegate's own
  * brief wait for a row another process holds is then not made (override {@link #claimWaiting} to
  * forward it: {@code delegate().claimWaiting(...)}).
- * Nor is {@link #claimAll}: the SPI's default runs this class's {@link #claim} for each operation,
- * which takes one whatever it became since it was read, where the delegate's own batch claim may
- * leave one that changed (override it to forward: {@code delegate().claimAll(...)}).
+ * Nor are {@link #claimAll} and {@link #claimIfUnchanged}: the SPI's defaults run this class's
+ * {@link #claim} for each operation, which takes one whatever it became since it was read, where
+ * the delegate's own would leave one that changed (override them to forward:
+ * {@code delegate().claimIfUnchanged(...)}).
  * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
  * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
  * {@link #claim} or {@link #transition} does not see them (override them too).

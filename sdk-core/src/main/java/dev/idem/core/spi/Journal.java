@@ -197,10 +197,31 @@ public interface Journal extends AutoCloseable {
   }
 
   /**
+   * Claims an operation as {@link #claim} does, but only if it is still at the state and generation
+   * it was read at ({@code asRead}): one that changed since is left, and the answer is empty. A
+   * background pass that read a due page a moment ago claims through it: another instance may
+   * have sent the operation meanwhile and journaled it PENDING until its backoff or the server's
+   * {@code Retry-After}, and a plain {@link #claim} takes any PENDING operation, so it would go out
+   * again at once. The default calls {@link #claim}, unfenced; the bundled journals fence it.
+   *
+   * @param asRead the operation as the caller read it
+   * @param owner the name of the claiming instance, unique among live instances
+   * @param now the current time of the caller's clock; the lease expires at {@code now + leaseFor}
+   * @param leaseFor how long the claim lasts before another owner may take over
+   * @return as {@link #claim}, and empty too when the operation changed since it was read
+   * @throws JournalException as {@link #claim}
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default Optional<Lease> claimIfUnchanged(OperationRecord asRead, String owner, Instant now, Duration leaseFor)
+      throws IdempotencyException {
+    return claim(asRead.id(), owner, now, leaseFor);
+  }
+
+  /**
    * Claims several operations for sending, as {@link #claim} claims one, in one durable write where
    * the journal can: a resume with several lanes claims the operations it is about to send a batch
    * at a time, so that a durable journal makes one write (one disk sync) for the batch instead of
-   * one each. The default calls {@link #claim} for each, in order.
+   * one each. The default calls {@link #claimIfUnchanged} for each, in order.
    *
    * <p>A journal may claim an operation only if it is still as read in {@code asRead} (the same
    * state and generation), and return empty for one that changed since: the caller then claims
@@ -232,7 +253,7 @@ public interface Journal extends AutoCloseable {
     List<Optional<Lease>> leases = new ArrayList<>(asRead.size());
     try {
       for (OperationRecord r : asRead) {
-        leases.add(claim(r.id(), owner, now, leaseFor));
+        leases.add(claimIfUnchanged(r, owner, now, leaseFor));
       }
     } catch (IdempotencyException | RuntimeException e) {
       // The claims made before the failure are given back, so that they stay known as never sent;

@@ -391,6 +391,29 @@ public abstract class JournalContract {
   }
 
   /**
+   * A background pass reads a due page, and another instance sends one of its operations before
+   * the pass claims it, gets a 429 and queues it again until its {@code Retry-After}: the pass's
+   * fenced claims ({@link Journal#claimIfUnchanged}, {@link Journal#claimAll}) leave it, as changed
+   * since it was read, so it is not sent again ahead of the server's hint.
+   */
+  @Test
+  void aFencedClaimLeavesAnOperationSentAndQueuedAgainSinceItWasRead() throws Exception {
+    NewOperation op = begun("{\"n\":1}");
+    OperationRecord asRead = journal().find(op.id()).orElseThrow();
+    Lease other = journal().claim(op.id(), "node-other", T0, LEASE).orElseThrow();
+    journal().transition(op.id(), other, Transition.retryAt(T0.plusSeconds(1), T0.plusSeconds(6), "429"));
+    Instant now = T0.plusSeconds(1);
+
+    assertTrue(journal().claimIfUnchanged(asRead, "node-me", now, LEASE).isEmpty(), "changed since it was read");
+    assertTrue(journal().claimAll(List.of(asRead), "node-me", now, LEASE).get(0).isEmpty(), "changed since it was read");
+    OperationRecord r = journal().find(op.id()).orElseThrow();
+    assertEquals(OperationState.PENDING, r.state());
+    assertEquals(T0.plusSeconds(6), r.nextAttemptAt(), "its due time stands");
+    assertEquals(other.generation(), r.generation());
+    assertTrue(journal().claimIfUnchanged(r, "node-me", now, LEASE).isPresent(), "as read now, it is claimed");
+  }
+
+  /**
    * Every way to claim takes the lease the caller asks for, not one of the journal's choosing: the
    * executor sizes its lease to its longest attempt, and a shorter lease would let another instance
    * take the operation over while the first is still sending it. Every other test asks for
