@@ -92,10 +92,29 @@ public final class Claims {
     if (claimed.size() != asRead.size()) {
       throw new IllegalStateException(journal + " answered " + claimed.size() + " claims for " + asRead.size());
     }
-    for (int i = 0; i < claimed.size(); i++) {
-      if (claimed.get(i).isPresent() && claimed.get(i).get().takeover()) {
-        recordOwedAttempt(journal, asRead.get(i).id(), claimed.get(i).get(), now);
+    try {
+      for (int i = 0; i < claimed.size(); i++) {
+        if (claimed.get(i).isPresent() && claimed.get(i).get().takeover()) {
+          recordOwedAttempt(journal, asRead.get(i).id(), claimed.get(i).get(), now);
+        }
       }
+    } catch (IdempotencyException | RuntimeException e) {
+      // Nothing of the batch will be sent: its fresh claims are given back, so that they stay known
+      // as never sent (held, the next pass would take each over and owe it an ambiguous attempt,
+      // and a later 404 would end it UNCERTAIN, not FAILED). A takeover's stays held: it owes one.
+      for (int i = 0; i < claimed.size(); i++) {
+        Optional<Lease> lease = claimed.get(i);
+        if (lease.isPresent() && !lease.get().takeover()) {
+          try {
+            giveBack(journal, asRead.get(i).id(), lease.get(), now, "claim given back: " + e);
+          } catch (JournalException | RuntimeException suppressed) {
+            if (suppressed != e) {
+              e.addSuppressed(suppressed);
+            }
+          }
+        }
+      }
+      throw e;
     }
     return claimed;
   }

@@ -955,7 +955,11 @@ public final class PendingResumer {
           }
           throw e;
         }
-        if (current == null || !DueRule.isDueFor(current, settings.owner(), settings.clock().instant())) {
+        boolean changed = current == null || current.state() != record.state()
+            || current.generation() != record.generation();
+        // Unchanged, it is sent as the page decided: a wall clock stepped back since the page read
+        // it must not leave it (a one-lane pass and a batch would then disagree).
+        if (changed && (current == null || !DueRule.isDueFor(current, settings.owner(), settings.clock().instant()))) {
           if (job.ticket() != null) {
             flight.leaveNotBegun(record.id(), job.ticket());
           }

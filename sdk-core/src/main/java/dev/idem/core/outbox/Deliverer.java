@@ -11,7 +11,6 @@ import dev.idem.core.OperationPendingException;
 import dev.idem.core.OperationRecord;
 import dev.idem.core.OperationUncertainException;
 import dev.idem.core.Outcome;
-import dev.idem.core.internal.DueRule;
 import dev.idem.core.internal.ExecutorAccess;
 import dev.idem.core.internal.Futures;
 import dev.idem.core.spi.poll.PollLoop;
@@ -151,8 +150,8 @@ final class Deliverer {
     Set<OperationId> taken = new HashSet<>();
     for (Map.Entry<OperationId, Instant> e : deadlines.due(capacity.room())) {
       OperationId id = e.getKey();
-      if (capacity.busy().contains(id)) {
-        continue;  // in delivery: it is kept again, if need be, when that delivery ends
+      if (capacity.busy().contains(id) || runsHere(id)) {
+        continue;  // in delivery, or run here: it is kept again, if need be, when that ends
       }
       Optional<OperationRecord> r = journal.find(id);
       if (r.isEmpty()) {
@@ -175,7 +174,7 @@ final class Deliverer {
       }
       for (OperationRecord r : page) {
         if (registrations.containsKey(r.id().operation()) && !capacity.busy().contains(r.id())
-            && !taken.contains(r.id()) && !runsHere(r, owner, now)) {
+            && !taken.contains(r.id()) && !runsHere(r.id())) {
           batch.add(r);
           if (batch.size() == capacity.room()) {
             return batch;
@@ -187,15 +186,16 @@ final class Deliverer {
   }
 
   /**
-   * Whether {@code r} is under this owner's live lease because an execution of it runs in this
-   * executor now (an app's inline call on the wire): that execution ends it and tells its own
-   * caller. Joined as a delivery, its outcome reached the dispatcher's callbacks or not depending on
-   * whether a poll fell while it was on the wire, and the joins held delivery slots that queued
-   * operations waited for. (Under a live lease of this owner's that no execution here holds, it is
-   * an earlier incarnation's, which a delivery takes back.)
+   * Whether an execution of {@code id} runs in this executor now, other than a delivery of this
+   * dispatcher's (those are busy): an app's inline call, on the wire or between its attempts
+   * (PENDING in the journal, due once its backoff ends), whatever its lease. That execution ends it
+   * and tells its own caller. Joined as a delivery, its outcome reached the dispatcher's callbacks
+   * or not depending on whether a poll fell while it ran, and the joins held delivery slots that
+   * queued operations waited for. (Under a live lease of this owner's that no execution here
+   * holds, it is an earlier incarnation's, which a delivery takes back.)
    */
-  private boolean runsHere(OperationRecord r, String owner, Instant now) {
-    return DueRule.isOwnLease(r, owner, now) && ExecutorAccess.get().runsHere(executor, r.id());
+  private boolean runsHere(OperationId id) {
+    return ExecutorAccess.get().runsHere(executor, id);
   }
 
   private void deliver(OperationRecord record, DeliveryTracker.Round round) {

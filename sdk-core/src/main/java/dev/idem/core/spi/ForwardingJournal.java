@@ -23,9 +23,8 @@ import java.util.Optional;
  * brief wait for a row another process holds is then not made (override {@link #claimWaiting} to
  * forward it: {@code delegate().claimWaiting(...)}).
  * Nor are {@link #claimAll} and {@link #claimIfUnchanged}: the SPI's defaults run this class's
- * {@link #claim} for each operation, which takes one whatever it became since it was read, where
- * the delegate's own would leave one that changed (override them to forward:
- * {@code delegate().claimIfUnchanged(...)}).
+ * {@link #find} and {@link #claim} for each operation, where the delegate fences each claim in one
+ * step (override them to forward: {@code delegate().claimIfUnchanged(...)}).
  * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
  * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
  * {@link #claim} or {@link #transition} does not see them (override them too).

@@ -202,7 +202,9 @@ public interface Journal extends AutoCloseable {
    * background pass that read a due page a moment ago claims through it: another instance may
    * have sent the operation meanwhile and journaled it PENDING until its backoff or the server's
    * {@code Retry-After}, and a plain {@link #claim} takes any PENDING operation, so it would go out
-   * again at once. The default calls {@link #claim}, unfenced; the bundled journals fence it.
+   * again at once. The default reads the operation ({@link #find}) and claims it ({@link #claim})
+   * only if it is still as read: a change between the two is not seen, so a journal should fence
+   * the claim itself, in one step, as the bundled journals do.
    *
    * @param asRead the operation as the caller read it
    * @param owner the name of the claiming instance, unique among live instances
@@ -214,6 +216,11 @@ public interface Journal extends AutoCloseable {
    */
   default Optional<Lease> claimIfUnchanged(OperationRecord asRead, String owner, Instant now, Duration leaseFor)
       throws IdempotencyException {
+    Optional<OperationRecord> current = find(asRead.id());
+    if (current.isEmpty() || current.get().state() != asRead.state()
+        || current.get().generation() != asRead.generation()) {
+      return Optional.empty();
+    }
     return claim(asRead.id(), owner, now, leaseFor);
   }
 
