@@ -92,19 +92,22 @@ public final class Claims {
     if (claimed.size() != asRead.size()) {
       throw new IllegalStateException(journal + " answered " + claimed.size() + " claims for " + asRead.size());
     }
+    int recorded = 0; // the takeovers before this index have their owed attempt recorded
     try {
-      for (int i = 0; i < claimed.size(); i++) {
-        if (claimed.get(i).isPresent() && claimed.get(i).get().takeover()) {
-          recordOwedAttempt(journal, asRead.get(i).id(), claimed.get(i).get(), now);
+      for (; recorded < claimed.size(); recorded++) {
+        if (claimed.get(recorded).isPresent() && claimed.get(recorded).get().takeover()) {
+          recordOwedAttempt(journal, asRead.get(recorded).id(), claimed.get(recorded).get(), now);
         }
       }
     } catch (IdempotencyException | RuntimeException e) {
       // Nothing of the batch will be sent: its fresh claims are given back, so that they stay known
       // as never sent (held, the next pass would take each over and owe it an ambiguous attempt,
-      // and a later 404 would end it UNCERTAIN, not FAILED). A takeover's stays held: it owes one.
+      // and a later 404 would end it UNCERTAIN, not FAILED), and so are the takeovers whose owed
+      // attempt is recorded (held, the next takeover would record a second one). A takeover whose
+      // owed attempt is not recorded yet stays held: the next takeover records it.
       for (int i = 0; i < claimed.size(); i++) {
         Optional<Lease> lease = claimed.get(i);
-        if (lease.isPresent() && !lease.get().takeover()) {
+        if (lease.isPresent() && (!lease.get().takeover() || i < recorded)) {
           try {
             giveBack(journal, asRead.get(i).id(), lease.get(), now, "claim given back: " + e);
           } catch (JournalException | RuntimeException suppressed) {

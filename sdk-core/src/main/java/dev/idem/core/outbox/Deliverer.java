@@ -148,7 +148,12 @@ final class Deliverer {
       return batch;
     }
     Set<OperationId> taken = new HashSet<>();
-    for (Map.Entry<OperationId, Instant> e : deadlines.due(capacity.room())) {
+    // Every wait that has passed, not only the first `room`: one skipped below (in delivery, or
+    // run here by an app's call that may last) must not hold back the waits behind it.
+    for (Map.Entry<OperationId, Instant> e : deadlines.due(DueDeadlines.MAX_KEPT)) {
+      if (batch.size() >= capacity.room()) {
+        break;
+      }
       OperationId id = e.getKey();
       if (capacity.busy().contains(id) || runsHere(id)) {
         continue;  // in delivery, or run here: it is kept again, if need be, when that ends
