@@ -747,9 +747,14 @@ public final class IdempotentExecutor implements AutoCloseable {
       return settled;
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
-    AsyncDriver driver = new AsyncDriver(new AttemptLoop(settings, record, claimed, p, inline, named, created, retention),
-        record.id(),
-        request, transport, result, lifecycle);
+    AttemptLoop loop = new AttemptLoop(settings, record, claimed, p, inline, named, created, retention);
+    if (claimed == null && !named && !inline) {
+      // An outbox delivery (resumeAsyncCounted): the record was read and found due a moment ago.
+      // Its first claim takes it only if unchanged since, or another instance that sent it and
+      // queued it again until its backoff or Retry-After meanwhile would see it resent at once.
+      loop.fenceFirstClaimOn(record);
+    }
+    AsyncDriver driver = new AsyncDriver(loop, record.id(), request, transport, result, lifecycle);
     result.whenComplete((o, e) -> {
       boolean cancelled = result.isCancelled();
       // The call is over while the execution may still write the journal (a cancel, close, or a call

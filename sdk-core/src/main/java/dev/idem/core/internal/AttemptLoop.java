@@ -67,6 +67,8 @@ public final class AttemptLoop {
   private final boolean probing;
   /** The claim the journal made with the begin, until {@link #start()} sends under it; then null. */
   private Lease claimedAtBegin;
+  /** The record the first claim must find unchanged, or null: see {@link #fenceFirstClaimOn}. */
+  private OperationRecord fenceFirstClaim;
   /** Read IN_FLIGHT: the first claim takes over a holder's lease, and the journal may add its attempt. */
   private boolean takingOver;
   /** Whether the attempt in progress was charged to the host's retry budget. */
@@ -204,6 +206,17 @@ public final class AttemptLoop {
     }
   }
 
+  /**
+   * Makes this loop's first claim only if the operation is still as {@code asRead} (its state and
+   * generation): a delivery that read it a moment ago, and checked it was due, must not claim it if
+   * another instance sent it since and queued it again until its backoff or {@code Retry-After}
+   * (a plain claim takes any PENDING operation). Its later claims, after its own waits, are plain.
+   * Call before {@link #start}.
+   */
+  public void fenceFirstClaimOn(OperationRecord asRead) {
+    fenceFirstClaim = asRead;
+  }
+
   /** Claims the operation again after a wait. */
   public Step afterWait() throws IdempotencyException {
     try {
@@ -223,6 +236,9 @@ public final class AttemptLoop {
     if (claimedAtBegin != null) {
       claimed = Optional.of(claimedAtBegin);
       claimedAtBegin = null;
+    } else if (fenceFirstClaim != null) {
+      claimed = Claims.claimIfUnchanged(s.journal(), fenceFirstClaim, s.owner(), now, s.leaseFor());
+      fenceFirstClaim = null;
     } else {
       claimed = Claims.claim(s.journal(), id, s.owner(), now, s.leaseFor(), named);
     }

@@ -83,6 +83,19 @@ public final class Claims {
   }
 
   /**
+   * {@link Journal#claimIfUnchanged}, then, on a takeover, what {@link #claim} does: records the
+   * attempt its holder may have sent.
+   */
+  public static Optional<Lease> claimIfUnchanged(Journal journal, OperationRecord asRead, String owner, Instant now,
+      Duration leaseFor) throws IdempotencyException {
+    Optional<Lease> claimed = journal.claimIfUnchanged(asRead, owner, now, leaseFor);
+    if (claimed.isPresent() && claimed.get().takeover()) {
+      recordOwedAttempt(journal, asRead.id(), claimed.get(), now);
+    }
+    return claimed;
+  }
+
+  /**
    * {@link Journal#claimAll}, then, for each claim that took an operation over, what
    * {@link #claim} does: records the attempt its holder may have sent.
    */
