@@ -37,33 +37,39 @@ import org.junit.jupiter.api.Test;
 class BatchClaimOwedAttemptFailureTest {
   private static final Duration LEASE = Duration.ofMinutes(2);
 
-  @Test
-  void aFreshClaimOfTheBatchIsGivenBackWhenATakeoversOwedAttemptCannotBeRecorded() throws Exception {
-    AtomicBoolean failOnce = new AtomicBoolean(true);
-    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
-          Duration leaseFor) throws IdempotencyException {
-        return delegate().claimAll(asRead, owner, now, leaseFor);
-      }
+  /** Recording an attempt fails once: the owed attempt of the batch's takeover. */
+  private final AtomicBoolean failOnce = new AtomicBoolean(true);
+  private final Journal journal = new ForwardingJournal(new InMemoryJournal()) {
+    @Override
+    public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
+        Duration leaseFor) throws IdempotencyException {
+      return delegate().claimAll(asRead, owner, now, leaseFor);
+    }
 
-      @Override
-      public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
-        if (failOnce.getAndSet(false)) {
-          throw new JournalException("disk full for a moment", null);
-        }
-        super.recordAttempt(id, lease, attempt);
+    @Override
+    public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
+      if (failOnce.getAndSet(false)) {
+        throw new JournalException("disk full for a moment", null);
       }
-    };
-    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2).leaseFor(LEASE)
-        .circuitBreaker(CircuitBreakerSettings.disabled()));
-    Operation fresh = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
+      super.recordAttempt(id, lease, attempt);
+    }
+  };
+  private final Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2).leaseFor(LEASE)
+      .circuitBreaker(CircuitBreakerSettings.disabled()));
+  private final Operation fresh = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
+
+  /** Enqueues {@link #fresh} and an orphan a dead instance held, whose lease ran out: one batch. */
+  private void orphanedBesideFresh() throws Exception {
     Operation orphan = Operation.builder("create-order", Requests.order("{\"n\":2}")).build();
     h.executor.enqueue(fresh);
     h.executor.enqueue(orphan);
-    // A dead instance held the orphan; its lease ran out.
     journal.claim(orphan.id(), "pod-gone", h.time.now(), LEASE).orElseThrow();
     h.time.advance(LEASE.plusSeconds(1));
+  }
+
+  @Test
+  void aFreshClaimOfTheBatchIsGivenBackWhenATakeoversOwedAttemptCannotBeRecorded() throws Exception {
+    orphanedBesideFresh();
 
     FakeHost host = new FakeHost(h.time, FakeHost.always(404));
     Map<String, ResumeHandler> handlers = Map.of("create-order", ResumeHandler.of(host, o -> { }, e -> { }));
@@ -79,30 +85,7 @@ class BatchClaimOwedAttemptFailureTest {
   /** The consequence: the next pass records a phantom ambiguous attempt, and a 404 ends it UNCERTAIN. */
   @Test
   void anOperationNeverSentIsNotEndedUncertainAfterTheFailedBatch() throws Exception {
-    AtomicBoolean failOnce = new AtomicBoolean(true);
-    Journal journal = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public List<Optional<Lease>> claimAll(List<OperationRecord> asRead, String owner, Instant now,
-          Duration leaseFor) throws IdempotencyException {
-        return delegate().claimAll(asRead, owner, now, leaseFor);
-      }
-
-      @Override
-      public void recordAttempt(OperationId id, Lease lease, AttemptRecord attempt) throws IdempotencyException {
-        if (failOnce.getAndSet(false)) {
-          throw new JournalException("disk full for a moment", null);
-        }
-        super.recordAttempt(id, lease, attempt);
-      }
-    };
-    Harness h = new Harness(journal, Harness.POLICY, b -> b.resumeConcurrency(2).leaseFor(LEASE)
-        .circuitBreaker(CircuitBreakerSettings.disabled()));
-    Operation fresh = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
-    Operation orphan = Operation.builder("create-order", Requests.order("{\"n\":2}")).build();
-    h.executor.enqueue(fresh);
-    h.executor.enqueue(orphan);
-    journal.claim(orphan.id(), "pod-gone", h.time.now(), LEASE).orElseThrow();
-    h.time.advance(LEASE.plusSeconds(1));
+    orphanedBesideFresh();
 
     FakeHost host = new FakeHost(h.time, FakeHost.always(404));
     Map<String, ResumeHandler> handlers = Map.of("create-order", ResumeHandler.of(host, o -> { }, e -> { }));

@@ -40,35 +40,41 @@ import org.junit.jupiter.api.Test;
 class SendInterruptedBeforeFirstSendTest {
   private final IdempotentServer server = IdempotentServer.start();
 
+  /** Runs once, right after the next claim: the app interrupting the caller there. */
+  private final AtomicReference<Runnable> onClaim = new AtomicReference<>();
+  private final ForwardingJournal hooked = new ForwardingJournal(new InMemoryJournal()) {
+    @Override
+    public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
+        throws IdempotencyException {
+      Optional<Lease> lease = super.claim(id, owner, now, leaseFor);
+      Runnable hook = onClaim.getAndSet(null);
+      if (hook != null) {
+        hook.run();
+      }
+      return lease;
+    }
+  };
+
   @AfterEach
   void stop() {
     server.close();
   }
 
+  /** Sends {@code call} with its caller interrupted right after the journal claimed it. */
+  private void sendInterruptedAtTheClaim(OperationCall call) {
+    onClaim.set(() -> Thread.currentThread().interrupt());
+    assertThrows(InterruptedException.class,
+        () -> call.send(Fixture.post(server.url("/orders"), "{\"sku\":\"A-1\"}"), BodyHandlers.ofString()));
+    Thread.interrupted();
+  }
+
   @Test
   void anInterruptBeforeTheFirstAttemptRecordsNoAttempt() throws Exception {
-    AtomicReference<Runnable> onClaim = new AtomicReference<>();
-    ForwardingJournal hooked = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
-          throws IdempotencyException {
-        Optional<Lease> lease = super.claim(id, owner, now, leaseFor);
-        Runnable hook = onClaim.getAndSet(null);
-        if (hook != null) {
-          hook.run();
-        }
-        return lease;
-      }
-    };
     Fixture g = new Fixture(b -> b.journal(hooked), c -> { });
     try {
       OperationCall call = g.client.operation("create-order");
       OperationId id = call.operationId();
-      onClaim.set(() -> Thread.currentThread().interrupt()); // the app interrupts the caller here
-
-      assertThrows(InterruptedException.class,
-          () -> call.send(Fixture.post(server.url("/orders"), "{\"sku\":\"A-1\"}"), BodyHandlers.ofString()));
-      Thread.interrupted();
+      sendInterruptedAtTheClaim(call);
 
       OperationRecord record = g.record(id);
       assertEquals(0, server.requestCount(), "nothing reached the server");
@@ -82,27 +88,11 @@ class SendInterruptedBeforeFirstSendTest {
 
   @Test
   void aLaterPermanentRefusalOfThatNeverSentOperationIsFailedNotUncertain() throws Exception {
-    AtomicReference<Runnable> onClaim = new AtomicReference<>();
-    ForwardingJournal hooked = new ForwardingJournal(new InMemoryJournal()) {
-      @Override
-      public Optional<Lease> claim(OperationId id, String owner, Instant now, Duration leaseFor)
-          throws IdempotencyException {
-        Optional<Lease> lease = super.claim(id, owner, now, leaseFor);
-        Runnable hook = onClaim.getAndSet(null);
-        if (hook != null) {
-          hook.run();
-        }
-        return lease;
-      }
-    };
     Fixture g = new Fixture(b -> b.journal(hooked), c -> { });
     try {
       OperationCall call = g.client.operation("create-order");
       OperationId id = call.operationId();
-      onClaim.set(() -> Thread.currentThread().interrupt());
-      assertThrows(InterruptedException.class,
-          () -> call.send(Fixture.post(server.url("/orders"), "{\"sku\":\"A-1\"}"), BodyHandlers.ofString()));
-      Thread.interrupted();
+      sendInterruptedAtTheClaim(call);
 
       // The app sends the same operation again later; the server refuses it for good (403).
       server.plan().next(dev.idem.testkit.Fault.status(403));
