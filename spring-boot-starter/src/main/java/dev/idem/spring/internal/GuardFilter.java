@@ -68,6 +68,11 @@ import org.springframework.web.util.UrlPathHelper;
  * ({@link HandlerTarget}), as the startup's {@link IdempotentPlacement} reads them: behind a JDK
  * proxy, the implementation's, not the mapped interface's.
  *
+ * <p>A guarded cross-origin request gets the CORS headers of its handler ({@code @CrossOrigin},
+ * the app's global CORS mappings) before the guard runs, so that the guard's own answers (a replay,
+ * 409, 422) carry them as the handler's did; an origin the handler refuses is answered 403 before
+ * anything is claimed ({@link GuardCors}).
+ *
  * <p>A request without a key header runs unguarded in both modes: it goes through the lease-mode
  * filter, which refuses it if the guard requires a key and otherwise passes it on (its body
  * neither read nor limited), never through a transactional run; a transactional handler's request
@@ -243,6 +248,9 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
       // Keyed or not, such a request runs in a transaction that ends when the handler returns.
       refuseAsynchronous(request);
     }
+    if (g != null && !cors(request, response)) {
+      return;
+    }
     if (g != null && !identifyCaller(g, request, response)) {
       return;
     }
@@ -260,6 +268,18 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
     } else {
       g.filter().doFilter(request, response, chain);
     }
+  }
+
+  /**
+   * Applies the handler's CORS configuration to a guarded cross-origin request before the guard
+   * may answer it itself: see {@link GuardCors}. False if the origin is refused (403 sent).
+   */
+  private boolean cors(HttpServletRequest request, HttpServletResponse response) throws IOException {
+    if (request.getHeader("Origin") == null) {
+      return true;
+    }
+    Mapped m = mapped(request);
+    return m == null || GuardCors.apply(m.mapping(), m.chain(), request, response);
   }
 
   @Override
@@ -357,18 +377,29 @@ public final class GuardFilter extends OncePerRequestFilter implements SmartInit
   }
 
   private HandlerMethod handler(HttpServletRequest request) {
+    Mapped m = mapped(request);
+    return m == null ? null : (HandlerMethod) m.chain().getHandler();
+  }
+
+  /** A request's handler chain, and the mapping that returned it. */
+  private record Mapped(RequestMappingHandlerMapping mapping, HandlerExecutionChain chain) {}
+
+  /**
+   * The first mapping's chain for the request whose handler is a controller method, or null: none,
+   * or one the dispatcher will refuse (405, 415), which the dispatcher answers.
+   */
+  private Mapped mapped(HttpServletRequest request) {
     Object previous = request.getAttribute(ServletRequestPathUtils.PATH_ATTRIBUTE);
     try {
       ServletRequestPathUtils.parseAndCache(request);
       for (RequestMappingHandlerMapping m : mappings.get()) {
         HandlerExecutionChain chain = m.getHandler(request);
-        if (chain != null && chain.getHandler() instanceof HandlerMethod hm) {
-          return hm;
+        if (chain != null && chain.getHandler() instanceof HandlerMethod) {
+          return new Mapped(m, chain);
         }
       }
       return null;
     } catch (Exception e) {
-      // No handler, or one the dispatcher will refuse (405, 415): the dispatcher answers it.
       return null;
     } finally {
       if (previous != null) {
