@@ -235,7 +235,7 @@ public final class IdempotencyGuard implements AutoCloseable {
           StoredRecord r = e.record();
           // A mismatch wins over "in flight": a different payload under a used key is a client bug
           // that waiting will never fix, so "retry later" would be the wrong advice.
-          if (!r.fingerprint().equals(p.fingerprint())) {
+          if (!p.sameRequest(r.fingerprint())) {
             hear(new GuardEvent.Mismatch(p.route()));
             return respond(Admission.Reason.KEY_REUSED, reused());
           }
@@ -243,6 +243,12 @@ public final class IdempotencyGuard implements AutoCloseable {
             heardWait(p.route(), started, round, true);
             hear(new GuardEvent.Replayed(p.route()));
             return respond(Admission.Reason.REPLAY, replay(r.response().get()));
+          }
+          if (!r.fingerprint().equals(p.fingerprint()) && round < MAX_ROUNDS) {
+            // Stored under the query as written (before credentials were left out): claimed again
+            // at once under that fingerprint, which a takeover of a lapsed lease compares.
+            p = p.storedAs(r.fingerprint());
+            continue;
           }
         }
         // In flight (or released or purged between the claim and the read: the next round claims it).
@@ -686,10 +692,29 @@ public final class IdempotencyGuard implements AutoCloseable {
    *
    * @param answer the guard's answer ({@link Admission.Respond} or {@link Admission.Unguarded}), or null
    */
-  record Prepared(Admission answer, RecordId id, Fingerprint fingerprint, byte[] body, RoutePolicy policy,
-      String route) {
+  /**
+   * @param asWritten the fingerprint of the request's query as written, credential parameters
+   *     included, if it has any ({@link RequestFingerprints#asWritten}), else null: a record stored
+   *     before those parameters were left out of the fingerprint has it
+   */
+  record Prepared(Admission answer, RecordId id, Fingerprint fingerprint, Fingerprint asWritten, byte[] body,
+      RoutePolicy policy, String route) {
     static Prepared answered(Admission answer) {
-      return new Prepared(answer, null, null, null, null, null);
+      return new Prepared(answer, null, null, null, null, null, null);
+    }
+
+    /** Whether a record of this request's key was stored for this request. */
+    boolean sameRequest(Fingerprint stored) {
+      return stored.equals(fingerprint) || stored.equals(asWritten);
+    }
+
+    /**
+     * This request under the fingerprint its key's record was stored with, so that the claims that
+     * follow (a takeover of its lapsed lease compares fingerprints) find it the same request; the
+     * other fingerprint is kept, so that a record stored anew meanwhile still matches.
+     */
+    Prepared storedAs(Fingerprint stored) {
+      return stored.equals(fingerprint) ? this : new Prepared(answer, id, stored, fingerprint, body, policy, route);
     }
   }
 
@@ -730,7 +755,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (body.length > s.maxRequestBody) {
       return Prepared.answered(tooLarge());
     }
-    return new Prepared(null, id, RequestFingerprints.of(request, body, s.fingerprintMode), body, policy, route);
+    return new Prepared(null, id, RequestFingerprints.of(request, body, s.fingerprintMode),
+        RequestFingerprints.asWritten(request, body, s.fingerprintMode), body, policy, route);
   }
 
   Admission tooLarge() {

@@ -160,7 +160,7 @@ final class TransactionalRun {
       } catch (SQLException e) {
         return storeFailed("claim", e);
       }
-      if (attempt instanceof ClaimAttempt.Existing e && !e.record().fingerprint().equals(p.fingerprint())) {
+      if (attempt instanceof ClaimAttempt.Existing e && !p.sameRequest(e.record().fingerprint())) {
         guard.hear(new GuardEvent.Mismatch(p.route()));
         return guard.reused();
       }

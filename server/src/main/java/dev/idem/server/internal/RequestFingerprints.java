@@ -7,10 +7,12 @@ import dev.idem.server.FingerprintMode;
 import dev.idem.server.GuardRequest;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.util.Objects;
 
 /**
  * The fingerprint of a request as the guard checks it against its key's record: sdk-core's
- * {@link Fingerprinter}, the client's, over method, path and query, and the body as sent.
+ * {@link Fingerprinter}, the client's, over method, path and query (without its credential
+ * parameters: {@link SecretQueryParameters}), and the body as sent.
  */
 public final class RequestFingerprints {
   private RequestFingerprints() {
@@ -24,21 +26,41 @@ public final class RequestFingerprints {
    * @throws IllegalArgumentException if the request's path cannot be made a URI
    */
   public static Fingerprint of(GuardRequest request, byte[] body, FingerprintMode mode) {
+    return of(request, SecretQueryParameters.removedFrom(request.rawQuery()), body, mode);
+  }
+
+  /**
+   * The fingerprint of the request with its query as written, credential parameters included, as
+   * the guard made it before {@link SecretQueryParameters}; null when the query has none (then it is
+   * {@link #of(GuardRequest, byte[], FingerprintMode)}'s).
+   *
+   * @param request the request
+   * @param body its body, as read
+   * @param mode how the body is fingerprinted
+   * @return the fingerprint, or null
+   * @throws IllegalArgumentException if the request's path cannot be made a URI
+   */
+  public static Fingerprint asWritten(GuardRequest request, byte[] body, FingerprintMode mode) {
+    String query = request.rawQuery();
+    return Objects.equals(SecretQueryParameters.removedFrom(query), query) ? null : of(request, query, body, mode);
+  }
+
+  private static Fingerprint of(GuardRequest request, String rawQuery, byte[] body, FingerprintMode mode) {
     String contentType = mode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
-    RequestSnapshot snapshot = RequestSnapshot.builder(request.method(), uri(request))
+    RequestSnapshot snapshot = RequestSnapshot.builder(request.method(), uri(request.path(), rawQuery))
         .body(body, contentType)
         .build();
     return Fingerprinter.defaults().fingerprint(snapshot);
   }
 
-  private static URI uri(GuardRequest r) {
-    String path = r.path().isEmpty() ? "/" : r.path();
+  private static URI uri(String requestPath, String rawQuery) {
+    String path = requestPath.isEmpty() ? "/" : requestPath;
     try {
-      return new URI("http://idem.invalid" + path + (r.rawQuery() == null ? "" : "?" + r.rawQuery()));
+      return new URI("http://idem.invalid" + path + (rawQuery == null ? "" : "?" + rawQuery));
     } catch (URISyntaxException e) {
       try {
         // A path the adapter did not encode: let URI quote it, so it still has one fingerprint.
-        return new URI("http", "idem.invalid", path, r.rawQuery(), null);
+        return new URI("http", "idem.invalid", path, rawQuery, null);
       } catch (URISyntaxException again) {
         throw new IllegalArgumentException("unusable request path", again);
       }

@@ -60,7 +60,7 @@ public final class SecretPathParameters {
    * {@code ;%6Asessionid=} is judged as {@code jsessionid}. Bounded by the name, never the rest
    * of the path, so that many parameters cost no more than their length.
    */
-  private static String decode(String s, int from, int to) {
+  static String decode(String s, int from, int to) {
     ByteArrayOutputStream bytes = null;
     for (int i = from; i < to; i++) {
       char c = s.charAt(i);

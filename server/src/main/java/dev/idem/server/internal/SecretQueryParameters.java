@@ -1,0 +1,69 @@
+package dev.idem.server.internal;
+
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Takes the credential query parameters out of a raw query, for the request's fingerprint: every
+ * {@code &}-separated parameter whose name (percent-decoded, any case) is exactly one of
+ * {@link #NAMES}. A client that authenticates with {@code ?access_token=} (RFC 6750 section 2.3)
+ * and refreshes its token between a timed-out attempt and its retry sends the same operation under
+ * the same key; with the token in the fingerprint it was refused 422 "key reused", which clients
+ * take as a permanent failure although the first attempt's effect exists.
+ *
+ * <p>Exact names, not the client journal's broad rule ({@code RequestSnapshot}'s: any name holding
+ * {@code auth}, {@code session}, {@code token}...): that rule errs towards hiding, which costs a
+ * journal nothing, but here a name it matched ({@code ?author=}, {@code ?session=2},
+ * {@code ?token=} for a card token) would stop telling two different operations apart, and a key
+ * reused for the other one would be replayed the first one's answer. The names are those that only
+ * ever authenticate the request itself: OAuth's bearer token, the API-key spellings, and signed
+ * URLs' signature and credential. A query without such a parameter, and the records stored for
+ * it, are unchanged; a record stored under a query that had one, before this rule, is matched by
+ * the fingerprint of the query as written (see {@code IdempotencyGuard}).
+ *
+ * <p>Linear in the query's length. Pure and thread-safe.
+ */
+public final class SecretQueryParameters {
+  /** The names (lower case) of query parameters that are credentials and no part of an operation. */
+  public static final Set<String> NAMES = Set.of("access_token", "api_key", "api-key", "apikey",
+      "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential");
+
+  private SecretQueryParameters() {}
+
+  /**
+   * @param rawQuery a raw (encoded) query, without the {@code ?}, or null
+   * @return {@code rawQuery} without its credential parameters (null if none is left);
+   *     {@code rawQuery} itself when it has none
+   */
+  public static String removedFrom(String rawQuery) {
+    if (rawQuery == null) {
+      return null;
+    }
+    int n = rawQuery.length();
+    StringBuilder out = null;
+    int start = 0;
+    while (start <= n) {
+      int end = rawQuery.indexOf('&', start);
+      if (end < 0) {
+        end = n;
+      }
+      int eq = rawQuery.indexOf('=', start);
+      String name = SecretPathParameters.decode(rawQuery, start, eq < 0 || eq > end ? end : eq);
+      boolean secret = NAMES.contains(name.toLowerCase(Locale.ROOT));
+      if (secret && out == null) {
+        out = new StringBuilder(n);
+        out.append(rawQuery, 0, start == 0 ? 0 : start - 1);
+      } else if (!secret && out != null) {
+        if (out.length() > 0) {
+          out.append('&');
+        }
+        out.append(rawQuery, start, end);
+      }
+      start = end + 1;
+    }
+    if (out == null) {
+      return rawQuery;
+    }
+    return out.length() == 0 ? null : out.toString();
+  }
+}
