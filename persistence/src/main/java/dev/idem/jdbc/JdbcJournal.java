@@ -1180,6 +1180,30 @@ public final class JdbcJournal implements Journal {
   @Override
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
       throws IdempotencyException {
+    return findDue(now, owner, (List<String>) null, after, limit);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The names are compared in the query ({@code operation IN (...)}, on the due index's entries),
+   * so another name's backlog is never read into this process; past
+   * {@value OperationTable#MAX_NAMES} names the rows are read and filtered here.
+   */
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+      int limit) throws IdempotencyException {
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("names is empty: a page of no names is always empty");
+    }
+    if (names.size() > OperationTable.MAX_NAMES) {
+      return Journal.super.findDue(now, owner, names, after, limit);
+    }
+    return findDue(now, owner, List.copyOf(names), after, limit);
+  }
+
+  private List<OperationRecord> findDue(Instant now, String owner, List<String> names, OperationRecord after,
+      int limit) throws IdempotencyException {
     Objects.requireNonNull(now, "now");
     Objects.requireNonNull(owner, "owner");
     checkLimit(limit);
@@ -1191,7 +1215,7 @@ public final class JdbcJournal implements Journal {
       while (result.size() < limit) {
         int want = limit - result.size();
         RowKey from = cursor;
-        List<RawRow> rows = store.read(null, c -> table.ownLeases(c, nowNanos, owner, from, want));
+        List<RawRow> rows = store.read(null, c -> table.ownLeases(c, nowNanos, owner, names, from, want));
         addDecoded(rows, result);
         if (OperationTable.lastRows(rows, want)) {
           break;
@@ -1209,7 +1233,7 @@ public final class JdbcJournal implements Journal {
       int want = limit - result.size();
       RowKey from = cursor;
       long fromDueAt = dueAt;
-      List<RawRow> rows = store.read(null, c -> table.dueOldestFirst(c, nowNanos, fromDueAt, from, want));
+      List<RawRow> rows = store.read(null, c -> table.dueOldestFirst(c, nowNanos, names, fromDueAt, from, want));
       addDecoded(rows, result);
       if (OperationTable.lastRows(rows, want)) {
         break;

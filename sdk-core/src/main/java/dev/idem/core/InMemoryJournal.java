@@ -810,6 +810,21 @@ public final class InMemoryJournal implements Journal {
   @Override
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
       throws IdempotencyException {
+    return findDue(now, owner, null, after, limit);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>As {@link #findDue(Instant, String, OperationRecord, int)}, with the names compared on the
+   * index's entries, before an operation's record is looked at.
+   */
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+      int limit) throws IdempotencyException {
+    if (names != null && names.isEmpty()) {
+      throw new IllegalArgumentException("names is empty: a page of no names is always empty");
+    }
     Objects.requireNonNull(now, "now");
     Objects.requireNonNull(owner, "owner");
     ensureOpen();
@@ -818,6 +833,9 @@ public final class InMemoryJournal implements Journal {
     DueKey from = null;
     if (after == null || DueRule.isOwnLease(after, owner, now)) {
       for (OperationId id : inFlightAfter(after == null ? null : after.id())) {
+        if (names != null && !names.contains(id.operation())) {
+          continue;
+        }
         OperationRecord r = latest(id);
         if (r != null && DueRule.isOwnLease(r, owner, now)) {
           page.add(r);
@@ -843,6 +861,9 @@ public final class InMemoryJournal implements Journal {
         nextPending = pending.hasNext() ? pending.next() : null;
       } else {
         key = expired.get(nextExpired++);
+      }
+      if (names != null && !names.contains(key.id().operation())) {
+        continue;
       }
       OperationRecord r = latest(key.id());
       // An entry the operation has left since (its new one is further on) is skipped, so that a

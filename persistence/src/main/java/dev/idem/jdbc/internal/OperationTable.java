@@ -475,14 +475,48 @@ public class OperationTable {
    * Few (what one instance held), read through the state index.
    */
   public List<RawRow> ownLeases(SqlSession c, long now, String owner, RowKey after, int limit) throws SQLException {
+    return ownLeases(c, now, owner, null, after, limit);
+  }
+
+  /**
+   * {@link #ownLeases(SqlSession, long, String, RowKey, int)} of the operations named one of
+   * {@code names} ({@link #MAX_NAMES} at most), or of every name if it is null.
+   */
+  public List<RawRow> ownLeases(SqlSession c, long now, String owner, List<String> names, RowKey after, int limit)
+      throws SQLException {
     return pageRows(c, "SELECT " + COLUMNS + " FROM idem_operation WHERE state = 'IN_FLIGHT' AND quarantined_at IS NULL"
-        + " AND owner = ? AND lease_expires_at > ?"
+        + " AND owner = ? AND lease_expires_at > ?" + namedOneOf(names)
         + (after == null ? "" : " AND (scope, operation, op_key) > (?, ?, ?)")
         + ORDER + " LIMIT ?" + dialect.lockForClaim(), ps -> {
           ps.setString(1, owner);
           ps.setLong(2, now);
-          ps.setInt(bindRowKey(ps, 3, after), limit);
+          ps.setInt(bindRowKey(ps, bindNames(ps, 3, names), after), limit);
         });
+  }
+
+  /**
+   * The most names a due read filters on in its query ({@code operation IN (...)}); a caller with
+   * more filters the rows it reads.
+   */
+  public static final int MAX_NAMES = 64;
+
+  private static String namedOneOf(List<String> names) {
+    if (names == null) {
+      return "";
+    }
+    if (names.isEmpty() || names.size() > MAX_NAMES) {
+      throw new IllegalArgumentException("1 to " + MAX_NAMES + " names: " + names.size());
+    }
+    return " AND operation IN (?" + ", ?".repeat(names.size() - 1) + ")";
+  }
+
+  private static int bindNames(PreparedStatement ps, int i, List<String> names) throws SQLException {
+    if (names != null) {
+      for (String n : names) {
+        ps.setString(i++, n);
+      }
+    }
+    return i;
   }
 
   /**
@@ -492,8 +526,19 @@ public class OperationTable {
    */
   public List<RawRow> dueOldestFirst(SqlSession c, long now, long afterDueAt, RowKey after, int limit)
       throws SQLException {
+    return dueOldestFirst(c, now, null, afterDueAt, after, limit);
+  }
+
+  /**
+   * {@link #dueOldestFirst(SqlSession, long, long, RowKey, int)} of the operations named one of
+   * {@code names} ({@link #MAX_NAMES} at most), or of every name if it is null. The names are
+   * compared on the index's entries (the name is in it), so another name's backlog costs an index
+   * walk in the database, not rows read and decoded here.
+   */
+  public List<RawRow> dueOldestFirst(SqlSession c, long now, List<String> names, long afterDueAt, RowKey after,
+      int limit) throws SQLException {
     String sql = "SELECT " + COLUMNS + " FROM idem_operation" + indexedBy("idem_operation_due") + " WHERE " + UNFINISHED
-        + " AND " + DUE_NOW
+        + " AND " + DUE_NOW + namedOneOf(names)
         // The first comparison is implied by the second; it is there so that SQLite seeks the index
         // to the cursor (it cannot from a row value alone, and walked it from its start: 97 ms for a
         // page 180,000 rows in, against under 1 ms).
@@ -502,7 +547,7 @@ public class OperationTable {
     return pageRows(c, sql, ps -> {
       ps.setLong(1, now);
       ps.setLong(2, now);
-      int i = 3;
+      int i = bindNames(ps, 3, names);
       if (after != null) {
         ps.setLong(i++, afterDueAt);
         ps.setLong(i++, afterDueAt);

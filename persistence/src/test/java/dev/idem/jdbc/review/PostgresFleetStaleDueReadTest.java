@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,9 +65,9 @@ class PostgresFleetStaleDueReadTest {
       AtomicBoolean raced = new AtomicBoolean();
       Journal podAsView = new ForwardingJournal(journalA) {
         @Override
-        public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-            throws IdempotencyException {
-          List<OperationRecord> page = super.findDue(now, owner, after, limit);
+        public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
+          List<OperationRecord> page = super.findDue(now, owner, names, after, limit);
           if (!page.isEmpty() && raced.compareAndSet(false, true)) {
             podB.resumeAsync(page.get(0).id(), server);  // pod B's dispatcher, which read the page too
             journalB.flush();  // its PENDING write committed (deferred by at most 100 ms)

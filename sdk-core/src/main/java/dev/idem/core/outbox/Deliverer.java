@@ -166,14 +166,16 @@ final class Deliverer {
         taken.add(id);
       }
     }
-    if (batch.size() >= capacity.room()) {
+    if (batch.size() >= capacity.room() || registrations.isEmpty()) {
       return batch;
     }
     Instant now = clock.instant();
     String owner = executor.owner();
     OperationRecord after = null;
     while (true) {
-      List<OperationRecord> page = journal.findDue(now, owner, after, pageSize);
+      // Only the names registered here: the others' due operations (another service's backlog on a
+      // shared journal) were read, every poll, and skipped.
+      List<OperationRecord> page = journal.findDue(now, owner, registrations.keySet(), after, pageSize);
       if (page.isEmpty()) {
         return batch;  // only an empty page is the last: a journal may return short ones
       }

@@ -51,8 +51,9 @@ import org.slf4j.LoggerFactory;
  * <p>How it works:
  * <ul>
  *   <li>The dispatcher polls
- *       {@link Journal#findDue(Instant, String, OperationRecord, int) Journal.findDue} for its
- *       executor's {@link IdempotentExecutor#owner() owner} page by page, so it finds every pending
+ *       {@link Journal#findDue(Instant, String, java.util.Set, OperationRecord, int) Journal.findDue}
+ *       for its executor's {@link IdempotentExecutor#owner() owner} and its registered names, page by
+ *       page (another name's due operations are not read), so it finds every pending
  *       operation of a registered name, including those journaled before a restart, those an
  *       inline caller left PENDING (budget empty, breaker open) and those whose lease expired. It
  *       takes them in the order that query gives, the one {@code resumePending} follows too: first

@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A {@link Journal} that forwards every call to another one. Extend it to observe or change a few
@@ -130,6 +131,12 @@ public abstract class ForwardingJournal implements Journal {
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
       throws IdempotencyException {
     return delegate.findDue(now, owner, after, limit);
+  }
+
+  @Override
+  public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+      int limit) throws IdempotencyException {
+    return delegate.findDue(now, owner, names, after, limit);
   }
 
   @Override

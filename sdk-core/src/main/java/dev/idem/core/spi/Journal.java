@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Where operations live between attempts, across crashes and restarts. The persistence module
@@ -638,6 +639,54 @@ public interface Journal extends AutoCloseable {
         return page;
       }
       cursor = due.get(due.size() - 1).id();
+    }
+  }
+
+  /**
+   * {@link #findDue(Instant, String, OperationRecord, int)}, of the operations whose name is one of
+   * {@code names} only: what an outbox dispatcher pages through, which delivers the names it
+   * registers and leaves the others where they are. In the same order, paged the same way (with
+   * the last record of the previous page, which is one of these). Without it, a dispatcher read
+   * every due operation of every other name on each poll: a journal shared with a service whose
+   * target is down (its queue due and older than anything this one submits) had each instance read
+   * that whole backlog, every poll.
+   *
+   * <p>The default reads the pages of {@link #findDue(Instant, String, OperationRecord, int)} and
+   * keeps the operations of these names (reading on past a page that has none, so that it returns
+   * empty only at the end); a journal that can filter while it reads should.
+   *
+   * @param now the current time against which due times and leases are compared
+   * @param owner the name of the caller's instance (its executor's owner)
+   * @param names the operation names to return; not empty
+   * @param after the last record of the previous page, as returned, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} due records of these names, in that order; possibly fewer while
+   *     more follow (see the class comment); empty means there are no more
+   * @throws IllegalArgumentException if {@code names} is empty
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+      int limit) throws IdempotencyException {
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("names is empty: a page of no names is always empty");
+    }
+    OperationRecord cursor = after;
+    while (true) {
+      List<OperationRecord> due = findDue(now, owner, cursor, limit);
+      if (due.isEmpty()) {
+        return due;
+      }
+      List<OperationRecord> page = new ArrayList<>(due.size());
+      for (OperationRecord r : due) {
+        if (names.contains(r.id().operation())) {
+          page.add(r);
+        }
+      }
+      if (!page.isEmpty()) {
+        return page;
+      }
+      cursor = due.get(due.size() - 1);
     }
   }
 

@@ -29,6 +29,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.function.Predicate;
@@ -103,8 +104,8 @@ class DelivererTest {
     tracker.start(op("create-order", 99).id(), new DeliveryTracker.Round(1));
     ForwardingJournal unreadable = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
         throw new AssertionError("not read");
       }
     };
@@ -116,8 +117,8 @@ class DelivererTest {
   void anUnreadableJournalIsAPollWithoutProgress() {
     ForwardingJournal broken = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
         throw new JournalException("disk gone", null);
       }
     };
@@ -137,8 +138,8 @@ class DelivererTest {
   void aPollWithNoRoomLeavesTheDispatcherOfflineForAJournalItDidNotRead() {
     ForwardingJournal broken = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
         throw new JournalException("connection refused", null);
       }
     };

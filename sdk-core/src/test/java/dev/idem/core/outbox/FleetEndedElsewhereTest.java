@@ -19,6 +19,7 @@ import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -56,9 +57,9 @@ class FleetEndedElsewhereTest {
     AtomicBoolean raced = new AtomicBoolean();
     Journal podAsView = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
-        List<OperationRecord> page = super.findDue(now, owner, after, limit);
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
+        List<OperationRecord> page = super.findDue(now, owner, names, after, limit);
         if (!page.isEmpty() && raced.compareAndSet(false, true)) {
           podB.resumeAsync(page.get(0).id(), host);  // pod B delivers it first: SUCCEEDED
         }

@@ -23,6 +23,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
@@ -59,9 +60,9 @@ class FleetStaleDueReadTest {
     AtomicBoolean raced = new AtomicBoolean();
     Journal podAsView = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
-        List<OperationRecord> page = super.findDue(now, owner, after, limit);
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
+        List<OperationRecord> page = super.findDue(now, owner, names, after, limit);
         if (!page.isEmpty() && raced.compareAndSet(false, true)) {
           // Pod B's dispatcher delivers the same due operation first (it read the page too).
           podB.resumeAsync(page.get(0).id(), host);

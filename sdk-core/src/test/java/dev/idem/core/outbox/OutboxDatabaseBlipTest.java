@@ -19,6 +19,7 @@ import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -35,12 +36,12 @@ class OutboxDatabaseBlipTest {
 
   private final ForwardingJournal flaky = new ForwardingJournal(journal) {
     @Override
-    public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-        throws IdempotencyException {
+    public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
       if (databaseDown) {
         throw new JournalException("connection refused", null);
       }
-      return super.findDue(now, owner, after, limit);
+      return super.findDue(now, owner, names, after, limit);
     }
   };
 

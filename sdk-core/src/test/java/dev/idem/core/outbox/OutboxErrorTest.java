@@ -24,6 +24,7 @@ import dev.idem.core.support.Requests;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -116,8 +117,8 @@ class OutboxErrorTest {
     InjectedError error = new InjectedError();
     Journal broken = new ForwardingJournal(journal) {
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
         throw error;
       }
     };

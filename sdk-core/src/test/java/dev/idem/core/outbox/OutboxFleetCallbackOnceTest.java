@@ -18,6 +18,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,9 +42,9 @@ class OutboxFleetCallbackOnceTest {
   /** Instance b's view of the journal: instance a polls right after b read its page. */
   private final ForwardingJournal seenByB = new ForwardingJournal(journal) {
     @Override
-    public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-        throws IdempotencyException {
-      List<OperationRecord> page = super.findDue(now, owner, after, limit);
+    public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
+      List<OperationRecord> page = super.findDue(now, owner, names, after, limit);
       if (!page.isEmpty() && !interleaved) {
         interleaved = true;
         timeA.advance(Duration.ZERO);  // instance a's poll, between b's read and b's deliveries

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
@@ -95,9 +96,9 @@ class OutboxHandleTakesOwedOutcomeTest {
       private boolean interleaved;
 
       @Override
-      public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
-          throws IdempotencyException {
-        List<OperationRecord> page = super.findDue(now, owner, after, limit);
+      public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
+          int limit) throws IdempotencyException {
+        List<OperationRecord> page = super.findDue(now, owner, names, after, limit);
         if (!page.isEmpty() && !interleaved) {
           interleaved = true;
           podA.resume(op.id(), host);

@@ -30,6 +30,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -719,6 +720,36 @@ public abstract class JournalContract {
     // The rule of claim: an own lease is claimable, as the query says.
     assertTrue(journal().claim(own.get(0), "pod-0", now, LEASE).isPresent());
     assertTrue(journal().claim(foreign.id(), "pod-0", now, LEASE).isEmpty());
+  }
+
+  @Test
+  void findDueOfNamesGivesThoseNamesOnlyInTheSameOrderAndPages() throws Exception {
+    Instant now = T0.plusSeconds(100);
+    // A backlog of another name, older than anything of ours, and ours among it; own leases too.
+    for (int i = 0; i < 7; i++) {
+      NewOperation refund = op(id("refund"), null, "{}");
+      refund = new NewOperation(refund.id(), null, refund.fingerprint(), refund.request(), T0.plusSeconds(i));
+      journal().begin(refund);
+      if (i == 3) {
+        journal().claim(refund.id(), "pod-0", now.minusSeconds(1), LEASE).orElseThrow();
+      }
+    }
+    NewOperation ownOrder = begunAt(T0);
+    journal().claim(ownOrder.id(), "pod-0", now.minusSeconds(1), LEASE).orElseThrow();
+    for (int i = 0; i < 4; i++) {
+      begunAt(T0.plusSeconds(5 + 10 * i));
+    }
+    List<OperationId> all = pages(100, (after, n) -> journal().findDue(now, "pod-0", after, n));
+    List<OperationId> orders = all.stream().filter(id -> id.operation().equals("create-order")).toList();
+    assertEquals(5, orders.size(), "all: " + all);
+    assertEquals(ownOrder.id(), orders.get(0), "own leases first");
+
+    for (int size : new int[] {1, 2, 3, 100}) {
+      assertEquals(orders, pages(size, (after, n) -> journal().findDue(now, "pod-0", Set.of("create-order"), after, n)),
+          "pages of " + size);
+    }
+    assertEquals(all, pages(2, (after, n) -> journal().findDue(now, "pod-0", Set.of("create-order", "refund"), after, n)));
+    assertEquals(List.of(), journal().findDue(now, "pod-0", Set.of("no-such-name"), null, 10));
   }
 
   @Test
