@@ -275,7 +275,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       SingleFlight.Ticket ticket = singleFlight.join(op.id());
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return lead(ticket, begun.record(), begun.lease(), operation.request(), transport, p, true, true,
+        return lead(ticket, begun.record(), begun.lease(), false, operation.request(), transport, p, true, true,
             begun.created(), null);
       }
       OperationRecord record = begin(op).record();
@@ -292,12 +292,13 @@ public final class IdempotentExecutor implements AutoCloseable {
   /**
    * @param named whether the app's call named this operation ({@code resume(id)}): its claim may wait
    *     briefly for another process holding it ({@link Journal#claimWaiting}); false for a resume pass
+   * @param fenced as for {@link #lead}
    * @param atAgeLimit run if this call (not an execution it waited for) ends the operation at its
    *     age limit, sending nothing, before its failure is thrown; null if no one asks (a resume
    *     pass counts it as expired)
    */
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
-      boolean inline, boolean named, Runnable atAgeLimit)
+      boolean inline, boolean named, boolean fenced, Runnable atAgeLimit)
       throws IdempotencyException {
     if (record.state().isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
@@ -305,8 +306,8 @@ public final class IdempotentExecutor implements AutoCloseable {
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, request, transport, p, inline, named,
-            false, atAgeLimit);
+        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced, request, transport, p, inline,
+            named, false, atAgeLimit);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
@@ -319,16 +320,23 @@ public final class IdempotentExecutor implements AutoCloseable {
    * Runs the execution the caller leads, under the begin's claim if there was one, and hands its
    * outcome to the flight's followers.
    *
+   * @param fenced whether the first claim (with {@code claimed} null) takes the operation only if
+   *     it is still as {@code record} (see {@link AttemptLoop#fenceFirstClaimOn})
    * @param created whether this call's begin created the operation: an inline call is then not
    *     subject to its age limit; one that found it journaled already is ({@link KeyRetention})
    * @param atAgeLimit as for {@link #runSync}: run if the execution's claim before an attempt ends
    *     the operation at its age limit ({@link AttemptLoop#endedAtAgeLimit}); null if no one asks
    */
-  private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, RequestSnapshot request,
-      Transport transport, RetryPolicy p, boolean inline, boolean named, boolean created, Runnable atAgeLimit)
-      throws IdempotencyException {
+  private Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, boolean fenced,
+      RequestSnapshot request, Transport transport, RetryPolicy p, boolean inline, boolean named, boolean created,
+      Runnable atAgeLimit) throws IdempotencyException {
     AttemptLoop loop = record.state().isTerminal() ? null
         : new AttemptLoop(settings, record, claimed, p, inline, named, created, retention);
+    if (loop != null && claimed == null && fenced) {
+      // A resume pass's operation its batch did not claim, read and found due a moment ago: as for
+      // an outbox delivery (leadAsync), its first claim takes it only if unchanged since.
+      loop.fenceFirstClaimOn(record);
+    }
     try {
       Outcome out = loop == null ? SyncDriver.finish(AttemptLoop.settled(settings, retention, record))
           : SyncDriver.drive(loop, request, record.id().key(), transport, sleeper, lifecycle);
@@ -450,14 +458,15 @@ public final class IdempotentExecutor implements AutoCloseable {
           @Override
           public Outcome run(OperationRecord record, Transport transport, Runnable atAgeLimit)
               throws IdempotencyException {
-            return runSync(record, record.request(), transport, policy, false, false, atAgeLimit);
+            // Read again by the pass and found due a moment ago (one lane): fenced on that read.
+            return runSync(record, record.request(), transport, policy, false, false, true, atAgeLimit);
           }
 
           @Override
-          public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport,
-              Runnable atAgeLimit) throws IdempotencyException {
-            return IdempotentExecutor.this.lead(ticket, record, claimed, record.request(), transport, policy, false,
-                false, false, atAgeLimit);
+          public Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, boolean fenced,
+              Transport transport, Runnable atAgeLimit) throws IdempotencyException {
+            return IdempotentExecutor.this.lead(ticket, record, claimed, fenced, record.request(), transport, policy,
+                false, false, false, atAgeLimit);
           }
 
           @Override
@@ -639,7 +648,7 @@ public final class IdempotentExecutor implements AutoCloseable {
       OperationRecord record = settings.journal().find(id)
           .orElseThrow(() -> new IllegalArgumentException("no such operation in the journal: " + id));
       // Its age limit is applied in its flight, by runSync's leader (expiredLeading).
-      return runSync(record, record.request(), transport, policy, false, true, null);
+      return runSync(record, record.request(), transport, policy, false, true, false, null);
     } finally {
       lifecycle.exitSync();
     }

@@ -60,10 +60,13 @@ public final class PendingResumer {
      * Leads the flight {@code ticket} (a leader's, joined by the caller), sending under
      * {@code claimed}, or claiming first if it is null; leaves the flight when it ends.
      *
+     * @param fenced whether a first claim (with {@code claimed} null) takes the operation only if it
+     *     is still as {@code record} ({@code Journal.claimIfUnchanged}): for one read just now and
+     *     found due, not for one whose batch claim was given back (its generation moved)
      * @param atAgeLimit as for {@link #run}
      */
-    Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, Transport transport,
-        Runnable atAgeLimit) throws IdempotencyException;
+    Outcome lead(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed, boolean fenced,
+        Transport transport, Runnable atAgeLimit) throws IdempotencyException;
 
     /**
      * Ends {@code record} at its age limit ({@link KeyRetention#expireIfDue}) inside its flight,
@@ -985,7 +988,7 @@ public final class PendingResumer {
         return;
       }
       Outcome outcome = job.ticket() == null ? runner.run(record, transport, endedAtAgeLimit)
-          : runner.lead(job.ticket(), record, usableLease(job), transport, endedAtAgeLimit);
+          : runner.lead(job.ticket(), record, usableLease(job), job.lease() == null, transport, endedAtAgeLimit);
       if (notify(handler, outcome, null)) {
         delivered(record.id());
       }
