@@ -9,18 +9,24 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * An {@link IdempotencyStore} in this JVM's memory, for tests, the test kit and single-instance
  * services that accept losing their records on restart (a restart then makes every key new).
  *
- * <p>Bounded: at most {@code maxRecords} records (100,000 by default). When full, a claim of a new
- * key first drops the records past their retention and the released ones (a released record is
+ * <p>Bounded: at most {@code maxRecords} records (100,000 by default), and at most
+ * {@code maxBytes} of stored answers (their bodies, header names and values; 128 MiB by default),
+ * since a record holds an answer of up to the guard's capture cap (1 MiB by default): 100,000 such
+ * answers would be about 100 GiB of heap. A completion is always stored (its effect exists), so
+ * the bytes may pass {@code maxBytes} by what the claims in flight then complete with. When either
+ * bound is reached, a claim of a new key first drops the records past their retention and the released ones (a released record is
  * taken over by any request with its key, so forgetting it changes no answer; it only leaves
  * {@link IdempotencyGuard#records} sooner), and if the store is still full, every record in flight
  * or completed within its retention, it throws {@link IdempotencyStoreException} rather than forget
@@ -32,25 +38,77 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
   /** The default bound on the number of records. */
   public static final int DEFAULT_MAX_RECORDS = 100_000;
 
+  /** The default bound on the bytes of stored answers: 128 MiB. */
+  public static final long DEFAULT_MAX_BYTES = 128L << 20;
+
   private final ConcurrentMap<RecordId, Entry> records = new ConcurrentHashMap<>();
   private final int maxRecords;
+  private final long maxBytes;
+  /** The bytes of the stored answers held ({@link #weight}), kept as each entry changes. */
+  private final AtomicLong bytes = new AtomicLong();
 
-  /** A store of at most {@value #DEFAULT_MAX_RECORDS} records. */
+  /** A store of at most {@value #DEFAULT_MAX_RECORDS} records and {@link #DEFAULT_MAX_BYTES} of answers. */
   public InMemoryIdempotencyStore() {
     this(DEFAULT_MAX_RECORDS);
   }
 
   /**
-   * A store of at most {@code maxRecords} records.
+   * A store of at most {@code maxRecords} records and {@link #DEFAULT_MAX_BYTES} of answers.
    *
    * @param maxRecords the most records held at once; at least 1
    * @throws IllegalArgumentException if {@code maxRecords} is less than 1
    */
   public InMemoryIdempotencyStore(int maxRecords) {
+    this(maxRecords, DEFAULT_MAX_BYTES);
+  }
+
+  /**
+   * A store of at most {@code maxRecords} records and {@code maxBytes} of stored answers.
+   *
+   * @param maxRecords the most records held at once; at least 1
+   * @param maxBytes the most bytes of stored answers (bodies, header names and values, one byte
+   *     a character) past which a new key is refused; at least 1
+   * @throws IllegalArgumentException if either is less than 1
+   */
+  public InMemoryIdempotencyStore(int maxRecords, long maxBytes) {
     if (maxRecords < 1) {
       throw new IllegalArgumentException("maxRecords must be at least 1: " + maxRecords);
     }
+    if (maxBytes < 1) {
+      throw new IllegalArgumentException("maxBytes must be at least 1: " + maxBytes);
+    }
     this.maxRecords = maxRecords;
+    this.maxBytes = maxBytes;
+  }
+
+  /** The bytes an entry's stored answer holds: body, header names and values. */
+  private static long weight(Entry e) {
+    if (e == null || e.record().response().isEmpty()) {
+      return 0;
+    }
+    StoredResponse r = e.record().response().get();
+    long n = r.bodyLength();
+    for (Map.Entry<String, List<String>> h : r.headers().entrySet()) {
+      n += h.getKey().length();
+      for (String v : h.getValue()) {
+        n += v.length();
+      }
+    }
+    return n;
+  }
+
+  /** Counts the change of one entry, from within the map's atomic step that makes it. */
+  private Entry counted(Entry before, Entry after) {
+    long delta = weight(after) - weight(before);
+    if (delta != 0) {
+      bytes.addAndGet(delta);
+    }
+    return after;
+  }
+
+  /** Whether a new key must first make room: a bound is reached. */
+  private boolean full() {
+    return records.size() >= maxRecords || bytes.get() >= maxBytes;
   }
 
   private record Entry(StoredRecord record, String owner, Instant claimedAt, boolean tookOver) {
@@ -66,12 +124,13 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     Objects.requireNonNull(owner, "owner");
     // Memory would keep it as given; refused all the same, so that every store answers alike.
     id.requireStorable();
-    if (records.size() >= maxRecords && !records.containsKey(id)) {
+    if (full() && !records.containsKey(id)) {
       makeRoom(now);
-      if (records.size() >= maxRecords) {
-        throw new IdempotencyStoreException("the in-memory idempotency store is full (" + maxRecords
-            + " records, its limit), each in flight or completed within its retention (expired and released"
-            + " records were dropped to make room)", null);
+      if (full()) {
+        throw new IdempotencyStoreException("the in-memory idempotency store is full (" + records.size() + " of "
+            + maxRecords + " records, " + bytes.get() + " of " + maxBytes + " bytes of stored answers: its"
+            + " limits), each in flight or completed within its retention (expired and released records were"
+            + " dropped to make room)", null);
       }
     }
     Entry[] before = new Entry[1];
@@ -82,8 +141,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
       }
       StoredRecord r = existing.record();
       if (Takeover.allowed(r, fingerprint, now)) {
-        return inFlight(id, fingerprint, r.generation() + 1, leaseUntil, expiresAt, owner, now,
-            r.state() == RecordState.IN_FLIGHT);
+        return counted(existing, inFlight(id, fingerprint, r.generation() + 1, leaseUntil, expiresAt, owner, now,
+            r.state() == RecordState.IN_FLIGHT));
       }
       return existing;
     });
@@ -130,7 +189,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
         return e;
       }
       done[0] = true;
-      return e.with(change.apply(r));
+      return counted(e, e.with(change.apply(r)));
     });
     return done[0];
   }
@@ -147,7 +206,7 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
       records.computeIfPresent(id, (k, e) -> {
         Entry after = change.apply(e);
         n[0] += after == e ? 0 : 1;
-        return after;
+        return after == e ? e : counted(e, after);
       });
     }
     return n[0];
@@ -256,6 +315,15 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
    */
   public int size() {
     return records.size();
+  }
+
+  /**
+   * The bytes of the stored answers held (bodies, header names and values), live or not yet purged.
+   *
+   * @return the bytes, as counted against {@code maxBytes}
+   */
+  public long storedBytes() {
+    return bytes.get();
   }
 
   /** Nothing to release; records stay readable. */

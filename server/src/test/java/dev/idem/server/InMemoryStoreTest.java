@@ -73,6 +73,7 @@ class InMemoryStoreTest extends StoreContract {
     small.claim(new RecordId("c", "r", "1"), A, "o", T0, T0.plus(LEASE), T0.plus(RETENTION));
     IdempotencyStoreException e = assertThrows(IdempotencyStoreException.class,
         () -> small.claim(new RecordId("c", "r", "2"), A, "o2", T0, T0.plus(LEASE), T0.plus(RETENTION)));
-    assertTrue(e.getMessage().contains("is full (1 records, its limit), each in flight or completed"), e.getMessage());
+    assertTrue(e.getMessage().contains("is full (1 of 1 records, 0 of"), e.getMessage());
+    assertTrue(e.getMessage().contains("its limits), each in flight or completed"), e.getMessage());
   }
 }

@@ -64,6 +64,11 @@ public final class StoredResponse {
     return body.clone();
   }
 
+  /** {@return the body's length in bytes, without copying it; 0 when none was sent or it was omitted} */
+  public int bodyLength() {
+    return body.length;
+  }
+
   /** {@return true when the body was over the capture cap and was not stored} */
   public boolean bodyOmitted() {
     return bodyOmitted;
