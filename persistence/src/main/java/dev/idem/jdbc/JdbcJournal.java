@@ -1196,10 +1196,21 @@ public final class JdbcJournal implements Journal {
     if (names.isEmpty()) {
       throw new IllegalArgumentException("names is empty: a page of no names is always empty");
     }
-    if (names.size() > OperationTable.MAX_NAMES) {
-      return Journal.super.findDue(now, owner, names, after, limit);
+    // A name the database cannot be asked about (a NUL fails every statement on PostgreSQL; a
+    // driver sends an unpaired surrogate as '?', another name) is no operation's: begin refuses it.
+    List<String> askable = new ArrayList<>(names.size());
+    for (String n : names) {
+      if (unaskableAt(n) < 0) {
+        askable.add(n);
+      }
     }
-    return findDue(now, owner, List.copyOf(names), after, limit);
+    if (askable.isEmpty()) {
+      return List.of();
+    }
+    if (askable.size() > OperationTable.MAX_NAMES) {
+      return Journal.super.findDue(now, owner, Set.copyOf(askable), after, limit);
+    }
+    return findDue(now, owner, askable, after, limit);
   }
 
   private List<OperationRecord> findDue(Instant now, String owner, List<String> names, OperationRecord after,

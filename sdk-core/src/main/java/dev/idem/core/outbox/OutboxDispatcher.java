@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  *   <li>The dispatcher polls
  *       {@link Journal#findDue(Instant, String, java.util.Set, OperationRecord, int) Journal.findDue}
  *       for its executor's {@link IdempotentExecutor#owner() owner} and its registered names, page by
- *       page (another name's due operations are not read), so it finds every pending
+ *       page (a journal that can filter the names in its query, as {@code JdbcJournal} does, reads
+ *       no other name's operations), so it finds every pending
  *       operation of a registered name, including those journaled before a restart, those an
  *       inline caller left PENDING (budget empty, breaker open) and those whose lease expired. It
  *       takes them in the order that query gives, the one {@code resumePending} follows too: first
@@ -544,8 +545,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
     }
     try {
-      Instant now = clock.instant();
-      if (!hasQueued(OperationState.PENDING, now) && !hasQueued(OperationState.IN_FLIGHT, now)) {
+      if (!hasQueued(clock.instant())) {
         stop(true);
       }
     } catch (IdempotencyException | RuntimeException e) {
@@ -554,15 +554,30 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   /**
-   * Whether the journal holds an operation of a registered name in {@code state} that is this
+   * Far enough ahead that every unfinished operation is due by then (a retry's wait and a lease are
+   * bounded far below it), and near enough for a journal that keeps instants as nanoseconds in a
+   * long (up to 2262).
+   */
+  private static final Instant END_OF_QUEUE = Instant.parse("2200-01-01T00:00:00Z");
+
+  /**
+   * Whether the journal holds an unfinished operation of a registered name that is this
    * dispatcher's to deliver: not one IN_FLIGHT under another owner's lease that has not expired.
    * That is another live instance's attempt, which it records itself; waiting for it would keep a
-   * rolling deploy's stopping instance waiting out its whole timeout while the others work.
+   * rolling deploy's stopping instance waiting out its whole timeout while the others work. Read as
+   * the operations of these names due at {@link #END_OF_QUEUE}, which is every unfinished one of
+   * them: the due read filters the names (another service's backlog in a shared journal is not read,
+   * as by a poll; reading by state went through every name's), and skips quarantined operations,
+   * which no delivery takes.
    */
-  private boolean hasQueued(OperationState state, Instant now) throws IdempotencyException {
-    OperationId after = null;
+  private boolean hasQueued(Instant now) throws IdempotencyException {
+    if (registrations.isEmpty()) {
+      return false;
+    }
+    OperationRecord after = null;
     while (true) {
-      List<OperationRecord> page = journal.findByState(state, after, pageSize);
+      List<OperationRecord> page = journal.findDue(END_OF_QUEUE, executor.owner(), registrations.keySet(), after,
+          pageSize);
       if (page.isEmpty()) {
         return false;  // only an empty page is the last: a journal may return short ones
       }
@@ -571,7 +586,7 @@ public final class OutboxDispatcher implements AutoCloseable {
           return true;
         }
       }
-      after = page.get(page.size() - 1).id();
+      after = page.get(page.size() - 1);
     }
   }
 

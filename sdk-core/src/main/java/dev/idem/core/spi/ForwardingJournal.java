@@ -10,7 +10,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * A {@link Journal} that forwards every call to another one. Extend it to observe or change a few
@@ -26,6 +25,11 @@ import java.util.Set;
  * Nor are {@link #claimAll} and {@link #claimIfUnchanged}: the SPI's defaults run this class's
  * {@link #find} and {@link #claim} for each operation, where the delegate fences each claim in one
  * step (override them to forward: {@code delegate().claimIfUnchanged(...)}).
+ * Nor is the names overload of {@code findDue} (what an outbox dispatcher reads): the SPI's default
+ * runs this class's {@link #findDue(Instant, String, OperationRecord, int)} and keeps the names
+ * asked for, so that a subclass overriding that method still sees (and may change) every due read;
+ * the delegate's own filter, in its query, is then not used (override it to forward:
+ * {@code delegate().findDue(now, owner, names, after, limit)}).
  * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
  * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
  * {@link #claim} or {@link #transition} does not see them (override them too).
@@ -131,12 +135,6 @@ public abstract class ForwardingJournal implements Journal {
   public List<OperationRecord> findDue(Instant now, String owner, OperationRecord after, int limit)
       throws IdempotencyException {
     return delegate.findDue(now, owner, after, limit);
-  }
-
-  @Override
-  public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
-      int limit) throws IdempotencyException {
-    return delegate.findDue(now, owner, names, after, limit);
   }
 
   @Override
