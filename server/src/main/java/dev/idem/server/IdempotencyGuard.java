@@ -217,17 +217,23 @@ public final class IdempotencyGuard implements AutoCloseable {
     Duration paused = Duration.ZERO;
     Duration pause = RepeatPolls.FIRST_POLL;
     CompletableFuture<Void> signal = null;
+    // The fingerprint of the next claim: the request's, or for one claim only, that of a lapsed
+    // claim stored before credential parameters were left out (see below).
+    Fingerprint claimAs = p.fingerprint();
+    int takeoverRounds = 0;
     try {
       for (int round = 0; ; round++) {
         String owner = ownerToken();
-        ClaimAttempt attempt = s.store.claim(p.id(), p.fingerprint(), owner, now, now.plus(s.lease),
+        Fingerprint claimedAs = claimAs;
+        claimAs = p.fingerprint();
+        ClaimAttempt attempt = s.store.claim(p.id(), claimedAs, owner, now, now.plus(s.lease),
             now.plus(p.policy().retention()));
         if (attempt instanceof ClaimAttempt.Claimed c) {
           if (c.tookOver()) {
             hear(new GuardEvent.Takeover(p.route()));
           }
-          heardWait(p.route(), started, round, true);
-          Claim claim = new Claim(p, now, c.generation(), owner, storagePolicy(p.policy()));
+          heardWait(p.route(), started, round - takeoverRounds, true);
+          Claim claim = new Claim(p.storedAs(claimedAs), now, c.generation(), owner, storagePolicy(p.policy()));
           renewals.start(claim);
           return new Admission.Proceed(claim, p.body());
         }
@@ -240,14 +246,18 @@ public final class IdempotencyGuard implements AutoCloseable {
             return respond(Admission.Reason.KEY_REUSED, reused());
           }
           if (r.state() == RecordState.COMPLETED && r.response().isPresent()) {
-            heardWait(p.route(), started, round, true);
+            heardWait(p.route(), started, round - takeoverRounds, true);
             hear(new GuardEvent.Replayed(p.route()));
             return respond(Admission.Reason.REPLAY, replay(r.response().get()));
           }
-          if (!r.fingerprint().equals(p.fingerprint()) && round < MAX_ROUNDS) {
-            // Stored under the query as written (before credentials were left out): claimed again
-            // at once under that fingerprint, which a takeover of a lapsed lease compares.
-            p = p.storedAs(r.fingerprint());
+          if (!r.fingerprint().equals(p.fingerprint()) && r.state() == RecordState.IN_FLIGHT
+              && !r.leaseUntil().isAfter(now) && round < MAX_ROUNDS) {
+            // A lapsed claim stored under the query as written (before credential parameters were
+            // left out): claimed again at once under its fingerprint, which a takeover compares.
+            // Only this claim: one of a record released or purged meanwhile must store the
+            // request's own fingerprint, or a retry with a refreshed token is refused 422.
+            claimAs = r.fingerprint();
+            takeoverRounds++;
             continue;
           }
         }
@@ -257,7 +267,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         Duration measured = Duration.between(started, now);
         Duration spent = measured.compareTo(paused) > 0 ? measured : paused;
         if ((spent.compareTo(wait) >= 0 && !(vanished && round == 0)) || round >= MAX_ROUNDS || closed) {
-          heardWait(p.route(), started, round, false);
+          heardWait(p.route(), started, round - takeoverRounds, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
         }
@@ -271,7 +281,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         Duration thisPause = pause.compareTo(left) < 0 ? pause : left;
         Instant pauseStart = s.clock.instant();
         if (!polls.pause(signal, thisPause)) {
-          heardWait(p.route(), started, round, false);
+          heardWait(p.route(), started, round - takeoverRounds, false);
           hear(new GuardEvent.Conflict(p.route()));
           return respond(Admission.Reason.IN_FLIGHT, inFlight());
         }
@@ -709,9 +719,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * This request under the fingerprint its key's record was stored with, so that the claims that
-     * follow (a takeover of its lapsed lease compares fingerprints) find it the same request; the
-     * other fingerprint is kept, so that a record stored anew meanwhile still matches.
+     * This request as claimed under {@code stored}: the fingerprint its key's record keeps (a lapsed
+     * claim stored before credential parameters were left out, taken over under it); the other
+     * fingerprint is kept, so that the request still matches a record stored under either.
      */
     Prepared storedAs(Fingerprint stored) {
       return stored.equals(fingerprint) ? this : new Prepared(answer, id, stored, fingerprint, body, policy, route);

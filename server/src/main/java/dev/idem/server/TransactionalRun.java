@@ -130,6 +130,12 @@ final class TransactionalRun {
 
   private GuardResponse guarded(IdempotencyGuard.Prepared p, GuardRequest request, TransactionalHandler handler)
       throws SQLException {
+    return guarded(p, request, handler, false);
+  }
+
+  /** @param asStored whether this is the claim again under the fingerprint a lapsed claim was stored with */
+  private GuardResponse guarded(IdempotencyGuard.Prepared p, GuardRequest request, TransactionalHandler handler,
+      boolean asStored) throws SQLException {
     Instant now = guard.clock().instant();
     String owner = guard.ownerToken();
     ClaimAttempt attempt;
@@ -168,6 +174,13 @@ final class TransactionalRun {
           && e.record().response().isPresent()) {
         guard.hear(new GuardEvent.Replayed(p.route()));
         return guard.replay(e.record().response().get());
+      }
+      if (attempt instanceof ClaimAttempt.Existing e && !asStored && e.record().state() == RecordState.IN_FLIGHT
+          && !e.record().fingerprint().equals(p.fingerprint()) && !e.record().leaseUntil().isAfter(now)) {
+        // A lapsed lease-mode claim stored before credential parameters were left out of the
+        // fingerprint: taken over under its own fingerprint, which the takeover compares (as in
+        // lease mode), or every retry was answered 409 for the record's whole retention.
+        return guarded(p.storedAs(e.record().fingerprint()), request, handler, true);
       }
       // A claim in flight outside transactional mode (a lease-mode run of the same operation).
       guard.hear(new GuardEvent.Conflict(p.route()));

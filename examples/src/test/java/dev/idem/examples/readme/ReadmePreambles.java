@@ -52,6 +52,13 @@ final class ReadmePreambles {
     p.put("docs/spring.md: Client: RestClient, RestTemplate and WebClient #5", Preamble.members(
         List.of(), List.of("interface Tokens { String current(); }")));
     p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));
+    p.put("docs/spring.md: Server: the guard #2", Preamble.members(
+        List.of("import java.util.List;", "import org.springframework.boot.web.servlet.FilterRegistrationBean;",
+            "import org.springframework.context.annotation.Bean;", "import org.springframework.core.Ordered;",
+            "import org.springframework.web.cors.CorsConfiguration;",
+            "import org.springframework.web.cors.UrlBasedCorsConfigurationSource;",
+            "import org.springframework.web.filter.CorsFilter;"),
+        List.of()));
     // The README's Spring Boot quickstart is a whole app class: its imports are all written.
     p.put("Quickstart: Spring Boot", Preamble.members(List.of(), List.of()));
     p.put("docs/spring.md: Webhooks", Preamble.members(

@@ -16,8 +16,8 @@ import java.util.Set;
  * journal nothing, but here a name it matched ({@code ?author=}, {@code ?session=2},
  * {@code ?token=} for a card token) would stop telling two different operations apart, and a key
  * reused for the other one would be replayed the first one's answer. The names are those that only
- * ever authenticate the request itself: OAuth's bearer token, the API-key spellings, and signed
- * URLs' signature and credential. A query without such a parameter, and the records stored for
+ * ever authenticate the request itself: OAuth's bearer token, the API-key spellings, and every
+ * parameter of an AWS (SigV4) or Google (V4) signed URL's signature. A query without such a parameter, and the records stored for
  * it, are unchanged; a record stored under a query that had one, before this rule, is matched by
  * the fingerprint of the query as written (see {@code IdempotencyGuard}).
  *
@@ -26,7 +26,13 @@ import java.util.Set;
 public final class SecretQueryParameters {
   /** The names (lower case) of query parameters that are credentials and no part of an operation. */
   public static final Set<String> NAMES = Set.of("access_token", "api_key", "api-key", "apikey",
-      "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential");
+      // A signed URL's whole signature: re-signing changes its date (and may change its expiry)
+      // with the signature, so leaving only the signature and credential out kept a re-signed retry
+      // another operation.
+      "x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-expires", "x-amz-security-token",
+      "x-amz-signedheaders", "x-amz-signature",
+      "x-goog-algorithm", "x-goog-credential", "x-goog-date", "x-goog-expires", "x-goog-signedheaders",
+      "x-goog-signature");
 
   private SecretQueryParameters() {}
 

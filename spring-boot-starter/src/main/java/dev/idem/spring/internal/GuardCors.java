@@ -36,7 +36,7 @@ final class GuardCors {
    */
   static boolean apply(AbstractHandlerMapping mapping, HandlerExecutionChain chain, HttpServletRequest request,
       HttpServletResponse response) throws IOException {
-    if (!CorsUtils.isCorsRequest(request) || CorsUtils.isPreFlightRequest(request)) {
+    if (CorsUtils.isPreFlightRequest(request)) {
       return true;
     }
     CorsConfiguration config = null;
@@ -49,6 +49,10 @@ final class GuardCors {
         break;
       }
     }
+    // Whether the request is cross-origin at all is the processor's to tell, as in Spring MVC: it
+    // refuses an Origin it cannot parse (403) where the handler has a configuration, and one
+    // without a configuration never looks at it (CorsUtils.isCorsRequest throws for such an Origin:
+    // asked here first, a handler without CORS answered 500 to any request that sent one).
     return config == null || mapping.getCorsProcessor().processRequest(config, request, response);
   }
 }
