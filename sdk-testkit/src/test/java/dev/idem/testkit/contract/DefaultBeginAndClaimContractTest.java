@@ -1,11 +1,6 @@
 package dev.idem.testkit.contract;
 
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.spi.Journal;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.Set;
 
 /**
@@ -17,22 +12,7 @@ import java.util.Set;
 class DefaultBeginAndClaimContractTest extends JournalContract {
   private static final Set<String> DEFAULTS = Set.of("beginAndClaim", "recordOutcomesDelivered");
 
-  private final InMemoryJournal delegate = new InMemoryJournal();
-  private final Journal journal = (Journal) Proxy.newProxyInstance(Journal.class.getClassLoader(),
-      new Class<?>[] {Journal.class}, (proxy, method, args) -> {
-        if (DEFAULTS.contains(method.getName())) {
-          return InvocationHandler.invokeDefault(proxy, method, args);
-        }
-        return forward(method, args);
-      });
-
-  private Object forward(Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(delegate, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
-  }
+  private final Journal journal = DefaultsJournal.keeping(m -> DEFAULTS.contains(m.getName()));
 
   @Override
   protected Journal journal() {

@@ -1,11 +1,6 @@
 package dev.idem.testkit.contract;
 
-import dev.idem.core.InMemoryJournal;
 import dev.idem.core.spi.Journal;
-import java.lang.reflect.InvocationHandler;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 
 /**
  * The contract against a journal that keeps {@link Journal#redriveIfUnchanged}'s default (a
@@ -13,22 +8,7 @@ import java.lang.reflect.Proxy;
  * is left to the journals that override it.
  */
 class DefaultRedriveIfUnchangedContractTest extends JournalContract {
-  private final InMemoryJournal delegate = new InMemoryJournal();
-  private final Journal journal = (Journal) Proxy.newProxyInstance(Journal.class.getClassLoader(),
-      new Class<?>[] {Journal.class}, (proxy, method, args) -> {
-        if (method.getName().equals("redriveIfUnchanged")) {
-          return InvocationHandler.invokeDefault(proxy, method, args);
-        }
-        return forward(method, args);
-      });
-
-  private Object forward(Method method, Object[] args) throws Throwable {
-    try {
-      return method.invoke(delegate, args);
-    } catch (InvocationTargetException e) {
-      throw e.getCause();
-    }
-  }
+  private final Journal journal = DefaultsJournal.keeping(m -> m.getName().equals("redriveIfUnchanged"));
 
   @Override
   protected Journal journal() {
