@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * fingerprint. A client that authenticates with {@code ?access_token=} (RFC 6750 section 2.3) and
  * refreshes its token between a timed-out attempt and its retry sends the same operation under the
  * same key, and was refused 422 "key reused with a different request", which Idem's client (and
- * the IETF draft) takes as a permanent failure although the first attempt's effect exists. Also:
+ * the IETF draft) takes as a permanent failure although the first attempt's effect exists. The same
+ * for the token in a form-encoded body (RFC 6750 section 2.2; found by the second review). Also:
  * a record stored before the rule (its fingerprint over the query as written) is still the same
  * request's, and a business parameter still tells operations apart.
  */
@@ -61,6 +62,27 @@ class QueryCredentialRetryTest {
         "the same order under the same key, only its credential refreshed, was refused as "
             + answer.reason() + " " + answer.response().status());
     assertEquals("{\"order\":1}", new String(answer.response().body(), StandardCharsets.UTF_8));
+  }
+
+  private static GuardRequest form(String body) {
+    return new GuardRequest("POST", "/orders", null, "application/x-www-form-urlencoded; charset=UTF-8",
+        List.of("k-1"), "alice", GuardRequest.BodyReader.of(body.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** RFC 6750 section 2.2: the bearer token in a form-encoded body, refreshed between two attempts. */
+  @Test
+  void aFormRetryWhoseAccessTokenWasRefreshedIsTheSameOperationAndItsItemsStillCount() throws Exception {
+    Admission.Proceed first = assertInstanceOf(Admission.Proceed.class,
+        guard.admit(form("item=book&access_token=tok-before&qty=2")));
+    guard.complete(first.claim(), created());
+
+    Admission.Respond retry = assertInstanceOf(Admission.Respond.class,
+        guard.admit(form("item=book&access_token=tok-after-refresh&qty=2")));
+    Admission.Respond other = assertInstanceOf(Admission.Respond.class,
+        guard.admit(form("item=book&access_token=tok-after-refresh&qty=3")));
+
+    assertEquals(Admission.Reason.REPLAY, retry.reason());
+    assertEquals(Admission.Reason.KEY_REUSED, other.reason(), "another quantity is another operation");
   }
 
   @Test

@@ -7,12 +7,14 @@ import dev.idem.server.FingerprintMode;
 import dev.idem.server.GuardRequest;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 
 /**
  * The fingerprint of a request as the guard checks it against its key's record: sdk-core's
  * {@link Fingerprinter}, the client's, over method, path and query (without its credential
- * parameters: {@link SecretQueryParameters}), and the body as sent.
+ * parameters: {@link SecretQueryParameters}), and the body as sent (a form's without those
+ * parameters either).
  */
 public final class RequestFingerprints {
   private RequestFingerprints() {
@@ -26,7 +28,7 @@ public final class RequestFingerprints {
    * @throws IllegalArgumentException if the request's path cannot be made a URI
    */
   public static Fingerprint of(GuardRequest request, byte[] body, FingerprintMode mode) {
-    return of(request, SecretQueryParameters.removedFrom(request.rawQuery()), body, mode);
+    return of(request, SecretQueryParameters.removedFrom(request.rawQuery()), withoutCredentials(request, body), mode);
   }
 
   /**
@@ -42,8 +44,34 @@ public final class RequestFingerprints {
    */
   public static Fingerprint asWritten(GuardRequest request, byte[] body, FingerprintMode mode) {
     String query = request.rawQuery();
-    return Objects.equals(SecretQueryParameters.removedFrom(query), query) ? null : of(request, query, body, mode);
+    boolean none = Objects.equals(SecretQueryParameters.removedFrom(query), query)
+        && withoutCredentials(request, body) == body;
+    return none ? null : of(request, query, body, mode);
   }
+
+  /**
+   * A form-encoded body ({@code application/x-www-form-urlencoded}) without its credential
+   * parameters, which RFC 6750 section 2.2 allows there too ({@code access_token=} in the body of a
+   * POST): the same rule as the query's. {@code body} itself when it is no form or has none. The
+   * form's bytes are read one character a byte (ISO-8859-1), so that every other byte is kept as
+   * sent, whatever the form's charset: the names are ASCII.
+   */
+  static byte[] withoutCredentials(GuardRequest request, byte[] body) {
+    String type = request.contentType();
+    if (body.length == 0 || type == null
+        || !type.regionMatches(true, 0, FORM, 0, FORM.length())
+        || (type.length() > FORM.length() && type.charAt(FORM.length()) != ';' && type.charAt(FORM.length()) != ' ')) {
+      return body;
+    }
+    String form = new String(body, StandardCharsets.ISO_8859_1);
+    String kept = SecretQueryParameters.removedFrom(form);
+    if (kept == form) {
+      return body;
+    }
+    return kept == null ? new byte[0] : kept.getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  private static final String FORM = "application/x-www-form-urlencoded";
 
   private static Fingerprint of(GuardRequest request, String rawQuery, byte[] body, FingerprintMode mode) {
     String contentType = mode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
