@@ -303,16 +303,21 @@ public final class IdempotentExecutor implements AutoCloseable {
     if (record.state().isTerminal()) {
       return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
     }
+    boolean followed = false;
     while (true) {
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced, request, transport, p, inline,
-            named, false, atAgeLimit);
+        // Fenced only on a record read for this call: after an execution of it here ended not
+        // begun (a cancelled call giving its claim back), the record is no longer as read, and the
+        // fence would refuse an operation due and held by no one.
+        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced && !followed, request, transport,
+            p, inline, named, false, atAgeLimit);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
         return out;
       }
+      followed = true;
     }
   }
 
@@ -536,7 +541,8 @@ public final class IdempotentExecutor implements AutoCloseable {
     try {
       if (ticket.leader()) {
         BeginResult begun = beginLeading(op, ticket);
-        return leadAsync(ticket, begun.record(), begun.lease(), request, transport, p, true, true, begun.created());
+        return leadAsync(ticket, begun.record(), begun.lease(), false, request, transport, p, true, true,
+            begun.created());
       }
       OperationRecord record = begin(op).record();
       if (record.state().isTerminal()) {
@@ -718,17 +724,23 @@ public final class IdempotentExecutor implements AutoCloseable {
           + " is next due at " + r.nextAttemptAt(), null, id, r.attempts(), r.storedResponse().orElse(null)));
     }
     // The app's resumeAsync(id) names its operation; an outbox dispatcher's delivery is a background pass.
-    return runAsync(r, r.request(), transport, policy, false, appsCall);
+    // A delivery's first claim is fenced on the record it read (see leadAsync).
+    return runAsync(r, r.request(), transport, policy, false, appsCall, !appsCall);
   }
 
+  /**
+   * @param fenced whether the first claim takes the operation only if it is still as {@code record}
+   *     (see {@link AttemptLoop#fenceFirstClaimOn}); not after waiting for another execution of it
+   *     here, which changed it
+   */
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
-      AsyncTransport transport, RetryPolicy p, boolean inline, boolean named) {
+      AsyncTransport transport, RetryPolicy p, boolean inline, boolean named, boolean fenced) {
     if (record.state().isTerminal()) {
       return AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline, named));
+      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline, named, false));
     }
     OperationRecord current;
     try {
@@ -736,12 +748,15 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException | RuntimeException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return leadAsync(ticket, current, null, request, transport, p, inline, named, false);
+    return leadAsync(ticket, current, null, fenced, request, transport, p, inline, named, false);
   }
 
-  /** @param created as for {@link #lead}: whether this call's begin created the operation */
+  /**
+   * @param fenced as for {@link #lead}
+   * @param created as for {@link #lead}: whether this call's begin created the operation
+   */
   private CompletableFuture<Outcome> leadAsync(SingleFlight.Ticket ticket, OperationRecord record, Lease claimed,
-      RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline, boolean named,
+      boolean fenced, RequestSnapshot request, AsyncTransport transport, RetryPolicy p, boolean inline, boolean named,
       boolean created) {
     if (record.state().isTerminal()) {
       CompletableFuture<Outcome> settled = AsyncDriver.completed(AttemptLoop.settled(settings, retention, record));
@@ -757,7 +772,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     CompletableFuture<Outcome> result = new CompletableFuture<>();
     AttemptLoop loop = new AttemptLoop(settings, record, claimed, p, inline, named, created, retention);
-    if (claimed == null && !named && !inline) {
+    if (claimed == null && fenced) {
       // An outbox delivery (resumeAsyncCounted): the record was read and found due a moment ago.
       // Its first claim takes it only if unchanged since, or another instance that sent it and
       // queued it again until its backoff or Retry-After meanwhile would see it resent at once.

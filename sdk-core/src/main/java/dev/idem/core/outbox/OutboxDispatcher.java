@@ -545,7 +545,8 @@ public final class OutboxDispatcher implements AutoCloseable {
       }
     }
     try {
-      if (!hasQueued(clock.instant())) {
+      Instant now = clock.instant();
+      if (!hasQueued(OperationState.PENDING, now) && !hasQueued(OperationState.IN_FLIGHT, now)) {
         stop(true);
       }
     } catch (IdempotencyException | RuntimeException e) {
@@ -554,30 +555,23 @@ public final class OutboxDispatcher implements AutoCloseable {
   }
 
   /**
-   * Far enough ahead that every unfinished operation is due by then (a retry's wait and a lease are
-   * bounded far below it), and near enough for a journal that keeps instants as nanoseconds in a
-   * long (up to 2262).
-   */
-  private static final Instant END_OF_QUEUE = Instant.parse("2200-01-01T00:00:00Z");
-
-  /**
-   * Whether the journal holds an unfinished operation of a registered name that is this
+   * Whether the journal holds an operation of a registered name in {@code state} that is this
    * dispatcher's to deliver: not one IN_FLIGHT under another owner's lease that has not expired.
    * That is another live instance's attempt, which it records itself; waiting for it would keep a
-   * rolling deploy's stopping instance waiting out its whole timeout while the others work. Read as
-   * the operations of these names due at {@link #END_OF_QUEUE}, which is every unfinished one of
-   * them: the due read filters the names (another service's backlog in a shared journal is not read,
-   * as by a poll; reading by state went through every name's), and skips quarantined operations,
-   * which no delivery takes.
+   * rolling deploy's stopping instance waiting out its whole timeout while the others work.
+   *
+   * <p>Read by state, every name's, without locks: a read of the due order with the names (as a poll
+   * makes) would skip a row another process holds locked on PostgreSQL ({@code SKIP LOCKED}: the
+   * drain then ended "drained" with an operation of its names still queued), and could find every
+   * unfinished operation only by asking for those due at a far future "now", which a journal whose
+   * times end sooner refuses. So a journal shared with another service's backlog is read in full by
+   * each drain check, which runs after each poll that leaves no delivery running, until the drain
+   * ends or its timeout.
    */
-  private boolean hasQueued(Instant now) throws IdempotencyException {
-    if (registrations.isEmpty()) {
-      return false;
-    }
-    OperationRecord after = null;
+  private boolean hasQueued(OperationState state, Instant now) throws IdempotencyException {
+    OperationId after = null;
     while (true) {
-      List<OperationRecord> page = journal.findDue(END_OF_QUEUE, executor.owner(), registrations.keySet(), after,
-          pageSize);
+      List<OperationRecord> page = journal.findByState(state, after, pageSize);
       if (page.isEmpty()) {
         return false;  // only an empty page is the last: a journal may return short ones
       }
@@ -586,7 +580,7 @@ public final class OutboxDispatcher implements AutoCloseable {
           return true;
         }
       }
-      after = page.get(page.size() - 1);
+      after = page.get(page.size() - 1).id();
     }
   }
 
