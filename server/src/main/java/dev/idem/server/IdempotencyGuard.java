@@ -228,6 +228,16 @@ public final class IdempotencyGuard implements AutoCloseable {
         claimAs = p.fingerprint();
         ClaimAttempt attempt = s.store.claim(p.id(), claimedAs, owner, now, now.plus(s.lease),
             now.plus(p.policy().retention()));
+        if (attempt instanceof ClaimAttempt.Claimed c && claimedAs != p.fingerprint() && !c.tookOver()
+            && round < MAX_ROUNDS) {
+          // Claimed under the old fingerprint, but not the lapsed claim it was read as: the record
+          // was released or purged between the read and this claim, and the operation would be
+          // stored for its retention under the old fingerprint. Given back (it ran nothing) and
+          // claimed again under the request's own.
+          s.store.release(p.id(), c.generation(), owner);
+          takeoverRounds++;
+          continue;
+        }
         if (attempt instanceof ClaimAttempt.Claimed c) {
           if (c.tookOver()) {
             hear(new GuardEvent.Takeover(p.route()));

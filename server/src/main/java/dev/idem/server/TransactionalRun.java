@@ -130,12 +130,21 @@ final class TransactionalRun {
 
   private GuardResponse guarded(IdempotencyGuard.Prepared p, GuardRequest request, TransactionalHandler handler)
       throws SQLException {
-    return guarded(p, request, handler, false);
+    return guarded(p, request, handler, Legacy.MAY_TAKE_OVER);
   }
 
-  /** @param asStored whether this is the claim again under the fingerprint a lapsed claim was stored with */
+  /** Where a claim stands with a lapsed claim stored under the query as written (see below). */
+  private enum Legacy {
+    /** Not met yet: such a claim may be taken over under its own fingerprint. */
+    MAY_TAKE_OVER,
+    /** This is the claim under the fingerprint such a claim was stored with. */
+    TAKING_OVER,
+    /** Done with: claims under the request's own fingerprint only. */
+    DONE
+  }
+
   private GuardResponse guarded(IdempotencyGuard.Prepared p, GuardRequest request, TransactionalHandler handler,
-      boolean asStored) throws SQLException {
+      Legacy legacy) throws SQLException {
     Instant now = guard.clock().instant();
     String owner = guard.ownerToken();
     ClaimAttempt attempt;
@@ -175,16 +184,28 @@ final class TransactionalRun {
         guard.hear(new GuardEvent.Replayed(p.route()));
         return guard.replay(e.record().response().get());
       }
-      if (attempt instanceof ClaimAttempt.Existing e && !asStored && e.record().state() == RecordState.IN_FLIGHT
+      if (attempt instanceof ClaimAttempt.Existing e && legacy == Legacy.MAY_TAKE_OVER
+          && e.record().state() == RecordState.IN_FLIGHT
           && !e.record().fingerprint().equals(p.fingerprint()) && !e.record().leaseUntil().isAfter(now)) {
         // A lapsed lease-mode claim stored before credential parameters were left out of the
         // fingerprint: taken over under its own fingerprint, which the takeover compares (as in
         // lease mode), or every retry was answered 409 for the record's whole retention.
-        return guarded(p.storedAs(e.record().fingerprint()), request, handler, true);
+        return guarded(p.storedAs(e.record().fingerprint()), request, handler, Legacy.TAKING_OVER);
       }
       // A claim in flight outside transactional mode (a lease-mode run of the same operation).
       guard.hear(new GuardEvent.Conflict(p.route()));
       return guard.inFlight();
+    }
+    if (legacy == Legacy.TAKING_OVER && !claimed.tookOver()) {
+      // Claimed under the old fingerprint, but not the lapsed claim it was read as (released or
+      // purged meanwhile): rolled back, and claimed again under the request's own, or the operation
+      // would be stored for its retention under the old one.
+      try {
+        undo();
+      } catch (SQLException e) {
+        return storeFailed("claim", e);
+      }
+      return guarded(p.storedAs(p.asWritten()), request, handler, Legacy.DONE);
     }
     if (claimed.tookOver()) {
       guard.hear(new GuardEvent.Takeover(p.route()));

@@ -54,7 +54,7 @@ final class ReadmePreambles {
     p.put("docs/spring.md: Server: the guard", Preamble.members(List.of(), List.of()));
     p.put("docs/spring.md: Server: the guard #2", Preamble.members(
         List.of("import java.util.List;", "import org.springframework.boot.web.servlet.FilterRegistrationBean;",
-            "import org.springframework.context.annotation.Bean;", "import org.springframework.core.Ordered;",
+            "import org.springframework.context.annotation.Bean;",
             "import org.springframework.web.cors.CorsConfiguration;",
             "import org.springframework.web.cors.UrlBasedCorsConfigurationSource;",
             "import org.springframework.web.filter.CorsFilter;"),

@@ -60,7 +60,7 @@ public final class SecretPathParameters {
    * {@code ;%6Asessionid=} is judged as {@code jsessionid}. Bounded by the name, never the rest
    * of the path, so that many parameters cost no more than their length.
    */
-  static String decode(String s, int from, int to) {
+  static String decode(CharSequence s, int from, int to) {
     ByteArrayOutputStream bytes = null;
     for (int i = from; i < to; i++) {
       char c = s.charAt(i);
@@ -70,7 +70,7 @@ public final class SecretPathParameters {
           && (lo = Character.digit(s.charAt(i + 2), 16)) >= 0) {
         if (bytes == null) {
           bytes = new ByteArrayOutputStream(to - from);
-          byte[] before = s.substring(from, i).getBytes(StandardCharsets.UTF_8);
+          byte[] before = s.subSequence(from, i).toString().getBytes(StandardCharsets.UTF_8);
           bytes.write(before, 0, before.length);
         }
         bytes.write(hi << 4 | lo);
@@ -80,6 +80,6 @@ public final class SecretPathParameters {
         bytes.write(b, 0, b.length);
       }
     }
-    return bytes == null ? s.substring(from, to) : bytes.toString(StandardCharsets.UTF_8);
+    return bytes == null ? s.subSequence(from, to).toString() : bytes.toString(StandardCharsets.UTF_8);
   }
 }

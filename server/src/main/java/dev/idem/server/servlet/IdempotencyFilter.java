@@ -398,7 +398,11 @@ public final class IdempotencyFilter implements Filter {
       return;
     }
     if (result == CompletionResult.REFUSED) {
+      // The handler's answer is not sent, but a CORS allowance set ahead of the guard (a CorsFilter,
+      // the starter's) is kept: without it a browser cannot read the 409 that tells it to retry.
+      Map<String, List<String>> cors = crossOrigin(response);
       response.reset();
+      cors.forEach((name, values) -> values.forEach(v -> response.addHeader(name, v)));
       write(response, guard.refusedResponse());
       return;
     }
@@ -663,6 +667,17 @@ public final class IdempotencyFilter implements Filter {
     } catch (RuntimeException e) {
       failure.addSuppressed(e);
     }
+  }
+
+  /** The response's {@code Access-Control-*} and {@code Vary} headers, as set so far. */
+  private static Map<String, List<String>> crossOrigin(HttpServletResponse response) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    for (String name : response.getHeaderNames()) {
+      if (name.regionMatches(true, 0, "Access-Control-", 0, 15) || name.equalsIgnoreCase("Vary")) {
+        out.computeIfAbsent(name, n -> new ArrayList<>()).addAll(response.getHeaders(name));
+      }
+    }
+    return out;
   }
 
   private static Map<String, List<String>> headers(HttpServletResponse response) {
