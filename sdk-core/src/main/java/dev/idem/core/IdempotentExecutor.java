@@ -300,25 +300,46 @@ public final class IdempotentExecutor implements AutoCloseable {
   private Outcome runSync(OperationRecord record, RequestSnapshot request, Transport transport, RetryPolicy p,
       boolean inline, boolean named, boolean fenced, Runnable atAgeLimit)
       throws IdempotencyException {
-    if (record.state().isTerminal()) {
-      return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
-    }
-    boolean followed = false;
     while (true) {
+      if (record.state().isTerminal()) {
+        return SyncDriver.finish(AttemptLoop.settled(settings, retention, record));
+      }
       SingleFlight.Ticket ticket = singleFlight.join(record.id());
       if (ticket.leader()) {
-        // Fenced only on a record read for this call: after an execution of it here ended not
-        // begun (a cancelled call giving its claim back), the record is no longer as read, and the
-        // fence would refuse an operation due and held by no one.
-        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced && !followed, request, transport,
-            p, inline, named, false, atAgeLimit);
+        return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced, request, transport, p, inline,
+            named, false, atAgeLimit);
       }
       Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
       if (out != null) {
         return out;
       }
-      followed = true;
+      if (fenced) {
+        // The execution waited for ended not begun (a cancelled call giving its claim back): the
+        // record is no longer as read, and fenced on it the claim would refuse an operation due
+        // and held by no one. Read again, sent only if still due, and fenced on that read.
+        record = dueAfterFollowing(record);
+      }
     }
+  }
+
+  /**
+   * {@code record} as the journal holds it now, for a call fenced on its read that waited for
+   * another execution of it here, which ended not begun: terminal, or due for this owner.
+   *
+   * @throws OperationPendingException if it is not due (another instance sent it and queued it
+   *     until its backoff or the server's {@code Retry-After} meanwhile)
+   */
+  private OperationRecord dueAfterFollowing(OperationRecord record) throws IdempotencyException {
+    OperationRecord now = settings.journal().find(record.id()).orElse(null);
+    if (now == null) {
+      throw new IllegalArgumentException("no such operation in the journal: " + record.id());
+    }
+    if (!now.state().isTerminal() && !DueRule.isDueFor(now, settings.owner(), settings.clock().instant())) {
+      throw new OperationPendingException("not due: changed while this call waited for another execution of it"
+          + " here, it is next due at " + now.nextAttemptAt(), null, now.id(), now.attempts(),
+          now.storedResponse().orElse(null));
+    }
+    return now;
   }
 
   /**
@@ -730,8 +751,8 @@ public final class IdempotentExecutor implements AutoCloseable {
 
   /**
    * @param fenced whether the first claim takes the operation only if it is still as {@code record}
-   *     (see {@link AttemptLoop#fenceFirstClaimOn}); not after waiting for another execution of it
-   *     here, which changed it
+   *     (see {@link AttemptLoop#fenceFirstClaimOn}); after waiting for another execution of it here,
+   *     which changed it, as the journal then holds it
    */
   private CompletableFuture<Outcome> runAsync(OperationRecord record, RequestSnapshot request,
       AsyncTransport transport, RetryPolicy p, boolean inline, boolean named, boolean fenced) {
@@ -740,7 +761,20 @@ public final class IdempotentExecutor implements AutoCloseable {
     }
     SingleFlight.Ticket ticket = singleFlight.join(record.id());
     if (!ticket.leader()) {
-      return follow(ticket, record.id(), () -> runAsync(record, request, transport, p, inline, named, false));
+      // Fenced: after the execution waited for (ended not begun), read again and fenced on that
+      // read, as runSync does.
+      return follow(ticket, record.id(), () -> {
+        if (!fenced) {
+          return runAsync(record, request, transport, p, inline, named, false);
+        }
+        OperationRecord now;
+        try {
+          now = dueAfterFollowing(record);
+        } catch (IdempotencyException | RuntimeException e) {
+          return CompletableFuture.failedFuture(e);
+        }
+        return runAsync(now, now.request(), transport, p, inline, named, true);
+      });
     }
     OperationRecord current;
     try {

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Regression test for a defect found by review, described as it was; fixed: a call that waited for another execution of its operation here claims without the fence, on what that execution left.
+ * Regression test for a defect found by review, described as it was; fixed: a call that waited for another execution of its operation here reads it again and is fenced on that read, not on the record from before.
  *
  * <p>Review of b77d4607 ("a one-lane pass claims only what it read again and found due").
  *
