@@ -13,8 +13,8 @@ import java.util.Objects;
 /**
  * The fingerprint of a request as the guard checks it against its key's record: sdk-core's
  * {@link Fingerprinter}, the client's, over method, path and query (without its credential
- * parameters: {@link SecretQueryParameters}), and the body as sent (a form's without those
- * parameters either).
+ * parameters: {@link SecretQueryParameters}), and the body as sent (a form's without its
+ * {@code access_token}).
  */
 public final class RequestFingerprints {
   private RequestFingerprints() {
@@ -28,7 +28,8 @@ public final class RequestFingerprints {
    * @throws IllegalArgumentException if the request's path cannot be made a URI
    */
   public static Fingerprint of(GuardRequest request, byte[] body, FingerprintMode mode) {
-    return of(request, SecretQueryParameters.removedFrom(request.rawQuery()), withoutCredentials(request, body), mode);
+    return of(request, SecretQueryParameters.removedFrom(request.rawQuery()), withoutCredentials(request, body),
+        mode);
   }
 
   /**
@@ -50,9 +51,9 @@ public final class RequestFingerprints {
   }
 
   /**
-   * A form-encoded body ({@code application/x-www-form-urlencoded}) without its credential
-   * parameters, which RFC 6750 section 2.2 allows there too ({@code access_token=} in the body of a
-   * POST): the same rule as the query's. {@code body} itself when it is no form or has none. The
+   * A form-encoded body ({@code application/x-www-form-urlencoded}) without its bearer token, which
+   * RFC 6750 section 2.2 allows there too ({@code access_token=} in the body of a POST;
+   * {@link SecretQueryParameters#FORM_NAMES}: only that name, a form's other fields being data). {@code body} itself when it is no form or has none. The
    * form's bytes are read one character a byte (ISO-8859-1), so that every other byte is kept as
    * sent, whatever the form's charset: the names are ASCII.
    */
@@ -64,7 +65,7 @@ public final class RequestFingerprints {
       return body;
     }
     String form = new String(body, StandardCharsets.ISO_8859_1);
-    String kept = SecretQueryParameters.removedFrom(form);
+    String kept = SecretQueryParameters.removedFrom(form, SecretQueryParameters.FORM_NAMES);
     if (kept == form) {
       return body;
     }

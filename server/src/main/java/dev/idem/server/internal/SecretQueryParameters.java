@@ -34,7 +34,47 @@ public final class SecretQueryParameters {
       "x-goog-algorithm", "x-goog-credential", "x-goog-date", "x-goog-expires", "x-goog-signedheaders",
       "x-goog-signature");
 
+  /**
+   * The names (lower case) of a form-encoded body's parameters that are credentials: only RFC 6750
+   * section 2.2's {@code access_token}. A form's {@code api_key} field is as often the operation's
+   * data (an endpoint that connects an account and stores the key it is given), which must tell two
+   * operations apart.
+   */
+  public static final Set<String> FORM_NAMES = Set.of("access_token");
+
   private SecretQueryParameters() {}
+
+  /**
+   * The credential names ({@link #NAMES}, lower case) that a raw query holds: what a servlet
+   * request's parameter map, which merges the query's parameters with a form's, got from the query.
+   *
+   * @param rawQuery a raw query, or null
+   * @return the names, lower case; empty if none
+   */
+  public static Set<String> namesIn(String rawQuery) {
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return Set.of();
+    }
+    Set<String> found = new java.util.HashSet<>();
+    int n = rawQuery.length();
+    int start = 0;
+    while (start <= n) {
+      int nameEnd = start;
+      for (char c; nameEnd < n && (c = rawQuery.charAt(nameEnd)) != '&' && c != '='; nameEnd++) {
+        // to the end of the name
+      }
+      int end = nameEnd;
+      while (end < n && rawQuery.charAt(end) != '&') {
+        end++;
+      }
+      String name = SecretPathParameters.decode(rawQuery, start, nameEnd).toLowerCase(Locale.ROOT);
+      if (NAMES.contains(name)) {
+        found.add(name);
+      }
+      start = end + 1;
+    }
+    return found;
+  }
 
   /**
    * @param rawQuery a raw (encoded) query, without the {@code ?}, or null
@@ -45,7 +85,20 @@ public final class SecretQueryParameters {
     if (rawQuery == null) {
       return null;
     }
-    StringBuilder out = removed(rawQuery);
+    return removedFrom(rawQuery, NAMES);
+  }
+
+  /**
+   * @param rawQuery a raw (encoded) query or form body, or null
+   * @param names the names (lower case) to take out
+   * @return {@code rawQuery} without the parameters of those names (null if none is left);
+   *     {@code rawQuery} itself when it has none
+   */
+  public static String removedFrom(String rawQuery, Set<String> names) {
+    if (rawQuery == null) {
+      return null;
+    }
+    StringBuilder out = removed(rawQuery, names);
     if (out == null) {
       return rawQuery;
     }
@@ -62,6 +115,10 @@ public final class SecretQueryParameters {
    * @return the query without its credential parameters, or null when it has none
    */
   static StringBuilder removed(CharSequence rawQuery) {
+    return removed(rawQuery, NAMES);
+  }
+
+  private static StringBuilder removed(CharSequence rawQuery, Set<String> names) {
     int n = rawQuery.length();
     StringBuilder out = null;
     int start = 0;
@@ -75,7 +132,7 @@ public final class SecretQueryParameters {
         end++;
       }
       String name = SecretPathParameters.decode(rawQuery, start, nameEnd);
-      boolean secret = NAMES.contains(name.toLowerCase(Locale.ROOT));
+      boolean secret = names.contains(name.toLowerCase(Locale.ROOT));
       if (secret && out == null) {
         out = new StringBuilder(n);
         out.append(rawQuery, 0, start == 0 ? 0 : start - 1);

@@ -11,6 +11,7 @@ import dev.idem.server.IdempotencyStoreException;
 import dev.idem.server.internal.BoundedCapture;
 import dev.idem.server.internal.RateLimitedLog;
 import dev.idem.server.internal.RequestBody;
+import dev.idem.server.internal.SecretQueryParameters;
 import dev.idem.server.internal.StoreReached;
 import dev.idem.server.internal.TimeoutHeader;
 import jakarta.servlet.AsyncContext;
@@ -37,12 +38,15 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -279,7 +283,14 @@ public final class IdempotencyFilter implements Filter {
         // Over the cap, the guard refuses it (413) as it does a body that long.
         return new byte[limit];
       }
-      byte[] canonical = FormBody.canonical(parameters);
+      // Without the credentials it holds (a form's access_token, the query's credential names: the
+      // map merges the query's parameters with the form's), as the fingerprint of a form read here
+      // and of the query leave them out; the digest below would otherwise keep them.
+      Set<String> fromQuery = SecretQueryParameters.namesIn(request.getQueryString());
+      Map<String, String[]> kept = new LinkedHashMap<>(parameters);
+      kept.keySet().removeIf(name -> SecretQueryParameters.FORM_NAMES.contains(name.toLowerCase(Locale.ROOT))
+          || fromQuery.contains(name.toLowerCase(Locale.ROOT)));
+      byte[] canonical = FormBody.canonical(kept);
       return canonical.length < limit ? canonical : FormBody.digest(canonical, limit - 1);
     }
     if (body.length < limit && FormBody.hasBodyParameters(request) && FormBody.pairs(body) > MAX_FORM_PAIRS) {
@@ -672,18 +683,35 @@ public final class IdempotencyFilter implements Filter {
   /** The response's {@code Access-Control-*} and {@code Vary} headers, as set so far. */
   private static Map<String, List<String>> crossOrigin(HttpServletResponse response) {
     Map<String, List<String>> out = new LinkedHashMap<>();
-    for (String name : response.getHeaderNames()) {
+    for (String name : headerNames(response)) {
       if (name.regionMatches(true, 0, "Access-Control-", 0, 15) || name.equalsIgnoreCase("Vary")) {
-        out.computeIfAbsent(name, n -> new ArrayList<>()).addAll(response.getHeaders(name));
+        out.put(name, new ArrayList<>(response.getHeaders(name)));
       }
     }
     return out;
   }
 
+  /**
+   * The response's header names, each once whatever its case: Tomcat lists a name once per header
+   * line, so taking every value of each listed name repeated a header of n lines n times over (a
+   * CorsFilter's three Vary lines came out nine times; a handler's two Link lines were stored and
+   * replayed as four).
+   */
+  private static Collection<String> headerNames(HttpServletResponse response) {
+    Set<String> seen = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+    List<String> names = new ArrayList<>();
+    for (String name : response.getHeaderNames()) {
+      if (seen.add(name)) {
+        names.add(name);
+      }
+    }
+    return names;
+  }
+
   private static Map<String, List<String>> headers(HttpServletResponse response) {
     Map<String, List<String>> out = new LinkedHashMap<>();
-    for (String name : response.getHeaderNames()) {
-      out.computeIfAbsent(name, n -> new ArrayList<>()).addAll(response.getHeaders(name));
+    for (String name : headerNames(response)) {
+      out.put(name, new ArrayList<>(response.getHeaders(name)));
     }
     if (response.getContentType() != null) {
       out.keySet().removeIf(n -> n.equalsIgnoreCase("Content-Type"));
