@@ -324,17 +324,25 @@ public final class IdempotentExecutor implements AutoCloseable {
 
   /**
    * {@code record} as the journal holds it now, for a call fenced on its read that waited for
-   * another execution of it here, which ended not begun: terminal, or due for this owner.
+   * another execution of it here, which ended not begun: terminal, unchanged, or due for this owner.
    *
-   * @throws OperationPendingException if it is not due (another instance sent it and queued it
-   *     until its backoff or the server's {@code Retry-After} meanwhile)
+   * @throws OperationPendingException if it changed and is not due (another instance sent it and
+   *     queued it until its backoff or the server's {@code Retry-After} meanwhile), or is gone
    */
   private OperationRecord dueAfterFollowing(OperationRecord record) throws IdempotencyException {
     OperationRecord now = settings.journal().find(record.id()).orElse(null);
     if (now == null) {
-      throw new IllegalArgumentException("no such operation in the journal: " + record.id());
+      // Finished by another instance and purged, or deleted, meanwhile: nothing to send. Told as
+      // not sent by this call, so that a resume pass goes on with its other operations.
+      throw new OperationPendingException("gone from the journal while this call waited for another execution of"
+          + " it here (finished and purged elsewhere, or deleted); nothing was sent", null, record.id(),
+          record.attempts(), null);
     }
-    if (!now.state().isTerminal() && !DueRule.isDueFor(now, settings.owner(), settings.clock().instant())) {
+    boolean unchanged = now.state() == record.state() && now.generation() == record.generation();
+    // Unchanged (the execution waited for wrote nothing), it is sent as the caller decided: a wall
+    // clock stepped back meanwhile must not leave it, as a resume pass's own re-read rules.
+    if (!unchanged && !now.state().isTerminal()
+        && !DueRule.isDueFor(now, settings.owner(), settings.clock().instant())) {
       throw new OperationPendingException("not due: changed while this call waited for another execution of it"
           + " here, it is next due at " + now.nextAttemptAt(), null, now.id(), now.attempts(),
           now.storedResponse().orElse(null));
