@@ -1,6 +1,8 @@
 package dev.idem.server.internal;
 
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -45,17 +47,18 @@ public final class SecretQueryParameters {
   private SecretQueryParameters() {}
 
   /**
-   * The credential names ({@link #NAMES}, lower case) that a raw query holds: what a servlet
-   * request's parameter map, which merges the query's parameters with a form's, got from the query.
+   * How many values a raw query gives each credential parameter ({@link #NAMES}), by the name as
+   * the query spells it, percent-decoded: what a servlet request's parameter map, which merges the
+   * query's parameters (first) with a form's under the same name, got from the query.
    *
    * @param rawQuery a raw query, or null
-   * @return the names, lower case; empty if none
+   * @return the count of each credential name's values, by its decoded spelling; empty if none
    */
-  public static Set<String> namesIn(String rawQuery) {
+  public static Map<String, Integer> valuesIn(String rawQuery) {
     if (rawQuery == null || rawQuery.isEmpty()) {
-      return Set.of();
+      return Map.of();
     }
-    Set<String> found = new java.util.HashSet<>();
+    Map<String, Integer> found = new HashMap<>();
     int n = rawQuery.length();
     int start = 0;
     while (start <= n) {
@@ -67,9 +70,9 @@ public final class SecretQueryParameters {
       while (end < n && rawQuery.charAt(end) != '&') {
         end++;
       }
-      String name = SecretPathParameters.decode(rawQuery, start, nameEnd).toLowerCase(Locale.ROOT);
-      if (NAMES.contains(name)) {
-        found.add(name);
+      String name = SecretPathParameters.decode(rawQuery, start, nameEnd);
+      if (NAMES.contains(name.toLowerCase(Locale.ROOT))) {
+        found.merge(name, 1, Integer::sum);
       }
       start = end + 1;
     }

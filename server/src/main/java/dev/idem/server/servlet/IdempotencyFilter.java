@@ -38,6 +38,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -283,13 +284,21 @@ public final class IdempotencyFilter implements Filter {
         // Over the cap, the guard refuses it (413) as it does a body that long.
         return new byte[limit];
       }
-      // Without the credentials it holds (a form's access_token, the query's credential names: the
-      // map merges the query's parameters with the form's), as the fingerprint of a form read here
-      // and of the query leave them out; the digest below would otherwise keep them.
-      Set<String> fromQuery = SecretQueryParameters.namesIn(request.getQueryString());
-      Map<String, String[]> kept = new LinkedHashMap<>(parameters);
-      kept.keySet().removeIf(name -> SecretQueryParameters.FORM_NAMES.contains(name.toLowerCase(Locale.ROOT))
-          || fromQuery.contains(name.toLowerCase(Locale.ROOT)));
+      // Without the credentials it holds, as the fingerprint of a form read here and of the query
+      // leave them out (the digest below would otherwise keep them): a form's access_token, and
+      // the values the query gave a credential name (the map holds the query's values of a name
+      // first, then the form's, which are the operation's data and stay).
+      Map<String, Integer> fromQuery = SecretQueryParameters.valuesIn(request.getQueryString());
+      Map<String, String[]> kept = new LinkedHashMap<>();
+      parameters.forEach((name, values) -> {
+        if (SecretQueryParameters.FORM_NAMES.contains(name.toLowerCase(Locale.ROOT))) {
+          return;
+        }
+        int queried = Math.min(fromQuery.getOrDefault(name, 0), values.length);
+        if (queried < values.length) {
+          kept.put(name, Arrays.copyOfRange(values, queried, values.length));
+        }
+      });
       byte[] canonical = FormBody.canonical(kept);
       return canonical.length < limit ? canonical : FormBody.digest(canonical, limit - 1);
     }
