@@ -59,6 +59,27 @@ public final class SecretQueryParameters {
       return Map.of();
     }
     Map<String, Integer> found = new HashMap<>();
+    eachParameter(rawQuery, (name, start, end) -> {
+      if (NAMES.contains(name.toLowerCase(Locale.ROOT))) {
+        found.merge(name, 1, Integer::sum);
+      }
+    });
+    return found;
+  }
+
+  /** One {@code &}-separated parameter: its decoded name and where it lies, {@code [start, end)}. */
+  private interface Parameter {
+    void at(String name, int start, int end);
+  }
+
+  /**
+   * Hands each parameter of {@code rawQuery} to {@code each}, in order, reading each character a
+   * bounded number of times (a name twice, to find its end and to decode it, a value once), so that
+   * a query of many parameters costs its length. (A first version found each {@code =} with
+   * {@code indexOf('=', start)}, which does not stop at the parameter's {@code &}: {@code a&a&a...}
+   * rescanned the rest of the query for every parameter, 750 ms for 400 KB.)
+   */
+  private static void eachParameter(CharSequence rawQuery, Parameter each) {
     int n = rawQuery.length();
     int start = 0;
     while (start <= n) {
@@ -70,13 +91,9 @@ public final class SecretQueryParameters {
       while (end < n && rawQuery.charAt(end) != '&') {
         end++;
       }
-      String name = SecretPathParameters.decode(rawQuery, start, nameEnd);
-      if (NAMES.contains(name.toLowerCase(Locale.ROOT))) {
-        found.merge(name, 1, Integer::sum);
-      }
+      each.at(SecretPathParameters.decode(rawQuery, start, nameEnd), start, end);
       start = end + 1;
     }
-    return found;
   }
 
   /**
@@ -109,11 +126,8 @@ public final class SecretQueryParameters {
   }
 
   /**
-   * The scan: each character read a bounded number of times (a parameter's name twice, to find its
-   * end and to decode it, its value once, and each once more if copied), so that a query of
-   * many parameters costs its length. (A first version found each {@code =} with
-   * {@code indexOf('=', start)}, which does not stop at the parameter's {@code &}: {@code a&a&a...}
-   * rescanned the rest of the query for every parameter, 750 ms for 400 KB.)
+   * The scan ({@link #eachParameter}), linear in the query's length: each character is read a
+   * bounded number of times, and once more if copied.
    *
    * @return the query without its credential parameters, or null when it has none
    */
@@ -122,31 +136,19 @@ public final class SecretQueryParameters {
   }
 
   private static StringBuilder removed(CharSequence rawQuery, Set<String> names) {
-    int n = rawQuery.length();
-    StringBuilder out = null;
-    int start = 0;
-    while (start <= n) {
-      int nameEnd = start;
-      for (char c; nameEnd < n && (c = rawQuery.charAt(nameEnd)) != '&' && c != '='; nameEnd++) {
-        // to the end of the name
-      }
-      int end = nameEnd;
-      while (end < n && rawQuery.charAt(end) != '&') {
-        end++;
-      }
-      String name = SecretPathParameters.decode(rawQuery, start, nameEnd);
+    StringBuilder[] out = new StringBuilder[1];
+    eachParameter(rawQuery, (name, start, end) -> {
       boolean secret = names.contains(name.toLowerCase(Locale.ROOT));
-      if (secret && out == null) {
-        out = new StringBuilder(n);
-        out.append(rawQuery, 0, start == 0 ? 0 : start - 1);
-      } else if (!secret && out != null) {
-        if (out.length() > 0) {
-          out.append('&');
+      if (secret && out[0] == null) {
+        out[0] = new StringBuilder(rawQuery.length());
+        out[0].append(rawQuery, 0, start == 0 ? 0 : start - 1);
+      } else if (!secret && out[0] != null) {
+        if (out[0].length() > 0) {
+          out[0].append('&');
         }
-        out.append(rawQuery, start, end);
+        out[0].append(rawQuery, start, end);
       }
-      start = end + 1;
-    }
-    return out;
+    });
+    return out[0];
   }
 }
