@@ -228,7 +228,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         claimAs = p.fingerprint();
         ClaimAttempt attempt = s.store.claim(p.id(), claimedAs, owner, now, now.plus(s.lease),
             now.plus(p.policy().retention()));
-        if (attempt instanceof ClaimAttempt.Claimed c && claimedAs != p.fingerprint() && !c.tookOver()
+        if (attempt instanceof ClaimAttempt.Claimed c && !claimedAs.equals(p.fingerprint()) && !c.tookOver()
             && round < MAX_ROUNDS) {
           // Claimed under the old fingerprint, but not the lapsed claim it was read as: the record
           // was released or purged between the read and this claim, and the operation would be
@@ -711,11 +711,9 @@ public final class IdempotencyGuard implements AutoCloseable {
    * A request read, checked and identified; or the answer that ends it before any claim.
    *
    * @param answer the guard's answer ({@link Admission.Respond} or {@link Admission.Unguarded}), or null
-   */
-  /**
-   * @param asWritten the fingerprint of the request's query as written, credential parameters
-   *     included, if it has any ({@link RequestFingerprints#asWritten}), else null: a record stored
-   *     before those parameters were left out of the fingerprint has it
+   * @param asWritten the fingerprint of the request's query and body as written, credential
+   *     parameters included, if it has any ({@link RequestFingerprints#asWritten}), else null: a
+   *     record stored before those parameters were left out of the fingerprint has it
    */
   record Prepared(Admission answer, RecordId id, Fingerprint fingerprint, Fingerprint asWritten, byte[] body,
       RoutePolicy policy, String route) {

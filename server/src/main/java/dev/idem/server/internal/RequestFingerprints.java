@@ -17,6 +17,8 @@ import java.util.Objects;
  * {@code access_token}).
  */
 public final class RequestFingerprints {
+  private static final String FORM = "application/x-www-form-urlencoded";
+
   private RequestFingerprints() {
   }
 
@@ -33,9 +35,9 @@ public final class RequestFingerprints {
   }
 
   /**
-   * The fingerprint of the request with its query as written, credential parameters included, as
-   * the guard made it before {@link SecretQueryParameters}; null when the query has none (then it is
-   * {@link #of(GuardRequest, byte[], FingerprintMode)}'s).
+   * The fingerprint of the request with its query and body as written, credential parameters
+   * included, as the guard made it before {@link SecretQueryParameters}; null when they have none
+   * (then it is {@link #of(GuardRequest, byte[], FingerprintMode)}'s).
    *
    * @param request the request
    * @param body its body, as read
@@ -53,16 +55,18 @@ public final class RequestFingerprints {
   /**
    * A form-encoded body ({@code application/x-www-form-urlencoded}) without its bearer token, which
    * RFC 6750 section 2.2 allows there too ({@code access_token=} in the body of a POST;
-   * {@link SecretQueryParameters#FORM_NAMES}: only that name, a form's other fields being data). {@code body} itself when it is no form or has none. The
-   * form's bytes are read one character a byte (ISO-8859-1), so that every other byte is kept as
-   * sent, whatever the form's charset: the names are ASCII.
+   * {@link SecretQueryParameters#FORM_NAMES}: only that name, a form's other fields being data).
+   * {@code body} itself when it is no form or has none. The form's bytes are read one character a
+   * byte (ISO-8859-1), so that every other byte is kept as sent, whatever the form's charset: the
+   * names are ASCII.
    */
   static byte[] withoutCredentials(GuardRequest request, byte[] body) {
     String type = request.contentType();
-    if (body.length == 0 || type == null
-        || !type.regionMatches(true, 0, FORM, 0, FORM.length())
-        || (type.length() > FORM.length() && type.charAt(FORM.length()) != ';' && type.charAt(FORM.length()) != ' ')) {
+    if (body.length == 0 || type == null || !type.regionMatches(true, 0, FORM, 0, FORM.length())) {
       return body;
+    }
+    if (type.length() > FORM.length() && type.charAt(FORM.length()) != ';' && type.charAt(FORM.length()) != ' ') {
+      return body;  // another type that starts alike
     }
     String form = new String(body, StandardCharsets.ISO_8859_1);
     String kept = SecretQueryParameters.removedFrom(form, SecretQueryParameters.FORM_NAMES);
@@ -71,8 +75,6 @@ public final class RequestFingerprints {
     }
     return kept == null ? new byte[0] : kept.getBytes(StandardCharsets.ISO_8859_1);
   }
-
-  private static final String FORM = "application/x-www-form-urlencoded";
 
   private static Fingerprint of(GuardRequest request, String rawQuery, byte[] body, FingerprintMode mode) {
     String contentType = mode == FingerprintMode.CANONICAL_JSON ? request.contentType() : null;
