@@ -773,8 +773,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     if (body.length > s.maxRequestBody) {
       return Prepared.answered(tooLarge());
     }
-    return new Prepared(null, id, RequestFingerprints.of(request, body, s.fingerprintMode),
-        RequestFingerprints.asWritten(request, body, s.fingerprintMode), body, policy, route);
+    RequestFingerprints.Both prints = RequestFingerprints.both(request, body, s.fingerprintMode);
+    return new Prepared(null, id, prints.fingerprint(), prints.asWritten(), body, policy, route);
   }
 
   Admission tooLarge() {

@@ -46,10 +46,34 @@ public final class RequestFingerprints {
    * @throws IllegalArgumentException if the request's path cannot be made a URI
    */
   public static Fingerprint asWritten(GuardRequest request, byte[] body, FingerprintMode mode) {
+    return both(request, body, mode).asWritten();
+  }
+
+  /**
+   * A request's fingerprint and, if its query or body held credentials, its fingerprint as written.
+   *
+   * @param fingerprint {@link #of(GuardRequest, byte[], FingerprintMode)}'s
+   * @param asWritten {@link #asWritten}'s, or null
+   */
+  public record Both(Fingerprint fingerprint, Fingerprint asWritten) {}
+
+  /**
+   * {@link #of} and {@link #asWritten} at once, the credentials looked for once (a form's body is
+   * read as text once, not twice): what the guard computes for each keyed request.
+   *
+   * @param request the request
+   * @param body its body, as read
+   * @param mode how the body is fingerprinted
+   * @return both fingerprints
+   * @throws IllegalArgumentException if the request's path cannot be made a URI
+   */
+  public static Both both(GuardRequest request, byte[] body, FingerprintMode mode) {
     String query = request.rawQuery();
-    boolean none = Objects.equals(SecretQueryParameters.removedFrom(query), query)
-        && withoutCredentials(request, body) == body;
-    return none ? null : of(request, query, body, mode);
+    String keptQuery = SecretQueryParameters.removedFrom(query);
+    byte[] keptBody = withoutCredentials(request, body);
+    Fingerprint fingerprint = of(request, keptQuery, keptBody, mode);
+    boolean none = Objects.equals(keptQuery, query) && keptBody == body;
+    return new Both(fingerprint, none ? null : of(request, query, body, mode));
   }
 
   /**
