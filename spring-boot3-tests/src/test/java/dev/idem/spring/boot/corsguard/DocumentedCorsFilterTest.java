@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,6 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
-import org.springframework.core.Ordered;
 import org.springframework.web.cors.CorsConfiguration;
 import org.springframework.web.cors.UrlBasedCorsConfigurationSource;
 import org.springframework.web.filter.CorsFilter;
@@ -26,7 +26,10 @@ import org.springframework.web.servlet.function.RouterFunctions;
 import org.springframework.web.servlet.function.ServerResponse;
 
 /**
- * Regression test for a defect found by review, described as it was; fixed: docs/spring.md registers the CorsFilter ahead of the guard, as this test does.
+ * Regression tests for defects found by review in the CorsFilter set-up docs/spring.md shows for a
+ * functional endpoint (the app below registers exactly that snippet). First: the docs registered
+ * it as a plain bean, behind the guard; fixed: they register it ahead of the guard, as this test
+ * does.
  *
  * <p>Review finding on 50bb619f: docs/spring.md ("Browser front ends (CORS)") tells the user whose
  * handler is a functional endpoint that its CORS is not looked up by the guard, and to "put it in a
@@ -57,13 +60,7 @@ class DocumentedCorsFilterTest {
   @Test
   void theReplayOfAFunctionalEndpointWithTheDocumentedCorsFilterCarriesItsAllowance(@TempDir Path dir)
       throws Exception {
-    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(App.class).properties(
-        "server.port=0",
-        "idem.directory=" + dir.resolve("idem"),
-        "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
-        "idem.server.routes=POST /fn-orders",
-        "idem.client.enabled=false",
-        "idem.outbox.enabled=false").run()) {
+    try (ConfigurableApplicationContext app = start(dir)) {
       String base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
 
       HttpResponse<String> first = post(base, SHOP, "order-1");
@@ -81,6 +78,57 @@ class DocumentedCorsFilterTest {
       assertEquals(200, shop.statusCode(), "the refused origin's 403 was not stored under the key");
       assertEquals("no", shop.headers().firstValue("Idempotent-Replayed").orElse("no"));
     }
+  }
+
+  /**
+   * Regression test for a defect found by review, described as it was; fixed: docs/spring.md orders the CorsFilter at -200, after Boot's ForwardedHeaderFilter.
+   *
+   * <p>Review finding on 384e3489 (docs/spring.md, the CORS paragraph's {@code FilterRegistrationBean}
+   * snippet).
+   *
+   * <p>The snippet orders the {@code CorsFilter} at {@code Ordered.HIGHEST_PRECEDENCE} ("before the
+   * guard (0) and Spring Security (-100)"). Spring Boot registers its {@code ForwardedHeaderFilter}
+   * ({@code server.forward-headers-strategy=framework}, the usual setting behind a TLS-terminating
+   * proxy) at that same order, and an app's own registration beans come first among equals. So the
+   * documented CorsFilter runs before the forwarded headers are applied, and judges whether a request
+   * is cross-origin against the proxy's internal {@code http://host:port}: a browser page of the API's
+   * own origin ({@code https://api.example}, not in the CORS list because a same-origin request never
+   * needs CORS; browsers send {@code Origin} on every same-origin POST) is taken for a foreign origin.
+   *
+   * <p>Consequence: following the docs turns every same-origin browser POST of the app behind its
+   * proxy into 403 "Invalid CORS request"; the same app with a plain {@code @Bean CorsFilter} or
+   * without a CorsFilter answers it. Any order between {@code HIGHEST_PRECEDENCE} and -100 would have
+   * done what the docs want.
+   */
+  @Test
+  void aSameOriginPostBehindTheProxyIsNotRefusedByTheDocumentedCorsFilter(@TempDir Path dir) throws Exception {
+    try (ConfigurableApplicationContext app = start(dir, "server.forward-headers-strategy=framework")) {
+      String base = "http://localhost:" + app.getEnvironment().getProperty("local.server.port");
+
+      // The API's own page at https://api.example, through the proxy that terminates TLS.
+      HttpResponse<String> own = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/fn-orders"))
+          .header("Idempotency-Key", "order-1").header("Origin", "https://api.example")
+          .header("X-Forwarded-Proto", "https").header("X-Forwarded-Host", "api.example")
+          .header("X-Forwarded-Port", "443").header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString("{\"sku\":\"A1\"}")).build(), HttpResponse.BodyHandlers.ofString());
+
+      assertEquals(200, own.statusCode(), "a same-origin POST (Origin https://api.example through a proxy for"
+          + " https://api.example) was refused by the CorsFilter ordered as docs/spring.md shows, which runs before"
+          + " Boot's ForwardedHeaderFilter: " + own.statusCode() + " " + own.body());
+    }
+  }
+
+  /** The app, on a free port, with these properties besides. */
+  private static ConfigurableApplicationContext start(Path dir, String... more) {
+    List<String> properties = new ArrayList<>(List.of(
+        "server.port=0",
+        "idem.directory=" + dir.resolve("idem"),
+        "spring.datasource.url=jdbc:sqlite:" + dir.resolve("app.db"),
+        "idem.server.routes=POST /fn-orders",
+        "idem.client.enabled=false",
+        "idem.outbox.enabled=false"));
+    properties.addAll(List.of(more));
+    return new SpringApplicationBuilder(App.class).properties(properties.toArray(String[]::new)).run();
   }
 
   @SpringBootConfiguration
