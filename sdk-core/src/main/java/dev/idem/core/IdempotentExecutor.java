@@ -524,16 +524,15 @@ public final class IdempotentExecutor implements AutoCloseable {
    * ({@code orTimeout}, {@code completeOnTimeout}, {@code complete}, {@code completeExceptionally})
    * is the same as cancelling it: the execution stops as below, and what the app put in the future
    * is that caller's alone, never handed to the other calls waiting on the operation (single
-   * flight), which get the operation's outcome. If the cancelled execution writes nothing more (it
-   * was in a backoff, say), callers already waiting on it (single flight) get an
-   * {@link OperationPendingException} at once, and the journal says PENDING too. Otherwise every
-   * call for the same operation waiting on it, from before the cancel or made after it (a Reactor
-   * {@code retry()} after a {@code timeout()}, say), synchronous or not, waits until that execution
-   * has written its last journal record (the claim it was taking given back, the attempt it had on
-   * the wire recorded once it ends, or the outcome it was recording as the cancel came), then
-   * starts over from the journal with the same key: it gets the outcome the journal recorded, or
-   * sends; the key is never sent twice at once from this process, and no attempt is recorded that
-   * was not sent. The same holds when the call ends with {@link OperationPendingException} while
+   * flight), which get the operation's outcome. Every call for the same operation waiting on it,
+   * from before the cancel or made after it (a Reactor {@code retry()} after a {@code timeout()},
+   * say), synchronous or not, waits until that execution has written its last journal record (the
+   * claim it was taking given back, the attempt it had on the wire recorded once it ends, or the
+   * outcome it was recording as the cancel came; at once if it was in a backoff), then starts over
+   * from the journal with the same key, on the executor's pool: it gets the outcome the journal
+   * recorded, or sends. Those calls did not cancel anything, so they are not told PENDING for
+   * another caller's cancel. The key is never sent twice at once from this process, and no attempt
+   * is recorded that was not sent. The same holds when the call ends with {@link OperationPendingException} while
    * its attempt is still on the wire (the scheduler refused that attempt's timeout, or the pool
    * refused its hand-over for good): the attempt is recorded as ambiguous when it ends, and calls
    * for the operation wait for that. Such a waiting call cancelled by its own caller before it
@@ -829,21 +828,18 @@ public final class IdempotentExecutor implements AutoCloseable {
       // false, or it lost a race with close and holding changes nothing for the followers).
       CompletableFuture<Void> quiet = driver.stoppedEarly() ? driver.quietAfterStop() : null;
       boolean hold = quiet != null && !quiet.isDone();
-      if (hold && (cancelled || !driver.abandoned())) {
+      if (cancelled || (hold && !driver.abandoned())) {
         // Followers from before the cancel (or the PENDING end) wait with the later ones, then start
         // over from the journal: told PENDING now, they could contradict the record still being
         // written (the SUCCEEDED of an answer that came with the cancel), and a call made while the
-        // attempt is on the wire gets what it ends with rather than another call's refusal.
+        // attempt is on the wire gets what it ends with rather than another call's refusal. A cancel
+        // that finds the execution quiet already (in its backoff) ends the flight the same way, on
+        // the pool: the followers did not cancel anything, and told PENDING, a resume pass waiting
+        // here left a due operation held by no one unsent until its next pass.
         holdFlightUntilQuiet(record.id(), ticket, quiet);
         return;
       }
-      if (cancelled) {
-        // Quiet, so the journal stays as it is (not final): followers did not cancel anything, tell
-        // them what the operation is.
-        ticket.result().completeExceptionally(new OperationPendingException("a concurrent execution of "
-            + record.id() + " was cancelled; the operation is PENDING and will be sent again with the same key",
-            e, record.id(), List.of(), null));
-      } else if (e != null) {
+      if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
         ticket.result().complete(o);
