@@ -889,9 +889,17 @@ public final class IdempotencyFilter implements Filter {
             capture.flush();
           }
 
-          /** Ends the answer, as closing the container's stream does; the guard sends it later. */
+          /**
+           * Ends the answer, as closing the container's stream does; the guard sends it later. The
+           * text a writer still holds is part of it: Jetty ends a forward by closing the response's
+           * stream even when the view wrote through the writer (the forwarded view's answer was
+           * stored and sent empty).
+           */
           @Override
           public void close() {
+            if (!ended) {
+              flushWriter();
+            }
             ended = true;
           }
 

@@ -196,9 +196,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
           }
         }
 
-        /** Ends the answer, as closing Tomcat's stream does; the guard sends it after the commit. */
+        /**
+         * Ends the answer, as closing Tomcat's stream does; the guard sends it after the commit. The
+         * text a writer still holds is part of it: Jetty ends a forward (a JSP view) by closing the
+         * response's stream even when the view wrote through the writer.
+         */
         @Override
         public void close() {
+          if (!ended) {
+            flushWriter();
+          }
           ended = true;
         }
 
