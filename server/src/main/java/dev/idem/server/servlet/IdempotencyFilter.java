@@ -96,7 +96,9 @@ import org.slf4j.LoggerFactory;
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
- * an async dispatch. Otherwise, on a container that completes the response before notifying
+ * an async dispatch. A forward, include or error dispatch of a request the filter admitted (mapped
+ * for those dispatcher types too) passes through it: the view a handler forwards to writes that
+ * request's answer, and the error page of a handler that threw is not stored as the operation's. Otherwise, on a container that completes the response before notifying
  * listeners (Jetty), only the committed status goes out, with no body (the body the filter holds
  * back is never written); nothing is stored, the claim is released, and a
  * WARN says "map the filter for ASYNC dispatches too": a retry of the key runs the handler again.
@@ -189,6 +191,14 @@ public final class IdempotencyFilter implements Filter {
     }
     if (request.getDispatcherType() == DispatcherType.ASYNC && request.getAttribute(Claim.ATTRIBUTE) != null) {
       asyncDispatch(request, response, chain);
+      return;
+    }
+    if (request.getDispatcherType() != DispatcherType.REQUEST && request.getAttribute(Claim.ATTRIBUTE) != null) {
+      // A forward, include or error dispatch inside a request this filter admitted (mapped for
+      // every dispatcher type): the guard's work is the outer dispatch's. Admitted again, it found
+      // its own key in flight (a 409 inside the handler's own answer), or, after a handler threw
+      // and its claim was released, claimed the key for the error page.
+      chain.doFilter(req, res);
       return;
     }
     GuardRequest g = guardRequest(request);
