@@ -762,16 +762,20 @@ public final class AttemptLoop {
   private Step notSent(Verdict v, IOException failure, Instant now) throws IdempotencyException {
     Instant due = dueAfter(now, policy.maxDelay());
     Duration wait = Duration.between(now, due);
-    String why = v.reason() + "; the target is unreachable";
-    record(v, null, failure, now, wait, "not sent; PENDING until " + due + ", while the target is unreachable",
-        NotSentLocally.in(failure) ? HostGuard.Health.UNKNOWN : HostGuard.Health.DOWN);
+    // Not sent for the client's own reason (its workers were busy, its pool refused): the host was
+    // never tried, and "unreachable" would send an operator to a host that answered everything.
+    boolean local = NotSentLocally.in(failure);
+    String state = local ? "this client's own workers did not send it" : "the target is unreachable";
+    String why = v.reason() + "; " + state;
+    record(v, null, failure, now, wait, "not sent; PENDING until " + due + (local ? ", " + state
+        : ", while the target is unreachable"), local ? HostGuard.Health.UNKNOWN : HostGuard.Health.DOWN);
     s.emit(new IdemEvent.RetryScheduled(id, wait, why));
     journalTransition(Transition.retryAt(now, due, why));
     lease = null;
     LOG.debug("operation {} attempt {}: {}; PENDING until {}", id, history.size(), why, due);
     return new Step.Fail(new OperationPendingException("operation " + id + " was not sent (" + v.reason()
-        + "): the target is unreachable. It stays PENDING with its key, due again at " + due + ", and queued"
-        + " delivery sends it when the target answers" + (ageLimit == null ? ""
+        + "): " + state + ". It stays PENDING with its key, due again at " + due + ", and queued"
+        + " delivery sends it " + (local ? "then" : "when the target answers") + (ageLimit == null ? ""
         : ", or ends it at its age limit at " + ageLimit + " (FAILED if no attempt can have reached the server)"),
         failure, id, history, lastResponse));
   }

@@ -12,9 +12,11 @@ import dev.idem.core.support.FakeHost;
 import dev.idem.core.support.Requests;
 import dev.idem.core.testing.VirtualTime;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
@@ -76,5 +78,49 @@ class WorkerQueueWaitBreakerTest {
     assertEquals(List.of(), breaker, "the host's breaker changed state although the host was never tried:"
         + " only the outbox's own worker queue was full");
     outbox.close();
+  }
+
+  /**
+   * Regression test: the same attempts were journaled and reported "not sent; the target is
+   * unreachable", which sends an operator to look at a host that answered everything it was sent.
+   * The reason names the client's own workers instead.
+   */
+  @Test
+  void anAttemptThatWaitedTooLongForAWorkerIsNotReportedAsAnUnreachableTarget() throws Exception {
+    List<IdemEvent.RetryScheduled> retries = new CopyOnWriteArrayList<>();
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(journal).clock(time.clock())
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5)
+        .leaseFor(Duration.ofSeconds(20)).listener(e -> {
+          if (e instanceof IdemEvent.RetryScheduled r) {
+            retries.add(r);
+          }
+        }).build();
+    // Every attempt waits 11 s for a worker (past half the lease), until the round ends.
+    ArrayDeque<Map.Entry<Instant, Runnable>> queue = new ArrayDeque<>();
+    OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
+        .workers(r -> queue.add(Map.entry(time.now(), r))).register("create-order", host).build().start();
+    Operation op = Operation.builder("create-order", Requests.order("{\"n\":1}")).build();
+    outbox.submit(op);
+    time.advance(Duration.ZERO);
+    for (int second = 0; second < 600 && !roundEnded(op); second++) {
+      time.advance(Duration.ofSeconds(1));
+      while (!queue.isEmpty() && !queue.peek().getKey().plusSeconds(11).isAfter(time.now())) {
+        queue.poll().getValue().run();
+      }
+    }
+
+    assertEquals(0, host.totalAttempts());
+    String reason = journal.find(op.id()).orElseThrow().reason();
+    assertTrue(reason != null && reason.contains("this client's own") && !reason.contains("unreachable"),
+        "journaled reason: " + reason);
+    assertTrue(!retries.isEmpty() && retries.stream().noneMatch(r -> r.reason().contains("unreachable")),
+        "events: " + retries);
+    outbox.close();
+  }
+
+  /** The round's last attempt was not sent: its reason says why the operation waits. */
+  private boolean roundEnded(Operation op) throws Exception {
+    String reason = journal.find(op.id()).orElseThrow().reason();
+    return reason != null && reason.contains(";");
   }
 }
