@@ -789,13 +789,13 @@ public final class InMemoryJournal implements Journal {
 
   @Override
   public List<OperationRecord> findUndelivered(OperationId after, int limit) throws IdempotencyException {
-    return page(after, limit, null, OperationRecord::outcomeUndelivered);
+    return page(after, limit, null, null, OperationRecord::outcomeUndelivered);
   }
 
   @Override
   public List<OperationRecord> findDue(Instant now, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, null, r -> (r.state() == OperationState.PENDING
+    return page(after, limit, null, null, r -> (r.state() == OperationState.PENDING
         && (r.nextAttemptAt() == null || !r.nextAttemptAt().isAfter(now)))
         || (r.state() == OperationState.IN_FLIGHT && !r.isLeasedAt(now)));
   }
@@ -912,7 +912,22 @@ public final class InMemoryJournal implements Journal {
   @Override
   public List<OperationRecord> findByState(OperationState state, OperationId after, int limit)
       throws IdempotencyException {
-    return page(after, limit, state.isTerminal() ? state : null, r -> r.state() == state);
+    return page(after, limit, null, state.isTerminal() ? state : null, r -> r.state() == state);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>As {@link #findByState(OperationState, OperationId, int)}, with the names compared on the
+   * identities, before an operation's record is looked at.
+   */
+  @Override
+  public List<OperationRecord> findByState(OperationState state, Set<String> names, OperationId after, int limit)
+      throws IdempotencyException {
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("names is empty: a page of no names is always empty");
+    }
+    return page(after, limit, names, state.isTerminal() ? state : null, r -> r.state() == state);
   }
 
   /**
@@ -921,14 +936,18 @@ public final class InMemoryJournal implements Journal {
    * passed over unread (a page of the PENDING, undelivered or UNCERTAIN ones would otherwise
    * unpack every finished operation the journal keeps, some 24,000 by default).
    *
+   * @param names the operation names to take, or null for every name
    * @param packedState the state of the packed operations {@code filter} may take, or null for none
    */
-  private List<OperationRecord> page(OperationId after, int limit, OperationState packedState,
+  private List<OperationRecord> page(OperationId after, int limit, Set<String> names, OperationState packedState,
       Predicate<OperationRecord> filter) throws IdempotencyException {
     ensureOpen();
     Checks.atLeastOne(limit, "limit");
     List<OperationRecord> found = new ArrayList<>();
     for (OperationId id : after == null ? ordered() : ordered().tailSet(after, false)) {
+      if (names != null && !names.contains(id.operation())) {
+        continue;
+      }
       OperationRecord r = latestUnlessPacked(id, packedState);
       if (r != null && filter.test(r)) {
         found.add(r);

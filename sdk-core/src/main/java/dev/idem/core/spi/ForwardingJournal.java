@@ -29,7 +29,11 @@ import java.util.Optional;
  * runs this class's {@link #findDue(Instant, String, OperationRecord, int)} and keeps the names
  * asked for, so that a subclass overriding that method still sees (and may change) every due read;
  * the delegate's own filter, in its query, is then not used (override it to forward:
- * {@code delegate().findDue(now, owner, names, after, limit)}).
+ * {@code delegate().findDue(now, owner, names, after, limit)}). Nor, for the same reason, is the
+ * names overload of {@code findByState} (what the drain check of an outbox dispatcher's
+ * {@code shutdown(timeout)} reads): the SPI's default runs this class's
+ * {@link #findByState(OperationState, OperationId, int)} and keeps the names asked for (override
+ * it to forward: {@code delegate().findByState(state, names, after, limit)}).
  * {@link #redriveIfUnchanged} and {@link #settleIfUnchanged} are forwarded as one call each,
  * because each must stay one atomic step in the delegate: a subclass overriding {@link #redrive},
  * {@link #claim} or {@link #transition} does not see them (override them too).

@@ -704,6 +704,59 @@ public interface Journal extends AutoCloseable {
   List<OperationRecord> findByState(OperationState state, OperationId after, int limit) throws IdempotencyException;
 
   /**
+   * {@link #findByState(OperationState, OperationId, int)}, of the operations whose name is one of
+   * {@code names} only: what the drain check of an outbox dispatcher's {@code shutdown(timeout)}
+   * pages through (the PENDING and the IN_FLIGHT operations of the names it registers). In the same
+   * order, by identity, paged the same way (with the identity of the last record of the previous
+   * page, which is one of these). Without it, every drain check read every unfinished operation of
+   * every other name: a journal shared with a service whose target is down had a stopping instance
+   * read and decode that whole backlog after each of its polls until its drain ended.
+   *
+   * <p>Like the read it filters, it takes no lock and compares no instant: an operation another
+   * process holds locked at that moment is in the page. (The names overload of
+   * {@link #findDue(Instant, String, Set, OperationRecord, int) findDue} serves a poll, which may
+   * pass over such a row; a drain check that did ended "drained" with one of its operations still
+   * queued.)
+   *
+   * <p>The default reads the pages of {@link #findByState(OperationState, OperationId, int)} and
+   * keeps the operations of these names (reading on past a page that has none, so that it returns
+   * empty only at the end); a journal that can filter while it reads should.
+   *
+   * @param state the state to list
+   * @param names the operation names to return; not empty
+   * @param after the last identity of the previous page, or null for the first page
+   * @param limit the page size, at least 1
+   * @return at most {@code limit} records in {@code state} of these names, ordered by identity;
+   *     possibly fewer while more follow (see the class comment); empty means there are no more
+   * @throws IllegalArgumentException if {@code names} is empty, or {@code limit} is less than 1
+   * @throws JournalException if the journal cannot be read
+   * @throws IdempotencyException if the journal fails in any other way
+   */
+  default List<OperationRecord> findByState(OperationState state, Set<String> names, OperationId after, int limit)
+      throws IdempotencyException {
+    if (names.isEmpty()) {
+      throw new IllegalArgumentException("names is empty: a page of no names is always empty");
+    }
+    OperationId cursor = after;
+    while (true) {
+      List<OperationRecord> inState = findByState(state, cursor, limit);
+      if (inState.isEmpty()) {
+        return inState;
+      }
+      List<OperationRecord> page = new ArrayList<>(inState.size());
+      for (OperationRecord r : inState) {
+        if (names.contains(r.id().operation())) {
+          page.add(r);
+        }
+      }
+      if (!page.isEmpty()) {
+        return page;
+      }
+      cursor = inState.get(inState.size() - 1).id();
+    }
+  }
+
+  /**
    * How many operations are in {@code state}; for metrics such as the pending-queue length. The
    * default pages through {@link #findByState}; implementations should answer with one query.
    *

@@ -753,6 +753,42 @@ public abstract class JournalContract {
   }
 
   @Test
+  void findByStateOfNamesGivesThoseNamesOnlyInTheSameOrderAndPages() throws Exception {
+    // Two scopes, so that the names asked for interleave with the others in identity order; runs
+    // of other names longer than a page between them.
+    for (String scope : List.of("tenant-a", "tenant-b")) {
+      for (String name : List.of("a-refund", "create-order", "refund", "ship")) {
+        int n = name.equals("a-refund") || name.equals("refund") ? 7 : 3;
+        for (int i = 0; i < n; i++) {
+          NewOperation op = op(new OperationId(scope, name, key()), null, "{}");
+          journal().begin(op);
+          if (i % 2 == 1) {
+            journal().claim(op.id(), "pod-0", T0, LEASE).orElseThrow();
+          }
+        }
+      }
+    }
+    abandoned(OperationState.FAILED, T0);  // a create-order, in neither state read
+    Set<String> names = Set.of("create-order", "ship", "no-such-name");
+
+    for (OperationState state : List.of(OperationState.PENDING, OperationState.IN_FLIGHT)) {
+      List<OperationId> all = pages(100, (after, n) -> journal().findByState(state, idOf(after), n));
+      List<OperationId> ours = all.stream().filter(id -> names.contains(id.operation())).toList();
+      assertEquals(state == OperationState.PENDING ? 8 : 4, ours.size(), state + ", all: " + all);
+      for (int size : new int[] {1, 2, 3, 100}) {
+        assertEquals(ours, pages(size, (after, n) -> journal().findByState(state, names, idOf(after), n)),
+            state + " in pages of " + size);
+      }
+      assertEquals(all, pages(2, (after, n) -> journal().findByState(state,
+          Set.of("a-refund", "create-order", "refund", "ship"), idOf(after), n)), state + ", every name");
+      assertEquals(List.of(), journal().findByState(state, Set.of("no-such-name"), null, 10));
+    }
+    assertEquals(List.of(), journal().findByState(OperationState.SUCCEEDED, Set.of("create-order"), null, 10));
+    assertThrows(IllegalArgumentException.class,
+        () -> journal().findByState(OperationState.PENDING, Set.of(), null, 10));
+  }
+
+  @Test
   void aPassThatTakesItsOperationsAsItGoesMeetsEachOnce() throws Exception {
     Instant now = T0.plusSeconds(100);
     List<OperationId> all = new ArrayList<>();
