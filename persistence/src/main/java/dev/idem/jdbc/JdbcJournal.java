@@ -1193,6 +1193,22 @@ public final class JdbcJournal implements Journal {
   @Override
   public List<OperationRecord> findDue(Instant now, String owner, Set<String> names, OperationRecord after,
       int limit) throws IdempotencyException {
+    List<String> askable = askable(names);
+    if (askable.isEmpty()) {
+      return List.of();
+    }
+    if (askable.size() > OperationTable.MAX_NAMES) {
+      return Journal.super.findDue(now, owner, Set.copyOf(askable), after, limit);
+    }
+    return findDue(now, owner, askable, after, limit);
+  }
+
+  /**
+   * The names of a names overload's read that the database can be asked about.
+   *
+   * @throws IllegalArgumentException if {@code names} is empty
+   */
+  private List<String> askable(Set<String> names) {
     if (names.isEmpty()) {
       throw new IllegalArgumentException("names is empty: a page of no names is always empty");
     }
@@ -1204,13 +1220,7 @@ public final class JdbcJournal implements Journal {
         askable.add(n);
       }
     }
-    if (askable.isEmpty()) {
-      return List.of();
-    }
-    if (askable.size() > OperationTable.MAX_NAMES) {
-      return Journal.super.findDue(now, owner, Set.copyOf(askable), after, limit);
-    }
-    return findDue(now, owner, askable, after, limit);
+    return askable;
   }
 
   private List<OperationRecord> findDue(Instant now, String owner, List<String> names, OperationRecord after,
@@ -1362,6 +1372,29 @@ public final class JdbcJournal implements Journal {
       throws IdempotencyException {
     Objects.requireNonNull(state, "state");
     return page(after, limit, (c, cursor, n) -> table.inState(c, state, cursor, n));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The names are compared in the query ({@code operation IN (...)}), so another name's
+   * operations are never read into this process; past {@value OperationTable#MAX_NAMES} names the
+   * rows are read and filtered here. It locks nothing on any database, as
+   * {@link #findByState(OperationState, OperationId, int)} does not.
+   */
+  @Override
+  public List<OperationRecord> findByState(OperationState state, Set<String> names, OperationId after, int limit)
+      throws IdempotencyException {
+    Objects.requireNonNull(state, "state");
+    checkLimit(limit);
+    List<String> askable = askable(names);
+    if (askable.isEmpty()) {
+      return List.of();
+    }
+    if (askable.size() > OperationTable.MAX_NAMES) {
+      return Journal.super.findByState(state, Set.copyOf(askable), after, limit);
+    }
+    return page(after, limit, (c, cursor, n) -> table.inState(c, state, askable, cursor, n));
   }
 
   /**
