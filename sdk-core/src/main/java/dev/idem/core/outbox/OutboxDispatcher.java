@@ -560,18 +560,23 @@ public final class OutboxDispatcher implements AutoCloseable {
    * That is another live instance's attempt, which it records itself; waiting for it would keep a
    * rolling deploy's stopping instance waiting out its whole timeout while the others work.
    *
-   * <p>Read by state, every name's, without locks: a read of the due order with the names (as a poll
-   * makes) would skip a row another process holds locked on PostgreSQL ({@code SKIP LOCKED}: the
-   * drain then ended "drained" with an operation of its names still queued), and could find every
-   * unfinished operation only by asking for those due at a far future "now", which a journal whose
-   * times end sooner refuses. So a journal shared with another service's backlog is read in full by
-   * each drain check, which runs after each poll that leaves no delivery running, until the drain
-   * ends or its timeout.
+   * <p>Read by state and by the registered names (the names a poll reads), without locks and
+   * without an instant: a read of the due order with the names, as a poll makes, would skip a row
+   * another process holds locked on PostgreSQL ({@code SKIP LOCKED}: the drain then ended "drained"
+   * with an operation of its names still queued), and could find every unfinished operation only by
+   * asking for those due at a far future "now", which a journal whose times end sooner refuses. A
+   * journal that filters the names while it reads ({@code InMemoryJournal}, {@code JdbcJournal})
+   * hands over no other name's operations, so another service's backlog in a shared journal is not
+   * read into this process by each drain check (which runs after each poll that leaves no delivery
+   * running); one that keeps the SPI's default still reads it and keeps these names.
    */
   private boolean hasQueued(OperationState state, Instant now) throws IdempotencyException {
+    if (registrations.isEmpty()) {
+      return false;  // nothing of its own to wait for (and a read of no names is refused)
+    }
     OperationId after = null;
     while (true) {
-      List<OperationRecord> page = journal.findByState(state, after, pageSize);
+      List<OperationRecord> page = journal.findByState(state, registrations.keySet(), after, pageSize);
       if (page.isEmpty()) {
         return false;  // only an empty page is the last: a journal may return short ones
       }
