@@ -14,10 +14,10 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,7 +69,7 @@ final class DueDeadlines {
   private final Journal journal;
   private final Clock clock;
   private final Scheduler scheduler;
-  private final Predicate<String> registered;
+  private final Set<String> registered;
   private final int pageSize;
 
   // Guarded by this. waiting: operations whose wait is on the scheduler, each with the wait it is
@@ -90,9 +90,9 @@ final class DueDeadlines {
   }
 
   /**
-   * @param registered whether an operation name is delivered by this dispatcher
+   * @param registered the operation names this dispatcher delivers
    */
-  DueDeadlines(Journal journal, Clock clock, Scheduler scheduler, Predicate<String> registered, int pageSize) {
+  DueDeadlines(Journal journal, Clock clock, Scheduler scheduler, Set<String> registered, int pageSize) {
     this.journal = journal;
     this.clock = clock;
     this.scheduler = scheduler;
@@ -139,13 +139,15 @@ final class DueDeadlines {
       OperationId after = null;
       scan:
       while (true) {
-        List<OperationRecord> page = journal.findByState(OperationState.PENDING, after, pageSize);
+        // Its own names only: a journal shared with another service's backlog is not read for it.
+        List<OperationRecord> page = registered.isEmpty() ? List.of()
+            : journal.findByState(OperationState.PENDING, registered, after, pageSize);
         if (page.isEmpty()) {
           break;  // only an empty page is the last: a journal may return short ones
         }
         for (OperationRecord r : page) {
           Instant at = r.nextAttemptAt();
-          if (registered.test(r.id().operation()) && at != null && r.updatedAt().isAfter(now) && !isKept(r.id())) {
+          if (registered.contains(r.id().operation()) && at != null && r.updatedAt().isAfter(now) && !isKept(r.id())) {
             if (found >= room) {
               full = true;
               break scan;

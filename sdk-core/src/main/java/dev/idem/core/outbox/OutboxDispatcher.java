@@ -208,7 +208,7 @@ public final class OutboxDispatcher implements AutoCloseable {
       Registration reg = registrations.get(id.operation());
       return reg != null && !reg.hasCallbacks();
     });
-    this.deadlines = new DueDeadlines(journal, b.clock, loop.scheduler(), registrations::containsKey, b.pageSize);
+    this.deadlines = new DueDeadlines(journal, b.clock, loop.scheduler(), registrations.keySet(), b.pageSize);
     this.deliverer = new Deliverer(executor, b.clock, registrations, b.maxInFlight, b.pageSize, tracker, loop,
         deadlines, this::deliveryEnded);
     this.owed = new OwedOutcomes(journal, b.clock, registrations, tracker, b.executor.owner(), b.executor.leaseFor(),

@@ -53,7 +53,7 @@ class DelivererTest {
         .scheduler(time.scheduler()).asyncExecutor(Runnable::run).random(() -> 0.5).build();
     return new Deliverer(idem, time.clock(), Map.of("create-order", new Registration(host, null, null)),
         maxInFlight, pageSize, tracker, backoff, new DueDeadlines(j, time.clock(), time.scheduler(),
-        "create-order"::equals, pageSize), ended::add);
+        Set.of("create-order"), pageSize), ended::add);
   }
 
   private static Operation op(String name, int n) {

@@ -88,7 +88,7 @@ class OutboxDrainForeignBacklogTest {
     }
     outbox.start();
     // The first poll, before the drain: it also looks once for due times written on a clock ahead
-    // (DueDeadlines), a read by state of every name that is not the drain check's.
+    // (DueDeadlines), a read by state that is not the drain check's (its own test is below).
     time.runDueTasks();
 
     draining.set(true);
@@ -102,6 +102,34 @@ class OutboxDrainForeignBacklogTest {
     assertEquals(0, foreignRead.get(), "draining " + ORDERS + " orders, the journal's " + byStateReads.get()
         + " reads by state handed over " + foreignRead.get() + " records of a name this dispatcher does not"
         + " deliver: each drain check pages through all " + FOREIGN + " PENDING operations of another service");
+    outbox.close();
+  }
+
+  /**
+   * Regression test: the first poll's look for due times written on a clock ahead of this one
+   * (DueDeadlines, also after each step back of the wall clock) paged through the PENDING
+   * operations of every name, the other service's whole backlog included.
+   */
+  @Test
+  void theFirstPollsLookForDueTimesReadsNoOperationOfNamesItDoesNotDeliver() throws Exception {
+    IdempotentExecutor idem = IdempotentExecutor.builder().journal(counting).clock(time.clock())
+        .scheduler(time.scheduler()).asyncExecutor(Runnable::run).sleeper(time.sleeper()).random(() -> 0.5).build();
+    for (int i = 0; i < FOREIGN; i++) {
+      idem.enqueue(Operation.builder("a-refund", Requests.order("{\"r\":" + i + "}")).build());
+    }
+    time.advance(Duration.ofSeconds(1));
+    OutboxDispatcher outbox = OutboxDispatcher.builder(idem).clock(time.clock()).scheduler(time.scheduler())
+        .registerAsync(OWN, host).build();
+    CompletableFuture<Outcome> handle = outbox.submit(Operation.builder(OWN, Requests.order("{\"n\":1}")).build());
+
+    draining.set(true); // counting from here: the start and its first poll
+    outbox.start();
+    time.runDueTasks();
+
+    assertTrue(handle.isDone() && !handle.isCompletedExceptionally(), "delivered");
+    assertTrue(byStateReads.get() > 0, "the first poll looked for due times by state");
+    assertEquals(0, foreignRead.get(), "the first poll's " + byStateReads.get() + " reads by state handed over "
+        + foreignRead.get() + " records of a name this dispatcher does not deliver");
     outbox.close();
   }
 }
