@@ -309,14 +309,23 @@ public final class IdempotentExecutor implements AutoCloseable {
         return lead(ticket, expiredLeading(record, ticket, atAgeLimit), null, fenced, request, transport, p, inline,
             named, false, atAgeLimit);
       }
-      Outcome out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
+      Outcome out;
+      try {
+        out = SyncDriver.awaitLeader(record.id(), ticket.result(), lifecycle);
+      } catch (OperationPendingException e) {
+        if (!fenced || !SingleFlight.leaderCancelled(e)) {
+          throw e;
+        }
+        out = null; // the execution waited for was cancelled in its backoff: as ended not begun, below
+      }
       if (out != null) {
         return out;
       }
       if (fenced) {
-        // The execution waited for ended not begun (a cancelled call giving its claim back): the
-        // record is no longer as read, and fenced on it the claim would refuse an operation due
-        // and held by no one. Read again, sent only if still due, and fenced on that read.
+        // The execution waited for ended not begun (a cancelled call giving its claim back, or
+        // cancelled in its backoff): the record is no longer as read, and fenced on it the claim
+        // would refuse an operation due and held by no one. Read again, sent only if still due, and
+        // fenced on that read.
         record = dueAfterFollowing(record);
       }
     }
@@ -524,15 +533,20 @@ public final class IdempotentExecutor implements AutoCloseable {
    * ({@code orTimeout}, {@code completeOnTimeout}, {@code complete}, {@code completeExceptionally})
    * is the same as cancelling it: the execution stops as below, and what the app put in the future
    * is that caller's alone, never handed to the other calls waiting on the operation (single
-   * flight), which get the operation's outcome. Every call for the same operation waiting on it,
-   * from before the cancel or made after it (a Reactor {@code retry()} after a {@code timeout()},
-   * say), synchronous or not, waits until that execution has written its last journal record (the
-   * claim it was taking given back, the attempt it had on the wire recorded once it ends, or the
-   * outcome it was recording as the cancel came; at once if it was in a backoff), then starts over
-   * from the journal with the same key, on the executor's pool: it gets the outcome the journal
-   * recorded, or sends. Those calls did not cancel anything, so they are not told PENDING for
-   * another caller's cancel. The key is never sent twice at once from this process, and no attempt
-   * is recorded that was not sent. The same holds when the call ends with {@link OperationPendingException} while
+   * flight), which get the operation's outcome. If the cancelled execution writes nothing more (it
+   * was in a backoff, say), callers already waiting on it (single flight) get an
+   * {@link OperationPendingException} at once, and the journal says PENDING too: they send nothing
+   * ahead of that backoff or a server's {@code Retry-After}, and the cancel does no journal work for
+   * them. A resume pass or an outbox delivery waiting on it is the exception: it had read the
+   * operation due and held by no one, so it reads it again and sends it if it still is (on the
+   * executor's pool for a delivery, never on the cancelling thread). Otherwise every
+   * call for the same operation waiting on it, from before the cancel or made after it (a Reactor
+   * {@code retry()} after a {@code timeout()}, say), synchronous or not, waits until that execution
+   * has written its last journal record (the claim it was taking given back, the attempt it had on
+   * the wire recorded once it ends, or the outcome it was recording as the cancel came), then
+   * starts over from the journal with the same key: it gets the outcome the journal recorded, or
+   * sends; the key is never sent twice at once from this process, and no attempt is recorded that
+   * was not sent. The same holds when the call ends with {@link OperationPendingException} while
    * its attempt is still on the wire (the scheduler refused that attempt's timeout, or the pool
    * refused its hand-over for good): the attempt is recorded as ambiguous when it ends, and calls
    * for the operation wait for that. Such a waiting call cancelled by its own caller before it
@@ -579,7 +593,7 @@ public final class IdempotentExecutor implements AutoCloseable {
     } catch (IdempotencyException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return follow(ticket, op.id(), () -> startAsync(op, request, transport, p));
+    return follow(ticket, op.id(), () -> startAsync(op, request, transport, p), false);
   }
 
   /**
@@ -590,12 +604,29 @@ public final class IdempotentExecutor implements AutoCloseable {
    * more (an outbox dispatcher's stop cancels its deliveries this way too). Such an early end that
    * lands while or after {@code again} starts stops the new execution, as a cancel right after any
    * call does.
+   *
+   * @param afterCancel whether a leader cancelled in its backoff ({@link SingleFlight#cancelledLeader})
+   *     makes this follower start over too: for one fenced on its own read (an outbox delivery),
+   *     whose new start then runs on the pool, never on the thread that cancelled; told PENDING if
+   *     the pool refuses it, as every other follower is
    */
   private CompletableFuture<Outcome> follow(SingleFlight.Ticket ticket, OperationId id,
-      Supplier<CompletableFuture<Outcome>> again) {
+      Supplier<CompletableFuture<Outcome>> again, boolean afterCancel) {
     CompletableFuture<Outcome> mine = new CompletableFuture<>();
     ticket.result().whenComplete((o, e) -> {
       if (mine.isDone()) {
+        return;
+      }
+      if (afterCancel && SingleFlight.leaderCancelled(e)) {
+        try {
+          lifecycle.execute(() -> {
+            if (!mine.isDone()) {
+              Futures.relayStoppingOnEarlyEnd(mine, startOver(id, again));
+            }
+          }, "restarting a delivery that waited for a cancelled execution of " + id);
+        } catch (RuntimeException refused) {
+          mine.completeExceptionally(e);
+        }
         return;
       }
       if (!SingleFlight.notBegun(e)) {
@@ -781,7 +812,7 @@ public final class IdempotentExecutor implements AutoCloseable {
           return CompletableFuture.failedFuture(e);
         }
         return runAsync(now, now.request(), transport, p, inline, named, true);
-      });
+      }, fenced);
     }
     OperationRecord current;
     try {
@@ -828,18 +859,19 @@ public final class IdempotentExecutor implements AutoCloseable {
       // false, or it lost a race with close and holding changes nothing for the followers).
       CompletableFuture<Void> quiet = driver.stoppedEarly() ? driver.quietAfterStop() : null;
       boolean hold = quiet != null && !quiet.isDone();
-      if (cancelled || (hold && !driver.abandoned())) {
+      if (hold && (cancelled || !driver.abandoned())) {
         // Followers from before the cancel (or the PENDING end) wait with the later ones, then start
         // over from the journal: told PENDING now, they could contradict the record still being
         // written (the SUCCEEDED of an answer that came with the cancel), and a call made while the
-        // attempt is on the wire gets what it ends with rather than another call's refusal. A cancel
-        // that finds the execution quiet already (in its backoff) ends the flight the same way, on
-        // the pool: the followers did not cancel anything, and told PENDING, a resume pass waiting
-        // here left a due operation held by no one unsent until its next pass.
+        // attempt is on the wire gets what it ends with rather than another call's refusal.
         holdFlightUntilQuiet(record.id(), ticket, quiet);
         return;
       }
-      if (e != null) {
+      if (cancelled) {
+        // Quiet, so the journal stays as it is (not final): followers did not cancel anything, tell
+        // them what the operation is (a resume pass or delivery reads it again: see cancelledLeader).
+        ticket.result().completeExceptionally(SingleFlight.cancelledLeader(record.id(), e));
+      } else if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
         ticket.result().complete(o);

@@ -1,7 +1,9 @@
 package dev.idem.core.internal;
 
 import dev.idem.core.OperationId;
+import dev.idem.core.OperationPendingException;
 import dev.idem.core.Outcome;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -54,6 +56,36 @@ public final class SingleFlight {
 
     private NotBegun() {
       super("the leading execution failed before its begin; start over", null, false, false);
+    }
+  }
+
+  /**
+   * What the followers of an asynchronous leader are told when its caller cancelled it while it was
+   * quiet (in its backoff: nothing left to write): the operation is PENDING. An app's call that
+   * waited takes it as its answer, as a call made a moment later would find the operation PENDING
+   * in its backoff; it sends nothing ahead of that backoff or a server's {@code Retry-After}, and
+   * the cancel does no journal work for it. A resume pass or outbox delivery that waited (its first
+   * claim fenced on its own read) starts over instead ({@link #leaderCancelled}): it read the
+   * operation due and held by no one, and reads it again to see whether it still is.
+   *
+   * @param cause the cancellation
+   */
+  public static OperationPendingException cancelledLeader(OperationId id, Throwable cause) {
+    return new LeaderCancelled(id, cause);
+  }
+
+  /** True if {@code failure}, as a follower got it, is {@link #cancelledLeader}'s. */
+  public static boolean leaderCancelled(Throwable failure) {
+    Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    return t instanceof LeaderCancelled;
+  }
+
+  private static final class LeaderCancelled extends OperationPendingException {
+    private static final long serialVersionUID = 1L;
+
+    LeaderCancelled(OperationId id, Throwable cause) {
+      super("a concurrent execution of " + id + " was cancelled; the operation is PENDING and will be sent again"
+          + " with the same key", cause, id, List.of(), null);
     }
   }
 
